@@ -20,7 +20,7 @@ ifeq ($(SAN),1)
   LDFLAGS  += $(SANFLAGS)
 endif
 
-LIB_SRC   := $(sort $(wildcard src/ir/*.c src/opt/*.c src/emit_x86/*.c src/emit_ptx/*.c src/runtime/*.c))
+LIB_SRC   := $(sort $(wildcard src/ir/*.c src/ir/*/*.c src/opt/*.c src/emit_x86/*.c src/emit_ptx/*.c src/runtime/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libaxle.a
 TOOL_SRC  := $(sort $(wildcard tools/*.c))

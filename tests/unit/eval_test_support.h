@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../test.h"
-#include "eval_internal.h"
+#include "eval/eval_internal.h"
 
 /* ---- building modules ---- */
 

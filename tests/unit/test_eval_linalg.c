@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_internal.h"
+#include "eval/eval_internal.h"
 #include "../test.h"
 
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
