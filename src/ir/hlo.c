@@ -8,10 +8,15 @@
 typedef struct OpcodeInfo {
   const char *name;
   int arity;
+  OpForm form;
+  OpCost cost;
+  int flags;
+  OpIdentity identity;
 } OpcodeInfo;
 
 static const OpcodeInfo opcode_table[] = {
-#define AXLE_OPCODE_ROW(e, name, arity) {name, arity},
+#define AXLE_OPCODE_ROW(e, name, arity, form, cost, flags, identity) \
+  {name, arity, form, cost, flags, identity},
     AXLE_OPCODES(AXLE_OPCODE_ROW)
 #undef AXLE_OPCODE_ROW
 };
@@ -20,6 +25,13 @@ static_assert((int)OP_COUNT == AXLE_OPCODE_COUNT, "opcode count changed: revisit
 
 const char *opcode_name(Opcode op) { return op < OP_COUNT ? opcode_table[op].name : "?"; }
 int opcode_arity(Opcode op) { return opcode_table[op].arity; }
+OpForm opcode_form(Opcode op) { return opcode_table[op].form; }
+OpCost opcode_cost(Opcode op) { return opcode_table[op].cost; }
+OpIdentity opcode_identity(Opcode op) { return opcode_table[op].identity; }
+bool opcode_is_elementwise(Opcode op) { return opcode_table[op].flags & F_EW; }
+bool opcode_is_commutative(Opcode op) { return opcode_table[op].flags & F_COMM; }
+bool opcode_is_associative(Opcode op) { return opcode_table[op].flags & F_ASSOC; }
+bool opcode_has_side_effects(Opcode op) { return opcode_table[op].flags & F_SIDE; }
 
 bool opcode_from_name(const char *s, size_t n, Opcode *out) {
   for (int op = 0; op < OP_COUNT; op++) {
@@ -29,24 +41,6 @@ bool opcode_from_name(const char *s, size_t n, Opcode *out) {
     }
   }
   return false;
-}
-
-bool opcode_is_elementwise(Opcode op) {
-  switch (op) {
-  case OP_ABS: case OP_ADD: case OP_AND: case OP_ATAN2: case OP_CBRT: case OP_CEIL:
-  case OP_CLAMP: case OP_CLZ: case OP_COMPARE: case OP_CONVERT: case OP_COSINE:
-  case OP_DIVIDE: case OP_ERF: case OP_EXPONENTIAL: case OP_EXPONENTIAL_MINUS_ONE:
-  case OP_FLOOR: case OP_IS_FINITE: case OP_LOG: case OP_LOG_PLUS_ONE: case OP_LOGISTIC:
-  case OP_MAXIMUM: case OP_MINIMUM: case OP_MULTIPLY: case OP_NEGATE: case OP_NOT:
-  case OP_OR: case OP_POPCNT: case OP_POWER: case OP_REDUCE_PRECISION: case OP_REMAINDER:
-  case OP_ROUND_NEAREST_AFZ: case OP_ROUND_NEAREST_EVEN: case OP_RSQRT: case OP_SELECT:
-  case OP_SHIFT_LEFT: case OP_SHIFT_RIGHT_ARITHMETIC: case OP_SHIFT_RIGHT_LOGICAL:
-  case OP_SIGN: case OP_SINE: case OP_SQRT: case OP_SUBTRACT: case OP_TAN: case OP_TANH:
-  case OP_XOR:
-    return true;
-  default:
-    return false;
-  }
 }
 
 Module *module_create(const char *name) {

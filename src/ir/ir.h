@@ -351,7 +351,14 @@ void module_free(Module *m);
 const char *opcode_name(Opcode op);
 bool opcode_from_name(const char *s, size_t n, Opcode *out);
 int opcode_arity(Opcode op);                /* -1: varies */
+/* The properties columns of opcode.h (its header says what each means). */
+OpForm opcode_form(Opcode op);
+OpCost opcode_cost(Opcode op);
+OpIdentity opcode_identity(Opcode op);
 bool opcode_is_elementwise(Opcode op);
+bool opcode_is_commutative(Opcode op);
+bool opcode_is_associative(Opcode op);
+bool opcode_has_side_effects(Opcode op);
 Computation *module_find_computation(const Module *m, const char *name);
 Instruction *computation_find_instruction(const Computation *c, const char *name);
 IntList intlist_copy(Arena *arena, const int64_t *values, int count);

@@ -685,21 +685,9 @@ typedef bool InferFn(Infer *in);
 
 /* One row per opcode; a new opcode without a rule fails to compile here. */
 static InferFn *const infer_table[OP_COUNT] = {
-    [OP_ABS] = infer_unary, [OP_CBRT] = infer_unary, [OP_CEIL] = infer_unary,
-    [OP_CLZ] = infer_unary, [OP_COSINE] = infer_unary, [OP_ERF] = infer_unary,
-    [OP_EXPONENTIAL] = infer_unary, [OP_EXPONENTIAL_MINUS_ONE] = infer_unary,
-    [OP_FLOOR] = infer_unary, [OP_IS_FINITE] = infer_unary, [OP_LOG] = infer_unary,
-    [OP_LOG_PLUS_ONE] = infer_unary, [OP_LOGISTIC] = infer_unary, [OP_NEGATE] = infer_unary,
-    [OP_NOT] = infer_unary, [OP_POPCNT] = infer_unary, [OP_ROUND_NEAREST_AFZ] = infer_unary,
-    [OP_ROUND_NEAREST_EVEN] = infer_unary, [OP_RSQRT] = infer_unary, [OP_SIGN] = infer_unary,
-    [OP_SINE] = infer_unary, [OP_SQRT] = infer_unary, [OP_TAN] = infer_unary,
-    [OP_TANH] = infer_unary, [OP_COPY] = infer_pass_through,
-    [OP_ADD] = infer_binary, [OP_AND] = infer_binary, [OP_ATAN2] = infer_binary,
-    [OP_DIVIDE] = infer_binary, [OP_MAXIMUM] = infer_binary, [OP_MINIMUM] = infer_binary,
-    [OP_MULTIPLY] = infer_binary, [OP_OR] = infer_binary, [OP_POWER] = infer_binary,
-    [OP_REMAINDER] = infer_binary, [OP_SHIFT_LEFT] = infer_binary,
-    [OP_SHIFT_RIGHT_ARITHMETIC] = infer_binary, [OP_SHIFT_RIGHT_LOGICAL] = infer_binary,
-    [OP_SUBTRACT] = infer_binary, [OP_XOR] = infer_binary,
+    /* FORM_UNARY and FORM_BINARY rows take infer_unary / infer_binary
+     * (see infer_rule below), so they have no entry here. */
+    [OP_COPY] = infer_pass_through,
     [OP_COMPARE] = infer_compare, [OP_SELECT] = infer_select, [OP_CLAMP] = infer_clamp,
     [OP_CONVERT] = infer_convert, [OP_BITCAST_CONVERT] = infer_bitcast_convert,
     [OP_REDUCE_PRECISION] = infer_reduce_precision, [OP_MAP] = infer_map,
@@ -725,6 +713,13 @@ static InferFn *const infer_table[OP_COUNT] = {
 };
 static_assert(AXLE_OPCODE_COUNT == 88, "a new opcode needs a row in infer_table");
 
+static InferFn *infer_rule(Opcode op) {
+  if ((unsigned)op >= OP_COUNT) return NULL;
+  if (opcode_form(op) == FORM_UNARY) return infer_unary;
+  if (opcode_form(op) == FORM_BINARY) return infer_binary;
+  return infer_table[op];
+}
+
 /* The rules read the declared inst->shape, and callers may pass
  * &inst->shape as out (the builder does), so the result is built aside and
  * stored only once it is complete; on failure *out is untouched. The
@@ -733,14 +728,14 @@ bool infer_shape(const Instruction *inst, Shape *out, Arena *arena, Status *st) 
   Shape result;
   memset(&result, 0, sizeof result);
   Infer in = {inst, &result, arena, st};
-  if ((unsigned)inst->opcode >= OP_COUNT || !infer_table[inst->opcode])
-    return infer_fail(&in, "has no shape rule");
+  InferFn *rule = infer_rule(inst->opcode);
+  if (!rule) return infer_fail(&in, "has no shape rule");
   int arity = opcode_arity(inst->opcode);
   if (arity >= 0 && inst->operand_count != arity)
     return infer_fail(&in, "expects %d operands, got %d", arity, inst->operand_count);
   for (int i = 0; i < inst->operand_count; i++)
     if (!inst->operands[i]) return infer_fail(&in, "operand %d is missing", i);
-  if (!infer_table[inst->opcode](&in)) return false;
+  if (!rule(&in)) return false;
   /* Layouts are not inferred; a declared one of the same rank is kept (it
    * is what gives a bitcast its meaning). */
   const Shape *declared = &inst->shape;

@@ -11,21 +11,8 @@
 /* parameter and constant are handled by the driver: their values are
  * borrowed, not computed. */
 static EvalOpFn *const eval_table[OP_COUNT] = {
-    [OP_ABS] = eval_unary, [OP_CBRT] = eval_unary, [OP_CEIL] = eval_unary,
-    [OP_CLZ] = eval_unary, [OP_COSINE] = eval_unary, [OP_ERF] = eval_unary,
-    [OP_EXPONENTIAL] = eval_unary, [OP_EXPONENTIAL_MINUS_ONE] = eval_unary,
-    [OP_FLOOR] = eval_unary, [OP_IS_FINITE] = eval_unary, [OP_LOG] = eval_unary,
-    [OP_LOG_PLUS_ONE] = eval_unary, [OP_LOGISTIC] = eval_unary, [OP_NEGATE] = eval_unary,
-    [OP_NOT] = eval_unary, [OP_POPCNT] = eval_unary, [OP_ROUND_NEAREST_AFZ] = eval_unary,
-    [OP_ROUND_NEAREST_EVEN] = eval_unary, [OP_RSQRT] = eval_unary, [OP_SIGN] = eval_unary,
-    [OP_SINE] = eval_unary, [OP_SQRT] = eval_unary, [OP_TAN] = eval_unary,
-    [OP_TANH] = eval_unary,
-    [OP_ADD] = eval_binary, [OP_AND] = eval_binary, [OP_ATAN2] = eval_binary,
-    [OP_DIVIDE] = eval_binary, [OP_MAXIMUM] = eval_binary, [OP_MINIMUM] = eval_binary,
-    [OP_MULTIPLY] = eval_binary, [OP_OR] = eval_binary, [OP_POWER] = eval_binary,
-    [OP_REMAINDER] = eval_binary, [OP_SHIFT_LEFT] = eval_binary,
-    [OP_SHIFT_RIGHT_ARITHMETIC] = eval_binary, [OP_SHIFT_RIGHT_LOGICAL] = eval_binary,
-    [OP_SUBTRACT] = eval_binary, [OP_XOR] = eval_binary,
+    /* FORM_UNARY and FORM_BINARY rows take eval_unary / eval_binary (see
+     * eval_rule below), so they have no entry here. */
     [OP_COMPARE] = eval_compare, [OP_SELECT] = eval_select, [OP_CLAMP] = eval_clamp,
     [OP_CONVERT] = eval_convert, [OP_BITCAST_CONVERT] = eval_bitcast_convert,
     [OP_REDUCE_PRECISION] = eval_reduce_precision,
@@ -55,6 +42,12 @@ static EvalOpFn *const eval_table[OP_COUNT] = {
     [OP_REPLICA_ID] = eval_replica_id, [OP_PARTITION_ID] = eval_replica_id,
 };
 static_assert(AXLE_OPCODE_COUNT == 88, "a new opcode needs a row in eval_table");
+
+static EvalOpFn *eval_rule(Opcode op) {
+  if (opcode_form(op) == FORM_UNARY) return eval_unary;
+  if (opcode_form(op) == FORM_BINARY) return eval_binary;
+  return eval_table[op];
+}
 
 /* Does a literal fit a parameter's shape (element types, dimensions and
  * tuple structure; layouts do not matter to values)? */
@@ -117,7 +110,7 @@ static Literal *evaluate_instruction(const Instruction *inst, Literal *const *va
     if (!inst->attrs.literal) status_error(st, STATUS_VERIFY_ERROR, "constant without a value");
     return inst->attrs.literal;
   }
-  EvalOpFn *fn = eval_table[inst->opcode];
+  EvalOpFn *fn = eval_rule(inst->opcode);
   if (!fn) {
     status_error(st, STATUS_UNSUPPORTED, "the evaluator has no rule for %s",
                  opcode_name(inst->opcode));
