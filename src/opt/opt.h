@@ -1,0 +1,169 @@
+/* The optimizer: the table of contents of src/opt.
+ *
+ * optimize_module (pipeline.c) runs every pass in a fixed order, as plain
+ * calls a reader can follow:
+ *
+ *   simplify → fold-constants → cse → dce        (repeated while they change things)
+ *   fusion → cse → dce
+ *   schedule → buffer-assignment
+ *
+ * Each pass is one file and says at its top what it requires and what it
+ * leaves broken or rebuilt. A pass returns whether it changed the module;
+ * the driver times it, runs the verifier after it when asked
+ * (--verify_each_pass, and always in tests), and dumps the module after it
+ * when asked (--dump_passes), so a reader can watch the module change.
+ *
+ * Each section below lists what one file of src/opt exports.
+ */
+#ifndef AXLE_OPT_OPT_H
+#define AXLE_OPT_OPT_H
+
+#include "ir.h"
+
+/* ------------------------------------------------------------ options.c
+ * What the optimizer is asked to do. Filled from defaults, then from the
+ * environment variable AXLE_FLAGS (XLA_FLAGS style, space separated), then
+ * from a tool's own options:
+ *   --dump_to=DIR          write dumps (see dump.c) into DIR
+ *   --dump_passes          also one file per pass that changed something
+ *   --verify_each_pass     run the verifier after every pass that changed something
+ *   --max_temp_bytes=N     fail at compile time when temporaries need more than N bytes
+ *   --fold_limit=N         do not fold constants with more than N elements
+ *   --stats                print what each pass did and how long it took
+ *   --no_fusion            skip fusion (to see what it does by its absence)
+ */
+typedef struct OptOptions {
+  char dump_dir[1024];         /* "": no dumps */
+  bool dump_passes;
+  bool verify_each_pass;
+  bool stats;
+  bool no_fusion;
+  int64_t max_temp_bytes;      /* 0: no limit */
+  int64_t fold_limit;          /* elements; default 65536 */
+} OptOptions;
+
+void opt_options_default(OptOptions *o);
+/* One flag, as above. Unknown flags are errors that name the flag. */
+bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st);
+/* Every flag in AXLE_FLAGS (absent or empty: nothing changes). */
+bool opt_options_from_env(OptOptions *o, Status *st);
+
+/* ------------------------------------------------------------- pipeline.c
+ * The state of one optimizer run: the options, what each pass did and how
+ * long it took, and the results later stages consume (the buffer plan). */
+enum { OPT_MAX_PASS_RUNS = 64 };
+
+typedef struct PassRun {
+  const char *pass;            /* short name: "simplify", "fusion", ... */
+  double ms;
+  bool changed;
+} PassRun;
+
+typedef struct BufferPlan BufferPlan;
+
+typedef struct OptContext {
+  OptOptions options;
+  int module_id;               /* the NNNN of dump file names */
+  int dump_sequence;           /* per-pass dump counter */
+  PassRun runs[OPT_MAX_PASS_RUNS];
+  int run_count;
+  /* Lines for --stats that say what a pass chose not to do and why
+   * ("fold-constants: kept multiply.3 (10000000 elements > limit 65536)"). */
+  StrBuf notes;
+  /* Set by buffer-assignment; owned by the context. */
+  BufferPlan *plan;
+  /* Counted before the passes run, for --stats. */
+  int instructions_before;
+  int64_t temp_bytes_before;
+} OptContext;
+
+/* A pass: returns true when it changed the module. A pass that fails (only
+ * buffer assignment can, on --max_temp_bytes) fills st and sets *failed. */
+typedef bool PassFn(Module *m, OptContext *ctx, bool *failed, Status *st);
+
+void opt_context_init(OptContext *ctx, const OptOptions *options);
+void opt_context_free(OptContext *ctx);
+/* Runs the whole pipeline on m (edited in place). */
+bool optimize_module(Module *m, OptContext *ctx, Status *st);
+/* "--stats": instructions, fusions and kernels, temporary bytes before and
+ * after, per-pass time, then the notes and the five largest live buffers. */
+void print_opt_stats(StrBuf *sb, const Module *m, const OptContext *ctx);
+/* Instructions in every computation that is not a fusion body. */
+int count_instructions(const Module *m);
+int count_fusions(const Module *m);
+/* What a backend launches: fusions plus unfused ops that do work (not
+ * parameter, constant, tuple, get-tuple-element or bitcast). */
+int count_kernels(const Module *m);
+
+/* ---------------------------------------------------------------- dump.c
+ * XLA-style dumps into options.dump_dir, all sorting in pass order:
+ *   module_NNNN.NAME.before_optimizations.txt
+ *   module_NNNN.NAME.NNNN.PASS.after.txt        (--dump_passes; changed passes only)
+ *   module_NNNN.NAME.after_optimizations.txt
+ *   module_NNNN.NAME.after_optimizations.dot    (Graphviz; a cluster per fusion)
+ *   module_NNNN.NAME.buffer-assignment.txt
+ * The .txt files are HLO text that axle parses back. */
+bool dump_module_text(OptContext *ctx, const Module *m, const char *suffix, Status *st);
+bool dump_module_dot(OptContext *ctx, const Module *m, Status *st);
+bool dump_buffer_assignment(OptContext *ctx, const Module *m, Status *st);
+/* Writes a Graphviz graph of the entry computation; fusions become clusters
+ * holding their fused computations' instructions. */
+void print_module_dot(StrBuf *sb, const Module *m);
+
+/* ------------------------------------------------------------- the passes
+ * One file each; the short name (used in flags and dump names) is in quotes. */
+PassFn simplify_module;          /* simplify.c        "simplify" */
+PassFn fold_constants;           /* constant_folding.c "fold-constants" */
+PassFn eliminate_common_subexpressions; /* cse.c     "cse" */
+PassFn eliminate_dead_code;      /* dce.c             "dce" */
+PassFn fuse_module;              /* fusion.c          "fusion" */
+PassFn schedule_module;          /* schedule.c        "schedule" */
+PassFn assign_buffers;           /* buffer_assignment.c "buffer-assignment" */
+
+/* ------------------------------------------------- buffer_assignment.c
+ * The memory plan of the entry computation, in the order schedule left it.
+ * Every array value an instruction produces gets a slot: parameters and
+ * results live in the caller's buffers, constants in the executable, and
+ * every other value at a fixed offset of one temporary block, shared with
+ * values whose lifetimes do not overlap. An elementwise result may take the
+ * slot of an operand that dies at it (updated in place). */
+typedef enum BufferKind {
+  BUFFER_PARAMETER,   /* the caller's argument */
+  BUFFER_CONSTANT,    /* lives in the executable */
+  BUFFER_OUTPUT,      /* part of the result, in the caller's result buffer */
+  BUFFER_TEMP,        /* in the temporary block at offset */
+  BUFFER_ALIAS,       /* no storage of its own (bitcast, get-tuple-element, tuple) */
+} BufferKind;
+
+typedef struct BufferSlot {
+  const Instruction *inst;     /* what produced it (a fusion, a dot, ...) */
+  int output_index;            /* leaf of a tuple-shaped result; 0 for arrays */
+  BufferKind kind;
+  int64_t offset;              /* BUFFER_TEMP: offset in the temporary block */
+  int64_t size;                /* bytes */
+  int live_from, live_to;      /* schedule positions, inclusive */
+  const Instruction *shares_with; /* in-place update: the operand whose slot it took */
+} BufferSlot;
+
+struct BufferPlan {
+  int64_t temp_bytes;          /* size of the one temporary block */
+  int64_t naive_temp_bytes;    /* every temporary in its own buffer */
+  int slot_count;
+  BufferSlot *slots;           /* malloc'd */
+};
+
+void buffer_plan_free(BufferPlan *plan);
+/* The slot of instruction inst's leaf output_index, or NULL. */
+const BufferSlot *buffer_plan_find(const BufferPlan *plan, const Instruction *inst,
+                                   int output_index);
+/* Peak temporary bytes if every temporary had its own buffer (for --stats'
+ * "before" figure); usable before buffer assignment runs. */
+int64_t naive_temp_bytes(const Module *m);
+/* The buffer-assignment dump: the scheduled entry computation as HLO text,
+ * each instruction preceded by a comment giving its slot. */
+void print_buffer_plan(StrBuf *sb, const Module *m, const BufferPlan *plan);
+/* The five largest live temporaries, with the instruction (and its
+ * source_file:line) that made each, one per line. */
+void print_largest_buffers(StrBuf *sb, const BufferPlan *plan, int count);
+
+#endif
