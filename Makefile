@@ -3,6 +3,7 @@
 #   make          library, tools, examples, test programs
 #   make test     every test; ends with "N passed, N failed"
 #   make check    the same, built with AddressSanitizer and UBSan
+#   make bench    benchmarks (bench/run.sh): medians, in one run
 #   make demo     runs the bundled example module
 #   make fuzz     libFuzzer target for the parser (needs clang); FUZZ_SECONDS=600
 #   make install  PREFIX=/usr/local
@@ -30,7 +31,7 @@ EXAMPLES  := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 TEST_SRC  := $(sort $(wildcard tests/unit/test_*.c tests/support/*.c))
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check demo fuzz install clean
+.PHONY: all test check bench demo fuzz install clean
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS)
@@ -61,6 +62,10 @@ test: all
 
 check:
 	$(MAKE) BUILD=build/san SAN=1 OPT=-O1 test
+
+# Benchmarks, side by side where peers exist on the machine (bench/run.sh).
+bench: all
+	@bash bench/run.sh $(BUILD)
 
 # XLA's classic example as JAX lowers it, run on NumPy-made inputs and compared
 # with NumPy's answer (the corpus case demo_reduce_sum holds both).
