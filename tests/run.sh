@@ -37,7 +37,8 @@ done
 # Each module runs three ways: as written on the interpreter; optimized
 # (--opt) on the interpreter, since the optimizer must never change what a
 # module computes; and printed by axle-opt, then parsed back and run, since
-# an optimized module must round-trip through its own text.
+# an optimized module must round-trip through its own text. The verifier runs
+# after every pass that changed something (AXLE_FLAGS=--verify_each_pass).
 check_outputs() {  # LABEL DIR RESULT_DIR: compare every golden in DIR with RESULT_DIR
   local label=$1 dir=$2 res=$3 tol=() ok=1 n=0 golden msg got
   [ -f "$dir/tolerance" ] && read -r -a tol <"$dir/tolerance"
@@ -65,11 +66,11 @@ for hlo in tests/hlo/*.hlo; do
     [ $mode = opt ] && flags=(--opt)
     if [ $mode = opt-text ]; then
       module=$res/optimized.hlo
-      if ! timeout 120 "$BUILD/axle-opt" -o "$module" "$hlo" >"$res/log" 2>&1; then
+      if ! AXLE_FLAGS=--verify_each_pass timeout 120 "$BUILD/axle-opt" -o "$module" "$hlo" >"$res/log" 2>&1; then
         fail "$label" "axle-opt failed:" "$(head -5 "$res/log")"; continue
       fi
     fi
-    if ! timeout 120 "$BUILD/axle-run" --backend interp "${flags[@]}" "${args[@]}" --out "$res" "$module" >>"$res/log" 2>&1; then
+    if ! AXLE_FLAGS=--verify_each_pass timeout 120 "$BUILD/axle-run" --backend interp "${flags[@]}" "${args[@]}" --out "$res" "$module" >>"$res/log" 2>&1; then
       fail "$label" "axle-run failed:" "$(head -5 "$res/log")"; continue
     fi
     check_outputs "$label" "$dir" "$res"
