@@ -34,7 +34,14 @@ TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support
 .PHONY: all test check bench demo fuzz install clean
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
-all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS)
+FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
+all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
+
+# A fake CUDA driver for the tests of the GPU runtime's error paths (built
+# without sanitizers: it stands in for a library that has none).
+$(FAKE_CUDA): tests/fake_cuda/fake_libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

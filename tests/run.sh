@@ -105,7 +105,9 @@ expect_run no_module 2 "error: no module given"
 expect_run unknown_option 2 "error: unknown option '--frob'" --frob examples/reduce_sum.hlo
 expect_run bad_time_count 2 "--time takes a run count" --time 0 examples/reduce_sum.hlo
 expect_run missing_file 2 "error: cannot read" "$t/no-such.hlo"
-expect_run unbuilt_backend 2 "backend 'gpu' is not built yet" --backend gpu examples/reduce_sum.hlo
+expect_run unbuilt_backend 2 "backend 'cpu' is not built yet" --backend cpu examples/reduce_sum.hlo
+AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo
 expect_run seeded_run 0 "out0: f32[]" --seed 1 examples/reduce_sum.hlo
 expect_run time_prints_median 0 "time: median_ms=" --seed 1 --time 3 examples/reduce_sum.hlo
 expect_run time_prints_compile 0 "compile_ms=" --seed 1 --time 3 examples/reduce_sum.hlo
