@@ -431,6 +431,10 @@ void computation_set_root(Computation *c, Instruction *root);
 /* inst must have no users, must not be the root nor a parameter (use
  * computation_remove_parameter). Its literal stays in the module's list. */
 void computation_remove_instruction(Computation *c, Instruction *inst);
+/* Removes many at once in one pass over c (one by one costs a pass each:
+ * what DCE wants). Every user of each must be in the set too; none may be
+ * the root or a parameter. */
+void computation_remove_instructions(Computation *c, Instruction *const *dead, int count);
 /* Removes the unused parameter `number` of a non-entry computation and
  * renumbers the later ones; callers fix the call sites. */
 void computation_remove_parameter(Computation *c, int number);
