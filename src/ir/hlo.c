@@ -51,11 +51,9 @@ Module *module_create(const char *name) {
 
 void module_free(Module *m) {
   if (!m) return;
-  for (int c = 0; c < m->computation_count; c++) {
-    Computation *comp = m->computations[c];
-    for (int i = 0; i < comp->instruction_count; i++)
-      literal_free(comp->instructions[i]->attrs.literal);
-  }
+  for (int i = 0; i < m->literal_count; i++) literal_free(m->literals[i]);
+  free(m->literals);
+  free(m->names.slots);
   arena_free_all(&m->arena);
   free(m);
 }
@@ -64,6 +62,18 @@ Computation *module_find_computation(const Module *m, const char *name) {
   for (int i = 0; i < m->computation_count; i++)
     if (strcmp(m->computations[i]->name, name) == 0) return m->computations[i];
   return NULL;
+}
+
+void instruction_describe(StrBuf *sb, const Instruction *inst) {
+  strbuf_printf(sb, "%s", inst->name);
+  const Metadata *md = inst->metadata;
+  if (!md || (!md->op_name && !md->source_file)) return;
+  strbuf_printf(sb, " (%s%s", md->op_name ? md->op_name : "", md->op_name && md->source_file ? " " : "");
+  if (md->source_file) {
+    strbuf_printf(sb, "at %s", md->source_file);
+    if (md->source_line > 0) strbuf_printf(sb, ":%lld", (long long)md->source_line);
+  }
+  strbuf_printf(sb, ")");
 }
 
 Instruction *computation_find_instruction(const Computation *c, const char *name) {

@@ -96,6 +96,27 @@ static int *compute_last_uses(const Computation *c) {
   return last_use;
 }
 
+/* One op on given values: the engine of evaluate_instruction below and of
+ * constant folding. */
+Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st) {
+  if (inst->opcode == OP_PARAMETER || inst->opcode == OP_CONSTANT) {
+    status_error(st, STATUS_UNSUPPORTED, "eval_instruction: %s has no operands to compute from",
+                 opcode_name(inst->opcode));
+    return NULL;
+  }
+  EvalOpFn *fn = eval_rule(inst->opcode);
+  if (!fn) {
+    status_error(st, STATUS_UNSUPPORTED, "the evaluator has no rule for %s", opcode_name(inst->opcode));
+    return NULL;
+  }
+  for (int k = 0; k < inst->operand_count; k++)
+    if (!operands[k]) {
+      status_error(st, STATUS_INPUT_ERROR, "eval_instruction: operand %d of %s is missing", k, inst->name);
+      return NULL;
+    }
+  return fn(inst, operands, st);
+}
+
 /* One instruction's value: parameters and constants are borrowed, every
  * other value is computed by its opcode's function and owned here. */
 static Literal *evaluate_instruction(const Instruction *inst, Literal *const *values,
@@ -109,12 +130,6 @@ static Literal *evaluate_instruction(const Instruction *inst, Literal *const *va
   if (inst->opcode == OP_CONSTANT) {
     if (!inst->attrs.literal) status_error(st, STATUS_VERIFY_ERROR, "constant without a value");
     return inst->attrs.literal;
-  }
-  EvalOpFn *fn = eval_rule(inst->opcode);
-  if (!fn) {
-    status_error(st, STATUS_UNSUPPORTED, "the evaluator has no rule for %s",
-                 opcode_name(inst->opcode));
-    return NULL;
   }
   Literal **operands = calloc((size_t)inst->operand_count + 1, sizeof *operands);
   if (!operands) {
@@ -131,7 +146,7 @@ static Literal *evaluate_instruction(const Instruction *inst, Literal *const *va
       return NULL;
     }
   }
-  Literal *result = fn(inst, operands, st);
+  Literal *result = eval_instruction(inst, operands, st);
   free(operands);
   return result;
 }
