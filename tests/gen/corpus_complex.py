@@ -230,6 +230,34 @@ ENTRY main {
     return Case(hlo, [z, v], outs)
 
 
+@case("complex_gather_scatter")
+def _(rng):
+    table = cx(rng, (5, 2))
+    rows = np.array([4, 0, 4], dtype=np.int32)
+    acc = cx(rng, (5,))
+    updates = cx(rng, (3,))
+    hlo = """HloModule complex_gather_scatter
+
+add {
+  x = c64[] parameter(0)
+  y = c64[] parameter(1)
+  ROOT s = c64[] add(x, y)
+}
+
+ENTRY main {
+  table = c64[5,2] parameter(0)
+  rows = s32[3] parameter(1)
+  acc = c64[5] parameter(2)
+  updates = c64[3] parameter(3)
+  picked = c64[3,2] gather(table, rows), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}
+  summed = c64[5] scatter(acc, rows, updates), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT out = (c64[3,2], c64[5]) tuple(picked, summed)
+}"""
+    summed = acc.astype(np.complex128)
+    np.add.at(summed, rows, updates.astype(np.complex128))  # row 4 receives two updates
+    return Case(hlo, [table, rows, acc, updates], [table[rows], summed.astype(np.complex64)])
+
+
 # ---- fft ----
 
 def fft_module(name, x, fft_type, lengths, out):
