@@ -210,6 +210,26 @@ TEST(imag_of_a_real_operand_is_zero_and_real_is_the_operand) {
   literal_free(x);
 }
 
+/* The roots of unity at quarter turns are exact, so a length-4 FFT of
+ * integers is exact: X = (10, -2+2i, -2, -2-2i) for x = (1, 2, 3, 4). */
+TEST(fft_of_small_integers_is_exact) {
+  static const char text[] = "HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n"
+                             "  ROOT f = c64[4] fft(x), fft_type=FFT, fft_length={4}\n}\n";
+  Shape s = shape_array(TYPE_C64, 1, (int64_t[]){4});
+  Literal *x = literal_create(&s);
+  for (int i = 0; i < 4; i++) literal_set_f64(x, i, i + 1);
+  Status st;
+  Literal *out = run1(text, x, &st);
+  EXPECT(out != NULL, "%s", st.message);
+  const double complex want[4] = {10, CMPLX(-2, 2), -2, CMPLX(-2, -2)};
+  for (int k = 0; out && k < 4; k++) {
+    double complex got = literal_get_complex(out, k);
+    EXPECT(got == want[k], "X[%d] = (%.17g, %.17g)", k, creal(got), cimag(got));
+  }
+  literal_free(out);
+  literal_free(x);
+}
+
 /* 64x64x64 forward then inverse: the round trip gives the input back, the
  * forward transform of x keeps Parseval's sum |X|^2 = N sum |x|^2, and it
  * takes seconds, not minutes (a plain O(N^2) DFT per axis would not). */
@@ -265,6 +285,7 @@ int main(void) {
   RUN(fft_shapes_follow_the_fft_type_and_lengths);
   RUN(fft_needs_its_type_and_lengths);
   RUN(imag_of_a_real_operand_is_zero_and_real_is_the_operand);
+  RUN(fft_of_small_integers_is_exact);
   RUN(fft_of_64_cubed_round_trips_and_keeps_parseval_in_seconds);
   return test_summary();
 }

@@ -61,6 +61,19 @@ static void dft_recurse(const Dft *dft, const double complex *in, int64_t stride
   }
 }
 
+/* e^(sign 2 pi i j/n) for 0 <= j < n. The angle is split into whole
+ * quarter turns, applied exactly, and a remainder below a quarter turn, so
+ * that 1, i, -1 and -i come out exact (an FFT of integers then has exact
+ * zeros where it should) and large j loses no accuracy. */
+static double complex unit_root(int64_t j, int64_t n, double sign) {
+  int64_t quarter = (4 * j) / n, rest = 4 * j - quarter * n;
+  double angle = (M_PI / 2) * (double)rest / (double)n;
+  double complex w = CMPLX(cos(angle), sin(angle));
+  static const double complex turns[4] = {1, CMPLX(0, 1), -1, CMPLX(0, -1)};
+  w *= turns[quarter];
+  return sign < 0 ? conj(w) : w;
+}
+
 /* Transforms data (a row-major array of dims) along dimension axis. */
 static void transform_axis(double complex *data, const int64_t *dims, int rank, int axis, bool inverse) {
   int64_t n = dims[axis], inner = 1, outer = 1;
@@ -68,11 +81,7 @@ static void transform_axis(double complex *data, const int64_t *dims, int rank, 
   for (int d = 0; d < axis; d++) outer *= dims[d];
   if (n == 0 || inner == 0 || outer == 0) return;
   Dft dft = {n, scratch_calloc(n, sizeof(double complex)), scratch_calloc(n, sizeof(double complex))};
-  double sign = inverse ? 1.0 : -1.0;
-  for (int64_t j = 0; j < n; j++) {
-    double angle = sign * 2.0 * M_PI * (double)j / (double)n;
-    dft.twiddle[j] = CMPLX(cos(angle), sin(angle));
-  }
+  for (int64_t j = 0; j < n; j++) dft.twiddle[j] = unit_root(j, n, inverse ? 1.0 : -1.0);
   double complex *line = scratch_calloc(n, sizeof(double complex));
   double complex *result = scratch_calloc(n, sizeof(double complex));
   double scale = inverse ? 1.0 / (double)n : 1.0;
