@@ -725,8 +725,9 @@ static InferFn *const infer_table[OP_COUNT] = {
     /* FORM_UNARY and FORM_BINARY rows take infer_unary / infer_binary
      * (see infer_rule below), so they have no entry here. */
     [OP_COPY] = infer_pass_through,
-    [OP_COMPARE] = infer_compare, [OP_COMPLEX] = infer_complex, [OP_REAL] = infer_real_imag,
-    [OP_IMAG] = infer_real_imag, [OP_FFT] = infer_fft, [OP_SELECT] = infer_select, [OP_CLAMP] = infer_clamp,
+    [OP_COMPARE] = infer_compare, [OP_SELECT] = infer_select, [OP_CLAMP] = infer_clamp,
+    [OP_COMPLEX] = infer_complex, [OP_REAL] = infer_real_imag, [OP_IMAG] = infer_real_imag,
+    [OP_FFT] = infer_fft,
     [OP_CONVERT] = infer_convert, [OP_BITCAST_CONVERT] = infer_bitcast_convert,
     [OP_REDUCE_PRECISION] = infer_reduce_precision, [OP_MAP] = infer_map,
     [OP_BROADCAST] = infer_broadcast, [OP_RESHAPE] = infer_reshape, [OP_BITCAST] = infer_bitcast,
