@@ -89,7 +89,10 @@ void strbuf_free(StrBuf *sb);
 /* ---------------------------------------------------------------- types.c
  * Element types, one row each:
  *   TYPE(ENUM, "hlo name", byte size, kind)
- * kind: K_PRED, K_SINT, K_UINT, K_FLOAT. */
+ * kind: K_PRED, K_SINT, K_UINT, K_FLOAT.
+ * The 8- and 4-bit floats ("minifloats") and the 4- and 2-bit integers take
+ * one byte each in a literal; a layout's E(n) packs them in buffers (see
+ * shape_buffer_byte_size). Their rules are stated in types.c. */
 #define AXLE_ELEMENT_TYPES(TYPE)          \
   TYPE(PRED, "pred", 1, TYPE_KIND_PRED)   \
   TYPE(S8,   "s8",   1, TYPE_KIND_SINT)   \
@@ -103,7 +106,20 @@ void strbuf_free(StrBuf *sb);
   TYPE(F16,  "f16",  2, TYPE_KIND_FLOAT)  \
   TYPE(BF16, "bf16", 2, TYPE_KIND_FLOAT)  \
   TYPE(F32,  "f32",  4, TYPE_KIND_FLOAT)  \
-  TYPE(F64,  "f64",  8, TYPE_KIND_FLOAT)
+  TYPE(F64,  "f64",  8, TYPE_KIND_FLOAT)  \
+  TYPE(F8E4M3FN,     "f8e4m3fn",     1, TYPE_KIND_FLOAT) \
+  TYPE(F8E5M2,       "f8e5m2",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3FNUZ,   "f8e4m3fnuz",   1, TYPE_KIND_FLOAT) \
+  TYPE(F8E5M2FNUZ,   "f8e5m2fnuz",   1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3B11FNUZ, "f8e4m3b11fnuz", 1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3,       "f8e4m3",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E3M4,       "f8e3m4",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E8M0FNU,    "f8e8m0fnu",    1, TYPE_KIND_FLOAT) \
+  TYPE(F4E2M1FN,     "f4e2m1fn",     1, TYPE_KIND_FLOAT) \
+  TYPE(S4,   "s4",   1, TYPE_KIND_SINT)   \
+  TYPE(U4,   "u4",   1, TYPE_KIND_UINT)   \
+  TYPE(S2,   "s2",   1, TYPE_KIND_SINT)   \
+  TYPE(U2,   "u2",   1, TYPE_KIND_UINT)
 
 typedef enum TypeKind { TYPE_KIND_PRED, TYPE_KIND_SINT, TYPE_KIND_UINT, TYPE_KIND_FLOAT } TypeKind;
 
@@ -121,13 +137,19 @@ int type_byte_size(ElementType t);             /* 0 for TYPE_TUPLE */
 TypeKind type_kind(ElementType t);
 bool type_is_float(ElementType t);
 bool type_is_integer(ElementType t);           /* signed or unsigned, not pred */
-int type_bit_width(ElementType t);             /* pred: 8 (one byte each) */
+int type_bit_width(ElementType t);             /* pred: 8 (one byte each); s4: 4 */
+bool type_is_minifloat(ElementType t);         /* the f8 and f4 types (minifloat.c) */
 
 /* IEEE half and bfloat16, round to nearest even. */
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 float bf16_to_float(uint16_t b);
 uint16_t float_to_bf16(float f);
+/* minifloat.c: the f8 and f4 types (t must be one; bits in the low bits).
+ * Every value is exact in float. A double converts with one rounding, to
+ * nearest even, and the type's rule for what it cannot hold (types.c). */
+float minifloat_to_float(ElementType t, uint8_t bits);
+uint8_t double_to_minifloat(ElementType t, double v);
 
 /* A shape: an array (element type, dimensions, layout) or a tuple of shapes.
  * minor_to_major is always filled for arrays: the default layout
@@ -137,6 +159,7 @@ typedef struct Shape {
   int rank;
   int64_t dims[AXLE_MAX_RANK];
   bool has_layout;
+  uint8_t element_size_bits;            /* E(n) in the layout; 0: not packed */
   int minor_to_major[AXLE_MAX_RANK];
   int tuple_count;
   struct Shape *tuple_shapes;           /* in an arena, or malloc'd for Literals */
@@ -146,7 +169,10 @@ Shape shape_array(ElementType t, int rank, const int64_t *dims); /* default layo
 Shape shape_scalar(ElementType t);
 bool shape_is_tuple(const Shape *s);
 int64_t shape_element_count(const Shape *s);    /* arrays only */
-int64_t shape_byte_size(const Shape *s);        /* arrays only */
+int64_t shape_byte_size(const Shape *s);        /* arrays only; a literal's size */
+/* Bytes of a buffer in the shape's layout: with E(n), n-bit elements are
+ * packed, first element in the low bits, and the last byte padded. */
+int64_t shape_buffer_byte_size(const Shape *s);
 /* Same type, dims (and tuple structure); layouts are ignored. */
 bool shape_equal(const Shape *a, const Shape *b);
 bool shape_same_dims(const Shape *a, const Shape *b);

@@ -418,13 +418,14 @@ static bool infer_reshape(Infer *in) {
   return infer_set_array(in, x->type, decl->rank, decl->dims);
 }
 
-/* bitcast reinterprets the buffer: same element type and byte count; the
- * dims and layout are the declared ones. */
+/* bitcast reinterprets the buffer: same element type and byte count (of
+ * the buffer, so packed E(4) elements count half a byte); the dims and
+ * layout are the declared ones. */
 static bool infer_bitcast(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   const Shape *x = infer_operand_shape(in, 0), *decl = &in->inst->shape;
   if (shape_is_tuple(decl)) return infer_fail(in, "result must be an array");
-  if (shape_byte_size(x) != shape_byte_size(decl) || x->type != decl->type)
+  if (shape_buffer_byte_size(x) != shape_buffer_byte_size(decl) || x->type != decl->type)
     return infer_fail(in, "result must keep the element type and byte count of the operand");
   return infer_set_array(in, x->type, decl->rank, decl->dims);
 }
@@ -743,6 +744,7 @@ bool infer_shape(const Instruction *inst, Shape *out, Arena *arena, Status *st) 
       declared->rank == result.rank) {
     memcpy(result.minor_to_major, declared->minor_to_major, sizeof result.minor_to_major);
     result.has_layout = true;
+    result.element_size_bits = declared->element_size_bits;
   }
   *out = result;
   return true;
