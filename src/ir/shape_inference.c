@@ -352,6 +352,24 @@ static bool infer_bitcast_convert(Infer *in) {
   return infer_set_array(in, to, x->rank - 1, dims);
 }
 
+/* stochastic-convert(operand, random): a float operand, random bits of an
+ * unsigned type as wide as it, the same dims; the result type is declared
+ * (XLA defines only float to signed integer, which the evaluator checks). */
+static bool infer_stochastic_convert(Infer *in) {
+  if (!infer_expect_operand_count(in, 2) || !infer_expect_array(in, 0) || !infer_expect_array(in, 1))
+    return false;
+  if (shape_is_tuple(&in->inst->shape)) return infer_fail(in, "result must be an array");
+  const Shape *x = infer_operand_shape(in, 0), *random = infer_operand_shape(in, 1);
+  if (!type_is_float(x->type)) return infer_fail(in, "operand must be a float, got %s", type_name(x->type));
+  if (type_kind(random->type) != TYPE_KIND_UINT || type_bit_width(random->type) != type_bit_width(x->type))
+    return infer_fail(in, "random bits must be an unsigned type as wide as %s, got %s",
+                      type_name(x->type), type_name(random->type));
+  if (!infer_expect_same_dims(in, 0, 1)) return false;
+  infer_set_same_as(in, x);
+  in->out->type = in->inst->shape.type;
+  return true;
+}
+
 static bool infer_reduce_precision(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   if (!type_is_float(infer_operand_shape(in, 0)->type)) return infer_fail(in, "needs a floating-point type");
@@ -692,6 +710,7 @@ static InferFn *const infer_table[OP_COUNT] = {
     [OP_COMPARE] = infer_compare, [OP_SELECT] = infer_select, [OP_CLAMP] = infer_clamp,
     [OP_CONVERT] = infer_convert, [OP_BITCAST_CONVERT] = infer_bitcast_convert,
     [OP_REDUCE_PRECISION] = infer_reduce_precision, [OP_MAP] = infer_map,
+    [OP_STOCHASTIC_CONVERT] = infer_stochastic_convert,
     [OP_BROADCAST] = infer_broadcast, [OP_RESHAPE] = infer_reshape, [OP_BITCAST] = infer_bitcast,
     [OP_TRANSPOSE] = infer_transpose, [OP_SLICE] = infer_slice,
     [OP_DYNAMIC_SLICE] = infer_dynamic_slice, [OP_DYNAMIC_UPDATE_SLICE] = infer_dynamic_update_slice,
@@ -712,7 +731,7 @@ static InferFn *const infer_table[OP_COUNT] = {
     [OP_REPLICA_ID] = infer_scalar_id, [OP_PARTITION_ID] = infer_scalar_id,
     [OP_CUSTOM_CALL] = infer_declared, [OP_OPTIMIZATION_BARRIER] = infer_pass_through,
 };
-static_assert(AXLE_OPCODE_COUNT == 88, "a new opcode needs a row in infer_table");
+static_assert(AXLE_OPCODE_COUNT == 89, "a new opcode needs a row in infer_table");
 
 static InferFn *infer_rule(Opcode op) {
   if ((unsigned)op >= OP_COUNT) return NULL;

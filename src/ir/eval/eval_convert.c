@@ -1,5 +1,6 @@
-/* Element type conversions: convert (by value), bitcast-convert (by bits)
- * and reduce-precision (rounding to a narrower float format in place).
+/* Element type conversions: convert (by value), bitcast-convert (by bits),
+ * stochastic-convert (rounding by random bits) and reduce-precision
+ * (rounding to a narrower float format in place).
  *
  * convert follows XLA's Literal::Convert:
  *   - float to integer saturates at the integer's range, NaN gives 0;
@@ -157,6 +158,43 @@ Literal *eval_bitcast_convert(const Instruction *inst, Literal *const *operands,
     memcpy(out->data, in->data, (size_t)shape_byte_size(&in->shape));
   else
     bitcast_convert_bits(out, in);
+  return out;
+}
+
+/* ---- stochastic-convert ---- */
+
+/* One element, as XLA's evaluator defines it: infinities and values past
+ * the integer's range saturate, NaN gives 0; otherwise |x| = t + f with t
+ * its integer part, and the result is t + 1 (with x's sign) exactly when
+ * random < f * 2^w, w the width of the random type, so it rounds up with
+ * probability f over uniform random bits. */
+static int64_t stochastic_round(double x, uint64_t random, int random_bits, int result_bits) {
+  int64_t max = (int64_t)(~0ull >> (65 - result_bits)), min = -max - 1;
+  if (isnan(x)) return 0;
+  if (x >= (double)max) return max;
+  if (x <= (double)min) return min;
+  double magnitude = fabs(x), truncated = floor(magnitude);
+  double fraction = magnitude - truncated; /* exact: both are in x's type */
+  int64_t t = (int64_t)truncated;
+  if (fraction != 0.0 && random < (uint64_t)ldexp(fraction, random_bits)) t++;
+  return signbit(x) ? -t : t;
+}
+
+Literal *eval_stochastic_convert(const Instruction *inst, Literal *const *operands, Status *st) {
+  const Literal *x = operands[0], *random = operands[1];
+  if (!check_same_dims(inst, x, st) || !check_same_dims(inst, random, st)) return NULL;
+  if (type_kind(inst->shape.type) != TYPE_KIND_SINT) {
+    status_error(st, STATUS_UNSUPPORTED,
+                 "stochastic-convert to %s: XLA defines only float to signed integer",
+                 type_name(inst->shape.type));
+    return NULL;
+  }
+  Literal *out = literal_create(&inst->shape);
+  int random_bits = type_bit_width(random->shape.type), result_bits = type_bit_width(inst->shape.type);
+  int64_t n = shape_element_count(&inst->shape);
+  for (int64_t i = 0; i < n; i++)
+    literal_set_s64(out, i, stochastic_round(literal_get_f64(x, i), literal_get_u64(random, i),
+                                             random_bits, result_bits));
   return out;
 }
 
