@@ -79,15 +79,15 @@ static void *grow(Arena *arena, void *items, int *cap, size_t item_size) {
  * s4 to a byte, which bitcast must honour. Tiles T(..), memory space S(..)
  * and the like after ':' describe storage axle chooses itself. */
 /* element_size = "E" "(" int ")": bits per element in a buffer, 0 meaning
- * the type's own size. Only the sub-byte types can be packed. */
+ * the type's own size. Only the sub-byte types pack, each at its own
+ * width (s4 and u4 at E(4), s2 and u2 at E(2)). */
 static bool parse_element_size(Parser *p, Shape *shape) {
   next(p);
   expect(p, "(");
   Token *t = peek(p);
   int64_t bits;
   if (!parse_int64(p, &bits)) return false;
-  if (bits != 0 && bits != type_bit_width(shape->type) &&
-      !(bits < 8 && bits >= type_bit_width(shape->type) && 8 % bits == 0))
+  if (bits != 0 && bits != type_bit_width(shape->type) && bits != 8 * type_byte_size(shape->type))
     return parse_error(p, t, "element size E(%lld) does not fit %s", (long long)bits,
                        type_name(shape->type));
   shape->element_size_bits = bits < type_byte_size(shape->type) * 8 ? (uint8_t)bits : 0;
