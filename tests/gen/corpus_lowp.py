@@ -34,6 +34,20 @@ def edge_values():
     return [mf.f32(v) if np.isfinite(v) and abs(v) < 3e38 else v for v in out]
 
 
+def tie_values():
+    """Every exact tie of every type: the midpoint of each pair of
+    neighbouring finite values (exact in f32), with alternating signs, so
+    that rounding to even is checked everywhere, subnormals included."""
+    out = []
+    for name in MINIFLOATS:
+        width = mf.FORMATS[name][0] + mf.FORMATS[name][1]
+        values = sorted({mf.decode(name, b) for b in range(1 << width)
+                         if not mf.is_nan_bits(name, b) and np.isfinite(mf.decode(name, b))})
+        for i, (lo, hi) in enumerate(zip(values, values[1:])):
+            out.append((lo + hi) / 2 * (-1 if i % 2 else 1))
+    return out
+
+
 def module(name, params, ops):
     """params: [(var, shape text)]; ops: [(var, shape text, expression)]."""
     lines = ["  %s = %s parameter(%d)" % (v, s, i) for i, (v, s) in enumerate(params)]
@@ -47,7 +61,7 @@ def module(name, params, ops):
 def convert_minifloats(rng):
     x = edge_values()
     magnitudes = np.exp2(rng.uniform(-20, 20, 64)) * rng.choice([-1.0, 1.0], 64)
-    x = f32_array(x + [mf.f32(v) for v in magnitudes])
+    x = f32_array(x + tie_values() + [mf.f32(v) for v in magnitudes])
     n = len(x)
     ops, outs = [], []
     for i, name in enumerate(MINIFLOATS):
