@@ -276,6 +276,9 @@ TEST(removing_a_parameter_renumbers_the_later_ones) {
   computation_remove_parameter(f, 1);
   EXPECT(f->parameter_count == 2 && f->parameters[1] == p2 && p2->attrs.parameter_number == 1,
          "p2 is now parameter 1");
+  Instruction *p3 = builder_add_parameter(f, &p2->shape, "p3");
+  EXPECT(f->parameter_count == 3 && f->parameters[2] == p3, "a new parameter takes the freed number 2");
+  computation_remove_parameter(f, 2);
   /* the caller drops its operand 1 */
   Instruction *c = named(m, "c");
   Instruction *x = named(m, "x");
