@@ -470,10 +470,10 @@ const FftDims *attrs_fft(const Attrs *a);
  * learn who reads what. Code that writes Instruction.operands directly
  * breaks them; verify_module checks them.
  *
- * Instructions stay in an order where operands come before users, and
- * Instruction.index equals the position, after every call here except
- * computation_add_instruction's callers that link out of order (run
- * computation_sort when done). */
+ * Instruction.index always equals the position. The operands-before-users
+ * order is the caller's to keep: adding appends at the end, and
+ * instruction_set_operand or computation_move_before may point an
+ * instruction at a later one; computation_sort restores the order. */
 void instruction_set_operand(Instruction *inst, int i, Instruction *operand);
 /* Every user of old reads replacement instead (except replacement itself,
  * so that old may be one of its operands); if old was its computation's
