@@ -70,6 +70,7 @@ Instruction *builder_add_instruction(Computation *c, Opcode op, Instruction *con
   if (inst->attrs.dot) inst->attrs.dot = arena_memdup(arena, inst->attrs.dot, sizeof(DotDims));
   if (inst->attrs.gather) inst->attrs.gather = arena_memdup(arena, inst->attrs.gather, sizeof(GatherDims));
   if (inst->attrs.scatter) inst->attrs.scatter = arena_memdup(arena, inst->attrs.scatter, sizeof(ScatterDims));
+  if (inst->attrs.scalars) inst->attrs.scalars = arena_memdup(arena, inst->attrs.scalars, sizeof(ScalarAttrs));
   if (declared) inst->shape = *declared;
   else if (op == OP_CONSTANT && inst->attrs.literal) inst->shape = inst->attrs.literal->shape;
   inst->operand_count = operand_count;

@@ -111,13 +111,14 @@ typedef enum ElementType {
 #define AXLE_TYPE_ENUM(e, name, size, kind) TYPE_##e,
   AXLE_ELEMENT_TYPES(AXLE_TYPE_ENUM)
 #undef AXLE_TYPE_ENUM
+  TYPE_TOKEN,   /* not an array: token[], the ordering value of side effects (size 0) */
   TYPE_TUPLE,   /* not an element type: marks a tuple shape */
   TYPE_COUNT
 } ElementType;
 
-const char *type_name(ElementType t);          /* "f32"; "tuple" for TYPE_TUPLE */
+const char *type_name(ElementType t);          /* "f32"; "token", "tuple" for the markers */
 bool type_from_name(const char *s, size_t n, ElementType *out);
-int type_byte_size(ElementType t);             /* 0 for TYPE_TUPLE */
+int type_byte_size(ElementType t);             /* 0 for TYPE_TOKEN and TYPE_TUPLE */
 TypeKind type_kind(ElementType t);
 bool type_is_float(ElementType t);
 bool type_is_integer(ElementType t);           /* signed or unsigned, not pred */
@@ -219,8 +220,11 @@ typedef struct SliceDims {
   IntList starts, limits, strides;
 } SliceDims;
 
+/* dot, scaled-dot and ragged-dot; the last two lists are ragged-dot's only
+ * (lhs_ragged_dims=, rhs_group_dims=). */
 typedef struct DotDims {
   IntList lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
+  IntList lhs_ragged, rhs_group;
 } DotDims;
 
 typedef struct GatherDims {
@@ -254,6 +258,21 @@ typedef enum FusionKind { FUSION_LOOP, FUSION_INPUT, FUSION_OUTPUT, FUSION_CUSTO
 
 typedef enum RngAlgorithm { RNG_DEFAULT, RNG_THREE_FRY, RNG_PHILOX } RngAlgorithm;
 
+/* rng's distribution=: uniform in [a, b) or normal with mean a and
+ * standard deviation b. */
+typedef enum RngDistribution { RNG_UNIFORM, RNG_NORMAL } RngDistribution;
+
+/* The scalar attributes of topk, scan and the rng ops, out of line because
+ * only those opcodes carry them (see Attrs). */
+typedef struct ScalarAttrs {
+  int64_t k;                       /* topk k= */
+  int64_t num_carries;             /* scan num_carries= */
+  int64_t delta;                   /* rng-get-and-update-state delta= */
+  RngDistribution distribution;    /* rng distribution= */
+  bool largest;                    /* topk largest= (the parser's default: true) */
+  bool is_reverse;                 /* scan is_reverse= */
+} ScalarAttrs;
+
 typedef enum TransposeA { TRANSPOSE_A_NO, TRANSPOSE_A_YES, TRANSPOSE_A_ADJOINT } TransposeA;
 
 /* Every attribute any opcode carries. Each opcode uses the few it needs;
@@ -283,6 +302,7 @@ typedef struct Attrs {
   const DotDims *dot;              /* lhs_batch_dims= ... rhs_contracting_dims= */
   const GatherDims *gather;
   const ScatterDims *scatter;
+  const ScalarAttrs *scalars;      /* topk, scan, rng, rng-get-and-update-state */
   int64_t feature_group_count;     /* default 1 */
   int64_t batch_group_count;       /* default 1 */
   /* The enums and bools sit together so that no padding falls between. */
@@ -371,6 +391,7 @@ const SliceDims *attrs_slice(const Attrs *a);
 const DotDims *attrs_dot(const Attrs *a);
 const GatherDims *attrs_gather(const Attrs *a);
 const ScatterDims *attrs_scatter(const Attrs *a);
+const ScalarAttrs *attrs_scalars(const Attrs *a);
 
 /* ---------------------------------------------------------------- parse.c
  * HLO text as XLA prints it (both the modern style and the older one with

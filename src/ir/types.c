@@ -16,28 +16,34 @@ static const TypeInfo type_table[] = {
     AXLE_ELEMENT_TYPES(AXLE_TYPE_ROW)
 #undef AXLE_TYPE_ROW
 };
-static_assert(sizeof type_table / sizeof type_table[0] == TYPE_TUPLE,
+static_assert(sizeof type_table / sizeof type_table[0] == TYPE_TOKEN,
               "one row per element type");
 
 const char *type_name(ElementType t) {
-  return t < TYPE_TUPLE ? type_table[t].name : "tuple";
+  if (t < TYPE_TOKEN) return type_table[t].name;
+  return t == TYPE_TOKEN ? "token" : "tuple";
 }
 
+/* token is spelled like an element type (token[]) though it holds nothing. */
 bool type_from_name(const char *s, size_t n, ElementType *out) {
-  for (int t = 0; t < TYPE_TUPLE; t++) {
+  for (int t = 0; t < TYPE_TOKEN; t++) {
     if (strlen(type_table[t].name) == n && memcmp(type_table[t].name, s, n) == 0) {
       *out = (ElementType)t;
       return true;
     }
   }
+  if (n == 5 && memcmp(s, "token", 5) == 0) {
+    *out = TYPE_TOKEN;
+    return true;
+  }
   return false;
 }
 
-int type_byte_size(ElementType t) { return t < TYPE_TUPLE ? type_table[t].byte_size : 0; }
-TypeKind type_kind(ElementType t) { assert(t < TYPE_TUPLE); return type_table[t].kind; }
-bool type_is_float(ElementType t) { return t < TYPE_TUPLE && type_table[t].kind == TYPE_KIND_FLOAT; }
+int type_byte_size(ElementType t) { return t < TYPE_TOKEN ? type_table[t].byte_size : 0; }
+TypeKind type_kind(ElementType t) { assert(t < TYPE_TOKEN); return type_table[t].kind; }
+bool type_is_float(ElementType t) { return t < TYPE_TOKEN && type_table[t].kind == TYPE_KIND_FLOAT; }
 bool type_is_integer(ElementType t) {
-  return t < TYPE_TUPLE &&
+  return t < TYPE_TOKEN &&
          (type_table[t].kind == TYPE_KIND_SINT || type_table[t].kind == TYPE_KIND_UINT);
 }
 int type_bit_width(ElementType t) { return 8 * type_byte_size(t); }

@@ -72,7 +72,18 @@ EvalOpFn eval_dot, eval_convolution, eval_cholesky, eval_triangular_solve;
 EvalOpFn eval_batch_norm_inference, eval_batch_norm_training, eval_batch_norm_grad;
 
 /* eval_rng.c */
-EvalOpFn eval_rng_bit_generator;
+EvalOpFn eval_rng_bit_generator, eval_rng, eval_rng_get_and_update_state;
+
+/* eval_async.c: tokens, asynchronous pairs, host transfers, dimension sizes */
+EvalOpFn eval_after_all, eval_forward, eval_async_start, eval_async_done, eval_copy_start,
+    eval_copy_done, eval_all_gather_start, eval_collective_permute_start, eval_host_transfer,
+    eval_shuffle, eval_ragged_all_to_all, eval_get_dimension_size, eval_dynamic_reshape;
+
+/* eval_dot_variants.c */
+EvalOpFn eval_scaled_dot, eval_ragged_dot;
+
+/* eval_sort.c: topk; eval_control.c: scan */
+EvalOpFn eval_topk, eval_scan;
 
 /* ---- shared helpers (eval.c) ---- */
 
