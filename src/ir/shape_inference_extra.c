@@ -133,7 +133,10 @@ bool infer_scaled_dot(Infer *in) {
   if (!type_is_float(infer_operand_shape(in, 0)->type) || !type_is_float(infer_operand_shape(in, 1)->type))
     return infer_fail(in, "lhs and rhs must be floating point");
   if (!check_scale(in, 0, 2) || !check_scale(in, 1, 3)) return false;
-  return infer_dot(in);
+  Instruction probe = *in->inst; /* dot's rule on lhs and rhs alone */
+  probe.operand_count = 2;
+  Infer sub = {&probe, in->out, in->arena, in->st};
+  return infer_dot(&sub);
 }
 
 /* ragged-dot(lhs, rhs, group_sizes): lhs_ragged_dims names one lhs

@@ -66,7 +66,7 @@ bad("dynamic_shape", entry("  ROOT p = f32[<=4] parameter(0)"), "dynamic shapes 
 bad("dynamic_shape_unbounded", entry("  ROOT p = f32[?,2] parameter(0)"),
     "dynamic shapes are not supported")
 bad("unknown_element_type", entry("  ROOT p = f31[2] parameter(0)"), "unsupported element type")
-bad("token_shape", entry("  ROOT t = token[] after-all()"), "token shapes are not supported")
+bad("token_with_dimensions", entry("  ROOT t = token[2] after-all()"), "a token has no dimensions")
 bad("layout_repeats_dimension", entry("  ROOT p = f32[2,3]{0,0} parameter(0)"),
     "layout repeats dimension 0")
 bad("layout_wrong_rank", entry("  ROOT p = f32[2,3]{2,1,0} parameter(0)"),
@@ -245,6 +245,42 @@ bad("gather_slice_sizes_rank", entry(
     "  p = f32[5,4] parameter(0)\n  i = s32[3] parameter(1)\n"
     "  ROOT g = f32[3,4] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, "
     "start_index_map={0}, index_vector_dim=1, slice_sizes={1}"), "slice_sizes needs 2 entries")
+
+
+# ---- ops that are parsed and refused ----
+bad("infeed_refused", entry("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)"),
+    "host transfer ops are not supported")
+bad("outfeed_refused", entry("  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
+                             "  ROOT o = token[] outfeed(p, t), outfeed_shape=f32[2]"),
+    "host transfer ops are not supported")
+bad("send_refused", entry("  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
+                          "  s = (f32[2], u32[], token[]) send(p, t), channel_id=1\n"
+                          "  ROOT d = token[] send-done(s), channel_id=1"),
+    "host transfer ops are not supported")
+bad("recv_refused", entry("  t = token[] after-all()\n  r = (f32[2], u32[], token[]) recv(t), channel_id=2\n"
+                          "  ROOT d = (f32[2], token[]) recv-done(r), channel_id=2"),
+    "host transfer ops are not supported")
+bad("lapack_getrf_names_jax_lu", entry(
+    "  p = f32[3,3] parameter(0)\n"
+    "  ROOT c = (f32[3,3], s32[3], s32[]) custom-call(p), custom_call_target=\"lapack_sgetrf_ffi\""),
+    "lapack_sgetrf_ffi (LAPACK, which JAX emits for jnp.linalg.lu")
+bad("lapack_potrf_names_jax_cholesky", entry(
+    "  p = f64[3,3] parameter(0)\n"
+    "  ROOT c = (f64[3,3], s32[]) custom-call(p), custom_call_target=\"lapack_dpotrf_ffi\""),
+    "which JAX emits for jnp.linalg.cholesky")
+bad("lapack_gesdd_names_jax_svd", entry(
+    "  p = f32[3,3] parameter(0)\n"
+    "  ROOT c = (f32[3], s32[]) custom-call(p), custom_call_target=\"lapack_sgesdd_ffi\""),
+    "which JAX emits for jnp.linalg.svd")
+bad("topk_k_too_large", entry("  p = f32[2,3] parameter(0)\n"
+                              "  ROOT t = (f32[2,4], s32[2,4]) topk(p), k=4, largest=true"),
+    "k=4 is out of range")
+bad("mulhi_on_floats", entry("  p = f32[2] parameter(0)\n  ROOT m = f32[2] mulhi(p, p)"),
+    "needs an integer type")
+bad("acos_on_integers", entry("  p = s32[2] parameter(0)\n  ROOT m = s32[2] acos(p)"),
+    "needs a floating-point type")
+bad("add_dependency_needs_a_token", entry("  p = f32[2] parameter(0)\n  ROOT d = f32[2] add-dependency(p, p)"),
+    "must be a token")
 
 
 def main():
