@@ -146,7 +146,7 @@ typedef struct Shape {
 Shape shape_array(ElementType t, int rank, const int64_t *dims); /* default layout */
 Shape shape_scalar(ElementType t);
 bool shape_is_tuple(const Shape *s);
-int64_t shape_element_count(const Shape *s);    /* arrays only */
+int64_t shape_element_count(const Shape *s);    /* arrays only; 0 for a token */
 int64_t shape_byte_size(const Shape *s);        /* arrays only */
 /* Same type, dims (and tuple structure); layouts are ignored. */
 bool shape_equal(const Shape *a, const Shape *b);

@@ -116,7 +116,9 @@ Shape shape_scalar(ElementType t) { return shape_array(t, 0, NULL); }
 
 bool shape_is_tuple(const Shape *s) { return s->type == TYPE_TUPLE; }
 
+/* A token holds no elements, though it is written like a scalar. */
 int64_t shape_element_count(const Shape *s) {
+  if (s->type == TYPE_TOKEN) return 0;
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) n *= s->dims[i];
   return n;

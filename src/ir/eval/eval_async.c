@@ -21,14 +21,17 @@ static Literal *token_create(void) {
 }
 
 Literal *eval_after_all(const Instruction *inst, Literal *const *operands, Status *st) {
-  (void)inst, (void)operands, (void)st;
+  (void)inst;
+  (void)operands;
+  (void)st;
   return token_create();
 }
 
 /* add-dependency, domain, set-dimension-size (on static shapes), async-update
  * and all-reduce-done: operand 0's value. */
 Literal *eval_forward(const Instruction *inst, Literal *const *operands, Status *st) {
-  (void)inst, (void)st;
+  (void)inst;
+  (void)st;
   return literal_clone(operands[0]);
 }
 

@@ -164,6 +164,10 @@ void print_literal(StrBuf *sb, const Literal *lit) {
     strbuf_printf(sb, ")");
     return;
   }
+  if (lit->shape.type == TYPE_TOKEN) {
+    strbuf_printf(sb, "token");
+    return;
+  }
   if (lit->shape.rank == 0) {
     print_element(sb, lit, 0);
     return;
@@ -453,6 +457,36 @@ static void print_linalg_attrs(StrBuf *sb, const Instruction *inst) {
     strbuf_printf(sb, ", transpose_a=%s", transpose_names[a->transpose_a]);
 }
 
+/* The ops that exchange values (collectives, their asynchronous starts,
+ * async wrappers, send and recv): their attributes. */
+static void print_exchange_attrs(StrBuf *sb, const Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_ALL_REDUCE:
+  case OP_ALL_GATHER:
+  case OP_REDUCE_SCATTER:
+  case OP_COLLECTIVE_PERMUTE:
+  case OP_ALL_TO_ALL:
+  case OP_RAGGED_ALL_TO_ALL:
+  case OP_COLLECTIVE_BROADCAST:
+  case OP_COLLECTIVE_REDUCE:
+  case OP_ALL_REDUCE_START:
+  case OP_ALL_GATHER_START:
+  case OP_COLLECTIVE_PERMUTE_START: print_collective_attrs(sb, inst); break;
+  case OP_SEND:
+  case OP_SEND_DONE:
+  case OP_RECV:
+  case OP_RECV_DONE:
+    if (inst->attrs.channel_id) strbuf_printf(sb, ", channel_id=%lld", (long long)inst->attrs.channel_id);
+    break;
+  case OP_ASYNC_START:
+  case OP_ASYNC_UPDATE:
+  case OP_ASYNC_DONE:
+    if (inst->called_count > 0) print_called(sb, "calls", inst, 0);
+    break;
+  default: break;
+  }
+}
+
 /* The attributes after the operand list, in XLA's order. */
 static void print_attributes(StrBuf *sb, const Instruction *inst) {
   static const char *const rng_names[] = {"rng_default", "rng_three_fry", "rng_philox"};
@@ -496,11 +530,6 @@ static void print_attributes(StrBuf *sb, const Instruction *inst) {
   case OP_RNG_GET_AND_UPDATE_STATE: print_scalar_attrs(sb, inst); break;
   case OP_GET_DIMENSION_SIZE:
   case OP_SET_DIMENSION_SIZE: print_list_attr(sb, "dimensions", &a->dimensions); break;
-  case OP_ASYNC_START:
-  case OP_ASYNC_UPDATE:
-  case OP_ASYNC_DONE:
-    if (inst->called_count > 0) print_called(sb, "calls", inst, 0);
-    break;
   case OP_GATHER: print_gather_attrs(sb, attrs_gather(a)); break;
   case OP_SCATTER:
     print_scatter_attrs(sb, attrs_scatter(a));
@@ -532,24 +561,7 @@ static void print_attributes(StrBuf *sb, const Instruction *inst) {
     break;
   case OP_CHOLESKY:
   case OP_TRIANGULAR_SOLVE: print_linalg_attrs(sb, inst); break;
-  case OP_ALL_REDUCE:
-  case OP_ALL_GATHER:
-  case OP_REDUCE_SCATTER:
-  case OP_COLLECTIVE_PERMUTE:
-  case OP_ALL_TO_ALL:
-  case OP_RAGGED_ALL_TO_ALL:
-  case OP_COLLECTIVE_BROADCAST:
-  case OP_COLLECTIVE_REDUCE:
-  case OP_ALL_REDUCE_START:
-  case OP_ALL_GATHER_START:
-  case OP_COLLECTIVE_PERMUTE_START: print_collective_attrs(sb, inst); break;
-  case OP_SEND:
-  case OP_SEND_DONE:
-  case OP_RECV:
-  case OP_RECV_DONE:
-    if (a->channel_id) strbuf_printf(sb, ", channel_id=%lld", (long long)a->channel_id);
-    break;
-  default: break;
+  default: print_exchange_attrs(sb, inst); break;
   }
 }
 
