@@ -281,8 +281,9 @@ typedef struct Attrs {
   int64_t parameter_number;        /* parameter(N) */
   Literal *literal;                /* constant(...) */
   IntList dimensions;              /* dimensions={..}: broadcast, transpose, reduce,
-                                      reverse, concatenate, map, sort, all-gather,
-                                      reduce-scatter (one entry) */
+                                      reverse, concatenate, map, sort, all-gather(-start),
+                                      reduce-scatter, all-to-all, scan,
+                                      get/set-dimension-size (one entry) */
   int64_t iota_dimension;          /* iota_dimension= */
   int64_t tuple_index;             /* index= on get-tuple-element */
   IntList dynamic_slice_sizes;     /* dynamic_slice_sizes={..} */

@@ -160,6 +160,13 @@ bool infer_ragged_dot(Infer *in) {
   if (!infer_check_dim_list(in, "lhs_ragged_dims", &dd->lhs_ragged, l->rank, false) ||
       !infer_check_dim_list(in, "rhs_group_dims", &dd->rhs_group, r->rank, false))
     return false;
+  /* Leading group_sizes dims, when present, are lhs's batch dims in order. */
+  if (g->rank > 1 && g->rank - 1 != dd->lhs_batch.count)
+    return infer_fail(in, "group_sizes must be [G] or [batch dims..., G]");
+  if (!infer_check_dim_list(in, "lhs_batch_dims", &dd->lhs_batch, l->rank, false)) return false;
+  for (int i = 0; i + 1 < g->rank; i++)
+    if (g->dims[i] != l->dims[dd->lhs_batch.values[i]])
+      return infer_fail(in, "group_sizes dimension %d differs from lhs batch dimension %d", i, i);
   int64_t ragged = dd->lhs_ragged.values[0];
   bool contracting = infer_list_contains(&dd->lhs_contracting, ragged);
   bool batch = infer_list_contains(&dd->lhs_batch, ragged);

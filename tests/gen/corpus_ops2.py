@@ -298,3 +298,44 @@ ENTRY main {
 }
 """
     return Case(text, [src, dst], [out])
+
+
+@case("ragged_dot_groups_per_batch")
+def _(rng):
+    lhs = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    rhs = rng.standard_normal((2, 2, 3, 4)).astype(np.float32)   # [batch, group, k, n]
+    sizes = np.array([[2, 3], [4, 0]], dtype=np.int32)          # [batch, G]
+    out = np.zeros((2, 5, 4))
+    for b in range(2):
+        for m in range(5):
+            g = group_of(sizes[b], m)
+            if g >= 0:
+                out[b, m] = lhs[b, m].astype(np.float64) @ rhs[b, g].astype(np.float64)
+    text = """HloModule ragged_dot_groups_per_batch
+
+ENTRY main {
+  lhs = f32[2,5,3] parameter(0)
+  rhs = f32[2,2,3,4] parameter(1)
+  sizes = s32[2,2] parameter(2)
+  ROOT d = f32[2,5,4] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={1}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+@case("ragged_dot_ragged_batch_is_a_plain_dot")
+def _(rng):
+    lhs = rng.standard_normal((3, 2, 4)).astype(np.float32)
+    rhs = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    sizes = np.array([1, 2], dtype=np.int32)
+    out = np.einsum("bmk,bkn->bmn", lhs.astype(np.float64), rhs.astype(np.float64))
+    text = """HloModule ragged_dot_ragged_batch_is_a_plain_dot
+
+ENTRY main {
+  lhs = f32[3,2,4] parameter(0)
+  rhs = f32[3,4,5] parameter(1)
+  sizes = s32[2] parameter(2)
+  ROOT d = f32[3,2,5] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))

@@ -272,6 +272,8 @@ bad("lapack_gesdd_names_jax_svd", entry(
     "  p = f32[3,3] parameter(0)\n"
     "  ROOT c = (f32[3], s32[]) custom-call(p), custom_call_target=\"lapack_sgesdd_ffi\""),
     "which JAX emits for jnp.linalg.svd")
+bad("shuffle_refused", entry("  p = f32[4] parameter(0)\n  ROOT s = f32[4] shuffle(p)"),
+    "shuffle is not supported")
 bad("topk_k_too_large", entry("  p = f32[2,3] parameter(0)\n"
                               "  ROOT t = (f32[2,4], s32[2,4]) topk(p), k=4, largest=true"),
     "k=4 is out of range")
