@@ -195,8 +195,7 @@ static bool expect_one_dimension(const Infer *in, int rank) {
 /* get-dimension-size(x), dimensions={d}: s32[], the size of dimension d
  * (shapes in axle are static, so it is a constant). */
 bool infer_get_dimension_size(Infer *in) {
-  if (!infer_expect_array(in, 0) || !expect_one_dimension(in, infer_operand_shape(in, 0)->rank))
-    return false;
+  if (!infer_expect_array(in, 0) || !expect_one_dimension(in, infer_operand_shape(in, 0)->rank)) return false;
   return infer_set_array(in, TYPE_S32, 0, NULL);
 }
 

@@ -41,7 +41,8 @@ bool infer_scan(Infer *in) {
   int64_t carries = attrs_scalars(&inst->attrs)->num_carries;
   int n = inst->operand_count;
   if (!infer_expect_called_count(in, 1)) return false;
-  if (carries < 0 || carries >= n) return infer_fail(in, "num_carries=%lld leaves no input", (long long)carries);
+  if (carries < 0 || carries >= n)
+    return infer_fail(in, "num_carries=%lld leaves no input", (long long)carries);
   int inputs = n - (int)carries;
   if (inst->attrs.dimensions.count != 1) return infer_fail(in, "dimensions must hold one dimension");
   int64_t d = inst->attrs.dimensions.values[0];
@@ -51,12 +52,15 @@ bool infer_scan(Infer *in) {
   if (d < 0 || d >= x0->rank) return infer_fail(in, "dimension %lld is out of range", (long long)d);
   int64_t steps = x0->dims[d];
   const Computation *f = inst->called[0];
-  if (f->parameter_count != n) return infer_fail(in, "'%s' takes %d parameters, expected %d", f->name, f->parameter_count, n);
+  if (f->parameter_count != n)
+    return infer_fail(in, "'%s' takes %d parameters, expected %d", f->name, f->parameter_count, n);
   for (int i = 0; i < n; i++) {
     Shape want = *infer_operand_shape(in, i);
     if (i < inputs) {
       const Shape *x = infer_operand_shape(in, i);
-      if (x->rank <= d || x->dims[d] != steps) return infer_fail(in, "input %d has no dimension %lld of size %lld", i, (long long)d, (long long)steps);
+      if (x->rank <= d || x->dims[d] != steps)
+        return infer_fail(in, "input %d has no dimension %lld of size %lld", i, (long long)d,
+                          (long long)steps);
       want.rank = x->rank - 1;
       for (int k = (int)d; k < want.rank; k++) want.dims[k] = x->dims[k + 1];
     }
@@ -69,11 +73,13 @@ bool infer_scan(Infer *in) {
   const Shape *root = &f->root->shape;
   int parts_count = shape_is_tuple(root) ? root->tuple_count : 1;
   int outputs = parts_count - (int)carries;
-  if (outputs < 0 || parts_count > AXLE_MAX_RANK) return infer_fail(in, "'%s' returns too few or too many results", f->name);
+  if (outputs < 0 || parts_count > AXLE_MAX_RANK)
+    return infer_fail(in, "'%s' returns too few or too many results", f->name);
   Shape *parts = arena_alloc(in->arena, sizeof(Shape) * (size_t)(parts_count > 0 ? parts_count : 1));
   for (int k = 0; k < parts_count; k++) {
     const Shape *r = result_part(root, parts_count, k);
-    if (!r || shape_is_tuple(r) || r->type == TYPE_TOKEN) return infer_fail(in, "'%s' result %d must be an array", f->name, k);
+    if (!r || shape_is_tuple(r) || r->type == TYPE_TOKEN)
+      return infer_fail(in, "'%s' result %d must be an array", f->name, k);
     parts[k] = *r;
     shape_set_default_layout(&parts[k]);
     if (k >= outputs) {
@@ -81,7 +87,8 @@ bool infer_scan(Infer *in) {
         return infer_fail(in, "'%s' carry result %d does not match its init", f->name, k - outputs);
       continue;
     }
-    if (r->rank + 1 > AXLE_MAX_RANK || d > r->rank) return infer_fail(in, "output %d cannot take dimension %lld", k, (long long)d);
+    if (r->rank + 1 > AXLE_MAX_RANK || d > r->rank)
+      return infer_fail(in, "output %d cannot take dimension %lld", k, (long long)d);
     parts[k].rank = r->rank + 1;
     for (int j = parts[k].rank - 1; j > d; j--) parts[k].dims[j] = r->dims[j - 1];
     parts[k].dims[d] = steps;
@@ -99,7 +106,8 @@ bool infer_rng(Infer *in) {
       !infer_expect_scalar(in, 1, "b") || !infer_expect_same_type(in, 0, 1))
     return false;
   ElementType t = infer_operand_shape(in, 0)->type;
-  if (shape_is_tuple(decl) || decl->type != t) return infer_fail(in, "result must be an array of %s", type_name(t));
+  if (shape_is_tuple(decl) || decl->type != t)
+    return infer_fail(in, "result must be an array of %s", type_name(t));
   bool normal = attrs_scalars(&in->inst->attrs)->distribution == RNG_NORMAL;
   if (normal ? !type_is_float(t) : !(type_is_float(t) || type_is_integer(t)))
     return infer_fail(in, "%s does not take %s", normal ? "rng_normal" : "rng_uniform", type_name(t));
@@ -153,7 +161,8 @@ bool infer_ragged_dot(Infer *in) {
   const DotDims *dd = attrs_dot(&in->inst->attrs);
   for (int i = 0; i < 3; i++)
     if (!infer_expect_array(in, i)) return false;
-  const Shape *l = infer_operand_shape(in, 0), *r = infer_operand_shape(in, 1), *g = infer_operand_shape(in, 2);
+  const Shape *l = infer_operand_shape(in, 0), *r = infer_operand_shape(in, 1),
+              *g = infer_operand_shape(in, 2);
   if (!type_is_integer(g->type) || g->rank < 1) return infer_fail(in, "group_sizes must be an integer array");
   int64_t groups = g->dims[g->rank - 1];
   if (dd->lhs_ragged.count != 1) return infer_fail(in, "lhs_ragged_dims must hold one dimension");
@@ -172,13 +181,16 @@ bool infer_ragged_dot(Infer *in) {
   bool batch = infer_list_contains(&dd->lhs_batch, ragged);
   bool grouped = !contracting && !batch;
   if (grouped != (dd->rhs_group.count == 1))
-    return infer_fail(in, "rhs_group_dims must name one dimension exactly when the ragged dimension is "
-                          "not contracting or batch");
+    return infer_fail(in,
+                      "rhs_group_dims must name one dimension exactly when the ragged dimension is "
+                      "not contracting or batch");
   if (grouped) {
     int64_t gd = dd->rhs_group.values[0];
     if (infer_list_contains(&dd->rhs_batch, gd) || infer_list_contains(&dd->rhs_contracting, gd))
       return infer_fail(in, "the rhs group dimension cannot be batch or contracting");
-    if (r->dims[gd] != groups) return infer_fail(in, "rhs group dimension has %lld groups, group_sizes %lld", (long long)r->dims[gd], (long long)groups);
+    if (r->dims[gd] != groups)
+      return infer_fail(in, "rhs group dimension has %lld groups, group_sizes %lld", (long long)r->dims[gd],
+                        (long long)groups);
   }
   /* The dot without rhs's group dimension gives the rest of the dims. */
   Shape rhs_view = *r;
@@ -188,8 +200,10 @@ bool infer_ragged_dot(Infer *in) {
     int64_t gd = dd->rhs_group.values[0];
     rhs_view.rank = r->rank - 1;
     for (int k = (int)gd; k < rhs_view.rank; k++) rhs_view.dims[k] = r->dims[k + 1];
-    for (int i = 0; i < dd->rhs_batch.count; i++) rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
-    for (int i = 0; i < dd->rhs_contracting.count; i++) rc[i] = dd->rhs_contracting.values[i] - (dd->rhs_contracting.values[i] > gd);
+    for (int i = 0; i < dd->rhs_batch.count; i++)
+      rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
+    for (int i = 0; i < dd->rhs_contracting.count; i++)
+      rc[i] = dd->rhs_contracting.values[i] - (dd->rhs_contracting.values[i] > gd);
     view.rhs_batch = (IntList){dd->rhs_batch.count, rb};
     view.rhs_contracting = (IntList){dd->rhs_contracting.count, rc};
   }

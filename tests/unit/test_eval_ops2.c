@@ -91,7 +91,8 @@ TEST(rng_instructions_draw_different_numbers) {
                         "  y = f32[8] rng(a, b), distribution=rng_uniform\n"
                         "  ROOT t = (f32[8], f32[8]) tuple(x, y)\n}\n");
   EXPECT(r && r->shape.type == TYPE_TUPLE, "a tuple");
-  if (r && r->shape.type == TYPE_TUPLE) EXPECT(!literal_equal(r->elements[0], r->elements[1]), "x and y differ");
+  if (r && r->shape.type == TYPE_TUPLE)
+    EXPECT(!literal_equal(r->elements[0], r->elements[1]), "x and y differ");
   literal_free(r);
 }
 
@@ -151,8 +152,8 @@ TEST(refused_ops_are_found_before_running) {
     Module *m = parse_module(texts[k], strlen(texts[k]), "r.hlo", &st);
     EXPECT(m != NULL, "case %d parses: %s", k, st.message);
     if (!m) continue;
-    EXPECT(!eval_check_supported(m, &st) && st.code == STATUS_UNSUPPORTED && strstr(st.message, wants[k]) &&
-               st.loc.line == 4,
+    bool refused = !eval_check_supported(m, &st);
+    EXPECT(refused && st.code == STATUS_UNSUPPORTED && strstr(st.message, wants[k]) && st.loc.line == 4,
            "case %d: %s (line %d)", k, st.message, st.loc.line);
     module_free(m);
   }

@@ -137,8 +137,10 @@ Literal *eval_host_transfer(const Instruction *inst, Literal *const *operands, S
  * does not describe it), so it is parsed and refused. */
 Literal *eval_shuffle(const Instruction *inst, Literal *const *operands, Status *st) {
   (void)operands;
-  status_error(st, STATUS_UNSUPPORTED, "shuffle %s: shuffle is not supported (its semantics are "
-               "not documented by XLA)", inst->name);
+  status_error(st, STATUS_UNSUPPORTED,
+               "shuffle %s: shuffle is not supported (its semantics are "
+               "not documented by XLA)",
+               inst->name);
   return NULL;
 }
 
@@ -151,7 +153,8 @@ Literal *eval_ragged_all_to_all(const Instruction *inst, Literal *const *operand
   const Literal *in = operands[0], *out_buffer = operands[1];
   Literal *out = literal_clone(out_buffer);
   int64_t updates = shape_element_count(&operands[2]->shape);
-  int64_t row_in = in->shape.rank ? shape_element_count(&in->shape) / (in->shape.dims[0] ? in->shape.dims[0] : 1) : 1;
+  int64_t row_in =
+      in->shape.rank ? shape_element_count(&in->shape) / (in->shape.dims[0] ? in->shape.dims[0] : 1) : 1;
   int size = type_byte_size(in->shape.type);
   for (int64_t j = 0; j < updates; j++) {
     int64_t from = literal_get_s64(operands[2], j), count = literal_get_s64(operands[3], j);
@@ -162,7 +165,8 @@ Literal *eval_ragged_all_to_all(const Instruction *inst, Literal *const *operand
       status_error(st, STATUS_RUNTIME_ERROR,
                    "ragged-all-to-all %s: update %lld (offsets %lld -> %lld, sizes %lld/%lld) is out "
                    "of range or unmatched",
-                   inst->name, (long long)j, (long long)from, (long long)to, (long long)count, (long long)recv);
+                   inst->name, (long long)j, (long long)from, (long long)to, (long long)count,
+                   (long long)recv);
       return NULL;
     }
     memcpy((char *)out->data + to * row_in * size, (const char *)in->data + from * row_in * size,

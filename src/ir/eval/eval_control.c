@@ -247,9 +247,11 @@ static bool scan_step(const Instruction *inst, Literal *const *operands, int inp
   free(args);
   if (!r) return false;
   int parts = output_count + carries;
-  if (!(parts == 1 && r->shape.type != TYPE_TUPLE) && (r->shape.type != TYPE_TUPLE || r->shape.tuple_count != parts)) {
+  bool single = parts == 1 && r->shape.type != TYPE_TUPLE;
+  if (!single && (r->shape.type != TYPE_TUPLE || r->shape.tuple_count != parts)) {
     literal_free(r);
-    return malformed(inst, "the scanned computation returned the wrong number of results", st) != NULL;
+    malformed(inst, "the scanned computation returned the wrong number of results", st);
+    return false;
   }
   for (int k = 0; k < output_count; k++) {
     ScanView v = scan_view(&outputs[k]->shape, d);

@@ -14,8 +14,8 @@
 #include "eval_internal.h"
 
 /* Runs dot as if inst were a dot with these dims and this result shape. */
-static Literal *dot_as(const Instruction *inst, const DotDims *dims, const Shape *shape,
-                       const Literal *lhs, const Literal *rhs, Status *st) {
+static Literal *dot_as(const Instruction *inst, const DotDims *dims, const Shape *shape, const Literal *lhs,
+                       const Literal *rhs, Status *st) {
   Instruction as = *inst;
   as.opcode = OP_DOT;
   as.attrs.dot = dims;
@@ -47,7 +47,8 @@ Literal *eval_scaled_dot(const Instruction *inst, Literal *const *operands, Stat
     bool fits = x->type != TYPE_TUPLE && s->type != TYPE_TUPLE && x->rank == s->rank;
     for (int d = 0; fits && d < x->rank; d++) fits = s->dims[d] > 0 && x->dims[d] % s->dims[d] == 0;
     if (!fits) {
-      status_error(st, STATUS_VERIFY_ERROR, "scaled-dot %s: scale %d does not tile its operand", inst->name, k + 2);
+      status_error(st, STATUS_VERIFY_ERROR, "scaled-dot %s: scale %d does not tile its operand", inst->name,
+                   k + 2);
       return NULL;
     }
   }
@@ -109,15 +110,15 @@ static Literal *ragged_rows(const Instruction *inst, Literal *const *operands, S
   int gd = (int)dd->rhs_group.values[0];
   int64_t ragged = dd->lhs_ragged.values[0], rb[AXLE_MAX_RANK], rc[AXLE_MAX_RANK];
   DotDims view = *dd;
-  for (int i = 0; i < dd->rhs_batch.count; i++) rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
+  for (int i = 0; i < dd->rhs_batch.count; i++)
+    rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
   for (int i = 0; i < dd->rhs_contracting.count; i++)
     rc[i] = dd->rhs_contracting.values[i] - (dd->rhs_contracting.values[i] > gd);
   view.rhs_batch = (IntList){dd->rhs_batch.count, rb};
   view.rhs_contracting = (IntList){dd->rhs_contracting.count, rc};
   /* Where the ragged dimension and the batch dims sit in the result. */
   int64_t pos = dd->lhs_batch.count, batch_pos[AXLE_MAX_RANK];
-  for (int d = 0; d < ragged; d++)
-    pos += !list_has(&dd->lhs_batch, d) && !list_has(&dd->lhs_contracting, d);
+  for (int d = 0; d < ragged; d++) pos += !list_has(&dd->lhs_batch, d) && !list_has(&dd->lhs_contracting, d);
   for (int j = 0; j < AXLE_MAX_RANK; j++) batch_pos[j] = j;
   Literal *out = literal_create(&inst->shape);
   int64_t count = shape_element_count(&inst->shape);
