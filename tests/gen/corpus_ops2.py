@@ -339,3 +339,37 @@ ENTRY main {
 }
 """
     return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+@case("async_start_old_style_dump")
+def _(rng):
+    """An async call as XLA prints it after scheduling: %names, typed
+    operands, execution threads, calls= on every part of the pair."""
+    a = rng.standard_normal(8).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    t = "((f32[8]{0}, f32[8]{0}), f32[8]{0}, u32[])"
+    text = """HloModule async_start_old_style_dump, entry_computation_layout={(f32[8]{0}, f32[8]{0})->f32[8]{0}}
+
+%%called_computation (param_0: f32[8], param_1: f32[8]) -> f32[8] {
+  %%param_0 = f32[8]{0} parameter(0)
+  %%param_1 = f32[8]{0} parameter(1)
+  ROOT %%add = f32[8]{0} add(f32[8]{0} %%param_0, f32[8]{0} %%param_1)
+}, execution_thread="parallel_thread"
+
+%%async_wrapped (async_param: f32[8], async_param.1: f32[8]) -> f32[8] {
+  %%async_param = f32[8]{0} parameter(0)
+  %%async_param.1 = f32[8]{0} parameter(1)
+  ROOT %%call = f32[8]{0} call(f32[8]{0} %%async_param, f32[8]{0} %%async_param.1), to_apply=%%called_computation
+}, execution_thread="parallel_thread"
+
+ENTRY %%main (a: f32[8], b: f32[8]) -> f32[8] {
+  %%a = f32[8]{0} parameter(0)
+  %%b = f32[8]{0} parameter(1)
+  %%async-start = %(t)s async-start(f32[8]{0} %%a, f32[8]{0} %%b), async_execution_thread="parallel_thread", calls=%%async_wrapped
+  %%negate_2 = f32[8]{0} negate(f32[8]{0} %%a)
+  %%async-update = %(t)s async-update(%(t)s %%async-start), async_execution_thread="parallel_thread", calls=%%async_wrapped
+  %%async-done = f32[8]{0} async-done(%(t)s %%async-update), async_execution_thread="parallel_thread", calls=%%async_wrapped
+  ROOT %%add_1 = f32[8]{0} add(f32[8]{0} %%async-done, f32[8]{0} %%negate_2)
+}
+""" % {"t": t}
+    return Case(text, [a, b], [(a + b) + (-a)])

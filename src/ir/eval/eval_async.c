@@ -159,8 +159,9 @@ Literal *eval_ragged_all_to_all(const Instruction *inst, Literal *const *operand
   for (int64_t j = 0; j < updates; j++) {
     int64_t from = literal_get_s64(operands[2], j), count = literal_get_s64(operands[3], j);
     int64_t to = literal_get_s64(operands[4], j), recv = literal_get_s64(operands[5], j);
-    if (count != recv || count < 0 || from < 0 || to < 0 || from + count > in->shape.dims[0] ||
-        to + count > out_buffer->shape.dims[0]) {
+    /* written so that no sum of user-given values can overflow */
+    if (count != recv || count < 0 || from < 0 || to < 0 || from > in->shape.dims[0] - count ||
+        to > out_buffer->shape.dims[0] - count) {
       literal_free(out);
       status_error(st, STATUS_RUNTIME_ERROR,
                    "ragged-all-to-all %s: update %lld (offsets %lld -> %lld, sizes %lld/%lld) is out "
