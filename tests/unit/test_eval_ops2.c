@@ -159,6 +159,31 @@ TEST(refused_ops_are_found_before_running) {
   }
 }
 
+TEST(builder_copies_the_scalar_attributes_it_is_given) {
+  Module *m = module_create("built");
+  Computation *c = builder_add_computation(m, "main");
+  int64_t dims[1] = {5};
+  Shape x_shape = shape_array(TYPE_F32, 1, dims);
+  Instruction *x = builder_add_parameter(c, &x_shape, "x");
+  Status st;
+  status_clear(&st);
+  Instruction *t = NULL;
+  {
+    ScalarAttrs on_stack = {.k = 2, .largest = false};
+    Attrs attrs = {.scalars = &on_stack};
+    t = builder_add_instruction(c, OP_TOPK, &x, 1, NULL, 0, &attrs, NULL, &st);
+  }
+  EXPECT(t != NULL, "topk built: %s", st.message);
+  if (t) {
+    EXPECT(attrs_scalars(&t->attrs)->k == 2 && !attrs_scalars(&t->attrs)->largest, "k and largest kept");
+    const Shape *s = &t->shape;
+    EXPECT(shape_is_tuple(s) && s->tuple_count == 2 && s->tuple_shapes[1].type == TYPE_S32 &&
+               s->tuple_shapes[0].dims[0] == 2,
+           "(f32[2], s32[2])");
+  }
+  module_free(m);
+}
+
 /* Every spelling of XLA's opcode list (xla/hlo/ir/hlo_opcode.h), but for
  * complex, real, imag, fft and stochastic-convert, which come with the
  * complex and f8 types. */
@@ -203,6 +228,7 @@ int main(void) {
   RUN(token_shapes_parse_and_print_as_token);
   RUN(topk_largest_defaults_to_true);
   RUN(refused_ops_are_found_before_running);
+  RUN(builder_copies_the_scalar_attributes_it_is_given);
   RUN(every_opcode_of_xla_is_known);
   return test_summary();
 }
