@@ -132,6 +132,17 @@ TEST(token_shapes_parse_and_print_as_token) {
   free(text);
 }
 
+TEST(rng_attributes_print_as_xla_spells_them) {
+  char *text = printed("HloModule r\nENTRY main {\n  a = f32[] constant(0)\n  b = f32[] constant(1)\n"
+                       "  x = f32[3] rng(a, b), distribution=rng_normal\n"
+                       "  s = u64[2] rng-get-and-update-state(), delta=8\n"
+                       "  ROOT t = (f32[3], u64[2]) tuple(x, s)\n}\n");
+  EXPECT(text && strstr(text, "rng(a, b), distribution=rng_normal") &&
+             strstr(text, "rng-get-and-update-state(), delta=8"),
+         "printed: %s", text ? text : "");
+  free(text);
+}
+
 TEST(topk_largest_defaults_to_true) {
   char *text = printed("HloModule k\nENTRY main {\n  p = f32[5] parameter(0)\n"
                        "  ROOT t = (f32[2], s32[2]) topk(p), k=2\n}\n");
@@ -226,6 +237,7 @@ int main(void) {
   RUN(rng_instructions_draw_different_numbers);
   RUN(rng_get_and_update_state_gives_a_u64_pair);
   RUN(token_shapes_parse_and_print_as_token);
+  RUN(rng_attributes_print_as_xla_spells_them);
   RUN(topk_largest_defaults_to_true);
   RUN(refused_ops_are_found_before_running);
   RUN(builder_copies_the_scalar_attributes_it_is_given);
