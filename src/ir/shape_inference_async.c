@@ -86,6 +86,10 @@ bool infer_async_start(Infer *in) {
   want[0].tuple_shapes = arena_alloc(in->arena, sizeof(Shape) * (size_t)(n > 0 ? n : 1));
   for (int i = 0; i < n; i++) want[0].tuple_shapes[i] = *infer_operand_shape(in, i);
   want[1] = c->root->shape;
+  /* XLA's design notes print a lone operand unwrapped: (f32[64], f32[32], s32[]). */
+  const Shape *decl = &in->inst->shape;
+  if (n == 1 && shape_is_tuple(decl) && decl->tuple_count >= 2 && !shape_is_tuple(&decl->tuple_shapes[0]))
+    want[0] = *infer_operand_shape(in, 0);
   return set_start_tuple(in, want, 2);
 }
 

@@ -373,3 +373,22 @@ ENTRY %%main (a: f32[8], b: f32[8]) -> f32[8] {
 }
 """ % {"t": t}
     return Case(text, [a, b], [(a + b) + (-a)])
+
+
+@case("async_start_with_a_lone_unwrapped_operand")
+def _(rng):
+    x = rng.standard_normal(4).astype(np.float32)
+    text = """HloModule async_start_with_a_lone_unwrapped_operand
+
+wrapped {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  start = (f32[4], f32[4], s32[]) async-start(x), calls=wrapped
+  ROOT done = f32[4] async-done(start)
+}
+"""
+    return Case(text, [x], [-x])

@@ -105,7 +105,9 @@ Literal *eval_async_start(const Instruction *inst, Literal *const *operands, Sta
   if (inst->called_count < 1) return malformed(inst, "needs calls=", st);
   Literal *result = eval_computation(inst->called[0], operands, inst->operand_count, st);
   if (!result) return NULL;
-  return start_tuple(inst, operands_tuple(inst, operands), result, st);
+  bool unwrapped = inst->operand_count == 1 && result_element_shape(inst, 0)->type != TYPE_TUPLE;
+  Literal *args = unwrapped ? literal_clone(operands[0]) : operands_tuple(inst, operands);
+  return start_tuple(inst, args, result, st);
 }
 
 Literal *eval_all_gather_start(const Instruction *inst, Literal *const *operands, Status *st) {
