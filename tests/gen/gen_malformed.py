@@ -274,6 +274,34 @@ bad("lapack_gesdd_names_jax_svd", entry(
     "which JAX emits for jnp.linalg.svd")
 bad("shuffle_refused", entry("  p = f32[4] parameter(0)\n  ROOT s = f32[4] shuffle(p)"),
     "shuffle is not supported")
+bad("scan_carry_does_not_match_init", entry(
+    "  x = f32[3,4] parameter(0)\n  c = f32[3] parameter(1)\n"
+    "  ROOT s = (f32[3,4], s32[3]) scan(x, c), dimensions={1}, num_carries=1, to_apply=step",
+    comps="step {\n  a = f32[3] parameter(0)\n  b = f32[3] parameter(1)\n"
+          "  k = s32[3] convert(a)\n  ROOT t = (f32[3], s32[3]) tuple(a, k)\n}\n\n"),
+    "carry result 0 does not match its init")
+bad("ragged_dot_needs_a_group_dimension", entry(
+    "  l = f32[6,4] parameter(0)\n  r = f32[2,4,5] parameter(1)\n  g = s32[2] parameter(2)\n"
+    "  ROOT d = f32[6,5] ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+    "lhs_ragged_dims={0}"),
+    "rhs_group_dims must name one dimension")
+bad("async_start_result_mismatch", entry(
+    "  x = f32[4] parameter(0)\n  s = ((f32[4]), f32[5], s32[]) async-start(x), calls=w\n"
+    "  ROOT d = f32[5] async-done(s)",
+    comps="w {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n\n"),
+    "result element 1 is f32[5], expected f32[4]")
+bad("get_dimension_size_out_of_range", entry(
+    "  x = f32[4] parameter(0)\n  ROOT d = s32[] get-dimension-size(x), dimensions={1}"),
+    "out of range")
+bad("rng_normal_on_integers", entry(
+    "  a = s32[] constant(0)\n  b = s32[] constant(1)\n"
+    "  ROOT r = s32[4] rng(a, b), distribution=rng_normal"),
+    "rng_normal does not take s32")
+bad("scaled_dot_scale_must_divide", entry(
+    "  l = f32[4,8] parameter(0)\n  r = f32[8,3] parameter(1)\n  ls = f32[4,3] parameter(2)\n"
+    "  rs = f32[2,3] parameter(3)\n"
+    "  ROOT d = f32[4,3] scaled-dot(l, r, ls, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "scale 2 dimension 1 (3) must divide 8")
 bad("topk_k_too_large", entry("  p = f32[2,3] parameter(0)\n"
                               "  ROOT t = (f32[2,4], s32[2,4]) topk(p), k=4, largest=true"),
     "k=4 is out of range")
