@@ -57,9 +57,10 @@ Literal *eval_copy_done(const Instruction *inst, Literal *const *operands, Statu
 static Literal *start_tuple(const Instruction *inst, Literal *first, Literal *second, Status *st) {
   const Shape *decl = &inst->shape;
   if (!first || !second || decl->type != TYPE_TUPLE || decl->tuple_count < 2 || !decl->tuple_shapes) {
+    bool computed = first && second; /* else st already says why */
     literal_free(first);
     literal_free(second);
-    return first && second ? malformed(inst, "the result must be a tuple of two or more", st) : NULL;
+    return computed ? malformed(inst, "the result must be a tuple of two or more", st) : NULL;
   }
   Literal **parts = calloc_or_exit((size_t)decl->tuple_count, sizeof *parts);
   parts[0] = first;
