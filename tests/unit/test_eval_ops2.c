@@ -96,6 +96,23 @@ TEST(rng_instructions_draw_different_numbers) {
   literal_free(r);
 }
 
+TEST(rng_get_and_update_state_advances_by_the_deltas_before_it) {
+  Literal *r = run_text("HloModule s\nENTRY main {\n"
+                        "  a = u64[2] rng-get-and-update-state(), delta=4\n"
+                        "  b = u64[2] rng-get-and-update-state(), delta=8\n"
+                        "  c = u64[2] rng-get-and-update-state(), delta=1\n"
+                        "  ROOT t = (u64[2], u64[2], u64[2]) tuple(a, b, c)\n}\n");
+  EXPECT(r && r->shape.type == TYPE_TUPLE, "a tuple");
+  if (r && r->shape.type == TYPE_TUPLE) {
+    uint64_t a = literal_get_u64(r->elements[0], 0), b = literal_get_u64(r->elements[1], 0);
+    uint64_t c = literal_get_u64(r->elements[2], 0);
+    EXPECT(b == a + 4 && c == a + 12, "states %llu, %llu, %llu", (unsigned long long)a, (unsigned long long)b,
+           (unsigned long long)c);
+    EXPECT(literal_get_u64(r->elements[0], 1) == 0, "high word 0");
+  }
+  literal_free(r);
+}
+
 TEST(rng_get_and_update_state_gives_a_u64_pair) {
   Literal *r = run_text("HloModule s\nENTRY main {\n"
                         "  ROOT s = u64[2] rng-get-and-update-state(), delta=4\n}\n");
@@ -236,6 +253,7 @@ int main(void) {
   RUN(rng_uniform_integers_cover_the_half_open_range);
   RUN(rng_instructions_draw_different_numbers);
   RUN(rng_get_and_update_state_gives_a_u64_pair);
+  RUN(rng_get_and_update_state_advances_by_the_deltas_before_it);
   RUN(token_shapes_parse_and_print_as_token);
   RUN(rng_attributes_print_as_xla_spells_them);
   RUN(topk_largest_defaults_to_true);

@@ -235,10 +235,15 @@ Literal *eval_rng_bit_generator(const Instruction *inst, Literal *const *operand
 /* rng has no state operand: XLA draws from a generator seeded once per
  * module. The evaluator keys Philox with a fixed seed mixed with the
  * instruction's name, so a run is reproducible and two rng instructions
- * draw different numbers. rng-get-and-update-state returns that seed and a
- * zero counter: the evaluator keeps no state between instructions, so each
- * call sees the state as it was at the start (XLA's would have advanced by
- * delta after each call). */
+ * draw different numbers.
+ *
+ * rng-get-and-update-state returns the module's generator state and then
+ * advances it by delta. The evaluator keeps no state between instructions,
+ * so the state an instruction sees is the seed plus the deltas of the
+ * rng-get-and-update-state instructions before it in the module's order:
+ * what XLA gives when each runs once, as in straight-line code. (In a loop
+ * body every iteration sees the same state; XLA's would advance.) The state
+ * is u64[2] = {low word, high word}. */
 enum { RNG_SEED = 0x2545F4914F6CDD1Dull & 0x7fffffff };
 
 static uint64_t name_hash(const char *name) {
@@ -293,7 +298,17 @@ Literal *eval_rng_get_and_update_state(const Instruction *inst, Literal *const *
     status_error(st, STATUS_VERIFY_ERROR, "%s: the result must be u64[2]", inst->name);
     return NULL;
   }
+  uint64_t state = RNG_SEED;
+  const Computation *at = inst->parent;
+  const Module *m = at ? at->module : NULL;
+  for (int c = 0; m && c < m->computation_count; c++) {
+    const Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count && comp->instructions[i] != inst; i++)
+      if (comp->instructions[i]->opcode == OP_RNG_GET_AND_UPDATE_STATE)
+        state += (uint64_t)attrs_scalars(&comp->instructions[i]->attrs)->delta;
+    if (comp == at) break;
+  }
   Literal *out = literal_create(&inst->shape);
-  literal_set_u64(out, 0, RNG_SEED);
+  literal_set_u64(out, 0, state);
   return out;
 }
