@@ -436,9 +436,10 @@ Instruction *builder_add_instruction(Computation *c, Opcode op, Instruction *con
 Literal *eval_module(const Module *m, Literal *const *args, int arg_count, Status *st);
 Literal *eval_computation(const Computation *c, Literal *const *args, int arg_count, Status *st);
 /* Fails (STATUS_UNSUPPORTED, located at the instruction) if the module holds
- * an op the evaluator refuses whatever the inputs: custom-call, send, recv,
- * infeed, outfeed, shuffle. Backends call it when compiling, so such a
- * module is a compile error (exit 2) rather than a run-time one. */
+ * an op the evaluator refuses whatever the inputs: send, recv, infeed,
+ * outfeed, shuffle, and custom-calls other than LAPACK getrf. Backends call
+ * it when compiling, so such a module is a compile error (exit 2) rather
+ * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);
 
 #endif

@@ -392,3 +392,59 @@ ENTRY main {
 }
 """
     return Case(text, [x], [-x])
+
+
+def lu_reference(a):
+    """LAPACK getrf on one matrix: partial pivoting (first largest |a| in the
+    column), 1-based pivots, info = first zero pivot column (1-based) or 0."""
+    a = np.array(a, dtype=np.float64)
+    m, n = a.shape
+    steps = min(m, n)
+    ipiv = np.zeros(steps, dtype=np.int32)
+    info = 0
+    for j in range(steps):
+        p = j + int(np.argmax(np.abs(a[j:, j])))  # argmax keeps the first of equal values
+        ipiv[j] = p + 1
+        if a[p, j] != 0:
+            a[[j, p]] = a[[p, j]]
+            a[j + 1:, j] /= a[j, j]
+        elif info == 0:
+            info = j + 1
+        a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    return a, ipiv, np.int32(info)
+
+
+def getrf_case(name, a, target, tol):
+    batch = a.shape[:-2]
+    flat = a.reshape((-1,) + a.shape[-2:])
+    parts = [lu_reference(x) for x in flat]
+    lu = np.stack([p[0] for p in parts]).reshape(a.shape).astype(a.dtype)
+    ipiv = np.stack([p[1] for p in parts]).reshape(batch + (min(a.shape[-2:]),))
+    info = np.array([p[2] for p in parts], dtype=np.int32).reshape(batch)
+    t = "(%s, %s, %s)" % (shape_of(lu), shape_of(ipiv), shape_of(info))
+    text = """HloModule %s
+
+ENTRY main {
+  a = %s parameter(0)
+  ROOT lu = %s custom-call(a), custom_call_target="%s", operand_layout_constraints={%s}, output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI
+}
+""" % (name, shape_of(a), t, target, shape_of(a))
+    return Case(text, [a], [lu, ipiv, info], tol)
+
+
+@case("lapack_sgetrf_runs_as_jax_lu")
+def _(rng):
+    a = rng.standard_normal((5, 5)).astype(np.float32)
+    return getrf_case("lapack_sgetrf_runs_as_jax_lu", a, "lapack_sgetrf_ffi", (1e-4, 1e-5))
+
+
+@case("lapack_dgetrf_batched_rectangular")
+def _(rng):
+    a = rng.standard_normal((2, 4, 3))
+    return getrf_case("lapack_dgetrf_batched_rectangular", a, "lapack_dgetrf_ffi", (1e-12, 1e-13))
+
+
+@case("lapack_dgetrf_singular_reports_info")
+def _(rng):
+    a = np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 4.0], [0.0, 3.0, 7.0]])
+    return getrf_case("lapack_dgetrf_singular_reports_info", a, "lapack_dgetrf_ffi", None)

@@ -260,10 +260,14 @@ bad("send_refused", entry("  p = f32[2] parameter(0)\n  t = token[] after-all()\
 bad("recv_refused", entry("  t = token[] after-all()\n  r = (f32[2], u32[], token[]) recv(t), channel_id=2\n"
                           "  ROOT d = (f32[2], token[]) recv-done(r), channel_id=2"),
     "host transfer ops are not supported")
-bad("lapack_getrf_names_jax_lu", entry(
+bad("lapack_geqrf_names_jax_qr", entry(
     "  p = f32[3,3] parameter(0)\n"
-    "  ROOT c = (f32[3,3], s32[3], s32[]) custom-call(p), custom_call_target=\"lapack_sgetrf_ffi\""),
-    "lapack_sgetrf_ffi (LAPACK, which JAX emits for jnp.linalg.lu")
+    "  ROOT c = (f32[3,3], f32[3]) custom-call(p), custom_call_target=\"lapack_sgeqrf_ffi\""),
+    "lapack_sgeqrf_ffi (LAPACK, which JAX emits for jnp.linalg.qr)")
+bad("lapack_getrf_wrong_result_shape", entry(
+    "  p = f32[3,3] parameter(0)\n"
+    "  ROOT c = (f32[3,3], s32[2], s32[]) custom-call(p), custom_call_target=\"lapack_sgetrf_ffi\""),
+    "returns (the same shape, s32[batch..., min(m,n)], s32[batch...])")
 bad("lapack_potrf_names_jax_cholesky", entry(
     "  p = f64[3,3] parameter(0)\n"
     "  ROOT c = (f64[3,3], s32[]) custom-call(p), custom_call_target=\"lapack_dpotrf_ffi\""),

@@ -222,13 +222,13 @@ bool check_same_dims(const Instruction *inst, const Literal *operand, Status *st
   return true;
 }
 
-/* Ops the evaluator refuses whatever the inputs: custom-call (it runs no
- * external code; LAPACK targets are named with the JAX function behind
- * them), the host transfers and shuffle. Their rules ignore operands, so
- * each is asked for its refusal without running anything. */
+/* Ops the evaluator refuses whatever the inputs: the host transfers and
+ * shuffle. Their rules ignore operands, so each is asked for its refusal
+ * without running anything. A custom-call is refused unless its target is
+ * one the evaluator runs (eval_custom_call.c). */
 static bool refused_whatever_the_inputs(Opcode op) {
   switch (op) {
-  case OP_CUSTOM_CALL: case OP_SHUFFLE:
+  case OP_SHUFFLE:
   case OP_SEND: case OP_SEND_DONE: case OP_RECV: case OP_RECV_DONE: case OP_INFEED: case OP_OUTFEED:
     return true;
   default:
@@ -241,11 +241,16 @@ bool eval_check_supported(const Module *m, Status *st) {
     const Computation *comp = m->computations[c];
     for (int i = 0; i < comp->instruction_count; i++) {
       const Instruction *inst = comp->instructions[i];
-      if (!refused_whatever_the_inputs(inst->opcode)) continue;
-      Literal *value = eval_rule(inst->opcode)(inst, NULL, st);
-      if (value) { /* cannot happen: each of these rules refuses */
-        literal_free(value);
+      if (inst->opcode == OP_CUSTOM_CALL) {
+        if (eval_custom_call_supported(inst, st)) continue;
+      } else if (!refused_whatever_the_inputs(inst->opcode)) {
         continue;
+      } else {
+        Literal *value = eval_rule(inst->opcode)(inst, NULL, st);
+        if (value) { /* cannot happen: each of these rules refuses */
+          literal_free(value);
+          continue;
+        }
       }
       st->file = m->filename;
       st->loc = inst->loc;

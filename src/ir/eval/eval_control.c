@@ -1,7 +1,7 @@
 /* Ops that move whole values or run other computations: tuple,
  * get-tuple-element, call, while, conditional, fusion, map, opt-barrier,
- * custom-call (refused, with the LAPACK calls named), replica-id and
- * partition-id, and scan.
+ * replica-id and partition-id, and scan. (custom-call is in
+ * eval_custom_call.c.)
  *
  * A called computation runs through eval_computation, which borrows its
  * arguments; the values handed back are owned here. */
@@ -156,46 +156,6 @@ Literal *eval_optimization_barrier(const Instruction *inst, Literal *const *oper
   (void)inst;
   (void)st;
   return literal_clone(operands[0]);
-}
-
-/* The LAPACK calls JAX's CPU lowering emits for jnp.linalg, by routine
- * (the target is lapack_ + s/d/c/z + routine, with an _ffi suffix today).
- * The evaluator does not run them; naming the JAX function tells the user
- * which line of their program needs another route. */
-static const struct {
-  const char *routine, *jax_function;
-} lapack_routines[] = {
-    {"getrf", "jnp.linalg.lu (also solve, inv, det)"}, {"potrf", "jnp.linalg.cholesky"},
-    {"geqrf", "jnp.linalg.qr"}, {"orgqr", "jnp.linalg.qr"}, {"ungqr", "jnp.linalg.qr"},
-    {"syevd", "jnp.linalg.eigh"}, {"heevd", "jnp.linalg.eigh"}, {"gesdd", "jnp.linalg.svd"},
-    {"gesvd", "jnp.linalg.svd"}, {"geev", "jnp.linalg.eig"}, {"gees", "jax.scipy.linalg.schur"},
-    {"trsm", "jax.scipy.linalg.solve_triangular"}, {"gehrd", "jax.scipy.linalg.hessenberg"},
-    {"sytrd", "jax.scipy.linalg.eigh_tridiagonal"}, {"hetrd", "jax.scipy.linalg.eigh_tridiagonal"},
-};
-
-/* The JAX function behind a lapack_ target, or NULL. */
-static const char *lapack_jax_function(const char *target) {
-  if (!target || strncmp(target, "lapack_", 7) != 0 || !strchr("sdcz", target[7]) || !target[7])
-    return NULL;
-  for (size_t i = 0; i < sizeof lapack_routines / sizeof lapack_routines[0]; i++) {
-    size_t n = strlen(lapack_routines[i].routine);
-    const char *rest = target + 8 + n;
-    if (strncmp(target + 8, lapack_routines[i].routine, n) == 0 && (!*rest || !strcmp(rest, "_ffi")))
-      return lapack_routines[i].jax_function;
-  }
-  return NULL;
-}
-
-Literal *eval_custom_call(const Instruction *inst, Literal *const *operands, Status *st) {
-  (void)operands;
-  const char *target = inst->attrs.custom_call_target;
-  const char *jax = lapack_jax_function(target);
-  if (jax)
-    status_error(st, STATUS_UNSUPPORTED,
-                 "custom-call target %s (LAPACK, which JAX emits for %s) is not supported", target, jax);
-  else
-    status_error(st, STATUS_UNSUPPORTED, "unsupported custom-call target %s", target ? target : "(none)");
-  return NULL;
 }
 
 /* ---- scan ---- */

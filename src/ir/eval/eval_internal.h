@@ -15,7 +15,12 @@ typedef Literal *EvalOpFn(const Instruction *inst, Literal *const *operands, Sta
 /* eval_control.c: tuples, calls, control flow, fusion, map, ... (parameters and
  * constants are the driver's, in eval.c) */
 EvalOpFn eval_tuple, eval_get_tuple_element, eval_call, eval_while, eval_conditional,
-    eval_fusion, eval_map, eval_optimization_barrier, eval_custom_call, eval_replica_id;
+    eval_fusion, eval_map, eval_optimization_barrier, eval_replica_id;
+
+/* eval_custom_call.c: runs LAPACK getrf (jnp.linalg.lu), refuses other
+ * targets; _supported says which without running (false with st filled). */
+EvalOpFn eval_custom_call;
+bool eval_custom_call_supported(const Instruction *inst, Status *st);
 
 /* eval_elementwise.c */
 EvalOpFn eval_unary, eval_binary, eval_compare, eval_select, eval_clamp, eval_convert,
