@@ -44,6 +44,11 @@ static int fail(Lower *L, const Instruction *inst, const char *why) {
 
 /* ---- building ops ---- */
 
+/* A rank-0 index is NULL: nothing to copy (and memcpy may not see NULL). */
+static void copy_index(int *dst, const int *src, int rank) {
+  if (rank > 0) memcpy(dst, src, sizeof *src * (size_t)rank);
+}
+
 static int add_op(Lower *L, KernelOp op, const Instruction *origin) {
   op.block = L->block;
   op.origin = origin;
@@ -69,7 +74,7 @@ static int memo_add(Lower *L, const Instruction *inst, int rank, const int *inde
   MemoEntry *e = &L->memo[L->memo_count++];
   memset(e, 0, sizeof *e);
   *e = (MemoEntry){.inst = inst, .block = L->block, .rank = rank, .value = value};
-  if (rank) memcpy(e->index, index, sizeof *index * (size_t)rank);
+  copy_index(e->index, index, rank);
   return value;
 }
 
@@ -142,7 +147,7 @@ static int leaf_input(const Lower *L, const Instruction *inst) {
 
 static int emit_load(Lower *L, int input, const Instruction *inst, const int *index) {
   KernelOp op = {.kop = KOP_LOAD, .type = inst->shape.type, .buffer = input, .arg_count = inst->shape.rank};
-  memcpy(op.args, index, sizeof *index * (size_t)inst->shape.rank);
+  copy_index(op.args, index, inst->shape.rank);
   return add_op(L, op, inst);
 }
 
@@ -233,7 +238,7 @@ static int emit_relabel(Lower *L, const Instruction *inst, const int *index, boo
   if (!physical) shape_set_default_layout(&out), shape_set_default_layout(&in);
   int operand_index[AXLE_MAX_RANK];
   if (shape_same_dims(&out, &in) && memcmp(out.minor_to_major, in.minor_to_major, sizeof out.minor_to_major) == 0) {
-    memcpy(operand_index, index, sizeof *index * (size_t)out.rank);
+    copy_index(operand_index, index, out.rank);
   } else {
     logical_index(L, &in, physical_offset(L, &out, index), operand_index);
   }
@@ -274,7 +279,7 @@ static int emit_concatenate(Lower *L, const Instruction *inst, const int *index)
     const Instruction *x = inst->operands[j];
     if (x->shape.dims[dim] == 0) continue;
     int operand_index[AXLE_MAX_RANK];
-    memcpy(operand_index, index, sizeof *index * (size_t)inst->shape.rank);
+    copy_index(operand_index, index, inst->shape.rank);
     operand_index[dim] = k_clamp(L, k_sub(L, index[dim], k_s64(L, offsets[j])), 0, x->shape.dims[dim] - 1);
     int v = emit(L, x, operand_index);
     if (v < 0) return -1;
@@ -346,7 +351,7 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
   case OP_BITCAST: return emit_relabel(L, inst, index, true);
   case OP_COPY: return emit(L, x, index);
   case OP_REVERSE:
-    memcpy(operand_index, index, sizeof *index * (size_t)inst->shape.rank);
+    copy_index(operand_index, index, inst->shape.rank);
     for (int i = 0; i < dims->count; i++) {
       int d = (int)dims->values[i];
       operand_index[d] = k_sub(L, k_s64(L, inst->shape.dims[d] - 1), index[d]);
@@ -432,7 +437,7 @@ static int root_outputs(const Instruction *root, const Instruction **outputs) {
 static void emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin) {
   KernelOp op = {.kop = KOP_STORE, .type = L->k->outputs[buffer].shape.type, .buffer = buffer, .arg_count = rank + 1};
   op.args[0] = value;
-  memcpy(op.args + 1, index, sizeof *index * (size_t)rank);
+  copy_index(op.args + 1, index, rank);
   add_op(L, op, origin);
 }
 
