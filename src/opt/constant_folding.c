@@ -1,8 +1,8 @@
 /* Pass "fold-constants": computes at compile time what depends only on
  * constants.
  *
- * An instruction whose operands are all known (constants, or iotas, whose
- * values the shape alone fixes) is evaluated by the reference evaluator
+ * An instruction whose operands are all known (constants, iotas, whose
+ * values the shape alone fixes, and broadcasts of those) is evaluated by the reference evaluator
  * (eval_instruction, the definition of what every op means, so folding
  * cannot change a result) and replaced by a constant holding its value.
  *
@@ -29,7 +29,11 @@
 
 #include "opt/opt.h"
 
+/* Known values: constants, iotas, and broadcasts of constants (which are
+ * themselves never folded when the constant is a scalar, but whose users
+ * may be). */
 static bool instruction_is_known(const Instruction *inst) {
+  if (inst->opcode == OP_BROADCAST) inst = inst->operands[0];
   return inst->opcode == OP_CONSTANT || inst->opcode == OP_IOTA;
 }
 
@@ -64,10 +68,17 @@ static int64_t instruction_largest_array(const Instruction *inst) {
 }
 
 /* The value of a known operand: a constant's literal (borrowed), or an
- * iota evaluated now (owned: *owned is set). */
+ * iota or a broadcast evaluated now (owned: *owned is set). */
 static const Literal *operand_value(const Instruction *operand, Literal **owned, Status *st) {
   *owned = NULL;
   if (operand->opcode == OP_CONSTANT) return operand->attrs.literal;
+  if (operand->opcode == OP_BROADCAST) {
+    Literal *inner;
+    const Literal *value = operand_value(operand->operands[0], &inner, st);
+    *owned = value ? eval_instruction(operand, (Literal *const *)&value, st) : NULL;
+    literal_free(inner);
+    return *owned;
+  }
   *owned = eval_instruction(operand, NULL, st);
   return *owned;
 }

@@ -145,15 +145,17 @@ static bool module_remove_unused_parameters(Module *m) {
 
 bool eliminate_dead_code(Module *m, OptContext *ctx, bool *failed, Status *st) {
   (void)ctx, (void)failed, (void)st;
-  bool changed = module_remove_dead_computations(m);
   /* A removed parameter frees the operand at its call sites, which may have
    * been the caller's only use of one of its own parameters: go round until
-   * nothing more dies. */
+   * nothing more dies. Computations last: a dead call is what keeps its
+   * callee reachable. */
+  bool changed = false;
   for (bool again = true; again;) {
     again = false;
     for (int k = 0; k < m->computation_count; k++) again |= computation_remove_dead(m->computations[k]);
     again |= module_remove_unused_parameters(m);
     changed |= again;
   }
+  changed |= module_remove_dead_computations(m);
   return changed;
 }
