@@ -10,6 +10,7 @@
  * Computations merge too: two non-entry computations with the same
  * instructions in the same order (names aside) are one, so that every
  * `reduce` calling its own copy of an `add` reducer ends up calling one.
+ * (Not fusion bodies: each fusion owns its own.)
  *
  * Instructions with effects (custom-call, collectives, rng-bit-generator,
  * calls of computations that do those) are never merged: running one twice
@@ -148,6 +149,19 @@ static void module_redirect_calls(Module *m, const Computation *from, Computatio
   }
 }
 
+/* Fusion bodies are left alone: each fusion owns its body, and the passes
+ * after fusion may edit one body without expecting to edit another. */
+static bool computation_is_fusion_body(const Module *m, const Computation *c) {
+  for (int k = 0; k < m->computation_count; k++) {
+    const Computation *caller = m->computations[k];
+    for (int i = 0; i < caller->instruction_count; i++) {
+      const Instruction *inst = caller->instructions[i];
+      if (inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0] == c) return true;
+    }
+  }
+  return false;
+}
+
 /* The later copy's callers call the earlier one; the copy is removed at
  * once (nothing calls it any more). Callers of the copy may sit before the
  * kept computation in module order, so the order is sorted again. */
@@ -155,10 +169,10 @@ static bool module_merge_identical_computations(Module *m) {
   bool changed = false;
   for (int j = 0; j < m->computation_count; j++) {
     Computation *later = m->computations[j];
-    if (later->is_entry) continue;
+    if (later->is_entry || computation_is_fusion_body(m, later)) continue;
     for (int i = 0; i < j; i++) {
       Computation *kept = m->computations[i];
-      if (kept->is_entry || !computations_match(kept, later)) continue;
+      if (kept->is_entry || !computations_match(kept, later) || computation_is_fusion_body(m, kept)) continue;
       module_redirect_calls(m, later, kept);
       module_remove_computation(m, later);
       j--;
