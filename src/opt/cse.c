@@ -149,37 +149,58 @@ static void module_redirect_calls(Module *m, const Computation *from, Computatio
   }
 }
 
+/* A cheap fingerprint, so that only likely matches are compared in full. */
+static uint64_t computation_fingerprint(const Computation *c) {
+  uint64_t h = hash_mix((uint64_t)c->instruction_count, (uint64_t)c->parameter_count);
+  for (int i = 0; i < c->instruction_count; i++) h = hash_mix(h, (uint64_t)c->instructions[i]->opcode);
+  return h;
+}
+
 /* Fusion bodies are left alone: each fusion owns its body, and the passes
  * after fusion may edit one body without expecting to edit another. */
-static bool computation_is_fusion_body(const Module *m, const Computation *c) {
+static void module_mark_fusion_bodies(const Module *m, bool *is_fusion_body) {
   for (int k = 0; k < m->computation_count; k++) {
     const Computation *caller = m->computations[k];
     for (int i = 0; i < caller->instruction_count; i++) {
       const Instruction *inst = caller->instructions[i];
-      if (inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0] == c) return true;
+      if (inst->opcode != OP_FUSION || inst->called_count == 0) continue;
+      for (int j = 0; j < m->computation_count; j++) is_fusion_body[j] |= m->computations[j] == inst->called[0];
     }
   }
-  return false;
 }
 
 /* The later copy's callers call the earlier one; the copy is removed at
  * once (nothing calls it any more). Callers of the copy may sit before the
  * kept computation in module order, so the order is sorted again. */
 static bool module_merge_identical_computations(Module *m) {
+  int n = m->computation_count;
+  bool *skip = calloc_or_exit((size_t)n, sizeof *skip);
+  uint64_t *fingerprints = calloc_or_exit((size_t)n, sizeof *fingerprints);
+  module_mark_fusion_bodies(m, skip);
+  for (int k = 0; k < n; k++) {
+    skip[k] |= m->computations[k]->is_entry;
+    fingerprints[k] = computation_fingerprint(m->computations[k]);
+  }
+  /* Removed computations stay in these arrays; `gone` marks them. */
+  Computation **order = calloc_or_exit((size_t)n, sizeof *order);
+  memcpy(order, m->computations, sizeof *order * (size_t)n);
+  bool *gone = calloc_or_exit((size_t)n, sizeof *gone);
   bool changed = false;
-  for (int j = 0; j < m->computation_count; j++) {
-    Computation *later = m->computations[j];
-    if (later->is_entry || computation_is_fusion_body(m, later)) continue;
+  for (int j = 0; j < n; j++) {
+    if (skip[j]) continue;
     for (int i = 0; i < j; i++) {
-      Computation *kept = m->computations[i];
-      if (kept->is_entry || !computations_match(kept, later) || computation_is_fusion_body(m, kept)) continue;
-      module_redirect_calls(m, later, kept);
-      module_remove_computation(m, later);
-      j--;
-      changed = true;
+      if (skip[i] || gone[i] || fingerprints[i] != fingerprints[j] || !computations_match(order[i], order[j]))
+        continue;
+      module_redirect_calls(m, order[j], order[i]);
+      module_remove_computation(m, order[j]);
+      gone[j] = changed = true;
       break;
     }
   }
+  free(skip);
+  free(fingerprints);
+  free(order);
+  free(gone);
   if (changed) module_sort_computations(m);
   return changed;
 }
