@@ -392,6 +392,83 @@ TEST(rule_conditional_with_constant_selector_is_inlined) {
   module_free(m);
 }
 
+/* The while loops below count i from 0 to 5 over state (i, x, ...). */
+static const char *loop_with_unread_state =
+    "HloModule t\n"
+    "cond {\n s = (s32[], f32[4], f32[4]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+    " n = s32[] constant(5)\n ROOT more = pred[] compare(i, n), direction=LT\n}\n"
+    "body {\n s = (s32[], f32[4], f32[4]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+    " x = f32[4] get-tuple-element(s), index=1\n junk = f32[4] get-tuple-element(s), index=2\n"
+    " one = s32[] constant(1)\n i1 = s32[] add(i, one)\n x1 = f32[4] multiply(x, x)\n"
+    " j1 = f32[4] add(junk, x)\n ROOT next = (s32[], f32[4], f32[4]) tuple(i1, x1, j1)\n}\n"
+    "ENTRY main {\n x = f32[4] parameter(0)\n z = s32[] constant(0)\n"
+    " init = (s32[], f32[4], f32[4]) tuple(z, x, x)\n"
+    " w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body\n"
+    " ROOT r = f32[4] get-tuple-element(w), index=1\n}\n";
+
+static const char *loop_with_invariant_work =
+    "HloModule t\n"
+    "cond {\n s = (s32[], f32[4], f32[4]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+    " n = s32[] constant(5)\n ROOT more = pred[] compare(i, n), direction=LT\n}\n"
+    "body {\n s = (s32[], f32[4], f32[4]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+    " x = f32[4] get-tuple-element(s), index=1\n w = f32[4] get-tuple-element(s), index=2\n"
+    " one = s32[] constant(1)\n i1 = s32[] add(i, one)\n e = f32[4] exponential(w)\n"
+    " t = f32[4] tanh(e)\n x1 = f32[4] add(x, t)\n ROOT next = (s32[], f32[4], f32[4]) tuple(i1, x1, w)\n}\n"
+    "ENTRY main {\n x = f32[4] parameter(0)\n v = f32[4] parameter(1)\n z = s32[] constant(0)\n"
+    " init = (s32[], f32[4], f32[4]) tuple(z, x, v)\n"
+    " w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body\n"
+    " ROOT r = f32[4] get-tuple-element(w), index=1\n}\n";
+
+static const Computation *loop_body(const Module *m) {
+  for (int i = 0; i < m->entry->instruction_count; i++)
+    if (m->entry->instructions[i]->opcode == OP_WHILE) return m->entry->instructions[i]->called[1];
+  return NULL;
+}
+
+/* Evaluates text and m on the same f32[4] arguments; true when the bits agree. */
+static bool same_result(const char *text, const Module *m, int arg_count) {
+  Module *original = parse_text(text);
+  Shape shape = shape_array(TYPE_F32, 1, (int64_t[]){4});
+  Literal *args[2];
+  for (int a = 0; a < arg_count; a++) {
+    args[a] = literal_create(&shape);
+    for (int i = 0; i < 4; i++) literal_set_f64(args[a], i, 0.25 * (i + 1) - 0.5 * a);
+  }
+  Status st;
+  status_clear(&st);
+  Literal *want = original ? eval_module(original, args, arg_count, &st) : NULL;
+  Literal *got = eval_module(m, args, arg_count, &st);
+  bool same = want && got && literal_equal(want, got);
+  literal_free(want);
+  literal_free(got);
+  for (int a = 0; a < arg_count; a++) literal_free(args[a]);
+  module_free(original);
+  return same;
+}
+
+TEST(rule_while_drops_state_nobody_reads) {
+  Module *m = simplified(loop_with_unread_state);
+  if (m) {
+    const Computation *body = loop_body(m);
+    EXPECT(body && body->parameters[0]->shape.tuple_count == 2, "the loop carries (i, x) only");
+    EXPECT(body && count_opcode(body, OP_ADD) == 1, "junk's add is gone, i's stays");
+    EXPECT(same_result(loop_with_unread_state, m, 1), "the same result");
+  }
+  module_free(m);
+}
+
+TEST(rule_while_hoists_invariant_work) {
+  Module *m = simplified(loop_with_invariant_work);
+  if (m) {
+    const Computation *body = loop_body(m);
+    EXPECT(body && count_opcode(body, OP_EXPONENTIAL) == 0 && count_opcode(body, OP_TANH) == 0,
+           "exp and tanh of the unchanging element leave the body");
+    EXPECT(count_opcode(m->entry, OP_TANH) == 1, "and are computed once before the loop");
+    EXPECT(same_result(loop_with_invariant_work, m, 2), "the same result");
+  }
+  module_free(m);
+}
+
 /* ---- fold-constants ---- */
 
 static Module *folded(const char *text, OptContext *ctx) {
@@ -683,6 +760,8 @@ int main(void) {
   RUN(rule_tuple_of_its_elements_is_the_tuple);
   RUN(rule_call_is_inlined);
   RUN(rule_conditional_with_constant_selector_is_inlined);
+  RUN(rule_while_drops_state_nobody_reads);
+  RUN(rule_while_hoists_invariant_work);
   RUN(fold_replaces_instructions_of_constants_by_their_value);
   RUN(fold_keeps_results_over_the_limit_and_notes_them);
   RUN(fold_evaluates_small_iota_expressions);
