@@ -112,6 +112,7 @@ static bool instruction_fold(Computation *c, Instruction *inst) {
   attrs.literal = value;
   Instruction *folded = computation_add_instruction(c, OP_CONSTANT, NULL, 0, NULL, 0, &attrs, &inst->shape,
                                                     "constant");
+  folded->metadata = inst->metadata;
   computation_move_before(c, folded, inst);
   instruction_replace_all_uses(inst, folded);
   return true;

@@ -102,8 +102,10 @@ static bool instruction_is_all(const Instruction *inst, SpecialValue v) {
 /* A new instruction like inst (its shape and name) in inst's computation. */
 static Instruction *add_like(Instruction *inst, Opcode op, Instruction *const *operands, int count,
                              const Attrs *attrs, const Shape *shape) {
-  return computation_add_instruction(inst->parent, op, operands, count, inst->called, inst->called_count,
-                                     attrs, shape ? shape : &inst->shape, inst->name);
+  Instruction *like = computation_add_instruction(inst->parent, op, operands, count, inst->called,
+                                                  inst->called_count, attrs, shape ? shape : &inst->shape, inst->name);
+  like->metadata = inst->metadata; /* provenance survives the rewrite */
+  return like;
 }
 
 /* A value of inst's shape with every element v: a scalar constant,
@@ -116,10 +118,13 @@ static Instruction *add_filled(Instruction *inst, SpecialValue v) {
   Shape scalar = shape_scalar(inst->shape.type);
   Instruction *constant = computation_add_instruction(inst->parent, OP_CONSTANT, NULL, 0, NULL, 0, &attrs,
                                                       &scalar, "constant");
+  constant->metadata = inst->metadata;
   if (inst->shape.rank == 0) return constant;
   Attrs broadcast = {0};
-  return computation_add_instruction(inst->parent, OP_BROADCAST, &constant, 1, NULL, 0, &broadcast,
-                                     &inst->shape, "broadcast");
+  Instruction *filled = computation_add_instruction(inst->parent, OP_BROADCAST, &constant, 1, NULL, 0, &broadcast,
+                                                    &inst->shape, "broadcast");
+  filled->metadata = inst->metadata;
+  return filled;
 }
 
 /* ---- elementwise identities ---- */
@@ -383,8 +388,10 @@ static Instruction *rule_reduce_no_dimensions(Instruction *inst) {
                                                    &inst->shape, "broadcast");
   Instruction *operands[2] = {swapped ? x : inits, swapped ? inits : x};
   Attrs attrs = {0};
-  return computation_add_instruction(inst->parent, op, operands, 2, NULL, 0, &attrs, &inst->shape,
-                                     opcode_name(op));
+  Instruction *elementwise = computation_add_instruction(inst->parent, op, operands, 2, NULL, 0, &attrs,
+                                                         &inst->shape, opcode_name(op));
+  inits->metadata = elementwise->metadata = inst->metadata;
+  return elementwise;
 }
 
 /* ---- reshapes and transposes that only relabel memory ---- */

@@ -164,6 +164,7 @@ static void loop_replace(Instruction *loop, Instruction *init, Computation *cond
   Computation *called[2] = {condition, body};
   Instruction *next = computation_add_instruction(c, OP_WHILE, &init, 1, called, 2, &loop->attrs, &init->shape,
                                                   loop->name);
+  next->metadata = loop->metadata;
   int old_count = loop->shape.tuple_count;
   Instruction **elements = calloc_or_exit((size_t)old_count + 1, sizeof *elements);
   for (int j = 0; j < old_count; j++)

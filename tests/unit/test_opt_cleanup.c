@@ -495,6 +495,28 @@ TEST(fold_replaces_instructions_of_constants_by_their_value) {
   opt_context_free(&ctx);
 }
 
+TEST(fold_and_simplify_keep_the_source_line) {
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  Module *m = folded("HloModule t\nENTRY main {\n a = s32[] constant(1)\n b = s32[] constant(2)\n"
+                     " ROOT r = s32[] add(a, b), metadata={op_name=\"jit(f)/add\" source_file=\"f.py\" source_line=7}\n}\n",
+                     &ctx);
+  if (m) {
+    const Metadata *md = entry_root(m)->metadata;
+    EXPECT(md && md->source_line == 7 && md->op_name && strcmp(md->op_name, "jit(f)/add") == 0,
+           "the folded constant names f.py:7");
+  }
+  module_free(m);
+  opt_context_free(&ctx);
+  m = simplified_entry("x = f32[4,6] parameter(0)\n a = f32[4,3,2] reshape(x)\n"
+                       " ROOT r = f32[2,12] reshape(a), metadata={source_file=\"g.py\" source_line=9}");
+  if (m) {
+    const Metadata *md = entry_root(m)->metadata;
+    EXPECT(md && md->source_line == 9, "the collapsed reshape names g.py:9");
+  }
+  module_free(m);
+}
+
 TEST(fold_keeps_results_over_the_limit_and_notes_them) {
   OptContext ctx;
   opt_context_init(&ctx, NULL);
@@ -763,6 +785,7 @@ int main(void) {
   RUN(rule_while_drops_state_nobody_reads);
   RUN(rule_while_hoists_invariant_work);
   RUN(fold_replaces_instructions_of_constants_by_their_value);
+  RUN(fold_and_simplify_keep_the_source_line);
   RUN(fold_keeps_results_over_the_limit_and_notes_them);
   RUN(fold_evaluates_small_iota_expressions);
   RUN(fold_never_touches_effects);
