@@ -464,10 +464,10 @@ static Instruction *rule_dot_absorb_transpose(Instruction *inst) {
   int64_t lb[AXLE_MAX_RANK], lc[AXLE_MAX_RANK], rb[AXLE_MAX_RANK], rc[AXLE_MAX_RANK];
   DotDims absorbed = {{dims->lhs_batch.count, lb}, {dims->rhs_batch.count, rb},
                       {dims->lhs_contracting.count, lc}, {dims->rhs_contracting.count, rc}};
-  memcpy(lb, dims->lhs_batch.values, sizeof(int64_t) * (size_t)dims->lhs_batch.count);
-  memcpy(rb, dims->rhs_batch.values, sizeof(int64_t) * (size_t)dims->rhs_batch.count);
-  memcpy(lc, dims->lhs_contracting.values, sizeof(int64_t) * (size_t)dims->lhs_contracting.count);
-  memcpy(rc, dims->rhs_contracting.values, sizeof(int64_t) * (size_t)dims->rhs_contracting.count);
+  for (int i = 0; i < dims->lhs_batch.count; i++) lb[i] = dims->lhs_batch.values[i];
+  for (int i = 0; i < dims->rhs_batch.count; i++) rb[i] = dims->rhs_batch.values[i];
+  for (int i = 0; i < dims->lhs_contracting.count; i++) lc[i] = dims->lhs_contracting.values[i];
+  for (int i = 0; i < dims->rhs_contracting.count; i++) rc[i] = dims->rhs_contracting.values[i];
   Instruction *operands[2] = {inst->operands[0], inst->operands[1]};
   bool changed = false;
   for (int side = 0; side < 2; side++) {
@@ -539,7 +539,8 @@ static Instruction *instruction_simplify(Instruction *inst) {
  * change nothing, and would make a second run of the pass report work. */
 static bool computation_simplify_round(Computation *c) {
   int count = c->instruction_count;
-  Instruction **snapshot = calloc_or_exit((size_t)(count > 0 ? count : 1), sizeof *snapshot);
+  if (count == 0) return false;
+  Instruction **snapshot = calloc_or_exit((size_t)count, sizeof *snapshot);
   memcpy(snapshot, c->instructions, sizeof *snapshot * (size_t)count);
   bool changed = false;
   for (int i = 0; i < count; i++) {

@@ -144,7 +144,7 @@ static void loop_parameter_retype(Computation *c, const Shape *state, const int 
   param->shape = shape_copy_into_arena(state, &c->module->arena);
   int count = param->user_count;
   Instruction **readers = calloc_or_exit((size_t)count + 1, sizeof *readers);
-  memcpy(readers, param->users, sizeof *readers * (size_t)count);
+  for (int u = 0; u < count; u++) readers[u] = param->users[u];
   for (int u = 0; u < count; u++) {
     Instruction *gte = readers[u];
     int index = renumber[gte->attrs.tuple_index];
