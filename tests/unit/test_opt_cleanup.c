@@ -20,6 +20,7 @@ static Module *parse_text(const char *text) {
   status_clear(&st);
   Module *m = parse_module(text, strlen(text), "inline.hlo", &st);
   if (!m) status_print(&st, stdout);
+  EXPECT(m != NULL, "the inline module parses");
   return m;
 }
 
@@ -392,6 +393,18 @@ TEST(rule_conditional_with_constant_selector_is_inlined) {
   module_free(m);
 }
 
+TEST(rule_conditional_with_constant_pred_is_inlined) {
+  Module *m = simplified("HloModule t\non_true {\n v = f32[4] parameter(0)\n ROOT s = f32[4] negate(v)\n}\n"
+                         "on_false {\n v = s32[4] parameter(0)\n ROOT s = f32[4] convert(v)\n}\n"
+                         "ENTRY main {\n x = f32[4] parameter(0)\n n = s32[4] parameter(1)\n p = pred[] constant(true)\n"
+                         " ROOT r = f32[4] conditional(p, x, n), true_computation=on_true, false_computation=on_false\n}\n");
+  if (m) {
+    EXPECT_ROOT_OPCODE(m, OP_NEGATE);
+    EXPECT(m->computation_count == 1, "both branches are swept");
+  }
+  module_free(m);
+}
+
 /* The while loops below count i from 0 to 5 over state (i, x, ...). */
 static const char *loop_with_unread_state =
     "HloModule t\n"
@@ -515,6 +528,38 @@ TEST(fold_and_simplify_keep_the_source_line) {
     EXPECT(md && md->source_line == 9, "the collapsed reshape names g.py:9");
   }
   module_free(m);
+}
+
+TEST(fold_turns_compare_of_constants_into_a_constant_that_picks_the_select) {
+  /* fold makes the predicate a constant; simplify then picks the operand. */
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  Module *m = folded("HloModule t\nENTRY main {\n a = f32[4] parameter(0)\n b = f32[4] parameter(1)\n"
+                     " two = s32[] constant(2)\n three = s32[] constant(3)\n"
+                     " lt = pred[] compare(two, three), direction=LT\n lts = pred[4] broadcast(lt), dimensions={}\n"
+                     " ROOT r = f32[4] select(lts, a, b)\n}\n", &ctx);
+  if (m) {
+    EXPECT(entry_root(m)->operands[0]->operands[0]->opcode == OP_CONSTANT, "the compare is a constant");
+    run_checked(m, &ctx, simplify_module, "simplify");
+    EXPECT(root_is_parameter(m, 0), "select(2 < 3, a, b) is a");
+  }
+  module_free(m);
+  opt_context_free(&ctx);
+}
+
+TEST(fold_keeps_operands_over_the_limit) {
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  ctx.options.fold_limit = 8;
+  Module *m = folded("HloModule t\nENTRY main {\n a = s32[16] iota(), iota_dimension=0\n"
+                     " ROOT r = s32[4] slice(a), slice={[0:4]}\n}\n", &ctx);
+  if (m) {
+    EXPECT_ROOT_OPCODE(m, OP_SLICE);
+    EXPECT(ctx.notes.data && strstr(ctx.notes.data, "kept r (16 elements > limit 8)"), "note: %s",
+           ctx.notes.data ? ctx.notes.data : "(none)");
+  }
+  module_free(m);
+  opt_context_free(&ctx);
 }
 
 TEST(fold_keeps_results_over_the_limit_and_notes_them) {
@@ -782,10 +827,13 @@ int main(void) {
   RUN(rule_tuple_of_its_elements_is_the_tuple);
   RUN(rule_call_is_inlined);
   RUN(rule_conditional_with_constant_selector_is_inlined);
+  RUN(rule_conditional_with_constant_pred_is_inlined);
   RUN(rule_while_drops_state_nobody_reads);
   RUN(rule_while_hoists_invariant_work);
   RUN(fold_replaces_instructions_of_constants_by_their_value);
   RUN(fold_and_simplify_keep_the_source_line);
+  RUN(fold_turns_compare_of_constants_into_a_constant_that_picks_the_select);
+  RUN(fold_keeps_operands_over_the_limit);
   RUN(fold_keeps_results_over_the_limit_and_notes_them);
   RUN(fold_evaluates_small_iota_expressions);
   RUN(fold_never_touches_effects);
