@@ -555,12 +555,18 @@ static bool computation_simplify_round(Computation *c) {
   return changed;
 }
 
+/* The computations are visited from a snapshot: the loop rules add
+ * computations (copies of a loop's condition and body, already simplified
+ * as the originals were) and sort the module's list while it is walked. */
 bool simplify_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
   (void)ctx;
   enum { MAX_ROUNDS = 8 };
+  int count = m->computation_count;
+  Computation **computations = calloc_or_exit((size_t)count, sizeof *computations);
+  for (int k = 0; k < count; k++) computations[k] = m->computations[k];
   bool changed = false;
-  for (int k = 0; k < m->computation_count; k++) {
-    Computation *c = m->computations[k];
+  for (int k = 0; k < count && !*failed; k++) {
+    Computation *c = computations[k];
     bool touched = false;
     for (int round = 0; round < MAX_ROUNDS; round++) {
       bool again = computation_simplify_round(c);
@@ -568,11 +574,9 @@ bool simplify_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
       touched |= again;
       if (!again) break;
     }
-    if (touched && !computation_sort(c, st)) {
-      *failed = true;
-      return true;
-    }
+    if (touched && !computation_sort(c, st)) *failed = true;
     changed |= touched;
   }
+  free(computations);
   return changed;
 }
