@@ -9,6 +9,7 @@
  * result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy, ...
  * Exit 0 on success, 1 for a run-time or input error, 2 for a usage, parse,
  * verify or compile error. */
+#include <complex.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -128,14 +129,35 @@ static Literal *random_literal(const Shape *shape, uint64_t *state) {
     case TYPE_KIND_SINT: literal_set_s64(lit, i, (int64_t)(r % 17) - 8); break;
     case TYPE_KIND_UINT: literal_set_s64(lit, i, (int64_t)(r % 9)); break;
     case TYPE_KIND_PRED: literal_set_s64(lit, i, (int64_t)(r & 1)); break;
+    case TYPE_KIND_COMPLEX: {  /* both parts uniform in [-1, 1) */
+      double re = (double)(r >> 11) * 0x1p-52 - 1.0;
+      double im = (double)(splitmix64(state) >> 11) * 0x1p-52 - 1.0;
+      literal_set_complex(lit, i, CMPLX(re, im));
+      break;
+    }
     }
   }
   return lit;
 }
 
-/* bf16 has no NumPy dtype: a <u2 array stands for a bf16 parameter. */
-static void adopt_bf16_bits(Literal *lit, const Shape *param) {
-  if (param->type == TYPE_BF16 && lit->shape.type == TYPE_U16) lit->shape.type = TYPE_BF16;
+/* Types NumPy lacks come in the type carrying them (npy_carrier_type): a
+ * <u2 array stands for a bf16 parameter, |u1 bits for an f8 one, |i1
+ * values for an s4 one. A 4- or 2-bit value must fit. */
+static bool adopt_carried_type(Literal *lit, const Shape *param, int index, Status *st) {
+  if (param->type == lit->shape.type || npy_carrier_type(param->type) != lit->shape.type)
+    return true;
+  ElementType carrier = lit->shape.type;
+  lit->shape.type = param->type;
+  if (!type_is_integer(param->type)) return true;
+  for (int64_t i = 0; i < shape_element_count(&lit->shape); i++) {
+    int64_t v = ((const int8_t *)lit->data)[i];
+    if (carrier == TYPE_U8) v = ((const uint8_t *)lit->data)[i];
+    literal_set_s64(lit, i, v);
+    if (literal_get_s64(lit, i) != v)
+      return status_error(st, STATUS_INPUT_ERROR, "input %d: value %lld does not fit in %s", index,
+                          (long long)v, type_name(param->type));
+  }
+  return true;
 }
 
 static bool load_inputs(const Options *o, const Module *m, Literal **args, Status *st) {
@@ -155,8 +177,7 @@ static bool load_inputs(const Options *o, const Module *m, Literal **args, Statu
       continue;
     }
     args[i] = npy_read(o->inputs[i], st);
-    if (!args[i]) return false;
-    adopt_bf16_bits(args[i], shape);
+    if (!args[i] || !adopt_carried_type(args[i], shape, i, st)) return false;
   }
   return backend_check_arguments(m, args, entry->parameter_count, st);
 }
@@ -171,7 +192,10 @@ static void print_array_summary(const Literal *lit, int index) {
   int64_t n = shape_element_count(&lit->shape), shown = n <= 16 ? n : 8;
   printf(" [");
   for (int64_t i = 0; i < shown; i++) {
-    if (type_is_float(lit->shape.type)) printf("%s%.9g", i ? ", " : "", literal_get_f64(lit, i));
+    if (type_is_complex(lit->shape.type)) {
+      double _Complex z = literal_get_complex(lit, i);
+      printf("%s(%.9g, %.9g)", i ? ", " : "", creal(z), cimag(z));
+    } else if (type_is_float(lit->shape.type)) printf("%s%.9g", i ? ", " : "", literal_get_f64(lit, i));
     else if (lit->shape.type == TYPE_U64) printf("%s%llu", i ? ", " : "", (unsigned long long)literal_get_u64(lit, i));
     else printf("%s%lld", i ? ", " : "", (long long)literal_get_s64(lit, i));
   }

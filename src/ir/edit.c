@@ -139,6 +139,7 @@ static void computation_place_parameter(Computation *c, Instruction *param) {
     c->parameters = arena_grow(arena, c->parameters, c->parameter_capacity, &c->parameter_capacity,
                                sizeof *c->parameters);
   if (number >= c->parameter_count) c->parameter_count = number + 1;
+  assert(!c->parameters[number] && "a parameter with this number already exists");
   c->parameters[number] = param;
 }
 
@@ -185,6 +186,11 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
     d->scatter_indices_batching_dims =
         intlist_copy(arena, s->scatter_indices_batching_dims.values, s->scatter_indices_batching_dims.count);
     dst->scatter = d;
+  }
+  if (src->fft) {
+    FftDims *f = arena_memdup(arena, src->fft, sizeof *f);
+    f->length = intlist_copy(arena, src->fft->length.values, src->fft->length.count);
+    dst->fft = f;
   }
   dst->dimensions = intlist_copy(arena, src->dimensions.values, src->dimensions.count);
   dst->dynamic_slice_sizes = intlist_copy(arena, src->dynamic_slice_sizes.values, src->dynamic_slice_sizes.count);
@@ -304,7 +310,7 @@ void computation_remove_parameter(Computation *c, int number) {
     c->parameters[k - 1] = c->parameters[k];
     if (c->parameters[k - 1]) c->parameters[k - 1]->attrs.parameter_number = k - 1;
   }
-  c->parameter_count--;
+  c->parameters[--c->parameter_count] = NULL;
 }
 
 /* -------------------------------------------------------------- sorting */
