@@ -105,7 +105,7 @@ static bool shape_identical(const Shape *a, const Shape *b) {
       if (!shape_identical(&a->tuple_shapes[i], &b->tuple_shapes[i])) return false;
     return true;
   }
-  if (a->rank != b->rank) return false;
+  if (a->rank != b->rank || a->element_size_bits != b->element_size_bits) return false;
   for (int d = 0; d < a->rank; d++)
     if (a->dims[d] != b->dims[d] || a->minor_to_major[d] != b->minor_to_major[d]) return false;
   return true;

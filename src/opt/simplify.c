@@ -30,7 +30,7 @@ bool shape_identical(const Shape *a, const Shape *b) {
       if (!shape_identical(&a->tuple_shapes[i], &b->tuple_shapes[i])) return false;
     return true;
   }
-  if (a->rank != b->rank) return false;
+  if (a->rank != b->rank || a->element_size_bits != b->element_size_bits) return false;
   for (int d = 0; d < a->rank; d++)
     if (a->dims[d] != b->dims[d] || a->minor_to_major[d] != b->minor_to_major[d]) return false;
   return true;
@@ -46,32 +46,41 @@ typedef enum SpecialValue {
   VALUE_ZERO, VALUE_NEGATIVE_ZERO, VALUE_ONE, VALUE_ALL_ONES, VALUE_LOWEST, VALUE_HIGHEST
 } SpecialValue;
 
+/* The types whose every operation is exact: integers and pred. Rules
+ * that would be wrong for NaN, infinities or signed zeros hold for these. */
+static bool type_is_exact(ElementType t) { return type_is_integer(t) || t == TYPE_PRED; }
+
+/* The IEEE binary formats. The 8- and 4-bit floats lack some of negative
+ * zero, infinities and a sign bit, so no float rule is trusted on them. */
+static bool type_is_ieee(ElementType t) {
+  return t == TYPE_F16 || t == TYPE_BF16 || t == TYPE_F32 || t == TYPE_F64;
+}
+
 /* A scalar literal of type t holding v, or NULL when t has no such value
- * (all-ones bits of a float). */
+ * (all-ones bits of a float; anything of a complex or a minifloat type). */
 static Literal *literal_special(ElementType t, SpecialValue v) {
+  if (!type_is_exact(t) && !(type_is_ieee(t) && v != VALUE_ALL_ONES)) return NULL;
   Shape shape = shape_scalar(t);
   Literal *lit = literal_create(&shape);
-  TypeKind kind = type_kind(t);
-  int bits = type_bit_width(t);
-  if (kind == TYPE_KIND_FLOAT) {
+  if (type_is_ieee(t)) {
     static const double float_values[] = {
         [VALUE_ZERO] = 0.0, [VALUE_NEGATIVE_ZERO] = -0.0, [VALUE_ONE] = 1.0,
         [VALUE_LOWEST] = -INFINITY, [VALUE_HIGHEST] = INFINITY};
-    if (v == VALUE_ALL_ONES) {
-      literal_free(lit);
-      return NULL;
-    }
     literal_set_f64(lit, 0, float_values[v]);
-  } else if (kind == TYPE_KIND_PRED) {
+  } else if (t == TYPE_PRED) {
     literal_set_u64(lit, 0, v == VALUE_ONE || v == VALUE_ALL_ONES || v == VALUE_HIGHEST);
+  } else if (type_kind(t) == TYPE_KIND_SINT) {
+    int64_t top = (int64_t)1 << (type_bit_width(t) - 2) << 1; /* 2^(bits-1), no overflow for s64 */
+    int64_t values[] = {[VALUE_ZERO] = 0, [VALUE_NEGATIVE_ZERO] = 0, [VALUE_ONE] = 1, [VALUE_ALL_ONES] = -1,
+                        [VALUE_LOWEST] = type_bit_width(t) == 64 ? INT64_MIN : -top,
+                        [VALUE_HIGHEST] = type_bit_width(t) == 64 ? INT64_MAX : top - 1};
+    literal_set_s64(lit, 0, values[v]);
   } else {
+    int bits = type_bit_width(t);
     uint64_t all = bits == 64 ? ~0ull : (1ull << bits) - 1;
-    uint64_t sign = 1ull << (bits - 1);
-    bool is_signed = kind == TYPE_KIND_SINT;
-    uint64_t u = v == VALUE_ONE ? 1 : v == VALUE_ALL_ONES ? all
-               : v == VALUE_LOWEST ? (is_signed ? sign : 0)
-               : v == VALUE_HIGHEST ? (is_signed ? sign - 1 : all) : 0;
-    memcpy(lit->data, &u, (size_t)type_byte_size(t)); /* little-endian: the low bytes */
+    uint64_t values[] = {[VALUE_ZERO] = 0, [VALUE_NEGATIVE_ZERO] = 0, [VALUE_ONE] = 1, [VALUE_ALL_ONES] = all,
+                         [VALUE_LOWEST] = 0, [VALUE_HIGHEST] = all};
+    literal_set_u64(lit, 0, values[v]);
   }
   return lit;
 }
@@ -171,7 +180,7 @@ static Instruction *rule_right_identity(Instruction *inst) {
 /* Integers only: x * 0 = 0, x & 0 = 0, x | ~0 = ~0 (the constant operand is
  * the result). Not floats: NaN * 0 is NaN and -1 * 0 is -0. */
 static Instruction *rule_absorbing_operand(Instruction *inst) {
-  if (inst->operand_count != 2 || type_is_float(inst->shape.type)) return NULL;
+  if (inst->operand_count != 2 || !type_is_exact(inst->shape.type)) return NULL;
   SpecialValue v;
   switch (inst->opcode) {
   case OP_MULTIPLY: case OP_AND: v = VALUE_ZERO; break;
@@ -192,7 +201,7 @@ static Instruction *rule_same_operands_idempotent(Instruction *inst) {
 
 /* Integers only: x - x = 0, x ^ x = 0 (for floats inf - inf is NaN). */
 static Instruction *rule_same_operands_cancel(Instruction *inst) {
-  if ((inst->opcode != OP_SUBTRACT && inst->opcode != OP_XOR) || type_is_float(inst->shape.type)) return NULL;
+  if ((inst->opcode != OP_SUBTRACT && inst->opcode != OP_XOR) || !type_is_exact(inst->shape.type)) return NULL;
   return inst->operands[0] == inst->operands[1] ? add_filled(inst, VALUE_ZERO) : NULL;
 }
 
@@ -201,7 +210,7 @@ static Instruction *rule_same_operands_cancel(Instruction *inst) {
 static Instruction *rule_compare_same_operands(Instruction *inst) {
   if (inst->opcode != OP_COMPARE || inst->operands[0] != inst->operands[1]) return NULL;
   ElementType t = inst->operands[0]->shape.type;
-  if (type_is_float(t) || inst->attrs.compare_type == CMP_TYPE_FLOAT ||
+  if (!type_is_exact(t) || inst->attrs.compare_type == CMP_TYPE_FLOAT ||
       inst->attrs.compare_type == CMP_TYPE_TOTALORDER)
     return NULL;
   CompareDirection d = inst->attrs.direction;
@@ -210,9 +219,12 @@ static Instruction *rule_compare_same_operands(Instruction *inst) {
 }
 
 /* negate(negate(x)) = x (also for the most negative integer, which wraps
- * to itself both times); not(not(x)) = x. */
+ * to itself both times); not(not(x)) = x. Not for the minifloats, some of
+ * which cannot hold -x. */
 static Instruction *rule_double_negation(Instruction *inst) {
   if (inst->opcode != OP_NEGATE && inst->opcode != OP_NOT) return NULL;
+  ElementType t = inst->shape.type;
+  if (!type_is_exact(t) && !type_is_ieee(t) && !type_is_complex(t)) return NULL; /* f8e8m0 has no sign */
   Instruction *inner = inst->operands[0];
   return inner->opcode == inst->opcode ? forward(inst, inner->operands[0]) : NULL;
 }
@@ -290,31 +302,44 @@ static Instruction *rule_transpose_chain(Instruction *inst) {
   return add_like(inst, OP_TRANSPOSE, &x, 1, &attrs, NULL);
 }
 
-/* Whether every value of type a is exactly a value of type b. */
-static bool type_holds_exactly(ElementType a, ElementType b) {
-  if (a == b || a == TYPE_PRED) return true;
-  int wa = type_bit_width(a), wb = type_bit_width(b);
-  TypeKind ka = type_kind(a), kb = type_kind(b);
-  if (ka == TYPE_KIND_FLOAT) return kb == TYPE_KIND_FLOAT && wb > wa;  /* f16 or bf16 into f32, ... */
-  if (kb == TYPE_KIND_PRED) return false;
-  if (kb == TYPE_KIND_FLOAT) {
-    /* significand bits, the implicit one included */
-    int precision = b == TYPE_F16 ? 11 : b == TYPE_BF16 ? 8 : b == TYPE_F32 ? 24 : 53;
-    return wa <= precision;
+/* Significand bits of an IEEE format, the implicit one included; 0 for
+ * anything else. */
+static int type_precision(ElementType t) {
+  switch (t) {
+  case TYPE_F16: return 11;
+  case TYPE_BF16: return 8;
+  case TYPE_F32: return 24;
+  case TYPE_F64: return 53;
+  default: return 0;
   }
-  if (ka == TYPE_KIND_SINT) return kb == TYPE_KIND_SINT && wb >= wa;
-  return kb == TYPE_KIND_UINT ? wb >= wa : wb > wa;  /* unsigned into signed needs a bit more */
+}
+
+/* Whether every value of type a is exactly a value of type b. Only pred,
+ * the integers and the IEEE floats are considered (f16 into bf16 and back
+ * are both lossy; f16 and bf16 into f32 are exact). */
+static bool type_holds_exactly(ElementType a, ElementType b) {
+  if (a == b) return true;
+  bool a_known = type_is_exact(a) || type_is_ieee(a), b_known = type_is_exact(b) || type_is_ieee(b);
+  if (!a_known || !b_known || b == TYPE_PRED) return false;
+  if (a == TYPE_PRED) return true;
+  int wa = type_bit_width(a), wb = type_bit_width(b);
+  if (type_is_ieee(a)) return type_is_ieee(b) && type_precision(b) > type_precision(a) && wb > wa;
+  if (type_is_ieee(b)) return wa <= type_precision(b);
+  if (type_kind(a) == TYPE_KIND_SINT) return type_kind(b) == TYPE_KIND_SINT && wb >= wa;
+  return type_kind(b) == TYPE_KIND_UINT ? wb >= wa : wb > wa; /* unsigned into signed needs a bit more */
 }
 
 /* convert(convert(x, B), C) = convert(x, C) when converting x to B loses
  * nothing: the second conversion then sees x's own value. Except integer
  * to float to integer: float to integer saturates, integer to integer
- * wraps. And convert(convert(x, B), A) = x when A is x's type. */
+ * wraps. And convert(convert(x, B), A) = x when A is x's type. Only
+ * among pred, integers and IEEE floats, whose conversions the evaluator
+ * rounds the same way whichever path the value took. */
 static Instruction *rule_convert_chain(Instruction *inst) {
   if (inst->opcode != OP_CONVERT || inst->operands[0]->opcode != OP_CONVERT) return NULL;
   Instruction *x = inst->operands[0]->operands[0];
   ElementType a = x->shape.type, b = inst->operands[0]->shape.type, c = inst->shape.type;
-  if (!type_holds_exactly(a, b)) return NULL;
+  if (!type_holds_exactly(a, b) || !(type_is_exact(c) || type_is_ieee(c))) return NULL;
   if (type_is_integer(a) && type_is_float(b) && type_is_integer(c)) return NULL;
   if (a == c) return forward(inst, x);
   return add_like(inst, OP_CONVERT, &x, 1, &inst->attrs, NULL);
@@ -422,6 +447,7 @@ static bool order_is_increasing(const int64_t *order, int n) {
 static Instruction *rule_relabel_as_bitcast(Instruction *inst) {
   if (inst->opcode != OP_RESHAPE && inst->opcode != OP_TRANSPOSE) return NULL;
   Instruction *x = inst->operands[0];
+  if (x->shape.element_size_bits != inst->shape.element_size_bits) return NULL; /* packed differently */
   int64_t a[AXLE_MAX_RANK], b[AXLE_MAX_RANK];
   if (inst->opcode == OP_RESHAPE) {
     int na = physical_order(&x->shape, NULL, a), nb = physical_order(&inst->shape, NULL, b);

@@ -12,9 +12,10 @@
  * redirects them and sorts the computation afterwards. */
 typedef Instruction *RewriteRule(Instruction *inst);
 
-/* Same type, dims and layout (tuples element by element). An instruction
- * is only ever replaced by one with an identical shape, so that a layout a
- * user depends on (bitcast reads bytes in layout order) stays the same. */
+/* Same type, dims and layout, packing included (tuples element by
+ * element). An instruction is only ever replaced by one with an identical
+ * shape, so that a layout a user depends on (bitcast reads bytes in layout
+ * order) stays the same. */
 bool shape_identical(const Shape *a, const Shape *b);
 
 /* simplify_control.c */
