@@ -162,6 +162,28 @@ TEST(rule_pred_and_true_is_identity) {
   module_free(m);
 }
 
+TEST(rule_value_identities_skip_complex_and_minifloats) {
+  /* complex: (inf + 0i) * 0 is NaN; f8e4m3fn has no infinity, so its
+   * "-inf" is NaN and max(x, NaN) is not x. */
+  Module *m = simplified_entry("x = c64[2] parameter(0)\n z = c64[2] constant({(0, 0), (0, 0)})\n"
+                               " ROOT r = c64[2] multiply(x, z)");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_MULTIPLY);
+  module_free(m);
+  m = simplified_entry("x = f8e4m3fn[2] parameter(0)\n lo = f8e4m3fn[] constant(-inf)\n"
+                       " los = f8e4m3fn[2] broadcast(lo), dimensions={}\n ROOT r = f8e4m3fn[2] maximum(x, los)");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_MAXIMUM);
+  module_free(m);
+}
+
+TEST(rule_sub_byte_integer_bounds_are_identities) {
+  Module *m = simplified_entry("x = s4[4] parameter(0)\n lo = s4[] constant(-8)\n"
+                               " los = s4[4] broadcast(lo), dimensions={}\n hi = s4[] constant(7)\n"
+                               " his = s4[4] broadcast(hi), dimensions={}\n a = s4[4] maximum(x, los)\n"
+                               " ROOT r = s4[4] minimum(a, his)");
+  EXPECT(m && root_is_parameter(m, 0), "min(max(x, -8), 7) is x for s4");
+  module_free(m);
+}
+
 TEST(rule_min_max_of_equal_operands_is_operand) {
   Module *m = simplified_entry("x = f32[4] parameter(0)\n a = f32[4] maximum(x, x)\n ROOT r = f32[4] minimum(a, a)");
   EXPECT(m && root_is_parameter(m, 0), "min(max(x, x), ...) is x");
@@ -819,6 +841,8 @@ int main(void) {
   RUN(rule_max_with_lowest_and_min_with_highest_are_identity);
   RUN(rule_and_with_all_ones_and_or_with_zero_are_identity);
   RUN(rule_pred_and_true_is_identity);
+  RUN(rule_value_identities_skip_complex_and_minifloats);
+  RUN(rule_sub_byte_integer_bounds_are_identities);
   RUN(rule_min_max_of_equal_operands_is_operand);
   RUN(rule_integer_subtract_self_is_zero);
   RUN(rule_float_subtract_self_is_kept);
