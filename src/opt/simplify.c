@@ -259,10 +259,110 @@ static Instruction *rule_no_op_shape_change(Instruction *inst) {
   case OP_BROADCAST: case OP_TRANSPOSE:
     if (!dimensions_are_identity(&inst->attrs.dimensions, x->shape.rank)) return NULL;
     break;
-  case OP_RESHAPE: case OP_CONVERT: case OP_BITCAST: break;
+  case OP_RESHAPE: case OP_CONVERT: case OP_BITCAST: case OP_COPY: break;
   default: return NULL;
   }
   return shape_identical(&inst->shape, &x->shape) ? x : NULL;
+}
+
+/* reverse(reverse(x, d), d) = x: each dimension flipped twice. */
+static Instruction *rule_reverse_of_reverse(Instruction *inst) {
+  if (inst->opcode != OP_REVERSE || inst->operands[0]->opcode != OP_REVERSE) return NULL;
+  const IntList *outer = &inst->attrs.dimensions, *inner = &inst->operands[0]->attrs.dimensions;
+  bool flipped[AXLE_MAX_RANK] = {false};
+  for (int i = 0; i < outer->count; i++) flipped[outer->values[i]] ^= true;
+  for (int i = 0; i < inner->count; i++) flipped[inner->values[i]] ^= true;
+  for (int d = 0; d < inst->shape.rank; d++)
+    if (flipped[d]) return NULL;
+  return forward(inst, inst->operands[0]->operands[0]);
+}
+
+/* Moving or reshaping a broadcast scalar gives the same scalar everywhere:
+ * reshape, transpose, broadcast, slice and reverse of broadcast(s) =
+ * broadcast(s) to the result's shape. */
+static Instruction *rule_move_broadcast_scalar(Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_RESHAPE: case OP_TRANSPOSE: case OP_BROADCAST: case OP_SLICE: case OP_REVERSE: break;
+  default: return NULL;
+  }
+  Instruction *b = inst->operands[0];
+  if (b->opcode != OP_BROADCAST || b->operands[0]->shape.rank != 0) return NULL;
+  Attrs attrs = {0};
+  Instruction *scalar = b->operands[0];
+  Instruction *moved = computation_add_instruction(inst->parent, OP_BROADCAST, &scalar, 1, NULL, 0, &attrs,
+                                                   &inst->shape, inst->name);
+  moved->metadata = inst->metadata;
+  return moved;
+}
+
+/* dynamic-slice(x, s0, s1, ...) with constant starts = slice(x) at the
+ * starts clamped as HLO clamps them: into [0, dim - size], so the window
+ * always fits. (The one-vector form of the starts is left alone.) */
+static Instruction *rule_dynamic_slice_constant_starts(Instruction *inst) {
+  if (inst->opcode != OP_DYNAMIC_SLICE) return NULL;
+  const Instruction *x = inst->operands[0];
+  int rank = x->shape.rank;
+  if (inst->operand_count != 1 + rank) return NULL;
+  int64_t starts[AXLE_MAX_RANK], limits[AXLE_MAX_RANK], strides[AXLE_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    const Instruction *index = inst->operands[1 + d];
+    if (index->opcode != OP_CONSTANT || index->shape.rank != 0 || !type_is_integer(index->shape.type)) return NULL;
+    const Literal *lit = index->attrs.literal;
+    int64_t start = literal_get_s64(lit, 0);
+    if (index->shape.type == TYPE_U64 && literal_get_u64(lit, 0) > (uint64_t)INT64_MAX) start = INT64_MAX;
+    int64_t size = inst->shape.dims[d], last = x->shape.dims[d] - size;
+    starts[d] = start < 0 ? 0 : start > last ? last : start;
+    limits[d] = starts[d] + size;
+    strides[d] = 1;
+  }
+  SliceDims slice = {{rank, starts}, {rank, limits}, {rank, strides}};
+  Attrs attrs = {0};
+  attrs.slice = &slice;
+  Instruction *operand = inst->operands[0];
+  Instruction *sliced = computation_add_instruction(inst->parent, OP_SLICE, &operand, 1, NULL, 0, &attrs,
+                                                    &inst->shape, inst->name);
+  sliced->metadata = inst->metadata;
+  return sliced;
+}
+
+/* x / 2^k = x * 2^-k for IEEE floats: both are the exact quotient rounded
+ * once (a power of two's reciprocal is exact, unless it overflows or falls
+ * below the normal range, which is checked), and a multiply is cheaper. */
+static Instruction *rule_divide_by_power_of_two(Instruction *inst) {
+  if (inst->opcode != OP_DIVIDE || !type_is_ieee(inst->shape.type)) return NULL;
+  const Literal *lit = constant_behind(inst->operands[1]);
+  if (!lit || shape_element_count(&lit->shape) == 0) return NULL;
+  double d = literal_get_f64(lit, 0);
+  int exponent;
+  if (!isfinite(d) || fabs(frexp(d, &exponent)) != 0.5) return NULL; /* d = ±2^k */
+  /* every element the same value */
+  for (int64_t i = 1; i < shape_element_count(&lit->shape); i++)
+    if (literal_get_f64(lit, i) != d) return NULL;
+  Shape scalar_shape = shape_scalar(inst->shape.type);
+  Literal *reciprocal = literal_create(&scalar_shape);
+  literal_set_f64(reciprocal, 0, 1.0 / d);
+  /* the reciprocal must survive the trip into the type exactly, as a normal number */
+  double back = literal_get_f64(reciprocal, 0);
+  if (back != 1.0 / d || back * d != 1.0 || !isnormal(back) || !isnormal(d)) {
+    literal_free(reciprocal);
+    return NULL;
+  }
+  Attrs attrs = {0};
+  attrs.literal = reciprocal;
+  Instruction *constant = computation_add_instruction(inst->parent, OP_CONSTANT, NULL, 0, NULL, 0, &attrs,
+                                                      &scalar_shape, "constant");
+  Instruction *factor = constant;
+  if (inst->shape.rank > 0) {
+    Attrs broadcast = {0};
+    factor = computation_add_instruction(inst->parent, OP_BROADCAST, &constant, 1, NULL, 0, &broadcast,
+                                         &inst->shape, "broadcast");
+  }
+  Instruction *operands[2] = {inst->operands[0], factor};
+  Attrs none = {0};
+  Instruction *product = computation_add_instruction(inst->parent, OP_MULTIPLY, operands, 2, NULL, 0, &none,
+                                                     &inst->shape, inst->name);
+  constant->metadata = factor->metadata = product->metadata = inst->metadata;
+  return product;
 }
 
 /* broadcast(broadcast(x, d1), d2) = broadcast(x, d): x's dimension i lands
@@ -543,6 +643,8 @@ static RewriteRule *const rules[] = {
     rule_identity_operand,        rule_right_identity,          rule_absorbing_operand,
     rule_same_operands_idempotent, rule_same_operands_cancel,   rule_compare_same_operands,
     rule_double_negation,         rule_select,                  rule_no_op_shape_change,
+    rule_reverse_of_reverse,      rule_move_broadcast_scalar,   rule_dynamic_slice_constant_starts,
+    rule_divide_by_power_of_two,
     rule_broadcast_of_broadcast,  rule_reshape_chain,           rule_transpose_chain,
     rule_convert_chain,           rule_slice_of_slice,          rule_no_op_slice_pad_concatenate,
     rule_reduce_no_dimensions,    rule_dot_absorb_transpose,    rule_tuple_element_forward,

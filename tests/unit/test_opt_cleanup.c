@@ -392,6 +392,53 @@ TEST(rule_tuple_of_its_elements_is_the_tuple) {
   module_free(m);
 }
 
+TEST(rule_copy_with_same_layout_and_reverse_of_reverse_vanish) {
+  Module *m = simplified_entry("x = f32[2,3] parameter(0)\n c = f32[2,3] copy(x)\n"
+                               " a = f32[2,3] reverse(c), dimensions={0,1}\n ROOT r = f32[2,3] reverse(a), dimensions={1,0}");
+  EXPECT(m && root_is_parameter(m, 0), "reverse(reverse(copy(x))) is x");
+  module_free(m);
+  m = simplified_entry("x = f32[2,3]{1,0} parameter(0)\n ROOT c = f32[2,3]{0,1} copy(x)");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_COPY); /* a copy that changes the layout stays */
+  module_free(m);
+}
+
+TEST(rule_moved_broadcast_scalar_is_a_broadcast) {
+  Module *m = simplified_entry("s = f32[] parameter(0)\n b = f32[6,4] broadcast(s), dimensions={}\n"
+                               " t = f32[4,6] transpose(b), dimensions={1,0}\n r1 = f32[24] reshape(t)\n"
+                               " ROOT r = f32[10] slice(r1), slice={[3:13]}");
+  if (m) {
+    EXPECT_ROOT_OPCODE(m, OP_BROADCAST);
+    EXPECT(entry_root(m)->operands[0]->opcode == OP_PARAMETER, "of the scalar itself");
+  }
+  module_free(m);
+}
+
+TEST(rule_dynamic_slice_with_constant_starts_is_a_clamped_slice) {
+  Module *m = simplified_entry("x = f32[10,4] parameter(0)\n i = s32[] constant(8)\n j = s32[] constant(-3)\n"
+                               " ROOT r = f32[5,2] dynamic-slice(x, i, j), dynamic_slice_sizes={5,2}");
+  if (m) {
+    EXPECT_ROOT_OPCODE(m, OP_SLICE);
+    const SliceDims *s = attrs_slice(&entry_root(m)->attrs);
+    EXPECT(s->starts.values[0] == 5 && s->starts.values[1] == 0, "starts clamped to 5 and 0");
+  }
+  module_free(m);
+}
+
+TEST(rule_divide_by_power_of_two_is_multiply) {
+  Module *m = simplified_entry("x = f32[4] parameter(0)\n c = f32[] constant(4)\n"
+                               " cs = f32[4] broadcast(c), dimensions={}\n ROOT r = f32[4] divide(x, cs)");
+  if (m) {
+    EXPECT_ROOT_OPCODE(m, OP_MULTIPLY);
+    const Instruction *k = entry_root(m)->operands[1]->operands[0];
+    EXPECT(k->opcode == OP_CONSTANT && literal_get_f64(k->attrs.literal, 0) == 0.25, "by 0.25");
+  }
+  module_free(m);
+  m = simplified_entry("x = f32[4] parameter(0)\n c = f32[] constant(3)\n"
+                       " cs = f32[4] broadcast(c), dimensions={}\n ROOT r = f32[4] divide(x, cs)");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_DIVIDE); /* 1/3 is not exact */
+  module_free(m);
+}
+
 /* ---- simplify: control flow ---- */
 
 TEST(rule_call_is_inlined) {
@@ -866,6 +913,10 @@ int main(void) {
   RUN(rule_dot_keeps_transpose_that_reorders_free_dimensions);
   RUN(rule_get_tuple_element_of_tuple_forwards);
   RUN(rule_tuple_of_its_elements_is_the_tuple);
+  RUN(rule_copy_with_same_layout_and_reverse_of_reverse_vanish);
+  RUN(rule_moved_broadcast_scalar_is_a_broadcast);
+  RUN(rule_dynamic_slice_with_constant_starts_is_a_clamped_slice);
+  RUN(rule_divide_by_power_of_two_is_multiply);
   RUN(rule_call_is_inlined);
   RUN(rule_conditional_with_constant_selector_is_inlined);
   RUN(rule_conditional_with_constant_pred_is_inlined);
