@@ -111,8 +111,8 @@ static bool instruction_is_all(const Instruction *inst, SpecialValue v) {
 /* A new instruction like inst (its shape and name) in inst's computation. */
 static Instruction *add_like(Instruction *inst, Opcode op, Instruction *const *operands, int count,
                              const Attrs *attrs, const Shape *shape) {
-  Instruction *like = computation_add_instruction(inst->parent, op, operands, count, inst->called,
-                                                  inst->called_count, attrs, shape ? shape : &inst->shape, inst->name);
+  Instruction *like = computation_add_instruction(inst->parent, op, operands, count, inst->called, inst->called_count,
+                                                  attrs, shape ? shape : &inst->shape, inst->name);
   like->metadata = inst->metadata; /* provenance survives the rewrite */
   return like;
 }
@@ -130,8 +130,8 @@ static Instruction *add_filled(Instruction *inst, SpecialValue v) {
   constant->metadata = inst->metadata;
   if (inst->shape.rank == 0) return constant;
   Attrs broadcast = {0};
-  Instruction *filled = computation_add_instruction(inst->parent, OP_BROADCAST, &constant, 1, NULL, 0, &broadcast,
-                                                    &inst->shape, "broadcast");
+  Instruction *filled = computation_add_instruction(inst->parent, OP_BROADCAST, &constant, 1, NULL, 0,
+                                                    &broadcast, &inst->shape, "broadcast");
   filled->metadata = inst->metadata;
   return filled;
 }
@@ -306,7 +306,8 @@ static Instruction *rule_dynamic_slice_constant_starts(Instruction *inst) {
   int64_t starts[AXLE_MAX_RANK], limits[AXLE_MAX_RANK], strides[AXLE_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     const Instruction *index = inst->operands[1 + d];
-    if (index->opcode != OP_CONSTANT || index->shape.rank != 0 || !type_is_integer(index->shape.type)) return NULL;
+    if (index->opcode != OP_CONSTANT || index->shape.rank != 0 || !type_is_integer(index->shape.type))
+      return NULL;
     const Literal *lit = index->attrs.literal;
     int64_t start = literal_get_s64(lit, 0);
     if (index->shape.type == TYPE_U64 && literal_get_u64(lit, 0) > (uint64_t)INT64_MAX) start = INT64_MAX;
@@ -372,7 +373,8 @@ static Instruction *rule_broadcast_of_broadcast(Instruction *inst) {
   Instruction *inner = inst->operands[0];
   Instruction *x = inner->operands[0];
   int64_t dims[AXLE_MAX_RANK];
-  for (int i = 0; i < x->shape.rank; i++) dims[i] = inst->attrs.dimensions.values[inner->attrs.dimensions.values[i]];
+  for (int i = 0; i < x->shape.rank; i++)
+    dims[i] = inst->attrs.dimensions.values[inner->attrs.dimensions.values[i]];
   Attrs attrs = inst->attrs;
   attrs.dimensions = (IntList){x->shape.rank, dims};
   return add_like(inst, OP_BROADCAST, &x, 1, &attrs, NULL);
@@ -640,16 +642,18 @@ static Instruction *rule_tuple_of_its_elements(Instruction *inst) {
 /* Tried in this order; the first that applies wins. The relabelling as a
  * bitcast comes after the chain rules, which it would otherwise hide. */
 static RewriteRule *const rules[] = {
-    rule_identity_operand,        rule_right_identity,          rule_absorbing_operand,
-    rule_same_operands_idempotent, rule_same_operands_cancel,   rule_compare_same_operands,
-    rule_double_negation,         rule_select,                  rule_no_op_shape_change,
-    rule_reverse_of_reverse,      rule_move_broadcast_scalar,   rule_dynamic_slice_constant_starts,
-    rule_divide_by_power_of_two,
-    rule_broadcast_of_broadcast,  rule_reshape_chain,           rule_transpose_chain,
-    rule_convert_chain,           rule_slice_of_slice,          rule_no_op_slice_pad_concatenate,
-    rule_reduce_no_dimensions,    rule_dot_absorb_transpose,    rule_tuple_element_forward,
-    rule_tuple_of_its_elements,   rule_call_inline,             rule_conditional_known_branch,
-    rule_relabel_as_bitcast,
+    /* elementwise values */
+    rule_identity_operand,               rule_right_identity,                 rule_absorbing_operand,
+    rule_same_operands_idempotent,       rule_same_operands_cancel,           rule_compare_same_operands,
+    rule_double_negation,                rule_select,                         rule_divide_by_power_of_two,
+    /* shape changes */
+    rule_no_op_shape_change,             rule_no_op_slice_pad_concatenate,    rule_reverse_of_reverse,
+    rule_move_broadcast_scalar,          rule_broadcast_of_broadcast,         rule_reshape_chain,
+    rule_transpose_chain,                rule_convert_chain,                  rule_slice_of_slice,
+    rule_dynamic_slice_constant_starts,  rule_reduce_no_dimensions,           rule_dot_absorb_transpose,
+    /* tuples and control flow; bitcasts last */
+    rule_tuple_element_forward,          rule_tuple_of_its_elements,          rule_call_inline,
+    rule_conditional_known_branch,       rule_relabel_as_bitcast,
 };
 
 static Instruction *instruction_simplify(Instruction *inst) {
