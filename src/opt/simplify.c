@@ -111,8 +111,9 @@ static bool instruction_is_all(const Instruction *inst, SpecialValue v) {
 /* A new instruction like inst (its shape and name) in inst's computation. */
 static Instruction *add_like(Instruction *inst, Opcode op, Instruction *const *operands, int count,
                              const Attrs *attrs, const Shape *shape) {
-  Instruction *like = computation_add_instruction(inst->parent, op, operands, count, inst->called, inst->called_count,
-                                                  attrs, shape ? shape : &inst->shape, inst->name);
+  Computation *c = inst->parent;
+  Instruction *like = computation_add_instruction(c, op, operands, count, inst->called, inst->called_count, attrs,
+                                                  shape ? shape : &inst->shape, inst->name);
   like->metadata = inst->metadata; /* provenance survives the rewrite */
   return like;
 }

@@ -131,8 +131,8 @@ static bool parameter_read_by_elements(const Computation *c) {
 static void computation_sweep_unread(Computation *c) {
   for (int i = c->instruction_count - 1; i >= 0; i--) {
     Instruction *inst = c->instructions[i];
-    if (inst->user_count > 0 || inst == c->root || inst->opcode == OP_PARAMETER || instruction_has_effects(inst))
-      continue;
+    bool kept = inst->user_count > 0 || inst == c->root || inst->opcode == OP_PARAMETER;
+    if (kept || instruction_has_effects(inst)) continue;
     computation_remove_instruction(c, inst);
   }
 }
