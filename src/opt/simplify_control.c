@@ -210,18 +210,20 @@ static bool loop_find_read_elements(const Instruction *loop, bool *read) {
     for (int k = 0; k < n; k++) {
       if (!read[k] || followed[k]) continue;
       followed[k] = more = true;
+      /* marked when pushed, so each instruction is pushed once at most */
       int depth = 0;
-      stack[depth++] = body->root->operands[k];
+      const Instruction *start = body->root->operands[k];
+      if (!visited[start->index]) visited[start->index] = true, stack[depth++] = start;
       while (depth > 0) {
         const Instruction *inst = stack[--depth];
-        if (visited[inst->index]) continue;
-        visited[inst->index] = true;
         if (inst->opcode == OP_GET_TUPLE_ELEMENT && inst->operands[0] == body->parameters[0]) {
           read[inst->attrs.tuple_index] = true;
           continue;
         }
-        for (int q = 0; q < inst->operand_count; q++)
-          if (!visited[inst->operands[q]->index]) stack[depth++] = inst->operands[q];
+        for (int q = 0; q < inst->operand_count; q++) {
+          const Instruction *operand = inst->operands[q];
+          if (!visited[operand->index]) visited[operand->index] = true, stack[depth++] = operand;
+        }
       }
     }
   }
