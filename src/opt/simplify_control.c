@@ -308,14 +308,17 @@ static void loop_find_invariants(const Computation *body, bool *invariant) {
   }
 }
 
-/* hoist[i]: invariant work that a varying instruction (or the root) reads:
- * the frontier of what moves out. needed[i]: what the hoisted need. */
+/* hoist[i]: invariant work that something staying in the body reads (a
+ * varying instruction, the root, or cheap invariant work such as a
+ * broadcast, which stays and is redone each trip): the frontier of what
+ * moves out. Users come later, so a backward walk knows their fate first.
+ * needed[i]: what the hoisted need, copied out with them. */
 static int loop_choose_hoisted(const Computation *body, const bool *invariant, bool *hoist, bool *needed) {
   int count = 0;
-  for (int i = 0; i < body->instruction_count; i++) {
+  for (int i = body->instruction_count - 1; i >= 0; i--) {
     const Instruction *inst = body->instructions[i];
     if (!invariant[i] || !instruction_worth_hoisting(inst)) continue;
-    for (int u = 0; u < inst->user_count && !hoist[i]; u++) hoist[i] = !invariant[inst->users[u]->index];
+    for (int u = 0; u < inst->user_count && !hoist[i]; u++) hoist[i] = !hoist[inst->users[u]->index];
     count += hoist[i];
   }
   for (int i = body->instruction_count - 1; i >= 0; i--) {

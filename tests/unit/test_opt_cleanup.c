@@ -501,6 +501,22 @@ static const char *loop_with_invariant_work =
     " w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body\n"
     " ROOT r = f32[4] get-tuple-element(w), index=1\n}\n";
 
+/* The invariant work here is on a scalar, broadcast before use: the
+ * broadcast stays in the body, the exponential leaves it. */
+static const char *loop_with_invariant_scalar =
+    "HloModule t\n"
+    "cond {\n s = (s32[], f32[4], f32[]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+    " n = s32[] constant(5)\n ROOT more = pred[] compare(i, n), direction=LT\n}\n"
+    "body {\n s = (s32[], f32[4], f32[]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+    " x = f32[4] get-tuple-element(s), index=1\n w = f32[] get-tuple-element(s), index=2\n"
+    " one = s32[] constant(1)\n i1 = s32[] add(i, one)\n e = f32[] exponential(w)\n"
+    " eb = f32[4] broadcast(e), dimensions={}\n x1 = f32[4] add(x, eb)\n"
+    " ROOT next = (s32[], f32[4], f32[]) tuple(i1, x1, w)\n}\n"
+    "ENTRY main {\n x = f32[4] parameter(0)\n z = s32[] constant(0)\n h = f32[] constant(0.5)\n"
+    " init = (s32[], f32[4], f32[]) tuple(z, x, h)\n"
+    " w = (s32[], f32[4], f32[]) while(init), condition=cond, body=body\n"
+    " ROOT r = f32[4] get-tuple-element(w), index=1\n}\n";
+
 static const Computation *loop_body(const Module *m) {
   for (int i = 0; i < m->entry->instruction_count; i++)
     if (m->entry->instructions[i]->opcode == OP_WHILE) return m->entry->instructions[i]->called[1];
@@ -564,6 +580,18 @@ TEST(rule_while_hoists_invariant_work) {
     EXPECT(count_opcode(m->entry, OP_TANH) == 1, "and are computed once before the loop");
     EXPECT(same_result(loop_with_invariant_work, m, 2), "the same result");
     EXPECT(cleanup_settles(m) && same_result(loop_with_invariant_work, m, 2), "settles, still the same");
+  }
+  module_free(m);
+}
+
+TEST(rule_while_hoists_invariant_work_read_through_a_broadcast) {
+  Module *m = simplified(loop_with_invariant_scalar);
+  if (m) {
+    const Computation *body = loop_body(m);
+    EXPECT(body && count_opcode(body, OP_EXPONENTIAL) == 0, "the exponential leaves the body");
+    EXPECT(body && count_opcode(body, OP_BROADCAST) == 1, "the broadcast stays");
+    EXPECT(same_result(loop_with_invariant_scalar, m, 1), "the same result");
+    EXPECT(cleanup_settles(m) && same_result(loop_with_invariant_scalar, m, 1), "settles, still the same");
   }
   module_free(m);
 }
@@ -922,6 +950,7 @@ int main(void) {
   RUN(rule_conditional_with_constant_pred_is_inlined);
   RUN(rule_while_drops_state_nobody_reads);
   RUN(rule_while_hoists_invariant_work);
+  RUN(rule_while_hoists_invariant_work_read_through_a_broadcast);
   RUN(fold_replaces_instructions_of_constants_by_their_value);
   RUN(fold_and_simplify_keep_the_source_line);
   RUN(fold_turns_compare_of_constants_into_a_constant_that_picks_the_select);
