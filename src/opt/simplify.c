@@ -70,10 +70,10 @@ static Literal *literal_special(ElementType t, SpecialValue v) {
   } else if (t == TYPE_PRED) {
     literal_set_u64(lit, 0, v == VALUE_ONE || v == VALUE_ALL_ONES || v == VALUE_HIGHEST);
   } else if (type_kind(t) == TYPE_KIND_SINT) {
-    int64_t top = (int64_t)1 << (type_bit_width(t) - 2) << 1; /* 2^(bits-1), no overflow for s64 */
+    int bits = type_bit_width(t);
+    int64_t highest = bits == 64 ? INT64_MAX : (int64_t)((1ull << (bits - 1)) - 1);
     int64_t values[] = {[VALUE_ZERO] = 0, [VALUE_NEGATIVE_ZERO] = 0, [VALUE_ONE] = 1, [VALUE_ALL_ONES] = -1,
-                        [VALUE_LOWEST] = type_bit_width(t) == 64 ? INT64_MIN : -top,
-                        [VALUE_HIGHEST] = type_bit_width(t) == 64 ? INT64_MAX : top - 1};
+                        [VALUE_LOWEST] = -highest - 1, [VALUE_HIGHEST] = highest};
     literal_set_s64(lit, 0, values[v]);
   } else {
     int bits = type_bit_width(t);
