@@ -123,6 +123,12 @@ PassFn fuse_module;              /* fusion.c          "fusion" */
 PassFn schedule_module;          /* schedule.c        "schedule" */
 PassFn assign_buffers;           /* buffer_assignment.c "buffer-assignment" */
 
+/* ------------------------------------------------------------------ dce.c
+ * Whether an instruction has effects beyond its result: its opcode has
+ * (F_SIDE), or a computation it calls holds such an instruction. The
+ * cleanup passes never remove, merge, fold or move one. */
+bool instruction_has_effects(const Instruction *inst);
+
 /* ------------------------------------------------- buffer_assignment.c
  * The memory plan of the entry computation, in the order schedule left it.
  * Every array value an instruction produces gets a slot: parameters and
