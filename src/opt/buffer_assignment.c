@@ -96,6 +96,7 @@ typedef struct Planner {
   int *leaf_base;              /* per instruction: its first leaf; [n] = leaf_count */
   int *leaf_inst;              /* per leaf: the position of its instruction */
   const Shape **leaf_shape;
+  bool *names_only;            /* per instruction: an alias op, owning nothing */
   int *owner;                  /* per leaf: the leaf whose storage it names */
   int *group;                  /* per owning TEMP leaf: its group; else -1 */
   Group *groups;
@@ -118,6 +119,7 @@ static void planner_init(Planner *p, const Computation *c) {
   size_t leaves = (size_t)p->leaf_count + 1;
   p->leaf_inst = calloc_or_exit(leaves, sizeof(int));
   p->leaf_shape = calloc_or_exit(leaves, sizeof(Shape *));
+  p->names_only = calloc_or_exit((size_t)p->n + 1, sizeof(bool));
   p->owner = calloc_or_exit(leaves, sizeof(int));
   p->group = calloc_or_exit(leaves, sizeof(int));
   p->groups = calloc_or_exit(leaves, sizeof(Group));
@@ -133,6 +135,7 @@ static void planner_free(Planner *p) {
   free(p->leaf_base);
   free(p->leaf_inst);
   free(p->leaf_shape);
+  free(p->names_only);
   free(p->owner);
   free(p->group);
   free(p->groups);
@@ -177,6 +180,7 @@ static void plan_storage(Planner *p) {
   for (int i = 0; i < p->n; i++) {
     const Instruction *inst = p->c->instructions[i];
     bool alias = is_alias_op(inst->opcode) && storage_link_alias(p, inst);
+    p->names_only[i] = alias;
     for (int k = p->leaf_base[i]; k < p->leaf_base[i + 1]; k++) {
       BufferSlot *s = &p->slots[k];
       s->inst = inst;
@@ -207,7 +211,7 @@ static void plan_liveness(Planner *p) {
   for (int u = 0; u < p->n; u++) {
     const Instruction *user = p->c->instructions[u];
     /* An alias op reads nothing: its own readers keep the storage alive. */
-    if (is_alias_op(user->opcode) && p->slots[p->leaf_base[u]].kind == BUFFER_ALIAS) continue;
+    if (p->names_only[u]) continue;
     for (int k = 0; k < user->operand_count; k++) {
       const Instruction *op = user->operands[k];
       for (int l = p->leaf_base[op->index]; l < p->leaf_base[op->index + 1]; l++) {
@@ -263,17 +267,34 @@ static bool shapes_share_bytes(const Shape *a, const Shape *b) {
   return memcmp(a->minor_to_major, b->minor_to_major, sizeof(int) * (size_t)a->rank) == 0;
 }
 
-/* Whether inst may write its (single, array) result over the storage leaf
- * `target` that its operand k names: inst computes element i from element
- * i of that operand only, and the bytes line up. Liveness is the caller's
- * business. */
-static bool can_write_over(const Planner *p, const Instruction *inst, int k, int target) {
+/* Whether operand k of inst, a single array naming storage leaf `target`,
+ * lets inst write over it: inst computes element i from element i of that
+ * operand only, and the bytes line up. */
+static bool operand_reads_elementwise(const Planner *p, const Instruction *inst, int k, int target) {
   const Instruction *op = inst->operands[k];
   if (leaves_of(p, op) != 1 || p->owner[p->leaf_base[op->index]] != target) return false;
   if (!shapes_share_bytes(&op->shape, &inst->shape)) return false;
   if (p->slots[target].size != shape_byte_size(&inst->shape)) return false;
   if (inst->opcode == OP_FUSION) return inst->called_count == 1 && fusion_reads_elementwise(inst->called[0], k);
   return opcode_is_elementwise(inst->opcode);
+}
+
+/* Whether inst may write its single array result over storage leaf
+ * `target`: it reads that storage, and every operand through which it
+ * reads it does so elementwise (fusion(a, a) may read one of the two
+ * through a reverse). Liveness is the caller's business. */
+static bool can_write_over(const Planner *p, const Instruction *inst, int target) {
+  if (leaves_of(p, inst) != 1) return false;
+  bool reads = false;
+  for (int k = 0; k < inst->operand_count; k++) {
+    const Instruction *op = inst->operands[k];
+    for (int l = p->leaf_base[op->index]; l < p->leaf_base[op->index + 1]; l++) {
+      if (p->owner[l] != target) continue;
+      if (!operand_reads_elementwise(p, inst, k, target)) return false;
+      reads = true;
+    }
+  }
+  return reads;
 }
 
 static void group_create(Planner *p, int leaf) {
@@ -291,7 +312,7 @@ static int group_to_take_over(const Planner *p, const Instruction *inst, int *ta
     int target = p->owner[p->leaf_base[op->index]];
     int g = p->group[target];
     /* Dying here: no later position reads the buffer under any name. */
-    if (g < 0 || p->groups[g].end != inst->index || !can_write_over(p, inst, k, target)) continue;
+    if (g < 0 || p->groups[g].end != inst->index || !can_write_over(p, inst, target)) continue;
     *target_leaf = target;
     return g;
   }
@@ -341,16 +362,8 @@ static void plan_io_aliases(Planner *p) {
     if (result->kind != BUFFER_OUTPUT || result->parameter_number >= 0) continue;
     const Instruction *writer = result->inst;
     int when = result->live_from, last_read = p->slots[target].live_to;
-    bool legal = last_read < when;
-    for (int k = 0; !legal && last_read == when && k < writer->operand_count; k++)
-      legal = leaves_of(p, writer) == 1 && can_write_over(p, writer, k, target);
-    /* The writer may read other names of the argument at the same position. */
-    for (int k = 0; legal && last_read == when && k < writer->operand_count; k++) {
-      const Instruction *op = writer->operands[k];
-      for (int l = p->leaf_base[op->index]; l < p->leaf_base[op->index + 1]; l++)
-        if (p->owner[l] == target && !can_write_over(p, writer, k, target)) legal = false;
-    }
-    if (legal) result->parameter_number = alias->parameter_number;
+    if (last_read < when || (last_read == when && can_write_over(p, writer, target)))
+      result->parameter_number = alias->parameter_number;
   }
 }
 

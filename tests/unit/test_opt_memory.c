@@ -95,13 +95,17 @@ TEST(fusion_in_place_only_when_it_reads_the_operand_elementwise) {
       "HloModule m\n"
       "ew { x = f32[1024] parameter(0)  n = f32[1024] negate(x)  ROOT m = f32[1024] multiply(n, x) }\n"
       "rev { x = f32[1024] parameter(0)  r = f32[1024] reverse(x), dimensions={0}  ROOT s = f32[1024] add(x, r) }\n"
+      "two { x = f32[1024] parameter(0)  y = f32[1024] parameter(1)  r = f32[1024] reverse(y), dimensions={0}\n"
+      "      ROOT s = f32[1024] add(x, r) }\n"
       "ENTRY e {\n p = f32[1024] parameter(0)\n a = f32[1024] negate(p)\n"
       " f = f32[1024] fusion(a), kind=kLoop, calls=ew\n g = f32[1024] fusion(f), kind=kLoop, calls=rev\n"
-      " ROOT h = f32[1024] negate(g)\n}\n");
+      " h = f32[1024] fusion(g, g), kind=kLoop, calls=two\n ROOT i = f32[1024] negate(h)\n}\n");
   if (!m) return;
   BufferPlan *plan = buffer_plan_create(m->entry);
   EXPECT(slot_of(plan, m, "f")->shares_with == find(m, "a"), "elementwise fusion not in place");
   EXPECT(slot_of(plan, m, "g")->shares_with == NULL, "fusion that reverses its operand written in place");
+  /* Operand 0 is read elementwise, but the same buffer is operand 1, reversed. */
+  EXPECT(slot_of(plan, m, "h")->shares_with == NULL, "fusion(g, g) written over g, which it reads reversed");
   buffer_plan_free(plan);
   module_free(m);
 }
