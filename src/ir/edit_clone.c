@@ -8,6 +8,15 @@
 
 #include "ir.h"
 
+const Metadata *metadata_copy_into_arena(const Metadata *md, Arena *arena) {
+  if (!md) return NULL;
+  Metadata *copy = arena_alloc(arena, sizeof *copy);
+  copy->op_name = md->op_name ? arena_strdup(arena, md->op_name) : NULL;
+  copy->source_file = md->source_file ? arena_strdup(arena, md->source_file) : NULL;
+  copy->source_line = md->source_line;
+  return copy;
+}
+
 Instruction *instruction_clone(Computation *dst, const Instruction *src, Instruction *const *new_operands,
                                const char *name_base) {
   Attrs attrs = src->attrs;
@@ -16,6 +25,7 @@ Instruction *instruction_clone(Computation *dst, const Instruction *src, Instruc
                                                   src->called_count, &attrs, &src->shape,
                                                   name_base ? name_base : src->name);
   inst->loc = src->loc;
+  inst->metadata = metadata_copy_into_arena(src->metadata, &dst->module->arena);
   return inst;
 }
 
