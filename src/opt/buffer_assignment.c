@@ -668,10 +668,17 @@ void print_largest_buffers(StrBuf *sb, const BufferPlan *plan, int count) {
     const BufferSlot *s = live[i];
     StrBuf shape = {0};
     shape_print(&shape, shape_leaf(&s->inst->shape, s->output_index), false);
-    strbuf_printf(sb, "  %12lld bytes  ", (long long)s->size);
+    strbuf_printf(sb, "  %10lld bytes  ", (long long)s->size);
     print_leaf_name(sb, s->inst, s->output_index);
-    strbuf_printf(sb, " = %s %s  live=[%d,%d]\n", shape.data ? shape.data : "", opcode_name(s->inst->opcode),
+    strbuf_printf(sb, " = %s %s  live=[%d,%d]", shape.data ? shape.data : "", opcode_name(s->inst->opcode),
                   s->live_from, s->live_to);
+    /* instruction_describe gives "name (op_name at file:line)": the part
+     * after the name says where in the user's program the buffer comes from. */
+    StrBuf where = {0};
+    instruction_describe(&where, s->inst);
+    size_t name_len = strlen(s->inst->name);
+    strbuf_printf(sb, "%s\n", where.data && where.len > name_len ? where.data + name_len : "");
+    strbuf_free(&where);
     strbuf_free(&shape);
   }
   free(live);

@@ -206,7 +206,9 @@ TEST(schedule_keeps_effects_in_order) {
 
 TEST(max_temp_bytes_fails_at_compile_time_naming_the_largest_buffers) {
   Module *m = parse_text("HloModule m\nENTRY e {\n p = f32[1024] parameter(0)\n"
-                         " a = f32[1024] reverse(p), dimensions={0}\n b = f32[1024] reverse(a), dimensions={0}\n"
+                         " a = f32[1024] reverse(p), dimensions={0},"
+                         " metadata={op_name=\"jit(f)/rev\" source_file=\"model.py\" source_line=12}\n"
+                         " b = f32[1024] reverse(a), dimensions={0}\n"
                          " ROOT c = f32[1024] reverse(b), dimensions={0}\n}\n");
   if (!m) return;
   OptOptions options;
@@ -223,6 +225,7 @@ TEST(max_temp_bytes_fails_at_compile_time_naming_the_largest_buffers) {
   EXPECT(strstr(st.message, "max_temp_bytes=5000") != NULL, "message lacks the limit: %s", st.message);
   EXPECT(strstr(st.message, " a = f32[1024] reverse") != NULL, "message lacks buffer a: %s", st.message);
   EXPECT(strstr(st.message, " b = f32[1024] reverse") != NULL, "message lacks buffer b: %s", st.message);
+  EXPECT(strstr(st.message, "(jit(f)/rev at model.py:12)") != NULL, "message lacks a's source line: %s", st.message);
   opt_context_free(&ctx);
   opt_context_init(&ctx, NULL);
   ctx.options.max_temp_bytes = 8192;
