@@ -10,12 +10,17 @@
  *           gets the same schedule.
  * breaks:   a buffer plan made before it (run buffer-assignment after).
  *
- * A list scheduler, as compilers have used since the first register
- * allocators: among the instructions whose operands have all run, take the
- * one that adds the fewest bytes, counting what it allocates against the
- * operands whose last reader it is (their buffers die as it runs). The
- * greedy choice can lose to the order the producer wrote, so the pass plans
- * both and keeps the new order only when its temporary block is smaller.
+ * Two candidate orders, as XLA also tries several schedulers and keeps the
+ * best:
+ *   list         among the instructions whose operands have all run, take
+ *                the one that adds the fewest bytes, counting what it
+ *                allocates against the operands whose last reader it is
+ *                (their buffers die as it runs);
+ *   depth-first  a post-order walk from the root, which finishes one chain
+ *                of work before starting the next.
+ * Either can lose to the order the producer wrote, so buffer assignment
+ * plans each, and a candidate replaces the current order only when its
+ * temporary block is smaller.
  *
  * Fusion bodies are left alone: a fusion runs as one kernel, whose order
  * inside is the code generator's business. */
@@ -231,29 +236,84 @@ static int64_t computation_temp_bytes(const Computation *c) {
 }
 
 /* Schedules c; returns whether its order changed. */
+/* Fills order[] with a depth-first post-order from the root: each value is
+ * made just before its first reader needs it, so a chain of work finishes
+ * (and frees its buffers) before the next begins. Instructions the root
+ * does not reach follow, each as the root of its own walk. The side-effect
+ * predecessor counts as one more operand. */
+static void schedule_depth_first(const Computation *c, int *order) {
+  int n = c->instruction_count, count = 0, previous_side = -1;
+  int *side_prev = calloc_or_exit((size_t)n, sizeof(int));
+  for (int i = 0; i < n; i++) {
+    side_prev[i] = -1;
+    if (!opcode_has_side_effects(c->instructions[i]->opcode)) continue;
+    side_prev[i] = previous_side;
+    previous_side = i;
+  }
+  bool *seen = calloc_or_exit((size_t)n, sizeof(bool));
+  int *stack = calloc_or_exit((size_t)n, sizeof(int)), *next = calloc_or_exit((size_t)n, sizeof(int));
+  for (int r = -1; r < n; r++) {
+    int start = r < 0 ? c->root->index : r;
+    if (seen[start]) continue;
+    int depth = 0;
+    stack[depth++] = start;
+    seen[start] = true;
+    while (depth > 0) {
+      int top = stack[depth - 1];
+      const Instruction *inst = c->instructions[top];
+      int k = next[top]++;
+      int child = k < inst->operand_count ? inst->operands[k]->index : k == inst->operand_count ? side_prev[top] : -2;
+      if (child == -2) {
+        order[count++] = top;
+        depth--;
+      } else if (child >= 0 && !seen[child]) {
+        seen[child] = true;
+        stack[depth++] = child;
+      }
+    }
+  }
+  free(side_prev);
+  free(seen);
+  free(stack);
+  free(next);
+}
+
+static bool order_is_identity(const int *order, int n) {
+  for (int i = 0; i < n; i++)
+    if (order[i] != i) return false;
+  return true;
+}
+
+/* Schedules c: the list order and the depth-first order each replace the
+ * current one only if they make the temporary block smaller. Returns
+ * whether the order changed. */
 static bool schedule_computation(Computation *c) {
   int n = c->instruction_count;
   if (n < 2 || !c->root) return false;
-  int *order = calloc_or_exit((size_t)n, sizeof(int));
-  schedule_list(c, order);
-  bool same = true;
-  for (int i = 0; i < n && same; i++) same = order[i] == i;
-  if (same) {
-    free(order);
-    return false;
-  }
+  int *candidate = calloc_or_exit((size_t)n, sizeof(int)), *best = calloc_or_exit((size_t)n, sizeof(int));
   Instruction **old = calloc_or_exit((size_t)n, sizeof(Instruction *));
   memcpy(old, c->instructions, sizeof(Instruction *) * (size_t)n);
-  int64_t before = computation_temp_bytes(c);
-  computation_apply_order(c, old, order);
-  bool better = computation_temp_bytes(c) < before;
-  if (!better) {
-    for (int i = 0; i < n; i++) order[i] = i;
-    computation_apply_order(c, old, order);
+  for (int i = 0; i < n; i++) best[i] = i;
+  int64_t best_bytes = computation_temp_bytes(c);
+  for (int way = 0; way < 2; way++) {
+    if (way == 0) schedule_list(c, candidate);
+    else schedule_depth_first(c, candidate);
+    if (order_is_identity(candidate, n)) continue;
+    computation_apply_order(c, old, candidate);
+    int64_t bytes = computation_temp_bytes(c);
+    if (bytes < best_bytes) {
+      best_bytes = bytes;
+      memcpy(best, candidate, sizeof(int) * (size_t)n);
+    }
+    for (int i = 0; i < n; i++) candidate[i] = i;
+    computation_apply_order(c, old, candidate);
   }
+  bool changed = !order_is_identity(best, n);
+  if (changed) computation_apply_order(c, old, best);
+  free(candidate);
+  free(best);
   free(old);
-  free(order);
-  return better;
+  return changed;
 }
 
 static int compare_pointers(const void *a, const void *b) {

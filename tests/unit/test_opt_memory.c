@@ -315,6 +315,7 @@ static void check_plan(const char *name, const BufferPlan *plan) {
 static void check_corpus_plan(const char *name, Module *m) {
   BufferPlan *plan = buffer_plan_create(m->entry);
   check_plan(name, plan);
+  int64_t unscheduled = plan->temp_bytes;
   buffer_plan_free(plan);
   OptContext ctx;
   opt_context_init(&ctx, NULL);
@@ -324,10 +325,14 @@ static void check_corpus_plan(const char *name, Module *m) {
   assign_buffers(m, &ctx, &failed, &st);
   EXPECT(ctx.plan != NULL && !failed, "%s: no plan", name);
   if (ctx.plan) check_plan(name, ctx.plan);
+  /* A schedule is kept only when it shrinks the block. */
+  if (ctx.plan)
+    EXPECT(ctx.plan->temp_bytes <= unscheduled, "%s: %lld bytes scheduled, %lld as written", name,
+           (long long)ctx.plan->temp_bytes, (long long)unscheduled);
   opt_context_free(&ctx);
 }
 
-TEST(live_buffers_never_overlap_on_any_corpus_module) {
+TEST(live_buffers_never_overlap_and_schedules_never_grow_the_block_on_any_corpus_module) {
   int n = for_each_corpus_module(check_corpus_plan);
   EXPECT(n > 50, "only %d corpus modules", n);
 }
@@ -398,7 +403,7 @@ int main(void) {
   RUN(schedule_keeps_effects_in_order);
   RUN(max_temp_bytes_fails_at_compile_time_naming_the_largest_buffers);
   RUN(buffer_plan_dump_is_hlo_that_parses_back);
-  RUN(live_buffers_never_overlap_on_any_corpus_module);
+  RUN(live_buffers_never_overlap_and_schedules_never_grow_the_block_on_any_corpus_module);
   RUN(schedule_keeps_operands_first_and_the_results_on_every_corpus_module);
   return test_summary();
 }
