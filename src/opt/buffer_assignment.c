@@ -536,20 +536,73 @@ int64_t naive_temp_bytes(const Module *m) {
   return bytes;
 }
 
+/* ---- computations the entry runs ---- */
+
+/* What each computation needs while it runs, computed once each: a
+ * computation called from many places (or a diamond of calls) would
+ * otherwise be planned again for every path to it. */
+typedef struct CalleeCache {
+  const Computation **computations;
+  int64_t *bytes;
+  int count, capacity;
+} CalleeCache;
+
+static int64_t callees_temp_bytes(const Computation *c, CalleeCache *cache);
+
+/* The block of callee c plus what its own callees need on top of it. */
+static int64_t callee_run_bytes(const Computation *c, CalleeCache *cache) {
+  for (int i = 0; i < cache->count; i++)
+    if (cache->computations[i] == c) return cache->bytes[i];
+  BufferPlan *plan = buffer_plan_create(c);
+  int64_t bytes = plan->temp_bytes + callees_temp_bytes(c, cache);
+  buffer_plan_free(plan);
+  if (cache->count == cache->capacity) {
+    cache->capacity = cache->capacity ? cache->capacity * 2 : 8;
+    cache->computations = realloc_or_exit(cache->computations, sizeof(Computation *) * (size_t)cache->capacity);
+    cache->bytes = realloc_or_exit(cache->bytes, sizeof(int64_t) * (size_t)cache->capacity);
+  }
+  cache->computations[cache->count] = c;
+  cache->bytes[cache->count++] = bytes;
+  return bytes;
+}
+
+/* The most that one of the computations c runs (while condition and body,
+ * a conditional's branches, a call) needs at a time. Their parameters and
+ * results are the calling instruction's own buffers; the computations that
+ * reduce, sort, map or fusion apply run inside a kernel and need none. */
+static int64_t callees_temp_bytes(const Computation *c, CalleeCache *cache) {
+  int64_t most = 0;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const Instruction *inst = c->instructions[i];
+    if (inst->opcode != OP_WHILE && inst->opcode != OP_CONDITIONAL && inst->opcode != OP_CALL) continue;
+    for (int k = 0; k < inst->called_count; k++) {
+      int64_t bytes = inst->called[k] && inst->called[k]->root ? callee_run_bytes(inst->called[k], cache) : 0;
+      if (bytes > most) most = bytes;
+    }
+  }
+  return most;
+}
+
 /* ---- the pass ---- */
 
 bool assign_buffers(Module *m, OptContext *ctx, bool *failed, Status *st) {
   if (!m->entry || !m->entry->root) return false;
   buffer_plan_free(ctx->plan);
-  ctx->plan = buffer_plan_create(m->entry);
-  int64_t limit = ctx->options.max_temp_bytes;
-  if (limit > 0 && ctx->plan->temp_bytes > limit) {
+  BufferPlan *plan = ctx->plan = buffer_plan_create(m->entry);
+  CalleeCache cache = {0};
+  plan->called_temp_bytes = callees_temp_bytes(m->entry, &cache);
+  free(cache.computations);
+  free(cache.bytes);
+  int64_t limit = ctx->options.max_temp_bytes, needed = plan->temp_bytes + plan->called_temp_bytes;
+  if (limit > 0 && needed > limit) {
     StrBuf largest = {0};
-    print_largest_buffers(&largest, ctx->plan, 5);
+    print_largest_buffers(&largest, plan, 5);
     status_error(st, STATUS_UNSUPPORTED,
-                 "module '%s' needs %lld bytes of temporary memory, more than --max_temp_bytes=%lld; "
-                 "the largest buffers live at its peak:\n%s",
-                 m->name, (long long)ctx->plan->temp_bytes, (long long)limit, largest.data ? largest.data : "");
+                 "module '%s' needs %lld bytes of temporary memory (%lld in the entry's block, %lld more "
+                 "while a loop body or called computation runs), more than --max_temp_bytes=%lld; "
+                 "the largest buffers live at the entry's peak:\n%s",
+                 m->name, (long long)needed, (long long)plan->temp_bytes, (long long)plan->called_temp_bytes,
+                 (long long)limit, largest.data ? largest.data : "");
     strbuf_free(&largest);
     *failed = true;
   }
@@ -632,9 +685,11 @@ void print_buffer_plan(StrBuf *sb, const Module *m, const BufferPlan *plan) {
   strbuf_printf(sb,
                 "/* Buffer assignment of ENTRY %s: one temporary block of %lld bytes\n"
                 " * (%lld if every temporary had its own buffer); the most bytes live at once,\n"
-                " * %lld, at position %d. Offsets are into the block, %d-byte aligned. */\n",
+                " * %lld, at position %d. Offsets are into the block, %d-byte aligned.\n"
+                " * Loop bodies and called computations need %lld bytes more while they run. */\n",
                 entry->name, (long long)plan->temp_bytes, (long long)plan->naive_temp_bytes,
-                (long long)plan->peak_live_bytes, plan->peak_position, BUFFER_ALIGNMENT);
+                (long long)plan->peak_live_bytes, plan->peak_position, BUFFER_ALIGNMENT,
+                (long long)plan->called_temp_bytes);
   const char *at = strstr(text.data, "\nENTRY ");
   size_t head = at ? (size_t)(at - text.data) + 1 : 0;
   strbuf_printf(sb, "%.*s", (int)head, text.data);

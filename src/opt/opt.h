@@ -132,9 +132,12 @@ PassFn assign_buffers;           /* buffer_assignment.c "buffer-assignment" */
  * operand) may take the slot of an operand that dies at it (in place).
  * input_output_alias is honoured where it is legal: the result is written
  * straight into the donated argument's buffer.
- * Computations that while/conditional/call run are not planned into the
- * entry's block: their values live in the interpreter's own allocations
- * until a backend plans each body with buffer_plan_create. */
+ * Computations that while/conditional/call run are not placed in the
+ * entry's block: each gets a block of its own (buffer_plan_create on it)
+ * while it runs, and the pass records the largest such need in
+ * called_temp_bytes, so the module's whole temporary memory is known:
+ * temp_bytes + called_temp_bytes. (The interpreter still allocates each
+ * value itself; the plan is what the native backends use.) */
 typedef enum BufferKind {
   BUFFER_PARAMETER,   /* the caller's argument */
   BUFFER_CONSTANT,    /* lives in the executable */
@@ -165,6 +168,10 @@ struct BufferPlan {
   const Computation *computation;
   int64_t temp_bytes;          /* size of the one temporary block */
   int64_t naive_temp_bytes;    /* every temporary in its own buffer */
+  /* Set by assign_buffers for the entry: the most that the computations it
+   * runs (loop bodies, branches, calls; nested ones included) need on top
+   * of temp_bytes while they run. */
+  int64_t called_temp_bytes;
   int peak_position;           /* where the live temporaries are largest */
   int64_t peak_live_bytes;     /* their sum there (without fragmentation) */
   int slot_count;

@@ -204,6 +204,17 @@ TEST(schedule_keeps_effects_in_order) {
 
 /* ---- the limit and the reports ---- */
 
+/* The last two passes of the pipeline, as optimize_module runs them. The
+ * earlier passes are left out: they may fuse or fold away the very
+ * temporaries these tests are about. */
+static bool schedule_and_assign(Module *m, OptContext *ctx, Status *st) {
+  bool failed = false;
+  status_clear(st);
+  schedule_module(m, ctx, &failed, st);
+  if (!failed) assign_buffers(m, ctx, &failed, st);
+  return !failed;
+}
+
 TEST(max_temp_bytes_fails_at_compile_time_naming_the_largest_buffers) {
   Module *m = parse_text("HloModule m\nENTRY e {\n p = f32[1024] parameter(0)\n"
                          " a = f32[1024] reverse(p), dimensions={0},"
@@ -217,8 +228,7 @@ TEST(max_temp_bytes_fails_at_compile_time_naming_the_largest_buffers) {
   EXPECT(opt_options_parse_flag(&options, "--max_temp_bytes=5000", &st), "flag refused: %s", st.message);
   OptContext ctx;
   opt_context_init(&ctx, &options);
-  status_clear(&st);
-  bool ok = optimize_module(m, &ctx, &st);
+  bool ok = schedule_and_assign(m, &ctx, &st);
   EXPECT(!ok, "a module needing 8192 bytes passed a 5000-byte limit");
   EXPECT(status_exit_code(&st) == 2, "exit code %d", status_exit_code(&st));
   EXPECT(strstr(st.message, "8192 bytes") != NULL, "message lacks the bytes needed: %s", st.message);
@@ -229,7 +239,57 @@ TEST(max_temp_bytes_fails_at_compile_time_naming_the_largest_buffers) {
   opt_context_free(&ctx);
   opt_context_init(&ctx, NULL);
   ctx.options.max_temp_bytes = 8192;
-  EXPECT(optimize_module(m, &ctx, &st), "refused at exactly its need: %s", st.message);
+  EXPECT(schedule_and_assign(m, &ctx, &st), "refused at exactly its need: %s", st.message);
+  opt_context_free(&ctx);
+  module_free(m);
+}
+
+TEST(max_temp_bytes_from_axle_flags_fails_optimize_module) {
+  /* Dots: nothing earlier in the pipeline folds, fuses or merges them. */
+  Module *m = parse_text("HloModule m\nENTRY e {\n p = f32[32,32] parameter(0)\n q = f32[32,32] parameter(1)\n"
+                         " d1 = f32[32,32] dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                         " d2 = f32[32,32] dot(d1, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                         " ROOT d3 = f32[32,32] dot(d2, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  if (!m) return;
+  OptOptions options;
+  opt_options_default(&options);
+  Status st;
+  setenv("AXLE_FLAGS", "--max_temp_bytes=8191", 1);
+  EXPECT(opt_options_from_env(&options, &st), "AXLE_FLAGS refused: %s", st.message);
+  unsetenv("AXLE_FLAGS");
+  OptContext ctx;
+  opt_context_init(&ctx, &options);
+  status_clear(&st);
+  EXPECT(!optimize_module(m, &ctx, &st), "two live 4096-byte dots passed an 8191-byte limit");
+  EXPECT(status_exit_code(&st) == 2, "exit code %d", status_exit_code(&st));
+  EXPECT(strstr(st.message, "needs 8192 bytes") && strstr(st.message, " d1 = f32[32,32] dot"), "message: %s",
+         st.message);
+  opt_context_free(&ctx);
+  module_free(m);
+}
+
+TEST(max_temp_bytes_counts_what_a_loop_body_needs_while_it_runs) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "cond { s = (s32[], f32[1024]) parameter(0)  i = s32[] get-tuple-element(s), index=0\n"
+      "       n = s32[] constant(3)  ROOT lt = pred[] compare(i, n), direction=LT }\n"
+      "body { s = (s32[], f32[1024]) parameter(0)  i = s32[] get-tuple-element(s), index=0\n"
+      "       x = f32[1024] get-tuple-element(s), index=1  r = f32[1024] reverse(x), dimensions={0}\n"
+      "       y = f32[1024] negate(r)  one = s32[] constant(1)  j = s32[] add(i, one)\n"
+      "       ROOT t = (s32[], f32[1024]) tuple(j, y) }\n"
+      "ENTRY e {\n p = f32[1024] parameter(0)\n z = s32[] constant(0)\n"
+      " init = (s32[], f32[1024]) tuple(z, p)\n w = (s32[], f32[1024]) while(init), condition=cond, body=body\n"
+      " ROOT out = f32[1024] get-tuple-element(w), index=1\n}\n");
+  if (!m) return;
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  ctx.options.max_temp_bytes = 1000;
+  Status st;
+  EXPECT(!schedule_and_assign(m, &ctx, &st), "the body's 4096-byte temporary passed a 1000-byte limit");
+  EXPECT(ctx.plan && ctx.plan->temp_bytes == 64, "entry block %lld", ctx.plan ? (long long)ctx.plan->temp_bytes : -1LL);
+  EXPECT(ctx.plan && ctx.plan->called_temp_bytes == 4096, "body needs %lld",
+         ctx.plan ? (long long)ctx.plan->called_temp_bytes : -1LL);
+  EXPECT(strstr(st.message, "needs 4160 bytes") && strstr(st.message, "4096 more"), "message: %s", st.message);
   opt_context_free(&ctx);
   module_free(m);
 }
@@ -402,6 +462,8 @@ int main(void) {
   RUN(schedule_runs_each_consumer_right_after_its_big_producer);
   RUN(schedule_keeps_effects_in_order);
   RUN(max_temp_bytes_fails_at_compile_time_naming_the_largest_buffers);
+  RUN(max_temp_bytes_from_axle_flags_fails_optimize_module);
+  RUN(max_temp_bytes_counts_what_a_loop_body_needs_while_it_runs);
   RUN(buffer_plan_dump_is_hlo_that_parses_back);
   RUN(live_buffers_never_overlap_and_schedules_never_grow_the_block_on_any_corpus_module);
   RUN(schedule_keeps_operands_first_and_the_results_on_every_corpus_module);
