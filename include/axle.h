@@ -66,6 +66,7 @@ typedef enum axle_type {
   AXLE_PRED, AXLE_S8, AXLE_S16, AXLE_S32, AXLE_S64,
   AXLE_U8, AXLE_U16, AXLE_U32, AXLE_U64,
   AXLE_F16, AXLE_BF16, AXLE_F32, AXLE_F64,
+  AXLE_C64, AXLE_C128,   /* complex: real and imaginary parts interleaved */
   AXLE_TUPLE,
 } axle_type_t;
 

@@ -9,6 +9,7 @@
  * result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy, ...
  * Exit 0 on success, 1 for a run-time or input error, 2 for a usage, parse,
  * verify or compile error. */
+#include <complex.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -128,6 +129,12 @@ static Literal *random_literal(const Shape *shape, uint64_t *state) {
     case TYPE_KIND_SINT: literal_set_s64(lit, i, (int64_t)(r % 17) - 8); break;
     case TYPE_KIND_UINT: literal_set_s64(lit, i, (int64_t)(r % 9)); break;
     case TYPE_KIND_PRED: literal_set_s64(lit, i, (int64_t)(r & 1)); break;
+    case TYPE_KIND_COMPLEX: {  /* both parts uniform in [-1, 1) */
+      double re = (double)(r >> 11) * 0x1p-52 - 1.0;
+      double im = (double)(splitmix64(state) >> 11) * 0x1p-52 - 1.0;
+      literal_set_complex(lit, i, CMPLX(re, im));
+      break;
+    }
     }
   }
   return lit;
@@ -171,7 +178,10 @@ static void print_array_summary(const Literal *lit, int index) {
   int64_t n = shape_element_count(&lit->shape), shown = n <= 16 ? n : 8;
   printf(" [");
   for (int64_t i = 0; i < shown; i++) {
-    if (type_is_float(lit->shape.type)) printf("%s%.9g", i ? ", " : "", literal_get_f64(lit, i));
+    if (type_is_complex(lit->shape.type)) {
+      double _Complex z = literal_get_complex(lit, i);
+      printf("%s(%.9g, %.9g)", i ? ", " : "", creal(z), cimag(z));
+    } else if (type_is_float(lit->shape.type)) printf("%s%.9g", i ? ", " : "", literal_get_f64(lit, i));
     else if (lit->shape.type == TYPE_U64) printf("%s%llu", i ? ", " : "", (unsigned long long)literal_get_u64(lit, i));
     else printf("%s%lld", i ? ", " : "", (long long)literal_get_s64(lit, i));
   }

@@ -90,7 +90,9 @@ void strbuf_free(StrBuf *sb);
 /* ---------------------------------------------------------------- types.c
  * Element types, one row each:
  *   TYPE(ENUM, "hlo name", byte size, kind)
- * kind: K_PRED, K_SINT, K_UINT, K_FLOAT. */
+ * kind: K_PRED, K_SINT, K_UINT, K_FLOAT, K_COMPLEX.
+ * A complex element is two floats of its component type, real part first
+ * (as NumPy and XLA store them): c64 is 2 x f32, c128 is 2 x f64. */
 #define AXLE_ELEMENT_TYPES(TYPE)          \
   TYPE(PRED, "pred", 1, TYPE_KIND_PRED)   \
   TYPE(S8,   "s8",   1, TYPE_KIND_SINT)   \
@@ -104,9 +106,13 @@ void strbuf_free(StrBuf *sb);
   TYPE(F16,  "f16",  2, TYPE_KIND_FLOAT)  \
   TYPE(BF16, "bf16", 2, TYPE_KIND_FLOAT)  \
   TYPE(F32,  "f32",  4, TYPE_KIND_FLOAT)  \
-  TYPE(F64,  "f64",  8, TYPE_KIND_FLOAT)
+  TYPE(F64,  "f64",  8, TYPE_KIND_FLOAT)  \
+  TYPE(C64,  "c64",  8, TYPE_KIND_COMPLEX) \
+  TYPE(C128, "c128", 16, TYPE_KIND_COMPLEX)
 
-typedef enum TypeKind { TYPE_KIND_PRED, TYPE_KIND_SINT, TYPE_KIND_UINT, TYPE_KIND_FLOAT } TypeKind;
+typedef enum TypeKind {
+  TYPE_KIND_PRED, TYPE_KIND_SINT, TYPE_KIND_UINT, TYPE_KIND_FLOAT, TYPE_KIND_COMPLEX
+} TypeKind;
 
 typedef enum ElementType {
 #define AXLE_TYPE_ENUM(e, name, size, kind) TYPE_##e,
@@ -122,6 +128,10 @@ int type_byte_size(ElementType t);             /* 0 for TYPE_TUPLE */
 TypeKind type_kind(ElementType t);
 bool type_is_float(ElementType t);
 bool type_is_integer(ElementType t);           /* signed or unsigned, not pred */
+bool type_is_complex(ElementType t);           /* c64, c128 (type_is_float is false) */
+/* c64 <-> f32, c128 <-> f64; any other type maps to itself. */
+ElementType type_complex_component(ElementType t);
+ElementType type_complex_of(ElementType component);
 int type_bit_width(ElementType t);             /* pred: 8 (one byte each) */
 
 /* IEEE half and bfloat16, round to nearest even. */
@@ -183,6 +193,12 @@ void literal_set_f64(Literal *lit, int64_t index, double v);
 void literal_set_s64(Literal *lit, int64_t index, int64_t v);
 void literal_set_u64(Literal *lit, int64_t index, uint64_t v);
 bool literal_equal(const Literal *a, const Literal *b);   /* bitwise */
+/* Complex elements. On c64/c128, literal_get_f64 reads the real part and
+ * literal_set_f64 writes a real value (imaginary part 0); these two read
+ * and write both parts, and on a real type they read the value with
+ * imaginary part 0 and store the real part. */
+double _Complex literal_get_complex(const Literal *lit, int64_t index);
+void literal_set_complex(Literal *lit, int64_t index, double _Complex v);
 
 /* ---------------------------------------------------------------- hlo.c
  * The module graph. */
@@ -247,6 +263,14 @@ typedef struct PadDims {
   int64_t lo[AXLE_MAX_RANK], hi[AXLE_MAX_RANK], interior[AXLE_MAX_RANK];
 } PadDims;
 
+/* fft_type=FFT|IFFT|RFFT|IRFFT fft_length={..}: the transform and the
+ * lengths of the 1-3 minor-most dimensions it runs over. */
+typedef enum FftType { FFT_TYPE_FFT, FFT_TYPE_IFFT, FFT_TYPE_RFFT, FFT_TYPE_IRFFT } FftType;
+typedef struct FftDims {
+  FftType type;
+  IntList length;
+} FftDims;
+
 typedef enum CompareDirection { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CompareDirection;
 /* CMP_TYPE_DEFAULT: derived from the operand element type. */
 typedef enum CompareType {
@@ -286,6 +310,7 @@ typedef struct Attrs {
   const DotDims *dot;              /* lhs_batch_dims= ... rhs_contracting_dims= */
   const GatherDims *gather;
   const ScatterDims *scatter;
+  const FftDims *fft;              /* fft_type= fft_length= */
   int64_t feature_group_count;     /* default 1 */
   int64_t batch_group_count;       /* default 1 */
   /* The enums and bools sit together so that no padding falls between. */
@@ -424,6 +449,7 @@ const SliceDims *attrs_slice(const Attrs *a);
 const DotDims *attrs_dot(const Attrs *a);
 const GatherDims *attrs_gather(const Attrs *a);
 const ScatterDims *attrs_scatter(const Attrs *a);
+const FftDims *attrs_fft(const Attrs *a);
 
 /* ----------------------------------------------------------------- edit.c
  * Editing the graph: what passes use to rewrite a module.

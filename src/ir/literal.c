@@ -1,5 +1,6 @@
 /* Literals: values as the evaluator and the runtime see them. Array data is
  * dense and row-major in logical index order; tuples hold their elements. */
+#include <complex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,8 @@ double literal_get_f64(const Literal *lit, int64_t i) {
   case TYPE_BF16: return bf16_to_float(LOAD(uint16_t, lit, i));
   case TYPE_F32: return LOAD(float, lit, i);
   case TYPE_F64: return LOAD(double, lit, i);
+  case TYPE_C64: return LOAD(float, lit, 2 * i);   /* the real part */
+  case TYPE_C128: return LOAD(double, lit, 2 * i);
   default: return 0;
   }
 }
@@ -109,6 +112,7 @@ void literal_set_f64(Literal *lit, int64_t i, double v) {
   case TYPE_BF16: STORE(uint16_t, lit, i, float_to_bf16((float)v)); break;
   case TYPE_F32: STORE(float, lit, i, v); break;
   case TYPE_F64: STORE(double, lit, i, v); break;
+  case TYPE_C64: case TYPE_C128: literal_set_complex(lit, i, v); break;
   case TYPE_PRED: STORE(uint8_t, lit, i, v != 0); break;
   default: literal_set_s64(lit, i, (int64_t)v); break;
   }
@@ -131,8 +135,31 @@ void literal_set_s64(Literal *lit, int64_t i, int64_t v) {
 }
 
 void literal_set_u64(Literal *lit, int64_t i, uint64_t v) {
-  if (type_is_float(lit->shape.type)) literal_set_f64(lit, i, (double)v);
+  if (type_is_float(lit->shape.type) || type_is_complex(lit->shape.type))
+    literal_set_f64(lit, i, (double)v);
   else literal_set_s64(lit, i, (int64_t)v);
+}
+
+double _Complex literal_get_complex(const Literal *lit, int64_t i) {
+  switch (lit->shape.type) {
+  case TYPE_C64: return CMPLX(LOAD(float, lit, 2 * i), LOAD(float, lit, 2 * i + 1));
+  case TYPE_C128: return CMPLX(LOAD(double, lit, 2 * i), LOAD(double, lit, 2 * i + 1));
+  default: return CMPLX(literal_get_f64(lit, i), 0.0);
+  }
+}
+
+void literal_set_complex(Literal *lit, int64_t i, double _Complex v) {
+  switch (lit->shape.type) {
+  case TYPE_C64:
+    STORE(float, lit, 2 * i, creal(v));
+    STORE(float, lit, 2 * i + 1, cimag(v));
+    break;
+  case TYPE_C128:
+    STORE(double, lit, 2 * i, creal(v));
+    STORE(double, lit, 2 * i + 1, cimag(v));
+    break;
+  default: literal_set_f64(lit, i, creal(v)); break;
+  }
 }
 
 bool literal_equal(const Literal *a, const Literal *b) {

@@ -41,6 +41,15 @@ bool type_is_integer(ElementType t) {
          (type_table[t].kind == TYPE_KIND_SINT || type_table[t].kind == TYPE_KIND_UINT);
 }
 int type_bit_width(ElementType t) { return 8 * type_byte_size(t); }
+bool type_is_complex(ElementType t) {
+  return t < TYPE_TUPLE && type_table[t].kind == TYPE_KIND_COMPLEX;
+}
+ElementType type_complex_component(ElementType t) {
+  return t == TYPE_C64 ? TYPE_F32 : t == TYPE_C128 ? TYPE_F64 : t;
+}
+ElementType type_complex_of(ElementType component) {
+  return component == TYPE_F32 ? TYPE_C64 : component == TYPE_F64 ? TYPE_C128 : component;
+}
 
 /* ---- 16-bit floats ---- */
 

@@ -1,7 +1,7 @@
 /* NumPy .npy files (format version 1.0, also read: 2.0), little-endian,
  * C order. The dtype names map to element types:
  *   <f4 f32  <f8 f64  <f2 f16  <i8 s64  <i4 s32  <i2 s16  |i1 s8
- *   <u8 u64  <u4 u32  <u2 u16  |u1 u8   |b1 pred
+ *   <u8 u64  <u4 u32  <u2 u16  |u1 u8   |b1 pred  <c8 c64  <c16 c128
  * bf16 has no NumPy dtype: it is read and written as <u2 holding the bits. */
 #ifndef AXLE_RUNTIME_NPY_H
 #define AXLE_RUNTIME_NPY_H

@@ -134,7 +134,7 @@ TEST(refuses_fortran_order_big_endian_and_unknown_dtypes) {
   expect_refused(image, n, "fortran_order");
   n = build_npy(image, 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8);
   expect_refused(image, n, "big-endian");
-  n = build_npy(image, 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8);
+  n = build_npy(image, 1, "{'descr': '<m8', 'fortran_order': False, 'shape': (1,), }", 8);
   expect_refused(image, n, "unsupported npy dtype");
   n = build_npy(image, 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", 4);
   expect_refused(image, n, "descr");

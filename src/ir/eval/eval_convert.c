@@ -61,7 +61,9 @@ static double int_as_float_value(const Literal *in, int64_t i, ElementType t) {
 
 static void convert_element(Literal *out, int64_t i, const Literal *in) {
   ElementType from = in->shape.type, to = out->shape.type;
-  if (to == TYPE_PRED) {
+  if (type_is_complex(to)) {
+    complex_convert_element(out, i, in);
+  } else if (to == TYPE_PRED) {
     bool nonzero = type_is_float(from) ? literal_get_f64(in, i) != 0.0
                                        : literal_get_u64(in, i) != 0;
     literal_set_s64(out, i, nonzero);

@@ -159,6 +159,7 @@ static Literal *int_unary(const Instruction *inst, const Literal *x, Status *st)
 Literal *eval_unary(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *x = operands[0];
   if (!check_same_dims(inst, x, st)) return NULL;
+  if (type_is_complex(x->shape.type)) return eval_complex_unary(inst, x, st);
   ElementType want = inst->opcode == OP_IS_FINITE ? TYPE_PRED : x->shape.type;
   if (inst->shape.type != want)
     return malformed(inst, "the result has the wrong element type", st);
@@ -290,6 +291,7 @@ Literal *eval_binary(const Instruction *inst, Literal *const *operands, Status *
   ElementType t = lhs->shape.type;
   if (rhs->shape.type != t || inst->shape.type != t)
     return malformed(inst, "operands and result must have one element type", st);
+  if (type_is_complex(t)) return eval_complex_binary(inst, lhs, rhs, st);
   int64_t n = shape_element_count(&lhs->shape);
   Opcode op = inst->opcode;
   uint64_t probe;
@@ -389,6 +391,7 @@ Literal *eval_compare(const Instruction *inst, Literal *const *operands, Status 
   if (!check_same_dims(inst, lhs, st) || !check_same_dims(inst, rhs, st)) return NULL;
   if (lhs->shape.type != rhs->shape.type)
     return malformed(inst, "the operands' element types differ", st);
+  if (type_is_complex(lhs->shape.type)) return eval_complex_compare(inst, lhs, rhs, st);
   CompareType type = effective_compare_type(inst->attrs.compare_type, lhs->shape.type);
   Literal *out = literal_create(&inst->shape);
   int64_t n = shape_element_count(&lhs->shape);
