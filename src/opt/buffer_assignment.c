@@ -42,23 +42,15 @@ static void shape_collect_leaves(const Shape *s, const Shape **out, int *n) {
     out[(*n)++] = s;
     return;
   }
-  for (int i = 0; s->tuple_shapes && i < s->tuple_count; i++) shape_collect_leaves(&s->tuple_shapes[i], out, n);
-}
-
-/* Leaf number `leaf` of a shape (the shape itself for an array). */
-static const Shape *shape_leaf(const Shape *s, int leaf) {
-  while (shape_is_tuple(s) && s->tuple_shapes) {
-    int i = 0;
-    while (i + 1 < s->tuple_count && leaf >= shape_leaf_count(&s->tuple_shapes[i])) leaf -= shape_leaf_count(&s->tuple_shapes[i++]);
-    s = &s->tuple_shapes[i];
-  }
-  return s;
+  for (int i = 0; s->tuple_shapes && i < s->tuple_count; i++)
+    shape_collect_leaves(&s->tuple_shapes[i], out, n);
 }
 
 /* The number of the first leaf of element `element` of a tuple shape. */
 static int tuple_leaf_offset(const Shape *s, int64_t element) {
   int n = 0;
-  for (int64_t i = 0; i < element && i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
+  for (int64_t i = 0; s->tuple_shapes && i < element && i < s->tuple_count; i++)
+    n += shape_leaf_count(&s->tuple_shapes[i]);
   return n;
 }
 
@@ -186,7 +178,8 @@ static void plan_storage(Planner *p) {
       s->inst = inst;
       s->output_index = k - p->leaf_base[i];
       s->offset = -1;
-      s->size = shape_byte_size(p->leaf_shape[k]);
+      s->shape = p->leaf_shape[k];
+      s->size = shape_byte_size(s->shape);
       s->live_from = s->live_to = i;
       s->parameter_number = -1;
       p->group[k] = -1;
@@ -275,7 +268,8 @@ static bool operand_reads_elementwise(const Planner *p, const Instruction *inst,
   if (leaves_of(p, op) != 1 || p->owner[p->leaf_base[op->index]] != target) return false;
   if (!shapes_share_bytes(&op->shape, &inst->shape)) return false;
   if (p->slots[target].size != shape_byte_size(&inst->shape)) return false;
-  if (inst->opcode == OP_FUSION) return inst->called_count == 1 && fusion_reads_elementwise(inst->called[0], k);
+  if (inst->opcode == OP_FUSION)
+    return inst->called_count == 1 && fusion_reads_elementwise(inst->called[0], k);
   return opcode_is_elementwise(inst->opcode);
 }
 
@@ -518,7 +512,9 @@ const BufferSlot *buffer_plan_find(const BufferPlan *plan, const Instruction *in
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
     const BufferSlot *s = &plan->slots[mid];
-    if (s->inst->index < inst->index || (s->inst->index == inst->index && s->output_index < output_index)) lo = mid + 1;
+    bool before = s->inst->index < inst->index ||
+                  (s->inst->index == inst->index && s->output_index < output_index);
+    if (before) lo = mid + 1;
     else hi = mid;
   }
   if (lo < plan->slot_count && plan->slots[lo].inst == inst && plan->slots[lo].output_index == output_index)
@@ -558,7 +554,8 @@ static int64_t callee_run_bytes(const Computation *c, CalleeCache *cache) {
   buffer_plan_free(plan);
   if (cache->count == cache->capacity) {
     cache->capacity = cache->capacity ? cache->capacity * 2 : 8;
-    cache->computations = realloc_or_exit(cache->computations, sizeof(Computation *) * (size_t)cache->capacity);
+    cache->computations =
+        realloc_or_exit(cache->computations, sizeof(Computation *) * (size_t)cache->capacity);
     cache->bytes = realloc_or_exit(cache->bytes, sizeof(int64_t) * (size_t)cache->capacity);
   }
   cache->computations[cache->count] = c;
@@ -722,7 +719,7 @@ void print_largest_buffers(StrBuf *sb, const BufferPlan *plan, int count) {
   for (int i = 0; i < n && i < count; i++) {
     const BufferSlot *s = live[i];
     StrBuf shape = {0};
-    shape_print(&shape, shape_leaf(&s->inst->shape, s->output_index), false);
+    shape_print(&shape, s->shape, false);
     strbuf_printf(sb, "  %10lld bytes  ", (long long)s->size);
     print_leaf_name(sb, s->inst, s->output_index);
     strbuf_printf(sb, " = %s %s  live=[%d,%d]", shape.data ? shape.data : "", opcode_name(s->inst->opcode),

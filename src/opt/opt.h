@@ -149,6 +149,7 @@ typedef enum BufferKind {
 typedef struct BufferSlot {
   const Instruction *inst;     /* what produced it (a fusion, a dot, ...) */
   int output_index;            /* leaf of a tuple-shaped result, depth first; 0 for arrays */
+  const Shape *shape;          /* the leaf's array shape (inside inst->shape) */
   BufferKind kind;
   int64_t offset;              /* BUFFER_TEMP: offset in the temporary block; else -1 */
   int64_t size;                /* bytes */

@@ -90,7 +90,8 @@ static ReadyEntry ready_pop(Scheduler *s) {
 static int64_t result_bytes(const Shape *shape) {
   if (!shape_is_tuple(shape)) return shape_byte_size(shape);
   int64_t n = 0;
-  for (int i = 0; shape->tuple_shapes && i < shape->tuple_count; i++) n += result_bytes(&shape->tuple_shapes[i]);
+  for (int i = 0; shape->tuple_shapes && i < shape->tuple_count; i++)
+    n += result_bytes(&shape->tuple_shapes[i]);
   return n;
 }
 
@@ -262,7 +263,10 @@ static void schedule_depth_first(const Computation *c, int *order) {
       int top = stack[depth - 1];
       const Instruction *inst = c->instructions[top];
       int k = next[top]++;
-      int child = k < inst->operand_count ? inst->operands[k]->index : k == inst->operand_count ? side_prev[top] : -2;
+      /* Operands, then the side-effect predecessor (-1: none), then done (-2). */
+      int child = k < inst->operand_count    ? inst->operands[k]->index
+                  : k == inst->operand_count ? side_prev[top]
+                                             : -2;
       if (child == -2) {
         order[count++] = top;
         depth--;
