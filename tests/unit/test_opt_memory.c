@@ -128,6 +128,28 @@ TEST(tuple_get_tuple_element_and_bitcast_own_no_storage) {
 
 /* ---- input_output_alias ---- */
 
+TEST(input_output_alias_is_parsed_and_printed_back) {
+  Module *m = parse_text("HloModule m, input_output_alias={ {1}: (0, {}, must-alias), {0}: (1, {}) }\n"
+                         "ENTRY e {\n p0 = f32[4] parameter(0)\n p1 = f32[4] parameter(1)\n"
+                         " a = f32[4] add(p0, p1)\n ROOT t = (f32[4], f32[4]) tuple(a, a)\n}\n");
+  if (!m) return;
+  EXPECT(m->io_alias_count == 2, "%d aliases", m->io_alias_count);
+  const IoAlias *a = &m->io_aliases[0], *b = &m->io_aliases[1];
+  EXPECT(a->output_index.count == 1 && a->output_index.values[0] == 1 && a->parameter_number == 0 &&
+             a->parameter_index.count == 0 && a->must_alias,
+         "first alias read wrongly");
+  EXPECT(b->parameter_number == 1 && !b->must_alias, "an alias without a kind is may-alias");
+  StrBuf sb = {0};
+  print_module(&sb, m);
+  const char *want = "input_output_alias={ {1}: (0, {}, must-alias), {0}: (1, {}, may-alias) }";
+  EXPECT(sb.data && strstr(sb.data, want), "printed:\n%s", sb.data);
+  Module *back = sb.data ? parse_text(sb.data) : NULL;
+  EXPECT(back && back->io_alias_count == 2 && back->io_aliases[0].must_alias, "lost in the round trip");
+  module_free(back);
+  strbuf_free(&sb);
+  module_free(m);
+}
+
 TEST(donated_parameter_holds_the_result_when_no_one_reads_it_after) {
   Module *m = parse_text("HloModule m, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, must-alias) }\n"
                          "ENTRY e {\n p0 = f32[1024] parameter(0)\n p1 = f32[1024] parameter(1)\n"
@@ -457,6 +479,7 @@ int main(void) {
   RUN(in_place_needs_the_same_layout_and_element_size);
   RUN(fusion_in_place_only_when_it_reads_the_operand_elementwise);
   RUN(tuple_get_tuple_element_and_bitcast_own_no_storage);
+  RUN(input_output_alias_is_parsed_and_printed_back);
   RUN(donated_parameter_holds_the_result_when_no_one_reads_it_after);
   RUN(donated_parameter_is_written_in_place_by_its_last_elementwise_reader);
   RUN(schedule_runs_each_consumer_right_after_its_big_producer);
