@@ -215,7 +215,7 @@ static void plan_liveness(Planner *p) {
   }
   /* The result is read by the caller, after the last position. */
   const Instruction *root = p->c->root;
-  for (int l = p->leaf_base[root->index]; l < p->leaf_base[root->index + 1]; l++) {
+  for (int l = root ? p->leaf_base[root->index] : 0; root && l < p->leaf_base[root->index + 1]; l++) {
     BufferSlot *owner = &p->slots[p->owner[l]];
     owner->live_to = p->n - 1;
     if (owner->kind == BUFFER_TEMP) owner->kind = BUFFER_OUTPUT;
@@ -342,8 +342,8 @@ static void plan_in_place(Planner *p) {
  * copies it over at the end, as XLA does with a copy. */
 static void plan_io_aliases(Planner *p) {
   const Module *m = p->c->module;
-  if (!p->c->is_entry || !m) return;
   const Instruction *root = p->c->root;
+  if (!p->c->is_entry || !m || !root) return;
   for (int a = 0; a < m->io_alias_count; a++) {
     const IoAlias *alias = &m->io_aliases[a];
     if (alias->parameter_number < 0 || alias->parameter_number >= p->c->parameter_count) continue;
@@ -656,10 +656,12 @@ static void print_entry_with_slots(StrBuf *sb, const char *text, const Computati
     const char *end = strchr(line, '\n');
     size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
     if (i >= 0 && i < entry->instruction_count && !(len >= 1 && line[0] == '}')) {
+      /* An instruction's slots sit side by side, leaf 0 first. */
       const Instruction *inst = entry->instructions[i++];
+      const BufferSlot *first = buffer_plan_find(plan, inst, 0), *end = plan->slots + plan->slot_count;
       int leaves = 0;
-      while (buffer_plan_find(plan, inst, leaves)) leaves++;
-      for (int k = 0; k < leaves; k++) print_slot_comment(sb, buffer_plan_find(plan, inst, k), leaves);
+      while (first && first + leaves < end && first[leaves].inst == inst) leaves++;
+      for (int k = 0; k < leaves; k++) print_slot_comment(sb, &first[k], leaves);
     } else if (i >= 0) {
       i = entry->instruction_count; /* past the entry: copy the rest as it is */
     } else {
