@@ -219,14 +219,15 @@ static void schedule_list(const Computation *c, int *order) {
     for (int i = 0; i < c->instruction_count; i++) order[i] = i;
 }
 
-/* Puts c's instructions in the order given by old positions. A direct
- * permutation: moving them one by one would cost a pass over the list
- * each. */
+/* Puts c's instructions in the order given by old positions: written into
+ * the list at once (moving them one by one with computation_move_before
+ * would cost a pass over the list each), then handed to the core's stable
+ * computation_sort, which keeps a legal order as it is and renumbers. */
 static void computation_apply_order(Computation *c, Instruction **old, const int *order) {
-  for (int i = 0; i < c->instruction_count; i++) {
-    c->instructions[i] = old[order[i]];
-    c->instructions[i]->index = i;
-  }
+  for (int i = 0; i < c->instruction_count; i++) c->instructions[i] = old[order[i]];
+  Status st;
+  bool sorted = computation_sort(c, &st);
+  (void)sorted; /* the computation was verified: it has no cycle */
 }
 
 static int64_t computation_temp_bytes(const Computation *c) {
