@@ -140,9 +140,24 @@ static Literal *random_literal(const Shape *shape, uint64_t *state) {
   return lit;
 }
 
-/* bf16 has no NumPy dtype: a <u2 array stands for a bf16 parameter. */
-static void adopt_bf16_bits(Literal *lit, const Shape *param) {
-  if (param->type == TYPE_BF16 && lit->shape.type == TYPE_U16) lit->shape.type = TYPE_BF16;
+/* Types NumPy lacks come in the type carrying them (npy_carrier_type): a
+ * <u2 array stands for a bf16 parameter, |u1 bits for an f8 one, |i1
+ * values for an s4 one. A 4- or 2-bit value must fit. */
+static bool adopt_carried_type(Literal *lit, const Shape *param, int index, Status *st) {
+  if (param->type == lit->shape.type || npy_carrier_type(param->type) != lit->shape.type)
+    return true;
+  ElementType carrier = lit->shape.type;
+  lit->shape.type = param->type;
+  if (!type_is_integer(param->type)) return true;
+  for (int64_t i = 0; i < shape_element_count(&lit->shape); i++) {
+    int64_t v = ((const int8_t *)lit->data)[i];
+    if (carrier == TYPE_U8) v = ((const uint8_t *)lit->data)[i];
+    literal_set_s64(lit, i, v);
+    if (literal_get_s64(lit, i) != v)
+      return status_error(st, STATUS_INPUT_ERROR, "input %d: value %lld does not fit in %s", index,
+                          (long long)v, type_name(param->type));
+  }
+  return true;
 }
 
 static bool load_inputs(const Options *o, const Module *m, Literal **args, Status *st) {
@@ -162,8 +177,7 @@ static bool load_inputs(const Options *o, const Module *m, Literal **args, Statu
       continue;
     }
     args[i] = npy_read(o->inputs[i], st);
-    if (!args[i]) return false;
-    adopt_bf16_bits(args[i], shape);
+    if (!args[i] || !adopt_carried_type(args[i], shape, i, st)) return false;
   }
   return backend_check_arguments(m, args, entry->parameter_count, st);
 }

@@ -139,6 +139,7 @@ static void computation_place_parameter(Computation *c, Instruction *param) {
     c->parameters = arena_grow(arena, c->parameters, c->parameter_capacity, &c->parameter_capacity,
                                sizeof *c->parameters);
   if (number >= c->parameter_count) c->parameter_count = number + 1;
+  assert(!c->parameters[number] && "a parameter with this number already exists");
   c->parameters[number] = param;
 }
 
@@ -309,7 +310,7 @@ void computation_remove_parameter(Computation *c, int number) {
     c->parameters[k - 1] = c->parameters[k];
     if (c->parameters[k - 1]) c->parameters[k - 1]->attrs.parameter_number = k - 1;
   }
-  c->parameter_count--;
+  c->parameters[--c->parameter_count] = NULL;
 }
 
 /* -------------------------------------------------------------- sorting */

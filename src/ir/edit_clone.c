@@ -66,6 +66,24 @@ Computation *computation_clone(Module *dst, const Computation *src, const char *
   return computation_clone_body(dst, src, name);
 }
 
+/* A parsed module may give a computation and an instruction the same name
+ * (they are told apart by where they appear), which module_unique_name,
+ * one pool for both, would have renamed: a copy keeps the source's names. */
+static void keep_source_names(Computation *to, const Computation *from) {
+  Arena *arena = &to->module->arena;
+  if (strcmp(to->name, from->name) != 0) {
+    to->name = arena_strdup(arena, from->name);
+    module_register_name(to->module, to->name);
+  }
+  for (int i = 0; i < to->instruction_count; i++) {
+    Instruction *inst = to->instructions[i];
+    const char *wanted = from->instructions[i]->name;
+    if (strcmp(inst->name, wanted) == 0) continue;
+    inst->name = arena_strdup(arena, wanted);
+    module_register_name(to->module, inst->name);
+  }
+}
+
 Module *module_clone(const Module *src) {
   Module *m = module_create(src->name);
   if (src->filename) m->filename = arena_strdup(&m->arena, src->filename);
@@ -83,6 +101,7 @@ Module *module_clone(const Module *src) {
   for (int i = 0; i < n; i++) {
     const Computation *from = src->computations[i];
     Computation *to = computation_clone_body(m, from, from->name);
+    keep_source_names(to, from);
     to->is_entry = from->is_entry;
     if (from == src->entry) m->entry = to;
     pairs[i] = (ComputationPair){from, to};

@@ -92,7 +92,10 @@ void strbuf_free(StrBuf *sb);
  *   TYPE(ENUM, "hlo name", byte size, kind)
  * kind: K_PRED, K_SINT, K_UINT, K_FLOAT, K_COMPLEX.
  * A complex element is two floats of its component type, real part first
- * (as NumPy and XLA store them): c64 is 2 x f32, c128 is 2 x f64. */
+ * (as NumPy and XLA store them): c64 is 2 x f32, c128 is 2 x f64.
+ * The 8- and 4-bit floats ("minifloats") and the 4- and 2-bit integers take
+ * one byte each in a literal; a layout's E(n) packs them in buffers (see
+ * shape_buffer_byte_size). Their rules are stated in minifloat.c. */
 #define AXLE_ELEMENT_TYPES(TYPE)          \
   TYPE(PRED, "pred", 1, TYPE_KIND_PRED)   \
   TYPE(S8,   "s8",   1, TYPE_KIND_SINT)   \
@@ -108,7 +111,20 @@ void strbuf_free(StrBuf *sb);
   TYPE(F32,  "f32",  4, TYPE_KIND_FLOAT)  \
   TYPE(F64,  "f64",  8, TYPE_KIND_FLOAT)  \
   TYPE(C64,  "c64",  8, TYPE_KIND_COMPLEX) \
-  TYPE(C128, "c128", 16, TYPE_KIND_COMPLEX)
+  TYPE(C128, "c128", 16, TYPE_KIND_COMPLEX) \
+  TYPE(F8E4M3FN,     "f8e4m3fn",     1, TYPE_KIND_FLOAT) \
+  TYPE(F8E5M2,       "f8e5m2",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3FNUZ,   "f8e4m3fnuz",   1, TYPE_KIND_FLOAT) \
+  TYPE(F8E5M2FNUZ,   "f8e5m2fnuz",   1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3B11FNUZ, "f8e4m3b11fnuz", 1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3,       "f8e4m3",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E3M4,       "f8e3m4",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E8M0FNU,    "f8e8m0fnu",    1, TYPE_KIND_FLOAT) \
+  TYPE(F4E2M1FN,     "f4e2m1fn",     1, TYPE_KIND_FLOAT) \
+  TYPE(S4,   "s4",   1, TYPE_KIND_SINT)   \
+  TYPE(U4,   "u4",   1, TYPE_KIND_UINT)   \
+  TYPE(S2,   "s2",   1, TYPE_KIND_SINT)   \
+  TYPE(U2,   "u2",   1, TYPE_KIND_UINT)
 
 typedef enum TypeKind {
   TYPE_KIND_PRED, TYPE_KIND_SINT, TYPE_KIND_UINT, TYPE_KIND_FLOAT, TYPE_KIND_COMPLEX
@@ -132,13 +148,19 @@ bool type_is_complex(ElementType t);           /* c64, c128 (type_is_float is fa
 /* c64 <-> f32, c128 <-> f64; any other type maps to itself. */
 ElementType type_complex_component(ElementType t);
 ElementType type_complex_of(ElementType component);
-int type_bit_width(ElementType t);             /* pred: 8 (one byte each) */
+int type_bit_width(ElementType t);             /* pred: 8 (one byte each); s4: 4 */
+bool type_is_minifloat(ElementType t);         /* the f8 and f4 types (minifloat.c) */
 
 /* IEEE half and bfloat16, round to nearest even. */
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 float bf16_to_float(uint16_t b);
 uint16_t float_to_bf16(float f);
+/* minifloat.c: the f8 and f4 types (t must be one; bits in the low bits).
+ * Every value is exact in float. A double converts with one rounding, to
+ * nearest even, and the type's rule for what it cannot hold (types.c). */
+float minifloat_to_float(ElementType t, uint8_t bits);
+uint8_t double_to_minifloat(ElementType t, double v);
 
 /* A shape: an array (element type, dimensions, layout) or a tuple of shapes.
  * minor_to_major is always filled for arrays: the default layout
@@ -148,6 +170,7 @@ typedef struct Shape {
   int rank;
   int64_t dims[AXLE_MAX_RANK];
   bool has_layout;
+  uint8_t element_size_bits;            /* E(n) in the layout; 0: not packed */
   /* int8_t because ranks stay below 16: it keeps Shape (and so every
    * Instruction) 48 bytes smaller. */
   int8_t minor_to_major[AXLE_MAX_RANK];
@@ -159,7 +182,10 @@ Shape shape_array(ElementType t, int rank, const int64_t *dims); /* default layo
 Shape shape_scalar(ElementType t);
 bool shape_is_tuple(const Shape *s);
 int64_t shape_element_count(const Shape *s);    /* arrays only */
-int64_t shape_byte_size(const Shape *s);        /* arrays only */
+int64_t shape_byte_size(const Shape *s);        /* arrays only; a literal's size */
+/* Bytes of a buffer in the shape's layout: with E(n), n-bit elements are
+ * packed, first element in the low bits, and the last byte padded. */
+int64_t shape_buffer_byte_size(const Shape *s);
 /* Same type, dims (and tuple structure); layouts are ignored. */
 bool shape_equal(const Shape *a, const Shape *b);
 bool shape_same_dims(const Shape *a, const Shape *b);
@@ -461,10 +487,10 @@ const FftDims *attrs_fft(const Attrs *a);
  * learn who reads what. Code that writes Instruction.operands directly
  * breaks them; verify_module checks them.
  *
- * Instructions stay in an order where operands come before users, and
- * Instruction.index equals the position, after every call here except
- * computation_add_instruction's callers that link out of order (run
- * computation_sort when done). */
+ * Instruction.index always equals the position. The operands-before-users
+ * order is the caller's to keep: adding appends at the end, and
+ * instruction_set_operand or computation_move_before may point an
+ * instruction at a later one; computation_sort restores the order. */
 void instruction_set_operand(Instruction *inst, int i, Instruction *operand);
 /* Every user of old reads replacement instead (except replacement itself,
  * so that old may be one of its operands); if old was its computation's

@@ -57,6 +57,16 @@ void literal_free(Literal *lit) {
 #define LOAD(T, lit, i) (((const T *)(lit)->data)[i])
 #define STORE(T, lit, i, v) (((T *)(lit)->data)[i] = (T)(v))
 
+/* The 4- and 2-bit integers take a byte each; only the low bits count, so
+ * a value is read by sign- or zero-extending them. */
+static int64_t load_narrow_int(const Literal *lit, int64_t i) {
+  int bits = type_bit_width(lit->shape.type);
+  uint64_t v = LOAD(uint8_t, lit, i) & ((1u << bits) - 1);
+  if (type_kind(lit->shape.type) == TYPE_KIND_UINT) return (int64_t)v;
+  uint64_t top = 1ull << (bits - 1);
+  return (int64_t)((v ^ top) - top);
+}
+
 double literal_get_f64(const Literal *lit, int64_t i) {
   switch (lit->shape.type) {
   case TYPE_PRED: return LOAD(uint8_t, lit, i) != 0;
@@ -74,7 +84,11 @@ double literal_get_f64(const Literal *lit, int64_t i) {
   case TYPE_F64: return LOAD(double, lit, i);
   case TYPE_C64: return LOAD(float, lit, 2 * i);   /* the real part */
   case TYPE_C128: return LOAD(double, lit, 2 * i);
-  default: return 0;
+  case TYPE_S4: case TYPE_U4: case TYPE_S2: case TYPE_U2: return (double)load_narrow_int(lit, i);
+  default:
+    if (type_is_minifloat(lit->shape.type))
+      return minifloat_to_float(lit->shape.type, LOAD(uint8_t, lit, i));
+    return 0;
   }
 }
 
@@ -91,6 +105,7 @@ int64_t literal_get_s64(const Literal *lit, int64_t i) {
   case TYPE_U16: return LOAD(uint16_t, lit, i);
   case TYPE_U32: return LOAD(uint32_t, lit, i);
   case TYPE_U64: return (int64_t)LOAD(uint64_t, lit, i);
+  case TYPE_S4: case TYPE_U4: case TYPE_S2: case TYPE_U2: return load_narrow_int(lit, i);
   default: {
     double d = literal_get_f64(lit, i);
     if (d != d) return 0;
@@ -114,7 +129,14 @@ void literal_set_f64(Literal *lit, int64_t i, double v) {
   case TYPE_F64: STORE(double, lit, i, v); break;
   case TYPE_C64: case TYPE_C128: literal_set_complex(lit, i, v); break;
   case TYPE_PRED: STORE(uint8_t, lit, i, v != 0); break;
-  default: literal_set_s64(lit, i, (int64_t)v); break;
+  default:
+    /* A minifloat rounds from the double itself: one rounding, as XLA's
+     * convert from f64 does. */
+    if (type_is_minifloat(lit->shape.type))
+      STORE(uint8_t, lit, i, double_to_minifloat(lit->shape.type, v));
+    else
+      literal_set_s64(lit, i, (int64_t)v);
+    break;
   }
 }
 
@@ -130,6 +152,16 @@ void literal_set_s64(Literal *lit, int64_t i, int64_t v) {
   case TYPE_U16: STORE(uint16_t, lit, i, v); break;
   case TYPE_U32: STORE(uint32_t, lit, i, v); break;
   case TYPE_U64: STORE(uint64_t, lit, i, v); break;
+  /* Stored sign- or zero-extended, so the byte is also the value. */
+  case TYPE_S4: case TYPE_S2: {
+    int bits = type_bit_width(lit->shape.type);
+    uint64_t top = 1ull << (bits - 1), low = (uint64_t)v & ((1ull << bits) - 1);
+    STORE(int8_t, lit, i, (int64_t)((low ^ top) - top));
+    break;
+  }
+  case TYPE_U4: case TYPE_U2:
+    STORE(uint8_t, lit, i, (uint64_t)v & ((1ull << type_bit_width(lit->shape.type)) - 1));
+    break;
   default: literal_set_f64(lit, i, (double)v); break;
   }
 }

@@ -117,6 +117,7 @@
   OP(SLICE,                  "slice",                     1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(SORT,                   "sort",                     -1, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(SQRT,                   "sqrt",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(STOCHASTIC_CONVERT,     "stochastic-convert",        2, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(SUBTRACT,               "subtract",                  2, FORM_BINARY, COST_CHEAP,   F_EW,                ID_NONE) \
   OP(TAN,                    "tan",                       1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(TANH,                   "tanh",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
@@ -142,6 +143,6 @@ typedef enum Opcode {
 
 /* Keep in step with the table: a new row must be counted here too, so that
  * every table indexed by opcode (evaluator, printer, ...) is revisited. */
-#define AXLE_OPCODE_COUNT 92
+#define AXLE_OPCODE_COUNT 93
 
 #endif

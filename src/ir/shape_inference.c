@@ -389,6 +389,24 @@ static bool infer_bitcast_convert(Infer *in) {
   return infer_set_array(in, to, x->rank - 1, dims);
 }
 
+/* stochastic-convert(operand, random): a float operand, random bits of an
+ * unsigned type as wide as it, the same dims; the result type is declared
+ * (XLA defines only float to signed integer, which the evaluator checks). */
+static bool infer_stochastic_convert(Infer *in) {
+  if (!infer_expect_operand_count(in, 2) || !infer_expect_array(in, 0) || !infer_expect_array(in, 1))
+    return false;
+  if (shape_is_tuple(&in->inst->shape)) return infer_fail(in, "result must be an array");
+  const Shape *x = infer_operand_shape(in, 0), *random = infer_operand_shape(in, 1);
+  if (!type_is_float(x->type)) return infer_fail(in, "operand must be a float, got %s", type_name(x->type));
+  if (type_kind(random->type) != TYPE_KIND_UINT || type_bit_width(random->type) != type_bit_width(x->type))
+    return infer_fail(in, "random bits must be an unsigned type as wide as %s, got %s",
+                      type_name(x->type), type_name(random->type));
+  if (!infer_expect_same_dims(in, 0, 1)) return false;
+  infer_set_same_as(in, x);
+  in->out->type = in->inst->shape.type;
+  return true;
+}
+
 static bool infer_reduce_precision(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   if (!type_is_float(infer_operand_shape(in, 0)->type)) return infer_fail(in, "needs a floating-point type");
@@ -455,13 +473,14 @@ static bool infer_reshape(Infer *in) {
   return infer_set_array(in, x->type, decl->rank, decl->dims);
 }
 
-/* bitcast reinterprets the buffer: same element type and byte count; the
- * dims and layout are the declared ones. */
+/* bitcast reinterprets the buffer: same element type and byte count (of
+ * the buffer, so packed E(4) elements count half a byte); the dims and
+ * layout are the declared ones. */
 static bool infer_bitcast(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   const Shape *x = infer_operand_shape(in, 0), *decl = &in->inst->shape;
   if (shape_is_tuple(decl)) return infer_fail(in, "result must be an array");
-  if (shape_byte_size(x) != shape_byte_size(decl) || x->type != decl->type)
+  if (shape_buffer_byte_size(x) != shape_buffer_byte_size(decl) || x->type != decl->type)
     return infer_fail(in, "result must keep the element type and byte count of the operand");
   return infer_set_array(in, x->type, decl->rank, decl->dims);
 }
@@ -730,6 +749,7 @@ static InferFn *const infer_table[OP_COUNT] = {
     [OP_FFT] = infer_fft,
     [OP_CONVERT] = infer_convert, [OP_BITCAST_CONVERT] = infer_bitcast_convert,
     [OP_REDUCE_PRECISION] = infer_reduce_precision, [OP_MAP] = infer_map,
+    [OP_STOCHASTIC_CONVERT] = infer_stochastic_convert,
     [OP_BROADCAST] = infer_broadcast, [OP_RESHAPE] = infer_reshape, [OP_BITCAST] = infer_bitcast,
     [OP_TRANSPOSE] = infer_transpose, [OP_SLICE] = infer_slice,
     [OP_DYNAMIC_SLICE] = infer_dynamic_slice, [OP_DYNAMIC_UPDATE_SLICE] = infer_dynamic_update_slice,
@@ -750,7 +770,7 @@ static InferFn *const infer_table[OP_COUNT] = {
     [OP_REPLICA_ID] = infer_scalar_id, [OP_PARTITION_ID] = infer_scalar_id,
     [OP_CUSTOM_CALL] = infer_declared, [OP_OPTIMIZATION_BARRIER] = infer_pass_through,
 };
-static_assert(AXLE_OPCODE_COUNT == 92, "a new opcode needs a row in infer_table");
+static_assert(AXLE_OPCODE_COUNT == 93, "a new opcode needs a row in infer_table");
 
 static InferFn *infer_rule(Opcode op) {
   if ((unsigned)op >= OP_COUNT) return NULL;
@@ -782,6 +802,7 @@ bool infer_shape(const Instruction *inst, Shape *out, Arena *arena, Status *st) 
       declared->rank == result.rank) {
     memcpy(result.minor_to_major, declared->minor_to_major, sizeof result.minor_to_major);
     result.has_layout = true;
+    result.element_size_bits = declared->element_size_bits;
   }
   *out = result;
   return true;

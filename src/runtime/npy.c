@@ -30,8 +30,19 @@ static const struct {
 };
 enum { NPY_DTYPE_COUNT = sizeof npy_dtypes / sizeof npy_dtypes[0] };
 
+/* NumPy has no bf16, f8, f4 or 4- and 2-bit integers; each travels in a
+ * type it has, one element per byte for the narrow ones (a layout's E(n)
+ * packing is a buffer's business, never a file's). */
+ElementType npy_carrier_type(ElementType t) {
+  if (t == TYPE_BF16) return TYPE_U16;
+  if (type_is_minifloat(t)) return TYPE_U8;                    /* the bits */
+  if (type_is_integer(t) && type_bit_width(t) < 8)             /* the values */
+    return type_kind(t) == TYPE_KIND_SINT ? TYPE_S8 : TYPE_U8;
+  return t;
+}
+
 const char *npy_dtype_name(ElementType t) {
-  if (t == TYPE_BF16) return "<u2";
+  t = npy_carrier_type(t);
   for (int i = 0; i < NPY_DTYPE_COUNT; i++)
     if (npy_dtypes[i].type == t) return npy_dtypes[i].descr;
   return NULL;

@@ -276,6 +276,9 @@ TEST(removing_a_parameter_renumbers_the_later_ones) {
   computation_remove_parameter(f, 1);
   EXPECT(f->parameter_count == 2 && f->parameters[1] == p2 && p2->attrs.parameter_number == 1,
          "p2 is now parameter 1");
+  Instruction *p3 = builder_add_parameter(f, &p2->shape, "p3");
+  EXPECT(f->parameter_count == 3 && f->parameters[2] == p3, "a new parameter takes the freed number 2");
+  computation_remove_parameter(f, 2);
   /* the caller drops its operand 1 */
   Instruction *c = named(m, "c");
   Instruction *x = named(m, "x");
@@ -334,6 +337,34 @@ TEST(cloned_computation_and_module_are_independent_deep_copies) {
   strbuf_free(&a);
   strbuf_free(&b);
   module_free(copy);
+}
+
+TEST(module_clone_keeps_names_shared_by_a_computation_and_an_instruction) {
+  Module *m = parse_text("HloModule same\n"
+                         "add {\n"
+                         "  a = f32[] parameter(0)\n"
+                         "  b = f32[] parameter(1)\n"
+                         "  ROOT s = f32[] add(a, b)\n"
+                         "}\n"
+                         "ENTRY main {\n"
+                         "  p = f32[4] parameter(0)\n"
+                         "  z = f32[] constant(0)\n"
+                         "  add = f32[] reduce(p, z), dimensions={0}, to_apply=add\n"
+                         "  ROOT main = f32[] negate(add)\n"
+                         "}\n");
+  if (!m) { EXPECT(m != NULL, "parse"); return; }
+  Module *copy = module_clone(m);
+  StrBuf a = {0}, b = {0};
+  print_module(&a, m);
+  print_module(&b, copy);
+  EXPECT(strcmp(a.data, b.data) == 0, "the copy prints the same:\n%s\n---\n%s", a.data, b.data);
+  const char *fresh = module_unique_name(copy, "add");
+  EXPECT(strcmp(fresh, "add") != 0 && strcmp(fresh, "main") != 0, "the copy's names are taken: got %s", fresh);
+  EXPECT(module_survives_round_trip(copy), "see above");
+  strbuf_free(&a);
+  strbuf_free(&b);
+  module_free(copy);
+  module_free(m);
 }
 
 TEST(attrs_equal_and_hash_see_every_group) {
@@ -494,6 +525,7 @@ int main(void) {
   RUN(removing_a_parameter_renumbers_the_later_ones);
   RUN(cloned_instruction_copies_everything_but_operands_and_name);
   RUN(cloned_computation_and_module_are_independent_deep_copies);
+  RUN(module_clone_keeps_names_shared_by_a_computation_and_an_instruction);
   RUN(attrs_equal_and_hash_see_every_group);
   RUN(eval_instruction_computes_one_op_for_folding);
   RUN(metadata_keeps_op_name_file_and_line_and_skips_the_rest);

@@ -332,6 +332,14 @@ static int64_t total_order_key(const Literal *lit, int64_t i) {
     return v < 0 ? v ^ INT32_MAX : v;
   }
   default: {
+    if (type_is_minifloat(lit->shape.type)) {
+      /* One byte, sign-magnitude in the type's width (f4 has 4 bits);
+       * f8e8m0fnu has no sign, so its bits are already in order. */
+      int bits = type_bit_width(lit->shape.type);
+      int64_t v = ((const uint8_t *)p)[i], sign = 1 << (bits - 1);
+      if (lit->shape.type == TYPE_F8E8M0FNU) return v;
+      return v & sign ? -(v & (sign - 1)) - 1 : v;
+    }
     int16_t v;
     memcpy(&v, p + 2 * i, 2);
     return v < 0 ? v ^ INT16_MAX : v;

@@ -19,7 +19,7 @@ EvalOpFn eval_tuple, eval_get_tuple_element, eval_call, eval_while, eval_conditi
 
 /* eval_elementwise.c */
 EvalOpFn eval_unary, eval_binary, eval_compare, eval_select, eval_clamp, eval_convert,
-    eval_bitcast_convert, eval_reduce_precision;
+    eval_bitcast_convert, eval_reduce_precision, eval_stochastic_convert;
 
 /* eval_movement.c: ops that move elements without arithmetic */
 EvalOpFn eval_broadcast, eval_reshape, eval_transpose, eval_slice, eval_dynamic_slice,

@@ -48,7 +48,7 @@ static double float_in_type(double v, ElementType t) {
   case TYPE_F32: return (float)v;
   case TYPE_F16: return half_to_float(float_to_half((float)v));
   case TYPE_BF16: return bf16_to_float(float_to_bf16((float)v));
-  default: return v;
+  default: return type_is_minifloat(t) ? minifloat_to_float(t, double_to_minifloat(t, v)) : v;
   }
 }
 

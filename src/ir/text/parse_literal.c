@@ -21,6 +21,10 @@ static bool integer_fits(ElementType t, int64_t v) {
   case TYPE_U8: return v >= 0 && v <= UINT8_MAX;
   case TYPE_U16: return v >= 0 && v <= UINT16_MAX;
   case TYPE_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+  case TYPE_S4: return v >= -8 && v <= 7;
+  case TYPE_U4: return v >= 0 && v <= 15;
+  case TYPE_S2: return v >= -2 && v <= 1;
+  case TYPE_U2: return v >= 0 && v <= 3;
   default: return true;
   }
 }

@@ -150,7 +150,16 @@ static void print_element(StrBuf *sb, const Literal *lit, int64_t i) {
     break;
   }
   case TYPE_U64: strbuf_printf(sb, "%llu", (unsigned long long)literal_get_u64(lit, i)); break;
-  default: strbuf_printf(sb, "%lld", (long long)literal_get_s64(lit, i)); break;
+  default:
+    if (type_is_minifloat(lit->shape.type)) {
+      /* Every minifloat value is a float, so its shortest float form
+       * reads back exactly: 448 rather than the shorter 4.5e+02. */
+      f = minifloat_to_float(lit->shape.type, *(const uint8_t *)p);
+      print_float(sb, f, TYPE_F32, f32_bits(f));
+    } else {
+      strbuf_printf(sb, "%lld", (long long)literal_get_s64(lit, i));
+    }
+    break;
   }
 }
 
