@@ -102,10 +102,13 @@ int count_kernels(const Module *m);
  *   module_NNNN.NAME.after_optimizations.txt
  *   module_NNNN.NAME.after_optimizations.dot    (Graphviz; a cluster per fusion)
  *   module_NNNN.NAME.buffer-assignment.txt
- * The .txt files are HLO text that axle parses back. */
+ *   module_NNNN.NAME.kernels.txt                (the kernel IR of each kernel)
+ * The .txt files other than kernels.txt are HLO text that axle parses back. */
 bool dump_module_text(OptContext *ctx, const Module *m, const char *suffix, Status *st);
 bool dump_module_dot(OptContext *ctx, const Module *m, Status *st);
 bool dump_buffer_assignment(OptContext *ctx, const Module *m, Status *st);
+bool dump_module_kernels(OptContext *ctx, const Module *m, Status *st);
+void print_module_kernels(StrBuf *sb, const Module *m);
 /* Writes a Graphviz graph of the entry computation; fusions become clusters
  * holding their fused computations' instructions. */
 void print_module_dot(StrBuf *sb, const Module *m);

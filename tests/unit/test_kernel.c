@@ -9,6 +9,7 @@
 #include "ir.h"
 #include "ir/kernel/kernel.h"
 #include "opt/lower.h"
+#include "opt/opt.h"
 #include "../test.h"
 
 static uint64_t next_random(uint64_t *state) {
@@ -140,6 +141,41 @@ TEST(every_lowered_corpus_op_matches_the_evaluator) {
   EXPECT(t.lowered > 300, "only %d ops lowered", t.lowered);
 }
 
+/* The same after the optimizer: every fusion the pipeline makes is one
+ * kernel (or is refused by name), and the kernel computes what the fusion
+ * computes. */
+TEST(every_fusion_the_optimizer_makes_lowers_to_a_matching_kernel) {
+  DIR *dir = opendir("tests/hlo");
+  if (!dir) return;
+  Tally t = {0};
+  int fusions = 0;
+  struct dirent *e;
+  while ((e = readdir(dir))) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 4, ".hlo") != 0) continue;
+    char path[600];
+    snprintf(path, sizeof path, "tests/hlo/%s", e->d_name);
+    Status st;
+    status_clear(&st);
+    Module *m = parse_module_file(path, &st);
+    if (!m) continue;
+    OptContext ctx;
+    opt_context_init(&ctx, NULL);
+    bool optimized = optimize_module(m, &ctx, &st);
+    opt_context_free(&ctx);
+    EXPECT(optimized, "%s: %s", path, st.message);
+    if (optimized) {
+      fusions += count_fusions(m);
+      t.modules++;
+      check_module(m, &t);
+    }
+    module_free(m);
+  }
+  closedir(dir);
+  printf("  %d optimized modules (%d fusions): %d kernels checked, %d ops not lowered, %d wrong\n", t.modules,
+         fusions, t.lowered, t.refused, t.wrong);
+}
+
 static Module *parse_text(const char *text) {
   Status st;
   status_clear(&st);
@@ -193,6 +229,7 @@ TEST(ops_without_a_kernel_form_are_refused_not_miscompiled) {
 
 int main(void) {
   RUN(every_lowered_corpus_op_matches_the_evaluator);
+  RUN(every_fusion_the_optimizer_makes_lowers_to_a_matching_kernel);
   RUN(a_reduce_fusion_is_one_kernel_with_one_accumulator);
   RUN(ops_without_a_kernel_form_are_refused_not_miscompiled);
   return test_summary();
