@@ -412,6 +412,14 @@ static void check_corpus_plan(const char *name, Module *m) {
     EXPECT(ctx.plan->temp_bytes <= unscheduled, "%s: %lld bytes scheduled, %lld as written", name,
            (long long)ctx.plan->temp_bytes, (long long)unscheduled);
   opt_context_free(&ctx);
+  /* And the plan of the whole pipeline, fusions and all. */
+  Module *optimized = module_clone(m);
+  opt_context_init(&ctx, NULL);
+  status_clear(&st);
+  EXPECT(optimize_module(optimized, &ctx, &st), "%s: optimize_module failed: %s", name, st.message);
+  if (ctx.plan) check_plan(name, ctx.plan);
+  opt_context_free(&ctx);
+  module_free(optimized);
 }
 
 TEST(live_buffers_never_overlap_and_schedules_never_grow_the_block_on_any_corpus_module) {
