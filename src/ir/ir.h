@@ -429,6 +429,21 @@ struct Computation {
   bool is_entry;
 };
 
+/* One entry of the module header's
+ *   input_output_alias={ {OUTPUT_INDEX}: (PARAMETER, {PARAMETER_INDEX}, may-alias), ... }
+ * The caller donates argument PARAMETER's buffer (the leaf at
+ * PARAMETER_INDEX of a tuple argument; {} for an array) to hold the result
+ * leaf at OUTPUT_INDEX ({} when the result is an array). Both shapes are
+ * equal (the verifier checks). must-alias: the runtime must reuse it;
+ * may-alias (the default): it may. */
+typedef struct IoAlias {
+  IntList output_index;
+  int64_t parameter_number;
+  IntList parameter_index;
+  bool must_alias;
+  SourceLoc loc;                   /* of the entry in the text; 0 when built */
+} IoAlias;
+
 /* A set of names, open addressing, malloc'd (see module_unique_name). */
 typedef struct NameSlot {
   const char *name;                /* in the module's arena; NULL: empty slot */
@@ -449,6 +464,8 @@ struct Module {
   NameSet names;                   /* every instruction and computation name */
   Literal **literals;              /* every constant's literal, owned here */
   int literal_count, literal_capacity;
+  IoAlias *io_aliases;             /* in the arena; input_output_alias= */
+  int io_alias_count;
 };
 
 Module *module_create(const char *name);    /* malloc'd; free with module_free */

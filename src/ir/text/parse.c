@@ -403,7 +403,66 @@ static bool skip_debug_table(Parser *p) {
   return true;
 }
 
-/* header = "HloModule" name ("," name "=" value)* */
+/* shape_index = "{" (int ("," int)*)? "}"   (a path into a tuple shape) */
+static bool parse_shape_index(Parser *p, IntList *out) {
+  int64_t path[AXLE_MAX_RANK];
+  int n = 0;
+  if (!expect(p, "{")) return false;
+  while (!consume(p, "}")) {
+    if (n > 0 && !expect(p, ",")) return false;
+    if (n == AXLE_MAX_RANK) return parse_error(p, peek(p), "shape index nested too deep");
+    Token at = *peek(p);
+    if (!parse_int64(p, &path[n])) return false;
+    if (path[n++] < 0) return parse_error(p, &at, "a shape index cannot be negative");
+  }
+  *out = intlist_copy(&p->module->arena, path, n);
+  return true;
+}
+
+/* io_alias = shape_index ":" "(" int "," shape_index ("," kind)? ")"
+ * kind     = "may-alias" | "must-alias"
+ * XLA's older form "shape_index : int" means (int, {}, may-alias). */
+static bool parse_io_alias(Parser *p, IoAlias *alias) {
+  alias->loc = peek(p)->loc;
+  if (!parse_shape_index(p, &alias->output_index) || !expect(p, ":")) return false;
+  if (!consume(p, "(")) return parse_int64(p, &alias->parameter_number);
+  if (!parse_int64(p, &alias->parameter_number) || !expect(p, ",") ||
+      !parse_shape_index(p, &alias->parameter_index))
+    return false;
+  if (consume(p, ",")) {
+    Token *kind = peek(p);
+    if (!token_is(kind, "may-alias") && !token_is(kind, "must-alias"))
+      return parse_error(p, kind, "expected may-alias or must-alias");
+    alias->must_alias = token_is(kind, "must-alias");
+    next(p);
+  }
+  return expect(p, ")");
+}
+
+/* input_output_alias = "{" (io_alias ("," io_alias)*)? "}" */
+static bool parse_io_aliases(Parser *p) {
+  Module *m = p->module;
+  int capacity = 0;
+  if (!expect(p, "{")) return false;
+  while (!consume(p, "}")) {
+    if (m->io_alias_count > 0 && !expect(p, ",")) return false;
+    if (m->io_alias_count == capacity) {
+      /* Arena memory is not reallocated: the old array is left behind, a
+       * few bytes for a header that has a handful of entries. */
+      capacity = capacity ? capacity * 2 : 8;
+      IoAlias *grown = arena_alloc(&m->arena, sizeof(IoAlias) * (size_t)capacity);
+      if (m->io_alias_count) memcpy(grown, m->io_aliases, sizeof(IoAlias) * (size_t)m->io_alias_count);
+      m->io_aliases = grown;
+    }
+    if (!parse_io_alias(p, &m->io_aliases[m->io_alias_count++])) return false;
+  }
+  return true;
+}
+
+/* header = "HloModule" name ("," name "=" value)*
+ * Of the header's attributes axle keeps input_output_alias (buffer
+ * assignment honours it); the others (entry_computation_layout, which
+ * repeats the entry's shapes, and XLA's scheduling flags) are skipped. */
 static bool parse_module_header(Parser *p) {
   if (!token_is(peek(p), "HloModule")) return parse_error(p, peek(p), "expected 'HloModule'");
   next(p);
@@ -414,9 +473,14 @@ static bool parse_module_header(Parser *p) {
   next(p);
   p->module->name = token_string(p, name);
   while (consume(p, ",")) {
-    if (peek(p)->kind != TK_WORD) return parse_error(p, peek(p), "expected a module attribute");
+    Token *attr = peek(p);
+    if (attr->kind != TK_WORD) return parse_error(p, attr, "expected a module attribute");
+    bool is_alias = token_is(attr, "input_output_alias");
+    if (is_alias && p->module->io_alias_count > 0)
+      return parse_error(p, attr, "input_output_alias given twice");
     next(p);
-    if (!expect(p, "=") || !skip_value(p)) return false;
+    if (!expect(p, "=")) return false;
+    if (!(is_alias ? parse_io_aliases(p) : skip_value(p))) return false;
   }
   return true;
 }

@@ -669,10 +669,26 @@ static void print_entry_layout(StrBuf *sb, const Computation *entry) {
   strbuf_printf(sb, "}");
 }
 
+/* input_output_alias={ {0}: (1, {}, may-alias), ... } */
+static void print_io_aliases(StrBuf *sb, const Module *m) {
+  if (m->io_alias_count == 0) return;
+  strbuf_printf(sb, ", input_output_alias={ ");
+  for (int i = 0; i < m->io_alias_count; i++) {
+    const IoAlias *a = &m->io_aliases[i];
+    if (i) strbuf_printf(sb, ", ");
+    print_int_list(sb, &a->output_index);
+    strbuf_printf(sb, ": (%lld, ", (long long)a->parameter_number);
+    print_int_list(sb, &a->parameter_index);
+    strbuf_printf(sb, ", %s)", a->must_alias ? "must-alias" : "may-alias");
+  }
+  strbuf_printf(sb, " }");
+}
+
 void print_module(StrBuf *sb, const Module *m) {
   strbuf_printf(sb, "HloModule ");
   print_name(sb, m->name);
   if (m->entry) print_entry_layout(sb, m->entry);
+  print_io_aliases(sb, m);
   strbuf_printf(sb, "\n");
   for (int i = 0; i < m->computation_count; i++) {
     strbuf_printf(sb, "\n");
