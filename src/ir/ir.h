@@ -181,6 +181,15 @@ void literal_set_s64(Literal *lit, int64_t index, int64_t v);
 void literal_set_u64(Literal *lit, int64_t index, uint64_t v);
 bool literal_equal(const Literal *a, const Literal *b);   /* bitwise */
 
+/* ------------------------------------------------------- literal_random.c
+ * Values drawn from a seed, for inputs a user did not give and constants
+ * XLA printed elided: floats uniform in [-1, 1), signed integers in
+ * [-8, 8], unsigned in [0, 8] (so indices stay meaningful), pred fair coin
+ * flips. Tuples are filled leaf by leaf, depth first. The same state gives
+ * the same values on every host. */
+uint64_t random_next(uint64_t *state);
+void literal_fill_random(Literal *lit, uint64_t *state);
+
 /* ---------------------------------------------------------------- hlo.c
  * The module graph. */
 typedef struct Computation Computation;
@@ -344,6 +353,7 @@ struct Module {
   Computation **computations;      /* callees before callers; entry last */
   int computation_count;
   Computation *entry;
+  int elided_constant_count;       /* constant({...}) filled at random (ParseOptions) */
 };
 
 Module *module_create(const char *name);    /* malloc'd; free with module_free */
@@ -375,9 +385,25 @@ const ScatterDims *attrs_scatter(const Attrs *a);
 /* ---------------------------------------------------------------- parse.c
  * HLO text as XLA prints it (both the modern style and the older one with
  * %names, signatures and typed operands). Returns NULL on error with
- * st->file/loc set. The result is verified (verify_module) before return. */
+ * st->file/loc set. The result is verified (verify_module) before return.
+ *
+ * ParseOptions changes what the parser accepts; parse_module is
+ * parse_module_with(NULL options), which takes the defaults (all false). */
+typedef struct ParseOptions {
+  /* XLA prints large constants elided, as constant({...}). By default they
+   * are refused; with this set they are filled with values drawn from
+   * elided_seed (literal_fill_random) and counted in
+   * Module.elided_constant_count, so a caller can warn that results are
+   * not meaningful. */
+  bool fill_elided_constants;
+  uint64_t elided_seed;
+} ParseOptions;
+
 Module *parse_module(const char *text, size_t length, const char *filename, Status *st);
 Module *parse_module_file(const char *path, Status *st);
+Module *parse_module_with(const char *text, size_t length, const char *filename,
+                          const ParseOptions *options, Status *st);
+Module *parse_module_file_with(const char *path, const ParseOptions *options, Status *st);
 
 /* ---------------------------------------------------------------- print.c
  * Prints in the modern style; parse(print(m)) gives the same module. */

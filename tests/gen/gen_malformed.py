@@ -123,8 +123,6 @@ bad("constant_out_of_range", entry("  ROOT c = s8[2] constant({1, 300})"),
     "value 300 does not fit in s8")
 bad("constant_bad_pred", entry("  ROOT c = pred[2] constant({true, maybe})"),
     "expected true or false")
-bad("constant_elided", entry("  ROOT c = f32[100] constant({...})"),
-    "printed elided ({...}) and cannot be read")
 
 # ---- attributes ----
 bad("unknown_attribute", entry("  p = f32[4] parameter(0)\n"

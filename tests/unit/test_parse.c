@@ -621,7 +621,7 @@ TEST(malformed_inputs_report_the_offending_line_and_column) {
     {HEADER "  a = f32[2] parameter(0)\n  z = f32[] constant(0)\n"
             "  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=nope\n}\n", 5, 57,
      "use of undefined computation 'nope'"},
-    {"ENTRY main {\n  ROOT a = f32[] parameter(0)\n}\n", 1, 1, "expected 'HloModule'"},
+    {"= main {\n  ROOT a = f32[] parameter(0)\n}\n", 1, 1, "expected 'HloModule' or a computation"},
     {HEADER "  ROOT a = f32[] parameter(0)\n}\n\x7f\n", 5, 1, "unexpected character byte 0x7f"},
     {"HloModule\nENTRY main {\n  ROOT a = f32[] parameter(0)\n}\n", 2, 1, "expected a module name"},
     {HEADER "  a = f32[1,2,2,1] parameter(0)\n  k = f32[1,1,1,1] parameter(1)\n"

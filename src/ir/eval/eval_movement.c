@@ -341,7 +341,9 @@ static void copy_physical(const Shape *s, char *physical, char *row_major, bool 
 /* bitcast: the result's bytes in its physical order are the operand's bytes
  * in the operand's physical order. Literals are row-major, so the operand is
  * laid out by its minor_to_major, read back as the result's physical bytes,
- * and permuted to the result's row-major order. */
+ * and permuted to the result's row-major order. When the element type
+ * changes (equal byte counts), each side walks the bytes with its own
+ * element size, so the bits are reinterpreted as by bitcast-convert. */
 Literal *eval_bitcast(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *in = operands[0];
   if (!is_array(in) || inst->shape.type == TYPE_TUPLE ||

@@ -359,6 +359,33 @@ static bool read_compare_type(Parser *p, Instruction *inst, AttrNotes *notes) {
   return true;
 }
 
+/* order=TOTAL|PARTIAL: newer spelling of the comparison's ordering of
+ * floats. TOTAL is type=TOTALORDER (-NaN < -inf < ... < -0 < +0 < ... <
+ * +inf < NaN); PARTIAL is IEEE comparison, the default. Settled against
+ * type= once all attributes are read (resolve_compare_order). */
+static bool read_compare_order(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  static const char *const names[] = {"TOTAL", "PARTIAL"};
+  int v = 0;
+  Token at = *peek(p);
+  if (!parse_keyword(p, names, 2, "comparison order", &v)) return false;
+  notes->order = at;
+  return true;
+}
+
+static bool resolve_compare_order(Parser *p, Instruction *inst, const AttrNotes *notes) {
+  if (notes->order.kind == TK_EOF) return true;
+  bool total = token_is(&notes->order, "TOTAL");
+  CompareType t = inst->attrs.compare_type;
+  if (total && (t == CMP_TYPE_DEFAULT || t == CMP_TYPE_TOTALORDER)) {
+    inst->attrs.compare_type = CMP_TYPE_TOTALORDER;
+    return true;
+  }
+  if (!total && t != CMP_TYPE_TOTALORDER) return true;
+  return parse_error(p, &notes->order, "order=%s contradicts the comparison's type=",
+                     total ? "TOTAL" : "PARTIAL");
+}
+
 static bool read_fusion_kind(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
   static const char *const names[] = {"kLoop", "kInput", "kOutput", "kCustom"};
@@ -616,6 +643,7 @@ static const AttrRule attr_rules[] = {
   {"unique_indices", read_unique_indices, OPS(OP_SCATTER)},
   {"direction", read_direction, OPS(OP_COMPARE)},
   {"type", read_compare_type, OPS(OP_COMPARE)},
+  {"order", read_compare_order, OPS(OP_COMPARE)},
   {"kind", read_fusion_kind, OPS(OP_FUSION)},
   {"custom_call_target", read_custom_call_target, OPS(OP_CUSTOM_CALL)},
   {"algorithm", read_rng_algorithm, OPS(OP_RNG_BIT_GENERATOR)},
@@ -754,10 +782,21 @@ static bool check_required(Parser *p, const Instruction *inst, const bool seen[]
   return true;
 }
 
+/* Whether a "," at the cursor starts an attribute. Inside an instruction
+ * nested as an operand, a "," may instead separate the enclosing
+ * instruction's operands: add(negate(x), dimensions=..., y) has an
+ * attribute, add(negate(x), y) does not; only "name =" tells them apart. */
+static bool at_attribute(Parser *p) {
+  if (!token_is(peek(p), ",")) return false;
+  return p->nesting == 0 || (peek_at(p, 1)->kind == TK_WORD && token_is(peek_at(p, 2), "="));
+}
+
 /* attributes = ("," name "=" value)* */
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
   bool seen[ATTR_RULE_COUNT] = {false};
-  while (consume(p, ",")) {
+  notes->order.kind = TK_EOF;
+  while (at_attribute(p)) {
+    next(p);
     Token *name = peek(p);
     if (name->kind != TK_WORD) return parse_error(p, name, "expected an attribute name");
     next(p);
@@ -769,5 +808,5 @@ bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
     if (!attr_rules[r].read(p, inst, notes)) return false;
   }
   Token at = {TK_WORD, inst->name, 0, inst->loc, false};
-  return check_required(p, inst, seen, &at);
+  return check_required(p, inst, seen, &at) && resolve_compare_order(p, inst, notes);
 }

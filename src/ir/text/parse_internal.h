@@ -55,6 +55,8 @@ typedef struct Parser {
   LexState lex;
   bool lex_failed;   /* a lexing error is in st; later errors must not replace it */
   int depth;         /* nesting of recursive rules, bounded by PARSE_MAX_DEPTH */
+  int nesting;       /* > 0 while reading an instruction nested as an operand */
+  const ParseOptions *options;
   Module *module;
   Status *st;
 } Parser;
@@ -118,8 +120,13 @@ typedef struct AttrNotes {
   int count;
   Token names[PARSE_MAX_CALLED]; /* computation names, in called[] order */
   bool has_dimensions;
+  Token order;                   /* compare's order=TOTAL|PARTIAL, kind TK_EOF when absent */
 } AttrNotes;
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes);
+
+/* The element type a shape written nowhere carries until shape inference
+ * fills it in (parse.c): never a real type, so nothing can mistake it. */
+enum { SHAPE_OMITTED = TYPE_COUNT };
 
 /* -------------------------------------------------------- parse_literal.c */
 /* literal = scalar | "{" ... "}" nested to the shape's rank | "(" literal, ... ")"

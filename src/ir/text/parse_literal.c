@@ -3,7 +3,8 @@
  * XLA prints an array constant as nested braces, one level per dimension,
  * in row-major order: f32[2,3] constant({ {1, 2, 3}, {4, 5, 6} }). A scalar
  * is a bare value, a tuple a parenthesized list of literals. Large
- * constants may have been printed elided as "{...}"; they cannot be read. */
+ * constants may have been printed elided as "{...}": their values are
+ * gone, and are refused or made up (ParseOptions.fill_elided_constants). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -104,7 +105,40 @@ static bool parse_array_level(Parser *p, Literal *lit, int depth, int64_t *index
   return true;
 }
 
+/* elided = "{" "..." "}"
+ * XLA prints a large constant's values as "..." unless asked for them all.
+ * They are gone; with ParseOptions.fill_elided_constants the constant
+ * gets values drawn from the options' seed, one stream through the module
+ * in text order, so the same text and seed give the same module. */
+static bool at_elided(Parser *p) {
+  return token_is(peek(p), "{") && token_is(peek_at(p, 1), "...") && token_is(peek_at(p, 2), "}");
+}
+
+static Literal *parse_elided_literal(Parser *p, const Shape *shape) {
+  Token start = *peek(p);
+  if (!p->options->fill_elided_constants) {
+    parse_error(p, &start, "this constant was printed elided ({...}) and cannot be read");
+    return NULL;
+  }
+  if (shape->rank == 0) {
+    parse_error(p, &start, "a scalar constant cannot be elided");
+    return NULL;
+  }
+  next(p);
+  next(p);
+  next(p);
+  /* Each constant its own stream, apart from the one axle-run draws inputs
+   * from with the same seed (else a constant would equal an input). */
+  uint64_t state = (p->options->elided_seed ^ 0x5851f42d4c957f2dull) +
+                   (uint64_t)(p->module->elided_constant_count + 1) * 0x632be59bd9b4e019ull;
+  Literal *lit = literal_create(shape);
+  literal_fill_random(lit, &state);
+  p->module->elided_constant_count++;
+  return lit;
+}
+
 static Literal *parse_array_literal(Parser *p, const Shape *shape) {
+  if (at_elided(p)) return parse_elided_literal(p, shape);
   Token *start = peek(p);
   /* Every element takes at least one byte of text, so a count larger than
    * what is left of the text is an error before anything is allocated. */
