@@ -583,6 +583,14 @@ static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
   return skip_value(p);
 }
 
+/* An attribute XLA reads that asks for something axle does not do: it is
+ * refused by name, never skipped, since skipping would change the result. */
+static bool read_refused(Parser *p, Instruction *inst, AttrNotes *notes) {
+  const Token *name = &notes->attribute;
+  return parse_error(p, name, "attribute '%.*s' on '%s' is not supported", name->len, name->text,
+                     opcode_name(inst->opcode));
+}
+
 /* custom-call may name computations through to_apply= and
  * called_computations={...}; they are kept in text order. */
 static bool read_appended_called(Parser *p, Instruction *inst, AttrNotes *notes) {
@@ -676,6 +684,10 @@ static const AttrRule attr_rules[] = {
   {"branch_computations", read_called_list, OPS(OP_CONDITIONAL)},
   /* Accepted and skipped: they guide XLA's own compiler or carry debug
    * information, and do not change what the instruction computes. */
+  /* On every opcode in XLA: debug information (metadata, origin,
+   * statistics), hints to XLA's own passes and backends (backend_config,
+   * frontend_attributes), placement on devices (sharding: axle runs one),
+   * and ordering without data flow (control-predecessors). */
   {"metadata", read_and_ignore, ANY_OP},
   {"backend_config", read_and_ignore, ANY_OP},
   {"raw_backend_config", read_and_ignore, ANY_OP},
@@ -683,10 +695,21 @@ static const AttrRule attr_rules[] = {
   {"sharding", read_and_ignore, ANY_OP},
   {"statistics", read_and_ignore, ANY_OP},
   {"origin", read_and_ignore, ANY_OP},
-  {"schedule", read_and_ignore, ANY_OP},
   {"control-predecessors", read_and_ignore, ANY_OP},
-  {"result_accuracy", read_and_ignore, ANY_OP},
-  {"parameter_replication", read_and_ignore, OPS(OP_PARAMETER)},
+  {"parameter_replication", read_and_ignore, ANY_OP},
+  /* The accuracy a transcendental function may trade for speed: axle's
+   * evaluator is always as exact as it can be, which every mode allows. */
+  {"result_accuracy", read_and_ignore, OPS(OP_CBRT, OP_COSINE, OP_ERF, OP_EXPONENTIAL,
+      OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_LOGISTIC, OP_RSQRT, OP_SINE,
+      OP_SQRT, OP_TAN, OP_TANH)},
+  /* Collectives: how the groups were derived (one device: no groups). */
+  {"mode", read_and_ignore, OPS(OP_ALL_REDUCE, OP_REDUCE_SCATTER)},
+  /* The in-place collective-permute (four operands): not supported. */
+  {"slice_sizes", read_refused, OPS(OP_COLLECTIVE_PERMUTE)},
+  /* Which direction of the training step a convolution is (forward,
+   * backward filter, ...): a hint, the dimension numbers say everything. */
+  {"conv_kind", read_and_ignore, OPS(OP_CONVOLUTION)},
+  {"schedule", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"operand_precision", read_and_ignore, OPS(OP_DOT, OP_CONVOLUTION, OP_CUSTOM_CALL)},
   {"precision_config", read_and_ignore, OPS(OP_DOT, OP_CONVOLUTION)},
   {"algorithm", read_and_ignore, OPS(OP_DOT, OP_CONVOLUTION)},
@@ -805,6 +828,7 @@ bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
     if (r < 0) return false;
     if (seen[r]) return parse_error(p, name, "attribute '%s' given twice", attr_rules[r].name);
     seen[r] = true;
+    notes->attribute = *name;
     if (!attr_rules[r].read(p, inst, notes)) return false;
   }
   Token at = {TK_WORD, inst->name, 0, inst->loc, false};

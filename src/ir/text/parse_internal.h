@@ -121,6 +121,7 @@ typedef struct AttrNotes {
   Token names[PARSE_MAX_CALLED]; /* computation names, in called[] order */
   bool has_dimensions;
   Token order;                   /* compare's order=TOTAL|PARTIAL, kind TK_EOF when absent */
+  Token attribute;               /* the name of the attribute being read, for messages */
 } AttrNotes;
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes);
 
