@@ -57,6 +57,8 @@ typedef struct PendingComp {
   Token name;
   Token root_name;         /* when has_root; else the last instruction is the root */
   bool has_root;
+  bool has_signature;      /* the older style's "(...) -> shape" was given */
+  Shape signature_result;
   PendingInst *insts;      /* nested instructions come after the one they feed */
   int count, cap;
   int last_top;            /* the last instruction not nested: the root when none is marked */
@@ -407,13 +409,13 @@ static bool parse_instruction(Parser *p, PendingComp *pc) {
 /* ----------------------------------------------------------- computations */
 
 /* signature = "(" (name ":" shape ("," name ":" shape)*)? ")" "->" shape
- * The parameter instructions repeat everything the signature says, so it
- * is checked for form only. */
-static bool parse_signature(Parser *p) {
+ * The parameter instructions repeat what the parameter list says, so it
+ * is checked for form only; the result shape must match the root's
+ * (check_signatures, once every shape is known). */
+static bool parse_signature(Parser *p, Shape *result) {
   if (!skip_balanced(p)) return false;
   if (!expect(p, "->")) return false;
-  Shape ignored;
-  return parse_shape(p, &ignored);
+  return parse_shape(p, result);
 }
 
 /* computation = "ENTRY"? name signature? "{" instruction* "}" ("," name "=" value)* */
@@ -427,12 +429,16 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
   Token name = *peek(p);
   if (name.kind != TK_WORD) return parse_error(p, &name, "expected a computation name");
   next(p);
-  if (token_is(peek(p), "(") && !parse_signature(p)) return false;
+  Shape signature_result;
+  bool has_signature = token_is(peek(p), "(");
+  if (has_signature && !parse_signature(p, &signature_result)) return false;
   if (!expect(p, "{")) return false;
   if (mt->count == mt->cap) mt->comps = grow(&p->module->arena, mt->comps, &mt->cap, sizeof(PendingComp));
   PendingComp *pc = &mt->comps[mt->count++];
   memset(pc, 0, sizeof *pc);
   pc->name = name;
+  pc->has_signature = has_signature;
+  if (has_signature) pc->signature_result = signature_result;
   pc->comp = arena_alloc(&p->module->arena, sizeof(Computation));
   pc->comp->name = token_string(p, &name);
   pc->comp->loc = name.loc;
@@ -810,6 +816,23 @@ static bool infer_omitted_shapes(Parser *p) {
   return true;
 }
 
+/* A signature's result shape must be the root's (layouts aside). */
+static bool check_signatures(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++) {
+    PendingComp *pc = &mt->comps[c];
+    if (!pc->has_signature || shape_equal(&pc->signature_result, &pc->comp->root->shape)) continue;
+    StrBuf want = {0}, got = {0};
+    shape_print(&want, &pc->signature_result, false);
+    shape_print(&got, &pc->comp->root->shape, false);
+    parse_error(p, &pc->name, "computation '%s' is declared to return %s, but its root '%s' is %s",
+                pc->comp->name, want.data, pc->comp->root->name, got.data);
+    strbuf_free(&want);
+    strbuf_free(&got);
+    return false;
+  }
+  return true;
+}
+
 /* XLA lets a broadcast of a scalar leave out dimensions={}; whether the
  * operand is a scalar is known once every shape is. */
 static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
@@ -846,7 +869,7 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   for (int c = 0; c < mt->count; c++)
     if (!sort_instructions(p, &mt->comps[c])) return false;
   p->module->entry = mt->comps[mt->entry].comp;
-  return infer_omitted_shapes(p) && check_broadcast_dimensions(p, mt);
+  return infer_omitted_shapes(p) && check_broadcast_dimensions(p, mt) && check_signatures(p, mt);
 }
 
 /* --------------------------------------------------------------- entries */

@@ -39,7 +39,52 @@ static bool word_to_uint64(const Token *t, uint64_t *out) {
   return true;
 }
 
-/* scalar = "true" | "false" | integer | float | "inf" | "-inf" | "nan" ("(" payload ")")? */
+/* The mantissa bits a NaN payload may use, per float type. */
+static int mantissa_bits_of(ElementType t) {
+  switch (t) {
+  case TYPE_F16: return 10;
+  case TYPE_BF16: return 7;
+  case TYPE_F32: return 23;
+  case TYPE_F64: return 52;
+  default: return 0;
+  }
+}
+
+/* nan_payload = "(" hex ")"    after nan or -nan: nan(0x7f)
+ * Newer XLA prints a NaN's mantissa when it is not the default quiet one.
+ * The payload must be nonzero (zero would be an infinity) and fit in the
+ * mantissa; the bits are kept, so the constant prints back the same. */
+static bool parse_nan_payload(Parser *p, Literal *lit, int64_t index, const Token *nan) {
+  expect(p, "(");
+  Token t = *peek(p);
+  int bits = mantissa_bits_of(lit->shape.type);
+  char buf[24];
+  unsigned long long payload = 0;
+  bool ok = t.kind == TK_WORD && t.len > 2 && t.len < (int)sizeof buf && t.text[0] == '0' &&
+            (t.text[1] == 'x' || t.text[1] == 'X');
+  if (ok) {
+    memcpy(buf, t.text, (size_t)t.len);
+    buf[t.len] = '\0';
+    char *end;
+    errno = 0;
+    payload = strtoull(buf + 2, &end, 16);
+    ok = *end == '\0' && errno == 0;
+  }
+  if (!ok) return parse_error(p, &t, "expected a NaN payload such as 0x7f");
+  if (bits == 0 || payload == 0 || (bits < 64 && payload >> bits))
+    return parse_error(p, &t, "NaN payload %.*s does not fit the %d mantissa bits of %s", t.len, t.text,
+                       bits, type_name(lit->shape.type));
+  next(p);
+  if (!expect(p, ")")) return false;
+  /* sign | all-ones exponent | payload, in the type's own width. */
+  bool negative = nan->text[0] == '-';
+  int width = type_bit_width(lit->shape.type);
+  uint64_t word = ((uint64_t)negative << (width - 1)) | (((1ull << (width - 1 - bits)) - 1) << bits) | payload;
+  memcpy((char *)lit->data + index * (width / 8), &word, (size_t)(width / 8));
+  return true;
+}
+
+/* scalar = "true" | "false" | integer | float | "inf" | "-inf" | "nan" nan_payload? */
 static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
   /* A constant may hold millions of values; the tokens read so far are
    * not needed again. */
@@ -57,8 +102,11 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
       return parse_error(p, t, "expected true or false for a pred value");
     literal_set_s64(lit, index, v);
   } else if (type == TYPE_U64) {
+    /* XLA reads a negative u64 as its two's complement (-1 is the max). */
     uint64_t v;
-    if (!word_to_uint64(t, &v)) return parse_error(p, t, "expected a u64 value");
+    int64_t negative;
+    if (word_to_int64(t, &negative) && negative < 0) v = (uint64_t)negative;
+    else if (!word_to_uint64(t, &v)) return parse_error(p, t, "expected a u64 value");
     literal_set_u64(lit, index, v);
   } else if (type_is_integer(type)) {
     int64_t v;
@@ -70,10 +118,14 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
     double v;
     if (!word_to_double(t, &v)) return parse_error(p, t, "expected a %s value", tname);
     literal_set_f64(lit, index, v);
-    /* Newer XLA prints a NaN's payload: nan(0x7fc00001). The value stays a NaN. */
+    /* A finite number too large for the type is an error, as in XLA, not
+     * an infinity nobody wrote. */
+    if (!isnan(v) && isinf(literal_get_f64(lit, index)) && !memchr(t->text, 'i', (size_t)t->len))
+      return parse_error(p, t, "value %.*s is out of range for %s", t->len > 40 ? 40 : t->len, t->text, tname);
     if (isnan(v) && token_is(peek_at(p, 1), "(")) {
+      Token nan = *t;
       next(p);
-      return skip_balanced(p);
+      return parse_nan_payload(p, lit, index, &nan);
     }
   }
   next(p);
