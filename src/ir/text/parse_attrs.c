@@ -226,6 +226,9 @@ static bool read_labels(Parser *p, const Token *t, const char *letters, int64_t 
 /* dim_labels = input "_" kernel "->" output    e.g. b01f_01io->b01f, bf_io->bf */
 static bool read_dim_labels(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
+  /* On a custom-call they only describe the target's operands to it, and
+   * may hold '?' for dimensions of no role: read past. */
+  if (inst->opcode == OP_CUSTOM_CALL) return skip_value(p);
   ConvDims *d = arena_alloc(&p->module->arena, sizeof *d);
   inst->attrs.conv = d;
   Token *lhs = peek(p);
