@@ -26,6 +26,7 @@ import corpus_control  # noqa: E402,F401
 import corpus_reduce  # noqa: E402,F401
 import corpus_linalg  # noqa: E402,F401
 import corpus_models  # noqa: E402,F401
+import corpus_syntax  # noqa: E402,F401
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hlo")
 
