@@ -109,6 +109,13 @@ bool parse_shape(Parser *p, Shape *out);
 /* array_shape = element_type dims     (no layout: "f32[2] {1, 2}" is a value) */
 bool parse_array_shape_without_layout(Parser *p, Shape *out);
 
+/* --------------------------------------------------------- parse_header.c */
+/* header = "HloModule" name ":"? ("," name "=" value)*    (sets module->name) */
+bool parse_module_header(Parser *p);
+/* The debug-information tables XLA may print before the computations;
+ * they feed metadata only, which axle does not keep. */
+bool parse_debug_tables(Parser *p);
+
 /* ---------------------------------------------------------- parse_attrs.c */
 /* Parses the ", name=value" list after an instruction's operands into inst.
  * What cannot be settled until names are resolved goes into AttrNotes: the
