@@ -26,7 +26,8 @@ import sys
 
 # Refusal messages, first match wins: (pattern, class, label).
 # class "later": an element type or opcode other work adds; "scope": outside
-# what axle means to run (tokens, dynamic shapes, multi-device); "syntax":
+# what axle means to run (tokens, dynamic shapes, multi-device, legacy
+# forms); "invalid": a module XLA's verifier refuses too; "syntax":
 # something the front end itself should accept.
 REASONS = [
     (r"unsupported element type '(f8\w*|f4\w*|s4|u4|s2|u2|s1|u1|c64|c128)'", "later", "element type {0}"),
@@ -42,6 +43,8 @@ REASONS = [
     (r"unknown module attribute '(\w+)'", "syntax", "unknown module attribute {0}"),
     (r"attribute '(\w+)' does not apply to '([\w-]+)'", "syntax", "attribute {0} on {1}"),
     (r"the shape of '([\w-]+)' cannot be inferred", "syntax", "shape left out on {0}"),
+    (r"declared shape (\S+) does not match the inferred shape (\S+)", "invalid",
+     "declared shape {0} is not the inferred {1} (XLA's verifier refuses it too)"),
     (r"error: (.{0,60})", "other", "{0}"),
 ]
 
