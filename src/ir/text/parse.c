@@ -778,9 +778,9 @@ static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
   for (int c = 0; c < mt->count; c++)
     for (int i = 0; i < mt->comps[c].count; i++) {
       PendingInst *pi = &mt->comps[c].insts[i];
+      if (pi->inst->opcode != OP_BROADCAST || pi->has_dimensions) continue;
       const Shape *operand = &pi->inst->operands[0]->shape;
-      if (pi->inst->opcode == OP_BROADCAST && !pi->has_dimensions &&
-          !(operand->type != TYPE_TUPLE && operand->rank == 0))
+      if (!(operand->type != TYPE_TUPLE && operand->rank == 0))
         return parse_error(p, &pi->name, "'broadcast' of a non-scalar needs the attribute dimensions=");
     }
   return true;
