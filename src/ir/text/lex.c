@@ -130,9 +130,11 @@ static void lex_string(Parser *p) {
   LexState start = p->lex;
   lexer_advance(p, 1);
   size_t begin = p->lex.offset;
-  while (p->lex.offset < n && s[p->lex.offset] != '"' && s[p->lex.offset] != '\n') {
+  /* A string may span lines: XLA embeds whole modules in some (the
+   * module attribute origin_recovery_table). */
+  while (p->lex.offset < n && s[p->lex.offset] != '"') {
     size_t i = p->lex.offset;
-    lexer_advance(p, s[i] == '\\' && i + 1 < n && s[i + 1] != '\n' ? 2 : 1);
+    lexer_advance(p, s[i] == '\\' && i + 1 < n ? 2 : 1);
   }
   if (p->lex.offset >= n || s[p->lex.offset] != '"') {
     lex_error(p, start, "%s", "unterminated string");
