@@ -43,6 +43,8 @@ REASONS = [
     (r"unknown module attribute '(\w+)'", "syntax", "unknown module attribute {0}"),
     (r"attribute '(\w+)' does not apply to '([\w-]+)'", "syntax", "attribute {0} on {1}"),
     (r"the shape of '([\w-]+)' cannot be inferred", "syntax", "shape left out on {0}"),
+    (r"\((all-gather|reduce-scatter|all-to-all)\): declared shape", "scope",
+     "{0} over several devices (axle runs one device)"),
     (r"declared shape (\S+) does not match the inferred shape (\S+)", "invalid",
      "declared shape {0} is not the inferred {1} (XLA's verifier refuses it too)"),
     (r"error: (.{0,60})", "other", "{0}"),
