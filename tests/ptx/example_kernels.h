@@ -64,7 +64,8 @@ static inline void example_vector_add_f32(PtxBuilder *b) {
   PtxReg xa = ptx_element_address(b, x, first, 4), ya = ptx_element_address(b, y, first, 4);
   PtxReg oa = ptx_element_address(b, out, first, 4);
   PtxReg xv[4], yv[4], sum[4];
-  for (int i = 0; i < 4; i++) xv[i] = ptx_reg_new(b, PTX_F32), yv[i] = ptx_reg_new(b, PTX_F32);
+  for (int i = 0; i < 4; i++) xv[i] = ptx_reg_new(b, PTX_F32);
+  for (int i = 0; i < 4; i++) yv[i] = ptx_reg_new(b, PTX_F32);
   ptx_inst(b, "ld.global.v4.f32 {$r, $r, $r, $r}, [$r]", xv[0], xv[1], xv[2], xv[3], xa);
   ptx_inst(b, "ld.global.v4.f32 {$r, $r, $r, $r}, [$r]", yv[0], yv[1], yv[2], yv[3], ya);
   for (int i = 0; i < 4; i++) sum[i] = example_add_f32(b, xv[i], yv[i]);
