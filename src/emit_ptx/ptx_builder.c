@@ -174,7 +174,15 @@ void ptx_shared_declare(PtxBuilder *b, const char *name, PtxType type, int count
 
 /* ---- instructions ---- */
 
-static void reg_print(StrBuf *sb, PtxReg r) { strbuf_printf(sb, "%s%d", ptx_reg_classes[r.cls].prefix, r.index); }
+void ptx_reg_name(PtxReg r, char *out, size_t size) {
+  snprintf(out, size, "%s%d", ptx_reg_classes[r.cls].prefix, r.index);
+}
+
+static void reg_print(StrBuf *sb, PtxReg r) {
+  char name[16];
+  ptx_reg_name(r, name, sizeof name);
+  strbuf_printf(sb, "%s", name);
+}
 
 void ptx_inst_v(PtxBuilder *b, const char *format, va_list args) {
   StrBuf *sb = &b->body;

@@ -103,6 +103,9 @@ typedef struct PtxReg {
   int index;
 } PtxReg;
 
+/* "%f3" into out (size >= 16). */
+void ptx_reg_name(PtxReg r, char *out, size_t size);
+
 typedef struct PtxLabel {
   int index;
   const char *hint;   /* a static string naming the place: "tail", "done" */

@@ -204,11 +204,6 @@ static PtxReg expansion_temp(PtxBuilder *b, Expansion *x, int which) {
   return x->temps[which];
 }
 
-static void reg_text(char *out, size_t size, PtxReg r) {
-  static const char *const prefixes[PTX_REG_CLASS_COUNT] = {"%p", "%h", "%r", "%rd", "%f", "%fd"};
-  snprintf(out, size, "%s%d", prefixes[r.cls], r.index);
-}
-
 /* Writes one instruction of the template (text up to ';'), expanded. */
 static const char *expand_instruction(PtxBuilder *b, Expansion *x, const char *p) {
   StrBuf line = {0};
@@ -220,17 +215,17 @@ static const char *expand_instruction(PtxBuilder *b, Expansion *x, const char *p
     }
     const char *text = NULL;
     switch (*++p) {
-    case 'd': reg_text(reg, sizeof reg, x->dst), text = reg; break;
-    case 'a': case 'b': case 'c': reg_text(reg, sizeof reg, x->operands[*p - 'a']), text = reg; break;
+    case 'd': ptx_reg_name(x->dst, reg, sizeof reg), text = reg; break;
+    case 'a': case 'b': case 'c': ptx_reg_name(x->operands[*p - 'a'], reg, sizeof reg), text = reg; break;
     case 't': text = ptx_type_suffix(x->type); break;
     case 'T': text = ptx_type_suffix(x->result_type); break;
     case 'B': text = ptx_type_suffix(width_type(x->type, 'b')); break;
     case 'S': text = ptx_type_suffix(width_type(x->type, 's')); break;
     case 'U': text = ptx_type_suffix(width_type(x->type, 'u')); break;
     case 'C': text = compare_name(x->e->direction, x->e->type); break;
-    case 'q': reg_text(reg, sizeof reg, expansion_temp(b, x, 0)), text = reg; break;
-    case 'u': reg_text(reg, sizeof reg, expansion_temp(b, x, 1)), text = reg; break;
-    case 'w': reg_text(reg, sizeof reg, expansion_temp(b, x, 2)), text = reg; break;
+    case 'q': ptx_reg_name(expansion_temp(b, x, 0), reg, sizeof reg), text = reg; break;
+    case 'u': ptx_reg_name(expansion_temp(b, x, 1), reg, sizeof reg), text = reg; break;
+    case 'w': ptx_reg_name(expansion_temp(b, x, 2), reg, sizeof reg), text = reg; break;
     default: assert(!"ptx_op_rows: unknown $ in a template"); break;
     }
     if (text) strbuf_printf(&line, "%s", text);
