@@ -1,0 +1,345 @@
+/* The GEMM driver: cache blocking, packing, edge tiles, batches, threads and
+ * the small-matrix path, around the generated micro-kernel (gemm_kernel.c).
+ *
+ * The loops, outermost first, for one product:
+ *
+ *   macro tiles of C (MC x NC)       one task each, run by the thread pool
+ *     K blocks (KC)                  in order, inside the task
+ *       pack A[MC, KC] into MR-row panels, B[KC, NC] into NR-column panels
+ *       NR-column panels of B        a KC x NR panel stays in L1 ...
+ *         MR-row panels of A         ... while the A panels stream from L2
+ *           micro-kernel: C tile (+)= A panel · B panel
+ *
+ * Cache blocking, for a core with 64 KiB of L1d and 1 MiB of L2 (this
+ * machine's Zen 5 has 48 KiB of L1d; the sizes fit that too):
+ *   KC = 256  the B panel the kernel re-reads for every A panel is KC x NR
+ *             floats: 256 x 32 x 4 = 32 KiB on avx512, half of L1, leaving
+ *             the other half for the A panel streaming through (14 KiB) and
+ *             the C tile. Longer K runs also amortise the C tile's load and
+ *             store over more FMAs.
+ *   MC ~ 336  the packed A block is MC x KC floats, re-read once per B panel,
+ *             so it must stay in L2: 336 x 256 x 4 = 336 KiB, a third of L2,
+ *             leaving room for the B panels passing through and for C.
+ *   NC ~ 512  the packed B block, KC x NC = 512 KiB, is read once per A
+ *             block from L2 or L3; NC mainly sets the size of a task.
+ * Blocks are evened out over the extent (1023 rows make three blocks of
+ * 341, rounded up to MR, rather than 336 + 336 + 336 + 15) and then halved
+ * until a problem has at least GEMM_MIN_TASKS tasks, so that mid-sized
+ * products still spread over the cores. All of this depends only on the
+ * shape, never on the thread count (see gemm.h on determinism).
+ *
+ * Edge tiles (fewer than MR rows or NR columns left) run the same kernel on
+ * zero-padded panels into a scratch tile, then copy or add the valid part
+ * into C in C code: C + tile is the same float as the kernel's tile + C, so
+ * an element's bits do not depend on whether its tile was an edge tile. */
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/gemm.h"
+#include "emit_x86/jit_memory.h"
+
+enum {
+  GEMM_KC = 256,
+  GEMM_MC_TARGET = 336,
+  GEMM_NC_TARGET = 512,
+  GEMM_MIN_TASKS = 8,
+  /* Below this many multiply-adds packing costs more than it saves. */
+  GEMM_DIRECT_VOLUME = 32 * 32 * 32,
+  GEMM_MAX_TILE = 14 * 32,   /* the largest MR x NR of gemm_kernel.c's shapes */
+};
+
+struct GemmPlan {
+  const GemmKernelShape *shape;
+  JitCode code;
+  GemmKernelFn *kernel;
+};
+
+GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
+  const GemmKernelShape *shape = gemm_kernel_shape_for_level(cpu->level);
+  if (!shape) {
+    status_error(st, STATUS_UNSUPPORTED, "the GEMM needs SSE4.1 at least; this CPU level is %s",
+                 cpu_level_name(cpu->level));
+    return NULL;
+  }
+  assert(shape->mr * shape->nr <= GEMM_MAX_TILE);
+  X86Buffer cb;
+  x86_buffer_init(&cb);
+  gemm_kernel_emit(&cb, shape);
+  GemmPlan *plan = calloc_or_exit(1, sizeof *plan);
+  bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
+  x86_buffer_free(&cb);
+  if (!ok) {
+    free(plan);
+    return NULL;
+  }
+  plan->shape = shape;
+  plan->kernel = (GemmKernelFn *)jit_code_function(&plan->code, 0);
+  return plan;
+}
+
+void gemm_plan_free(GemmPlan *plan) {
+  if (!plan) return;
+  jit_code_free(&plan->code);
+  free(plan);
+}
+
+const GemmKernelShape *gemm_plan_kernel_shape(const GemmPlan *plan) { return plan->shape; }
+const void *gemm_plan_kernel_address(const GemmPlan *plan) { return plan->code.base; }
+
+bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
+  X86Buffer cb;
+  x86_buffer_init(&cb);
+  x86_buffer_enable_listing(&cb);
+  gemm_kernel_emit(&cb, plan->shape);
+  bool ok = x86_buffer_finish(&cb, st);
+  if (ok) x86_listing_print(&cb, out);
+  x86_buffer_free(&cb);
+  return ok;
+}
+
+/* ------------------------------------------------------------- blocking */
+
+typedef struct GemmBlocks {
+  int64_t m_block, m_count;
+  int64_t n_block, n_count;
+  int64_t k_block, k_count;
+} GemmBlocks;
+
+static int64_t round_up(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Cuts extent (> 0) into the fewest blocks of at most max_block (a multiple
+ * of unit), of even size rounded up to unit; the last block may be shorter. */
+static void extent_split(int64_t extent, int64_t max_block, int64_t unit, int64_t *block,
+                         int64_t *count) {
+  int64_t pieces = (extent + max_block - 1) / max_block;
+  *block = round_up((extent + pieces - 1) / pieces, unit);
+  *count = (extent + *block - 1) / *block;
+}
+
+static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p) {
+  GemmBlocks b;
+  int64_t m_max = GEMM_MC_TARGET / s->mr * s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
+  extent_split(p->k, GEMM_KC, 1, &b.k_block, &b.k_count);
+  for (;;) {
+    extent_split(p->m, m_max, s->mr, &b.m_block, &b.m_count);
+    extent_split(p->n, n_max, s->nr, &b.n_block, &b.n_count);
+    if (p->batch * b.m_count * b.n_count >= GEMM_MIN_TASKS) break;
+    /* Halve the larger block while both halves keep at least two tiles. */
+    bool m_halves = b.m_block >= 4 * s->mr, n_halves = b.n_block >= 4 * s->nr;
+    if (m_halves && (b.m_block >= b.n_block || !n_halves)) m_max = round_up(b.m_block / 2, s->mr);
+    else if (n_halves) n_max = round_up(b.n_block / 2, s->nr);
+    else break;
+  }
+  return b;
+}
+
+/* -------------------------------------------------------------- packing */
+
+/* Copies a panel of `width` lanes by `depth` steps into dst[step*width +
+ * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and the
+ * lanes from `lanes` up to width are zero. The loop order follows the
+ * smaller source stride, so the reads are contiguous whenever one stride is
+ * 1 (A's rows are lanes: row-major A reads along a row; B's columns are
+ * lanes: row-major B copies whole rows). */
+static void panel_pack(float *restrict dst, const float *restrict src, int64_t lane_stride,
+                       int64_t depth_stride, int lanes, int width, int64_t depth) {
+  if (llabs(lane_stride) <= llabs(depth_stride)) {
+    for (int64_t d = 0; d < depth; d++) {
+      const float *from = src + d * depth_stride;
+      float *to = dst + d * width;
+      for (int l = 0; l < lanes; l++) to[l] = from[l * lane_stride];
+      for (int l = lanes; l < width; l++) to[l] = 0.0f;
+    }
+    return;
+  }
+  for (int l = 0; l < lanes; l++) {
+    const float *from = src + l * lane_stride;
+    for (int64_t d = 0; d < depth; d++) dst[d * width + l] = from[d * depth_stride];
+  }
+  for (int64_t d = 0; d < depth && lanes < width; d++)
+    memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
+}
+
+/* ------------------------------------------------- scratch for packing */
+
+/* One packing buffer per thread that may run at once. A task takes any free
+ * one: which buffer holds a panel cannot change a result. */
+typedef struct GemmScratch {
+  atomic_bool busy;
+  void *memory;
+  float *a_pack, *b_pack;
+} GemmScratch;
+
+typedef struct GemmCall {
+  const GemmPlan *plan;
+  const GemmProblem *problem;
+  const GemmEpilogue *epilogue;
+  GemmBlocks blocks;
+  GemmScratch *scratch;
+  int scratch_count;
+} GemmCall;
+
+static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+static GemmScratch *scratch_acquire(GemmCall *call) {
+  /* At most scratch_count tasks run at once, so a free buffer exists. */
+  for (;;) {
+    for (int i = 0; i < call->scratch_count; i++) {
+      GemmScratch *s = &call->scratch[i];
+      if (atomic_exchange(&s->busy, true)) continue;
+      if (!s->memory) {
+        size_t a_floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
+        size_t b_floats = (size_t)(call->blocks.k_block * call->blocks.n_block);
+        s->memory = calloc_or_exit(a_floats + b_floats + 32, sizeof(float));
+        s->a_pack = align64(s->memory);
+        s->b_pack = align64(s->a_pack + a_floats);
+      }
+      return s;
+    }
+  }
+}
+
+static void scratch_release(GemmScratch *s) { atomic_store(&s->busy, false); }
+
+/* ----------------------------------------------------------- macro tiles */
+
+/* The part of one task's work that one K block covers. */
+typedef struct MacroTile {
+  int64_t batch, m0, n0, mc, nc, kc;
+  float *c;               /* C[batch][m0, n0] */
+  bool first_k, last_k;   /* the first K block stores C, later ones add */
+} MacroTile;
+
+static void macro_tile_pack(const GemmCall *call, const MacroTile *t, int64_t k0,
+                            GemmScratch *s) {
+  const GemmProblem *p = call->problem;
+  const GemmKernelShape *sh = call->plan->shape;
+  const float *a = p->a + t->batch * p->a_batch_stride + t->m0 * p->a_row_stride +
+                   k0 * p->a_col_stride;
+  for (int64_t i = 0; i < t->mc; i += sh->mr)
+    panel_pack(s->a_pack + i * t->kc, a + i * p->a_row_stride, p->a_row_stride,
+               p->a_col_stride, (int)min64(sh->mr, t->mc - i), sh->mr, t->kc);
+  const float *b = p->b + t->batch * p->b_batch_stride + k0 * p->b_row_stride +
+                   t->n0 * p->b_col_stride;
+  for (int64_t j = 0; j < t->nc; j += sh->nr)
+    panel_pack(s->b_pack + j * t->kc, b + j * p->b_col_stride, p->b_col_stride,
+               p->b_row_stride, (int)min64(sh->nr, t->nc - j), sh->nr, t->kc);
+}
+
+/* A tile with fewer than MR rows or NR columns: the kernel writes a whole
+ * scratch tile, of which the valid part is stored or added. */
+static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel,
+                          const float *b_panel, float *c, int64_t ldc, int64_t rows,
+                          int64_t cols) {
+  int nr = plan->shape->nr;
+  alignas(64) float tile[GEMM_MAX_TILE];
+  plan->kernel(t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
+}
+
+static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const GemmScratch *s) {
+  const GemmPlan *plan = call->plan;
+  const GemmKernelShape *sh = plan->shape;
+  int64_t ldc = call->problem->c_row_stride;
+  const GemmEpilogue *e = call->epilogue;
+  for (int64_t j = 0; j < t->nc; j += sh->nr) {
+    int64_t cols = min64(sh->nr, t->nc - j);
+    const float *b_panel = s->b_pack + j * t->kc;
+    for (int64_t i = 0; i < t->mc; i += sh->mr) {
+      int64_t rows = min64(sh->mr, t->mc - i);
+      const float *a_panel = s->a_pack + i * t->kc;
+      float *c = t->c + i * ldc + j;
+      if (rows == sh->mr && cols == sh->nr)
+        plan->kernel(t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k);
+      else
+        edge_tile_run(plan, t, a_panel, b_panel, c, ldc, rows, cols);
+      if (t->last_k && e && e->apply)
+        e->apply(e->context, c, ldc, rows, cols, t->m0 + i, t->n0 + j, t->batch);
+    }
+  }
+}
+
+/* Task `index`: one macro tile of C, its whole K loop in order. */
+static void gemm_task_run(void *context, int64_t index) {
+  GemmCall *call = context;
+  const GemmProblem *p = call->problem;
+  const GemmBlocks *b = &call->blocks;
+  int64_t per_batch = b->m_count * b->n_count, rest = index % per_batch;
+  MacroTile t;
+  t.batch = index / per_batch;
+  t.m0 = rest / b->n_count * b->m_block;
+  t.n0 = rest % b->n_count * b->n_block;
+  t.mc = min64(b->m_block, p->m - t.m0);
+  t.nc = min64(b->n_block, p->n - t.n0);
+  t.c = p->c + t.batch * p->c_batch_stride + t.m0 * p->c_row_stride + t.n0;
+  GemmScratch *s = scratch_acquire(call);
+  for (int64_t kb = 0; kb < b->k_count; kb++) {
+    int64_t k0 = kb * b->k_block;
+    t.kc = min64(b->k_block, p->k - k0);
+    t.first_k = kb == 0;
+    t.last_k = kb + 1 == b->k_count;
+    macro_tile_pack(call, &t, k0, s);
+    macro_tile_multiply(call, &t, s);
+  }
+  scratch_release(s);
+}
+
+/* ---------------------------------------------------------- direct path */
+
+/* Small products: a plain loop over the operands where they lie, in the
+ * calling thread. Also K = 0, where every sum is empty. */
+static void gemm_direct(const GemmProblem *p, const GemmEpilogue *e) {
+  for (int64_t b = 0; b < p->batch; b++) {
+    const float *a = p->a + b * p->a_batch_stride, *bm = p->b + b * p->b_batch_stride;
+    float *c = p->c + b * p->c_batch_stride;
+    for (int64_t i = 0; i < p->m; i++)
+      for (int64_t j = 0; j < p->n; j++) {
+        float sum = 0.0f;
+        for (int64_t k = 0; k < p->k; k++)
+          sum += a[i * p->a_row_stride + k * p->a_col_stride] *
+                 bm[k * p->b_row_stride + j * p->b_col_stride];
+        c[i * p->c_row_stride + j] = sum;
+      }
+    if (e && e->apply) e->apply(e->context, c, p->c_row_stride, p->m, p->n, 0, 0, b);
+  }
+}
+
+/* ---------------------------------------------------------------- entry */
+
+void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *p,
+                      const GemmEpilogue *epilogue) {
+  assert(plan && p->batch >= 0 && p->m >= 0 && p->n >= 0 && p->k >= 0);
+  if (p->batch == 0 || p->m == 0 || p->n == 0) return;
+  if ((double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME) {
+    gemm_direct(p, epilogue);
+    return;
+  }
+  GemmCall call = {.plan = plan, .problem = p, .epilogue = epilogue};
+  call.blocks = gemm_blocks_choose(plan->shape, p);
+  int64_t tasks = p->batch * call.blocks.m_count * call.blocks.n_count;
+  call.scratch_count = (int)min64(pool ? thread_pool_thread_count(pool) : 1, tasks);
+  call.scratch = calloc_or_exit((size_t)call.scratch_count, sizeof *call.scratch);
+  for (int i = 0; i < call.scratch_count; i++) atomic_init(&call.scratch[i].busy, false);
+  thread_pool_run(pool, tasks, gemm_task_run, &call);
+  for (int i = 0; i < call.scratch_count; i++) free(call.scratch[i].memory);
+  free(call.scratch);
+}
+
+void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
+              const float *a, int64_t a_row_stride, int64_t a_col_stride, const float *b,
+              int64_t b_row_stride, int64_t b_col_stride, float *c, int64_t ldc,
+              const GemmEpilogue *epilogue) {
+  GemmProblem p = {
+    .batch = 1, .m = m, .n = n, .k = k,
+    .a = a, .a_row_stride = a_row_stride, .a_col_stride = a_col_stride,
+    .b = b, .b_row_stride = b_row_stride, .b_col_stride = b_col_stride,
+    .c = c, .c_row_stride = ldc,
+  };
+  gemm_f32_batched(plan, pool, &p, epilogue);
+}
