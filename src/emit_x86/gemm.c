@@ -49,6 +49,8 @@ enum {
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
   GEMM_MAX_TILE = 14 * 32,   /* the largest MR x NR of gemm_kernel.c's shapes */
+  /* Packed B of a batch is made this many floats at most (64 MiB) at once. */
+  GEMM_PACKED_B_LIMIT = 16 << 20,
 };
 
 struct GemmPlan {
@@ -141,37 +143,43 @@ static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem
 
 /* Copies a panel of `width` lanes by `depth` steps into dst[step*width +
  * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and the
- * lanes from `lanes` up to width are zero. The loop order follows the
- * smaller source stride, so the reads are contiguous whenever one stride is
- * 1 (A's rows are lanes: row-major A reads along a row; B's columns are
- * lanes: row-major B copies whole rows). */
+ * lanes from `lanes` up to width are zero. The destination is written in
+ * order, one step (a contiguous run of width floats) at a time. Contiguous
+ * lanes (row-major B, column-major A) are one memcpy per step; otherwise
+ * each lane is a stream of its own through the source (row-major A reads its
+ * MR rows side by side), which the hardware prefetchers follow. */
 static void panel_pack(float *restrict dst, const float *restrict src, int64_t lane_stride,
                        int64_t depth_stride, int lanes, int width, int64_t depth) {
-  if (llabs(lane_stride) <= llabs(depth_stride)) {
-    for (int64_t d = 0; d < depth; d++) {
-      const float *from = src + d * depth_stride;
-      float *to = dst + d * width;
-      for (int l = 0; l < lanes; l++) to[l] = from[l * lane_stride];
-      for (int l = lanes; l < width; l++) to[l] = 0.0f;
+  if (depth_stride == 1 && lane_stride != 1) {
+    for (int64_t d0 = 0; d0 < depth; d0 += 16) {
+      int64_t d_end = min64(d0 + 16, depth);
+      for (int l = 0; l < lanes; l++)
+        for (int64_t d = d0; d < d_end; d++) dst[d * width + l] = src[l * lane_stride + d];
     }
+    for (int64_t d = 0; d < depth && lanes < width; d++)
+      memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
     return;
   }
-  for (int l = 0; l < lanes; l++) {
-    const float *from = src + l * lane_stride;
-    for (int64_t d = 0; d < depth; d++) dst[d * width + l] = from[d * depth_stride];
+  for (int64_t d = 0; d < depth; d++) {
+    const float *from = src + d * depth_stride;
+    float *to = dst + d * width;
+    if (lane_stride == 1) {
+      memcpy(to, from, (size_t)lanes * sizeof *to);
+    } else {
+      for (int l = 0; l < lanes; l++) to[l] = from[l * lane_stride];
+    }
+    for (int l = lanes; l < width; l++) to[l] = 0.0f;
   }
-  for (int64_t d = 0; d < depth && lanes < width; d++)
-    memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
 }
 
-/* ------------------------------------------------- scratch for packing */
+/* ------------------------------------------------------- one product call */
 
-/* One packing buffer per thread that may run at once. A task takes any free
- * one: which buffer holds a panel cannot change a result. */
+/* One A packing buffer per thread that may run at once. A task takes any
+ * free one: which buffer holds a panel cannot change a result. */
 typedef struct GemmScratch {
   atomic_bool busy;
+  float *a_pack;   /* MC x KC, 64-byte aligned inside memory */
   void *memory;
-  float *a_pack, *b_pack;
 } GemmScratch;
 
 typedef struct GemmCall {
@@ -179,6 +187,12 @@ typedef struct GemmCall {
   const GemmProblem *problem;
   const GemmEpilogue *epilogue;
   GemmBlocks blocks;
+  int64_t n_padded;         /* N rounded up to NR */
+  /* B of the products [batch0, batch0 + group) packed, each K x n_padded
+   * floats: K block k0 starts at k0 * n_padded, and within it the panel of
+   * columns j..j+NR (kc x NR floats) at j * kc. */
+  int64_t batch0, group;
+  float *b_packed;
   GemmScratch *scratch;
   int scratch_count;
 } GemmCall;
@@ -192,11 +206,9 @@ static GemmScratch *scratch_acquire(GemmCall *call) {
       GemmScratch *s = &call->scratch[i];
       if (atomic_exchange(&s->busy, true)) continue;
       if (!s->memory) {
-        size_t a_floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
-        size_t b_floats = (size_t)(call->blocks.k_block * call->blocks.n_block);
-        s->memory = calloc_or_exit(a_floats + b_floats + 32, sizeof(float));
+        size_t floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
+        s->memory = calloc_or_exit(floats + 16, sizeof(float));
         s->a_pack = align64(s->memory);
-        s->b_pack = align64(s->a_pack + a_floats);
       }
       return s;
     }
@@ -205,29 +217,43 @@ static GemmScratch *scratch_acquire(GemmCall *call) {
 
 static void scratch_release(GemmScratch *s) { atomic_store(&s->busy, false); }
 
+/* Pack task `index`: the NR-column panels of one K block and one N block of
+ * one product's B. B is packed once per product, before any multiply, so
+ * that the macro tiles of every row block share it. */
+static void b_pack_task_run(void *context, int64_t index) {
+  GemmCall *call = context;
+  const GemmProblem *p = call->problem;
+  const GemmBlocks *b = &call->blocks;
+  int nr = call->plan->shape->nr;
+  int64_t per_batch = b->k_count * b->n_count, rest = index % per_batch;
+  int64_t local = index / per_batch;
+  int64_t k0 = rest / b->n_count * b->k_block, kc = min64(b->k_block, p->k - k0);
+  int64_t n0 = rest % b->n_count * b->n_block, n_end = min64(n0 + b->n_block, p->n);
+  float *dst = call->b_packed + (local * p->k + k0) * call->n_padded;
+  const float *src = p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride;
+  for (int64_t j = n0; j < n_end; j += nr)
+    panel_pack(dst + j * kc, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride,
+               (int)min64(nr, p->n - j), nr, kc);
+}
+
 /* ----------------------------------------------------------- macro tiles */
 
 /* The part of one task's work that one K block covers. */
 typedef struct MacroTile {
   int64_t batch, m0, n0, mc, nc, kc;
   float *c;               /* C[batch][m0, n0] */
+  const float *b_block;   /* the packed K block of B */
   bool first_k, last_k;   /* the first K block stores C, later ones add */
 } MacroTile;
 
-static void macro_tile_pack(const GemmCall *call, const MacroTile *t, int64_t k0,
-                            GemmScratch *s) {
+static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, float *a_pack) {
   const GemmProblem *p = call->problem;
-  const GemmKernelShape *sh = call->plan->shape;
+  int mr = call->plan->shape->mr;
   const float *a = p->a + t->batch * p->a_batch_stride + t->m0 * p->a_row_stride +
                    k0 * p->a_col_stride;
-  for (int64_t i = 0; i < t->mc; i += sh->mr)
-    panel_pack(s->a_pack + i * t->kc, a + i * p->a_row_stride, p->a_row_stride,
-               p->a_col_stride, (int)min64(sh->mr, t->mc - i), sh->mr, t->kc);
-  const float *b = p->b + t->batch * p->b_batch_stride + k0 * p->b_row_stride +
-                   t->n0 * p->b_col_stride;
-  for (int64_t j = 0; j < t->nc; j += sh->nr)
-    panel_pack(s->b_pack + j * t->kc, b + j * p->b_col_stride, p->b_col_stride,
-               p->b_row_stride, (int)min64(sh->nr, t->nc - j), sh->nr, t->kc);
+  for (int64_t i = 0; i < t->mc; i += mr)
+    panel_pack(a_pack + i * t->kc, a + i * p->a_row_stride, p->a_row_stride, p->a_col_stride,
+               (int)min64(mr, t->mc - i), mr, t->kc);
 }
 
 /* A tile with fewer than MR rows or NR columns: the kernel writes a whole
@@ -243,17 +269,17 @@ static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float 
       c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
 }
 
-static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const GemmScratch *s) {
+static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const float *a_pack) {
   const GemmPlan *plan = call->plan;
   const GemmKernelShape *sh = plan->shape;
   int64_t ldc = call->problem->c_row_stride;
   const GemmEpilogue *e = call->epilogue;
   for (int64_t j = 0; j < t->nc; j += sh->nr) {
     int64_t cols = min64(sh->nr, t->nc - j);
-    const float *b_panel = s->b_pack + j * t->kc;
+    const float *b_panel = t->b_block + (t->n0 + j) * t->kc;
     for (int64_t i = 0; i < t->mc; i += sh->mr) {
       int64_t rows = min64(sh->mr, t->mc - i);
-      const float *a_panel = s->a_pack + i * t->kc;
+      const float *a_panel = a_pack + i * t->kc;
       float *c = t->c + i * ldc + j;
       if (rows == sh->mr && cols == sh->nr)
         plan->kernel(t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k);
@@ -265,14 +291,15 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
   }
 }
 
-/* Task `index`: one macro tile of C, its whole K loop in order. */
+/* Multiply task `index`: one macro tile of C, its whole K loop in order. */
 static void gemm_task_run(void *context, int64_t index) {
   GemmCall *call = context;
   const GemmProblem *p = call->problem;
   const GemmBlocks *b = &call->blocks;
   int64_t per_batch = b->m_count * b->n_count, rest = index % per_batch;
+  int64_t local = index / per_batch;
   MacroTile t;
-  t.batch = index / per_batch;
+  t.batch = call->batch0 + local;
   t.m0 = rest / b->n_count * b->m_block;
   t.n0 = rest % b->n_count * b->n_block;
   t.mc = min64(b->m_block, p->m - t.m0);
@@ -282,10 +309,11 @@ static void gemm_task_run(void *context, int64_t index) {
   for (int64_t kb = 0; kb < b->k_count; kb++) {
     int64_t k0 = kb * b->k_block;
     t.kc = min64(b->k_block, p->k - k0);
+    t.b_block = call->b_packed + (local * p->k + k0) * call->n_padded;
     t.first_k = kb == 0;
     t.last_k = kb + 1 == b->k_count;
-    macro_tile_pack(call, &t, k0, s);
-    macro_tile_multiply(call, &t, s);
+    a_block_pack(call, &t, k0, s->a_pack);
+    macro_tile_multiply(call, &t, s->a_pack);
   }
   scratch_release(s);
 }
@@ -322,13 +350,27 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   }
   GemmCall call = {.plan = plan, .problem = p, .epilogue = epilogue};
   call.blocks = gemm_blocks_choose(plan->shape, p);
-  int64_t tasks = p->batch * call.blocks.m_count * call.blocks.n_count;
-  call.scratch_count = (int)min64(pool ? thread_pool_thread_count(pool) : 1, tasks);
+  const GemmBlocks *b = &call.blocks;
+  call.n_padded = round_up(p->n, plan->shape->nr);
+  /* Products are run in groups whose packed B stays under a limit, each
+   * group in two rounds: pack B, then multiply. */
+  int64_t b_floats = p->k * call.n_padded;
+  call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
+  call.b_packed = calloc_or_exit((size_t)(call.group * b_floats) + 16, sizeof(float));
+  float *b_memory = call.b_packed;
+  call.b_packed = align64(b_memory);
+  int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
+  call.scratch_count = (int)min64(threads, call.group * b->m_count * b->n_count);
   call.scratch = calloc_or_exit((size_t)call.scratch_count, sizeof *call.scratch);
   for (int i = 0; i < call.scratch_count; i++) atomic_init(&call.scratch[i].busy, false);
-  thread_pool_run(pool, tasks, gemm_task_run, &call);
+  for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {
+    int64_t group = min64(call.group, p->batch - call.batch0);
+    thread_pool_run(pool, group * b->k_count * b->n_count, b_pack_task_run, &call);
+    thread_pool_run(pool, group * b->m_count * b->n_count, gemm_task_run, &call);
+  }
   for (int i = 0; i < call.scratch_count; i++) free(call.scratch[i].memory);
   free(call.scratch);
+  free(b_memory);
 }
 
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,

@@ -68,7 +68,9 @@ bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape);
 
 /* The machine's f32 multiply-add peak for one thread at level, in GFLOP/s:
  * a generated loop of independent FMAs (mulps + addps on sse4), timed for
- * about `seconds`. The median of `repeats` timings is returned. 0 on error. */
+ * about `seconds` of the thread's CPU time (so that time the thread spent
+ * descheduled on a busy machine does not count). The median of `repeats`
+ * timings is returned; 0 on error. */
 double gemm_peak_gflops_measure(CpuLevel level, double seconds, int repeats, Status *st);
 
 /* ------------------------------------------------------------------ gemm.c */
