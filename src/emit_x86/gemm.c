@@ -3,11 +3,13 @@
  *
  * The loops, outermost first, for one product:
  *
- *   macro tiles of C (MC x NC)       one task each, run by the thread pool
- *     K blocks (KC)                  in order, inside the task
- *       pack A[MC, KC] into MR-row panels, B[KC, NC] into NR-column panels
- *       NR-column panels of B        a KC x NR panel stays in L1 ...
- *         MR-row panels of A         ... while the A panels stream from L2
+ *   pack all of B into NR-column panels     one round of tasks (K block x N
+ *                                           block); shared by every task below
+ *   macro tiles of C (MC x NC)              one task each, by the thread pool
+ *     K blocks (KC)                         in order, inside the task
+ *       pack A[MC, KC] into MR-row panels   per task, in a per-thread buffer
+ *       NR-column panels of B               a KC x NR panel stays in L1 ...
+ *         MR-row panels of A                ... while A's panels come from L2
  *           micro-kernel: C tile (+)= A panel · B panel
  *
  * Cache blocking, for a core with 64 KiB of L1d and 1 MiB of L2 (this
@@ -20,10 +22,12 @@
  *   MC ~ 336  the packed A block is MC x KC floats, re-read once per B panel,
  *             so it must stay in L2: 336 x 256 x 4 = 336 KiB, a third of L2,
  *             leaving room for the B panels passing through and for C.
- *   NC ~ 512  the packed B block, KC x NC = 512 KiB, is read once per A
- *             block from L2 or L3; NC mainly sets the size of a task.
- * Blocks are evened out over the extent (1023 rows make three blocks of
- * 341, rounded up to MR, rather than 336 + 336 + 336 + 15) and then halved
+ *   NC ~ 1024 each B panel of a task is read once from L2 or L3 and then
+ *             used from L1 by MC / MR kernel calls, so NC does not need to fit
+ *             a cache; it sets how often A is packed again (N / NC times) and
+ *             the size of a task.
+ * Blocks are evened out over the extent (1023 rows make four blocks of
+ * 256, rounded up to MR, rather than 336 + 336 + 336 + 15) and then halved
  * until a problem has at least GEMM_MIN_TASKS tasks, so that mid-sized
  * products still spread over the cores. All of this depends only on the
  * shape, never on the thread count (see gemm.h on determinism).
@@ -44,7 +48,7 @@
 enum {
   GEMM_KC = 256,
   GEMM_MC_TARGET = 336,
-  GEMM_NC_TARGET = 512,
+  GEMM_NC_TARGET = 1024,
   GEMM_MIN_TASKS = 8,
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
