@@ -27,7 +27,7 @@
  *             a cache; it sets how often A is packed again (N / NC times) and
  *             the size of a task.
  * Blocks are evened out over the extent (1023 rows make four blocks of
- * 256, rounded up to MR, rather than 336 + 336 + 336 + 15) and then halved
+ * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and halved
  * until a problem has at least GEMM_MIN_TASKS tasks, so that mid-sized
  * products still spread over the cores. All of this depends only on the
  * shape, never on the thread count (see gemm.h on determinism).
