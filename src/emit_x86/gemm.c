@@ -134,10 +134,11 @@ static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem
     extent_split(p->m, m_max, s->mr, &b.m_block, &b.m_count);
     extent_split(p->n, n_max, s->nr, &b.n_block, &b.n_count);
     if (p->batch * b.m_count * b.n_count >= GEMM_MIN_TASKS) break;
-    /* Halve the larger block while both halves keep at least two tiles. */
-    bool m_halves = b.m_block >= 4 * s->mr, n_halves = b.n_block >= 4 * s->nr;
-    if (m_halves && (b.m_block >= b.n_block || !n_halves)) m_max = round_up(b.m_block / 2, s->mr);
-    else if (n_halves) n_max = round_up(b.n_block / 2, s->nr);
+    /* Halve a block while both halves keep at least two tiles: M's first,
+     * since B is packed once for all row blocks while every column block
+     * packs its own copy of A. */
+    if (b.m_block >= 4 * s->mr) m_max = round_up(b.m_block / 2, s->mr);
+    else if (b.n_block >= 4 * s->nr) n_max = round_up(b.n_block / 2, s->nr);
     else break;
   }
   return b;
@@ -211,7 +212,7 @@ static GemmScratch *scratch_acquire(GemmCall *call) {
       if (atomic_exchange(&s->busy, true)) continue;
       if (!s->memory) {
         size_t floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
-        s->memory = calloc_or_exit(floats + 16, sizeof(float));
+        s->memory = realloc_or_exit(NULL, (floats + 16) * sizeof(float));
         s->a_pack = align64(s->memory);
       }
       return s;
@@ -360,7 +361,8 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
   call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
-  call.b_packed = calloc_or_exit((size_t)(call.group * b_floats) + 16, sizeof(float));
+  /* Not zeroed: packing writes every float, the padding included. */
+  call.b_packed = realloc_or_exit(NULL, ((size_t)(call.group * b_floats) + 16) * sizeof(float));
   float *b_memory = call.b_packed;
   call.b_packed = align64(b_memory);
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
