@@ -15,7 +15,8 @@
  * time over wall time times threads: near 100% means the wall figures are
  * trustworthy as well.
  *
- *   build/bench/gemm_bench [--quick]     (AXLE_CPU lowers the level) */
+ *   build/bench/gemm_bench [--quick]     (AXLE_CPU lowers the level)
+ *   build/bench/gemm_bench --listing     prints the micro-kernel's x86 listing */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,12 +82,18 @@ static int fail(const Status *st) {
 
 int main(int argc, char **argv) {
   bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  bool listing = argc > 1 && strcmp(argv[1], "--listing") == 0;
   Status st;
   status_clear(&st);
   CpuFeatures cpu;
   if (!cpu_features_detect(&cpu, &st)) return fail(&st);
   GemmPlan *plan = gemm_plan_create(&cpu, &st);
   if (!plan) return fail(&st);
+  if (listing) {
+    bool ok = gemm_plan_print_listing(plan, stdout, &st);
+    gemm_plan_free(plan);
+    return ok ? 0 : fail(&st);
+  }
   const GemmKernelShape *shape = gemm_plan_kernel_shape(plan);
   double peak = gemm_peak_gflops_measure(cpu.level, 0.2, RUNS, &st);
   if (peak <= 0) return fail(&st);
