@@ -32,10 +32,12 @@
  * products still spread over the cores. All of this depends only on the
  * shape, never on the thread count (see gemm.h on determinism).
  *
- * Edge tiles (fewer than MR rows or NR columns left) run the same kernel on
- * zero-padded panels into a scratch tile, then copy or add the valid part
- * into C in C code: C + tile is the same float as the kernel's tile + C, so
- * an element's bits do not depend on whether its tile was an edge tile. */
+ * Edge tiles: a tile with fewer than MR rows left runs the kernel generated
+ * for exactly its number of rows (the same instructions, minus the rows it
+ * lacks). A tile with fewer than NR columns runs into a scratch tile, whose
+ * valid part is then copied or added into C in C code: C + tile is the same
+ * float as the kernel's tile + C, so an element's bits do not depend on
+ * whether its tile was an edge tile. */
 #include <assert.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -52,7 +54,8 @@ enum {
   GEMM_MIN_TASKS = 8,
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
-  GEMM_MAX_TILE = 14 * 32,   /* the largest MR x NR of gemm_kernel.c's shapes */
+  GEMM_MAX_MR = 14,          /* the largest MR and MR x NR of gemm_kernel.c's shapes */
+  GEMM_MAX_TILE = 14 * 32,
   /* Packed B of a batch is made this many floats at most (64 MiB) at once. */
   GEMM_PACKED_B_LIMIT = 16 << 20,
 };
@@ -60,7 +63,9 @@ enum {
 struct GemmPlan {
   const GemmKernelShape *shape;
   JitCode code;
-  GemmKernelFn *kernel;
+  /* kernels[r] computes the first r rows of a tile, r in 1..MR; all of them
+   * lie in one mapping, kernels[MR] (the full tile) first. */
+  GemmKernelFn *kernels[GEMM_MAX_MR + 1];
 };
 
 GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
@@ -70,10 +75,15 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
                  cpu_level_name(cpu->level));
     return NULL;
   }
-  assert(shape->mr * shape->nr <= GEMM_MAX_TILE);
+  assert(shape->mr <= GEMM_MAX_MR && shape->mr * shape->nr <= GEMM_MAX_TILE);
   X86Buffer cb;
   x86_buffer_init(&cb);
-  gemm_kernel_emit(&cb, shape);
+  size_t offsets[GEMM_MAX_MR + 1];
+  for (int rows = shape->mr; rows >= 1; rows--) {
+    x86_align(&cb, 64);
+    offsets[rows] = cb.size;
+    gemm_kernel_emit(&cb, shape, rows);
+  }
   GemmPlan *plan = calloc_or_exit(1, sizeof *plan);
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
   x86_buffer_free(&cb);
@@ -82,7 +92,8 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
     return NULL;
   }
   plan->shape = shape;
-  plan->kernel = (GemmKernelFn *)jit_code_function(&plan->code, 0);
+  for (int rows = 1; rows <= shape->mr; rows++)
+    plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
   return plan;
 }
 
@@ -99,7 +110,7 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
   X86Buffer cb;
   x86_buffer_init(&cb);
   x86_buffer_enable_listing(&cb);
-  gemm_kernel_emit(&cb, plan->shape);
+  gemm_kernel_emit(&cb, plan->shape, plan->shape->mr);
   bool ok = x86_buffer_finish(&cb, st);
   if (ok) x86_listing_print(&cb, out);
   x86_buffer_free(&cb);
@@ -261,14 +272,14 @@ static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, f
                (int)min64(mr, t->mc - i), mr, t->kc);
 }
 
-/* A tile with fewer than MR rows or NR columns: the kernel writes a whole
- * scratch tile, of which the valid part is stored or added. */
+/* A tile with fewer than NR columns: the kernel of its height writes whole
+ * rows of a scratch tile, of which the valid part is stored or added. */
 static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel,
                           const float *b_panel, float *c, int64_t ldc, int64_t rows,
                           int64_t cols) {
   int nr = plan->shape->nr;
   alignas(64) float tile[GEMM_MAX_TILE];
-  plan->kernel(t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0);
+  plan->kernels[rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0);
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++)
       c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
@@ -286,8 +297,9 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
       int64_t rows = min64(sh->mr, t->mc - i);
       const float *a_panel = a_pack + i * t->kc;
       float *c = t->c + i * ldc + j;
-      if (rows == sh->mr && cols == sh->nr)
-        plan->kernel(t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k);
+      if (cols == sh->nr)
+        plan->kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float),
+                            !t->first_k);
       else
         edge_tile_run(plan, t, a_panel, b_panel, c, ldc, rows, cols);
       if (t->last_k && e && e->apply)

@@ -62,9 +62,12 @@ typedef void GemmKernelFn(int64_t kc, const float *a_panel, const float *b_panel
 
 /* The shape used at level (sse4, avx2 or avx512); NULL below SSE4.1. */
 const GemmKernelShape *gemm_kernel_shape_for_level(CpuLevel level);
-/* Appends the micro-kernel for shape to cb (as one function at the buffer's
- * current offset); false if the encoder rejected an instruction. */
-bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape);
+/* Appends the micro-kernel for shape to cb, as one function at the buffer's
+ * current offset, computing only the first `rows` (1..MR) rows of the tile:
+ * the panels keep their MR x KC layout, so a tile at the bottom edge of C
+ * runs the kernel of its own height and wastes no FMAs on padding rows.
+ * False if the encoder rejected an instruction. */
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape, int rows);
 
 /* The machine's f32 multiply-add peak for one thread at level, in GFLOP/s:
  * a generated loop of independent FMAs (mulps + addps on sse4), timed for
@@ -83,7 +86,8 @@ void gemm_plan_free(GemmPlan *plan);
 const GemmKernelShape *gemm_plan_kernel_shape(const GemmPlan *plan);
 /* Where the micro-kernel's code lies (for a test of the page permissions). */
 const void *gemm_plan_kernel_address(const GemmPlan *plan);
-/* The micro-kernel's x86 listing in objdump's format, for docs and dumps. */
+/* The full-tile micro-kernel's x86 listing in objdump's format, for docs and
+ * dumps. */
 bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st);
 
 /* A hook run on each finished tile of C, after its whole K loop and before

@@ -62,14 +62,15 @@ static X86Reg spare_reg(const GemmKernelShape *s, int n) {
 }
 static bool is_vex(const GemmKernelShape *s) { return s->level != CPU_LEVEL_SSE4; }
 
-/* A += one row of A's panel (broadcast) times one row of B's panel: K step
- * `step` of the unrolled loop, addressed by displacement from rsi and rdx. */
-static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int step) {
+/* C tile += one row of A's panel (broadcast) times one row of B's panel, for
+ * the tile's first `rows` rows: K step `step` of the unrolled loop, addressed
+ * by displacement from rsi and rdx. */
+static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int rows, int step) {
   int a_disp = step * s->mr * 4, b_disp = step * s->nr * 4;
   for (int v = 0; v < s->vectors; v++)
     x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, x86_reg(b_reg(s, v)),
              x86_mem(vector_bytes(s), X86_RDX, b_disp + v * vector_bytes(s)));
-  for (int i = 0; i < s->mr; i++) {
+  for (int i = 0; i < rows; i++) {
     X86Operand a_elem = x86_mem(4, X86_RSI, a_disp + i * 4);
     if (s->level == CPU_LEVEL_AVX2 || s->level == CPU_LEVEL_AVX512) {
       /* Two broadcast registers in turn, so one row's broadcast need not
@@ -95,12 +96,13 @@ static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int step) {
 }
 
 /* One loop over K: rax iterations of `steps` K steps each. */
-static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int steps, X86Label done) {
+static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int rows, int steps,
+                        X86Label done) {
   x86_emit(cb, X86_JE, x86_rel(done));
   x86_align(cb, 16);
   X86Label loop = x86_label_new(cb);
   x86_label_bind(cb, loop);
-  for (int step = 0; step < steps; step++) emit_k_step(cb, s, step);
+  for (int step = 0; step < steps; step++) emit_k_step(cb, s, rows, step);
   x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(steps * s->mr * 4));
   x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_imm(steps * s->nr * 4));
   x86_emit(cb, X86_DEC, x86_reg(X86_RAX));
@@ -109,10 +111,10 @@ static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int steps, X86L
 
 /* Writes the accumulators to C, row by row through r11; with add, C's old
  * value is added first. */
-static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, bool add) {
+static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, int rows, bool add) {
   int vb = vector_bytes(s);
   x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_reg(X86_RCX));
-  for (int i = 0; i < s->mr; i++) {
+  for (int i = 0; i < rows; i++) {
     for (int v = 0; v < s->vectors; v++) {
       X86Reg acc = accumulator(s, i, v);
       X86Operand c = x86_mem(vb, X86_R11, v * vb);
@@ -125,30 +127,30 @@ static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, bool add) {
       }
       x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, c, x86_reg(acc));
     }
-    if (i + 1 < s->mr) x86_emit(cb, X86_ADD, x86_reg(X86_R11), x86_reg(X86_R8));
+    if (i + 1 < rows) x86_emit(cb, X86_ADD, x86_reg(X86_R11), x86_reg(X86_R8));
   }
 }
 
 /* Starts loading the C tile into L1 while the K loop runs: C's rows are
  * often a multiple of 4 KiB apart, so they compete for the same L1 sets and
  * are rarely still there from the last K block. */
-static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s) {
+static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s, int rows) {
   int row_bytes = s->nr * 4;
   x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_reg(X86_RCX));
-  for (int i = 0; i < s->mr; i++) {
+  for (int i = 0; i < rows; i++) {
     for (int offset = 0; offset < row_bytes; offset += 64)
       x86_emit(cb, X86_PREFETCHT0, x86_mem(1, X86_R11, offset));
     /* The row's last byte: an unaligned row spans one more line. */
     x86_emit(cb, X86_PREFETCHT0, x86_mem(1, X86_R11, row_bytes - 1));
-    if (i + 1 < s->mr) x86_emit(cb, X86_ADD, x86_reg(X86_R11), x86_reg(X86_R8));
+    if (i + 1 < rows) x86_emit(cb, X86_ADD, x86_reg(X86_R11), x86_reg(X86_R8));
   }
 }
 
-bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s) {
-  x86_listing_note(cb, "gemm micro-kernel %s: %dx%d tile of C, K unrolled %d times",
-                   cpu_level_name(s->level), s->mr, s->nr, s->unroll);
-  emit_tile_prefetch(cb, s);
-  for (int i = 0; i < s->mr; i++)
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows) {
+  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C, K unrolled %d times",
+                   cpu_level_name(s->level), rows, s->mr, s->nr, s->unroll);
+  emit_tile_prefetch(cb, s, rows);
+  for (int i = 0; i < rows; i++)
     for (int v = 0; v < s->vectors; v++) {
       X86Reg acc = accumulator(s, i, v);
       if (is_vex(s)) x86_emit(cb, X86_VXORPS, x86_reg(acc), x86_reg(acc), x86_reg(acc));
@@ -162,20 +164,20 @@ bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s) {
                    s->unroll);
   x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
   x86_emit(cb, X86_SHR, x86_reg(X86_RAX), x86_imm(shift));
-  emit_k_loop(cb, s, s->unroll, tail);
+  emit_k_loop(cb, s, rows, s->unroll, tail);
   x86_label_bind(cb, tail);
   x86_listing_note(cb, "tail loop: the kc %% %d remaining K steps", s->unroll);
   x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
   x86_emit(cb, X86_AND, x86_reg(X86_RAX), x86_imm(s->unroll - 1));
-  emit_k_loop(cb, s, 1, store);
+  emit_k_loop(cb, s, rows, 1, store);
   x86_label_bind(cb, store);
   x86_listing_note(cb, "store the tile: C = C + AB when accumulate, else C = AB");
   x86_emit(cb, X86_TEST, x86_reg(X86_R9), x86_reg(X86_R9));
   x86_emit(cb, X86_JE, x86_rel(overwrite));
-  emit_tile_store(cb, s, true);
+  emit_tile_store(cb, s, rows, true);
   x86_emit(cb, X86_JMP, x86_rel(done));
   x86_label_bind(cb, overwrite);
-  emit_tile_store(cb, s, false);
+  emit_tile_store(cb, s, rows, false);
   x86_label_bind(cb, done);
   /* Dirty upper halves of ymm/zmm registers slow down later SSE code. */
   if (is_vex(s)) x86_emit0(cb, X86_VZEROUPPER);
