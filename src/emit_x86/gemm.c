@@ -337,22 +337,28 @@ static void gemm_task_run(void *context, int64_t index) {
 
 /* ---------------------------------------------------------- direct path */
 
-/* Small products: a plain loop over the operands where they lie, in the
- * calling thread. Also K = 0, where every sum is empty. */
-static void gemm_direct(const GemmProblem *p, const GemmEpilogue *e) {
-  for (int64_t b = 0; b < p->batch; b++) {
-    const float *a = p->a + b * p->a_batch_stride, *bm = p->b + b * p->b_batch_stride;
-    float *c = p->c + b * p->c_batch_stride;
-    for (int64_t i = 0; i < p->m; i++)
-      for (int64_t j = 0; j < p->n; j++) {
-        float sum = 0.0f;
-        for (int64_t k = 0; k < p->k; k++)
-          sum += a[i * p->a_row_stride + k * p->a_col_stride] *
-                 bm[k * p->b_row_stride + j * p->b_col_stride];
-        c[i * p->c_row_stride + j] = sum;
-      }
-    if (e && e->apply) e->apply(e->context, c, p->c_row_stride, p->m, p->n, 0, 0, b);
-  }
+/* Small products: a plain loop over the operands where they lie, one task
+ * per product of the batch. Also K = 0, where every sum is empty. */
+typedef struct DirectCall {
+  const GemmProblem *problem;
+  const GemmEpilogue *epilogue;
+} DirectCall;
+
+static void direct_task_run(void *context, int64_t batch) {
+  const DirectCall *call = context;
+  const GemmProblem *p = call->problem;
+  const GemmEpilogue *e = call->epilogue;
+  const float *a = p->a + batch * p->a_batch_stride, *b = p->b + batch * p->b_batch_stride;
+  float *c = p->c + batch * p->c_batch_stride;
+  for (int64_t i = 0; i < p->m; i++)
+    for (int64_t j = 0; j < p->n; j++) {
+      float sum = 0.0f;
+      for (int64_t k = 0; k < p->k; k++)
+        sum += a[i * p->a_row_stride + k * p->a_col_stride] *
+               b[k * p->b_row_stride + j * p->b_col_stride];
+      c[i * p->c_row_stride + j] = sum;
+    }
+  if (e && e->apply) e->apply(e->context, c, p->c_row_stride, p->m, p->n, 0, 0, batch);
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -362,7 +368,8 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   assert(plan && p->batch >= 0 && p->m >= 0 && p->n >= 0 && p->k >= 0);
   if (p->batch == 0 || p->m == 0 || p->n == 0) return;
   if ((double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME) {
-    gemm_direct(p, epilogue);
+    DirectCall call = {p, epilogue};
+    thread_pool_run(pool, p->batch, direct_task_run, &call);
     return;
   }
   GemmCall call = {.plan = plan, .problem = p, .epilogue = epilogue};

@@ -151,7 +151,16 @@ TEST(gemm_batch_strides_select_each_product_and_zero_stride_broadcasts) {
     };
     gemm_f32_batched(plan, NULL, &p, NULL);
     product_matches_reference(&p, "batched");
-    free(a); free(b); free(c);
+    /* The batch spread over threads gives the same bytes. */
+    float *c1 = malloc((size_t)(BATCH * c_batch_stride) * sizeof *c1);
+    memcpy(c1, c, (size_t)(BATCH * c_batch_stride) * sizeof *c1);
+    ThreadPool *pool = thread_pool_create(3);
+    gemm_f32_batched(plan, pool, &p, NULL);
+    thread_pool_free(pool);
+    EXPECT(memcmp(c1, c, (size_t)(BATCH * c_batch_stride) * sizeof *c1) == 0,
+           "%lldx%lldx%lld batch on 3 threads differs from 1", (long long)m, (long long)n,
+           (long long)k);
+    free(a); free(b); free(c); free(c1);
   }
   gemm_plan_free(plan);
 }
