@@ -142,7 +142,7 @@ TEST(gemm_batch_strides_select_each_product_and_zero_stride_broadcasts) {
      * are spaced wider than M*N to catch a stride ignored. */
     float *a = random_floats(BATCH * m * k, 5), *b = random_floats(k * n, 6);
     int64_t c_batch_stride = m * n + 11;
-    float *c = malloc((size_t)(BATCH * c_batch_stride) * sizeof *c);
+    float *c = calloc((size_t)(BATCH * c_batch_stride), sizeof *c);
     GemmProblem p = {
       .batch = BATCH, .m = m, .n = n, .k = k,
       .a = a, .a_row_stride = k, .a_col_stride = 1, .a_batch_stride = m * k,
