@@ -51,11 +51,9 @@ Module *module_create(const char *name) {
 
 void module_free(Module *m) {
   if (!m) return;
-  for (int c = 0; c < m->computation_count; c++) {
-    Computation *comp = m->computations[c];
-    for (int i = 0; i < comp->instruction_count; i++)
-      literal_free(comp->instructions[i]->attrs.literal);
-  }
+  for (int i = 0; i < m->literal_count; i++) literal_free(m->literals[i]);
+  free(m->literals);
+  free(m->names.slots);
   arena_free_all(&m->arena);
   free(m);
 }

@@ -4,7 +4,8 @@
  * instructions in an order where operands come before their users; the last
  * word of a computation is its root. Everything a module holds lives in the
  * module's arena and is freed at once by module_free (constant literals,
- * which are malloc'd, are freed there too).
+ * which are malloc'd, sit in the module's list of literals and are freed
+ * there too, whether or not their instruction is still in the graph).
  *
  * Each section below lists what one file of src/ir exports.
  */
@@ -137,7 +138,9 @@ typedef struct Shape {
   int rank;
   int64_t dims[AXLE_MAX_RANK];
   bool has_layout;
-  int minor_to_major[AXLE_MAX_RANK];
+  /* int8_t because ranks stay below 16: it keeps Shape (and so every
+   * Instruction) 48 bytes smaller. */
+  int8_t minor_to_major[AXLE_MAX_RANK];
   int tuple_count;
   struct Shape *tuple_shapes;           /* in an arena, or malloc'd for Literals */
 } Shape;
@@ -322,6 +325,11 @@ struct Instruction {
   int operand_count;
   int called_count;
   Computation *parent;
+  /* The instructions that read this one, each once even if it reads it
+   * twice; kept up to date by every function that edits the graph (see
+   * edit.c), in the module's arena. */
+  Instruction **users;
+  int user_count, user_capacity;
   Attrs attrs;
 };
 
@@ -330,20 +338,33 @@ struct Computation {
   SourceLoc loc;
   Module *module;
   Instruction **instructions;      /* operands before users */
-  int instruction_count;
+  int instruction_count, instruction_capacity;
   Instruction *root;
   Instruction **parameters;        /* indexed by parameter number */
-  int parameter_count;
+  int parameter_count, parameter_capacity;
   bool is_entry;
 };
+
+/* A set of names, open addressing, malloc'd (see module_unique_name). */
+typedef struct NameSlot {
+  const char *name;                /* in the module's arena; NULL: empty slot */
+  int next_suffix;                 /* base.N to try next when name is the base */
+} NameSlot;
+typedef struct NameSet {
+  NameSlot *slots;
+  int capacity, count;
+} NameSet;
 
 struct Module {
   Arena arena;
   const char *name;
   const char *filename;            /* for messages; may be NULL */
   Computation **computations;      /* callees before callers; entry last */
-  int computation_count;
+  int computation_count, computation_capacity;
   Computation *entry;
+  NameSet names;                   /* every instruction and computation name */
+  Literal **literals;              /* every constant's literal, owned here */
+  int literal_count, literal_capacity;
 };
 
 Module *module_create(const char *name);    /* malloc'd; free with module_free */
@@ -371,6 +392,96 @@ const SliceDims *attrs_slice(const Attrs *a);
 const DotDims *attrs_dot(const Attrs *a);
 const GatherDims *attrs_gather(const Attrs *a);
 const ScatterDims *attrs_scatter(const Attrs *a);
+
+/* ----------------------------------------------------------------- edit.c
+ * Editing the graph: what passes use to rewrite a module.
+ *
+ * Use lists (Instruction.users) are kept up to date incrementally by every
+ * function here, by the parser and by the builder, rather than rebuilt on
+ * demand: a pass that replaces or removes one instruction then pays for that
+ * instruction only, and a pipeline of passes never walks the whole module to
+ * learn who reads what. Code that writes Instruction.operands directly
+ * breaks them; verify_module checks them.
+ *
+ * Instructions stay in an order where operands come before users, and
+ * Instruction.index equals the position, after every call here except
+ * computation_add_instruction's callers that link out of order (run
+ * computation_sort when done). */
+void instruction_set_operand(Instruction *inst, int i, Instruction *operand);
+/* Every user of old reads replacement instead (except replacement itself,
+ * so that old may be one of its operands); if old was its computation's
+ * root, replacement becomes the root. The caller guarantees compatible shapes. */
+void instruction_replace_all_uses(Instruction *old, Instruction *replacement);
+void computation_set_root(Computation *c, Instruction *root);
+/* inst must have no users, must not be the root nor a parameter (use
+ * computation_remove_parameter). Its literal stays in the module's list. */
+void computation_remove_instruction(Computation *c, Instruction *inst);
+/* Removes the unused parameter `number` of a non-entry computation and
+ * renumbers the later ones; callers fix the call sites. */
+void computation_remove_parameter(Computation *c, int number);
+/* Topological sort, stable: an order that is already legal is kept, and
+ * otherwise each instruction moves only as far as its operands force it.
+ * Renumbers index. Fails naming an instruction on a cycle. */
+bool computation_sort(Computation *c, Status *st);
+/* The same sort; on a cycle returns false with *user and *operand_index
+ * naming the operand that closes it (for the parser's located message). */
+bool computation_sort_or_find_cycle(Computation *c, Instruction **user, int *operand_index);
+/* Callees before callers, entry last, otherwise stable. A cycle of calls is
+ * left for verify_module to report. */
+void module_sort_computations(Module *m);
+/* Creates an instruction WITHOUT shape inference (the shape is given) and
+ * appends it at the end of c. The name is made unique from name_base (NULL:
+ * the opcode's name). Attribute groups, lists and the shape are copied into
+ * the module's arena; a constant's literal passes to the module. A parameter
+ * takes the slot c->parameters[attrs->parameter_number]. */
+Instruction *computation_add_instruction(Computation *c, Opcode op, Instruction *const *operands,
+                                         int operand_count, Computation *const *called,
+                                         int called_count, const Attrs *attrs, const Shape *shape,
+                                         const char *name_base);
+/* Moves inst (already in c) to just before `before`; renumbers. */
+void computation_move_before(Computation *c, Instruction *inst, Instruction *before);
+/* Same opcode, attributes, shape, called computations and location, with new
+ * operands, appended to dst; a constant's literal is cloned. name_base NULL:
+ * src's name, made unique. */
+Instruction *instruction_clone(Computation *dst, const Instruction *src, Instruction *const *new_operands,
+                               const char *name_base);
+/* A deep copy of src's instructions as a new non-entry computation of dst
+ * (name NULL: src's name, made unique). When dst is src's module the called
+ * computations are shared; it is placed before the entry, where no caller
+ * exists yet (callers made later are ordered by module_sort_computations). */
+Computation *computation_clone(Module *dst, const Computation *src, const char *name);
+/* A deep copy: every computation, instruction and literal, with the same names. */
+Module *module_clone(const Module *src);
+/* A name that no instruction or computation of m has: base itself if free,
+ * else base.1, base.2, ... (a trailing ".N" of base is dropped first);
+ * registered before return. In m's arena. */
+const char *module_unique_name(Module *m, const char *base);
+/* Records a name as taken; false if it already was. */
+bool module_register_name(Module *m, const char *name);
+/* The module takes ownership of a literal (freed by module_free). */
+void module_adopt_literal(Module *m, Literal *lit);
+/* Removes a computation that no instruction calls. */
+void module_remove_computation(Module *m, Computation *c);
+/* How many instructions of m call c. */
+int computation_caller_count(const Module *m, const Computation *c);
+/* Deep equality: every field, the groups through their accessors (absent
+ * equals all zero), lists by value, literals bit for bit. */
+bool attrs_equal(const Attrs *a, const Attrs *b);
+uint64_t attrs_hash(const Attrs *a);              /* equal attrs, equal hashes */
+/* What CSE needs: same opcode, shape (layout included), operands and called
+ * computations (pointer-equal) and attributes. */
+bool instruction_identical(const Instruction *a, const Instruction *b);
+/* Building blocks for the parser and builder: lists each instruction of c
+ * in its operands' use lists (once; for a computation read from text);
+ * appends inst at the end of c (index, parent); adds an empty computation
+ * (uniquely named) before the entry if the entry is last, else at the end. */
+void computation_link_users(Computation *c);
+void computation_append_instruction(Computation *c, Instruction *inst);
+Computation *module_add_computation(Module *m, const char *name);
+/* Copies attrs into arena: groups, lists and the custom-call target (not the literal). */
+void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena);
+/* A shape whose tuple element shapes live in arena. */
+Shape shape_copy_into_arena(const Shape *s, Arena *arena);
 
 /* ---------------------------------------------------------------- parse.c
  * HLO text as XLA prints it (both the modern style and the older one with
@@ -400,7 +511,10 @@ bool verify_module(Module *m, Status *st);
  * Creating computations and instructions in C. Shapes come from infer_shape;
  * `declared` supplies what operands cannot (broadcast/reshape dims, convert's
  * element type), and infer_shape checks it.
- * The last instruction added becomes the computation's root. */
+ * Nothing becomes the root implicitly: callers set it with
+ * computation_set_root. Arrays grow by doubling, so appending is O(1). A
+ * computation is added before the entry (if the entry is last), where its
+ * callers can come after it. */
 Computation *builder_add_computation(Module *m, const char *name);
 Instruction *builder_add_parameter(Computation *c, const Shape *shape, const char *name);
 Instruction *builder_add_instruction(Computation *c, Opcode op, Instruction *const *operands,
@@ -413,5 +527,9 @@ Instruction *builder_add_instruction(Computation *c, Opcode op, Instruction *con
  * result is a new literal owned by the caller. */
 Literal *eval_module(const Module *m, Literal *const *args, int arg_count, Status *st);
 Literal *eval_computation(const Computation *c, Literal *const *args, int arg_count, Status *st);
+/* One instruction on given operand values (borrowed; in operand order), for
+ * constant folding. The result is new and owned by the caller. parameter and
+ * constant are refused: they have no operands to compute from. */
+Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st);
 
 #endif

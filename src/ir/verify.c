@@ -1,8 +1,13 @@
 /* The module verifier: walks every computation and instruction and checks
  * what later stages take for granted.
  *
- *   - the entry exists and comes last; callees come before their callers
- *     (which also rules out recursion);
+ *   - the entry exists; computations are first put in callees-before-callers
+ *     order (module_sort_computations, so passes may add them anywhere),
+ *     after which a callee that still comes after its caller means a cycle
+ *     of calls (HLO has no recursion);
+ *   - instruction names are unique in the module (as in XLA);
+ *   - use lists match the operands (edit.c keeps them; code that writes
+ *     operands directly breaks them);
  *   - each computation has a root and parameters numbered 0..n-1, once each;
  *   - operands are instructions of the same computation, defined earlier;
  *   - every declared shape is sane (rank <= AXLE_MAX_RANK, dims >= 0, fewer
@@ -12,6 +17,7 @@
  * Messages name the computation and the instruction and carry its loc.
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -77,6 +83,74 @@ static bool verify_parameters(const Module *m, const Computation *c, Status *st)
   return true;
 }
 
+static bool instruction_reads(const Instruction *user, const Instruction *operand) {
+  for (int k = 0; k < user->operand_count; k++)
+    if (user->operands[k] == operand) return true;
+  return false;
+}
+
+/* Each user listed once and really reading the instruction, and each
+ * (instruction, distinct operand) pair listed: counted, so the check stays
+ * linear however many users an instruction has. */
+static bool verify_users(const Module *m, const Computation *c, Status *st) {
+  int n = c->instruction_count;
+  int *stamp = calloc_or_exit((size_t)n + 1, sizeof *stamp);
+  int64_t listed = 0, expected = 0;
+  const Instruction *bad = NULL;
+  for (int i = 0; i < n && !bad; i++) {
+    const Instruction *inst = c->instructions[i];
+    for (int k = 0; k < inst->operand_count; k++) {
+      bool earlier = false;
+      for (int j = 0; j < k && !earlier; j++) earlier = inst->operands[j] == inst->operands[k];
+      expected += !earlier;
+    }
+    for (int u = 0; u < inst->user_count && !bad; u++) {
+      const Instruction *user = inst->users[u];
+      bool reads = user && user->parent == c && user->index >= 0 && user->index < n &&
+                   c->instructions[user->index] == user && stamp[user->index] != i + 1 &&
+                   instruction_reads(user, inst);
+      if (!reads) bad = inst;
+      else stamp[user->index] = i + 1;
+      listed++;
+    }
+  }
+  free(stamp);
+  if (bad)
+    return verify_fail_at(st, m, bad->loc, "instruction '%s' in computation '%s' lists a user that does not read it "
+                          "(or lists it twice)", bad->name, c->name);
+  if (listed != expected)
+    return verify_fail_at(st, m, c->loc, "computation '%s': the use lists miss %lld uses",
+                          c->name, (long long)(expected - listed));
+  return true;
+}
+
+/* Instruction names must be unique in the whole module. */
+static bool verify_unique_names(const Module *m, Status *st) {
+  int64_t total = 0;
+  for (int i = 0; i < m->computation_count; i++) total += m->computations[i]->instruction_count;
+  int64_t capacity = 16;
+  while (capacity < total * 2) capacity *= 2;
+  const Instruction **slots = calloc_or_exit((size_t)capacity, sizeof *slots);
+  const Instruction *twice = NULL;
+  for (int i = 0; i < m->computation_count && !twice; i++) {
+    const Computation *c = m->computations[i];
+    for (int k = 0; k < c->instruction_count && !twice; k++) {
+      const Instruction *inst = c->instructions[k];
+      uint64_t h = 1469598103934665603ull;
+      for (const char *s = inst->name; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+      int64_t at = (int64_t)(h & (uint64_t)(capacity - 1));
+      while (slots[at] && strcmp(slots[at]->name, inst->name) != 0) at = (at + 1) & (capacity - 1);
+      if (slots[at]) twice = inst;
+      slots[at] = inst;
+    }
+  }
+  free(slots);
+  if (twice)
+    return verify_fail_at(st, m, twice->loc, "instruction name '%s' is used twice in the module (in computation '%s')",
+                          twice->name, twice->parent->name);
+  return true;
+}
+
 static bool verify_structure(const Module *m, const Computation *c, int position, Status *st) {
   if (!c->root) return verify_fail_at(st, m, c->loc, "computation '%s' has no root", c->name);
   if (c->root->parent != c)
@@ -104,11 +178,11 @@ static bool verify_structure(const Module *m, const Computation *c, int position
       if (at < 0 || callee == m->entry)
         return verify_fail_at(st, m, inst->loc,
                               "instruction '%s' (%s) in computation '%s' calls a computation that is "
-                              "not defined before it (or is the entry)",
+                              "not in the module, is the entry, or calls it back (a cycle)",
                               inst->name, opcode_name(inst->opcode), c->name);
     }
   }
-  return verify_parameters(m, c, st);
+  return verify_parameters(m, c, st) && verify_users(m, c, st);
 }
 
 static bool verify_instruction_shape(const Module *m, const Computation *c, const Instruction *inst,
@@ -137,11 +211,13 @@ static bool verify_instruction_shape(const Module *m, const Computation *c, cons
 }
 
 bool verify_module(Module *m, Status *st) {
+  if (m->entry) module_sort_computations(m);
   if (!m->entry || m->computation_count == 0 || m->computations[m->computation_count - 1] != m->entry)
     return verify_fail_at(st, m, (SourceLoc){0, 0},
                           "module '%s' has no entry computation (or it is not last)", m->name);
   for (int i = 0; i < m->computation_count; i++)
     if (!verify_structure(m, m->computations[i], i, st)) return false;
+  if (!verify_unique_names(m, st)) return false;
   /* Inferred tuple shapes go to a scratch arena, so that verifying after
    * every pass does not grow the module's. */
   Arena scratch = {0};

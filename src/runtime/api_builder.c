@@ -188,7 +188,9 @@ static Computation *scalar_reducer(axle_builder_t *b, Opcode op, ElementType t) 
   Shape scalar = shape_scalar(t);
   Instruction *params[2] = {builder_add_parameter(c, &scalar, "lhs"),
                             builder_add_parameter(c, &scalar, "rhs")};
-  if (!builder_add_instruction(c, op, params, 2, NULL, 0, NULL, NULL, &b->status)) return NULL;
+  Instruction *result = builder_add_instruction(c, op, params, 2, NULL, 0, NULL, NULL, &b->status);
+  if (!result) return NULL;
+  computation_set_root(c, result);
   return c;
 }
 
@@ -234,11 +236,8 @@ axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root, axle_er
     return NULL;
   }
   Module *m = b->module;
-  b->entry->root = r;
-  /* Callees come before callers: the entry, made first, moves to the end. */
-  memmove(m->computations, m->computations + 1,
-          sizeof *m->computations * (size_t)(m->computation_count - 1));
-  m->computations[m->computation_count - 1] = b->entry;
+  /* The public API's root is the value given here (src/ir's builder sets none). */
+  computation_set_root(b->entry, r);
   Status st;
   status_clear(&st);
   if (!verify_module(m, &st)) {

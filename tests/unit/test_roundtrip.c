@@ -26,7 +26,7 @@ static bool shape_equal_with_layout(const Shape *a, const Shape *b) {
       if (!shape_equal_with_layout(&a->tuple_shapes[i], &b->tuple_shapes[i])) return false;
     return true;
   }
-  return memcmp(a->minor_to_major, b->minor_to_major, sizeof(int) * (size_t)a->rank) == 0;
+  return memcmp(a->minor_to_major, b->minor_to_major, sizeof a->minor_to_major[0] * (size_t)a->rank) == 0;
 }
 
 static bool window_equal(const Window *a, const Window *b) {

@@ -136,6 +136,25 @@ static Literal *evaluate_instruction(const Instruction *inst, Literal *const *va
   return result;
 }
 
+Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st) {
+  if (inst->opcode == OP_PARAMETER || inst->opcode == OP_CONSTANT) {
+    status_error(st, STATUS_UNSUPPORTED, "eval_instruction: %s has no operands to compute from",
+                 opcode_name(inst->opcode));
+    return NULL;
+  }
+  EvalOpFn *fn = eval_rule(inst->opcode);
+  if (!fn) {
+    status_error(st, STATUS_UNSUPPORTED, "the evaluator has no rule for %s", opcode_name(inst->opcode));
+    return NULL;
+  }
+  for (int k = 0; k < inst->operand_count; k++)
+    if (!operands[k]) {
+      status_error(st, STATUS_INPUT_ERROR, "eval_instruction: operand %d of %s is missing", k, inst->name);
+      return NULL;
+    }
+  return fn(inst, operands, st);
+}
+
 /* Runs the instructions in order. Each value is freed right after its last
  * reader has run, so a loop body or a long chain holds only what is live. */
 Literal *eval_computation(const Computation *c, Literal *const *args, int arg_count, Status *st) {

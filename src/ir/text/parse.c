@@ -240,7 +240,9 @@ static bool parse_operands(Parser *p, PendingInst *pi) {
   }
   if (inst->opcode == OP_CONSTANT) {
     inst->attrs.literal = parse_literal(p, &inst->shape);
-    return inst->attrs.literal && expect(p, ")");
+    if (!inst->attrs.literal) return false;
+    module_adopt_literal(p->module, inst->attrs.literal);
+    return expect(p, ")");
   }
   Token names[64];
   Token *list = names;
@@ -487,50 +489,45 @@ static bool link_operands(Parser *p, PendingComp *pc) {
   return true;
 }
 
-/* Orders instructions operands-before-users, keeping text order wherever
- * the text already respects it: a depth-first walk from each instruction in
- * text order, emitting an instruction after its operands. The walk keeps
- * its own stack, so a long chain written backwards cannot exhaust the C
- * stack. A use of an instruction still on the walk's stack is a cycle. */
+/* Links use lists and orders instructions operands-before-users with the
+ * editing core's stable sort (text order is kept wherever the text already
+ * respects it). A cycle is reported at the operand that closes it. */
 static bool sort_instructions(Parser *p, PendingComp *pc) {
-  int n = pc->count;
-  Arena *arena = &p->module->arena;
-  char *state = arena_alloc(arena, (size_t)n);            /* 0 new, 1 on stack, 2 done */
-  int *stack = arena_alloc(arena, sizeof(int) * (size_t)n);
-  int *next_operand = arena_alloc(arena, sizeof(int) * (size_t)n);
   Computation *comp = pc->comp;
-  comp->instructions = arena_alloc(arena, sizeof(Instruction *) * (size_t)n);
-  for (int start = 0; start < n; start++) {
-    if (state[start]) continue;
-    int top = 0;
-    stack[top++] = start;
-    state[start] = 1;
-    while (top > 0) {
-      int i = stack[top - 1];
-      Instruction *inst = pc->insts[i].inst;
-      if (next_operand[i] < inst->operand_count) {
-        int k = next_operand[i]++;
-        int j = inst->operands[k]->index;
-        if (state[j] == 1)
-          return parse_error(p, &pc->insts[i].operand_names[k],
-                             "instruction '%s' is part of a cycle through '%s'",
-                             inst->name, inst->operands[k]->name);
-        if (state[j] == 0) {
-          state[j] = 1;
-          stack[top++] = j;
-        }
-        continue;
-      }
-      state[i] = 2;
-      top--;
-      comp->instructions[comp->instruction_count++] = inst;
+  comp->instructions = arena_alloc(&p->module->arena, sizeof(Instruction *) * (size_t)pc->count);
+  comp->instruction_capacity = pc->count;
+  for (int i = 0; i < pc->count; i++) computation_append_instruction(comp, pc->insts[i].inst);
+  computation_link_users(comp);
+  Instruction *user = NULL;
+  int k = 0;
+  if (computation_sort_or_find_cycle(comp, &user, &k)) return true;
+  /* On failure the order is untouched: user->index is still its text position. */
+  return parse_error(p, &pc->insts[user->index].operand_names[k], "instruction '%s' is part of a cycle through '%s'",
+                     user->name, user->operands[k]->name);
+}
+
+/* Instruction names are unique module-wide, as in XLA. A name that an
+ * earlier computation already used is renamed (x -> x.1), as XLA does when
+ * it adds a parsed computation to a module, the entry's names going first; computation names are kept
+ * (the parser refused duplicates). All names go into the module's name set,
+ * so that module_unique_name never hands out one of them. */
+static void register_names(Parser *p, ModuleText *mt) {
+  Module *m = p->module;
+  int renamed_capacity = 0, renamed_count = 0;
+  Instruction **renamed = NULL;
+  for (int n = 0; n < mt->count; n++) {
+    /* The entry's names are the ones users see: they are kept first. */
+    int c = n == 0 ? mt->entry : n <= mt->entry ? n - 1 : n;
+    for (int i = 0; i < mt->comps[c].count; i++) {
+      Instruction *inst = mt->comps[c].insts[i].inst;
+      if (module_register_name(m, inst->name)) continue;
+      if (renamed_count == renamed_capacity) renamed = grow(&m->arena, renamed, &renamed_capacity, sizeof *renamed);
+      renamed[renamed_count++] = inst;
     }
   }
-  for (int i = 0; i < n; i++) {
-    comp->instructions[i]->index = i;
-    comp->instructions[i]->parent = comp;
-  }
-  return true;
+  /* Renamed only now, so that a new name never takes one written later in the text. */
+  for (int i = 0; i < renamed_count; i++) renamed[i]->name = module_unique_name(m, renamed[i]->name);
+  for (int c = 0; c < mt->count; c++) module_register_name(m, mt->comps[c].comp->name);
 }
 
 /* Parameter numbers must be exactly 0..n-1, each once. */
@@ -539,6 +536,7 @@ static bool collect_parameters(Parser *p, PendingComp *pc) {
   int n = 0;
   for (int i = 0; i < pc->count; i++) n += pc->insts[i].inst->opcode == OP_PARAMETER;
   comp->parameter_count = n;
+  comp->parameter_capacity = n + 1;
   comp->parameters = arena_alloc(&p->module->arena, sizeof(Instruction *) * (size_t)(n + 1));
   for (int i = 0; i < pc->count; i++) {
     Instruction *inst = pc->insts[i].inst;
@@ -589,6 +587,7 @@ static bool sort_computations(Parser *p, ModuleText *mt) {
   int *next_call = arena_alloc(arena, sizeof(int) * (size_t)n);
   Module *m = p->module;
   m->computations = arena_alloc(arena, sizeof(Computation *) * (size_t)n);
+  m->computation_capacity = n;
   int emitted = 0;
   for (int round = 0; round < 2; round++) {
     for (int start = 0; start < n; start++) {
@@ -648,22 +647,12 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   if (!sort_computations(p, mt)) return false;
   for (int c = 0; c < mt->count; c++)
     if (!sort_instructions(p, &mt->comps[c])) return false;
+  register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
   return true;
 }
 
 /* --------------------------------------------------------------- entries */
-
-/* On failure the literals already made belong to no computation yet, so
- * they are freed here rather than by module_free. */
-static void free_pending(ModuleText *mt, Module *m) {
-  for (int c = 0; c < mt->count; c++)
-    for (int i = 0; i < mt->comps[c].count; i++) {
-      literal_free(mt->comps[c].insts[i].inst->attrs.literal);
-      mt->comps[c].insts[i].inst->attrs.literal = NULL;
-    }
-  m->computation_count = 0;
-}
 
 Module *parse_module(const char *text, size_t length, const char *filename, Status *st) {
   status_clear(st);
@@ -680,8 +669,7 @@ Module *parse_module(const char *text, size_t length, const char *filename, Stat
   bool ok = lex_start(&p) && parse_module_text(&p, &mt) && !p.lex_failed;
   free_tokens(&p);
   if (!ok) {
-    free_pending(&mt, m);
-    module_free(m);
+    module_free(m);   /* it owns the literals read so far */
     return NULL;
   }
   if (!verify_module(m, st)) {

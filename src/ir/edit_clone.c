@@ -1,0 +1,87 @@
+/* Cloning instructions, computations and modules (part of the editing core,
+ * ir.h's edit.c section). A clone is built with computation_add_instruction,
+ * so its use lists, names and literal ownership follow the same rules as
+ * everything else added to a module. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+Instruction *instruction_clone(Computation *dst, const Instruction *src, Instruction *const *new_operands,
+                               const char *name_base) {
+  Attrs attrs = src->attrs;
+  if (attrs.literal) attrs.literal = literal_clone(attrs.literal);
+  Instruction *inst = computation_add_instruction(dst, src->opcode, new_operands, src->operand_count, src->called,
+                                                  src->called_count, &attrs, &src->shape,
+                                                  name_base ? name_base : src->name);
+  inst->loc = src->loc;
+  return inst;
+}
+
+/* A computation of the source module and its copy, for remapping calls. */
+typedef struct ComputationPair {
+  const Computation *from;
+  Computation *to;
+} ComputationPair;
+
+static int pair_compare(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const ComputationPair *)a)->from, y = (uintptr_t)((const ComputationPair *)b)->from;
+  return x < y ? -1 : x > y;
+}
+
+static Computation *computation_clone_body(Module *dst, const Computation *src, const char *name) {
+  Computation *c = module_add_computation(dst, name ? name : src->name);
+  c->loc = src->loc;
+  int n = src->instruction_count;
+  Instruction **copies = calloc_or_exit((size_t)n + 1, sizeof *copies);
+  int operand_capacity = 16;
+  Instruction **operands = calloc_or_exit((size_t)operand_capacity, sizeof *operands);
+  for (int i = 0; i < n; i++) {
+    const Instruction *inst = src->instructions[i];
+    if (inst->operand_count > operand_capacity) {
+      operand_capacity = inst->operand_count;
+      operands = realloc_or_exit(operands, sizeof *operands * (size_t)operand_capacity);
+    }
+    for (int k = 0; k < inst->operand_count; k++) operands[k] = copies[inst->operands[k]->index];
+    copies[i] = instruction_clone(c, inst, operands, inst->name);
+  }
+  if (src->root) c->root = copies[src->root->index];
+  free(operands);
+  free(copies);
+  return c;
+}
+
+Computation *computation_clone(Module *dst, const Computation *src, const char *name) {
+  return computation_clone_body(dst, src, name);
+}
+
+Module *module_clone(const Module *src) {
+  Module *m = module_create(src->name);
+  if (src->filename) m->filename = arena_strdup(&m->arena, src->filename);
+  int n = src->computation_count;
+  ComputationPair *pairs = calloc_or_exit((size_t)n + 1, sizeof *pairs);
+  for (int i = 0; i < n; i++) {
+    const Computation *from = src->computations[i];
+    Computation *to = computation_clone_body(m, from, from->name);
+    to->is_entry = from->is_entry;
+    if (from == src->entry) m->entry = to;
+    pairs[i] = (ComputationPair){from, to};
+  }
+  /* The copies still call the source's computations: point them at the copies. */
+  qsort(pairs, (size_t)n, sizeof *pairs, pair_compare);
+  for (int i = 0; i < m->computation_count; i++) {
+    Computation *c = m->computations[i];
+    for (int k = 0; k < c->instruction_count; k++) {
+      Instruction *inst = c->instructions[k];
+      for (int j = 0; j < inst->called_count; j++) {
+        ComputationPair key = {inst->called[j], NULL};
+        ComputationPair *found = bsearch(&key, pairs, (size_t)n, sizeof *pairs, pair_compare);
+        assert(found);
+        inst->called[j] = found->to;
+      }
+    }
+  }
+  free(pairs);
+  return m;
+}
