@@ -95,10 +95,6 @@ static bool is_core(const Instruction *inst) {
   return inst->opcode == OP_DOT || inst->opcode == OP_CONVOLUTION;
 }
 
-static bool is_scalar_constant(const Instruction *inst) {
-  return inst->opcode == OP_CONSTANT && !shape_is_tuple(&inst->shape) && inst->shape.rank == 0;
-}
-
 /* Ops that can live inside a fusion. Scalar constants are not members:
  * fusion_build.c clones one into every fusion that reads it. */
 static bool inst_is_fusible(const Instruction *inst) {
@@ -119,10 +115,11 @@ static bool inst_is_fusible(const Instruction *inst) {
 }
 
 /* What is worth a kernel of its own when nothing else takes it: a lone
- * bitcast is free and a lone dot is already one kernel. */
+ * bitcast is free, a lone dot is already one kernel, and dead code is
+ * left for dce. */
 static bool inst_starts_group(const Instruction *inst) {
-  return inst_is_fusible(inst) && inst->opcode != OP_BITCAST && inst->opcode != OP_CONSTANT &&
-         !is_core(inst) && inst->user_count > 0;
+  return inst_is_fusible(inst) && inst->opcode != OP_BITCAST && !is_core(inst) &&
+         (inst->user_count > 0 || inst == inst->parent->root);
 }
 
 /* Cheap enough to compute again in every fusion that reads it. */
@@ -148,25 +145,27 @@ static bool in_candidate(const Fuser *f, const Instruction *inst) {
   return i >= 0 && f->cand_mark[i] == f->cand_stamp;
 }
 
+static bool is_candidate_group(const Fuser *f, int g) {
+  for (int k = 0; k < f->cand_group_count; k++)
+    if (f->cand_groups[k] == g) return true;
+  return false;
+}
+
 bool fuser_is_output(const Fuser *f, int i) {
   const Instruction *inst = f->insts[i];
   if (inst == f->comp->root) return true;
   for (int k = 0; k < inst->user_count; k++) {
-    const Instruction *user = inst->users[k];
-    if (in_candidate(f, user)) continue;
-    int u = inst_id(f, user);
-    if (u < 0 || f->groups_of[u].count == 0) return true;
-    /* A user in another group reads memory unless that group computes
-     * its own copy of inst. */
-    for (int g = 0; g < f->groups_of[u].count; g++)
-      if (!group_contains(f, f->groups_of[u].items[g], i)) return true;
+    int u = inst_id(f, inst->users[k]);
+    if (u < 0) return true;
+    if (f->groups_of[u].count == 0 && f->cand_mark[u] != f->cand_stamp) return true;
+    /* A user also copied into another group reads memory there unless
+     * that group computes its own copy of inst. */
+    for (int g = 0; g < f->groups_of[u].count; g++) {
+      int group = f->groups_of[u].items[g];
+      if (!is_candidate_group(f, group) && !group_contains(f, group, i)) return true;
+    }
   }
   return false;
-}
-
-static void candidate_begin(Fuser *f, IntVec *cand) {
-  f->cand_stamp++;
-  cand->count = 0;
 }
 
 static void candidate_add(Fuser *f, IntVec *cand, int i) {
@@ -175,8 +174,23 @@ static void candidate_add(Fuser *f, IntVec *cand, int i) {
   intvec_insert_sorted(cand, i);
 }
 
+/* A new candidate made of groups a and b (-1: none) and what is added. */
+static void candidate_begin(Fuser *f, IntVec *cand, int a, int b) {
+  f->cand_stamp++;
+  cand->count = 0;
+  f->cand_group_count = 0;
+  if (a >= 0) f->cand_groups[f->cand_group_count++] = a;
+  if (b >= 0) f->cand_groups[f->cand_group_count++] = b;
+  for (int k = 0; k < f->cand_group_count; k++) {
+    const IntVec *members = &f->groups[f->cand_groups[k]].members;
+    for (int q = 0; q < members->count; q++) candidate_add(f, cand, members->items[q]);
+  }
+}
+
 void fuser_mark_group(Fuser *f, int g) {
   f->cand_stamp++;
+  f->cand_groups[0] = g;
+  f->cand_group_count = 1;
   const IntVec *members = &f->groups[g].members;
   for (int k = 0; k < members->count; k++) f->cand_mark[members->items[k]] = f->cand_stamp;
 }
@@ -337,47 +351,76 @@ static bool candidate_is_valid(Fuser *f, const IntVec *cand) {
   return candidate_replicates_nothing_expensive(f, cand, core, reduce);
 }
 
-static void stack_push(IntVec *stack, const Instruction *inst, const Fuser *f) {
-  int i = inst_id(f, inst);
-  if (i >= 0 && f->seen_mark[i] != f->seen_stamp) intvec_push(stack, i);
+/* The cycle search walks nodes: an unfused instruction i is node i, group
+ * g is node n + g. */
+static void node_push(Fuser *f, IntVec *stack, int node) {
+  if (node < f->n ? f->seen_mark[node] == f->seen_stamp : f->group_seen[node - f->n] == f->group_seen_stamp)
+    return;
+  intvec_push(stack, node);
 }
 
-/* Whether fusing cand would make a cycle: a value leaves it and comes back
- * through instructions or groups outside it. A group reached anywhere is
- * reached as a whole, since its fusion runs after all of its inputs. */
+/* The nodes that read producer's value from memory through its user z:
+ * z itself when unfused, and every group holding z but no copy of producer
+ * (other than the groups in `skip`, which are being united). */
+static void push_readers(Fuser *f, IntVec *stack, int producer, const Instruction *user, int skip) {
+  int z = inst_id(f, user);
+  if (z < 0) return;
+  if (f->groups_of[z].count == 0) node_push(f, stack, z);
+  for (int g = 0; g < f->groups_of[z].count; g++) {
+    int group = f->groups_of[z].items[g];
+    if (group == skip || is_candidate_group(f, group) || group_contains(f, group, producer)) continue;
+    node_push(f, stack, f->n + group);
+  }
+}
+
+/* Pushes what reads the values that node writes. */
+static void node_expand(Fuser *f, IntVec *stack, int node) {
+  if (node < f->n) {
+    const Instruction *inst = f->insts[node];
+    for (int q = 0; q < inst->user_count; q++) push_readers(f, stack, node, inst->users[q], -1);
+    return;
+  }
+  int group = node - f->n;
+  const IntVec *members = &f->groups[group].members;
+  for (int k = 0; k < members->count; k++) {
+    const Instruction *member = f->insts[members->items[k]];
+    for (int q = 0; q < member->user_count; q++) {
+      int u = inst_id(f, member->users[q]);
+      if (u >= 0 && !group_contains(f, group, u)) push_readers(f, stack, members->items[k], member->users[q], group);
+    }
+  }
+}
+
+/* Whether fusing cand would make a cycle: a value it writes is read,
+ * through unfused instructions or other groups, by something that feeds
+ * it. Copies of a cheap instruction in other groups are not edges: each
+ * group computes its own. */
 static bool candidate_has_cycle(Fuser *f, const IntVec *cand) {
   f->seen_stamp++;
   f->group_seen_stamp++;
   IntVec stack = {0};
   for (int k = 0; k < cand->count; k++) {
     const Instruction *inst = f->insts[cand->items[k]];
-    for (int q = 0; q < inst->user_count; q++)
-      if (!in_candidate(f, inst->users[q])) stack_push(&stack, inst->users[q], f);
+    for (int q = 0; q < inst->user_count; q++) {
+      const Instruction *user = inst->users[q];
+      int z = inst_id(f, user);
+      if (z >= 0 && f->groups_of[z].count == 0 && f->cand_mark[z] == f->cand_stamp) continue;
+      push_readers(f, &stack, cand->items[k], user, -1);
+    }
   }
   bool cycle = false;
   while (stack.count && !cycle) {
-    int x = stack.items[--stack.count];
-    if (f->cand_mark[x] == f->cand_stamp) cycle = true;
-    if (cycle || f->seen_mark[x] == f->seen_stamp) continue;
-    f->seen_mark[x] = f->seen_stamp;
-    const Instruction *inst = f->insts[x];
-    if (f->groups_of[x].count == 0) {
-      for (int q = 0; q < inst->user_count; q++) stack_push(&stack, inst->users[q], f);
-      continue;
+    int node = stack.items[--stack.count];
+    bool in_cand = node < f->n ? f->cand_mark[node] == f->cand_stamp : is_candidate_group(f, node - f->n);
+    if (in_cand) cycle = true;
+    if (node < f->n) {
+      if (f->seen_mark[node] == f->seen_stamp) continue;
+      f->seen_mark[node] = f->seen_stamp;
+    } else {
+      if (f->group_seen[node - f->n] == f->group_seen_stamp) continue;
+      f->group_seen[node - f->n] = f->group_seen_stamp;
     }
-    for (int g = 0; g < f->groups_of[x].count; g++) {
-      int group = f->groups_of[x].items[g];
-      if (f->group_seen[group] == f->group_seen_stamp) continue;
-      f->group_seen[group] = f->group_seen_stamp;
-      const IntVec *members = &f->groups[group].members;
-      for (int k = 0; k < members->count; k++) {
-        const Instruction *member = f->insts[members->items[k]];
-        for (int q = 0; q < member->user_count; q++) {
-          int u = inst_id(f, member->users[q]);
-          if (u >= 0 && !group_contains(f, group, u)) stack_push(&stack, member->users[q], f);
-        }
-      }
-    }
+    if (!cycle) node_expand(f, &stack, node);
   }
   intvec_free(&stack);
   return cycle;
@@ -420,8 +463,7 @@ static void group_merge_into(Fuser *f, int into, int from) {
 /* Instruction i joins group g if the result is valid; when i must also be
  * written out (someone outside g reads it) the join must not make a cycle. */
 static bool try_join(Fuser *f, IntVec *cand, int i, int g) {
-  candidate_begin(f, cand);
-  for (int k = 0; k < f->groups[g].members.count; k++) candidate_add(f, cand, f->groups[g].members.items[k]);
+  candidate_begin(f, cand, g, -1);
   candidate_add(f, cand, i);
   if (!candidate_is_valid(f, cand)) return false;
   if (fuser_is_output(f, i) && candidate_has_cycle(f, cand)) return false;
@@ -436,8 +478,7 @@ static bool try_duplicate(Fuser *f, IntVec *cand, int i, const IntVec *user_grou
   bool ok = true;
   for (int k = 0; k < user_groups->count && ok; k++) {
     int g = user_groups->items[k];
-    candidate_begin(f, cand);
-    for (int q = 0; q < f->groups[g].members.count; q++) candidate_add(f, cand, f->groups[g].members.items[q]);
+    candidate_begin(f, cand, g, -1);
     candidate_add(f, cand, i);
     ok = candidate_is_valid(f, cand);
   }
@@ -452,7 +493,7 @@ static void fuse_producers(Fuser *f) {
   IntVec cand = {0}, user_groups = {0};
   for (int i = f->n - 1; i >= 0; i--) {
     const Instruction *inst = f->insts[i];
-    if (!inst_is_fusible(inst) || inst->opcode == OP_CONSTANT) continue;
+    if (!inst_is_fusible(inst)) continue;
     user_groups.count = 0;
     bool read_outside = inst == f->comp->root;
     for (int q = 0; q < inst->user_count; q++) {
@@ -476,9 +517,7 @@ static void fuse_producers(Fuser *f) {
 /* Groups into and from become one (held in `into`) if the union is valid
  * and makes no cycle. */
 static bool try_merge(Fuser *f, IntVec *cand, int into, int from) {
-  candidate_begin(f, cand);
-  for (int k = 0; k < f->groups[into].members.count; k++) candidate_add(f, cand, f->groups[into].members.items[k]);
-  for (int k = 0; k < f->groups[from].members.count; k++) candidate_add(f, cand, f->groups[from].members.items[k]);
+  candidate_begin(f, cand, into, from);
   if (!candidate_is_valid(f, cand) || candidate_has_cycle(f, cand)) return false;
   group_merge_into(f, into, from);
   return true;

@@ -38,6 +38,7 @@ typedef struct Fuser {
   /* Scratch, indexed by instruction: stamps say "in the current candidate"
    * or "visited" without clearing an array per question. */
   int *cand_mark, cand_stamp;
+  int cand_groups[2], cand_group_count;  /* the groups the candidate unites */
   int *seen_mark, seen_stamp;
   int *group_seen, group_seen_stamp;
   unsigned char *late, *replicated;
@@ -47,9 +48,10 @@ typedef struct Fuser {
 void intvec_push(IntVec *v, int x);
 void intvec_free(IntVec *v);
 bool group_contains(const Fuser *f, int group, int inst);
-/* True when inst is read from memory by someone outside the instructions
- * marked as the current candidate (cand_mark == cand_stamp): it is then an
- * output of the fusion the candidate becomes. */
+/* True when inst is read from memory by someone the current candidate
+ * (the instructions with cand_mark == cand_stamp, made of the groups in
+ * cand_groups) does not cover: it is then an output of the fusion the
+ * candidate becomes. */
 bool fuser_is_output(const Fuser *f, int inst);
 /* Marks the members of group g as the current candidate. */
 void fuser_mark_group(Fuser *f, int g);

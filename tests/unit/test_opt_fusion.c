@@ -1,0 +1,437 @@
+/* The fusion pass: which instructions become one kernel, checked by the
+ * structure optimize_module leaves (counts of fusions and kernels, kinds,
+ * which op sits in which fused computation), and that every corpus module
+ * computes the same bits before and after. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt/opt.h"
+#include "runtime/npy.h"
+#include "../test.h"
+
+/* ---- helpers ---- */
+
+static Module *parse_text(const char *text) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline.hlo", &st);
+  if (!m) printf("  parse failed: %s\n", st.message);
+  return m;
+}
+
+/* Runs the whole pipeline with verification after every pass. */
+static bool optimize(Module *m) {
+  OptOptions options;
+  opt_options_default(&options);
+  options.verify_each_pass = true;
+  OptContext ctx;
+  opt_context_init(&ctx, &options);
+  Status st;
+  status_clear(&st);
+  bool ok = optimize_module(m, &ctx, &st);
+  if (!ok) printf("  optimize_module failed: %s\n", st.message);
+  opt_context_free(&ctx);
+  return ok;
+}
+
+static Module *optimized_file(const char *path) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module_file(path, &st);
+  if (!m) {
+    printf("  cannot read %s: %s\n", path, st.message);
+    return NULL;
+  }
+  if (!optimize(m)) {
+    module_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+static Instruction *first_fusion(const Module *m, FusionKind kind) {
+  const Computation *c = m->entry;
+  for (int i = 0; i < c->instruction_count; i++)
+    if (c->instructions[i]->opcode == OP_FUSION && c->instructions[i]->attrs.fusion_kind == kind)
+      return c->instructions[i];
+  return NULL;
+}
+
+static int count_opcode(const Computation *c, Opcode op) {
+  int n = 0;
+  for (int i = 0; i < c->instruction_count; i++) n += c->instructions[i]->opcode == op;
+  return n;
+}
+
+/* How many times op appears in fused computations, over the whole module. */
+static int count_fused_opcode(const Module *m, Opcode op) {
+  int n = 0;
+  for (int k = 0; k < m->computation_count; k++) {
+    const Computation *c = m->computations[k];
+    for (int i = 0; i < c->instruction_count; i++)
+      if (c->instructions[i]->opcode == OP_FUSION) n += count_opcode(c->instructions[i]->called[0], op);
+  }
+  return n;
+}
+
+/* ---- the corpus cases the brief names ---- */
+
+TEST(reduce_of_x_plus_y_times_z_is_one_input_fusion_and_nothing_else) {
+  const char *files[] = {"tests/hlo/demo_reduce_sum.hlo", "tests/hlo/jax_reduce_sum_xyz.hlo"};
+  for (int f = 0; f < 2; f++) {
+    Module *m = optimized_file(files[f]);
+    EXPECT(m, "%s did not optimize", files[f]);
+    if (!m) continue;
+    EXPECT(count_fusions(m) == 1, "%s: %d fusions", files[f], count_fusions(m));
+    EXPECT(count_kernels(m) == 1, "%s: %d kernels", files[f], count_kernels(m));
+    Instruction *fusion = first_fusion(m, FUSION_INPUT);
+    EXPECT(fusion, "%s: no kInput fusion", files[f]);
+    if (fusion) {
+      EXPECT(fusion == m->entry->root, "%s: the fusion is not the root", files[f]);
+      EXPECT(count_opcode(fusion->called[0], OP_REDUCE) == 1, "%s: reduce not fused", files[f]);
+      EXPECT(count_opcode(fusion->called[0], OP_MULTIPLY) == 1, "%s: multiply not fused", files[f]);
+      EXPECT(fusion->operand_count == 3, "%s: fusion reads %d values, expected x, y, z", files[f],
+             fusion->operand_count);
+    }
+    module_free(m);
+  }
+}
+
+TEST(fusion_names_say_what_the_fusion_holds) {
+  Module *m = optimized_file("tests/hlo/demo_reduce_sum.hlo");
+  EXPECT(m, "did not optimize");
+  if (!m) return;
+  Instruction *fusion = first_fusion(m, FUSION_INPUT);
+  EXPECT(fusion && strcmp(fusion->name, "fusion.add_multiply_reduce") == 0, "fusion named %s",
+         fusion ? fusion->name : "(none)");
+  EXPECT(fusion && strcmp(fusion->called[0]->name, "fused_add_multiply_reduce") == 0,
+         "fused computation named %s", fusion ? fusion->called[0]->name : "(none)");
+  module_free(m);
+}
+
+TEST(softmax_over_the_last_axis_needs_at_most_two_fusions) {
+  Module *m = optimized_file("tests/hlo/jax_softmax.hlo");
+  EXPECT(m, "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) >= 1 && count_fusions(m) <= 2, "%d fusions", count_fusions(m));
+  EXPECT(count_kernels(m) == count_fusions(m), "%d kernels but %d fusions: something is left unfused",
+         count_kernels(m), count_fusions(m));
+  /* exp is computed in one fusion only, and each reduce exactly once */
+  EXPECT(count_fused_opcode(m, OP_EXPONENTIAL) == 1, "exponential in %d places",
+         count_fused_opcode(m, OP_EXPONENTIAL));
+  EXPECT(count_fused_opcode(m, OP_REDUCE) == 2, "%d reduces", count_fused_opcode(m, OP_REDUCE));
+  module_free(m);
+}
+
+TEST(layernorm_needs_at_most_two_fusions) {
+  Module *m = optimized_file("tests/hlo/jax_layernorm.hlo");
+  EXPECT(m, "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) >= 1 && count_fusions(m) <= 2, "%d fusions", count_fusions(m));
+  EXPECT(count_kernels(m) == count_fusions(m), "%d kernels but %d fusions", count_kernels(m),
+         count_fusions(m));
+  EXPECT(count_fused_opcode(m, OP_RSQRT) == 1, "rsqrt in %d places", count_fused_opcode(m, OP_RSQRT));
+  EXPECT(count_fused_opcode(m, OP_REDUCE) == 2, "%d reduces", count_fused_opcode(m, OP_REDUCE));
+  module_free(m);
+}
+
+TEST(dot_bias_relu_is_one_dot_with_a_fused_epilogue) {
+  Module *m = optimized_file("tests/hlo/jax_mlp_layer.hlo");
+  EXPECT(m, "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) == 1, "%d fusions", count_fusions(m));
+  EXPECT(count_kernels(m) == 1, "%d kernels", count_kernels(m));
+  Instruction *fusion = first_fusion(m, FUSION_OUTPUT);
+  EXPECT(fusion, "no kOutput fusion");
+  if (fusion) {
+    const Computation *body = fusion->called[0];
+    EXPECT(count_opcode(body, OP_DOT) == 1, "the fusion holds %d dots", count_opcode(body, OP_DOT));
+    EXPECT(count_opcode(body, OP_MAXIMUM) == 1, "relu not in the epilogue");
+    EXPECT(body->root->opcode == OP_MAXIMUM, "the fusion's root is %s", opcode_name(body->root->opcode));
+  }
+  module_free(m);
+}
+
+/* The training step has three kernels after fusion, and cannot have fewer:
+ *   1. fused_error, a fusion the module already holds (opaque to the pass);
+ *   2. one row kernel over the 16 errors: both reductions (the loss and the
+ *      bias gradient) read the same rows, and it also writes derr, which
+ *      the weight-gradient dot reads from memory;
+ *   3. the weight-gradient dot with its update (w - lr * grad) as epilogue:
+ *      a dot reads its operands from memory, so derr cannot be fused into it.
+ */
+TEST(train_step_fuses_into_three_kernels) {
+  Module *m = optimized_file("tests/hlo/jax_train_step.hlo");
+  EXPECT(m, "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) <= 3, "%d fusions (bound 3)", count_fusions(m));
+  EXPECT(count_kernels(m) <= 3, "%d kernels (bound 3)", count_kernels(m));
+  EXPECT(first_fusion(m, FUSION_OUTPUT), "the gradient dot has no epilogue fusion");
+  module_free(m);
+}
+
+/* ---- rules, on small inline modules ---- */
+
+TEST(cheap_broadcast_read_by_two_kernels_is_duplicated_not_written) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "ENTRY e {\n"
+      "  p = f32[8] parameter(0)\n"
+      "  q = f32[8,8] parameter(1)\n"
+      "  b = f32[8,8] broadcast(p), dimensions={0}\n"
+      "  x = f32[8,8] multiply(b, q)\n"
+      "  zero = f32[] constant(0)\n"
+      "  r = f32[8] reduce(x, zero), dimensions={0}, to_apply=add\n"
+      "  y = f32[8,8] add(b, q)\n"
+      "  s = f32[4,8] slice(y), slice={[0:4], [0:8]}\n"
+      "  ROOT out = (f32[8], f32[4,8]) tuple(r, s)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  EXPECT(count_fused_opcode(m, OP_BROADCAST) == 2, "broadcast in %d fusions, expected a copy in each of 2",
+         count_fused_opcode(m, OP_BROADCAST));
+  EXPECT(count_opcode(m->entry, OP_BROADCAST) == 0, "the broadcast is still written to memory");
+  EXPECT(count_fusions(m) == 2, "%d fusions (the reduction, the slice)", count_fusions(m));
+  module_free(m);
+}
+
+TEST(expensive_producer_is_computed_once_not_per_broadcast_copy) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "ENTRY e {\n"
+      "  p = f32[8] parameter(0)\n"
+      "  q = f32[8,64] parameter(1)\n"
+      "  e = f32[8] exponential(p)\n"
+      "  b = f32[8,64] broadcast(e), dimensions={0}\n"
+      "  ROOT y = f32[8,64] add(b, q)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  EXPECT(count_fused_opcode(m, OP_EXPONENTIAL) == 1, "exponential in %d fusions",
+         count_fused_opcode(m, OP_EXPONENTIAL));
+  EXPECT(count_fusions(m) == 2, "%d fusions: exp must be its own kernel, not under the broadcast",
+         count_fusions(m));
+  Instruction *loop = m->entry->root;
+  EXPECT(loop->opcode == OP_FUSION && count_opcode(loop->called[0], OP_EXPONENTIAL) == 0,
+         "exp was fused under the broadcast");
+  module_free(m);
+}
+
+TEST(expensive_producer_read_by_two_kernels_is_not_duplicated) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "ENTRY e {\n"
+      "  p = f32[16] parameter(0)\n"
+      "  l = f32[16] log(p)\n"
+      "  a = f32[4,4] reshape(l)\n"
+      "  b = f32[16] negate(l)\n"
+      "  d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  ROOT out = (f32[4,4], f32[16]) tuple(d, b)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  EXPECT(count_fused_opcode(m, OP_LOG) == 1, "log computed in %d fusions", count_fused_opcode(m, OP_LOG));
+  module_free(m);
+}
+
+TEST(reduce_over_rows_too_long_to_buffer_is_not_read_again_in_its_kernel) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b) }\n"
+      "ENTRY e {\n"
+      "  x = f32[2,10000] parameter(0)\n"
+      "  ninf = f32[] constant(-inf)\n"
+      "  r = f32[2] reduce(x, ninf), dimensions={1}, to_apply=max\n"
+      "  b = f32[2,10000] broadcast(r), dimensions={0}\n"
+      "  ROOT y = f32[2,10000] subtract(x, b)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) == 2, "%d fusions: a 10000-element row is not buffered", count_fusions(m));
+  EXPECT(count_fused_opcode(m, OP_REDUCE) == 1, "reduce in %d fusions", count_fused_opcode(m, OP_REDUCE));
+  Instruction *root = m->entry->root;
+  EXPECT(root->opcode == OP_FUSION && root->attrs.fusion_kind == FUSION_LOOP &&
+         count_opcode(root->called[0], OP_REDUCE) == 0,
+         "the reduce was fused into the elementwise loop");
+  module_free(m);
+}
+
+TEST(sibling_reductions_of_one_input_become_one_multi_output_fusion) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "ENTRY e {\n"
+      "  x = f32[4,32] parameter(0)\n"
+      "  zero = f32[] constant(0)\n"
+      "  s = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+      "  sq = f32[4,32] multiply(x, x)\n"
+      "  s2 = f32[4] reduce(sq, zero), dimensions={1}, to_apply=add\n"
+      "  ROOT out = (f32[4], f32[4]) tuple(s, s2)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) == 1, "%d fusions", count_fusions(m));
+  Instruction *fusion = first_fusion(m, FUSION_INPUT);
+  EXPECT(fusion && shape_is_tuple(&fusion->shape) && fusion->shape.tuple_count == 2,
+         "not a two-output fusion");
+  EXPECT(fusion && fusion->called[0]->root->opcode == OP_TUPLE, "the fused root is not a tuple");
+  EXPECT(fusion && fusion->operand_count == 1, "x is read %d times", fusion ? fusion->operand_count : -1);
+  EXPECT(count_opcode(m->entry, OP_GET_TUPLE_ELEMENT) == 2, "readers do not use get-tuple-element");
+  module_free(m);
+}
+
+TEST(dot_operands_are_never_fused_into_the_dot) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "ENTRY e {\n"
+      "  a = f32[4,8] parameter(0)\n"
+      "  b = f32[8,4] parameter(1)\n"
+      "  n = f32[4,8] negate(a)\n"
+      "  d = f32[4,4] dot(n, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  ROOT t = f32[4,4] tanh(d)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  Instruction *out = first_fusion(m, FUSION_OUTPUT);
+  EXPECT(out, "no kOutput fusion");
+  if (out) EXPECT(count_opcode(out->called[0], OP_NEGATE) == 0, "negate was fused into the dot's operand");
+  EXPECT(count_fusions(m) == 2, "%d fusions (negate, dot+tanh)", count_fusions(m));
+  module_free(m);
+}
+
+TEST(fusion_keeps_existing_fusions_and_reducers_as_they_are) {
+  Module *m = optimized_file("tests/hlo/fusion_kinds.hlo");
+  EXPECT(m, "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) == 2, "%d fusions", count_fusions(m));
+  module_free(m);
+}
+
+/* ---- every corpus module: same bits, round trip, idempotent ---- */
+
+/* The inputs of a corpus case, read as the parameters' types (bf16 files
+ * hold the bits as u16). NULL when the case has no usable inputs. */
+static Literal **corpus_inputs(const Module *m, const char *dir, int *count) {
+  int n = m->entry->parameter_count;
+  Literal **args = calloc_or_exit((size_t)n + 1, sizeof *args);
+  for (int i = 0; i < n; i++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/in%d.npy", dir, i);
+    Status st;
+    status_clear(&st);
+    args[i] = npy_read(path, &st);
+    const Shape *want = &m->entry->parameters[i]->shape;
+    if (args[i] && want->type == TYPE_BF16 && args[i]->shape.type == TYPE_U16) args[i]->shape.type = TYPE_BF16;
+    if (!args[i] || !shape_equal(&args[i]->shape, want)) {
+      for (int k = 0; k <= i; k++) literal_free(args[k]);
+      free(args);
+      return NULL;
+    }
+  }
+  *count = n;
+  return args;
+}
+
+static Literal *evaluate(const Module *m, Literal **args, int count) {
+  Status st;
+  status_clear(&st);
+  Literal *out = eval_module(m, args, count, &st);
+  if (!out) printf("  eval failed: %s\n", st.message);
+  return out;
+}
+
+static char *module_text(const Module *m) {
+  StrBuf sb = {0};
+  print_module(&sb, m);
+  return sb.data;
+}
+
+/* One corpus file: evaluate, optimize, evaluate again (the same bits),
+ * print and parse back (the same text), optimize again (no change). */
+static void check_corpus_case(const char *name) {
+  char path[512], dir[512];
+  snprintf(path, sizeof path, "tests/hlo/%s.hlo", name);
+  snprintf(dir, sizeof dir, "tests/hlo/%s", name);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module_file(path, &st);
+  EXPECT(m, "%s: %s", path, st.message);
+  if (!m) return;
+  int count = 0;
+  Literal **args = corpus_inputs(m, dir, &count);
+  Literal *before = args ? evaluate(m, args, count) : NULL;
+  EXPECT(optimize(m), "%s: optimize_module failed", name);
+  if (before) {
+    Literal *after = evaluate(m, args, count);
+    EXPECT(after && literal_equal(before, after), "%s: results differ after optimize_module", name);
+    literal_free(after);
+  }
+  char *text = module_text(m);
+  Module *again = parse_module(text, strlen(text), name, &st);
+  EXPECT(again, "%s: the optimized module does not parse back: %s", name, st.message);
+  if (again) {
+    char *text2 = module_text(again);
+    EXPECT(strcmp(text, text2) == 0, "%s: printing the re-parsed module differs", name);
+    free(text2);
+    module_free(again);
+  }
+  int fusions = count_fusions(m);
+  EXPECT(optimize(m), "%s: second optimize_module failed", name);
+  char *text3 = module_text(m);
+  EXPECT(count_fusions(m) == fusions && strcmp(text, text3) == 0, "%s: a second optimize_module changed it",
+         name);
+  free(text3);
+  free(text);
+  literal_free(before);
+  for (int i = 0; args && i < count; i++) literal_free(args[i]);
+  free(args);
+  module_free(m);
+}
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+TEST(every_corpus_module_computes_the_same_after_fusion_and_round_trips) {
+  DIR *d = opendir("tests/hlo");
+  EXPECT(d, "cannot open tests/hlo");
+  if (!d) return;
+  char *names[512];
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 512) {
+    size_t len = strlen(e->d_name);
+    if (len > 4 && strcmp(e->d_name + len - 4, ".hlo") == 0) {
+      names[n] = calloc_or_exit(len, 1);
+      memcpy(names[n], e->d_name, len - 4);
+      n++;
+    }
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, compare_names);
+  EXPECT(n > 50, "only %d corpus modules", n);
+  for (int i = 0; i < n; i++) {
+    check_corpus_case(names[i]);
+    free(names[i]);
+  }
+}
+
+int main(void) {
+  RUN(reduce_of_x_plus_y_times_z_is_one_input_fusion_and_nothing_else);
+  RUN(fusion_names_say_what_the_fusion_holds);
+  RUN(softmax_over_the_last_axis_needs_at_most_two_fusions);
+  RUN(layernorm_needs_at_most_two_fusions);
+  RUN(dot_bias_relu_is_one_dot_with_a_fused_epilogue);
+  RUN(train_step_fuses_into_three_kernels);
+  RUN(cheap_broadcast_read_by_two_kernels_is_duplicated_not_written);
+  RUN(expensive_producer_is_computed_once_not_per_broadcast_copy);
+  RUN(expensive_producer_read_by_two_kernels_is_not_duplicated);
+  RUN(reduce_over_rows_too_long_to_buffer_is_not_read_again_in_its_kernel);
+  RUN(sibling_reductions_of_one_input_become_one_multi_output_fusion);
+  RUN(dot_operands_are_never_fused_into_the_dot);
+  RUN(fusion_keeps_existing_fusions_and_reducers_as_they_are);
+  RUN(every_corpus_module_computes_the_same_after_fusion_and_round_trips);
+  return test_summary();
+}
