@@ -46,6 +46,7 @@
  * (or a reduce, or a dot) is never duplicated into two fusions, nor
  * placed under a broadcast that would compute it once per copy.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -623,46 +624,76 @@ static void fuser_free(Fuser *f) {
   free(f->replicated);
 }
 
-/* Computations whose instructions run as kernels: the entry and the bodies
- * of while, conditional and call. Fusion bodies and reducers (to_apply of
- * reduce, sort, scatter, map, ...) run inside other kernels. */
-static bool computation_runs_kernels(const Module *m, const Computation *c) {
+static int compare_pointers(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The computations whose instructions run as kernels: the entry and the
+ * bodies of while, conditional and call. Fusion bodies and reducers
+ * (to_apply of reduce, sort, scatter, map, ...) run inside other kernels.
+ * Returns how many it put in out (room for every computation). */
+static int computations_running_kernels(const Module *m, Computation **out) {
+  int called_count = 0, called_capacity = 16;
+  const Computation **called = calloc_or_exit((size_t)called_capacity, sizeof *called);
   for (int k = 0; k < m->computation_count; k++) {
-    const Computation *caller = m->computations[k];
-    for (int i = 0; i < caller->instruction_count; i++) {
-      const Instruction *inst = caller->instructions[i];
+    const Computation *c = m->computations[k];
+    for (int i = 0; i < c->instruction_count; i++) {
+      const Instruction *inst = c->instructions[i];
       Opcode op = inst->opcode;
       if (op == OP_WHILE || op == OP_CONDITIONAL || op == OP_CALL) continue;
-      for (int q = 0; q < inst->called_count; q++)
-        if (inst->called[q] == c) return false;
+      for (int q = 0; q < inst->called_count; q++) {
+        if (called_count == called_capacity) {
+          called_capacity *= 2;
+          called = realloc_or_exit(called, sizeof *called * (size_t)called_capacity);
+        }
+        called[called_count++] = inst->called[q];
+      }
     }
   }
-  return true;
+  qsort(called, (size_t)called_count, sizeof *called, compare_pointers);
+  int count = 0;
+  for (int k = 0; k < m->computation_count; k++) {
+    Computation *c = m->computations[k];
+    if (!bsearch(&c, called, (size_t)called_count, sizeof *called, compare_pointers)) out[count++] = c;
+  }
+  free(called);
+  return count;
+}
+
+/* Fuses one computation; returns how many fusions it made. */
+static int fuse_computation(Module *m, Computation *c) {
+  Fuser f;
+  fuser_init(&f, m, c);
+  fuse_producers(&f);
+  merge_groups(&f);
+  int made = fusion_groups_build(&f);
+  fuser_free(&f);
+  return made;
 }
 
 bool fuse_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
   (void)ctx;
   int count = m->computation_count;
   Computation **todo = calloc_or_exit((size_t)count + 1, sizeof *todo);
-  int todo_count = 0;
-  for (int k = 0; k < count; k++)
-    if (computation_runs_kernels(m, m->computations[k])) todo[todo_count++] = m->computations[k];
+  int todo_count = computations_running_kernels(m, todo);
   int made = 0;
-  for (int k = 0; k < todo_count; k++) {
-    Fuser f;
-    fuser_init(&f, m, todo[k]);
-    fuse_producers(&f);
-    merge_groups(&f);
-    made += fusion_groups_build(&f);
-    fuser_free(&f);
-    if (!computation_sort(todo[k], st)) {
-      *failed = true;
-      free(todo);
-      return status_error(st, STATUS_UNSUPPORTED, "fusion left a cycle in %s (a bug in the pass): %s",
-                          todo[k]->name, st->message);
-    }
+  bool sorted = true;
+  Status sort_st;
+  status_clear(&sort_st);
+  const char *unsorted = NULL;
+  for (int k = 0; k < todo_count && sorted; k++) {
+    made += fuse_computation(m, todo[k]);
+    /* Fusions were appended after their readers; sorting puts them back. */
+    sorted = computation_sort(todo[k], &sort_st);
+    if (!sorted) unsorted = todo[k]->name;
   }
   free(todo);
+  if (!sorted) {
+    *failed = true;
+    return status_error(st, STATUS_UNSUPPORTED, "fusion left a cycle in %s (a bug in the pass): %s", unsorted,
+                        sort_st.message);
+  }
   if (made) module_sort_computations(m);
   return made > 0;
 }

@@ -180,14 +180,46 @@ static void group_build(Fuser *f, int g, const IntVec *outputs, Instruction **cl
   free(b.inputs.params);
 }
 
-/* The fused originals (and the scalar constants only they read) are dead
- * now; they go, users before operands. */
-static void fused_originals_remove(Fuser *f, const bool *fused, const bool *constant_was_read) {
-  for (int i = f->n - 1; i >= 0; i--) {
-    Instruction *inst = f->insts[i];
-    bool removable = fused[i] || (constant_was_read[i] && inst->opcode == OP_CONSTANT);
-    if (removable && inst->user_count == 0 && inst != f->comp->root) computation_remove_instruction(f->comp, inst);
+/* Removes, in one sweep, every instruction of c whose index is marked in
+ * dead (none of them read by a live one): use lists of the live ones lose
+ * the dead readers, and the list closes up. A local helper because core's
+ * computation_remove_instruction shifts the whole list once per call, and
+ * removing the members of thousands of fusions one by one was quadratic. */
+static void computation_remove_dead(Computation *c, const bool *dead, int dead_limit) {
+  int kept = 0;
+  for (int i = 0; i < c->instruction_count; i++) {
+    Instruction *inst = c->instructions[i];
+    if (i < dead_limit && dead[i]) continue;
+    int users = 0;
+    for (int k = 0; k < inst->user_count; k++) {
+      const Instruction *user = inst->users[k];
+      if (!(user->index < dead_limit && dead[user->index])) inst->users[users++] = inst->users[k];
+    }
+    inst->user_count = users;
+    c->instructions[kept++] = inst;
   }
+  c->instruction_count = kept;
+  for (int i = 0; i < kept; i++) c->instructions[i]->index = i;
+}
+
+/* The fused originals (and the scalar constants only they read) are dead
+ * now: a member is read by nothing but other members and dead code. */
+static void fused_originals_remove(Fuser *f, const bool *fused, const bool *constant_was_read) {
+  bool *dead = calloc_or_exit((size_t)f->n + 1, sizeof *dead);
+  /* Users before operands: a member is dead once all its readers are. */
+  for (int i = f->n - 1; i >= 0; i--) {
+    const Instruction *inst = f->insts[i];
+    bool removable = fused[i] || (constant_was_read[i] && inst->opcode == OP_CONSTANT);
+    if (!removable || inst == f->comp->root) continue;
+    bool read = false;
+    for (int k = 0; k < inst->user_count && !read; k++) {
+      int u = inst->users[k]->index;
+      read = !(u < f->n && f->insts[u] == inst->users[k] && dead[u]);
+    }
+    dead[i] = !read;
+  }
+  computation_remove_dead(f->comp, dead, f->n);
+  free(dead);
 }
 
 int fusion_groups_build(Fuser *f) {
