@@ -139,6 +139,7 @@ static void computation_place_parameter(Computation *c, Instruction *param) {
     c->parameters = arena_grow(arena, c->parameters, c->parameter_capacity, &c->parameter_capacity,
                                sizeof *c->parameters);
   if (number >= c->parameter_count) c->parameter_count = number + 1;
+  assert(!c->parameters[number] && "a parameter with this number already exists");
   c->parameters[number] = param;
 }
 
@@ -206,6 +207,8 @@ Instruction *computation_add_instruction(Computation *c, Opcode op, Instruction 
                                          int called_count, const Attrs *attrs, const Shape *shape,
                                          const char *name_base) {
   Module *m = c->module;
+  for (int k = 0; k < operand_count; k++)
+    assert(operands[k] && operands[k]->parent == c && "operands come from the same computation");
   Arena *arena = &m->arena;
   Instruction *inst = arena_alloc(arena, sizeof *inst);
   inst->opcode = op;
@@ -259,6 +262,40 @@ void computation_remove_instruction(Computation *c, Instruction *inst) {
   computation_drop_position(c, inst->index);
 }
 
+void computation_remove_instructions(Computation *c, Instruction *const *dead, int count) {
+  int n = c->instruction_count;
+  bool *marked = calloc_or_exit((size_t)n + 1, sizeof *marked);
+  for (int d = 0; d < count; d++) {
+    Instruction *inst = dead[d];
+    assert(inst->parent == c && c->instructions[inst->index] == inst);
+    assert(c->root != inst && inst->opcode != OP_PARAMETER && "root and parameters stay");
+    marked[inst->index] = true;
+  }
+  /* Each surviving operand's use list is filtered once, however many of its
+   * users die: linear in the uses involved. */
+  bool *filtered = calloc_or_exit((size_t)n + 1, sizeof *filtered);
+  for (int d = 0; d < count; d++) {
+    for (int u = 0; u < dead[d]->user_count; u++)
+      assert(marked[dead[d]->users[u]->index] && "a removed instruction's users must be removed too");
+    for (int k = 0; k < dead[d]->operand_count; k++) {
+      Instruction *operand = dead[d]->operands[k];
+      if (marked[operand->index] || filtered[operand->index]) continue;
+      filtered[operand->index] = true;
+      int kept = 0;
+      for (int u = 0; u < operand->user_count; u++)
+        if (!marked[operand->users[u]->index]) operand->users[kept++] = operand->users[u];
+      operand->user_count = kept;
+    }
+  }
+  int kept = 0;
+  for (int i = 0; i < n; i++)
+    if (!marked[i]) c->instructions[kept++] = c->instructions[i];
+  c->instruction_count = kept;
+  computation_renumber(c, 0);
+  free(marked);
+  free(filtered);
+}
+
 void computation_remove_parameter(Computation *c, int number) {
   assert(!c->is_entry && number >= 0 && number < c->parameter_count);
   Instruction *param = c->parameters[number];
@@ -268,7 +305,7 @@ void computation_remove_parameter(Computation *c, int number) {
     c->parameters[k - 1] = c->parameters[k];
     if (c->parameters[k - 1]) c->parameters[k - 1]->attrs.parameter_number = k - 1;
   }
-  c->parameter_count--;
+  c->parameters[--c->parameter_count] = NULL;
 }
 
 /* -------------------------------------------------------------- sorting */

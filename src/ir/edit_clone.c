@@ -8,6 +8,15 @@
 
 #include "ir.h"
 
+const Metadata *metadata_copy_into_arena(const Metadata *md, Arena *arena) {
+  if (!md) return NULL;
+  Metadata *copy = arena_alloc(arena, sizeof *copy);
+  copy->op_name = md->op_name ? arena_strdup(arena, md->op_name) : NULL;
+  copy->source_file = md->source_file ? arena_strdup(arena, md->source_file) : NULL;
+  copy->source_line = md->source_line;
+  return copy;
+}
+
 Instruction *instruction_clone(Computation *dst, const Instruction *src, Instruction *const *new_operands,
                                const char *name_base) {
   Attrs attrs = src->attrs;
@@ -16,6 +25,7 @@ Instruction *instruction_clone(Computation *dst, const Instruction *src, Instruc
                                                   src->called_count, &attrs, &src->shape,
                                                   name_base ? name_base : src->name);
   inst->loc = src->loc;
+  inst->metadata = metadata_copy_into_arena(src->metadata, &dst->module->arena);
   return inst;
 }
 
@@ -56,6 +66,24 @@ Computation *computation_clone(Module *dst, const Computation *src, const char *
   return computation_clone_body(dst, src, name);
 }
 
+/* A parsed module may give a computation and an instruction the same name
+ * (they are told apart by where they appear), which module_unique_name,
+ * one pool for both, would have renamed: a copy keeps the source's names. */
+static void keep_source_names(Computation *to, const Computation *from) {
+  Arena *arena = &to->module->arena;
+  if (strcmp(to->name, from->name) != 0) {
+    to->name = arena_strdup(arena, from->name);
+    module_register_name(to->module, to->name);
+  }
+  for (int i = 0; i < to->instruction_count; i++) {
+    Instruction *inst = to->instructions[i];
+    const char *wanted = from->instructions[i]->name;
+    if (strcmp(inst->name, wanted) == 0) continue;
+    inst->name = arena_strdup(arena, wanted);
+    module_register_name(to->module, inst->name);
+  }
+}
+
 Module *module_clone(const Module *src) {
   Module *m = module_create(src->name);
   if (src->filename) m->filename = arena_strdup(&m->arena, src->filename);
@@ -64,6 +92,7 @@ Module *module_clone(const Module *src) {
   for (int i = 0; i < n; i++) {
     const Computation *from = src->computations[i];
     Computation *to = computation_clone_body(m, from, from->name);
+    keep_source_names(to, from);
     to->is_entry = from->is_entry;
     if (from == src->entry) m->entry = to;
     pairs[i] = (ComputationPair){from, to};

@@ -64,6 +64,18 @@ Computation *module_find_computation(const Module *m, const char *name) {
   return NULL;
 }
 
+void instruction_describe(StrBuf *sb, const Instruction *inst) {
+  strbuf_printf(sb, "%s", inst->name);
+  const Metadata *md = inst->metadata;
+  if (!md || (!md->op_name && !md->source_file)) return;
+  strbuf_printf(sb, " (%s%s", md->op_name ? md->op_name : "", md->op_name && md->source_file ? " " : "");
+  if (md->source_file) {
+    strbuf_printf(sb, "at %s", md->source_file);
+    if (md->source_line > 0) strbuf_printf(sb, ":%lld", (long long)md->source_line);
+  }
+  strbuf_printf(sb, ")");
+}
+
 Instruction *computation_find_instruction(const Computation *c, const char *name) {
   for (int i = 0; i < c->instruction_count; i++)
     if (strcmp(c->instructions[i]->name, name) == 0) return c->instructions[i];

@@ -305,6 +305,17 @@ typedef struct Attrs {
   IntList source_target_pairs;     /* collective-permute, flattened pairs */
 } Attrs;
 
+/* Where an instruction came from, as JAX records it:
+ *   metadata={op_name="jit(f)/add" source_file="/x.py" source_line=12}
+ * Kept through every pass (clones copy it) so that messages, dumps and
+ * listings can name the user's line. Strings are as the text wrote them
+ * (escapes kept). The other fields XLA prints are read past. */
+typedef struct Metadata {
+  const char *op_name;             /* NULL when absent */
+  const char *source_file;         /* NULL when absent */
+  int64_t source_line;             /* 0 when absent */
+} Metadata;
+
 /* A module holds one Instruction per HLO line, so its size matters
  * (test_types checks it): the 4-byte fields are paired to leave no padding. */
 struct Instruction {
@@ -330,6 +341,7 @@ struct Instruction {
    * edit.c), in the module's arena. */
   Instruction **users;
   int user_count, user_capacity;
+  const Metadata *metadata;        /* NULL when the text gave none; in an arena */
   Attrs attrs;
 };
 
@@ -381,6 +393,9 @@ bool opcode_is_commutative(Opcode op);
 bool opcode_is_associative(Opcode op);
 bool opcode_has_side_effects(Opcode op);
 Computation *module_find_computation(const Module *m, const char *name);
+/* "name (op_name at source_file:line)" for messages; parts the metadata
+ * lacks are left out, and without metadata it is just the name. */
+void instruction_describe(StrBuf *sb, const Instruction *inst);
 Instruction *computation_find_instruction(const Computation *c, const char *name);
 IntList intlist_copy(Arena *arena, const int64_t *values, int count);
 /* The out-of-line attribute groups of Attrs, or a shared all-zero group
@@ -403,10 +418,10 @@ const ScatterDims *attrs_scatter(const Attrs *a);
  * learn who reads what. Code that writes Instruction.operands directly
  * breaks them; verify_module checks them.
  *
- * Instructions stay in an order where operands come before users, and
- * Instruction.index equals the position, after every call here except
- * computation_add_instruction's callers that link out of order (run
- * computation_sort when done). */
+ * Instruction.index always equals the position. The operands-before-users
+ * order is the caller's to keep: adding appends at the end, and
+ * instruction_set_operand or computation_move_before may point an
+ * instruction at a later one; computation_sort restores the order. */
 void instruction_set_operand(Instruction *inst, int i, Instruction *operand);
 /* Every user of old reads replacement instead (except replacement itself,
  * so that old may be one of its operands); if old was its computation's
@@ -416,6 +431,10 @@ void computation_set_root(Computation *c, Instruction *root);
 /* inst must have no users, must not be the root nor a parameter (use
  * computation_remove_parameter). Its literal stays in the module's list. */
 void computation_remove_instruction(Computation *c, Instruction *inst);
+/* Removes many at once in one pass over c (one by one costs a pass each:
+ * what DCE wants). Every user of each must be in the set too; none may be
+ * the root or a parameter. */
+void computation_remove_instructions(Computation *c, Instruction *const *dead, int count);
 /* Removes the unused parameter `number` of a non-entry computation and
  * renumbers the later ones; callers fix the call sites. */
 void computation_remove_parameter(Computation *c, int number);
@@ -480,6 +499,8 @@ void computation_append_instruction(Computation *c, Instruction *inst);
 Computation *module_add_computation(Module *m, const char *name);
 /* Copies attrs into arena: groups, lists and the custom-call target (not the literal). */
 void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena);
+/* A copy of metadata (strings included) in arena; NULL stays NULL. */
+const Metadata *metadata_copy_into_arena(const Metadata *md, Arena *arena);
 /* A shape whose tuple element shapes live in arena. */
 Shape shape_copy_into_arena(const Shape *s, Arena *arena);
 

@@ -276,6 +276,9 @@ TEST(removing_a_parameter_renumbers_the_later_ones) {
   computation_remove_parameter(f, 1);
   EXPECT(f->parameter_count == 2 && f->parameters[1] == p2 && p2->attrs.parameter_number == 1,
          "p2 is now parameter 1");
+  Instruction *p3 = builder_add_parameter(f, &p2->shape, "p3");
+  EXPECT(f->parameter_count == 3 && f->parameters[2] == p3, "a new parameter takes the freed number 2");
+  computation_remove_parameter(f, 2);
   /* the caller drops its operand 1 */
   Instruction *c = named(m, "c");
   Instruction *x = named(m, "x");
@@ -336,6 +339,34 @@ TEST(cloned_computation_and_module_are_independent_deep_copies) {
   module_free(copy);
 }
 
+TEST(module_clone_keeps_names_shared_by_a_computation_and_an_instruction) {
+  Module *m = parse_text("HloModule same\n"
+                         "add {\n"
+                         "  a = f32[] parameter(0)\n"
+                         "  b = f32[] parameter(1)\n"
+                         "  ROOT s = f32[] add(a, b)\n"
+                         "}\n"
+                         "ENTRY main {\n"
+                         "  p = f32[4] parameter(0)\n"
+                         "  z = f32[] constant(0)\n"
+                         "  add = f32[] reduce(p, z), dimensions={0}, to_apply=add\n"
+                         "  ROOT main = f32[] negate(add)\n"
+                         "}\n");
+  if (!m) { EXPECT(m != NULL, "parse"); return; }
+  Module *copy = module_clone(m);
+  StrBuf a = {0}, b = {0};
+  print_module(&a, m);
+  print_module(&b, copy);
+  EXPECT(strcmp(a.data, b.data) == 0, "the copy prints the same:\n%s\n---\n%s", a.data, b.data);
+  const char *fresh = module_unique_name(copy, "add");
+  EXPECT(strcmp(fresh, "add") != 0 && strcmp(fresh, "main") != 0, "the copy's names are taken: got %s", fresh);
+  EXPECT(module_survives_round_trip(copy), "see above");
+  strbuf_free(&a);
+  strbuf_free(&b);
+  module_free(copy);
+  module_free(m);
+}
+
 TEST(attrs_equal_and_hash_see_every_group) {
   Module *m = parse_text("HloModule at\n"
                          "ENTRY main {\n"
@@ -381,6 +412,63 @@ TEST(eval_instruction_computes_one_op_for_folding) {
   module_free(m);
 }
 
+static const char *const WITH_METADATA =
+    "HloModule md\n"
+    "ENTRY main {\n"
+    "  x = f32[2] parameter(0), metadata={op_name=\"x\"}\n"
+    "  ROOT n = f32[2] negate(x), metadata={op_type=\"neg\" op_name=\"jit(f)/neg\" "
+    "source_file=\"/work/model.py\" source_line=12 source_end_line=12 source_column=4 "
+    "profile_type={1,2} stack_frame_id=3}\n"
+    "}\n";
+
+TEST(metadata_keeps_op_name_file_and_line_and_skips_the_rest) {
+  Module *m = parse_text(WITH_METADATA);
+  if (!m) { EXPECT(m != NULL, "parse"); return; }
+  const Metadata *md = named(m, "n")->metadata;
+  EXPECT(md && md->op_name && strcmp(md->op_name, "jit(f)/neg") == 0, "op_name");
+  EXPECT(md && md->source_file && strcmp(md->source_file, "/work/model.py") == 0 && md->source_line == 12,
+         "file and line");
+  const Metadata *mx = named(m, "x")->metadata;
+  EXPECT(mx && mx->source_file == NULL && mx->source_line == 0, "absent fields stay empty");
+  EXPECT(named(m, "n")->metadata && module_survives_round_trip(m), "see above");
+  StrBuf sb = {0};
+  print_instruction(&sb, named(m, "n"));
+  EXPECT(strstr(sb.data, ", metadata={op_name=\"jit(f)/neg\" source_file=\"/work/model.py\" source_line=12}"),
+         "printed: %s", sb.data);
+  strbuf_free(&sb);
+  module_free(m);
+}
+
+TEST(clones_keep_metadata_and_describe_names_the_source_line) {
+  Module *m = parse_text(WITH_METADATA);
+  if (!m) { EXPECT(m != NULL, "parse"); return; }
+  Instruction *n = named(m, "n");
+  Instruction *n2 = instruction_clone(m->entry, n, n->operands, NULL);
+  EXPECT(n2->metadata && strcmp(n2->metadata->op_name, "jit(f)/neg") == 0, "instruction clone keeps it");
+  Module *copy = module_clone(m);
+  module_free(m);
+  Instruction *n3 = named(copy, "n");
+  EXPECT(n3 && n3->metadata && n3->metadata->source_line == 12 &&
+             strcmp(n3->metadata->source_file, "/work/model.py") == 0,
+         "module clone keeps it, in its own arena");
+  StrBuf sb = {0};
+  if (n3) instruction_describe(&sb, n3);
+  EXPECT(sb.data && strcmp(sb.data, "n (jit(f)/neg at /work/model.py:12)") == 0, "got %s", sb.data);
+  strbuf_free(&sb);
+  instruction_describe(&sb, named(copy, "x"));
+  EXPECT(strcmp(sb.data, "x (x)") == 0, "op_name only: %s", sb.data);
+  strbuf_free(&sb);
+  module_free(copy);
+}
+
+TEST(metadata_op_name_must_be_quoted) {
+  const char *text = "HloModule md\nENTRY main {\n  ROOT x = f32[] parameter(0), metadata={op_name=x}\n}\n";
+  Status st;
+  Module *m = parse_module(text, strlen(text), "bad.hlo", &st);
+  EXPECT(!m && st.loc.line == 3 && strstr(st.message, "quoted op_name"), "got %d: %s", st.loc.line, st.message);
+  module_free(m);
+}
+
 /* src/ir's builder leaves the root to the caller. */
 TEST(builder_sets_no_root_and_appends_in_amortised_time) {
   Module *m = module_create("chain");
@@ -398,6 +486,27 @@ TEST(builder_sets_no_root_and_appends_in_amortised_time) {
   EXPECT(e->instruction_count == 40001, "count %d", e->instruction_count);
   if (last) computation_set_root(e, last);
   EXPECT(verify_module(m, &st), "verify: %s", st.message);
+  /* DCE's way out: the last 30,000 go at once, in one pass. */
+  if (e->instruction_count == 40001) {
+    computation_set_root(e, e->instructions[10000]);
+    computation_remove_instructions(e, e->instructions + 10001, 30000);
+    EXPECT(e->instruction_count == 10001 && e->root->user_count == 0, "count %d, root users %d",
+           e->instruction_count, e->root->user_count);
+    EXPECT(verify_module(m, &st), "verify after removal: %s", st.message);
+  }
+  module_free(m);
+}
+
+TEST(removing_a_set_filters_the_survivors_use_lists) {
+  Module *m = parse_text(SQUARE_PLUS);
+  if (!m) { EXPECT(m != NULL, "parse"); return; }
+  Instruction *x = named(m, "x"), *r = named(m, "r");
+  Instruction *extra = computation_add_instruction(m->entry, OP_ABS, &x, 1, NULL, 0, NULL, &x->shape, NULL);
+  computation_set_root(m->entry, x);
+  computation_remove_instructions(m->entry, (Instruction *[]){r, named(m, "sq"), named(m, "ones"), named(m, "one")}, 4);
+  EXPECT(x->user_count == 1 && x->users[0] == extra, "x keeps only abs: %d users", x->user_count);
+  EXPECT(m->entry->instruction_count == 2 && extra->index == 1, "x and abs remain");
+  EXPECT(module_survives_round_trip(m), "see above");
   module_free(m);
 }
 
@@ -416,8 +525,13 @@ int main(void) {
   RUN(removing_a_parameter_renumbers_the_later_ones);
   RUN(cloned_instruction_copies_everything_but_operands_and_name);
   RUN(cloned_computation_and_module_are_independent_deep_copies);
+  RUN(module_clone_keeps_names_shared_by_a_computation_and_an_instruction);
   RUN(attrs_equal_and_hash_see_every_group);
   RUN(eval_instruction_computes_one_op_for_folding);
+  RUN(metadata_keeps_op_name_file_and_line_and_skips_the_rest);
+  RUN(clones_keep_metadata_and_describe_names_the_source_line);
+  RUN(metadata_op_name_must_be_quoted);
   RUN(builder_sets_no_root_and_appends_in_amortised_time);
+  RUN(removing_a_set_filters_the_survivors_use_lists);
   return test_summary();
 }

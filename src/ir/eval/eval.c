@@ -96,46 +96,8 @@ static int *compute_last_uses(const Computation *c) {
   return last_use;
 }
 
-/* One instruction's value: parameters and constants are borrowed, every
- * other value is computed by its opcode's function and owned here. */
-static Literal *evaluate_instruction(const Instruction *inst, Literal *const *values,
-                                     Literal *const *args, int arg_count, Status *st) {
-  if (inst->opcode == OP_PARAMETER) {
-    int64_t number = inst->attrs.parameter_number;
-    if (number >= 0 && number < arg_count) return args[number];
-    status_error(st, STATUS_VERIFY_ERROR, "parameter(%lld) is out of range", (long long)number);
-    return NULL;
-  }
-  if (inst->opcode == OP_CONSTANT) {
-    if (!inst->attrs.literal) status_error(st, STATUS_VERIFY_ERROR, "constant without a value");
-    return inst->attrs.literal;
-  }
-  EvalOpFn *fn = eval_rule(inst->opcode);
-  if (!fn) {
-    status_error(st, STATUS_UNSUPPORTED, "the evaluator has no rule for %s",
-                 opcode_name(inst->opcode));
-    return NULL;
-  }
-  Literal **operands = calloc((size_t)inst->operand_count + 1, sizeof *operands);
-  if (!operands) {
-    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
-    return NULL;
-  }
-  for (int k = 0; k < inst->operand_count; k++) {
-    operands[k] = values[inst->operands[k]->index];
-    if (!operands[k]) {
-      /* Only an operand defined after its user can be missing here. */
-      status_error(st, STATUS_VERIFY_ERROR, "%s reads %s before it is computed", inst->name,
-                   inst->operands[k]->name);
-      free(operands);
-      return NULL;
-    }
-  }
-  Literal *result = fn(inst, operands, st);
-  free(operands);
-  return result;
-}
-
+/* One op on given values: the engine of evaluate_instruction below and of
+ * constant folding. */
 Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st) {
   if (inst->opcode == OP_PARAMETER || inst->opcode == OP_CONSTANT) {
     status_error(st, STATUS_UNSUPPORTED, "eval_instruction: %s has no operands to compute from",
@@ -153,6 +115,40 @@ Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Sta
       return NULL;
     }
   return fn(inst, operands, st);
+}
+
+/* One instruction's value: parameters and constants are borrowed, every
+ * other value is computed by its opcode's function and owned here. */
+static Literal *evaluate_instruction(const Instruction *inst, Literal *const *values,
+                                     Literal *const *args, int arg_count, Status *st) {
+  if (inst->opcode == OP_PARAMETER) {
+    int64_t number = inst->attrs.parameter_number;
+    if (number >= 0 && number < arg_count) return args[number];
+    status_error(st, STATUS_VERIFY_ERROR, "parameter(%lld) is out of range", (long long)number);
+    return NULL;
+  }
+  if (inst->opcode == OP_CONSTANT) {
+    if (!inst->attrs.literal) status_error(st, STATUS_VERIFY_ERROR, "constant without a value");
+    return inst->attrs.literal;
+  }
+  Literal **operands = calloc((size_t)inst->operand_count + 1, sizeof *operands);
+  if (!operands) {
+    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
+  for (int k = 0; k < inst->operand_count; k++) {
+    operands[k] = values[inst->operands[k]->index];
+    if (!operands[k]) {
+      /* Only an operand defined after its user can be missing here. */
+      status_error(st, STATUS_VERIFY_ERROR, "%s reads %s before it is computed", inst->name,
+                   inst->operands[k]->name);
+      free(operands);
+      return NULL;
+    }
+  }
+  Literal *result = eval_instruction(inst, operands, st);
+  free(operands);
+  return result;
 }
 
 /* Runs the instructions in order. Each value is freed right after its last

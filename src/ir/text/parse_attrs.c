@@ -550,6 +550,44 @@ static bool read_called_list(Parser *p, Instruction *inst, AttrNotes *notes) {
   return true;
 }
 
+/* metadata = "{" (field "=" value)* "}"   (fields separated by blanks)
+ * op_name, source_file and source_line are kept: the provenance that every
+ * pass carries and every message can name. The other fields (op_type,
+ * source_end_line, source_column, stack_frame_id, profile_type={...}, ...)
+ * are read past, one word, string or bracketed group each. */
+static bool read_metadata(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  Token open = *peek(p);
+  if (!expect(p, "{")) return false;
+  Metadata md = {0};
+  while (!token_is(peek(p), "}")) {
+    Token field = *peek(p);
+    if (field.kind == TK_EOF) return parse_error(p, &open, "unterminated metadata");
+    if (field.kind != TK_WORD) return parse_error(p, &field, "expected a metadata field name");
+    next(p);
+    if (!expect(p, "=")) return false;
+    Token *value = peek(p);
+    bool keeps_string = token_is(&field, "op_name") || token_is(&field, "source_file");
+    if (keeps_string && value->kind != TK_STRING)
+      return parse_error(p, value, "expected a quoted %.*s", field.len, field.text);
+    if (token_is(&field, "op_name")) md.op_name = token_string(p, value);
+    if (token_is(&field, "source_file")) md.source_file = token_string(p, value);
+    if (token_is(&field, "source_line")) {
+      if (!parse_int64(p, &md.source_line)) return false;
+    } else if (value->kind == TK_STRING || value->kind == TK_WORD) {
+      next(p);
+    } else if (token_is(value, "{") || token_is(value, "[") || token_is(value, "(")) {
+      if (!skip_balanced(p)) return false;
+    } else {
+      return parse_error(p, value, "expected a metadata value");
+    }
+  }
+  next(p);
+  if (md.op_name || md.source_file || md.source_line)
+    inst->metadata = arena_memdup(&p->module->arena, &md, sizeof md);
+  return true;
+}
+
 static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   (void)notes;
@@ -648,7 +686,7 @@ static const AttrRule attr_rules[] = {
   {"branch_computations", read_called_list, OPS(OP_CONDITIONAL)},
   /* Accepted and skipped: they guide XLA's own compiler or carry debug
    * information, and do not change what the instruction computes. */
-  {"metadata", read_and_ignore, ANY_OP},
+  {"metadata", read_metadata, ANY_OP},
   {"backend_config", read_and_ignore, ANY_OP},
   {"raw_backend_config", read_and_ignore, ANY_OP},
   {"frontend_attributes", read_and_ignore, ANY_OP},

@@ -502,6 +502,25 @@ static void print_attributes(StrBuf *sb, const Instruction *inst) {
 
 /* ---- instructions, computations, the module ---- */
 
+/* metadata={op_name="..." source_file="..." source_line=N}: the fields axle keeps. */
+static void print_metadata(StrBuf *sb, const Metadata *md) {
+  if (!md) return;
+  strbuf_printf(sb, ", metadata={");
+  const char *gap = "";
+  if (md->op_name) {
+    strbuf_printf(sb, "op_name=");
+    print_quoted(sb, md->op_name);
+    gap = " ";
+  }
+  if (md->source_file) {
+    strbuf_printf(sb, "%ssource_file=", gap);
+    print_quoted(sb, md->source_file);
+    gap = " ";
+  }
+  if (md->source_line) strbuf_printf(sb, "%ssource_line=%lld", gap, (long long)md->source_line);
+  strbuf_printf(sb, "}");
+}
+
 /* "name = shape opcode(operands), attributes"; the computation printer
  * adds "ROOT " before its root, as XLA does. */
 void print_instruction(StrBuf *sb, const Instruction *inst) {
@@ -521,6 +540,7 @@ void print_instruction(StrBuf *sb, const Instruction *inst) {
   }
   strbuf_printf(sb, ")");
   print_attributes(sb, inst);
+  print_metadata(sb, inst->metadata);
 }
 
 static void print_computation(StrBuf *sb, const Computation *c) {
