@@ -3,6 +3,7 @@
 #   make          library, tools, examples, test programs
 #   make test     every test; ends with "N passed, N failed"
 #   make check    the same, built with AddressSanitizer and UBSan
+#   make bench    benchmarks (bench/run.sh): medians, in one run
 #   make demo     runs the bundled example module
 #   make fuzz     libFuzzer target for the parser (needs clang); FUZZ_SECONDS=600
 #   make install  PREFIX=/usr/local
@@ -30,10 +31,17 @@ EXAMPLES  := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 TEST_SRC  := $(sort $(wildcard tests/unit/test_*.c tests/support/*.c))
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check demo fuzz install clean
+.PHONY: all test check bench demo fuzz install clean
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
-all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS)
+FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
+all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
+
+# A fake CUDA driver for the tests of the GPU runtime's error paths (built
+# without sanitizers: it stands in for a library that has none).
+$(FAKE_CUDA): tests/fake_cuda/fake_libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -61,6 +69,10 @@ test: all
 
 check:
 	$(MAKE) BUILD=build/san SAN=1 OPT=-O1 test
+
+# Benchmarks, side by side where peers exist on the machine (bench/run.sh).
+bench: all
+	@bash bench/run.sh $(BUILD)
 
 # XLA's classic example as JAX lowers it, run on NumPy-made inputs and compared
 # with NumPy's answer (the corpus case demo_reduce_sum holds both).

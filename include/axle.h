@@ -66,6 +66,11 @@ typedef enum axle_type {
   AXLE_PRED, AXLE_S8, AXLE_S16, AXLE_S32, AXLE_S64,
   AXLE_U8, AXLE_U16, AXLE_U32, AXLE_U64,
   AXLE_F16, AXLE_BF16, AXLE_F32, AXLE_F64,
+  AXLE_C64, AXLE_C128,   /* complex: real and imaginary parts interleaved */
+  /* 8- and 4-bit floats and 4- and 2-bit integers: one byte per element */
+  AXLE_F8E4M3FN, AXLE_F8E5M2, AXLE_F8E4M3FNUZ, AXLE_F8E5M2FNUZ, AXLE_F8E4M3B11FNUZ,
+  AXLE_F8E4M3, AXLE_F8E3M4, AXLE_F8E8M0FNU, AXLE_F4E2M1FN,
+  AXLE_S4, AXLE_U4, AXLE_S2, AXLE_U2,
   AXLE_TUPLE,
 } axle_type_t;
 

@@ -34,28 +34,47 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 # ---- corpus: run each module on its inputs and compare with NumPy's outputs ----
+# Each module runs three ways: as written on the interpreter; optimized
+# (--opt) on the interpreter, since the optimizer must never change what a
+# module computes; and printed by axle-opt, then parsed back and run, since
+# an optimized module must round-trip through its own text. The verifier runs
+# after every pass that changed something (AXLE_FLAGS=--verify_each_pass).
+check_outputs() {  # LABEL DIR RESULT_DIR: compare every golden in DIR with RESULT_DIR
+  local label=$1 dir=$2 res=$3 tol=() ok=1 n=0 golden msg got
+  [ -f "$dir/tolerance" ] && read -r -a tol <"$dir/tolerance"
+  for golden in "$dir"/out*.npy; do
+    [ -e "$golden" ] || continue
+    n=$((n + 1))
+    if ! msg=$("$BUILD/tests/npycmp" "$golden" "$res/$(basename "$golden")" "${tol[@]}" 2>&1); then
+      fail "$label" "$(basename "$golden"): $msg"; return
+    fi
+  done
+  got=$(ls "$res"/out*.npy 2>/dev/null | wc -l)
+  if [ "$n" -eq 0 ]; then fail "$label" "no golden outputs in $dir"
+  elif [ "$n" -ne "$got" ]; then fail "$label" "expected $n outputs, got $got"
+  else pass "$label"; fi
+}
 for hlo in tests/hlo/*.hlo; do
   [ -e "$hlo" ] || continue
   name=$(basename "$hlo" .hlo); dir=tests/hlo/$name
   args=()
   for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
-  res=$out/corpus/$name; mkdir -p "$res"
-  if ! timeout 120 "$BUILD/axle-run" --backend interp "${args[@]}" --out "$res" "$hlo" >"$res/log" 2>&1; then
-    fail "corpus/$name" "axle-run failed:" "$(head -5 "$res/log")"; continue
-  fi
-  tol=(); [ -f "$dir/tolerance" ] && read -r -a tol <"$dir/tolerance"
-  ok=1; n=0
-  for golden in "$dir"/out*.npy; do
-    [ -e "$golden" ] || continue
-    n=$((n + 1))
-    if ! msg=$("$BUILD/tests/npycmp" "$golden" "$res/$(basename "$golden")" "${tol[@]}" 2>&1); then
-      ok=0; fail "corpus/$name" "$(basename "$golden"): $msg"; break
+  for mode in plain opt opt-text; do
+    res=$out/corpus-$mode/$name; mkdir -p "$res"
+    label=corpus/$name; [ $mode != plain ] && label=corpus-$mode/$name
+    module=$hlo; flags=()
+    [ $mode = opt ] && flags=(--opt)
+    if [ $mode = opt-text ]; then
+      module=$res/optimized.hlo
+      if ! AXLE_FLAGS=--verify_each_pass timeout 120 "$BUILD/axle-opt" -o "$module" "$hlo" >"$res/log" 2>&1; then
+        fail "$label" "axle-opt failed:" "$(head -5 "$res/log")"; continue
+      fi
     fi
+    if ! AXLE_FLAGS=--verify_each_pass timeout 120 "$BUILD/axle-run" --backend interp "${flags[@]}" "${args[@]}" --out "$res" "$module" >>"$res/log" 2>&1; then
+      fail "$label" "axle-run failed:" "$(head -5 "$res/log")"; continue
+    fi
+    check_outputs "$label" "$dir" "$res"
   done
-  got=$(ls "$res"/out*.npy 2>/dev/null | wc -l)
-  if [ $ok -eq 1 ] && [ "$n" -ne "$got" ]; then ok=0; fail "corpus/$name" "expected $n outputs, got $got"; fi
-  [ $ok -eq 1 ] && [ "$n" -gt 0 ] && pass "corpus/$name"
-  [ "$n" -eq 0 ] && fail "corpus/$name" "no golden outputs in $dir"
 done
 
 # ---- malformed input: a located error and exit code 2, never a crash ----
@@ -86,7 +105,9 @@ expect_run no_module 2 "error: no module given"
 expect_run unknown_option 2 "error: unknown option '--frob'" --frob examples/reduce_sum.hlo
 expect_run bad_time_count 2 "--time takes a run count" --time 0 examples/reduce_sum.hlo
 expect_run missing_file 2 "error: cannot read" "$t/no-such.hlo"
-expect_run unbuilt_backend 2 "backend 'gpu' is not built yet" --backend gpu examples/reduce_sum.hlo
+expect_run unbuilt_backend 2 "backend 'cpu' is not built yet" --backend cpu examples/reduce_sum.hlo
+AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo
 expect_run seeded_run 0 "out0: f32[]" --seed 1 examples/reduce_sum.hlo
 expect_run time_prints_median 0 "time: median_ms=" --seed 1 --time 3 examples/reduce_sum.hlo
 expect_run time_prints_compile 0 "compile_ms=" --seed 1 --time 3 examples/reduce_sum.hlo
@@ -104,6 +125,26 @@ for f in out0.npy out1.npy; do
   "$BUILD/tests/npycmp" "$t/einsum/$f" "$t/einsum_opt/$f" 0 0 >/dev/null 2>&1 || same=0
 done
 [ $same -eq 1 ] && pass "axle-run/samples_give_the_same_outputs" || fail "axle-run/samples_give_the_same_outputs" "jax_einsum.hlo and jax_einsum.optimized.hlo differ"
+
+# ---- the optimizer's tools: axle-run --opt/--stats/--dump and axle-opt ----
+expect_run opt_stats_per_pass 0 "buffer-assignment" --opt --stats --seed 1 examples/reduce_sum.hlo
+expect_run opt_stats_instructions 0 "instructions:" --opt --stats --seed 1 examples/reduce_sum.hlo
+AXLE_FLAGS=--frob expect_run bad_axle_flag 2 "unknown optimizer flag '--frob'" --opt examples/reduce_sum.hlo
+rm -rf "$t/dump"
+"$run" --opt --seed 1 --dump "$t/dump" --dump_passes examples/reduce_sum.hlo >/dev/null 2>&1
+for f in before_optimizations.txt after_optimizations.txt after_optimizations.dot; do
+  if [ -f "$t/dump/module_0000.jit_f.$f" ]; then pass "axle-run/dump_writes_$f"
+  else fail "axle-run/dump_writes_$f" "$(ls "$t/dump" 2>&1)"; fi
+done
+if "$run" --seed 1 "$t/dump/module_0000.jit_f.after_optimizations.txt" >/dev/null 2>&1; then
+  pass "axle-run/optimized_dump_parses_back"
+else fail "axle-run/optimized_dump_parses_back"; fi
+got=$(AXLE_FLAGS=--frob timeout 60 "$BUILD/axle-opt" examples/reduce_sum.hlo 2>&1); rc=$?
+if [ $rc -eq 2 ] && echo "$got" | grep -qF "unknown optimizer flag '--frob'"; then pass "axle-opt/axle_flags_checked"
+else fail "axle-opt/axle_flags_checked" "exit $rc: $got"; fi
+got=$(timeout 60 "$BUILD/axle-opt" 2>&1); rc=$?
+if [ $rc -eq 2 ] && echo "$got" | grep -qF "error: no module given"; then pass "axle-opt/no_module"
+else fail "axle-opt/no_module" "exit $rc: $got"; fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

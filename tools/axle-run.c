@@ -1,13 +1,15 @@
 /* axle-run: load an HLO module, run it, write or print its results.
  *
  *   axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
- *            [--time N] [--threads N] [--check] [--dump DIR] MODULE.hlo
+ *            [--time N] [--threads N] [--check] [--opt|--no-opt] [--stats]
+ *            [--dump DIR] [--dump_passes] MODULE.hlo
  *
  * The contract (DESIGN.md): one --in per entry parameter, in order; without
  * --in the inputs are drawn from --seed. --out DIR writes every leaf of the
  * result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy, ...
  * Exit 0 on success, 1 for a run-time or input error, 2 for a usage, parse,
  * verify or compile error. */
+#include <complex.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <time.h>
 
 #include "ir.h"
+#include "opt/opt.h"
 #include "runtime/backend.h"
 #include "runtime/npy.h"
 
@@ -28,11 +31,14 @@ typedef struct Options {
   uint64_t seed;
   int time_runs, threads;
   bool check;
+  int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
+  bool stats, dump_passes;
 } Options;
 
 static const char usage[] =
     "usage: axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
-    "                [--time N] [--threads N] [--check] [--dump DIR] MODULE.hlo\n";
+    "                [--time N] [--threads N] [--check] [--opt|--no-opt] [--stats]\n"
+    "                [--dump DIR] [--dump_passes] MODULE.hlo\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "error: ");
@@ -52,7 +58,7 @@ static bool parse_count(const char *s, long long min, long long *out) {
 
 /* Returns 0 when the options are good, else the exit code. */
 static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.backend = "interp", .seed = 0, .threads = 1};
+  *o = (Options){.backend = "interp", .seed = 0, .threads = 1, .opt = -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -62,6 +68,12 @@ static int parse_options(int argc, char **argv, Options *o) {
       exit(0);
     } else if (strcmp(a, "--check") == 0) {
       o->check = true;
+    } else if (strcmp(a, "--opt") == 0 || strcmp(a, "--no-opt") == 0) {
+      o->opt = a[2] == 'o';
+    } else if (strcmp(a, "--stats") == 0) {
+      o->stats = true;
+    } else if (strcmp(a, "--dump_passes") == 0) {
+      o->dump_passes = true;
     } else if (a[0] == '-' && a[1] == '-' && !has_value) {
       return usage_error("%s needs a value", a);
     } else if (strcmp(a, "--backend") == 0) {
@@ -117,14 +129,35 @@ static Literal *random_literal(const Shape *shape, uint64_t *state) {
     case TYPE_KIND_SINT: literal_set_s64(lit, i, (int64_t)(r % 17) - 8); break;
     case TYPE_KIND_UINT: literal_set_s64(lit, i, (int64_t)(r % 9)); break;
     case TYPE_KIND_PRED: literal_set_s64(lit, i, (int64_t)(r & 1)); break;
+    case TYPE_KIND_COMPLEX: {  /* both parts uniform in [-1, 1) */
+      double re = (double)(r >> 11) * 0x1p-52 - 1.0;
+      double im = (double)(splitmix64(state) >> 11) * 0x1p-52 - 1.0;
+      literal_set_complex(lit, i, CMPLX(re, im));
+      break;
+    }
     }
   }
   return lit;
 }
 
-/* bf16 has no NumPy dtype: a <u2 array stands for a bf16 parameter. */
-static void adopt_bf16_bits(Literal *lit, const Shape *param) {
-  if (param->type == TYPE_BF16 && lit->shape.type == TYPE_U16) lit->shape.type = TYPE_BF16;
+/* Types NumPy lacks come in the type carrying them (npy_carrier_type): a
+ * <u2 array stands for a bf16 parameter, |u1 bits for an f8 one, |i1
+ * values for an s4 one. A 4- or 2-bit value must fit. */
+static bool adopt_carried_type(Literal *lit, const Shape *param, int index, Status *st) {
+  if (param->type == lit->shape.type || npy_carrier_type(param->type) != lit->shape.type)
+    return true;
+  ElementType carrier = lit->shape.type;
+  lit->shape.type = param->type;
+  if (!type_is_integer(param->type)) return true;
+  for (int64_t i = 0; i < shape_element_count(&lit->shape); i++) {
+    int64_t v = ((const int8_t *)lit->data)[i];
+    if (carrier == TYPE_U8) v = ((const uint8_t *)lit->data)[i];
+    literal_set_s64(lit, i, v);
+    if (literal_get_s64(lit, i) != v)
+      return status_error(st, STATUS_INPUT_ERROR, "input %d: value %lld does not fit in %s", index,
+                          (long long)v, type_name(param->type));
+  }
+  return true;
 }
 
 static bool load_inputs(const Options *o, const Module *m, Literal **args, Status *st) {
@@ -144,8 +177,7 @@ static bool load_inputs(const Options *o, const Module *m, Literal **args, Statu
       continue;
     }
     args[i] = npy_read(o->inputs[i], st);
-    if (!args[i]) return false;
-    adopt_bf16_bits(args[i], shape);
+    if (!args[i] || !adopt_carried_type(args[i], shape, i, st)) return false;
   }
   return backend_check_arguments(m, args, entry->parameter_count, st);
 }
@@ -160,7 +192,10 @@ static void print_array_summary(const Literal *lit, int index) {
   int64_t n = shape_element_count(&lit->shape), shown = n <= 16 ? n : 8;
   printf(" [");
   for (int64_t i = 0; i < shown; i++) {
-    if (type_is_float(lit->shape.type)) printf("%s%.9g", i ? ", " : "", literal_get_f64(lit, i));
+    if (type_is_complex(lit->shape.type)) {
+      double _Complex z = literal_get_complex(lit, i);
+      printf("%s(%.9g, %.9g)", i ? ", " : "", creal(z), cimag(z));
+    } else if (type_is_float(lit->shape.type)) printf("%s%.9g", i ? ", " : "", literal_get_f64(lit, i));
     else if (lit->shape.type == TYPE_U64) printf("%s%llu", i ? ", " : "", (unsigned long long)literal_get_u64(lit, i));
     else printf("%s%lld", i ? ", " : "", (long long)literal_get_s64(lit, i));
   }
@@ -189,18 +224,43 @@ static bool make_dir(const char *dir, Status *st) {
   return status_error(st, STATUS_RUNTIME_ERROR, "cannot create directory %s: %s", dir, strerror(errno));
 }
 
-static bool write_dump(const Options *o, const Module *m, Status *st) {
-  if (!make_dir(o->dump_dir, st)) return false;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/module_0000.%s.0000.after_parse.txt", o->dump_dir, m->name);
-  FILE *f = fopen(path, "w");
-  if (!f) return status_error(st, STATUS_RUNTIME_ERROR, "cannot write %s: %s", path, strerror(errno));
-  StrBuf sb = {0};
-  print_module(&sb, m);
-  fputs(sb.data ? sb.data : "", f);
-  strbuf_free(&sb);
-  fclose(f);
+/* The optimizer's options: AXLE_FLAGS first, then this tool's own flags. */
+static bool opt_options_for(const Options *o, OptOptions *opts, Status *st) {
+  opt_options_default(opts);
+  if (!opt_options_from_env(opts, st)) return false;
+  if (o->dump_dir) {
+    char flag[1100];
+    snprintf(flag, sizeof flag, "--dump_to=%s", o->dump_dir);
+    if (!opt_options_parse_flag(opts, flag, st)) return false;
+  }
+  if (o->dump_passes) opts->dump_passes = true;
+  if (o->stats) opts->stats = true;
   return true;
+}
+
+/* The interpreter runs the module as written unless --opt; native backends
+ * optimize unless --no-opt. With no optimization, --dump still writes the
+ * module as parsed. */
+static bool prepare_module(const Options *o, const Backend *be, Module *m, Status *st) {
+  OptOptions opts;
+  if (!opt_options_for(o, &opts, st)) return false;
+  bool optimize = o->opt >= 0 ? o->opt : strcmp(be->name, "interp") != 0;
+  OptContext ctx;
+  opt_context_init(&ctx, &opts);
+  bool ok = true;
+  if (optimize) {
+    ok = optimize_module(m, &ctx, st);
+    if (ok && opts.stats) {
+      StrBuf sb = {0};
+      print_opt_stats(&sb, m, &ctx);
+      fputs(sb.data ? sb.data : "", stderr);
+      strbuf_free(&sb);
+    }
+  } else if (opts.dump_dir[0]) {
+    ok = dump_module_text(&ctx, m, "before_optimizations", st);
+  }
+  opt_context_free(&ctx);
+  return ok;
 }
 
 /* ---- --check: compare with the reference evaluator ---- */
@@ -270,13 +330,22 @@ static int run(const Options *o, Status *st) {
   Literal **args = calloc((size_t)n + 1, sizeof *args);
   Literal *result = NULL;
   void *program = NULL;
+  Module *reference = NULL;
   const Backend *be = backend_find(o->backend, st);
   if (!be) {
     rc = 2;
     goto done;
   }
-  if (o->dump_dir && !write_dump(o, m, st)) goto done;
-  double t0 = now_ms();
+  if (o->check && o->opt != 0) {
+    /* --check compares with the evaluator on the module as written. */
+    reference = parse_module_file(o->module_path, st);
+    if (!reference) goto done;
+  }
+  double t0 = now_ms();  /* compile time includes the optimizer's */
+  if (!prepare_module(o, be, m, st)) {
+    rc = 2;
+    goto done;
+  }
   if (!be->compile(m, &program, st)) {
     rc = 2;
     goto done;
@@ -286,7 +355,7 @@ static int run(const Options *o, Status *st) {
   result = be->run(program, m, args, n, st);
   if (!result) goto done;
   if (o->check) {
-    Literal *want = eval_module(m, args, n, st);
+    Literal *want = eval_module(reference ? reference : m, args, n, st);
     if (!want) goto done;
     bool same = values_close(want, result);
     literal_free(want);
@@ -310,6 +379,7 @@ done:
   literal_free(result);
   for (int i = 0; i < n; i++) literal_free(args[i]);
   free(args);
+  module_free(reference);
   module_free(m);
   return rc;
 }

@@ -187,6 +187,11 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
         intlist_copy(arena, s->scatter_indices_batching_dims.values, s->scatter_indices_batching_dims.count);
     dst->scatter = d;
   }
+  if (src->fft) {
+    FftDims *f = arena_memdup(arena, src->fft, sizeof *f);
+    f->length = intlist_copy(arena, src->fft->length.values, src->fft->length.count);
+    dst->fft = f;
+  }
   dst->dimensions = intlist_copy(arena, src->dimensions.values, src->dimensions.count);
   dst->dynamic_slice_sizes = intlist_copy(arena, src->dynamic_slice_sizes.values, src->dynamic_slice_sizes.count);
   dst->source_target_pairs = intlist_copy(arena, src->source_target_pairs.values, src->source_target_pairs.count);

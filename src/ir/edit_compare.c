@@ -3,6 +3,7 @@
  * Every field of Attrs is compared by value, and groups are read through
  * their accessors, so an absent group equals an all-zero one. A new field of
  * Attrs needs a line in attrs_equal and in attrs_hash. */
+#include <assert.h>
 #include <string.h>
 
 #include "ir.h"
@@ -92,6 +93,12 @@ static bool text_equal(const char *a, const char *b) {
   return strcmp(a, b) == 0;
 }
 
+/* A new field in Attrs must be compared here, hashed below and copied by
+ * attrs_copy_into_arena (edit.c): otherwise CSE would merge two instructions
+ * that differ only in it. The size check makes a new field stop the build
+ * until these three are revisited. */
+static_assert(sizeof(Attrs) == 232, "Attrs changed: update attrs_equal, attrs_hash and attrs_copy_into_arena");
+
 bool attrs_equal(const Attrs *a, const Attrs *b) {
   return a->parameter_number == b->parameter_number && literal_identical(a->literal, b->literal) &&
          intlist_equal(&a->dimensions, &b->dimensions) && a->iota_dimension == b->iota_dimension &&
@@ -100,6 +107,7 @@ bool attrs_equal(const Attrs *a, const Attrs *b) {
          conv_equal(attrs_conv(a), attrs_conv(b)) && slice_equal(attrs_slice(a), attrs_slice(b)) &&
          dot_equal(attrs_dot(a), attrs_dot(b)) && gather_equal(attrs_gather(a), attrs_gather(b)) &&
          scatter_equal(attrs_scatter(a), attrs_scatter(b)) &&
+         attrs_fft(a)->type == attrs_fft(b)->type && intlist_equal(&attrs_fft(a)->length, &attrs_fft(b)->length) &&
          a->feature_group_count == b->feature_group_count && a->batch_group_count == b->batch_group_count &&
          a->direction == b->direction && a->compare_type == b->compare_type && a->fusion_kind == b->fusion_kind &&
          a->rng_algorithm == b->rng_algorithm && a->transpose_a == b->transpose_a && a->lower == b->lower &&
@@ -168,6 +176,7 @@ static uint64_t hash_groups(uint64_t h, const Attrs *a) {
   h = hash_list(hash_list(hash_list(h, &t->update_window_dims), &t->inserted_window_dims),
                 &t->scatter_dims_to_operand_dims);
   h = hash_list(hash_list(h, &t->input_batching_dims), &t->scatter_indices_batching_dims);
+  h = hash_list(hash_mix(h, (uint64_t)attrs_fft(a)->type), &attrs_fft(a)->length);
   return hash_mix(hash_mix(hash_mix(h, (uint64_t)t->index_vector_dim), t->indices_are_sorted), t->unique_indices);
 }
 

@@ -98,6 +98,7 @@ static const SliceDims no_slice;
 static const DotDims no_dot;
 static const GatherDims no_gather;
 static const ScatterDims no_scatter;
+static const FftDims no_fft;
 
 const PadDims *attrs_padding(const Attrs *a) { return a->padding ? a->padding : &no_padding; }
 const Window *attrs_window(const Attrs *a) { return a->window ? a->window : &no_window; }
@@ -106,3 +107,4 @@ const SliceDims *attrs_slice(const Attrs *a) { return a->slice ? a->slice : &no_
 const DotDims *attrs_dot(const Attrs *a) { return a->dot ? a->dot : &no_dot; }
 const GatherDims *attrs_gather(const Attrs *a) { return a->gather ? a->gather : &no_gather; }
 const ScatterDims *attrs_scatter(const Attrs *a) { return a->scatter ? a->scatter : &no_scatter; }
+const FftDims *attrs_fft(const Attrs *a) { return a->fft ? a->fft : &no_fft; }

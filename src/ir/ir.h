@@ -90,7 +90,12 @@ void strbuf_free(StrBuf *sb);
 /* ---------------------------------------------------------------- types.c
  * Element types, one row each:
  *   TYPE(ENUM, "hlo name", byte size, kind)
- * kind: K_PRED, K_SINT, K_UINT, K_FLOAT. */
+ * kind: K_PRED, K_SINT, K_UINT, K_FLOAT, K_COMPLEX.
+ * A complex element is two floats of its component type, real part first
+ * (as NumPy and XLA store them): c64 is 2 x f32, c128 is 2 x f64.
+ * The 8- and 4-bit floats ("minifloats") and the 4- and 2-bit integers take
+ * one byte each in a literal; a layout's E(n) packs them in buffers (see
+ * shape_buffer_byte_size). Their rules are stated in minifloat.c. */
 #define AXLE_ELEMENT_TYPES(TYPE)          \
   TYPE(PRED, "pred", 1, TYPE_KIND_PRED)   \
   TYPE(S8,   "s8",   1, TYPE_KIND_SINT)   \
@@ -104,9 +109,26 @@ void strbuf_free(StrBuf *sb);
   TYPE(F16,  "f16",  2, TYPE_KIND_FLOAT)  \
   TYPE(BF16, "bf16", 2, TYPE_KIND_FLOAT)  \
   TYPE(F32,  "f32",  4, TYPE_KIND_FLOAT)  \
-  TYPE(F64,  "f64",  8, TYPE_KIND_FLOAT)
+  TYPE(F64,  "f64",  8, TYPE_KIND_FLOAT)  \
+  TYPE(C64,  "c64",  8, TYPE_KIND_COMPLEX) \
+  TYPE(C128, "c128", 16, TYPE_KIND_COMPLEX) \
+  TYPE(F8E4M3FN,     "f8e4m3fn",     1, TYPE_KIND_FLOAT) \
+  TYPE(F8E5M2,       "f8e5m2",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3FNUZ,   "f8e4m3fnuz",   1, TYPE_KIND_FLOAT) \
+  TYPE(F8E5M2FNUZ,   "f8e5m2fnuz",   1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3B11FNUZ, "f8e4m3b11fnuz", 1, TYPE_KIND_FLOAT) \
+  TYPE(F8E4M3,       "f8e4m3",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E3M4,       "f8e3m4",       1, TYPE_KIND_FLOAT) \
+  TYPE(F8E8M0FNU,    "f8e8m0fnu",    1, TYPE_KIND_FLOAT) \
+  TYPE(F4E2M1FN,     "f4e2m1fn",     1, TYPE_KIND_FLOAT) \
+  TYPE(S4,   "s4",   1, TYPE_KIND_SINT)   \
+  TYPE(U4,   "u4",   1, TYPE_KIND_UINT)   \
+  TYPE(S2,   "s2",   1, TYPE_KIND_SINT)   \
+  TYPE(U2,   "u2",   1, TYPE_KIND_UINT)
 
-typedef enum TypeKind { TYPE_KIND_PRED, TYPE_KIND_SINT, TYPE_KIND_UINT, TYPE_KIND_FLOAT } TypeKind;
+typedef enum TypeKind {
+  TYPE_KIND_PRED, TYPE_KIND_SINT, TYPE_KIND_UINT, TYPE_KIND_FLOAT, TYPE_KIND_COMPLEX
+} TypeKind;
 
 typedef enum ElementType {
 #define AXLE_TYPE_ENUM(e, name, size, kind) TYPE_##e,
@@ -122,13 +144,23 @@ int type_byte_size(ElementType t);             /* 0 for TYPE_TUPLE */
 TypeKind type_kind(ElementType t);
 bool type_is_float(ElementType t);
 bool type_is_integer(ElementType t);           /* signed or unsigned, not pred */
-int type_bit_width(ElementType t);             /* pred: 8 (one byte each) */
+bool type_is_complex(ElementType t);           /* c64, c128 (type_is_float is false) */
+/* c64 <-> f32, c128 <-> f64; any other type maps to itself. */
+ElementType type_complex_component(ElementType t);
+ElementType type_complex_of(ElementType component);
+int type_bit_width(ElementType t);             /* pred: 8 (one byte each); s4: 4 */
+bool type_is_minifloat(ElementType t);         /* the f8 and f4 types (minifloat.c) */
 
 /* IEEE half and bfloat16, round to nearest even. */
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 float bf16_to_float(uint16_t b);
 uint16_t float_to_bf16(float f);
+/* minifloat.c: the f8 and f4 types (t must be one; bits in the low bits).
+ * Every value is exact in float. A double converts with one rounding, to
+ * nearest even, and the type's rule for what it cannot hold (types.c). */
+float minifloat_to_float(ElementType t, uint8_t bits);
+uint8_t double_to_minifloat(ElementType t, double v);
 
 /* A shape: an array (element type, dimensions, layout) or a tuple of shapes.
  * minor_to_major is always filled for arrays: the default layout
@@ -138,6 +170,7 @@ typedef struct Shape {
   int rank;
   int64_t dims[AXLE_MAX_RANK];
   bool has_layout;
+  uint8_t element_size_bits;            /* E(n) in the layout; 0: not packed */
   /* int8_t because ranks stay below 16: it keeps Shape (and so every
    * Instruction) 48 bytes smaller. */
   int8_t minor_to_major[AXLE_MAX_RANK];
@@ -149,7 +182,10 @@ Shape shape_array(ElementType t, int rank, const int64_t *dims); /* default layo
 Shape shape_scalar(ElementType t);
 bool shape_is_tuple(const Shape *s);
 int64_t shape_element_count(const Shape *s);    /* arrays only */
-int64_t shape_byte_size(const Shape *s);        /* arrays only */
+int64_t shape_byte_size(const Shape *s);        /* arrays only; a literal's size */
+/* Bytes of a buffer in the shape's layout: with E(n), n-bit elements are
+ * packed, first element in the low bits, and the last byte padded. */
+int64_t shape_buffer_byte_size(const Shape *s);
 /* Same type, dims (and tuple structure); layouts are ignored. */
 bool shape_equal(const Shape *a, const Shape *b);
 bool shape_same_dims(const Shape *a, const Shape *b);
@@ -183,6 +219,12 @@ void literal_set_f64(Literal *lit, int64_t index, double v);
 void literal_set_s64(Literal *lit, int64_t index, int64_t v);
 void literal_set_u64(Literal *lit, int64_t index, uint64_t v);
 bool literal_equal(const Literal *a, const Literal *b);   /* bitwise */
+/* Complex elements. On c64/c128, literal_get_f64 reads the real part and
+ * literal_set_f64 writes a real value (imaginary part 0); these two read
+ * and write both parts, and on a real type they read the value with
+ * imaginary part 0 and store the real part. */
+double _Complex literal_get_complex(const Literal *lit, int64_t index);
+void literal_set_complex(Literal *lit, int64_t index, double _Complex v);
 
 /* ---------------------------------------------------------------- hlo.c
  * The module graph. */
@@ -247,6 +289,14 @@ typedef struct PadDims {
   int64_t lo[AXLE_MAX_RANK], hi[AXLE_MAX_RANK], interior[AXLE_MAX_RANK];
 } PadDims;
 
+/* fft_type=FFT|IFFT|RFFT|IRFFT fft_length={..}: the transform and the
+ * lengths of the 1-3 minor-most dimensions it runs over. */
+typedef enum FftType { FFT_TYPE_FFT, FFT_TYPE_IFFT, FFT_TYPE_RFFT, FFT_TYPE_IRFFT } FftType;
+typedef struct FftDims {
+  FftType type;
+  IntList length;
+} FftDims;
+
 typedef enum CompareDirection { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CompareDirection;
 /* CMP_TYPE_DEFAULT: derived from the operand element type. */
 typedef enum CompareType {
@@ -286,6 +336,7 @@ typedef struct Attrs {
   const DotDims *dot;              /* lhs_batch_dims= ... rhs_contracting_dims= */
   const GatherDims *gather;
   const ScatterDims *scatter;
+  const FftDims *fft;              /* fft_type= fft_length= */
   int64_t feature_group_count;     /* default 1 */
   int64_t batch_group_count;       /* default 1 */
   /* The enums and bools sit together so that no padding falls between. */
@@ -407,6 +458,7 @@ const SliceDims *attrs_slice(const Attrs *a);
 const DotDims *attrs_dot(const Attrs *a);
 const GatherDims *attrs_gather(const Attrs *a);
 const ScatterDims *attrs_scatter(const Attrs *a);
+const FftDims *attrs_fft(const Attrs *a);
 
 /* ----------------------------------------------------------------- edit.c
  * Editing the graph: what passes use to rewrite a module.

@@ -1,5 +1,6 @@
 /* Literals: values as the evaluator and the runtime see them. Array data is
  * dense and row-major in logical index order; tuples hold their elements. */
+#include <complex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,16 @@ void literal_free(Literal *lit) {
 #define LOAD(T, lit, i) (((const T *)(lit)->data)[i])
 #define STORE(T, lit, i, v) (((T *)(lit)->data)[i] = (T)(v))
 
+/* The 4- and 2-bit integers take a byte each; only the low bits count, so
+ * a value is read by sign- or zero-extending them. */
+static int64_t load_narrow_int(const Literal *lit, int64_t i) {
+  int bits = type_bit_width(lit->shape.type);
+  uint64_t v = LOAD(uint8_t, lit, i) & ((1u << bits) - 1);
+  if (type_kind(lit->shape.type) == TYPE_KIND_UINT) return (int64_t)v;
+  uint64_t top = 1ull << (bits - 1);
+  return (int64_t)((v ^ top) - top);
+}
+
 double literal_get_f64(const Literal *lit, int64_t i) {
   switch (lit->shape.type) {
   case TYPE_PRED: return LOAD(uint8_t, lit, i) != 0;
@@ -71,7 +82,13 @@ double literal_get_f64(const Literal *lit, int64_t i) {
   case TYPE_BF16: return bf16_to_float(LOAD(uint16_t, lit, i));
   case TYPE_F32: return LOAD(float, lit, i);
   case TYPE_F64: return LOAD(double, lit, i);
-  default: return 0;
+  case TYPE_C64: return LOAD(float, lit, 2 * i);   /* the real part */
+  case TYPE_C128: return LOAD(double, lit, 2 * i);
+  case TYPE_S4: case TYPE_U4: case TYPE_S2: case TYPE_U2: return (double)load_narrow_int(lit, i);
+  default:
+    if (type_is_minifloat(lit->shape.type))
+      return minifloat_to_float(lit->shape.type, LOAD(uint8_t, lit, i));
+    return 0;
   }
 }
 
@@ -88,6 +105,7 @@ int64_t literal_get_s64(const Literal *lit, int64_t i) {
   case TYPE_U16: return LOAD(uint16_t, lit, i);
   case TYPE_U32: return LOAD(uint32_t, lit, i);
   case TYPE_U64: return (int64_t)LOAD(uint64_t, lit, i);
+  case TYPE_S4: case TYPE_U4: case TYPE_S2: case TYPE_U2: return load_narrow_int(lit, i);
   default: {
     double d = literal_get_f64(lit, i);
     if (d != d) return 0;
@@ -109,8 +127,16 @@ void literal_set_f64(Literal *lit, int64_t i, double v) {
   case TYPE_BF16: STORE(uint16_t, lit, i, float_to_bf16((float)v)); break;
   case TYPE_F32: STORE(float, lit, i, v); break;
   case TYPE_F64: STORE(double, lit, i, v); break;
+  case TYPE_C64: case TYPE_C128: literal_set_complex(lit, i, v); break;
   case TYPE_PRED: STORE(uint8_t, lit, i, v != 0); break;
-  default: literal_set_s64(lit, i, (int64_t)v); break;
+  default:
+    /* A minifloat rounds from the double itself: one rounding, as XLA's
+     * convert from f64 does. */
+    if (type_is_minifloat(lit->shape.type))
+      STORE(uint8_t, lit, i, double_to_minifloat(lit->shape.type, v));
+    else
+      literal_set_s64(lit, i, (int64_t)v);
+    break;
   }
 }
 
@@ -126,13 +152,46 @@ void literal_set_s64(Literal *lit, int64_t i, int64_t v) {
   case TYPE_U16: STORE(uint16_t, lit, i, v); break;
   case TYPE_U32: STORE(uint32_t, lit, i, v); break;
   case TYPE_U64: STORE(uint64_t, lit, i, v); break;
+  /* Stored sign- or zero-extended, so the byte is also the value. */
+  case TYPE_S4: case TYPE_S2: {
+    int bits = type_bit_width(lit->shape.type);
+    uint64_t top = 1ull << (bits - 1), low = (uint64_t)v & ((1ull << bits) - 1);
+    STORE(int8_t, lit, i, (int64_t)((low ^ top) - top));
+    break;
+  }
+  case TYPE_U4: case TYPE_U2:
+    STORE(uint8_t, lit, i, (uint64_t)v & ((1ull << type_bit_width(lit->shape.type)) - 1));
+    break;
   default: literal_set_f64(lit, i, (double)v); break;
   }
 }
 
 void literal_set_u64(Literal *lit, int64_t i, uint64_t v) {
-  if (type_is_float(lit->shape.type)) literal_set_f64(lit, i, (double)v);
+  if (type_is_float(lit->shape.type) || type_is_complex(lit->shape.type))
+    literal_set_f64(lit, i, (double)v);
   else literal_set_s64(lit, i, (int64_t)v);
+}
+
+double _Complex literal_get_complex(const Literal *lit, int64_t i) {
+  switch (lit->shape.type) {
+  case TYPE_C64: return CMPLX(LOAD(float, lit, 2 * i), LOAD(float, lit, 2 * i + 1));
+  case TYPE_C128: return CMPLX(LOAD(double, lit, 2 * i), LOAD(double, lit, 2 * i + 1));
+  default: return CMPLX(literal_get_f64(lit, i), 0.0);
+  }
+}
+
+void literal_set_complex(Literal *lit, int64_t i, double _Complex v) {
+  switch (lit->shape.type) {
+  case TYPE_C64:
+    STORE(float, lit, 2 * i, creal(v));
+    STORE(float, lit, 2 * i + 1, cimag(v));
+    break;
+  case TYPE_C128:
+    STORE(double, lit, 2 * i, creal(v));
+    STORE(double, lit, 2 * i + 1, cimag(v));
+    break;
+  default: literal_set_f64(lit, i, creal(v)); break;
+  }
 }
 
 bool literal_equal(const Literal *a, const Literal *b) {

@@ -53,6 +53,7 @@
   OP(CLZ,                    "count-leading-zeros",       1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(COLLECTIVE_PERMUTE,     "collective-permute",        1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(COMPARE,                "compare",                   2, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
+  OP(COMPLEX,                "complex",                   2, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(CONCATENATE,            "concatenate",              -1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(CONDITIONAL,            "conditional",              -1, FORM_OTHER,  COST_CONTROL, 0,                   ID_NONE) \
   OP(CONSTANT,               "constant",                  0, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
@@ -68,10 +69,12 @@
   OP(ERF,                    "erf",                       1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(EXPONENTIAL,            "exponential",               1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(EXPONENTIAL_MINUS_ONE,  "exponential-minus-one",     1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(FFT,                    "fft",                       1, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(FLOOR,                  "floor",                     1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(FUSION,                 "fusion",                   -1, FORM_OTHER,  COST_CONTROL, 0,                   ID_NONE) \
   OP(GATHER,                 "gather",                    2, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(GET_TUPLE_ELEMENT,      "get-tuple-element",         1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
+  OP(IMAG,                   "imag",                      1, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(IOTA,                   "iota",                      0, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(IS_FINITE,              "is-finite",                 1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(LOG,                    "log",                       1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
@@ -90,6 +93,7 @@
   OP(PARTITION_ID,           "partition-id",              0, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(POPCNT,                 "popcnt",                    1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(POWER,                  "power",                     2, FORM_BINARY, COST_MATH,    F_EW,                ID_NONE) \
+  OP(REAL,                   "real",                      1, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(REDUCE,                 "reduce",                   -1, FORM_OTHER,  COST_REDUCE,  0,                   ID_NONE) \
   OP(REDUCE_PRECISION,       "reduce-precision",          1, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(REDUCE_SCATTER,         "reduce-scatter",           -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
@@ -113,6 +117,7 @@
   OP(SLICE,                  "slice",                     1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(SORT,                   "sort",                     -1, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(SQRT,                   "sqrt",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(STOCHASTIC_CONVERT,     "stochastic-convert",        2, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(SUBTRACT,               "subtract",                  2, FORM_BINARY, COST_CHEAP,   F_EW,                ID_NONE) \
   OP(TAN,                    "tan",                       1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(TANH,                   "tanh",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
@@ -138,6 +143,6 @@ typedef enum Opcode {
 
 /* Keep in step with the table: a new row must be counted here too, so that
  * every table indexed by opcode (evaluator, printer, ...) is revisited. */
-#define AXLE_OPCODE_COUNT 88
+#define AXLE_OPCODE_COUNT 93
 
 #endif

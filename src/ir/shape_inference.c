@@ -220,11 +220,27 @@ bool infer_check_reducer(const Infer *in, const Computation *c, const ElementTyp
 
 /* ---- elementwise ---- */
 
+/* The float unary ops that HLO also defines on complex numbers (XLA's
+ * ShapeInference); the rest (floor, erf, is-finite, ...) need an order or
+ * a real line and refuse complex operands. */
+static bool unary_takes_complex(Opcode op) {
+  switch (op) {
+  case OP_ABS: case OP_NEGATE: case OP_SIGN: case OP_EXPONENTIAL: case OP_EXPONENTIAL_MINUS_ONE:
+  case OP_LOG: case OP_LOG_PLUS_ONE: case OP_LOGISTIC: case OP_SQRT: case OP_RSQRT: case OP_CBRT:
+  case OP_SINE: case OP_COSINE: case OP_TAN: case OP_TANH:
+    return true;
+  default:
+    return false;
+  }
+}
+
 static bool infer_unary(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   const Shape *x = infer_operand_shape(in, 0);
   ElementType t = x->type;
   Opcode op = in->inst->opcode;
+  if (type_is_complex(t) && !unary_takes_complex(op))
+    return infer_fail(in, "is not defined on complex numbers (%s)", type_name(t));
   switch (op) {
   case OP_NOT:
     if (!type_is_integer(t) && t != TYPE_PRED)
@@ -240,10 +256,12 @@ static bool infer_unary(Infer *in) {
     if (t == TYPE_PRED) return infer_fail(in, "does not take pred");
     break;
   default:
-    if (!type_is_float(t)) return infer_fail(in, "needs a floating-point type, got %s", type_name(t));
+    if (!type_is_float(t) && !type_is_complex(t))
+      return infer_fail(in, "needs a floating-point type, got %s", type_name(t));
   }
   infer_set_same_as(in, x);
   if (op == OP_IS_FINITE) in->out->type = TYPE_PRED;
+  if (op == OP_ABS) in->out->type = type_complex_component(t); /* |z| is real */
   return true;
 }
 
@@ -253,7 +271,13 @@ static bool infer_binary(Infer *in) {
     return false;
   if (!infer_expect_same_dims(in, 0, 1) || !infer_expect_same_type(in, 0, 1)) return false;
   ElementType t = infer_operand_shape(in, 0)->type;
-  switch (in->inst->opcode) {
+  Opcode op = in->inst->opcode;
+  /* Complex numbers have arithmetic but no order: no maximum, minimum or
+   * remainder (and no bitwise ops, refused below with the integers'). */
+  if (type_is_complex(t) && op != OP_ADD && op != OP_SUBTRACT && op != OP_MULTIPLY &&
+      op != OP_DIVIDE && op != OP_POWER)
+    return infer_fail(in, "is not defined on complex numbers (%s)", type_name(t));
+  switch (op) {
   case OP_AND:
   case OP_OR:
   case OP_XOR:
@@ -283,7 +307,9 @@ static bool infer_compare(Infer *in) {
   ElementType t = infer_operand_shape(in, 0)->type;
   CompareType ct = in->inst->attrs.compare_type;
   bool ok = true;
-  if (ct == CMP_TYPE_FLOAT || ct == CMP_TYPE_TOTALORDER)
+  if (ct == CMP_TYPE_FLOAT)
+    ok = type_is_float(t) || type_is_complex(t);
+  else if (ct == CMP_TYPE_TOTALORDER)
     ok = type_is_float(t);
   else if (ct == CMP_TYPE_SIGNED)
     ok = type_kind(t) == TYPE_KIND_SINT;
@@ -291,6 +317,9 @@ static bool infer_compare(Infer *in) {
     ok = type_kind(t) == TYPE_KIND_UINT || t == TYPE_PRED;
   if (!ok) return infer_fail(in, "comparison type does not suit element type %s", type_name(t));
   if ((unsigned)in->inst->attrs.direction > CMP_GE) return infer_fail(in, "bad comparison direction");
+  CompareDirection d = in->inst->attrs.direction;
+  if (type_is_complex(t) && d != CMP_EQ && d != CMP_NE)
+    return infer_fail(in, "complex numbers have no order: only EQ and NE compare %s", type_name(t));
   infer_set_same_as(in, infer_operand_shape(in, 0));
   in->out->type = TYPE_PRED;
   return true;
@@ -318,14 +347,22 @@ static bool infer_clamp(Infer *in) {
     if (!infer_expect_same_type(in, i, 1)) return false;
     if (infer_operand_shape(in, i)->rank != 0 && !infer_expect_same_dims(in, i, 1)) return false;
   }
-  if (infer_operand_shape(in, 1)->type == TYPE_PRED) return infer_fail(in, "does not take pred");
+  ElementType t = infer_operand_shape(in, 1)->type;
+  if (t == TYPE_PRED) return infer_fail(in, "does not take pred");
+  if (type_is_complex(t)) return infer_fail(in, "is not defined on complex numbers (%s)", type_name(t));
   return infer_set_same_as(in, infer_operand_shape(in, 1));
 }
 
-/* convert's target type is the declared one; only the dims are inferred. */
+/* convert's target type is the declared one; only the dims are inferred.
+ * Complex to real is refused, as XLA refuses it: which part to keep is the
+ * program's choice, made with real, imag or abs. */
 static bool infer_convert(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   if (shape_is_tuple(&in->inst->shape)) return infer_fail(in, "result must be an array");
+  ElementType from = infer_operand_shape(in, 0)->type, to = in->inst->shape.type;
+  if (type_is_complex(from) && !type_is_complex(to))
+    return infer_fail(in, "converting complex %s to real %s is not defined; use real, imag or abs",
+                      type_name(from), type_name(to));
   infer_set_same_as(in, infer_operand_shape(in, 0));
   in->out->type = in->inst->shape.type;
   return true;
@@ -350,6 +387,24 @@ static bool infer_bitcast_convert(Infer *in) {
     return infer_fail(in, "converting %s to %s needs a minor dimension of size %d", type_name(x->type),
                       type_name(to), to_bits / from_bits);
   return infer_set_array(in, to, x->rank - 1, dims);
+}
+
+/* stochastic-convert(operand, random): a float operand, random bits of an
+ * unsigned type as wide as it, the same dims; the result type is declared
+ * (XLA defines only float to signed integer, which the evaluator checks). */
+static bool infer_stochastic_convert(Infer *in) {
+  if (!infer_expect_operand_count(in, 2) || !infer_expect_array(in, 0) || !infer_expect_array(in, 1))
+    return false;
+  if (shape_is_tuple(&in->inst->shape)) return infer_fail(in, "result must be an array");
+  const Shape *x = infer_operand_shape(in, 0), *random = infer_operand_shape(in, 1);
+  if (!type_is_float(x->type)) return infer_fail(in, "operand must be a float, got %s", type_name(x->type));
+  if (type_kind(random->type) != TYPE_KIND_UINT || type_bit_width(random->type) != type_bit_width(x->type))
+    return infer_fail(in, "random bits must be an unsigned type as wide as %s, got %s",
+                      type_name(x->type), type_name(random->type));
+  if (!infer_expect_same_dims(in, 0, 1)) return false;
+  infer_set_same_as(in, x);
+  in->out->type = in->inst->shape.type;
+  return true;
 }
 
 static bool infer_reduce_precision(Infer *in) {
@@ -418,13 +473,14 @@ static bool infer_reshape(Infer *in) {
   return infer_set_array(in, x->type, decl->rank, decl->dims);
 }
 
-/* bitcast reinterprets the buffer: same element type and byte count; the
- * dims and layout are the declared ones. */
+/* bitcast reinterprets the buffer: same element type and byte count (of
+ * the buffer, so packed E(4) elements count half a byte); the dims and
+ * layout are the declared ones. */
 static bool infer_bitcast(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   const Shape *x = infer_operand_shape(in, 0), *decl = &in->inst->shape;
   if (shape_is_tuple(decl)) return infer_fail(in, "result must be an array");
-  if (shape_byte_size(x) != shape_byte_size(decl) || x->type != decl->type)
+  if (shape_buffer_byte_size(x) != shape_buffer_byte_size(decl) || x->type != decl->type)
     return infer_fail(in, "result must keep the element type and byte count of the operand");
   return infer_set_array(in, x->type, decl->rank, decl->dims);
 }
@@ -689,8 +745,11 @@ static InferFn *const infer_table[OP_COUNT] = {
      * (see infer_rule below), so they have no entry here. */
     [OP_COPY] = infer_pass_through,
     [OP_COMPARE] = infer_compare, [OP_SELECT] = infer_select, [OP_CLAMP] = infer_clamp,
+    [OP_COMPLEX] = infer_complex, [OP_REAL] = infer_real_imag, [OP_IMAG] = infer_real_imag,
+    [OP_FFT] = infer_fft,
     [OP_CONVERT] = infer_convert, [OP_BITCAST_CONVERT] = infer_bitcast_convert,
     [OP_REDUCE_PRECISION] = infer_reduce_precision, [OP_MAP] = infer_map,
+    [OP_STOCHASTIC_CONVERT] = infer_stochastic_convert,
     [OP_BROADCAST] = infer_broadcast, [OP_RESHAPE] = infer_reshape, [OP_BITCAST] = infer_bitcast,
     [OP_TRANSPOSE] = infer_transpose, [OP_SLICE] = infer_slice,
     [OP_DYNAMIC_SLICE] = infer_dynamic_slice, [OP_DYNAMIC_UPDATE_SLICE] = infer_dynamic_update_slice,
@@ -711,7 +770,7 @@ static InferFn *const infer_table[OP_COUNT] = {
     [OP_REPLICA_ID] = infer_scalar_id, [OP_PARTITION_ID] = infer_scalar_id,
     [OP_CUSTOM_CALL] = infer_declared, [OP_OPTIMIZATION_BARRIER] = infer_pass_through,
 };
-static_assert(AXLE_OPCODE_COUNT == 88, "a new opcode needs a row in infer_table");
+static_assert(AXLE_OPCODE_COUNT == 93, "a new opcode needs a row in infer_table");
 
 static InferFn *infer_rule(Opcode op) {
   if ((unsigned)op >= OP_COUNT) return NULL;
@@ -743,6 +802,7 @@ bool infer_shape(const Instruction *inst, Shape *out, Arena *arena, Status *st) 
       declared->rank == result.rank) {
     memcpy(result.minor_to_major, declared->minor_to_major, sizeof result.minor_to_major);
     result.has_layout = true;
+    result.element_size_bits = declared->element_size_bits;
   }
   *out = result;
   return true;

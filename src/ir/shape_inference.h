@@ -68,5 +68,8 @@ bool infer_batch_norm(Infer *in);
 bool infer_rng_bit_generator(Infer *in);
 bool infer_sort(Infer *in);
 bool infer_collective(Infer *in);
+bool infer_complex(Infer *in);
+bool infer_real_imag(Infer *in);
+bool infer_fft(Infer *in);
 
 #endif

@@ -264,6 +264,16 @@ bool infer_scatter(Infer *in) {
 
 /* ---- linear algebra ---- */
 
+/* A dot or convolution of complex operands has a complex result and one of
+ * real operands a real result: a declared type may widen, never cross. */
+static bool check_complex_result(const Infer *in, ElementType operand) {
+  ElementType declared = in->inst->shape.type;
+  if (!shape_is_tuple(&in->inst->shape) && type_is_complex(declared) != type_is_complex(operand))
+    return infer_fail(in, "operands of type %s cannot give a %s result", type_name(operand),
+                      type_name(declared));
+  return true;
+}
+
 /* Result dims: batch dims (lhs order), lhs free dims, rhs free dims. The
  * element type is the declared one (preferred_element_type). */
 bool infer_dot(Infer *in) {
@@ -273,6 +283,7 @@ bool infer_dot(Infer *in) {
   const DotDims *d = attrs_dot(&in->inst->attrs);
   if (l->type != r->type && !(type_is_float(l->type) && type_is_float(r->type)))
     return infer_fail(in, "operand types %s and %s do not mix", type_name(l->type), type_name(r->type));
+  if (!check_complex_result(in, l->type)) return false;
   if (d->lhs_batch.count != d->rhs_batch.count || d->lhs_contracting.count != d->rhs_contracting.count)
     return infer_fail(in, "lhs and rhs need as many batch and contracting dimensions");
   if (!infer_check_dim_list(in, "lhs_batch_dims", &d->lhs_batch, l->rank, false) ||
@@ -374,6 +385,7 @@ bool infer_convolution(Infer *in) {
   }
   if (x->type != k->type && !(type_is_float(x->type) && type_is_float(k->type)))
     return infer_fail(in, "operand types %s and %s do not mix", type_name(x->type), type_name(k->type));
+  if (!check_complex_result(in, x->type)) return false;
   ElementType t = shape_is_tuple(&in->inst->shape) ? x->type : in->inst->shape.type;
   return infer_set_array(in, t, rank, dims);
 }
@@ -519,4 +531,64 @@ bool infer_collective(Infer *in) {
       if (!infer_check_reducer(in, in->inst->called[0], &types[i], &types[i], 1)) return false;
   }
   return n == 1 ? infer_set_same_as(in, &parts[0]) : infer_set_tuple(in, n, parts);
+}
+
+/* ---- complex numbers ---- */
+
+/* complex(real, imag): two f32 (or f64) arrays of one shape make c64 (c128). */
+bool infer_complex(Infer *in) {
+  if (!infer_expect_operand_count(in, 2) || !infer_expect_array(in, 0) || !infer_expect_array(in, 1) ||
+      !infer_expect_same_dims(in, 0, 1) || !infer_expect_same_type(in, 0, 1))
+    return false;
+  ElementType t = infer_operand_shape(in, 0)->type;
+  if (t != TYPE_F32 && t != TYPE_F64) return infer_fail(in, "needs f32 or f64 parts, got %s", type_name(t));
+  infer_set_same_as(in, infer_operand_shape(in, 0));
+  in->out->type = type_complex_of(t);
+  return true;
+}
+
+/* real and imag give a complex operand's parts; on a real float operand
+ * real is the value itself and imag is zero, as in XLA. */
+bool infer_real_imag(Infer *in) {
+  if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
+  ElementType t = infer_operand_shape(in, 0)->type;
+  if (!type_is_complex(t) && !type_is_float(t))
+    return infer_fail(in, "needs a complex or floating-point type, got %s", type_name(t));
+  infer_set_same_as(in, infer_operand_shape(in, 0));
+  in->out->type = type_complex_component(t);
+  return true;
+}
+
+/* fft over the last n = |fft_length| (1 to 3) dimensions:
+ *   FFT, IFFT  c[..., L] -> c[..., L]
+ *   RFFT       f[..., L] -> c[..., L/2+1 in the last]   (f32 -> c64, f64 -> c128)
+ *   IRFFT      c[..., L/2+1 in the last] -> f[..., L]
+ * where L is fft_length; every other transformed dimension must equal it. */
+bool infer_fft(Infer *in) {
+  if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
+  const Shape *x = infer_operand_shape(in, 0);
+  const FftDims *f = attrs_fft(&in->inst->attrs);
+  int n = f->length.count;
+  if (n < 1 || n > 3) return infer_fail(in, "fft_length must hold 1 to 3 lengths, got %d", n);
+  if (x->rank < n) return infer_fail(in, "operand rank %d is below the %d transformed dimensions", x->rank, n);
+  bool real_input = f->type == FFT_TYPE_RFFT, real_output = f->type == FFT_TYPE_IRFFT;
+  if ((unsigned)f->type > FFT_TYPE_IRFFT) return infer_fail(in, "bad fft_type");
+  if (real_input ? (x->type != TYPE_F32 && x->type != TYPE_F64) : !type_is_complex(x->type))
+    return infer_fail(in, "%s needs a %s operand, got %s", real_input ? "RFFT" : "this fft_type",
+                      real_input ? "f32 or f64" : "complex", type_name(x->type));
+  int64_t dims[AXLE_MAX_RANK];
+  memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  int first = x->rank - n;
+  for (int i = 0; i < n; i++) {
+    int64_t length = f->length.values[i];
+    if (length < 1) return infer_fail(in, "fft_length entry %lld must be positive", (long long)length);
+    if (!infer_expect_extent(in, "an fft length", length)) return false;
+    int64_t want = real_output && i == n - 1 ? length / 2 + 1 : length;
+    if (x->dims[first + i] != want)
+      return infer_fail(in, "operand dimension %d has size %lld, fft_length needs %lld", first + i,
+                        (long long)x->dims[first + i], (long long)want);
+    if (i == n - 1) dims[first + i] = real_input ? length / 2 + 1 : length;
+  }
+  ElementType t = real_input ? type_complex_of(x->type) : real_output ? type_complex_component(x->type) : x->type;
+  return infer_set_array(in, t, x->rank, dims);
 }

@@ -1,6 +1,7 @@
-/* Element types and shapes: sizes, names, layouts, and the two 16-bit
- * float formats (IEEE half and bfloat16). */
+/* Element types and shapes: sizes, names, layouts, the two 16-bit float
+ * formats (IEEE half and bfloat16) and the 8- and 4-bit "minifloats". */
 #include <assert.h>
+#include <math.h>
 #include <string.h>
 
 #include "ir.h"
@@ -40,7 +41,23 @@ bool type_is_integer(ElementType t) {
   return t < TYPE_TUPLE &&
          (type_table[t].kind == TYPE_KIND_SINT || type_table[t].kind == TYPE_KIND_UINT);
 }
-int type_bit_width(ElementType t) { return 8 * type_byte_size(t); }
+/* The sub-byte types still take a byte each in a literal. */
+int type_bit_width(ElementType t) {
+  switch (t) {
+  case TYPE_S4: case TYPE_U4: case TYPE_F4E2M1FN: return 4;
+  case TYPE_S2: case TYPE_U2: return 2;
+  default: return 8 * type_byte_size(t);
+  }
+}
+bool type_is_complex(ElementType t) {
+  return t < TYPE_TUPLE && type_table[t].kind == TYPE_KIND_COMPLEX;
+}
+ElementType type_complex_component(ElementType t) {
+  return t == TYPE_C64 ? TYPE_F32 : t == TYPE_C128 ? TYPE_F64 : t;
+}
+ElementType type_complex_of(ElementType component) {
+  return component == TYPE_F32 ? TYPE_C64 : component == TYPE_F64 ? TYPE_C128 : component;
+}
 
 /* ---- 16-bit floats ---- */
 
@@ -93,6 +110,7 @@ uint16_t float_to_bf16(float f) {
 void shape_set_default_layout(Shape *s) {
   for (int i = 0; i < s->rank; i++) s->minor_to_major[i] = s->rank - 1 - i;
   s->has_layout = false;
+  s->element_size_bits = 0;
 }
 
 Shape shape_array(ElementType t, int rank, const int64_t *dims) {
@@ -118,6 +136,14 @@ int64_t shape_element_count(const Shape *s) {
 
 int64_t shape_byte_size(const Shape *s) {
   return shape_element_count(s) * type_byte_size(s->type);
+}
+
+/* XLA's ByteSizeOf: E(n) packs 8/n elements to a byte; others take
+ * their type's size whatever the layout says. */
+int64_t shape_buffer_byte_size(const Shape *s) {
+  int bits = s->element_size_bits;
+  if (bits == 0 || bits >= 8 || type_bit_width(s->type) > bits) return shape_byte_size(s);
+  return (shape_element_count(s) * bits + 7) / 8;
 }
 
 bool shape_same_dims(const Shape *a, const Shape *b) {
@@ -152,6 +178,7 @@ void shape_print(StrBuf *sb, const Shape *s, bool with_layout) {
   if (with_layout && s->rank > 0) {
     strbuf_printf(sb, "{");
     for (int i = 0; i < s->rank; i++) strbuf_printf(sb, "%s%d", i ? "," : "", s->minor_to_major[i]);
+    if (s->element_size_bits) strbuf_printf(sb, ":E(%d)", s->element_size_bits);
     strbuf_printf(sb, "}");
   }
 }

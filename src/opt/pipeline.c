@@ -4,6 +4,8 @@
  * module after it when asked, and dumps the module after it when asked and
  * when the pass changed something (unchanged passes write nothing, so a dump
  * folder holds a handful of files, not thousands). */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -93,31 +95,43 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
 
 /* ---- counting, for --stats ---- */
 
-static bool is_fusion_body(const Module *m, const Computation *c) {
+/* What each computation is to the module: a fusion body, a computation
+ * applied per element inside another op (a reducer, a comparator), or one
+ * that runs as a program of its own (the entry, while bodies, branches). */
+typedef enum ComputationRole { ROLE_PROGRAM, ROLE_FUSION_BODY, ROLE_APPLIED } ComputationRole;
+
+typedef struct RoleEntry {
+  const Computation *computation;
+  ComputationRole role;
+} RoleEntry;
+
+static int compare_role_entries(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const RoleEntry *)a)->computation;
+  uintptr_t y = (uintptr_t)((const RoleEntry *)b)->computation;
+  return (x > y) - (x < y);
+}
+
+/* A table sorted by computation pointer, so each lookup is a binary search
+ * and counting stays linear in the module's size. */
+static RoleEntry *computation_roles(const Module *m) {
+  RoleEntry *roles = calloc_or_exit((size_t)m->computation_count + 1, sizeof *roles);
+  for (int k = 0; k < m->computation_count; k++) roles[k] = (RoleEntry){m->computations[k], ROLE_PROGRAM};
+  qsort(roles, (size_t)m->computation_count, sizeof *roles, compare_role_entries);
   for (int k = 0; k < m->computation_count; k++) {
     const Computation *caller = m->computations[k];
     for (int i = 0; i < caller->instruction_count; i++) {
       const Instruction *inst = caller->instructions[i];
-      if (inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0] == c) return true;
+      Opcode op = inst->opcode;
+      if (op == OP_CALL || op == OP_WHILE || op == OP_CONDITIONAL) continue;
+      for (int q = 0; q < inst->called_count; q++) {
+        RoleEntry key = {inst->called[q], ROLE_PROGRAM};
+        RoleEntry *e = bsearch(&key, roles, (size_t)m->computation_count, sizeof *roles,
+                               compare_role_entries);
+        if (e) e->role = op == OP_FUSION ? ROLE_FUSION_BODY : ROLE_APPLIED;
+      }
     }
   }
-  return false;
-}
-
-int count_instructions(const Module *m) {
-  int n = 0;
-  for (int k = 0; k < m->computation_count; k++)
-    if (!is_fusion_body(m, m->computations[k])) n += m->computations[k]->instruction_count;
-  return n;
-}
-
-int count_fusions(const Module *m) {
-  int n = 0;
-  for (int k = 0; k < m->computation_count; k++) {
-    const Computation *c = m->computations[k];
-    for (int i = 0; i < c->instruction_count; i++) n += c->instructions[i]->opcode == OP_FUSION;
-  }
-  return n;
+  return roles;
 }
 
 static bool does_work(Opcode op) {
@@ -129,34 +143,40 @@ static bool does_work(Opcode op) {
   }
 }
 
-/* Kernels are counted in the computations that run (not fusion bodies, not
- * reducer computations, whose instructions run inside a kernel). */
-int count_kernels(const Module *m) {
-  int n = 0;
+typedef struct ModuleCounts {
+  int instructions;   /* outside fusion bodies */
+  int fusions;
+  int kernels;        /* fusions plus unfused ops that do work, in programs */
+} ModuleCounts;
+
+static ModuleCounts count_module(const Module *m) {
+  ModuleCounts n = {0, 0, 0};
+  RoleEntry *roles = computation_roles(m);
   for (int k = 0; k < m->computation_count; k++) {
-    const Computation *c = m->computations[k];
-    if (is_fusion_body(m, c)) continue;
-    bool is_applied = false;
-    for (int j = 0; j < m->computation_count && !is_applied; j++) {
-      const Computation *caller = m->computations[j];
-      for (int i = 0; i < caller->instruction_count; i++) {
-        const Instruction *inst = caller->instructions[i];
-        Opcode op = inst->opcode;
-        if (op == OP_CALL || op == OP_WHILE || op == OP_CONDITIONAL || op == OP_FUSION) continue;
-        for (int q = 0; q < inst->called_count; q++) is_applied |= inst->called[q] == c;
-      }
+    const RoleEntry *e = &roles[k];
+    const Computation *c = e->computation;
+    if (e->role == ROLE_FUSION_BODY) continue;
+    n.instructions += c->instruction_count;
+    for (int i = 0; i < c->instruction_count; i++) {
+      Opcode op = c->instructions[i]->opcode;
+      n.fusions += op == OP_FUSION;
+      if (e->role == ROLE_PROGRAM) n.kernels += does_work(op);
     }
-    if (is_applied) continue;
-    for (int i = 0; i < c->instruction_count; i++) n += does_work(c->instructions[i]->opcode);
   }
+  free(roles);
   return n;
 }
 
+int count_instructions(const Module *m) { return count_module(m).instructions; }
+int count_fusions(const Module *m) { return count_module(m).fusions; }
+int count_kernels(const Module *m) { return count_module(m).kernels; }
+
 void print_opt_stats(StrBuf *sb, const Module *m, const OptContext *ctx) {
   int64_t temp_after = ctx->plan ? ctx->plan->temp_bytes : naive_temp_bytes(m);
+  ModuleCounts n = count_module(m);
   strbuf_printf(sb, "module %s\n", m->name);
-  strbuf_printf(sb, "  instructions: %d -> %d\n", ctx->instructions_before, count_instructions(m));
-  strbuf_printf(sb, "  fusions: %d   kernels: %d\n", count_fusions(m), count_kernels(m));
+  strbuf_printf(sb, "  instructions: %d -> %d\n", ctx->instructions_before, n.instructions);
+  strbuf_printf(sb, "  fusions: %d   kernels: %d\n", n.fusions, n.kernels);
   strbuf_printf(sb, "  temporary bytes: %lld -> %lld\n", (long long)ctx->temp_bytes_before,
                 (long long)temp_after);
   strbuf_printf(sb, "  passes (ms, * = changed the module):\n");

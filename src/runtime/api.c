@@ -9,6 +9,7 @@
 
 _Static_assert((int)AXLE_TUPLE == (int)TYPE_TUPLE, "axle_type_t mirrors ElementType");
 _Static_assert((int)AXLE_F64 == (int)TYPE_F64, "axle_type_t mirrors ElementType");
+_Static_assert((int)AXLE_U2 == (int)TYPE_U2, "axle_type_t mirrors ElementType");
 
 /* ---- errors ---- */
 

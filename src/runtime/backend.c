@@ -27,7 +27,8 @@ static const Backend backend_interp = {
 
 const Backend *backend_find(const char *name, Status *st) {
   if (strcmp(name, "interp") == 0) return &backend_interp;
-  if (strcmp(name, "cpu") == 0 || strcmp(name, "gpu") == 0) {
+  if (strcmp(name, "gpu") == 0) return &backend_gpu;
+  if (strcmp(name, "cpu") == 0) {
     status_error(st, STATUS_UNSUPPORTED,
                  "backend '%s' is not built yet; use --backend interp", name);
     return NULL;

@@ -16,6 +16,10 @@ typedef struct Backend {
   void (*free_program)(void *program);
 } Backend;
 
+/* The entries: the interpreter here in backend.c, the GPU in
+ * src/emit_ptx/gpu_backend.c. */
+extern const Backend backend_gpu;
+
 /* "interp", "cpu", "gpu": NULL with a message when the name is unknown or the
  * backend is not available in this build. */
 const Backend *backend_find(const char *name, Status *st);

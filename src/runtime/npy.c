@@ -26,11 +26,23 @@ static const struct {
     {"<f4", TYPE_F32}, {"<f8", TYPE_F64}, {"<f2", TYPE_F16}, {"<i8", TYPE_S64},
     {"<i4", TYPE_S32}, {"<i2", TYPE_S16}, {"|i1", TYPE_S8},  {"<u8", TYPE_U64},
     {"<u4", TYPE_U32}, {"<u2", TYPE_U16}, {"|u1", TYPE_U8},  {"|b1", TYPE_PRED},
+    {"<c8", TYPE_C64}, {"<c16", TYPE_C128},  /* real, imaginary interleaved, as axle stores them */
 };
 enum { NPY_DTYPE_COUNT = sizeof npy_dtypes / sizeof npy_dtypes[0] };
 
+/* NumPy has no bf16, f8, f4 or 4- and 2-bit integers; each travels in a
+ * type it has, one element per byte for the narrow ones (a layout's E(n)
+ * packing is a buffer's business, never a file's). */
+ElementType npy_carrier_type(ElementType t) {
+  if (t == TYPE_BF16) return TYPE_U16;
+  if (type_is_minifloat(t)) return TYPE_U8;                    /* the bits */
+  if (type_is_integer(t) && type_bit_width(t) < 8)             /* the values */
+    return type_kind(t) == TYPE_KIND_SINT ? TYPE_S8 : TYPE_U8;
+  return t;
+}
+
 const char *npy_dtype_name(ElementType t) {
-  if (t == TYPE_BF16) return "<u2";
+  t = npy_carrier_type(t);
   for (int i = 0; i < NPY_DTYPE_COUNT; i++)
     if (npy_dtypes[i].type == t) return npy_dtypes[i].descr;
   return NULL;
@@ -39,12 +51,12 @@ const char *npy_dtype_name(ElementType t) {
 /* NumPy writes one-byte types with '|', but '<' and '=' mean the same for
  * them; '=' is native order, which is little-endian on every host we run. */
 static bool npy_type_from_descr(const char *descr, size_t n, ElementType *out) {
-  if (n != 3) return false;
+  if (n < 3) return false;
   char order = descr[0];
   if (order != '<' && order != '|' && order != '=') return false;
   for (int i = 0; i < NPY_DTYPE_COUNT; i++) {
     const char *d = npy_dtypes[i].descr;
-    if (memcmp(d + 1, descr + 1, 2) != 0) continue;
+    if (strlen(d) != n || memcmp(d + 1, descr + 1, n - 1) != 0) continue;
     bool one_byte = d[0] == '|';
     if (order == '|' && !one_byte) return false;  /* '|' on a multi-byte type */
     *out = npy_dtypes[i].type;

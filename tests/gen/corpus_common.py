@@ -72,6 +72,7 @@ HLO_TYPE = {
     np.dtype(np.int8): "s8", np.dtype(np.int16): "s16", np.dtype(np.int32): "s32",
     np.dtype(np.int64): "s64", np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16",
     np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64", np.dtype(np.bool_): "pred",
+    np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128",
 }
 
 
@@ -91,6 +92,9 @@ def shape_of(a, layout=None):
 
 
 def format_scalar(v, t):
+    if t in ("c64", "c128"):  # XLA's complex literal: (real, imaginary)
+        part = "f32" if t == "c64" else "f64"
+        return "(%s, %s)" % (format_scalar(v.real, part), format_scalar(v.imag, part))
     if t == "pred":
         return "true" if v else "false"
     if t in ("f16", "bf16", "f32", "f64"):

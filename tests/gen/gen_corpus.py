@@ -26,6 +26,8 @@ import corpus_control  # noqa: E402,F401
 import corpus_reduce  # noqa: E402,F401
 import corpus_linalg  # noqa: E402,F401
 import corpus_models  # noqa: E402,F401
+import corpus_complex  # noqa: E402,F401
+import corpus_lowp  # noqa: E402,F401
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hlo")
 
@@ -33,7 +35,7 @@ OPCODE_RE = re.compile(r"=\s*(?:\([^=]*?\)|[a-z0-9]+\[[^\]]*\](?:\{[^}]*\})?)\s+
 ATTR_RE = re.compile(r",\s*([a-z_]+)=")
 
 
-TYPE_RE = re.compile(r"\b(pred|[suf](?:8|16|32|64)|bf16)\[")
+TYPE_RE = re.compile(r"\b(pred|[suf](?:2|4|8|16|32|64)|bf16|c64|c128|f8e[0-9a-z]+|f4e2m1fn)\[")
 
 
 def coverage(text):

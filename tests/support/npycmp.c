@@ -6,12 +6,16 @@
  *   |actual - golden| <= atol + rtol * |golden|,
  * NaN matches NaN, and infinities must match exactly. The defaults are
  * rtol=1e-5 atol=1e-6 for f32/f64 and 1e-2 for both with f16 and bf16.
+ * Complex values match when each part does, the tolerance scaled by the
+ * golden's magnitude |g| (so that a part near zero in a large value, as
+ * FFT results have, is held to the value's precision, not its own).
  * Integers and pred must be equal. bf16 has no NumPy dtype and is stored as
  * <u2; the word "bf16" says to read u16 data as bfloat16 bits (a corpus
  * tolerance file can hold "1e-2 1e-2 bf16").
  *
  * Exit 0 when equal; 1 with the first mismatches and their count when not;
  * 2 for bad usage or unreadable files. */
+#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +47,29 @@ static bool floats_match(double g, double a, double rtol, double atol) {
   return fabs(a - g) <= atol + rtol * fabs(g);
 }
 
+static bool complex_parts_match(double g, double a, double scale, double rtol, double atol) {
+  if (isnan(g) || isnan(a)) return isnan(g) && isnan(a);
+  if (isinf(g) || isinf(a)) return g == a;
+  return fabs(a - g) <= atol + rtol * scale;
+}
+
+static bool complex_match(const Literal *g, const Literal *a, int64_t i, double rtol, double atol) {
+  double _Complex x = literal_get_complex(g, i), y = literal_get_complex(a, i);
+  double scale = isfinite(cabs(x)) ? cabs(x) : 0.0;
+  return complex_parts_match(creal(x), creal(y), scale, rtol, atol) &&
+         complex_parts_match(cimag(x), cimag(y), scale, rtol, atol);
+}
+
 /* Integers compare through their 64-bit patterns, so u64 and s64 are exact. */
 static bool integers_match(const Literal *g, const Literal *a, int64_t i) {
   return literal_get_u64(g, i) == literal_get_u64(a, i);
 }
 
 static void print_value(const Literal *lit, int64_t i, bool as_float, bool as_bf16) {
-  if (as_float) printf("%.9g", element_as_float(lit, i, as_bf16));
+  if (type_is_complex(lit->shape.type)) {
+    double _Complex z = literal_get_complex(lit, i);
+    printf("(%.9g, %.9g)", creal(z), cimag(z));
+  } else if (as_float) printf("%.9g", element_as_float(lit, i, as_bf16));
   else if (type_kind(lit->shape.type) == TYPE_KIND_UINT) printf("%llu", (unsigned long long)literal_get_u64(lit, i));
   else printf("%lld", (long long)literal_get_s64(lit, i));
 }
@@ -58,7 +78,8 @@ static int compare(const Literal *g, const Literal *a, double rtol, double atol,
   bool as_float = type_is_float(g->shape.type) || as_bf16;
   int64_t count = shape_element_count(&g->shape), bad = 0;
   for (int64_t i = 0; i < count; i++) {
-    bool ok = as_float ? floats_match(element_as_float(g, i, as_bf16),
+    bool ok = type_is_complex(g->shape.type) ? complex_match(g, a, i, rtol, atol)
+            : as_float ? floats_match(element_as_float(g, i, as_bf16),
                                       element_as_float(a, i, as_bf16), rtol, atol)
                        : integers_match(g, a, i);
     if (ok) continue;

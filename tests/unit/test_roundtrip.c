@@ -107,6 +107,8 @@ static const char *attrs_difference(const Attrs *a, const Attrs *b) {
   if (!dot_equal(attrs_dot(a), attrs_dot(b))) return "dot dimensions";
   if (!gather_equal(attrs_gather(a), attrs_gather(b))) return "gather dimensions";
   if (!scatter_equal(attrs_scatter(a), attrs_scatter(b))) return "scatter dimensions";
+  if (attrs_fft(a)->type != attrs_fft(b)->type || !intlist_equal(&attrs_fft(a)->length, &attrs_fft(b)->length))
+    return "fft_type or fft_length";
   if (a->direction != b->direction) return "direction";
   if (a->compare_type != b->compare_type) return "type";
   if (a->fusion_kind != b->fusion_kind) return "kind";

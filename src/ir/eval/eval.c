@@ -14,8 +14,10 @@ static EvalOpFn *const eval_table[OP_COUNT] = {
     /* FORM_UNARY and FORM_BINARY rows take eval_unary / eval_binary (see
      * eval_rule below), so they have no entry here. */
     [OP_COMPARE] = eval_compare, [OP_SELECT] = eval_select, [OP_CLAMP] = eval_clamp,
+    [OP_COMPLEX] = eval_complex, [OP_REAL] = eval_real, [OP_IMAG] = eval_imag, [OP_FFT] = eval_fft,
     [OP_CONVERT] = eval_convert, [OP_BITCAST_CONVERT] = eval_bitcast_convert,
     [OP_REDUCE_PRECISION] = eval_reduce_precision,
+    [OP_STOCHASTIC_CONVERT] = eval_stochastic_convert,
     [OP_BROADCAST] = eval_broadcast, [OP_RESHAPE] = eval_reshape,
     [OP_TRANSPOSE] = eval_transpose, [OP_SLICE] = eval_slice,
     [OP_DYNAMIC_SLICE] = eval_dynamic_slice,
@@ -41,7 +43,7 @@ static EvalOpFn *const eval_table[OP_COUNT] = {
     [OP_CUSTOM_CALL] = eval_custom_call,
     [OP_REPLICA_ID] = eval_replica_id, [OP_PARTITION_ID] = eval_replica_id,
 };
-static_assert(AXLE_OPCODE_COUNT == 88, "a new opcode needs a row in eval_table");
+static_assert(AXLE_OPCODE_COUNT == 93, "a new opcode needs a row in eval_table");
 
 static EvalOpFn *eval_rule(Opcode op) {
   if (opcode_form(op) == FORM_UNARY) return eval_unary;

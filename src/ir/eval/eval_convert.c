@@ -1,5 +1,6 @@
-/* Element type conversions: convert (by value), bitcast-convert (by bits)
- * and reduce-precision (rounding to a narrower float format in place).
+/* Element type conversions: convert (by value), bitcast-convert (by bits),
+ * stochastic-convert (rounding by random bits) and reduce-precision
+ * (rounding to a narrower float format in place).
  *
  * convert follows XLA's Literal::Convert:
  *   - float to integer saturates at the integer's range, NaN gives 0;
@@ -7,7 +8,11 @@
  *   - anything to pred is x != 0 (so NaN is true);
  *   - between integer widths the value wraps (two's complement truncation);
  *   - to f16/bf16 goes through float, then rounds to nearest even, as
- *     Eigen's half and bfloat16 constructors do. */
+ *     Eigen's half and bfloat16 constructors do;
+ *   - to an f8 or f4 type a float rounds once, from its own value (even
+ *     from f64), and an integer rounds to float first, as ml_dtypes'
+ *     constructors do; overflow, NaN and -0 follow the type (minifloat.c);
+ *   - to s4/u4/s2/u2 the rules of the wider integers apply at 4 or 2 bits. */
 #include <math.h>
 
 #include "eval_internal.h"
@@ -61,7 +66,9 @@ static double int_as_float_value(const Literal *in, int64_t i, ElementType t) {
 
 static void convert_element(Literal *out, int64_t i, const Literal *in) {
   ElementType from = in->shape.type, to = out->shape.type;
-  if (to == TYPE_PRED) {
+  if (type_is_complex(to)) {
+    complex_convert_element(out, i, in);
+  } else if (to == TYPE_PRED) {
     bool nonzero = type_is_float(from) ? literal_get_f64(in, i) != 0.0
                                        : literal_get_u64(in, i) != 0;
     literal_set_s64(out, i, nonzero);
@@ -71,7 +78,7 @@ static void convert_element(Literal *out, int64_t i, const Literal *in) {
     literal_set_f64(out, i, int_as_float_value(in, i, to));
   } else if (!type_is_float(to)) {
     store_float_as_int(out, i, literal_get_f64(in, i));
-  } else if (to == TYPE_F64) {
+  } else if (to == TYPE_F64 || type_is_minifloat(to)) {
     literal_set_f64(out, i, literal_get_f64(in, i));
   } else {
     /* f64 -> f32 rounds once; f64 -> f16/bf16 rounds to float first. */
@@ -95,6 +102,45 @@ Literal *eval_convert(const Instruction *inst, Literal *const *operands, Status 
 
 /* ---- bitcast-convert ---- */
 
+/* An element's bits, in the low type_bit_width bits (a 4-bit element's
+ * byte holds its value sign- or zero-extended; only the low bits count). */
+static uint64_t element_bits(const Literal *lit, int64_t i) {
+  int size = type_byte_size(lit->shape.type), bits = type_bit_width(lit->shape.type);
+  uint64_t v = 0;
+  memcpy(&v, (const char *)lit->data + i * size, (size_t)size); /* little-endian host */
+  return bits >= 64 ? v : v & ((1ull << bits) - 1);
+}
+
+static void element_bits_store(Literal *lit, int64_t i, uint64_t v) {
+  if (type_is_integer(lit->shape.type) && type_bit_width(lit->shape.type) < 8) {
+    literal_set_u64(lit, i, v); /* sign-extends s4 and s2 */
+    return;
+  }
+  int size = type_byte_size(lit->shape.type);
+  memcpy((char *)lit->data + i * size, &v, (size_t)size);
+}
+
+/* Elements narrower than a byte (s4, u4, f4e2m1fn, s2, u2): the same rule
+ * as the byte-multiple case below, element by element. A wide element i
+ * is the narrow elements i*k .. i*k+k-1, the first in its lowest bits. */
+static void bitcast_convert_bits(Literal *out, const Literal *in) {
+  int from = type_bit_width(in->shape.type), to = type_bit_width(out->shape.type);
+  int64_t n_out = shape_element_count(&out->shape);
+  if (from >= to) {
+    int k = from / to;
+    uint64_t mask = to >= 64 ? ~0ull : (1ull << to) - 1;
+    for (int64_t o = 0; o < n_out; o++)
+      element_bits_store(out, o, (element_bits(in, o / k) >> (o % k * to)) & mask);
+    return;
+  }
+  int k = to / from;
+  for (int64_t o = 0; o < n_out; o++) {
+    uint64_t v = 0;
+    for (int j = 0; j < k; j++) v |= element_bits(in, o * k + j) << (j * from);
+    element_bits_store(out, o, v);
+  }
+}
+
 /* Same width: each element's bits are reinterpreted. Different widths: a
  * wide element splits into narrow ones along a new minor-most dimension, or
  * the minor-most dimension of narrow elements joins into one wide element,
@@ -104,12 +150,53 @@ Literal *eval_convert(const Instruction *inst, Literal *const *operands, Status 
 Literal *eval_bitcast_convert(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *in = operands[0];
   if (in->shape.type == TYPE_TUPLE || inst->shape.type == TYPE_TUPLE ||
-      shape_byte_size(&in->shape) != shape_byte_size(&inst->shape)) {
+      shape_element_count(&in->shape) * type_bit_width(in->shape.type) !=
+          shape_element_count(&inst->shape) * type_bit_width(inst->shape.type)) {
     status_error(st, STATUS_VERIFY_ERROR, "bitcast-convert: operand and result sizes differ");
     return NULL;
   }
   Literal *out = literal_create(&inst->shape);
-  memcpy(out->data, in->data, (size_t)shape_byte_size(&in->shape));
+  if (type_bit_width(in->shape.type) % 8 == 0 && type_bit_width(inst->shape.type) % 8 == 0)
+    memcpy(out->data, in->data, (size_t)shape_byte_size(&in->shape));
+  else
+    bitcast_convert_bits(out, in);
+  return out;
+}
+
+/* ---- stochastic-convert ---- */
+
+/* One element, as XLA's evaluator defines it: infinities and values past
+ * the integer's range saturate, NaN gives 0; otherwise |x| = t + f with t
+ * its integer part, and the result is t + 1 (with x's sign) exactly when
+ * random < f * 2^w, w the width of the random type, so it rounds up with
+ * probability f over uniform random bits. */
+static int64_t stochastic_round(double x, uint64_t random, int random_bits, int result_bits) {
+  int64_t max = (int64_t)(~0ull >> (65 - result_bits)), min = -max - 1;
+  if (isnan(x)) return 0;
+  if (x >= (double)max) return max;
+  if (x <= (double)min) return min;
+  double magnitude = fabs(x), truncated = floor(magnitude);
+  double fraction = magnitude - truncated; /* exact: both are in x's type */
+  int64_t t = (int64_t)truncated;
+  if (fraction != 0.0 && random < (uint64_t)ldexp(fraction, random_bits)) t++;
+  return signbit(x) ? -t : t;
+}
+
+Literal *eval_stochastic_convert(const Instruction *inst, Literal *const *operands, Status *st) {
+  const Literal *x = operands[0], *random = operands[1];
+  if (!check_same_dims(inst, x, st) || !check_same_dims(inst, random, st)) return NULL;
+  if (type_kind(inst->shape.type) != TYPE_KIND_SINT) {
+    status_error(st, STATUS_UNSUPPORTED,
+                 "stochastic-convert to %s: XLA defines only float to signed integer",
+                 type_name(inst->shape.type));
+    return NULL;
+  }
+  Literal *out = literal_create(&inst->shape);
+  int random_bits = type_bit_width(random->shape.type), result_bits = type_bit_width(inst->shape.type);
+  int64_t n = shape_element_count(&inst->shape);
+  for (int64_t i = 0; i < n; i++)
+    literal_set_s64(out, i, stochastic_round(literal_get_f64(x, i), literal_get_u64(random, i),
+                                             random_bits, result_bits));
   return out;
 }
 

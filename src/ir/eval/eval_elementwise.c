@@ -159,6 +159,7 @@ static Literal *int_unary(const Instruction *inst, const Literal *x, Status *st)
 Literal *eval_unary(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *x = operands[0];
   if (!check_same_dims(inst, x, st)) return NULL;
+  if (type_is_complex(x->shape.type)) return eval_complex_unary(inst, x, st);
   ElementType want = inst->opcode == OP_IS_FINITE ? TYPE_PRED : x->shape.type;
   if (inst->shape.type != want)
     return malformed(inst, "the result has the wrong element type", st);
@@ -290,6 +291,7 @@ Literal *eval_binary(const Instruction *inst, Literal *const *operands, Status *
   ElementType t = lhs->shape.type;
   if (rhs->shape.type != t || inst->shape.type != t)
     return malformed(inst, "operands and result must have one element type", st);
+  if (type_is_complex(t)) return eval_complex_binary(inst, lhs, rhs, st);
   int64_t n = shape_element_count(&lhs->shape);
   Opcode op = inst->opcode;
   uint64_t probe;
@@ -330,6 +332,14 @@ static int64_t total_order_key(const Literal *lit, int64_t i) {
     return v < 0 ? v ^ INT32_MAX : v;
   }
   default: {
+    if (type_is_minifloat(lit->shape.type)) {
+      /* One byte, sign-magnitude in the type's width (f4 has 4 bits);
+       * f8e8m0fnu has no sign, so its bits are already in order. */
+      int bits = type_bit_width(lit->shape.type);
+      int64_t v = ((const uint8_t *)p)[i], sign = 1 << (bits - 1);
+      if (lit->shape.type == TYPE_F8E8M0FNU) return v;
+      return v & sign ? -(v & (sign - 1)) - 1 : v;
+    }
     int16_t v;
     memcpy(&v, p + 2 * i, 2);
     return v < 0 ? v ^ INT16_MAX : v;
@@ -389,6 +399,7 @@ Literal *eval_compare(const Instruction *inst, Literal *const *operands, Status 
   if (!check_same_dims(inst, lhs, st) || !check_same_dims(inst, rhs, st)) return NULL;
   if (lhs->shape.type != rhs->shape.type)
     return malformed(inst, "the operands' element types differ", st);
+  if (type_is_complex(lhs->shape.type)) return eval_complex_compare(inst, lhs, rhs, st);
   CompareType type = effective_compare_type(inst->attrs.compare_type, lhs->shape.type);
   Literal *out = literal_create(&inst->shape);
   int64_t n = shape_element_count(&lhs->shape);

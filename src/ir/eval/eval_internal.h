@@ -19,7 +19,7 @@ EvalOpFn eval_tuple, eval_get_tuple_element, eval_call, eval_while, eval_conditi
 
 /* eval_elementwise.c */
 EvalOpFn eval_unary, eval_binary, eval_compare, eval_select, eval_clamp, eval_convert,
-    eval_bitcast_convert, eval_reduce_precision;
+    eval_bitcast_convert, eval_reduce_precision, eval_stochastic_convert;
 
 /* eval_movement.c: ops that move elements without arithmetic */
 EvalOpFn eval_broadcast, eval_reshape, eval_transpose, eval_slice, eval_dynamic_slice,
@@ -64,6 +64,20 @@ Literal *eval_create_result(const Instruction *inst, int k, int count, const Sha
 /* The op's value from results[0..count-1] (a tuple when count > 1) if ok,
  * else frees them; frees the array itself either way. */
 Literal *eval_finish_results(Literal **results, int count, bool ok);
+
+/* eval_complex.c: complex(re, im), real, imag, and the elementwise ops on
+ * complex operands, which eval_unary, eval_binary, eval_compare and
+ * eval_convert hand over (operands already checked against the result). */
+EvalOpFn eval_complex, eval_real, eval_imag;
+Literal *eval_complex_unary(const Instruction *inst, const Literal *x, Status *st);
+Literal *eval_complex_binary(const Instruction *inst, const Literal *lhs, const Literal *rhs,
+                             Status *st);
+Literal *eval_complex_compare(const Instruction *inst, const Literal *lhs, const Literal *rhs,
+                              Status *st);
+void complex_convert_element(Literal *out, int64_t index, const Literal *in);
+
+/* eval_fft.c */
+EvalOpFn eval_fft;
 
 /* eval_linalg.c */
 EvalOpFn eval_dot, eval_convolution, eval_cholesky, eval_triangular_solve;

@@ -17,10 +17,14 @@
  *     double and the sum is rounded once to the result type. XLA sums f16,
  *     bf16 and f32 in f32, so results may differ from XLA's in the last bits;
  *     this is the more exact of the two, and comparisons use a tolerance.
+ *   - complex results (c64, c128; the operands are complex too, the
+ *     verifier sees to it): the same in double complex. There is no
+ *     conjugation: a complex dot is sum(a * b), as in HLO.
  * cholesky and triangular-solve work in double and round each output once.
  *
  * The verifier has already checked shapes, but every op checks again what it
  * relies on and answers a status, never an out-of-bounds read. */
+#include <complex.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +34,10 @@
 /* ------------------------------------------------------------ arithmetic */
 
 
-/* An operand's elements in the arithmetic of the result: one of f or u. */
+/* An operand's elements in the arithmetic of the result: one of f or u.
+ * Complex numbers take two doubles each in f, real part first. */
 typedef struct Numbers {
-  bool integer;
+  bool integer, is_complex;
   double *f;
   uint64_t *u;
 } Numbers;
@@ -43,7 +48,7 @@ static double float_in_type(double v, ElementType t) {
   case TYPE_F32: return (float)v;
   case TYPE_F16: return half_to_float(float_to_half((float)v));
   case TYPE_BF16: return bf16_to_float(float_to_bf16((float)v));
-  default: return v;
+  default: return type_is_minifloat(t) ? minifloat_to_float(t, double_to_minifloat(t, v)) : v;
   }
 }
 
@@ -69,10 +74,18 @@ static uint64_t float_to_integer_type(double v, ElementType t) {
  * convolution's operands to the result type (integer conversions wrap,
  * which the wrapping sum absorbs). */
 static Numbers numbers_load(const Literal *lit, ElementType t) {
-  Numbers n = {.integer = !type_is_float(t)};
+  Numbers n = {.integer = !type_is_float(t) && !type_is_complex(t), .is_complex = type_is_complex(t)};
   int64_t count = shape_element_count(&lit->shape);
   bool float_operand = type_is_float(lit->shape.type);
-  if (n.integer) {
+  if (n.is_complex) {
+    ElementType part = type_complex_component(t);
+    n.f = scratch_calloc(2 * count, sizeof *n.f);
+    for (int64_t i = 0; i < count; i++) {
+      double _Complex z = literal_get_complex(lit, i);
+      n.f[2 * i] = float_in_type(creal(z), part);
+      n.f[2 * i + 1] = float_in_type(cimag(z), part);
+    }
+  } else if (n.integer) {
     n.u = scratch_calloc(count, sizeof *n.u);
     for (int64_t i = 0; i < count; i++)
       n.u[i] = float_operand ? float_to_integer_type(literal_get_f64(lit, i), t)
@@ -89,25 +102,35 @@ static void numbers_free(Numbers *n) {
   free(n->u);
 }
 
-/* A running sum of products, in the arithmetic of the result. */
+/* A running sum of products, in the arithmetic of the result (f_imag:
+ * the imaginary part of a complex sum). */
 typedef struct Sum {
-  double f;
+  double f, f_imag;
   uint64_t u;
 } Sum;
 
 static inline void sum_add_product(Sum *s, const Numbers *a, int64_t i, const Numbers *b,
                                    int64_t j) {
-  if (a->integer) s->u += a->u[i] * b->u[j];
-  else s->f += a->f[i] * b->f[j];
+  if (a->integer) {
+    s->u += a->u[i] * b->u[j];
+  } else if (a->is_complex) {
+    /* (ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br) */
+    double ar = a->f[2 * i], ai = a->f[2 * i + 1], br = b->f[2 * j], bi = b->f[2 * j + 1];
+    s->f += ar * br - ai * bi;
+    s->f_imag += ar * bi + ai * br;
+  } else {
+    s->f += a->f[i] * b->f[j];
+  }
 }
 
 static void sum_store(Literal *out, int64_t index, const Sum *s, bool integer) {
   if (integer) literal_set_s64(out, index, (int64_t)s->u);
+  else if (type_is_complex(out->shape.type)) literal_set_complex(out, index, CMPLX(s->f, s->f_imag));
   else literal_set_f64(out, index, s->f);
 }
 
 static bool result_is_integer(const Instruction *inst) {
-  return !type_is_float(inst->shape.type);
+  return !type_is_float(inst->shape.type) && !type_is_complex(inst->shape.type);
 }
 
 static bool check_array(const Instruction *inst, const Literal *lit, const char *what,

@@ -338,32 +338,84 @@ static void copy_physical(const Shape *s, char *physical, char *row_major, bool 
   }
 }
 
+/* A buffer of elements in physical order, one per byte, as the bytes of
+ * a packed buffer: element k in bits [k*bits, k*bits+bits). */
+static void elements_pack(const uint8_t *elements, int64_t count, int bits, uint8_t *packed) {
+  uint8_t mask = (uint8_t)((1u << bits) - 1);
+  for (int64_t k = 0; k < count; k++)
+    packed[k * bits / 8] |= (uint8_t)((elements[k] & mask) << (k * bits % 8));
+}
+
+/* The inverse; s4 and s2 elements are sign-extended into their byte, as a
+ * literal holds them. */
+static void elements_unpack(const uint8_t *packed, int64_t count, int bits, bool is_signed,
+                            uint8_t *elements) {
+  unsigned top = 1u << (bits - 1);
+  for (int64_t k = 0; k < count; k++) {
+    unsigned v = (packed[k * bits / 8] >> (k * bits % 8)) & ((1u << bits) - 1);
+    elements[k] = (uint8_t)(is_signed ? (v ^ top) - top : v);
+  }
+}
+
+/* Whether elements of s sit packed in its buffers (an E(n) layout). */
+static bool is_packed(const Shape *s) {
+  return shape_buffer_byte_size(s) != shape_byte_size(s);
+}
+
 /* bitcast: the result's bytes in its physical order are the operand's bytes
  * in the operand's physical order. Literals are row-major, so the operand is
  * laid out by its minor_to_major, read back as the result's physical bytes,
- * and permuted to the result's row-major order. */
+ * and permuted to the result's row-major order. Sub-byte elements under an
+ * E(n) layout are packed on the way out and unpacked on the way back. */
 Literal *eval_bitcast(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *in = operands[0];
-  if (!is_array(in) || inst->shape.type == TYPE_TUPLE ||
-      shape_byte_size(&in->shape) != shape_byte_size(&inst->shape))
+  if (!is_array(in) || inst->shape.type == TYPE_TUPLE)
     return malformed(inst, "operand and result must have the same byte size", st);
   /* The operand's layout is the one its instruction declares: a literal
    * handed in by the caller carries data, not a layout. */
   Shape from = in->shape;
   const Shape *declared = inst->operand_count > 0 ? &inst->operands[0]->shape : NULL;
-  if (declared && declared->type != TYPE_TUPLE && declared->rank == from.rank)
+  if (declared && declared->type != TYPE_TUPLE && declared->rank == from.rank) {
     memcpy(from.minor_to_major, declared->minor_to_major, sizeof from.minor_to_major);
-  if (!layout_is_permutation(&from) || !layout_is_permutation(&inst->shape))
+    from.element_size_bits = declared->element_size_bits;
+  }
+  const Shape *to = &inst->shape;
+  if (shape_buffer_byte_size(&from) != shape_buffer_byte_size(to) || from.type != to->type)
+    return malformed(inst, "operand and result must have the same byte size", st);
+  if (!layout_is_permutation(&from) || !layout_is_permutation(to))
     return malformed(inst, "a layout is not a permutation of the dimensions", st);
-  size_t bytes = (size_t)shape_byte_size(&from);
-  char *physical = malloc(bytes ? bytes : 1);
+  size_t from_bytes = (size_t)shape_byte_size(&from), to_bytes = (size_t)shape_byte_size(to);
+  size_t buffer_bytes = (size_t)shape_buffer_byte_size(to);
+  char *physical = calloc(from_bytes + to_bytes + buffer_bytes + 1, 1);
   if (!physical) {
     status_error(st, STATUS_OUT_OF_MEMORY, "bitcast: out of memory");
     return NULL;
   }
   copy_physical(&from, physical, in->data, true);
-  Literal *out = literal_create(&inst->shape);
-  copy_physical(&inst->shape, physical, out->data, false);
+  char *result_physical = physical;
+  if (is_packed(&from) || is_packed(to)) {
+    uint8_t *buffer = (uint8_t *)physical + from_bytes + to_bytes;
+    int bits = type_bit_width(from.type);
+    bool is_signed = type_kind(from.type) == TYPE_KIND_SINT;
+    if (is_packed(&from)) elements_pack((uint8_t *)physical, shape_element_count(&from), bits, buffer);
+    else memcpy(buffer, physical, buffer_bytes);
+    result_physical = physical + from_bytes;
+    if (is_packed(to))
+      elements_unpack(buffer, shape_element_count(to), bits, is_signed, (uint8_t *)result_physical);
+    else
+      elements_unpack(buffer, shape_element_count(to), 8, false, (uint8_t *)result_physical);
+  }
+  Literal *out = literal_create(to);
+  copy_physical(to, result_physical, out->data, false);
   free(physical);
+  /* An unpacked sub-byte element read from a packed buffer holds a whole
+   * byte; its value is the low bits, stored back the canonical way. */
+  if (type_bit_width(to->type) < 8 && !is_packed(to)) {
+    uint8_t mask = (uint8_t)((1u << type_bit_width(to->type)) - 1);
+    for (int64_t i = 0; i < shape_element_count(to); i++) {
+      if (type_is_integer(to->type)) literal_set_s64(out, i, literal_get_s64(out, i));
+      else ((uint8_t *)out->data)[i] &= mask;
+    }
+  }
   return out;
 }

@@ -75,8 +75,25 @@ static void *grow(Arena *arena, void *items, int *cap, size_t item_size) {
 /* ----------------------------------------------------------------- shapes */
 
 /* layout = "{" (int ("," int)*)? (":" tiling-and-memory-space)? "}"
- * Only minor_to_major is kept; tiles T(..), memory space S(..), element
- * size E(..) and the like after ':' describe storage axle chooses itself. */
+ * Only minor_to_major and the element size E(n) are kept: E(4) packs two
+ * s4 to a byte, which bitcast must honour. Tiles T(..), memory space S(..)
+ * and the like after ':' describe storage axle chooses itself. */
+/* element_size = "E" "(" int ")": bits per element in a buffer, 0 meaning
+ * the type's own size. Only the sub-byte types pack, each at its own
+ * width (s4 and u4 at E(4), s2 and u2 at E(2)). */
+static bool parse_element_size(Parser *p, Shape *shape) {
+  next(p);
+  expect(p, "(");
+  Token *t = peek(p);
+  int64_t bits;
+  if (!parse_int64(p, &bits)) return false;
+  if (bits != 0 && bits != type_bit_width(shape->type) && bits != 8 * type_byte_size(shape->type))
+    return parse_error(p, t, "element size E(%lld) does not fit %s", (long long)bits,
+                       type_name(shape->type));
+  shape->element_size_bits = bits < type_byte_size(shape->type) * 8 ? (uint8_t)bits : 0;
+  return expect(p, ")");
+}
+
 static bool parse_layout(Parser *p, Shape *shape) {
   Token open = *peek(p);    /* a copy: skipping the tiling may release tokens */
   expect(p, "{");
@@ -94,7 +111,9 @@ static bool parse_layout(Parser *p, Shape *shape) {
   if (consume(p, ":")) {
     while (!token_is(peek(p), "}")) {
       if (peek(p)->kind == TK_EOF) return parse_error(p, &open, "unterminated layout");
-      if (token_is(peek(p), "(") || token_is(peek(p), "[") || token_is(peek(p), "{")) {
+      if (token_is(peek(p), "E") && token_is(peek_at(p, 1), "(")) {
+        if (!parse_element_size(p, shape)) return false;
+      } else if (token_is(peek(p), "(") || token_is(peek(p), "[") || token_is(peek(p), "{")) {
         if (!skip_balanced(p)) return false;
       } else {
         next(p);

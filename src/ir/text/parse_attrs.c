@@ -450,6 +450,27 @@ static bool read_ignored_bool(Parser *p, Instruction *inst, AttrNotes *notes) {
   return parse_bool(p, &ignored);
 }
 
+static FftDims *fft_dims(Parser *p, Instruction *inst) {
+  if (!inst->attrs.fft) inst->attrs.fft = arena_alloc(&p->module->arena, sizeof(FftDims));
+  return (FftDims *)inst->attrs.fft;
+}
+
+/* fft_type = "FFT" | "IFFT" | "RFFT" | "IRFFT" */
+static bool read_fft_type(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  static const char *const names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  int v = 0;
+  if (!parse_keyword(p, names, 4, "fft_type value", &v)) return false;
+  fft_dims(p, inst)->type = (FftType)v;
+  return true;
+}
+
+/* fft_length = int_list; the 1-3 lengths are checked by shape inference. */
+static bool read_fft_length(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  return parse_int_list(p, &fft_dims(p, inst)->length);
+}
+
 /* replica_groups = "{" ("{" ints "}" ("," ...)*)? "}"
  *                | "[" ints "]" "<=" "[" ints "]" ("T" "(" ints ")")?
  * The second, "iota" form says: reshape iota(prod) to the dims after <=,
@@ -652,6 +673,8 @@ static const AttrRule attr_rules[] = {
   {"input_batching_dims", read_input_batching_dims, OPS(OP_SCATTER)},
   {"scatter_indices_batching_dims", read_scatter_indices_batching_dims, OPS(OP_SCATTER)},
   {"unique_indices", read_unique_indices, OPS(OP_SCATTER)},
+  {"fft_type", read_fft_type, OPS(OP_FFT)},
+  {"fft_length", read_fft_length, OPS(OP_FFT)},
   {"direction", read_direction, OPS(OP_COMPARE)},
   {"type", read_compare_type, OPS(OP_COMPARE)},
   {"kind", read_fusion_kind, OPS(OP_FUSION)},
@@ -744,6 +767,7 @@ static const struct {
   {OP_ALL_REDUCE, "to_apply"},         {OP_REDUCE_SCATTER, "to_apply"},
   {OP_REDUCE_SCATTER, "dimensions"},   {OP_ALL_GATHER, "dimensions"},
   {OP_COLLECTIVE_PERMUTE, "source_target_pairs"},
+  {OP_FFT, "fft_type"},                {OP_FFT, "fft_length"},
 };
 
 static bool rule_applies(const AttrRule *rule, Opcode op) {

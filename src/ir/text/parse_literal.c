@@ -4,6 +4,7 @@
  * in row-major order: f32[2,3] constant({ {1, 2, 3}, {4, 5, 6} }). A scalar
  * is a bare value, a tuple a parenthesized list of literals. Large
  * constants may have been printed elided as "{...}"; they cannot be read. */
+#include <complex.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@ static bool integer_fits(ElementType t, int64_t v) {
   case TYPE_U8: return v >= 0 && v <= UINT8_MAX;
   case TYPE_U16: return v >= 0 && v <= UINT16_MAX;
   case TYPE_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+  case TYPE_S4: return v >= -8 && v <= 7;
+  case TYPE_U4: return v >= 0 && v <= 15;
+  case TYPE_S2: return v >= -2 && v <= 1;
+  case TYPE_U2: return v >= 0 && v <= 3;
   default: return true;
   }
 }
@@ -38,7 +43,33 @@ static bool word_to_uint64(const Token *t, uint64_t *out) {
   return true;
 }
 
-/* scalar = "true" | "false" | integer | float | "inf" | "-inf" | "nan" ("(" payload ")")? */
+/* float = number | "inf" | "-inf" | "nan" ("(" payload ")")?
+ * Newer XLA prints a NaN's payload: nan(0x7fc00001). The value stays a NaN. */
+static bool parse_float_value(Parser *p, const char *tname, double *out) {
+  Token *t = peek(p);
+  if (t->kind != TK_WORD || !word_to_double(t, out))
+    return parse_error(p, t, "expected a %s value", tname);
+  next(p);
+  if (isnan(*out) && token_is(peek(p), "(")) return skip_balanced(p);
+  return true;
+}
+
+/* complex = "(" float "," float ")"   the real part, then the imaginary one */
+static bool parse_complex_value(Parser *p, Literal *lit, int64_t index) {
+  const char *part_name = type_name(type_complex_component(lit->shape.type));
+  double re, im;
+  if (!token_is(peek(p), "("))
+    return parse_error(p, peek(p), "expected a %s value as (real, imaginary)",
+                       type_name(lit->shape.type));
+  next(p);
+  if (!parse_float_value(p, part_name, &re) || !expect(p, ",") ||
+      !parse_float_value(p, part_name, &im) || !expect(p, ")"))
+    return false;
+  literal_set_complex(lit, index, CMPLX(re, im));
+  return true;
+}
+
+/* scalar = "true" | "false" | integer | float | complex */
 static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
   /* A constant may hold millions of values; the tokens read so far are
    * not needed again. */
@@ -46,6 +77,7 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
   Token *t = peek(p);
   ElementType type = lit->shape.type;
   const char *tname = type_name(type);
+  if (type_is_complex(type)) return parse_complex_value(p, lit, index);
   if (t->kind != TK_WORD)
     return parse_error(p, t, "expected a %s value", tname);
   if (type == TYPE_PRED) {
@@ -67,13 +99,9 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
     literal_set_s64(lit, index, v);
   } else {
     double v;
-    if (!word_to_double(t, &v)) return parse_error(p, t, "expected a %s value", tname);
+    if (!parse_float_value(p, tname, &v)) return false;
     literal_set_f64(lit, index, v);
-    /* Newer XLA prints a NaN's payload: nan(0x7fc00001). The value stays a NaN. */
-    if (isnan(v) && token_is(peek_at(p, 1), "(")) {
-      next(p);
-      return skip_balanced(p);
-    }
+    return true;
   }
   next(p);
   return true;

@@ -128,8 +128,38 @@ static void print_element(StrBuf *sb, const Literal *lit, int64_t i) {
     memcpy(&d, p, 8);
     print_float(sb, d, TYPE_F64, f64_bits(d));
     break;
+  /* A complex element is printed as XLA does: (real, imaginary). */
+  case TYPE_C64: {
+    float parts[2];
+    memcpy(parts, p, 8);
+    strbuf_printf(sb, "(");
+    print_float(sb, parts[0], TYPE_F32, f32_bits(parts[0]));
+    strbuf_printf(sb, ", ");
+    print_float(sb, parts[1], TYPE_F32, f32_bits(parts[1]));
+    strbuf_printf(sb, ")");
+    break;
+  }
+  case TYPE_C128: {
+    double parts[2];
+    memcpy(parts, p, 16);
+    strbuf_printf(sb, "(");
+    print_float(sb, parts[0], TYPE_F64, f64_bits(parts[0]));
+    strbuf_printf(sb, ", ");
+    print_float(sb, parts[1], TYPE_F64, f64_bits(parts[1]));
+    strbuf_printf(sb, ")");
+    break;
+  }
   case TYPE_U64: strbuf_printf(sb, "%llu", (unsigned long long)literal_get_u64(lit, i)); break;
-  default: strbuf_printf(sb, "%lld", (long long)literal_get_s64(lit, i)); break;
+  default:
+    if (type_is_minifloat(lit->shape.type)) {
+      /* Every minifloat value is a float, so its shortest float form
+       * reads back exactly: 448 rather than the shorter 4.5e+02. */
+      f = minifloat_to_float(lit->shape.type, *(const uint8_t *)p);
+      print_float(sb, f, TYPE_F32, f32_bits(f));
+    } else {
+      strbuf_printf(sb, "%lld", (long long)literal_get_s64(lit, i));
+    }
+    break;
   }
 }
 
@@ -467,6 +497,13 @@ static void print_attributes(StrBuf *sb, const Instruction *inst) {
     print_called(sb, "to_apply", inst, 0);
     break;
   case OP_COMPARE: print_compare_attrs(sb, a); break;
+  case OP_FFT: {
+    static const char *const fft_names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+    const FftDims *fft = attrs_fft(a);
+    strbuf_printf(sb, ", fft_type=%s", (unsigned)fft->type <= FFT_TYPE_IRFFT ? fft_names[fft->type] : "?");
+    print_list_attr(sb, "fft_length", &fft->length);
+    break;
+  }
   case OP_FUSION:
   case OP_CALL:
   case OP_WHILE:

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# make bench: axle's benchmarks, each printed as a median of several runs
+# (these machines are shared and noisy; quote medians and ratios).
+#
+#   optimizer   optimize_module on generated modules of 1,000 / 10,000 /
+#               30,000 instructions: the total of every pass, median of 5
+#   models      the corpus's softmax, layernorm, attention and MLP training
+#               step on the interpreter, as written and optimized (--time 20)
+set -u
+BUILD=${1:-build}
+tmp=$BUILD/bench; mkdir -p "$tmp"
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo "== optimizer time (axle-opt --stats, total of all passes, median of 5)"
+printf '%-14s %-12s %-10s %-10s\n' instructions "total_ms" fusions kernels
+for n in 1000 10000 30000; do
+  bench/gen_big_module.sh "$n" >"$tmp/big_$n.hlo"
+  for r in 1 2 3 4 5; do
+    "$BUILD/axle-opt" --stats "$tmp/big_$n.hlo" 2>"$tmp/stats_$n.txt" >/dev/null || { cat "$tmp/stats_$n.txt"; exit 1; }
+    awk '$1 == "total" {print $2}' "$tmp/stats_$n.txt"
+  done | median >"$tmp/total_$n"
+  printf '%-14s %-12s %-10s %-10s\n' "$(awk '/instructions:/ {print $2}' "$tmp/stats_$n.txt")" \
+    "$(cat "$tmp/total_$n")" "$(awk '/fusions:/ {print $2}' "$tmp/stats_$n.txt")" \
+    "$(awk '/kernels:/ {print $4}' "$tmp/stats_$n.txt")"
+done
+
+echo
+echo "== models on the interpreter (median ms of 20 runs)"
+printf '%-22s %-12s %-12s\n' module "as written" "optimized"
+for name in jax_softmax jax_layernorm jax_attention jax_train_step; do
+  hlo=tests/hlo/$name.hlo
+  plain=$("$BUILD/axle-run" --backend interp --seed 1 --time 20 "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
+  opt=$("$BUILD/axle-run" --backend interp --opt --seed 1 --time 20 "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
+  printf '%-22s %-12s %-12s\n' "$name" "$plain" "$opt"
+done

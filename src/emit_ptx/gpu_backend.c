@@ -1,0 +1,36 @@
+/* The GPU backend's entry in the backend table.
+ *
+ * Today it opens the CUDA driver and the device, so that a machine without
+ * them gets the message a user needs ("no CUDA driver", "no CUDA device");
+ * PTX emission from the kernel IR is the GPU backend issue's work, and until
+ * it lands a machine with a GPU is told so rather than given a silent
+ * fallback. */
+#include "runtime/backend.h"
+#include "runtime/cuda_driver.h"
+
+static bool gpu_compile(const Module *m, void **program, Status *st) {
+  (void)m;
+  *program = NULL;
+  GpuDevice gpu;
+  if (!gpu_device_open(&gpu, st)) return false;
+  char device[160];
+  snprintf(device, sizeof device, "%s, sm_%d%d", gpu.name, gpu.compute_major, gpu.compute_minor);
+  gpu_device_close(&gpu);
+  return status_error(st, STATUS_UNSUPPORTED,
+                      "found %s, but axle does not generate PTX yet; use --backend interp", device);
+}
+
+static Literal *gpu_run(void *program, const Module *m, Literal *const *args, int arg_count, Status *st) {
+  (void)program, (void)m, (void)args, (void)arg_count;
+  status_error(st, STATUS_UNSUPPORTED, "the GPU backend cannot run modules yet");
+  return NULL;
+}
+
+static void gpu_free_program(void *program) { (void)program; }
+
+const Backend backend_gpu = {
+    .name = "gpu",
+    .compile = gpu_compile,
+    .run = gpu_run,
+    .free_program = gpu_free_program,
+};

@@ -1,0 +1,167 @@
+/* The CUDA driver, found at run time (see cuda_driver.h for why), and the
+ * device layer over it: every driver call goes through check_cuda, which
+ * turns a failure into a Status naming the call, what it was for and the
+ * driver's error name. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/cuda_driver.h"
+
+bool cuda_driver_open(CudaDriver *driver, Status *st) {
+  memset(driver, 0, sizeof *driver);
+  const char *path = getenv("AXLE_CUDA_DRIVER");
+  if (!path || !*path) path = "libcuda.so.1";
+  driver->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!driver->library) {
+    const char *why = dlerror();
+    return status_error(st, STATUS_UNSUPPORTED, "no CUDA driver (%s)", why ? why : path);
+  }
+  /* POSIX dlsym returns void *; going through memcpy keeps the conversion
+   * to a function pointer well defined in ISO C. */
+#define AXLE_CUDA_RESOLVE(field, symbol, args)                                                   \
+  {                                                                                               \
+    void *p = dlsym(driver->library, symbol);                                                     \
+    if (!p) {                                                                                     \
+      cuda_driver_close(driver);                                                                  \
+      return status_error(st, STATUS_UNSUPPORTED, "no CUDA driver (%s lacks %s)", path, symbol); \
+    }                                                                                             \
+    memcpy(&driver->field, &p, sizeof p);                                                         \
+  }
+  AXLE_CUDA_ENTRIES(AXLE_CUDA_RESOLVE)
+#undef AXLE_CUDA_RESOLVE
+  return true;
+}
+
+void cuda_driver_close(CudaDriver *driver) {
+  if (driver->library) dlclose(driver->library);
+  memset(driver, 0, sizeof *driver);
+}
+
+const char *cuda_error_name(const CudaDriver *driver, CUresult r) {
+  const char *name = NULL;
+  if (driver->get_error_name && driver->get_error_name(r, &name) == CUDA_SUCCESS && name) return name;
+  return "an unknown CUDA error";
+}
+
+/* Fills st when r is an error: "CALL failed while WHAT: CUDA_ERROR_...". */
+static bool check_cuda(const GpuDevice *gpu, CUresult r, const char *call, const char *what, Status *st) {
+  if (r == CUDA_SUCCESS) return true;
+  return status_error(st, STATUS_RUNTIME_ERROR, "%s failed while %s: %s (%d)", call, what,
+                      cuda_error_name(&gpu->driver, r), r);
+}
+
+bool gpu_device_open(GpuDevice *gpu, Status *st) {
+  memset(gpu, 0, sizeof *gpu);
+  if (!cuda_driver_open(&gpu->driver, st)) return false;
+  CudaDriver *d = &gpu->driver;
+  int count = 0;
+  CUresult r = d->init(0);
+  if (r == CUDA_ERROR_NO_DEVICE || (r == CUDA_SUCCESS && d->device_get_count(&count) == CUDA_SUCCESS && count == 0)) {
+    cuda_driver_close(d);
+    return status_error(st, STATUS_UNSUPPORTED, "no CUDA device (the driver is present but sees no GPU)");
+  }
+  if (!check_cuda(gpu, r, "cuInit", "starting the driver", st) ||
+      !check_cuda(gpu, d->device_get(&gpu->device, 0), "cuDeviceGet", "opening device 0", st) ||
+      !check_cuda(gpu, d->device_get_attribute(&gpu->compute_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, gpu->device),
+                  "cuDeviceGetAttribute", "reading the compute capability", st) ||
+      !check_cuda(gpu, d->device_get_attribute(&gpu->compute_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, gpu->device),
+                  "cuDeviceGetAttribute", "reading the compute capability", st) ||
+      !check_cuda(gpu, d->device_get_attribute(&gpu->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, gpu->device),
+                  "cuDeviceGetAttribute", "counting multiprocessors", st) ||
+      !check_cuda(gpu, d->device_get_name(gpu->name, (int)sizeof gpu->name - 1, gpu->device),
+                  "cuDeviceGetName", "naming the device", st) ||
+      !check_cuda(gpu, d->ctx_create(&gpu->context, 0, gpu->device), "cuCtxCreate", "creating a context", st)) {
+    gpu_device_close(gpu);
+    return false;
+  }
+  if (!check_cuda(gpu, d->stream_create(&gpu->stream, 0), "cuStreamCreate", "creating a stream", st)) {
+    gpu_device_close(gpu);
+    return false;
+  }
+  return true;
+}
+
+void gpu_device_close(GpuDevice *gpu) {
+  CudaDriver *d = &gpu->driver;
+  if (d->library) {
+    if (gpu->stream) d->stream_destroy(gpu->stream);
+    if (gpu->context) d->ctx_destroy(gpu->context);
+  }
+  cuda_driver_close(d);
+  memset(gpu, 0, sizeof *gpu);
+}
+
+/* The JIT writes its logs into buffers we hand it; on failure the error log
+ * (ptxas's own messages, with line numbers into the PTX) is what a user
+ * needs, so it goes into the message. */
+bool gpu_module_load(GpuDevice *gpu, const char *ptx, const char *what, CUmodule *module, Status *st) {
+  char error_log[4096] = "", info_log[4096] = "";
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {error_log, (void *)(uintptr_t)sizeof error_log, info_log,
+                    (void *)(uintptr_t)sizeof info_log};
+  CUresult r = gpu->driver.module_load_data_ex(module, ptx, 4, options, values);
+  if (r == CUDA_SUCCESS) return true;
+  error_log[sizeof error_log - 1] = 0;
+  return status_error(st, STATUS_RUNTIME_ERROR, "loading the PTX of %s failed: %s (%d)%s%s", what,
+                      cuda_error_name(&gpu->driver, r), r, error_log[0] ? "\nJIT error log:\n" : "",
+                      error_log);
+}
+
+bool gpu_function_get(GpuDevice *gpu, CUmodule module, const char *name, CUfunction *f, Status *st) {
+  char what[256];
+  snprintf(what, sizeof what, "looking up kernel %s", name);
+  return check_cuda(gpu, gpu->driver.module_get_function(f, module, name), "cuModuleGetFunction", what, st);
+}
+
+bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr, Status *st) {
+  size_t free_bytes = 0, total_bytes = 0;
+  if (!check_cuda(gpu, gpu->driver.mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo",
+                  "reading free device memory", st))
+    return false;
+  if (bytes > free_bytes)
+    return status_error(st, STATUS_OUT_OF_MEMORY,
+                        "%s needs %zu bytes of device memory; %zu of %zu bytes are free", what, bytes,
+                        free_bytes, total_bytes);
+  CUresult r = gpu->driver.mem_alloc(ptr, bytes ? bytes : 1);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    return status_error(st, STATUS_OUT_OF_MEMORY, "%s needs %zu bytes of device memory; the driver refused",
+                        what, bytes);
+  char doing[256];
+  snprintf(doing, sizeof doing, "allocating %zu bytes for %s", bytes, what);
+  return check_cuda(gpu, r, "cuMemAlloc", doing, st);
+}
+
+void gpu_free(GpuDevice *gpu, CUdeviceptr ptr) {
+  if (ptr) gpu->driver.mem_free(ptr);
+}
+
+bool gpu_copy_to_device(GpuDevice *gpu, CUdeviceptr dst, const void *src, size_t bytes, Status *st) {
+  return check_cuda(gpu, gpu->driver.memcpy_htod_async(dst, src, bytes, gpu->stream), "cuMemcpyHtoDAsync",
+                    "copying to the device", st);
+}
+
+bool gpu_copy_to_host(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st) {
+  if (!check_cuda(gpu, gpu->driver.memcpy_dtoh_async(dst, src, bytes, gpu->stream), "cuMemcpyDtoHAsync",
+                  "copying to the host", st))
+    return false;
+  return gpu_synchronize(gpu, st);
+}
+
+bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],
+                const unsigned block[3], unsigned shared_bytes, void **params, Status *st) {
+  char what[256];
+  snprintf(what, sizeof what, "launching kernel %s (grid %ux%ux%u, block %ux%ux%u)", kernel_name, grid[0],
+           grid[1], grid[2], block[0], block[1], block[2]);
+  return check_cuda(gpu,
+                    gpu->driver.launch_kernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                              shared_bytes, gpu->stream, params, NULL),
+                    "cuLaunchKernel", what, st);
+}
+
+bool gpu_synchronize(GpuDevice *gpu, Status *st) {
+  return check_cuda(gpu, gpu->driver.stream_synchronize(gpu->stream), "cuStreamSynchronize",
+                    "waiting for the device", st);
+}

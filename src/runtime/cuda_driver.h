@@ -1,0 +1,134 @@
+/* The CUDA driver API, opened at run time.
+ *
+ * axle links against nothing from CUDA: this header declares the handful of
+ * driver types and entry points the GPU backend uses, and cuda_driver.c
+ * finds them with dlopen("libcuda.so.1") and dlsym. A machine without a
+ * driver or a device builds and runs every other backend; the GPU backend
+ * then says "no CUDA driver" or "no CUDA device".
+ *
+ * Above the raw table sits GpuDevice, the one context, stream and device
+ * the runtime uses, with calls that turn every driver error into a Status
+ * that says what was being done (loading which module, launching which
+ * kernel, allocating how many bytes) and, for module loads, the JIT's own
+ * error log. */
+#ifndef AXLE_RUNTIME_CUDA_DRIVER_H
+#define AXLE_RUNTIME_CUDA_DRIVER_H
+
+#include <stddef.h>
+
+#include "ir.h"
+
+/* ---- the driver's types, as its ABI defines them ---- */
+typedef int CUresult;                  /* 0 is CUDA_SUCCESS */
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_INVALID_PTX = 218,
+  CUDA_ERROR_LAUNCH_FAILED = 700,
+};
+
+/* cuDeviceGetAttribute */
+enum {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+/* cuModuleLoadDataEx options: where the JIT writes its logs. */
+enum {
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_LOG_VERBOSE = 12,
+};
+
+/* The entry points, one row each: CUDA_ENTRY(field, "symbol", return, args).
+ * Several are exported under a _v2 name since CUDA 3.2 (64-bit sizes); the
+ * symbol column says which name dlsym must look for. */
+#define AXLE_CUDA_ENTRIES(CUDA_ENTRY)                                                              \
+  CUDA_ENTRY(init, "cuInit", (unsigned flags))                                                     \
+  CUDA_ENTRY(device_get_count, "cuDeviceGetCount", (int *count))                                   \
+  CUDA_ENTRY(device_get, "cuDeviceGet", (CUdevice * device, int ordinal))                          \
+  CUDA_ENTRY(device_get_attribute, "cuDeviceGetAttribute", (int *value, int attribute, CUdevice d)) \
+  CUDA_ENTRY(device_get_name, "cuDeviceGetName", (char *name, int length, CUdevice d))             \
+  CUDA_ENTRY(ctx_create, "cuCtxCreate_v2", (CUcontext * ctx, unsigned flags, CUdevice d))           \
+  CUDA_ENTRY(ctx_destroy, "cuCtxDestroy_v2", (CUcontext ctx))                                      \
+  CUDA_ENTRY(mem_get_info, "cuMemGetInfo_v2", (size_t * free_bytes, size_t * total_bytes))         \
+  CUDA_ENTRY(mem_alloc, "cuMemAlloc_v2", (CUdeviceptr * ptr, size_t bytes))                        \
+  CUDA_ENTRY(mem_free, "cuMemFree_v2", (CUdeviceptr ptr))                                          \
+  CUDA_ENTRY(mem_alloc_host, "cuMemAllocHost_v2", (void **ptr, size_t bytes))                      \
+  CUDA_ENTRY(mem_free_host, "cuMemFreeHost", (void *ptr))                                          \
+  CUDA_ENTRY(memcpy_htod_async, "cuMemcpyHtoDAsync_v2",                                            \
+             (CUdeviceptr dst, const void *src, size_t bytes, CUstream s))                         \
+  CUDA_ENTRY(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2",                                            \
+             (void *dst, CUdeviceptr src, size_t bytes, CUstream s))                               \
+  CUDA_ENTRY(stream_create, "cuStreamCreate", (CUstream * s, unsigned flags))                      \
+  CUDA_ENTRY(stream_destroy, "cuStreamDestroy_v2", (CUstream s))                                   \
+  CUDA_ENTRY(stream_synchronize, "cuStreamSynchronize", (CUstream s))                              \
+  CUDA_ENTRY(event_create, "cuEventCreate", (CUevent * e, unsigned flags))                         \
+  CUDA_ENTRY(event_record, "cuEventRecord", (CUevent e, CUstream s))                               \
+  CUDA_ENTRY(event_synchronize, "cuEventSynchronize", (CUevent e))                                 \
+  CUDA_ENTRY(event_elapsed_time, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end))    \
+  CUDA_ENTRY(event_destroy, "cuEventDestroy_v2", (CUevent e))                                      \
+  CUDA_ENTRY(module_load_data_ex, "cuModuleLoadDataEx",                                            \
+             (CUmodule * m, const void *image, unsigned count, int *options, void **values))       \
+  CUDA_ENTRY(module_unload, "cuModuleUnload", (CUmodule m))                                        \
+  CUDA_ENTRY(module_get_function, "cuModuleGetFunction", (CUfunction * f, CUmodule m, const char *name)) \
+  CUDA_ENTRY(launch_kernel, "cuLaunchKernel",                                                      \
+             (CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,   \
+              unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream s,               \
+              void **params, void **extra))                                                        \
+  CUDA_ENTRY(get_error_name, "cuGetErrorName", (CUresult r, const char **name))
+
+typedef struct CudaDriver {
+  void *library;   /* the dlopen handle */
+#define AXLE_CUDA_FIELD(field, symbol, args) CUresult(*field) args;
+  AXLE_CUDA_ENTRIES(AXLE_CUDA_FIELD)
+#undef AXLE_CUDA_FIELD
+} CudaDriver;
+
+/* Opens the driver library: $AXLE_CUDA_DRIVER when set (the tests point it
+ * at a fake), else libcuda.so.1. Fails with "no CUDA driver (...)". */
+bool cuda_driver_open(CudaDriver *driver, Status *st);
+void cuda_driver_close(CudaDriver *driver);
+/* "CUDA_ERROR_OUT_OF_MEMORY", or "CUDA error N" when the driver has no name. */
+const char *cuda_error_name(const CudaDriver *driver, CUresult r);
+
+/* ---- the device the runtime uses: device 0, one context, one stream ---- */
+typedef struct GpuDevice {
+  CudaDriver driver;
+  CUdevice device;
+  CUcontext context;
+  CUstream stream;
+  int compute_major, compute_minor;
+  int multiprocessors;
+  char name[128];
+} GpuDevice;
+
+/* Fails with "no CUDA driver" or "no CUDA device" (STATUS_UNSUPPORTED). */
+bool gpu_device_open(GpuDevice *gpu, Status *st);
+void gpu_device_close(GpuDevice *gpu);
+/* Loads PTX text. On failure the message carries the JIT's error log. */
+bool gpu_module_load(GpuDevice *gpu, const char *ptx, const char *what, CUmodule *module, Status *st);
+bool gpu_function_get(GpuDevice *gpu, CUmodule module, const char *name, CUfunction *f, Status *st);
+/* Checks the free device memory first, so that a module that needs more
+ * fails with how much it needed rather than a bare out-of-memory. */
+bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr, Status *st);
+void gpu_free(GpuDevice *gpu, CUdeviceptr ptr);
+bool gpu_copy_to_device(GpuDevice *gpu, CUdeviceptr dst, const void *src, size_t bytes, Status *st);
+bool gpu_copy_to_host(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st);
+bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],
+                const unsigned block[3], unsigned shared_bytes, void **params, Status *st);
+bool gpu_synchronize(GpuDevice *gpu, Status *st);
+
+#endif

@@ -1,0 +1,176 @@
+/* A fake libcuda.so.1 for tests on machines without a GPU.
+ *
+ * It exports the driver entry points axle opens with dlsym, records each call
+ * and can be told to fail, so that every error path of the GPU runtime (no
+ * device, a module that does not load, out of memory, a failed launch) runs
+ * in `make test`. "Device memory" is host memory, so copies round-trip;
+ * kernels are not run. Controlled by the environment, read at each call:
+ *   FAKE_CUDA_DEVICES=N       how many devices cuDeviceGetCount reports (default 1)
+ *   FAKE_CUDA_FAIL=SYMBOL     that entry point fails (e.g. cuModuleLoadDataEx)
+ *   FAKE_CUDA_FREE_BYTES=N    what cuMemGetInfo reports free (default 16 GiB)
+ *   FAKE_CUDA_TRACE=FILE      append one line per call to FILE */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+static void trace(const char *symbol) {
+  const char *path = getenv("FAKE_CUDA_TRACE");
+  if (!path) return;
+  FILE *f = fopen(path, "a");
+  if (!f) return;
+  fprintf(f, "%s\n", symbol);
+  fclose(f);
+}
+
+/* The error a failing call returns: the one the real driver gives for the
+ * usual failure of that call. */
+static CUresult outcome(const char *symbol, CUresult error) {
+  trace(symbol);
+  const char *fail = getenv("FAKE_CUDA_FAIL");
+  return fail && strcmp(fail, symbol) == 0 ? error : 0;
+}
+
+static long long env_number(const char *name, long long fallback) {
+  const char *v = getenv(name);
+  return v && *v ? atoll(v) : fallback;
+}
+
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  if (env_number("FAKE_CUDA_DEVICES", 1) == 0) return trace("cuInit"), 100; /* CUDA_ERROR_NO_DEVICE */
+  return outcome("cuInit", 3);
+}
+CUresult cuDeviceGetCount(int *count) {
+  *count = (int)env_number("FAKE_CUDA_DEVICES", 1);
+  return outcome("cuDeviceGetCount", 1);
+}
+CUresult cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return outcome("cuDeviceGet", 101);
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
+  (void)device;
+  *value = attribute == 75 ? 9 : attribute == 76 ? 0 : attribute == 16 ? 132 : 0;
+  return outcome("cuDeviceGetAttribute", 1);
+}
+CUresult cuDeviceGetName(char *name, int length, int device) {
+  (void)device;
+  snprintf(name, (size_t)length, "Fake GPU (tests)");
+  return outcome("cuDeviceGetName", 1);
+}
+CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int device) {
+  (void)flags, (void)device;
+  static int context;
+  *ctx = &context;
+  return outcome("cuCtxCreate_v2", 201);
+}
+CUresult cuCtxDestroy_v2(void *ctx) { (void)ctx; return outcome("cuCtxDestroy_v2", 201); }
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
+  *free_bytes = (size_t)env_number("FAKE_CUDA_FREE_BYTES", 16ll << 30);
+  *total_bytes = (size_t)80 << 30;
+  return outcome("cuMemGetInfo_v2", 1);
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+  CUresult r = outcome("cuMemAlloc_v2", 2); /* CUDA_ERROR_OUT_OF_MEMORY */
+  if (r) return r;
+  *ptr = (CUdeviceptr)(uintptr_t)malloc(bytes);
+  return *ptr ? 0 : 2;
+}
+CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  free((void *)(uintptr_t)ptr);
+  return outcome("cuMemFree_v2", 1);
+}
+CUresult cuMemAllocHost_v2(void **ptr, size_t bytes) {
+  CUresult r = outcome("cuMemAllocHost_v2", 2);
+  if (r) return r;
+  *ptr = malloc(bytes);
+  return *ptr ? 0 : 2;
+}
+CUresult cuMemFreeHost(void *ptr) {
+  free(ptr);
+  return outcome("cuMemFreeHost", 1);
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, void *stream) {
+  (void)stream;
+  CUresult r = outcome("cuMemcpyHtoDAsync_v2", 1);
+  if (!r) memcpy((void *)(uintptr_t)dst, src, bytes);
+  return r;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, void *stream) {
+  (void)stream;
+  CUresult r = outcome("cuMemcpyDtoHAsync_v2", 1);
+  if (!r) memcpy(dst, (const void *)(uintptr_t)src, bytes);
+  return r;
+}
+CUresult cuStreamCreate(void **stream, unsigned flags) {
+  (void)flags;
+  static int s;
+  *stream = &s;
+  return outcome("cuStreamCreate", 1);
+}
+CUresult cuStreamDestroy_v2(void *stream) { (void)stream; return outcome("cuStreamDestroy_v2", 1); }
+/* A failed launch is reported at the next synchronization, as on a GPU. */
+CUresult cuStreamSynchronize(void *stream) { (void)stream; return outcome("cuStreamSynchronize", 700); }
+CUresult cuEventCreate(void **event, unsigned flags) {
+  (void)flags;
+  static int e;
+  *event = &e;
+  return outcome("cuEventCreate", 1);
+}
+CUresult cuEventRecord(void *event, void *stream) { (void)event, (void)stream; return outcome("cuEventRecord", 1); }
+CUresult cuEventSynchronize(void *event) { (void)event; return outcome("cuEventSynchronize", 1); }
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  (void)start, (void)end;
+  *ms = 0.5f;
+  return outcome("cuEventElapsedTime", 1);
+}
+CUresult cuEventDestroy_v2(void *event) { (void)event; return outcome("cuEventDestroy_v2", 1); }
+
+/* A failing load writes a log the way ptxas does, so tests can check that
+ * the log reaches the user. */
+CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, int *options, void **values) {
+  CUresult r = outcome("cuModuleLoadDataEx", 218); /* CUDA_ERROR_INVALID_PTX */
+  static int m;
+  *module = &m;
+  if (r) {
+    for (unsigned i = 0; i + 1 < count; i++) {
+      if (options[i] == 5 && options[i + 1] == 6) {
+        size_t size = (size_t)(uintptr_t)values[i + 1];
+        snprintf(values[i], size, "ptxas application ptx input, line 7; error   : fake error in '%.20s'",
+                 (const char *)image);
+      }
+    }
+  }
+  return r;
+}
+CUresult cuModuleUnload(void *module) { (void)module; return outcome("cuModuleUnload", 1); }
+CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
+  (void)module, (void)name;
+  static int f;
+  *function = &f;
+  return outcome("cuModuleGetFunction", 500); /* CUDA_ERROR_NOT_FOUND */
+}
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, void *stream, void **params, void **extra) {
+  (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)stream, (void)params, (void)extra;
+  return outcome("cuLaunchKernel", 700); /* CUDA_ERROR_LAUNCH_FAILED */
+}
+CUresult cuGetErrorName(CUresult r, const char **name) {
+  switch (r) {
+  case 1: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+  case 2: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+  case 3: *name = "CUDA_ERROR_NOT_INITIALIZED"; break;
+  case 100: *name = "CUDA_ERROR_NO_DEVICE"; break;
+  case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
+  case 201: *name = "CUDA_ERROR_INVALID_CONTEXT"; break;
+  case 218: *name = "CUDA_ERROR_INVALID_PTX"; break;
+  case 500: *name = "CUDA_ERROR_NOT_FOUND"; break;
+  case 700: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
+  default: return 1;
+  }
+  return 0;
+}
