@@ -173,6 +173,9 @@ static void group_build(Fuser *f, int g, const IntVec *outputs, Instruction **cl
   snprintf(name, sizeof name, "fusion.%s", label);
   Instruction *fusion = computation_add_instruction(f->comp, OP_FUSION, b.inputs.values, b.inputs.count,
                                                     &b.fused, 1, &attrs, &root->shape, name);
+  /* The fusion speaks for its (last) root in messages, dumps and listings;
+   * the members keep their own metadata in the fused computation. */
+  fusion->metadata = f->insts[outputs->items[outputs->count - 1]]->metadata;
   fusion_take_over_outputs(&b, fusion, outputs);
   for (int k = 0; k < b.cloned.count; k++) clone_of[b.cloned.items[k]] = NULL;
   intvec_free(&b.cloned);
@@ -180,35 +183,16 @@ static void group_build(Fuser *f, int g, const IntVec *outputs, Instruction **cl
   free(b.inputs.params);
 }
 
-/* Removes, in one sweep, every instruction of c whose index is marked in
- * dead (none of them read by a live one): use lists of the live ones lose
- * the dead readers, and the list closes up. A local helper because core's
- * computation_remove_instruction shifts the whole list once per call, and
- * removing the members of thousands of fusions one by one was quadratic. */
-static void computation_remove_dead(Computation *c, const bool *dead, int dead_limit) {
-  int kept = 0;
-  for (int i = 0; i < c->instruction_count; i++) {
-    Instruction *inst = c->instructions[i];
-    if (i < dead_limit && dead[i]) continue;
-    int users = 0;
-    for (int k = 0; k < inst->user_count; k++) {
-      const Instruction *user = inst->users[k];
-      if (!(user->index < dead_limit && dead[user->index])) inst->users[users++] = inst->users[k];
-    }
-    inst->user_count = users;
-    c->instructions[kept++] = inst;
-  }
-  c->instruction_count = kept;
-  for (int i = 0; i < kept; i++) c->instructions[i]->index = i;
-}
-
 /* The fused originals (and the scalar constants only they read) are dead
- * now: a member is read by nothing but other members and dead code. */
+ * now, unless something outside the fusions still reads them (dead code
+ * that was there before, left for dce). */
 static void fused_originals_remove(Fuser *f, const bool *fused, const bool *constant_was_read) {
   bool *dead = calloc_or_exit((size_t)f->n + 1, sizeof *dead);
+  Instruction **doomed = calloc_or_exit((size_t)f->n + 1, sizeof *doomed);
+  int doomed_count = 0;
   /* Users before operands: a member is dead once all its readers are. */
   for (int i = f->n - 1; i >= 0; i--) {
-    const Instruction *inst = f->insts[i];
+    Instruction *inst = f->insts[i];
     bool removable = fused[i] || (constant_was_read[i] && inst->opcode == OP_CONSTANT);
     if (!removable || inst == f->comp->root) continue;
     bool read = false;
@@ -217,8 +201,10 @@ static void fused_originals_remove(Fuser *f, const bool *fused, const bool *cons
       read = !(u < f->n && f->insts[u] == inst->users[k] && dead[u]);
     }
     dead[i] = !read;
+    if (dead[i]) doomed[doomed_count++] = inst;
   }
-  computation_remove_dead(f->comp, dead, f->n);
+  computation_remove_instructions(f->comp, doomed, doomed_count);
+  free(doomed);
   free(dead);
 }
 

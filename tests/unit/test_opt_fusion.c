@@ -153,6 +153,30 @@ TEST(dot_bias_relu_is_one_dot_with_a_fused_epilogue) {
   module_free(m);
 }
 
+static const Instruction *find_opcode(const Computation *c, Opcode op) {
+  for (int i = 0; i < c->instruction_count; i++)
+    if (c->instructions[i]->opcode == op) return c->instructions[i];
+  return NULL;
+}
+
+TEST(fused_members_keep_their_metadata_and_the_fusion_takes_its_roots) {
+  Module *m = optimized_file("tests/hlo/jax_mlp_layer.hlo");
+  EXPECT(m, "did not optimize");
+  if (!m) return;
+  Instruction *fusion = first_fusion(m, FUSION_OUTPUT);
+  EXPECT(fusion, "no kOutput fusion");
+  if (fusion) {
+    const Metadata *md = fusion->metadata;
+    EXPECT(md && md->op_name && strcmp(md->op_name, "jit(mlp)/jit(main)/max") == 0,
+           "the fusion's op_name is %s", md && md->op_name ? md->op_name : "(none)");
+    const Instruction *dot = find_opcode(fusion->called[0], OP_DOT);
+    const Metadata *dmd = dot ? dot->metadata : NULL;
+    EXPECT(dmd && dmd->source_file && strcmp(dmd->source_file, "mlp.py") == 0 && dmd->source_line == 3,
+           "the fused dot lost its source line");
+  }
+  module_free(m);
+}
+
 /* The training step has three kernels after fusion, and cannot have fewer:
  *   1. fused_error, a fusion the module already holds (opaque to the pass);
  *   2. one row kernel over the 16 errors: both reductions (the loss and the
@@ -424,6 +448,7 @@ int main(void) {
   RUN(softmax_over_the_last_axis_needs_at_most_two_fusions);
   RUN(layernorm_needs_at_most_two_fusions);
   RUN(dot_bias_relu_is_one_dot_with_a_fused_epilogue);
+  RUN(fused_members_keep_their_metadata_and_the_fusion_takes_its_roots);
   RUN(train_step_fuses_into_three_kernels);
   RUN(cheap_broadcast_read_by_two_kernels_is_duplicated_not_written);
   RUN(expensive_producer_is_computed_once_not_per_broadcast_copy);
