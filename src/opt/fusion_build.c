@@ -130,11 +130,41 @@ static Instruction *fused_root(GroupBuild *b, const IntVec *outputs) {
                                      "tuple");
 }
 
+/* The tuple that is the only reader of every output outside the group,
+ * reading each once and nothing else, or NULL. The fusion then takes that
+ * tuple's place, outputs in its order: a tuple of get-tuple-elements of
+ * the fusion would only be simplified back into the fusion later. */
+static Instruction *outputs_whole_tuple_reader(const Fuser *f, int g, const IntVec *outputs) {
+  Instruction *tuple = NULL;
+  for (int k = 0; k < outputs->count; k++) {
+    const Instruction *out = f->insts[outputs->items[k]];
+    if (out == f->comp->root) return NULL;
+    for (int q = 0; q < out->user_count; q++) {
+      Instruction *user = out->users[q];
+      int u = user->index;
+      bool member = u < f->n && f->insts[u] == user && group_contains(f, g, u);
+      if (member) continue;
+      if (user->opcode != OP_TUPLE || (tuple && user != tuple)) return NULL;
+      tuple = user;
+    }
+  }
+  if (!tuple || tuple->operand_count != outputs->count) return NULL;
+  for (int k = 0; k < tuple->operand_count; k++)
+    for (int j = 0; j < k; j++)
+      if (tuple->operands[j] == tuple->operands[k]) return NULL;
+  return tuple;
+}
+
 /* Readers of each output now read the fusion (or its tuple element). */
-static void fusion_take_over_outputs(GroupBuild *b, Instruction *fusion, const IntVec *outputs) {
+static void fusion_take_over_outputs(GroupBuild *b, Instruction *fusion, const IntVec *outputs,
+                                     Instruction *whole_tuple) {
   Fuser *f = b->f;
   if (outputs->count == 1) {
     instruction_replace_all_uses(f->insts[outputs->items[0]], fusion);
+    return;
+  }
+  if (whole_tuple) {
+    instruction_replace_all_uses(whole_tuple, fusion);
     return;
   }
   for (int k = 0; k < outputs->count; k++) {
@@ -146,8 +176,12 @@ static void fusion_take_over_outputs(GroupBuild *b, Instruction *fusion, const I
   }
 }
 
-static void group_build(Fuser *f, int g, const IntVec *outputs, Instruction **clone_of) {
+/* Builds group g; returns the tuple it replaced whole, if any (now dead). */
+static Instruction *group_build(Fuser *f, int g, IntVec *outputs, Instruction **clone_of) {
   const IntVec *members = &f->groups[g].members;
+  Instruction *whole_tuple = outputs->count > 1 ? outputs_whole_tuple_reader(f, g, outputs) : NULL;
+  for (int k = 0; whole_tuple && k < whole_tuple->operand_count; k++)
+    outputs->items[k] = whole_tuple->operands[k]->index;
   char label[160], name[192];
   group_label(f, members, label, sizeof label);
   snprintf(name, sizeof name, "fused_%s", label);
@@ -176,11 +210,12 @@ static void group_build(Fuser *f, int g, const IntVec *outputs, Instruction **cl
   /* The fusion speaks for its (last) root in messages, dumps and listings;
    * the members keep their own metadata in the fused computation. */
   fusion->metadata = f->insts[outputs->items[outputs->count - 1]]->metadata;
-  fusion_take_over_outputs(&b, fusion, outputs);
+  fusion_take_over_outputs(&b, fusion, outputs, whole_tuple);
   for (int k = 0; k < b.cloned.count; k++) clone_of[b.cloned.items[k]] = NULL;
   intvec_free(&b.cloned);
   free(b.inputs.values);
   free(b.inputs.params);
+  return whole_tuple;
 }
 
 /* The fused originals (and the scalar constants only they read) are dead
@@ -227,7 +262,9 @@ int fusion_groups_build(Fuser *f) {
   int made = 0;
   for (int g = 0; g < f->group_count; g++) {
     if (f->groups[g].merged || outputs[g].count == 0) continue;
-    group_build(f, g, &outputs[g], clone_of);
+    Instruction *whole_tuple = group_build(f, g, &outputs[g], clone_of);
+    if (whole_tuple && whole_tuple->index < f->n && f->insts[whole_tuple->index] == whole_tuple)
+      fused[whole_tuple->index] = true;
     for (int k = 0; k < f->groups[g].members.count; k++) fused[f->groups[g].members.items[k]] = true;
     made++;
   }

@@ -302,7 +302,32 @@ TEST(sibling_reductions_of_one_input_become_one_multi_output_fusion) {
          "not a two-output fusion");
   EXPECT(fusion && fusion->called[0]->root->opcode == OP_TUPLE, "the fused root is not a tuple");
   EXPECT(fusion && fusion->operand_count == 1, "x is read %d times", fusion ? fusion->operand_count : -1);
-  EXPECT(count_opcode(m->entry, OP_GET_TUPLE_ELEMENT) == 2, "readers do not use get-tuple-element");
+  /* the root tuple(s, s2) read exactly the fusion's outputs: the fusion took its place */
+  EXPECT(fusion && fusion == m->entry->root, "the fusion did not replace the root tuple");
+  module_free(m);
+}
+
+TEST(readers_of_a_multi_output_fusion_read_get_tuple_element) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "ENTRY e {\n"
+      "  x = f32[4,32] parameter(0)\n"
+      "  zero = f32[] constant(0)\n"
+      "  s = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+      "  sq = f32[4,32] multiply(x, x)\n"
+      "  s2 = f32[4] reduce(sq, zero), dimensions={1}, to_apply=add\n"
+      "  ROOT out = (f32[4], f32[4,32], f32[4]) tuple(s2, x, s)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) == 1, "%d fusions", count_fusions(m));
+  EXPECT(count_opcode(m->entry, OP_GET_TUPLE_ELEMENT) == 2, "%d get-tuple-elements, expected 2",
+         count_opcode(m->entry, OP_GET_TUPLE_ELEMENT));
+  const Instruction *root = m->entry->root;
+  EXPECT(root->opcode == OP_TUPLE && root->operand_count == 3 &&
+         root->operands[0]->opcode == OP_GET_TUPLE_ELEMENT && root->operands[2]->opcode == OP_GET_TUPLE_ELEMENT,
+         "the root tuple does not read the fusion's elements");
   module_free(m);
 }
 
@@ -455,6 +480,7 @@ int main(void) {
   RUN(expensive_producer_read_by_two_kernels_is_not_duplicated);
   RUN(reduce_over_rows_too_long_to_buffer_is_not_read_again_in_its_kernel);
   RUN(sibling_reductions_of_one_input_become_one_multi_output_fusion);
+  RUN(readers_of_a_multi_output_fusion_read_get_tuple_element);
   RUN(dot_operands_are_never_fused_into_the_dot);
   RUN(fusion_keeps_existing_fusions_and_reducers_as_they_are);
   RUN(every_corpus_module_computes_the_same_after_fusion_and_round_trips);
