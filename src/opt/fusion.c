@@ -361,16 +361,15 @@ static void node_push(Fuser *f, IntVec *stack, int node) {
 }
 
 /* The nodes that read producer's value from memory through its user z:
- * z itself when unfused, and every group holding z but no copy of producer
- * (other than the groups in `skip`, which are being united). */
-static void push_readers(Fuser *f, IntVec *stack, int producer, const Instruction *user, int skip) {
+ * z itself when unfused, and every group holding z but no copy of
+ * producer, except `self` (the group producer is in, which computes it). */
+static void push_readers(Fuser *f, IntVec *stack, int producer, const Instruction *user, int self) {
   int z = inst_id(f, user);
   if (z < 0) return;
   if (f->groups_of[z].count == 0) node_push(f, stack, z);
   for (int g = 0; g < f->groups_of[z].count; g++) {
     int group = f->groups_of[z].items[g];
-    if (group == skip || is_candidate_group(f, group) || group_contains(f, group, producer)) continue;
-    node_push(f, stack, f->n + group);
+    if (group != self && !group_contains(f, group, producer)) node_push(f, stack, f->n + group);
   }
 }
 
@@ -392,6 +391,24 @@ static void node_expand(Fuser *f, IntVec *stack, int node) {
   }
 }
 
+/* Pushes the nodes outside the candidate that read what it writes: users
+ * outside it, and other groups that hold a user but no copy of the value. */
+static void push_candidate_readers(Fuser *f, IntVec *stack, const IntVec *cand) {
+  for (int k = 0; k < cand->count; k++) {
+    int producer = cand->items[k];
+    const Instruction *inst = f->insts[producer];
+    for (int q = 0; q < inst->user_count; q++) {
+      int z = inst_id(f, inst->users[q]);
+      if (z < 0) continue;
+      if (f->groups_of[z].count == 0 && f->cand_mark[z] != f->cand_stamp) node_push(f, stack, z);
+      for (int g = 0; g < f->groups_of[z].count; g++) {
+        int group = f->groups_of[z].items[g];
+        if (!is_candidate_group(f, group) && !group_contains(f, group, producer)) node_push(f, stack, f->n + group);
+      }
+    }
+  }
+}
+
 /* Whether fusing cand would make a cycle: a value it writes is read,
  * through unfused instructions or other groups, by something that feeds
  * it. Copies of a cheap instruction in other groups are not edges: each
@@ -400,15 +417,7 @@ static bool candidate_has_cycle(Fuser *f, const IntVec *cand) {
   f->seen_stamp++;
   f->group_seen_stamp++;
   IntVec stack = {0};
-  for (int k = 0; k < cand->count; k++) {
-    const Instruction *inst = f->insts[cand->items[k]];
-    for (int q = 0; q < inst->user_count; q++) {
-      const Instruction *user = inst->users[q];
-      int z = inst_id(f, user);
-      if (z >= 0 && f->groups_of[z].count == 0 && f->cand_mark[z] == f->cand_stamp) continue;
-      push_readers(f, &stack, cand->items[k], user, -1);
-    }
-  }
+  push_candidate_readers(f, &stack, cand);
   bool cycle = false;
   while (stack.count && !cycle) {
     int node = stack.items[--stack.count];

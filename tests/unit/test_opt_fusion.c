@@ -331,6 +331,80 @@ TEST(readers_of_a_multi_output_fusion_read_get_tuple_element) {
   module_free(m);
 }
 
+/* exp is read by the sort (which no fusion holds) and by the add that also
+ * reads the sort: writing exp out of the add's fusion would make that
+ * fusion both feed the sort and wait for it. */
+TEST(a_producer_is_not_fused_where_its_value_would_come_back_through_an_unfused_op) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "lt { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=LT }\n"
+      "ENTRY e {\n"
+      "  p = f32[16] parameter(0)\n"
+      "  e = f32[16] exponential(p)\n"
+      "  s = f32[16] sort(e), dimensions={0}, to_apply=lt\n"
+      "  ROOT y = f32[16] add(e, s)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize (a cycle?)");
+  if (!m) return;
+  EXPECT(count_fusions(m) == 2, "%d fusions (exp, add)", count_fusions(m));
+  const Instruction *root = m->entry->root;
+  EXPECT(root->opcode == OP_FUSION && count_opcode(root->called[0], OP_EXPONENTIAL) == 0,
+         "exp was fused with the add");
+  module_free(m);
+}
+
+/* Each value a fusion reads is one parameter, however often members use it. */
+TEST(fusion_parameters_are_the_distinct_values_it_reads) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "ENTRY e {\n"
+      "  x = f32[32] parameter(0)\n"
+      "  sq = f32[32] multiply(x, x)\n"
+      "  ROOT y = f32[32] add(x, sq)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  const Instruction *root = m->entry->root;
+  EXPECT(root->opcode == OP_FUSION && root->operand_count == 1, "the fusion reads %d values",
+         root->operand_count);
+  EXPECT(root->opcode == OP_FUSION && root->called[0]->parameter_count == 1, "%d parameters",
+         root->called[0]->parameter_count);
+  module_free(m);
+}
+
+/* Fusion works inside loop bodies too; the reducer a reduce applies is a
+ * computation the kernel calls per element, never fused itself. */
+TEST(while_bodies_are_fused_and_reducers_are_left_alone) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "cond { s = (s32[], f32[8]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+      "  n = s32[] constant(3)\n ROOT lt = pred[] compare(i, n), direction=LT }\n"
+      "body { s = (s32[], f32[8]) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+      "  v = f32[8] get-tuple-element(s), index=1\n one = s32[] constant(1)\n"
+      "  j = s32[] add(i, one)\n e = f32[8] exponential(v)\n h = f32[] constant(0.5)\n"
+      "  hb = f32[8] broadcast(h), dimensions={}\n w = f32[8] multiply(e, hb)\n"
+      "  ROOT t = (s32[], f32[8]) tuple(j, w) }\n"
+      "ENTRY e {\n"
+      "  x = f32[8] parameter(0)\n"
+      "  zero = s32[] constant(0)\n"
+      "  init = (s32[], f32[8]) tuple(zero, x)\n"
+      "  loop = (s32[], f32[8]) while(init), condition=cond, body=body\n"
+      "  v = f32[8] get-tuple-element(loop), index=1\n"
+      "  z = f32[] constant(0)\n"
+      "  ROOT r = f32[] reduce(v, z), dimensions={0}, to_apply=add\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  const Computation *body = module_find_computation(m, "body");
+  const Computation *reducer = module_find_computation(m, "add");
+  EXPECT(body && count_opcode(body, OP_FUSION) >= 1, "the loop body holds no fusion");
+  EXPECT(body && count_opcode(body, OP_EXPONENTIAL) == 0, "exp is still unfused in the body");
+  EXPECT(reducer && count_opcode(reducer, OP_FUSION) == 0 && count_opcode(reducer, OP_ADD) == 1,
+         "the reducer was changed");
+  module_free(m);
+}
+
 TEST(dot_operands_are_never_fused_into_the_dot) {
   Module *m = parse_text(
       "HloModule m\n"
@@ -481,6 +555,9 @@ int main(void) {
   RUN(reduce_over_rows_too_long_to_buffer_is_not_read_again_in_its_kernel);
   RUN(sibling_reductions_of_one_input_become_one_multi_output_fusion);
   RUN(readers_of_a_multi_output_fusion_read_get_tuple_element);
+  RUN(a_producer_is_not_fused_where_its_value_would_come_back_through_an_unfused_op);
+  RUN(fusion_parameters_are_the_distinct_values_it_reads);
+  RUN(while_bodies_are_fused_and_reducers_are_left_alone);
   RUN(dot_operands_are_never_fused_into_the_dot);
   RUN(fusion_keeps_existing_fusions_and_reducers_as_they_are);
   RUN(every_corpus_module_computes_the_same_after_fusion_and_round_trips);
