@@ -384,10 +384,9 @@ static void node_expand(Fuser *f, IntVec *stack, int node) {
   const IntVec *members = &f->groups[group].members;
   for (int k = 0; k < members->count; k++) {
     const Instruction *member = f->insts[members->items[k]];
-    for (int q = 0; q < member->user_count; q++) {
-      int u = inst_id(f, member->users[q]);
-      if (u >= 0 && !group_contains(f, group, u)) push_readers(f, stack, members->items[k], member->users[q], group);
-    }
+    /* A user inside this group may have copies in others that read the
+     * member from memory: push_readers looks at all of them. */
+    for (int q = 0; q < member->user_count; q++) push_readers(f, stack, members->items[k], member->users[q], group);
   }
 }
 

@@ -353,6 +353,34 @@ TEST(a_producer_is_not_fused_where_its_value_would_come_back_through_an_unfused_
   module_free(m);
 }
 
+/* m = d1 * d2 is cheap and read by two epilogues, so each holds a copy;
+ * then neither dot may join the other's epilogue, or each fusion would
+ * wait for the other (found by random modules: a copy in a group is a
+ * reader of whatever that group does not compute itself). */
+TEST(copies_of_a_cheap_producer_do_not_let_two_fusions_wait_for_each_other) {
+  Module *m = parse_text(
+      "HloModule m\n"
+      "lt { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=LT }\n"
+      "ENTRY e {\n"
+      "  a = f32[4,8] parameter(0)\n"
+      "  b = f32[4,8] parameter(1)\n"
+      "  w = f32[8] parameter(2)\n"
+      "  q = f32[4] parameter(3)\n"
+      "  d1 = f32[4] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  d2 = f32[4] dot(b, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  m = f32[4] multiply(d1, d2)\n"
+      "  s = f32[4] sort(q), dimensions={0}, to_apply=lt\n"
+      "  y1 = f32[4] add(m, m)\n"
+      "  y2 = f32[4] multiply(m, s)\n"
+      "  b1 = f32[4,8] broadcast(d1), dimensions={0}\n"
+      "  ROOT out = (f32[4,8], f32[4], f32[4]) tuple(b1, y1, y2)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize (a cycle?)");
+  if (!m) return;
+  EXPECT(count_fused_opcode(m, OP_DOT) + count_opcode(m->entry, OP_DOT) == 2, "the dots were duplicated");
+  module_free(m);
+}
+
 /* Each value a fusion reads is one parameter, however often members use it. */
 TEST(fusion_parameters_are_the_distinct_values_it_reads) {
   Module *m = parse_text(
@@ -556,6 +584,7 @@ int main(void) {
   RUN(sibling_reductions_of_one_input_become_one_multi_output_fusion);
   RUN(readers_of_a_multi_output_fusion_read_get_tuple_element);
   RUN(a_producer_is_not_fused_where_its_value_would_come_back_through_an_unfused_op);
+  RUN(copies_of_a_cheap_producer_do_not_let_two_fusions_wait_for_each_other);
   RUN(fusion_parameters_are_the_distinct_values_it_reads);
   RUN(while_bodies_are_fused_and_reducers_are_left_alone);
   RUN(dot_operands_are_never_fused_into_the_dot);
