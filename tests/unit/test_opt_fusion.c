@@ -3,6 +3,7 @@
  * which op sits in which fused computation), and that every corpus module
  * computes the same bits before and after. */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -541,6 +542,157 @@ static void check_corpus_case(const char *name) {
   module_free(m);
 }
 
+/* ---- random modules: fusion never changes a result, never makes a cycle ---- */
+
+/* A small generator of modules over three shapes, m = f32[R,C] and its
+ * rows r = f32[R] and columns c = f32[C], mixing elementwise ops,
+ * broadcasts, reduces both ways, dots, selects and a sort (which no
+ * fusion takes): the shapes where fusion's choices interact. */
+typedef struct RandomModule {
+  uint64_t state;
+  StrBuf text;
+  int count[3];            /* values of each shape: m0.., r0.., c0.. */
+  bool used[3][64];
+} RandomModule;
+
+static unsigned random_below(RandomModule *g, unsigned n) {
+  g->state = g->state * 6364136223846793005ull + 1442695040888963407ull;
+  return (unsigned)(g->state >> 33) % n;
+}
+
+/* One of the last few values of shape kind t, marked used. */
+static int random_pick(RandomModule *g, int t) {
+  int n = g->count[t], k = n - 1 - (int)random_below(g, n < 4 ? (unsigned)n : 4u);
+  g->used[t][k] = true;
+  return k;
+}
+
+static void random_instruction(RandomModule *g, const char *const shapes[3], int rows, int cols) {
+  static const char kinds[3] = {'m', 'r', 'c'};
+  static const char *const binary[] = {"add", "multiply", "subtract", "maximum"};
+  static const char *const unary[] = {"exponential", "tanh", "negate", "abs"};
+  unsigned k = random_below(g, 100);
+  int t = (int)random_below(g, 3), out = t;
+  char name[16];
+  if (k < 30) {
+    int a = random_pick(g, t), b = random_pick(g, t);
+    snprintf(name, sizeof name, "%c%d", kinds[t], g->count[t]);
+    strbuf_printf(&g->text, "  %s = %s %s(%c%d, %c%d)\n", name, shapes[t], binary[random_below(g, 4)], kinds[t], a,
+                  kinds[t], b);
+  } else if (k < 45) {
+    int a = random_pick(g, t);
+    snprintf(name, sizeof name, "%c%d", kinds[t], g->count[t]);
+    strbuf_printf(&g->text, "  %s = %s %s(%c%d)\n", name, shapes[t], unary[random_below(g, 4)], kinds[t], a);
+  } else if (k < 60) {
+    int from = 1 + (int)random_below(g, 2), a = random_pick(g, from);
+    out = 0;
+    snprintf(name, sizeof name, "m%d", g->count[0]);
+    strbuf_printf(&g->text, "  %s = %s broadcast(%c%d), dimensions={%d}\n", name, shapes[0], kinds[from], a,
+                  from == 1 ? 0 : 1);
+  } else if (k < 75) {
+    int a = random_pick(g, 0);
+    bool rows_out = random_below(g, 2);
+    out = rows_out ? 1 : 2;
+    snprintf(name, sizeof name, "%c%d", kinds[out], g->count[out]);
+    strbuf_printf(&g->text, "  %s = %s reduce(m%d, zero), dimensions={%d}, to_apply=add\n", name, shapes[out], a,
+                  rows_out ? 1 : 0);
+  } else if (k < 85) {
+    int a = random_pick(g, 0), b = random_pick(g, 2);
+    out = 1;
+    snprintf(name, sizeof name, "r%d", g->count[1]);
+    strbuf_printf(&g->text, "  %s = %s dot(m%d, c%d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n", name,
+                  shapes[1], a, b);
+  } else if (k < 92) {
+    int a = random_pick(g, 0), b = random_pick(g, 0), c = random_pick(g, 0);
+    out = 0;
+    snprintf(name, sizeof name, "m%d", g->count[0]);
+    strbuf_printf(&g->text, "  %s.p = pred[%d,%d] compare(m%d, m%d), direction=GT\n", name, rows, cols, a, b);
+    strbuf_printf(&g->text, "  %s = %s select(%s.p, m%d, m%d)\n", name, shapes[0], name, a, c);
+  } else {
+    int a = random_pick(g, 1);
+    out = 1;
+    snprintf(name, sizeof name, "r%d", g->count[1]);
+    strbuf_printf(&g->text, "  %s = %s sort(r%d), dimensions={0}, to_apply=lt\n", name, shapes[1], a);
+  }
+  g->count[out]++;
+}
+
+/* The text of random module number seed; the root is a tuple of every
+ * value nothing reads. */
+static char *random_module_text(uint64_t seed) {
+  RandomModule g = {.state = seed * 0x9e3779b97f4a7c15ull + 1};
+  int rows = random_below(&g, 2) ? 4 : 3, cols = random_below(&g, 4) == 0 ? 5000 : 6;
+  char shapes[3][32];
+  snprintf(shapes[0], sizeof shapes[0], "f32[%d,%d]", rows, cols);
+  snprintf(shapes[1], sizeof shapes[1], "f32[%d]", rows);
+  snprintf(shapes[2], sizeof shapes[2], "f32[%d]", cols);
+  const char *const shape_names[3] = {shapes[0], shapes[1], shapes[2]};
+  strbuf_printf(&g.text,
+                "HloModule random_%d\n"
+                "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+                "lt { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=LT }\n"
+                "ENTRY e {\n  m0 = %s parameter(0)\n  m1 = %s parameter(1)\n  r0 = %s parameter(2)\n"
+                "  c0 = %s parameter(3)\n  zero = f32[] constant(0)\n",
+                (int)seed, shapes[0], shapes[0], shapes[1], shapes[2]);
+  g.count[0] = 2, g.count[1] = 1, g.count[2] = 1;
+  int n = 4 + (int)random_below(&g, 24);
+  for (int i = 0; i < n && g.count[0] < 60 && g.count[1] < 60 && g.count[2] < 60; i++)
+    random_instruction(&g, shape_names, rows, cols);
+  strbuf_printf(&g.text, "  ROOT out = (");
+  const char kinds[3] = {'m', 'r', 'c'};
+  bool first = true;
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < g.count[t]; k++)
+      if (!g.used[t][k]) strbuf_printf(&g.text, "%s%s", first ? "" : ", ", shapes[t]), first = false;
+  strbuf_printf(&g.text, ") tuple(");
+  first = true;
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < g.count[t]; k++)
+      if (!g.used[t][k]) strbuf_printf(&g.text, "%s%c%d", first ? "" : ", ", kinds[t], k), first = false;
+  strbuf_printf(&g.text, ")\n}\n");
+  return g.text.data;
+}
+
+static Literal **random_inputs(const Module *m, uint64_t seed) {
+  int n = m->entry->parameter_count;
+  Literal **args = calloc_or_exit((size_t)n + 1, sizeof *args);
+  for (int i = 0; i < n; i++) {
+    args[i] = literal_create(&m->entry->parameters[i]->shape);
+    int64_t count = shape_element_count(&args[i]->shape);
+    for (int64_t e = 0; e < count; e++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      literal_set_f64(args[i], e, (double)(int)(seed >> 40) / (double)(1 << 23) - 1.0);
+    }
+  }
+  return args;
+}
+
+TEST(random_modules_compute_the_same_bits_after_optimize_module) {
+  for (uint64_t seed = 1; seed <= 300; seed++) {
+    char *text = random_module_text(seed);
+    Module *m = parse_text(text);
+    EXPECT(m, "random module %d does not parse:\n%s", (int)seed, text);
+    if (!m) {
+      free(text);
+      continue;
+    }
+    Literal **args = random_inputs(m, seed);
+    int n = m->entry->parameter_count;
+    Literal *before = evaluate(m, args, n);
+    bool ok = optimize(m);
+    EXPECT(ok, "random module %d: optimize_module failed on\n%s", (int)seed, text);
+    Literal *after = ok ? evaluate(m, args, n) : NULL;
+    EXPECT(!ok || (before && after && literal_equal(before, after)), "random module %d computes something else:\n%s",
+           (int)seed, text);
+    literal_free(before);
+    literal_free(after);
+    for (int i = 0; i < n; i++) literal_free(args[i]);
+    free(args);
+    module_free(m);
+    free(text);
+  }
+}
+
 static int compare_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -590,5 +742,6 @@ int main(void) {
   RUN(dot_operands_are_never_fused_into_the_dot);
   RUN(fusion_keeps_existing_fusions_and_reducers_as_they_are);
   RUN(every_corpus_module_computes_the_same_after_fusion_and_round_trips);
+  RUN(random_modules_compute_the_same_bits_after_optimize_module);
   return test_summary();
 }
