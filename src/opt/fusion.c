@@ -6,8 +6,11 @@
  * requires: a verified module. Fusions already present are kept as they
  *   are and treated as opaque; so are reducer (to_apply) computations.
  * guarantees: every value is computed as before (members are cloned, never
- *   rewritten); each fused computation is called by one fusion
- *   instruction; nothing expensive is computed more than once per element.
+ *   rewritten); each fused computation it makes is called by one fusion
+ *   instruction (cse may later share identical ones); nothing expensive is
+ *   computed more than once per element; a tuple that reads exactly a
+ *   fusion's outputs is replaced by the fusion. docs/fusion.md explains
+ *   the whole pass for a reader new to it.
  * breaks: the schedule and the buffer plan (fusions are appended and each
  *   computation is sorted again).
  *
