@@ -61,6 +61,11 @@ enum { FUSION_MAX_MEMBERS = 200 };
 /* A row kernel that reads a row again after reducing it holds the row in
  * a buffer (registers, shared memory or L1): 4096 f32 are 16 KiB. */
 enum { FUSION_ROW_BUFFER_ELEMENTS = 4096 };
+/* Cycle searches and merges cost work; a computation of n instructions
+ * gets this much per instruction, so that fusion stays linear on very
+ * large modules. Once spent, a search answers "cycle" (the join is
+ * refused: safe, only less fused) and no more merges are tried. */
+enum { FUSION_WORK_PER_INSTRUCTION = 64 };
 
 /* ------------------------------------------------------------ small sets */
 
@@ -385,6 +390,7 @@ static void node_expand(Fuser *f, IntVec *stack, int node) {
   }
   int group = node - f->n;
   const IntVec *members = &f->groups[group].members;
+  f->work_left -= members->count;
   for (int k = 0; k < members->count; k++) {
     const Instruction *member = f->insts[members->items[k]];
     /* A user inside this group may have copies in others that read the
@@ -422,6 +428,10 @@ static bool candidate_has_cycle(Fuser *f, const IntVec *cand) {
   push_candidate_readers(f, &stack, cand);
   bool cycle = false;
   while (stack.count && !cycle) {
+    if (--f->work_left < 0) {
+      cycle = true;  /* out of work: answer as if there were one */
+      break;
+    }
     int node = stack.items[--stack.count];
     bool in_cand = node < f->n ? f->cand_mark[node] == f->cand_stamp : is_candidate_group(f, node - f->n);
     if (in_cand) cycle = true;
@@ -530,13 +540,14 @@ static void fuse_producers(Fuser *f) {
  * and makes no cycle. */
 static bool try_merge(Fuser *f, IntVec *cand, int into, int from) {
   candidate_begin(f, cand, into, from);
+  f->work_left -= cand->count;
   if (!candidate_is_valid(f, cand) || candidate_has_cycle(f, cand)) return false;
   group_merge_into(f, into, from);
   return true;
 }
 
 /* One producer group of consumer b merged into b, if any can be. */
-static bool merge_one_producer_group(Fuser *f, IntVec *cand, int b, int *budget) {
+static bool merge_one_producer_group(Fuser *f, IntVec *cand, int b) {
   const IntVec *members = &f->groups[b].members;
   for (int k = 0; k < members->count; k++) {
     const Instruction *inst = f->insts[members->items[k]];
@@ -544,7 +555,7 @@ static bool merge_one_producer_group(Fuser *f, IntVec *cand, int b, int *budget)
       int o = inst_id(f, inst->operands[q]);
       if (o < 0 || group_contains(f, b, o)) continue;
       for (int g = 0; g < f->groups_of[o].count; g++) {
-        if (--*budget < 0) return false;
+        if (f->work_left <= 0) return false;
         if (try_merge(f, cand, b, f->groups_of[o].items[g])) return true;
       }
     }
@@ -555,37 +566,40 @@ static bool merge_one_producer_group(Fuser *f, IntVec *cand, int b, int *budget)
 /* A consumer group takes in the groups whose outputs it reads: a reduction
  * and the row ops after it, which phase 1 could not join while the
  * consumer was still a loop. Returns whether anything merged. */
-static bool merge_producer_groups(Fuser *f, IntVec *cand, int *budget) {
+static bool merge_producer_groups(Fuser *f, IntVec *cand) {
   bool changed = false;
   for (int b = 0; b < f->group_count; b++) {
     if (f->groups[b].merged) continue;
-    while (*budget > 0 && merge_one_producer_group(f, cand, b, budget)) changed = true;
+    while (merge_one_producer_group(f, cand, b)) changed = true;
   }
   return changed;
 }
 
 /* Sibling groups that read the same array from memory become one
- * multi-output fusion, which reads it once. */
-static bool merge_sibling_groups(Fuser *f, IntVec *cand, int *budget) {
+ * multi-output fusion, which reads it once. Only the first few readers of
+ * each array are paired: enough for real models, and no quadratic search
+ * over an array that a thousand kernels read. */
+enum { FUSION_SIBLINGS_PAIRED = 8 };
+
+static bool merge_sibling_groups(Fuser *f, IntVec *cand) {
   bool changed = false;
   IntVec readers = {0};
-  for (int x = 0; x < f->n && *budget > 0; x++) {
+  for (int x = 0; x < f->n && f->work_left > 0; x++) {
     const Instruction *inst = f->insts[x];
     if (shape_is_tuple(&inst->shape) || shape_element_count(&inst->shape) <= 1) continue;
     readers.count = 0;
-    for (int q = 0; q < inst->user_count; q++) {
+    for (int q = 0; q < inst->user_count && readers.count < FUSION_SIBLINGS_PAIRED; q++) {
       int u = inst_id(f, inst->users[q]);
       if (u < 0) continue;
-      for (int g = 0; g < f->groups_of[u].count; g++) {
+      for (int g = 0; g < f->groups_of[u].count && readers.count < FUSION_SIBLINGS_PAIRED; g++) {
         int group = f->groups_of[u].items[g];
         if (!group_contains(f, group, x) && !intvec_contains(&readers, group)) intvec_push(&readers, group);
       }
     }
     for (int a = 0; a < readers.count; a++)
-      for (int b = a + 1; b < readers.count && *budget > 0; b++) {
+      for (int b = a + 1; b < readers.count && f->work_left > 0; b++) {
         int ga = readers.items[a], gb = readers.items[b];
         if (f->groups[ga].merged || f->groups[gb].merged) continue;
-        --*budget;
         if (try_merge(f, cand, ga, gb)) changed = true;
       }
   }
@@ -593,13 +607,12 @@ static bool merge_sibling_groups(Fuser *f, IntVec *cand, int *budget) {
   return changed;
 }
 
-/* Phase 2. The budget bounds the work on very large modules. */
+/* Phase 2, a few rounds while something merges. */
 static void merge_groups(Fuser *f) {
   IntVec cand = {0};
-  int budget = 8 * f->n + 64;
-  for (int round = 0; round < 8 && budget > 0; round++) {
-    bool changed = merge_producer_groups(f, &cand, &budget);
-    changed |= merge_sibling_groups(f, &cand, &budget);
+  for (int round = 0; round < 8 && f->work_left > 0; round++) {
+    bool changed = merge_producer_groups(f, &cand);
+    changed |= merge_sibling_groups(f, &cand);
     if (!changed) break;
   }
   intvec_free(&cand);
@@ -620,6 +633,7 @@ static void fuser_init(Fuser *f, Module *m, Computation *c) {
   f->seen_mark = calloc_or_exit(n, sizeof *f->seen_mark);
   f->late = calloc_or_exit(n, 1);
   f->replicated = calloc_or_exit(n, 1);
+  f->work_left = (int64_t)FUSION_WORK_PER_INSTRUCTION * ((int64_t)f->n + 64);
 }
 
 static void fuser_free(Fuser *f) {
@@ -673,18 +687,20 @@ static int computations_running_kernels(const Module *m, Computation **out) {
 }
 
 /* Fuses one computation; returns how many fusions it made. */
-static int fuse_computation(Module *m, Computation *c) {
+static int fuse_computation(Module *m, Computation *c, OptContext *ctx) {
   Fuser f;
   fuser_init(&f, m, c);
   fuse_producers(&f);
   merge_groups(&f);
+  if (f.work_left <= 0)
+    strbuf_printf(&ctx->notes, "fusion: %s has %d instructions; the search for multi-output fusions and merges "
+                  "stopped early (it is kept linear)\n", c->name, f.n);
   int made = fusion_groups_build(&f);
   fuser_free(&f);
   return made;
 }
 
 bool fuse_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
-  (void)ctx;
   int count = m->computation_count;
   Computation **todo = calloc_or_exit((size_t)count + 1, sizeof *todo);
   int todo_count = computations_running_kernels(m, todo);
@@ -694,7 +710,7 @@ bool fuse_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
   status_clear(&sort_st);
   const char *unsorted = NULL;
   for (int k = 0; k < todo_count && sorted; k++) {
-    made += fuse_computation(m, todo[k]);
+    made += fuse_computation(m, todo[k], ctx);
     /* Fusions were appended after their readers; sorting puts them back. */
     sorted = computation_sort(todo[k], &sort_st);
     if (!sorted) unsorted = todo[k]->name;

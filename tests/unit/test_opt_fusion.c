@@ -693,6 +693,51 @@ TEST(random_modules_compute_the_same_bits_after_optimize_module) {
   }
 }
 
+/* Each x_i is written out for a sort whose result runs down a long chain:
+ * the cycle search from every x_i would walk the rest of the chain, which
+ * is quadratic; the pass spends a linear budget, then refuses (safely)
+ * and says so in the notes. The module still computes the same bits. */
+TEST(fusion_search_stays_linear_on_long_modules_and_says_where_it_stopped) {
+  StrBuf sb = {0};
+  enum { STEPS = 1500 };
+  strbuf_printf(&sb, "HloModule long\n"
+                     "lt { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=LT }\n"
+                     "ENTRY e {\n  p = f32[8] parameter(0)\n  z0 = f32[8] parameter(1)\n");
+  for (int i = 1; i < STEPS; i++)
+    strbuf_printf(&sb, "  x%d = f32[8] exponential(p)\n  u%d = f32[8] negate(x%d)\n"
+                       "  r%d = f32[8] sort(x%d), dimensions={0}, to_apply=lt\n  z%d = f32[8] add(z%d, r%d)\n",
+                  i, i, i, i, i, i, i - 1, i);
+  strbuf_printf(&sb, "  ROOT out = (f32[8]");
+  for (int i = 1; i < STEPS; i++) strbuf_printf(&sb, ", f32[8]");
+  strbuf_printf(&sb, ") tuple(z%d", STEPS - 1);
+  for (int i = 1; i < STEPS; i++) strbuf_printf(&sb, ", u%d", i);
+  strbuf_printf(&sb, ")\n}\n");
+  Module *m = parse_text(sb.data);
+  strbuf_free(&sb);
+  EXPECT(m, "the long module does not parse");
+  if (!m) return;
+  Literal **args = random_inputs(m, 7);
+  Literal *before = evaluate(m, args, 2);
+  OptOptions options;
+  opt_options_default(&options);
+  options.verify_each_pass = true;
+  OptContext ctx;
+  opt_context_init(&ctx, &options);
+  Status st;
+  status_clear(&st);
+  EXPECT(optimize_module(m, &ctx, &st), "optimize_module failed: %s", st.message);
+  EXPECT(ctx.notes.data && strstr(ctx.notes.data, "fusion: e has") && strstr(ctx.notes.data, "stopped early"),
+         "no note that the search stopped: %s", ctx.notes.data ? ctx.notes.data : "(none)");
+  Literal *after = evaluate(m, args, 2);
+  EXPECT(before && after && literal_equal(before, after), "the long module computes something else");
+  opt_context_free(&ctx);
+  literal_free(before);
+  literal_free(after);
+  for (int i = 0; i < 2; i++) literal_free(args[i]);
+  free(args);
+  module_free(m);
+}
+
 static int compare_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -743,5 +788,6 @@ int main(void) {
   RUN(fusion_keeps_existing_fusions_and_reducers_as_they_are);
   RUN(every_corpus_module_computes_the_same_after_fusion_and_round_trips);
   RUN(random_modules_compute_the_same_bits_after_optimize_module);
+  RUN(fusion_search_stays_linear_on_long_modules_and_says_where_it_stopped);
   return test_summary();
 }
