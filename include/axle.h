@@ -71,6 +71,7 @@ typedef enum axle_type {
   AXLE_F8E4M3FN, AXLE_F8E5M2, AXLE_F8E4M3FNUZ, AXLE_F8E5M2FNUZ, AXLE_F8E4M3B11FNUZ,
   AXLE_F8E4M3, AXLE_F8E3M4, AXLE_F8E8M0FNU, AXLE_F4E2M1FN,
   AXLE_S4, AXLE_U4, AXLE_S2, AXLE_U2,
+  AXLE_TOKEN,   /* token[]: orders side effects, holds no data */
   AXLE_TUPLE,
 } axle_type_t;
 

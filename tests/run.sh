@@ -132,7 +132,7 @@ expect_run opt_stats_instructions 0 "instructions:" --opt --stats --seed 1 examp
 AXLE_FLAGS=--frob expect_run bad_axle_flag 2 "unknown optimizer flag '--frob'" --opt examples/reduce_sum.hlo
 rm -rf "$t/dump"
 "$run" --opt --seed 1 --dump "$t/dump" --dump_passes examples/reduce_sum.hlo >/dev/null 2>&1
-for f in before_optimizations.txt after_optimizations.txt after_optimizations.dot; do
+for f in before_optimizations.txt after_optimizations.txt after_optimizations.dot kernels.txt; do
   if [ -f "$t/dump/module_0000.jit_f.$f" ]; then pass "axle-run/dump_writes_$f"
   else fail "axle-run/dump_writes_$f" "$(ls "$t/dump" 2>&1)"; fi
 done

@@ -161,6 +161,8 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
     d->rhs_batch = intlist_copy(arena, src->dot->rhs_batch.values, src->dot->rhs_batch.count);
     d->lhs_contracting = intlist_copy(arena, src->dot->lhs_contracting.values, src->dot->lhs_contracting.count);
     d->rhs_contracting = intlist_copy(arena, src->dot->rhs_contracting.values, src->dot->rhs_contracting.count);
+    d->lhs_ragged = intlist_copy(arena, src->dot->lhs_ragged.values, src->dot->lhs_ragged.count);
+    d->rhs_group = intlist_copy(arena, src->dot->rhs_group.values, src->dot->rhs_group.count);
     dst->dot = d;
   }
   if (src->gather) {
@@ -187,6 +189,7 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
         intlist_copy(arena, s->scatter_indices_batching_dims.values, s->scatter_indices_batching_dims.count);
     dst->scatter = d;
   }
+  if (src->scalars) dst->scalars = arena_memdup(arena, src->scalars, sizeof(ScalarAttrs));
   if (src->fft) {
     FftDims *f = arena_memdup(arena, src->fft, sizeof *f);
     f->length = intlist_copy(arena, src->fft->length.values, src->fft->length.count);

@@ -55,7 +55,13 @@ static bool slice_equal(const SliceDims *a, const SliceDims *b) {
 static bool dot_equal(const DotDims *a, const DotDims *b) {
   return intlist_equal(&a->lhs_batch, &b->lhs_batch) && intlist_equal(&a->rhs_batch, &b->rhs_batch) &&
          intlist_equal(&a->lhs_contracting, &b->lhs_contracting) &&
-         intlist_equal(&a->rhs_contracting, &b->rhs_contracting);
+         intlist_equal(&a->rhs_contracting, &b->rhs_contracting) && intlist_equal(&a->lhs_ragged, &b->lhs_ragged) &&
+         intlist_equal(&a->rhs_group, &b->rhs_group);
+}
+
+static bool scalars_equal(const ScalarAttrs *a, const ScalarAttrs *b) {
+  return a->k == b->k && a->num_carries == b->num_carries && a->delta == b->delta &&
+         a->distribution == b->distribution && a->largest == b->largest && a->is_reverse == b->is_reverse;
 }
 
 static bool gather_equal(const GatherDims *a, const GatherDims *b) {
@@ -97,7 +103,7 @@ static bool text_equal(const char *a, const char *b) {
  * attrs_copy_into_arena (edit.c): otherwise CSE would merge two instructions
  * that differ only in it. The size check makes a new field stop the build
  * until these three are revisited. */
-static_assert(sizeof(Attrs) == 232, "Attrs changed: update attrs_equal, attrs_hash and attrs_copy_into_arena");
+static_assert(sizeof(Attrs) == 240, "Attrs changed: update attrs_equal, attrs_hash and attrs_copy_into_arena");
 
 bool attrs_equal(const Attrs *a, const Attrs *b) {
   return a->parameter_number == b->parameter_number && literal_identical(a->literal, b->literal) &&
@@ -107,7 +113,7 @@ bool attrs_equal(const Attrs *a, const Attrs *b) {
          conv_equal(attrs_conv(a), attrs_conv(b)) && slice_equal(attrs_slice(a), attrs_slice(b)) &&
          dot_equal(attrs_dot(a), attrs_dot(b)) && gather_equal(attrs_gather(a), attrs_gather(b)) &&
          scatter_equal(attrs_scatter(a), attrs_scatter(b)) &&
-         attrs_fft(a)->type == attrs_fft(b)->type && intlist_equal(&attrs_fft(a)->length, &attrs_fft(b)->length) &&
+         scalars_equal(attrs_scalars(a), attrs_scalars(b)) && attrs_fft(a)->type == attrs_fft(b)->type && intlist_equal(&attrs_fft(a)->length, &attrs_fft(b)->length) &&
          a->feature_group_count == b->feature_group_count && a->batch_group_count == b->batch_group_count &&
          a->direction == b->direction && a->compare_type == b->compare_type && a->fusion_kind == b->fusion_kind &&
          a->rng_algorithm == b->rng_algorithm && a->transpose_a == b->transpose_a && a->lower == b->lower &&
@@ -167,6 +173,10 @@ static uint64_t hash_groups(uint64_t h, const Attrs *a) {
   const DotDims *d = attrs_dot(a);
   h = hash_list(hash_list(hash_list(hash_list(h, &d->lhs_batch), &d->rhs_batch), &d->lhs_contracting),
                 &d->rhs_contracting);
+  h = hash_list(hash_list(h, &d->lhs_ragged), &d->rhs_group);
+  const ScalarAttrs *q = attrs_scalars(a);
+  int64_t qv[] = {q->k, q->num_carries, q->delta, q->distribution, q->largest, q->is_reverse};
+  h = hash_values(h, qv, 6);
   const GatherDims *g = attrs_gather(a);
   h = hash_list(hash_list(hash_list(h, &g->offset_dims), &g->collapsed_slice_dims), &g->start_index_map);
   h = hash_list(hash_list(hash_list(h, &g->operand_batching_dims), &g->start_indices_batching_dims),

@@ -108,3 +108,8 @@ const DotDims *attrs_dot(const Attrs *a) { return a->dot ? a->dot : &no_dot; }
 const GatherDims *attrs_gather(const Attrs *a) { return a->gather ? a->gather : &no_gather; }
 const ScatterDims *attrs_scatter(const Attrs *a) { return a->scatter ? a->scatter : &no_scatter; }
 const FftDims *attrs_fft(const Attrs *a) { return a->fft ? a->fft : &no_fft; }
+
+/* An absent group is topk's defaults as much as it can be: k 0 (which
+ * inference refuses) and largest false; the parser fills largest=true. */
+static const ScalarAttrs no_scalars;
+const ScalarAttrs *attrs_scalars(const Attrs *a) { return a->scalars ? a->scalars : &no_scalars; }

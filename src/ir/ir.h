@@ -134,13 +134,14 @@ typedef enum ElementType {
 #define AXLE_TYPE_ENUM(e, name, size, kind) TYPE_##e,
   AXLE_ELEMENT_TYPES(AXLE_TYPE_ENUM)
 #undef AXLE_TYPE_ENUM
+  TYPE_TOKEN,   /* not an array: token[], the ordering value of side effects (size 0) */
   TYPE_TUPLE,   /* not an element type: marks a tuple shape */
   TYPE_COUNT
 } ElementType;
 
-const char *type_name(ElementType t);          /* "f32"; "tuple" for TYPE_TUPLE */
+const char *type_name(ElementType t);          /* "f32"; "token", "tuple" for the markers */
 bool type_from_name(const char *s, size_t n, ElementType *out);
-int type_byte_size(ElementType t);             /* 0 for TYPE_TUPLE */
+int type_byte_size(ElementType t);             /* 0 for TYPE_TOKEN and TYPE_TUPLE */
 TypeKind type_kind(ElementType t);
 bool type_is_float(ElementType t);
 bool type_is_integer(ElementType t);           /* signed or unsigned, not pred */
@@ -181,7 +182,7 @@ typedef struct Shape {
 Shape shape_array(ElementType t, int rank, const int64_t *dims); /* default layout */
 Shape shape_scalar(ElementType t);
 bool shape_is_tuple(const Shape *s);
-int64_t shape_element_count(const Shape *s);    /* arrays only */
+int64_t shape_element_count(const Shape *s);    /* arrays only; 0 for a token */
 int64_t shape_byte_size(const Shape *s);        /* arrays only; a literal's size */
 /* Bytes of a buffer in the shape's layout: with E(n), n-bit elements are
  * packed, first element in the low bits, and the last byte padded. */
@@ -264,8 +265,11 @@ typedef struct SliceDims {
   IntList starts, limits, strides;
 } SliceDims;
 
+/* dot, scaled-dot and ragged-dot; the last two lists are ragged-dot's only
+ * (lhs_ragged_dims=, rhs_group_dims=). */
 typedef struct DotDims {
   IntList lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
+  IntList lhs_ragged, rhs_group;
 } DotDims;
 
 typedef struct GatherDims {
@@ -307,6 +311,21 @@ typedef enum FusionKind { FUSION_LOOP, FUSION_INPUT, FUSION_OUTPUT, FUSION_CUSTO
 
 typedef enum RngAlgorithm { RNG_DEFAULT, RNG_THREE_FRY, RNG_PHILOX } RngAlgorithm;
 
+/* rng's distribution=: uniform in [a, b) or normal with mean a and
+ * standard deviation b. */
+typedef enum RngDistribution { RNG_UNIFORM, RNG_NORMAL } RngDistribution;
+
+/* The scalar attributes of topk, scan and the rng ops, out of line because
+ * only those opcodes carry them (see Attrs). */
+typedef struct ScalarAttrs {
+  int64_t k;                       /* topk k= */
+  int64_t num_carries;             /* scan num_carries= */
+  int64_t delta;                   /* rng-get-and-update-state delta= */
+  RngDistribution distribution;    /* rng distribution= */
+  bool largest;                    /* topk largest= (the parser's default: true) */
+  bool is_reverse;                 /* scan is_reverse= */
+} ScalarAttrs;
+
 typedef enum TransposeA { TRANSPOSE_A_NO, TRANSPOSE_A_YES, TRANSPOSE_A_ADJOINT } TransposeA;
 
 /* Every attribute any opcode carries. Each opcode uses the few it needs;
@@ -315,8 +334,9 @@ typedef struct Attrs {
   int64_t parameter_number;        /* parameter(N) */
   Literal *literal;                /* constant(...) */
   IntList dimensions;              /* dimensions={..}: broadcast, transpose, reduce,
-                                      reverse, concatenate, map, sort, all-gather,
-                                      reduce-scatter (one entry) */
+                                      reverse, concatenate, map, sort, all-gather(-start),
+                                      reduce-scatter, all-to-all, scan,
+                                      get/set-dimension-size (one entry) */
   int64_t iota_dimension;          /* iota_dimension= */
   int64_t tuple_index;             /* index= on get-tuple-element */
   IntList dynamic_slice_sizes;     /* dynamic_slice_sizes={..} */
@@ -337,6 +357,7 @@ typedef struct Attrs {
   const GatherDims *gather;
   const ScatterDims *scatter;
   const FftDims *fft;              /* fft_type= fft_length= */
+  const ScalarAttrs *scalars;      /* topk, scan, rng, rng-get-and-update-state */
   int64_t feature_group_count;     /* default 1 */
   int64_t batch_group_count;       /* default 1 */
   /* The enums and bools sit together so that no padding falls between. */
@@ -459,6 +480,7 @@ const DotDims *attrs_dot(const Attrs *a);
 const GatherDims *attrs_gather(const Attrs *a);
 const ScatterDims *attrs_scatter(const Attrs *a);
 const FftDims *attrs_fft(const Attrs *a);
+const ScalarAttrs *attrs_scalars(const Attrs *a);
 
 /* ----------------------------------------------------------------- edit.c
  * Editing the graph: what passes use to rewrite a module.
@@ -604,5 +626,11 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
  * constant folding. The result is new and owned by the caller. parameter and
  * constant are refused: they have no operands to compute from. */
 Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st);
+/* Fails (STATUS_UNSUPPORTED, located at the instruction) if the module holds
+ * an op the evaluator refuses whatever the inputs: send, recv, infeed,
+ * outfeed, shuffle, and custom-calls other than LAPACK getrf. Backends call
+ * it when compiling, so such a module is a compile error (exit 2) rather
+ * than a run-time one. */
+bool eval_check_supported(const Module *m, Status *st);
 
 #endif

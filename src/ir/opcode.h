@@ -34,11 +34,27 @@
 /* clang-format off */
 #define AXLE_OPCODES(OP) \
   OP(ABS,                    "abs",                       1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
+  OP(ACOS,                   "acos",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(ACOSH,                  "acosh",                     1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(ADD,                    "add",                       2, FORM_BINARY, COST_CHEAP,   F_EW|F_COMM|F_ASSOC, ID_ZERO) \
+  OP(ADD_DEPENDENCY,         "add-dependency",            2, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
+  OP(AFTER_ALL,              "after-all",                -1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(ALL_GATHER,             "all-gather",               -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ALL_GATHER_DONE,        "all-gather-done",           1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ALL_GATHER_START,       "all-gather-start",         -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(ALL_REDUCE,             "all-reduce",               -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ALL_REDUCE_DONE,        "all-reduce-done",           1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ALL_REDUCE_START,       "all-reduce-start",         -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ALL_TO_ALL,             "all-to-all",               -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(AND,                    "and",                       2, FORM_BINARY, COST_CHEAP,   F_EW|F_COMM|F_ASSOC, ID_ALL_ONES) \
+  OP(ASIN,                   "asin",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(ASINH,                  "asinh",                     1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(ASYNC_DONE,             "async-done",                1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ASYNC_START,            "async-start",              -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ASYNC_UPDATE,           "async-update",             -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(ATAN,                   "atan",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(ATAN2,                  "atan2",                     2, FORM_BINARY, COST_MATH,    F_EW,                ID_NONE) \
+  OP(ATANH,                  "atanh",                     1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(BATCH_NORM_GRAD,        "batch-norm-grad",           5, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(BATCH_NORM_INFERENCE,   "batch-norm-inference",      5, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(BATCH_NORM_TRAINING,    "batch-norm-training",       3, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
@@ -51,7 +67,11 @@
   OP(CHOLESKY,               "cholesky",                  1, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(CLAMP,                  "clamp",                     3, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(CLZ,                    "count-leading-zeros",       1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
+  OP(COLLECTIVE_BROADCAST,   "collective-broadcast",     -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(COLLECTIVE_PERMUTE,     "collective-permute",        1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(COLLECTIVE_PERMUTE_DONE, "collective-permute-done",  1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(COLLECTIVE_PERMUTE_START, "collective-permute-start", -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(COLLECTIVE_REDUCE,      "collective-reduce",        -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(COMPARE,                "compare",                   2, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(COMPLEX,                "complex",                   2, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(CONCATENATE,            "concatenate",              -1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
@@ -60,10 +80,15 @@
   OP(CONVERT,                "convert",                   1, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(CONVOLUTION,            "convolution",               2, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(COPY,                   "copy",                      1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
+  OP(COPY_DONE,              "copy-done",                 1, FORM_OTHER,  COST_CHEAP,   F_SIDE,              ID_NONE) \
+  OP(COPY_START,             "copy-start",                1, FORM_OTHER,  COST_CHEAP,   F_SIDE,              ID_NONE) \
+  OP(COSH,                   "cosh",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(COSINE,                 "cosine",                    1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(CUSTOM_CALL,            "custom-call",              -1, FORM_OTHER,  COST_HEAVY,   F_SIDE,              ID_NONE) \
   OP(DIVIDE,                 "divide",                    2, FORM_BINARY, COST_MATH,    F_EW,                ID_NONE) \
+  OP(DOMAIN,                 "domain",                    1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(DOT,                    "dot",                       2, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
+  OP(DYNAMIC_RESHAPE,        "dynamic-reshape",          -1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(DYNAMIC_SLICE,          "dynamic-slice",            -1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(DYNAMIC_UPDATE_SLICE,   "dynamic-update-slice",     -1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(ERF,                    "erf",                       1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
@@ -73,8 +98,10 @@
   OP(FLOOR,                  "floor",                     1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(FUSION,                 "fusion",                   -1, FORM_OTHER,  COST_CONTROL, 0,                   ID_NONE) \
   OP(GATHER,                 "gather",                    2, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
+  OP(GET_DIMENSION_SIZE,     "get-dimension-size",        1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(GET_TUPLE_ELEMENT,      "get-tuple-element",         1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(IMAG,                   "imag",                      1, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
+  OP(INFEED,                 "infeed",                    1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(IOTA,                   "iota",                      0, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(IS_FINITE,              "is-finite",                 1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(LOG,                    "log",                       1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
@@ -83,17 +110,23 @@
   OP(MAP,                    "map",                      -1, FORM_OTHER,  COST_CONTROL, 0,                   ID_NONE) \
   OP(MAXIMUM,                "maximum",                   2, FORM_BINARY, COST_CHEAP,   F_EW|F_COMM|F_ASSOC, ID_LOWEST) \
   OP(MINIMUM,                "minimum",                   2, FORM_BINARY, COST_CHEAP,   F_EW|F_COMM|F_ASSOC, ID_HIGHEST) \
+  OP(MULHI,                  "mulhi",                     2, FORM_BINARY, COST_CHEAP,   F_EW|F_COMM,         ID_NONE) \
   OP(MULTIPLY,               "multiply",                  2, FORM_BINARY, COST_CHEAP,   F_EW|F_COMM|F_ASSOC, ID_ONE) \
   OP(NEGATE,                 "negate",                    1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(NOT,                    "not",                       1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(OPTIMIZATION_BARRIER,   "opt-barrier",               1, FORM_OTHER,  COST_CHEAP,   F_SIDE,              ID_NONE) \
   OP(OR,                     "or",                        2, FORM_BINARY, COST_CHEAP,   F_EW|F_COMM|F_ASSOC, ID_ZERO) \
+  OP(OUTFEED,                "outfeed",                   2, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(PAD,                    "pad",                       2, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(PARAMETER,              "parameter",                 0, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(PARTITION_ID,           "partition-id",              0, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(POPCNT,                 "popcnt",                    1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(POWER,                  "power",                     2, FORM_BINARY, COST_MATH,    F_EW,                ID_NONE) \
+  OP(RAGGED_ALL_TO_ALL,      "ragged-all-to-all",         6, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(RAGGED_DOT,             "ragged-dot",                3, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(REAL,                   "real",                      1, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
+  OP(RECV,                   "recv",                      1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(RECV_DONE,              "recv-done",                 1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(REDUCE,                 "reduce",                   -1, FORM_OTHER,  COST_REDUCE,  0,                   ID_NONE) \
   OP(REDUCE_PRECISION,       "reduce-precision",          1, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(REDUCE_SCATTER,         "reduce-scatter",           -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
@@ -102,18 +135,27 @@
   OP(REPLICA_ID,             "replica-id",                0, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(RESHAPE,                "reshape",                   1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(REVERSE,                "reverse",                   1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
+  OP(RNG,                    "rng",                      -1, FORM_OTHER,  COST_HEAVY,   F_SIDE,              ID_NONE) \
   OP(RNG_BIT_GENERATOR,      "rng-bit-generator",         1, FORM_OTHER,  COST_HEAVY,   F_SIDE,              ID_NONE) \
+  OP(RNG_GET_AND_UPDATE_STATE, "rng-get-and-update-state", 0, FORM_OTHER,  COST_CHEAP,   F_SIDE,              ID_NONE) \
   OP(ROUND_NEAREST_AFZ,      "round-nearest-afz",         1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(ROUND_NEAREST_EVEN,     "round-nearest-even",        1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(RSQRT,                  "rsqrt",                     1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(SCALED_DOT,             "scaled-dot",                4, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
+  OP(SCAN,                   "scan",                     -1, FORM_OTHER,  COST_CONTROL, 0,                   ID_NONE) \
   OP(SCATTER,                "scatter",                  -1, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(SELECT,                 "select",                    3, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(SELECT_AND_SCATTER,     "select-and-scatter",        3, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
+  OP(SEND,                   "send",                      2, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(SEND_DONE,              "send-done",                 1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(SET_DIMENSION_SIZE,     "set-dimension-size",        2, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(SHIFT_LEFT,             "shift-left",                2, FORM_BINARY, COST_CHEAP,   F_EW,                ID_NONE) \
   OP(SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic",    2, FORM_BINARY, COST_CHEAP,   F_EW,                ID_NONE) \
   OP(SHIFT_RIGHT_LOGICAL,    "shift-right-logical",       2, FORM_BINARY, COST_CHEAP,   F_EW,                ID_NONE) \
+  OP(SHUFFLE,                "shuffle",                   1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(SIGN,                   "sign",                      1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(SINE,                   "sine",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(SINH,                   "sinh",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(SLICE,                  "slice",                     1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(SORT,                   "sort",                     -1, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(SQRT,                   "sqrt",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
@@ -121,6 +163,7 @@
   OP(SUBTRACT,               "subtract",                  2, FORM_BINARY, COST_CHEAP,   F_EW,                ID_NONE) \
   OP(TAN,                    "tan",                       1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
   OP(TANH,                   "tanh",                      1, FORM_UNARY,  COST_MATH,    F_EW,                ID_NONE) \
+  OP(TOPK,                   "topk",                      1, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(TRANSPOSE,              "transpose",                 1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
   OP(TRIANGULAR_SOLVE,       "triangular-solve",          2, FORM_OTHER,  COST_HEAVY,   0,                   ID_NONE) \
   OP(TUPLE,                  "tuple",                    -1, FORM_OTHER,  COST_CHEAP,   0,                   ID_NONE) \
@@ -143,6 +186,6 @@ typedef enum Opcode {
 
 /* Keep in step with the table: a new row must be counted here too, so that
  * every table indexed by opcode (evaluator, printer, ...) is revisited. */
-#define AXLE_OPCODE_COUNT 93
+#define AXLE_OPCODE_COUNT 136
 
 #endif

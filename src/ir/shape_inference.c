@@ -69,13 +69,15 @@ bool infer_expect_called_count(const Infer *in, int n) {
 bool infer_expect_array(const Infer *in, int i) {
   if (shape_is_tuple(infer_operand_shape(in, i)))
     return infer_fail(in, "operand %d ('%s') must be an array, not a tuple", i, in->inst->operands[i]->name);
+  if (infer_operand_shape(in, i)->type == TYPE_TOKEN)
+    return infer_fail(in, "operand %d ('%s') must be an array, not a token", i, in->inst->operands[i]->name);
   return true;
 }
 
 bool infer_expect_scalar(const Infer *in, int i, const char *what) {
   const Shape *s = infer_operand_shape(in, i);
   char buf[128];
-  if (shape_is_tuple(s) || s->rank != 0)
+  if (shape_is_tuple(s) || s->rank != 0 || s->type == TYPE_TOKEN)
     return infer_fail(in, "%s (operand %d) must be a scalar, got %s", what, i, infer_shape_text(s, buf));
   return true;
 }
@@ -287,6 +289,7 @@ static bool infer_binary(Infer *in) {
   case OP_SHIFT_LEFT:
   case OP_SHIFT_RIGHT_ARITHMETIC:
   case OP_SHIFT_RIGHT_LOGICAL:
+  case OP_MULHI:
     if (!type_is_integer(t)) return infer_fail(in, "needs an integer type, got %s", type_name(t));
     break;
   case OP_ATAN2:
@@ -723,9 +726,9 @@ static bool infer_constant(Infer *in) {
 static bool infer_scalar_id(Infer *in) { return infer_set_array(in, TYPE_U32, 0, NULL); }
 
 /* custom-call means whatever its target says: the declared shape stands. */
-static bool infer_declared(Infer *in) { return infer_set_same_as(in, &in->inst->shape); }
+bool infer_declared(Infer *in) { return infer_set_same_as(in, &in->inst->shape); }
 
-static bool infer_pass_through(Infer *in) {
+bool infer_pass_through(Infer *in) {
   if (!infer_expect_operand_count(in, 1)) return false;
   return infer_set_same_as(in, infer_operand_shape(in, 0));
 }
@@ -769,8 +772,28 @@ static InferFn *const infer_table[OP_COUNT] = {
     [OP_PARAMETER] = infer_parameter, [OP_CONSTANT] = infer_constant,
     [OP_REPLICA_ID] = infer_scalar_id, [OP_PARTITION_ID] = infer_scalar_id,
     [OP_CUSTOM_CALL] = infer_declared, [OP_OPTIMIZATION_BARRIER] = infer_pass_through,
+  /* shape_inference_async.c */
+  [OP_AFTER_ALL] = infer_after_all, [OP_ADD_DEPENDENCY] = infer_add_dependency,
+  [OP_DOMAIN] = infer_pass_through, [OP_SHUFFLE] = infer_declared,
+  [OP_ASYNC_START] = infer_async_start, [OP_ASYNC_UPDATE] = infer_async_update,
+  [OP_ASYNC_DONE] = infer_async_done, [OP_ALL_REDUCE_START] = infer_collective,
+  [OP_ALL_REDUCE_DONE] = infer_pass_through, [OP_ALL_GATHER_START] = infer_all_gather_start,
+  [OP_ALL_GATHER_DONE] = infer_async_done, [OP_COLLECTIVE_PERMUTE_START] = infer_pair_start,
+  [OP_COLLECTIVE_PERMUTE_DONE] = infer_async_done, [OP_COPY_START] = infer_pair_start,
+  [OP_COPY_DONE] = infer_copy_done, [OP_ALL_TO_ALL] = infer_collective,
+  [OP_COLLECTIVE_BROADCAST] = infer_collective, [OP_COLLECTIVE_REDUCE] = infer_collective,
+  [OP_RAGGED_ALL_TO_ALL] = infer_ragged_all_to_all,
+  [OP_SEND] = infer_host_transfer, [OP_SEND_DONE] = infer_host_transfer,
+  [OP_RECV] = infer_host_transfer, [OP_RECV_DONE] = infer_host_transfer,
+  [OP_INFEED] = infer_host_transfer, [OP_OUTFEED] = infer_host_transfer,
+  [OP_GET_DIMENSION_SIZE] = infer_get_dimension_size,
+  [OP_SET_DIMENSION_SIZE] = infer_set_dimension_size, [OP_DYNAMIC_RESHAPE] = infer_dynamic_reshape,
+  /* shape_inference_extra.c */
+  [OP_TOPK] = infer_topk, [OP_SCAN] = infer_scan, [OP_RNG] = infer_rng,
+  [OP_RNG_GET_AND_UPDATE_STATE] = infer_rng_get_and_update_state,
+  [OP_SCALED_DOT] = infer_scaled_dot, [OP_RAGGED_DOT] = infer_ragged_dot,
 };
-static_assert(AXLE_OPCODE_COUNT == 93, "a new opcode needs a row in infer_table");
+static_assert(AXLE_OPCODE_COUNT == 136, "a new opcode needs a row in infer_table");
 
 static InferFn *infer_rule(Opcode op) {
   if ((unsigned)op >= OP_COUNT) return NULL;

@@ -71,5 +71,32 @@ bool infer_collective(Infer *in);
 bool infer_complex(Infer *in);
 bool infer_real_imag(Infer *in);
 bool infer_fft(Infer *in);
+/* Also in shape_inference.c: the result is operand 0's shape / the declared one. */
+bool infer_pass_through(Infer *in);
+bool infer_declared(Infer *in);
+
+/* Rules in shape_inference_async.c: tokens, asynchronous pairs, host
+ * transfers, the newer collectives and the dimension-size ops. */
+bool infer_after_all(Infer *in);
+bool infer_add_dependency(Infer *in);
+bool infer_async_start(Infer *in);
+bool infer_async_update(Infer *in);
+bool infer_async_done(Infer *in);
+bool infer_all_gather_start(Infer *in);
+bool infer_pair_start(Infer *in);
+bool infer_copy_done(Infer *in);
+bool infer_ragged_all_to_all(Infer *in);
+bool infer_host_transfer(Infer *in);
+bool infer_get_dimension_size(Infer *in);
+bool infer_set_dimension_size(Infer *in);
+bool infer_dynamic_reshape(Infer *in);
+
+/* Rules in shape_inference_extra.c: topk, scan, rng, and dot's variants. */
+bool infer_topk(Infer *in);
+bool infer_scan(Infer *in);
+bool infer_rng(Infer *in);
+bool infer_rng_get_and_update_state(Infer *in);
+bool infer_scaled_dot(Infer *in);
+bool infer_ragged_dot(Infer *in);
 
 #endif

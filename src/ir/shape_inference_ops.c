@@ -520,12 +520,15 @@ bool infer_collective(Infer *in) {
     types[i] = parts[i].type;
   }
   Opcode op = in->inst->opcode;
-  if (op == OP_ALL_GATHER || op == OP_REDUCE_SCATTER) {
+  /* all-to-all's split dimension is optional (the tuple form has none). */
+  bool split = op == OP_ALL_TO_ALL && in->inst->attrs.dimensions.count > 0;
+  if (op == OP_ALL_GATHER || op == OP_REDUCE_SCATTER || op == OP_ALL_GATHER_START || split) {
     const IntList *d = &in->inst->attrs.dimensions;
     if (d->count != 1) return infer_fail(in, "dimensions must hold one dimension");
     if (!infer_check_dim_list(in, "dimensions", d, parts[0].rank, false)) return false;
   }
-  if (op == OP_ALL_REDUCE || op == OP_REDUCE_SCATTER) {
+  if (op == OP_ALL_REDUCE || op == OP_REDUCE_SCATTER || op == OP_ALL_REDUCE_START ||
+      op == OP_COLLECTIVE_REDUCE) {
     if (!infer_expect_called_count(in, 1)) return false;
     for (int i = 0; i < n; i++)
       if (!infer_check_reducer(in, in->inst->called[0], &types[i], &types[i], 1)) return false;

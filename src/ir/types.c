@@ -17,28 +17,34 @@ static const TypeInfo type_table[] = {
     AXLE_ELEMENT_TYPES(AXLE_TYPE_ROW)
 #undef AXLE_TYPE_ROW
 };
-static_assert(sizeof type_table / sizeof type_table[0] == TYPE_TUPLE,
+static_assert(sizeof type_table / sizeof type_table[0] == TYPE_TOKEN,
               "one row per element type");
 
 const char *type_name(ElementType t) {
-  return t < TYPE_TUPLE ? type_table[t].name : "tuple";
+  if (t < TYPE_TOKEN) return type_table[t].name;
+  return t == TYPE_TOKEN ? "token" : "tuple";
 }
 
+/* token is spelled like an element type (token[]) though it holds nothing. */
 bool type_from_name(const char *s, size_t n, ElementType *out) {
-  for (int t = 0; t < TYPE_TUPLE; t++) {
+  for (int t = 0; t < TYPE_TOKEN; t++) {
     if (strlen(type_table[t].name) == n && memcmp(type_table[t].name, s, n) == 0) {
       *out = (ElementType)t;
       return true;
     }
   }
+  if (n == 5 && memcmp(s, "token", 5) == 0) {
+    *out = TYPE_TOKEN;
+    return true;
+  }
   return false;
 }
 
-int type_byte_size(ElementType t) { return t < TYPE_TUPLE ? type_table[t].byte_size : 0; }
-TypeKind type_kind(ElementType t) { assert(t < TYPE_TUPLE); return type_table[t].kind; }
-bool type_is_float(ElementType t) { return t < TYPE_TUPLE && type_table[t].kind == TYPE_KIND_FLOAT; }
+int type_byte_size(ElementType t) { return t < TYPE_TOKEN ? type_table[t].byte_size : 0; }
+TypeKind type_kind(ElementType t) { assert(t < TYPE_TOKEN); return type_table[t].kind; }
+bool type_is_float(ElementType t) { return t < TYPE_TOKEN && type_table[t].kind == TYPE_KIND_FLOAT; }
 bool type_is_integer(ElementType t) {
-  return t < TYPE_TUPLE &&
+  return t < TYPE_TOKEN &&
          (type_table[t].kind == TYPE_KIND_SINT || type_table[t].kind == TYPE_KIND_UINT);
 }
 /* The sub-byte types still take a byte each in a literal. */
@@ -128,7 +134,9 @@ Shape shape_scalar(ElementType t) { return shape_array(t, 0, NULL); }
 
 bool shape_is_tuple(const Shape *s) { return s->type == TYPE_TUPLE; }
 
+/* A token holds no elements, though it is written like a scalar. */
 int64_t shape_element_count(const Shape *s) {
+  if (s->type == TYPE_TOKEN) return 0;
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) n *= s->dims[i];
   return n;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "opt/lower.h"
 #include "opt/opt.h"
 
 /* mkdir -p: the folder and every missing parent. */
@@ -61,6 +62,39 @@ bool dump_buffer_assignment(OptContext *ctx, const Module *m, Status *st) {
   StrBuf sb = {0};
   print_buffer_plan(&sb, m, ctx->plan);
   bool ok = write_dump_file(ctx, m, "buffer-assignment.txt", &sb, st);
+  strbuf_free(&sb);
+  return ok;
+}
+
+/* The kernel IR of every instruction of the entry that does work, each
+ * headed by the HLO instruction it computes and its JAX source line; what
+ * has no kernel form yet says so, with the reason. */
+void print_module_kernels(StrBuf *sb, const Module *m) {
+  const Computation *c = m->entry;
+  for (int i = 0; c && i < c->instruction_count; i++) {
+    const Instruction *inst = c->instructions[i];
+    switch (inst->opcode) {
+    case OP_PARAMETER: case OP_CONSTANT: case OP_TUPLE: case OP_GET_TUPLE_ELEMENT: case OP_BITCAST:
+      continue;
+    default: break;
+    }
+    strbuf_printf(sb, "// ");
+    instruction_describe(sb, inst);
+    strbuf_printf(sb, "\n");
+    Status st;
+    status_clear(&st);
+    Kernel *k = lower_to_kernel(inst, &st);
+    if (k) print_kernel(sb, k);
+    else strbuf_printf(sb, "// not lowered: %s\n", st.message);
+    strbuf_printf(sb, "\n");
+    kernel_free(k);
+  }
+}
+
+bool dump_module_kernels(OptContext *ctx, const Module *m, Status *st) {
+  StrBuf sb = {0};
+  print_module_kernels(&sb, m);
+  bool ok = write_dump_file(ctx, m, "kernels.txt", &sb, st);
   strbuf_free(&sb);
   return ok;
 }

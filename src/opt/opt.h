@@ -102,10 +102,13 @@ int count_kernels(const Module *m);
  *   module_NNNN.NAME.after_optimizations.txt
  *   module_NNNN.NAME.after_optimizations.dot    (Graphviz; a cluster per fusion)
  *   module_NNNN.NAME.buffer-assignment.txt
- * The .txt files are HLO text that axle parses back. */
+ *   module_NNNN.NAME.kernels.txt                (the kernel IR of each kernel)
+ * The .txt files other than kernels.txt are HLO text that axle parses back. */
 bool dump_module_text(OptContext *ctx, const Module *m, const char *suffix, Status *st);
 bool dump_module_dot(OptContext *ctx, const Module *m, Status *st);
 bool dump_buffer_assignment(OptContext *ctx, const Module *m, Status *st);
+bool dump_module_kernels(OptContext *ctx, const Module *m, Status *st);
+void print_module_kernels(StrBuf *sb, const Module *m);
 /* Writes a Graphviz graph of the entry computation; fusions become clusters
  * holding their fused computations' instructions. */
 void print_module_dot(StrBuf *sb, const Module *m);
@@ -119,6 +122,12 @@ PassFn eliminate_dead_code;      /* dce.c             "dce" */
 PassFn fuse_module;              /* fusion.c          "fusion" */
 PassFn schedule_module;          /* schedule.c        "schedule" */
 PassFn assign_buffers;           /* buffer_assignment.c "buffer-assignment" */
+
+/* ------------------------------------------------------------------ dce.c
+ * Whether an instruction has effects beyond its result: its opcode has
+ * (F_SIDE), or a computation it calls holds such an instruction. The
+ * cleanup passes never remove, merge, fold or move one. */
+bool instruction_has_effects(const Instruction *inst);
 
 /* ------------------------------------------------- buffer_assignment.c
  * The memory plan of the entry computation, in the order schedule left it.

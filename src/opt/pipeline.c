@@ -89,6 +89,7 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
     if (!dump_module_text(ctx, m, "after_optimizations", st)) return false;
     if (!dump_module_dot(ctx, m, st)) return false;
     if (!dump_buffer_assignment(ctx, m, st)) return false;
+    if (!dump_module_kernels(ctx, m, st)) return false;
   }
   return true;
 }

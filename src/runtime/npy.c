@@ -305,8 +305,9 @@ Literal *npy_read(const char *path, Status *st) {
 /* ---- writing ---- */
 
 bool npy_write(const char *path, const Literal *lit, Status *st) {
-  if (lit->shape.type == TYPE_TUPLE)
-    return status_error(st, STATUS_INPUT_ERROR, "cannot write a tuple to %s as .npy", path);
+  if (lit->shape.type == TYPE_TUPLE || !npy_dtype_name(lit->shape.type))
+    return status_error(st, STATUS_INPUT_ERROR, "cannot write a %s to %s as .npy",
+                        type_name(lit->shape.type), path);
   char header[128 + 24 * AXLE_MAX_RANK];
   int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                    npy_dtype_name(lit->shape.type));

@@ -66,7 +66,7 @@ bad("dynamic_shape", entry("  ROOT p = f32[<=4] parameter(0)"), "dynamic shapes 
 bad("dynamic_shape_unbounded", entry("  ROOT p = f32[?,2] parameter(0)"),
     "dynamic shapes are not supported")
 bad("unknown_element_type", entry("  ROOT p = f31[2] parameter(0)"), "unsupported element type")
-bad("token_shape", entry("  ROOT t = token[] after-all()"), "token shapes are not supported")
+bad("token_with_dimensions", entry("  ROOT t = token[2] after-all()"), "a token has no dimensions")
 bad("layout_repeats_dimension", entry("  ROOT p = f32[2,3]{0,0} parameter(0)"),
     "layout repeats dimension 0")
 bad("layout_wrong_rank", entry("  ROOT p = f32[2,3]{2,1,0} parameter(0)"),
@@ -245,6 +245,76 @@ bad("gather_slice_sizes_rank", entry(
     "  p = f32[5,4] parameter(0)\n  i = s32[3] parameter(1)\n"
     "  ROOT g = f32[3,4] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, "
     "start_index_map={0}, index_vector_dim=1, slice_sizes={1}"), "slice_sizes needs 2 entries")
+
+
+# ---- ops that are parsed and refused ----
+bad("infeed_refused", entry("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)"),
+    "host transfer ops are not supported")
+bad("outfeed_refused", entry("  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
+                             "  ROOT o = token[] outfeed(p, t), outfeed_shape=f32[2]"),
+    "host transfer ops are not supported")
+bad("send_refused", entry("  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
+                          "  s = (f32[2], u32[], token[]) send(p, t), channel_id=1\n"
+                          "  ROOT d = token[] send-done(s), channel_id=1"),
+    "host transfer ops are not supported")
+bad("recv_refused", entry("  t = token[] after-all()\n  r = (f32[2], u32[], token[]) recv(t), channel_id=2\n"
+                          "  ROOT d = (f32[2], token[]) recv-done(r), channel_id=2"),
+    "host transfer ops are not supported")
+bad("lapack_geqrf_names_jax_qr", entry(
+    "  p = f32[3,3] parameter(0)\n"
+    "  ROOT c = (f32[3,3], f32[3]) custom-call(p), custom_call_target=\"lapack_sgeqrf_ffi\""),
+    "lapack_sgeqrf_ffi (LAPACK, which JAX emits for jnp.linalg.qr)")
+bad("lapack_getrf_wrong_result_shape", entry(
+    "  p = f32[3,3] parameter(0)\n"
+    "  ROOT c = (f32[3,3], s32[2], s32[]) custom-call(p), custom_call_target=\"lapack_sgetrf_ffi\""),
+    "returns (the same shape, s32[batch..., min(m,n)], s32[batch...])")
+bad("lapack_potrf_names_jax_cholesky", entry(
+    "  p = f64[3,3] parameter(0)\n"
+    "  ROOT c = (f64[3,3], s32[]) custom-call(p), custom_call_target=\"lapack_dpotrf_ffi\""),
+    "which JAX emits for jnp.linalg.cholesky")
+bad("lapack_gesdd_names_jax_svd", entry(
+    "  p = f32[3,3] parameter(0)\n"
+    "  ROOT c = (f32[3], s32[]) custom-call(p), custom_call_target=\"lapack_sgesdd_ffi\""),
+    "which JAX emits for jnp.linalg.svd")
+bad("shuffle_refused", entry("  p = f32[4] parameter(0)\n  ROOT s = f32[4] shuffle(p)"),
+    "shuffle is not supported")
+bad("scan_carry_does_not_match_init", entry(
+    "  x = f32[3,4] parameter(0)\n  c = f32[3] parameter(1)\n"
+    "  ROOT s = (f32[3,4], s32[3]) scan(x, c), dimensions={1}, num_carries=1, to_apply=step",
+    comps="step {\n  a = f32[3] parameter(0)\n  b = f32[3] parameter(1)\n"
+          "  k = s32[3] convert(a)\n  ROOT t = (f32[3], s32[3]) tuple(a, k)\n}\n\n"),
+    "carry result 0 does not match its init")
+bad("ragged_dot_needs_a_group_dimension", entry(
+    "  l = f32[6,4] parameter(0)\n  r = f32[2,4,5] parameter(1)\n  g = s32[2] parameter(2)\n"
+    "  ROOT d = f32[6,5] ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+    "lhs_ragged_dims={0}"),
+    "rhs_group_dims must name one dimension")
+bad("async_start_result_mismatch", entry(
+    "  x = f32[4] parameter(0)\n  s = ((f32[4]), f32[5], s32[]) async-start(x), calls=w\n"
+    "  ROOT d = f32[5] async-done(s)",
+    comps="w {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n\n"),
+    "result element 1 is f32[5], expected f32[4]")
+bad("get_dimension_size_out_of_range", entry(
+    "  x = f32[4] parameter(0)\n  ROOT d = s32[] get-dimension-size(x), dimensions={1}"),
+    "out of range")
+bad("rng_normal_on_integers", entry(
+    "  a = s32[] constant(0)\n  b = s32[] constant(1)\n"
+    "  ROOT r = s32[4] rng(a, b), distribution=rng_normal"),
+    "rng_normal does not take s32")
+bad("scaled_dot_scale_must_divide", entry(
+    "  l = f32[4,8] parameter(0)\n  r = f32[8,3] parameter(1)\n  ls = f32[4,3] parameter(2)\n"
+    "  rs = f32[2,3] parameter(3)\n"
+    "  ROOT d = f32[4,3] scaled-dot(l, r, ls, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "scale 2 dimension 1 (3) must divide 8")
+bad("topk_k_too_large", entry("  p = f32[2,3] parameter(0)\n"
+                              "  ROOT t = (f32[2,4], s32[2,4]) topk(p), k=4, largest=true"),
+    "k=4 is out of range")
+bad("mulhi_on_floats", entry("  p = f32[2] parameter(0)\n  ROOT m = f32[2] mulhi(p, p)"),
+    "needs an integer type")
+bad("acos_on_integers", entry("  p = s32[2] parameter(0)\n  ROOT m = s32[2] acos(p)"),
+    "needs a floating-point type")
+bad("add_dependency_needs_a_token", entry("  p = f32[2] parameter(0)\n  ROOT d = f32[2] add-dependency(p, p)"),
+    "must be a token")
 
 
 def main():

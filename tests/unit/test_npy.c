@@ -28,7 +28,7 @@ static Literal *pattern_literal(ElementType t) {
 }
 
 TEST(every_element_type_round_trips_through_a_file) {
-  for (int t = 0; t < TYPE_TUPLE; t++) {
+  for (int t = 0; t < TYPE_TOKEN; t++) {
     Status st;
     status_clear(&st);
     Literal *lit = pattern_literal((ElementType)t);

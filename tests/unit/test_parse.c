@@ -606,7 +606,7 @@ TEST(malformed_inputs_report_the_offending_line_and_column) {
      "attribute 'dimensions' does not apply to 'add'"},
     {HEADER "  ROOT p = f32[<=4] parameter(0)\n}\n", 3, 16, "dynamic shapes are not supported"},
     {HEADER "  ROOT p = f32[?] parameter(0)\n}\n", 3, 16, "dynamic shapes are not supported"},
-    {HEADER "  ROOT p = token[] parameter(0)\n}\n", 3, 12, "token shapes are not supported"},
+    {HEADER "  ROOT p = token[2] parameter(0)\n}\n", 3, 12, "a token has no dimensions"},
     {HEADER "  ROOT p = c32[2] parameter(0)\n}\n", 3, 12, "unsupported element type 'c32'"},
     {HEADER "  ROOT p = f32[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1] parameter(0)\n}\n", 3, 48, "rank exceeds"},
     {HEADER "  ROOT p = f32[2,-3] parameter(0)\n}\n", 3, 18, "negative dimension"},

@@ -42,8 +42,28 @@ static EvalOpFn *const eval_table[OP_COUNT] = {
     [OP_OPTIMIZATION_BARRIER] = eval_optimization_barrier,
     [OP_CUSTOM_CALL] = eval_custom_call,
     [OP_REPLICA_ID] = eval_replica_id, [OP_PARTITION_ID] = eval_replica_id,
+    [OP_TOPK] = eval_topk, [OP_SCAN] = eval_scan,
+    [OP_RNG] = eval_rng, [OP_RNG_GET_AND_UPDATE_STATE] = eval_rng_get_and_update_state,
+    [OP_SCALED_DOT] = eval_scaled_dot, [OP_RAGGED_DOT] = eval_ragged_dot,
+    /* eval_async.c; the single-replica collectives are identities, as all-reduce is */
+    [OP_AFTER_ALL] = eval_after_all, [OP_ADD_DEPENDENCY] = eval_forward,
+    [OP_DOMAIN] = eval_forward, [OP_SET_DIMENSION_SIZE] = eval_forward,
+    [OP_ASYNC_START] = eval_async_start, [OP_ASYNC_UPDATE] = eval_forward,
+    [OP_ASYNC_DONE] = eval_async_done, [OP_ALL_REDUCE_START] = eval_all_reduce,
+    [OP_ALL_REDUCE_DONE] = eval_forward, [OP_ALL_GATHER_START] = eval_all_gather_start,
+    [OP_ALL_GATHER_DONE] = eval_async_done,
+    [OP_COLLECTIVE_PERMUTE_START] = eval_collective_permute_start,
+    [OP_COLLECTIVE_PERMUTE_DONE] = eval_async_done, [OP_COPY_START] = eval_copy_start,
+    [OP_COPY_DONE] = eval_copy_done, [OP_ALL_TO_ALL] = eval_all_reduce,
+    [OP_COLLECTIVE_BROADCAST] = eval_all_reduce, [OP_COLLECTIVE_REDUCE] = eval_all_reduce,
+    [OP_RAGGED_ALL_TO_ALL] = eval_ragged_all_to_all,
+    [OP_SEND] = eval_host_transfer, [OP_SEND_DONE] = eval_host_transfer,
+    [OP_RECV] = eval_host_transfer, [OP_RECV_DONE] = eval_host_transfer,
+    [OP_INFEED] = eval_host_transfer, [OP_OUTFEED] = eval_host_transfer,
+    [OP_SHUFFLE] = eval_shuffle, [OP_GET_DIMENSION_SIZE] = eval_get_dimension_size,
+    [OP_DYNAMIC_RESHAPE] = eval_dynamic_reshape,
 };
-static_assert(AXLE_OPCODE_COUNT == 93, "a new opcode needs a row in eval_table");
+static_assert(AXLE_OPCODE_COUNT == 136, "a new opcode needs a row in eval_table");
 
 static EvalOpFn *eval_rule(Opcode op) {
   if (opcode_form(op) == FORM_UNARY) return eval_unary;
@@ -216,6 +236,44 @@ bool check_same_dims(const Instruction *inst, const Literal *operand, Status *st
       !shape_same_dims(&operand->shape, &inst->shape))
     return status_error(st, STATUS_VERIFY_ERROR, "%s: operand dimensions differ from the result's",
                         opcode_name(inst->opcode));
+  return true;
+}
+
+/* Ops the evaluator refuses whatever the inputs: the host transfers and
+ * shuffle. Their rules ignore operands, so each is asked for its refusal
+ * without running anything. A custom-call is refused unless its target is
+ * one the evaluator runs (eval_custom_call.c). */
+static bool refused_whatever_the_inputs(Opcode op) {
+  switch (op) {
+  case OP_SHUFFLE:
+  case OP_SEND: case OP_SEND_DONE: case OP_RECV: case OP_RECV_DONE: case OP_INFEED: case OP_OUTFEED:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool eval_check_supported(const Module *m, Status *st) {
+  for (int c = 0; c < m->computation_count; c++) {
+    const Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count; i++) {
+      const Instruction *inst = comp->instructions[i];
+      if (inst->opcode == OP_CUSTOM_CALL) {
+        if (eval_custom_call_supported(inst, st)) continue;
+      } else if (!refused_whatever_the_inputs(inst->opcode)) {
+        continue;
+      } else {
+        Literal *value = eval_rule(inst->opcode)(inst, NULL, st);
+        if (value) { /* cannot happen: each of these rules refuses */
+          literal_free(value);
+          continue;
+        }
+      }
+      st->file = m->filename;
+      st->loc = inst->loc;
+      return false;
+    }
+  }
   return true;
 }
 

@@ -1,10 +1,12 @@
 /* Ops that move whole values or run other computations: tuple,
  * get-tuple-element, call, while, conditional, fusion, map, opt-barrier,
- * custom-call, replica-id and partition-id.
+ * replica-id and partition-id, and scan. (custom-call is in
+ * eval_custom_call.c.)
  *
  * A called computation runs through eval_computation, which borrows its
  * arguments; the values handed back are owned here. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "eval_internal.h"
 
@@ -156,11 +158,96 @@ Literal *eval_optimization_barrier(const Instruction *inst, Literal *const *oper
   return literal_clone(operands[0]);
 }
 
-Literal *eval_custom_call(const Instruction *inst, Literal *const *operands, Status *st) {
-  (void)operands;
-  status_error(st, STATUS_UNSUPPORTED, "unsupported custom-call target %s",
-               inst->attrs.custom_call_target ? inst->attrs.custom_call_target : "(none)");
-  return NULL;
+/* ---- scan ---- */
+
+/* An array seen as [outer, steps, inner] around the scanned dimension d. */
+typedef struct ScanView {
+  int64_t outer, steps, inner;
+  int size;
+} ScanView;
+
+static ScanView scan_view(const Shape *s, int d) {
+  ScanView v = {1, s->dims[d], 1, type_byte_size(s->type)};
+  for (int i = 0; i < d; i++) v.outer *= s->dims[i];
+  for (int i = d + 1; i < s->rank; i++) v.inner *= s->dims[i];
+  return v;
+}
+
+/* Copies step `at` of a full array to or from a slice (the array without d). */
+static void scan_copy_step(const ScanView *v, Literal *full, Literal *slice, int64_t at, bool to_slice) {
+  size_t block = (size_t)(v->inner * v->size);
+  for (int64_t o = 0; o < v->outer; o++) {
+    char *f = (char *)full->data + ((o * v->steps + at) * v->inner) * v->size;
+    char *s = (char *)slice->data + o * v->inner * v->size;
+    if (to_slice) memcpy(s, f, block);
+    else memcpy(f, s, block);
+  }
+}
+
+/* The k-th of a computation's results (the value itself when it is one). */
+static Literal *result_part(Literal *r, int count, int k) {
+  return count == 1 && r->shape.type != TYPE_TUPLE ? r : r->elements[k];
+}
+
+/* One step of scan: the slices of the inputs, then the carries, into f;
+ * its outputs go to step `at` of the stacked outputs and its carries
+ * replace the old ones. */
+static bool scan_step(const Instruction *inst, Literal *const *operands, int inputs, int carries,
+                      Literal **state, Literal **outputs, int output_count, int64_t at, Status *st) {
+  int d = (int)inst->attrs.dimensions.values[0], n = inputs + carries;
+  Literal **args = calloc_or_exit((size_t)n + 1, sizeof *args);
+  for (int i = 0; i < inputs; i++) {
+    args[i] = literal_create(&inst->called[0]->parameters[i]->shape);
+    ScanView v = scan_view(&operands[i]->shape, d);
+    scan_copy_step(&v, (Literal *)operands[i], args[i], at, true);
+  }
+  for (int c = 0; c < carries; c++) args[inputs + c] = state[c];
+  Literal *r = eval_computation(inst->called[0], args, n, st);
+  for (int i = 0; i < inputs; i++) literal_free(args[i]);
+  free(args);
+  if (!r) return false;
+  int parts = output_count + carries;
+  bool single = parts == 1 && r->shape.type != TYPE_TUPLE;
+  if (!single && (r->shape.type != TYPE_TUPLE || r->shape.tuple_count != parts)) {
+    literal_free(r);
+    malformed(inst, "the scanned computation returned the wrong number of results", st);
+    return false;
+  }
+  for (int k = 0; k < output_count; k++) {
+    ScanView v = scan_view(&outputs[k]->shape, d);
+    scan_copy_step(&v, outputs[k], result_part(r, parts, k), at, false);
+  }
+  for (int c = 0; c < carries; c++) {
+    literal_free(state[c]);
+    state[c] = literal_clone(result_part(r, parts, output_count + c));
+  }
+  literal_free(r);
+  return true;
+}
+
+/* scan runs its computation once per step along dimension d (backwards when
+ * is_reverse), threading the carries; see infer_scan for the shapes. */
+Literal *eval_scan(const Instruction *inst, Literal *const *operands, Status *st) {
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  int carries = (int)sa->num_carries, inputs = inst->operand_count - carries;
+  if (!has_called(inst, 1, st)) return NULL;
+  int parts = inst->shape.type == TYPE_TUPLE ? inst->shape.tuple_count : 1;
+  int output_count = parts - carries;
+  if (inputs < 1 || output_count < 0 || inst->attrs.dimensions.count != 1)
+    return malformed(inst, "inputs, carries and results do not add up", st);
+  int64_t steps = operands[0]->shape.dims[inst->attrs.dimensions.values[0]];
+  Literal **state = calloc_or_exit((size_t)carries + 1, sizeof *state);
+  Literal **results = calloc_or_exit((size_t)parts, sizeof *results);
+  for (int c = 0; c < carries; c++) state[c] = literal_clone(operands[inputs + c]);
+  for (int k = 0; k < output_count; k++)
+    results[k] = literal_create(parts == 1 ? &inst->shape : &inst->shape.tuple_shapes[k]);
+  bool ok = true;
+  for (int64_t s = 0; ok && s < steps; s++)
+    ok = scan_step(inst, operands, inputs, carries, state, results, output_count,
+                   sa->is_reverse ? steps - 1 - s : s, st);
+  for (int c = 0; c < carries; c++) results[output_count + c] = state[c];
+  free(state);
+  return eval_finish_results(results, parts, ok);
 }
 
 /* A single replica and a single partition: both ids are 0 (u32[]). */

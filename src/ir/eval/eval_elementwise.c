@@ -73,8 +73,15 @@ typedef struct FloatUnaryRow {
 
 static const FloatUnaryRow float_unary_table[] = {
     {OP_ABS, fabsf, fabs},
+    {OP_ACOS, acosf, acos},
+    {OP_ACOSH, acoshf, acosh},
+    {OP_ASIN, asinf, asin},
+    {OP_ASINH, asinhf, asinh},
+    {OP_ATAN, atanf, atan},
+    {OP_ATANH, atanhf, atanh},
     {OP_CBRT, cbrtf, cbrt},
     {OP_CEIL, ceilf, ceil},
+    {OP_COSH, coshf, cosh},
     {OP_COSINE, cosf, cos},
     {OP_ERF, erff, erf},
     {OP_EXPONENTIAL, expf, exp},
@@ -89,6 +96,7 @@ static const FloatUnaryRow float_unary_table[] = {
     {OP_RSQRT, rsqrt_f32, rsqrt_f64},
     {OP_SIGN, sign_f32, sign_f64},
     {OP_SINE, sinf, sin},
+    {OP_SINH, sinhf, sinh},
     {OP_SQRT, sqrtf, sqrt},
     {OP_TAN, tanf, tan},
     {OP_TANH, tanhf, tanh},
@@ -263,6 +271,18 @@ static uint64_t int_shift(Opcode op, uint64_t a, uint64_t b, int bits) {
   }
 }
 
+/* mulhi: the high half of the double-width product, at the element width
+ * (signed or unsigned by type). Operands arrive sign- or zero-extended to
+ * 64 bits, so below 64 bits the exact product fits in 128. */
+static uint64_t int_mulhi(uint64_t a, uint64_t b, bool is_signed, int bits) {
+  if (is_signed) {
+    __int128 p = (__int128)(int64_t)a * (__int128)(int64_t)b;
+    return (uint64_t)(p >> bits);
+  }
+  unsigned __int128 p = (unsigned __int128)a * b;
+  return (uint64_t)(p >> bits);
+}
+
 static bool int_binary_value(Opcode op, uint64_t a, uint64_t b, ElementType t, uint64_t *out) {
   bool is_signed = is_signed_type(t);
   switch (op) {
@@ -277,6 +297,10 @@ static bool int_binary_value(Opcode op, uint64_t a, uint64_t b, ElementType t, u
   case OP_AND: *out = a & b; return true;
   case OP_OR: *out = a | b; return true;
   case OP_XOR: *out = a ^ b; return true;
+  case OP_MULHI:
+    if (t == TYPE_PRED) return false;
+    *out = int_mulhi(a, b, is_signed, type_bit_width(t));
+    return true;
   case OP_SHIFT_LEFT: case OP_SHIFT_RIGHT_LOGICAL: case OP_SHIFT_RIGHT_ARITHMETIC:
     if (t == TYPE_PRED) return false;
     *out = int_shift(op, a, b, type_bit_width(t));

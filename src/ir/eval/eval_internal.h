@@ -15,7 +15,12 @@ typedef Literal *EvalOpFn(const Instruction *inst, Literal *const *operands, Sta
 /* eval_control.c: tuples, calls, control flow, fusion, map, ... (parameters and
  * constants are the driver's, in eval.c) */
 EvalOpFn eval_tuple, eval_get_tuple_element, eval_call, eval_while, eval_conditional,
-    eval_fusion, eval_map, eval_optimization_barrier, eval_custom_call, eval_replica_id;
+    eval_fusion, eval_map, eval_optimization_barrier, eval_replica_id;
+
+/* eval_custom_call.c: runs LAPACK getrf (jnp.linalg.lu), refuses other
+ * targets; _supported says which without running (false with st filled). */
+EvalOpFn eval_custom_call;
+bool eval_custom_call_supported(const Instruction *inst, Status *st);
 
 /* eval_elementwise.c */
 EvalOpFn eval_unary, eval_binary, eval_compare, eval_select, eval_clamp, eval_convert,
@@ -86,7 +91,18 @@ EvalOpFn eval_dot, eval_convolution, eval_cholesky, eval_triangular_solve;
 EvalOpFn eval_batch_norm_inference, eval_batch_norm_training, eval_batch_norm_grad;
 
 /* eval_rng.c */
-EvalOpFn eval_rng_bit_generator;
+EvalOpFn eval_rng_bit_generator, eval_rng, eval_rng_get_and_update_state;
+
+/* eval_async.c: tokens, asynchronous pairs, host transfers, dimension sizes */
+EvalOpFn eval_after_all, eval_forward, eval_async_start, eval_async_done, eval_copy_start,
+    eval_copy_done, eval_all_gather_start, eval_collective_permute_start, eval_host_transfer,
+    eval_shuffle, eval_ragged_all_to_all, eval_get_dimension_size, eval_dynamic_reshape;
+
+/* eval_dot_variants.c */
+EvalOpFn eval_scaled_dot, eval_ragged_dot;
+
+/* eval_sort.c: topk; eval_control.c: scan */
+EvalOpFn eval_topk, eval_scan;
 
 /* ---- shared helpers (eval.c) ---- */
 

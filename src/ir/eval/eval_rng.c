@@ -28,6 +28,7 @@
  * The counter then advances by the number of blocks used (a 128-bit add for
  * Philox). Float element types receive the same bits as the unsigned type of
  * their width. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,5 +227,88 @@ Literal *eval_rng_bit_generator(const Instruction *inst, Literal *const *operand
   }
   for (int64_t i = 0; i < count; i++) store_bits(data, i, bits[i]);
   free(bits);
+  return out;
+}
+
+/* ------------------------------------------------------------ rng */
+
+/* rng has no state operand: XLA draws from a generator seeded once per
+ * module. The evaluator keys Philox with a fixed seed mixed with the
+ * instruction's name, so a run is reproducible and two rng instructions
+ * draw different numbers.
+ *
+ * rng-get-and-update-state returns the module's generator state and then
+ * advances it by delta. The evaluator keeps no state between instructions,
+ * so the state an instruction sees is the seed plus the deltas of the
+ * rng-get-and-update-state instructions before it in the module's order:
+ * what XLA gives when each runs once, as in straight-line code. (In a loop
+ * body every iteration sees the same state; XLA's would advance.) The state
+ * is u64[2] = {low word, high word}. */
+enum { RNG_SEED = 0x2545F4914F6CDD1Dull & 0x7fffffff };
+
+static uint64_t name_hash(const char *name) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *p = name ? name : ""; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  return h;
+}
+
+/* A double uniform in [0, 1) from 53 random bits. */
+static double unit_interval(uint64_t bits) { return (double)(bits >> 11) * 0x1p-53; }
+
+/* distribution=rng_uniform: [a, b) (a when b <= a); rng_normal: mean a,
+ * standard deviation b, by Box-Muller on two uniforms per element. */
+Literal *eval_rng(const Instruction *inst, Literal *const *operands, Status *st) {
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  ElementType t = inst->shape.type;
+  if (t == TYPE_TUPLE || operands[0]->shape.type != t || operands[1]->shape.type != t) {
+    status_error(st, STATUS_VERIFY_ERROR, "rng %s: a, b and the result must share a type", inst->name);
+    return NULL;
+  }
+  int64_t count = shape_element_count(&inst->shape);
+  uint64_t *bits = scratch_calloc(2 * count, sizeof *bits);
+  philox_bits(2 * count, 64, RNG_SEED ^ name_hash(inst->name), 0, 0, bits);
+  Literal *out = literal_create(&inst->shape);
+  for (int64_t i = 0; i < count; i++) {
+    if (!type_is_float(t)) {
+      int64_t a = literal_get_s64(operands[0], 0), b = literal_get_s64(operands[1], 0);
+      uint64_t span = b > a ? (uint64_t)b - (uint64_t)a : 0;
+      literal_set_s64(out, i, span ? (int64_t)((uint64_t)a + bits[2 * i] % span) : a);
+      continue;
+    }
+    double a = literal_get_f64(operands[0], 0), b = literal_get_f64(operands[1], 0), v;
+    if (sa->distribution == RNG_NORMAL) {
+      double u1 = 1.0 - unit_interval(bits[2 * i]), u2 = unit_interval(bits[2 * i + 1]);
+      v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    } else {
+      v = b > a ? a + (b - a) * unit_interval(bits[2 * i]) : a;
+    }
+    literal_set_f64(out, i, v);
+    /* rounding to a narrower type can reach b; [a, b) stays half-open */
+    if (sa->distribution == RNG_UNIFORM && b > a && literal_get_f64(out, i) >= b)
+      literal_set_f64(out, i, a);
+  }
+  free(bits);
+  return out;
+}
+
+Literal *eval_rng_get_and_update_state(const Instruction *inst, Literal *const *operands,
+                                       Status *st) {
+  (void)operands;
+  if (inst->shape.type != TYPE_U64 || shape_element_count(&inst->shape) != 2) {
+    status_error(st, STATUS_VERIFY_ERROR, "%s: the result must be u64[2]", inst->name);
+    return NULL;
+  }
+  uint64_t state = RNG_SEED;
+  const Computation *at = inst->parent;
+  const Module *m = at ? at->module : NULL;
+  for (int c = 0; m && c < m->computation_count; c++) {
+    const Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count && comp->instructions[i] != inst; i++)
+      if (comp->instructions[i]->opcode == OP_RNG_GET_AND_UPDATE_STATE)
+        state += (uint64_t)attrs_scalars(&comp->instructions[i]->attrs)->delta;
+    if (comp == at) break;
+  }
+  Literal *out = literal_create(&inst->shape);
+  literal_set_u64(out, 0, state);
   return out;
 }

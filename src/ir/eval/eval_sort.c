@@ -135,3 +135,67 @@ Literal *eval_sort(const Instruction *inst, Literal *const *operands, Status *st
   free(types);
   return eval_finish_results(results, n, ok);
 }
+
+/* ---- topk ---- */
+
+/* An order key per element: floats by the total order (-NaN < -inf < ...
+ * < -0 < +0 < ... < inf < NaN, as a sort with a TOTALORDER comparison
+ * would give), signed and unsigned integers by value. Unsigned values are
+ * flipped at the top bit so that one signed comparison serves all. */
+static int64_t topk_key(const Literal *x, int64_t i) {
+  ElementType t = x->shape.type;
+  if (type_is_float(t)) {
+    double v = literal_get_f64(x, i);
+    int64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits < 0 ? bits ^ INT64_MAX : bits;
+  }
+  if (type_kind(t) == TYPE_KIND_UINT) return (int64_t)(literal_get_u64(x, i) ^ (1ull << 63));
+  return literal_get_s64(x, i);
+}
+
+/* topk(x), k=K, largest=L: along the last dimension, the K largest (or
+ * smallest) entries in order and their indices. Ties go to the lower
+ * index first, as XLA's lowering (a stable sort of (x, iota) with a
+ * greater-than comparator, then a slice) orders them. */
+Literal *eval_topk(const Instruction *inst, Literal *const *operands, Status *st) {
+  const Literal *x = operands[0];
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  int rank = x->shape.rank;
+  if (x->shape.type == TYPE_TUPLE || rank < 1 || sa->k < 0 || sa->k > x->shape.dims[rank - 1]) {
+    status_error(st, STATUS_VERIFY_ERROR, "topk %s: k must fit the last dimension", inst->name);
+    return NULL;
+  }
+  int64_t n = x->shape.dims[rank - 1], k = sa->k, rows = n ? shape_element_count(&x->shape) / n : 0;
+  Shape value_shape = x->shape, index_shape;
+  value_shape.dims[rank - 1] = k;
+  shape_set_default_layout(&value_shape);
+  index_shape = value_shape;
+  index_shape.type = TYPE_S32;
+  Literal **results = calloc_or_exit(2, sizeof *results);
+  results[0] = eval_create_result(inst, 0, 2, &value_shape, st);
+  results[1] = results[0] ? eval_create_result(inst, 1, 2, &index_shape, st) : NULL;
+  if (!results[1]) return eval_finish_results(results, 2, false);
+  int64_t *keys = scratch_calloc(n, sizeof *keys);
+  bool *taken = scratch_calloc(n, sizeof *taken);
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t j = 0; j < n; j++) {
+      keys[j] = topk_key(x, r * n + j);
+      taken[j] = false;
+    }
+    /* Pick the best untaken entry K times; scanning upward and replacing
+     * only on a strictly better key keeps the lower index among ties. */
+    for (int64_t out = 0; out < k; out++) {
+      int64_t best = -1;
+      for (int64_t j = 0; j < n; j++)
+        if (!taken[j] && (best < 0 || (sa->largest ? keys[j] > keys[best] : keys[j] < keys[best])))
+          best = j;
+      taken[best] = true;
+      literal_copy_element(results[0], r * k + out, x, r * n + best);
+      literal_set_s64(results[1], r * k + out, best);
+    }
+  }
+  free(keys);
+  free(taken);
+  return eval_finish_results(results, 2, true);
+}

@@ -207,14 +207,12 @@ bool parse_array_shape_without_layout(Parser *p, Shape *out) {
   ElementType type;
   if (t->kind != TK_WORD || !token_is(peek_at(p, 1), "["))
     return parse_error(p, t, "expected a shape");
-  if (!type_from_name(t->text, (size_t)t->len, &type)) {
-    if (token_is(t, "token"))
-      return parse_error(p, t, "token shapes are not supported");
+  if (!type_from_name(t->text, (size_t)t->len, &type))
     return parse_error(p, t, "unsupported element type '%.*s'", t->len, t->text);
-  }
   next(p);
   *out = (Shape){.type = type};
   if (!parse_dims(p, out)) return false;
+  if (type == TYPE_TOKEN && out->rank != 0) return parse_error(p, t, "a token has no dimensions: token[]");
   shape_set_default_layout(out);
   return true;
 }

@@ -296,6 +296,8 @@ INT_LIST_READER(read_lhs_batch_dims, dot, lhs_batch)
 INT_LIST_READER(read_rhs_batch_dims, dot, rhs_batch)
 INT_LIST_READER(read_lhs_contracting_dims, dot, lhs_contracting)
 INT_LIST_READER(read_rhs_contracting_dims, dot, rhs_contracting)
+INT_LIST_READER(read_lhs_ragged_dims, dot, lhs_ragged)
+INT_LIST_READER(read_rhs_group_dims, dot, rhs_group)
 INT_LIST_READER(read_offset_dims, gather, offset_dims)
 INT_LIST_READER(read_collapsed_slice_dims, gather, collapsed_slice_dims)
 INT_LIST_READER(read_start_index_map, gather, start_index_map)
@@ -441,6 +443,51 @@ static bool read_is_stable(Parser *p, Instruction *inst, AttrNotes *notes) {
 static bool read_channel_id(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
   return parse_int64(p, &inst->attrs.channel_id);
+}
+
+/* topk, scan and the rng ops keep their scalars out of line too. topk's
+ * largest= defaults to true, so the group starts that way. */
+static ScalarAttrs *scalar_attrs(Parser *p, Instruction *inst) {
+  if (!inst->attrs.scalars) {
+    ScalarAttrs *group = arena_alloc(&p->module->arena, sizeof(ScalarAttrs));
+    group->largest = true;
+    inst->attrs.scalars = group;
+  }
+  return (ScalarAttrs *)inst->attrs.scalars;
+}
+
+static bool read_k(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  return parse_int64(p, &scalar_attrs(p, inst)->k);
+}
+
+static bool read_largest(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  return parse_bool(p, &scalar_attrs(p, inst)->largest);
+}
+
+static bool read_num_carries(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  return parse_int64(p, &scalar_attrs(p, inst)->num_carries);
+}
+
+static bool read_is_reverse(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  return parse_bool(p, &scalar_attrs(p, inst)->is_reverse);
+}
+
+static bool read_delta(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  return parse_int64(p, &scalar_attrs(p, inst)->delta);
+}
+
+static bool read_distribution(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  static const char *const names[] = {"rng_uniform", "rng_normal"};
+  int v = 0;
+  if (!parse_keyword(p, names, 2, "rng distribution", &v)) return false;
+  scalar_attrs(p, inst)->distribution = (RngDistribution)v;
+  return true;
 }
 
 static bool read_ignored_bool(Parser *p, Instruction *inst, AttrNotes *notes) {
@@ -641,11 +688,21 @@ typedef struct AttrRule {
   const Opcode *ops;
 } AttrRule;
 
-#define COLLECTIVES OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER, OP_COLLECTIVE_PERMUTE
+#define COLLECTIVES OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER, OP_COLLECTIVE_PERMUTE, \
+    OP_ALL_TO_ALL, OP_RAGGED_ALL_TO_ALL, OP_COLLECTIVE_BROADCAST, OP_COLLECTIVE_REDUCE, \
+    OP_ALL_REDUCE_START, OP_ALL_GATHER_START, OP_COLLECTIVE_PERMUTE_START
+/* The collectives that take replica groups (collective-permute names pairs). */
+#define GROUPED_COLLECTIVES OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER, OP_ALL_TO_ALL, \
+    OP_RAGGED_ALL_TO_ALL, OP_COLLECTIVE_BROADCAST, OP_COLLECTIVE_REDUCE, OP_ALL_REDUCE_START, \
+    OP_ALL_GATHER_START
+#define DOTS OP_DOT, OP_SCALED_DOT, OP_RAGGED_DOT
+#define HOST_TRANSFERS OP_SEND, OP_SEND_DONE, OP_RECV, OP_RECV_DONE
+#define ASYNC_OPS OP_ASYNC_START, OP_ASYNC_UPDATE, OP_ASYNC_DONE
 
 static const AttrRule attr_rules[] = {
   {"dimensions", read_dimensions, OPS(OP_BROADCAST, OP_TRANSPOSE, OP_REDUCE, OP_REVERSE,
-      OP_CONCATENATE, OP_MAP, OP_SORT, OP_ALL_GATHER, OP_REDUCE_SCATTER)},
+      OP_CONCATENATE, OP_MAP, OP_SORT, OP_ALL_GATHER, OP_REDUCE_SCATTER, OP_ALL_GATHER_START,
+      OP_ALL_TO_ALL, OP_SCAN, OP_GET_DIMENSION_SIZE, OP_SET_DIMENSION_SIZE)},
   {"iota_dimension", read_iota_dimension, OPS(OP_IOTA)},
   {"index", read_index, OPS(OP_GET_TUPLE_ELEMENT)},
   {"slice", read_slice, OPS(OP_SLICE)},
@@ -655,10 +712,12 @@ static const AttrRule attr_rules[] = {
   {"dim_labels", read_dim_labels, OPS(OP_CONVOLUTION, OP_CUSTOM_CALL)},
   {"feature_group_count", read_feature_group_count, OPS(OP_CONVOLUTION, OP_CUSTOM_CALL)},
   {"batch_group_count", read_batch_group_count, OPS(OP_CONVOLUTION, OP_CUSTOM_CALL)},
-  {"lhs_batch_dims", read_lhs_batch_dims, OPS(OP_DOT)},
-  {"rhs_batch_dims", read_rhs_batch_dims, OPS(OP_DOT)},
-  {"lhs_contracting_dims", read_lhs_contracting_dims, OPS(OP_DOT)},
-  {"rhs_contracting_dims", read_rhs_contracting_dims, OPS(OP_DOT)},
+  {"lhs_batch_dims", read_lhs_batch_dims, OPS(DOTS)},
+  {"rhs_batch_dims", read_rhs_batch_dims, OPS(DOTS)},
+  {"lhs_contracting_dims", read_lhs_contracting_dims, OPS(DOTS)},
+  {"rhs_contracting_dims", read_rhs_contracting_dims, OPS(DOTS)},
+  {"lhs_ragged_dims", read_lhs_ragged_dims, OPS(OP_RAGGED_DOT)},
+  {"rhs_group_dims", read_rhs_group_dims, OPS(OP_RAGGED_DOT)},
   {"offset_dims", read_offset_dims, OPS(OP_GATHER)},
   {"collapsed_slice_dims", read_collapsed_slice_dims, OPS(OP_GATHER)},
   {"start_index_map", read_start_index_map, OPS(OP_GATHER)},
@@ -689,17 +748,26 @@ static const AttrRule attr_rules[] = {
   {"unit_diagonal", read_unit_diagonal, OPS(OP_TRIANGULAR_SOLVE)},
   {"transpose_a", read_transpose_a, OPS(OP_TRIANGULAR_SOLVE)},
   {"is_stable", read_is_stable, OPS(OP_SORT)},
-  {"channel_id", read_channel_id, OPS(COLLECTIVES)},
-  {"replica_groups", read_replica_groups, OPS(OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER)},
-  {"use_global_device_ids", read_ignored_bool, OPS(OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER)},
+  {"channel_id", read_channel_id, OPS(COLLECTIVES, HOST_TRANSFERS)},
+  {"replica_groups", read_replica_groups, OPS(GROUPED_COLLECTIVES)},
+  {"use_global_device_ids", read_ignored_bool, OPS(OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER,
+      OP_ALL_REDUCE_START, OP_ALL_GATHER_START)},
   {"constrain_layout", read_ignored_bool, OPS(COLLECTIVES)},
-  {"source_target_pairs", read_source_target_pairs, OPS(OP_COLLECTIVE_PERMUTE)},
+  {"source_target_pairs", read_source_target_pairs, OPS(OP_COLLECTIVE_PERMUTE, OP_COLLECTIVE_PERMUTE_START)},
+  {"is_host_transfer", read_ignored_bool, OPS(HOST_TRANSFERS)},
+  {"k", read_k, OPS(OP_TOPK)},
+  {"largest", read_largest, OPS(OP_TOPK)},
+  {"num_carries", read_num_carries, OPS(OP_SCAN)},
+  {"is_reverse", read_is_reverse, OPS(OP_SCAN)},
+  {"is_associative", read_ignored_bool, OPS(OP_SCAN)},
+  {"distribution", read_distribution, OPS(OP_RNG)},
+  {"delta", read_delta, OPS(OP_RNG_GET_AND_UPDATE_STATE)},
   /* Called computations. */
   {"to_apply", read_first_called, OPS(OP_REDUCE, OP_REDUCE_WINDOW, OP_MAP, OP_SORT, OP_SCATTER,
-      OP_ALL_REDUCE, OP_REDUCE_SCATTER, OP_CALL)},
+      OP_ALL_REDUCE, OP_REDUCE_SCATTER, OP_CALL, OP_SCAN, OP_COLLECTIVE_REDUCE, OP_ALL_REDUCE_START)},
   {"to_apply", read_appended_called, OPS(OP_CUSTOM_CALL)},
   {"called_computations", read_appended_called, OPS(OP_CUSTOM_CALL)},
-  {"calls", read_first_called, OPS(OP_FUSION)},
+  {"calls", read_first_called, OPS(OP_FUSION, ASYNC_OPS)},
   {"condition", read_first_called, OPS(OP_WHILE)},
   {"body", read_second_called, OPS(OP_WHILE)},
   {"select", read_first_called, OPS(OP_SELECT_AND_SCATTER)},
@@ -720,9 +788,9 @@ static const AttrRule attr_rules[] = {
   {"control-predecessors", read_and_ignore, ANY_OP},
   {"result_accuracy", read_and_ignore, ANY_OP},
   {"parameter_replication", read_and_ignore, OPS(OP_PARAMETER)},
-  {"operand_precision", read_and_ignore, OPS(OP_DOT, OP_CONVOLUTION, OP_CUSTOM_CALL)},
-  {"precision_config", read_and_ignore, OPS(OP_DOT, OP_CONVOLUTION)},
-  {"algorithm", read_and_ignore, OPS(OP_DOT, OP_CONVOLUTION)},
+  {"operand_precision", read_and_ignore, OPS(DOTS, OP_CONVOLUTION, OP_CUSTOM_CALL)},
+  {"precision_config", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
+  {"algorithm", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
   {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION)},
   {"api_version", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"custom_call_has_side_effect", read_and_ignore, OPS(OP_CUSTOM_CALL)},
@@ -732,6 +800,14 @@ static const AttrRule attr_rules[] = {
   {"literal", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"inferred_dimension", read_and_ignore, OPS(OP_RESHAPE)},
   {"is_composite", read_and_ignore, OPS(OP_CALL)},
+  {"async_execution_thread", read_and_ignore, OPS(ASYNC_OPS)},
+  {"async_group_id", read_and_ignore, OPS(ASYNC_OPS)},
+  {"domain", read_and_ignore, OPS(OP_DOMAIN)},
+  {"infeed_config", read_and_ignore, OPS(OP_INFEED)},
+  {"outfeed_config", read_and_ignore, OPS(OP_OUTFEED)},
+  {"outfeed_shape", read_and_ignore, OPS(OP_OUTFEED)},
+  {"cross_program_prefetch_index", read_and_ignore, OPS(OP_COPY_START)},
+  {"split_count", read_and_ignore, OPS(OP_ALL_TO_ALL)},
 };
 enum { ATTR_RULE_COUNT = sizeof attr_rules / sizeof attr_rules[0] };
 
@@ -768,6 +844,13 @@ static const struct {
   {OP_REDUCE_SCATTER, "dimensions"},   {OP_ALL_GATHER, "dimensions"},
   {OP_COLLECTIVE_PERMUTE, "source_target_pairs"},
   {OP_FFT, "fft_type"},                {OP_FFT, "fft_length"},
+  {OP_COLLECTIVE_PERMUTE_START, "source_target_pairs"},
+  {OP_ALL_REDUCE_START, "to_apply"},   {OP_ALL_GATHER_START, "dimensions"},
+  {OP_COLLECTIVE_REDUCE, "to_apply"},  {OP_ASYNC_START, "calls"},
+  {OP_SCAN, "dimensions"},             {OP_SCAN, "to_apply"},
+  {OP_SCAN, "num_carries"},            {OP_TOPK, "k"},
+  {OP_RNG, "distribution"},            {OP_RNG_GET_AND_UPDATE_STATE, "delta"},
+  {OP_GET_DIMENSION_SIZE, "dimensions"}, {OP_SET_DIMENSION_SIZE, "dimensions"},
 };
 
 static bool rule_applies(const AttrRule *rule, Opcode op) {
@@ -819,6 +902,7 @@ static bool check_required(Parser *p, const Instruction *inst, const bool seen[]
 /* attributes = ("," name "=" value)* */
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
   bool seen[ATTR_RULE_COUNT] = {false};
+  if (inst->opcode == OP_TOPK) scalar_attrs(p, inst); /* largest= may be left out */
   while (consume(p, ",")) {
     Token *name = peek(p);
     if (name->kind != TK_WORD) return parse_error(p, name, "expected an attribute name");

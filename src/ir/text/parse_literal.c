@@ -168,6 +168,10 @@ static bool skip_literal_shape(Parser *p, const Shape *shape) {
 /* literal = array_shape? ( "(" (literal ("," literal)*)? ")" | array_literal ) */
 Literal *parse_literal(Parser *p, const Shape *shape) {
   Token *start = peek(p);
+  if (shape->type == TYPE_TOKEN) {
+    parse_error(p, start, "a token has no value to give a constant");
+    return NULL;
+  }
   if (!skip_literal_shape(p, shape)) return NULL;
   if (!shape_is_tuple(shape)) return parse_array_literal(p, shape);
   if (p->depth >= PARSE_MAX_DEPTH) {

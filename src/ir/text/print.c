@@ -194,6 +194,10 @@ void print_literal(StrBuf *sb, const Literal *lit) {
     strbuf_printf(sb, ")");
     return;
   }
+  if (lit->shape.type == TYPE_TOKEN) {
+    strbuf_printf(sb, "token");
+    return;
+  }
   if (lit->shape.rank == 0) {
     print_element(sb, lit, 0);
     return;
@@ -332,6 +336,8 @@ static void print_dot_attrs(StrBuf *sb, const DotDims *d) {
   print_list_attr_if_any(sb, "lhs_contracting_dims", &d->lhs_contracting);
   print_list_attr_if_any(sb, "rhs_batch_dims", &d->rhs_batch);
   print_list_attr_if_any(sb, "rhs_contracting_dims", &d->rhs_contracting);
+  print_list_attr_if_any(sb, "lhs_ragged_dims", &d->lhs_ragged);
+  print_list_attr_if_any(sb, "rhs_group_dims", &d->rhs_group);
 }
 
 static void print_gather_attrs(StrBuf *sb, const GatherDims *g) {
@@ -428,18 +434,43 @@ static void print_control_flow_attrs(StrBuf *sb, const Instruction *inst) {
 
 static void print_collective_attrs(StrBuf *sb, const Instruction *inst) {
   const Attrs *a = &inst->attrs;
+  Opcode op = inst->opcode;
   if (a->channel_id) strbuf_printf(sb, ", channel_id=%lld", (long long)a->channel_id);
-  if (inst->opcode == OP_ALL_GATHER || inst->opcode == OP_REDUCE_SCATTER)
+  if (op == OP_ALL_GATHER || op == OP_REDUCE_SCATTER || op == OP_ALL_GATHER_START ||
+      (op == OP_ALL_TO_ALL && a->dimensions.count > 0))
     print_list_attr(sb, "dimensions", &a->dimensions);
-  if (inst->opcode == OP_COLLECTIVE_PERMUTE) {
+  if (op == OP_COLLECTIVE_PERMUTE || op == OP_COLLECTIVE_PERMUTE_START) {
     strbuf_printf(sb, ", source_target_pairs={");
     for (int i = 0; i + 1 < a->source_target_pairs.count; i += 2)
       strbuf_printf(sb, "%s{%lld,%lld}", i ? "," : "", (long long)a->source_target_pairs.values[i],
                     (long long)a->source_target_pairs.values[i + 1]);
     strbuf_printf(sb, "}");
   }
-  if (inst->opcode == OP_ALL_REDUCE || inst->opcode == OP_REDUCE_SCATTER)
+  if (op == OP_ALL_REDUCE || op == OP_REDUCE_SCATTER || op == OP_ALL_REDUCE_START ||
+      op == OP_COLLECTIVE_REDUCE)
     print_called(sb, "to_apply", inst, 0);
+}
+
+/* topk, scan, rng and rng-get-and-update-state: their scalar attributes. */
+static void print_scalar_attrs(StrBuf *sb, const Instruction *inst) {
+  static const char *const distributions[] = {"rng_uniform", "rng_normal"};
+  const ScalarAttrs *s = attrs_scalars(&inst->attrs);
+  switch (inst->opcode) {
+  case OP_TOPK:
+    strbuf_printf(sb, ", k=%lld, largest=%s", (long long)s->k, s->largest ? "true" : "false");
+    break;
+  case OP_SCAN:
+    print_list_attr(sb, "dimensions", &inst->attrs.dimensions);
+    strbuf_printf(sb, ", num_carries=%lld", (long long)s->num_carries);
+    if (s->is_reverse) strbuf_printf(sb, ", is_reverse=true");
+    print_called(sb, "to_apply", inst, 0);
+    break;
+  case OP_RNG:
+    strbuf_printf(sb, ", distribution=%s",
+                  (unsigned)s->distribution <= RNG_NORMAL ? distributions[s->distribution] : "?");
+    break;
+  default: strbuf_printf(sb, ", delta=%lld", (long long)s->delta); break;
+  }
 }
 
 static void print_linalg_attrs(StrBuf *sb, const Instruction *inst) {
@@ -454,6 +485,36 @@ static void print_linalg_attrs(StrBuf *sb, const Instruction *inst) {
   if (a->unit_diagonal) strbuf_printf(sb, ", unit_diagonal=true");
   if ((unsigned)a->transpose_a <= TRANSPOSE_A_ADJOINT)
     strbuf_printf(sb, ", transpose_a=%s", transpose_names[a->transpose_a]);
+}
+
+/* The ops that exchange values (collectives, their asynchronous starts,
+ * async wrappers, send and recv): their attributes. */
+static void print_exchange_attrs(StrBuf *sb, const Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_ALL_REDUCE:
+  case OP_ALL_GATHER:
+  case OP_REDUCE_SCATTER:
+  case OP_COLLECTIVE_PERMUTE:
+  case OP_ALL_TO_ALL:
+  case OP_RAGGED_ALL_TO_ALL:
+  case OP_COLLECTIVE_BROADCAST:
+  case OP_COLLECTIVE_REDUCE:
+  case OP_ALL_REDUCE_START:
+  case OP_ALL_GATHER_START:
+  case OP_COLLECTIVE_PERMUTE_START: print_collective_attrs(sb, inst); break;
+  case OP_SEND:
+  case OP_SEND_DONE:
+  case OP_RECV:
+  case OP_RECV_DONE:
+    if (inst->attrs.channel_id) strbuf_printf(sb, ", channel_id=%lld", (long long)inst->attrs.channel_id);
+    break;
+  case OP_ASYNC_START:
+  case OP_ASYNC_UPDATE:
+  case OP_ASYNC_DONE:
+    if (inst->called_count > 0) print_called(sb, "calls", inst, 0);
+    break;
+  default: break;
+  }
 }
 
 /* The attributes after the operand list, in XLA's order. */
@@ -490,7 +551,15 @@ static void print_attributes(StrBuf *sb, const Instruction *inst) {
     print_called(sb, "scatter", inst, 1);
     break;
   case OP_CONVOLUTION: print_convolution_attrs(sb, a); break;
-  case OP_DOT: print_dot_attrs(sb, attrs_dot(a)); break;
+  case OP_DOT:
+  case OP_SCALED_DOT:
+  case OP_RAGGED_DOT: print_dot_attrs(sb, attrs_dot(a)); break;
+  case OP_TOPK:
+  case OP_SCAN:
+  case OP_RNG:
+  case OP_RNG_GET_AND_UPDATE_STATE: print_scalar_attrs(sb, inst); break;
+  case OP_GET_DIMENSION_SIZE:
+  case OP_SET_DIMENSION_SIZE: print_list_attr(sb, "dimensions", &a->dimensions); break;
   case OP_GATHER: print_gather_attrs(sb, attrs_gather(a)); break;
   case OP_SCATTER:
     print_scatter_attrs(sb, attrs_scatter(a));
@@ -529,11 +598,7 @@ static void print_attributes(StrBuf *sb, const Instruction *inst) {
     break;
   case OP_CHOLESKY:
   case OP_TRIANGULAR_SOLVE: print_linalg_attrs(sb, inst); break;
-  case OP_ALL_REDUCE:
-  case OP_ALL_GATHER:
-  case OP_REDUCE_SCATTER:
-  case OP_COLLECTIVE_PERMUTE: print_collective_attrs(sb, inst); break;
-  default: break;
+  default: print_exchange_attrs(sb, inst); break;
   }
 }
 

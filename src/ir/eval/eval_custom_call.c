@@ -1,0 +1,148 @@
+/* custom-call: code outside HLO, named by custom_call_target.
+ *
+ * The evaluator runs one family of targets: the LU factorization JAX's CPU
+ * lowering calls for jnp.linalg.lu, solve, inv and det (lapack_sgetrf_ffi,
+ * lapack_dgetrf_ffi). Every other target is refused, and the other LAPACK
+ * calls JAX emits for jnp.linalg are named with the JAX function behind
+ * them, so a user can tell which line of their program needs another
+ * route. The refusal is found when a module is compiled
+ * (eval_check_supported), not half-way through a run. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_internal.h"
+
+/* The LAPACK routines JAX calls, as lapack_ + s/d/c/z + routine, with an
+ * _ffi suffix in current JAX. */
+static const struct {
+  const char *routine, *jax_function;
+} lapack_routines[] = {
+    {"getrf", "jnp.linalg.lu (also solve, inv, det)"}, {"potrf", "jnp.linalg.cholesky"},
+    {"geqrf", "jnp.linalg.qr"}, {"geqp3", "jax.scipy.linalg.qr with pivoting"},
+    {"orgqr", "jnp.linalg.qr"}, {"ungqr", "jnp.linalg.qr"}, {"syevd", "jnp.linalg.eigh"},
+    {"heevd", "jnp.linalg.eigh"}, {"gesdd", "jnp.linalg.svd"}, {"gesvd", "jnp.linalg.svd"},
+    {"geev", "jnp.linalg.eig"}, {"gees", "jax.scipy.linalg.schur"},
+    {"trsm", "jax.scipy.linalg.solve_triangular"}, {"gehrd", "jax.scipy.linalg.hessenberg"},
+    {"sytrd", "jax.scipy.linalg.eigh_tridiagonal"}, {"hetrd", "jax.scipy.linalg.eigh_tridiagonal"},
+    {"gtsv", "jax.lax.linalg.tridiagonal_solve"},
+};
+
+/* Splits lapack_<t><routine>[_ffi] into its type letter and routine row;
+ * -1 when the target is not one of JAX's LAPACK calls. */
+static int lapack_routine(const char *target, char *type_letter) {
+  if (!target || strncmp(target, "lapack_", 7) != 0 || !target[7] || !strchr("sdcz", target[7])) return -1;
+  for (size_t i = 0; i < sizeof lapack_routines / sizeof lapack_routines[0]; i++) {
+    size_t n = strlen(lapack_routines[i].routine);
+    const char *rest = target + 8 + n;
+    if (strncmp(target + 8, lapack_routines[i].routine, n) == 0 && (!*rest || strcmp(rest, "_ffi") == 0)) {
+      *type_letter = target[7];
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+/* Real getrf (s, d) runs; complex getrf needs complex element types. */
+static bool runs_here(const char *target) {
+  char t = 0;
+  int row = lapack_routine(target, &t);
+  return row == 0 && (t == 's' || t == 'd');
+}
+
+static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *st);
+
+bool eval_custom_call_supported(const Instruction *inst, Status *st) {
+  const char *target = inst->attrs.custom_call_target;
+  if (runs_here(target))
+    return inst->operand_count == 1 && inst->operands && inst->operands[0]
+               ? check_getrf_shapes(inst, &inst->operands[0]->shape, st)
+               : status_error(st, STATUS_VERIFY_ERROR, "custom-call %s (%s) takes one operand", inst->name,
+                              target);
+  char t = 0;
+  int row = lapack_routine(target, &t);
+  if (row >= 0)
+    return status_error(st, STATUS_UNSUPPORTED,
+                        "custom-call target %s (LAPACK, which JAX emits for %s) is not supported", target,
+                        lapack_routines[row].jax_function);
+  return status_error(st, STATUS_UNSUPPORTED, "unsupported custom-call target %s",
+                      target ? target : "(none)");
+}
+
+/* ---- getrf ---- */
+
+/* LU with partial pivoting of one m x n matrix a (row-major, in double),
+ * as LAPACK's getrf defines it: P A = L U, L unit lower (its multipliers
+ * stored below the diagonal), U upper. Column j takes as pivot the first
+ * row at or below j with the largest |a[i][j]|; ipiv[j] is that row,
+ * 1-based. A zero pivot leaves the column as it is and sets info to the
+ * first such column (1-based); the factorization goes on. */
+static int64_t lu_factor(double *a, int64_t m, int64_t n, int32_t *ipiv) {
+  int64_t info = 0, steps = m < n ? m : n;
+  for (int64_t j = 0; j < steps; j++) {
+    int64_t p = j;
+    for (int64_t i = j + 1; i < m; i++)
+      if (fabs(a[i * n + j]) > fabs(a[p * n + j])) p = i;
+    ipiv[j] = (int32_t)(p + 1);
+    if (a[p * n + j] != 0) {
+      for (int64_t k = 0; p != j && k < n; k++) {
+        double t = a[p * n + k];
+        a[p * n + k] = a[j * n + k];
+        a[j * n + k] = t;
+      }
+      for (int64_t i = j + 1; i < m; i++) a[i * n + j] /= a[j * n + j];
+    } else if (info == 0) {
+      info = j + 1;
+    }
+    for (int64_t i = j + 1; i < m; i++)
+      for (int64_t k = j + 1; k < n; k++) a[i * n + k] -= a[i * n + j] * a[j * n + k];
+  }
+  return info;
+}
+
+/* The declared result (a custom-call's shape is whatever the text says)
+ * must be (a's shape, s32[batch..., min(m,n)], s32[batch...]). */
+static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *st) {
+  const Shape *s = &inst->shape;
+  bool ok = inst->operand_count == 1 && x->type != TYPE_TUPLE && type_is_float(x->type) && x->rank >= 2 &&
+            s->type == TYPE_TUPLE && s->tuple_count == 3 && s->tuple_shapes;
+  ok = ok && shape_equal(&s->tuple_shapes[0], x);
+  const Shape *ipiv = ok ? &s->tuple_shapes[1] : NULL, *info = ok ? &s->tuple_shapes[2] : NULL;
+  int batch = x->rank - 2;
+  int64_t m = ok ? x->dims[batch] : 0, n = ok ? x->dims[batch + 1] : 0;
+  ok = ok && ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == (m < n ? m : n) &&
+       info->type == TYPE_S32 && info->rank == batch;
+  for (int d = 0; ok && d < batch; d++) ok = ipiv->dims[d] == x->dims[d] && info->dims[d] == x->dims[d];
+  if (!ok)
+    return status_error(st, STATUS_VERIFY_ERROR,
+                        "custom-call %s (%s): expects one float matrix (batch..., m, n) and returns "
+                        "(the same shape, s32[batch..., min(m,n)], s32[batch...])",
+                        inst->name, inst->attrs.custom_call_target);
+  return true;
+}
+
+static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st) {
+  if (!check_getrf_shapes(inst, &a->shape, st)) return NULL;
+  int batch = a->shape.rank - 2;
+  int64_t m = a->shape.dims[batch], n = a->shape.dims[batch + 1], steps = m < n ? m : n;
+  int64_t count = m > 0 && n > 0 ? shape_element_count(&a->shape) / (m * n) : 0;
+  Literal *parts[3];
+  for (int k = 0; k < 3; k++) parts[k] = literal_create(&inst->shape.tuple_shapes[k]);
+  double *work = scratch_calloc(m * n, sizeof *work);
+  int32_t *ipiv = scratch_calloc(steps, sizeof *ipiv);
+  for (int64_t b = 0; b < count; b++) {
+    for (int64_t i = 0; i < m * n; i++) work[i] = literal_get_f64(a, b * m * n + i);
+    int64_t info = lu_factor(work, m, n, ipiv);
+    for (int64_t i = 0; i < m * n; i++) literal_set_f64(parts[0], b * m * n + i, work[i]);
+    for (int64_t j = 0; j < steps; j++) literal_set_s64(parts[1], b * steps + j, ipiv[j]);
+    literal_set_s64(parts[2], b, info);
+  }
+  free(work);
+  free(ipiv);
+  return literal_create_tuple(parts, 3);
+}
+
+Literal *eval_custom_call(const Instruction *inst, Literal *const *operands, Status *st) {
+  if (!eval_custom_call_supported(inst, st)) return NULL;
+  return eval_getrf(inst, operands[0], st);
+}

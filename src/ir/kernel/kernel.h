@@ -1,0 +1,117 @@
+/* The kernel IR: what both code generators consume.
+ *
+ * A kernel is one fusion (or one unfused op) made explicit: an iteration
+ * space (a loop nest over the output's dimensions) and, for each point of
+ * it, a straight-line body of typed scalar operations in SSA form. Loads and
+ * stores take one logical index per dimension of their buffer; turning
+ * logical indices into an address through the buffer's layout is the only
+ * thing a backend adds, so the index arithmetic of broadcast, transpose,
+ * reshape, bitcast, slice, pad, concatenate, reverse, iota, dynamic slices
+ * and gather is written once, by the lowering (src/opt/lower*.c), as
+ * ordinary s64 operations a reader can see in the printed kernel.
+ *
+ * A reduction kernel has three blocks: PRE runs once per output point (the
+ * indices, the initial values), REDUCE runs for every point of the reduced
+ * dimensions (the operand elements and the reducer applied to the
+ * accumulators), POST runs once after it (the results, any elementwise
+ * epilogue, the stores). A loop kernel has PRE only.
+ *
+ *   kernel fusion.add_multiply_reduce (from fusion.add_multiply_reduce)
+ *     in0 f32[1024]{0}  in1 f32[1024]{0}  in2 f32[1024]{0}
+ *     out0 f32[]
+ *     loop [] reduce [1024]
+ *     pre:    %0 = f32 const 0
+ *             acc0 = %0
+ *     reduce: %1 = s64 rindex 0
+ *             %2 = f32 load in1[%1]
+ *             ...
+ *     post:   store out0[] acc0
+ */
+#ifndef AXLE_IR_KERNEL_KERNEL_H
+#define AXLE_IR_KERNEL_KERNEL_H
+
+#include "ir.h"
+
+/* The scalar operations. Arithmetic reuses HLO's opcodes (op), so that its
+ * meaning is the evaluator's; the kernel opcodes below add what HLO leaves
+ * implicit: where values come from and go to. */
+typedef enum KernelOpcode {
+  KOP_INDEX,       /* the loop index of dimension `dim` of the iteration space (s64) */
+  KOP_RINDEX,      /* the index of reduced dimension `dim` (REDUCE block only) */
+  KOP_CONSTANT,    /* a scalar of `type`: value.i for integers and pred, value.f for floats */
+  KOP_LOAD,        /* element of input `buffer` at the logical indices args[0..rank) */
+  KOP_STORE,       /* args[0] into output `buffer` at args[1..rank] */
+  KOP_HLO,         /* HLO opcode `op` on args (FORM_UNARY/FORM_BINARY rows, compare,
+                      select, clamp, convert, bitcast-convert); compare keeps its
+                      direction and type in `direction`, `compare_type` */
+  KOP_ACC_READ,    /* the current value of accumulator `acc` (REDUCE and POST blocks) */
+  KOP_ACC_WRITE,   /* accumulator `acc` = args[0]; in PRE it sets the initial value */
+} KernelOpcode;
+
+typedef enum KernelBlock { KBLOCK_PRE, KBLOCK_REDUCE, KBLOCK_POST } KernelBlock;
+
+enum { KERNEL_MAX_ARGS = AXLE_MAX_RANK + 1 };
+
+typedef struct KernelOp {
+  KernelOpcode kop;
+  KernelBlock block;
+  ElementType type;        /* of the value it produces (STORE, ACC_WRITE: the stored type) */
+  Opcode op;               /* KOP_HLO */
+  CompareDirection direction;
+  CompareType compare_type;
+  int dim, buffer, acc;
+  int arg_count;
+  int args[KERNEL_MAX_ARGS]; /* values: indices of earlier ops */
+  union {
+    int64_t i;
+    double f;
+  } value;                 /* KOP_CONSTANT */
+  const Instruction *origin; /* the HLO instruction it came from, for listings */
+} KernelOp;
+
+/* An input or an output: its shape (with layout) and where it comes from. */
+typedef struct KernelBuffer {
+  Shape shape;
+  const Instruction *source; /* inputs: the fusion's operand; outputs: the fusion */
+  int output_index;          /* outputs: leaf of a tuple-shaped result */
+  const Literal *constant;   /* inputs that are constants of the fused computation */
+} KernelBuffer;
+
+typedef enum KernelKind {
+  KERNEL_LOOP,       /* one body per output point */
+  KERNEL_REDUCE,     /* PRE / REDUCE / POST, see above */
+} KernelKind;
+
+typedef struct Kernel {
+  const char *name;
+  const Instruction *origin;  /* the fusion or op it computes */
+  KernelKind kind;
+  int input_count, output_count;
+  KernelBuffer *inputs, *outputs;
+  int rank;                   /* the iteration space */
+  int64_t dims[AXLE_MAX_RANK];
+  int reduce_rank;            /* KERNEL_REDUCE: the reduced dimensions' extents */
+  int64_t reduce_dims[AXLE_MAX_RANK];
+  int acc_count;
+  ElementType acc_types[AXLE_MAX_RANK];
+  int op_count, op_capacity;
+  KernelOp *ops;              /* PRE ops, then REDUCE, then POST */
+} Kernel;
+
+/* ---------------------------------------------------------------- kernel.c
+ * Building and printing. A kernel is malloc'd and owns its arrays. */
+Kernel *kernel_create(const char *name, const Instruction *origin, KernelKind kind);
+void kernel_free(Kernel *k);
+int kernel_add_input(Kernel *k, const Shape *shape, const Instruction *source, const Literal *constant);
+int kernel_add_output(Kernel *k, const Shape *shape, const Instruction *source, int output_index);
+/* Appends an op and returns its value number. */
+int kernel_add_op(Kernel *k, const KernelOp *op);
+void print_kernel(StrBuf *sb, const Kernel *k);
+
+/* ----------------------------------------------------------- kernel_eval.c
+ * Runs a kernel on host literals, one point at a time, each scalar op
+ * through the reference evaluator: slow, and the oracle that checks the
+ * lowering (every corpus fusion lowered and run must match eval_module). */
+bool kernel_eval(const Kernel *k, Literal *const *inputs, Literal **outputs, Status *st);
+
+#endif

@@ -1,0 +1,577 @@
+/* Lowering a fusion (or one op) to a kernel: see lower.h.
+ *
+ * emit(inst, index) returns the kernel value of inst's element at a logical
+ * index (one s64 kernel value per dimension of inst's shape). Leaves load
+ * from the kernel's inputs; elementwise ops emit their operands at the same
+ * index; data-movement ops rewrite the index first. A memo keyed by
+ * (instruction, index values) makes a value used twice be computed once.
+ *
+ * requires: a verified module; fusions as the fusion pass leaves them
+ * (a loop body, or reduces at the root). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt/lower.h"
+
+typedef struct MemoEntry {
+  const Instruction *inst;
+  KernelBlock block;
+  int rank;
+  int index[AXLE_MAX_RANK];
+  int value;
+} MemoEntry;
+
+typedef struct Lower {
+  Kernel *k;
+  const Instruction *origin;      /* the fusion, or the single op */
+  const Computation *body;        /* the fused computation; NULL for a single op */
+  KernelBlock block;
+  MemoEntry *memo;
+  int memo_count, memo_capacity;
+  /* Reduce kernels: the reduces at the root and their first accumulator. */
+  const Instruction *reduces[AXLE_MAX_RANK];
+  int acc_base[AXLE_MAX_RANK];
+  int reduce_count;
+  Status *st;
+} Lower;
+
+static int fail(Lower *L, const Instruction *inst, const char *why) {
+  if (L->st->code == STATUS_OK)
+    status_error(L->st, STATUS_UNSUPPORTED, "cannot lower %s (%s) to a kernel yet: %s", inst->name,
+                 opcode_name(inst->opcode), why);
+  return -1;
+}
+
+/* ---- building ops ---- */
+
+/* A rank-0 index is NULL: nothing to copy (and memcpy may not see NULL). */
+static void copy_index(int *dst, const int *src, int rank) {
+  if (rank > 0) memcpy(dst, src, sizeof *src * (size_t)rank);
+}
+
+static int add_op(Lower *L, KernelOp op, const Instruction *origin) {
+  op.block = L->block;
+  op.origin = origin;
+  return kernel_add_op(L->k, &op);
+}
+
+static int memo_find(const Lower *L, const Instruction *inst, int rank, const int *index) {
+  for (int i = L->memo_count - 1; i >= 0; i--) {
+    const MemoEntry *e = &L->memo[i];
+    if (e->inst != inst || e->rank != rank) continue;
+    if (e->block != L->block && e->block != KBLOCK_PRE) continue;
+    if (rank && memcmp(e->index, index, sizeof *index * (size_t)rank) != 0) continue;
+    return e->value;
+  }
+  return -1;
+}
+
+static int memo_add(Lower *L, const Instruction *inst, int rank, const int *index, int value) {
+  if (L->memo_count == L->memo_capacity) {
+    L->memo_capacity = L->memo_capacity ? 2 * L->memo_capacity : 64;
+    L->memo = realloc_or_exit(L->memo, sizeof *L->memo * (size_t)L->memo_capacity);
+  }
+  MemoEntry *e = &L->memo[L->memo_count++];
+  memset(e, 0, sizeof *e);
+  *e = (MemoEntry){.inst = inst, .block = L->block, .rank = rank, .value = value};
+  copy_index(e->index, index, rank);
+  return value;
+}
+
+/* s64 index arithmetic; constants and loop indices are made once, in PRE. */
+static int k_s64(Lower *L, int64_t v) {
+  for (int i = 0; i < L->k->op_count; i++) {
+    const KernelOp *op = &L->k->ops[i];
+    if (op->kop == KOP_CONSTANT && op->type == TYPE_S64 && op->block == KBLOCK_PRE && op->value.i == v) return i;
+  }
+  KernelBlock saved = L->block;
+  L->block = KBLOCK_PRE;
+  KernelOp op = {.kop = KOP_CONSTANT, .type = TYPE_S64, .value.i = v};
+  int id = add_op(L, op, NULL);
+  L->block = saved;
+  return id;
+}
+
+static int k_index(Lower *L, KernelOpcode kop, int dim) {
+  KernelBlock block = kop == KOP_INDEX ? KBLOCK_PRE : KBLOCK_REDUCE;
+  for (int i = 0; i < L->k->op_count; i++)
+    if (L->k->ops[i].kop == kop && L->k->ops[i].dim == dim) return i;
+  KernelBlock saved = L->block;
+  L->block = block;
+  KernelOp op = {.kop = kop, .type = TYPE_S64, .dim = dim};
+  int id = add_op(L, op, NULL);
+  L->block = saved;
+  return id;
+}
+
+static int k_hlo(Lower *L, Opcode code, ElementType type, int a, int b, int c, const Instruction *origin) {
+  KernelOp op = {.kop = KOP_HLO, .type = type, .op = code, .arg_count = b < 0 ? 1 : c < 0 ? 2 : 3};
+  op.args[0] = a, op.args[1] = b, op.args[2] = c;
+  return add_op(L, op, origin);
+}
+
+static int k_compare(Lower *L, CompareDirection dir, int a, int b) {
+  KernelOp op = {.kop = KOP_HLO, .type = TYPE_PRED, .op = OP_COMPARE, .direction = dir,
+                 .compare_type = CMP_TYPE_SIGNED, .arg_count = 2};
+  op.args[0] = a, op.args[1] = b;
+  return add_op(L, op, NULL);
+}
+
+static int k_add(Lower *L, int a, int b) { return k_hlo(L, OP_ADD, TYPE_S64, a, b, -1, NULL); }
+static int k_sub(Lower *L, int a, int b) { return k_hlo(L, OP_SUBTRACT, TYPE_S64, a, b, -1, NULL); }
+static int k_mul(Lower *L, int a, int b) { return k_hlo(L, OP_MULTIPLY, TYPE_S64, a, b, -1, NULL); }
+static int k_div(Lower *L, int a, int b) { return k_hlo(L, OP_DIVIDE, TYPE_S64, a, b, -1, NULL); }
+static int k_rem(Lower *L, int a, int b) { return k_hlo(L, OP_REMAINDER, TYPE_S64, a, b, -1, NULL); }
+static int k_and(Lower *L, int a, int b) { return k_hlo(L, OP_AND, TYPE_PRED, a, b, -1, NULL); }
+
+/* v clamped into [lo, hi] (constants). */
+static int k_clamp(Lower *L, int v, int64_t lo, int64_t hi) {
+  return k_hlo(L, OP_MINIMUM, TYPE_S64, k_hlo(L, OP_MAXIMUM, TYPE_S64, v, k_s64(L, lo), -1, NULL), k_s64(L, hi), -1,
+               NULL);
+}
+
+static int k_select(Lower *L, ElementType type, int p, int a, int b) {
+  return k_hlo(L, OP_SELECT, type, p, a, b, NULL);
+}
+
+/* ---- leaves ---- */
+
+/* The kernel input an instruction is read from: a fused parameter, or an
+ * operand of the single op being lowered. -1 when it is computed here. */
+static int leaf_input(const Lower *L, const Instruction *inst) {
+  if (L->body) return inst->opcode == OP_PARAMETER && inst->parent == L->body ? (int)inst->attrs.parameter_number : -1;
+  for (int i = 0; i < L->origin->operand_count; i++)
+    if (L->origin->operands[i] == inst) return i;
+  return -1;
+}
+
+static int emit_load(Lower *L, int input, const Instruction *inst, const int *index) {
+  KernelOp op = {.kop = KOP_LOAD, .type = inst->shape.type, .buffer = input, .arg_count = inst->shape.rank};
+  copy_index(op.args, index, inst->shape.rank);
+  return add_op(L, op, inst);
+}
+
+/* Scalar constants become kernel constants; arrays (and complex scalars,
+ * which a kernel constant cannot hold) become inputs of their own. */
+static int emit_constant(Lower *L, const Instruction *inst, const int *index) {
+  const Literal *lit = inst->attrs.literal;
+  ElementType t = inst->shape.type;
+  if (inst->shape.rank == 0 && !type_is_complex(t)) {
+    KernelOp op = {.kop = KOP_CONSTANT, .type = t};
+    if (type_is_float(t)) op.value.f = literal_get_f64(lit, 0);
+    else op.value.i = literal_get_s64(lit, 0);
+    return add_op(L, op, inst);
+  }
+  for (int i = 0; i < L->k->input_count; i++)
+    if (L->k->inputs[i].constant == lit) return emit_load(L, i, inst, index);
+  int input = kernel_add_input(L->k, &inst->shape, inst, lit);
+  return emit_load(L, input, inst, index);
+}
+
+/* ---- the walk ---- */
+
+static int emit(Lower *L, const Instruction *inst, const int *index);
+
+/* A computation applied to scalars (a reducer, map's to_apply): its
+ * instructions become ops, parameters take args, the root's values (one,
+ * or the elements of a tuple) go to results. */
+static bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count) {
+  int *value = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *value);
+  bool ok = true;
+  for (int i = 0; i < c->instruction_count && ok; i++) {
+    const Instruction *inst = c->instructions[i];
+    int operand_values[3] = {-1, -1, -1};
+    for (int a = 0; a < inst->operand_count && a < 3; a++) operand_values[a] = value[inst->operands[a]->index];
+    if (inst->opcode == OP_PARAMETER) {
+      value[i] = args[inst->attrs.parameter_number];
+    } else if (inst->opcode == OP_CONSTANT && inst->shape.rank == 0 && !type_is_complex(inst->shape.type)) {
+      value[i] = emit_constant(L, inst, NULL);
+    } else if (inst->opcode == OP_TUPLE) {
+      value[i] = -1;
+    } else if (opcode_is_elementwise(inst->opcode) && inst->operand_count <= 3 && inst->shape.rank == 0) {
+      KernelOp op = {.kop = KOP_HLO, .type = inst->shape.type, .op = inst->opcode, .arg_count = inst->operand_count,
+                     .direction = inst->attrs.direction, .compare_type = inst->attrs.compare_type};
+      memcpy(op.args, operand_values, sizeof operand_values);
+      value[i] = add_op(L, op, inst);
+    } else {
+      ok = fail(L, inst, "only scalar elementwise ops can be applied per element") >= 0;
+    }
+  }
+  if (ok) {
+    const Instruction *root = c->root;
+    if (root->opcode == OP_TUPLE) {
+      for (int r = 0; r < result_count; r++) results[r] = value[root->operands[r]->index];
+    } else {
+      results[0] = value[root->index];
+    }
+  }
+  free(value);
+  return ok;
+}
+
+/* The physical position of a logical index under a layout, and back:
+ * minor_to_major[0] is the fastest-varying dimension in memory. */
+static int physical_offset(Lower *L, const Shape *s, const int *index) {
+  int offset = k_s64(L, 0);
+  for (int j = s->rank - 1; j >= 0; j--) {
+    int d = s->minor_to_major[j];
+    offset = k_add(L, k_mul(L, offset, k_s64(L, s->dims[d])), index[d]);
+  }
+  return offset;
+}
+
+static void logical_index(Lower *L, const Shape *s, int offset, int *index) {
+  for (int j = 0; j < s->rank; j++) {
+    int d = s->minor_to_major[j];
+    index[d] = k_rem(L, offset, k_s64(L, s->dims[d]));
+    offset = k_div(L, offset, k_s64(L, s->dims[d]));
+  }
+}
+
+/* reshape reads the same row-major position; bitcast the same physical one. */
+static int emit_relabel(Lower *L, const Instruction *inst, const int *index, bool physical) {
+  const Instruction *x = inst->operands[0];
+  if (x->shape.type != inst->shape.type) return fail(L, inst, "a bitcast that changes the element type");
+  if (x->shape.element_size_bits != inst->shape.element_size_bits)
+    return fail(L, inst, "a bitcast that packs or unpacks sub-byte elements");
+  Shape out = inst->shape, in = x->shape;
+  if (!physical) shape_set_default_layout(&out), shape_set_default_layout(&in);
+  int operand_index[AXLE_MAX_RANK];
+  if (shape_same_dims(&out, &in) && memcmp(out.minor_to_major, in.minor_to_major, sizeof out.minor_to_major) == 0) {
+    copy_index(operand_index, index, out.rank);
+  } else {
+    logical_index(L, &in, physical_offset(L, &out, index), operand_index);
+  }
+  return emit(L, x, operand_index);
+}
+
+static int emit_pad(Lower *L, const Instruction *inst, const int *index) {
+  const Instruction *x = inst->operands[0];
+  const PadDims *p = attrs_padding(&inst->attrs);
+  int operand_index[AXLE_MAX_RANK], valid = -1;
+  for (int d = 0; d < inst->shape.rank; d++) {
+    /* t = i - lo lands on an operand element when t >= 0, t is a multiple of
+     * interior+1, and t / (interior+1) < the operand's extent. */
+    int t = k_sub(L, index[d], k_s64(L, p->lo[d]));
+    int step = k_s64(L, p->interior[d] + 1);
+    int q = k_div(L, t, step);
+    int ok = k_and(L, k_compare(L, CMP_GE, t, k_s64(L, 0)), k_compare(L, CMP_LT, q, k_s64(L, x->shape.dims[d])));
+    if (p->interior[d]) ok = k_and(L, ok, k_compare(L, CMP_EQ, k_rem(L, t, step), k_s64(L, 0)));
+    valid = valid < 0 ? ok : k_and(L, valid, ok);
+    operand_index[d] = k_clamp(L, q, 0, x->shape.dims[d] > 0 ? x->shape.dims[d] - 1 : 0);
+  }
+  int padding = emit(L, inst->operands[1], NULL);
+  if (inst->shape.rank == 0) return emit(L, x, NULL);
+  int element = emit(L, x, operand_index);
+  if (element < 0 || padding < 0) return -1;
+  return k_select(L, inst->shape.type, valid, element, padding);
+}
+
+static int emit_concatenate(Lower *L, const Instruction *inst, const int *index) {
+  int dim = (int)inst->attrs.dimensions.values[0];
+  int64_t offsets[1024];
+  if (inst->operand_count > 1024) return fail(L, inst, "more than 1024 operands");
+  int64_t at = 0;
+  for (int j = 0; j < inst->operand_count; j++) offsets[j] = at, at += inst->operands[j]->shape.dims[dim];
+  int result = -1;
+  /* From the last operand back: each earlier one takes over below its end. */
+  for (int j = inst->operand_count - 1; j >= 0; j--) {
+    const Instruction *x = inst->operands[j];
+    if (x->shape.dims[dim] == 0) continue;
+    int operand_index[AXLE_MAX_RANK];
+    copy_index(operand_index, index, inst->shape.rank);
+    operand_index[dim] = k_clamp(L, k_sub(L, index[dim], k_s64(L, offsets[j])), 0, x->shape.dims[dim] - 1);
+    int v = emit(L, x, operand_index);
+    if (v < 0) return -1;
+    result = result < 0 ? v
+                        : k_select(L, inst->shape.type,
+                                   k_compare(L, CMP_LT, index[dim], k_s64(L, offsets[j] + x->shape.dims[dim])), v,
+                                   result);
+  }
+  return result;
+}
+
+/* dynamic-slice and dynamic-update-slice clamp their starts so the window
+ * stays inside the operand (HLO's rule). */
+static void emit_clamped_starts(Lower *L, const Instruction *inst, int first, const Shape *operand,
+                                const int64_t *sizes, int *starts) {
+  for (int d = 0; d < operand->rank; d++) {
+    const Instruction *s = inst->operands[first + d];
+    int v = emit(L, s, NULL);
+    if (s->shape.type != TYPE_S64) v = k_hlo(L, OP_CONVERT, TYPE_S64, v, -1, -1, NULL);
+    starts[d] = k_clamp(L, v, 0, operand->dims[d] - sizes[d]);
+  }
+}
+
+static int emit_dynamic_update_slice(Lower *L, const Instruction *inst, const int *index) {
+  const Instruction *x = inst->operands[0], *update = inst->operands[1];
+  int starts[AXLE_MAX_RANK], update_index[AXLE_MAX_RANK], inside = -1;
+  emit_clamped_starts(L, inst, 2, &x->shape, update->shape.dims, starts);
+  for (int d = 0; d < x->shape.rank; d++) {
+    int t = k_sub(L, index[d], starts[d]);
+    int ok = k_and(L, k_compare(L, CMP_GE, t, k_s64(L, 0)), k_compare(L, CMP_LT, t, k_s64(L, update->shape.dims[d])));
+    inside = inside < 0 ? ok : k_and(L, inside, ok);
+    update_index[d] = k_clamp(L, t, 0, update->shape.dims[d] > 0 ? update->shape.dims[d] - 1 : 0);
+  }
+  int old = emit(L, x, index);
+  if (inside < 0) return emit(L, update, update_index);
+  int fresh = emit(L, update, update_index);
+  if (old < 0 || fresh < 0) return -1;
+  return k_select(L, inst->shape.type, inside, fresh, old);
+}
+
+/* A reduce met in POST (an epilogue reading the reduced value): its
+ * accumulator, when the index is the kernel's own output index. */
+static int emit_reduce_result(Lower *L, const Instruction *reduce, int element, const int *index) {
+  for (int r = 0; r < L->reduce_count; r++) {
+    if (L->reduces[r] != reduce) continue;
+    for (int d = 0; d < L->k->rank; d++)
+      if (index[d] != k_index(L, KOP_INDEX, d)) return fail(L, reduce, "its result is read at another index");
+    if (L->block != KBLOCK_POST) return fail(L, reduce, "its result is read inside the reduction");
+    KernelOp op = {.kop = KOP_ACC_READ, .type = L->k->acc_types[L->acc_base[r] + element],
+                   .acc = L->acc_base[r] + element};
+    return add_op(L, op, reduce);
+  }
+  return fail(L, reduce, "a reduce that is not at the fusion's root");
+}
+
+static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
+  const IntList *dims = &inst->attrs.dimensions;
+  int operand_index[AXLE_MAX_RANK];
+  const Instruction *x = inst->operand_count ? inst->operands[0] : NULL;
+  switch (inst->opcode) {
+  case OP_CONSTANT: return emit_constant(L, inst, index);
+  case OP_BROADCAST:
+    for (int i = 0; i < dims->count; i++) operand_index[i] = index[dims->values[i]];
+    return emit(L, x, operand_index);
+  case OP_TRANSPOSE:
+    for (int i = 0; i < dims->count; i++) operand_index[dims->values[i]] = index[i];
+    return emit(L, x, operand_index);
+  case OP_RESHAPE: return emit_relabel(L, inst, index, false);
+  case OP_BITCAST: return emit_relabel(L, inst, index, true);
+  case OP_COPY: return emit(L, x, index);
+  case OP_REVERSE:
+    copy_index(operand_index, index, inst->shape.rank);
+    for (int i = 0; i < dims->count; i++) {
+      int d = (int)dims->values[i];
+      operand_index[d] = k_sub(L, k_s64(L, inst->shape.dims[d] - 1), index[d]);
+    }
+    return emit(L, x, operand_index);
+  case OP_SLICE: {
+    const SliceDims *s = attrs_slice(&inst->attrs);
+    for (int d = 0; d < inst->shape.rank; d++)
+      operand_index[d] = k_add(L, k_s64(L, s->starts.values[d]), k_mul(L, index[d], k_s64(L, s->strides.values[d])));
+    return emit(L, x, operand_index);
+  }
+  case OP_IOTA: {
+    int i = index[inst->attrs.iota_dimension];
+    return inst->shape.type == TYPE_S64 ? i : k_hlo(L, OP_CONVERT, inst->shape.type, i, -1, -1, inst);
+  }
+  case OP_PAD: return emit_pad(L, inst, index);
+  case OP_CONCATENATE: return emit_concatenate(L, inst, index);
+  case OP_DYNAMIC_SLICE: {
+    int starts[AXLE_MAX_RANK];
+    emit_clamped_starts(L, inst, 1, &x->shape, inst->shape.dims, starts);
+    for (int d = 0; d < inst->shape.rank; d++) operand_index[d] = k_add(L, starts[d], index[d]);
+    return emit(L, x, operand_index);
+  }
+  case OP_DYNAMIC_UPDATE_SLICE: return emit_dynamic_update_slice(L, inst, index);
+  case OP_REDUCE: return emit_reduce_result(L, inst, 0, index);
+  case OP_GET_TUPLE_ELEMENT:
+    if (x->opcode == OP_REDUCE) return emit_reduce_result(L, x, (int)inst->attrs.tuple_index, index);
+    return fail(L, inst, "a tuple inside a kernel");
+  case OP_MAP: {
+    int args[AXLE_MAX_RANK], result;
+    if (inst->operand_count > AXLE_MAX_RANK) return fail(L, inst, "too many operands");
+    for (int i = 0; i < inst->operand_count; i++)
+      if ((args[i] = emit(L, inst->operands[i], index)) < 0) return -1;
+    return emit_scalar_call(L, inst->called[0], args, &result, 1) ? result : -1;
+  }
+  default: break;
+  }
+  if (opcode_is_elementwise(inst->opcode) || inst->opcode == OP_BITCAST_CONVERT) {
+    if (inst->opcode == OP_BITCAST_CONVERT && type_bit_width(x->shape.type) != type_bit_width(inst->shape.type))
+      return fail(L, inst, "a bitcast-convert between widths");
+    KernelOp op = {.kop = KOP_HLO, .type = inst->shape.type, .op = inst->opcode, .arg_count = inst->operand_count,
+                   .direction = inst->attrs.direction, .compare_type = inst->attrs.compare_type};
+    for (int i = 0; i < inst->operand_count; i++) {
+      /* clamp's bounds (and select's predicate) may be scalars. */
+      const Instruction *operand = inst->operands[i];
+      op.args[i] = emit(L, operand, operand->shape.rank ? index : NULL);
+      if (op.args[i] < 0) return -1;
+    }
+    return add_op(L, op, inst);
+  }
+  return fail(L, inst, "no kernel form for this op yet");
+}
+
+static int emit(Lower *L, const Instruction *inst, const int *index) {
+  if (L->st->code != STATUS_OK) return -1;
+  int rank = shape_is_tuple(&inst->shape) ? 0 : inst->shape.rank;
+  int memo = memo_find(L, inst, rank, index);
+  if (memo >= 0) return memo;
+  int input = leaf_input(L, inst);
+  int v = input >= 0 ? emit_load(L, input, inst, index) : emit_computed(L, inst, index);
+  return v < 0 ? -1 : memo_add(L, inst, rank, index, v);
+}
+
+/* ---- kernels ---- */
+
+static void add_inputs(Lower *L) {
+  for (int i = 0; i < L->origin->operand_count; i++) {
+    const Instruction *operand = L->origin->operands[i];
+    kernel_add_input(L->k, &operand->shape, operand, NULL);
+  }
+}
+
+/* The values the kernel stores: the root, or each element of a tuple root. */
+static int root_outputs(const Instruction *root, const Instruction **outputs) {
+  if (root->opcode != OP_TUPLE) {
+    outputs[0] = root;
+    return 1;
+  }
+  for (int i = 0; i < root->operand_count && i < AXLE_MAX_RANK; i++) outputs[i] = root->operands[i];
+  return root->operand_count <= AXLE_MAX_RANK ? root->operand_count : -1;
+}
+
+static void emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin) {
+  KernelOp op = {.kop = KOP_STORE, .type = L->k->outputs[buffer].shape.type, .buffer = buffer, .arg_count = rank + 1};
+  op.args[0] = value;
+  copy_index(op.args + 1, index, rank);
+  add_op(L, op, origin);
+}
+
+static bool lower_loop(Lower *L, const Instruction **outputs, int count) {
+  const Shape *space = &outputs[0]->shape;
+  L->k->rank = space->rank;
+  memcpy(L->k->dims, space->dims, sizeof space->dims);
+  int index[AXLE_MAX_RANK];
+  for (int d = 0; d < space->rank; d++) index[d] = k_index(L, KOP_INDEX, d);
+  for (int o = 0; o < count; o++) {
+    if (shape_is_tuple(&outputs[o]->shape) || !shape_same_dims(&outputs[o]->shape, space))
+      return fail(L, outputs[o], "outputs of different shapes in one loop") >= 0;
+    kernel_add_output(L->k, &outputs[o]->shape, L->origin, o);
+  }
+  for (int o = 0; o < count; o++) {
+    int v = emit(L, outputs[o], index);
+    if (v < 0) return false;
+    emit_store(L, o, v, index, space->rank, outputs[o]);
+  }
+  return true;
+}
+
+/* Every reduce at the root must reduce the same dimensions of operands of
+ * the same dims: they then share one loop nest and stack accumulators. */
+static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
+  const Instruction *first = NULL;
+  for (int o = 0; o < count; o++) {
+    const Instruction *r = outputs[o]->opcode == OP_GET_TUPLE_ELEMENT ? outputs[o]->operands[0] : outputs[o];
+    if (r->opcode == OP_REDUCE && !first) first = r;
+  }
+  const Shape *in = &first->operands[0]->shape;
+  const IntList *dims = &first->attrs.dimensions;
+  Kernel *k = L->k;
+  k->kind = KERNEL_REDUCE;
+  /* The outer space is the result's; the reduced dims, in increasing order, the inner one. */
+  int outer_of[AXLE_MAX_RANK], inner_of[AXLE_MAX_RANK];
+  for (int d = 0; d < in->rank; d++) {
+    bool reduced = false;
+    for (int j = 0; j < dims->count; j++) reduced |= dims->values[j] == d;
+    if (reduced) inner_of[d] = k->reduce_rank, outer_of[d] = -1, k->reduce_dims[k->reduce_rank++] = in->dims[d];
+    else outer_of[d] = k->rank, inner_of[d] = -1, k->dims[k->rank++] = in->dims[d];
+  }
+  int outer[AXLE_MAX_RANK], operand_index[AXLE_MAX_RANK];
+  for (int d = 0; d < k->rank; d++) outer[d] = k_index(L, KOP_INDEX, d);
+  /* PRE: each reduce's initial values into its accumulators. */
+  for (int o = 0; o < count; o++) {
+    const Instruction *r = outputs[o]->opcode == OP_GET_TUPLE_ELEMENT ? outputs[o]->operands[0] : outputs[o];
+    bool seen = false;
+    for (int i = 0; i < L->reduce_count; i++) seen |= L->reduces[i] == r;
+    if (r->opcode != OP_REDUCE || seen) continue;
+    if (!shape_same_dims(&r->operands[0]->shape, in) || r->attrs.dimensions.count != dims->count ||
+        memcmp(r->attrs.dimensions.values, dims->values, sizeof *dims->values * (size_t)dims->count) != 0)
+      return fail(L, r, "reduces of different dimensions in one kernel") >= 0;
+    int n = r->operand_count / 2;
+    if (L->reduce_count == AXLE_MAX_RANK || k->acc_count + n > AXLE_MAX_RANK)
+      return fail(L, r, "too many accumulators") >= 0;
+    L->reduces[L->reduce_count] = r;
+    L->acc_base[L->reduce_count++] = k->acc_count;
+    for (int i = 0; i < n; i++) {
+      int init = emit(L, r->operands[n + i], NULL);
+      if (init < 0) return false;
+      k->acc_types[k->acc_count] = r->operands[n + i]->shape.type;
+      KernelOp write = {.kop = KOP_ACC_WRITE, .type = k->acc_types[k->acc_count], .acc = k->acc_count, .arg_count = 1};
+      write.args[0] = init;
+      add_op(L, write, r);
+      k->acc_count++;
+    }
+  }
+  /* REDUCE: the operands' elements, then the reducer on (accumulators, elements). */
+  L->block = KBLOCK_REDUCE;
+  for (int d = 0; d < in->rank; d++)
+    operand_index[d] = outer_of[d] >= 0 ? outer[outer_of[d]] : k_index(L, KOP_RINDEX, inner_of[d]);
+  for (int r = 0; r < L->reduce_count; r++) {
+    const Instruction *reduce = L->reduces[r];
+    int n = reduce->operand_count / 2, args[2 * AXLE_MAX_RANK], results[AXLE_MAX_RANK];
+    for (int i = 0; i < n; i++) {
+      KernelOp read = {.kop = KOP_ACC_READ, .type = k->acc_types[L->acc_base[r] + i], .acc = L->acc_base[r] + i};
+      args[i] = add_op(L, read, reduce);
+      if ((args[n + i] = emit(L, reduce->operands[i], operand_index)) < 0) return false;
+    }
+    if (!emit_scalar_call(L, reduce->called[0], args, results, n)) return false;
+    for (int i = 0; i < n; i++) {
+      KernelOp write = {.kop = KOP_ACC_WRITE, .type = k->acc_types[L->acc_base[r] + i], .acc = L->acc_base[r] + i,
+                        .arg_count = 1};
+      write.args[0] = results[i];
+      add_op(L, write, reduce);
+    }
+  }
+  /* POST: the results (a reduce's accumulators, or an epilogue on them). */
+  L->block = KBLOCK_POST;
+  for (int o = 0; o < count; o++) {
+    if (shape_is_tuple(&outputs[o]->shape) || !shape_same_dims(&outputs[o]->shape, &first->shape))
+      return fail(L, outputs[o], "an output beside a reduce that is not of the reduce's shape") >= 0;
+    kernel_add_output(k, &outputs[o]->shape, L->origin, o);
+    int v = emit(L, outputs[o], outer);
+    if (v < 0) return false;
+    emit_store(L, o, v, outer, k->rank, outputs[o]);
+  }
+  return true;
+}
+
+static bool has_reduce_output(const Instruction **outputs, int count) {
+  for (int o = 0; o < count; o++) {
+    const Instruction *r = outputs[o]->opcode == OP_GET_TUPLE_ELEMENT ? outputs[o]->operands[0] : outputs[o];
+    if (r->opcode == OP_REDUCE) return true;
+  }
+  return false;
+}
+
+Kernel *lower_to_kernel(const Instruction *inst, Status *st) {
+  Lower L = {.origin = inst, .st = st, .block = KBLOCK_PRE};
+  L.body = inst->opcode == OP_FUSION ? inst->called[0] : NULL;
+  L.k = kernel_create(inst->name, inst, KERNEL_LOOP);
+  add_inputs(&L);
+  const Instruction *outputs[AXLE_MAX_RANK];
+  int count;
+  if (L.body) {
+    count = root_outputs(L.body->root, outputs);
+  } else if (inst->opcode == OP_REDUCE && shape_is_tuple(&inst->shape)) {
+    /* A variadic reduce alone: its elements are its outputs. */
+    fail(&L, inst, "a variadic reduce outside a fusion");
+    count = -1;
+  } else {
+    outputs[0] = inst;
+    count = 1;
+  }
+  bool ok = count > 0 && st->code == STATUS_OK;
+  if (count < 0 && st->code == STATUS_OK) fail(&L, inst, "more than 16 outputs");
+  if (ok) ok = has_reduce_output(outputs, count) ? lower_reduce(&L, outputs, count) : lower_loop(&L, outputs, count);
+  free(L.memo);
+  if (!ok || st->code != STATUS_OK) {
+    if (st->code == STATUS_OK) status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", inst->name);
+    kernel_free(L.k);
+    return NULL;
+  }
+  return L.k;
+}

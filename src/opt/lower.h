@@ -1,0 +1,20 @@
+/* Lowering: one fusion (or one unfused op) becomes one kernel.
+ *
+ * This is where the index arithmetic of every data-movement op lives, once:
+ * the lowering walks the fused computation from its root, carrying the
+ * logical index of the element being computed, and rewrites that index as
+ * it passes each op (a transpose permutes it, a slice scales and shifts it,
+ * a pad tests it, a reshape linearises and splits it, ...). Both code
+ * generators consume the result. */
+#ifndef AXLE_OPT_LOWER_H
+#define AXLE_OPT_LOWER_H
+
+#include "ir/kernel/kernel.h"
+
+/* A loop fusion, an input (reduce) fusion, or an unfused elementwise, shape
+ * or reduce op. NULL with STATUS_UNSUPPORTED in st for what the kernel IR
+ * does not express yet (dot, convolution, gather, sort, ...: their own
+ * kernel kinds) — never a wrong kernel. */
+Kernel *lower_to_kernel(const Instruction *inst, Status *st);
+
+#endif
