@@ -61,6 +61,11 @@ enum { FUSION_MAX_MEMBERS = 200 };
 /* A row kernel that reads a row again after reducing it holds the row in
  * a buffer (registers, shared memory or L1): 4096 f32 are 16 KiB. */
 enum { FUSION_ROW_BUFFER_ELEMENTS = 4096 };
+/* A cheap instruction is copied into at most this many fusions, and a
+ * copy's own producers are copied again at most this deep: a chain of
+ * cheap adds read by many kernels would otherwise be recomputed, whole,
+ * in every one of them. */
+enum { FUSION_MAX_COPIES = 16, FUSION_MAX_COPY_DEPTH = 3 };
 /* Cycle searches and merges cost work; a computation of n instructions
  * gets this much per instruction, so that fusion stays linear on very
  * large modules. Once spent, a search answers "cycle" (the join is
@@ -494,8 +499,16 @@ static bool try_join(Fuser *f, IntVec *cand, int i, int g) {
 }
 
 /* A cheap instruction whose users all sit in groups is copied into each of
- * them; it is then written nowhere. All or nothing. */
+ * them; it is then written nowhere. All or nothing, and within the limits
+ * on copies (FUSION_MAX_COPIES, FUSION_MAX_COPY_DEPTH). */
 static bool try_duplicate(Fuser *f, IntVec *cand, int i, const IntVec *user_groups) {
+  const Instruction *inst = f->insts[i];
+  int depth = 1;
+  for (int q = 0; q < inst->user_count; q++) {
+    int u = inst_id(f, inst->users[q]);
+    if (u >= 0 && f->copy_depth[u] + 1 > depth) depth = f->copy_depth[u] + 1;
+  }
+  if (user_groups->count > FUSION_MAX_COPIES || depth > FUSION_MAX_COPY_DEPTH) return false;
   for (int k = 0; k < user_groups->count; k++) intvec_push(&f->groups_of[i], user_groups->items[k]);
   bool ok = true;
   for (int k = 0; k < user_groups->count && ok; k++) {
@@ -507,6 +520,7 @@ static bool try_duplicate(Fuser *f, IntVec *cand, int i, const IntVec *user_grou
   f->groups_of[i].count = 0;
   if (!ok) return false;
   for (int k = 0; k < user_groups->count; k++) group_add_member(f, user_groups->items[k], i);
+  f->copy_depth[i] = (unsigned char)depth;
   return true;
 }
 
@@ -633,6 +647,7 @@ static void fuser_init(Fuser *f, Module *m, Computation *c) {
   f->seen_mark = calloc_or_exit(n, sizeof *f->seen_mark);
   f->late = calloc_or_exit(n, 1);
   f->replicated = calloc_or_exit(n, 1);
+  f->copy_depth = calloc_or_exit(n, 1);
   f->work_left = (int64_t)FUSION_WORK_PER_INSTRUCTION * ((int64_t)f->n + 64);
 }
 
@@ -647,6 +662,7 @@ static void fuser_free(Fuser *f) {
   free(f->seen_mark);
   free(f->late);
   free(f->replicated);
+  free(f->copy_depth);
 }
 
 static int compare_pointers(const void *a, const void *b) {

@@ -42,6 +42,7 @@ typedef struct Fuser {
   int *seen_mark, seen_stamp;
   int *group_seen, group_seen_stamp;
   unsigned char *late, *replicated;
+  unsigned char *copy_depth;  /* per instruction: 0, or how deep a chain of copies it ends */
   int64_t work_left;     /* see FUSION_WORK_PER_INSTRUCTION */
   int *stack;
 } Fuser;
