@@ -708,7 +708,7 @@ static int fuse_computation(Module *m, Computation *c, OptContext *ctx) {
   fuser_init(&f, m, c);
   fuse_producers(&f);
   merge_groups(&f);
-  if (f.work_left <= 0)
+  if (f.work_left <= 0 && ctx)
     strbuf_printf(&ctx->notes, "fusion: %s has %d instructions; the search for multi-output fusions and merges "
                   "stopped early (it is kept linear)\n", c->name, f.n);
   int made = fusion_groups_build(&f);
