@@ -29,6 +29,8 @@ TOOLS     := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 EX_SRC    := $(sort $(wildcard examples/*.c))
 EXAMPLES  := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 TEST_SRC  := $(sort $(wildcard tests/unit/test_*.c tests/support/*.c))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
 .PHONY: all test check bench demo fuzz install clean
@@ -58,6 +60,9 @@ $(BUILD)/%: $(BUILD)/tools/%.o $(LIB)
 $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -71,7 +76,7 @@ check:
 	$(MAKE) BUILD=build/san SAN=1 OPT=-O1 test
 
 # Benchmarks, side by side where peers exist on the machine (bench/run.sh).
-bench: all
+bench: all $(BENCHES)
 	@bash bench/run.sh $(BUILD)
 
 # XLA's classic example as JAX lowers it, run on NumPy-made inputs and compared
@@ -111,3 +116,4 @@ clean:
 # compiled against the old struct layout.
 -include $(LIB_OBJ:.o=.d) $(TOOLS:$(BUILD)/%=$(BUILD)/tools/%.d)
 -include $(TEST_SRC:%.c=$(BUILD)/%.d) $(EX_SRC:%.c=$(BUILD)/%.d)
+-include $(BENCH_SRC:%.c=$(BUILD)/%.d)

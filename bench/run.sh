@@ -6,6 +6,8 @@
 #               30,000 instructions: the total of every pass, median of 5
 #   models      the corpus's softmax, layernorm, attention and MLP training
 #               step on the interpreter, as written and optimized (--time 20)
+#   gemm        bench/gemm_bench.c: SGEMM GFLOP/s at 256..2048, 1 and 2
+#               threads, median of 5, against the measured FMA peak
 set -u
 BUILD=${1:-build}
 tmp=$BUILD/bench; mkdir -p "$tmp"
@@ -34,3 +36,7 @@ for name in jax_softmax jax_layernorm jax_attention jax_train_step; do
   opt=$("$BUILD/axle-run" --backend interp --opt --seed 1 --time 20 "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
   printf '%-22s %-12s %-12s\n' "$name" "$plain" "$opt"
 done
+
+echo
+echo "== SGEMM: the generated micro-kernel against this machine's FMA peak (bench/gemm_bench.c)"
+"$BUILD/bench/gemm_bench" || exit 1

@@ -88,6 +88,24 @@ axle_module_t *axle_module_parse(const char *text, size_t length, const char *fi
 axle_module_t *axle_module_parse_file(const char *path, axle_error_t **error);
 void axle_module_free(axle_module_t *module);
 
+/* What the parse functions above accept by default can be widened here;
+ * zero-initialize, then set what you need. NULL options are the defaults. */
+typedef struct axle_parse_options {
+  /* XLA prints large constants elided, as constant({...}); their values are
+   * gone. By default such a module is refused. Set this to fill them with
+   * values drawn from elided_seed (floats in [-1, 1), small integers): the
+   * module runs, but its results are not meaningful. */
+  bool fill_elided_constants;
+  uint64_t elided_seed;
+} axle_parse_options_t;
+
+axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
+                                      const axle_parse_options_t *options, axle_error_t **error);
+axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
+                                           axle_error_t **error);
+/* How many elided constants were filled (0 unless the options asked). */
+int axle_module_elided_constant_count(const axle_module_t *module);
+
 /* The entry computation's parameters, and its result shape (for arrays). */
 int axle_module_parameter_count(const axle_module_t *module);
 axle_type_t axle_module_parameter_type(const axle_module_t *module, int index);
@@ -161,6 +179,10 @@ void *axle_buffer_data(axle_buffer_t *buffer);
 /* Tuples: the element count and the i-th element, owned by the tuple. */
 int axle_buffer_tuple_count(const axle_buffer_t *buffer);
 axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *buffer, int index);
+/* A tuple buffer, for a tuple parameter, holding copies of the elements
+ * (arrays or tuples); the caller still owns and frees the elements. */
+axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
+                                        axle_error_t **error);
 
 /* ---- compiling and running ---- */
 

@@ -2,11 +2,14 @@
  *
  *   axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
  *            [--time N] [--threads N] [--check] [--opt|--no-opt] [--stats]
- *            [--dump DIR] [--dump_passes] MODULE.hlo
+ *            [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo
  *
  * The contract (DESIGN.md): one --in per entry parameter, in order; without
- * --in the inputs are drawn from --seed. --out DIR writes every leaf of the
- * result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy, ...
+ * --in the inputs are drawn from --seed. A tuple parameter takes one --in
+ * per leaf, depth first, as --out writes them. --out DIR writes every leaf
+ * of the result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy,
+ * ... Constants printed elided ({...}) are filled from --seed, with a
+ * warning. --parse-only stops after parsing and verifying.
  * Exit 0 on success, 1 for a run-time or input error, 2 for a usage, parse,
  * verify or compile error. */
 #include <complex.h>
@@ -30,7 +33,7 @@ typedef struct Options {
   int input_count;
   uint64_t seed;
   int time_runs, threads;
-  bool check;
+  bool check, parse_only;
   int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
   bool stats, dump_passes;
 } Options;
@@ -38,7 +41,7 @@ typedef struct Options {
 static const char usage[] =
     "usage: axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
     "                [--time N] [--threads N] [--check] [--opt|--no-opt] [--stats]\n"
-    "                [--dump DIR] [--dump_passes] MODULE.hlo\n";
+    "                [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "error: ");
@@ -74,6 +77,8 @@ static int parse_options(int argc, char **argv, Options *o) {
       o->stats = true;
     } else if (strcmp(a, "--dump_passes") == 0) {
       o->dump_passes = true;
+    } else if (strcmp(a, "--parse-only") == 0) {
+      o->parse_only = true;
     } else if (a[0] == '-' && a[1] == '-' && !has_value) {
       return usage_error("%s needs a value", a);
     } else if (strcmp(a, "--backend") == 0) {
@@ -110,36 +115,6 @@ static int parse_options(int argc, char **argv, Options *o) {
 
 /* ---- inputs ---- */
 
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/* Floats uniform in [-1, 1); integers small (indices stay meaningful);
- * pred fair coin flips. */
-static Literal *random_literal(const Shape *shape, uint64_t *state) {
-  Literal *lit = literal_create(shape);
-  int64_t n = shape_element_count(shape);
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t r = splitmix64(state);
-    switch (type_kind(shape->type)) {
-    case TYPE_KIND_FLOAT: literal_set_f64(lit, i, (double)(r >> 11) * 0x1p-52 - 1.0); break;
-    case TYPE_KIND_SINT: literal_set_s64(lit, i, (int64_t)(r % 17) - 8); break;
-    case TYPE_KIND_UINT: literal_set_s64(lit, i, (int64_t)(r % 9)); break;
-    case TYPE_KIND_PRED: literal_set_s64(lit, i, (int64_t)(r & 1)); break;
-    case TYPE_KIND_COMPLEX: {  /* both parts uniform in [-1, 1) */
-      double re = (double)(r >> 11) * 0x1p-52 - 1.0;
-      double im = (double)(splitmix64(state) >> 11) * 0x1p-52 - 1.0;
-      literal_set_complex(lit, i, CMPLX(re, im));
-      break;
-    }
-    }
-  }
-  return lit;
-}
-
 /* Types NumPy lacks come in the type carrying them (npy_carrier_type): a
  * <u2 array stands for a bf16 parameter, |u1 bits for an f8 one, |i1
  * values for an s4 one. A 4- or 2-bit value must fit. */
@@ -160,24 +135,69 @@ static bool adopt_carried_type(Literal *lit, const Shape *param, int index, Stat
   return true;
 }
 
+static int shape_leaf_count(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
+  return n;
+}
+
+/* A value for a parameter of shape s: a tuple is built from its leaves,
+ * depth first, each from the next --in file (as --out writes them), or
+ * drawn from the seed when no files are given. */
+static Literal *load_value(const Options *o, const Shape *s, int *next_file, uint64_t *state,
+                           Status *st) {
+  if (shape_is_tuple(s)) {
+    Literal **elements = calloc((size_t)s->tuple_count + 1, sizeof *elements);
+    if (!elements) {
+      status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
+      return NULL;
+    }
+    for (int i = 0; i < s->tuple_count; i++) {
+      elements[i] = load_value(o, &s->tuple_shapes[i], next_file, state, st);
+      if (!elements[i]) {
+        for (int k = 0; k < i; k++) literal_free(elements[k]);
+        free(elements);
+        return NULL;
+      }
+    }
+    Literal *tuple = literal_create_tuple(elements, s->tuple_count);
+    free(elements);
+    return tuple;
+  }
+  if (o->input_count == 0) {
+    Literal *lit = literal_create(s);
+    literal_fill_random(lit, state);
+    return lit;
+  }
+  int file = (*next_file)++;
+  Literal *lit = npy_read(o->inputs[file], st);
+  if (lit && !adopt_carried_type(lit, s, file, st)) {
+    literal_free(lit);
+    return NULL;
+  }
+  return lit;
+}
+
 static bool load_inputs(const Options *o, const Module *m, Literal **args, Status *st) {
   const Computation *entry = m->entry;
-  if (o->input_count > 0 && o->input_count != entry->parameter_count)
-    return status_error(st, STATUS_INPUT_ERROR, "the module takes %d parameter%s, got %d --in file%s",
-                        entry->parameter_count, entry->parameter_count == 1 ? "" : "s",
+  int leaves = 0;
+  for (int i = 0; i < entry->parameter_count; i++) leaves += shape_leaf_count(&entry->parameters[i]->shape);
+  if (o->input_count > 0 && o->input_count != leaves) {
+    if (leaves == entry->parameter_count)
+      return status_error(st, STATUS_INPUT_ERROR, "the module takes %d parameter%s, got %d --in file%s",
+                          entry->parameter_count, entry->parameter_count == 1 ? "" : "s",
+                          o->input_count, o->input_count == 1 ? "" : "s");
+    return status_error(st, STATUS_INPUT_ERROR,
+                        "the module's %d parameter%s hold %d arrays (tuples count each leaf), got %d --in file%s",
+                        entry->parameter_count, entry->parameter_count == 1 ? "" : "s", leaves,
                         o->input_count, o->input_count == 1 ? "" : "s");
+  }
   uint64_t state = o->seed;
+  int next_file = 0;
   for (int i = 0; i < entry->parameter_count; i++) {
-    const Shape *shape = &entry->parameters[i]->shape;
-    if (shape_is_tuple(shape))
-      return status_error(st, STATUS_UNSUPPORTED, "parameter %d (%s) is a tuple; axle-run feeds arrays only",
-                          i, entry->parameters[i]->name);
-    if (o->input_count == 0) {
-      args[i] = random_literal(shape, &state);
-      continue;
-    }
-    args[i] = npy_read(o->inputs[i], st);
-    if (!args[i] || !adopt_carried_type(args[i], shape, i, st)) return false;
+    args[i] = load_value(o, &entry->parameters[i]->shape, &next_file, &state, st);
+    if (!args[i]) return false;
   }
   return backend_check_arguments(m, args, entry->parameter_count, st);
 }
@@ -320,11 +340,31 @@ static bool time_runs(const Backend *be, void *program, const Module *m, Literal
 
 /* ---- main ---- */
 
+/* Parses and verifies the module. Constants XLA printed elided get values
+ * from --seed; that they are made up is said once, on stderr. */
+static Module *load_module(const Options *o, Status *st) {
+  ParseOptions parse = {.fill_elided_constants = true, .elided_seed = o->seed};
+  Module *m = parse_module_file_with(o->module_path, &parse, st);
+  if (m && m->elided_constant_count > 0)
+    fprintf(stderr, "warning: %d constant%s elided ({...}) and filled with random values; "
+                    "results are not meaningful\n",
+            m->elided_constant_count, m->elided_constant_count == 1 ? " was" : "s were");
+  return m;
+}
+
 static int run(const Options *o, Status *st) {
-  Module *m = parse_module_file(o->module_path, st);
+  Module *m = load_module(o, st);
   if (!m) {
     status_print(st, stderr);
     return status_exit_code(st);
+  }
+  if (o->parse_only) {
+    int instructions = 0;
+    for (int c = 0; c < m->computation_count; c++) instructions += m->computations[c]->instruction_count;
+    printf("parsed: %s, %d computation%s, %d instructions\n", m->name, m->computation_count,
+           m->computation_count == 1 ? "" : "s", instructions);
+    module_free(m);
+    return 0;
   }
   int rc = 1, n = m->entry->parameter_count, outputs = 0;
   Literal **args = calloc((size_t)n + 1, sizeof *args);

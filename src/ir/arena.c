@@ -1,5 +1,6 @@
 /* A bump allocator for everything one module holds. Blocks are chained and
  * freed together; a large request gets a block of its own. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,21 +55,25 @@ void *arena_memdup(Arena *arena, const void *p, size_t size) {
   return q;
 }
 
+/* The message says how much was asked for: a module too large for the
+ * machine is the usual cause, and the number tells the user so. */
+static void exit_out_of_memory(size_t count, size_t size) {
+  if (size != 0 && count > SIZE_MAX / size)
+    fprintf(stderr, "error: out of memory: needs %zu x %zu bytes\n", count, size);
+  else
+    fprintf(stderr, "error: out of memory: needs %zu bytes\n", count * size);
+  exit(1);
+}
+
 void *calloc_or_exit(size_t count, size_t size) {
   void *p = calloc(count ? count : 1, size ? size : 1);
-  if (!p) {
-    fputs("error: out of memory\n", stderr);
-    exit(1);
-  }
+  if (!p) exit_out_of_memory(count, size);
   return p;
 }
 
 void *realloc_or_exit(void *p, size_t size) {
   void *q = realloc(p, size ? size : 1);
-  if (!q) {
-    fputs("error: out of memory\n", stderr);
-    exit(1);
-  }
+  if (!q) exit_out_of_memory(1, size);
   return q;
 }
 

@@ -87,6 +87,15 @@ static void keep_source_names(Computation *to, const Computation *from) {
 Module *module_clone(const Module *src) {
   Module *m = module_create(src->name);
   if (src->filename) m->filename = arena_strdup(&m->arena, src->filename);
+  if (src->io_alias_count > 0) {
+    m->io_aliases = arena_memdup(&m->arena, src->io_aliases, sizeof(IoAlias) * (size_t)src->io_alias_count);
+    m->io_alias_count = src->io_alias_count;
+    for (int i = 0; i < m->io_alias_count; i++) {
+      IoAlias *a = &m->io_aliases[i];
+      a->output_index = intlist_copy(&m->arena, a->output_index.values, a->output_index.count);
+      a->parameter_index = intlist_copy(&m->arena, a->parameter_index.values, a->parameter_index.count);
+    }
+  }
   int n = src->computation_count;
   ComputationPair *pairs = calloc_or_exit((size_t)n + 1, sizeof *pairs);
   for (int i = 0; i < n; i++) {

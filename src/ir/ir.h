@@ -227,6 +227,15 @@ bool literal_equal(const Literal *a, const Literal *b);   /* bitwise */
 double _Complex literal_get_complex(const Literal *lit, int64_t index);
 void literal_set_complex(Literal *lit, int64_t index, double _Complex v);
 
+/* ------------------------------------------------------- literal_random.c
+ * Values drawn from a seed, for inputs a user did not give and constants
+ * XLA printed elided: floats uniform in [-1, 1), signed integers in
+ * [-8, 8], unsigned in [0, 8] (so indices stay meaningful), pred fair coin
+ * flips. Tuples are filled leaf by leaf, depth first. The same state gives
+ * the same values on every host. */
+uint64_t random_next(uint64_t *state);
+void literal_fill_random(Literal *lit, uint64_t *state);
+
 /* ---------------------------------------------------------------- hlo.c
  * The module graph. */
 typedef struct Computation Computation;
@@ -429,6 +438,21 @@ struct Computation {
   bool is_entry;
 };
 
+/* One entry of the module header's
+ *   input_output_alias={ {OUTPUT_INDEX}: (PARAMETER, {PARAMETER_INDEX}, may-alias), ... }
+ * The caller donates argument PARAMETER's buffer (the leaf at
+ * PARAMETER_INDEX of a tuple argument; {} for an array) to hold the result
+ * leaf at OUTPUT_INDEX ({} when the result is an array). Both shapes are
+ * equal (the verifier checks). must-alias: the runtime must reuse it;
+ * may-alias (the default): it may. */
+typedef struct IoAlias {
+  IntList output_index;
+  int64_t parameter_number;
+  IntList parameter_index;
+  bool must_alias;
+  SourceLoc loc;                   /* of the entry in the text; 0 when built */
+} IoAlias;
+
 /* A set of names, open addressing, malloc'd (see module_unique_name). */
 typedef struct NameSlot {
   const char *name;                /* in the module's arena; NULL: empty slot */
@@ -449,6 +473,9 @@ struct Module {
   NameSet names;                   /* every instruction and computation name */
   Literal **literals;              /* every constant's literal, owned here */
   int literal_count, literal_capacity;
+  IoAlias *io_aliases;             /* in the arena; input_output_alias= */
+  int io_alias_count;
+  int elided_constant_count;       /* constant({...}) filled at random (ParseOptions) */
 };
 
 Module *module_create(const char *name);    /* malloc'd; free with module_free */
@@ -581,9 +608,25 @@ Shape shape_copy_into_arena(const Shape *s, Arena *arena);
 /* ---------------------------------------------------------------- parse.c
  * HLO text as XLA prints it (both the modern style and the older one with
  * %names, signatures and typed operands). Returns NULL on error with
- * st->file/loc set. The result is verified (verify_module) before return. */
+ * st->file/loc set. The result is verified (verify_module) before return.
+ *
+ * ParseOptions changes what the parser accepts; parse_module is
+ * parse_module_with(NULL options), which takes the defaults (all false). */
+typedef struct ParseOptions {
+  /* XLA prints large constants elided, as constant({...}). By default they
+   * are refused; with this set they are filled with values drawn from
+   * elided_seed (literal_fill_random) and counted in
+   * Module.elided_constant_count, so a caller can warn that results are
+   * not meaningful. */
+  bool fill_elided_constants;
+  uint64_t elided_seed;
+} ParseOptions;
+
 Module *parse_module(const char *text, size_t length, const char *filename, Status *st);
 Module *parse_module_file(const char *path, Status *st);
+Module *parse_module_with(const char *text, size_t length, const char *filename,
+                          const ParseOptions *options, Status *st);
+Module *parse_module_file_with(const char *path, const ParseOptions *options, Status *st);
 
 /* ---------------------------------------------------------------- print.c
  * Prints in the modern style; parse(print(m)) gives the same module. */

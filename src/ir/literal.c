@@ -6,6 +6,22 @@
 
 #include "ir.h"
 
+/* An array's storage. Running out of memory ends the process, as
+ * everywhere (calloc_or_exit), but a module whose values are too large is
+ * the likely cause, so the message says which shape needed how much. */
+static void *calloc_array_or_exit(const Shape *shape) {
+  size_t bytes = (size_t)shape_byte_size(shape);
+  void *p = calloc(bytes ? bytes : 1, 1);
+  if (!p) {
+    StrBuf sb = {0};
+    shape_print(&sb, shape, false);
+    fprintf(stderr, "error: out of memory: %s needs %zu bytes\n", sb.data ? sb.data : "an array", bytes);
+    strbuf_free(&sb);
+    exit(1);
+  }
+  return p;
+}
+
 Literal *literal_create(const Shape *shape) {
   Literal *lit = calloc_or_exit(1, sizeof *lit);
   lit->shape = *shape;
@@ -15,7 +31,7 @@ Literal *literal_create(const Shape *shape) {
     for (int i = 0; i < shape->tuple_count; i++)
       lit->elements[i] = literal_create(&shape->tuple_shapes[i]);
   } else {
-    lit->data = calloc_or_exit((size_t)shape_byte_size(shape), 1);
+    lit->data = calloc_array_or_exit(shape);
   }
   return lit;
 }

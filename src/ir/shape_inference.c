@@ -476,16 +476,22 @@ static bool infer_reshape(Infer *in) {
   return infer_set_array(in, x->type, decl->rank, decl->dims);
 }
 
-/* bitcast reinterprets the buffer: same element type and byte count (of
- * the buffer, so packed E(4) elements count half a byte); the dims and
- * layout are the declared ones. */
+/* bitcast reinterprets the buffer: the result keeps the operand's byte
+ * count (of the buffer, so packed E(4) elements count half a byte); its
+ * element type, dims and layout are the declared ones. XLA lets the element
+ * type change too (s32[] bitcast(f32[] x)), which then reads the same bytes
+ * as another type, as bitcast-convert does; axle allows that between
+ * unpacked types only. */
 static bool infer_bitcast(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   const Shape *x = infer_operand_shape(in, 0), *decl = &in->inst->shape;
   if (shape_is_tuple(decl)) return infer_fail(in, "result must be an array");
-  if (shape_buffer_byte_size(x) != shape_buffer_byte_size(decl) || x->type != decl->type)
-    return infer_fail(in, "result must keep the element type and byte count of the operand");
-  return infer_set_array(in, x->type, decl->rank, decl->dims);
+  if (shape_buffer_byte_size(x) != shape_buffer_byte_size(decl))
+    return infer_fail(in, "result must keep the byte count of the operand (%lld bytes, not %lld)",
+                      (long long)shape_buffer_byte_size(x), (long long)shape_buffer_byte_size(decl));
+  if (x->type != decl->type && (x->element_size_bits || decl->element_size_bits))
+    return infer_fail(in, "a bitcast of packed E(n) elements must keep the element type");
+  return infer_set_array(in, decl->type, decl->rank, decl->dims);
 }
 
 static bool infer_transpose(Infer *in) {

@@ -210,6 +210,47 @@ static bool verify_instruction_shape(const Module *m, const Computation *c, cons
   return true;
 }
 
+/* The leaf of shape at index (a path through tuples), or NULL. */
+static const Shape *shape_at_index(const Shape *shape, const IntList *index) {
+  for (int i = 0; i < index->count; i++) {
+    if (!shape_is_tuple(shape) || index->values[i] < 0 || index->values[i] >= shape->tuple_count) return NULL;
+    shape = &shape->tuple_shapes[index->values[i]];
+  }
+  return shape;
+}
+
+static bool intlist_same(const IntList *x, const IntList *y) {
+  return x->count == y->count &&
+         (x->count == 0 || memcmp(x->values, y->values, sizeof(int64_t) * (size_t)x->count) == 0);
+}
+
+/* input_output_alias: each entry names a real parameter and a real result
+ * leaf of the same shape, and no result leaf is donated twice (XLA's rules). */
+static bool verify_io_aliases(const Module *m, Status *st) {
+  const Computation *entry = m->entry;
+  for (int i = 0; i < m->io_alias_count; i++) {
+    const IoAlias *a = &m->io_aliases[i];
+    if (a->parameter_number < 0 || a->parameter_number >= entry->parameter_count ||
+        !entry->parameters[a->parameter_number])
+      return verify_fail_at(st, m, a->loc, "input_output_alias names parameter %lld, but the entry has %d",
+                            (long long)a->parameter_number, entry->parameter_count);
+    const Shape *out = shape_at_index(&entry->root->shape, &a->output_index);
+    const Shape *in = shape_at_index(&entry->parameters[a->parameter_number]->shape, &a->parameter_index);
+    if (!out) return verify_fail_at(st, m, a->loc, "input_output_alias: no such leaf in the result");
+    if (!in) return verify_fail_at(st, m, a->loc, "input_output_alias: no such leaf in the parameter");
+    if (shape_is_tuple(out) || !shape_equal(out, in))
+      return verify_fail_at(st, m, a->loc, "input_output_alias: the result leaf and the parameter leaf differ in shape");
+    for (int j = 0; j < i; j++) {
+      const IoAlias *b = &m->io_aliases[j];
+      if (intlist_same(&b->output_index, &a->output_index))
+        return verify_fail_at(st, m, a->loc, "input_output_alias: a result leaf is aliased twice");
+      if (b->parameter_number == a->parameter_number && intlist_same(&b->parameter_index, &a->parameter_index))
+        return verify_fail_at(st, m, a->loc, "input_output_alias: a parameter is donated twice");
+    }
+  }
+  return true;
+}
+
 bool verify_module(Module *m, Status *st) {
   if (m->entry) module_sort_computations(m);
   if (!m->entry || m->computation_count == 0 || m->computations[m->computation_count - 1] != m->entry)
@@ -228,5 +269,5 @@ bool verify_module(Module *m, Status *st) {
       ok = verify_instruction_shape(m, c, c->instructions[k], &scratch, st);
   }
   arena_free_all(&scratch);
-  return ok;
+  return ok && verify_io_aliases(m, st);
 }

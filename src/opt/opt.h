@@ -130,12 +130,23 @@ PassFn assign_buffers;           /* buffer_assignment.c "buffer-assignment" */
 bool instruction_has_effects(const Instruction *inst);
 
 /* ------------------------------------------------- buffer_assignment.c
- * The memory plan of the entry computation, in the order schedule left it.
- * Every array value an instruction produces gets a slot: parameters and
- * results live in the caller's buffers, constants in the executable, and
- * every other value at a fixed offset of one temporary block, shared with
- * values whose lifetimes do not overlap. An elementwise result may take the
- * slot of an operand that dies at it (updated in place). */
+ * The memory plan of a computation (the entry's is the one kept in
+ * ctx->plan), in the order schedule left it; positions are indices into
+ * the instruction list. Every array leaf an instruction produces gets a
+ * slot: parameters and results live in the caller's buffers, constants in
+ * the executable, bitcast / get-tuple-element / tuple name storage others
+ * own, and every other value sits at a fixed offset of one temporary
+ * block, shared with values whose lifetimes do not overlap. An elementwise
+ * result (or a fusion whose result element i reads only element i of that
+ * operand) may take the slot of an operand that dies at it (in place).
+ * input_output_alias is honoured where it is legal: the result is written
+ * straight into the donated argument's buffer.
+ * Computations that while/conditional/call run are not placed in the
+ * entry's block: each gets a block of its own (buffer_plan_create on it)
+ * while it runs, and the pass records the largest such need in
+ * called_temp_bytes, so the module's whole temporary memory is known:
+ * temp_bytes + called_temp_bytes. (The interpreter still allocates each
+ * value itself; the plan is what the native backends use.) */
 typedef enum BufferKind {
   BUFFER_PARAMETER,   /* the caller's argument */
   BUFFER_CONSTANT,    /* lives in the executable */
@@ -146,33 +157,55 @@ typedef enum BufferKind {
 
 typedef struct BufferSlot {
   const Instruction *inst;     /* what produced it (a fusion, a dot, ...) */
-  int output_index;            /* leaf of a tuple-shaped result; 0 for arrays */
+  int output_index;            /* leaf of a tuple-shaped result, depth first; 0 for arrays */
+  const Shape *shape;          /* the leaf's array shape (inside inst->shape) */
   BufferKind kind;
-  int64_t offset;              /* BUFFER_TEMP: offset in the temporary block */
+  int64_t offset;              /* BUFFER_TEMP: offset in the temporary block; else -1 */
   int64_t size;                /* bytes */
   int live_from, live_to;      /* schedule positions, inclusive */
-  const Instruction *shares_with; /* in-place update: the operand whose slot it took */
+  /* In-place update: the slot it took over (an operand's storage that dies here). */
+  const Instruction *shares_with;
+  int shares_with_index;
+  /* BUFFER_ALIAS: the slot whose storage it names. */
+  const Instruction *source;
+  int source_index;
+  /* BUFFER_PARAMETER: the argument's number. BUFFER_OUTPUT: the argument
+   * whose donated buffer it is written into (input_output_alias), else -1. */
+  int64_t parameter_number;
 } BufferSlot;
 
 struct BufferPlan {
+  const Computation *computation;
   int64_t temp_bytes;          /* size of the one temporary block */
   int64_t naive_temp_bytes;    /* every temporary in its own buffer */
+  /* Set by assign_buffers for the entry: the most that the computations it
+   * runs (loop bodies, branches, calls; nested ones included) need on top
+   * of temp_bytes while they run. */
+  int64_t called_temp_bytes;
+  int peak_position;           /* where the live temporaries are largest */
+  int64_t peak_live_bytes;     /* their sum there (without fragmentation) */
   int slot_count;
-  BufferSlot *slots;           /* malloc'd */
+  BufferSlot *slots;           /* malloc'd; by position, then leaf */
 };
 
+enum { BUFFER_ALIGNMENT = 64 };
+
+/* Plans c in its current order (the entry also honours the module's
+ * input_output_alias). Never fails: every module has a plan. */
+BufferPlan *buffer_plan_create(const Computation *c);
 void buffer_plan_free(BufferPlan *plan);
 /* The slot of instruction inst's leaf output_index, or NULL. */
 const BufferSlot *buffer_plan_find(const BufferPlan *plan, const Instruction *inst,
                                    int output_index);
-/* Peak temporary bytes if every temporary had its own buffer (for --stats'
- * "before" figure); usable before buffer assignment runs. */
+/* Temporary bytes of the entry if every temporary had its own buffer (for
+ * --stats' "before" figure); usable before buffer assignment runs. */
 int64_t naive_temp_bytes(const Module *m);
-/* The buffer-assignment dump: the scheduled entry computation as HLO text,
- * each instruction preceded by a comment giving its slot. */
+/* The buffer-assignment dump: the module as HLO text that axle parses
+ * back, each entry instruction preceded by a comment giving its slots:
+ *   / * slot: offset=128 size=4096 live=[3,7] kind=temp * /  */
 void print_buffer_plan(StrBuf *sb, const Module *m, const BufferPlan *plan);
-/* The five largest live temporaries, with the instruction (and its
- * source_file:line) that made each, one per line. */
+/* The `count` largest temporaries live at the peak, with the instruction
+ * (and its source_file:line) that made each, one per line. */
 void print_largest_buffers(StrBuf *sb, const BufferPlan *plan, int count);
 
 #endif

@@ -80,15 +80,47 @@ axle_module_t *api_wrap_module(Module *m) {
   return am;
 }
 
-axle_module_t *axle_module_parse(const char *text, size_t length, const char *filename,
-                                 axle_error_t **error) {
+static ParseOptions parse_options_from(const axle_parse_options_t *options) {
+  ParseOptions o = {0};
+  if (options) {
+    o.fill_elided_constants = options->fill_elided_constants;
+    o.elided_seed = options->elided_seed;
+  }
+  return o;
+}
+
+axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
+                                      const axle_parse_options_t *options, axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!text) {
     api_error(error, STATUS_INPUT_ERROR, "no text given");
     return NULL;
   }
-  Module *m = parse_module(text, length, filename, &st);
+  ParseOptions o = parse_options_from(options);
+  Module *m = parse_module_with(text, length, filename, &o, &st);
+  if (!m) {
+    api_set_error(error, &st);
+    return NULL;
+  }
+  return api_wrap_module(m);
+}
+
+axle_module_t *axle_module_parse(const char *text, size_t length, const char *filename,
+                                 axle_error_t **error) {
+  return axle_module_parse_with(text, length, filename, NULL, error);
+}
+
+axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
+                                           axle_error_t **error) {
+  Status st;
+  status_clear(&st);
+  if (!path) {
+    api_error(error, STATUS_INPUT_ERROR, "no path given");
+    return NULL;
+  }
+  ParseOptions o = parse_options_from(options);
+  Module *m = parse_module_file_with(path, &o, &st);
   if (!m) {
     api_set_error(error, &st);
     return NULL;
@@ -97,14 +129,11 @@ axle_module_t *axle_module_parse(const char *text, size_t length, const char *fi
 }
 
 axle_module_t *axle_module_parse_file(const char *path, axle_error_t **error) {
-  Status st;
-  status_clear(&st);
-  Module *m = parse_module_file(path, &st);
-  if (!m) {
-    api_set_error(error, &st);
-    return NULL;
-  }
-  return api_wrap_module(m);
+  return axle_module_parse_file_with(path, NULL, error);
+}
+
+int axle_module_elided_constant_count(const axle_module_t *am) {
+  return am ? am->module->elided_constant_count : 0;
 }
 
 void axle_module_free(axle_module_t *am) {
@@ -210,6 +239,33 @@ size_t axle_buffer_byte_size(const axle_buffer_t *b) {
 void *axle_buffer_data(axle_buffer_t *b) { return b->literal->data; }
 int axle_buffer_tuple_count(const axle_buffer_t *b) {
   return shape_is_tuple(&b->literal->shape) ? b->literal->shape.tuple_count : 0;
+}
+
+axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
+                                        axle_error_t **error) {
+  if (count < 0 || (count > 0 && !elements)) {
+    api_error(error, STATUS_INPUT_ERROR, "axle_buffer_create_tuple: no elements given");
+    return NULL;
+  }
+  for (int i = 0; i < count; i++)
+    if (!elements[i]) {
+      api_error(error, STATUS_INPUT_ERROR, "axle_buffer_create_tuple: an element is NULL");
+      return NULL;
+    }
+  Literal **copies = calloc((size_t)count + 1, sizeof *copies);
+  if (!copies) {
+    api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < count; i++) copies[i] = literal_clone(elements[i]->literal);
+  Literal *tuple = literal_create_tuple(copies, count);
+  free(copies);
+  axle_buffer_t *b = wrap_literal(tuple, true);
+  if (!b) {
+    literal_free(tuple);
+    api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  return b;
 }
 
 axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {

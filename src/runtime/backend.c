@@ -42,6 +42,32 @@ static void shape_text(char *buf, size_t size, const Shape *s) {
   strbuf_free(&sb);
 }
 
+/* Whether a value fits a parameter shape: element type and dims of every
+ * array, and for tuples the same structure (layouts are the module's). */
+static bool value_fits(const Shape *want, const Literal *got) {
+  if (shape_is_tuple(want) != shape_is_tuple(&got->shape)) return false;
+  if (!shape_is_tuple(want)) return shape_equal(want, &got->shape);
+  if (got->shape.tuple_count != want->tuple_count) return false;
+  for (int i = 0; i < want->tuple_count; i++)
+    if (!value_fits(&want->tuple_shapes[i], got->elements[i])) return false;
+  return true;
+}
+
+/* A tuple literal keeps its element shapes on its elements; this prints
+ * either kind. */
+static void value_shape_print(StrBuf *sb, const Literal *v) {
+  if (!shape_is_tuple(&v->shape)) {
+    shape_print(sb, &v->shape, false);
+    return;
+  }
+  strbuf_printf(sb, "(");
+  for (int i = 0; i < v->shape.tuple_count; i++) {
+    if (i) strbuf_printf(sb, ", ");
+    value_shape_print(sb, v->elements[i]);
+  }
+  strbuf_printf(sb, ")");
+}
+
 bool backend_check_arguments(const Module *m, Literal *const *args, int arg_count, Status *st) {
   const Computation *entry = m->entry;
   if (arg_count != entry->parameter_count)
@@ -49,15 +75,16 @@ bool backend_check_arguments(const Module *m, Literal *const *args, int arg_coun
                         entry->parameter_count, entry->parameter_count == 1 ? "" : "s", arg_count);
   for (int i = 0; i < arg_count; i++) {
     const Instruction *p = entry->parameters[i];
-    if (shape_is_tuple(&p->shape))
-      return status_error(st, STATUS_UNSUPPORTED,
-                          "parameter %d (%s) is a tuple; pass arrays only", i, p->name);
-    if (!shape_equal(&p->shape, &args[i]->shape)) {
-      char want[256], got[256];
+    if (!args[i]) return status_error(st, STATUS_INPUT_ERROR, "parameter %d (%s) was given no value", i, p->name);
+    if (!value_fits(&p->shape, args[i])) {
+      char want[256];
       shape_text(want, sizeof want, &p->shape);
-      shape_text(got, sizeof got, &args[i]->shape);
-      return status_error(st, STATUS_INPUT_ERROR, "parameter %d (%s) expects %s, got %s", i,
-                          p->name, want, got);
+      StrBuf got = {0};
+      value_shape_print(&got, args[i]);
+      status_error(st, STATUS_INPUT_ERROR, "parameter %d (%s) expects %s, got %s", i, p->name, want,
+                   got.data ? got.data : "?");
+      strbuf_free(&got);
+      return false;
     }
   }
   return true;

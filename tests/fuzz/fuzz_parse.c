@@ -10,7 +10,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Status st;
   status_clear(&st);
-  Module *m = parse_module((const char *)data, size, "fuzz.hlo", &st);
+  /* Elided constants are filled, so that path is fuzzed too. */
+  ParseOptions options = {.fill_elided_constants = true, .elided_seed = size};
+  Module *m = parse_module_with((const char *)data, size, "fuzz.hlo", &options, &st);
   if (m) {
     /* A module that parses must also print and parse again. */
     StrBuf sb = {0};

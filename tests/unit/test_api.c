@@ -144,6 +144,70 @@ TEST(unbuilt_backends_are_refused_clearly) {
   axle_error_free(err);
 }
 
+TEST(tuple_parameters_take_tuple_buffers) {
+  static const char text[] = "HloModule t\nENTRY main {\n  p = (f32[2], (s32[], f32[2])) parameter(0)\n"
+                             "  a = f32[2] get-tuple-element(p), index=0\n  q = (s32[], f32[2]) get-tuple-element(p), index=1\n"
+                             "  b = f32[2] get-tuple-element(q), index=1\n  ROOT s = f32[2] add(a, b)\n}\n";
+  axle_error_t *err = NULL;
+  axle_module_t *m = parse(text, &err);
+  axle_executable_t *exe = m ? axle_compile(m, AXLE_BACKEND_INTERP, &err) : NULL;
+  EXPECT(exe != NULL, "compiles: %s", axle_error_message(err));
+  if (!exe) {
+    axle_module_free(m);
+    axle_error_free(err);
+    return;
+  }
+  EXPECT(axle_module_parameter_type(m, 0) == AXLE_TUPLE, "the parameter is a tuple");
+  int64_t d2[1] = {2};
+  float av[2] = {1, 2}, bv[2] = {10, 20};
+  int32_t k = 7;
+  axle_buffer_t *a = axle_buffer_create(AXLE_F32, 1, d2, av, &err);
+  axle_buffer_t *b = axle_buffer_create(AXLE_F32, 1, d2, bv, &err);
+  axle_buffer_t *kb = axle_buffer_create(AXLE_S32, 0, NULL, &k, &err);
+  axle_buffer_t *inner = axle_buffer_create_tuple((axle_buffer_t *[]){kb, b}, 2, &err);
+  axle_buffer_t *outer = axle_buffer_create_tuple((axle_buffer_t *[]){a, inner}, 2, &err);
+  axle_buffer_t *wrong = axle_buffer_create_tuple((axle_buffer_t *[]){a, b}, 2, &err);
+  EXPECT(outer && wrong && axle_buffer_tuple_count(outer) == 2, "tuple buffers are made");
+  axle_buffer_t *out = NULL;
+  bool ok = axle_executable_run(exe, &outer, 1, &out, &err);
+  EXPECT(ok, "runs: %s", axle_error_message(err));
+  if (ok) {
+    const float *y = axle_buffer_data(out);
+    EXPECT(y[0] == 11 && y[1] == 22, "a + b = {%g, %g}", y[0], y[1]);
+  }
+  axle_error_free(err);
+  err = NULL;
+  axle_buffer_t *out2 = NULL;
+  EXPECT(!axle_executable_run(exe, &wrong, 1, &out2, &err) && axle_error_status(err) == AXLE_ERROR_INPUT &&
+         strstr(axle_error_message(err), "expects (f32[2], (s32[], f32[2])), got (f32[2], f32[2])"),
+         "a tuple of the wrong structure is refused: %s", axle_error_message(err));
+  axle_error_free(err);
+  axle_buffer_free(out);
+  axle_buffer_free(wrong);
+  axle_buffer_free(outer);
+  axle_buffer_free(inner);
+  axle_buffer_free(kb);
+  axle_buffer_free(b);
+  axle_buffer_free(a);
+  axle_executable_free(exe);
+  axle_module_free(m);
+}
+
+TEST(parse_options_fill_elided_constants) {
+  static const char text[] = "HloModule e\nENTRY main {\n  ROOT c = f32[3] constant({...})\n}\n";
+  axle_error_t *err = NULL;
+  axle_module_t *m = parse(text, &err);
+  EXPECT(m == NULL && axle_error_status(err) == AXLE_ERROR_PARSE, "refused without options");
+  axle_error_free(err);
+  err = NULL;
+  axle_parse_options_t options = {.fill_elided_constants = true, .elided_seed = 1};
+  m = axle_module_parse_with(text, strlen(text), "e.hlo", &options, &err);
+  EXPECT(m != NULL && axle_module_elided_constant_count(m) == 1, "filled with the options: %s",
+         axle_error_message(err));
+  axle_module_free(m);
+  axle_error_free(err);
+}
+
 int main(void) {
   RUN(parsed_module_runs_on_host_buffers);
   RUN(wrong_argument_shape_names_the_parameter);
@@ -151,5 +215,7 @@ int main(void) {
   RUN(builder_module_matches_hand_computation);
   RUN(builder_reports_the_first_error_at_finish);
   RUN(unbuilt_backends_are_refused_clearly);
+  RUN(tuple_parameters_take_tuple_buffers);
+  RUN(parse_options_fill_elided_constants);
   return test_summary();
 }

@@ -372,6 +372,28 @@ TEST(legacy_style_jax_dump_round_trips) {
   EXPECT(round_trip(text, strlen(text), "jax.hlo"), "round trip failed");
 }
 
+/* The forms XLA accepts beyond the fully written one print back written
+ * out, and that text parses to the same module. */
+TEST(headerless_shapeless_and_nested_forms_round_trip) {
+  static const char text[] =
+      "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = add(a, b) }\n"
+      "main { x = f32[4] parameter(0)  m = f32[2,4] parameter(1)\n"
+      "  y = add(f32[4] multiply(x, x), negate(x))\n"
+      "  z = add(m, f32[2,4] broadcast(y), dimensions={1})\n"
+      "  r = reduce(z, f32[] constant(0)), dimensions={0}, to_apply=add\n"
+      "  ROOT t = tuple(r, compare(r, r), direction=LT, order=TOTAL) }\n";
+  EXPECT(round_trip(text, strlen(text), "forms.hlo"), "round trip failed");
+}
+
+TEST(type_changing_bitcast_tuple_parameter_and_nan_payload_round_trip) {
+  expect_round_trip("ENTRY e { p = ((f32[2,3]{0,1}, s32[]), u8[4]) parameter(0)\n"
+                    "  q = (f32[2,3]{0,1}, s32[]) get-tuple-element(p), index=0\n"
+                    "  x = f32[2,3]{0,1} get-tuple-element(q), index=0\n"
+                    "  i = u32[3,2]{1,0} bitcast(x)  h = u16[12]{0} bitcast(x)\n"
+                    "  n = f32[2] constant({-nan(0x1), nan(0x400001)})\n"
+                    "  ROOT o = (u32[3,2], u16[12], f32[2]) tuple(i, h, n) }\n");
+}
+
 int main(void) {
   RUN(elementwise_and_constants_round_trip);
   RUN(data_movement_attributes_round_trip);
@@ -380,6 +402,8 @@ int main(void) {
   RUN(linear_algebra_and_misc_attributes_round_trip);
   RUN(calls_and_control_flow_round_trip);
   RUN(legacy_style_jax_dump_round_trips);
+  RUN(headerless_shapeless_and_nested_forms_round_trip);
+  RUN(type_changing_bitcast_tuple_parameter_and_nan_payload_round_trip);
   round_trip_directory("tests/hlo");
   round_trip_directory("tests/hlo-samples");
   return test_summary();

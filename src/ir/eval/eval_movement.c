@@ -366,7 +366,10 @@ static bool is_packed(const Shape *s) {
  * in the operand's physical order. Literals are row-major, so the operand is
  * laid out by its minor_to_major, read back as the result's physical bytes,
  * and permuted to the result's row-major order. Sub-byte elements under an
- * E(n) layout are packed on the way out and unpacked on the way back. */
+ * E(n) layout are packed on the way out and unpacked on the way back. When
+ * the element type changes (equal byte counts), each side walks the bytes
+ * with its own element size, so the bits are reinterpreted as by
+ * bitcast-convert. */
 Literal *eval_bitcast(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *in = operands[0];
   if (!is_array(in) || inst->shape.type == TYPE_TUPLE)
@@ -380,8 +383,10 @@ Literal *eval_bitcast(const Instruction *inst, Literal *const *operands, Status 
     from.element_size_bits = declared->element_size_bits;
   }
   const Shape *to = &inst->shape;
-  if (shape_buffer_byte_size(&from) != shape_buffer_byte_size(to) || from.type != to->type)
+  if (shape_buffer_byte_size(&from) != shape_buffer_byte_size(to))
     return malformed(inst, "operand and result must have the same byte size", st);
+  if (from.type != to->type && (is_packed(&from) || is_packed(to)))
+    return malformed(inst, "a bitcast of packed elements must keep the element type", st);
   if (!layout_is_permutation(&from) || !layout_is_permutation(to))
     return malformed(inst, "a layout is not a permutation of the dimensions", st);
   size_t from_bytes = (size_t)shape_byte_size(&from), to_bytes = (size_t)shape_byte_size(to);

@@ -48,7 +48,10 @@ static size_t word_length(const char *s, size_t n) {
 static void lexer_advance(Parser *p, size_t n) {
   LexState *lx = &p->lex;
   for (size_t k = 0; k < n; k++) {
-    if (p->source[lx->offset] == '\n') {
+    /* A line ends at \n, or at a \r not before one (old Mac files). */
+    char c = p->source[lx->offset];
+    bool lone_cr = c == '\r' && (lx->offset + 1 >= p->source_length || p->source[lx->offset + 1] != '\n');
+    if (c == '\n' || lone_cr) {
       lx->line++;
       lx->col = 1;
       lx->line_start = true;
@@ -103,7 +106,7 @@ static bool skip_space(Parser *p) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
       lexer_advance(p, 1);
     } else if (c == '/' && lx->offset + 1 < n && s[lx->offset + 1] == '/') {
-      while (lx->offset < n && s[lx->offset] != '\n') lexer_advance(p, 1);
+      while (lx->offset < n && s[lx->offset] != '\n' && s[lx->offset] != '\r') lexer_advance(p, 1);
     } else if (c == '/' && lx->offset + 1 < n && s[lx->offset + 1] == '*') {
       LexState start = *lx;
       lexer_advance(p, 2);
@@ -127,9 +130,11 @@ static void lex_string(Parser *p) {
   LexState start = p->lex;
   lexer_advance(p, 1);
   size_t begin = p->lex.offset;
-  while (p->lex.offset < n && s[p->lex.offset] != '"' && s[p->lex.offset] != '\n') {
+  /* A string may span lines: XLA embeds whole modules in some (the
+   * module attribute origin_recovery_table). */
+  while (p->lex.offset < n && s[p->lex.offset] != '"') {
     size_t i = p->lex.offset;
-    lexer_advance(p, s[i] == '\\' && i + 1 < n && s[i + 1] != '\n' ? 2 : 1);
+    lexer_advance(p, s[i] == '\\' && i + 1 < n ? 2 : 1);
   }
   if (p->lex.offset >= n || s[p->lex.offset] != '"') {
     lex_error(p, start, "%s", "unterminated string");

@@ -14,12 +14,12 @@
  *
  * The whole grammar, each rule restated above the function that reads it:
  *
- *   module      = "HloModule" name ("," name "=" value)* debug_table* computation+
+ *   module      = ("HloModule" name ("," name "=" value)*)? debug_table* computation+
  *   computation = "ENTRY"? name signature? "{" instruction+ "}" ("," name "=" value)*
  *   signature   = "(" (name ":" shape ("," ...)*)? ")" "->" shape
- *   instruction = "ROOT"? name "=" shape opcode operands ("," attribute)*
- *   operands    = "(" (shape? name ("," shape? name)*)? ")"     (parameter: int,
- *                                                               constant: literal)
+ *   instruction = "ROOT"? name "=" shape? opcode operands ("," attribute)*
+ *   operands    = "(" (operand ("," operand)*)? ")"   (parameter: int, constant: literal)
+ *   operand     = shape? name | shape? opcode operands ("," attribute)*   (nested, unnamed)
  *   shape       = type "[" dims "]" layout? | "(" (shape ("," shape)*)? ")"
  *   attribute   = name "=" value                     (parse_attrs.c)
  *   literal     = scalar | "{" literal, ... "}" | "(" literal, ... ")"   (parse_literal.c)
@@ -28,7 +28,9 @@
  * computations anywhere in the module), so the parser first reads all the
  * text, keeping names as tokens, then resolves them: operands, called
  * computations, the root and the parameters; then orders instructions
- * operands-before-users and computations callees-before-callers. Attributes
+ * operands-before-users and computations callees-before-callers; then
+ * infers the shapes the text left out (XLA lets "ROOT s = add(a, b)" omit
+ * the shape wherever inference can find it). Attributes
  * are read by parse_attrs.c, constant literals by parse_literal.c. */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,9 +41,11 @@
 /* What the first reading keeps of an instruction until names are resolved. */
 typedef struct PendingInst {
   Instruction *inst;
-  Token name;
+  Token name;              /* for an anonymous instruction: its generated name, at its opcode */
   Token *operand_names;
+  int *operand_nested;     /* per operand: index of a nested instruction in insts, or -1 */
   int operand_count;
+  bool anonymous;          /* nested as an operand without a name */
   Token *called_names;
   int *called_index;       /* index into ModuleText.comps, once resolved */
   int called_count;
@@ -53,8 +57,11 @@ typedef struct PendingComp {
   Token name;
   Token root_name;         /* when has_root; else the last instruction is the root */
   bool has_root;
-  PendingInst *insts;
+  bool has_signature;      /* the older style's "(...) -> shape" was given */
+  Shape signature_result;
+  PendingInst *insts;      /* nested instructions come after the one they feed */
   int count, cap;
+  int last_top;            /* the last instruction not nested: the root when none is marked */
 } PendingComp;
 
 typedef struct ModuleText {
@@ -219,24 +226,52 @@ bool parse_array_shape_without_layout(Parser *p, Shape *out) {
 
 /* ----------------------------------------------------------- instructions */
 
-static PendingInst *add_pending_inst(Parser *p, PendingComp *pc) {
+/* Returns the index of a new pending instruction. Callers keep the index,
+ * not a pointer: a nested operand adds instructions, which can move the
+ * array. */
+static int add_pending_inst(Parser *p, PendingComp *pc) {
   if (pc->count == pc->cap) pc->insts = grow(&p->module->arena, pc->insts, &pc->cap, sizeof(PendingInst));
-  PendingInst *pi = &pc->insts[pc->count++];
+  PendingInst *pi = &pc->insts[pc->count];
   memset(pi, 0, sizeof *pi);
   pi->inst = arena_alloc(&p->module->arena, sizeof(Instruction));
-  return pi;
+  return pc->count++;
 }
 
-/* operand = shape? name
- * The older style writes each operand's shape before its name; it only
- * repeats the operand's own shape, so it is read and dropped. */
-static bool parse_operand(Parser *p, Token *name) {
+static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
+                                  const Shape *shape, int *index);
+
+/* Whether the cursor is at a shape: "(" for a tuple or a word before "[". */
+static bool at_shape(Parser *p) {
   Token *t = peek(p);
-  if (token_is(t, "(") || (t->kind == TK_WORD && token_is(peek_at(p, 1), "["))) {
-    Shape ignored;
-    if (!parse_shape(p, &ignored)) return false;
-    t = peek(p);
+  return token_is(t, "(") || (t->kind == TK_WORD && token_is(peek_at(p, 1), "["));
+}
+
+/* Whether the cursor is at an opcode and its operand list. */
+static bool at_opcode(Parser *p) {
+  return peek(p)->kind == TK_WORD && token_is(peek_at(p, 1), "(");
+}
+
+/* operand = name | shape name | shape? opcode operands attributes
+ * The older style writes each operand's shape before its name; it only
+ * repeats the operand's own shape, so it is read and dropped. An opcode
+ * where a name would be starts an instruction nested in place, without a
+ * name (XLA's add(f32[] multiply(x, y), z)); its index goes to *nested. */
+static bool parse_operand(Parser *p, PendingComp *pc, Token *name, int *nested) {
+  *nested = -1;
+  Shape shape;
+  bool has_shape = at_shape(p);
+  if (has_shape && !parse_shape(p, &shape)) return false;
+  if (at_opcode(p)) {
+    *name = *peek(p);  /* where errors about this operand point */
+    if (p->depth >= PARSE_MAX_DEPTH) return parse_error(p, peek(p), "operands nested too deeply");
+    p->depth++;
+    p->nesting++;
+    bool ok = parse_instruction_rhs(p, pc, NULL, has_shape ? &shape : NULL, nested);
+    p->nesting--;
+    p->depth--;
+    return ok;
   }
+  Token *t = peek(p);
   if (t->kind != TK_WORD) return parse_error(p, t, "expected an operand name");
   *name = *next(p);
   return true;
@@ -245,8 +280,8 @@ static bool parse_operand(Parser *p, Token *name) {
 /* operands = "(" (operand ("," operand)*)? ")"
  *          | "(" int ")"       for parameter
  *          | "(" literal ")"   for constant */
-static bool parse_operands(Parser *p, PendingInst *pi) {
-  Instruction *inst = pi->inst;
+static bool parse_operands(Parser *p, PendingComp *pc, int index) {
+  Instruction *inst = pc->insts[index].inst;
   if (!expect(p, "(")) return false;
   if (inst->opcode == OP_PARAMETER) {
     Token *t = peek(p);
@@ -262,55 +297,100 @@ static bool parse_operands(Parser *p, PendingInst *pi) {
     return expect(p, ")");
   }
   Token names[64];
+  int nested_small[64];
   Token *list = names;
-  int cap = 64;
+  int *nested = nested_small;
+  int cap = 64, count = 0;
   while (!token_is(peek(p), ")")) {
-    if (pi->operand_count > 0 && !expect(p, ",")) return false;
-    if (pi->operand_count == cap) {
+    if (count > 0 && !expect(p, ",")) return false;
+    if (count == cap) {
       Token *bigger = arena_alloc(&p->module->arena, sizeof(Token) * (size_t)cap * 2);
+      int *bigger_nested = arena_alloc(&p->module->arena, sizeof(int) * (size_t)cap * 2);
       memcpy(bigger, list, sizeof(Token) * (size_t)cap);
+      memcpy(bigger_nested, nested, sizeof(int) * (size_t)cap);
       list = bigger;
+      nested = bigger_nested;
       cap *= 2;
     }
-    if (!parse_operand(p, &list[pi->operand_count])) return false;
-    pi->operand_count++;
+    if (!parse_operand(p, pc, &list[count], &nested[count])) return false;
+    count++;
   }
   next(p);
-  pi->operand_names = arena_memdup(&p->module->arena, list, sizeof(Token) * (size_t)pi->operand_count);
+  PendingInst *pi = &pc->insts[index];
+  pi->operand_count = count;
+  pi->operand_names = arena_memdup(&p->module->arena, list, sizeof(Token) * (size_t)count);
+  pi->operand_nested = arena_memdup(&p->module->arena, nested, sizeof(int) * (size_t)count);
   return true;
 }
 
-/* instruction = "ROOT"? name "=" shape opcode operands ("," attribute)* */
-static bool parse_instruction(Parser *p, PendingComp *pc) {
-  release_read_tokens(p);
-  bool is_root = false;
-  if (token_is(peek(p), "ROOT") && !token_is(peek_at(p, 1), "=")) {
-    next(p);
-    is_root = true;
+/* The opcodes whose result shape may be left out of the text, because
+ * shape inference finds it from the operands and attributes alone: XLA's
+ * list (CanInferShape in its parser), less broadcast, whose result dims
+ * only the shape gives. The others (reshape, convert, iota, slice, ...)
+ * need it written; an opcode not listed here needs it too. */
+static const Opcode inferable_opcodes[] = {
+  OP_ABS, OP_ADD, OP_AND, OP_ATAN2, OP_BATCH_NORM_GRAD, OP_BATCH_NORM_INFERENCE,
+  OP_BATCH_NORM_TRAINING, OP_CALL, OP_CBRT, OP_CEIL, OP_CHOLESKY, OP_CLAMP, OP_CLZ,
+  OP_COMPARE, OP_CONCATENATE, OP_CONDITIONAL, OP_CONVOLUTION, OP_COPY, OP_COSINE, OP_DIVIDE,
+  OP_DOT, OP_ERF, OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_FLOOR, OP_GATHER,
+  OP_GET_TUPLE_ELEMENT, OP_IS_FINITE, OP_LOG, OP_LOG_PLUS_ONE, OP_LOGISTIC, OP_MAP,
+  OP_MAXIMUM, OP_MINIMUM, OP_MULTIPLY, OP_NEGATE, OP_NOT, OP_OPTIMIZATION_BARRIER, OP_OR,
+  OP_PAD, OP_PARTITION_ID, OP_POPCNT, OP_POWER, OP_REDUCE, OP_REDUCE_WINDOW, OP_REMAINDER,
+  OP_REPLICA_ID, OP_REVERSE, OP_ROUND_NEAREST_AFZ, OP_ROUND_NEAREST_EVEN, OP_RSQRT,
+  OP_SCATTER, OP_SELECT, OP_SELECT_AND_SCATTER, OP_SHIFT_LEFT, OP_SHIFT_RIGHT_ARITHMETIC,
+  OP_SHIFT_RIGHT_LOGICAL, OP_SIGN, OP_SINE, OP_SORT, OP_SQRT, OP_SUBTRACT, OP_TAN, OP_TANH,
+  OP_TRANSPOSE, OP_TRIANGULAR_SOLVE, OP_TUPLE, OP_WHILE, OP_XOR,
+};
+
+static bool shape_is_inferable(Opcode op) {
+  for (size_t i = 0; i < sizeof inferable_opcodes / sizeof inferable_opcodes[0]; i++)
+    if (inferable_opcodes[i] == op) return true;
+  return false;
+}
+
+/* instruction_rhs = shape? opcode operands ("," attribute)*
+ * name is NULL for an instruction nested as an operand; shape is NULL when
+ * the text left it out (or, nested, gives the one already read). */
+static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
+                                  const Shape *shape, int *index) {
+  Token first = *peek(p);
+  Shape written;
+  if (!shape && name && at_shape(p)) {
+    if (!parse_shape(p, &written)) return false;
+    shape = &written;
   }
-  Token *name = peek(p);
-  if (name->kind != TK_WORD) return parse_error(p, name, "expected an instruction name");
-  next(p);
-  if (!expect(p, "=")) return false;
-  PendingInst *pi = add_pending_inst(p, pc);
-  Instruction *inst = pi->inst;
-  pi->name = *name;
-  inst->name = token_string(p, name);
-  inst->loc = name->loc;
-  if (is_root) {
-    if (pc->has_root) return parse_error(p, name, "computation has a second ROOT");
-    pc->root_name = *name;
-    pc->has_root = true;
-  }
-  if (!parse_shape(p, &inst->shape)) return false;
   Token op = *peek(p);
   if (op.kind != TK_WORD) return parse_error(p, &op, "expected an opcode");
+  *index = add_pending_inst(p, pc);
+  PendingInst *pi = &pc->insts[*index];
+  Instruction *inst = pi->inst;
+  if (name) {
+    pi->name = *name;
+    inst->name = token_string(p, name);
+    inst->loc = name->loc;
+  } else {
+    /* Named when the computation is complete (name_anonymous), so the
+     * name can avoid every name the text uses, even later ones. */
+    pi->anonymous = true;
+    pi->name = op;
+    inst->name = "";
+    inst->loc = first.loc;
+  }
   if (!opcode_from_name(op.text, (size_t)op.len, &inst->opcode))
     return parse_error(p, &op, "unknown opcode '%.*s'", op.len > 64 ? 64 : op.len, op.text);
+  if (shape) {
+    inst->shape = *shape;
+  } else if (!shape_is_inferable(inst->opcode)) {
+    return parse_error(p, &op, "the shape of '%s' cannot be inferred: write it before the opcode",
+                       opcode_name(inst->opcode));
+  } else {
+    inst->shape = (Shape){.type = (ElementType)SHAPE_OMITTED};
+  }
   next(p);
   inst->attrs.feature_group_count = 1;
   inst->attrs.batch_group_count = 1;
-  if (!parse_operands(p, pi)) return false;
+  if (!parse_operands(p, pc, *index)) return false;
+  pi = &pc->insts[*index];
   int arity = opcode_arity(inst->opcode);
   if (arity >= 0 && inst->opcode != OP_PARAMETER && inst->opcode != OP_CONSTANT &&
       pi->operand_count != arity)
@@ -318,22 +398,43 @@ static bool parse_instruction(Parser *p, PendingComp *pc) {
                        arity, arity == 1 ? "" : "s", pi->operand_count);
   AttrNotes notes = {0};
   if (!parse_attributes(p, inst, &notes)) return false;
+  pi = &pc->insts[*index];
   pi->called_count = notes.count;
   pi->called_names = arena_memdup(&p->module->arena, notes.names, sizeof(Token) * (size_t)notes.count);
   pi->has_dimensions = notes.has_dimensions;
   return true;
 }
 
+/* instruction = "ROOT"? name "=" instruction_rhs */
+static bool parse_instruction(Parser *p, PendingComp *pc) {
+  release_read_tokens(p);
+  bool is_root = false;
+  if (token_is(peek(p), "ROOT") && !token_is(peek_at(p, 1), "=")) {
+    next(p);
+    is_root = true;
+  }
+  Token name = *peek(p);
+  if (name.kind != TK_WORD) return parse_error(p, &name, "expected an instruction name");
+  next(p);
+  if (!expect(p, "=")) return false;
+  if (is_root) {
+    if (pc->has_root) return parse_error(p, &name, "computation has a second ROOT");
+    pc->root_name = name;
+    pc->has_root = true;
+  }
+  return parse_instruction_rhs(p, pc, &name, NULL, &pc->last_top);
+}
+
 /* ----------------------------------------------------------- computations */
 
 /* signature = "(" (name ":" shape ("," name ":" shape)*)? ")" "->" shape
- * The parameter instructions repeat everything the signature says, so it
- * is checked for form only. */
-static bool parse_signature(Parser *p) {
+ * The parameter instructions repeat what the parameter list says, so it
+ * is checked for form only; the result shape must match the root's
+ * (check_signatures, once every shape is known). */
+static bool parse_signature(Parser *p, Shape *result) {
   if (!skip_balanced(p)) return false;
   if (!expect(p, "->")) return false;
-  Shape ignored;
-  return parse_shape(p, &ignored);
+  return parse_shape(p, result);
 }
 
 /* computation = "ENTRY"? name signature? "{" instruction* "}" ("," name "=" value)* */
@@ -347,12 +448,16 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
   Token name = *peek(p);
   if (name.kind != TK_WORD) return parse_error(p, &name, "expected a computation name");
   next(p);
-  if (token_is(peek(p), "(") && !parse_signature(p)) return false;
+  Shape signature_result;
+  bool has_signature = token_is(peek(p), "(");
+  if (has_signature && !parse_signature(p, &signature_result)) return false;
   if (!expect(p, "{")) return false;
   if (mt->count == mt->cap) mt->comps = grow(&p->module->arena, mt->comps, &mt->cap, sizeof(PendingComp));
   PendingComp *pc = &mt->comps[mt->count++];
   memset(pc, 0, sizeof *pc);
   pc->name = name;
+  pc->has_signature = has_signature;
+  if (has_signature) pc->signature_result = signature_result;
   pc->comp = arena_alloc(&p->module->arena, sizeof(Computation));
   pc->comp->name = token_string(p, &name);
   pc->comp->loc = name.loc;
@@ -380,58 +485,29 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
 
 /* ----------------------------------------------------------------- module */
 
-/* The debug-information tables a module may carry before its computations:
- *   FileNames / FunctionNames:  1 "file.py"
- *   FileLocations / StackFrames: 1 {file_name_id=1 ...}
- * They only feed metadata, which axle does not keep. */
-static bool is_debug_table(Parser *p) {
-  Token *t = peek(p);
-  if (!(token_is(t, "FileNames") || token_is(t, "FunctionNames") ||
-        token_is(t, "FileLocations") || token_is(t, "StackFrames")))
-    return false;
-  Token *after = peek_at(p, 1);
-  return !token_is(after, "{") && !token_is(after, "(");
-}
-
-static bool skip_debug_table(Parser *p) {
-  next(p);
-  int64_t id;
-  while (word_to_int64(peek(p), &id)) {
-    next(p);
-    if (!skip_value(p)) return false;
-  }
-  return true;
-}
-
-/* header = "HloModule" name ("," name "=" value)* */
-static bool parse_module_header(Parser *p) {
-  if (!token_is(peek(p), "HloModule")) return parse_error(p, peek(p), "expected 'HloModule'");
-  next(p);
-  Token *name = peek(p);
-  /* The name shares the header's line; a word on the next line is the
-   * first computation ("ENTRY"), not a name. */
-  if (name->kind != TK_WORD || name->at_line_start) return parse_error(p, name, "expected a module name");
-  next(p);
-  p->module->name = token_string(p, name);
-  while (consume(p, ",")) {
-    if (peek(p)->kind != TK_WORD) return parse_error(p, peek(p), "expected a module attribute");
-    next(p);
-    if (!expect(p, "=") || !skip_value(p)) return false;
-  }
-  return true;
-}
-
 static bool parse_resolve_module(Parser *p, ModuleText *mt);
 
-/* module = header debug_table* computation+ */
+/* module = header? debug_table* computation+
+ * Without the header (XLA accepts that too) the module is named
+ * "module_" and the entry's name. */
 static bool parse_module_text(Parser *p, ModuleText *mt) {
-  if (!parse_module_header(p)) return false;
-  while (is_debug_table(p))
-    if (!skip_debug_table(p)) return false;
+  bool has_header = token_is(peek(p), "HloModule");
+  if (has_header && !parse_module_header(p)) return false;
+  if (!has_header && peek(p)->kind != TK_WORD)
+    return parse_error(p, peek(p), "expected 'HloModule' or a computation");
+  if (!parse_debug_tables(p)) return false;
   while (peek(p)->kind != TK_EOF)
     if (!parse_computation(p, mt)) return false;
-  if (mt->count == 0) return parse_error(p, peek(p), "module has no computations");
-  return parse_resolve_module(p, mt);
+  if (mt->count == 0)
+    return parse_error(p, peek(p), has_header ? "module has no computations" : "expected 'HloModule' or a computation");
+  if (!parse_resolve_module(p, mt)) return false;
+  if (!has_header) {
+    StrBuf sb = {0};
+    strbuf_printf(&sb, "module_%s", p->module->entry->name);
+    p->module->name = arena_strdup(&p->module->arena, sb.data);
+    strbuf_free(&sb);
+  }
+  return true;
 }
 
 /* -------------------------------------------------------------- resolving */
@@ -472,35 +548,61 @@ static int table_find(const NameTable *nt, const Token *key) {
   return nt->keys[slot] ? nt->values[slot] : -1;
 }
 
+/* Names each anonymous (nested) instruction "<opcode>.anon", or
+ * "<opcode>.anon.N" with the first N that no instruction of the
+ * computation uses, as XLA's parser does; names holds the named ones. */
+static void name_anonymous(Parser *p, PendingComp *pc, NameTable *names) {
+  for (int i = 0; i < pc->count; i++) {
+    PendingInst *pi = &pc->insts[i];
+    if (!pi->anonymous) continue;
+    char text[96];
+    Token candidate = {TK_WORD, text, 0, pi->name.loc, false};
+    for (int n = 0;; n++) {
+      if (n == 0) snprintf(text, sizeof text, "%s.anon", opcode_name(pi->inst->opcode));
+      else snprintf(text, sizeof text, "%s.anon.%d", opcode_name(pi->inst->opcode), n);
+      candidate.len = (int)strlen(text);
+      if (table_find(names, &candidate) < 0) break;
+    }
+    pi->inst->name = arena_strdup(&p->module->arena, text);
+    pi->name.text = pi->inst->name;
+    pi->name.len = candidate.len;
+    int slot = table_slot(names, &pi->name);
+    names->keys[slot] = &pi->name;
+    names->values[slot] = i;
+  }
+}
+
 static bool link_operands(Parser *p, PendingComp *pc) {
   NameTable names;
   table_init(&p->module->arena, &names, pc->count);
   for (int i = 0; i < pc->count; i++) {
+    pc->insts[i].inst->index = i;
+    if (pc->insts[i].anonymous) continue;
     const Token *name = &pc->insts[i].name;
     int slot = table_slot(&names, name);
     if (names.keys[slot])
       return parse_error(p, name, "duplicate instruction name '%s'", pc->insts[i].inst->name);
     names.keys[slot] = name;
     names.values[slot] = i;
-    pc->insts[i].inst->index = i;
   }
+  name_anonymous(p, pc, &names);
   for (int i = 0; i < pc->count; i++) {
     PendingInst *pi = &pc->insts[i];
     pi->inst->operand_count = pi->operand_count;
     pi->inst->operands = arena_alloc(&p->module->arena, sizeof(Instruction *) * (size_t)(pi->operand_count + 1));
     for (int k = 0; k < pi->operand_count; k++) {
+      if (pi->operand_nested[k] >= 0) {
+        pi->inst->operands[k] = pc->insts[pi->operand_nested[k]].inst;
+        continue;
+      }
       const Token *operand = &pi->operand_names[k];
       int found = table_find(&names, operand);
       if (found < 0)
         return parse_error(p, operand, "use of undefined instruction '%.*s'", operand->len, operand->text);
       pi->inst->operands[k] = pc->insts[found].inst;
     }
-    /* XLA lets a broadcast of a scalar leave out dimensions={}. */
-    if (pi->inst->opcode == OP_BROADCAST && !pi->has_dimensions &&
-        !(pi->inst->operands[0]->shape.type != TYPE_TUPLE && pi->inst->operands[0]->shape.rank == 0))
-      return parse_error(p, &pi->name, "'broadcast' of a non-scalar needs the attribute dimensions=");
   }
-  int root = pc->count - 1;
+  int root = pc->last_top;
   if (pc->has_root) root = table_find(&names, &pc->root_name);
   pc->comp->root = pc->insts[root].inst;
   return true;
@@ -643,6 +745,63 @@ static bool sort_computations(Parser *p, ModuleText *mt) {
   return true;
 }
 
+/* The shapes the text left out, from shape inference: computations
+ * callees first and instructions operands first, so that every shape a
+ * rule reads (operands, a callee's root) is known when it runs. dot and
+ * convolution take their element type from the lhs, as XLA's inference
+ * does without a preferred type. */
+static bool infer_omitted_shapes(Parser *p) {
+  Module *m = p->module;
+  for (int c = 0; c < m->computation_count; c++) {
+    Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count; i++) {
+      Instruction *inst = comp->instructions[i];
+      if (inst->shape.type != (ElementType)SHAPE_OMITTED) continue;
+      Shape declared = {.type = TYPE_F32};
+      if ((inst->opcode == OP_DOT || inst->opcode == OP_CONVOLUTION) && inst->operand_count > 0)
+        declared.type = inst->operands[0]->shape.type;
+      inst->shape = declared;
+      if (!infer_shape(inst, &inst->shape, &m->arena, p->st)) {
+        p->st->file = p->filename;
+        parse_fill_source_line(p, p->st->loc.line);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/* A signature's result shape must be the root's (layouts aside). */
+static bool check_signatures(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++) {
+    PendingComp *pc = &mt->comps[c];
+    if (!pc->has_signature || shape_equal(&pc->signature_result, &pc->comp->root->shape)) continue;
+    StrBuf want = {0}, got = {0};
+    shape_print(&want, &pc->signature_result, false);
+    shape_print(&got, &pc->comp->root->shape, false);
+    parse_error(p, &pc->name, "computation '%s' is declared to return %s, but its root '%s' is %s",
+                pc->comp->name, want.data, pc->comp->root->name, got.data);
+    strbuf_free(&want);
+    strbuf_free(&got);
+    return false;
+  }
+  return true;
+}
+
+/* XLA lets a broadcast of a scalar leave out dimensions={}; whether the
+ * operand is a scalar is known once every shape is. */
+static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++)
+    for (int i = 0; i < mt->comps[c].count; i++) {
+      PendingInst *pi = &mt->comps[c].insts[i];
+      if (pi->inst->opcode != OP_BROADCAST || pi->has_dimensions) continue;
+      const Shape *operand = &pi->inst->operands[0]->shape;
+      if (!(operand->type != TYPE_TUPLE && operand->rank == 0))
+        return parse_error(p, &pi->name, "'broadcast' of a non-scalar needs the attribute dimensions=");
+    }
+  return true;
+}
+
 static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   if (mt->entry < 0) {
     /* Without an ENTRY marker XLA takes the last computation as the entry. */
@@ -666,12 +825,18 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
     if (!sort_instructions(p, &mt->comps[c])) return false;
   register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
-  return true;
+  return infer_omitted_shapes(p) && check_broadcast_dimensions(p, mt) && check_signatures(p, mt);
 }
 
 /* --------------------------------------------------------------- entries */
 
 Module *parse_module(const char *text, size_t length, const char *filename, Status *st) {
+  return parse_module_with(text, length, filename, NULL, st);
+}
+
+Module *parse_module_with(const char *text, size_t length, const char *filename,
+                          const ParseOptions *options, Status *st) {
+  static const ParseOptions defaults = {0};
   status_clear(st);
   if (!text) {
     text = "";
@@ -679,7 +844,8 @@ Module *parse_module(const char *text, size_t length, const char *filename, Stat
   }
   Module *m = module_create("module");
   m->filename = filename ? arena_strdup(&m->arena, filename) : NULL;
-  Parser p = {.source = text, .source_length = length, .filename = filename, .module = m, .st = st};
+  Parser p = {.source = text, .source_length = length, .filename = filename, .module = m, .st = st,
+              .options = options ? options : &defaults};
   ModuleText mt = {.entry = -1};
   /* A lexing error ends the tokens early, which can look like a clean end
    * of the module: it fails the parse whatever the parser made of it. */
@@ -705,6 +871,10 @@ Module *parse_module(const char *text, size_t length, const char *filename, Stat
 }
 
 Module *parse_module_file(const char *path, Status *st) {
+  return parse_module_file_with(path, NULL, st);
+}
+
+Module *parse_module_file_with(const char *path, const ParseOptions *options, Status *st) {
   status_clear(st);
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -737,7 +907,7 @@ Module *parse_module_file(const char *path, Status *st) {
     status_error(st, STATUS_PARSE_ERROR, "cannot read %s: %s", path, strerror(saved_errno));
     return NULL;
   }
-  Module *m = parse_module(text, length, path, st);
+  Module *m = parse_module_with(text, length, path, options, st);
   free(text);
   return m;
 }

@@ -226,6 +226,9 @@ static bool read_labels(Parser *p, const Token *t, const char *letters, int64_t 
 /* dim_labels = input "_" kernel "->" output    e.g. b01f_01io->b01f, bf_io->bf */
 static bool read_dim_labels(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
+  /* On a custom-call they only describe the target's operands to it, and
+   * may hold '?' for dimensions of no role: read past. */
+  if (inst->opcode == OP_CUSTOM_CALL) return skip_value(p);
   ConvDims *d = arena_alloc(&p->module->arena, sizeof *d);
   inst->attrs.conv = d;
   Token *lhs = peek(p);
@@ -359,6 +362,33 @@ static bool read_compare_type(Parser *p, Instruction *inst, AttrNotes *notes) {
   if (!parse_keyword(p, names, 4, "comparison type", &v)) return false;
   inst->attrs.compare_type = (CompareType)(v + CMP_TYPE_FLOAT);
   return true;
+}
+
+/* order=TOTAL|PARTIAL: newer spelling of the comparison's ordering of
+ * floats. TOTAL is type=TOTALORDER (-NaN < -inf < ... < -0 < +0 < ... <
+ * +inf < NaN); PARTIAL is IEEE comparison, the default. Settled against
+ * type= once all attributes are read (resolve_compare_order). */
+static bool read_compare_order(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  static const char *const names[] = {"TOTAL", "PARTIAL"};
+  int v = 0;
+  Token at = *peek(p);
+  if (!parse_keyword(p, names, 2, "comparison order", &v)) return false;
+  notes->order = at;
+  return true;
+}
+
+static bool resolve_compare_order(Parser *p, Instruction *inst, const AttrNotes *notes) {
+  if (notes->order.kind == TK_EOF) return true;
+  bool total = token_is(&notes->order, "TOTAL");
+  CompareType t = inst->attrs.compare_type;
+  if (total && (t == CMP_TYPE_DEFAULT || t == CMP_TYPE_TOTALORDER)) {
+    inst->attrs.compare_type = CMP_TYPE_TOTALORDER;
+    return true;
+  }
+  if (!total && t != CMP_TYPE_TOTALORDER) return true;
+  return parse_error(p, &notes->order, "order=%s contradicts the comparison's type=",
+                     total ? "TOTAL" : "PARTIAL");
 }
 
 static bool read_fusion_kind(Parser *p, Instruction *inst, AttrNotes *notes) {
@@ -662,6 +692,14 @@ static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
   return skip_value(p);
 }
 
+/* An attribute XLA reads that asks for something axle does not do: it is
+ * refused by name, never skipped, since skipping would change the result. */
+static bool read_refused(Parser *p, Instruction *inst, AttrNotes *notes) {
+  const Token *name = &notes->attribute;
+  return parse_error(p, name, "attribute '%.*s' on '%s' is not supported", name->len, name->text,
+                     opcode_name(inst->opcode));
+}
+
 /* custom-call may name computations through to_apply= and
  * called_computations={...}; they are kept in text order. */
 static bool read_appended_called(Parser *p, Instruction *inst, AttrNotes *notes) {
@@ -736,6 +774,7 @@ static const AttrRule attr_rules[] = {
   {"fft_length", read_fft_length, OPS(OP_FFT)},
   {"direction", read_direction, OPS(OP_COMPARE)},
   {"type", read_compare_type, OPS(OP_COMPARE)},
+  {"order", read_compare_order, OPS(OP_COMPARE)},
   {"kind", read_fusion_kind, OPS(OP_FUSION)},
   {"custom_call_target", read_custom_call_target, OPS(OP_CUSTOM_CALL)},
   {"algorithm", read_rng_algorithm, OPS(OP_RNG_BIT_GENERATOR)},
@@ -777,6 +816,10 @@ static const AttrRule attr_rules[] = {
   {"branch_computations", read_called_list, OPS(OP_CONDITIONAL)},
   /* Accepted and skipped: they guide XLA's own compiler or carry debug
    * information, and do not change what the instruction computes. */
+  /* On every opcode in XLA: debug information (metadata, origin,
+   * statistics), hints to XLA's own passes and backends (backend_config,
+   * frontend_attributes), placement on devices (sharding: axle runs one),
+   * and ordering without data flow (control-predecessors). */
   {"metadata", read_metadata, ANY_OP},
   {"backend_config", read_and_ignore, ANY_OP},
   {"raw_backend_config", read_and_ignore, ANY_OP},
@@ -784,10 +827,21 @@ static const AttrRule attr_rules[] = {
   {"sharding", read_and_ignore, ANY_OP},
   {"statistics", read_and_ignore, ANY_OP},
   {"origin", read_and_ignore, ANY_OP},
-  {"schedule", read_and_ignore, ANY_OP},
   {"control-predecessors", read_and_ignore, ANY_OP},
-  {"result_accuracy", read_and_ignore, ANY_OP},
   {"parameter_replication", read_and_ignore, OPS(OP_PARAMETER)},
+  /* The accuracy a transcendental function may trade for speed: axle's
+   * evaluator is always as exact as it can be, which every mode allows. */
+  {"result_accuracy", read_and_ignore, OPS(OP_CBRT, OP_COSINE, OP_ERF, OP_EXPONENTIAL,
+      OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_LOGISTIC, OP_RSQRT, OP_SINE,
+      OP_SQRT, OP_TAN, OP_TANH)},
+  /* Collectives: how the groups were derived (one device: no groups). */
+  {"mode", read_and_ignore, OPS(OP_ALL_REDUCE, OP_REDUCE_SCATTER)},
+  /* The in-place collective-permute (four operands): not supported. */
+  {"slice_sizes", read_refused, OPS(OP_COLLECTIVE_PERMUTE)},
+  /* Which direction of the training step a convolution is (forward,
+   * backward filter, ...): a hint, the dimension numbers say everything. */
+  {"conv_kind", read_and_ignore, OPS(OP_CONVOLUTION)},
+  {"schedule", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"operand_precision", read_and_ignore, OPS(DOTS, OP_CONVOLUTION, OP_CUSTOM_CALL)},
   {"precision_config", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
   {"algorithm", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
@@ -899,11 +953,22 @@ static bool check_required(Parser *p, const Instruction *inst, const bool seen[]
   return true;
 }
 
+/* Whether a "," at the cursor starts an attribute. Inside an instruction
+ * nested as an operand, a "," may instead separate the enclosing
+ * instruction's operands: add(negate(x), dimensions=..., y) has an
+ * attribute, add(negate(x), y) does not; only "name =" tells them apart. */
+static bool at_attribute(Parser *p) {
+  if (!token_is(peek(p), ",")) return false;
+  return p->nesting == 0 || (peek_at(p, 1)->kind == TK_WORD && token_is(peek_at(p, 2), "="));
+}
+
 /* attributes = ("," name "=" value)* */
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
   bool seen[ATTR_RULE_COUNT] = {false};
   if (inst->opcode == OP_TOPK) scalar_attrs(p, inst); /* largest= may be left out */
-  while (consume(p, ",")) {
+  notes->order.kind = TK_EOF;
+  while (at_attribute(p)) {
+    next(p);
     Token *name = peek(p);
     if (name->kind != TK_WORD) return parse_error(p, name, "expected an attribute name");
     next(p);
@@ -912,8 +977,9 @@ bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
     if (r < 0) return false;
     if (seen[r]) return parse_error(p, name, "attribute '%s' given twice", attr_rules[r].name);
     seen[r] = true;
+    notes->attribute = *name;
     if (!attr_rules[r].read(p, inst, notes)) return false;
   }
   Token at = {TK_WORD, inst->name, 0, inst->loc, false};
-  return check_required(p, inst, seen, &at);
+  return check_required(p, inst, seen, &at) && resolve_compare_order(p, inst, notes);
 }

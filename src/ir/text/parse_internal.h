@@ -55,6 +55,8 @@ typedef struct Parser {
   LexState lex;
   bool lex_failed;   /* a lexing error is in st; later errors must not replace it */
   int depth;         /* nesting of recursive rules, bounded by PARSE_MAX_DEPTH */
+  int nesting;       /* > 0 while reading an instruction nested as an operand */
+  const ParseOptions *options;
   Module *module;
   Status *st;
 } Parser;
@@ -107,6 +109,13 @@ bool parse_shape(Parser *p, Shape *out);
 /* array_shape = element_type dims     (no layout: "f32[2] {1, 2}" is a value) */
 bool parse_array_shape_without_layout(Parser *p, Shape *out);
 
+/* --------------------------------------------------------- parse_header.c */
+/* header = "HloModule" name ":"? ("," name "=" value)*    (sets module->name) */
+bool parse_module_header(Parser *p);
+/* The debug-information tables XLA may print before the computations;
+ * they feed metadata only, which axle does not keep. */
+bool parse_debug_tables(Parser *p);
+
 /* ---------------------------------------------------------- parse_attrs.c */
 /* Parses the ", name=value" list after an instruction's operands into inst.
  * What cannot be settled until names are resolved goes into AttrNotes: the
@@ -118,8 +127,14 @@ typedef struct AttrNotes {
   int count;
   Token names[PARSE_MAX_CALLED]; /* computation names, in called[] order */
   bool has_dimensions;
+  Token order;                   /* compare's order=TOTAL|PARTIAL, kind TK_EOF when absent */
+  Token attribute;               /* the name of the attribute being read, for messages */
 } AttrNotes;
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes);
+
+/* The element type a shape written nowhere carries until shape inference
+ * fills it in (parse.c): never a real type, so nothing can mistake it. */
+enum { SHAPE_OMITTED = TYPE_COUNT };
 
 /* -------------------------------------------------------- parse_literal.c */
 /* literal = scalar | "{" ... "}" nested to the shape's rank | "(" literal, ... ")"

@@ -3,7 +3,8 @@
  * XLA prints an array constant as nested braces, one level per dimension,
  * in row-major order: f32[2,3] constant({ {1, 2, 3}, {4, 5, 6} }). A scalar
  * is a bare value, a tuple a parenthesized list of literals. Large
- * constants may have been printed elided as "{...}"; they cannot be read. */
+ * constants may have been printed elided as "{...}": their values are
+ * gone, and are refused or made up (ParseOptions.fill_elided_constants). */
 #include <complex.h>
 #include <errno.h>
 #include <math.h>
@@ -44,7 +45,9 @@ static bool word_to_uint64(const Token *t, uint64_t *out) {
 }
 
 /* float = number | "inf" | "-inf" | "nan" ("(" payload ")")?
- * Newer XLA prints a NaN's payload: nan(0x7fc00001). The value stays a NaN. */
+ * One part of a complex value. A payload on a NaN part is read past (the
+ * part stays the default NaN); real constants keep theirs, see
+ * parse_nan_payload. */
 static bool parse_float_value(Parser *p, const char *tname, double *out) {
   Token *t = peek(p);
   if (t->kind != TK_WORD || !word_to_double(t, out))
@@ -69,7 +72,52 @@ static bool parse_complex_value(Parser *p, Literal *lit, int64_t index) {
   return true;
 }
 
-/* scalar = "true" | "false" | integer | float | complex */
+/* The mantissa bits a NaN payload may use, per float type. */
+static int mantissa_bits_of(ElementType t) {
+  switch (t) {
+  case TYPE_F16: return 10;
+  case TYPE_BF16: return 7;
+  case TYPE_F32: return 23;
+  case TYPE_F64: return 52;
+  default: return 0;
+  }
+}
+
+/* nan_payload = "(" hex ")"    after nan or -nan: nan(0x7f)
+ * Newer XLA prints a NaN's mantissa when it is not the default quiet one.
+ * The payload must be nonzero (zero would be an infinity) and fit in the
+ * mantissa; the bits are kept, so the constant prints back the same. */
+static bool parse_nan_payload(Parser *p, Literal *lit, int64_t index, const Token *nan) {
+  expect(p, "(");
+  Token t = *peek(p);
+  int bits = mantissa_bits_of(lit->shape.type);
+  char buf[24];
+  unsigned long long payload = 0;
+  bool ok = t.kind == TK_WORD && t.len > 2 && t.len < (int)sizeof buf && t.text[0] == '0' &&
+            (t.text[1] == 'x' || t.text[1] == 'X');
+  if (ok) {
+    memcpy(buf, t.text, (size_t)t.len);
+    buf[t.len] = '\0';
+    char *end;
+    errno = 0;
+    payload = strtoull(buf + 2, &end, 16);
+    ok = *end == '\0' && errno == 0;
+  }
+  if (!ok) return parse_error(p, &t, "expected a NaN payload such as 0x7f");
+  if (bits == 0 || payload == 0 || (bits < 64 && payload >> bits))
+    return parse_error(p, &t, "NaN payload %.*s does not fit the %d mantissa bits of %s", t.len, t.text,
+                       bits, type_name(lit->shape.type));
+  next(p);
+  if (!expect(p, ")")) return false;
+  /* sign | all-ones exponent | payload, in the type's own width. */
+  bool negative = nan->text[0] == '-';
+  int width = type_bit_width(lit->shape.type);
+  uint64_t word = ((uint64_t)negative << (width - 1)) | (((1ull << (width - 1 - bits)) - 1) << bits) | payload;
+  memcpy((char *)lit->data + index * (width / 8), &word, (size_t)(width / 8));
+  return true;
+}
+
+/* scalar = "true" | "false" | integer | float | "inf" | "-inf" | "nan" nan_payload? | complex */
 static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
   /* A constant may hold millions of values; the tokens read so far are
    * not needed again. */
@@ -88,8 +136,11 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
       return parse_error(p, t, "expected true or false for a pred value");
     literal_set_s64(lit, index, v);
   } else if (type == TYPE_U64) {
+    /* XLA reads a negative u64 as its two's complement (-1 is the max). */
     uint64_t v;
-    if (!word_to_uint64(t, &v)) return parse_error(p, t, "expected a u64 value");
+    int64_t negative;
+    if (word_to_int64(t, &negative) && negative < 0) v = (uint64_t)negative;
+    else if (!word_to_uint64(t, &v)) return parse_error(p, t, "expected a u64 value");
     literal_set_u64(lit, index, v);
   } else if (type_is_integer(type)) {
     int64_t v;
@@ -99,9 +150,17 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
     literal_set_s64(lit, index, v);
   } else {
     double v;
-    if (!parse_float_value(p, tname, &v)) return false;
+    if (!word_to_double(t, &v)) return parse_error(p, t, "expected a %s value", tname);
     literal_set_f64(lit, index, v);
-    return true;
+    /* A finite number too large for the type is an error, as in XLA, not
+     * an infinity nobody wrote. */
+    if (!isnan(v) && isinf(literal_get_f64(lit, index)) && !memchr(t->text, 'i', (size_t)t->len))
+      return parse_error(p, t, "value %.*s is out of range for %s", t->len > 40 ? 40 : t->len, t->text, tname);
+    if (isnan(v) && token_is(peek_at(p, 1), "(")) {
+      Token nan = *t;
+      next(p);
+      return parse_nan_payload(p, lit, index, &nan);
+    }
   }
   next(p);
   return true;
@@ -132,7 +191,40 @@ static bool parse_array_level(Parser *p, Literal *lit, int depth, int64_t *index
   return true;
 }
 
+/* elided = "{" "..." "}"
+ * XLA prints a large constant's values as "..." unless asked for them all.
+ * They are gone; with ParseOptions.fill_elided_constants the constant
+ * gets values drawn from the options' seed, one stream through the module
+ * in text order, so the same text and seed give the same module. */
+static bool at_elided(Parser *p) {
+  return token_is(peek(p), "{") && token_is(peek_at(p, 1), "...") && token_is(peek_at(p, 2), "}");
+}
+
+static Literal *parse_elided_literal(Parser *p, const Shape *shape) {
+  Token start = *peek(p);
+  if (!p->options->fill_elided_constants) {
+    parse_error(p, &start, "this constant was printed elided ({...}) and cannot be read");
+    return NULL;
+  }
+  if (shape->rank == 0) {
+    parse_error(p, &start, "a scalar constant cannot be elided");
+    return NULL;
+  }
+  next(p);
+  next(p);
+  next(p);
+  /* Each constant its own stream, apart from the one axle-run draws inputs
+   * from with the same seed (else a constant would equal an input). */
+  uint64_t state = (p->options->elided_seed ^ 0x5851f42d4c957f2dull) +
+                   (uint64_t)(p->module->elided_constant_count + 1) * 0x632be59bd9b4e019ull;
+  Literal *lit = literal_create(shape);
+  literal_fill_random(lit, &state);
+  p->module->elided_constant_count++;
+  return lit;
+}
+
 static Literal *parse_array_literal(Parser *p, const Shape *shape) {
+  if (at_elided(p)) return parse_elided_literal(p, shape);
   Token *start = peek(p);
   /* Every element takes at least one byte of text, so a count larger than
    * what is left of the text is an error before anything is allocated. */

@@ -92,6 +92,15 @@ static bool reads_back(const char *text, ElementType t, uint64_t bits) {
  * read back worse, so the digit count is found by bisection; the longest
  * form (9 digits for f32 and narrower, 17 for f64) always reads back. */
 static void print_float(StrBuf *sb, double value, ElementType t, uint64_t bits) {
+  /* A NaN with other than the default quiet payload prints its payload,
+   * nan(0x7f), as XLA does; the parser reads it back bit for bit. */
+  int mantissa = t == TYPE_F64 ? 52 : t == TYPE_F32 ? 23 : t == TYPE_F16 ? 10 : 7;
+  uint64_t payload = bits & ((1ull << mantissa) - 1);
+  if (isnan(value) && payload != 1ull << (mantissa - 1)) {
+    int width = t == TYPE_F64 ? 64 : t == TYPE_F32 ? 32 : 16;
+    strbuf_printf(sb, "%snan(0x%llx)", (bits >> (width - 1)) & 1 ? "-" : "", (unsigned long long)payload);
+    return;
+  }
   if (print_special_float(sb, value)) return;
   char text[320]; /* %g of a double never needs more; the compiler cannot tell */
   int lo = 1, hi = t == TYPE_F64 ? 17 : 9;
@@ -669,10 +678,26 @@ static void print_entry_layout(StrBuf *sb, const Computation *entry) {
   strbuf_printf(sb, "}");
 }
 
+/* input_output_alias={ {0}: (1, {}, may-alias), ... } */
+static void print_io_aliases(StrBuf *sb, const Module *m) {
+  if (m->io_alias_count == 0) return;
+  strbuf_printf(sb, ", input_output_alias={ ");
+  for (int i = 0; i < m->io_alias_count; i++) {
+    const IoAlias *a = &m->io_aliases[i];
+    if (i) strbuf_printf(sb, ", ");
+    print_int_list(sb, &a->output_index);
+    strbuf_printf(sb, ": (%lld, ", (long long)a->parameter_number);
+    print_int_list(sb, &a->parameter_index);
+    strbuf_printf(sb, ", %s)", a->must_alias ? "must-alias" : "may-alias");
+  }
+  strbuf_printf(sb, " }");
+}
+
 void print_module(StrBuf *sb, const Module *m) {
   strbuf_printf(sb, "HloModule ");
   print_name(sb, m->name);
   if (m->entry) print_entry_layout(sb, m->entry);
+  print_io_aliases(sb, m);
   strbuf_printf(sb, "\n");
   for (int i = 0; i < m->computation_count; i++) {
     strbuf_printf(sb, "\n");

@@ -1,0 +1,412 @@
+/* The GEMM driver: cache blocking, packing, edge tiles, batches, threads and
+ * the small-matrix path, around the generated micro-kernel (gemm_kernel.c).
+ *
+ * The loops, outermost first, for one product:
+ *
+ *   pack all of B into NR-column panels     one round of tasks (K block x N
+ *                                           block); shared by every task below
+ *   macro tiles of C (MC x NC)              one task each, by the thread pool
+ *     K blocks (KC)                         in order, inside the task
+ *       pack A[MC, KC] into MR-row panels   per task, in a per-thread buffer
+ *       NR-column panels of B               a KC x NR panel stays in L1 ...
+ *         MR-row panels of A                ... while A's panels come from L2
+ *           micro-kernel: C tile (+)= A panel · B panel
+ *
+ * Cache blocking, for a core with 64 KiB of L1d and 1 MiB of L2 (this
+ * machine's Zen 5 has 48 KiB of L1d; the sizes fit that too):
+ *   KC = 256  the B panel the kernel re-reads for every A panel is KC x NR
+ *             floats: 256 x 32 x 4 = 32 KiB on avx512, half of L1, leaving
+ *             the other half for the A panel streaming through (14 KiB) and
+ *             the C tile. Longer K runs also amortise the C tile's load and
+ *             store over more FMAs.
+ *   MC ~ 336  the packed A block is MC x KC floats, re-read once per B panel,
+ *             so it must stay in L2: 336 x 256 x 4 = 336 KiB, a third of L2,
+ *             leaving room for the B panels passing through and for C.
+ *   NC ~ 1024 each B panel of a task is read once from L2 or L3 and then
+ *             used from L1 by MC / MR kernel calls, so NC does not need to fit
+ *             a cache; it sets how often A is packed again (N / NC times) and
+ *             the size of a task.
+ * Blocks are evened out over the extent (1023 rows make four blocks of
+ * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and halved
+ * until a problem has at least GEMM_MIN_TASKS tasks, so that mid-sized
+ * products still spread over the cores. All of this depends only on the
+ * shape, never on the thread count (see gemm.h on determinism).
+ *
+ * Edge tiles: a tile with fewer than MR rows left runs the kernel generated
+ * for exactly its number of rows (the same instructions, minus the rows it
+ * lacks). A tile with fewer than NR columns runs into a scratch tile, whose
+ * valid part is then copied or added into C in C code: C + tile is the same
+ * float as the kernel's tile + C, so an element's bits do not depend on
+ * whether its tile was an edge tile. */
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/gemm.h"
+#include "emit_x86/jit_memory.h"
+
+enum {
+  GEMM_KC = 256,
+  GEMM_MC_TARGET = 336,
+  GEMM_NC_TARGET = 1024,
+  GEMM_MIN_TASKS = 8,
+  /* Below this many multiply-adds packing costs more than it saves. */
+  GEMM_DIRECT_VOLUME = 32 * 32 * 32,
+  GEMM_MAX_MR = 14,          /* the largest MR and MR x NR of gemm_kernel.c's shapes */
+  GEMM_MAX_TILE = 14 * 32,
+  /* Packed B of a batch is made this many floats at most (64 MiB) at once. */
+  GEMM_PACKED_B_LIMIT = 16 << 20,
+};
+
+struct GemmPlan {
+  const GemmKernelShape *shape;
+  JitCode code;
+  /* kernels[r] computes the first r rows of a tile, r in 1..MR; all of them
+   * lie in one mapping, kernels[MR] (the full tile) first. */
+  GemmKernelFn *kernels[GEMM_MAX_MR + 1];
+};
+
+GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
+  const GemmKernelShape *shape = gemm_kernel_shape_for_level(cpu->level);
+  if (!shape) {
+    status_error(st, STATUS_UNSUPPORTED, "the GEMM needs SSE4.1 at least; this CPU level is %s",
+                 cpu_level_name(cpu->level));
+    return NULL;
+  }
+  assert(shape->mr <= GEMM_MAX_MR && shape->mr * shape->nr <= GEMM_MAX_TILE);
+  X86Buffer cb;
+  x86_buffer_init(&cb);
+  size_t offsets[GEMM_MAX_MR + 1];
+  for (int rows = shape->mr; rows >= 1; rows--) {
+    x86_align(&cb, 64);
+    offsets[rows] = cb.size;
+    gemm_kernel_emit(&cb, shape, rows);
+  }
+  GemmPlan *plan = calloc_or_exit(1, sizeof *plan);
+  bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
+  x86_buffer_free(&cb);
+  if (!ok) {
+    free(plan);
+    return NULL;
+  }
+  plan->shape = shape;
+  for (int rows = 1; rows <= shape->mr; rows++)
+    plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
+  return plan;
+}
+
+void gemm_plan_free(GemmPlan *plan) {
+  if (!plan) return;
+  jit_code_free(&plan->code);
+  free(plan);
+}
+
+const GemmKernelShape *gemm_plan_kernel_shape(const GemmPlan *plan) { return plan->shape; }
+const void *gemm_plan_kernel_address(const GemmPlan *plan) { return plan->code.base; }
+
+bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
+  X86Buffer cb;
+  x86_buffer_init(&cb);
+  x86_buffer_enable_listing(&cb);
+  gemm_kernel_emit(&cb, plan->shape, plan->shape->mr);
+  bool ok = x86_buffer_finish(&cb, st);
+  if (ok) x86_listing_print(&cb, out);
+  x86_buffer_free(&cb);
+  return ok;
+}
+
+/* ------------------------------------------------------------- blocking */
+
+typedef struct GemmBlocks {
+  int64_t m_block, m_count;
+  int64_t n_block, n_count;
+  int64_t k_block, k_count;
+} GemmBlocks;
+
+static int64_t round_up(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Cuts extent (> 0) into the fewest blocks of at most max_block (a multiple
+ * of unit), of even size rounded up to unit; the last block may be shorter. */
+static void extent_split(int64_t extent, int64_t max_block, int64_t unit, int64_t *block,
+                         int64_t *count) {
+  int64_t pieces = (extent + max_block - 1) / max_block;
+  *block = round_up((extent + pieces - 1) / pieces, unit);
+  *count = (extent + *block - 1) / *block;
+}
+
+static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p) {
+  GemmBlocks b;
+  int64_t m_max = GEMM_MC_TARGET / s->mr * s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
+  extent_split(p->k, GEMM_KC, 1, &b.k_block, &b.k_count);
+  for (;;) {
+    extent_split(p->m, m_max, s->mr, &b.m_block, &b.m_count);
+    extent_split(p->n, n_max, s->nr, &b.n_block, &b.n_count);
+    if (p->batch * b.m_count * b.n_count >= GEMM_MIN_TASKS) break;
+    /* Halve a block while both halves keep at least two tiles: M's first,
+     * since B is packed once for all row blocks while every column block
+     * packs its own copy of A. */
+    if (b.m_block >= 4 * s->mr) m_max = round_up(b.m_block / 2, s->mr);
+    else if (b.n_block >= 4 * s->nr) n_max = round_up(b.n_block / 2, s->nr);
+    else break;
+  }
+  return b;
+}
+
+/* -------------------------------------------------------------- packing */
+
+/* Copies a panel of `width` lanes by `depth` steps into dst[step*width +
+ * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and the
+ * lanes from `lanes` up to width are zero. The destination is written in
+ * order, one step (a contiguous run of width floats) at a time. Contiguous
+ * lanes (row-major B, column-major A) are one memcpy per step; otherwise
+ * each lane is a stream of its own through the source (row-major A reads its
+ * MR rows side by side), which the hardware prefetchers follow. */
+static void panel_pack(float *restrict dst, const float *restrict src, int64_t lane_stride,
+                       int64_t depth_stride, int lanes, int width, int64_t depth) {
+  if (depth_stride == 1 && lane_stride != 1) {
+    for (int64_t d0 = 0; d0 < depth; d0 += 16) {
+      int64_t d_end = min64(d0 + 16, depth);
+      for (int l = 0; l < lanes; l++)
+        for (int64_t d = d0; d < d_end; d++) dst[d * width + l] = src[l * lane_stride + d];
+    }
+    for (int64_t d = 0; d < depth && lanes < width; d++)
+      memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
+    return;
+  }
+  for (int64_t d = 0; d < depth; d++) {
+    const float *from = src + d * depth_stride;
+    float *to = dst + d * width;
+    if (lane_stride == 1) {
+      memcpy(to, from, (size_t)lanes * sizeof *to);
+    } else {
+      for (int l = 0; l < lanes; l++) to[l] = from[l * lane_stride];
+    }
+    for (int l = lanes; l < width; l++) to[l] = 0.0f;
+  }
+}
+
+/* ------------------------------------------------------- one product call */
+
+/* One A packing buffer per thread that may run at once. A task takes any
+ * free one: which buffer holds a panel cannot change a result. */
+typedef struct GemmScratch {
+  atomic_bool busy;
+  float *a_pack;   /* MC x KC, 64-byte aligned inside memory */
+  void *memory;
+} GemmScratch;
+
+typedef struct GemmCall {
+  const GemmPlan *plan;
+  const GemmProblem *problem;
+  const GemmEpilogue *epilogue;
+  GemmBlocks blocks;
+  int64_t n_padded;         /* N rounded up to NR */
+  /* B of the products [batch0, batch0 + group) packed, each K x n_padded
+   * floats: K block k0 starts at k0 * n_padded, and within it the panel of
+   * columns j..j+NR (kc x NR floats) at j * kc. */
+  int64_t batch0, group;
+  float *b_packed;
+  GemmScratch *scratch;
+  int scratch_count;
+} GemmCall;
+
+static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+static GemmScratch *scratch_acquire(GemmCall *call) {
+  /* At most scratch_count tasks run at once, so a free buffer exists. */
+  for (;;) {
+    for (int i = 0; i < call->scratch_count; i++) {
+      GemmScratch *s = &call->scratch[i];
+      if (atomic_exchange(&s->busy, true)) continue;
+      if (!s->memory) {
+        size_t floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
+        s->memory = realloc_or_exit(NULL, (floats + 16) * sizeof(float));
+        s->a_pack = align64(s->memory);
+      }
+      return s;
+    }
+  }
+}
+
+static void scratch_release(GemmScratch *s) { atomic_store(&s->busy, false); }
+
+/* Pack task `index`: the NR-column panels of one K block and one N block of
+ * one product's B. B is packed once per product, before any multiply, so
+ * that the macro tiles of every row block share it. */
+static void b_pack_task_run(void *context, int64_t index) {
+  GemmCall *call = context;
+  const GemmProblem *p = call->problem;
+  const GemmBlocks *b = &call->blocks;
+  int nr = call->plan->shape->nr;
+  int64_t per_batch = b->k_count * b->n_count, rest = index % per_batch;
+  int64_t local = index / per_batch;
+  int64_t k0 = rest / b->n_count * b->k_block, kc = min64(b->k_block, p->k - k0);
+  int64_t n0 = rest % b->n_count * b->n_block, n_end = min64(n0 + b->n_block, p->n);
+  float *dst = call->b_packed + (local * p->k + k0) * call->n_padded;
+  const float *src = p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride;
+  for (int64_t j = n0; j < n_end; j += nr)
+    panel_pack(dst + j * kc, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride,
+               (int)min64(nr, p->n - j), nr, kc);
+}
+
+/* ----------------------------------------------------------- macro tiles */
+
+/* The part of one task's work that one K block covers. */
+typedef struct MacroTile {
+  int64_t batch, m0, n0, mc, nc, kc;
+  float *c;               /* C[batch][m0, n0] */
+  const float *b_block;   /* the packed K block of B */
+  bool first_k, last_k;   /* the first K block stores C, later ones add */
+} MacroTile;
+
+static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, float *a_pack) {
+  const GemmProblem *p = call->problem;
+  int mr = call->plan->shape->mr;
+  const float *a = p->a + t->batch * p->a_batch_stride + t->m0 * p->a_row_stride +
+                   k0 * p->a_col_stride;
+  for (int64_t i = 0; i < t->mc; i += mr)
+    panel_pack(a_pack + i * t->kc, a + i * p->a_row_stride, p->a_row_stride, p->a_col_stride,
+               (int)min64(mr, t->mc - i), mr, t->kc);
+}
+
+/* A tile with fewer than NR columns: the kernel of its height writes whole
+ * rows of a scratch tile, of which the valid part is stored or added. */
+static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel,
+                          const float *b_panel, float *c, int64_t ldc, int64_t rows,
+                          int64_t cols) {
+  int nr = plan->shape->nr;
+  alignas(64) float tile[GEMM_MAX_TILE];
+  plan->kernels[rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
+}
+
+static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const float *a_pack) {
+  const GemmPlan *plan = call->plan;
+  const GemmKernelShape *sh = plan->shape;
+  int64_t ldc = call->problem->c_row_stride;
+  const GemmEpilogue *e = call->epilogue;
+  for (int64_t j = 0; j < t->nc; j += sh->nr) {
+    int64_t cols = min64(sh->nr, t->nc - j);
+    const float *b_panel = t->b_block + (t->n0 + j) * t->kc;
+    for (int64_t i = 0; i < t->mc; i += sh->mr) {
+      int64_t rows = min64(sh->mr, t->mc - i);
+      const float *a_panel = a_pack + i * t->kc;
+      float *c = t->c + i * ldc + j;
+      if (cols == sh->nr)
+        plan->kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float),
+                            !t->first_k);
+      else
+        edge_tile_run(plan, t, a_panel, b_panel, c, ldc, rows, cols);
+      if (t->last_k && e && e->apply)
+        e->apply(e->context, c, ldc, rows, cols, t->m0 + i, t->n0 + j, t->batch);
+    }
+  }
+}
+
+/* Multiply task `index`: one macro tile of C, its whole K loop in order. */
+static void gemm_task_run(void *context, int64_t index) {
+  GemmCall *call = context;
+  const GemmProblem *p = call->problem;
+  const GemmBlocks *b = &call->blocks;
+  int64_t per_batch = b->m_count * b->n_count, rest = index % per_batch;
+  int64_t local = index / per_batch;
+  MacroTile t;
+  t.batch = call->batch0 + local;
+  t.m0 = rest / b->n_count * b->m_block;
+  t.n0 = rest % b->n_count * b->n_block;
+  t.mc = min64(b->m_block, p->m - t.m0);
+  t.nc = min64(b->n_block, p->n - t.n0);
+  t.c = p->c + t.batch * p->c_batch_stride + t.m0 * p->c_row_stride + t.n0;
+  GemmScratch *s = scratch_acquire(call);
+  for (int64_t kb = 0; kb < b->k_count; kb++) {
+    int64_t k0 = kb * b->k_block;
+    t.kc = min64(b->k_block, p->k - k0);
+    t.b_block = call->b_packed + (local * p->k + k0) * call->n_padded;
+    t.first_k = kb == 0;
+    t.last_k = kb + 1 == b->k_count;
+    a_block_pack(call, &t, k0, s->a_pack);
+    macro_tile_multiply(call, &t, s->a_pack);
+  }
+  scratch_release(s);
+}
+
+/* ---------------------------------------------------------- direct path */
+
+/* Small products: a plain loop over the operands where they lie, one task
+ * per product of the batch. Also K = 0, where every sum is empty. */
+typedef struct DirectCall {
+  const GemmProblem *problem;
+  const GemmEpilogue *epilogue;
+} DirectCall;
+
+static void direct_task_run(void *context, int64_t batch) {
+  const DirectCall *call = context;
+  const GemmProblem *p = call->problem;
+  const GemmEpilogue *e = call->epilogue;
+  const float *a = p->a + batch * p->a_batch_stride, *b = p->b + batch * p->b_batch_stride;
+  float *c = p->c + batch * p->c_batch_stride;
+  for (int64_t i = 0; i < p->m; i++)
+    for (int64_t j = 0; j < p->n; j++) {
+      float sum = 0.0f;
+      for (int64_t k = 0; k < p->k; k++)
+        sum += a[i * p->a_row_stride + k * p->a_col_stride] *
+               b[k * p->b_row_stride + j * p->b_col_stride];
+      c[i * p->c_row_stride + j] = sum;
+    }
+  if (e && e->apply) e->apply(e->context, c, p->c_row_stride, p->m, p->n, 0, 0, batch);
+}
+
+/* ---------------------------------------------------------------- entry */
+
+void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *p,
+                      const GemmEpilogue *epilogue) {
+  assert(plan && p->batch >= 0 && p->m >= 0 && p->n >= 0 && p->k >= 0);
+  if (p->batch == 0 || p->m == 0 || p->n == 0) return;
+  if ((double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME) {
+    DirectCall call = {p, epilogue};
+    thread_pool_run(pool, p->batch, direct_task_run, &call);
+    return;
+  }
+  GemmCall call = {.plan = plan, .problem = p, .epilogue = epilogue};
+  call.blocks = gemm_blocks_choose(plan->shape, p);
+  const GemmBlocks *b = &call.blocks;
+  call.n_padded = round_up(p->n, plan->shape->nr);
+  /* Products are run in groups whose packed B stays under a limit, each
+   * group in two rounds: pack B, then multiply. */
+  int64_t b_floats = p->k * call.n_padded;
+  call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
+  /* Not zeroed: packing writes every float, the padding included. */
+  call.b_packed = realloc_or_exit(NULL, ((size_t)(call.group * b_floats) + 16) * sizeof(float));
+  float *b_memory = call.b_packed;
+  call.b_packed = align64(b_memory);
+  int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
+  call.scratch_count = (int)min64(threads, call.group * b->m_count * b->n_count);
+  call.scratch = calloc_or_exit((size_t)call.scratch_count, sizeof *call.scratch);
+  for (int i = 0; i < call.scratch_count; i++) atomic_init(&call.scratch[i].busy, false);
+  for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {
+    int64_t group = min64(call.group, p->batch - call.batch0);
+    thread_pool_run(pool, group * b->k_count * b->n_count, b_pack_task_run, &call);
+    thread_pool_run(pool, group * b->m_count * b->n_count, gemm_task_run, &call);
+  }
+  for (int i = 0; i < call.scratch_count; i++) free(call.scratch[i].memory);
+  free(call.scratch);
+  free(b_memory);
+}
+
+void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
+              const float *a, int64_t a_row_stride, int64_t a_col_stride, const float *b,
+              int64_t b_row_stride, int64_t b_col_stride, float *c, int64_t ldc,
+              const GemmEpilogue *epilogue) {
+  GemmProblem p = {
+    .batch = 1, .m = m, .n = n, .k = k,
+    .a = a, .a_row_stride = a_row_stride, .a_col_stride = a_col_stride,
+    .b = b, .b_row_stride = b_row_stride, .b_col_stride = b_col_stride,
+    .c = c, .c_row_stride = ldc,
+  };
+  gemm_f32_batched(plan, pool, &p, epilogue);
+}

@@ -1,0 +1,131 @@
+/* The f32 GEMM engine of the CPU backend: C[M,N] = A[M,K] · B[K,N].
+ *
+ * Every HLO dot (and, later, every convolution as an implicit GEMM) ends up
+ * here. A and B come with arbitrary element strides for rows and columns, so
+ * a transposed operand or any contracting-dimension layout costs nothing
+ * extra: it is absorbed when the operands are copied ("packed") into the
+ * panels the micro-kernel reads. C is row-major with a row stride.
+ *
+ * How it is built (the classic BLIS/GotoBLAS structure):
+ *   gemm_kernel.c  generates the register-blocked micro-kernel with axle's
+ *                  own assembler, one shape per ISA level: it multiplies an
+ *                  MR x KC panel of A by a KC x NR panel of B into an MR x NR
+ *                  tile of C held entirely in vector registers.
+ *   gemm.c         packing, cache blocking (MC, KC, NC), edge tiles, the
+ *                  direct path for small products, batches and threads.
+ *
+ * Determinism: the work is cut into macro tiles of C by the SHAPE of the
+ * problem, never by the thread count, and the whole K loop of a tile runs in
+ * one task in a fixed order. Every element of C is therefore computed by the
+ * same instructions in the same order whatever the thread count: results are
+ * bit-identical for 1, 2 or 64 threads.
+ *
+ *   GemmPlan *plan = gemm_plan_create(&cpu, &st);     (once: JITs the kernel)
+ *   gemm_f32(plan, pool, M, N, K, a, K, 1, b, N, 1, c, N, NULL);
+ *   gemm_plan_free(plan);
+ */
+#ifndef AXLE_EMIT_X86_GEMM_H
+#define AXLE_EMIT_X86_GEMM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "emit_x86/cpu_features.h"
+#include "emit_x86/x86_encode.h"
+#include "ir.h"
+#include "runtime/thread_pool.h"
+
+/* ---------------------------------------------------------- gemm_kernel.c
+ * The micro-kernel's shape for one ISA level. A tile of C is MR rows by
+ * NR = vectors * lanes columns; each of its MR * vectors accumulators is a
+ * vector register. Per step of K the kernel loads one row of the B panel
+ * (vectors loads), broadcasts each of the MR values of the A panel and
+ * multiply-adds. */
+typedef struct GemmKernelShape {
+  CpuLevel level;
+  int mr;        /* rows of the C tile: A values broadcast per K step */
+  int vectors;   /* vector registers across one row of the tile */
+  int lanes;     /* f32 lanes per vector register */
+  int nr;        /* columns of the C tile: vectors * lanes */
+  int unroll;    /* K steps per iteration of the main loop (a power of two) */
+} GemmKernelShape;
+
+/* The generated code's signature (System V):
+ *   a_panel  kc steps of MR floats (A's column k of the tile's rows)
+ *   b_panel  kc steps of NR floats (B's row k of the tile's columns)
+ *   c        the tile's top-left element; rows are c_row_bytes apart
+ *   accumulate  0: C = A·B;  otherwise C = C + A·B (the A·B of this K block
+ *               is summed first, from zero, then added to C)
+ * Every float of the panels is read, so edge panels are zero-padded. */
+typedef void GemmKernelFn(int64_t kc, const float *a_panel, const float *b_panel, float *c,
+                          int64_t c_row_bytes, int64_t accumulate);
+
+/* The shape used at level (sse4, avx2 or avx512); NULL below SSE4.1. */
+const GemmKernelShape *gemm_kernel_shape_for_level(CpuLevel level);
+/* Appends the micro-kernel for shape to cb, as one function at the buffer's
+ * current offset, computing only the first `rows` (1..MR) rows of the tile:
+ * the panels keep their MR x KC layout, so a tile at the bottom edge of C
+ * runs the kernel of its own height and wastes no FMAs on padding rows.
+ * False if the encoder rejected an instruction. */
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape, int rows);
+
+/* The machine's f32 multiply-add peak for one thread at level, in GFLOP/s:
+ * a generated loop of independent FMAs (mulps + addps on sse4), timed for
+ * about `seconds` of the thread's CPU time (so that time the thread spent
+ * descheduled on a busy machine does not count). The median of `repeats`
+ * timings is returned; 0 on error. */
+double gemm_peak_gflops_measure(CpuLevel level, double seconds, int repeats, Status *st);
+
+/* ------------------------------------------------------------------ gemm.c */
+typedef struct GemmPlan GemmPlan;
+
+/* Generates and maps (W^X) the micro-kernel for cpu->level. Fails below
+ * SSE4.1 or when the code cannot be mapped. */
+GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st);
+void gemm_plan_free(GemmPlan *plan);
+const GemmKernelShape *gemm_plan_kernel_shape(const GemmPlan *plan);
+/* Where the micro-kernel's code lies (for a test of the page permissions). */
+const void *gemm_plan_kernel_address(const GemmPlan *plan);
+/* The full-tile micro-kernel's x86 listing in objdump's format, for docs and
+ * dumps. */
+bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st);
+
+/* A hook run on each finished tile of C, after its whole K loop and before
+ * the tile is left for good: tile points at C[row0, col0] of the product
+ * numbered batch, rows x cols elements, row_stride elements apart. Each
+ * element of C is passed exactly once. Tiles may be handed to several threads
+ * at once, so the hook must only touch the tile it is given. The fused
+ * epilogue of a dot (bias, activation) will be applied here. */
+typedef void GemmEpilogueFn(void *context, float *tile, int64_t row_stride, int64_t rows,
+                            int64_t cols, int64_t row0, int64_t col0, int64_t batch);
+typedef struct GemmEpilogue {
+  GemmEpilogueFn *apply;
+  void *context;
+} GemmEpilogue;
+
+/* A batch of products C[b] = A[b] · B[b], b in [0, batch). Strides count
+ * elements; A[b][i,k] is a[b*a_batch_stride + i*a_row_stride + k*a_col_stride]
+ * (so a transposed A just swaps its two strides), likewise B[b][k,j], and
+ * C[b][i,j] is c[b*c_batch_stride + i*c_row_stride + j]. Strides may be zero
+ * (a broadcast operand) but C's tiles must not overlap. */
+typedef struct GemmProblem {
+  int64_t batch, m, n, k;
+  const float *a;
+  int64_t a_row_stride, a_col_stride, a_batch_stride;
+  const float *b;
+  int64_t b_row_stride, b_col_stride, b_batch_stride;
+  float *c;
+  int64_t c_row_stride, c_batch_stride;
+} GemmProblem;
+
+/* Runs the problem on pool (NULL: the calling thread), then the epilogue (if
+ * any, and if it has apply) on every tile. K = 0 gives C = 0. */
+void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *problem,
+                      const GemmEpilogue *epilogue);
+/* One product: C[M,N] = A[M,K] · B[K,N] with C's rows ldc elements apart. */
+void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
+              const float *a, int64_t a_row_stride, int64_t a_col_stride, const float *b,
+              int64_t b_row_stride, int64_t b_col_stride, float *c, int64_t ldc,
+              const GemmEpilogue *epilogue);
+
+#endif

@@ -1,0 +1,275 @@
+/* The GEMM micro-kernel generator, and the FMA peak probe that tells how
+ * close the kernel gets to the machine.
+ *
+ * The micro-kernel keeps an MR x NR tile of C in vector registers for the
+ * whole K loop, so each loaded value of A or B is used many times from a
+ * register: per K step it loads one row of the B panel (`vectors` vector
+ * loads) and broadcasts MR values of A, for MR * vectors multiply-adds. The
+ * tile's shape is picked per ISA level to fill the register file, leaving
+ * just enough registers for the B row and the broadcasts:
+ *
+ *   avx512  14 x 32  28 zmm accumulators + 2 for B + 2 broadcasts of A = all
+ *                    32 registers. 28 independent FMAs per K step cover the
+ *                    FMA latency (4 cycles x 2 pipes = 8) with room, and 16
+ *                    loads per 28 FMAs keep the load ports below the FMA
+ *                    ports. (Broadcasting A inside each FMA, EVEX {1to16},
+ *                    would free the 2 registers but load every A value
+ *                    twice: 30 loads per 28 FMAs, measured 10% slower.)
+ *   avx2     6 x 16  12 ymm accumulators + 2 for B + 2 broadcasts = all 16.
+ *   sse4     6 x  8  12 xmm accumulators + 2 for B + broadcast + product =
+ *                    all 16: no FMA before AVX2, so mulps into a scratch
+ *                    register and addps into the accumulator. (4 x 8, with
+ *                    8 accumulators, measured 10% slower.)
+ *
+ * Registers (System V; all caller-saved, so the kernel needs no prologue):
+ *   rdi kc   rsi a_panel   rdx b_panel   rcx c   r8 c_row_bytes
+ *   r9 accumulate   rax loop counter   r11 the C row being stored */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "emit_x86/gemm.h"
+#include "emit_x86/jit_memory.h"
+
+static const GemmKernelShape gemm_kernel_shapes[] = {
+  /* level             mr  vectors lanes  nr  unroll */
+  {CPU_LEVEL_SSE4,      6,  2,      4,     8,  4},
+  {CPU_LEVEL_AVX2,      6,  2,      8,    16,  4},
+  {CPU_LEVEL_AVX512,   14,  2,     16,    32,  4},
+};
+
+const GemmKernelShape *gemm_kernel_shape_for_level(CpuLevel level) {
+  for (size_t i = 0; i < sizeof gemm_kernel_shapes / sizeof gemm_kernel_shapes[0]; i++)
+    if (gemm_kernel_shapes[i].level == level) return &gemm_kernel_shapes[i];
+  return NULL;
+}
+
+/* Vector register n in the width of the shape's level. */
+static X86Reg vector_reg(const GemmKernelShape *s, int n) {
+  if (s->lanes == 16) return x86_zmm(n);
+  return s->lanes == 8 ? x86_ymm(n) : x86_xmm(n);
+}
+static int vector_bytes(const GemmKernelShape *s) { return s->lanes * 4; }
+static X86Reg accumulator(const GemmKernelShape *s, int row, int v) {
+  return vector_reg(s, row * s->vectors + v);
+}
+static X86Reg b_reg(const GemmKernelShape *s, int v) {
+  return vector_reg(s, s->mr * s->vectors + v);
+}
+/* The registers after B's: broadcasts of A (avx2, sse4) and sse4's product. */
+static X86Reg spare_reg(const GemmKernelShape *s, int n) {
+  return vector_reg(s, s->mr * s->vectors + s->vectors + n);
+}
+static bool is_vex(const GemmKernelShape *s) { return s->level != CPU_LEVEL_SSE4; }
+
+/* C tile += one row of A's panel (broadcast) times one row of B's panel, for
+ * the tile's first `rows` rows: K step `step` of the unrolled loop, addressed
+ * by displacement from rsi and rdx. */
+static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int rows, int step) {
+  int a_disp = step * s->mr * 4, b_disp = step * s->nr * 4;
+  for (int v = 0; v < s->vectors; v++)
+    x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, x86_reg(b_reg(s, v)),
+             x86_mem(vector_bytes(s), X86_RDX, b_disp + v * vector_bytes(s)));
+  for (int i = 0; i < rows; i++) {
+    X86Operand a_elem = x86_mem(4, X86_RSI, a_disp + i * 4);
+    if (s->level == CPU_LEVEL_AVX2 || s->level == CPU_LEVEL_AVX512) {
+      /* Two broadcast registers in turn, so one row's broadcast need not
+       * wait for the previous row's FMAs to have read theirs. */
+      X86Reg a = spare_reg(s, i % 2);
+      x86_emit(cb, X86_VBROADCASTSS, x86_reg(a), a_elem);
+      for (int v = 0; v < s->vectors; v++)
+        x86_emit(cb, X86_VFMADD231PS, x86_reg(accumulator(s, i, v)), x86_reg(b_reg(s, v)),
+                 x86_reg(a));
+    } else {
+      X86Reg a = spare_reg(s, 0), product = spare_reg(s, 1);
+      x86_emit(cb, X86_MOVSS, x86_reg(a), a_elem);
+      x86_emit(cb, X86_SHUFPS, x86_reg(a), x86_reg(a), x86_imm(0));
+      for (int v = 0; v < s->vectors; v++) {
+        /* The last product may overwrite the broadcast: it is not read again. */
+        X86Reg p = v + 1 < s->vectors ? product : a;
+        if (p != a) x86_emit(cb, X86_MOVAPS, x86_reg(p), x86_reg(a));
+        x86_emit(cb, X86_MULPS, x86_reg(p), x86_reg(b_reg(s, v)));
+        x86_emit(cb, X86_ADDPS, x86_reg(accumulator(s, i, v)), x86_reg(p));
+      }
+    }
+  }
+}
+
+/* One loop over K: rax iterations of `steps` K steps each. */
+static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int rows, int steps,
+                        X86Label done) {
+  x86_emit(cb, X86_JE, x86_rel(done));
+  x86_align(cb, 16);
+  X86Label loop = x86_label_new(cb);
+  x86_label_bind(cb, loop);
+  for (int step = 0; step < steps; step++) emit_k_step(cb, s, rows, step);
+  x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(steps * s->mr * 4));
+  x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_imm(steps * s->nr * 4));
+  x86_emit(cb, X86_DEC, x86_reg(X86_RAX));
+  x86_emit(cb, X86_JNE, x86_rel(loop));
+}
+
+/* Writes the accumulators to C, row by row through r11; with add, C's old
+ * value is added first. */
+static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, int rows, bool add) {
+  int vb = vector_bytes(s);
+  x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_reg(X86_RCX));
+  for (int i = 0; i < rows; i++) {
+    for (int v = 0; v < s->vectors; v++) {
+      X86Reg acc = accumulator(s, i, v);
+      X86Operand c = x86_mem(vb, X86_R11, v * vb);
+      if (add && is_vex(s)) {
+        x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), c);
+      } else if (add) {
+        /* addps would fault on a C row that is not 16-byte aligned. */
+        x86_emit(cb, X86_MOVUPS, x86_reg(spare_reg(s, 0)), c);
+        x86_emit(cb, X86_ADDPS, x86_reg(acc), x86_reg(spare_reg(s, 0)));
+      }
+      x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, c, x86_reg(acc));
+    }
+    if (i + 1 < rows) x86_emit(cb, X86_ADD, x86_reg(X86_R11), x86_reg(X86_R8));
+  }
+}
+
+/* Starts loading the C tile into L1 while the K loop runs: C's rows are
+ * often a multiple of 4 KiB apart, so they compete for the same L1 sets and
+ * are rarely still there from the last K block. */
+static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s, int rows) {
+  int row_bytes = s->nr * 4;
+  x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_reg(X86_RCX));
+  for (int i = 0; i < rows; i++) {
+    for (int offset = 0; offset < row_bytes; offset += 64)
+      x86_emit(cb, X86_PREFETCHT0, x86_mem(1, X86_R11, offset));
+    /* The row's last byte: an unaligned row spans one more line. */
+    x86_emit(cb, X86_PREFETCHT0, x86_mem(1, X86_R11, row_bytes - 1));
+    if (i + 1 < rows) x86_emit(cb, X86_ADD, x86_reg(X86_R11), x86_reg(X86_R8));
+  }
+}
+
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows) {
+  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C, K unrolled %d times",
+                   cpu_level_name(s->level), rows, s->mr, s->nr, s->unroll);
+  emit_tile_prefetch(cb, s, rows);
+  for (int i = 0; i < rows; i++)
+    for (int v = 0; v < s->vectors; v++) {
+      X86Reg acc = accumulator(s, i, v);
+      if (is_vex(s)) x86_emit(cb, X86_VXORPS, x86_reg(acc), x86_reg(acc), x86_reg(acc));
+      else x86_emit(cb, X86_XORPS, x86_reg(acc), x86_reg(acc));
+    }
+  int shift = 0;
+  while ((1 << shift) < s->unroll) shift++;
+  X86Label tail = x86_label_new(cb), store = x86_label_new(cb), overwrite = x86_label_new(cb),
+           done = x86_label_new(cb);
+  x86_listing_note(cb, "main loop: %d K steps per iteration, kc / %d iterations", s->unroll,
+                   s->unroll);
+  x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
+  x86_emit(cb, X86_SHR, x86_reg(X86_RAX), x86_imm(shift));
+  emit_k_loop(cb, s, rows, s->unroll, tail);
+  x86_label_bind(cb, tail);
+  x86_listing_note(cb, "tail loop: the kc %% %d remaining K steps", s->unroll);
+  x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
+  x86_emit(cb, X86_AND, x86_reg(X86_RAX), x86_imm(s->unroll - 1));
+  emit_k_loop(cb, s, rows, 1, store);
+  x86_label_bind(cb, store);
+  x86_listing_note(cb, "store the tile: C = C + AB when accumulate, else C = AB");
+  x86_emit(cb, X86_TEST, x86_reg(X86_R9), x86_reg(X86_R9));
+  x86_emit(cb, X86_JE, x86_rel(overwrite));
+  emit_tile_store(cb, s, rows, true);
+  x86_emit(cb, X86_JMP, x86_rel(done));
+  x86_label_bind(cb, overwrite);
+  emit_tile_store(cb, s, rows, false);
+  x86_label_bind(cb, done);
+  /* Dirty upper halves of ymm/zmm registers slow down later SSE code. */
+  if (is_vex(s)) x86_emit0(cb, X86_VZEROUPPER);
+  x86_emit0(cb, X86_RET);
+  return !cb->failed;
+}
+
+/* ------------------------------------------------------------- FMA peak */
+
+/* void peak(int64_t iterations): each iteration runs `chains` independent
+ * multiply-adds on full vectors, enough to keep every FMA pipe busy through
+ * the instruction's latency (sse4: a mulps into a fresh copy, then an addps
+ * into the chain). Returns the flops of one iteration. */
+static int64_t peak_loop_emit(X86Buffer *cb, const GemmKernelShape *s) {
+  int chains = s->level == CPU_LEVEL_AVX512 ? 24 : s->level == CPU_LEVEL_AVX2 ? 12 : 6;
+  X86Reg x = vector_reg(s, is_vex(s) ? chains : 2 * chains);
+  X86Reg y = vector_reg(s, is_vex(s) ? chains + 1 : 2 * chains + 1);
+  for (int i = 0; i < chains + 2; i++) {
+    X86Reg r = i < chains ? vector_reg(s, i) : i == chains ? x : y;
+    if (is_vex(s)) x86_emit(cb, X86_VXORPS, x86_reg(r), x86_reg(r), x86_reg(r));
+    else x86_emit(cb, X86_XORPS, x86_reg(r), x86_reg(r));
+  }
+  x86_align(cb, 16);
+  X86Label loop = x86_label_new(cb);
+  x86_label_bind(cb, loop);
+  for (int i = 0; i < chains; i++) {
+    if (is_vex(s)) {
+      x86_emit(cb, X86_VFMADD231PS, x86_reg(vector_reg(s, i)), x86_reg(x), x86_reg(y));
+    } else {
+      X86Reg product = vector_reg(s, chains + i);
+      x86_emit(cb, X86_MOVAPS, x86_reg(product), x86_reg(x));
+      x86_emit(cb, X86_MULPS, x86_reg(product), x86_reg(y));
+      x86_emit(cb, X86_ADDPS, x86_reg(vector_reg(s, i)), x86_reg(product));
+    }
+  }
+  x86_emit(cb, X86_DEC, x86_reg(X86_RDI));
+  x86_emit(cb, X86_JNE, x86_rel(loop));
+  if (is_vex(s)) x86_emit0(cb, X86_VZEROUPPER);
+  x86_emit0(cb, X86_RET);
+  return (int64_t)chains * s->lanes * 2;
+}
+
+/* CPU time of this thread: on a shared machine, the time the probe was
+ * descheduled must not count against the core. */
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double gemm_peak_gflops_measure(CpuLevel level, double seconds, int repeats, Status *st) {
+  const GemmKernelShape *s = gemm_kernel_shape_for_level(level);
+  if (!s) {
+    status_error(st, STATUS_UNSUPPORTED, "no FMA peak probe for level %s", cpu_level_name(level));
+    return 0.0;
+  }
+  X86Buffer cb;
+  x86_buffer_init(&cb);
+  int64_t flops_per_iteration = peak_loop_emit(&cb, s);
+  JitCode jc;
+  bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&jc, cb.code, cb.size, st);
+  x86_buffer_free(&cb);
+  if (!ok) return 0.0;
+  void (*peak)(int64_t) = (void (*)(int64_t))jit_code_function(&jc, 0);
+  /* Calibrate the iteration count to about `seconds` per timing. */
+  int64_t iterations = 1 << 16;
+  for (;;) {
+    double t0 = seconds_now();
+    peak(iterations);
+    double t = seconds_now() - t0;
+    if (t >= seconds / 4 || iterations > (INT64_C(1) << 40)) {
+      if (t > 0) iterations = (int64_t)((double)iterations * seconds / t) + 1;
+      break;
+    }
+    iterations *= 4;
+  }
+  if (repeats < 1) repeats = 1;
+  double *rates = calloc_or_exit((size_t)repeats, sizeof *rates);
+  for (int r = 0; r < repeats; r++) {
+    double t0 = seconds_now();
+    peak(iterations);
+    double t = seconds_now() - t0;
+    rates[r] = (double)iterations * (double)flops_per_iteration / t * 1e-9;
+  }
+  qsort(rates, (size_t)repeats, sizeof *rates, compare_doubles);
+  double median = rates[repeats / 2];
+  free(rates);
+  jit_code_free(&jc);
+  return median;
+}

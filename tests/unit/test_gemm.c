@@ -1,0 +1,335 @@
+/* The blocked SGEMM (src/emit_x86/gemm.c and its generated micro-kernel)
+ * against a naive reference that accumulates in double, at every ISA level
+ * this CPU has (sse4, avx2, avx512 forced through CpuFeatures), for odd
+ * sizes, transposed operands, batches, the epilogue hook and every thread
+ * count. Levels the CPU lacks are reported as skipped. Run with -v to print
+ * each level's micro-kernel listing. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_features.h"
+#include "emit_x86/gemm.h"
+#include "runtime/thread_pool.h"
+#include "../test.h"
+
+static bool verbose;
+static CpuFeatures hardware;
+static const CpuLevel all_levels[] = {CPU_LEVEL_SSE4, CPU_LEVEL_AVX2, CPU_LEVEL_AVX512};
+enum { LEVEL_COUNT = 3 };
+
+/* The plan for level, or NULL (after saying so) when this CPU lacks it. */
+static GemmPlan *plan_for_level(CpuLevel level) {
+  CpuFeatures f = hardware;
+  Status st;
+  status_clear(&st);
+  if (!cpu_features_force_level(&f, cpu_level_name(level), &st)) {
+    printf("  skipped level %s: %s\n", cpu_level_name(level), st.message);
+    return NULL;
+  }
+  GemmPlan *plan = gemm_plan_create(&f, &st);
+  EXPECT(plan != NULL, "plan for %s: %s", cpu_level_name(level), st.message);
+  return plan;
+}
+
+/* Deterministic values in [-1, 1). */
+static float *random_floats(int64_t count, unsigned seed) {
+  float *x = malloc((size_t)(count > 0 ? count : 1) * sizeof *x);
+  uint64_t state = seed * 0x9e3779b97f4a7c15u + 1;
+  for (int64_t i = 0; i < count; i++) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    x[i] = (float)((double)(state >> 40) / (double)(1 << 23) - 1.0);
+  }
+  return x;
+}
+
+/* Checks every element of p's C against sum_k A[i,k]*B[k,j] in double. The
+ * tolerance is the classic bound for a float sum of K products,
+ * K * FLT_EPSILON * sum |A[i,k]*B[k,j]|: rounding can reach it, a wrong
+ * element or a missing term cannot hide under it. Reports the first miss. */
+static bool product_matches_reference(const GemmProblem *p, const char *what) {
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t i = 0; i < p->m; i++)
+      for (int64_t j = 0; j < p->n; j++) {
+        double sum = 0, sum_abs = 0;
+        for (int64_t k = 0; k < p->k; k++) {
+          double x = (double)p->a[b * p->a_batch_stride + i * p->a_row_stride + k * p->a_col_stride] *
+                     (double)p->b[b * p->b_batch_stride + k * p->b_row_stride + j * p->b_col_stride];
+          sum += x;
+          sum_abs += fabs(x);
+        }
+        double got = p->c[b * p->c_batch_stride + i * p->c_row_stride + j];
+        double tolerance = (double)p->k * FLT_EPSILON * sum_abs;
+        if (!(fabs(got - sum) <= tolerance)) {
+          EXPECT(false, "%s: M=%lld N=%lld K=%lld batch %lld C[%lld,%lld] = %.9g, expected %.9g (tolerance %.3g)",
+                 what, (long long)p->m, (long long)p->n, (long long)p->k, (long long)b,
+                 (long long)i, (long long)j, got, sum, tolerance);
+          return false;
+        }
+      }
+  return true;
+}
+
+/* Runs C = A·B with row-major or transposed operands, C's rows padded by 3
+ * to catch a kernel that assumes ldc == N. */
+static bool gemm_case_passes(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n,
+                             int64_t k, bool a_transposed, bool b_transposed, const char *what) {
+  float *a = random_floats(m * k, (unsigned)(m * 31 + k)), *b = random_floats(k * n, (unsigned)(n * 17 + k));
+  int64_t ldc = n + 3;
+  float *c = malloc((size_t)(m * ldc) * sizeof *c);
+  for (int64_t i = 0; i < m * ldc; i++) c[i] = NAN;   /* every element must be written */
+  GemmProblem p = {
+    .batch = 1, .m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .c_row_stride = ldc,
+    .a_row_stride = a_transposed ? 1 : k, .a_col_stride = a_transposed ? m : 1,
+    .b_row_stride = b_transposed ? 1 : n, .b_col_stride = b_transposed ? k : 1,
+  };
+  gemm_f32_batched(plan, pool, &p, NULL);
+  bool ok = product_matches_reference(&p, what);
+  free(a); free(b); free(c);
+  return ok;
+}
+
+TEST(gemm_matches_double_reference_for_odd_sizes_at_every_isa_level) {
+  static const int64_t small[] = {1, 7, 17, 33};
+  /* Sizes with 1023 in one or two dimensions (large enough for the packed
+   * path, so edge tiles of 1 and 7 rows or columns go through the kernel),
+   * and one that needs several K blocks and macro tiles in both directions.
+   * The small ones mostly take the direct path. */
+  static const int64_t large[][3] = {
+    {1023, 33, 17}, {17, 1023, 33}, {33, 17, 1023}, {1023, 1023, 7}, {7, 1023, 1023},
+    {1023, 7, 1023}, {1, 1023, 1023}, {1023, 1, 1023}, {7, 7, 1023}, {1, 33, 1023},
+    {700, 600, 531},
+  };
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    const char *name = cpu_level_name(all_levels[l]);
+    int cases = 0;
+    for (int x = 0; x < 4; x++)
+      for (int y = 0; y < 4; y++)
+        for (int z = 0; z < 4; z++, cases++)
+          if (!gemm_case_passes(plan, NULL, small[x], small[y], small[z], false, false, name)) goto done;
+    for (size_t i = 0; i < sizeof large / sizeof large[0]; i++, cases++)
+      if (!gemm_case_passes(plan, NULL, large[i][0], large[i][1], large[i][2], false, false, name)) break;
+  done:
+    if (verbose) printf("  %s: %d sizes\n", name, cases);
+    gemm_plan_free(plan);
+  }
+}
+
+TEST(gemm_absorbs_transposed_a_and_b_into_packing) {
+  static const int64_t sizes[][3] = {{5, 9, 3}, {67, 45, 129}, {130, 257, 300}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+      for (int t = 1; t < 4; t++)
+        gemm_case_passes(plan, NULL, sizes[i][0], sizes[i][1], sizes[i][2], t & 1, t & 2,
+                         t == 1 ? "A transposed" : t == 2 ? "B transposed" : "A and B transposed");
+    gemm_plan_free(plan);
+  }
+}
+
+TEST(gemm_batch_strides_select_each_product_and_zero_stride_broadcasts) {
+  GemmPlan *plan = plan_for_level(hardware.level);
+  if (!plan) return;
+  enum { BATCH = 3 };
+  static const int64_t sizes[][3] = {{6, 5, 4}, {70, 90, 110}};
+  for (size_t s = 0; s < 2; s++) {
+    int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+    /* A has its own slice per batch; B is shared (stride 0); C's slices
+     * are spaced wider than M*N to catch a stride ignored. */
+    float *a = random_floats(BATCH * m * k, 5), *b = random_floats(k * n, 6);
+    int64_t c_batch_stride = m * n + 11;
+    float *c = calloc((size_t)(BATCH * c_batch_stride), sizeof *c);
+    GemmProblem p = {
+      .batch = BATCH, .m = m, .n = n, .k = k,
+      .a = a, .a_row_stride = k, .a_col_stride = 1, .a_batch_stride = m * k,
+      .b = b, .b_row_stride = n, .b_col_stride = 1, .b_batch_stride = 0,
+      .c = c, .c_row_stride = n, .c_batch_stride = c_batch_stride,
+    };
+    gemm_f32_batched(plan, NULL, &p, NULL);
+    product_matches_reference(&p, "batched");
+    /* The batch spread over threads gives the same bytes. */
+    float *c1 = malloc((size_t)(BATCH * c_batch_stride) * sizeof *c1);
+    memcpy(c1, c, (size_t)(BATCH * c_batch_stride) * sizeof *c1);
+    ThreadPool *pool = thread_pool_create(3);
+    gemm_f32_batched(plan, pool, &p, NULL);
+    thread_pool_free(pool);
+    EXPECT(memcmp(c1, c, (size_t)(BATCH * c_batch_stride) * sizeof *c1) == 0,
+           "%lldx%lldx%lld batch on 3 threads differs from 1", (long long)m, (long long)n,
+           (long long)k);
+    free(a); free(b); free(c); free(c1);
+  }
+  gemm_plan_free(plan);
+}
+
+/* The epilogue under test: counts each element it is given, checks the
+ * tile already holds its final value (the full sum, not a partial K block),
+ * and applies relu, as a fused epilogue would. */
+typedef struct EpilogueLog {
+  int *calls;        /* per element of C */
+  const float *want; /* the product without the epilogue */
+  int64_t n;
+  bool saw_partial;
+} EpilogueLog;
+
+static void epilogue_count_and_relu(void *context, float *tile, int64_t row_stride, int64_t rows,
+                                    int64_t cols, int64_t row0, int64_t col0, int64_t batch) {
+  EpilogueLog *log = context;
+  (void)batch;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) {
+      int64_t at = (row0 + i) * log->n + col0 + j;
+      log->calls[at]++;
+      float *x = &tile[i * row_stride + j];
+      if (*x != log->want[at]) log->saw_partial = true;
+      if (*x < 0) *x = 0;
+    }
+}
+
+TEST(gemm_epilogue_sees_each_finished_element_exactly_once) {
+  GemmPlan *plan = plan_for_level(hardware.level);
+  if (!plan) return;
+  ThreadPool *pool = thread_pool_create(2);
+  static const int64_t sizes[][3] = {{9, 8, 7}, {1023, 77, 600}, {100, 517, 33}};
+  for (size_t s = 0; s < 3; s++) {
+    int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+    float *a = random_floats(m * k, 8), *b = random_floats(k * n, 9);
+    float *want = malloc((size_t)(m * n) * sizeof *want), *c = malloc((size_t)(m * n) * sizeof *c);
+    gemm_f32(plan, pool, m, n, k, a, k, 1, b, n, 1, want, n, NULL);
+    EpilogueLog log = {.calls = calloc((size_t)(m * n), sizeof(int)), .want = want, .n = n};
+    GemmEpilogue e = {.apply = epilogue_count_and_relu, .context = &log};
+    gemm_f32(plan, pool, m, n, k, a, k, 1, b, n, 1, c, n, &e);
+    int64_t wrong_count = -1, wrong_value = -1;
+    for (int64_t i = 0; i < m * n; i++) {
+      if (log.calls[i] != 1 && wrong_count < 0) wrong_count = i;
+      if (c[i] != (want[i] < 0 ? 0.0f : want[i]) && wrong_value < 0) wrong_value = i;
+    }
+    EXPECT(wrong_count < 0, "%lldx%lldx%lld: element %lld passed %d times", (long long)m,
+           (long long)n, (long long)k, (long long)wrong_count, wrong_count < 0 ? 1 : log.calls[wrong_count]);
+    EXPECT(!log.saw_partial, "%lldx%lldx%lld: a tile reached the epilogue before its K loop ended",
+           (long long)m, (long long)n, (long long)k);
+    EXPECT(wrong_value < 0, "%lldx%lldx%lld: relu not applied at element %lld", (long long)m,
+           (long long)n, (long long)k, (long long)wrong_value);
+    free(a); free(b); free(want); free(c); free(log.calls);
+  }
+  thread_pool_free(pool);
+  gemm_plan_free(plan);
+}
+
+TEST(gemm_results_are_bit_identical_for_1_2_and_3_threads) {
+  static const int64_t sizes[][3] = {{1023, 517, 300}, {256, 256, 256}, {45, 1000, 700}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < 3; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+      float *a = random_floats(m * k, 10), *b = random_floats(k * n, 11);
+      float *c[3];
+      for (int t = 0; t < 3; t++) {
+        ThreadPool *pool = thread_pool_create(t + 1);
+        c[t] = malloc((size_t)(m * n) * sizeof *c[t]);
+        gemm_f32(plan, pool, m, n, k, a, 1, m, b, n, 1, c[t], n, NULL);   /* A transposed */
+        thread_pool_free(pool);
+      }
+      EXPECT(memcmp(c[0], c[1], (size_t)(m * n) * sizeof(float)) == 0,
+             "%s %lldx%lldx%lld: 1 and 2 threads differ", cpu_level_name(all_levels[l]),
+             (long long)m, (long long)n, (long long)k);
+      EXPECT(memcmp(c[0], c[2], (size_t)(m * n) * sizeof(float)) == 0,
+             "%s %lldx%lldx%lld: 1 and 3 threads differ", cpu_level_name(all_levels[l]),
+             (long long)m, (long long)n, (long long)k);
+      free(a); free(b);
+      for (int t = 0; t < 3; t++) free(c[t]);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
+TEST(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing) {
+  GemmPlan *plan = plan_for_level(hardware.level);
+  if (!plan) return;
+  float a[1] = {1}, b[1] = {1}, c[6] = {5, 5, 5, 5, 5, 5};
+  gemm_f32(plan, NULL, 2, 3, 0, a, 0, 1, b, 3, 1, c, 3, NULL);
+  for (int i = 0; i < 6; i++) EXPECT(c[i] == 0.0f, "C[%d] = %g after K = 0", i, c[i]);
+  c[0] = 7;
+  gemm_f32(plan, NULL, 0, 3, 4, a, 4, 1, b, 3, 1, c, 3, NULL);
+  gemm_f32(plan, NULL, 1, 0, 4, a, 4, 1, b, 3, 1, c, 3, NULL);
+  EXPECT(c[0] == 7.0f, "C touched by an empty product: %g", c[0]);
+  gemm_plan_free(plan);
+}
+
+/* The permissions column of the /proc/self/maps line that covers addr. */
+static bool mapping_permissions(const void *addr, char perms[5]) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return false;
+  char line[512];
+  bool found = false;
+  while (!found && fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char p[5];
+    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p) == 3 && lo <= (uintptr_t)addr && (uintptr_t)addr < hi) {
+      memcpy(perms, p, 5);
+      found = true;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+TEST(gemm_micro_kernel_pages_are_read_execute_not_writable) {
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    char perms[5] = "";
+    EXPECT(mapping_permissions(gemm_plan_kernel_address(plan), perms), "no mapping for the kernel");
+    EXPECT(strncmp(perms, "r-x", 3) == 0, "%s kernel pages are %s, expected r-x",
+           cpu_level_name(all_levels[l]), perms);
+    gemm_plan_free(plan);
+  }
+}
+
+TEST(gemm_listing_shows_the_multiply_add_of_each_level) {
+  static const char *const expected[] = {"mulps", "vfmadd231ps %ymm", "vfmadd231ps %zmm"};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    Status st;
+    status_clear(&st);
+    EXPECT(gemm_plan_print_listing(plan, out, &st), "%s", st.message);
+    fclose(out);
+    EXPECT(strstr(text, expected[l]) != NULL, "%s listing lacks \"%s\"",
+           cpu_level_name(all_levels[l]), expected[l]);
+    if (verbose) printf("%s", text);
+    free(text);
+    gemm_plan_free(plan);
+  }
+}
+
+TEST(gemm_plan_below_sse4_is_an_error_not_a_crash) {
+  CpuFeatures none = {0};
+  Status st;
+  status_clear(&st);
+  EXPECT(gemm_plan_create(&none, &st) == NULL, "a plan without SSE4.1");
+  EXPECT(st.code == STATUS_UNSUPPORTED && strstr(st.message, "SSE4.1"), "status %d: %s", st.code,
+         st.message);
+}
+
+int main(int argc, char **argv) {
+  verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
+  cpu_features_detect_hardware(&hardware);
+  RUN(gemm_matches_double_reference_for_odd_sizes_at_every_isa_level);
+  RUN(gemm_absorbs_transposed_a_and_b_into_packing);
+  RUN(gemm_batch_strides_select_each_product_and_zero_stride_broadcasts);
+  RUN(gemm_epilogue_sees_each_finished_element_exactly_once);
+  RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
+  RUN(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing);
+  RUN(gemm_micro_kernel_pages_are_read_execute_not_writable);
+  RUN(gemm_listing_shows_the_multiply_add_of_each_level);
+  RUN(gemm_plan_below_sse4_is_an_error_not_a_crash);
+  return test_summary();
+}
