@@ -196,6 +196,68 @@ TEST(train_step_fuses_into_three_kernels) {
   module_free(m);
 }
 
+/* A transformer feed-forward block: layer norm, dot + bias + tanh-GELU,
+ * dot + bias + residual. Three kernels: the norm's row kernel and two
+ * dots with their epilogues. */
+TEST(feed_forward_block_is_a_row_kernel_and_two_dot_epilogues) {
+  Module *m = parse_text(
+      "HloModule block\n"
+      "add { a = f32[] parameter(0)\n"
+      " b = f32[] parameter(1)\n"
+      " ROOT s = f32[] add(a, b) }\n"
+      "ENTRY e {\n"
+      "  x = f32[8,64] parameter(0)\n"
+      "  w1 = f32[64,256] parameter(1)\n"
+      "  b1 = f32[256] parameter(2)\n"
+      "  w2 = f32[256,64] parameter(3)\n"
+      "  b2 = f32[64] parameter(4)\n"
+      "  zero = f32[] constant(0)\n"
+      "  sum = f32[8] reduce(x, zero), dimensions={1}, to_apply=add\n"
+      "  n = f32[] constant(64)\n"
+      "  nb = f32[8] broadcast(n), dimensions={}\n"
+      "  mean = f32[8] divide(sum, nb)\n"
+      "  mb = f32[8,64] broadcast(mean), dimensions={0}\n"
+      "  c = f32[8,64] subtract(x, mb)\n"
+      "  sq = f32[8,64] multiply(c, c)\n"
+      "  ss = f32[8] reduce(sq, zero), dimensions={1}, to_apply=add\n"
+      "  var = f32[8] divide(ss, nb)\n"
+      "  eps = f32[] constant(1e-5)\n"
+      "  eb = f32[8] broadcast(eps), dimensions={}\n"
+      "  ve = f32[8] add(var, eb)\n"
+      "  inv = f32[8] rsqrt(ve)\n"
+      "  ib = f32[8,64] broadcast(inv), dimensions={0}\n"
+      "  ln = f32[8,64] multiply(c, ib)\n"
+      "  h = f32[8,256] dot(ln, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  bb1 = f32[8,256] broadcast(b1), dimensions={1}\n"
+      "  hb = f32[8,256] add(h, bb1)\n"
+      "  half = f32[] constant(0.5)\n"
+      "  hh = f32[8,256] broadcast(half), dimensions={}\n"
+      "  t = f32[8,256] tanh(hb)\n"
+      "  one = f32[] constant(1)\n"
+      "  ob = f32[8,256] broadcast(one), dimensions={}\n"
+      "  t1 = f32[8,256] add(t, ob)\n"
+      "  g0 = f32[8,256] multiply(hb, t1)\n"
+      "  g = f32[8,256] multiply(g0, hh)\n"
+      "  o = f32[8,64] dot(g, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  bb2 = f32[8,64] broadcast(b2), dimensions={1}\n"
+      "  ob2 = f32[8,64] add(o, bb2)\n"
+      "  ROOT y = f32[8,64] add(ob2, x)\n"
+      "}\n");
+  EXPECT(m && optimize(m), "did not optimize");
+  if (!m) return;
+  EXPECT(count_fusions(m) == 3 && count_kernels(m) == 3, "%d fusions, %d kernels", count_fusions(m),
+         count_kernels(m));
+  int outputs = 0;
+  for (int i = 0; i < m->entry->instruction_count; i++) {
+    const Instruction *inst = m->entry->instructions[i];
+    outputs += inst->opcode == OP_FUSION && inst->attrs.fusion_kind == FUSION_OUTPUT;
+  }
+  EXPECT(outputs == 2, "%d kOutput fusions", outputs);
+  EXPECT(first_fusion(m, FUSION_INPUT) != NULL, "no row kernel for the norm");
+  EXPECT(count_fused_opcode(m, OP_TANH) == 1, "tanh in %d fusions", count_fused_opcode(m, OP_TANH));
+  module_free(m);
+}
+
 /* ---- rules, on small inline modules ---- */
 
 TEST(cheap_broadcast_read_by_two_kernels_is_duplicated_not_written) {
@@ -778,6 +840,7 @@ int main(void) {
   RUN(dot_bias_relu_is_one_dot_with_a_fused_epilogue);
   RUN(fused_members_keep_their_metadata_and_the_fusion_takes_its_roots);
   RUN(train_step_fuses_into_three_kernels);
+  RUN(feed_forward_block_is_a_row_kernel_and_two_dot_epilogues);
   RUN(cheap_broadcast_read_by_two_kernels_is_duplicated_not_written);
   RUN(expensive_producer_is_computed_once_not_per_broadcast_copy);
   RUN(expensive_producer_read_by_two_kernels_is_not_duplicated);
