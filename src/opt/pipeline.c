@@ -190,7 +190,11 @@ void print_opt_stats(StrBuf *sb, const Module *m, const OptContext *ctx) {
   strbuf_printf(sb, "    %-18s %8.3f\n", "total", total);
   if (ctx->notes.len) strbuf_printf(sb, "  notes:\n%s", ctx->notes.data);
   if (ctx->plan) {
+    if (ctx->plan->called_temp_bytes)
+      strbuf_printf(sb, "  temporary bytes of called computations (loop bodies, branches): %lld\n",
+                    (long long)ctx->plan->called_temp_bytes);
     strbuf_printf(sb, "  largest live temporaries:\n");
-    print_largest_buffers(sb, ctx->plan, 5);
+    if (ctx->plan->temp_bytes) print_largest_buffers(sb, ctx->plan, 5);
+    else strbuf_printf(sb, "    none: every value lives in a parameter, a constant or the result\n");
   }
 }
