@@ -1,6 +1,7 @@
 /* The public C API (include/axle.h): errors, modules, buffers, executables.
  * A thin layer: each call checks its arguments and hands over to src/ir or
- * the backend table. */
+ * to the runtime's one run path (executable.h), whose compile cache is
+ * process-wide here. */
 #include <stdlib.h>
 #include <string.h>
 
