@@ -194,7 +194,11 @@ typedef enum axle_backend {
 
 typedef struct axle_executable axle_executable_t;
 
-/* The module must outlive the executable. */
+/* The executable keeps what it needs: the module (and the text it was
+ * parsed from) may be freed right after. Compiling a module whose text
+ * matches an earlier compile's, for the same backend, returns that
+ * executable again from a process-wide cache; each one returned is still
+ * freed with axle_executable_free. Thread-safe. */
 axle_executable_t *axle_compile(const axle_module_t *module, axle_backend_t backend,
                                 axle_error_t **error);
 void axle_executable_free(axle_executable_t *exe);
@@ -202,6 +206,12 @@ void axle_executable_free(axle_executable_t *exe);
  * result (an array or a tuple buffer) is new; free it with axle_buffer_free. */
 bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
                          axle_buffer_t **result, axle_error_t **error);
+
+/* The compile cache's counts since the process started: compiles answered
+ * from the cache (hits) and compiles that ran (misses). Either may be NULL. */
+void axle_compile_cache_counts(int64_t *hits, int64_t *misses);
+/* Forgets every cached executable (those still held by callers live on). */
+void axle_compile_cache_clear(void);
 
 #ifdef __cplusplus
 }

@@ -14,15 +14,13 @@
  * verify or compile error. */
 #include <complex.h>
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "ir.h"
 #include "opt/opt.h"
-#include "runtime/backend.h"
+#include "runtime/executable.h"
 #include "runtime/npy.h"
 
 enum { MAX_INPUTS = 256 };
@@ -179,7 +177,9 @@ static Literal *load_value(const Options *o, const Shape *s, int *next_file, uin
   return lit;
 }
 
-static bool load_inputs(const Options *o, const Module *m, Literal **args, Status *st) {
+/* One buffer per entry parameter. Their shapes are checked by
+ * executable_run, the check every run path shares. */
+static bool load_inputs(const Options *o, const Module *m, HostBuffer **args, Status *st) {
   const Computation *entry = m->entry;
   int leaves = 0;
   for (int i = 0; i < entry->parameter_count; i++) leaves += shape_leaf_count(&entry->parameters[i]->shape);
@@ -196,10 +196,11 @@ static bool load_inputs(const Options *o, const Module *m, Literal **args, Statu
   uint64_t state = o->seed;
   int next_file = 0;
   for (int i = 0; i < entry->parameter_count; i++) {
-    args[i] = load_value(o, &entry->parameters[i]->shape, &next_file, &state, st);
-    if (!args[i]) return false;
+    Literal *value = load_value(o, &entry->parameters[i]->shape, &next_file, &state, st);
+    if (!value) return false;
+    args[i] = host_buffer_adopt_literal(value);
   }
-  return backend_check_arguments(m, args, entry->parameter_count, st);
+  return true;
 }
 
 /* ---- outputs ---- */
@@ -244,97 +245,33 @@ static bool make_dir(const char *dir, Status *st) {
   return status_error(st, STATUS_RUNTIME_ERROR, "cannot create directory %s: %s", dir, strerror(errno));
 }
 
-/* The optimizer's options: AXLE_FLAGS first, then this tool's own flags. */
-static bool opt_options_for(const Options *o, OptOptions *opts, Status *st) {
-  opt_options_default(opts);
-  if (!opt_options_from_env(opts, st)) return false;
+/* What to compile for: the backend, whether to optimize (the interpreter
+ * runs the module as written unless --opt; native backends optimize unless
+ * --no-opt), and the optimizer's options: AXLE_FLAGS first, then this
+ * tool's own flags. */
+static bool compile_options_for(const Options *o, ExecutableOptions *eo, Status *st) {
+  axle_backend_t backend;
+  if (!backend_id_from_name(o->backend, &backend, st)) return false;
+  executable_options_default(eo, backend);
+  eo->optimize = o->opt;
+  if (!opt_options_from_env(&eo->opt, st)) return false;
   if (o->dump_dir) {
     char flag[1100];
     snprintf(flag, sizeof flag, "--dump_to=%s", o->dump_dir);
-    if (!opt_options_parse_flag(opts, flag, st)) return false;
+    if (!opt_options_parse_flag(&eo->opt, flag, st)) return false;
   }
-  if (o->dump_passes) opts->dump_passes = true;
-  if (o->stats) opts->stats = true;
-  return true;
-}
-
-/* The interpreter runs the module as written unless --opt; native backends
- * optimize unless --no-opt. With no optimization, --dump still writes the
- * module as parsed. */
-static bool prepare_module(const Options *o, const Backend *be, Module *m, Status *st) {
-  OptOptions opts;
-  if (!opt_options_for(o, &opts, st)) return false;
-  bool optimize = o->opt >= 0 ? o->opt : strcmp(be->name, "interp") != 0;
-  OptContext ctx;
-  opt_context_init(&ctx, &opts);
-  bool ok = true;
-  if (optimize) {
-    ok = optimize_module(m, &ctx, st);
-    if (ok && opts.stats) {
-      StrBuf sb = {0};
-      print_opt_stats(&sb, m, &ctx);
-      fputs(sb.data ? sb.data : "", stderr);
-      strbuf_free(&sb);
-    }
-  } else if (opts.dump_dir[0]) {
-    ok = dump_module_text(&ctx, m, "before_optimizations", st);
-  }
-  opt_context_free(&ctx);
-  return ok;
-}
-
-/* ---- --check: compare with the reference evaluator ---- */
-
-static bool values_close(const Literal *want, const Literal *got) {
-  if (shape_is_tuple(&want->shape)) {
-    if (!shape_is_tuple(&got->shape) || got->shape.tuple_count != want->shape.tuple_count) return false;
-    for (int i = 0; i < want->shape.tuple_count; i++)
-      if (!values_close(want->elements[i], got->elements[i])) return false;
-    return true;
-  }
-  if (want->shape.type != got->shape.type || !shape_same_dims(&want->shape, &got->shape)) return false;
-  if (!type_is_float(want->shape.type)) return literal_equal(want, got);
-  double rtol = type_byte_size(want->shape.type) == 2 ? 1e-2 : 1e-4;
-  for (int64_t i = 0; i < shape_element_count(&want->shape); i++) {
-    double w = literal_get_f64(want, i), g = literal_get_f64(got, i);
-    if (isnan(w) != isnan(g)) return false;
-    if (!isnan(w) && fabs(w - g) > 1e-5 + rtol * fabs(w) && w != g) return false;
-  }
+  if (o->dump_passes) eo->opt.dump_passes = true;
+  if (o->stats) eo->opt.stats = true;
   return true;
 }
 
 /* ---- timing ---- */
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static bool time_runs(const Backend *be, void *program, const Module *m, Literal **args,
-                      int n, int runs, Status *st) {
-  double *ms = calloc((size_t)runs, sizeof *ms);
-  if (!ms) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int r = -1; r < runs; r++) {  /* run -1 is the warm-up */
-    double t0 = now_ms();
-    Literal *out = be->run(program, m, args, n, st);
-    double t1 = now_ms();
-    if (!out) {
-      free(ms);
-      return false;
-    }
-    literal_free(out);
-    if (r >= 0) ms[r] = t1 - t0;
-  }
-  qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
-  double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
-  printf("time: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", median, ms[0], ms[runs - 1], runs);
-  free(ms);
+static bool print_times(const Executable *exe, HostBuffer *const *args, int n, int runs, Status *st) {
+  RunTimes t;
+  if (!executable_time(exe, args, n, runs, &t, st)) return false;
+  printf("time: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.median_ms, t.min_ms, t.max_ms, t.runs);
+  printf("compile_ms=%.4f\n", exe->compile_ms);
   return true;
 }
 
@@ -352,6 +289,8 @@ static Module *load_module(const Options *o, Status *st) {
   return m;
 }
 
+/* parse → compile (optimizing as asked) → load inputs → run (the
+ * arguments checked there) → --check → outputs → --time. */
 static int run(const Options *o, Status *st) {
   Module *m = load_module(o, st);
   if (!m) {
@@ -366,60 +305,37 @@ static int run(const Options *o, Status *st) {
     module_free(m);
     return 0;
   }
-  int rc = 1, n = m->entry->parameter_count, outputs = 0;
-  Literal **args = calloc((size_t)n + 1, sizeof *args);
-  Literal *result = NULL;
-  void *program = NULL;
-  Module *reference = NULL;
-  const Backend *be = backend_find(o->backend, st);
-  if (!be) {
-    rc = 2;
-    goto done;
-  }
-  if (o->check && o->opt != 0) {
-    /* --check compares with the evaluator on the module as written. */
-    reference = parse_module_file(o->module_path, st);
-    if (!reference) goto done;
-  }
-  double t0 = now_ms();  /* compile time includes the optimizer's */
-  if (!prepare_module(o, be, m, st)) {
-    rc = 2;
-    goto done;
-  }
-  if (!be->compile(m, &program, st)) {
-    rc = 2;
-    goto done;
-  }
-  double compile_ms = now_ms() - t0;
+  int rc = 2, n = m->entry->parameter_count, outputs = 0;
+  HostBuffer **args = calloc((size_t)n + 1, sizeof *args);
+  HostBuffer *result = NULL;
+  Literal *result_view = NULL;
+  ExecutableOptions compile_options;
+  Executable *exe = NULL;
+  if (!compile_options_for(o, &compile_options, st)) goto done;
+  exe = executable_compile(m, &compile_options, st);
+  if (!exe) goto done;
+  if (exe->stats) fputs(exe->stats, stderr);
+  rc = 1;
   if (!load_inputs(o, m, args, st)) goto done;
-  result = be->run(program, m, args, n, st);
+  result = executable_run(exe, args, n, st);
   if (!result) goto done;
   if (o->check) {
-    Literal *want = eval_module(reference ? reference : m, args, n, st);
-    if (!want) goto done;
-    bool same = values_close(want, result);
-    literal_free(want);
-    if (!same) {
-      status_error(st, STATUS_RUNTIME_ERROR, "--check: backend %s disagrees with the evaluator", be->name);
-      goto done;
-    }
-    printf("check: %s matches the evaluator\n", be->name);
+    if (!executable_check(exe, args, n, result, st)) goto done;
+    printf("check: %s matches the evaluator\n", exe->backend->name);
   }
   if (o->out_dir && !make_dir(o->out_dir, st)) goto done;
-  if (!emit_outputs(result, o->out_dir, &outputs, st)) goto done;
-  if (o->time_runs) {
-    if (!time_runs(be, program, m, args, n, o->time_runs, st)) goto done;
-    printf("compile_ms=%.4f\n", compile_ms);
-  }
+  result_view = host_buffer_view(result);
+  if (!emit_outputs(result_view, o->out_dir, &outputs, st)) goto done;
+  if (o->time_runs && !print_times(exe, args, n, o->time_runs, st)) goto done;
   rc = 0;
 done:
   /* The message may point into the module (its file name): print it first. */
   if (rc) status_print(st, stderr);
-  if (be && program) be->free_program(program);
-  literal_free(result);
-  for (int i = 0; i < n; i++) literal_free(args[i]);
+  literal_view_free(result_view);
+  host_buffer_free(result);
+  for (int i = 0; i < n; i++) host_buffer_free(args[i]);
   free(args);
-  module_free(reference);
+  executable_free(exe);
   module_free(m);
   return rc;
 }

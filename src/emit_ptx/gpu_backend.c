@@ -7,10 +7,10 @@
  * fallback. */
 #include "runtime/backend.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/executable.h"
 
-static bool gpu_compile(const Module *m, void **program, Status *st) {
-  (void)m;
-  *program = NULL;
+static bool gpu_compile(Executable *exe, Status *st) {
+  exe->program = NULL;
   GpuDevice gpu;
   if (!gpu_device_open(&gpu, st)) return false;
   char device[160];
@@ -20,8 +20,8 @@ static bool gpu_compile(const Module *m, void **program, Status *st) {
                       "found %s, but axle does not generate PTX yet; use --backend interp", device);
 }
 
-static Literal *gpu_run(void *program, const Module *m, Literal *const *args, int arg_count, Status *st) {
-  (void)program, (void)m, (void)args, (void)arg_count;
+static HostBuffer *gpu_run(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st) {
+  (void)exe, (void)args, (void)arg_count;
   status_error(st, STATUS_UNSUPPORTED, "the GPU backend cannot run modules yet");
   return NULL;
 }
@@ -30,6 +30,7 @@ static void gpu_free_program(void *program) { (void)program; }
 
 const Backend backend_gpu = {
     .name = "gpu",
+    .optimizes = true,
     .compile = gpu_compile,
     .run = gpu_run,
     .free_program = gpu_free_program,

@@ -1,11 +1,12 @@
 /* The public C API (include/axle.h): errors, modules, buffers, executables.
  * A thin layer: each call checks its arguments and hands over to src/ir or
- * the backend table. */
+ * to the runtime's one run path (executable.h), whose compile cache is
+ * process-wide here. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/api_internal.h"
-#include "runtime/backend.h"
+#include "runtime/executable.h"
 
 _Static_assert((int)AXLE_TUPLE == (int)TYPE_TUPLE, "axle_type_t mirrors ElementType");
 _Static_assert((int)AXLE_F64 == (int)TYPE_F64, "axle_type_t mirrors ElementType");
@@ -171,26 +172,7 @@ char *axle_module_to_text(const axle_module_t *am) {
 
 /* ---- buffers ---- */
 
-struct axle_buffer {
-  Literal *literal;
-  bool owns_literal;              /* false for tuple elements */
-  struct axle_buffer **elements;  /* wrappers for tuple elements, made on demand */
-};
-
-static axle_buffer_t *wrap_literal(Literal *lit, bool owns) {
-  axle_buffer_t *b = calloc(1, sizeof *b);
-  if (!b) return NULL;
-  b->literal = lit;
-  b->owns_literal = owns;
-  if (lit->shape.type == TYPE_TUPLE) {
-    b->elements = calloc((size_t)lit->shape.tuple_count + 1, sizeof *b->elements);
-    if (!b->elements) {
-      free(b);
-      return NULL;
-    }
-  }
-  return b;
-}
+/* axle_buffer_t is the runtime's HostBuffer (runtime/buffer.h). */
 
 axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
                                   const void *data, axle_error_t **error) {
@@ -210,35 +192,27 @@ axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dim
     }
     count *= dims[i];
   }
+  Status st;
+  status_clear(&st);
   Shape shape = shape_array((ElementType)type, rank, dims);
-  Literal *lit = literal_create(&shape);
-  if (data) memcpy(lit->data, data, (size_t)shape_byte_size(&shape));
-  axle_buffer_t *b = wrap_literal(lit, true);
-  if (!b) literal_free(lit);
+  HostBuffer *b = host_buffer_create(&shape, data, &st);
+  if (!b) api_set_error(error, &st);
   return b;
 }
 
-void axle_buffer_free(axle_buffer_t *b) {
-  if (!b) return;
-  if (b->elements) {
-    for (int i = 0; i < b->literal->shape.tuple_count; i++) axle_buffer_free(b->elements[i]);
-    free(b->elements);
-  }
-  if (b->owns_literal) literal_free(b->literal);
-  free(b);
-}
+void axle_buffer_free(axle_buffer_t *b) { host_buffer_free(b); }
 
-axle_type_t axle_buffer_type(const axle_buffer_t *b) { return (axle_type_t)b->literal->shape.type; }
-int axle_buffer_rank(const axle_buffer_t *b) { return b->literal->shape.rank; }
+axle_type_t axle_buffer_type(const axle_buffer_t *b) { return (axle_type_t)b->shape.type; }
+int axle_buffer_rank(const axle_buffer_t *b) { return shape_is_tuple(&b->shape) ? 0 : b->shape.rank; }
 int64_t axle_buffer_dim(const axle_buffer_t *b, int d) {
-  return d >= 0 && d < b->literal->shape.rank ? b->literal->shape.dims[d] : -1;
+  return !shape_is_tuple(&b->shape) && d >= 0 && d < b->shape.rank ? b->shape.dims[d] : -1;
 }
 size_t axle_buffer_byte_size(const axle_buffer_t *b) {
-  return shape_is_tuple(&b->literal->shape) ? 0 : (size_t)shape_byte_size(&b->literal->shape);
+  return shape_is_tuple(&b->shape) ? 0 : (size_t)shape_byte_size(&b->shape);
 }
-void *axle_buffer_data(axle_buffer_t *b) { return b->literal->data; }
+void *axle_buffer_data(axle_buffer_t *b) { return b->data; }
 int axle_buffer_tuple_count(const axle_buffer_t *b) {
-  return shape_is_tuple(&b->literal->shape) ? b->literal->shape.tuple_count : 0;
+  return shape_is_tuple(&b->shape) ? b->shape.tuple_count : 0;
 }
 
 axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
@@ -252,88 +226,73 @@ axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int coun
       api_error(error, STATUS_INPUT_ERROR, "axle_buffer_create_tuple: an element is NULL");
       return NULL;
     }
-  Literal **copies = calloc((size_t)count + 1, sizeof *copies);
-  if (!copies) {
-    api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
-    return NULL;
-  }
-  for (int i = 0; i < count; i++) copies[i] = literal_clone(elements[i]->literal);
-  Literal *tuple = literal_create_tuple(copies, count);
-  free(copies);
-  axle_buffer_t *b = wrap_literal(tuple, true);
-  if (!b) {
-    literal_free(tuple);
-    api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
-  }
+  Status st;
+  status_clear(&st);
+  HostBuffer *b = host_buffer_create_tuple(elements, count, &st);
+  if (!b) api_set_error(error, &st);
   return b;
 }
 
 axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {
-  if (!b->elements || i < 0 || i >= b->literal->shape.tuple_count) return NULL;
-  if (!b->elements[i]) b->elements[i] = wrap_literal(b->literal->elements[i], false);
+  if (!shape_is_tuple(&b->shape) || i < 0 || i >= b->shape.tuple_count) return NULL;
   return b->elements[i];
 }
 
 /* ---- executables ---- */
 
 struct axle_executable {
-  const Module *module;
-  const Backend *backend;
-  void *program;
+  Executable *executable;   /* shared with the compile cache */
 };
 
-static const char *backend_names[] = {"interp", "cpu", "gpu"};
+/* Every axle_compile of the process goes through this cache. */
+static CompileCache api_compile_cache = COMPILE_CACHE_INIT;
 
 axle_executable_t *axle_compile(const axle_module_t *am, axle_backend_t backend,
                                 axle_error_t **error) {
   Status st;
   status_clear(&st);
-  if (!am || (int)backend < 0 || backend > AXLE_BACKEND_GPU) {
-    api_error(error, STATUS_INPUT_ERROR, "axle_compile: no module, or an unknown backend");
+  if (!am) {
+    api_error(error, STATUS_INPUT_ERROR, "axle_compile: no module given");
     return NULL;
   }
-  const Backend *be = backend_find(backend_names[backend], &st);
-  void *program = NULL;
-  if (!be || !be->compile(am->module, &program, &st)) {
+  ExecutableOptions options;
+  executable_options_default(&options, backend);
+  Executable *exe = compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
+  if (!exe) {
     api_set_error(error, &st);
     return NULL;
   }
-  axle_executable_t *exe = calloc(1, sizeof *exe);
-  if (!exe) {
-    be->free_program(program);
+  axle_executable_t *ae = calloc(1, sizeof *ae);
+  if (!ae) {
+    executable_free(exe);
     api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
-  exe->module = am->module;
-  exe->backend = be;
-  exe->program = program;
-  return exe;
+  ae->executable = exe;
+  return ae;
 }
 
-void axle_executable_free(axle_executable_t *exe) {
-  if (!exe) return;
-  exe->backend->free_program(exe->program);
-  free(exe);
+void axle_executable_free(axle_executable_t *ae) {
+  if (!ae) return;
+  executable_free(ae->executable);
+  free(ae);
 }
 
-bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
+bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
                          axle_buffer_t **result, axle_error_t **error) {
   Status st;
   status_clear(&st);
-  if (!exe || !result || arg_count < 0 || (arg_count > 0 && !args))
-    return api_error(error, STATUS_INPUT_ERROR, "axle_executable_run: bad arguments");
-  Literal **lits = calloc((size_t)arg_count + 1, sizeof *lits);
-  if (!lits) return api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
-  for (int i = 0; i < arg_count; i++) lits[i] = args[i]->literal;
-  Literal *out = NULL;
-  if (backend_check_arguments(exe->module, lits, arg_count, &st))
-    out = exe->backend->run(exe->program, exe->module, lits, arg_count, &st);
-  free(lits);
-  if (!out) return api_set_error(error, &st);
-  *result = wrap_literal(out, true);
-  if (!*result) {
-    literal_free(out);
-    return api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
-  }
-  return true;
+  if (!ae || !result)
+    return api_error(error, STATUS_INPUT_ERROR, "axle_executable_run: no executable or no result pointer");
+  *result = executable_run(ae->executable, args, arg_count, &st);
+  return *result ? true : api_set_error(error, &st);
 }
+
+void axle_compile_cache_counts(int64_t *hits, int64_t *misses) {
+  pthread_mutex_lock(&api_compile_cache.lock);
+  if (hits) *hits = api_compile_cache.hits;
+  if (misses) *misses = api_compile_cache.misses;
+  pthread_mutex_unlock(&api_compile_cache.lock);
+}
+
+void axle_compile_cache_clear(void) { compile_cache_clear(&api_compile_cache); }

@@ -208,6 +208,140 @@ TEST(parse_options_fill_elided_constants) {
   axle_error_free(err);
 }
 
+/* Runs add_one_text's module on {1, 2, -4}; true when it gives {2, 3, -3}. */
+static bool add_one_runs(axle_executable_t *exe) {
+  axle_error_t *err = NULL;
+  int64_t dims[1] = {3};
+  float x[3] = {1, 2, -4};
+  axle_buffer_t *arg = axle_buffer_create(AXLE_F32, 1, dims, x, &err);
+  axle_buffer_t *out = NULL;
+  bool ok = axle_executable_run(exe, &arg, 1, &out, &err);
+  if (ok) {
+    const float *y = axle_buffer_data(out);
+    ok = y[0] == 2 && y[1] == 3 && y[2] == -3;
+  }
+  axle_buffer_free(out);
+  axle_buffer_free(arg);
+  axle_error_free(err);
+  return ok;
+}
+
+TEST(executable_outlives_its_module_and_text) {
+  axle_error_t *err = NULL;
+  char *text = strdup(add_one_text);
+  axle_module_t *m = axle_module_parse(text, strlen(text), "outlive.hlo", &err);
+  axle_executable_t *exe = m ? axle_compile(m, AXLE_BACKEND_INTERP, &err) : NULL;
+  EXPECT(exe != NULL, "compiles: %s", axle_error_message(err));
+  /* Scribble over the text before freeing it, so a dangling read would see garbage. */
+  memset(text, 'x', strlen(text));
+  free(text);
+  axle_module_free(m);
+  axle_compile_cache_clear();
+  EXPECT(exe && add_one_runs(exe), "the executable runs after its module, text and cache entry are gone");
+  axle_executable_free(exe);
+  axle_error_free(err);
+}
+
+TEST(second_compile_of_the_same_module_is_a_cache_hit) {
+  axle_error_t *err = NULL;
+  axle_compile_cache_clear();
+  int64_t hits0, misses0, hits1, misses1, hits2, misses2;
+  axle_compile_cache_counts(&hits0, &misses0);
+  axle_module_t *m1 = parse(add_one_text, &err);
+  axle_module_t *m2 = parse(add_one_text, &err);  /* another object, the same text */
+  axle_executable_t *e1 = m1 ? axle_compile(m1, AXLE_BACKEND_INTERP, &err) : NULL;
+  axle_executable_t *e2 = m2 ? axle_compile(m2, AXLE_BACKEND_INTERP, &err) : NULL;
+  axle_compile_cache_counts(&hits1, &misses1);
+  EXPECT(e1 && e2, "both compile: %s", axle_error_message(err));
+  EXPECT(misses1 - misses0 == 1 && hits1 - hits0 == 1,
+         "one compile ran and one came from the cache; got %lld misses, %lld hits",
+         (long long)(misses1 - misses0), (long long)(hits1 - hits0));
+  /* Each owner frees its own; the other still runs. */
+  axle_executable_free(e1);
+  axle_module_free(m1);
+  EXPECT(e2 && add_one_runs(e2), "the shared executable runs after the first owner freed it");
+  axle_executable_free(e2);
+  axle_module_free(m2);
+  /* A different module is a miss. */
+  axle_module_t *m3 = parse("HloModule other\nENTRY main {\n  ROOT x = f32[3] parameter(0)\n}\n", &err);
+  axle_executable_t *e3 = m3 ? axle_compile(m3, AXLE_BACKEND_INTERP, &err) : NULL;
+  axle_compile_cache_counts(&hits2, &misses2);
+  EXPECT(e3 && misses2 - misses1 == 1 && hits2 == hits1, "another module compiles anew");
+  axle_executable_free(e3);
+  axle_module_free(m3);
+  axle_compile_cache_clear();
+  axle_error_free(err);
+}
+
+TEST(unknown_backend_value_is_an_error) {
+  axle_error_t *err = NULL;
+  axle_module_t *m = parse(add_one_text, &err);
+  axle_executable_t *exe = m ? axle_compile(m, (axle_backend_t)7, &err) : NULL;
+  EXPECT(exe == NULL && axle_error_status(err) == AXLE_ERROR_INPUT, "backend 7 is refused: %s",
+         axle_error_message(err));
+  axle_module_free(m);
+  axle_error_free(err);
+}
+
+TEST(buffers_copy_their_data_in) {
+  axle_error_t *err = NULL;
+  int64_t dims[2] = {2, 2};
+  int32_t v[4] = {1, 2, 3, 4};
+  axle_buffer_t *b = axle_buffer_create(AXLE_S32, 2, dims, v, &err);
+  v[0] = 99;
+  EXPECT(b && ((int32_t *)axle_buffer_data(b))[0] == 1, "later writes to the source do not reach the buffer");
+  EXPECT(b && axle_buffer_byte_size(b) == 16 && axle_buffer_rank(b) == 2 && axle_buffer_dim(b, 1) == 2,
+         "s32[2,2] is 16 bytes");
+  axle_buffer_t *zeros = axle_buffer_create(AXLE_F64, 1, dims, NULL, &err);
+  EXPECT(zeros && ((double *)axle_buffer_data(zeros))[1] == 0, "no data: zeros");
+  axle_buffer_t *t = axle_buffer_create_tuple((axle_buffer_t *[]){b, zeros}, 2, &err);
+  ((int32_t *)axle_buffer_data(b))[1] = -5;
+  axle_buffer_t *t0 = t ? axle_buffer_tuple_element(t, 0) : NULL;
+  EXPECT(t0 && ((int32_t *)axle_buffer_data(t0))[1] == 2, "a tuple holds copies of its elements");
+  EXPECT(t && axle_buffer_data(t) == NULL && axle_buffer_tuple_element(t, 2) == NULL,
+         "a tuple has no data of its own and two elements");
+  axle_buffer_free(t);
+  axle_buffer_free(zeros);
+  axle_buffer_free(b);
+  axle_error_free(err);
+}
+
+TEST(tuple_results_come_back_as_tuple_buffers) {
+  static const char text[] = "HloModule t\nENTRY main {\n  x = f32[2] parameter(0)\n"
+                             "  n = f32[2] negate(x)\n  c = s32[] constant(5)\n"
+                             "  inner = (s32[], f32[2]) tuple(c, x)\n  ROOT r = (f32[2], (s32[], f32[2])) tuple(n, inner)\n}\n";
+  axle_error_t *err = NULL;
+  axle_module_t *m = parse(text, &err);
+  axle_executable_t *exe = m ? axle_compile(m, AXLE_BACKEND_INTERP, &err) : NULL;
+  axle_module_free(m);
+  int64_t d2[1] = {2};
+  float xv[2] = {1.5f, -2};
+  axle_buffer_t *x = axle_buffer_create(AXLE_F32, 1, d2, xv, &err);
+  axle_buffer_t *out = NULL;
+  bool ok = exe && axle_executable_run(exe, &x, 1, &out, &err);
+  EXPECT(ok, "runs: %s", axle_error_message(err));
+  if (ok) {
+    EXPECT(axle_buffer_type(out) == AXLE_TUPLE && axle_buffer_tuple_count(out) == 2, "a tuple of 2");
+    const float *n = axle_buffer_data(axle_buffer_tuple_element(out, 0));
+    axle_buffer_t *inner = axle_buffer_tuple_element(out, 1);
+    EXPECT(n[0] == -1.5f && n[1] == 2, "negate gives {%g, %g}", n[0], n[1]);
+    EXPECT(axle_buffer_tuple_count(inner) == 2 &&
+               *(int32_t *)axle_buffer_data(axle_buffer_tuple_element(inner, 0)) == 5 &&
+               ((float *)axle_buffer_data(axle_buffer_tuple_element(inner, 1)))[1] == -2,
+           "the nested tuple holds 5 and x");
+  }
+  axle_buffer_t *none = NULL;
+  axle_error_free(err);
+  err = NULL;
+  EXPECT(exe && !axle_executable_run(exe, NULL, 0, &none, &err) && none == NULL &&
+             strstr(axle_error_message(err), "takes 1 parameter, got 0"),
+         "a missing argument is refused: %s", axle_error_message(err));
+  axle_buffer_free(out);
+  axle_buffer_free(x);
+  axle_executable_free(exe);
+  axle_error_free(err);
+}
+
 int main(void) {
   RUN(parsed_module_runs_on_host_buffers);
   RUN(wrong_argument_shape_names_the_parameter);
@@ -217,5 +351,11 @@ int main(void) {
   RUN(unbuilt_backends_are_refused_clearly);
   RUN(tuple_parameters_take_tuple_buffers);
   RUN(parse_options_fill_elided_constants);
+  RUN(executable_outlives_its_module_and_text);
+  RUN(second_compile_of_the_same_module_is_a_cache_hit);
+  RUN(unknown_backend_value_is_an_error);
+  RUN(buffers_copy_their_data_in);
+  RUN(tuple_results_come_back_as_tuple_buffers);
+  axle_compile_cache_clear();  /* so that nothing is left for the leak checker to judge */
   return test_summary();
 }

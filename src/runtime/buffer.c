@@ -1,0 +1,146 @@
+/* Host buffers and the runtime's one argument check (buffer.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/buffer.h"
+
+HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st) {
+  HostBuffer *b = calloc(1, sizeof *b);
+  size_t bytes = (size_t)shape_byte_size(shape);
+  if (b) b->data = calloc(bytes ? bytes : 1, 1);
+  if (!b || !b->data) {
+    free(b);
+    StrBuf sb = {0};
+    shape_print(&sb, shape, false);
+    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: %s needs %zu bytes",
+                 sb.data ? sb.data : "an array", bytes);
+    strbuf_free(&sb);
+    return NULL;
+  }
+  b->shape = *shape;
+  if (data) memcpy(b->data, data, bytes);
+  return b;
+}
+
+static HostBuffer *tuple_shell_create(int count, Status *st) {
+  HostBuffer *b = calloc(1, sizeof *b);
+  if (b) b->elements = calloc((size_t)count + 1, sizeof *b->elements);
+  if (!b || !b->elements) {
+    free(b);
+    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
+  b->shape.type = TYPE_TUPLE;
+  b->shape.tuple_count = count;
+  return b;
+}
+
+HostBuffer *host_buffer_create_tuple(HostBuffer *const *elements, int count, Status *st) {
+  HostBuffer *b = tuple_shell_create(count, st);
+  for (int i = 0; b && i < count; i++) {
+    b->elements[i] = host_buffer_clone(elements[i], st);
+    if (!b->elements[i]) {
+      host_buffer_free(b);
+      b = NULL;
+    }
+  }
+  return b;
+}
+
+HostBuffer *host_buffer_clone(const HostBuffer *b, Status *st) {
+  if (shape_is_tuple(&b->shape))
+    return host_buffer_create_tuple(b->elements, b->shape.tuple_count, st);
+  return host_buffer_create(&b->shape, b->data, st);
+}
+
+void host_buffer_free(HostBuffer *b) {
+  if (!b) return;
+  if (b->elements) {
+    for (int i = 0; i < b->shape.tuple_count; i++) host_buffer_free(b->elements[i]);
+    free(b->elements);
+  }
+  free(b->data);
+  free(b);
+}
+
+HostBuffer *host_buffer_adopt_literal(Literal *lit) {
+  HostBuffer *b = calloc_or_exit(1, sizeof *b);
+  b->shape = lit->shape;
+  if (shape_is_tuple(&lit->shape)) {
+    b->shape.tuple_shapes = NULL;
+    b->elements = calloc_or_exit((size_t)lit->shape.tuple_count + 1, sizeof *b->elements);
+    for (int i = 0; i < lit->shape.tuple_count; i++)
+      b->elements[i] = host_buffer_adopt_literal(lit->elements[i]);
+    free(lit->elements);
+  } else {
+    b->data = lit->data;
+  }
+  free(lit);
+  return b;
+}
+
+Literal *host_buffer_view(const HostBuffer *b) {
+  Literal *view = calloc_or_exit(1, sizeof *view);
+  view->shape = b->shape;
+  if (shape_is_tuple(&b->shape)) {
+    view->elements = calloc_or_exit((size_t)b->shape.tuple_count + 1, sizeof *view->elements);
+    for (int i = 0; i < b->shape.tuple_count; i++) view->elements[i] = host_buffer_view(b->elements[i]);
+  } else {
+    view->data = b->data;
+  }
+  return view;
+}
+
+void literal_view_free(Literal *view) {
+  if (!view) return;
+  if (view->elements) {
+    for (int i = 0; i < view->shape.tuple_count; i++) literal_view_free(view->elements[i]);
+    free(view->elements);
+  }
+  free(view);
+}
+
+void host_buffer_shape_print(StrBuf *sb, const HostBuffer *b) {
+  if (!shape_is_tuple(&b->shape)) {
+    shape_print(sb, &b->shape, false);
+    return;
+  }
+  strbuf_printf(sb, "(");
+  for (int i = 0; i < b->shape.tuple_count; i++) {
+    if (i) strbuf_printf(sb, ", ");
+    host_buffer_shape_print(sb, b->elements[i]);
+  }
+  strbuf_printf(sb, ")");
+}
+
+/* Whether a buffer fits a parameter shape: element type and dims of every
+ * array, and for tuples the same structure (layouts are the module's). */
+static bool buffer_fits(const Shape *want, const HostBuffer *got) {
+  if (!got || shape_is_tuple(want) != shape_is_tuple(&got->shape)) return false;
+  if (!shape_is_tuple(want)) return shape_equal(want, &got->shape);
+  if (got->shape.tuple_count != want->tuple_count) return false;
+  for (int i = 0; i < want->tuple_count; i++)
+    if (!buffer_fits(&want->tuple_shapes[i], got->elements[i])) return false;
+  return true;
+}
+
+bool buffer_check_arguments(const Computation *entry, HostBuffer *const *args, int arg_count,
+                            Status *st) {
+  if (arg_count != entry->parameter_count)
+    return status_error(st, STATUS_INPUT_ERROR, "the entry computation takes %d parameter%s, got %d",
+                        entry->parameter_count, entry->parameter_count == 1 ? "" : "s", arg_count);
+  for (int i = 0; i < arg_count; i++) {
+    const Instruction *p = entry->parameters[i];
+    if (!args[i]) return status_error(st, STATUS_INPUT_ERROR, "parameter %d (%s) was given no value", i, p->name);
+    if (buffer_fits(&p->shape, args[i])) continue;
+    StrBuf want = {0}, got = {0};
+    shape_print(&want, &p->shape, false);
+    host_buffer_shape_print(&got, args[i]);
+    status_error(st, STATUS_INPUT_ERROR, "parameter %d (%s) expects %s, got %s", i, p->name,
+                 want.data ? want.data : "?", got.data ? got.data : "?");
+    strbuf_free(&want);
+    strbuf_free(&got);
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,170 @@
+/* Executables (executable.h): compile a module into something that owns
+ * what it runs, then run, check and time it on host buffers. The C API and
+ * axle-run both come through here, so there is one argument check and one
+ * order of stages. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/executable.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void executable_options_default(ExecutableOptions *o, axle_backend_t backend) {
+  memset(o, 0, sizeof *o);
+  o->backend = backend;
+  o->optimize = -1;
+  opt_options_default(&o->opt);
+}
+
+const Module *executable_module_to_run(const Executable *e) {
+  return e->optimized ? e->optimized : e->module;
+}
+
+/* Optimizes a clone of exe->module and keeps the entry's buffer plan,
+ * which names instructions of that clone. Without optimization, a dump
+ * still writes the module as given. */
+static bool executable_optimize(Executable *exe, const OptOptions *opts, bool optimize, Status *st) {
+  OptContext ctx;
+  opt_context_init(&ctx, opts);
+  bool ok = true;
+  if (optimize) {
+    exe->optimized = module_clone(exe->module);
+    ok = optimize_module(exe->optimized, &ctx, st);
+    if (ok && opts->stats) {
+      StrBuf sb = {0};
+      print_opt_stats(&sb, exe->optimized, &ctx);
+      exe->stats = sb.data;
+    }
+    exe->plan = ctx.plan;
+    ctx.plan = NULL;
+  } else if (opts->dump_dir[0]) {
+    ok = dump_module_text(&ctx, exe->module, "before_optimizations", st);
+  }
+  opt_context_free(&ctx);
+  return ok;
+}
+
+Executable *executable_compile(const Module *m, const ExecutableOptions *o, Status *st) {
+  const Backend *be = backend_get(o->backend, st);
+  if (!be) return NULL;
+  Executable *exe = calloc(1, sizeof *exe);
+  if (!exe) {
+    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
+  atomic_init(&exe->references, 1);
+  exe->backend = be;
+  double t0 = now_ms();  /* compile time includes the optimizer's */
+  exe->module = module_clone(m);
+  bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;
+  bool ok = executable_optimize(exe, &o->opt, optimize, st) && be->compile(exe, st);
+  exe->compile_ms = now_ms() - t0;
+  if (ok) return exe;
+  /* A located error names the file through a pointer into the clones,
+   * which go now: point it at the caller's module instead. */
+  if (st->file && m->filename && strcmp(st->file, m->filename) == 0) st->file = m->filename;
+  else if (st->file) st->file = NULL;
+  executable_free(exe);
+  return NULL;
+}
+
+Executable *executable_share(Executable *e) {
+  atomic_fetch_add(&e->references, 1);
+  return e;
+}
+
+void executable_free(Executable *e) {
+  if (!e || atomic_fetch_sub(&e->references, 1) != 1) return;
+  e->backend->free_program(e->program);
+  buffer_plan_free(e->plan);
+  module_free(e->optimized);
+  module_free(e->module);
+  free(e->stats);
+  free(e);
+}
+
+HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg_count, Status *st) {
+  if (arg_count < 0 || (arg_count > 0 && !args)) {
+    status_error(st, STATUS_INPUT_ERROR, "no arguments given");
+    return NULL;
+  }
+  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return NULL;
+  return e->backend->run(e, args, arg_count, st);
+}
+
+/* ---- checking against the evaluator ---- */
+
+static bool values_close(const Literal *want, const Literal *got) {
+  if (shape_is_tuple(&want->shape)) {
+    if (!shape_is_tuple(&got->shape) || got->shape.tuple_count != want->shape.tuple_count) return false;
+    for (int i = 0; i < want->shape.tuple_count; i++)
+      if (!values_close(want->elements[i], got->elements[i])) return false;
+    return true;
+  }
+  if (want->shape.type != got->shape.type || !shape_same_dims(&want->shape, &got->shape)) return false;
+  if (!type_is_float(want->shape.type)) return literal_equal(want, got);
+  double rtol = type_byte_size(want->shape.type) == 2 ? 1e-2 : 1e-4;
+  for (int64_t i = 0; i < shape_element_count(&want->shape); i++) {
+    double w = literal_get_f64(want, i), g = literal_get_f64(got, i);
+    if (isnan(w) != isnan(g)) return false;
+    if (!isnan(w) && fabs(w - g) > 1e-5 + rtol * fabs(w) && w != g) return false;
+  }
+  return true;
+}
+
+bool executable_check(const Executable *e, HostBuffer *const *args, int arg_count,
+                      const HostBuffer *result, Status *st) {
+  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
+  Literal **views = calloc_or_exit((size_t)arg_count + 1, sizeof *views);
+  for (int i = 0; i < arg_count; i++) views[i] = host_buffer_view(args[i]);
+  Literal *want = eval_module(e->module, views, arg_count, st);
+  for (int i = 0; i < arg_count; i++) literal_view_free(views[i]);
+  free(views);
+  if (!want) return false;
+  Literal *got = host_buffer_view(result);
+  bool same = values_close(want, got);
+  literal_view_free(got);
+  literal_free(want);
+  if (!same)
+    return status_error(st, STATUS_RUNTIME_ERROR, "backend %s disagrees with the evaluator",
+                        e->backend->name);
+  return true;
+}
+
+/* ---- timing ---- */
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count, int runs,
+                     RunTimes *times, Status *st) {
+  if (runs < 1) return status_error(st, STATUS_INPUT_ERROR, "a timing needs at least one run");
+  double *ms = calloc((size_t)runs, sizeof *ms);
+  if (!ms) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
+  for (int r = -1; r < runs; r++) {  /* run -1 is the warm-up */
+    double t0 = now_ms();
+    HostBuffer *out = executable_run(e, args, arg_count, st);
+    double t1 = now_ms();
+    if (!out) {
+      free(ms);
+      return false;
+    }
+    host_buffer_free(out);
+    if (r >= 0) ms[r] = t1 - t0;
+  }
+  qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
+  times->runs = runs;
+  times->median_ms = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
+  times->min_ms = ms[0];
+  times->max_ms = ms[runs - 1];
+  free(ms);
+  return true;
+}

@@ -1,0 +1,107 @@
+/* Executables: what a compile produces and what a run runs.
+ *
+ * An Executable owns everything it needs: a clone of the module as given,
+ * the optimized clone when the optimizer ran, the entry's buffer plan, and
+ * the backend's program (code and constants). The caller may free its
+ * module, and the text it came from, as soon as executable_compile
+ * returns.
+ *
+ * The one run path, shared by the C API (api.c) and axle-run:
+ *
+ *   executable_compile   clone → optimize (if asked, or the backend's
+ *                        default) → backend compile
+ *   executable_run       buffer_check_arguments → backend run → result
+ *   executable_check     the evaluator on the module as written, compared
+ *   executable_time      N timed runs after a warm-up
+ *
+ * compile_cache_get in front of executable_compile makes a second compile
+ * of the same module text with the same options free. */
+#ifndef AXLE_RUNTIME_EXECUTABLE_H
+#define AXLE_RUNTIME_EXECUTABLE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "opt/opt.h"
+#include "runtime/backend.h"
+#include "runtime/buffer.h"
+
+/* ------------------------------------------------------------ executable.c */
+typedef struct ExecutableOptions {
+  axle_backend_t backend;
+  int optimize;         /* 1: run the optimizer, 0: not, -1: the backend's default */
+  OptOptions opt;       /* dumps, --stats, limits */
+} ExecutableOptions;
+
+/* The backend given, its default optimization, the optimizer's defaults. */
+void executable_options_default(ExecutableOptions *o, axle_backend_t backend);
+
+struct Executable {
+  const Backend *backend;
+  Module *module;       /* the module as given (a clone): what --check evaluates */
+  Module *optimized;    /* the optimizer's result (another clone), or NULL */
+  BufferPlan *plan;     /* the entry's buffer plan when optimized, else NULL */
+  void *program;        /* the backend's: code, constants */
+  char *stats;          /* the optimizer's --stats report when asked, else NULL */
+  double compile_ms;    /* optimizer and backend together */
+  atomic_int references; /* the compile cache shares executables */
+};
+
+Executable *executable_compile(const Module *m, const ExecutableOptions *o, Status *st);
+/* Another owner of e; each owner calls executable_free once. */
+Executable *executable_share(Executable *e);
+void executable_free(Executable *e);
+/* The module the backend runs: the optimized one if any, else the clone. */
+const Module *executable_module_to_run(const Executable *e);
+
+/* Checks the arguments against the entry's parameters, then runs. The
+ * result is new; free it with host_buffer_free. */
+HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg_count, Status *st);
+/* Runs the evaluator on the module as written and compares its result with
+ * result: exact for integers, a relative tolerance for floats (1e-2 for
+ * 16-bit types, 1e-4 otherwise). False with a message when they differ. */
+bool executable_check(const Executable *e, HostBuffer *const *args, int arg_count,
+                      const HostBuffer *result, Status *st);
+
+typedef struct RunTimes {
+  double median_ms, min_ms, max_ms;
+  int runs;
+} RunTimes;
+/* One warm-up run, then runs timed runs. */
+bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count, int runs,
+                     RunTimes *times, Status *st);
+
+/* ---------------------------------------------------------- compile_cache.c
+ * Compiled executables keyed by the module's printed text and the options
+ * that change what is compiled (backend, optimization, the optimizer's
+ * limits). A compile that asks for dumps or --stats always compiles: the
+ * caller wants to see the optimizer run. The least recently used entry
+ * goes when the cache is full; executables still held elsewhere live on.
+ * Thread-safe. */
+enum { COMPILE_CACHE_CAPACITY = 32 };
+
+typedef struct CompileCacheEntry {
+  char *key;
+  uint64_t hash;
+  Executable *executable;
+  uint64_t last_use;
+} CompileCacheEntry;
+
+typedef struct CompileCache {
+  pthread_mutex_t lock;
+  CompileCacheEntry entries[COMPILE_CACHE_CAPACITY];
+  int count;
+  uint64_t clock;
+  int64_t hits, misses;
+} CompileCache;
+
+#define COMPILE_CACHE_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}
+
+/* The cached executable (a new reference) or a fresh compile, which is
+ * then cached. *hit (may be NULL) says which. */
+Executable *compile_cache_get(CompileCache *cache, const Module *m, const ExecutableOptions *o,
+                              bool *hit, Status *st);
+/* Drops every entry (executables still held elsewhere live on). */
+void compile_cache_clear(CompileCache *cache);
+
+#endif
