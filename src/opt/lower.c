@@ -16,6 +16,7 @@
 typedef struct MemoEntry {
   const Instruction *inst;
   KernelBlock block;
+  int phase;
   int rank;
   int index[AXLE_MAX_RANK];
   int value;
@@ -26,11 +27,13 @@ typedef struct Lower {
   const Instruction *origin;      /* the fusion, or the single op */
   const Computation *body;        /* the fused computation; NULL for a single op */
   KernelBlock block;
+  int phase;                      /* of the REDUCE or ROW block being emitted */
   MemoEntry *memo;
   int memo_count, memo_capacity;
   /* Reduce kernels: the reduces at the root and their first accumulator. */
   const Instruction *reduces[AXLE_MAX_RANK];
   int acc_base[AXLE_MAX_RANK];
+  int reduce_phase[AXLE_MAX_RANK];
   int reduce_count;
   Status *st;
 } Lower;
@@ -51,6 +54,7 @@ static void copy_index(int *dst, const int *src, int rank) {
 
 static int add_op(Lower *L, KernelOp op, const Instruction *origin) {
   op.block = L->block;
+  op.phase = L->phase;
   op.origin = origin;
   return kernel_add_op(L->k, &op);
 }
@@ -59,7 +63,8 @@ static int memo_find(const Lower *L, const Instruction *inst, int rank, const in
   for (int i = L->memo_count - 1; i >= 0; i--) {
     const MemoEntry *e = &L->memo[i];
     if (e->inst != inst || e->rank != rank) continue;
-    if (e->block != L->block && e->block != KBLOCK_PRE) continue;
+    /* PRE values hold for the whole point; others only in their own loop. */
+    if (e->block != KBLOCK_PRE && (e->block != L->block || e->phase != L->phase)) continue;
     if (rank && memcmp(e->index, index, sizeof *index * (size_t)rank) != 0) continue;
     return e->value;
   }
@@ -73,7 +78,7 @@ static int memo_add(Lower *L, const Instruction *inst, int rank, const int *inde
   }
   MemoEntry *e = &L->memo[L->memo_count++];
   memset(e, 0, sizeof *e);
-  *e = (MemoEntry){.inst = inst, .block = L->block, .rank = rank, .value = value};
+  *e = (MemoEntry){.inst = inst, .block = L->block, .phase = L->phase, .rank = rank, .value = value};
   copy_index(e->index, index, rank);
   return value;
 }
@@ -92,12 +97,15 @@ static int k_s64(Lower *L, int64_t v) {
   return id;
 }
 
+/* A loop index: KOP_INDEX once, in PRE; KOP_RINDEX once per phase, in the
+ * phase's own loop (the current block). */
 static int k_index(Lower *L, KernelOpcode kop, int dim) {
-  KernelBlock block = kop == KOP_INDEX ? KBLOCK_PRE : KBLOCK_REDUCE;
-  for (int i = 0; i < L->k->op_count; i++)
-    if (L->k->ops[i].kop == kop && L->k->ops[i].dim == dim) return i;
+  for (int i = 0; i < L->k->op_count; i++) {
+    const KernelOp *op = &L->k->ops[i];
+    if (op->kop == kop && op->dim == dim && (kop == KOP_INDEX || op->phase == L->phase)) return i;
+  }
   KernelBlock saved = L->block;
-  L->block = block;
+  if (kop == KOP_INDEX) L->block = KBLOCK_PRE;
   KernelOp op = {.kop = kop, .type = TYPE_S64, .dim = dim};
   int id = add_op(L, op, NULL);
   L->block = saved;
@@ -320,19 +328,21 @@ static int emit_dynamic_update_slice(Lower *L, const Instruction *inst, const in
   return k_select(L, inst->shape.type, inside, fresh, old);
 }
 
-/* A reduce met in POST (an epilogue reading the reduced value): its
- * accumulator, when the index is the kernel's own output index. */
+/* A reduce read inside the kernel: its accumulator, once its phase is over
+ * (in POST, or in a later phase: softmax's sum reads the max), and only at
+ * the kernel's own output point (a broadcast back over the row gets there). */
 static int emit_reduce_result(Lower *L, const Instruction *reduce, int element, const int *index) {
   for (int r = 0; r < L->reduce_count; r++) {
     if (L->reduces[r] != reduce) continue;
     for (int d = 0; d < L->k->rank; d++)
       if (index[d] != k_index(L, KOP_INDEX, d)) return fail(L, reduce, "its result is read at another index");
-    if (L->block != KBLOCK_POST) return fail(L, reduce, "its result is read inside the reduction");
+    if (L->block == KBLOCK_PRE || (L->block != KBLOCK_POST && L->reduce_phase[r] >= L->phase))
+      return fail(L, reduce, "its result is read before the reduction ends");
     KernelOp op = {.kop = KOP_ACC_READ, .type = L->k->acc_types[L->acc_base[r] + element],
                    .acc = L->acc_base[r] + element};
     return add_op(L, op, reduce);
   }
-  return fail(L, reduce, "a reduce that is not at the fusion's root");
+  return fail(L, reduce, "a reduce outside the kernel's reductions");
 }
 
 static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
@@ -460,57 +470,85 @@ static bool lower_loop(Lower *L, const Instruction **outputs, int count) {
   return true;
 }
 
-/* Every reduce at the root must reduce the same dimensions of operands of
- * the same dims: they then share one loop nest and stack accumulators. */
-static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
-  const Instruction *first = NULL;
-  for (int o = 0; o < count; o++) {
-    const Instruction *r = outputs[o]->opcode == OP_GET_TUPLE_ELEMENT ? outputs[o]->operands[0] : outputs[o];
-    if (r->opcode == OP_REDUCE && !first) first = r;
+/* The phase of every reduce: one more than the latest phase any reduce it
+ * reads belongs to (softmax's sum reads the max: phase 1 after phase 0).
+ * Reduces of one phase share one loop. Returns the number of phases. */
+static int assign_phases(Lower *L, const Computation *body) {
+  int phases = 1;
+  if (!body) {
+    L->reduce_phase[0] = 0;
+    return 1;
   }
-  const Shape *in = &first->operands[0]->shape;
-  const IntList *dims = &first->attrs.dimensions;
+  int *depth = calloc_or_exit((size_t)body->instruction_count + 1, sizeof *depth);
+  for (int i = 0; i < body->instruction_count; i++) {
+    const Instruction *inst = body->instructions[i];
+    int d = 0;
+    for (int a = 0; a < inst->operand_count; a++)
+      if (depth[inst->operands[a]->index] > d) d = depth[inst->operands[a]->index];
+    if (inst->opcode == OP_REDUCE) {
+      for (int r = 0; r < L->reduce_count; r++)
+        if (L->reduces[r] == inst) L->reduce_phase[r] = d;
+      if (d + 1 > phases) phases = d + 1;
+      d++;
+    }
+    depth[i] = d;
+  }
+  free(depth);
+  return phases;
+}
+
+/* Every reduce of the kernel, in order: those of the fused computation, or
+ * the op itself. They must reduce the same dimensions of operands of the
+ * same dims: they then share the loops and stack their accumulators. */
+static const Instruction *collect_reduces(Lower *L) {
+  const Computation *body = L->body;
+  int n = body ? body->instruction_count : 1;
+  for (int i = 0; i < n; i++) {
+    const Instruction *r = body ? body->instructions[i] : L->origin;
+    if (r->opcode != OP_REDUCE) continue;
+    const Instruction *first = L->reduce_count ? L->reduces[0] : r;
+    const IntList *dims = &first->attrs.dimensions;
+    if (!shape_same_dims(&r->operands[0]->shape, &first->operands[0]->shape) || r->attrs.dimensions.count != dims->count ||
+        memcmp(r->attrs.dimensions.values, dims->values, sizeof *dims->values * (size_t)dims->count) != 0) {
+      fail(L, r, "reduces of different dimensions in one kernel");
+      return NULL;
+    }
+    if (L->reduce_count == AXLE_MAX_RANK) {
+      fail(L, r, "too many reduces in one kernel");
+      return NULL;
+    }
+    L->reduces[L->reduce_count++] = r;
+  }
+  return L->reduce_count ? L->reduces[0] : NULL;
+}
+
+/* PRE: each reduce's initial values into its accumulators. */
+static bool emit_initial_values(Lower *L) {
   Kernel *k = L->k;
-  k->kind = KERNEL_REDUCE;
-  /* The outer space is the result's; the reduced dims, in increasing order, the inner one. */
-  int outer_of[AXLE_MAX_RANK], inner_of[AXLE_MAX_RANK];
-  for (int d = 0; d < in->rank; d++) {
-    bool reduced = false;
-    for (int j = 0; j < dims->count; j++) reduced |= dims->values[j] == d;
-    if (reduced) inner_of[d] = k->reduce_rank, outer_of[d] = -1, k->reduce_dims[k->reduce_rank++] = in->dims[d];
-    else outer_of[d] = k->rank, inner_of[d] = -1, k->dims[k->rank++] = in->dims[d];
-  }
-  int outer[AXLE_MAX_RANK], operand_index[AXLE_MAX_RANK];
-  for (int d = 0; d < k->rank; d++) outer[d] = k_index(L, KOP_INDEX, d);
-  /* PRE: each reduce's initial values into its accumulators. */
-  for (int o = 0; o < count; o++) {
-    const Instruction *r = outputs[o]->opcode == OP_GET_TUPLE_ELEMENT ? outputs[o]->operands[0] : outputs[o];
-    bool seen = false;
-    for (int i = 0; i < L->reduce_count; i++) seen |= L->reduces[i] == r;
-    if (r->opcode != OP_REDUCE || seen) continue;
-    if (!shape_same_dims(&r->operands[0]->shape, in) || r->attrs.dimensions.count != dims->count ||
-        memcmp(r->attrs.dimensions.values, dims->values, sizeof *dims->values * (size_t)dims->count) != 0)
-      return fail(L, r, "reduces of different dimensions in one kernel") >= 0;
-    int n = r->operand_count / 2;
-    if (L->reduce_count == AXLE_MAX_RANK || k->acc_count + n > AXLE_MAX_RANK)
-      return fail(L, r, "too many accumulators") >= 0;
-    L->reduces[L->reduce_count] = r;
-    L->acc_base[L->reduce_count++] = k->acc_count;
+  for (int r = 0; r < L->reduce_count; r++) {
+    const Instruction *reduce = L->reduces[r];
+    int n = reduce->operand_count / 2;
+    if (k->acc_count + n > AXLE_MAX_RANK) return fail(L, reduce, "too many accumulators") >= 0;
+    L->acc_base[r] = k->acc_count;
     for (int i = 0; i < n; i++) {
-      int init = emit(L, r->operands[n + i], NULL);
+      int init = emit(L, reduce->operands[n + i], NULL);
       if (init < 0) return false;
-      k->acc_types[k->acc_count] = r->operands[n + i]->shape.type;
+      k->acc_types[k->acc_count] = reduce->operands[n + i]->shape.type;
       KernelOp write = {.kop = KOP_ACC_WRITE, .type = k->acc_types[k->acc_count], .acc = k->acc_count, .arg_count = 1};
       write.args[0] = init;
-      add_op(L, write, r);
+      add_op(L, write, reduce);
       k->acc_count++;
     }
   }
-  /* REDUCE: the operands' elements, then the reducer on (accumulators, elements). */
-  L->block = KBLOCK_REDUCE;
-  for (int d = 0; d < in->rank; d++)
-    operand_index[d] = outer_of[d] >= 0 ? outer[outer_of[d]] : k_index(L, KOP_RINDEX, inner_of[d]);
+  return true;
+}
+
+/* One REDUCE phase: each of its reduces reads its operands' elements and
+ * applies the reducer to (accumulators, elements). */
+static bool emit_reduce_phase(Lower *L, int phase, const int *operand_index) {
+  Kernel *k = L->k;
   for (int r = 0; r < L->reduce_count; r++) {
+    if (L->reduce_phase[r] != phase) continue;
     const Instruction *reduce = L->reduces[r];
     int n = reduce->operand_count / 2, args[2 * AXLE_MAX_RANK], results[AXLE_MAX_RANK];
     for (int i = 0; i < n; i++) {
@@ -526,12 +564,67 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
       add_op(L, write, reduce);
     }
   }
-  /* POST: the results (a reduce's accumulators, or an epilogue on them). */
-  L->block = KBLOCK_POST;
+  return true;
+}
+
+/* The operand index of the reduces in the current phase: kept dims are the
+ * outer loop's, reduced dims (in increasing order) the phase's own loop. */
+static void reduce_operand_index(Lower *L, const int *outer_of, const int *inner_of, const int *outer, int rank,
+                                 int *operand_index) {
+  for (int d = 0; d < rank; d++)
+    operand_index[d] = outer_of[d] >= 0 ? outer[outer_of[d]] : k_index(L, KOP_RINDEX, inner_of[d]);
+}
+
+/* Reduce and row kernels. Outputs of the reduced shape are stored in POST;
+ * outputs of the row's shape (softmax's result) in a last ROW phase. */
+static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
+  const Instruction *first = collect_reduces(L);
+  if (!first) return false;
+  const Shape *in = &first->operands[0]->shape;
+  const IntList *dims = &first->attrs.dimensions;
+  Kernel *k = L->k;
+  int outer_of[AXLE_MAX_RANK], inner_of[AXLE_MAX_RANK];
+  for (int d = 0; d < in->rank; d++) {
+    bool reduced = false;
+    for (int j = 0; j < dims->count; j++) reduced |= dims->values[j] == d;
+    if (reduced) inner_of[d] = k->reduce_rank, outer_of[d] = -1, k->reduce_dims[k->reduce_rank++] = in->dims[d];
+    else outer_of[d] = k->rank, inner_of[d] = -1, k->dims[k->rank++] = in->dims[d];
+  }
+  bool has_row_output = false;
   for (int o = 0; o < count; o++) {
-    if (shape_is_tuple(&outputs[o]->shape) || !shape_same_dims(&outputs[o]->shape, &first->shape))
-      return fail(L, outputs[o], "an output beside a reduce that is not of the reduce's shape") >= 0;
-    kernel_add_output(k, &outputs[o]->shape, L->origin, o);
+    const Shape *s = &outputs[o]->shape;
+    if (shape_is_tuple(s) || (!shape_same_dims(s, &first->shape) && !shape_same_dims(s, in)))
+      return fail(L, outputs[o], "an output of neither the row's nor the reduced shape") >= 0;
+    has_row_output |= !shape_same_dims(s, &first->shape);
+    kernel_add_output(k, s, L->origin, o);
+  }
+  int phases = assign_phases(L, L->body);
+  k->phase_count = phases + has_row_output;
+  if (k->phase_count > AXLE_MAX_RANK) return fail(L, first, "too many passes over the row") >= 0;
+  for (int p = 0; p < k->phase_count; p++) k->phase_blocks[p] = p < phases ? KBLOCK_REDUCE : KBLOCK_ROW;
+  k->kind = k->phase_count == 1 ? KERNEL_REDUCE : KERNEL_ROW;
+
+  int outer[AXLE_MAX_RANK], operand_index[AXLE_MAX_RANK];
+  for (int d = 0; d < k->rank; d++) outer[d] = k_index(L, KOP_INDEX, d);
+  if (!emit_initial_values(L)) return false;
+  for (int p = 0; p < phases; p++) {
+    L->block = KBLOCK_REDUCE, L->phase = p;
+    reduce_operand_index(L, outer_of, inner_of, outer, in->rank, operand_index);
+    if (!emit_reduce_phase(L, p, operand_index)) return false;
+  }
+  if (has_row_output) {
+    L->block = KBLOCK_ROW, L->phase = phases;
+    reduce_operand_index(L, outer_of, inner_of, outer, in->rank, operand_index);
+    for (int o = 0; o < count; o++) {
+      if (shape_same_dims(&outputs[o]->shape, &first->shape)) continue;
+      int v = emit(L, outputs[o], operand_index);
+      if (v < 0) return false;
+      emit_store(L, o, v, operand_index, in->rank, outputs[o]);
+    }
+  }
+  L->block = KBLOCK_POST, L->phase = 0;
+  for (int o = 0; o < count; o++) {
+    if (!shape_same_dims(&outputs[o]->shape, &first->shape)) continue;
     int v = emit(L, outputs[o], outer);
     if (v < 0) return false;
     emit_store(L, o, v, outer, k->rank, outputs[o]);
@@ -539,11 +632,11 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   return true;
 }
 
-static bool has_reduce_output(const Instruction **outputs, int count) {
-  for (int o = 0; o < count; o++) {
-    const Instruction *r = outputs[o]->opcode == OP_GET_TUPLE_ELEMENT ? outputs[o]->operands[0] : outputs[o];
-    if (r->opcode == OP_REDUCE) return true;
-  }
+/* A kernel reduces when the op is a reduce or its fused computation holds one. */
+static bool has_reduce(const Lower *L) {
+  if (!L->body) return L->origin->opcode == OP_REDUCE;
+  for (int i = 0; i < L->body->instruction_count; i++)
+    if (L->body->instructions[i]->opcode == OP_REDUCE) return true;
   return false;
 }
 
@@ -560,13 +653,16 @@ Kernel *lower_to_kernel(const Instruction *inst, Status *st) {
     /* A variadic reduce alone: its elements are its outputs. */
     fail(&L, inst, "a variadic reduce outside a fusion");
     count = -1;
+  } else if (shape_is_tuple(&inst->shape)) {
+    fail(&L, inst, "no kernel form for this op yet");
+    count = -1;
   } else {
     outputs[0] = inst;
     count = 1;
   }
   bool ok = count > 0 && st->code == STATUS_OK;
   if (count < 0 && st->code == STATUS_OK) fail(&L, inst, "more than 16 outputs");
-  if (ok) ok = has_reduce_output(outputs, count) ? lower_reduce(&L, outputs, count) : lower_loop(&L, outputs, count);
+  if (ok) ok = has_reduce(&L) ? lower_reduce(&L, outputs, count) : lower_loop(&L, outputs, count);
   free(L.memo);
   if (!ok || st->code != STATUS_OK) {
     if (st->code == STATUS_OK) status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", inst->name);

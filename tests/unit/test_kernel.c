@@ -217,6 +217,34 @@ TEST(a_reduce_fusion_is_one_kernel_with_one_accumulator) {
   module_free(m);
 }
 
+/* Softmax after the optimizer is one fusion, and that fusion one row
+ * kernel: the max, then the sum of exponentials, then the stores, three
+ * passes over each row and no temporary array. */
+TEST(softmax_is_one_row_kernel_in_three_phases) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module_file("tests/hlo/jax_softmax.hlo", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  if (!m) return;
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  EXPECT(optimize_module(m, &ctx, &st), "%s", st.message);
+  opt_context_free(&ctx);
+  const Instruction *fusion = NULL;
+  for (int i = 0; i < m->entry->instruction_count; i++)
+    if (m->entry->instructions[i]->opcode == OP_FUSION) fusion = m->entry->instructions[i];
+  EXPECT(fusion != NULL && count_fusions(m) == 1, "%d fusions", count_fusions(m));
+  Kernel *k = fusion ? lower_to_kernel(fusion, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  if (k) {
+    EXPECT(k->kind == KERNEL_ROW && k->phase_count == 3 && k->phase_blocks[0] == KBLOCK_REDUCE &&
+               k->phase_blocks[1] == KBLOCK_REDUCE && k->phase_blocks[2] == KBLOCK_ROW && k->acc_count == 2,
+           "kind %d, %d phases, %d accumulators", k->kind, k->phase_count, k->acc_count);
+    kernel_free(k);
+  }
+  module_free(m);
+}
+
 TEST(ops_without_a_kernel_form_are_refused_not_miscompiled) {
   Module *m = parse_text("HloModule d\nENTRY e { a = f32[4,8] parameter(0)\n b = f32[8,2] parameter(1)\n"
                          "  ROOT d = f32[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }\n");
@@ -233,6 +261,7 @@ int main(void) {
   RUN(every_lowered_corpus_op_matches_the_evaluator);
   RUN(every_fusion_the_optimizer_makes_lowers_to_a_matching_kernel);
   RUN(a_reduce_fusion_is_one_kernel_with_one_accumulator);
+  RUN(softmax_is_one_row_kernel_in_three_phases);
   RUN(ops_without_a_kernel_form_are_refused_not_miscompiled);
   return test_summary();
 }

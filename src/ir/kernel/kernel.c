@@ -51,7 +51,7 @@ int kernel_add_op(Kernel *k, const KernelOp *op) {
 
 /* ---- printing ---- */
 
-static const char *const block_names[] = {"pre", "reduce", "post"};
+static const char *const block_names[] = {"pre", "reduce", "row", "post"};
 static const char *const direction_names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 
 static void print_dims(StrBuf *sb, int rank, const int64_t *dims) {
@@ -117,16 +117,22 @@ void print_kernel(StrBuf *sb, const Kernel *k) {
   print_buffer_list(sb, "out", k->outputs, k->output_count);
   strbuf_printf(sb, "    loop ");
   print_dims(sb, k->rank, k->dims);
-  if (k->kind == KERNEL_REDUCE) {
+  if (k->kind != KERNEL_LOOP) {
     strbuf_printf(sb, " reduce ");
     print_dims(sb, k->reduce_rank, k->reduce_dims);
+    if (k->kind == KERNEL_ROW) strbuf_printf(sb, " in %d phases", k->phase_count);
   }
   strbuf_printf(sb, "\n");
   const Instruction *last_origin = NULL;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
-    bool first_of_block = i == 0 || k->ops[i - 1].block != op->block;
-    strbuf_printf(sb, "    %-8s", first_of_block ? block_names[op->block] : "");
+    bool first_of_block = i == 0 || k->ops[i - 1].block != op->block || k->ops[i - 1].phase != op->phase;
+    char label[24] = "";
+    if (first_of_block && k->kind == KERNEL_ROW && (op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW))
+      snprintf(label, sizeof label, "%s%d", block_names[op->block], op->phase);
+    else if (first_of_block)
+      snprintf(label, sizeof label, "%s", block_names[op->block]);
+    strbuf_printf(sb, "    %-8s", label);
     print_op(sb, op, i);
     /* Each run of ops is labelled with the HLO instruction it came from. */
     if (op->origin && op->origin != last_origin) strbuf_printf(sb, "    ; %s", op->origin->name);

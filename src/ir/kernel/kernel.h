@@ -16,6 +16,14 @@
  * accumulators), POST runs once after it (the results, any elementwise
  * epilogue, the stores). A loop kernel has PRE only.
  *
+ * A row kernel (KERNEL_ROW: softmax, layernorm) walks the reduced
+ * dimensions several times per output point, in phases: each phase is a
+ * REDUCE loop, or, last, a ROW loop that stores one value per element of
+ * the row. A phase reads the accumulators of the phases before it (softmax:
+ * phase 0 finds the row's max, phase 1 sums exp(x - max), the ROW phase
+ * stores exp(x - max) / sum). Ops carry their phase; KOP_RINDEX is a
+ * phase's own loop index.
+ *
  *   kernel fusion.add_multiply_reduce (from fusion.add_multiply_reduce)
  *     in0 f32[1024]{0}  in1 f32[1024]{0}  in2 f32[1024]{0}
  *     out0 f32[]
@@ -48,13 +56,14 @@ typedef enum KernelOpcode {
   KOP_ACC_WRITE,   /* accumulator `acc` = args[0]; in PRE it sets the initial value */
 } KernelOpcode;
 
-typedef enum KernelBlock { KBLOCK_PRE, KBLOCK_REDUCE, KBLOCK_POST } KernelBlock;
+typedef enum KernelBlock { KBLOCK_PRE, KBLOCK_REDUCE, KBLOCK_ROW, KBLOCK_POST } KernelBlock;
 
 enum { KERNEL_MAX_ARGS = AXLE_MAX_RANK + 1 };
 
 typedef struct KernelOp {
   KernelOpcode kop;
   KernelBlock block;
+  int phase;               /* KBLOCK_REDUCE and KBLOCK_ROW: which pass over the reduced dims */
   ElementType type;        /* of the value it produces (STORE, ACC_WRITE: the stored type) */
   Opcode op;               /* KOP_HLO */
   CompareDirection direction;
@@ -80,6 +89,7 @@ typedef struct KernelBuffer {
 typedef enum KernelKind {
   KERNEL_LOOP,       /* one body per output point */
   KERNEL_REDUCE,     /* PRE / REDUCE / POST, see above */
+  KERNEL_ROW,        /* PRE / REDUCE phases / an optional ROW phase / POST */
 } KernelKind;
 
 typedef struct Kernel {
@@ -94,6 +104,8 @@ typedef struct Kernel {
   int64_t reduce_dims[AXLE_MAX_RANK];
   int acc_count;
   ElementType acc_types[AXLE_MAX_RANK];
+  int phase_count;            /* KERNEL_REDUCE: 1; KERNEL_ROW: the passes over the row */
+  KernelBlock phase_blocks[AXLE_MAX_RANK]; /* KBLOCK_REDUCE or KBLOCK_ROW, per phase */
   int op_count, op_capacity;
   KernelOp *ops;              /* PRE ops, then REDUCE, then POST */
 } Kernel;

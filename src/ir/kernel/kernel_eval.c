@@ -131,9 +131,12 @@ static bool run_op(KernelRun *run, int i, Status *st) {
   return true;
 }
 
-static bool run_block(KernelRun *run, KernelBlock block, Status *st) {
-  for (int i = 0; i < run->k->op_count; i++)
-    if (run->k->ops[i].block == block && !run_op(run, i, st)) return false;
+static bool run_block(KernelRun *run, KernelBlock block, int phase, Status *st) {
+  for (int i = 0; i < run->k->op_count; i++) {
+    const KernelOp *op = &run->k->ops[i];
+    bool looped = op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW;
+    if (op->block == block && (!looped || op->phase == phase) && !run_op(run, i, st)) return false;
+  }
   if (block == KBLOCK_REDUCE) {
     for (int a = 0; a < run->k->acc_count; a++) {
       if (!run->next_accs[a]) continue;
@@ -161,17 +164,24 @@ static int64_t product(const int64_t *dims, int rank) {
   return n;
 }
 
+/* One pass over the reduced dimensions. */
+static bool run_phase(KernelRun *run, KernelBlock block, int phase, Status *st) {
+  const Kernel *k = run->k;
+  memset(run->rindex, 0, sizeof run->rindex);
+  if (product(k->reduce_dims, k->reduce_rank) == 0) return true;
+  do {
+    if (!run_block(run, block, phase, st)) return false;
+  } while (next_index(run->rindex, k->reduce_rank, k->reduce_dims));
+  return true;
+}
+
 static bool run_point(KernelRun *run, Status *st) {
   const Kernel *k = run->k;
-  if (!run_block(run, KBLOCK_PRE, st)) return false;
-  if (k->kind != KERNEL_REDUCE) return true;
-  memset(run->rindex, 0, sizeof run->rindex);
-  if (product(k->reduce_dims, k->reduce_rank) > 0) {
-    do {
-      if (!run_block(run, KBLOCK_REDUCE, st)) return false;
-    } while (next_index(run->rindex, k->reduce_rank, k->reduce_dims));
-  }
-  return run_block(run, KBLOCK_POST, st);
+  if (!run_block(run, KBLOCK_PRE, 0, st)) return false;
+  if (k->kind == KERNEL_LOOP) return true;
+  for (int p = 0; p < k->phase_count; p++)
+    if (!run_phase(run, k->phase_blocks[p], p, st)) return false;
+  return run_block(run, KBLOCK_POST, 0, st);
 }
 
 bool kernel_eval(const Kernel *k, Literal *const *inputs, Literal **outputs, Status *st) {
