@@ -45,14 +45,14 @@
  * implicit: where values come from and go to. */
 typedef enum KernelOpcode {
   KOP_INDEX,       /* the loop index of dimension `dim` of the iteration space (s64) */
-  KOP_RINDEX,      /* the index of reduced dimension `dim` (REDUCE block only) */
+  KOP_RINDEX,      /* the index of reduced dimension `dim` in its phase's loop (REDUCE, ROW) */
   KOP_CONSTANT,    /* a scalar of `type`: value.i for integers and pred, value.f for floats */
   KOP_LOAD,        /* element of input `buffer` at the logical indices args[0..rank) */
   KOP_STORE,       /* args[0] into output `buffer` at args[1..rank] */
   KOP_HLO,         /* HLO opcode `op` on args (FORM_UNARY/FORM_BINARY rows, compare,
                       select, clamp, convert, bitcast-convert); compare keeps its
                       direction and type in `direction`, `compare_type` */
-  KOP_ACC_READ,    /* the current value of accumulator `acc` (REDUCE and POST blocks) */
+  KOP_ACC_READ,    /* the current value of accumulator `acc` (REDUCE, ROW and POST blocks) */
   KOP_ACC_WRITE,   /* accumulator `acc` = args[0]; in PRE it sets the initial value */
 } KernelOpcode;
 
