@@ -209,8 +209,8 @@ uint64_t attrs_hash(const Attrs *a) {
 
 /* ------------------------------------------------------- instructions */
 
-/* Same element type, dimensions and layout, through tuples. */
-static bool shape_identical(const Shape *a, const Shape *b) {
+/* Same element type, dimensions, layout and packing, through tuples. */
+bool shape_identical(const Shape *a, const Shape *b) {
   if (a->type != b->type) return false;
   if (a->type == TYPE_TUPLE) {
     if (a->tuple_count != b->tuple_count) return false;
@@ -218,7 +218,8 @@ static bool shape_identical(const Shape *a, const Shape *b) {
       if (!shape_identical(&a->tuple_shapes[i], &b->tuple_shapes[i])) return false;
     return true;
   }
-  return a->rank == b->rank && values_equal(a->dims, b->dims, a->rank) &&
+  return a->rank == b->rank && a->element_size_bits == b->element_size_bits &&
+         values_equal(a->dims, b->dims, a->rank) &&
          memcmp(a->minor_to_major, b->minor_to_major, sizeof a->minor_to_major[0] * (size_t)a->rank) == 0;
 }
 

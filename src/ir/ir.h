@@ -591,6 +591,8 @@ uint64_t attrs_hash(const Attrs *a);              /* equal attrs, equal hashes *
 /* What CSE needs: same opcode, shape (layout included), operands and called
  * computations (pointer-equal) and attributes. */
 bool instruction_identical(const Instruction *a, const Instruction *b);
+/* Same element type, dims, layout and E(n) packing, through tuples. */
+bool shape_identical(const Shape *a, const Shape *b);
 /* Building blocks for the parser and builder: lists each instruction of c
  * in its operands' use lists (once; for a computation read from text);
  * appends inst at the end of c (index, parent); adds an empty computation

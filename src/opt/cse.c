@@ -97,20 +97,6 @@ static bool computation_merge_identical_instructions(Computation *c) {
 
 /* ---- computations ---- */
 
-static bool shape_identical(const Shape *a, const Shape *b) {
-  if (a->type != b->type) return false;
-  if (a->type == TYPE_TUPLE) {
-    if (a->tuple_count != b->tuple_count) return false;
-    for (int i = 0; i < a->tuple_count; i++)
-      if (!shape_identical(&a->tuple_shapes[i], &b->tuple_shapes[i])) return false;
-    return true;
-  }
-  if (a->rank != b->rank || a->element_size_bits != b->element_size_bits) return false;
-  for (int d = 0; d < a->rank; d++)
-    if (a->dims[d] != b->dims[d] || a->minor_to_major[d] != b->minor_to_major[d]) return false;
-  return true;
-}
-
 /* Instruction k of a and of b do the same thing to the same positions. */
 static bool instructions_match(const Instruction *x, const Instruction *y) {
   if (x->opcode != y->opcode || x->operand_count != y->operand_count ||

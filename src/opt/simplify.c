@@ -22,20 +22,6 @@
 
 /* ---- looking at operands ---- */
 
-bool shape_identical(const Shape *a, const Shape *b) {
-  if (a->type != b->type) return false;
-  if (a->type == TYPE_TUPLE) {
-    if (a->tuple_count != b->tuple_count) return false;
-    for (int i = 0; i < a->tuple_count; i++)
-      if (!shape_identical(&a->tuple_shapes[i], &b->tuple_shapes[i])) return false;
-    return true;
-  }
-  if (a->rank != b->rank || a->element_size_bits != b->element_size_bits) return false;
-  for (int d = 0; d < a->rank; d++)
-    if (a->dims[d] != b->dims[d] || a->minor_to_major[d] != b->minor_to_major[d]) return false;
-  return true;
-}
-
 /* x itself when it can stand for inst (identical shape), else NULL. */
 static Instruction *forward(const Instruction *inst, Instruction *x) {
   return shape_identical(&inst->shape, &x->shape) ? x : NULL;

@@ -16,7 +16,6 @@ typedef Instruction *RewriteRule(Instruction *inst);
  * element). An instruction is only ever replaced by one with an identical
  * shape, so that a layout a user depends on (bitcast reads bytes in layout
  * order) stays the same. */
-bool shape_identical(const Shape *a, const Shape *b);
 
 /* simplify_control.c */
 RewriteRule rule_call_inline;
