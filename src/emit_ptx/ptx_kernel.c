@@ -117,9 +117,13 @@ static PtxReg half_widen(Emit *E, ElementType t, PtxReg h) {
 
 /* The physical element offset of logical indices args[first..] in shape s. */
 static PtxReg physical_offset(Emit *E, const Shape *s, const KernelOp *op, int first) {
-  PtxReg offset = ptx_reg_new(E->b, PTX_S64);
-  ptx_inst(E->b, "mov.b64 $r, 0", offset);
-  for (int j = s->rank - 1; j >= 0; j--) {
+  if (s->rank == 0) {
+    PtxReg zero = ptx_reg_new(E->b, PTX_S64);
+    ptx_inst(E->b, "mov.b64 $r, 0", zero);
+    return zero;
+  }
+  PtxReg offset = E->values[op->args[first + s->minor_to_major[s->rank - 1]]];
+  for (int j = s->rank - 2; j >= 0; j--) {
     int d = (int)s->minor_to_major[j];
     PtxReg next = ptx_reg_new(E->b, PTX_S64);
     ptx_inst(E->b, "mad.lo.s64 $r, $r, $D, $r", next, offset, s->dims[d], E->values[op->args[first + d]]);
@@ -277,8 +281,13 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     *out = half_widen(E, to, h);
     return true;
   }
+  if (from == to) {
+    *out = value_new(E, to);
+    reg_move(E, *out, args[0]);
+    return true;
+  }
   if (is_half(from) && is_half(to)) {
-    *out = from == to ? args[0] : half_round(E, to, args[0]);
+    *out = half_round(E, to, args[0]);
     return true;
   }
   return table_emit(E, op, from, to, args, out);
@@ -642,8 +651,24 @@ typedef struct RowPlan {
   Opcode combiner[AXLE_MAX_RANK];
 } RowPlan;
 
+/* An initial value known when compiling: a kernel constant, or a load of
+ * a scalar input that is a constant of the module (an unfused reduce's
+ * init operand). */
+static bool init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
+  *out = *init;
+  if (init->kop == KOP_CONSTANT) return true;
+  if (init->kop != KOP_LOAD) return false;
+  const KernelBuffer *in = &k->inputs[init->buffer];
+  const Literal *lit = in->constant;
+  if (!lit && in->source && in->source->opcode == OP_CONSTANT) lit = in->source->attrs.literal;
+  if (!lit || in->shape.rank != 0 || type_is_complex(in->shape.type)) return false;
+  out->kop = KOP_CONSTANT;
+  if (type_is_float(init->type)) out->value.f = literal_get_f64(lit, 0);
+  else out->value.i = literal_get_s64(lit, 0);
+  return true;
+}
+
 static bool constant_is_identity(const KernelOp *c, Opcode op) {
-  if (c->kop != KOP_CONSTANT) return false;
   ElementType t = c->type;
   bool is_signed = t == TYPE_S32 || t == TYPE_S64;
   int64_t smin = t == TYPE_S32 ? INT32_MIN : INT64_MIN, smax = t == TYPE_S32 ? INT32_MAX : INT64_MAX;
@@ -671,10 +696,7 @@ static bool combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *c
     const KernelOp *w = &k->ops[i];
     if (w->kop != KOP_ACC_WRITE || w->acc != a) continue;
     const KernelOp *c = &k->ops[w->args[0]];
-    if (w->block == KBLOCK_PRE) {
-      if (c->kop != KOP_CONSTANT) return false;
-      continue;
-    }
+    if (w->block == KBLOCK_PRE) continue;
     if (c->kop != KOP_HLO || c->arg_count != 2) return false;
     if (c->op != OP_ADD && c->op != OP_MULTIPLY && c->op != OP_MAXIMUM && c->op != OP_MINIMUM && c->op != OP_AND &&
         c->op != OP_OR)
@@ -686,8 +708,9 @@ static bool combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *c
   }
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *w = &k->ops[i];
+    KernelOp init;
     if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
-        !constant_is_identity(&k->ops[w->args[0]], *combiner))
+        (!init_value(k, &k->ops[w->args[0]], &init) || !constant_is_identity(&init, *combiner)))
       return false;
   }
   return true;
