@@ -286,8 +286,13 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     reg_move(E, *out, args[0]);
     return true;
   }
-  if (is_half(from) && is_half(to)) {
+  if (is_half(to) && (from == TYPE_F32 || is_half(from))) {
     *out = half_round(E, to, args[0]);
+    return true;
+  }
+  if (is_half(from) && to == TYPE_F32) {   /* already widened, exactly */
+    *out = value_new(E, to);
+    reg_move(E, *out, args[0]);
     return true;
   }
   return table_emit(E, op, from, to, args, out);
@@ -433,15 +438,19 @@ typedef struct GridLoop {
   PtxLabel head, done;
 } GridLoop;
 
-static GridLoop grid_loop_open(Emit *E, PtxReg first, int64_t n) {
+/* The bound is the constant n, or the register *bound when given. */
+static GridLoop grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxReg *bound) {
   GridLoop g = {ptx_reg_new(E->b, PTX_U64), ptx_label_new(E->b, "loop"), ptx_label_new(E->b, "loop_done")};
   PtxReg p = ptx_reg_new(E->b, PTX_PRED);
   ptx_inst(E->b, "mov.b64 $r, $r", g.i, first);
   ptx_label_place(E->b, g.head);
-  ptx_inst(E->b, "setp.ge.u64 $r, $r, $D", p, g.i, n);
+  if (bound) ptx_inst(E->b, "setp.ge.u64 $r, $r, $r", p, g.i, *bound);
+  else ptx_inst(E->b, "setp.ge.u64 $r, $r, $D", p, g.i, n);
   ptx_inst(E->b, "@$r bra $l", p, g.done);
   return g;
 }
+
+static GridLoop grid_loop_open(Emit *E, PtxReg first, int64_t n) { return grid_loop_open_to(E, first, n, NULL); }
 
 static void grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride) {
   ptx_inst(E->b, "add.s64 $r, $r, $r", g->i, g->i, stride);
@@ -561,11 +570,7 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, int width, i
   ptx_inst(E->b, "setp.eq.b64 $r, $r, 0", aligned, bits);
   ptx_inst(E->b, "selp.u64 $r, $D, 0, $r", count, n / width, aligned);
   PtxReg (*lanes)[4] = calloc_or_exit((size_t)k->op_count + 1, sizeof *lanes);
-  GridLoop g = grid_loop_open(E, thread, n / width);
-  /* the bound is the aligned count, not n / width */
-  PtxReg p = ptx_reg_new(E->b, PTX_PRED);
-  ptx_inst(E->b, "setp.ge.u64 $r, $r, $r", p, g.i, count);
-  ptx_inst(E->b, "@$r bra $l", p, g.done);
+  GridLoop g = grid_loop_open_to(E, thread, 0, &count);
   E->lanes = lanes;
   bool ok = vector_body_emit(E, g.i, width);
   E->lanes = NULL;

@@ -322,6 +322,16 @@ TEST(f16_arithmetic_is_computed_in_f32_and_rounded_after_each_op) {
                 "loop", marks, 5);
 }
 
+TEST(converts_between_f32_and_half_types_round_once_and_widen_exactly) {
+  static const char *const marks[] = {"cvt.rn.bf16.f32", "cvt.f32.f16", "cvt.rn.f16.f32", "shl.b32"};
+  expect_kernel("HloModule h\nfused { x = f32[64] parameter(0)\n b = bf16[64] convert(x)\n"
+                "  y = f16[64] parameter(1)\n yf = f32[64] convert(y)\n bf = f32[64] convert(b)\n"
+                "  s = f32[64] add(yf, bf)\n ROOT h = f16[64] convert(s) }\n"
+                "ENTRY e { x = f32[64] parameter(0)\n y = f16[64] parameter(1)\n"
+                "  ROOT f = f16[64] fusion(x, y), kind=kLoop, calls=fused }\n",
+                "loop", marks, 4);
+}
+
 TEST(pred_is_a_byte_in_memory) {
   static const char *const marks[] = {"ld.global.u8", "setp.ne.u16", "and.pred", "selp.u16", "st.global.u8"};
   expect_kernel("HloModule p\nENTRY e { x = pred[77] parameter(0)\n y = pred[77] parameter(1)\n"
@@ -394,6 +404,7 @@ int main(void) {
   RUN(a_column_reduction_takes_one_thread_per_output_in_order);
   RUN(a_reduction_from_a_non_identity_init_stays_sequential);
   RUN(f16_arithmetic_is_computed_in_f32_and_rounded_after_each_op);
+  RUN(converts_between_f32_and_half_types_round_once_and_widen_exactly);
   RUN(pred_is_a_byte_in_memory);
   RUN(math_functions_and_unhandled_types_are_refused_leaving_nothing_behind);
   RUN(elementwise_fusion_ptx_matches_the_reviewed_copy);
