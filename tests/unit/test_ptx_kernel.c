@@ -14,6 +14,7 @@
  * Checks whose tool is missing print "SKIP name (why)". Run from the
  * repository root (make test does). */
 #include <dirent.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,9 +22,10 @@
 #include "emit_ptx/ptx_kernel.h"
 #include "opt/lower.h"
 #include "opt/opt.h"
+#include "runtime/backend.h"
 #include "../test.h"
 
-static char work_dir[64], ptxas[4096];
+static char work_dir[64], ptxas[4096], fake_driver[4096];
 static int skipped;
 
 static void skip(const char *name, const char *why) {
@@ -389,7 +391,38 @@ static void expect_reviewed(const char *hlo, const char *path) {
 TEST(elementwise_fusion_ptx_matches_the_reviewed_copy) { expect_reviewed(elementwise_fusion, "tests/ptx/elementwise_fusion.ptx"); }
 TEST(row_sum_ptx_matches_the_reviewed_copy) { expect_reviewed(row_sum, "tests/ptx/row_sum.ptx"); }
 
-int main(void) {
+/* The GPU backend against the fake libcuda: compile writes every kernel's
+ * PTX and loads it through the driver (its failure shows the JIT log), then
+ * says plainly that launching is not written yet. */
+static bool gpu_compile_with(const char *fail, Status *st) {
+  setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
+  unsetenv("FAKE_CUDA_DEVICES");
+  if (fail) setenv("FAKE_CUDA_FAIL", fail, 1);
+  else unsetenv("FAKE_CUDA_FAIL");
+  Module *m = parse_text(elementwise_fusion);
+  status_clear(st);
+  void *program = NULL;
+  bool ok = m && backend_gpu.compile(m, &program, st);
+  if (ok) backend_gpu.free_program(program);
+  module_free(m);
+  unsetenv("FAKE_CUDA_FAIL");
+  return ok;
+}
+
+TEST(gpu_compile_loads_every_kernel_through_the_driver_and_refuses_to_launch) {
+  Status st;
+  EXPECT(!gpu_compile_with(NULL, &st) && st.code == STATUS_UNSUPPORTED && strstr(st.message, "loaded the PTX of 1 kernel") &&
+             strstr(st.message, "cannot launch"),
+         "%s", st.message);
+  EXPECT(!gpu_compile_with("cuModuleLoadDataEx", &st) && strstr(st.message, "JIT error log"), "%s", st.message);
+  EXPECT(!gpu_compile_with("cuModuleGetFunction", &st) && strstr(st.message, "looking up kernel"), "%s", st.message);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  char self[4096];
+  snprintf(self, sizeof self, "%s", argv[0]);
+  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
   snprintf(work_dir, sizeof work_dir, "/tmp/axle-ptxk-XXXXXX");
   if (!mkdtemp(work_dir)) {
     printf("FAIL test_ptx_kernel_setup\n  cannot make a temporary directory\n");
@@ -409,6 +442,7 @@ int main(void) {
   RUN(math_functions_and_unhandled_types_are_refused_leaving_nothing_behind);
   RUN(elementwise_fusion_ptx_matches_the_reviewed_copy);
   RUN(row_sum_ptx_matches_the_reviewed_copy);
+  RUN(gpu_compile_loads_every_kernel_through_the_driver_and_refuses_to_launch);
   if (ptxas[0]) {
     RUN(ptxas_assembles_every_emitted_corpus_op_kernel_for_sm_80);
     RUN(ptxas_assembles_every_emitted_corpus_op_kernel_for_sm_90a);
