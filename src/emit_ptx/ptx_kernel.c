@@ -19,8 +19,7 @@ typedef struct Emit {
   const Kernel *k;
   Status *st;
   PtxReg inputs[64], outputs[64];      /* global addresses of the buffers */
-  PtxReg *values;                      /* per op, valid where has[op] */
-  bool *has;
+  PtxReg *values;                      /* per op, once its op is emitted */
   PtxReg index[AXLE_MAX_RANK], rindex[AXLE_MAX_RANK];
   PtxReg acc[AXLE_MAX_RANK];
   int pending[AXLE_MAX_RANK];          /* REDUCE: the value acc a takes at the block's end */
@@ -366,7 +365,6 @@ static bool op_emit(Emit *E, int i) {
     return true;
   }
   E->values[i] = v;
-  E->has[i] = true;
   return true;
 }
 
@@ -472,8 +470,6 @@ static PtxReg grid_stride(Emit *E, bool per_block) {
   return stride;
 }
 
-static void values_clear(Emit *E) { memset(E->has, 0, sizeof *E->has * (size_t)E->k->op_count); }
-
 static bool op_is_index(const Kernel *k, int value, int dim) {
   return k->ops[value].kop == KOP_INDEX && k->ops[value].dim == dim;
 }
@@ -542,7 +538,6 @@ static bool vector_body_emit(Emit *E, PtxReg v, int width) {
     ptx_inst(E->b, "ld.global.v$d$s $s, [$r]", width, vector_type(t), list, address);
   }
   for (E->lane = 0; E->lane < width; E->lane++) {
-    values_clear(E);
     if (!block_emit(E, KBLOCK_PRE)) return false;
   }
   for (int i = 0; i < k->op_count; i++) {
@@ -598,7 +593,6 @@ static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
   space_order(k, order);
   GridLoop g = grid_loop_open(E, first, n);
   indices_recover(E, g.i, k->rank, k->dims, order, E->index);
-  values_clear(E);
   if (!block_emit(E, KBLOCK_PRE)) return false;
   grid_loop_close(E, &g, stride);
   shape->strategy = width == 4 ? "loop.v4" : width == 2 ? "loop.v2" : "loop";
@@ -641,7 +635,6 @@ static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
   ptx_comment(E->b, "one output element per thread; the reduced space in order");
   GridLoop g = grid_loop_open(E, thread, n);
   indices_recover(E, g.i, k->rank, k->dims, order, E->index);
-  values_clear(E);
   if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, zero, 1) || !block_emit(E, KBLOCK_POST)) return false;
   grid_loop_close(E, &g, stride);
   shape->strategy = "reduce.thread";
@@ -857,7 +850,6 @@ static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape)
   ptx_comment(E->b, "one output element per %s; lane partials, then a shuffle tree", threads > WARP ? "block" : "warp");
   GridLoop g = grid_loop_open(E, first, n);
   indices_recover(E, g.i, k->rank, k->dims, order, E->index);
-  values_clear(E);
   if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, tid64, threads)) return false;
   for (int offset = WARP / 2; offset > 0; offset /= 2)
     for (int a = 0; a < k->acc_count; a++)
@@ -936,13 +928,11 @@ bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKerne
   for (int i = 0; i < k->input_count; i++) snprintf(name, sizeof name, "in%d", i), ptx_kernel_param(b, PTX_U64, name);
   for (int o = 0; o < k->output_count; o++) snprintf(name, sizeof name, "out%d", o), ptx_kernel_param(b, PTX_U64, name);
   E.values = calloc_or_exit((size_t)k->op_count + 1, sizeof *E.values);
-  E.has = calloc_or_exit((size_t)k->op_count + 1, sizeof *E.has);
   buffers_load(&E);
   bool ok = k->kind == KERNEL_LOOP ? loop_kernel_emit(&E, shape)
             : row                  ? reduce_row_emit(&E, &plan, shape)
                                    : reduce_thread_emit(&E, shape);
   free(E.values);
-  free(E.has);
   if (!ok) {
     ptx_kernel_abandon(b);
     return false;

@@ -391,6 +391,73 @@ static void expect_reviewed(const char *hlo, const char *path) {
 TEST(elementwise_fusion_ptx_matches_the_reviewed_copy) { expect_reviewed(elementwise_fusion, "tests/ptx/elementwise_fusion.ptx"); }
 TEST(row_sum_ptx_matches_the_reviewed_copy) { expect_reviewed(row_sum, "tests/ptx/row_sum.ptx"); }
 
+/* pred select and compare, integer remainder and division, clamp,
+ * bitcast-convert, iota, f64 and bf16 converts, 64-bit shift counts: the
+ * constructs the op table leaves to this emitter, in one kernel. */
+static const char *const mixed_types =
+    "HloModule mix\n"
+    "fused {\n"
+    "a = pred[64] parameter(0)\n"
+    "b = pred[64] parameter(1)\n"
+    "x = s32[64] parameter(2)\n"
+    "y = s32[64] parameter(3)\n"
+    "f = f32[64] parameter(4)\n"
+    "d = f64[64] parameter(5)\n"
+    "h = bf16[64] parameter(6)\n"
+    "u = u64[64] parameter(7)\n"
+    "sel = pred[64] select(a, b, a)\n"
+    "cmp = pred[64] compare(a, b), direction=LT\n"
+    "both = pred[64] and(sel, cmp)\n"
+    "r = s32[64] remainder(x, y)\n"
+    "q = s32[64] divide(x, y)\n"
+    "lo = f32[] constant(-1)\n"
+    "hi = f32[] constant(1)\n"
+    "c = f32[64] clamp(lo, f, hi)\n"
+    "bc = s32[64] bitcast-convert(c)\n"
+    "s1 = s32[64] add(r, q)\n"
+    "s2 = s32[64] add(s1, bc)\n"
+    "i = s32[64] iota(), iota_dimension=0\n"
+    "s3 = s32[64] select(both, s2, i)\n"
+    "df = f32[64] convert(d)\n"
+    "hf = f32[64] convert(h)\n"
+    "m = f32[64] maximum(df, hf)\n"
+    "ms = s32[64] convert(m)\n"
+    "s4 = s32[64] add(s3, ms)\n"
+    "ur = u64[64] remainder(u, u)\n"
+    "us = s32[64] convert(ur)\n"
+    "s5 = s32[64] shift-left(s4, us)\n"
+    "dhf = s32[64] convert(h)\n"
+    "ROOT out = s32[64] xor(s5, dhf)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "a = pred[64] parameter(0)\n"
+    "b = pred[64] parameter(1)\n"
+    "x = s32[64] parameter(2)\n"
+    "y = s32[64] parameter(3)\n"
+    "f = f32[64] parameter(4)\n"
+    "d = f64[64] parameter(5)\n"
+    "h = bf16[64] parameter(6)\n"
+    "u = u64[64] parameter(7)\n"
+    "ROOT o = s32[64] fusion(a, b, x, y, f, d, h, u), kind=kLoop, calls=fused\n"
+    "}\n";
+
+TEST(a_kernel_mixing_every_handled_type_assembles_for_sm_80_and_sm_90a) {
+  Module *m = parse_text(mixed_types);
+  if (!m) return;
+  for (int major = 8; major <= 9; major++) {
+    PtxKernelShape shape;
+    Status st;
+    char *text = root_ptx(m, major, &shape, &st);
+    EXPECT(text != NULL, "refused: %s", st.message);
+    char *log = NULL;
+    const char *arch = major == 8 ? "sm_80" : "sm_90a";
+    if (text) EXPECT(ptxas_run(arch, text, arch, &log), "ptxas -arch=%s:\n%.3000s\n%s", arch, log ? log : "", text);
+    free(log);
+    free(text);
+  }
+  module_free(m);
+}
+
 /* The GPU backend against the fake libcuda: compile writes every kernel's
  * PTX and loads it through the driver (its failure shows the JIT log), then
  * says plainly that launching is not written yet. */
@@ -444,12 +511,13 @@ int main(int argc, char **argv) {
   RUN(row_sum_ptx_matches_the_reviewed_copy);
   RUN(gpu_compile_loads_every_kernel_through_the_driver_and_refuses_to_launch);
   if (ptxas[0]) {
+    RUN(a_kernel_mixing_every_handled_type_assembles_for_sm_80_and_sm_90a);
     RUN(ptxas_assembles_every_emitted_corpus_op_kernel_for_sm_80);
     RUN(ptxas_assembles_every_emitted_corpus_op_kernel_for_sm_90a);
     RUN(ptxas_assembles_every_emitted_optimized_corpus_kernel_for_sm_80);
     RUN(ptxas_assembles_every_emitted_optimized_corpus_kernel_for_sm_90a);
   } else {
-    skip("ptxas_assembles_every_emitted_corpus_kernel (4 checks)", "no ptxas on PATH or in /usr/local/cuda/bin");
+    skip("a_kernel_mixing_every_handled_type_assembles and ptxas_assembles_every_emitted_corpus_kernel (5 checks)", "no ptxas on PATH or in /usr/local/cuda/bin");
   }
   printf("ptx_kernel: %d passed, %d failed, %d skipped (ptxas: %s)\n", test_passed, test_failed, skipped,
          ptxas[0] ? ptxas : "absent");
