@@ -690,6 +690,7 @@ static bool constant_is_identity(const KernelOp *c, Opcode op) {
 /* The op that writes accumulator a in REDUCE, if it is a plain combiner
  * of acc a's read and a value that does not depend on any accumulator. */
 static bool combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *combiner) {
+  bool found = false;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *w = &k->ops[i];
     if (w->kop != KOP_ACC_WRITE || w->acc != a) continue;
@@ -702,8 +703,11 @@ static bool combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *c
     const KernelOp *x = &k->ops[c->args[0]], *y = &k->ops[c->args[1]];
     bool x_acc = x->kop == KOP_ACC_READ && x->acc == a, y_acc = y->kop == KOP_ACC_READ && y->acc == a;
     if (!(x_acc && !acc_dep[c->args[1]]) && !(y_acc && !acc_dep[c->args[0]])) return false;
+    if (found && *combiner != c->op) return false;
     *combiner = c->op;
+    found = true;
   }
+  if (!found) return false;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *w = &k->ops[i];
     KernelOp init;
