@@ -458,6 +458,41 @@ TEST(a_kernel_mixing_every_handled_type_assembles_for_sm_80_and_sm_90a) {
   module_free(m);
 }
 
+/* A sum and a maximum of the same rows in one kernel, for each width the
+ * shuffles handle (64-bit values cross as two halves; f16 in f32). */
+TEST(row_reductions_with_two_accumulators_take_a_block_and_assemble_for_every_width) {
+  static const char *const types[] = {"f64", "s64", "f16", "u32", "f32"};
+  static const char *const lowest[] = {"-inf", "-9223372036854775808", "-inf", "0", "-inf"};
+  for (int i = 0; i < 5; i++) {
+    const char *t = types[i];
+    char hlo[2048];
+    snprintf(hlo, sizeof hlo,
+             "HloModule r\nadd { a = %s[] parameter(0)\n b = %s[] parameter(1)\n ROOT s = %s[] add(a, b) }\n"
+             "mx { a = %s[] parameter(0)\n b = %s[] parameter(1)\n ROOT s = %s[] maximum(a, b) }\n"
+             "fused { x = %s[16,8192] parameter(0)\n c = %s[] constant(0)\n"
+             "  s = %s[16] reduce(x, c), dimensions={1}, to_apply=add\n lo = %s[] constant(%s)\n"
+             "  m = %s[16] reduce(x, lo), dimensions={1}, to_apply=mx\n ROOT t = (%s[16], %s[16]) tuple(s, m) }\n"
+             "ENTRY e { x = %s[16,8192] parameter(0)\n"
+             "  ROOT f = (%s[16], %s[16]) fusion(x), kind=kInput, calls=fused }\n",
+             t, t, t, t, t, t, t, t, t, t, lowest[i], t, t, t, t, t, t);
+    Module *m = parse_text(hlo);
+    if (!m) continue;
+    PtxKernelShape shape;
+    Status st;
+    char *text = root_ptx(m, 8, &shape, &st), *log = NULL;
+    EXPECT(text != NULL, "%s: refused: %s", t, st.message);
+    if (text) {
+      EXPECT(strcmp(shape.strategy, "reduce.block") == 0, "%s: strategy %s", t, shape.strategy);
+      char label[32];
+      snprintf(label, sizeof label, "rows_%s", t);
+      EXPECT(ptxas_run(label, text, "sm_80", &log), "%s: ptxas:\n%.3000s", t, log ? log : "");
+    }
+    free(log);
+    free(text);
+    module_free(m);
+  }
+}
+
 /* The GPU backend against the fake libcuda: compile writes every kernel's
  * PTX and loads it through the driver (its failure shows the JIT log), then
  * says plainly that launching is not written yet. */
@@ -512,12 +547,13 @@ int main(int argc, char **argv) {
   RUN(gpu_compile_loads_every_kernel_through_the_driver_and_refuses_to_launch);
   if (ptxas[0]) {
     RUN(a_kernel_mixing_every_handled_type_assembles_for_sm_80_and_sm_90a);
+    RUN(row_reductions_with_two_accumulators_take_a_block_and_assemble_for_every_width);
     RUN(ptxas_assembles_every_emitted_corpus_op_kernel_for_sm_80);
     RUN(ptxas_assembles_every_emitted_corpus_op_kernel_for_sm_90a);
     RUN(ptxas_assembles_every_emitted_optimized_corpus_kernel_for_sm_80);
     RUN(ptxas_assembles_every_emitted_optimized_corpus_kernel_for_sm_90a);
   } else {
-    skip("a_kernel_mixing_every_handled_type_assembles and ptxas_assembles_every_emitted_corpus_kernel (5 checks)", "no ptxas on PATH or in /usr/local/cuda/bin");
+    skip("a_kernel_mixing_every_handled_type_assembles and ptxas_assembles_every_emitted_corpus_kernel (6 checks)", "no ptxas on PATH or in /usr/local/cuda/bin");
   }
   printf("ptx_kernel: %d passed, %d failed, %d skipped (ptxas: %s)\n", test_passed, test_failed, skipped,
          ptxas[0] ? ptxas : "absent");
