@@ -881,8 +881,8 @@ static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape)
 void ptx_entry_name(const char *kernel_name, char *out, size_t size) {
   size_t at = 0;
   if (size == 0) return;
-  if (!((kernel_name[0] >= 'a' && kernel_name[0] <= 'z') || (kernel_name[0] >= 'A' && kernel_name[0] <= 'Z')) &&
-      size > 1)
+  char first = kernel_name[0];
+  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_') && size > 1)
     out[at++] = '_';
   for (const char *p = kernel_name; *p && at + 1 < size; p++) {
     char c = *p;
