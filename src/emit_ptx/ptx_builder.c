@@ -152,6 +152,11 @@ void ptx_kernel_end(PtxBuilder *b) {
   b->in_kernel = false;
 }
 
+void ptx_kernel_abandon(PtxBuilder *b) {
+  assert(b->in_kernel);
+  b->in_kernel = false;
+}
+
 PtxReg ptx_reg_new(PtxBuilder *b, PtxType type) {
   assert(b->in_kernel);
   PtxRegClass cls = ptx_type_reg_class(type);

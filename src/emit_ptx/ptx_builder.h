@@ -143,6 +143,9 @@ void ptx_kernel_param(PtxBuilder *b, PtxType type, const char *name);
  * registers and makes a launch with a bigger block fail loudly. */
 void ptx_kernel_set_max_threads(PtxBuilder *b, int threads);
 void ptx_kernel_end(PtxBuilder *b);
+/* Drops the kernel being built (an emitter that met something it refuses
+ * part-way); the module keeps only the kernels ended before it. */
+void ptx_kernel_abandon(PtxBuilder *b);
 
 PtxReg ptx_reg_new(PtxBuilder *b, PtxType type);
 PtxLabel ptx_label_new(PtxBuilder *b, const char *hint);

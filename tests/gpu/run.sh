@@ -12,6 +12,8 @@
 #   smoke      tests/gpu/gpu_smoke.c: the hand-built PTX example kernels
 #              (vector add, row sum, bf16 mma tile) run through the driver
 #              layer and compared with the CPU
+#   kernels    tests/gpu/gpu_kernels.c: every corpus kernel the PTX emitter
+#              accepts, launched alone and compared with kernel_eval
 #   ptx        build/tests/test_ptx: ptxas and, where cuobjdump is installed,
 #              the SASS checks (128-bit loads, shuffles, HMMA)
 #   ulp, bench the GPU math-function ulp test and bench/gpu: listed as
@@ -84,6 +86,21 @@ else
   if [ $rc -eq 2 ]; then f=$((f + 1)); note="$(head -1 "$out/smoke.log")"
   elif [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; note="exited with status $rc"; fi
   row smoke "$p" "$f" 0 "${note:-vector add, row sum, bf16 mma tile}"
+fi
+
+# ---- every emitted corpus kernel on the device, against kernel_eval ----
+kernels=$BUILD/gpu/gpu_kernels
+if ! cc -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -Isrc/ir -Isrc tests/gpu/gpu_kernels.c \
+     "$BUILD/libaxle.a" -lm -ldl -o "$kernels" >"$out/kernels-build.log" 2>&1; then
+  row kernels 0 1 0 "gpu_kernels.c did not build: $(head -1 "$out/kernels-build.log")"
+else
+  timeout 300 "$kernels" >"$out/kernels.log" 2>&1; rc=$?
+  grep '^FAIL ' "$out/kernels.log" | head -20
+  p=$(grep -c '^PASS ' "$out/kernels.log"); f=$(grep -c '^FAIL ' "$out/kernels.log")
+  note=$(grep -m1 '^gpu_kernels:' "$out/kernels.log" | sed 's/^gpu_kernels: //')
+  if [ $rc -eq 2 ]; then f=$((f + 1))
+  elif [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; note="exited with status $rc"; fi
+  row kernels "$p" "$f" 0 "${note:-PTX kernels against the kernel interpreter}"
 fi
 
 # ---- PTX through ptxas and the SASS checks ----

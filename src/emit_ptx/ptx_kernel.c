@@ -1,0 +1,953 @@
+/* PTX from the kernel IR (see ptx_kernel.h): the scalar ops of a kernel
+ * body, loads and stores through each buffer's layout, and the loop and
+ * reduction skeletons around them.
+ *
+ * Every kernel value lives in one virtual register, of the type it computes
+ * in (value_type: f16 and bf16 in f32). A block of the kernel is emitted by
+ * walking its ops in order; the skeletons decide how often and where. */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_ptx/ptx_kernel.h"
+
+enum { LOOP_THREADS = 256, WARP = 32, BLOCK_REDUCE_THREADS = 256, GRID_CAP = 65535 };
+
+typedef struct Emit {
+  PtxBuilder *b;
+  const Kernel *k;
+  Status *st;
+  PtxReg inputs[64], outputs[64];      /* global addresses of the buffers */
+  PtxReg *values;                      /* per op, once its op is emitted */
+  PtxReg index[AXLE_MAX_RANK], rindex[AXLE_MAX_RANK];
+  PtxReg acc[AXLE_MAX_RANK];
+  int pending[AXLE_MAX_RANK];          /* REDUCE: the value acc a takes at the block's end */
+  /* loop.v4: the lane being emitted and each vector load's registers. */
+  int lane;
+  PtxReg (*lanes)[4];                  /* per op: LOAD values, or STORE values gathered */
+} Emit;
+
+/* ---- types ---- */
+
+/* The register type a value of t computes in; false for types the emitter
+ * does not handle. */
+static bool value_type(ElementType t, PtxType *out) {
+  switch (t) {
+  case TYPE_F16:
+  case TYPE_BF16: *out = PTX_F32; return true;
+  case TYPE_PRED: case TYPE_S32: case TYPE_U32: case TYPE_S64: case TYPE_U64: case TYPE_F32: case TYPE_F64:
+    return ptx_type_of_element(t, out);
+  default: return false;
+  }
+}
+
+static bool is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
+
+static PtxReg value_new(Emit *E, ElementType t) {
+  PtxType pt = PTX_F32;
+  bool known = value_type(t, &pt);
+  assert(known && "kernel_types_check runs first");
+  (void)known;
+  return ptx_reg_new(E->b, pt);
+}
+
+static const char *mov_suffix(PtxRegClass c) {
+  static const char *const names[PTX_REG_CLASS_COUNT] = {".pred", ".b16", ".b32", ".b64", ".f32", ".f64"};
+  return names[c];
+}
+
+static void reg_move(Emit *E, PtxReg dst, PtxReg src) {
+  ptx_inst(E->b, "mov$s $r, $r", mov_suffix(dst.cls), dst, src);
+}
+
+static bool type_refuse(Emit *E, ElementType t, const char *where) {
+  return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: the PTX emitter does not handle %s (%s) yet",
+                      E->k->name, type_name(t), where);
+}
+
+/* Every type the kernel touches, checked before anything is emitted. */
+static bool kernel_types_check(Emit *E) {
+  const Kernel *k = E->k;
+  PtxType t;
+  for (int i = 0; i < k->input_count; i++)
+    if (!value_type(k->inputs[i].shape.type, &t)) return type_refuse(E, k->inputs[i].shape.type, "an input");
+  for (int i = 0; i < k->output_count; i++)
+    if (!value_type(k->outputs[i].shape.type, &t)) return type_refuse(E, k->outputs[i].shape.type, "an output");
+  for (int i = 0; i < k->op_count; i++)
+    if (!value_type(k->ops[i].type, &t)) return type_refuse(E, k->ops[i].type, "a value");
+  if (k->input_count + k->output_count > 64)
+    return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: more than 64 buffers", k->name);
+  return true;
+}
+
+/* f32 -> f16/bf16 -> f32: a value of a half type rounded to it. */
+static PtxReg half_round(Emit *E, ElementType t, PtxReg f) {
+  PtxReg h = ptx_reg_new(E->b, PTX_B16), out = ptx_reg_new(E->b, PTX_F32);
+  if (t == TYPE_F16) {
+    ptx_inst(E->b, "cvt.rn.f16.f32 $r, $r", h, f);
+    ptx_inst(E->b, "cvt.f32.f16 $r, $r", out, h);
+    return out;
+  }
+  PtxReg u = ptx_reg_new(E->b, PTX_U32);
+  ptx_inst(E->b, "cvt.rn.bf16.f32 $r, $r", h, f);
+  ptx_inst(E->b, "cvt.u32.u16 $r, $r", u, h);
+  ptx_inst(E->b, "shl.b32 $r, $r, 16", u, u);
+  ptx_inst(E->b, "mov.b32 $r, $r", out, u);
+  return out;
+}
+
+/* 16 bits of f16/bf16 widened to f32 (exact); before sm_90 no cvt reads
+ * bf16, whose bits are the top half of an f32. */
+static PtxReg half_widen(Emit *E, ElementType t, PtxReg h) {
+  PtxReg out = ptx_reg_new(E->b, PTX_F32);
+  if (t == TYPE_F16) {
+    ptx_inst(E->b, "cvt.f32.f16 $r, $r", out, h);
+    return out;
+  }
+  PtxReg u = ptx_reg_new(E->b, PTX_U32);
+  ptx_inst(E->b, "cvt.u32.u16 $r, $r", u, h);
+  ptx_inst(E->b, "shl.b32 $r, $r, 16", u, u);
+  ptx_inst(E->b, "mov.b32 $r, $r", out, u);
+  return out;
+}
+
+/* ---- memory ---- */
+
+/* The physical element offset of logical indices args[first..] in shape s. */
+static PtxReg physical_offset(Emit *E, const Shape *s, const KernelOp *op, int first) {
+  if (s->rank == 0) {
+    PtxReg zero = ptx_reg_new(E->b, PTX_S64);
+    ptx_inst(E->b, "mov.b64 $r, 0", zero);
+    return zero;
+  }
+  PtxReg offset = E->values[op->args[first + s->minor_to_major[s->rank - 1]]];
+  for (int j = s->rank - 2; j >= 0; j--) {
+    int d = (int)s->minor_to_major[j];
+    PtxReg next = ptx_reg_new(E->b, PTX_S64);
+    ptx_inst(E->b, "mad.lo.s64 $r, $r, $D, $r", next, offset, s->dims[d], E->values[op->args[first + d]]);
+    offset = next;
+  }
+  return offset;
+}
+
+static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
+  PtxReg v;
+  if (is_half(t)) {
+    PtxReg h = ptx_reg_new(E->b, PTX_B16);
+    ptx_inst(E->b, "ld.global.b16 $r, [$r]", h, address);
+    return half_widen(E, t, h);
+  }
+  if (t == TYPE_PRED) {
+    PtxReg byte = ptx_reg_new(E->b, PTX_U16);
+    v = ptx_reg_new(E->b, PTX_PRED);
+    ptx_inst(E->b, "ld.global.u8 $r, [$r]", byte, address);
+    ptx_inst(E->b, "setp.ne.u16 $r, $r, 0", v, byte);
+    return v;
+  }
+  PtxType pt = PTX_F32;
+  value_type(t, &pt);
+  v = ptx_reg_new(E->b, pt);
+  ptx_inst(E->b, "ld.global$s $r, [$r]", ptx_type_suffix(pt), v, address);
+  return v;
+}
+
+static void element_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
+  if (is_half(t)) {
+    PtxReg h = ptx_reg_new(E->b, PTX_B16);
+    ptx_inst(E->b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, v);
+    ptx_inst(E->b, "st.global.b16 [$r], $r", address, h);
+  } else if (t == TYPE_PRED) {
+    PtxReg byte = ptx_reg_new(E->b, PTX_U16);
+    ptx_inst(E->b, "selp.u16 $r, 1, 0, $r", byte, v);
+    ptx_inst(E->b, "st.global.u8 [$r], $r", address, byte);
+  } else {
+    PtxType pt = PTX_F32;
+    value_type(t, &pt);
+    ptx_inst(E->b, "st.global$s [$r], $r", ptx_type_suffix(pt), address, v);
+  }
+}
+
+static PtxReg buffer_address(Emit *E, PtxReg base, const Shape *s, const KernelOp *op, int first) {
+  PtxReg offset = physical_offset(E, s, op, first);
+  return ptx_element_address(E->b, base, offset, type_byte_size(s->type));
+}
+
+/* ---- scalar ops ---- */
+
+static PtxReg constant_emit(Emit *E, const KernelOp *op) {
+  PtxReg r = value_new(E, op->type);
+  char text[40];
+  if (op->type == TYPE_F64) {
+    uint64_t bits;
+    memcpy(&bits, &op->value.f, sizeof bits);
+    snprintf(text, sizeof text, "0d%016llX", (unsigned long long)bits);
+    ptx_inst(E->b, "mov.f64 $r, $s", r, text);
+  } else if (type_is_float(op->type)) {
+    /* f16 and bf16 constants are exact in f32 */
+    float f = (float)op->value.f;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    snprintf(text, sizeof text, "0f%08X", (unsigned)bits);
+    ptx_inst(E->b, "mov.f32 $r, $s", r, text);
+  } else if (op->type == TYPE_PRED) {
+    ptx_inst(E->b, "setp.ne.u32 $r, $d, 0", r, op->value.i != 0);
+  } else {
+    bool wide = type_byte_size(op->type) == 8;
+    snprintf(text, sizeof text, "0x%llX",
+             wide ? (unsigned long long)op->value.i : (unsigned long long)(uint32_t)op->value.i);
+    ptx_inst(E->b, wide ? "mov.b64 $r, $s" : "mov.b32 $r, $s", r, text);
+  }
+  return r;
+}
+
+static bool table_emit(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
+                       const PtxReg *args, PtxReg *out) {
+  PtxElementwise e = {.op = op->op, .type = is_half(operand_type) ? TYPE_F32 : operand_type,
+                      .result_type = result_type, .direction = op->direction, .compare_type = op->compare_type};
+  if (e.op == OP_CONVERT && is_half(result_type)) e.result_type = TYPE_F32;
+  bool gives_pred = op->op == OP_COMPARE || op->op == OP_IS_FINITE;
+  *out = value_new(E, gives_pred ? TYPE_PRED : result_type);
+  if (!ptx_emit_elementwise(E->b, &e, *out, args, E->st)) return false;
+  if (is_half(result_type)) *out = half_round(E, result_type, *out);
+  return true;
+}
+
+/* HLO's integer remainder: x % 0 is x, INT_MIN % -1 is 0 (PTX leaves both
+ * unspecified). */
+static PtxReg remainder_emit(Emit *E, ElementType t, PtxReg a, PtxReg b) {
+  PtxReg d = value_new(E, t);
+  PtxReg p = ptx_reg_new(E->b, PTX_PRED);
+  const char *s = ptx_type_suffix(t == TYPE_S32 ? PTX_S32 : t == TYPE_U32 ? PTX_U32 : t == TYPE_S64 ? PTX_S64 : PTX_U64);
+  ptx_inst(E->b, "rem$s $r, $r, $r", s, d, a, b);
+  if (t == TYPE_S32 || t == TYPE_S64) {
+    ptx_inst(E->b, "setp.eq$s $r, $r, -1", s, p, b);
+    ptx_inst(E->b, "@$r mov$s $r, 0", p, s, d);
+  }
+  ptx_inst(E->b, "setp.eq$s $r, $r, 0", s, p, b);
+  ptx_inst(E->b, "@$r mov$s $r, $r", p, mov_suffix(d.cls), d, a);
+  return d;
+}
+
+/* select and compare on pred, which PTX's selp and setp do not take. */
+static PtxReg pred_select(Emit *E, PtxReg c, PtxReg a, PtxReg b) {
+  PtxReg x = ptx_reg_new(E->b, PTX_PRED), y = ptx_reg_new(E->b, PTX_PRED), d = ptx_reg_new(E->b, PTX_PRED);
+  ptx_inst(E->b, "and.pred $r, $r, $r", x, c, a);
+  ptx_inst(E->b, "and.pred $r, !$r, $r", y, c, b);
+  ptx_inst(E->b, "or.pred $r, $r, $r", d, x, y);
+  return d;
+}
+
+static bool pred_compare(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
+  PtxReg u[2];
+  for (int i = 0; i < 2; i++) {
+    u[i] = ptx_reg_new(E->b, PTX_U32);
+    ptx_inst(E->b, "selp.u32 $r, 1, 0, $r", u[i], args[i]);
+  }
+  PtxElementwise e = {.op = OP_COMPARE, .type = TYPE_U32, .direction = op->direction};
+  *out = ptx_reg_new(E->b, PTX_PRED);
+  return ptx_emit_elementwise(E->b, &e, *out, u, E->st);
+}
+
+/* clamp(lo, x, hi) = min(max(x, lo), hi), each through the table (NaN in
+ * any operand gives NaN, as HLO's clamp does). */
+static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
+  ElementType t = E->k->ops[op->args[1]].type;
+  KernelOp max = *op, min = *op;
+  max.op = OP_MAXIMUM, min.op = OP_MINIMUM;
+  PtxReg low[2] = {args[1], args[0]}, high[2];
+  if (!table_emit(E, &max, t, t, low, &high[0])) return false;
+  high[1] = args[2];
+  return table_emit(E, &min, t, t, high, out);
+}
+
+static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
+  ElementType from = E->k->ops[op->args[0]].type, to = op->type;
+  if (is_half(to) && type_is_integer(from)) {
+    if (to == TYPE_BF16)
+      return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: convert from %s to bf16 on the GPU is not written yet",
+                          E->k->name, type_name(from));
+    PtxElementwise e = {.op = OP_CONVERT, .type = from, .result_type = TYPE_F16};
+    PtxReg h = ptx_reg_new(E->b, PTX_B16);
+    if (!ptx_emit_elementwise(E->b, &e, h, args, E->st)) return false;
+    *out = half_widen(E, TYPE_F16, h);
+    return true;
+  }
+  if (is_half(to) && from == TYPE_F64) {
+    PtxElementwise e = {.op = OP_CONVERT, .type = TYPE_F64, .result_type = to};
+    PtxReg h = ptx_reg_new(E->b, PTX_B16);
+    if (!ptx_emit_elementwise(E->b, &e, h, args, E->st)) return false;
+    *out = half_widen(E, to, h);
+    return true;
+  }
+  if (from == to) {
+    *out = value_new(E, to);
+    reg_move(E, *out, args[0]);
+    return true;
+  }
+  if (is_half(to) && (from == TYPE_F32 || is_half(from))) {
+    *out = half_round(E, to, args[0]);
+    return true;
+  }
+  if (is_half(from) && to == TYPE_F32) {   /* already widened, exactly */
+    *out = value_new(E, to);
+    reg_move(E, *out, args[0]);
+    return true;
+  }
+  return table_emit(E, op, from, to, args, out);
+}
+
+static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
+  ElementType from = E->k->ops[op->args[0]].type, to = op->type;
+  if (is_half(from) || is_half(to) || from == TYPE_PRED)
+    return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s on the GPU", E->k->name,
+                        type_name(from), type_name(to));
+  *out = value_new(E, to);
+  ptx_inst(E->b, type_byte_size(to) == 8 ? "mov.b64 $r, $r" : "mov.b32 $r, $r", *out, args[0]);
+  return true;
+}
+
+static bool hlo_emit(Emit *E, const KernelOp *op, PtxReg *out) {
+  PtxReg args[KERNEL_MAX_ARGS];
+  for (int a = 0; a < op->arg_count; a++) args[a] = E->values[op->args[a]];
+  ElementType first = E->k->ops[op->args[0]].type;
+  switch (op->op) {
+  case OP_CONVERT: return convert_emit(E, op, args, out);
+  case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);
+  case OP_CLAMP: return clamp_emit(E, op, args, out);
+  case OP_SELECT:
+    if (op->type == TYPE_PRED) return *out = pred_select(E, args[0], args[1], args[2]), true;
+    return table_emit(E, op, op->type, op->type, args, out);
+  case OP_COMPARE:
+    if (first == TYPE_PRED) return pred_compare(E, op, args, out);
+    return table_emit(E, op, first, TYPE_PRED, args, out);
+  case OP_REMAINDER:
+    if (type_is_integer(first)) return *out = remainder_emit(E, first, args[0], args[1]), true;
+    break;
+  default: break;
+  }
+  return table_emit(E, op, first, op->type, args, out);
+}
+
+static bool op_emit(Emit *E, int i) {
+  const KernelOp *op = &E->k->ops[i];
+  PtxReg v = {0, 0};
+  switch (op->kop) {
+  case KOP_INDEX: v = E->index[op->dim]; break;
+  case KOP_RINDEX: v = E->rindex[op->dim]; break;
+  case KOP_CONSTANT: v = constant_emit(E, op); break;
+  case KOP_LOAD:
+    if (E->lanes) {
+      v = E->lanes[i][E->lane];
+    } else {
+      const Shape *s = &E->k->inputs[op->buffer].shape;
+      v = element_load(E, s->type, buffer_address(E, E->inputs[op->buffer], s, op, 0));
+    }
+    break;
+  case KOP_STORE:
+    if (E->lanes) {
+      E->lanes[i][E->lane] = E->values[op->args[0]];
+    } else {
+      const Shape *s = &E->k->outputs[op->buffer].shape;
+      element_store(E, s->type, buffer_address(E, E->outputs[op->buffer], s, op, 1), E->values[op->args[0]]);
+    }
+    return true;
+  case KOP_HLO:
+    if (!hlo_emit(E, op, &v)) return false;
+    break;
+  case KOP_ACC_READ:
+    v = value_new(E, op->type);
+    reg_move(E, v, E->acc[op->acc]);
+    break;
+  case KOP_ACC_WRITE:
+    if (op->block == KBLOCK_REDUCE) E->pending[op->acc] = op->args[0];
+    else reg_move(E, E->acc[op->acc], E->values[op->args[0]]);
+    return true;
+  }
+  E->values[i] = v;
+  return true;
+}
+
+/* Every op of a block, in order; REDUCE's accumulator writes take effect
+ * together at its end (a variadic reducer reads all the old values). */
+static bool block_emit(Emit *E, KernelBlock block) {
+  for (int a = 0; a < E->k->acc_count; a++) E->pending[a] = -1;
+  for (int i = 0; i < E->k->op_count; i++)
+    if (E->k->ops[i].block == block && !op_emit(E, i)) return false;
+  for (int a = 0; a < E->k->acc_count; a++)
+    if (E->pending[a] >= 0) reg_move(E, E->acc[a], E->values[E->pending[a]]);
+  return true;
+}
+
+/* ---- index recovery ---- */
+
+/* index[order[0]] = linear % dims[order[0]], and so on outward; in 32 bits
+ * when the space fits (ptxas turns a 32-bit division by a constant into a
+ * multiply), in 64 otherwise. */
+static void indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order,
+                            PtxReg *index) {
+  int64_t total = 1;
+  for (int d = 0; d < rank; d++) total *= dims[d];
+  bool narrow = total <= INT32_MAX;
+  PtxReg rest = linear;
+  if (narrow) {
+    rest = ptx_reg_new(E->b, PTX_U32);
+    ptx_inst(E->b, "cvt.u32.u64 $r, $r", rest, linear);
+  }
+  for (int j = 0; j < rank; j++) {
+    int d = (int)order[j];
+    PtxReg part = rest;
+    if (j < rank - 1) {
+      PtxReg quotient = ptx_reg_new(E->b, narrow ? PTX_U32 : PTX_U64);
+      part = ptx_reg_new(E->b, narrow ? PTX_U32 : PTX_U64);
+      ptx_inst(E->b, narrow ? "rem.u32 $r, $r, $D" : "rem.u64 $r, $r, $D", part, rest, dims[d]);
+      ptx_inst(E->b, narrow ? "div.u32 $r, $r, $D" : "div.u64 $r, $r, $D", quotient, rest, dims[d]);
+      rest = quotient;
+    }
+    index[d] = ptx_reg_new(E->b, PTX_S64);
+    if (narrow) ptx_inst(E->b, "cvt.u64.u32 $r, $r", index[d], part);
+    else ptx_inst(E->b, "mov.b64 $r, $r", index[d], part);
+  }
+}
+
+static int64_t dims_product(int rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= dims[d];
+  return n;
+}
+
+/* The order the output index space is walked in: the first output's
+ * physical order, so neighbouring threads store to neighbouring bytes. */
+static void space_order(const Kernel *k, int64_t *order) {
+  for (int j = 0; j < k->rank; j++) order[j] = k->output_count ? k->outputs[0].shape.minor_to_major[j] : k->rank - 1 - j;
+}
+
+/* The reduced space: the last reduced dim fastest, the interpreter's order. */
+static void reduce_order(const Kernel *k, int64_t *order) {
+  for (int j = 0; j < k->reduce_rank; j++) order[j] = k->reduce_rank - 1 - j;
+}
+
+/* ---- loop kernels ---- */
+
+/* The grid-stride loop: for (i = first; i < n; i += stride) body, with
+ * the loop's head and tail written around what `body` emits. */
+typedef struct GridLoop {
+  PtxReg i;
+  PtxLabel head, done;
+} GridLoop;
+
+/* The bound is the constant n, or the register *bound when given. */
+static GridLoop grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxReg *bound) {
+  GridLoop g = {ptx_reg_new(E->b, PTX_U64), ptx_label_new(E->b, "loop"), ptx_label_new(E->b, "loop_done")};
+  PtxReg p = ptx_reg_new(E->b, PTX_PRED);
+  ptx_inst(E->b, "mov.b64 $r, $r", g.i, first);
+  ptx_label_place(E->b, g.head);
+  if (bound) ptx_inst(E->b, "setp.ge.u64 $r, $r, $r", p, g.i, *bound);
+  else ptx_inst(E->b, "setp.ge.u64 $r, $r, $D", p, g.i, n);
+  ptx_inst(E->b, "@$r bra $l", p, g.done);
+  return g;
+}
+
+static GridLoop grid_loop_open(Emit *E, PtxReg first, int64_t n) { return grid_loop_open_to(E, first, n, NULL); }
+
+static void grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride) {
+  ptx_inst(E->b, "add.s64 $r, $r, $r", g->i, g->i, stride);
+  ptx_inst(E->b, "bra $l", g->head);
+  ptx_label_place(E->b, g->done);
+}
+
+/* nctaid.x * ntid.x (or nctaid.x alone: one block per item) */
+static PtxReg grid_stride(Emit *E, bool per_block) {
+  PtxReg blocks = ptx_reg_new(E->b, PTX_U32), threads = ptx_reg_new(E->b, PTX_U32);
+  PtxReg stride = ptx_reg_new(E->b, PTX_U64);
+  ptx_inst(E->b, "mov.u32 $r, %nctaid.x", blocks);
+  if (per_block) {
+    ptx_inst(E->b, "cvt.u64.u32 $r, $r", stride, blocks);
+  } else {
+    ptx_inst(E->b, "mov.u32 $r, %ntid.x", threads);
+    ptx_inst(E->b, "mul.wide.u32 $r, $r, $r", stride, blocks, threads);
+  }
+  return stride;
+}
+
+static bool op_is_index(const Kernel *k, int value, int dim) {
+  return k->ops[value].kop == KOP_INDEX && k->ops[value].dim == dim;
+}
+
+static bool access_is_identity(const Kernel *k, const KernelOp *op, const Shape *s, int first) {
+  const Shape *out = &k->outputs[0].shape;
+  if (s->rank != k->rank || !shape_same_dims(s, out) ||
+      memcmp(s->minor_to_major, out->minor_to_major, sizeof *s->minor_to_major * (size_t)s->rank) != 0)
+    return false;
+  for (int d = 0; d < s->rank; d++)
+    if (!op_is_index(k, op->args[first + d], d)) return false;
+  return true;
+}
+
+/* Elements per 128-bit access when every load and store is at the
+ * output's own index, in one layout and one 4- or 8-byte width, and the
+ * indices feed nothing else; 0 when the kernel needs the scalar loop. */
+static int vector_width(const Kernel *k) {
+  if (k->kind != KERNEL_LOOP || k->rank == 0 || k->output_count == 0) return 0;
+  int width = 0;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    bool memory = op->kop == KOP_LOAD || op->kop == KOP_STORE;
+    if (memory) {
+      const Shape *s = op->kop == KOP_LOAD ? &k->inputs[op->buffer].shape : &k->outputs[op->buffer].shape;
+      int bytes = type_byte_size(s->type);
+      if (is_half(s->type) || s->type == TYPE_PRED || (bytes != 4 && bytes != 8) || (width && bytes != width)) return 0;
+      width = bytes;
+      if (!access_is_identity(k, op, s, op->kop == KOP_STORE)) return 0;
+    }
+    for (int a = memory ? op->arg_count : 0; a < op->arg_count; a++)
+      if (k->ops[op->args[a]].kop == KOP_INDEX) return 0;
+    if (op->kop == KOP_STORE && k->ops[op->args[0]].kop == KOP_INDEX) return 0;
+  }
+  return width ? 16 / width : 0;
+}
+
+/* One 128-bit ld or st: "{%f1, %f2, %f3, %f4}" and its type. */
+static void vector_list(const PtxReg *regs, int width, char *out, size_t size) {
+  size_t at = 0;
+  for (int l = 0; l < width && at < size; l++) {
+    char name[16];
+    ptx_reg_name(regs[l], name, sizeof name);
+    at += (size_t)snprintf(out + at, size - at, "%s%s", l ? ", " : "{", name);
+  }
+  if (at < size) snprintf(out + at, size - at, "}");
+}
+
+static const char *vector_type(ElementType t) {
+  PtxType pt = PTX_F32;
+  value_type(t, &pt);
+  return ptx_type_suffix(pt);
+}
+
+/* Vector `v` of every buffer: the loads, the body once per lane, the stores. */
+static bool vector_body_emit(Emit *E, PtxReg v, int width) {
+  const Kernel *k = E->k;
+  char list[160];
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop != KOP_LOAD) continue;
+    ElementType t = k->inputs[op->buffer].shape.type;
+    for (int l = 0; l < width; l++) E->lanes[i][l] = value_new(E, t);
+    PtxReg address = ptx_element_address(E->b, E->inputs[op->buffer], v, 16);
+    vector_list(E->lanes[i], width, list, sizeof list);
+    ptx_inst(E->b, "ld.global.v$d$s $s, [$r]", width, vector_type(t), list, address);
+  }
+  for (E->lane = 0; E->lane < width; E->lane++) {
+    if (!block_emit(E, KBLOCK_PRE)) return false;
+  }
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop != KOP_STORE) continue;
+    PtxReg address = ptx_element_address(E->b, E->outputs[op->buffer], v, 16);
+    vector_list(E->lanes[i], width, list, sizeof list);
+    ptx_inst(E->b, "st.global.v$d$s [$r], $s", width, vector_type(k->outputs[op->buffer].shape.type), address, list);
+  }
+  E->lanes = NULL;
+  return true;
+}
+
+/* The vectors, when every pointer is 16-byte aligned; returns the first
+ * element left for the scalar loop (n rounded down, or 0 if unaligned). */
+static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, int width, int64_t n, PtxReg *scalar_start) {
+  const Kernel *k = E->k;
+  PtxReg bits = ptx_reg_new(E->b, PTX_B64), aligned = ptx_reg_new(E->b, PTX_PRED);
+  PtxReg count = ptx_reg_new(E->b, PTX_U64);
+  ptx_comment(E->b, "%d elements per 128-bit access where every buffer is 16-byte aligned", width);
+  ptx_inst(E->b, "mov.b64 $r, 0", bits);
+  for (int i = 0; i < k->input_count; i++) ptx_inst(E->b, "or.b64 $r, $r, $r", bits, bits, E->inputs[i]);
+  for (int o = 0; o < k->output_count; o++) ptx_inst(E->b, "or.b64 $r, $r, $r", bits, bits, E->outputs[o]);
+  ptx_inst(E->b, "and.b64 $r, $r, 15", bits, bits);
+  ptx_inst(E->b, "setp.eq.b64 $r, $r, 0", aligned, bits);
+  ptx_inst(E->b, "selp.u64 $r, $D, 0, $r", count, n / width, aligned);
+  PtxReg (*lanes)[4] = calloc_or_exit((size_t)k->op_count + 1, sizeof *lanes);
+  GridLoop g = grid_loop_open_to(E, thread, 0, &count);
+  E->lanes = lanes;
+  bool ok = vector_body_emit(E, g.i, width);
+  E->lanes = NULL;
+  free(lanes);
+  if (!ok) return false;
+  grid_loop_close(E, &g, stride);
+  *scalar_start = ptx_reg_new(E->b, PTX_U64);
+  ptx_inst(E->b, "mul.lo.s64 $r, $r, $d", *scalar_start, count, width);
+  return true;
+}
+
+static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
+  const Kernel *k = E->k;
+  int64_t n = dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  int width = vector_width(k);
+  PtxReg thread = ptx_global_thread_index(E->b), stride = grid_stride(E, false);
+  PtxReg first = thread;
+  if (width) {
+    PtxReg start;
+    if (!vector_loop_emit(E, thread, stride, width, n, &start)) return false;
+    first = ptx_reg_new(E->b, PTX_U64);
+    ptx_inst(E->b, "add.s64 $r, $r, $r", first, start, thread);
+  }
+  ptx_comment(E->b, "one element per thread: its logical index, then the body");
+  space_order(k, order);
+  GridLoop g = grid_loop_open(E, first, n);
+  indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  if (!block_emit(E, KBLOCK_PRE)) return false;
+  grid_loop_close(E, &g, stride);
+  shape->strategy = width == 4 ? "loop.v4" : width == 2 ? "loop.v2" : "loop";
+  shape->block_threads = LOOP_THREADS;
+  int64_t items = width ? (n + width - 1) / width : n;
+  shape->blocks = (items + LOOP_THREADS - 1) / LOOP_THREADS;
+  return true;
+}
+
+/* ---- reduce kernels ---- */
+
+/* The reduced space walked by one thread from `first` in steps of `step`:
+ * rindex recovered, REDUCE emitted. */
+static bool reduce_loop_emit(Emit *E, PtxReg first, int step) {
+  const Kernel *k = E->k;
+  int64_t order[AXLE_MAX_RANK];
+  reduce_order(k, order);
+  PtxReg step_reg = ptx_reg_new(E->b, PTX_U64);
+  ptx_inst(E->b, "mov.u64 $r, $d", step_reg, step);
+  GridLoop g = grid_loop_open(E, first, dims_product(k->reduce_rank, k->reduce_dims));
+  indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
+  if (!block_emit(E, KBLOCK_REDUCE)) return false;
+  grid_loop_close(E, &g, step_reg);
+  return true;
+}
+
+static void accumulators_declare(Emit *E) {
+  for (int a = 0; a < E->k->acc_count; a++) E->acc[a] = value_new(E, E->k->acc_types[a]);
+}
+
+/* One thread per output element, the reduced space in order: any reducer. */
+static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
+  const Kernel *k = E->k;
+  int64_t n = dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  PtxReg thread = ptx_global_thread_index(E->b), stride = grid_stride(E, false);
+  PtxReg zero = ptx_reg_new(E->b, PTX_U64);
+  ptx_inst(E->b, "mov.u64 $r, 0", zero);
+  accumulators_declare(E);
+  space_order(k, order);
+  ptx_comment(E->b, "one output element per thread; the reduced space in order");
+  GridLoop g = grid_loop_open(E, thread, n);
+  indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, zero, 1) || !block_emit(E, KBLOCK_POST)) return false;
+  grid_loop_close(E, &g, stride);
+  shape->strategy = "reduce.thread";
+  shape->block_threads = LOOP_THREADS;
+  shape->blocks = (n + LOOP_THREADS - 1) / LOOP_THREADS;
+  return true;
+}
+
+/* A row reduction's plan: each accumulator's combiner (one op on the old
+ * accumulator and an element), started from its identity. */
+typedef struct RowPlan {
+  Opcode combiner[AXLE_MAX_RANK];
+} RowPlan;
+
+/* An initial value known when compiling: a kernel constant, or a load of
+ * a scalar input that is a constant of the module (an unfused reduce's
+ * init operand). */
+static bool init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
+  *out = *init;
+  if (init->kop == KOP_CONSTANT) return true;
+  if (init->kop != KOP_LOAD) return false;
+  const KernelBuffer *in = &k->inputs[init->buffer];
+  const Literal *lit = in->constant;
+  if (!lit && in->source && in->source->opcode == OP_CONSTANT) lit = in->source->attrs.literal;
+  if (!lit || in->shape.rank != 0 || type_is_complex(in->shape.type)) return false;
+  out->kop = KOP_CONSTANT;
+  if (type_is_float(init->type)) out->value.f = literal_get_f64(lit, 0);
+  else out->value.i = literal_get_s64(lit, 0);
+  return true;
+}
+
+static bool constant_is_identity(const KernelOp *c, Opcode op) {
+  ElementType t = c->type;
+  bool is_signed = t == TYPE_S32 || t == TYPE_S64;
+  int64_t smin = t == TYPE_S32 ? INT32_MIN : INT64_MIN, smax = t == TYPE_S32 ? INT32_MAX : INT64_MAX;
+  int64_t umax = t == TYPE_U32 ? (int64_t)UINT32_MAX : -1;
+  if (type_is_float(t)) {
+    double v = c->value.f;
+    return (op == OP_ADD && v == 0) || (op == OP_MULTIPLY && v == 1) || (op == OP_MAXIMUM && v == -INFINITY) ||
+           (op == OP_MINIMUM && v == INFINITY);
+  }
+  int64_t v = c->value.i;
+  switch (op) {
+  case OP_ADD: case OP_OR: return v == 0;
+  case OP_MULTIPLY: return v == 1;
+  case OP_AND: return t == TYPE_U32 ? (uint32_t)v == UINT32_MAX : v == -1;
+  case OP_MAXIMUM: return is_signed ? v == smin : v == 0;
+  case OP_MINIMUM: return is_signed ? v == smax : v == umax || (t == TYPE_U32 && v == -1);
+  default: return false;
+  }
+}
+
+/* The op that writes accumulator a in REDUCE, if it is a plain combiner
+ * of acc a's read and a value that does not depend on any accumulator. */
+static bool combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *combiner) {
+  bool found = false;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *w = &k->ops[i];
+    if (w->kop != KOP_ACC_WRITE || w->acc != a) continue;
+    const KernelOp *c = &k->ops[w->args[0]];
+    if (w->block == KBLOCK_PRE) continue;
+    if (c->kop != KOP_HLO || c->arg_count != 2) return false;
+    if (c->op != OP_ADD && c->op != OP_MULTIPLY && c->op != OP_MAXIMUM && c->op != OP_MINIMUM && c->op != OP_AND &&
+        c->op != OP_OR)
+      return false;
+    const KernelOp *x = &k->ops[c->args[0]], *y = &k->ops[c->args[1]];
+    bool x_acc = x->kop == KOP_ACC_READ && x->acc == a, y_acc = y->kop == KOP_ACC_READ && y->acc == a;
+    if (!(x_acc && !acc_dep[c->args[1]]) && !(y_acc && !acc_dep[c->args[0]])) return false;
+    if (found && *combiner != c->op) return false;
+    *combiner = c->op;
+    found = true;
+  }
+  if (!found) return false;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *w = &k->ops[i];
+    KernelOp init;
+    if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
+        (!init_value(k, &k->ops[w->args[0]], &init) || !constant_is_identity(&init, *combiner)))
+      return false;
+  }
+  return true;
+}
+
+/* Every load of the reduced space reads along its buffer's most minor
+ * dimension with the last reduced index: rows, coalesced across a warp. */
+static bool loads_are_rows(const Kernel *k) {
+  int loads = 0;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop != KOP_LOAD || op->block != KBLOCK_REDUCE) continue;
+    const Shape *s = &k->inputs[op->buffer].shape;
+    if (s->rank == 0) return false;
+    const KernelOp *minor = &k->ops[op->args[s->minor_to_major[0]]];
+    if (minor->kop != KOP_RINDEX || minor->dim != k->reduce_rank - 1) return false;
+    loads++;
+  }
+  return loads > 0;
+}
+
+static bool row_plan_make(const Kernel *k, RowPlan *plan) {
+  if (k->kind != KERNEL_REDUCE || k->reduce_rank == 0 || k->acc_count == 0) return false;
+  if (dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
+  bool *acc_dep = calloc_or_exit((size_t)k->op_count + 1, sizeof *acc_dep);
+  bool ok = true;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    acc_dep[i] = op->kop == KOP_ACC_READ;
+    for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) acc_dep[i] |= acc_dep[op->args[a]];
+  }
+  for (int a = 0; ok && a < k->acc_count; a++) {
+    plan->combiner[a] = OP_ADD;
+    ok = k->acc_types[a] != TYPE_PRED && combiner_find(k, acc_dep, a, &plan->combiner[a]);
+  }
+  /* nothing else may read an accumulator inside the reduction */
+  for (int i = 0; ok && i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) {
+      if (!acc_dep[op->args[a]]) continue;
+      bool is_combiner = false;
+      for (int j = 0; j < k->op_count; j++)
+        is_combiner |= k->ops[j].kop == KOP_ACC_WRITE && k->ops[j].block == KBLOCK_REDUCE && k->ops[j].args[0] == i;
+      ok = is_combiner && k->ops[op->args[a]].kop == KOP_ACC_READ;
+    }
+  }
+  free(acc_dep);
+  return ok;
+}
+
+/* acc[a] = combiner(acc[a], other), rounded for f16/bf16. */
+static bool accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
+  ElementType t = E->k->acc_types[a];
+  PtxElementwise e = {.op = plan->combiner[a], .type = is_half(t) ? TYPE_F32 : t};
+  PtxReg operands[2] = {E->acc[a], other};
+  PtxReg r = value_new(E, t);
+  if (!ptx_emit_elementwise(E->b, &e, r, operands, E->st)) return false;
+  if (is_half(t)) r = half_round(E, t, r);
+  reg_move(E, E->acc[a], r);
+  return true;
+}
+
+/* Lane l takes lane l + offset's accumulator, 32 or 64 bits. */
+static PtxReg shuffle_down(Emit *E, PtxReg v, int offset) {
+  PtxReg out = ptx_reg_new(E->b, v.cls == PTX_REG_F32 ? PTX_F32 : v.cls == PTX_REG_F64 ? PTX_F64
+                                                     : v.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32);
+  if (v.cls == PTX_REG_F32 || v.cls == PTX_REG_B32) {
+    ptx_inst(E->b, "shfl.sync.down.b32 $r, $r, $d, 31, -1", out, v, offset);
+    return out;
+  }
+  PtxReg lo = ptx_reg_new(E->b, PTX_B32), hi = ptx_reg_new(E->b, PTX_B32);
+  ptx_inst(E->b, "mov.b64 {$r, $r}, $r", lo, hi, v);
+  ptx_inst(E->b, "shfl.sync.down.b32 $r, $r, $d, 31, -1", lo, lo, offset);
+  ptx_inst(E->b, "shfl.sync.down.b32 $r, $r, $d, 31, -1", hi, hi, offset);
+  ptx_inst(E->b, "mov.b64 $r, {$r, $r}", out, lo, hi);
+  return out;
+}
+
+static PtxType shared_type(PtxReg r) {
+  return r.cls == PTX_REG_F32 ? PTX_F32 : r.cls == PTX_REG_F64 ? PTX_F64 : r.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32;
+}
+
+/* The block's warps' totals through shared memory: lane 0 of each warp
+ * stores, thread 0 combines them in warp order. */
+static bool block_combine_emit(Emit *E, const RowPlan *plan, int threads, PtxReg tid, PtxLabel skip_post) {
+  int warps = threads / WARP;
+  PtxReg warp = ptx_reg_new(E->b, PTX_U32), lane = ptx_reg_new(E->b, PTX_U32), p = ptx_reg_new(E->b, PTX_PRED);
+  PtxLabel stored = ptx_label_new(E->b, "stored");
+  ptx_inst(E->b, "shr.u32 $r, $r, 5", warp, tid);
+  ptx_inst(E->b, "and.b32 $r, $r, 31", lane, tid);
+  ptx_inst(E->b, "setp.ne.u32 $r, $r, 0", p, lane);
+  ptx_inst(E->b, "@$r bra $l", p, stored);
+  for (int a = 0; a < E->k->acc_count; a++) {
+    int bytes = ptx_type_byte_size(shared_type(E->acc[a]));
+    PtxReg base = ptx_reg_new(E->b, PTX_U32), at = ptx_reg_new(E->b, PTX_U32);
+    char name[32];
+    snprintf(name, sizeof name, "warp_acc%d", a);
+    ptx_inst(E->b, "mov.u32 $r, $s", base, name);
+    ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", at, warp, bytes, base);
+    ptx_inst(E->b, "st.shared$s [$r], $r", mov_suffix(E->acc[a].cls), at, E->acc[a]);
+  }
+  ptx_label_place(E->b, stored);
+  ptx_inst(E->b, "bar.sync 0");
+  ptx_inst(E->b, "setp.ne.u32 $r, $r, 0", p, tid);
+  ptx_inst(E->b, "@$r bra $l", p, skip_post);
+  for (int a = 0; a < E->k->acc_count; a++) {
+    char name[32];
+    snprintf(name, sizeof name, "warp_acc%d", a);
+    int bytes = ptx_type_byte_size(shared_type(E->acc[a]));
+    for (int w = 1; w < warps; w++) {
+      PtxReg other = ptx_reg_new(E->b, shared_type(E->acc[a]));
+      ptx_inst(E->b, "ld.shared$s $r, [$s+$d]", mov_suffix(E->acc[a].cls), other, name, w * bytes);
+      if (!accumulator_combine(E, plan, a, other)) return false;
+    }
+  }
+  return true;
+}
+
+/* One warp (or block) per output element: the lanes stride over the
+ * reduced space, their partials meet by shuffles in a fixed tree, the
+ * warps' through shared memory; thread 0 runs POST. */
+static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
+  const Kernel *k = E->k;
+  int64_t n = dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  int threads = dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? BLOCK_REDUCE_THREADS : WARP;
+  PtxReg tid = ptx_reg_new(E->b, PTX_U32), tid64 = ptx_reg_new(E->b, PTX_U64), block = ptx_reg_new(E->b, PTX_U32);
+  PtxReg first = ptx_reg_new(E->b, PTX_U64), stride = grid_stride(E, true), p = ptx_reg_new(E->b, PTX_PRED);
+  ptx_inst(E->b, "mov.u32 $r, %tid.x", tid);
+  ptx_inst(E->b, "cvt.u64.u32 $r, $r", tid64, tid);
+  ptx_inst(E->b, "mov.u32 $r, %ctaid.x", block);
+  ptx_inst(E->b, "cvt.u64.u32 $r, $r", first, block);
+  accumulators_declare(E);
+  for (int a = 0; threads > WARP && a < k->acc_count; a++) {
+    char name[32];
+    snprintf(name, sizeof name, "warp_acc%d", a);
+    ptx_shared_declare(E->b, name, shared_type(E->acc[a]), threads / WARP, 8);
+  }
+  space_order(k, order);
+  ptx_comment(E->b, "one output element per %s; lane partials, then a shuffle tree", threads > WARP ? "block" : "warp");
+  GridLoop g = grid_loop_open(E, first, n);
+  indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, tid64, threads)) return false;
+  for (int offset = WARP / 2; offset > 0; offset /= 2)
+    for (int a = 0; a < k->acc_count; a++)
+      if (!accumulator_combine(E, plan, a, shuffle_down(E, E->acc[a], offset))) return false;
+  PtxLabel next = ptx_label_new(E->b, "next");
+  if (threads > WARP) {
+    if (!block_combine_emit(E, plan, threads, tid, next)) return false;
+  } else {
+    ptx_inst(E->b, "setp.ne.u32 $r, $r, 0", p, tid);
+    ptx_inst(E->b, "@$r bra $l", p, next);
+  }
+  if (!block_emit(E, KBLOCK_POST)) return false;
+  ptx_label_place(E->b, next);
+  /* the shared slots are reused by the next output element */
+  if (threads > WARP) ptx_inst(E->b, "bar.sync 0");
+  grid_loop_close(E, &g, stride);
+  shape->strategy = threads > WARP ? "reduce.block" : "reduce.warp";
+  shape->block_threads = threads;
+  shape->blocks = n;
+  return true;
+}
+
+/* ---- the entry ---- */
+
+void ptx_entry_name(const char *kernel_name, char *out, size_t size) {
+  size_t at = 0;
+  if (size == 0) return;
+  char first = kernel_name[0];
+  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_') && size > 1)
+    out[at++] = '_';
+  for (const char *p = kernel_name; *p && at + 1 < size; p++) {
+    char c = *p;
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    out[at++] = keep ? c : '_';
+  }
+  out[at] = 0;
+}
+
+static void kernel_describe(const Kernel *k, const char *strategy, StrBuf *sb) {
+  strbuf_printf(sb, "kernel %s (%s): ", k->name, strategy);
+  for (int o = 0; o < k->output_count; o++) {
+    strbuf_printf(sb, "%sout%d ", o ? ", " : "", o);
+    shape_print(sb, &k->outputs[o].shape, true);
+  }
+  strbuf_printf(sb, " from %d input%s", k->input_count, k->input_count == 1 ? "" : "s");
+}
+
+static void buffers_load(Emit *E) {
+  char name[16];
+  ptx_comment(E->b, "buffers");
+  for (int i = 0; i < E->k->input_count; i++) {
+    snprintf(name, sizeof name, "in%d", i);
+    E->inputs[i] = ptx_param_load_global_pointer(E->b, name);
+  }
+  for (int o = 0; o < E->k->output_count; o++) {
+    snprintf(name, sizeof name, "out%d", o);
+    E->outputs[o] = ptx_param_load_global_pointer(E->b, name);
+  }
+}
+
+bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st) {
+  Emit E = {.b = b, .k = k, .st = st};
+  memset(shape, 0, sizeof *shape);
+  if (k->kind != KERNEL_LOOP && k->kind != KERNEL_REDUCE)
+    return status_error(st, STATUS_UNSUPPORTED,
+                        "kernel %s: a row kernel (several passes over each row) has no PTX form yet", k->name);
+  if (!kernel_types_check(&E)) return false;
+  RowPlan plan;
+  bool row = row_plan_make(k, &plan);
+  const char *strategy = k->kind == KERNEL_LOOP                                    ? "loop"
+                         : !row                                                    ? "reduce.thread"
+                         : dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? "reduce.block"
+                                                                                  : "reduce.warp";
+  StrBuf what = {0};
+  kernel_describe(k, strategy, &what);
+  ptx_kernel_begin(b, entry, what.data);
+  strbuf_free(&what);
+  char name[16];
+  for (int i = 0; i < k->input_count; i++) snprintf(name, sizeof name, "in%d", i), ptx_kernel_param(b, PTX_U64, name);
+  for (int o = 0; o < k->output_count; o++) snprintf(name, sizeof name, "out%d", o), ptx_kernel_param(b, PTX_U64, name);
+  E.values = calloc_or_exit((size_t)k->op_count + 1, sizeof *E.values);
+  buffers_load(&E);
+  bool ok = k->kind == KERNEL_LOOP ? loop_kernel_emit(&E, shape)
+            : row                  ? reduce_row_emit(&E, &plan, shape)
+                                   : reduce_thread_emit(&E, shape);
+  free(E.values);
+  if (!ok) {
+    ptx_kernel_abandon(b);
+    return false;
+  }
+  ptx_kernel_set_max_threads(b, shape->block_threads);
+  ptx_inst(b, "ret");
+  ptx_kernel_end(b);
+  if (shape->blocks < 1) shape->blocks = 1;
+  if (shape->blocks > GRID_CAP) shape->blocks = GRID_CAP;
+  return true;
+}
