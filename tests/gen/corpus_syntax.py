@@ -148,3 +148,37 @@ ENTRY main {
   ROOT out = (f32[3], s32[2]) tuple(s, twice)
 }"""
     return Case(hlo, [a, k, b], [a + b, k + k])
+
+
+@case("jax_argsort_total_order")
+def _(rng):
+    # jnp.sort(x) and jnp.argsort(x) as JAX lowers them: one stable sort of
+    # (x, iota) whose comparator compares with order=TOTAL, so NaNs sort last
+    # and -0 before +0. The input holds NaNs, both zeros and repeats.
+    x = rng.standard_normal(16).astype(np.float32)
+    x[[2, 9]] = np.nan
+    x[4], x[11] = np.float32(-0.0), np.float32(0.0)
+    x[6] = x[13] = np.float32(1.5)
+    hlo = """HloModule jit_sort_and_argsort, entry_computation_layout={(f32[16]{0})->(f32[16]{0}, s32[16]{0})}
+
+region_0.4 {
+  Arg_0.5 = f32[] parameter(0)
+  Arg_1.6 = f32[] parameter(1)
+  Arg_2.7 = s32[] parameter(2)
+  Arg_3.8 = s32[] parameter(3)
+  ROOT compare.9 = pred[] compare(Arg_0.5, Arg_1.6), direction=LT, order=TOTAL, metadata={op_name="jit(sort_and_argsort)/jit(main)/sort" source_file="argsort.py" source_line=4}
+}
+
+ENTRY main.12 {
+  Arg_0.1 = f32[16]{0} parameter(0)
+  iota.2 = s32[16]{0} iota(), iota_dimension=0, metadata={op_name="jit(sort_and_argsort)/jit(main)/iota" source_file="argsort.py" source_line=4}
+  sort.10 = (f32[16]{0}, s32[16]{0}) sort(Arg_0.1, iota.2), dimensions={0}, is_stable=true, to_apply=region_0.4, metadata={op_name="jit(sort_and_argsort)/jit(main)/sort" source_file="argsort.py" source_line=4}
+  get-tuple-element.11 = f32[16]{0} get-tuple-element(sort.10), index=0
+  get-tuple-element.12 = s32[16]{0} get-tuple-element(sort.10), index=1
+  ROOT tuple.13 = (f32[16]{0}, s32[16]{0}) tuple(get-tuple-element.11, get-tuple-element.12)
+}"""
+    # Total order on f32 bits: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+    bits = x.view(np.int32).astype(np.int64)
+    key = np.where(bits < 0, -(bits & 0x7FFFFFFF) - 1, bits)
+    order = np.argsort(key, kind="stable").astype(np.int32)
+    return Case(hlo, [x], [x[order], order], tol=(0, 0))
