@@ -802,6 +802,32 @@ static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
   return true;
 }
 
+/* XLA's select takes a pred[] predicate with array operands (one choice
+ * for every element). axle's IR keeps select's predicate the operands'
+ * dimensions, so such a predicate is broadcast here: the backends see one
+ * form only, and the module means what XLA means by it. */
+static void broadcast_scalar_select_predicates(Module *m) {
+  for (int c = 0; c < m->computation_count; c++) {
+    Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count; i++) {
+      Instruction *inst = comp->instructions[i];
+      if (inst->opcode != OP_SELECT || inst->operand_count != 3) continue;
+      const Shape *pred = &inst->operands[0]->shape, *value = &inst->operands[1]->shape;
+      if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0) continue;
+      if (shape_is_tuple(value) || value->type == TYPE_TOKEN || value->rank == 0) continue;
+      Shape wide = shape_array(TYPE_PRED, value->rank, value->dims);
+      Attrs attrs = {0};
+      Instruction *operand = inst->operands[0];
+      Instruction *b = computation_add_instruction(comp, OP_BROADCAST, &operand, 1, NULL, 0, &attrs, &wide,
+                                                   "broadcast.pred");
+      b->loc = inst->loc;
+      computation_move_before(comp, b, inst);
+      instruction_set_operand(inst, 0, b);
+      i++;   /* inst moved one place down */
+    }
+  }
+}
+
 static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   if (mt->entry < 0) {
     /* Without an ENTRY marker XLA takes the last computation as the entry. */
@@ -825,7 +851,9 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
     if (!sort_instructions(p, &mt->comps[c])) return false;
   register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
-  return infer_omitted_shapes(p) && check_broadcast_dimensions(p, mt) && check_signatures(p, mt);
+  if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_signatures(p, mt)) return false;
+  broadcast_scalar_select_predicates(p->module);
+  return true;
 }
 
 /* --------------------------------------------------------------- entries */
