@@ -648,7 +648,7 @@ static bool read_called_list(Parser *p, Instruction *inst, AttrNotes *notes) {
   return true;
 }
 
-/* metadata = "{" (field "=" value)* "}"   (fields separated by blanks)
+/* metadata = "{" (field "=" value ","?)* "}"   (fields separated by blanks or commas)
  * op_name, source_file and source_line are kept: the provenance that every
  * pass carries and every message can name. The other fields (op_type,
  * source_end_line, source_column, stack_frame_id, profile_type={...}, ...)
@@ -679,6 +679,8 @@ static bool read_metadata(Parser *p, Instruction *inst, AttrNotes *notes) {
     } else {
       return parse_error(p, value, "expected a metadata value");
     }
+    /* XLA also takes the fields comma-separated: {source_line=5, op_type="x"}. */
+    if (token_is(peek(p), ",") && !token_is(peek_at(p, 1), "}")) next(p);
   }
   next(p);
   if (md.op_name || md.source_file || md.source_line)

@@ -1,0 +1,118 @@
+/* Forms found by checking axle against the .hlo files of XLA's repository
+ * (docs/xla-check.md): a pred[] predicate on an array select, arithmetic
+ * on pred, input_output_alias between leaves of equal byte size but other
+ * dimensions, and comma-separated metadata fields. The modules here are
+ * written for this test; the expected values are worked by hand. */
+#include <string.h>
+
+#include "ir.h"
+#include "../test.h"
+
+static Module *parse_ok(const char *text) {
+  Status st;
+  Module *m = parse_module(text, strlen(text), "test.hlo", &st);
+  if (!m) status_print(&st, stdout);
+  return m;
+}
+
+static bool fails_with(const char *text, const char *want) {
+  Status st;
+  Module *m = parse_module(text, strlen(text), "test.hlo", &st);
+  if (m) {
+    module_free(m);
+    printf("  parsed, expected an error containing '%s'\n", want);
+    return false;
+  }
+  bool ok = st.loc.line > 0 && strstr(st.message, want) != NULL;
+  if (!ok) status_print(&st, stdout);
+  return ok;
+}
+
+/* Evaluates m's entry on no arguments and returns its (array) result. */
+static Literal *run(const Module *m) {
+  Status st;
+  Literal *out = m ? eval_module(m, NULL, 0, &st) : NULL;
+  if (m && !out) status_print(&st, stdout);
+  return out;
+}
+
+TEST(select_with_a_scalar_predicate_picks_whole_operands) {
+  const char *text = "HloModule m\nENTRY e {\n"
+                     "  a = s32[3] constant({1, 2, 3})  b = s32[3] constant({7, 8, 9})\n"
+                     "  t = pred[] constant(true)  f = pred[] constant(false)\n"
+                     "  x = s32[3] select(t, a, b)  y = s32[3] select(f, a, b)\n"
+                     "  ROOT r = s32[6] concatenate(x, y), dimensions={0}\n}\n";
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "pred[] with s32[3] operands parses");
+  Literal *out = run(m);
+  EXPECT(out != NULL, "runs");
+  if (out) {
+    static const int64_t want[6] = {1, 2, 3, 7, 8, 9};
+    for (int i = 0; i < 6; i++)
+      EXPECT(literal_get_s64(out, i) == want[i], "element %d is %lld", i, (long long)literal_get_s64(out, i));
+    literal_free(out);
+  }
+  /* The predicate reaches select broadcast to the operands' dimensions. */
+  const Instruction *x = m ? computation_find_instruction(m->entry, "x") : NULL;
+  EXPECT(x && x->operands[0]->opcode == OP_BROADCAST && x->operands[0]->shape.rank == 1,
+         "select's predicate is a pred[3] broadcast");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { p = pred[2] parameter(0)  a = f32[3] parameter(1)\n"
+                    "  ROOT s = f32[3] select(p, a, a) }\n",
+                    "same dimensions"),
+         "a predicate of other dimensions is still refused");
+}
+
+TEST(multiply_maximum_minimum_on_pred_are_and_or_and) {
+  Module *m = parse_ok("HloModule m\nENTRY e {\n"
+                       "  a = pred[4] constant({false, false, true, true})\n"
+                       "  b = pred[4] constant({false, true, false, true})\n"
+                       "  mul = pred[4] multiply(a, b)  mx = pred[4] maximum(a, b)  mn = pred[4] minimum(a, b)\n"
+                       "  ROOT r = pred[12] concatenate(mul, mx, mn), dimensions={0}\n}\n");
+  Literal *out = run(m);
+  EXPECT(out != NULL, "parses and runs");
+  if (out) {
+    static const int64_t want[12] = {0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1};
+    for (int i = 0; i < 12; i++)
+      EXPECT(literal_get_s64(out, i) == want[i], "element %d is %lld", i, (long long)literal_get_s64(out, i));
+    literal_free(out);
+  }
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { a = pred[2] parameter(0)  ROOT d = pred[2] divide(a, a) }\n",
+                    "does not take pred"),
+         "divide on pred is still refused");
+}
+
+TEST(input_output_alias_needs_equal_byte_size_not_equal_dimensions) {
+  Module *m = parse_ok("HloModule m, input_output_alias={ {}: (0, {}) }\n"
+                       "ENTRY e { p = bf16[4,6] parameter(0)  n = bf16[4,6] negate(p)\n"
+                       "  ROOT b = bf16[6,4] bitcast(n) }\n");
+  EXPECT(m != NULL, "a bf16[6,4] result may take a bf16[4,6] parameter's buffer");
+  module_free(m);
+  EXPECT(fails_with("HloModule m, input_output_alias={ {}: (0, {}) }\n"
+                    "ENTRY e { p = f32[4,6] parameter(0)  ROOT s = f32[4,5] slice(p), slice={[0:4], [0:5]} }\n",
+                    "differ in size"),
+         "a smaller result leaf is refused");
+}
+
+TEST(metadata_fields_may_be_separated_by_commas) {
+  Module *m = parse_ok("HloModule m\nENTRY e {\n"
+                       "  ROOT c = f32[] constant(-4.2), metadata={source_line=5, op_name=\"x/y\", op_type=\"::c\"}\n}\n");
+  EXPECT(m != NULL, "parses");
+  const Instruction *c = m ? m->entry->root : NULL;
+  EXPECT(c && c->metadata && c->metadata->source_line == 5 && c->metadata->op_name &&
+             strcmp(c->metadata->op_name, "x/y") == 0,
+         "the fields on both sides of a comma are kept");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { ROOT c = f32[] constant(1), metadata={source_line=5,, op_type=\"a\"} }\n",
+                    "metadata field name"),
+         "two commas in a row are refused");
+}
+
+int main(void) {
+  RUN(select_with_a_scalar_predicate_picks_whole_operands);
+  RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
+  RUN(input_output_alias_needs_equal_byte_size_not_equal_dimensions);
+  RUN(metadata_fields_may_be_separated_by_commas);
+  return test_summary();
+}
