@@ -1,7 +1,8 @@
 /* Forms found by checking axle against the .hlo files of XLA's repository
  * (docs/xla-check.md): a pred[] predicate on an array select, arithmetic
  * on pred, input_output_alias between leaves of equal byte size but other
- * dimensions, and comma-separated metadata fields. The modules here are
+ * dimensions, comma-separated metadata fields; and, from XLA's negative
+ * parser tests, complex constants whose parts overflow their component. The modules here are
  * written for this test; the expected values are worked by hand. */
 #include <string.h>
 
@@ -109,10 +110,21 @@ TEST(metadata_fields_may_be_separated_by_commas) {
          "two commas in a row are refused");
 }
 
+TEST(complex_constant_parts_must_fit_their_component_type) {
+  EXPECT(fails_with("HloModule m\nENTRY e { ROOT c = c64[] constant((1e100, 0)) }\n", "out of range for f32"),
+         "a real part past f32 is refused");
+  EXPECT(fails_with("HloModule m\nENTRY e { ROOT c = c64[] constant((0, -1e39)) }\n", "out of range for f32"),
+         "an imaginary part past f32 is refused");
+  Module *m = parse_ok("HloModule m\nENTRY e { ROOT c = c64[2] constant({(1, -inf), (nan, 3e38)}) }\n");
+  EXPECT(m != NULL, "written infinities, NaN and large finite parts are kept");
+  module_free(m);
+}
+
 int main(void) {
   RUN(select_with_a_scalar_predicate_picks_whole_operands);
   RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
   RUN(input_output_alias_needs_equal_byte_size_not_equal_dimensions);
   RUN(metadata_fields_may_be_separated_by_commas);
+  RUN(complex_constant_parts_must_fit_their_component_type);
   return test_summary();
 }
