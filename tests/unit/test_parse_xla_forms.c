@@ -2,8 +2,10 @@
  * (docs/xla-check.md): a pred[] predicate on an array select, arithmetic
  * on pred, input_output_alias between leaves of equal byte size but other
  * dimensions, comma-separated metadata fields; and, from XLA's negative
- * parser tests, complex constants whose parts overflow their component. The modules here are
+ * parser tests, complex constants whose parts overflow their component,
+ * operands written with a shape other than their own, unknown api_version. The modules here are
  * written for this test; the expected values are worked by hand. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ir.h"
@@ -120,11 +122,41 @@ TEST(complex_constant_parts_must_fit_their_component_type) {
   module_free(m);
 }
 
+TEST(an_operand_written_with_a_shape_must_have_that_shape) {
+  Module *m = parse_ok("HloModule m\nENTRY e { p = f32[2,2]{0,1} parameter(0)\n"
+                       "  ROOT a = f32[2,2] add(f32[2,2]{1,0} p, f32[2,2] p) }\n");
+  EXPECT(m != NULL, "the same shape in another layout is accepted");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { p = f32[2,2] parameter(0)  c = f32[2,2] constant({{1, 2}, {3, 4}})\n"
+                    "  ROOT a = f32[2,2] add(f32[2,2] p, f32[2,5] c) }\n",
+                    "written as f32[2,5], but 'c' is f32[2,2]"),
+         "other dimensions are refused at the operand");
+  EXPECT(fails_with("HloModule m\nENTRY e { p = f32[2] parameter(0)  ROOT a = f32[2] negate(s32[2] p) }\n",
+                    "written as s32[2]"),
+         "another element type is refused");
+}
+
+TEST(custom_call_api_version_is_one_xla_knows) {
+  const char *head = "HloModule m\nENTRY e { c = f32[1] constant({1})\n"
+                     "  ROOT r = f32[1] custom-call(c), custom_call_target=\"foo\", api_version=";
+  char text[512];
+  snprintf(text, sizeof text, "%sAPI_VERSION_STATUS_RETURNING }\n", head);
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "a known version parses");
+  module_free(m);
+  snprintf(text, sizeof text, "%sAPI_VERSION_NO_SUCH }\n", head);
+  EXPECT(fails_with(text, "unknown API version"), "an unknown version is refused");
+  snprintf(text, sizeof text, "%sAPI_VERSION_UNSPECIFIED }\n", head);
+  EXPECT(fails_with(text, "invalid API version"), "the placeholder is refused");
+}
+
 int main(void) {
   RUN(select_with_a_scalar_predicate_picks_whole_operands);
   RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
   RUN(input_output_alias_needs_equal_byte_size_not_equal_dimensions);
   RUN(metadata_fields_may_be_separated_by_commas);
   RUN(complex_constant_parts_must_fit_their_component_type);
+  RUN(an_operand_written_with_a_shape_must_have_that_shape);
+  RUN(custom_call_api_version_is_one_xla_knows);
   return test_summary();
 }

@@ -688,6 +688,24 @@ static bool read_metadata(Parser *p, Instruction *inst, AttrNotes *notes) {
   return true;
 }
 
+/* api_version=API_VERSION_...: how XLA calls a custom-call target. axle
+ * runs its targets itself, so the value is only checked against the names
+ * XLA knows (API_VERSION_UNSPECIFIED is a placeholder XLA refuses too). */
+static bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  (void)notes;
+  static const char *const known[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                                      "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+  Token *t = peek(p);
+  if (token_is(t, "API_VERSION_UNSPECIFIED")) return parse_error(p, t, "invalid API version API_VERSION_UNSPECIFIED");
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (token_is(t, known[i])) {
+      next(p);
+      return true;
+    }
+  return parse_error(p, t, "unknown API version '%.*s'", t->len, t->text);
+}
+
 static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   (void)notes;
@@ -848,7 +866,7 @@ static const AttrRule attr_rules[] = {
   {"precision_config", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
   {"algorithm", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
   {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION)},
-  {"api_version", read_and_ignore, OPS(OP_CUSTOM_CALL)},
+  {"api_version", read_api_version, OPS(OP_CUSTOM_CALL)},
   {"custom_call_has_side_effect", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"operand_layout_constraints", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"custom_call_schedule", read_and_ignore, OPS(OP_CUSTOM_CALL)},
