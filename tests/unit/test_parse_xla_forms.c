@@ -3,7 +3,8 @@
  * on pred, input_output_alias between leaves of equal byte size but other
  * dimensions, comma-separated metadata fields; and, from XLA's negative
  * parser tests, complex constants whose parts overflow their component,
- * operands written with a shape other than their own, unknown api_version. The modules here are
+ * operands written with a shape other than their own, unknown api_version,
+ * control-predecessors naming no instruction of their computation. The modules here are
  * written for this test; the expected values are worked by hand. */
 #include <stdio.h>
 #include <string.h>
@@ -150,6 +151,22 @@ TEST(custom_call_api_version_is_one_xla_knows) {
   EXPECT(fails_with(text, "invalid API version"), "the placeholder is refused");
 }
 
+TEST(control_predecessors_name_instructions_of_the_same_computation) {
+  Module *m = parse_ok("HloModule m\nENTRY e { a = f32[] parameter(0)\n"
+                       "  b = f32[] negate(a)  ROOT c = f32[] abs(a), control-predecessors={b} }\n");
+  EXPECT(m != NULL, "a defined predecessor parses");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { a = f32[] parameter(0)\n"
+                    "  ROOT c = f32[] abs(a), control-predecessors={done} }\n",
+                    "control predecessor 'done' is not defined"),
+         "an undefined name is refused");
+  EXPECT(fails_with("HloModule m\nf { x = f32[] parameter(0)  ROOT y = f32[] negate(x) }\n"
+                    "ENTRY e { a = f32[] parameter(0)\n"
+                    "  ROOT c = f32[] call(a), to_apply=f, control-predecessors={y} }\n",
+                    "not defined"),
+         "a name from another computation is refused");
+}
+
 int main(void) {
   RUN(select_with_a_scalar_predicate_picks_whole_operands);
   RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
@@ -158,5 +175,6 @@ int main(void) {
   RUN(complex_constant_parts_must_fit_their_component_type);
   RUN(an_operand_written_with_a_shape_must_have_that_shape);
   RUN(custom_call_api_version_is_one_xla_knows);
+  RUN(control_predecessors_name_instructions_of_the_same_computation);
   return test_summary();
 }

@@ -471,6 +471,7 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
   if (has_signature && !parse_signature(p, &signature_result)) return false;
   if (!expect(p, "{")) return false;
   if (mt->count == mt->cap) mt->comps = grow(&p->module->arena, mt->comps, &mt->cap, sizeof(PendingComp));
+  p->current_comp = mt->count;
   PendingComp *pc = &mt->comps[mt->count++];
   memset(pc, 0, sizeof *pc);
   pc->name = name;
@@ -590,7 +591,7 @@ static void name_anonymous(Parser *p, PendingComp *pc, NameTable *names) {
   }
 }
 
-static bool link_operands(Parser *p, PendingComp *pc) {
+static bool link_operands(Parser *p, PendingComp *pc, int comp_index) {
   NameTable names;
   table_init(&p->module->arena, &names, pc->count);
   for (int i = 0; i < pc->count; i++) {
@@ -620,6 +621,10 @@ static bool link_operands(Parser *p, PendingComp *pc) {
       pi->inst->operands[k] = pc->insts[found].inst;
     }
   }
+  for (int i = 0; i < p->control_count; i++)
+    if (p->control_comps[i] == comp_index && table_find(&names, &p->control_names[i]) < 0)
+      return parse_error(p, &p->control_names[i], "control predecessor '%.*s' is not defined",
+                         p->control_names[i].len, p->control_names[i].text);
   int root = pc->last_top;
   if (pc->has_root) root = table_find(&names, &pc->root_name);
   pc->comp->root = pc->insts[root].inst;
@@ -883,7 +888,7 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
     comps.values[slot] = c;
   }
   for (int c = 0; c < mt->count; c++)
-    if (!link_operands(p, &mt->comps[c]) || !collect_parameters(p, &mt->comps[c])) return false;
+    if (!link_operands(p, &mt->comps[c], c) || !collect_parameters(p, &mt->comps[c])) return false;
   if (!link_called(p, mt, &comps)) return false;
   if (!sort_computations(p, mt)) return false;
   for (int c = 0; c < mt->count; c++)

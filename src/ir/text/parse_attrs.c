@@ -706,6 +706,36 @@ static bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes) {
   return parse_error(p, t, "unknown API version '%.*s'", t->len, t->text);
 }
 
+/* control-predecessors={a, b}: ordering only, so not kept; the names are
+ * recorded so that one naming no instruction is refused, as in XLA. */
+static bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  (void)notes;
+  if (!expect(p, "{")) return false;
+  for (int n = 0; !token_is(peek(p), "}"); n++) {
+    if (n > 0 && !expect(p, ",")) return false;
+    Token *t = peek(p);
+    if (t->kind != TK_WORD) return parse_error(p, t, "expected an instruction name");
+    if (p->control_count == p->control_cap) {
+      int cap = p->control_cap ? p->control_cap * 2 : 16;
+      Token *names = arena_alloc(&p->module->arena, sizeof(Token) * (size_t)cap);
+      int *comps = arena_alloc(&p->module->arena, sizeof(int) * (size_t)cap);
+      if (p->control_count) {
+        memcpy(names, p->control_names, sizeof(Token) * (size_t)p->control_count);
+        memcpy(comps, p->control_comps, sizeof(int) * (size_t)p->control_count);
+      }
+      p->control_names = names;
+      p->control_comps = comps;
+      p->control_cap = cap;
+    }
+    p->control_names[p->control_count] = *t;
+    p->control_comps[p->control_count++] = p->current_comp;
+    next(p);
+  }
+  next(p);
+  return true;
+}
+
 static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   (void)notes;
@@ -847,7 +877,7 @@ static const AttrRule attr_rules[] = {
   {"sharding", read_and_ignore, ANY_OP},
   {"statistics", read_and_ignore, ANY_OP},
   {"origin", read_and_ignore, ANY_OP},
-  {"control-predecessors", read_and_ignore, ANY_OP},
+  {"control-predecessors", read_control_predecessors, ANY_OP},
   {"parameter_replication", read_and_ignore, OPS(OP_PARAMETER)},
   /* The accuracy a transcendental function may trade for speed: axle's
    * evaluator is always as exact as it can be, which every mode allows. */

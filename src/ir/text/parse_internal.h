@@ -59,6 +59,12 @@ typedef struct Parser {
   const ParseOptions *options;
   Module *module;
   Status *st;
+  /* control-predecessors={...} names, resolved with the operands: each must
+   * name an instruction of the computation being read (current_comp). */
+  Token *control_names;
+  int *control_comps;
+  int control_count, control_cap;
+  int current_comp;
 } Parser;
 
 enum { PARSE_MAX_DEPTH = 64 };
