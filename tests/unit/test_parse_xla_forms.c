@@ -4,7 +4,8 @@
  * dimensions, comma-separated metadata fields; and, from XLA's negative
  * parser tests, complex constants whose parts overflow their component,
  * operands written with a shape other than their own, unknown api_version,
- * control-predecessors naming no instruction of their computation. The modules here are
+ * control-predecessors naming no instruction of their computation, and
+ * custom-call operand_layout_constraints that do not fit the operands. The modules here are
  * written for this test; the expected values are worked by hand. */
 #include <stdio.h>
 #include <string.h>
@@ -167,6 +168,20 @@ TEST(control_predecessors_name_instructions_of_the_same_computation) {
          "a name from another computation is refused");
 }
 
+TEST(operand_layout_constraints_give_each_operand_its_own_shape) {
+  const char *head = "HloModule m\nENTRY e { a = f32[2,3] parameter(0)  b = s32[4] parameter(1)\n"
+                     "  ROOT r = f32[1] custom-call(a, b), custom_call_target=\"t\", operand_layout_constraints=";
+  char text[512];
+  snprintf(text, sizeof text, "%s{f32[2,3]{0,1}, s32[4]{0}} }\n", head);
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "one shape per operand, in any layout, parses");
+  module_free(m);
+  snprintf(text, sizeof text, "%s{f32[2,3]{0,1}} }\n", head);
+  EXPECT(fails_with(text, "gives 1 shapes for 2 operands"), "too few shapes are refused");
+  snprintf(text, sizeof text, "%s{f32[2,3]{0,1}, s32[5]{0}} }\n", head);
+  EXPECT(fails_with(text, "shape 1 does not match operand 1"), "a shape other than the operand's is refused");
+}
+
 int main(void) {
   RUN(select_with_a_scalar_predicate_picks_whole_operands);
   RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
@@ -176,5 +191,6 @@ int main(void) {
   RUN(an_operand_written_with_a_shape_must_have_that_shape);
   RUN(custom_call_api_version_is_one_xla_knows);
   RUN(control_predecessors_name_instructions_of_the_same_computation);
+  RUN(operand_layout_constraints_give_each_operand_its_own_shape);
   return test_summary();
 }

@@ -832,6 +832,22 @@ static bool check_declared_operands(Parser *p, ModuleText *mt) {
   return true;
 }
 
+/* A custom-call's operand_layout_constraints give one shape per operand,
+ * each the operand's own (layouts aside). */
+static bool check_layout_constraints(Parser *p) {
+  for (int i = 0; i < p->constraint_count; i++) {
+    const LayoutConstraints *lc = &p->constraints[i];
+    if (lc->count != lc->inst->operand_count)
+      return parse_error(p, &lc->at, "operand_layout_constraints gives %d shapes for %d operands", lc->count,
+                         lc->inst->operand_count);
+    for (int k = 0; k < lc->count; k++)
+      if (!shape_equal(&lc->shapes[k], &lc->inst->operands[k]->shape))
+        return parse_error(p, &lc->at, "operand_layout_constraints: shape %d does not match operand %d ('%s')", k, k,
+                           lc->inst->operands[k]->name);
+  }
+  return true;
+}
+
 /* XLA lets a broadcast of a scalar leave out dimensions={}; whether the
  * operand is a scalar is known once every shape is. */
 static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
@@ -896,7 +912,7 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
   if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_signatures(p, mt) ||
-      !check_declared_operands(p, mt))
+      !check_declared_operands(p, mt) || !check_layout_constraints(p))
     return false;
   broadcast_scalar_select_predicates(p->module);
   return true;

@@ -706,6 +706,38 @@ static bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes) {
   return parse_error(p, t, "unknown API version '%.*s'", t->len, t->text);
 }
 
+/* operand_layout_constraints={f32[2]{0}, ...}: one shape per operand, in
+ * the layout the target wants. axle's targets take any layout, so the
+ * layouts are dropped; the shapes are checked against the operands after
+ * the parse (check_layout_constraints), as XLA does. */
+static bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  LayoutConstraints lc = {.at = *peek(p), .inst = inst};
+  if (!expect(p, "{")) return false;
+  int cap = 0;
+  for (int n = 0; !token_is(peek(p), "}"); n++) {
+    if (n > 0 && !expect(p, ",")) return false;
+    if (lc.count == cap) {
+      cap = cap ? cap * 2 : 4;
+      Shape *shapes = arena_alloc(&p->module->arena, sizeof(Shape) * (size_t)cap);
+      if (lc.count) memcpy(shapes, lc.shapes, sizeof(Shape) * (size_t)lc.count);
+      lc.shapes = shapes;
+    }
+    if (!parse_shape(p, &lc.shapes[lc.count])) return false;
+    lc.count++;
+  }
+  next(p);
+  if (p->constraint_count == p->constraint_cap) {
+    int grown = p->constraint_cap ? p->constraint_cap * 2 : 8;
+    LayoutConstraints *list = arena_alloc(&p->module->arena, sizeof(LayoutConstraints) * (size_t)grown);
+    if (p->constraint_count) memcpy(list, p->constraints, sizeof(LayoutConstraints) * (size_t)p->constraint_count);
+    p->constraints = list;
+    p->constraint_cap = grown;
+  }
+  p->constraints[p->constraint_count++] = lc;
+  return true;
+}
+
 /* control-predecessors={a, b}: ordering only, so not kept; the names are
  * recorded so that one naming no instruction is refused, as in XLA. */
 static bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes) {
@@ -898,7 +930,7 @@ static const AttrRule attr_rules[] = {
   {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION)},
   {"api_version", read_api_version, OPS(OP_CUSTOM_CALL)},
   {"custom_call_has_side_effect", read_and_ignore, OPS(OP_CUSTOM_CALL)},
-  {"operand_layout_constraints", read_and_ignore, OPS(OP_CUSTOM_CALL)},
+  {"operand_layout_constraints", read_operand_layout_constraints, OPS(OP_CUSTOM_CALL)},
   {"custom_call_schedule", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"padding_type", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"literal", read_and_ignore, OPS(OP_CUSTOM_CALL)},

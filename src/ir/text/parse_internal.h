@@ -65,7 +65,18 @@ typedef struct Parser {
   int *control_comps;
   int control_count, control_cap;
   int current_comp;
+  /* custom-call operand_layout_constraints={shapes}: checked against the
+   * operands once their shapes are known. */
+  struct LayoutConstraints *constraints;
+  int constraint_count, constraint_cap;
 } Parser;
+
+typedef struct LayoutConstraints {
+  Token at;
+  Instruction *inst;
+  Shape *shapes;
+  int count;
+} LayoutConstraints;
 
 enum { PARSE_MAX_DEPTH = 64 };
 
