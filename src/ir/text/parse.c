@@ -832,22 +832,6 @@ static bool check_declared_operands(Parser *p, ModuleText *mt) {
   return true;
 }
 
-/* A custom-call's operand_layout_constraints give one shape per operand,
- * each the operand's own (layouts aside). */
-static bool check_layout_constraints(Parser *p) {
-  for (int i = 0; i < p->constraint_count; i++) {
-    const LayoutConstraints *lc = &p->constraints[i];
-    if (lc->count != lc->inst->operand_count)
-      return parse_error(p, &lc->at, "operand_layout_constraints gives %d shapes for %d operands", lc->count,
-                         lc->inst->operand_count);
-    for (int k = 0; k < lc->count; k++)
-      if (!shape_equal(&lc->shapes[k], &lc->inst->operands[k]->shape))
-        return parse_error(p, &lc->at, "operand_layout_constraints: shape %d does not match operand %d ('%s')", k, k,
-                           lc->inst->operands[k]->name);
-  }
-  return true;
-}
-
 /* XLA lets a broadcast of a scalar leave out dimensions={}; whether the
  * operand is a scalar is known once every shape is. */
 static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
@@ -860,32 +844,6 @@ static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
         return parse_error(p, &pi->name, "'broadcast' of a non-scalar needs the attribute dimensions=");
     }
   return true;
-}
-
-/* XLA's select takes a pred[] predicate with array operands (one choice
- * for every element). axle's IR keeps select's predicate the operands'
- * dimensions, so such a predicate is broadcast here: the backends see one
- * form only, and the module means what XLA means by it. */
-static void broadcast_scalar_select_predicates(Module *m) {
-  for (int c = 0; c < m->computation_count; c++) {
-    Computation *comp = m->computations[c];
-    for (int i = 0; i < comp->instruction_count; i++) {
-      Instruction *inst = comp->instructions[i];
-      if (inst->opcode != OP_SELECT || inst->operand_count != 3) continue;
-      const Shape *pred = &inst->operands[0]->shape, *value = &inst->operands[1]->shape;
-      if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0) continue;
-      if (shape_is_tuple(value) || value->type == TYPE_TOKEN || value->rank == 0) continue;
-      Shape wide = shape_array(TYPE_PRED, value->rank, value->dims);
-      Attrs attrs = {0};
-      Instruction *operand = inst->operands[0];
-      Instruction *b = computation_add_instruction(comp, OP_BROADCAST, &operand, 1, NULL, 0, &attrs, &wide,
-                                                   "broadcast.pred");
-      b->loc = inst->loc;
-      computation_move_before(comp, b, inst);
-      instruction_set_operand(inst, 0, b);
-      i++;   /* inst moved one place down */
-    }
-  }
 }
 
 static bool parse_resolve_module(Parser *p, ModuleText *mt) {

@@ -158,4 +158,13 @@ enum { SHAPE_OMITTED = TYPE_COUNT };
  * Returns a malloc'd literal of the given shape, or NULL with an error. */
 Literal *parse_literal(Parser *p, const Shape *shape);
 
+/* ------------------------------------------------------ parse_xla_forms.c
+ * Readers for parse_attrs.c's table, and the checks parse.c runs after
+ * shape inference. */
+bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes);
+bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes);
+bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
+bool check_layout_constraints(Parser *p);
+void broadcast_scalar_select_predicates(Module *m);
+
 #endif
