@@ -295,6 +295,10 @@ static bool infer_binary(Infer *in) {
   case OP_ATAN2:
     if (!type_is_float(t)) return infer_fail(in, "needs a floating-point type, got %s", type_name(t));
     break;
+  case OP_MULTIPLY:
+  case OP_MAXIMUM:
+  case OP_MINIMUM:
+    break;   /* on pred: and, or, and (XLA's HloEvaluator and emitters agree) */
   default:
     if (t == TYPE_PRED) return infer_fail(in, "does not take pred");
   }

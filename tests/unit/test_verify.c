@@ -66,8 +66,11 @@ TEST(compare_type_must_suit_the_operands) {
                  "comparison type");
 }
 
-TEST(select_refuses_a_scalar_predicate) {
-  expect_refused("p = pred[] parameter(0)  a = f32[2] parameter(1)\n ROOT s = f32[2] select(p, a, a)", "s",
+/* XLA takes a pred[] predicate for the whole select (the parser broadcasts
+ * it); any other predicate has the operands' dimensions. */
+TEST(select_predicate_is_a_scalar_or_has_the_operand_dimensions) {
+  expect_accepted("p = pred[] parameter(0)  a = f32[2] parameter(1)\n ROOT s = f32[2] select(p, a, a)");
+  expect_refused("p = pred[3] parameter(0)  a = f32[2] parameter(1)\n ROOT s = f32[2] select(p, a, a)", "s",
                  "same dimensions");
 }
 
@@ -497,7 +500,7 @@ int main(void) {
   RUN(declared_shape_must_equal_the_inferred_one);
   RUN(compare_yields_pred);
   RUN(compare_type_must_suit_the_operands);
-  RUN(select_refuses_a_scalar_predicate);
+  RUN(select_predicate_is_a_scalar_or_has_the_operand_dimensions);
   RUN(float_ops_refuse_integers);
   RUN(clamp_bounds_are_scalars_or_the_operand_shape);
   RUN(bitcast_convert_adds_or_drops_a_minor_dimension);

@@ -52,8 +52,19 @@ typedef struct PendingInst {
   bool has_dimensions;     /* broadcast only: dimensions= was given */
 } PendingInst;
 
+/* An operand written with its shape, "f32[2] %x": checked against x's shape
+ * once every shape is known. */
+typedef struct DeclaredOperand {
+  Token at;                /* the operand's name, where an error points */
+  Shape shape;
+  int inst;                /* the user's index in PendingComp.insts */
+  int operand;
+} DeclaredOperand;
+
 typedef struct PendingComp {
   Computation *comp;
+  DeclaredOperand *declared;
+  int declared_count, declared_capacity;
   Token name;
   Token root_name;         /* when has_root; else the last instruction is the root */
   bool has_root;
@@ -256,17 +267,17 @@ static bool at_opcode(Parser *p) {
  * repeats the operand's own shape, so it is read and dropped. An opcode
  * where a name would be starts an instruction nested in place, without a
  * name (XLA's add(f32[] multiply(x, y), z)); its index goes to *nested. */
-static bool parse_operand(Parser *p, PendingComp *pc, Token *name, int *nested) {
+static bool parse_operand(Parser *p, PendingComp *pc, Token *name, int *nested, Shape *shape, bool *has_shape_out) {
   *nested = -1;
-  Shape shape;
   bool has_shape = at_shape(p);
-  if (has_shape && !parse_shape(p, &shape)) return false;
+  *has_shape_out = has_shape;
+  if (has_shape && !parse_shape(p, shape)) return false;
   if (at_opcode(p)) {
     *name = *peek(p);  /* where errors about this operand point */
     if (p->depth >= PARSE_MAX_DEPTH) return parse_error(p, peek(p), "operands nested too deeply");
     p->depth++;
     p->nesting++;
-    bool ok = parse_instruction_rhs(p, pc, NULL, has_shape ? &shape : NULL, nested);
+    bool ok = parse_instruction_rhs(p, pc, NULL, has_shape ? shape : NULL, nested);
     p->nesting--;
     p->depth--;
     return ok;
@@ -312,7 +323,14 @@ static bool parse_operands(Parser *p, PendingComp *pc, int index) {
       nested = bigger_nested;
       cap *= 2;
     }
-    if (!parse_operand(p, pc, &list[count], &nested[count])) return false;
+    Shape declared;
+    bool has_declared = false;
+    if (!parse_operand(p, pc, &list[count], &nested[count], &declared, &has_declared)) return false;
+    if (has_declared && nested[count] < 0) {
+      if (pc->declared_count == pc->declared_capacity)
+        pc->declared = grow(&p->module->arena, pc->declared, &pc->declared_capacity, sizeof *pc->declared);
+      pc->declared[pc->declared_count++] = (DeclaredOperand){list[count], declared, index, count};
+    }
     count++;
   }
   next(p);
@@ -453,6 +471,7 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
   if (has_signature && !parse_signature(p, &signature_result)) return false;
   if (!expect(p, "{")) return false;
   if (mt->count == mt->cap) mt->comps = grow(&p->module->arena, mt->comps, &mt->cap, sizeof(PendingComp));
+  p->current_comp = mt->count;
   PendingComp *pc = &mt->comps[mt->count++];
   memset(pc, 0, sizeof *pc);
   pc->name = name;
@@ -572,7 +591,7 @@ static void name_anonymous(Parser *p, PendingComp *pc, NameTable *names) {
   }
 }
 
-static bool link_operands(Parser *p, PendingComp *pc) {
+static bool link_operands(Parser *p, PendingComp *pc, int comp_index) {
   NameTable names;
   table_init(&p->module->arena, &names, pc->count);
   for (int i = 0; i < pc->count; i++) {
@@ -602,6 +621,10 @@ static bool link_operands(Parser *p, PendingComp *pc) {
       pi->inst->operands[k] = pc->insts[found].inst;
     }
   }
+  for (int i = 0; i < p->control_count; i++)
+    if (p->control_comps[i] == comp_index && table_find(&names, &p->control_names[i]) < 0)
+      return parse_error(p, &p->control_names[i], "control predecessor '%.*s' is not defined",
+                         p->control_names[i].len, p->control_names[i].text);
   int root = pc->last_top;
   if (pc->has_root) root = table_find(&names, &pc->root_name);
   pc->comp->root = pc->insts[root].inst;
@@ -788,6 +811,27 @@ static bool check_signatures(Parser *p, ModuleText *mt) {
   return true;
 }
 
+/* An operand's written shape must be its operand's (layouts aside), as
+ * XLA's parser checks. */
+static bool check_declared_operands(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++) {
+    PendingComp *pc = &mt->comps[c];
+    for (int i = 0; i < pc->declared_count; i++) {
+      const DeclaredOperand *d = &pc->declared[i];
+      const Instruction *operand = pc->insts[d->inst].inst->operands[d->operand];
+      if (shape_equal(&d->shape, &operand->shape)) continue;
+      StrBuf want = {0}, got = {0};
+      shape_print(&want, &d->shape, false);
+      shape_print(&got, &operand->shape, false);
+      parse_error(p, &d->at, "the operand is written as %s, but '%s' is %s", want.data, operand->name, got.data);
+      strbuf_free(&want);
+      strbuf_free(&got);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* XLA lets a broadcast of a scalar leave out dimensions={}; whether the
  * operand is a scalar is known once every shape is. */
 static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
@@ -818,14 +862,18 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
     comps.values[slot] = c;
   }
   for (int c = 0; c < mt->count; c++)
-    if (!link_operands(p, &mt->comps[c]) || !collect_parameters(p, &mt->comps[c])) return false;
+    if (!link_operands(p, &mt->comps[c], c) || !collect_parameters(p, &mt->comps[c])) return false;
   if (!link_called(p, mt, &comps)) return false;
   if (!sort_computations(p, mt)) return false;
   for (int c = 0; c < mt->count; c++)
     if (!sort_instructions(p, &mt->comps[c])) return false;
   register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
-  return infer_omitted_shapes(p) && check_broadcast_dimensions(p, mt) && check_signatures(p, mt);
+  if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_signatures(p, mt) ||
+      !check_declared_operands(p, mt) || !check_layout_constraints(p))
+    return false;
+  broadcast_scalar_select_predicates(p->module);
+  return true;
 }
 
 /* --------------------------------------------------------------- entries */

@@ -648,7 +648,7 @@ static bool read_called_list(Parser *p, Instruction *inst, AttrNotes *notes) {
   return true;
 }
 
-/* metadata = "{" (field "=" value)* "}"   (fields separated by blanks)
+/* metadata = "{" (field "=" value ","?)* "}"   (fields separated by blanks or commas)
  * op_name, source_file and source_line are kept: the provenance that every
  * pass carries and every message can name. The other fields (op_type,
  * source_end_line, source_column, stack_frame_id, profile_type={...}, ...)
@@ -679,6 +679,8 @@ static bool read_metadata(Parser *p, Instruction *inst, AttrNotes *notes) {
     } else {
       return parse_error(p, value, "expected a metadata value");
     }
+    /* XLA also takes the fields comma-separated: {source_line=5, op_type="x"}. */
+    if (token_is(peek(p), ",") && !token_is(peek_at(p, 1), "}")) next(p);
   }
   next(p);
   if (md.op_name || md.source_file || md.source_line)
@@ -827,7 +829,7 @@ static const AttrRule attr_rules[] = {
   {"sharding", read_and_ignore, ANY_OP},
   {"statistics", read_and_ignore, ANY_OP},
   {"origin", read_and_ignore, ANY_OP},
-  {"control-predecessors", read_and_ignore, ANY_OP},
+  {"control-predecessors", read_control_predecessors, ANY_OP},
   {"parameter_replication", read_and_ignore, OPS(OP_PARAMETER)},
   /* The accuracy a transcendental function may trade for speed: axle's
    * evaluator is always as exact as it can be, which every mode allows. */
@@ -846,9 +848,9 @@ static const AttrRule attr_rules[] = {
   {"precision_config", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
   {"algorithm", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
   {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION)},
-  {"api_version", read_and_ignore, OPS(OP_CUSTOM_CALL)},
+  {"api_version", read_api_version, OPS(OP_CUSTOM_CALL)},
   {"custom_call_has_side_effect", read_and_ignore, OPS(OP_CUSTOM_CALL)},
-  {"operand_layout_constraints", read_and_ignore, OPS(OP_CUSTOM_CALL)},
+  {"operand_layout_constraints", read_operand_layout_constraints, OPS(OP_CUSTOM_CALL)},
   {"custom_call_schedule", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"padding_type", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"literal", read_and_ignore, OPS(OP_CUSTOM_CALL)},

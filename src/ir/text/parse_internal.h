@@ -59,7 +59,24 @@ typedef struct Parser {
   const ParseOptions *options;
   Module *module;
   Status *st;
+  /* control-predecessors={...} names, resolved with the operands: each must
+   * name an instruction of the computation being read (current_comp). */
+  Token *control_names;
+  int *control_comps;
+  int control_count, control_cap;
+  int current_comp;
+  /* custom-call operand_layout_constraints={shapes}: checked against the
+   * operands once their shapes are known. */
+  struct LayoutConstraints *constraints;
+  int constraint_count, constraint_cap;
 } Parser;
+
+typedef struct LayoutConstraints {
+  Token at;
+  Instruction *inst;
+  Shape *shapes;
+  int count;
+} LayoutConstraints;
 
 enum { PARSE_MAX_DEPTH = 64 };
 
@@ -140,5 +157,14 @@ enum { SHAPE_OMITTED = TYPE_COUNT };
 /* literal = scalar | "{" ... "}" nested to the shape's rank | "(" literal, ... ")"
  * Returns a malloc'd literal of the given shape, or NULL with an error. */
 Literal *parse_literal(Parser *p, const Shape *shape);
+
+/* ------------------------------------------------------ parse_xla_forms.c
+ * Readers for parse_attrs.c's table, and the checks parse.c runs after
+ * shape inference. */
+bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes);
+bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes);
+bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
+bool check_layout_constraints(Parser *p);
+void broadcast_scalar_select_predicates(Module *m);
 
 #endif

@@ -65,10 +65,20 @@ static bool parse_complex_value(Parser *p, Literal *lit, int64_t index) {
     return parse_error(p, peek(p), "expected a %s value as (real, imaginary)",
                        type_name(lit->shape.type));
   next(p);
-  if (!parse_float_value(p, part_name, &re) || !expect(p, ",") ||
-      !parse_float_value(p, part_name, &im) || !expect(p, ")"))
-    return false;
+  Token re_token = *peek(p);
+  if (!parse_float_value(p, part_name, &re) || !expect(p, ",")) return false;
+  Token im_token = *peek(p);
+  if (!parse_float_value(p, part_name, &im) || !expect(p, ")")) return false;
   literal_set_complex(lit, index, CMPLX(re, im));
+  /* A finite part too large for the component type (1e100 in a c64) is an
+   * error, as for real constants and in XLA. */
+  double _Complex stored = literal_get_complex(lit, index);
+  const Token *bad = isinf(creal(stored)) && !isinf(re) ? &re_token
+                     : isinf(cimag(stored)) && !isinf(im) ? &im_token
+                                                          : NULL;
+  if (bad)
+    return parse_error(p, bad, "value %.*s is out of range for %s", bad->len > 40 ? 40 : bad->len, bad->text,
+                       part_name);
   return true;
 }
 

@@ -1,0 +1,130 @@
+/* Attributes and module-wide rules of XLA's HLO text found by checking axle
+ * against the files of XLA's repository (docs/xla-check.md): custom-call
+ * api_version and operand_layout_constraints, control-predecessors, and the
+ * pred[] select predicate XLA allows. The attribute readers are listed in
+ * parse_attrs.c's table; the checks run from parse.c once shapes are known. */
+#include <string.h>
+
+#include "parse_internal.h"
+
+/* api_version=API_VERSION_...: how XLA calls a custom-call target. axle
+ * runs its targets itself, so the value is only checked against the names
+ * XLA knows (API_VERSION_UNSPECIFIED is a placeholder XLA refuses too). */
+bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  (void)notes;
+  static const char *const known[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                                      "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+  Token *t = peek(p);
+  if (token_is(t, "API_VERSION_UNSPECIFIED")) return parse_error(p, t, "invalid API version API_VERSION_UNSPECIFIED");
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (token_is(t, known[i])) {
+      next(p);
+      return true;
+    }
+  return parse_error(p, t, "unknown API version '%.*s'", t->len, t->text);
+}
+
+/* operand_layout_constraints={f32[2]{0}, ...}: one shape per operand, in
+ * the layout the target wants. axle's targets take any layout, so the
+ * layouts are dropped; the shapes are checked against the operands after
+ * the parse (check_layout_constraints), as XLA does. */
+bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  LayoutConstraints lc = {.at = *peek(p), .inst = inst};
+  if (!expect(p, "{")) return false;
+  int cap = 0;
+  for (int n = 0; !token_is(peek(p), "}"); n++) {
+    if (n > 0 && !expect(p, ",")) return false;
+    if (lc.count == cap) {
+      cap = cap ? cap * 2 : 4;
+      Shape *shapes = arena_alloc(&p->module->arena, sizeof(Shape) * (size_t)cap);
+      if (lc.count) memcpy(shapes, lc.shapes, sizeof(Shape) * (size_t)lc.count);
+      lc.shapes = shapes;
+    }
+    if (!parse_shape(p, &lc.shapes[lc.count])) return false;
+    lc.count++;
+  }
+  next(p);
+  if (p->constraint_count == p->constraint_cap) {
+    int grown = p->constraint_cap ? p->constraint_cap * 2 : 8;
+    LayoutConstraints *list = arena_alloc(&p->module->arena, sizeof(LayoutConstraints) * (size_t)grown);
+    if (p->constraint_count) memcpy(list, p->constraints, sizeof(LayoutConstraints) * (size_t)p->constraint_count);
+    p->constraints = list;
+    p->constraint_cap = grown;
+  }
+  p->constraints[p->constraint_count++] = lc;
+  return true;
+}
+
+/* control-predecessors={a, b}: ordering only, so not kept; the names are
+ * recorded so that one naming no instruction is refused, as in XLA. */
+bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  (void)notes;
+  if (!expect(p, "{")) return false;
+  for (int n = 0; !token_is(peek(p), "}"); n++) {
+    if (n > 0 && !expect(p, ",")) return false;
+    Token *t = peek(p);
+    if (t->kind != TK_WORD) return parse_error(p, t, "expected an instruction name");
+    if (p->control_count == p->control_cap) {
+      int cap = p->control_cap ? p->control_cap * 2 : 16;
+      Token *names = arena_alloc(&p->module->arena, sizeof(Token) * (size_t)cap);
+      int *comps = arena_alloc(&p->module->arena, sizeof(int) * (size_t)cap);
+      if (p->control_count) {
+        memcpy(names, p->control_names, sizeof(Token) * (size_t)p->control_count);
+        memcpy(comps, p->control_comps, sizeof(int) * (size_t)p->control_count);
+      }
+      p->control_names = names;
+      p->control_comps = comps;
+      p->control_cap = cap;
+    }
+    p->control_names[p->control_count] = *t;
+    p->control_comps[p->control_count++] = p->current_comp;
+    next(p);
+  }
+  next(p);
+  return true;
+}
+
+/* A custom-call's operand_layout_constraints give one shape per operand,
+ * each the operand's own (layouts aside). */
+bool check_layout_constraints(Parser *p) {
+  for (int i = 0; i < p->constraint_count; i++) {
+    const LayoutConstraints *lc = &p->constraints[i];
+    if (lc->count != lc->inst->operand_count)
+      return parse_error(p, &lc->at, "operand_layout_constraints gives %d shapes for %d operands", lc->count,
+                         lc->inst->operand_count);
+    for (int k = 0; k < lc->count; k++)
+      if (!shape_equal(&lc->shapes[k], &lc->inst->operands[k]->shape))
+        return parse_error(p, &lc->at, "operand_layout_constraints: shape %d does not match operand %d ('%s')", k, k,
+                           lc->inst->operands[k]->name);
+  }
+  return true;
+}
+
+/* XLA's select takes a pred[] predicate with array operands (one choice
+ * for every element). axle's IR keeps select's predicate the operands'
+ * dimensions, so such a predicate is broadcast here: the backends see one
+ * form only, and the module means what XLA means by it. */
+void broadcast_scalar_select_predicates(Module *m) {
+  for (int c = 0; c < m->computation_count; c++) {
+    Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count; i++) {
+      Instruction *inst = comp->instructions[i];
+      if (inst->opcode != OP_SELECT || inst->operand_count != 3) continue;
+      const Shape *pred = &inst->operands[0]->shape, *value = &inst->operands[1]->shape;
+      if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0) continue;
+      if (shape_is_tuple(value) || value->type == TYPE_TOKEN || value->rank == 0) continue;
+      Shape wide = shape_array(TYPE_PRED, value->rank, value->dims);
+      Attrs attrs = {0};
+      Instruction *operand = inst->operands[0];
+      Instruction *b = computation_add_instruction(comp, OP_BROADCAST, &operand, 1, NULL, 0, &attrs, &wide,
+                                                   "broadcast.pred");
+      b->loc = inst->loc;
+      computation_move_before(comp, b, inst);
+      instruction_set_operand(inst, 0, b);
+      i++;   /* inst moved one place down */
+    }
+  }
+}

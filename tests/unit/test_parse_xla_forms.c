@@ -1,0 +1,196 @@
+/* Forms found by checking axle against the .hlo files of XLA's repository
+ * (docs/xla-check.md): a pred[] predicate on an array select, arithmetic
+ * on pred, input_output_alias between leaves of equal byte size but other
+ * dimensions, comma-separated metadata fields; and, from XLA's negative
+ * parser tests, complex constants whose parts overflow their component,
+ * operands written with a shape other than their own, unknown api_version,
+ * control-predecessors naming no instruction of their computation, and
+ * custom-call operand_layout_constraints that do not fit the operands. The modules here are
+ * written for this test; the expected values are worked by hand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir.h"
+#include "../test.h"
+
+static Module *parse_ok(const char *text) {
+  Status st;
+  Module *m = parse_module(text, strlen(text), "test.hlo", &st);
+  if (!m) status_print(&st, stdout);
+  return m;
+}
+
+static bool fails_with(const char *text, const char *want) {
+  Status st;
+  Module *m = parse_module(text, strlen(text), "test.hlo", &st);
+  if (m) {
+    module_free(m);
+    printf("  parsed, expected an error containing '%s'\n", want);
+    return false;
+  }
+  bool ok = st.loc.line > 0 && strstr(st.message, want) != NULL;
+  if (!ok) status_print(&st, stdout);
+  return ok;
+}
+
+/* Evaluates m's entry on no arguments and returns its (array) result. */
+static Literal *run(const Module *m) {
+  Status st;
+  Literal *out = m ? eval_module(m, NULL, 0, &st) : NULL;
+  if (m && !out) status_print(&st, stdout);
+  return out;
+}
+
+TEST(select_with_a_scalar_predicate_picks_whole_operands) {
+  const char *text = "HloModule m\nENTRY e {\n"
+                     "  a = s32[3] constant({1, 2, 3})  b = s32[3] constant({7, 8, 9})\n"
+                     "  t = pred[] constant(true)  f = pred[] constant(false)\n"
+                     "  x = s32[3] select(t, a, b)  y = s32[3] select(f, a, b)\n"
+                     "  ROOT r = s32[6] concatenate(x, y), dimensions={0}\n}\n";
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "pred[] with s32[3] operands parses");
+  Literal *out = run(m);
+  EXPECT(out != NULL, "runs");
+  if (out) {
+    static const int64_t want[6] = {1, 2, 3, 7, 8, 9};
+    for (int i = 0; i < 6; i++)
+      EXPECT(literal_get_s64(out, i) == want[i], "element %d is %lld", i, (long long)literal_get_s64(out, i));
+    literal_free(out);
+  }
+  /* The predicate reaches select broadcast to the operands' dimensions. */
+  const Instruction *x = m ? computation_find_instruction(m->entry, "x") : NULL;
+  EXPECT(x && x->operands[0]->opcode == OP_BROADCAST && x->operands[0]->shape.rank == 1,
+         "select's predicate is a pred[3] broadcast");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { p = pred[2] parameter(0)  a = f32[3] parameter(1)\n"
+                    "  ROOT s = f32[3] select(p, a, a) }\n",
+                    "same dimensions"),
+         "a predicate of other dimensions is still refused");
+}
+
+TEST(multiply_maximum_minimum_on_pred_are_and_or_and) {
+  Module *m = parse_ok("HloModule m\nENTRY e {\n"
+                       "  a = pred[4] constant({false, false, true, true})\n"
+                       "  b = pred[4] constant({false, true, false, true})\n"
+                       "  mul = pred[4] multiply(a, b)  mx = pred[4] maximum(a, b)  mn = pred[4] minimum(a, b)\n"
+                       "  ROOT r = pred[12] concatenate(mul, mx, mn), dimensions={0}\n}\n");
+  Literal *out = run(m);
+  EXPECT(out != NULL, "parses and runs");
+  if (out) {
+    static const int64_t want[12] = {0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1};
+    for (int i = 0; i < 12; i++)
+      EXPECT(literal_get_s64(out, i) == want[i], "element %d is %lld", i, (long long)literal_get_s64(out, i));
+    literal_free(out);
+  }
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { a = pred[2] parameter(0)  ROOT d = pred[2] divide(a, a) }\n",
+                    "does not take pred"),
+         "divide on pred is still refused");
+}
+
+TEST(input_output_alias_needs_equal_byte_size_not_equal_dimensions) {
+  Module *m = parse_ok("HloModule m, input_output_alias={ {}: (0, {}) }\n"
+                       "ENTRY e { p = bf16[4,6] parameter(0)  n = bf16[4,6] negate(p)\n"
+                       "  ROOT b = bf16[6,4] bitcast(n) }\n");
+  EXPECT(m != NULL, "a bf16[6,4] result may take a bf16[4,6] parameter's buffer");
+  module_free(m);
+  EXPECT(fails_with("HloModule m, input_output_alias={ {}: (0, {}) }\n"
+                    "ENTRY e { p = f32[4,6] parameter(0)  ROOT s = f32[4,5] slice(p), slice={[0:4], [0:5]} }\n",
+                    "differ in size"),
+         "a smaller result leaf is refused");
+}
+
+TEST(metadata_fields_may_be_separated_by_commas) {
+  Module *m = parse_ok("HloModule m\nENTRY e {\n"
+                       "  ROOT c = f32[] constant(-4.2), metadata={source_line=5, op_name=\"x/y\", op_type=\"::c\"}\n}\n");
+  EXPECT(m != NULL, "parses");
+  const Instruction *c = m ? m->entry->root : NULL;
+  EXPECT(c && c->metadata && c->metadata->source_line == 5 && c->metadata->op_name &&
+             strcmp(c->metadata->op_name, "x/y") == 0,
+         "the fields on both sides of a comma are kept");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { ROOT c = f32[] constant(1), metadata={source_line=5,, op_type=\"a\"} }\n",
+                    "metadata field name"),
+         "two commas in a row are refused");
+}
+
+TEST(complex_constant_parts_must_fit_their_component_type) {
+  EXPECT(fails_with("HloModule m\nENTRY e { ROOT c = c64[] constant((1e100, 0)) }\n", "out of range for f32"),
+         "a real part past f32 is refused");
+  EXPECT(fails_with("HloModule m\nENTRY e { ROOT c = c64[] constant((0, -1e39)) }\n", "out of range for f32"),
+         "an imaginary part past f32 is refused");
+  Module *m = parse_ok("HloModule m\nENTRY e { ROOT c = c64[2] constant({(1, -inf), (nan, 3e38)}) }\n");
+  EXPECT(m != NULL, "written infinities, NaN and large finite parts are kept");
+  module_free(m);
+}
+
+TEST(an_operand_written_with_a_shape_must_have_that_shape) {
+  Module *m = parse_ok("HloModule m\nENTRY e { p = f32[2,2]{0,1} parameter(0)\n"
+                       "  ROOT a = f32[2,2] add(f32[2,2]{1,0} p, f32[2,2] p) }\n");
+  EXPECT(m != NULL, "the same shape in another layout is accepted");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { p = f32[2,2] parameter(0)  c = f32[2,2] constant({{1, 2}, {3, 4}})\n"
+                    "  ROOT a = f32[2,2] add(f32[2,2] p, f32[2,5] c) }\n",
+                    "written as f32[2,5], but 'c' is f32[2,2]"),
+         "other dimensions are refused at the operand");
+  EXPECT(fails_with("HloModule m\nENTRY e { p = f32[2] parameter(0)  ROOT a = f32[2] negate(s32[2] p) }\n",
+                    "written as s32[2]"),
+         "another element type is refused");
+}
+
+TEST(custom_call_api_version_is_one_xla_knows) {
+  const char *head = "HloModule m\nENTRY e { c = f32[1] constant({1})\n"
+                     "  ROOT r = f32[1] custom-call(c), custom_call_target=\"foo\", api_version=";
+  char text[512];
+  snprintf(text, sizeof text, "%sAPI_VERSION_STATUS_RETURNING }\n", head);
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "a known version parses");
+  module_free(m);
+  snprintf(text, sizeof text, "%sAPI_VERSION_NO_SUCH }\n", head);
+  EXPECT(fails_with(text, "unknown API version"), "an unknown version is refused");
+  snprintf(text, sizeof text, "%sAPI_VERSION_UNSPECIFIED }\n", head);
+  EXPECT(fails_with(text, "invalid API version"), "the placeholder is refused");
+}
+
+TEST(control_predecessors_name_instructions_of_the_same_computation) {
+  Module *m = parse_ok("HloModule m\nENTRY e { a = f32[] parameter(0)\n"
+                       "  b = f32[] negate(a)  ROOT c = f32[] abs(a), control-predecessors={b} }\n");
+  EXPECT(m != NULL, "a defined predecessor parses");
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e { a = f32[] parameter(0)\n"
+                    "  ROOT c = f32[] abs(a), control-predecessors={done} }\n",
+                    "control predecessor 'done' is not defined"),
+         "an undefined name is refused");
+  EXPECT(fails_with("HloModule m\nf { x = f32[] parameter(0)  ROOT y = f32[] negate(x) }\n"
+                    "ENTRY e { a = f32[] parameter(0)\n"
+                    "  ROOT c = f32[] call(a), to_apply=f, control-predecessors={y} }\n",
+                    "not defined"),
+         "a name from another computation is refused");
+}
+
+TEST(operand_layout_constraints_give_each_operand_its_own_shape) {
+  const char *head = "HloModule m\nENTRY e { a = f32[2,3] parameter(0)  b = s32[4] parameter(1)\n"
+                     "  ROOT r = f32[1] custom-call(a, b), custom_call_target=\"t\", operand_layout_constraints=";
+  char text[512];
+  snprintf(text, sizeof text, "%s{f32[2,3]{0,1}, s32[4]{0}} }\n", head);
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "one shape per operand, in any layout, parses");
+  module_free(m);
+  snprintf(text, sizeof text, "%s{f32[2,3]{0,1}} }\n", head);
+  EXPECT(fails_with(text, "gives 1 shapes for 2 operands"), "too few shapes are refused");
+  snprintf(text, sizeof text, "%s{f32[2,3]{0,1}, s32[5]{0}} }\n", head);
+  EXPECT(fails_with(text, "shape 1 does not match operand 1"), "a shape other than the operand's is refused");
+}
+
+int main(void) {
+  RUN(select_with_a_scalar_predicate_picks_whole_operands);
+  RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
+  RUN(input_output_alias_needs_equal_byte_size_not_equal_dimensions);
+  RUN(metadata_fields_may_be_separated_by_commas);
+  RUN(complex_constant_parts_must_fit_their_component_type);
+  RUN(an_operand_written_with_a_shape_must_have_that_shape);
+  RUN(custom_call_api_version_is_one_xla_knows);
+  RUN(control_predecessors_name_instructions_of_the_same_computation);
+  RUN(operand_layout_constraints_give_each_operand_its_own_shape);
+  return test_summary();
+}
