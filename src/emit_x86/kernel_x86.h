@@ -1,0 +1,55 @@
+/* x86-64 machine code from the kernel IR (src/ir/kernel/kernel.h).
+ *
+ * One Kernel becomes one function with the ABI
+ *
+ *   void kernel(void *const *buffers,  inputs then outputs: element 0 of each
+ *               int64_t first_row, int64_t row_count)
+ *
+ * A row is one point of the iteration space flattened over every dimension
+ * but the innermost (loop kernels: the innermost dimension is the loop
+ * inside a row) or over every output dimension (reduce kernels: one output
+ * element's whole reduction runs inside its row). Rows are independent, so
+ * kernel_x86_run splits them into tasks by SHAPE (a fixed number of
+ * elements per task) and every thread count gives the same bits.
+ *
+ * Buffers are dense in their shape's layout (minor_to_major), element 0
+ * first. The body is compiled one kernel op at a time, in scalar registers
+ * (kernel_x86_ops.c) placed by a linear-scan allocator
+ * (kernel_x86_regalloc.c); the SIMD form along the innermost dimension is
+ * not written yet, so every ISA level runs the same scalar algorithm (SSE
+ * encodings at sse4, VEX encodings at avx2 and avx512).
+ *
+ * What it cannot compile (a type or an op it has no code for yet, the
+ * transcendental functions) is refused with STATUS_UNSUPPORTED naming the op
+ * and its type: never a wrong answer.
+ */
+#ifndef AXLE_EMIT_X86_KERNEL_X86_H
+#define AXLE_EMIT_X86_KERNEL_X86_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "emit_x86/cpu_features.h"
+#include "ir/kernel/kernel.h"
+#include "runtime/thread_pool.h"
+
+typedef struct CompiledKernel CompiledKernel;
+
+typedef void KernelX86Function(void *const *buffers, int64_t first_row, int64_t row_count);
+
+/* NULL with st filled in (STATUS_UNSUPPORTED for what has no code yet). The
+ * result does not keep k: it may be freed after. */
+CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st);
+void kernel_x86_free(CompiledKernel *ck);
+
+/* All rows, split into tasks by shape and run on pool (NULL: this thread). */
+void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool);
+/* Rows [first_row, first_row + row_count) on this thread. */
+void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count);
+int64_t kernel_x86_row_count(const CompiledKernel *ck);
+
+/* The machine code in objdump's format, each block headed by the kernel op
+ * and HLO instruction it came from. */
+void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out);
+
+#endif
