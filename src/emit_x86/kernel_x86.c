@@ -33,6 +33,7 @@ struct CompiledKernel {
   KernelX86Function *function;
   int64_t row_count;
   int64_t elements_per_row;
+  int lanes;              /* of the vector loop; 0 for scalar code only */
 };
 
 static X86Operand reg(X86Reg r) { return x86_reg(r); }
@@ -133,8 +134,25 @@ static bool emit_row_body(KernelX86 *x) {
   }
   int outer = k->rank > 0 ? k->rank - 1 : 0;
   int64_t inner = k->rank > 0 ? k->dims[k->rank - 1] : 1;
+  int lanes = kernel_x86_vector_lanes(x);
+  x->vectorized_lanes = lanes;
   emit_row_split(x, outer);
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  if (lanes) {
+    /* r14 steps by lanes while r14 + lanes <= inner. */
+    x86_listing_note(x->cb, "# vector loop, %d f32 lanes", lanes);
+    X86Label vector_head = x86_label_new(x->cb);
+    x86_label_bind(x->cb, vector_head);
+    x->lanes = lanes;
+    bool ok = emit_block(x, KBLOCK_PRE);
+    x->lanes = 0;
+    if (!ok) return false;
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
+    EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - lanes));
+    EMIT(X86_JLE, x86_rel(vector_head));
+    if (inner % lanes == 0) return true;
+    x86_listing_note(x->cb, "# scalar tail");
+  }
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   if (!emit_block(x, KBLOCK_PRE)) return false;
@@ -200,13 +218,17 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.rindex_slot = x.index_slot + AXLE_MAX_RANK;
   x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
   x.acc_next_slot = x.acc_slot + AXLE_MAX_RANK;
-  x.value_slot = x.acc_next_slot + AXLE_MAX_RANK;
-  x.slot_count = x.value_slot + k->op_count;
+  x.scratch_slot = x.acc_next_slot + AXLE_MAX_RANK;
+  x.value_slot = x.scratch_slot + 1;
+  x.vector_slot = x.value_slot + k->op_count;
+  x.slot_count = x.vector_slot + 8 * k->op_count;
+  x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "# kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   bool ok = kernel_x86_allocate(&x) && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
             jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
   free(x.homes);
   free(x.last_use);
+  free(x.forms);
   if (!ok) {
     kernel_x86_free(ck);
     return NULL;
@@ -214,6 +236,7 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   /* The only way from JIT memory's generic pointer to the kernel's type. */
   JitFunction f = jit_code_function(&ck->code, 0);
   memcpy(&ck->function, &f, sizeof f);
+  ck->lanes = x.vectorized_lanes;
   if (k->kind == KERNEL_REDUCE) {
     ck->row_count = product(k->dims, k->rank);
     ck->elements_per_row = product(k->reduce_dims, k->reduce_rank);
@@ -233,6 +256,7 @@ void kernel_x86_free(CompiledKernel *ck) {
 }
 
 int64_t kernel_x86_row_count(const CompiledKernel *ck) { return ck->row_count; }
+int kernel_x86_lanes(const CompiledKernel *ck) { return ck->lanes; }
 
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count) {
   if (row_count > 0) ck->function(buffers, first_row, row_count);

@@ -14,10 +14,12 @@
  *
  * Buffers are dense in their shape's layout (minor_to_major), element 0
  * first. The body is compiled one kernel op at a time, in scalar registers
- * (kernel_x86_ops.c) placed by a linear-scan allocator
- * (kernel_x86_regalloc.c); the SIMD form along the innermost dimension is
- * not written yet, so every ISA level runs the same scalar algorithm (SSE
- * encodings at sse4, VEX encodings at avx2 and avx512).
+ * (kernel_x86_ops.c, kernel_x86_convert.c) placed by a linear-scan
+ * allocator (kernel_x86_regalloc.c). Loop kernels whose f32 values load
+ * and store contiguously along the innermost dimension also get a SIMD loop
+ * (kernel_x86_vector.c: 4, 8 or 16 lanes by ISA level) with a scalar tail;
+ * reduce kernels and everything else run the scalar code, which uses SSE
+ * encodings at every level.
  *
  * What it cannot compile (a type or an op it has no code for yet, the
  * transcendental functions) is refused with STATUS_UNSUPPORTED naming the op
@@ -47,6 +49,8 @@ void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *
 /* Rows [first_row, first_row + row_count) on this thread. */
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count);
 int64_t kernel_x86_row_count(const CompiledKernel *ck);
+/* f32 lanes of the kernel's vector loop (4, 8, 16), 0 when it runs scalar code only. */
+int kernel_x86_lanes(const CompiledKernel *ck);
 
 /* The machine code in objdump's format, each block headed by the kernel op
  * and HLO instruction it came from. */

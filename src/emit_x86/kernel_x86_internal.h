@@ -38,7 +38,14 @@ typedef struct KernelX86 {
   int *last_use;          /* one per op: the last op reading it (intervals) */
   /* Stack slots, 8 bytes each, at [rsp + 8*slot]. */
   int index_slot, rindex_slot, acc_slot, acc_next_slot, value_slot;
+  int vector_slot;        /* 8 slots (64 bytes) per value: spilled vectors */
+  int scratch_slot;
   int slot_count;
+  /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code
+   * is emitted; forms holds each op's LaneForm. */
+  int lanes;
+  int vectorized_lanes;   /* what the kernel's vector loop uses, 0 if none */
+  uint8_t *forms;
   Status *st;
 } KernelX86;
 
@@ -50,5 +57,19 @@ bool kernel_x86_allocate(KernelX86 *x);
  * or its type has no code yet. */
 bool kernel_x86_emit_op(KernelX86 *x, int i);
 X86Operand kernel_x86_slot(int slot, int size);
+bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
+
+/* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
+ * How each value behaves across the lanes of one vector iteration: */
+typedef enum LaneForm {
+  LANE_UNIFORM,     /* the same in every lane: computed once, in scalar code */
+  LANE_INNER,       /* s64 innermost index + a uniform value: lane 0's in scalar code */
+  LANE_VECTOR,      /* f32, one value per lane, in a vector register */
+  LANE_BROADCAST,   /* an f32 load from a uniform address, read into every lane */
+} LaneForm;
+/* Lanes for this ISA (4, 8, 16 f32), or 0 when some op cannot be vectorized
+ * (then the kernel runs as scalar code); fills x->forms. */
+int kernel_x86_vector_lanes(KernelX86 *x);
+bool kernel_x86_emit_vector_op(KernelX86 *x, int i);
 
 #endif

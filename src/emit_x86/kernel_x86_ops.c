@@ -96,7 +96,7 @@ static void layout_strides(const Shape *s, int64_t *stride) {
 /* Leaves in KX_SCRATCH_ADDRESS the buffer's base, in rax the element offset
  * of indices args[first..first+rank), and returns the memory operand.
  * Constant indices fold into the displacement. */
-static bool element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out) {
+bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out) {
   const KernelOp *op = &x->k->ops[i];
   int64_t stride[AXLE_MAX_RANK], constant_offset = 0;
   int size = type_byte_size(s->type);
@@ -127,7 +127,7 @@ static bool emit_load(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   const Shape *s = &x->k->inputs[op->buffer].shape;
   X86Operand m;
-  if (!element_address(x, i, op->buffer, s, 0, &m)) return false;
+  if (!kernel_x86_element_address(x, i, op->buffer, s, 0, &m)) return false;
   ElementType t = s->type;
   if (value_class_of(t) == VALUE_XMM) {
     EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), m);
@@ -148,7 +148,7 @@ static bool emit_store(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   const Shape *s = &x->k->outputs[op->buffer].shape;
   X86Operand m;
-  if (!element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
+  if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
   ElementType t = s->type;
   if (value_class_of(t) == VALUE_XMM) {
     xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
@@ -390,6 +390,7 @@ bool kernel_x86_emit_hlo_float(KernelX86 *x, int i) {
 
 bool kernel_x86_emit_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
+  if (x->lanes && value_class_of(op->type) == VALUE_XMM) return kernel_x86_emit_vector_op(x, i);
   switch (op->kop) {
   case KOP_INDEX: case KOP_RINDEX: emit_index(x, i); return true;
   case KOP_CONSTANT: emit_constant(x, i); return true;

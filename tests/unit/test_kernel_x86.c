@@ -84,7 +84,7 @@ static bool element_matches(const Shape *s, const void *buffer, const Literal *l
 }
 
 typedef struct Tally {
-  int kernels, compiled, refused, wrong, split_differs;
+  int kernels, compiled, refused, wrong, split_differs, vectorized;
   int runs_per_level[CPU_LEVEL_AVX512 + 1];
 } Tally;
 
@@ -130,9 +130,11 @@ static void check_level(const Kernel *k, const CpuFeatures *cpu, Literal *const 
   if (!ck) {
     EXPECT(st.code == STATUS_UNSUPPORTED, "%s: %s", where, st.message);
     if (cpu->level == CPU_LEVEL_SSE4) t->refused++;
+    if (getenv("AXLE_TEST_VERBOSE") && cpu->level == CPU_LEVEL_SSE4) printf("refused: %s\n", st.message);
     return;
   }
   if (cpu->level == CPU_LEVEL_SSE4) t->compiled++;
+  if (cpu->level == CPU_LEVEL_SSE4 && kernel_x86_lanes(ck)) t->vectorized++;
   t->runs_per_level[cpu->level]++;
   Buffers whole = buffers_create(k, inputs), halves = buffers_create(k, inputs), pooled = buffers_create(k, inputs);
   kernel_x86_run(ck, whole.all, NULL);
@@ -247,9 +249,9 @@ static void check_corpus(bool optimized) {
     module_free(m);
   }
   closedir(dir);
-  printf("  %s: %d kernels: %d compiled, %d refused (op or type without x86 code); runs sse4 %d, avx2 %d, "
+  printf("  %s: %d kernels: %d compiled (%d with a SIMD loop), %d refused (op or type without x86 code); runs sse4 %d, avx2 %d, "
          "avx512 %d; %d wrong, %d differ when split\n",
-         optimized ? "optimized corpus" : "corpus ops", t.kernels, t.compiled, t.refused,
+         optimized ? "optimized corpus" : "corpus ops", t.kernels, t.compiled, t.vectorized, t.refused,
          t.runs_per_level[CPU_LEVEL_SSE4], t.runs_per_level[CPU_LEVEL_AVX2], t.runs_per_level[CPU_LEVEL_AVX512],
          t.wrong, t.split_differs);
   EXPECT(t.compiled > 100, "only %d kernels compiled", t.compiled);
