@@ -16,8 +16,6 @@
  *
  * Each lane runs the scalar code's IEEE operation, so the results are the
  * same bits as the scalar code's. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "emit_x86/kernel_x86_internal.h"
@@ -104,7 +102,6 @@ int kernel_x86_vector_lanes(KernelX86 *x) {
   if (k->kind != KERNEL_LOOP || k->rank == 0 || k->dims[k->rank - 1] < lanes) return 0;
   for (int i = 0; i < k->op_count; i++) {
     int f = op_form(x, i);
-    if (f < 0 && getenv("AXLE_KX_DEBUG")) fprintf(stderr, "no vector: %s op %d\n", k->name, i);
     if (f < 0) return 0;
     x->forms[i] = (uint8_t)f;
   }

@@ -315,6 +315,141 @@ TEST(the_listing_heads_each_block_with_its_hlo_instruction_and_jax_line) {
   module_free(m);
 }
 
+
+/* Fills a literal with values cycled from a list (the corner cases). */
+static Literal *literal_from_values(const Shape *s, const double *values, int count, int phase) {
+  Literal *lit = literal_create(s);
+  for (int64_t i = 0; i < shape_element_count(s); i++) {
+    double v = values[(i * (phase + 1) + phase) % count];
+    if (type_is_float(s->type)) literal_set_f64(lit, i, v);
+    else literal_set_s64(lit, i, (int64_t)v);
+  }
+  return lit;
+}
+
+/* The root of a one-instruction module, on corner-case operands, at every
+ * level; true when the checks ran (the kernel compiled). */
+static bool check_corner_cases(const char *text, const double *values, int count, Tally *t) {
+  Module *m = parse_text(text);
+  if (!m) return false;
+  const Instruction *root = m->entry->root;
+  Status st;
+  status_clear(&st);
+  Kernel *k = lower_to_kernel(root, &st);
+  EXPECT(k != NULL, "%s", st.message);
+  if (k) {
+    Literal *operands[8];
+    for (int a = 0; a < root->operand_count && a < 8; a++)
+      operands[a] = literal_from_values(&root->operands[a]->shape, values, count, a);
+    check_kernel(k, operands, t, root->name);
+    for (int a = 0; a < root->operand_count && a < 8; a++) literal_free(operands[a]);
+    kernel_free(k);
+  }
+  module_free(m);
+  return k != NULL;
+}
+
+static const double float_corners[] = {NAN, 0.0, -0.0, INFINITY, -INFINITY, 1.5, -2.5, 3e9, -3e9, 2147483647.0,
+                                       -2147483648.0, 1e-45, 0.5, -0.5, 7.0, NAN, 255.5, -129.0, 65536.0};
+
+/* maximum/minimum propagate NaN and order -0 and +0 as the evaluator does,
+ * in the SIMD loop (37 = vectors and a tail at every width) and in scalar code. */
+TEST(maximum_and_minimum_propagate_nan_in_vector_and_scalar_code) {
+  Tally t = {0};
+  int n = (int)(sizeof float_corners / sizeof float_corners[0]);
+  const char *ops[] = {"maximum", "minimum", "add", "divide", "subtract", "multiply"};
+  for (int o = 0; o < 6; o++) {
+    char text[400];
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e { a = f32[3,37] parameter(0)\n b = f32[3,37] parameter(1)\n"
+             "  ROOT r = f32[3,37] %s(a, b) }\n", ops[o]);
+    check_corner_cases(text, float_corners, n, &t);
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e { a = f64[5] parameter(0)\n b = f64[5] parameter(1)\n"
+             "  ROOT r = f64[5] %s(a, b) }\n", ops[o]);
+    check_corner_cases(text, float_corners, n, &t);
+  }
+  EXPECT(t.compiled == 12 && t.vectorized == 6 && t.wrong == 0, "%d compiled, %d vectorized, %d wrong", t.compiled,
+         t.vectorized, t.wrong);
+}
+
+/* Float to integer saturates at the limits and maps NaN to 0; integer
+ * division by zero gives -1 and remainder by zero the dividend; compares
+ * with NaN are false except ne. */
+TEST(converts_divisions_and_compares_follow_the_evaluator_at_the_edges) {
+  Tally t = {0};
+  int n = (int)(sizeof float_corners / sizeof float_corners[0]);
+  const char *converts[] = {"s32", "s8", "u8", "s64", "u32", "s16"};
+  for (int c = 0; c < 6; c++) {
+    char text[300];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f32[19] parameter(0)\n ROOT r = %s[19] convert(a) }\n",
+             converts[c]);
+    check_corner_cases(text, float_corners, n, &t);
+  }
+  static const double ints[] = {0, 1, -1, 7, -7, 2147483647.0, -2147483648.0, 3, 0, -2};
+  const char *int_ops[] = {"divide", "remainder", "maximum", "minimum", "multiply", "subtract"};
+  for (int o = 0; o < 6; o++) {
+    char text[300];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { a = s32[10] parameter(0)\n b = s32[10] parameter(1)\n"
+             " ROOT r = s32[10] %s(a, b) }\n", int_ops[o]);
+    check_corner_cases(text, ints, 10, &t);
+  }
+  const char *dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  for (int d = 0; d < 6; d++) {
+    char text[300];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f32[19] parameter(0)\n b = f32[19] parameter(1)\n"
+             " ROOT r = pred[19] compare(a, b), direction=%s }\n", dirs[d]);
+    check_corner_cases(text, float_corners, n, &t);
+  }
+  EXPECT(t.compiled == 18 && t.wrong == 0, "%d compiled, %d wrong", t.compiled, t.wrong);
+}
+
+/* A body with more live values than registers: 20 f32 loads and 10 s64
+ * indices all live at once, so both classes spill, in the SIMD loop and in
+ * the scalar tail. */
+TEST(values_beyond_the_register_file_spill_and_stay_correct) {
+  Kernel *k = kernel_create("spill", NULL, KERNEL_LOOP);
+  k->rank = 1;
+  k->dims[0] = 37;
+  int64_t dims[1] = {37 + 9};
+  Shape in = shape_array(TYPE_F32, 1, dims), out = shape_array(TYPE_F32, 1, k->dims);
+  for (int i = 0; i < 20; i++) kernel_add_input(k, &in, NULL, NULL);
+  kernel_add_output(k, &out, NULL, 0);
+  KernelOp index = {.kop = KOP_INDEX, .type = TYPE_S64, .dim = 0};
+  int j = kernel_add_op(k, &index), shifted[10], loaded[20];
+  for (int s = 0; s < 10; s++) {
+    KernelOp c = {.kop = KOP_CONSTANT, .type = TYPE_S64, .value.i = s};
+    KernelOp add = {.kop = KOP_HLO, .op = OP_ADD, .type = TYPE_S64, .arg_count = 2};
+    add.args[0] = j, add.args[1] = kernel_add_op(k, &c);
+    shifted[s] = kernel_add_op(k, &add);
+  }
+  for (int i = 0; i < 20; i++) {
+    KernelOp load = {.kop = KOP_LOAD, .type = TYPE_F32, .buffer = i, .arg_count = 1};
+    load.args[0] = shifted[(i * 7) % 10];
+    loaded[i] = kernel_add_op(k, &load);
+  }
+  int sum = loaded[0];
+  for (int i = 1; i < 20; i++) {
+    KernelOp mul = {.kop = KOP_HLO, .op = OP_MULTIPLY, .type = TYPE_F32, .arg_count = 2};
+    mul.args[0] = loaded[i], mul.args[1] = loaded[19 - i];
+    KernelOp add = {.kop = KOP_HLO, .op = OP_ADD, .type = TYPE_F32, .arg_count = 2};
+    add.args[0] = sum, add.args[1] = kernel_add_op(k, &mul);
+    sum = kernel_add_op(k, &add);
+  }
+  KernelOp store = {.kop = KOP_STORE, .type = TYPE_F32, .buffer = 0, .arg_count = 2};
+  store.args[0] = sum, store.args[1] = j;
+  kernel_add_op(k, &store);
+  uint64_t state = 3;
+  Literal *inputs[20];
+  for (int i = 0; i < 20; i++) inputs[i] = random_literal(&in, &state);
+  Tally t = {0};
+  check_kernel(k, inputs, &t, "spill");
+  for (int i = 0; i < 20; i++) literal_free(inputs[i]);
+  kernel_free(k);
+  EXPECT(t.compiled == 1 && t.vectorized == 1 && t.wrong == 0, "%d compiled, %d vectorized, %d wrong", t.compiled,
+         t.vectorized, t.wrong);
+}
+
 /* W^X: after everything above compiled its kernels, no mapping of this
  * process is writable and executable at once. */
 TEST(generated_code_pages_are_never_writable_and_executable) {
@@ -336,6 +471,9 @@ int main(void) {
   RUN(every_supported_fusion_matches_kernel_eval_at_every_isa_level);
   RUN(transcendental_functions_are_refused_by_name_until_their_algorithms_exist);
   RUN(the_listing_heads_each_block_with_its_hlo_instruction_and_jax_line);
+  RUN(maximum_and_minimum_propagate_nan_in_vector_and_scalar_code);
+  RUN(converts_divisions_and_compares_follow_the_evaluator_at_the_edges);
+  RUN(values_beyond_the_register_file_spill_and_stay_correct);
   RUN(generated_code_pages_are_never_writable_and_executable);
   thread_pool_free(two_threads);
   return test_summary();
