@@ -289,6 +289,32 @@ bool kernel_x86_emit_hlo_integer(KernelX86 *x, int i) {
     gpr_define(x, i, X86_RAX);
     return true;
   }
+  case OP_CLAMP: {
+    /* clamp(lo, x, hi): t = x < lo ? lo : x, then t < hi ? t : hi. */
+    if (is_pred) return unsupported(x, i, NULL);
+    gpr_fetch(x, X86_RAX, op->args[1]);
+    gpr_fetch(x, X86_RCX, op->args[0]);
+    EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+    EMIT(x86_cmovcc(is_unsigned ? X86_CC_B : X86_CC_L), reg(X86_RAX), reg(X86_RCX));
+    gpr_fetch(x, X86_RCX, op->args[2]);
+    EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+    EMIT(x86_cmovcc(is_unsigned ? X86_CC_AE : X86_CC_GE), reg(X86_RAX), reg(X86_RCX));
+    gpr_define(x, i, X86_RAX);
+    return true;
+  }
+  case OP_SIGN:
+    /* signed: (a > 0) - (a < 0); unsigned: a != 0 */
+    if (is_pred) return unsupported(x, i, NULL);
+    gpr_fetch(x, X86_RCX, op->args[0]);
+    EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
+    EMIT(X86_XOR, reg(X86_EDX), reg(X86_EDX));
+    EMIT(X86_TEST, reg(X86_RCX), reg(X86_RCX));
+    EMIT(is_unsigned ? X86_SETNE : X86_SETG, reg(X86_AL));
+    if (!is_unsigned) EMIT(X86_SETL, reg(X86_DL));
+    EMIT(X86_SUB, reg(X86_RAX), reg(X86_RDX));
+    canonicalize(x, X86_RAX, t);
+    gpr_define(x, i, X86_RAX);
+    return true;
   case OP_NEGATE: case OP_NOT: case OP_ABS:
     gpr_fetch(x, X86_RAX, op->args[0]);
     if (op->op == OP_NOT && is_pred) EMIT(X86_XOR, reg(X86_EAX), x86_imm(1));
@@ -346,6 +372,54 @@ static void emit_float_max_min(KernelX86 *x, int i) {
   xmm_define(x, i, KX_XMM_SCRATCH0);
 }
 
+/* clamp(lo, x, hi) as the evaluator's clamp_pick: the first NaN of lo, x,
+ * hi in that order; else t = x < lo ? lo : x, then t < hi ? t : hi. */
+static void emit_float_clamp(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  X86Mnemonic ucomi = op->type == TYPE_F64 ? X86_UCOMISD : X86_UCOMISS;
+  X86Label done = x86_label_new(x->cb), at_least_lo = x86_label_new(x->cb);
+  static const int nan_order[] = {0, 1, 2};
+  for (int n = 0; n < 3; n++) {
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[nan_order[n]]);
+    EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    EMIT(X86_JP, x86_rel(done));
+  }
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[1]);
+  xmm_fetch(x, KX_XMM_SCRATCH1, op->args[0]);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JAE, x86_rel(at_least_lo)); /* x >= lo (no NaN left: CF is "below") */
+  EMIT(X86_MOVAPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  x86_label_bind(x->cb, at_least_lo);
+  xmm_fetch(x, KX_XMM_SCRATCH1, op->args[2]);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JB, x86_rel(done));
+  EMIT(X86_MOVAPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  x86_label_bind(x->cb, done);
+  xmm_define(x, i, KX_XMM_SCRATCH0);
+}
+
+/* sign(x): x itself for NaN and ±0, else 1 with x's sign bit. */
+static void emit_float_sign(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = op->type == TYPE_F64;
+  X86Mnemonic ucomi = f64 ? X86_UCOMISD : X86_UCOMISS;
+  X86Label done = x86_label_new(x->cb);
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_JP, x86_rel(done));
+  EMIT(X86_XORPS, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH1));
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JE, x86_rel(done));
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(f64 ? INT64_MIN : 0x80000000ll));
+  EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH1), reg(X86_RAX));
+  EMIT(X86_ANDPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(f64 ? 0x3ff0000000000000ll : 0x3f800000ll));
+  EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH1), reg(X86_RAX));
+  EMIT(X86_ORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  x86_label_bind(x->cb, done);
+  xmm_define(x, i, KX_XMM_SCRATCH0);
+}
+
 bool kernel_x86_emit_hlo_float(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool f64 = op->type == TYPE_F64;
@@ -359,6 +433,8 @@ bool kernel_x86_emit_hlo_float(KernelX86 *x, int i) {
   }
   switch (op->op) {
   case OP_MAXIMUM: case OP_MINIMUM: emit_float_max_min(x, i); return true;
+  case OP_CLAMP: emit_float_clamp(x, i); return true;
+  case OP_SIGN: emit_float_sign(x, i); return true;
   case OP_NEGATE: case OP_ABS: {
     /* The sign bit flipped or cleared: exact for NaN, ±0 and ±inf. */
     int64_t mask = op->op == OP_NEGATE ? (f64 ? INT64_MIN : 0x80000000ll) : (f64 ? INT64_MAX : 0x7fffffffll);

@@ -401,7 +401,17 @@ TEST(converts_divisions_and_compares_follow_the_evaluator_at_the_edges) {
              " ROOT r = pred[19] compare(a, b), direction=%s }\n", dirs[d]);
     check_corner_cases(text, float_corners, n, &t);
   }
-  EXPECT(t.compiled == 18 && t.wrong == 0, "%d compiled, %d wrong", t.compiled, t.wrong);
+  const char *clamps[] = {"f32", "f64", "s32", "u8"};
+  for (int c = 0; c < 4; c++) {
+    char text[400];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { l = %s[19] parameter(0)\n x = %s[19] parameter(1)\n"
+             " h = %s[19] parameter(2)\n ROOT r = %s[19] clamp(l, x, h) }\n", clamps[c], clamps[c], clamps[c], clamps[c]);
+    check_corner_cases(text, c >= 2 ? ints : float_corners, c >= 2 ? 10 : n, &t);
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { x = %s[19] parameter(0)\n ROOT r = %s[19] sign(x) }\n",
+             clamps[c], clamps[c]);
+    check_corner_cases(text, c >= 2 ? ints : float_corners, c >= 2 ? 10 : n, &t);
+  }
+  EXPECT(t.compiled == 26 && t.wrong == 0, "%d compiled, %d wrong", t.compiled, t.wrong);
 }
 
 /* A body with more live values than registers: 20 f32 loads and 10 s64
