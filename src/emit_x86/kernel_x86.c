@@ -89,26 +89,35 @@ static bool emit_reduce_nest(KernelX86 *x) {
   if (product(k->reduce_dims, k->reduce_rank) == 0) return true;
   X86Label heads[AXLE_MAX_RANK + 1];
   int n = k->reduce_rank;
-  for (int d = 0; d < n; d++) {
+  int lanes = kernel_x86_vector_reduce_lanes(x);
+  x->vectorized_lanes = lanes;
+  for (int d = 0; d < n - 1; d++) {
     heads[d] = x86_label_new(x->cb);
-    if (d == n - 1) EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
-    else EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
+    EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
     x86_label_bind(x->cb, heads[d]);
   }
-  if (!emit_block(x, KBLOCK_REDUCE)) return false;
-  for (int a = 0; a < k->acc_count; a++) {
-    EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
-    EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
-  }
-  for (int d = n - 1; d >= 0; d--) {
-    if (d == n - 1) {
-      EMIT(X86_INC, reg(KX_INNER));
-      EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[d]));
-    } else {
-      X86Operand slot = kernel_x86_slot(x->rindex_slot + d, 8);
-      EMIT(X86_INC, slot);
-      EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
+  int64_t inner = n > 0 ? k->reduce_dims[n - 1] : 1;
+  if (lanes && !kernel_x86_emit_vector_reduce(x, lanes)) return false;
+  if (!lanes) EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  if (!lanes || inner % REDUCE_PARTIALS != 0) {
+    /* the scalar loop: every element, or the tail after the partial sums */
+    X86Label head = x86_label_new(x->cb);
+    x86_label_bind(x->cb, head);
+    if (!emit_block(x, KBLOCK_REDUCE)) return false;
+    for (int a = 0; a < k->acc_count; a++) {
+      EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
+      EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
     }
+    if (n > 0) {
+      EMIT(X86_INC, reg(KX_INNER));
+      EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner));
+      EMIT(X86_JL, x86_rel(head));
+    }
+  }
+  for (int d = n - 2; d >= 0; d--) {
+    X86Operand slot = kernel_x86_slot(x->rindex_slot + d, 8);
+    EMIT(X86_INC, slot);
+    EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
     EMIT(X86_JL, x86_rel(heads[d]));
   }
   return true;
@@ -218,7 +227,8 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.rindex_slot = x.index_slot + AXLE_MAX_RANK;
   x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
   x.acc_next_slot = x.acc_slot + AXLE_MAX_RANK;
-  x.scratch_slot = x.acc_next_slot + AXLE_MAX_RANK;
+  x.partial_slot = x.acc_next_slot + AXLE_MAX_RANK;
+  x.scratch_slot = x.partial_slot + REDUCE_PARTIALS / 2;
   x.value_slot = x.scratch_slot + 1;
   x.vector_slot = x.value_slot + k->op_count;
   x.slot_count = x.vector_slot + 8 * k->op_count;

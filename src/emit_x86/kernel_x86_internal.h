@@ -45,6 +45,10 @@ typedef struct KernelX86 {
    * is emitted; forms holds each op's LaneForm. */
   int lanes;
   int vectorized_lanes;   /* what the kernel's vector loop uses, 0 if none */
+  /* A vectorized sum: its ACC_READ, add and ACC_WRITE ops, and 16 f32
+   * partial sums at [rsp + 8*partial_slot]. */
+  int reduce_read, reduce_combine, reduce_write;
+  int partial_slot;
   uint8_t *forms;
   Status *st;
 } KernelX86;
@@ -71,5 +75,12 @@ typedef enum LaneForm {
  * (then the kernel runs as scalar code); fills x->forms. */
 int kernel_x86_vector_lanes(KernelX86 *x);
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i);
+/* A reduce kernel whose one f32 accumulator sums elements loaded along the
+ * innermost reduced dimension: the lanes, or 0 (then it stays scalar). */
+int kernel_x86_vector_reduce_lanes(KernelX86 *x);
+/* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
+ * leaving r14 at the first element it did not cover. */
+bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
+enum { REDUCE_PARTIALS = 16 };
 
 #endif

@@ -253,3 +253,118 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   vector_define(x, i, S0);
   return true;
 }
+
+/* ---- sums along the innermost reduced dimension ----
+ *
+ * REDUCE_PARTIALS (16) partial sums, whatever the ISA: partial l adds the
+ * elements l, l + 16, l + 32, ... of each innermost run (4 xmm, 2 ymm or 1
+ * zmm accumulators of -0.0, the identity of IEEE addition). After the run
+ * the accumulator takes them in lane order, acc = (((acc + p0) + p1) ...
+ * + p15), and then the last n % 16 elements one by one. The order depends
+ * on the shape only, so the result is the same for every thread count and
+ * every ISA level; it is not the evaluator's sequential order, so float
+ * sums differ from it by rounding. */
+
+static int uses_of(const Kernel *k, int v) {
+  int n = 0;
+  for (int i = 0; i < k->op_count; i++)
+    for (int a = 0; a < k->ops[i].arg_count; a++) n += k->ops[i].args[a] == v;
+  return n;
+}
+
+/* Finds acc0 = add(acc0, element) in the REDUCE block. */
+static bool find_sum(KernelX86 *x) {
+  const Kernel *k = x->k;
+  x->reduce_read = x->reduce_combine = x->reduce_write = -1;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block != KBLOCK_REDUCE) continue;
+    if (op->kop == KOP_ACC_READ) {
+      if (x->reduce_read >= 0) return false;
+      x->reduce_read = i;
+    } else if (op->kop == KOP_ACC_WRITE) {
+      if (x->reduce_write >= 0) return false;
+      x->reduce_write = i;
+      x->reduce_combine = op->args[0];
+    }
+  }
+  if (x->reduce_read < 0 || x->reduce_write < 0) return false;
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  return add->kop == KOP_HLO && add->op == OP_ADD && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
+         (add->args[0] == x->reduce_read || add->args[1] == x->reduce_read) && add->args[0] != add->args[1] &&
+         uses_of(k, x->reduce_read) == 1 && uses_of(k, x->reduce_combine) == 1;
+}
+
+int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int lanes = x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
+  if (k->kind != KERNEL_REDUCE || k->acc_count != 1 || k->acc_types[0] != TYPE_F32 || k->reduce_rank == 0 ||
+      k->reduce_dims[k->reduce_rank - 1] < REDUCE_PARTIALS || !find_sum(x))
+    return 0;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block != KBLOCK_REDUCE) {
+      /* PRE values are scalars: integers are uniform, an f32 one would
+       * need a broadcast (not written). */
+      x->forms[i] = LANE_UNIFORM;
+      continue;
+    }
+    if (i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write) continue;
+    for (int a = 0; a < op->arg_count; a++) {
+      const KernelOp *arg = &k->ops[op->args[a]];
+      if (arg->block != KBLOCK_REDUCE && value_class_of(arg->type) == VALUE_XMM) return 0;
+      if (op->args[a] == x->reduce_read || op->args[a] == x->reduce_combine) return 0;
+    }
+    int f;
+    if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
+    else if (op->kop == KOP_INDEX || op->kop == KOP_STORE || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
+    else f = op_form(x, i);
+    if (f < 0) return 0;
+    x->forms[i] = (uint8_t)f;
+  }
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  int f = x->forms[element];
+  return k->ops[element].block == KBLOCK_REDUCE && (f == LANE_VECTOR || f == LANE_BROADCAST) ? lanes : 0;
+}
+
+static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) {
+  return x86_mem(size, X86_RSP, 8 * x->partial_slot + 4 * first_lane);
+}
+
+bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
+  const Kernel *k = x->k;
+  int64_t n = k->reduce_dims[k->reduce_rank - 1];
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  x->lanes = lanes;
+  x86_listing_note(x->cb, "# vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
+  vector_broadcast_bits(x, S0, 0x80000000u); /* -0.0 */
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
+    for (int i = 0; i < k->op_count; i++) {
+      if (k->ops[i].block != KBLOCK_REDUCE || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
+        continue;
+      if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+    }
+    /* partial = partial + element: the accumulator is the first operand
+     * of the evaluator's add too (commutative either way, bit for bit). */
+    vector_move(x, reg(vreg(x, S1)), partial_operand(x, u * lanes, 4 * lanes));
+    vector_fetch(x, S0, element);
+    vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
+    vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S1)));
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
+  }
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
+  EMIT(X86_JLE, x86_rel(head));
+  x->lanes = 0;
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
+  X86Operand acc = kernel_x86_slot(x->acc_slot, 4);
+  EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
+  for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+  EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  return true;
+}
