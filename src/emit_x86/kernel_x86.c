@@ -67,13 +67,13 @@ static void note_origin(KernelX86 *x, int i, const Instruction **last) {
   *last = op->origin;
   StrBuf sb = {0};
   instruction_describe(&sb, op->origin);
-  x86_listing_note(x->cb, "# op %%%d: %s", i, sb.data ? sb.data : op->origin->name);
+  x86_listing_note(x->cb, "op %%%d: %s", i, sb.data ? sb.data : op->origin->name);
   strbuf_free(&sb);
 }
 
 static bool emit_block(KernelX86 *x, KernelBlock block) {
   const Instruction *last = NULL;
-  x86_listing_note(x->cb, "# %s", block == KBLOCK_PRE ? "pre" : block == KBLOCK_REDUCE ? "reduce" : "post");
+  x86_listing_note(x->cb, "%s", block == KBLOCK_PRE ? "pre" : block == KBLOCK_REDUCE ? "reduce" : "post");
   for (int i = 0; i < x->k->op_count; i++) {
     if (x->k->ops[i].block != block) continue;
     note_origin(x, i, &last);
@@ -149,7 +149,7 @@ static bool emit_row_body(KernelX86 *x) {
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   if (lanes) {
     /* r14 steps by lanes while r14 + lanes <= inner. */
-    x86_listing_note(x->cb, "# vector loop, %d f32 lanes", lanes);
+    x86_listing_note(x->cb, "vector loop, %d f32 lanes", lanes);
     X86Label vector_head = x86_label_new(x->cb);
     x86_label_bind(x->cb, vector_head);
     x->lanes = lanes;
@@ -160,7 +160,10 @@ static bool emit_row_body(KernelX86 *x) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - lanes));
     EMIT(X86_JLE, x86_rel(vector_head));
     if (inner % lanes == 0) return true;
-    x86_listing_note(x->cb, "# scalar tail");
+    x86_listing_note(x->cb, "scalar tail");
+    /* SSE code after 256/512-bit code: clear the upper halves first (the
+     * vector loop's values are dead here), or every SSE op pays a merge. */
+    if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   }
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
@@ -195,6 +198,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JL, x86_rel(row));
   x86_label_bind(x->cb, exit);
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
   x86_emit0(x->cb, X86_RET);
@@ -233,7 +237,7 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.vector_slot = x.value_slot + k->op_count;
   x.slot_count = x.vector_slot + 8 * k->op_count;
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
-  x86_listing_note(x.cb, "# kernel %s (%s)", k->name, cpu_level_name(cpu->level));
+  x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   bool ok = kernel_x86_allocate(&x) && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
             jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
   free(x.homes);

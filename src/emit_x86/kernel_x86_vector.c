@@ -338,7 +338,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const KernelOp *add = &k->ops[x->reduce_combine];
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
   x->lanes = lanes;
-  x86_listing_note(x->cb, "# vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
+  x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
   vector_broadcast_bits(x, S0, 0x80000000u); /* -0.0 */
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
