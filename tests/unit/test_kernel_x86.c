@@ -29,7 +29,9 @@ static Literal *random_literal(const Shape *shape, uint64_t *state) {
   if (shape_is_tuple(shape)) {
     Literal **elements = calloc_or_exit((size_t)shape->tuple_count + 1, sizeof *elements);
     for (int i = 0; i < shape->tuple_count; i++) elements[i] = random_literal(&shape->tuple_shapes[i], state);
-    return literal_create_tuple(elements, shape->tuple_count);
+    Literal *tuple = literal_create_tuple(elements, shape->tuple_count); /* copies the array */
+    free(elements);
+    return tuple;
   }
   Literal *lit = literal_create(shape);
   for (int64_t i = 0; i < shape_element_count(shape); i++) {
