@@ -128,6 +128,26 @@ static void vector_define(KernelX86 *x, int v, int from) {
   vector_move(x, h->spilled ? vector_slot(x, v) : reg(vreg(x, x86_reg_number(h->reg))), reg(vreg(x, from)));
 }
 
+/* An argument's register: its home, or scratch after a load from its slot. */
+static int vector_source(KernelX86 *x, int v, int scratch) {
+  const ValueHome *h = &x->homes[v];
+  if (!h->spilled) return x86_reg_number(h->reg);
+  vector_fetch(x, scratch, v);
+  return scratch;
+}
+
+/* Where op v computes its result: its home register (never an argument's,
+ * kernel_x86_regalloc.c), or S0 (15) when it lives in its slot... */
+static int vector_target(const KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  return h->spilled ? 15 : x86_reg_number(h->reg);
+}
+
+/* ...which vector_finish then stores. */
+static void vector_finish(KernelX86 *x, int v, int r) {
+  if (x->homes[v].spilled) vector_define(x, v, r);
+}
+
 /* dst = a OP b; SSE's two-operand form needs dst == a. */
 static void vector_op(KernelX86 *x, X86Mnemonic sse, X86Mnemonic avx, int dst, int a, int b) {
   if (is_sse(x)) {
@@ -196,21 +216,22 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
   if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s, store ? 1 : 0, &m))
     return false;
   if (store) {
-    vector_fetch(x, S0, op->args[0]);
+    int value = vector_source(x, op->args[0], S0);
     m.mem.size = (uint16_t)(4 * x->lanes);
-    vector_move(x, m, reg(vreg(x, S0)));
+    vector_move(x, m, reg(vreg(x, value)));
     return true;
   }
+  int d = vector_target(x, i);
   if (x->forms[i] == LANE_BROADCAST && is_sse(x)) {
-    EMIT(X86_MOVSS, reg(x86_xmm(S0)), m);
-    EMIT(X86_SHUFPS, reg(x86_xmm(S0)), reg(x86_xmm(S0)), x86_imm(0));
+    EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
+    EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
   } else if (x->forms[i] == LANE_BROADCAST) {
-    EMIT(X86_VBROADCASTSS, reg(vreg(x, S0)), m);
+    EMIT(X86_VBROADCASTSS, reg(vreg(x, d)), m);
   } else {
     m.mem.size = (uint16_t)(4 * x->lanes);
-    vector_move(x, reg(vreg(x, S0)), m);
+    vector_move(x, reg(vreg(x, d)), m);
   }
-  vector_define(x, i, S0);
+  vector_finish(x, i, d);
   return true;
 }
 
@@ -221,8 +242,9 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
     float f = (float)op->value.f;
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
-    vector_broadcast_bits(x, S0, bits);
-    vector_define(x, i, S0);
+    int d = vector_target(x, i);
+    vector_broadcast_bits(x, d, bits);
+    vector_finish(x, i, d);
     return true;
   }
   switch (op->op) {
@@ -230,28 +252,30 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
     static const X86Mnemonic sse[] = {X86_ADDPS, X86_SUBPS, X86_MULPS, X86_DIVPS};
     static const X86Mnemonic avx[] = {X86_VADDPS, X86_VSUBPS, X86_VMULPS, X86_VDIVPS};
     int n = op->op == OP_ADD ? 0 : op->op == OP_SUBTRACT ? 1 : op->op == OP_MULTIPLY ? 2 : 3;
-    vector_fetch(x, S0, op->args[0]);
-    vector_fetch(x, S1, op->args[1]);
-    vector_op(x, sse[n], avx[n], S0, S0, S1);
-    break;
+    int a = vector_source(x, op->args[0], S0), b = vector_source(x, op->args[1], S1), d = vector_target(x, i);
+    vector_op(x, sse[n], avx[n], d, a, b);
+    vector_finish(x, i, d);
+    return true;
   }
-  case OP_SQRT:
-    vector_fetch(x, S0, op->args[0]);
-    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, S0)), reg(vreg(x, S0)));
-    break;
-  case OP_NEGATE: case OP_ABS:
+  case OP_SQRT: {
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, d)), reg(vreg(x, a)));
+    vector_finish(x, i, d);
+    return true;
+  }
+  case OP_NEGATE: case OP_ABS: {
     vector_broadcast_bits(x, S1, op->op == OP_NEGATE ? 0x80000000u : 0x7fffffffu);
-    vector_fetch(x, S0, op->args[0]);
-    if (op->op == OP_NEGATE) vector_op(x, X86_XORPS, X86_VXORPS, S0, S0, S1);
-    else vector_op(x, X86_ANDPS, X86_VANDPS, S0, S0, S1);
-    break;
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    if (op->op == OP_NEGATE) vector_op(x, X86_XORPS, X86_VXORPS, d, a, S1);
+    else vector_op(x, X86_ANDPS, X86_VANDPS, d, a, S1);
+    vector_finish(x, i, d);
+    return true;
+  }
   case OP_MAXIMUM: case OP_MINIMUM: emit_vector_max_min(x, i); return true;
   default:
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d (%s) was classified as vector", x->k->name, i,
                         opcode_name(op->op));
   }
-  vector_define(x, i, S0);
-  return true;
 }
 
 /* ---- sums along the innermost reduced dimension ----
