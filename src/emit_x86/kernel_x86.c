@@ -234,11 +234,16 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.partial_slot = x.acc_next_slot + AXLE_MAX_RANK;
   x.scratch_slot = x.partial_slot + REDUCE_PARTIALS / 2;
   x.value_slot = x.scratch_slot + 1;
-  x.vector_slot = x.value_slot + k->op_count;
-  x.slot_count = x.vector_slot + 8 * k->op_count;
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
-  bool ok = kernel_x86_allocate(&x) && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
+  bool ok = kernel_x86_allocate(&x);
+  x.vector_slot = x.value_slot + x.spill_count;
+  x.slot_count = x.vector_slot + 8 * x.spill_count;
+  /* The frame lives on the calling thread's stack. */
+  if (ok && x.slot_count > (1 << 17))
+    ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,
+                      x.spill_count);
+  ok = ok && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
             jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
   free(x.homes);
   free(x.last_use);

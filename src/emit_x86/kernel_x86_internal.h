@@ -28,6 +28,7 @@ typedef struct ValueHome {
   ValueClass value_class;
   bool spilled;
   X86Reg reg;             /* 64-bit GPR or xmm */
+  int spill;              /* spilled: its number among the spilled values */
 } ValueHome;
 
 typedef struct KernelX86 {
@@ -38,7 +39,8 @@ typedef struct KernelX86 {
   int *last_use;          /* one per op: the last op reading it (intervals) */
   /* Stack slots, 8 bytes each, at [rsp + 8*slot]. */
   int index_slot, rindex_slot, acc_slot, acc_next_slot, value_slot;
-  int vector_slot;        /* 8 slots (64 bytes) per value: spilled vectors */
+  int vector_slot;        /* 8 slots (64 bytes) per spilled value: vectors */
+  int spill_count;
   int scratch_slot;
   int slot_count;
   /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code

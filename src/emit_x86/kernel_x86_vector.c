@@ -111,7 +111,7 @@ int kernel_x86_vector_lanes(KernelX86 *x) {
 /* ---- emission ---- */
 
 static X86Operand vector_slot(const KernelX86 *x, int v) {
-  return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->vector_slot + 8 * v));
+  return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->vector_slot + 8 * x->homes[v].spill));
 }
 
 static void vector_move(KernelX86 *x, X86Operand to, X86Operand from) {
