@@ -63,6 +63,8 @@ bool kernel_x86_allocate(KernelX86 *x);
  * or its type has no code yet. */
 bool kernel_x86_emit_op(KernelX86 *x, int i);
 X86Operand kernel_x86_slot(int slot, int size);
+/* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
+bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
 
 /* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
