@@ -180,9 +180,9 @@ static void vector_blend(KernelX86 *x, int dst, int src, int mask) {
   vector_op(x, X86_ORPS, X86_VORPS, dst, mask, src);
 }
 
-/* Where lane n of v is NaN, S0 takes v's lane (clobbers S1, S2). */
-static void vector_take_nan_lanes(KernelX86 *x, int v) {
-  vector_fetch(x, S2, v);
+/* Where a lane of source is NaN, S0 takes that lane (clobbers S1, S2). */
+static void take_nan_lanes(KernelX86 *x, X86Operand source) {
+  vector_move(x, reg(vreg(x, S2)), source);
   if (is_sse(x)) EMIT(X86_CMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
   else if (x->cpu->level == CPU_LEVEL_AVX2)
     EMIT(X86_VCMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
@@ -191,8 +191,13 @@ static void vector_take_nan_lanes(KernelX86 *x, int v) {
     EMIT(X86_VMOVUPS, x86_merge_masked(reg(vreg(x, S0)), X86_K1), reg(vreg(x, S2)));
     return;
   }
-  vector_fetch(x, S1, v);
+  vector_move(x, reg(vreg(x, S1)), source);
   vector_blend(x, S0, S1, S2);
+}
+
+static void vector_take_nan_lanes(KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  take_nan_lanes(x, h->spilled ? vector_slot(x, v) : reg(vreg(x, x86_reg_number(h->reg))));
 }
 
 /* maximum / minimum with the scalar code's rule (kernel_x86_ops.c): maxps
@@ -278,13 +283,13 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   }
 }
 
-/* ---- sums along the innermost reduced dimension ----
+/* ---- sums (and max, min) along the innermost reduced dimension ----
  *
- * REDUCE_PARTIALS (16) partial sums, whatever the ISA: partial l adds the
- * elements l, l + 16, l + 32, ... of each innermost run (4 xmm, 2 ymm or 1
- * zmm accumulators of -0.0, the identity of IEEE addition). After the run
- * the accumulator takes them in lane order, acc = (((acc + p0) + p1) ...
- * + p15), and then the last n % 16 elements one by one. The order depends
+ * REDUCE_PARTIALS (16) partial results, whatever the ISA: partial l takes
+ * the elements l, l + 16, l + 32, ... of each innermost run (4 xmm, 2 ymm or
+ * 1 zmm accumulators starting at the reducer's identity). After the run the
+ * accumulator takes them in lane order, acc = (((acc + p0) + p1) ... +
+ * p15), and then the last n % 16 elements one by one. The order depends
  * on the shape only, so the result is the same for every thread count and
  * every ISA level; it is not the evaluator's sequential order, so float
  * sums differ from it by rounding. */
@@ -296,7 +301,7 @@ static int uses_of(const Kernel *k, int v) {
   return n;
 }
 
-/* Finds acc0 = add(acc0, element) in the REDUCE block. */
+/* Finds acc0 = add/maximum/minimum(acc0, element) in the REDUCE block. */
 static bool find_sum(KernelX86 *x) {
   const Kernel *k = x->k;
   x->reduce_read = x->reduce_combine = x->reduce_write = -1;
@@ -314,7 +319,8 @@ static bool find_sum(KernelX86 *x) {
   }
   if (x->reduce_read < 0 || x->reduce_write < 0) return false;
   const KernelOp *add = &k->ops[x->reduce_combine];
-  return add->kop == KOP_HLO && add->op == OP_ADD && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
+  bool reducer = add->op == OP_ADD || add->op == OP_MAXIMUM || add->op == OP_MINIMUM;
+  return add->kop == KOP_HLO && reducer && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
          (add->args[0] == x->reduce_read || add->args[1] == x->reduce_read) && add->args[0] != add->args[1] &&
          uses_of(k, x->reduce_read) == 1 && uses_of(k, x->reduce_combine) == 1;
 }
@@ -363,7 +369,10 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
   x->lanes = lanes;
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
-  vector_broadcast_bits(x, S0, 0x80000000u); /* -0.0 */
+  /* Each partial starts at the reducer's identity: -0 for add, -inf for
+   * maximum, +inf for minimum (NaN still wins in both). */
+  Opcode reducer = add->op;
+  vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
@@ -376,10 +385,23 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     }
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
-    vector_move(x, reg(vreg(x, S1)), partial_operand(x, u * lanes, 4 * lanes));
-    vector_fetch(x, S0, element);
-    vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
-    vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S1)));
+    X86Operand partial = partial_operand(x, u * lanes, 4 * lanes);
+    if (reducer == OP_ADD) {
+      vector_move(x, reg(vreg(x, S1)), partial);
+      vector_fetch(x, S0, element);
+      vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
+      vector_move(x, partial, reg(vreg(x, S1)));
+    } else {
+      /* the evaluator's rule with a = partial, b = element, as in
+       * emit_vector_max_min */
+      bool max = reducer == OP_MAXIMUM;
+      vector_fetch(x, S0, element);
+      vector_move(x, reg(vreg(x, S1)), partial);
+      vector_op(x, max ? X86_MAXPS : X86_MINPS, max ? X86_VMAXPS : X86_VMINPS, S0, S0, S1);
+      vector_take_nan_lanes(x, element);
+      take_nan_lanes(x, partial);
+      vector_move(x, partial, reg(vreg(x, S0)));
+    }
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
   }
   EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
@@ -387,8 +409,25 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   x->lanes = 0;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   X86Operand acc = kernel_x86_slot(x->acc_slot, 4);
-  EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
-  for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
-  EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  if (reducer == OP_ADD) {
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
+    for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+    return true;
+  }
+  for (int l = 0; l < REDUCE_PARTIALS; l++) { /* acc = max(acc, partial l), NaN first */
+    X86Label done = x86_label_new(x->cb);
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, reg(x86_xmm(S1)), acc);
+    EMIT(reducer == OP_MAXIMUM ? X86_MAXSS : X86_MINSS, reg(x86_xmm(S0)), reg(x86_xmm(S1)));
+    EMIT(X86_UCOMISS, reg(x86_xmm(S1)), reg(x86_xmm(S1)));
+    EMIT(X86_JP, x86_rel(done));
+    EMIT(X86_MOVSS, reg(x86_xmm(S2)), partial_operand(x, l, 4));
+    EMIT(X86_UCOMISS, reg(x86_xmm(S2)), reg(x86_xmm(S2)));
+    EMIT(X86_JNP, x86_rel(done));
+    EMIT(X86_MOVAPS, reg(x86_xmm(S0)), reg(x86_xmm(S2)));
+    x86_label_bind(x->cb, done);
+    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  }
   return true;
 }
