@@ -8,14 +8,16 @@
  * first lane. f32 values are vectors. A load is a vector load when its
  * index along the buffer's most minor dimension (layout minor_to_major[0],
  * stride 1) is the innermost index plus a uniform value and every other
- * index is uniform, and a broadcast when every index is uniform; a store
- * must be contiguous. Anything else (gathers, per-lane integers, f32
- * compares and selects, ...) leaves the kernel scalar: correct first. The
+ * index is uniform, and a broadcast when every index is uniform; any other
+ * f32 load is gathered lane by lane (emit_vector_gather). A store must be
+ * contiguous. Anything else (scatters, per-lane integer or pred values,
+ * f32 compares and selects, ...) leaves the kernel scalar: correct first. The
  * points the vectors do not cover (inner % lanes) run through the scalar
  * code after the vector loop.
  *
  * Each lane runs the scalar code's IEEE operation, so the results are the
  * same bits as the scalar code's. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit_x86/kernel_x86_internal.h"
@@ -67,12 +69,12 @@ static int op_form(const KernelX86 *x, int i) {
   case KOP_CONSTANT: return c == VALUE_XMM ? LANE_VECTOR : LANE_UNIFORM;
   case KOP_LOAD: {
     int f = access_form(x, op, &k->inputs[op->buffer].shape, 0);
-    if (c == VALUE_XMM) return f;
+    if (c == VALUE_XMM) return f >= 0 ? f : LANE_GATHER;
     return f == LANE_BROADCAST ? LANE_UNIFORM : -1;
   }
   case KOP_STORE: {
     int value = x->forms[op->args[0]];
-    bool vector_value = value == LANE_VECTOR || value == LANE_BROADCAST;
+    bool vector_value = value == LANE_VECTOR || value == LANE_BROADCAST || value == LANE_GATHER;
     return c == VALUE_XMM && vector_value && access_form(x, op, &k->outputs[op->buffer].shape, 1) == LANE_VECTOR
                ? LANE_VECTOR : -1;
   }
@@ -85,12 +87,14 @@ static int op_form(const KernelX86 *x, int i) {
     int inner = 0, uniform = 0;
     for (int a = 0; a < op->arg_count; a++) {
       int f = x->forms[op->args[a]];
+      if (value_class_of(k->ops[op->args[a]].type) != VALUE_GPR) return -1;
       inner += f == LANE_INNER, uniform += f == LANE_UNIFORM;
     }
     if (uniform == op->arg_count) return LANE_UNIFORM;
-    /* innermost index + uniform stays contiguous; nothing else does */
+    /* innermost index + uniform stays contiguous; anything else varies
+     * some other way, and only a gather may use it */
     bool shifted = op->op == OP_ADD && op->type == TYPE_S64 && inner == 1 && uniform == 1;
-    return shifted ? LANE_INNER : -1;
+    return shifted ? LANE_INNER : LANE_PER_LANE;
   }
   default: return -1;
   }
@@ -213,6 +217,67 @@ static void emit_vector_max_min(KernelX86 *x, int i) {
   vector_define(x, i, S0);
 }
 
+/* Marks the integer ops that feed op i's indices and vary across lanes
+ * (in op order, so emitting the marked ones in order recomputes them). */
+static void mark_index_slice(const KernelX86 *x, int i, bool *marked) {
+  const KernelOp *op = &x->k->ops[i];
+  for (int a = 0; a < op->arg_count; a++) {
+    int v = op->args[a];
+    if (marked[v] || (x->forms[v] != LANE_INNER && x->forms[v] != LANE_PER_LANE)) continue;
+    marked[v] = true;
+    mark_index_slice(x, v, marked);
+  }
+}
+
+void kernel_x86_extend_gather_lives(KernelX86 *x) {
+  const Kernel *k = x->k;
+  bool *marked = calloc_or_exit((size_t)k->op_count + 1, sizeof *marked);
+  for (int i = 0; i < k->op_count; i++) {
+    if (x->forms[i] != LANE_GATHER || k->ops[i].kop != KOP_LOAD) continue;
+    memset(marked, 0, (size_t)k->op_count + 1);
+    mark_index_slice(x, i, marked);
+    /* the recomputed values and every argument they read (uniform ones
+     * included) */
+    for (int v = 0; v < i; v++) {
+      if (!marked[v]) continue;
+      if (x->last_use[v] < i) x->last_use[v] = i;
+      for (int a = 0; a < k->ops[v].arg_count; a++)
+        if (x->last_use[k->ops[v].args[a]] < i) x->last_use[k->ops[v].args[a]] = i;
+    }
+  }
+  free(marked);
+}
+
+/* A load with no vector form: for each lane l, r14 steps to the lane's
+ * point, the marked integer ops run again in scalar code, and the element
+ * goes to lane l of a stack buffer; then one vector load. The marked ops
+ * run once more at lane 0 after, for the contiguous accesses that follow. */
+static bool emit_vector_gather(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  const Shape *s = &x->k->inputs[op->buffer].shape;
+  bool *marked = calloc_or_exit((size_t)i + 1, sizeof *marked);
+  mark_index_slice(x, i, marked);
+  int lanes = x->lanes;
+  bool ok = true;
+  for (int l = 0; ok && l <= lanes; l++) {
+    if (l == lanes) EMIT(X86_SUB, reg(KX_INNER), x86_imm(lanes - 1));
+    else if (l > 0) EMIT(X86_INC, reg(KX_INNER));
+    for (int v = 0; ok && v < i; v++)
+      if (marked[v]) ok = kernel_x86_emit_op(x, v);
+    if (l == lanes || !ok) break;
+    X86Operand m;
+    ok = kernel_x86_element_address(x, i, op->buffer, s, 0, &m);
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), m);
+    EMIT(X86_MOVSS, x86_mem(4, X86_RSP, 8 * x->partial_slot + 4 * l), reg(x86_xmm(S0)));
+  }
+  free(marked);
+  if (!ok) return false;
+  int d = vector_target(x, i);
+  vector_move(x, reg(vreg(x, d)), x86_mem(4 * lanes, X86_RSP, 8 * x->partial_slot));
+  vector_finish(x, i, d);
+  return true;
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
@@ -242,6 +307,7 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
 
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
+  if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
   if (op->kop == KOP_CONSTANT) {
     float f = (float)op->value.f;
@@ -349,7 +415,7 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
     if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
     else if (op->kop == KOP_INDEX || op->kop == KOP_STORE || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
     else f = op_form(x, i);
-    if (f < 0) return 0;
+    if (f < 0 || f == LANE_GATHER) return 0; /* the gather buffer is the partials' */
     x->forms[i] = (uint8_t)f;
   }
   const KernelOp *add = &k->ops[x->reduce_combine];

@@ -519,6 +519,21 @@ TEST(vectorized_reductions_stay_within_tolerance_and_identical_across_levels) {
          t.level_differs);
 }
 
+/* Loads that are not contiguous along the innermost dimension (a
+ * transpose, a reversed slice) are gathered lane by lane inside the SIMD
+ * loop: their index arithmetic runs once per lane. */
+TEST(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop) {
+  Tally t = {0};
+  static const double values[] = {0.25, -1.5, 3.0, 1e-3, -7.0, 0.125, 2.5, NAN, -0.0};
+  check_corner_cases("HloModule t\nENTRY e { a = f32[37,19] parameter(0)\n"
+                     " ROOT t = f32[19,37] transpose(a), dimensions={1,0} }\n", values, 9, &t);
+  check_corner_cases("HloModule t\nENTRY e { a = f32[5,40] parameter(0)\n b = f32[5,37] parameter(1)\n"
+                     " r = f32[5,40] reverse(a), dimensions={1}\n s = f32[5,37] slice(r), slice={[0:5], [2:39]}\n"
+                     " ROOT m = f32[5,37] multiply(s, b) }\n", values, 9, &t);
+  EXPECT(t.compiled == 2 && t.vectorized == 2 && t.wrong == 0 && t.split_differs == 0, "%d compiled, %d vectorized, %d wrong",
+         t.compiled, t.vectorized, t.wrong);
+}
+
 /* W^X: after everything above compiled its kernels, no mapping of this
  * process is writable and executable at once. */
 TEST(generated_code_pages_are_never_writable_and_executable) {
@@ -544,6 +559,7 @@ int main(void) {
   RUN(converts_divisions_and_compares_follow_the_evaluator_at_the_edges);
   RUN(values_beyond_the_register_file_spill_and_stay_correct);
   RUN(vectorized_reductions_stay_within_tolerance_and_identical_across_levels);
+  RUN(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop);
   RUN(generated_code_pages_are_never_writable_and_executable);
   thread_pool_free(two_threads);
   return test_summary();
