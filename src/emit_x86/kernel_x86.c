@@ -8,17 +8,20 @@
  *
  *   for row in [first_row, first_row + row_count):
  *     index[0..R-1) = row split over dims[0..R-1)   (stack slots)
- *     for r14 in [0, inner): PRE
+ *     for r14 in steps of lanes while r14 + lanes <= inner: PRE as SIMD
+ *     for r14 in [what is left, inner): PRE as scalar code
  *
- * and for a reduce kernel (rows = every output point):
+ * (the SIMD loop only where kernel_x86_vector.c finds a vector form), and
+ * for a reduce kernel (rows = every output point):
  *
  *   for row ...: index[0..R) = row split; PRE;
  *     for rindex[0] ... for r14 in [0, reduce_dims[last]): REDUCE; acc = next
  *     POST
  *
- * The reduction runs in index order, one accumulator per output value, as
- * the evaluator runs it, so a reduce kernel's result does not depend on
- * how rows are split among threads. */
+ * Each output value's reduction runs inside its own row, in an order fixed
+ * by the shape (the evaluator's index order, or kernel_x86_vector.c's 16
+ * partial results), so the result does not depend on how rows are split
+ * among threads. */
 #include <stdlib.h>
 #include <string.h>
 
