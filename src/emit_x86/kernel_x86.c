@@ -154,7 +154,9 @@ static bool emit_row_body(KernelX86 *x) {
     X86Label vector_head = x86_label_new(x->cb);
     x86_label_bind(x->cb, vector_head);
     x->lanes = lanes;
+    x->homes = x->vector_homes;
     bool ok = emit_block(x, KBLOCK_PRE);
+    x->homes = x->scalar_homes;
     x->lanes = 0;
     if (!ok) return false;
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
@@ -226,7 +228,9 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x86_buffer_init(&ck->listing);
   x86_buffer_enable_listing(&ck->listing);
   KernelX86 x = {.k = k, .cpu = cpu, .cb = &ck->listing, .st = st};
-  x.homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.scalar_homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.vector_homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.homes = x.scalar_homes;
   x.last_use = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.last_use);
   x.index_slot = 0;
   x.rindex_slot = x.index_slot + AXLE_MAX_RANK;
@@ -240,6 +244,13 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   /* Vector forms first: a gather stretches the lives of its index values. */
   x.vectorized_lanes = k->kind == KERNEL_LOOP ? kernel_x86_vector_lanes(&x) : kernel_x86_vector_reduce_lanes(&x);
   bool ok = kernel_x86_allocate(&x);
+  if (ok && x.vectorized_lanes && k->kind == KERNEL_LOOP) {
+    x.homes = x.vector_homes;
+    x.allocating_vector = true;
+    ok = kernel_x86_allocate(&x);
+    x.allocating_vector = false;
+    x.homes = x.scalar_homes;
+  }
   x.vector_slot = x.value_slot + x.spill_count;
   x.slot_count = x.vector_slot + 8 * x.spill_count;
   /* The frame lives on the calling thread's stack. */
@@ -248,7 +259,8 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
                       x.spill_count);
   ok = ok && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
             jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
-  free(x.homes);
+  free(x.scalar_homes);
+  free(x.vector_homes);
   free(x.last_use);
   free(x.forms);
   if (!ok) {
