@@ -1,0 +1,544 @@
+/* SIMD along the innermost dimension of a loop kernel.
+ *
+ * One vector iteration computes `lanes` consecutive points of the
+ * innermost loop (4 f32 on SSE4.1, 8 on AVX2, 16 on AVX-512). Every value
+ * is classified (LaneForm): integer values must be uniform across the
+ * lanes, or the innermost index plus a uniform value; both are computed by
+ * the ordinary scalar code for lane 0, which is exactly the address of the
+ * first lane. f32 values are vectors. A load is a vector load when its
+ * index along the buffer's most minor dimension (layout minor_to_major[0],
+ * stride 1) is the innermost index plus a uniform value and every other
+ * index is uniform, and a broadcast when every index is uniform; any other
+ * f32 load is gathered lane by lane (emit_vector_gather). A store must be
+ * contiguous. Anything else (scatters, per-lane integer or pred values,
+ * f32 compares and selects, ...) leaves the kernel scalar: correct first. The
+ * points the vectors do not cover (inner % lanes) run through the scalar
+ * code after the vector loop.
+ *
+ * Each lane runs the scalar code's IEEE operation, so the results are the
+ * same bits as the scalar code's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/kernel_x86_internal.h"
+
+#define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
+
+static X86Operand reg(X86Reg r) { return x86_reg(r); }
+
+static bool is_sse(const KernelX86 *x) { return x->cpu->level == CPU_LEVEL_SSE4; }
+
+static X86Reg vreg(const KernelX86 *x, int n) {
+  return x->cpu->level == CPU_LEVEL_AVX512 ? x86_zmm(n) : x->cpu->level == CPU_LEVEL_AVX2 ? x86_ymm(n) : x86_xmm(n);
+}
+
+/* ---- classification ---- */
+
+static int minor_dim(const Shape *s) { return s->has_layout ? s->minor_to_major[0] : s->rank - 1; }
+
+/* The indices args[first..first+rank) of buffer shape s: LANE_BROADCAST
+ * when all are uniform, LANE_VECTOR when contiguous, -1 otherwise. */
+static int access_form(const KernelX86 *x, const KernelOp *op, const Shape *s, int first) {
+  bool uniform = true, contiguous = s->rank > 0;
+  for (int d = 0; d < s->rank; d++) {
+    int f = x->forms[op->args[first + d]];
+    if (f != LANE_UNIFORM) uniform = false;
+    if (d == minor_dim(s) ? f != LANE_INNER : f != LANE_UNIFORM) contiguous = false;
+  }
+  return uniform ? LANE_BROADCAST : contiguous ? LANE_VECTOR : -1;
+}
+
+static bool vector_f32_opcode(Opcode op) {
+  switch (op) {
+  case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: case OP_SQRT:
+  case OP_NEGATE: case OP_ABS: case OP_MAXIMUM: case OP_MINIMUM:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The form of op i, or -1 when it has no vector form. */
+static int op_form(const KernelX86 *x, int i) {
+  const Kernel *k = x->k;
+  const KernelOp *op = &k->ops[i];
+  ValueClass c = value_class_of(op->type);
+  if (c == VALUE_XMM && op->type != TYPE_F32) return -1;
+  switch (op->kop) {
+  case KOP_INDEX: return op->dim == k->rank - 1 ? LANE_INNER : LANE_UNIFORM;
+  case KOP_CONSTANT: return c == VALUE_XMM ? LANE_VECTOR : LANE_UNIFORM;
+  case KOP_LOAD: {
+    int f = access_form(x, op, &k->inputs[op->buffer].shape, 0);
+    if (c == VALUE_XMM) return f >= 0 ? f : LANE_GATHER;
+    return f == LANE_BROADCAST ? LANE_UNIFORM : -1;
+  }
+  case KOP_STORE: {
+    int value = x->forms[op->args[0]];
+    bool vector_value = value == LANE_VECTOR || value == LANE_BROADCAST || value == LANE_GATHER;
+    return c == VALUE_XMM && vector_value && access_form(x, op, &k->outputs[op->buffer].shape, 1) == LANE_VECTOR
+               ? LANE_VECTOR : -1;
+  }
+  case KOP_HLO: {
+    if (op->op == OP_COMPARE && k->ops[op->args[0]].type == TYPE_F32)
+      return op->compare_type == CMP_TYPE_TOTALORDER ? -1 : LANE_MASK;
+    if (op->op == OP_SELECT && c == VALUE_XMM)
+      return x->forms[op->args[0]] == LANE_MASK && k->ops[op->args[1]].type == TYPE_F32 ? LANE_VECTOR : -1;
+    if (c == VALUE_XMM) {
+      for (int a = 0; a < op->arg_count; a++)
+        if (k->ops[op->args[a]].type != TYPE_F32) return -1;
+      return vector_f32_opcode(op->op) ? LANE_VECTOR : -1;
+    }
+    int inner = 0, uniform = 0;
+    for (int a = 0; a < op->arg_count; a++) {
+      int f = x->forms[op->args[a]];
+      if (value_class_of(k->ops[op->args[a]].type) != VALUE_GPR || f == LANE_MASK) return -1;
+      inner += f == LANE_INNER, uniform += f == LANE_UNIFORM;
+    }
+    if (uniform == op->arg_count) return LANE_UNIFORM;
+    /* innermost index + uniform stays contiguous; anything else varies
+     * some other way, and only a gather may use it */
+    bool shifted = op->op == OP_ADD && op->type == TYPE_S64 && inner == 1 && uniform == 1;
+    return shifted ? LANE_INNER : LANE_PER_LANE;
+  }
+  default: return -1;
+  }
+}
+
+int kernel_x86_vector_lanes(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int lanes = x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
+  if (k->kind != KERNEL_LOOP || k->rank == 0 || k->dims[k->rank - 1] < lanes) return 0;
+  for (int i = 0; i < k->op_count; i++) {
+    int f = op_form(x, i);
+    if (f < 0) return 0;
+    x->forms[i] = (uint8_t)f;
+  }
+  return lanes;
+}
+
+bool kernel_x86_op_is_vector(const KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  int f = x->forms[op->kop == KOP_STORE ? op->args[0] : i];
+  if (op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) return false;
+  return f == LANE_VECTOR || f == LANE_BROADCAST || f == LANE_GATHER || f == LANE_MASK;
+}
+
+/* ---- emission ---- */
+
+static X86Operand vector_slot(const KernelX86 *x, int v) {
+  return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->vector_slot + 8 * x->homes[v].spill));
+}
+
+static void vector_move(KernelX86 *x, X86Operand to, X86Operand from) {
+  EMIT(is_sse(x) ? X86_MOVUPS : X86_VMOVUPS, to, from);
+}
+
+static void vector_fetch(KernelX86 *x, int into, int v) {
+  const ValueHome *h = &x->homes[v];
+  vector_move(x, reg(vreg(x, into)), h->spilled ? vector_slot(x, v) : reg(vreg(x, x86_reg_number(h->reg))));
+}
+
+static void vector_define(KernelX86 *x, int v, int from) {
+  const ValueHome *h = &x->homes[v];
+  vector_move(x, h->spilled ? vector_slot(x, v) : reg(vreg(x, x86_reg_number(h->reg))), reg(vreg(x, from)));
+}
+
+/* An argument's register: its home, or scratch after a load from its slot. */
+static int vector_source(KernelX86 *x, int v, int scratch) {
+  const ValueHome *h = &x->homes[v];
+  if (!h->spilled) return x86_reg_number(h->reg);
+  vector_fetch(x, scratch, v);
+  return scratch;
+}
+
+/* Where op v computes its result: its home register (never an argument's,
+ * kernel_x86_regalloc.c), or S0 (15) when it lives in its slot... */
+static int vector_target(const KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  return h->spilled ? 15 : x86_reg_number(h->reg);
+}
+
+/* ...which vector_finish then stores. */
+static void vector_finish(KernelX86 *x, int v, int r) {
+  if (x->homes[v].spilled) vector_define(x, v, r);
+}
+
+/* dst = a OP b; SSE's two-operand form needs dst == a. */
+static void vector_op(KernelX86 *x, X86Mnemonic sse, X86Mnemonic avx, int dst, int a, int b) {
+  if (is_sse(x)) {
+    if (dst != a) EMIT(X86_MOVAPS, reg(vreg(x, dst)), reg(vreg(x, a)));
+    EMIT(sse, reg(vreg(x, dst)), reg(vreg(x, b)));
+  } else {
+    EMIT(avx, reg(vreg(x, dst)), reg(vreg(x, a)), reg(vreg(x, b)));
+  }
+}
+
+/* Every lane of vector register n = the 32-bit pattern bits. */
+static void vector_broadcast_bits(KernelX86 *x, int n, uint32_t bits) {
+  X86Operand slot = kernel_x86_slot(x->scratch_slot, 4);
+  EMIT(X86_MOV, slot, x86_imm(bits));
+  if (is_sse(x)) {
+    EMIT(X86_MOVSS, reg(x86_xmm(n)), slot);
+    EMIT(X86_SHUFPS, reg(x86_xmm(n)), reg(x86_xmm(n)), x86_imm(0));
+  } else {
+    EMIT(X86_VBROADCASTSS, reg(vreg(x, n)), slot);
+  }
+}
+
+enum { S0 = 15, S1 = 14, S2 = 13 };  /* the scratch vector registers */
+
+/* Where lane n of mask register `mask` is all ones, dst takes src: the
+ * and/andn/or blend, which every level has. */
+static void vector_blend(KernelX86 *x, int dst, int src, int mask) {
+  vector_op(x, X86_ANDPS, X86_VANDPS, src, src, mask);     /* src & m */
+  vector_op(x, X86_ANDNPS, X86_VANDNPS, mask, mask, dst);  /* ~m & dst */
+  vector_op(x, X86_ORPS, X86_VORPS, dst, mask, src);
+}
+
+/* Where a lane of source is NaN, S0 takes that lane (clobbers S1, S2). */
+static void take_nan_lanes(KernelX86 *x, X86Operand source) {
+  vector_move(x, reg(vreg(x, S2)), source);
+  if (is_sse(x)) EMIT(X86_CMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
+  else if (x->cpu->level == CPU_LEVEL_AVX2)
+    EMIT(X86_VCMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
+  if (x->cpu->level == CPU_LEVEL_AVX512) {
+    EMIT(X86_VCMPPS, reg(X86_K1), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
+    EMIT(X86_VMOVUPS, x86_merge_masked(reg(vreg(x, S0)), X86_K1), reg(vreg(x, S2)));
+    return;
+  }
+  vector_move(x, reg(vreg(x, S1)), source);
+  vector_blend(x, S0, S1, S2);
+}
+
+static void vector_take_nan_lanes(KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  take_nan_lanes(x, h->spilled ? vector_slot(x, v) : reg(vreg(x, x86_reg_number(h->reg))));
+}
+
+/* maximum / minimum with the scalar code's rule (kernel_x86_ops.c): maxps
+ * with b first is right except in lanes where b is NaN and a is not. */
+static void emit_vector_max_min(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool max = op->op == OP_MAXIMUM;
+  vector_fetch(x, S0, op->args[1]);
+  vector_fetch(x, S1, op->args[0]);
+  vector_op(x, max ? X86_MAXPS : X86_MINPS, max ? X86_VMAXPS : X86_VMINPS, S0, S0, S1);
+  vector_take_nan_lanes(x, op->args[1]);
+  vector_take_nan_lanes(x, op->args[0]);
+  vector_define(x, i, S0);
+}
+
+/* Marks the integer ops that feed op i's indices and vary across lanes
+ * (in op order, so emitting the marked ones in order recomputes them). */
+static void mark_index_slice(const KernelX86 *x, int i, bool *marked) {
+  const KernelOp *op = &x->k->ops[i];
+  for (int a = 0; a < op->arg_count; a++) {
+    int v = op->args[a];
+    if (marked[v] || (x->forms[v] != LANE_INNER && x->forms[v] != LANE_PER_LANE)) continue;
+    marked[v] = true;
+    mark_index_slice(x, v, marked);
+  }
+}
+
+void kernel_x86_extend_gather_lives(KernelX86 *x) {
+  const Kernel *k = x->k;
+  bool *marked = calloc_or_exit((size_t)k->op_count + 1, sizeof *marked);
+  for (int i = 0; i < k->op_count; i++) {
+    if (x->forms[i] != LANE_GATHER || k->ops[i].kop != KOP_LOAD) continue;
+    memset(marked, 0, (size_t)k->op_count + 1);
+    mark_index_slice(x, i, marked);
+    /* the recomputed values and every argument they read (uniform ones
+     * included) */
+    for (int v = 0; v < i; v++) {
+      if (!marked[v]) continue;
+      if (x->last_use[v] < i) x->last_use[v] = i;
+      for (int a = 0; a < k->ops[v].arg_count; a++)
+        if (x->last_use[k->ops[v].args[a]] < i) x->last_use[k->ops[v].args[a]] = i;
+    }
+  }
+  free(marked);
+}
+
+/* A load with no vector form: for each lane l, r14 steps to the lane's
+ * point, the marked integer ops run again in scalar code, and the element
+ * goes to lane l of a stack buffer; then one vector load. The marked ops
+ * run once more at lane 0 after, for the contiguous accesses that follow. */
+static bool emit_vector_gather(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  const Shape *s = &x->k->inputs[op->buffer].shape;
+  bool *marked = calloc_or_exit((size_t)i + 1, sizeof *marked);
+  mark_index_slice(x, i, marked);
+  int lanes = x->lanes;
+  bool ok = true;
+  for (int l = 0; ok && l <= lanes; l++) {
+    if (l == lanes) EMIT(X86_SUB, reg(KX_INNER), x86_imm(lanes - 1));
+    else if (l > 0) EMIT(X86_INC, reg(KX_INNER));
+    for (int v = 0; ok && v < i; v++)
+      if (marked[v]) ok = kernel_x86_emit_op(x, v);
+    if (l == lanes || !ok) break;
+    X86Operand m;
+    ok = kernel_x86_element_address(x, i, op->buffer, s, 0, &m);
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), m);
+    EMIT(X86_MOVSS, x86_mem(4, X86_RSP, 8 * x->partial_slot + 4 * l), reg(x86_xmm(S0)));
+  }
+  free(marked);
+  if (!ok) return false;
+  int d = vector_target(x, i);
+  vector_move(x, reg(vreg(x, d)), x86_mem(4 * lanes, X86_RSP, 8 * x->partial_slot));
+  vector_finish(x, i, d);
+  return true;
+}
+
+/* An f32 compare as a mask: all ones in the lanes where it holds. The
+ * cmpps predicates are false on NaN except NEQ_UQ, like the scalar code;
+ * GT and GE swap their operands into LT and LE. */
+static void emit_vector_compare(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool swap = op->direction == CMP_GT || op->direction == CMP_GE;
+  int predicate = op->direction == CMP_EQ ? 0 : op->direction == CMP_NE ? 4
+                  : op->direction == CMP_LT || op->direction == CMP_GT ? 1 : 2;
+  int a = vector_source(x, op->args[swap ? 1 : 0], S0), b = vector_source(x, op->args[swap ? 0 : 1], S1);
+  int d = vector_target(x, i);
+  if (x->cpu->level == CPU_LEVEL_AVX512) {
+    EMIT(X86_VCMPPS, reg(X86_K1), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+    vector_broadcast_bits(x, S2, 0xffffffffu);
+    EMIT(X86_VMOVUPS, x86_zero_masked(reg(vreg(x, d)), X86_K1), reg(vreg(x, S2)));
+  } else if (is_sse(x)) {
+    if (d != a) EMIT(X86_MOVAPS, reg(x86_xmm(d)), reg(x86_xmm(a)));
+    EMIT(X86_CMPPS, reg(x86_xmm(d)), reg(x86_xmm(b)), x86_imm(predicate));
+  } else {
+    EMIT(X86_VCMPPS, reg(vreg(x, d)), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+  }
+  vector_finish(x, i, d);
+}
+
+static bool emit_vector_memory(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool store = op->kop == KOP_STORE;
+  const Shape *s = store ? &x->k->outputs[op->buffer].shape : &x->k->inputs[op->buffer].shape;
+  X86Operand m;
+  if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s, store ? 1 : 0, &m))
+    return false;
+  if (store) {
+    int value = vector_source(x, op->args[0], S0);
+    m.mem.size = (uint16_t)(4 * x->lanes);
+    vector_move(x, m, reg(vreg(x, value)));
+    return true;
+  }
+  int d = vector_target(x, i);
+  if (x->forms[i] == LANE_BROADCAST && is_sse(x)) {
+    EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
+    EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
+  } else if (x->forms[i] == LANE_BROADCAST) {
+    EMIT(X86_VBROADCASTSS, reg(vreg(x, d)), m);
+  } else {
+    m.mem.size = (uint16_t)(4 * x->lanes);
+    vector_move(x, reg(vreg(x, d)), m);
+  }
+  vector_finish(x, i, d);
+  return true;
+}
+
+bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
+  if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
+  if (op->kop == KOP_CONSTANT) {
+    float f = (float)op->value.f;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    int d = vector_target(x, i);
+    vector_broadcast_bits(x, d, bits);
+    vector_finish(x, i, d);
+    return true;
+  }
+  switch (op->op) {
+  case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: {
+    static const X86Mnemonic sse[] = {X86_ADDPS, X86_SUBPS, X86_MULPS, X86_DIVPS};
+    static const X86Mnemonic avx[] = {X86_VADDPS, X86_VSUBPS, X86_VMULPS, X86_VDIVPS};
+    int n = op->op == OP_ADD ? 0 : op->op == OP_SUBTRACT ? 1 : op->op == OP_MULTIPLY ? 2 : 3;
+    int a = vector_source(x, op->args[0], S0), b = vector_source(x, op->args[1], S1), d = vector_target(x, i);
+    vector_op(x, sse[n], avx[n], d, a, b);
+    vector_finish(x, i, d);
+    return true;
+  }
+  case OP_SQRT: {
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, d)), reg(vreg(x, a)));
+    vector_finish(x, i, d);
+    return true;
+  }
+  case OP_NEGATE: case OP_ABS: {
+    vector_broadcast_bits(x, S1, op->op == OP_NEGATE ? 0x80000000u : 0x7fffffffu);
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    if (op->op == OP_NEGATE) vector_op(x, X86_XORPS, X86_VXORPS, d, a, S1);
+    else vector_op(x, X86_ANDPS, X86_VANDPS, d, a, S1);
+    vector_finish(x, i, d);
+    return true;
+  }
+  case OP_MAXIMUM: case OP_MINIMUM: emit_vector_max_min(x, i); return true;
+  case OP_COMPARE: emit_vector_compare(x, i); return true;
+  case OP_SELECT: {
+    /* S0 = on_false, then the lanes where the mask is set take on_true */
+    vector_fetch(x, S0, op->args[2]);
+    vector_fetch(x, S1, op->args[1]);
+    vector_fetch(x, S2, op->args[0]);
+    vector_blend(x, S0, S1, S2);
+    vector_define(x, i, S0);
+    return true;
+  }
+  default:
+    return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d (%s) was classified as vector", x->k->name, i,
+                        opcode_name(op->op));
+  }
+}
+
+/* ---- sums (and max, min) along the innermost reduced dimension ----
+ *
+ * REDUCE_PARTIALS (16) partial results, whatever the ISA: partial l takes
+ * the elements l, l + 16, l + 32, ... of each innermost run (4 xmm, 2 ymm or
+ * 1 zmm accumulators starting at the reducer's identity). After the run the
+ * accumulator takes them in lane order, acc = (((acc + p0) + p1) ... +
+ * p15), and then the last n % 16 elements one by one. The order depends
+ * on the shape only, so the result is the same for every thread count and
+ * every ISA level; it is not the evaluator's sequential order, so float
+ * sums differ from it by rounding. */
+
+static int uses_of(const Kernel *k, int v) {
+  int n = 0;
+  for (int i = 0; i < k->op_count; i++)
+    for (int a = 0; a < k->ops[i].arg_count; a++) n += k->ops[i].args[a] == v;
+  return n;
+}
+
+/* Finds acc0 = add/maximum/minimum(acc0, element) in the REDUCE block. */
+static bool find_sum(KernelX86 *x) {
+  const Kernel *k = x->k;
+  x->reduce_read = x->reduce_combine = x->reduce_write = -1;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block != KBLOCK_REDUCE) continue;
+    if (op->kop == KOP_ACC_READ) {
+      if (x->reduce_read >= 0) return false;
+      x->reduce_read = i;
+    } else if (op->kop == KOP_ACC_WRITE) {
+      if (x->reduce_write >= 0) return false;
+      x->reduce_write = i;
+      x->reduce_combine = op->args[0];
+    }
+  }
+  if (x->reduce_read < 0 || x->reduce_write < 0) return false;
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  bool reducer = add->op == OP_ADD || add->op == OP_MAXIMUM || add->op == OP_MINIMUM;
+  return add->kop == KOP_HLO && reducer && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
+         (add->args[0] == x->reduce_read || add->args[1] == x->reduce_read) && add->args[0] != add->args[1] &&
+         uses_of(k, x->reduce_read) == 1 && uses_of(k, x->reduce_combine) == 1;
+}
+
+int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int lanes = x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
+  if (k->kind != KERNEL_REDUCE || k->acc_count != 1 || k->acc_types[0] != TYPE_F32 || k->reduce_rank == 0 ||
+      k->reduce_dims[k->reduce_rank - 1] < REDUCE_PARTIALS || !find_sum(x))
+    return 0;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block != KBLOCK_REDUCE) {
+      /* PRE values are scalars: integers are uniform, an f32 one would
+       * need a broadcast (not written). */
+      x->forms[i] = LANE_UNIFORM;
+      continue;
+    }
+    if (i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write) continue;
+    for (int a = 0; a < op->arg_count; a++) {
+      const KernelOp *arg = &k->ops[op->args[a]];
+      if (arg->block != KBLOCK_REDUCE && value_class_of(arg->type) == VALUE_XMM) return 0;
+      if (op->args[a] == x->reduce_read || op->args[a] == x->reduce_combine) return 0;
+    }
+    int f;
+    if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
+    else if (op->kop == KOP_INDEX || op->kop == KOP_STORE || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
+    else f = op_form(x, i);
+    /* the gather buffer is the partials'; masks need the SIMD allocation */
+    if (f < 0 || f == LANE_GATHER || f == LANE_MASK) return 0;
+    x->forms[i] = (uint8_t)f;
+  }
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  int f = x->forms[element];
+  return k->ops[element].block == KBLOCK_REDUCE && (f == LANE_VECTOR || f == LANE_BROADCAST) ? lanes : 0;
+}
+
+static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) {
+  return x86_mem(size, X86_RSP, 8 * x->partial_slot + 4 * first_lane);
+}
+
+bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
+  const Kernel *k = x->k;
+  int64_t n = k->reduce_dims[k->reduce_rank - 1];
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  x->lanes = lanes;
+  x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
+  /* Each partial starts at the reducer's identity: -0 for add, -inf for
+   * maximum, +inf for minimum (NaN still wins in both). */
+  Opcode reducer = add->op;
+  vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
+    for (int i = 0; i < k->op_count; i++) {
+      if (k->ops[i].block != KBLOCK_REDUCE || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
+        continue;
+      if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+    }
+    /* partial = partial + element: the accumulator is the first operand
+     * of the evaluator's add too (commutative either way, bit for bit). */
+    X86Operand partial = partial_operand(x, u * lanes, 4 * lanes);
+    if (reducer == OP_ADD) {
+      vector_move(x, reg(vreg(x, S1)), partial);
+      vector_fetch(x, S0, element);
+      vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
+      vector_move(x, partial, reg(vreg(x, S1)));
+    } else {
+      /* the evaluator's rule with a = partial, b = element, as in
+       * emit_vector_max_min */
+      bool max = reducer == OP_MAXIMUM;
+      vector_fetch(x, S0, element);
+      vector_move(x, reg(vreg(x, S1)), partial);
+      vector_op(x, max ? X86_MAXPS : X86_MINPS, max ? X86_VMAXPS : X86_VMINPS, S0, S0, S1);
+      vector_take_nan_lanes(x, element);
+      take_nan_lanes(x, partial);
+      vector_move(x, partial, reg(vreg(x, S0)));
+    }
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
+  }
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
+  EMIT(X86_JLE, x86_rel(head));
+  x->lanes = 0;
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
+  X86Operand acc = kernel_x86_slot(x->acc_slot, 4);
+  if (reducer == OP_ADD) {
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
+    for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+    return true;
+  }
+  for (int l = 0; l < REDUCE_PARTIALS; l++) { /* acc = max(acc, partial l), NaN first */
+    X86Label done = x86_label_new(x->cb);
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, reg(x86_xmm(S1)), acc);
+    EMIT(reducer == OP_MAXIMUM ? X86_MAXSS : X86_MINSS, reg(x86_xmm(S0)), reg(x86_xmm(S1)));
+    EMIT(X86_UCOMISS, reg(x86_xmm(S1)), reg(x86_xmm(S1)));
+    EMIT(X86_JP, x86_rel(done));
+    EMIT(X86_MOVSS, reg(x86_xmm(S2)), partial_operand(x, l, 4));
+    EMIT(X86_UCOMISS, reg(x86_xmm(S2)), reg(x86_xmm(S2)));
+    EMIT(X86_JNP, x86_rel(done));
+    EMIT(X86_MOVAPS, reg(x86_xmm(S0)), reg(x86_xmm(S2)));
+    x86_label_bind(x->cb, done);
+    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  }
+  return true;
+}
