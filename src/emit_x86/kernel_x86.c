@@ -223,6 +223,11 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
     status_error(st, STATUS_UNSUPPORTED, "kernel %s: x86 kernels need SSE4.1", k->name);
     return NULL;
   }
+  if (k->kind != KERNEL_LOOP && k->kind != KERNEL_REDUCE) {
+    status_error(st, STATUS_UNSUPPORTED, "kernel %s: a row kernel (several passes over each row) has no x86 form yet",
+                 k->name);
+    return NULL;
+  }
   if (!check_buffers(k, st)) return NULL;
   CompiledKernel *ck = calloc_or_exit(1, sizeof *ck);
   x86_buffer_init(&ck->listing);
