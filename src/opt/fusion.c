@@ -718,20 +718,20 @@ static int fuse_computation(Module *m, Computation *c, OptContext *ctx) {
 
 bool fuse_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
   int count = m->computation_count;
-  Computation **todo = calloc_or_exit((size_t)count + 1, sizeof *todo);
-  int todo_count = computations_running_kernels(m, todo);
+  Computation **pending = calloc_or_exit((size_t)count + 1, sizeof *pending);
+  int pending_count = computations_running_kernels(m, pending);
   int made = 0;
   bool sorted = true;
   Status sort_st;
   status_clear(&sort_st);
   const char *unsorted = NULL;
-  for (int k = 0; k < todo_count && sorted; k++) {
-    made += fuse_computation(m, todo[k], ctx);
+  for (int k = 0; k < pending_count && sorted; k++) {
+    made += fuse_computation(m, pending[k], ctx);
     /* Fusions were appended after their readers; sorting puts them back. */
-    sorted = computation_sort(todo[k], &sort_st);
-    if (!sorted) unsorted = todo[k]->name;
+    sorted = computation_sort(pending[k], &sort_st);
+    if (!sorted) unsorted = pending[k]->name;
   }
-  free(todo);
+  free(pending);
   if (!sorted) {
     *failed = true;
     return status_error(st, STATUS_UNSUPPORTED, "fusion left a cycle in %s (a bug in the pass): %s", unsorted,
