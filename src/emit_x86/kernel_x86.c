@@ -1,0 +1,290 @@
+/* The kernel compiler's driver: the function's frame, the loops around
+ * the body's blocks, the listing, and running rows on the thread pool.
+ * The body's ops are kernel_x86_ops.c / kernel_x86_convert.c; where their
+ * values live is kernel_x86_regalloc.c.
+ *
+ * The generated function, for a loop kernel of rank R (rows = the product
+ * of dims[0..R-1), inner = dims[R-1]):
+ *
+ *   for row in [first_row, first_row + row_count):
+ *     index[0..R-1) = row split over dims[0..R-1)   (stack slots)
+ *     for r14 in [0, inner): PRE
+ *
+ * and for a reduce kernel (rows = every output point):
+ *
+ *   for row ...: index[0..R) = row split; PRE;
+ *     for rindex[0] ... for r14 in [0, reduce_dims[last]): REDUCE; acc = next
+ *     POST
+ *
+ * The reduction runs in index order, one accumulator per output value, as
+ * the evaluator runs it, so a reduce kernel's result does not depend on
+ * how rows are split among threads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/jit_memory.h"
+#include "emit_x86/kernel_x86_internal.h"
+
+#define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
+
+struct CompiledKernel {
+  JitCode code;
+  X86Buffer listing;      /* kept for kernel_x86_print_listing */
+  KernelX86Function *function;
+  int64_t row_count;
+  int64_t elements_per_row;
+  int lanes;              /* of the vector loop; 0 for scalar code only */
+};
+
+static X86Operand reg(X86Reg r) { return x86_reg(r); }
+
+static int64_t product(const int64_t *dims, int n) {
+  int64_t p = 1;
+  for (int d = 0; d < n; d++) p *= dims[d];
+  return p;
+}
+
+/* Splits the row number into the stack slots of dims [0, count). */
+static void emit_row_split(KernelX86 *x, int count) {
+  EMIT(X86_MOV, reg(X86_RAX), reg(KX_ROW));
+  for (int d = count - 1; d >= 0; d--) {
+    if (x->k->dims[d] == 1) {
+      EMIT(X86_MOV, kernel_x86_slot(x->index_slot + d, 8), x86_imm(0));
+      continue;
+    }
+    EMIT(X86_XOR, reg(X86_EDX), reg(X86_EDX));
+    EMIT(X86_MOV, reg(X86_RCX), x86_imm(x->k->dims[d]));
+    EMIT(X86_DIV, reg(X86_RCX));
+    EMIT(X86_MOV, kernel_x86_slot(x->index_slot + d, 8), reg(X86_RDX));
+  }
+}
+
+/* One listing note per change of HLO instruction: the reader sees which
+ * instruction (and which JAX line, from its metadata) each block implements. */
+static void note_origin(KernelX86 *x, int i, const Instruction **last) {
+  const KernelOp *op = &x->k->ops[i];
+  if (!op->origin || op->origin == *last) return;
+  *last = op->origin;
+  StrBuf sb = {0};
+  instruction_describe(&sb, op->origin);
+  x86_listing_note(x->cb, "# op %%%d: %s", i, sb.data ? sb.data : op->origin->name);
+  strbuf_free(&sb);
+}
+
+static bool emit_block(KernelX86 *x, KernelBlock block) {
+  const Instruction *last = NULL;
+  x86_listing_note(x->cb, "# %s", block == KBLOCK_PRE ? "pre" : block == KBLOCK_REDUCE ? "reduce" : "post");
+  for (int i = 0; i < x->k->op_count; i++) {
+    if (x->k->ops[i].block != block) continue;
+    note_origin(x, i, &last);
+    if (!kernel_x86_emit_op(x, i)) return false;
+  }
+  return true;
+}
+
+/* The reduce loop nest: rindex slots for the outer reduced dims, r14 for
+ * the innermost; after each trip the accumulators take their next values. */
+static bool emit_reduce_nest(KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (product(k->reduce_dims, k->reduce_rank) == 0) return true;
+  X86Label heads[AXLE_MAX_RANK + 1];
+  int n = k->reduce_rank;
+  for (int d = 0; d < n; d++) {
+    heads[d] = x86_label_new(x->cb);
+    if (d == n - 1) EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+    else EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
+    x86_label_bind(x->cb, heads[d]);
+  }
+  if (!emit_block(x, KBLOCK_REDUCE)) return false;
+  for (int a = 0; a < k->acc_count; a++) {
+    EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
+    EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
+  }
+  for (int d = n - 1; d >= 0; d--) {
+    if (d == n - 1) {
+      EMIT(X86_INC, reg(KX_INNER));
+      EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[d]));
+    } else {
+      X86Operand slot = kernel_x86_slot(x->rindex_slot + d, 8);
+      EMIT(X86_INC, slot);
+      EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
+    }
+    EMIT(X86_JL, x86_rel(heads[d]));
+  }
+  return true;
+}
+
+/* Accumulators a REDUCE block does not write keep their value: next must
+ * start equal to it. */
+static void emit_acc_next_reset(KernelX86 *x) {
+  for (int a = 0; a < x->k->acc_count; a++) {
+    EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_slot + a, 8));
+    EMIT(X86_MOV, kernel_x86_slot(x->acc_next_slot + a, 8), reg(X86_RAX));
+  }
+}
+
+static bool emit_row_body(KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (k->kind == KERNEL_REDUCE) {
+    emit_row_split(x, k->rank);
+    if (!emit_block(x, KBLOCK_PRE)) return false;
+    emit_acc_next_reset(x);
+    if (!emit_reduce_nest(x)) return false;
+    return emit_block(x, KBLOCK_POST);
+  }
+  int outer = k->rank > 0 ? k->rank - 1 : 0;
+  int64_t inner = k->rank > 0 ? k->dims[k->rank - 1] : 1;
+  int lanes = kernel_x86_vector_lanes(x);
+  x->vectorized_lanes = lanes;
+  emit_row_split(x, outer);
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  if (lanes) {
+    /* r14 steps by lanes while r14 + lanes <= inner. */
+    x86_listing_note(x->cb, "# vector loop, %d f32 lanes", lanes);
+    X86Label vector_head = x86_label_new(x->cb);
+    x86_label_bind(x->cb, vector_head);
+    x->lanes = lanes;
+    bool ok = emit_block(x, KBLOCK_PRE);
+    x->lanes = 0;
+    if (!ok) return false;
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
+    EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - lanes));
+    EMIT(X86_JLE, x86_rel(vector_head));
+    if (inner % lanes == 0) return true;
+    x86_listing_note(x->cb, "# scalar tail");
+  }
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  if (!emit_block(x, KBLOCK_PRE)) return false;
+  if (inner > 1) {
+    EMIT(X86_INC, reg(KX_INNER));
+    EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner));
+    EMIT(X86_JL, x86_rel(head));
+  }
+  return true;
+}
+
+static const X86Reg saved_registers[] = {X86_RBX, X86_RBP, X86_R12, X86_R13, X86_R14, X86_R15};
+enum { SAVED_COUNT = sizeof saved_registers / sizeof saved_registers[0] };
+
+static bool emit_function(KernelX86 *x) {
+  /* Six pushes leave rsp 8 below a 16-byte boundary; an odd slot count
+   * realigns it (nothing here needs it, but a debugger likes it). */
+  int frame_slots = x->slot_count | 1;
+  for (int r = 0; r < SAVED_COUNT; r++) EMIT(X86_PUSH, reg(saved_registers[r]));
+  EMIT(X86_SUB, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
+  EMIT(X86_MOV, reg(KX_BUFFERS), reg(X86_RDI));
+  EMIT(X86_MOV, reg(KX_ROW), reg(X86_RSI));
+  EMIT(X86_LEA, reg(KX_ROW_END), x86_mem_index(8, X86_RSI, X86_RDX, 1, 0));
+  X86Label exit = x86_label_new(x->cb), row = x86_label_new(x->cb);
+  EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
+  EMIT(X86_JGE, x86_rel(exit));
+  x86_label_bind(x->cb, row);
+  if (!emit_row_body(x)) return false;
+  EMIT(X86_INC, reg(KX_ROW));
+  EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
+  EMIT(X86_JL, x86_rel(row));
+  x86_label_bind(x->cb, exit);
+  EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
+  for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
+  x86_emit0(x->cb, X86_RET);
+  return true;
+}
+
+static bool check_buffers(const Kernel *k, Status *st) {
+  for (int b = 0; b < k->input_count + k->output_count; b++) {
+    const Shape *s = b < k->input_count ? &k->inputs[b].shape : &k->outputs[b - k->input_count].shape;
+    if (value_class_of(s->type) == VALUE_NONE || s->element_size_bits)
+      return status_error(st, STATUS_UNSUPPORTED, "kernel %s: buffers of %s have no x86 code yet", k->name,
+                          type_name(s->type));
+  }
+  return true;
+}
+
+CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st) {
+  if (cpu->level < CPU_LEVEL_SSE4) {
+    status_error(st, STATUS_UNSUPPORTED, "kernel %s: x86 kernels need SSE4.1", k->name);
+    return NULL;
+  }
+  if (!check_buffers(k, st)) return NULL;
+  CompiledKernel *ck = calloc_or_exit(1, sizeof *ck);
+  x86_buffer_init(&ck->listing);
+  x86_buffer_enable_listing(&ck->listing);
+  KernelX86 x = {.k = k, .cpu = cpu, .cb = &ck->listing, .st = st};
+  x.homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.last_use = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.last_use);
+  x.index_slot = 0;
+  x.rindex_slot = x.index_slot + AXLE_MAX_RANK;
+  x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
+  x.acc_next_slot = x.acc_slot + AXLE_MAX_RANK;
+  x.scratch_slot = x.acc_next_slot + AXLE_MAX_RANK;
+  x.value_slot = x.scratch_slot + 1;
+  x.vector_slot = x.value_slot + k->op_count;
+  x.slot_count = x.vector_slot + 8 * k->op_count;
+  x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
+  x86_listing_note(x.cb, "# kernel %s (%s)", k->name, cpu_level_name(cpu->level));
+  bool ok = kernel_x86_allocate(&x) && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
+            jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
+  free(x.homes);
+  free(x.last_use);
+  free(x.forms);
+  if (!ok) {
+    kernel_x86_free(ck);
+    return NULL;
+  }
+  /* The only way from JIT memory's generic pointer to the kernel's type. */
+  JitFunction f = jit_code_function(&ck->code, 0);
+  memcpy(&ck->function, &f, sizeof f);
+  ck->lanes = x.vectorized_lanes;
+  if (k->kind == KERNEL_REDUCE) {
+    ck->row_count = product(k->dims, k->rank);
+    ck->elements_per_row = product(k->reduce_dims, k->reduce_rank);
+  } else {
+    ck->row_count = k->rank > 0 ? product(k->dims, k->rank - 1) : 1;
+    ck->elements_per_row = k->rank > 0 ? k->dims[k->rank - 1] : 1;
+    if (ck->elements_per_row == 0) ck->row_count = 0;
+  }
+  return ck;
+}
+
+void kernel_x86_free(CompiledKernel *ck) {
+  if (!ck) return;
+  jit_code_free(&ck->code);
+  x86_buffer_free(&ck->listing);
+  free(ck);
+}
+
+int64_t kernel_x86_row_count(const CompiledKernel *ck) { return ck->row_count; }
+int kernel_x86_lanes(const CompiledKernel *ck) { return ck->lanes; }
+
+void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count) {
+  if (row_count > 0) ck->function(buffers, first_row, row_count);
+}
+
+/* Tasks of about this many elements: a fixed function of the shape, so the
+ * split (and so the result) is the same for every thread count. */
+enum { ELEMENTS_PER_TASK = 1 << 14 };
+
+typedef struct RowTasks {
+  const CompiledKernel *ck;
+  void *const *buffers;
+  int64_t rows_per_task;
+} RowTasks;
+
+static void row_task_run(void *context, int64_t task) {
+  const RowTasks *t = context;
+  int64_t first = task * t->rows_per_task;
+  int64_t count = t->ck->row_count - first < t->rows_per_task ? t->ck->row_count - first : t->rows_per_task;
+  kernel_x86_run_rows(t->ck, t->buffers, first, count);
+}
+
+void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool) {
+  if (ck->row_count <= 0) return;
+  int64_t per_row = ck->elements_per_row > 0 ? ck->elements_per_row : 1;
+  int64_t rows_per_task = ELEMENTS_PER_TASK / per_row > 0 ? ELEMENTS_PER_TASK / per_row : 1;
+  RowTasks t = {.ck = ck, .buffers = buffers, .rows_per_task = rows_per_task};
+  thread_pool_run(pool, (ck->row_count + rows_per_task - 1) / rows_per_task, row_task_run, &t);
+}
+
+void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out) { x86_listing_print(&ck->listing, out); }

@@ -1,0 +1,59 @@
+/* x86-64 machine code from the kernel IR (src/ir/kernel/kernel.h).
+ *
+ * One Kernel becomes one function with the ABI
+ *
+ *   void kernel(void *const *buffers,  inputs then outputs: element 0 of each
+ *               int64_t first_row, int64_t row_count)
+ *
+ * A row is one point of the iteration space flattened over every dimension
+ * but the innermost (loop kernels: the innermost dimension is the loop
+ * inside a row) or over every output dimension (reduce kernels: one output
+ * element's whole reduction runs inside its row). Rows are independent, so
+ * kernel_x86_run splits them into tasks by SHAPE (a fixed number of
+ * elements per task) and every thread count gives the same bits.
+ *
+ * Buffers are dense in their shape's layout (minor_to_major), element 0
+ * first. The body is compiled one kernel op at a time, in scalar registers
+ * (kernel_x86_ops.c, kernel_x86_convert.c) placed by a linear-scan
+ * allocator (kernel_x86_regalloc.c). Loop kernels whose f32 values load
+ * and store contiguously along the innermost dimension also get a SIMD loop
+ * (kernel_x86_vector.c: 4, 8 or 16 lanes by ISA level) with a scalar tail;
+ * reduce kernels and everything else run the scalar code, which uses SSE
+ * encodings at every level.
+ *
+ * What it cannot compile (a type or an op it has no code for yet, the
+ * transcendental functions) is refused with STATUS_UNSUPPORTED naming the op
+ * and its type: never a wrong answer.
+ */
+#ifndef AXLE_EMIT_X86_KERNEL_X86_H
+#define AXLE_EMIT_X86_KERNEL_X86_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "emit_x86/cpu_features.h"
+#include "ir/kernel/kernel.h"
+#include "runtime/thread_pool.h"
+
+typedef struct CompiledKernel CompiledKernel;
+
+typedef void KernelX86Function(void *const *buffers, int64_t first_row, int64_t row_count);
+
+/* NULL with st filled in (STATUS_UNSUPPORTED for what has no code yet). The
+ * result does not keep k: it may be freed after. */
+CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st);
+void kernel_x86_free(CompiledKernel *ck);
+
+/* All rows, split into tasks by shape and run on pool (NULL: this thread). */
+void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool);
+/* Rows [first_row, first_row + row_count) on this thread. */
+void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count);
+int64_t kernel_x86_row_count(const CompiledKernel *ck);
+/* f32 lanes of the kernel's vector loop (4, 8, 16), 0 when it runs scalar code only. */
+int kernel_x86_lanes(const CompiledKernel *ck);
+
+/* The machine code in objdump's format, each block headed by the kernel op
+ * and HLO instruction it came from. */
+void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out);
+
+#endif

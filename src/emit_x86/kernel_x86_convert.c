@@ -1,0 +1,256 @@
+/* The kernel ops whose argument and result types differ: compare (to
+ * pred), select (on a pred), convert and bitcast-convert. Same registers
+ * and canonical forms as kernel_x86_ops.c. */
+#include <math.h>
+#include <string.h>
+
+#include "emit_x86/kernel_x86_internal.h"
+
+#define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
+
+bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
+
+static X86Operand reg(X86Reg r) { return x86_reg(r); }
+
+static bool refuse(KernelX86 *x, int i, const char *why) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType from = x->k->ops[op->args[op->op == OP_SELECT ? 1 : 0]].type;
+  return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s from %s to %s (op %%%d) has no x86 code yet: %s",
+                      x->k->name, opcode_name(op->op), type_name(from), type_name(op->type), i, why);
+}
+
+static bool is_float(ElementType t) { return value_class_of(t) == VALUE_XMM; }
+static bool is_unsigned_or_pred(ElementType t) { return t == TYPE_PRED || type_kind(t) == TYPE_KIND_UINT; }
+
+/* Local copies of the fetch/define helpers (kept static in each file so
+ * the two stay independent to read). */
+static X86Operand operand_of(const KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  if (!h->spilled) return reg(h->reg);
+  int size = h->value_class == VALUE_XMM ? (x->k->ops[v].type == TYPE_F64 ? 8 : 4) : 8;
+  return kernel_x86_slot(x->value_slot + v, size);
+}
+
+static void fetch(KernelX86 *x, X86Reg into, int v) {
+  const ValueHome *h = &x->homes[v];
+  if (h->value_class == VALUE_GPR) EMIT(X86_MOV, reg(into), operand_of(x, v));
+  else if (!h->spilled) EMIT(X86_MOVAPS, reg(into), reg(h->reg));
+  else EMIT(x->k->ops[v].type == TYPE_F64 ? X86_MOVSD : X86_MOVSS, reg(into), operand_of(x, v));
+}
+
+static void define(KernelX86 *x, int v, X86Reg from) {
+  const ValueHome *h = &x->homes[v];
+  if (h->value_class == VALUE_GPR) EMIT(X86_MOV, operand_of(x, v), reg(from));
+  else if (!h->spilled) EMIT(X86_MOVAPS, reg(h->reg), reg(from));
+  else EMIT(x->k->ops[v].type == TYPE_F64 ? X86_MOVSD : X86_MOVSS, operand_of(x, v), reg(from));
+}
+
+static void canonicalize(KernelX86 *x, X86Reg r, ElementType t) {
+  X86Reg r32 = x86_gpr(X86_KIND_GPR32, x86_reg_number(r)), r16 = x86_gpr(X86_KIND_GPR16, x86_reg_number(r)),
+         r8 = x86_gpr(X86_KIND_GPR8, x86_reg_number(r));
+  switch (t) {
+  case TYPE_S8: EMIT(X86_MOVSX, reg(r), reg(r8)); break;
+  case TYPE_S16: EMIT(X86_MOVSX, reg(r), reg(r16)); break;
+  case TYPE_S32: EMIT(X86_MOVSXD, reg(r), reg(r32)); break;
+  case TYPE_U8: case TYPE_PRED: EMIT(X86_MOVZX, reg(r32), reg(r8)); break;
+  case TYPE_U16: EMIT(X86_MOVZX, reg(r32), reg(r16)); break;
+  case TYPE_U32: EMIT(X86_MOV, reg(r32), reg(r32)); break;
+  default: break;
+  }
+}
+
+/* ---- compare ---- */
+
+/* After ucomiss a, b the flags say: unordered ZF=PF=CF=1, a < b CF=1,
+ * a = b ZF=1, a > b none. Every ordered direction is false on NaN and NE
+ * is true, as the evaluator's direction_holds has it. */
+static bool emit_float_compare(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  int a = op->args[0], b = op->args[1];
+  X86Mnemonic ucomi = x->k->ops[a].type == TYPE_F64 ? X86_UCOMISD : X86_UCOMISS;
+  if (op->compare_type == CMP_TYPE_TOTALORDER) return refuse(x, i, "total-order comparison");
+  bool swap = op->direction == CMP_LT || op->direction == CMP_LE;
+  fetch(x, KX_XMM_SCRATCH0, swap ? b : a);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), operand_of(x, swap ? a : b));
+  switch (op->direction) {
+  case CMP_EQ:
+    EMIT(X86_SETE, reg(X86_AL));
+    EMIT(X86_SETNP, reg(X86_CL));
+    EMIT(X86_AND, reg(X86_AL), reg(X86_CL));
+    break;
+  case CMP_NE:
+    EMIT(X86_SETNE, reg(X86_AL));
+    EMIT(X86_SETP, reg(X86_CL));
+    EMIT(X86_OR, reg(X86_AL), reg(X86_CL));
+    break;
+  case CMP_GT: case CMP_LT: EMIT(X86_SETA, reg(X86_AL)); break;
+  default: EMIT(X86_SETAE, reg(X86_AL)); break;
+  }
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  define(x, i, X86_RAX);
+  return true;
+}
+
+static bool emit_compare(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType t = x->k->ops[op->args[0]].type;
+  if (is_float(t)) return emit_float_compare(x, i);
+  /* The evaluator takes SIGNED/UNSIGNED as given; a signedness other than
+   * the operands' own would need re-extension first. */
+  bool is_unsigned = is_unsigned_or_pred(t);
+  if ((op->compare_type == CMP_TYPE_SIGNED && is_unsigned) || (op->compare_type == CMP_TYPE_UNSIGNED && !is_unsigned))
+    return refuse(x, i, "a comparison of another signedness than the operands'");
+  if (op->compare_type == CMP_TYPE_SIGNED && t == TYPE_PRED) return refuse(x, i, "signed comparison of pred");
+  fetch(x, X86_RCX, op->args[0]);
+  EMIT(X86_CMP, reg(X86_RCX), operand_of(x, op->args[1]));
+  X86Cond cc;
+  switch (op->direction) {
+  case CMP_EQ: cc = X86_CC_E; break;
+  case CMP_NE: cc = X86_CC_NE; break;
+  case CMP_LT: cc = is_unsigned ? X86_CC_B : X86_CC_L; break;
+  case CMP_LE: cc = is_unsigned ? X86_CC_BE : X86_CC_LE; break;
+  case CMP_GT: cc = is_unsigned ? X86_CC_A : X86_CC_G; break;
+  default: cc = is_unsigned ? X86_CC_AE : X86_CC_GE; break;
+  }
+  EMIT(x86_setcc(cc), reg(X86_AL));
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  define(x, i, X86_RAX);
+  return true;
+}
+
+/* ---- select ---- */
+
+static bool emit_select(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  if (x->k->ops[op->args[0]].type != TYPE_PRED) return refuse(x, i, "a predicate that is not pred");
+  if (!is_float(op->type)) {
+    fetch(x, X86_RAX, op->args[2]);
+    fetch(x, X86_RDX, op->args[1]);
+    fetch(x, X86_RCX, op->args[0]);
+    EMIT(X86_TEST, reg(X86_RCX), reg(X86_RCX));
+    EMIT(X86_CMOVNE, reg(X86_RAX), reg(X86_RDX));
+    define(x, i, X86_RAX);
+    return true;
+  }
+  X86Label done = x86_label_new(x->cb);
+  fetch(x, KX_XMM_SCRATCH0, op->args[2]);
+  fetch(x, X86_RCX, op->args[0]);
+  EMIT(X86_TEST, reg(X86_RCX), reg(X86_RCX));
+  EMIT(X86_JE, x86_rel(done));
+  fetch(x, KX_XMM_SCRATCH0, op->args[1]);
+  x86_label_bind(x->cb, done);
+  define(x, i, KX_XMM_SCRATCH0);
+  return true;
+}
+
+/* ---- convert ---- */
+
+static void load_f64_constant(KernelX86 *x, X86Reg into, double value) {
+  int64_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(bits));
+  EMIT(X86_MOVQ, reg(into), reg(X86_RCX));
+}
+
+/* Float to integer as the evaluator's store_float_as_int: NaN gives 0,
+ * values at or past the type's limits give the limit, the rest truncate.
+ * The value is widened to f64 (exactly) and checked against 2^(w-1) (or
+ * 2^w unsigned); anything strictly between a limit and the next power of
+ * two truncates to that limit anyway, so the exact threshold the evaluator
+ * compares with cannot change a result. */
+static bool emit_float_to_int(KernelX86 *x, int i, ElementType from) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType to = op->type;
+  int bits = type_bit_width(to);
+  bool is_unsigned = type_kind(to) == TYPE_KIND_UINT;
+  if (to == TYPE_PRED) return refuse(x, i, "float to pred");
+  if (to == TYPE_U64) return refuse(x, i, "float to u64");
+  double past_max = is_unsigned ? ldexp(1.0, bits) : ldexp(1.0, bits - 1);
+  double lowest = is_unsigned ? 0.0 : -ldexp(1.0, bits - 1);
+  int64_t max = is_unsigned ? (int64_t)((1ull << bits) - 1) : (int64_t)(~0ull >> (65 - bits));
+  int64_t min = is_unsigned ? 0 : -max - 1;
+  X86Label done = x86_label_new(x->cb), saturate_high = x86_label_new(x->cb), saturate_low = x86_label_new(x->cb);
+  fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  if (from == TYPE_F32) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
+  EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_JP, x86_rel(done));
+  load_f64_constant(x, KX_XMM_SCRATCH1, past_max);
+  EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JAE, x86_rel(saturate_high));
+  load_f64_constant(x, KX_XMM_SCRATCH1, lowest);
+  EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JBE, x86_rel(saturate_low));
+  EMIT(X86_CVTTSD2SI, reg(X86_RAX), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, saturate_high);
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(max));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, saturate_low);
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(min));
+  x86_label_bind(x->cb, done);
+  define(x, i, X86_RAX);
+  return true;
+}
+
+static bool emit_convert(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType from = x->k->ops[op->args[0]].type, to = op->type;
+  if (is_float(from) && is_float(to)) {
+    fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    if (from == TYPE_F32 && to == TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    if (from == TYPE_F64 && to == TYPE_F32) EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
+  if (is_float(from)) return emit_float_to_int(x, i, from);
+  if (is_float(to)) {
+    /* The canonical 64-bit value is exact; cvtsi2ss rounds it once. */
+    if (from == TYPE_U64) return refuse(x, i, "u64 to float");
+    fetch(x, X86_RAX, op->args[0]);
+    EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    EMIT(to == TYPE_F64 ? X86_CVTSI2SD : X86_CVTSI2SS, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
+    define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
+  fetch(x, X86_RAX, op->args[0]);
+  if (to == TYPE_PRED) { /* x != 0 */
+    EMIT(X86_TEST, reg(X86_RAX), reg(X86_RAX));
+    EMIT(X86_SETNE, reg(X86_AL));
+  }
+  canonicalize(x, X86_RAX, to);
+  define(x, i, X86_RAX);
+  return true;
+}
+
+static bool emit_bitcast_convert(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType from = x->k->ops[op->args[0]].type, to = op->type;
+  if (type_bit_width(from) != type_bit_width(to)) return refuse(x, i, "a bitcast between widths");
+  bool wide = type_bit_width(to) == 64;
+  fetch(x, is_float(from) ? KX_XMM_SCRATCH0 : X86_RAX, op->args[0]);
+  if (is_float(from) && is_float(to)) {
+    define(x, i, KX_XMM_SCRATCH0);
+  } else if (is_float(from)) {
+    EMIT(wide ? X86_MOVQ : X86_MOVD, reg(wide ? X86_RAX : X86_EAX), reg(KX_XMM_SCRATCH0));
+    canonicalize(x, X86_RAX, to);
+    define(x, i, X86_RAX);
+  } else if (is_float(to)) {
+    EMIT(wide ? X86_MOVQ : X86_MOVD, reg(KX_XMM_SCRATCH0), reg(wide ? X86_RAX : X86_EAX));
+    define(x, i, KX_XMM_SCRATCH0);
+  } else {
+    canonicalize(x, X86_RAX, to);
+    define(x, i, X86_RAX);
+  }
+  return true;
+}
+
+bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  switch (op->op) {
+  case OP_COMPARE: return emit_compare(x, i);
+  case OP_SELECT: return emit_select(x, i);
+  case OP_CONVERT: return emit_convert(x, i);
+  default: return emit_bitcast_convert(x, i);
+  }
+}

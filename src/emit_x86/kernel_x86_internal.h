@@ -1,0 +1,75 @@
+/* Shared between the files of the kernel compiler (kernel_x86*.c): the
+ * compilation context, where each kernel value lives, and the fixed
+ * registers of the generated function. Not part of the public API. */
+#ifndef AXLE_EMIT_X86_KERNEL_X86_INTERNAL_H
+#define AXLE_EMIT_X86_KERNEL_X86_INTERNAL_H
+
+#include "emit_x86/kernel_x86.h"
+#include "emit_x86/x86_encode.h"
+
+/* Registers with one job for the whole function. The allocatable ones are
+ * listed in kernel_x86_regalloc.c; rax, rcx, rdx, r11 and xmm13..15 are
+ * scratch inside one op's code and never hold a value across ops. */
+enum {
+  KX_BUFFERS = X86_RBX,   /* the buffers argument */
+  KX_ROW = X86_R12,       /* the current row */
+  KX_ROW_END = X86_R13,   /* first_row + row_count */
+  KX_INNER = X86_R14,     /* innermost loop index (loop dim or reduced dim) */
+  KX_SCRATCH_ADDRESS = X86_R11,
+};
+#define KX_XMM_SCRATCH0 x86_xmm(15)
+#define KX_XMM_SCRATCH1 x86_xmm(14)
+#define KX_XMM_SCRATCH2 x86_xmm(13)
+
+typedef enum ValueClass { VALUE_NONE, VALUE_GPR, VALUE_XMM } ValueClass;
+
+/* Where a value lives for its whole life: a register, or its stack slot. */
+typedef struct ValueHome {
+  ValueClass value_class;
+  bool spilled;
+  X86Reg reg;             /* 64-bit GPR or xmm */
+} ValueHome;
+
+typedef struct KernelX86 {
+  const Kernel *k;
+  const CpuFeatures *cpu;
+  X86Buffer *cb;
+  ValueHome *homes;       /* one per op */
+  int *last_use;          /* one per op: the last op reading it (intervals) */
+  /* Stack slots, 8 bytes each, at [rsp + 8*slot]. */
+  int index_slot, rindex_slot, acc_slot, acc_next_slot, value_slot;
+  int vector_slot;        /* 8 slots (64 bytes) per value: spilled vectors */
+  int scratch_slot;
+  int slot_count;
+  /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code
+   * is emitted; forms holds each op's LaneForm. */
+  int lanes;
+  int vectorized_lanes;   /* what the kernel's vector loop uses, 0 if none */
+  uint8_t *forms;
+  Status *st;
+} KernelX86;
+
+/* kernel_x86_regalloc.c: classes, live intervals, and a home per value. */
+ValueClass value_class_of(ElementType t);
+bool kernel_x86_allocate(KernelX86 *x);
+
+/* kernel_x86_ops.c: the code of one kernel op; false (st set) when the op
+ * or its type has no code yet. */
+bool kernel_x86_emit_op(KernelX86 *x, int i);
+X86Operand kernel_x86_slot(int slot, int size);
+bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
+
+/* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
+ * How each value behaves across the lanes of one vector iteration: */
+typedef enum LaneForm {
+  LANE_UNIFORM,     /* the same in every lane: computed once, in scalar code */
+  LANE_INNER,       /* s64 innermost index + a uniform value: lane 0's in scalar code */
+  LANE_VECTOR,      /* f32, one value per lane, in a vector register */
+  LANE_BROADCAST,   /* an f32 load from a uniform address, read into every lane */
+} LaneForm;
+/* Lanes for this ISA (4, 8, 16 f32), or 0 when some op cannot be vectorized
+ * (then the kernel runs as scalar code); fills x->forms. */
+int kernel_x86_vector_lanes(KernelX86 *x);
+bool kernel_x86_emit_vector_op(KernelX86 *x, int i);
+
+#endif

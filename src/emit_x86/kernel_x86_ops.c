@@ -1,0 +1,484 @@
+/* The machine code of one kernel op, in scalar registers.
+ *
+ * Integer and pred values live in 64-bit GPRs in a canonical form: the
+ * value sign-extended (signed types) or zero-extended (unsigned, pred) from
+ * its width, so that one 64-bit instruction followed by re-extension from
+ * the width gives the wrapped result of every integer width, and 64-bit
+ * compares order values of every width. f32 and f64 live in the low lane of
+ * an xmm register. Each op fetches its arguments (from a register or its
+ * stack slot), computes into scratch registers, and moves the result to its
+ * home (kernel_x86_regalloc.c).
+ *
+ * The semantics are the evaluator's (src/ir/eval), restated where the
+ * instruction differs from them: maximum/minimum propagate NaN (maxss does
+ * not), float-to-integer converts saturate and map NaN to 0 (cvttss2si
+ * gives the "integer indefinite" value), integer division by zero gives -1
+ * and remainder by zero the dividend (idiv traps). */
+#include <string.h>
+
+#include "emit_x86/kernel_x86_internal.h"
+
+#define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
+
+static X86Operand reg(X86Reg r) { return x86_reg(r); }
+static X86Reg gpr32(X86Reg r64) { return x86_gpr(X86_KIND_GPR32, x86_reg_number(r64)); }
+static X86Reg gpr16(X86Reg r64) { return x86_gpr(X86_KIND_GPR16, x86_reg_number(r64)); }
+static X86Reg gpr8(X86Reg r64) { return x86_gpr(X86_KIND_GPR8, x86_reg_number(r64)); }
+
+X86Operand kernel_x86_slot(int slot, int size) { return x86_mem(size, X86_RSP, 8 * slot); }
+
+static bool unsupported(KernelX86 *x, int i, const char *why) {
+  const KernelOp *op = &x->k->ops[i];
+  const char *what = op->kop == KOP_HLO ? opcode_name(op->op) : "op";
+  return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet%s%s", x->k->name,
+                      what, type_name(op->type), i, why ? ": " : "", why ? why : "");
+}
+
+static int float_size(ElementType t) { return t == TYPE_F64 ? 8 : 4; }
+
+/* A value as an operand: its register, or its stack slot. */
+static X86Operand value_operand(const KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  if (!h->spilled) return reg(h->reg);
+  int size = h->value_class == VALUE_XMM ? float_size(x->k->ops[v].type) : 8;
+  return kernel_x86_slot(x->value_slot + v, size);
+}
+
+static void gpr_fetch(KernelX86 *x, X86Reg into, int v) { EMIT(X86_MOV, reg(into), value_operand(x, v)); }
+
+static void gpr_define(KernelX86 *x, int v, X86Reg from) {
+  const ValueHome *h = &x->homes[v];
+  if (h->spilled) EMIT(X86_MOV, kernel_x86_slot(x->value_slot + v, 8), reg(from));
+  else EMIT(X86_MOV, reg(h->reg), reg(from));
+}
+
+static void xmm_fetch(KernelX86 *x, X86Reg into, int v) {
+  const ValueHome *h = &x->homes[v];
+  if (!h->spilled) EMIT(X86_MOVAPS, reg(into), reg(h->reg));
+  else if (x->k->ops[v].type == TYPE_F64) EMIT(X86_MOVSD, reg(into), value_operand(x, v));
+  else EMIT(X86_MOVSS, reg(into), value_operand(x, v));
+}
+
+static void xmm_define(KernelX86 *x, int v, X86Reg from) {
+  const ValueHome *h = &x->homes[v];
+  if (!h->spilled) EMIT(X86_MOVAPS, reg(h->reg), reg(from));
+  else if (x->k->ops[v].type == TYPE_F64) EMIT(X86_MOVSD, value_operand(x, v), reg(from));
+  else EMIT(X86_MOVSS, value_operand(x, v), reg(from));
+}
+
+/* Re-extends r from the width of t: the canonical form after an op. */
+static void canonicalize(KernelX86 *x, X86Reg r, ElementType t) {
+  switch (t) {
+  case TYPE_S8: EMIT(X86_MOVSX, reg(r), reg(gpr8(r))); break;
+  case TYPE_S16: EMIT(X86_MOVSX, reg(r), reg(gpr16(r))); break;
+  case TYPE_S32: EMIT(X86_MOVSXD, reg(r), reg(gpr32(r))); break;
+  case TYPE_U8: case TYPE_PRED: EMIT(X86_MOVZX, reg(gpr32(r)), reg(gpr8(r))); break;
+  case TYPE_U16: EMIT(X86_MOVZX, reg(gpr32(r)), reg(gpr16(r))); break;
+  case TYPE_U32: EMIT(X86_MOV, reg(gpr32(r)), reg(gpr32(r))); break;
+  default: break;
+  }
+}
+
+static bool type_is_unsigned_or_pred(ElementType t) { return t == TYPE_PRED || type_kind(t) == TYPE_KIND_UINT; }
+
+/* ---- loads, stores, accumulators ---- */
+
+/* Element strides of a buffer in its layout: minor_to_major[0] varies fastest. */
+static void layout_strides(const Shape *s, int64_t *stride) {
+  int64_t n = 1;
+  for (int j = 0; j < s->rank; j++) {
+    int d = s->has_layout ? s->minor_to_major[j] : s->rank - 1 - j;
+    stride[d] = n;
+    n *= s->dims[d];
+  }
+}
+
+/* Leaves in KX_SCRATCH_ADDRESS the buffer's base, in rax the element offset
+ * of indices args[first..first+rank), and returns the memory operand.
+ * Constant indices fold into the displacement. */
+bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out) {
+  const KernelOp *op = &x->k->ops[i];
+  int64_t stride[AXLE_MAX_RANK], constant_offset = 0;
+  int size = type_byte_size(s->type);
+  layout_strides(s, stride);
+  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), x86_mem(8, KX_BUFFERS, 8 * buffer));
+  EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
+  for (int d = 0; d < s->rank; d++) {
+    const KernelOp *index = &x->k->ops[op->args[first + d]];
+    if (s->dims[d] == 1) continue; /* the only valid index is 0 */
+    if (index->kop == KOP_CONSTANT) {
+      constant_offset += index->value.i * stride[d];
+      continue;
+    }
+    gpr_fetch(x, X86_RCX, op->args[first + d]);
+    if (stride[d] != 1) {
+      if (stride[d] > INT32_MAX) return unsupported(x, i, "a buffer stride past 2^31 elements");
+      EMIT(X86_IMUL, reg(X86_RCX), reg(X86_RCX), x86_imm(stride[d]));
+    }
+    EMIT(X86_ADD, reg(X86_RAX), reg(X86_RCX));
+  }
+  int64_t disp = constant_offset * size;
+  if (disp > INT32_MAX || disp < INT32_MIN) return unsupported(x, i, "a constant offset past 2 GiB");
+  *out = x86_mem_index(size, KX_SCRATCH_ADDRESS, X86_RAX, size, (int32_t)disp);
+  return true;
+}
+
+static bool emit_load(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  const Shape *s = &x->k->inputs[op->buffer].shape;
+  X86Operand m;
+  if (!kernel_x86_element_address(x, i, op->buffer, s, 0, &m)) return false;
+  ElementType t = s->type;
+  if (value_class_of(t) == VALUE_XMM) {
+    EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), m);
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
+  int size = type_byte_size(t);
+  if (size == 8) EMIT(X86_MOV, reg(X86_RDX), m);
+  else if (size == 4 && type_kind(t) == TYPE_KIND_SINT) EMIT(X86_MOVSXD, reg(X86_RDX), m);
+  else if (size == 4) EMIT(X86_MOV, reg(X86_EDX), m);
+  else if (type_kind(t) == TYPE_KIND_SINT) EMIT(X86_MOVSX, reg(X86_RDX), m);
+  else EMIT(X86_MOVZX, reg(X86_EDX), m);
+  gpr_define(x, i, X86_RDX);
+  return true;
+}
+
+static bool emit_store(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  const Shape *s = &x->k->outputs[op->buffer].shape;
+  X86Operand m;
+  if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
+  ElementType t = s->type;
+  if (value_class_of(t) == VALUE_XMM) {
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, m, reg(KX_XMM_SCRATCH0));
+    return true;
+  }
+  gpr_fetch(x, X86_RDX, op->args[0]);
+  int size = type_byte_size(t);
+  X86Reg r = size == 8 ? X86_RDX : size == 4 ? X86_EDX : size == 2 ? X86_DX : X86_DL;
+  EMIT(X86_MOV, m, reg(r));
+  return true;
+}
+
+static void emit_acc_read(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  if (value_class_of(op->type) == VALUE_XMM) {
+    EMIT(X86_MOVSD, reg(KX_XMM_SCRATCH0), kernel_x86_slot(x->acc_slot + op->acc, 8));
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+  } else {
+    EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_slot + op->acc, 8));
+    gpr_define(x, i, X86_RAX);
+  }
+}
+
+/* In REDUCE a write goes to the accumulator's next value: the reducer of a
+ * variadic reduce reads every old value first (kernel_x86.c copies next
+ * into the accumulator after the block). */
+static void emit_acc_write(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  int slot = (op->block == KBLOCK_REDUCE ? x->acc_next_slot : x->acc_slot) + op->acc;
+  if (value_class_of(op->type) == VALUE_XMM) {
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    EMIT(X86_MOVSD, kernel_x86_slot(slot, 8), reg(KX_XMM_SCRATCH0));
+  } else {
+    gpr_fetch(x, X86_RAX, op->args[0]);
+    EMIT(X86_MOV, kernel_x86_slot(slot, 8), reg(X86_RAX));
+  }
+}
+
+static void emit_constant(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  if (value_class_of(op->type) == VALUE_XMM) {
+    if (op->type == TYPE_F64) {
+      int64_t bits;
+      memcpy(&bits, &op->value.f, sizeof bits);
+      EMIT(X86_MOV, reg(X86_RAX), x86_imm(bits));
+      EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
+    } else {
+      float f = (float)op->value.f;
+      uint32_t bits;
+      memcpy(&bits, &f, sizeof bits);
+      EMIT(X86_MOV, reg(X86_EAX), x86_imm(bits));
+      EMIT(X86_MOVD, reg(KX_XMM_SCRATCH0), reg(X86_EAX));
+    }
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return;
+  }
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(op->value.i));
+  canonicalize(x, X86_RAX, op->type);
+  gpr_define(x, i, X86_RAX);
+}
+
+static void emit_index(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  const Kernel *k = x->k;
+  bool innermost = op->kop == KOP_INDEX ? k->kind == KERNEL_LOOP && op->dim == k->rank - 1
+                                        : op->dim == k->reduce_rank - 1;
+  if (innermost) {
+    gpr_define(x, i, KX_INNER);
+    return;
+  }
+  int slot = (op->kop == KOP_INDEX ? x->index_slot : x->rindex_slot) + op->dim;
+  EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(slot, 8));
+  gpr_define(x, i, X86_RAX);
+}
+
+/* ---- arithmetic ---- */
+
+bool kernel_x86_emit_hlo_integer(KernelX86 *x, int i);
+bool kernel_x86_emit_hlo_float(KernelX86 *x, int i);
+bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
+
+static bool emit_integer_divide(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool is_signed = !type_is_unsigned_or_pred(op->type), remainder = op->op == OP_REMAINDER;
+  X86Label nonzero = x86_label_new(x->cb), normal = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  gpr_fetch(x, X86_RAX, op->args[0]);
+  gpr_fetch(x, X86_RCX, op->args[1]);
+  EMIT(X86_TEST, reg(X86_RCX), reg(X86_RCX));
+  EMIT(X86_JNE, x86_rel(nonzero));
+  if (!remainder) EMIT(X86_MOV, reg(X86_RAX), x86_imm(-1)); /* x / 0 = -1 (all ones), x % 0 = x */
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, nonzero);
+  if (is_signed) { /* INT_MIN / -1 wraps to INT_MIN, INT_MIN % -1 is 0; idiv would trap */
+    EMIT(X86_CMP, reg(X86_RCX), x86_imm(-1));
+    EMIT(X86_JNE, x86_rel(normal));
+    if (remainder) EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
+    else EMIT(X86_NEG, reg(X86_RAX));
+    EMIT(X86_JMP, x86_rel(done));
+  }
+  x86_label_bind(x->cb, normal);
+  if (is_signed) {
+    x86_emit0(x->cb, X86_CQO);
+    EMIT(X86_IDIV, reg(X86_RCX));
+  } else {
+    EMIT(X86_XOR, reg(X86_EDX), reg(X86_EDX));
+    EMIT(X86_DIV, reg(X86_RCX));
+  }
+  if (remainder) EMIT(X86_MOV, reg(X86_RAX), reg(X86_RDX));
+  x86_label_bind(x->cb, done);
+  canonicalize(x, X86_RAX, op->type);
+  gpr_define(x, i, X86_RAX);
+  return true;
+}
+
+bool kernel_x86_emit_hlo_integer(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType t = op->type;
+  bool is_pred = t == TYPE_PRED, is_unsigned = type_is_unsigned_or_pred(t);
+  X86Mnemonic m;
+  switch (op->op) {
+  case OP_AND: m = X86_AND; break;
+  case OP_OR: m = X86_OR; break;
+  case OP_XOR: m = X86_XOR; break;
+  case OP_ADD: m = X86_ADD; break;
+  case OP_SUBTRACT: m = X86_SUB; break;
+  case OP_MULTIPLY: m = X86_IMUL; break;
+  case OP_DIVIDE: case OP_REMAINDER:
+    if (is_pred) return unsupported(x, i, NULL);
+    return emit_integer_divide(x, i);
+  case OP_MAXIMUM: case OP_MINIMUM: {
+    /* maximum: a < b ? b : a; minimum: b < a ? b : a. */
+    gpr_fetch(x, X86_RAX, op->args[0]);
+    gpr_fetch(x, X86_RCX, op->args[1]);
+    EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+    X86Cond cc = op->op == OP_MAXIMUM ? (is_unsigned ? X86_CC_B : X86_CC_L) : (is_unsigned ? X86_CC_A : X86_CC_G);
+    EMIT(x86_cmovcc(cc), reg(X86_RAX), reg(X86_RCX));
+    gpr_define(x, i, X86_RAX);
+    return true;
+  }
+  case OP_CLAMP: {
+    /* clamp(lo, x, hi): t = x < lo ? lo : x, then t < hi ? t : hi. */
+    if (is_pred) return unsupported(x, i, NULL);
+    gpr_fetch(x, X86_RAX, op->args[1]);
+    gpr_fetch(x, X86_RCX, op->args[0]);
+    EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+    EMIT(x86_cmovcc(is_unsigned ? X86_CC_B : X86_CC_L), reg(X86_RAX), reg(X86_RCX));
+    gpr_fetch(x, X86_RCX, op->args[2]);
+    EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+    EMIT(x86_cmovcc(is_unsigned ? X86_CC_AE : X86_CC_GE), reg(X86_RAX), reg(X86_RCX));
+    gpr_define(x, i, X86_RAX);
+    return true;
+  }
+  case OP_SIGN:
+    /* signed: (a > 0) - (a < 0); unsigned: a != 0 */
+    if (is_pred) return unsupported(x, i, NULL);
+    gpr_fetch(x, X86_RCX, op->args[0]);
+    EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
+    EMIT(X86_XOR, reg(X86_EDX), reg(X86_EDX));
+    EMIT(X86_TEST, reg(X86_RCX), reg(X86_RCX));
+    EMIT(is_unsigned ? X86_SETNE : X86_SETG, reg(X86_AL));
+    if (!is_unsigned) EMIT(X86_SETL, reg(X86_DL));
+    EMIT(X86_SUB, reg(X86_RAX), reg(X86_RDX));
+    canonicalize(x, X86_RAX, t);
+    gpr_define(x, i, X86_RAX);
+    return true;
+  case OP_NEGATE: case OP_NOT: case OP_ABS:
+    gpr_fetch(x, X86_RAX, op->args[0]);
+    if (op->op == OP_NOT && is_pred) EMIT(X86_XOR, reg(X86_EAX), x86_imm(1));
+    else if (op->op == OP_NOT) EMIT(X86_NOT, reg(X86_RAX));
+    else if (is_pred) return unsupported(x, i, NULL);
+    else if (op->op == OP_NEGATE) EMIT(X86_NEG, reg(X86_RAX));
+    else if (!is_unsigned) {
+      EMIT(X86_MOV, reg(X86_RCX), reg(X86_RAX));
+      EMIT(X86_NEG, reg(X86_RCX));
+      EMIT(X86_TEST, reg(X86_RAX), reg(X86_RAX));
+      EMIT(X86_CMOVS, reg(X86_RAX), reg(X86_RCX));
+    }
+    canonicalize(x, X86_RAX, t);
+    gpr_define(x, i, X86_RAX);
+    return true;
+  default: return unsupported(x, i, NULL);
+  }
+  if (is_pred && m != X86_AND && m != X86_OR && m != X86_XOR) return unsupported(x, i, NULL);
+  gpr_fetch(x, X86_RAX, op->args[0]);
+  EMIT(m, reg(X86_RAX), value_operand(x, op->args[1]));
+  canonicalize(x, X86_RAX, t);
+  gpr_define(x, i, X86_RAX);
+  return true;
+}
+
+typedef struct FloatForms {
+  Opcode op;
+  X86Mnemonic f32, f64;
+} FloatForms;
+
+static const FloatForms float_binary_forms[] = {
+    {OP_ADD, X86_ADDSS, X86_ADDSD}, {OP_SUBTRACT, X86_SUBSS, X86_SUBSD},
+    {OP_MULTIPLY, X86_MULSS, X86_MULSD}, {OP_DIVIDE, X86_DIVSS, X86_DIVSD},
+};
+
+/* maximum(a, b) = isnan(a) ? a : isnan(b) ? b : a < b ? b : a, and minimum
+ * with b < a. maxss d, s gives d > s ? d : s, and s when either is NaN, so
+ * with d = b and s = a it is right except for a NaN b, patched after. */
+static void emit_float_max_min(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = op->type == TYPE_F64;
+  X86Mnemonic m = op->op == OP_MAXIMUM ? (f64 ? X86_MAXSD : X86_MAXSS) : (f64 ? X86_MINSD : X86_MINSS);
+  X86Mnemonic ucomi = f64 ? X86_UCOMISD : X86_UCOMISS;
+  X86Label done = x86_label_new(x->cb);
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[1]);
+  xmm_fetch(x, KX_XMM_SCRATCH1, op->args[0]);
+  EMIT(m, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(ucomi, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JP, x86_rel(done));
+  xmm_fetch(x, KX_XMM_SCRATCH2, op->args[1]);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH2));
+  EMIT(X86_JNP, x86_rel(done));
+  EMIT(X86_MOVAPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH2));
+  x86_label_bind(x->cb, done);
+  xmm_define(x, i, KX_XMM_SCRATCH0);
+}
+
+/* clamp(lo, x, hi) as the evaluator's clamp_pick: the first NaN of lo, x,
+ * hi in that order; else t = x < lo ? lo : x, then t < hi ? t : hi. */
+static void emit_float_clamp(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  X86Mnemonic ucomi = op->type == TYPE_F64 ? X86_UCOMISD : X86_UCOMISS;
+  X86Label done = x86_label_new(x->cb), at_least_lo = x86_label_new(x->cb);
+  static const int nan_order[] = {0, 1, 2};
+  for (int n = 0; n < 3; n++) {
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[nan_order[n]]);
+    EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    EMIT(X86_JP, x86_rel(done));
+  }
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[1]);
+  xmm_fetch(x, KX_XMM_SCRATCH1, op->args[0]);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JAE, x86_rel(at_least_lo)); /* x >= lo (no NaN left: CF is "below") */
+  EMIT(X86_MOVAPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  x86_label_bind(x->cb, at_least_lo);
+  xmm_fetch(x, KX_XMM_SCRATCH1, op->args[2]);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JB, x86_rel(done));
+  EMIT(X86_MOVAPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  x86_label_bind(x->cb, done);
+  xmm_define(x, i, KX_XMM_SCRATCH0);
+}
+
+/* sign(x): x itself for NaN and ±0, else 1 with x's sign bit. */
+static void emit_float_sign(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = op->type == TYPE_F64;
+  X86Mnemonic ucomi = f64 ? X86_UCOMISD : X86_UCOMISS;
+  X86Label done = x86_label_new(x->cb);
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_JP, x86_rel(done));
+  EMIT(X86_XORPS, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH1));
+  EMIT(ucomi, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JE, x86_rel(done));
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(f64 ? INT64_MIN : 0x80000000ll));
+  EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH1), reg(X86_RAX));
+  EMIT(X86_ANDPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(f64 ? 0x3ff0000000000000ll : 0x3f800000ll));
+  EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH1), reg(X86_RAX));
+  EMIT(X86_ORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  x86_label_bind(x->cb, done);
+  xmm_define(x, i, KX_XMM_SCRATCH0);
+}
+
+bool kernel_x86_emit_hlo_float(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = op->type == TYPE_F64;
+  for (size_t f = 0; f < sizeof float_binary_forms / sizeof float_binary_forms[0]; f++) {
+    if (float_binary_forms[f].op != op->op) continue;
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    EMIT(f64 ? float_binary_forms[f].f64 : float_binary_forms[f].f32, reg(KX_XMM_SCRATCH0),
+         value_operand(x, op->args[1]));
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
+  switch (op->op) {
+  case OP_MAXIMUM: case OP_MINIMUM: emit_float_max_min(x, i); return true;
+  case OP_CLAMP: emit_float_clamp(x, i); return true;
+  case OP_SIGN: emit_float_sign(x, i); return true;
+  case OP_NEGATE: case OP_ABS: {
+    /* The sign bit flipped or cleared: exact for NaN, ±0 and ±inf. */
+    int64_t mask = op->op == OP_NEGATE ? (f64 ? INT64_MIN : 0x80000000ll) : (f64 ? INT64_MAX : 0x7fffffffll);
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    EMIT(X86_MOV, reg(X86_RAX), x86_imm(mask));
+    EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH1), reg(X86_RAX));
+    EMIT(op->op == OP_NEGATE ? X86_XORPS : X86_ANDPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
+  case OP_SQRT:
+    EMIT(f64 ? X86_SQRTSD : X86_SQRTSS, reg(KX_XMM_SCRATCH0), value_operand(x, op->args[0]));
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  case OP_FLOOR: case OP_CEIL: case OP_ROUND_NEAREST_EVEN: {
+    /* roundss's immediate: bit 3 suppresses the inexact exception, bits
+     * 0-1 pick the rounding (0 nearest even, 1 down, 2 up). */
+    int mode = op->op == OP_FLOOR ? 9 : op->op == OP_CEIL ? 10 : 8;
+    EMIT(f64 ? X86_ROUNDSD : X86_ROUNDSS, reg(KX_XMM_SCRATCH0), value_operand(x, op->args[0]), x86_imm(mode));
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
+  default:
+    if (opcode_form(op->op) == FORM_UNARY || op->op == OP_POWER || op->op == OP_ATAN2 || op->op == OP_REMAINDER)
+      return unsupported(x, i, "its polynomial approximation is not written yet (src/ir/kernel/math_reference)");
+    return unsupported(x, i, NULL);
+  }
+}
+
+bool kernel_x86_emit_op(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  if (x->lanes && value_class_of(op->type) == VALUE_XMM) return kernel_x86_emit_vector_op(x, i);
+  switch (op->kop) {
+  case KOP_INDEX: case KOP_RINDEX: emit_index(x, i); return true;
+  case KOP_CONSTANT: emit_constant(x, i); return true;
+  case KOP_LOAD: return emit_load(x, i);
+  case KOP_STORE: return emit_store(x, i);
+  case KOP_ACC_READ: emit_acc_read(x, i); return true;
+  case KOP_ACC_WRITE: emit_acc_write(x, i); return true;
+  case KOP_HLO:
+    if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT)
+      return kernel_x86_emit_hlo_mixed(x, i);
+    if (value_class_of(op->type) == VALUE_XMM) return kernel_x86_emit_hlo_float(x, i);
+    return kernel_x86_emit_hlo_integer(x, i);
+  }
+  return unsupported(x, i, NULL);
+}

@@ -1,0 +1,490 @@
+/* The x86 kernel compiler against the kernel interpreter: every corpus op
+ * and every fusion the optimizer makes that lowers to a kernel, and whose
+ * ops and types have x86 code, is compiled at every ISA level this machine
+ * has, run on random inputs, and must give kernel_eval's bytes (exactly:
+ * the code runs the same IEEE operations in the same order, reductions
+ * included, so no tolerance is needed; NaN matches any NaN). Rows split
+ * in two halves, or run by a pool of 2 threads, give the same bytes as one
+ * call. Generated pages are never writable and executable at once. */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/kernel_x86.h"
+#include "ir.h"
+#include "ir/kernel/kernel.h"
+#include "opt/lower.h"
+#include "opt/opt.h"
+#include "../test.h"
+
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static Literal *random_literal(const Shape *shape, uint64_t *state) {
+  if (shape_is_tuple(shape)) {
+    Literal **elements = calloc_or_exit((size_t)shape->tuple_count + 1, sizeof *elements);
+    for (int i = 0; i < shape->tuple_count; i++) elements[i] = random_literal(&shape->tuple_shapes[i], state);
+    return literal_create_tuple(elements, shape->tuple_count);
+  }
+  Literal *lit = literal_create(shape);
+  for (int64_t i = 0; i < shape_element_count(shape); i++) {
+    uint64_t r = next_random(state);
+    if (type_is_float(shape->type)) literal_set_f64(lit, i, (double)(r >> 11) * 0x1p-52 - 0.5);
+    else if (shape->type == TYPE_PRED) literal_set_s64(lit, i, (int64_t)(r & 1));
+    else if (!type_is_complex(shape->type)) literal_set_s64(lit, i, (int64_t)(r % 7) - (type_kind(shape->type) == TYPE_KIND_SINT ? 3 : 0));
+  }
+  return lit;
+}
+
+/* Literals hold elements in row-major logical order; kernel buffers are in
+ * the shape's layout. physical[i] is where logical element i lives. */
+static int64_t physical_offset(const Shape *s, int64_t logical) {
+  int64_t index[AXLE_MAX_RANK], stride[AXLE_MAX_RANK], n = 1, offset = 0;
+  for (int d = s->rank - 1; d >= 0; d--) index[d] = logical % s->dims[d], logical /= s->dims[d];
+  for (int j = 0; j < s->rank; j++) {
+    int d = s->has_layout ? s->minor_to_major[j] : s->rank - 1 - j;
+    stride[d] = n;
+    n *= s->dims[d];
+  }
+  for (int d = 0; d < s->rank; d++) offset += index[d] * stride[d];
+  return offset;
+}
+
+static void *buffer_from_literal(const Literal *lit, const Shape *s) {
+  size_t size = (size_t)type_byte_size(s->type);
+  int64_t n = shape_element_count(s);
+  char *buffer = calloc_or_exit((size_t)n + 1, size);
+  for (int64_t i = 0; i < n; i++)
+    memcpy(buffer + (size_t)physical_offset(s, i) * size, (const char *)lit->data + (size_t)i * size, size);
+  return buffer;
+}
+
+/* Element i of a buffer equals element i of a literal (any NaN equals any NaN). */
+static bool element_matches(const Shape *s, const void *buffer, const Literal *lit, int64_t i) {
+  size_t size = (size_t)type_byte_size(s->type);
+  const char *got = (const char *)buffer + (size_t)physical_offset(s, i) * size;
+  const char *want = (const char *)lit->data + (size_t)i * size;
+  if (memcmp(got, want, size) == 0) return true;
+  if (s->type == TYPE_F32) {
+    float a, b;
+    memcpy(&a, got, 4), memcpy(&b, want, 4);
+    return isnan(a) && isnan(b);
+  }
+  if (s->type == TYPE_F64) {
+    double a, b;
+    memcpy(&a, got, 8), memcpy(&b, want, 8);
+    return isnan(a) && isnan(b);
+  }
+  return false;
+}
+
+typedef struct Tally {
+  int kernels, compiled, refused, wrong, split_differs, vectorized;
+  int runs_per_level[CPU_LEVEL_AVX512 + 1];
+} Tally;
+
+static ThreadPool *two_threads;
+
+typedef struct Buffers {
+  void **all;   /* inputs then outputs */
+  int count;
+} Buffers;
+
+static Buffers buffers_create(const Kernel *k, Literal *const *inputs) {
+  Buffers b = {.count = k->input_count + k->output_count};
+  b.all = calloc_or_exit((size_t)b.count + 1, sizeof *b.all);
+  for (int i = 0; i < k->input_count; i++) b.all[i] = buffer_from_literal(inputs[i], &k->inputs[i].shape);
+  for (int o = 0; o < k->output_count; o++) {
+    const Shape *s = &k->outputs[o].shape;
+    b.all[k->input_count + o] = calloc_or_exit((size_t)shape_element_count(s) + 1, (size_t)type_byte_size(s->type));
+  }
+  return b;
+}
+
+static void buffers_free(Buffers *b) {
+  for (int i = 0; i < b->count; i++) free(b->all[i]);
+  free(b->all);
+}
+
+static bool outputs_identical(const Kernel *k, const Buffers *a, const Buffers *b) {
+  for (int o = 0; o < k->output_count; o++) {
+    const Shape *s = &k->outputs[o].shape;
+    size_t bytes = (size_t)shape_element_count(s) * (size_t)type_byte_size(s->type);
+    if (memcmp(a->all[k->input_count + o], b->all[k->input_count + o], bytes) != 0) return false;
+  }
+  return true;
+}
+
+/* One kernel at one ISA level: the compiled code against the interpreter's
+ * outputs `want`, and split runs against the whole run. */
+static void check_level(const Kernel *k, const CpuFeatures *cpu, Literal *const *inputs, Literal **want, Tally *t,
+                        const char *where) {
+  Status st;
+  status_clear(&st);
+  CompiledKernel *ck = kernel_x86_compile(k, cpu, &st);
+  if (!ck) {
+    EXPECT(st.code == STATUS_UNSUPPORTED, "%s: %s", where, st.message);
+    if (cpu->level == CPU_LEVEL_SSE4) t->refused++;
+    if (getenv("AXLE_TEST_VERBOSE") && cpu->level == CPU_LEVEL_SSE4) printf("refused: %s\n", st.message);
+    return;
+  }
+  if (cpu->level == CPU_LEVEL_SSE4) t->compiled++;
+  if (cpu->level == CPU_LEVEL_SSE4 && kernel_x86_lanes(ck)) t->vectorized++;
+  t->runs_per_level[cpu->level]++;
+  Buffers whole = buffers_create(k, inputs), halves = buffers_create(k, inputs), pooled = buffers_create(k, inputs);
+  kernel_x86_run(ck, whole.all, NULL);
+  int64_t rows = kernel_x86_row_count(ck);
+  kernel_x86_run_rows(ck, halves.all, 0, rows / 2);
+  kernel_x86_run_rows(ck, halves.all, rows / 2, rows - rows / 2);
+  kernel_x86_run(ck, pooled.all, two_threads);
+  bool same = outputs_identical(k, &whole, &halves) && outputs_identical(k, &whole, &pooled);
+  if (!same) t->split_differs++;
+  EXPECT(same, "%s (%s): rows split in two or on 2 threads give other bytes", where, cpu_level_name(cpu->level));
+  for (int o = 0; o < k->output_count; o++) {
+    const Shape *s = &k->outputs[o].shape;
+    for (int64_t i = 0; i < shape_element_count(s); i++) {
+      if (element_matches(s, whole.all[k->input_count + o], want[o], i)) continue;
+      t->wrong++;
+      StrBuf sb = {0};
+      print_kernel(&sb, k);
+      EXPECT(false, "%s (%s): output %d element %lld differs from kernel_eval\n%s", where,
+             cpu_level_name(cpu->level), o, (long long)i, sb.data);
+      strbuf_free(&sb);
+      if (t->wrong < 3) kernel_x86_print_listing(ck, stdout);
+      break;
+    }
+  }
+  buffers_free(&whole);
+  buffers_free(&halves);
+  buffers_free(&pooled);
+  kernel_x86_free(ck);
+}
+
+static void check_kernel(const Kernel *k, Literal *const *operands, Tally *t, const char *where) {
+  Literal **inputs = calloc_or_exit((size_t)k->input_count + 1, sizeof *inputs);
+  for (int i = 0; i < k->input_count; i++)
+    inputs[i] = k->inputs[i].constant ? (Literal *)k->inputs[i].constant : operands[i];
+  Literal **want = calloc_or_exit((size_t)k->output_count + 1, sizeof *want);
+  for (int o = 0; o < k->output_count; o++) want[o] = literal_create(&k->outputs[o].shape);
+  Status st;
+  status_clear(&st);
+  t->kernels++;
+  if (kernel_eval(k, inputs, want, &st)) {
+    CpuFeatures hardware;
+    cpu_features_detect_hardware(&hardware);
+    for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+      CpuFeatures cpu = hardware;
+      status_clear(&st);
+      if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+      check_level(k, &cpu, inputs, want, t, where);
+    }
+  }
+  for (int o = 0; o < k->output_count; o++) literal_free(want[o]);
+  free(want);
+  free(inputs);
+}
+
+/* Evaluates the entry instruction by instruction; each instruction that
+ * lowers is checked on the operand values the evaluator saw. */
+static void check_module(const Module *m, Tally *t) {
+  const Computation *c = m->entry;
+  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
+  uint64_t state = 7;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const Instruction *inst = c->instructions[i];
+    Status st;
+    status_clear(&st);
+    if (inst->opcode == OP_PARAMETER) {
+      values[i] = random_literal(&inst->shape, &state);
+      continue;
+    }
+    if (inst->opcode == OP_CONSTANT) {
+      values[i] = literal_clone(inst->attrs.literal);
+      continue;
+    }
+    Literal *operands[64];
+    for (int a = 0; a < inst->operand_count && a < 64; a++) operands[a] = values[inst->operands[a]->index];
+    values[i] = eval_instruction(inst, operands, &st);
+    if (!values[i]) break;
+    status_clear(&st);
+    Kernel *k = lower_to_kernel(inst, &st);
+    if (!k) continue;
+    char where[300];
+    snprintf(where, sizeof where, "%s: %s", m->name, inst->name);
+    check_kernel(k, operands, t, where);
+    kernel_free(k);
+  }
+  for (int i = 0; i < c->instruction_count; i++) literal_free(values[i]);
+  free(values);
+}
+
+static void check_corpus(bool optimized) {
+  DIR *dir = opendir("tests/hlo");
+  EXPECT(dir != NULL, "run from the repository root");
+  if (!dir) return;
+  Tally t = {0};
+  struct dirent *e;
+  while ((e = readdir(dir))) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 4, ".hlo") != 0) continue;
+    char path[600];
+    snprintf(path, sizeof path, "tests/hlo/%s", e->d_name);
+    Status st;
+    status_clear(&st);
+    Module *m = parse_module_file(path, &st);
+    if (!m) continue;
+    bool ok = true;
+    if (optimized) {
+      OptContext ctx;
+      opt_context_init(&ctx, NULL);
+      ok = optimize_module(m, &ctx, &st);
+      opt_context_free(&ctx);
+    }
+    if (ok) check_module(m, &t);
+    module_free(m);
+  }
+  closedir(dir);
+  printf("  %s: %d kernels: %d compiled (%d with a SIMD loop), %d refused (op or type without x86 code); runs sse4 %d, avx2 %d, "
+         "avx512 %d; %d wrong, %d differ when split\n",
+         optimized ? "optimized corpus" : "corpus ops", t.kernels, t.compiled, t.vectorized, t.refused,
+         t.runs_per_level[CPU_LEVEL_SSE4], t.runs_per_level[CPU_LEVEL_AVX2], t.runs_per_level[CPU_LEVEL_AVX512],
+         t.wrong, t.split_differs);
+  EXPECT(t.compiled > 100, "only %d kernels compiled", t.compiled);
+}
+
+TEST(every_supported_corpus_op_matches_kernel_eval_at_every_isa_level) { check_corpus(false); }
+
+TEST(every_supported_fusion_matches_kernel_eval_at_every_isa_level) { check_corpus(true); }
+
+static Module *parse_text(const char *text) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  return m;
+}
+
+static CompiledKernel *compile_root(const Module *m, Kernel **k, Status *st) {
+  *k = lower_to_kernel(m->entry->root, st);
+  if (!*k) return NULL;
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  return kernel_x86_compile(*k, &cpu, st);
+}
+
+TEST(transcendental_functions_are_refused_by_name_until_their_algorithms_exist) {
+  Module *m = parse_text("HloModule t\nENTRY e { a = f32[8] parameter(0)\n ROOT t = f32[8] tanh(a) }\n");
+  if (!m) return;
+  Status st;
+  status_clear(&st);
+  Kernel *k = NULL;
+  CompiledKernel *ck = compile_root(m, &k, &st);
+  EXPECT(ck == NULL && st.code == STATUS_UNSUPPORTED && strstr(st.message, "tanh") && strstr(st.message, "f32"),
+         "message: %s", st.message);
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
+TEST(the_listing_heads_each_block_with_its_hlo_instruction_and_jax_line) {
+  Module *m = parse_text(
+      "HloModule l\nENTRY e { a = f32[4,3] parameter(0)\n b = f32[4,3] parameter(1)\n"
+      "  ROOT s = f32[4,3] add(a, b), metadata={op_name=\"jit(f)/add\" source_file=\"f.py\" source_line=12} }\n");
+  if (!m) return;
+  Status st;
+  status_clear(&st);
+  Kernel *k = NULL;
+  CompiledKernel *ck = compile_root(m, &k, &st);
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    kernel_x86_print_listing(ck, f);
+    fclose(f);
+    EXPECT(strstr(text, "jit(f)/add") && strstr(text, "f.py:12") && strstr(text, "addss"), "listing:\n%s", text);
+    free(text);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
+
+/* Fills a literal with values cycled from a list (the corner cases). */
+static Literal *literal_from_values(const Shape *s, const double *values, int count, int phase) {
+  Literal *lit = literal_create(s);
+  for (int64_t i = 0; i < shape_element_count(s); i++) {
+    double v = values[(i * (phase + 1) + phase) % count];
+    if (type_is_float(s->type)) literal_set_f64(lit, i, v);
+    else literal_set_s64(lit, i, (int64_t)v);
+  }
+  return lit;
+}
+
+/* The root of a one-instruction module, on corner-case operands, at every
+ * level; true when the checks ran (the kernel compiled). */
+static bool check_corner_cases(const char *text, const double *values, int count, Tally *t) {
+  Module *m = parse_text(text);
+  if (!m) return false;
+  const Instruction *root = m->entry->root;
+  Status st;
+  status_clear(&st);
+  Kernel *k = lower_to_kernel(root, &st);
+  EXPECT(k != NULL, "%s", st.message);
+  if (k) {
+    Literal *operands[8];
+    for (int a = 0; a < root->operand_count && a < 8; a++)
+      operands[a] = literal_from_values(&root->operands[a]->shape, values, count, a);
+    check_kernel(k, operands, t, root->name);
+    for (int a = 0; a < root->operand_count && a < 8; a++) literal_free(operands[a]);
+    kernel_free(k);
+  }
+  module_free(m);
+  return k != NULL;
+}
+
+static const double float_corners[] = {NAN, 0.0, -0.0, INFINITY, -INFINITY, 1.5, -2.5, 3e9, -3e9, 2147483647.0,
+                                       -2147483648.0, 1e-45, 0.5, -0.5, 7.0, NAN, 255.5, -129.0, 65536.0};
+
+/* maximum/minimum propagate NaN and order -0 and +0 as the evaluator does,
+ * in the SIMD loop (37 = vectors and a tail at every width) and in scalar code. */
+TEST(maximum_and_minimum_propagate_nan_in_vector_and_scalar_code) {
+  Tally t = {0};
+  int n = (int)(sizeof float_corners / sizeof float_corners[0]);
+  const char *ops[] = {"maximum", "minimum", "add", "divide", "subtract", "multiply"};
+  for (int o = 0; o < 6; o++) {
+    char text[400];
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e { a = f32[3,37] parameter(0)\n b = f32[3,37] parameter(1)\n"
+             "  ROOT r = f32[3,37] %s(a, b) }\n", ops[o]);
+    check_corner_cases(text, float_corners, n, &t);
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e { a = f64[5] parameter(0)\n b = f64[5] parameter(1)\n"
+             "  ROOT r = f64[5] %s(a, b) }\n", ops[o]);
+    check_corner_cases(text, float_corners, n, &t);
+  }
+  EXPECT(t.compiled == 12 && t.vectorized == 6 && t.wrong == 0, "%d compiled, %d vectorized, %d wrong", t.compiled,
+         t.vectorized, t.wrong);
+}
+
+/* Float to integer saturates at the limits and maps NaN to 0; integer
+ * division by zero gives -1 and remainder by zero the dividend; compares
+ * with NaN are false except ne. */
+TEST(converts_divisions_and_compares_follow_the_evaluator_at_the_edges) {
+  Tally t = {0};
+  int n = (int)(sizeof float_corners / sizeof float_corners[0]);
+  const char *converts[] = {"s32", "s8", "u8", "s64", "u32", "s16"};
+  for (int c = 0; c < 6; c++) {
+    char text[300];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f32[19] parameter(0)\n ROOT r = %s[19] convert(a) }\n",
+             converts[c]);
+    check_corner_cases(text, float_corners, n, &t);
+  }
+  static const double ints[] = {0, 1, -1, 7, -7, 2147483647.0, -2147483648.0, 3, 0, -2};
+  const char *int_ops[] = {"divide", "remainder", "maximum", "minimum", "multiply", "subtract"};
+  for (int o = 0; o < 6; o++) {
+    char text[300];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { a = s32[10] parameter(0)\n b = s32[10] parameter(1)\n"
+             " ROOT r = s32[10] %s(a, b) }\n", int_ops[o]);
+    check_corner_cases(text, ints, 10, &t);
+  }
+  const char *dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  for (int d = 0; d < 6; d++) {
+    char text[300];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f32[19] parameter(0)\n b = f32[19] parameter(1)\n"
+             " ROOT r = pred[19] compare(a, b), direction=%s }\n", dirs[d]);
+    check_corner_cases(text, float_corners, n, &t);
+  }
+  const char *clamps[] = {"f32", "f64", "s32", "u8"};
+  for (int c = 0; c < 4; c++) {
+    char text[400];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { l = %s[19] parameter(0)\n x = %s[19] parameter(1)\n"
+             " h = %s[19] parameter(2)\n ROOT r = %s[19] clamp(l, x, h) }\n", clamps[c], clamps[c], clamps[c], clamps[c]);
+    check_corner_cases(text, c >= 2 ? ints : float_corners, c >= 2 ? 10 : n, &t);
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { x = %s[19] parameter(0)\n ROOT r = %s[19] sign(x) }\n",
+             clamps[c], clamps[c]);
+    check_corner_cases(text, c >= 2 ? ints : float_corners, c >= 2 ? 10 : n, &t);
+  }
+  EXPECT(t.compiled == 26 && t.wrong == 0, "%d compiled, %d wrong", t.compiled, t.wrong);
+}
+
+/* A body with more live values than registers: 20 f32 loads and 10 s64
+ * indices all live at once, so both classes spill, in the SIMD loop and in
+ * the scalar tail. */
+TEST(values_beyond_the_register_file_spill_and_stay_correct) {
+  Kernel *k = kernel_create("spill", NULL, KERNEL_LOOP);
+  k->rank = 1;
+  k->dims[0] = 37;
+  int64_t dims[1] = {37 + 9};
+  Shape in = shape_array(TYPE_F32, 1, dims), out = shape_array(TYPE_F32, 1, k->dims);
+  for (int i = 0; i < 20; i++) kernel_add_input(k, &in, NULL, NULL);
+  kernel_add_output(k, &out, NULL, 0);
+  KernelOp index = {.kop = KOP_INDEX, .type = TYPE_S64, .dim = 0};
+  int j = kernel_add_op(k, &index), shifted[10], loaded[20];
+  for (int s = 0; s < 10; s++) {
+    KernelOp c = {.kop = KOP_CONSTANT, .type = TYPE_S64, .value.i = s};
+    KernelOp add = {.kop = KOP_HLO, .op = OP_ADD, .type = TYPE_S64, .arg_count = 2};
+    add.args[0] = j, add.args[1] = kernel_add_op(k, &c);
+    shifted[s] = kernel_add_op(k, &add);
+  }
+  for (int i = 0; i < 20; i++) {
+    KernelOp load = {.kop = KOP_LOAD, .type = TYPE_F32, .buffer = i, .arg_count = 1};
+    load.args[0] = shifted[(i * 7) % 10];
+    loaded[i] = kernel_add_op(k, &load);
+  }
+  int sum = loaded[0];
+  for (int i = 1; i < 20; i++) {
+    KernelOp mul = {.kop = KOP_HLO, .op = OP_MULTIPLY, .type = TYPE_F32, .arg_count = 2};
+    mul.args[0] = loaded[i], mul.args[1] = loaded[19 - i];
+    KernelOp add = {.kop = KOP_HLO, .op = OP_ADD, .type = TYPE_F32, .arg_count = 2};
+    add.args[0] = sum, add.args[1] = kernel_add_op(k, &mul);
+    sum = kernel_add_op(k, &add);
+  }
+  KernelOp store = {.kop = KOP_STORE, .type = TYPE_F32, .buffer = 0, .arg_count = 2};
+  store.args[0] = sum, store.args[1] = j;
+  kernel_add_op(k, &store);
+  uint64_t state = 3;
+  Literal *inputs[20];
+  for (int i = 0; i < 20; i++) inputs[i] = random_literal(&in, &state);
+  Tally t = {0};
+  check_kernel(k, inputs, &t, "spill");
+  for (int i = 0; i < 20; i++) literal_free(inputs[i]);
+  kernel_free(k);
+  EXPECT(t.compiled == 1 && t.vectorized == 1 && t.wrong == 0, "%d compiled, %d vectorized, %d wrong", t.compiled,
+         t.vectorized, t.wrong);
+}
+
+/* W^X: after everything above compiled its kernels, no mapping of this
+ * process is writable and executable at once. */
+TEST(generated_code_pages_are_never_writable_and_executable) {
+  FILE *maps = fopen("/proc/self/maps", "r");
+  if (!maps) return;
+  char line[512];
+  int wx = 0;
+  while (fgets(line, sizeof line, maps)) {
+    char perms[8] = {0};
+    if (sscanf(line, "%*s %7s", perms) == 1 && perms[1] == 'w' && perms[2] == 'x') wx++;
+  }
+  fclose(maps);
+  EXPECT(wx == 0, "%d mappings are writable and executable", wx);
+}
+
+int main(void) {
+  two_threads = thread_pool_create(2);
+  RUN(every_supported_corpus_op_matches_kernel_eval_at_every_isa_level);
+  RUN(every_supported_fusion_matches_kernel_eval_at_every_isa_level);
+  RUN(transcendental_functions_are_refused_by_name_until_their_algorithms_exist);
+  RUN(the_listing_heads_each_block_with_its_hlo_instruction_and_jax_line);
+  RUN(maximum_and_minimum_propagate_nan_in_vector_and_scalar_code);
+  RUN(converts_divisions_and_compares_follow_the_evaluator_at_the_edges);
+  RUN(values_beyond_the_register_file_spill_and_stay_correct);
+  RUN(generated_code_pages_are_never_writable_and_executable);
+  thread_pool_free(two_threads);
+  return test_summary();
+}
