@@ -58,11 +58,15 @@ static int binding_of(const CpuCompile *c, const Instruction *inst, int leaf) {
 
 static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
   CpuBinding b = {.kind = BINDING_NONE, .leaf = s->output_index, .number = s->parameter_number};
-  bool external = s->kind == BUFFER_PARAMETER || s->kind == BUFFER_CONSTANT || s->kind == BUFFER_OUTPUT;
-  if (external && s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape))
-    return refuse(c, s->inst, "a parameter, constant or result in a layout other than row-major");
+  bool relayout = s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape);
+  if (relayout && s->shape->element_size_bits)
+    return refuse(c, s->inst, "a packed layout (E(n))");
   if (s->kind == BUFFER_PARAMETER) {
     b.kind = BINDING_PARAMETER;
+    if (relayout) {
+      b.layout = s->shape;
+      b.offset = cpu_program_reserve_temp(c->p, s->size);
+    }
   } else if (s->kind == BUFFER_CONSTANT) {
     const Literal *lit = s->inst->attrs.literal;
     if (!lit || shape_is_tuple(&lit->shape)) return refuse(c, s->inst, "a tuple constant");
@@ -70,7 +74,8 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
     b.kind = BINDING_CONSTANT;
     b.data = malloc(bytes ? bytes : 1);
     if (!b.data) return status_error(c->st, STATUS_OUT_OF_MEMORY, "out of memory: a constant of %zu bytes", bytes);
-    if (bytes) memcpy(b.data, lit->data, bytes);
+    if (relayout) relayout_copy(s->shape, lit->data, b.data, true);
+    else if (bytes) memcpy(b.data, lit->data, bytes);
   } else if (s->kind == BUFFER_TEMP) {
     b.kind = BINDING_TEMP;
     b.offset = s->offset;
@@ -95,24 +100,33 @@ static bool bind_result(CpuCompile *c) {
     int b = binding_of(c, root, l);
     if (b < 0) return refuse(c, root, "a result leaf without storage");
     CpuBinding *bind = &c->p->bindings[b];
+    /* The root's leaf names the storage's bytes in its own shape (a bitcast
+     * may have changed the layout): that is the layout to read them in. */
+    const Shape *shape = buffer_plan_find(plan, root, l)->shape;
+    bool row_major = layout_is_row_major(shape);
+    if (!row_major && shape->element_size_bits) return refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {
-      bind->leaf = l;
-      continue;
+      if (row_major) {
+        bind->leaf = l;
+        continue;
+      }
+      *bind = (CpuBinding){.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, shape_byte_size(shape))};
     }
-    const Shape *shape = plan->slots[b].shape;
-    if (!layout_is_row_major(shape)) return refuse(c, root, "a result in a layout other than row-major");
-    c->p->copies[c->p->copy_count++] = (CpuResultCopy){.binding = b, .leaf = l, .bytes = shape_byte_size(shape)};
+    c->p->copies[c->p->copy_count++] =
+        (CpuResultCopy){.binding = b, .leaf = l, .bytes = shape_byte_size(shape), .layout = row_major ? NULL : shape};
   }
   return true;
 }
 
 /* ---- kernels ---- */
 
-static bool compile_kernel(CpuCompile *c, const Instruction *inst) {
+/* A kernel for inst; with `computed` (an output fusion's dot), the
+ * epilogue that reads the dot's product from binding computed_binding. */
+static bool compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding) {
   for (int i = 0; i < inst->operand_count; i++)
     if (shape_is_tuple(&inst->operands[i]->shape)) return refuse(c, inst, "a tuple-shaped operand");
   Status why = {0};
-  Kernel *k = lower_to_kernel(inst, &why);
+  Kernel *k = computed ? lower_epilogue(inst, computed, &why) : lower_to_kernel(inst, &why);
   CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
   if (!ck) {
     kernel_free(k);
@@ -124,11 +138,14 @@ static bool compile_kernel(CpuCompile *c, const Instruction *inst) {
   for (int i = 0; i < k->input_count && ok; i++) {
     const KernelBuffer *in = &k->inputs[i];
     if (in->constant) {
-      if (!layout_is_row_major(&in->shape)) ok = refuse(c, inst, "a fused constant in a layout other than row-major");
+      if (in->shape.element_size_bits) ok = refuse(c, inst, "a fused constant in a packed layout (E(n))");
       size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
       CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
-      if (bytes) memcpy(b.data, in->constant->data, bytes);
+      if (!layout_is_row_major(&in->shape)) relayout_copy(&in->shape, in->constant->data, b.data, true);
+      else if (bytes) memcpy(b.data, in->constant->data, bytes);
       s->buffers[i] = cpu_program_add_binding(c->p, &b);
+    } else if (computed && in->source == computed) {
+      s->buffers[i] = computed_binding;
     } else {
       s->buffers[i] = binding_of(c, in->source, 0);
     }
@@ -188,11 +205,14 @@ static void dims_range(int64_t *out, int from, int count) {
   for (int i = 0; i < count; i++) out[i] = from + i;
 }
 
-static bool compile_dot(CpuCompile *c, const Instruction *inst) {
-  const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape, *out = &inst->shape;
-  if (lhs->type != TYPE_F32 || rhs->type != TYPE_F32 || out->type != TYPE_F32)
-    return refuse(c, inst, "a dot that is not f32 throughout");
-  const DotDims *dd = attrs_dot(&inst->attrs);
+/* The GEMM problem of dot (sizes and element strides; pointers are set
+ * per run); false when it is not f32 or its dimensions do not map to one
+ * batch, row, column and contracting stride each. why says which. */
+static bool dot_problem(const Instruction *dot, GemmProblem *g, const char **why) {
+  const Shape *lhs = &dot->operands[0]->shape, *rhs = &dot->operands[1]->shape, *out = &dot->shape;
+  *why = "a dot that is not f32 throughout";
+  if (lhs->type != TYPE_F32 || rhs->type != TYPE_F32 || out->type != TYPE_F32) return false;
+  const DotDims *dd = attrs_dot(&dot->attrs);
   int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK], ob[AXLE_MAX_RANK], om[AXLE_MAX_RANK], on[AXLE_MAX_RANK];
   int nb = dd->lhs_batch.count;
   int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
@@ -200,30 +220,72 @@ static bool compile_dot(CpuCompile *c, const Instruction *inst) {
   dims_range(ob, 0, nb);
   dims_range(om, nb, nm);
   dims_range(on, nb + nm, nn);
-  GemmProblem g = {0};
+  memset(g, 0, sizeof *g);
   int64_t e, unused, cn_stride;
-  bool ok = dims_merge(lhs, dd->lhs_batch.values, nb, &g.batch, &g.a_batch_stride) &&
-            dims_merge(rhs, dd->rhs_batch.values, nb, &e, &g.b_batch_stride) &&
-            dims_merge(lhs, lfree, nm, &g.m, &g.a_row_stride) &&
-            dims_merge(rhs, rfree, nn, &g.n, &g.b_col_stride) &&
-            dims_merge(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count, &g.k, &g.a_col_stride) &&
-            dims_merge(rhs, dd->rhs_contracting.values, dd->rhs_contracting.count, &e, &g.b_row_stride) &&
-            dims_merge(out, ob, nb, &e, &g.c_batch_stride) && dims_merge(out, om, nm, &e, &g.c_row_stride) &&
-            dims_merge(out, on, nn, &unused, &cn_stride) && (g.n <= 1 || cn_stride == 1);
-  if (!ok) return refuse(c, inst, "a dot whose dimensions do not map to GEMM strides");
+  *why = "a dot whose dimensions do not map to GEMM strides";
+  return dims_merge(lhs, dd->lhs_batch.values, nb, &g->batch, &g->a_batch_stride) &&
+         dims_merge(rhs, dd->rhs_batch.values, nb, &e, &g->b_batch_stride) &&
+         dims_merge(lhs, lfree, nm, &g->m, &g->a_row_stride) &&
+         dims_merge(rhs, rfree, nn, &g->n, &g->b_col_stride) &&
+         dims_merge(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count, &g->k, &g->a_col_stride) &&
+         dims_merge(rhs, dd->rhs_contracting.values, dd->rhs_contracting.count, &e, &g->b_row_stride) &&
+         dims_merge(out, ob, nb, &e, &g->c_batch_stride) && dims_merge(out, om, nm, &e, &g->c_row_stride) &&
+         dims_merge(out, on, nn, &unused, &cn_stride) && (g->n <= 1 || cn_stride == 1);
+}
+
+/* A GEMM step computing dot (inst names it in messages) from the bindings
+ * lhs and rhs into out. */
+static bool add_dot_step(CpuCompile *c, const Instruction *inst, const Instruction *dot, int lhs, int rhs, int out) {
+  GemmProblem g;
+  const char *why;
+  if (!dot_problem(dot, &g, &why)) return refuse(c, inst, why);
+  if (lhs < 0 || rhs < 0 || out < 0) return refuse(c, inst, "a dot operand the plan does not place");
   if (!c->p->gemm) {
     c->p->gemm = gemm_plan_create(&c->p->cpu, c->st);
     if (!c->p->gemm) return false;
   }
-  if (shape_element_count(out) == 0) return true;  /* nothing to write */
+  if (shape_element_count(&dot->shape) == 0) return true;  /* nothing to write */
   CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_DOT, inst, 3);
   s->dot = g;
-  s->buffers[0] = binding_of(c, inst->operands[0], 0);
-  s->buffers[1] = binding_of(c, inst->operands[1], 0);
-  s->buffers[2] = binding_of(c, inst, 0);
-  for (int i = 0; i < 3; i++)
-    if (s->buffers[i] < 0) return refuse(c, inst, "a dot operand the plan does not place");
+  s->buffers[0] = lhs;
+  s->buffers[1] = rhs;
+  s->buffers[2] = out;
   return true;
+}
+
+static bool compile_dot(CpuCompile *c, const Instruction *inst) {
+  return add_dot_step(c, inst, inst, binding_of(c, inst->operands[0], 0), binding_of(c, inst->operands[1], 0),
+                      binding_of(c, inst, 0));
+}
+
+/* The binding of an operand of a fused dot: a parameter of the fused
+ * computation is the fusion's operand; anything else is computed inside. */
+static int fused_operand_binding(const CpuCompile *c, const Instruction *fusion, const Instruction *operand) {
+  if (operand->opcode != OP_PARAMETER) return -1;
+  int64_t n = operand->attrs.parameter_number;
+  if (n < 0 || n >= fusion->operand_count) return -1;
+  return binding_of(c, fusion->operands[n], 0);
+}
+
+/* An output fusion: its dot through the GEMM into a temporary placed after
+ * the plan's block, then the rest of the fused computation as a loop kernel
+ * that reads the product. */
+static bool compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
+  const Computation *body = fusion->called[0];
+  const Instruction *dot = NULL;
+  for (int i = 0; i < body->instruction_count; i++) {
+    const Instruction *inst = body->instructions[i];
+    if (inst->opcode != OP_DOT) continue;
+    if (dot) return refuse(c, fusion, "an output fusion with more than one dot");
+    dot = inst;
+  }
+  if (!dot) return refuse(c, fusion, "an output fusion around an op other than a dot");
+  int lhs = fused_operand_binding(c, fusion, dot->operands[0]);
+  int rhs = fused_operand_binding(c, fusion, dot->operands[1]);
+  if (lhs < 0 || rhs < 0) return refuse(c, fusion, "an output fusion whose dot reads values computed inside it");
+  CpuBinding product = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, shape_byte_size(&dot->shape))};
+  int out = cpu_program_add_binding(c->p, &product);
+  return add_dot_step(c, fusion, dot, lhs, rhs, out) && compile_kernel(c, fusion, dot, out);
 }
 
 /* ---- the walk ---- */
@@ -239,13 +301,13 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   case OP_DOT:
     return compile_dot(c, inst);
   case OP_FUSION:
-    if (inst->attrs.fusion_kind == FUSION_OUTPUT || inst->attrs.fusion_kind == FUSION_CUSTOM)
-      return refuse(c, inst, "an output fusion (a dot with its epilogue)");
-    return compile_kernel(c, inst);
+    if (inst->attrs.fusion_kind == FUSION_OUTPUT) return compile_output_fusion(c, inst);
+    if (inst->attrs.fusion_kind == FUSION_CUSTOM) return refuse(c, inst, "a custom fusion");
+    return compile_kernel(c, inst, NULL, -1);
   default:
     if (opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL)
       return refuse(c, inst, NULL);
-    return compile_kernel(c, inst);
+    return compile_kernel(c, inst, NULL, -1);
   }
 }
 

@@ -9,6 +9,7 @@ CpuProgram *cpu_program_create(const BufferPlan *plan, const Shape *result_shape
   CpuProgram *p = calloc_or_exit(1, sizeof *p);
   p->plan = plan;
   p->result_shape = result_shape;
+  p->temp_bytes = plan ? plan->temp_bytes : 0;
   pthread_mutex_init(&p->lock, NULL);
   /* A pool that cannot start threads runs everything on the caller. */
   p->pool = thread_pool_create(threads);
@@ -52,6 +53,29 @@ CpuStep *cpu_program_add_step(CpuProgram *p, CpuStepKind kind, const Instruction
   s->buffer_count = buffer_count;
   s->buffers = calloc_or_exit((size_t)buffer_count + 1, sizeof *s->buffers);
   return s;
+}
+
+int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes) {
+  int64_t at = (p->temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  p->temp_bytes = at + bytes;
+  return at;
+}
+
+void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
+  int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
+  for (int i = 0; i < s->rank; i++) {
+    stride[s->minor_to_major[i]] = step;
+    step *= s->dims[s->minor_to_major[i]];
+  }
+  size_t size = (size_t)type_byte_size(s->type);
+  int64_t count = shape_element_count(s);
+  for (int64_t i = 0; i < count; i++) {
+    int64_t at = 0;
+    for (int d = 0; d < s->rank; d++) at += index[d] * stride[d];
+    const char *from = (const char *)src + (size_t)(into_layout ? i : at) * size;
+    memcpy((char *)dst + (size_t)(into_layout ? at : i) * size, from, size);
+    for (int d = s->rank - 1; d >= 0 && ++index[d] == s->dims[d]; d--) index[d] = 0;
+  }
 }
 
 /* ---- the result buffer and the arguments' leaves ---- */
@@ -105,7 +129,10 @@ static void *buffer_leaf(const HostBuffer *b, int64_t *leaf) {
 static void *binding_address(const CpuBinding *b, HostBuffer *const *args, char *temp, void **result_leaves) {
   int64_t leaf = b->leaf;
   switch (b->kind) {
-  case BINDING_PARAMETER: return buffer_leaf(args[b->number], &leaf);
+  case BINDING_PARAMETER:
+    if (!b->layout) return buffer_leaf(args[b->number], &leaf);
+    relayout_copy(b->layout, buffer_leaf(args[b->number], &leaf), temp + b->offset, true);
+    return temp + b->offset;
   case BINDING_CONSTANT: return b->data;
   case BINDING_TEMP: return temp + b->offset;
   case BINDING_OUTPUT: return result_leaves[b->leaf];
@@ -130,7 +157,7 @@ static void step_run(const CpuProgram *p, const CpuStep *s, void **address, void
 /* Runs the steps with every binding at its address; false when the
  * temporary block cannot be had. */
 static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
-  int64_t temp_bytes = p->plan ? p->plan->temp_bytes : 0;
+  int64_t temp_bytes = p->temp_bytes;
   size_t rounded = (size_t)(temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
   char *temp = rounded ? aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
   if (rounded && !temp)
@@ -148,7 +175,9 @@ static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **res
   pthread_mutex_unlock(&p->lock);
   for (int i = 0; i < p->copy_count; i++) {
     const CpuResultCopy *c = &p->copies[i];
-    if (c->bytes > 0) memcpy(result_leaves[c->leaf], address[c->binding], (size_t)c->bytes);
+    if (c->bytes <= 0) continue;
+    if (c->layout) relayout_copy(c->layout, address[c->binding], result_leaves[c->leaf], false);
+    else memcpy(result_leaves[c->leaf], address[c->binding], (size_t)c->bytes);
   }
   free(buffers);
   free(address);

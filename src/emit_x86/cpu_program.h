@@ -21,7 +21,8 @@
 
 typedef enum BindingKind {
   BINDING_NONE,       /* no storage (tokens, empty arrays, alias slots) */
-  BINDING_PARAMETER,  /* leaf `leaf` of argument `number` */
+  BINDING_PARAMETER,  /* leaf `leaf` of argument `number`; with `layout`, copied
+                         into that layout at `offset` of the temporary block */
   BINDING_CONSTANT,   /* data, owned by the program */
   BINDING_TEMP,       /* the temporary block at offset */
   BINDING_OUTPUT,     /* leaf `leaf` of the result */
@@ -31,6 +32,7 @@ typedef struct CpuBinding {
   BindingKind kind;
   int64_t number, leaf, offset;
   void *data;
+  const Shape *layout;
 } CpuBinding;
 
 typedef enum CpuStepKind { CPU_STEP_KERNEL, CPU_STEP_DOT } CpuStepKind;
@@ -48,12 +50,16 @@ typedef struct CpuStep {
 typedef struct CpuResultCopy {
   int binding, leaf;
   int64_t bytes;
+  const Shape *layout;        /* non-NULL: the source is in this layout */
 } CpuResultCopy;
 
 typedef struct CpuProgram {
   CpuFeatures cpu;
   const BufferPlan *plan;
   const Shape *result_shape;
+  /* The temporary block: the plan's, then the products of output fusions'
+   * dots, which the epilogue kernels read. */
+  int64_t temp_bytes;
   int binding_count, binding_capacity;
   CpuBinding *bindings;
   int step_count, step_capacity;
@@ -72,6 +78,11 @@ void cpu_program_free(CpuProgram *p);
 /* A new binding (number returned); data, if any, becomes the program's. */
 int cpu_program_add_binding(CpuProgram *p, const CpuBinding *b);
 CpuStep *cpu_program_add_step(CpuProgram *p, CpuStepKind kind, const Instruction *inst, int buffer_count);
+/* Reserves bytes at the end of the temporary block; returns their offset. */
+int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes);
+/* Copies an array between row-major order (host buffers, literals) and
+ * s's layout: into_layout says which way. */
+void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
 
 #endif
