@@ -67,13 +67,13 @@ static void note_origin(KernelX86 *x, int i, const Instruction **last) {
   *last = op->origin;
   StrBuf sb = {0};
   instruction_describe(&sb, op->origin);
-  x86_listing_note(x->cb, "# op %%%d: %s", i, sb.data ? sb.data : op->origin->name);
+  x86_listing_note(x->cb, "op %%%d: %s", i, sb.data ? sb.data : op->origin->name);
   strbuf_free(&sb);
 }
 
 static bool emit_block(KernelX86 *x, KernelBlock block) {
   const Instruction *last = NULL;
-  x86_listing_note(x->cb, "# %s", block == KBLOCK_PRE ? "pre" : block == KBLOCK_REDUCE ? "reduce" : "post");
+  x86_listing_note(x->cb, "%s", block == KBLOCK_PRE ? "pre" : block == KBLOCK_REDUCE ? "reduce" : "post");
   for (int i = 0; i < x->k->op_count; i++) {
     if (x->k->ops[i].block != block) continue;
     note_origin(x, i, &last);
@@ -89,26 +89,35 @@ static bool emit_reduce_nest(KernelX86 *x) {
   if (product(k->reduce_dims, k->reduce_rank) == 0) return true;
   X86Label heads[AXLE_MAX_RANK + 1];
   int n = k->reduce_rank;
-  for (int d = 0; d < n; d++) {
+  int lanes = kernel_x86_vector_reduce_lanes(x);
+  x->vectorized_lanes = lanes;
+  for (int d = 0; d < n - 1; d++) {
     heads[d] = x86_label_new(x->cb);
-    if (d == n - 1) EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
-    else EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
+    EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
     x86_label_bind(x->cb, heads[d]);
   }
-  if (!emit_block(x, KBLOCK_REDUCE)) return false;
-  for (int a = 0; a < k->acc_count; a++) {
-    EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
-    EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
-  }
-  for (int d = n - 1; d >= 0; d--) {
-    if (d == n - 1) {
-      EMIT(X86_INC, reg(KX_INNER));
-      EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[d]));
-    } else {
-      X86Operand slot = kernel_x86_slot(x->rindex_slot + d, 8);
-      EMIT(X86_INC, slot);
-      EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
+  int64_t inner = n > 0 ? k->reduce_dims[n - 1] : 1;
+  if (lanes && !kernel_x86_emit_vector_reduce(x, lanes)) return false;
+  if (!lanes) EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  if (!lanes || inner % REDUCE_PARTIALS != 0) {
+    /* the scalar loop: every element, or the tail after the partial sums */
+    X86Label head = x86_label_new(x->cb);
+    x86_label_bind(x->cb, head);
+    if (!emit_block(x, KBLOCK_REDUCE)) return false;
+    for (int a = 0; a < k->acc_count; a++) {
+      EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
+      EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
     }
+    if (n > 0) {
+      EMIT(X86_INC, reg(KX_INNER));
+      EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner));
+      EMIT(X86_JL, x86_rel(head));
+    }
+  }
+  for (int d = n - 2; d >= 0; d--) {
+    X86Operand slot = kernel_x86_slot(x->rindex_slot + d, 8);
+    EMIT(X86_INC, slot);
+    EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
     EMIT(X86_JL, x86_rel(heads[d]));
   }
   return true;
@@ -140,7 +149,7 @@ static bool emit_row_body(KernelX86 *x) {
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   if (lanes) {
     /* r14 steps by lanes while r14 + lanes <= inner. */
-    x86_listing_note(x->cb, "# vector loop, %d f32 lanes", lanes);
+    x86_listing_note(x->cb, "vector loop, %d f32 lanes", lanes);
     X86Label vector_head = x86_label_new(x->cb);
     x86_label_bind(x->cb, vector_head);
     x->lanes = lanes;
@@ -151,7 +160,10 @@ static bool emit_row_body(KernelX86 *x) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - lanes));
     EMIT(X86_JLE, x86_rel(vector_head));
     if (inner % lanes == 0) return true;
-    x86_listing_note(x->cb, "# scalar tail");
+    x86_listing_note(x->cb, "scalar tail");
+    /* SSE code after 256/512-bit code: clear the upper halves first (the
+     * vector loop's values are dead here), or every SSE op pays a merge. */
+    if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   }
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
@@ -186,6 +198,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JL, x86_rel(row));
   x86_label_bind(x->cb, exit);
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
   x86_emit0(x->cb, X86_RET);
@@ -218,13 +231,19 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.rindex_slot = x.index_slot + AXLE_MAX_RANK;
   x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
   x.acc_next_slot = x.acc_slot + AXLE_MAX_RANK;
-  x.scratch_slot = x.acc_next_slot + AXLE_MAX_RANK;
+  x.partial_slot = x.acc_next_slot + AXLE_MAX_RANK;
+  x.scratch_slot = x.partial_slot + REDUCE_PARTIALS / 2;
   x.value_slot = x.scratch_slot + 1;
-  x.vector_slot = x.value_slot + k->op_count;
-  x.slot_count = x.vector_slot + 8 * k->op_count;
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
-  x86_listing_note(x.cb, "# kernel %s (%s)", k->name, cpu_level_name(cpu->level));
-  bool ok = kernel_x86_allocate(&x) && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
+  x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
+  bool ok = kernel_x86_allocate(&x);
+  x.vector_slot = x.value_slot + x.spill_count;
+  x.slot_count = x.vector_slot + 8 * x.spill_count;
+  /* The frame lives on the calling thread's stack. */
+  if (ok && x.slot_count > (1 << 17))
+    ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,
+                      x.spill_count);
+  ok = ok && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
             jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
   free(x.homes);
   free(x.last_use);

@@ -28,7 +28,7 @@ static X86Operand operand_of(const KernelX86 *x, int v) {
   const ValueHome *h = &x->homes[v];
   if (!h->spilled) return reg(h->reg);
   int size = h->value_class == VALUE_XMM ? (x->k->ops[v].type == TYPE_F64 ? 8 : 4) : 8;
-  return kernel_x86_slot(x->value_slot + v, size);
+  return kernel_x86_slot(x->value_slot + h->spill, size);
 }
 
 static void fetch(KernelX86 *x, X86Reg into, int v) {

@@ -28,6 +28,7 @@ typedef struct ValueHome {
   ValueClass value_class;
   bool spilled;
   X86Reg reg;             /* 64-bit GPR or xmm */
+  int spill;              /* spilled: its number among the spilled values */
 } ValueHome;
 
 typedef struct KernelX86 {
@@ -38,13 +39,18 @@ typedef struct KernelX86 {
   int *last_use;          /* one per op: the last op reading it (intervals) */
   /* Stack slots, 8 bytes each, at [rsp + 8*slot]. */
   int index_slot, rindex_slot, acc_slot, acc_next_slot, value_slot;
-  int vector_slot;        /* 8 slots (64 bytes) per value: spilled vectors */
+  int vector_slot;        /* 8 slots (64 bytes) per spilled value: vectors */
+  int spill_count;
   int scratch_slot;
   int slot_count;
   /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code
    * is emitted; forms holds each op's LaneForm. */
   int lanes;
   int vectorized_lanes;   /* what the kernel's vector loop uses, 0 if none */
+  /* A vectorized sum: its ACC_READ, add and ACC_WRITE ops, and 16 f32
+   * partial sums at [rsp + 8*partial_slot]. */
+  int reduce_read, reduce_combine, reduce_write;
+  int partial_slot;
   uint8_t *forms;
   Status *st;
 } KernelX86;
@@ -71,5 +77,12 @@ typedef enum LaneForm {
  * (then the kernel runs as scalar code); fills x->forms. */
 int kernel_x86_vector_lanes(KernelX86 *x);
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i);
+/* A reduce kernel whose one f32 accumulator sums elements loaded along the
+ * innermost reduced dimension: the lanes, or 0 (then it stays scalar). */
+int kernel_x86_vector_reduce_lanes(KernelX86 *x);
+/* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
+ * leaving r14 at the first element it did not cover. */
+bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
+enum { REDUCE_PARTIALS = 16 };
 
 #endif

@@ -41,14 +41,14 @@ static X86Operand value_operand(const KernelX86 *x, int v) {
   const ValueHome *h = &x->homes[v];
   if (!h->spilled) return reg(h->reg);
   int size = h->value_class == VALUE_XMM ? float_size(x->k->ops[v].type) : 8;
-  return kernel_x86_slot(x->value_slot + v, size);
+  return kernel_x86_slot(x->value_slot + h->spill, size);
 }
 
 static void gpr_fetch(KernelX86 *x, X86Reg into, int v) { EMIT(X86_MOV, reg(into), value_operand(x, v)); }
 
 static void gpr_define(KernelX86 *x, int v, X86Reg from) {
   const ValueHome *h = &x->homes[v];
-  if (h->spilled) EMIT(X86_MOV, kernel_x86_slot(x->value_slot + v, 8), reg(from));
+  if (h->spilled) EMIT(X86_MOV, kernel_x86_slot(x->value_slot + h->spill, 8), reg(from));
   else EMIT(X86_MOV, reg(h->reg), reg(from));
 }
 

@@ -96,5 +96,9 @@ bool kernel_x86_allocate(KernelX86 *x) {
     x->homes[i].value_class = c;
     pool_assign(x, c == VALUE_GPR ? &gprs : &xmms, i);
   }
+  /* Stack slots only for the values that ended up spilled. */
+  x->spill_count = 0;
+  for (int i = 0; i < k->op_count; i++)
+    if (x->homes[i].spilled) x->homes[i].spill = x->spill_count++;
   return true;
 }

@@ -111,7 +111,7 @@ int kernel_x86_vector_lanes(KernelX86 *x) {
 /* ---- emission ---- */
 
 static X86Operand vector_slot(const KernelX86 *x, int v) {
-  return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->vector_slot + 8 * v));
+  return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->vector_slot + 8 * x->homes[v].spill));
 }
 
 static void vector_move(KernelX86 *x, X86Operand to, X86Operand from) {
@@ -126,6 +126,26 @@ static void vector_fetch(KernelX86 *x, int into, int v) {
 static void vector_define(KernelX86 *x, int v, int from) {
   const ValueHome *h = &x->homes[v];
   vector_move(x, h->spilled ? vector_slot(x, v) : reg(vreg(x, x86_reg_number(h->reg))), reg(vreg(x, from)));
+}
+
+/* An argument's register: its home, or scratch after a load from its slot. */
+static int vector_source(KernelX86 *x, int v, int scratch) {
+  const ValueHome *h = &x->homes[v];
+  if (!h->spilled) return x86_reg_number(h->reg);
+  vector_fetch(x, scratch, v);
+  return scratch;
+}
+
+/* Where op v computes its result: its home register (never an argument's,
+ * kernel_x86_regalloc.c), or S0 (15) when it lives in its slot... */
+static int vector_target(const KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  return h->spilled ? 15 : x86_reg_number(h->reg);
+}
+
+/* ...which vector_finish then stores. */
+static void vector_finish(KernelX86 *x, int v, int r) {
+  if (x->homes[v].spilled) vector_define(x, v, r);
 }
 
 /* dst = a OP b; SSE's two-operand form needs dst == a. */
@@ -196,21 +216,22 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
   if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s, store ? 1 : 0, &m))
     return false;
   if (store) {
-    vector_fetch(x, S0, op->args[0]);
+    int value = vector_source(x, op->args[0], S0);
     m.mem.size = (uint16_t)(4 * x->lanes);
-    vector_move(x, m, reg(vreg(x, S0)));
+    vector_move(x, m, reg(vreg(x, value)));
     return true;
   }
+  int d = vector_target(x, i);
   if (x->forms[i] == LANE_BROADCAST && is_sse(x)) {
-    EMIT(X86_MOVSS, reg(x86_xmm(S0)), m);
-    EMIT(X86_SHUFPS, reg(x86_xmm(S0)), reg(x86_xmm(S0)), x86_imm(0));
+    EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
+    EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
   } else if (x->forms[i] == LANE_BROADCAST) {
-    EMIT(X86_VBROADCASTSS, reg(vreg(x, S0)), m);
+    EMIT(X86_VBROADCASTSS, reg(vreg(x, d)), m);
   } else {
     m.mem.size = (uint16_t)(4 * x->lanes);
-    vector_move(x, reg(vreg(x, S0)), m);
+    vector_move(x, reg(vreg(x, d)), m);
   }
-  vector_define(x, i, S0);
+  vector_finish(x, i, d);
   return true;
 }
 
@@ -221,8 +242,9 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
     float f = (float)op->value.f;
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
-    vector_broadcast_bits(x, S0, bits);
-    vector_define(x, i, S0);
+    int d = vector_target(x, i);
+    vector_broadcast_bits(x, d, bits);
+    vector_finish(x, i, d);
     return true;
   }
   switch (op->op) {
@@ -230,26 +252,143 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
     static const X86Mnemonic sse[] = {X86_ADDPS, X86_SUBPS, X86_MULPS, X86_DIVPS};
     static const X86Mnemonic avx[] = {X86_VADDPS, X86_VSUBPS, X86_VMULPS, X86_VDIVPS};
     int n = op->op == OP_ADD ? 0 : op->op == OP_SUBTRACT ? 1 : op->op == OP_MULTIPLY ? 2 : 3;
-    vector_fetch(x, S0, op->args[0]);
-    vector_fetch(x, S1, op->args[1]);
-    vector_op(x, sse[n], avx[n], S0, S0, S1);
-    break;
+    int a = vector_source(x, op->args[0], S0), b = vector_source(x, op->args[1], S1), d = vector_target(x, i);
+    vector_op(x, sse[n], avx[n], d, a, b);
+    vector_finish(x, i, d);
+    return true;
   }
-  case OP_SQRT:
-    vector_fetch(x, S0, op->args[0]);
-    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, S0)), reg(vreg(x, S0)));
-    break;
-  case OP_NEGATE: case OP_ABS:
+  case OP_SQRT: {
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, d)), reg(vreg(x, a)));
+    vector_finish(x, i, d);
+    return true;
+  }
+  case OP_NEGATE: case OP_ABS: {
     vector_broadcast_bits(x, S1, op->op == OP_NEGATE ? 0x80000000u : 0x7fffffffu);
-    vector_fetch(x, S0, op->args[0]);
-    if (op->op == OP_NEGATE) vector_op(x, X86_XORPS, X86_VXORPS, S0, S0, S1);
-    else vector_op(x, X86_ANDPS, X86_VANDPS, S0, S0, S1);
-    break;
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    if (op->op == OP_NEGATE) vector_op(x, X86_XORPS, X86_VXORPS, d, a, S1);
+    else vector_op(x, X86_ANDPS, X86_VANDPS, d, a, S1);
+    vector_finish(x, i, d);
+    return true;
+  }
   case OP_MAXIMUM: case OP_MINIMUM: emit_vector_max_min(x, i); return true;
   default:
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d (%s) was classified as vector", x->k->name, i,
                         opcode_name(op->op));
   }
-  vector_define(x, i, S0);
+}
+
+/* ---- sums along the innermost reduced dimension ----
+ *
+ * REDUCE_PARTIALS (16) partial sums, whatever the ISA: partial l adds the
+ * elements l, l + 16, l + 32, ... of each innermost run (4 xmm, 2 ymm or 1
+ * zmm accumulators of -0.0, the identity of IEEE addition). After the run
+ * the accumulator takes them in lane order, acc = (((acc + p0) + p1) ...
+ * + p15), and then the last n % 16 elements one by one. The order depends
+ * on the shape only, so the result is the same for every thread count and
+ * every ISA level; it is not the evaluator's sequential order, so float
+ * sums differ from it by rounding. */
+
+static int uses_of(const Kernel *k, int v) {
+  int n = 0;
+  for (int i = 0; i < k->op_count; i++)
+    for (int a = 0; a < k->ops[i].arg_count; a++) n += k->ops[i].args[a] == v;
+  return n;
+}
+
+/* Finds acc0 = add(acc0, element) in the REDUCE block. */
+static bool find_sum(KernelX86 *x) {
+  const Kernel *k = x->k;
+  x->reduce_read = x->reduce_combine = x->reduce_write = -1;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block != KBLOCK_REDUCE) continue;
+    if (op->kop == KOP_ACC_READ) {
+      if (x->reduce_read >= 0) return false;
+      x->reduce_read = i;
+    } else if (op->kop == KOP_ACC_WRITE) {
+      if (x->reduce_write >= 0) return false;
+      x->reduce_write = i;
+      x->reduce_combine = op->args[0];
+    }
+  }
+  if (x->reduce_read < 0 || x->reduce_write < 0) return false;
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  return add->kop == KOP_HLO && add->op == OP_ADD && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
+         (add->args[0] == x->reduce_read || add->args[1] == x->reduce_read) && add->args[0] != add->args[1] &&
+         uses_of(k, x->reduce_read) == 1 && uses_of(k, x->reduce_combine) == 1;
+}
+
+int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int lanes = x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
+  if (k->kind != KERNEL_REDUCE || k->acc_count != 1 || k->acc_types[0] != TYPE_F32 || k->reduce_rank == 0 ||
+      k->reduce_dims[k->reduce_rank - 1] < REDUCE_PARTIALS || !find_sum(x))
+    return 0;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block != KBLOCK_REDUCE) {
+      /* PRE values are scalars: integers are uniform, an f32 one would
+       * need a broadcast (not written). */
+      x->forms[i] = LANE_UNIFORM;
+      continue;
+    }
+    if (i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write) continue;
+    for (int a = 0; a < op->arg_count; a++) {
+      const KernelOp *arg = &k->ops[op->args[a]];
+      if (arg->block != KBLOCK_REDUCE && value_class_of(arg->type) == VALUE_XMM) return 0;
+      if (op->args[a] == x->reduce_read || op->args[a] == x->reduce_combine) return 0;
+    }
+    int f;
+    if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
+    else if (op->kop == KOP_INDEX || op->kop == KOP_STORE || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
+    else f = op_form(x, i);
+    if (f < 0) return 0;
+    x->forms[i] = (uint8_t)f;
+  }
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  int f = x->forms[element];
+  return k->ops[element].block == KBLOCK_REDUCE && (f == LANE_VECTOR || f == LANE_BROADCAST) ? lanes : 0;
+}
+
+static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) {
+  return x86_mem(size, X86_RSP, 8 * x->partial_slot + 4 * first_lane);
+}
+
+bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
+  const Kernel *k = x->k;
+  int64_t n = k->reduce_dims[k->reduce_rank - 1];
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  x->lanes = lanes;
+  x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
+  vector_broadcast_bits(x, S0, 0x80000000u); /* -0.0 */
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
+    for (int i = 0; i < k->op_count; i++) {
+      if (k->ops[i].block != KBLOCK_REDUCE || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
+        continue;
+      if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+    }
+    /* partial = partial + element: the accumulator is the first operand
+     * of the evaluator's add too (commutative either way, bit for bit). */
+    vector_move(x, reg(vreg(x, S1)), partial_operand(x, u * lanes, 4 * lanes));
+    vector_fetch(x, S0, element);
+    vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
+    vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S1)));
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
+  }
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
+  EMIT(X86_JLE, x86_rel(head));
+  x->lanes = 0;
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
+  X86Operand acc = kernel_x86_slot(x->acc_slot, 4);
+  EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
+  for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+  EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
   return true;
 }

@@ -29,7 +29,9 @@ static Literal *random_literal(const Shape *shape, uint64_t *state) {
   if (shape_is_tuple(shape)) {
     Literal **elements = calloc_or_exit((size_t)shape->tuple_count + 1, sizeof *elements);
     for (int i = 0; i < shape->tuple_count; i++) elements[i] = random_literal(&shape->tuple_shapes[i], state);
-    return literal_create_tuple(elements, shape->tuple_count);
+    Literal *tuple = literal_create_tuple(elements, shape->tuple_count); /* copies the array */
+    free(elements);
+    return tuple;
   }
   Literal *lit = literal_create(shape);
   for (int64_t i = 0; i < shape_element_count(shape); i++) {
@@ -64,8 +66,9 @@ static void *buffer_from_literal(const Literal *lit, const Shape *s) {
   return buffer;
 }
 
-/* Element i of a buffer equals element i of a literal (any NaN equals any NaN). */
-static bool element_matches(const Shape *s, const void *buffer, const Literal *lit, int64_t i) {
+/* Element i of a buffer equals element i of a literal (any NaN equals any
+ * NaN); a reordered f32 sum of n terms may differ by tolerance. */
+static bool element_matches(const Shape *s, const void *buffer, const Literal *lit, int64_t i, double tolerance) {
   size_t size = (size_t)type_byte_size(s->type);
   const char *got = (const char *)buffer + (size_t)physical_offset(s, i) * size;
   const char *want = (const char *)lit->data + (size_t)i * size;
@@ -73,7 +76,7 @@ static bool element_matches(const Shape *s, const void *buffer, const Literal *l
   if (s->type == TYPE_F32) {
     float a, b;
     memcpy(&a, got, 4), memcpy(&b, want, 4);
-    return isnan(a) && isnan(b);
+    return (isnan(a) && isnan(b)) || fabs((double)a - (double)b) <= tolerance * (1.0 + fabs((double)b));
   }
   if (s->type == TYPE_F64) {
     double a, b;
@@ -84,16 +87,18 @@ static bool element_matches(const Shape *s, const void *buffer, const Literal *l
 }
 
 typedef struct Tally {
-  int kernels, compiled, refused, wrong, split_differs, vectorized;
+  int kernels, compiled, refused, wrong, split_differs, vectorized, reordered_sums, level_differs;
+  struct Buffers *level_reference;  /* the sse4 outputs of the kernel being checked */
   int runs_per_level[CPU_LEVEL_AVX512 + 1];
 } Tally;
 
 static ThreadPool *two_threads;
 
-typedef struct Buffers {
+typedef struct Buffers Buffers;
+struct Buffers {
   void **all;   /* inputs then outputs */
   int count;
-} Buffers;
+};
 
 static Buffers buffers_create(const Kernel *k, Literal *const *inputs) {
   Buffers b = {.count = k->input_count + k->output_count};
@@ -145,10 +150,31 @@ static void check_level(const Kernel *k, const CpuFeatures *cpu, Literal *const 
   bool same = outputs_identical(k, &whole, &halves) && outputs_identical(k, &whole, &pooled);
   if (!same) t->split_differs++;
   EXPECT(same, "%s (%s): rows split in two or on 2 threads give other bytes", where, cpu_level_name(cpu->level));
+  /* A vectorized sum adds 16 partial sums (kernel_x86_vector.c): each
+   * result is within 2^-20 * (terms) relative (plus the same absolute, for
+   * sums that cancel) of the evaluator's sequential sum. */
+  double tolerance = 0;
+  if (k->kind == KERNEL_REDUCE && kernel_x86_lanes(ck)) {
+    if (cpu->level == CPU_LEVEL_SSE4) t->reordered_sums++;
+    int64_t terms = 1;
+    for (int d = 0; d < k->reduce_rank; d++) terms *= k->reduce_dims[d];
+    tolerance = 0x1p-20 * (double)terms;
+  }
+  if (cpu->level == CPU_LEVEL_SSE4) {
+    for (int o = 0; o < k->output_count; o++) {
+      const Shape *s = &k->outputs[o].shape;
+      memcpy(t->level_reference->all[k->input_count + o], whole.all[k->input_count + o],
+             (size_t)shape_element_count(s) * (size_t)type_byte_size(s->type));
+    }
+  } else {
+    bool same_as_sse4 = outputs_identical(k, &whole, t->level_reference);
+    if (!same_as_sse4) t->level_differs++;
+    EXPECT(same_as_sse4, "%s: %s gives other bytes than sse4", where, cpu_level_name(cpu->level));
+  }
   for (int o = 0; o < k->output_count; o++) {
     const Shape *s = &k->outputs[o].shape;
     for (int64_t i = 0; i < shape_element_count(s); i++) {
-      if (element_matches(s, whole.all[k->input_count + o], want[o], i)) continue;
+      if (element_matches(s, whole.all[k->input_count + o], want[o], i, tolerance)) continue;
       t->wrong++;
       StrBuf sb = {0};
       print_kernel(&sb, k);
@@ -177,12 +203,16 @@ static void check_kernel(const Kernel *k, Literal *const *operands, Tally *t, co
   if (kernel_eval(k, inputs, want, &st)) {
     CpuFeatures hardware;
     cpu_features_detect_hardware(&hardware);
+    Buffers reference = buffers_create(k, inputs);
+    t->level_reference = &reference;
     for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
       CpuFeatures cpu = hardware;
       status_clear(&st);
       if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
       check_level(k, &cpu, inputs, want, t, where);
     }
+    buffers_free(&reference);
+    t->level_reference = NULL;
   }
   for (int o = 0; o < k->output_count; o++) literal_free(want[o]);
   free(want);
@@ -249,11 +279,11 @@ static void check_corpus(bool optimized) {
     module_free(m);
   }
   closedir(dir);
-  printf("  %s: %d kernels: %d compiled (%d with a SIMD loop), %d refused (op or type without x86 code); runs sse4 %d, avx2 %d, "
-         "avx512 %d; %d wrong, %d differ when split\n",
-         optimized ? "optimized corpus" : "corpus ops", t.kernels, t.compiled, t.vectorized, t.refused,
-         t.runs_per_level[CPU_LEVEL_SSE4], t.runs_per_level[CPU_LEVEL_AVX2], t.runs_per_level[CPU_LEVEL_AVX512],
-         t.wrong, t.split_differs);
+  printf("  %s: %d kernels: %d compiled (%d with a SIMD loop, %d of them sums), %d refused (op or type without x86 "
+         "code); runs sse4 %d, avx2 %d, avx512 %d; %d wrong, %d differ when split, %d differ from sse4\n",
+         optimized ? "optimized corpus" : "corpus ops", t.kernels, t.compiled, t.vectorized, t.reordered_sums,
+         t.refused, t.runs_per_level[CPU_LEVEL_SSE4], t.runs_per_level[CPU_LEVEL_AVX2],
+         t.runs_per_level[CPU_LEVEL_AVX512], t.wrong, t.split_differs, t.level_differs);
   EXPECT(t.compiled > 100, "only %d kernels compiled", t.compiled);
 }
 
@@ -460,6 +490,27 @@ TEST(values_beyond_the_register_file_spill_and_stay_correct) {
          t.vectorized, t.wrong);
 }
 
+/* Sums along the innermost reduced dimension use 16 partial sums (vectors
+ * plus a scalar tail: 1000 = 62 * 16 + 8, 37 = 2 * 16 + 5), with outer
+ * reduced dimensions around them; every level gives the same bytes. */
+TEST(vectorized_sums_stay_within_tolerance_and_identical_across_levels) {
+  Tally t = {0};
+  static const double values[] = {0.25, -1.5, 3.0, 1e-3, -7.0, 0.125, 2.5};
+  const char *shapes[][3] = {{"f32[3,1000]", "f32[3]", "{1}"}, {"f32[4,5,37]", "f32[4]", "{1,2}"},
+                             {"f32[64]", "f32[]", "{0}"}};
+  for (int c = 0; c < 3; c++) {
+    char text[600];
+    snprintf(text, sizeof text,
+             "HloModule r\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+             "ENTRY e { x = %s parameter(0)\n i = f32[] parameter(1)\n"
+             " ROOT r = %s reduce(x, i), dimensions=%s, to_apply=add }\n", shapes[c][0], shapes[c][1], shapes[c][2]);
+    check_corner_cases(text, values, 7, &t);
+  }
+  EXPECT(t.compiled == 3 && t.reordered_sums == 3 && t.wrong == 0 && t.level_differs == 0 && t.split_differs == 0,
+         "%d compiled, %d vectorized sums, %d wrong, %d differ across levels", t.compiled, t.reordered_sums, t.wrong,
+         t.level_differs);
+}
+
 /* W^X: after everything above compiled its kernels, no mapping of this
  * process is writable and executable at once. */
 TEST(generated_code_pages_are_never_writable_and_executable) {
@@ -484,6 +535,7 @@ int main(void) {
   RUN(maximum_and_minimum_propagate_nan_in_vector_and_scalar_code);
   RUN(converts_divisions_and_compares_follow_the_evaluator_at_the_edges);
   RUN(values_beyond_the_register_file_spill_and_stay_correct);
+  RUN(vectorized_sums_stay_within_tolerance_and_identical_across_levels);
   RUN(generated_code_pages_are_never_writable_and_executable);
   thread_pool_free(two_threads);
   return test_summary();
