@@ -47,6 +47,16 @@ static bool layout_is_row_major(const Shape *s) {
 
 /* ---- storage ---- */
 
+/* Leaf `*leaf` (counting down, depth first) of a literal, or NULL. */
+static const Literal *literal_leaf(const Literal *lit, int64_t *leaf) {
+  if (!shape_is_tuple(&lit->shape)) return (*leaf)-- == 0 ? lit : NULL;
+  for (int i = 0; i < lit->shape.tuple_count; i++) {
+    const Literal *found = literal_leaf(lit->elements[i], leaf);
+    if (found || *leaf < 0) return found;
+  }
+  return NULL;
+}
+
 /* The binding of instruction inst's leaf (bindings 0.. are the plan's
  * slots, in order), following aliases to the slot that owns the storage. */
 static int binding_of(const CpuCompile *c, const Instruction *inst, int leaf) {
@@ -68,8 +78,9 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
       b.offset = cpu_program_reserve_temp(c->p, s->size);
     }
   } else if (s->kind == BUFFER_CONSTANT) {
-    const Literal *lit = s->inst->attrs.literal;
-    if (!lit || shape_is_tuple(&lit->shape)) return refuse(c, s->inst, "a tuple constant");
+    int64_t leaf = s->output_index;
+    const Literal *lit = s->inst->attrs.literal ? literal_leaf(s->inst->attrs.literal, &leaf) : NULL;
+    if (!lit) return refuse(c, s->inst, "a constant without a value for this leaf");
     size_t bytes = (size_t)shape_byte_size(&lit->shape);
     b.kind = BINDING_CONSTANT;
     b.data = malloc(bytes ? bytes : 1);
