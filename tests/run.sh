@@ -82,7 +82,7 @@ done
 # (the same tolerance files) with byte-identical outputs at 1 and 2 threads,
 # or refuse it at compile time: exit 2 and "the CPU backend cannot compile
 # ... yet". A wrong answer, a crash or any other exit code fails.
-cpu_matched=0; cpu_refused=0
+cpu_matched=0; cpu_refused=0; cpu_compiled=()
 for hlo in tests/hlo/*.hlo; do
   [ -e "$hlo" ] || continue
   name=$(basename "$hlo" .hlo); dir=tests/hlo/$name; label=corpus-cpu/$name
@@ -108,9 +108,22 @@ for hlo in tests/hlo/*.hlo; do
   if [ $same -eq 0 ]; then fail "$label" "outputs at 1 and 2 threads differ"; continue; fi
   before=$failed
   check_outputs "$label" "$dir" "$out/corpus-cpu-t1/$name"
-  [ $failed -eq $before ] && cpu_matched=$((cpu_matched + 1))
+  [ $failed -eq $before ] && cpu_matched=$((cpu_matched + 1)) && cpu_compiled+=("$name")
 done
 echo "corpus-cpu: $cpu_matched compiled and matched, $cpu_refused refused (exit 2, cannot compile ... yet)"
+# The modules it compiled, again at each lower ISA level (AXLE_CPU) this
+# machine has: the same goldens must match.
+for level in sse4 avx2; do
+  AXLE_CPU=$level timeout 20 "$BUILD/axle-run" --backend cpu --seed 1 examples/reduce_sum.hlo >/dev/null 2>&1 || continue
+  for name in "${cpu_compiled[@]}"; do
+    dir=tests/hlo/$name; res=$out/corpus-cpu-$level/$name; mkdir -p "$res"; args=()
+    for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
+    if ! AXLE_CPU=$level timeout 120 "$BUILD/axle-run" --backend cpu --threads 1 "${args[@]}" --out "$res" "tests/hlo/$name.hlo" >"$res/log" 2>&1; then
+      fail "corpus-cpu-$level/$name" "axle-run failed:" "$(head -3 "$res/log")"; continue
+    fi
+    check_outputs "corpus-cpu-$level/$name" "$dir" "$res"
+  done
+done
 
 # ---- malformed input: a located error and exit code 2, never a crash ----
 for bad in tests/malformed/*.hlo; do
