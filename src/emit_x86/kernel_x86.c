@@ -89,8 +89,7 @@ static bool emit_reduce_nest(KernelX86 *x) {
   if (product(k->reduce_dims, k->reduce_rank) == 0) return true;
   X86Label heads[AXLE_MAX_RANK + 1];
   int n = k->reduce_rank;
-  int lanes = kernel_x86_vector_reduce_lanes(x);
-  x->vectorized_lanes = lanes;
+  int lanes = x->vectorized_lanes;
   for (int d = 0; d < n - 1; d++) {
     heads[d] = x86_label_new(x->cb);
     EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
@@ -143,8 +142,7 @@ static bool emit_row_body(KernelX86 *x) {
   }
   int outer = k->rank > 0 ? k->rank - 1 : 0;
   int64_t inner = k->rank > 0 ? k->dims[k->rank - 1] : 1;
-  int lanes = kernel_x86_vector_lanes(x);
-  x->vectorized_lanes = lanes;
+  int lanes = x->vectorized_lanes;
   emit_row_split(x, outer);
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   if (lanes) {
@@ -236,6 +234,8 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.value_slot = x.scratch_slot + 1;
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
+  /* Vector forms first: a gather stretches the lives of its index values. */
+  x.vectorized_lanes = k->kind == KERNEL_LOOP ? kernel_x86_vector_lanes(&x) : kernel_x86_vector_reduce_lanes(&x);
   bool ok = kernel_x86_allocate(&x);
   x.vector_slot = x.value_slot + x.spill_count;
   x.slot_count = x.vector_slot + 8 * x.spill_count;

@@ -8,8 +8,6 @@
 
 #define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
 
-bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
-
 static X86Operand reg(X86Reg r) { return x86_reg(r); }
 
 static bool refuse(KernelX86 *x, int i, const char *why) {

@@ -63,6 +63,8 @@ bool kernel_x86_allocate(KernelX86 *x);
  * or its type has no code yet. */
 bool kernel_x86_emit_op(KernelX86 *x, int i);
 X86Operand kernel_x86_slot(int slot, int size);
+/* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
+bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
 
 /* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
@@ -72,6 +74,8 @@ typedef enum LaneForm {
   LANE_INNER,       /* s64 innermost index + a uniform value: lane 0's in scalar code */
   LANE_VECTOR,      /* f32, one value per lane, in a vector register */
   LANE_BROADCAST,   /* an f32 load from a uniform address, read into every lane */
+  LANE_PER_LANE,    /* an integer that varies otherwise: only a gather's index */
+  LANE_GATHER,      /* an f32 load lane by lane (its indices recomputed per lane) */
 } LaneForm;
 /* Lanes for this ISA (4, 8, 16 f32), or 0 when some op cannot be vectorized
  * (then the kernel runs as scalar code); fills x->forms. */
@@ -83,6 +87,9 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x);
 /* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
  * leaving r14 at the first element it did not cover. */
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
+/* A gather recomputes its index values lane by lane, so none of their
+ * registers may be reused before it: their lives extend to the gather. */
+void kernel_x86_extend_gather_lives(KernelX86 *x);
 enum { REDUCE_PARTIALS = 16 };
 
 #endif

@@ -227,10 +227,6 @@ static void emit_index(KernelX86 *x, int i) {
 
 /* ---- arithmetic ---- */
 
-bool kernel_x86_emit_hlo_integer(KernelX86 *x, int i);
-bool kernel_x86_emit_hlo_float(KernelX86 *x, int i);
-bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
-
 static bool emit_integer_divide(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool is_signed = !type_is_unsigned_or_pred(op->type), remainder = op->op == OP_REMAINDER;
@@ -264,7 +260,7 @@ static bool emit_integer_divide(KernelX86 *x, int i) {
   return true;
 }
 
-bool kernel_x86_emit_hlo_integer(KernelX86 *x, int i) {
+static bool emit_hlo_integer(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   ElementType t = op->type;
   bool is_pred = t == TYPE_PRED, is_unsigned = type_is_unsigned_or_pred(t);
@@ -420,7 +416,7 @@ static void emit_float_sign(KernelX86 *x, int i) {
   xmm_define(x, i, KX_XMM_SCRATCH0);
 }
 
-bool kernel_x86_emit_hlo_float(KernelX86 *x, int i) {
+static bool emit_hlo_float(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool f64 = op->type == TYPE_F64;
   for (size_t f = 0; f < sizeof float_binary_forms / sizeof float_binary_forms[0]; f++) {
@@ -477,8 +473,8 @@ bool kernel_x86_emit_op(KernelX86 *x, int i) {
   case KOP_HLO:
     if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT)
       return kernel_x86_emit_hlo_mixed(x, i);
-    if (value_class_of(op->type) == VALUE_XMM) return kernel_x86_emit_hlo_float(x, i);
-    return kernel_x86_emit_hlo_integer(x, i);
+    if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
+    return emit_hlo_integer(x, i);
   }
   return unsupported(x, i, NULL);
 }

@@ -45,6 +45,7 @@ static void compute_last_uses(KernelX86 *x) {
       if (end > x->last_use[v]) x->last_use[v] = end;
     }
   }
+  if (x->vectorized_lanes && k->kind == KERNEL_LOOP) kernel_x86_extend_gather_lives(x);
 }
 
 typedef struct RegisterPool {

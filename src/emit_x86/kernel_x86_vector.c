@@ -8,14 +8,16 @@
  * first lane. f32 values are vectors. A load is a vector load when its
  * index along the buffer's most minor dimension (layout minor_to_major[0],
  * stride 1) is the innermost index plus a uniform value and every other
- * index is uniform, and a broadcast when every index is uniform; a store
- * must be contiguous. Anything else (gathers, per-lane integers, f32
- * compares and selects, ...) leaves the kernel scalar: correct first. The
+ * index is uniform, and a broadcast when every index is uniform; any other
+ * f32 load is gathered lane by lane (emit_vector_gather). A store must be
+ * contiguous. Anything else (scatters, per-lane integer or pred values,
+ * f32 compares and selects, ...) leaves the kernel scalar: correct first. The
  * points the vectors do not cover (inner % lanes) run through the scalar
  * code after the vector loop.
  *
  * Each lane runs the scalar code's IEEE operation, so the results are the
  * same bits as the scalar code's. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit_x86/kernel_x86_internal.h"
@@ -67,12 +69,12 @@ static int op_form(const KernelX86 *x, int i) {
   case KOP_CONSTANT: return c == VALUE_XMM ? LANE_VECTOR : LANE_UNIFORM;
   case KOP_LOAD: {
     int f = access_form(x, op, &k->inputs[op->buffer].shape, 0);
-    if (c == VALUE_XMM) return f;
+    if (c == VALUE_XMM) return f >= 0 ? f : LANE_GATHER;
     return f == LANE_BROADCAST ? LANE_UNIFORM : -1;
   }
   case KOP_STORE: {
     int value = x->forms[op->args[0]];
-    bool vector_value = value == LANE_VECTOR || value == LANE_BROADCAST;
+    bool vector_value = value == LANE_VECTOR || value == LANE_BROADCAST || value == LANE_GATHER;
     return c == VALUE_XMM && vector_value && access_form(x, op, &k->outputs[op->buffer].shape, 1) == LANE_VECTOR
                ? LANE_VECTOR : -1;
   }
@@ -85,12 +87,14 @@ static int op_form(const KernelX86 *x, int i) {
     int inner = 0, uniform = 0;
     for (int a = 0; a < op->arg_count; a++) {
       int f = x->forms[op->args[a]];
+      if (value_class_of(k->ops[op->args[a]].type) != VALUE_GPR) return -1;
       inner += f == LANE_INNER, uniform += f == LANE_UNIFORM;
     }
     if (uniform == op->arg_count) return LANE_UNIFORM;
-    /* innermost index + uniform stays contiguous; nothing else does */
+    /* innermost index + uniform stays contiguous; anything else varies
+     * some other way, and only a gather may use it */
     bool shifted = op->op == OP_ADD && op->type == TYPE_S64 && inner == 1 && uniform == 1;
-    return shifted ? LANE_INNER : -1;
+    return shifted ? LANE_INNER : LANE_PER_LANE;
   }
   default: return -1;
   }
@@ -180,9 +184,9 @@ static void vector_blend(KernelX86 *x, int dst, int src, int mask) {
   vector_op(x, X86_ORPS, X86_VORPS, dst, mask, src);
 }
 
-/* Where lane n of v is NaN, S0 takes v's lane (clobbers S1, S2). */
-static void vector_take_nan_lanes(KernelX86 *x, int v) {
-  vector_fetch(x, S2, v);
+/* Where a lane of source is NaN, S0 takes that lane (clobbers S1, S2). */
+static void take_nan_lanes(KernelX86 *x, X86Operand source) {
+  vector_move(x, reg(vreg(x, S2)), source);
   if (is_sse(x)) EMIT(X86_CMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
   else if (x->cpu->level == CPU_LEVEL_AVX2)
     EMIT(X86_VCMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
@@ -191,8 +195,13 @@ static void vector_take_nan_lanes(KernelX86 *x, int v) {
     EMIT(X86_VMOVUPS, x86_merge_masked(reg(vreg(x, S0)), X86_K1), reg(vreg(x, S2)));
     return;
   }
-  vector_fetch(x, S1, v);
+  vector_move(x, reg(vreg(x, S1)), source);
   vector_blend(x, S0, S1, S2);
+}
+
+static void vector_take_nan_lanes(KernelX86 *x, int v) {
+  const ValueHome *h = &x->homes[v];
+  take_nan_lanes(x, h->spilled ? vector_slot(x, v) : reg(vreg(x, x86_reg_number(h->reg))));
 }
 
 /* maximum / minimum with the scalar code's rule (kernel_x86_ops.c): maxps
@@ -206,6 +215,67 @@ static void emit_vector_max_min(KernelX86 *x, int i) {
   vector_take_nan_lanes(x, op->args[1]);
   vector_take_nan_lanes(x, op->args[0]);
   vector_define(x, i, S0);
+}
+
+/* Marks the integer ops that feed op i's indices and vary across lanes
+ * (in op order, so emitting the marked ones in order recomputes them). */
+static void mark_index_slice(const KernelX86 *x, int i, bool *marked) {
+  const KernelOp *op = &x->k->ops[i];
+  for (int a = 0; a < op->arg_count; a++) {
+    int v = op->args[a];
+    if (marked[v] || (x->forms[v] != LANE_INNER && x->forms[v] != LANE_PER_LANE)) continue;
+    marked[v] = true;
+    mark_index_slice(x, v, marked);
+  }
+}
+
+void kernel_x86_extend_gather_lives(KernelX86 *x) {
+  const Kernel *k = x->k;
+  bool *marked = calloc_or_exit((size_t)k->op_count + 1, sizeof *marked);
+  for (int i = 0; i < k->op_count; i++) {
+    if (x->forms[i] != LANE_GATHER || k->ops[i].kop != KOP_LOAD) continue;
+    memset(marked, 0, (size_t)k->op_count + 1);
+    mark_index_slice(x, i, marked);
+    /* the recomputed values and every argument they read (uniform ones
+     * included) */
+    for (int v = 0; v < i; v++) {
+      if (!marked[v]) continue;
+      if (x->last_use[v] < i) x->last_use[v] = i;
+      for (int a = 0; a < k->ops[v].arg_count; a++)
+        if (x->last_use[k->ops[v].args[a]] < i) x->last_use[k->ops[v].args[a]] = i;
+    }
+  }
+  free(marked);
+}
+
+/* A load with no vector form: for each lane l, r14 steps to the lane's
+ * point, the marked integer ops run again in scalar code, and the element
+ * goes to lane l of a stack buffer; then one vector load. The marked ops
+ * run once more at lane 0 after, for the contiguous accesses that follow. */
+static bool emit_vector_gather(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  const Shape *s = &x->k->inputs[op->buffer].shape;
+  bool *marked = calloc_or_exit((size_t)i + 1, sizeof *marked);
+  mark_index_slice(x, i, marked);
+  int lanes = x->lanes;
+  bool ok = true;
+  for (int l = 0; ok && l <= lanes; l++) {
+    if (l == lanes) EMIT(X86_SUB, reg(KX_INNER), x86_imm(lanes - 1));
+    else if (l > 0) EMIT(X86_INC, reg(KX_INNER));
+    for (int v = 0; ok && v < i; v++)
+      if (marked[v]) ok = kernel_x86_emit_op(x, v);
+    if (l == lanes || !ok) break;
+    X86Operand m;
+    ok = kernel_x86_element_address(x, i, op->buffer, s, 0, &m);
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), m);
+    EMIT(X86_MOVSS, x86_mem(4, X86_RSP, 8 * x->partial_slot + 4 * l), reg(x86_xmm(S0)));
+  }
+  free(marked);
+  if (!ok) return false;
+  int d = vector_target(x, i);
+  vector_move(x, reg(vreg(x, d)), x86_mem(4 * lanes, X86_RSP, 8 * x->partial_slot));
+  vector_finish(x, i, d);
+  return true;
 }
 
 static bool emit_vector_memory(KernelX86 *x, int i) {
@@ -237,6 +307,7 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
 
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
+  if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
   if (op->kop == KOP_CONSTANT) {
     float f = (float)op->value.f;
@@ -278,13 +349,13 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   }
 }
 
-/* ---- sums along the innermost reduced dimension ----
+/* ---- sums (and max, min) along the innermost reduced dimension ----
  *
- * REDUCE_PARTIALS (16) partial sums, whatever the ISA: partial l adds the
- * elements l, l + 16, l + 32, ... of each innermost run (4 xmm, 2 ymm or 1
- * zmm accumulators of -0.0, the identity of IEEE addition). After the run
- * the accumulator takes them in lane order, acc = (((acc + p0) + p1) ...
- * + p15), and then the last n % 16 elements one by one. The order depends
+ * REDUCE_PARTIALS (16) partial results, whatever the ISA: partial l takes
+ * the elements l, l + 16, l + 32, ... of each innermost run (4 xmm, 2 ymm or
+ * 1 zmm accumulators starting at the reducer's identity). After the run the
+ * accumulator takes them in lane order, acc = (((acc + p0) + p1) ... +
+ * p15), and then the last n % 16 elements one by one. The order depends
  * on the shape only, so the result is the same for every thread count and
  * every ISA level; it is not the evaluator's sequential order, so float
  * sums differ from it by rounding. */
@@ -296,7 +367,7 @@ static int uses_of(const Kernel *k, int v) {
   return n;
 }
 
-/* Finds acc0 = add(acc0, element) in the REDUCE block. */
+/* Finds acc0 = add/maximum/minimum(acc0, element) in the REDUCE block. */
 static bool find_sum(KernelX86 *x) {
   const Kernel *k = x->k;
   x->reduce_read = x->reduce_combine = x->reduce_write = -1;
@@ -314,7 +385,8 @@ static bool find_sum(KernelX86 *x) {
   }
   if (x->reduce_read < 0 || x->reduce_write < 0) return false;
   const KernelOp *add = &k->ops[x->reduce_combine];
-  return add->kop == KOP_HLO && add->op == OP_ADD && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
+  bool reducer = add->op == OP_ADD || add->op == OP_MAXIMUM || add->op == OP_MINIMUM;
+  return add->kop == KOP_HLO && reducer && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
          (add->args[0] == x->reduce_read || add->args[1] == x->reduce_read) && add->args[0] != add->args[1] &&
          uses_of(k, x->reduce_read) == 1 && uses_of(k, x->reduce_combine) == 1;
 }
@@ -343,7 +415,7 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
     if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
     else if (op->kop == KOP_INDEX || op->kop == KOP_STORE || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
     else f = op_form(x, i);
-    if (f < 0) return 0;
+    if (f < 0 || f == LANE_GATHER) return 0; /* the gather buffer is the partials' */
     x->forms[i] = (uint8_t)f;
   }
   const KernelOp *add = &k->ops[x->reduce_combine];
@@ -363,7 +435,10 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
   x->lanes = lanes;
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
-  vector_broadcast_bits(x, S0, 0x80000000u); /* -0.0 */
+  /* Each partial starts at the reducer's identity: -0 for add, -inf for
+   * maximum, +inf for minimum (NaN still wins in both). */
+  Opcode reducer = add->op;
+  vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
@@ -376,10 +451,23 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     }
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
-    vector_move(x, reg(vreg(x, S1)), partial_operand(x, u * lanes, 4 * lanes));
-    vector_fetch(x, S0, element);
-    vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
-    vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S1)));
+    X86Operand partial = partial_operand(x, u * lanes, 4 * lanes);
+    if (reducer == OP_ADD) {
+      vector_move(x, reg(vreg(x, S1)), partial);
+      vector_fetch(x, S0, element);
+      vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
+      vector_move(x, partial, reg(vreg(x, S1)));
+    } else {
+      /* the evaluator's rule with a = partial, b = element, as in
+       * emit_vector_max_min */
+      bool max = reducer == OP_MAXIMUM;
+      vector_fetch(x, S0, element);
+      vector_move(x, reg(vreg(x, S1)), partial);
+      vector_op(x, max ? X86_MAXPS : X86_MINPS, max ? X86_VMAXPS : X86_VMINPS, S0, S0, S1);
+      vector_take_nan_lanes(x, element);
+      take_nan_lanes(x, partial);
+      vector_move(x, partial, reg(vreg(x, S0)));
+    }
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
   }
   EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
@@ -387,8 +475,25 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   x->lanes = 0;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   X86Operand acc = kernel_x86_slot(x->acc_slot, 4);
-  EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
-  for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
-  EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  if (reducer == OP_ADD) {
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
+    for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+    return true;
+  }
+  for (int l = 0; l < REDUCE_PARTIALS; l++) { /* acc = max(acc, partial l), NaN first */
+    X86Label done = x86_label_new(x->cb);
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, reg(x86_xmm(S1)), acc);
+    EMIT(reducer == OP_MAXIMUM ? X86_MAXSS : X86_MINSS, reg(x86_xmm(S0)), reg(x86_xmm(S1)));
+    EMIT(X86_UCOMISS, reg(x86_xmm(S1)), reg(x86_xmm(S1)));
+    EMIT(X86_JP, x86_rel(done));
+    EMIT(X86_MOVSS, reg(x86_xmm(S2)), partial_operand(x, l, 4));
+    EMIT(X86_UCOMISS, reg(x86_xmm(S2)), reg(x86_xmm(S2)));
+    EMIT(X86_JNP, x86_rel(done));
+    EMIT(X86_MOVAPS, reg(x86_xmm(S0)), reg(x86_xmm(S2)));
+    x86_label_bind(x->cb, done);
+    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  }
   return true;
 }

@@ -490,25 +490,48 @@ TEST(values_beyond_the_register_file_spill_and_stay_correct) {
          t.vectorized, t.wrong);
 }
 
-/* Sums along the innermost reduced dimension use 16 partial sums (vectors
- * plus a scalar tail: 1000 = 62 * 16 + 8, 37 = 2 * 16 + 5), with outer
- * reduced dimensions around them; every level gives the same bytes. */
-TEST(vectorized_sums_stay_within_tolerance_and_identical_across_levels) {
+/* Sums, maxima and minima along the innermost reduced dimension use 16
+ * partial results (vectors plus a scalar tail: 1000 = 62 * 16 + 8, 37 =
+ * 2 * 16 + 5, 17 = 16 + 1), with outer reduced dimensions around them;
+ * every level gives the same bytes. In f32[41,17] one element in 41 is NaN,
+ * so some rows hold a NaN and others do not. */
+TEST(vectorized_reductions_stay_within_tolerance_and_identical_across_levels) {
   Tally t = {0};
-  static const double values[] = {0.25, -1.5, 3.0, 1e-3, -7.0, 0.125, 2.5};
+  double values[41];
+  for (int v = 0; v < 41; v++) values[v] = (v % 7 - 3) * 0.375 + v * 1e-3;
+  values[40] = NAN;
   const char *shapes[][3] = {{"f32[3,1000]", "f32[3]", "{1}"}, {"f32[4,5,37]", "f32[4]", "{1,2}"},
-                             {"f32[64]", "f32[]", "{0}"}};
-  for (int c = 0; c < 3; c++) {
-    char text[600];
-    snprintf(text, sizeof text,
-             "HloModule r\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
-             "ENTRY e { x = %s parameter(0)\n i = f32[] parameter(1)\n"
-             " ROOT r = %s reduce(x, i), dimensions=%s, to_apply=add }\n", shapes[c][0], shapes[c][1], shapes[c][2]);
-    check_corner_cases(text, values, 7, &t);
+                             {"f32[64]", "f32[]", "{0}"}, {"f32[41,17]", "f32[41]", "{1}"}};
+  const char *reducers[] = {"add", "maximum", "minimum"};
+  for (int r = 0; r < 3; r++) {
+    for (int c = 0; c < 4; c++) {
+      char text[600];
+      snprintf(text, sizeof text,
+               "HloModule r\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] %s(a, b) }\n"
+               "ENTRY e { x = %s parameter(0)\n i = f32[] parameter(1)\n"
+               " ROOT r = %s reduce(x, i), dimensions=%s, to_apply=f }\n",
+               reducers[r], shapes[c][0], shapes[c][1], shapes[c][2]);
+      check_corner_cases(text, values, c == 3 ? 41 : 40, &t);
+    }
   }
-  EXPECT(t.compiled == 3 && t.reordered_sums == 3 && t.wrong == 0 && t.level_differs == 0 && t.split_differs == 0,
-         "%d compiled, %d vectorized sums, %d wrong, %d differ across levels", t.compiled, t.reordered_sums, t.wrong,
+  EXPECT(t.compiled == 12 && t.reordered_sums == 12 && t.wrong == 0 && t.level_differs == 0 && t.split_differs == 0,
+         "%d compiled, %d vectorized, %d wrong, %d differ across levels", t.compiled, t.reordered_sums, t.wrong,
          t.level_differs);
+}
+
+/* Loads that are not contiguous along the innermost dimension (a
+ * transpose, a reversed slice) are gathered lane by lane inside the SIMD
+ * loop: their index arithmetic runs once per lane. */
+TEST(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop) {
+  Tally t = {0};
+  static const double values[] = {0.25, -1.5, 3.0, 1e-3, -7.0, 0.125, 2.5, NAN, -0.0};
+  check_corner_cases("HloModule t\nENTRY e { a = f32[37,19] parameter(0)\n"
+                     " ROOT t = f32[19,37] transpose(a), dimensions={1,0} }\n", values, 9, &t);
+  check_corner_cases("HloModule t\nENTRY e { a = f32[5,40] parameter(0)\n b = f32[5,37] parameter(1)\n"
+                     " r = f32[5,40] reverse(a), dimensions={1}\n s = f32[5,37] slice(r), slice={[0:5], [2:39]}\n"
+                     " ROOT m = f32[5,37] multiply(s, b) }\n", values, 9, &t);
+  EXPECT(t.compiled == 2 && t.vectorized == 2 && t.wrong == 0 && t.split_differs == 0, "%d compiled, %d vectorized, %d wrong",
+         t.compiled, t.vectorized, t.wrong);
 }
 
 /* W^X: after everything above compiled its kernels, no mapping of this
@@ -535,7 +558,8 @@ int main(void) {
   RUN(maximum_and_minimum_propagate_nan_in_vector_and_scalar_code);
   RUN(converts_divisions_and_compares_follow_the_evaluator_at_the_edges);
   RUN(values_beyond_the_register_file_spill_and_stay_correct);
-  RUN(vectorized_sums_stay_within_tolerance_and_identical_across_levels);
+  RUN(vectorized_reductions_stay_within_tolerance_and_identical_across_levels);
+  RUN(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop);
   RUN(generated_code_pages_are_never_writable_and_executable);
   thread_pool_free(two_threads);
   return test_summary();
