@@ -29,7 +29,12 @@ typedef struct CpuCompile {
 static bool refuse(CpuCompile *c, const Instruction *inst, const char *why) {
   StrBuf sb = {0};
   instruction_describe(&sb, inst);
-  status_error_at(c->st, STATUS_UNSUPPORTED, c->m->filename, inst->loc,
+  /* A fusion the optimizer made has no line of its own: point at the line
+   * of the instruction whose value it computes. */
+  SourceLoc loc = inst->loc;
+  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
+    loc = inst->called[0]->root->loc;
+  status_error_at(c->st, STATUS_UNSUPPORTED, c->m->filename, loc,
                   "the CPU backend cannot compile %s (%s) yet%s%s", sb.data ? sb.data : inst->name,
                   opcode_name(inst->opcode), why ? ": " : "", why ? why : "");
   strbuf_free(&sb);
