@@ -22,6 +22,10 @@ typedef struct CpuCompile {
   const Module *m;
   const Computation *entry;
   Status *st;
+  /* Output fusions' products: each lives only from its GEMM to its
+   * epilogue, the next step, so all share one binding of the largest size. */
+  int product_binding;
+  int64_t product_bytes;
 } CpuCompile;
 
 /* The one message for everything the backend cannot compile, located at
@@ -299,8 +303,12 @@ static bool compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
   int lhs = fused_operand_binding(c, fusion, dot->operands[0]);
   int rhs = fused_operand_binding(c, fusion, dot->operands[1]);
   if (lhs < 0 || rhs < 0) return refuse(c, fusion, "an output fusion whose dot reads values computed inside it");
-  CpuBinding product = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, shape_byte_size(&dot->shape))};
-  int out = cpu_program_add_binding(c->p, &product);
+  if (c->product_binding < 0) {
+    CpuBinding product = {.kind = BINDING_TEMP};  /* offset: cpu_compile_program */
+    c->product_binding = cpu_program_add_binding(c->p, &product);
+  }
+  if (shape_byte_size(&dot->shape) > c->product_bytes) c->product_bytes = shape_byte_size(&dot->shape);
+  int out = c->product_binding;
   return add_dot_step(c, fusion, dot, lhs, rhs, out) && compile_kernel(c, fusion, dot, out);
 }
 
@@ -333,6 +341,8 @@ static bool cpu_compile_program(CpuCompile *c) {
   if (!bind_result(c)) return false;
   for (int i = 0; i < c->entry->instruction_count; i++)
     if (!compile_instruction(c, c->entry->instructions[i])) return false;
+  if (c->product_binding >= 0)
+    c->p->bindings[c->product_binding].offset = cpu_program_reserve_temp(c->p, c->product_bytes);
   return true;
 }
 
@@ -344,7 +354,7 @@ static bool cpu_compile(Executable *exe, Status *st) {
                         "the CPU backend compiles optimized modules only (drop --no-opt)");
   if (!eval_check_supported(m, st)) return false;
   CpuProgram *p = cpu_program_create(exe->plan, &m->entry->root->shape, exe->threads);
-  CpuCompile c = {.p = p, .m = m, .entry = m->entry, .st = st};
+  CpuCompile c = {.p = p, .m = m, .entry = m->entry, .st = st, .product_binding = -1};
   bool ok = cpu_features_detect(&p->cpu, st);
   if (ok && p->cpu.level == CPU_LEVEL_NONE)
     ok = status_error(st, STATUS_UNSUPPORTED, "the CPU backend needs SSE4.1, which this machine lacks");

@@ -193,6 +193,55 @@ TEST(an_output_fusion_runs_the_gemm_then_its_epilogue_kernel) {
   for (int i = 0; i < 3; i++) host_buffer_free(args[i]);
 }
 
+static const char two_layer_text[] =
+    "HloModule two_layers\n"
+    "ENTRY main {\n"
+    "  x = f32[6,10] parameter(0)\n"
+    "  w1 = f32[10,12] parameter(1)\n"
+    "  w2 = f32[12,5] parameter(2)\n"
+    "  zero = f32[] constant(0)\n"
+    "  d1 = f32[6,12] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  z1 = f32[6,12] broadcast(zero), dimensions={}\n"
+    "  h = f32[6,12] maximum(d1, z1)\n"
+    "  d2 = f32[6,5] dot(h, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  z2 = f32[6,5] broadcast(zero), dimensions={}\n"
+    "  ROOT y = f32[6,5] maximum(d2, z2)\n"
+    "}\n";
+
+/* Both layers' products share one temporary: the second must not see the first. */
+TEST(consecutive_output_fusions_each_read_their_own_product) {
+  int64_t dx[2] = {6, 10}, d1[2] = {10, 12}, d2[2] = {12, 5};
+  HostBuffer *args[3] = {f32_random(2, dx, 10), f32_random(2, d1, 11), f32_random(2, d2, 12)};
+  HostBuffer *r1, *r2;
+  Executable *exe;
+  run_both(two_layer_text, args, 3, &r1, &r2, &exe);
+  if (exe) EXPECT(count_steps(exe, CPU_STEP_DOT) == 2, "two GEMMs, got %d", count_steps(exe, CPU_STEP_DOT));
+  if (r1 && r2) {
+    const float *x = args[0]->data, *w1 = args[1]->data, *w2 = args[2]->data, *got = r1->data;
+    double h[6][12], worst = 0;
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 12; j++) {
+        h[i][j] = 0;
+        for (int k = 0; k < 10; k++) h[i][j] += (double)x[i * 10 + k] * w1[k * 12 + j];
+        if (h[i][j] < 0) h[i][j] = 0;
+      }
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 5; j++) {
+        double want = 0;
+        for (int k = 0; k < 12; k++) want += h[i][k] * w2[k * 5 + j];
+        if (want < 0) want = 0;
+        double e = fabs(got[i * 5 + j] - want) / (1 + fabs(want));
+        if (e > worst) worst = e;
+      }
+    EXPECT(worst < 1e-5, "relative error %g against two relu layers", worst);
+    EXPECT(memcmp(r1->data, r2->data, 6 * 5 * sizeof(float)) == 0, "1 and 2 threads give the same bytes");
+  }
+  host_buffer_free(r1);
+  host_buffer_free(r2);
+  executable_free(exe);
+  for (int i = 0; i < 3; i++) host_buffer_free(args[i]);
+}
+
 static const char while_text[] =
     "HloModule loop\n"
     "cond {\n"
@@ -225,6 +274,7 @@ int main(void) {
   RUN(unfused_f32_dots_run_on_the_gemm_and_match_a_double_product);
   RUN(a_fused_elementwise_chain_is_one_kernel_with_exact_results);
   RUN(an_output_fusion_runs_the_gemm_then_its_epilogue_kernel);
+  RUN(consecutive_output_fusions_each_read_their_own_product);
   RUN(what_it_cannot_compile_is_a_located_error_naming_the_instruction);
   return test_summary();
 }
