@@ -8,17 +8,20 @@
  *
  *   for row in [first_row, first_row + row_count):
  *     index[0..R-1) = row split over dims[0..R-1)   (stack slots)
- *     for r14 in [0, inner): PRE
+ *     for r14 in steps of lanes while r14 + lanes <= inner: PRE as SIMD
+ *     for r14 in [what is left, inner): PRE as scalar code
  *
- * and for a reduce kernel (rows = every output point):
+ * (the SIMD loop only where kernel_x86_vector.c finds a vector form), and
+ * for a reduce kernel (rows = every output point):
  *
  *   for row ...: index[0..R) = row split; PRE;
  *     for rindex[0] ... for r14 in [0, reduce_dims[last]): REDUCE; acc = next
  *     POST
  *
- * The reduction runs in index order, one accumulator per output value, as
- * the evaluator runs it, so a reduce kernel's result does not depend on
- * how rows are split among threads. */
+ * Each output value's reduction runs inside its own row, in an order fixed
+ * by the shape (the evaluator's index order, or kernel_x86_vector.c's 16
+ * partial results), so the result does not depend on how rows are split
+ * among threads. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,7 +154,9 @@ static bool emit_row_body(KernelX86 *x) {
     X86Label vector_head = x86_label_new(x->cb);
     x86_label_bind(x->cb, vector_head);
     x->lanes = lanes;
+    x->homes = x->vector_homes;
     bool ok = emit_block(x, KBLOCK_PRE);
+    x->homes = x->scalar_homes;
     x->lanes = 0;
     if (!ok) return false;
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
@@ -223,7 +228,9 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x86_buffer_init(&ck->listing);
   x86_buffer_enable_listing(&ck->listing);
   KernelX86 x = {.k = k, .cpu = cpu, .cb = &ck->listing, .st = st};
-  x.homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.scalar_homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.vector_homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.homes = x.scalar_homes;
   x.last_use = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.last_use);
   x.index_slot = 0;
   x.rindex_slot = x.index_slot + AXLE_MAX_RANK;
@@ -237,6 +244,13 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   /* Vector forms first: a gather stretches the lives of its index values. */
   x.vectorized_lanes = k->kind == KERNEL_LOOP ? kernel_x86_vector_lanes(&x) : kernel_x86_vector_reduce_lanes(&x);
   bool ok = kernel_x86_allocate(&x);
+  if (ok && x.vectorized_lanes && k->kind == KERNEL_LOOP) {
+    x.homes = x.vector_homes;
+    x.allocating_vector = true;
+    ok = kernel_x86_allocate(&x);
+    x.allocating_vector = false;
+    x.homes = x.scalar_homes;
+  }
   x.vector_slot = x.value_slot + x.spill_count;
   x.slot_count = x.vector_slot + 8 * x.spill_count;
   /* The frame lives on the calling thread's stack. */
@@ -245,7 +259,8 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
                       x.spill_count);
   ok = ok && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
             jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
-  free(x.homes);
+  free(x.scalar_homes);
+  free(x.vector_homes);
   free(x.last_use);
   free(x.forms);
   if (!ok) {

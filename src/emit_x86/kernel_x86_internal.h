@@ -35,7 +35,9 @@ typedef struct KernelX86 {
   const Kernel *k;
   const CpuFeatures *cpu;
   X86Buffer *cb;
-  ValueHome *homes;       /* one per op */
+  ValueHome *homes;       /* one per op: of the code being emitted */
+  ValueHome *scalar_homes, *vector_homes; /* the scalar code's, the SIMD loop's */
+  bool allocating_vector; /* the allocation for the SIMD loop: vector forms in vector registers */
   int *last_use;          /* one per op: the last op reading it (intervals) */
   /* Stack slots, 8 bytes each, at [rsp + 8*slot]. */
   int index_slot, rindex_slot, acc_slot, acc_next_slot, value_slot;
@@ -76,10 +78,13 @@ typedef enum LaneForm {
   LANE_BROADCAST,   /* an f32 load from a uniform address, read into every lane */
   LANE_PER_LANE,    /* an integer that varies otherwise: only a gather's index */
   LANE_GATHER,      /* an f32 load lane by lane (its indices recomputed per lane) */
+  LANE_MASK,        /* pred of an f32 compare: all-ones lanes in a vector register */
 } LaneForm;
 /* Lanes for this ISA (4, 8, 16 f32), or 0 when some op cannot be vectorized
  * (then the kernel runs as scalar code); fills x->forms. */
 int kernel_x86_vector_lanes(KernelX86 *x);
+/* Whether op i is computed by the SIMD code (a STORE: its value). */
+bool kernel_x86_op_is_vector(const KernelX86 *x, int i);
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i);
 /* A reduce kernel whose one f32 accumulator sums elements loaded along the
  * innermost reduced dimension: the lanes, or 0 (then it stays scalar). */

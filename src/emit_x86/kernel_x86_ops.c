@@ -462,7 +462,7 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
 
 bool kernel_x86_emit_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
-  if (x->lanes && value_class_of(op->type) == VALUE_XMM) return kernel_x86_emit_vector_op(x, i);
+  if (x->lanes && kernel_x86_op_is_vector(x, i)) return kernel_x86_emit_vector_op(x, i);
   switch (op->kop) {
   case KOP_INDEX: case KOP_RINDEX: emit_index(x, i); return true;
   case KOP_CONSTANT: emit_constant(x, i); return true;

@@ -91,6 +91,7 @@ bool kernel_x86_allocate(KernelX86 *x) {
     memset(&x->homes[i], 0, sizeof x->homes[i]);
     if (!op_has_value(op)) continue;
     ValueClass c = value_class_of(op->type);
+    if (c != VALUE_NONE && x->allocating_vector && kernel_x86_op_is_vector(x, i)) c = VALUE_XMM;
     if (c == VALUE_NONE)
       return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d produces %s, which x86 kernels do not support yet",
                           k->name, i, type_name(op->type));
@@ -98,8 +99,9 @@ bool kernel_x86_allocate(KernelX86 *x) {
     pool_assign(x, c == VALUE_GPR ? &gprs : &xmms, i);
   }
   /* Stack slots only for the values that ended up spilled. */
-  x->spill_count = 0;
+  int spills = 0;
   for (int i = 0; i < k->op_count; i++)
-    if (x->homes[i].spilled) x->homes[i].spill = x->spill_count++;
+    if (x->homes[i].spilled) x->homes[i].spill = spills++;
+  if (spills > x->spill_count) x->spill_count = spills; /* the frame fits both allocations */
   return true;
 }

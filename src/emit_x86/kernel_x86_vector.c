@@ -79,6 +79,10 @@ static int op_form(const KernelX86 *x, int i) {
                ? LANE_VECTOR : -1;
   }
   case KOP_HLO: {
+    if (op->op == OP_COMPARE && k->ops[op->args[0]].type == TYPE_F32)
+      return op->compare_type == CMP_TYPE_TOTALORDER ? -1 : LANE_MASK;
+    if (op->op == OP_SELECT && c == VALUE_XMM)
+      return x->forms[op->args[0]] == LANE_MASK && k->ops[op->args[1]].type == TYPE_F32 ? LANE_VECTOR : -1;
     if (c == VALUE_XMM) {
       for (int a = 0; a < op->arg_count; a++)
         if (k->ops[op->args[a]].type != TYPE_F32) return -1;
@@ -87,7 +91,7 @@ static int op_form(const KernelX86 *x, int i) {
     int inner = 0, uniform = 0;
     for (int a = 0; a < op->arg_count; a++) {
       int f = x->forms[op->args[a]];
-      if (value_class_of(k->ops[op->args[a]].type) != VALUE_GPR) return -1;
+      if (value_class_of(k->ops[op->args[a]].type) != VALUE_GPR || f == LANE_MASK) return -1;
       inner += f == LANE_INNER, uniform += f == LANE_UNIFORM;
     }
     if (uniform == op->arg_count) return LANE_UNIFORM;
@@ -110,6 +114,13 @@ int kernel_x86_vector_lanes(KernelX86 *x) {
     x->forms[i] = (uint8_t)f;
   }
   return lanes;
+}
+
+bool kernel_x86_op_is_vector(const KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  int f = x->forms[op->kop == KOP_STORE ? op->args[0] : i];
+  if (op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) return false;
+  return f == LANE_VECTOR || f == LANE_BROADCAST || f == LANE_GATHER || f == LANE_MASK;
 }
 
 /* ---- emission ---- */
@@ -278,6 +289,29 @@ static bool emit_vector_gather(KernelX86 *x, int i) {
   return true;
 }
 
+/* An f32 compare as a mask: all ones in the lanes where it holds. The
+ * cmpps predicates are false on NaN except NEQ_UQ, like the scalar code;
+ * GT and GE swap their operands into LT and LE. */
+static void emit_vector_compare(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool swap = op->direction == CMP_GT || op->direction == CMP_GE;
+  int predicate = op->direction == CMP_EQ ? 0 : op->direction == CMP_NE ? 4
+                  : op->direction == CMP_LT || op->direction == CMP_GT ? 1 : 2;
+  int a = vector_source(x, op->args[swap ? 1 : 0], S0), b = vector_source(x, op->args[swap ? 0 : 1], S1);
+  int d = vector_target(x, i);
+  if (x->cpu->level == CPU_LEVEL_AVX512) {
+    EMIT(X86_VCMPPS, reg(X86_K1), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+    vector_broadcast_bits(x, S2, 0xffffffffu);
+    EMIT(X86_VMOVUPS, x86_zero_masked(reg(vreg(x, d)), X86_K1), reg(vreg(x, S2)));
+  } else if (is_sse(x)) {
+    if (d != a) EMIT(X86_MOVAPS, reg(x86_xmm(d)), reg(x86_xmm(a)));
+    EMIT(X86_CMPPS, reg(x86_xmm(d)), reg(x86_xmm(b)), x86_imm(predicate));
+  } else {
+    EMIT(X86_VCMPPS, reg(vreg(x, d)), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+  }
+  vector_finish(x, i, d);
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
@@ -343,6 +377,16 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
     return true;
   }
   case OP_MAXIMUM: case OP_MINIMUM: emit_vector_max_min(x, i); return true;
+  case OP_COMPARE: emit_vector_compare(x, i); return true;
+  case OP_SELECT: {
+    /* S0 = on_false, then the lanes where the mask is set take on_true */
+    vector_fetch(x, S0, op->args[2]);
+    vector_fetch(x, S1, op->args[1]);
+    vector_fetch(x, S2, op->args[0]);
+    vector_blend(x, S0, S1, S2);
+    vector_define(x, i, S0);
+    return true;
+  }
   default:
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d (%s) was classified as vector", x->k->name, i,
                         opcode_name(op->op));
@@ -415,7 +459,8 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
     if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
     else if (op->kop == KOP_INDEX || op->kop == KOP_STORE || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
     else f = op_form(x, i);
-    if (f < 0 || f == LANE_GATHER) return 0; /* the gather buffer is the partials' */
+    /* the gather buffer is the partials'; masks need the SIMD allocation */
+    if (f < 0 || f == LANE_GATHER || f == LANE_MASK) return 0;
     x->forms[i] = (uint8_t)f;
   }
   const KernelOp *add = &k->ops[x->reduce_combine];

@@ -279,7 +279,7 @@ static void check_corpus(bool optimized) {
     module_free(m);
   }
   closedir(dir);
-  printf("  %s: %d kernels: %d compiled (%d with a SIMD loop, %d of them sums), %d refused (op or type without x86 "
+  printf("  %s: %d kernels: %d compiled (%d with a SIMD loop, %d of them reductions), %d refused (op or type without x86 "
          "code); runs sse4 %d, avx2 %d, avx512 %d; %d wrong, %d differ when split, %d differ from sse4\n",
          optimized ? "optimized corpus" : "corpus ops", t.kernels, t.compiled, t.vectorized, t.reordered_sums,
          t.refused, t.runs_per_level[CPU_LEVEL_SSE4], t.runs_per_level[CPU_LEVEL_AVX2],
@@ -534,6 +534,25 @@ TEST(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop) {
          t.compiled, t.vectorized, t.wrong);
 }
 
+/* select(compare(a, b), a, b) on f32 runs in the SIMD loop with the
+ * compare as a lane mask: every direction, NaN operands included. */
+TEST(float_selects_on_compares_run_as_lane_masks) {
+  Tally t = {0};
+  int n = (int)(sizeof float_corners / sizeof float_corners[0]);
+  const char *dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  for (int d = 0; d < 6; d++) {
+    char text[700];
+    snprintf(text, sizeof text,
+             "HloModule m\nfused { a = f32[3,37] parameter(0)\n b = f32[3,37] parameter(1)\n"
+             " p = pred[3,37] compare(a, b), direction=%s\n ROOT r = f32[3,37] select(p, a, b) }\n"
+             "ENTRY e { a = f32[3,37] parameter(0)\n b = f32[3,37] parameter(1)\n"
+             " ROOT f = f32[3,37] fusion(a, b), kind=kLoop, calls=fused }\n", dirs[d]);
+    check_corner_cases(text, float_corners, n, &t);
+  }
+  EXPECT(t.compiled == 6 && t.vectorized == 6 && t.wrong == 0, "%d compiled, %d vectorized, %d wrong", t.compiled,
+         t.vectorized, t.wrong);
+}
+
 /* W^X: after everything above compiled its kernels, no mapping of this
  * process is writable and executable at once. */
 TEST(generated_code_pages_are_never_writable_and_executable) {
@@ -560,6 +579,7 @@ int main(void) {
   RUN(values_beyond_the_register_file_spill_and_stay_correct);
   RUN(vectorized_reductions_stay_within_tolerance_and_identical_across_levels);
   RUN(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop);
+  RUN(float_selects_on_compares_run_as_lane_masks);
   RUN(generated_code_pages_are_never_writable_and_executable);
   thread_pool_free(two_threads);
   return test_summary();
