@@ -77,6 +77,54 @@ for hlo in tests/hlo/*.hlo; do
   done
 done
 
+# ---- corpus-cpu: every module on --backend cpu at 1 and 2 threads ----
+# The CPU backend must either compile a module and match NumPy's goldens
+# (the same tolerance files) with byte-identical outputs at 1 and 2 threads,
+# or refuse it at compile time: exit 2 and "the CPU backend cannot compile
+# ... yet". A wrong answer, a crash or any other exit code fails.
+cpu_matched=0; cpu_refused=0; cpu_compiled=()
+for hlo in tests/hlo/*.hlo; do
+  [ -e "$hlo" ] || continue
+  name=$(basename "$hlo" .hlo); dir=tests/hlo/$name; label=corpus-cpu/$name
+  args=()
+  for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
+  rc=()
+  for threads in 1 2; do
+    res=$out/corpus-cpu-t$threads/$name; mkdir -p "$res"
+    timeout 120 "$BUILD/axle-run" --backend cpu --threads $threads "${args[@]}" --out "$res" "$hlo" >"$res/log" 2>&1
+    rc+=($?)
+  done
+  log1=$out/corpus-cpu-t1/$name/log
+  if [ "${rc[0]}" -eq 2 ] && [ "${rc[1]}" -eq 2 ] && grep -q "the CPU backend cannot compile .* yet" "$log1"; then
+    cpu_refused=$((cpu_refused + 1)); pass "$label (refused: $(grep -o 'cannot compile [^ ]* ([^)]*)' "$log1" | head -1))"; continue
+  fi
+  if [ "${rc[0]}" -ne 0 ] || [ "${rc[1]}" -ne 0 ]; then
+    fail "$label" "exit ${rc[0]} at 1 thread, ${rc[1]} at 2:" "$(head -3 "$log1")"; continue
+  fi
+  same=1
+  for f in "$out/corpus-cpu-t1/$name"/out*.npy; do
+    cmp -s "$f" "$out/corpus-cpu-t2/$name/$(basename "$f")" || same=0
+  done
+  if [ $same -eq 0 ]; then fail "$label" "outputs at 1 and 2 threads differ"; continue; fi
+  before=$failed
+  check_outputs "$label" "$dir" "$out/corpus-cpu-t1/$name"
+  [ $failed -eq $before ] && cpu_matched=$((cpu_matched + 1)) && cpu_compiled+=("$name")
+done
+echo "corpus-cpu: $cpu_matched compiled and matched, $cpu_refused refused (exit 2, cannot compile ... yet)"
+# The modules it compiled, again at each lower ISA level (AXLE_CPU) this
+# machine has: the same goldens must match.
+for level in sse4 avx2; do
+  AXLE_CPU=$level timeout 20 "$BUILD/axle-run" --backend cpu --seed 1 examples/reduce_sum.hlo >/dev/null 2>&1 || continue
+  for name in "${cpu_compiled[@]}"; do
+    dir=tests/hlo/$name; res=$out/corpus-cpu-$level/$name; mkdir -p "$res"; args=()
+    for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
+    if ! AXLE_CPU=$level timeout 120 "$BUILD/axle-run" --backend cpu --threads 1 "${args[@]}" --out "$res" "tests/hlo/$name.hlo" >"$res/log" 2>&1; then
+      fail "corpus-cpu-$level/$name" "axle-run failed:" "$(head -3 "$res/log")"; continue
+    fi
+    check_outputs "corpus-cpu-$level/$name" "$dir" "$res"
+  done
+done
+
 # ---- malformed input: a located error and exit code 2, never a crash ----
 for bad in tests/malformed/*.hlo; do
   [ -e "$bad" ] || continue
@@ -105,7 +153,8 @@ expect_run no_module 2 "error: no module given"
 expect_run unknown_option 2 "error: unknown option '--frob'" --frob examples/reduce_sum.hlo
 expect_run bad_time_count 2 "--time takes a run count" --time 0 examples/reduce_sum.hlo
 expect_run missing_file 2 "error: cannot read" "$t/no-such.hlo"
-expect_run unbuilt_backend 2 "backend 'cpu' is not built yet" --backend cpu examples/reduce_sum.hlo
+expect_run cpu_refuses_what_it_cannot_compile 2 "the CPU backend cannot compile" --backend cpu --seed 1 tests/hlo/while_fibonacci_s64.hlo
+expect_run cpu_backend_runs 0 "check: cpu matches the evaluator" --backend cpu --check --seed 1 examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo
 expect_run seeded_run 0 "out0: f32[]" --seed 1 examples/reduce_sum.hlo

@@ -59,7 +59,7 @@ static bool parse_count(const char *s, long long min, long long *out) {
 
 /* Returns 0 when the options are good, else the exit code. */
 static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.backend = "interp", .seed = 0, .threads = 1, .opt = -1};
+  *o = (Options){.backend = "interp", .seed = 0, .threads = 0, .opt = -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -254,6 +254,7 @@ static bool compile_options_for(const Options *o, ExecutableOptions *eo, Status 
   if (!backend_id_from_name(o->backend, &backend, st)) return false;
   executable_options_default(eo, backend);
   eo->optimize = o->opt;
+  eo->threads = o->threads;  /* 0: AXLE_THREADS, else every core */
   if (!opt_options_from_env(&eo->opt, st)) return false;
   if (o->dump_dir) {
     char flag[1100];

@@ -35,6 +35,10 @@ typedef struct Lower {
   int acc_base[AXLE_MAX_RANK];
   int reduce_phase[AXLE_MAX_RANK];
   int reduce_count;
+  /* lower_epilogue: an instruction of the body computed elsewhere (a dot),
+   * read from input `computed_input` like a parameter. */
+  const Instruction *computed;
+  int computed_input;
   Status *st;
 } Lower;
 
@@ -147,6 +151,7 @@ static int k_select(Lower *L, ElementType type, int p, int a, int b) {
 /* The kernel input an instruction is read from: a fused parameter, or an
  * operand of the single op being lowered. -1 when it is computed here. */
 static int leaf_input(const Lower *L, const Instruction *inst) {
+  if (L->computed && inst == L->computed) return L->computed_input;
   if (L->body) return inst->opcode == OP_PARAMETER && inst->parent == L->body ? (int)inst->attrs.parameter_number : -1;
   for (int i = 0; i < L->origin->operand_count; i++)
     if (L->origin->operands[i] == inst) return i;
@@ -640,11 +645,12 @@ static bool has_reduce(const Lower *L) {
   return false;
 }
 
-Kernel *lower_to_kernel(const Instruction *inst, Status *st) {
-  Lower L = {.origin = inst, .st = st, .block = KBLOCK_PRE};
+static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed, Status *st) {
+  Lower L = {.origin = inst, .st = st, .block = KBLOCK_PRE, .computed = computed};
   L.body = inst->opcode == OP_FUSION ? inst->called[0] : NULL;
   L.k = kernel_create(inst->name, inst, KERNEL_LOOP);
   add_inputs(&L);
+  if (computed) L.computed_input = kernel_add_input(L.k, &computed->shape, computed, NULL);
   const Instruction *outputs[AXLE_MAX_RANK];
   int count;
   if (L.body) {
@@ -670,4 +676,15 @@ Kernel *lower_to_kernel(const Instruction *inst, Status *st) {
     return NULL;
   }
   return L.k;
+}
+
+Kernel *lower_to_kernel(const Instruction *inst, Status *st) { return lower_kernel(inst, NULL, st); }
+
+Kernel *lower_epilogue(const Instruction *fusion, const Instruction *dot, Status *st) {
+  if (fusion->opcode != OP_FUSION || dot->parent != fusion->called[0]) {
+    status_error(st, STATUS_UNSUPPORTED, "cannot lower %s: %s is not in its fused computation", fusion->name,
+                 dot->name);
+    return NULL;
+  }
+  return lower_kernel(fusion, dot, st);
 }

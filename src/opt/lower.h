@@ -17,4 +17,9 @@
  * kernel kinds) — never a wrong kernel. */
 Kernel *lower_to_kernel(const Instruction *inst, Status *st);
 
+/* The epilogue of an output fusion: the fused computation with `dot` (an
+ * instruction of it, computed by the caller, e.g. through a GEMM) read as
+ * one more input, the last, whose KernelBuffer.source is dot. */
+Kernel *lower_epilogue(const Instruction *fusion, const Instruction *dot, Status *st);
+
 #endif

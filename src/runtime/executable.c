@@ -60,6 +60,7 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   }
   atomic_init(&exe->references, 1);
   exe->backend = be;
+  exe->threads = o->threads;
   double t0 = now_ms();  /* compile time includes the optimizer's */
   exe->module = module_clone(m);
   bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;

@@ -31,6 +31,9 @@ typedef struct ExecutableOptions {
   axle_backend_t backend;
   int optimize;         /* 1: run the optimizer, 0: not, -1: the backend's default */
   OptOptions opt;       /* dumps, --stats, limits */
+  /* Threads of native backends, the caller's included: 0 means
+   * AXLE_THREADS when set, else all cores. Results do not depend on it. */
+  int threads;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -44,6 +47,7 @@ struct Executable {
   void *program;        /* the backend's: code, constants */
   char *stats;          /* the optimizer's --stats report when asked, else NULL */
   double compile_ms;    /* optimizer and backend together */
+  int threads;          /* ExecutableOptions.threads, for the backend's compile */
   atomic_int references; /* the compile cache shares executables */
 };
 

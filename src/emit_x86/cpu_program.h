@@ -1,0 +1,88 @@
+/* The CPU backend's program: what cpu_backend.c compiles an Executable into
+ * and what cpu_program.c runs.
+ *
+ * Storage is named by bindings, one per slot of the entry's buffer plan
+ * (same index) plus one per constant that a kernel holds inside its fused
+ * computation. A run turns every binding into a pointer (the caller's
+ * arguments, the temporary block at the plan's offsets, the result buffer,
+ * the program's constants) and then runs the steps in schedule order, each
+ * reading and writing only through binding numbers. Result leaves that the
+ * plan did not place in the result (a parameter or a constant returned as
+ * it is, a value returned twice) are copied in at the end. */
+#ifndef AXLE_EMIT_X86_CPU_PROGRAM_H
+#define AXLE_EMIT_X86_CPU_PROGRAM_H
+
+#include <pthread.h>
+
+#include "emit_x86/gemm.h"
+#include "emit_x86/kernel_x86.h"
+#include "opt/opt.h"
+#include "runtime/executable.h"
+
+typedef enum BindingKind {
+  BINDING_NONE,       /* no storage (tokens, empty arrays, alias slots) */
+  BINDING_PARAMETER,  /* leaf `leaf` of argument `number`; with `layout`, copied
+                         into that layout at `offset` of the temporary block */
+  BINDING_CONSTANT,   /* data, owned by the program */
+  BINDING_TEMP,       /* the temporary block at offset */
+  BINDING_OUTPUT,     /* leaf `leaf` of the result */
+} BindingKind;
+
+typedef struct CpuBinding {
+  BindingKind kind;
+  int64_t number, leaf, offset;
+  void *data;
+  const Shape *layout;
+} CpuBinding;
+
+typedef enum CpuStepKind { CPU_STEP_KERNEL, CPU_STEP_DOT } CpuStepKind;
+
+typedef struct CpuStep {
+  CpuStepKind kind;
+  const Instruction *inst;
+  CompiledKernel *kernel;     /* CPU_STEP_KERNEL */
+  GemmProblem dot;            /* CPU_STEP_DOT: strides and sizes; pointers set per run */
+  int buffer_count;           /* kernel: inputs then outputs; dot: lhs, rhs, result */
+  int *buffers;               /* binding numbers */
+} CpuStep;
+
+/* A result leaf whose value lives elsewhere: copied in after the steps. */
+typedef struct CpuResultCopy {
+  int binding, leaf;
+  int64_t bytes;
+  const Shape *layout;        /* non-NULL: the source is in this layout */
+} CpuResultCopy;
+
+typedef struct CpuProgram {
+  CpuFeatures cpu;
+  const BufferPlan *plan;
+  const Shape *result_shape;
+  /* The temporary block: the plan's, then the products of output fusions'
+   * dots, which the epilogue kernels read. */
+  int64_t temp_bytes;
+  int binding_count, binding_capacity;
+  CpuBinding *bindings;
+  int step_count, step_capacity;
+  CpuStep *steps;
+  int copy_count;
+  CpuResultCopy *copies;
+  GemmPlan *gemm;             /* created with the first dot */
+  /* One run at a time uses the pool; runs from several threads queue. */
+  pthread_mutex_t lock;
+  ThreadPool *pool;
+} CpuProgram;
+
+/* ----------------------------------------------------------- cpu_program.c */
+CpuProgram *cpu_program_create(const BufferPlan *plan, const Shape *result_shape, int threads);
+void cpu_program_free(CpuProgram *p);
+/* A new binding (number returned); data, if any, becomes the program's. */
+int cpu_program_add_binding(CpuProgram *p, const CpuBinding *b);
+CpuStep *cpu_program_add_step(CpuProgram *p, CpuStepKind kind, const Instruction *inst, int buffer_count);
+/* Reserves bytes at the end of the temporary block; returns their offset. */
+int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes);
+/* Copies an array between row-major order (host buffers, literals) and
+ * s's layout: into_layout says which way. */
+void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
+HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
+
+#endif

@@ -1,0 +1,280 @@
+/* The CPU backend's driver (src/emit_x86/cpu_backend.c, cpu_program.c):
+ * dots through the GEMM, fused elementwise chains as one kernel, output
+ * fusions as GEMM plus epilogue, refusals that name the instruction, and
+ * the same bytes at every thread count. References are computed here in
+ * plain C (double sums for products), never by axle. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_program.h"
+#include "runtime/executable.h"
+#include "../test.h"
+
+static Executable *compile_text(const char *text, int threads, Status *st) {
+  status_clear(st);
+  Module *m = parse_module(text, strlen(text), "test.hlo", st);
+  if (!m) return NULL;
+  ExecutableOptions o;
+  executable_options_default(&o, AXLE_BACKEND_CPU);
+  o.threads = threads;
+  Executable *exe = executable_compile(m, &o, st);
+  module_free(m);
+  return exe;
+}
+
+static HostBuffer *f32_random(int rank, const int64_t *dims, unsigned seed) {
+  Status st;
+  status_clear(&st);
+  Shape s = shape_array(TYPE_F32, rank, dims);
+  HostBuffer *b = host_buffer_create(&s, NULL, &st);
+  float *v = b->data;
+  for (int64_t i = 0; i < shape_element_count(&s); i++) {
+    seed = seed * 1103515245u + 12345u;
+    v[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+  }
+  return b;
+}
+
+static int count_steps(const Executable *exe, CpuStepKind kind) {
+  const CpuProgram *p = exe->program;
+  int n = 0;
+  for (int i = 0; i < p->step_count; i++) n += p->steps[i].kind == kind;
+  return n;
+}
+
+/* Runs text at 1 and 2 threads; both results (or NULL) come back. */
+static void run_both(const char *text, HostBuffer **args, int n, HostBuffer **out1, HostBuffer **out2,
+                     Executable **exe1) {
+  Status st;
+  Executable *e1 = compile_text(text, 1, &st), *e2 = compile_text(text, 2, &st);
+  EXPECT(e1 && e2, "compiles: %s", st.message);
+  *out1 = e1 ? executable_run(e1, args, n, &st) : NULL;
+  *out2 = e2 ? executable_run(e2, args, n, &st) : NULL;
+  EXPECT(*out1 && *out2, "runs: %s", st.message);
+  *exe1 = e1;
+  executable_free(e2);
+}
+
+static const char dot_text[] =
+    "HloModule dots\n"
+    "ENTRY main {\n"
+    "  a = f32[37,19] parameter(0)\n"
+    "  b = f32[19,41] parameter(1)\n"
+    "  p = f32[3,5,7] parameter(2)\n"
+    "  q = f32[3,9,7] parameter(3)\n"
+    "  ab = f32[37,41] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  pq = f32[3,5,9] dot(p, q), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n"
+    "  ROOT t = (f32[37,41], f32[3,5,9]) tuple(ab, pq)\n"
+    "}\n";
+
+/* Largest |got - want| / (1 + |want|) of C[b][i][j] = sum_k A(b,i,k) B(b,k,j). */
+static double product_error(const float *got, const float *a, const float *b, int batch, int m, int n, int k,
+                            int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs) {
+  double worst = 0;
+  for (int t = 0; t < batch; t++)
+    for (int i = 0; i < m; i++)
+      for (int j = 0; j < n; j++) {
+        double want = 0;
+        for (int l = 0; l < k; l++)
+          want += (double)a[t * m * k + i * a_rs + l * a_cs] * b[t * n * k + l * b_rs + j * b_cs];
+        double e = fabs(got[(t * m + i) * n + j] - want) / (1 + fabs(want));
+        if (e > worst) worst = e;
+      }
+  return worst;
+}
+
+TEST(unfused_f32_dots_run_on_the_gemm_and_match_a_double_product) {
+  int64_t da[2] = {37, 19}, db[2] = {19, 41}, dp[3] = {3, 5, 7}, dq[3] = {3, 9, 7};
+  HostBuffer *args[4] = {f32_random(2, da, 1), f32_random(2, db, 2), f32_random(3, dp, 3), f32_random(3, dq, 4)};
+  HostBuffer *r1, *r2;
+  Executable *exe;
+  run_both(dot_text, args, 4, &r1, &r2, &exe);
+  if (exe) EXPECT(count_steps(exe, CPU_STEP_DOT) == 2, "two GEMM steps, got %d", count_steps(exe, CPU_STEP_DOT));
+  if (r1 && r2) {
+    float *ab = r1->elements[0]->data, *pq = r1->elements[1]->data;
+    double e1 = product_error(ab, args[0]->data, args[1]->data, 1, 37, 41, 19, 19, 1, 41, 1);
+    /* q is [3,9,7] contracted on its last dim: B(k, j) = q[j*7 + k]. */
+    double e2 = product_error(pq, args[2]->data, args[3]->data, 3, 5, 9, 7, 7, 1, 1, 7);
+    EXPECT(e1 < 1e-5 && e2 < 1e-5, "relative error %g (2-D) and %g (batched, transposed rhs)", e1, e2);
+    for (int i = 0; i < 2; i++) {
+      size_t bytes = (size_t)shape_byte_size(&r1->elements[i]->shape);
+      EXPECT(memcmp(r1->elements[i]->data, r2->elements[i]->data, bytes) == 0, "output %d: 1 and 2 threads give the same bytes", i);
+    }
+  }
+  host_buffer_free(r1);
+  host_buffer_free(r2);
+  executable_free(exe);
+  for (int i = 0; i < 4; i++) host_buffer_free(args[i]);
+}
+
+static const char chain_text[] =
+    "HloModule chain\n"
+    "ENTRY main {\n"
+    "  x = f32[1001] parameter(0)\n"
+    "  y = f32[1001] parameter(1)\n"
+    "  two = f32[] constant(2)\n"
+    "  twos = f32[1001] broadcast(two), dimensions={}\n"
+    "  zero = f32[] constant(0)\n"
+    "  zeros = f32[1001] broadcast(zero), dimensions={}\n"
+    "  m = f32[1001] multiply(x, twos)\n"
+    "  s = f32[1001] add(m, y)\n"
+    "  n = f32[1001] negate(s)\n"
+    "  ROOT r = f32[1001] maximum(n, zeros)\n"
+    "}\n";
+
+TEST(a_fused_elementwise_chain_is_one_kernel_with_exact_results) {
+  int64_t d = 1001;
+  HostBuffer *args[2] = {f32_random(1, &d, 5), f32_random(1, &d, 6)};
+  HostBuffer *r1, *r2;
+  Executable *exe;
+  run_both(chain_text, args, 2, &r1, &r2, &exe);
+  if (exe)
+    EXPECT(count_steps(exe, CPU_STEP_KERNEL) == 1 && count_steps(exe, CPU_STEP_DOT) == 0,
+           "one kernel for the fused chain, got %d", count_steps(exe, CPU_STEP_KERNEL));
+  if (r1 && r2) {
+    const float *x = args[0]->data, *y = args[1]->data, *got = r1->data;
+    int wrong = 0;
+    for (int i = 0; i < 1001; i++) {
+      float s = x[i] * 2.0f + y[i], want = -s > 0 ? -s : 0;
+      /* The same IEEE operations give the same bits (no FMA contraction). */
+      wrong += memcmp(&want, &got[i], sizeof want) != 0;
+    }
+    EXPECT(wrong == 0, "%d of 1001 elements differ from max(-(2x+y), 0)", wrong);
+    EXPECT(memcmp(r1->data, r2->data, 1001 * sizeof(float)) == 0, "1 and 2 threads give the same bytes");
+  }
+  host_buffer_free(r1);
+  host_buffer_free(r2);
+  executable_free(exe);
+  for (int i = 0; i < 2; i++) host_buffer_free(args[i]);
+}
+
+static const char mlp_text[] =
+    "HloModule mlp\n"
+    "ENTRY main {\n"
+    "  x = f32[9,13] parameter(0)\n"
+    "  w = f32[13,21] parameter(1)\n"
+    "  b = f32[21] parameter(2)\n"
+    "  d = f32[9,21] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  bb = f32[9,21] broadcast(b), dimensions={1}\n"
+    "  s = f32[9,21] add(d, bb)\n"
+    "  zero = f32[] constant(0)\n"
+    "  zeros = f32[9,21] broadcast(zero), dimensions={}\n"
+    "  ROOT r = f32[9,21] maximum(s, zeros)\n"
+    "}\n";
+
+TEST(an_output_fusion_runs_the_gemm_then_its_epilogue_kernel) {
+  int64_t dx[2] = {9, 13}, dw[2] = {13, 21}, db = 21;
+  HostBuffer *args[3] = {f32_random(2, dx, 7), f32_random(2, dw, 8), f32_random(1, &db, 9)};
+  HostBuffer *r1, *r2;
+  Executable *exe;
+  run_both(mlp_text, args, 3, &r1, &r2, &exe);
+  if (exe)
+    EXPECT(count_steps(exe, CPU_STEP_DOT) == 1 && count_steps(exe, CPU_STEP_KERNEL) == 1,
+           "one GEMM and one epilogue kernel, got %d and %d", count_steps(exe, CPU_STEP_DOT),
+           count_steps(exe, CPU_STEP_KERNEL));
+  if (r1 && r2) {
+    const float *x = args[0]->data, *w = args[1]->data, *b = args[2]->data, *got = r1->data;
+    double worst = 0;
+    for (int i = 0; i < 9; i++)
+      for (int j = 0; j < 21; j++) {
+        double want = b[j];
+        for (int k = 0; k < 13; k++) want += (double)x[i * 13 + k] * w[k * 21 + j];
+        if (want < 0) want = 0;
+        double e = fabs(got[i * 21 + j] - want) / (1 + fabs(want));
+        if (e > worst) worst = e;
+      }
+    EXPECT(worst < 1e-5, "relative error %g against max(x.w + b, 0)", worst);
+    EXPECT(memcmp(r1->data, r2->data, 9 * 21 * sizeof(float)) == 0, "1 and 2 threads give the same bytes");
+  }
+  host_buffer_free(r1);
+  host_buffer_free(r2);
+  executable_free(exe);
+  for (int i = 0; i < 3; i++) host_buffer_free(args[i]);
+}
+
+static const char two_layer_text[] =
+    "HloModule two_layers\n"
+    "ENTRY main {\n"
+    "  x = f32[6,10] parameter(0)\n"
+    "  w1 = f32[10,12] parameter(1)\n"
+    "  w2 = f32[12,5] parameter(2)\n"
+    "  zero = f32[] constant(0)\n"
+    "  d1 = f32[6,12] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  z1 = f32[6,12] broadcast(zero), dimensions={}\n"
+    "  h = f32[6,12] maximum(d1, z1)\n"
+    "  d2 = f32[6,5] dot(h, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  z2 = f32[6,5] broadcast(zero), dimensions={}\n"
+    "  ROOT y = f32[6,5] maximum(d2, z2)\n"
+    "}\n";
+
+/* Both layers' products share one temporary: the second must not see the first. */
+TEST(consecutive_output_fusions_each_read_their_own_product) {
+  int64_t dx[2] = {6, 10}, d1[2] = {10, 12}, d2[2] = {12, 5};
+  HostBuffer *args[3] = {f32_random(2, dx, 10), f32_random(2, d1, 11), f32_random(2, d2, 12)};
+  HostBuffer *r1, *r2;
+  Executable *exe;
+  run_both(two_layer_text, args, 3, &r1, &r2, &exe);
+  if (exe) EXPECT(count_steps(exe, CPU_STEP_DOT) == 2, "two GEMMs, got %d", count_steps(exe, CPU_STEP_DOT));
+  if (r1 && r2) {
+    const float *x = args[0]->data, *w1 = args[1]->data, *w2 = args[2]->data, *got = r1->data;
+    double h[6][12], worst = 0;
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 12; j++) {
+        h[i][j] = 0;
+        for (int k = 0; k < 10; k++) h[i][j] += (double)x[i * 10 + k] * w1[k * 12 + j];
+        if (h[i][j] < 0) h[i][j] = 0;
+      }
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 5; j++) {
+        double want = 0;
+        for (int k = 0; k < 12; k++) want += h[i][k] * w2[k * 5 + j];
+        if (want < 0) want = 0;
+        double e = fabs(got[i * 5 + j] - want) / (1 + fabs(want));
+        if (e > worst) worst = e;
+      }
+    EXPECT(worst < 1e-5, "relative error %g against two relu layers", worst);
+    EXPECT(memcmp(r1->data, r2->data, 6 * 5 * sizeof(float)) == 0, "1 and 2 threads give the same bytes");
+  }
+  host_buffer_free(r1);
+  host_buffer_free(r2);
+  executable_free(exe);
+  for (int i = 0; i < 3; i++) host_buffer_free(args[i]);
+}
+
+static const char while_text[] =
+    "HloModule loop\n"
+    "cond {\n"
+    "  p = s32[] parameter(0)\n"
+    "  ten = s32[] constant(10)\n"
+    "  ROOT lt = pred[] compare(p, ten), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  p = s32[] parameter(0)\n"
+    "  one = s32[] constant(1)\n"
+    "  ROOT n = s32[] add(p, one)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  s = s32[] parameter(0)\n"
+    "  ROOT counted = s32[] while(s), condition=cond, body=body\n"
+    "}\n";
+
+TEST(what_it_cannot_compile_is_a_located_error_naming_the_instruction) {
+  Status st;
+  Executable *exe = compile_text(while_text, 1, &st);
+  EXPECT(exe == NULL, "a while is refused, not run some other way");
+  EXPECT(st.code == STATUS_UNSUPPORTED && status_exit_code(&st) == 2, "a compile error (exit 2), code %d", st.code);
+  EXPECT(strstr(st.message, "the CPU backend cannot compile counted (while) yet") != NULL, "message: %s",
+         st.message);
+  EXPECT(st.loc.line == 14, "located at the while's line, got %d", st.loc.line);
+  executable_free(exe);
+}
+
+int main(void) {
+  RUN(unfused_f32_dots_run_on_the_gemm_and_match_a_double_product);
+  RUN(a_fused_elementwise_chain_is_one_kernel_with_exact_results);
+  RUN(an_output_fusion_runs_the_gemm_then_its_epilogue_kernel);
+  RUN(consecutive_output_fusions_each_read_their_own_product);
+  RUN(what_it_cannot_compile_is_a_located_error_naming_the_instruction);
+  return test_summary();
+}
