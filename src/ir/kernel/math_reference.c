@@ -1,0 +1,515 @@
+/* The inline f32 math functions: the one definition of each algorithm that
+ * both code generators transcribe (see math_reference.h).
+ *
+ * Rules this file keeps, so that a transcription into SIMD lanes or PTX
+ * threads computes the same bits:
+ *   - no branches on data: both sides are computed, select_* picks one
+ *     (a blend or a predicated move);
+ *   - min_f32(a, b) is "a < b ? a : b", which is what minps does, so a NaN
+ *     in a gives b; NaN inputs are fixed by a final select;
+ *   - fmaf is one fused multiply-add (vfmadd / fma.rn.f32);
+ *   - integers are 32-bit lanes; ">>" of a negative int is the arithmetic
+ *     shift (vpsrad / shr.s32);
+ *   - sqrtf is the hardware square root (sqrtps / sqrt.rn.f32), not libm.
+ * Only pow leaves f32: it works in f64 lanes (vcvtps2pd; .f64 in PTX),
+ * because y * log2(x) needs about 40 correct bits before 2^z is taken.
+ *
+ * The coefficient tables were fitted by tests/gen/math_coefficients.py
+ * (discrete minimax by Lawson's algorithm, coefficients rounded to f32 one
+ * at a time, lowest order first, refitting the rest); rerunning it prints
+ * them again. Each comment gives the approximated function and its
+ * interval. */
+#include "kernel/math_reference.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define F32_INFINITY ((float)INFINITY)
+/* Added and subtracted, rounds a float of magnitude below 2^22 to an
+ * integer (round to nearest even): the sum's ulp is 1. */
+#define ROUND_SHIFTER_F32 0x1.8p23f
+#define ROUND_SHIFTER_F64 0x1.8p52
+
+/* ln 2 in two parts: n * LN2_HI is exact for |n| < 2^8, so x - n*ln2 loses
+ * nothing to cancellation. */
+#define LN2_HI 0x1.62e43p-1f
+#define LN2_LO -0x1.05c61p-29f
+#define LOG2E 0x1.715476p+0f
+/* The bits of sqrt(1/2): a float minus these bits splits into an exponent
+ * and a mantissa in [sqrt(1/2), sqrt(2)). */
+#define SQRT_HALF_BITS 0x3f3504f3u
+
+/* ---- lane operations ---- */
+
+static uint32_t bits_from_f32(float x) {
+  uint32_t b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+static float f32_from_bits(uint32_t b) {
+  float x;
+  memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+static float select_f32(int mask, float a, float b) { return mask ? a : b; }
+static double select_f64(int mask, double a, double b) { return mask ? a : b; }
+static int select_i32(int mask, int a, int b) { return mask ? a : b; }
+static float min_f32(float a, float b) { return a < b ? a : b; }
+static float max_f32(float a, float b) { return a > b ? a : b; }
+static float abs_f32(float x) { return f32_from_bits(bits_from_f32(x) & 0x7fffffffu); }
+static int is_nan_f32(float x) { return x != x; }
+
+/* x with the sign bit of s (an and, an and, an or). */
+static float copysign_f32(float x, float s) {
+  return f32_from_bits((bits_from_f32(x) & 0x7fffffffu) | (bits_from_f32(s) & 0x80000000u));
+}
+
+static float quiet_nan_f32(void) { return f32_from_bits(0x7fc00000u); }
+
+/* 2^n for -126 <= n <= 127, built in the exponent field. */
+static float pow2_f32(int n) { return f32_from_bits((uint32_t)(n + 127) << 23); }
+
+/* Horner's rule, one FMA per coefficient: c[0] + c[1] v + ... */
+static float polynomial_f32(const float *c, int count, float v) {
+  float p = c[count - 1];
+  for (int k = count - 2; k >= 0; k--) p = fmaf(p, v, c[k]);
+  return p;
+}
+
+static double polynomial_f64(const double *c, int count, double v) {
+  double p = c[count - 1];
+  for (int k = count - 2; k >= 0; k--) p = fma(p, v, c[k]);
+  return p;
+}
+
+#define COUNT(table) ((int)(sizeof(table) / sizeof((table)[0])))
+
+/* ---- exp, expm1 ---- */
+
+/* (e^r - 1 - r) / r^2 on |r| <= ln2/2, minimax relative to e^r
+ * (weighted error 2^-28.2). */
+static const float exp_table[] = {
+    0.49999994f, 0.166665211f, 0.0416682884f, 0.0083687054f, 0.00138189492f,
+};
+
+/* The same function, minimax relative to e^r - 1 (weighted error 2^-31.1):
+ * expm1 returns r + r^2 P(r) itself near 0, so it needs relative accuracy
+ * there. */
+static const float expm1_table[] = {
+    0.5f, 0.166666657f, 0.0416664928f, 0.00833354332f, 0.00139323669f, 0.000197643501f,
+};
+
+/* x = n ln2 + r with |r| <= ln2/2; returns r and n. */
+static float exp_reduce(float x, float *n) {
+  *n = fmaf(x, LOG2E, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
+  float r = fmaf(*n, -LN2_HI, x); /* exact: see LN2_HI */
+  return fmaf(*n, -LN2_LO, r);
+}
+
+/* exp(x) = 2^n e^r. x is first clamped to [-104, 89], past which the
+ * result is 0 or inf anyway. 2^n is applied in two halves, each a normal
+ * float, so that a subnormal result is rounded once, by the last multiply. */
+float mathref_expf(float x) {
+  float xc = min_f32(max_f32(x, -104.0f), 89.0f);
+  float n;
+  float r = exp_reduce(xc, &n);
+  float p = 1.0f + fmaf(r * r, polynomial_f32(exp_table, COUNT(exp_table), r), r);
+  int ni = (int)n;
+  int n1 = ni >> 1;
+  float y = (p * pow2_f32(n1)) * pow2_f32(ni - n1);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* expm1(x) = 2^n (1 + q) - 1 with q = e^r - 1, computed as
+ * 2 (2^(n-1) q + (2^(n-1) - 1/2)): the halves keep 2^(n-1) finite up to
+ * n = 128, and 2^(n-1) - 1/2 is exact for the n where cancellation could
+ * hurt. n = 0 returns q itself; |x| < 2^-25 returns x (keeps -0). */
+float mathref_expm1f(float x) {
+  float xc = min_f32(max_f32(x, -20.0f), 89.0f);
+  float n;
+  float r = exp_reduce(xc, &n);
+  float q = fmaf(r * r, polynomial_f32(expm1_table, COUNT(expm1_table), r), r);
+  float half = pow2_f32((int)n - 1);
+  float y = 2.0f * fmaf(half, q, half - 0.5f);
+  y = select_f32(n == 0.0f, q, y);
+  y = select_f32(abs_f32(x) < 0x1p-25f, x, y);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* ---- log, log1p ---- */
+
+/* (log(1+f) - f) / f^2 on f in [sqrt(1/2) - 1, sqrt(2) - 1], minimax
+ * relative to log(1+f) (weighted error 2^-27.8). log1p uses it too. */
+static const float log_table[] = {
+    -0.499999881f, 0.333333224f, -0.250016034f, 0.200022057f, -0.1660887f,
+    0.141774371f,  -0.132400155f, 0.129298031f, -0.0765954629f,
+};
+
+/* A positive normal x = 2^e m with m in [sqrt(1/2), sqrt(2)): returns
+ * f = m - 1 (exact) and e, by integer arithmetic on the bits. */
+static float log_split(float x, int *e) {
+  uint32_t shifted = bits_from_f32(x) - SQRT_HALF_BITS;
+  *e = (int32_t)shifted >> 23;
+  float m = f32_from_bits((shifted & 0x7fffffu) + SQRT_HALF_BITS);
+  return m - 1.0f;
+}
+
+/* e ln2 + log(1 + f) + extra, with the small terms summed first. */
+static float log_combine(int e, float f, float extra) {
+  float ef = (float)e;
+  float p = polynomial_f32(log_table, COUNT(log_table), f);
+  float tail = fmaf(f * f, p, fmaf(ef, LN2_LO, extra));
+  return fmaf(ef, LN2_HI, f + tail);
+}
+
+/* log(x) = e ln2 + log(m). A subnormal x is first scaled by 2^23. */
+float mathref_logf(float x) {
+  int subnormal = x < 0x1p-126f;
+  int e;
+  float f = log_split(select_f32(subnormal, x * 0x1p23f, x), &e);
+  e -= select_i32(subnormal, 23, 0);
+  float y = log_combine(e, f, 0.0f);
+  y = select_f32(x == F32_INFINITY, x, y);
+  y = select_f32(x == 0.0f, -F32_INFINITY, y);
+  y = select_f32(x < 0.0f, quiet_nan_f32(), y);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* log1p(x) = log(u) + log(1 + c) with u = 1 + x rounded and
+ * c = (x - (u - 1)) / u the part of x that the rounding lost; log(1 + c)
+ * is c to the precision needed. |x| < 2^-24 returns x. */
+float mathref_log1pf(float x) {
+  float u = 1.0f + x;
+  float c = (x - (u - 1.0f)) / u;
+  int e;
+  float f = log_split(u, &e);
+  float y = log_combine(e, f, c);
+  y = select_f32(abs_f32(x) < 0x1p-24f, x, y);
+  y = select_f32(x == F32_INFINITY, x, y);
+  y = select_f32(x == -1.0f, -F32_INFINITY, y);
+  y = select_f32(x < -1.0f, quiet_nan_f32(), y);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* ---- tanh, logistic ---- */
+
+/* (tanh(x) - x) / x^3 as a polynomial in z = x^2 on |x| < 0.5625, minimax
+ * relative to tanh (weighted error 2^-33.0). */
+static const float tanh_table[] = {
+    -0.333333313f, 0.133332282f, -0.0539496243f, 0.0217162166f, -0.00821394753f, 0.00217314181f,
+};
+
+/* Near 0, x + x^3 T(x^2). Elsewhere 1 - 2 / (e^(2|x|) + 1), whose
+ * subtraction cannot cancel because the result is at least 1/2 there;
+ * |x| is clamped to 9.5, past which tanh rounds to 1. */
+float mathref_tanhf(float x) {
+  float ax = abs_f32(x);
+  float z = x * x;
+  float small = fmaf(x, z * polynomial_f32(tanh_table, COUNT(tanh_table), z), x);
+  float e = mathref_expf(2.0f * min_f32(ax, 9.5f));
+  float large = copysign_f32(1.0f - 2.0f / (e + 1.0f), x);
+  float y = select_f32(ax < 0.5625f, small, large);
+  y = select_f32(x == 0.0f, x, y);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* logistic(x) = 1 / (1 + e^-x), written with e = e^-|x| in (0, 1] so that
+ * nothing overflows: 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0
+ * (which keeps the tiny results of very negative x). No table: exp's. */
+float mathref_logisticf(float x) {
+  float e = mathref_expf(-abs_f32(x));
+  float numerator = select_f32(x < 0.0f, e, 1.0f);
+  return numerator / (1.0f + e);
+}
+
+/* ---- erf ---- */
+
+/* Rows 0..6: (erf(x) - x) / x as a polynomial in z = x^2 on |x| < 1,
+ * minimax relative to erf (weighted error 2^-29.4).
+ * Rows 7..18: log(erfc(t)) as a polynomial in t - 2.5 on 1 <= t <= 4,
+ * minimax weighted by erfc(t), i.e. for the absolute error of
+ * erf = 1 - erfc (weighted error 2^-34.1). */
+static const float erf_table[] = {
+    0.128379166f,  -0.37612626f,    0.112835787f,    -0.0268533472f,
+    0.0051871622f, -0.00079978531f, 7.80690389e-05f,
+    -7.80681515f,  -5.35268021f,    -0.943897188f,   -0.0108777378f,
+    0.00214316789f, -0.000387697597f, 0.000172454209f, 5.11838844e-05f,
+    -1.84650908e-05f, -4.83259719e-05f, -2.3617562e-05f, -3.92228458e-06f,
+};
+#define ERF_SMALL_COUNT 7
+
+/* |x| < 1: x + x E(x^2). 1 <= |x|: 1 - e^B(t), t = min(|x|, 4) (past 3.92
+ * erf rounds to 1, and so does 1 - erfc(4)), sign restored. */
+float mathref_erff(float x) {
+  float ax = abs_f32(x);
+  float small = fmaf(x, polynomial_f32(erf_table, ERF_SMALL_COUNT, x * x), x);
+  float t = min_f32(ax, 4.0f);
+  float b = polynomial_f32(erf_table + ERF_SMALL_COUNT, COUNT(erf_table) - ERF_SMALL_COUNT,
+                           t - 2.5f);
+  float large = copysign_f32(1.0f - mathref_expf(b), x);
+  float y = select_f32(ax < 1.0f, small, large);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* ---- sin, cos, tan ---- */
+
+/* The three tables below are fitted on |r| <= 1.015 pi/4: the reduction
+ * can leave r a little past pi/4 (see trig_reduce). */
+
+/* (sin(r) - r) / r^3 as a polynomial in z = r^2, minimax relative to sin
+ * (weighted error 2^-32.4). */
+static const float sin_table[] = {
+    -0.166666672f, 0.00833337847f, -0.000198525056f, 2.82521728e-06f,
+};
+
+/* (cos(r) - 1) / r^2 in z = r^2, relative to cos (weighted error
+ * 2^-36.9). */
+static const float cos_table[] = {
+    -0.5f, 0.0416666679f, -0.00138889765f, 2.48204542e-05f, -2.87125118e-07f,
+};
+
+/* (tan(r) - r) / r^3 in z = r^2, relative to tan (weighted error
+ * 2^-29.1). */
+static const float tan_table[] = {
+    0.333333552f, 0.133324727f, 0.0540818684f, 0.0211672075f,
+    0.011137587f, -0.000297188497f, 0.00456883525f,
+};
+
+/* pi/2 in three f32 parts; the first two products n * part are computed
+ * exactly inside the FMA, the third leaves an error near n * 2^-76. */
+#define PIO2_1 0x1.921fb6p+0f
+#define PIO2_2 -0x1.777a5cp-25f
+#define PIO2_3 -0x1.ee59dap-50f
+#define TWO_OVER_PI 0x1.45f306p-1f
+
+/* x = n pi/2 + r (Cody-Waite, three parts); returns r and the quadrant
+ * n mod 4. n rounds x (2/pi rounded to f32) in one FMA, so |r| can pass
+ * pi/4 by |x| 2^-25 at most: 0.004 at MATHREF_TRIG_ACCURATE_LIMIT, up to
+ * which the reduction is accurate. Beyond it (and beyond 2^22, where the
+ * rounding trick stops working) n is only near x 2/pi and is clamped so
+ * that everything stays finite; the result is then only a value in
+ * range. */
+static float trig_reduce(float x, int *quadrant) {
+  float t = x * TWO_OVER_PI;
+  float n = fmaf(x, TWO_OVER_PI, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
+  n = select_f32(abs_f32(t) < 0x1p22f, n, min_f32(max_f32(t, -0x1p24f), 0x1p24f));
+  float r = fmaf(n, -PIO2_1, x);
+  r = fmaf(n, -PIO2_2, r);
+  r = fmaf(n, -PIO2_3, r);
+  *quadrant = (int)n & 3;
+  return r;
+}
+
+/* sin(r) and cos(r) on the reduced argument. */
+static float sin_kernel(float r) {
+  float z = r * r;
+  return fmaf(r, z * polynomial_f32(sin_table, COUNT(sin_table), z), r);
+}
+
+static float cos_kernel(float r) {
+  float z = r * r;
+  return fmaf(z, polynomial_f32(cos_table, COUNT(cos_table), z), 1.0f);
+}
+
+/* Reduced arguments past the fitted interval (which only arguments past
+ * the accurate limit produce) are clamped to it, so that sin and cos stay
+ * in [-1, 1]. */
+static float trig_clamp(float r) { return min_f32(max_f32(r, -0.797f), 0.797f); }
+
+/* By quadrant: sin, cos, -sin, -cos. |x| < 2^-12 returns x (keeps -0). */
+float mathref_sinf(float x) {
+  int quadrant;
+  float r = trig_reduce(x, &quadrant);
+  float rc = trig_clamp(r);
+  float y = select_f32(quadrant & 1, cos_kernel(rc), sin_kernel(rc));
+  y = select_f32(quadrant & 2, -y, y);
+  y = select_f32(abs_f32(x) < 0x1p-12f, x, y);
+  return select_f32(is_nan_f32(x) | (abs_f32(x) == F32_INFINITY), quiet_nan_f32(), y);
+}
+
+/* By quadrant: cos, -sin, -cos, sin. */
+float mathref_cosf(float x) {
+  int quadrant;
+  float r = trig_reduce(x, &quadrant);
+  float rc = trig_clamp(r);
+  float y = select_f32(quadrant & 1, sin_kernel(rc), cos_kernel(rc));
+  y = select_f32((quadrant + 1) & 2, -y, y);
+  return select_f32(is_nan_f32(x) | (abs_f32(x) == F32_INFINITY), quiet_nan_f32(), y);
+}
+
+/* tan(x) = t(r) in even quadrants and -1 / t(r) in odd ones. */
+float mathref_tanf(float x) {
+  int quadrant;
+  float r = trig_clamp(trig_reduce(x, &quadrant));
+  float z = r * r;
+  float t = fmaf(r, z * polynomial_f32(tan_table, COUNT(tan_table), z), r);
+  float y = select_f32(quadrant & 1, -1.0f / t, t);
+  y = select_f32(abs_f32(x) < 0x1p-12f, x, y);
+  return select_f32(is_nan_f32(x) | (abs_f32(x) == F32_INFINITY), quiet_nan_f32(), y);
+}
+
+/* ---- atan2 ---- */
+
+/* (atan(t) - t) / t^3 in z = t^2 on |t| <= tan(pi/8), minimax relative to
+ * atan (weighted error 2^-33.9). */
+static const float atan_table[] = {
+    -0.333333313f, 0.199998021f, -0.142791316f, 0.110095896f, -0.0828325972f, 0.0435149595f,
+};
+
+#define TAN_PI_8 0x1.a8279ap-2f
+#define PIO4_HI 0x1.921fb6p-1f
+#define PIO4_LO -0x1.777a5cp-26f
+
+/* The angle of (|x|, |y|) is folded three times, each fold recorded as
+ * angle = m pi/4 + s * atan(t):
+ *   u = min/max of |x|, |y| in [0, 1];
+ *   u > tan(pi/8): atan(u) = pi/4 + atan((u - 1) / (u + 1));
+ *   |y| > |x|: the angle is pi/2 minus that;
+ *   x negative (sign bit, so -0 too): pi minus that.
+ * Then the sign of y. The sum m pi/4 + s p is rounded once. 0/0 and
+ * inf/inf are given u = 0 and u = 1, which makes every signed-zero and
+ * infinite case come out as IEEE 754 says. */
+float mathref_atan2f(float y, float x) {
+  float ax = abs_f32(x), ay = abs_f32(y);
+  float big = max_f32(ax, ay), little = min_f32(ax, ay);
+  float u = little / big;
+  u = select_f32(big == 0.0f, 0.0f, u);
+  u = select_f32(little == F32_INFINITY, 1.0f, u);
+  int fold = u > TAN_PI_8;
+  float t = select_f32(fold, (u - 1.0f) / (u + 1.0f), u);
+  float z = t * t;
+  float p = fmaf(t, z * polynomial_f32(atan_table, COUNT(atan_table), z), t);
+  int m = select_i32(fold, 1, 0);
+  float s = 1.0f;
+  int swap = ay > ax;
+  m = select_i32(swap, 2 - m, m);
+  s = select_f32(swap, -s, s);
+  int negative_x = (bits_from_f32(x) >> 31) != 0;
+  m = select_i32(negative_x, 4 - m, m);
+  s = select_f32(negative_x, -s, s);
+  float mf = (float)m;
+  float angle = fmaf(mf, PIO4_HI, fmaf(mf, PIO4_LO, s * p));
+  float result = copysign_f32(angle, y);
+  return select_f32(is_nan_f32(x) | is_nan_f32(y), x + y, result);
+}
+
+/* ---- pow ---- */
+
+/* In f64. Rows 0..5: (log(1+f) - 2s) / s^3 as a polynomial in s^2,
+ * s = f / (2 + f), on f in [sqrt(1/2) - 1, sqrt(2) - 1], relative to
+ * log(1+f) (weighted error 2^-51). Rows 6..15: 2^r on |r| <= 1/2,
+ * relative (error 2^-46). */
+static const double pow_table[] = {
+    0.66666666666595398,  0.40000000050591267,   0.28571417147195344,
+    0.22223380520689606,  0.18123176865870574,   0.16826593167730239,
+    1.0000000000000127,   0.69314718055987545,   0.24022650695651859,
+    0.055504108668529277, 0.0096181291915458447, 0.0013333557641165073,
+    0.00015403435335019516, 1.525297129191657e-05, 1.3259320728290339e-06,
+    1.015291062392348e-07,
+};
+#define POW_LOG_COUNT 6
+#define LOG2E_F64 0x1.71547652b82fep+0
+
+/* log2|x| in f64 for |x| > 0 finite: e + log(1+f) log2(e). */
+static double pow_log2(float ax) {
+  int subnormal = ax < 0x1p-126f;
+  int e;
+  double f = (double)log_split(select_f32(subnormal, ax * 0x1p23f, ax), &e);
+  e -= select_i32(subnormal, 23, 0);
+  double s = f / (2.0 + f);
+  double s2 = s * s;
+  double log1p_f = 2.0 * s + s * s2 * polynomial_f64(pow_table, POW_LOG_COUNT, s2);
+  return (double)e + log1p_f * LOG2E_F64;
+}
+
+/* 2^z in f64, rounded once to f32 at the end. z is clamped to
+ * [-160, 130], which already gives 0 and inf in f32; 2^n is a normal
+ * double there, so the only rounding of a subnormal result is the final
+ * conversion. */
+static float pow_exp2(double z) {
+  double zc = z < -160.0 ? -160.0 : z > 130.0 ? 130.0 : z;
+  double n = (zc + ROUND_SHIFTER_F64) - ROUND_SHIFTER_F64;
+  double r = zc - n;
+  double p = polynomial_f64(pow_table + POW_LOG_COUNT, COUNT(pow_table) - POW_LOG_COUNT, r);
+  uint64_t scale_bits = (uint64_t)((int64_t)n + 1023) << 52;
+  double scale;
+  memcpy(&scale, &scale_bits, sizeof scale);
+  return (float)(p * scale);
+}
+
+/* pow(x, y) = 2^(y log2|x|), then the sign and the special cases of
+ * C99 Annex F: y = 0 or x = 1 give 1 (even with NaN), as does |x| = 1
+ * with infinite y; a negative finite x with a non-integer finite y gives
+ * NaN; a negative x (or -0, -inf) with an odd integer y gives the negative
+ * result. log2|x| is -inf for 0 and +inf for inf, so y log2|x| is ±inf
+ * or NaN there and 2^z does the rest. */
+float mathref_powf(float x, float y) {
+  float ax = abs_f32(x), ay = abs_f32(y);
+  double l2 = pow_log2(ax);
+  l2 = select_f64(ax == 0.0f, -INFINITY, l2);
+  l2 = select_f64(ax == F32_INFINITY, INFINITY, l2);
+  float result = pow_exp2((double)y * l2);
+  /* |y| below 2^23 rounds to an integer by adding and subtracting 2^23;
+   * from 2^23 up every float is an integer, and from 2^24 up an even one. */
+  float ay_rounded = select_f32(ay < 0x1p23f, (ay + 0x1p23f) - 0x1p23f, ay);
+  int y_integer = ay_rounded == ay;
+  int y_odd = y_integer & ((int)select_f32(ay < 0x1p24f, ay_rounded, 0.0f) & 1);
+  int negative_x = (bits_from_f32(x) >> 31) != 0;
+  result = select_f32(negative_x & y_odd, -result, result);
+  int invalid = (x < 0.0f) & (x > -F32_INFINITY) & !y_integer;
+  result = select_f32(invalid | is_nan_f32(x) | is_nan_f32(y), quiet_nan_f32(), result);
+  int one = (y == 0.0f) | (x == 1.0f) | ((ax == 1.0f) & (ay == F32_INFINITY));
+  return select_f32(one, 1.0f, result);
+}
+
+/* ---- cbrt ---- */
+
+/* A first guess of cbrt(m) on [1, 2), minimax relative (error 2^-16.7);
+ * one Newton step then makes it exact to about 2^-33. Rows 5 and 6 are
+ * cbrt(2) and cbrt(4), rounded to f32. */
+static const float cbrt_table[] = {
+    0.506979406f, 0.718153834f, -0.300611436f, 0.0860912874f, -0.0106038861f,
+    0x1.428a30p+0f, 0x1.965feap+0f,
+};
+#define CBRT_GUESS_COUNT 5
+
+/* |x| = 2^e m, m in [1, 2); e = 3q + k with k in {0, 1, 2}, so that
+ * cbrt|x| = 2^q cbrt(2^k m). floor(e / 3) is a multiply and a shift
+ * (21846 / 65536 is 1/3 closely enough for the 0..450 that e + 300
+ * spans). A subnormal x is scaled by 2^24 (a cube) first. The Newton step
+ * g - (g^3 - a) / (3 g^2) computes g^3 - a with g^2 split exactly into
+ * h + l, so the correction is right to far below an ulp. */
+float mathref_cbrtf(float x) {
+  float ax = abs_f32(x);
+  int subnormal = ax < 0x1p-126f;
+  uint32_t b = bits_from_f32(select_f32(subnormal, ax * 0x1p24f, ax));
+  int e = (int)(b >> 23) - 127 - select_i32(subnormal, 24, 0);
+  float m = f32_from_bits((b & 0x7fffffu) | 0x3f800000u);
+  int q = (((e + 300) * 21846) >> 16) - 100;
+  int k = e - 3 * q;
+  float a = m * (float)(1 << k);
+  float g = polynomial_f32(cbrt_table, CBRT_GUESS_COUNT, m);
+  g *= select_f32(k == 1, cbrt_table[5], select_f32(k == 2, cbrt_table[6], 1.0f));
+  float h = g * g;
+  float l = fmaf(g, g, -h);
+  float residual = fmaf(h, g, -a) + l * g;
+  float y = g - residual / (3.0f * h);
+  y = copysign_f32(y * pow2_f32(q), x);
+  return select_f32((ax == 0.0f) | (ax == F32_INFINITY) | is_nan_f32(x), x + x, y);
+}
+
+/* ---- sqrt, rsqrt ---- */
+
+/* The hardware square root, correctly rounded: sqrtps / vsqrtps on x86,
+ * sqrt.rn.f32 in PTX. */
+float mathref_sqrtf(float x) { return sqrtf(x); }
+
+/* A correctly rounded square root and a correctly rounded division
+ * (vsqrtps then vdivps; sqrt.rn.f32 then div.rn.f32 in PTX), so at most
+ * about one ulp. Not rsqrtps: its 12-bit estimate with one Newton step
+ * would be faster but near 2 ulp, and AVX-512's rsqrt14 estimate differs
+ * from SSE's, so the bits would depend on the ISA. */
+float mathref_rsqrtf(float x) { return 1.0f / sqrtf(x); }
