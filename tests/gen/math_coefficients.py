@@ -96,12 +96,11 @@ def main():
     fit_table("erf small: (erf(x) - x)/x in z = x^2", x**2, (erf(x) - x) / x,
               x / erf(x), 6)
     t = chebyshev_grid(1.0, 4.0)
-    fit_table("erf large: log(erfc(t)) in t - 2.5, weight erfc(t)", t - 2.5,
+    fit_table("erf large: log(erfc(t)) in t - 1, weight erfc(t)", t - 1.0,
               np.log(erfc(t)), erfc(t), 11)
 
-    # sin, cos, tan on |r| <= pi/4, and 1.5% wider: n = round(x 2/pi) is
-    # computed with 2/pi rounded to f32, which can push |r| past pi/4 by
-    # about |x| 2^-25 (0.004 at the accurate limit, 2^17).
+    # sin, cos, tan on |r| <= pi/4, with a 1.5% margin: the reduction's r
+    # may pass pi/4 by rounding, and the margin costs no degree.
     r = chebyshev_grid(1e-4, math.pi / 4 * 1.015)
     z = r**2
     fit_table("sin: (sin(r) - r)/r^3 in z = r^2", z, (np.sin(r) - r) / r**3,

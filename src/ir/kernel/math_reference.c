@@ -229,15 +229,16 @@ float mathref_logisticf(float x) {
 
 /* Rows 0..6: (erf(x) - x) / x as a polynomial in z = x^2 on |x| < 1,
  * minimax relative to erf (weighted error 2^-29.4).
- * Rows 7..18: log(erfc(t)) as a polynomial in t - 2.5 on 1 <= t <= 4,
+ * Rows 7..18: log(erfc(t)) as a polynomial in t - 1 on 1 <= t <= 4,
  * minimax weighted by erfc(t), i.e. for the absolute error of
- * erf = 1 - erfc (weighted error 2^-34.1). */
+ * erf = 1 - erfc (weighted error 2^-26.9). Expanded around t = 1, where
+ * erfc matters most, so that Horner's sum does not cancel there. */
 static const float erf_table[] = {
     0.128379166f,  -0.37612626f,    0.112835787f,    -0.0268533472f,
     0.0051871622f, -0.00079978531f, 7.80690389e-05f,
-    -7.80681515f,  -5.35268021f,    -0.943897188f,   -0.0108777378f,
-    0.00214316789f, -0.000387697597f, 0.000172454209f, 5.11838844e-05f,
-    -1.84650908e-05f, -4.83259719e-05f, -2.3617562e-05f, -3.92228458e-06f,
+    -1.84960556f,  -2.63895798f,    -0.843390882f,   -0.0384268388f,
+    -0.00695002358f, 0.0495128967f, -0.0933454633f,  0.105303407f,
+    -0.0735041723f, 0.0308199823f,  -0.007077788f,   0.000681281788f,
 };
 #define ERF_SMALL_COUNT 7
 
@@ -248,7 +249,7 @@ float mathref_erff(float x) {
   float small = fmaf(x, polynomial_f32(erf_table, ERF_SMALL_COUNT, x * x), x);
   float t = min_f32(ax, 4.0f);
   float b = polynomial_f32(erf_table + ERF_SMALL_COUNT, COUNT(erf_table) - ERF_SMALL_COUNT,
-                           t - 2.5f);
+                           t - 1.0f);
   float large = copysign_f32(1.0f - mathref_expf(b), x);
   float y = select_f32(ax < 1.0f, small, large);
   return select_f32(is_nan_f32(x), x + x, y);
@@ -256,8 +257,8 @@ float mathref_erff(float x) {
 
 /* ---- sin, cos, tan ---- */
 
-/* The three tables below are fitted on |r| <= 1.015 pi/4: the reduction
- * can leave r a little past pi/4 (see trig_reduce). */
+/* The three tables below are fitted on |r| <= 1.015 pi/4, a margin for
+ * an r that rounding leaves a hair past pi/4. */
 
 /* (sin(r) - r) / r^3 as a polynomial in z = r^2, minimax relative to sin
  * (weighted error 2^-32.4). */
@@ -278,37 +279,63 @@ static const float tan_table[] = {
     0.011137587f, -0.000297188497f, 0.00456883525f,
 };
 
-/* pi/2 in three f32 parts; the first two products n * part are computed
- * exactly inside the FMA, the third leaves an error near n * 2^-76. */
+/* pi/2 in three f32 parts, whose sum misses pi/2 by 2^-76. */
 #define PIO2_1 0x1.921fb6p+0f
 #define PIO2_2 -0x1.777a5cp-25f
 #define PIO2_3 -0x1.ee59dap-50f
 #define TWO_OVER_PI 0x1.45f306p-1f
+/* pi/4 in two parts, for trig_quotient's check and atan2's folds. */
+#define PIO4_HI 0x1.921fb6p-1f
+#define PIO4_LO -0x1.777a5cp-26f
 
-/* x = n pi/2 + r (Cody-Waite, three parts); returns r and the quadrant
- * n mod 4. n rounds x (2/pi rounded to f32) in one FMA, so |r| can pass
- * pi/4 by |x| 2^-25 at most: 0.004 at MATHREF_TRIG_ACCURATE_LIMIT, up to
- * which the reduction is accurate. Beyond it (and beyond 2^22, where the
- * rounding trick stops working) n is only near x 2/pi and is clamped so
- * that everything stays finite; the result is then only a value in
- * range. */
-static float trig_reduce(float x, int *quadrant) {
-  float t = x * TWO_OVER_PI;
-  float n = fmaf(x, TWO_OVER_PI, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
-  n = select_f32(abs_f32(t) < 0x1p22f, n, min_f32(max_f32(t, -0x1p24f), 0x1p24f));
-  float r = fmaf(n, -PIO2_1, x);
-  r = fmaf(n, -PIO2_2, r);
-  r = fmaf(n, -PIO2_3, r);
-  *quadrant = (int)n & 3;
-  return r;
+/* Below this, n = round(x 2/pi) is found exactly (trig_quotient). */
+#define TRIG_QUOTIENT_LIMIT MATHREF_TRIG_ACCURATE_LIMIT
+
+/* The n of x = n pi/2 + r, |r| <= pi/4. The FMA rounds x (2/pi rounded
+ * to f32) to an integer, which can land on the wrong side of a half
+ * (2/pi in f32 is off by 2^-25 relative); a rough r from two parts of
+ * pi/2 shows it, and n moves by one. Past TRIG_QUOTIENT_LIMIT n is only
+ * near x 2/pi, clamped so that everything stays finite. */
+static float trig_quotient(float x) {
+  int near = abs_f32(x) < TRIG_QUOTIENT_LIMIT;
+  float xn = select_f32(near, x, 0.0f);
+  float n = fmaf(xn, TWO_OVER_PI, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
+  float rough = fmaf(n, -PIO2_2, fmaf(n, -PIO2_1, xn));
+  n += select_f32(rough > PIO4_HI, 1.0f, 0.0f) - select_f32(rough < -PIO4_HI, 1.0f, 0.0f);
+  float far = min_f32(max_f32(x * TWO_OVER_PI, -0x1p24f), 0x1p24f);
+  return select_f32(near, n, far);
 }
 
-/* sin(r) and cos(r) on the reduced argument. */
-static float sin_kernel(float r) {
+/* r = x - n pi/2 as hi + lo (Cody-Waite, three parts of pi/2, the sum
+ * kept in two floats). r1 = x - n PIO2_1 is exact inside the FMA;
+ * r1 - n PIO2_2 is formed exactly from n PIO2_2 = p + pe (an FMA) and
+ * r1 - p = s + se (Knuth's two-sum); the rest joins -n PIO2_3 in lo.
+ * The two floats matter where r is tiny: its relative error becomes the
+ * error of sin, and of tan's huge -1/tan(r). Accurate while n times the
+ * 2^-76 that the three parts miss stays far below r, i.e. up to
+ * MATHREF_TRIG_ACCURATE_LIMIT. */
+static float trig_reduce(float x, float n, float *lo) {
+  float r1 = fmaf(n, -PIO2_1, x);
+  float p = n * PIO2_2;
+  float pe = fmaf(n, PIO2_2, -p);
+  float s = r1 - p;
+  float back = s - r1;
+  float se = (r1 - (s - back)) + (-p - back);
+  float low = fmaf(-n, PIO2_3, se - pe);
+  float hi = s + low;
+  /* Past the quotient limit n is rough and lo meaningless: drop it. */
+  *lo = select_f32(abs_f32(x) < TRIG_QUOTIENT_LIMIT, low - (hi - s), 0.0f);
+  return hi;
+}
+
+/* sin(hi + lo) = hi + (hi^3 S(hi^2) + lo), rounded once at the end. */
+static float sin_kernel(float r, float lo) {
   float z = r * r;
-  return fmaf(r, z * polynomial_f32(sin_table, COUNT(sin_table), z), r);
+  return r + fmaf(r, z * polynomial_f32(sin_table, COUNT(sin_table), z), lo);
 }
 
+/* cos(hi + lo) = 1 + hi^2 C(hi^2); lo would change it by hi lo, which is
+ * below a quarter ulp of a result of at least 0.7. */
 static float cos_kernel(float r) {
   float z = r * r;
   return fmaf(z, polynomial_f32(cos_table, COUNT(cos_table), z), 1.0f);
@@ -319,36 +346,41 @@ static float cos_kernel(float r) {
  * in [-1, 1]. */
 static float trig_clamp(float r) { return min_f32(max_f32(r, -0.797f), 0.797f); }
 
+static int trig_is_invalid(float x) { return is_nan_f32(x) | (abs_f32(x) == F32_INFINITY); }
+
 /* By quadrant: sin, cos, -sin, -cos. |x| < 2^-12 returns x (keeps -0). */
 float mathref_sinf(float x) {
-  int quadrant;
-  float r = trig_reduce(x, &quadrant);
-  float rc = trig_clamp(r);
-  float y = select_f32(quadrant & 1, cos_kernel(rc), sin_kernel(rc));
+  float n = trig_quotient(x), lo;
+  int quadrant = (int)n & 3;
+  float r = trig_clamp(trig_reduce(x, n, &lo));
+  float y = select_f32(quadrant & 1, cos_kernel(r), sin_kernel(r, lo));
   y = select_f32(quadrant & 2, -y, y);
   y = select_f32(abs_f32(x) < 0x1p-12f, x, y);
-  return select_f32(is_nan_f32(x) | (abs_f32(x) == F32_INFINITY), quiet_nan_f32(), y);
+  return select_f32(trig_is_invalid(x), quiet_nan_f32(), y);
 }
 
 /* By quadrant: cos, -sin, -cos, sin. */
 float mathref_cosf(float x) {
-  int quadrant;
-  float r = trig_reduce(x, &quadrant);
-  float rc = trig_clamp(r);
-  float y = select_f32(quadrant & 1, sin_kernel(rc), cos_kernel(rc));
+  float n = trig_quotient(x), lo;
+  int quadrant = (int)n & 3;
+  float r = trig_clamp(trig_reduce(x, n, &lo));
+  float y = select_f32(quadrant & 1, sin_kernel(r, lo), cos_kernel(r));
   y = select_f32((quadrant + 1) & 2, -y, y);
-  return select_f32(is_nan_f32(x) | (abs_f32(x) == F32_INFINITY), quiet_nan_f32(), y);
+  return select_f32(trig_is_invalid(x), quiet_nan_f32(), y);
 }
 
-/* tan(x) = t(r) in even quadrants and -1 / t(r) in odd ones. */
+/* tan(x) = t(r) in even quadrants and -1 / t(r) in odd ones, with
+ * t(hi + lo) = t(hi) + lo (1 + t(hi)^2). */
 float mathref_tanf(float x) {
-  int quadrant;
-  float r = trig_clamp(trig_reduce(x, &quadrant));
+  float n = trig_quotient(x), lo;
+  int quadrant = (int)n & 3;
+  float r = trig_clamp(trig_reduce(x, n, &lo));
   float z = r * r;
   float t = fmaf(r, z * polynomial_f32(tan_table, COUNT(tan_table), z), r);
+  t = fmaf(lo, fmaf(t, t, 1.0f), t);
   float y = select_f32(quadrant & 1, -1.0f / t, t);
   y = select_f32(abs_f32(x) < 0x1p-12f, x, y);
-  return select_f32(is_nan_f32(x) | (abs_f32(x) == F32_INFINITY), quiet_nan_f32(), y);
+  return select_f32(trig_is_invalid(x), quiet_nan_f32(), y);
 }
 
 /* ---- atan2 ---- */
@@ -360,8 +392,6 @@ static const float atan_table[] = {
 };
 
 #define TAN_PI_8 0x1.a8279ap-2f
-#define PIO4_HI 0x1.921fb6p-1f
-#define PIO4_LO -0x1.777a5cp-26f
 
 /* The angle of (|x|, |y|) is folded three times, each fold recorded as
  * angle = m pi/4 + s * atan(t):

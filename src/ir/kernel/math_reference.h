@@ -15,10 +15,12 @@
 #ifndef AXLE_MATH_REFERENCE_H
 #define AXLE_MATH_REFERENCE_H
 
-/* The magnitude up to which sin, cos and tan reduce their argument
- * accurately (a three-part Cody-Waite reduction by pi/2). Beyond it the
- * result is finite for finite input but carries no accuracy promise. */
-#define MATHREF_TRIG_ACCURATE_LIMIT 0x1p17f
+/* sin, cos and tan reduce their argument accurately (a three-part
+ * Cody-Waite reduction by pi/2) for |x| below this (about 4.2e6). From
+ * it on, the result of a finite x is a finite value (in [-1, 1] for sin
+ * and cos) with no accuracy promise; a Payne-Hanek reduction would be
+ * the way to go further. */
+#define MATHREF_TRIG_ACCURATE_LIMIT 0x1p22f
 
 float mathref_expf(float x);
 float mathref_expm1f(float x);
