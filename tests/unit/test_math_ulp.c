@@ -114,6 +114,21 @@ static void inputs_add_multiples(Inputs *in, double step, double k_max, int coun
   }
 }
 
+/* base 2^e for every e that stays finite, with two neighbours each side:
+ * the points where a reduction by powers of two changes e. */
+static void inputs_add_binades(Inputs *in, float base) {
+  for (int e = -150; e <= 128; e++) {
+    float center = (float)ldexp(base, e);
+    if (center == 0 || isinf(center)) continue;
+    float up = nextafterf(center, INFINITY), down = nextafterf(center, 0);
+    float points[] = {center, up, nextafterf(up, INFINITY), down, nextafterf(down, 0)};
+    for (int i = 0; i < 5; i++) {
+      inputs_add(in, points[i]);
+      inputs_add(in, -points[i]);
+    }
+  }
+}
+
 /* ---- measuring ---- */
 
 /* Floats in order as integers: -0 and +0 both map to 0, so the distance
@@ -212,7 +227,8 @@ TEST(log_and_log1p_within_bound_over_whole_range) {
   Inputs in = unary_inputs(-1.0f, 4.0f);
   inputs_add_uniform(&in, 0.7f, 1.5f, 100000);
   inputs_add_uniform(&in, -0.01f, 0.01f, 100000);
-  inputs_add_multiples(&in, sqrt(0.5), 64, 1000);
+  inputs_add_binades(&in, (float)sqrt(0.5));
+  inputs_add_binades(&in, (float)sqrt(0.5) - 1.0f); /* log1p's u = 1 + x near sqrt(1/2) */
   check_unary("log", mathref_logf, log, &in, 1);
   check_unary("log1p", mathref_log1pf, log1p, &in, 1);
   inputs_free(&in);
@@ -283,6 +299,15 @@ TEST(atan2_within_bound_over_all_pairs) {
     inputs_add2(&in, x * random_uniform(-3.0f, 3.0f), x);
   }
   for (int i = 0; i < 300000; i++) inputs_add2(&in, random_uniform(-1, 1), random_uniform(-1, 1));
+  /* The folds: |y| = |x|, and |y| / |x| (or its inverse) near tan(pi/8). */
+  for (int i = 0; i < 20000; i++) {
+    float x = f32_from_bits(random_u32() & 0xbfffffffu), tx = x * 0x1.a8279ap-2f;
+    float ys[] = {x, -x, tx, nextafterf(tx, INFINITY), nextafterf(tx, -INFINITY)};
+    for (int j = 0; j < 5; j++) {
+      inputs_add2(&in, ys[j], x);
+      inputs_add2(&in, x, ys[j]);
+    }
+  }
   check_binary("atan2", mathref_atan2f, atan2, &in, 2);
   inputs_free(&in);
 }
@@ -301,6 +326,11 @@ TEST(pow_within_bound_over_all_pairs) {
     if (!(fabs(l2) > 1e-3 && isfinite(l2))) continue;
     inputs_add2(&in, x, (float)(random_uniform(-160.0f, 160.0f) / l2));
   }
+  Inputs edges = {0};
+  inputs_add_binades(&edges, (float)sqrt(0.5));
+  for (size_t i = 0; i < edges.count; i++)
+    inputs_add2(&in, edges.x[i], (float)(random_uniform(-160.0f, 160.0f) / log2(fabs(edges.x[i]))));
+  inputs_free(&edges);
   for (int i = 0; i < 200000; i++)
     inputs_add2(&in, -random_uniform(0.0f, 8.0f), (float)((int)(random_u32() % 101) - 50));
   for (int i = 0; i < 200000; i++)
@@ -313,6 +343,7 @@ TEST(pow_within_bound_over_all_pairs) {
 TEST(cbrt_sqrt_rsqrt_within_bound_over_whole_range) {
   Inputs in = unary_inputs(-10.0f, 10.0f);
   inputs_add_multiples(&in, 1.0, 1000, 5000);
+  inputs_add_binades(&in, 1.0f);
   inputs_add_uniform(&in, 0.0f, 1000.0f, 100000);
   check_unary("cbrt", mathref_cbrtf, cbrt, &in, 1);
   check_unary("sqrt", mathref_sqrtf, sqrt, &in, 0);
