@@ -71,8 +71,27 @@ erf = np.vectorize(math.erf)
 erfc = np.vectorize(math.erfc)
 
 
+# pi to 110 digits (far more than the 200-odd bits of 2/pi the table needs).
+PI_DIGITS = ("3.14159265358979323846264338327950288419716939937510"
+             "58209749445923078164062862089986280348253421170679821480865")
+
+
+def print_two_over_pi_windows():
+    """sin/cos/tan's large-argument reduction: for x = M 2^E (M the
+    24-bit integer mantissa, E = 0-biased exponent - 150, E in [-1, 104]),
+    the 96 bits of 2/pi that matter to x 2/pi mod 4, as three 32-bit words:
+    floor(2/pi 2^(E+94)) mod 2^96. Exact integer arithmetic."""
+    from fractions import Fraction
+    two_over_pi = 2 / Fraction(PI_DIGITS)
+    print("/* 2/pi windows for E = -1..104: floor(2/pi 2^(E+94)) mod 2^96 */")
+    for e in range(-1, 105):
+        w = (two_over_pi * 2 ** (e + 94)).__floor__() % 2**96
+        words = [(w >> 64) & 0xFFFFFFFF, (w >> 32) & 0xFFFFFFFF, w & 0xFFFFFFFF]
+        print("  {" + ", ".join(f"0x{x:08x}u" for x in words) + "},")
+    print()
+
+
 def main():
-    ln2 = math.log(2)
     # exp, expm1: e^r = 1 + r + r^2 P(r), |r| <= ln2/2 (a little wider: the
     # reduction's n comes from an f32 product).
     r = chebyshev_grid(-0.3466 * 1.002, 0.3466 * 1.002)
@@ -126,7 +145,7 @@ def main():
               s**3 / np.log1p(f), 5, f32=False)
     r = chebyshev_grid(-0.5, 0.5)
     fit_table("pow exp2: 2^r, relative", r, np.exp2(r), 1 / np.exp2(r), 9, f32=False)
-    print(f"/* ln2 = {ln2!r} */")
+    print_two_over_pi_windows()
 
 
 if __name__ == "__main__":

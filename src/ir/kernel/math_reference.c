@@ -284,48 +284,208 @@ static const float tan_table[] = {
 #define PIO2_2 -0x1.777a5cp-25f
 #define PIO2_3 -0x1.ee59dap-50f
 #define TWO_OVER_PI 0x1.45f306p-1f
-/* pi/4 in two parts, for trig_quotient's check and atan2's folds. */
+/* pi/4 in two parts, for trig_reduce_small's check and atan2's folds. */
 #define PIO4_HI 0x1.921fb6p-1f
 #define PIO4_LO -0x1.777a5cp-26f
 
-/* Below this, n = round(x 2/pi) is found exactly (trig_quotient). */
-#define TRIG_QUOTIENT_LIMIT MATHREF_TRIG_ACCURATE_LIMIT
+/* Below this magnitude the quotient n = round(x 2/pi) fits the f32
+ * rounding trick and x is reduced by Cody-Waite (trig_reduce_small);
+ * from it on, by Payne-Hanek (trig_reduce_large). */
+#define TRIG_SMALL_LIMIT 0x1p22f
 
-/* The n of x = n pi/2 + r, |r| <= pi/4. The FMA rounds x (2/pi rounded
- * to f32) to an integer, which can land on the wrong side of a half
- * (2/pi in f32 is off by 2^-25 relative); a rough r from two parts of
- * pi/2 shows it, and n moves by one. Past TRIG_QUOTIENT_LIMIT n is only
- * near x 2/pi, clamped so that everything stays finite. */
-static float trig_quotient(float x) {
-  int near = abs_f32(x) < TRIG_QUOTIENT_LIMIT;
-  float xn = select_f32(near, x, 0.0f);
-  float n = fmaf(xn, TWO_OVER_PI, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
-  float rough = fmaf(n, -PIO2_2, fmaf(n, -PIO2_1, xn));
-  n += select_f32(rough > PIO4_HI, 1.0f, 0.0f) - select_f32(rough < -PIO4_HI, 1.0f, 0.0f);
-  float far = min_f32(max_f32(x * TWO_OVER_PI, -0x1p24f), 0x1p24f);
-  return select_f32(near, n, far);
-}
-
-/* r = x - n pi/2 as hi + lo (Cody-Waite, three parts of pi/2, the sum
- * kept in two floats). r1 = x - n PIO2_1 is exact inside the FMA;
- * r1 - n PIO2_2 is formed exactly from n PIO2_2 = p + pe (an FMA) and
- * r1 - p = s + se (Knuth's two-sum); the rest joins -n PIO2_3 in lo.
- * The two floats matter where r is tiny: its relative error becomes the
- * error of sin, and of tan's huge -1/tan(r). Accurate while n times the
- * 2^-76 that the three parts miss stays far below r, i.e. up to
- * MATHREF_TRIG_ACCURATE_LIMIT. */
-static float trig_reduce(float x, float n, float *lo) {
-  float r1 = fmaf(n, -PIO2_1, x);
-  float p = n * PIO2_2;
-  float pe = fmaf(n, PIO2_2, -p);
+/* Cody-Waite, for |x| < TRIG_SMALL_LIMIT. n: the FMA rounds x (2/pi
+ * rounded to f32) to an integer, which can land on the wrong side of a
+ * half (2/pi in f32 is off by 2^-25 relative); a rough r from two parts
+ * of pi/2 shows it, and n moves by one. Then r = x - n pi/2 as hi + lo:
+ * r1 = x - n PIO2_1 is exact inside the FMA; r1 - n PIO2_2 is formed
+ * exactly from n PIO2_2 = p + pe (an FMA) and r1 - p = s + se (Knuth's
+ * two-sum); the rest joins -n PIO2_3 in lo. n times the 2^-76 that the
+ * three parts miss stays far below r up to the limit. The two floats
+ * matter where r is tiny: its relative error becomes the error of sin,
+ * and of tan's huge -1/tan(r). */
+static float trig_reduce_small(float x, float *n, float *lo) {
+  float q = fmaf(x, TWO_OVER_PI, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
+  float rough = fmaf(q, -PIO2_2, fmaf(q, -PIO2_1, x));
+  q += select_f32(rough > PIO4_HI, 1.0f, 0.0f) - select_f32(rough < -PIO4_HI, 1.0f, 0.0f);
+  float r1 = fmaf(q, -PIO2_1, x);
+  float p = q * PIO2_2;
+  float pe = fmaf(q, PIO2_2, -p);
   float s = r1 - p;
   float back = s - r1;
   float se = (r1 - (s - back)) + (-p - back);
-  float low = fmaf(-n, PIO2_3, se - pe);
+  float low = fmaf(-q, PIO2_3, se - pe);
   float hi = s + low;
-  /* Past the quotient limit n is rough and lo meaningless: drop it. */
-  *lo = select_f32(abs_f32(x) < TRIG_QUOTIENT_LIMIT, low - (hi - s), 0.0f);
+  *lo = low - (hi - s);
+  *n = q;
   return hi;
+}
+
+/* For x = M 2^E (M the 24-bit integer mantissa, E = biased exponent -
+ * 150), row E + 1 holds floor(2/pi 2^(E+94)) mod 2^96 in three words,
+ * most significant first: the only bits of 2/pi that matter to
+ * x 2/pi mod 4 (higher ones add multiples of 4, lower ones less than
+ * 2^-70). Printed by tests/gen/math_coefficients.py from exact integer
+ * arithmetic on 110 digits of pi. Rows for E = -1..104, i.e. biased
+ * exponents 149 (2^22) to 254. */
+static const uint32_t two_over_pi_windows[106][3] = {
+    {0x145f306du, 0xc9c882a5u, 0x3f84eafau},
+    {0x28be60dbu, 0x9391054au, 0x7f09d5f4u},
+    {0x517cc1b7u, 0x27220a94u, 0xfe13abe8u},
+    {0xa2f9836eu, 0x4e441529u, 0xfc2757d1u},
+    {0x45f306dcu, 0x9c882a53u, 0xf84eafa3u},
+    {0x8be60db9u, 0x391054a7u, 0xf09d5f47u},
+    {0x17cc1b72u, 0x7220a94fu, 0xe13abe8fu},
+    {0x2f9836e4u, 0xe441529fu, 0xc2757d1fu},
+    {0x5f306dc9u, 0xc882a53fu, 0x84eafa3eu},
+    {0xbe60db93u, 0x91054a7fu, 0x09d5f47du},
+    {0x7cc1b727u, 0x220a94feu, 0x13abe8fau},
+    {0xf9836e4eu, 0x441529fcu, 0x2757d1f5u},
+    {0xf306dc9cu, 0x882a53f8u, 0x4eafa3eau},
+    {0xe60db939u, 0x1054a7f0u, 0x9d5f47d4u},
+    {0xcc1b7272u, 0x20a94fe1u, 0x3abe8fa9u},
+    {0x9836e4e4u, 0x41529fc2u, 0x757d1f53u},
+    {0x306dc9c8u, 0x82a53f84u, 0xeafa3ea6u},
+    {0x60db9391u, 0x054a7f09u, 0xd5f47d4du},
+    {0xc1b72722u, 0x0a94fe13u, 0xabe8fa9au},
+    {0x836e4e44u, 0x1529fc27u, 0x57d1f534u},
+    {0x06dc9c88u, 0x2a53f84eu, 0xafa3ea69u},
+    {0x0db93910u, 0x54a7f09du, 0x5f47d4d3u},
+    {0x1b727220u, 0xa94fe13au, 0xbe8fa9a6u},
+    {0x36e4e441u, 0x529fc275u, 0x7d1f534du},
+    {0x6dc9c882u, 0xa53f84eau, 0xfa3ea69bu},
+    {0xdb939105u, 0x4a7f09d5u, 0xf47d4d37u},
+    {0xb727220au, 0x94fe13abu, 0xe8fa9a6eu},
+    {0x6e4e4415u, 0x29fc2757u, 0xd1f534ddu},
+    {0xdc9c882au, 0x53f84eafu, 0xa3ea69bbu},
+    {0xb9391054u, 0xa7f09d5fu, 0x47d4d377u},
+    {0x727220a9u, 0x4fe13abeu, 0x8fa9a6eeu},
+    {0xe4e44152u, 0x9fc2757du, 0x1f534ddcu},
+    {0xc9c882a5u, 0x3f84eafau, 0x3ea69bb8u},
+    {0x9391054au, 0x7f09d5f4u, 0x7d4d3770u},
+    {0x27220a94u, 0xfe13abe8u, 0xfa9a6ee0u},
+    {0x4e441529u, 0xfc2757d1u, 0xf534ddc0u},
+    {0x9c882a53u, 0xf84eafa3u, 0xea69bb81u},
+    {0x391054a7u, 0xf09d5f47u, 0xd4d37703u},
+    {0x7220a94fu, 0xe13abe8fu, 0xa9a6ee06u},
+    {0xe441529fu, 0xc2757d1fu, 0x534ddc0du},
+    {0xc882a53fu, 0x84eafa3eu, 0xa69bb81bu},
+    {0x91054a7fu, 0x09d5f47du, 0x4d377036u},
+    {0x220a94feu, 0x13abe8fau, 0x9a6ee06du},
+    {0x441529fcu, 0x2757d1f5u, 0x34ddc0dbu},
+    {0x882a53f8u, 0x4eafa3eau, 0x69bb81b6u},
+    {0x1054a7f0u, 0x9d5f47d4u, 0xd377036du},
+    {0x20a94fe1u, 0x3abe8fa9u, 0xa6ee06dbu},
+    {0x41529fc2u, 0x757d1f53u, 0x4ddc0db6u},
+    {0x82a53f84u, 0xeafa3ea6u, 0x9bb81b6cu},
+    {0x054a7f09u, 0xd5f47d4du, 0x377036d8u},
+    {0x0a94fe13u, 0xabe8fa9au, 0x6ee06db1u},
+    {0x1529fc27u, 0x57d1f534u, 0xddc0db62u},
+    {0x2a53f84eu, 0xafa3ea69u, 0xbb81b6c5u},
+    {0x54a7f09du, 0x5f47d4d3u, 0x77036d8au},
+    {0xa94fe13au, 0xbe8fa9a6u, 0xee06db14u},
+    {0x529fc275u, 0x7d1f534du, 0xdc0db629u},
+    {0xa53f84eau, 0xfa3ea69bu, 0xb81b6c52u},
+    {0x4a7f09d5u, 0xf47d4d37u, 0x7036d8a5u},
+    {0x94fe13abu, 0xe8fa9a6eu, 0xe06db14au},
+    {0x29fc2757u, 0xd1f534ddu, 0xc0db6295u},
+    {0x53f84eafu, 0xa3ea69bbu, 0x81b6c52bu},
+    {0xa7f09d5fu, 0x47d4d377u, 0x036d8a56u},
+    {0x4fe13abeu, 0x8fa9a6eeu, 0x06db14acu},
+    {0x9fc2757du, 0x1f534ddcu, 0x0db62959u},
+    {0x3f84eafau, 0x3ea69bb8u, 0x1b6c52b3u},
+    {0x7f09d5f4u, 0x7d4d3770u, 0x36d8a566u},
+    {0xfe13abe8u, 0xfa9a6ee0u, 0x6db14accu},
+    {0xfc2757d1u, 0xf534ddc0u, 0xdb629599u},
+    {0xf84eafa3u, 0xea69bb81u, 0xb6c52b32u},
+    {0xf09d5f47u, 0xd4d37703u, 0x6d8a5664u},
+    {0xe13abe8fu, 0xa9a6ee06u, 0xdb14acc9u},
+    {0xc2757d1fu, 0x534ddc0du, 0xb6295993u},
+    {0x84eafa3eu, 0xa69bb81bu, 0x6c52b327u},
+    {0x09d5f47du, 0x4d377036u, 0xd8a5664fu},
+    {0x13abe8fau, 0x9a6ee06du, 0xb14acc9eu},
+    {0x2757d1f5u, 0x34ddc0dbu, 0x6295993cu},
+    {0x4eafa3eau, 0x69bb81b6u, 0xc52b3278u},
+    {0x9d5f47d4u, 0xd377036du, 0x8a5664f1u},
+    {0x3abe8fa9u, 0xa6ee06dbu, 0x14acc9e2u},
+    {0x757d1f53u, 0x4ddc0db6u, 0x295993c4u},
+    {0xeafa3ea6u, 0x9bb81b6cu, 0x52b32788u},
+    {0xd5f47d4du, 0x377036d8u, 0xa5664f10u},
+    {0xabe8fa9au, 0x6ee06db1u, 0x4acc9e21u},
+    {0x57d1f534u, 0xddc0db62u, 0x95993c43u},
+    {0xafa3ea69u, 0xbb81b6c5u, 0x2b327887u},
+    {0x5f47d4d3u, 0x77036d8au, 0x5664f10eu},
+    {0xbe8fa9a6u, 0xee06db14u, 0xacc9e21cu},
+    {0x7d1f534du, 0xdc0db629u, 0x5993c439u},
+    {0xfa3ea69bu, 0xb81b6c52u, 0xb3278872u},
+    {0xf47d4d37u, 0x7036d8a5u, 0x664f10e4u},
+    {0xe8fa9a6eu, 0xe06db14au, 0xcc9e21c8u},
+    {0xd1f534ddu, 0xc0db6295u, 0x993c4390u},
+    {0xa3ea69bbu, 0x81b6c52bu, 0x32788720u},
+    {0x47d4d377u, 0x036d8a56u, 0x64f10e41u},
+    {0x8fa9a6eeu, 0x06db14acu, 0xc9e21c82u},
+    {0x1f534ddcu, 0x0db62959u, 0x93c43904u},
+    {0x3ea69bb8u, 0x1b6c52b3u, 0x27887208u},
+    {0x7d4d3770u, 0x36d8a566u, 0x4f10e410u},
+    {0xfa9a6ee0u, 0x6db14accu, 0x9e21c820u},
+    {0xf534ddc0u, 0xdb629599u, 0x3c439041u},
+    {0xea69bb81u, 0xb6c52b32u, 0x78872083u},
+    {0xd4d37703u, 0x6d8a5664u, 0xf10e4107u},
+    {0xa9a6ee06u, 0xdb14acc9u, 0xe21c820fu},
+    {0x534ddc0du, 0xb6295993u, 0xc439041fu},
+    {0xa69bb81bu, 0x6c52b327u, 0x8872083fu},
+    {0x4d377036u, 0xd8a5664fu, 0x10e4107fu},
+};
+
+/* Payne-Hanek, for any finite |x| >= TRIG_SMALL_LIMIT: M times its window
+ * of 2/pi, kept mod 2^96 (32x32->64-bit multiplies: vpmuludq,
+ * mul.wide.u32), is x 2/pi mod 4 in units of 2^-94. Its top 64 bits,
+ * rounded to the nearest unit, give n mod 4 (the top two bits) and the
+ * fraction |f| < 1/2 in units of 2^-62; |f| is cut into three 21-bit
+ * pieces that convert to floats exactly and sum to hi + lo, and times
+ * pi/2 gives r. The row is a per-lane table load (a gather); a NaN or
+ * an infinity reads the last row and is fixed by the caller's select. */
+static float trig_reduce_large(float x, float *n, float *lo) {
+  uint32_t b = bits_from_f32(x);
+  int row = (int)((b >> 23) & 0xffu) - 149;
+  row = select_i32(row < 0, 0, select_i32(row > 105, 105, row));
+  const uint32_t *w = two_over_pi_windows[row];
+  uint32_t m = (b & 0x7fffffu) | 0x800000u;
+  uint64_t p2 = (uint64_t)m * w[2];
+  uint64_t p1 = (uint64_t)m * w[1];
+  uint64_t mid = (p2 >> 32) + (p1 & 0xffffffffu);
+  uint32_t top = m * w[0] + (uint32_t)(p1 >> 32) + (uint32_t)(mid >> 32);
+  uint64_t t = ((uint64_t)top << 32 | (uint32_t)mid) + (UINT64_C(1) << 61);
+  uint32_t quadrant = (uint32_t)(t >> 62);
+  uint64_t biased = t & ((UINT64_C(1) << 62) - 1); /* f + 2^61 */
+  int f_negative = !((biased >> 61) & 1);
+  uint64_t fa = f_negative ? (UINT64_C(1) << 61) - biased : biased - (UINT64_C(1) << 61);
+  float v2 = (float)(int32_t)(fa >> 42) * 0x1p-20f;
+  float v1 = (float)(int32_t)((fa >> 21) & 0x1fffffu) * 0x1p-41f;
+  float v0 = (float)(int32_t)(fa & 0x1fffffu) * 0x1p-62f;
+  float fh = v2 + v1;
+  float fl = ((v2 - fh) + v1) + v0;
+  float rh = fh * PIO2_1;
+  float rl = fmaf(fh, PIO2_1, -rh) + fmaf(fh, PIO2_2, fl * PIO2_1);
+  float hi = rh + rl;
+  float low = rl - (hi - rh);
+  /* x < 0 reduces as -|x|: r and n change sign. */
+  int x_negative = (b >> 31) != 0;
+  int negate = f_negative ^ x_negative;
+  *lo = select_f32(negate, -low, low);
+  *n = (float)select_i32(x_negative, (int)((4u - quadrant) & 3u), (int)quadrant);
+  return select_f32(negate, -hi, hi);
+}
+
+/* x = n pi/2 + hi + lo with |hi + lo| <= pi/4, for every finite x;
+ * returns hi and the quadrant n mod 4. */
+static float trig_reduce(float x, int *quadrant, float *lo) {
+  int small = abs_f32(x) < TRIG_SMALL_LIMIT;
+  float n_small, lo_small, n_large, lo_large;
+  float hi_small = trig_reduce_small(select_f32(small, x, 0.0f), &n_small, &lo_small);
+  float hi_large = trig_reduce_large(x, &n_large, &lo_large);
+  *quadrant = (int)select_f32(small, n_small, n_large) & 3;
+  *lo = select_f32(small, lo_small, lo_large);
+  return select_f32(small, hi_small, hi_large);
 }
 
 /* sin(hi + lo) = hi + (hi^3 S(hi^2) + lo), rounded once at the end. */
@@ -341,18 +501,13 @@ static float cos_kernel(float r) {
   return fmaf(z, polynomial_f32(cos_table, COUNT(cos_table), z), 1.0f);
 }
 
-/* Reduced arguments past the fitted interval (which only arguments past
- * the accurate limit produce) are clamped to it, so that sin and cos stay
- * in [-1, 1]. */
-static float trig_clamp(float r) { return min_f32(max_f32(r, -0.797f), 0.797f); }
-
 static int trig_is_invalid(float x) { return is_nan_f32(x) | (abs_f32(x) == F32_INFINITY); }
 
 /* By quadrant: sin, cos, -sin, -cos. |x| < 2^-12 returns x (keeps -0). */
 float mathref_sinf(float x) {
-  float n = trig_quotient(x), lo;
-  int quadrant = (int)n & 3;
-  float r = trig_clamp(trig_reduce(x, n, &lo));
+  int quadrant;
+  float lo;
+  float r = trig_reduce(x, &quadrant, &lo);
   float y = select_f32(quadrant & 1, cos_kernel(r), sin_kernel(r, lo));
   y = select_f32(quadrant & 2, -y, y);
   y = select_f32(abs_f32(x) < 0x1p-12f, x, y);
@@ -361,9 +516,9 @@ float mathref_sinf(float x) {
 
 /* By quadrant: cos, -sin, -cos, sin. */
 float mathref_cosf(float x) {
-  float n = trig_quotient(x), lo;
-  int quadrant = (int)n & 3;
-  float r = trig_clamp(trig_reduce(x, n, &lo));
+  int quadrant;
+  float lo;
+  float r = trig_reduce(x, &quadrant, &lo);
   float y = select_f32(quadrant & 1, sin_kernel(r, lo), cos_kernel(r));
   y = select_f32((quadrant + 1) & 2, -y, y);
   return select_f32(trig_is_invalid(x), quiet_nan_f32(), y);
@@ -372,9 +527,9 @@ float mathref_cosf(float x) {
 /* tan(x) = t(r) in even quadrants and -1 / t(r) in odd ones, with
  * t(hi + lo) = t(hi) + lo (1 + t(hi)^2). */
 float mathref_tanf(float x) {
-  float n = trig_quotient(x), lo;
-  int quadrant = (int)n & 3;
-  float r = trig_clamp(trig_reduce(x, n, &lo));
+  int quadrant;
+  float lo;
+  float r = trig_reduce(x, &quadrant, &lo);
   float z = r * r;
   float t = fmaf(r, z * polynomial_f32(tan_table, COUNT(tan_table), z), r);
   t = fmaf(lo, fmaf(t, t, 1.0f), t);

@@ -15,13 +15,6 @@
 #ifndef AXLE_MATH_REFERENCE_H
 #define AXLE_MATH_REFERENCE_H
 
-/* sin, cos and tan reduce their argument accurately (a three-part
- * Cody-Waite reduction by pi/2) for |x| below this (about 4.2e6). From
- * it on, the result of a finite x is a finite value (in [-1, 1] for sin
- * and cos) with no accuracy promise; a Payne-Hanek reduction would be
- * the way to go further. */
-#define MATHREF_TRIG_ACCURATE_LIMIT 0x1p22f
-
 float mathref_expf(float x);
 float mathref_expm1f(float x);
 float mathref_logf(float x);
