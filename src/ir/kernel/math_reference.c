@@ -8,8 +8,9 @@
  *   - min_f32(a, b) is "a < b ? a : b", which is what minps does, so a NaN
  *     in a gives b; NaN inputs are fixed by a final select;
  *   - fmaf is one fused multiply-add (vfmadd / fma.rn.f32);
- *   - integers are 32-bit lanes; ">>" of a negative int is the arithmetic
- *     shift (vpsrad / shr.s32);
+ *   - integers are 32-bit lanes ("int", uint32_t; ">>" of a negative int
+ *     is the arithmetic shift, vpsrad / shr.s32), except the 64-bit
+ *     products and sums of sin/cos/tan's Payne-Hanek reduction;
  *   - sqrtf is the hardware square root (sqrtps / sqrt.rn.f32), not libm.
  * Only pow leaves f32: it works in f64 lanes (vcvtps2pd; .f64 in PTX),
  * because y * log2(x) needs about 40 correct bits before 2^z is taken.
@@ -31,8 +32,9 @@
 #define ROUND_SHIFTER_F32 0x1.8p23f
 #define ROUND_SHIFTER_F64 0x1.8p52
 
-/* ln 2 in two parts: n * LN2_HI is exact for |n| < 2^8, so x - n*ln2 loses
- * nothing to cancellation. */
+/* ln 2 in two parts. Inside an FMA, x - n LN2_HI is exact for the x that
+ * exp lets through: the difference is below 0.35 and has no bits below
+ * 2^-25, so it fits a float, and x - n ln2 loses nothing to cancellation. */
 #define LN2_HI 0x1.62e43p-1f
 #define LN2_LO -0x1.05c61p-29f
 #define LOG2E 0x1.715476p+0f
@@ -105,7 +107,7 @@ static const float expm1_table[] = {
 /* x = n ln2 + r with |r| <= ln2/2; returns r and n. */
 static float exp_reduce(float x, float *n) {
   *n = fmaf(x, LOG2E, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
-  float r = fmaf(*n, -LN2_HI, x); /* exact: see LN2_HI */
+  float r = fmaf(*n, -LN2_HI, x); /* exact, see LN2_HI */
   return fmaf(*n, -LN2_LO, r);
 }
 
@@ -440,7 +442,8 @@ static const uint32_t two_over_pi_windows[106][3] = {
  * of 2/pi, kept mod 2^96 (32x32->64-bit multiplies: vpmuludq,
  * mul.wide.u32), is x 2/pi mod 4 in units of 2^-94. Its top 64 bits,
  * rounded to the nearest unit, give n mod 4 (the top two bits) and the
- * fraction |f| < 1/2 in units of 2^-62; |f| is cut into three 21-bit
+ * fraction |f| <= 1/2 as an integer in units of 2^-62; |f| is cut into
+ * three 21-bit
  * pieces that convert to floats exactly and sum to hi + lo, and times
  * pi/2 gives r. The row is a per-lane table load (a gather); a NaN or
  * an infinity reads the last row and is fixed by the caller's select. */
@@ -613,9 +616,10 @@ static double pow_log2(float ax) {
 /* 2^z in f64, rounded once to f32 at the end. z is clamped to
  * [-160, 130], which already gives 0 and inf in f32; 2^n is a normal
  * double there, so the only rounding of a subnormal result is the final
- * conversion. */
+ * conversion. A NaN z becomes 0 here (the caller's select returns NaN),
+ * so that no NaN is converted to an integer. */
 static float pow_exp2(double z) {
-  double zc = z < -160.0 ? -160.0 : z > 130.0 ? 130.0 : z;
+  double zc = select_f64(z != z, 0.0, z < -160.0 ? -160.0 : z > 130.0 ? 130.0 : z);
   double n = (zc + ROUND_SHIFTER_F64) - ROUND_SHIFTER_F64;
   double r = zc - n;
   double p = polynomial_f64(pow_table + POW_LOG_COUNT, COUNT(pow_table) - POW_LOG_COUNT, r);
