@@ -11,7 +11,8 @@
  *   - integers are 32-bit lanes ("int", uint32_t; ">>" of a negative int
  *     is the arithmetic shift, vpsrad / shr.s32), except the 64-bit
  *     products and sums of sin/cos/tan's Payne-Hanek reduction;
- *   - sqrtf is the hardware square root (sqrtps / sqrt.rn.f32), not libm.
+ *   - sqrtf is the hardware square root (sqrtps / sqrt.rn.f32), not libm;
+ *   - round to nearest, subnormals kept: no FTZ/DAZ, no .ftz or .approx.
  * Only pow leaves f32: it works in f64 lanes (vcvtps2pd; .f64 in PTX),
  * because y * log2(x) needs about 40 correct bits before 2^z is taken.
  *
@@ -220,11 +221,18 @@ float mathref_tanhf(float x) {
 
 /* logistic(x) = 1 / (1 + e^-x), written with e = e^-|x| in (0, 1] so that
  * nothing overflows: 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0
- * (which keeps the tiny results of very negative x). No table: exp's. */
+ * (which keeps the tiny results of very negative x). The quotient gets
+ * one correction step against 1 + e held exactly in two floats: without
+ * it the rounding of 1 + e and of the division add up to 2 ulp. No table:
+ * exp's. */
 float mathref_logisticf(float x) {
   float e = mathref_expf(-abs_f32(x));
   float numerator = select_f32(x < 0.0f, e, 1.0f);
-  return numerator / (1.0f + e);
+  float sum = 1.0f + e;
+  float sum_lost = (1.0f - sum) + e; /* 1 + e = sum + sum_lost exactly */
+  float y = numerator / sum;
+  float residual = fmaf(-y, sum, numerator) - y * sum_lost;
+  return y + residual / sum;
 }
 
 /* ---- erf ---- */
