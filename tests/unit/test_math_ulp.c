@@ -267,7 +267,7 @@ TEST(sin_cos_tan_within_bound_over_whole_range) {
   Inputs in = trig_inputs();
   check_unary("sin", mathref_sinf, sin, &in, 1);
   check_unary("cos", mathref_cosf, cos, &in, 1);
-  check_unary("tan", mathref_tanf, tan, &in, 2);
+  check_unary("tan", mathref_tanf, tan, &in, 1);
   inputs_free(&in);
 }
 
@@ -291,7 +291,7 @@ TEST(atan2_within_bound_over_all_pairs) {
       inputs_add2(&in, x, ys[j]);
     }
   }
-  check_binary("atan2", mathref_atan2f, atan2, &in, 2);
+  check_binary("atan2", mathref_atan2f, atan2, &in, 1);
   inputs_free(&in);
 }
 

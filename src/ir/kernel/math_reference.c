@@ -535,16 +535,23 @@ float mathref_cosf(float x) {
   return select_f32(trig_is_invalid(x), quiet_nan_f32(), y);
 }
 
-/* tan(x) = t(r) in even quadrants and -1 / t(r) in odd ones, with
- * t(hi + lo) = t(hi) + lo (1 + t(hi)^2). */
+/* tan(x) = t in even quadrants and -1/t in odd ones, with
+ * t = tan(hi + lo) = hi + w, w = hi^3 T(hi^2) + lo (1 + hi^2). t is kept
+ * as t + t_lo (Fast2Sum, as |hi| >= |w|), and -1/t gets one correction
+ * step against it: q + q (1 + q t) with q = -1/t, the residual 1 + q t
+ * exact in an FMA. Without the step the reciprocal's rounding adds a
+ * whole ulp to t's. */
 float mathref_tanf(float x) {
   int quadrant;
   float lo;
   float r = trig_reduce(x, &quadrant, &lo);
   float z = r * r;
-  float t = fmaf(r, z * polynomial_f32(tan_table, COUNT(tan_table), z), r);
-  t = fmaf(lo, fmaf(t, t, 1.0f), t);
-  float y = select_f32(quadrant & 1, -1.0f / t, t);
+  float w = fmaf(r, z * polynomial_f32(tan_table, COUNT(tan_table), z), lo * fmaf(r, r, 1.0f));
+  float t = r + w;
+  float t_lo = w - (t - r);
+  float q = -1.0f / t;
+  float residual = fmaf(q, t, 1.0f) + q * t_lo;
+  float y = select_f32(quadrant & 1, fmaf(q, residual, q), t);
   y = select_f32(abs_f32(x) < 0x1p-12f, x, y);
   return select_f32(trig_is_invalid(x), quiet_nan_f32(), y);
 }
@@ -559,25 +566,44 @@ static const float atan_table[] = {
 
 #define TAN_PI_8 0x1.a8279ap-2f
 
-/* The angle of (|x|, |y|) is folded three times, each fold recorded as
- * angle = m pi/4 + s * atan(t):
- *   u = min/max of |x|, |y| in [0, 1];
- *   u > tan(pi/8): atan(u) = pi/4 + atan((u - 1) / (u + 1));
- *   |y| > |x|: the angle is pi/2 minus that;
- *   x negative (sign bit, so -0 too): pi minus that.
- * Then the sign of y. The sum m pi/4 + s p is rounded once. 0/0 and
- * inf/inf are given u = 0 and u = 1, which makes every signed-zero and
- * infinite case come out as IEEE 754 says. */
-float mathref_atan2f(float y, float x) {
-  float ax = abs_f32(x), ay = abs_f32(y);
-  float big = max_f32(ax, ay), little = min_f32(ax, ay);
+/* The argument of atan, little / big in [0, 1], folded to |t| <= tan(pi/8)
+ * when above it: atan(u) = pi/4 + atan((u - 1) / (u + 1)). t comes with
+ * t_lo, what the roundings lost: u_lo is the division's remainder over
+ * big (an FMA), u - 1 and u + 1 are split exactly (Fast2Sum, as 1 >= u),
+ * and the quotient's remainder gives t_lo. Without t_lo the error of u
+ * alone is half an ulp of the result. 0/0 and inf/inf become u = 0 and
+ * u = 1. */
+static float atan_argument(float little, float big, int *fold, float *t_lo) {
   float u = little / big;
+  float u_lo = fmaf(-u, big, little) / big;
   u = select_f32(big == 0.0f, 0.0f, u);
   u = select_f32(little == F32_INFINITY, 1.0f, u);
-  int fold = u > TAN_PI_8;
-  float t = select_f32(fold, (u - 1.0f) / (u + 1.0f), u);
+  u_lo = select_f32((big == 0.0f) | (big == F32_INFINITY), 0.0f, u_lo);
+  *fold = u > TAN_PI_8;
+  float num = u - 1.0f, num_lo = (u - (num + 1.0f)) + u_lo;
+  float den = u + 1.0f, den_lo = (u - (den - 1.0f)) + u_lo;
+  float q = num / den;
+  float q_lo = (fmaf(-q, den, num) + num_lo - q * den_lo) / den;
+  *t_lo = select_f32(*fold, q_lo, u_lo);
+  return select_f32(*fold, q, u);
+}
+
+/* The angle of (|x|, |y|) is folded three times, each fold recorded as
+ * angle = m pi/4 + s atan(t):
+ *   u = min/max of |x|, |y|, folded to t as atan_argument says (m = 1);
+ *   |y| > |x|: the angle is pi/2 minus that;
+ *   x negative (sign bit, so -0 too): pi minus that.
+ * Then the sign of y. atan(t + t_lo) = t + w with the small w summed
+ * first, and m pi/4 + s (t + w) is rounded once at the end. With u = 0
+ * for 0/0 and 1 for inf/inf, every signed-zero and infinite case comes
+ * out as IEEE 754 says. */
+float mathref_atan2f(float y, float x) {
+  float ax = abs_f32(x), ay = abs_f32(y);
+  int fold;
+  float t_lo;
+  float t = atan_argument(min_f32(ax, ay), max_f32(ax, ay), &fold, &t_lo);
   float z = t * t;
-  float p = fmaf(t, z * polynomial_f32(atan_table, COUNT(atan_table), z), t);
+  float w = fmaf(t, z * polynomial_f32(atan_table, COUNT(atan_table), z), fmaf(-t_lo, z, t_lo));
   int m = select_i32(fold, 1, 0);
   float s = 1.0f;
   int swap = ay > ax;
@@ -587,7 +613,7 @@ float mathref_atan2f(float y, float x) {
   m = select_i32(negative_x, 4 - m, m);
   s = select_f32(negative_x, -s, s);
   float mf = (float)m;
-  float angle = fmaf(mf, PIO4_HI, fmaf(mf, PIO4_LO, s * p));
+  float angle = fmaf(mf, PIO4_HI, fmaf(s, t, fmaf(mf, PIO4_LO, s * w)));
   float result = copysign_f32(angle, y);
   return select_f32(is_nan_f32(x) | is_nan_f32(y), x + y, result);
 }
