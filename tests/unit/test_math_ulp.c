@@ -10,8 +10,8 @@
  * both signs (subnormals included); a dense uniform sweep of the range
  * where the result is neither 0, 1 nor inf; and the points where the range
  * reduction changes its multiple (for sin/cos/tan, the floats nearest to
- * multiples of pi/4). The generator is
- * seeded, so every run tests the same inputs.
+ * multiples of pi/4). The generator is seeded, so every run tests the
+ * same inputs.
  *
  * Prints: function  inputs  max_ulp  at_input  bound. */
 #include "kernel/math_reference.h"
@@ -97,8 +97,9 @@ static void inputs_add_uniform(Inputs *in, float lo, float hi, int count) {
   for (int i = 0; i < count; i++) inputs_add(in, random_uniform(lo, hi));
 }
 
-/* The floats at and next to k * step for |k| <= k_max (spread evenly over
- * the k when there are more than count/5 of them). */
+/* The floats at k * step and two neighbours each side, for 1 <= |k| <=
+ * k_max: count inputs at most, the k spread evenly when there are more
+ * than count/10 of them. */
 static void inputs_add_multiples(Inputs *in, double step, double k_max, int count) {
   double stride = k_max / (count / 10) > 1.0 ? k_max / (count / 10) : 1.0;
   for (double k = 1; k <= k_max; k += stride) {
