@@ -110,7 +110,9 @@ def main():
     fit_table("tanh: (tanh(x) - x)/x^3 in z = x^2", x**2, (np.tanh(x) - x) / x**3,
               x**3 / np.tanh(x), 5)
 
-    # erf: x + x E(x^2) for |x| < 1; 1 - exp(B(t - 2.5)) for 1 <= t <= 4.
+    # erf: x + x E(x^2) for |x| < 1; 1 - exp(B(t - 1)) for 1 <= t <= 4, expanded
+    # at t = 1, where erfc is largest, so that the f32 Horner sum does not
+    # cancel there.
     x = chebyshev_grid(1e-4, 1.0)
     fit_table("erf small: (erf(x) - x)/x in z = x^2", x**2, (erf(x) - x) / x,
               x / erf(x), 6)
