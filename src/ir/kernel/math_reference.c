@@ -20,7 +20,8 @@
  * (discrete minimax by Lawson's algorithm, coefficients rounded to f32 one
  * at a time, lowest order first, refitting the rest); rerunning it prints
  * them again. Each comment gives the approximated function and its
- * interval. */
+ * interval. The tables and constants are declared in the header, so that
+ * an emitter loads these very numbers. */
 #include "kernel/math_reference.h"
 
 #include <math.h>
@@ -28,20 +29,6 @@
 #include <string.h>
 
 #define F32_INFINITY ((float)INFINITY)
-/* Added and subtracted, rounds a float of magnitude below 2^22 to an
- * integer (round to nearest even): the sum's ulp is 1. */
-#define ROUND_SHIFTER_F32 0x1.8p23f
-#define ROUND_SHIFTER_F64 0x1.8p52
-
-/* ln 2 in two parts. Inside an FMA, x - n LN2_HI is exact for the x that
- * exp lets through: the difference is below 0.35 and has no bits below
- * 2^-25, so it fits a float, and x - n ln2 loses nothing to cancellation. */
-#define LN2_HI 0x1.62e43p-1f
-#define LN2_LO -0x1.05c61p-29f
-#define LOG2E 0x1.715476p+0f
-/* The bits of sqrt(1/2): a float minus these bits splits into an exponent
- * and a mantissa in [sqrt(1/2), sqrt(2)). */
-#define SQRT_HALF_BITS 0x3f3504f3u
 
 /* ---- lane operations ---- */
 
@@ -88,28 +75,26 @@ static double polynomial_f64(const double *c, int count, double v) {
   return p;
 }
 
-#define COUNT(table) ((int)(sizeof(table) / sizeof((table)[0])))
-
 /* ---- exp, expm1 ---- */
 
 /* (e^r - 1 - r) / r^2 on |r| <= ln2/2, minimax relative to e^r
  * (weighted error 2^-28.2). */
-static const float exp_table[] = {
+const float mathref_exp_table[MATHREF_EXP_COUNT] = {
     0.49999994f, 0.166665211f, 0.0416682884f, 0.0083687054f, 0.00138189492f,
 };
 
 /* The same function, minimax relative to e^r - 1 (weighted error 2^-31.1):
  * expm1 returns r + r^2 P(r) itself near 0, so it needs relative accuracy
  * there. */
-static const float expm1_table[] = {
+const float mathref_expm1_table[MATHREF_EXPM1_COUNT] = {
     0.5f, 0.166666657f, 0.0416664928f, 0.00833354332f, 0.00139323669f, 0.000197643501f,
 };
 
 /* x = n ln2 + r with |r| <= ln2/2; returns r and n. */
 static float exp_reduce(float x, float *n) {
-  *n = fmaf(x, LOG2E, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
-  float r = fmaf(*n, -LN2_HI, x); /* exact, see LN2_HI */
-  return fmaf(*n, -LN2_LO, r);
+  *n = fmaf(x, MATHREF_LOG2E, MATHREF_ROUND_SHIFTER_F32) - MATHREF_ROUND_SHIFTER_F32;
+  float r = fmaf(*n, -MATHREF_LN2_HI, x); /* exact, see MATHREF_LN2_HI */
+  return fmaf(*n, -MATHREF_LN2_LO, r);
 }
 
 /* exp(x) = 2^n e^r. x is first clamped to [-104, 89], past which the
@@ -119,7 +104,7 @@ float mathref_expf(float x) {
   float xc = min_f32(max_f32(x, -104.0f), 89.0f);
   float n;
   float r = exp_reduce(xc, &n);
-  float p = 1.0f + fmaf(r * r, polynomial_f32(exp_table, COUNT(exp_table), r), r);
+  float p = 1.0f + fmaf(r * r, polynomial_f32(mathref_exp_table, MATHREF_EXP_COUNT, r), r);
   int ni = (int)n;
   int n1 = ni >> 1;
   float y = (p * pow2_f32(n1)) * pow2_f32(ni - n1);
@@ -134,7 +119,7 @@ float mathref_expm1f(float x) {
   float xc = min_f32(max_f32(x, -20.0f), 89.0f);
   float n;
   float r = exp_reduce(xc, &n);
-  float q = fmaf(r * r, polynomial_f32(expm1_table, COUNT(expm1_table), r), r);
+  float q = fmaf(r * r, polynomial_f32(mathref_expm1_table, MATHREF_EXPM1_COUNT, r), r);
   float half = pow2_f32((int)n - 1);
   float y = 2.0f * fmaf(half, q, half - 0.5f);
   y = select_f32(n == 0.0f, q, y);
@@ -146,7 +131,7 @@ float mathref_expm1f(float x) {
 
 /* (log(1+f) - f) / f^2 on f in [sqrt(1/2) - 1, sqrt(2) - 1], minimax
  * relative to log(1+f) (weighted error 2^-27.8). log1p uses it too. */
-static const float log_table[] = {
+const float mathref_log_table[MATHREF_LOG_COUNT] = {
     -0.499999881f, 0.333333224f, -0.250016034f, 0.200022057f, -0.1660887f,
     0.141774371f,  -0.132400155f, 0.129298031f, -0.0765954629f,
 };
@@ -154,18 +139,18 @@ static const float log_table[] = {
 /* A positive normal x = 2^e m with m in [sqrt(1/2), sqrt(2)): returns
  * f = m - 1 (exact) and e, by integer arithmetic on the bits. */
 static float log_split(float x, int *e) {
-  uint32_t shifted = bits_from_f32(x) - SQRT_HALF_BITS;
+  uint32_t shifted = bits_from_f32(x) - MATHREF_SQRT_HALF_BITS;
   *e = (int32_t)shifted >> 23;
-  float m = f32_from_bits((shifted & 0x7fffffu) + SQRT_HALF_BITS);
+  float m = f32_from_bits((shifted & 0x7fffffu) + MATHREF_SQRT_HALF_BITS);
   return m - 1.0f;
 }
 
 /* e ln2 + log(1 + f) + extra, with the small terms summed first. */
 static float log_combine(int e, float f, float extra) {
   float ef = (float)e;
-  float p = polynomial_f32(log_table, COUNT(log_table), f);
-  float tail = fmaf(f * f, p, fmaf(ef, LN2_LO, extra));
-  return fmaf(ef, LN2_HI, f + tail);
+  float p = polynomial_f32(mathref_log_table, MATHREF_LOG_COUNT, f);
+  float tail = fmaf(f * f, p, fmaf(ef, MATHREF_LN2_LO, extra));
+  return fmaf(ef, MATHREF_LN2_HI, f + tail);
 }
 
 /* log(x) = e ln2 + log(m). A subnormal x is first scaled by 2^23. */
@@ -201,7 +186,7 @@ float mathref_log1pf(float x) {
 
 /* (tanh(x) - x) / x^3 as a polynomial in z = x^2 on |x| < 0.5625, minimax
  * relative to tanh (weighted error 2^-33.0). */
-static const float tanh_table[] = {
+const float mathref_tanh_table[MATHREF_TANH_COUNT] = {
     -0.333333313f, 0.133332282f, -0.0539496243f, 0.0217162166f, -0.00821394753f, 0.00217314181f,
 };
 
@@ -211,7 +196,7 @@ static const float tanh_table[] = {
 float mathref_tanhf(float x) {
   float ax = abs_f32(x);
   float z = x * x;
-  float small = fmaf(x, z * polynomial_f32(tanh_table, COUNT(tanh_table), z), x);
+  float small = fmaf(x, z * polynomial_f32(mathref_tanh_table, MATHREF_TANH_COUNT, z), x);
   float e = mathref_expf(2.0f * min_f32(ax, 9.5f));
   float large = copysign_f32(1.0f - 2.0f / (e + 1.0f), x);
   float y = select_f32(ax < 0.5625f, small, large);
@@ -243,23 +228,22 @@ float mathref_logisticf(float x) {
  * minimax weighted by erfc(t), i.e. for the absolute error of
  * erf = 1 - erfc (weighted error 2^-26.9). Expanded around t = 1, where
  * erfc matters most, so that Horner's sum does not cancel there. */
-static const float erf_table[] = {
+const float mathref_erf_table[MATHREF_ERF_COUNT] = {
     0.128379166f,  -0.37612626f,    0.112835787f,    -0.0268533472f,
     0.0051871622f, -0.00079978531f, 7.80690389e-05f,
     -1.84960556f,  -2.63895798f,    -0.843390882f,   -0.0384268388f,
     -0.00695002358f, 0.0495128967f, -0.0933454633f,  0.105303407f,
     -0.0735041723f, 0.0308199823f,  -0.007077788f,   0.000681281788f,
 };
-#define ERF_SMALL_COUNT 7
 
 /* |x| < 1: x + x E(x^2). 1 <= |x|: 1 - e^B(t), t = min(|x|, 4) (past 3.92
  * erf rounds to 1, and so does 1 - erfc(4)), sign restored. */
 float mathref_erff(float x) {
   float ax = abs_f32(x);
-  float small = fmaf(x, polynomial_f32(erf_table, ERF_SMALL_COUNT, x * x), x);
+  float small = fmaf(x, polynomial_f32(mathref_erf_table, MATHREF_ERF_SMALL_COUNT, x * x), x);
   float t = min_f32(ax, 4.0f);
-  float b = polynomial_f32(erf_table + ERF_SMALL_COUNT, COUNT(erf_table) - ERF_SMALL_COUNT,
-                           t - 1.0f);
+  float b = polynomial_f32(mathref_erf_table + MATHREF_ERF_SMALL_COUNT,
+                           MATHREF_ERF_COUNT - MATHREF_ERF_SMALL_COUNT, t - 1.0f);
   float large = copysign_f32(1.0f - mathref_expf(b), x);
   float y = select_f32(ax < 1.0f, small, large);
   return select_f32(is_nan_f32(x), x + x, y);
@@ -272,58 +256,45 @@ float mathref_erff(float x) {
 
 /* (sin(r) - r) / r^3 as a polynomial in z = r^2, minimax relative to sin
  * (weighted error 2^-32.4). */
-static const float sin_table[] = {
+const float mathref_sin_table[MATHREF_SIN_COUNT] = {
     -0.166666672f, 0.00833337847f, -0.000198525056f, 2.82521728e-06f,
 };
 
 /* (cos(r) - 1) / r^2 in z = r^2, relative to cos (weighted error
  * 2^-36.9). */
-static const float cos_table[] = {
+const float mathref_cos_table[MATHREF_COS_COUNT] = {
     -0.5f, 0.0416666679f, -0.00138889765f, 2.48204542e-05f, -2.87125118e-07f,
 };
 
 /* (tan(r) - r) / r^3 in z = r^2, relative to tan (weighted error
  * 2^-29.1). */
-static const float tan_table[] = {
+const float mathref_tan_table[MATHREF_TAN_COUNT] = {
     0.333333552f, 0.133324727f, 0.0540818684f, 0.0211672075f,
     0.011137587f, -0.000297188497f, 0.00456883525f,
 };
 
-/* pi/2 in three f32 parts, whose sum misses pi/2 by 2^-76. */
-#define PIO2_1 0x1.921fb6p+0f
-#define PIO2_2 -0x1.777a5cp-25f
-#define PIO2_3 -0x1.ee59dap-50f
-#define TWO_OVER_PI 0x1.45f306p-1f
-/* pi/4 in two parts, for trig_reduce_small's check and atan2's folds. */
-#define PIO4_HI 0x1.921fb6p-1f
-#define PIO4_LO -0x1.777a5cp-26f
-
-/* Below this magnitude the quotient n = round(x 2/pi) fits the f32
- * rounding trick and x is reduced by Cody-Waite (trig_reduce_small);
- * from it on, by Payne-Hanek (trig_reduce_large). */
-#define TRIG_SMALL_LIMIT 0x1p22f
-
-/* Cody-Waite, for |x| < TRIG_SMALL_LIMIT. n: the FMA rounds x (2/pi
- * rounded to f32) to an integer, which can land on the wrong side of a
- * half (2/pi in f32 is off by 2^-25 relative); a rough r from two parts
- * of pi/2 shows it, and n moves by one. Then r = x - n pi/2 as hi + lo:
- * r1 = x - n PIO2_1 is exact inside the FMA; r1 - n PIO2_2 is formed
- * exactly from n PIO2_2 = p + pe (an FMA) and r1 - p = s + se (Knuth's
- * two-sum); the rest joins -n PIO2_3 in lo. n times the 2^-76 that the
- * three parts miss stays far below r up to the limit. The two floats
- * matter where r is tiny: its relative error becomes the error of sin,
- * and of tan's huge -1/tan(r). */
+/* Cody-Waite, for |x| < MATHREF_TRIG_SMALL_LIMIT. n: the FMA rounds
+ * x (2/pi rounded to f32) to an integer, which can land on the wrong side
+ * of a half (2/pi in f32 is off by 2^-25 relative); a rough r from two
+ * parts of pi/2 shows it, and n moves by one. Then r = x - n pi/2 as
+ * hi + lo: r1 = x - n PIO2_1 is exact inside the FMA; r1 - n PIO2_2 is
+ * formed exactly from n PIO2_2 = p + pe (an FMA) and r1 - p = s + se
+ * (Knuth's two-sum); the rest joins -n PIO2_3 in lo. n times the 2^-76
+ * that the three parts miss stays far below r up to the limit. The two
+ * floats matter where r is tiny: its relative error becomes the error of
+ * sin, and of tan's huge -1/tan(r). */
 static float trig_reduce_small(float x, float *n, float *lo) {
-  float q = fmaf(x, TWO_OVER_PI, ROUND_SHIFTER_F32) - ROUND_SHIFTER_F32;
-  float rough = fmaf(q, -PIO2_2, fmaf(q, -PIO2_1, x));
-  q += select_f32(rough > PIO4_HI, 1.0f, 0.0f) - select_f32(rough < -PIO4_HI, 1.0f, 0.0f);
-  float r1 = fmaf(q, -PIO2_1, x);
-  float p = q * PIO2_2;
-  float pe = fmaf(q, PIO2_2, -p);
+  float q = fmaf(x, MATHREF_TWO_OVER_PI, MATHREF_ROUND_SHIFTER_F32) - MATHREF_ROUND_SHIFTER_F32;
+  float rough = fmaf(q, -MATHREF_PIO2_2, fmaf(q, -MATHREF_PIO2_1, x));
+  q += select_f32(rough > MATHREF_PIO4_HI, 1.0f, 0.0f);
+  q -= select_f32(rough < -MATHREF_PIO4_HI, 1.0f, 0.0f);
+  float r1 = fmaf(q, -MATHREF_PIO2_1, x);
+  float p = q * MATHREF_PIO2_2;
+  float pe = fmaf(q, MATHREF_PIO2_2, -p);
   float s = r1 - p;
   float back = s - r1;
   float se = (r1 - (s - back)) + (-p - back);
-  float low = fmaf(-q, PIO2_3, se - pe);
+  float low = fmaf(-q, MATHREF_PIO2_3, se - pe);
   float hi = s + low;
   *lo = low - (hi - s);
   *n = q;
@@ -337,7 +308,7 @@ static float trig_reduce_small(float x, float *n, float *lo) {
  * 2^-70). Printed by tests/gen/math_coefficients.py from exact integer
  * arithmetic on 110 digits of pi. Rows for E = -1..104, i.e. biased
  * exponents 149 (2^22) to 254. */
-static const uint32_t two_over_pi_windows[106][3] = {
+const uint32_t mathref_two_over_pi_windows[106][3] = {
     {0x145f306du, 0xc9c882a5u, 0x3f84eafau},
     {0x28be60dbu, 0x9391054au, 0x7f09d5f4u},
     {0x517cc1b7u, 0x27220a94u, 0xfe13abe8u},
@@ -446,20 +417,20 @@ static const uint32_t two_over_pi_windows[106][3] = {
     {0x4d377036u, 0xd8a5664fu, 0x10e4107fu},
 };
 
-/* Payne-Hanek, for any finite |x| >= TRIG_SMALL_LIMIT: M times its window
- * of 2/pi, kept mod 2^96 (32x32->64-bit multiplies: vpmuludq,
+/* Payne-Hanek, for any finite |x| >= MATHREF_TRIG_SMALL_LIMIT: M times
+ * its window of 2/pi, kept mod 2^96 (32x32->64-bit multiplies: vpmuludq,
  * mul.wide.u32), is x 2/pi mod 4 in units of 2^-94. Its top 64 bits,
  * rounded to the nearest unit, give n mod 4 (the top two bits) and the
  * fraction |f| <= 1/2 as an integer in units of 2^-62; |f| is cut into
- * three 21-bit
- * pieces that convert to floats exactly and sum to hi + lo, and times
- * pi/2 gives r. The row is a per-lane table load (a gather); a NaN or
- * an infinity reads the last row and is fixed by the caller's select. */
+ * three 21-bit pieces that convert to floats exactly and sum to hi + lo,
+ * and times pi/2 gives r. The row is a per-lane table load (a gather); a
+ * NaN or an infinity reads the last row and is fixed by the caller's
+ * select. */
 static float trig_reduce_large(float x, float *n, float *lo) {
   uint32_t b = bits_from_f32(x);
   int row = (int)((b >> 23) & 0xffu) - 149;
   row = select_i32(row < 0, 0, select_i32(row > 105, 105, row));
-  const uint32_t *w = two_over_pi_windows[row];
+  const uint32_t *w = mathref_two_over_pi_windows[row];
   uint32_t m = (b & 0x7fffffu) | 0x800000u;
   uint64_t p2 = (uint64_t)m * w[2];
   uint64_t p1 = (uint64_t)m * w[1];
@@ -475,8 +446,8 @@ static float trig_reduce_large(float x, float *n, float *lo) {
   float v0 = (float)(int32_t)(fa & 0x1fffffu) * 0x1p-62f;
   float fh = v2 + v1;
   float fl = ((v2 - fh) + v1) + v0;
-  float rh = fh * PIO2_1;
-  float rl = fmaf(fh, PIO2_1, -rh) + fmaf(fh, PIO2_2, fl * PIO2_1);
+  float rh = fh * MATHREF_PIO2_1;
+  float rl = fmaf(fh, MATHREF_PIO2_1, -rh) + fmaf(fh, MATHREF_PIO2_2, fl * MATHREF_PIO2_1);
   float hi = rh + rl;
   float low = rl - (hi - rh);
   /* x < 0 reduces as -|x|: r and n change sign. */
@@ -490,7 +461,7 @@ static float trig_reduce_large(float x, float *n, float *lo) {
 /* x = n pi/2 + hi + lo with |hi + lo| <= pi/4, for every finite x;
  * returns hi and the quadrant n mod 4. */
 static float trig_reduce(float x, int *quadrant, float *lo) {
-  int small = abs_f32(x) < TRIG_SMALL_LIMIT;
+  int small = abs_f32(x) < MATHREF_TRIG_SMALL_LIMIT;
   float n_small, lo_small, n_large, lo_large;
   float hi_small = trig_reduce_small(select_f32(small, x, 0.0f), &n_small, &lo_small);
   float hi_large = trig_reduce_large(x, &n_large, &lo_large);
@@ -502,14 +473,14 @@ static float trig_reduce(float x, int *quadrant, float *lo) {
 /* sin(hi + lo) = hi + (hi^3 S(hi^2) + lo), rounded once at the end. */
 static float sin_kernel(float r, float lo) {
   float z = r * r;
-  return r + fmaf(r, z * polynomial_f32(sin_table, COUNT(sin_table), z), lo);
+  return r + fmaf(r, z * polynomial_f32(mathref_sin_table, MATHREF_SIN_COUNT, z), lo);
 }
 
 /* cos(hi + lo) = 1 + hi^2 C(hi^2); lo would change it by hi lo, which is
  * below a quarter ulp of a result of at least 0.7. */
 static float cos_kernel(float r) {
   float z = r * r;
-  return fmaf(z, polynomial_f32(cos_table, COUNT(cos_table), z), 1.0f);
+  return fmaf(z, polynomial_f32(mathref_cos_table, MATHREF_COS_COUNT, z), 1.0f);
 }
 
 static int trig_is_invalid(float x) { return is_nan_f32(x) | (abs_f32(x) == F32_INFINITY); }
@@ -546,7 +517,8 @@ float mathref_tanf(float x) {
   float lo;
   float r = trig_reduce(x, &quadrant, &lo);
   float z = r * r;
-  float w = fmaf(r, z * polynomial_f32(tan_table, COUNT(tan_table), z), lo * fmaf(r, r, 1.0f));
+  float p = polynomial_f32(mathref_tan_table, MATHREF_TAN_COUNT, z);
+  float w = fmaf(r, z * p, lo * fmaf(r, r, 1.0f));
   float t = r + w;
   float t_lo = w - (t - r);
   float q = -1.0f / t;
@@ -560,11 +532,9 @@ float mathref_tanf(float x) {
 
 /* (atan(t) - t) / t^3 in z = t^2 on |t| <= tan(pi/8), minimax relative to
  * atan (weighted error 2^-33.9). */
-static const float atan_table[] = {
+const float mathref_atan_table[MATHREF_ATAN_COUNT] = {
     -0.333333313f, 0.199998021f, -0.142791316f, 0.110095896f, -0.0828325972f, 0.0435149595f,
 };
-
-#define TAN_PI_8 0x1.a8279ap-2f
 
 /* The argument of atan, little / big in [0, 1], folded to |t| <= tan(pi/8)
  * when above it: atan(u) = pi/4 + atan((u - 1) / (u + 1)). t comes with
@@ -579,7 +549,7 @@ static float atan_argument(float little, float big, int *fold, float *t_lo) {
   u = select_f32(big == 0.0f, 0.0f, u);
   u = select_f32(little == F32_INFINITY, 1.0f, u);
   u_lo = select_f32((big == 0.0f) | (big == F32_INFINITY), 0.0f, u_lo);
-  *fold = u > TAN_PI_8;
+  *fold = u > MATHREF_TAN_PI_8;
   float num = u - 1.0f, num_lo = (u - (num + 1.0f)) + u_lo;
   float den = u + 1.0f, den_lo = (u - (den - 1.0f)) + u_lo;
   float q = num / den;
@@ -603,7 +573,8 @@ float mathref_atan2f(float y, float x) {
   float t_lo;
   float t = atan_argument(min_f32(ax, ay), max_f32(ax, ay), &fold, &t_lo);
   float z = t * t;
-  float w = fmaf(t, z * polynomial_f32(atan_table, COUNT(atan_table), z), fmaf(-t_lo, z, t_lo));
+  float p = polynomial_f32(mathref_atan_table, MATHREF_ATAN_COUNT, z);
+  float w = fmaf(t, z * p, fmaf(-t_lo, z, t_lo));
   int m = select_i32(fold, 1, 0);
   float s = 1.0f;
   int swap = ay > ax;
@@ -613,7 +584,7 @@ float mathref_atan2f(float y, float x) {
   m = select_i32(negative_x, 4 - m, m);
   s = select_f32(negative_x, -s, s);
   float mf = (float)m;
-  float angle = fmaf(mf, PIO4_HI, fmaf(s, t, fmaf(mf, PIO4_LO, s * w)));
+  float angle = fmaf(mf, MATHREF_PIO4_HI, fmaf(s, t, fmaf(mf, MATHREF_PIO4_LO, s * w)));
   float result = copysign_f32(angle, y);
   return select_f32(is_nan_f32(x) | is_nan_f32(y), x + y, result);
 }
@@ -624,7 +595,7 @@ float mathref_atan2f(float y, float x) {
  * s = f / (2 + f), on f in [sqrt(1/2) - 1, sqrt(2) - 1], relative to
  * log(1+f) (weighted error 2^-51). Rows 6..15: 2^r on |r| <= 1/2,
  * relative (error 2^-46). */
-static const double pow_table[] = {
+const double mathref_pow_table[MATHREF_POW_COUNT] = {
     0.66666666666595398,  0.40000000050591267,   0.28571417147195344,
     0.22223380520689606,  0.18123176865870574,   0.16826593167730239,
     1.0000000000000127,   0.69314718055987545,   0.24022650695651859,
@@ -632,8 +603,6 @@ static const double pow_table[] = {
     0.00015403435335019516, 1.525297129191657e-05, 1.3259320728290339e-06,
     1.015291062392348e-07,
 };
-#define POW_LOG_COUNT 6
-#define LOG2E_F64 0x1.71547652b82fep+0
 
 /* log2|x| in f64 for |x| > 0 finite: e + log(1+f) log2(e). */
 static double pow_log2(float ax) {
@@ -643,8 +612,8 @@ static double pow_log2(float ax) {
   e -= select_i32(subnormal, 23, 0);
   double s = f / (2.0 + f);
   double s2 = s * s;
-  double log1p_f = 2.0 * s + s * s2 * polynomial_f64(pow_table, POW_LOG_COUNT, s2);
-  return (double)e + log1p_f * LOG2E_F64;
+  double log1p_f = 2.0 * s + s * s2 * polynomial_f64(mathref_pow_table, MATHREF_POW_LOG_COUNT, s2);
+  return (double)e + log1p_f * MATHREF_LOG2E_F64;
 }
 
 /* 2^z in f64, rounded once to f32 at the end. z is clamped to
@@ -654,9 +623,10 @@ static double pow_log2(float ax) {
  * so that no NaN is converted to an integer. */
 static float pow_exp2(double z) {
   double zc = select_f64(z != z, 0.0, z < -160.0 ? -160.0 : z > 130.0 ? 130.0 : z);
-  double n = (zc + ROUND_SHIFTER_F64) - ROUND_SHIFTER_F64;
+  double n = (zc + MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
   double r = zc - n;
-  double p = polynomial_f64(pow_table + POW_LOG_COUNT, COUNT(pow_table) - POW_LOG_COUNT, r);
+  double p = polynomial_f64(mathref_pow_table + MATHREF_POW_LOG_COUNT,
+                            MATHREF_POW_COUNT - MATHREF_POW_LOG_COUNT, r);
   uint64_t scale_bits = (uint64_t)((int64_t)n + 1023) << 52;
   double scale;
   memcpy(&scale, &scale_bits, sizeof scale);
@@ -693,11 +663,10 @@ float mathref_powf(float x, float y) {
 /* A first guess of cbrt(m) on [1, 2), minimax relative (error 2^-16.7);
  * one Newton step then makes it exact to about 2^-33. Rows 5 and 6 are
  * cbrt(2) and cbrt(4), rounded to f32. */
-static const float cbrt_table[] = {
+const float mathref_cbrt_table[MATHREF_CBRT_COUNT] = {
     0.506979406f, 0.718153834f, -0.300611436f, 0.0860912874f, -0.0106038861f,
     0x1.428a30p+0f, 0x1.965feap+0f,
 };
-#define CBRT_GUESS_COUNT 5
 
 /* |x| = 2^e m, m in [1, 2); e = 3q + k with k in {0, 1, 2}, so that
  * cbrt|x| = 2^q cbrt(2^k m). floor(e / 3) is a multiply and a shift
@@ -714,8 +683,8 @@ float mathref_cbrtf(float x) {
   int q = (((e + 300) * 21846) >> 16) - 100;
   int k = e - 3 * q;
   float a = m * (float)(1 << k);
-  float g = polynomial_f32(cbrt_table, CBRT_GUESS_COUNT, m);
-  g *= select_f32(k == 1, cbrt_table[5], select_f32(k == 2, cbrt_table[6], 1.0f));
+  float g = polynomial_f32(mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
+  g *= select_f32(k == 1, mathref_cbrt_table[5], select_f32(k == 2, mathref_cbrt_table[6], 1.0f));
   float h = g * g;
   float l = fmaf(g, g, -h);
   float residual = fmaf(h, g, -a) + l * g;
