@@ -1,0 +1,102 @@
+/* The inline f32 math functions, written once in C as the definition that
+ * the code generators transcribe (emit_x86 into SIMD lanes, emit_ptx into
+ * PTX): generated code never calls libm.
+ *
+ * Each function is branch-free: every lane runs the same sequence of IEEE
+ * operations (fmaf is the hardware FMA), and where a scalar program would
+ * branch, this code computes both sides and selects. A range reduction, a
+ * polynomial from one coefficient table per function (fitted by
+ * tests/gen/math_coefficients.py) and a few selects for the special cases
+ * (±0, ±inf, NaN, subnormals, overflow, underflow) make each function.
+ *
+ * The accuracy of each, in ulps against the C library's double function
+ * rounded to f32, is measured by tests/unit/test_math_ulp.c and listed in
+ * docs/math.md; the bounds there are what the test enforces. */
+#ifndef AXLE_MATH_REFERENCE_H
+#define AXLE_MATH_REFERENCE_H
+
+#include <stdint.h>
+
+/* ---- The tables and constants, for the emitters to load ----
+ * Coefficients c[0], c[1], ... of c[0] + c[1] v + ...; what each
+ * approximates is said above its definition in math_reference.c. */
+#define MATHREF_EXP_COUNT 5
+#define MATHREF_EXPM1_COUNT 6
+#define MATHREF_LOG_COUNT 9 /* log1p uses it too */
+#define MATHREF_TANH_COUNT 6
+#define MATHREF_ERF_COUNT 19
+#define MATHREF_ERF_SMALL_COUNT 7 /* rows 0..6 for |x| < 1, the rest beyond */
+#define MATHREF_SIN_COUNT 4
+#define MATHREF_COS_COUNT 5
+#define MATHREF_TAN_COUNT 7
+#define MATHREF_ATAN_COUNT 6
+#define MATHREF_CBRT_COUNT 7
+#define MATHREF_CBRT_GUESS_COUNT 5 /* then cbrt(2), cbrt(4) */
+#define MATHREF_POW_COUNT 16
+#define MATHREF_POW_LOG_COUNT 6 /* rows 0..5 for log, the rest for 2^r */
+
+extern const float mathref_exp_table[MATHREF_EXP_COUNT];
+extern const float mathref_expm1_table[MATHREF_EXPM1_COUNT];
+extern const float mathref_log_table[MATHREF_LOG_COUNT];
+extern const float mathref_tanh_table[MATHREF_TANH_COUNT];
+extern const float mathref_erf_table[MATHREF_ERF_COUNT];
+extern const float mathref_sin_table[MATHREF_SIN_COUNT];
+extern const float mathref_cos_table[MATHREF_COS_COUNT];
+extern const float mathref_tan_table[MATHREF_TAN_COUNT];
+extern const float mathref_atan_table[MATHREF_ATAN_COUNT];
+extern const float mathref_cbrt_table[MATHREF_CBRT_COUNT];
+extern const double mathref_pow_table[MATHREF_POW_COUNT];
+/* Row E + 1 (x = M 2^E, M the 24-bit mantissa): the 96 bits of 2/pi that
+ * sin/cos/tan's Payne-Hanek reduction multiplies M by, for E = -1..104. */
+extern const uint32_t mathref_two_over_pi_windows[106][3];
+
+/* Added and subtracted, rounds a float of magnitude below 2^22 (a double
+ * below 2^51) to an integer, ties to even: the sum's ulp is 1. */
+#define MATHREF_ROUND_SHIFTER_F32 0x1.8p23f
+#define MATHREF_ROUND_SHIFTER_F64 0x1.8p52
+
+/* ln 2 in two parts. Inside an FMA, x - n LN2_HI is exact for the x that
+ * exp lets through: the difference is below 0.35 and has no bits below
+ * 2^-25, so it fits a float, and x - n ln2 loses nothing to
+ * cancellation. */
+#define MATHREF_LN2_HI 0x1.62e43p-1f
+#define MATHREF_LN2_LO -0x1.05c61p-29f
+#define MATHREF_LOG2E 0x1.715476p+0f
+#define MATHREF_LOG2E_F64 0x1.71547652b82fep+0
+
+/* The bits of sqrt(1/2): a float minus these bits splits into an exponent
+ * and a mantissa in [sqrt(1/2), sqrt(2)). */
+#define MATHREF_SQRT_HALF_BITS 0x3f3504f3u
+
+/* pi/2 in three f32 parts, whose sum misses pi/2 by 2^-76; pi/4 in two. */
+#define MATHREF_PIO2_1 0x1.921fb6p+0f
+#define MATHREF_PIO2_2 -0x1.777a5cp-25f
+#define MATHREF_PIO2_3 -0x1.ee59dap-50f
+#define MATHREF_PIO4_HI 0x1.921fb6p-1f
+#define MATHREF_PIO4_LO -0x1.777a5cp-26f
+#define MATHREF_TWO_OVER_PI 0x1.45f306p-1f
+#define MATHREF_TAN_PI_8 0x1.a8279ap-2f
+
+/* Below this magnitude sin/cos/tan reduce by Cody-Waite (the quotient
+ * x 2/pi still fits the rounding trick), from it on by Payne-Hanek. */
+#define MATHREF_TRIG_SMALL_LIMIT 0x1p22f
+
+/* ---- The functions ---- */
+
+float mathref_expf(float x);
+float mathref_expm1f(float x);
+float mathref_logf(float x);
+float mathref_log1pf(float x);
+float mathref_tanhf(float x);
+float mathref_logisticf(float x);
+float mathref_erff(float x);
+float mathref_sinf(float x);
+float mathref_cosf(float x);
+float mathref_tanf(float x);
+float mathref_atan2f(float y, float x);
+float mathref_powf(float x, float y);
+float mathref_cbrtf(float x);
+float mathref_sqrtf(float x);
+float mathref_rsqrtf(float x);
+
+#endif
