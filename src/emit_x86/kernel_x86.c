@@ -74,22 +74,31 @@ static void note_origin(KernelX86 *x, int i, const Instruction **last) {
   strbuf_free(&sb);
 }
 
-static bool emit_block(KernelX86 *x, KernelBlock block) {
+/* The ops of one block (of one phase, for the looped blocks of a row kernel). */
+static bool emit_block(KernelX86 *x, KernelBlock block, int phase) {
   const Instruction *last = NULL;
-  x86_listing_note(x->cb, "%s", block == KBLOCK_PRE ? "pre" : block == KBLOCK_REDUCE ? "reduce" : "post");
+  static const char *const names[] = {"pre", "reduce", "row", "post"};
+  if (x->k->kind == KERNEL_ROW && (block == KBLOCK_REDUCE || block == KBLOCK_ROW))
+    x86_listing_note(x->cb, "%s, phase %d", names[block], phase);
+  else
+    x86_listing_note(x->cb, "%s", names[block]);
   for (int i = 0; i < x->k->op_count; i++) {
-    if (x->k->ops[i].block != block) continue;
+    const KernelOp *op = &x->k->ops[i];
+    bool looped = op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW;
+    if (op->block != block || (looped && op->phase != phase)) continue;
     note_origin(x, i, &last);
     if (!kernel_x86_emit_op(x, i)) return false;
   }
   return true;
 }
 
-/* The reduce loop nest: rindex slots for the outer reduced dims, r14 for
+/* One pass over the reduced dims (the only one of a reduce kernel, one
+ * phase of a row kernel): rindex slots for the outer reduced dims, r14 for
  * the innermost; after each trip the accumulators take their next values. */
-static bool emit_reduce_nest(KernelX86 *x) {
+static bool emit_reduce_nest(KernelX86 *x, int phase) {
   const Kernel *k = x->k;
   if (product(k->reduce_dims, k->reduce_rank) == 0) return true;
+  KernelBlock block = k->kind == KERNEL_ROW ? k->phase_blocks[phase] : KBLOCK_REDUCE;
   X86Label heads[AXLE_MAX_RANK + 1];
   int n = k->reduce_rank;
   int lanes = x->vectorized_lanes;
@@ -105,7 +114,7 @@ static bool emit_reduce_nest(KernelX86 *x) {
     /* the scalar loop: every element, or the tail after the partial sums */
     X86Label head = x86_label_new(x->cb);
     x86_label_bind(x->cb, head);
-    if (!emit_block(x, KBLOCK_REDUCE)) return false;
+    if (!emit_block(x, block, phase)) return false;
     for (int a = 0; a < k->acc_count; a++) {
       EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
       EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
@@ -136,12 +145,14 @@ static void emit_acc_next_reset(KernelX86 *x) {
 
 static bool emit_row_body(KernelX86 *x) {
   const Kernel *k = x->k;
-  if (k->kind == KERNEL_REDUCE) {
+  if (k->kind == KERNEL_REDUCE || k->kind == KERNEL_ROW) {
     emit_row_split(x, k->rank);
-    if (!emit_block(x, KBLOCK_PRE)) return false;
+    if (!emit_block(x, KBLOCK_PRE, 0)) return false;
     emit_acc_next_reset(x);
-    if (!emit_reduce_nest(x)) return false;
-    return emit_block(x, KBLOCK_POST);
+    int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
+    for (int p = 0; p < phases; p++)
+      if (!emit_reduce_nest(x, p)) return false;
+    return emit_block(x, KBLOCK_POST, 0);
   }
   int outer = k->rank > 0 ? k->rank - 1 : 0;
   int64_t inner = k->rank > 0 ? k->dims[k->rank - 1] : 1;
@@ -155,7 +166,7 @@ static bool emit_row_body(KernelX86 *x) {
     x86_label_bind(x->cb, vector_head);
     x->lanes = lanes;
     x->homes = x->vector_homes;
-    bool ok = emit_block(x, KBLOCK_PRE);
+    bool ok = emit_block(x, KBLOCK_PRE, 0);
     x->homes = x->scalar_homes;
     x->lanes = 0;
     if (!ok) return false;
@@ -170,7 +181,7 @@ static bool emit_row_body(KernelX86 *x) {
   }
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
-  if (!emit_block(x, KBLOCK_PRE)) return false;
+  if (!emit_block(x, KBLOCK_PRE, 0)) return false;
   if (inner > 1) {
     EMIT(X86_INC, reg(KX_INNER));
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner));
@@ -223,11 +234,6 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
     status_error(st, STATUS_UNSUPPORTED, "kernel %s: x86 kernels need SSE4.1", k->name);
     return NULL;
   }
-  if (k->kind != KERNEL_LOOP && k->kind != KERNEL_REDUCE) {
-    status_error(st, STATUS_UNSUPPORTED, "kernel %s: a row kernel (several passes over each row) has no x86 form yet",
-                 k->name);
-    return NULL;
-  }
   if (!check_buffers(k, st)) return NULL;
   CompiledKernel *ck = calloc_or_exit(1, sizeof *ck);
   x86_buffer_init(&ck->listing);
@@ -247,7 +253,10 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   /* Vector forms first: a gather stretches the lives of its index values. */
-  x.vectorized_lanes = k->kind == KERNEL_LOOP ? kernel_x86_vector_lanes(&x) : kernel_x86_vector_reduce_lanes(&x);
+  /* Row kernels (several passes over each row) run scalar for now. */
+  x.vectorized_lanes = k->kind == KERNEL_LOOP     ? kernel_x86_vector_lanes(&x)
+                       : k->kind == KERNEL_REDUCE ? kernel_x86_vector_reduce_lanes(&x)
+                                                  : 0;
   bool ok = kernel_x86_allocate(&x);
   if (ok && x.vectorized_lanes && k->kind == KERNEL_LOOP) {
     x.homes = x.vector_homes;
@@ -276,7 +285,7 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   JitFunction f = jit_code_function(&ck->code, 0);
   memcpy(&ck->function, &f, sizeof f);
   ck->lanes = x.vectorized_lanes;
-  if (k->kind == KERNEL_REDUCE) {
+  if (k->kind != KERNEL_LOOP) {
     ck->row_count = product(k->dims, k->rank);
     ck->elements_per_row = product(k->reduce_dims, k->reduce_rank);
   } else {

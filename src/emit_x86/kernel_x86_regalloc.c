@@ -32,16 +32,19 @@ static bool op_has_value(const KernelOp *op) { return op->kop != KOP_STORE && op
 
 static void compute_last_uses(KernelX86 *x) {
   const Kernel *k = x->k;
+  /* A value made before a loop (PRE) and read inside it must outlive the
+   * loop's last op, since the loop runs it again. Row kernels have several
+   * loops (phases); the last looped op of any bounds them all. */
   int last_reduce_op = -1;
   for (int i = 0; i < k->op_count; i++)
-    if (k->ops[i].block == KBLOCK_REDUCE) last_reduce_op = i;
+    if (k->ops[i].block == KBLOCK_REDUCE || k->ops[i].block == KBLOCK_ROW) last_reduce_op = i;
   for (int i = 0; i < k->op_count; i++) x->last_use[i] = i;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
     for (int a = 0; a < op->arg_count; a++) {
       int v = op->args[a];
       int end = i;
-      if (op->block == KBLOCK_REDUCE && k->ops[v].block == KBLOCK_PRE) end = last_reduce_op;
+      if ((op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW) && k->ops[v].block == KBLOCK_PRE) end = last_reduce_op;
       if (end > x->last_use[v]) x->last_use[v] = end;
     }
   }

@@ -519,6 +519,28 @@ TEST(vectorized_reductions_stay_within_tolerance_and_identical_across_levels) {
          t.level_differs);
 }
 
+/* A row kernel walks each row three times: the max, then the sum of the
+ * row less its max (reading the max), then the stores of (x - max) / sum.
+ * It runs as scalar code and must match the kernel interpreter. */
+TEST(row_kernels_make_one_pass_per_phase_over_each_row) {
+  Tally t = {0};
+  double values[23];
+  for (int v = 0; v < 23; v++) values[v] = (v % 5 - 2) * 0.75 + v * 1e-2;
+  const char *text =
+      "HloModule row\n"
+      "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "fused { x = f32[7,23] parameter(0)\n lo = f32[] constant(-inf)\n zero = f32[] constant(0)\n"
+      "  m = f32[7] reduce(x, lo), dimensions={1}, to_apply=max\n mb = f32[7,23] broadcast(m), dimensions={0}\n"
+      "  c = f32[7,23] subtract(x, mb)\n s = f32[7] reduce(c, zero), dimensions={1}, to_apply=add\n"
+      "  sb = f32[7,23] broadcast(s), dimensions={0}\n ROOT d = f32[7,23] divide(c, sb) }\n"
+      "ENTRY e { x = f32[7,23] parameter(0)\n ROOT f = f32[7,23] fusion(x), kind=kInput, calls=fused }\n";
+  EXPECT(check_corner_cases(text, values, 23, &t), "the row kernel did not lower");
+  EXPECT(t.compiled == 1 && t.wrong == 0 && t.level_differs == 0 && t.split_differs == 0,
+         "%d compiled, %d wrong, %d differ across levels, %d differ when split", t.compiled, t.wrong, t.level_differs,
+         t.split_differs);
+}
+
 /* Loads that are not contiguous along the innermost dimension (a
  * transpose, a reversed slice) are gathered lane by lane inside the SIMD
  * loop: their index arithmetic runs once per lane. */
@@ -578,6 +600,7 @@ int main(void) {
   RUN(converts_divisions_and_compares_follow_the_evaluator_at_the_edges);
   RUN(values_beyond_the_register_file_spill_and_stay_correct);
   RUN(vectorized_reductions_stay_within_tolerance_and_identical_across_levels);
+  RUN(row_kernels_make_one_pass_per_phase_over_each_row);
   RUN(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop);
   RUN(float_selects_on_compares_run_as_lane_masks);
   RUN(generated_code_pages_are_never_writable_and_executable);
