@@ -367,29 +367,6 @@ static bool shape_is_inferable(Opcode op) {
   return false;
 }
 
-/* XLA prints an async-start whose wrapped computation holds one instruction
- * of opcode X as X-start, and its async-update and async-done as X-update
- * and X-done (where X has no -start form of its own). Reads such a word:
- * X-start gives X itself, to be wrapped once the module is read
- * (wrap_async_sugar); X-update and X-done give async-update and async-done. */
-static bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar) {
-  static const struct { const char *suffix; AsyncSugar sugar; } forms[] = {
-    {"-start", ASYNC_SUGAR_START}, {"-update", ASYNC_SUGAR_UPDATE}, {"-done", ASYNC_SUGAR_DONE}};
-  for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
-    size_t n = strlen(forms[f].suffix);
-    if ((size_t)op->len <= n || memcmp(op->text + op->len - n, forms[f].suffix, n) != 0) continue;
-    Opcode wrapped;
-    if (!opcode_from_name(op->text, (size_t)op->len - n, &wrapped) || wrapped == OP_PARAMETER ||
-        wrapped == OP_CONSTANT || wrapped == OP_ASYNC_START || wrapped == OP_ASYNC_UPDATE ||
-        wrapped == OP_ASYNC_DONE)
-      return false;
-    *sugar = forms[f].sugar;
-    *out = *sugar == ASYNC_SUGAR_START ? wrapped : *sugar == ASYNC_SUGAR_UPDATE ? OP_ASYNC_UPDATE : OP_ASYNC_DONE;
-    return true;
-  }
-  return false;
-}
-
 /* instruction_rhs = shape? opcode operands ("," attribute)*
  * name is NULL for an instruction nested as an operand; shape is NULL when
  * the text left it out (or, nested, gives the one already read). */

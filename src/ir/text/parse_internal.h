@@ -169,6 +169,10 @@ Literal *parse_literal(Parser *p, const Shape *shape);
 bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes);
 bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes);
 bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
+/* X-start, X-update, X-done (XLA's async sugar): the opcode parse.c gives
+ * the instruction (X for X-start, wrapped later; async-update, async-done)
+ * and which form it was. False when the word is not one. */
+bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar);
 bool check_layout_constraints(Parser *p);
 void broadcast_scalar_select_predicates(Module *m);
 
