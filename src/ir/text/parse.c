@@ -530,8 +530,9 @@ static int wrap_async_start(Parser *p, ModuleText *mt, int c, int i) {
   if (mt->count == mt->cap) mt->comps = grow(&p->module->arena, mt->comps, &mt->cap, sizeof(PendingComp));
   PendingComp *wc = &mt->comps[mt->count];
   memset(wc, 0, sizeof *wc);
-  char *name = arena_alloc(&p->module->arena, strlen(op->name) + 32);
-  sprintf(name, "%s.async_computation", op->name[0] ? op->name : opcode_name(op->opcode));
+  const char *base = op->name[0] ? op->name : opcode_name(op->opcode);
+  char *name = arena_alloc(&p->module->arena, strlen(base) + sizeof ".async_computation");
+  sprintf(name, "%s.async_computation", base);
   wc->name = (Token){TK_WORD, name, (int)strlen(name), op->loc, false};
   wc->comp = arena_alloc(&p->module->arena, sizeof(Computation));
   *wc->comp = (Computation){.name = name, .loc = op->loc, .module = p->module};
