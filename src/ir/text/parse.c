@@ -543,8 +543,9 @@ static int wrap_async_start(Parser *p, ModuleText *mt, int c, int i) {
     Instruction *param = wc->insts[at].inst;
     *param = (Instruction){.opcode = OP_PARAMETER, .loc = op->loc, .shape = lone ? *operands : operands->tuple_shapes[k]};
     param->attrs.parameter_number = k;
-    param->name = arena_alloc(&p->module->arena, 32);
-    sprintf((char *)param->name, "param.%d", k);
+    char *param_name = arena_alloc(&p->module->arena, 32);
+    sprintf(param_name, "param.%d", k);
+    param->name = param_name;
     params[k] = (Token){TK_WORD, param->name, (int)strlen(param->name), op->loc, false};
     wc->insts[k].name = params[k];
     not_nested[k] = -1;
