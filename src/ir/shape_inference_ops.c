@@ -400,7 +400,15 @@ static bool expect_square_matrices(const Infer *in, int i) {
   return true;
 }
 
+/* Complex operands are factored as Hermitian (a = L L^H), as XLA does. */
 bool infer_cholesky(Infer *in) {
+  if (!infer_expect_array(in, 0)) return false;
+  if (type_is_complex(infer_operand_shape(in, 0)->type)) {
+    const Shape *a = infer_operand_shape(in, 0);
+    if (a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2])
+      return infer_fail(in, "operand 0 must be square matrices in its two minor dimensions");
+    return infer_set_same_as(in, a);
+  }
   if (!expect_square_matrices(in, 0)) return false;
   return infer_set_same_as(in, infer_operand_shape(in, 0));
 }

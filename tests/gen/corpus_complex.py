@@ -353,3 +353,18 @@ def _(rng):
 @case("irfft_2d")
 def _(rng):
     return fft_case("irfft_2d", cx(rng, (2, 6, 4)), "IRFFT", [6, 6], tol=(1e-5, 1e-6))
+
+
+@case("cholesky_hermitian_c64")
+def _(rng):
+    # Hermitian positive definite: m m^H plus a diagonal shift.
+    m = cx(rng, (2, 3, 3), np.complex128)
+    a = (m @ np.conj(np.transpose(m, (0, 2, 1))) + 2 * np.eye(3)).astype(np.complex64)
+    ops = [("l", "c64[2,3,3]", "cholesky", ["a"]), ("u", "c64[2,3,3]", "cholesky", ["a"])]
+    hlo = tuple_module("cholesky_hermitian_c64", [("a", a)], ops)
+    hlo = hlo.replace("cholesky(a)\n", "cholesky(a), lower=true\n", 1)
+    hlo = hlo.replace("cholesky(a)\n", "cholesky(a), lower=false\n", 1)
+    # a = L L^H with L lower; the upper factor U with a = U^H U is L^H.
+    low = np.linalg.cholesky(a.astype(np.complex128))
+    up = np.conj(np.transpose(low, (0, 2, 1)))
+    return Case(hlo, [a], [low.astype(np.complex64), up.astype(np.complex64)], tol=(1e-5, 1e-6))

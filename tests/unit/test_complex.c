@@ -230,6 +230,52 @@ TEST(fft_of_small_integers_is_exact) {
   literal_free(x);
 }
 
+/* a = (4, 2+2i / 2-2i, 6) = U^H U with U = (2, 1+i / 0, 2), exactly. With
+ * lower=false only the upper triangle is read (the lower holds garbage) and
+ * the lower triangle of the result is zero. */
+TEST(cholesky_upper_of_a_hermitian_matrix_gives_u_with_a_equal_u_adjoint_u) {
+  static const char text[] = "HloModule m\nENTRY e {\n  a = c64[2,2] parameter(0)\n"
+                             "  ROOT u = c64[2,2] cholesky(a), lower=false\n}\n";
+  Shape s = shape_array(TYPE_C64, 2, (int64_t[]){2, 2});
+  Literal *a = literal_create(&s);
+  const double complex in[4] = {4, CMPLX(2, 2), CMPLX(99, 99), 6};
+  for (int i = 0; i < 4; i++) literal_set_complex(a, i, in[i]);
+  Status st;
+  Literal *out = run1(text, a, &st);
+  EXPECT(out != NULL, "%s", st.message);
+  const double complex want[4] = {2, CMPLX(1, 1), 0, 2};
+  for (int k = 0; out && k < 4; k++) {
+    double complex got = literal_get_complex(out, k);
+    EXPECT(got == want[k], "U[%d] = (%.17g, %.17g)", k, creal(got), cimag(got));
+  }
+  literal_free(out);
+  literal_free(a);
+}
+
+/* Batch element 1, (1 2i / -2i 1), is Hermitian but indefinite (its
+ * eigenvalues are 3 and -1): as for real operands, that matrix alone comes
+ * out all NaN; element 0, (4), factors to (2). */
+TEST(cholesky_of_an_indefinite_hermitian_matrix_is_nan_for_that_matrix_only) {
+  static const char text[] = "HloModule m\nENTRY e {\n  a = c128[2,2,2] parameter(0)\n"
+                             "  ROOT l = c128[2,2,2] cholesky(a), lower=true\n}\n";
+  Shape s = shape_array(TYPE_C128, 3, (int64_t[]){2, 2, 2});
+  Literal *a = literal_create(&s);
+  const double complex in[8] = {4, 0, 0, 9, 1, CMPLX(0, 2), CMPLX(0, -2), 1};
+  for (int i = 0; i < 8; i++) literal_set_complex(a, i, in[i]);
+  Status st;
+  Literal *out = run1(text, a, &st);
+  EXPECT(out != NULL, "%s", st.message);
+  const double complex first[4] = {2, 0, 0, 3};
+  for (int k = 0; out && k < 4; k++)
+    EXPECT(literal_get_complex(out, k) == first[k], "L0[%d]", k);
+  for (int k = 4; out && k < 8; k++) {
+    double complex got = literal_get_complex(out, k);
+    EXPECT(isnan(creal(got)) && isnan(cimag(got)), "L1[%d] = (%g, %g)", k - 4, creal(got), cimag(got));
+  }
+  literal_free(out);
+  literal_free(a);
+}
+
 /* 64x64x64 forward then inverse: the round trip gives the input back, the
  * forward transform of x keeps Parseval's sum |X|^2 = N sum |x|^2, and it
  * takes seconds, not minutes (a plain O(N^2) DFT per axis would not). */
@@ -286,6 +332,8 @@ int main(void) {
   RUN(fft_needs_its_type_and_lengths);
   RUN(imag_of_a_real_operand_is_zero_and_real_is_the_operand);
   RUN(fft_of_small_integers_is_exact);
+  RUN(cholesky_upper_of_a_hermitian_matrix_gives_u_with_a_equal_u_adjoint_u);
+  RUN(cholesky_of_an_indefinite_hermitian_matrix_is_nan_for_that_matrix_only);
   RUN(fft_of_64_cubed_round_trips_and_keeps_parseval_in_seconds);
   return test_summary();
 }

@@ -5,7 +5,8 @@
  * parser tests, complex constants whose parts overflow their component,
  * operands written with a shape other than their own, unknown api_version,
  * control-predecessors naming no instruction of their computation, and
- * custom-call operand_layout_constraints that do not fit the operands. The modules here are
+ * custom-call operand_layout_constraints that do not fit the operands; from
+ * XLA's positive parser tests, the async sugar X-start/X-update/X-done. The modules here are
  * written for this test; the expected values are worked by hand. */
 #include <stdio.h>
 #include <string.h>
@@ -182,6 +183,86 @@ TEST(operand_layout_constraints_give_each_operand_its_own_shape) {
   EXPECT(fails_with(text, "shape 1 does not match operand 1"), "a shape other than the operand's is refused");
 }
 
+/* The instruction of m's entry named name, or NULL. */
+static const Instruction *entry_instruction(const Module *m, const char *name) {
+  for (int i = 0; m && i < m->entry->instruction_count; i++)
+    if (strcmp(m->entry->instructions[i]->name, name) == 0) return m->entry->instructions[i];
+  return NULL;
+}
+
+/* XLA's parser test AsyncOpsWithSyntaxSugar's form, in a module written
+ * here: custom-call-start is an async-start whose computation holds the
+ * custom-call (its attributes go to the custom-call, the async ones are
+ * dropped); -update and -done are async-update and async-done. The module
+ * loads; running it meets the custom-call, which axle refuses. */
+TEST(custom_call_start_update_done_are_async_ops_around_one_custom_call) {
+  const char *text =
+      "HloModule m\nENTRY e {\n  x = f32[4] constant({1, 2, 3, 4})\n"
+      "  s = ((f32[4]), f32[8], s32[]) custom-call-start(x), custom_call_target=\"bar\", "
+      "async_execution_thread=\"side\"\n"
+      "  u = ((f32[4]), f32[8], s32[]) custom-call-update(s), async_group_id=3, custom_call_target=\"bar\"\n"
+      "  ROOT d = f32[8] custom-call-done(u)\n}\n";
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "parses");
+  const Instruction *s = entry_instruction(m, "s"), *u = entry_instruction(m, "u");
+  EXPECT(s && s->opcode == OP_ASYNC_START && s->called_count == 1, "s is an async-start with one computation");
+  EXPECT(u && u->opcode == OP_ASYNC_UPDATE, "u is an async-update");
+  EXPECT(m && m->entry->root->opcode == OP_ASYNC_DONE, "the root is an async-done");
+  if (s && s->opcode == OP_ASYNC_START && s->called_count == 1) {
+    const Computation *c = s->called[0];
+    const Instruction *root = c->root;
+    EXPECT(c->parameter_count == 1 && c->parameters[0]->shape.rank == 1 && c->parameters[0]->shape.dims[0] == 4,
+           "the computation takes the one f32[4] operand");
+    EXPECT(root->opcode == OP_CUSTOM_CALL && root->attrs.custom_call_target &&
+               strcmp(root->attrs.custom_call_target, "bar") == 0,
+           "its root is the custom-call to bar");
+    EXPECT(root->shape.type == TYPE_F32 && root->shape.rank == 1 && root->shape.dims[0] == 8,
+           "the custom-call has element 1 of the start's shape");
+    EXPECT(root->operand_count == 1 && root->operands[0] == c->parameters[0], "on the parameter");
+  }
+  Status st;
+  Literal *out = m ? eval_module(m, NULL, 0, &st) : NULL;
+  EXPECT(m && !out && strstr(st.message, "custom-call"), "running it refuses the custom-call");
+  literal_free(out);
+  module_free(m);
+}
+
+/* The sugar wraps any opcode; a lone operand may be written unwrapped in
+ * the start's shape. negate({1, -2, 3}) = {-1, 2, -3}; add with {10, 20, 30}. */
+TEST(async_sugar_of_negate_and_add_runs_the_wrapped_op) {
+  const char *text =
+      "HloModule m\nENTRY e {\n  x = f32[3] constant({1, -2, 3})\n  y = f32[3] constant({10, 20, 30})\n"
+      "  n = (f32[3], f32[3], s32[]) negate-start(x)\n  nd = f32[3] negate-done(n)\n"
+      "  a = ((f32[3], f32[3]), f32[3], s32[]) add-start(nd, y)\n"
+      "  ROOT ad = f32[3] add-done(a)\n}\n";
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "parses");
+  Literal *out = run(m);
+  EXPECT(out != NULL, "runs");
+  static const double want[3] = {9, 22, 27};
+  for (int i = 0; out && i < 3; i++)
+    EXPECT(literal_get_f64(out, i) == want[i], "element %d is %g", i, literal_get_f64(out, i));
+  literal_free(out);
+  module_free(m);
+}
+
+TEST(async_sugar_start_needs_a_written_shape_of_operands_and_result) {
+  EXPECT(fails_with("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  s = negate-start(x)\n"
+                    "  ROOT d = f32[3] negate-done(s)\n}\n", "cannot be inferred"),
+         "no shape");
+  EXPECT(fails_with("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  s = f32[3] negate-start(x)\n"
+                    "  ROOT d = f32[3] negate-done(s)\n}\n", "must be a tuple"),
+         "not a tuple");
+  EXPECT(fails_with("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n"
+                    "  s = ((f32[3], f32[3]), f32[3], s32[]) negate-start(x)\n"
+                    "  ROOT d = f32[3] negate-done(s)\n}\n", "must be a tuple"),
+         "two operand shapes for one operand");
+  EXPECT(fails_with("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n"
+                    "  s = ((f32[3]), f32[3], s32[]) nothing-start(x)\n"
+                    "  ROOT d = f32[3] negate-done(s)\n}\n", "unknown opcode"),
+         "no such wrapped opcode");
+}
+
 int main(void) {
   RUN(select_with_a_scalar_predicate_picks_whole_operands);
   RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
@@ -192,5 +273,8 @@ int main(void) {
   RUN(custom_call_api_version_is_one_xla_knows);
   RUN(control_predecessors_name_instructions_of_the_same_computation);
   RUN(operand_layout_constraints_give_each_operand_its_own_shape);
+  RUN(custom_call_start_update_done_are_async_ops_around_one_custom_call);
+  RUN(async_sugar_of_negate_and_add_runs_the_wrapped_op);
+  RUN(async_sugar_start_needs_a_written_shape_of_operands_and_result);
   return test_summary();
 }

@@ -504,10 +504,55 @@ static bool cholesky_factor(const double *a, int64_t n, bool lower, double *l) {
   return ok;
 }
 
+/* The complex form of cholesky_factor: l l^H = a, a Hermitian. As in XLA's
+ * expander, the pivot is sqrt of the real part of the updated diagonal, NaN
+ * (not positive definite) when that part is negative; for an upper
+ * factorization a is transposed, not conjugated, so that a = U^H U. */
+static bool cholesky_factor_complex(const double _Complex *a, int64_t n, bool lower,
+                                    double _Complex *l) {
+  bool ok = true;
+  for (int64_t j = 0; j < n; j++) {
+    double _Complex d = a[j * n + j];
+    for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * conj(l[j * n + k]);
+    double root = sqrt(creal(d));
+    if (isnan(root)) ok = false;
+    l[j * n + j] = n == 1 ? root : d / root;
+    for (int64_t i = j + 1; i < n; i++) {
+      double _Complex v = lower ? a[i * n + j] : a[j * n + i];
+      for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * conj(l[j * n + k]);
+      l[i * n + j] = v / root;
+    }
+  }
+  return ok;
+}
+
+/* One batch element of a complex cholesky, at base in a and out. */
+static void cholesky_complex_matrix(const Literal *a, Literal *out, int64_t base, int64_t n,
+                                    bool lower, double _Complex *m, double _Complex *l) {
+  for (int64_t i = 0; i < n * n; i++) m[i] = literal_get_complex(a, base + i);
+  for (int64_t i = 0; i < n * n; i++) l[i] = 0;
+  bool ok = cholesky_factor_complex(m, n, lower, l);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double _Complex v = lower ? l[i * n + j] : l[j * n + i];
+      literal_set_complex(out, base + i * n + j, ok ? v : CMPLX(NAN, NAN));
+    }
+}
+
+static Literal *eval_cholesky_complex(const Literal *a, Literal *out, int64_t n, bool lower) {
+  int64_t batches = batch_count(&a->shape);
+  double _Complex *m = scratch_calloc(n * n, sizeof(double _Complex));
+  double _Complex *l = scratch_calloc(n * n, sizeof(double _Complex));
+  for (int64_t bi = 0; bi < batches; bi++) cholesky_complex_matrix(a, out, bi * n * n, n, lower, m, l);
+  free(m);
+  free(l);
+  return out;
+}
+
 /* cholesky(a), lower=true: L with a = L L^T, lower triangular; lower=false:
  * U with a = U^T U, upper triangular. The other triangle of the result is
  * zero, as XLA's expander leaves it. A batch element that is not positive
- * definite comes out all NaN. */
+ * definite comes out all NaN. Complex operands: a = L L^H or U^H U. */
 Literal *eval_cholesky(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *a = operands[0];
   if (!check_square_batch(inst, a, st)) return NULL;
@@ -519,6 +564,7 @@ Literal *eval_cholesky(const Instruction *inst, Literal *const *operands, Status
   int64_t n = a->shape.dims[a->shape.rank - 1], batches = batch_count(&a->shape);
   bool lower = inst->attrs.lower;
   Literal *out = literal_create(&inst->shape);
+  if (type_is_complex(inst->shape.type)) return eval_cholesky_complex(a, out, n, lower);
   double *m = scratch_calloc(n * n, sizeof(double));
   double *l = scratch_calloc(n * n, sizeof(double));
   for (int64_t bi = 0; bi < batches; bi++) {

@@ -50,6 +50,7 @@ typedef struct PendingInst {
   int *called_index;       /* index into ModuleText.comps, once resolved */
   int called_count;
   bool has_dimensions;     /* broadcast only: dimensions= was given */
+  bool async_sugar_start;  /* X-start: inst is X until wrap_async_sugar makes it async-start */
 } PendingInst;
 
 /* An operand written with its shape, "f32[2] %x": checked against x's shape
@@ -394,8 +395,14 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
     inst->name = "";
     inst->loc = first.loc;
   }
-  if (!opcode_from_name(op.text, (size_t)op.len, &inst->opcode))
+  AttrNotes notes = {0};
+  if (!opcode_from_name(op.text, (size_t)op.len, &inst->opcode) &&
+      !opcode_from_async_sugar(&op, &inst->opcode, &notes.async_sugar))
     return parse_error(p, &op, "unknown opcode '%.*s'", op.len > 64 ? 64 : op.len, op.text);
+  pi->async_sugar_start = notes.async_sugar == ASYNC_SUGAR_START;
+  if (pi->async_sugar_start && !shape)
+    return parse_error(p, &op, "the shape of '%.*s' cannot be inferred: write it before the opcode",
+                       op.len > 64 ? 64 : op.len, op.text);
   if (shape) {
     inst->shape = *shape;
   } else if (!shape_is_inferable(inst->opcode)) {
@@ -414,7 +421,6 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
       pi->operand_count != arity)
     return parse_error(p, &op, "'%s' takes %d operand%s, found %d", opcode_name(inst->opcode),
                        arity, arity == 1 ? "" : "s", pi->operand_count);
-  AttrNotes notes = {0};
   if (!parse_attributes(p, inst, &notes)) return false;
   pi = &pc->insts[*index];
   pi->called_count = notes.count;
@@ -506,6 +512,75 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
 
 static bool parse_resolve_module(Parser *p, ModuleText *mt);
 
+/* The wrapped computation of an X-start: one parameter per operand, shaped
+ * as element 0 of the start's shape says (a lone operand may be written
+ * unwrapped), and X itself as root, shaped as element 1. Returns its index
+ * in mt->comps. The start stays where it was, its operands unchanged. */
+static int wrap_async_start(Parser *p, ModuleText *mt, int c, int i) {
+  Instruction *op = mt->comps[c].insts[i].inst;
+  Shape start_shape = op->shape;
+  int n = mt->comps[c].insts[i].operand_count;
+  const Shape *operands = start_shape.type == TYPE_TUPLE && start_shape.tuple_count >= 2 ? &start_shape.tuple_shapes[0] : NULL;
+  bool lone = operands && n == 1 && operands->type != TYPE_TUPLE;
+  if (!operands || (!lone && (operands->type != TYPE_TUPLE || operands->tuple_count != n))) {
+    parse_error(p, &mt->comps[c].insts[i].name, "the shape of '%s-start' must be a tuple whose element 0 "
+                "holds its %d operand shape%s, and element 1 its result", opcode_name(op->opcode), n, n == 1 ? "" : "s");
+    return -1;
+  }
+  if (mt->count == mt->cap) mt->comps = grow(&p->module->arena, mt->comps, &mt->cap, sizeof(PendingComp));
+  PendingComp *wc = &mt->comps[mt->count];
+  memset(wc, 0, sizeof *wc);
+  const char *base = op->name[0] ? op->name : opcode_name(op->opcode);
+  char *name = arena_alloc(&p->module->arena, strlen(base) + sizeof ".async_computation");
+  sprintf(name, "%s.async_computation", base);
+  wc->name = (Token){TK_WORD, name, (int)strlen(name), op->loc, false};
+  wc->comp = arena_alloc(&p->module->arena, sizeof(Computation));
+  *wc->comp = (Computation){.name = name, .loc = op->loc, .module = p->module};
+  Token *params = arena_alloc(&p->module->arena, sizeof(Token) * (size_t)(n + 1));
+  int *not_nested = arena_alloc(&p->module->arena, sizeof(int) * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) {
+    int at = add_pending_inst(p, wc);
+    Instruction *param = wc->insts[at].inst;
+    *param = (Instruction){.opcode = OP_PARAMETER, .loc = op->loc, .shape = lone ? *operands : operands->tuple_shapes[k]};
+    param->attrs.parameter_number = k;
+    char *param_name = arena_alloc(&p->module->arena, 32);
+    sprintf(param_name, "param.%d", k);
+    param->name = param_name;
+    params[k] = (Token){TK_WORD, param->name, (int)strlen(param->name), op->loc, false};
+    wc->insts[k].name = params[k];
+    not_nested[k] = -1;
+  }
+  int w = add_pending_inst(p, wc);
+  Instruction *start = wc->insts[w].inst;
+  wc->insts[w] = mt->comps[c].insts[i];
+  wc->insts[w].async_sugar_start = false;
+  wc->insts[w].anonymous = false;
+  wc->insts[w].name = (Token){TK_WORD, opcode_name(op->opcode), (int)strlen(opcode_name(op->opcode)), op->loc, false};
+  wc->insts[w].operand_names = params;
+  wc->insts[w].operand_nested = not_nested;
+  wc->last_top = w;
+  *start = (Instruction){.opcode = OP_ASYNC_START, .name = op->name, .loc = op->loc, .shape = start_shape};
+  start->attrs.feature_group_count = start->attrs.batch_group_count = 1;
+  op->name = wc->insts[w].name.text;
+  op->shape = start_shape.tuple_shapes[1];
+  PendingInst *pi = &mt->comps[c].insts[i];
+  pi->inst = start;
+  pi->called_count = 1;
+  pi->called_names = arena_memdup(&p->module->arena, &wc->name, sizeof(Token));
+  return mt->count++;
+}
+
+/* Turns every X-start the text wrote into async-start calls=(a computation
+ * around X). Runs before names are resolved, so that the new computations
+ * are resolved with the rest. */
+static bool wrap_async_sugar(Parser *p, ModuleText *mt) {
+  int count = mt->count;
+  for (int c = 0; c < count; c++)
+    for (int i = 0; i < mt->comps[c].count; i++)
+      if (mt->comps[c].insts[i].async_sugar_start && wrap_async_start(p, mt, c, i) < 0) return false;
+  return true;
+}
+
 /* module = header? debug_table* computation+
  * Without the header (XLA accepts that too) the module is named
  * "module_" and the entry's name. */
@@ -519,7 +594,7 @@ static bool parse_module_text(Parser *p, ModuleText *mt) {
     if (!parse_computation(p, mt)) return false;
   if (mt->count == 0)
     return parse_error(p, peek(p), has_header ? "module has no computations" : "expected 'HloModule' or a computation");
-  if (!parse_resolve_module(p, mt)) return false;
+  if (!wrap_async_sugar(p, mt) || !parse_resolve_module(p, mt)) return false;
   if (!has_header) {
     StrBuf sb = {0};
     strbuf_printf(&sb, "module_%s", p->module->entry->name);

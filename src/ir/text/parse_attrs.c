@@ -975,6 +975,13 @@ bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
     if (name->kind != TK_WORD) return parse_error(p, name, "expected an attribute name");
     next(p);
     if (!expect(p, "=")) return false;
+    /* axle runs async ops in place: their thread and group do not matter,
+     * and X-update/X-done repeat what X-start said of X. */
+    bool async_name = token_is(name, "async_execution_thread") || token_is(name, "async_group_id");
+    if ((notes->async_sugar && async_name) || notes->async_sugar > ASYNC_SUGAR_START) {
+      if (!skip_value(p)) return false;
+      continue;
+    }
     int r = find_rule(p, name, inst->opcode);
     if (r < 0) return false;
     if (seen[r]) return parse_error(p, name, "attribute '%s' given twice", attr_rules[r].name);

@@ -140,12 +140,17 @@ bool parse_debug_tables(Parser *p);
  * (XLA lets a broadcast of a scalar leave them out). Also checks that the
  * attributes the opcode needs are present. */
 enum { PARSE_MAX_CALLED = 64 };
+/* Which part of XLA's async sugar (X-start, X-update, X-done) an
+ * instruction was written as: its async attributes are dropped, and
+ * X-update and X-done drop the wrapped op's attributes too. */
+typedef enum AsyncSugar { ASYNC_SUGAR_NONE, ASYNC_SUGAR_START, ASYNC_SUGAR_UPDATE, ASYNC_SUGAR_DONE } AsyncSugar;
 typedef struct AttrNotes {
   int count;
   Token names[PARSE_MAX_CALLED]; /* computation names, in called[] order */
   bool has_dimensions;
   Token order;                   /* compare's order=TOTAL|PARTIAL, kind TK_EOF when absent */
   Token attribute;               /* the name of the attribute being read, for messages */
+  AsyncSugar async_sugar;        /* set by the caller */
 } AttrNotes;
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes);
 
@@ -164,6 +169,10 @@ Literal *parse_literal(Parser *p, const Shape *shape);
 bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes);
 bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes);
 bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
+/* X-start, X-update, X-done (XLA's async sugar): the opcode parse.c gives
+ * the instruction (X for X-start, wrapped later; async-update, async-done)
+ * and which form it was. False when the word is not one. */
+bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar);
 bool check_layout_constraints(Parser *p);
 void broadcast_scalar_select_predicates(Module *m);
 

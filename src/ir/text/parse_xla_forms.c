@@ -1,7 +1,8 @@
 /* Attributes and module-wide rules of XLA's HLO text found by checking axle
  * against the files of XLA's repository (docs/xla-check.md): custom-call
  * api_version and operand_layout_constraints, control-predecessors, and the
- * pred[] select predicate XLA allows. The attribute readers are listed in
+ * pred[] select predicate XLA allows, and the X-start/X-update/X-done
+ * spelling of async ops. The attribute readers are listed in
  * parse_attrs.c's table; the checks run from parse.c once shapes are known. */
 #include <string.h>
 
@@ -127,4 +128,27 @@ void broadcast_scalar_select_predicates(Module *m) {
       i++;   /* inst moved one place down */
     }
   }
+}
+
+/* XLA prints an async-start whose wrapped computation holds one instruction
+ * of opcode X as X-start, and its async-update and async-done as X-update
+ * and X-done (where X has no -start form of its own). Reads such a word:
+ * X-start gives X itself, to be wrapped once the module is read
+ * (wrap_async_sugar); X-update and X-done give async-update and async-done. */
+bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar) {
+  static const struct { const char *suffix; AsyncSugar sugar; } forms[] = {
+    {"-start", ASYNC_SUGAR_START}, {"-update", ASYNC_SUGAR_UPDATE}, {"-done", ASYNC_SUGAR_DONE}};
+  for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+    size_t n = strlen(forms[f].suffix);
+    if ((size_t)op->len <= n || memcmp(op->text + op->len - n, forms[f].suffix, n) != 0) continue;
+    Opcode wrapped;
+    if (!opcode_from_name(op->text, (size_t)op->len - n, &wrapped) || wrapped == OP_PARAMETER ||
+        wrapped == OP_CONSTANT || wrapped == OP_ASYNC_START || wrapped == OP_ASYNC_UPDATE ||
+        wrapped == OP_ASYNC_DONE)
+      return false;
+    *sugar = forms[f].sugar;
+    *out = *sugar == ASYNC_SUGAR_START ? wrapped : *sugar == ASYNC_SUGAR_UPDATE ? OP_ASYNC_UPDATE : OP_ASYNC_DONE;
+    return true;
+  }
+  return false;
 }
