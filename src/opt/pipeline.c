@@ -188,7 +188,14 @@ void print_opt_stats(StrBuf *sb, const Module *m, const OptContext *ctx) {
     total += r->ms;
   }
   strbuf_printf(sb, "    %-18s %8.3f\n", "total", total);
-  if (ctx->notes.len) strbuf_printf(sb, "  notes:\n%s", ctx->notes.data);
+  if (ctx->notes.len) {
+    strbuf_printf(sb, "  notes:\n");
+    for (const char *line = ctx->notes.data; *line;) {
+      size_t n = strcspn(line, "\n");
+      strbuf_printf(sb, "    %.*s\n", (int)n, line);
+      line += n + (line[n] == '\n');
+    }
+  }
   if (ctx->plan) {
     if (ctx->plan->called_temp_bytes)
       strbuf_printf(sb, "  temporary bytes of called computations (loop bodies, branches): %lld\n",
