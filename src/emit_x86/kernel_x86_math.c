@@ -1,0 +1,107 @@
+/* The inline f32 math functions in the kernel compiler's scalar code: each
+ * a transcription of its mathref_* definition (src/ir/kernel/
+ * math_reference.c), the same IEEE operations in the same order on the
+ * same constants, so the compiled kernel computes mathref's bits.
+ *
+ * Only the scratch registers (xmm13..15, rax, rcx) are used. Where the C
+ * selects between two computed values, the scalar code may branch: the
+ * bits are the same. fmaf is vfmadd*ss, so the functions need the FMA
+ * extension; without it (the sse4 level) they are refused rather than
+ * computed with two roundings. */
+#include "emit_x86/kernel_x86_internal.h"
+
+#include <string.h>
+
+#include "kernel/math_reference.h"
+
+#define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
+
+static X86Operand reg(X86Reg r) { return x86_reg(r); }
+
+/* xmm `into` = the float c (its bits through eax). */
+static void constant_load(KernelX86 *x, X86Reg into, float c) {
+  uint32_t bits;
+  memcpy(&bits, &c, sizeof bits);
+  EMIT(X86_MOV, reg(X86_EAX), x86_imm(bits));
+  EMIT(X86_MOVD, reg(into), reg(X86_EAX));
+}
+
+/* xmm `into` = 2^n for n in ecx/eax (n + 127 in the exponent field). */
+static void pow2_load(KernelX86 *x, X86Reg into, X86Reg n32) {
+  EMIT(X86_ADD, reg(n32), x86_imm(127));
+  EMIT(X86_SHL, reg(n32), x86_imm(23));
+  EMIT(X86_MOVD, reg(into), reg(n32));
+}
+
+/* mathref_expf of xmm15 (destroyed), the result in xmm13. The input's
+ * value must stay readable in `input` for the NaN case. */
+static void emit_exp_body(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  /* xc = min_f32(max_f32(x, -104), 89): maxss/minss keep the C's NaN rule */
+  constant_load(x, u, -104.0f);
+  EMIT(X86_MAXSS, reg(r), reg(u));
+  constant_load(x, u, 89.0f);
+  EMIT(X86_MINSS, reg(r), reg(u));
+  /* n = fmaf(xc, LOG2E, SHIFTER) - SHIFTER in t */
+  constant_load(x, t, MATHREF_LOG2E);
+  constant_load(x, u, MATHREF_ROUND_SHIFTER_F32);
+  EMIT(X86_VFMADD213SS, reg(t), reg(r), reg(u));
+  EMIT(X86_SUBSS, reg(t), reg(u));
+  /* r = fmaf(n, -LN2_HI, xc); r = fmaf(n, -LN2_LO, r) */
+  constant_load(x, u, -MATHREF_LN2_HI);
+  EMIT(X86_VFMADD231SS, reg(r), reg(t), reg(u));
+  constant_load(x, u, -MATHREF_LN2_LO);
+  EMIT(X86_VFMADD231SS, reg(r), reg(t), reg(u));
+  /* ni (n is a whole number), kept in the scratch slot: eax carries constants */
+  EMIT(X86_CVTTSS2SI, reg(X86_RAX), reg(t));
+  EMIT(X86_MOV, kernel_x86_slot(x->scratch_slot, 8), reg(X86_RAX));
+  /* P(r) by Horner's rule in t, one FMA per coefficient */
+  constant_load(x, t, mathref_exp_table[MATHREF_EXP_COUNT - 1]);
+  for (int k = MATHREF_EXP_COUNT - 2; k >= 0; k--) {
+    constant_load(x, u, mathref_exp_table[k]);
+    EMIT(X86_VFMADD213SS, reg(t), reg(r), reg(u));
+  }
+  /* p = 1 + fmaf(r * r, P, r) in u */
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  EMIT(X86_MULSS, reg(u), reg(r));
+  EMIT(X86_VFMADD213SS, reg(u), reg(t), reg(r));
+  constant_load(x, t, 1.0f);
+  EMIT(X86_ADDSS, reg(u), reg(t));
+  /* (p * 2^n1) * 2^(ni - n1), n1 = ni >> 1 */
+  EMIT(X86_MOV, reg(X86_RCX), kernel_x86_slot(x->scratch_slot, 8));
+  EMIT(X86_MOV, reg(X86_EAX), reg(X86_ECX));
+  EMIT(X86_SAR, reg(X86_ECX), x86_imm(1));
+  EMIT(X86_SUB, reg(X86_EAX), reg(X86_ECX));
+  pow2_load(x, t, X86_ECX);
+  EMIT(X86_MULSS, reg(u), reg(t));
+  pow2_load(x, t, X86_EAX);
+  EMIT(X86_MULSS, reg(u), reg(t));
+  /* NaN: x + x */
+  X86Label done = x86_label_new(x->cb);
+  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_UCOMISS, reg(r), reg(r));
+  EMIT(X86_JNP, x86_rel(done));
+  EMIT(X86_ADDSS, reg(r), reg(r));
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  x86_label_bind(x->cb, done);
+}
+
+bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
+  const KernelOp *op = &x->k->ops[i];
+  if (op->type != TYPE_F32 || op->op != OP_EXPONENTIAL)
+    return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
+                        opcode_name(op->op), type_name(op->type), i);
+  if (!x->cpu->fma)
+    return status_error(x->st, STATUS_UNSUPPORTED,
+                        "kernel %s: %s (op %%%d) needs FMA (vfmadd) to compute math_reference's bits; this ISA level "
+                        "has none",
+                        x->k->name, opcode_name(op->op), i);
+  switch (op->op) {
+  case OP_EXPONENTIAL:
+    EMIT(X86_MOVSS, reg(KX_XMM_SCRATCH0), input);
+    emit_exp_body(x, input);
+    *result = KX_XMM_SCRATCH2;
+    return true;
+  default: return false; /* refused above */
+  }
+}
