@@ -18,12 +18,22 @@
 
 static X86Operand reg(X86Reg r) { return x86_reg(r); }
 
-/* xmm `into` = the float c (its bits through eax). */
+/* The 8-byte scratch slot as two f32/s32 halves (0 and 1): values that
+ * outlive the three scratch registers within one op. */
+static X86Operand scratch_half(const KernelX86 *x, int half) {
+  return x86_mem(4, X86_RSP, 8 * x->scratch_slot + 4 * half);
+}
+
+/* xmm `into` = the float with these bits (through eax). */
+static void bits_load(KernelX86 *x, X86Reg into, uint32_t bits) {
+  EMIT(X86_MOV, reg(X86_EAX), x86_imm(bits));
+  EMIT(X86_MOVD, reg(into), reg(X86_EAX));
+}
+
 static void constant_load(KernelX86 *x, X86Reg into, float c) {
   uint32_t bits;
   memcpy(&bits, &c, sizeof bits);
-  EMIT(X86_MOV, reg(X86_EAX), x86_imm(bits));
-  EMIT(X86_MOVD, reg(into), reg(X86_EAX));
+  bits_load(x, into, bits);
 }
 
 /* xmm `into` = 2^n for n in ecx/eax (n + 127 in the exponent field). */
@@ -33,10 +43,11 @@ static void pow2_load(KernelX86 *x, X86Reg into, X86Reg n32) {
   EMIT(X86_MOVD, reg(into), reg(n32));
 }
 
-/* mathref_expf of xmm15 (destroyed), the result in xmm13. The input's
- * value must stay readable in `input` for the NaN case. */
-static void emit_exp_body(KernelX86 *x, X86Operand input) {
+/* mathref_expf of xmm15 (destroyed), the result in xmm13; uses the
+ * whole scratch slot (the argument waits in half 1 for the NaN case). */
+static void emit_exp_body(KernelX86 *x) {
   const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  EMIT(X86_MOVSS, scratch_half(x, 1), reg(r));
   /* xc = min_f32(max_f32(x, -104), 89): maxss/minss keep the C's NaN rule */
   constant_load(x, u, -104.0f);
   EMIT(X86_MAXSS, reg(r), reg(u));
@@ -53,8 +64,8 @@ static void emit_exp_body(KernelX86 *x, X86Operand input) {
   constant_load(x, u, -MATHREF_LN2_LO);
   EMIT(X86_VFMADD231SS, reg(r), reg(t), reg(u));
   /* ni (n is a whole number), kept in the scratch slot: eax carries constants */
-  EMIT(X86_CVTTSS2SI, reg(X86_RAX), reg(t));
-  EMIT(X86_MOV, kernel_x86_slot(x->scratch_slot, 8), reg(X86_RAX));
+  EMIT(X86_CVTTSS2SI, reg(X86_EAX), reg(t));
+  EMIT(X86_MOV, scratch_half(x, 0), reg(X86_EAX));
   /* P(r) by Horner's rule in t, one FMA per coefficient */
   constant_load(x, t, mathref_exp_table[MATHREF_EXP_COUNT - 1]);
   for (int k = MATHREF_EXP_COUNT - 2; k >= 0; k--) {
@@ -68,7 +79,7 @@ static void emit_exp_body(KernelX86 *x, X86Operand input) {
   constant_load(x, t, 1.0f);
   EMIT(X86_ADDSS, reg(u), reg(t));
   /* (p * 2^n1) * 2^(ni - n1), n1 = ni >> 1 */
-  EMIT(X86_MOV, reg(X86_RCX), kernel_x86_slot(x->scratch_slot, 8));
+  EMIT(X86_MOV, reg(X86_ECX), scratch_half(x, 0));
   EMIT(X86_MOV, reg(X86_EAX), reg(X86_ECX));
   EMIT(X86_SAR, reg(X86_ECX), x86_imm(1));
   EMIT(X86_SUB, reg(X86_EAX), reg(X86_ECX));
@@ -78,7 +89,7 @@ static void emit_exp_body(KernelX86 *x, X86Operand input) {
   EMIT(X86_MULSS, reg(u), reg(t));
   /* NaN: x + x */
   X86Label done = x86_label_new(x->cb);
-  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_MOVSS, reg(r), scratch_half(x, 1));
   EMIT(X86_UCOMISS, reg(r), reg(r));
   EMIT(X86_JNP, x86_rel(done));
   EMIT(X86_ADDSS, reg(r), reg(r));
@@ -86,9 +97,48 @@ static void emit_exp_body(KernelX86 *x, X86Operand input) {
   x86_label_bind(x->cb, done);
 }
 
+/* mathref_logisticf of `input`, the result in xmm13: y = numerator / sum
+ * corrected by the residual of the division and the rounding of 1 + e. */
+static void emit_logistic(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  /* e = exp(-|x|) in u */
+  EMIT(X86_MOVSS, reg(r), input);
+  bits_load(x, t, 0x80000000u);
+  EMIT(X86_ORPS, reg(r), reg(t));
+  emit_exp_body(x);
+  /* numerator = x < 0 ? e : 1 in t (0 > x: false for NaN) */
+  X86Label positive = x86_label_new(x->cb);
+  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_XORPS, reg(t), reg(t));
+  EMIT(X86_UCOMISS, reg(t), reg(r));
+  constant_load(x, t, 1.0f); /* mov and movd leave the flags */
+  EMIT(X86_JBE, x86_rel(positive));
+  EMIT(X86_MOVAPS, reg(t), reg(u));
+  x86_label_bind(x->cb, positive);
+  EMIT(X86_MOVSS, scratch_half(x, 1), reg(t));
+  /* sum = 1 + e in r; sum_lost = (1 - sum) + e in t, then to half 0 */
+  constant_load(x, r, 1.0f);
+  EMIT(X86_ADDSS, reg(r), reg(u));
+  constant_load(x, t, 1.0f);
+  EMIT(X86_SUBSS, reg(t), reg(r));
+  EMIT(X86_ADDSS, reg(t), reg(u));
+  /* y = numerator / sum in u; y * sum_lost to half 0 */
+  EMIT(X86_MOVSS, reg(u), scratch_half(x, 1));
+  EMIT(X86_DIVSS, reg(u), reg(r));
+  EMIT(X86_MULSS, reg(t), reg(u));
+  EMIT(X86_MOVSS, scratch_half(x, 0), reg(t));
+  /* residual = fmaf(-y, sum, numerator) - y sum_lost; y + residual / sum */
+  bits_load(x, t, 0x80000000u);
+  EMIT(X86_XORPS, reg(t), reg(u));
+  EMIT(X86_VFMADD213SS, reg(t), reg(r), scratch_half(x, 1));
+  EMIT(X86_SUBSS, reg(t), scratch_half(x, 0));
+  EMIT(X86_DIVSS, reg(t), reg(r));
+  EMIT(X86_ADDSS, reg(u), reg(t));
+}
+
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
-  if (op->type != TYPE_F32 || op->op != OP_EXPONENTIAL)
+  if (op->type != TYPE_F32 || (op->op != OP_EXPONENTIAL && op->op != OP_LOGISTIC))
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
                         opcode_name(op->op), type_name(op->type), i);
   if (!x->cpu->fma)
@@ -99,7 +149,11 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
   switch (op->op) {
   case OP_EXPONENTIAL:
     EMIT(X86_MOVSS, reg(KX_XMM_SCRATCH0), input);
-    emit_exp_body(x, input);
+    emit_exp_body(x);
+    *result = KX_XMM_SCRATCH2;
+    return true;
+  case OP_LOGISTIC:
+    emit_logistic(x, input);
     *result = KX_XMM_SCRATCH2;
     return true;
   default: return false; /* refused above */

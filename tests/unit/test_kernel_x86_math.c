@@ -128,6 +128,15 @@ TEST(exponential_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
   EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
 }
 
+static double logistic_libm(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+TEST(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
+  int levels = check_function("logistic", mathref_logisticf, logistic_libm, 1);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
+}
+
 TEST(exponential_of_f64_is_refused_by_name) {
   Kernel *k = NULL;
   Status st;
@@ -148,6 +157,7 @@ TEST(exponential_of_f64_is_refused_by_name) {
 
 int main(void) {
   RUN(exponential_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
+  RUN(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(exponential_of_f64_is_refused_by_name);
   return test_summary();
 }
