@@ -136,9 +136,75 @@ static void emit_logistic(KernelX86 *x, X86Operand input) {
   EMIT(X86_ADDSS, reg(u), reg(t));
 }
 
+/* tanh's large side, 1 - 2 / (exp(2 min(|x|, 9.5)) + 1) with x's sign, in
+ * xmm13 from |x| in xmm14. */
+static void emit_tanh_large(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  EMIT(X86_MOVAPS, reg(r), reg(t));
+  constant_load(x, u, 9.5f);
+  EMIT(X86_MINSS, reg(r), reg(u));
+  constant_load(x, u, 2.0f);
+  EMIT(X86_MULSS, reg(r), reg(u));
+  emit_exp_body(x);
+  constant_load(x, r, 1.0f);
+  EMIT(X86_ADDSS, reg(u), reg(r));
+  constant_load(x, t, 2.0f);
+  EMIT(X86_DIVSS, reg(t), reg(u));
+  constant_load(x, u, 1.0f);
+  EMIT(X86_SUBSS, reg(u), reg(t));
+  bits_load(x, r, 0x7fffffffu);
+  EMIT(X86_ANDPS, reg(u), reg(r));
+  EMIT(X86_MOVSS, reg(t), input);
+  bits_load(x, r, 0x80000000u);
+  EMIT(X86_ANDPS, reg(t), reg(r));
+  EMIT(X86_ORPS, reg(u), reg(t));
+}
+
+/* tanh's small side, fmaf(x, z P(z), x) with z = x x, in xmm13. */
+static void emit_tanh_small(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  EMIT(X86_MOVSS, reg(t), input);
+  EMIT(X86_MULSS, reg(t), reg(t));
+  constant_load(x, u, mathref_tanh_table[MATHREF_TANH_COUNT - 1]);
+  for (int k = MATHREF_TANH_COUNT - 2; k >= 0; k--) {
+    constant_load(x, r, mathref_tanh_table[k]);
+    EMIT(X86_VFMADD213SS, reg(u), reg(t), reg(r));
+  }
+  EMIT(X86_MULSS, reg(u), reg(t));
+  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_VFMADD213SS, reg(u), reg(r), reg(r));
+}
+
+/* mathref_tanhf of `input` in xmm13. Its selects become branches: NaN
+ * gives x + x, ±0 itself, |x| < 0.5625 the small side, else the large. */
+static void emit_tanh(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  X86Label special = x86_label_new(x->cb), small = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_XORPS, reg(t), reg(t));
+  EMIT(X86_UCOMISS, reg(r), reg(t));
+  EMIT(X86_JE, x86_rel(special)); /* ±0, or NaN (unordered sets ZF too) */
+  bits_load(x, t, 0x7fffffffu);
+  EMIT(X86_ANDPS, reg(t), reg(r));
+  constant_load(x, u, 0.5625f);
+  EMIT(X86_UCOMISS, reg(u), reg(t));
+  EMIT(X86_JA, x86_rel(small));
+  emit_tanh_large(x, input);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, small);
+  emit_tanh_small(x, input);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, special);
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  EMIT(X86_UCOMISS, reg(r), reg(r));
+  EMIT(X86_JNP, x86_rel(done));
+  EMIT(X86_ADDSS, reg(u), reg(u));
+  x86_label_bind(x->cb, done);
+}
+
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
-  if (op->type != TYPE_F32 || (op->op != OP_EXPONENTIAL && op->op != OP_LOGISTIC))
+  if (op->type != TYPE_F32 || (op->op != OP_EXPONENTIAL && op->op != OP_LOGISTIC && op->op != OP_TANH))
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
                         opcode_name(op->op), type_name(op->type), i);
   if (!x->cpu->fma)
@@ -154,6 +220,10 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
     return true;
   case OP_LOGISTIC:
     emit_logistic(x, input);
+    *result = KX_XMM_SCRATCH2;
+    return true;
+  case OP_TANH:
+    emit_tanh(x, input);
     *result = KX_XMM_SCRATCH2;
     return true;
   default: return false; /* refused above */
