@@ -202,9 +202,91 @@ static void emit_tanh(KernelX86 *x, X86Operand input) {
   x86_label_bind(x->cb, done);
 }
 
+/* log of a positive normal-or-subnormal finite x in xmm15, the result in
+ * xmm13: log_split's integer steps, then log_combine's sums in its order
+ * (the small terms first). */
+static void emit_log_finite(KernelX86 *x) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  /* a subnormal x is scaled by 2^23 first, and e lowered by 23 (in ecx) */
+  X86Label normal = x86_label_new(x->cb);
+  constant_load(x, t, 0x1p-126f);
+  EMIT(X86_MOV, reg(X86_ECX), x86_imm(0));
+  EMIT(X86_UCOMISS, reg(r), reg(t));
+  EMIT(X86_JAE, x86_rel(normal));
+  constant_load(x, t, 0x1p23f);
+  EMIT(X86_MULSS, reg(r), reg(t));
+  EMIT(X86_MOV, reg(X86_ECX), x86_imm(-23));
+  x86_label_bind(x->cb, normal);
+  /* shifted = bits - SQRT_HALF_BITS; e = shifted >> 23 (in edx); f = m - 1 in r */
+  EMIT(X86_MOVD, reg(X86_EAX), reg(r));
+  EMIT(X86_SUB, reg(X86_EAX), x86_imm(MATHREF_SQRT_HALF_BITS));
+  EMIT(X86_MOV, reg(X86_EDX), reg(X86_EAX));
+  EMIT(X86_SAR, reg(X86_EDX), x86_imm(23));
+  EMIT(X86_ADD, reg(X86_EDX), reg(X86_ECX));
+  EMIT(X86_AND, reg(X86_EAX), x86_imm(0x7fffff));
+  EMIT(X86_ADD, reg(X86_EAX), x86_imm(MATHREF_SQRT_HALF_BITS));
+  EMIT(X86_MOVD, reg(r), reg(X86_EAX));
+  constant_load(x, t, 1.0f);
+  EMIT(X86_SUBSS, reg(r), reg(t));
+  /* ef = (float)e to half 0; fmaf(ef, LN2_LO, 0) to half 1 */
+  EMIT(X86_CVTSI2SS, reg(t), reg(X86_EDX));
+  EMIT(X86_MOVSS, scratch_half(x, 0), reg(t));
+  constant_load(x, u, MATHREF_LN2_LO);
+  EMIT(X86_MOVSS, scratch_half(x, 1), reg(u));
+  EMIT(X86_XORPS, reg(u), reg(u));
+  EMIT(X86_VFMADD231SS, reg(u), reg(t), scratch_half(x, 1));
+  EMIT(X86_MOVSS, scratch_half(x, 1), reg(u));
+  /* P(f) in u */
+  constant_load(x, u, mathref_log_table[MATHREF_LOG_COUNT - 1]);
+  for (int k = MATHREF_LOG_COUNT - 2; k >= 0; k--) {
+    constant_load(x, t, mathref_log_table[k]);
+    EMIT(X86_VFMADD213SS, reg(u), reg(r), reg(t));
+  }
+  /* tail = fmaf(f f, P, that); fmaf(ef, LN2_HI, f + tail) */
+  EMIT(X86_MOVAPS, reg(t), reg(r));
+  EMIT(X86_MULSS, reg(t), reg(r));
+  EMIT(X86_VFMADD213SS, reg(t), reg(u), scratch_half(x, 1));
+  EMIT(X86_ADDSS, reg(t), reg(r));
+  constant_load(x, u, MATHREF_LN2_HI);
+  EMIT(X86_MOVSS, reg(r), scratch_half(x, 0));
+  EMIT(X86_VFMADD213SS, reg(u), reg(r), reg(t));
+}
+
+/* mathref_logf of `input` in xmm13; its selects become branches: NaN gives
+ * x + x, x < 0 the quiet NaN, ±0 -inf, +inf itself. */
+static void emit_log(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  X86Label nan = x86_label_new(x->cb), negative = x86_label_new(x->cb), zero = x86_label_new(x->cb);
+  X86Label itself = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_UCOMISS, reg(r), reg(r));
+  EMIT(X86_JP, x86_rel(nan));
+  EMIT(X86_XORPS, reg(t), reg(t));
+  EMIT(X86_UCOMISS, reg(r), reg(t));
+  EMIT(X86_JB, x86_rel(negative));
+  EMIT(X86_JE, x86_rel(zero));
+  bits_load(x, t, 0x7f800000u);
+  EMIT(X86_UCOMISS, reg(r), reg(t));
+  EMIT(X86_JE, x86_rel(itself));
+  emit_log_finite(x);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, nan);
+  EMIT(X86_ADDSS, reg(r), reg(r));
+  x86_label_bind(x->cb, itself);
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, negative);
+  bits_load(x, u, 0x7fc00000u);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, zero);
+  bits_load(x, u, 0xff800000u);
+  x86_label_bind(x->cb, done);
+}
+
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
-  if (op->type != TYPE_F32 || (op->op != OP_EXPONENTIAL && op->op != OP_LOGISTIC && op->op != OP_TANH))
+  if (op->type != TYPE_F32 || (op->op != OP_EXPONENTIAL && op->op != OP_LOGISTIC && op->op != OP_TANH &&
+                                  op->op != OP_LOG))
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
                         opcode_name(op->op), type_name(op->type), i);
   if (!x->cpu->fma)
@@ -224,6 +306,10 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
     return true;
   case OP_TANH:
     emit_tanh(x, input);
+    *result = KX_XMM_SCRATCH2;
+    return true;
+  case OP_LOG:
+    emit_log(x, input);
     *result = KX_XMM_SCRATCH2;
     return true;
   default: return false; /* refused above */

@@ -144,6 +144,13 @@ TEST(tanh_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
   EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
 }
 
+TEST(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
+  int levels = check_function("log", mathref_logf, log, 1);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
+}
+
 TEST(exponential_of_f64_is_refused_by_name) {
   Kernel *k = NULL;
   Status st;
@@ -166,6 +173,7 @@ int main(void) {
   RUN(exponential_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(tanh_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
+  RUN(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(exponential_of_f64_is_refused_by_name);
   return test_summary();
 }
