@@ -204,8 +204,9 @@ static void emit_tanh(KernelX86 *x, X86Operand input) {
 
 /* log of a positive normal-or-subnormal finite x in xmm15, the result in
  * xmm13: log_split's integer steps, then log_combine's sums in its order
- * (the small terms first). */
-static void emit_log_finite(KernelX86 *x) {
+ * (the small terms first). log1p's extra term waits in xmm13 (has_extra),
+ * else it is 0. */
+static void emit_log_finite(KernelX86 *x, bool has_extra) {
   const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
   /* a subnormal x is scaled by 2^23 first, and e lowered by 23 (in ecx) */
   X86Label normal = x86_label_new(x->cb);
@@ -231,9 +232,12 @@ static void emit_log_finite(KernelX86 *x) {
   /* ef = (float)e to half 0; fmaf(ef, LN2_LO, 0) to half 1 */
   EMIT(X86_CVTSI2SS, reg(t), reg(X86_EDX));
   EMIT(X86_MOVSS, scratch_half(x, 0), reg(t));
-  constant_load(x, u, MATHREF_LN2_LO);
-  EMIT(X86_MOVSS, scratch_half(x, 1), reg(u));
-  EMIT(X86_XORPS, reg(u), reg(u));
+  float ln2_lo = MATHREF_LN2_LO;
+  uint32_t ln2_lo_bits;
+  memcpy(&ln2_lo_bits, &ln2_lo, sizeof ln2_lo_bits);
+  EMIT(X86_MOV, reg(X86_EAX), x86_imm(ln2_lo_bits));
+  EMIT(X86_MOV, scratch_half(x, 1), reg(X86_EAX));
+  if (!has_extra) EMIT(X86_XORPS, reg(u), reg(u));
   EMIT(X86_VFMADD231SS, reg(u), reg(t), scratch_half(x, 1));
   EMIT(X86_MOVSS, scratch_half(x, 1), reg(u));
   /* P(f) in u */
@@ -268,7 +272,7 @@ static void emit_log(KernelX86 *x, X86Operand input) {
   bits_load(x, t, 0x7f800000u);
   EMIT(X86_UCOMISS, reg(r), reg(t));
   EMIT(X86_JE, x86_rel(itself));
-  emit_log_finite(x);
+  emit_log_finite(x, false);
   EMIT(X86_JMP, x86_rel(done));
   x86_label_bind(x->cb, nan);
   EMIT(X86_ADDSS, reg(r), reg(r));
@@ -283,12 +287,67 @@ static void emit_log(KernelX86 *x, X86Operand input) {
   x86_label_bind(x->cb, done);
 }
 
+/* mathref_log1pf of `input` in xmm13: log(u) + c with u = 1 + x and c
+ * the part of x its rounding lost. Its selects become branches: NaN gives
+ * x + x, x < -1 the quiet NaN, -1 -inf, +inf and |x| < 2^-24 x itself. */
+static void emit_log1p(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  X86Label nan = x86_label_new(x->cb), negative = x86_label_new(x->cb), minus_one = x86_label_new(x->cb);
+  X86Label itself = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_UCOMISS, reg(r), reg(r));
+  EMIT(X86_JP, x86_rel(nan));
+  constant_load(x, t, -1.0f);
+  EMIT(X86_UCOMISS, reg(r), reg(t));
+  EMIT(X86_JB, x86_rel(negative));
+  EMIT(X86_JE, x86_rel(minus_one));
+  bits_load(x, t, 0x7f800000u);
+  EMIT(X86_UCOMISS, reg(r), reg(t));
+  EMIT(X86_JE, x86_rel(itself));
+  bits_load(x, t, 0x7fffffffu);
+  EMIT(X86_ANDPS, reg(t), reg(r));
+  constant_load(x, u, 0x1p-24f);
+  EMIT(X86_UCOMISS, reg(t), reg(u));
+  EMIT(X86_JB, x86_rel(itself));
+  /* u = 1 + x in t; c = (x - (u - 1)) / u in u (1 waits in half 0) */
+  constant_load(x, t, 1.0f);
+  EMIT(X86_MOVSS, scratch_half(x, 0), reg(t));
+  EMIT(X86_ADDSS, reg(t), reg(r));
+  EMIT(X86_MOVAPS, reg(u), reg(t));
+  EMIT(X86_SUBSS, reg(u), scratch_half(x, 0));
+  EMIT(X86_SUBSS, reg(r), reg(u));
+  EMIT(X86_DIVSS, reg(r), reg(t));
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  EMIT(X86_MOVAPS, reg(r), reg(t));
+  emit_log_finite(x, true);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, nan);
+  EMIT(X86_ADDSS, reg(r), reg(r));
+  x86_label_bind(x->cb, itself);
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, negative);
+  bits_load(x, u, 0x7fc00000u);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, minus_one);
+  bits_load(x, u, 0xff800000u);
+  x86_label_bind(x->cb, done);
+}
+
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
   if (op->type != TYPE_F32 || (op->op != OP_EXPONENTIAL && op->op != OP_LOGISTIC && op->op != OP_TANH &&
-                                  op->op != OP_LOG))
+                                  op->op != OP_LOG && op->op != OP_LOG_PLUS_ONE && op->op != OP_RSQRT))
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
                         opcode_name(op->op), type_name(op->type), i);
+  if (op->op == OP_RSQRT) {
+    /* 1 / sqrtf(x): both correctly rounded, no FMA needed */
+    constant_load(x, KX_XMM_SCRATCH2, 1.0f);
+    EMIT(X86_SQRTSS, reg(KX_XMM_SCRATCH0), input);
+    EMIT(X86_DIVSS, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH0));
+    *result = KX_XMM_SCRATCH2;
+    return true;
+  }
   if (!x->cpu->fma)
     return status_error(x->st, STATUS_UNSUPPORTED,
                         "kernel %s: %s (op %%%d) needs FMA (vfmadd) to compute math_reference's bits; this ISA level "
@@ -310,6 +369,10 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
     return true;
   case OP_LOG:
     emit_log(x, input);
+    *result = KX_XMM_SCRATCH2;
+    return true;
+  case OP_LOG_PLUS_ONE:
+    emit_log1p(x, input);
     *result = KX_XMM_SCRATCH2;
     return true;
   default: return false; /* refused above */

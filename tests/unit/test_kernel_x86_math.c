@@ -1,10 +1,13 @@
 /* The x86 kernel compiler's math functions against their definition:
- * `f32[N] exponential(x)` compiled at every ISA level this machine has
- * (the sse4 level, without FMA, must refuse it by name) and run over
- * 2^17 inputs gives exactly mathref_expf's bits for each, and is within
- * docs/math.md's 1 ulp of the C library's double exp rounded to f32. */
+ * `f32[N] op(x)` (exponential, logistic, tanh, log, log-plus-one, rsqrt,
+ * sqrt) compiled at every ISA level this machine has (the sse4 level,
+ * without FMA, must refuse the ones that use fmaf, by name) and run over
+ * 2^17 inputs gives exactly mathref's bits for each, and is within
+ * docs/math.md's ulp bound of the C library's double function rounded to
+ * f32. */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,8 +73,10 @@ static Kernel *kernel_of_unary(const char *op, Module **module) {
   return k;
 }
 
-/* Runs `op` at every level with FMA; returns how many levels ran. */
-static int check_function(const char *op, float (*reference)(float), double (*libm)(double), int64_t ulp_bound) {
+/* Runs `op` at every level (that has FMA, if it needs FMA; a level without
+ * must refuse it by name); returns how many levels ran. */
+static int check_function(const char *op, float (*reference)(float), double (*libm)(double), int64_t ulp_bound,
+                          bool needs_fma) {
   Module *m = NULL;
   Kernel *k = kernel_of_unary(op, &m);
   if (!k) {
@@ -89,7 +94,7 @@ static int check_function(const char *op, float (*reference)(float), double (*li
     status_clear(&st);
     if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
     CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
-    if (!cpu.fma) {
+    if (needs_fma && !cpu.fma) {
       EXPECT(ck == NULL && st.code == STATUS_UNSUPPORTED && strstr(st.message, "FMA") && strstr(st.message, op),
              "%s without FMA: %s", cpu_level_name(level), ck ? "compiled" : st.message);
       kernel_x86_free(ck);
@@ -122,7 +127,7 @@ static int check_function(const char *op, float (*reference)(float), double (*li
 }
 
 TEST(exponential_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("exponential", mathref_expf, exp, 1);
+  int levels = check_function("exponential", mathref_expf, exp, 1, true);
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
@@ -131,24 +136,43 @@ TEST(exponential_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
 static double logistic_libm(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 TEST(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("logistic", mathref_logisticf, logistic_libm, 1);
+  int levels = check_function("logistic", mathref_logisticf, logistic_libm, 1, true);
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
 }
 
 TEST(tanh_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("tanh", mathref_tanhf, tanh, 1);
+  int levels = check_function("tanh", mathref_tanhf, tanh, 1, true);
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
 }
 
 TEST(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("log", mathref_logf, log, 1);
+  int levels = check_function("log", mathref_logf, log, 1, true);
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
+}
+
+TEST(log_plus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
+  int levels = check_function("log-plus-one", mathref_log1pf, log1p, 1, true);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
+}
+
+static double rsqrt_libm(double x) { return 1.0 / sqrt(x); }
+
+TEST(rsqrt_gives_mathref_bits_at_every_level_and_stays_within_one_ulp) {
+  int levels = check_function("rsqrt", mathref_rsqrtf, rsqrt_libm, 1, false);
+  EXPECT(levels > 0, "no level compiled it");
+}
+
+TEST(sqrt_gives_mathref_bits_at_every_level_and_is_correctly_rounded) {
+  int levels = check_function("sqrt", mathref_sqrtf, sqrt, 0, false);
+  EXPECT(levels > 0, "no level compiled it");
 }
 
 TEST(exponential_of_f64_is_refused_by_name) {
@@ -174,6 +198,9 @@ int main(void) {
   RUN(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(tanh_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
+  RUN(log_plus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
+  RUN(rsqrt_gives_mathref_bits_at_every_level_and_stays_within_one_ulp);
+  RUN(sqrt_gives_mathref_bits_at_every_level_and_is_correctly_rounded);
   RUN(exponential_of_f64_is_refused_by_name);
   return test_summary();
 }
