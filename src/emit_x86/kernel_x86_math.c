@@ -45,13 +45,14 @@ static void pow2_load(KernelX86 *x, X86Reg into, X86Reg n32) {
 
 /* mathref_expf of xmm15 (destroyed), the result in xmm13; uses the
  * whole scratch slot (the argument waits in half 1 for the NaN case). */
-static void emit_exp_body(KernelX86 *x) {
+/* exp_reduce of min_f32(max_f32(xmm15, lo), hi): r in xmm15, n in
+ * xmm14, and n as an integer in half 0 of the scratch slot. */
+static void emit_exp_reduce(KernelX86 *x, float lo, float hi) {
   const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
-  EMIT(X86_MOVSS, scratch_half(x, 1), reg(r));
-  /* xc = min_f32(max_f32(x, -104), 89): maxss/minss keep the C's NaN rule */
-  constant_load(x, u, -104.0f);
+  /* maxss/minss keep the C's NaN rule */
+  constant_load(x, u, lo);
   EMIT(X86_MAXSS, reg(r), reg(u));
-  constant_load(x, u, 89.0f);
+  constant_load(x, u, hi);
   EMIT(X86_MINSS, reg(r), reg(u));
   /* n = fmaf(xc, LOG2E, SHIFTER) - SHIFTER in t */
   constant_load(x, t, MATHREF_LOG2E);
@@ -66,6 +67,12 @@ static void emit_exp_body(KernelX86 *x) {
   /* ni (n is a whole number), kept in the scratch slot: eax carries constants */
   EMIT(X86_CVTTSS2SI, reg(X86_EAX), reg(t));
   EMIT(X86_MOV, scratch_half(x, 0), reg(X86_EAX));
+}
+
+static void emit_exp_body(KernelX86 *x) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  EMIT(X86_MOVSS, scratch_half(x, 1), reg(r));
+  emit_exp_reduce(x, -104.0f, 89.0f);
   /* P(r) by Horner's rule in t, one FMA per coefficient */
   constant_load(x, t, mathref_exp_table[MATHREF_EXP_COUNT - 1]);
   for (int k = MATHREF_EXP_COUNT - 2; k >= 0; k--) {
@@ -334,10 +341,56 @@ static void emit_log1p(KernelX86 *x, X86Operand input) {
   x86_label_bind(x->cb, done);
 }
 
+/* mathref_expm1f of `input` in xmm13: 2 fmaf(h, q, h - 1/2) with
+ * h = 2^(n-1) and q = e^r - 1; q itself for n = 0. Its selects become
+ * branches: NaN gives x + x, |x| < 2^-25 x itself. */
+static void emit_expm1(KernelX86 *x, X86Operand input) {
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  X86Label nan = x86_label_new(x->cb), itself = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  EMIT(X86_MOVSS, reg(r), input);
+  EMIT(X86_UCOMISS, reg(r), reg(r));
+  EMIT(X86_JP, x86_rel(nan));
+  bits_load(x, t, 0x7fffffffu);
+  EMIT(X86_ANDPS, reg(t), reg(r));
+  constant_load(x, u, 0x1p-25f);
+  EMIT(X86_UCOMISS, reg(t), reg(u));
+  EMIT(X86_JB, x86_rel(itself));
+  emit_exp_reduce(x, -20.0f, 89.0f);
+  /* q = fmaf(r r, P(r), r) in u */
+  constant_load(x, t, mathref_expm1_table[MATHREF_EXPM1_COUNT - 1]);
+  for (int k = MATHREF_EXPM1_COUNT - 2; k >= 0; k--) {
+    constant_load(x, u, mathref_expm1_table[k]);
+    EMIT(X86_VFMADD213SS, reg(t), reg(r), reg(u));
+  }
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  EMIT(X86_MULSS, reg(u), reg(r));
+  EMIT(X86_VFMADD213SS, reg(u), reg(t), reg(r));
+  EMIT(X86_CMP, scratch_half(x, 0), x86_imm(0));
+  EMIT(X86_JE, x86_rel(done));
+  /* h = 2^(n-1) in t; h - 1/2 in r (1/2 waits in half 1) */
+  EMIT(X86_MOV, reg(X86_ECX), scratch_half(x, 0));
+  EMIT(X86_SUB, reg(X86_ECX), x86_imm(1));
+  pow2_load(x, t, X86_ECX);
+  EMIT(X86_MOV, reg(X86_EAX), x86_imm(0x3f000000));
+  EMIT(X86_MOV, scratch_half(x, 1), reg(X86_EAX));
+  EMIT(X86_MOVAPS, reg(r), reg(t));
+  EMIT(X86_SUBSS, reg(r), scratch_half(x, 1));
+  EMIT(X86_VFMADD213SS, reg(u), reg(t), reg(r));
+  constant_load(x, r, 2.0f);
+  EMIT(X86_MULSS, reg(u), reg(r));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, nan);
+  EMIT(X86_ADDSS, reg(r), reg(r));
+  x86_label_bind(x->cb, itself);
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  x86_label_bind(x->cb, done);
+}
+
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
   if (op->type != TYPE_F32 || (op->op != OP_EXPONENTIAL && op->op != OP_LOGISTIC && op->op != OP_TANH &&
-                                  op->op != OP_LOG && op->op != OP_LOG_PLUS_ONE && op->op != OP_RSQRT))
+                                  op->op != OP_LOG && op->op != OP_LOG_PLUS_ONE && op->op != OP_RSQRT &&
+                                  op->op != OP_EXPONENTIAL_MINUS_ONE))
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
                         opcode_name(op->op), type_name(op->type), i);
   if (op->op == OP_RSQRT) {
@@ -373,6 +426,10 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
     return true;
   case OP_LOG_PLUS_ONE:
     emit_log1p(x, input);
+    *result = KX_XMM_SCRATCH2;
+    return true;
+  case OP_EXPONENTIAL_MINUS_ONE:
+    emit_expm1(x, input);
     *result = KX_XMM_SCRATCH2;
     return true;
   default: return false; /* refused above */

@@ -130,7 +130,7 @@ static bool kernel_has_math(const Kernel *k) {
   for (int i = 0; i < k->op_count; i++)
     if (k->ops[i].kop == KOP_HLO && (k->ops[i].op == OP_EXPONENTIAL || k->ops[i].op == OP_LOGISTIC ||
                                    k->ops[i].op == OP_TANH || k->ops[i].op == OP_LOG || k->ops[i].op == OP_LOG_PLUS_ONE ||
-                                   k->ops[i].op == OP_RSQRT))
+                                   k->ops[i].op == OP_RSQRT || k->ops[i].op == OP_EXPONENTIAL_MINUS_ONE))
       return true;
   return false;
 }
@@ -170,7 +170,7 @@ static void check_level(const Kernel *k, const CpuFeatures *cpu, Literal *const 
     for (int d = 0; d < k->reduce_rank; d++) terms *= k->reduce_dims[d];
     tolerance = 0x1p-20 * (double)terms;
   }
-  /* Math functions (exp, logistic, tanh, log, log1p, rsqrt) compile from avx2 on only (they need FMA): the
+  /* Math functions (exp, expm1, logistic, tanh, log, log1p, rsqrt) compile from avx2 on only (they need FMA): the
    * first level that compiles a kernel is the one the others must match.
    * Their code computes math_reference's bits, the evaluator calls libm:
    * within 1 ulp for the function (docs/math.md), 2^-20 relative allows

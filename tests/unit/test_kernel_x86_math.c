@@ -1,6 +1,6 @@
 /* The x86 kernel compiler's math functions against their definition:
- * `f32[N] op(x)` (exponential, logistic, tanh, log, log-plus-one, rsqrt,
- * sqrt) compiled at every ISA level this machine has (the sse4 level,
+ * `f32[N] op(x)` (exponential, exponential-minus-one, logistic, tanh, log,
+ * log-plus-one, rsqrt, sqrt) compiled at every ISA level this machine has (the sse4 level,
  * without FMA, must refuse the ones that use fmaf, by name) and run over
  * 2^17 inputs gives exactly mathref's bits for each, and is within
  * docs/math.md's ulp bound of the C library's double function rounded to
@@ -156,6 +156,13 @@ TEST(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
   EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
 }
 
+TEST(exponential_minus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
+  int levels = check_function("exponential-minus-one", mathref_expm1f, expm1, 1, true);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
+}
+
 TEST(log_plus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
   int levels = check_function("log-plus-one", mathref_log1pf, log1p, 1, true);
   CpuFeatures hardware;
@@ -198,6 +205,7 @@ int main(void) {
   RUN(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(tanh_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
+  RUN(exponential_minus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(log_plus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
   RUN(rsqrt_gives_mathref_bits_at_every_level_and_stays_within_one_ulp);
   RUN(sqrt_gives_mathref_bits_at_every_level_and_is_correctly_rounded);
