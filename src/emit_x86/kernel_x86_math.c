@@ -263,10 +263,31 @@ static void emit_log_finite(KernelX86 *x, bool has_extra) {
   EMIT(X86_VFMADD213SS, reg(u), reg(r), reg(t));
 }
 
+/* The ends log and log1p share, after the finite path: NaN gives x + x,
+ * `itself` returns x (the input, in SCRATCH0), below the domain the quiet
+ * NaN, at the pole -inf; each leaves the result where the finite path
+ * does (SCRATCH2, xmm13) and meets it at done. */
+static void emit_log_special_ends(KernelX86 *x, X86Label nan, X86Label itself, X86Label below, X86Label pole,
+                                  X86Label done) {
+  const X86Reg r = KX_XMM_SCRATCH0, u = KX_XMM_SCRATCH2;
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, nan);
+  EMIT(X86_ADDSS, reg(r), reg(r));
+  x86_label_bind(x->cb, itself);
+  EMIT(X86_MOVAPS, reg(u), reg(r));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, below);
+  bits_load(x, u, 0x7fc00000u);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, pole);
+  bits_load(x, u, 0xff800000u);
+  x86_label_bind(x->cb, done);
+}
+
 /* mathref_logf of `input` in xmm13; its selects become branches: NaN gives
  * x + x, x < 0 the quiet NaN, ±0 -inf, +inf itself. */
 static void emit_log(KernelX86 *x, X86Operand input) {
-  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1, u = KX_XMM_SCRATCH2;
+  const X86Reg r = KX_XMM_SCRATCH0, t = KX_XMM_SCRATCH1;
   X86Label nan = x86_label_new(x->cb), negative = x86_label_new(x->cb), zero = x86_label_new(x->cb);
   X86Label itself = x86_label_new(x->cb), done = x86_label_new(x->cb);
   EMIT(X86_MOVSS, reg(r), input);
@@ -280,18 +301,7 @@ static void emit_log(KernelX86 *x, X86Operand input) {
   EMIT(X86_UCOMISS, reg(r), reg(t));
   EMIT(X86_JE, x86_rel(itself));
   emit_log_finite(x, false);
-  EMIT(X86_JMP, x86_rel(done));
-  x86_label_bind(x->cb, nan);
-  EMIT(X86_ADDSS, reg(r), reg(r));
-  x86_label_bind(x->cb, itself);
-  EMIT(X86_MOVAPS, reg(u), reg(r));
-  EMIT(X86_JMP, x86_rel(done));
-  x86_label_bind(x->cb, negative);
-  bits_load(x, u, 0x7fc00000u);
-  EMIT(X86_JMP, x86_rel(done));
-  x86_label_bind(x->cb, zero);
-  bits_load(x, u, 0xff800000u);
-  x86_label_bind(x->cb, done);
+  emit_log_special_ends(x, nan, itself, negative, zero, done);
 }
 
 /* mathref_log1pf of `input` in xmm13: log(u) + c with u = 1 + x and c
@@ -327,18 +337,7 @@ static void emit_log1p(KernelX86 *x, X86Operand input) {
   EMIT(X86_MOVAPS, reg(u), reg(r));
   EMIT(X86_MOVAPS, reg(r), reg(t));
   emit_log_finite(x, true);
-  EMIT(X86_JMP, x86_rel(done));
-  x86_label_bind(x->cb, nan);
-  EMIT(X86_ADDSS, reg(r), reg(r));
-  x86_label_bind(x->cb, itself);
-  EMIT(X86_MOVAPS, reg(u), reg(r));
-  EMIT(X86_JMP, x86_rel(done));
-  x86_label_bind(x->cb, negative);
-  bits_load(x, u, 0x7fc00000u);
-  EMIT(X86_JMP, x86_rel(done));
-  x86_label_bind(x->cb, minus_one);
-  bits_load(x, u, 0xff800000u);
-  x86_label_bind(x->cb, done);
+  emit_log_special_ends(x, nan, itself, negative, minus_one, done);
 }
 
 /* mathref_expm1f of `input` in xmm13: 2 fmaf(h, q, h - 1/2) with
