@@ -2,7 +2,6 @@
  * lowering accepts, lowered alone and run by the kernel interpreter, gives
  * the evaluator's bits; fusions lower to one kernel each; the printed form
  * shows what a reader expects. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,32 +9,8 @@
 #include "ir/kernel/kernel.h"
 #include "opt/lower.h"
 #include "opt/opt.h"
+#include "corpus_walk.h"
 #include "../test.h"
-
-static uint64_t next_random(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static Literal *random_literal(const Shape *shape, uint64_t *state) {
-  if (shape_is_tuple(shape)) {
-    Literal **elements = calloc_or_exit((size_t)shape->tuple_count + 1, sizeof *elements);
-    for (int i = 0; i < shape->tuple_count; i++) elements[i] = random_literal(&shape->tuple_shapes[i], state);
-    Literal *tuple = literal_create_tuple(elements, shape->tuple_count); /* copies the array */
-    free(elements);
-    return tuple;
-  }
-  Literal *lit = literal_create(shape);
-  for (int64_t i = 0; i < shape_element_count(shape); i++) {
-    uint64_t r = next_random(state);
-    if (type_is_float(shape->type)) literal_set_f64(lit, i, (double)(r >> 11) * 0x1p-52 - 0.5);
-    else if (shape->type == TYPE_PRED) literal_set_s64(lit, i, (int64_t)(r & 1));
-    else if (!type_is_complex(shape->type)) literal_set_s64(lit, i, (int64_t)(r % 7));
-  }
-  return lit;
-}
 
 static Literal **new_outputs(const Kernel *k) {
   Literal **outs = calloc_or_exit((size_t)k->output_count + 1, sizeof *outs);
@@ -72,72 +47,45 @@ static bool kernel_matches(const Instruction *inst, const Kernel *k, Literal *co
 }
 
 typedef struct Tally {
-  int modules, lowered, refused, wrong;
+  int modules, fusions, lowered, refused, wrong;
 } Tally;
 
-/* Evaluates the entry instruction by instruction; every instruction that
- * lowers is checked against the evaluator on the same operand values. */
-static void check_module(const Module *m, Tally *t) {
-  const Computation *c = m->entry;
-  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
-  uint64_t state = 1;
-  for (int i = 0; i < c->instruction_count; i++) {
-    const Instruction *inst = c->instructions[i];
-    Status st;
-    status_clear(&st);
-    if (inst->opcode == OP_PARAMETER) {
-      values[i] = random_literal(&inst->shape, &state);
-      continue;
-    }
-    if (inst->opcode == OP_CONSTANT) {
-      values[i] = literal_clone(inst->attrs.literal);
-      continue;
-    }
-    Literal *operands[64];
-    for (int a = 0; a < inst->operand_count && a < 64; a++) operands[a] = values[inst->operands[a]->index];
-    values[i] = eval_instruction(inst, operands, &st);
-    if (!values[i]) break;
-    status_clear(&st);
-    Kernel *k = lower_to_kernel(inst, &st);
-    if (!k) {
-      t->refused++;
-      continue;
-    }
-    t->lowered++;
-    char why[1400];
-    if (!kernel_matches(inst, k, operands, values[i], why, sizeof why)) {
-      t->wrong++;
-      StrBuf sb = {0};
-      print_kernel(&sb, k);
-      EXPECT(false, "%s: %s\n%s", m->name, why, sb.data);
-      strbuf_free(&sb);
-    }
-    kernel_free(k);
+/* Every instruction that lowers is checked against the evaluator on the
+ * operand values the evaluator saw. */
+static void check_instruction(const Module *m, const Instruction *inst, Literal *const *operands,
+                              const Literal *value, void *context) {
+  Tally *t = context;
+  Status st;
+  status_clear(&st);
+  Kernel *k = lower_to_kernel(inst, &st);
+  if (!k) {
+    t->refused++;
+    return;
   }
-  for (int i = 0; i < c->instruction_count; i++) literal_free(values[i]);
-  free(values);
+  t->lowered++;
+  char why[1400];
+  if (!kernel_matches(inst, k, operands, value, why, sizeof why)) {
+    t->wrong++;
+    StrBuf sb = {0};
+    print_kernel(&sb, k);
+    EXPECT(false, "%s: %s\n%s", m->name, why, sb.data);
+    strbuf_free(&sb);
+  }
+  kernel_free(k);
+}
+
+static void check_module(Module *m, const char *path, const Status *optimize_error, void *context) {
+  Tally *t = context;
+  EXPECT(!optimize_error, "%s: %s", path, optimize_error ? optimize_error->message : "");
+  if (optimize_error) return;
+  t->modules++;
+  t->fusions += count_fusions(m);
+  entry_for_each_value(m, 1, 0, check_instruction, t);
 }
 
 TEST(every_lowered_corpus_op_matches_the_evaluator) {
-  DIR *dir = opendir("tests/hlo");
-  EXPECT(dir != NULL, "run from the repository root");
-  if (!dir) return;
   Tally t = {0};
-  struct dirent *e;
-  while ((e = readdir(dir))) {
-    size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 4, ".hlo") != 0) continue;
-    char path[600];
-    snprintf(path, sizeof path, "tests/hlo/%s", e->d_name);
-    Status st;
-    status_clear(&st);
-    Module *m = parse_module_file(path, &st);
-    if (!m) continue;
-    t.modules++;
-    check_module(m, &t);
-    module_free(m);
-  }
-  closedir(dir);
+  EXPECT(corpus_for_each(false, check_module, &t), "run from the repository root");
   printf("  %d modules: %d ops lowered and checked, %d not lowered (no kernel form yet), %d wrong\n", t.modules,
          t.lowered, t.refused, t.wrong);
   EXPECT(t.lowered > 300, "only %d ops lowered", t.lowered);
@@ -147,35 +95,10 @@ TEST(every_lowered_corpus_op_matches_the_evaluator) {
  * kernel (or is refused by name), and the kernel computes what the fusion
  * computes. */
 TEST(every_fusion_the_optimizer_makes_lowers_to_a_matching_kernel) {
-  DIR *dir = opendir("tests/hlo");
-  if (!dir) return;
   Tally t = {0};
-  int fusions = 0;
-  struct dirent *e;
-  while ((e = readdir(dir))) {
-    size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 4, ".hlo") != 0) continue;
-    char path[600];
-    snprintf(path, sizeof path, "tests/hlo/%s", e->d_name);
-    Status st;
-    status_clear(&st);
-    Module *m = parse_module_file(path, &st);
-    if (!m) continue;
-    OptContext ctx;
-    opt_context_init(&ctx, NULL);
-    bool optimized = optimize_module(m, &ctx, &st);
-    opt_context_free(&ctx);
-    EXPECT(optimized, "%s: %s", path, st.message);
-    if (optimized) {
-      fusions += count_fusions(m);
-      t.modules++;
-      check_module(m, &t);
-    }
-    module_free(m);
-  }
-  closedir(dir);
+  EXPECT(corpus_for_each(true, check_module, &t), "run from the repository root");
   printf("  %d optimized modules (%d fusions): %d kernels checked, %d ops not lowered, %d wrong\n", t.modules,
-         fusions, t.lowered, t.refused, t.wrong);
+         t.fusions, t.lowered, t.refused, t.wrong);
 }
 
 static Module *parse_text(const char *text) {

@@ -6,7 +6,6 @@
  * included, so no tolerance is needed; NaN matches any NaN). Rows split
  * in two halves, or run by a pool of 2 threads, give the same bytes as one
  * call. Generated pages are never writable and executable at once. */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,32 +15,11 @@
 #include "ir/kernel/kernel.h"
 #include "opt/lower.h"
 #include "opt/opt.h"
+#include "corpus_walk.h"
 #include "../test.h"
 
-static uint64_t next_random(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static Literal *random_literal(const Shape *shape, uint64_t *state) {
-  if (shape_is_tuple(shape)) {
-    Literal **elements = calloc_or_exit((size_t)shape->tuple_count + 1, sizeof *elements);
-    for (int i = 0; i < shape->tuple_count; i++) elements[i] = random_literal(&shape->tuple_shapes[i], state);
-    Literal *tuple = literal_create_tuple(elements, shape->tuple_count); /* copies the array */
-    free(elements);
-    return tuple;
-  }
-  Literal *lit = literal_create(shape);
-  for (int64_t i = 0; i < shape_element_count(shape); i++) {
-    uint64_t r = next_random(state);
-    if (type_is_float(shape->type)) literal_set_f64(lit, i, (double)(r >> 11) * 0x1p-52 - 0.5);
-    else if (shape->type == TYPE_PRED) literal_set_s64(lit, i, (int64_t)(r & 1));
-    else if (!type_is_complex(shape->type)) literal_set_s64(lit, i, (int64_t)(r % 7) - (type_kind(shape->type) == TYPE_KIND_SINT ? 3 : 0));
-  }
-  return lit;
-}
+/* Random operands: signed integers centred on zero (corpus_walk.h). */
+static Literal *random_literal(const Shape *shape, uint64_t *state) { return corpus_random_literal(shape, state, 3); }
 
 /* Literals hold elements in row-major logical order; kernel buffers are in
  * the shape's layout. physical[i] is where logical element i lives. */
@@ -237,66 +215,29 @@ static void check_kernel(const Kernel *k, Literal *const *operands, Tally *t, co
   free(inputs);
 }
 
-/* Evaluates the entry instruction by instruction; each instruction that
- * lowers is checked on the operand values the evaluator saw. */
-static void check_module(const Module *m, Tally *t) {
-  const Computation *c = m->entry;
-  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
-  uint64_t state = 7;
-  for (int i = 0; i < c->instruction_count; i++) {
-    const Instruction *inst = c->instructions[i];
-    Status st;
-    status_clear(&st);
-    if (inst->opcode == OP_PARAMETER) {
-      values[i] = random_literal(&inst->shape, &state);
-      continue;
-    }
-    if (inst->opcode == OP_CONSTANT) {
-      values[i] = literal_clone(inst->attrs.literal);
-      continue;
-    }
-    Literal *operands[64];
-    for (int a = 0; a < inst->operand_count && a < 64; a++) operands[a] = values[inst->operands[a]->index];
-    values[i] = eval_instruction(inst, operands, &st);
-    if (!values[i]) break;
-    status_clear(&st);
-    Kernel *k = lower_to_kernel(inst, &st);
-    if (!k) continue;
-    char where[300];
-    snprintf(where, sizeof where, "%s: %s", m->name, inst->name);
-    check_kernel(k, operands, t, where);
-    kernel_free(k);
-  }
-  for (int i = 0; i < c->instruction_count; i++) literal_free(values[i]);
-  free(values);
+/* Each instruction that lowers is checked on the operand values the
+ * evaluator saw. */
+static void check_instruction(const Module *m, const Instruction *inst, Literal *const *operands,
+                              const Literal *value, void *context) {
+  (void)value;
+  Status st;
+  status_clear(&st);
+  Kernel *k = lower_to_kernel(inst, &st);
+  if (!k) return;
+  char where[300];
+  snprintf(where, sizeof where, "%s: %s", m->name, inst->name);
+  check_kernel(k, operands, context, where);
+  kernel_free(k);
+}
+
+static void check_module(Module *m, const char *path, const Status *optimize_error, void *context) {
+  (void)path;
+  if (!optimize_error) entry_for_each_value(m, 7, 3, check_instruction, context);
 }
 
 static void check_corpus(bool optimized) {
-  DIR *dir = opendir("tests/hlo");
-  EXPECT(dir != NULL, "run from the repository root");
-  if (!dir) return;
   Tally t = {0};
-  struct dirent *e;
-  while ((e = readdir(dir))) {
-    size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 4, ".hlo") != 0) continue;
-    char path[600];
-    snprintf(path, sizeof path, "tests/hlo/%s", e->d_name);
-    Status st;
-    status_clear(&st);
-    Module *m = parse_module_file(path, &st);
-    if (!m) continue;
-    bool ok = true;
-    if (optimized) {
-      OptContext ctx;
-      opt_context_init(&ctx, NULL);
-      ok = optimize_module(m, &ctx, &st);
-      opt_context_free(&ctx);
-    }
-    if (ok) check_module(m, &t);
-    module_free(m);
-  }
-  closedir(dir);
+  EXPECT(corpus_for_each(optimized, check_module, &t), "run from the repository root");
   printf("  %s: %d kernels: %d compiled (%d with a SIMD loop, %d of them reductions), %d refused (op or type without x86 "
          "code); runs sse4 %d, avx2 %d, avx512 %d; %d wrong, %d differ when split, %d differ from sse4\n",
          optimized ? "optimized corpus" : "corpus ops", t.kernels, t.compiled, t.vectorized, t.reordered_sums,

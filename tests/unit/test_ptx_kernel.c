@@ -13,7 +13,6 @@
  *     review in the diff).
  * Checks whose tool is missing print "SKIP name (why)". Run from the
  * repository root (make test does). */
-#include <dirent.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "opt/opt.h"
 #include "runtime/backend.h"
 #include "runtime/executable.h"
+#include "corpus_walk.h"
 #include "../test.h"
 
 static char work_dir[64], ptxas[4096], fake_driver[4096];
@@ -140,36 +140,19 @@ static void kernel_add(Tally *t, const Instruction *inst) {
   kernel_free(k);
 }
 
-static void corpus_walk(Tally *t, bool optimized) {
-  DIR *dir = opendir("tests/hlo");
-  EXPECT(dir != NULL, "run from the repository root");
-  if (!dir) return;
-  struct dirent *e;
-  while ((e = readdir(dir))) {
-    size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 4, ".hlo") != 0) continue;
-    char path[600];
-    snprintf(path, sizeof path, "tests/hlo/%s", e->d_name);
-    Status st;
-    status_clear(&st);
-    Module *m = parse_module_file(path, &st);
-    if (!m) continue;
-    bool ok = true;
-    if (optimized) {
-      OptContext ctx;
-      opt_context_init(&ctx, NULL);
-      ok = optimize_module(m, &ctx, &st);
-      opt_context_free(&ctx);
-    }
-    const Computation *c = m->entry;
-    for (int i = 0; ok && i < c->instruction_count; i++) {
-      Opcode op = c->instructions[i]->opcode;
-      if (op != OP_PARAMETER && op != OP_CONSTANT && op != OP_TUPLE && op != OP_GET_TUPLE_ELEMENT)
-        kernel_add(t, c->instructions[i]);
-    }
-    module_free(m);
+/* Every entry instruction of a corpus module that could be a kernel. */
+static void module_kernels_add(Module *m, const char *path, const Status *optimize_error, void *context) {
+  (void)path;
+  const Computation *c = m->entry;
+  for (int i = 0; !optimize_error && i < c->instruction_count; i++) {
+    Opcode op = c->instructions[i]->opcode;
+    if (op != OP_PARAMETER && op != OP_CONSTANT && op != OP_TUPLE && op != OP_GET_TUPLE_ELEMENT)
+      kernel_add(context, c->instructions[i]);
   }
-  closedir(dir);
+}
+
+static void corpus_walk(Tally *t, bool optimized) {
+  EXPECT(corpus_for_each(optimized, module_kernels_add, t), "run from the repository root");
 }
 
 static void tally_print(const Tally *t, const char *what) {
