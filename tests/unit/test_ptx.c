@@ -18,6 +18,7 @@
 #include "emit_ptx/ptx_builder.h"
 #include "runtime/cuda_driver.h"
 #include "../ptx/example_kernels.h"
+#include "tool_files.h"
 #include "../test.h"
 
 static char fake_driver[4096], work_dir[64], ptxas[4096], cuobjdump[4096];
@@ -39,38 +40,6 @@ static void run_named(const char *name, void (*check)(const void *), const void 
 }
 
 /* ---- files and tools ---- */
-
-static bool tool_find(const char *name, char *path, size_t size) {
-  const char *env = getenv("PATH");
-  char dirs[8192];
-  snprintf(dirs, sizeof dirs, "%s:/usr/local/cuda/bin", env ? env : "");
-  for (char *save = NULL, *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-    snprintf(path, size, "%s/%s", dir, name);
-    if (access(path, X_OK) == 0) return true;
-  }
-  path[0] = 0;
-  return false;
-}
-
-static bool file_write(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  bool ok = fputs(text, f) >= 0;
-  return fclose(f) == 0 && ok;
-}
-
-/* The whole file, malloc'd and NUL-terminated; NULL if unreadable. */
-static char *file_read(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  StrBuf sb = {0};
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_printf(&sb, "%.*s", (int)n, chunk);
-  fclose(f);
-  if (!sb.data) strbuf_printf(&sb, "%s", "");
-  return sb.data;
-}
 
 /* Runs a shell command with its output in work_dir/NAME.log; returns the
  * exit status and, if log is given, the output (malloc'd). */

@@ -24,6 +24,7 @@
 #include "runtime/backend.h"
 #include "runtime/executable.h"
 #include "corpus_walk.h"
+#include "tool_files.h"
 #include "../test.h"
 
 static char work_dir[64], ptxas[4096], fake_driver[4096];
@@ -34,36 +35,7 @@ static void skip(const char *name, const char *why) {
   printf("SKIP %s (%s)\n", name, why);
 }
 
-static bool ptxas_find(void) {
-  const char *env = getenv("PATH");
-  char dirs[8192];
-  snprintf(dirs, sizeof dirs, "%s:/usr/local/cuda/bin", env ? env : "");
-  for (char *save = NULL, *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-    snprintf(ptxas, sizeof ptxas, "%s/ptxas", dir);
-    if (access(ptxas, X_OK) == 0) return true;
-  }
-  ptxas[0] = 0;
-  return false;
-}
-
-static bool file_write(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  bool ok = fputs(text, f) >= 0;
-  return fclose(f) == 0 && ok;
-}
-
-static char *file_read(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  StrBuf sb = {0};
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_printf(&sb, "%.*s", (int)n, chunk);
-  fclose(f);
-  if (!sb.data) strbuf_printf(&sb, "%s", "");
-  return sb.data;
-}
+static bool ptxas_find(void) { return tool_find("ptxas", ptxas, sizeof ptxas); }
 
 static PtxTarget target_make(int major) {
   PtxTarget t;
