@@ -20,6 +20,7 @@ void cpu_program_free(CpuProgram *p) {
   if (!p) return;
   for (int i = 0; i < p->step_count; i++) {
     kernel_x86_free(p->steps[i].kernel);
+    if (p->steps[i].free_state) p->steps[i].free_state(p->steps[i].state);
     free(p->steps[i].buffers);
   }
   for (int i = 0; i < p->binding_count; i++) free(p->bindings[i].data);
@@ -141,17 +142,22 @@ static void *binding_address(const CpuBinding *b, HostBuffer *const *args, char 
   return NULL;
 }
 
-static void step_run(const CpuProgram *p, const CpuStep *s, void **address, void **buffers) {
+static bool step_run(const CpuProgram *p, const CpuStep *s, void **address, void **buffers, Status *st) {
   for (int i = 0; i < s->buffer_count; i++) buffers[i] = address[s->buffers[i]];
-  if (s->kind == CPU_STEP_KERNEL) {
+  switch (s->kind) {
+  case CPU_STEP_KERNEL:
     kernel_x86_run(s->kernel, buffers, p->pool);
-    return;
+    return true;
+  case CPU_STEP_CALL:
+    return s->call(s, buffers, p->pool, st);
+  case CPU_STEP_DOT: break;
   }
   GemmProblem problem = s->dot;
   problem.a = buffers[0];
   problem.b = buffers[1];
   problem.c = buffers[2];
   gemm_f32_batched(p->gemm, p->pool, &problem, NULL);
+  return true;
 }
 
 /* Runs the steps with every binding at its address; false when the
@@ -170,10 +176,11 @@ static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **res
   void **buffers = calloc_or_exit((size_t)most, sizeof *buffers);
   for (int i = 0; i < p->binding_count; i++)
     address[i] = binding_address(&p->bindings[i], args, temp, result_leaves);
+  bool ok = true;
   pthread_mutex_lock(&p->lock);
-  for (int i = 0; i < p->step_count; i++) step_run(p, &p->steps[i], address, buffers);
+  for (int i = 0; i < p->step_count && ok; i++) ok = step_run(p, &p->steps[i], address, buffers, st);
   pthread_mutex_unlock(&p->lock);
-  for (int i = 0; i < p->copy_count; i++) {
+  for (int i = 0; i < p->copy_count && ok; i++) {
     const CpuResultCopy *c = &p->copies[i];
     if (c->bytes <= 0) continue;
     if (c->layout) relayout_copy(c->layout, address[c->binding], result_leaves[c->leaf], false);
@@ -182,7 +189,7 @@ static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **res
   free(buffers);
   free(address);
   free(temp);
-  return true;
+  return ok;
 }
 
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {

@@ -35,13 +35,22 @@ typedef struct CpuBinding {
   const Shape *layout;
 } CpuBinding;
 
-typedef enum CpuStepKind { CPU_STEP_KERNEL, CPU_STEP_DOT } CpuStepKind;
+typedef enum CpuStepKind { CPU_STEP_KERNEL, CPU_STEP_DOT, CPU_STEP_CALL } CpuStepKind;
+
+struct CpuStep;
+/* A CPU_STEP_CALL's routine: runs the step on its buffers (addresses, in
+ * the order of the step's bindings); false with st set on a run-time error
+ * (out of memory, an index out of range the op must report). */
+typedef bool CpuCallFunction(const struct CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st);
 
 typedef struct CpuStep {
   CpuStepKind kind;
   const Instruction *inst;
   CompiledKernel *kernel;     /* CPU_STEP_KERNEL */
   GemmProblem dot;            /* CPU_STEP_DOT: strides and sizes; pointers set per run */
+  CpuCallFunction *call;      /* CPU_STEP_CALL: a runtime routine (sort, fft, while...) */
+  void *state;                /* CPU_STEP_CALL: what call needs; freed by free_state */
+  void (*free_state)(void *state);
   int buffer_count;           /* kernel: inputs then outputs; dot: lhs, rhs, result */
   int *buffers;               /* binding numbers */
 } CpuStep;
