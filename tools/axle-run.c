@@ -20,7 +20,9 @@
 
 #include "ir.h"
 #include "opt/opt.h"
+#include "emit_x86/gemm.h"
 #include "runtime/executable.h"
+#include "runtime/thread_pool.h"
 #include "runtime/npy.h"
 
 enum { MAX_INPUTS = 256 };
@@ -268,11 +270,31 @@ static bool compile_options_for(const Options *o, ExecutableOptions *eo, Status 
 
 /* ---- timing ---- */
 
+/* The dots' and convolutions' rate; on the CPU backend beside the FMA peak
+ * measured now, on this machine, for the threads the run used, so that the
+ * fraction compares like with like under the same load. */
+static void print_matmul_rate(const Executable *exe, int64_t flops, double median_ms) {
+  double gflops = (double)flops / (median_ms * 1e6);
+  printf("matmul: %.3f GFLOP per run, %.1f GFLOP/s", (double)flops * 1e-9, gflops);
+  CpuFeatures cpu;
+  Status ignored = {0};
+  if (strcmp(exe->backend->name, "cpu") == 0 && cpu_features_detect(&cpu, &ignored)) {
+    int threads = exe->threads > 0 ? exe->threads : thread_pool_default_count();
+    double peak = gemm_peak_gflops_measure(cpu.level, 0.2, 3, &ignored) * threads;
+    if (peak > 0)
+      printf(", %.0f%% of the FMA peak measured now in CPU time (%.1f GFLOP/s = %d thread%s x %s)", 100 * gflops / peak, peak,
+             threads, threads == 1 ? "" : "s", cpu_level_name(cpu.level));
+  }
+  printf("\n");
+}
+
 static bool print_times(const Executable *exe, HostBuffer *const *args, int n, int runs, Status *st) {
   RunTimes t;
   if (!executable_time(exe, args, n, runs, &t, st)) return false;
   printf("time: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.median_ms, t.min_ms, t.max_ms, t.runs);
   printf("compile_ms=%.4f\n", exe->compile_ms);
+  int64_t flops = count_matmul_flops(executable_module_to_run(exe));
+  if (flops > 0 && t.median_ms > 0) print_matmul_rate(exe, flops, t.median_ms);
   return true;
 }
 

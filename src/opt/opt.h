@@ -94,6 +94,9 @@ int count_fusions(const Module *m);
 /* What a backend launches: fusions plus unfused ops that do work (not
  * parameter, constant, tuple, get-tuple-element or bitcast). */
 int count_kernels(const Module *m);
+/* The flops of the module's dots and convolutions (2 per multiply-add),
+ * each instruction counted once: what --time divides by to give GFLOP/s. */
+int64_t count_matmul_flops(const Module *m);
 
 /* ---------------------------------------------------------------- dump.c
  * XLA-style dumps into options.dump_dir, all sorting in pass order:

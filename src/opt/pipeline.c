@@ -172,6 +172,35 @@ int count_instructions(const Module *m) { return count_module(m).instructions; }
 int count_fusions(const Module *m) { return count_module(m).fusions; }
 int count_kernels(const Module *m) { return count_module(m).kernels; }
 
+/* 2 flops (a multiply and an add) per product term: a dot's output
+ * elements times its contracted extent; a convolution's output elements
+ * times the kernel elements that feed one of them. */
+static int64_t instruction_matmul_flops(const Instruction *inst) {
+  int64_t out = shape_is_tuple(&inst->shape) ? 0 : shape_element_count(&inst->shape);
+  if (inst->opcode == OP_DOT) {
+    const DotDims *dd = attrs_dot(&inst->attrs);
+    int64_t k = 1;
+    for (int i = 0; i < dd->lhs_contracting.count; i++)
+      k *= inst->operands[0]->shape.dims[dd->lhs_contracting.values[i]];
+    return 2 * out * k;
+  }
+  if (inst->opcode == OP_CONVOLUTION && inst->attrs.conv) {
+    const Shape *kernel = &inst->operands[1]->shape;
+    int64_t per_output = kernel->dims[inst->attrs.conv->kernel_output_feature];
+    return per_output ? 2 * out * (shape_element_count(kernel) / per_output) : 0;
+  }
+  return 0;
+}
+
+int64_t count_matmul_flops(const Module *m) {
+  int64_t flops = 0;
+  for (int k = 0; k < m->computation_count; k++) {
+    const Computation *c = m->computations[k];
+    for (int i = 0; i < c->instruction_count; i++) flops += instruction_matmul_flops(c->instructions[i]);
+  }
+  return flops;
+}
+
 void print_opt_stats(StrBuf *sb, const Module *m, const OptContext *ctx) {
   int64_t temp_after = ctx->plan ? ctx->plan->temp_bytes : naive_temp_bytes(m);
   ModuleCounts n = count_module(m);
