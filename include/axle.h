@@ -201,6 +201,18 @@ typedef struct axle_executable axle_executable_t;
  * freed with axle_executable_free. Thread-safe. */
 axle_executable_t *axle_compile(const axle_module_t *module, axle_backend_t backend,
                                 axle_error_t **error);
+/* What a compile may be told; zero-initialize, then set what you need. */
+typedef struct axle_compile_options {
+  /* Threads of the native backends, the caller's included; 0 means
+   * AXLE_THREADS when set, else every core. Results are the same bits at
+   * every thread count. */
+  int threads;
+} axle_compile_options_t;
+
+/* axle_compile with options (NULL: the defaults). Executables compiled
+ * with different options are cached apart. */
+axle_executable_t *axle_compile_with(const axle_module_t *module, axle_backend_t backend,
+                                     const axle_compile_options_t *options, axle_error_t **error);
 void axle_executable_free(axle_executable_t *exe);
 /* Runs with one buffer per entry parameter, checked against its shape. The
  * result (an array or a tuple buffer) is new; free it with axle_buffer_free. */

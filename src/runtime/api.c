@@ -249,14 +249,24 @@ static CompileCache api_compile_cache = COMPILE_CACHE_INIT;
 
 axle_executable_t *axle_compile(const axle_module_t *am, axle_backend_t backend,
                                 axle_error_t **error) {
+  return axle_compile_with(am, backend, NULL, error);
+}
+
+axle_executable_t *axle_compile_with(const axle_module_t *am, axle_backend_t backend,
+                                     const axle_compile_options_t *given, axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!am) {
     api_error(error, STATUS_INPUT_ERROR, "axle_compile: no module given");
     return NULL;
   }
+  if (given && given->threads < 0) {
+    api_error(error, STATUS_INPUT_ERROR, "axle_compile_with: threads must be 0 (the default) or more");
+    return NULL;
+  }
   ExecutableOptions options;
   executable_options_default(&options, backend);
+  if (given) options.threads = given->threads;
   Executable *exe = compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
   if (!exe) {
     api_set_error(error, &st);

@@ -342,6 +342,70 @@ TEST(tuple_results_come_back_as_tuple_buffers) {
   axle_error_free(err);
 }
 
+/* A long f32 sum: the reduction is split into tasks, so a thread count that
+ * changed the split would change the rounding. */
+static const char long_sum_text[] =
+    "HloModule long_sum\n"
+    "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+    "ENTRY main {\n"
+    "  x = f32[64,4099] parameter(0)\n"
+    "  zero = f32[] constant(0)\n"
+    "  ROOT r = f32[64] reduce(x, zero), dimensions={1}, to_apply=add\n"
+    "}\n";
+
+/* The CPU backend's sum at `threads` threads, into out[64]; false if it did not run. */
+static bool long_sum_run(axle_module_t *m, const axle_buffer_t *x, int threads, float *out) {
+  axle_error_t *err = NULL;
+  axle_compile_options_t options = {.threads = threads};
+  axle_executable_t *exe = axle_compile_with(m, AXLE_BACKEND_CPU, &options, &err);
+  axle_buffer_t *result = NULL, *arg = (axle_buffer_t *)x;
+  bool ok = exe && axle_executable_run(exe, &arg, 1, &result, &err);
+  EXPECT(ok, "threads=%d: %s", threads, err ? axle_error_message(err) : "");
+  if (ok) memcpy(out, axle_buffer_data(result), 64 * sizeof(float));
+  axle_buffer_free(result);
+  axle_executable_free(exe);
+  axle_error_free(err);
+  return ok;
+}
+
+TEST(compile_option_threads_gives_the_same_bits_at_every_count) {
+  axle_error_t *err = NULL;
+  axle_module_t *m = parse(long_sum_text, &err);
+  EXPECT(m != NULL, "parse failed: %s", axle_error_message(err));
+  int64_t dims[2] = {64, 4099};
+  axle_buffer_t *x = m ? axle_buffer_create(AXLE_F32, 2, dims, NULL, &err) : NULL;
+  if (!x) {
+    axle_module_free(m);
+    axle_error_free(err);
+    return;
+  }
+  float *data = axle_buffer_data(x);
+  uint32_t state = 12345;
+  for (int64_t i = 0; i < 64 * 4099; i++) {
+    state = state * 1664525u + 1013904223u;
+    data[i] = (float)(state >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
+  }
+  int64_t misses_before = 0, misses_after = 0;
+  axle_compile_cache_counts(NULL, &misses_before);
+  float one[64], other[64];
+  if (long_sum_run(m, x, 1, one)) {
+    const int counts[] = {2, 3, 8};
+    for (int i = 0; i < 3; i++)
+      if (long_sum_run(m, x, counts[i], other))
+        EXPECT(memcmp(one, other, sizeof one) == 0, "threads=%d differs from threads=1", counts[i]);
+    axle_compile_cache_counts(NULL, &misses_after);
+    EXPECT(misses_after - misses_before == 4, "each thread count compiles apart: %lld misses",
+           (long long)(misses_after - misses_before));
+  }
+  axle_compile_options_t negative = {.threads = -1};
+  axle_executable_t *bad = axle_compile_with(m, AXLE_BACKEND_CPU, &negative, &err);
+  EXPECT(!bad && err && strstr(axle_error_message(err), "threads"), "a negative thread count is refused");
+  axle_executable_free(bad);
+  axle_buffer_free(x);
+  axle_module_free(m);
+  axle_error_free(err);
+}
+
 int main(void) {
   RUN(parsed_module_runs_on_host_buffers);
   RUN(wrong_argument_shape_names_the_parameter);
@@ -356,6 +420,7 @@ int main(void) {
   RUN(unknown_backend_value_is_an_error);
   RUN(buffers_copy_their_data_in);
   RUN(tuple_results_come_back_as_tuple_buffers);
+  RUN(compile_option_threads_gives_the_same_bits_at_every_count);
   axle_compile_cache_clear();  /* so that nothing is left for the leak checker to judge */
   return test_summary();
 }
