@@ -143,7 +143,8 @@ static bool scatter_run(const CpuStep *s, void *const *buffers, ThreadPool *pool
   int64_t scatter_index[AXLE_MAX_RANK] = {0}, start[AXLE_MAX_RANK], count = 1;
   for (int j = 0; j < r->scatter_count; j++) count *= r->scatter_sizes[j];
   for (int64_t k = 0; k < count; k++, index_advance(scatter_index, r->scatter_sizes, r->scatter_count))
-    if (scatter_window_start(r, buffers[n], scatter_index, start)) scatter_window_apply(r, buffers, scatter_index, start);
+    if (scatter_window_start(r, buffers[n], scatter_index, start))
+      scatter_window_apply(r, buffers, scatter_index, start);
   return true;
 }
 
@@ -241,7 +242,8 @@ bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst) {
   }
   /* The picks live only from the first kernel to the second: a binding of
    * their own at the end of the temporary block. */
-  CpuBinding b = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, shape_byte_size(&pick->outputs[0].shape))};
+  int64_t bytes = shape_byte_size(&pick->outputs[0].shape);
+  CpuBinding b = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, bytes)};
   int picks = cpu_program_add_binding(c->p, &b);
   int bindings[5];
   for (int i = 0; i < 3; i++) bindings[i] = cpu_binding_of(c, inst->operands[i], 0);

@@ -13,7 +13,6 @@
 
 #include "opt/lower_internal.h"
 
-
 int fail(Lower *L, const Instruction *inst, const char *why) {
   if (L->st->code == STATUS_OK)
     status_error(L->st, STATUS_UNSUPPORTED, "cannot lower %s (%s) to a kernel yet: %s", inst->name,
@@ -130,7 +129,7 @@ static int leaf_input(const Lower *L, const Instruction *inst) {
   return -1;
 }
 
-int emit_load(Lower *L, int input, const Instruction *inst, const int *index) {
+static int emit_load(Lower *L, int input, const Instruction *inst, const int *index) {
   KernelOp op = {.kop = KOP_LOAD, .type = inst->shape.type, .buffer = input, .arg_count = inst->shape.rank};
   copy_index(op.args, index, inst->shape.rank);
   return add_op(L, op, inst);
@@ -138,7 +137,7 @@ int emit_load(Lower *L, int input, const Instruction *inst, const int *index) {
 
 /* Scalar constants become kernel constants; arrays (and complex scalars,
  * which a kernel constant cannot hold) become inputs of their own. */
-int emit_constant(Lower *L, const Instruction *inst, const int *index) {
+static int emit_constant(Lower *L, const Instruction *inst, const int *index) {
   const Literal *lit = inst->attrs.literal;
   ElementType t = inst->shape.type;
   if (inst->shape.rank == 0 && !type_is_complex(t)) {
@@ -154,7 +153,6 @@ int emit_constant(Lower *L, const Instruction *inst, const int *index) {
 }
 
 /* ---- the walk ---- */
-
 
 /* A computation applied to scalars (a reducer, map's to_apply): its
  * instructions become ops, parameters take args, the root's values (one,
@@ -607,7 +605,8 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   L->block = KBLOCK_POST, L->phase = 0;
   for (int o = 0; o < count; o++) {
     if (!shape_same_dims(output_shape(outputs[o], o), reduced)) continue;
-    int v = shape_is_tuple(&outputs[o]->shape) ? emit_reduce_result(L, outputs[o], o, outer) : emit(L, outputs[o], outer);
+    int v = shape_is_tuple(&outputs[o]->shape) ? emit_reduce_result(L, outputs[o], o, outer)
+                                                : emit(L, outputs[o], outer);
     if (v < 0) return false;
     emit_store(L, o, v, outer, k->rank, outputs[o]);
   }

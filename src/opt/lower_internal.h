@@ -56,8 +56,6 @@ int k_rem(Lower *L, int a, int b);
 int k_and(Lower *L, int a, int b);
 int k_clamp(Lower *L, int v, int64_t lo, int64_t hi);
 int k_select(Lower *L, ElementType type, int p, int a, int b);
-int emit_load(Lower *L, int input, const Instruction *inst, const int *index);
-int emit_constant(Lower *L, const Instruction *inst, const int *index);
 int emit(Lower *L, const Instruction *inst, const int *index);
 bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count);
 void emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin);

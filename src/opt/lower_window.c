@@ -219,7 +219,8 @@ static bool lower_selected_scatter(Lower *L, const Shape *selection) {
 Kernel *lower_select_and_scatter(const Instruction *inst, int part, Status *st) {
   Lower L = {.origin = inst, .st = st, .block = KBLOCK_PRE};
   L.k = kernel_create(inst->name, inst, KERNEL_REDUCE);
-  for (int i = 0; i < inst->operand_count; i++) kernel_add_input(L.k, &inst->operands[i]->shape, inst->operands[i], NULL);
+  for (int i = 0; i < inst->operand_count; i++)
+    kernel_add_input(L.k, &inst->operands[i]->shape, inst->operands[i], NULL);
   Shape selection = shape_array(TYPE_S64, inst->operands[1]->shape.rank, inst->operands[1]->shape.dims);
   bool ok;
   if (inst->opcode != OP_SELECT_AND_SCATTER || inst->operand_count != 3)

@@ -63,12 +63,14 @@ static HostBuffer *run_on_cpu(const char *text, HostBuffer **args, int n) {
 
 static void expect_s32(const HostBuffer *b, const int32_t *want, int64_t n, const char *what) {
   const int32_t *got = b ? b->data : NULL;
-  for (int64_t i = 0; got && i < n; i++) EXPECT(got[i] == want[i], "%s[%lld]: want %d, got %d", what, (long long)i, want[i], got[i]);
+  for (int64_t i = 0; got && i < n; i++)
+    EXPECT(got[i] == want[i], "%s[%lld]: want %d, got %d", what, (long long)i, want[i], got[i]);
 }
 
 static void expect_f32(const HostBuffer *b, const float *want, int64_t n, const char *what) {
   const float *got = b ? b->data : NULL;
-  for (int64_t i = 0; got && i < n; i++) EXPECT(got[i] == want[i], "%s[%lld]: want %g, got %g", what, (long long)i, want[i], got[i]);
+  for (int64_t i = 0; got && i < n; i++)
+    EXPECT(got[i] == want[i], "%s[%lld]: want %g, got %g", what, (long long)i, want[i], got[i]);
 }
 
 static void free_all(HostBuffer **args, int n, HostBuffer *out) {
@@ -176,7 +178,8 @@ TEST(select_and_scatter_kernels_run_in_the_kernel_interpreter) {
   EXPECT(m != NULL, "%s", st.message);
   if (!m) return;
   const Instruction *inst = m->entry->root;
-  Kernel *pick = lower_select_and_scatter(inst, 0, &st), *scatter = pick ? lower_select_and_scatter(inst, 1, &st) : NULL;
+  Kernel *pick = lower_select_and_scatter(inst, 0, &st);
+  Kernel *scatter = pick ? lower_select_and_scatter(inst, 1, &st) : NULL;
   EXPECT(pick && scatter, "lowers: %s", st.message);
   int64_t four = 4;
   Shape f4 = shape_array(TYPE_F32, 1, &four), scalar = shape_scalar(TYPE_F32), s4 = shape_array(TYPE_S64, 1, &four);
@@ -192,7 +195,8 @@ TEST(select_and_scatter_kernels_run_in_the_kernel_interpreter) {
   for (int i = 0; ok && i < 4; i++) {
     EXPECT(literal_get_s64(picks, i) == want_picks[i], "pick %d: want %lld, got %lld", i, (long long)want_picks[i],
            (long long)literal_get_s64(picks, i));
-    EXPECT(literal_get_f64(result, i) == ss_want[i], "r[%d]: want %g, got %g", i, ss_want[i], literal_get_f64(result, i));
+    EXPECT(literal_get_f64(result, i) == ss_want[i], "r[%d]: want %g, got %g", i, ss_want[i],
+           literal_get_f64(result, i));
   }
   literal_free(x), literal_free(g), literal_free(init), literal_free(picks), literal_free(result);
   kernel_free(pick);
