@@ -233,7 +233,59 @@ TEST(scatter_and_reduce_window_give_the_same_bytes_at_every_thread_count) {
   free(x), free(u), free(y), free(i);
 }
 
+/* Lowers the root of text alone (NULL, after a failed expectation, if it
+ * does not lower); *m must be freed. */
+static Kernel *lower_root(const char *text, Module **m) {
+  Status st;
+  status_clear(&st);
+  *m = parse_module(text, strlen(text), "inline.hlo", &st);
+  EXPECT(*m != NULL, "%s", st.message);
+  Kernel *k = *m ? lower_to_kernel((*m)->entry->root, &st) : NULL;
+  EXPECT(!*m || k, "lowers: %s", st.message);
+  return k;
+}
+
+/* An embedding lookup: one load of the start index, clamped (maximum with
+ * 0, minimum with 10-1), and one load of the table at it. */
+TEST(gather_lowers_to_a_clamped_index_load_then_a_load_of_the_operand) {
+  Module *m;
+  Kernel *k = lower_root("HloModule g\nENTRY main {\n  t = f32[10,4] parameter(0)\n  i = s32[5] parameter(1)\n"
+                         "  ROOT r = f32[5,4] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, "
+                         "start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}\n}\n",
+                         &m);
+  int loads[2] = {0, 0}, clamps = 0;
+  for (int i = 0; k && i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop == KOP_LOAD) loads[op->buffer]++;
+    if (op->kop == KOP_HLO && (op->op == OP_MAXIMUM || op->op == OP_MINIMUM) && op->type == TYPE_S64) clamps++;
+  }
+  EXPECT(!k || (loads[0] == 1 && loads[1] == 1 && clamps == 2), "loads of table %d, of indices %d; clamps %d",
+         loads[0], loads[1], clamps);
+  kernel_free(k);
+  module_free(m);
+}
+
+/* Index constants made while the window loop is emitted run once, before
+ * it: the kernel lists every PRE op before every REDUCE op, and every POST
+ * op last, as the code generators' register allocation expects. */
+TEST(a_reduce_window_kernel_lists_its_ops_in_the_order_they_run) {
+  Module *m;
+  Kernel *k = lower_root("HloModule rw\nmx { p = f32[] parameter(0)\n q = f32[] parameter(1)\n"
+                         " ROOT s = f32[] maximum(p, q) }\nENTRY main {\n  x = f32[9,9] parameter(0)\n"
+                         "  c = f32[] constant(0)\n  ROOT r = f32[5,5] reduce-window(x, c), "
+                         "window={size=3x3 stride=2x2 pad=1_1x1_1}, to_apply=mx\n}\n",
+                         &m);
+  EXPECT(!k || (k->kind == KERNEL_REDUCE && k->reduce_rank == 2), "a reduce kernel over the 3x3 window");
+  for (int i = 1; k && i < k->op_count; i++)
+    EXPECT(k->ops[i - 1].block <= k->ops[i].block, "op %d (block %d) after op %d (block %d)", i,
+           (int)k->ops[i].block, i - 1, (int)k->ops[i - 1].block);
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
+  RUN(gather_lowers_to_a_clamped_index_load_then_a_load_of_the_operand);
+  RUN(a_reduce_window_kernel_lists_its_ops_in_the_order_they_run);
   RUN(gather_clamps_each_start_so_the_slice_stays_inside_the_operand);
   RUN(reduce_window_skips_padding_and_dilation_holes_without_adding_init_again);
   RUN(scatter_drops_windows_reaching_outside_and_applies_repeats_in_update_order);
