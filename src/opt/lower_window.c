@@ -19,12 +19,15 @@ static void valid_and(Lower *L, int *valid, int condition) {
   *valid = *valid < 0 ? condition : k_and(L, *valid, condition);
 }
 
+/* v * factor, leaving out a multiplication by 1. */
+static int k_scaled(Lower *L, int v, int64_t factor) { return factor == 1 ? v : k_mul(L, v, k_s64(L, factor)); }
+
 /* The base index of window element `window` of placement `placement` along
  * dim d, clamped into the base; *valid learns whether it is an element.
  * Checks that can never fail for these extents are left out. */
 static int window_base_index(Lower *L, const WindowDim *wd, int64_t base_dim, int64_t placements, int placement,
                              int window, int *valid) {
-  int at = k_add(L, k_mul(L, placement, k_s64(L, wd->stride)), k_mul(L, window, k_s64(L, wd->rhs_dilate)));
+  int at = k_add(L, k_scaled(L, placement, wd->stride), k_scaled(L, window, wd->rhs_dilate));
   if (wd->pad_lo) at = k_sub(L, at, k_s64(L, wd->pad_lo));
   int64_t lowest = -wd->pad_lo;
   int64_t highest = (placements - 1) * wd->stride + (wd->size - 1) * wd->rhs_dilate - wd->pad_lo;
@@ -114,8 +117,9 @@ bool lower_reduce_window(Lower *L) {
 
 /* The row-major position of a logical index in shape s (s64 values). */
 static int row_major_position(Lower *L, const Shape *s, const int *index) {
-  int at = k_s64(L, 0);
-  for (int d = 0; d < s->rank; d++) at = k_add(L, k_mul(L, at, k_s64(L, s->dims[d])), index[d]);
+  if (s->rank == 0) return k_s64(L, 0);
+  int at = index[0];
+  for (int d = 1; d < s->rank; d++) at = k_add(L, k_scaled(L, at, s->dims[d]), index[d]);
   return at;
 }
 
@@ -163,8 +167,9 @@ static bool lower_selection(Lower *L, const Shape *selection) {
 static int window_placement(Lower *L, const WindowDim *wd, int64_t base_dim, int64_t placements, int at, int r,
                             int *valid) {
   int element = k_sub(L, k_s64(L, wd->size - 1), r);
-  int t = k_sub(L, k_add(L, k_mul(L, at, k_s64(L, wd->lhs_dilate)), k_s64(L, wd->pad_lo)),
-                k_mul(L, element, k_s64(L, wd->rhs_dilate)));
+  int t = k_scaled(L, at, wd->lhs_dilate);
+  if (wd->pad_lo) t = k_add(L, t, k_s64(L, wd->pad_lo));
+  t = k_sub(L, t, k_scaled(L, element, wd->rhs_dilate));
   int64_t lowest = wd->pad_lo - (wd->size - 1) * wd->rhs_dilate;
   int64_t highest = (base_dim - 1) * wd->lhs_dilate + wd->pad_lo;
   if (wd->stride > 1) {
