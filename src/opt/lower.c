@@ -636,7 +636,7 @@ static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed
     count = inst->shape.tuple_count <= AXLE_MAX_RANK ? inst->shape.tuple_count : -1;
     for (int o = 0; o < count; o++) outputs[o] = inst;
   } else if (inst->opcode == OP_REDUCE_WINDOW) {
-    count = 0;
+    count = 0;  /* lower_reduce_window (lower_window.c) makes its own outputs */
   } else if (shape_is_tuple(&inst->shape)) {
     fail(&L, inst, "no kernel form for this op yet");
     count = -1;
