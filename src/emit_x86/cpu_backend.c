@@ -180,6 +180,8 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
     return true;  /* storage only: the plan names it */
   case OP_DOT:
     return cpu_compile_dot(c, inst);
+  case OP_SCATTER: return cpu_compile_scatter(c, inst);
+  case OP_SELECT_AND_SCATTER: return cpu_compile_select_and_scatter(c, inst);
   case OP_FUSION:
     if (inst->attrs.fusion_kind == FUSION_OUTPUT) return cpu_compile_output_fusion(c, inst);
     if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_refuse(c, inst, "a custom fusion");

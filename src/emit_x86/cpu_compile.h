@@ -36,4 +36,8 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
 
+/* --------------------------------------------------------- cpu_scatter.c */
+bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst);
+
 #endif

@@ -83,11 +83,24 @@ void print_module_kernels(StrBuf *sb, const Module *m) {
     strbuf_printf(sb, "\n");
     Status st;
     status_clear(&st);
-    Kernel *k = lower_to_kernel(inst, &st);
-    if (k) print_kernel(sb, k);
-    else strbuf_printf(sb, "// not lowered: %s\n", st.message);
+    /* select-and-scatter is two kernels; a scatter is a routine that calls
+     * its update computation's kernel once per updated element. */
+    Kernel *k[2] = {NULL, NULL};
+    if (inst->opcode == OP_SELECT_AND_SCATTER) {
+      k[0] = lower_select_and_scatter(inst, 0, &st);
+      k[1] = k[0] ? lower_select_and_scatter(inst, 1, &st) : NULL;
+    } else if (inst->opcode == OP_SCATTER) {
+      k[0] = lower_scatter_combiner(inst, &st);
+      if (k[0]) strbuf_printf(sb, "// the update computation, run once per updated element in update order\n");
+    } else {
+      k[0] = lower_to_kernel(inst, &st);
+    }
+    if (st.code != STATUS_OK) strbuf_printf(sb, "// not lowered: %s\n", st.message);
+    for (int j = 0; j < 2 && st.code == STATUS_OK; j++)
+      if (k[j]) print_kernel(sb, k[j]);
     strbuf_printf(sb, "\n");
-    kernel_free(k);
+    kernel_free(k[0]);
+    kernel_free(k[1]);
   }
 }
 

@@ -11,38 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opt/lower.h"
+#include "opt/lower_internal.h"
 
-typedef struct MemoEntry {
-  const Instruction *inst;
-  KernelBlock block;
-  int phase;
-  int rank;
-  int index[AXLE_MAX_RANK];
-  int value;
-} MemoEntry;
-
-typedef struct Lower {
-  Kernel *k;
-  const Instruction *origin;      /* the fusion, or the single op */
-  const Computation *body;        /* the fused computation; NULL for a single op */
-  KernelBlock block;
-  int phase;                      /* of the REDUCE or ROW block being emitted */
-  MemoEntry *memo;
-  int memo_count, memo_capacity;
-  /* Reduce kernels: the reduces at the root and their first accumulator. */
-  const Instruction *reduces[AXLE_MAX_RANK];
-  int acc_base[AXLE_MAX_RANK];
-  int reduce_phase[AXLE_MAX_RANK];
-  int reduce_count;
-  /* lower_epilogue: an instruction of the body computed elsewhere (a dot),
-   * read from input `computed_input` like a parameter. */
-  const Instruction *computed;
-  int computed_input;
-  Status *st;
-} Lower;
-
-static int fail(Lower *L, const Instruction *inst, const char *why) {
+int fail(Lower *L, const Instruction *inst, const char *why) {
   if (L->st->code == STATUS_OK)
     status_error(L->st, STATUS_UNSUPPORTED, "cannot lower %s (%s) to a kernel yet: %s", inst->name,
                  opcode_name(inst->opcode), why);
@@ -52,11 +23,11 @@ static int fail(Lower *L, const Instruction *inst, const char *why) {
 /* ---- building ops ---- */
 
 /* A rank-0 index is NULL: nothing to copy (and memcpy may not see NULL). */
-static void copy_index(int *dst, const int *src, int rank) {
+void copy_index(int *dst, const int *src, int rank) {
   if (rank > 0) memcpy(dst, src, sizeof *src * (size_t)rank);
 }
 
-static int add_op(Lower *L, KernelOp op, const Instruction *origin) {
+int add_op(Lower *L, KernelOp op, const Instruction *origin) {
   op.block = L->block;
   op.phase = L->phase;
   op.origin = origin;
@@ -88,7 +59,7 @@ static int memo_add(Lower *L, const Instruction *inst, int rank, const int *inde
 }
 
 /* s64 index arithmetic; constants and loop indices are made once, in PRE. */
-static int k_s64(Lower *L, int64_t v) {
+int k_s64(Lower *L, int64_t v) {
   for (int i = 0; i < L->k->op_count; i++) {
     const KernelOp *op = &L->k->ops[i];
     if (op->kop == KOP_CONSTANT && op->type == TYPE_S64 && op->block == KBLOCK_PRE && op->value.i == v) return i;
@@ -103,7 +74,7 @@ static int k_s64(Lower *L, int64_t v) {
 
 /* A loop index: KOP_INDEX once, in PRE; KOP_RINDEX once per phase, in the
  * phase's own loop (the current block). */
-static int k_index(Lower *L, KernelOpcode kop, int dim) {
+int k_index(Lower *L, KernelOpcode kop, int dim) {
   for (int i = 0; i < L->k->op_count; i++) {
     const KernelOp *op = &L->k->ops[i];
     if (op->kop == kop && op->dim == dim && (kop == KOP_INDEX || op->phase == L->phase)) return i;
@@ -116,33 +87,33 @@ static int k_index(Lower *L, KernelOpcode kop, int dim) {
   return id;
 }
 
-static int k_hlo(Lower *L, Opcode code, ElementType type, int a, int b, int c, const Instruction *origin) {
+int k_hlo(Lower *L, Opcode code, ElementType type, int a, int b, int c, const Instruction *origin) {
   KernelOp op = {.kop = KOP_HLO, .type = type, .op = code, .arg_count = b < 0 ? 1 : c < 0 ? 2 : 3};
   op.args[0] = a, op.args[1] = b, op.args[2] = c;
   return add_op(L, op, origin);
 }
 
-static int k_compare(Lower *L, CompareDirection dir, int a, int b) {
+int k_compare(Lower *L, CompareDirection dir, int a, int b) {
   KernelOp op = {.kop = KOP_HLO, .type = TYPE_PRED, .op = OP_COMPARE, .direction = dir,
                  .compare_type = CMP_TYPE_SIGNED, .arg_count = 2};
   op.args[0] = a, op.args[1] = b;
   return add_op(L, op, NULL);
 }
 
-static int k_add(Lower *L, int a, int b) { return k_hlo(L, OP_ADD, TYPE_S64, a, b, -1, NULL); }
-static int k_sub(Lower *L, int a, int b) { return k_hlo(L, OP_SUBTRACT, TYPE_S64, a, b, -1, NULL); }
-static int k_mul(Lower *L, int a, int b) { return k_hlo(L, OP_MULTIPLY, TYPE_S64, a, b, -1, NULL); }
-static int k_div(Lower *L, int a, int b) { return k_hlo(L, OP_DIVIDE, TYPE_S64, a, b, -1, NULL); }
-static int k_rem(Lower *L, int a, int b) { return k_hlo(L, OP_REMAINDER, TYPE_S64, a, b, -1, NULL); }
-static int k_and(Lower *L, int a, int b) { return k_hlo(L, OP_AND, TYPE_PRED, a, b, -1, NULL); }
+int k_add(Lower *L, int a, int b) { return k_hlo(L, OP_ADD, TYPE_S64, a, b, -1, NULL); }
+int k_sub(Lower *L, int a, int b) { return k_hlo(L, OP_SUBTRACT, TYPE_S64, a, b, -1, NULL); }
+int k_mul(Lower *L, int a, int b) { return k_hlo(L, OP_MULTIPLY, TYPE_S64, a, b, -1, NULL); }
+int k_div(Lower *L, int a, int b) { return k_hlo(L, OP_DIVIDE, TYPE_S64, a, b, -1, NULL); }
+int k_rem(Lower *L, int a, int b) { return k_hlo(L, OP_REMAINDER, TYPE_S64, a, b, -1, NULL); }
+int k_and(Lower *L, int a, int b) { return k_hlo(L, OP_AND, TYPE_PRED, a, b, -1, NULL); }
 
 /* v clamped into [lo, hi] (constants). */
-static int k_clamp(Lower *L, int v, int64_t lo, int64_t hi) {
+int k_clamp(Lower *L, int v, int64_t lo, int64_t hi) {
   return k_hlo(L, OP_MINIMUM, TYPE_S64, k_hlo(L, OP_MAXIMUM, TYPE_S64, v, k_s64(L, lo), -1, NULL), k_s64(L, hi), -1,
                NULL);
 }
 
-static int k_select(Lower *L, ElementType type, int p, int a, int b) {
+int k_select(Lower *L, ElementType type, int p, int a, int b) {
   return k_hlo(L, OP_SELECT, type, p, a, b, NULL);
 }
 
@@ -183,12 +154,10 @@ static int emit_constant(Lower *L, const Instruction *inst, const int *index) {
 
 /* ---- the walk ---- */
 
-static int emit(Lower *L, const Instruction *inst, const int *index);
-
 /* A computation applied to scalars (a reducer, map's to_apply): its
  * instructions become ops, parameters take args, the root's values (one,
  * or the elements of a tuple) go to results. */
-static bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count) {
+bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count) {
   int *value = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *value);
   bool ok = true;
   for (int i = 0; i < c->instruction_count && ok; i++) {
@@ -391,6 +360,7 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
     return emit(L, x, operand_index);
   }
   case OP_DYNAMIC_UPDATE_SLICE: return emit_dynamic_update_slice(L, inst, index);
+  case OP_GATHER: return emit_gather(L, inst, index);
   case OP_REDUCE: return emit_reduce_result(L, inst, 0, index);
   case OP_GET_TUPLE_ELEMENT:
     if (x->opcode == OP_REDUCE) return emit_reduce_result(L, x, (int)inst->attrs.tuple_index, index);
@@ -420,7 +390,7 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
   return fail(L, inst, "no kernel form for this op yet");
 }
 
-static int emit(Lower *L, const Instruction *inst, const int *index) {
+int emit(Lower *L, const Instruction *inst, const int *index) {
   if (L->st->code != STATUS_OK) return -1;
   int rank = shape_is_tuple(&inst->shape) ? 0 : inst->shape.rank;
   int memo = memo_find(L, inst, rank, index);
@@ -449,14 +419,14 @@ static int root_outputs(const Instruction *root, const Instruction **outputs) {
   return root->operand_count <= AXLE_MAX_RANK ? root->operand_count : -1;
 }
 
-static void emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin) {
+void emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin) {
   KernelOp op = {.kop = KOP_STORE, .type = L->k->outputs[buffer].shape.type, .buffer = buffer, .arg_count = rank + 1};
   op.args[0] = value;
   copy_index(op.args + 1, index, rank);
   add_op(L, op, origin);
 }
 
-static bool lower_loop(Lower *L, const Instruction **outputs, int count) {
+bool lower_loop(Lower *L, const Instruction **outputs, int count) {
   const Shape *space = &outputs[0]->shape;
   L->k->rank = space->rank;
   memcpy(L->k->dims, space->dims, sizeof space->dims);
@@ -528,7 +498,7 @@ static const Instruction *collect_reduces(Lower *L) {
 }
 
 /* PRE: each reduce's initial values into its accumulators. */
-static bool emit_initial_values(Lower *L) {
+bool emit_initial_values(Lower *L) {
   Kernel *k = L->k;
   for (int r = 0; r < L->reduce_count; r++) {
     const Instruction *reduce = L->reduces[r];
@@ -580,12 +550,17 @@ static void reduce_operand_index(Lower *L, const int *outer_of, const int *inner
     operand_index[d] = outer_of[d] >= 0 ? outer[outer_of[d]] : k_index(L, KOP_RINDEX, inner_of[d]);
 }
 
+/* The shape output o stores: a variadic reduce alone stores its elements. */
+static const Shape *output_shape(const Instruction *output, int o) {
+  return shape_is_tuple(&output->shape) ? &output->shape.tuple_shapes[o] : &output->shape;
+}
+
 /* Reduce and row kernels. Outputs of the reduced shape are stored in POST;
  * outputs of the row's shape (softmax's result) in a last ROW phase. */
 static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   const Instruction *first = collect_reduces(L);
   if (!first) return false;
-  const Shape *in = &first->operands[0]->shape;
+  const Shape *in = &first->operands[0]->shape, *reduced = output_shape(first, 0);
   const IntList *dims = &first->attrs.dimensions;
   Kernel *k = L->k;
   int outer_of[AXLE_MAX_RANK], inner_of[AXLE_MAX_RANK];
@@ -597,10 +572,10 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   }
   bool has_row_output = false;
   for (int o = 0; o < count; o++) {
-    const Shape *s = &outputs[o]->shape;
-    if (shape_is_tuple(s) || (!shape_same_dims(s, &first->shape) && !shape_same_dims(s, in)))
+    const Shape *s = output_shape(outputs[o], o);
+    if (shape_is_tuple(s) || (!shape_same_dims(s, reduced) && !shape_same_dims(s, in)))
       return fail(L, outputs[o], "an output of neither the row's nor the reduced shape") >= 0;
-    has_row_output |= !shape_same_dims(s, &first->shape);
+    has_row_output |= !shape_same_dims(s, reduced);
     kernel_add_output(k, s, L->origin, o);
   }
   int phases = assign_phases(L, L->body);
@@ -621,7 +596,7 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
     L->block = KBLOCK_ROW, L->phase = phases;
     reduce_operand_index(L, outer_of, inner_of, outer, in->rank, operand_index);
     for (int o = 0; o < count; o++) {
-      if (shape_same_dims(&outputs[o]->shape, &first->shape)) continue;
+      if (shape_same_dims(output_shape(outputs[o], o), reduced)) continue;
       int v = emit(L, outputs[o], operand_index);
       if (v < 0) return false;
       emit_store(L, o, v, operand_index, in->rank, outputs[o]);
@@ -629,8 +604,9 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   }
   L->block = KBLOCK_POST, L->phase = 0;
   for (int o = 0; o < count; o++) {
-    if (!shape_same_dims(&outputs[o]->shape, &first->shape)) continue;
-    int v = emit(L, outputs[o], outer);
+    if (!shape_same_dims(output_shape(outputs[o], o), reduced)) continue;
+    int v = shape_is_tuple(&outputs[o]->shape) ? emit_reduce_result(L, outputs[o], o, outer)
+                                                : emit(L, outputs[o], outer);
     if (v < 0) return false;
     emit_store(L, o, v, outer, k->rank, outputs[o]);
   }
@@ -657,8 +633,10 @@ static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed
     count = root_outputs(L.body->root, outputs);
   } else if (inst->opcode == OP_REDUCE && shape_is_tuple(&inst->shape)) {
     /* A variadic reduce alone: its elements are its outputs. */
-    fail(&L, inst, "a variadic reduce outside a fusion");
-    count = -1;
+    count = inst->shape.tuple_count <= AXLE_MAX_RANK ? inst->shape.tuple_count : -1;
+    for (int o = 0; o < count; o++) outputs[o] = inst;
+  } else if (inst->opcode == OP_REDUCE_WINDOW) {
+    count = 0;  /* lower_reduce_window (lower_window.c) makes its own outputs */
   } else if (shape_is_tuple(&inst->shape)) {
     fail(&L, inst, "no kernel form for this op yet");
     count = -1;
@@ -668,13 +646,15 @@ static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed
   }
   bool ok = count > 0 && st->code == STATUS_OK;
   if (count < 0 && st->code == STATUS_OK) fail(&L, inst, "more than 16 outputs");
-  if (ok) ok = has_reduce(&L) ? lower_reduce(&L, outputs, count) : lower_loop(&L, outputs, count);
+  if (inst->opcode == OP_REDUCE_WINDOW && st->code == STATUS_OK) ok = lower_reduce_window(&L);
+  else if (ok) ok = has_reduce(&L) ? lower_reduce(&L, outputs, count) : lower_loop(&L, outputs, count);
   free(L.memo);
   if (!ok || st->code != STATUS_OK) {
     if (st->code == STATUS_OK) status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", inst->name);
     kernel_free(L.k);
     return NULL;
   }
+  kernel_order_blocks(L.k);
   return L.k;
 }
 

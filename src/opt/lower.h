@@ -22,4 +22,17 @@ Kernel *lower_to_kernel(const Instruction *inst, Status *st);
  * one more input, the last, whose KernelBuffer.source is dot. */
 Kernel *lower_epilogue(const Instruction *fusion, const Instruction *dot, Status *st);
 
+/* select-and-scatter as two kernels, run in order (src/opt/lower_window.c).
+ * Part 0 (inputs: the op's operands) stores, for each window placement,
+ * the row-major position in the operand of the element select picks (-1
+ * when the window holds none): s64, the source's dims, output 0. Part 1
+ * reads that as a fourth input, after operand, source and init, and
+ * stores the result. */
+Kernel *lower_select_and_scatter(const Instruction *inst, int part, Status *st);
+
+/* A scatter's update computation as a rank-0 kernel
+ * (src/opt/lower_scatter.c): inputs the N current values then the N update
+ * values, outputs the N new values. A runtime routine walks the updates. */
+Kernel *lower_scatter_combiner(const Instruction *scatter, Status *st);
+
 #endif

@@ -49,6 +49,29 @@ int kernel_add_op(Kernel *k, const KernelOp *op) {
   return k->op_count++;
 }
 
+/* Where an op runs: PRE first, then each phase's loop, then POST. */
+static int block_rank(const Kernel *k, const KernelOp *op) {
+  if (op->block == KBLOCK_PRE) return 0;
+  if (op->block == KBLOCK_POST) return k->phase_count + 1;
+  return op->phase + 1;
+}
+
+/* A stable partition by block rank. It keeps every argument before its
+ * user: an op only reads values of its own block or of earlier ones. */
+void kernel_order_blocks(Kernel *k) {
+  KernelOp *ops = calloc_or_exit((size_t)k->op_count + 1, sizeof *ops);
+  int *renumber = calloc_or_exit((size_t)k->op_count + 1, sizeof *renumber);
+  int n = 0;
+  for (int rank = 0; rank <= k->phase_count + 1; rank++)
+    for (int i = 0; i < k->op_count; i++)
+      if (block_rank(k, &k->ops[i]) == rank) renumber[i] = n, ops[n++] = k->ops[i];
+  for (int i = 0; i < n; i++)
+    for (int a = 0; a < ops[i].arg_count; a++) ops[i].args[a] = renumber[ops[i].args[a]];
+  memcpy(k->ops, ops, sizeof *ops * (size_t)n);
+  free(ops);
+  free(renumber);
+}
+
 /* ---- printing ---- */
 
 static const char *const block_names[] = {"pre", "reduce", "row", "post"};

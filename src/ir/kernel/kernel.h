@@ -118,6 +118,9 @@ int kernel_add_input(Kernel *k, const Shape *shape, const Instruction *source, c
 int kernel_add_output(Kernel *k, const Shape *shape, const Instruction *source, int output_index);
 /* Appends an op and returns its value number. */
 int kernel_add_op(Kernel *k, const KernelOp *op);
+/* Puts the ops in the order they run (PRE, each phase, POST), as code
+ * generators expect, whatever order the lowering made them in. */
+void kernel_order_blocks(Kernel *k);
 void print_kernel(StrBuf *sb, const Kernel *k);
 
 /* ----------------------------------------------------------- kernel_eval.c

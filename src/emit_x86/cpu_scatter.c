@@ -1,0 +1,257 @@
+/* The CPU backend's scatter and select-and-scatter.
+ *
+ * scatter is a runtime routine (a CPU_STEP_CALL): it copies the operands
+ * into the results, then walks the updates in XLA's order (row-major over
+ * the updates' scatter dims, each window row-major) on one thread and
+ * combines each updated element with the update computation, compiled to a
+ * rank-0 kernel (lower_scatter_combiner). One order on every thread count:
+ * the same bits. A window that would reach past the operand anywhere is
+ * dropped whole, as XLA does; the evaluator (src/ir/eval/eval_gather.c)
+ * is the reference.
+ *
+ * select-and-scatter is two kernels (lower_select_and_scatter): the picks
+ * of every window placement into a temporary, then the scatter of the
+ * source onto the picks, one result element per row. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_compile.h"
+#include "opt/lower.h"
+
+/* ---- scatter ---- */
+
+typedef struct ScatterRoutine {
+  int n;                        /* operands (and updates, and results) */
+  CompiledKernel *combiner;
+  const Shape *operand, *indices, *updates; /* the shapes, with layouts */
+  const ScatterDims *dims;
+  int64_t element_bytes[AXLE_MAX_RANK];
+  /* Update dims: which pick an index vector (scatter axes), which walk
+   * the window; the update dim feeding each operand dim (-1: none). */
+  int scatter_count, window_count;
+  int scatter_axes[AXLE_MAX_RANK];
+  int64_t scatter_sizes[AXLE_MAX_RANK], window_sizes[AXLE_MAX_RANK];
+  int window_axis_of_operand[AXLE_MAX_RANK];
+} ScatterRoutine;
+
+static void scatter_routine_free(void *state) {
+  ScatterRoutine *r = state;
+  if (r) kernel_x86_free(r->combiner);
+  free(r);
+}
+
+/* The element offset of a logical index in a dense array of layout s. */
+static int64_t layout_offset(const Shape *s, const int64_t *index) {
+  int64_t offset = 0;
+  for (int j = s->rank - 1; j >= 0; j--) {
+    int d = s->minor_to_major[j];
+    offset = offset * s->dims[d] + index[d];
+  }
+  return offset;
+}
+
+/* One index value as s64. A u64 past INT64_MAX stays "too large" (its
+ * window falls out of bounds), not negative. */
+static int64_t index_read(const void *data, ElementType t, int64_t at) {
+  switch (t) {
+  case TYPE_S8: return ((const int8_t *)data)[at];
+  case TYPE_S16: return ((const int16_t *)data)[at];
+  case TYPE_S32: return ((const int32_t *)data)[at];
+  case TYPE_S64: return ((const int64_t *)data)[at];
+  case TYPE_U8: return ((const uint8_t *)data)[at];
+  case TYPE_U16: return ((const uint16_t *)data)[at];
+  case TYPE_U32: return ((const uint32_t *)data)[at];
+  default: {
+    uint64_t u = ((const uint64_t *)data)[at];
+    return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+  }
+  }
+}
+
+static bool index_advance(int64_t *index, const int64_t *dims, int rank) {
+  for (int d = rank - 1; d >= 0; d--) {
+    if (++index[d] < dims[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+/* Where window element 0 of one scatter index lands, and whether the whole
+ * window fits inside the operand. */
+static bool scatter_window_start(const ScatterRoutine *r, const void *indices, const int64_t *scatter_index,
+                                 int64_t *start) {
+  const ScatterDims *s = r->dims;
+  int64_t indices_index[AXLE_MAX_RANK];
+  for (int d = 0, j = 0; d < r->indices->rank; d++)
+    if (d != s->index_vector_dim) indices_index[d] = scatter_index[j++];
+  for (int d = 0; d < r->operand->rank; d++) start[d] = 0;
+  for (int k = 0; k < s->scatter_dims_to_operand_dims.count; k++) {
+    if (s->index_vector_dim < r->indices->rank) indices_index[s->index_vector_dim] = k;
+    start[s->scatter_dims_to_operand_dims.values[k]] =
+        index_read(indices, r->indices->type, layout_offset(r->indices, indices_index));
+  }
+  for (int k = 0; k < s->input_batching_dims.count; k++)
+    start[s->input_batching_dims.values[k]] = indices_index[s->scatter_indices_batching_dims.values[k]];
+  for (int d = 0; d < r->operand->rank; d++) {
+    int axis = r->window_axis_of_operand[d];
+    int64_t size = axis < 0 ? 1 : r->updates->dims[axis];
+    if (start[d] < 0 || start[d] > r->operand->dims[d] - size) return false;
+  }
+  return true;
+}
+
+/* The combiner over one scatter index's window, row-major over the
+ * window: results = f(results..., updates...). The current values are
+ * copied out first, so the kernel may store a result before reading
+ * every argument. */
+static void scatter_window_apply(const ScatterRoutine *r, void *const *buffers, const int64_t *scatter_index,
+                                 const int64_t *start) {
+  int n = r->n;
+  int64_t window_index[AXLE_MAX_RANK] = {0}, update_index[AXLE_MAX_RANK], operand_index[AXLE_MAX_RANK];
+  uint64_t current[AXLE_MAX_RANK][2]; /* up to 16 bytes: c128 */
+  void *args[3 * AXLE_MAX_RANK];
+  for (int j = 0; j < r->scatter_count; j++) update_index[r->scatter_axes[j]] = scatter_index[j];
+  int64_t total = 1;
+  for (int j = 0; j < r->window_count; j++) total *= r->window_sizes[j];
+  for (int64_t w = 0; w < total; w++, index_advance(window_index, r->window_sizes, r->window_count)) {
+    for (int j = 0; j < r->window_count; j++) update_index[r->dims->update_window_dims.values[j]] = window_index[j];
+    for (int d = 0; d < r->operand->rank; d++) {
+      int axis = r->window_axis_of_operand[d];
+      operand_index[d] = start[d] + (axis < 0 ? 0 : update_index[axis]);
+    }
+    int64_t at = layout_offset(r->operand, operand_index), from = layout_offset(r->updates, update_index);
+    for (int i = 0; i < n; i++) {
+      char *result = (char *)buffers[2 * n + 1 + i] + at * r->element_bytes[i];
+      memcpy(current[i], result, (size_t)r->element_bytes[i]);
+      args[i] = current[i];
+      args[n + i] = (char *)buffers[n + 1 + i] + from * r->element_bytes[i];
+      args[2 * n + i] = result;
+    }
+    kernel_x86_run_rows(r->combiner, args, 0, 1);
+  }
+}
+
+/* Buffers: operands, indices, updates, results. */
+static bool scatter_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)pool, (void)st;
+  const ScatterRoutine *r = s->state;
+  int n = r->n;
+  for (int i = 0; i < n; i++) {
+    int64_t bytes = shape_element_count(r->operand) * r->element_bytes[i];
+    if (buffers[2 * n + 1 + i] != buffers[i] && bytes > 0) memcpy(buffers[2 * n + 1 + i], buffers[i], (size_t)bytes);
+  }
+  int64_t scatter_index[AXLE_MAX_RANK] = {0}, start[AXLE_MAX_RANK], count = 1;
+  for (int j = 0; j < r->scatter_count; j++) count *= r->scatter_sizes[j];
+  for (int64_t k = 0; k < count; k++, index_advance(scatter_index, r->scatter_sizes, r->scatter_count))
+    if (scatter_window_start(r, buffers[n], scatter_index, start))
+      scatter_window_apply(r, buffers, scatter_index, start);
+  return true;
+}
+
+/* Which update dims walk the window and which pick index vectors, and the
+ * update dim that feeds each operand dim (the verifier checked that they
+ * fit together). */
+static void scatter_routine_plan(ScatterRoutine *r) {
+  const ScatterDims *s = r->dims;
+  bool is_window_axis[AXLE_MAX_RANK] = {false}, not_window[AXLE_MAX_RANK] = {false};
+  for (int j = 0; j < s->update_window_dims.count; j++) is_window_axis[s->update_window_dims.values[j]] = true;
+  for (int j = 0; j < s->inserted_window_dims.count; j++) not_window[s->inserted_window_dims.values[j]] = true;
+  for (int j = 0; j < s->input_batching_dims.count; j++) not_window[s->input_batching_dims.values[j]] = true;
+  r->window_count = s->update_window_dims.count;
+  for (int j = 0; j < r->window_count; j++) r->window_sizes[j] = r->updates->dims[s->update_window_dims.values[j]];
+  for (int d = 0; d < r->updates->rank; d++)
+    if (!is_window_axis[d]) {
+      r->scatter_axes[r->scatter_count] = d;
+      r->scatter_sizes[r->scatter_count++] = r->updates->dims[d];
+    }
+  for (int d = 0, j = 0; d < r->operand->rank; d++)
+    r->window_axis_of_operand[d] = not_window[d] ? -1 : (int)s->update_window_dims.values[j++];
+}
+
+static bool layouts_equal(const Shape *a, const Shape *b) {
+  return a->rank == b->rank && memcmp(a->minor_to_major, b->minor_to_major, sizeof(int) * (size_t)a->rank) == 0;
+}
+
+/* The step's buffers: operands, indices, updates, then results. */
+static bool scatter_step_bind(CpuCompile *c, const Instruction *inst, CpuStep *s, int n) {
+  for (int i = 0; i < 2 * n + 1; i++) s->buffers[i] = cpu_binding_of(c, inst->operands[i], 0);
+  for (int o = 0; o < n; o++) s->buffers[2 * n + 1 + o] = cpu_binding_of(c, inst, o);
+  for (int i = 0; i < s->buffer_count; i++)
+    if (s->buffers[i] < 0) return cpu_refuse(c, inst, "a buffer the plan does not place");
+  return true;
+}
+
+bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
+  int n = (inst->operand_count - 1) / 2;
+  if (n < 1 || n > AXLE_MAX_RANK) return cpu_refuse(c, inst, "too many operands");
+  for (int i = 0; i < inst->operand_count; i++) {
+    const Shape *s = &inst->operands[i]->shape;
+    if (shape_is_tuple(s)) return cpu_refuse(c, inst, "a tuple-shaped operand");
+    if (s->element_size_bits || type_byte_size(s->type) > 16) return cpu_refuse(c, inst, "a packed element type");
+  }
+  const Shape *indices = &inst->operands[n]->shape;
+  if (!type_is_integer(indices->type)) return cpu_refuse(c, inst, "indices that are not integers");
+  for (int i = 0; i < n; i++) {
+    const Shape *result = shape_is_tuple(&inst->shape) ? &inst->shape.tuple_shapes[i] : &inst->shape;
+    if (!layouts_equal(result, &inst->operands[i]->shape) || !layouts_equal(&inst->operands[0]->shape, result) ||
+        !layouts_equal(&inst->operands[n + 1 + i]->shape, &inst->operands[n + 1]->shape))
+      return cpu_refuse(c, inst, "operands, updates or results in different layouts");
+  }
+  Status why = {0};
+  Kernel *k = lower_scatter_combiner(inst, &why);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  kernel_free(k);
+  if (!ck) return cpu_refuse(c, inst, why.message);
+  ScatterRoutine *r = calloc_or_exit(1, sizeof *r);
+  *r = (ScatterRoutine){.n = n, .combiner = ck, .operand = &inst->operands[0]->shape, .indices = indices,
+                        .updates = &inst->operands[n + 1]->shape, .dims = attrs_scatter(&inst->attrs)};
+  for (int i = 0; i < n; i++) r->element_bytes[i] = type_byte_size(inst->operands[i]->shape.type);
+  scatter_routine_plan(r);
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3 * n + 1);
+  s->call = scatter_run;
+  s->state = r;
+  s->free_state = scatter_routine_free;
+  return scatter_step_bind(c, inst, s, n);
+}
+
+/* ---- select-and-scatter ---- */
+
+/* A kernel step over the given bindings (inputs then outputs). */
+static bool kernel_step_add(CpuCompile *c, const Instruction *inst, Kernel *k, const int *bindings) {
+  Status why = {0};
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  int count = k ? k->input_count + k->output_count : 0;
+  kernel_free(k);
+  if (!ck) return cpu_refuse(c, inst, why.message);
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_KERNEL, inst, count);
+  s->kernel = ck;
+  for (int i = 0; i < count; i++) {
+    s->buffers[i] = bindings[i];
+    if (bindings[i] < 0) return cpu_refuse(c, inst, "a kernel buffer the plan does not place");
+  }
+  return true;
+}
+
+bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst) {
+  Status why = {0};
+  Kernel *pick = lower_select_and_scatter(inst, 0, &why);
+  Kernel *scatter = pick ? lower_select_and_scatter(inst, 1, &why) : NULL;
+  if (!scatter) {
+    kernel_free(pick);
+    return cpu_refuse(c, inst, why.message);
+  }
+  /* The picks live only from the first kernel to the second: a binding of
+   * their own at the end of the temporary block. */
+  int64_t bytes = shape_byte_size(&pick->outputs[0].shape);
+  CpuBinding b = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, bytes)};
+  int picks = cpu_program_add_binding(c->p, &b);
+  int bindings[5];
+  for (int i = 0; i < 3; i++) bindings[i] = cpu_binding_of(c, inst->operands[i], 0);
+  bindings[3] = picks;
+  if (!kernel_step_add(c, inst, pick, bindings)) {
+    kernel_free(scatter);
+    return false;
+  }
+  bindings[4] = cpu_binding_of(c, inst, 0);
+  return kernel_step_add(c, inst, scatter, bindings);
+}
