@@ -36,4 +36,22 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
 
+/* ------------------------------------------------------------ cpu_sort.c
+ * sort (a compiled comparator called by a merge-sort routine) and topk. */
+bool cpu_compile_sort(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_topk(CpuCompile *c, const Instruction *inst);
+/* Whether s is an array in row-major layout {rank-1,...,0}, unpacked: the
+ * only layout the runtime routines here address. */
+bool cpu_layout_is_row_major(const Shape *s);
+
+/* ------------------------------------------------------------- cpu_fft.c */
+bool cpu_compile_fft(CpuCompile *c, const Instruction *inst);
+
+/* ---------------------------------------------------------- cpu_linalg.c
+ * cholesky, triangular-solve, and the LAPACK getrf custom-calls JAX emits
+ * (lapack_sgetrf_ffi, lapack_dgetrf_ffi); other custom-calls are refused. */
+bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);
+
 #endif

@@ -22,4 +22,10 @@ Kernel *lower_to_kernel(const Instruction *inst, Status *st);
  * one more input, the last, whose KernelBuffer.source is dot. */
 Kernel *lower_epilogue(const Instruction *fusion, const Instruction *dot, Status *st);
 
+/* A computation on scalars (a sort's comparator) as a rank-0 kernel that
+ * applies it once: inputs are its parameters in order, then any constants
+ * it holds (KernelBuffer.constant set); the one output is its root. origin
+ * (the op that calls it) names the kernel in listings and messages. */
+Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin, Status *st);
+
 #endif
