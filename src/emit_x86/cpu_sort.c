@@ -34,7 +34,7 @@ bool cpu_layout_is_row_major(const Shape *s) {
 }
 
 /* Slices of about this many elements make one task. */
-enum { SORT_ELEMENTS_PER_TASK = 1 << 13 };
+enum { SORT_ELEMENTS_PER_TASK = 1 << 13, SORT_MAX_OPERANDS = 16 };
 
 /* Where the 1-D slices along dimension `dim` of a row-major array lie:
  * slice s starts at (s / inner) * length * inner + s % inner, step inner. */
@@ -96,7 +96,7 @@ static int64_t *merge_sort(SortLess *less, void *context, int64_t length, int64_
 typedef struct SortState {
   int operand_count;
   SliceSpace space;
-  int element_bytes[AXLE_MAX_RANK];
+  int element_bytes[SORT_MAX_OPERANDS];
   CompiledKernel *compare;
   int constant_count;          /* the comparator's own constants, after the 2n scalars */
   void **constants;
@@ -204,10 +204,10 @@ static const Shape *result_leaf_shape(const Instruction *inst, int i) {
 }
 
 /* Adds a call step reading the operands and writing the result leaves
- * (bindings in that order); false (refused) when one is not placed. */
+ * (bindings in that order); NULL (refused) when one is not placed. */
 static CpuStep *add_call_step(CpuCompile *c, const Instruction *inst, int leaf_count, CpuCallFunction *call) {
   int n = inst->operand_count;
-  int bindings[2 * AXLE_MAX_RANK + 2];
+  int bindings[2 * SORT_MAX_OPERANDS];
   if (n + leaf_count > (int)(sizeof bindings / sizeof bindings[0])) {
     cpu_refuse(c, inst, "too many operands");
     return NULL;
@@ -227,7 +227,7 @@ static CpuStep *add_call_step(CpuCompile *c, const Instruction *inst, int leaf_c
 
 bool cpu_compile_sort(CpuCompile *c, const Instruction *inst) {
   int n = inst->operand_count;
-  if (n < 1 || n > AXLE_MAX_RANK || inst->called_count < 1 || inst->attrs.dimensions.count != 1)
+  if (n < 1 || n > SORT_MAX_OPERANDS || inst->called_count < 1 || inst->attrs.dimensions.count != 1)
     return cpu_refuse(c, inst, "a sort of more than 16 operands or without one dimension");
   const Shape *shape = &inst->operands[0]->shape;
   int dim = (int)inst->attrs.dimensions.values[0];
