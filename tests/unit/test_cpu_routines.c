@@ -62,12 +62,20 @@ static void expect_leaf_close(const HostBuffer *got, const HostBuffer *want, dou
   }
 }
 
-static void expect_close(const HostBuffer *got, const HostBuffer *want, double tol) {
-  if (want->shape.type == TYPE_TUPLE) {
-    for (int i = 0; i < want->shape.tuple_count; i++) expect_leaf_close(got->elements[i], want->elements[i], tol, i);
-  } else {
-    expect_leaf_close(got, want, tol, 0);
+/* Every leaf of a (possibly nested) tuple, numbered depth first. */
+static void expect_close_from(const HostBuffer *got, const HostBuffer *want, double tol, int *leaf) {
+  if (want->shape.type != TYPE_TUPLE) {
+    expect_leaf_close(got, want, tol, (*leaf)++);
+    return;
   }
+  EXPECT(got->shape.type == TYPE_TUPLE && got->shape.tuple_count == want->shape.tuple_count, "the same tuple shape");
+  for (int i = 0; i < want->shape.tuple_count && got->shape.type == TYPE_TUPLE; i++)
+    expect_close_from(got->elements[i], want->elements[i], tol, leaf);
+}
+
+static void expect_close(const HostBuffer *got, const HostBuffer *want, double tol) {
+  int leaf = 0;
+  expect_close_from(got, want, tol, &leaf);
 }
 
 static bool same_bytes(const HostBuffer *a, const HostBuffer *b) {
