@@ -164,7 +164,8 @@ typedef struct AxisPass {
 static void axis_task_run(void *context, int64_t task) {
   const AxisPass *a = context;
   int64_t n = a->plan->n, lines = a->outer * a->inner;
-  int64_t first = task * a->lines_per_task, last = first + a->lines_per_task < lines ? first + a->lines_per_task : lines;
+  int64_t first = task * a->lines_per_task;
+  int64_t last = first + a->lines_per_task < lines ? first + a->lines_per_task : lines;
   Complex *line = calloc_or_exit((size_t)a->plan->m, sizeof *line);
   Complex *work = calloc_or_exit((size_t)a->plan->m, sizeof *work);
   for (int64_t l = first; l < last; l++) {

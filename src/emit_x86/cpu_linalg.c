@@ -318,7 +318,8 @@ static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, 
     bindings[i] = cpu_binding_of(c, inst->operands[i], 0);
   }
   for (int l = 0; l < leaves; l++) {
-    if (!cpu_layout_is_row_major(leaf_shape(inst, l))) return cpu_refuse(c, inst, "a result that is not in row-major layout");
+    if (!cpu_layout_is_row_major(leaf_shape(inst, l)))
+      return cpu_refuse(c, inst, "a result that is not in row-major layout");
     bindings[n + l] = cpu_binding_of(c, inst, l);
   }
   if (empty && leaves > 1) return cpu_refuse(c, inst, "a getrf of an empty matrix");

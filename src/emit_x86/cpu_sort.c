@@ -177,9 +177,14 @@ static bool sort_call(const CpuStep *step, void *const *buffers, ThreadPool *poo
 
 /* The comparator, compiled; its constants copied into the state. */
 static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, SortState *state) {
+  /* The routine aims parameters 2i and 2i+1 at elements of operand i. */
+  const Computation *compare = inst->called[0];
+  bool params_fit = compare->parameter_count == 2 * inst->operand_count;
+  for (int i = 0; params_fit && i < compare->parameter_count; i++)
+    params_fit = compare->parameters[i] && compare->parameters[i]->shape.type == inst->operands[i / 2]->shape.type;
+  if (!params_fit) return cpu_refuse(c, inst, "a comparator without two parameters per operand, of its type");
   Status why = {0};
-  Kernel *k = lower_scalar_computation(inst->called[0], inst, &why);
-  if (k && k->input_count < 2 * inst->operand_count) status_error(&why, STATUS_UNSUPPORTED, "a comparator with too few parameters");
+  Kernel *k = lower_scalar_computation(compare, inst, &why);
   CompiledKernel *ck = k && why.code == STATUS_OK ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
   if (!ck) {
     kernel_free(k);

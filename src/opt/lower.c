@@ -716,7 +716,8 @@ Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin
   free(args);
   free(L.memo);
   if (!ok || st->code != STATUS_OK) {
-    if (st->code == STATUS_OK) status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", c->name ? c->name : "a computation");
+    if (st->code == STATUS_OK)
+      status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", c->name ? c->name : "a computation");
     kernel_free(L.k);
     return NULL;
   }

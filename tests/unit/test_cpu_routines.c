@@ -305,7 +305,8 @@ static const char fft_text[] =
     "  fe = c64[2,6] fft(e), fft_type=RFFT, fft_length={11}\n"
     "  ff = f32[2,9] fft(f), fft_type=IRFFT, fft_length={9}\n"
     "  fg = f32[2,8] fft(f), fft_type=IRFFT, fft_length={8}\n"
-    "  ROOT r = (c64[2,7], c64[13], c64[3,16], c128[4,1,12], c64[2,6], f32[2,9], f32[2,8]) tuple(fa, fb, fc, fd, fe, ff, fg)\n"
+    "  ROOT r = (c64[2,7], c64[13], c64[3,16], c128[4,1,12], c64[2,6], f32[2,9], f32[2,8]) "
+    "tuple(fa, fb, fc, fd, fe, ff, fg)\n"
     "}\n";
 
 static float wave(int i) { return (float)sin(0.7 * i + 0.3) + (float)((i * 31) % 7) * 0.25f; }
@@ -325,8 +326,10 @@ TEST(fft_of_prime_composite_power_of_two_and_unit_lengths_matches_the_evaluator)
   host_buffer_free(r);
   /* c128 to double precision: the same module's fd leaf, at a tight bound. */
   Status st;
-  Executable *ref = compile_text(fft_text, AXLE_BACKEND_INTERP, 1, &st), *cpu = compile_text(fft_text, AXLE_BACKEND_CPU, 1, &st);
-  HostBuffer *want = ref ? executable_run(ref, args, 6, &st) : NULL, *got = cpu ? executable_run(cpu, args, 6, &st) : NULL;
+  Executable *ref = compile_text(fft_text, AXLE_BACKEND_INTERP, 1, &st);
+  Executable *cpu = compile_text(fft_text, AXLE_BACKEND_CPU, 1, &st);
+  HostBuffer *want = ref ? executable_run(ref, args, 6, &st) : NULL;
+  HostBuffer *got = cpu ? executable_run(cpu, args, 6, &st) : NULL;
   if (want && got) expect_leaf_close(got->elements[3], want->elements[3], 1e-13, 3);
   host_buffer_free(want);
   host_buffer_free(got);
@@ -351,7 +354,8 @@ static const char linalg_text[] =
     "  s2 = f32[2,4,3] triangular-solve(t, b), left_side=true, lower=false, unit_diagonal=true, transpose_a=TRANSPOSE\n"
     "  s3 = f32[2,3,4] transpose(b), dimensions={0,2,1}\n"
     "  s4 = f32[2,3,4] triangular-solve(t, s3), left_side=false, lower=true, transpose_a=ADJOINT\n"
-    "  ROOT r = (f64[3,3,3], f64[3,3,3], c128[1,1], f32[2,4,3], f32[2,4,3], f32[2,3,4]) tuple(lo, up, one, s1, s2, s4)\n"
+    "  ROOT r = (f64[3,3,3], f64[3,3,3], c128[1,1], f32[2,4,3], f32[2,4,3], f32[2,3,4]) "
+    "tuple(lo, up, one, s1, s2, s4)\n"
     "}\n";
 
 TEST(cholesky_and_triangular_solve_match_the_evaluator_including_non_definite_input) {
