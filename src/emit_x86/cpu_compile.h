@@ -36,13 +36,21 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
 
+/* ------------------------------------------------------------ cpu_call.c
+ * Runtime-routine steps (CPU_STEP_CALL). */
+/* Whether s is an array in row-major layout {rank-1,...,0}, unpacked. */
+bool cpu_layout_is_row_major(const Shape *s);
+/* A call step whose buffers are inst's operands (leaf 0 of each), then its
+ * result leaves 0..leaf_count-1; call sees each of them row-major (another
+ * layout is copied through scratch around it). The step owns state from
+ * here on, freed by free_state, also when this refuses (NULL). */
+CpuStep *cpu_add_call_step(CpuCompile *c, const Instruction *inst, int leaf_count, CpuCallFunction *call, void *state,
+                           void (*free_state)(void *state));
+
 /* ------------------------------------------------------------ cpu_sort.c
  * sort (a compiled comparator called by a merge-sort routine) and topk. */
 bool cpu_compile_sort(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_topk(CpuCompile *c, const Instruction *inst);
-/* Whether s is an array in row-major layout {rank-1,...,0}, unpacked: the
- * only layout the runtime routines here address. */
-bool cpu_layout_is_row_major(const Shape *s);
 
 /* ------------------------------------------------------------- cpu_fft.c */
 bool cpu_compile_fft(CpuCompile *c, const Instruction *inst);

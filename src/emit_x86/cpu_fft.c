@@ -273,8 +273,6 @@ bool cpu_compile_fft(CpuCompile *c, const Instruction *inst) {
   if (shape_is_tuple(x) || shape_is_tuple(out) || count < 1 || count > 3 || rank < count || out->rank != rank)
     return cpu_refuse(c, inst, "an fft whose fft_length does not fit its operand");
   if (!fft_types_fit(f->type, x->type, out->type)) return cpu_refuse(c, inst, "an fft of these element types");
-  if (!cpu_layout_is_row_major(x) || !cpu_layout_is_row_major(out))
-    return cpu_refuse(c, inst, "an fft operand or result that is not in row-major layout");
   if (shape_element_count(out) == 0) return true;  /* nothing to write */
   if (shape_element_count(x) == 0) return cpu_refuse(c, inst, "an fft of an empty operand into a non-empty result");
   for (int d = 0; d < rank - 1; d++)
@@ -290,18 +288,10 @@ bool cpu_compile_fft(CpuCompile *c, const Instruction *inst) {
     int64_t full = f->type == FFT_TYPE_IRFFT && d == rank - 1 ? out->dims[d] : x->dims[d];
     if (f->length.values[i] != full) return cpu_refuse(c, inst, "an fft_length that differs from the operand's dims");
   }
-  int bindings[2] = {cpu_binding_of(c, inst->operands[0], 0), cpu_binding_of(c, inst, 0)};
-  if (bindings[0] < 0 || bindings[1] < 0) return cpu_refuse(c, inst, "an operand or a result the plan does not place");
   FftState *s = calloc_or_exit(1, sizeof *s);
   *s = (FftState){.type = f->type, .in_type = x->type, .out_type = out->type, .rank = rank, .first = first};
   memcpy(s->in_dims, x->dims, sizeof(int64_t) * (size_t)rank);
   memcpy(s->out_dims, out->dims, sizeof(int64_t) * (size_t)rank);
   for (int i = 0; i < count; i++) s->plans[first + i] = fft_plan_create(f->length.values[i]);
-  CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 2);
-  step->buffers[0] = bindings[0];
-  step->buffers[1] = bindings[1];
-  step->call = fft_call;
-  step->state = s;
-  step->free_state = fft_state_free;
-  return true;
+  return cpu_add_call_step(c, inst, 1, fft_call, s, fft_state_free) != NULL;
 }

@@ -304,35 +304,13 @@ static bool linalg_call(const CpuStep *step, void *const *buffers, ThreadPool *p
   return true;
 }
 
-static const Shape *leaf_shape(const Instruction *inst, int leaf) {
-  return shape_is_tuple(&inst->shape) ? &inst->shape.tuple_shapes[leaf] : &inst->shape;
-}
-
 static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, const LinalgState *s, TaskFn *task) {
-  int n = inst->operand_count, bindings[8];
   bool empty = false;
-  for (int i = 0; i < n; i++) {
-    if (!cpu_layout_is_row_major(&inst->operands[i]->shape))
-      return cpu_refuse(c, inst, "an operand that is not in row-major layout");
-    empty |= shape_element_count(&inst->operands[i]->shape) == 0;
-    bindings[i] = cpu_binding_of(c, inst->operands[i], 0);
-  }
-  for (int l = 0; l < leaves; l++) {
-    if (!cpu_layout_is_row_major(leaf_shape(inst, l)))
-      return cpu_refuse(c, inst, "a result that is not in row-major layout");
-    bindings[n + l] = cpu_binding_of(c, inst, l);
-  }
+  for (int i = 0; i < inst->operand_count; i++) empty |= shape_element_count(&inst->operands[i]->shape) == 0;
   if (empty && leaves > 1) return cpu_refuse(c, inst, "a getrf of an empty matrix");
   if (empty || s->batches == 0) return true;  /* nothing to write */
-  for (int i = 0; i < n + leaves; i++)
-    if (bindings[i] < 0) return cpu_refuse(c, inst, "an operand or a result the plan does not place");
-  CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, n + leaves);
-  memcpy(step->buffers, bindings, sizeof *bindings * (size_t)(n + leaves));
   LinalgStep *ls = calloc_or_exit(1, sizeof *ls);
   ls->state = *s;
   ls->task = task;
-  step->call = linalg_call;
-  step->state = ls;
-  step->free_state = free;
-  return true;
+  return cpu_add_call_step(c, inst, leaves, linalg_call, ls, free) != NULL;
 }

@@ -26,13 +26,6 @@
 #include "emit_x86/cpu_compile.h"
 #include "opt/lower.h"
 
-bool cpu_layout_is_row_major(const Shape *s) {
-  if (shape_is_tuple(s) || s->element_size_bits) return false;
-  for (int d = 0; d < s->rank; d++)
-    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
-  return true;
-}
-
 /* Slices of about this many elements make one task. */
 enum { SORT_ELEMENTS_PER_TASK = 1 << 13, SORT_MAX_OPERANDS = 16 };
 
@@ -203,45 +196,17 @@ static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, Sort
   return true;
 }
 
-/* The shape of leaf i of a (possibly tuple-shaped) result. */
-static const Shape *result_leaf_shape(const Instruction *inst, int i) {
-  return shape_is_tuple(&inst->shape) ? &inst->shape.tuple_shapes[i] : &inst->shape;
-}
-
-/* Adds a call step reading the operands and writing the result leaves
- * (bindings in that order); NULL (refused) when one is not placed. */
-static CpuStep *add_call_step(CpuCompile *c, const Instruction *inst, int leaf_count, CpuCallFunction *call) {
-  int n = inst->operand_count;
-  int bindings[2 * SORT_MAX_OPERANDS];
-  if (n + leaf_count > (int)(sizeof bindings / sizeof bindings[0])) {
-    cpu_refuse(c, inst, "too many operands");
-    return NULL;
-  }
-  for (int i = 0; i < n; i++) bindings[i] = cpu_binding_of(c, inst->operands[i], 0);
-  for (int i = 0; i < leaf_count; i++) bindings[n + i] = cpu_binding_of(c, inst, i);
-  for (int i = 0; i < n + leaf_count; i++)
-    if (bindings[i] < 0) {
-      cpu_refuse(c, inst, "an operand or a result the plan does not place");
-      return NULL;
-    }
-  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, n + leaf_count);
-  memcpy(s->buffers, bindings, sizeof *bindings * (size_t)(n + leaf_count));
-  s->call = call;
-  return s;
-}
-
 bool cpu_compile_sort(CpuCompile *c, const Instruction *inst) {
   int n = inst->operand_count;
   if (n < 1 || n > SORT_MAX_OPERANDS || inst->called_count < 1 || inst->attrs.dimensions.count != 1)
     return cpu_refuse(c, inst, "a sort of more than 16 operands or without one dimension");
   const Shape *shape = &inst->operands[0]->shape;
   int dim = (int)inst->attrs.dimensions.values[0];
-  for (int i = 0; i < n; i++) {
-    const Shape *in = &inst->operands[i]->shape, *out = result_leaf_shape(inst, i);
-    if (!cpu_layout_is_row_major(in) || !cpu_layout_is_row_major(out))
-      return cpu_refuse(c, inst, "a sort operand or result that is not in row-major layout");
-    if (type_byte_size(in->type) <= 0) return cpu_refuse(c, inst, "a sort operand without whole-byte elements");
-  }
+  if (shape_is_tuple(shape) || dim < 0 || dim >= shape->rank) return cpu_refuse(c, inst, "a sort dimension out of range");
+  for (int i = 0; i < n; i++)
+    if (shape_is_tuple(&inst->operands[i]->shape) || !shape_same_dims(&inst->operands[i]->shape, shape) ||
+        type_byte_size(inst->operands[i]->shape.type) <= 0)
+      return cpu_refuse(c, inst, "a sort operand that is not an array of operand 0's dims, of whole-byte elements");
   if (shape_element_count(shape) == 0) return true;  /* nothing to sort */
   SortState *state = calloc_or_exit(1, sizeof *state);
   state->operand_count = n;
@@ -251,14 +216,7 @@ bool cpu_compile_sort(CpuCompile *c, const Instruction *inst) {
     sort_state_free(state);
     return false;
   }
-  CpuStep *s = add_call_step(c, inst, n, sort_call);
-  if (!s) {
-    sort_state_free(state);
-    return false;
-  }
-  s->state = state;
-  s->free_state = sort_state_free;
-  return true;
+  return cpu_add_call_step(c, inst, n, sort_call, state, sort_state_free) != NULL;
 }
 
 /* ---- topk ---- */
@@ -365,18 +323,11 @@ bool cpu_compile_topk(CpuCompile *c, const Instruction *inst) {
       sa->k < 0 || sa->k > x->dims[rank - 1])
     return cpu_refuse(c, inst, "a topk whose k does not fit the last dimension");
   if (!topk_type_supported(x->type)) return cpu_refuse(c, inst, "a topk of this element type");
-  if (!cpu_layout_is_row_major(x) || !cpu_layout_is_row_major(&inst->shape.tuple_shapes[0]) ||
-      !cpu_layout_is_row_major(&inst->shape.tuple_shapes[1]))
-    return cpu_refuse(c, inst, "a topk operand or result that is not in row-major layout");
   TopkState st = {.type = x->type, .element_bytes = type_byte_size(x->type), .n = x->dims[rank - 1], .k = sa->k,
                   .largest = sa->largest};
   st.rows = st.n ? shape_element_count(x) / st.n : 0;
   if (st.rows == 0 || st.k == 0) return true;  /* nothing to write */
-  CpuStep *s = add_call_step(c, inst, 2, topk_call);
-  if (!s) return false;
   TopkState *state = calloc_or_exit(1, sizeof *state);
   *state = st;
-  s->state = state;
-  s->free_state = free;
-  return true;
+  return cpu_add_call_step(c, inst, 2, topk_call, state, free) != NULL;
 }

@@ -409,6 +409,45 @@ TEST(getrf_pivots_on_the_largest_and_reports_the_first_zero_pivot) {
   for (int i = 0; i < 2; i++) host_buffer_free(args[i]);
 }
 
+/* ---- layouts ---- */
+
+/* JAX asks LAPACK for column-major matrices ({0,1}); every routine sees
+ * its arrays row-major through copies around the call. */
+static const char layouts_text[] =
+    "HloModule layouts\n"
+    "lt {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT r = pred[] compare(a, b), direction=LT\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  a = f32[5,5]{0,1} parameter(0)\n"
+    "  lu = (f32[5,5]{0,1}, s32[5]{0}, s32[]) custom-call(a), custom_call_target=\"lapack_sgetrf_ffi\", "
+    "operand_layout_constraints={f32[5,5]{0,1}}, api_version=API_VERSION_TYPED_FFI\n"
+    "  x = f32[4,6]{0,1} parameter(1)\n"
+    "  s = f32[4,6]{0,1} sort(x), dimensions={1}, to_apply=lt\n"
+    "  c = c64[3,8]{0,1} parameter(2)\n"
+    "  f = c64[3,8]{0,1} fft(c), fft_type=FFT, fft_length={8}\n"
+    "  ROOT t = ((f32[5,5]{0,1}, s32[5]{0}, s32[]), f32[4,6]{0,1}, c64[3,8]{0,1}) tuple(lu, s, f)\n"
+    "}\n";
+
+TEST(routines_on_column_major_arrays_compute_on_the_logical_arrays) {
+  float a[25], x[24], c[48];
+  for (int i = 0; i < 25; i++) a[i] = wave(i + 500);
+  for (int i = 0; i < 24; i++) x[i] = wave(i + 600);
+  for (int i = 0; i < 48; i++) c[i] = wave(i + 700);
+  int64_t da[2] = {5, 5}, dx[2] = {4, 6}, dc[2] = {3, 8};
+  HostBuffer *args[3] = {array(TYPE_F32, 2, da, a), array(TYPE_F32, 2, dx, x), array(TYPE_C64, 2, dc, c)};
+  HostBuffer *r = expect_matches_evaluator(layouts_text, args, 3, 1e-5);
+  if (r) {
+    const float *s = r->elements[1]->data;
+    for (int row = 0; row < 4; row++)
+      for (int j = 1; j < 6; j++) EXPECT(s[row * 6 + j - 1] <= s[row * 6 + j], "row %d sorted at %d", row, j);
+  }
+  host_buffer_free(r);
+  for (int i = 0; i < 3; i++) host_buffer_free(args[i]);
+}
+
 int main(void) {
   RUN(sort_keeps_equal_keys_in_input_order_and_moves_every_operand);
   RUN(sort_along_the_outer_dimension_runs_a_nan_aware_comparator_as_compiled);
@@ -418,5 +457,6 @@ int main(void) {
   RUN(fft_of_prime_composite_power_of_two_and_unit_lengths_matches_the_evaluator);
   RUN(cholesky_and_triangular_solve_match_the_evaluator_including_non_definite_input);
   RUN(getrf_pivots_on_the_largest_and_reports_the_first_zero_pivot);
+  RUN(routines_on_column_major_arrays_compute_on_the_logical_arrays);
   return test_summary();
 }
