@@ -182,6 +182,12 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
     return cpu_compile_dot(c, inst);
   case OP_SCATTER: return cpu_compile_scatter(c, inst);
   case OP_SELECT_AND_SCATTER: return cpu_compile_select_and_scatter(c, inst);
+  case OP_SORT: return cpu_compile_sort(c, inst);
+  case OP_TOPK: return cpu_compile_topk(c, inst);
+  case OP_FFT: return cpu_compile_fft(c, inst);
+  case OP_CHOLESKY: return cpu_compile_cholesky(c, inst);
+  case OP_TRIANGULAR_SOLVE: return cpu_compile_triangular_solve(c, inst);
+  case OP_CUSTOM_CALL: return cpu_compile_custom_call(c, inst);
   case OP_FUSION:
     if (inst->attrs.fusion_kind == FUSION_OUTPUT) return cpu_compile_output_fusion(c, inst);
     if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_refuse(c, inst, "a custom fusion");

@@ -39,5 +39,30 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
 /* --------------------------------------------------------- cpu_scatter.c */
 bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst);
+/* ------------------------------------------------------------ cpu_call.c
+ * Runtime-routine steps (CPU_STEP_CALL). */
+/* Whether s is an array in row-major layout {rank-1,...,0}, unpacked. */
+bool cpu_layout_is_row_major(const Shape *s);
+/* A call step whose buffers are inst's operands (leaf 0 of each), then its
+ * result leaves 0..leaf_count-1; call sees each of them row-major (another
+ * layout is copied through scratch around it). The step owns state from
+ * here on, freed by free_state, also when this refuses (NULL). */
+CpuStep *cpu_add_call_step(CpuCompile *c, const Instruction *inst, int leaf_count, CpuCallFunction *call, void *state,
+                           void (*free_state)(void *state));
+
+/* ------------------------------------------------------------ cpu_sort.c
+ * sort (a compiled comparator called by a merge-sort routine) and topk. */
+bool cpu_compile_sort(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_topk(CpuCompile *c, const Instruction *inst);
+
+/* ------------------------------------------------------------- cpu_fft.c */
+bool cpu_compile_fft(CpuCompile *c, const Instruction *inst);
+
+/* ---------------------------------------------------------- cpu_linalg.c
+ * cholesky, triangular-solve, and the LAPACK getrf custom-calls JAX emits
+ * (lapack_sgetrf_ffi, lapack_dgetrf_ffi); other custom-calls are refused. */
+bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);
 
 #endif

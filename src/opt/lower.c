@@ -668,3 +668,38 @@ Kernel *lower_epilogue(const Instruction *fusion, const Instruction *dot, Status
   }
   return lower_kernel(fusion, dot, st);
 }
+
+/* A computation on scalars as a rank-0 kernel (a sort's comparator): one
+ * input per parameter, in parameter order, then any constants the body
+ * holds; one output, the root. The kernel computes one application, so a
+ * runtime routine can call it once per pair of elements it compares. */
+Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin, Status *st) {
+  Lower L = {.origin = origin, .body = c, .st = st, .block = KBLOCK_PRE};
+  L.k = kernel_create(c->name ? c->name : origin->name, origin, KERNEL_LOOP);
+  const Instruction *root = c->root;
+  bool ok = root && !shape_is_tuple(&root->shape) && root->shape.rank == 0;
+  if (!ok) fail(&L, origin, "a computation whose root is not a scalar");
+  for (int i = 0; ok && i < c->parameter_count; i++) {
+    const Instruction *param = c->parameters[i];
+    ok = param && !shape_is_tuple(&param->shape) && param->shape.rank == 0;
+    if (!ok) fail(&L, origin, "a computation with a parameter that is not a scalar");
+    else kernel_add_input(L.k, &param->shape, param, NULL);
+  }
+  int *args = calloc_or_exit((size_t)c->parameter_count + 1, sizeof *args);
+  for (int i = 0; ok && i < c->parameter_count; i++) args[i] = emit_load(&L, i, c->parameters[i], NULL);
+  int result = -1;
+  if (ok) ok = emit_scalar_call(&L, c, args, &result, 1) && result >= 0;
+  if (ok) {
+    kernel_add_output(L.k, &root->shape, origin, 0);
+    emit_store(&L, 0, result, NULL, 0, root);
+  }
+  free(args);
+  free(L.memo);
+  if (!ok || st->code != STATUS_OK) {
+    if (st->code == STATUS_OK)
+      status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", c->name ? c->name : "a computation");
+    kernel_free(L.k);
+    return NULL;
+  }
+  return L.k;
+}

@@ -34,5 +34,10 @@ Kernel *lower_select_and_scatter(const Instruction *inst, int part, Status *st);
  * (src/opt/lower_scatter.c): inputs the N current values then the N update
  * values, outputs the N new values. A runtime routine walks the updates. */
 Kernel *lower_scatter_combiner(const Instruction *scatter, Status *st);
+/* A computation on scalars (a sort's comparator) as a rank-0 kernel that
+ * applies it once: inputs are its parameters in order, then any constants
+ * it holds (KernelBuffer.constant set); the one output is its root. origin
+ * (the op that calls it) names the kernel in listings and messages. */
+Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin, Status *st);
 
 #endif

@@ -1,0 +1,316 @@
+/* The CPU backend's dense linear algebra: runtime routines (CPU_STEP_CALL
+ * steps) for cholesky, triangular-solve and the LU factorization that JAX's
+ * CPU lowering calls as a custom-call (lapack_sgetrf_ffi,
+ * lapack_dgetrf_ffi). Each works on the batch of matrices in the minor-most
+ * two dimensions, in double (double complex), rounding each output once,
+ * with the evaluator's definitions (src/ir/eval/eval_linalg.c,
+ * eval_custom_call.c), which follow XLA's expanders and LAPACK.
+ *
+ * Batch elements are independent: each is one task on the pool, so every
+ * thread count writes the same bytes. */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_compile.h"
+
+typedef double complex Complex;
+
+static double load_real(ElementType t, const void *data, int64_t i) {
+  return t == TYPE_F32 ? ((const float *)data)[i] : ((const double *)data)[i];
+}
+
+static void store_real(ElementType t, void *data, int64_t i, double v) {
+  if (t == TYPE_F32) ((float *)data)[i] = (float)v;
+  else ((double *)data)[i] = v;
+}
+
+static Complex load_complex(ElementType t, const void *data, int64_t i) {
+  if (t == TYPE_C64) return CMPLX(((const float *)data)[2 * i], ((const float *)data)[2 * i + 1]);
+  return CMPLX(((const double *)data)[2 * i], ((const double *)data)[2 * i + 1]);
+}
+
+static void store_complex(ElementType t, void *data, int64_t i, Complex v) {
+  if (t == TYPE_C64) {
+    ((float *)data)[2 * i] = (float)creal(v);
+    ((float *)data)[2 * i + 1] = (float)cimag(v);
+  } else {
+    ((double *)data)[2 * i] = creal(v);
+    ((double *)data)[2 * i + 1] = cimag(v);
+  }
+}
+
+/* What every routine here knows of its instruction. */
+typedef struct LinalgState {
+  ElementType type;
+  int64_t batches;
+  int64_t m, n;                /* cholesky: n x n; triangular-solve: a is m x m, b rows x cols; getrf: m x n */
+  int64_t rows, cols;
+  bool lower, left_side, transpose, unit_diagonal;
+} LinalgState;
+
+typedef struct LinalgRun {
+  const LinalgState *state;
+  void *const *buffers;
+} LinalgRun;
+
+static int64_t batch_count(const Shape *s) {
+  int64_t n = 1;
+  for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
+  return n;
+}
+
+/* A call step on the operands and the leaves of the result, in order. */
+static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, const LinalgState *s, TaskFn *task);
+
+/* ---- cholesky ---- */
+
+/* Factors one n x n matrix into l, lower triangular, l l^T = a, reading the
+ * lower triangle of a (upper: the upper, read as the lower of a^T). As in
+ * XLA's CholeskyExpander, each column is divided by sqrt(d), d the updated
+ * diagonal, so the diagonal is d/sqrt(d) (a 1x1 matrix: sqrt(d)). false
+ * when some sqrt was NaN (not positive definite): XLA then answers NaN. */
+static bool cholesky_factor(const double *a, int64_t n, bool lower, double *l) {
+  bool ok = true;
+  for (int64_t j = 0; j < n; j++) {
+    double d = a[j * n + j];
+    for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * l[j * n + k];
+    double root = sqrt(d);
+    if (isnan(root)) ok = false;
+    l[j * n + j] = n == 1 ? root : d / root;
+    for (int64_t i = j + 1; i < n; i++) {
+      double v = lower ? a[i * n + j] : a[j * n + i];
+      for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * l[j * n + k];
+      l[i * n + j] = v / root;
+    }
+  }
+  return ok;
+}
+
+/* The complex form: l l^H = a, the pivot sqrt of the real part of the
+ * updated diagonal; an upper factorization reads a transposed, not
+ * conjugated, so that a = U^H U. */
+static bool cholesky_factor_complex(const Complex *a, int64_t n, bool lower, Complex *l) {
+  bool ok = true;
+  for (int64_t j = 0; j < n; j++) {
+    Complex d = a[j * n + j];
+    for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * conj(l[j * n + k]);
+    double root = sqrt(creal(d));
+    if (isnan(root)) ok = false;
+    l[j * n + j] = n == 1 ? root : d / root;
+    for (int64_t i = j + 1; i < n; i++) {
+      Complex v = lower ? a[i * n + j] : a[j * n + i];
+      for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * conj(l[j * n + k]);
+      l[i * n + j] = v / root;
+    }
+  }
+  return ok;
+}
+
+/* One batch element; the other triangle of the result is zero. */
+static void cholesky_task_run(void *context, int64_t b) {
+  const LinalgRun *run = context;
+  const LinalgState *s = run->state;
+  int64_t n = s->n, base = b * n * n;
+  if (type_is_complex(s->type)) {
+    Complex *a = calloc_or_exit((size_t)(n * n), sizeof *a), *l = calloc_or_exit((size_t)(n * n), sizeof *l);
+    for (int64_t i = 0; i < n * n; i++) a[i] = load_complex(s->type, run->buffers[0], base + i);
+    bool ok = cholesky_factor_complex(a, n, s->lower, l);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++)
+        store_complex(s->type, run->buffers[1], base + i * n + j,
+                      ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : CMPLX(NAN, NAN));
+    free(a);
+    free(l);
+    return;
+  }
+  double *a = calloc_or_exit((size_t)(n * n), sizeof *a), *l = calloc_or_exit((size_t)(n * n), sizeof *l);
+  for (int64_t i = 0; i < n * n; i++) a[i] = load_real(s->type, run->buffers[0], base + i);
+  bool ok = cholesky_factor(a, n, s->lower, l);
+  /* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++)
+      store_real(s->type, run->buffers[1], base + i * n + j, ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : NAN);
+  free(a);
+  free(l);
+}
+
+static bool type_is_linalg_float(ElementType t) { return t == TYPE_F32 || t == TYPE_F64; }
+
+bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape;
+  if (shape_is_tuple(a) || a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2] ||
+      !shape_same_dims(a, &inst->shape) || a->type != inst->shape.type)
+    return cpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
+  if (!type_is_linalg_float(a->type) && a->type != TYPE_C64 && a->type != TYPE_C128)
+    return cpu_refuse(c, inst, "a cholesky of this element type");
+  LinalgState s = {.type = a->type, .batches = batch_count(a), .n = a->dims[a->rank - 1], .lower = inst->attrs.lower};
+  return add_linalg_step(c, inst, 1, &s, cholesky_task_run);
+}
+
+/* ---- triangular-solve ---- */
+
+/* Solves t x = x in place for one vector x (x[i * stride]), t an m x m
+ * triangular matrix, lower or upper, by substitution. */
+static void triangular_substitute(const double *t, int64_t m, bool t_lower, double *x, int64_t stride) {
+  for (int64_t step = 0; step < m; step++) {
+    int64_t i = t_lower ? step : m - 1 - step;
+    double sum = x[i * stride];
+    if (t_lower)
+      for (int64_t k = 0; k < i; k++) sum -= t[i * m + k] * x[k * stride];
+    else
+      for (int64_t k = i + 1; k < m; k++) sum -= t[i * m + k] * x[k * stride];
+    x[i * stride] = sum / t[i * m + i];
+  }
+}
+
+/* t = op(a) for one batch element, reading only the triangle of a that
+ * `lower` names, with 1 on the diagonal when unit_diagonal. A right-side
+ * solve x op(a) = b is op(a)^T x^T = b^T: t is transposed once more.
+ * Returns whether t is lower triangular. */
+static bool triangular_matrix(const LinalgState *s, const void *a, int64_t base, double *t) {
+  int64_t m = s->m;
+  bool transpose = s->left_side ? s->transpose : !s->transpose;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < m; j++) {
+      int64_t r = transpose ? j : i, col = transpose ? i : j;
+      double v = 0;
+      if (r == col) v = s->unit_diagonal ? 1.0 : load_real(s->type, a, base + r * m + col);
+      else if (s->lower ? r > col : r < col) v = load_real(s->type, a, base + r * m + col);
+      t[i * m + j] = v;
+    }
+  return s->lower != transpose;
+}
+
+static void triangular_solve_task_run(void *context, int64_t b) {
+  const LinalgRun *run = context;
+  const LinalgState *s = run->state;
+  int64_t m = s->m, rows = s->rows, cols = s->cols, base = b * rows * cols;
+  double *t = calloc_or_exit((size_t)(m * m) + 1, sizeof *t), *x = calloc_or_exit((size_t)(rows * cols) + 1, sizeof *x);
+  bool t_lower = triangular_matrix(s, run->buffers[0], b * m * m, t);
+  for (int64_t i = 0; i < rows * cols; i++) x[i] = load_real(s->type, run->buffers[1], base + i);
+  if (s->left_side)
+    for (int64_t col = 0; col < cols; col++) triangular_substitute(t, m, t_lower, x + col, cols);
+  else
+    for (int64_t r = 0; r < rows; r++) triangular_substitute(t, m, t_lower, x + r * cols, 1);
+  for (int64_t i = 0; i < rows * cols; i++) store_real(s->type, run->buffers[2], base + i, x[i]);
+  free(t);
+  free(x);
+}
+
+/* triangular-solve(a, b): x with op(a) x = b (left_side) or x op(a) = b;
+ * op is identity or transpose (ADJOINT is transpose for reals). */
+bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape, *b = &inst->operands[1]->shape;
+  int rank = a->rank;
+  bool ok = !shape_is_tuple(a) && !shape_is_tuple(b) && rank >= 2 && b->rank == rank &&
+            a->dims[rank - 1] == a->dims[rank - 2] && shape_same_dims(b, &inst->shape);
+  for (int d = 0; ok && d < rank - 2; d++) ok = a->dims[d] == b->dims[d];
+  if (ok) ok = inst->attrs.left_side ? b->dims[rank - 2] == a->dims[rank - 1] : b->dims[rank - 1] == a->dims[rank - 1];
+  if (!ok) return cpu_refuse(c, inst, "a triangular-solve whose shapes do not fit together");
+  if (!type_is_linalg_float(a->type) || b->type != a->type || inst->shape.type != a->type)
+    return cpu_refuse(c, inst, "a triangular-solve of this element type");
+  LinalgState s = {.type = a->type, .batches = batch_count(b), .m = a->dims[rank - 1], .rows = b->dims[rank - 2],
+                   .cols = b->dims[rank - 1], .lower = inst->attrs.lower, .left_side = inst->attrs.left_side,
+                   .transpose = inst->attrs.transpose_a != TRANSPOSE_A_NO, .unit_diagonal = inst->attrs.unit_diagonal};
+  return add_linalg_step(c, inst, 1, &s, triangular_solve_task_run);
+}
+
+/* ---- getrf (the LAPACK custom-call) ---- */
+
+/* LU with partial pivoting of one m x n matrix (row-major), as LAPACK's
+ * getrf defines it: P A = L U, L unit lower (its multipliers below the
+ * diagonal), U upper. Column j pivots on the first row at or below j with
+ * the largest |a[i][j]|; ipiv[j] is that row, 1-based. A zero pivot leaves
+ * the column as it is and sets info to the first such column (1-based);
+ * the factorization goes on. */
+static int64_t lu_factor(double *a, int64_t m, int64_t n, int32_t *ipiv) {
+  int64_t info = 0, steps = m < n ? m : n;
+  for (int64_t j = 0; j < steps; j++) {
+    int64_t p = j;
+    for (int64_t i = j + 1; i < m; i++)
+      if (fabs(a[i * n + j]) > fabs(a[p * n + j])) p = i;
+    ipiv[j] = (int32_t)(p + 1);
+    if (a[p * n + j] != 0) {
+      for (int64_t k = 0; p != j && k < n; k++) {
+        double t = a[p * n + k];
+        a[p * n + k] = a[j * n + k];
+        a[j * n + k] = t;
+      }
+      for (int64_t i = j + 1; i < m; i++) a[i * n + j] /= a[j * n + j];
+    } else if (info == 0) {
+      info = j + 1;
+    }
+    for (int64_t i = j + 1; i < m; i++)
+      for (int64_t k = j + 1; k < n; k++) a[i * n + k] -= a[i * n + j] * a[j * n + k];
+  }
+  return info;
+}
+
+/* Buffers: a; then the result's leaves: lu, ipiv (s32), info (s32). */
+static void getrf_task_run(void *context, int64_t b) {
+  const LinalgRun *run = context;
+  const LinalgState *s = run->state;
+  int64_t m = s->m, n = s->n, steps = m < n ? m : n, base = b * m * n;
+  double *work = calloc_or_exit((size_t)(m * n) + 1, sizeof *work);
+  int32_t *ipiv = (int32_t *)run->buffers[2] + b * steps, *info = (int32_t *)run->buffers[3] + b;
+  for (int64_t i = 0; i < m * n; i++) work[i] = load_real(s->type, run->buffers[0], base + i);
+  *info = (int32_t)lu_factor(work, m, n, ipiv);
+  for (int64_t i = 0; i < m * n; i++) store_real(s->type, run->buffers[1], base + i, work[i]);
+  free(work);
+}
+
+/* The declared result must be (a's shape, s32[batch..., min(m,n)],
+ * s32[batch...]), as JAX declares it. */
+static bool getrf_shapes_fit(const Instruction *inst, const Shape *x) {
+  const Shape *s = &inst->shape;
+  if (shape_is_tuple(x) || !type_is_linalg_float(x->type) || x->rank < 2 || !shape_is_tuple(s) || s->tuple_count != 3 ||
+      !s->tuple_shapes || !shape_same_dims(&s->tuple_shapes[0], x) || s->tuple_shapes[0].type != x->type)
+    return false;
+  const Shape *ipiv = &s->tuple_shapes[1], *info = &s->tuple_shapes[2];
+  int batch = x->rank - 2;
+  int64_t m = x->dims[batch], n = x->dims[batch + 1];
+  bool ok = ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == (m < n ? m : n) &&
+            info->type == TYPE_S32 && info->rank == batch;
+  for (int d = 0; ok && d < batch; d++) ok = ipiv->dims[d] == x->dims[d] && info->dims[d] == x->dims[d];
+  return ok;
+}
+
+bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
+  const char *target = inst->attrs.custom_call_target ? inst->attrs.custom_call_target : "";
+  if (strcmp(target, "lapack_sgetrf_ffi") != 0 && strcmp(target, "lapack_dgetrf_ffi") != 0 &&
+      strcmp(target, "lapack_sgetrf") != 0 && strcmp(target, "lapack_dgetrf") != 0)
+    return cpu_refuse(c, inst, "a custom-call target other than LAPACK's real getrf");
+  if (inst->operand_count != 1 || !getrf_shapes_fit(inst, &inst->operands[0]->shape))
+    return cpu_refuse(c, inst, "a getrf whose result is not (a's shape, s32[batch..., min(m,n)], s32[batch...])");
+  const Shape *x = &inst->operands[0]->shape;
+  LinalgState s = {.type = x->type, .batches = batch_count(x), .m = x->dims[x->rank - 2], .n = x->dims[x->rank - 1]};
+  return add_linalg_step(c, inst, 3, &s, getrf_task_run);
+}
+
+/* ---- steps ---- */
+
+typedef struct LinalgStep {
+  LinalgState state;
+  TaskFn *task;
+} LinalgStep;
+
+static bool linalg_call(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)st;
+  const LinalgStep *ls = step->state;
+  LinalgRun run = {&ls->state, buffers};
+  thread_pool_run(pool, ls->state.batches, ls->task, &run);
+  return true;
+}
+
+static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, const LinalgState *s, TaskFn *task) {
+  bool empty = false;
+  for (int i = 0; i < inst->operand_count; i++) empty |= shape_element_count(&inst->operands[i]->shape) == 0;
+  if (empty && leaves > 1) return cpu_refuse(c, inst, "a getrf of an empty matrix");
+  if (empty || s->batches == 0) return true;  /* nothing to write */
+  LinalgStep *ls = calloc_or_exit(1, sizeof *ls);
+  ls->state = *s;
+  ls->task = task;
+  return cpu_add_call_step(c, inst, leaves, linalg_call, ls, free) != NULL;
+}
