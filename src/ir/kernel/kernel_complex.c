@@ -274,9 +274,15 @@ static Pair complex_expm1(Split *s, ElementType t, Pair z) {
   return (Pair){re, im};
 }
 
-/* log z = log|z| + i atan2(y, x). */
+/* log z = log|z| + i atan2(y, x). Near |z| = 1, where log|z| is small and
+ * |z| has lost its low bits, log|z| = log1p((x - 1)(x + 1) + y^2) / 2. */
 static Pair complex_log(Split *s, ElementType t, Pair z) {
-  return (Pair){k_unary(s, OP_LOG, t, complex_abs(s, t, z)), k_binary(s, OP_ATAN2, t, z.im, z.re)};
+  int magnitude = complex_abs(s, t, z), one = k_const(s, t, 1);
+  int near_one = r_add(s, t, r_mul(s, t, r_sub(s, t, z.re, one), r_add(s, t, z.re, one)), r_mul(s, t, z.im, z.im));
+  int near = r_mul(s, t, k_const(s, t, 0.5), k_unary(s, OP_LOG_PLUS_ONE, t, near_one));
+  int is_near = p_and(s, k_compare(s, CMP_GE, magnitude, k_const(s, t, 0.5)), k_compare(s, CMP_LE, magnitude, k_const(s, t, 2)));
+  int re = r_select(s, t, is_near, near, k_unary(s, OP_LOG, t, magnitude));
+  return (Pair){re, k_binary(s, OP_ATAN2, t, z.im, z.re)};
 }
 
 /* log1p(z) = log|1 + z| + i arg(1 + z), |1 + z|^2 = 1 + (x(2 + x) + y^2). */
