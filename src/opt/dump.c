@@ -86,6 +86,14 @@ void print_module_kernels(StrBuf *sb, const Module *m) {
     Kernel *k = lower_to_kernel(inst, &st);
     if (k) print_kernel(sb, k);
     else strbuf_printf(sb, "// not lowered: %s\n", st.message);
+    if (k && kernel_has_complex(k)) {
+      /* what the x86 code runs, and what its listing's op numbers name */
+      Kernel *real = kernel_split_complex(k, &st);
+      strbuf_printf(sb, "// on real pairs (kernel_complex.c):\n");
+      if (real) print_kernel(sb, real);
+      else strbuf_printf(sb, "// not split: %s\n", st.message);
+      kernel_free(real);
+    }
     strbuf_printf(sb, "\n");
     kernel_free(k);
   }

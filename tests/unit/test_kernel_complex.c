@@ -277,10 +277,56 @@ TEST(complex_square_root_keeps_c_complex_h_special_cases) {
   EXPECT(refused == 0, "sqrt was refused by the x86 compiler");
 }
 
+/* Integers that a float cannot hold exactly, and floats at the edges. (u64
+ * is left out: the x86 compiler has no u64-to-float convert yet.) */
+static void fill_convert_operand(Literal *lit) {
+  static const int64_t ints[] = {0, 1, -7, (1ll << 53) + 1, (1ll << 62) + (1ll << 40) + 1, INT64_MIN, INT64_MAX,
+                                 -(1ll << 24) - 1};
+  int64_t n = shape_element_count(&lit->shape);
+  for (int64_t i = 0; i < n; i++) {
+    if (type_is_complex(lit->shape.type))
+      literal_set_complex(lit, i, CMPLX(edge_parts[i % EDGE_COUNT], edge_parts[(i / EDGE_COUNT) % EDGE_COUNT] / 3));
+    else if (type_is_float(lit->shape.type)) literal_set_f64(lit, i, edge_parts[i % EDGE_COUNT] / 3);
+    else literal_set_s64(lit, i, ints[i % 8]);
+  }
+}
+
+TEST(converts_into_complex_round_each_part_as_the_evaluator_does) {
+  static const char *const pairs[][2] = {{"s64", "c64"}, {"s32", "c64"}, {"f64", "c64"},
+                                         {"f32", "c128"}, {"s64", "c128"}, {"c64", "c128"}, {"c128", "c64"},
+                                         {"pred", "c64"}};
+  int refused = 0;
+  for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+    char text[256], what[64];
+    snprintf(text, sizeof text, "HloModule m\nENTRY e {\n  a = %s[100] parameter(0)\n  ROOT r = %s[100] convert(a)\n}\n",
+             pairs[p][0], pairs[p][1]);
+    snprintf(what, sizeof what, "convert %s to %s", pairs[p][0], pairs[p][1]);
+    Case c;
+    memset(&c, 0, sizeof c);
+    Status st;
+    status_clear(&st);
+    c.m = parse_module(text, strlen(text), "inline.hlo", &st);
+    EXPECT(c.m != NULL, "%s: %s", what, st.message);
+    if (!c.m) continue;
+    c.root = c.m->entry->root;
+    c.operands[0] = literal_create(&c.root->operands[0]->shape);
+    fill_convert_operand(c.operands[0]);
+    c.want = eval_instruction(c.root, c.operands, &st);
+    Kernel *k = c.want ? lower_to_kernel(c.root, &st) : NULL;
+    EXPECT(k != NULL, "%s: %s", what, st.message);
+    if (k) check_interpreted(&c, k, what, 0);
+    if (k) check_compiled(&c, k, what, 0, &refused);
+    kernel_free(k);
+    case_free(&c);
+  }
+  EXPECT(refused == 0, "%d converts were refused by the x86 compiler", refused);
+}
+
 int main(void) {
   RUN(complex_arithmetic_on_real_pairs_is_exactly_the_evaluators_at_inf_nan_and_zero_parts);
   RUN(complex_compare_is_equal_only_when_both_parts_are);
   RUN(complex_square_root_and_transcendentals_on_real_pairs_agree_with_c_complex_h);
   RUN(complex_square_root_keeps_c_complex_h_special_cases);
+  RUN(converts_into_complex_round_each_part_as_the_evaluator_does);
   return test_summary();
 }

@@ -385,11 +385,15 @@ static Pair complex_binary(Split *s, Opcode code, ElementType t, Pair x, Pair y)
 }
 
 /* convert into a complex type: a real value v becomes (v, 0); a complex
- * value converts each part. */
+ * value converts each part. The evaluator reads a real value as a double
+ * first, so a 64-bit integer bound for c64 is rounded twice, as there. */
 static Pair complex_convert(Split *s, const KernelOp *op, ElementType t) {
   int x = op->args[0];
   if (s->im[x] >= 0) return pair_convert(s, t, pair_of(s, x));
-  int re = s->to->ops[s->re[x]].type == t ? s->re[x] : k_unary(s, OP_CONVERT, t, s->re[x]);
+  int re = s->re[x];
+  ElementType from = s->to->ops[re].type;
+  if (t == TYPE_F32 && (from == TYPE_S64 || from == TYPE_U64)) re = k_unary(s, OP_CONVERT, TYPE_F64, re), from = TYPE_F64;
+  if (from != t) re = k_unary(s, OP_CONVERT, t, re);
   return (Pair){re, k_const(s, t, 0)};
 }
 
