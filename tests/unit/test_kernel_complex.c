@@ -280,7 +280,7 @@ TEST(complex_square_root_keeps_c_complex_h_special_cases) {
 /* Integers that a float cannot hold exactly, and floats at the edges. (u64
  * is left out: the x86 compiler has no u64-to-float convert yet.) */
 static void fill_convert_operand(Literal *lit) {
-  static const int64_t ints[] = {0, 1, -7, (1ll << 53) + 1, (1ll << 62) + (1ll << 40) + 1, INT64_MIN, INT64_MAX,
+  static const int64_t ints[] = {0, 1, -7, (1ll << 53) + 1, (1ll << 62) + (1ll << 38) + 1, INT64_MIN, INT64_MAX,
                                  -(1ll << 24) - 1};
   int64_t n = shape_element_count(&lit->shape);
   for (int64_t i = 0; i < n; i++) {
