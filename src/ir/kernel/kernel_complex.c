@@ -27,12 +27,16 @@ typedef struct Pair {
   int re, im;
 } Pair;
 
+enum { SPLIT_CONSTANTS = 64 };
+
 typedef struct Split {
   const Kernel *from;
   Kernel *to;
   const KernelOp *at;  /* the op being rewritten: its block, phase and origin */
   int *re, *im;        /* per value of `from`: its real part (or itself) and imaginary part (-1: real) */
   int acc_re[AXLE_MAX_RANK], acc_im[AXLE_MAX_RANK];
+  int constants[SPLIT_CONSTANTS]; /* constants k_const made, to reuse */
+  int constant_count;
   Status *st;
 } Split;
 
@@ -51,11 +55,20 @@ static int op_add(Split *s, KernelOp op) {
   return kernel_add_op(s->to, &op);
 }
 
+/* A constant, made once: a PRE one serves every block, another one its own
+ * block and phase (the formulas below use 0, 1 and infinity many times). */
 static int k_const(Split *s, ElementType t, double v) {
   KernelOp op = {.kop = KOP_CONSTANT, .type = t};
   if (type_is_float(t)) op.value.f = v;
   else op.value.i = (int64_t)v;
-  return op_add(s, op);
+  for (int n = 0; n < s->constant_count; n++) {
+    const KernelOp *c = &s->to->ops[s->constants[n]];
+    if (c->type != t || memcmp(&c->value, &op.value, sizeof op.value) != 0) continue;
+    if (c->block == KBLOCK_PRE || (c->block == s->at->block && c->phase == s->at->phase)) return s->constants[n];
+  }
+  int id = op_add(s, op);
+  if (s->constant_count < SPLIT_CONSTANTS) s->constants[s->constant_count++] = id;
+  return id;
 }
 
 static int k_op(Split *s, Opcode code, ElementType t, int a, int b, int c) {
