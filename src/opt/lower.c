@@ -357,13 +357,16 @@ static int emit_complex_bitcast(Lower *L, const Instruction *inst, const int *in
   const Instruction *x = inst->operands[0];
   int rank = inst->shape.rank, operand_index[AXLE_MAX_RANK];
   if (type_is_complex(x->shape.type)) {
-    if (type_complex_component(x->shape.type) != inst->shape.type) return fail(L, inst, "a bitcast-convert of complex to another width");
+    if (type_complex_component(x->shape.type) != inst->shape.type)
+      return fail(L, inst, "a bitcast-convert of complex to another width");
     int z = emit(L, x, index);
     if (z < 0) return -1;
-    int re = k_hlo(L, OP_REAL, inst->shape.type, z, -1, -1, inst), im = k_hlo(L, OP_IMAG, inst->shape.type, z, -1, -1, inst);
+    int re = k_hlo(L, OP_REAL, inst->shape.type, z, -1, -1, inst);
+    int im = k_hlo(L, OP_IMAG, inst->shape.type, z, -1, -1, inst);
     return k_select(L, inst->shape.type, k_compare(L, CMP_EQ, index[rank - 1], k_s64(L, 0)), re, im);
   }
-  if (type_complex_component(inst->shape.type) != x->shape.type) return fail(L, inst, "a bitcast-convert to complex from another width");
+  if (type_complex_component(inst->shape.type) != x->shape.type)
+    return fail(L, inst, "a bitcast-convert to complex from another width");
   copy_index(operand_index, index, rank);
   operand_index[rank] = k_s64(L, 0);
   int re = emit(L, x, operand_index);

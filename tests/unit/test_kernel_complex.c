@@ -335,8 +335,9 @@ TEST(converts_into_complex_round_each_part_as_the_evaluator_does) {
   int refused = 0;
   for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
     char text[256], what[64];
-    snprintf(text, sizeof text, "HloModule m\nENTRY e {\n  a = %s[100] parameter(0)\n  ROOT r = %s[100] convert(a)\n}\n",
-             pairs[p][0], pairs[p][1]);
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e {\n  a = %s[100] parameter(0)\n  ROOT r = %s[100] convert(a)\n}\n", pairs[p][0],
+             pairs[p][1]);
     snprintf(what, sizeof what, "convert %s to %s", pairs[p][0], pairs[p][1]);
     Case c;
     memset(&c, 0, sizeof c);

@@ -101,7 +101,9 @@ static int p_not(Split *s, int a) { return k_unary(s, OP_NOT, TYPE_PRED, a); }
 
 static int is_nan(Split *s, int a) { return k_compare(s, CMP_NE, a, a); }
 static int is_zero(Split *s, ElementType t, int a) { return k_compare(s, CMP_EQ, a, k_const(s, t, 0)); }
-static int is_inf(Split *s, ElementType t, int a) { return k_compare(s, CMP_EQ, r_abs(s, t, a), k_const(s, t, INFINITY)); }
+static int is_inf(Split *s, ElementType t, int a) {
+  return k_compare(s, CMP_EQ, r_abs(s, t, a), k_const(s, t, INFINITY));
+}
 /* false for NaN, as C's isfinite */
 static int is_finite(Split *s, ElementType t, int a) {
   return k_compare(s, CMP_LT, r_abs(s, t, a), k_const(s, t, INFINITY));
@@ -206,7 +208,9 @@ static Pair complex_divide(Split *s, ElementType t, Pair x, Pair y) {
   int bd = copy_sign(s, t, r_select(s, t, is_inf(s, t, d), one, zero), d);
   Pair q_small = {r_mul(s, t, zero, r_add(s, t, r_mul(s, t, a, bc), r_mul(s, t, b, bd))),
                   r_mul(s, t, zero, r_sub(s, t, r_mul(s, t, b, bc), r_mul(s, t, a, bd)))};
-  Pair recovered = pair_select(s, t, by_zero, q_zero, pair_select(s, t, inf_over, q_inf, pair_select(s, t, over_inf, q_small, q)));
+  Pair recovered = pair_select(s, t, over_inf, q_small, q);
+  recovered = pair_select(s, t, inf_over, q_inf, recovered);
+  recovered = pair_select(s, t, by_zero, q_zero, recovered);
   int both_nan = p_and(s, is_nan(s, q.re), is_nan(s, q.im));
   return pair_select(s, t, both_nan, recovered, q);
 }
@@ -255,7 +259,8 @@ static Pair complex_sqrt(Split *s, ElementType t, Pair z) {
 static Pair complex_sign(Split *s, ElementType t, Pair z) {
   int r = complex_abs(s, t, z), zero = k_const(s, t, 0);
   int at_zero = is_zero(s, t, r);
-  return (Pair){r_select(s, t, at_zero, zero, r_div(s, t, z.re, r)), r_select(s, t, at_zero, zero, r_div(s, t, z.im, r))};
+  return (Pair){r_select(s, t, at_zero, zero, r_div(s, t, z.re, r)),
+                r_select(s, t, at_zero, zero, r_div(s, t, z.im, r))};
 }
 
 /* ---- exponentials, logarithms, trigonometry ---- */
@@ -293,7 +298,8 @@ static Pair complex_log(Split *s, ElementType t, Pair z) {
   int magnitude = complex_abs(s, t, z), one = k_const(s, t, 1);
   int near_one = r_add(s, t, r_mul(s, t, r_sub(s, t, z.re, one), r_add(s, t, z.re, one)), r_mul(s, t, z.im, z.im));
   int near = r_mul(s, t, k_const(s, t, 0.5), k_unary(s, OP_LOG_PLUS_ONE, t, near_one));
-  int is_near = p_and(s, k_compare(s, CMP_GE, magnitude, k_const(s, t, 0.5)), k_compare(s, CMP_LE, magnitude, k_const(s, t, 2)));
+  int is_near = p_and(s, k_compare(s, CMP_GE, magnitude, k_const(s, t, 0.5)),
+                      k_compare(s, CMP_LE, magnitude, k_const(s, t, 2)));
   int re = r_select(s, t, is_near, near, k_unary(s, OP_LOG, t, magnitude));
   return (Pair){re, k_binary(s, OP_ATAN2, t, z.im, z.re)};
 }
@@ -405,7 +411,8 @@ static Pair complex_convert(Split *s, const KernelOp *op, ElementType t) {
   if (s->im[x] >= 0) return pair_convert(s, t, pair_of(s, x));
   int re = s->re[x];
   ElementType from = s->to->ops[re].type;
-  if (t == TYPE_F32 && (from == TYPE_S64 || from == TYPE_U64)) re = k_unary(s, OP_CONVERT, TYPE_F64, re), from = TYPE_F64;
+  if (t == TYPE_F32 && (from == TYPE_S64 || from == TYPE_U64))
+    re = k_unary(s, OP_CONVERT, TYPE_F64, re), from = TYPE_F64;
   if (from != t) re = k_unary(s, OP_CONVERT, t, re);
   return (Pair){re, k_const(s, t, 0)};
 }
