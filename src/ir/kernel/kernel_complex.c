@@ -104,10 +104,6 @@ static int is_zero(Split *s, ElementType t, int a) { return k_compare(s, CMP_EQ,
 static int is_inf(Split *s, ElementType t, int a) {
   return k_compare(s, CMP_EQ, r_abs(s, t, a), k_const(s, t, INFINITY));
 }
-/* false for NaN, as C's isfinite */
-static int is_finite(Split *s, ElementType t, int a) {
-  return k_compare(s, CMP_LT, r_abs(s, t, a), k_const(s, t, INFINITY));
-}
 
 /* The sign bit (set for -0 and negative NaNs, which a compare cannot see). */
 static int sign_bit(Split *s, ElementType t, int a) {
@@ -132,25 +128,45 @@ static Pair pair_convert(Split *s, ElementType to, Pair z) {
 
 /* ---- multiplication and division (C's Annex G, as libgcc) ---- */
 
+/* What C's recovery rules ask of each part, computed once. */
+typedef struct PartFacts {
+  int inf, nan, negative;  /* preds; negative is the sign bit */
+  int finite;
+} PartFacts;
+
+static PartFacts part_facts(Split *s, ElementType t, int v) {
+  int magnitude = r_abs(s, t, v), inf = k_const(s, t, INFINITY);
+  return (PartFacts){.inf = k_compare(s, CMP_EQ, magnitude, inf), .nan = is_nan(s, v), .negative = sign_bit(s, t, v),
+                     .finite = k_compare(s, CMP_LT, magnitude, inf)};
+}
+
+/* copysign(1 or 0, v): ±1 for an infinite v, ±0 otherwise (C's "boxing"). */
+static int part_boxed(Split *s, ElementType t, const PartFacts *f) {
+  int one = r_select(s, t, f->negative, k_const(s, t, -1), k_const(s, t, 1));
+  return r_select(s, t, f->inf, one, r_select(s, t, f->negative, k_const(s, t, -0.0), k_const(s, t, 0)));
+}
+
+/* v, or copysign(0, v) for a NaN v. */
+static int part_unnan(Split *s, ElementType t, int v, const PartFacts *f) {
+  return r_select(s, t, f->nan, r_select(s, t, f->negative, k_const(s, t, -0.0), k_const(s, t, 0)), v);
+}
+
 /* (a + ib)(c + id) = (ac - bd) + i(ad + bc); when both parts come out NaN
  * and a factor is infinite (or a product overflowed), C recomputes with
  * the infinities boxed to ±1 and the NaNs set to ±0, times infinity. */
 static Pair complex_multiply(Split *s, ElementType t, Pair x, Pair y) {
-  int a = x.re, b = x.im, c = y.re, d = y.im;
-  int ac = r_mul(s, t, a, c), bd = r_mul(s, t, b, d), ad = r_mul(s, t, a, d), bc = r_mul(s, t, b, c);
+  int parts[4] = {x.re, x.im, y.re, y.im};
+  int ac = r_mul(s, t, parts[0], parts[2]), bd = r_mul(s, t, parts[1], parts[3]);
+  int ad = r_mul(s, t, parts[0], parts[3]), bc = r_mul(s, t, parts[1], parts[2]);
   Pair naive = {r_sub(s, t, ac, bd), r_add(s, t, ad, bc)};
-  int zero = k_const(s, t, 0), one = k_const(s, t, 1);
-  int x_inf = p_or(s, is_inf(s, t, a), is_inf(s, t, b)), y_inf = p_or(s, is_inf(s, t, c), is_inf(s, t, d));
+  PartFacts f[4];
+  for (int i = 0; i < 4; i++) f[i] = part_facts(s, t, parts[i]);
+  int x_inf = p_or(s, f[0].inf, f[1].inf), y_inf = p_or(s, f[2].inf, f[3].inf);
   int overflowed = p_or(s, p_or(s, is_inf(s, t, ac), is_inf(s, t, bd)), p_or(s, is_inf(s, t, ad), is_inf(s, t, bc)));
   int recalc = p_or(s, p_or(s, x_inf, y_inf), overflowed);
   /* a factor that is infinite is boxed; NaNs elsewhere become ±0 */
-  int parts[4] = {a, b, c, d};
-  for (int i = 0; i < 4; i++) {
-    int v = parts[i], boxed = i < 2 ? x_inf : y_inf;
-    int box = copy_sign(s, t, r_select(s, t, is_inf(s, t, v), one, zero), v);
-    int zeroed = r_select(s, t, is_nan(s, v), copy_sign(s, t, zero, v), v);
-    parts[i] = r_select(s, t, boxed, box, zeroed);
-  }
+  for (int i = 0; i < 4; i++)
+    parts[i] = r_select(s, t, i < 2 ? x_inf : y_inf, part_boxed(s, t, &f[i]), part_unnan(s, t, parts[i], &f[i]));
   int inf = k_const(s, t, INFINITY);
   Pair recovered = {r_mul(s, t, inf, r_sub(s, t, r_mul(s, t, parts[0], parts[2]), r_mul(s, t, parts[1], parts[3]))),
                     r_mul(s, t, inf, r_add(s, t, r_mul(s, t, parts[0], parts[3]), r_mul(s, t, parts[1], parts[2])))};
@@ -190,22 +206,20 @@ static Pair divide_smith(Split *s, Pair x, Pair y) {
 static Pair complex_divide(Split *s, ElementType t, Pair x, Pair y) {
   Pair q = t == TYPE_F32 ? divide_wide(s, x, y) : divide_smith(s, x, y);
   int a = x.re, b = x.im, c = y.re, d = y.im;
-  int zero = k_const(s, t, 0), one = k_const(s, t, 1), inf = k_const(s, t, INFINITY);
+  PartFacts fa = part_facts(s, t, a), fb = part_facts(s, t, b), fc = part_facts(s, t, c), fd = part_facts(s, t, d);
+  int zero = k_const(s, t, 0), inf = k_const(s, t, INFINITY);
   /* by zero */
-  int by_zero = p_and(s, p_and(s, is_zero(s, t, c), is_zero(s, t, d)), p_not(s, p_and(s, is_nan(s, a), is_nan(s, b))));
-  int signed_inf = copy_sign(s, t, inf, c);
+  int by_zero = p_and(s, p_and(s, is_zero(s, t, c), is_zero(s, t, d)), p_not(s, p_and(s, fa.nan, fb.nan)));
+  int signed_inf = r_select(s, t, fc.negative, k_const(s, t, -INFINITY), inf);
   Pair q_zero = {r_mul(s, t, signed_inf, a), r_mul(s, t, signed_inf, b)};
   /* infinite over finite: the infinities boxed to ±1, the rest ±0 */
-  int finite_y = p_and(s, is_finite(s, t, c), is_finite(s, t, d));
-  int inf_over = p_and(s, p_or(s, is_inf(s, t, a), is_inf(s, t, b)), finite_y);
-  int ba = copy_sign(s, t, r_select(s, t, is_inf(s, t, a), one, zero), a);
-  int bb = copy_sign(s, t, r_select(s, t, is_inf(s, t, b), one, zero), b);
+  int inf_over = p_and(s, p_or(s, fa.inf, fb.inf), p_and(s, fc.finite, fd.finite));
+  int ba = part_boxed(s, t, &fa), bb = part_boxed(s, t, &fb);
   Pair q_inf = {r_mul(s, t, inf, r_add(s, t, r_mul(s, t, ba, c), r_mul(s, t, bb, d))),
                 r_mul(s, t, inf, r_sub(s, t, r_mul(s, t, bb, c), r_mul(s, t, ba, d)))};
   /* finite over infinite */
-  int over_inf = p_and(s, p_or(s, is_inf(s, t, c), is_inf(s, t, d)), p_and(s, is_finite(s, t, a), is_finite(s, t, b)));
-  int bc = copy_sign(s, t, r_select(s, t, is_inf(s, t, c), one, zero), c);
-  int bd = copy_sign(s, t, r_select(s, t, is_inf(s, t, d), one, zero), d);
+  int over_inf = p_and(s, p_or(s, fc.inf, fd.inf), p_and(s, fa.finite, fb.finite));
+  int bc = part_boxed(s, t, &fc), bd = part_boxed(s, t, &fd);
   Pair q_small = {r_mul(s, t, zero, r_add(s, t, r_mul(s, t, a, bc), r_mul(s, t, b, bd))),
                   r_mul(s, t, zero, r_sub(s, t, r_mul(s, t, b, bc), r_mul(s, t, a, bd)))};
   Pair recovered = pair_select(s, t, over_inf, q_small, q);
