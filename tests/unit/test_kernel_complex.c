@@ -360,6 +360,47 @@ TEST(converts_into_complex_round_each_part_as_the_evaluator_does) {
   EXPECT(refused == 0, "%d converts were refused by the x86 compiler", refused);
 }
 
+/* bitcast-convert between c64[n] and f32[n,2] (c128 and f64) moves bits:
+ * each part lands where it was, infinities and NaNs included. */
+TEST(bitcast_convert_splits_complex_into_its_parts_and_joins_them_exactly) {
+  static const char *const forms[][2] = {{"c64[100]", "f32[100,2]"}, {"f32[100,2]", "c64[100]"},
+                                         {"c128[100]", "f64[100,2]"}, {"f64[100,2]", "c128[100]"}};
+  int refused = 0;
+  for (int f = 0; f < 4; f++) {
+    char text[256];
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e {\n  a = %s parameter(0)\n  ROOT r = %s bitcast-convert(a)\n}\n", forms[f][0],
+             forms[f][1]);
+    Case c;
+    memset(&c, 0, sizeof c);
+    Status st;
+    status_clear(&st);
+    c.m = parse_module(text, strlen(text), "inline.hlo", &st);
+    EXPECT(c.m != NULL, "%s: %s", forms[f][0], st.message);
+    if (!c.m) continue;
+    c.root = c.m->entry->root;
+    c.operands[0] = literal_create(&c.root->operands[0]->shape);
+    bool complex_operand = type_is_complex(c.operands[0]->shape.type);
+    for (int64_t i = 0; i < 100; i++) {
+      double re = edge_parts[i % EDGE_COUNT], im = edge_parts[i / EDGE_COUNT];
+      if (complex_operand) {
+        literal_set_complex(c.operands[0], i, CMPLX(re, im));
+      } else {
+        literal_set_f64(c.operands[0], 2 * i, re);
+        literal_set_f64(c.operands[0], 2 * i + 1, im);
+      }
+    }
+    c.want = eval_instruction(c.root, c.operands, &st);
+    Kernel *k = c.want ? lower_to_kernel(c.root, &st) : NULL;
+    EXPECT(k != NULL, "%s to %s: %s", forms[f][0], forms[f][1], st.message);
+    if (k) check_interpreted(&c, k, forms[f][0], 0);
+    if (k) check_compiled(&c, k, forms[f][0], 0, &refused);
+    kernel_free(k);
+    case_free(&c);
+  }
+  EXPECT(refused == 0, "%d bitcast-converts were refused by the x86 compiler", refused);
+}
+
 int main(void) {
   RUN(complex_arithmetic_on_real_pairs_is_exactly_the_evaluators_at_inf_nan_and_zero_parts);
   RUN(complex_compare_is_equal_only_when_both_parts_are);
@@ -367,5 +408,6 @@ int main(void) {
   RUN(complex_square_root_keeps_c_complex_h_special_cases);
   RUN(converts_into_complex_round_each_part_as_the_evaluator_does);
   RUN(complex_reductions_keep_a_pair_of_accumulators_and_the_evaluators_products);
+  RUN(bitcast_convert_splits_complex_into_its_parts_and_joins_them_exactly);
   return test_summary();
 }
