@@ -236,6 +236,11 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   if (!kernel_has_complex(k)) return compile_real_kernel(k, cpu, st);
   Kernel *real = kernel_split_complex(k, st);
   CompiledKernel *ck = real ? compile_real_kernel(real, cpu, st) : NULL;
+  if (real && !ck) {
+    /* the op named is one of the real ops the complex ones became */
+    size_t n = strlen(st->message);
+    snprintf(st->message + n, sizeof st->message - n, " (in the kernel's real-pair form of its complex ops)");
+  }
   kernel_free(real);
   return ck;
 }
