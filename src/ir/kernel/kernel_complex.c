@@ -14,9 +14,16 @@
  * division follow C's Annex G, as libgcc's __mulsc3 and __divsc3 do,
  * including their recovery of infinities from NaN results; c64 division
  * and magnitude are computed in f64 and rounded once, as libgcc and glibc
- * do for float. The transcendental parts (exp, log, sin, cos, atan2, cbrt
- * on the reals) are ordinary real ops of the kernel: a code generator that
- * lacks one refuses the kernel with that op's name. */
+ * do for float. The transcendental parts (exp, log, sin, cos, atan2 on
+ * the reals) are ordinary real ops of the kernel: a code generator that
+ * lacks one refuses the kernel with that op's name.
+ *
+ * Where they differ from C: c128 division is Smith's method without
+ * libgcc's rescaling near the ends of the exponent range; the
+ * transcendental formulas keep C's special cases only for zeros (and
+ * sqrt's for infinities), so an infinite or NaN part may give another
+ * NaN/infinity pattern than C's case tables, and exp, sin, cos, tanh
+ * overflow a little before C's do (e^x is formed before it is scaled). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
