@@ -16,6 +16,7 @@
 #include "ir.h"
 #include "ir/kernel/kernel.h"
 #include "opt/lower.h"
+#include "runtime/npy.h"
 #include "../test.h"
 
 static const double edge_parts[] = {0.0, -0.0, 1.0, -1.5, 0x1p-140, 3.0e30, -2.5e-3, INFINITY, -INFINITY, NAN};
@@ -401,6 +402,79 @@ TEST(bitcast_convert_splits_complex_into_its_parts_and_joins_them_exactly) {
   EXPECT(refused == 0, "%d bitcast-converts were refused by the x86 compiler", refused);
 }
 
+/* ---- against NumPy ---- */
+
+/* The real-pair form of each root operand of a corpus module, interpreted
+ * on the corpus inputs, against NumPy's golden within the corpus's
+ * tolerance: the formulas checked independently of the evaluator, on the
+ * values the CPU backend will meet once the real math functions exist. */
+static void check_against_goldens(const char *name, double rtol, double atol) {
+  char path[256];
+  Status st;
+  status_clear(&st);
+  snprintf(path, sizeof path, "tests/hlo/%s.hlo", name);
+  Module *m = parse_module_file(path, &st);
+  EXPECT(m != NULL, "%s (run from the repository root)", st.message);
+  if (!m) return;
+  /* every instruction's value: the corpus inputs, then the evaluator's */
+  const Computation *c = m->entry;
+  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
+  for (int i = 0; i < c->instruction_count && st.code == STATUS_OK; i++) {
+    const Instruction *inst = c->instructions[i];
+    if (inst->opcode == OP_TUPLE || inst->operand_count > 8) continue;  /* the root: its operands are checked */
+    Literal *operands[8] = {NULL};
+    for (int a = 0; a < inst->operand_count; a++) operands[a] = values[inst->operands[a]->index];
+    snprintf(path, sizeof path, "tests/hlo/%s/in%d.npy", name, (int)inst->attrs.parameter_number);
+    values[i] = inst->opcode == OP_PARAMETER ? npy_read(path, &st) : eval_instruction(inst, operands, &st);
+    EXPECT(values[i] != NULL, "%s: %s", name, st.message);
+  }
+  const Instruction *root = c->root;
+  for (int o = 0; o < root->operand_count && st.code == STATUS_OK; o++) {
+    Kernel *k = lower_to_kernel(root->operands[o], &st);
+    Kernel *split = k ? kernel_split_complex(k, &st) : NULL;
+    EXPECT(split != NULL, "%s out%d: %s", name, o, st.message);
+    if (!split) {
+      kernel_free(k);
+      break;
+    }
+    Literal *inputs[8] = {NULL}, *out = literal_create(&split->outputs[0].shape);
+    for (int i = 0; i < split->input_count && i < 8 && st.code == STATUS_OK; i++) {
+      const KernelBuffer *b = &k->inputs[i];
+      const Literal *from = b->constant ? b->constant : values[b->source->index];
+      if (!from) status_error(&st, STATUS_UNSUPPORTED, "%s: no value for %s", name, b->source->name);
+      else inputs[i] = literal_view(from, &split->inputs[i].shape);
+    }
+    bool ok = st.code == STATUS_OK && kernel_eval(split, inputs, &out, &st);
+    EXPECT(ok, "%s out%d: %s", name, o, st.message);
+    snprintf(path, sizeof path, "tests/hlo/%s/out%d.npy", name, o);
+    Literal *golden = ok ? npy_read(path, &st) : NULL, *got = golden ? literal_view(out, &golden->shape) : NULL;
+    for (int64_t i = 0; got && i < shape_element_count(&golden->shape); i++) {
+      double complex want = literal_get_complex(golden, i), have = literal_get_complex(got, i);
+      double allowed = atol + rtol * cabs(want);
+      bool close = fabs(creal(want) - creal(have)) <= allowed && fabs(cimag(want) - cimag(have)) <= allowed;
+      EXPECT(close, "%s out%d element %lld: NumPy (%.9g, %.9g), real pairs (%.9g, %.9g)", name, o, (long long)i,
+             creal(want), cimag(want), creal(have), cimag(have));
+      if (!close) break;
+    }
+    literal_free(golden);
+    literal_free(got);
+    literal_free(out);
+    for (int i = 0; i < 8; i++) literal_free(inputs[i]);
+    kernel_free(split);
+    kernel_free(k);
+  }
+  for (int i = 0; i < c->instruction_count; i++) literal_free(values[i]);
+  free(values);
+  module_free(m);
+}
+
+TEST(complex_corpus_ops_on_real_pairs_match_numpys_goldens) {
+  check_against_goldens("complex_arithmetic_c64", 1e-5, 1e-6);
+  check_against_goldens("complex_unary_c64", 2e-5, 2e-6);
+  check_against_goldens("complex_unary_c128", 1e-5, 1e-6);
+  check_against_goldens("complex_power_c128", 1e-5, 1e-6);
+}
+
 int main(void) {
   RUN(complex_arithmetic_on_real_pairs_is_exactly_the_evaluators_at_inf_nan_and_zero_parts);
   RUN(complex_compare_is_equal_only_when_both_parts_are);
@@ -409,5 +483,6 @@ int main(void) {
   RUN(converts_into_complex_round_each_part_as_the_evaluator_does);
   RUN(complex_reductions_keep_a_pair_of_accumulators_and_the_evaluators_products);
   RUN(bitcast_convert_splits_complex_into_its_parts_and_joins_them_exactly);
+  RUN(complex_corpus_ops_on_real_pairs_match_numpys_goldens);
   return test_summary();
 }
