@@ -402,6 +402,67 @@ TEST(bitcast_convert_splits_complex_into_its_parts_and_joins_them_exactly) {
   EXPECT(refused == 0, "%d bitcast-converts were refused by the x86 compiler", refused);
 }
 
+/* ---- the two forms ---- */
+
+static Kernel *kernel_of_root(const char *body, Module **m) {
+  char text[512];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s\n}\n", body);
+  Status st;
+  status_clear(&st);
+  *m = parse_module(text, strlen(text), "inline.hlo", &st);
+  EXPECT(*m != NULL, "%s", st.message);
+  Kernel *k = *m ? lower_to_kernel((*m)->entry->root, &st) : NULL;
+  EXPECT(!*m || k != NULL, "%s", st.message);
+  return k;
+}
+
+/* add, subtract, negate and complex converts on buffers of the loop's own
+ * shape need no pairs: the innermost extent doubles (c64[4,64] is
+ * f32[4,128]), the ops stay one each, and the loop vectorizes. Anything
+ * else (a multiply, a transposed read) gets the paired form. */
+TEST(componentwise_complex_loops_keep_their_parts_inline_and_vectorize) {
+  Module *m;
+  Kernel *k = kernel_of_root("  a = c64[4,64] parameter(0)\n  b = c64[4,64] parameter(1)\n"
+                             "  ROOT d = c64[4,64] subtract(a, b)",
+                             &m);
+  Status st;
+  status_clear(&st);
+  Kernel *split = k ? kernel_split_complex(k, &st) : NULL;
+  EXPECT(!k || (split && split->rank == 2 && split->dims[1] == 128 && split->op_count == k->op_count &&
+                split->inputs[0].shape.type == TYPE_F32 && split->inputs[0].shape.dims[1] == 128),
+         "the inline form: rank %d, inner %lld, %d ops for %d", split ? split->rank : -1,
+         split ? (long long)split->dims[split->rank - 1] : -1, split ? split->op_count : -1, k ? k->op_count : -1);
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  CompiledKernel *ck = k && cpu.level >= CPU_LEVEL_SSE4 ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(cpu.level < CPU_LEVEL_SSE4 || (ck && kernel_x86_lanes(ck) > 0), "not vectorized: %s", st.message);
+  kernel_x86_free(ck);
+  kernel_free(split);
+  kernel_free(k);
+  module_free(m);
+
+  k = kernel_of_root("  a = c64[4,64] parameter(0)\n  ROOT r = c128[4,64] convert(a)", &m);
+  split = k ? kernel_split_complex(k, &st) : NULL;
+  EXPECT(!k || (split && split->dims[1] == 128 && split->outputs[0].shape.type == TYPE_F64), "convert: not inline");
+  kernel_free(split);
+  kernel_free(k);
+  module_free(m);
+
+  static const char *const paired[] = {
+      "  a = c64[4,64] parameter(0)\n  b = c64[4,64] parameter(1)\n  ROOT r = c64[4,64] multiply(a, b)",
+      "  a = c64[64,4] parameter(0)\n  ROOT t = c64[4,64] transpose(a), dimensions={1,0}",
+  };
+  for (int p = 0; p < 2; p++) {
+    k = kernel_of_root(paired[p], &m);
+    split = k ? kernel_split_complex(k, &st) : NULL;
+    EXPECT(!k || (split && split->dims[1] == 64 && split->inputs[0].shape.rank == 3), "case %d: not the paired form",
+           p);
+    kernel_free(split);
+    kernel_free(k);
+    module_free(m);
+  }
+}
+
 /* ---- against NumPy ---- */
 
 /* The real-pair form of each root operand of a corpus module, interpreted
@@ -483,6 +544,7 @@ int main(void) {
   RUN(converts_into_complex_round_each_part_as_the_evaluator_does);
   RUN(complex_reductions_keep_a_pair_of_accumulators_and_the_evaluators_products);
   RUN(bitcast_convert_splits_complex_into_its_parts_and_joins_them_exactly);
+  RUN(componentwise_complex_loops_keep_their_parts_inline_and_vectorize);
   RUN(complex_corpus_ops_on_real_pairs_match_numpys_goldens);
   return test_summary();
 }

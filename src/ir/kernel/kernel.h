@@ -139,6 +139,10 @@ bool kernel_eval(const Kernel *k, Literal *const *inputs, Literal **outputs, Sta
  *     log1p, sin, cos, tan, tanh, logistic, cbrt and power are written with
  *     real ops (exp, expm1, log, log1p, sine, cosine, atan2, sqrt), with the
  *     evaluator's (C's complex.h) special cases where they matter.
+ * A loop whose buffers are all complex of the loop's shape, read at the
+ * loop's index, with only add, subtract, negate and complex converts, is
+ * rewritten more simply: its innermost extent doubles (c64[n] is f32[2n])
+ * and each op stays one op, so the loop vectorizes.
  * The result means what the original means (kernel_eval on both agrees,
  * within rounding); a code generator needs real ops only. NULL with
  * STATUS_UNSUPPORTED for what has no pair form (none in verified HLO but a

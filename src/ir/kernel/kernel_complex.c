@@ -7,7 +7,9 @@
  * the same bytes, since a complex element is its two parts side by side.
  * Each complex value becomes two real values; loads, stores and
  * accumulators come in pairs; each complex op becomes the real ops of its
- * formula (see kernel.h for the list).
+ * formula (see kernel.h for the list). A loop of componentwise ops only
+ * (add, subtract, negate) keeps the parts inline instead: see
+ * merge_components.
  *
  * The formulas are those of the evaluator (src/ir/eval/eval_complex.c),
  * which computes in C's float complex / double complex: multiplication and
@@ -565,6 +567,82 @@ static bool split_buffers_and_accumulators(Split *s) {
   return true;
 }
 
+/* ---- componentwise kernels ---- */
+
+/* A loop kernel whose buffers are all complex of the loop's own shape, read
+ * and written at the loop's own index, and whose ops treat both parts
+ * alike (add, subtract, negate, convert between complex types), needs no
+ * pairing: the innermost dimension (the fastest in memory in every buffer)
+ * doubles, the parts alternating along it, and the loop over it stays
+ * contiguous, so the code generator can vectorize it. */
+static bool buffer_is_loop_shaped(const Kernel *k, const Shape *s) {
+  if (!type_is_complex(s->type) || s->rank != k->rank || s->element_size_bits) return false;
+  for (int d = 0; d < k->rank; d++)
+    if (s->dims[d] != k->dims[d]) return false;
+  int minor = s->has_layout ? s->minor_to_major[0] : s->rank - 1;
+  return minor == k->rank - 1;
+}
+
+static bool op_is_componentwise(const Kernel *k, const KernelOp *op) {
+  switch (op->kop) {
+  case KOP_INDEX: return true;
+  case KOP_LOAD:
+  case KOP_STORE: {
+    int first = op->kop == KOP_STORE;
+    if (op->arg_count - first != k->rank) return false;
+    for (int d = 0; d < k->rank; d++) {
+      const KernelOp *index = &k->ops[op->args[first + d]];
+      if (index->kop != KOP_INDEX || index->dim != d) return false;
+    }
+    return true;
+  }
+  case KOP_HLO:
+    if (!type_is_complex(op->type)) return false;
+    if (op->op == OP_CONVERT) return type_is_complex(k->ops[op->args[0]].type);
+    return op->op == OP_ADD || op->op == OP_SUBTRACT || op->op == OP_NEGATE;
+  default: return false;
+  }
+}
+
+static bool kernel_is_componentwise(const Kernel *k) {
+  if (k->kind != KERNEL_LOOP || k->rank == 0) return false;
+  for (int b = 0; b < k->input_count; b++)
+    if (!buffer_is_loop_shaped(k, &k->inputs[b].shape)) return false;
+  for (int b = 0; b < k->output_count; b++)
+    if (!buffer_is_loop_shaped(k, &k->outputs[b].shape)) return false;
+  for (int i = 0; i < k->op_count; i++)
+    if (!op_is_componentwise(k, &k->ops[i])) return false;
+  return true;
+}
+
+/* c64[..., n] is f32[..., 2n]: the same bytes, in the same layout. */
+static Shape shape_with_parts_inline(Shape s) {
+  s.dims[s.rank - 1] *= 2;
+  s.type = type_complex_component(s.type);
+  return s;
+}
+
+static Kernel *merge_components(const Kernel *k) {
+  Kernel *to = kernel_create(k->name, k->origin, KERNEL_LOOP);
+  to->rank = k->rank;
+  memcpy(to->dims, k->dims, sizeof k->dims);
+  to->dims[k->rank - 1] *= 2;
+  for (int b = 0; b < k->input_count; b++) {
+    Shape s = shape_with_parts_inline(k->inputs[b].shape);
+    kernel_add_input(to, &s, k->inputs[b].source, k->inputs[b].constant);
+  }
+  for (int b = 0; b < k->output_count; b++) {
+    Shape s = shape_with_parts_inline(k->outputs[b].shape);
+    kernel_add_output(to, &s, k->outputs[b].source, k->outputs[b].output_index);
+  }
+  for (int i = 0; i < k->op_count; i++) {
+    KernelOp op = k->ops[i];
+    if (type_is_complex(op.type)) op.type = type_complex_component(op.type);
+    kernel_add_op(to, &op);
+  }
+  return to;
+}
+
 bool kernel_has_complex(const Kernel *k) {
   for (int b = 0; b < k->input_count; b++)
     if (type_is_complex(k->inputs[b].shape.type)) return true;
@@ -576,6 +654,7 @@ bool kernel_has_complex(const Kernel *k) {
 }
 
 Kernel *kernel_split_complex(const Kernel *k, Status *st) {
+  if (kernel_is_componentwise(k)) return merge_components(k);
   Kernel *to = kernel_create(k->name, k->origin, k->kind);
   to->rank = k->rank, to->reduce_rank = k->reduce_rank, to->phase_count = k->phase_count;
   memcpy(to->dims, k->dims, sizeof k->dims);
