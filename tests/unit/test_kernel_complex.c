@@ -6,7 +6,9 @@
  * compare, select, convert and the parts are exact (NaN matches any NaN);
  * magnitude, square root and the transcendentals agree within a few units
  * of the last place of the result's magnitude. Where the x86 compiler
- * lacks a real op (sine, say) it must refuse the kernel, not miscompute. */
+ * lacks a real op (sine, say) it must refuse the kernel, not miscompute.
+ * Also: the shape of the two forms (inline parts for componentwise loops,
+ * pairs otherwise), and the corpus's complex ops against NumPy's goldens. */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
