@@ -229,7 +229,23 @@ static bool check_buffers(const Kernel *k, Status *st) {
   return true;
 }
 
+static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, Status *st);
+
+/* Complex kernels run as kernels on real pairs (kernel_complex.c). */
 CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st) {
+  if (!kernel_has_complex(k)) return compile_real_kernel(k, cpu, st);
+  Kernel *real = kernel_split_complex(k, st);
+  CompiledKernel *ck = real ? compile_real_kernel(real, cpu, st) : NULL;
+  if (real && !ck) {
+    /* the op named is one of the real ops the complex ones became */
+    size_t n = strlen(st->message);
+    snprintf(st->message + n, sizeof st->message - n, " (in the kernel's real-pair form of its complex ops)");
+  }
+  kernel_free(real);
+  return ck;
+}
+
+static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, Status *st) {
   if (cpu->level < CPU_LEVEL_SSE4) {
     status_error(st, STATUS_UNSUPPORTED, "kernel %s: x86 kernels need SSE4.1", k->name);
     return NULL;

@@ -96,8 +96,17 @@ void print_module_kernels(StrBuf *sb, const Module *m) {
       k[0] = lower_to_kernel(inst, &st);
     }
     if (st.code != STATUS_OK) strbuf_printf(sb, "// not lowered: %s\n", st.message);
-    for (int j = 0; j < 2 && st.code == STATUS_OK; j++)
-      if (k[j]) print_kernel(sb, k[j]);
+    for (int j = 0; j < 2 && st.code == STATUS_OK; j++) {
+      if (!k[j]) continue;
+      print_kernel(sb, k[j]);
+      if (!kernel_has_complex(k[j])) continue;
+      /* what the x86 code runs, and what its listing's op numbers name */
+      Kernel *real = kernel_split_complex(k[j], &st);
+      strbuf_printf(sb, "// on real pairs (kernel_complex.c):\n");
+      if (real) print_kernel(sb, real);
+      else strbuf_printf(sb, "// not split: %s\n", st.message);
+      kernel_free(real);
+    }
     strbuf_printf(sb, "\n");
     kernel_free(k[0]);
     kernel_free(k[1]);

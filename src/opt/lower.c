@@ -319,6 +319,32 @@ static int emit_reduce_result(Lower *L, const Instruction *reduce, int element, 
   return fail(L, reduce, "a reduce outside the kernel's reductions");
 }
 
+/* bitcast-convert between c64 [d...] and f32 [d..., 2] (c128 and f64):
+ * the parts side by side, the last dimension picking one, as real and
+ * imag (exact) read them. */
+static int emit_complex_bitcast(Lower *L, const Instruction *inst, const int *index) {
+  const Instruction *x = inst->operands[0];
+  int rank = inst->shape.rank, operand_index[AXLE_MAX_RANK];
+  if (type_is_complex(x->shape.type)) {
+    if (type_complex_component(x->shape.type) != inst->shape.type)
+      return fail(L, inst, "a bitcast-convert of complex to another width");
+    int z = emit(L, x, index);
+    if (z < 0) return -1;
+    int re = k_hlo(L, OP_REAL, inst->shape.type, z, -1, -1, inst);
+    int im = k_hlo(L, OP_IMAG, inst->shape.type, z, -1, -1, inst);
+    return k_select(L, inst->shape.type, k_compare(L, CMP_EQ, index[rank - 1], k_s64(L, 0)), re, im);
+  }
+  if (type_complex_component(inst->shape.type) != x->shape.type)
+    return fail(L, inst, "a bitcast-convert to complex from another width");
+  copy_index(operand_index, index, rank);
+  operand_index[rank] = k_s64(L, 0);
+  int re = emit(L, x, operand_index);
+  operand_index[rank] = k_s64(L, 1);
+  int im = emit(L, x, operand_index);
+  if (re < 0 || im < 0) return -1;
+  return k_hlo(L, OP_COMPLEX, inst->shape.type, re, im, -1, inst);
+}
+
 static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
   const IntList *dims = &inst->attrs.dimensions;
   int operand_index[AXLE_MAX_RANK];
@@ -374,6 +400,8 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
   }
   default: break;
   }
+  if (inst->opcode == OP_BITCAST_CONVERT && type_is_complex(x->shape.type) != type_is_complex(inst->shape.type))
+    return emit_complex_bitcast(L, inst, index);
   if (opcode_is_elementwise(inst->opcode) || inst->opcode == OP_BITCAST_CONVERT) {
     if (inst->opcode == OP_BITCAST_CONVERT && type_bit_width(x->shape.type) != type_bit_width(inst->shape.type))
       return fail(L, inst, "a bitcast-convert between widths");

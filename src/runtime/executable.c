@@ -2,6 +2,7 @@
  * what it runs, then run, check and time it on host buffers. The C API and
  * axle-run both come through here, so there is one argument check and one
  * order of stages. */
+#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,12 +110,18 @@ static bool values_close(const Literal *want, const Literal *got) {
     return true;
   }
   if (want->shape.type != got->shape.type || !shape_same_dims(&want->shape, &got->shape)) return false;
-  if (!type_is_float(want->shape.type)) return literal_equal(want, got);
+  bool is_complex = type_is_complex(want->shape.type);
+  if (!type_is_float(want->shape.type) && !is_complex) return literal_equal(want, got);
   double rtol = type_byte_size(want->shape.type) == 2 ? 1e-2 : 1e-4;
+  /* a complex element is two such numbers, its real and imaginary parts */
   for (int64_t i = 0; i < shape_element_count(&want->shape); i++) {
-    double w = literal_get_f64(want, i), g = literal_get_f64(got, i);
-    if (isnan(w) != isnan(g)) return false;
-    if (!isnan(w) && fabs(w - g) > 1e-5 + rtol * fabs(w) && w != g) return false;
+    for (int part = 0; part < 1 + is_complex; part++) {
+      double _Complex wz = is_complex ? literal_get_complex(want, i) : literal_get_f64(want, i);
+      double _Complex gz = is_complex ? literal_get_complex(got, i) : literal_get_f64(got, i);
+      double w = part ? cimag(wz) : creal(wz), g = part ? cimag(gz) : creal(gz);
+      if (isnan(w) != isnan(g)) return false;
+      if (!isnan(w) && fabs(w - g) > 1e-5 + rtol * fabs(w) && w != g) return false;
+    }
   }
   return true;
 }

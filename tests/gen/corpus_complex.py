@@ -121,6 +121,55 @@ def _(rng):
     return Case(hlo, [f, s, d, z, w], outs)
 
 
+@case("complex_fusion_mixed")
+def _(rng):
+    """Complex ops fused with real ones, a complex reduction, a transposed
+    layout and c128 division: what a backend must get right when it splits
+    complex values into their parts."""
+    z = cx(rng, (8, 16), np.complex64, scale=2.0)
+    w = cx(rng, (), np.complex64, scale=2.0)
+    r = rng.uniform(-3, 3, (8, 16)).astype(np.float32)
+    v = cx(rng, (4, 4), np.complex128, scale=2.0)
+    hlo = """HloModule complex_fusion_mixed
+
+add_c64 {
+  x = c64[] parameter(0)
+  y = c64[] parameter(1)
+  ROOT s = c64[] add(x, y)
+}
+
+ENTRY main {
+  z = c64[8,16] parameter(0)
+  w = c64[] parameter(1)
+  r = f32[8,16] parameter(2)
+  v = c128[4,4]{0,1} parameter(3)
+  wb = c64[8,16] broadcast(w), dimensions={}
+  rc = c64[8,16] convert(r)
+  p = c64[8,16] multiply(z, wb)
+  n = c64[8,16] negate(p)
+  s = c64[8,16] subtract(n, rc)
+  d = c64[8,16] divide(s, z)
+  zero = c64[] constant((0, 0))
+  rows = c64[8] reduce(d, zero), dimensions={1}, to_apply=add_c64
+  mag = f32[8,16] abs(d)
+  sq = c64[8,16] sqrt(d)
+  t = c64[16,8] transpose(sq), dimensions={1,0}
+  sg = c64[8,16] sign(z)
+  rs = c64[8,16] rsqrt(z)
+  vt = c128[4,4] transpose(v), dimensions={1,0}
+  q = c128[4,4] divide(v, vt)
+  ROOT out = (c64[8], f32[8,16], c64[16,8], c64[8,16], c64[8,16], c64[8,16], c128[4,4]) tuple(rows, mag, t, sg, rs, s, q)
+}"""
+    z128, w128 = z.astype(np.complex128), np.complex128(w)
+    s = (-(z128 * w128) - r.astype(np.complex128)).astype(np.complex64)
+    d = (s.astype(np.complex128) / z128).astype(np.complex64)
+    d128 = d.astype(np.complex128)
+    outs = [d128.sum(axis=1).astype(np.complex64), np.abs(d128).astype(np.float32),
+            np.sqrt(d128).T.astype(np.complex64), (z128 / np.abs(z128)).astype(np.complex64),
+            (1 / np.sqrt(z128)).astype(np.complex64), s, v / v.T]
+    return Case(hlo, [z, w, r, v], outs)
+
+
 def complex_dot(a, b, lb, rb, lc, rc, dtype):
     """dot_general of complex arrays from four real ones: (ar + i ai)(br + i bi)."""
     d = lambda x, y: ref.dot_general(x, y, lb, rb, lc, rc, np.float64)  # noqa: E731

@@ -129,4 +129,28 @@ void print_kernel(StrBuf *sb, const Kernel *k);
  * lowering (every corpus fusion lowered and run must match eval_module). */
 bool kernel_eval(const Kernel *k, Literal *const *inputs, Literal **outputs, Status *st);
 
+/* -------------------------------------------------------- kernel_complex.c
+ * Complex numbers in pairs. kernel_split_complex rewrites a kernel with c64
+ * (c128) buffers or values into one on f32 (f64) only:
+ *   - a complex buffer of dims [d0..dn) is a real buffer [d0..dn, 2] whose
+ *     new dimension is innermost (component 0 real, 1 imaginary): the same
+ *     bytes, so bindings and layouts are unchanged;
+ *   - a complex load, store or accumulator becomes two, one per component;
+ *   - add, subtract, negate, select, complex, real, imag, convert and
+ *     compare EQ/NE work part by part; multiply and divide follow C's
+ *     Annex G (libgcc), abs is hypot; sqrt, rsqrt, sign, exp, expm1, log,
+ *     log1p, sin, cos, tan, tanh, logistic, cbrt and power are written with
+ *     real ops (exp, expm1, log, log1p, sine, cosine, atan2, sqrt), with the
+ *     evaluator's (C's complex.h) special cases where they matter.
+ * A loop whose buffers are all complex of the loop's shape, read at the
+ * loop's index, with only add, subtract, negate and complex converts, is
+ * rewritten more simply: its innermost extent doubles (c64[n] is f32[2n])
+ * and each op stays one op, so the loop vectorizes.
+ * The result means what the original means (kernel_eval on both agrees,
+ * within rounding); a code generator needs real ops only. NULL with
+ * STATUS_UNSUPPORTED for what has no pair form (none in verified HLO but a
+ * buffer already of rank 16). The caller frees the result. */
+bool kernel_has_complex(const Kernel *k);
+Kernel *kernel_split_complex(const Kernel *k, Status *st);
+
 #endif
