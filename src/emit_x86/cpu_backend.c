@@ -180,8 +180,11 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
     return true;  /* storage only: the plan names it */
   case OP_DOT:
     return cpu_compile_dot(c, inst);
+  case OP_CONVOLUTION:
+    return cpu_compile_convolution(c, inst);
   case OP_FUSION:
-    if (inst->attrs.fusion_kind == FUSION_OUTPUT) return cpu_compile_output_fusion(c, inst);
+    if (inst->attrs.fusion_kind == FUSION_OUTPUT || cpu_fusion_has_product(inst))
+      return cpu_compile_output_fusion(c, inst);
     if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_refuse(c, inst, "a custom fusion");
     return cpu_compile_kernel(c, inst, NULL, -1);
   default:

@@ -34,6 +34,59 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
 
 /* ------------------------------------------------------------- cpu_dot.c */
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
+/* An output fusion, or any fusion around one dot or convolution: the
+ * product into a temporary, then the rest as an epilogue kernel. */
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
+/* Whether a fusion's body holds a dot or a convolution (which no loop
+ * kernel computes: such a fusion is compiled as an output fusion). */
+bool cpu_fusion_has_product(const Instruction *fusion);
+
+/* --------------------------------------------------------- cpu_product.c
+ * A dot or convolution the GEMM cannot read in place, as a CPU_STEP_CALL:
+ * operands gathered into contiguous batches A[batch][m][k], B[batch][k][n]
+ * in the arithmetic of the result, multiplied, and C[batch][m][n]
+ * scattered into the result. */
+typedef enum ProductArithmetic { PRODUCT_F32, PRODUCT_F64, PRODUCT_INTEGER, PRODUCT_COMPLEX } ProductArithmetic;
+
+typedef struct ProductPlan ProductPlan;
+/* Gathers all of A (batch * m * k elements, loaded with
+ * product_element_load) from lhs; for gathers that are not a sum of
+ * per-axis offsets (a convolution's input patches). */
+typedef void ProductGatherFn(const ProductPlan *plan, const void *lhs, void *a, ThreadPool *pool);
+
+struct ProductPlan {
+  ElementType lhs_type, rhs_type, result_type;
+  ProductArithmetic arithmetic;
+  int64_t batch, m, n, k;
+  /* Element offsets per axis, malloc'd: a[0][batch] + a[1][i] + a[2][k] in
+   * lhs, b[0][batch] + b[1][k] + b[2][j] in rhs, c[0][batch] + c[1][i] +
+   * c[2][j] in the result. a is unused with gather_a. */
+  int64_t *a[3], *b[3], *c[3];
+  ProductGatherFn *gather_a;
+  void *gather_context;
+  void (*gather_free)(void *context);
+  const GemmPlan *gemm;   /* the program's; set by product_step_add */
+};
+
+ProductArithmetic product_arithmetic_of(ElementType result);
+/* Element strides of s's dimensions in its layout. */
+void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
+/* The offsets, in s's layout, of every index over dims[0..n) (row-major
+ * over that list); *count of them. malloc'd. */
+int64_t *offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count);
+/* Element `offset` of src (type from) into element `at` of a gathered
+ * batch, converted to the plan's arithmetic. */
+void product_element_load(const ProductPlan *p, ElementType from, const void *src, int64_t offset, void *dst,
+                          int64_t at);
+void product_plan_free(void *plan);
+/* Adds the call step computing plan (which it takes, freed on failure too)
+ * from bindings lhs, rhs into out. */
+bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan, int lhs, int rhs, int out);
+
+/* ------------------------------------------------------------ cpu_conv.c */
+bool cpu_compile_convolution(CpuCompile *c, const Instruction *inst);
+/* The convolution conv (inst names it in messages) from bindings lhs and
+ * rhs into out, through the GEMM on its input patches. */
+bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out);
 
 #endif

@@ -1,0 +1,302 @@
+/* The products of dots and convolutions that the GEMM cannot read where
+ * they lie: operands of another type than f32, dimensions whose strides do
+ * not merge, convolution windows. A CPU_STEP_CALL routine gathers both
+ * operands into contiguous batches of matrices A[b][M][K] and B[b][K][N] in
+ * the arithmetic of the result (the evaluator's rules, eval_linalg.c),
+ * multiplies them (the blocked GEMM for f32 and narrower floats; a plain
+ * row-by-row loop in C for f64, integers and complex numbers) and scatters
+ * C[b][M][N] into the result's type and layout.
+ *
+ * Where an element lies is a sum of one offset per axis: offset(b, i, k) =
+ * batch[b] + row[i] + column[k], each table precomputed at compile time
+ * from the operand's layout. A convolution's A (its input patches, which
+ * padding and dilation make not separable) is gathered by a routine of
+ * cpu_conv.c instead (ProductPlan.gather_a).
+ *
+ * Arithmetic, as eval_linalg.c defines it:
+ *   f32, f16, bf16, f8 results  operands rounded to the result type (exact
+ *                               in float), products summed in f32 by the GEMM
+ *                               (the evaluator sums in double: results agree
+ *                               to rounding), the sum rounded to the result
+ *   f64                         summed in double
+ *   integers, pred              operands as integers (floats converted with
+ *                               saturation), sums wrapping modulo 2^64, then
+ *                               truncated to the result: exact
+ *   c64, c128                   double complex, parts rounded to the type
+ * Every element of C is summed in K order by one task: the bits do not
+ * depend on the thread count. */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_compile.h"
+
+static int arithmetic_bytes(ProductArithmetic a) {
+  switch (a) {
+  case PRODUCT_F32: return 4;
+  case PRODUCT_F64: return 8;
+  case PRODUCT_INTEGER: return 8;
+  case PRODUCT_COMPLEX: return 16;
+  }
+  return 8;
+}
+
+ProductArithmetic product_arithmetic_of(ElementType result) {
+  if (type_is_complex(result)) return PRODUCT_COMPLEX;
+  if (!type_is_float(result)) return PRODUCT_INTEGER;
+  return result == TYPE_F64 ? PRODUCT_F64 : PRODUCT_F32;
+}
+
+/* ---- elements ---- */
+
+/* A buffer read and written through the literal accessors, which know
+ * every element type; offsets count elements in the buffer's layout. */
+static Literal buffer_view(ElementType type, const void *data) {
+  return (Literal){.shape = {.type = type}, .data = (void *)data};
+}
+
+/* A float rounded to the precision of the float type t. */
+static double float_in_type(double v, ElementType t) {
+  switch (t) {
+  case TYPE_F32: return (float)v;
+  case TYPE_F16: return half_to_float(float_to_half((float)v));
+  case TYPE_BF16: return bf16_to_float(float_to_bf16((float)v));
+  default: return type_is_minifloat(t) ? minifloat_to_float(t, double_to_minifloat(t, v)) : v;
+  }
+}
+
+/* A float converted to the integer type t as HLO's convert does it:
+ * truncated toward zero, saturated at t's range, NaN to 0. */
+static uint64_t float_to_integer_type(double v, ElementType t) {
+  if (t == TYPE_PRED) return v != 0;
+  if (isnan(v)) return 0;
+  int w = type_bit_width(t);
+  if (type_kind(t) == TYPE_KIND_SINT) {
+    double limit = ldexp(1, w - 1);
+    if (v <= -limit) return (uint64_t)(w == 64 ? INT64_MIN : -(int64_t)limit);
+    if (v >= limit) return (uint64_t)(w == 64 ? INT64_MAX : (int64_t)limit - 1);
+    return (uint64_t)(int64_t)v;
+  }
+  if (v <= 0) return 0;
+  if (v >= ldexp(1, w)) return w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+  return (uint64_t)v;
+}
+
+/* Element `offset` of src (of type from) into dst[at], in the arithmetic of
+ * the plan's result. */
+void product_element_load(const ProductPlan *p, ElementType from, const void *src, int64_t offset, void *dst,
+                          int64_t at) {
+  if (p->arithmetic == PRODUCT_F32 && from == TYPE_F32 && p->result_type == TYPE_F32) {
+    ((float *)dst)[at] = ((const float *)src)[offset];
+    return;
+  }
+  Literal view = buffer_view(from, src);
+  switch (p->arithmetic) {
+  case PRODUCT_F32: ((float *)dst)[at] = (float)float_in_type(literal_get_f64(&view, offset), p->result_type); break;
+  case PRODUCT_F64: ((double *)dst)[at] = literal_get_f64(&view, offset); break;
+  case PRODUCT_INTEGER:
+    ((uint64_t *)dst)[at] = type_is_float(from) ? float_to_integer_type(literal_get_f64(&view, offset), p->result_type)
+                                                : (uint64_t)literal_get_s64(&view, offset);
+    break;
+  case PRODUCT_COMPLEX: {
+    double _Complex z = literal_get_complex(&view, offset);
+    ElementType part = type_complex_component(p->result_type);
+    ((double *)dst)[2 * at] = float_in_type(creal(z), part);
+    ((double *)dst)[2 * at + 1] = float_in_type(cimag(z), part);
+    break;
+  }
+  }
+}
+
+/* src[at], a sum in the plan's arithmetic, into element `offset` of dst. */
+static void element_store(const ProductPlan *p, const void *src, int64_t at, void *dst, int64_t offset) {
+  Literal view = buffer_view(p->result_type, dst);
+  switch (p->arithmetic) {
+  case PRODUCT_F32:
+    if (p->result_type == TYPE_F32) ((float *)dst)[offset] = ((const float *)src)[at];
+    else literal_set_f64(&view, offset, ((const float *)src)[at]);
+    break;
+  case PRODUCT_F64: literal_set_f64(&view, offset, ((const double *)src)[at]); break;
+  case PRODUCT_INTEGER: literal_set_s64(&view, offset, (int64_t)((const uint64_t *)src)[at]); break;
+  case PRODUCT_COMPLEX: {
+    const double *z = src;
+    literal_set_complex(&view, offset, CMPLX(z[2 * at], z[2 * at + 1]));
+    break;
+  }
+  }
+}
+
+/* ---- tables ---- */
+
+void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
+  int64_t step = 1;
+  for (int i = 0; i < s->rank; i++) {
+    strides[s->minor_to_major[i]] = step;
+    step *= s->dims[s->minor_to_major[i]];
+  }
+}
+
+int64_t *offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count) {
+  int64_t strides[AXLE_MAX_RANK], extents[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0};
+  layout_strides(s, strides);
+  *count = 1;
+  for (int i = 0; i < n; i++) *count *= (extents[i] = s->dims[dims[i]]);
+  int64_t *table = calloc_or_exit((size_t)*count + 1, sizeof *table);
+  for (int64_t at = 0; at < *count; at++) {
+    for (int i = 0; i < n; i++) table[at] += index[i] * strides[dims[i]];
+    for (int i = n - 1; i >= 0 && ++index[i] == extents[i]; i--) index[i] = 0;
+  }
+  return table;
+}
+
+void product_plan_free(void *state) {
+  ProductPlan *p = state;
+  if (!p) return;
+  for (int i = 0; i < 3; i++) {
+    free(p->a[i]);
+    free(p->b[i]);
+    free(p->c[i]);
+  }
+  if (p->gather_free) p->gather_free(p->gather_context);
+  free(p);
+}
+
+/* ---- running ---- */
+
+typedef struct ProductRun {
+  const ProductPlan *plan;
+  const void *lhs, *rhs;
+  void *out;
+  char *a, *b, *c;   /* the contiguous batches, in the plan's arithmetic */
+} ProductRun;
+
+/* Task (batch, row): row i of A[batch]. */
+static void a_gather_task(void *context, int64_t index) {
+  const ProductRun *r = context;
+  const ProductPlan *p = r->plan;
+  int64_t batch = index / p->m, i = index % p->m, base = p->a[0][batch] + p->a[1][i];
+  for (int64_t k = 0; k < p->k; k++)
+    product_element_load(p, p->lhs_type, r->lhs, base + p->a[2][k], r->a, index * p->k + k);
+}
+
+/* Task (batch, k): row k of B[batch]. */
+static void b_gather_task(void *context, int64_t index) {
+  const ProductRun *r = context;
+  const ProductPlan *p = r->plan;
+  int64_t batch = index / p->k, k = index % p->k, base = p->b[0][batch] + p->b[1][k];
+  for (int64_t j = 0; j < p->n; j++)
+    product_element_load(p, p->rhs_type, r->rhs, base + p->b[2][j], r->b, index * p->n + j);
+}
+
+static void c_scatter_task(void *context, int64_t index) {
+  const ProductRun *r = context;
+  const ProductPlan *p = r->plan;
+  int64_t batch = index / p->m, i = index % p->m, base = p->c[0][batch] + p->c[1][i];
+  for (int64_t j = 0; j < p->n; j++) element_store(p, r->c, index * p->n + j, r->out, base + p->c[2][j]);
+}
+
+/* Task (batch, row) of C = A·B outside the GEMM: row i of C summed over k
+ * in order, each k adding A[i][k] times row k of B. */
+static void row_multiply_task(void *context, int64_t index) {
+  const ProductRun *r = context;
+  const ProductPlan *p = r->plan;
+  int64_t batch = index / p->m, n = p->n, k_count = p->k;
+  int64_t a_row = index * k_count, b_base = batch * k_count * n, c_row = index * n;
+  if (p->arithmetic == PRODUCT_F64) {
+    const double *a = (const double *)r->a + a_row, *b = (const double *)r->b + b_base;
+    double *c = (double *)r->c + c_row;
+    for (int64_t j = 0; j < n; j++) c[j] = 0;
+    for (int64_t k = 0; k < k_count; k++)
+      for (int64_t j = 0; j < n; j++) c[j] += a[k] * b[k * n + j];
+  } else if (p->arithmetic == PRODUCT_INTEGER) {
+    const uint64_t *a = (const uint64_t *)r->a + a_row, *b = (const uint64_t *)r->b + b_base;
+    uint64_t *c = (uint64_t *)r->c + c_row;
+    for (int64_t j = 0; j < n; j++) c[j] = 0;
+    for (int64_t k = 0; k < k_count; k++)
+      for (int64_t j = 0; j < n; j++) c[j] += a[k] * b[k * n + j];
+  } else {
+    /* (ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br) */
+    const double *a = (const double *)r->a + 2 * a_row, *b = (const double *)r->b + 2 * b_base;
+    double *c = (double *)r->c + 2 * c_row;
+    for (int64_t j = 0; j < 2 * n; j++) c[j] = 0;
+    for (int64_t k = 0; k < k_count; k++)
+      for (int64_t j = 0; j < n; j++) {
+        double ar = a[2 * k], ai = a[2 * k + 1], br = b[2 * (k * n + j)], bi = b[2 * (k * n + j) + 1];
+        c[2 * j] += ar * br - ai * bi;
+        c[2 * j + 1] += ar * bi + ai * br;
+      }
+  }
+}
+
+static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun *r) {
+  if (p->arithmetic != PRODUCT_F32) {
+    thread_pool_run(pool, p->batch * p->m, row_multiply_task, r);
+    return;
+  }
+  GemmProblem g = {
+    .batch = p->batch, .m = p->m, .n = p->n, .k = p->k,
+    .a = (const float *)r->a, .a_row_stride = p->k, .a_col_stride = 1, .a_batch_stride = p->m * p->k,
+    .b = (const float *)r->b, .b_row_stride = p->n, .b_col_stride = 1, .b_batch_stride = p->k * p->n,
+    .c = (float *)r->c, .c_row_stride = p->n, .c_batch_stride = p->m * p->n,
+  };
+  gemm_f32_batched(p->gemm, pool, &g, NULL);
+}
+
+/* Contiguous space for count elements of the arithmetic, or NULL. */
+static char *batch_allocate(const ProductPlan *p, int64_t count) {
+  double bytes = (double)count * arithmetic_bytes(p->arithmetic);
+  if (bytes > (double)(INT64_MAX / 2)) return NULL;
+  return malloc((size_t)bytes + 64);
+}
+
+/* The CPU_STEP_CALL routine: buffers are lhs, rhs, result. */
+static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const ProductPlan *p = s->state;
+  ProductRun r = {.plan = p, .lhs = buffers[0], .rhs = buffers[1], .out = buffers[2]};
+  if (p->batch == 0 || p->m == 0 || p->n == 0) return true;
+  r.a = batch_allocate(p, p->batch * p->m * p->k);
+  r.b = batch_allocate(p, p->batch * p->k * p->n);
+  r.c = batch_allocate(p, p->batch * p->m * p->n);
+  bool ok = r.a && r.b && r.c;
+  if (ok) {
+    if (p->gather_a) {
+      /* Zero bits are zero in every arithmetic: what the gather skips. */
+      memset(r.a, 0, (size_t)(p->batch * p->m * p->k * arithmetic_bytes(p->arithmetic)));
+      p->gather_a(p, r.lhs, r.a, pool);
+    } else thread_pool_run(pool, p->batch * p->m, a_gather_task, &r);
+    thread_pool_run(pool, p->batch * p->k, b_gather_task, &r);
+    product_multiply(p, pool, &r);
+    thread_pool_run(pool, p->batch * p->m, c_scatter_task, &r);
+  } else {
+    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: the operands of %s gathered for its product",
+                 s->inst->name);
+  }
+  free(r.a);
+  free(r.b);
+  free(r.c);
+  return ok;
+}
+
+bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan, int lhs, int rhs, int out) {
+  if (lhs < 0 || rhs < 0 || out < 0) {
+    product_plan_free(plan);
+    return cpu_refuse(c, inst, "a product operand the plan does not place");
+  }
+  if (!c->p->gemm) {
+    c->p->gemm = gemm_plan_create(&c->p->cpu, c->st);
+    if (!c->p->gemm) {
+      product_plan_free(plan);
+      return false;
+    }
+  }
+  plan->gemm = c->p->gemm;
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3);
+  s->call = product_call;
+  s->state = plan;
+  s->free_state = product_plan_free;
+  s->buffers[0] = lhs;
+  s->buffers[1] = rhs;
+  s->buffers[2] = out;
+  return true;
+}
