@@ -182,6 +182,10 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
     return cpu_compile_dot(c, inst);
   case OP_CONVOLUTION:
     return cpu_compile_convolution(c, inst);
+  case OP_SCALED_DOT:
+    return cpu_compile_scaled_dot(c, inst);
+  case OP_RAGGED_DOT:
+    return cpu_compile_ragged_dot(c, inst);
   case OP_FUSION:
     if (inst->attrs.fusion_kind == FUSION_OUTPUT || cpu_fusion_has_product(inst))
       return cpu_compile_output_fusion(c, inst);

@@ -34,6 +34,8 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
 
 /* ------------------------------------------------------------- cpu_dot.c */
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst);
 /* An output fusion, or any fusion around one dot or convolution: the
  * product into a temporary, then the rest as an epilogue kernel. */
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
@@ -54,6 +56,23 @@ typedef struct ProductPlan ProductPlan;
  * per-axis offsets (a convolution's input patches). */
 typedef void ProductGatherFn(const ProductPlan *plan, const void *lhs, void *a, ThreadPool *pool);
 
+/* ragged-dot (eval_dot_variants.c): one lhs dimension is cut into groups
+ * of group_sizes[g] consecutive coordinates. The product runs once per
+ * group: RAGGED_ROWS, the ragged dimension is an lhs row dimension and
+ * each row takes its group's rhs (rows in no group are 0); RAGGED_SUMS, it
+ * is a contracting dimension and result[g] sums only group g's part. */
+typedef enum RaggedMode { RAGGED_NONE, RAGGED_ROWS, RAGGED_SUMS } RaggedMode;
+typedef struct RaggedPlan {
+  RaggedMode mode;
+  int64_t groups, extent;     /* G, and the ragged dimension's size */
+  int64_t rows;               /* rows of group_sizes: the batch, or 1 */
+  bool per_batch;             /* group_sizes has the batch dims */
+  ElementType sizes_type;
+  int64_t *coord;             /* ROWS: per row i, SUMS: per column k: the ragged coordinate */
+  int64_t group_stride;       /* ROWS: rhs offset per group; SUMS: result offset per group */
+  int64_t result_bytes;       /* ROWS: the result, zeroed first */
+} RaggedPlan;
+
 struct ProductPlan {
   ElementType lhs_type, rhs_type, result_type;
   ProductArithmetic arithmetic;
@@ -62,6 +81,11 @@ struct ProductPlan {
    * lhs, b[0][batch] + b[1][k] + b[2][j] in rhs, c[0][batch] + c[1][i] +
    * c[2][j] in the result. a is unused with gather_a. */
   int64_t *a[3], *b[3], *c[3];
+  /* scaled-dot: offsets of each element's scale, per axis like a and b
+   * (NULL otherwise); the operand times its scale, in double, is loaded. */
+  int64_t *a_scale[3], *b_scale[3];
+  ElementType scale_type[2];
+  RaggedPlan ragged;
   ProductGatherFn *gather_a;
   void *gather_context;
   void (*gather_free)(void *context);
@@ -80,7 +104,8 @@ void product_element_load(const ProductPlan *p, ElementType from, const void *sr
                           int64_t at);
 void product_plan_free(void *plan);
 /* Adds the call step computing plan (which it takes, freed on failure too)
- * from bindings lhs, rhs into out. */
+ * from bindings lhs, rhs into out; a scaled-dot's scales and a
+ * ragged-dot's group sizes are inst's operands 2 and 3. */
 bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan, int lhs, int rhs, int out);
 
 /* ------------------------------------------------------------ cpu_conv.c */

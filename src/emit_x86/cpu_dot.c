@@ -74,17 +74,22 @@ static bool dot_problem(const Instruction *dot, GemmProblem *g, const char **why
 }
 
 /* The gathered product of dot: offset tables over its batch, free and
- * contracting dimensions, for any dimension numbers and types. */
-static ProductPlan *dot_product_plan(const Instruction *dot) {
+ * contracting dimensions, for any dimension numbers and types. rhs_skip
+ * (or -1) is an rhs dimension in no list (ragged-dot's group dimension);
+ * the result's dimensions start at out_first (ragged-dot's contracting
+ * groups put the group first). */
+static ProductPlan *dot_product_plan(const Instruction *dot, int64_t rhs_skip, int out_first) {
   const Shape *lhs = &dot->operands[0]->shape, *rhs = &dot->operands[1]->shape, *out = &dot->shape;
   const DotDims *dd = attrs_dot(&dot->attrs);
   int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK], ob[AXLE_MAX_RANK], om[AXLE_MAX_RANK], on[AXLE_MAX_RANK];
   int nb = dd->lhs_batch.count, nk = dd->lhs_contracting.count;
   int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
   int nn = dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
-  dims_range(ob, 0, nb);
-  dims_range(om, nb, nm);
-  dims_range(on, nb + nm, nn);
+  for (int i = 0; i < nn; i++)
+    if (rfree[i] == rhs_skip) memmove(rfree + i, rfree + i + 1, (size_t)(--nn - i) * sizeof *rfree);
+  dims_range(ob, out_first, nb);
+  dims_range(om, out_first + nb, nm);
+  dims_range(on, out_first + nb + nm, nn);
   ProductPlan *p = calloc_or_exit(1, sizeof *p);
   p->lhs_type = lhs->type;
   p->rhs_type = rhs->type;
@@ -111,7 +116,7 @@ static bool add_dot_step(CpuCompile *c, const Instruction *inst, const Instructi
   GemmProblem g;
   const char *why;
   if (shape_element_count(&dot->shape) == 0) return true;  /* nothing to write */
-  if (!dot_problem(dot, &g, &why)) return product_step_add(c, inst, dot_product_plan(dot), lhs, rhs, out);
+  if (!dot_problem(dot, &g, &why)) return product_step_add(c, inst, dot_product_plan(dot, -1, 0), lhs, rhs, out);
   if (lhs < 0 || rhs < 0 || out < 0) return cpu_refuse(c, inst, "a dot operand the plan does not place");
   if (!c->p->gemm) {
     c->p->gemm = gemm_plan_create(&c->p->cpu, c->st);
@@ -176,4 +181,113 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
   bool ok = product->opcode == OP_DOT ? add_dot_step(c, fusion, product, lhs, rhs, out)
                                       : cpu_conv_step_add(c, fusion, product, lhs, rhs, out);
   return ok && cpu_compile_kernel(c, fusion, product, out);
+}
+
+/* ---- scaled-dot and ragged-dot: the gathered product with more ---- */
+
+/* For each index over x's dims[0..n) (row-major over the list), the
+ * offset of its scale: scale dim d covers x's dim d in blocks of
+ * x.dims[d] / scale.dims[d]. */
+static int64_t *scale_table_create(const Shape *x, const Shape *scale, const int64_t *dims, int n) {
+  int64_t strides[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0}, count = 1;
+  layout_strides(scale, strides);
+  for (int i = 0; i < n; i++) count *= x->dims[dims[i]];
+  int64_t *table = calloc_or_exit((size_t)count + 1, sizeof *table);
+  for (int64_t at = 0; at < count; at++) {
+    for (int i = 0; i < n; i++) {
+      int64_t d = dims[i], block = x->dims[d] / scale->dims[d];
+      table[at] += index[i] / block * strides[d];
+    }
+    for (int i = n - 1; i >= 0 && ++index[i] == x->dims[dims[i]]; i--) index[i] = 0;
+  }
+  return table;
+}
+
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): each operand element times
+ * its block's scale, in double, then the dot. */
+bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst) {
+  if (shape_element_count(&inst->shape) == 0) return true;
+  for (int k = 0; k < 2; k++) {
+    const Shape *x = &inst->operands[k]->shape, *s = &inst->operands[k + 2]->shape;
+    bool fits = x->rank == s->rank && !type_is_complex(x->type) && !type_is_complex(s->type);
+    for (int d = 0; fits && d < x->rank; d++) fits = s->dims[d] > 0 && x->dims[d] % s->dims[d] == 0;
+    if (!fits) return cpu_refuse(c, inst, "a scale that does not tile its real operand");
+  }
+  if (type_is_complex(inst->shape.type)) return cpu_refuse(c, inst, "a complex scaled-dot");
+  ProductPlan *p = dot_product_plan(inst, -1, 0);
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape;
+  int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
+  int nb = dd->lhs_batch.count, nk = dd->lhs_contracting.count;
+  int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+  int nn = dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
+  const Shape *ls = &inst->operands[2]->shape, *rs = &inst->operands[3]->shape;
+  p->a_scale[0] = scale_table_create(lhs, ls, dd->lhs_batch.values, nb);
+  p->a_scale[1] = scale_table_create(lhs, ls, lfree, nm);
+  p->a_scale[2] = scale_table_create(lhs, ls, dd->lhs_contracting.values, nk);
+  p->b_scale[0] = scale_table_create(rhs, rs, dd->rhs_batch.values, nb);
+  p->b_scale[1] = scale_table_create(rhs, rs, dd->rhs_contracting.values, nk);
+  p->b_scale[2] = scale_table_create(rhs, rs, rfree, nn);
+  p->scale_type[0] = ls->type;
+  p->scale_type[1] = rs->type;
+  return product_step_add(c, inst, p, cpu_binding_of(c, inst->operands[0], 0), cpu_binding_of(c, inst->operands[1], 0),
+                          cpu_binding_of(c, inst, 0));
+}
+
+static int list_find(const IntList *list, int64_t v) {
+  for (int i = 0; i < list->count; i++)
+    if (list->values[i] == v) return i;
+  return -1;
+}
+
+/* For each index over s's dims[0..n), its coordinate along dims[which]. */
+static int64_t *coordinate_table_create(const Shape *s, const int64_t *dims, int n, int which) {
+  int64_t count = 1, index[AXLE_MAX_RANK] = {0};
+  for (int i = 0; i < n; i++) count *= s->dims[dims[i]];
+  int64_t *table = calloc_or_exit((size_t)count + 1, sizeof *table);
+  for (int64_t at = 0; at < count; at++) {
+    table[at] = index[which];
+    for (int i = n - 1; i >= 0 && ++index[i] == s->dims[dims[i]]; i--) index[i] = 0;
+  }
+  return table;
+}
+
+/* ragged-dot(lhs, rhs, group_sizes): see RaggedPlan (cpu_compile.h). A
+ * ragged batch dimension changes nothing: the plain dot. */
+bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  if (shape_element_count(&inst->shape) == 0) return true;
+  if (dd->lhs_ragged.count != 1) return cpu_refuse(c, inst, "a ragged-dot without one ragged dimension");
+  const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
+  int64_t ragged = dd->lhs_ragged.values[0];
+  RaggedPlan rp = {.groups = sizes->dims[sizes->rank - 1], .extent = lhs->dims[ragged], .per_batch = sizes->rank > 1,
+                   .sizes_type = sizes->type};
+  int64_t strides[AXLE_MAX_RANK];
+  ProductPlan *p;
+  if (dd->rhs_group.count == 1) {
+    int64_t lfree[AXLE_MAX_RANK];
+    int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+    int which = 0;
+    while (which < nm && lfree[which] != ragged) which++;
+    if (which == nm) return cpu_refuse(c, inst, "a ragged-dot whose ragged dimension is not a row dimension");
+    p = dot_product_plan(inst, dd->rhs_group.values[0], 0);
+    rp.mode = RAGGED_ROWS;
+    rp.coord = coordinate_table_create(lhs, lfree, nm, which);
+    layout_strides(rhs, strides);
+    rp.group_stride = strides[dd->rhs_group.values[0]];
+    rp.result_bytes = shape_byte_size(&inst->shape);
+  } else if (list_find(&dd->lhs_contracting, ragged) >= 0) {
+    p = dot_product_plan(inst, -1, 1);
+    rp.mode = RAGGED_SUMS;
+    rp.coord = coordinate_table_create(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count,
+                                       list_find(&dd->lhs_contracting, ragged));
+    layout_strides(&inst->shape, strides);
+    rp.group_stride = strides[0];
+  } else {
+    p = dot_product_plan(inst, -1, 0);
+  }
+  rp.rows = rp.per_batch ? p->batch : 1;
+  p->ragged = rp;
+  return product_step_add(c, inst, p, cpu_binding_of(c, inst->operands[0], 0), cpu_binding_of(c, inst->operands[1], 0),
+                          cpu_binding_of(c, inst, 0));
 }

@@ -83,6 +83,20 @@ static uint64_t float_to_integer_type(double v, ElementType t) {
   return (uint64_t)v;
 }
 
+/* A real value v (an operand times its scale) into dst[at], in the
+ * arithmetic of the plan's result, as an f64 operand would be loaded. */
+static void value_load(const ProductPlan *p, double v, void *dst, int64_t at) {
+  switch (p->arithmetic) {
+  case PRODUCT_F32: ((float *)dst)[at] = (float)float_in_type(v, p->result_type); break;
+  case PRODUCT_F64: ((double *)dst)[at] = v; break;
+  case PRODUCT_INTEGER: ((uint64_t *)dst)[at] = float_to_integer_type(v, p->result_type); break;
+  case PRODUCT_COMPLEX:
+    ((double *)dst)[2 * at] = float_in_type(v, type_complex_component(p->result_type));
+    ((double *)dst)[2 * at + 1] = 0;
+    break;
+  }
+}
+
 /* Element `offset` of src (of type from) into dst[at], in the arithmetic of
  * the plan's result. */
 void product_element_load(const ProductPlan *p, ElementType from, const void *src, int64_t offset, void *dst,
@@ -157,7 +171,10 @@ void product_plan_free(void *state) {
     free(p->a[i]);
     free(p->b[i]);
     free(p->c[i]);
+    free(p->a_scale[i]);
+    free(p->b_scale[i]);
   }
+  free(p->ragged.coord);
   if (p->gather_free) p->gather_free(p->gather_context);
   free(p);
 }
@@ -166,33 +183,71 @@ void product_plan_free(void *state) {
 
 typedef struct ProductRun {
   const ProductPlan *plan;
-  const void *lhs, *rhs;
+  const void *lhs, *rhs, *lhs_scale, *rhs_scale;
   void *out;
   char *a, *b, *c;   /* the contiguous batches, in the plan's arithmetic */
+  /* ragged-dot: group[row * ragged_extent + r], the group of ragged
+   * coordinate r for row `row` of group_sizes (-1: past the last group),
+   * and the group this pass computes. */
+  int64_t *group;
+  int64_t pass;
 } ProductRun;
 
-/* Task (batch, row): row i of A[batch]. */
+/* Element `offset` of an operand, times its scale when the plan has one. */
+static void operand_load(const ProductRun *r, int side, int64_t offset, int64_t scale_offset, void *dst, int64_t at) {
+  const ProductPlan *p = r->plan;
+  ElementType type = side == 0 ? p->lhs_type : p->rhs_type;
+  const void *x = side == 0 ? r->lhs : r->rhs, *scale = side == 0 ? r->lhs_scale : r->rhs_scale;
+  if (!scale) {
+    product_element_load(p, type, x, offset, dst, at);
+    return;
+  }
+  Literal xv = buffer_view(type, x), sv = buffer_view(p->scale_type[side], scale);
+  value_load(p, literal_get_f64(&xv, offset) * literal_get_f64(&sv, scale_offset), dst, at);
+}
+
+/* The group of ragged coordinate `coord` in batch `batch`. */
+static int64_t group_find(const ProductRun *r, int64_t batch, int64_t coord) {
+  const ProductPlan *p = r->plan;
+  return r->group[(p->ragged.per_batch ? batch : 0) * p->ragged.extent + coord];
+}
+
+/* Task (batch, row): row i of A[batch]; on a ragged-dot's contracting
+ * groups, only the columns of this pass's group (the rest stay 0). */
 static void a_gather_task(void *context, int64_t index) {
   const ProductRun *r = context;
   const ProductPlan *p = r->plan;
   int64_t batch = index / p->m, i = index % p->m, base = p->a[0][batch] + p->a[1][i];
-  for (int64_t k = 0; k < p->k; k++)
-    product_element_load(p, p->lhs_type, r->lhs, base + p->a[2][k], r->a, index * p->k + k);
+  int64_t scale_base = p->a_scale[0] ? p->a_scale[0][batch] + p->a_scale[1][i] : 0;
+  bool masked = p->ragged.mode == RAGGED_SUMS;
+  for (int64_t k = 0; k < p->k; k++) {
+    if (masked && group_find(r, batch, p->ragged.coord[k]) != r->pass) continue;
+    operand_load(r, 0, base + p->a[2][k], p->a_scale[0] ? scale_base + p->a_scale[2][k] : 0, r->a,
+                 index * p->k + k);
+  }
 }
 
-/* Task (batch, k): row k of B[batch]. */
+/* Task (batch, k): row k of B[batch]; on a ragged-dot's row groups, the
+ * rhs of this pass's group. */
 static void b_gather_task(void *context, int64_t index) {
   const ProductRun *r = context;
   const ProductPlan *p = r->plan;
   int64_t batch = index / p->k, k = index % p->k, base = p->b[0][batch] + p->b[1][k];
+  if (p->ragged.mode == RAGGED_ROWS) base += r->pass * p->ragged.group_stride;
+  int64_t scale_base = p->b_scale[0] ? p->b_scale[0][batch] + p->b_scale[1][k] : 0;
   for (int64_t j = 0; j < p->n; j++)
-    product_element_load(p, p->rhs_type, r->rhs, base + p->b[2][j], r->b, index * p->n + j);
+    operand_load(r, 1, base + p->b[2][j], p->b_scale[0] ? scale_base + p->b_scale[2][j] : 0, r->b, index * p->n + j);
 }
 
+/* Task (batch, row): row i of C[batch] into the result; on a ragged-dot's
+ * row groups only the rows of this pass's group, on its contracting
+ * groups into this pass's group of the result. */
 static void c_scatter_task(void *context, int64_t index) {
   const ProductRun *r = context;
   const ProductPlan *p = r->plan;
   int64_t batch = index / p->m, i = index % p->m, base = p->c[0][batch] + p->c[1][i];
+  if (p->ragged.mode == RAGGED_ROWS && group_find(r, batch, p->ragged.coord[i]) != r->pass) return;
+  if (p->ragged.mode == RAGGED_SUMS) base += r->pass * p->ragged.group_stride;
   for (int64_t j = 0; j < p->n; j++) element_store(p, r->c, index * p->n + j, r->out, base + p->c[2][j]);
 }
 
@@ -250,35 +305,71 @@ static char *batch_allocate(const ProductPlan *p, int64_t count) {
   return malloc((size_t)bytes + 64);
 }
 
-/* The CPU_STEP_CALL routine: buffers are lhs, rhs, result. */
+/* The group of every ragged coordinate, for every row of group_sizes:
+ * groups take group_sizes[row][g] consecutive coordinates in turn. */
+static int64_t *group_table_create(const ProductPlan *p, const void *sizes) {
+  const RaggedPlan *rp = &p->ragged;
+  Literal view = buffer_view(rp->sizes_type, sizes);
+  int64_t *table = malloc((size_t)(rp->rows * rp->extent + 1) * sizeof *table);
+  for (int64_t row = 0; table && row < rp->rows; row++) {
+    int64_t g = 0, end = rp->groups > 0 ? literal_get_s64(&view, row * rp->groups) : 0;
+    for (int64_t at = 0; at < rp->extent; at++) {
+      while (g < rp->groups && at >= end && ++g < rp->groups) end += literal_get_s64(&view, row * rp->groups + g);
+      table[row * rp->extent + at] = g < rp->groups ? g : -1;
+    }
+  }
+  return table;
+}
+
+/* One pass per ragged group (one pass for any other product): gather,
+ * multiply, scatter. A is gathered once unless the pass masks it. */
+static void product_passes(const ProductPlan *p, ThreadPool *pool, ProductRun *r) {
+  int64_t passes = p->ragged.mode == RAGGED_NONE ? 1 : p->ragged.groups;
+  size_t a_bytes = (size_t)(p->batch * p->m * p->k * arithmetic_bytes(p->arithmetic));
+  if (p->ragged.mode == RAGGED_ROWS) memset(r->out, 0, (size_t)p->ragged.result_bytes);  /* rows in no group */
+  for (r->pass = 0; r->pass < passes; r->pass++) {
+    if (r->pass == 0 || p->ragged.mode == RAGGED_SUMS) {
+      /* Zero bits are zero in every arithmetic: what a gather skips. */
+      memset(r->a, 0, a_bytes);
+      if (p->gather_a) p->gather_a(p, r->lhs, r->a, pool);
+      else thread_pool_run(pool, p->batch * p->m, a_gather_task, r);
+    }
+    if (r->pass == 0 || p->ragged.mode == RAGGED_ROWS) thread_pool_run(pool, p->batch * p->k, b_gather_task, r);
+    product_multiply(p, pool, r);
+    thread_pool_run(pool, p->batch * p->m, c_scatter_task, r);
+  }
+}
+
+/* The CPU_STEP_CALL routine: buffers are lhs, rhs, result, then
+ * scaled-dot's two scales or ragged-dot's group sizes. */
 static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
   const ProductPlan *p = s->state;
   ProductRun r = {.plan = p, .lhs = buffers[0], .rhs = buffers[1], .out = buffers[2]};
   if (p->batch == 0 || p->m == 0 || p->n == 0) return true;
+  if (p->a_scale[0]) {
+    r.lhs_scale = buffers[3];
+    r.rhs_scale = buffers[4];
+  }
   r.a = batch_allocate(p, p->batch * p->m * p->k);
   r.b = batch_allocate(p, p->batch * p->k * p->n);
   r.c = batch_allocate(p, p->batch * p->m * p->n);
-  bool ok = r.a && r.b && r.c;
-  if (ok) {
-    if (p->gather_a) {
-      /* Zero bits are zero in every arithmetic: what the gather skips. */
-      memset(r.a, 0, (size_t)(p->batch * p->m * p->k * arithmetic_bytes(p->arithmetic)));
-      p->gather_a(p, r.lhs, r.a, pool);
-    } else thread_pool_run(pool, p->batch * p->m, a_gather_task, &r);
-    thread_pool_run(pool, p->batch * p->k, b_gather_task, &r);
-    product_multiply(p, pool, &r);
-    thread_pool_run(pool, p->batch * p->m, c_scatter_task, &r);
-  } else {
-    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: the operands of %s gathered for its product",
-                 s->inst->name);
-  }
+  if (p->ragged.mode != RAGGED_NONE) r.group = group_table_create(p, buffers[3]);
+  bool ok = r.a && r.b && r.c && (p->ragged.mode == RAGGED_NONE || r.group);
+  if (ok) product_passes(p, pool, &r);
+  else status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: the operands of %s gathered for its product", s->inst->name);
   free(r.a);
   free(r.b);
   free(r.c);
+  free(r.group);
   return ok;
 }
 
 bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan, int lhs, int rhs, int out) {
+  int extra[2] = {-1, -1}, extra_count = plan->a_scale[0] ? 2 : plan->ragged.mode != RAGGED_NONE ? 1 : 0;
+  for (int i = 0; i < extra_count; i++) {
+    extra[i] = cpu_binding_of(c, inst->operands[2 + i], 0);
+    if (extra[i] < 0) lhs = -1;
+  }
   if (lhs < 0 || rhs < 0 || out < 0) {
     product_plan_free(plan);
     return cpu_refuse(c, inst, "a product operand the plan does not place");
@@ -291,12 +382,13 @@ bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan,
     }
   }
   plan->gemm = c->p->gemm;
-  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3);
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3 + extra_count);
   s->call = product_call;
   s->state = plan;
   s->free_state = product_plan_free;
   s->buffers[0] = lhs;
   s->buffers[1] = rhs;
   s->buffers[2] = out;
+  for (int i = 0; i < extra_count; i++) s->buffers[3 + i] = extra[i];
   return true;
 }

@@ -273,6 +273,37 @@ TEST(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator) {
   EXPECT(check_module(text, 8, CPU_STEP_CALL) == 1, "the convolution is one gathered product");
 }
 
+/* ---- scaled-dot and ragged-dot ---- */
+
+static const char *const variant_cases[] = {
+    /* rows take their group's rhs; rows past the last group are 0 */
+    "lhs = f32[9,4] parameter(0)\n  rhs = f32[3,5,4]{0,2,1} parameter(1)\n  sizes = s32[3] constant({2, 0, 5})\n"
+    "  ROOT d = f32[9,5] ragged-dot(lhs, rhs, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={2}, "
+    "lhs_ragged_dims={0}, rhs_group_dims={0}",
+    /* groups per batch, the ragged dim second of two row dims */
+    "lhs = f32[2,3,6,4] parameter(0)\n  rhs = f32[2,2,4,5] parameter(1)\n"
+    "  sizes = s64[2,2] constant({{1, 4}, {6, 0}})\n"
+    "  ROOT d = f32[2,3,6,5] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+    "lhs_contracting_dims={3}, rhs_contracting_dims={2}, lhs_ragged_dims={2}, rhs_group_dims={1}",
+    /* contracting groups: partial sums, one result per group */
+    "lhs = f32[3,10] parameter(0)\n  rhs = f32[10,2] parameter(1)\n  sizes = s32[3] constant({4, 1, 3})\n"
+    "  ROOT d = f32[3,3,2] ragged-dot(lhs, rhs, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+    "lhs_ragged_dims={1}",
+    /* scales over blocks of both dims, a batch and a transposed rhs */
+    "lhs = f32[2,4,8] parameter(0)\n  rhs = f32[2,6,8] parameter(1)\n  ls = f32[2,2,4] parameter(2)\n"
+    "  rs = f32[1,3,2] parameter(3)\n"
+    "  ROOT d = f32[2,4,6] scaled-dot(lhs, rhs, ls, rs), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+    "lhs_contracting_dims={2}, rhs_contracting_dims={2}",
+};
+
+TEST(ragged_and_scaled_dots_match_the_evaluator) {
+  char text[1024];
+  for (size_t i = 0; i < sizeof variant_cases / sizeof variant_cases[0]; i++) {
+    sprintf(text, "HloModule variant\nENTRY main {\n  %s\n}\n", variant_cases[i]);
+    EXPECT(check_module(text, 20 + i, CPU_STEP_CALL) == 1, "case %zu is one gathered product", i);
+  }
+}
+
 int main(void) {
   RUN(f32_dots_with_random_dimension_numbers_and_layouts_match_the_evaluator);
   RUN(dots_of_every_type_with_random_dimension_numbers_match_the_evaluator);
@@ -280,5 +311,6 @@ int main(void) {
   RUN(convolutions_with_every_window_and_group_feature_match_the_evaluator);
   RUN(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue);
   RUN(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator);
+  RUN(ragged_and_scaled_dots_match_the_evaluator);
   return test_summary();
 }
