@@ -55,6 +55,11 @@ typedef struct ProductPlan ProductPlan;
  * product_element_load) from lhs; for gathers that are not a sum of
  * per-axis offsets (a convolution's input patches). */
 typedef void ProductGatherFn(const ProductPlan *plan, const void *lhs, void *a, ThreadPool *pool);
+/* Fills one panel of A straight from lhs, as GemmPackFn does (gemm.h),
+ * when the arithmetic is f32: A is then never stored whole (the implicit
+ * GEMM of a convolution). */
+typedef void ProductPackFn(const ProductPlan *plan, const void *lhs, int64_t batch, int64_t row0, int rows, int width,
+                           int64_t k0, int64_t depth, float *dst);
 
 /* ragged-dot (eval_dot_variants.c): one lhs dimension is cut into groups
  * of group_sizes[g] consecutive coordinates. The product runs once per
@@ -87,6 +92,7 @@ struct ProductPlan {
   ElementType scale_type[2];
   RaggedPlan ragged;
   ProductGatherFn *gather_a;
+  ProductPackFn *pack_a;
   void *gather_context;
   void (*gather_free)(void *context);
   const GemmPlan *gemm;   /* the program's; set by product_step_add */

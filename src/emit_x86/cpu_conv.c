@@ -15,9 +15,12 @@
  * g*O/bgc..). Window reversal reads kernel tap size-1-t for window tap t.
  * Any dim_labels are just strides in the offset tables. B and C are
  * gathered and scattered through per-axis offset tables like a dot's
- * (cpu_product.c); A is gathered here, patch by patch, into the contiguous
- * batch the GEMM packs from. The meaning of each term is the evaluator's
- * (eval_linalg.c, conv_output_element). */
+ * (cpu_product.c). A is never stored whole in f32: the GEMM's packing asks
+ * for one MR-row panel at a time and patch_pack reads it straight from the
+ * input (the implicit GEMM). In other arithmetic (f64, integers, complex)
+ * patch_gather writes A out, patch by patch, for the plain product loop.
+ * The meaning of each term is the evaluator's (eval_linalg.c,
+ * conv_output_element). */
 #include <stdlib.h>
 
 #include "emit_x86/cpu_compile.h"
@@ -51,39 +54,76 @@ static int64_t input_position(const WindowDim *w, int64_t out, int64_t tap, int6
   return at < in ? at : -1;
 }
 
-/* Task (group, row): the row's patch, every tap and feature, into A. The
- * batch was zeroed, so taps outside the input are left alone. */
-static void patch_gather_task(void *context, int64_t index) {
-  const ConvGatherRun *r = context;
-  const ConvGather *g = r->g;
-  const ProductPlan *p = r->plan;
-  int64_t group = index / p->m, row = index % p->m, out[AXLE_MAX_RANK];
+/* Where row `row` of group `group` reads: its output position (out) and
+ * the input offset of its batch entry and the group's first feature. */
+static int64_t patch_row_locate(const ConvGather *g, int64_t group, int64_t row, int64_t out[AXLE_MAX_RANK]) {
   for (int s = g->spatial_count - 1; s >= 0; s--) {
     out[s] = row % g->out_size[s];
     row /= g->out_size[s];
   }
   int64_t batch = (g->batch_groups > 1 ? group : 0) * g->batch_per_group + row;
   int64_t feature = (g->feature_groups > 1 ? group : 0) * g->features_per_group;
-  int64_t base = batch * g->batch_stride + feature * g->feature_stride;
-  int64_t tap[AXLE_MAX_RANK] = {0};
+  return batch * g->batch_stride + feature * g->feature_stride;
+}
+
+/* The input offset window tap t (linear over the kernel's spatial dims)
+ * reads for output position out, from the row's base; false when the tap
+ * falls outside the input. */
+static bool patch_tap_locate(const ConvGather *g, const int64_t *out, int64_t t, int64_t base, int64_t *at) {
+  *at = base;
+  for (int s = g->spatial_count - 1; s >= 0; s--) {
+    int64_t pos = input_position(&g->window[s], out[s], t % g->kernel_size[s], g->in_size[s]);
+    if (pos < 0) return false;
+    *at += pos * g->spatial_stride[s];
+    t /= g->kernel_size[s];
+  }
+  return true;
+}
+
+/* Task (group, row): the row's patch, every tap and feature, into A. The
+ * batch was zeroed, so taps outside the input are left alone. */
+static void patch_gather_task(void *context, int64_t index) {
+  const ConvGatherRun *r = context;
+  const ConvGather *g = r->g;
+  const ProductPlan *p = r->plan;
+  int64_t out[AXLE_MAX_RANK], at;
+  int64_t base = patch_row_locate(g, index / p->m, index % p->m, out);
   for (int64_t t = 0; t < g->taps; t++) {
-    int64_t at = base;
-    bool inside = true;
-    for (int s = 0; s < g->spatial_count && inside; s++) {
-      int64_t pos = input_position(&g->window[s], out[s], tap[s], g->in_size[s]);
-      inside = pos >= 0;
-      at += pos * g->spatial_stride[s];
-    }
-    for (int64_t c = 0; inside && c < g->features_per_group; c++)
+    if (!patch_tap_locate(g, out, t, base, &at)) continue;
+    for (int64_t c = 0; c < g->features_per_group; c++)
       product_element_load(p, p->lhs_type, r->lhs, at + c * g->feature_stride, r->a,
                            index * p->k + t * g->features_per_group + c);
-    for (int s = g->spatial_count - 1; s >= 0 && ++tap[s] == g->kernel_size[s]; s--) tap[s] = 0;
   }
 }
 
 static void patch_gather(const ProductPlan *plan, const void *lhs, void *a, ThreadPool *pool) {
   ConvGatherRun r = {.plan = plan, .g = plan->gather_context, .lhs = lhs, .a = a};
   thread_pool_run(pool, plan->batch * plan->m, patch_gather_task, &r);
+}
+
+/* The implicit GEMM: one GEMM panel of A, rows row0.. and columns k0..,
+ * read straight from the input (ProductPackFn). Columns run over a tap's
+ * features in turn, so each tap is located once per run of features. */
+static void patch_pack(const ProductPlan *p, const void *lhs, int64_t group, int64_t row0, int rows, int width,
+                       int64_t k0, int64_t depth, float *dst) {
+  const ConvGather *g = p->gather_context;
+  int64_t cg = g->features_per_group, out[AXLE_MAX_RANK], at;
+  for (int l = 0; l < width; l++) {
+    if (l >= rows) {
+      for (int64_t k = 0; k < depth; k++) dst[k * width + l] = 0.0f;
+      continue;
+    }
+    int64_t base = patch_row_locate(g, group, row0 + l, out);
+    for (int64_t k = 0; k < depth;) {
+      int64_t c = (k0 + k) % cg, run = cg - c < depth - k ? cg - c : depth - k;
+      bool inside = patch_tap_locate(g, out, (k0 + k) / cg, base, &at);
+      for (int64_t j = 0; j < run; j++, k++) {
+        if (!inside) dst[k * width + l] = 0.0f;
+        else if (p->lhs_type == TYPE_F32) dst[k * width + l] = ((const float *)lhs)[at + (c + j) * g->feature_stride];
+        else product_element_load(p, p->lhs_type, lhs, at + (c + j) * g->feature_stride, dst, k * width + l);
+      }
+    }
+  }
 }
 
 /* The window of spatial dimension s; without window={...} the kernel is
@@ -155,6 +195,7 @@ static ProductPlan *conv_product_plan(const Instruction *conv) {
   p->result_type = out->type;
   p->arithmetic = product_arithmetic_of(out->type);
   p->gather_a = patch_gather;
+  p->pack_a = patch_pack;
   p->gather_context = g;
   p->gather_free = free;
   int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];

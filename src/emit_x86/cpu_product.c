@@ -284,6 +284,15 @@ static void row_multiply_task(void *context, int64_t index) {
   }
 }
 
+static void a_pack_run(void *context, int64_t batch, int64_t row0, int rows, int width, int64_t k0, int64_t depth,
+                       float *dst) {
+  const ProductRun *r = context;
+  r->plan->pack_a(r->plan, r->lhs, batch, row0, rows, width, k0, depth, dst);
+}
+
+/* Whether A goes to the GEMM panel by panel, never stored whole. */
+static bool a_is_packed(const ProductPlan *p) { return p->pack_a && p->arithmetic == PRODUCT_F32; }
+
 static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun *r) {
   if (p->arithmetic != PRODUCT_F32) {
     thread_pool_run(pool, p->batch * p->m, row_multiply_task, r);
@@ -295,6 +304,11 @@ static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun 
     .b = (const float *)r->b, .b_row_stride = p->n, .b_col_stride = 1, .b_batch_stride = p->k * p->n,
     .c = (float *)r->c, .c_row_stride = p->n, .c_batch_stride = p->m * p->n,
   };
+  if (a_is_packed(p)) {
+    g.a = NULL;
+    g.a_pack = a_pack_run;
+    g.a_pack_context = r;
+  }
   gemm_f32_batched(p->gemm, pool, &g, NULL);
 }
 
@@ -328,7 +342,7 @@ static void product_passes(const ProductPlan *p, ThreadPool *pool, ProductRun *r
   size_t a_bytes = (size_t)(p->batch * p->m * p->k * arithmetic_bytes(p->arithmetic));
   if (p->ragged.mode == RAGGED_ROWS) memset(r->out, 0, (size_t)p->ragged.result_bytes);  /* rows in no group */
   for (r->pass = 0; r->pass < passes; r->pass++) {
-    if (r->pass == 0 || p->ragged.mode == RAGGED_SUMS) {
+    if (!a_is_packed(p) && (r->pass == 0 || p->ragged.mode == RAGGED_SUMS)) {
       /* Zero bits are zero in every arithmetic: what a gather skips. */
       memset(r->a, 0, a_bytes);
       if (p->gather_a) p->gather_a(p, r->lhs, r->a, pool);
@@ -350,7 +364,7 @@ static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *poo
     r.lhs_scale = buffers[3];
     r.rhs_scale = buffers[4];
   }
-  r.a = batch_allocate(p, p->batch * p->m * p->k);
+  r.a = batch_allocate(p, a_is_packed(p) ? 0 : p->batch * p->m * p->k);
   r.b = batch_allocate(p, p->batch * p->k * p->n);
   r.c = batch_allocate(p, p->batch * p->m * p->n);
   if (p->ragged.mode != RAGGED_NONE) r.group = group_table_create(p, buffers[3]);

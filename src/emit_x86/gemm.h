@@ -103,6 +103,13 @@ typedef struct GemmEpilogue {
   void *context;
 } GemmEpilogue;
 
+/* A packer that computes A's elements rather than reading them at strides
+ * (a convolution's input patches: the implicit GEMM). It fills one panel:
+ * dst[k * width + l] = A[batch][row0 + l][k0 + k] for l < rows and
+ * k < depth, and 0 for the rows from `rows` up to width. */
+typedef void GemmPackFn(void *context, int64_t batch, int64_t row0, int rows, int width, int64_t k0,
+                        int64_t depth, float *dst);
+
 /* A batch of products C[b] = A[b] · B[b], b in [0, batch). Strides count
  * elements; A[b][i,k] is a[b*a_batch_stride + i*a_row_stride + k*a_col_stride]
  * (so a transposed A just swaps its two strides), likewise B[b][k,j], and
@@ -116,6 +123,10 @@ typedef struct GemmProblem {
   int64_t b_row_stride, b_col_stride, b_batch_stride;
   float *c;
   int64_t c_row_stride, c_batch_stride;
+  /* Non-NULL: A's panels come from a_pack (a and its strides are unused),
+   * and the direct path, which reads A where it lies, is never taken. */
+  GemmPackFn *a_pack;
+  void *a_pack_context;
 } GemmProblem;
 
 /* Runs the problem on pool (NULL: the calling thread), then the epilogue (if

@@ -221,6 +221,9 @@ static const char *const conv_cases[] = {
     /* f64 and a 1x1 kernel with stride */
     "x = f64[2,7,7,3] parameter(0)\n  w = f64[1,1,3,4] parameter(1)\n"
     "  ROOT c = f64[2,4,4,4] convolution(x, w), window={size=1x1 stride=2x2}, dim_labels=b01f_01io->b01f",
+    /* the implicit GEMM past one K block (KC = 256), a block edge inside a tap */
+    "x = f32[2,12,12,40] parameter(0)\n  w = f32[3,3,40,24] parameter(1)\n"
+    "  ROOT c = f32[2,12,12,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
     /* bf16 operands, f32 result */
     "x = bf16[1,6,6,3] parameter(0)\n  w = bf16[3,3,3,2] parameter(1)\n"
     "  ROOT c = f32[1,4,4,2] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f",
