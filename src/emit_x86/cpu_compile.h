@@ -96,6 +96,10 @@ struct ProductPlan {
   void *gather_context;
   void (*gather_free)(void *context);
   const GemmPlan *gemm;   /* the program's; set by product_step_add */
+  /* Set by product_step_add: A, B, C (0, 1, 2) read or written by the
+   * GEMM where they lie, with these batch, row and column strides. */
+  bool in_place[3];
+  int64_t strides[3][3];
 };
 
 ProductArithmetic product_arithmetic_of(ElementType result);

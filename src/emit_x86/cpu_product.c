@@ -125,6 +125,10 @@ void product_element_load(const ProductPlan *p, ElementType from, const void *sr
 
 /* src[at], a sum in the plan's arithmetic, into element `offset` of dst. */
 static void element_store(const ProductPlan *p, const void *src, int64_t at, void *dst, int64_t offset) {
+  if (p->arithmetic == PRODUCT_F32 && p->result_type == TYPE_F32) {
+    ((float *)dst)[offset] = ((const float *)src)[at];
+    return;
+  }
   Literal view = buffer_view(p->result_type, dst);
   switch (p->arithmetic) {
   case PRODUCT_F32:
@@ -304,6 +308,23 @@ static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun 
     .b = (const float *)r->b, .b_row_stride = p->n, .b_col_stride = 1, .b_batch_stride = p->k * p->n,
     .c = (float *)r->c, .c_row_stride = p->n, .c_batch_stride = p->m * p->n,
   };
+  if (p->in_place[0]) {
+    g.a = (const float *)r->lhs + p->a[0][0] + p->a[1][0] + p->a[2][0];
+    g.a_batch_stride = p->strides[0][0];
+    g.a_row_stride = p->strides[0][1];
+    g.a_col_stride = p->strides[0][2];
+  }
+  if (p->in_place[1]) {
+    g.b = (const float *)r->rhs + p->b[0][0] + p->b[1][0] + p->b[2][0];
+    g.b_batch_stride = p->strides[1][0];
+    g.b_row_stride = p->strides[1][1];
+    g.b_col_stride = p->strides[1][2];
+  }
+  if (p->in_place[2]) {
+    g.c = (float *)r->out + p->c[0][0] + p->c[1][0] + p->c[2][0];
+    g.c_batch_stride = p->strides[2][0];
+    g.c_row_stride = p->strides[2][1];
+  }
   if (a_is_packed(p)) {
     g.a = NULL;
     g.a_pack = a_pack_run;
@@ -342,15 +363,16 @@ static void product_passes(const ProductPlan *p, ThreadPool *pool, ProductRun *r
   size_t a_bytes = (size_t)(p->batch * p->m * p->k * arithmetic_bytes(p->arithmetic));
   if (p->ragged.mode == RAGGED_ROWS) memset(r->out, 0, (size_t)p->ragged.result_bytes);  /* rows in no group */
   for (r->pass = 0; r->pass < passes; r->pass++) {
-    if (!a_is_packed(p) && (r->pass == 0 || p->ragged.mode == RAGGED_SUMS)) {
+    if (!a_is_packed(p) && !p->in_place[0] && (r->pass == 0 || p->ragged.mode == RAGGED_SUMS)) {
       /* Zero bits are zero in every arithmetic: what a gather skips. */
       memset(r->a, 0, a_bytes);
       if (p->gather_a) p->gather_a(p, r->lhs, r->a, pool);
       else thread_pool_run(pool, p->batch * p->m, a_gather_task, r);
     }
-    if (r->pass == 0 || p->ragged.mode == RAGGED_ROWS) thread_pool_run(pool, p->batch * p->k, b_gather_task, r);
+    if (!p->in_place[1] && (r->pass == 0 || p->ragged.mode == RAGGED_ROWS))
+      thread_pool_run(pool, p->batch * p->k, b_gather_task, r);
     product_multiply(p, pool, r);
-    thread_pool_run(pool, p->batch * p->m, c_scatter_task, r);
+    if (!p->in_place[2]) thread_pool_run(pool, p->batch * p->m, c_scatter_task, r);
   }
 }
 
@@ -364,9 +386,9 @@ static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *poo
     r.lhs_scale = buffers[3];
     r.rhs_scale = buffers[4];
   }
-  r.a = batch_allocate(p, a_is_packed(p) ? 0 : p->batch * p->m * p->k);
-  r.b = batch_allocate(p, p->batch * p->k * p->n);
-  r.c = batch_allocate(p, p->batch * p->m * p->n);
+  r.a = batch_allocate(p, a_is_packed(p) || p->in_place[0] ? 0 : p->batch * p->m * p->k);
+  r.b = batch_allocate(p, p->in_place[1] ? 0 : p->batch * p->k * p->n);
+  r.c = batch_allocate(p, p->in_place[2] ? 0 : p->batch * p->m * p->n);
   if (p->ragged.mode != RAGGED_NONE) r.group = group_table_create(p, buffers[3]);
   bool ok = r.a && r.b && r.c && (p->ragged.mode == RAGGED_NONE || r.group);
   if (ok) product_passes(p, pool, &r);
@@ -378,7 +400,35 @@ static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *poo
   return ok;
 }
 
+/* Whether table t (count offsets) is evenly spaced; its spacing in
+ * *stride (`single` for a table of one offset, where any stride serves). */
+static bool table_is_even(const int64_t *t, int64_t count, int64_t single, int64_t *stride) {
+  *stride = count > 1 ? t[1] - t[0] : single;
+  for (int64_t i = 2; i < count; i++)
+    if (t[i] - t[i - 1] != *stride) return false;
+  return true;
+}
+
+/* Which of A, B and C the GEMM can use where they lie: f32 in f32
+ * arithmetic, evenly spaced on every axis, nothing applied on the way (no
+ * scale, no ragged groups, no patches); C's columns must be contiguous and
+ * its rows must not overlap. */
+static void in_place_choose(ProductPlan *p) {
+  bool plain = p->arithmetic == PRODUCT_F32 && p->ragged.mode == RAGGED_NONE && !p->a_scale[0];
+  int64_t counts[3][3] = {{p->batch, p->m, p->k}, {p->batch, p->k, p->n}, {p->batch, p->m, p->n}};
+  ElementType types[3] = {p->lhs_type, p->rhs_type, p->result_type};
+  int64_t *const *tables[3] = {p->a, p->b, p->c};
+  for (int o = 0; o < 3; o++) {
+    bool even = plain && types[o] == TYPE_F32 && !(o == 0 && (p->gather_a || p->pack_a));
+    for (int axis = 0; axis < 3 && even; axis++)
+      even = table_is_even(tables[o][axis], counts[o][axis], axis == 1 && o == 2 ? p->n : 0, &p->strides[o][axis]);
+    if (o == 2) even = even && p->strides[2][2] == 1 && (p->m <= 1 || p->strides[2][1] >= p->n);
+    p->in_place[o] = even;
+  }
+}
+
 bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan, int lhs, int rhs, int out) {
+  in_place_choose(plan);
   int extra[2] = {-1, -1}, extra_count = plan->a_scale[0] ? 2 : plan->ragged.mode != RAGGED_NONE ? 1 : 0;
   for (int i = 0; i < extra_count; i++) {
     extra[i] = cpu_binding_of(c, inst->operands[2 + i], 0);
