@@ -115,13 +115,17 @@ static void patch_pack(const ProductPlan *p, const void *lhs, int64_t group, int
     }
     int64_t base = patch_row_locate(g, group, row0 + l, out);
     for (int64_t k = 0; k < depth;) {
-      int64_t c = (k0 + k) % cg, run = cg - c < depth - k ? cg - c : depth - k;
-      bool inside = patch_tap_locate(g, out, (k0 + k) / cg, base, &at);
-      for (int64_t j = 0; j < run; j++, k++) {
-        if (!inside) dst[k * width + l] = 0.0f;
-        else if (p->lhs_type == TYPE_F32) dst[k * width + l] = ((const float *)lhs)[at + (c + j) * g->feature_stride];
-        else product_element_load(p, p->lhs_type, lhs, at + (c + j) * g->feature_stride, dst, k * width + l);
+      int64_t c = (k0 + k) % cg, run = cg - c < depth - k ? cg - c : depth - k, fs = g->feature_stride;
+      float *to = dst + k * width + l;
+      if (!patch_tap_locate(g, out, (k0 + k) / cg, base, &at)) {
+        for (int64_t j = 0; j < run; j++) to[j * width] = 0.0f;
+      } else if (p->lhs_type == TYPE_F32) {
+        const float *from = (const float *)lhs + at + c * fs;
+        for (int64_t j = 0; j < run; j++) to[j * width] = from[j * fs];
+      } else {
+        for (int64_t j = 0; j < run; j++) product_element_load(p, p->lhs_type, lhs, at + (c + j) * fs, to, j * width);
       }
+      k += run;
     }
   }
 }
