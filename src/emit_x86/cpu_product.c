@@ -216,43 +216,97 @@ static int64_t group_find(const ProductRun *r, int64_t batch, int64_t coord) {
   return r->group[(p->ragged.per_batch ? batch : 0) * p->ragged.extent + coord];
 }
 
-/* Task (batch, row): row i of A[batch]; on a ragged-dot's contracting
- * groups, only the columns of this pass's group (the rest stay 0). */
+/* Gathers and scatters run in tasks of BLOCK_ROWS rows of one batch
+ * entry; inside a block, columns go outermost when the operand's columns
+ * lie further apart than its rows (a transposed operand), so that memory
+ * is walked nearly in order either way. */
+enum { BLOCK_ROWS = 16 };
+
+typedef struct RowBlock {
+  int64_t batch, first, end;
+} RowBlock;
+
+static int64_t row_block_count(int64_t batch, int64_t rows) { return batch * ((rows + BLOCK_ROWS - 1) / BLOCK_ROWS); }
+
+static RowBlock row_block_of(int64_t index, int64_t rows) {
+  int64_t per_batch = (rows + BLOCK_ROWS - 1) / BLOCK_ROWS;
+  RowBlock b = {.batch = index / per_batch, .first = index % per_batch * BLOCK_ROWS};
+  b.end = b.first + BLOCK_ROWS < rows ? b.first + BLOCK_ROWS : rows;
+  return b;
+}
+
+/* Whether columns lie further apart than rows in a table pair. */
+static bool columns_are_outer(const int64_t *rows, int64_t row_count, const int64_t *columns, int64_t column_count) {
+  int64_t row_step = row_count > 1 ? rows[1] - rows[0] : 0, column_step = column_count > 1 ? columns[1] - columns[0] : 0;
+  return llabs(column_step) > llabs(row_step);
+}
+
+/* A[batch][i][k]; on a ragged-dot's contracting groups only the columns
+ * of this pass's group (the rest stay 0). */
+static inline void a_gather_one(const ProductRun *r, int64_t batch, int64_t i, int64_t k) {
+  const ProductPlan *p = r->plan;
+  if (p->ragged.mode == RAGGED_SUMS && group_find(r, batch, p->ragged.coord[k]) != r->pass) return;
+  int64_t scale = p->a_scale[0] ? p->a_scale[0][batch] + p->a_scale[1][i] + p->a_scale[2][k] : 0;
+  operand_load(r, 0, p->a[0][batch] + p->a[1][i] + p->a[2][k], scale, r->a, (batch * p->m + i) * p->k + k);
+}
+
 static void a_gather_task(void *context, int64_t index) {
   const ProductRun *r = context;
   const ProductPlan *p = r->plan;
-  int64_t batch = index / p->m, i = index % p->m, base = p->a[0][batch] + p->a[1][i];
-  int64_t scale_base = p->a_scale[0] ? p->a_scale[0][batch] + p->a_scale[1][i] : 0;
-  bool masked = p->ragged.mode == RAGGED_SUMS;
-  for (int64_t k = 0; k < p->k; k++) {
-    if (masked && group_find(r, batch, p->ragged.coord[k]) != r->pass) continue;
-    operand_load(r, 0, base + p->a[2][k], p->a_scale[0] ? scale_base + p->a_scale[2][k] : 0, r->a,
-                 index * p->k + k);
+  RowBlock b = row_block_of(index, p->m);
+  if (columns_are_outer(p->a[1], p->m, p->a[2], p->k)) {
+    for (int64_t k = 0; k < p->k; k++)
+      for (int64_t i = b.first; i < b.end; i++) a_gather_one(r, b.batch, i, k);
+  } else {
+    for (int64_t i = b.first; i < b.end; i++)
+      for (int64_t k = 0; k < p->k; k++) a_gather_one(r, b.batch, i, k);
   }
 }
 
-/* Task (batch, k): row k of B[batch]; on a ragged-dot's row groups, the
- * rhs of this pass's group. */
+/* B[batch][k][j]; on a ragged-dot's row groups, from this pass's group's rhs. */
+static inline void b_gather_one(const ProductRun *r, int64_t batch, int64_t k, int64_t j) {
+  const ProductPlan *p = r->plan;
+  int64_t at = p->b[0][batch] + p->b[1][k] + p->b[2][j];
+  if (p->ragged.mode == RAGGED_ROWS) at += r->pass * p->ragged.group_stride;
+  int64_t scale = p->b_scale[0] ? p->b_scale[0][batch] + p->b_scale[1][k] + p->b_scale[2][j] : 0;
+  operand_load(r, 1, at, scale, r->b, (batch * p->k + k) * p->n + j);
+}
+
 static void b_gather_task(void *context, int64_t index) {
   const ProductRun *r = context;
   const ProductPlan *p = r->plan;
-  int64_t batch = index / p->k, k = index % p->k, base = p->b[0][batch] + p->b[1][k];
-  if (p->ragged.mode == RAGGED_ROWS) base += r->pass * p->ragged.group_stride;
-  int64_t scale_base = p->b_scale[0] ? p->b_scale[0][batch] + p->b_scale[1][k] : 0;
-  for (int64_t j = 0; j < p->n; j++)
-    operand_load(r, 1, base + p->b[2][j], p->b_scale[0] ? scale_base + p->b_scale[2][j] : 0, r->b, index * p->n + j);
+  RowBlock b = row_block_of(index, p->k);
+  if (columns_are_outer(p->b[1], p->k, p->b[2], p->n)) {
+    for (int64_t j = 0; j < p->n; j++)
+      for (int64_t k = b.first; k < b.end; k++) b_gather_one(r, b.batch, k, j);
+  } else {
+    for (int64_t k = b.first; k < b.end; k++)
+      for (int64_t j = 0; j < p->n; j++) b_gather_one(r, b.batch, k, j);
+  }
 }
 
-/* Task (batch, row): row i of C[batch] into the result; on a ragged-dot's
- * row groups only the rows of this pass's group, on its contracting
- * groups into this pass's group of the result. */
+/* C[batch][i][j] into the result: on a ragged-dot's row groups only rows
+ * of this pass's group, on its contracting groups into this pass's group
+ * of the result. */
+static inline void c_scatter_one(const ProductRun *r, int64_t batch, int64_t i, int64_t j) {
+  const ProductPlan *p = r->plan;
+  int64_t at = p->c[0][batch] + p->c[1][i] + p->c[2][j];
+  if (p->ragged.mode == RAGGED_ROWS && group_find(r, batch, p->ragged.coord[i]) != r->pass) return;
+  if (p->ragged.mode == RAGGED_SUMS) at += r->pass * p->ragged.group_stride;
+  element_store(p, r->c, (batch * p->m + i) * p->n + j, r->out, at);
+}
+
 static void c_scatter_task(void *context, int64_t index) {
   const ProductRun *r = context;
   const ProductPlan *p = r->plan;
-  int64_t batch = index / p->m, i = index % p->m, base = p->c[0][batch] + p->c[1][i];
-  if (p->ragged.mode == RAGGED_ROWS && group_find(r, batch, p->ragged.coord[i]) != r->pass) return;
-  if (p->ragged.mode == RAGGED_SUMS) base += r->pass * p->ragged.group_stride;
-  for (int64_t j = 0; j < p->n; j++) element_store(p, r->c, index * p->n + j, r->out, base + p->c[2][j]);
+  RowBlock b = row_block_of(index, p->m);
+  if (columns_are_outer(p->c[1], p->m, p->c[2], p->n)) {
+    for (int64_t j = 0; j < p->n; j++)
+      for (int64_t i = b.first; i < b.end; i++) c_scatter_one(r, b.batch, i, j);
+  } else {
+    for (int64_t i = b.first; i < b.end; i++)
+      for (int64_t j = 0; j < p->n; j++) c_scatter_one(r, b.batch, i, j);
+  }
 }
 
 /* Task (batch, row) of C = A·B outside the GEMM: row i of C summed over k
@@ -367,12 +421,12 @@ static void product_passes(const ProductPlan *p, ThreadPool *pool, ProductRun *r
       /* Zero bits are zero in every arithmetic: what a gather skips. */
       memset(r->a, 0, a_bytes);
       if (p->gather_a) p->gather_a(p, r->lhs, r->a, pool);
-      else thread_pool_run(pool, p->batch * p->m, a_gather_task, r);
+      else thread_pool_run(pool, row_block_count(p->batch, p->m), a_gather_task, r);
     }
     if (!p->in_place[1] && (r->pass == 0 || p->ragged.mode == RAGGED_ROWS))
-      thread_pool_run(pool, p->batch * p->k, b_gather_task, r);
+      thread_pool_run(pool, row_block_count(p->batch, p->k), b_gather_task, r);
     product_multiply(p, pool, r);
-    if (!p->in_place[2]) thread_pool_run(pool, p->batch * p->m, c_scatter_task, r);
+    if (!p->in_place[2]) thread_pool_run(pool, row_block_count(p->batch, p->m), c_scatter_task, r);
   }
 }
 
