@@ -259,6 +259,31 @@ TEST(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue) {
   EXPECT(check_module(text, 7, CPU_STEP_KERNEL) == 1, "one epilogue kernel");
 }
 
+/* A fusion as JAX may write it: the dot reads a transpose and a scaled
+ * copy computed inside the fusion, which are computed first. */
+TEST(a_fused_dot_reading_values_computed_inside_its_fusion_matches_the_evaluator) {
+  static const char text[] =
+      "HloModule inner_operands\n"
+      "fused {\n"
+      "  x = f32[5,8] parameter(0)\n"
+      "  w = f32[6,5] parameter(1)\n"
+      "  xt = f32[8,5] transpose(x), dimensions={1,0}\n"
+      "  two = f32[] constant(2)\n"
+      "  twos = f32[6,5] broadcast(two), dimensions={}\n"
+      "  w2 = f32[6,5] multiply(w, twos)\n"
+      "  e = f32[6,5] exponential(w2)\n"
+      "  d = f32[8,6] dot(xt, e), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+      "  ROOT n = f32[8,6] negate(d)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  x = f32[5,8] parameter(0)\n"
+      "  w = f32[6,5] parameter(1)\n"
+      "  ROOT f = f32[8,6] fusion(x, w), kind=kOutput, calls=fused\n"
+      "}\n";
+  int kernels = check_module(text, 9, CPU_STEP_KERNEL);
+  EXPECT(kernels >= 3, "kernels for both operands, then the epilogue: got %d kernels", kernels);
+}
+
 TEST(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator) {
   static const char text[] =
       "HloModule conv_relu\n"
@@ -313,6 +338,7 @@ int main(void) {
   RUN(odd_sized_dots_through_the_gemm_match_the_evaluator);
   RUN(convolutions_with_every_window_and_group_feature_match_the_evaluator);
   RUN(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue);
+  RUN(a_fused_dot_reading_values_computed_inside_its_fusion_matches_the_evaluator);
   RUN(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator);
   RUN(ragged_and_scaled_dots_match_the_evaluator);
   return test_summary();
