@@ -1,17 +1,20 @@
 /* The products of dots and convolutions that the GEMM cannot read where
  * they lie: operands of another type than f32, dimensions whose strides do
- * not merge, convolution windows. A CPU_STEP_CALL routine gathers both
- * operands into contiguous batches of matrices A[b][M][K] and B[b][K][N] in
- * the arithmetic of the result (the evaluator's rules, eval_linalg.c),
- * multiplies them (the blocked GEMM for f32 and narrower floats; a plain
- * row-by-row loop in C for f64, integers and complex numbers) and scatters
- * C[b][M][N] into the result's type and layout.
+ * not merge, convolution windows, scaled-dot's scales, ragged-dot's groups.
+ * A CPU_STEP_CALL routine gathers the operands into contiguous batches of
+ * matrices A[b][M][K] and B[b][K][N] in the arithmetic of the result (the
+ * evaluator's rules, eval_linalg.c), multiplies them (the blocked GEMM for
+ * f32 and narrower floats; a plain row-by-row loop in C for f64, integers
+ * and complex numbers) and scatters C[b][M][N] into the result's type and
+ * layout. An operand or result that is f32 and evenly spaced after all is
+ * left where it lies for the GEMM (in_place_choose); a convolution's A in
+ * f32 is never stored, the GEMM's packing reads it (ProductPlan.pack_a).
  *
  * Where an element lies is a sum of one offset per axis: offset(b, i, k) =
  * batch[b] + row[i] + column[k], each table precomputed at compile time
  * from the operand's layout. A convolution's A (its input patches, which
- * padding and dilation make not separable) is gathered by a routine of
- * cpu_conv.c instead (ProductPlan.gather_a).
+ * padding and dilation make not separable) comes from cpu_conv.c instead
+ * (ProductPlan.gather_a, pack_a).
  *
  * Arithmetic, as eval_linalg.c defines it:
  *   f32, f16, bf16, f8 results  operands rounded to the result type (exact
