@@ -4,6 +4,7 @@
  * GEMM (gemm.h) on the operands where they lie; any other dot (other types,
  * dimensions that need a transpose, a result in another layout) is the
  * gathered product of cpu_product.c. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +216,110 @@ bool cpu_fusion_has_product(const Instruction *fusion) {
   return false;
 }
 
+/* ---- the epilogue per block of rows ---- */
+
+/* A fused dot and the epilogue kernel run on each block of rows the GEMM
+ * finishes, while the block is still in the cache. */
+typedef struct FusedDot {
+  GemmProblem dot;
+  const GemmPlan *gemm;
+  CompiledKernel *epilogue;
+} FusedDot;
+
+typedef struct FusedDotRun {
+  const FusedDot *f;
+  void *const *kernel_buffers;
+  atomic_bool deferred;   /* the GEMM split the columns: run the epilogue after it */
+} FusedDotRun;
+
+static void fused_dot_free(void *state) {
+  FusedDot *f = state;
+  kernel_x86_free(f->epilogue);
+  free(f);
+}
+
+/* Kernel row r is the dot's (batch, row) b * M + i: the block's rows are
+ * final once it spans every column. Column splits depend on the shape
+ * only, so either every block runs its rows or none does. */
+static void fused_block_finish(void *context, int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+  FusedDotRun *r = context;
+  if (col0 != 0 || cols != r->f->dot.n) {
+    atomic_store(&r->deferred, true);
+    return;
+  }
+  kernel_x86_run_rows(r->f->epilogue, r->kernel_buffers, batch * r->f->dot.m + row0, rows);
+}
+
+/* Buffers: lhs, rhs, the product, then the epilogue kernel's. */
+static bool fused_dot_call(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)st;
+  const FusedDot *f = s->state;
+  FusedDotRun r = {.f = f, .kernel_buffers = buffers + 3};
+  atomic_init(&r.deferred, false);
+  GemmProblem g = f->dot;
+  g.a = buffers[0];
+  g.b = buffers[1];
+  g.c = buffers[2];
+  GemmEpilogue hook = {.finish_block = fused_block_finish, .context = &r};
+  gemm_f32_batched(f->gemm, pool, &g, &hook);
+  if (atomic_load(&r.deferred)) kernel_x86_run(f->epilogue, buffers + 3, pool);
+  return true;
+}
+
+/* Whether the epilogue of dot can run per block of the dot's rows: a loop
+ * kernel over the dot's own dims whose last dim is the dot's one column
+ * dim, reading the product only at the point it computes. */
+static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction *dot) {
+  const DotDims *dd = attrs_dot(&dot->attrs);
+  int64_t rfree[AXLE_MAX_RANK];
+  const Shape *rhs = &dot->operands[1]->shape;
+  if (dot->shape.rank < 1 || dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree) != 1) return false;
+  Status why = {0};
+  Kernel *k = lower_epilogue(fusion, dot, &why);
+  bool fits = k && k->kind == KERNEL_LOOP && k->rank == dot->shape.rank &&
+              memcmp(k->dims, dot->shape.dims, sizeof *k->dims * (size_t)k->rank) == 0;
+  int product = -1;
+  for (int i = 0; fits && i < k->input_count; i++)
+    if (k->inputs[i].source == dot && !k->inputs[i].constant) product = i;
+  fits = fits && product >= 0;
+  for (int i = 0; fits && i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop != KOP_LOAD || op->buffer != product) continue;
+    fits = op->arg_count == k->rank;
+    for (int d = 0; fits && d < k->rank; d++)
+      fits = k->ops[op->args[d]].kop == KOP_INDEX && k->ops[op->args[d]].dim == d;
+  }
+  kernel_free(k);
+  return fits;
+}
+
+/* Merges the last two steps, the dot's GEMM and its epilogue kernel, into
+ * one call that runs the epilogue on each block of rows the GEMM finishes,
+ * when the epilogue allows it; otherwise leaves them as they are. */
+static void epilogue_fuse_into_dot(CpuCompile *c, const Instruction *fusion, const Instruction *dot) {
+  CpuProgram *p = c->p;
+  if (p->step_count < 2) return;
+  CpuStep *d = &p->steps[p->step_count - 2], *k = &p->steps[p->step_count - 1];
+  if (d->kind != CPU_STEP_DOT || d->inst != fusion || k->kind != CPU_STEP_KERNEL || k->inst != fusion) return;
+  if (!epilogue_runs_per_block(fusion, dot)) return;
+  FusedDot *f = calloc_or_exit(1, sizeof *f);
+  f->dot = d->dot;
+  f->gemm = p->gemm;
+  f->epilogue = k->kernel;
+  int *buffers = calloc_or_exit((size_t)(3 + k->buffer_count) + 1, sizeof *buffers);
+  memcpy(buffers, d->buffers, 3 * sizeof *buffers);
+  memcpy(buffers + 3, k->buffers, (size_t)k->buffer_count * sizeof *buffers);
+  free(d->buffers);
+  free(k->buffers);
+  d->kind = CPU_STEP_CALL;
+  d->call = fused_dot_call;
+  d->state = f;
+  d->free_state = fused_dot_free;
+  d->buffers = buffers;
+  d->buffer_count += k->buffer_count;
+  p->step_count--;
+}
+
 /* An output fusion (or any fusion around one dot or convolution): the
  * product through the GEMM into a temporary placed after the plan's block,
  * then the rest of the fused computation as a loop kernel that reads it. */
@@ -239,7 +344,9 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
   int out = c->product_binding;
   bool ok = product->opcode == OP_DOT ? add_dot_step(c, fusion, product, lhs, rhs, out)
                                       : cpu_conv_step_add(c, fusion, product, lhs, rhs, out);
-  return ok && cpu_compile_kernel(c, fusion, product, out);
+  ok = ok && cpu_compile_kernel(c, fusion, product, out);
+  if (ok && product->opcode == OP_DOT) epilogue_fuse_into_dot(c, fusion, product);
+  return ok;
 }
 
 /* ---- scaled-dot and ragged-dot: the gathered product with more ---- */

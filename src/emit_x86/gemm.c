@@ -337,6 +337,8 @@ static void gemm_task_run(void *context, int64_t index) {
     macro_tile_multiply(call, &t, s->a_pack);
   }
   scratch_release(s);
+  const GemmEpilogue *e = call->epilogue;
+  if (e && e->finish_block) e->finish_block(e->context, t.batch, t.m0, t.mc, t.n0, t.nc);
 }
 
 /* ---------------------------------------------------------- direct path */
@@ -363,6 +365,7 @@ static void direct_task_run(void *context, int64_t batch) {
       c[i * p->c_row_stride + j] = sum;
     }
   if (e && e->apply) e->apply(e->context, c, p->c_row_stride, p->m, p->n, 0, 0, batch);
+  if (e && e->finish_block) e->finish_block(e->context, batch, 0, p->m, 0, p->n);
 }
 
 /* ---------------------------------------------------------------- entry */

@@ -98,8 +98,14 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st);
  * epilogue of a dot (bias, activation) will be applied here. */
 typedef void GemmEpilogueFn(void *context, float *tile, int64_t row_stride, int64_t rows,
                             int64_t cols, int64_t row0, int64_t col0, int64_t batch);
+/* A hook run once per block of C that one task finished: rows [row0,
+ * row0 + rows) by columns [col0, col0 + cols) of product `batch` hold their
+ * final values (a whole macro tile, or a whole product on the direct path),
+ * still warm in the cache. Called from the task's thread, like apply. */
+typedef void GemmBlockFn(void *context, int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t cols);
 typedef struct GemmEpilogue {
   GemmEpilogueFn *apply;
+  GemmBlockFn *finish_block;   /* may be NULL */
   void *context;
 } GemmEpilogue;
 

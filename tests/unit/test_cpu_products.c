@@ -259,6 +259,24 @@ TEST(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue) {
   EXPECT(check_module(text, 7, CPU_STEP_KERNEL) == 1, "one epilogue kernel");
 }
 
+/* The epilogue runs on each block of rows the GEMM finishes; a wide
+ * product whose columns the GEMM splits runs it after the GEMM instead. */
+TEST(an_epilogue_run_per_block_of_rows_matches_the_evaluator) {
+  static const long long sizes[][3] = {{700, 300, 64}, {20, 100, 2500}, {3, 5, 7}};
+  char text[1024];
+  for (int i = 0; i < 3; i++) {
+    long long m = sizes[i][0], k = sizes[i][1], n = sizes[i][2];
+    sprintf(text,
+            "HloModule mlp\nENTRY main {\n  x = f32[%lld,%lld] parameter(0)\n  w = f32[%lld,%lld] parameter(1)\n"
+            "  b = f32[%lld] parameter(2)\n"
+            "  d = f32[%lld,%lld] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+            "  bb = f32[%lld,%lld] broadcast(b), dimensions={1}\n  s = f32[%lld,%lld] add(d, bb)\n"
+            "  ROOT t = f32[%lld,%lld] tanh(s)\n}\n",
+            m, k, k, n, n, m, n, m, n, m, n, m, n);
+    EXPECT(check_module(text, 30 + (uint64_t)i, CPU_STEP_CALL) == 1, "one call for the dot and its epilogue");
+  }
+}
+
 /* A fusion as JAX may write it: the dot reads a transpose and a scaled
  * copy computed inside the fusion, which are computed first. */
 TEST(a_fused_dot_reading_values_computed_inside_its_fusion_matches_the_evaluator) {
@@ -339,6 +357,7 @@ int main(void) {
   RUN(convolutions_with_every_window_and_group_feature_match_the_evaluator);
   RUN(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue);
   RUN(a_fused_dot_reading_values_computed_inside_its_fusion_matches_the_evaluator);
+  RUN(an_epilogue_run_per_block_of_rows_matches_the_evaluator);
   RUN(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator);
   RUN(ragged_and_scaled_dots_match_the_evaluator);
   return test_summary();
