@@ -100,6 +100,9 @@ struct ProductPlan {
    * GEMM where they lie, with these batch, row and column strides. */
   bool in_place[3];
   int64_t strides[3][3];
+  /* An epilogue kernel run per block of rows; its buffers follow the
+   * step's first three (product_step_take_epilogue). */
+  CompiledKernel *epilogue;
 };
 
 ProductArithmetic product_arithmetic_of(ElementType result);
@@ -117,6 +120,12 @@ void product_plan_free(void *plan);
  * from bindings lhs, rhs into out; a scaled-dot's scales and a
  * ragged-dot's group sizes are inst's operands 2 and 3. */
 bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan, int lhs, int rhs, int out);
+/* Makes kernel_step's epilogue kernel run inside product_step, on each
+ * block of rows the GEMM finishes (GEMM row = kernel row), when the plan
+ * writes its result in place with one batch in f32; takes the kernel and
+ * its buffers (the caller drops kernel_step) and returns true, or changes
+ * nothing and returns false. */
+bool product_step_take_epilogue(CpuStep *product_step, CpuStep *kernel_step);
 
 /* ------------------------------------------------------------ cpu_conv.c */
 bool cpu_compile_convolution(CpuCompile *c, const Instruction *inst);

@@ -266,25 +266,41 @@ static bool fused_dot_call(const CpuStep *s, void *const *buffers, ThreadPool *p
   return true;
 }
 
-/* Whether the epilogue of dot can run per block of the dot's rows: a loop
- * kernel over the dot's own dims whose last dim is the dot's one column
- * dim, reading the product only at the point it computes. */
-static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction *dot) {
-  const DotDims *dd = attrs_dot(&dot->attrs);
+/* Whether product's result, as the GEMM lays its rows, is rows of the
+ * epilogue kernel: a dot whose one column dim is the last (kernel row =
+ * batch * M + row); a convolution of one group labelled batch, spatial
+ * dims in order, then the feature (kernel row = the GEMM row). */
+static bool product_rows_are_kernel_rows(const Instruction *product) {
+  if (product->shape.rank < 1) return false;
+  if (product->opcode == OP_CONVOLUTION) {
+    const ConvDims *cd = attrs_conv(&product->attrs);
+    bool in_order = cd->output_batch == 0 && cd->output_feature == product->shape.rank - 1 &&
+                    product->attrs.feature_group_count <= 1 && product->attrs.batch_group_count <= 1;
+    for (int s = 0; in_order && s < cd->spatial_count; s++) in_order = cd->output_spatial[s] == 1 + s;
+    return in_order;
+  }
+  const DotDims *dd = attrs_dot(&product->attrs);
   int64_t rfree[AXLE_MAX_RANK];
-  const Shape *rhs = &dot->operands[1]->shape;
-  if (dot->shape.rank < 1 || dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree) != 1) return false;
+  const Shape *rhs = &product->operands[1]->shape;
+  return dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree) == 1;
+}
+
+/* Whether the epilogue of product can run per block of its rows: a loop
+ * kernel over the product's own dims, its rows the GEMM's, reading the
+ * product only at the point it computes. */
+static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction *product) {
+  if (!product_rows_are_kernel_rows(product)) return false;
   Status why = {0};
-  Kernel *k = lower_epilogue(fusion, dot, &why);
-  bool fits = k && k->kind == KERNEL_LOOP && k->rank == dot->shape.rank &&
-              memcmp(k->dims, dot->shape.dims, sizeof *k->dims * (size_t)k->rank) == 0;
-  int product = -1;
+  Kernel *k = lower_epilogue(fusion, product, &why);
+  bool fits = k && k->kind == KERNEL_LOOP && k->rank == product->shape.rank &&
+              memcmp(k->dims, product->shape.dims, sizeof *k->dims * (size_t)k->rank) == 0;
+  int input = -1;
   for (int i = 0; fits && i < k->input_count; i++)
-    if (k->inputs[i].source == dot && !k->inputs[i].constant) product = i;
-  fits = fits && product >= 0;
+    if (k->inputs[i].source == product && !k->inputs[i].constant) input = i;
+  fits = fits && input >= 0;
   for (int i = 0; fits && i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
-    if (op->kop != KOP_LOAD || op->buffer != product) continue;
+    if (op->kop != KOP_LOAD || op->buffer != input) continue;
     fits = op->arg_count == k->rank;
     for (int d = 0; fits && d < k->rank; d++)
       fits = k->ops[op->args[d]].kop == KOP_INDEX && k->ops[op->args[d]].dim == d;
@@ -296,12 +312,17 @@ static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction
 /* Merges the last two steps, the dot's GEMM and its epilogue kernel, into
  * one call that runs the epilogue on each block of rows the GEMM finishes,
  * when the epilogue allows it; otherwise leaves them as they are. */
-static void epilogue_fuse_into_dot(CpuCompile *c, const Instruction *fusion, const Instruction *dot) {
+static void epilogue_fuse_into_product(CpuCompile *c, const Instruction *fusion, const Instruction *product) {
   CpuProgram *p = c->p;
   if (p->step_count < 2) return;
   CpuStep *d = &p->steps[p->step_count - 2], *k = &p->steps[p->step_count - 1];
-  if (d->kind != CPU_STEP_DOT || d->inst != fusion || k->kind != CPU_STEP_KERNEL || k->inst != fusion) return;
-  if (!epilogue_runs_per_block(fusion, dot)) return;
+  if (d->inst != fusion || k->kind != CPU_STEP_KERNEL || k->inst != fusion) return;
+  if (d->kind == CPU_STEP_CALL) {
+    /* A gathered product: it takes the kernel if its plan allows. */
+    if (epilogue_runs_per_block(fusion, product) && product_step_take_epilogue(d, k)) p->step_count--;
+    return;
+  }
+  if (d->kind != CPU_STEP_DOT || !epilogue_runs_per_block(fusion, product)) return;
   FusedDot *f = calloc_or_exit(1, sizeof *f);
   f->dot = d->dot;
   f->gemm = p->gemm;
@@ -345,7 +366,7 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
   bool ok = product->opcode == OP_DOT ? add_dot_step(c, fusion, product, lhs, rhs, out)
                                       : cpu_conv_step_add(c, fusion, product, lhs, rhs, out);
   ok = ok && cpu_compile_kernel(c, fusion, product, out);
-  if (ok && product->opcode == OP_DOT) epilogue_fuse_into_dot(c, fusion, product);
+  if (ok) epilogue_fuse_into_product(c, fusion, product);
   return ok;
 }
 

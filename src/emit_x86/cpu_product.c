@@ -31,6 +31,7 @@
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
@@ -182,6 +183,7 @@ void product_plan_free(void *state) {
     free(p->b_scale[i]);
   }
   free(p->ragged.coord);
+  kernel_x86_free(p->epilogue);
   if (p->gather_free) p->gather_free(p->gather_context);
   free(p);
 }
@@ -198,6 +200,10 @@ typedef struct ProductRun {
    * and the group this pass computes. */
   int64_t *group;
   int64_t pass;
+  /* The epilogue's buffers, and whether the GEMM split the columns so that
+   * the epilogue runs after it rather than per block. */
+  void *const *kernel_buffers;
+  atomic_bool deferred;
 } ProductRun;
 
 /* Element `offset` of an operand, times its scale when the plan has one. */
@@ -354,6 +360,15 @@ static void a_pack_run(void *context, int64_t batch, int64_t row0, int rows, int
 /* Whether A goes to the GEMM panel by panel, never stored whole. */
 static bool a_is_packed(const ProductPlan *p) { return p->pack_a && p->arithmetic == PRODUCT_F32; }
 
+/* GEMM rows are kernel rows: a block spanning every column is final. */
+static void epilogue_block_finish(void *context, int64_t batch, int64_t row0, int64_t rows, int64_t col0,
+                                  int64_t cols) {
+  ProductRun *r = context;
+  (void)batch;  /* one batch: product_step_take_epilogue */
+  if (col0 != 0 || cols != r->plan->n) atomic_store(&r->deferred, true);
+  else kernel_x86_run_rows(r->plan->epilogue, r->kernel_buffers, row0, rows);
+}
+
 static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun *r) {
   if (p->arithmetic != PRODUCT_F32) {
     thread_pool_run(pool, p->batch * p->m, row_multiply_task, r);
@@ -387,7 +402,9 @@ static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun 
     g.a_pack = a_pack_run;
     g.a_pack_context = r;
   }
-  gemm_f32_batched(p->gemm, pool, &g, NULL);
+  GemmEpilogue hook = {.finish_block = epilogue_block_finish, .context = r};
+  gemm_f32_batched(p->gemm, pool, &g, p->epilogue ? &hook : NULL);
+  if (p->epilogue && atomic_load(&r->deferred)) kernel_x86_run(p->epilogue, r->kernel_buffers, pool);
 }
 
 /* Contiguous space for count elements of the arithmetic, or NULL. */
@@ -437,7 +454,8 @@ static void product_passes(const ProductPlan *p, ThreadPool *pool, ProductRun *r
  * scaled-dot's two scales or ragged-dot's group sizes. */
 static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
   const ProductPlan *p = s->state;
-  ProductRun r = {.plan = p, .lhs = buffers[0], .rhs = buffers[1], .out = buffers[2]};
+  ProductRun r = {.plan = p, .lhs = buffers[0], .rhs = buffers[1], .out = buffers[2], .kernel_buffers = buffers + 3};
+  atomic_init(&r.deferred, false);
   if (p->batch == 0 || p->m == 0 || p->n == 0) return true;
   if (p->a_scale[0]) {
     r.lhs_scale = buffers[3];
@@ -511,5 +529,23 @@ bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan,
   s->buffers[1] = rhs;
   s->buffers[2] = out;
   for (int i = 0; i < extra_count; i++) s->buffers[3 + i] = extra[i];
+  return true;
+}
+
+bool product_step_take_epilogue(CpuStep *product_step, CpuStep *kernel_step) {
+  ProductPlan *p = product_step->state;
+  if (product_step->call != product_call || p->epilogue || p->batch != 1 || p->arithmetic != PRODUCT_F32 ||
+      p->ragged.mode != RAGGED_NONE || !p->in_place[2] || product_step->buffer_count != 3)
+    return false;
+  int *buffers = calloc_or_exit((size_t)(3 + kernel_step->buffer_count) + 1, sizeof *buffers);
+  memcpy(buffers, product_step->buffers, 3 * sizeof *buffers);
+  memcpy(buffers + 3, kernel_step->buffers, (size_t)kernel_step->buffer_count * sizeof *buffers);
+  free(product_step->buffers);
+  free(kernel_step->buffers);
+  product_step->buffers = buffers;
+  product_step->buffer_count += kernel_step->buffer_count;
+  p->epilogue = kernel_step->kernel;
+  kernel_step->kernel = NULL;
+  kernel_step->buffers = NULL;
   return true;
 }
