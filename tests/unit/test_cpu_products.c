@@ -317,6 +317,17 @@ TEST(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator) {
       "  ROOT r = f32[2,6,6,4] maximum(s, zeros)\n"
       "}\n";
   EXPECT(check_module(text, 8, CPU_STEP_KERNEL) == 0, "the epilogue runs inside the convolution's product step");
+  /* Few rows and many features: the GEMM splits the columns, and the
+   * epilogue runs after it. */
+  static const char wide[] =
+      "HloModule conv_wide\n"
+      "ENTRY main {\n"
+      "  x = f32[1,3,3,40] parameter(0)\n"
+      "  w = f32[1,1,40,3000] parameter(1)\n"
+      "  c = f32[1,3,3,3000] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f\n"
+      "  ROOT t = f32[1,3,3,3000] tanh(c)\n"
+      "}\n";
+  EXPECT(check_module(wide, 9, CPU_STEP_KERNEL) == 0, "the epilogue runs inside the wide convolution's step");
 }
 
 /* ---- scaled-dot and ragged-dot ---- */
