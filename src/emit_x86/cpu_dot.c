@@ -1,9 +1,16 @@
-/* The CPU backend's dots: an unfused dot, and an output fusion (a dot or a
- * convolution and the elementwise epilogue the optimizer fused onto it).
+/* The CPU backend's dots and the fusions around a dot or a convolution.
+ *
  * An f32 dot whose dimensions merge into strides is a call of the blocked
  * GEMM (gemm.h) on the operands where they lie; any other dot (other types,
- * dimensions that need a transpose, a result in another layout) is the
- * gathered product of cpu_product.c. */
+ * dimensions that need a transpose, a result in another layout), and
+ * scaled-dot and ragged-dot, are gathered products (cpu_product.c).
+ *
+ * A fusion around one dot or convolution (an output fusion, or a loop
+ * fusion as JAX writes one) computes the product into a temporary, then
+ * the rest of its computation as an epilogue kernel reading it; operands
+ * the fusion computes itself are computed first, each by a kernel of its
+ * own. An epilogue that reads the product only where it writes runs on
+ * each block of rows as the GEMM finishes it. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
