@@ -188,8 +188,12 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   case OP_CHOLESKY: return cpu_compile_cholesky(c, inst);
   case OP_TRIANGULAR_SOLVE: return cpu_compile_triangular_solve(c, inst);
   case OP_CUSTOM_CALL: return cpu_compile_custom_call(c, inst);
+  case OP_CONVOLUTION: return cpu_compile_convolution(c, inst);
+  case OP_SCALED_DOT: return cpu_compile_scaled_dot(c, inst);
+  case OP_RAGGED_DOT: return cpu_compile_ragged_dot(c, inst);
   case OP_FUSION:
-    if (inst->attrs.fusion_kind == FUSION_OUTPUT) return cpu_compile_output_fusion(c, inst);
+    if (inst->attrs.fusion_kind == FUSION_OUTPUT || cpu_fusion_has_product(inst))
+      return cpu_compile_output_fusion(c, inst);
     if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_refuse(c, inst, "a custom fusion");
     return cpu_compile_kernel(c, inst, NULL, -1);
   default:

@@ -34,7 +34,104 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
 
 /* ------------------------------------------------------------- cpu_dot.c */
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst);
+/* An output fusion, or any fusion around one dot or convolution: the
+ * product into a temporary, then the rest as an epilogue kernel. */
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
+/* Whether a fusion's body holds a dot or a convolution (which no loop
+ * kernel computes: such a fusion is compiled as an output fusion). */
+bool cpu_fusion_has_product(const Instruction *fusion);
+
+/* --------------------------------------------------------- cpu_product.c
+ * A dot or convolution the GEMM cannot read in place, as a CPU_STEP_CALL:
+ * operands gathered into contiguous batches A[batch][m][k], B[batch][k][n]
+ * in the arithmetic of the result, multiplied, and C[batch][m][n]
+ * scattered into the result. */
+typedef enum ProductArithmetic { PRODUCT_F32, PRODUCT_F64, PRODUCT_INTEGER, PRODUCT_COMPLEX } ProductArithmetic;
+
+typedef struct ProductPlan ProductPlan;
+/* Gathers all of A (batch * m * k elements, loaded with
+ * product_element_load) from lhs; for gathers that are not a sum of
+ * per-axis offsets (a convolution's input patches). */
+typedef void ProductGatherFn(const ProductPlan *plan, const void *lhs, void *a, ThreadPool *pool);
+/* Fills one panel of A straight from lhs, as GemmPackFn does (gemm.h),
+ * when the arithmetic is f32: A is then never stored whole (the implicit
+ * GEMM of a convolution). */
+typedef void ProductPackFn(const ProductPlan *plan, const void *lhs, int64_t batch, int64_t row0, int rows, int width,
+                           int64_t k0, int64_t depth, float *dst);
+
+/* ragged-dot (eval_dot_variants.c): one lhs dimension is cut into groups
+ * of group_sizes[g] consecutive coordinates. The product runs once per
+ * group: RAGGED_ROWS, the ragged dimension is an lhs row dimension and
+ * each row takes its group's rhs (rows in no group are 0); RAGGED_SUMS, it
+ * is a contracting dimension and result[g] sums only group g's part. */
+typedef enum RaggedMode { RAGGED_NONE, RAGGED_ROWS, RAGGED_SUMS } RaggedMode;
+typedef struct RaggedPlan {
+  RaggedMode mode;
+  int64_t groups, extent;     /* G, and the ragged dimension's size */
+  int64_t rows;               /* rows of group_sizes: the batch, or 1 */
+  bool per_batch;             /* group_sizes has the batch dims */
+  ElementType sizes_type;
+  int64_t *coord;             /* ROWS: per row i, SUMS: per column k: the ragged coordinate */
+  int64_t group_stride;       /* ROWS: rhs offset per group; SUMS: result offset per group */
+  int64_t result_bytes;       /* ROWS: the result, zeroed first */
+} RaggedPlan;
+
+struct ProductPlan {
+  ElementType lhs_type, rhs_type, result_type;
+  ProductArithmetic arithmetic;
+  int64_t batch, m, n, k;
+  /* Element offsets per axis, malloc'd: a[0][batch] + a[1][i] + a[2][k] in
+   * lhs, b[0][batch] + b[1][k] + b[2][j] in rhs, c[0][batch] + c[1][i] +
+   * c[2][j] in the result. a is unused with gather_a. */
+  int64_t *a[3], *b[3], *c[3];
+  /* scaled-dot: offsets of each element's scale, per axis like a and b
+   * (NULL otherwise); the operand times its scale, in double, is loaded. */
+  int64_t *a_scale[3], *b_scale[3];
+  ElementType scale_type[2];
+  RaggedPlan ragged;
+  ProductGatherFn *gather_a;
+  ProductPackFn *pack_a;
+  void *gather_context;
+  void (*gather_free)(void *context);
+  const GemmPlan *gemm;   /* the program's; set by product_step_add */
+  /* Set by product_step_add: A, B, C (0, 1, 2) read or written by the
+   * GEMM where they lie, with these batch, row and column strides. */
+  bool in_place[3];
+  int64_t strides[3][3];
+  /* An epilogue kernel run per block of rows; its buffers follow the
+   * step's first three (product_step_take_epilogue). */
+  CompiledKernel *epilogue;
+};
+
+ProductArithmetic product_arithmetic_of(ElementType result);
+/* Element strides of s's dimensions in its layout. */
+void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
+/* The offsets, in s's layout, of every index over dims[0..n) (row-major
+ * over that list); *count of them. malloc'd. */
+int64_t *offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count);
+/* Element `offset` of src (type from) into element `at` of a gathered
+ * batch, converted to the plan's arithmetic. */
+void product_element_load(const ProductPlan *p, ElementType from, const void *src, int64_t offset, void *dst,
+                          int64_t at);
+void product_plan_free(void *plan);
+/* Adds the call step computing plan (which it takes, freed on failure too)
+ * from bindings lhs, rhs into out; a scaled-dot's scales and a
+ * ragged-dot's group sizes are inst's operands 2 and 3. */
+bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan, int lhs, int rhs, int out);
+/* Makes kernel_step's epilogue kernel run inside product_step, on each
+ * block of rows the GEMM finishes (GEMM row = kernel row), when the plan
+ * writes its result in place with one batch in f32; takes the kernel and
+ * its buffers (the caller drops kernel_step) and returns true, or changes
+ * nothing and returns false. */
+bool product_step_take_epilogue(CpuStep *product_step, CpuStep *kernel_step);
+
+/* ------------------------------------------------------------ cpu_conv.c */
+bool cpu_compile_convolution(CpuCompile *c, const Instruction *inst);
+/* The convolution conv (inst names it in messages) from bindings lhs and
+ * rhs into out, through the GEMM on its input patches. */
+bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out);
 
 /* --------------------------------------------------------- cpu_scatter.c */
 bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst);

@@ -1,19 +1,23 @@
-/* The CPU backend's dots: an unfused dot, and an output fusion (a dot and
- * the elementwise epilogue the optimizer fused onto it), each as a call of
- * the blocked GEMM (gemm.h) on strides read from the operands' layouts. */
+/* The CPU backend's dots and the fusions around a dot or a convolution.
+ *
+ * An f32 dot whose dimensions merge into strides is a call of the blocked
+ * GEMM (gemm.h) on the operands where they lie; any other dot (other types,
+ * dimensions that need a transpose, a result in another layout), and
+ * scaled-dot and ragged-dot, are gathered products (cpu_product.c).
+ *
+ * A fusion around one dot or convolution (an output fusion, or a loop
+ * fusion as JAX writes one) computes the product into a temporary, then
+ * the rest of its computation as an epilogue kernel reading it; operands
+ * the fusion computes itself are computed first, each by a kernel of its
+ * own. An epilogue that reads the product only where it writes runs on
+ * each block of rows as the GEMM finishes it. */
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
+#include "opt/lower.h"
 
-
-/* Element strides of s's dimensions in its layout. */
-static void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
-  int64_t step = 1;
-  for (int i = 0; i < s->rank; i++) {
-    strides[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
-  }
-}
 
 /* Merges the dims dims[0..n) of a shape (outermost first) into one extent
  * and one stride; false when they are not evenly spaced in memory. Dims of
@@ -79,18 +83,55 @@ static bool dot_problem(const Instruction *dot, GemmProblem *g, const char **why
          dims_merge(out, on, nn, &unused, &cn_stride) && (g->n <= 1 || cn_stride == 1);
 }
 
-/* A GEMM step computing dot (inst names it in messages) from the bindings
- * lhs and rhs into out. */
+/* The gathered product of dot: offset tables over its batch, free and
+ * contracting dimensions, for any dimension numbers and types. rhs_skip
+ * (or -1) is an rhs dimension in no list (ragged-dot's group dimension);
+ * the result's dimensions start at out_first (ragged-dot's contracting
+ * groups put the group first). */
+static ProductPlan *dot_product_plan(const Instruction *dot, int64_t rhs_skip, int out_first) {
+  const Shape *lhs = &dot->operands[0]->shape, *rhs = &dot->operands[1]->shape, *out = &dot->shape;
+  const DotDims *dd = attrs_dot(&dot->attrs);
+  int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK], ob[AXLE_MAX_RANK], om[AXLE_MAX_RANK], on[AXLE_MAX_RANK];
+  int nb = dd->lhs_batch.count, nk = dd->lhs_contracting.count;
+  int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+  int nn = dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
+  for (int i = 0; i < nn; i++)
+    if (rfree[i] == rhs_skip) memmove(rfree + i, rfree + i + 1, (size_t)(--nn - i) * sizeof *rfree);
+  dims_range(ob, out_first, nb);
+  dims_range(om, out_first + nb, nm);
+  dims_range(on, out_first + nb + nm, nn);
+  ProductPlan *p = calloc_or_exit(1, sizeof *p);
+  p->lhs_type = lhs->type;
+  p->rhs_type = rhs->type;
+  p->result_type = out->type;
+  p->arithmetic = product_arithmetic_of(out->type);
+  int64_t unused;
+  p->a[0] = offset_table_create(lhs, dd->lhs_batch.values, nb, &p->batch);
+  p->a[1] = offset_table_create(lhs, lfree, nm, &p->m);
+  p->a[2] = offset_table_create(lhs, dd->lhs_contracting.values, nk, &p->k);
+  p->b[0] = offset_table_create(rhs, dd->rhs_batch.values, nb, &unused);
+  p->b[1] = offset_table_create(rhs, dd->rhs_contracting.values, nk, &unused);
+  p->b[2] = offset_table_create(rhs, rfree, nn, &p->n);
+  p->c[0] = offset_table_create(out, ob, nb, &unused);
+  p->c[1] = offset_table_create(out, om, nm, &unused);
+  p->c[2] = offset_table_create(out, on, nn, &unused);
+  return p;
+}
+
+/* A step computing dot (inst names it in messages) from the bindings lhs
+ * and rhs into out: the GEMM on the operands where they lie when the dot
+ * is f32 and its dimensions merge into GEMM strides, else the gathered
+ * product (cpu_product.c). */
 static bool add_dot_step(CpuCompile *c, const Instruction *inst, const Instruction *dot, int lhs, int rhs, int out) {
   GemmProblem g;
   const char *why;
-  if (!dot_problem(dot, &g, &why)) return cpu_refuse(c, inst, why);
+  if (shape_element_count(&dot->shape) == 0) return true;  /* nothing to write */
+  if (!dot_problem(dot, &g, &why)) return product_step_add(c, inst, dot_product_plan(dot, -1, 0), lhs, rhs, out);
   if (lhs < 0 || rhs < 0 || out < 0) return cpu_refuse(c, inst, "a dot operand the plan does not place");
   if (!c->p->gemm) {
     c->p->gemm = gemm_plan_create(&c->p->cpu, c->st);
     if (!c->p->gemm) return false;
   }
-  if (shape_element_count(&dot->shape) == 0) return true;  /* nothing to write */
   CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_DOT, inst, 3);
   s->dot = g;
   s->buffers[0] = lhs;
@@ -113,27 +154,334 @@ static int fused_operand_binding(const CpuCompile *c, const Instruction *fusion,
   return cpu_binding_of(c, fusion->operands[n], 0);
 }
 
-/* An output fusion: its dot through the GEMM into a temporary placed after
- * the plan's block, then the rest of the fused computation as a loop kernel
- * that reads the product. */
+static bool is_product(const Instruction *inst) {
+  return inst->opcode == OP_DOT || inst->opcode == OP_CONVOLUTION;
+}
+
+/* A constant (lit, stored in shape's layout) as a binding of the program;
+ * -1 for a packed layout. */
+static int fused_constant_binding(CpuCompile *c, const Literal *lit, const Shape *shape) {
+  if (!lit || shape_is_tuple(&lit->shape) || shape->element_size_bits) return -1;
+  size_t bytes = (size_t)shape_byte_size(&lit->shape);
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
+  relayout_copy(shape, lit->data, b.data, true);
+  return cpu_program_add_binding(c->p, &b);
+}
+
+/* The binding holding value v of fusion's body for its product to read:
+ * a parameter is the fusion's operand; any other value is computed first,
+ * into a temporary of its own, by a kernel of its own (its operands first,
+ * the same way), so that a dot or convolution can read values computed
+ * inside its fusion. -1, with the refusal reported, when it cannot be. */
+static int fused_value_binding(CpuCompile *c, const Instruction *fusion, const Instruction *v, int depth) {
+  int b = -1;
+  if (v->opcode == OP_PARAMETER) b = fused_operand_binding(c, fusion, v);
+  if (v->opcode == OP_CONSTANT) b = fused_constant_binding(c, v->attrs.literal, &v->shape);
+  if (b >= 0) return b;
+  if (depth > 32 || v->opcode == OP_PARAMETER || v->opcode == OP_CONSTANT || shape_is_tuple(&v->shape) ||
+      v->shape.element_size_bits || is_product(v)) {
+    cpu_refuse(c, fusion, "a fused product whose operand cannot be computed before it");
+    return -1;
+  }
+  Status why = {0};
+  Kernel *k = lower_to_kernel(v, &why);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  if (!ck) {
+    kernel_free(k);
+    cpu_refuse(c, fusion, why.message);
+    return -1;
+  }
+  int count = k->input_count + k->output_count, *buffers = calloc_or_exit((size_t)count + 1, sizeof *buffers);
+  bool ok = k->output_count == 1;
+  for (int i = 0; i < k->input_count && ok; i++) {
+    const KernelBuffer *in = &k->inputs[i];
+    buffers[i] = in->constant ? fused_constant_binding(c, in->constant, &in->shape)
+                              : fused_value_binding(c, fusion, in->source, depth + 1);
+    ok = buffers[i] >= 0;
+  }
+  CpuBinding temp = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, shape_byte_size(&v->shape))};
+  int out = ok ? cpu_program_add_binding(c->p, &temp) : -1;
+  if (ok) {
+    CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_KERNEL, fusion, count);
+    s->kernel = ck;
+    memcpy(s->buffers, buffers, sizeof *buffers * (size_t)k->input_count);
+    s->buffers[k->input_count] = out;
+  } else {
+    kernel_x86_free(ck);
+    if (c->st->code == STATUS_OK) cpu_refuse(c, fusion, "a fused product operand the kernel cannot read");
+  }
+  free(buffers);
+  kernel_free(k);
+  return out;
+}
+
+bool cpu_fusion_has_product(const Instruction *fusion) {
+  if (fusion->opcode != OP_FUSION || fusion->called_count < 1) return false;
+  const Computation *body = fusion->called[0];
+  for (int i = 0; i < body->instruction_count; i++)
+    if (is_product(body->instructions[i])) return true;
+  return false;
+}
+
+/* ---- the epilogue per block of rows ---- */
+
+/* A fused dot and the epilogue kernel run on each block of rows the GEMM
+ * finishes, while the block is still in the cache. */
+typedef struct FusedDot {
+  GemmProblem dot;
+  const GemmPlan *gemm;
+  CompiledKernel *epilogue;
+} FusedDot;
+
+typedef struct FusedDotRun {
+  const FusedDot *f;
+  void *const *kernel_buffers;
+  atomic_bool deferred;   /* the GEMM split the columns: run the epilogue after it */
+} FusedDotRun;
+
+static void fused_dot_free(void *state) {
+  FusedDot *f = state;
+  kernel_x86_free(f->epilogue);
+  free(f);
+}
+
+/* Kernel row r is the dot's (batch, row) b * M + i: the block's rows are
+ * final once it spans every column. Column splits depend on the shape
+ * only, so either every block runs its rows or none does. */
+static void fused_block_finish(void *context, int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+  FusedDotRun *r = context;
+  if (col0 != 0 || cols != r->f->dot.n) {
+    atomic_store(&r->deferred, true);
+    return;
+  }
+  kernel_x86_run_rows(r->f->epilogue, r->kernel_buffers, batch * r->f->dot.m + row0, rows);
+}
+
+/* Buffers: lhs, rhs, the product, then the epilogue kernel's. */
+static bool fused_dot_call(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)st;
+  const FusedDot *f = s->state;
+  FusedDotRun r = {.f = f, .kernel_buffers = buffers + 3};
+  atomic_init(&r.deferred, false);
+  GemmProblem g = f->dot;
+  g.a = buffers[0];
+  g.b = buffers[1];
+  g.c = buffers[2];
+  GemmEpilogue hook = {.finish_block = fused_block_finish, .context = &r};
+  gemm_f32_batched(f->gemm, pool, &g, &hook);
+  if (atomic_load(&r.deferred)) kernel_x86_run(f->epilogue, buffers + 3, pool);
+  return true;
+}
+
+/* Whether product's result, as the GEMM lays its rows, is rows of the
+ * epilogue kernel: a dot whose one column dim is the last (kernel row =
+ * batch * M + row); a convolution of one group labelled batch, spatial
+ * dims in order, then the feature (kernel row = the GEMM row). */
+static bool product_rows_are_kernel_rows(const Instruction *product) {
+  if (product->shape.rank < 1) return false;
+  if (product->opcode == OP_CONVOLUTION) {
+    const ConvDims *cd = attrs_conv(&product->attrs);
+    bool in_order = cd->output_batch == 0 && cd->output_feature == product->shape.rank - 1 &&
+                    product->attrs.feature_group_count <= 1 && product->attrs.batch_group_count <= 1;
+    for (int s = 0; in_order && s < cd->spatial_count; s++) in_order = cd->output_spatial[s] == 1 + s;
+    return in_order;
+  }
+  const DotDims *dd = attrs_dot(&product->attrs);
+  int64_t rfree[AXLE_MAX_RANK];
+  const Shape *rhs = &product->operands[1]->shape;
+  return dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree) == 1;
+}
+
+/* Whether the epilogue of product can run per block of its rows: a loop
+ * kernel over the product's own dims, its rows the GEMM's, reading the
+ * product only at the point it computes. */
+static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction *product) {
+  if (!product_rows_are_kernel_rows(product)) return false;
+  Status why = {0};
+  Kernel *k = lower_epilogue(fusion, product, &why);
+  bool fits = k && k->kind == KERNEL_LOOP && k->rank == product->shape.rank &&
+              memcmp(k->dims, product->shape.dims, sizeof *k->dims * (size_t)k->rank) == 0;
+  int input = -1;
+  for (int i = 0; fits && i < k->input_count; i++)
+    if (k->inputs[i].source == product && !k->inputs[i].constant) input = i;
+  fits = fits && input >= 0;
+  for (int i = 0; fits && i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop != KOP_LOAD || op->buffer != input) continue;
+    fits = op->arg_count == k->rank;
+    for (int d = 0; fits && d < k->rank; d++)
+      fits = k->ops[op->args[d]].kop == KOP_INDEX && k->ops[op->args[d]].dim == d;
+  }
+  kernel_free(k);
+  return fits;
+}
+
+/* Merges the last two steps, the dot's GEMM and its epilogue kernel, into
+ * one call that runs the epilogue on each block of rows the GEMM finishes,
+ * when the epilogue allows it; otherwise leaves them as they are. */
+static void epilogue_fuse_into_product(CpuCompile *c, const Instruction *fusion, const Instruction *product) {
+  CpuProgram *p = c->p;
+  if (p->step_count < 2) return;
+  CpuStep *d = &p->steps[p->step_count - 2], *k = &p->steps[p->step_count - 1];
+  if (d->inst != fusion || k->kind != CPU_STEP_KERNEL || k->inst != fusion) return;
+  if (d->kind == CPU_STEP_CALL) {
+    /* A gathered product: it takes the kernel if its plan allows. */
+    if (epilogue_runs_per_block(fusion, product) && product_step_take_epilogue(d, k)) p->step_count--;
+    return;
+  }
+  if (d->kind != CPU_STEP_DOT || !epilogue_runs_per_block(fusion, product)) return;
+  FusedDot *f = calloc_or_exit(1, sizeof *f);
+  f->dot = d->dot;
+  f->gemm = p->gemm;
+  f->epilogue = k->kernel;
+  int *buffers = calloc_or_exit((size_t)(3 + k->buffer_count) + 1, sizeof *buffers);
+  memcpy(buffers, d->buffers, 3 * sizeof *buffers);
+  memcpy(buffers + 3, k->buffers, (size_t)k->buffer_count * sizeof *buffers);
+  free(d->buffers);
+  free(k->buffers);
+  d->kind = CPU_STEP_CALL;
+  d->call = fused_dot_call;
+  d->state = f;
+  d->free_state = fused_dot_free;
+  d->buffers = buffers;
+  d->buffer_count += k->buffer_count;
+  p->step_count--;
+}
+
+/* An output fusion (or any fusion around one dot or convolution): the
+ * product through the GEMM into a temporary placed after the plan's block,
+ * then the rest of the fused computation as a loop kernel that reads it. */
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
   const Computation *body = fusion->called[0];
-  const Instruction *dot = NULL;
+  const Instruction *product = NULL;
   for (int i = 0; i < body->instruction_count; i++) {
     const Instruction *inst = body->instructions[i];
-    if (inst->opcode != OP_DOT) continue;
-    if (dot) return cpu_refuse(c, fusion, "an output fusion with more than one dot");
-    dot = inst;
+    if (!is_product(inst)) continue;
+    if (product) return cpu_refuse(c, fusion, "a fusion with more than one dot or convolution");
+    product = inst;
   }
-  if (!dot) return cpu_refuse(c, fusion, "an output fusion around an op other than a dot");
-  int lhs = fused_operand_binding(c, fusion, dot->operands[0]);
-  int rhs = fused_operand_binding(c, fusion, dot->operands[1]);
-  if (lhs < 0 || rhs < 0) return cpu_refuse(c, fusion, "an output fusion whose dot reads values computed inside it");
+  if (!product) return cpu_refuse(c, fusion, "an output fusion around an op other than a dot or convolution");
+  int lhs = fused_value_binding(c, fusion, product->operands[0], 0);
+  int rhs = lhs < 0 ? -1 : fused_value_binding(c, fusion, product->operands[1], 0);
+  if (lhs < 0 || rhs < 0) return false;
   if (c->product_binding < 0) {
-    CpuBinding product = {.kind = BINDING_TEMP};  /* offset: cpu_compile_program */
-    c->product_binding = cpu_program_add_binding(c->p, &product);
+    CpuBinding temp = {.kind = BINDING_TEMP};  /* offset: cpu_compile_program */
+    c->product_binding = cpu_program_add_binding(c->p, &temp);
   }
-  if (shape_byte_size(&dot->shape) > c->product_bytes) c->product_bytes = shape_byte_size(&dot->shape);
+  if (shape_byte_size(&product->shape) > c->product_bytes) c->product_bytes = shape_byte_size(&product->shape);
   int out = c->product_binding;
-  return add_dot_step(c, fusion, dot, lhs, rhs, out) && cpu_compile_kernel(c, fusion, dot, out);
+  bool ok = product->opcode == OP_DOT ? add_dot_step(c, fusion, product, lhs, rhs, out)
+                                      : cpu_conv_step_add(c, fusion, product, lhs, rhs, out);
+  ok = ok && cpu_compile_kernel(c, fusion, product, out);
+  if (ok) epilogue_fuse_into_product(c, fusion, product);
+  return ok;
+}
+
+/* ---- scaled-dot and ragged-dot: the gathered product with more ---- */
+
+/* For each index over x's dims[0..n) (row-major over the list), the
+ * offset of its scale: scale dim d covers x's dim d in blocks of
+ * x.dims[d] / scale.dims[d]. */
+static int64_t *scale_table_create(const Shape *x, const Shape *scale, const int64_t *dims, int n) {
+  int64_t strides[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0}, count = 1;
+  layout_strides(scale, strides);
+  for (int i = 0; i < n; i++) count *= x->dims[dims[i]];
+  int64_t *table = calloc_or_exit((size_t)count + 1, sizeof *table);
+  for (int64_t at = 0; at < count; at++) {
+    for (int i = 0; i < n; i++) {
+      int64_t d = dims[i], block = x->dims[d] / scale->dims[d];
+      table[at] += index[i] / block * strides[d];
+    }
+    for (int i = n - 1; i >= 0 && ++index[i] == x->dims[dims[i]]; i--) index[i] = 0;
+  }
+  return table;
+}
+
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): each operand element times
+ * its block's scale, in double, then the dot. */
+bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst) {
+  if (shape_element_count(&inst->shape) == 0) return true;
+  for (int k = 0; k < 2; k++) {
+    const Shape *x = &inst->operands[k]->shape, *s = &inst->operands[k + 2]->shape;
+    bool fits = x->rank == s->rank && !type_is_complex(x->type) && !type_is_complex(s->type);
+    for (int d = 0; fits && d < x->rank; d++) fits = s->dims[d] > 0 && x->dims[d] % s->dims[d] == 0;
+    if (!fits) return cpu_refuse(c, inst, "a scale that does not tile its real operand");
+  }
+  if (type_is_complex(inst->shape.type)) return cpu_refuse(c, inst, "a complex scaled-dot");
+  ProductPlan *p = dot_product_plan(inst, -1, 0);
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape;
+  int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
+  int nb = dd->lhs_batch.count, nk = dd->lhs_contracting.count;
+  int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+  int nn = dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
+  const Shape *ls = &inst->operands[2]->shape, *rs = &inst->operands[3]->shape;
+  p->a_scale[0] = scale_table_create(lhs, ls, dd->lhs_batch.values, nb);
+  p->a_scale[1] = scale_table_create(lhs, ls, lfree, nm);
+  p->a_scale[2] = scale_table_create(lhs, ls, dd->lhs_contracting.values, nk);
+  p->b_scale[0] = scale_table_create(rhs, rs, dd->rhs_batch.values, nb);
+  p->b_scale[1] = scale_table_create(rhs, rs, dd->rhs_contracting.values, nk);
+  p->b_scale[2] = scale_table_create(rhs, rs, rfree, nn);
+  p->scale_type[0] = ls->type;
+  p->scale_type[1] = rs->type;
+  return product_step_add(c, inst, p, cpu_binding_of(c, inst->operands[0], 0), cpu_binding_of(c, inst->operands[1], 0),
+                          cpu_binding_of(c, inst, 0));
+}
+
+static int list_find(const IntList *list, int64_t v) {
+  for (int i = 0; i < list->count; i++)
+    if (list->values[i] == v) return i;
+  return -1;
+}
+
+/* For each index over s's dims[0..n), its coordinate along dims[which]. */
+static int64_t *coordinate_table_create(const Shape *s, const int64_t *dims, int n, int which) {
+  int64_t count = 1, index[AXLE_MAX_RANK] = {0};
+  for (int i = 0; i < n; i++) count *= s->dims[dims[i]];
+  int64_t *table = calloc_or_exit((size_t)count + 1, sizeof *table);
+  for (int64_t at = 0; at < count; at++) {
+    table[at] = index[which];
+    for (int i = n - 1; i >= 0 && ++index[i] == s->dims[dims[i]]; i--) index[i] = 0;
+  }
+  return table;
+}
+
+/* ragged-dot(lhs, rhs, group_sizes): see RaggedPlan (cpu_compile.h). A
+ * ragged batch dimension changes nothing: the plain dot. */
+bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  if (shape_element_count(&inst->shape) == 0) return true;
+  if (dd->lhs_ragged.count != 1) return cpu_refuse(c, inst, "a ragged-dot without one ragged dimension");
+  const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
+  int64_t ragged = dd->lhs_ragged.values[0];
+  RaggedPlan rp = {.groups = sizes->dims[sizes->rank - 1], .extent = lhs->dims[ragged], .per_batch = sizes->rank > 1,
+                   .sizes_type = sizes->type};
+  int64_t strides[AXLE_MAX_RANK];
+  ProductPlan *p;
+  if (dd->rhs_group.count == 1) {
+    int64_t lfree[AXLE_MAX_RANK];
+    int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+    int which = 0;
+    while (which < nm && lfree[which] != ragged) which++;
+    if (which == nm) return cpu_refuse(c, inst, "a ragged-dot whose ragged dimension is not a row dimension");
+    p = dot_product_plan(inst, dd->rhs_group.values[0], 0);
+    rp.mode = RAGGED_ROWS;
+    rp.coord = coordinate_table_create(lhs, lfree, nm, which);
+    layout_strides(rhs, strides);
+    rp.group_stride = strides[dd->rhs_group.values[0]];
+    rp.result_bytes = shape_byte_size(&inst->shape);
+  } else if (list_find(&dd->lhs_contracting, ragged) >= 0) {
+    p = dot_product_plan(inst, -1, 1);
+    rp.mode = RAGGED_SUMS;
+    rp.coord = coordinate_table_create(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count,
+                                       list_find(&dd->lhs_contracting, ragged));
+    layout_strides(&inst->shape, strides);
+    rp.group_stride = strides[0];
+  } else {
+    p = dot_product_plan(inst, -1, 0);
+  }
+  rp.rows = rp.per_batch ? p->batch : 1;
+  p->ragged = rp;
+  return product_step_add(c, inst, p, cpu_binding_of(c, inst->operands[0], 0), cpu_binding_of(c, inst->operands[1], 0),
+                          cpu_binding_of(c, inst, 0));
 }

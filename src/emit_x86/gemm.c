@@ -265,11 +265,15 @@ typedef struct MacroTile {
 static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, float *a_pack) {
   const GemmProblem *p = call->problem;
   int mr = call->plan->shape->mr;
-  const float *a = p->a + t->batch * p->a_batch_stride + t->m0 * p->a_row_stride +
-                   k0 * p->a_col_stride;
-  for (int64_t i = 0; i < t->mc; i += mr)
-    panel_pack(a_pack + i * t->kc, a + i * p->a_row_stride, p->a_row_stride, p->a_col_stride,
-               (int)min64(mr, t->mc - i), mr, t->kc);
+  for (int64_t i = 0; i < t->mc; i += mr) {
+    int rows = (int)min64(mr, t->mc - i);
+    if (p->a_pack) {
+      p->a_pack(p->a_pack_context, t->batch, t->m0 + i, rows, mr, k0, t->kc, a_pack + i * t->kc);
+      continue;
+    }
+    const float *a = p->a + t->batch * p->a_batch_stride + (t->m0 + i) * p->a_row_stride + k0 * p->a_col_stride;
+    panel_pack(a_pack + i * t->kc, a, p->a_row_stride, p->a_col_stride, rows, mr, t->kc);
+  }
 }
 
 /* A tile with fewer than NR columns: the kernel of its height writes whole
@@ -333,6 +337,8 @@ static void gemm_task_run(void *context, int64_t index) {
     macro_tile_multiply(call, &t, s->a_pack);
   }
   scratch_release(s);
+  const GemmEpilogue *e = call->epilogue;
+  if (e && e->finish_block) e->finish_block(e->context, t.batch, t.m0, t.mc, t.n0, t.nc);
 }
 
 /* ---------------------------------------------------------- direct path */
@@ -359,6 +365,7 @@ static void direct_task_run(void *context, int64_t batch) {
       c[i * p->c_row_stride + j] = sum;
     }
   if (e && e->apply) e->apply(e->context, c, p->c_row_stride, p->m, p->n, 0, 0, batch);
+  if (e && e->finish_block) e->finish_block(e->context, batch, 0, p->m, 0, p->n);
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -367,7 +374,8 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
                       const GemmEpilogue *epilogue) {
   assert(plan && p->batch >= 0 && p->m >= 0 && p->n >= 0 && p->k >= 0);
   if (p->batch == 0 || p->m == 0 || p->n == 0) return;
-  if ((double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME) {
+  bool small = (double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME;
+  if (p->k == 0 || (small && !p->a_pack)) {
     DirectCall call = {p, epilogue};
     thread_pool_run(pool, p->batch, direct_task_run, &call);
     return;

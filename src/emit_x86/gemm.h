@@ -98,10 +98,23 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st);
  * epilogue of a dot (bias, activation) will be applied here. */
 typedef void GemmEpilogueFn(void *context, float *tile, int64_t row_stride, int64_t rows,
                             int64_t cols, int64_t row0, int64_t col0, int64_t batch);
+/* A hook run once per block of C that one task finished: rows [row0,
+ * row0 + rows) by columns [col0, col0 + cols) of product `batch` hold their
+ * final values (a whole macro tile, or a whole product on the direct path),
+ * still warm in the cache. Called from the task's thread, like apply. */
+typedef void GemmBlockFn(void *context, int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t cols);
 typedef struct GemmEpilogue {
   GemmEpilogueFn *apply;
+  GemmBlockFn *finish_block;   /* may be NULL */
   void *context;
 } GemmEpilogue;
+
+/* A packer that computes A's elements rather than reading them at strides
+ * (a convolution's input patches: the implicit GEMM). It fills one panel:
+ * dst[k * width + l] = A[batch][row0 + l][k0 + k] for l < rows and
+ * k < depth, and 0 for the rows from `rows` up to width. */
+typedef void GemmPackFn(void *context, int64_t batch, int64_t row0, int rows, int width, int64_t k0,
+                        int64_t depth, float *dst);
 
 /* A batch of products C[b] = A[b] · B[b], b in [0, batch). Strides count
  * elements; A[b][i,k] is a[b*a_batch_stride + i*a_row_stride + k*a_col_stride]
@@ -116,6 +129,10 @@ typedef struct GemmProblem {
   int64_t b_row_stride, b_col_stride, b_batch_stride;
   float *c;
   int64_t c_row_stride, c_batch_stride;
+  /* Non-NULL: A's panels come from a_pack (a and its strides are unused),
+   * and the direct path, which reads A where it lies, is never taken. */
+  GemmPackFn *a_pack;
+  void *a_pack_context;
 } GemmProblem;
 
 /* Runs the problem on pool (NULL: the calling thread), then the epilogue (if
