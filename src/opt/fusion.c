@@ -308,13 +308,17 @@ static bool candidate_late_members_fit(Fuser *f, const IntVec *cand, const Instr
   return true;
 }
 
-/* What a fusion writes must have the dimensions of its iteration space. */
+/* What a fusion writes must have the dimensions of its iteration space,
+ * and be no more values than one kernel stores (src/opt/lower.c keeps a
+ * kernel's outputs in arrays of AXLE_MAX_RANK). */
 static bool candidate_outputs_fit(Fuser *f, const IntVec *cand, const Instruction *core,
                                   const Instruction *reduce) {
   const Shape *loop_space = NULL;
+  int outputs = 0;
   for (int k = 0; k < cand->count; k++) {
     int i = cand->items[k];
     if (!fuser_is_output(f, i)) continue;
+    if (++outputs > AXLE_MAX_RANK) return false;
     const Instruction *inst = f->insts[i];
     if (core) {
       if ((inst != core && !f->late[i]) || !shape_same_dims(&inst->shape, &core->shape)) return false;
