@@ -5,7 +5,8 @@
 #   optimizer   optimize_module on generated modules of 1,000 / 10,000 /
 #               30,000 instructions: the total of every pass, median of 5
 #   models      the corpus's softmax, layernorm, attention and MLP training
-#               step on the interpreter, as written and optimized (--time 20)
+#               step and a 1024^3 dot: the evaluator beside the CPU backend
+#               (--time 20), the dot's GFLOP/s against the FMA peak
 #   gemm        bench/gemm_bench.c: SGEMM GFLOP/s at 256..2048, 1 and 2
 #               threads, median of 5, against the measured FMA peak
 set -u
@@ -28,13 +29,18 @@ for n in 1000 10000 30000; do
 done
 
 echo
-echo "== models on the interpreter (median ms of 20 runs)"
-printf '%-22s %-12s %-12s\n' module "as written" "optimized"
-for name in jax_softmax jax_layernorm jax_attention jax_train_step; do
-  hlo=tests/hlo/$name.hlo
-  plain=$("$BUILD/axle-run" --backend interp --seed 1 --time 20 "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
-  opt=$("$BUILD/axle-run" --backend interp --opt --seed 1 --time 20 "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
-  printf '%-22s %-12s %-12s\n' "$name" "$plain" "$opt"
+echo "== models: the evaluator against the CPU backend's machine code (median ms of 20 runs, all cores)"
+printf '%-22s %-14s %-12s %-10s %s\n' module "interp (opt)" "cpu" "speedup" "matmul rate"
+for hlo in tests/hlo/jax_softmax.hlo tests/hlo/jax_layernorm.hlo tests/hlo/jax_attention.hlo \
+           tests/hlo/jax_train_step.hlo examples/dot_1024.hlo; do
+  name=$(basename "$hlo" .hlo)
+  runs=20; [ "$name" = dot_1024 ] && runs=3  # the evaluator's 1024^3 dot takes seconds
+  interp=$("$BUILD/axle-run" --backend interp --opt --seed 1 --time $runs "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
+  cpu_out=$("$BUILD/axle-run" --backend cpu --seed 1 --time 20 "$hlo")
+  cpu=$(sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p' <<<"$cpu_out")
+  rate=$(sed -n 's/^matmul: [^,]*, \([^,]*\)\(, \([0-9]*%\).*\)\{0,1\}/\1 \3/p' <<<"$cpu_out")
+  printf '%-22s %-14s %-12s %-10s %s\n' "$name" "$interp" "$cpu" \
+    "$(awk -v a="$interp" -v b="$cpu" 'BEGIN { if (b > 0) printf "%.0fx", a / b }')" "${rate:-}"
 done
 
 echo
