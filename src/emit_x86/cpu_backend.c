@@ -7,7 +7,9 @@
  * buffer plan); fusions and unfused elementwise, data-movement and reduce
  * ops are lowered to kernels (src/opt/lower.c) and compiled to x86-64
  * (kernel_x86.h); an unfused f32 dot is a call of the blocked GEMM
- * (gemm.h). Anything else is a compile error that names the instruction
+ * (gemm.h); while, conditional and the like run computations compiled
+ * by the same walk into programs of their own (cpu_compile_called,
+ * cpu_control.c). Anything else is a compile error that names the instruction
  * and its JAX source line: "must compile" — never a silent fallback to the
  * interpreter. run is cpu_program_run. */
 #include <stdlib.h>
@@ -65,13 +67,23 @@ int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf) {
   return s ? (int)(s - plan->slots) : -1;
 }
 
+static int shape_leaf_count(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
+  return n;
+}
+
 static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
   CpuBinding b = {.kind = BINDING_NONE, .leaf = s->output_index, .number = s->parameter_number};
-  bool relayout = s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape);
+  /* A called computation's parameters and result are its caller's values,
+   * already in the layouts their shapes name: no copy between layouts. */
+  bool relayout = !c->called && s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape);
   if (relayout && s->shape->element_size_bits)
     return cpu_refuse(c, s->inst, "a packed layout (E(n))");
   if (s->kind == BUFFER_PARAMETER) {
     b.kind = BINDING_PARAMETER;
+    for (int64_t k = 0; k < s->parameter_number; k++) b.leaf += shape_leaf_count(&c->entry->parameters[k]->shape);
     if (relayout) {
       b.layout = s->shape;
       b.offset = cpu_program_reserve_temp(c->p, s->size);
@@ -113,7 +125,7 @@ static bool bind_result(CpuCompile *c) {
     /* The root's leaf names the storage's bytes in its own shape (a bitcast
      * may have changed the layout): that is the layout to read them in. */
     const Shape *shape = buffer_plan_find(plan, root, l)->shape;
-    bool row_major = layout_is_row_major(shape);
+    bool row_major = c->called || layout_is_row_major(shape);
     if (!row_major && shape->element_size_bits) return cpu_refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {
       if (row_major) {
@@ -200,6 +212,19 @@ static bool cpu_compile_program(CpuCompile *c) {
   if (c->product_binding >= 0)
     c->p->bindings[c->product_binding].offset = cpu_program_reserve_temp(c->p, c->product_bytes);
   return true;
+}
+
+CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp) {
+  BufferPlan *plan = buffer_plan_create(comp);
+  CpuProgram *p = cpu_program_create(plan, &comp->root->shape, 1);
+  p->owned_plan = plan;
+  p->cpu = c->p->cpu;
+  CpuCompile inner = {.p = p, .m = c->m, .entry = comp, .st = c->st, .product_binding = -1, .called = true};
+  if (!cpu_compile_program(&inner)) {
+    cpu_program_free(p);
+    return NULL;
+  }
+  return p;
 }
 
 static bool cpu_compile(Executable *exe, Status *st) {

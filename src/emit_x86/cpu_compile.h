@@ -13,7 +13,8 @@
 typedef struct CpuCompile {
   CpuProgram *p;
   const Module *m;
-  const Computation *entry;
+  const Computation *entry;   /* the computation being compiled: the entry or a called one */
+  bool called;                /* entry is a called computation (cpu_compile_called) */
   Status *st;
   /* Output fusions' products: each lives only from its GEMM to its
    * epilogue, the next step, so all share one binding of the largest size. */
@@ -31,6 +32,11 @@ int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf);
  * output fusion's dot), the epilogue reading its product from
  * computed_binding. */
 bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding);
+/* A program of its own for comp (a loop body, a branch), compiled by the
+ * same walk as the entry: it reads its parameters from, and writes its
+ * result to, leaf addresses its caller gives (cpu_frame_run). NULL after
+ * the located refusal of what it could not compile. */
+CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp);
 
 /* ------------------------------------------------------------- cpu_dot.c */
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
