@@ -192,6 +192,17 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
     return true;  /* storage only: the plan names it */
   case OP_DOT:
     return cpu_compile_dot(c, inst);
+  case OP_WHILE: return cpu_compile_while(c, inst);
+  case OP_CONDITIONAL: return cpu_compile_conditional(c, inst);
+  case OP_CALL: return cpu_compile_call(c, inst);
+  case OP_ASYNC_START: return cpu_compile_async_start(c, inst);
+  case OP_ASYNC_UPDATE: case OP_ASYNC_DONE: case OP_ADD_DEPENDENCY: case OP_DOMAIN: case OP_AFTER_ALL:
+  case OP_OPTIMIZATION_BARRIER: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
+  case OP_COLLECTIVE_PERMUTE: case OP_ALL_TO_ALL: case OP_COLLECTIVE_BROADCAST: case OP_COLLECTIVE_REDUCE:
+  case OP_ALL_REDUCE_START: case OP_ALL_REDUCE_DONE: case OP_ALL_GATHER_START: case OP_ALL_GATHER_DONE:
+  case OP_COLLECTIVE_PERMUTE_START: case OP_COLLECTIVE_PERMUTE_DONE: case OP_COPY_START: case OP_COPY_DONE:
+  case OP_REPLICA_ID: case OP_PARTITION_ID: case OP_GET_DIMENSION_SIZE: case OP_SET_DIMENSION_SIZE:
+  case OP_DYNAMIC_RESHAPE: return cpu_compile_forward(c, inst);
   case OP_FUSION:
     if (inst->attrs.fusion_kind == FUSION_OUTPUT) return cpu_compile_output_fusion(c, inst);
     if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_refuse(c, inst, "a custom fusion");

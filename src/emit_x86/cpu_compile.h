@@ -42,4 +42,14 @@ CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp);
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
 
+/* --------------------------------------------------------- cpu_control.c */
+bool cpu_compile_while(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_call(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst);
+/* Ops whose value is copied from operand leaves or constants: forwards
+ * (add-dependency, domain, opt-barrier, async-update ...), the collectives
+ * and asynchronous pairs of one replica, and the ops on static sizes. */
+bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
+
 #endif

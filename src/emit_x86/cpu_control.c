@@ -1,0 +1,541 @@
+/* The CPU backend's control flow, and the ops that only move values.
+ *
+ * while, conditional, call and async-start run other computations. Each
+ * called computation is compiled into a CpuProgram of its own by the same
+ * walk as the entry (cpu_compile_called), and a CPU_STEP_CALL routine runs
+ * it on the caller's storage: parameters and results are passed as leaf
+ * addresses, so no value goes through a host buffer. A loop keeps its state
+ * in the while's own leaves and in a scratch block of the same shape, the
+ * body reading one and writing the other, trip after trip.
+ *
+ * On one replica the collectives are identities (all-reduce of one value is
+ * the value), and the asynchronous pairs run at once: the start holds
+ * (operands, result, context) and the done hands the result on. Those, the
+ * wrappers that only order work (add-dependency, domain, opt-barrier) and
+ * the size ops on static shapes become leaf copies, from an operand or from
+ * a constant the program holds (replica-id is 0, get-dimension-size is the
+ * static size). The evaluator (src/ir/eval/eval_async.c) defines each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_compile.h"
+
+/* ---- leaves ---- */
+
+static int shape_leaf_total(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_total(&s->tuple_shapes[i]);
+  return n;
+}
+
+/* The array leaves of s, depth first, at out[*n...]. */
+static void shape_leaves(const Shape *s, const Shape **out, int *n) {
+  if (!shape_is_tuple(s)) {
+    out[(*n)++] = s;
+    return;
+  }
+  for (int i = 0; i < s->tuple_count; i++) shape_leaves(&s->tuple_shapes[i], out, n);
+}
+
+/* The first leaf of element k of a tuple shape. */
+static int tuple_element_first_leaf(const Shape *s, int k) {
+  int first = 0;
+  for (int i = 0; i < k; i++) first += shape_leaf_total(&s->tuple_shapes[i]);
+  return first;
+}
+
+/* Two leaves hold the same bytes in the same order. */
+static bool leaves_match(const Shape *a, const Shape *b) {
+  return !shape_is_tuple(a) && !shape_is_tuple(b) && shape_identical(a, b);
+}
+
+/* The binding of inst's leaf; a leaf of no bytes (a token, an empty array)
+ * may have no storage and gets an empty binding. -1 after a refusal. */
+static int leaf_binding(CpuCompile *c, const Instruction *inst, int leaf, const Shape *shape) {
+  int b = cpu_binding_of(c, inst, leaf);
+  if (b >= 0) return b;
+  if (shape_buffer_byte_size(shape) == 0) {
+    CpuBinding none = {.kind = BINDING_NONE};
+    return cpu_program_add_binding(c->p, &none);
+  }
+  cpu_refuse(c, inst, "a leaf the buffer plan does not place");
+  return -1;
+}
+
+/* ---- leaf copies: forwards, identities and constants ---- */
+
+/* What a copy step does: copy i moves bytes[i] from buffer 2i to 2i+1. */
+typedef struct LeafCopies {
+  int count, capacity;
+  int64_t *bytes;
+  int *bindings;
+} LeafCopies;
+
+static void leaf_copies_free(void *state) {
+  LeafCopies *lc = state;
+  if (!lc) return;
+  free(lc->bytes);
+  free(lc->bindings);
+  free(lc);
+}
+
+static bool leaf_copies_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)pool, (void)st;
+  const LeafCopies *lc = s->state;
+  for (int i = 0; i < lc->count; i++)
+    if (lc->bytes[i] > 0 && buffers[2 * i] != buffers[2 * i + 1])
+      memmove(buffers[2 * i + 1], buffers[2 * i], (size_t)lc->bytes[i]);
+  return true;
+}
+
+static void leaf_copies_add(LeafCopies *lc, int from, int to, int64_t bytes) {
+  if (bytes <= 0) return;
+  if (lc->count == lc->capacity) {
+    lc->capacity = lc->capacity ? 2 * lc->capacity : 8;
+    lc->bytes = realloc_or_exit(lc->bytes, (size_t)lc->capacity * sizeof *lc->bytes);
+    lc->bindings = realloc_or_exit(lc->bindings, (size_t)lc->capacity * 2 * sizeof *lc->bindings);
+  }
+  lc->bytes[lc->count] = bytes;
+  lc->bindings[2 * lc->count] = from;
+  lc->bindings[2 * lc->count + 1] = to;
+  lc->count++;
+}
+
+/* The step that makes the copies (none: no step); lc becomes its state. */
+static bool leaf_copies_emit(CpuCompile *c, const Instruction *inst, LeafCopies *lc) {
+  if (lc->count == 0) {
+    leaf_copies_free(lc);
+    return true;
+  }
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 2 * lc->count);
+  memcpy(s->buffers, lc->bindings, (size_t)(2 * lc->count) * sizeof *s->buffers);
+  s->call = leaf_copies_run;
+  s->state = lc;
+  s->free_state = leaf_copies_free;
+  return true;
+}
+
+/* A constant binding holding `bytes` bytes of data (zeros when data is NULL). */
+static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit((size_t)bytes + 1, 1)};
+  if (data) memcpy(b.data, data, (size_t)bytes);
+  return cpu_program_add_binding(c->p, &b);
+}
+
+/* Copies `count` leaves of `from` (starting at from_leaf) to inst's leaves
+ * starting at to_leaf, refusing leaves whose shapes or layouts differ. A
+ * NULL `from` fills them with zeros. */
+static bool copies_add_leaves(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf,
+                              const Instruction *from, int from_leaf, int count) {
+  int to_total = shape_leaf_total(&inst->shape);
+  const Shape **to_shapes = calloc_or_exit((size_t)to_total, sizeof *to_shapes);
+  int n = 0;
+  shape_leaves(&inst->shape, to_shapes, &n);
+  const Shape **from_shapes = NULL;
+  if (from) {
+    from_shapes = calloc_or_exit((size_t)shape_leaf_total(&from->shape), sizeof *from_shapes);
+    n = 0;
+    shape_leaves(&from->shape, from_shapes, &n);
+  }
+  bool ok = true;
+  for (int i = 0; i < count && ok; i++) {
+    const Shape *to_shape = to_shapes[to_leaf + i];
+    int64_t bytes = shape_buffer_byte_size(to_shape);
+    if (bytes == 0) continue;
+    int to = leaf_binding(c, inst, to_leaf + i, to_shape);
+    int src = -1;
+    if (to < 0) ok = false;
+    else if (!from) src = constant_binding(c, NULL, bytes);
+    else if (!leaves_match(from_shapes[from_leaf + i], to_shape))
+      ok = cpu_refuse(c, inst, "a value forwarded into a different shape or layout");
+    else src = leaf_binding(c, from, from_leaf + i, to_shape);
+    if (ok && src < 0) ok = false;
+    if (ok) leaf_copies_add(lc, src, to, bytes);
+  }
+  free(to_shapes);
+  free(from_shapes);
+  return ok;
+}
+
+/* inst's leaves, in order, are the leaves of its operands, in order:
+ * forwards and the collectives of one replica. */
+static bool copies_add_operands(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf, int count) {
+  for (int k = 0; k < inst->operand_count && count > 0; k++) {
+    const Instruction *op = inst->operands[k];
+    int n = shape_leaf_total(&op->shape);
+    if (n > count) n = count;
+    if (!copies_add_leaves(c, lc, inst, to_leaf, op, 0, n)) return false;
+    to_leaf += n;
+    count -= n;
+  }
+  return count == 0 || cpu_refuse(c, inst, "fewer operand leaves than result leaves");
+}
+
+/* Zeros for the context elements of a start's tuple (elements 2...). */
+static bool copies_add_context(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  if (!shape_is_tuple(s) || s->tuple_count < 2) return cpu_refuse(c, inst, "a start whose result is not a tuple");
+  int first = tuple_element_first_leaf(s, 2);
+  return copies_add_leaves(c, lc, inst, first, NULL, 0, shape_leaf_total(s) - first);
+}
+
+/* collective-permute on one replica: a copy when a pair sends replica 0 to
+ * itself, zeros when none targets it; other replicas are refused. */
+static bool copies_add_permute(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf) {
+  const IntList *pairs = &inst->attrs.source_target_pairs;
+  for (int k = 0; k < pairs->count; k++)
+    if (pairs->values[k] != 0) return cpu_refuse(c, inst, "a permute between replicas (one replica runs)");
+  return copies_add_leaves(c, lc, inst, to_leaf, pairs->count ? inst->operands[0] : NULL, 0, 1);
+}
+
+/* The s32 value of each static size an op on dimension sizes asks about. */
+static bool copies_add_dimension_size(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  const IntList *d = &inst->attrs.dimensions;
+  const Shape *of = &inst->operands[0]->shape;
+  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32)
+    return cpu_refuse(c, inst, "a get-dimension-size that is not one s32 dimension");
+  int32_t size = (int32_t)of->dims[d->values[0]];
+  int to = leaf_binding(c, inst, 0, &inst->shape);
+  if (to < 0) return false;
+  leaf_copies_add(lc, constant_binding(c, &size, sizeof size), to, sizeof size);
+  return true;
+}
+
+/* dynamic-reshape on static shapes is a reshape; with both sides
+ * row-major the bytes stay where they are. Sizes must be the static dims. */
+static bool copies_add_dynamic_reshape(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  for (int i = 1; i < inst->operand_count; i++) {
+    const Instruction *size = inst->operands[i];
+    const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
+    if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
+      return cpu_refuse(c, inst, "a dynamic-reshape whose sizes are not the static dims as constants");
+  }
+  const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
+  for (int d = 0; d < from->rank; d++)
+    if (from->minor_to_major[d] != from->rank - 1 - d) return cpu_refuse(c, inst, "a reshape between layouts");
+  for (int d = 0; d < to->rank; d++)
+    if (to->minor_to_major[d] != to->rank - 1 - d) return cpu_refuse(c, inst, "a reshape between layouts");
+  if (from->element_size_bits || to->element_size_bits) return cpu_refuse(c, inst, "a packed layout (E(n))");
+  int dst = leaf_binding(c, inst, 0, to), src = leaf_binding(c, inst->operands[0], 0, from);
+  if (dst < 0 || src < 0) return false;
+  leaf_copies_add(lc, src, dst, shape_buffer_byte_size(to));
+  return true;
+}
+
+/* The leaf copies that make inst's value, by opcode. */
+static bool copies_add_instruction(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  int leaves = shape_leaf_total(s);
+  switch (inst->opcode) {
+  case OP_ASYNC_DONE:
+  case OP_ALL_GATHER_DONE:
+  case OP_COLLECTIVE_PERMUTE_DONE:
+  case OP_COPY_DONE: {
+    const Instruction *start = inst->operands[0];
+    if (!shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
+      return cpu_refuse(c, inst, "an operand that is not a start's tuple");
+    int element = inst->opcode == OP_COPY_DONE ? 0 : 1;
+    return copies_add_leaves(c, lc, inst, 0, start, tuple_element_first_leaf(&start->shape, element), leaves);
+  }
+  case OP_ALL_GATHER_START:
+  case OP_COPY_START: {
+    if (!copies_add_context(c, lc, inst)) return false;
+    int first_result = tuple_element_first_leaf(s, 1), after = tuple_element_first_leaf(s, 2);
+    return copies_add_operands(c, lc, inst, 0, first_result) &&
+           copies_add_operands(c, lc, inst, first_result, after - first_result);
+  }
+  case OP_COLLECTIVE_PERMUTE_START:
+    return copies_add_context(c, lc, inst) && copies_add_leaves(c, lc, inst, 0, inst->operands[0], 0, 1) &&
+           copies_add_permute(c, lc, inst, tuple_element_first_leaf(s, 1));
+  case OP_COLLECTIVE_PERMUTE:
+    return copies_add_permute(c, lc, inst, 0);
+  case OP_REPLICA_ID:
+  case OP_PARTITION_ID:
+    return copies_add_leaves(c, lc, inst, 0, NULL, 0, leaves);
+  case OP_GET_DIMENSION_SIZE:
+    return copies_add_dimension_size(c, lc, inst);
+  case OP_DYNAMIC_RESHAPE:
+    return copies_add_dynamic_reshape(c, lc, inst);
+  case OP_AFTER_ALL:
+    return true;
+  default:
+    /* forwards of operand 0 and the one-replica identities */
+    return copies_add_operands(c, lc, inst, 0, leaves);
+  }
+}
+
+bool cpu_compile_forward(CpuCompile *c, const Instruction *inst) {
+  LeafCopies *lc = calloc_or_exit(1, sizeof *lc);
+  if (!copies_add_instruction(c, lc, inst)) {
+    leaf_copies_free(lc);
+    return false;
+  }
+  return leaf_copies_emit(c, inst, lc);
+}
+
+/* ---- running called computations ---- */
+
+/* A step that runs one of `count` programs (a conditional's branches; one
+ * for call and async-start). Its buffers: the branch index (when count > 1),
+ * then each program's parameter leaves (program i's start at first[i]),
+ * then the result leaves (at first[count]). */
+typedef struct CalledPrograms {
+  int count;
+  CpuProgram **programs;
+  int *first;
+  bool index_is_pred;
+} CalledPrograms;
+
+static void called_programs_free(void *state) {
+  CalledPrograms *cp = state;
+  if (!cp) return;
+  for (int i = 0; i < cp->count; i++) cpu_program_free(cp->programs[i]);
+  free(cp->programs);
+  free(cp->first);
+  free(cp);
+}
+
+/* conditional: a pred picks branch 0 when true; an s32 index out of
+ * [0, count) runs the last branch, as XLA does. */
+static int branch_pick(const CalledPrograms *cp, const void *index) {
+  if (cp->count == 1) return 0;
+  if (cp->index_is_pred) return *(const uint8_t *)index ? 0 : 1;
+  int32_t i = *(const int32_t *)index;
+  return i < 0 || i >= cp->count ? cp->count - 1 : i;
+}
+
+static bool called_programs_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const CalledPrograms *cp = s->state;
+  int k = branch_pick(cp, buffers[0]);
+  CpuFrame frame;
+  if (!cpu_frame_create(&frame, cp->programs[k], st)) return false;
+  bool ok = cpu_frame_run(&frame, buffers + cp->first[k], buffers + cp->first[cp->count], pool, st);
+  cpu_frame_free(&frame);
+  return ok;
+}
+
+/* Whether the leaves of a caller's value can stand for a callee's
+ * parameter or result of shape `want`: same shapes, same layouts. */
+static bool value_fits(const Shape *have, const Shape *want) {
+  if (shape_is_tuple(have) != shape_is_tuple(want)) return false;
+  if (!shape_is_tuple(have)) return shape_identical(have, want);
+  if (have->tuple_count != want->tuple_count) return false;
+  for (int i = 0; i < have->tuple_count; i++)
+    if (!value_fits(&have->tuple_shapes[i], &want->tuple_shapes[i])) return false;
+  return true;
+}
+
+/* Appends the bindings of every leaf of inst (the result, result_element
+ * < 0) or of element result_element of its tuple to s->buffers at *at. */
+static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instruction *inst, int first, int count) {
+  const Shape **shapes = calloc_or_exit((size_t)shape_leaf_total(&inst->shape), sizeof *shapes);
+  int n = 0;
+  shape_leaves(&inst->shape, shapes, &n);
+  bool ok = true;
+  for (int l = 0; l < count && ok; l++) {
+    int b = leaf_binding(c, inst, first + l, shapes[first + l]);
+    ok = b >= 0;
+    s->buffers[(*at)++] = b;
+  }
+  free(shapes);
+  return ok;
+}
+
+/* A step running programs[k] on parameter operands operands_of[k]... of
+ * inst (branch k reads operand k + first_operand; a call reads them all),
+ * writing the leaves [result_first, +result_count) of inst. */
+static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPrograms *cp, int first_operand,
+                                bool all_operands, int result_first, int result_count) {
+  int total = (cp->count > 1) + result_count;
+  int from = all_operands ? 0 : first_operand;
+  for (int k = from; k < inst->operand_count; k++) total += shape_leaf_total(&inst->operands[k]->shape);
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, total);
+  s->call = called_programs_run;
+  s->state = cp;
+  s->free_state = called_programs_free;
+  int at = 0;
+  bool ok = true;
+  if (cp->count > 1) ok = step_add_leaves(c, s, &at, inst->operands[0], 0, 1);
+  for (int k = 0; k < cp->count && ok; k++) {
+    cp->first[k] = at;
+    int lo = all_operands ? 0 : first_operand + k, hi = all_operands ? inst->operand_count : lo + 1;
+    for (int q = lo; q < hi && ok; q++)
+      ok = step_add_leaves(c, s, &at, inst->operands[q], 0, shape_leaf_total(&inst->operands[q]->shape));
+  }
+  cp->first[cp->count] = at;
+  if (ok) ok = step_add_leaves(c, s, &at, inst, result_first, result_count);
+  return ok;
+}
+
+/* Compiles the `count` computations of inst's called list from `first`,
+ * checking that operands and results fit their parameters and roots. */
+static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction *inst, int first, int count,
+                                               int first_operand, bool all_operands, const Shape *result) {
+  CalledPrograms *cp = calloc_or_exit(1, sizeof *cp);
+  cp->count = count;
+  cp->programs = calloc_or_exit((size_t)count, sizeof *cp->programs);
+  cp->first = calloc_or_exit((size_t)count + 1, sizeof *cp->first);
+  for (int k = 0; k < count; k++) {
+    const Computation *callee = inst->called[first + k];
+    int lo = all_operands ? 0 : first_operand + k, hi = all_operands ? inst->operand_count : lo + 1;
+    bool fits = callee->parameter_count == hi - lo && value_fits(&callee->root->shape, result);
+    for (int q = lo; q < hi && fits; q++)
+      fits = value_fits(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
+    if (!fits) {
+      called_programs_free(cp);
+      cpu_refuse(c, inst, "a called computation whose parameters or result differ in shape or layout");
+      return NULL;
+    }
+    cp->programs[k] = cpu_compile_called(c, callee);
+    if (!cp->programs[k]) {
+      called_programs_free(cp);
+      return NULL;
+    }
+  }
+  return cp;
+}
+
+bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst) {
+  int count = inst->called_count;
+  if (count < 1 || inst->operand_count != count + 1) return cpu_refuse(c, inst, "a malformed conditional");
+  const Shape *index = &inst->operands[0]->shape;
+  bool is_pred = index->type == TYPE_PRED;
+  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
+    return cpu_refuse(c, inst, "a branch index that is not a pred or s32 scalar");
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, count, 1, false, &inst->shape);
+  if (!cp) return false;
+  cp->index_is_pred = is_pred;
+  return compile_called_step(c, inst, cp, 1, false, 0, shape_leaf_total(&inst->shape));
+}
+
+bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
+  if (inst->called_count != 1) return cpu_refuse(c, inst, "a call of other than one computation");
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &inst->shape);
+  return cp && compile_called_step(c, inst, cp, 0, true, 0, shape_leaf_total(&inst->shape));
+}
+
+/* async-start: the wrapped computation's result goes to element 1; the
+ * operands (one as it is, more as a tuple) to element 0; zeros after. */
+bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2)
+    return cpu_refuse(c, inst, "a malformed async-start");
+  int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_total(&s->tuple_shapes[1]);
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &s->tuple_shapes[1]);
+  if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
+  LeafCopies *lc = calloc_or_exit(1, sizeof *lc);
+  if (!copies_add_context(c, lc, inst) || !copies_add_operands(c, lc, inst, 0, result_first)) {
+    leaf_copies_free(lc);
+    return false;
+  }
+  return leaf_copies_emit(c, inst, lc);
+}
+
+/* ---- while ---- */
+
+/* A loop's step. Buffers: the init leaves, then the while's own leaves
+ * (the state, and where the result is left). */
+typedef struct Loop {
+  CpuProgram *condition, *body;
+  int leaf_count;
+  int64_t *bytes;
+} Loop;
+
+static void loop_free(void *state) {
+  Loop *w = state;
+  if (!w) return;
+  cpu_program_free(w->condition);
+  cpu_program_free(w->body);
+  free(w->bytes);
+  free(w);
+}
+
+/* Runs the trips with the state in `state`; the body writes the next state
+ * to `other` and the two swap, so no trip copies the state back. */
+static bool loop_run_trips(const Loop *w, CpuFrame *condition, CpuFrame *body, void **state, void **other,
+                           ThreadPool *pool, Status *st) {
+  for (;;) {
+    uint8_t more = 0;
+    void *pred[1] = {&more};
+    if (!cpu_frame_run(condition, state, pred, pool, st)) return false;
+    if (!more) return true;
+    if (!cpu_frame_run(body, state, other, pool, st)) return false;
+    for (int l = 0; l < w->leaf_count; l++) {
+      void *t = state[l];
+      state[l] = other[l];
+      other[l] = t;
+    }
+  }
+}
+
+static bool loop_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const Loop *w = s->state;
+  int n = w->leaf_count;
+  void *const *init = buffers, *const *result = buffers + n;
+  int64_t scratch_bytes = 0;
+  for (int l = 0; l < n; l++) scratch_bytes += (w->bytes[l] + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  char *scratch = scratch_bytes ? aligned_alloc(BUFFER_ALIGNMENT, (size_t)scratch_bytes) : NULL;
+  if (scratch_bytes && !scratch)
+    return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a loop's state needs %lld bytes",
+                        (long long)scratch_bytes);
+  void **state = calloc_or_exit((size_t)n + 1, sizeof *state), **other = calloc_or_exit((size_t)n + 1, sizeof *other);
+  int64_t at = 0;
+  for (int l = 0; l < n; l++) {
+    if (init[l] != result[l] && w->bytes[l]) memmove(result[l], init[l], (size_t)w->bytes[l]);
+    state[l] = result[l];
+    other[l] = scratch + at;
+    at += (w->bytes[l] + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  }
+  CpuFrame condition, body;
+  bool ok = cpu_frame_create(&condition, w->condition, st);
+  if (ok) {
+    ok = cpu_frame_create(&body, w->body, st);
+    if (ok) {
+      ok = loop_run_trips(w, &condition, &body, state, other, pool, st);
+      cpu_frame_free(&body);
+    }
+    cpu_frame_free(&condition);
+  }
+  /* An odd number of trips leaves the state in the scratch block. */
+  for (int l = 0; l < n && ok; l++)
+    if (state[l] != result[l] && w->bytes[l]) memcpy(result[l], state[l], (size_t)w->bytes[l]);
+  free(state);
+  free(other);
+  free(scratch);
+  return ok;
+}
+
+bool cpu_compile_while(CpuCompile *c, const Instruction *inst) {
+  if (inst->called_count != 2 || inst->operand_count != 1) return cpu_refuse(c, inst, "a malformed while");
+  const Computation *condition = inst->called[0], *body = inst->called[1];
+  const Shape *s = &inst->shape;
+  if (!value_fits(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
+      !value_fits(s, &condition->parameters[0]->shape) || !value_fits(s, &body->parameters[0]->shape) ||
+      !value_fits(&body->root->shape, s))
+    return cpu_refuse(c, inst, "a loop state whose shapes or layouts differ between init, condition and body");
+  const Shape *pred = &condition->root->shape;
+  if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
+    return cpu_refuse(c, inst, "a condition that does not return a pred scalar");
+  Loop *w = calloc_or_exit(1, sizeof *w);
+  w->leaf_count = shape_leaf_total(s);
+  w->bytes = calloc_or_exit((size_t)w->leaf_count, sizeof *w->bytes);
+  const Shape **shapes = calloc_or_exit((size_t)w->leaf_count, sizeof *shapes);
+  int n = 0;
+  shape_leaves(s, shapes, &n);
+  for (int l = 0; l < n; l++) w->bytes[l] = shape_buffer_byte_size(shapes[l]);
+  free(shapes);
+  w->condition = cpu_compile_called(c, condition);
+  w->body = w->condition ? cpu_compile_called(c, body) : NULL;
+  if (!w->body) {
+    loop_free(w);
+    return false;
+  }
+  CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 2 * w->leaf_count);
+  step->call = loop_run;
+  step->state = w;
+  step->free_state = loop_free;
+  int at = 0;
+  return step_add_leaves(c, step, &at, inst->operands[0], 0, w->leaf_count) &&
+         step_add_leaves(c, step, &at, inst, 0, w->leaf_count);
+}
