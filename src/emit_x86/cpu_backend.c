@@ -196,6 +196,7 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   case OP_CONDITIONAL: return cpu_compile_conditional(c, inst);
   case OP_CALL: return cpu_compile_call(c, inst);
   case OP_ASYNC_START: return cpu_compile_async_start(c, inst);
+  case OP_RAGGED_ALL_TO_ALL: return cpu_compile_ragged_all_to_all(c, inst);
   case OP_ASYNC_UPDATE: case OP_ASYNC_DONE: case OP_ADD_DEPENDENCY: case OP_DOMAIN: case OP_AFTER_ALL:
   case OP_OPTIMIZATION_BARRIER: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
   case OP_COLLECTIVE_PERMUTE: case OP_ALL_TO_ALL: case OP_COLLECTIVE_BROADCAST: case OP_COLLECTIVE_REDUCE:
@@ -205,7 +206,7 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   case OP_DYNAMIC_RESHAPE: return cpu_compile_forward(c, inst);
   case OP_FUSION:
     if (inst->attrs.fusion_kind == FUSION_OUTPUT) return cpu_compile_output_fusion(c, inst);
-    if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_refuse(c, inst, "a custom fusion");
+    if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_compile_call(c, inst);
     return cpu_compile_kernel(c, inst, NULL, -1);
   default:
     if (opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL)

@@ -539,3 +539,79 @@ bool cpu_compile_while(CpuCompile *c, const Instruction *inst) {
   return step_add_leaves(c, step, &at, inst->operands[0], 0, w->leaf_count) &&
          step_add_leaves(c, step, &at, inst, 0, w->leaf_count);
 }
+
+/* ---- ragged-all-to-all ---- */
+
+/* One replica sends to itself: update j moves rows [input_offsets[j],
+ * +send_sizes[j]) of the input to rows [output_offsets[j], +send_sizes[j])
+ * of a copy of the output operand; recv_sizes must equal send_sizes. Rows
+ * run along dimension 0 of row-major arrays. Buffers: input, output,
+ * input_offsets, send_sizes, output_offsets, recv_sizes, result. */
+typedef struct RaggedMoves {
+  int64_t row_bytes, in_rows, out_rows, updates;
+  ElementType index_type;
+  const char *name;
+} RaggedMoves;
+
+static int64_t index_read(const void *data, ElementType t, int64_t i) {
+  return t == TYPE_S64 ? ((const int64_t *)data)[i] : ((const int32_t *)data)[i];
+}
+
+static bool ragged_moves_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)pool;
+  const RaggedMoves *r = s->state;
+  char *out = buffers[6];
+  if (out != buffers[1]) memmove(out, buffers[1], (size_t)(r->out_rows * r->row_bytes));
+  for (int64_t j = 0; j < r->updates; j++) {
+    int64_t from = index_read(buffers[2], r->index_type, j), count = index_read(buffers[3], r->index_type, j);
+    int64_t to = index_read(buffers[4], r->index_type, j), recv = index_read(buffers[5], r->index_type, j);
+    /* written so that no sum of user-given values can overflow */
+    if (count != recv || count < 0 || from < 0 || to < 0 || from > r->in_rows - count || to > r->out_rows - count)
+      return status_error(st, STATUS_RUNTIME_ERROR,
+                          "ragged-all-to-all %s: update %lld (offsets %lld -> %lld, sizes %lld/%lld) is out of "
+                          "range or unmatched",
+                          r->name, (long long)j, (long long)from, (long long)to, (long long)count, (long long)recv);
+    memcpy(out + to * r->row_bytes, (const char *)buffers[0] + from * r->row_bytes, (size_t)(count * r->row_bytes));
+  }
+  return true;
+}
+
+static bool layout_is_row_major(const Shape *s) {
+  if (shape_is_tuple(s) || s->element_size_bits) return false;
+  for (int d = 0; d < s->rank; d++)
+    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
+  return true;
+}
+
+bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
+  if (inst->operand_count != 6) return cpu_refuse(c, inst, "a malformed ragged-all-to-all");
+  const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
+  if (!layout_is_row_major(in) || !layout_is_row_major(out) || in->rank < 1 || out->rank < 1 ||
+      !shape_identical(out, &inst->operands[1]->shape))
+    return cpu_refuse(c, inst, "a ragged-all-to-all on other than row-major arrays");
+  for (int k = 2; k < 6; k++) {
+    const Shape *o = &inst->operands[k]->shape;
+    if (!layout_is_row_major(o) || (o->type != TYPE_S32 && o->type != TYPE_S64) || o->type != index->type ||
+        shape_element_count(o) != shape_element_count(index))
+      return cpu_refuse(c, inst, "offsets and sizes that are not s32 or s64 arrays of one length");
+  }
+  RaggedMoves *r = calloc_or_exit(1, sizeof *r);
+  r->in_rows = in->dims[0];
+  r->out_rows = out->dims[0];
+  r->row_bytes = out->dims[0] ? shape_byte_size(out) / out->dims[0] : 0;
+  if (in->dims[0] && shape_byte_size(in) / in->dims[0] != r->row_bytes) {
+    free(r);
+    return cpu_refuse(c, inst, "input and output rows of different sizes");
+  }
+  r->updates = shape_element_count(index);
+  r->index_type = index->type;
+  r->name = inst->name;
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 7);
+  s->call = ragged_moves_run;
+  s->state = r;
+  s->free_state = free;
+  int at = 0;
+  bool ok = true;
+  for (int k = 0; k < 6 && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
+  return ok && step_add_leaves(c, s, &at, inst, 0, 1);
+}
