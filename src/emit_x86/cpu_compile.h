@@ -52,5 +52,7 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst);
  * and asynchronous pairs of one replica, and the ops on static sizes. */
 bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_map(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_scan(CpuCompile *c, const Instruction *inst);
 
 #endif

@@ -615,3 +615,248 @@ bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
   for (int k = 0; k < 6 && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
   return ok && step_add_leaves(c, s, &at, inst, 0, 1);
 }
+
+/* ---- map and scan: a program run per element or per step ---- */
+
+/* map applies its scalar computation at every element: the program runs
+ * once per element, on the addresses of that element of each operand. All
+ * operands and the result share one layout, so element i sits at offset
+ * i * size in each. Buffers: the operands, then the result. */
+typedef struct ElementMap {
+  CpuProgram *program;
+  int operand_count;
+  int64_t element_count;
+  int64_t *sizes;   /* per operand, then the result's */
+} ElementMap;
+
+static void element_map_free(void *state) {
+  ElementMap *em = state;
+  if (!em) return;
+  cpu_program_free(em->program);
+  free(em->sizes);
+  free(em);
+}
+
+static bool element_map_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const ElementMap *em = s->state;
+  int n = em->operand_count;
+  CpuFrame frame;
+  if (!cpu_frame_create(&frame, em->program, st)) return false;
+  void **parameters = calloc_or_exit((size_t)n + 1, sizeof *parameters);
+  bool ok = true;
+  for (int64_t i = 0; i < em->element_count && ok; i++) {
+    for (int k = 0; k < n; k++) parameters[k] = (char *)buffers[k] + i * em->sizes[k];
+    void *result[1] = {(char *)buffers[n] + i * em->sizes[n]};
+    ok = cpu_frame_run(&frame, parameters, result, pool, st);
+  }
+  free(parameters);
+  cpu_frame_free(&frame);
+  return ok;
+}
+
+bool cpu_compile_map(CpuCompile *c, const Instruction *inst) {
+  const Shape *out = &inst->shape;
+  if (inst->called_count != 1 || shape_is_tuple(out) || out->element_size_bits)
+    return cpu_refuse(c, inst, "a map that is not of arrays");
+  const Computation *f = inst->called[0];
+  bool fits = f->parameter_count == inst->operand_count && !shape_is_tuple(&f->root->shape) &&
+              f->root->shape.rank == 0 && f->root->shape.type == out->type;
+  for (int k = 0; k < inst->operand_count && fits; k++) {
+    const Shape *o = &inst->operands[k]->shape, *p = &f->parameters[k]->shape;
+    fits = !shape_is_tuple(o) && !o->element_size_bits && shape_same_dims(o, out) && o->rank == out->rank &&
+           memcmp(o->minor_to_major, out->minor_to_major, (size_t)out->rank * sizeof *out->minor_to_major) == 0 &&
+           !shape_is_tuple(p) && p->rank == 0 && p->type == o->type;
+  }
+  if (!fits) return cpu_refuse(c, inst, "a map whose operands differ in layout from its result, or not scalar-wise");
+  ElementMap *em = calloc_or_exit(1, sizeof *em);
+  em->operand_count = inst->operand_count;
+  em->element_count = shape_element_count(out);
+  em->sizes = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *em->sizes);
+  for (int k = 0; k < inst->operand_count; k++) em->sizes[k] = type_byte_size(inst->operands[k]->shape.type);
+  em->sizes[inst->operand_count] = type_byte_size(out->type);
+  em->program = cpu_compile_called(c, f);
+  if (!em->program) {
+    element_map_free(em);
+    return false;
+  }
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, inst->operand_count + 1);
+  s->call = element_map_run;
+  s->state = em;
+  s->free_state = element_map_free;
+  int at = 0;
+  bool ok = true;
+  for (int k = 0; k < inst->operand_count && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
+  return ok && step_add_leaves(c, s, &at, inst, 0, 1);
+}
+
+/* scan runs its computation once per step along dimension d (backwards
+ * with is_reverse) on the inputs' slices at that step and the carries; its
+ * outputs are stacked along d, its carries replace the old ones. Arrays are
+ * row-major, seen as [outer, steps, inner] around d. Buffers: the inputs,
+ * the initial carries, then the result's leaves: outputs, final carries. */
+typedef struct ScanPart {
+  int64_t outer, inner, bytes;  /* inner: bytes of one step's run; bytes: of the slice */
+} ScanPart;
+
+typedef struct Scan {
+  CpuProgram *program;
+  int inputs, carries, outputs;
+  int64_t steps;
+  bool reverse;
+  ScanPart *parts;              /* inputs, then outputs */
+  int64_t *carry_bytes;
+} Scan;
+
+static void scan_free(void *state) {
+  Scan *sc = state;
+  if (!sc) return;
+  cpu_program_free(sc->program);
+  free(sc->parts);
+  free(sc->carry_bytes);
+  free(sc);
+}
+
+/* Copies step `at` of a stacked array to or from its slice. */
+static void scan_part_copy(const ScanPart *p, int64_t steps, char *full, char *slice, int64_t at, bool to_slice) {
+  for (int64_t o = 0; o < p->outer; o++) {
+    char *f = full + (o * steps + at) * p->inner, *s = slice + o * p->inner;
+    memcpy(to_slice ? s : f, to_slice ? f : s, (size_t)p->inner);
+  }
+}
+
+static int64_t bytes_aligned(int64_t bytes) { return (bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT; }
+
+/* The steps, with the carries in `carry` and the next ones written to
+ * `other` (the two swap each step); slices hold the inputs' and outputs'
+ * slices of one step. */
+static bool scan_run_steps(const Scan *sc, void *const *buffers, void **slices, void **carry, void **other,
+                           ThreadPool *pool, Status *st) {
+  int in = sc->inputs, nc = sc->carries, no = sc->outputs;
+  void **parameters = calloc_or_exit((size_t)(in + nc) + 1, sizeof *parameters);
+  void **results = calloc_or_exit((size_t)(no + nc) + 1, sizeof *results);
+  CpuFrame frame;
+  bool ok = cpu_frame_create(&frame, sc->program, st);
+  for (int64_t step = 0; step < sc->steps && ok; step++) {
+    int64_t at = sc->reverse ? sc->steps - 1 - step : step;
+    for (int i = 0; i < in; i++) {
+      scan_part_copy(&sc->parts[i], sc->steps, buffers[i], slices[i], at, true);
+      parameters[i] = slices[i];
+    }
+    for (int k = 0; k < no; k++) results[k] = slices[in + k];
+    for (int q = 0; q < nc; q++) parameters[in + q] = carry[q], results[no + q] = other[q];
+    ok = cpu_frame_run(&frame, parameters, results, pool, st);
+    for (int k = 0; k < no && ok; k++)
+      scan_part_copy(&sc->parts[in + k], sc->steps, buffers[in + nc + k], slices[in + k], at, false);
+    for (int q = 0; q < nc; q++) {
+      void *t = carry[q];
+      carry[q] = other[q];
+      other[q] = t;
+    }
+  }
+  cpu_frame_free(&frame);
+  free(parameters);
+  free(results);
+  return ok;
+}
+
+static bool scan_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const Scan *sc = s->state;
+  int in = sc->inputs, nc = sc->carries, no = sc->outputs;
+  int64_t total = 0;
+  for (int k = 0; k < in + no; k++) total += bytes_aligned(sc->parts[k].bytes);
+  for (int q = 0; q < nc; q++) total += bytes_aligned(sc->carry_bytes[q]);
+  char *scratch = total ? aligned_alloc(BUFFER_ALIGNMENT, (size_t)total) : NULL;
+  if (total && !scratch) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a scan needs %lld bytes", (long long)total);
+  void **slices = calloc_or_exit((size_t)(in + no) + 1, sizeof *slices);
+  void **carry = calloc_or_exit((size_t)nc + 1, sizeof *carry), **other = calloc_or_exit((size_t)nc + 1, sizeof *other);
+  int64_t at = 0;
+  for (int k = 0; k < in + no; k++) {
+    slices[k] = scratch + at;
+    at += bytes_aligned(sc->parts[k].bytes);
+  }
+  void *const *final = buffers + in + nc + no;
+  for (int q = 0; q < nc; q++) {
+    if (sc->carry_bytes[q] && buffers[in + q] != final[q])
+      memmove(final[q], buffers[in + q], (size_t)sc->carry_bytes[q]);
+    carry[q] = final[q];
+    other[q] = scratch + at;
+    at += bytes_aligned(sc->carry_bytes[q]);
+  }
+  bool ok = scan_run_steps(sc, buffers, slices, carry, other, pool, st);
+  for (int q = 0; q < nc && ok; q++)
+    if (carry[q] != final[q] && sc->carry_bytes[q]) memcpy(final[q], carry[q], (size_t)sc->carry_bytes[q]);
+  free(slices);
+  free(carry);
+  free(other);
+  free(scratch);
+  return ok;
+}
+
+/* The [outer, steps, inner] view of a row-major array around d. */
+static ScanPart scan_part_of(const Shape *s, int d) {
+  ScanPart p = {1, type_byte_size(s->type), 0};
+  for (int i = 0; i < d; i++) p.outer *= s->dims[i];
+  for (int i = d + 1; i < s->rank; i++) p.inner *= s->dims[i];
+  p.bytes = p.outer * p.inner;
+  return p;
+}
+
+/* The shapes scan's parts must have: inputs and outputs row-major arrays
+ * with d, carries arrays; the computation's parameters and results the
+ * slices and carries in the same layouts. */
+static bool scan_fits(const Instruction *inst, int inputs, int carries, int outputs, int d) {
+  const Computation *f = inst->called[0];
+  const Shape *result = &inst->shape, *root = &f->root->shape;
+  int parts = outputs + carries;
+  if (f->parameter_count != inputs + carries) return false;
+  if (parts == 1 ? shape_is_tuple(root) || shape_is_tuple(result) : !shape_is_tuple(root) || root->tuple_count != parts)
+    return false;
+  for (int k = 0; k < inputs + carries; k++) {
+    const Shape *o = &inst->operands[k]->shape;
+    if (!layout_is_row_major(o) || (k < inputs && o->rank <= d)) return false;
+    if (k >= inputs && !shape_identical(o, &f->parameters[k]->shape)) return false;
+  }
+  for (int k = 0; k < parts; k++) {
+    const Shape *r = parts == 1 ? result : &result->tuple_shapes[k];
+    const Shape *fr = parts == 1 ? root : &root->tuple_shapes[k];
+    if (!layout_is_row_major(r) || !layout_is_row_major(fr) || (k < outputs && r->rank <= d)) return false;
+    if (k >= outputs && !shape_identical(r, fr)) return false;
+  }
+  for (int k = 0; k < inputs; k++)
+    if (!layout_is_row_major(&f->parameters[k]->shape)) return false;
+  return true;
+}
+
+bool cpu_compile_scan(CpuCompile *c, const Instruction *inst) {
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  int carries = (int)sa->num_carries, inputs = inst->operand_count - carries;
+  int parts = shape_is_tuple(&inst->shape) ? inst->shape.tuple_count : 1, outputs = parts - carries;
+  if (inst->called_count != 1 || inputs < 1 || outputs < 0 || inst->attrs.dimensions.count != 1)
+    return cpu_refuse(c, inst, "a malformed scan");
+  int d = (int)inst->attrs.dimensions.values[0];
+  if (d < 0 || !scan_fits(inst, inputs, carries, outputs, d))
+    return cpu_refuse(c, inst, "a scan of other than row-major arrays");
+  Scan *sc = calloc_or_exit(1, sizeof *sc);
+  sc->inputs = inputs, sc->carries = carries, sc->outputs = outputs;
+  sc->steps = inst->operands[0]->shape.dims[d];
+  sc->reverse = sa->is_reverse;
+  sc->parts = calloc_or_exit((size_t)(inputs + outputs) + 1, sizeof *sc->parts);
+  sc->carry_bytes = calloc_or_exit((size_t)carries + 1, sizeof *sc->carry_bytes);
+  for (int i = 0; i < inputs; i++) sc->parts[i] = scan_part_of(&inst->operands[i]->shape, d);
+  for (int k = 0; k < outputs; k++)
+    sc->parts[inputs + k] = scan_part_of(parts == 1 ? &inst->shape : &inst->shape.tuple_shapes[k], d);
+  for (int q = 0; q < carries; q++) sc->carry_bytes[q] = shape_buffer_byte_size(&inst->operands[inputs + q]->shape);
+  sc->program = cpu_compile_called(c, inst->called[0]);
+  if (!sc->program) {
+    scan_free(sc);
+    return false;
+  }
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, inst->operand_count + parts);
+  s->call = scan_run;
+  s->state = sc;
+  s->free_state = scan_free;
+  int at = 0;
+  bool ok = true;
+  for (int k = 0; k < inst->operand_count && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
+  return ok && step_add_leaves(c, s, &at, inst, 0, parts);
+}
