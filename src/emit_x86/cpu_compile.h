@@ -54,5 +54,6 @@ bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_map(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_scan(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst);
 
 #endif

@@ -860,3 +860,51 @@ bool cpu_compile_scan(CpuCompile *c, const Instruction *inst) {
   for (int k = 0; k < inst->operand_count && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
   return ok && step_add_leaves(c, s, &at, inst, 0, parts);
 }
+
+/* ---- rng-bit-generator ---- */
+
+/* The bits come from rng_bits_generate (src/ir/rng_bits.c), the function the
+ * evaluator calls, so both give the same bits. Buffers: the state, then the
+ * result's new state and bits (row-major). */
+typedef struct RandomBits {
+  RngAlgorithm algorithm;
+  const Shape *shape;           /* the bits' array, in the module */
+  int state_count;
+} RandomBits;
+
+static bool random_bits_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)pool;
+  const RandomBits *r = s->state;
+  int64_t count = shape_element_count(r->shape);
+  uint64_t *bits = malloc((size_t)(count ? count : 1) * sizeof *bits);
+  if (!bits) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: %lld random values", (long long)count);
+  uint64_t state[3] = {0}, next[3] = {0};
+  memcpy(state, buffers[0], (size_t)r->state_count * sizeof *state);
+  rng_bits_generate(r->algorithm, r->shape, state, r->state_count, next, bits);
+  memcpy(buffers[1], next, (size_t)r->state_count * sizeof *next);
+  for (int64_t i = 0; i < count; i++) rng_bits_store(buffers[2], r->shape->type, i, bits[i]);
+  free(bits);
+  return true;
+}
+
+bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst) {
+  const Shape *state = &inst->operands[0]->shape, *s = &inst->shape;
+  RngAlgorithm algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
+  if (!shape_is_tuple(s) || s->tuple_count != 2 || shape_is_tuple(state) || state->type != TYPE_U64 ||
+      state->rank != 1 || !shape_identical(state, &s->tuple_shapes[0]))
+    return cpu_refuse(c, inst, "a state that is not u64[2] or u64[3]");
+  int64_t n = state->dims[0];
+  if (algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3)
+    return cpu_refuse(c, inst, "a state of the wrong length for its algorithm");
+  const Shape *bits = &s->tuple_shapes[1];
+  if (!layout_is_row_major(bits) || bits->type == TYPE_PRED || type_bit_width(bits->type) < 8)
+    return cpu_refuse(c, inst, "random bits that are not a row-major array of 8 to 64-bit elements");
+  RandomBits *r = calloc_or_exit(1, sizeof *r);
+  *r = (RandomBits){.algorithm = algorithm, .shape = bits, .state_count = (int)n};
+  CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3);
+  step->call = random_bits_run;
+  step->state = r;
+  step->free_state = free;
+  int at = 0;
+  return step_add_leaves(c, step, &at, inst->operands[0], 0, 1) && step_add_leaves(c, step, &at, inst, 0, 2);
+}
