@@ -116,6 +116,15 @@ static HostBuffer *result_buffer_create(const Shape *s, void **leaves, int *n, S
   return t;
 }
 
+/* A host buffer's tuple shape may leave tuple_shapes NULL: count through
+ * its elements. */
+static int buffer_leaf_total(const HostBuffer *b) {
+  if (!shape_is_tuple(&b->shape)) return 1;
+  int n = 0;
+  for (int i = 0; i < b->shape.tuple_count; i++) n += buffer_leaf_total(b->elements[i]);
+  return n;
+}
+
 /* Puts b's array leaves' data, depth first, at leaves[*n...]. */
 static void buffer_leaves(const HostBuffer *b, void **leaves, int *n) {
   if (!shape_is_tuple(&b->shape)) {
@@ -200,7 +209,7 @@ bool cpu_frame_run(CpuFrame *f, void *const *parameters, void *const *results, T
 
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
   int leaf_count = shape_leaf_total(p->result_shape), n = 0, argument_leaf_count = 0;
-  for (int i = 0; i < arg_count; i++) argument_leaf_count += shape_leaf_total(&args[i]->shape);
+  for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
   void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
   void **parameters = calloc_or_exit((size_t)argument_leaf_count + 1, sizeof *parameters);
   int at = 0;
