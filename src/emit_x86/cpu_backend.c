@@ -125,7 +125,7 @@ static bool bind_result(CpuCompile *c) {
     /* The root's leaf names the storage's bytes in its own shape (a bitcast
      * may have changed the layout): that is the layout to read them in. */
     const Shape *shape = buffer_plan_find(plan, root, l)->shape;
-    bool row_major = c->called || layout_is_row_major(shape);
+    bool row_major = (c->called && !shape->element_size_bits) || layout_is_row_major(shape);
     if (!row_major && shape->element_size_bits) return cpu_refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {
       if (row_major) {

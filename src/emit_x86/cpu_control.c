@@ -326,8 +326,8 @@ static bool value_fits(const Shape *have, const Shape *want) {
   return true;
 }
 
-/* Appends the bindings of every leaf of inst (the result, result_element
- * < 0) or of element result_element of its tuple to s->buffers at *at. */
+/* Appends the bindings of inst's leaves [first, first + count) to
+ * s->buffers at *at. */
 static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instruction *inst, int first, int count) {
   const Shape **shapes = calloc_or_exit((size_t)shape_leaf_total(&inst->shape), sizeof *shapes);
   int n = 0;
@@ -342,9 +342,9 @@ static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instructio
   return ok;
 }
 
-/* A step running programs[k] on parameter operands operands_of[k]... of
- * inst (branch k reads operand k + first_operand; a call reads them all),
- * writing the leaves [result_first, +result_count) of inst. */
+/* The step that runs one of cp's programs: branch k reads operand
+ * first_operand + k (a call, all_operands, reads them all) and writes inst's
+ * leaves [result_first, result_first + result_count). */
 static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPrograms *cp, int first_operand,
                                 bool all_operands, int result_first, int result_count) {
   int total = (cp->count > 1) + result_count;
