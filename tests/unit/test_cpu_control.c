@@ -458,6 +458,53 @@ TEST(rng_bit_generator_gives_the_evaluators_bits_for_each_algorithm) {
   host_buffer_free(r);
 }
 
+static const char ragged_text[] =
+    "HloModule ragged\n"
+    "ENTRY main {\n"
+    "  src = f32[5,2] parameter(0)\n"
+    "  dst = f32[6,2] parameter(1)\n"
+    "  in_off = s32[2] parameter(2)\n"
+    "  send = s32[2] parameter(3)\n"
+    "  out_off = s32[2] parameter(4)\n"
+    "  ROOT r = f32[6,2] ragged-all-to-all(src, dst, in_off, send, out_off, send), replica_groups={{0}}\n"
+    "}\n";
+
+static HostBuffer *s32_pair(int32_t a, int32_t b) {
+  Status st;
+  int64_t two = 2;
+  Shape s = shape_array(TYPE_S32, 1, &two);
+  int32_t v[2] = {a, b};
+  return host_buffer_create(&s, v, &st);
+}
+
+TEST(ragged_all_to_all_moves_rows_and_reports_offsets_out_of_range_at_run_time) {
+  HostBuffer *args[5] = {0};
+  random_arguments(ragged_text, args, 30);
+  for (int i = 2; i < 5; i++) host_buffer_free(args[i]);
+  args[2] = s32_pair(0, 3), args[3] = s32_pair(2, 1), args[4] = s32_pair(4, 0);
+  HostBuffer *r = run_checked(ragged_text, args, 5);
+  if (r) {
+    const float *src = args[0]->data, *dst = args[1]->data, *got = r->data;
+    /* rows 0,1 of src land at rows 4,5; row 3 at row 0; rows 1..3 keep dst's */
+    float want[12];
+    memcpy(want, dst, sizeof want);
+    memcpy(want + 8, src, 4 * sizeof(float));
+    memcpy(want, src + 6, 2 * sizeof(float));
+    EXPECT(memcmp(want, got, sizeof want) == 0, "rows moved as the offsets say");
+  }
+  host_buffer_free(r);
+  host_buffer_free(args[4]);
+  args[4] = s32_pair(5, 0);  /* two rows from row 5 of a 6-row output */
+  Status st;
+  Executable *e = compile_text(ragged_text, 1, &st);
+  r = e ? executable_run(e, args, 5, &st) : NULL;
+  EXPECT(e && !r && st.code == STATUS_RUNTIME_ERROR && strstr(st.message, "out of range"),
+         "a run-time error (exit 1) naming the update: %s", st.message);
+  host_buffer_free(r);
+  executable_free(e);
+  for (int i = 0; i < 5; i++) host_buffer_free(args[i]);
+}
+
 static const char refused_in_body_text[] =
     "HloModule refused_in_body\n"
     "cond {\n"
@@ -492,6 +539,7 @@ int main(void) {
   RUN(one_replica_collectives_async_pairs_and_size_ops_are_copies_and_constants);
   RUN(batch_norm_ops_expand_to_primitive_ops_that_match_the_evaluator);
   RUN(rng_bit_generator_gives_the_evaluators_bits_for_each_algorithm);
+  RUN(ragged_all_to_all_moves_rows_and_reports_offsets_out_of_range_at_run_time);
   RUN(what_a_loop_body_cannot_compile_is_a_located_refusal_naming_it);
   return test_summary();
 }
