@@ -76,15 +76,15 @@ static int shape_leaf_count(const Shape *s) {
 
 static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
   CpuBinding b = {.kind = BINDING_NONE, .leaf = s->output_index, .number = s->parameter_number};
-  /* A called computation's parameters and result are its caller's values,
-   * already in the layouts their shapes name: no copy between layouts. */
-  bool relayout = !c->called && s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape);
+  bool relayout = s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape);
   if (relayout && s->shape->element_size_bits)
     return cpu_refuse(c, s->inst, "a packed layout (E(n))");
   if (s->kind == BUFFER_PARAMETER) {
     b.kind = BINDING_PARAMETER;
     for (int64_t k = 0; k < s->parameter_number; k++) b.leaf += shape_leaf_count(&c->entry->parameters[k]->shape);
-    if (relayout) {
+    /* A called computation's parameters are its caller's values, already
+     * in the layouts their shapes name: no copy between layouts. */
+    if (relayout && !c->called) {
       b.layout = s->shape;
       b.offset = cpu_program_reserve_temp(c->p, s->size);
     }
