@@ -217,6 +217,40 @@ TEST(nested_while_loops_each_keep_their_own_state) {
   host_buffer_free(args[0]);
 }
 
+/* The body returns a constant in a column-major layout: its bytes must be
+ * laid out as the layout says, like the caller's state. */
+static const char column_major_text[] =
+    "HloModule column_major\n"
+    "cond {\n"
+    "  s = (s32[], f32[2,3]{0,1}) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] constant(2)\n"
+    "  ROOT more = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  s = (s32[], f32[2,3]{0,1}) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  k = f32[2,3]{0,1} constant({{1, 2, 3}, {4, 5, 6}})\n"
+    "  one = s32[] constant(1)\n"
+    "  i1 = s32[] add(i, one)\n"
+    "  ROOT next = (s32[], f32[2,3]{0,1}) tuple(i1, k)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[2,3]{0,1} parameter(0)\n"
+    "  zero = s32[] constant(0)\n"
+    "  init = (s32[], f32[2,3]{0,1}) tuple(zero, x)\n"
+    "  ROOT w = (s32[], f32[2,3]{0,1}) while(init), condition=cond, body=body\n"
+    "}\n";
+
+TEST(a_loop_body_constant_in_a_column_major_layout_keeps_its_layout) {
+  HostBuffer *r = run_random(column_major_text, 2);
+  if (r) {
+    const float want[6] = {1, 2, 3, 4, 5, 6};  /* host buffers are row-major */
+    EXPECT(memcmp(want, r->elements[1]->data, sizeof want) == 0, "the constant comes back as written");
+  }
+  host_buffer_free(r);
+}
+
 static const char indexed_text[] =
     "HloModule indexed\n"
     "b0 {\n"
@@ -533,6 +567,7 @@ int main(void) {
   RUN(a_while_runs_its_body_until_the_condition_is_false);
   RUN(a_while_whose_condition_is_false_at_once_returns_its_init);
   RUN(nested_while_loops_each_keep_their_own_state);
+  RUN(a_loop_body_constant_in_a_column_major_layout_keeps_its_layout);
   RUN(a_conditional_index_out_of_range_runs_the_last_branch);
   RUN(a_conditional_in_a_loop_body_and_a_call_run_their_computations);
   RUN(map_runs_per_element_and_scan_per_step_in_either_direction);
