@@ -373,6 +373,13 @@ static const char map_scan_text[] =
     "  one = f32[] constant(1)\n"
     "  ROOT r = f32[] add(xy, one)\n"
     "}\n"
+    "pick {\n"
+    "  x = f32[] parameter(0)\n"
+    "  y = f32[] parameter(1)\n"
+    "  t = (f32[], f32[]) tuple(y, x)\n"
+    "  first = f32[] get-tuple-element(t), index=0\n"
+    "  ROOT r = f32[] subtract(first, x)\n"
+    "}\n"
     "step {\n"
     "  slice = s32[2] parameter(0)\n"
     "  carry = s32[2] parameter(1)\n"
@@ -385,13 +392,40 @@ static const char map_scan_text[] =
     "  n = s32[2,5] parameter(2)\n"
     "  init = s32[2] parameter(3)\n"
     "  m = f32[3,4] map(a, b), dimensions={0,1}, to_apply=fma\n"
+    "  p = f32[3,4] map(a, b), dimensions={0,1}, to_apply=pick\n"
     "  fwd = (s32[2,5], s32[2]) scan(n, init), dimensions={1}, num_carries=1, to_apply=step\n"
     "  rev = (s32[2,5], s32[2]) scan(n, init), dimensions={1}, num_carries=1, is_reverse=true, to_apply=step\n"
-    "  ROOT out = (f32[3,4], (s32[2,5], s32[2]), (s32[2,5], s32[2])) tuple(m, fwd, rev)\n"
+    "  ROOT out = (f32[3,4], f32[3,4], (s32[2,5], s32[2]), (s32[2,5], s32[2])) tuple(m, p, fwd, rev)\n"
     "}\n";
 
-TEST(map_runs_per_element_and_scan_per_step_in_either_direction) {
+static int count_opcode(const Module *m, Opcode op) {
+  int n = 0;
+  for (int k = 0; k < m->computation_count; k++)
+    for (int i = 0; i < m->computations[k]->instruction_count; i++) n += m->computations[k]->instructions[i]->opcode == op;
+  return n;
+}
+
+TEST(an_elementwise_map_is_inlined_any_other_runs_per_element_and_scan_per_step) {
+  Status st;
+  Executable *e = compile_text(map_scan_text, 1, &st);
+  EXPECT(e, "compiles: %s", st.message);
+  if (e) EXPECT(count_opcode(e->optimized, OP_MAP) == 1, "one map (the one with a tuple) left after inline-map, got %d",
+                count_opcode(e->optimized, OP_MAP));
+  executable_free(e);
   HostBuffer *r = run_random(map_scan_text, 3);
+  if (r) {
+    const float *m = r->elements[0]->data, *p = r->elements[1]->data;
+    HostBuffer *args[4] = {0};
+    random_arguments(map_scan_text, args, 3);
+    const float *a = args[0]->data, *b = args[1]->data;
+    int wrong = 0;
+    for (int i = 0; i < 12; i++) {
+      float fma = a[i] * b[i] + 1.0f, pick = b[i] - a[i];
+      wrong += memcmp(&fma, &m[i], sizeof fma) != 0 || memcmp(&pick, &p[i], sizeof pick) != 0;
+    }
+    EXPECT(wrong == 0, "%d of 12 elements differ from x*y+1 or y-x", wrong);
+    for (int i = 0; i < 4; i++) host_buffer_free(args[i]);
+  }
   host_buffer_free(r);
 }
 
@@ -570,7 +604,7 @@ int main(void) {
   RUN(a_loop_body_constant_in_a_column_major_layout_keeps_its_layout);
   RUN(a_conditional_index_out_of_range_runs_the_last_branch);
   RUN(a_conditional_in_a_loop_body_and_a_call_run_their_computations);
-  RUN(map_runs_per_element_and_scan_per_step_in_either_direction);
+  RUN(an_elementwise_map_is_inlined_any_other_runs_per_element_and_scan_per_step);
   RUN(one_replica_collectives_async_pairs_and_size_ops_are_copies_and_constants);
   RUN(batch_norm_ops_expand_to_primitive_ops_that_match_the_evaluator);
   RUN(rng_bit_generator_gives_the_evaluators_bits_for_each_algorithm);
