@@ -7,7 +7,9 @@
  * buffer plan); fusions and unfused elementwise, data-movement and reduce
  * ops are lowered to kernels (src/opt/lower.c) and compiled to x86-64
  * (kernel_x86.h); an unfused f32 dot is a call of the blocked GEMM
- * (gemm.h). Anything else is a compile error that names the instruction
+ * (gemm.h); while, conditional and the like run computations compiled
+ * by the same walk into programs of their own (cpu_compile_called,
+ * cpu_control.c). Anything else is a compile error that names the instruction
  * and its JAX source line: "must compile" — never a silent fallback to the
  * interpreter. run is cpu_program_run. */
 #include <stdlib.h>
@@ -65,6 +67,13 @@ int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf) {
   return s ? (int)(s - plan->slots) : -1;
 }
 
+static int shape_leaf_count(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
+  return n;
+}
+
 static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
   CpuBinding b = {.kind = BINDING_NONE, .leaf = s->output_index, .number = s->parameter_number};
   bool relayout = s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape);
@@ -72,7 +81,10 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
     return cpu_refuse(c, s->inst, "a packed layout (E(n))");
   if (s->kind == BUFFER_PARAMETER) {
     b.kind = BINDING_PARAMETER;
-    if (relayout) {
+    for (int64_t k = 0; k < s->parameter_number; k++) b.leaf += shape_leaf_count(&c->entry->parameters[k]->shape);
+    /* A called computation's parameters are its caller's values, already
+     * in the layouts their shapes name: no copy between layouts. */
+    if (relayout && !c->called) {
       b.layout = s->shape;
       b.offset = cpu_program_reserve_temp(c->p, s->size);
     }
@@ -113,7 +125,7 @@ static bool bind_result(CpuCompile *c) {
     /* The root's leaf names the storage's bytes in its own shape (a bitcast
      * may have changed the layout): that is the layout to read them in. */
     const Shape *shape = buffer_plan_find(plan, root, l)->shape;
-    bool row_major = layout_is_row_major(shape);
+    bool row_major = (c->called && !shape->element_size_bits) || layout_is_row_major(shape);
     if (!row_major && shape->element_size_bits) return cpu_refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {
       if (row_major) {
@@ -191,10 +203,25 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   case OP_CONVOLUTION: return cpu_compile_convolution(c, inst);
   case OP_SCALED_DOT: return cpu_compile_scaled_dot(c, inst);
   case OP_RAGGED_DOT: return cpu_compile_ragged_dot(c, inst);
+  case OP_WHILE: return cpu_compile_while(c, inst);
+  case OP_CONDITIONAL: return cpu_compile_conditional(c, inst);
+  case OP_CALL: return cpu_compile_call(c, inst);
+  case OP_ASYNC_START: return cpu_compile_async_start(c, inst);
+  case OP_RAGGED_ALL_TO_ALL: return cpu_compile_ragged_all_to_all(c, inst);
+  case OP_MAP: return cpu_compile_map(c, inst);
+  case OP_SCAN: return cpu_compile_scan(c, inst);
+  case OP_RNG_BIT_GENERATOR: return cpu_compile_rng_bit_generator(c, inst);
+  case OP_ASYNC_UPDATE: case OP_ASYNC_DONE: case OP_ADD_DEPENDENCY: case OP_DOMAIN: case OP_AFTER_ALL:
+  case OP_OPTIMIZATION_BARRIER: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
+  case OP_COLLECTIVE_PERMUTE: case OP_ALL_TO_ALL: case OP_COLLECTIVE_BROADCAST: case OP_COLLECTIVE_REDUCE:
+  case OP_ALL_REDUCE_START: case OP_ALL_REDUCE_DONE: case OP_ALL_GATHER_START: case OP_ALL_GATHER_DONE:
+  case OP_COLLECTIVE_PERMUTE_START: case OP_COLLECTIVE_PERMUTE_DONE: case OP_COPY_START: case OP_COPY_DONE:
+  case OP_REPLICA_ID: case OP_PARTITION_ID: case OP_GET_DIMENSION_SIZE: case OP_SET_DIMENSION_SIZE:
+  case OP_DYNAMIC_RESHAPE: return cpu_compile_forward(c, inst);
   case OP_FUSION:
     if (inst->attrs.fusion_kind == FUSION_OUTPUT || cpu_fusion_has_product(inst))
       return cpu_compile_output_fusion(c, inst);
-    if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_refuse(c, inst, "a custom fusion");
+    if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_compile_call(c, inst);
     return cpu_compile_kernel(c, inst, NULL, -1);
   default:
     if (opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL)
@@ -212,6 +239,19 @@ static bool cpu_compile_program(CpuCompile *c) {
   if (c->product_binding >= 0)
     c->p->bindings[c->product_binding].offset = cpu_program_reserve_temp(c->p, c->product_bytes);
   return true;
+}
+
+CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp) {
+  BufferPlan *plan = buffer_plan_create(comp);
+  CpuProgram *p = cpu_program_create(plan, &comp->root->shape, 1);
+  p->owned_plan = plan;
+  p->cpu = c->p->cpu;
+  CpuCompile inner = {.p = p, .m = c->m, .entry = comp, .st = c->st, .product_binding = -1, .called = true};
+  if (!cpu_compile_program(&inner)) {
+    cpu_program_free(p);
+    return NULL;
+  }
+  return p;
 }
 
 static bool cpu_compile(Executable *exe, Status *st) {

@@ -13,7 +13,8 @@
 typedef struct CpuCompile {
   CpuProgram *p;
   const Module *m;
-  const Computation *entry;
+  const Computation *entry;   /* the computation being compiled: the entry or a called one */
+  bool called;                /* entry is a called computation (cpu_compile_called) */
   Status *st;
   /* Output fusions' products: each lives only from its GEMM to its
    * epilogue, the next step, so all share one binding of the largest size. */
@@ -31,6 +32,11 @@ int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf);
  * output fusion's dot), the epilogue reading its product from
  * computed_binding. */
 bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding);
+/* A program of its own for comp (a loop body, a branch), compiled by the
+ * same walk as the entry: it reads its parameters from, and writes its
+ * result to, leaf addresses its caller gives (cpu_frame_run). NULL after
+ * the located refusal of what it could not compile. */
+CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp);
 
 /* ------------------------------------------------------------- cpu_dot.c */
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
@@ -161,5 +167,19 @@ bool cpu_compile_fft(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);
+
+/* --------------------------------------------------------- cpu_control.c */
+bool cpu_compile_while(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_call(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst);
+/* Ops whose value is copied from operand leaves or constants: forwards
+ * (add-dependency, domain, opt-barrier, async-update ...), the collectives
+ * and asynchronous pairs of one replica, and the ops on static sizes. */
+bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_map(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_scan(CpuCompile *c, const Instruction *inst);
+bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst);
 
 #endif

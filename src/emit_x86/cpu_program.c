@@ -28,6 +28,7 @@ void cpu_program_free(CpuProgram *p) {
   free(p->bindings);
   free(p->copies);
   gemm_plan_free(p->gemm);
+  buffer_plan_free(p->owned_plan);
   thread_pool_free(p->pool);
   pthread_mutex_destroy(&p->lock);
   free(p);
@@ -115,92 +116,118 @@ static HostBuffer *result_buffer_create(const Shape *s, void **leaves, int *n, S
   return t;
 }
 
-/* Leaf `*leaf` (counting down, depth first) of b, or NULL. */
-static void *buffer_leaf(const HostBuffer *b, int64_t *leaf) {
-  if (!shape_is_tuple(&b->shape)) return (*leaf)-- == 0 ? b->data : NULL;
-  for (int i = 0; i < b->shape.tuple_count; i++) {
-    void *d = buffer_leaf(b->elements[i], leaf);
-    if (d || *leaf < 0) return d;
+/* A host buffer's tuple shape may leave tuple_shapes NULL: count through
+ * its elements. */
+static int buffer_leaf_total(const HostBuffer *b) {
+  if (!shape_is_tuple(&b->shape)) return 1;
+  int n = 0;
+  for (int i = 0; i < b->shape.tuple_count; i++) n += buffer_leaf_total(b->elements[i]);
+  return n;
+}
+
+/* Puts b's array leaves' data, depth first, at leaves[*n...]. */
+static void buffer_leaves(const HostBuffer *b, void **leaves, int *n) {
+  if (!shape_is_tuple(&b->shape)) {
+    leaves[(*n)++] = b->data;
+    return;
   }
-  return NULL;
+  for (int i = 0; i < b->shape.tuple_count; i++) buffer_leaves(b->elements[i], leaves, n);
 }
 
 /* ---- running ---- */
 
-static void *binding_address(const CpuBinding *b, HostBuffer *const *args, char *temp, void **result_leaves) {
-  int64_t leaf = b->leaf;
+static void *binding_address(const CpuBinding *b, void *const *parameters, char *temp, void *const *results) {
   switch (b->kind) {
   case BINDING_PARAMETER:
-    if (!b->layout) return buffer_leaf(args[b->number], &leaf);
-    relayout_copy(b->layout, buffer_leaf(args[b->number], &leaf), temp + b->offset, true);
+    if (!b->layout) return parameters[b->leaf];
+    relayout_copy(b->layout, parameters[b->leaf], temp + b->offset, true);
     return temp + b->offset;
   case BINDING_CONSTANT: return b->data;
   case BINDING_TEMP: return temp + b->offset;
-  case BINDING_OUTPUT: return result_leaves[b->leaf];
+  case BINDING_OUTPUT: return results[b->leaf];
   case BINDING_NONE: return NULL;
   }
   return NULL;
 }
 
-static bool step_run(const CpuProgram *p, const CpuStep *s, void **address, void **buffers, Status *st) {
+static bool step_run(const CpuProgram *p, const CpuStep *s, void **address, void **buffers, ThreadPool *pool,
+                     Status *st) {
   for (int i = 0; i < s->buffer_count; i++) buffers[i] = address[s->buffers[i]];
   switch (s->kind) {
   case CPU_STEP_KERNEL:
-    kernel_x86_run(s->kernel, buffers, p->pool);
+    kernel_x86_run(s->kernel, buffers, pool);
     return true;
   case CPU_STEP_CALL:
-    return s->call(s, buffers, p->pool, st);
+    return s->call(s, buffers, pool, st);
   case CPU_STEP_DOT: break;
   }
   GemmProblem problem = s->dot;
   problem.a = buffers[0];
   problem.b = buffers[1];
   problem.c = buffers[2];
-  gemm_f32_batched(p->gemm, p->pool, &problem, NULL);
+  gemm_f32_batched(p->gemm, pool, &problem, NULL);
   return true;
 }
 
-/* Runs the steps with every binding at its address; false when the
- * temporary block cannot be had. */
-static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
-  int64_t temp_bytes = p->temp_bytes;
-  size_t rounded = (size_t)(temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
-  char *temp = rounded ? aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
-  if (rounded && !temp)
+bool cpu_frame_create(CpuFrame *f, const CpuProgram *p, Status *st) {
+  memset(f, 0, sizeof *f);
+  f->p = p;
+  size_t rounded = (size_t)(p->temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  f->temp = rounded ? aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
+  if (rounded && !f->temp)
     return status_error(st, STATUS_OUT_OF_MEMORY,
-                        "out of memory: the temporary block needs %lld bytes", (long long)temp_bytes);
-  void **address = calloc_or_exit((size_t)p->binding_count + 1, sizeof *address);
+                        "out of memory: the temporary block needs %lld bytes", (long long)p->temp_bytes);
+  f->address = calloc_or_exit((size_t)p->binding_count + 1, sizeof *f->address);
   int most = 1;
   for (int i = 0; i < p->step_count; i++)
     if (p->steps[i].buffer_count > most) most = p->steps[i].buffer_count;
-  void **buffers = calloc_or_exit((size_t)most, sizeof *buffers);
+  f->buffers = calloc_or_exit((size_t)most, sizeof *f->buffers);
+  return true;
+}
+
+void cpu_frame_free(CpuFrame *f) {
+  free(f->buffers);
+  free(f->address);
+  free(f->temp);
+  memset(f, 0, sizeof *f);
+}
+
+bool cpu_frame_run(CpuFrame *f, void *const *parameters, void *const *results, ThreadPool *pool, Status *st) {
+  const CpuProgram *p = f->p;
   for (int i = 0; i < p->binding_count; i++)
-    address[i] = binding_address(&p->bindings[i], args, temp, result_leaves);
+    f->address[i] = binding_address(&p->bindings[i], parameters, f->temp, results);
   bool ok = true;
-  pthread_mutex_lock(&p->lock);
-  for (int i = 0; i < p->step_count && ok; i++) ok = step_run(p, &p->steps[i], address, buffers, st);
-  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->step_count && ok; i++) ok = step_run(p, &p->steps[i], f->address, f->buffers, pool, st);
   for (int i = 0; i < p->copy_count && ok; i++) {
     const CpuResultCopy *c = &p->copies[i];
-    if (c->bytes <= 0) continue;
-    if (c->layout) relayout_copy(c->layout, address[c->binding], result_leaves[c->leaf], false);
-    else memcpy(result_leaves[c->leaf], address[c->binding], (size_t)c->bytes);
+    if (c->bytes <= 0 || f->address[c->binding] == results[c->leaf]) continue;
+    if (c->layout) relayout_copy(c->layout, f->address[c->binding], results[c->leaf], false);
+    else memmove(results[c->leaf], f->address[c->binding], (size_t)c->bytes);
   }
-  free(buffers);
-  free(address);
-  free(temp);
   return ok;
 }
 
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
-  (void)arg_count;  /* checked against the entry by executable_run */
-  int leaf_count = shape_leaf_total(p->result_shape), n = 0;
+  int leaf_count = shape_leaf_total(p->result_shape), n = 0, argument_leaf_count = 0;
+  for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
   void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
+  void **parameters = calloc_or_exit((size_t)argument_leaf_count + 1, sizeof *parameters);
+  int at = 0;
+  for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], parameters, &at);
   HostBuffer *result = result_buffer_create(p->result_shape, result_leaves, &n, st);
-  if (result && !program_run_steps(p, args, result_leaves, st)) {
+  CpuFrame frame;
+  bool ok = result && cpu_frame_create(&frame, p, st);
+  if (ok) {
+    pthread_mutex_lock(&p->lock);
+    ok = cpu_frame_run(&frame, parameters, result_leaves, p->pool, st);
+    pthread_mutex_unlock(&p->lock);
+    cpu_frame_free(&frame);
+  }
+  if (!ok) {
     host_buffer_free(result);
     result = NULL;
   }
+  free(parameters);
   free(result_leaves);
   return result;
 }

@@ -21,8 +21,9 @@
 
 typedef enum BindingKind {
   BINDING_NONE,       /* no storage (tokens, empty arrays, alias slots) */
-  BINDING_PARAMETER,  /* leaf `leaf` of argument `number`; with `layout`, copied
-                         into that layout at `offset` of the temporary block */
+  BINDING_PARAMETER,  /* argument `number`'s leaf, at `leaf` of the parameter leaves
+                         counted depth first across all parameters; with `layout`,
+                         copied into that layout at `offset` of the temporary block */
   BINDING_CONSTANT,   /* data, owned by the program */
   BINDING_TEMP,       /* the temporary block at offset */
   BINDING_OUTPUT,     /* leaf `leaf` of the result */
@@ -76,6 +77,7 @@ typedef struct CpuProgram {
   int copy_count;
   CpuResultCopy *copies;
   GemmPlan *gemm;             /* created with the first dot */
+  BufferPlan *owned_plan;     /* a called computation's plan (the entry's is the Executable's) */
   /* One run at a time uses the pool; runs from several threads queue. */
   pthread_mutex_t lock;
   ThreadPool *pool;
@@ -93,5 +95,22 @@ int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes);
  * s's layout: into_layout says which way. */
 void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
+
+/* One execution's storage for a program: its temporary block and the
+ * address of each binding. A step that runs a called computation (a loop
+ * body, a branch) makes a frame once and runs it for every trip. */
+typedef struct CpuFrame {
+  const CpuProgram *p;
+  char *temp;
+  void **address;
+  void **buffers;
+} CpuFrame;
+
+bool cpu_frame_create(CpuFrame *f, const CpuProgram *p, Status *st);
+void cpu_frame_free(CpuFrame *f);
+/* Runs f's program once: parameters are the addresses of its parameters'
+ * leaves (depth first across all parameters), results those of its result's
+ * leaves; the work is split over pool. */
+bool cpu_frame_run(CpuFrame *f, void *const *parameters, void *const *results, ThreadPool *pool, Status *st);
 
 #endif

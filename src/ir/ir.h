@@ -662,6 +662,21 @@ Instruction *builder_add_instruction(Computation *c, Opcode op, Instruction *con
                                      int called_count, const Attrs *attrs,
                                      const Shape *declared, Status *st);
 
+/* ------------------------------------------------------------- rng_bits.c
+ * The bits of rng-bit-generator, shared by the evaluator and the CPU
+ * backend. algorithm is RNG_THREE_FRY or RNG_PHILOX (RNG_DEFAULT resolved
+ * by the caller); state holds state_count (2, or 3 for Philox) u64 words.
+ * Fills bits[] with one value per element of shape (row-major order; the
+ * low bits of the element type's width count) and next with the state
+ * after them. */
+void rng_bits_generate(RngAlgorithm algorithm, const Shape *shape, const uint64_t *state, int state_count,
+                       uint64_t *next, uint64_t *bits);
+/* Philox-4x32 bits for `count` elements of `width` bits at the 128-bit
+ * counter (low, high); returns the number of blocks used. */
+uint64_t rng_philox_bits(int64_t count, int width, uint64_t key, uint64_t low, uint64_t high, uint64_t *bits);
+/* Stores the low bits into element i of an array of type t at data. */
+void rng_bits_store(void *data, ElementType t, int64_t i, uint64_t bits);
+
 /* ----------------------------------------------------------------- eval*.c
  * The reference evaluator: what every op means. args are borrowed; the
  * result is a new literal owned by the caller. */

@@ -3,6 +3,7 @@
  * optimize_module (pipeline.c) runs every pass in a fixed order, as plain
  * calls a reader can follow:
  *
+ *   expand-batch-norm → inline-map
  *   simplify → fold-constants → cse → dce        (repeated while they change things)
  *   fusion → cse → dce
  *   schedule → buffer-assignment
@@ -118,6 +119,8 @@ void print_module_dot(StrBuf *sb, const Module *m);
 
 /* ------------------------------------------------------------- the passes
  * One file each; the short name (used in flags and dump names) is in quotes. */
+PassFn expand_batch_norm;        /* expand_batch_norm.c "expand-batch-norm" */
+PassFn inline_map;               /* inline_map.c      "inline-map" */
 PassFn simplify_module;          /* simplify.c        "simplify" */
 PassFn fold_constants;           /* constant_folding.c "fold-constants" */
 PassFn eliminate_common_subexpressions; /* cse.c     "cse" */

@@ -3,6 +3,7 @@
  * which op sits in which fused computation), and that every corpus module
  * computes the same bits before and after. */
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -562,6 +563,34 @@ static char *module_text(const Module *m) {
   return sb.data;
 }
 
+/* expand-batch-norm is the one pass that changes rounding: the evaluator
+ * computes a batch norm in double and rounds once, its expansion rounds
+ * each f32 step. A module with one must agree to a relative 1e-4. */
+static bool module_has_batch_norm(const Module *m) {
+  for (int k = 0; k < m->computation_count; k++)
+    for (int i = 0; i < m->computations[k]->instruction_count; i++) {
+      Opcode op = m->computations[k]->instructions[i]->opcode;
+      if (op == OP_BATCH_NORM_TRAINING || op == OP_BATCH_NORM_INFERENCE || op == OP_BATCH_NORM_GRAD) return true;
+    }
+  return false;
+}
+
+static bool literals_close(const Literal *a, const Literal *b) {
+  if (shape_is_tuple(&a->shape) || shape_is_tuple(&b->shape)) {
+    if (!shape_is_tuple(&a->shape) || !shape_is_tuple(&b->shape) || a->shape.tuple_count != b->shape.tuple_count)
+      return false;
+    for (int i = 0; i < a->shape.tuple_count; i++)
+      if (!literals_close(a->elements[i], b->elements[i])) return false;
+    return true;
+  }
+  if (!type_is_float(a->shape.type) || !shape_equal(&a->shape, &b->shape)) return literal_equal(a, b);
+  for (int64_t i = 0; i < shape_element_count(&a->shape); i++) {
+    double x = literal_get_f64(a, i), y = literal_get_f64(b, i);
+    if (!(fabs(x - y) <= 1e-4 * (1 + fabs(x)))) return false;
+  }
+  return true;
+}
+
 /* One corpus file: evaluate, optimize, evaluate again (the same bits),
  * print and parse back (the same text), optimize again (no change). */
 static void check_corpus_case(const char *name) {
@@ -576,10 +605,12 @@ static void check_corpus_case(const char *name) {
   int count = 0;
   Literal **args = corpus_inputs(m, dir, &count);
   Literal *before = args ? evaluate(m, args, count) : NULL;
+  bool rounds_anew = module_has_batch_norm(m);
   EXPECT(optimize(m), "%s: optimize_module failed", name);
   if (before) {
     Literal *after = evaluate(m, args, count);
-    EXPECT(after && literal_equal(before, after), "%s: results differ after optimize_module", name);
+    bool same = after && (rounds_anew ? literals_close(before, after) : literal_equal(before, after));
+    EXPECT(same, "%s: results differ after optimize_module", name);
     literal_free(after);
   }
   char *text = module_text(m);

@@ -1,165 +1,12 @@
-/* The evaluator's rng-bit-generator: (new_state, random_bits) from a u64
- * state, bit for bit as XLA computes it.
- *
- * XLA runs this op through its RngBitGeneratorExpander, which builds the
- * generator from xla/hlo/builder/lib/prng.cc; the CPU and GPU compilers pick
- * Philox for algorithm=rng_default. What follows restates those two
- * generators:
- *
- *   rng_three_fry  state u64[2] = [key, counter]. Threefry-2x32, 20 rounds
- *                  (Salmon et al., "Parallel random numbers: as easy as 1,
- *                  2, 3", SC 2011), keyed by the two 32-bit halves of key,
- *                  enciphers the two halves (low first) of counter + i.
- *   rng_philox     state u64[3] = [key, counter_low, counter_high], or u64[2]
- *                  = [key, counter_low] with counter_high = key (XLA reverses
- *                  the state to read the 128-bit counter). Philox-4x32, 10
- *                  rounds, keyed by the halves of key, enciphers the four
- *                  32-bit words (least significant first) of counter + i.
- *
- * How blocks become elements, per output element width:
- *   32 bits  Threefry: the shape is split in two along one dimension (the
- *            first even one, else the first longest); output word 0 fills
- *            the even indices along it, word 1 the odd ones, and block i is
- *            element i of the half shape. Philox: element j is word j % 4 of
- *            block j / 4.
- *   64 bits  Threefry: block i gives element i, word 0 | word 1 << 32.
- *            Philox: element j is block j / 2, words 0,1 or 2,3 (j even/odd).
- *   8/16     the 32-bit elements of the same shape, truncated.
- * The counter then advances by the number of blocks used (a 128-bit add for
- * Philox). Float element types receive the same bits as the unsigned type of
- * their width. */
+/* The evaluator's rng-bit-generator, rng and rng-get-and-update-state.
+ * rng-bit-generator's bits (Threefry and Philox, as XLA computes them) live
+ * in src/ir/rng_bits.c, shared with the CPU backend's runtime routine. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval_internal.h"
-
-/* ------------------------------------------------------- block ciphers */
-
-static uint32_t rotate_left(uint32_t v, int distance) {
-  return (v << distance) | (v >> (32 - distance));
-}
-
-/* Threefry-2x32 with 20 rounds: a key injection after every 4 rounds. */
-static void threefry2x32(const uint32_t key[2], const uint32_t in[2], uint32_t out[2]) {
-  static const int rotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-  uint32_t ks[3] = {key[0], key[1], 0x1BD11BDAu ^ key[0] ^ key[1]};
-  uint32_t x0 = in[0] + ks[0], x1 = in[1] + ks[1];
-  for (int group = 0; group < 5; group++) {
-    for (int r = 0; r < 4; r++) {
-      x0 += x1;
-      x1 = rotate_left(x1, rotations[(group % 2) * 4 + r]);
-      x1 ^= x0;
-    }
-    x0 += ks[(group + 1) % 3];
-    x1 += ks[(group + 2) % 3] + (uint32_t)(group + 1);
-  }
-  out[0] = x0;
-  out[1] = x1;
-}
-
-/* Philox-4x32 with 10 rounds; the key is bumped by the Weyl constants
- * between rounds. */
-static void philox4x32(const uint32_t key_in[2], const uint32_t in[4], uint32_t out[4]) {
-  uint32_t key[2] = {key_in[0], key_in[1]};
-  uint32_t x[4] = {in[0], in[1], in[2], in[3]};
-  for (int round = 0; round < 10; round++) {
-    uint64_t p0 = (uint64_t)x[0] * 0xD2511F53u, p1 = (uint64_t)x[2] * 0xCD9E8D57u;
-    uint32_t y[4] = {(uint32_t)(p1 >> 32) ^ x[1] ^ key[0], (uint32_t)p1,
-                     (uint32_t)(p0 >> 32) ^ x[3] ^ key[1], (uint32_t)p0};
-    memcpy(x, y, sizeof x);
-    key[0] += 0x9E3779B9u;
-    key[1] += 0xBB67AE85u;
-  }
-  memcpy(out, x, sizeof x);
-}
-
-static void split_u64(uint64_t v, uint32_t out[2]) {
-  out[0] = (uint32_t)v;
-  out[1] = (uint32_t)(v >> 32);
-}
-
-/* ----------------------------------------------------------- Threefry */
-
-/* The dimension XLA splits in two for 32-bit output (SplitShapeIntoHalves). */
-static int threefry_split_dim(const Shape *s) {
-  for (int d = 0; d < s->rank; d++)
-    if (s->dims[d] % 2 == 0) return d;
-  int best = 0;
-  for (int d = 1; d < s->rank; d++)
-    if (s->dims[d] > s->dims[best]) best = d;
-  return best;
-}
-
-/* Fills bits[] (one u64 per element, 32 significant bits) and returns the
- * number of blocks used. A scalar is the first word of one block. */
-static uint64_t threefry_bits32(const Shape *s, uint64_t key, uint64_t counter, uint64_t *bits) {
-  uint32_t k[2], in[2], out[2];
-  split_u64(key, k);
-  if (s->rank == 0) {
-    split_u64(counter, in);
-    threefry2x32(k, in, out);
-    bits[0] = out[0];
-    return 1;
-  }
-  int split = threefry_split_dim(s);
-  int64_t half[AXLE_MAX_RANK], half_strides[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0};
-  memcpy(half, s->dims, sizeof half);
-  half[split] = (s->dims[split] + 1) / 2;
-  Shape half_shape = shape_array(TYPE_U32, s->rank, half);
-  shape_strides(&half_shape, half_strides);
-  int64_t count = shape_element_count(s);
-  for (int64_t at = 0; at < count; at++, index_next(index, s->dims, s->rank)) {
-    int64_t which = index[split] % 2, saved = index[split];
-    index[split] /= 2;
-    uint64_t block = (uint64_t)index_linear(index, half_strides, s->rank);
-    index[split] = saved;
-    split_u64(counter + block, in);
-    threefry2x32(k, in, out);
-    bits[at] = out[which];
-  }
-  return (uint64_t)shape_element_count(&half_shape);
-}
-
-static uint64_t threefry_bits64(int64_t count, uint64_t key, uint64_t counter, uint64_t *bits) {
-  uint32_t k[2], in[2], out[2];
-  split_u64(key, k);
-  for (int64_t i = 0; i < count; i++) {
-    split_u64(counter + (uint64_t)i, in);
-    threefry2x32(k, in, out);
-    bits[i] = (uint64_t)out[0] | (uint64_t)out[1] << 32;
-  }
-  return (uint64_t)count;
-}
-
-/* ------------------------------------------------------------- Philox */
-
-/* One block at the 128-bit counter (low, high) + block. */
-static void philox_block(uint64_t key, uint64_t low, uint64_t high, uint64_t block,
-                         uint32_t out[4]) {
-  uint64_t sum = low + block;
-  if (sum < low) high++;
-  uint32_t k[2], in[4];
-  split_u64(key, k);
-  split_u64(sum, in);
-  split_u64(high, in + 2);
-  philox4x32(k, in, out);
-}
-
-/* Fills bits[] and returns the number of blocks used. */
-static uint64_t philox_bits(int64_t count, int width, uint64_t key, uint64_t low, uint64_t high,
-                            uint64_t *bits) {
-  int per_block = width == 64 ? 2 : 4;
-  uint64_t blocks = (uint64_t)((count + per_block - 1) / per_block);
-  uint32_t out[4];
-  for (int64_t j = 0; j < count; j++) {
-    if (j % per_block == 0) philox_block(key, low, high, (uint64_t)(j / per_block), out);
-    int w = (int)(j % per_block);
-    bits[j] = width == 64 ? (uint64_t)out[2 * w] | (uint64_t)out[2 * w + 1] << 32 : out[w];
-  }
-  return blocks;
-}
 
 /* ------------------------------------------------------------ the op */
 
@@ -186,46 +33,18 @@ static bool check_rng(const Instruction *inst, const Literal *state, RngAlgorith
 }
 
 
-/* Stores raw bits into an element of any width: integers truncate, floats
- * take the bits of the unsigned type of their width. */
-static void store_bits(Literal *out, int64_t i, uint64_t bits) {
-  int size = type_byte_size(out->shape.type);
-  char *at = (char *)out->data + i * size;
-  uint8_t b8 = (uint8_t)bits;
-  uint16_t b16 = (uint16_t)bits;
-  uint32_t b32 = (uint32_t)bits;
-  switch (size) {
-  case 1: memcpy(at, &b8, 1); break;
-  case 2: memcpy(at, &b16, 2); break;
-  case 4: memcpy(at, &b32, 4); break;
-  default: memcpy(at, &bits, 8); break;
-  }
-}
-
-/* rng-bit-generator(state) -> (new_state, bits); see the top of the file. */
+/* rng-bit-generator(state) -> (new_state, bits); the bits are
+ * rng_bits_generate's (src/ir/rng_bits.c), which the CPU backend shares. */
 Literal *eval_rng_bit_generator(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *state = operands[0];
   RngAlgorithm algorithm;
   if (!check_rng(inst, state, &algorithm, st)) return NULL;
   Literal *out = literal_create(&inst->shape);
   Literal *new_state = out->elements[0], *data = out->elements[1];
-  const uint64_t *s = state->data;
-  uint64_t *next = new_state->data;
   int64_t count = shape_element_count(&data->shape);
-  int width = type_bit_width(data->shape.type);
   uint64_t *bits = scratch_calloc(count, sizeof *bits);
-  memcpy(next, s, sizeof *s * (size_t)state->shape.dims[0]);
-  if (algorithm == RNG_THREE_FRY) {
-    next[1] = s[1] + (width == 64 ? threefry_bits64(count, s[0], s[1], bits)
-                                  : threefry_bits32(&data->shape, s[0], s[1], bits));
-  } else {
-    bool long_state = state->shape.dims[0] == 3;
-    uint64_t low = s[1], high = long_state ? s[2] : s[0];
-    uint64_t blocks = philox_bits(count, width, s[0], low, high, bits);
-    next[1] = low + blocks;
-    if (long_state) next[2] = high + (next[1] < low);
-  }
-  for (int64_t i = 0; i < count; i++) store_bits(data, i, bits[i]);
+  rng_bits_generate(algorithm, &data->shape, state->data, (int)state->shape.dims[0], new_state->data, bits);
+  for (int64_t i = 0; i < count; i++) rng_bits_store(data->data, data->shape.type, i, bits[i]);
   free(bits);
   return out;
 }
@@ -266,7 +85,7 @@ Literal *eval_rng(const Instruction *inst, Literal *const *operands, Status *st)
   }
   int64_t count = shape_element_count(&inst->shape);
   uint64_t *bits = scratch_calloc(2 * count, sizeof *bits);
-  philox_bits(2 * count, 64, RNG_SEED ^ name_hash(inst->name), 0, 0, bits);
+  rng_philox_bits(2 * count, 64, RNG_SEED ^ name_hash(inst->name), 0, 0, bits);
   Literal *out = literal_create(&inst->shape);
   for (int64_t i = 0; i < count; i++) {
     if (!type_is_float(t)) {

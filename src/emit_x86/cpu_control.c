@@ -1,0 +1,910 @@
+/* The CPU backend's control flow, and the ops that only move values.
+ *
+ * while, conditional, call and async-start run other computations. Each
+ * called computation is compiled into a CpuProgram of its own by the same
+ * walk as the entry (cpu_compile_called), and a CPU_STEP_CALL routine runs
+ * it on the caller's storage: parameters and results are passed as leaf
+ * addresses, so no value goes through a host buffer. A loop keeps its state
+ * in the while's own leaves and in a scratch block of the same shape, the
+ * body reading one and writing the other, trip after trip.
+ *
+ * On one replica the collectives are identities (all-reduce of one value is
+ * the value), and the asynchronous pairs run at once: the start holds
+ * (operands, result, context) and the done hands the result on. Those, the
+ * wrappers that only order work (add-dependency, domain, opt-barrier) and
+ * the size ops on static shapes become leaf copies, from an operand or from
+ * a constant the program holds (replica-id is 0, get-dimension-size is the
+ * static size). The evaluator (src/ir/eval/eval_async.c) defines each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_compile.h"
+
+/* ---- leaves ---- */
+
+static int shape_leaf_total(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_total(&s->tuple_shapes[i]);
+  return n;
+}
+
+/* The array leaves of s, depth first, at out[*n...]. */
+static void shape_leaves(const Shape *s, const Shape **out, int *n) {
+  if (!shape_is_tuple(s)) {
+    out[(*n)++] = s;
+    return;
+  }
+  for (int i = 0; i < s->tuple_count; i++) shape_leaves(&s->tuple_shapes[i], out, n);
+}
+
+/* The first leaf of element k of a tuple shape. */
+static int tuple_element_first_leaf(const Shape *s, int k) {
+  int first = 0;
+  for (int i = 0; i < k; i++) first += shape_leaf_total(&s->tuple_shapes[i]);
+  return first;
+}
+
+/* Two leaves hold the same bytes in the same order. */
+static bool leaves_match(const Shape *a, const Shape *b) {
+  return !shape_is_tuple(a) && !shape_is_tuple(b) && shape_identical(a, b);
+}
+
+/* The binding of inst's leaf; a leaf of no bytes (a token, an empty array)
+ * may have no storage and gets an empty binding. -1 after a refusal. */
+static int leaf_binding(CpuCompile *c, const Instruction *inst, int leaf, const Shape *shape) {
+  int b = cpu_binding_of(c, inst, leaf);
+  if (b >= 0) return b;
+  if (shape_buffer_byte_size(shape) == 0) {
+    CpuBinding none = {.kind = BINDING_NONE};
+    return cpu_program_add_binding(c->p, &none);
+  }
+  cpu_refuse(c, inst, "a leaf the buffer plan does not place");
+  return -1;
+}
+
+/* ---- leaf copies: forwards, identities and constants ---- */
+
+/* What a copy step does: copy i moves bytes[i] from buffer 2i to 2i+1. */
+typedef struct LeafCopies {
+  int count, capacity;
+  int64_t *bytes;
+  int *bindings;
+} LeafCopies;
+
+static void leaf_copies_free(void *state) {
+  LeafCopies *lc = state;
+  if (!lc) return;
+  free(lc->bytes);
+  free(lc->bindings);
+  free(lc);
+}
+
+static bool leaf_copies_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)pool, (void)st;
+  const LeafCopies *lc = s->state;
+  for (int i = 0; i < lc->count; i++)
+    if (lc->bytes[i] > 0 && buffers[2 * i] != buffers[2 * i + 1])
+      memmove(buffers[2 * i + 1], buffers[2 * i], (size_t)lc->bytes[i]);
+  return true;
+}
+
+static void leaf_copies_add(LeafCopies *lc, int from, int to, int64_t bytes) {
+  if (bytes <= 0) return;
+  if (lc->count == lc->capacity) {
+    lc->capacity = lc->capacity ? 2 * lc->capacity : 8;
+    lc->bytes = realloc_or_exit(lc->bytes, (size_t)lc->capacity * sizeof *lc->bytes);
+    lc->bindings = realloc_or_exit(lc->bindings, (size_t)lc->capacity * 2 * sizeof *lc->bindings);
+  }
+  lc->bytes[lc->count] = bytes;
+  lc->bindings[2 * lc->count] = from;
+  lc->bindings[2 * lc->count + 1] = to;
+  lc->count++;
+}
+
+/* The step that makes the copies (none: no step); lc becomes its state. */
+static bool leaf_copies_emit(CpuCompile *c, const Instruction *inst, LeafCopies *lc) {
+  if (lc->count == 0) {
+    leaf_copies_free(lc);
+    return true;
+  }
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 2 * lc->count);
+  memcpy(s->buffers, lc->bindings, (size_t)(2 * lc->count) * sizeof *s->buffers);
+  s->call = leaf_copies_run;
+  s->state = lc;
+  s->free_state = leaf_copies_free;
+  return true;
+}
+
+/* A constant binding holding `bytes` bytes of data (zeros when data is NULL). */
+static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit((size_t)bytes + 1, 1)};
+  if (data) memcpy(b.data, data, (size_t)bytes);
+  return cpu_program_add_binding(c->p, &b);
+}
+
+/* Copies `count` leaves of `from` (starting at from_leaf) to inst's leaves
+ * starting at to_leaf, refusing leaves whose shapes or layouts differ. A
+ * NULL `from` fills them with zeros. */
+static bool copies_add_leaves(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf,
+                              const Instruction *from, int from_leaf, int count) {
+  int to_total = shape_leaf_total(&inst->shape);
+  const Shape **to_shapes = calloc_or_exit((size_t)to_total, sizeof *to_shapes);
+  int n = 0;
+  shape_leaves(&inst->shape, to_shapes, &n);
+  const Shape **from_shapes = NULL;
+  if (from) {
+    from_shapes = calloc_or_exit((size_t)shape_leaf_total(&from->shape), sizeof *from_shapes);
+    n = 0;
+    shape_leaves(&from->shape, from_shapes, &n);
+  }
+  bool ok = true;
+  for (int i = 0; i < count && ok; i++) {
+    const Shape *to_shape = to_shapes[to_leaf + i];
+    int64_t bytes = shape_buffer_byte_size(to_shape);
+    if (bytes == 0) continue;
+    int to = leaf_binding(c, inst, to_leaf + i, to_shape);
+    int src = -1;
+    if (to < 0) ok = false;
+    else if (!from) src = constant_binding(c, NULL, bytes);
+    else if (!leaves_match(from_shapes[from_leaf + i], to_shape))
+      ok = cpu_refuse(c, inst, "a value forwarded into a different shape or layout");
+    else src = leaf_binding(c, from, from_leaf + i, to_shape);
+    if (ok && src < 0) ok = false;
+    if (ok) leaf_copies_add(lc, src, to, bytes);
+  }
+  free(to_shapes);
+  free(from_shapes);
+  return ok;
+}
+
+/* inst's leaves, in order, are the leaves of its operands, in order:
+ * forwards and the collectives of one replica. */
+static bool copies_add_operands(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf, int count) {
+  for (int k = 0; k < inst->operand_count && count > 0; k++) {
+    const Instruction *op = inst->operands[k];
+    int n = shape_leaf_total(&op->shape);
+    if (n > count) n = count;
+    if (!copies_add_leaves(c, lc, inst, to_leaf, op, 0, n)) return false;
+    to_leaf += n;
+    count -= n;
+  }
+  return count == 0 || cpu_refuse(c, inst, "fewer operand leaves than result leaves");
+}
+
+/* Zeros for the context elements of a start's tuple (elements 2...). */
+static bool copies_add_context(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  if (!shape_is_tuple(s) || s->tuple_count < 2) return cpu_refuse(c, inst, "a start whose result is not a tuple");
+  int first = tuple_element_first_leaf(s, 2);
+  return copies_add_leaves(c, lc, inst, first, NULL, 0, shape_leaf_total(s) - first);
+}
+
+/* collective-permute on one replica: a copy when a pair sends replica 0 to
+ * itself, zeros when none targets it; other replicas are refused. */
+static bool copies_add_permute(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf) {
+  const IntList *pairs = &inst->attrs.source_target_pairs;
+  for (int k = 0; k < pairs->count; k++)
+    if (pairs->values[k] != 0) return cpu_refuse(c, inst, "a permute between replicas (one replica runs)");
+  return copies_add_leaves(c, lc, inst, to_leaf, pairs->count ? inst->operands[0] : NULL, 0, 1);
+}
+
+/* The s32 value of each static size an op on dimension sizes asks about. */
+static bool copies_add_dimension_size(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  const IntList *d = &inst->attrs.dimensions;
+  const Shape *of = &inst->operands[0]->shape;
+  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32)
+    return cpu_refuse(c, inst, "a get-dimension-size that is not one s32 dimension");
+  int32_t size = (int32_t)of->dims[d->values[0]];
+  int to = leaf_binding(c, inst, 0, &inst->shape);
+  if (to < 0) return false;
+  leaf_copies_add(lc, constant_binding(c, &size, sizeof size), to, sizeof size);
+  return true;
+}
+
+/* dynamic-reshape on static shapes is a reshape; with both sides
+ * row-major the bytes stay where they are. Sizes must be the static dims. */
+static bool copies_add_dynamic_reshape(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  for (int i = 1; i < inst->operand_count; i++) {
+    const Instruction *size = inst->operands[i];
+    const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
+    if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
+      return cpu_refuse(c, inst, "a dynamic-reshape whose sizes are not the static dims as constants");
+  }
+  const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
+  for (int d = 0; d < from->rank; d++)
+    if (from->minor_to_major[d] != from->rank - 1 - d) return cpu_refuse(c, inst, "a reshape between layouts");
+  for (int d = 0; d < to->rank; d++)
+    if (to->minor_to_major[d] != to->rank - 1 - d) return cpu_refuse(c, inst, "a reshape between layouts");
+  if (from->element_size_bits || to->element_size_bits) return cpu_refuse(c, inst, "a packed layout (E(n))");
+  int dst = leaf_binding(c, inst, 0, to), src = leaf_binding(c, inst->operands[0], 0, from);
+  if (dst < 0 || src < 0) return false;
+  leaf_copies_add(lc, src, dst, shape_buffer_byte_size(to));
+  return true;
+}
+
+/* The leaf copies that make inst's value, by opcode. */
+static bool copies_add_instruction(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  int leaves = shape_leaf_total(s);
+  switch (inst->opcode) {
+  case OP_ASYNC_DONE:
+  case OP_ALL_GATHER_DONE:
+  case OP_COLLECTIVE_PERMUTE_DONE:
+  case OP_COPY_DONE: {
+    const Instruction *start = inst->operands[0];
+    if (!shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
+      return cpu_refuse(c, inst, "an operand that is not a start's tuple");
+    int element = inst->opcode == OP_COPY_DONE ? 0 : 1;
+    return copies_add_leaves(c, lc, inst, 0, start, tuple_element_first_leaf(&start->shape, element), leaves);
+  }
+  case OP_ALL_GATHER_START:
+  case OP_COPY_START: {
+    if (!copies_add_context(c, lc, inst)) return false;
+    int first_result = tuple_element_first_leaf(s, 1), after = tuple_element_first_leaf(s, 2);
+    return copies_add_operands(c, lc, inst, 0, first_result) &&
+           copies_add_operands(c, lc, inst, first_result, after - first_result);
+  }
+  case OP_COLLECTIVE_PERMUTE_START:
+    return copies_add_context(c, lc, inst) && copies_add_leaves(c, lc, inst, 0, inst->operands[0], 0, 1) &&
+           copies_add_permute(c, lc, inst, tuple_element_first_leaf(s, 1));
+  case OP_COLLECTIVE_PERMUTE:
+    return copies_add_permute(c, lc, inst, 0);
+  case OP_REPLICA_ID:
+  case OP_PARTITION_ID:
+    return copies_add_leaves(c, lc, inst, 0, NULL, 0, leaves);
+  case OP_GET_DIMENSION_SIZE:
+    return copies_add_dimension_size(c, lc, inst);
+  case OP_DYNAMIC_RESHAPE:
+    return copies_add_dynamic_reshape(c, lc, inst);
+  case OP_AFTER_ALL:
+    return true;
+  default:
+    /* forwards of operand 0 and the one-replica identities */
+    return copies_add_operands(c, lc, inst, 0, leaves);
+  }
+}
+
+bool cpu_compile_forward(CpuCompile *c, const Instruction *inst) {
+  LeafCopies *lc = calloc_or_exit(1, sizeof *lc);
+  if (!copies_add_instruction(c, lc, inst)) {
+    leaf_copies_free(lc);
+    return false;
+  }
+  return leaf_copies_emit(c, inst, lc);
+}
+
+/* ---- running called computations ---- */
+
+/* A step that runs one of `count` programs (a conditional's branches; one
+ * for call and async-start). Its buffers: the branch index (when count > 1),
+ * then each program's parameter leaves (program i's start at first[i]),
+ * then the result leaves (at first[count]). */
+typedef struct CalledPrograms {
+  int count;
+  CpuProgram **programs;
+  int *first;
+  bool index_is_pred;
+} CalledPrograms;
+
+static void called_programs_free(void *state) {
+  CalledPrograms *cp = state;
+  if (!cp) return;
+  for (int i = 0; i < cp->count; i++) cpu_program_free(cp->programs[i]);
+  free(cp->programs);
+  free(cp->first);
+  free(cp);
+}
+
+/* conditional: a pred picks branch 0 when true; an s32 index out of
+ * [0, count) runs the last branch, as XLA does. */
+static int branch_pick(const CalledPrograms *cp, const void *index) {
+  if (cp->count == 1) return 0;
+  if (cp->index_is_pred) return *(const uint8_t *)index ? 0 : 1;
+  int32_t i = *(const int32_t *)index;
+  return i < 0 || i >= cp->count ? cp->count - 1 : i;
+}
+
+static bool called_programs_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const CalledPrograms *cp = s->state;
+  int k = branch_pick(cp, buffers[0]);
+  CpuFrame frame;
+  if (!cpu_frame_create(&frame, cp->programs[k], st)) return false;
+  bool ok = cpu_frame_run(&frame, buffers + cp->first[k], buffers + cp->first[cp->count], pool, st);
+  cpu_frame_free(&frame);
+  return ok;
+}
+
+/* Whether the leaves of a caller's value can stand for a callee's
+ * parameter or result of shape `want`: same shapes, same layouts. */
+static bool value_fits(const Shape *have, const Shape *want) {
+  if (shape_is_tuple(have) != shape_is_tuple(want)) return false;
+  if (!shape_is_tuple(have)) return shape_identical(have, want);
+  if (have->tuple_count != want->tuple_count) return false;
+  for (int i = 0; i < have->tuple_count; i++)
+    if (!value_fits(&have->tuple_shapes[i], &want->tuple_shapes[i])) return false;
+  return true;
+}
+
+/* Appends the bindings of inst's leaves [first, first + count) to
+ * s->buffers at *at. */
+static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instruction *inst, int first, int count) {
+  const Shape **shapes = calloc_or_exit((size_t)shape_leaf_total(&inst->shape), sizeof *shapes);
+  int n = 0;
+  shape_leaves(&inst->shape, shapes, &n);
+  bool ok = true;
+  for (int l = 0; l < count && ok; l++) {
+    int b = leaf_binding(c, inst, first + l, shapes[first + l]);
+    ok = b >= 0;
+    s->buffers[(*at)++] = b;
+  }
+  free(shapes);
+  return ok;
+}
+
+/* The step that runs one of cp's programs: branch k reads operand
+ * first_operand + k (a call, all_operands, reads them all) and writes inst's
+ * leaves [result_first, result_first + result_count). */
+static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPrograms *cp, int first_operand,
+                                bool all_operands, int result_first, int result_count) {
+  int total = (cp->count > 1) + result_count;
+  int from = all_operands ? 0 : first_operand;
+  for (int k = from; k < inst->operand_count; k++) total += shape_leaf_total(&inst->operands[k]->shape);
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, total);
+  s->call = called_programs_run;
+  s->state = cp;
+  s->free_state = called_programs_free;
+  int at = 0;
+  bool ok = true;
+  if (cp->count > 1) ok = step_add_leaves(c, s, &at, inst->operands[0], 0, 1);
+  for (int k = 0; k < cp->count && ok; k++) {
+    cp->first[k] = at;
+    int lo = all_operands ? 0 : first_operand + k, hi = all_operands ? inst->operand_count : lo + 1;
+    for (int q = lo; q < hi && ok; q++)
+      ok = step_add_leaves(c, s, &at, inst->operands[q], 0, shape_leaf_total(&inst->operands[q]->shape));
+  }
+  cp->first[cp->count] = at;
+  if (ok) ok = step_add_leaves(c, s, &at, inst, result_first, result_count);
+  return ok;
+}
+
+/* Compiles the `count` computations of inst's called list from `first`,
+ * checking that operands and results fit their parameters and roots. */
+static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction *inst, int first, int count,
+                                               int first_operand, bool all_operands, const Shape *result) {
+  CalledPrograms *cp = calloc_or_exit(1, sizeof *cp);
+  cp->count = count;
+  cp->programs = calloc_or_exit((size_t)count, sizeof *cp->programs);
+  cp->first = calloc_or_exit((size_t)count + 1, sizeof *cp->first);
+  for (int k = 0; k < count; k++) {
+    const Computation *callee = inst->called[first + k];
+    int lo = all_operands ? 0 : first_operand + k, hi = all_operands ? inst->operand_count : lo + 1;
+    bool fits = callee->parameter_count == hi - lo && value_fits(&callee->root->shape, result);
+    for (int q = lo; q < hi && fits; q++)
+      fits = value_fits(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
+    if (!fits) {
+      called_programs_free(cp);
+      cpu_refuse(c, inst, "a called computation whose parameters or result differ in shape or layout");
+      return NULL;
+    }
+    cp->programs[k] = cpu_compile_called(c, callee);
+    if (!cp->programs[k]) {
+      called_programs_free(cp);
+      return NULL;
+    }
+  }
+  return cp;
+}
+
+bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst) {
+  int count = inst->called_count;
+  if (count < 1 || inst->operand_count != count + 1) return cpu_refuse(c, inst, "a malformed conditional");
+  const Shape *index = &inst->operands[0]->shape;
+  bool is_pred = index->type == TYPE_PRED;
+  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
+    return cpu_refuse(c, inst, "a branch index that is not a pred or s32 scalar");
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, count, 1, false, &inst->shape);
+  if (!cp) return false;
+  cp->index_is_pred = is_pred;
+  return compile_called_step(c, inst, cp, 1, false, 0, shape_leaf_total(&inst->shape));
+}
+
+bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
+  if (inst->called_count != 1) return cpu_refuse(c, inst, "a call of other than one computation");
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &inst->shape);
+  return cp && compile_called_step(c, inst, cp, 0, true, 0, shape_leaf_total(&inst->shape));
+}
+
+/* async-start: the wrapped computation's result goes to element 1; the
+ * operands (one as it is, more as a tuple) to element 0; zeros after. */
+bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2)
+    return cpu_refuse(c, inst, "a malformed async-start");
+  int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_total(&s->tuple_shapes[1]);
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &s->tuple_shapes[1]);
+  if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
+  LeafCopies *lc = calloc_or_exit(1, sizeof *lc);
+  if (!copies_add_context(c, lc, inst) || !copies_add_operands(c, lc, inst, 0, result_first)) {
+    leaf_copies_free(lc);
+    return false;
+  }
+  return leaf_copies_emit(c, inst, lc);
+}
+
+/* ---- while ---- */
+
+/* A loop's step. Buffers: the init leaves, then the while's own leaves
+ * (the state, and where the result is left). */
+typedef struct Loop {
+  CpuProgram *condition, *body;
+  int leaf_count;
+  int64_t *bytes;
+} Loop;
+
+static void loop_free(void *state) {
+  Loop *w = state;
+  if (!w) return;
+  cpu_program_free(w->condition);
+  cpu_program_free(w->body);
+  free(w->bytes);
+  free(w);
+}
+
+/* Runs the trips with the state in `state`; the body writes the next state
+ * to `other` and the two swap, so no trip copies the state back. */
+static bool loop_run_trips(const Loop *w, CpuFrame *condition, CpuFrame *body, void **state, void **other,
+                           ThreadPool *pool, Status *st) {
+  for (;;) {
+    uint8_t more = 0;
+    void *pred[1] = {&more};
+    if (!cpu_frame_run(condition, state, pred, pool, st)) return false;
+    if (!more) return true;
+    if (!cpu_frame_run(body, state, other, pool, st)) return false;
+    for (int l = 0; l < w->leaf_count; l++) {
+      void *t = state[l];
+      state[l] = other[l];
+      other[l] = t;
+    }
+  }
+}
+
+static bool loop_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const Loop *w = s->state;
+  int n = w->leaf_count;
+  void *const *init = buffers, *const *result = buffers + n;
+  int64_t scratch_bytes = 0;
+  for (int l = 0; l < n; l++) scratch_bytes += (w->bytes[l] + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  char *scratch = scratch_bytes ? aligned_alloc(BUFFER_ALIGNMENT, (size_t)scratch_bytes) : NULL;
+  if (scratch_bytes && !scratch)
+    return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a loop's state needs %lld bytes",
+                        (long long)scratch_bytes);
+  void **state = calloc_or_exit((size_t)n + 1, sizeof *state), **other = calloc_or_exit((size_t)n + 1, sizeof *other);
+  int64_t at = 0;
+  for (int l = 0; l < n; l++) {
+    if (init[l] != result[l] && w->bytes[l]) memmove(result[l], init[l], (size_t)w->bytes[l]);
+    state[l] = result[l];
+    other[l] = scratch + at;
+    at += (w->bytes[l] + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  }
+  CpuFrame condition, body;
+  bool ok = cpu_frame_create(&condition, w->condition, st);
+  if (ok) {
+    ok = cpu_frame_create(&body, w->body, st);
+    if (ok) {
+      ok = loop_run_trips(w, &condition, &body, state, other, pool, st);
+      cpu_frame_free(&body);
+    }
+    cpu_frame_free(&condition);
+  }
+  /* An odd number of trips leaves the state in the scratch block. */
+  for (int l = 0; l < n && ok; l++)
+    if (state[l] != result[l] && w->bytes[l]) memcpy(result[l], state[l], (size_t)w->bytes[l]);
+  free(state);
+  free(other);
+  free(scratch);
+  return ok;
+}
+
+bool cpu_compile_while(CpuCompile *c, const Instruction *inst) {
+  if (inst->called_count != 2 || inst->operand_count != 1) return cpu_refuse(c, inst, "a malformed while");
+  const Computation *condition = inst->called[0], *body = inst->called[1];
+  const Shape *s = &inst->shape;
+  if (!value_fits(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
+      !value_fits(s, &condition->parameters[0]->shape) || !value_fits(s, &body->parameters[0]->shape) ||
+      !value_fits(&body->root->shape, s))
+    return cpu_refuse(c, inst, "a loop state whose shapes or layouts differ between init, condition and body");
+  const Shape *pred = &condition->root->shape;
+  if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
+    return cpu_refuse(c, inst, "a condition that does not return a pred scalar");
+  Loop *w = calloc_or_exit(1, sizeof *w);
+  w->leaf_count = shape_leaf_total(s);
+  w->bytes = calloc_or_exit((size_t)w->leaf_count, sizeof *w->bytes);
+  const Shape **shapes = calloc_or_exit((size_t)w->leaf_count, sizeof *shapes);
+  int n = 0;
+  shape_leaves(s, shapes, &n);
+  for (int l = 0; l < n; l++) w->bytes[l] = shape_buffer_byte_size(shapes[l]);
+  free(shapes);
+  w->condition = cpu_compile_called(c, condition);
+  w->body = w->condition ? cpu_compile_called(c, body) : NULL;
+  if (!w->body) {
+    loop_free(w);
+    return false;
+  }
+  CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 2 * w->leaf_count);
+  step->call = loop_run;
+  step->state = w;
+  step->free_state = loop_free;
+  int at = 0;
+  return step_add_leaves(c, step, &at, inst->operands[0], 0, w->leaf_count) &&
+         step_add_leaves(c, step, &at, inst, 0, w->leaf_count);
+}
+
+/* ---- ragged-all-to-all ---- */
+
+/* One replica sends to itself: update j moves rows [input_offsets[j],
+ * +send_sizes[j]) of the input to rows [output_offsets[j], +send_sizes[j])
+ * of a copy of the output operand; recv_sizes must equal send_sizes. Rows
+ * run along dimension 0 of row-major arrays. Buffers: input, output,
+ * input_offsets, send_sizes, output_offsets, recv_sizes, result. */
+typedef struct RaggedMoves {
+  int64_t row_bytes, in_rows, out_rows, updates;
+  ElementType index_type;
+  const char *name;
+} RaggedMoves;
+
+static int64_t index_read(const void *data, ElementType t, int64_t i) {
+  return t == TYPE_S64 ? ((const int64_t *)data)[i] : ((const int32_t *)data)[i];
+}
+
+static bool ragged_moves_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)pool;
+  const RaggedMoves *r = s->state;
+  char *out = buffers[6];
+  if (out != buffers[1]) memmove(out, buffers[1], (size_t)(r->out_rows * r->row_bytes));
+  for (int64_t j = 0; j < r->updates; j++) {
+    int64_t from = index_read(buffers[2], r->index_type, j), count = index_read(buffers[3], r->index_type, j);
+    int64_t to = index_read(buffers[4], r->index_type, j), recv = index_read(buffers[5], r->index_type, j);
+    /* written so that no sum of user-given values can overflow */
+    if (count != recv || count < 0 || from < 0 || to < 0 || from > r->in_rows - count || to > r->out_rows - count)
+      return status_error(st, STATUS_RUNTIME_ERROR,
+                          "ragged-all-to-all %s: update %lld (offsets %lld -> %lld, sizes %lld/%lld) is out of "
+                          "range or unmatched",
+                          r->name, (long long)j, (long long)from, (long long)to, (long long)count, (long long)recv);
+    memcpy(out + to * r->row_bytes, (const char *)buffers[0] + from * r->row_bytes, (size_t)(count * r->row_bytes));
+  }
+  return true;
+}
+
+static bool layout_is_row_major(const Shape *s) {
+  if (shape_is_tuple(s) || s->element_size_bits) return false;
+  for (int d = 0; d < s->rank; d++)
+    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
+  return true;
+}
+
+bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
+  if (inst->operand_count != 6) return cpu_refuse(c, inst, "a malformed ragged-all-to-all");
+  const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
+  if (!layout_is_row_major(in) || !layout_is_row_major(out) || in->rank < 1 || out->rank < 1 ||
+      !shape_identical(out, &inst->operands[1]->shape))
+    return cpu_refuse(c, inst, "a ragged-all-to-all on other than row-major arrays");
+  for (int k = 2; k < 6; k++) {
+    const Shape *o = &inst->operands[k]->shape;
+    if (!layout_is_row_major(o) || (o->type != TYPE_S32 && o->type != TYPE_S64) || o->type != index->type ||
+        shape_element_count(o) != shape_element_count(index))
+      return cpu_refuse(c, inst, "offsets and sizes that are not s32 or s64 arrays of one length");
+  }
+  RaggedMoves *r = calloc_or_exit(1, sizeof *r);
+  r->in_rows = in->dims[0];
+  r->out_rows = out->dims[0];
+  r->row_bytes = out->dims[0] ? shape_byte_size(out) / out->dims[0] : 0;
+  if (in->dims[0] && shape_byte_size(in) / in->dims[0] != r->row_bytes) {
+    free(r);
+    return cpu_refuse(c, inst, "input and output rows of different sizes");
+  }
+  r->updates = shape_element_count(index);
+  r->index_type = index->type;
+  r->name = inst->name;
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 7);
+  s->call = ragged_moves_run;
+  s->state = r;
+  s->free_state = free;
+  int at = 0;
+  bool ok = true;
+  for (int k = 0; k < 6 && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
+  return ok && step_add_leaves(c, s, &at, inst, 0, 1);
+}
+
+/* ---- map and scan: a program run per element or per step ---- */
+
+/* map applies its scalar computation at every element: the program runs
+ * once per element, on the addresses of that element of each operand. All
+ * operands and the result share one layout, so element i sits at offset
+ * i * size in each. Buffers: the operands, then the result. */
+typedef struct ElementMap {
+  CpuProgram *program;
+  int operand_count;
+  int64_t element_count;
+  int64_t *sizes;   /* per operand, then the result's */
+} ElementMap;
+
+static void element_map_free(void *state) {
+  ElementMap *em = state;
+  if (!em) return;
+  cpu_program_free(em->program);
+  free(em->sizes);
+  free(em);
+}
+
+static bool element_map_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const ElementMap *em = s->state;
+  int n = em->operand_count;
+  CpuFrame frame;
+  if (!cpu_frame_create(&frame, em->program, st)) return false;
+  void **parameters = calloc_or_exit((size_t)n + 1, sizeof *parameters);
+  bool ok = true;
+  for (int64_t i = 0; i < em->element_count && ok; i++) {
+    for (int k = 0; k < n; k++) parameters[k] = (char *)buffers[k] + i * em->sizes[k];
+    void *result[1] = {(char *)buffers[n] + i * em->sizes[n]};
+    ok = cpu_frame_run(&frame, parameters, result, pool, st);
+  }
+  free(parameters);
+  cpu_frame_free(&frame);
+  return ok;
+}
+
+bool cpu_compile_map(CpuCompile *c, const Instruction *inst) {
+  const Shape *out = &inst->shape;
+  if (inst->called_count != 1 || shape_is_tuple(out) || out->element_size_bits)
+    return cpu_refuse(c, inst, "a map that is not of arrays");
+  const Computation *f = inst->called[0];
+  bool fits = f->parameter_count == inst->operand_count && !shape_is_tuple(&f->root->shape) &&
+              f->root->shape.rank == 0 && f->root->shape.type == out->type;
+  for (int k = 0; k < inst->operand_count && fits; k++) {
+    const Shape *o = &inst->operands[k]->shape, *p = &f->parameters[k]->shape;
+    fits = !shape_is_tuple(o) && !o->element_size_bits && shape_same_dims(o, out) && o->rank == out->rank &&
+           memcmp(o->minor_to_major, out->minor_to_major, (size_t)out->rank * sizeof *out->minor_to_major) == 0 &&
+           !shape_is_tuple(p) && p->rank == 0 && p->type == o->type;
+  }
+  if (!fits) return cpu_refuse(c, inst, "a map whose operands differ in layout from its result, or not scalar-wise");
+  ElementMap *em = calloc_or_exit(1, sizeof *em);
+  em->operand_count = inst->operand_count;
+  em->element_count = shape_element_count(out);
+  em->sizes = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *em->sizes);
+  for (int k = 0; k < inst->operand_count; k++) em->sizes[k] = type_byte_size(inst->operands[k]->shape.type);
+  em->sizes[inst->operand_count] = type_byte_size(out->type);
+  em->program = cpu_compile_called(c, f);
+  if (!em->program) {
+    element_map_free(em);
+    return false;
+  }
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, inst->operand_count + 1);
+  s->call = element_map_run;
+  s->state = em;
+  s->free_state = element_map_free;
+  int at = 0;
+  bool ok = true;
+  for (int k = 0; k < inst->operand_count && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
+  return ok && step_add_leaves(c, s, &at, inst, 0, 1);
+}
+
+/* scan runs its computation once per step along dimension d (backwards
+ * with is_reverse) on the inputs' slices at that step and the carries; its
+ * outputs are stacked along d, its carries replace the old ones. Arrays are
+ * row-major, seen as [outer, steps, inner] around d. Buffers: the inputs,
+ * the initial carries, then the result's leaves: outputs, final carries. */
+typedef struct ScanPart {
+  int64_t outer, inner, bytes;  /* inner: bytes of one step's run; bytes: of the slice */
+} ScanPart;
+
+typedef struct Scan {
+  CpuProgram *program;
+  int inputs, carries, outputs;
+  int64_t steps;
+  bool reverse;
+  ScanPart *parts;              /* inputs, then outputs */
+  int64_t *carry_bytes;
+} Scan;
+
+static void scan_free(void *state) {
+  Scan *sc = state;
+  if (!sc) return;
+  cpu_program_free(sc->program);
+  free(sc->parts);
+  free(sc->carry_bytes);
+  free(sc);
+}
+
+/* Copies step `at` of a stacked array to or from its slice. */
+static void scan_part_copy(const ScanPart *p, int64_t steps, char *full, char *slice, int64_t at, bool to_slice) {
+  for (int64_t o = 0; o < p->outer; o++) {
+    char *f = full + (o * steps + at) * p->inner, *s = slice + o * p->inner;
+    memcpy(to_slice ? s : f, to_slice ? f : s, (size_t)p->inner);
+  }
+}
+
+static int64_t bytes_aligned(int64_t bytes) { return (bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT; }
+
+/* The steps, with the carries in `carry` and the next ones written to
+ * `other` (the two swap each step); slices hold the inputs' and outputs'
+ * slices of one step. */
+static bool scan_run_steps(const Scan *sc, void *const *buffers, void **slices, void **carry, void **other,
+                           ThreadPool *pool, Status *st) {
+  int in = sc->inputs, nc = sc->carries, no = sc->outputs;
+  void **parameters = calloc_or_exit((size_t)(in + nc) + 1, sizeof *parameters);
+  void **results = calloc_or_exit((size_t)(no + nc) + 1, sizeof *results);
+  CpuFrame frame;
+  bool ok = cpu_frame_create(&frame, sc->program, st);
+  for (int64_t step = 0; step < sc->steps && ok; step++) {
+    int64_t at = sc->reverse ? sc->steps - 1 - step : step;
+    for (int i = 0; i < in; i++) {
+      scan_part_copy(&sc->parts[i], sc->steps, buffers[i], slices[i], at, true);
+      parameters[i] = slices[i];
+    }
+    for (int k = 0; k < no; k++) results[k] = slices[in + k];
+    for (int q = 0; q < nc; q++) parameters[in + q] = carry[q], results[no + q] = other[q];
+    ok = cpu_frame_run(&frame, parameters, results, pool, st);
+    for (int k = 0; k < no && ok; k++)
+      scan_part_copy(&sc->parts[in + k], sc->steps, buffers[in + nc + k], slices[in + k], at, false);
+    for (int q = 0; q < nc; q++) {
+      void *t = carry[q];
+      carry[q] = other[q];
+      other[q] = t;
+    }
+  }
+  cpu_frame_free(&frame);
+  free(parameters);
+  free(results);
+  return ok;
+}
+
+static bool scan_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  const Scan *sc = s->state;
+  int in = sc->inputs, nc = sc->carries, no = sc->outputs;
+  int64_t total = 0;
+  for (int k = 0; k < in + no; k++) total += bytes_aligned(sc->parts[k].bytes);
+  for (int q = 0; q < nc; q++) total += bytes_aligned(sc->carry_bytes[q]);
+  char *scratch = total ? aligned_alloc(BUFFER_ALIGNMENT, (size_t)total) : NULL;
+  if (total && !scratch) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a scan needs %lld bytes", (long long)total);
+  void **slices = calloc_or_exit((size_t)(in + no) + 1, sizeof *slices);
+  void **carry = calloc_or_exit((size_t)nc + 1, sizeof *carry), **other = calloc_or_exit((size_t)nc + 1, sizeof *other);
+  int64_t at = 0;
+  for (int k = 0; k < in + no; k++) {
+    slices[k] = scratch + at;
+    at += bytes_aligned(sc->parts[k].bytes);
+  }
+  void *const *final = buffers + in + nc + no;
+  for (int q = 0; q < nc; q++) {
+    if (sc->carry_bytes[q] && buffers[in + q] != final[q])
+      memmove(final[q], buffers[in + q], (size_t)sc->carry_bytes[q]);
+    carry[q] = final[q];
+    other[q] = scratch + at;
+    at += bytes_aligned(sc->carry_bytes[q]);
+  }
+  bool ok = scan_run_steps(sc, buffers, slices, carry, other, pool, st);
+  for (int q = 0; q < nc && ok; q++)
+    if (carry[q] != final[q] && sc->carry_bytes[q]) memcpy(final[q], carry[q], (size_t)sc->carry_bytes[q]);
+  free(slices);
+  free(carry);
+  free(other);
+  free(scratch);
+  return ok;
+}
+
+/* The [outer, steps, inner] view of a row-major array around d. */
+static ScanPart scan_part_of(const Shape *s, int d) {
+  ScanPart p = {1, type_byte_size(s->type), 0};
+  for (int i = 0; i < d; i++) p.outer *= s->dims[i];
+  for (int i = d + 1; i < s->rank; i++) p.inner *= s->dims[i];
+  p.bytes = p.outer * p.inner;
+  return p;
+}
+
+/* The shapes scan's parts must have: inputs and outputs row-major arrays
+ * with d, carries arrays; the computation's parameters and results the
+ * slices and carries in the same layouts. */
+static bool scan_fits(const Instruction *inst, int inputs, int carries, int outputs, int d) {
+  const Computation *f = inst->called[0];
+  const Shape *result = &inst->shape, *root = &f->root->shape;
+  int parts = outputs + carries;
+  if (f->parameter_count != inputs + carries) return false;
+  if (parts == 1 ? shape_is_tuple(root) || shape_is_tuple(result) : !shape_is_tuple(root) || root->tuple_count != parts)
+    return false;
+  for (int k = 0; k < inputs + carries; k++) {
+    const Shape *o = &inst->operands[k]->shape;
+    if (!layout_is_row_major(o) || (k < inputs && o->rank <= d)) return false;
+    if (k >= inputs && !shape_identical(o, &f->parameters[k]->shape)) return false;
+  }
+  for (int k = 0; k < parts; k++) {
+    const Shape *r = parts == 1 ? result : &result->tuple_shapes[k];
+    const Shape *fr = parts == 1 ? root : &root->tuple_shapes[k];
+    if (!layout_is_row_major(r) || !layout_is_row_major(fr) || (k < outputs && r->rank <= d)) return false;
+    if (k >= outputs && !shape_identical(r, fr)) return false;
+  }
+  for (int k = 0; k < inputs; k++)
+    if (!layout_is_row_major(&f->parameters[k]->shape)) return false;
+  return true;
+}
+
+bool cpu_compile_scan(CpuCompile *c, const Instruction *inst) {
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  int carries = (int)sa->num_carries, inputs = inst->operand_count - carries;
+  int parts = shape_is_tuple(&inst->shape) ? inst->shape.tuple_count : 1, outputs = parts - carries;
+  if (inst->called_count != 1 || inputs < 1 || outputs < 0 || inst->attrs.dimensions.count != 1)
+    return cpu_refuse(c, inst, "a malformed scan");
+  int d = (int)inst->attrs.dimensions.values[0];
+  if (d < 0 || !scan_fits(inst, inputs, carries, outputs, d))
+    return cpu_refuse(c, inst, "a scan of other than row-major arrays");
+  Scan *sc = calloc_or_exit(1, sizeof *sc);
+  sc->inputs = inputs, sc->carries = carries, sc->outputs = outputs;
+  sc->steps = inst->operands[0]->shape.dims[d];
+  sc->reverse = sa->is_reverse;
+  sc->parts = calloc_or_exit((size_t)(inputs + outputs) + 1, sizeof *sc->parts);
+  sc->carry_bytes = calloc_or_exit((size_t)carries + 1, sizeof *sc->carry_bytes);
+  for (int i = 0; i < inputs; i++) sc->parts[i] = scan_part_of(&inst->operands[i]->shape, d);
+  for (int k = 0; k < outputs; k++)
+    sc->parts[inputs + k] = scan_part_of(parts == 1 ? &inst->shape : &inst->shape.tuple_shapes[k], d);
+  for (int q = 0; q < carries; q++) sc->carry_bytes[q] = shape_buffer_byte_size(&inst->operands[inputs + q]->shape);
+  sc->program = cpu_compile_called(c, inst->called[0]);
+  if (!sc->program) {
+    scan_free(sc);
+    return false;
+  }
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, inst->operand_count + parts);
+  s->call = scan_run;
+  s->state = sc;
+  s->free_state = scan_free;
+  int at = 0;
+  bool ok = true;
+  for (int k = 0; k < inst->operand_count && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
+  return ok && step_add_leaves(c, s, &at, inst, 0, parts);
+}
+
+/* ---- rng-bit-generator ---- */
+
+/* The bits come from rng_bits_generate (src/ir/rng_bits.c), the function the
+ * evaluator calls, so both give the same bits. Buffers: the state, then the
+ * result's new state and bits (row-major). */
+typedef struct RandomBits {
+  RngAlgorithm algorithm;
+  const Shape *shape;           /* the bits' array, in the module */
+  int state_count;
+} RandomBits;
+
+static bool random_bits_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)pool;
+  const RandomBits *r = s->state;
+  int64_t count = shape_element_count(r->shape);
+  uint64_t *bits = malloc((size_t)(count ? count : 1) * sizeof *bits);
+  if (!bits) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: %lld random values", (long long)count);
+  uint64_t state[3] = {0}, next[3] = {0};
+  memcpy(state, buffers[0], (size_t)r->state_count * sizeof *state);
+  rng_bits_generate(r->algorithm, r->shape, state, r->state_count, next, bits);
+  memcpy(buffers[1], next, (size_t)r->state_count * sizeof *next);
+  for (int64_t i = 0; i < count; i++) rng_bits_store(buffers[2], r->shape->type, i, bits[i]);
+  free(bits);
+  return true;
+}
+
+bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst) {
+  const Shape *state = &inst->operands[0]->shape, *s = &inst->shape;
+  RngAlgorithm algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
+  if (!shape_is_tuple(s) || s->tuple_count != 2 || shape_is_tuple(state) || state->type != TYPE_U64 ||
+      state->rank != 1 || !shape_identical(state, &s->tuple_shapes[0]))
+    return cpu_refuse(c, inst, "a state that is not u64[2] or u64[3]");
+  int64_t n = state->dims[0];
+  if (algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3)
+    return cpu_refuse(c, inst, "a state of the wrong length for its algorithm");
+  const Shape *bits = &s->tuple_shapes[1];
+  if (!layout_is_row_major(bits) || bits->type == TYPE_PRED || type_bit_width(bits->type) < 8)
+    return cpu_refuse(c, inst, "random bits that are not a row-major array of 8 to 64-bit elements");
+  RandomBits *r = calloc_or_exit(1, sizeof *r);
+  *r = (RandomBits){.algorithm = algorithm, .shape = bits, .state_count = (int)n};
+  CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3);
+  step->call = random_bits_run;
+  step->state = r;
+  step->free_state = free;
+  int at = 0;
+  return step_add_leaves(c, step, &at, inst->operands[0], 0, 1) && step_add_leaves(c, step, &at, inst, 0, 2);
+}
