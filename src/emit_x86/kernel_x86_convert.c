@@ -53,6 +53,12 @@ static void canonicalize(KernelX86 *x, X86Reg r, ElementType t) {
   case TYPE_U8: case TYPE_PRED: EMIT(X86_MOVZX, reg(r32), reg(r8)); break;
   case TYPE_U16: EMIT(X86_MOVZX, reg(r32), reg(r16)); break;
   case TYPE_U32: EMIT(X86_MOV, reg(r32), reg(r32)); break;
+  /* s4, u4, s2, u2: one byte per element, extended from their own width */
+  case TYPE_S4: case TYPE_S2:
+    EMIT(X86_SHL, reg(r), x86_imm(64 - type_bit_width(t)));
+    EMIT(X86_SAR, reg(r), x86_imm(64 - type_bit_width(t)));
+    break;
+  case TYPE_U4: case TYPE_U2: EMIT(X86_AND, reg(r), x86_imm((1 << type_bit_width(t)) - 1)); break;
   default: break;
   }
 }

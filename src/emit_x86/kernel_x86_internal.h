@@ -65,6 +65,18 @@ bool kernel_x86_allocate(KernelX86 *x);
  * or its type has no code yet. */
 bool kernel_x86_emit_op(KernelX86 *x, int i);
 X86Operand kernel_x86_slot(int slot, int size);
+/* A value's operand (register or stack slot), and moving it between its
+ * home and a scratch register; canonicalize re-extends r from t's width. */
+X86Operand kernel_x86_value_operand(const KernelX86 *x, int v);
+void kernel_x86_gpr_fetch(KernelX86 *x, X86Reg into, int v);
+void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from);
+void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v);
+void kernel_x86_xmm_define(KernelX86 *x, int v, X86Reg from);
+void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t);
+/* kernel_x86_integer.c: shifts, mulhi, power, popcnt and
+ * count-leading-zeros on the integer types. */
+bool kernel_x86_integer_handles(Opcode op);
+bool kernel_x86_emit_integer(KernelX86 *x, int i);
 /* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);

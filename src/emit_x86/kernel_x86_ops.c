@@ -75,9 +75,23 @@ static void canonicalize(KernelX86 *x, X86Reg r, ElementType t) {
   case TYPE_U8: case TYPE_PRED: EMIT(X86_MOVZX, reg(gpr32(r)), reg(gpr8(r))); break;
   case TYPE_U16: EMIT(X86_MOVZX, reg(gpr32(r)), reg(gpr16(r))); break;
   case TYPE_U32: EMIT(X86_MOV, reg(gpr32(r)), reg(gpr32(r))); break;
+  /* s4, u4, s2, u2: one byte per element, extended from their own width */
+  case TYPE_S4: case TYPE_S2:
+    EMIT(X86_SHL, reg(r), x86_imm(64 - type_bit_width(t)));
+    EMIT(X86_SAR, reg(r), x86_imm(64 - type_bit_width(t)));
+    break;
+  case TYPE_U4: case TYPE_U2: EMIT(X86_AND, reg(r), x86_imm((1 << type_bit_width(t)) - 1)); break;
   default: break;
   }
 }
+
+/* The helpers above, for the other files of the kernel compiler. */
+X86Operand kernel_x86_value_operand(const KernelX86 *x, int v) { return value_operand(x, v); }
+void kernel_x86_gpr_fetch(KernelX86 *x, X86Reg into, int v) { gpr_fetch(x, into, v); }
+void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from) { gpr_define(x, v, from); }
+void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v) { xmm_fetch(x, into, v); }
+void kernel_x86_xmm_define(KernelX86 *x, int v, X86Reg from) { xmm_define(x, v, from); }
+void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t) { canonicalize(x, r, t); }
 
 static bool type_is_unsigned_or_pred(ElementType t) { return t == TYPE_PRED || type_kind(t) == TYPE_KIND_UINT; }
 
@@ -140,6 +154,7 @@ static bool emit_load(KernelX86 *x, int i) {
   else if (size == 4) EMIT(X86_MOV, reg(X86_EDX), m);
   else if (type_kind(t) == TYPE_KIND_SINT) EMIT(X86_MOVSX, reg(X86_RDX), m);
   else EMIT(X86_MOVZX, reg(X86_EDX), m);
+  if (type_bit_width(t) < 8) canonicalize(x, X86_RDX, t); /* only the low bits of the byte count */
   gpr_define(x, i, X86_RDX);
   return true;
 }
@@ -326,7 +341,9 @@ static bool emit_hlo_integer(KernelX86 *x, int i) {
     canonicalize(x, X86_RAX, t);
     gpr_define(x, i, X86_RAX);
     return true;
-  default: return unsupported(x, i, NULL);
+  default:
+    if (kernel_x86_integer_handles(op->op)) return kernel_x86_emit_integer(x, i);
+    return unsupported(x, i, NULL);
   }
   if (is_pred && m != X86_AND && m != X86_OR && m != X86_XOR) return unsupported(x, i, NULL);
   gpr_fetch(x, X86_RAX, op->args[0]);

@@ -23,8 +23,8 @@ enum { GPR_COUNT = sizeof allocatable_gprs / sizeof allocatable_gprs[0], XMM_COU
 
 ValueClass value_class_of(ElementType t) {
   if (t == TYPE_F32 || t == TYPE_F64) return VALUE_XMM;
-  /* Sub-byte integers (s4, u2, ...) need their own canonical forms: not yet. */
-  if (t == TYPE_PRED || (type_is_integer(t) && type_bit_width(t) >= 8)) return VALUE_GPR;
+  /* Sub-byte integers (s4, u2, ...) take a byte each, extended from their width. */
+  if (t == TYPE_PRED || type_is_integer(t)) return VALUE_GPR;
   return VALUE_NONE;
 }
 
