@@ -1,6 +1,7 @@
 /* The kernel ops whose argument and result types differ: compare (to
- * pred), select (on a pred), convert and bitcast-convert. Same registers
- * and canonical forms as kernel_x86_ops.c. */
+ * pred), select (on a pred), convert, bitcast-convert, stochastic-convert,
+ * and reduce-precision (which works on the bits). Same registers and
+ * canonical forms as kernel_x86_ops.c. */
 #include <math.h>
 #include <string.h>
 
@@ -65,6 +66,50 @@ static void canonicalize(KernelX86 *x, X86Reg r, ElementType t) {
 
 /* ---- compare ---- */
 
+/* The integer whose signed order is the total order of the float in r:
+ * -NaN < -inf < ... < -0 < +0 < ... < inf < NaN. Negative floats have
+ * their magnitude bits flipped, which turns sign-magnitude into two's
+ * complement. f32 bits are sign-extended first, so one 64-bit compare
+ * serves both widths. */
+static void emit_total_order_key(KernelX86 *x, X86Reg into, int v) {
+  bool wide = x->k->ops[v].type == TYPE_F64;
+  fetch(x, KX_XMM_SCRATCH0, v);
+  if (wide) {
+    EMIT(X86_MOVQ, reg(into), reg(KX_XMM_SCRATCH0));
+  } else {
+    EMIT(X86_MOVD, reg(x86_gpr(X86_KIND_GPR32, x86_reg_number(into))), reg(KX_XMM_SCRATCH0));
+    EMIT(X86_MOVSXD, reg(into), reg(x86_gpr(X86_KIND_GPR32, x86_reg_number(into))));
+  }
+  EMIT(X86_MOV, reg(X86_RDX), reg(into));
+  EMIT(X86_SAR, reg(X86_RDX), x86_imm(63));
+  EMIT(X86_SHR, reg(X86_RDX), x86_imm(wide ? 1 : 33));
+  EMIT(X86_XOR, reg(into), reg(X86_RDX));
+}
+
+/* f32, f64 and the 16-bit floats (whose f32 values keep their order, NaN
+ * payloads included); an f8 NaN's value lost its bits. */
+static bool emit_total_order_compare(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType t = x->k->ops[op->args[0]].type;
+  if (type_is_minifloat(t)) return refuse(x, i, "total-order comparison of an 8- or 4-bit float");
+  emit_total_order_key(x, X86_RAX, op->args[0]);
+  emit_total_order_key(x, X86_RCX, op->args[1]);
+  EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+  X86Cond cc;
+  switch (op->direction) {
+  case CMP_EQ: cc = X86_CC_E; break;
+  case CMP_NE: cc = X86_CC_NE; break;
+  case CMP_LT: cc = X86_CC_L; break;
+  case CMP_LE: cc = X86_CC_LE; break;
+  case CMP_GT: cc = X86_CC_G; break;
+  default: cc = X86_CC_GE; break;
+  }
+  EMIT(x86_setcc(cc), reg(X86_AL));
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  define(x, i, X86_RAX);
+  return true;
+}
+
 /* After ucomiss a, b the flags say: unordered ZF=PF=CF=1, a < b CF=1,
  * a = b ZF=1, a > b none. Every ordered direction is false on NaN and NE
  * is true, as the evaluator's direction_holds has it. */
@@ -72,7 +117,7 @@ static bool emit_float_compare(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   int a = op->args[0], b = op->args[1];
   X86Mnemonic ucomi = x->k->ops[a].type == TYPE_F64 ? X86_UCOMISD : X86_UCOMISS;
-  if (op->compare_type == CMP_TYPE_TOTALORDER) return refuse(x, i, "total-order comparison");
+  if (op->compare_type == CMP_TYPE_TOTALORDER) return emit_total_order_compare(x, i);
   bool swap = op->direction == CMP_LT || op->direction == CMP_LE;
   fetch(x, KX_XMM_SCRATCH0, swap ? b : a);
   EMIT(ucomi, reg(KX_XMM_SCRATCH0), operand_of(x, swap ? a : b));
@@ -167,15 +212,24 @@ static bool emit_float_to_int(KernelX86 *x, int i, ElementType from) {
   ElementType to = op->type;
   int bits = type_bit_width(to);
   bool is_unsigned = type_kind(to) == TYPE_KIND_UINT;
-  if (to == TYPE_PRED) return refuse(x, i, "float to pred");
-  if (to == TYPE_U64) return refuse(x, i, "float to u64");
+  if (to == TYPE_PRED) { /* x != 0, so NaN is true: not equal, or unordered */
+    fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    EMIT(X86_XORPS, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH1));
+    EMIT(from == TYPE_F64 ? X86_UCOMISD : X86_UCOMISS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+    EMIT(X86_SETNE, reg(X86_AL));
+    EMIT(X86_SETP, reg(X86_CL));
+    EMIT(X86_OR, reg(X86_AL), reg(X86_CL));
+    EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+    define(x, i, X86_RAX);
+    return true;
+  }
   double past_max = is_unsigned ? ldexp(1.0, bits) : ldexp(1.0, bits - 1);
   double lowest = is_unsigned ? 0.0 : -ldexp(1.0, bits - 1);
-  int64_t max = is_unsigned ? (int64_t)((1ull << bits) - 1) : (int64_t)(~0ull >> (65 - bits));
+  int64_t max = is_unsigned ? (int64_t)(~0ull >> (64 - bits)) : (int64_t)(~0ull >> (65 - bits));
   int64_t min = is_unsigned ? 0 : -max - 1;
   X86Label done = x86_label_new(x->cb), saturate_high = x86_label_new(x->cb), saturate_low = x86_label_new(x->cb);
   fetch(x, KX_XMM_SCRATCH0, op->args[0]);
-  if (from == TYPE_F32) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  if (from != TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
   EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
   EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
   EMIT(X86_JP, x86_rel(done));
@@ -185,6 +239,19 @@ static bool emit_float_to_int(KernelX86 *x, int i, ElementType from) {
   load_f64_constant(x, KX_XMM_SCRATCH1, lowest);
   EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
   EMIT(X86_JBE, x86_rel(saturate_low));
+  if (to == TYPE_U64) {
+    /* cvttsd2si is signed: from 2^63 up, convert x - 2^63 and set the top bit */
+    X86Label small = x86_label_new(x->cb);
+    load_f64_constant(x, KX_XMM_SCRATCH1, ldexp(1.0, 63));
+    EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+    EMIT(X86_JB, x86_rel(small));
+    EMIT(X86_SUBSD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+    EMIT(X86_CVTTSD2SI, reg(X86_RAX), reg(KX_XMM_SCRATCH0));
+    EMIT(X86_MOV, reg(X86_RCX), x86_imm(INT64_MIN));
+    EMIT(X86_XOR, reg(X86_RAX), reg(X86_RCX));
+    EMIT(X86_JMP, x86_rel(done));
+    x86_label_bind(x->cb, small);
+  }
   EMIT(X86_CVTTSD2SI, reg(X86_RAX), reg(KX_XMM_SCRATCH0));
   EMIT(X86_JMP, x86_rel(done));
   x86_label_bind(x->cb, saturate_high);
@@ -210,10 +277,28 @@ static bool emit_convert(KernelX86 *x, int i) {
   if (is_float(from)) return emit_float_to_int(x, i, from);
   if (is_float(to)) {
     /* The canonical 64-bit value is exact; cvtsi2ss rounds it once. */
-    if (from == TYPE_U64) return refuse(x, i, "u64 to float");
+    X86Mnemonic cvtsi2 = to == TYPE_F64 ? X86_CVTSI2SD : X86_CVTSI2SS;
     fetch(x, X86_RAX, op->args[0]);
     EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
-    EMIT(to == TYPE_F64 ? X86_CVTSI2SD : X86_CVTSI2SS, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
+    if (from == TYPE_U64) {
+      /* cvtsi2ss is signed: a u64 from 2^63 up is halved, its lost low bit
+       * kept as a sticky bit so the one rounding stays right, and doubled */
+      X86Label small = x86_label_new(x->cb), done = x86_label_new(x->cb);
+      EMIT(X86_TEST, reg(X86_RAX), reg(X86_RAX));
+      EMIT(X86_JNS, x86_rel(small));
+      EMIT(X86_MOV, reg(X86_RCX), reg(X86_RAX));
+      EMIT(X86_AND, reg(X86_ECX), x86_imm(1));
+      EMIT(X86_SHR, reg(X86_RAX), x86_imm(1));
+      EMIT(X86_OR, reg(X86_RAX), reg(X86_RCX));
+      EMIT(cvtsi2, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
+      EMIT(to == TYPE_F64 ? X86_ADDSD : X86_ADDSS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+      EMIT(X86_JMP, x86_rel(done));
+      x86_label_bind(x->cb, small);
+      EMIT(cvtsi2, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
+      x86_label_bind(x->cb, done);
+    } else {
+      EMIT(cvtsi2, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
+    }
     define(x, i, KX_XMM_SCRATCH0);
     return true;
   }
@@ -249,12 +334,143 @@ static bool emit_bitcast_convert(KernelX86 *x, int i) {
   return true;
 }
 
+/* ---- stochastic-convert ---- */
+
+/* As the evaluator's stochastic_round: NaN gives 0, values at or past the
+ * signed result's limits saturate; otherwise |x| = t + f with t its integer
+ * part, and the result is t + 1 (with x's sign) exactly when the random
+ * bits r < f * 2^w, w their width. All in f64, where f32 and the 16-bit
+ * floats are exact, and so are f and f * 2^w. */
+static bool emit_stochastic_convert(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  ElementType from = x->k->ops[op->args[0]].type;
+  int random_bits = type_bit_width(x->k->ops[op->args[1]].type), bits = type_bit_width(op->type);
+  if (type_kind(op->type) != TYPE_KIND_SINT || random_bits > 32) return refuse(x, i, "random bits wider than 32");
+  int64_t max = (int64_t)(~0ull >> (65 - bits)), min = -max - 1;
+  X86Label done = x86_label_new(x->cb), high = x86_label_new(x->cb), low = x86_label_new(x->cb),
+           no_carry = x86_label_new(x->cb), positive = x86_label_new(x->cb);
+  fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  if (from != TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
+  EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_JP, x86_rel(done));
+  load_f64_constant(x, KX_XMM_SCRATCH1, (double)max);
+  EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JAE, x86_rel(high));
+  load_f64_constant(x, KX_XMM_SCRATCH1, (double)min);
+  EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JBE, x86_rel(low));
+  /* r11 keeps x's bits for its sign; scratch0 = |x|, scratch1 = floor(|x|) */
+  EMIT(X86_MOVQ, reg(KX_SCRATCH_ADDRESS), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(INT64_MAX));
+  EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH1), reg(X86_RCX));
+  EMIT(X86_ANDPD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_ROUNDSD, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH0), x86_imm(9));
+  EMIT(X86_CVTTSD2SI, reg(X86_RAX), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_SUBSD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  load_f64_constant(x, KX_XMM_SCRATCH1, ldexp(1.0, random_bits));
+  EMIT(X86_MULSD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_CVTTSD2SI, reg(X86_RCX), reg(KX_XMM_SCRATCH0));
+  /* f = 0 gives a threshold of 0, which no random value is below */
+  fetch(x, X86_RDX, op->args[1]);
+  EMIT(X86_CMP, reg(X86_RDX), reg(X86_RCX));
+  EMIT(X86_JAE, x86_rel(no_carry));
+  EMIT(X86_INC, reg(X86_RAX));
+  x86_label_bind(x->cb, no_carry);
+  EMIT(X86_TEST, reg(KX_SCRATCH_ADDRESS), reg(KX_SCRATCH_ADDRESS));
+  EMIT(X86_JNS, x86_rel(positive));
+  EMIT(X86_NEG, reg(X86_RAX));
+  x86_label_bind(x->cb, positive);
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, high);
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(max));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(x->cb, low);
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm(min));
+  x86_label_bind(x->cb, done);
+  canonicalize(x, X86_RAX, op->type);
+  define(x, i, X86_RAX);
+  return true;
+}
+
+/* ---- reduce-precision ---- */
+
+/* XLA's algorithm, on the bits (as the evaluator's reduce_precision_bits):
+ * round the mantissa to nearest even by adding a bias and masking (a carry
+ * bumps the exponent); where the exponent is narrower, values above the
+ * new largest exponent become infinity and those at or below the new
+ * smallest become zero, keeping the sign (so the narrow format's denormals
+ * flush); a NaN stays the same NaN, or becomes +inf when no mantissa bit
+ * is kept. rax holds the bits, rdx the original, rcx and r11 constants.
+ * f16 and bf16 values are f32 here, reduced as f32 and rounded back after
+ * (kernel_x86_narrow.c), as the evaluator computes them. */
+static void emit_reduce_precision(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool wide = op->type == TYPE_F64;
+  int src_mantissa = wide ? 52 : 23, src_exponent = wide ? 11 : 8;
+  int exponent_bits = (int)op->origin->attrs.exponent_bits, mantissa_bits = (int)op->origin->attrs.mantissa_bits;
+  if (exponent_bits > 11) exponent_bits = 11;
+  if (mantissa_bits > 52) mantissa_bits = 52;
+  uint64_t sign_mask = 1ull << (wide ? 63 : 31);
+  uint64_t exp_mask = ((1ull << src_exponent) - 1) << src_mantissa;
+  X86Operand r11 = reg(KX_SCRATCH_ADDRESS);
+  X86Label exponent_done = x86_label_new(x->cb), to_zero = x86_label_new(x->cb), not_nan = x86_label_new(x->cb);
+  fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  if (wide) EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH0));
+  else EMIT(X86_MOVD, reg(X86_EAX), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_MOV, reg(X86_RDX), reg(X86_RAX));
+  if (mantissa_bits < src_mantissa) {
+    int dropped = src_mantissa - mantissa_bits;
+    EMIT(X86_MOV, reg(X86_RCX), reg(X86_RAX));
+    EMIT(X86_SHR, reg(X86_RCX), x86_imm(dropped));
+    EMIT(X86_AND, reg(X86_ECX), x86_imm(1));
+    EMIT(X86_MOV, r11, x86_imm((int64_t)((1ull << (dropped - 1)) - 1)));
+    EMIT(X86_ADD, reg(X86_RAX), reg(X86_RCX));
+    EMIT(X86_ADD, reg(X86_RAX), r11);
+    EMIT(X86_MOV, r11, x86_imm((int64_t)~((1ull << dropped) - 1)));
+    EMIT(X86_AND, reg(X86_RAX), r11);
+    if (!wide) EMIT(X86_MOV, reg(X86_EAX), reg(X86_EAX));
+  }
+  if (exponent_bits < src_exponent) {
+    uint64_t bias = (1ull << (src_exponent - 1)) - 1, reduced_bias = (1ull << (exponent_bits - 1)) - 1;
+    EMIT(X86_MOV, reg(X86_RCX), x86_imm((int64_t)exp_mask));
+    EMIT(X86_AND, reg(X86_RCX), reg(X86_RAX));
+    EMIT(X86_MOV, r11, x86_imm((int64_t)((bias - reduced_bias) << src_mantissa)));
+    EMIT(X86_CMP, reg(X86_RCX), r11);
+    EMIT(X86_JBE, x86_rel(to_zero));
+    EMIT(X86_MOV, r11, x86_imm((int64_t)((bias + reduced_bias) << src_mantissa)));
+    EMIT(X86_CMP, reg(X86_RCX), r11);
+    EMIT(X86_JBE, x86_rel(exponent_done));
+    EMIT(X86_MOV, r11, x86_imm((int64_t)sign_mask)); /* past the largest: the signed infinity */
+    EMIT(X86_AND, reg(X86_RAX), r11);
+    EMIT(X86_MOV, r11, x86_imm((int64_t)exp_mask));
+    EMIT(X86_OR, reg(X86_RAX), r11);
+    EMIT(X86_JMP, x86_rel(exponent_done));
+    x86_label_bind(x->cb, to_zero); /* at or below the smallest: the signed zero */
+    EMIT(X86_MOV, r11, x86_imm((int64_t)sign_mask));
+    EMIT(X86_AND, reg(X86_RAX), r11);
+    x86_label_bind(x->cb, exponent_done);
+  }
+  EMIT(X86_MOV, reg(X86_RCX), reg(X86_RDX));
+  EMIT(X86_MOV, r11, x86_imm((int64_t)~sign_mask));
+  EMIT(X86_AND, reg(X86_RCX), r11);
+  EMIT(X86_MOV, r11, x86_imm((int64_t)exp_mask));
+  EMIT(X86_CMP, reg(X86_RCX), r11);
+  EMIT(X86_JBE, x86_rel(not_nan));
+  EMIT(X86_MOV, reg(X86_RAX), mantissa_bits > 0 ? reg(X86_RDX) : r11);
+  x86_label_bind(x->cb, not_nan);
+  EMIT(wide ? X86_MOVQ : X86_MOVD, reg(KX_XMM_SCRATCH0), reg(wide ? X86_RAX : X86_EAX));
+  define(x, i, KX_XMM_SCRATCH0);
+}
+
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   switch (op->op) {
   case OP_COMPARE: return emit_compare(x, i);
   case OP_SELECT: return emit_select(x, i);
   case OP_CONVERT: return emit_convert(x, i);
+  case OP_STOCHASTIC_CONVERT: return emit_stochastic_convert(x, i);
+  case OP_REDUCE_PRECISION: emit_reduce_precision(x, i); return true;
   default: return emit_bitcast_convert(x, i);
   }
 }

@@ -495,7 +495,8 @@ bool kernel_x86_emit_op(KernelX86 *x, int i) {
   case KOP_ACC_READ: emit_acc_read(x, i); return true;
   case KOP_ACC_WRITE: emit_acc_write(x, i); return true;
   case KOP_HLO:
-    if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT)
+    if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT ||
+        op->op == OP_REDUCE_PRECISION || op->op == OP_STOCHASTIC_CONVERT)
       return kernel_x86_emit_hlo_mixed(x, i);
     if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
     return emit_hlo_integer(x, i);
