@@ -216,6 +216,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
   x86_emit0(x->cb, X86_RET);
+  kernel_x86_emit_narrow_tables(x);
   return true;
 }
 

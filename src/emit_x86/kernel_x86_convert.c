@@ -268,9 +268,13 @@ static bool emit_convert(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   ElementType from = x->k->ops[op->args[0]].type, to = op->type;
   if (is_float(from) && is_float(to)) {
+    /* f16, bf16 and the minifloats are f32 values here, and their results
+     * are rounded after the op (kernel_x86_ops.c); the evaluator rounds
+     * f64 to an f8 or f4 type once, which going through f32 would not. */
+    if (from == TYPE_F64 && type_is_minifloat(to)) return refuse(x, i, "f64 rounds to it once, not through f32");
     fetch(x, KX_XMM_SCRATCH0, op->args[0]);
-    if (from == TYPE_F32 && to == TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
-    if (from == TYPE_F64 && to == TYPE_F32) EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    if (from != TYPE_F64 && to == TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    if (from == TYPE_F64 && to != TYPE_F64) EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
     define(x, i, KX_XMM_SCRATCH0);
     return true;
   }
@@ -316,6 +320,25 @@ static bool emit_bitcast_convert(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   ElementType from = x->k->ops[op->args[0]].type, to = op->type;
   if (type_bit_width(from) != type_bit_width(to)) return refuse(x, i, "a bitcast between widths");
+  if (kernel_x86_type_is_narrow(from) || kernel_x86_type_is_narrow(to)) {
+    /* through the narrow type's own bits (exact for a value of the type) */
+    if (kernel_x86_type_is_narrow(from)) {
+      fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+      kernel_x86_emit_narrow_encode(x, from, false);
+    } else {
+      fetch(x, X86_RDX, op->args[0]);
+    }
+    if (kernel_x86_type_is_narrow(to)) {
+      EMIT(X86_MOVZX, reg(X86_EAX), reg(type_bit_width(to) == 16 ? X86_DX : X86_DL));
+      if (type_bit_width(to) < 8) EMIT(X86_AND, reg(X86_EAX), x86_imm((1 << type_bit_width(to)) - 1));
+      kernel_x86_emit_narrow_decode(x, to);
+      define(x, i, KX_XMM_SCRATCH0);
+    } else {
+      canonicalize(x, X86_RDX, to);
+      define(x, i, X86_RDX);
+    }
+    return true;
+  }
   bool wide = type_bit_width(to) == 64;
   fetch(x, is_float(from) ? KX_XMM_SCRATCH0 : X86_RAX, op->args[0]);
   if (is_float(from) && is_float(to)) {

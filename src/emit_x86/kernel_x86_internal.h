@@ -54,6 +54,9 @@ typedef struct KernelX86 {
   int reduce_read, reduce_combine, reduce_write;
   int partial_slot;
   uint8_t *forms;
+  /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
+  bool narrow_table_used[TYPE_COUNT];
+  X86Label narrow_tables[TYPE_COUNT];
   Status *st;
 } KernelX86;
 
@@ -73,6 +76,18 @@ void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from);
 void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v);
 void kernel_x86_xmm_define(KernelX86 *x, int v, X86Reg from);
 void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t);
+/* kernel_x86_narrow.c: f16, bf16 and the minifloats live as f32 values;
+ * decode widens the bits in eax to f32 in scratch0, encode rounds scratch0
+ * to the type's bits in edx (quiet_nan: as an op's result, not a copy's),
+ * round does both; the tables go after the function's code. All use rax,
+ * rcx, rdx, r11 and the xmm scratch registers. */
+bool kernel_x86_type_is_narrow(ElementType t);
+float kernel_x86_narrow_value(ElementType t, double v);
+void kernel_x86_emit_narrow_decode(KernelX86 *x, ElementType t);
+void kernel_x86_emit_narrow_encode(KernelX86 *x, ElementType t, bool quiet_nan);
+void kernel_x86_emit_narrow_round(KernelX86 *x, ElementType t);
+bool kernel_x86_narrow_rounds_after(const KernelOp *op);
+void kernel_x86_emit_narrow_tables(KernelX86 *x);
 /* kernel_x86_integer.c: shifts, mulhi, power, popcnt and
  * count-leading-zeros on the integer types. */
 bool kernel_x86_integer_handles(Opcode op);

@@ -143,6 +143,12 @@ static bool emit_load(KernelX86 *x, int i) {
   X86Operand m;
   if (!kernel_x86_element_address(x, i, op->buffer, s, 0, &m)) return false;
   ElementType t = s->type;
+  if (kernel_x86_type_is_narrow(t)) {
+    EMIT(X86_MOVZX, reg(X86_EAX), m);
+    kernel_x86_emit_narrow_decode(x, t);
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
   if (value_class_of(t) == VALUE_XMM) {
     EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), m);
     xmm_define(x, i, KX_XMM_SCRATCH0);
@@ -163,8 +169,16 @@ static bool emit_store(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   const Shape *s = &x->k->outputs[op->buffer].shape;
   X86Operand m;
-  if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
   ElementType t = s->type;
+  if (kernel_x86_type_is_narrow(t)) {
+    /* the bits first: the address takes rax, rcx and r11, not rdx */
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    kernel_x86_emit_narrow_encode(x, t, false);
+    if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
+    EMIT(X86_MOV, m, reg(type_byte_size(t) == 2 ? X86_DX : X86_DL));
+    return true;
+  }
+  if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
   if (value_class_of(t) == VALUE_XMM) {
     xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
     EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, m, reg(KX_XMM_SCRATCH0));
@@ -212,7 +226,7 @@ static void emit_constant(KernelX86 *x, int i) {
       EMIT(X86_MOV, reg(X86_RAX), x86_imm(bits));
       EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
     } else {
-      float f = (float)op->value.f;
+      float f = kernel_x86_type_is_narrow(op->type) ? kernel_x86_narrow_value(op->type, op->value.f) : (float)op->value.f;
       uint32_t bits;
       memcpy(&bits, &f, sizeof bits);
       EMIT(X86_MOV, reg(X86_EAX), x86_imm(bits));
@@ -484,6 +498,17 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
   }
 }
 
+/* The ops of HLO opcodes: those whose types differ from their operands'
+ * (kernel_x86_convert.c), float arithmetic, integer arithmetic. */
+static bool emit_hlo(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT ||
+      op->op == OP_REDUCE_PRECISION || op->op == OP_STOCHASTIC_CONVERT)
+    return kernel_x86_emit_hlo_mixed(x, i);
+  if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
+  return emit_hlo_integer(x, i);
+}
+
 bool kernel_x86_emit_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (x->lanes && kernel_x86_op_is_vector(x, i)) return kernel_x86_emit_vector_op(x, i);
@@ -495,11 +520,14 @@ bool kernel_x86_emit_op(KernelX86 *x, int i) {
   case KOP_ACC_READ: emit_acc_read(x, i); return true;
   case KOP_ACC_WRITE: emit_acc_write(x, i); return true;
   case KOP_HLO:
-    if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT ||
-        op->op == OP_REDUCE_PRECISION || op->op == OP_STOCHASTIC_CONVERT)
-      return kernel_x86_emit_hlo_mixed(x, i);
-    if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
-    return emit_hlo_integer(x, i);
+    if (!emit_hlo(x, i)) return false;
+    /* f16, bf16 and the minifloats: each result rounded to its type */
+    if (kernel_x86_narrow_rounds_after(op)) {
+      xmm_fetch(x, KX_XMM_SCRATCH0, i);
+      kernel_x86_emit_narrow_round(x, op->type);
+      xmm_define(x, i, KX_XMM_SCRATCH0);
+    }
+    return true;
   }
   return unsupported(x, i, NULL);
 }
