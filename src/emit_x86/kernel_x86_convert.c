@@ -275,6 +275,10 @@ static bool emit_convert(KernelX86 *x, int i) {
     fetch(x, KX_XMM_SCRATCH0, op->args[0]);
     if (from != TYPE_F64 && to == TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
     if (from == TYPE_F64 && to != TYPE_F64) EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    if (from != TYPE_F64 && to == TYPE_F32) { /* through double, as the evaluator: a signalling NaN turns quiet */
+      EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+      EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    }
     define(x, i, KX_XMM_SCRATCH0);
     return true;
   }
@@ -439,6 +443,10 @@ static void emit_reduce_precision(KernelX86 *x, int i) {
   X86Operand r11 = reg(KX_SCRATCH_ADDRESS);
   X86Label exponent_done = x86_label_new(x->cb), to_zero = x86_label_new(x->cb), not_nan = x86_label_new(x->cb);
   fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  if (!wide) { /* the evaluator reads an f32 through double, which quietens a signalling NaN */
+    EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+    EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  }
   if (wide) EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH0));
   else EMIT(X86_MOVD, reg(X86_EAX), reg(KX_XMM_SCRATCH0));
   EMIT(X86_MOV, reg(X86_RDX), reg(X86_RAX));
