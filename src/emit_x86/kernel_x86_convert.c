@@ -264,14 +264,45 @@ static bool emit_float_to_int(KernelX86 *x, int i, ElementType from) {
   return true;
 }
 
+/* The evaluator rounds f64 to an f8 or f4 type once. Going through f32
+ * keeps that one rounding if f64 -> f32 rounds to odd (toward zero, then
+ * the lowest bit set when inexact): f32's 24 bits are more than two past
+ * any minifloat's, so the odd bit only says "past the halfway point" or
+ * "not exact". cvtsd2ss rounds to nearest; when its result came out
+ * larger in magnitude than v it steps back one (sign-magnitude bits), so
+ * it is v truncated, and then takes the odd bit. f64 v to scratch0 (f32). */
+static void emit_f64_to_f32_round_to_odd(KernelX86 *x, int v) {
+  X86Label exact = x86_label_new(x->cb), toward_zero = x86_label_new(x->cb);
+  fetch(x, KX_XMM_SCRATCH1, v);
+  EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_MOVQ, reg(X86_RCX), reg(KX_XMM_SCRATCH2));
+  EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_JE, x86_rel(exact));
+  EMIT(X86_SHL, reg(X86_RAX), x86_imm(1)); /* the magnitudes, without the sign */
+  EMIT(X86_SHL, reg(X86_RCX), x86_imm(1));
+  EMIT(X86_MOVD, reg(X86_EDX), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_CMP, reg(X86_RCX), reg(X86_RAX));
+  EMIT(X86_JBE, x86_rel(toward_zero));
+  EMIT(X86_DEC, reg(X86_EDX));
+  x86_label_bind(x->cb, toward_zero);
+  EMIT(X86_OR, reg(X86_EDX), x86_imm(1));
+  EMIT(X86_MOVD, reg(KX_XMM_SCRATCH0), reg(X86_EDX));
+  x86_label_bind(x->cb, exact);
+}
+
 static bool emit_convert(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   ElementType from = x->k->ops[op->args[0]].type, to = op->type;
   if (is_float(from) && is_float(to)) {
     /* f16, bf16 and the minifloats are f32 values here, and their results
-     * are rounded after the op (kernel_x86_ops.c); the evaluator rounds
-     * f64 to an f8 or f4 type once, which going through f32 would not. */
-    if (from == TYPE_F64 && type_is_minifloat(to)) return refuse(x, i, "f64 rounds to it once, not through f32");
+     * are rounded after the op (kernel_x86_ops.c). */
+    if (from == TYPE_F64 && type_is_minifloat(to)) {
+      emit_f64_to_f32_round_to_odd(x, op->args[0]);
+      define(x, i, KX_XMM_SCRATCH0);
+      return true;
+    }
     fetch(x, KX_XMM_SCRATCH0, op->args[0]);
     if (from != TYPE_F64 && to == TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
     if (from == TYPE_F64 && to != TYPE_F64) EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));

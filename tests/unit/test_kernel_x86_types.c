@@ -266,6 +266,23 @@ TEST(converts_to_each_narrow_float_round_to_nearest_even_with_its_overflow_rules
   }
 }
 
+/* f64 rounds to a minifloat once: values a hair (below f32's precision)
+ * off each halfway point must not round as the halfway point would. */
+TEST(f64_converts_to_each_minifloat_round_once) {
+  for (int t = 2; t < NARROW_TYPE_COUNT; t++) {
+    Values probes = {0}, wide = {0}, none = {0};
+    rounding_probes(narrow_types[t], &probes);
+    for (int64_t i = 0; i < probes.n; i++) {
+      double v = (double)f32_value((uint32_t)probes.v[i]);
+      values_add(&wide, f64_bits(v));
+      if (isfinite(v) && v != 0) values_add(&wide, f64_bits(v * (1 + 0x1p-40))), values_add(&wide, f64_bits(v * (1 - 0x1p-40)));
+    }
+    values_add(&wide, f64_bits(1e300)), values_add(&wide, f64_bits(-1e-300)), values_add(&wide, 0x7ff0000000000001ull);
+    check_op("convert", narrow_types[t], TYPE_F64, &wide, TYPE_COUNT, NULL, "");
+    values_free(&probes, &wide, &none);
+  }
+}
+
 TEST(narrow_floats_widen_exactly_and_store_their_bits_unchanged) {
   for (int t = 0; t < NARROW_TYPE_COUNT; t++) {
     Values patterns = {0}, none = {0}, none2 = {0};
@@ -407,6 +424,7 @@ int main(void) {
   RUN(mulhi_power_divide_and_remainder_follow_xla_at_every_width);
   RUN(popcnt_and_count_leading_zeros_count_within_the_element_width);
   RUN(converts_to_each_narrow_float_round_to_nearest_even_with_its_overflow_rules);
+  RUN(f64_converts_to_each_minifloat_round_once);
   RUN(narrow_floats_widen_exactly_and_store_their_bits_unchanged);
   RUN(narrow_float_arithmetic_rounds_each_f32_result_to_the_type);
   RUN(total_order_compare_orders_nans_and_signed_zeros_by_their_bits);
