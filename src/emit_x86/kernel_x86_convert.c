@@ -403,7 +403,7 @@ static bool emit_stochastic_convert(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   ElementType from = x->k->ops[op->args[0]].type;
   int random_bits = type_bit_width(x->k->ops[op->args[1]].type), bits = type_bit_width(op->type);
-  if (type_kind(op->type) != TYPE_KIND_SINT || random_bits > 32) return refuse(x, i, "random bits wider than 32");
+  if (type_kind(op->type) != TYPE_KIND_SINT) return refuse(x, i, "a result that is not a signed integer");
   int64_t max = (int64_t)(~0ull >> (65 - bits)), min = -max - 1;
   X86Label done = x86_label_new(x->cb), high = x86_label_new(x->cb), low = x86_label_new(x->cb),
            no_carry = x86_label_new(x->cb), positive = x86_label_new(x->cb);
@@ -428,7 +428,24 @@ static bool emit_stochastic_convert(KernelX86 *x, int i) {
   EMIT(X86_SUBSD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
   load_f64_constant(x, KX_XMM_SCRATCH1, ldexp(1.0, random_bits));
   EMIT(X86_MULSD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
-  EMIT(X86_CVTTSD2SI, reg(X86_RCX), reg(KX_XMM_SCRATCH0));
+  if (random_bits == 64) {
+    /* f * 2^64 may reach 2^63, past cvttsd2si's signed range: convert
+     * what is above 2^63 and set the top bit */
+    X86Label small = x86_label_new(x->cb), converted = x86_label_new(x->cb);
+    load_f64_constant(x, KX_XMM_SCRATCH1, ldexp(1.0, 63));
+    EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+    EMIT(X86_JB, x86_rel(small));
+    EMIT(X86_SUBSD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+    EMIT(X86_CVTTSD2SI, reg(X86_RCX), reg(KX_XMM_SCRATCH0));
+    EMIT(X86_MOV, reg(X86_RDX), x86_imm(INT64_MIN));
+    EMIT(X86_XOR, reg(X86_RCX), reg(X86_RDX));
+    EMIT(X86_JMP, x86_rel(converted));
+    x86_label_bind(x->cb, small);
+    EMIT(X86_CVTTSD2SI, reg(X86_RCX), reg(KX_XMM_SCRATCH0));
+    x86_label_bind(x->cb, converted);
+  } else {
+    EMIT(X86_CVTTSD2SI, reg(X86_RCX), reg(KX_XMM_SCRATCH0));
+  }
   /* f = 0 gives a threshold of 0, which no random value is below */
   fetch(x, X86_RDX, op->args[1]);
   EMIT(X86_CMP, reg(X86_RDX), reg(X86_RCX));

@@ -417,6 +417,21 @@ TEST(stochastic_convert_rounds_up_when_the_random_bits_are_below_the_fraction) {
   check_op("stochastic-convert", TYPE_S32, TYPE_F32, &x, TYPE_U32, &random, "");
   check_op("stochastic-convert", TYPE_S8, TYPE_F32, &x, TYPE_U32, &random, "");
   values_free(&x, &random, &none);
+  static const uint64_t wide_randoms[] = {0, 1, 0x3fffffffffffffffull, 0x4000000000000000ull, 0x7fffffffffffffffull,
+                                          0x8000000000000000ull, 0xbfffffffffffffffull, 0xc000000000000000ull,
+                                          0xffffffffffffffffull};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+    for (size_t j = 0; j < sizeof wide_randoms / sizeof wide_randoms[0]; j++)
+      values_add(&x, f64_bits((double)values[i] + 0x1p-30)), values_add(&random, wide_randoms[j]);
+  check_op("stochastic-convert", TYPE_S64, TYPE_F64, &x, TYPE_U64, &random, "");
+  values_free(&x, &random, &none);
+  Values halves = {0}, half_random = {0};
+  static const uint16_t half_values[] = {0x3800, 0xb800, 0x3e00, 0xc100, 0x7c00, 0x7e00, 0x0001, 0x5bff};
+  static const uint16_t half_randoms[] = {0, 1, 0x3fff, 0x4000, 0x7fff, 0x8000, 0xffff};
+  for (size_t i = 0; i < 8; i++)
+    for (size_t j = 0; j < 7; j++) values_add(&halves, half_values[i]), values_add(&half_random, half_randoms[j]);
+  check_op("stochastic-convert", TYPE_S16, TYPE_F16, &halves, TYPE_U16, &half_random, "");
+  values_free(&halves, &half_random, &none);
 }
 
 int main(void) {
