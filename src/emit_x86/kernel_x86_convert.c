@@ -86,14 +86,46 @@ static void emit_total_order_key(KernelX86 *x, X86Reg into, int v) {
   EMIT(X86_XOR, reg(into), reg(X86_RDX));
 }
 
+/* A minifloat's key, from its bits (as the evaluator's total_order_key):
+ * sign-magnitude in the type's width turned into two's complement, and
+ * f8e8m0fnu's bits as they are (no sign); into rax. */
+static void emit_minifloat_order_key(KernelX86 *x, int v) {
+  ElementType t = x->k->ops[v].type;
+  int sign = 1 << (type_bit_width(t) - 1);
+  X86Label positive = x86_label_new(x->cb);
+  fetch(x, KX_XMM_SCRATCH0, v);
+  kernel_x86_emit_narrow_encode(x, t, false);
+  EMIT(X86_MOV, reg(X86_EAX), reg(X86_EDX));
+  if (t == TYPE_F8E8M0FNU) return;
+  EMIT(X86_AND, reg(X86_EAX), x86_imm(sign - 1));
+  EMIT(X86_TEST, reg(X86_EDX), x86_imm(sign));
+  EMIT(X86_JE, x86_rel(positive));
+  EMIT(X86_NOT, reg(X86_RAX)); /* -m - 1 */
+  x86_label_bind(x->cb, positive);
+}
+
+/* Minifloats whose NaN has one encoding per sign: their bits come back
+ * exactly from the value. The IEEE-like ones (infinity, and NaNs with
+ * payloads) have lost the payload in the f32 value. */
+static bool minifloat_bits_recoverable(ElementType t) {
+  return !isinf(minifloat_to_float(t, double_to_minifloat(t, INFINITY)));
+}
+
 /* f32, f64 and the 16-bit floats (whose f32 values keep their order, NaN
- * payloads included); an f8 NaN's value lost its bits. */
+ * payloads included), and the minifloats whose bits their values keep. */
 static bool emit_total_order_compare(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   ElementType t = x->k->ops[op->args[0]].type;
-  if (type_is_minifloat(t)) return refuse(x, i, "total-order comparison of an 8- or 4-bit float");
-  emit_total_order_key(x, X86_RAX, op->args[0]);
-  emit_total_order_key(x, X86_RCX, op->args[1]);
+  if (type_is_minifloat(t)) {
+    if (!minifloat_bits_recoverable(t)) return refuse(x, i, "total-order comparison of NaN payloads of the type");
+    emit_minifloat_order_key(x, op->args[1]);
+    EMIT(X86_MOV, kernel_x86_slot(x->scratch_slot, 8), reg(X86_RAX));
+    emit_minifloat_order_key(x, op->args[0]);
+    EMIT(X86_MOV, reg(X86_RCX), kernel_x86_slot(x->scratch_slot, 8));
+  } else {
+    emit_total_order_key(x, X86_RAX, op->args[0]);
+    emit_total_order_key(x, X86_RCX, op->args[1]);
+  }
   EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
   X86Cond cc;
   switch (op->direction) {

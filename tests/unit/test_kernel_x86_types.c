@@ -355,11 +355,16 @@ TEST(total_order_compare_orders_nans_and_signed_zeros_by_their_bits) {
     }
     values_free(&list, &a, &b);
   }
-  Values list = {0}, a = {0}, b = {0};
-  narrow_sample(TYPE_F16, &list);
-  pairs_of(&list, &a, &b);
-  check_op("compare", TYPE_PRED, TYPE_F16, &a, TYPE_F16, &b, ", direction=LT, type=TOTALORDER");
-  values_free(&list, &a, &b);
+  static const ElementType narrow[] = {TYPE_F16, TYPE_BF16, TYPE_F8E4M3FN, TYPE_F8E4M3FNUZ, TYPE_F8E5M2FNUZ,
+                                       TYPE_F8E4M3B11FNUZ, TYPE_F8E8M0FNU, TYPE_F4E2M1FN};
+  for (int t = 0; t < 8; t++) {
+    Values list = {0}, a = {0}, b = {0};
+    narrow_sample(narrow[t], &list);
+    pairs_of(&list, &a, &b);
+    check_op("compare", TYPE_PRED, narrow[t], &a, narrow[t], &b, ", direction=LT, type=TOTALORDER");
+    check_op("compare", TYPE_PRED, narrow[t], &a, narrow[t], &b, ", direction=EQ, type=TOTALORDER");
+    values_free(&list, &a, &b);
+  }
 }
 
 TEST(f64_arithmetic_and_converts_match_the_evaluator_on_special_values) {
