@@ -58,22 +58,36 @@ static bool vector_f32_opcode(Opcode op) {
   }
 }
 
+/* f16 vectors hold the f32 of each value, as the scalar code does
+ * (kernel_x86_narrow.c): F16C's vcvtph2ps widens them (exactly; like the
+ * evaluator's reads through double, it quietens a signalling NaN), and
+ * vcvtps2ph rounds an op's f32 result to nearest even as float_to_half
+ * does, NaN payloads included. A loaded f16 is never stored unchanged by
+ * vector code, since the evaluator keeps a signalling NaN in such a copy. */
+static bool half_vectors(const KernelX86 *x) { return x->cpu->f16c && !is_sse(x); }
+
+static bool vector_float_type(const KernelX86 *x, ElementType t) {
+  return t == TYPE_F32 || (t == TYPE_F16 && half_vectors(x));
+}
+
 /* The form of op i, or -1 when it has no vector form. */
 static int op_form(const KernelX86 *x, int i) {
   const Kernel *k = x->k;
   const KernelOp *op = &k->ops[i];
   ValueClass c = value_class_of(op->type);
-  if (c == VALUE_XMM && op->type != TYPE_F32) return -1;
+  if (c == VALUE_XMM && !vector_float_type(x, op->type)) return -1;
   switch (op->kop) {
   case KOP_INDEX: return op->dim == k->rank - 1 ? LANE_INNER : LANE_UNIFORM;
   case KOP_CONSTANT: return c == VALUE_XMM ? LANE_VECTOR : LANE_UNIFORM;
   case KOP_LOAD: {
     int f = access_form(x, op, &k->inputs[op->buffer].shape, 0);
+    if (op->type == TYPE_F16) return f == LANE_VECTOR ? LANE_VECTOR : -1;
     if (c == VALUE_XMM) return f >= 0 ? f : LANE_GATHER;
     return f == LANE_BROADCAST ? LANE_UNIFORM : -1;
   }
   case KOP_STORE: {
     int value = x->forms[op->args[0]];
+    if (op->type == TYPE_F16 && k->ops[op->args[0]].kop == KOP_LOAD) return -1;
     bool vector_value = value == LANE_VECTOR || value == LANE_BROADCAST || value == LANE_GATHER;
     return c == VALUE_XMM && vector_value && access_form(x, op, &k->outputs[op->buffer].shape, 1) == LANE_VECTOR
                ? LANE_VECTOR : -1;
@@ -83,9 +97,13 @@ static int op_form(const KernelX86 *x, int i) {
       return op->compare_type == CMP_TYPE_TOTALORDER ? -1 : LANE_MASK;
     if (op->op == OP_SELECT && c == VALUE_XMM)
       return x->forms[op->args[0]] == LANE_MASK && k->ops[op->args[1]].type == TYPE_F32 ? LANE_VECTOR : -1;
+    if (c == VALUE_XMM && op->op == OP_CONVERT) { /* between f32 and f16 */
+      ElementType from = k->ops[op->args[0]].type;
+      return vector_float_type(x, from) && from != op->type ? LANE_VECTOR : -1;
+    }
     if (c == VALUE_XMM) {
       for (int a = 0; a < op->arg_count; a++)
-        if (k->ops[op->args[a]].type != TYPE_F32) return -1;
+        if (k->ops[op->args[a]].type != op->type) return -1;
       return vector_f32_opcode(op->op) ? LANE_VECTOR : -1;
     }
     int inner = 0, uniform = 0;
@@ -321,11 +339,22 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
     return false;
   if (store) {
     int value = vector_source(x, op->args[0], S0);
+    if (s->type == TYPE_F16) { /* already rounded: exact; immediate 0 is nearest even */
+      m.mem.size = (uint16_t)(2 * x->lanes);
+      EMIT(X86_VCVTPS2PH, m, reg(vreg(x, value)), x86_imm(0));
+      return true;
+    }
     m.mem.size = (uint16_t)(4 * x->lanes);
     vector_move(x, m, reg(vreg(x, value)));
     return true;
   }
   int d = vector_target(x, i);
+  if (s->type == TYPE_F16) {
+    m.mem.size = (uint16_t)(2 * x->lanes);
+    EMIT(X86_VCVTPH2PS, reg(vreg(x, d)), m);
+    vector_finish(x, i, d);
+    return true;
+  }
   if (x->forms[i] == LANE_BROADCAST && is_sse(x)) {
     EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
     EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
@@ -339,12 +368,31 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
   return true;
 }
 
+/* An f16 op's f32 results rounded to f16 and widened back, lane by lane. */
+static void emit_vector_half_round(KernelX86 *x, int i) {
+  X86Reg half = x->cpu->level == CPU_LEVEL_AVX512 ? x86_ymm(S1) : x86_xmm(S1);
+  vector_fetch(x, S0, i);
+  EMIT(X86_VCVTPS2PH, reg(half), reg(vreg(x, S0)), x86_imm(0));
+  EMIT(X86_VCVTPH2PS, reg(vreg(x, S0)), reg(half));
+  vector_define(x, i, S0);
+}
+
+static bool emit_vector_op_value(KernelX86 *x, int i);
+
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
+  if (!emit_vector_op_value(x, i)) return false;
+  if (op->kop == KOP_HLO && op->type == TYPE_F16) emit_vector_half_round(x, i);
+  return true;
+}
+
+/* Constants and HLO ops. */
+static bool emit_vector_op_value(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
   if (op->kop == KOP_CONSTANT) {
-    float f = (float)op->value.f;
+    float f = op->type == TYPE_F16 ? kernel_x86_narrow_value(op->type, op->value.f) : (float)op->value.f;
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
     int d = vector_target(x, i);
@@ -378,6 +426,10 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   }
   case OP_MAXIMUM: case OP_MINIMUM: emit_vector_max_min(x, i); return true;
   case OP_COMPARE: emit_vector_compare(x, i); return true;
+  case OP_CONVERT: /* f16 <-> f32: the same f32 values; an f16 result is rounded after */
+    vector_fetch(x, S0, op->args[0]);
+    vector_define(x, i, S0);
+    return true;
   case OP_SELECT: {
     /* S0 = on_false, then the lanes where the mask is set take on_true */
     vector_fetch(x, S0, op->args[2]);

@@ -474,6 +474,33 @@ TEST(stochastic_convert_rounds_up_when_the_random_bits_are_below_the_fraction) {
   values_free(&halves, &half_random, &none);
 }
 
+/* With F16C (avx2 and up), f16 arithmetic and f16 <-> f32 converts run in
+ * the SIMD loop; the results are checked above at every level. */
+TEST(f16_arithmetic_runs_as_vectors_where_f16c_is_present) {
+  const char *text = "HloModule m\nENTRY e {\n  a = f16[1000] parameter(0)\n  b = f16[1000] parameter(1)\n"
+                     "  c = f16[1000] multiply(a, b)\n  d = f32[1000] convert(c)\n  e = f32[1000] add(d, d)\n"
+                     "  ROOT r = f16[1000] convert(e)\n}\n";
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  for (CpuLevel level = CPU_LEVEL_SSE4; k && level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu = hardware;
+    if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s", st.message);
+    if (!ck) continue;
+    int want = cpu.f16c ? (level == CPU_LEVEL_AVX512 ? 16 : 8) : 0;
+    EXPECT(kernel_x86_lanes(ck) == want, "%s: %d lanes, expected %d", cpu_level_name(level), kernel_x86_lanes(ck), want);
+    kernel_x86_free(ck);
+  }
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
   RUN(shifts_shift_everything_out_for_counts_at_or_past_the_width);
   RUN(mulhi_power_divide_and_remainder_follow_xla_at_every_width);
@@ -486,5 +513,6 @@ int main(void) {
   RUN(f64_arithmetic_and_converts_match_the_evaluator_on_special_values);
   RUN(reduce_precision_rounds_the_mantissa_and_flushes_past_the_exponent);
   RUN(stochastic_convert_rounds_up_when_the_random_bits_are_below_the_fraction);
+  RUN(f16_arithmetic_runs_as_vectors_where_f16c_is_present);
   return test_summary();
 }
