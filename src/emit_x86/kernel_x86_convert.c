@@ -104,20 +104,12 @@ static void emit_minifloat_order_key(KernelX86 *x, int v) {
   x86_label_bind(x->cb, positive);
 }
 
-/* Minifloats whose NaN has one encoding per sign: their bits come back
- * exactly from the value. The IEEE-like ones (infinity, and NaNs with
- * payloads) have lost the payload in the f32 value. */
-static bool minifloat_bits_recoverable(ElementType t) {
-  return !isinf(minifloat_to_float(t, double_to_minifloat(t, INFINITY)));
-}
-
 /* f32, f64 and the 16-bit floats (whose f32 values keep their order, NaN
- * payloads included), and the minifloats whose bits their values keep. */
+ * payloads included), and the minifloats by their bits. */
 static bool emit_total_order_compare(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   ElementType t = x->k->ops[op->args[0]].type;
   if (type_is_minifloat(t)) {
-    if (!minifloat_bits_recoverable(t)) return refuse(x, i, "total-order comparison of NaN payloads of the type");
     emit_minifloat_order_key(x, op->args[1]);
     EMIT(X86_MOV, kernel_x86_slot(x->scratch_slot, 8), reg(X86_RAX));
     emit_minifloat_order_key(x, op->args[0]);
@@ -336,6 +328,15 @@ static bool emit_convert(KernelX86 *x, int i) {
       return true;
     }
     fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    if (kernel_x86_minifloat_nan_has_bits(from)) { /* a NaN's encoding stays behind: the f32 quiet NaN */
+      X86Label ordered = x86_label_new(x->cb);
+      EMIT(X86_UCOMISS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+      EMIT(X86_JNP, x86_rel(ordered));
+      EMIT(X86_MOVD, reg(X86_EAX), reg(KX_XMM_SCRATCH0));
+      EMIT(X86_AND, reg(X86_EAX), x86_imm((int32_t)0xffc00000u));
+      EMIT(X86_MOVD, reg(KX_XMM_SCRATCH0), reg(X86_EAX));
+      x86_label_bind(x->cb, ordered);
+    }
     if (from != TYPE_F64 && to == TYPE_F64) EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
     if (from == TYPE_F64 && to != TYPE_F64) EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
     if (from != TYPE_F64 && to == TYPE_F32) { /* through double, as the evaluator: a signalling NaN turns quiet */

@@ -82,6 +82,8 @@ void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t);
  * round does both; the tables go after the function's code. All use rax,
  * rcx, rdx, r11 and the xmm scratch registers. */
 bool kernel_x86_type_is_narrow(ElementType t);
+/* f8e5m2, f8e4m3, f8e3m4: NaNs that carry their encoding in the f32 payload */
+bool kernel_x86_minifloat_nan_has_bits(ElementType t);
 float kernel_x86_narrow_value(ElementType t, double v);
 void kernel_x86_emit_narrow_decode(KernelX86 *x, ElementType t);
 void kernel_x86_emit_narrow_encode(KernelX86 *x, ElementType t, bool quiet_nan);

@@ -38,10 +38,28 @@ static uint32_t float_bits(float f) {
   return b;
 }
 
+bool kernel_x86_minifloat_nan_has_bits(ElementType t) {
+  return type_is_minifloat(t) && isinf(minifloat_to_float(t, double_to_minifloat(t, INFINITY)));
+}
+
+/* The f32 that stands for minifloat bits. The IEEE-like minifloats
+ * (f8e5m2, f8e4m3, f8e3m4) have several NaN encodings, and a copy must
+ * keep which one (the evaluator copies bytes), so their NaNs carry the
+ * encoding in the f32 payload's low byte; an op's NaN result is the
+ * type's one NaN of its sign all the same (rounding ignores payloads),
+ * and a convert to another type clears the payload (kernel_x86_convert.c). */
+static float minifloat_register_value(ElementType t, uint8_t bits) {
+  float v = minifloat_to_float(t, bits);
+  if (!isnan(v) || !kernel_x86_minifloat_nan_has_bits(t)) return v;
+  uint32_t with_bits = (signbit(v) ? 0x80000000u : 0) | 0x7fc00000u | bits;
+  memcpy(&v, &with_bits, sizeof v);
+  return v;
+}
+
 float kernel_x86_narrow_value(ElementType t, double v) {
   if (t == TYPE_F16) return half_to_float(float_to_half((float)v));
   if (t == TYPE_BF16) return bf16_to_float(float_to_bf16((float)v));
-  return minifloat_to_float(t, double_to_minifloat(t, v));
+  return minifloat_register_value(t, double_to_minifloat(t, v));
 }
 
 /* What an encoder needs of a format besides M and B: the results the
@@ -129,7 +147,7 @@ void kernel_x86_emit_narrow_tables(KernelX86 *x) {
     x86_listing_note(x->cb, "table: the f32 value of each %s", type_name((ElementType)t));
     x86_label_bind(x->cb, x->narrow_tables[t]);
     float values[256];
-    for (int bits = 0; bits < 256; bits++) values[bits] = minifloat_to_float((ElementType)t, (uint8_t)bits);
+    for (int bits = 0; bits < 256; bits++) values[bits] = minifloat_register_value((ElementType)t, (uint8_t)bits);
     x86_emit_bytes(x->cb, values, sizeof values);
   }
 }
@@ -251,6 +269,15 @@ static void emit_generic_encode(KernelX86 *x, ElementType t, bool quiet_nan) {
     EMIT(X86_SHL, reg(X86_ECX), x86_imm(15));
     EMIT(X86_OR, reg(X86_EDX), reg(X86_ECX));
   } else {
+    if (!quiet_nan && kernel_x86_minifloat_nan_has_bits(t)) { /* the encoding it was loaded from */
+      X86Label canonical = x86_label_new(x->cb);
+      EMIT(X86_MOV, reg(X86_EDX), reg(X86_EAX));
+      EMIT(X86_TEST, reg(X86_EDX), x86_imm(0x3fff00));
+      EMIT(X86_JNE, x86_rel(canonical));
+      EMIT(X86_AND, reg(X86_EDX), x86_imm(0xff));
+      EMIT(X86_JMP, x86_rel(done));
+      x86_label_bind(x->cb, canonical);
+    }
     emit_pick_by_sign(x, f.nan[0], f.nan[1], done);
   }
   x86_label_bind(x->cb, done);

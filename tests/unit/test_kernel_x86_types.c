@@ -325,6 +325,7 @@ TEST(narrow_floats_widen_exactly_and_store_their_bits_unchanged) {
     check_op("convert", TYPE_F32, narrow_types[t], &patterns, TYPE_COUNT, NULL, "");
     check_op("negate", narrow_types[t], narrow_types[t], &patterns, TYPE_COUNT, NULL, "");
     check_op("convert", TYPE_S32, narrow_types[t], &patterns, TYPE_COUNT, NULL, "");
+    check_op("reverse", narrow_types[t], narrow_types[t], &patterns, TYPE_COUNT, NULL, ", dimensions={0}");
     values_free(&patterns, &none, &none2);
   }
   Values patterns = {0}, none = {0}, none2 = {0};
@@ -390,9 +391,8 @@ TEST(total_order_compare_orders_nans_and_signed_zeros_by_their_bits) {
     }
     values_free(&list, &a, &b);
   }
-  static const ElementType narrow[] = {TYPE_F16, TYPE_BF16, TYPE_F8E4M3FN, TYPE_F8E4M3FNUZ, TYPE_F8E5M2FNUZ,
-                                       TYPE_F8E4M3B11FNUZ, TYPE_F8E8M0FNU, TYPE_F4E2M1FN};
-  for (int t = 0; t < 8; t++) {
+  for (int t = 0; t < NARROW_TYPE_COUNT; t++) {
+    const ElementType *narrow = narrow_types;
     Values list = {0}, a = {0}, b = {0};
     narrow_sample(narrow[t], &list);
     pairs_of(&list, &a, &b);
