@@ -575,6 +575,21 @@ static void emit_reduce_precision(KernelX86 *x, int i) {
   define(x, i, KX_XMM_SCRATCH0);
 }
 
+/* is-finite: neither infinity nor NaN, so the exponent is not all ones:
+ * with the sign shifted out, the bits are below the exponent mask's. */
+static void emit_is_finite(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool wide = x->k->ops[op->args[0]].type == TYPE_F64;
+  fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_SHL, reg(X86_RAX), x86_imm(wide ? 1 : 33)); /* an f32's bits on top */
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(wide ? (int64_t)(0x7ff0000000000000ull << 1) : (int64_t)(0x7f800000ull << 33)));
+  EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_SETB, reg(X86_AL));
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  define(x, i, X86_RAX);
+}
+
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   switch (op->op) {
@@ -583,6 +598,7 @@ bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i) {
   case OP_CONVERT: return emit_convert(x, i);
   case OP_STOCHASTIC_CONVERT: return emit_stochastic_convert(x, i);
   case OP_REDUCE_PRECISION: emit_reduce_precision(x, i); return true;
+  case OP_IS_FINITE: emit_is_finite(x, i); return true;
   default: return emit_bitcast_convert(x, i);
   }
 }

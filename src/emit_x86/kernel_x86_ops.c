@@ -447,6 +447,36 @@ static void emit_float_sign(KernelX86 *x, int i) {
   xmm_define(x, i, KX_XMM_SCRATCH0);
 }
 
+/* round-nearest-afz (C's round): t = x truncated; |x - t| is exact, and
+ * from 1/2 up t steps one away from zero. NaN and ±inf come out of every
+ * path unchanged (inf - inf is NaN, which steps to inf + 1 = inf), and
+ * -0.4 keeps its sign as -0. */
+static void emit_float_round_half_away(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = op->type == TYPE_F64;
+  X86Label done = x86_label_new(x->cb);
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  EMIT(f64 ? X86_ROUNDSD : X86_ROUNDSS, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH0), x86_imm(11));
+  EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH0));
+  EMIT(f64 ? X86_SUBSD : X86_SUBSS, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH2));
+  if (!f64) EMIT(X86_SHL, reg(X86_RAX), x86_imm(32)); /* the f32 bits on top, as an f64's are */
+  EMIT(X86_SHL, reg(X86_RAX), x86_imm(1));         /* |x - t|, its sign shifted out */
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(f64 ? (int64_t)(0x3fe0000000000000ull << 1) : (int64_t)(0x3f000000ull << 33)));
+  EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_JB, x86_rel(done));
+  EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH0)); /* 1 with x's sign */
+  if (!f64) EMIT(X86_SHL, reg(X86_RAX), x86_imm(32));
+  EMIT(X86_SHR, reg(X86_RAX), x86_imm(63));
+  EMIT(X86_SHL, reg(X86_RAX), x86_imm(f64 ? 63 : 31));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(f64 ? 0x3ff0000000000000ll : 0x3f800000ll));
+  EMIT(X86_OR, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH2), reg(X86_RAX));
+  EMIT(f64 ? X86_ADDSD : X86_ADDSS, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH2));
+  x86_label_bind(x->cb, done);
+  xmm_define(x, i, KX_XMM_SCRATCH1);
+}
+
 static bool emit_hlo_float(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool f64 = op->type == TYPE_F64;
@@ -476,6 +506,7 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
     EMIT(f64 ? X86_SQRTSD : X86_SQRTSS, reg(KX_XMM_SCRATCH0), value_operand(x, op->args[0]));
     xmm_define(x, i, KX_XMM_SCRATCH0);
     return true;
+  case OP_ROUND_NEAREST_AFZ: emit_float_round_half_away(x, i); return true;
   case OP_FLOOR: case OP_CEIL: case OP_ROUND_NEAREST_EVEN: {
     /* roundss's immediate: bit 3 suppresses the inexact exception, bits
      * 0-1 pick the rounding (0 nearest even, 1 down, 2 up). */
@@ -503,7 +534,7 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
 static bool emit_hlo(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT ||
-      op->op == OP_REDUCE_PRECISION || op->op == OP_STOCHASTIC_CONVERT)
+      op->op == OP_REDUCE_PRECISION || op->op == OP_STOCHASTIC_CONVERT || op->op == OP_IS_FINITE)
     return kernel_x86_emit_hlo_mixed(x, i);
   if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
   return emit_hlo_integer(x, i);

@@ -365,7 +365,8 @@ TEST(narrow_float_arithmetic_rounds_each_f32_result_to_the_type) {
 static void float_edges(ElementType t, Values *vs) {
   static const double list[] = {0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-300, -1e-300, 1e-40, 1e-45, 3.4e38,
                                 -3.4e38, 1e300, 2147483647.0, 2147483648.0, -2147483649.0, 9.3e18, 1.8e19,
-                                2e19, -9.3e18, INFINITY, -INFINITY};
+                                2e19, -9.3e18, INFINITY, -INFINITY, 0.49999997, 0.49999999999999994, -0.4,
+                                1.5, -3.5, 2.5000001, 8388609.0, 4503599627370497.0, -0.5};
   for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
     values_add(vs, t == TYPE_F64 ? f64_bits(list[i]) : f32_bits((float)list[i]));
   if (t == TYPE_F64) {
@@ -409,13 +410,16 @@ TEST(f64_arithmetic_and_converts_match_the_evaluator_on_special_values) {
   pairs_of(&list, &a, &b);
   for (int o = 0; o < 6; o++) check_op(binary[o], TYPE_F64, TYPE_F64, &a, TYPE_F64, &b, "");
   check_op("compare", TYPE_PRED, TYPE_F64, &a, TYPE_F64, &b, ", direction=GE");
-  static const char *const unary[] = {"abs", "negate", "sqrt", "floor", "sign"};
-  for (int o = 0; o < 5; o++) check_op(unary[o], TYPE_F64, TYPE_F64, &list, TYPE_COUNT, NULL, "");
+  static const char *const unary[] = {"abs", "negate", "sqrt", "floor", "sign", "round-nearest-afz"};
+  for (int o = 0; o < 6; o++) check_op(unary[o], TYPE_F64, TYPE_F64, &list, TYPE_COUNT, NULL, "");
+  check_op("is-finite", TYPE_PRED, TYPE_F64, &list, TYPE_COUNT, NULL, "");
   static const ElementType targets[] = {TYPE_F32, TYPE_S32, TYPE_U64, TYPE_S64, TYPE_PRED, TYPE_F16, TYPE_BF16};
   for (int t = 0; t < 7; t++) check_op("convert", targets[t], TYPE_F64, &list, TYPE_COUNT, NULL, "");
   values_free(&list, &a, &b);
   float_edges(TYPE_F32, &list);
   for (int t = 0; t < 5; t++) check_op("convert", targets[t + 2], TYPE_F32, &list, TYPE_COUNT, NULL, "");
+  check_op("is-finite", TYPE_PRED, TYPE_F32, &list, TYPE_COUNT, NULL, "");
+  check_op("round-nearest-afz", TYPE_F32, TYPE_F32, &list, TYPE_COUNT, NULL, "");
   free(list.v);
   list = (Values){0};
   integer_edges(TYPE_U64, &list);
