@@ -293,6 +293,12 @@ void kernel_x86_emit_narrow_encode(KernelX86 *x, ElementType t, bool quiet_nan) 
 }
 
 void kernel_x86_emit_narrow_round(KernelX86 *x, ElementType t) {
+  if (t == TYPE_F16 && x->cpu->f16c) {
+    /* F16C rounds to nearest even and quietens NaNs as float_to_half does */
+    EMIT(X86_VCVTPS2PH, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH0), x86_imm(0));
+    EMIT(X86_VCVTPH2PS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+    return;
+  }
   kernel_x86_emit_narrow_encode(x, t, true);
   EMIT(X86_MOV, reg(X86_EAX), reg(X86_EDX));
   kernel_x86_emit_narrow_decode(x, t);

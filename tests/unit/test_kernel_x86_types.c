@@ -356,6 +356,19 @@ TEST(narrow_float_arithmetic_rounds_each_f32_result_to_the_type) {
     pairs_of(&sample, &a, &b);
     for (int o = 0; o < 5; o++) check_op(ops[o], narrow_types[t], narrow_types[t], &a, narrow_types[t], &b, "");
     check_op("compare", TYPE_PRED, narrow_types[t], &a, narrow_types[t], &b, ", direction=LT");
+    /* a reversed operand is no contiguous vector: the scalar code at every level */
+    char text[700];
+    const char *name = type_name(narrow_types[t]);
+    long long n = (long long)a.n;
+    snprintf(text, sizeof text,
+             "HloModule m\nf {\n  p = %s[%lld] parameter(0)\n  q = %s[%lld] parameter(1)\n"
+             "  v = %s[%lld] reverse(p), dimensions={0}\n  ROOT r = %s[%lld] multiply(v, q)\n}\n"
+             "ENTRY e {\n  a = %s[%lld] parameter(0)\n  b = %s[%lld] parameter(1)\n"
+             "  ROOT r = %s[%lld] fusion(a, b), kind=kLoop, calls=f\n}\n",
+             name, n, name, n, name, n, name, n, name, n, name, n, name, n);
+    Literal *inputs[2] = {literal_of(narrow_types[t], &a), literal_of(narrow_types[t], &b)};
+    check_text("multiply(reverse(a), b), scalar", text, inputs, 2);
+    literal_free(inputs[0]), literal_free(inputs[1]);
     values_free(&sample, &a, &b);
   }
 }
