@@ -161,7 +161,7 @@ static bool emit_row_body(KernelX86 *x) {
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   if (lanes) {
     /* r14 steps by lanes while r14 + lanes <= inner. */
-    x86_listing_note(x->cb, "vector loop, %d f32 lanes", lanes);
+    x86_listing_note(x->cb, "vector loop, %d %s lanes", lanes, x->vector_f64 ? "f64" : "f32");
     X86Label vector_head = x86_label_new(x->cb);
     x86_label_bind(x->cb, vector_head);
     x->lanes = lanes;

@@ -49,6 +49,7 @@ typedef struct KernelX86 {
    * is emitted; forms holds each op's LaneForm. */
   int lanes;
   int vectorized_lanes;   /* what the kernel's vector loop uses, 0 if none */
+  bool vector_f64;        /* its lanes are f64 (a kernel of f64 values only), not f32 */
   /* A vectorized sum: its ACC_READ, add and ACC_WRITE ops, and 16 f32
    * partial sums at [rsp + 8*partial_slot]. */
   int reduce_read, reduce_combine, reduce_write;
@@ -107,14 +108,15 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
 typedef enum LaneForm {
   LANE_UNIFORM,     /* the same in every lane: computed once, in scalar code */
   LANE_INNER,       /* s64 innermost index + a uniform value: lane 0's in scalar code */
-  LANE_VECTOR,      /* f32, one value per lane, in a vector register */
+  LANE_VECTOR,      /* f32 (or f64), one value per lane, in a vector register */
   LANE_BROADCAST,   /* an f32 load from a uniform address, read into every lane */
   LANE_PER_LANE,    /* an integer that varies otherwise: only a gather's index */
   LANE_GATHER,      /* an f32 load lane by lane (its indices recomputed per lane) */
   LANE_MASK,        /* pred of an f32 compare: all-ones lanes in a vector register */
 } LaneForm;
-/* Lanes for this ISA (4, 8, 16 f32), or 0 when some op cannot be vectorized
- * (then the kernel runs as scalar code); fills x->forms. */
+/* Lanes for this ISA (4, 8, 16 f32; 4, 8 f64 from avx2 in a kernel whose
+ * float values are all f64), or 0 when some op cannot be vectorized (then
+ * the kernel runs as scalar code); fills x->forms and x->vector_f64. */
 int kernel_x86_vector_lanes(KernelX86 *x);
 /* Whether op i is computed by the SIMD code (a STORE: its value). */
 bool kernel_x86_op_is_vector(const KernelX86 *x, int i);

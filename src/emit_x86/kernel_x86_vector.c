@@ -66,7 +66,11 @@ static bool vector_f32_opcode(Opcode op) {
  * vector code, since the evaluator keeps a signalling NaN in such a copy. */
 static bool half_vectors(const KernelX86 *x) { return x->cpu->f16c && !is_sse(x); }
 
+/* A kernel's vectors are f32 lanes (f32 and f16 values) or, in a kernel
+ * whose float values are all f64, f64 lanes (avx2 and up; SSE's two lanes
+ * are not worth it). */
 static bool vector_float_type(const KernelX86 *x, ElementType t) {
+  if (x->vector_f64) return t == TYPE_F64;
   return t == TYPE_F32 || (t == TYPE_F16 && half_vectors(x));
 }
 
@@ -93,10 +97,10 @@ static int op_form(const KernelX86 *x, int i) {
                ? LANE_VECTOR : -1;
   }
   case KOP_HLO: {
-    if (op->op == OP_COMPARE && k->ops[op->args[0]].type == TYPE_F32)
+    if (op->op == OP_COMPARE && k->ops[op->args[0]].type == (x->vector_f64 ? TYPE_F64 : TYPE_F32))
       return op->compare_type == CMP_TYPE_TOTALORDER ? -1 : LANE_MASK;
     if (op->op == OP_SELECT && c == VALUE_XMM)
-      return x->forms[op->args[0]] == LANE_MASK && k->ops[op->args[1]].type == TYPE_F32 ? LANE_VECTOR : -1;
+      return x->forms[op->args[0]] == LANE_MASK && k->ops[op->args[1]].type == op->type ? LANE_VECTOR : -1;
     if (c == VALUE_XMM && op->op == OP_CONVERT) { /* between f32 and f16 */
       ElementType from = k->ops[op->args[0]].type;
       return vector_float_type(x, from) && from != op->type ? LANE_VECTOR : -1;
@@ -122,9 +126,24 @@ static int op_form(const KernelX86 *x, int i) {
   }
 }
 
+/* f64 lanes when every float value of the kernel is f64. */
+static bool kernel_floats_are_f64(const Kernel *k) {
+  bool f64 = false;
+  for (int i = 0; i < k->op_count; i++) {
+    ElementType t = k->ops[i].kop == KOP_STORE ? k->outputs[k->ops[i].buffer].shape.type : k->ops[i].type;
+    if (value_class_of(t) != VALUE_XMM) continue;
+    if (t != TYPE_F64) return false;
+    f64 = true;
+  }
+  return f64;
+}
+
 int kernel_x86_vector_lanes(KernelX86 *x) {
   const Kernel *k = x->k;
   int lanes = x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
+  x->vector_f64 = kernel_floats_are_f64(k);
+  if (x->vector_f64 && is_sse(x)) return 0;
+  if (x->vector_f64) lanes /= 2;
   if (k->kind != KERNEL_LOOP || k->rank == 0 || k->dims[k->rank - 1] < lanes) return 0;
   for (int i = 0; i < k->op_count; i++) {
     int f = op_form(x, i);
@@ -143,8 +162,15 @@ bool kernel_x86_op_is_vector(const KernelX86 *x, int i) {
 
 /* ---- emission ---- */
 
+/* The bytes of one lane, and of a whole vector register. */
+static int lane_bytes(const KernelX86 *x) { return x->vector_f64 ? 8 : 4; }
+static int vector_bytes(const KernelX86 *x) { return lane_bytes(x) * x->lanes; }
+
+/* The packed-single or packed-double form of an instruction. */
+static X86Mnemonic ps_or_pd(const KernelX86 *x, X86Mnemonic ps, X86Mnemonic pd) { return x->vector_f64 ? pd : ps; }
+
 static X86Operand vector_slot(const KernelX86 *x, int v) {
-  return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->vector_slot + 8 * x->homes[v].spill));
+  return x86_mem(vector_bytes(x), X86_RSP, 8 * (x->vector_slot + 8 * x->homes[v].spill));
 }
 
 static void vector_move(KernelX86 *x, X86Operand to, X86Operand from) {
@@ -191,10 +217,18 @@ static void vector_op(KernelX86 *x, X86Mnemonic sse, X86Mnemonic avx, int dst, i
   }
 }
 
-/* Every lane of vector register n = the 32-bit pattern bits. */
-static void vector_broadcast_bits(KernelX86 *x, int n, uint32_t bits) {
+/* Every lane of vector register n = the 32-bit pattern bits (f64 lanes:
+ * the 64-bit pattern, avx2 and up). */
+static void vector_broadcast_lane(KernelX86 *x, int n, uint64_t bits) {
+  if (x->vector_f64) {
+    X86Operand slot = kernel_x86_slot(x->scratch_slot, 8);
+    EMIT(X86_MOV, reg(X86_RAX), x86_imm((int64_t)bits));
+    EMIT(X86_MOV, slot, reg(X86_RAX));
+    EMIT(X86_VBROADCASTSD, reg(vreg(x, n)), slot);
+    return;
+  }
   X86Operand slot = kernel_x86_slot(x->scratch_slot, 4);
-  EMIT(X86_MOV, slot, x86_imm(bits));
+  EMIT(X86_MOV, slot, x86_imm((uint32_t)bits));
   if (is_sse(x)) {
     EMIT(X86_MOVSS, reg(x86_xmm(n)), slot);
     EMIT(X86_SHUFPS, reg(x86_xmm(n)), reg(x86_xmm(n)), x86_imm(0));
@@ -202,6 +236,8 @@ static void vector_broadcast_bits(KernelX86 *x, int n, uint32_t bits) {
     EMIT(X86_VBROADCASTSS, reg(vreg(x, n)), slot);
   }
 }
+
+static void vector_broadcast_bits(KernelX86 *x, int n, uint32_t bits) { vector_broadcast_lane(x, n, bits); }
 
 enum { S0 = 15, S1 = 14, S2 = 13 };  /* the scratch vector registers */
 
@@ -218,10 +254,10 @@ static void take_nan_lanes(KernelX86 *x, X86Operand source) {
   vector_move(x, reg(vreg(x, S2)), source);
   if (is_sse(x)) EMIT(X86_CMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
   else if (x->cpu->level == CPU_LEVEL_AVX2)
-    EMIT(X86_VCMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(vreg(x, S2)), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
   if (x->cpu->level == CPU_LEVEL_AVX512) {
-    EMIT(X86_VCMPPS, reg(X86_K1), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
-    EMIT(X86_VMOVUPS, x86_merge_masked(reg(vreg(x, S0)), X86_K1), reg(vreg(x, S2)));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(X86_K1), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
+    EMIT(ps_or_pd(x, X86_VMOVUPS, X86_VMOVUPD), x86_merge_masked(reg(vreg(x, S0)), X86_K1), reg(vreg(x, S2)));
     return;
   }
   vector_move(x, reg(vreg(x, S1)), source);
@@ -240,7 +276,8 @@ static void emit_vector_max_min(KernelX86 *x, int i) {
   bool max = op->op == OP_MAXIMUM;
   vector_fetch(x, S0, op->args[1]);
   vector_fetch(x, S1, op->args[0]);
-  vector_op(x, max ? X86_MAXPS : X86_MINPS, max ? X86_VMAXPS : X86_VMINPS, S0, S0, S1);
+  vector_op(x, max ? X86_MAXPS : X86_MINPS,
+            max ? ps_or_pd(x, X86_VMAXPS, X86_VMAXPD) : ps_or_pd(x, X86_VMINPS, X86_VMINPD), S0, S0, S1);
   vector_take_nan_lanes(x, op->args[1]);
   vector_take_nan_lanes(x, op->args[0]);
   vector_define(x, i, S0);
@@ -296,13 +333,14 @@ static bool emit_vector_gather(KernelX86 *x, int i) {
     if (l == lanes || !ok) break;
     X86Operand m;
     ok = kernel_x86_element_address(x, i, op->buffer, s, 0, &m);
-    EMIT(X86_MOVSS, reg(x86_xmm(S0)), m);
-    EMIT(X86_MOVSS, x86_mem(4, X86_RSP, 8 * x->partial_slot + 4 * l), reg(x86_xmm(S0)));
+    X86Mnemonic move = ps_or_pd(x, X86_MOVSS, X86_MOVSD);
+    EMIT(move, reg(x86_xmm(S0)), m);
+    EMIT(move, x86_mem(lane_bytes(x), X86_RSP, 8 * x->partial_slot + lane_bytes(x) * l), reg(x86_xmm(S0)));
   }
   free(marked);
   if (!ok) return false;
   int d = vector_target(x, i);
-  vector_move(x, reg(vreg(x, d)), x86_mem(4 * lanes, X86_RSP, 8 * x->partial_slot));
+  vector_move(x, reg(vreg(x, d)), x86_mem(vector_bytes(x), X86_RSP, 8 * x->partial_slot));
   vector_finish(x, i, d);
   return true;
 }
@@ -318,14 +356,14 @@ static void emit_vector_compare(KernelX86 *x, int i) {
   int a = vector_source(x, op->args[swap ? 1 : 0], S0), b = vector_source(x, op->args[swap ? 0 : 1], S1);
   int d = vector_target(x, i);
   if (x->cpu->level == CPU_LEVEL_AVX512) {
-    EMIT(X86_VCMPPS, reg(X86_K1), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
-    vector_broadcast_bits(x, S2, 0xffffffffu);
-    EMIT(X86_VMOVUPS, x86_zero_masked(reg(vreg(x, d)), X86_K1), reg(vreg(x, S2)));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(X86_K1), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+    vector_broadcast_lane(x, S2, ~0ull);
+    EMIT(ps_or_pd(x, X86_VMOVUPS, X86_VMOVUPD), x86_zero_masked(reg(vreg(x, d)), X86_K1), reg(vreg(x, S2)));
   } else if (is_sse(x)) {
     if (d != a) EMIT(X86_MOVAPS, reg(x86_xmm(d)), reg(x86_xmm(a)));
     EMIT(X86_CMPPS, reg(x86_xmm(d)), reg(x86_xmm(b)), x86_imm(predicate));
   } else {
-    EMIT(X86_VCMPPS, reg(vreg(x, d)), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(vreg(x, d)), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
   }
   vector_finish(x, i, d);
 }
@@ -344,7 +382,7 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
       EMIT(X86_VCVTPS2PH, m, reg(vreg(x, value)), x86_imm(0));
       return true;
     }
-    m.mem.size = (uint16_t)(4 * x->lanes);
+    m.mem.size = (uint16_t)vector_bytes(x);
     vector_move(x, m, reg(vreg(x, value)));
     return true;
   }
@@ -359,9 +397,9 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
     EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
     EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
   } else if (x->forms[i] == LANE_BROADCAST) {
-    EMIT(X86_VBROADCASTSS, reg(vreg(x, d)), m);
+    EMIT(ps_or_pd(x, X86_VBROADCASTSS, X86_VBROADCASTSD), reg(vreg(x, d)), m);
   } else {
-    m.mem.size = (uint16_t)(4 * x->lanes);
+    m.mem.size = (uint16_t)vector_bytes(x);
     vector_move(x, reg(vreg(x, d)), m);
   }
   vector_finish(x, i, d);
@@ -394,9 +432,11 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
   if (op->kop == KOP_CONSTANT) {
     float f = op->type == TYPE_F16 ? kernel_x86_narrow_value(op->type, op->value.f) : (float)op->value.f;
     uint32_t bits;
+    uint64_t wide_bits;
     memcpy(&bits, &f, sizeof bits);
+    memcpy(&wide_bits, &op->value.f, sizeof wide_bits);
     int d = vector_target(x, i);
-    vector_broadcast_bits(x, d, bits);
+    vector_broadcast_lane(x, d, x->vector_f64 ? wide_bits : bits);
     vector_finish(x, i, d);
     return true;
   }
@@ -404,20 +444,22 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
   case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: {
     static const X86Mnemonic sse[] = {X86_ADDPS, X86_SUBPS, X86_MULPS, X86_DIVPS};
     static const X86Mnemonic avx[] = {X86_VADDPS, X86_VSUBPS, X86_VMULPS, X86_VDIVPS};
+    static const X86Mnemonic avx_pd[] = {X86_VADDPD, X86_VSUBPD, X86_VMULPD, X86_VDIVPD};
     int n = op->op == OP_ADD ? 0 : op->op == OP_SUBTRACT ? 1 : op->op == OP_MULTIPLY ? 2 : 3;
     int a = vector_source(x, op->args[0], S0), b = vector_source(x, op->args[1], S1), d = vector_target(x, i);
-    vector_op(x, sse[n], avx[n], d, a, b);
+    vector_op(x, sse[n], x->vector_f64 ? avx_pd[n] : avx[n], d, a, b);
     vector_finish(x, i, d);
     return true;
   }
   case OP_SQRT: {
     int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
-    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, d)), reg(vreg(x, a)));
+    EMIT(is_sse(x) ? X86_SQRTPS : ps_or_pd(x, X86_VSQRTPS, X86_VSQRTPD), reg(vreg(x, d)), reg(vreg(x, a)));
     vector_finish(x, i, d);
     return true;
   }
   case OP_NEGATE: case OP_ABS: {
-    vector_broadcast_bits(x, S1, op->op == OP_NEGATE ? 0x80000000u : 0x7fffffffu);
+    if (x->vector_f64) vector_broadcast_lane(x, S1, op->op == OP_NEGATE ? 1ull << 63 : ~0ull >> 1);
+    else vector_broadcast_bits(x, S1, op->op == OP_NEGATE ? 0x80000000u : 0x7fffffffu);
     int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
     if (op->op == OP_NEGATE) vector_op(x, X86_XORPS, X86_VXORPS, d, a, S1);
     else vector_op(x, X86_ANDPS, X86_VANDPS, d, a, S1);

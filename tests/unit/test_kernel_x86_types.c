@@ -518,6 +518,49 @@ TEST(f16_arithmetic_runs_as_vectors_where_f16c_is_present) {
   module_free(m);
 }
 
+/* A kernel whose float values are all f64 runs in the SIMD loop from avx2
+ * (4 or 8 lanes), compares and selects as lane masks included, and gives
+ * the evaluator's bits. */
+TEST(f64_kernels_run_as_vectors_from_avx2) {
+  Values list = {0}, a = {0}, b = {0};
+  float_edges(TYPE_F64, &list);
+  pairs_of(&list, &a, &b);
+  char text[900];
+  long long n = (long long)a.n;
+  snprintf(text, sizeof text,
+           "HloModule m\nf {\n  p = f64[%lld] parameter(0)\n  q = f64[%lld] parameter(1)\n"
+           "  c = f64[] constant(-0.75)\n  cb = f64[%lld] broadcast(c), dimensions={}\n"
+           "  s = f64[%lld] multiply(p, cb)\n  t = f64[%lld] maximum(s, q)\n  u = f64[%lld] negate(t)\n"
+           "  lt = pred[%lld] compare(p, q), direction=LT\n  v = f64[%lld] select(lt, u, p)\n"
+           "  w = f64[%lld] abs(v)\n  r2 = f64[%lld] sqrt(w)\n  ROOT r = f64[%lld] divide(r2, q)\n}\n"
+           "ENTRY e {\n  a = f64[%lld] parameter(0)\n  b = f64[%lld] parameter(1)\n"
+           "  ROOT r = f64[%lld] fusion(a, b), kind=kLoop, calls=f\n}\n",
+           n, n, n, n, n, n, n, n, n, n, n, n, n, n);
+  Literal *inputs[2] = {literal_of(TYPE_F64, &a), literal_of(TYPE_F64, &b)};
+  check_text("f64 fusion", text, inputs, 2);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  for (CpuLevel level = CPU_LEVEL_SSE4; k && level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu = hardware;
+    if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s", st.message);
+    if (!ck) continue;
+    int want = level == CPU_LEVEL_AVX512 ? 8 : level == CPU_LEVEL_AVX2 ? 4 : 0;
+    EXPECT(kernel_x86_lanes(ck) == want, "%s: %d lanes, expected %d", cpu_level_name(level), kernel_x86_lanes(ck), want);
+    kernel_x86_free(ck);
+  }
+  kernel_free(k);
+  module_free(m);
+  literal_free(inputs[0]), literal_free(inputs[1]);
+  values_free(&list, &a, &b);
+}
+
 int main(void) {
   RUN(shifts_shift_everything_out_for_counts_at_or_past_the_width);
   RUN(mulhi_power_divide_and_remainder_follow_xla_at_every_width);
@@ -531,5 +574,6 @@ int main(void) {
   RUN(reduce_precision_rounds_the_mantissa_and_flushes_past_the_exponent);
   RUN(stochastic_convert_rounds_up_when_the_random_bits_are_below_the_fraction);
   RUN(f16_arithmetic_runs_as_vectors_where_f16c_is_present);
+  RUN(f64_kernels_run_as_vectors_from_avx2);
   return test_summary();
 }
