@@ -91,6 +91,8 @@ void kernel_x86_emit_narrow_encode(KernelX86 *x, ElementType t, bool quiet_nan);
 void kernel_x86_emit_narrow_round(KernelX86 *x, ElementType t);
 bool kernel_x86_narrow_rounds_after(const KernelOp *op);
 void kernel_x86_emit_narrow_tables(KernelX86 *x);
+/* kernel_x86_remainder.c: float remainder (C's fmod), exact. */
+void kernel_x86_emit_float_remainder(KernelX86 *x, int i);
 /* kernel_x86_integer.c: shifts, mulhi, power, popcnt and
  * count-leading-zeros on the integer types. */
 bool kernel_x86_integer_handles(Opcode op);

@@ -507,6 +507,7 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
     xmm_define(x, i, KX_XMM_SCRATCH0);
     return true;
   case OP_ROUND_NEAREST_AFZ: emit_float_round_half_away(x, i); return true;
+  case OP_REMAINDER: kernel_x86_emit_float_remainder(x, i); return true;
   case OP_FLOOR: case OP_CEIL: case OP_ROUND_NEAREST_EVEN: {
     /* roundss's immediate: bit 3 suppresses the inexact exception, bits
      * 0-1 pick the rounding (0 nearest even, 1 down, 2 up). */

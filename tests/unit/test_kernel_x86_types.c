@@ -355,12 +355,12 @@ static void narrow_sample(ElementType t, Values *vs) {
 }
 
 TEST(narrow_float_arithmetic_rounds_each_f32_result_to_the_type) {
-  static const char *const ops[] = {"add", "multiply", "divide", "maximum", "subtract"};
+  static const char *const ops[] = {"add", "multiply", "divide", "maximum", "subtract", "remainder"};
   for (int t = 0; t < NARROW_TYPE_COUNT; t++) {
     Values sample = {0}, a = {0}, b = {0};
     narrow_sample(narrow_types[t], &sample);
     pairs_of(&sample, &a, &b);
-    for (int o = 0; o < 5; o++) check_op(ops[o], narrow_types[t], narrow_types[t], &a, narrow_types[t], &b, "");
+    for (int o = 0; o < 6; o++) check_op(ops[o], narrow_types[t], narrow_types[t], &a, narrow_types[t], &b, "");
     check_op("compare", TYPE_PRED, narrow_types[t], &a, narrow_types[t], &b, ", direction=LT");
     /* a reversed operand is no contiguous vector: the scalar code at every level */
     char text[700];
@@ -395,9 +395,10 @@ static void float_edges(ElementType t, Values *vs) {
   if (t == TYPE_F64) {
     values_add(vs, 0x7ff8000000000000ull), values_add(vs, 0xfff8000000000000ull), values_add(vs, 0x7ff0000000000001ull);
     values_add(vs, 0x0000000000000001ull), values_add(vs, 0x8010000000000000ull);
+    values_add(vs, 0x000fffffffffffffull), values_add(vs, 0x8000000000000003ull), values_add(vs, 0x0000000012345678ull);
   } else {
     values_add(vs, 0x7fc00000u), values_add(vs, 0xffc00000u), values_add(vs, 0x7f800001u), values_add(vs, 1u);
-    values_add(vs, 0x80800000u), values_add(vs, 0x7fc01234u);
+    values_add(vs, 0x80800000u), values_add(vs, 0x7fc01234u), values_add(vs, 0x007fffffu), values_add(vs, 0x80000003u);
   }
 }
 
@@ -427,11 +428,11 @@ TEST(total_order_compare_orders_nans_and_signed_zeros_by_their_bits) {
 }
 
 TEST(f64_arithmetic_and_converts_match_the_evaluator_on_special_values) {
-  static const char *const binary[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
+  static const char *const binary[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "remainder"};
   Values list = {0}, a = {0}, b = {0};
   float_edges(TYPE_F64, &list);
   pairs_of(&list, &a, &b);
-  for (int o = 0; o < 6; o++) check_op(binary[o], TYPE_F64, TYPE_F64, &a, TYPE_F64, &b, "");
+  for (int o = 0; o < 7; o++) check_op(binary[o], TYPE_F64, TYPE_F64, &a, TYPE_F64, &b, "");
   check_op("compare", TYPE_PRED, TYPE_F64, &a, TYPE_F64, &b, ", direction=GE");
   static const char *const unary[] = {"abs", "negate", "sqrt", "floor", "sign", "round-nearest-afz"};
   for (int o = 0; o < 6; o++) check_op(unary[o], TYPE_F64, TYPE_F64, &list, TYPE_COUNT, NULL, "");
@@ -441,6 +442,10 @@ TEST(f64_arithmetic_and_converts_match_the_evaluator_on_special_values) {
   values_free(&list, &a, &b);
   float_edges(TYPE_F32, &list);
   for (int t = 0; t < 5; t++) check_op("convert", targets[t + 2], TYPE_F32, &list, TYPE_COUNT, NULL, "");
+  pairs_of(&list, &a, &b);
+  check_op("remainder", TYPE_F32, TYPE_F32, &a, TYPE_F32, &b, "");
+  free(a.v), free(b.v);
+  a = b = (Values){0};
   check_op("is-finite", TYPE_PRED, TYPE_F32, &list, TYPE_COUNT, NULL, "");
   check_op("round-nearest-afz", TYPE_F32, TYPE_F32, &list, TYPE_COUNT, NULL, "");
   free(list.v);
