@@ -69,9 +69,8 @@ bool kernel_x86_allocate(KernelX86 *x);
  * or its type has no code yet. */
 bool kernel_x86_emit_op(KernelX86 *x, int i);
 X86Operand kernel_x86_slot(int slot, int size);
-/* A value's operand (register or stack slot), and moving it between its
- * home and a scratch register; canonicalize re-extends r from t's width. */
-X86Operand kernel_x86_value_operand(const KernelX86 *x, int v);
+/* Moving a value between its home (register or stack slot) and a scratch
+ * register; canonicalize re-extends r from t's width. */
 void kernel_x86_gpr_fetch(KernelX86 *x, X86Reg into, int v);
 void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from);
 void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v);

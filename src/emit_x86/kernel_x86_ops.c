@@ -5,7 +5,9 @@
  * its width, so that one 64-bit instruction followed by re-extension from
  * the width gives the wrapped result of every integer width, and 64-bit
  * compares order values of every width. f32 and f64 live in the low lane of
- * an xmm register. Each op fetches its arguments (from a register or its
+ * an xmm register, and so do f16, bf16 and the 8- and 4-bit floats, as the
+ * f32 of their value, each op's result rounded to its type at once
+ * (kernel_x86_narrow.c). Each op fetches its arguments (from a register or its
  * stack slot), computes into scratch registers, and moves the result to its
  * home (kernel_x86_regalloc.c).
  *
@@ -86,7 +88,6 @@ static void canonicalize(KernelX86 *x, X86Reg r, ElementType t) {
 }
 
 /* The helpers above, for the other files of the kernel compiler. */
-X86Operand kernel_x86_value_operand(const KernelX86 *x, int v) { return value_operand(x, v); }
 void kernel_x86_gpr_fetch(KernelX86 *x, X86Reg into, int v) { gpr_fetch(x, into, v); }
 void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from) { gpr_define(x, v, from); }
 void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v) { xmm_fetch(x, into, v); }
