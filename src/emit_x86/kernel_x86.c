@@ -161,7 +161,7 @@ static bool emit_row_body(KernelX86 *x) {
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   if (lanes) {
     /* r14 steps by lanes while r14 + lanes <= inner. */
-    x86_listing_note(x->cb, "vector loop, %d f32 lanes", lanes);
+    x86_listing_note(x->cb, "vector loop, %d %s lanes", lanes, x->vector_f64 ? "f64" : "f32");
     X86Label vector_head = x86_label_new(x->cb);
     x86_label_bind(x->cb, vector_head);
     x->lanes = lanes;
@@ -216,6 +216,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
   x86_emit0(x->cb, X86_RET);
+  kernel_x86_emit_narrow_tables(x);
   return true;
 }
 

@@ -49,11 +49,15 @@ typedef struct KernelX86 {
    * is emitted; forms holds each op's LaneForm. */
   int lanes;
   int vectorized_lanes;   /* what the kernel's vector loop uses, 0 if none */
+  bool vector_f64;        /* its lanes are f64 (a kernel of f64 values only), not f32 */
   /* A vectorized sum: its ACC_READ, add and ACC_WRITE ops, and 16 f32
    * partial sums at [rsp + 8*partial_slot]. */
   int reduce_read, reduce_combine, reduce_write;
   int partial_slot;
   uint8_t *forms;
+  /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
+  bool narrow_table_used[TYPE_COUNT];
+  X86Label narrow_tables[TYPE_COUNT];
   Status *st;
 } KernelX86;
 
@@ -65,6 +69,33 @@ bool kernel_x86_allocate(KernelX86 *x);
  * or its type has no code yet. */
 bool kernel_x86_emit_op(KernelX86 *x, int i);
 X86Operand kernel_x86_slot(int slot, int size);
+/* Moving a value between its home (register or stack slot) and a scratch
+ * register; canonicalize re-extends r from t's width. */
+void kernel_x86_gpr_fetch(KernelX86 *x, X86Reg into, int v);
+void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from);
+void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v);
+void kernel_x86_xmm_define(KernelX86 *x, int v, X86Reg from);
+void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t);
+/* kernel_x86_narrow.c: f16, bf16 and the minifloats live as f32 values;
+ * decode widens the bits in eax to f32 in scratch0, encode rounds scratch0
+ * to the type's bits in edx (quiet_nan: as an op's result, not a copy's),
+ * round does both; the tables go after the function's code. All use rax,
+ * rcx, rdx, r11 and the xmm scratch registers. */
+bool kernel_x86_type_is_narrow(ElementType t);
+/* f8e5m2, f8e4m3, f8e3m4: NaNs that carry their encoding in the f32 payload */
+bool kernel_x86_minifloat_nan_has_bits(ElementType t);
+float kernel_x86_narrow_value(ElementType t, double v);
+void kernel_x86_emit_narrow_decode(KernelX86 *x, ElementType t);
+void kernel_x86_emit_narrow_encode(KernelX86 *x, ElementType t, bool quiet_nan);
+void kernel_x86_emit_narrow_round(KernelX86 *x, ElementType t);
+bool kernel_x86_narrow_rounds_after(const KernelOp *op);
+void kernel_x86_emit_narrow_tables(KernelX86 *x);
+/* kernel_x86_remainder.c: float remainder (C's fmod), exact. */
+void kernel_x86_emit_float_remainder(KernelX86 *x, int i);
+/* kernel_x86_integer.c: shifts, mulhi, power, popcnt and
+ * count-leading-zeros on the integer types. */
+bool kernel_x86_integer_handles(Opcode op);
+bool kernel_x86_emit_integer(KernelX86 *x, int i);
 /* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
@@ -78,14 +109,15 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
 typedef enum LaneForm {
   LANE_UNIFORM,     /* the same in every lane: computed once, in scalar code */
   LANE_INNER,       /* s64 innermost index + a uniform value: lane 0's in scalar code */
-  LANE_VECTOR,      /* f32, one value per lane, in a vector register */
+  LANE_VECTOR,      /* f32 (or f64), one value per lane, in a vector register */
   LANE_BROADCAST,   /* an f32 load from a uniform address, read into every lane */
   LANE_PER_LANE,    /* an integer that varies otherwise: only a gather's index */
   LANE_GATHER,      /* an f32 load lane by lane (its indices recomputed per lane) */
   LANE_MASK,        /* pred of an f32 compare: all-ones lanes in a vector register */
 } LaneForm;
-/* Lanes for this ISA (4, 8, 16 f32), or 0 when some op cannot be vectorized
- * (then the kernel runs as scalar code); fills x->forms. */
+/* Lanes for this ISA (4, 8, 16 f32; 4, 8 f64 from avx2 in a kernel whose
+ * float values are all f64), or 0 when some op cannot be vectorized (then
+ * the kernel runs as scalar code); fills x->forms and x->vector_f64. */
 int kernel_x86_vector_lanes(KernelX86 *x);
 /* Whether op i is computed by the SIMD code (a STORE: its value). */
 bool kernel_x86_op_is_vector(const KernelX86 *x, int i);

@@ -5,7 +5,9 @@
  * its width, so that one 64-bit instruction followed by re-extension from
  * the width gives the wrapped result of every integer width, and 64-bit
  * compares order values of every width. f32 and f64 live in the low lane of
- * an xmm register. Each op fetches its arguments (from a register or its
+ * an xmm register, and so do f16, bf16 and the 8- and 4-bit floats, as the
+ * f32 of their value, each op's result rounded to its type at once
+ * (kernel_x86_narrow.c). Each op fetches its arguments (from a register or its
  * stack slot), computes into scratch registers, and moves the result to its
  * home (kernel_x86_regalloc.c).
  *
@@ -75,9 +77,22 @@ static void canonicalize(KernelX86 *x, X86Reg r, ElementType t) {
   case TYPE_U8: case TYPE_PRED: EMIT(X86_MOVZX, reg(gpr32(r)), reg(gpr8(r))); break;
   case TYPE_U16: EMIT(X86_MOVZX, reg(gpr32(r)), reg(gpr16(r))); break;
   case TYPE_U32: EMIT(X86_MOV, reg(gpr32(r)), reg(gpr32(r))); break;
+  /* s4, u4, s2, u2: one byte per element, extended from their own width */
+  case TYPE_S4: case TYPE_S2:
+    EMIT(X86_SHL, reg(r), x86_imm(64 - type_bit_width(t)));
+    EMIT(X86_SAR, reg(r), x86_imm(64 - type_bit_width(t)));
+    break;
+  case TYPE_U4: case TYPE_U2: EMIT(X86_AND, reg(r), x86_imm((1 << type_bit_width(t)) - 1)); break;
   default: break;
   }
 }
+
+/* The helpers above, for the other files of the kernel compiler. */
+void kernel_x86_gpr_fetch(KernelX86 *x, X86Reg into, int v) { gpr_fetch(x, into, v); }
+void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from) { gpr_define(x, v, from); }
+void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v) { xmm_fetch(x, into, v); }
+void kernel_x86_xmm_define(KernelX86 *x, int v, X86Reg from) { xmm_define(x, v, from); }
+void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t) { canonicalize(x, r, t); }
 
 static bool type_is_unsigned_or_pred(ElementType t) { return t == TYPE_PRED || type_kind(t) == TYPE_KIND_UINT; }
 
@@ -129,6 +144,12 @@ static bool emit_load(KernelX86 *x, int i) {
   X86Operand m;
   if (!kernel_x86_element_address(x, i, op->buffer, s, 0, &m)) return false;
   ElementType t = s->type;
+  if (kernel_x86_type_is_narrow(t)) {
+    EMIT(X86_MOVZX, reg(X86_EAX), m);
+    kernel_x86_emit_narrow_decode(x, t);
+    xmm_define(x, i, KX_XMM_SCRATCH0);
+    return true;
+  }
   if (value_class_of(t) == VALUE_XMM) {
     EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), m);
     xmm_define(x, i, KX_XMM_SCRATCH0);
@@ -140,6 +161,7 @@ static bool emit_load(KernelX86 *x, int i) {
   else if (size == 4) EMIT(X86_MOV, reg(X86_EDX), m);
   else if (type_kind(t) == TYPE_KIND_SINT) EMIT(X86_MOVSX, reg(X86_RDX), m);
   else EMIT(X86_MOVZX, reg(X86_EDX), m);
+  if (type_bit_width(t) < 8) canonicalize(x, X86_RDX, t); /* only the low bits of the byte count */
   gpr_define(x, i, X86_RDX);
   return true;
 }
@@ -148,8 +170,16 @@ static bool emit_store(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   const Shape *s = &x->k->outputs[op->buffer].shape;
   X86Operand m;
-  if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
   ElementType t = s->type;
+  if (kernel_x86_type_is_narrow(t)) {
+    /* the bits first: the address takes rax, rcx and r11, not rdx */
+    xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+    kernel_x86_emit_narrow_encode(x, t, false);
+    if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
+    EMIT(X86_MOV, m, reg(type_byte_size(t) == 2 ? X86_DX : X86_DL));
+    return true;
+  }
+  if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
   if (value_class_of(t) == VALUE_XMM) {
     xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
     EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, m, reg(KX_XMM_SCRATCH0));
@@ -197,7 +227,7 @@ static void emit_constant(KernelX86 *x, int i) {
       EMIT(X86_MOV, reg(X86_RAX), x86_imm(bits));
       EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH0), reg(X86_RAX));
     } else {
-      float f = (float)op->value.f;
+      float f = kernel_x86_type_is_narrow(op->type) ? kernel_x86_narrow_value(op->type, op->value.f) : (float)op->value.f;
       uint32_t bits;
       memcpy(&bits, &f, sizeof bits);
       EMIT(X86_MOV, reg(X86_EAX), x86_imm(bits));
@@ -326,7 +356,9 @@ static bool emit_hlo_integer(KernelX86 *x, int i) {
     canonicalize(x, X86_RAX, t);
     gpr_define(x, i, X86_RAX);
     return true;
-  default: return unsupported(x, i, NULL);
+  default:
+    if (kernel_x86_integer_handles(op->op)) return kernel_x86_emit_integer(x, i);
+    return unsupported(x, i, NULL);
   }
   if (is_pred && m != X86_AND && m != X86_OR && m != X86_XOR) return unsupported(x, i, NULL);
   gpr_fetch(x, X86_RAX, op->args[0]);
@@ -416,6 +448,36 @@ static void emit_float_sign(KernelX86 *x, int i) {
   xmm_define(x, i, KX_XMM_SCRATCH0);
 }
 
+/* round-nearest-afz (C's round): t = x truncated; |x - t| is exact, and
+ * from 1/2 up t steps one away from zero. NaN and ±inf come out of every
+ * path unchanged (inf - inf is NaN, which steps to inf + 1 = inf), and
+ * -0.4 keeps its sign as -0. */
+static void emit_float_round_half_away(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = op->type == TYPE_F64;
+  X86Label done = x86_label_new(x->cb);
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  EMIT(f64 ? X86_ROUNDSD : X86_ROUNDSS, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH0), x86_imm(11));
+  EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH0));
+  EMIT(f64 ? X86_SUBSD : X86_SUBSS, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH2));
+  if (!f64) EMIT(X86_SHL, reg(X86_RAX), x86_imm(32)); /* the f32 bits on top, as an f64's are */
+  EMIT(X86_SHL, reg(X86_RAX), x86_imm(1));         /* |x - t|, its sign shifted out */
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(f64 ? (int64_t)(0x3fe0000000000000ull << 1) : (int64_t)(0x3f000000ull << 33)));
+  EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_JB, x86_rel(done));
+  EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH0)); /* 1 with x's sign */
+  if (!f64) EMIT(X86_SHL, reg(X86_RAX), x86_imm(32));
+  EMIT(X86_SHR, reg(X86_RAX), x86_imm(63));
+  EMIT(X86_SHL, reg(X86_RAX), x86_imm(f64 ? 63 : 31));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(f64 ? 0x3ff0000000000000ll : 0x3f800000ll));
+  EMIT(X86_OR, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_MOVQ, reg(KX_XMM_SCRATCH2), reg(X86_RAX));
+  EMIT(f64 ? X86_ADDSD : X86_ADDSS, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH2));
+  x86_label_bind(x->cb, done);
+  xmm_define(x, i, KX_XMM_SCRATCH1);
+}
+
 static bool emit_hlo_float(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool f64 = op->type == TYPE_F64;
@@ -445,6 +507,8 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
     EMIT(f64 ? X86_SQRTSD : X86_SQRTSS, reg(KX_XMM_SCRATCH0), value_operand(x, op->args[0]));
     xmm_define(x, i, KX_XMM_SCRATCH0);
     return true;
+  case OP_ROUND_NEAREST_AFZ: emit_float_round_half_away(x, i); return true;
+  case OP_REMAINDER: kernel_x86_emit_float_remainder(x, i); return true;
   case OP_FLOOR: case OP_CEIL: case OP_ROUND_NEAREST_EVEN: {
     /* roundss's immediate: bit 3 suppresses the inexact exception, bits
      * 0-1 pick the rounding (0 nearest even, 1 down, 2 up). */
@@ -467,6 +531,17 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
   }
 }
 
+/* The ops of HLO opcodes: those whose types differ from their operands'
+ * (kernel_x86_convert.c), float arithmetic, integer arithmetic. */
+static bool emit_hlo(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT ||
+      op->op == OP_REDUCE_PRECISION || op->op == OP_STOCHASTIC_CONVERT || op->op == OP_IS_FINITE)
+    return kernel_x86_emit_hlo_mixed(x, i);
+  if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
+  return emit_hlo_integer(x, i);
+}
+
 bool kernel_x86_emit_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (x->lanes && kernel_x86_op_is_vector(x, i)) return kernel_x86_emit_vector_op(x, i);
@@ -478,10 +553,14 @@ bool kernel_x86_emit_op(KernelX86 *x, int i) {
   case KOP_ACC_READ: emit_acc_read(x, i); return true;
   case KOP_ACC_WRITE: emit_acc_write(x, i); return true;
   case KOP_HLO:
-    if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT)
-      return kernel_x86_emit_hlo_mixed(x, i);
-    if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
-    return emit_hlo_integer(x, i);
+    if (!emit_hlo(x, i)) return false;
+    /* f16, bf16 and the minifloats: each result rounded to its type */
+    if (kernel_x86_narrow_rounds_after(op)) {
+      xmm_fetch(x, KX_XMM_SCRATCH0, i);
+      kernel_x86_emit_narrow_round(x, op->type);
+      xmm_define(x, i, KX_XMM_SCRATCH0);
+    }
+    return true;
   }
   return unsupported(x, i, NULL);
 }

@@ -22,9 +22,10 @@ static const X86Reg allocatable_gprs[] = {X86_RSI, X86_RDI, X86_R8, X86_R9, X86_
 enum { GPR_COUNT = sizeof allocatable_gprs / sizeof allocatable_gprs[0], XMM_COUNT = 13 };
 
 ValueClass value_class_of(ElementType t) {
-  if (t == TYPE_F32 || t == TYPE_F64) return VALUE_XMM;
-  /* Sub-byte integers (s4, u2, ...) need their own canonical forms: not yet. */
-  if (t == TYPE_PRED || (type_is_integer(t) && type_bit_width(t) >= 8)) return VALUE_GPR;
+  /* f16, bf16 and the minifloats as the f32 of their value (kernel_x86_narrow.c) */
+  if (t == TYPE_F32 || t == TYPE_F64 || t == TYPE_F16 || t == TYPE_BF16 || type_is_minifloat(t)) return VALUE_XMM;
+  /* Sub-byte integers (s4, u2, ...) take a byte each, extended from their width. */
+  if (t == TYPE_PRED || type_is_integer(t)) return VALUE_GPR;
   return VALUE_NONE;
 }
 

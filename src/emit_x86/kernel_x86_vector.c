@@ -58,34 +58,56 @@ static bool vector_f32_opcode(Opcode op) {
   }
 }
 
+/* f16 vectors hold the f32 of each value, as the scalar code does
+ * (kernel_x86_narrow.c): F16C's vcvtph2ps widens them (exactly; like the
+ * evaluator's reads through double, it quietens a signalling NaN), and
+ * vcvtps2ph rounds an op's f32 result to nearest even as float_to_half
+ * does, NaN payloads included. A loaded f16 is never stored unchanged by
+ * vector code, since the evaluator keeps a signalling NaN in such a copy. */
+static bool half_vectors(const KernelX86 *x) { return x->cpu->f16c && !is_sse(x); }
+
+/* A kernel's vectors are f32 lanes (f32 and f16 values) or, in a kernel
+ * whose float values are all f64, f64 lanes (avx2 and up; SSE's two lanes
+ * are not worth it). */
+static bool vector_float_type(const KernelX86 *x, ElementType t) {
+  if (x->vector_f64) return t == TYPE_F64;
+  return t == TYPE_F32 || (t == TYPE_F16 && half_vectors(x));
+}
+
 /* The form of op i, or -1 when it has no vector form. */
 static int op_form(const KernelX86 *x, int i) {
   const Kernel *k = x->k;
   const KernelOp *op = &k->ops[i];
   ValueClass c = value_class_of(op->type);
-  if (c == VALUE_XMM && op->type != TYPE_F32) return -1;
+  if (c == VALUE_XMM && !vector_float_type(x, op->type)) return -1;
   switch (op->kop) {
   case KOP_INDEX: return op->dim == k->rank - 1 ? LANE_INNER : LANE_UNIFORM;
   case KOP_CONSTANT: return c == VALUE_XMM ? LANE_VECTOR : LANE_UNIFORM;
   case KOP_LOAD: {
     int f = access_form(x, op, &k->inputs[op->buffer].shape, 0);
+    if (op->type == TYPE_F16) return f == LANE_VECTOR ? LANE_VECTOR : -1;
     if (c == VALUE_XMM) return f >= 0 ? f : LANE_GATHER;
     return f == LANE_BROADCAST ? LANE_UNIFORM : -1;
   }
   case KOP_STORE: {
     int value = x->forms[op->args[0]];
+    if (op->type == TYPE_F16 && k->ops[op->args[0]].kop == KOP_LOAD) return -1;
     bool vector_value = value == LANE_VECTOR || value == LANE_BROADCAST || value == LANE_GATHER;
     return c == VALUE_XMM && vector_value && access_form(x, op, &k->outputs[op->buffer].shape, 1) == LANE_VECTOR
                ? LANE_VECTOR : -1;
   }
   case KOP_HLO: {
-    if (op->op == OP_COMPARE && k->ops[op->args[0]].type == TYPE_F32)
+    if (op->op == OP_COMPARE && k->ops[op->args[0]].type == (x->vector_f64 ? TYPE_F64 : TYPE_F32))
       return op->compare_type == CMP_TYPE_TOTALORDER ? -1 : LANE_MASK;
     if (op->op == OP_SELECT && c == VALUE_XMM)
-      return x->forms[op->args[0]] == LANE_MASK && k->ops[op->args[1]].type == TYPE_F32 ? LANE_VECTOR : -1;
+      return x->forms[op->args[0]] == LANE_MASK && k->ops[op->args[1]].type == op->type ? LANE_VECTOR : -1;
+    if (c == VALUE_XMM && op->op == OP_CONVERT) { /* between f32 and f16 */
+      ElementType from = k->ops[op->args[0]].type;
+      return vector_float_type(x, from) && from != op->type ? LANE_VECTOR : -1;
+    }
     if (c == VALUE_XMM) {
       for (int a = 0; a < op->arg_count; a++)
-        if (k->ops[op->args[a]].type != TYPE_F32) return -1;
+        if (k->ops[op->args[a]].type != op->type) return -1;
       return vector_f32_opcode(op->op) ? LANE_VECTOR : -1;
     }
     int inner = 0, uniform = 0;
@@ -104,9 +126,24 @@ static int op_form(const KernelX86 *x, int i) {
   }
 }
 
+/* f64 lanes when every float value of the kernel is f64. */
+static bool kernel_floats_are_f64(const Kernel *k) {
+  bool f64 = false;
+  for (int i = 0; i < k->op_count; i++) {
+    ElementType t = k->ops[i].kop == KOP_STORE ? k->outputs[k->ops[i].buffer].shape.type : k->ops[i].type;
+    if (value_class_of(t) != VALUE_XMM) continue;
+    if (t != TYPE_F64) return false;
+    f64 = true;
+  }
+  return f64;
+}
+
 int kernel_x86_vector_lanes(KernelX86 *x) {
   const Kernel *k = x->k;
   int lanes = x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
+  x->vector_f64 = kernel_floats_are_f64(k);
+  if (x->vector_f64 && is_sse(x)) return 0;
+  if (x->vector_f64) lanes /= 2;
   if (k->kind != KERNEL_LOOP || k->rank == 0 || k->dims[k->rank - 1] < lanes) return 0;
   for (int i = 0; i < k->op_count; i++) {
     int f = op_form(x, i);
@@ -125,8 +162,15 @@ bool kernel_x86_op_is_vector(const KernelX86 *x, int i) {
 
 /* ---- emission ---- */
 
+/* The bytes of one lane, and of a whole vector register. */
+static int lane_bytes(const KernelX86 *x) { return x->vector_f64 ? 8 : 4; }
+static int vector_bytes(const KernelX86 *x) { return lane_bytes(x) * x->lanes; }
+
+/* The packed-single or packed-double form of an instruction. */
+static X86Mnemonic ps_or_pd(const KernelX86 *x, X86Mnemonic ps, X86Mnemonic pd) { return x->vector_f64 ? pd : ps; }
+
 static X86Operand vector_slot(const KernelX86 *x, int v) {
-  return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->vector_slot + 8 * x->homes[v].spill));
+  return x86_mem(vector_bytes(x), X86_RSP, 8 * (x->vector_slot + 8 * x->homes[v].spill));
 }
 
 static void vector_move(KernelX86 *x, X86Operand to, X86Operand from) {
@@ -173,10 +217,18 @@ static void vector_op(KernelX86 *x, X86Mnemonic sse, X86Mnemonic avx, int dst, i
   }
 }
 
-/* Every lane of vector register n = the 32-bit pattern bits. */
-static void vector_broadcast_bits(KernelX86 *x, int n, uint32_t bits) {
+/* Every lane of vector register n = the 32-bit pattern bits (f64 lanes:
+ * the 64-bit pattern, avx2 and up). */
+static void vector_broadcast_lane(KernelX86 *x, int n, uint64_t bits) {
+  if (x->vector_f64) {
+    X86Operand slot = kernel_x86_slot(x->scratch_slot, 8);
+    EMIT(X86_MOV, reg(X86_RAX), x86_imm((int64_t)bits));
+    EMIT(X86_MOV, slot, reg(X86_RAX));
+    EMIT(X86_VBROADCASTSD, reg(vreg(x, n)), slot);
+    return;
+  }
   X86Operand slot = kernel_x86_slot(x->scratch_slot, 4);
-  EMIT(X86_MOV, slot, x86_imm(bits));
+  EMIT(X86_MOV, slot, x86_imm((uint32_t)bits));
   if (is_sse(x)) {
     EMIT(X86_MOVSS, reg(x86_xmm(n)), slot);
     EMIT(X86_SHUFPS, reg(x86_xmm(n)), reg(x86_xmm(n)), x86_imm(0));
@@ -184,6 +236,8 @@ static void vector_broadcast_bits(KernelX86 *x, int n, uint32_t bits) {
     EMIT(X86_VBROADCASTSS, reg(vreg(x, n)), slot);
   }
 }
+
+static void vector_broadcast_bits(KernelX86 *x, int n, uint32_t bits) { vector_broadcast_lane(x, n, bits); }
 
 enum { S0 = 15, S1 = 14, S2 = 13 };  /* the scratch vector registers */
 
@@ -200,10 +254,10 @@ static void take_nan_lanes(KernelX86 *x, X86Operand source) {
   vector_move(x, reg(vreg(x, S2)), source);
   if (is_sse(x)) EMIT(X86_CMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
   else if (x->cpu->level == CPU_LEVEL_AVX2)
-    EMIT(X86_VCMPPS, reg(vreg(x, S2)), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(vreg(x, S2)), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
   if (x->cpu->level == CPU_LEVEL_AVX512) {
-    EMIT(X86_VCMPPS, reg(X86_K1), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
-    EMIT(X86_VMOVUPS, x86_merge_masked(reg(vreg(x, S0)), X86_K1), reg(vreg(x, S2)));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(X86_K1), reg(vreg(x, S2)), reg(vreg(x, S2)), x86_imm(3));
+    EMIT(ps_or_pd(x, X86_VMOVUPS, X86_VMOVUPD), x86_merge_masked(reg(vreg(x, S0)), X86_K1), reg(vreg(x, S2)));
     return;
   }
   vector_move(x, reg(vreg(x, S1)), source);
@@ -222,7 +276,8 @@ static void emit_vector_max_min(KernelX86 *x, int i) {
   bool max = op->op == OP_MAXIMUM;
   vector_fetch(x, S0, op->args[1]);
   vector_fetch(x, S1, op->args[0]);
-  vector_op(x, max ? X86_MAXPS : X86_MINPS, max ? X86_VMAXPS : X86_VMINPS, S0, S0, S1);
+  vector_op(x, max ? X86_MAXPS : X86_MINPS,
+            max ? ps_or_pd(x, X86_VMAXPS, X86_VMAXPD) : ps_or_pd(x, X86_VMINPS, X86_VMINPD), S0, S0, S1);
   vector_take_nan_lanes(x, op->args[1]);
   vector_take_nan_lanes(x, op->args[0]);
   vector_define(x, i, S0);
@@ -278,13 +333,14 @@ static bool emit_vector_gather(KernelX86 *x, int i) {
     if (l == lanes || !ok) break;
     X86Operand m;
     ok = kernel_x86_element_address(x, i, op->buffer, s, 0, &m);
-    EMIT(X86_MOVSS, reg(x86_xmm(S0)), m);
-    EMIT(X86_MOVSS, x86_mem(4, X86_RSP, 8 * x->partial_slot + 4 * l), reg(x86_xmm(S0)));
+    X86Mnemonic move = ps_or_pd(x, X86_MOVSS, X86_MOVSD);
+    EMIT(move, reg(x86_xmm(S0)), m);
+    EMIT(move, x86_mem(lane_bytes(x), X86_RSP, 8 * x->partial_slot + lane_bytes(x) * l), reg(x86_xmm(S0)));
   }
   free(marked);
   if (!ok) return false;
   int d = vector_target(x, i);
-  vector_move(x, reg(vreg(x, d)), x86_mem(4 * lanes, X86_RSP, 8 * x->partial_slot));
+  vector_move(x, reg(vreg(x, d)), x86_mem(vector_bytes(x), X86_RSP, 8 * x->partial_slot));
   vector_finish(x, i, d);
   return true;
 }
@@ -300,14 +356,14 @@ static void emit_vector_compare(KernelX86 *x, int i) {
   int a = vector_source(x, op->args[swap ? 1 : 0], S0), b = vector_source(x, op->args[swap ? 0 : 1], S1);
   int d = vector_target(x, i);
   if (x->cpu->level == CPU_LEVEL_AVX512) {
-    EMIT(X86_VCMPPS, reg(X86_K1), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
-    vector_broadcast_bits(x, S2, 0xffffffffu);
-    EMIT(X86_VMOVUPS, x86_zero_masked(reg(vreg(x, d)), X86_K1), reg(vreg(x, S2)));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(X86_K1), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+    vector_broadcast_lane(x, S2, ~0ull);
+    EMIT(ps_or_pd(x, X86_VMOVUPS, X86_VMOVUPD), x86_zero_masked(reg(vreg(x, d)), X86_K1), reg(vreg(x, S2)));
   } else if (is_sse(x)) {
     if (d != a) EMIT(X86_MOVAPS, reg(x86_xmm(d)), reg(x86_xmm(a)));
     EMIT(X86_CMPPS, reg(x86_xmm(d)), reg(x86_xmm(b)), x86_imm(predicate));
   } else {
-    EMIT(X86_VCMPPS, reg(vreg(x, d)), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
+    EMIT(ps_or_pd(x, X86_VCMPPS, X86_VCMPPD), reg(vreg(x, d)), reg(vreg(x, a)), reg(vreg(x, b)), x86_imm(predicate));
   }
   vector_finish(x, i, d);
 }
@@ -321,34 +377,66 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
     return false;
   if (store) {
     int value = vector_source(x, op->args[0], S0);
-    m.mem.size = (uint16_t)(4 * x->lanes);
+    if (s->type == TYPE_F16) { /* already rounded: exact; immediate 0 is nearest even */
+      m.mem.size = (uint16_t)(2 * x->lanes);
+      EMIT(X86_VCVTPS2PH, m, reg(vreg(x, value)), x86_imm(0));
+      return true;
+    }
+    m.mem.size = (uint16_t)vector_bytes(x);
     vector_move(x, m, reg(vreg(x, value)));
     return true;
   }
   int d = vector_target(x, i);
+  if (s->type == TYPE_F16) {
+    m.mem.size = (uint16_t)(2 * x->lanes);
+    EMIT(X86_VCVTPH2PS, reg(vreg(x, d)), m);
+    vector_finish(x, i, d);
+    return true;
+  }
   if (x->forms[i] == LANE_BROADCAST && is_sse(x)) {
     EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
     EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
   } else if (x->forms[i] == LANE_BROADCAST) {
-    EMIT(X86_VBROADCASTSS, reg(vreg(x, d)), m);
+    EMIT(ps_or_pd(x, X86_VBROADCASTSS, X86_VBROADCASTSD), reg(vreg(x, d)), m);
   } else {
-    m.mem.size = (uint16_t)(4 * x->lanes);
+    m.mem.size = (uint16_t)vector_bytes(x);
     vector_move(x, reg(vreg(x, d)), m);
   }
   vector_finish(x, i, d);
   return true;
 }
 
+/* An f16 op's f32 results rounded to f16 and widened back, lane by lane. */
+static void emit_vector_half_round(KernelX86 *x, int i) {
+  X86Reg half = x->cpu->level == CPU_LEVEL_AVX512 ? x86_ymm(S1) : x86_xmm(S1);
+  vector_fetch(x, S0, i);
+  EMIT(X86_VCVTPS2PH, reg(half), reg(vreg(x, S0)), x86_imm(0));
+  EMIT(X86_VCVTPH2PS, reg(vreg(x, S0)), reg(half));
+  vector_define(x, i, S0);
+}
+
+static bool emit_vector_op_value(KernelX86 *x, int i);
+
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
+  if (!emit_vector_op_value(x, i)) return false;
+  if (op->kop == KOP_HLO && op->type == TYPE_F16) emit_vector_half_round(x, i);
+  return true;
+}
+
+/* Constants and HLO ops. */
+static bool emit_vector_op_value(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
   if (op->kop == KOP_CONSTANT) {
-    float f = (float)op->value.f;
+    float f = op->type == TYPE_F16 ? kernel_x86_narrow_value(op->type, op->value.f) : (float)op->value.f;
     uint32_t bits;
+    uint64_t wide_bits;
     memcpy(&bits, &f, sizeof bits);
+    memcpy(&wide_bits, &op->value.f, sizeof wide_bits);
     int d = vector_target(x, i);
-    vector_broadcast_bits(x, d, bits);
+    vector_broadcast_lane(x, d, x->vector_f64 ? wide_bits : bits);
     vector_finish(x, i, d);
     return true;
   }
@@ -356,20 +444,22 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: {
     static const X86Mnemonic sse[] = {X86_ADDPS, X86_SUBPS, X86_MULPS, X86_DIVPS};
     static const X86Mnemonic avx[] = {X86_VADDPS, X86_VSUBPS, X86_VMULPS, X86_VDIVPS};
+    static const X86Mnemonic avx_pd[] = {X86_VADDPD, X86_VSUBPD, X86_VMULPD, X86_VDIVPD};
     int n = op->op == OP_ADD ? 0 : op->op == OP_SUBTRACT ? 1 : op->op == OP_MULTIPLY ? 2 : 3;
     int a = vector_source(x, op->args[0], S0), b = vector_source(x, op->args[1], S1), d = vector_target(x, i);
-    vector_op(x, sse[n], avx[n], d, a, b);
+    vector_op(x, sse[n], x->vector_f64 ? avx_pd[n] : avx[n], d, a, b);
     vector_finish(x, i, d);
     return true;
   }
   case OP_SQRT: {
     int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
-    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, d)), reg(vreg(x, a)));
+    EMIT(is_sse(x) ? X86_SQRTPS : ps_or_pd(x, X86_VSQRTPS, X86_VSQRTPD), reg(vreg(x, d)), reg(vreg(x, a)));
     vector_finish(x, i, d);
     return true;
   }
   case OP_NEGATE: case OP_ABS: {
-    vector_broadcast_bits(x, S1, op->op == OP_NEGATE ? 0x80000000u : 0x7fffffffu);
+    if (x->vector_f64) vector_broadcast_lane(x, S1, op->op == OP_NEGATE ? 1ull << 63 : ~0ull >> 1);
+    else vector_broadcast_bits(x, S1, op->op == OP_NEGATE ? 0x80000000u : 0x7fffffffu);
     int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
     if (op->op == OP_NEGATE) vector_op(x, X86_XORPS, X86_VXORPS, d, a, S1);
     else vector_op(x, X86_ANDPS, X86_VANDPS, d, a, S1);
@@ -378,6 +468,10 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   }
   case OP_MAXIMUM: case OP_MINIMUM: emit_vector_max_min(x, i); return true;
   case OP_COMPARE: emit_vector_compare(x, i); return true;
+  case OP_CONVERT: /* f16 <-> f32: the same f32 values; an f16 result is rounded after */
+    vector_fetch(x, S0, op->args[0]);
+    vector_define(x, i, S0);
+    return true;
   case OP_SELECT: {
     /* S0 = on_false, then the lanes where the mask is set take on_true */
     vector_fetch(x, S0, op->args[2]);

@@ -162,6 +162,9 @@ uint16_t float_to_bf16(float f);
  * nearest even, and the type's rule for what it cannot hold (types.c). */
 float minifloat_to_float(ElementType t, uint8_t bits);
 uint8_t double_to_minifloat(ElementType t, double v);
+/* The field widths and exponent bias of minifloat t (false for others),
+ * for code generators that round in registers. */
+bool minifloat_layout(ElementType t, int *exponent_bits, int *mantissa_bits, int *bias);
 
 /* A shape: an array (element type, dimensions, layout) or a tuple of shapes.
  * minor_to_major is always filled for arrays: the default layout

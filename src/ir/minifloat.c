@@ -60,6 +60,13 @@ static const MinifloatFormat *minifloat_format(ElementType t) {
 
 bool type_is_minifloat(ElementType t) { return minifloat_format(t) != NULL; }
 
+bool minifloat_layout(ElementType t, int *exponent_bits, int *mantissa_bits, int *bias) {
+  const MinifloatFormat *f = minifloat_format(t);
+  if (!f) return false;
+  *exponent_bits = f->exponent_bits, *mantissa_bits = f->mantissa_bits, *bias = f->bias;
+  return true;
+}
+
 /* Bits of the magnitude (everything but the sign). */
 static uint32_t magnitude_mask(const MinifloatFormat *f) {
   return (1u << (f->exponent_bits + f->mantissa_bits)) - 1;
