@@ -44,6 +44,7 @@ typedef struct KernelX86 {
   int vector_slot;        /* 8 slots (64 bytes) per spilled value: vectors */
   int spill_count;
   int scratch_slot;
+  int math_slot;          /* KX_MATH_SLOTS slots: the math functions' values */
   int slot_count;
   /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code
    * is emitted; forms holds each op's LaneForm. */
@@ -100,5 +101,6 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
  * registers may be reused before it: their lives extend to the gather. */
 void kernel_x86_extend_gather_lives(KernelX86 *x);
 enum { REDUCE_PARTIALS = 16 };
+enum { KX_MATH_SLOTS = 256 };
 
 #endif

@@ -334,6 +334,30 @@ TEST(cbrt_sqrt_rsqrt_within_bound_over_whole_range) {
   inputs_free(&in);
 }
 
+/* The compositions (atan, asin, ... round-nearest-afz): their ranges
+ * densely, around ±1 where asin, acos, acosh and atanh turn, and around
+ * the switches of sinh, cosh (88) and asinh, acosh (2^12). */
+TEST(compositions_within_bound_over_whole_range) {
+  Inputs in = unary_inputs(-10.0f, 10.0f);
+  inputs_add_uniform(&in, -1.0f, 1.0f, 200000);
+  inputs_add_uniform(&in, 0.99f, 1.01f, 50000);
+  inputs_add_uniform(&in, -1.01f, -0.99f, 50000);
+  inputs_add_uniform(&in, 80.0f, 90.0f, 50000);
+  inputs_add_uniform(&in, -90.0f, -80.0f, 50000);
+  inputs_add_uniform(&in, 3000.0f, 5000.0f, 50000);
+  inputs_add_multiples(&in, 0.5, 100, 2000);
+  check_unary("atan", mathref_atanf, atan, &in, 1);
+  check_unary("asin", mathref_asinf, asin, &in, 1);
+  check_unary("acos", mathref_acosf, acos, &in, 1);
+  check_unary("sinh", mathref_sinhf, sinh, &in, 2);
+  check_unary("cosh", mathref_coshf, cosh, &in, 2);
+  check_unary("asinh", mathref_asinhf, asinh, &in, 2);
+  check_unary("acosh", mathref_acoshf, acosh, &in, 2);
+  check_unary("atanh", mathref_atanhf, atanh, &in, 1);
+  check_unary("round_afz", mathref_round_afzf, round, &in, 0);
+  inputs_free(&in);
+}
+
 int main(void) {
   printf("%-10s %8s %8s  %-28s %5s\n", "function", "inputs", "max_ulp", "at_input", "bound");
   RUN(exp_and_expm1_within_bound_over_whole_range);
@@ -343,5 +367,6 @@ int main(void) {
   RUN(atan2_within_bound_over_all_pairs);
   RUN(pow_within_bound_over_all_pairs);
   RUN(cbrt_sqrt_rsqrt_within_bound_over_whole_range);
+  RUN(compositions_within_bound_over_whole_range);
   return test_summary();
 }

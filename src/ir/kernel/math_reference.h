@@ -98,5 +98,15 @@ float mathref_powf(float x, float y);
 float mathref_cbrtf(float x);
 float mathref_sqrtf(float x);
 float mathref_rsqrtf(float x);
+/* compositions of the above */
+float mathref_atanf(float x);
+float mathref_asinf(float x);
+float mathref_acosf(float x);
+float mathref_sinhf(float x);
+float mathref_coshf(float x);
+float mathref_asinhf(float x);
+float mathref_acoshf(float x);
+float mathref_atanhf(float x);
+float mathref_round_afzf(float x);
 
 #endif
