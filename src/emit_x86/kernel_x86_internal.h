@@ -69,10 +69,13 @@ X86Operand kernel_x86_slot(int slot, int size);
 /* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
-/* kernel_x86_math.c: an f32 math function (mathref_*) of `input` in scalar
- * code, leaving the result in *result (a scratch xmm); false (st set) for
- * a function, type or ISA level it has no code for. */
+/* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
+ * `left`, `right`) in scalar code, leaving the result in *result (a
+ * scratch xmm); false (st set) for a function or type it has no code for.
+ * kernel_x86_is_math: whether op is one of those functions. */
+bool kernel_x86_is_math(Opcode op);
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result);
+bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Reg *result);
 
 /* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
  * How each value behaves across the lanes of one vector iteration: */

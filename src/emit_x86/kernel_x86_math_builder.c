@@ -31,6 +31,17 @@ X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
 
 MathValue math_value_new(MathBuilder *b) { return b->next_slot++; }
 
+int math_scope_begin(const MathBuilder *b) { return b->next_slot; }
+
+MathValue math_scope_end(MathBuilder *b, int scope, MathValue result) {
+  if (result != scope) {
+    EMIT(X86_MOV, reg(X86_RAX), math_slot_operand(b, result, 8));
+    EMIT(X86_MOV, math_slot_operand(b, scope, 8), reg(X86_RAX));
+  }
+  b->next_slot = scope + 1;
+  return scope;
+}
+
 static X86Operand slot32(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, 4); }
 static X86Operand slot64(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, 8); }
 
@@ -325,8 +336,9 @@ static MathValue sum_round_to_odd_f64(MathBuilder *b, MathValue p, MathValue c) 
 /* Without FMA: the product of two floats is exact in f64, and the sum
  * rounded to odd in f64 then to f32 is the one rounding of fmaf. */
 static MathValue fma_f32_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  int scope = math_scope_begin(b);
   MathValue p = mul_f64(b, f64_from_f32(b, a), f64_from_f32(b, c));
-  return f32_from_f64(b, sum_round_to_odd_f64(b, p, f64_from_f32(b, d)));
+  return math_scope_end(b, scope, f32_from_f64(b, sum_round_to_odd_f64(b, p, f64_from_f32(b, d))));
 }
 
 /* Dekker's exact product of doubles, a c = high + low, by Veltkamp's
@@ -349,6 +361,7 @@ static MathValue product_exact_f64(MathBuilder *b, MathValue a, MathValue c, Mat
  * d + uh = th + tl exactly (two-sum); the result is th + RO(tl + ul),
  * rounded once. */
 static MathValue fma_f64_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  int scope = math_scope_begin(b);
   MathValue ul;
   MathValue uh = product_exact_f64(b, a, c, &ul);
   MathValue th = add_f64(b, d, uh);
@@ -359,7 +372,7 @@ static MathValue fma_f64_emulated(MathBuilder *b, MathValue a, MathValue c, Math
   /* infinite or NaN operands: the plain product and sum say it */
   MathValue plain = add_f64(b, mul_f64(b, a, c), d);
   MathValue finite = less_f64(b, abs_f64(b, plain), constant_f64(b, 0x1p1000));
-  return select_value(b, finite, result, plain);
+  return math_scope_end(b, scope, select_value(b, finite, result, plain));
 }
 
 static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c, MathValue d) {

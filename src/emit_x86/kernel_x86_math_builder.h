@@ -32,6 +32,10 @@ MathValue math_input(MathBuilder *b, X86Operand input, bool f64);
 void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64);
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size);
 MathValue math_value_new(MathBuilder *b);
+/* A scope: the values made after math_scope_begin die at math_scope_end,
+ * all but `result`, which moves to the scope's first slot (returned). */
+int math_scope_begin(const MathBuilder *b);
+MathValue math_scope_end(MathBuilder *b, int scope, MathValue result);
 
 MathValue constant_f32(MathBuilder *b, float c);
 MathValue constant_f64(MathBuilder *b, double c);
@@ -109,5 +113,34 @@ MathValue not_mask(MathBuilder *b, MathValue mask);
 /* c[0] + c[1] v + ..., Horner's rule with fma. */
 MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v);
 MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v);
+
+/* ---- The transcribed functions: math_<name>_f32 is mathref_<name>f ---- */
+
+/* kernel_x86_math_functions.c */
+MathValue math_exp_f32(MathBuilder *b, MathValue x);
+MathValue math_expm1_f32(MathBuilder *b, MathValue x);
+MathValue math_log_f32(MathBuilder *b, MathValue x);
+MathValue math_log1p_f32(MathBuilder *b, MathValue x);
+MathValue math_tanh_f32(MathBuilder *b, MathValue x);
+MathValue math_logistic_f32(MathBuilder *b, MathValue x);
+MathValue math_erf_f32(MathBuilder *b, MathValue x);
+MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y);
+MathValue math_cbrt_f32(MathBuilder *b, MathValue x);
+MathValue math_rsqrt_f32(MathBuilder *b, MathValue x);
+
+/* kernel_x86_math_trig.c */
+MathValue math_sin_f32(MathBuilder *b, MathValue x);
+MathValue math_cos_f32(MathBuilder *b, MathValue x);
+MathValue math_tan_f32(MathBuilder *b, MathValue x);
+MathValue math_atan2_f32(MathBuilder *b, MathValue y, MathValue x);
+MathValue math_atan_f32(MathBuilder *b, MathValue x);
+MathValue math_asin_f32(MathBuilder *b, MathValue x);
+MathValue math_acos_f32(MathBuilder *b, MathValue x);
+MathValue math_sinh_f32(MathBuilder *b, MathValue x);
+MathValue math_cosh_f32(MathBuilder *b, MathValue x);
+MathValue math_asinh_f32(MathBuilder *b, MathValue x);
+MathValue math_acosh_f32(MathBuilder *b, MathValue x);
+MathValue math_atanh_f32(MathBuilder *b, MathValue x);
+MathValue math_round_afz_f32(MathBuilder *b, MathValue x);
 
 #endif

@@ -18,7 +18,7 @@
 #include "opt/lower.h"
 #include "../test.h"
 
-enum { INPUT_COUNT = 1 << 17 };
+enum { INPUT_COUNT = 1 << 17, SPECIAL_COUNT = 22 };
 
 static uint32_t bits_of(float f) {
   uint32_t b;
@@ -34,15 +34,16 @@ static float float_of(uint32_t b) {
 
 /* Special values, a dense sweep of [-110, 100] (past both clamps) and
  * random bit patterns (every exponent, NaNs and subnormals included). */
-static void inputs_fill(float *in) {
+static void inputs_fill(float *in, uint64_t seed) {
   static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 0x1p-149f, -0x1p-149f,
                                    0x1p-126f, 88.72283f, 88.72284f, -87.33654f, -103.97208f, -103.97209f,
                                    89.0f, -104.0f, 0x1p-25f, -0x1p-25f, 1.0f, -1.0f, FLT_MAX, -FLT_MAX};
   int n = (int)(sizeof specials / sizeof specials[0]);
+  _Static_assert(sizeof specials / sizeof specials[0] == SPECIAL_COUNT, "SPECIAL_COUNT counts the specials");
   memcpy(in, specials, sizeof specials);
   int sweep = INPUT_COUNT / 2;
   for (int i = 0; i < sweep; i++) in[n + i] = -110.0f + 210.0f * (float)i / (float)sweep;
-  uint64_t state = 12345;
+  uint64_t state = seed;
   for (int i = n + sweep; i < INPUT_COUNT; i++) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     in[i] = float_of((uint32_t)(state >> 32));
@@ -73,18 +74,28 @@ static Kernel *kernel_of_unary(const char *op, Module **module) {
   return k;
 }
 
-/* Runs `op` at every level (that has FMA, if it needs FMA; a level without
- * must refuse it by name); returns how many levels ran. */
-static int check_function(const char *op, float (*reference)(float), double (*libm)(double), int64_t ulp_bound,
-                          bool needs_fma) {
-  Module *m = NULL;
-  Kernel *k = kernel_of_unary(op, &m);
-  if (!k) {
-    module_free(m);
-    return 0;
-  }
-  float *in = malloc(sizeof(float) * INPUT_COUNT), *out = malloc(sizeof(float) * INPUT_COUNT);
-  inputs_fill(in);
+/* Compiles `text` (an HLO module with an f32[INPUT_COUNT] root) at every
+ * level this machine has and checks every output against mathref's bits
+ * and libm's bound: want(i) and libm(i) give them for element i. Every
+ * level must compile it (without FMA, the fused multiply-adds are
+ * emulated); returns how many levels ran. */
+typedef struct Expected {
+  float (*unary)(float);
+  double (*unary_libm)(double);
+  float (*binary)(float, float);
+  double (*binary_libm)(double, double);
+} Expected;
+
+static float expected_of(const Expected *e, const float *in, const float *in2, int i) {
+  return e->unary ? e->unary(in[i]) : e->binary(in[i], in2[i]);
+}
+
+static float libm_of(const Expected *e, const float *in, const float *in2, int i) {
+  return e->unary ? (float)e->unary_libm((double)in[i]) : (float)e->binary_libm((double)in[i], (double)in2[i]);
+}
+
+static int check_levels(const char *op, Kernel *k, const Expected *e, float *in, float *in2, int64_t ulp_bound) {
+  float *out = malloc(sizeof(float) * INPUT_COUNT);
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   int levels = 0;
@@ -94,92 +105,113 @@ static int check_function(const char *op, float (*reference)(float), double (*li
     status_clear(&st);
     if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
     CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
-    if (needs_fma && !cpu.fma) {
-      EXPECT(ck == NULL && st.code == STATUS_UNSUPPORTED && strstr(st.message, "FMA") && strstr(st.message, op),
-             "%s without FMA: %s", cpu_level_name(level), ck ? "compiled" : st.message);
-      kernel_x86_free(ck);
-      continue;
-    }
     EXPECT(ck != NULL, "%s at %s: %s", op, cpu_level_name(level), st.message);
     if (!ck) continue;
     levels++;
     memset(out, 0, sizeof(float) * INPUT_COUNT);
-    void *buffers[] = {in, out};
-    kernel_x86_run(ck, buffers, NULL);
+    void *unary_buffers[] = {in, out}, *binary_buffers[] = {in, in2, out};
+    kernel_x86_run(ck, e->unary ? unary_buffers : binary_buffers, NULL);
     int not_identical = 0, beyond_bound = 0;
     for (int i = 0; i < INPUT_COUNT; i++) {
-      float want = reference(in[i]);
-      if (bits_of(out[i]) != bits_of(want) && not_identical++ < 3)
-        EXPECT(false, "%s %s(%a) = %a, mathref gives %a", cpu_level_name(level), op, in[i], out[i], want);
-      if (ulp_distance(out[i], (float)libm((double)in[i])) > ulp_bound && beyond_bound++ < 3)
-        EXPECT(false, "%s %s(%a) = %a is more than %lld ulp from libm's %a", cpu_level_name(level), op, in[i],
-               out[i], (long long)ulp_bound, (float)libm((double)in[i]));
+      float want = expected_of(e, in, in2, i), libm = libm_of(e, in, in2, i);
+      if (bits_of(out[i]) != bits_of(want) && !(isnan(out[i]) && isnan(want)) && not_identical++ < 3)
+        EXPECT(false, "%s %s(%a, %a) = %a, mathref gives %a", cpu_level_name(level), op, in[i], in2 ? in2[i] : 0.0f,
+               out[i], want);
+      if (ulp_distance(out[i], libm) > ulp_bound && beyond_bound++ < 3)
+        EXPECT(false, "%s %s(%a, %a) = %a is more than %lld ulp from libm's %a", cpu_level_name(level), op, in[i],
+               in2 ? in2[i] : 0.0f, out[i], (long long)ulp_bound, libm);
     }
     printf("  %s at %s: %d inputs, %d not mathref's bits, %d beyond %lld ulp of libm\n", op, cpu_level_name(level),
            INPUT_COUNT, not_identical, beyond_bound, (long long)ulp_bound);
     kernel_x86_free(ck);
   }
-  free(in);
   free(out);
-  kernel_free(k);
-  module_free(m);
   return levels;
 }
 
-TEST(exponential_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("exponential", mathref_expf, exp, 1, true);
-  CpuFeatures hardware;
-  cpu_features_detect_hardware(&hardware);
-  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
+static void check_function(const char *op, float (*reference)(float), double (*libm)(double), int64_t ulp_bound) {
+  Module *m = NULL;
+  Kernel *k = kernel_of_unary(op, &m);
+  float *in = malloc(sizeof(float) * INPUT_COUNT);
+  inputs_fill(in, 12345);
+  Expected e = {.unary = reference, .unary_libm = libm};
+  int levels = k ? check_levels(op, k, &e, in, NULL, ulp_bound) : 0;
+  EXPECT(levels > 0, "%s: no level compiled it", op);
+  free(in);
+  kernel_free(k);
+  module_free(m);
+}
+
+/* Pairs: two independent fills, then every pair of the special values
+ * at the front. */
+static void check_binary_function(const char *op, float (*reference)(float, float), double (*libm)(double, double),
+                                  int64_t ulp_bound) {
+  char text[400];
+  snprintf(text, sizeof text,
+           "HloModule m\nENTRY e { a = f32[%d] parameter(0)\n b = f32[%d] parameter(1)\n"
+           " ROOT r = f32[%d] %s(a, b) }\n",
+           INPUT_COUNT, INPUT_COUNT, INPUT_COUNT, op);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  float *in = malloc(sizeof(float) * INPUT_COUNT), *in2 = malloc(sizeof(float) * INPUT_COUNT);
+  inputs_fill(in, 12345);
+  inputs_fill(in2, 777);
+  float specials[SPECIAL_COUNT];
+  memcpy(specials, in, sizeof specials);
+  for (int i = 0; i < SPECIAL_COUNT; i++)
+    for (int j = 0; j < SPECIAL_COUNT; j++) {
+      in[SPECIAL_COUNT * i + j] = specials[i];
+      in2[SPECIAL_COUNT * i + j] = specials[j];
+    }
+  Expected e = {.binary = reference, .binary_libm = libm};
+  int levels = k ? check_levels(op, k, &e, in, in2, ulp_bound) : 0;
+  EXPECT(levels > 0, "%s: no level compiled it", op);
+  free(in);
+  free(in2);
+  kernel_free(k);
+  module_free(m);
 }
 
 static double logistic_libm(double x) { return 1.0 / (1.0 + exp(-x)); }
-
-TEST(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("logistic", mathref_logisticf, logistic_libm, 1, true);
-  CpuFeatures hardware;
-  cpu_features_detect_hardware(&hardware);
-  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
-}
-
-TEST(tanh_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("tanh", mathref_tanhf, tanh, 1, true);
-  CpuFeatures hardware;
-  cpu_features_detect_hardware(&hardware);
-  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
-}
-
-TEST(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("log", mathref_logf, log, 1, true);
-  CpuFeatures hardware;
-  cpu_features_detect_hardware(&hardware);
-  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
-}
-
-TEST(exponential_minus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("exponential-minus-one", mathref_expm1f, expm1, 1, true);
-  CpuFeatures hardware;
-  cpu_features_detect_hardware(&hardware);
-  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
-}
-
-TEST(log_plus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm) {
-  int levels = check_function("log-plus-one", mathref_log1pf, log1p, 1, true);
-  CpuFeatures hardware;
-  cpu_features_detect_hardware(&hardware);
-  EXPECT(levels > 0 || !hardware.fma, "no level with FMA compiled it");
-}
-
 static double rsqrt_libm(double x) { return 1.0 / sqrt(x); }
 
-TEST(rsqrt_gives_mathref_bits_at_every_level_and_stays_within_one_ulp) {
-  int levels = check_function("rsqrt", mathref_rsqrtf, rsqrt_libm, 1, false);
-  EXPECT(levels > 0, "no level compiled it");
+/* Each function gives mathref's bits at every level and keeps its bound
+ * (docs/math.md) against libm. */
+TEST(exp_log_family_gives_mathref_bits_at_every_level_within_its_bound) {
+  check_function("exponential", mathref_expf, exp, 1);
+  check_function("exponential-minus-one", mathref_expm1f, expm1, 1);
+  check_function("log", mathref_logf, log, 1);
+  check_function("log-plus-one", mathref_log1pf, log1p, 1);
+  check_function("logistic", mathref_logisticf, logistic_libm, 1);
+  check_function("tanh", mathref_tanhf, tanh, 1);
+  check_function("erf", mathref_erff, erf, 1);
+  check_function("cbrt", mathref_cbrtf, cbrt, 1);
+  check_function("rsqrt", mathref_rsqrtf, rsqrt_libm, 1);
+  check_function("sqrt", mathref_sqrtf, sqrt, 0);
 }
 
-TEST(sqrt_gives_mathref_bits_at_every_level_and_is_correctly_rounded) {
-  int levels = check_function("sqrt", mathref_sqrtf, sqrt, 0, false);
-  EXPECT(levels > 0, "no level compiled it");
+TEST(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound) {
+  check_function("sine", mathref_sinf, sin, 1);
+  check_function("cosine", mathref_cosf, cos, 1);
+  check_function("tan", mathref_tanf, tan, 1);
+  check_binary_function("atan2", mathref_atan2f, atan2, 1);
+  check_binary_function("power", mathref_powf, pow, 1);
+}
+
+TEST(compositions_give_mathref_bits_at_every_level_within_their_bound) {
+  check_function("atan", mathref_atanf, atan, 1);
+  check_function("asin", mathref_asinf, asin, 1);
+  check_function("acos", mathref_acosf, acos, 1);
+  check_function("sinh", mathref_sinhf, sinh, 2);
+  check_function("cosh", mathref_coshf, cosh, 2);
+  check_function("asinh", mathref_asinhf, asinh, 2);
+  check_function("acosh", mathref_acoshf, acosh, 2);
+  check_function("atanh", mathref_atanhf, atanh, 2);
+  check_function("round-nearest-afz", mathref_round_afzf, round, 0);
 }
 
 TEST(exponential_of_f64_is_refused_by_name) {
@@ -201,14 +233,9 @@ TEST(exponential_of_f64_is_refused_by_name) {
 }
 
 int main(void) {
-  RUN(exponential_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
-  RUN(logistic_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
-  RUN(tanh_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
-  RUN(log_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
-  RUN(exponential_minus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
-  RUN(log_plus_one_gives_mathref_bits_and_stays_within_one_ulp_of_libm);
-  RUN(rsqrt_gives_mathref_bits_at_every_level_and_stays_within_one_ulp);
-  RUN(sqrt_gives_mathref_bits_at_every_level_and_is_correctly_rounded);
+  RUN(exp_log_family_gives_mathref_bits_at_every_level_within_its_bound);
+  RUN(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound);
+  RUN(compositions_give_mathref_bits_at_every_level_within_their_bound);
   RUN(exponential_of_f64_is_refused_by_name);
   return test_summary();
 }
