@@ -41,6 +41,7 @@ static const struct {
 };
 
 bool kernel_x86_is_math(Opcode op) {
+  if (op == OP_REMAINDER) return true;
   for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
     if (unary_functions[f].op == op) return true;
   for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++)
@@ -77,6 +78,8 @@ bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result)
 
 bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
+  if (op->op == OP_REMAINDER && (op->type == TYPE_F32 || op->type == TYPE_F64))
+    return kernel_x86_emit_remainder(x, op->type == TYPE_F64, left, right, result);
   if (op->type != TYPE_F32) return math_refuse(x, i);
   for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++) {
     if (binary_functions[f].op != op->op) continue;

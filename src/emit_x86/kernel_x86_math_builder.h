@@ -143,4 +143,8 @@ MathValue math_acosh_f32(MathBuilder *b, MathValue x);
 MathValue math_atanh_f32(MathBuilder *b, MathValue x);
 MathValue math_round_afz_f32(MathBuilder *b, MathValue x);
 
+/* kernel_x86_math_remainder.c: HLO remainder (fmod) on f32 or f64, exact,
+ * the result in *result. */
+bool kernel_x86_emit_remainder(KernelX86 *x, bool f64, X86Operand left, X86Operand right, X86Reg *result);
+
 #endif

@@ -202,6 +202,67 @@ TEST(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound
   check_binary_function("power", mathref_powf, pow, 1);
 }
 
+static float fmod_f32(float x, float y) { return fmodf(x, y); }
+
+/* remainder is exact: the C library's fmodf bit for bit (NaN for NaN). */
+TEST(remainder_on_f32_is_exactly_fmod_at_every_level) { check_binary_function("remainder", fmod_f32, fmod, 0); }
+
+/* And on f64: random bits (every exponent difference, subnormals, NaN,
+ * infinities), pairs of nearby magnitudes, and the special pairs. */
+TEST(remainder_on_f64_is_exactly_fmod_at_every_level) {
+  enum { N = 1 << 16 };
+  char text[300];
+  snprintf(text, sizeof text,
+           "HloModule m\nENTRY e { a = f64[%d] parameter(0)\n b = f64[%d] parameter(1)\n"
+           " ROOT r = f64[%d] remainder(a, b) }\n", N, N, N);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  double *a = malloc(sizeof(double) * N), *b = malloc(sizeof(double) * N), *out = malloc(sizeof(double) * N);
+  static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074, 0x1p-1022,
+                                    1.0, -1.0, 3.0, 0.1, DBL_MAX, -DBL_MAX, 1e300, 1e-300};
+  enum { S = sizeof specials / sizeof specials[0] };
+  uint64_t state = 99;
+  for (int i = 0; i < N; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r1 = state;
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    memcpy(&a[i], &r1, 8);
+    memcpy(&b[i], &state, 8);
+    if (i % 4 == 1) b[i] = a[i] * (1.0 + (double)(state >> 40) * 0x1p-20) / 7.0;
+    if (i < S * S) a[i] = specials[i / S], b[i] = specials[i % S];
+  }
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  int levels = 0;
+  for (CpuLevel level = CPU_LEVEL_SSE4; k && level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu = hardware;
+    if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s: %s", cpu_level_name(level), st.message);
+    if (!ck) continue;
+    levels++;
+    void *buffers[] = {a, b, out};
+    kernel_x86_run(ck, buffers, NULL);
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+      double want = fmod(a[i], b[i]);
+      if (memcmp(&out[i], &want, 8) != 0 && !(isnan(out[i]) && isnan(want)) && wrong++ < 3)
+        EXPECT(false, "%s remainder(%a, %a) = %a, fmod gives %a", cpu_level_name(level), a[i], b[i], out[i], want);
+    }
+    printf("  remainder f64 at %s: %d inputs, %d not fmod's bits\n", cpu_level_name(level), N, wrong);
+    kernel_x86_free(ck);
+  }
+  EXPECT(levels > 0, "no level compiled it");
+  free(a);
+  free(b);
+  free(out);
+  kernel_free(k);
+  module_free(m);
+}
+
 TEST(compositions_give_mathref_bits_at_every_level_within_their_bound) {
   check_function("atan", mathref_atanf, atan, 1);
   check_function("asin", mathref_asinf, asin, 1);
@@ -236,6 +297,8 @@ int main(void) {
   RUN(exp_log_family_gives_mathref_bits_at_every_level_within_its_bound);
   RUN(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound);
   RUN(compositions_give_mathref_bits_at_every_level_within_their_bound);
+  RUN(remainder_on_f32_is_exactly_fmod_at_every_level);
+  RUN(remainder_on_f64_is_exactly_fmod_at_every_level);
   RUN(exponential_of_f64_is_refused_by_name);
   return test_summary();
 }
