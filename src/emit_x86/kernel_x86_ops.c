@@ -416,6 +416,20 @@ static void emit_float_sign(KernelX86 *x, int i) {
   xmm_define(x, i, KX_XMM_SCRATCH0);
 }
 
+/* is-finite: the exponent field is not all ones (false for ±inf, NaN). */
+static void emit_is_finite(KernelX86 *x, int i) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = x->k->ops[op->args[0]].type == TYPE_F64;
+  xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
+  EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH0));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(f64 ? 0x7ff0000000000000ll : 0x7f800000ll));
+  EMIT(X86_AND, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_CMP, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_SETNE, reg(X86_AL));
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  gpr_define(x, i, X86_RAX);
+}
+
 static bool emit_hlo_float(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool f64 = op->type == TYPE_F64;
@@ -482,6 +496,10 @@ bool kernel_x86_emit_op(KernelX86 *x, int i) {
   case KOP_HLO:
     if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT)
       return kernel_x86_emit_hlo_mixed(x, i);
+    if (op->op == OP_IS_FINITE && value_class_of(x->k->ops[op->args[0]].type) == VALUE_XMM) {
+      emit_is_finite(x, i);
+      return true;
+    }
     if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
     return emit_hlo_integer(x, i);
   }
