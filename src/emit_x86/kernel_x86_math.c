@@ -13,31 +13,41 @@
 typedef MathValue (*UnaryMath)(MathBuilder *b, MathValue x);
 typedef MathValue (*BinaryMath)(MathBuilder *b, MathValue x, MathValue y);
 
-/* The f32 functions, by HLO op. sqrt, floor, ceil and round-nearest-even
+/* The functions, by HLO op and type. sqrt, floor, ceil and round-nearest-even
  * are single instructions (kernel_x86_ops.c). */
 static const struct {
   Opcode op;
-  UnaryMath f32;
+  UnaryMath f32, f64; /* NULL: no code for that type yet */
 } unary_functions[] = {
-    {OP_EXPONENTIAL, math_exp_f32},       {OP_EXPONENTIAL_MINUS_ONE, math_expm1_f32},
-    {OP_LOG, math_log_f32},               {OP_LOG_PLUS_ONE, math_log1p_f32},
-    {OP_TANH, math_tanh_f32},             {OP_LOGISTIC, math_logistic_f32},
-    {OP_ERF, math_erf_f32},               {OP_CBRT, math_cbrt_f32},
-    {OP_RSQRT, math_rsqrt_f32},           {OP_SINE, math_sin_f32},
-    {OP_COSINE, math_cos_f32},            {OP_TAN, math_tan_f32},
-    {OP_ATAN, math_atan_f32},             {OP_ASIN, math_asin_f32},
-    {OP_ACOS, math_acos_f32},             {OP_SINH, math_sinh_f32},
-    {OP_COSH, math_cosh_f32},             {OP_ASINH, math_asinh_f32},
-    {OP_ACOSH, math_acosh_f32},           {OP_ATANH, math_atanh_f32},
-    {OP_ROUND_NEAREST_AFZ, math_round_afz_f32},
+    {OP_EXPONENTIAL, math_exp_f32, math_exp_f64},
+    {OP_EXPONENTIAL_MINUS_ONE, math_expm1_f32, math_expm1_f64},
+    {OP_LOG, math_log_f32, math_log_f64},
+    {OP_LOG_PLUS_ONE, math_log1p_f32, math_log1p_f64},
+    {OP_TANH, math_tanh_f32, math_tanh_f64},
+    {OP_LOGISTIC, math_logistic_f32, math_logistic_f64},
+    {OP_ERF, math_erf_f32, NULL},
+    {OP_CBRT, math_cbrt_f32, math_cbrt_f64},
+    {OP_RSQRT, math_rsqrt_f32, math_rsqrt_f64},
+    {OP_SINE, math_sin_f32, NULL},
+    {OP_COSINE, math_cos_f32, NULL},
+    {OP_TAN, math_tan_f32, NULL},
+    {OP_ATAN, math_atan_f32, math_atan_f64},
+    {OP_ASIN, math_asin_f32, math_asin_f64},
+    {OP_ACOS, math_acos_f32, math_acos_f64},
+    {OP_SINH, math_sinh_f32, math_sinh_f64},
+    {OP_COSH, math_cosh_f32, math_cosh_f64},
+    {OP_ASINH, math_asinh_f32, math_asinh_f64},
+    {OP_ACOSH, math_acosh_f32, math_acosh_f64},
+    {OP_ATANH, math_atanh_f32, math_atanh_f64},
+    {OP_ROUND_NEAREST_AFZ, math_round_afz_f32, NULL},
 };
 
 static const struct {
   Opcode op;
-  BinaryMath f32;
+  BinaryMath f32, f64;
 } binary_functions[] = {
-    {OP_POWER, math_pow_f32},
-    {OP_ATAN2, math_atan2_f32},
+    {OP_POWER, math_pow_f32, NULL},
+    {OP_ATAN2, math_atan2_f32, math_atan2_f64},
 };
 
 bool kernel_x86_is_math(Opcode op) {
@@ -57,37 +67,42 @@ static bool math_refuse(KernelX86 *x, int i) {
 
 /* The builder's result in xmm13, or the refusal when the program ran out
  * of slots. */
-static bool math_finish(MathBuilder *b, MathValue v, X86Reg *result) {
-  math_output(b, v, KX_XMM_SCRATCH2, false);
+static bool math_finish(MathBuilder *b, MathValue v, bool f64, X86Reg *result) {
+  math_output(b, v, KX_XMM_SCRATCH2, f64);
   *result = KX_XMM_SCRATCH2;
   return math_builder_end(b);
 }
 
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
-  if (op->type != TYPE_F32) return math_refuse(x, i);
+  bool f64 = op->type == TYPE_F64;
+  if (op->type != TYPE_F32 && !f64) return math_refuse(x, i);
   for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++) {
     if (unary_functions[f].op != op->op) continue;
+    UnaryMath function = f64 ? unary_functions[f].f64 : unary_functions[f].f32;
+    if (!function) break;
     MathBuilder b;
     math_builder_begin(&b, x);
-    MathValue v = unary_functions[f].f32(&b, math_input(&b, input, false));
-    return math_finish(&b, v, result);
+    MathValue v = function(&b, math_input(&b, input, f64));
+    return math_finish(&b, v, f64, result);
   }
   return math_refuse(x, i);
 }
 
 bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
-  if (op->op == OP_REMAINDER && (op->type == TYPE_F32 || op->type == TYPE_F64))
-    return kernel_x86_emit_remainder(x, op->type == TYPE_F64, left, right, result);
-  if (op->type != TYPE_F32) return math_refuse(x, i);
+  bool f64 = op->type == TYPE_F64;
+  if (op->type != TYPE_F32 && !f64) return math_refuse(x, i);
+  if (op->op == OP_REMAINDER) return kernel_x86_emit_remainder(x, f64, left, right, result);
   for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++) {
     if (binary_functions[f].op != op->op) continue;
+    BinaryMath function = f64 ? binary_functions[f].f64 : binary_functions[f].f32;
+    if (!function) break;
     MathBuilder b;
     math_builder_begin(&b, x);
-    MathValue a = math_input(&b, left, false);
-    MathValue c = math_input(&b, right, false);
-    return math_finish(&b, binary_functions[f].f32(&b, a, c), result);
+    MathValue a = math_input(&b, left, f64);
+    MathValue c = math_input(&b, right, f64);
+    return math_finish(&b, function(&b, a, c), f64, result);
   }
   return math_refuse(x, i);
 }

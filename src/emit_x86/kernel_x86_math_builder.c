@@ -5,6 +5,7 @@
  * to hold against its C, and the same at every ISA level. */
 #include "emit_x86/kernel_x86_math_builder.h"
 
+#include <math.h>
 #include <string.h>
 
 #define EMIT(...) x86_emit(b->x->cb, __VA_ARGS__)
@@ -154,6 +155,7 @@ static MathValue bits_with_mask(MathBuilder *b, MathValue a, bool wide, X86Mnemo
 MathValue abs_f32(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, false, X86_AND, 0x7fffffff); }
 MathValue negate_f32(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, false, X86_XOR, 0x80000000ll); }
 MathValue abs_f64(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, true, X86_AND, INT64_MAX); }
+MathValue negate_f64(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, true, X86_XOR, INT64_MIN); }
 
 static MathValue copysign_bits(MathBuilder *b, MathValue a, MathValue sign, bool wide) {
   MathValue magnitude = bits_with_mask(b, a, wide, X86_AND, wide ? INT64_MAX : 0x7fffffff);
@@ -216,6 +218,7 @@ static MathValue convert_from_integer(MathBuilder *b, X86Mnemonic m, int from_si
 
 MathValue f32_from_i32(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SS, 4, 4, a); }
 MathValue f64_from_i32(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 4, 8, a); }
+MathValue f64_from_i64(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 8, 8, a); }
 MathValue i32_from_f32(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSS2SI, X86_EAX, 4, 4, a); }
 MathValue i64_from_f64(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_RAX, 8, 8, a); }
 MathValue f64_from_f32(MathBuilder *b, MathValue a) {
@@ -231,6 +234,13 @@ MathValue f32_from_f64(MathBuilder *b, MathValue a) {
 MathValue u64_from_u32(MathBuilder *b, MathValue a) {
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
+  return v;
+}
+
+MathValue u64_sign_extended(MathBuilder *b, MathValue a) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOVSXD, reg(X86_RAX), slot32(b, a));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
   return v;
 }
@@ -283,6 +293,7 @@ MathValue shift_right_u32(MathBuilder *b, MathValue a, int count) { return integ
 MathValue shift_right_i32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, false, a, count); }
 MathValue shift_left_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHL, true, a, count); }
 MathValue shift_right_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHR, true, a, count); }
+MathValue shift_right_i64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, true, a, count); }
 
 static MathValue integer_compare(MathBuilder *b, MathValue a, MathValue c, X86Cond cc) {
   MathValue v = math_value_new(b);
@@ -341,20 +352,41 @@ static MathValue fma_f32_emulated(MathBuilder *b, MathValue a, MathValue c, Math
   return math_scope_end(b, scope, f32_from_f64(b, sum_round_to_odd_f64(b, p, f64_from_f32(b, d))));
 }
 
-/* Dekker's exact product of doubles, a c = high + low, by Veltkamp's
- * split into 26-bit halves; exact while nothing overflows or underflows,
- * which the math functions' f64 arguments keep to. */
+/* Veltkamp's split of a double into two 26-bit halves, a = high + low;
+ * exact for |a| below 2^995 (beyond, a * (2^27 + 1) overflows). */
+static MathValue split_f64(MathBuilder *b, MathValue a, MathValue *low) {
+  MathValue t = mul_f64(b, a, constant_f64(b, 134217729.0)); /* 2^27 + 1 */
+  MathValue high = sub_f64(b, t, sub_f64(b, t, a));
+  *low = sub_f64(b, a, high);
+  return high;
+}
+
+/* A factor from 2^995 up is scaled by 2^-54 first (exact), and the
+ * product's two parts scaled back by 2^54 (exact: the product of such a
+ * factor is far from the subnormals). */
+static MathValue factor_scaled(MathBuilder *b, MathValue a, MathValue *scale) {
+  MathValue big = less_f64(b, constant_f64(b, 0x1p995), abs_f64(b, a));
+  *scale = select_value(b, big, constant_f64(b, 0x1p54), constant_f64(b, 1.0));
+  return select_value(b, big, mul_f64(b, a, constant_f64(b, 0x1p-54)), a);
+}
+
+/* Dekker's exact product of doubles, a c = high + low; exact while
+ * nothing overflows and the product is above 2^-969 (below, low loses
+ * bits under the subnormal floor). */
 static MathValue product_exact_f64(MathBuilder *b, MathValue a, MathValue c, MathValue *low) {
-  MathValue splitter = constant_f64(b, 134217729.0); /* 2^27 + 1 */
-  MathValue ta = mul_f64(b, a, splitter), tc = mul_f64(b, c, splitter);
-  MathValue a_high = sub_f64(b, ta, sub_f64(b, ta, a)), c_high = sub_f64(b, tc, sub_f64(b, tc, c));
-  MathValue a_low = sub_f64(b, a, a_high), c_low = sub_f64(b, c, c_high);
+  MathValue scale_a, scale_c;
+  a = factor_scaled(b, a, &scale_a);
+  c = factor_scaled(b, c, &scale_c);
+  MathValue a_low, c_low;
+  MathValue a_high = split_f64(b, a, &a_low), c_high = split_f64(b, c, &c_low);
   MathValue high = mul_f64(b, a, c);
   MathValue error = sub_f64(b, mul_f64(b, a_high, c_high), high);
   error = add_f64(b, error, mul_f64(b, a_high, c_low));
   error = add_f64(b, error, mul_f64(b, a_low, c_high));
-  *low = add_f64(b, error, mul_f64(b, a_low, c_low));
-  return high;
+  error = add_f64(b, error, mul_f64(b, a_low, c_low));
+  MathValue scale = mul_f64(b, scale_a, scale_c);
+  *low = mul_f64(b, error, scale);
+  return mul_f64(b, high, scale);
 }
 
 /* Boldo and Melquiond's emulated FMA: a c = uh + ul exactly;
@@ -369,9 +401,10 @@ static MathValue fma_f64_emulated(MathBuilder *b, MathValue a, MathValue c, Math
   MathValue tl = add_f64(b, sub_f64(b, d, sub_f64(b, th, back)), sub_f64(b, uh, back));
   MathValue v = sum_round_to_odd_f64(b, tl, ul);
   MathValue result = add_f64(b, th, v);
-  /* infinite or NaN operands: the plain product and sum say it */
+  /* An infinite or NaN operand, or an overflow on the way, leaves no
+   * finite result: then the plain product and sum say what it is. */
   MathValue plain = add_f64(b, mul_f64(b, a, c), d);
-  MathValue finite = less_f64(b, abs_f64(b, plain), constant_f64(b, 0x1p1000));
+  MathValue finite = less_f64(b, abs_f64(b, result), constant_f64(b, INFINITY));
   return math_scope_end(b, scope, select_value(b, finite, result, plain));
 }
 

@@ -63,6 +63,7 @@ MathValue abs_f32(MathBuilder *b, MathValue a);
 MathValue negate_f32(MathBuilder *b, MathValue a);
 MathValue copysign_f32(MathBuilder *b, MathValue a, MathValue sign);
 MathValue abs_f64(MathBuilder *b, MathValue a);
+MathValue negate_f64(MathBuilder *b, MathValue a);
 MathValue copysign_f64(MathBuilder *b, MathValue a, MathValue sign);
 MathValue round_f32(MathBuilder *b, MathValue a, int mode); /* roundss's immediate */
 MathValue round_f64(MathBuilder *b, MathValue a, int mode);
@@ -85,6 +86,8 @@ MathValue f32_from_f64(MathBuilder *b, MathValue a);
 MathValue f64_from_i32(MathBuilder *b, MathValue a);
 MathValue i64_from_f64(MathBuilder *b, MathValue a);
 MathValue u64_from_u32(MathBuilder *b, MathValue a);
+MathValue f64_from_i64(MathBuilder *b, MathValue a);
+MathValue u64_sign_extended(MathBuilder *b, MathValue a); /* i32 -> i64 */
 
 /* Integer lanes: 32-bit (i32) and 64-bit (u64) two's complement. */
 MathValue add_i32(MathBuilder *b, MathValue a, MathValue c);
@@ -104,6 +107,7 @@ MathValue and_u64(MathBuilder *b, MathValue a, MathValue c);
 MathValue or_u64(MathBuilder *b, MathValue a, MathValue c);
 MathValue shift_left_u64(MathBuilder *b, MathValue a, int count);
 MathValue shift_right_u64(MathBuilder *b, MathValue a, int count);
+MathValue shift_right_i64(MathBuilder *b, MathValue a, int count);
 MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c); /* u32 x u32 -> u64 */
 
 /* mask ? a : c, for values of any type (all 8 bytes move). */
@@ -142,6 +146,25 @@ MathValue math_asinh_f32(MathBuilder *b, MathValue x);
 MathValue math_acosh_f32(MathBuilder *b, MathValue x);
 MathValue math_atanh_f32(MathBuilder *b, MathValue x);
 MathValue math_round_afz_f32(MathBuilder *b, MathValue x);
+
+/* kernel_x86_math_f64.c: math_<name>_f64 is mathref_<name> */
+MathValue math_exp_f64(MathBuilder *b, MathValue x);
+MathValue math_expm1_f64(MathBuilder *b, MathValue x);
+MathValue math_log_f64(MathBuilder *b, MathValue x);
+MathValue math_log1p_f64(MathBuilder *b, MathValue x);
+MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x);
+MathValue math_cbrt_f64(MathBuilder *b, MathValue x);
+MathValue math_rsqrt_f64(MathBuilder *b, MathValue x);
+MathValue math_atan_f64(MathBuilder *b, MathValue x);
+MathValue math_asin_f64(MathBuilder *b, MathValue x);
+MathValue math_acos_f64(MathBuilder *b, MathValue x);
+MathValue math_sinh_f64(MathBuilder *b, MathValue x);
+MathValue math_cosh_f64(MathBuilder *b, MathValue x);
+MathValue math_tanh_f64(MathBuilder *b, MathValue x);
+MathValue math_logistic_f64(MathBuilder *b, MathValue x);
+MathValue math_asinh_f64(MathBuilder *b, MathValue x);
+MathValue math_acosh_f64(MathBuilder *b, MathValue x);
+MathValue math_atanh_f64(MathBuilder *b, MathValue x);
 
 /* kernel_x86_math_remainder.c: HLO remainder (fmod) on f32 or f64, exact,
  * the result in *result. */

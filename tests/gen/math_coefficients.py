@@ -91,6 +91,35 @@ def print_two_over_pi_windows():
     print()
 
 
+def print_f64_series():
+    """The f64 functions' tables (src/ir/kernel/math_reference_f64.c):
+    truncated Taylor series, whose coefficients are exact rationals
+    rounded to f64 once, so nothing is fitted; each is long enough that
+    the first term left out is below 2^-56 of the result on its interval.
+    Then the split constants, from exact arithmetic on PI_DIGITS and on
+    ln 2 (the decimal module, 50 digits)."""
+    from fractions import Fraction
+    def row(name, values):
+        print(f"/* {name} */")
+        print("    " + ", ".join(float(v).hex() for v in values) + ",")
+    # exp: (e^r - 1 - r)/r^2 = sum r^k/(k+2)!, |r| <= ln2/2: k = 0..11
+    row("exp: 1/(k+2)!, k = 0..11", [Fraction(1, math.factorial(k + 2)) for k in range(12)])
+    # log: R(z) = sum_{k>=1} 2 z^k/(2k+1) as z (2/3 + 2/5 z + ...), z <= 0.0295: k = 1..10
+    row("log: 2/(2k+1), k = 1..10", [Fraction(2, 2 * k + 1) for k in range(1, 11)])
+    # atan: (atan t - t)/t^3 = sum (-1)^(k+1) z^(k-1)/(2k+1), z = t^2 <= 0.1716: k = 1..21
+    row("atan: (-1)^k/(2k+1), k = 1..21", [Fraction((-1) ** k, 2 * k + 1) for k in range(1, 22)])
+    import decimal
+    decimal.getcontext().prec = 50
+    ln2 = Fraction(decimal.Decimal(2).ln())
+    ln2_hi = Fraction(math.floor(ln2 * 2**42), 2**42)
+    print("/* ln2 = LN2_HI (42 bits) + LN2_LO */", float(ln2_hi).hex(), float(ln2 - ln2_hi).hex())
+    pio4 = Fraction(PI_DIGITS) / 4
+    hi = Fraction(float(pio4))
+    print("/* pi/4 = PIO4_HI + PIO4_LO */", float(hi).hex(), float(pio4 - hi).hex())
+    print("/* tan(pi/8) = sqrt(2) - 1 */", float(Fraction(decimal.Decimal(2).sqrt()) - 1).hex())
+    print()
+
+
 def main():
     # exp, expm1: e^r = 1 + r + r^2 P(r), |r| <= ln2/2 (a little wider: the
     # reduction's n comes from an f32 product).
@@ -148,6 +177,7 @@ def main():
     r = chebyshev_grid(-0.5, 0.5)
     fit_table("pow exp2: 2^r, relative", r, np.exp2(r), 1 / np.exp2(r), 9, f32=False)
     print_two_over_pi_windows()
+    print_f64_series()
 
 
 if __name__ == "__main__":

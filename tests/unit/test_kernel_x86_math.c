@@ -207,33 +207,46 @@ static float fmod_f32(float x, float y) { return fmodf(x, y); }
 /* remainder is exact: the C library's fmodf bit for bit (NaN for NaN). */
 TEST(remainder_on_f32_is_exactly_fmod_at_every_level) { check_binary_function("remainder", fmod_f32, fmod, 0); }
 
-/* And on f64: random bits (every exponent difference, subnormals, NaN,
- * infinities), pairs of nearby magnitudes, and the special pairs. */
-TEST(remainder_on_f64_is_exactly_fmod_at_every_level) {
-  enum { N = 1 << 16 };
-  char text[300];
-  snprintf(text, sizeof text,
-           "HloModule m\nENTRY e { a = f64[%d] parameter(0)\n b = f64[%d] parameter(1)\n"
-           " ROOT r = f64[%d] remainder(a, b) }\n", N, N, N);
-  Status st;
-  status_clear(&st);
-  Module *m = parse_module(text, strlen(text), "inline", &st);
-  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
-  EXPECT(k != NULL, "%s", st.message);
-  double *a = malloc(sizeof(double) * N), *b = malloc(sizeof(double) * N), *out = malloc(sizeof(double) * N);
+/* f64 inputs: random bits (every exponent, subnormals, NaN, infinities),
+ * a sweep of [-800, 800], pairs of nearby magnitudes for the second
+ * operand, and every pair of the special values at the front. */
+enum { F64_COUNT = 1 << 16 };
+
+static void inputs_fill_f64(double *a, double *b) {
   static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074, 0x1p-1022,
-                                    1.0, -1.0, 3.0, 0.1, DBL_MAX, -DBL_MAX, 1e300, 1e-300};
+                                    1.0, -1.0, 3.0, 0.1, DBL_MAX, -DBL_MAX, 1e300, 1e-300, 709.8, -745.2, 0.5};
   enum { S = sizeof specials / sizeof specials[0] };
   uint64_t state = 99;
-  for (int i = 0; i < N; i++) {
+  for (int i = 0; i < F64_COUNT; i++) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     uint64_t r1 = state;
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     memcpy(&a[i], &r1, 8);
     memcpy(&b[i], &state, 8);
     if (i % 4 == 1) b[i] = a[i] * (1.0 + (double)(state >> 40) * 0x1p-20) / 7.0;
+    if (i % 4 == 2) a[i] = -800.0 + 1600.0 * (double)i / F64_COUNT;
     if (i < S * S) a[i] = specials[i / S], b[i] = specials[i % S];
   }
+}
+
+/* `op` on f64 at every level gives want's bits (NaN for NaN). */
+static void check_f64_function(const char *op, double (*unary)(double), double (*binary)(double, double)) {
+  char text[300];
+  if (unary)
+    snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f64[%d] parameter(0)\n ROOT r = f64[%d] %s(a) }\n",
+             F64_COUNT, F64_COUNT, op);
+  else
+    snprintf(text, sizeof text,
+             "HloModule m\nENTRY e { a = f64[%d] parameter(0)\n b = f64[%d] parameter(1)\n"
+             " ROOT r = f64[%d] %s(a, b) }\n", F64_COUNT, F64_COUNT, F64_COUNT, op);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  double *a = malloc(sizeof(double) * F64_COUNT), *b = malloc(sizeof(double) * F64_COUNT);
+  double *out = malloc(sizeof(double) * F64_COUNT);
+  inputs_fill_f64(a, b);
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   int levels = 0;
@@ -241,26 +254,49 @@ TEST(remainder_on_f64_is_exactly_fmod_at_every_level) {
     CpuFeatures cpu = hardware;
     if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
     CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
-    EXPECT(ck != NULL, "%s: %s", cpu_level_name(level), st.message);
+    EXPECT(ck != NULL, "%s at %s: %s", op, cpu_level_name(level), st.message);
     if (!ck) continue;
     levels++;
-    void *buffers[] = {a, b, out};
-    kernel_x86_run(ck, buffers, NULL);
+    void *unary_buffers[] = {a, out}, *binary_buffers[] = {a, b, out};
+    kernel_x86_run(ck, unary ? unary_buffers : binary_buffers, NULL);
     int wrong = 0;
-    for (int i = 0; i < N; i++) {
-      double want = fmod(a[i], b[i]);
+    for (int i = 0; i < F64_COUNT; i++) {
+      double want = unary ? unary(a[i]) : binary(a[i], b[i]);
       if (memcmp(&out[i], &want, 8) != 0 && !(isnan(out[i]) && isnan(want)) && wrong++ < 3)
-        EXPECT(false, "%s remainder(%a, %a) = %a, fmod gives %a", cpu_level_name(level), a[i], b[i], out[i], want);
+        EXPECT(false, "%s %s(%a, %a) = %a, want %a", cpu_level_name(level), op, a[i], unary ? 0.0 : b[i], out[i],
+               want);
     }
-    printf("  remainder f64 at %s: %d inputs, %d not fmod's bits\n", cpu_level_name(level), N, wrong);
+    printf("  %s f64 at %s: %d inputs, %d not the reference's bits\n", op, cpu_level_name(level), F64_COUNT, wrong);
     kernel_x86_free(ck);
   }
-  EXPECT(levels > 0, "no level compiled it");
+  EXPECT(levels > 0, "%s: no level compiled it", op);
   free(a);
   free(b);
   free(out);
   kernel_free(k);
   module_free(m);
+}
+
+TEST(remainder_on_f64_is_exactly_fmod_at_every_level) { check_f64_function("remainder", NULL, fmod); }
+
+TEST(f64_functions_give_mathref_bits_at_every_level) {
+  check_f64_function("exponential", mathref_exp, NULL);
+  check_f64_function("exponential-minus-one", mathref_expm1, NULL);
+  check_f64_function("log", mathref_log, NULL);
+  check_f64_function("log-plus-one", mathref_log1p, NULL);
+  check_f64_function("atan2", NULL, mathref_atan2);
+  check_f64_function("cbrt", mathref_cbrt, NULL);
+  check_f64_function("rsqrt", mathref_rsqrt, NULL);
+  check_f64_function("tanh", mathref_tanh, NULL);
+  check_f64_function("logistic", mathref_logistic, NULL);
+  check_f64_function("atan", mathref_atan, NULL);
+  check_f64_function("asin", mathref_asin, NULL);
+  check_f64_function("acos", mathref_acos, NULL);
+  check_f64_function("sinh", mathref_sinh, NULL);
+  check_f64_function("cosh", mathref_cosh, NULL);
+  check_f64_function("asinh", mathref_asinh, NULL);
+  check_f64_function("acosh", mathref_acosh, NULL);
+  check_f64_function("atanh", mathref_atanh, NULL);
 }
 
 TEST(compositions_give_mathref_bits_at_every_level_within_their_bound) {
@@ -275,11 +311,11 @@ TEST(compositions_give_mathref_bits_at_every_level_within_their_bound) {
   check_function("round-nearest-afz", mathref_round_afzf, round, 0);
 }
 
-TEST(exponential_of_f64_is_refused_by_name) {
+TEST(sine_of_f64_is_refused_by_name) {
   Kernel *k = NULL;
   Status st;
   status_clear(&st);
-  const char *text = "HloModule m\nENTRY e { a = f64[8] parameter(0)\n ROOT r = f64[8] exponential(a) }\n";
+  const char *text = "HloModule m\nENTRY e { a = f64[8] parameter(0)\n ROOT r = f64[8] sine(a) }\n";
   Module *m = parse_module(text, strlen(text), "inline", &st);
   EXPECT(m != NULL, "%s", st.message);
   if (!m) return;
@@ -287,7 +323,7 @@ TEST(exponential_of_f64_is_refused_by_name) {
   CpuFeatures cpu;
   cpu_features_detect_hardware(&cpu);
   CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
-  EXPECT(ck == NULL && st.code == STATUS_UNSUPPORTED && strstr(st.message, "exponential"), "message: %s", st.message);
+  EXPECT(ck == NULL && st.code == STATUS_UNSUPPORTED && strstr(st.message, "sine"), "message: %s", st.message);
   kernel_x86_free(ck);
   kernel_free(k);
   module_free(m);
@@ -299,6 +335,7 @@ int main(void) {
   RUN(compositions_give_mathref_bits_at_every_level_within_their_bound);
   RUN(remainder_on_f32_is_exactly_fmod_at_every_level);
   RUN(remainder_on_f64_is_exactly_fmod_at_every_level);
-  RUN(exponential_of_f64_is_refused_by_name);
+  RUN(f64_functions_give_mathref_bits_at_every_level);
+  RUN(sine_of_f64_is_refused_by_name);
   return test_summary();
 }

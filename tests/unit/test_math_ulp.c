@@ -358,6 +358,114 @@ TEST(compositions_within_bound_over_whole_range) {
   inputs_free(&in);
 }
 
+/* ---- f64 ----
+ * Against the C library's long double function (64-bit mantissa on x86)
+ * rounded to double, which is the correctly rounded result or within a
+ * hair of it, as the distance in doubles. Inputs: the special values,
+ * random mantissas in every exponent of both signs, and a dense sweep. */
+
+static int64_t ordered_from_f64(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  return (b >> 63) ? -(int64_t)(b & ~(UINT64_C(1) << 63)) : (int64_t)b;
+}
+
+static double ulp_distance_f64(double got, double expected) {
+  if (isnan(got) || isnan(expected)) return isnan(got) && isnan(expected) ? 0 : ULP_WRONG_KIND;
+  if (got == 0 && expected == 0 && signbit(got) != signbit(expected)) return ULP_WRONG_KIND;
+  int64_t d = ordered_from_f64(got) - ordered_from_f64(expected);
+  return (double)(d < 0 ? -d : d);
+}
+
+static uint64_t random_u64(void) { return (uint64_t)random_u32() << 32 | random_u32(); }
+
+typedef struct {
+  double *x, *y;
+  size_t count;
+} InputsF64;
+
+static const double special_values_f64[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074,
+                                            0x1p-1022, -0x1p-1022, 0x1.fffffffffffffp-1023, DBL_MAX, -DBL_MAX,
+                                            1.0, -1.0, 0.5, -0.5, 2.0, 709.782712893384, -745.1332191019412,
+                                            710.0, -746.0, 0x1p-54, 0x1p28, 0.5625, 22.0};
+enum { SPECIAL_F64_COUNT = sizeof special_values_f64 / sizeof special_values_f64[0] };
+
+/* specials, 100 per exponent (2046 x 2), then `sweep` uniform in [lo, hi]
+ * and as many in [-1, 1]; y (binary functions) drawn the same way. */
+static InputsF64 inputs_f64(double lo, double hi, int sweep) {
+  size_t capacity = SPECIAL_F64_COUNT * SPECIAL_F64_COUNT + 2 * 2047 * 100 + 2 * (size_t)sweep;
+  InputsF64 in = {malloc(capacity * sizeof(double)), malloc(capacity * sizeof(double)), 0};
+  if (!in.x || !in.y) abort();
+  for (int i = 0; i < SPECIAL_F64_COUNT; i++)
+    for (int j = 0; j < SPECIAL_F64_COUNT; j++) {
+      in.x[in.count] = special_values_f64[i];
+      in.y[in.count++] = special_values_f64[j];
+    }
+  for (uint64_t e = 0; e < 2047; e++)
+    for (int k = 0; k < 100; k++)
+      for (uint64_t sign = 0; sign < 2; sign++) {
+        uint64_t bx = sign << 63 | e << 52 | (random_u64() & ((UINT64_C(1) << 52) - 1));
+        uint64_t by = random_u64() & ~(UINT64_C(0x7ff) << 52);
+        by |= (uint64_t)(1023 + (int)(random_u32() % 40) - 20) << 52;
+        memcpy(&in.x[in.count], &bx, 8);
+        memcpy(&in.y[in.count++], &by, 8);
+      }
+  for (int i = 0; i < sweep; i++) {
+    in.x[in.count] = lo + (hi - lo) * (double)(random_u64() >> 11) * 0x1p-53;
+    in.y[in.count++] = -10 + 20 * (double)(random_u64() >> 11) * 0x1p-53;
+    in.x[in.count] = -1 + 2 * (double)(random_u64() >> 11) * 0x1p-53;
+    in.y[in.count++] = -1 + 2 * (double)(random_u64() >> 11) * 0x1p-53;
+  }
+  return in;
+}
+
+static void check_f64(const char *name, double (*f)(double), long double (*reference)(long double),
+                      double (*f2)(double, double), long double (*reference2)(long double, long double),
+                      const InputsF64 *in, double bound) {
+  Measure m = {0, 0};
+  for (size_t i = 0; i < in->count; i++) {
+    double got = f ? f(in->x[i]) : f2(in->y[i], in->x[i]);
+    double want = f ? (double)reference(in->x[i]) : (double)reference2(in->y[i], in->x[i]);
+    double d = ulp_distance_f64(got, want);
+    if (d > m.max_ulp) m = (Measure){d, i};
+  }
+  char at[64];
+  if (f) snprintf(at, sizeof at, "%.17g", in->x[m.worst]);
+  else snprintf(at, sizeof at, "%.9g, %.9g", in->y[m.worst], in->x[m.worst]);
+  print_row(name, in->count, m, at, bound);
+  EXPECT(m.max_ulp <= bound, "%s at %a (y %a): %.0f ulp > %.0f", name, in->x[m.worst], in->y[m.worst], m.max_ulp,
+         bound);
+}
+
+static long double logistic_long(long double x) { return 1.0L / (1.0L + expl(-x)); }
+static long double rsqrt_long(long double x) { return 1.0L / sqrtl(x); }
+
+TEST(f64_functions_within_bound_over_whole_range) {
+  InputsF64 in = inputs_f64(-750.0, 750.0, 200000);
+  check_f64("exp f64", mathref_exp, expl, NULL, NULL, &in, 1);
+  check_f64("expm1 f64", mathref_expm1, expm1l, NULL, NULL, &in, 2);
+  check_f64("sinh f64", mathref_sinh, sinhl, NULL, NULL, &in, 2);
+  check_f64("cosh f64", mathref_cosh, coshl, NULL, NULL, &in, 2);
+  check_f64("tanh f64", mathref_tanh, tanhl, NULL, NULL, &in, 2);
+  check_f64("logistic f64", mathref_logistic, logistic_long, NULL, NULL, &in, 1);
+  free(in.x);
+  free(in.y);
+  in = inputs_f64(-2.0, 10.0, 200000);
+  check_f64("log f64", mathref_log, logl, NULL, NULL, &in, 1);
+  check_f64("log1p f64", mathref_log1p, log1pl, NULL, NULL, &in, 1);
+  check_f64("atan2 f64", NULL, NULL, mathref_atan2, atan2l, &in, 1);
+  check_f64("atan f64", mathref_atan, atanl, NULL, NULL, &in, 1);
+  check_f64("asin f64", mathref_asin, asinl, NULL, NULL, &in, 1);
+  check_f64("acos f64", mathref_acos, acosl, NULL, NULL, &in, 1);
+  check_f64("asinh f64", mathref_asinh, asinhl, NULL, NULL, &in, 2);
+  check_f64("acosh f64", mathref_acosh, acoshl, NULL, NULL, &in, 2);
+  check_f64("atanh f64", mathref_atanh, atanhl, NULL, NULL, &in, 2);
+  check_f64("cbrt f64", mathref_cbrt, cbrtl, NULL, NULL, &in, 1);
+  check_f64("rsqrt f64", mathref_rsqrt, rsqrt_long, NULL, NULL, &in, 1);
+  free(in.x);
+  free(in.y);
+}
+
 int main(void) {
   printf("%-10s %8s %8s  %-28s %5s\n", "function", "inputs", "max_ulp", "at_input", "bound");
   RUN(exp_and_expm1_within_bound_over_whole_range);
@@ -368,5 +476,6 @@ int main(void) {
   RUN(pow_within_bound_over_all_pairs);
   RUN(cbrt_sqrt_rsqrt_within_bound_over_whole_range);
   RUN(compositions_within_bound_over_whole_range);
+  RUN(f64_functions_within_bound_over_whole_range);
   return test_summary();
 }

@@ -81,6 +81,22 @@ extern const uint32_t mathref_two_over_pi_windows[106][3];
  * x 2/pi still fits the rounding trick), from it on by Payne-Hanek. */
 #define MATHREF_TRIG_SMALL_LIMIT 0x1p22f
 
+/* ---- f64 (math_reference_f64.c) ---- */
+#define MATHREF_EXP_F64_COUNT 12
+#define MATHREF_LOG_F64_COUNT 10
+#define MATHREF_ATAN_F64_COUNT 21
+extern const double mathref_exp_f64_table[MATHREF_EXP_F64_COUNT];
+extern const double mathref_log_f64_table[MATHREF_LOG_F64_COUNT];
+extern const double mathref_atan_f64_table[MATHREF_ATAN_F64_COUNT];
+/* ln 2 = LN2_HI (42 bits, so n LN2_HI is exact for |n| < 2^11) + LN2_LO */
+#define MATHREF_LN2_HI_F64 0x1.62e42fefa3800p-1
+#define MATHREF_LN2_LO_F64 0x1.ef35793c76730p-45
+#define MATHREF_LN2_F64 0x1.62e42fefa39efp-1
+#define MATHREF_PIO4_HI_F64 0x1.921fb54442d18p-1
+#define MATHREF_PIO4_LO_F64 0x1.1a62633145c07p-55
+#define MATHREF_TAN_PI_8_F64 0x1.a827999fcef32p-2
+#define MATHREF_SQRT_HALF_BITS_F64 UINT64_C(0x3fe6a09e667f3bcd)
+
 /* ---- The functions ---- */
 
 float mathref_expf(float x);
@@ -108,5 +124,24 @@ float mathref_asinhf(float x);
 float mathref_acoshf(float x);
 float mathref_atanhf(float x);
 float mathref_round_afzf(float x);
+
+/* f64: the same algorithms where they carry over, longer polynomials */
+double mathref_exp(double x);
+double mathref_expm1(double x);
+double mathref_log(double x);
+double mathref_log1p(double x);
+double mathref_atan2(double y, double x);
+double mathref_cbrt(double x);
+double mathref_rsqrt(double x);
+double mathref_atan(double x);
+double mathref_asin(double x);
+double mathref_acos(double x);
+double mathref_sinh(double x);
+double mathref_cosh(double x);
+double mathref_tanh(double x);
+double mathref_logistic(double x);
+double mathref_asinh(double x);
+double mathref_acosh(double x);
+double mathref_atanh(double x);
 
 #endif
