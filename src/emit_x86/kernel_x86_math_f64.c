@@ -45,10 +45,15 @@ MathValue math_exp_f64(MathBuilder *b, MathValue x) {
 
 MathValue math_expm1_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue n;
-  MathValue r = exp_reduce(b, clamp(b, x, -40.0, 710.0), &n);
+  MathValue xc = clamp(b, x, -40.0, 710.0);
+  MathValue shifter = constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
+  MathValue n = sub_f64(b, fma_f64(b, xc, constant_f64(b, MATHREF_LOG2E_F64), shifter), shifter);
+  MathValue r_exact = fma_f64(b, n, constant_f64(b, -MATHREF_LN2_HI_F64), xc);
+  MathValue lo = mul_f64(b, n, constant_f64(b, -MATHREF_LN2_LO_F64));
+  MathValue r = add_f64(b, r_exact, lo);
+  MathValue r_lost = add_f64(b, sub_f64(b, r_exact, r), lo);
   MathValue poly = polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  MathValue q = fma_f64(b, mul_f64(b, r, r), poly, r);
+  MathValue q = add_f64(b, r, fma_f64(b, mul_f64(b, r, r), poly, fma_f64(b, r_lost, r, r_lost)));
   MathValue half = pow2(b, sub_u64(b, i64_from_f64(b, n), constant_u64(b, 1)));
   MathValue y = fma_f64(b, half, q, sub_f64(b, half, constant_f64(b, 0.5)));
   y = mul_f64(b, constant_f64(b, 2.0), y);

@@ -443,7 +443,7 @@ static long double rsqrt_long(long double x) { return 1.0L / sqrtl(x); }
 TEST(f64_functions_within_bound_over_whole_range) {
   InputsF64 in = inputs_f64(-750.0, 750.0, 200000);
   check_f64("exp f64", mathref_exp, expl, NULL, NULL, &in, 1);
-  check_f64("expm1 f64", mathref_expm1, expm1l, NULL, NULL, &in, 2);
+  check_f64("expm1 f64", mathref_expm1, expm1l, NULL, NULL, &in, 1);
   check_f64("sinh f64", mathref_sinh, sinhl, NULL, NULL, &in, 2);
   check_f64("cosh f64", mathref_cosh, coshl, NULL, NULL, &in, 2);
   check_f64("tanh f64", mathref_tanh, tanhl, NULL, NULL, &in, 2);

@@ -83,11 +83,19 @@ double mathref_exp(double x) {
 }
 
 /* As mathref_expm1f: q = e^r - 1, then 2 (2^(n-1) q + (2^(n-1) - 1/2)),
- * q itself for n = 0, x itself below 2^-54. x clamped to [-40, 710]. */
+ * q itself for n = 0, x itself below 2^-54. x clamped to [-40, 710].
+ * Unlike exp, r keeps the part r_lost that its rounding lost (r's own
+ * relative error would be a whole ulp of q): q = r + (r^2 P(r) +
+ * r_lost (1 + r)), the small terms first. */
 double mathref_expm1(double x) {
-  double n;
-  double r = exp_reduce_f64(min_f64(max_f64(x, -40.0), 710.0), &n);
-  double q = fma(r * r, polynomial_f64(mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r), r);
+  double xc = min_f64(max_f64(x, -40.0), 710.0);
+  double n = fma(xc, MATHREF_LOG2E_F64, MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
+  double r_exact = fma(n, -MATHREF_LN2_HI_F64, xc);
+  double lo = n * -MATHREF_LN2_LO_F64;
+  double r = r_exact + lo;
+  double r_lost = (r_exact - r) + lo;
+  double p = polynomial_f64(mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
+  double q = r + fma(r * r, p, fma(r_lost, r, r_lost));
   double half = pow2_f64((int64_t)n - 1);
   double y = 2.0 * fma(half, q, half - 0.5);
   y = select_f64(n == 0.0, q, y);
