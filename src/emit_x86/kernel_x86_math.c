@@ -39,7 +39,7 @@ static const struct {
     {OP_ASINH, math_asinh_f32, math_asinh_f64},
     {OP_ACOSH, math_acosh_f32, math_acosh_f64},
     {OP_ATANH, math_atanh_f32, math_atanh_f64},
-    {OP_ROUND_NEAREST_AFZ, math_round_afz_f32, NULL},
+    {OP_ROUND_NEAREST_AFZ, math_round_afz_f32, math_round_afz_f64},
 };
 
 static const struct {

@@ -165,6 +165,7 @@ MathValue math_logistic_f64(MathBuilder *b, MathValue x);
 MathValue math_asinh_f64(MathBuilder *b, MathValue x);
 MathValue math_acosh_f64(MathBuilder *b, MathValue x);
 MathValue math_atanh_f64(MathBuilder *b, MathValue x);
+MathValue math_round_afz_f64(MathBuilder *b, MathValue x);
 
 /* kernel_x86_math_remainder.c: HLO remainder (fmod) on f32 or f64, exact,
  * the result in *result. */

@@ -295,3 +295,10 @@ MathValue math_atanh_f64(MathBuilder *b, MathValue x) {
   MathValue y = mul_f64(b, constant_f64(b, 0.5), math_log1p_f64(b, u));
   return math_scope_end(b, scope, nan_passed(b, x, copysign_f64(b, y, x)));
 }
+
+MathValue math_round_afz_f64(MathBuilder *b, MathValue x) {
+  MathValue t = round_f64(b, x, 11);
+  MathValue away = add_f64(b, t, copysign_f64(b, constant_f64(b, 1.0), x));
+  MathValue cut = abs_f64(b, sub_f64(b, x, t));
+  return select_value(b, less_equal_f64(b, constant_f64(b, 0.5), cut), away, t);
+}

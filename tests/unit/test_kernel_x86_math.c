@@ -297,6 +297,7 @@ TEST(f64_functions_give_mathref_bits_at_every_level) {
   check_f64_function("asinh", mathref_asinh, NULL);
   check_f64_function("acosh", mathref_acosh, NULL);
   check_f64_function("atanh", mathref_atanh, NULL);
+  check_f64_function("round-nearest-afz", round, NULL);
 }
 
 TEST(compositions_give_mathref_bits_at_every_level_within_their_bound) {

@@ -143,5 +143,6 @@ double mathref_logistic(double x);
 double mathref_asinh(double x);
 double mathref_acosh(double x);
 double mathref_atanh(double x);
+double mathref_round_afz(double x);
 
 #endif

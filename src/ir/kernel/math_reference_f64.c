@@ -324,3 +324,10 @@ double mathref_atanh(double x) {
   double y = 0.5 * mathref_log1p(u);
   return select_f64(is_nan_f64(x), x + x, copysign_f64(y, x));
 }
+
+/* As mathref_round_afzf. */
+double mathref_round_afz(double x) {
+  double t = trunc(x); /* roundsd with mode 11 */
+  double away = t + copysign_f64(1.0, x);
+  return select_f64(abs_f64(x - t) >= 0.5, away, t);
+}
