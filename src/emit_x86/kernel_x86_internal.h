@@ -104,6 +104,6 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
  * registers may be reused before it: their lives extend to the gather. */
 void kernel_x86_extend_gather_lives(KernelX86 *x);
 enum { REDUCE_PARTIALS = 16 };
-enum { KX_MATH_SLOTS = 256 };
+enum { KX_MATH_SLOTS = 512 };
 
 #endif

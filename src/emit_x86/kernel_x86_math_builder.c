@@ -15,12 +15,13 @@ static X86Operand reg(X86Reg r) { return x86_reg(r); }
 void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   b->x = x;
   b->next_slot = 0;
+  b->peak_slots = 0;
 }
 
 bool math_builder_end(MathBuilder *b) {
-  if (b->next_slot <= KX_MATH_SLOTS) return true;
+  if (b->peak_slots <= KX_MATH_SLOTS) return true;
   return status_error(b->x->st, STATUS_UNSUPPORTED, "kernel %s: a math function needs %d value slots, more than %d",
-                      b->x->k->name, b->next_slot, (int)KX_MATH_SLOTS);
+                      b->x->k->name, b->peak_slots, (int)KX_MATH_SLOTS);
 }
 
 /* Past the area the slots alias the last one: the program's bits are
@@ -30,7 +31,10 @@ X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
   return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + slot));
 }
 
-MathValue math_value_new(MathBuilder *b) { return b->next_slot++; }
+MathValue math_value_new(MathBuilder *b) {
+  if (b->next_slot + 1 > b->peak_slots) b->peak_slots = b->next_slot + 1;
+  return b->next_slot++;
+}
 
 int math_scope_begin(const MathBuilder *b) { return b->next_slot; }
 
@@ -276,6 +280,28 @@ MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c) {
   EMIT(X86_MOV, reg(X86_ECX), slot32(b, c));
   EMIT(X86_IMUL, reg(X86_RAX), reg(X86_RCX));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
+  return v;
+}
+
+MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low) {
+  MathValue v = math_value_new(b);
+  *low = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
+  EMIT(X86_MUL, slot64(b, c)); /* rdx:rax = rax * c */
+  EMIT(X86_MOV, slot64(b, *low), reg(X86_RAX));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RDX));
+  return v;
+}
+
+MathValue mul_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, true, a, c); }
+
+MathValue less_u64(MathBuilder *b, MathValue a, MathValue c) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
+  EMIT(X86_CMP, reg(X86_RAX), slot64(b, c));
+  EMIT(X86_SETB, reg(X86_AL));
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
   return v;
 }
 

@@ -23,6 +23,7 @@ typedef int MathValue; /* a slot of the math area */
 typedef struct MathBuilder {
   KernelX86 *x;
   int next_slot;
+  int peak_slots; /* the most slots live at once */
 } MathBuilder;
 
 void math_builder_begin(MathBuilder *b, KernelX86 *x);
@@ -109,6 +110,10 @@ MathValue shift_left_u64(MathBuilder *b, MathValue a, int count);
 MathValue shift_right_u64(MathBuilder *b, MathValue a, int count);
 MathValue shift_right_i64(MathBuilder *b, MathValue a, int count);
 MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c); /* u32 x u32 -> u64 */
+/* u64 x u64: the high 64 bits of the product, the low ones in *low */
+MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low);
+MathValue mul_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue less_u64(MathBuilder *b, MathValue a, MathValue c); /* unsigned */
 
 /* mask ? a : c, for values of any type (all 8 bytes move). */
 MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
@@ -147,7 +152,8 @@ MathValue math_acosh_f32(MathBuilder *b, MathValue x);
 MathValue math_atanh_f32(MathBuilder *b, MathValue x);
 MathValue math_round_afz_f32(MathBuilder *b, MathValue x);
 
-/* kernel_x86_math_f64.c: math_<name>_f64 is mathref_<name> */
+/* kernel_x86_math_f64.c and kernel_x86_math_trig_f64.c: math_<name>_f64
+ * is mathref_<name> */
 MathValue math_exp_f64(MathBuilder *b, MathValue x);
 MathValue math_expm1_f64(MathBuilder *b, MathValue x);
 MathValue math_log_f64(MathBuilder *b, MathValue x);
@@ -166,6 +172,9 @@ MathValue math_asinh_f64(MathBuilder *b, MathValue x);
 MathValue math_acosh_f64(MathBuilder *b, MathValue x);
 MathValue math_atanh_f64(MathBuilder *b, MathValue x);
 MathValue math_round_afz_f64(MathBuilder *b, MathValue x);
+MathValue math_sin_f64(MathBuilder *b, MathValue x);
+MathValue math_cos_f64(MathBuilder *b, MathValue x);
+MathValue math_tan_f64(MathBuilder *b, MathValue x);
 
 /* kernel_x86_math_remainder.c: HLO remainder (fmod) on f32 or f64, exact,
  * the result in *result. */

@@ -91,6 +91,48 @@ def print_two_over_pi_windows():
     print()
 
 
+def pi_fraction(bits):
+    """pi to `bits` bits, by Machin's formula in integers:
+    pi = 16 atan(1/5) - 4 atan(1/239)."""
+    from fractions import Fraction
+    one = 1 << (bits + 16)
+    def atan_inverse(n):
+        total, term, k, sign = 0, one // n, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= n * n
+            k += 2
+            sign = -sign
+        return total
+    return Fraction(16 * atan_inverse(5) - 4 * atan_inverse(239), one)
+
+
+def print_f64_trig():
+    """sin/cos/tan in f64: the Taylor tables, pi/2 in three parts for the
+    Cody-Waite reduction (33 + 33 + 53 bits) and in two for Payne-Hanek's
+    result, and 2/pi as 20 64-bit words: word j = floor(2/pi 2^(64 j))
+    mod 2^64 (word 0 is the zero integer part), from pi to 1400 bits."""
+    from fractions import Fraction
+    def row(name, values):
+        print(f"/* {name} */")
+        print("    " + ", ".join(float(v).hex() for v in values) + ",")
+    row("sin: (-1)^k/(2k+1)!, k = 1..8", [Fraction((-1) ** k, math.factorial(2 * k + 1)) for k in range(1, 9)])
+    row("cos: (-1)^k/(2k)!, k = 2..8", [Fraction((-1) ** k, math.factorial(2 * k)) for k in range(2, 9)])
+    pi = pi_fraction(1400)
+    pio2 = pi / 2
+    p1 = Fraction(math.floor(pio2 * 2**32), 2**32)
+    p2 = Fraction(math.floor((pio2 - p1) * 2**65), 2**65)
+    p3 = pio2 - p1 - p2
+    hi = Fraction(float(pio2))
+    print("/* pi/2 = P1 + P2 + P3 */", float(p1).hex(), float(p2).hex(), float(p3).hex())
+    print("/* pi/2 = HI + LO */", float(hi).hex(), float(pio2 - hi).hex())
+    print("/* 2/pi */", float(2 / pi).hex())
+    two_over_pi = 2 / pi
+    words = [math.floor(two_over_pi * 2 ** (64 * j)) % 2**64 for j in range(20)]
+    for j in range(0, 20, 4):
+        print("    " + ", ".join(f"UINT64_C(0x{w:016x})" for w in words[j:j + 4]) + ",")
+
+
 def print_f64_series():
     """The f64 functions' tables (src/ir/kernel/math_reference_f64.c):
     truncated Taylor series, whose coefficients are exact rationals
@@ -178,6 +220,7 @@ def main():
     fit_table("pow exp2: 2^r, relative", r, np.exp2(r), 1 / np.exp2(r), 9, f32=False)
     print_two_over_pi_windows()
     print_f64_series()
+    print_f64_trig()
 
 
 if __name__ == "__main__":

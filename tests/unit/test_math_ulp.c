@@ -464,6 +464,18 @@ TEST(f64_functions_within_bound_over_whole_range) {
   check_f64("rsqrt f64", mathref_rsqrt, rsqrt_long, NULL, NULL, &in, 1);
   free(in.x);
   free(in.y);
+  /* sin, cos, tan: also near multiples of pi/2 up to 2^20 (Cody-Waite's
+   * limit), where the reduced argument is smallest */
+  in = inputs_f64(-1e6, 1e6, 200000);
+  for (size_t i = 0; i < 100000 && i < in.count; i++) {
+    double k = (double)(random_u32() % (1 << 20));
+    in.x[in.count - 1 - i] = nextafter(k * 1.5707963267948966, (double)(random_u32() & 1 ? INFINITY : 0.0));
+  }
+  check_f64("sin f64", mathref_sin, sinl, NULL, NULL, &in, 1);
+  check_f64("cos f64", mathref_cos, cosl, NULL, NULL, &in, 1);
+  check_f64("tan f64", mathref_tan, tanl, NULL, NULL, &in, 2);
+  free(in.x);
+  free(in.y);
 }
 
 int main(void) {

@@ -96,6 +96,19 @@ extern const double mathref_atan_f64_table[MATHREF_ATAN_F64_COUNT];
 #define MATHREF_PIO4_LO_F64 0x1.1a62633145c07p-55
 #define MATHREF_TAN_PI_8_F64 0x1.a827999fcef32p-2
 #define MATHREF_SQRT_HALF_BITS_F64 UINT64_C(0x3fe6a09e667f3bcd)
+#define MATHREF_SIN_F64_COUNT 8
+#define MATHREF_COS_F64_COUNT 7
+#define MATHREF_TWO_OVER_PI_WORDS 20
+extern const double mathref_sin_f64_table[MATHREF_SIN_F64_COUNT];
+extern const double mathref_cos_f64_table[MATHREF_COS_F64_COUNT];
+extern const uint64_t mathref_two_over_pi_words[MATHREF_TWO_OVER_PI_WORDS];
+/* pi/2 in three parts (33 + 33 + 53 bits) and in two; 2/pi */
+#define MATHREF_PIO2_1_F64 0x1.921fb54400000p+0
+#define MATHREF_PIO2_2_F64 0x1.0b4611a600000p-34
+#define MATHREF_PIO2_3_F64 0x1.3198a2e037073p-69
+#define MATHREF_PIO2_HI_F64 0x1.921fb54442d18p+0
+#define MATHREF_PIO2_LO_F64 0x1.1a62633145c07p-54
+#define MATHREF_TWO_OVER_PI_F64 0x1.45f306dc9c883p-1
 
 /* ---- The functions ---- */
 
@@ -144,5 +157,8 @@ double mathref_asinh(double x);
 double mathref_acosh(double x);
 double mathref_atanh(double x);
 double mathref_round_afz(double x);
+double mathref_sin(double x);
+double mathref_cos(double x);
+double mathref_tan(double x);
 
 #endif
