@@ -25,7 +25,7 @@ static const struct {
     {OP_LOG_PLUS_ONE, math_log1p_f32, math_log1p_f64},
     {OP_TANH, math_tanh_f32, math_tanh_f64},
     {OP_LOGISTIC, math_logistic_f32, math_logistic_f64},
-    {OP_ERF, math_erf_f32, NULL},
+    {OP_ERF, math_erf_f32, math_erf_f64},
     {OP_CBRT, math_cbrt_f32, math_cbrt_f64},
     {OP_RSQRT, math_rsqrt_f32, math_rsqrt_f64},
     {OP_SINE, math_sin_f32, math_sin_f64},

@@ -225,6 +225,7 @@ MathValue f64_from_i32(MathBuilder *b, MathValue a) { return convert_from_intege
 MathValue f64_from_i64(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 8, 8, a); }
 MathValue i32_from_f32(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSS2SI, X86_EAX, 4, 4, a); }
 MathValue i64_from_f64(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_RAX, 8, 8, a); }
+MathValue i32_from_f64_truncated(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_EAX, 8, 4, a); }
 MathValue f64_from_f32(MathBuilder *b, MathValue a) {
   EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
   return convert(b, X86_CVTSS2SD, KX_XMM_SCRATCH0, 4, 8, a);
@@ -428,10 +429,14 @@ static MathValue fma_f64_emulated(MathBuilder *b, MathValue a, MathValue c, Math
   MathValue v = sum_round_to_odd_f64(b, tl, ul);
   MathValue result = add_f64(b, th, v);
   /* An infinite or NaN operand, or an overflow on the way, leaves no
-   * finite result: then the plain product and sum say what it is. */
+   * finite result: then the plain product and sum say what it is. So
+   * does a zero result, whose sign the two-sums lose (a c + d is then
+   * exact, and its zero signed as the fma's). */
   MathValue plain = add_f64(b, mul_f64(b, a, c), d);
-  MathValue finite = less_f64(b, abs_f64(b, result), constant_f64(b, INFINITY));
-  return math_scope_end(b, scope, select_value(b, finite, result, plain));
+  MathValue magnitude = abs_f64(b, result);
+  MathValue usable = and_i32(b, less_f64(b, magnitude, constant_f64(b, INFINITY)),
+                             less_f64(b, constant_f64(b, 0.0), magnitude));
+  return math_scope_end(b, scope, select_value(b, usable, result, plain));
 }
 
 static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c, MathValue d) {

@@ -86,6 +86,7 @@ MathValue f64_from_f32(MathBuilder *b, MathValue a);
 MathValue f32_from_f64(MathBuilder *b, MathValue a);
 MathValue f64_from_i32(MathBuilder *b, MathValue a);
 MathValue i64_from_f64(MathBuilder *b, MathValue a);
+MathValue i32_from_f64_truncated(MathBuilder *b, MathValue a);
 MathValue u64_from_u32(MathBuilder *b, MathValue a);
 MathValue f64_from_i64(MathBuilder *b, MathValue a);
 MathValue u64_sign_extended(MathBuilder *b, MathValue a); /* i32 -> i64 */
@@ -175,6 +176,7 @@ MathValue math_round_afz_f64(MathBuilder *b, MathValue x);
 MathValue math_sin_f64(MathBuilder *b, MathValue x);
 MathValue math_cos_f64(MathBuilder *b, MathValue x);
 MathValue math_tan_f64(MathBuilder *b, MathValue x);
+MathValue math_erf_f64(MathBuilder *b, MathValue x);
 
 /* kernel_x86_math_remainder.c: HLO remainder (fmod) on f32 or f64, exact,
  * the result in *result. */

@@ -302,3 +302,50 @@ MathValue math_round_afz_f64(MathBuilder *b, MathValue x) {
   MathValue cut = abs_f64(b, sub_f64(b, x, t));
   return select_value(b, less_equal_f64(b, constant_f64(b, 0.5), cut), away, t);
 }
+
+/* ---- erf ---- */
+
+/* The `count` doubles of row `row` (an i32 slot) of a table placed in the
+ * code (jumped over), read rip-relative: the scalar form of a gather. */
+static void table_row_load(MathBuilder *b, const double *table, size_t bytes, MathValue row, int count,
+                           MathValue *out) {
+  X86Buffer *cb = b->x->cb;
+  X86Label data = x86_label_new(cb), over = x86_label_new(cb);
+  x86_emit(cb, X86_JMP, x86_rel(over));
+  x86_label_bind(cb, data);
+  x86_emit_bytes(cb, table, bytes);
+  x86_label_bind(cb, over);
+  x86_emit(cb, X86_LEA, x86_reg(X86_RDX), x86_mem_label(8, data));
+  x86_emit(cb, X86_IMUL, x86_reg(X86_EAX), math_slot_operand(b, row, 4), x86_imm(8 * count));
+  for (int k = 0; k < count; k++) {
+    out[k] = math_value_new(b);
+    x86_emit(cb, X86_MOV, x86_reg(X86_RCX), x86_mem_index(8, X86_RDX, X86_RAX, 1, 8 * k));
+    x86_emit(cb, X86_MOV, math_slot_operand(b, out[k], 8), x86_reg(X86_RCX));
+  }
+}
+
+MathValue math_erf_f64(MathBuilder *b, MathValue x) {
+  int scope = math_scope_begin(b);
+  MathValue ax = abs_f64(b, x), one = constant_f64(b, 1.0);
+  MathValue z = mul_f64(b, x, x);
+  MathValue w = mul_f64(b, z, polynomial_f64(b, mathref_erf_small_f64_table, MATHREF_ERF_SMALL_F64_COUNT, z));
+  MathValue c_hi = constant_f64(b, MATHREF_TWO_OVER_SQRT_PI_HI_F64);
+  MathValue tiny = less_f64(b, ax, constant_f64(b, 0x1p-900));
+  MathValue xs = select_value(b, tiny, mul_f64(b, x, constant_f64(b, 0x1p64)), x);
+  MathValue inner = mul_f64(b, xs, fma_f64(b, c_hi, w, constant_f64(b, MATHREF_TWO_OVER_SQRT_PI_LO_F64)));
+  MathValue small = fma_f64(b, xs, c_hi, inner);
+  small = select_value(b, tiny, mul_f64(b, small, constant_f64(b, 0x1p-64)), small);
+  MathValue t = min_f64(b, max_f64(b, ax, one), constant_f64(b, 6.0));
+  MathValue k = i32_from_f64_truncated(b, mul_f64(b, sub_f64(b, t, one), constant_f64(b, 2.0)));
+  MathValue last = constant_i32(b, 9);
+  k = select_value(b, less_i32(b, last, k), last, k);
+  MathValue center = add_f64(b, constant_f64(b, 1.25), mul_f64(b, constant_f64(b, 0.5), f64_from_i32(b, k)));
+  MathValue h = sub_f64(b, t, center);
+  MathValue row[MATHREF_ERFC_F64_COUNT];
+  table_row_load(b, &mathref_erfc_f64_rows[0][0], sizeof mathref_erfc_f64_rows, k, MATHREF_ERFC_F64_COUNT, row);
+  MathValue erfc = row[MATHREF_ERFC_F64_COUNT - 1];
+  for (int j = MATHREF_ERFC_F64_COUNT - 2; j >= 0; j--) erfc = fma_f64(b, erfc, h, row[j]);
+  MathValue large = copysign_f64(b, sub_f64(b, one, erfc), x);
+  MathValue y = select_value(b, less_f64(b, ax, one), small, large);
+  return math_scope_end(b, scope, nan_passed(b, x, y));
+}

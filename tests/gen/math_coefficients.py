@@ -133,6 +133,52 @@ def print_f64_trig():
         print("    " + ", ".join(f"UINT64_C(0x{w:016x})" for w in words[j:j + 4]) + ",")
 
 
+def print_f64_erf():
+    """erf in f64. Below 1: x (2/sqrt(pi)) sum (-1)^n z^n / (n! (2n+1)),
+    z = x^2, n <= 19, with 2/sqrt(pi) in two parts. From 1 to 6: erfc as
+    its Taylor polynomial (20 terms) around the centers 1.25, 1.75, ...,
+    5.75, |h| <= 1/4; the derivatives of erfc are Hermite polynomials
+    times e^(-a^2): erfc^(n)(a) = -(2/sqrt(pi)) (-1)^(n-1) H_(n-1)(a) e^(-a^2).
+    All in 80-digit decimals."""
+    import decimal
+    from fractions import Fraction
+    decimal.getcontext().prec = 80
+    D = decimal.Decimal
+    pi = pi_fraction(400)
+    sqrt_pi = (D(pi.numerator) / D(pi.denominator)).sqrt()
+    c = 2 / sqrt_pi
+    hi = float(c)
+    print("/* 2/sqrt(pi) = HI + LO */", hi.hex(), float(c - D(hi)).hex())
+    small = [Fraction((-1) ** n, math.factorial(n) * (2 * n + 1)) for n in range(1, 20)]
+    print("/* erf small: (-1)^n / (n! (2n+1)), n = 1..19 (times 2/sqrt(pi) at run time) */")
+    print("    " + ", ".join(float(v).hex() for v in small) + ",")
+
+    def erf_decimal(a):
+        a = D(a)
+        total, term, n = D(0), a, 0
+        while True:
+            add = term / (2 * n + 1)
+            total += add
+            if abs(add) < D(10) ** -70:
+                break
+            n += 1
+            term = -term * a * a / n
+        return c * total
+
+    print("/* erfc Taylor rows, centers 1.25 + k/2, k = 0..9, coefficients of h^0..h^19 */")
+    for k in range(10):
+        a = D("1.25") + D(k) / 2
+        e = (-a * a).exp()
+        h_prev, h = D(0), D(1)  # H_{-1} (unused), H_0
+        row = [1 - erf_decimal(a)]
+        hermite = [D(1), 2 * a]
+        for m in range(2, 20):
+            hermite.append(2 * a * hermite[m - 1] - 2 * (m - 1) * hermite[m - 2])
+        for n in range(1, 20):
+            row.append(-c * (-1) ** (n - 1) * hermite[n - 1] * e / math.factorial(n))
+        print("    {" + ", ".join(float(v).hex() for v in row) + "},")
+
+
 def print_f64_series():
     """The f64 functions' tables (src/ir/kernel/math_reference_f64.c):
     truncated Taylor series, whose coefficients are exact rationals
@@ -221,6 +267,7 @@ def main():
     print_two_over_pi_windows()
     print_f64_series()
     print_f64_trig()
+    print_f64_erf()
 
 
 if __name__ == "__main__":

@@ -462,6 +462,7 @@ TEST(f64_functions_within_bound_over_whole_range) {
   check_f64("atanh f64", mathref_atanh, atanhl, NULL, NULL, &in, 2);
   check_f64("cbrt f64", mathref_cbrt, cbrtl, NULL, NULL, &in, 1);
   check_f64("rsqrt f64", mathref_rsqrt, rsqrt_long, NULL, NULL, &in, 1);
+  check_f64("erf f64", mathref_erf, erfl, NULL, NULL, &in, 2);
   free(in.x);
   free(in.y);
   /* sin, cos, tan: also near multiples of pi/2 up to 2^20 (Cody-Waite's

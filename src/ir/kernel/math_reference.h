@@ -109,6 +109,13 @@ extern const uint64_t mathref_two_over_pi_words[MATHREF_TWO_OVER_PI_WORDS];
 #define MATHREF_PIO2_HI_F64 0x1.921fb54442d18p+0
 #define MATHREF_PIO2_LO_F64 0x1.1a62633145c07p-54
 #define MATHREF_TWO_OVER_PI_F64 0x1.45f306dc9c883p-1
+#define MATHREF_ERF_SMALL_F64_COUNT 19
+#define MATHREF_ERFC_F64_ROWS 10
+#define MATHREF_ERFC_F64_COUNT 20
+extern const double mathref_erf_small_f64_table[MATHREF_ERF_SMALL_F64_COUNT];
+extern const double mathref_erfc_f64_rows[MATHREF_ERFC_F64_ROWS][MATHREF_ERFC_F64_COUNT];
+#define MATHREF_TWO_OVER_SQRT_PI_HI_F64 0x1.20dd750429b6dp+0
+#define MATHREF_TWO_OVER_SQRT_PI_LO_F64 0x1.1ae3a914fed80p-56
 
 /* ---- The functions ---- */
 
@@ -160,5 +167,6 @@ double mathref_round_afz(double x);
 double mathref_sin(double x);
 double mathref_cos(double x);
 double mathref_tan(double x);
+double mathref_erf(double x);
 
 #endif
