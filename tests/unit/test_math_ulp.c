@@ -437,6 +437,11 @@ static void check_f64(const char *name, double (*f)(double), long double (*refer
          bound);
 }
 
+/* check_f64 passes (y, x) to two-argument functions, atan2's order; pow
+ * is pow(x, y) of the same pairs: the second array is the base. */
+static double mathref_pow_yx(double y, double x) { return mathref_pow(x, y); }
+static long double powl_yx(long double y, long double x) { return powl(x, y); }
+
 static long double logistic_long(long double x) { return 1.0L / (1.0L + expl(-x)); }
 static long double rsqrt_long(long double x) { return 1.0L / sqrtl(x); }
 
@@ -475,6 +480,27 @@ TEST(f64_functions_within_bound_over_whole_range) {
   check_f64("sin f64", mathref_sin, sinl, NULL, NULL, &in, 1);
   check_f64("cos f64", mathref_cos, cosl, NULL, NULL, &in, 1);
   check_f64("tan f64", mathref_tan, tanl, NULL, NULL, &in, 2);
+  /* pow: y chosen so that y log2|x| spans [-1080, 1030] (results from
+   * below the subnormals to past overflow), negative x with integer y,
+   * x near 1 with large y; the array x (second) is the base. */
+  for (size_t i = SPECIAL_F64_COUNT * SPECIAL_F64_COUNT; i < in.count; i++) {
+    uint64_t bits = random_u64() & ~(UINT64_C(1) << 63);
+    double base;
+    memcpy(&base, &bits, 8);
+    int kind = (int)(random_u32() % 4);
+    double u = (double)(random_u64() >> 11) * 0x1p-53;
+    if (kind == 0 && isfinite(base) && base != 0.0 && base != 1.0) {
+      in.x[i] = base;
+      in.y[i] = (-1080.0 + 2110.0 * u) / log2(base);
+    } else if (kind == 1) {
+      in.x[i] = -8.0 * u;
+      in.y[i] = (double)((int)(random_u32() % 201) - 100);
+    } else if (kind == 2) {
+      in.x[i] = 1.0 + (u - 0.5) * 0x1p-20;
+      in.y[i] = (double)(random_u64() >> 11) * 0x1p-53 * 4e8 - 2e8;
+    }
+  }
+  check_f64("pow f64", NULL, NULL, mathref_pow_yx, powl_yx, &in, 1);
   free(in.x);
   free(in.y);
 }

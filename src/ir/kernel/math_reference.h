@@ -109,6 +109,13 @@ extern const uint64_t mathref_two_over_pi_words[MATHREF_TWO_OVER_PI_WORDS];
 #define MATHREF_PIO2_HI_F64 0x1.921fb54442d18p+0
 #define MATHREF_PIO2_LO_F64 0x1.1a62633145c07p-54
 #define MATHREF_TWO_OVER_PI_F64 0x1.45f306dc9c883p-1
+#define MATHREF_POW_LOG_F64_COUNT 13
+extern const double mathref_pow_log_f64_table[MATHREF_POW_LOG_F64_COUNT];
+/* pow's two-part constants: log2(e), 2/3 and ln 2 (MATHREF_LN2_F64 + this) */
+#define MATHREF_LOG2E_LO_F64 0x1.777d0ffda0d24p-56
+#define MATHREF_TWO_THIRDS_HI_F64 0x1.5555555555555p-1
+#define MATHREF_TWO_THIRDS_LO_F64 0x1.5555555555555p-55
+#define MATHREF_LN2_LO_EXACT_F64 0x1.abc9e3b39803fp-56
 #define MATHREF_ERF_SMALL_F64_COUNT 19
 #define MATHREF_ERFC_F64_ROWS 10
 #define MATHREF_ERFC_F64_COUNT 20
@@ -168,5 +175,6 @@ double mathref_sin(double x);
 double mathref_cos(double x);
 double mathref_tan(double x);
 double mathref_erf(double x);
+double mathref_pow(double x, double y);
 
 #endif

@@ -562,3 +562,92 @@ double mathref_erf(double x) {
   double y = select_f64(ax < 1.0, small, large);
   return select_f64(is_nan_f64(x), x + x, y);
 }
+
+/* ---- pow ---- */
+
+/* 2/(2k+1), k = 2..14: pow's log series past 2s + 2s^3/3, long enough
+ * for 2^-72 of the result (log's own table stops at 2^-56). */
+const double mathref_pow_log_f64_table[MATHREF_POW_LOG_F64_COUNT] = {
+    0x1.999999999999ap-2, 0x1.2492492492492p-2, 0x1.c71c71c71c71cp-3, 0x1.745d1745d1746p-3, 0x1.3b13b13b13b14p-3, 0x1.1111111111111p-3, 0x1.e1e1e1e1e1e1ep-4, 0x1.af286bca1af28p-4, 0x1.8618618618618p-4, 0x1.642c8590b2164p-4, 0x1.47ae147ae147bp-4, 0x1.2f684bda12f68p-4, 0x1.1a7b9611a7b96p-4,
+};
+
+/* x = 2^e m as log's split; log(m) = 2 atanh(s), s = f / (2 + f), carried
+ * in two doubles to about 2^-100: s = s_h + s_l (2 + f split exactly, the
+ * division's remainder by an FMA); 2s + 2s^3/3 with s^3 and 2/3 in two
+ * parts; s^5 (2/5 + 2/7 s^2 + ...) in one, as it is below 2^-12 of the
+ * sum. Then times log2(e) (two parts) plus e: log2|x| = *low + return,
+ * right to about 2^-70 relative, which y log2|x| needs (|y log2|x|| up to
+ * 1100, to 2^-55 absolute). */
+static double pow_log2_f64(double ax, double *low) {
+  int subnormal = ax < 0x1p-1022;
+  int64_t e;
+  double f = log_split_f64(select_f64(subnormal, ax * 0x1p54, ax), &e);
+  e -= select_i64(subnormal, 54, 0);
+  double den = 2.0 + f;
+  double den_l = (2.0 - den) + f;
+  double s = f / den;
+  double s_l = (fma(-s, den, f) - s * den_l) / den;
+  double s2 = s * s;
+  double s2_l = fma(s, s, -s2);
+  double s3 = s2 * s;
+  double s3_l = fma(s2, s, -s3) + (s2_l * s + 3.0 * s2 * s_l);
+  double t = s3 * MATHREF_TWO_THIRDS_HI_F64;
+  double t_l = fma(s3, MATHREF_TWO_THIRDS_HI_F64, -t) + (s3 * MATHREF_TWO_THIRDS_LO_F64 + s3_l * MATHREF_TWO_THIRDS_HI_F64);
+  double rest = s3 * s2 * polynomial_f64(mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2);
+  double h = 2.0 * s + t; /* 2s >= 8 t: Fast2Sum */
+  double l = (t - (h - 2.0 * s)) + (2.0 * s_l + (t_l + rest));
+  double p = h * MATHREF_LOG2E_F64;
+  double p_l = fma(h, MATHREF_LOG2E_F64, -p) + (h * MATHREF_LOG2E_LO_F64 + l * MATHREF_LOG2E_F64);
+  double ef = (double)e;
+  double sum_l;
+  double sum = two_sum_f64(ef, p, &sum_l);
+  double result = sum + (sum_l + p_l);
+  *low = (sum - result) + (sum_l + p_l);
+  return result;
+}
+
+/* 2^(z + z_l): n = round(z), r = (z - n) + z_l (z - n exact) with what
+ * that sum lost; e^(r ln2) with r ln2 = t + t_l (ln 2 in two parts),
+ * 1 + t + t^2 P(t) + t_l (1 + t), P exp's table; 2^n in two halves.
+ * z is clamped to [-1100, 1100] (0 and inf beyond), a NaN z to 0 (the
+ * caller's select returns NaN). */
+static double pow_exp2_f64(double z, double z_l) {
+  int out = !(abs_f64(z) <= 1100.0);
+  double zc = select_f64(out, select_f64(z > 0.0, 1100.0, -1100.0), z);
+  zc = select_f64(is_nan_f64(z), 0.0, zc);
+  double zl = select_f64(out | is_nan_f64(z), 0.0, z_l);
+  double n = (zc + MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
+  double head = zc - n;
+  double r = head + zl;
+  double r_l = (head - r) + zl;
+  double t = r * MATHREF_LN2_F64;
+  double t_l = fma(r, MATHREF_LN2_F64, -t) + (r * MATHREF_LN2_LO_EXACT_F64 + r_l * MATHREF_LN2_F64);
+  double p = polynomial_f64(mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
+  double y = 1.0 + (t + fma(t * t, p, fma(t_l, t, t_l)));
+  int64_t ni = (int64_t)n;
+  int64_t n1 = ni >> 1;
+  return (y * pow2_f64(n1)) * pow2_f64(ni - n1);
+}
+
+/* As mathref_powf: 2^(y log2|x|), then the sign and C99 Annex F's
+ * special cases. */
+double mathref_pow(double x, double y) {
+  double ax = abs_f64(x), ay = abs_f64(y);
+  double l_low;
+  double l = pow_log2_f64(ax, &l_low);
+  int edge = (ax == 0.0) | (ax == INFINITY);
+  l = select_f64(ax == 0.0, -INFINITY, select_f64(ax == INFINITY, INFINITY, l));
+  l_low = select_f64(edge, 0.0, l_low);
+  double z = y * l;
+  double z_l = fma(y, l, -z) + y * l_low;
+  double result = pow_exp2_f64(z, select_f64(edge, 0.0, z_l));
+  double ay_rounded = select_f64(ay < 0x1p52, (ay + 0x1p52) - 0x1p52, ay);
+  int y_integer = ay_rounded == ay;
+  int y_odd = y_integer & (int)((int64_t)select_f64(ay < 0x1p53, ay_rounded, 0.0) & 1);
+  int negative_x = (bits_from_f64(x) >> 63) != 0;
+  result = select_f64(negative_x & y_odd, -result, result);
+  int invalid = (x < 0.0) & (x > -INFINITY) & !y_integer;
+  result = select_f64(invalid | is_nan_f64(x) | is_nan_f64(y), quiet_nan_f64(), result);
+  int one = (y == 0.0) | (x == 1.0) | ((ax == 1.0) & (ay == INFINITY));
+  return select_f64(one, 1.0, result);
+}
