@@ -46,7 +46,7 @@ static const struct {
   Opcode op;
   BinaryMath f32, f64;
 } binary_functions[] = {
-    {OP_POWER, math_pow_f32, NULL},
+    {OP_POWER, math_pow_f32, math_pow_f64},
     {OP_ATAN2, math_atan2_f32, math_atan2_f64},
 };
 

@@ -177,6 +177,7 @@ MathValue math_sin_f64(MathBuilder *b, MathValue x);
 MathValue math_cos_f64(MathBuilder *b, MathValue x);
 MathValue math_tan_f64(MathBuilder *b, MathValue x);
 MathValue math_erf_f64(MathBuilder *b, MathValue x);
+MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y);
 
 /* kernel_x86_math_remainder.c: HLO remainder (fmod) on f32 or f64, exact,
  * the result in *result. */

@@ -349,3 +349,115 @@ MathValue math_erf_f64(MathBuilder *b, MathValue x) {
   MathValue y = select_value(b, less_f64(b, ax, one), small, large);
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
+
+/* ---- pow ---- */
+
+static MathValue two_sum(MathBuilder *b, MathValue a, MathValue c, MathValue *e) {
+  MathValue s = add_f64(b, a, c);
+  MathValue back = sub_f64(b, s, a);
+  *e = add_f64(b, sub_f64(b, a, sub_f64(b, s, back)), sub_f64(b, c, back));
+  return s;
+}
+
+/* log(m) = 2 atanh(s) in two doubles: see pow_log2_f64 in the C. */
+static MathValue pow_log_m(MathBuilder *b, MathValue f, MathValue *low) {
+  MathValue two = constant_f64(b, 2.0);
+  MathValue den = add_f64(b, two, f);
+  MathValue den_l = add_f64(b, sub_f64(b, two, den), f);
+  MathValue s = div_f64(b, f, den);
+  MathValue s_l = div_f64(b, sub_f64(b, fma_f64(b, negate_f64(b, s), den, f), mul_f64(b, s, den_l)), den);
+  MathValue s2 = mul_f64(b, s, s);
+  MathValue s2_l = fma_f64(b, s, s, negate_f64(b, s2));
+  MathValue s3 = mul_f64(b, s2, s);
+  MathValue cross = add_f64(b, mul_f64(b, s2_l, s), mul_f64(b, mul_f64(b, constant_f64(b, 3.0), s2), s_l));
+  MathValue s3_l = add_f64(b, fma_f64(b, s2, s, negate_f64(b, s3)), cross);
+  MathValue c_hi = constant_f64(b, MATHREF_TWO_THIRDS_HI_F64);
+  MathValue t = mul_f64(b, s3, c_hi);
+  MathValue t_parts = add_f64(b, mul_f64(b, s3, constant_f64(b, MATHREF_TWO_THIRDS_LO_F64)), mul_f64(b, s3_l, c_hi));
+  MathValue t_l = add_f64(b, fma_f64(b, s3, c_hi, negate_f64(b, t)), t_parts);
+  MathValue series = polynomial_f64(b, mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2);
+  MathValue rest = mul_f64(b, mul_f64(b, s3, s2), series);
+  MathValue twice = mul_f64(b, two, s);
+  MathValue h = add_f64(b, twice, t);
+  MathValue small = add_f64(b, mul_f64(b, two, s_l), add_f64(b, t_l, rest));
+  *low = add_f64(b, sub_f64(b, t, sub_f64(b, h, twice)), small);
+  return h;
+}
+
+static MathValue pow_log2(MathBuilder *b, MathValue ax, MathValue *low) {
+  MathValue subnormal = less_f64(b, ax, constant_f64(b, 0x1p-1022));
+  MathValue e;
+  MathValue f = log_split(b, select_value(b, subnormal, mul_f64(b, ax, constant_f64(b, 0x1p54)), ax), &e);
+  e = sub_u64(b, e, select_value(b, subnormal, constant_u64(b, 54), constant_u64(b, 0)));
+  MathValue l;
+  MathValue h = pow_log_m(b, f, &l);
+  MathValue log2e = constant_f64(b, MATHREF_LOG2E_F64);
+  MathValue p = mul_f64(b, h, log2e);
+  MathValue p_parts = add_f64(b, mul_f64(b, h, constant_f64(b, MATHREF_LOG2E_LO_F64)), mul_f64(b, l, log2e));
+  MathValue p_l = add_f64(b, fma_f64(b, h, log2e, negate_f64(b, p)), p_parts);
+  MathValue sum_l;
+  MathValue sum = two_sum(b, f64_from_i64(b, e), p, &sum_l);
+  MathValue tail = add_f64(b, sum_l, p_l);
+  MathValue result = add_f64(b, sum, tail);
+  *low = add_f64(b, sub_f64(b, sum, result), tail);
+  return result;
+}
+
+static MathValue pow_exp2(MathBuilder *b, MathValue z, MathValue z_l) {
+  MathValue zero = constant_f64(b, 0.0), limit = constant_f64(b, 1100.0);
+  MathValue out = not_mask(b, less_equal_f64(b, abs_f64(b, z), limit));
+  MathValue z_nan = is_nan_f64(b, z);
+  MathValue signed_limit = select_value(b, less_f64(b, zero, z), limit, constant_f64(b, -1100.0));
+  MathValue zc = select_value(b, z_nan, zero, select_value(b, out, signed_limit, z));
+  MathValue zl = select_value(b, or_i32(b, out, z_nan), zero, z_l);
+  MathValue shifter = constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
+  MathValue n = sub_f64(b, add_f64(b, zc, shifter), shifter);
+  MathValue head = sub_f64(b, zc, n);
+  MathValue r = add_f64(b, head, zl);
+  MathValue r_l = add_f64(b, sub_f64(b, head, r), zl);
+  MathValue ln2 = constant_f64(b, MATHREF_LN2_F64);
+  MathValue t = mul_f64(b, r, ln2);
+  MathValue t_parts = add_f64(b, mul_f64(b, r, constant_f64(b, MATHREF_LN2_LO_EXACT_F64)), mul_f64(b, r_l, ln2));
+  MathValue t_l = add_f64(b, fma_f64(b, r, ln2, negate_f64(b, t)), t_parts);
+  MathValue p = polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
+  MathValue inner = fma_f64(b, mul_f64(b, t, t), p, fma_f64(b, t_l, t, t_l));
+  MathValue y = add_f64(b, constant_f64(b, 1.0), add_f64(b, t, inner));
+  MathValue ni = i64_from_f64(b, n);
+  MathValue n1 = shift_right_i64(b, ni, 1);
+  return mul_f64(b, mul_f64(b, y, pow2(b, n1)), pow2(b, sub_u64(b, ni, n1)));
+}
+
+static MathValue pow_special_cases(MathBuilder *b, MathValue x, MathValue y, MathValue result) {
+  MathValue ax = abs_f64(b, x), ay = abs_f64(b, y);
+  MathValue two52 = constant_f64(b, 0x1p52), zero = constant_f64(b, 0.0), one = constant_f64(b, 1.0);
+  MathValue inf = constant_f64(b, INFINITY);
+  MathValue ay_rounded = select_value(b, less_f64(b, ay, two52), sub_f64(b, add_f64(b, ay, two52), two52), ay);
+  MathValue y_integer = equal_f64(b, ay_rounded, ay);
+  MathValue below_2_53 = select_value(b, less_f64(b, ay, constant_f64(b, 0x1p53)), ay_rounded, zero);
+  MathValue y_odd = and_i32(b, y_integer, and_i32(b, i64_from_f64(b, below_2_53), constant_i32(b, 1)));
+  MathValue negative_x = shift_right_u64(b, x, 63);
+  result = select_value(b, and_i32(b, negative_x, y_odd), negate_f64(b, result), result);
+  MathValue finite_negative = and_i32(b, less_f64(b, x, zero), less_f64(b, negate_f64(b, inf), x));
+  MathValue invalid = and_i32(b, finite_negative, not_mask(b, y_integer));
+  invalid = or_i32(b, or_i32(b, invalid, is_nan_f64(b, x)), is_nan_f64(b, y));
+  result = select_value(b, invalid, quiet_nan(b), result);
+  MathValue is_one = or_i32(b, equal_f64(b, y, zero), equal_f64(b, x, one));
+  is_one = or_i32(b, is_one, and_i32(b, equal_f64(b, ax, one), equal_f64(b, ay, inf)));
+  return select_value(b, is_one, one, result);
+}
+
+MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y) {
+  int scope = math_scope_begin(b);
+  MathValue ax = abs_f64(b, x);
+  MathValue l_low;
+  MathValue l = pow_log2(b, ax, &l_low);
+  MathValue zero = constant_f64(b, 0.0), inf = constant_f64(b, INFINITY);
+  MathValue ax_zero = equal_f64(b, ax, zero), ax_inf = equal_f64(b, ax, inf);
+  MathValue edge = or_i32(b, ax_zero, ax_inf);
+  l = select_value(b, ax_zero, constant_f64(b, -INFINITY), select_value(b, ax_inf, inf, l));
+  l_low = select_value(b, edge, zero, l_low);
+  MathValue z = mul_f64(b, y, l);
+  MathValue z_l = add_f64(b, fma_f64(b, y, l, negate_f64(b, z)), mul_f64(b, y, l_low));
+  MathValue result = pow_exp2(b, z, select_value(b, edge, zero, z_l));
+  return math_scope_end(b, scope, pow_special_cases(b, x, y, result));
+}

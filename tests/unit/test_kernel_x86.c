@@ -268,21 +268,6 @@ static CompiledKernel *compile_root(const Module *m, Kernel **k, Status *st) {
   return kernel_x86_compile(*k, &cpu, st);
 }
 
-TEST(transcendental_functions_are_refused_by_name_until_their_algorithms_exist) {
-  Module *m = parse_text(
-      "HloModule t\nENTRY e { a = f64[8] parameter(0)\n b = f64[8] parameter(1)\n ROOT t = f64[8] power(a, b) }\n");
-  if (!m) return;
-  Status st;
-  status_clear(&st);
-  Kernel *k = NULL;
-  CompiledKernel *ck = compile_root(m, &k, &st);
-  EXPECT(ck == NULL && st.code == STATUS_UNSUPPORTED && strstr(st.message, "power") && strstr(st.message, "f64"),
-         "message: %s", st.message);
-  kernel_x86_free(ck);
-  kernel_free(k);
-  module_free(m);
-}
-
 TEST(the_listing_heads_each_block_with_its_hlo_instruction_and_jax_line) {
   Module *m = parse_text(
       "HloModule l\nENTRY e { a = f32[4,3] parameter(0)\n b = f32[4,3] parameter(1)\n"
@@ -556,7 +541,6 @@ int main(void) {
   two_threads = thread_pool_create(2);
   RUN(every_supported_corpus_op_matches_kernel_eval_at_every_isa_level);
   RUN(every_supported_fusion_matches_kernel_eval_at_every_isa_level);
-  RUN(transcendental_functions_are_refused_by_name_until_their_algorithms_exist);
   RUN(the_listing_heads_each_block_with_its_hlo_instruction_and_jax_line);
   RUN(maximum_and_minimum_propagate_nan_in_vector_and_scalar_code);
   RUN(converts_divisions_and_compares_follow_the_evaluator_at_the_edges);
