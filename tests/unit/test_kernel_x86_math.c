@@ -1,10 +1,11 @@
 /* The x86 kernel compiler's math functions against their definition:
- * `f32[N] op(x)` (exponential, exponential-minus-one, logistic, tanh, log,
- * log-plus-one, rsqrt, sqrt) compiled at every ISA level this machine has (the sse4 level,
- * without FMA, must refuse the ones that use fmaf, by name) and run over
- * 2^17 inputs gives exactly mathref's bits for each, and is within
- * docs/math.md's ulp bound of the C library's double function rounded to
- * f32. */
+ * `f32[N] op(x)` (and op(x, y)) for every f32 math function, compiled at
+ * every ISA level this machine has (sse4 emulates the FMA exactly) and
+ * run over 2^17 inputs, gives exactly mathref's bits for each and is
+ * within docs/math.md's ulp bound of the C library's double function
+ * rounded to f32; the f64 functions give mathref's f64 bits over 2^16
+ * inputs (their bounds are test_math_ulp.c's); remainder gives fmod's
+ * bits, exactly. */
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>

@@ -1,4 +1,5 @@
-/* The inline f32 math functions, written once in C as the definition that
+/* The inline math functions (f32 here and in math_reference.c, f64 in
+ * math_reference_f64.c), written once in C as the definition that
  * the code generators transcribe (emit_x86 into SIMD lanes, emit_ptx into
  * PTX): generated code never calls libm.
  *
