@@ -345,6 +345,15 @@ MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c)
   return v;
 }
 
+X86Label math_skip_if(MathBuilder *b, MathValue mask) {
+  X86Label skip = x86_label_new(b->x->cb);
+  EMIT(X86_CMP, slot32(b, mask), x86_imm(0));
+  EMIT(X86_JNE, x86_rel(skip));
+  return skip;
+}
+
+void math_skip_end(MathBuilder *b, X86Label skip) { x86_label_bind(b->x->cb, skip); }
+
 MathValue not_mask(MathBuilder *b, MathValue mask) { return xor_i32(b, mask, constant_i32(b, 1)); }
 
 /* ---- fused multiply-add ---- */

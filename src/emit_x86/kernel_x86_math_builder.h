@@ -120,6 +120,13 @@ MathValue less_u64(MathBuilder *b, MathValue a, MathValue c); /* unsigned */
 MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
 MathValue not_mask(MathBuilder *b, MathValue mask);
 
+/* A jump over the code emitted until math_skip_end when `mask` is
+ * nonzero: for a side of a select that this mask then discards (its
+ * slots hold stale bits when skipped, and only that select may read them).
+ * The bits are the C's; only the work is saved. */
+X86Label math_skip_if(MathBuilder *b, MathValue mask);
+void math_skip_end(MathBuilder *b, X86Label skip);
+
 /* c[0] + c[1] v + ..., Horner's rule with fma. */
 MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v);
 MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v);

@@ -109,7 +109,10 @@ static MathValue trig_reduce(MathBuilder *b, MathValue x, MathValue *quadrant, M
   MathValue small = less_f32(b, abs_f32(b, x), constant_f32(b, MATHREF_TRIG_SMALL_LIMIT));
   MathValue n_small, lo_small, n_large, lo_large;
   MathValue hi_small = trig_reduce_small(b, select_value(b, small, x, constant_f32(b, 0.0f)), &n_small, &lo_small);
+  /* Payne-Hanek only where the argument needs it */
+  X86Label skip = math_skip_if(b, small);
   MathValue hi_large = trig_reduce_large(b, x, &n_large, &lo_large);
+  math_skip_end(b, skip);
   *quadrant = and_i32(b, i32_from_f32(b, select_value(b, small, n_small, n_large)), constant_i32(b, 3));
   *lo = select_value(b, small, lo_small, lo_large);
   return select_value(b, small, hi_small, hi_large);

@@ -116,7 +116,10 @@ static MathValue trig_reduce(MathBuilder *b, MathValue x, MathValue *quadrant, M
   MathValue small = less_f64(b, abs_f64(b, x), constant_f64(b, 0x1p20));
   MathValue n, lo_small, lo_large, q_large;
   MathValue hi_small = trig_reduce_small(b, select_value(b, small, x, constant_f64(b, 0.0)), &n, &lo_small);
+  /* Payne-Hanek only where the argument needs it */
+  X86Label skip = math_skip_if(b, small);
   MathValue hi_large = trig_reduce_large(b, x, &q_large, &lo_large);
+  math_skip_end(b, skip);
   MathValue q_small = and_u64(b, i64_from_f64(b, n), constant_u64(b, 3));
   *quadrant = select_value(b, small, q_small, q_large);
   *lo = select_value(b, small, lo_small, lo_large);
