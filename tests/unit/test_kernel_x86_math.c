@@ -318,6 +318,59 @@ TEST(compositions_give_mathref_bits_at_every_level_within_their_bound) {
   check_function("round-nearest-afz", mathref_round_afzf, round, 0);
 }
 
+/* is-finite: true exactly for the finite floats, at every level. */
+static void check_is_finite(const char *type, int size) {
+  enum { N = 4096 };
+  char text[300];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e { a = %s[%d] parameter(0)\n ROOT r = pred[%d] is-finite(a) }\n",
+           type, N, N);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  unsigned char in[N * 8], out[N];
+  uint64_t state = 5;
+  for (int i = 0; i < N * 8; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    in[i] = (unsigned char)(state >> 56);
+  }
+  /* every eighth value: an infinity or a NaN of either sign */
+  for (int i = 0; i < N; i += 8) {
+    if (size == 4) memcpy(in + 4 * i, &(float){i % 16 ? INFINITY : -NAN}, 4);
+    else memcpy(in + 8 * i, &(double){i % 16 ? -INFINITY : NAN}, 8);
+  }
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  for (CpuLevel level = CPU_LEVEL_SSE4; k && level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu = hardware;
+    if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "is-finite %s at %s: %s", type, cpu_level_name(level), st.message);
+    if (!ck) continue;
+    void *buffers[] = {in, out};
+    kernel_x86_run(ck, buffers, NULL);
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+      float f;
+      double d;
+      if (size == 4) memcpy(&f, in + 4 * i, 4);
+      else memcpy(&d, in + 8 * i, 8);
+      bool want = size == 4 ? isfinite(f) : isfinite(d);
+      if ((out[i] != 0) != want && wrong++ < 3)
+        EXPECT(false, "%s is-finite %s element %d: got %d", cpu_level_name(level), type, i, out[i]);
+    }
+    kernel_x86_free(ck);
+  }
+  kernel_free(k);
+  module_free(m);
+}
+
+TEST(is_finite_is_false_exactly_for_infinities_and_nans) {
+  check_is_finite("f32", 4);
+  check_is_finite("f64", 8);
+}
+
 int main(void) {
   RUN(exp_log_family_gives_mathref_bits_at_every_level_within_its_bound);
   RUN(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound);
@@ -325,5 +378,6 @@ int main(void) {
   RUN(remainder_on_f32_is_exactly_fmod_at_every_level);
   RUN(remainder_on_f64_is_exactly_fmod_at_every_level);
   RUN(f64_functions_give_mathref_bits_at_every_level);
+  RUN(is_finite_is_false_exactly_for_infinities_and_nans);
   return test_summary();
 }
