@@ -51,7 +51,7 @@ static const struct {
 };
 
 bool kernel_x86_is_math(Opcode op) {
-  if (op == OP_REMAINDER) return true;
+  if (op == OP_REMAINDER || op == OP_REDUCE_PRECISION) return true;
   for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
     if (unary_functions[f].op == op) return true;
   for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++)
@@ -76,6 +76,7 @@ static bool math_finish(MathBuilder *b, MathValue v, bool f64, X86Reg *result) {
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result) {
   const KernelOp *op = &x->k->ops[i];
   bool f64 = op->type == TYPE_F64;
+  if (op->op == OP_REDUCE_PRECISION) return kernel_x86_emit_reduce_precision(x, i, input, result);
   if (op->type != TYPE_F32 && !f64) return math_refuse(x, i);
   for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++) {
     if (unary_functions[f].op != op->op) continue;

@@ -190,4 +190,7 @@ MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y);
  * the result in *result. */
 bool kernel_x86_emit_remainder(KernelX86 *x, bool f64, X86Operand left, X86Operand right, X86Reg *result);
 
+/* kernel_x86_reduce_precision.c: HLO reduce-precision on f32 or f64. */
+bool kernel_x86_emit_reduce_precision(KernelX86 *x, int i, X86Operand input, X86Reg *result);
+
 #endif

@@ -470,7 +470,7 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
   default:
     if (kernel_x86_is_math(op->op)) {
       X86Reg result;
-      bool ok = opcode_form(op->op) == FORM_UNARY
+      bool ok = op->arg_count == 1
                     ? kernel_x86_emit_math(x, i, value_operand(x, op->args[0]), &result)
                     : kernel_x86_emit_math_binary(x, i, value_operand(x, op->args[0]),
                                                   value_operand(x, op->args[1]), &result);

@@ -371,6 +371,81 @@ TEST(is_finite_is_false_exactly_for_infinities_and_nans) {
   check_is_finite("f64", 8);
 }
 
+/* The evaluator passes f32 through f64, which quiets a signaling NaN;
+ * the compiled code keeps its bits: both are NaN. */
+static bool both_nan(const unsigned char *a, const unsigned char *b, int size) {
+  if (size == 4) {
+    float x, y;
+    memcpy(&x, a, 4), memcpy(&y, b, 4);
+    return isnan(x) && isnan(y);
+  }
+  double x, y;
+  memcpy(&x, a, 8), memcpy(&y, b, 8);
+  return isnan(x) && isnan(y);
+}
+
+/* reduce-precision: the compiled code gives the evaluator's bits (through
+ * kernel_eval, the lowering's oracle; any NaN for a NaN) on random bit patterns, for widths
+ * that round, overflow, flush, keep no mantissa bit, or change nothing. */
+static void check_reduce_precision(const char *type, int size, int exponent_bits, int mantissa_bits) {
+  enum { N = 4096 };
+  char text[300];
+  snprintf(text, sizeof text,
+           "HloModule m\nENTRY e { a = %s[%d] parameter(0)\n ROOT r = %s[%d] reduce-precision(a), "
+           "exponent_bits=%d, mantissa_bits=%d }\n",
+           type, N, type, N, exponent_bits, mantissa_bits);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  if (!k) {
+    module_free(m);
+    return;
+  }
+  Literal *in = literal_create(&k->inputs[0].shape), *want = literal_create(&k->outputs[0].shape);
+  unsigned char *bytes = in->data;
+  uint64_t state = 77;
+  for (int i = 0; i < N * size; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    bytes[i] = (unsigned char)(state >> 56);
+  }
+  EXPECT(kernel_eval(k, &in, &want, &st), "%s", st.message);
+  unsigned char *out = malloc((size_t)N * (size_t)size);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu = hardware;
+    if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "reduce-precision %s at %s: %s", type, cpu_level_name(level), st.message);
+    if (!ck) continue;
+    void *buffers[] = {in->data, out};
+    kernel_x86_run(ck, buffers, NULL);
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+      if (memcmp(out + i * size, (unsigned char *)want->data + i * size, (size_t)size) != 0 &&
+          !both_nan(out + i * size, (unsigned char *)want->data + i * size, size) && wrong++ < 3)
+        EXPECT(false, "%s reduce-precision %s e%d m%d element %d differs from the evaluator", cpu_level_name(level),
+               type, exponent_bits, mantissa_bits, i);
+    kernel_x86_free(ck);
+  }
+  free(out);
+  literal_free(in);
+  literal_free(want);
+  kernel_free(k);
+  module_free(m);
+}
+
+TEST(reduce_precision_gives_the_evaluators_bits_at_every_level) {
+  static const int widths[][2] = {{5, 10}, {8, 7}, {3, 2}, {4, 0}, {11, 52}, {8, 23}, {1, 1}, {11, 10}};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+    check_reduce_precision("f32", 4, widths[w][0], widths[w][1]);
+    check_reduce_precision("f64", 8, widths[w][0], widths[w][1]);
+  }
+}
+
 int main(void) {
   RUN(exp_log_family_gives_mathref_bits_at_every_level_within_its_bound);
   RUN(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound);
@@ -379,5 +454,6 @@ int main(void) {
   RUN(remainder_on_f64_is_exactly_fmod_at_every_level);
   RUN(f64_functions_give_mathref_bits_at_every_level);
   RUN(is_finite_is_false_exactly_for_infinities_and_nans);
+  RUN(reduce_precision_gives_the_evaluators_bits_at_every_level);
   return test_summary();
 }
