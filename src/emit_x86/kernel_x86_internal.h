@@ -44,6 +44,7 @@ typedef struct KernelX86 {
   int vector_slot;        /* 8 slots (64 bytes) per spilled value: vectors */
   int spill_count;
   int scratch_slot;
+  int math_slot;          /* KX_MATH_SLOTS slots: the math functions' values */
   int slot_count;
   /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code
    * is emitted; forms holds each op's LaneForm. */
@@ -99,10 +100,13 @@ bool kernel_x86_emit_integer(KernelX86 *x, int i);
 /* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
-/* kernel_x86_math.c: an f32 math function (mathref_*) of `input` in scalar
- * code, leaving the result in *result (a scratch xmm); false (st set) for
- * a function, type or ISA level it has no code for. */
+/* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
+ * `left`, `right`) in scalar code, leaving the result in *result (a
+ * scratch xmm); false (st set) for a function or type it has no code for.
+ * kernel_x86_is_math: whether op is one of those functions. */
+bool kernel_x86_is_math(Opcode op);
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result);
+bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Reg *result);
 
 /* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
  * How each value behaves across the lanes of one vector iteration: */
@@ -132,5 +136,6 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
  * registers may be reused before it: their lives extend to the gather. */
 void kernel_x86_extend_gather_lives(KernelX86 *x);
 enum { REDUCE_PARTIALS = 16 };
+enum { KX_MATH_SLOTS = 512 };
 
 #endif

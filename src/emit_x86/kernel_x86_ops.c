@@ -517,14 +517,16 @@ static bool emit_hlo_float(KernelX86 *x, int i) {
     xmm_define(x, i, KX_XMM_SCRATCH0);
     return true;
   }
-  case OP_EXPONENTIAL: case OP_LOGISTIC: case OP_TANH: case OP_LOG: case OP_LOG_PLUS_ONE: case OP_RSQRT:
-  case OP_EXPONENTIAL_MINUS_ONE: {
-    X86Reg result;
-    if (!kernel_x86_emit_math(x, i, value_operand(x, op->args[0]), &result)) return false;
-    xmm_define(x, i, result);
-    return true;
-  }
   default:
+    if (kernel_x86_is_math(op->op)) {
+      X86Reg result;
+      bool ok = op->arg_count == 1
+                    ? kernel_x86_emit_math(x, i, value_operand(x, op->args[0]), &result)
+                    : kernel_x86_emit_math_binary(x, i, value_operand(x, op->args[0]),
+                                                  value_operand(x, op->args[1]), &result);
+      if (ok) xmm_define(x, i, result);
+      return ok;
+    }
     if (opcode_form(op->op) == FORM_UNARY || op->op == OP_POWER || op->op == OP_ATAN2 || op->op == OP_REMAINDER)
       return unsupported(x, i, "its polynomial approximation is not written yet (src/ir/kernel/math_reference)");
     return unsupported(x, i, NULL);

@@ -91,6 +91,123 @@ def print_two_over_pi_windows():
     print()
 
 
+def pi_fraction(bits):
+    """pi to `bits` bits, by Machin's formula in integers:
+    pi = 16 atan(1/5) - 4 atan(1/239)."""
+    from fractions import Fraction
+    one = 1 << (bits + 16)
+    def atan_inverse(n):
+        total, term, k, sign = 0, one // n, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= n * n
+            k += 2
+            sign = -sign
+        return total
+    return Fraction(16 * atan_inverse(5) - 4 * atan_inverse(239), one)
+
+
+def print_f64_trig():
+    """sin/cos/tan in f64: the Taylor tables, pi/2 in three parts for the
+    Cody-Waite reduction (33 + 33 + 53 bits) and in two for Payne-Hanek's
+    result, and 2/pi as 20 64-bit words: word j = floor(2/pi 2^(64 j))
+    mod 2^64 (word 0 is the zero integer part), from pi to 1400 bits."""
+    from fractions import Fraction
+    def row(name, values):
+        print(f"/* {name} */")
+        print("    " + ", ".join(float(v).hex() for v in values) + ",")
+    row("sin: (-1)^k/(2k+1)!, k = 1..8", [Fraction((-1) ** k, math.factorial(2 * k + 1)) for k in range(1, 9)])
+    row("cos: (-1)^k/(2k)!, k = 2..8", [Fraction((-1) ** k, math.factorial(2 * k)) for k in range(2, 9)])
+    pi = pi_fraction(1400)
+    pio2 = pi / 2
+    p1 = Fraction(math.floor(pio2 * 2**32), 2**32)
+    p2 = Fraction(math.floor((pio2 - p1) * 2**65), 2**65)
+    p3 = pio2 - p1 - p2
+    hi = Fraction(float(pio2))
+    print("/* pi/2 = P1 + P2 + P3 */", float(p1).hex(), float(p2).hex(), float(p3).hex())
+    print("/* pi/2 = HI + LO */", float(hi).hex(), float(pio2 - hi).hex())
+    print("/* 2/pi */", float(2 / pi).hex())
+    two_over_pi = 2 / pi
+    words = [math.floor(two_over_pi * 2 ** (64 * j)) % 2**64 for j in range(20)]
+    for j in range(0, 20, 4):
+        print("    " + ", ".join(f"UINT64_C(0x{w:016x})" for w in words[j:j + 4]) + ",")
+
+
+def print_f64_erf():
+    """erf in f64. Below 1: x (2/sqrt(pi)) sum (-1)^n z^n / (n! (2n+1)),
+    z = x^2, n <= 19, with 2/sqrt(pi) in two parts. From 1 to 6: erfc as
+    its Taylor polynomial (20 terms) around the centers 1.25, 1.75, ...,
+    5.75, |h| <= 1/4; the derivatives of erfc are Hermite polynomials
+    times e^(-a^2): erfc^(n)(a) = -(2/sqrt(pi)) (-1)^(n-1) H_(n-1)(a) e^(-a^2).
+    All in 80-digit decimals."""
+    import decimal
+    from fractions import Fraction
+    decimal.getcontext().prec = 80
+    D = decimal.Decimal
+    pi = pi_fraction(400)
+    sqrt_pi = (D(pi.numerator) / D(pi.denominator)).sqrt()
+    c = 2 / sqrt_pi
+    hi = float(c)
+    print("/* 2/sqrt(pi) = HI + LO */", hi.hex(), float(c - D(hi)).hex())
+    small = [Fraction((-1) ** n, math.factorial(n) * (2 * n + 1)) for n in range(1, 20)]
+    print("/* erf small: (-1)^n / (n! (2n+1)), n = 1..19 (times 2/sqrt(pi) at run time) */")
+    print("    " + ", ".join(float(v).hex() for v in small) + ",")
+
+    def erf_decimal(a):
+        a = D(a)
+        total, term, n = D(0), a, 0
+        while True:
+            add = term / (2 * n + 1)
+            total += add
+            if abs(add) < D(10) ** -70:
+                break
+            n += 1
+            term = -term * a * a / n
+        return c * total
+
+    print("/* erfc Taylor rows, centers 1.25 + k/2, k = 0..9, coefficients of h^0..h^19 */")
+    for k in range(10):
+        a = D("1.25") + D(k) / 2
+        e = (-a * a).exp()
+        h_prev, h = D(0), D(1)  # H_{-1} (unused), H_0
+        row = [1 - erf_decimal(a)]
+        hermite = [D(1), 2 * a]
+        for m in range(2, 20):
+            hermite.append(2 * a * hermite[m - 1] - 2 * (m - 1) * hermite[m - 2])
+        for n in range(1, 20):
+            row.append(-c * (-1) ** (n - 1) * hermite[n - 1] * e / math.factorial(n))
+        print("    {" + ", ".join(float(v).hex() for v in row) + "},")
+
+
+def print_f64_series():
+    """The f64 functions' tables (src/ir/kernel/math_reference_f64.c):
+    truncated Taylor series, whose coefficients are exact rationals
+    rounded to f64 once, so nothing is fitted; each is long enough that
+    the first term left out is below 2^-56 of the result on its interval.
+    Then the split constants, from exact arithmetic on PI_DIGITS and on
+    ln 2 (the decimal module, 50 digits)."""
+    from fractions import Fraction
+    def row(name, values):
+        print(f"/* {name} */")
+        print("    " + ", ".join(float(v).hex() for v in values) + ",")
+    # exp: (e^r - 1 - r)/r^2 = sum r^k/(k+2)!, |r| <= ln2/2: k = 0..11
+    row("exp: 1/(k+2)!, k = 0..11", [Fraction(1, math.factorial(k + 2)) for k in range(12)])
+    # log: R(z) = sum_{k>=1} 2 z^k/(2k+1) as z (2/3 + 2/5 z + ...), z <= 0.0295: k = 1..10
+    row("log: 2/(2k+1), k = 1..10", [Fraction(2, 2 * k + 1) for k in range(1, 11)])
+    # atan: (atan t - t)/t^3 = sum (-1)^(k+1) z^(k-1)/(2k+1), z = t^2 <= 0.1716: k = 1..21
+    row("atan: (-1)^k/(2k+1), k = 1..21", [Fraction((-1) ** k, 2 * k + 1) for k in range(1, 22)])
+    import decimal
+    decimal.getcontext().prec = 50
+    ln2 = Fraction(decimal.Decimal(2).ln())
+    ln2_hi = Fraction(math.floor(ln2 * 2**42), 2**42)
+    print("/* ln2 = LN2_HI (42 bits) + LN2_LO */", float(ln2_hi).hex(), float(ln2 - ln2_hi).hex())
+    pio4 = Fraction(PI_DIGITS) / 4
+    hi = Fraction(float(pio4))
+    print("/* pi/4 = PIO4_HI + PIO4_LO */", float(hi).hex(), float(pio4 - hi).hex())
+    print("/* tan(pi/8) = sqrt(2) - 1 */", float(Fraction(decimal.Decimal(2).sqrt()) - 1).hex())
+    print()
+
+
 def main():
     # exp, expm1: e^r = 1 + r + r^2 P(r), |r| <= ln2/2 (a little wider: the
     # reduction's n comes from an f32 product).
@@ -148,6 +265,9 @@ def main():
     r = chebyshev_grid(-0.5, 0.5)
     fit_table("pow exp2: 2^r, relative", r, np.exp2(r), 1 / np.exp2(r), 9, f32=False)
     print_two_over_pi_windows()
+    print_f64_series()
+    print_f64_trig()
+    print_f64_erf()
 
 
 if __name__ == "__main__":

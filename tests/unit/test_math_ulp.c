@@ -334,6 +334,177 @@ TEST(cbrt_sqrt_rsqrt_within_bound_over_whole_range) {
   inputs_free(&in);
 }
 
+/* The compositions (atan, asin, ... round-nearest-afz): their ranges
+ * densely, around ±1 where asin, acos, acosh and atanh turn, and around
+ * the switches of sinh, cosh (88) and asinh, acosh (2^12). */
+TEST(compositions_within_bound_over_whole_range) {
+  Inputs in = unary_inputs(-10.0f, 10.0f);
+  inputs_add_uniform(&in, -1.0f, 1.0f, 200000);
+  inputs_add_uniform(&in, 0.99f, 1.01f, 50000);
+  inputs_add_uniform(&in, -1.01f, -0.99f, 50000);
+  inputs_add_uniform(&in, 80.0f, 90.0f, 50000);
+  inputs_add_uniform(&in, -90.0f, -80.0f, 50000);
+  inputs_add_uniform(&in, 3000.0f, 5000.0f, 50000);
+  inputs_add_multiples(&in, 0.5, 100, 2000);
+  check_unary("atan", mathref_atanf, atan, &in, 1);
+  check_unary("asin", mathref_asinf, asin, &in, 1);
+  check_unary("acos", mathref_acosf, acos, &in, 1);
+  check_unary("sinh", mathref_sinhf, sinh, &in, 2);
+  check_unary("cosh", mathref_coshf, cosh, &in, 2);
+  check_unary("asinh", mathref_asinhf, asinh, &in, 2);
+  check_unary("acosh", mathref_acoshf, acosh, &in, 2);
+  check_unary("atanh", mathref_atanhf, atanh, &in, 2);
+  check_unary("round_afz", mathref_round_afzf, round, &in, 0);
+  inputs_free(&in);
+}
+
+/* ---- f64 ----
+ * Against the C library's long double function (64-bit mantissa on x86)
+ * rounded to double, which is the correctly rounded result or within a
+ * hair of it, as the distance in doubles. Inputs: the special values,
+ * random mantissas in every exponent of both signs, and a dense sweep. */
+
+static int64_t ordered_from_f64(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  return (b >> 63) ? -(int64_t)(b & ~(UINT64_C(1) << 63)) : (int64_t)b;
+}
+
+static double ulp_distance_f64(double got, double expected) {
+  if (isnan(got) || isnan(expected)) return isnan(got) && isnan(expected) ? 0 : ULP_WRONG_KIND;
+  if (got == 0 && expected == 0 && signbit(got) != signbit(expected)) return ULP_WRONG_KIND;
+  int64_t d = ordered_from_f64(got) - ordered_from_f64(expected);
+  return (double)(d < 0 ? -d : d);
+}
+
+static uint64_t random_u64(void) { return (uint64_t)random_u32() << 32 | random_u32(); }
+
+typedef struct {
+  double *x, *y;
+  size_t count;
+} InputsF64;
+
+static const double special_values_f64[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074,
+                                            0x1p-1022, -0x1p-1022, 0x1.fffffffffffffp-1023, DBL_MAX, -DBL_MAX,
+                                            1.0, -1.0, 0.5, -0.5, 2.0, 709.782712893384, -745.1332191019412,
+                                            710.0, -746.0, 0x1p-54, 0x1p28, 0.5625, 22.0};
+enum { SPECIAL_F64_COUNT = sizeof special_values_f64 / sizeof special_values_f64[0] };
+
+/* specials, 100 per exponent (2046 x 2), then `sweep` uniform in [lo, hi]
+ * and as many in [-1, 1]; y (binary functions) drawn the same way. */
+static InputsF64 inputs_f64(double lo, double hi, int sweep) {
+  size_t capacity = SPECIAL_F64_COUNT * SPECIAL_F64_COUNT + 2 * 2047 * 100 + 2 * (size_t)sweep;
+  InputsF64 in = {malloc(capacity * sizeof(double)), malloc(capacity * sizeof(double)), 0};
+  if (!in.x || !in.y) abort();
+  for (int i = 0; i < SPECIAL_F64_COUNT; i++)
+    for (int j = 0; j < SPECIAL_F64_COUNT; j++) {
+      in.x[in.count] = special_values_f64[i];
+      in.y[in.count++] = special_values_f64[j];
+    }
+  for (uint64_t e = 0; e < 2047; e++)
+    for (int k = 0; k < 100; k++)
+      for (uint64_t sign = 0; sign < 2; sign++) {
+        uint64_t bx = sign << 63 | e << 52 | (random_u64() & ((UINT64_C(1) << 52) - 1));
+        uint64_t by = random_u64() & ~(UINT64_C(0x7ff) << 52);
+        by |= (uint64_t)(1023 + (int)(random_u32() % 40) - 20) << 52;
+        memcpy(&in.x[in.count], &bx, 8);
+        memcpy(&in.y[in.count++], &by, 8);
+      }
+  for (int i = 0; i < sweep; i++) {
+    in.x[in.count] = lo + (hi - lo) * (double)(random_u64() >> 11) * 0x1p-53;
+    in.y[in.count++] = -10 + 20 * (double)(random_u64() >> 11) * 0x1p-53;
+    in.x[in.count] = -1 + 2 * (double)(random_u64() >> 11) * 0x1p-53;
+    in.y[in.count++] = -1 + 2 * (double)(random_u64() >> 11) * 0x1p-53;
+  }
+  return in;
+}
+
+static void check_f64(const char *name, double (*f)(double), long double (*reference)(long double),
+                      double (*f2)(double, double), long double (*reference2)(long double, long double),
+                      const InputsF64 *in, double bound) {
+  Measure m = {0, 0};
+  for (size_t i = 0; i < in->count; i++) {
+    double got = f ? f(in->x[i]) : f2(in->y[i], in->x[i]);
+    double want = f ? (double)reference(in->x[i]) : (double)reference2(in->y[i], in->x[i]);
+    double d = ulp_distance_f64(got, want);
+    if (d > m.max_ulp) m = (Measure){d, i};
+  }
+  char at[64];
+  if (f) snprintf(at, sizeof at, "%.17g", in->x[m.worst]);
+  else snprintf(at, sizeof at, "%.9g, %.9g", in->y[m.worst], in->x[m.worst]);
+  print_row(name, in->count, m, at, bound);
+  EXPECT(m.max_ulp <= bound, "%s at %a (y %a): %.0f ulp > %.0f", name, in->x[m.worst], in->y[m.worst], m.max_ulp,
+         bound);
+}
+
+/* check_f64 passes (y, x) to two-argument functions, atan2's order; pow
+ * is pow(x, y) of the same pairs: the second array is the base. */
+static double mathref_pow_yx(double y, double x) { return mathref_pow(x, y); }
+static long double powl_yx(long double y, long double x) { return powl(x, y); }
+
+static long double logistic_long(long double x) { return 1.0L / (1.0L + expl(-x)); }
+static long double rsqrt_long(long double x) { return 1.0L / sqrtl(x); }
+
+TEST(f64_functions_within_bound_over_whole_range) {
+  InputsF64 in = inputs_f64(-750.0, 750.0, 200000);
+  check_f64("exp f64", mathref_exp, expl, NULL, NULL, &in, 1);
+  check_f64("expm1 f64", mathref_expm1, expm1l, NULL, NULL, &in, 1);
+  check_f64("sinh f64", mathref_sinh, sinhl, NULL, NULL, &in, 2);
+  check_f64("cosh f64", mathref_cosh, coshl, NULL, NULL, &in, 2);
+  check_f64("tanh f64", mathref_tanh, tanhl, NULL, NULL, &in, 2);
+  check_f64("logistic f64", mathref_logistic, logistic_long, NULL, NULL, &in, 1);
+  free(in.x);
+  free(in.y);
+  in = inputs_f64(-2.0, 10.0, 200000);
+  check_f64("log f64", mathref_log, logl, NULL, NULL, &in, 1);
+  check_f64("log1p f64", mathref_log1p, log1pl, NULL, NULL, &in, 1);
+  check_f64("atan2 f64", NULL, NULL, mathref_atan2, atan2l, &in, 1);
+  check_f64("atan f64", mathref_atan, atanl, NULL, NULL, &in, 1);
+  check_f64("asin f64", mathref_asin, asinl, NULL, NULL, &in, 1);
+  check_f64("acos f64", mathref_acos, acosl, NULL, NULL, &in, 1);
+  check_f64("asinh f64", mathref_asinh, asinhl, NULL, NULL, &in, 2);
+  check_f64("acosh f64", mathref_acosh, acoshl, NULL, NULL, &in, 2);
+  check_f64("atanh f64", mathref_atanh, atanhl, NULL, NULL, &in, 2);
+  check_f64("cbrt f64", mathref_cbrt, cbrtl, NULL, NULL, &in, 1);
+  check_f64("rsqrt f64", mathref_rsqrt, rsqrt_long, NULL, NULL, &in, 1);
+  check_f64("erf f64", mathref_erf, erfl, NULL, NULL, &in, 2);
+  free(in.x);
+  free(in.y);
+  /* sin, cos, tan: also near multiples of pi/2 up to 2^20 (Cody-Waite's
+   * limit), where the reduced argument is smallest */
+  in = inputs_f64(-1e6, 1e6, 200000);
+  for (size_t i = 0; i < 100000 && i < in.count; i++) {
+    double k = (double)(random_u32() % (1 << 20));
+    in.x[in.count - 1 - i] = nextafter(k * 1.5707963267948966, (double)(random_u32() & 1 ? INFINITY : 0.0));
+  }
+  check_f64("sin f64", mathref_sin, sinl, NULL, NULL, &in, 1);
+  check_f64("cos f64", mathref_cos, cosl, NULL, NULL, &in, 1);
+  check_f64("tan f64", mathref_tan, tanl, NULL, NULL, &in, 2);
+  /* pow: y chosen so that y log2|x| spans [-1080, 1030] (results from
+   * below the subnormals to past overflow), negative x with integer y,
+   * x near 1 with large y; the array x (second) is the base. */
+  for (size_t i = SPECIAL_F64_COUNT * SPECIAL_F64_COUNT; i < in.count; i++) {
+    uint64_t bits = random_u64() & ~(UINT64_C(1) << 63);
+    double base;
+    memcpy(&base, &bits, 8);
+    int kind = (int)(random_u32() % 4);
+    double u = (double)(random_u64() >> 11) * 0x1p-53;
+    if (kind == 0 && isfinite(base) && base != 0.0 && base != 1.0) {
+      in.x[i] = base;
+      in.y[i] = (-1080.0 + 2110.0 * u) / log2(base);
+    } else if (kind == 1) {
+      in.x[i] = -8.0 * u;
+      in.y[i] = (double)((int)(random_u32() % 201) - 100);
+    } else if (kind == 2) {
+      in.x[i] = 1.0 + (u - 0.5) * 0x1p-20;
+      in.y[i] = (double)(random_u64() >> 11) * 0x1p-53 * 4e8 - 2e8;
+    }
+  }
+  check_f64("pow f64", NULL, NULL, mathref_pow_yx, powl_yx, &in, 1);
+  free(in.x);
+  free(in.y);
+}
+
 int main(void) {
   printf("%-10s %8s %8s  %-28s %5s\n", "function", "inputs", "max_ulp", "at_input", "bound");
   RUN(exp_and_expm1_within_bound_over_whole_range);
@@ -343,5 +514,7 @@ int main(void) {
   RUN(atan2_within_bound_over_all_pairs);
   RUN(pow_within_bound_over_all_pairs);
   RUN(cbrt_sqrt_rsqrt_within_bound_over_whole_range);
+  RUN(compositions_within_bound_over_whole_range);
+  RUN(f64_functions_within_bound_over_whole_range);
   return test_summary();
 }

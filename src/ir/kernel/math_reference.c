@@ -705,3 +705,84 @@ float mathref_sqrtf(float x) { return sqrtf(x); }
  * would be faster but near 2 ulp, and AVX-512's rsqrt14 estimate differs
  * from SSE's, so the bits would depend on the ISA. */
 float mathref_rsqrtf(float x) { return 1.0f / sqrtf(x); }
+
+/* ---- compositions: the other float unary ops of HLO ----
+ * Each is written once here from the functions above; docs/math.md lists
+ * the bound test_math_ulp.c measures for each. */
+
+/* atan x = atan2(x, 1). */
+float mathref_atanf(float x) { return mathref_atan2f(x, 1.0f); }
+
+/* asin x = atan2(x, sqrt(1 - x^2)) and acos x = atan2(sqrt(1 - x^2), x);
+ * 1 - x^2 is one FMA, so it has one rounding even where it cancels (x
+ * near ±1, where the result is most sensitive to it). |x| > 1 makes the
+ * square root NaN, and so the result. */
+float mathref_asinf(float x) { return mathref_atan2f(x, sqrtf(fmaf(-x, x, 1.0f))); }
+float mathref_acosf(float x) { return mathref_atan2f(sqrtf(fmaf(-x, x, 1.0f)), x); }
+
+/* For |x| below 88, sinh from t = expm1|x|: (t + t / (t + 1)) / 2, which
+ * keeps the digits of small x; cosh from e = e^|x|: e/2 + 1/(2e). From 88
+ * on e^|x| would overflow before e^|x| / 2 does: h = e^(|x|/2) and
+ * (h / 2) h. */
+float mathref_sinhf(float x) {
+  float ax = abs_f32(x);
+  float t = mathref_expm1f(min_f32(ax, 88.0f));
+  float small = 0.5f * (t + t / (t + 1.0f));
+  float h = mathref_expf(0.5f * ax);
+  float y = select_f32(ax < 88.0f, small, (0.5f * h) * h);
+  return select_f32(is_nan_f32(x), x + x, copysign_f32(y, x));
+}
+
+float mathref_coshf(float x) {
+  float ax = abs_f32(x);
+  float e = mathref_expf(min_f32(ax, 88.0f));
+  float small = 0.5f * e + 0.5f / e;
+  float h = mathref_expf(0.5f * ax);
+  float y = select_f32(ax < 88.0f, small, (0.5f * h) * h);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* asinh |x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), the form without
+ * cancellation; from 2^12 on sqrt(1 + x^2) is |x| to f32's precision and
+ * asinh |x| = log|x| + ln 2. Sign restored. */
+float mathref_asinhf(float x) {
+  float ax = abs_f32(x);
+  float a = min_f32(ax, 0x1p12f);
+  float z = a * a;
+  float small = mathref_log1pf(a + z / (1.0f + sqrtf(1.0f + z)));
+  float large = mathref_logf(ax) + 0x1.62e430p-1f;
+  float y = select_f32(ax < 0x1p12f, small, large);
+  return select_f32(is_nan_f32(x), x + x, copysign_f32(y, x));
+}
+
+/* acosh x = log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact for x >= 1);
+ * from 2^12 on log x + ln 2. Below 1: NaN (the square root's). */
+float mathref_acoshf(float x) {
+  float t = min_f32(x, 0x1p12f) - 1.0f;
+  float small = mathref_log1pf(t + sqrtf(t * (t + 2.0f)));
+  float large = mathref_logf(x) + 0x1.62e430p-1f;
+  float y = select_f32(x < 0x1p12f, small, large);
+  y = select_f32(x < 1.0f, quiet_nan_f32(), y);
+  return select_f32(is_nan_f32(x), x + x, y);
+}
+
+/* atanh |x| = log1p(2|x| / (1 - |x|)) / 2; for |x| < 1/2 written
+ * log1p(2|x| + 2|x| |x| / (1 - |x|)) / 2 so that the quotient's rounding
+ * touches only the smaller part. ±1 gives ±inf, |x| > 1 NaN (log1p of a
+ * number below -1). */
+float mathref_atanhf(float x) {
+  float ax = abs_f32(x);
+  float twice = ax + ax;
+  float d = 1.0f - ax;
+  float u = select_f32(ax < 0.5f, fmaf(twice, ax / d, twice), twice / d);
+  float y = 0.5f * mathref_log1pf(u);
+  return select_f32(is_nan_f32(x), x + x, copysign_f32(y, x));
+}
+
+/* round half away from zero: the truncation, plus one away from zero
+ * where the part cut off is at least 1/2. Exact; -0.3 gives -0. */
+float mathref_round_afzf(float x) {
+  float t = truncf(x); /* roundss with mode 11 / cvt.rzi.f32.f32 */
+  float away = t + copysign_f32(1.0f, x);
+  return select_f32(abs_f32(x - t) >= 0.5f, away, t);
+}

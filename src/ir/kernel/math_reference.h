@@ -1,4 +1,5 @@
-/* The inline f32 math functions, written once in C as the definition that
+/* The inline math functions (f32 here and in math_reference.c, f64 in
+ * math_reference_f64.c), written once in C as the definition that
  * the code generators transcribe (emit_x86 into SIMD lanes, emit_ptx into
  * PTX): generated code never calls libm.
  *
@@ -81,6 +82,49 @@ extern const uint32_t mathref_two_over_pi_windows[106][3];
  * x 2/pi still fits the rounding trick), from it on by Payne-Hanek. */
 #define MATHREF_TRIG_SMALL_LIMIT 0x1p22f
 
+/* ---- f64 (math_reference_f64.c) ---- */
+#define MATHREF_EXP_F64_COUNT 12
+#define MATHREF_LOG_F64_COUNT 10
+#define MATHREF_ATAN_F64_COUNT 21
+extern const double mathref_exp_f64_table[MATHREF_EXP_F64_COUNT];
+extern const double mathref_log_f64_table[MATHREF_LOG_F64_COUNT];
+extern const double mathref_atan_f64_table[MATHREF_ATAN_F64_COUNT];
+/* ln 2 = LN2_HI (42 bits, so n LN2_HI is exact for |n| < 2^11) + LN2_LO */
+#define MATHREF_LN2_HI_F64 0x1.62e42fefa3800p-1
+#define MATHREF_LN2_LO_F64 0x1.ef35793c76730p-45
+#define MATHREF_LN2_F64 0x1.62e42fefa39efp-1
+#define MATHREF_PIO4_HI_F64 0x1.921fb54442d18p-1
+#define MATHREF_PIO4_LO_F64 0x1.1a62633145c07p-55
+#define MATHREF_TAN_PI_8_F64 0x1.a827999fcef32p-2
+#define MATHREF_SQRT_HALF_BITS_F64 UINT64_C(0x3fe6a09e667f3bcd)
+#define MATHREF_SIN_F64_COUNT 8
+#define MATHREF_COS_F64_COUNT 7
+#define MATHREF_TWO_OVER_PI_WORDS 20
+extern const double mathref_sin_f64_table[MATHREF_SIN_F64_COUNT];
+extern const double mathref_cos_f64_table[MATHREF_COS_F64_COUNT];
+extern const uint64_t mathref_two_over_pi_words[MATHREF_TWO_OVER_PI_WORDS];
+/* pi/2 in three parts (33 + 33 + 53 bits) and in two; 2/pi */
+#define MATHREF_PIO2_1_F64 0x1.921fb54400000p+0
+#define MATHREF_PIO2_2_F64 0x1.0b4611a600000p-34
+#define MATHREF_PIO2_3_F64 0x1.3198a2e037073p-69
+#define MATHREF_PIO2_HI_F64 0x1.921fb54442d18p+0
+#define MATHREF_PIO2_LO_F64 0x1.1a62633145c07p-54
+#define MATHREF_TWO_OVER_PI_F64 0x1.45f306dc9c883p-1
+#define MATHREF_POW_LOG_F64_COUNT 13
+extern const double mathref_pow_log_f64_table[MATHREF_POW_LOG_F64_COUNT];
+/* pow's two-part constants: log2(e), 2/3 and ln 2 (MATHREF_LN2_F64 + this) */
+#define MATHREF_LOG2E_LO_F64 0x1.777d0ffda0d24p-56
+#define MATHREF_TWO_THIRDS_HI_F64 0x1.5555555555555p-1
+#define MATHREF_TWO_THIRDS_LO_F64 0x1.5555555555555p-55
+#define MATHREF_LN2_LO_EXACT_F64 0x1.abc9e3b39803fp-56
+#define MATHREF_ERF_SMALL_F64_COUNT 19
+#define MATHREF_ERFC_F64_ROWS 10
+#define MATHREF_ERFC_F64_COUNT 20
+extern const double mathref_erf_small_f64_table[MATHREF_ERF_SMALL_F64_COUNT];
+extern const double mathref_erfc_f64_rows[MATHREF_ERFC_F64_ROWS][MATHREF_ERFC_F64_COUNT];
+#define MATHREF_TWO_OVER_SQRT_PI_HI_F64 0x1.20dd750429b6dp+0
+#define MATHREF_TWO_OVER_SQRT_PI_LO_F64 0x1.1ae3a914fed80p-56
+
 /* ---- The functions ---- */
 
 float mathref_expf(float x);
@@ -98,5 +142,40 @@ float mathref_powf(float x, float y);
 float mathref_cbrtf(float x);
 float mathref_sqrtf(float x);
 float mathref_rsqrtf(float x);
+/* compositions of the above */
+float mathref_atanf(float x);
+float mathref_asinf(float x);
+float mathref_acosf(float x);
+float mathref_sinhf(float x);
+float mathref_coshf(float x);
+float mathref_asinhf(float x);
+float mathref_acoshf(float x);
+float mathref_atanhf(float x);
+float mathref_round_afzf(float x);
+
+/* f64: the same algorithms where they carry over, longer polynomials */
+double mathref_exp(double x);
+double mathref_expm1(double x);
+double mathref_log(double x);
+double mathref_log1p(double x);
+double mathref_atan2(double y, double x);
+double mathref_cbrt(double x);
+double mathref_rsqrt(double x);
+double mathref_atan(double x);
+double mathref_asin(double x);
+double mathref_acos(double x);
+double mathref_sinh(double x);
+double mathref_cosh(double x);
+double mathref_tanh(double x);
+double mathref_logistic(double x);
+double mathref_asinh(double x);
+double mathref_acosh(double x);
+double mathref_atanh(double x);
+double mathref_round_afz(double x);
+double mathref_sin(double x);
+double mathref_cos(double x);
+double mathref_tan(double x);
+double mathref_erf(double x);
+double mathref_pow(double x, double y);
 
 #endif

@@ -1,0 +1,481 @@
+/* The math builder (kernel_x86_math_builder.h): one C operation of a
+ * mathref_* function becomes the few instructions that load its operands
+ * from their slots into scratch registers, compute, and store the result
+ * in a fresh slot. Slow-ish scalar code, but a transcription that is easy
+ * to hold against its C, and the same at every ISA level. */
+#include "emit_x86/kernel_x86_math_builder.h"
+
+#include <math.h>
+#include <string.h>
+
+#define EMIT(...) x86_emit(b->x->cb, __VA_ARGS__)
+
+static X86Operand reg(X86Reg r) { return x86_reg(r); }
+
+void math_builder_begin(MathBuilder *b, KernelX86 *x) {
+  b->x = x;
+  b->next_slot = 0;
+  b->peak_slots = 0;
+}
+
+bool math_builder_end(MathBuilder *b) {
+  if (b->peak_slots <= KX_MATH_SLOTS) return true;
+  return status_error(b->x->st, STATUS_UNSUPPORTED, "kernel %s: a math function needs %d value slots, more than %d",
+                      b->x->k->name, b->peak_slots, (int)KX_MATH_SLOTS);
+}
+
+/* Past the area the slots alias the last one: the program's bits are
+ * wrong, but math_builder_end reports it before the code runs. */
+X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
+  int slot = v < KX_MATH_SLOTS ? v : KX_MATH_SLOTS - 1;
+  return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + slot));
+}
+
+MathValue math_value_new(MathBuilder *b) {
+  if (b->next_slot + 1 > b->peak_slots) b->peak_slots = b->next_slot + 1;
+  return b->next_slot++;
+}
+
+int math_scope_begin(const MathBuilder *b) { return b->next_slot; }
+
+MathValue math_scope_end(MathBuilder *b, int scope, MathValue result) {
+  if (result != scope) {
+    EMIT(X86_MOV, reg(X86_RAX), math_slot_operand(b, result, 8));
+    EMIT(X86_MOV, math_slot_operand(b, scope, 8), reg(X86_RAX));
+  }
+  b->next_slot = scope + 1;
+  return scope;
+}
+
+static X86Operand slot32(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, 4); }
+static X86Operand slot64(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, 8); }
+
+MathValue math_input(MathBuilder *b, X86Operand input, bool f64) {
+  MathValue v = math_value_new(b);
+  EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), input);
+  EMIT(f64 ? X86_MOVSD : X86_MOVSS, f64 ? slot64(b, v) : slot32(b, v), reg(KX_XMM_SCRATCH0));
+  return v;
+}
+
+void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64) {
+  EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(into), f64 ? slot64(b, v) : slot32(b, v));
+}
+
+/* ---- constants ---- */
+
+MathValue constant_i32(MathBuilder *b, int32_t c) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_EAX), x86_imm(c));
+  EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
+  return v;
+}
+
+MathValue constant_u64(MathBuilder *b, uint64_t c) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_RAX), x86_imm((int64_t)c));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
+  return v;
+}
+
+MathValue constant_f32(MathBuilder *b, float c) {
+  uint32_t bits;
+  memcpy(&bits, &c, sizeof bits);
+  return constant_i32(b, (int32_t)bits);
+}
+
+MathValue constant_f64(MathBuilder *b, double c) {
+  uint64_t bits;
+  memcpy(&bits, &c, sizeof bits);
+  return constant_u64(b, bits);
+}
+
+/* ---- floating point ---- */
+
+/* xmm15 = a; xmm15 op= c; a fresh slot = xmm15. */
+static MathValue float_binary(MathBuilder *b, X86Mnemonic m, bool f64, MathValue a, MathValue c) {
+  MathValue v = math_value_new(b);
+  int size = f64 ? 8 : 4;
+  X86Mnemonic move = f64 ? X86_MOVSD : X86_MOVSS;
+  EMIT(move, reg(KX_XMM_SCRATCH0), math_slot_operand(b, a, size));
+  EMIT(m, reg(KX_XMM_SCRATCH0), math_slot_operand(b, c, size));
+  EMIT(move, math_slot_operand(b, v, size), reg(KX_XMM_SCRATCH0));
+  return v;
+}
+
+MathValue add_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_ADDSS, false, a, c); }
+MathValue sub_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_SUBSS, false, a, c); }
+MathValue mul_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MULSS, false, a, c); }
+MathValue div_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_DIVSS, false, a, c); }
+/* minss/maxss return the second operand unless the first compares less
+ * (greater): the C's "a < c ? a : c", NaN rule included. */
+MathValue min_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MINSS, false, a, c); }
+MathValue max_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MAXSS, false, a, c); }
+MathValue add_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_ADDSD, true, a, c); }
+MathValue sub_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_SUBSD, true, a, c); }
+MathValue mul_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MULSD, true, a, c); }
+MathValue div_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_DIVSD, true, a, c); }
+MathValue min_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MINSD, true, a, c); }
+MathValue max_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MAXSD, true, a, c); }
+
+MathValue sqrt_f32(MathBuilder *b, MathValue a) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_SQRTSS, reg(KX_XMM_SCRATCH0), slot32(b, a));
+  EMIT(X86_MOVSS, slot32(b, v), reg(KX_XMM_SCRATCH0));
+  return v;
+}
+
+MathValue sqrt_f64(MathBuilder *b, MathValue a) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_SQRTSD, reg(KX_XMM_SCRATCH0), slot64(b, a));
+  EMIT(X86_MOVSD, slot64(b, v), reg(KX_XMM_SCRATCH0));
+  return v;
+}
+
+MathValue round_f32(MathBuilder *b, MathValue a, int mode) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_ROUNDSS, reg(KX_XMM_SCRATCH0), slot32(b, a), x86_imm(mode));
+  EMIT(X86_MOVSS, slot32(b, v), reg(KX_XMM_SCRATCH0));
+  return v;
+}
+
+MathValue round_f64(MathBuilder *b, MathValue a, int mode) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_ROUNDSD, reg(KX_XMM_SCRATCH0), slot64(b, a), x86_imm(mode));
+  EMIT(X86_MOVSD, slot64(b, v), reg(KX_XMM_SCRATCH0));
+  return v;
+}
+
+/* Sign-bit operations are integer operations on the bits. */
+static MathValue bits_with_mask(MathBuilder *b, MathValue a, bool wide, X86Mnemonic m, int64_t mask) {
+  MathValue v = math_value_new(b);
+  X86Reg ax = wide ? X86_RAX : X86_EAX, cx = wide ? X86_RCX : X86_ECX;
+  EMIT(X86_MOV, reg(ax), math_slot_operand(b, a, wide ? 8 : 4));
+  EMIT(X86_MOV, reg(cx), x86_imm(mask));
+  EMIT(m, reg(ax), reg(cx));
+  EMIT(X86_MOV, math_slot_operand(b, v, wide ? 8 : 4), reg(ax));
+  return v;
+}
+
+MathValue abs_f32(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, false, X86_AND, 0x7fffffff); }
+MathValue negate_f32(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, false, X86_XOR, 0x80000000ll); }
+MathValue abs_f64(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, true, X86_AND, INT64_MAX); }
+MathValue negate_f64(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, true, X86_XOR, INT64_MIN); }
+
+static MathValue copysign_bits(MathBuilder *b, MathValue a, MathValue sign, bool wide) {
+  MathValue magnitude = bits_with_mask(b, a, wide, X86_AND, wide ? INT64_MAX : 0x7fffffff);
+  MathValue sign_bit = bits_with_mask(b, sign, wide, X86_AND, wide ? INT64_MIN : 0x80000000ll);
+  return wide ? or_u64(b, magnitude, sign_bit) : or_i32(b, magnitude, sign_bit);
+}
+
+MathValue copysign_f32(MathBuilder *b, MathValue a, MathValue sign) { return copysign_bits(b, a, sign, false); }
+MathValue copysign_f64(MathBuilder *b, MathValue a, MathValue sign) { return copysign_bits(b, a, sign, true); }
+
+/* ---- comparisons ---- */
+
+/* ucomis(s|d) left, right, then the condition into a 0/1 slot. With
+ * left = c and right = a, "above" is a < c and "above or equal" a <= c,
+ * both false when unordered (CF = ZF = 1). */
+static MathValue float_compare(MathBuilder *b, bool f64, MathValue left, MathValue right, X86Cond cc) {
+  MathValue v = math_value_new(b);
+  int size = f64 ? 8 : 4;
+  EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), math_slot_operand(b, left, size));
+  EMIT(f64 ? X86_UCOMISD : X86_UCOMISS, reg(KX_XMM_SCRATCH0), math_slot_operand(b, right, size));
+  EMIT(x86_setcc(cc), reg(X86_AL));
+  if (cc == X86_CC_E) { /* equal and ordered */
+    EMIT(X86_SETNP, reg(X86_CL));
+    EMIT(X86_AND, reg(X86_AL), reg(X86_CL));
+  }
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
+  return v;
+}
+
+MathValue less_f32(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, false, c, a, X86_CC_A); }
+MathValue less_equal_f32(MathBuilder *b, MathValue a, MathValue c) {
+  return float_compare(b, false, c, a, X86_CC_AE);
+}
+MathValue equal_f32(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, false, a, c, X86_CC_E); }
+MathValue is_nan_f32(MathBuilder *b, MathValue a) { return float_compare(b, false, a, a, X86_CC_P); }
+MathValue less_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_A); }
+MathValue less_equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_AE); }
+MathValue equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, a, c, X86_CC_E); }
+MathValue is_nan_f64(MathBuilder *b, MathValue a) { return float_compare(b, true, a, a, X86_CC_P); }
+
+/* ---- conversions ---- */
+
+static MathValue convert(MathBuilder *b, X86Mnemonic m, X86Reg into, int from_size, int to_size, MathValue a) {
+  MathValue v = math_value_new(b);
+  EMIT(m, reg(into), math_slot_operand(b, a, from_size));
+  if (x86_reg_kind(into) == X86_KIND_XMM)
+    EMIT(to_size == 8 ? X86_MOVSD : X86_MOVSS, math_slot_operand(b, v, to_size), reg(into));
+  else
+    EMIT(X86_MOV, math_slot_operand(b, v, to_size), reg(into));
+  return v;
+}
+
+/* cvtsi2s* only writes the low lane: clear the register first so that
+ * the conversion does not wait on its old value. */
+static MathValue convert_from_integer(MathBuilder *b, X86Mnemonic m, int from_size, int to_size, MathValue a) {
+  EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  return convert(b, m, KX_XMM_SCRATCH0, from_size, to_size, a);
+}
+
+MathValue f32_from_i32(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SS, 4, 4, a); }
+MathValue f64_from_i32(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 4, 8, a); }
+MathValue f64_from_i64(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 8, 8, a); }
+MathValue i32_from_f32(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSS2SI, X86_EAX, 4, 4, a); }
+MathValue i64_from_f64(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_RAX, 8, 8, a); }
+MathValue i32_from_f64_truncated(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_EAX, 8, 4, a); }
+MathValue f64_from_f32(MathBuilder *b, MathValue a) {
+  EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  return convert(b, X86_CVTSS2SD, KX_XMM_SCRATCH0, 4, 8, a);
+}
+MathValue f32_from_f64(MathBuilder *b, MathValue a) {
+  EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
+  return convert(b, X86_CVTSD2SS, KX_XMM_SCRATCH0, 8, 4, a);
+}
+
+/* A 32-bit mov zero-extends into the 64-bit register. */
+MathValue u64_from_u32(MathBuilder *b, MathValue a) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
+  return v;
+}
+
+MathValue u64_sign_extended(MathBuilder *b, MathValue a) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOVSXD, reg(X86_RAX), slot32(b, a));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
+  return v;
+}
+
+/* ---- integers ---- */
+
+static MathValue integer_binary(MathBuilder *b, X86Mnemonic m, bool wide, MathValue a, MathValue c) {
+  MathValue v = math_value_new(b);
+  X86Reg ax = wide ? X86_RAX : X86_EAX;
+  int size = wide ? 8 : 4;
+  EMIT(X86_MOV, reg(ax), math_slot_operand(b, a, size));
+  EMIT(m, reg(ax), math_slot_operand(b, c, size));
+  EMIT(X86_MOV, math_slot_operand(b, v, size), reg(ax));
+  return v;
+}
+
+MathValue add_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_ADD, false, a, c); }
+MathValue sub_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_SUB, false, a, c); }
+MathValue mul_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, false, a, c); }
+MathValue and_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_AND, false, a, c); }
+MathValue or_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_OR, false, a, c); }
+MathValue xor_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_XOR, false, a, c); }
+MathValue add_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_ADD, true, a, c); }
+MathValue sub_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_SUB, true, a, c); }
+MathValue and_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_AND, true, a, c); }
+MathValue or_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_OR, true, a, c); }
+
+/* Both factors zero-extended: the 64-bit imul's low half is the whole
+ * product of two 32-bit unsigned numbers. */
+MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
+  EMIT(X86_MOV, reg(X86_ECX), slot32(b, c));
+  EMIT(X86_IMUL, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
+  return v;
+}
+
+MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low) {
+  MathValue v = math_value_new(b);
+  *low = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
+  EMIT(X86_MUL, slot64(b, c)); /* rdx:rax = rax * c */
+  EMIT(X86_MOV, slot64(b, *low), reg(X86_RAX));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RDX));
+  return v;
+}
+
+MathValue mul_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, true, a, c); }
+
+MathValue less_u64(MathBuilder *b, MathValue a, MathValue c) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
+  EMIT(X86_CMP, reg(X86_RAX), slot64(b, c));
+  EMIT(X86_SETB, reg(X86_AL));
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
+  return v;
+}
+
+static MathValue integer_shift(MathBuilder *b, X86Mnemonic m, bool wide, MathValue a, int count) {
+  MathValue v = math_value_new(b);
+  X86Reg ax = wide ? X86_RAX : X86_EAX;
+  EMIT(X86_MOV, reg(ax), math_slot_operand(b, a, wide ? 8 : 4));
+  if (count) EMIT(m, reg(ax), x86_imm(count));
+  EMIT(X86_MOV, math_slot_operand(b, v, wide ? 8 : 4), reg(ax));
+  return v;
+}
+
+MathValue shift_left_i32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHL, false, a, count); }
+MathValue shift_right_u32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHR, false, a, count); }
+MathValue shift_right_i32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, false, a, count); }
+MathValue shift_left_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHL, true, a, count); }
+MathValue shift_right_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHR, true, a, count); }
+MathValue shift_right_i64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, true, a, count); }
+
+static MathValue integer_compare(MathBuilder *b, MathValue a, MathValue c, X86Cond cc) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
+  EMIT(X86_CMP, reg(X86_EAX), slot32(b, c));
+  EMIT(x86_setcc(cc), reg(X86_AL));
+  EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
+  EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
+  return v;
+}
+
+MathValue less_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_compare(b, a, c, X86_CC_L); }
+MathValue equal_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_compare(b, a, c, X86_CC_E); }
+
+MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
+  MathValue v = math_value_new(b);
+  EMIT(X86_MOV, reg(X86_RAX), slot64(b, c));
+  EMIT(X86_MOV, reg(X86_RCX), slot64(b, a));
+  EMIT(X86_CMP, slot32(b, mask), x86_imm(0));
+  EMIT(X86_CMOVNE, reg(X86_RAX), reg(X86_RCX));
+  EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
+  return v;
+}
+
+X86Label math_skip_if(MathBuilder *b, MathValue mask) {
+  X86Label skip = x86_label_new(b->x->cb);
+  EMIT(X86_CMP, slot32(b, mask), x86_imm(0));
+  EMIT(X86_JNE, x86_rel(skip));
+  return skip;
+}
+
+void math_skip_end(MathBuilder *b, X86Label skip) { x86_label_bind(b->x->cb, skip); }
+
+MathValue not_mask(MathBuilder *b, MathValue mask) { return xor_i32(b, mask, constant_i32(b, 1)); }
+
+/* ---- fused multiply-add ---- */
+
+/* Round to odd of the f64 sum p + c (Boldo and Melquiond): the rounded
+ * sum s, and if it was inexact (the two-sum error e is nonzero) and s's
+ * last bit is even, s moved one unit toward p + c, which makes it odd.
+ * One rounding to a format with at most 51 - 2 bits less then rounds
+ * p + c correctly. e is compared both ways so that a NaN (from infinite
+ * operands) moves nothing. */
+static MathValue sum_round_to_odd_f64(MathBuilder *b, MathValue p, MathValue c) {
+  MathValue s = add_f64(b, p, c);
+  MathValue back = sub_f64(b, s, p);
+  MathValue e = add_f64(b, sub_f64(b, p, sub_f64(b, s, back)), sub_f64(b, c, back));
+  MathValue zero = constant_f64(b, 0.0);
+  MathValue e_positive = less_f64(b, zero, e), e_negative = less_f64(b, e, zero);
+  MathValue s_negative = shift_right_u32(b, shift_right_u64(b, s, 32), 31);
+  MathValue even = equal_i32(b, and_i32(b, s, constant_i32(b, 1)), constant_i32(b, 0));
+  MathValue inexact = or_i32(b, e_positive, e_negative);
+  /* toward p + c: away from zero when e has s's sign (+1 on the bits) */
+  MathValue away = equal_i32(b, e_negative, s_negative);
+  MathValue step = select_value(b, away, constant_u64(b, 1), constant_u64(b, UINT64_MAX));
+  step = select_value(b, and_i32(b, inexact, even), step, constant_u64(b, 0));
+  return add_u64(b, s, step);
+}
+
+/* Without FMA: the product of two floats is exact in f64, and the sum
+ * rounded to odd in f64 then to f32 is the one rounding of fmaf. */
+static MathValue fma_f32_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  int scope = math_scope_begin(b);
+  MathValue p = mul_f64(b, f64_from_f32(b, a), f64_from_f32(b, c));
+  return math_scope_end(b, scope, f32_from_f64(b, sum_round_to_odd_f64(b, p, f64_from_f32(b, d))));
+}
+
+/* Veltkamp's split of a double into two 26-bit halves, a = high + low;
+ * exact for |a| below 2^995 (beyond, a * (2^27 + 1) overflows). */
+static MathValue split_f64(MathBuilder *b, MathValue a, MathValue *low) {
+  MathValue t = mul_f64(b, a, constant_f64(b, 134217729.0)); /* 2^27 + 1 */
+  MathValue high = sub_f64(b, t, sub_f64(b, t, a));
+  *low = sub_f64(b, a, high);
+  return high;
+}
+
+/* A factor from 2^995 up is scaled by 2^-54 first (exact), and the
+ * product's two parts scaled back by 2^54 (exact: the product of such a
+ * factor is far from the subnormals). */
+static MathValue factor_scaled(MathBuilder *b, MathValue a, MathValue *scale) {
+  MathValue big = less_f64(b, constant_f64(b, 0x1p995), abs_f64(b, a));
+  *scale = select_value(b, big, constant_f64(b, 0x1p54), constant_f64(b, 1.0));
+  return select_value(b, big, mul_f64(b, a, constant_f64(b, 0x1p-54)), a);
+}
+
+/* Dekker's exact product of doubles, a c = high + low; exact while
+ * nothing overflows and the product is above 2^-969 (below, low loses
+ * bits under the subnormal floor). */
+static MathValue product_exact_f64(MathBuilder *b, MathValue a, MathValue c, MathValue *low) {
+  MathValue scale_a, scale_c;
+  a = factor_scaled(b, a, &scale_a);
+  c = factor_scaled(b, c, &scale_c);
+  MathValue a_low, c_low;
+  MathValue a_high = split_f64(b, a, &a_low), c_high = split_f64(b, c, &c_low);
+  MathValue high = mul_f64(b, a, c);
+  MathValue error = sub_f64(b, mul_f64(b, a_high, c_high), high);
+  error = add_f64(b, error, mul_f64(b, a_high, c_low));
+  error = add_f64(b, error, mul_f64(b, a_low, c_high));
+  error = add_f64(b, error, mul_f64(b, a_low, c_low));
+  MathValue scale = mul_f64(b, scale_a, scale_c);
+  *low = mul_f64(b, error, scale);
+  return mul_f64(b, high, scale);
+}
+
+/* Boldo and Melquiond's emulated FMA: a c = uh + ul exactly;
+ * d + uh = th + tl exactly (two-sum); the result is th + RO(tl + ul),
+ * rounded once. */
+static MathValue fma_f64_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  int scope = math_scope_begin(b);
+  MathValue ul;
+  MathValue uh = product_exact_f64(b, a, c, &ul);
+  MathValue th = add_f64(b, d, uh);
+  MathValue back = sub_f64(b, th, d);
+  MathValue tl = add_f64(b, sub_f64(b, d, sub_f64(b, th, back)), sub_f64(b, uh, back));
+  MathValue v = sum_round_to_odd_f64(b, tl, ul);
+  MathValue result = add_f64(b, th, v);
+  /* An infinite or NaN operand, or an overflow on the way, leaves no
+   * finite result: then the plain product and sum say what it is. So
+   * does a zero result, whose sign the two-sums lose (a c + d is then
+   * exact, and its zero signed as the fma's). */
+  MathValue plain = add_f64(b, mul_f64(b, a, c), d);
+  MathValue magnitude = abs_f64(b, result);
+  MathValue usable = and_i32(b, less_f64(b, magnitude, constant_f64(b, INFINITY)),
+                             less_f64(b, constant_f64(b, 0.0), magnitude));
+  return math_scope_end(b, scope, select_value(b, usable, result, plain));
+}
+
+static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c, MathValue d) {
+  MathValue v = math_value_new(b);
+  int size = f64 ? 8 : 4;
+  X86Mnemonic move = f64 ? X86_MOVSD : X86_MOVSS;
+  EMIT(move, reg(KX_XMM_SCRATCH0), math_slot_operand(b, a, size));
+  EMIT(move, reg(KX_XMM_SCRATCH1), math_slot_operand(b, c, size));
+  EMIT(f64 ? X86_VFMADD213SD : X86_VFMADD213SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1),
+       math_slot_operand(b, d, size));
+  EMIT(move, math_slot_operand(b, v, size), reg(KX_XMM_SCRATCH0));
+  return v;
+}
+
+MathValue fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  return b->x->cpu->fma ? fma_hardware(b, false, a, c, d) : fma_f32_emulated(b, a, c, d);
+}
+
+MathValue fma_f64(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  return b->x->cpu->fma ? fma_hardware(b, true, a, c, d) : fma_f64_emulated(b, a, c, d);
+}
+
+MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v) {
+  MathValue p = constant_f32(b, c[count - 1]);
+  for (int k = count - 2; k >= 0; k--) p = fma_f32(b, p, v, constant_f32(b, c[k]));
+  return p;
+}
+
+MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v) {
+  MathValue p = constant_f64(b, c[count - 1]);
+  for (int k = count - 2; k >= 0; k--) p = fma_f64(b, p, v, constant_f64(b, c[k]));
+  return p;
+}

@@ -1,0 +1,187 @@
+/* A small builder for the math functions' scalar code: each value of a
+ * transcribed mathref_* function is an 8-byte stack slot of the kernel's
+ * math area, and each builder call emits the few instructions of one C
+ * operation (load into a scratch register, operate, store). So a
+ * transcription reads line for line like its C definition in
+ * src/ir/kernel/math_reference.c, and computes the same bits.
+ *
+ * Types live in the caller's head, as in the C: f32 and i32 values use a
+ * slot's low 4 bytes, f64 and u64 values all 8; a reinterpretation of bits
+ * (bits_from_f32, f32_from_bits) is the same slot. Masks (the C's int
+ * conditions) are i32 0 or 1.
+ *
+ * fma_f32 and fma_f64 are one fused rounding at every ISA level: vfmadd
+ * where the CPU has FMA, else an exact emulation (docs/math.md, "Without
+ * FMA"). Only scratch registers are used (xmm13..15, rax, rcx, rdx). */
+#ifndef AXLE_EMIT_X86_KERNEL_X86_MATH_BUILDER_H
+#define AXLE_EMIT_X86_KERNEL_X86_MATH_BUILDER_H
+
+#include "emit_x86/kernel_x86_internal.h"
+
+typedef int MathValue; /* a slot of the math area */
+
+typedef struct MathBuilder {
+  KernelX86 *x;
+  int next_slot;
+  int peak_slots; /* the most slots live at once */
+} MathBuilder;
+
+void math_builder_begin(MathBuilder *b, KernelX86 *x);
+/* Whether the program stayed inside KX_MATH_SLOTS (else st is set). */
+bool math_builder_end(MathBuilder *b);
+MathValue math_input(MathBuilder *b, X86Operand input, bool f64);
+void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64);
+X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size);
+MathValue math_value_new(MathBuilder *b);
+/* A scope: the values made after math_scope_begin die at math_scope_end,
+ * all but `result`, which moves to the scope's first slot (returned). */
+int math_scope_begin(const MathBuilder *b);
+MathValue math_scope_end(MathBuilder *b, int scope, MathValue result);
+
+MathValue constant_f32(MathBuilder *b, float c);
+MathValue constant_f64(MathBuilder *b, double c);
+MathValue constant_i32(MathBuilder *b, int32_t c);
+MathValue constant_u64(MathBuilder *b, uint64_t c);
+
+/* f32 and f64 arithmetic, each one IEEE operation; min is "a < c ? a : c". */
+MathValue add_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue sub_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue mul_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue div_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue min_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue max_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue sqrt_f32(MathBuilder *b, MathValue a);
+MathValue fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d);
+MathValue add_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue sub_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue mul_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue div_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue min_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue max_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue sqrt_f64(MathBuilder *b, MathValue a);
+MathValue fma_f64(MathBuilder *b, MathValue a, MathValue c, MathValue d);
+MathValue abs_f32(MathBuilder *b, MathValue a);
+MathValue negate_f32(MathBuilder *b, MathValue a);
+MathValue copysign_f32(MathBuilder *b, MathValue a, MathValue sign);
+MathValue abs_f64(MathBuilder *b, MathValue a);
+MathValue negate_f64(MathBuilder *b, MathValue a);
+MathValue copysign_f64(MathBuilder *b, MathValue a, MathValue sign);
+MathValue round_f32(MathBuilder *b, MathValue a, int mode); /* roundss's immediate */
+MathValue round_f64(MathBuilder *b, MathValue a, int mode);
+
+/* Comparisons, i32 masks; false when unordered, except not_equal. */
+MathValue less_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue less_equal_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue equal_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue is_nan_f32(MathBuilder *b, MathValue a);
+MathValue less_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue less_equal_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue equal_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue is_nan_f64(MathBuilder *b, MathValue a);
+
+/* Conversions: i32/i64 from floats truncate (cvtt*). */
+MathValue f32_from_i32(MathBuilder *b, MathValue a);
+MathValue i32_from_f32(MathBuilder *b, MathValue a);
+MathValue f64_from_f32(MathBuilder *b, MathValue a);
+MathValue f32_from_f64(MathBuilder *b, MathValue a);
+MathValue f64_from_i32(MathBuilder *b, MathValue a);
+MathValue i64_from_f64(MathBuilder *b, MathValue a);
+MathValue i32_from_f64_truncated(MathBuilder *b, MathValue a);
+MathValue u64_from_u32(MathBuilder *b, MathValue a);
+MathValue f64_from_i64(MathBuilder *b, MathValue a);
+MathValue u64_sign_extended(MathBuilder *b, MathValue a); /* i32 -> i64 */
+
+/* Integer lanes: 32-bit (i32) and 64-bit (u64) two's complement. */
+MathValue add_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue sub_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue mul_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue and_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue or_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue xor_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue shift_left_i32(MathBuilder *b, MathValue a, int count);
+MathValue shift_right_u32(MathBuilder *b, MathValue a, int count);
+MathValue shift_right_i32(MathBuilder *b, MathValue a, int count);
+MathValue less_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue equal_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue add_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue sub_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue and_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue or_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue shift_left_u64(MathBuilder *b, MathValue a, int count);
+MathValue shift_right_u64(MathBuilder *b, MathValue a, int count);
+MathValue shift_right_i64(MathBuilder *b, MathValue a, int count);
+MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c); /* u32 x u32 -> u64 */
+/* u64 x u64: the high 64 bits of the product, the low ones in *low */
+MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low);
+MathValue mul_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue less_u64(MathBuilder *b, MathValue a, MathValue c); /* unsigned */
+
+/* mask ? a : c, for values of any type (all 8 bytes move). */
+MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
+MathValue not_mask(MathBuilder *b, MathValue mask);
+
+/* A jump over the code emitted until math_skip_end when `mask` is
+ * nonzero: for a side of a select that this mask then discards (its
+ * slots hold stale bits when skipped, and only that select may read them).
+ * The bits are the C's; only the work is saved. */
+X86Label math_skip_if(MathBuilder *b, MathValue mask);
+void math_skip_end(MathBuilder *b, X86Label skip);
+
+/* c[0] + c[1] v + ..., Horner's rule with fma. */
+MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v);
+MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v);
+
+/* ---- The transcribed functions: math_<name>_f32 is mathref_<name>f ---- */
+
+/* kernel_x86_math_functions.c */
+MathValue math_exp_f32(MathBuilder *b, MathValue x);
+MathValue math_expm1_f32(MathBuilder *b, MathValue x);
+MathValue math_log_f32(MathBuilder *b, MathValue x);
+MathValue math_log1p_f32(MathBuilder *b, MathValue x);
+MathValue math_tanh_f32(MathBuilder *b, MathValue x);
+MathValue math_logistic_f32(MathBuilder *b, MathValue x);
+MathValue math_erf_f32(MathBuilder *b, MathValue x);
+MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y);
+MathValue math_cbrt_f32(MathBuilder *b, MathValue x);
+MathValue math_rsqrt_f32(MathBuilder *b, MathValue x);
+
+/* kernel_x86_math_trig.c */
+MathValue math_sin_f32(MathBuilder *b, MathValue x);
+MathValue math_cos_f32(MathBuilder *b, MathValue x);
+MathValue math_tan_f32(MathBuilder *b, MathValue x);
+MathValue math_atan2_f32(MathBuilder *b, MathValue y, MathValue x);
+MathValue math_atan_f32(MathBuilder *b, MathValue x);
+MathValue math_asin_f32(MathBuilder *b, MathValue x);
+MathValue math_acos_f32(MathBuilder *b, MathValue x);
+MathValue math_sinh_f32(MathBuilder *b, MathValue x);
+MathValue math_cosh_f32(MathBuilder *b, MathValue x);
+MathValue math_asinh_f32(MathBuilder *b, MathValue x);
+MathValue math_acosh_f32(MathBuilder *b, MathValue x);
+MathValue math_atanh_f32(MathBuilder *b, MathValue x);
+
+/* kernel_x86_math_f64.c and kernel_x86_math_trig_f64.c: math_<name>_f64
+ * is mathref_<name> */
+MathValue math_exp_f64(MathBuilder *b, MathValue x);
+MathValue math_expm1_f64(MathBuilder *b, MathValue x);
+MathValue math_log_f64(MathBuilder *b, MathValue x);
+MathValue math_log1p_f64(MathBuilder *b, MathValue x);
+MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x);
+MathValue math_cbrt_f64(MathBuilder *b, MathValue x);
+MathValue math_rsqrt_f64(MathBuilder *b, MathValue x);
+MathValue math_atan_f64(MathBuilder *b, MathValue x);
+MathValue math_asin_f64(MathBuilder *b, MathValue x);
+MathValue math_acos_f64(MathBuilder *b, MathValue x);
+MathValue math_sinh_f64(MathBuilder *b, MathValue x);
+MathValue math_cosh_f64(MathBuilder *b, MathValue x);
+MathValue math_tanh_f64(MathBuilder *b, MathValue x);
+MathValue math_logistic_f64(MathBuilder *b, MathValue x);
+MathValue math_asinh_f64(MathBuilder *b, MathValue x);
+MathValue math_acosh_f64(MathBuilder *b, MathValue x);
+MathValue math_atanh_f64(MathBuilder *b, MathValue x);
+MathValue math_sin_f64(MathBuilder *b, MathValue x);
+MathValue math_cos_f64(MathBuilder *b, MathValue x);
+MathValue math_tan_f64(MathBuilder *b, MathValue x);
+MathValue math_erf_f64(MathBuilder *b, MathValue x);
+MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y);
+
+#endif
