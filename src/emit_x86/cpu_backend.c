@@ -227,7 +227,16 @@ static HostBuffer *cpu_run(const Executable *exe, HostBuffer *const *args, int a
   return cpu_program_run(exe->program, args, arg_count, st);
 }
 
+static HostBuffer *cpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+                                    StepObserver *observe, void *context, Status *st) {
+  return cpu_program_run_observed(exe->program, args, arg_count, observe, context, st);
+}
+
 static void cpu_free_program(void *program) { cpu_program_free(program); }
+
+static bool cpu_dump(const Executable *exe, const char *dir, Status *st) {
+  return cpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
+}
 
 const Backend backend_cpu = {
     .name = "cpu",
@@ -235,4 +244,6 @@ const Backend backend_cpu = {
     .compile = cpu_compile,
     .run = cpu_run,
     .free_program = cpu_free_program,
+    .run_observed = cpu_run_observed,
+    .dump = cpu_dump,
 };

@@ -1,5 +1,6 @@
 /* Running a CPU program (cpu_program.h): bind storage, run the steps in
  * schedule order, hand back the result buffer. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,9 +161,53 @@ static bool step_run(const CpuProgram *p, const CpuStep *s, void **address, void
   return true;
 }
 
-/* Runs the steps with every binding at its address; false when the
- * temporary block cannot be had. */
-static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
+/* ---- showing each instruction's value to an observer (--check, --find-nan) ---- */
+
+typedef struct Watch {
+  StepObserver *observe;
+  void *context;
+} Watch;
+
+/* An instruction may take several steps (an output fusion: its GEMM, then
+ * its epilogue); its value is whole after the last. */
+static bool step_ends_instruction(const CpuProgram *p, int i) {
+  return i + 1 == p->step_count || p->steps[i + 1].inst != p->steps[i].inst;
+}
+
+/* TEST ONLY: AXLE_TEST_CORRUPT_STEP=NAME adds 1 to the first element of
+ * instruction NAME's first leaf when it is observed, so that tests can see
+ * --check name a wrong kernel. Plain runs never read it. */
+static void leaf_corrupt_for_test(const Instruction *inst, const ObservedLeaf *leaf) {
+  const char *name = getenv("AXLE_TEST_CORRUPT_STEP");
+  if (!name || strcmp(name, inst->name) != 0 || shape_element_count(leaf->shape) == 0) return;
+  void *data = (void *)leaf->data;
+  switch (leaf->shape->type) {
+  case TYPE_F32: *(float *)data = isfinite(*(float *)data) ? *(float *)data * 2 + 1 : 0; break;
+  case TYPE_F64: *(double *)data = isfinite(*(double *)data) ? *(double *)data * 2 + 1 : 0; break;
+  default: *(unsigned char *)data ^= 1; break;
+  }
+}
+
+/* Hands the observer the leaves of the step's instruction, each where the
+ * plan put it (an alias slot names its source's storage). */
+static bool step_show(const CpuProgram *p, const CpuStep *s, void **address, const Watch *watch, Status *st) {
+  enum { MAX_SHOWN = 256 };
+  ObservedLeaf leaves[MAX_SHOWN];
+  int n = 0;
+  for (const BufferSlot *slot; n < MAX_SHOWN && (slot = buffer_plan_find(p->plan, s->inst, n)); n++) {
+    const BufferSlot *owner = slot;
+    if (owner->kind == BUFFER_ALIAS) owner = buffer_plan_find(p->plan, owner->source, owner->source_index);
+    leaves[n] = (ObservedLeaf){.shape = slot->shape, .data = owner ? address[owner - p->plan->slots] : NULL};
+  }
+  if (n > 0 && leaves[0].data) leaf_corrupt_for_test(s->inst, &leaves[0]);
+  return watch->observe(watch->context, s->inst, leaves, n, st);
+}
+
+/* Runs the steps with every binding at its address, showing each
+ * instruction's value to watch if there is one; false when the temporary
+ * block cannot be had or the observer stops the run. */
+static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **result_leaves, const Watch *watch,
+                              Status *st) {
   int64_t temp_bytes = p->temp_bytes;
   size_t rounded = (size_t)(temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
   char *temp = rounded ? aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
@@ -178,7 +223,10 @@ static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **res
     address[i] = binding_address(&p->bindings[i], args, temp, result_leaves);
   bool ok = true;
   pthread_mutex_lock(&p->lock);
-  for (int i = 0; i < p->step_count && ok; i++) ok = step_run(p, &p->steps[i], address, buffers, st);
+  for (int i = 0; i < p->step_count && ok; i++) {
+    ok = step_run(p, &p->steps[i], address, buffers, st);
+    if (ok && watch && step_ends_instruction(p, i)) ok = step_show(p, &p->steps[i], address, watch, st);
+  }
   pthread_mutex_unlock(&p->lock);
   for (int i = 0; i < p->copy_count && ok; i++) {
     const CpuResultCopy *c = &p->copies[i];
@@ -193,11 +241,17 @@ static bool program_run_steps(CpuProgram *p, HostBuffer *const *args, void **res
 }
 
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
+  return cpu_program_run_observed(p, args, arg_count, NULL, NULL, st);
+}
+
+HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
+                                     void *context, Status *st) {
   (void)arg_count;  /* checked against the entry by executable_run */
+  Watch watch = {observe, context};
   int leaf_count = shape_leaf_total(p->result_shape), n = 0;
   void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
   HostBuffer *result = result_buffer_create(p->result_shape, result_leaves, &n, st);
-  if (result && !program_run_steps(p, args, result_leaves, st)) {
+  if (result && !program_run_steps(p, args, result_leaves, observe ? &watch : NULL, st)) {
     host_buffer_free(result);
     result = NULL;
   }

@@ -93,5 +93,9 @@ int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes);
  * s's layout: into_layout says which way. */
 void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
+/* The same run, calling observe after the last step of each instruction
+ * (the backend's run_observed: --check, --find-nan). */
+HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
+                                     void *context, Status *st);
 
 #endif
