@@ -675,6 +675,7 @@ static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed
     kernel_free(L.k);
     return NULL;
   }
+  kernel_order_ops(L.k);
   return L.k;
 }
 

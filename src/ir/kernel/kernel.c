@@ -49,6 +49,39 @@ int kernel_add_op(Kernel *k, const KernelOp *op) {
   return k->op_count++;
 }
 
+/* Where an op runs: PRE first, then each phase's loop, then POST. */
+static int op_run_order(const Kernel *k, const KernelOp *op) {
+  switch (op->block) {
+  case KBLOCK_PRE: return 0;
+  case KBLOCK_REDUCE: case KBLOCK_ROW: return 1 + op->phase;
+  case KBLOCK_POST: break;
+  }
+  return 2 + (k->phase_count > 0 ? k->phase_count : 1);
+}
+
+/* The lowering makes a PRE constant or index when a REDUCE op first needs
+ * it, after REDUCE ops already made. A register allocator that walks the
+ * ops in order would then let a looped value share a register with a PRE
+ * value the loop still reads. A stable sort by run order restores "PRE
+ * ops, then REDUCE, then POST"; an op reads only ops that run before it,
+ * so every argument stays ahead of its user. */
+void kernel_order_ops(Kernel *k) {
+  int n = k->op_count, *new_index = calloc_or_exit((size_t)n + 1, sizeof *new_index);
+  KernelOp *sorted = calloc_or_exit((size_t)n + 1, sizeof *sorted);
+  int last = 2 + (k->phase_count > 0 ? k->phase_count : 1), at = 0;
+  for (int order = 0; order <= last; order++)
+    for (int i = 0; i < n; i++)
+      if (op_run_order(k, &k->ops[i]) == order) {
+        new_index[i] = at;
+        sorted[at++] = k->ops[i];
+      }
+  for (int i = 0; i < n; i++)
+    for (int a = 0; a < sorted[i].arg_count; a++) sorted[i].args[a] = new_index[sorted[i].args[a]];
+  memcpy(k->ops, sorted, sizeof *sorted * (size_t)n);
+  free(sorted);
+  free(new_index);
+}
+
 /* ---- printing ---- */
 
 static const char *const block_names[] = {"pre", "reduce", "row", "post"};

@@ -118,6 +118,9 @@ int kernel_add_input(Kernel *k, const Shape *shape, const Instruction *source, c
 int kernel_add_output(Kernel *k, const Shape *shape, const Instruction *source, int output_index);
 /* Appends an op and returns its value number. */
 int kernel_add_op(Kernel *k, const KernelOp *op);
+/* Renumbers the ops into the order they run (PRE, each phase, POST),
+ * keeping the order within each: what a finished kernel holds. */
+void kernel_order_ops(Kernel *k);
 void print_kernel(StrBuf *sb, const Kernel *k);
 
 /* ----------------------------------------------------------- kernel_eval.c
