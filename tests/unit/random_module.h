@@ -274,8 +274,10 @@ static bool gen_reduce(Gen *g) {
 }
 
 /* x · w for a new parameter w: one contracting dimension of x, maybe one
- * batch dimension, w's dimensions in a random order. */
-static bool gen_dot(Gen *g) {
+ * batch dimension, w's dimensions in a random order. `general`: x keeps
+ * two or more free dimensions, which the GEMM cannot take as one matrix
+ * unless they are adjacent; else at most one. */
+static bool gen_dot_with(Gen *g, bool general) {
   const GenValue *x = gen_pick(g);
   if (x->type != TYPE_F32 || x->rank > 3) return false;
   int c = gen_below(g, x->rank), b = -1;
@@ -283,6 +285,8 @@ static bool gen_dot(Gen *g) {
     b = gen_below(g, x->rank - 1);
     if (b >= c) b++;
   }
+  int free_dims = x->rank - 1 - (b >= 0);
+  if ((free_dims >= 2) != general) return false;
   int64_t n = gen_size(g);
   if (n > 64) n = 17;
   /* w holds [batch?] k n in a random order. */
@@ -315,6 +319,9 @@ static bool gen_dot(Gen *g) {
   strbuf_printf(&g->body, "lhs_contracting_dims={%d}, rhs_contracting_dims={%lld}\n", c, (long long)wc);
   return true;
 }
+
+static bool gen_dot(Gen *g) { return gen_dot_with(g, false); }
+static bool gen_dot_general(Gen *g) { return gen_dot_with(g, true); }
 
 /* Merges two adjacent dimensions. */
 static bool gen_reshape(Gen *g) {
@@ -426,6 +433,9 @@ static const GenFamily families[] = {
     {"slice", gen_slice, 2, NEVER_REFUSED},
     {"reduce", gen_reduce, 3, NEVER_REFUSED},
     {"dot", gen_dot, 3, NEVER_REFUSED},
+    /* Refusable until dots whose free dimensions are not adjacent get a
+     * transpose in front of the GEMM. */
+    {"dot-general", gen_dot_general, 1, REFUSED_ANYWHERE},
     {"reshape", gen_reshape, 2, NEVER_REFUSED},
     {"concatenate", gen_concatenate, 1, NEVER_REFUSED},
     {"reverse", gen_reverse, 1, NEVER_REFUSED},

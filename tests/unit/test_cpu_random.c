@@ -9,7 +9,8 @@
  * backend compiles at that level (the table in random_module.h says which).
  * Every failure prints the module's seed; replay one with
  *   AXLE_RANDOM_SEED=S build/tests/test_cpu_random
- * and change the number of modules with AXLE_RANDOM_MODULES=N. */
+ * and change the number of modules with AXLE_RANDOM_MODULES=N (from seed
+ * S, or 1). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,23 +33,27 @@ enum { DEFAULT_MODULES = 1000 };
 enum { DEFAULT_MODULES = 1000 };
 #endif
 
-enum { SHOWN_FAILURES = 4 };
+enum { SHOWN_FAILURES = 3 };  /* of each kind, in full */
 
 typedef struct Tally {
   int modules, runs, refused_allowed;
   int invalid, refused_wrongly, mismatched, thread_differences;
   int family_modules[GEN_FAMILY_COUNT];
-  int shown;
+  int shown[4], shown_text;
 } Tally;
 
 static Tally tally;
 
-/* Prints one failure (the first few in full, with the module's text). */
-static void failure_show(uint64_t seed, const char *level, const char *what, const char *message, const char *text) {
-  if (tally.shown++ >= SHOWN_FAILURES) return;
+typedef enum FailureKind { INVALID, REFUSED, MISMATCHED, THREADS } FailureKind;
+
+/* Prints one failure: the first few of each kind, and the text of the
+ * very first module that failed. */
+static void failure_show(FailureKind kind, uint64_t seed, const char *level, const char *what, const char *message,
+                         const char *text) {
+  if (tally.shown[kind]++ >= SHOWN_FAILURES) return;
   printf("  seed %llu (AXLE_RANDOM_SEED=%llu), %s: %s: %s\n", (unsigned long long)seed, (unsigned long long)seed,
          level, what, message);
-  if (tally.shown == 1) printf("%s\n", text);
+  if (tally.shown_text++ == 0) printf("%s\n", text);
 }
 
 static bool refusal_allowed(unsigned used, CpuLevel level) {
@@ -91,7 +96,7 @@ static void module_run_at(const Module *m, HostBuffer **args, int n, uint64_t se
       return;
     }
     tally.refused_wrongly++;
-    failure_show(seed, name, "refused", st.message, text);
+    failure_show(REFUSED, seed, name, "refused", st.message, text);
     return;
   }
   tally.runs++;
@@ -103,17 +108,17 @@ static void module_run_at(const Module *m, HostBuffer **args, int n, uint64_t se
     status_clear(&st);
     if (!executable_check(e1, args, n, r1, &st)) {
       tally.mismatched++;
-      failure_show(seed, name, "the whole result differs from the module as written", st.message, text);
+      failure_show(MISMATCHED, seed, name, "the whole result differs from the module as written", st.message, text);
     }
   } else {
     tally.mismatched++;
-    failure_show(seed, name, "an instruction differs", st.message, text);
+    failure_show(MISMATCHED, seed, name, "an instruction differs", st.message, text);
   }
   Executable *e2 = compile_at(m, 2, &st);
   HostBuffer *r2 = e2 ? executable_run(e2, args, n, &st) : NULL;
   if (r1 && (!r2 || !buffers_same_bytes(r1, r2))) {
     tally.thread_differences++;
-    failure_show(seed, name, "1 and 2 threads", r2 ? "the results differ" : st.message, text);
+    failure_show(THREADS, seed, name, "1 and 2 threads", r2 ? "the results differ" : st.message, text);
   }
   host_buffer_free(r1);
   host_buffer_free(r2);
@@ -131,7 +136,7 @@ static void module_test(uint64_t seed, CpuLevel hardware) {
   Module *m = parse_module(text, strlen(text), "random.hlo", &st);
   if (!m) {
     tally.invalid++;
-    failure_show(seed, "-", "the generator wrote an invalid module", st.message, text);
+    failure_show(INVALID, seed, "-", "the generator wrote an invalid module", st.message, text);
     free(text);
     return;
   }
@@ -160,7 +165,7 @@ static void modules_sweep(void) {
   const char *replay = getenv("AXLE_RANDOM_SEED"), *count = getenv("AXLE_RANDOM_MODULES");
   int modules = count ? atoi(count) : DEFAULT_MODULES;
   uint64_t first = replay ? strtoull(replay, NULL, 10) : 1;
-  if (replay) modules = 1;
+  if (replay && !count) modules = 1;
   if (hw.hardware_level == CPU_LEVEL_NONE) return;
   for (int i = 0; i < modules; i++) module_test(first + (uint64_t)i, hw.hardware_level);
   unsetenv("AXLE_CPU");
