@@ -280,16 +280,17 @@ typedef struct Difference {
 
 /* Compares one leaf. A sum's rounding grows with the terms, not with the
  * result, so the allowance includes a share of the leaf's largest value:
- * |got - want| <= tol * (|want| + max|want| / 10). */
-static void leaf_compare(const Literal *want, const Literal *got, Difference *d) {
+ * |got - want| <= tol * (|want| + max|want| / 10). exact: bit for bit. */
+static void leaf_compare(const Literal *want, const Literal *got, bool exact, Difference *d) {
   int64_t n = shape_element_count(&want->shape);
   ElementType t = want->shape.type;
   size_t size = (size_t)type_byte_size(t);
-  if (!type_is_float(t) && !type_is_complex(t)) {
+  if (exact || (!type_is_float(t) && !type_is_complex(t))) {
     for (int64_t i = 0; i < n; i++) {
       if (memcmp((const char *)want->data + i * size, (const char *)got->data + i * size, size) == 0) continue;
-      double gap = t == TYPE_U64 ? fabs((double)literal_get_u64(want, i) - (double)literal_get_u64(got, i))
-                                 : fabs((double)literal_get_s64(want, i) - (double)literal_get_s64(got, i));
+      double gap = t == TYPE_U64                       ? fabs((double)literal_get_u64(want, i) - (double)literal_get_u64(got, i))
+                   : type_is_float(t) || type_is_complex(t) ? cabs(literal_get_complex(want, i) - literal_get_complex(got, i))
+                                                            : fabs((double)literal_get_s64(want, i) - (double)literal_get_s64(got, i));
       if (d->count++ == 0 || gap > d->largest) d->largest = gap, d->at = i;
     }
     return;
@@ -311,21 +312,31 @@ static void leaf_compare(const Literal *want, const Literal *got, Difference *d)
 }
 
 /* The first leaf (depth first) where want and got differ; -1 if none. */
-static int value_compare(const Literal *want, const Literal *got, int *leaf, Difference *d, const Literal **w,
-                         const Literal **g) {
+static int value_compare_leaves(const Literal *want, const Literal *got, bool exact, int *leaf, Difference *d,
+                                const Literal **w, const Literal **g) {
   if (shape_is_tuple(&want->shape)) {
     for (int i = 0; i < want->shape.tuple_count; i++) {
-      int found = value_compare(want->elements[i], got->elements[i], leaf, d, w, g);
+      int found = value_compare_leaves(want->elements[i], got->elements[i], exact, leaf, d, w, g);
       if (found >= 0) return found;
     }
     return -1;
   }
   int here = (*leaf)++;
-  leaf_compare(want, got, d);
+  leaf_compare(want, got, exact, d);
   if (d->count == 0) return -1;
   *w = want;
   *g = got;
   return here;
+}
+
+static int value_compare(const Literal *want, const Literal *got, int *leaf, Difference *d, const Literal **w,
+                         const Literal **g) {
+  return value_compare_leaves(want, got, false, leaf, d, w, g);
+}
+
+static int value_compare_exactly(const Literal *want, const Literal *got, int *leaf, Difference *d,
+                                 const Literal **w, const Literal **g) {
+  return value_compare_leaves(want, got, true, leaf, d, w, g);
 }
 
 static bool value_check_against_evaluator(DebugRun *r, const Instruction *inst, const Literal *got, Status *st) {
@@ -382,6 +393,27 @@ static bool debug_observe(void *context, const Instruction *inst, const Observed
          (!r->options->check || value_check_against_evaluator(r, inst, got, st));
 }
 
+/* The result must be the value the root had when it was computed: a step
+ * that wrote into storage still to be returned shows up here, and nowhere
+ * else, since every other value was copied as soon as it was made. */
+static bool result_check_intact(DebugRun *r, const HostBuffer *result, Status *st) {
+  if (!values_fill_before(r, r->entry->instruction_count, st)) return false;
+  const Instruction *root = r->entry->root;
+  Literal *got = host_buffer_view(result);
+  int leaf = 0;
+  Difference d = {0};
+  const Literal *w = NULL, *g = NULL;
+  /* Exact: both are the backend's own bits. */
+  int found = value_compare_exactly(r->values[root->index], got, &leaf, &d, &w, &g);
+  literal_view_free(got);
+  if (found < 0) return true;
+  StrBuf sb = {0};
+  strbuf_printf(&sb, "was overwritten after it was computed: %lld elements of the result", (long long)d.count);
+  leaf_print(&sb, root, found);
+  strbuf_printf(&sb, " differ from the values the instruction produced");
+  return report_at(r, root, &sb, st);
+}
+
 HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, int arg_count, const DebugOptions *o,
                                  DebugReport *report, Status *st) {
   memset(report, 0, sizeof *report);
@@ -403,6 +435,10 @@ HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, i
   r.args = calloc_or_exit((size_t)arg_count + 1, sizeof *r.args);
   for (int i = 0; i < arg_count; i++) r.args[i] = host_buffer_view(args[i]);
   HostBuffer *result = e->backend->run_observed(e, args, arg_count, debug_observe, &r, st);
+  if (result && o->check && !result_check_intact(&r, result, st)) {
+    host_buffer_free(result);
+    result = NULL;
+  }
   for (int i = 0; i < n; i++)
     if (!r.borrowed[i]) literal_free(r.values[i]);
   for (int i = 0; i < arg_count; i++) literal_view_free(r.args[i]);

@@ -122,10 +122,14 @@ static const GenValue *gen_partner(Gen *g, const GenValue *x) {
 /* ---- the families: each adds one op (or a few) reading existing values;
  * false when it cannot apply to what it drew (the caller draws again) ---- */
 
+/* negate, abs, copy on any value; floor, ceil, sign (which jump) on a new
+ * parameter of its shape. */
 static bool gen_unary_exact(Gen *g) {
-  static const char *ops[] = {"negate", "abs", "floor", "ceil", "sign", "copy"};
+  static const char *ops[] = {"negate", "abs", "copy", "floor", "ceil", "sign"};
   const GenValue *x = gen_pick(g);
-  const char *op = ops[gen_below(g, 6)];
+  int which = gen_below(g, 6);
+  const char *op = ops[which];
+  if (which >= 3) x = gen_param(g, x->type, x->rank, x->dims);
   gen_begin(g, x->type, x->rank, x->dims);
   strbuf_printf(&g->body, "%s(%s)\n", op, x->name);
   return true;
@@ -166,13 +170,15 @@ static bool gen_compare_select(Gen *g) {
   return true;
 }
 
-/* convert to s32 (after scaling, so the integers are not all 0), integer
- * arithmetic, convert back. */
+/* A new parameter q of x's shape: convert(q * 37) to s32 (scaled so the
+ * integers are not all 0), integer arithmetic, convert back, added to x. */
 static bool gen_integer_roundtrip(Gen *g) {
   static const char *ops[] = {"multiply", "add", "subtract", "maximum", "and", "xor"};
   const GenValue *x = gen_pick(g);
   if (x->type != TYPE_F32) return false;
-  char scale[16], scaled[16], ints[16], mixed[16];
+  char scale[16], scaled[16], ints[16], mixed[16], back[16], source[16];
+  snprintf(source, sizeof source, "%s", x->name);
+  x = gen_param(g, TYPE_F32, x->rank, x->dims);
   gen_scalar(g, scale, sizeof scale, "37");
   strbuf_printf(&g->body, "  %s.b = ", scale);
   gen_print_shape(&g->body, TYPE_F32, x->rank, x->dims);
@@ -187,8 +193,11 @@ static bool gen_integer_roundtrip(Gen *g) {
   snprintf(mixed, sizeof mixed, "%s", gen_begin(g, TYPE_S32, x->rank, x->dims)->name);
   g->value_count--;
   strbuf_printf(&g->body, "%s(%s, %s)\n", ops[gen_below(g, 6)], ints, ints);
-  gen_begin(g, TYPE_F32, x->rank, x->dims);
+  snprintf(back, sizeof back, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+  g->value_count--;
   strbuf_printf(&g->body, "convert(%s)\n", mixed);
+  gen_begin(g, TYPE_F32, x->rank, x->dims);
+  strbuf_printf(&g->body, "add(%s, %s)\n", source, back);
   return true;
 }
 
@@ -410,9 +419,14 @@ static bool gen_convolution(Gen *g) {
  *   make        adds its op(s); false: does not apply to what it drew
  *   weight      how often it is drawn (0: never)
  *   refusable   the backend may refuse it at the given ISA levels without
- *               that counting as a failure: SOME_LEVELS for the inline math,
- *               which needs FMA (not in sse4); ALL_LEVELS for families the
- *               backend does not compile yet */
+ *               that counting as a failure: REFUSED_AT_SSE4 for the inline
+ *               math, which needs FMA; REFUSED_ANYWHERE for what the
+ *               backend does not compile yet
+ *
+ * Ops whose result jumps under a rounding-sized change of their input
+ * (floor, ceil, sign, a float-to-integer convert) read only parameters:
+ * the backend may round a sum or a dot differently from the evaluator (in
+ * another order, with FMA), and one ulp must not become a jump of 1. */
 typedef enum GenRefusal { NEVER_REFUSED, REFUSED_AT_SSE4, REFUSED_ANYWHERE } GenRefusal;
 
 typedef struct GenFamily {
