@@ -298,9 +298,11 @@ static HostBuffer *run_watched(const Options *o, const Executable *exe, HostBuff
     result = executable_run_debug(exe, args, n, &debug, &report, st);
     if (!result) return NULL;
     if (debug.find_nan)
-      printf("find-nan: no NaN or infinity in the values of %d instructions\n", report.instructions);
+      printf("find-nan: no NaN or infinity in the values of %d instruction%s\n", report.instructions,
+             report.instructions == 1 ? "" : "s");
     if (debug.check)
-      printf("check: %d instructions match the evaluator's on the same inputs%s\n", report.instructions,
+      printf("check: %d instruction%s match%s the evaluator's on the same inputs%s\n", report.instructions,
+             report.instructions == 1 ? "" : "s", report.instructions == 1 ? "es" : "",
              report.unread ? " (some values were in a layout it cannot read)" : "");
   } else {
     result = executable_run(exe, args, n, st);
