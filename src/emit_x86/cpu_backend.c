@@ -97,6 +97,43 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
   return true;
 }
 
+static int shape_leaves(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; i < s->tuple_count; i++) n += shape_leaves(&s->tuple_shapes[i]);
+  return n;
+}
+
+/* Leaf `leaf` (depth first) of shape s. */
+static const Shape *shape_leaf(const Shape *s, int leaf) {
+  for (int i = 0; shape_is_tuple(s) && i < s->tuple_count; i++) {
+    int n = shape_leaves(&s->tuple_shapes[i]);
+    if (leaf < n) return shape_leaf(&s->tuple_shapes[i], leaf);
+    leaf -= n;
+  }
+  return s;
+}
+
+/* The shape whose layout holds the bytes of inst's leaf: a tuple or a
+ * get-tuple-element passes its operand's value on as it is (its own shape
+ * may name another layout: text without layouts gets the default one),
+ * while a bitcast's own shape is how the bytes it names are read. */
+static const Shape *leaf_bytes_shape(const Instruction *inst, int leaf) {
+  if (inst->opcode == OP_TUPLE) {
+    for (int i = 0; i < inst->operand_count; i++) {
+      int n = shape_leaves(&inst->operands[i]->shape);
+      if (leaf < n) return leaf_bytes_shape(inst->operands[i], leaf);
+      leaf -= n;
+    }
+  } else if (inst->opcode == OP_GET_TUPLE_ELEMENT && shape_is_tuple(&inst->operands[0]->shape)) {
+    const Shape *tuple = &inst->operands[0]->shape;
+    for (int i = 0; i < inst->attrs.tuple_index && i < tuple->tuple_count; i++)
+      leaf += shape_leaves(&tuple->tuple_shapes[i]);
+    return leaf_bytes_shape(inst->operands[0], leaf);
+  }
+  return shape_leaf(&inst->shape, leaf);
+}
+
 /* Points each leaf of the root at its place in the result: the first root
  * leaf an OUTPUT slot reaches is written in place; every other leaf (a
  * parameter, a constant, a value returned twice) is copied at the end. */
@@ -110,9 +147,7 @@ static bool bind_result(CpuCompile *c) {
     int b = cpu_binding_of(c, root, l);
     if (b < 0) return cpu_refuse(c, root, "a result leaf without storage");
     CpuBinding *bind = &c->p->bindings[b];
-    /* The root's leaf names the storage's bytes in its own shape (a bitcast
-     * may have changed the layout): that is the layout to read them in. */
-    const Shape *shape = buffer_plan_find(plan, root, l)->shape;
+    const Shape *shape = leaf_bytes_shape(root, l);
     bool row_major = layout_is_row_major(shape);
     if (!row_major && shape->element_size_bits) return cpu_refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {

@@ -90,6 +90,19 @@ static const GenValue *gen_param(Gen *g, ElementType t, int rank, const int64_t 
   memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
   strbuf_printf(&g->params, "  %s = ", v->name);
   gen_print_shape(&g->params, t, rank, dims);
+  /* Now and then a layout other than row-major, which the backend copies
+   * into the layout its kernels read. */
+  if (rank >= 2 && gen_below(g, 4) == 0) {
+    int64_t minor_to_major[GEN_MAX_RANK];
+    for (int d = 0; d < rank; d++) minor_to_major[d] = d;
+    for (int d = rank - 1; d > 0; d--) {
+      int k = gen_below(g, d + 1);
+      int64_t swap = minor_to_major[d];
+      minor_to_major[d] = minor_to_major[k];
+      minor_to_major[k] = swap;
+    }
+    gen_print_list(&g->params, minor_to_major, rank);
+  }
   strbuf_printf(&g->params, " parameter(%d)\n", g->param_count++);
   return v;
 }

@@ -1,7 +1,8 @@
 /* Watching a run (src/runtime/executable_debug.c through the backends'
  * run_observed) and the two backend bugs the random differential test
- * found (test_cpu_random.c): a kernel's ops out of run order, and a tuple
- * taken for a multi-output fusion it was not. References are plain C. */
+ * found (test_cpu_random.c): a kernel's ops out of run order, a tuple
+ * taken for a multi-output fusion it was not, and a result leaf read in
+ * the wrong layout. References are plain C. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,32 @@ TEST(a_tuple_of_a_fusion_output_and_another_value_is_kept) {
   host_buffer_free(arg);
 }
 
+/* ---- a parameter in another layout, returned through a tuple ---- */
+
+/* The tuple's text gives no layout, so its element has the default one;
+ * the bytes are the parameter's, in {0,1}. They used to be copied out as
+ * if row-major. */
+TEST(a_parameter_in_another_layout_comes_back_through_a_tuple_unchanged) {
+  int64_t dims[2] = {16, 3};
+  HostBuffer *arg = f32_filled(2, dims, 9);
+  Status st;
+  Executable *exe = compile_text("HloModule t\nENTRY main {\n  p = f32[16,3]{0,1} parameter(0)\n"
+                                 "  n = f32[16,3] negate(p)\n  ROOT t = (f32[16,3], f32[16,3]) tuple(p, n)\n}\n",
+                                 AXLE_BACKEND_CPU, &st);
+  EXPECT(exe, "compiles: %s", st.message);
+  HostBuffer *out = exe ? executable_run(exe, &arg, 1, &st) : NULL;
+  EXPECT(!exe || out, "runs: %s", st.message);
+  const float *p = arg->data;
+  for (int i = 0; out && i < 48; i++) {
+    float got = ((const float *)out->elements[0]->data)[i], neg = ((const float *)out->elements[1]->data)[i];
+    EXPECT(got == p[i], "element %d of p: got %g, want %g", i, got, p[i]);
+    EXPECT(neg == -p[i], "element %d of n: got %g, want %g", i, neg, -p[i]);
+  }
+  host_buffer_free(out);
+  executable_free(exe);
+  host_buffer_free(arg);
+}
+
 /* ---- find-nan and check through the API ---- */
 
 static const char log_of_negative[] =
@@ -225,6 +252,7 @@ int main(void) {
   RUN(a_reduce_through_a_bitcast_matches_a_plain_c_minimum);
   RUN(lowered_kernels_list_pre_ops_before_looped_ones_and_post_ops_last);
   RUN(a_tuple_of_a_fusion_output_and_another_value_is_kept);
+  RUN(a_parameter_in_another_layout_comes_back_through_a_tuple_unchanged);
   RUN(find_nan_names_the_first_instruction_with_its_source_line_on_the_interpreter);
   RUN(find_nan_names_the_first_instruction_inside_a_cpu_fusion);
   RUN(check_passes_every_instruction_of_a_correct_cpu_run);

@@ -2,8 +2,14 @@
  * random_module.h, each compiled at every ISA level this machine has
  * (AXLE_CPU=sse4, avx2, avx512) and checked instruction by instruction
  * against the reference evaluator (executable_run_debug, the machinery of
- * axle-run --check), then as a whole against the evaluator on the module
- * as written; at 1 and 2 threads the results must be the same bytes.
+ * axle-run --check: each instruction from the backend's own inputs, and
+ * the result exactly what the root computed); at 1 and 2 threads the
+ * results must be the same bytes.
+ *
+ * The whole result is not held to the evaluator's on the module as
+ * written: a sum rounded in another order one instruction earlier may
+ * legitimately grow (a log near 0, a cancelling dot) beyond any fixed
+ * tolerance. Instruction by instruction nothing can grow.
  *
  * A refusal fails only when every op family the module used is one the
  * backend compiles at that level (the table in random_module.h says which).
@@ -22,10 +28,10 @@
 /* Under AddressSanitizer (make check) everything runs several times
  * slower: fewer modules keep the test near a minute. */
 #if defined(__SANITIZE_ADDRESS__)
-enum { DEFAULT_MODULES = 100 };
+enum { DEFAULT_MODULES = 250 };
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-enum { DEFAULT_MODULES = 100 };
+enum { DEFAULT_MODULES = 250 };
 #else
 enum { DEFAULT_MODULES = 1000 };
 #endif
@@ -104,13 +110,7 @@ static void module_run_at(const Module *m, HostBuffer **args, int n, uint64_t se
   DebugReport report;
   status_clear(&st);
   HostBuffer *r1 = executable_run_debug(e1, args, n, &check, &report, &st);
-  if (r1) {
-    status_clear(&st);
-    if (!executable_check(e1, args, n, r1, &st)) {
-      tally.mismatched++;
-      failure_show(MISMATCHED, seed, name, "the whole result differs from the module as written", st.message, text);
-    }
-  } else if (!r1) {
+  if (!r1) {
     tally.mismatched++;
     failure_show(MISMATCHED, seed, name, "an instruction differs", st.message, text);
   }
@@ -194,9 +194,10 @@ TEST(random_modules_give_the_same_bytes_at_1_and_2_threads) {
 }
 
 /* The generator is not stuck on a few families: every family it may draw
- * appears in some module (checked on the full sweep only). */
+ * appears in some module (checked on the full sweep of 1,000 only: the
+ * rarest families need a few hundred modules to come up). */
 TEST(random_modules_use_every_family) {
-  if (tally.modules < 100) return;
+  if (tally.modules < 1000) return;
   for (int f = 0; f < GEN_FAMILY_COUNT; f++)
     EXPECT(families[f].weight == 0 || tally.family_modules[f] > 0, "family %s never drawn", families[f].name);
 }
