@@ -114,11 +114,12 @@ static void gen_scalar(Gen *g, char *name, size_t size, const char *value) {
 }
 
 /* The operand of the next op: mostly the newest value (a chain), sometimes
- * an older one (a graph); never a scalar (parameter 0 never is one). */
+ * an older one (a graph); an f32 array, never a scalar or an integer
+ * parameter (parameter 0 is an f32 array). */
 static const GenValue *gen_pick(Gen *g) {
   const GenValue *v = &g->values[g->value_count - 1];
   if (gen_below(g, 4) == 0) v = &g->values[gen_below(g, g->value_count)];
-  return v->rank > 0 ? v : &g->values[0];
+  return v->rank > 0 && v->type == TYPE_F32 ? v : &g->values[0];
 }
 
 /* A value of x's shape and type: an older one if any, else a new parameter. */
@@ -148,13 +149,32 @@ static bool gen_unary_exact(Gen *g) {
   return true;
 }
 
+/* The inline math. log, log-plus-one, sqrt and rsqrt read |x| + 0.5,
+ * where they are well conditioned: fused after a dot or a sum (rounded in
+ * another order than the evaluator's), a log near 0 would turn an ulp of
+ * its input into any difference at all. */
 static bool gen_unary_math(Gen *g) {
-  static const char *ops[] = {"exponential", "log", "tanh", "logistic", "sqrt", "rsqrt", "log-plus-one",
-                              "exponential-minus-one"};
+  static const char *ops[] = {"exponential", "tanh", "logistic", "exponential-minus-one", "log", "sqrt", "rsqrt",
+                              "log-plus-one"};
   const GenValue *x = gen_pick(g);
-  const char *op = ops[gen_below(g, 8)];
+  int which = gen_below(g, 8);
+  char operand[16];
+  snprintf(operand, sizeof operand, "%s", x->name);
+  if (which >= 4) {
+    char half[16], magnitude[16];
+    gen_scalar(g, half, sizeof half, "0.5");
+    strbuf_printf(&g->body, "  %s.b = ", half);
+    gen_print_shape(&g->body, TYPE_F32, x->rank, x->dims);
+    strbuf_printf(&g->body, " broadcast(%s), dimensions={}\n", half);
+    snprintf(magnitude, sizeof magnitude, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+    g->value_count--;
+    strbuf_printf(&g->body, "abs(%s)\n", x->name);
+    snprintf(operand, sizeof operand, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+    g->value_count--;
+    strbuf_printf(&g->body, "add(%s, %s.b)\n", magnitude, half);
+  }
   gen_begin(g, x->type, x->rank, x->dims);
-  strbuf_printf(&g->body, "%s(%s)\n", op, x->name);
+  strbuf_printf(&g->body, "%s(%s)\n", ops[which], operand);
   return true;
 }
 
@@ -211,6 +231,58 @@ static bool gen_integer_roundtrip(Gen *g) {
   strbuf_printf(&g->body, "convert(%s)\n", mixed);
   gen_begin(g, TYPE_F32, x->rank, x->dims);
   strbuf_printf(&g->body, "add(%s, %s)\n", source, back);
+  return true;
+}
+
+/* Two new s32 parameters of x's shape (values -8..8, zero included, so
+ * HLO's rules for division by zero and shifts past the width are hit),
+ * one integer op, converted and added to x. */
+static bool gen_integer_ops(Gen *g, const char *const *ops, int op_count) {
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32) return false;
+  char source[16], done[16], back[16];
+  snprintf(source, sizeof source, "%s", x->name);
+  const GenValue *a = gen_param(g, TYPE_S32, x->rank, x->dims);
+  const GenValue *b = gen_param(g, TYPE_S32, x->rank, x->dims);
+  snprintf(done, sizeof done, "%s", gen_begin(g, TYPE_S32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "%s(%s, %s)\n", ops[gen_below(g, op_count)], a->name, b->name);
+  snprintf(back, sizeof back, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", done);
+  gen_begin(g, TYPE_F32, x->rank, x->dims);
+  strbuf_printf(&g->body, "add(%s, %s)\n", source, back);
+  return true;
+}
+
+static bool gen_integer_arithmetic(Gen *g) {
+  static const char *const ops[] = {"divide", "remainder", "multiply", "or", "maximum", "minimum"};
+  return gen_integer_ops(g, ops, 6);
+}
+
+static bool gen_integer_shifts(Gen *g) {
+  static const char *const ops[] = {"shift-left", "shift-right-arithmetic", "shift-right-logical", "power"};
+  return gen_integer_ops(g, ops, 4);
+}
+
+/* x and a partner in f64: converted, one op, converted back. */
+static bool gen_f64_roundtrip(Gen *g) {
+  static const char *ops[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32) return false;
+  const GenValue *y = gen_partner(g, x);
+  char wide_x[16], wide_y[16], done[16];
+  snprintf(wide_x, sizeof wide_x, "%s", gen_begin(g, TYPE_F64, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", x->name);
+  snprintf(wide_y, sizeof wide_y, "%s", gen_begin(g, TYPE_F64, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", y->name);
+  snprintf(done, sizeof done, "%s", gen_begin(g, TYPE_F64, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "%s(%s, %s)\n", ops[gen_below(g, 6)], wide_x, wide_y);
+  gen_begin(g, TYPE_F32, x->rank, x->dims);
+  strbuf_printf(&g->body, "convert(%s)\n", done);
   return true;
 }
 
@@ -455,6 +527,10 @@ static const GenFamily families[] = {
     {"binary", gen_binary, 5, NEVER_REFUSED},
     {"compare-select", gen_compare_select, 2, NEVER_REFUSED},
     {"integer-roundtrip", gen_integer_roundtrip, 1, NEVER_REFUSED},
+    {"integer-arithmetic", gen_integer_arithmetic, 1, NEVER_REFUSED},
+    /* Refusable until kernels have x86 code for integer shifts and power. */
+    {"integer-shifts", gen_integer_shifts, 1, REFUSED_ANYWHERE},
+    {"f64-roundtrip", gen_f64_roundtrip, 1, NEVER_REFUSED},
     {"broadcast", gen_broadcast, 3, NEVER_REFUSED},
     {"transpose", gen_transpose, 3, NEVER_REFUSED},
     {"slice", gen_slice, 2, NEVER_REFUSED},
