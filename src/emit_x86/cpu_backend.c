@@ -172,6 +172,15 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     if (shape_is_tuple(&inst->operands[i]->shape)) return cpu_refuse(c, inst, "a tuple-shaped operand");
   Status why = {0};
   Kernel *k = computed ? lower_epilogue(inst, computed, &why) : lower_to_kernel(inst, &why);
+  /* An input named through a get-tuple-element is read in the layout its
+   * bytes are in, which the element's declared shape may not give. */
+  for (int i = 0; k && i < k->input_count; i++)
+    if (k->inputs[i].source && !k->inputs[i].constant && k->inputs[i].source != computed) {
+      const Shape *bytes = leaf_bytes_shape(k->inputs[i].source, 0);
+      if (bytes->rank != k->inputs[i].shape.rank) continue;
+      memcpy(k->inputs[i].shape.minor_to_major, bytes->minor_to_major, sizeof bytes->minor_to_major);
+      k->inputs[i].shape.has_layout = bytes->has_layout;
+    }
   CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
   if (!ck) {
     kernel_free(k);

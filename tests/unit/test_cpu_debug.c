@@ -188,6 +188,32 @@ TEST(a_parameter_in_another_layout_comes_back_through_a_tuple_unchanged) {
   host_buffer_free(arg);
 }
 
+/* A get-tuple-element without a layout names bytes in its tuple
+ * parameter's element layout, {0,1}: the kernel must read them in it. */
+TEST(a_kernel_reads_a_tuple_element_in_the_layout_of_its_bytes) {
+  int64_t dims[2] = {4, 3}, two[1] = {2};
+  HostBuffer *leaves[2] = {f32_filled(2, dims, 4), f32_filled(1, two, 5)};
+  Status st;
+  status_clear(&st);
+  HostBuffer *arg = host_buffer_create_tuple(leaves, 2, &st);
+  Executable *exe = compile_text("HloModule g\nENTRY main {\n  p = (f32[4,3]{0,1}, f32[2]) parameter(0)\n"
+                                 "  e = f32[4,3] get-tuple-element(p), index=0\n  ROOT n = f32[4,3] negate(e)\n}\n",
+                                 AXLE_BACKEND_CPU, &st);
+  EXPECT(exe, "compiles: %s", st.message);
+  HostBuffer *out = exe && arg ? executable_run(exe, &arg, 1, &st) : NULL;
+  EXPECT(!exe || out, "runs: %s", st.message);
+  const float *p = leaves[0]->data;
+  for (int i = 0; out && i < 12; i++) {
+    float got = ((const float *)out->data)[i];
+    EXPECT(got == -p[i], "element %d: got %g, want %g", i, got, -p[i]);
+  }
+  host_buffer_free(out);
+  executable_free(exe);
+  host_buffer_free(arg);
+  host_buffer_free(leaves[0]);
+  host_buffer_free(leaves[1]);
+}
+
 /* ---- find-nan and check through the API ---- */
 
 static const char log_of_negative[] =
@@ -253,6 +279,7 @@ int main(void) {
   RUN(lowered_kernels_list_pre_ops_before_looped_ones_and_post_ops_last);
   RUN(a_tuple_of_a_fusion_output_and_another_value_is_kept);
   RUN(a_parameter_in_another_layout_comes_back_through_a_tuple_unchanged);
+  RUN(a_kernel_reads_a_tuple_element_in_the_layout_of_its_bytes);
   RUN(find_nan_names_the_first_instruction_with_its_source_line_on_the_interpreter);
   RUN(find_nan_names_the_first_instruction_inside_a_cpu_fusion);
   RUN(check_passes_every_instruction_of_a_correct_cpu_run);
