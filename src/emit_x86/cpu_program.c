@@ -174,9 +174,10 @@ static bool step_ends_instruction(const CpuProgram *p, int i) {
   return i + 1 == p->step_count || p->steps[i + 1].inst != p->steps[i].inst;
 }
 
-/* TEST ONLY: AXLE_TEST_CORRUPT_STEP=NAME adds 1 to the first element of
- * instruction NAME's first leaf when it is observed, so that tests can see
- * --check name a wrong kernel. Plain runs never read it. */
+/* TEST ONLY: AXLE_TEST_CORRUPT_STEP=NAME changes the first element of
+ * instruction NAME's first leaf when it is observed (later steps read the
+ * changed value), so that tests can see --check name a wrong kernel.
+ * Plain runs never read it. */
 static void leaf_corrupt_for_test(const Instruction *inst, const ObservedLeaf *leaf) {
   const char *name = getenv("AXLE_TEST_CORRUPT_STEP");
   if (!name || strcmp(name, inst->name) != 0 || shape_element_count(leaf->shape) == 0) return;
