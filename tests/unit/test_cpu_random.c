@@ -28,10 +28,10 @@
 /* Under AddressSanitizer (make check) everything runs several times
  * slower: fewer modules keep the test near a minute. */
 #if defined(__SANITIZE_ADDRESS__)
-enum { DEFAULT_MODULES = 250 };
+enum { DEFAULT_MODULES = 500 };
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-enum { DEFAULT_MODULES = 250 };
+enum { DEFAULT_MODULES = 500 };
 #else
 enum { DEFAULT_MODULES = 1000 };
 #endif
