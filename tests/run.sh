@@ -202,6 +202,80 @@ for f in out0.npy out1.npy; do
 done
 [ $same -eq 1 ] && pass "axle-run/samples_give_the_same_outputs" || fail "axle-run/samples_give_the_same_outputs" "jax_einsum.hlo and jax_einsum.optimized.hlo differ"
 
+# ---- debugging a run (docs/debugging.md): --find-nan, --check per instruction, --dump of CPU kernels ----
+# log of a negative number: --find-nan names the first instruction whose
+# value holds a NaN, from the compiled code's own values, with its op_name
+# and source line, and exits 1; inside a fusion it names the fused op too.
+nan_hlo=$t/find_nan.hlo
+cat >"$nan_hlo" <<'HLO'
+HloModule find_nan
+
+sum {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  e = f32[4,8] exponential(x), metadata={op_name="jit(f)/exp" source_file="model.py" source_line=10}
+  c = f32[] constant(-2)
+  b = f32[4,8] broadcast(c), dimensions={}
+  a = f32[4,8] add(e, b), metadata={op_name="jit(f)/sub" source_file="model.py" source_line=11}
+  l = f32[4,8] log(a), metadata={op_name="jit(f)/log" source_file="model.py" source_line=12}
+  ROOT r = f32[4] reduce(l, c), dimensions={1}, to_apply=sum
+}
+HLO
+expect_run find_nan_names_the_fused_log 1 "inside the fusion, evaluated on the same inputs, the first is l.1 (jit(f)/log at model.py:12)" --backend cpu --find-nan --seed 1 "$nan_hlo"
+expect_run find_nan_on_the_interpreter 1 "l (jit(f)/log at model.py:12) is the first instruction to produce a NaN" --backend interp --find-nan --seed 1 "$nan_hlo"
+# Dividing by zero makes an infinity, which --find-nan names as such.
+inf_hlo=$t/find_inf.hlo
+cat >"$inf_hlo" <<'HLO'
+HloModule find_inf
+
+ENTRY main {
+  x = f32[16] parameter(0)
+  a = f32[16] abs(x)
+  z = f32[] constant(0)
+  b = f32[16] broadcast(z), dimensions={}
+  one = f32[] constant(1)
+  o = f32[16] broadcast(one), dimensions={}
+  s = f32[16] add(a, o)
+  ROOT d = f32[16] divide(s, b), metadata={op_name="jit(g)/div" source_file="model.py" source_line=30}
+}
+HLO
+expect_run find_nan_names_an_infinity 1 "(jit(g)/div at model.py:30) is the first instruction to produce an infinity" --backend cpu --find-nan --seed 1 "$inf_hlo"
+expect_run find_nan_clean_run 0 "find-nan: no NaN or infinity in the values of" --backend cpu --find-nan --seed 1 examples/reduce_sum.hlo
+# --check compares every instruction with the evaluator on the compiled
+# inputs. AXLE_TEST_CORRUPT_STEP (a test-only hook in cpu_program.c) spoils
+# the value of one instruction as it is observed: --check must name it.
+dot_hlo=$t/check_dot.hlo
+cat >"$dot_hlo" <<'HLO'
+HloModule check_dot
+
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  w = f32[8,3] parameter(1)
+  n = f32[4,8] negate(x), metadata={op_name="jit(f)/neg" source_file="model.py" source_line=20}
+  ROOT d = f32[4,3] dot(n, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" source_file="model.py" source_line=21}
+}
+HLO
+expect_run check_every_instruction 0 "check: 2 instructions match the evaluator's on the same inputs" --backend cpu --check --seed 1 "$dot_hlo"
+AXLE_TEST_CORRUPT_STEP=d expect_run check_names_a_wrong_instruction 1 "d (jit(f)/dot_general at model.py:21) is the first instruction whose result differs" --backend cpu --check --seed 1 "$dot_hlo"
+# A wrong value read by later instructions is named alone: each is checked
+# on the inputs the compiled code gave it, so the dot after it passes.
+AXLE_TEST_CORRUPT_STEP=fusion.negate expect_run check_names_the_first_wrong_instruction 1 "fusion.negate (jit(f)/neg at model.py:20) is the first instruction whose result differs" --backend cpu --check --seed 1 "$dot_hlo"
+AXLE_TEST_CORRUPT_STEP=d expect_run check_error_is_located 1 "check_dot.hlo:7:8: error:" --backend cpu --check --seed 1 "$dot_hlo"
+# --dump with --backend cpu: per kernel its kernel IR and its x86 listing,
+# each headed by the HLO instruction; index.txt lists every step.
+rm -rf "$t/cpu_dump"
+"$run" --backend cpu --seed 1 --dump "$t/cpu_dump" "$nan_hlo" >/dev/null 2>&1
+k=$(ls "$t/cpu_dump/kernels/"*.s 2>/dev/null | head -1)
+if [ -f "$t/cpu_dump/kernels/index.txt" ] && [ -n "$k" ] && [ -f "${k%.s}.kernel.txt" ] &&
+   grep -q "^# fusion.* fusion(x)" "$k" && grep -q "log" "$k" && grep -q "^kernel " "${k%.s}.kernel.txt"; then
+  pass "axle-run/dump_writes_cpu_kernels_and_listings"
+else fail "axle-run/dump_writes_cpu_kernels_and_listings" "$(ls -R "$t/cpu_dump" 2>&1 | head -5)"; fi
+
 # ---- the optimizer's tools: axle-run --opt/--stats/--dump and axle-opt ----
 expect_run opt_stats_per_pass 0 "buffer-assignment" --opt --stats --seed 1 examples/reduce_sum.hlo
 expect_run opt_stats_instructions 0 "instructions:" --opt --stats --seed 1 examples/reduce_sum.hlo

@@ -1,7 +1,7 @@
 /* axle-run: load an HLO module, run it, write or print its results.
  *
  *   axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
- *            [--time N] [--threads N] [--check] [--opt|--no-opt] [--stats]
+ *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
  *            [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo
  *
  * The contract (DESIGN.md): one --in per entry parameter, in order; without
@@ -10,6 +10,11 @@
  * of the result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy,
  * ... Constants printed elided ({...}) are filled from --seed, with a
  * warning. --parse-only stops after parsing and verifying.
+ * --check compares with the evaluator: on a native backend instruction by
+ * instruction, each from the backend's own inputs, naming the first that
+ * differs, and then the whole result against the module as written; on
+ * the interpreter, the whole result. --find-nan names the first
+ * instruction whose value holds a NaN or an infinity (docs/debugging.md).
  * Exit 0 on success, 1 for a run-time or input error, 2 for a usage, parse,
  * verify or compile error. */
 #include <complex.h>
@@ -33,14 +38,14 @@ typedef struct Options {
   int input_count;
   uint64_t seed;
   int time_runs, threads;
-  bool check, parse_only;
+  bool check, find_nan, parse_only;
   int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
   bool stats, dump_passes;
 } Options;
 
 static const char usage[] =
     "usage: axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
-    "                [--time N] [--threads N] [--check] [--opt|--no-opt] [--stats]\n"
+    "                [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]\n"
     "                [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo\n";
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -71,6 +76,8 @@ static int parse_options(int argc, char **argv, Options *o) {
       exit(0);
     } else if (strcmp(a, "--check") == 0) {
       o->check = true;
+    } else if (strcmp(a, "--find-nan") == 0) {
+      o->find_nan = true;
     } else if (strcmp(a, "--opt") == 0 || strcmp(a, "--no-opt") == 0) {
       o->opt = a[2] == 'o';
     } else if (strcmp(a, "--stats") == 0) {
@@ -298,6 +305,39 @@ static bool print_times(const Executable *exe, HostBuffer *const *args, int n, i
   return true;
 }
 
+/* ---- --check and --find-nan ---- */
+
+/* A run watched instruction by instruction (executable_run_debug), then
+ * the whole result against the evaluator on the module as written. On
+ * the interpreter, which is the evaluator, --check compares only the whole
+ * result (meaningful with --opt); --find-nan watches it all the same. */
+static HostBuffer *run_watched(const Options *o, const Executable *exe, HostBuffer *const *args, int n, Status *st) {
+  bool interp = exe->backend == &backend_interp;
+  DebugOptions debug = {.check = o->check && !interp, .find_nan = o->find_nan};
+  HostBuffer *result = NULL;
+  DebugReport report;
+  if (debug.check || debug.find_nan) {
+    result = executable_run_debug(exe, args, n, &debug, &report, st);
+    if (!result) return NULL;
+    if (debug.find_nan)
+      printf("find-nan: no NaN or infinity in the values of %d instruction%s\n", report.instructions,
+             report.instructions == 1 ? "" : "s");
+    if (debug.check)
+      printf("check: %d instruction%s match%s the evaluator's on the same inputs%s\n", report.instructions,
+             report.instructions == 1 ? "" : "s", report.instructions == 1 ? "es" : "",
+             report.unread ? " (some values were in a layout it cannot read)" : "");
+  } else {
+    result = executable_run(exe, args, n, st);
+    if (!result) return NULL;
+  }
+  if (o->check && !executable_check(exe, args, n, result, st)) {
+    host_buffer_free(result);
+    return NULL;
+  }
+  if (o->check) printf("check: %s matches the evaluator\n", exe->backend->name);
+  return result;
+}
+
 /* ---- main ---- */
 
 /* Parses and verifies the module. Constants XLA printed elided get values
@@ -340,12 +380,8 @@ static int run(const Options *o, Status *st) {
   if (exe->stats) fputs(exe->stats, stderr);
   rc = 1;
   if (!load_inputs(o, m, args, st)) goto done;
-  result = executable_run(exe, args, n, st);
+  result = o->check || o->find_nan ? run_watched(o, exe, args, n, st) : executable_run(exe, args, n, st);
   if (!result) goto done;
-  if (o->check) {
-    if (!executable_check(exe, args, n, result, st)) goto done;
-    printf("check: %s matches the evaluator\n", exe->backend->name);
-  }
   if (o->out_dir && !make_dir(o->out_dir, st)) goto done;
   result_view = host_buffer_view(result);
   if (!emit_outputs(result_view, o->out_dir, &outputs, st)) goto done;

@@ -109,6 +109,43 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
   return true;
 }
 
+static int shape_leaves(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; i < s->tuple_count; i++) n += shape_leaves(&s->tuple_shapes[i]);
+  return n;
+}
+
+/* Leaf `leaf` (depth first) of shape s. */
+static const Shape *shape_leaf(const Shape *s, int leaf) {
+  for (int i = 0; shape_is_tuple(s) && i < s->tuple_count; i++) {
+    int n = shape_leaves(&s->tuple_shapes[i]);
+    if (leaf < n) return shape_leaf(&s->tuple_shapes[i], leaf);
+    leaf -= n;
+  }
+  return s;
+}
+
+/* The shape whose layout holds the bytes of inst's leaf: a tuple or a
+ * get-tuple-element passes its operand's value on as it is (its own shape
+ * may name another layout: text without layouts gets the default one),
+ * while a bitcast's own shape is how the bytes it names are read. */
+static const Shape *leaf_bytes_shape(const Instruction *inst, int leaf) {
+  if (inst->opcode == OP_TUPLE) {
+    for (int i = 0; i < inst->operand_count; i++) {
+      int n = shape_leaves(&inst->operands[i]->shape);
+      if (leaf < n) return leaf_bytes_shape(inst->operands[i], leaf);
+      leaf -= n;
+    }
+  } else if (inst->opcode == OP_GET_TUPLE_ELEMENT && shape_is_tuple(&inst->operands[0]->shape)) {
+    const Shape *tuple = &inst->operands[0]->shape;
+    for (int i = 0; i < inst->attrs.tuple_index && i < tuple->tuple_count; i++)
+      leaf += shape_leaves(&tuple->tuple_shapes[i]);
+    return leaf_bytes_shape(inst->operands[0], leaf);
+  }
+  return shape_leaf(&inst->shape, leaf);
+}
+
 /* Points each leaf of the root at its place in the result: the first root
  * leaf an OUTPUT slot reaches is written in place; every other leaf (a
  * parameter, a constant, a value returned twice) is copied at the end. */
@@ -124,7 +161,7 @@ static bool bind_result(CpuCompile *c) {
     CpuBinding *bind = &c->p->bindings[b];
     /* The root's leaf names the storage's bytes in its own shape (a bitcast
      * may have changed the layout): that is the layout to read them in. */
-    const Shape *shape = buffer_plan_find(plan, root, l)->shape;
+    const Shape *shape = leaf_bytes_shape(root, l);
     bool row_major = (c->called && !shape->element_size_bits) || layout_is_row_major(shape);
     if (!row_major && shape->element_size_bits) return cpu_refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {
@@ -149,6 +186,15 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     if (shape_is_tuple(&inst->operands[i]->shape)) return cpu_refuse(c, inst, "a tuple-shaped operand");
   Status why = {0};
   Kernel *k = computed ? lower_epilogue(inst, computed, &why) : lower_to_kernel(inst, &why);
+  /* An input named through a get-tuple-element is read in the layout its
+   * bytes are in, which the element's declared shape may not give. */
+  for (int i = 0; k && i < k->input_count; i++)
+    if (k->inputs[i].source && !k->inputs[i].constant && k->inputs[i].source != computed) {
+      const Shape *bytes = leaf_bytes_shape(k->inputs[i].source, 0);
+      if (bytes->rank != k->inputs[i].shape.rank) continue;
+      memcpy(k->inputs[i].shape.minor_to_major, bytes->minor_to_major, sizeof bytes->minor_to_major);
+      k->inputs[i].shape.has_layout = bytes->has_layout;
+    }
   CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
   if (!ck) {
     kernel_free(k);
@@ -279,7 +325,16 @@ static HostBuffer *cpu_run(const Executable *exe, HostBuffer *const *args, int a
   return cpu_program_run(exe->program, args, arg_count, st);
 }
 
+static HostBuffer *cpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+                                    StepObserver *observe, void *context, Status *st) {
+  return cpu_program_run_observed(exe->program, args, arg_count, observe, context, st);
+}
+
 static void cpu_free_program(void *program) { cpu_program_free(program); }
+
+static bool cpu_dump(const Executable *exe, const char *dir, Status *st) {
+  return cpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
+}
 
 const Backend backend_cpu = {
     .name = "cpu",
@@ -287,4 +342,6 @@ const Backend backend_cpu = {
     .compile = cpu_compile,
     .run = cpu_run,
     .free_program = cpu_free_program,
+    .run_observed = cpu_run_observed,
+    .dump = cpu_dump,
 };

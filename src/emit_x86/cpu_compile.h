@@ -182,4 +182,11 @@ bool cpu_compile_map(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_scan(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst);
 
+/* ----------------------------------------------------------- cpu_debug.c */
+/* --dump for the CPU backend: under dir/kernels, per kernel step,
+ * NAME.kernel.txt (its kernel IR) and NAME.s (its x86 listing), each headed
+ * by the HLO instruction with its op_name and source line, and index.txt
+ * naming every step in schedule order. */
+bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Status *st);
+
 #endif

@@ -1,5 +1,6 @@
 /* Running a CPU program (cpu_program.h): bind storage, run the steps in
  * schedule order, hand back the result buffer. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,45 @@ static bool step_run(const CpuProgram *p, const CpuStep *s, void **address, void
   return true;
 }
 
+/* ---- showing each instruction's value to an observer (--check, --find-nan) ---- */
+
+
+/* An instruction may take several steps (an output fusion: its GEMM, then
+ * its epilogue); its value is whole after the last. */
+static bool step_ends_instruction(const CpuProgram *p, int i) {
+  return i + 1 == p->step_count || p->steps[i + 1].inst != p->steps[i].inst;
+}
+
+/* TEST ONLY: AXLE_TEST_CORRUPT_STEP=NAME changes the first element of
+ * instruction NAME's first leaf when it is observed (later steps read the
+ * changed value), so that tests can see --check name a wrong kernel.
+ * Plain runs never read it. */
+static void leaf_corrupt_for_test(const Instruction *inst, const ObservedLeaf *leaf) {
+  const char *name = getenv("AXLE_TEST_CORRUPT_STEP");
+  if (!name || strcmp(name, inst->name) != 0 || shape_element_count(leaf->shape) == 0) return;
+  void *data = (void *)leaf->data;
+  switch (leaf->shape->type) {
+  case TYPE_F32: *(float *)data = isfinite(*(float *)data) ? *(float *)data * 2 + 1 : 0; break;
+  case TYPE_F64: *(double *)data = isfinite(*(double *)data) ? *(double *)data * 2 + 1 : 0; break;
+  default: *(unsigned char *)data ^= 1; break;
+  }
+}
+
+/* Hands the observer the leaves of the step's instruction, each where the
+ * plan put it (an alias slot names its source's storage). */
+static bool step_show(const CpuProgram *p, const CpuStep *s, void **address, const CpuWatch *watch, Status *st) {
+  enum { MAX_SHOWN = 256 };
+  ObservedLeaf leaves[MAX_SHOWN];
+  int n = 0;
+  for (const BufferSlot *slot; n < MAX_SHOWN && (slot = buffer_plan_find(p->plan, s->inst, n)); n++) {
+    const BufferSlot *owner = slot;
+    if (owner->kind == BUFFER_ALIAS) owner = buffer_plan_find(p->plan, owner->source, owner->source_index);
+    leaves[n] = (ObservedLeaf){.shape = slot->shape, .data = owner ? address[owner - p->plan->slots] : NULL};
+  }
+  if (n > 0 && leaves[0].data) leaf_corrupt_for_test(s->inst, &leaves[0]);
+  return watch->observe(watch->context, s->inst, leaves, n, st);
+}
+
 bool cpu_frame_create(CpuFrame *f, const CpuProgram *p, Status *st) {
   memset(f, 0, sizeof *f);
   f->p = p;
@@ -197,7 +237,10 @@ bool cpu_frame_run(CpuFrame *f, void *const *parameters, void *const *results, T
   for (int i = 0; i < p->binding_count; i++)
     f->address[i] = binding_address(&p->bindings[i], parameters, f->temp, results);
   bool ok = true;
-  for (int i = 0; i < p->step_count && ok; i++) ok = step_run(p, &p->steps[i], f->address, f->buffers, pool, st);
+  for (int i = 0; i < p->step_count && ok; i++) {
+    ok = step_run(p, &p->steps[i], f->address, f->buffers, pool, st);
+    if (ok && f->watch && step_ends_instruction(p, i)) ok = step_show(p, &p->steps[i], f->address, f->watch, st);
+  }
   for (int i = 0; i < p->copy_count && ok; i++) {
     const CpuResultCopy *c = &p->copies[i];
     if (c->bytes <= 0 || f->address[c->binding] == results[c->leaf]) continue;
@@ -208,6 +251,12 @@ bool cpu_frame_run(CpuFrame *f, void *const *parameters, void *const *results, T
 }
 
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
+  return cpu_program_run_observed(p, args, arg_count, NULL, NULL, st);
+}
+
+HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
+                                     void *context, Status *st) {
+  CpuWatch watch = {observe, context};
   int leaf_count = shape_leaf_total(p->result_shape), n = 0, argument_leaf_count = 0;
   for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
   void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
@@ -218,6 +267,7 @@ HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_coun
   CpuFrame frame;
   bool ok = result && cpu_frame_create(&frame, p, st);
   if (ok) {
+    frame.watch = observe ? &watch : NULL;
     pthread_mutex_lock(&p->lock);
     ok = cpu_frame_run(&frame, parameters, result_leaves, p->pool, st);
     pthread_mutex_unlock(&p->lock);

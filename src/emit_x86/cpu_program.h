@@ -95,15 +95,27 @@ int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes);
  * s's layout: into_layout says which way. */
 void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
+/* The same run, calling observe after the last step of each instruction
+ * (the backend's run_observed: --check, --find-nan). */
+HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
+                                     void *context, Status *st);
 
 /* One execution's storage for a program: its temporary block and the
  * address of each binding. A step that runs a called computation (a loop
  * body, a branch) makes a frame once and runs it for every trip. */
+/* Who is shown each instruction's value after its last step (--check,
+ * --find-nan). */
+typedef struct CpuWatch {
+  StepObserver *observe;
+  void *context;
+} CpuWatch;
+
 typedef struct CpuFrame {
   const CpuProgram *p;
   char *temp;
   void **address;
   void **buffers;
+  const CpuWatch *watch;  /* NULL: a plain run, one NULL check per step */
 } CpuFrame;
 
 bool cpu_frame_create(CpuFrame *f, const CpuProgram *p, Status *st);

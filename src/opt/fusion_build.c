@@ -149,9 +149,15 @@ static Instruction *outputs_whole_tuple_reader(const Fuser *f, int g, const IntV
     }
   }
   if (!tuple || tuple->operand_count != outputs->count) return NULL;
-  for (int k = 0; k < tuple->operand_count; k++)
+  /* It must read the outputs and nothing else: a tuple of one output and
+   * a value from elsewhere has the right count but is not the fusion. */
+  for (int k = 0; k < tuple->operand_count; k++) {
+    bool is_output = false;
+    for (int j = 0; j < outputs->count; j++) is_output |= f->insts[outputs->items[j]] == tuple->operands[k];
+    if (!is_output) return NULL;
     for (int j = 0; j < k; j++)
       if (tuple->operands[j] == tuple->operands[k]) return NULL;
+  }
   return tuple;
 }
 

@@ -19,6 +19,19 @@
 
 typedef struct Executable Executable;
 
+/* One leaf of a value as a backend holds it: dense in shape's layout
+ * (minor_to_major), element 0 first. */
+typedef struct ObservedLeaf {
+  const Shape *shape;
+  const void *data;
+} ObservedLeaf;
+
+/* Called by run_observed after each instruction of the entry the backend
+ * computes, in schedule order, with the leaves of its value (depth first).
+ * Returning false stops the run; st then says why (executable_debug.c). */
+typedef bool StepObserver(void *context, const Instruction *inst, const ObservedLeaf *leaves,
+                          int leaf_count, Status *st);
+
 typedef struct Backend {
   const char *name;            /* "interp", as --backend spells it */
   /* Whether the optimizer runs by default (native backends: yes; the
@@ -31,6 +44,13 @@ typedef struct Backend {
    * the result is a new buffer. */
   HostBuffer *(*run)(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st);
   void (*free_program)(void *program);
+  /* Optional (NULL: the backend cannot show its work). run, calling
+   * observe after each instruction it computes: --check and --find-nan. */
+  HostBuffer *(*run_observed)(const Executable *exe, HostBuffer *const *args, int arg_count,
+                              StepObserver *observe, void *context, Status *st);
+  /* Optional: writes what the backend compiled (kernels, listings) under
+   * dir, for --dump. */
+  bool (*dump)(const Executable *exe, const char *dir, Status *st);
 } Backend;
 
 enum { BACKEND_COUNT = AXLE_BACKEND_GPU + 1 };

@@ -66,6 +66,8 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   exe->module = module_clone(m);
   bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;
   bool ok = executable_optimize(exe, &o->opt, optimize, st) && be->compile(exe, st);
+  /* What the backend made of it (kernels, listings), beside the optimizer's dumps. */
+  if (ok && o->opt.dump_dir[0] && be->dump) ok = be->dump(exe, o->opt.dump_dir, st);
   exe->compile_ms = now_ms() - t0;
   if (ok) return exe;
   /* A located error names the file through a pointer into the clones,

@@ -13,6 +13,8 @@
  *   executable_run       buffer_check_arguments → backend run → result
  *   executable_check     the evaluator on the module as written, compared
  *   executable_time      N timed runs after a warm-up
+ *   executable_run_debug a run watched instruction by instruction (--check,
+ *                        --find-nan: executable_debug.c)
  *
  * compile_cache_get in front of executable_compile makes a second compile
  * of the same module text with the same options free. */
@@ -74,6 +76,28 @@ typedef struct RunTimes {
 /* One warm-up run, then runs timed runs. */
 bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count, int runs,
                      RunTimes *times, Status *st);
+
+/* ------------------------------------------------------ executable_debug.c
+ * A run watched instruction by instruction through the backend's
+ * run_observed (axle-run --check and --find-nan). find_nan stops at the
+ * first instruction whose float value holds a NaN or an infinity; check
+ * evaluates each instruction the backend computed, on the backend's own
+ * values of its operands, and stops at the first whose value differs
+ * (exact for integers; floats within the type's rounding). Either failure
+ * is a run-time error located at the instruction, naming it with its
+ * op_name and source line, the index and the values. A backend without
+ * run_observed: STATUS_UNSUPPORTED. */
+typedef struct DebugOptions {
+  bool check, find_nan;
+} DebugOptions;
+
+typedef struct DebugReport {
+  int instructions;   /* values the backend showed and that were examined */
+  int unread;         /* values in a layout this cannot read (packed E(n)) */
+} DebugReport;
+
+HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, int arg_count, const DebugOptions *o,
+                                 DebugReport *report, Status *st);
 
 /* ---------------------------------------------------------- compile_cache.c
  * Compiled executables keyed by the module's printed text and the options

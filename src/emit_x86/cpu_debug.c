@@ -1,0 +1,141 @@
+/* What the CPU backend compiled, written out for a reader (axle-run --dump
+ * DIR with --backend cpu; docs/debugging.md).
+ *
+ *   DIR/kernels/index.txt        every step in schedule order: its kind, the
+ *                                HLO instruction, the files written for it
+ *   DIR/kernels/NAME.kernel.txt  the kernel IR of instruction NAME's kernel
+ *   DIR/kernels/NAME.s           its x86-64 code in objdump's syntax
+ *
+ * Each file starts with the HLO instruction it came from, its op_name and
+ * its JAX source line; inside the listing, each block of instructions is
+ * headed by the fused HLO instruction it implements (kernel_x86.c notes
+ * them as it emits). The kernel IR is lowered again here, the same way the
+ * compile lowered it: lowering is a pure function of the instruction. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "emit_x86/cpu_compile.h"
+#include "opt/lower.h"
+
+static bool dir_make(const char *dir, Status *st) {
+  if (mkdir(dir, 0777) == 0 || errno == EEXIST) return true;
+  return status_error(st, STATUS_INPUT_ERROR, "cannot create %s: %s", dir, strerror(errno));
+}
+
+/* The lines that head every file: the instruction as HLO text, then where
+ * it came from. prefix is the comment marker of the file's language. */
+static void print_origin(StrBuf *sb, const Instruction *inst, const Module *m, const char *prefix) {
+  StrBuf text = {0};
+  print_instruction(&text, inst);
+  strbuf_printf(sb, "%s %s\n", prefix, text.data ? text.data : inst->name);
+  strbuf_free(&text);
+  const Metadata *md = inst->metadata;
+  if (md && md->op_name) strbuf_printf(sb, "%s op_name: %s\n", prefix, md->op_name);
+  if (md && md->source_file)
+    strbuf_printf(sb, "%s source: %s:%lld\n", prefix, md->source_file, (long long)md->source_line);
+  /* A fusion the optimizer made has no line: its root's is the one to read. */
+  SourceLoc loc = inst->loc;
+  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
+    loc = inst->called[0]->root->loc;
+  if (loc.line > 0) strbuf_printf(sb, "%s hlo: %s:%d\n", prefix, m->filename ? m->filename : "<input>", loc.line);
+}
+
+/* The dot inside an output fusion, whose product the epilogue kernel reads. */
+static const Instruction *output_fusion_dot(const Instruction *fusion) {
+  if (fusion->opcode != OP_FUSION || fusion->attrs.fusion_kind != FUSION_OUTPUT) return NULL;
+  const Computation *body = fusion->called[0];
+  for (int i = 0; i < body->instruction_count; i++)
+    if (body->instructions[i]->opcode == OP_DOT) return body->instructions[i];
+  return NULL;
+}
+
+/* A file name from an instruction name: HLO names are letters, digits,
+ * '.', '_' and '-'; anything else becomes '_'. */
+static void file_stem(char *out, size_t size, const Instruction *inst, int repeat) {
+  snprintf(out, size, repeat ? "%s.%d" : "%s", inst->name, repeat);
+  for (char *c = out; *c; c++)
+    if (!(*c == '.' || *c == '_' || *c == '-' || (*c >= '0' && *c <= '9') || ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
+      *c = '_';
+}
+
+static bool file_write(const char *path, const StrBuf *sb, FILE **keep_open, Status *st) {
+  FILE *f = fopen(path, "w");
+  if (!f) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s: %s", path, strerror(errno));
+  if (sb->len) fwrite(sb->data, 1, sb->len, f);
+  if (keep_open) {
+    *keep_open = f;
+    return true;
+  }
+  if (fclose(f) != 0) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s", path);
+  return true;
+}
+
+/* NAME.kernel.txt and NAME.s for one kernel step. */
+static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir, const char *stem, Status *st) {
+  char path[2048];
+  StrBuf sb = {0};
+  print_origin(&sb, s->inst, m, "//");
+  Status why = {0};
+  const Instruction *dot = output_fusion_dot(s->inst);
+  Kernel *k = dot ? lower_epilogue(s->inst, dot, &why) : lower_to_kernel(s->inst, &why);
+  if (dot) strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", dot->name);
+  if (k) print_kernel(&sb, k);
+  else strbuf_printf(&sb, "// not lowered again: %s\n", why.message);
+  kernel_free(k);
+  snprintf(path, sizeof path, "%s/%s.kernel.txt", dir, stem);
+  bool ok = file_write(path, &sb, NULL, st);
+  strbuf_free(&sb);
+  if (!ok) return false;
+  print_origin(&sb, s->inst, m, "#");
+  snprintf(path, sizeof path, "%s/%s.s", dir, stem);
+  FILE *f = NULL;
+  ok = file_write(path, &sb, &f, st);
+  strbuf_free(&sb);
+  if (!ok) return false;
+  kernel_x86_print_listing(s->kernel, f);
+  if (fclose(f) != 0) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s", path);
+  return true;
+}
+
+static const char *step_kind_name(CpuStepKind kind) {
+  switch (kind) {
+  case CPU_STEP_KERNEL: return "kernel";
+  case CPU_STEP_DOT: return "gemm";
+  case CPU_STEP_CALL: return "call";
+  }
+  return "?";
+}
+
+bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Status *st) {
+  char kernels[1100];
+  if (snprintf(kernels, sizeof kernels, "%s/kernels", dir) >= (int)sizeof kernels)
+    return status_error(st, STATUS_INPUT_ERROR, "dump folder name too long");
+  if (!dir_make(dir, st) || !dir_make(kernels, st)) return false;
+  StrBuf index = {0};
+  strbuf_printf(&index, "# the CPU program of %s at ISA level %s: %d steps in schedule order\n", m->name,
+                cpu_level_name(p->cpu.level), p->step_count);
+  bool ok = true;
+  int repeat = 0;
+  for (int i = 0; i < p->step_count && ok; i++) {
+    const CpuStep *s = &p->steps[i];
+    repeat = i > 0 && p->steps[i - 1].inst == s->inst ? repeat + 1 : 0;
+    char stem[512];
+    file_stem(stem, sizeof stem, s->inst, repeat);
+    strbuf_printf(&index, "step %d: %-6s ", i, step_kind_name(s->kind));
+    instruction_describe(&index, s->inst);
+    if (s->kind == CPU_STEP_KERNEL) {
+      strbuf_printf(&index, "  -> %s.kernel.txt %s.s", stem, stem);
+      ok = kernel_step_dump(s, m, kernels, stem, st);
+    } else if (s->kind == CPU_STEP_DOT) {
+      strbuf_printf(&index, "  (batch %lld, m %lld, n %lld, k %lld)", (long long)s->dot.batch, (long long)s->dot.m,
+                    (long long)s->dot.n, (long long)s->dot.k);
+    }
+    strbuf_printf(&index, "\n");
+  }
+  char path[1200];
+  snprintf(path, sizeof path, "%s/index.txt", kernels);
+  if (ok) ok = file_write(path, &index, NULL, st);
+  strbuf_free(&index);
+  return ok;
+}

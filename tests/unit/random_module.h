@@ -1,0 +1,614 @@
+/* A generator of random HLO modules for differential tests
+ * (test_cpu_random.c): a short chain of ops, each from one family of the
+ * table `families` below, over parameters of odd sizes (1, 7, 17, 1023...).
+ *
+ * A module is HLO text built from a seed alone, so a failure is replayed
+ * from its seed. Each value knows its shape; every op computes its result
+ * shape by HLO's rules, and the verifier checks the text when it is parsed.
+ * The families a module used come back as a bit set, so the test can tell
+ * a refusal of an op the backend compiles from one it does not yet. */
+#ifndef AXLE_TESTS_RANDOM_MODULE_H
+#define AXLE_TESTS_RANDOM_MODULE_H
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "ir.h"
+
+enum { GEN_MAX_VALUES = 48, GEN_MAX_RANK = 4, GEN_MAX_ELEMENTS = 40000 };
+
+typedef struct GenValue {
+  char name[16];
+  ElementType type;
+  int rank;
+  int64_t dims[GEN_MAX_RANK];
+} GenValue;
+
+typedef struct Gen {
+  uint64_t state;
+  StrBuf params, body;
+  int param_count, name_count;
+  GenValue values[GEN_MAX_VALUES];
+  int value_count;
+  unsigned families_used;   /* bit f: families[f] made an instruction */
+} Gen;
+
+static uint64_t gen_next(Gen *g) {
+  /* splitmix64: a good stream from any seed, the same on every host. */
+  uint64_t z = (g->state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static int gen_below(Gen *g, int n) { return n <= 1 ? 0 : (int)(gen_next(g) % (uint64_t)n); }
+
+/* Sizes that find edge cases: 1 (a dimension that vanishes), primes that
+ * leave SIMD tails, a power of two, one more than a vector multiple. */
+static int64_t gen_size(Gen *g) {
+  static const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 16, 17, 33, 64, 1023};
+  return sizes[gen_below(g, (int)(sizeof sizes / sizeof sizes[0]))];
+}
+
+static int64_t gen_count(int rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= dims[d];
+  return n;
+}
+
+static void gen_print_shape(StrBuf *sb, ElementType t, int rank, const int64_t *dims) {
+  strbuf_printf(sb, "%s[", type_name(t));
+  for (int d = 0; d < rank; d++) strbuf_printf(sb, "%s%lld", d ? "," : "", (long long)dims[d]);
+  strbuf_printf(sb, "]");
+}
+
+static void gen_print_list(StrBuf *sb, const int64_t *v, int n) {
+  strbuf_printf(sb, "{");
+  for (int i = 0; i < n; i++) strbuf_printf(sb, "%s%lld", i ? "," : "", (long long)v[i]);
+  strbuf_printf(sb, "}");
+}
+
+/* A new value named vN: the line's start "vN = TYPE[DIMS] " is written;
+ * the caller writes the rest of the line. */
+static GenValue *gen_begin(Gen *g, ElementType t, int rank, const int64_t *dims) {
+  GenValue *v = &g->values[g->value_count++];
+  snprintf(v->name, sizeof v->name, "v%d", g->name_count++);
+  v->type = t;
+  v->rank = rank;
+  memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+  strbuf_printf(&g->body, "  %s = ", v->name);
+  gen_print_shape(&g->body, t, rank, dims);
+  strbuf_printf(&g->body, " ");
+  return v;
+}
+
+static const GenValue *gen_param(Gen *g, ElementType t, int rank, const int64_t *dims) {
+  GenValue *v = &g->values[g->value_count++];
+  snprintf(v->name, sizeof v->name, "p%d", g->param_count);
+  v->type = t;
+  v->rank = rank;
+  memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+  strbuf_printf(&g->params, "  %s = ", v->name);
+  gen_print_shape(&g->params, t, rank, dims);
+  /* Now and then a layout other than row-major, which the backend copies
+   * into the layout its kernels read. */
+  if (rank >= 2 && gen_below(g, 4) == 0) {
+    int64_t minor_to_major[GEN_MAX_RANK];
+    for (int d = 0; d < rank; d++) minor_to_major[d] = d;
+    for (int d = rank - 1; d > 0; d--) {
+      int k = gen_below(g, d + 1);
+      int64_t swap = minor_to_major[d];
+      minor_to_major[d] = minor_to_major[k];
+      minor_to_major[k] = swap;
+    }
+    gen_print_list(&g->params, minor_to_major, rank);
+  }
+  strbuf_printf(&g->params, " parameter(%d)\n", g->param_count++);
+  return v;
+}
+
+/* A scalar constant of type f32, named cN. */
+static void gen_scalar(Gen *g, char *name, size_t size, const char *value) {
+  snprintf(name, size, "c%d", g->name_count++);
+  strbuf_printf(&g->body, "  %s = f32[] constant(%s)\n", name, value);
+}
+
+/* The operand of the next op: mostly the newest value (a chain), sometimes
+ * an older one (a graph); an f32 array, never a scalar or an integer
+ * parameter (parameter 0 is an f32 array). */
+static const GenValue *gen_pick(Gen *g) {
+  const GenValue *v = &g->values[g->value_count - 1];
+  if (gen_below(g, 4) == 0) v = &g->values[gen_below(g, g->value_count)];
+  return v->rank > 0 && v->type == TYPE_F32 ? v : &g->values[0];
+}
+
+/* A value of x's shape and type: an older one if any, else a new parameter. */
+static const GenValue *gen_partner(Gen *g, const GenValue *x) {
+  for (int tries = 0; tries < 4; tries++) {
+    const GenValue *y = &g->values[gen_below(g, g->value_count)];
+    if (y != x && y->type == x->type && y->rank == x->rank &&
+        memcmp(y->dims, x->dims, sizeof(int64_t) * (size_t)x->rank) == 0)
+      return y;
+  }
+  return gen_param(g, x->type, x->rank, x->dims);
+}
+
+/* ---- the families: each adds one op (or a few) reading existing values;
+ * false when it cannot apply to what it drew (the caller draws again) ---- */
+
+/* negate, abs, copy on any value; floor, ceil, sign (which jump) on a new
+ * parameter of its shape. */
+static bool gen_unary_exact(Gen *g) {
+  static const char *ops[] = {"negate", "abs", "copy", "floor", "ceil", "sign"};
+  const GenValue *x = gen_pick(g);
+  int which = gen_below(g, 6);
+  const char *op = ops[which];
+  if (which >= 3) x = gen_param(g, x->type, x->rank, x->dims);
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "%s(%s)\n", op, x->name);
+  return true;
+}
+
+/* The inline math. log, log-plus-one, sqrt and rsqrt read |x| + 0.5,
+ * where they are well conditioned: fused after a dot or a sum (rounded in
+ * another order than the evaluator's), a log near 0 would turn an ulp of
+ * its input into any difference at all. */
+static bool gen_unary_math(Gen *g) {
+  static const char *ops[] = {"exponential", "tanh", "logistic", "exponential-minus-one", "log", "sqrt", "rsqrt",
+                              "log-plus-one"};
+  const GenValue *x = gen_pick(g);
+  int which = gen_below(g, 8);
+  char operand[16];
+  snprintf(operand, sizeof operand, "%s", x->name);
+  if (which >= 4) {
+    char half[16], magnitude[16];
+    gen_scalar(g, half, sizeof half, "0.5");
+    strbuf_printf(&g->body, "  %s.b = ", half);
+    gen_print_shape(&g->body, TYPE_F32, x->rank, x->dims);
+    strbuf_printf(&g->body, " broadcast(%s), dimensions={}\n", half);
+    snprintf(magnitude, sizeof magnitude, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+    g->value_count--;
+    strbuf_printf(&g->body, "abs(%s)\n", x->name);
+    snprintf(operand, sizeof operand, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+    g->value_count--;
+    strbuf_printf(&g->body, "add(%s, %s.b)\n", magnitude, half);
+  }
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "%s(%s)\n", ops[which], operand);
+  return true;
+}
+
+static bool gen_binary(Gen *g) {
+  static const char *ops[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
+  const GenValue *x = gen_pick(g);
+  const GenValue *y = gen_partner(g, x);
+  const char *op = ops[gen_below(g, 6)];
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "%s(%s, %s)\n", op, x->name, y->name);
+  return true;
+}
+
+/* select(compare(x, y), x, y): a predicate kernel and a select. */
+static bool gen_compare_select(Gen *g) {
+  static const char *directions[] = {"GT", "GE", "LT", "LE", "EQ", "NE"};
+  const GenValue *x = gen_pick(g);
+  const GenValue *y = gen_partner(g, x);
+  GenValue *p = gen_begin(g, TYPE_PRED, x->rank, x->dims);
+  strbuf_printf(&g->body, "compare(%s, %s), direction=%s\n", x->name, y->name, directions[gen_below(g, 6)]);
+  char pred[16];
+  snprintf(pred, sizeof pred, "%s", p->name);
+  g->value_count--;  /* the predicate is not a value later ops read */
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "select(%s, %s, %s)\n", pred, x->name, y->name);
+  return true;
+}
+
+/* A new parameter q of x's shape: convert(q * 37) to s32 (scaled so the
+ * integers are not all 0), integer arithmetic, convert back, added to x. */
+static bool gen_integer_roundtrip(Gen *g) {
+  static const char *ops[] = {"multiply", "add", "subtract", "maximum", "and", "xor"};
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32) return false;
+  char scale[16], scaled[16], ints[16], mixed[16], back[16], source[16];
+  snprintf(source, sizeof source, "%s", x->name);
+  x = gen_param(g, TYPE_F32, x->rank, x->dims);
+  gen_scalar(g, scale, sizeof scale, "37");
+  strbuf_printf(&g->body, "  %s.b = ", scale);
+  gen_print_shape(&g->body, TYPE_F32, x->rank, x->dims);
+  strbuf_printf(&g->body, " broadcast(%s), dimensions={}\n", scale);
+  /* The intermediates are not values later ops read: their slots go back. */
+  snprintf(scaled, sizeof scaled, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "multiply(%s, %s.b)\n", x->name, scale);
+  snprintf(ints, sizeof ints, "%s", gen_begin(g, TYPE_S32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", scaled);
+  snprintf(mixed, sizeof mixed, "%s", gen_begin(g, TYPE_S32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "%s(%s, %s)\n", ops[gen_below(g, 6)], ints, ints);
+  snprintf(back, sizeof back, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", mixed);
+  gen_begin(g, TYPE_F32, x->rank, x->dims);
+  strbuf_printf(&g->body, "add(%s, %s)\n", source, back);
+  return true;
+}
+
+/* Two new s32 parameters of x's shape (values -8..8, zero included, so
+ * HLO's rules for division by zero and shifts past the width are hit),
+ * one integer op, converted and added to x. */
+static bool gen_integer_ops(Gen *g, const char *const *ops, int op_count) {
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32) return false;
+  char source[16], done[16], back[16];
+  snprintf(source, sizeof source, "%s", x->name);
+  const GenValue *a = gen_param(g, TYPE_S32, x->rank, x->dims);
+  const GenValue *b = gen_param(g, TYPE_S32, x->rank, x->dims);
+  snprintf(done, sizeof done, "%s", gen_begin(g, TYPE_S32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "%s(%s, %s)\n", ops[gen_below(g, op_count)], a->name, b->name);
+  snprintf(back, sizeof back, "%s", gen_begin(g, TYPE_F32, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", done);
+  gen_begin(g, TYPE_F32, x->rank, x->dims);
+  strbuf_printf(&g->body, "add(%s, %s)\n", source, back);
+  return true;
+}
+
+static bool gen_integer_arithmetic(Gen *g) {
+  static const char *const ops[] = {"divide", "remainder", "multiply", "or", "maximum", "minimum"};
+  return gen_integer_ops(g, ops, 6);
+}
+
+static bool gen_integer_shifts(Gen *g) {
+  static const char *const ops[] = {"shift-left", "shift-right-arithmetic", "shift-right-logical", "power"};
+  return gen_integer_ops(g, ops, 4);
+}
+
+/* x and a partner in f64: converted, one op, converted back. */
+static bool gen_f64_roundtrip(Gen *g) {
+  static const char *ops[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32) return false;
+  const GenValue *y = gen_partner(g, x);
+  char wide_x[16], wide_y[16], done[16];
+  snprintf(wide_x, sizeof wide_x, "%s", gen_begin(g, TYPE_F64, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", x->name);
+  snprintf(wide_y, sizeof wide_y, "%s", gen_begin(g, TYPE_F64, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "convert(%s)\n", y->name);
+  snprintf(done, sizeof done, "%s", gen_begin(g, TYPE_F64, x->rank, x->dims)->name);
+  g->value_count--;
+  strbuf_printf(&g->body, "%s(%s, %s)\n", ops[gen_below(g, 6)], wide_x, wide_y);
+  gen_begin(g, TYPE_F32, x->rank, x->dims);
+  strbuf_printf(&g->body, "convert(%s)\n", done);
+  return true;
+}
+
+static bool gen_broadcast(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  if (x->rank >= GEN_MAX_RANK) return false;
+  int at = gen_below(g, x->rank + 1);
+  int64_t dims[GEN_MAX_RANK], map[GEN_MAX_RANK], size = gen_size(g);
+  for (int d = 0, k = 0; d <= x->rank; d++) {
+    if (d == at) {
+      dims[d] = size;
+      continue;
+    }
+    map[k] = d;
+    dims[d] = x->dims[k++];
+  }
+  if (gen_count(x->rank + 1, dims) > GEN_MAX_ELEMENTS) return false;
+  gen_begin(g, x->type, x->rank + 1, dims);
+  strbuf_printf(&g->body, "broadcast(%s), dimensions=", x->name);
+  gen_print_list(&g->body, map, x->rank);
+  strbuf_printf(&g->body, "\n");
+  return true;
+}
+
+static bool gen_transpose(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  if (x->rank < 2) return false;
+  int64_t perm[GEN_MAX_RANK], dims[GEN_MAX_RANK];
+  for (int d = 0; d < x->rank; d++) perm[d] = d;
+  for (int d = x->rank - 1; d > 0; d--) {
+    int k = gen_below(g, d + 1);
+    int64_t t = perm[d];
+    perm[d] = perm[k];
+    perm[k] = t;
+  }
+  for (int d = 0; d < x->rank; d++) dims[d] = x->dims[perm[d]];
+  gen_begin(g, x->type, x->rank, dims);
+  strbuf_printf(&g->body, "transpose(%s), dimensions=", x->name);
+  gen_print_list(&g->body, perm, x->rank);
+  strbuf_printf(&g->body, "\n");
+  return true;
+}
+
+static bool gen_slice(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  int64_t start[GEN_MAX_RANK], limit[GEN_MAX_RANK], stride[GEN_MAX_RANK], dims[GEN_MAX_RANK];
+  for (int d = 0; d < x->rank; d++) {
+    start[d] = gen_below(g, (int)x->dims[d]);
+    limit[d] = start[d] + 1 + gen_below(g, (int)(x->dims[d] - start[d]));
+    stride[d] = 1 + gen_below(g, 3);
+    dims[d] = (limit[d] - start[d] + stride[d] - 1) / stride[d];
+  }
+  gen_begin(g, x->type, x->rank, dims);
+  strbuf_printf(&g->body, "slice(%s), slice={", x->name);
+  for (int d = 0; d < x->rank; d++)
+    strbuf_printf(&g->body, "%s[%lld:%lld:%lld]", d ? ", " : "", (long long)start[d], (long long)limit[d],
+                  (long long)stride[d]);
+  strbuf_printf(&g->body, "}\n");
+  return true;
+}
+
+/* A sum, maximum or minimum over a random non-empty proper subset of the
+ * dimensions (rank 1: all of them, to a scalar). */
+static bool gen_reduce(Gen *g) {
+  static const char *kinds[] = {"sum", "max", "min"}, *inits[] = {"0", "-inf", "inf"};
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32) return false;
+  int64_t reduced[GEN_MAX_RANK], dims[GEN_MAX_RANK];
+  int nr = 0, nk = 0;
+  unsigned mask = x->rank == 1 ? 1u : 1u + (unsigned)gen_below(g, (1 << x->rank) - 2);
+  for (int d = 0; d < x->rank; d++) {
+    if (mask >> d & 1) reduced[nr++] = d;
+    else dims[nk++] = x->dims[d];
+  }
+  int kind = gen_below(g, 3);
+  char init[16];
+  gen_scalar(g, init, sizeof init, inits[kind]);
+  gen_begin(g, x->type, nk, dims);
+  strbuf_printf(&g->body, "reduce(%s, %s), dimensions=", x->name, init);
+  gen_print_list(&g->body, reduced, nr);
+  strbuf_printf(&g->body, ", to_apply=%s\n", kinds[kind]);
+  return true;
+}
+
+/* x · w for a new parameter w: one contracting dimension of x, maybe one
+ * batch dimension, w's dimensions in a random order. `general`: x keeps
+ * two or more free dimensions, which the GEMM cannot take as one matrix
+ * unless they are adjacent; else at most one. */
+static bool gen_dot_with(Gen *g, bool general) {
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32 || x->rank > 3) return false;
+  int c = gen_below(g, x->rank), b = -1;
+  if (x->rank >= 2 && gen_below(g, 2)) {
+    b = gen_below(g, x->rank - 1);
+    if (b >= c) b++;
+  }
+  int free_dims = x->rank - 1 - (b >= 0);
+  if ((free_dims >= 2) != general) return false;
+  int64_t n = gen_size(g);
+  if (n > 64) n = 17;
+  /* w holds [batch?] k n in a random order. */
+  int64_t wdims[3], order[3] = {0, 1, 2}, sizes[3] = {b >= 0 ? x->dims[b] : 0, x->dims[c], n};
+  int wrank = b >= 0 ? 3 : 2, first = b >= 0 ? 0 : 1;
+  for (int i = wrank - 1; i > 0; i--) {
+    int k = gen_below(g, i + 1);
+    int64_t t = order[first + i];
+    order[first + i] = order[first + k];
+    order[first + k] = t;
+  }
+  int64_t wb = -1, wc = -1;
+  for (int i = 0; i < wrank; i++) {
+    int64_t role = order[first + i];
+    wdims[i] = sizes[role];
+    if (role == 0) wb = i;
+    if (role == 1) wc = i;
+  }
+  int64_t out[GEN_MAX_RANK];
+  int nout = 0;
+  if (b >= 0) out[nout++] = x->dims[b];
+  for (int d = 0; d < x->rank; d++)
+    if (d != b && d != c) out[nout++] = x->dims[d];
+  out[nout++] = n;
+  if (nout > GEN_MAX_RANK || gen_count(nout, out) > GEN_MAX_ELEMENTS) return false;
+  const GenValue *w = gen_param(g, TYPE_F32, wrank, wdims);
+  gen_begin(g, TYPE_F32, nout, out);
+  strbuf_printf(&g->body, "dot(%s, %s), ", x->name, w->name);
+  if (b >= 0) strbuf_printf(&g->body, "lhs_batch_dims={%d}, rhs_batch_dims={%lld}, ", b, (long long)wb);
+  strbuf_printf(&g->body, "lhs_contracting_dims={%d}, rhs_contracting_dims={%lld}\n", c, (long long)wc);
+  return true;
+}
+
+static bool gen_dot(Gen *g) { return gen_dot_with(g, false); }
+static bool gen_dot_general(Gen *g) { return gen_dot_with(g, true); }
+
+/* Merges two adjacent dimensions. */
+static bool gen_reshape(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  if (x->rank < 2) return false;
+  int at = gen_below(g, x->rank - 1);
+  int64_t dims[GEN_MAX_RANK];
+  int n = 0;
+  for (int d = 0; d < x->rank; d++) {
+    if (d == at + 1) dims[n - 1] *= x->dims[d];
+    else dims[n++] = x->dims[d];
+  }
+  gen_begin(g, x->type, n, dims);
+  strbuf_printf(&g->body, "reshape(%s)\n", x->name);
+  return true;
+}
+
+static bool gen_concatenate(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  int d = gen_below(g, x->rank);
+  int64_t dims[GEN_MAX_RANK];
+  memcpy(dims, x->dims, sizeof dims);
+  dims[d] *= 2;
+  if (gen_count(x->rank, dims) > GEN_MAX_ELEMENTS) return false;
+  const GenValue *y = gen_partner(g, x);
+  gen_begin(g, x->type, x->rank, dims);
+  strbuf_printf(&g->body, "concatenate(%s, %s), dimensions={%d}\n", x->name, y->name, d);
+  return true;
+}
+
+static bool gen_reverse(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  int64_t dims[GEN_MAX_RANK];
+  int n = 0;
+  for (int d = 0; d < x->rank; d++)
+    if (gen_below(g, 2)) dims[n++] = d;
+  if (n == 0) dims[n++] = 0;
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "reverse(%s), dimensions=", x->name);
+  gen_print_list(&g->body, dims, n);
+  strbuf_printf(&g->body, "\n");
+  return true;
+}
+
+/* Edge padding from -1 to 2 on each side and interior padding 0 or 1. */
+static bool gen_pad(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32) return false;
+  int64_t lo[GEN_MAX_RANK], hi[GEN_MAX_RANK], in[GEN_MAX_RANK], dims[GEN_MAX_RANK];
+  for (int d = 0; d < x->rank; d++) {
+    in[d] = gen_below(g, 2);
+    int64_t inner = x->dims[d] + (x->dims[d] - 1) * in[d];
+    lo[d] = gen_below(g, 4) - (inner > 2 ? 1 : 0);
+    hi[d] = gen_below(g, 4) - (inner > 2 ? 1 : 0);
+    dims[d] = inner + lo[d] + hi[d];
+  }
+  if (gen_count(x->rank, dims) > GEN_MAX_ELEMENTS) return false;
+  char zero[16];
+  gen_scalar(g, zero, sizeof zero, "0.5");
+  gen_begin(g, x->type, x->rank, dims);
+  strbuf_printf(&g->body, "pad(%s, %s), padding=", x->name, zero);
+  for (int d = 0; d < x->rank; d++)
+    strbuf_printf(&g->body, "%s%lld_%lld_%lld", d ? "x" : "", (long long)lo[d], (long long)hi[d], (long long)in[d]);
+  strbuf_printf(&g->body, "\n");
+  return true;
+}
+
+/* A 1-D convolution over a rank-3 value read as [batch, width, features]
+ * with a new kernel parameter [window, features, out]. */
+static bool gen_convolution(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  if (x->type != TYPE_F32 || x->rank != 3 || x->dims[2] > 64) return false;
+  int64_t window = 1 + gen_below(g, 3), pad = gen_below(g, (int)window), out_features = 1 + gen_below(g, 8);
+  int64_t width = x->dims[1] + 2 * pad - window + 1;
+  if (width < 1) return false;
+  int64_t wdims[3] = {window, x->dims[2], out_features}, out[3] = {x->dims[0], width, out_features};
+  const GenValue *w = gen_param(g, TYPE_F32, 3, wdims);
+  gen_begin(g, TYPE_F32, 3, out);
+  strbuf_printf(&g->body, "convolution(%s, %s), window={size=%lld pad=%lld_%lld}, dim_labels=b0f_0io->b0f\n",
+                x->name, w->name, (long long)window, (long long)pad, (long long)pad);
+  return true;
+}
+
+/* ---- the table ----
+ *   name        the family, as failures name it
+ *   make        adds its op(s); false: does not apply to what it drew
+ *   weight      how often it is drawn (0: never)
+ *   refusable   the backend may refuse it at the given ISA levels without
+ *               that counting as a failure: REFUSED_AT_SSE4 for the inline
+ *               math, which needs FMA; REFUSED_ANYWHERE for what the
+ *               backend does not compile yet
+ *
+ * Ops whose result jumps under a rounding-sized change of their input
+ * (floor, ceil, sign, a float-to-integer convert) read only parameters:
+ * the backend may round a sum or a dot differently from the evaluator (in
+ * another order, with FMA), and one ulp must not become a jump of 1. */
+typedef enum GenRefusal { NEVER_REFUSED, REFUSED_AT_SSE4, REFUSED_ANYWHERE } GenRefusal;
+
+typedef struct GenFamily {
+  const char *name;
+  bool (*make)(Gen *g);
+  int weight;
+  GenRefusal refusable;
+} GenFamily;
+
+static const GenFamily families[] = {
+    {"unary-exact", gen_unary_exact, 3, NEVER_REFUSED},
+    {"unary-math", gen_unary_math, 3, REFUSED_AT_SSE4},
+    {"binary", gen_binary, 5, NEVER_REFUSED},
+    {"compare-select", gen_compare_select, 2, NEVER_REFUSED},
+    {"integer-roundtrip", gen_integer_roundtrip, 1, NEVER_REFUSED},
+    {"integer-arithmetic", gen_integer_arithmetic, 1, NEVER_REFUSED},
+    /* Refusable until kernels have x86 code for integer shifts and power. */
+    {"integer-shifts", gen_integer_shifts, 1, REFUSED_ANYWHERE},
+    {"f64-roundtrip", gen_f64_roundtrip, 1, NEVER_REFUSED},
+    {"broadcast", gen_broadcast, 3, NEVER_REFUSED},
+    {"transpose", gen_transpose, 3, NEVER_REFUSED},
+    {"slice", gen_slice, 2, NEVER_REFUSED},
+    {"reduce", gen_reduce, 3, NEVER_REFUSED},
+    {"dot", gen_dot, 3, NEVER_REFUSED},
+    /* Refusable until dots whose free dimensions are not adjacent get a
+     * transpose in front of the GEMM. */
+    {"dot-general", gen_dot_general, 1, REFUSED_ANYWHERE},
+    {"reshape", gen_reshape, 2, NEVER_REFUSED},
+    {"concatenate", gen_concatenate, 1, NEVER_REFUSED},
+    {"reverse", gen_reverse, 1, NEVER_REFUSED},
+    {"pad", gen_pad, 1, NEVER_REFUSED},
+    /* Weight 0 until the CPU backend compiles convolutions. */
+    {"convolution", gen_convolution, 0, REFUSED_ANYWHERE},
+};
+enum { GEN_FAMILY_COUNT = (int)(sizeof families / sizeof families[0]) };
+
+static int gen_family_draw(Gen *g) {
+  int total = 0;
+  for (int f = 0; f < GEN_FAMILY_COUNT; f++) total += families[f].weight;
+  int r = gen_below(g, total);
+  for (int f = 0; f < GEN_FAMILY_COUNT; f++) {
+    if (r < families[f].weight) return f;
+    r -= families[f].weight;
+  }
+  return 0;
+}
+
+/* The module for seed: 1 or 2 parameters of rank 1 to 3, then 2 to 7 ops.
+ * The result is the last value, or a tuple of the last two. The text is
+ * new (free it); *used gets the families' bits. */
+static char *random_module_text(uint64_t seed, unsigned *used) {
+  Gen g = {.state = seed};
+  int inputs = 1 + gen_below(&g, 2);
+  for (int i = 0; i < inputs; i++) {
+    int64_t dims[3];
+    int rank = 1 + gen_below(&g, 3);
+    do {
+      for (int d = 0; d < rank; d++) dims[d] = gen_size(&g);
+    } while (gen_count(rank, dims) > GEN_MAX_ELEMENTS / 8);
+    gen_param(&g, TYPE_F32, rank, dims);
+  }
+  int ops = 2 + gen_below(&g, 6);
+  for (int made = 0, tries = 0; made < ops && tries < 50 && g.value_count < GEN_MAX_VALUES - 8; tries++) {
+    int f = gen_family_draw(&g);
+    size_t body_len = g.body.len;
+    int values = g.value_count, params = g.param_count;
+    if (!families[f].make(&g)) {
+      /* Nothing was written: families decide before they write. */
+      if (g.body.len != body_len || g.value_count != values || g.param_count != params) break;
+      continue;
+    }
+    g.families_used |= 1u << f;
+    made++;
+  }
+  const GenValue *last = &g.values[g.value_count - 1];
+  StrBuf text = {0};
+  strbuf_printf(&text, "HloModule random_%llu\n\n", (unsigned long long)seed);
+  strbuf_printf(&text, "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}\n\n");
+  strbuf_printf(&text, "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] maximum(a, b)\n}\n\n");
+  strbuf_printf(&text, "min {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] minimum(a, b)\n}\n\n");
+  strbuf_printf(&text, "ENTRY main {\n%s%s", g.params.data ? g.params.data : "", g.body.data ? g.body.data : "");
+  if (g.value_count >= 2 && gen_below(&g, 4) == 0) {
+    const GenValue *other = &g.values[g.value_count - 2];
+    strbuf_printf(&text, "  ROOT result = (");
+    gen_print_shape(&text, other->type, other->rank, other->dims);
+    strbuf_printf(&text, ", ");
+    gen_print_shape(&text, last->type, last->rank, last->dims);
+    strbuf_printf(&text, ") tuple(%s, %s)\n}\n", other->name, last->name);
+  } else {
+    strbuf_printf(&text, "  ROOT result = ");
+    gen_print_shape(&text, last->type, last->rank, last->dims);
+    strbuf_printf(&text, " copy(%s)\n}\n", last->name);
+  }
+  strbuf_free(&g.params);
+  strbuf_free(&g.body);
+  *used = g.families_used;
+  return text.data;
+}
+
+#endif
