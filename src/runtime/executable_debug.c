@@ -279,9 +279,21 @@ typedef struct Difference {
   double largest;   /* its size (infinity when only one side is NaN) */
 } Difference;
 
+/* The smallest normal of a float type: below it values are subnormal, and
+ * a difference there is a flush to zero (the evaluator's exp-based
+ * formulas underflow where inline math keeps the subnormal), not an error
+ * of the computation. */
+static double type_smallest_normal(ElementType t) {
+  ElementType real = type_is_complex(t) ? type_complex_component(t) : t;
+  int bits = type_bit_width(real);
+  if (real == TYPE_BF16) return 0x1p-126;
+  return bits <= 16 ? 0x1p-14 : bits <= 32 ? 0x1p-126 : 0x1p-1022;
+}
+
 /* Compares one leaf. A sum's rounding grows with the terms, not with the
  * result, so the allowance includes a share of the leaf's largest value:
- * |got - want| <= tol * (|want| + max|want| / 10). exact: bit for bit. */
+ * |got - want| <= tol * (|want| + max|want| / 10), or below the type's
+ * smallest normal. exact: bit for bit. */
 static void leaf_compare(const Literal *want, const Literal *got, bool exact, Difference *d) {
   int64_t n = shape_element_count(&want->shape);
   ElementType t = want->shape.type;
@@ -306,7 +318,7 @@ static void leaf_compare(const Literal *want, const Literal *got, bool exact, Di
     bool w_nan = isnan(creal(w)) || isnan(cimag(w)), g_nan = isnan(creal(g)) || isnan(cimag(g));
     if (w == g || (w_nan && g_nan)) continue;
     double gap = w_nan != g_nan ? INFINITY : cabs(w - g);
-    if (gap <= tol * (cabs(w) + biggest / 10)) continue;
+    if (gap <= tol * (cabs(w) + biggest / 10) || gap < type_smallest_normal(t)) continue;
     if (isnan(gap)) gap = INFINITY;  /* infinities of opposite signs */
     if (d->count++ == 0 || gap > d->largest) d->largest = gap, d->at = i;
   }

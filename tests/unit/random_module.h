@@ -523,28 +523,24 @@ typedef struct GenFamily {
 
 static const GenFamily families[] = {
     {"unary-exact", gen_unary_exact, 3, NEVER_REFUSED},
-    {"unary-math", gen_unary_math, 3, REFUSED_AT_SSE4},
+    {"unary-math", gen_unary_math, 3, NEVER_REFUSED},
     {"binary", gen_binary, 5, NEVER_REFUSED},
     {"compare-select", gen_compare_select, 2, NEVER_REFUSED},
     {"integer-roundtrip", gen_integer_roundtrip, 1, NEVER_REFUSED},
     {"integer-arithmetic", gen_integer_arithmetic, 1, NEVER_REFUSED},
-    /* Refusable until kernels have x86 code for integer shifts and power. */
-    {"integer-shifts", gen_integer_shifts, 1, REFUSED_ANYWHERE},
+    {"integer-shifts", gen_integer_shifts, 1, NEVER_REFUSED},
     {"f64-roundtrip", gen_f64_roundtrip, 1, NEVER_REFUSED},
     {"broadcast", gen_broadcast, 3, NEVER_REFUSED},
     {"transpose", gen_transpose, 3, NEVER_REFUSED},
     {"slice", gen_slice, 2, NEVER_REFUSED},
     {"reduce", gen_reduce, 3, NEVER_REFUSED},
     {"dot", gen_dot, 3, NEVER_REFUSED},
-    /* Refusable until dots whose free dimensions are not adjacent get a
-     * transpose in front of the GEMM. */
-    {"dot-general", gen_dot_general, 1, REFUSED_ANYWHERE},
+    {"dot-general", gen_dot_general, 1, NEVER_REFUSED},
     {"reshape", gen_reshape, 2, NEVER_REFUSED},
     {"concatenate", gen_concatenate, 1, NEVER_REFUSED},
     {"reverse", gen_reverse, 1, NEVER_REFUSED},
     {"pad", gen_pad, 1, NEVER_REFUSED},
-    /* Weight 0 until the CPU backend compiles convolutions. */
-    {"convolution", gen_convolution, 0, REFUSED_ANYWHERE},
+    {"convolution", gen_convolution, 1, NEVER_REFUSED},
 };
 enum { GEN_FAMILY_COUNT = (int)(sizeof families / sizeof families[0]) };
 
