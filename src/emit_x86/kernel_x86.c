@@ -101,17 +101,21 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
   KernelBlock block = k->kind == KERNEL_ROW ? k->phase_blocks[phase] : KBLOCK_REDUCE;
   X86Label heads[AXLE_MAX_RANK + 1];
   int n = k->reduce_rank;
-  int lanes = x->vectorized_lanes;
+  int lanes = x->phase_lanes[phase];
+  x->phase = phase;
   for (int d = 0; d < n - 1; d++) {
     heads[d] = x86_label_new(x->cb);
     EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
     x86_label_bind(x->cb, heads[d]);
   }
   int64_t inner = n > 0 ? k->reduce_dims[n - 1] : 1;
-  if (lanes && !kernel_x86_emit_vector_reduce(x, lanes)) return false;
+  /* the vector loop covers whole vectors (ROW) or groups of partials */
+  int64_t step = block == KBLOCK_ROW ? lanes : REDUCE_PARTIALS;
+  if (lanes && block == KBLOCK_ROW && !kernel_x86_emit_vector_row(x, lanes)) return false;
+  if (lanes && block != KBLOCK_ROW && !kernel_x86_emit_vector_reduce(x, lanes)) return false;
   if (!lanes) EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
-  if (!lanes || inner % REDUCE_PARTIALS != 0) {
-    /* the scalar loop: every element, or the tail after the partial sums */
+  if (!lanes || inner % step != 0) {
+    /* the scalar loop: every element, or the tail after the vectors */
     X86Label head = x86_label_new(x->cb);
     x86_label_bind(x->cb, head);
     if (!emit_block(x, block, phase)) return false;
@@ -248,15 +252,19 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
   x.acc_next_slot = x.acc_slot + AXLE_MAX_RANK;
   x.partial_slot = x.acc_next_slot + AXLE_MAX_RANK;
-  x.scratch_slot = x.partial_slot + REDUCE_PARTIALS / 2;
+  x.lane_slot = x.partial_slot + REDUCE_PARTIALS / 2;
+  x.scratch_slot = x.lane_slot + 8;
   x.value_slot = x.scratch_slot + 1;
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   /* Vector forms first: a gather stretches the lives of its index values. */
-  /* Row kernels (several passes over each row) run scalar for now. */
-  x.vectorized_lanes = k->kind == KERNEL_LOOP     ? kernel_x86_vector_lanes(&x)
-                       : k->kind == KERNEL_REDUCE ? kernel_x86_vector_reduce_lanes(&x)
-                                                  : 0;
+  if (k->kind == KERNEL_LOOP) x.vectorized_lanes = kernel_x86_vector_lanes(&x);
+  if (k->kind == KERNEL_REDUCE) x.vectorized_lanes = x.phase_lanes[0] = kernel_x86_vector_reduce_lanes(&x);
+  for (int p = 0; k->kind == KERNEL_ROW && p < k->phase_count; p++) {
+    x.phase = p;
+    x.phase_lanes[p] = kernel_x86_vector_phase_lanes(&x);
+    if (x.phase_lanes[p]) x.vectorized_lanes = x.phase_lanes[p];
+  }
   bool ok = kernel_x86_allocate(&x);
   if (ok && x.vectorized_lanes && k->kind == KERNEL_LOOP) {
     x.homes = x.vector_homes;

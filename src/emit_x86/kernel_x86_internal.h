@@ -53,6 +53,11 @@ typedef struct KernelX86 {
    * partial sums at [rsp + 8*partial_slot]. */
   int reduce_read, reduce_combine, reduce_write;
   int partial_slot;
+  /* Row kernels: the phase being classified or emitted, and each phase's
+   * lanes (0: scalar); reduce kernels use phase 0. */
+  int phase;
+  int phase_lanes[AXLE_MAX_RANK];
+  int lane_slot;          /* 8 slots (64 bytes): one vector, lane by lane */
   uint8_t *forms;
   Status *st;
 } KernelX86;
@@ -96,6 +101,13 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x);
 /* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
  * leaving r14 at the first element it did not cover. */
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
+/* Phase x->phase of a row kernel: a REDUCE phase with one f32
+ * add/maximum/minimum accumulator (the partial sums above), or the ROW
+ * phase as a SIMD loop; the lanes, or 0 (then the phase stays scalar). */
+int kernel_x86_vector_phase_lanes(KernelX86 *x);
+/* The ROW phase's SIMD loop over whole vectors, leaving r14 at the first
+ * element it did not cover. */
+bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes);
 /* A gather recomputes its index values lane by lane, so none of their
  * registers may be reused before it: their lives extend to the gather. */
 void kernel_x86_extend_gather_lives(KernelX86 *x);
