@@ -252,8 +252,7 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
   x.acc_next_slot = x.acc_slot + AXLE_MAX_RANK;
   x.partial_slot = x.acc_next_slot + AXLE_MAX_RANK;
-  x.lane_slot = x.partial_slot + REDUCE_PARTIALS / 2;
-  x.scratch_slot = x.lane_slot + 8;
+  x.scratch_slot = x.partial_slot + REDUCE_PARTIALS / 2;
   x.value_slot = x.scratch_slot + 1;
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));

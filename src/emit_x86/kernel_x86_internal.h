@@ -57,7 +57,6 @@ typedef struct KernelX86 {
    * lanes (0: scalar); reduce kernels use phase 0. */
   int phase;
   int phase_lanes[AXLE_MAX_RANK];
-  int lane_slot;          /* 8 slots (64 bytes): one vector, lane by lane */
   uint8_t *forms;
   Status *st;
 } KernelX86;

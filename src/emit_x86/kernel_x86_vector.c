@@ -51,7 +51,7 @@ static int access_form(const KernelX86 *x, const KernelOp *op, const Shape *s, i
 static bool vector_f32_opcode(Opcode op) {
   switch (op) {
   case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: case OP_SQRT:
-  case OP_NEGATE: case OP_ABS: case OP_MAXIMUM: case OP_MINIMUM:
+  case OP_NEGATE: case OP_ABS: case OP_MAXIMUM: case OP_MINIMUM: case OP_RSQRT:
     return true;
   default:
     return false;
@@ -371,6 +371,14 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   case OP_SQRT: {
     int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
     EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, d)), reg(vreg(x, a)));
+    vector_finish(x, i, d);
+    return true;
+  }
+  case OP_RSQRT: { /* 1 / sqrt(x), both rounded, as the scalar code */
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    EMIT(is_sse(x) ? X86_SQRTPS : X86_VSQRTPS, reg(vreg(x, S1)), reg(vreg(x, a)));
+    vector_broadcast_bits(x, S2, 0x3f800000u);
+    vector_op(x, X86_DIVPS, X86_VDIVPS, d, S2, S1);
     vector_finish(x, i, d);
     return true;
   }
