@@ -52,6 +52,9 @@ void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *
 /* Rows [first_row, first_row + row_count) on this thread. */
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count);
 int64_t kernel_x86_row_count(const CompiledKernel *ck);
+/* Chunks a long sum is split into (tasks over the reduced range, folded in
+ * order after), 0 when each output point's reduction runs whole. */
+int64_t kernel_x86_split_chunks(const CompiledKernel *ck);
 /* f32 lanes of the kernel's vector loop (4, 8, 16), 0 when it runs scalar code only. */
 int kernel_x86_lanes(const CompiledKernel *ck);
 

@@ -31,6 +31,8 @@ typedef struct ValueHome {
   int spill;              /* spilled: its number among the spilled values */
 } ValueHome;
 
+typedef enum KernelSplit { SPLIT_NONE, SPLIT_PARTIAL, SPLIT_COMBINE } KernelSplit;
+
 typedef struct KernelX86 {
   const Kernel *k;
   const CpuFeatures *cpu;
@@ -57,6 +59,12 @@ typedef struct KernelX86 {
    * lanes (0: scalar); reduce kernels use phase 0. */
   int phase;
   int phase_lanes[AXLE_MAX_RANK];
+  /* A long sum split into chunks (kernel_x86.c): SPLIT_PARTIAL code sums
+   * one chunk, its r14 range in [rsp + 8*chunk_slot] (first, end);
+   * SPLIT_COMBINE code folds the chunks' results into the accumulator. */
+  KernelSplit split;
+  int64_t split_chunks;
+  int chunk_slot;
   uint8_t *forms;
   Status *st;
 } KernelX86;
@@ -100,6 +108,9 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x);
 /* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
  * leaving r14 at the first element it did not cover. */
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
+/* acc = reducer(acc, partial) for the vectorized sum's accumulator (and
+ * its next value), NaN first for maximum and minimum. */
+void kernel_x86_emit_acc_combine(KernelX86 *x, X86Operand partial);
 /* Phase x->phase of a row kernel: a REDUCE phase with one f32
  * add/maximum/minimum accumulator (the partial sums above), or the ROW
  * phase as a SIMD loop; the lanes, or 0 (then the phase stays scalar). */

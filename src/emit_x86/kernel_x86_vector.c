@@ -559,7 +559,9 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   Opcode reducer = add->op;
   vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
-  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  /* one chunk of a split sum covers [first, end) (at least 16 elements) */
+  if (x->split == SPLIT_PARTIAL) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
+  else EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
@@ -589,35 +591,43 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     }
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
   }
-  EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
+  if (x->split == SPLIT_PARTIAL) {
+    EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->chunk_slot + 1, 8));
+    EMIT(X86_SUB, reg(X86_RAX), x86_imm(REDUCE_PARTIALS));
+    EMIT(X86_CMP, reg(KX_INNER), reg(X86_RAX));
+  } else {
+    EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
+  }
   EMIT(X86_JLE, x86_rel(head));
   x->lanes = 0;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
-  /* the result goes to the accumulator and its next value, which a
-   * later scalar loop copies back (kernel_x86.c) */
+  for (int l = 0; l < REDUCE_PARTIALS; l++) kernel_x86_emit_acc_combine(x, partial_operand(x, l, 4));
+  return true;
+}
+
+/* The result goes to the accumulator and its next value, which a later
+ * scalar loop copies back (kernel_x86.c). */
+void kernel_x86_emit_acc_combine(KernelX86 *x, X86Operand partial) {
+  const Kernel *k = x->k;
   int a = k->ops[x->reduce_write].acc;
   X86Operand acc = kernel_x86_slot(x->acc_slot + a, 4), next = kernel_x86_slot(x->acc_next_slot + a, 4);
+  Opcode reducer = k->ops[x->reduce_combine].op;
   if (reducer == OP_ADD) {
     EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
-    for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
-    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
-    EMIT(X86_MOVSS, next, reg(x86_xmm(S0)));
-    return true;
-  }
-  for (int l = 0; l < REDUCE_PARTIALS; l++) { /* acc = max(acc, partial l), NaN first */
+    EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial);
+  } else { /* acc = max(acc, partial), NaN first */
     X86Label done = x86_label_new(x->cb);
-    EMIT(X86_MOVSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), partial);
     EMIT(X86_MOVSS, reg(x86_xmm(S1)), acc);
     EMIT(reducer == OP_MAXIMUM ? X86_MAXSS : X86_MINSS, reg(x86_xmm(S0)), reg(x86_xmm(S1)));
     EMIT(X86_UCOMISS, reg(x86_xmm(S1)), reg(x86_xmm(S1)));
     EMIT(X86_JP, x86_rel(done));
-    EMIT(X86_MOVSS, reg(x86_xmm(S2)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, reg(x86_xmm(S2)), partial);
     EMIT(X86_UCOMISS, reg(x86_xmm(S2)), reg(x86_xmm(S2)));
     EMIT(X86_JNP, x86_rel(done));
     EMIT(X86_MOVAPS, reg(x86_xmm(S0)), reg(x86_xmm(S2)));
     x86_label_bind(x->cb, done);
-    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
-    EMIT(X86_MOVSS, next, reg(x86_xmm(S0)));
   }
-  return true;
+  EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  EMIT(X86_MOVSS, next, reg(x86_xmm(S0)));
 }
