@@ -240,6 +240,23 @@ static void emit_chunk_fold(KernelX86 *x) {
   EMIT(X86_JL, x86_rel(head));
 }
 
+/* The last inner % lanes points as one more trip of the SIMD body, its
+ * loads and stores masked by k2 to the lanes inside the row. Each lane
+ * runs the same IEEE operation as the scalar code would. */
+static bool emit_masked_tail(KernelX86 *x, int remaining) {
+  x86_listing_note(x->cb, "masked tail, %d lanes", remaining);
+  EMIT(X86_MOV, reg(X86_EAX), x86_imm((1 << remaining) - 1));
+  EMIT(X86_KMOVW, reg(X86_K2), reg(X86_EAX));
+  x->lanes = x->vectorized_lanes;
+  x->homes = x->vector_homes;
+  x->tail_masked = true;
+  bool ok = emit_block(x, KBLOCK_PRE, 0);
+  x->tail_masked = false;
+  x->homes = x->scalar_homes;
+  x->lanes = 0;
+  return ok;
+}
+
 static bool emit_row_body(KernelX86 *x) {
   const Kernel *k = x->k;
   if (k->kind == KERNEL_REDUCE || k->kind == KERNEL_ROW) {
@@ -272,6 +289,7 @@ static bool emit_row_body(KernelX86 *x) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - lanes));
     EMIT(X86_JLE, x86_rel(vector_head));
     if (inner % lanes == 0) return true;
+    if (kernel_x86_vector_tail_maskable(x)) return emit_masked_tail(x, (int)(inner % lanes));
     x86_listing_note(x->cb, "scalar tail");
     /* SSE code after 256/512-bit code: clear the upper halves first (the
      * vector loop's values are dead here), or every SSE op pays a merge. */

@@ -63,6 +63,7 @@ typedef struct KernelX86 {
    * one chunk, its r14 range in [rsp + 8*chunk_slot] (first, end);
    * SPLIT_COMBINE code folds the chunks' results into the accumulator. */
   KernelSplit split;
+  bool tail_masked;       /* the SIMD body runs the tail: k2 masks its loads and stores */
   int64_t split_chunks;
   int chunk_slot;
   uint8_t *forms;
@@ -108,6 +109,9 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x);
 /* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
  * leaving r14 at the first element it did not cover. */
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
+/* Whether a loop kernel's tail may run as its SIMD body under a lane mask
+ * (AVX-512, and no gather, whose lanes past the end would read outside). */
+bool kernel_x86_vector_tail_maskable(const KernelX86 *x);
 /* acc = reducer(acc, partial) for the vectorized sum's accumulator (and
  * its next value), NaN first for maximum and minimum. */
 void kernel_x86_emit_acc_combine(KernelX86 *x, X86Operand partial);

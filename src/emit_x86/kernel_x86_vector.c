@@ -321,10 +321,18 @@ static bool vector_load(KernelX86 *x, int i, X86Operand m) {
   } else if (x->forms[i] == LANE_BROADCAST) {
     EMIT(X86_VBROADCASTSS, reg(vreg(x, d)), m);
   } else {
+    /* a masked tail reads only the lanes inside the row: zeros elsewhere */
     m.mem.size = (uint16_t)(4 * x->lanes);
-    vector_move(x, reg(vreg(x, d)), m);
+    vector_move(x, x->tail_masked ? x86_zero_masked(reg(vreg(x, d)), X86_K2) : reg(vreg(x, d)), m);
   }
   vector_finish(x, i, d);
+  return true;
+}
+
+bool kernel_x86_vector_tail_maskable(const KernelX86 *x) {
+  if (x->cpu->level != CPU_LEVEL_AVX512) return false;
+  for (int i = 0; i < x->k->op_count; i++)
+    if (x->forms[i] == LANE_GATHER) return false;
   return true;
 }
 
@@ -338,7 +346,7 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
   if (store) {
     int value = vector_source(x, op->args[0], S0);
     m.mem.size = (uint16_t)(4 * x->lanes);
-    vector_move(x, m, reg(vreg(x, value)));
+    vector_move(x, x->tail_masked ? x86_merge_masked(m, X86_K2) : m, reg(vreg(x, value)));
     return true;
   }
   return vector_load(x, i, m);

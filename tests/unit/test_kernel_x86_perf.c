@@ -1,7 +1,9 @@
-/* Long reductions to few output points split into chunks of the reduced
- * range (kernel_x86.c): the chunks run as parallel tasks and are folded in
+/* The kernel compiler's faster paths keep their answers. Long reductions
+ * to few output points split into chunks of the reduced range
+ * (kernel_x86.c): the chunks run as parallel tasks and are folded in
  * order, so the bytes are the same whatever the thread count, and the
- * result stays within rounding of an exact (double) sum. */
+ * result stays within rounding of an exact (double) sum. On AVX-512 a loop
+ * kernel's tail runs as one more masked trip of its SIMD body. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,8 +131,59 @@ TEST(sums_to_many_points_are_not_split) {
   module_free(m);
 }
 
+static char *listing_of(const CompiledKernel *ck) {
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  kernel_x86_print_listing(ck, f);
+  fclose(f);
+  return text;
+}
+
+/* a * b + a over f32[5,37]: 37 = 2 * 16 + 5, so each row ends in a masked
+ * trip of 5 lanes whose loads and stores touch nothing past the row (the
+ * element after each row is a canary) and whose values are the scalar
+ * code's. */
+TEST(avx512_loop_tails_run_masked_and_write_only_their_lanes) {
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  if (cpu.hardware_level < CPU_LEVEL_AVX512) return;
+  Module *m = NULL;
+  Kernel *k = lower_text("HloModule t\nfused { a = f32[5,37] parameter(0)\n b = f32[5,37] parameter(1)\n"
+                         " p = f32[5,37] multiply(a, b)\n ROOT s = f32[5,37] add(p, a) }\n"
+                         "ENTRY e { a = f32[5,37] parameter(0)\n b = f32[5,37] parameter(1)\n"
+                         " ROOT f = f32[5,37] fusion(a, b), kind=kLoop, calls=fused }\n", &m);
+  Status st;
+  status_clear(&st);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    char *text = listing_of(ck);
+    EXPECT(strstr(text, "masked tail, 5 lanes") && strstr(text, "{%k2}") && !strstr(text, "scalar tail"),
+           "listing:\n%s", text);
+    free(text);
+    enum { N = 5 * 37 };
+    float a[N], b[N], out[N + 1];
+    for (int i = 0; i < N; i++) a[i] = (float)(i % 11) * 0.37f - 1.5f, b[i] = (float)(i % 7) * -0.61f + 0.25f;
+    out[N] = 12345.0f;
+    void *buffers[3] = {a, b, out};
+    kernel_x86_run(ck, buffers, NULL);
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+      volatile float p = a[i] * b[i];
+      float want = p + a[i];
+      wrong += memcmp(&want, &out[i], sizeof want) != 0;
+    }
+    EXPECT(wrong == 0 && out[N] == 12345.0f, "%d elements wrong, canary %g", wrong, out[N]);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
   RUN(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count);
   RUN(sums_to_many_points_are_not_split);
+  RUN(avx512_loop_tails_run_masked_and_write_only_their_lanes);
   return test_summary();
 }
