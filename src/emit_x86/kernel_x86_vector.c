@@ -13,7 +13,10 @@
  * contiguous. Anything else (scatters, per-lane integer or pred values,
  * f32 compares and selects, ...) leaves the kernel scalar: correct first. The
  * points the vectors do not cover (inner % lanes) run through the scalar
- * code after the vector loop.
+ * code after the vector loop, or on AVX-512 through the SIMD body once more
+ * with its contiguous loads and stores masked (k2) to the lanes left. The
+ * phases of a row kernel are classified one by one (in_loop): other
+ * accumulators' values, fixed during a phase, are broadcast.
  *
  * Each lane runs the scalar code's IEEE operation, so the results are the
  * same bits as the scalar code's. */
