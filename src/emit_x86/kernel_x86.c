@@ -112,9 +112,16 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
   int n = k->reduce_rank;
   int lanes = x->phase_lanes[phase];
   x->phase = phase;
+  /* one chunk of a split sum: reduced dimension 0 over the chunk's range */
+  bool chunked = x->split == SPLIT_PARTIAL;
   for (int d = 0; d < n - 1; d++) {
     heads[d] = x86_label_new(x->cb);
-    EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
+    if (d == 0 && chunked) {
+      EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->chunk_slot, 8));
+      EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot, 8), reg(X86_RAX));
+    } else {
+      EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
+    }
     x86_label_bind(x->cb, heads[d]);
   }
   int64_t inner = n > 0 ? k->reduce_dims[n - 1] : 1;
@@ -141,7 +148,12 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
   for (int d = n - 2; d >= 0; d--) {
     X86Operand slot = kernel_x86_slot(x->rindex_slot + d, 8);
     EMIT(X86_INC, slot);
-    EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
+    if (d == 0 && chunked) {
+      EMIT(X86_MOV, reg(X86_RAX), slot);
+      EMIT(X86_CMP, reg(X86_RAX), kernel_x86_slot(x->chunk_slot + 1, 8));
+    } else {
+      EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
+    }
     EMIT(X86_JL, x86_rel(heads[d]));
   }
   return true;
@@ -174,19 +186,27 @@ static X86Operand temporary_pointer(const KernelX86 *x) {
   return x86_mem(8, KX_BUFFERS, 8 * (x->k->input_count + x->k->output_count));
 }
 
-/* The chunk's r14 range: first = chunk * SPLIT_CHUNK, end = first +
- * SPLIT_CHUNK, or the whole dimension's end for the last chunk. The chunk
- * number is in rdx. */
+/* The chunk's range of reduced dimension 0: first = chunk * split_chunk,
+ * end = first + split_chunk, or the dimension's end for the last chunk.
+ * The chunk number is in rdx. */
 static void emit_chunk_range(KernelX86 *x) {
   X86Label bounded = x86_label_new(x->cb);
-  EMIT(X86_IMUL, reg(X86_RCX), reg(X86_RDX), x86_imm(SPLIT_CHUNK));
+  EMIT(X86_IMUL, reg(X86_RCX), reg(X86_RDX), x86_imm(x->split_chunk));
   EMIT(X86_MOV, kernel_x86_slot(x->chunk_slot, 8), reg(X86_RCX));
-  EMIT(X86_ADD, reg(X86_RCX), x86_imm(SPLIT_CHUNK));
+  EMIT(X86_ADD, reg(X86_RCX), x86_imm(x->split_chunk));
   EMIT(X86_CMP, reg(X86_RDX), x86_imm(x->split_chunks - 1));
   EMIT(X86_JNE, x86_rel(bounded));
   EMIT(X86_MOV, reg(X86_RCX), x86_imm(x->k->reduce_dims[0]));
   x86_label_bind(x->cb, bounded);
   EMIT(X86_MOV, kernel_x86_slot(x->chunk_slot + 1, 8), reg(X86_RCX));
+}
+
+/* The chunk's sum (accumulator a) to its place in the temporary. */
+static bool emit_chunk_store(KernelX86 *x, int a) {
+  EMIT(X86_MOV, reg(X86_RAX), temporary_pointer(x));
+  EMIT(X86_MOVSS, reg(KX_XMM_SCRATCH0), kernel_x86_slot(x->acc_slot + a, 4));
+  EMIT(X86_MOVSS, x86_mem_index(4, X86_RAX, KX_ROW, 4, 0), reg(KX_XMM_SCRATCH0));
+  return true;
 }
 
 static bool emit_chunk_sum(KernelX86 *x) {
@@ -206,6 +226,10 @@ static bool emit_chunk_sum(KernelX86 *x) {
        x86_imm(reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u));
   emit_acc_next_reset(x);
   x->phase = 0;
+  if (k->reduce_rank > 1) {
+    if (!emit_reduce_nest(x, 0)) return false;
+    return emit_chunk_store(x, a);
+  }
   if (!kernel_x86_emit_vector_reduce(x, x->phase_lanes[0])) return false;
   /* the scalar tail of the last chunk, when it is not whole groups */
   X86Label head = x86_label_new(x->cb), done = x86_label_new(x->cb);
@@ -219,10 +243,7 @@ static bool emit_chunk_sum(KernelX86 *x) {
   EMIT(X86_CMP, reg(KX_INNER), kernel_x86_slot(x->chunk_slot + 1, 8));
   EMIT(X86_JL, x86_rel(head));
   x86_label_bind(x->cb, done);
-  EMIT(X86_MOV, reg(X86_RAX), temporary_pointer(x));
-  EMIT(X86_MOVSS, reg(KX_XMM_SCRATCH0), kernel_x86_slot(x->acc_slot + a, 4));
-  EMIT(X86_MOVSS, x86_mem_index(4, X86_RAX, KX_ROW, 4, 0), reg(KX_XMM_SCRATCH0));
-  return true;
+  return emit_chunk_store(x, a);
 }
 
 /* acc = reducer(acc, chunk c) for c in order: the split sum's result. */
@@ -335,13 +356,19 @@ static bool emit_function(KernelX86 *x) {
   return true;
 }
 
-/* The chunks of a split sum: by shape only, 0 when the sum stays whole. */
-static int64_t split_chunks_of(const KernelX86 *x) {
+/* The chunks of a split sum, by shape only: 0 when the sum stays whole.
+ * A chunk is about SPLIT_CHUNK elements: whole groups of 16 elements of a
+ * single reduced dimension, or whole slices of reduced dimension 0. */
+static int64_t split_chunks_of(KernelX86 *x) {
   const Kernel *k = x->k;
-  if (k->kind != KERNEL_REDUCE || !x->phase_lanes[0] || k->reduce_rank != 1 ||
-      k->reduce_dims[0] < 2 * (int64_t)SPLIT_CHUNK || product(k->dims, k->rank) > SPLIT_MAX_ROWS)
+  if (k->kind != KERNEL_REDUCE || !x->phase_lanes[0] || k->reduce_rank == 0 ||
+      product(k->reduce_dims, k->reduce_rank) < 2 * (int64_t)SPLIT_CHUNK ||
+      product(k->dims, k->rank) > SPLIT_MAX_ROWS)
     return 0;
-  return k->reduce_dims[0] / SPLIT_CHUNK;
+  int64_t slice = product(k->reduce_dims + 1, k->reduce_rank - 1);
+  x->split_chunk = slice >= SPLIT_CHUNK ? 1 : SPLIT_CHUNK / slice;
+  int64_t chunks = k->reduce_dims[0] / x->split_chunk;
+  return chunks >= 2 ? chunks : 0;
 }
 
 static bool check_buffers(const Kernel *k, Status *st) {

@@ -60,11 +60,12 @@ typedef struct KernelX86 {
   int phase;
   int phase_lanes[AXLE_MAX_RANK];
   /* A long sum split into chunks (kernel_x86.c): SPLIT_PARTIAL code sums
-   * one chunk, its r14 range in [rsp + 8*chunk_slot] (first, end);
-   * SPLIT_COMBINE code folds the chunks' results into the accumulator. */
+   * one chunk, its range of reduced dimension 0 (r14 when it is the only
+   * one) in [rsp + 8*chunk_slot] (first, end); SPLIT_COMBINE code folds
+   * the chunks' results into the accumulator. */
   KernelSplit split;
   bool tail_masked;       /* the SIMD body runs the tail: k2 masks its loads and stores */
-  int64_t split_chunks;
+  int64_t split_chunks, split_chunk;
   int chunk_slot;
   uint8_t *forms;
   Status *st;

@@ -571,7 +571,8 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
-  if (x->split == SPLIT_PARTIAL) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
+  bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
+  if (chunked) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
   else EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
@@ -602,7 +603,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     }
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
   }
-  if (x->split == SPLIT_PARTIAL) {
+  if (chunked) {
     EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->chunk_slot + 1, 8));
     EMIT(X86_SUB, reg(X86_RAX), x86_imm(REDUCE_PARTIALS));
     EMIT(X86_CMP, reg(KX_INNER), reg(X86_RAX));

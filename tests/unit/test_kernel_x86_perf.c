@@ -14,7 +14,15 @@
 #include "opt/lower.h"
 #include "../test.h"
 
-enum { ROWS = 3, COLUMNS = 200003 }; /* 3 chunks of 65536, the last with a scalar tail */
+/* Each row's reduced elements, contiguous: f32[3,200003] reduced over
+ * {1} (3 chunks of 65536, the last with a scalar tail) or f32[3,300,1000]
+ * over {1,2} (4 chunks of 65 slices of 1000, the last of 105). */
+enum { ROWS = 3 };
+typedef struct SplitCase {
+  const char *shape, *dims;
+  int64_t columns, chunks;
+} SplitCase;
+static const SplitCase split_cases[] = {{"f32[3,200003]", "{1}", 200003, 3}, {"f32[3,300,1000]", "{1,2}", 300000, 4}};
 
 static Kernel *lower_text(const char *text, Module **m) {
   Status st;
@@ -29,22 +37,22 @@ static Kernel *lower_text(const char *text, Module **m) {
 
 /* Values in [-1, 1) from a fixed generator; row 2 holds one NaN in its
  * second chunk when nan is set. */
-static float *input_values(bool nan) {
-  float *x = calloc_or_exit((size_t)ROWS * COLUMNS, sizeof *x);
+static float *input_values(int64_t columns, bool nan) {
+  float *x = calloc_or_exit((size_t)(ROWS * columns), sizeof *x);
   uint64_t state = 12345;
-  for (int64_t i = 0; i < (int64_t)ROWS * COLUMNS; i++) {
+  for (int64_t i = 0; i < ROWS * columns; i++) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     x[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
   }
-  if (nan) x[2 * COLUMNS + 70000] = NAN;
+  if (nan) x[2 * columns + 70000] = NAN;
   return x;
 }
 
 /* The exact reduction of row r from init, in double (max/min: NaN wins). */
-static double reference(const char *reducer, const float *x, int r, double init) {
+static double reference(const char *reducer, const float *x, int64_t columns, int r, double init) {
   double acc = init;
-  for (int64_t c = 0; c < COLUMNS; c++) {
-    double v = x[r * COLUMNS + c];
+  for (int64_t c = 0; c < columns; c++) {
+    double v = x[r * columns + c];
     if (isnan(v) || isnan(acc)) acc = NAN;
     else if (!strcmp(reducer, "add")) acc += v;
     else if (!strcmp(reducer, "maximum")) acc = fmax(acc, v);
@@ -53,13 +61,13 @@ static double reference(const char *reducer, const float *x, int r, double init)
   return acc;
 }
 
-static void check_reducer(const char *reducer, const CpuFeatures *cpu) {
+static void check_reducer(const char *reducer, const CpuFeatures *cpu, const SplitCase *c) {
   char text[600];
   snprintf(text, sizeof text,
            "HloModule s\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] %s(a, b) }\n"
-           "ENTRY e { x = f32[%d,%d] parameter(0)\n i = f32[] parameter(1)\n"
-           " ROOT r = f32[%d] reduce(x, i), dimensions={1}, to_apply=f }\n",
-           reducer, ROWS, COLUMNS, ROWS);
+           "ENTRY e { x = %s parameter(0)\n i = f32[] parameter(1)\n"
+           " ROOT r = f32[%d] reduce(x, i), dimensions=%s, to_apply=f }\n",
+           reducer, c->shape, ROWS, c->dims);
   Module *m = NULL;
   Kernel *k = lower_text(text, &m);
   Status st;
@@ -67,9 +75,9 @@ static void check_reducer(const char *reducer, const CpuFeatures *cpu) {
   CompiledKernel *ck = k ? kernel_x86_compile(k, cpu, &st) : NULL;
   EXPECT(ck != NULL, "%s", st.message);
   if (ck) {
-    EXPECT(kernel_x86_split_chunks(ck) == 3, "%s at %s: %lld chunks", reducer, cpu_level_name(cpu->level),
-           (long long)kernel_x86_split_chunks(ck));
-    float *x = input_values(strcmp(reducer, "add") != 0);
+    EXPECT(kernel_x86_split_chunks(ck) == c->chunks, "%s of %s at %s: %lld chunks", reducer, c->shape,
+           cpu_level_name(cpu->level), (long long)kernel_x86_split_chunks(ck));
+    float *x = input_values(c->columns, strcmp(reducer, "add") != 0);
     float init = strcmp(reducer, "add") ? 0.75f : 0.5f;
     float first[ROWS] = {0};
     static const int threads[] = {0, 1, 2, 3, 8};
@@ -89,10 +97,11 @@ static void check_reducer(const char *reducer, const CpuFeatures *cpu) {
     for (int r = 0; r < ROWS; r++) kernel_x86_run_rows(ck, buffers, r, 1);
     EXPECT(memcmp(first, out, sizeof out) == 0, "%s: rows run one by one give other bytes", reducer);
     for (int r = 0; r < ROWS; r++) {
-      double want = reference(reducer, x, r, init);
-      bool ok = isnan(want) ? isnan(first[r]) : fabs(first[r] - want) <= 1e-6 * COLUMNS * 0.5;
+      double want = reference(reducer, x, c->columns, r, init);
+      bool ok = isnan(want) ? isnan(first[r]) : fabs(first[r] - want) <= 1e-6 * (double)c->columns * 0.5;
       if (strcmp(reducer, "add") && !isnan(want)) ok = first[r] == (float)want;
-      EXPECT(ok, "%s at %s row %d: %.9g, exact %.9g", reducer, cpu_level_name(cpu->level), r, first[r], want);
+      EXPECT(ok, "%s of %s at %s row %d: %.9g, exact %.9g", reducer, c->shape, cpu_level_name(cpu->level), r,
+             first[r], want);
     }
     free(x);
   }
@@ -110,7 +119,8 @@ TEST(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count) {
     Status st;
     status_clear(&st);
     if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
-    for (int r = 0; r < 3; r++) check_reducer(reducers[r], &cpu);
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 2; c++) check_reducer(reducers[r], &cpu, &split_cases[c]);
   }
 }
 
