@@ -9,6 +9,10 @@
 #               (--time 20), the dot's GFLOP/s against the FMA peak
 #   gemm        bench/gemm_bench.c: SGEMM GFLOP/s at 256..2048, 1 and 2
 #               threads, median of 5, against the measured FMA peak
+#   cpu         the CPU backend on the corpus's softmax and layer norm and
+#               on bench/hlo (softmax and layer norm over f32[4096,4096], a
+#               sum of f32[16M], an elementwise negate as the memory
+#               bandwidth it cannot beat), at 1 and 2 threads (--time 20)
 set -u
 BUILD=${1:-build}
 tmp=$BUILD/bench; mkdir -p "$tmp"
@@ -46,3 +50,18 @@ done
 echo
 echo "== SGEMM: the generated micro-kernel against this machine's FMA peak (bench/gemm_bench.c)"
 "$BUILD/bench/gemm_bench" || exit 1
+
+echo
+echo "== CPU backend (median ms of 20 runs; copy_16m is a negate: 128 MiB moved)"
+printf '%-26s %-12s %-12s %-12s\n' module "1 thread" "2 threads" interp
+# median_ms HLO [axle-run flags]
+median_ms() {
+  local hlo=$1; shift
+  "$BUILD/axle-run" "$@" --seed 1 --time 20 "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p'
+}
+for hlo in tests/hlo/jax_softmax.hlo tests/hlo/jax_layernorm.hlo bench/hlo/*.hlo; do
+  # the evaluator only on the small modules: it takes seconds per run on the big ones
+  interp=-; case $hlo in tests/*) interp=$(median_ms "$hlo" --backend interp);; esac
+  printf '%-26s %-12s %-12s %-12s\n' "$(basename "$hlo" .hlo)" "$(median_ms "$hlo" --backend cpu --threads 1)" \
+    "$(median_ms "$hlo" --backend cpu --threads 2)" "$interp"
+done

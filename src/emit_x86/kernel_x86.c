@@ -34,6 +34,11 @@ struct CompiledKernel {
   JitCode code;
   X86Buffer listing;      /* kept for kernel_x86_print_listing */
   KernelX86Function *function;
+  /* A split sum (split_chunks > 0): function is the SPLIT_PARTIAL code,
+   * combine the SPLIT_COMBINE code, with a temporary after the outputs. */
+  KernelX86Function *combine;
+  int64_t split_chunks;
+  int buffer_count;
   int64_t row_count;
   int64_t elements_per_row;
   int lanes;              /* of the vector loop; 0 for scalar code only */
@@ -47,9 +52,8 @@ static int64_t product(const int64_t *dims, int n) {
   return p;
 }
 
-/* Splits the row number into the stack slots of dims [0, count). */
-static void emit_row_split(KernelX86 *x, int count) {
-  EMIT(X86_MOV, reg(X86_RAX), reg(KX_ROW));
+/* Splits the row number in rax into the stack slots of dims [0, count). */
+static void emit_row_split_rax(KernelX86 *x, int count) {
   for (int d = count - 1; d >= 0; d--) {
     if (x->k->dims[d] == 1) {
       EMIT(X86_MOV, kernel_x86_slot(x->index_slot + d, 8), x86_imm(0));
@@ -60,6 +64,11 @@ static void emit_row_split(KernelX86 *x, int count) {
     EMIT(X86_DIV, reg(X86_RCX));
     EMIT(X86_MOV, kernel_x86_slot(x->index_slot + d, 8), reg(X86_RDX));
   }
+}
+
+static void emit_row_split(KernelX86 *x, int count) {
+  EMIT(X86_MOV, reg(X86_RAX), reg(KX_ROW));
+  emit_row_split_rax(x, count);
 }
 
 /* One listing note per change of HLO instruction: the reader sees which
@@ -101,17 +110,28 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
   KernelBlock block = k->kind == KERNEL_ROW ? k->phase_blocks[phase] : KBLOCK_REDUCE;
   X86Label heads[AXLE_MAX_RANK + 1];
   int n = k->reduce_rank;
-  int lanes = x->vectorized_lanes;
+  int lanes = x->phase_lanes[phase];
+  x->phase = phase;
+  /* one chunk of a split sum: reduced dimension 0 over the chunk's range */
+  bool chunked = x->split == SPLIT_PARTIAL;
   for (int d = 0; d < n - 1; d++) {
     heads[d] = x86_label_new(x->cb);
-    EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
+    if (d == 0 && chunked) {
+      EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->chunk_slot, 8));
+      EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot, 8), reg(X86_RAX));
+    } else {
+      EMIT(X86_MOV, kernel_x86_slot(x->rindex_slot + d, 8), x86_imm(0));
+    }
     x86_label_bind(x->cb, heads[d]);
   }
   int64_t inner = n > 0 ? k->reduce_dims[n - 1] : 1;
-  if (lanes && !kernel_x86_emit_vector_reduce(x, lanes)) return false;
+  /* the vector loop covers whole vectors (ROW) or groups of partials */
+  int64_t step = block == KBLOCK_ROW ? lanes : REDUCE_PARTIALS;
+  if (lanes && block == KBLOCK_ROW && !kernel_x86_emit_vector_row(x, lanes)) return false;
+  if (lanes && block != KBLOCK_ROW && !kernel_x86_emit_vector_reduce(x, lanes)) return false;
   if (!lanes) EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
-  if (!lanes || inner % REDUCE_PARTIALS != 0) {
-    /* the scalar loop: every element, or the tail after the partial sums */
+  if (!lanes || inner % step != 0) {
+    /* the scalar loop: every element, or the tail after the vectors */
     X86Label head = x86_label_new(x->cb);
     x86_label_bind(x->cb, head);
     if (!emit_block(x, block, phase)) return false;
@@ -128,7 +148,12 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
   for (int d = n - 2; d >= 0; d--) {
     X86Operand slot = kernel_x86_slot(x->rindex_slot + d, 8);
     EMIT(X86_INC, slot);
-    EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
+    if (d == 0 && chunked) {
+      EMIT(X86_MOV, reg(X86_RAX), slot);
+      EMIT(X86_CMP, reg(X86_RAX), kernel_x86_slot(x->chunk_slot + 1, 8));
+    } else {
+      EMIT(X86_CMP, slot, x86_imm(k->reduce_dims[d]));
+    }
     EMIT(X86_JL, x86_rel(heads[d]));
   }
   return true;
@@ -143,6 +168,116 @@ static void emit_acc_next_reset(KernelX86 *x) {
   }
 }
 
+/* ---- a long sum split into chunks ----
+ *
+ * A reduce kernel with few output points and a long vectorized sum (an
+ * f32[16M] summed to a scalar) would run on one thread: rows are output
+ * points. Its innermost reduced range is cut into chunks of SPLIT_CHUNK
+ * elements (the last takes the remainder), a fixed function of the shape.
+ * The SPLIT_PARTIAL function's rows are (output point, chunk) tasks: each
+ * sums its chunk from the reducer's identity into a temporary (the buffer
+ * after the outputs); the SPLIT_COMBINE function then folds each point's
+ * chunks into the accumulator in chunk order and runs POST. The result is
+ * the same at every thread count; like the 16 partial sums, it is within
+ * rounding of the evaluator's sequential sum. */
+enum { SPLIT_CHUNK = 1 << 16, SPLIT_MAX_ROWS = 64 };
+
+static X86Operand temporary_pointer(const KernelX86 *x) {
+  return x86_mem(8, KX_BUFFERS, 8 * (x->k->input_count + x->k->output_count));
+}
+
+/* The chunk's range of reduced dimension 0: first = chunk * split_chunk,
+ * end = first + split_chunk, or the dimension's end for the last chunk.
+ * The chunk number is in rdx. */
+static void emit_chunk_range(KernelX86 *x) {
+  X86Label bounded = x86_label_new(x->cb);
+  EMIT(X86_IMUL, reg(X86_RCX), reg(X86_RDX), x86_imm(x->split_chunk));
+  EMIT(X86_MOV, kernel_x86_slot(x->chunk_slot, 8), reg(X86_RCX));
+  EMIT(X86_ADD, reg(X86_RCX), x86_imm(x->split_chunk));
+  EMIT(X86_CMP, reg(X86_RDX), x86_imm(x->split_chunks - 1));
+  EMIT(X86_JNE, x86_rel(bounded));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(x->k->reduce_dims[0]));
+  x86_label_bind(x->cb, bounded);
+  EMIT(X86_MOV, kernel_x86_slot(x->chunk_slot + 1, 8), reg(X86_RCX));
+}
+
+/* The chunk's sum (accumulator a) to its place in the temporary. */
+static bool emit_chunk_store(KernelX86 *x, int a) {
+  EMIT(X86_MOV, reg(X86_RAX), temporary_pointer(x));
+  EMIT(X86_MOVSS, reg(KX_XMM_SCRATCH0), kernel_x86_slot(x->acc_slot + a, 4));
+  EMIT(X86_MOVSS, x86_mem_index(4, X86_RAX, KX_ROW, 4, 0), reg(KX_XMM_SCRATCH0));
+  return true;
+}
+
+static bool emit_chunk_sum(KernelX86 *x) {
+  const Kernel *k = x->k;
+  x86_listing_note(x->cb, "one chunk of a split sum");
+  EMIT(X86_MOV, reg(X86_RAX), reg(KX_ROW));
+  EMIT(X86_XOR, reg(X86_EDX), reg(X86_EDX));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(x->split_chunks));
+  EMIT(X86_DIV, reg(X86_RCX));
+  emit_chunk_range(x);
+  emit_row_split_rax(x, k->rank);
+  if (!emit_block(x, KBLOCK_PRE, 0)) return false;
+  /* the chunk starts from the reducer's identity, not the init value */
+  Opcode reducer = k->ops[x->reduce_combine].op;
+  int a = k->ops[x->reduce_write].acc;
+  EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 4),
+       x86_imm(reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u));
+  emit_acc_next_reset(x);
+  x->phase = 0;
+  if (k->reduce_rank > 1) {
+    if (!emit_reduce_nest(x, 0)) return false;
+    return emit_chunk_store(x, a);
+  }
+  if (!kernel_x86_emit_vector_reduce(x, x->phase_lanes[0])) return false;
+  /* the scalar tail of the last chunk, when it is not whole groups */
+  X86Label head = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  EMIT(X86_CMP, reg(KX_INNER), kernel_x86_slot(x->chunk_slot + 1, 8));
+  EMIT(X86_JGE, x86_rel(done));
+  x86_label_bind(x->cb, head);
+  if (!emit_block(x, KBLOCK_REDUCE, 0)) return false;
+  EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
+  EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
+  EMIT(X86_INC, reg(KX_INNER));
+  EMIT(X86_CMP, reg(KX_INNER), kernel_x86_slot(x->chunk_slot + 1, 8));
+  EMIT(X86_JL, x86_rel(head));
+  x86_label_bind(x->cb, done);
+  return emit_chunk_store(x, a);
+}
+
+/* acc = reducer(acc, chunk c) for c in order: the split sum's result. */
+static void emit_chunk_fold(KernelX86 *x) {
+  x86_listing_note(x->cb, "fold %lld chunk sums in order", (long long)x->split_chunks);
+  X86Label head = x86_label_new(x->cb);
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  x86_label_bind(x->cb, head);
+  EMIT(X86_MOV, reg(X86_RAX), temporary_pointer(x));
+  EMIT(X86_IMUL, reg(X86_RCX), reg(KX_ROW), x86_imm(x->split_chunks));
+  EMIT(X86_ADD, reg(X86_RCX), reg(KX_INNER));
+  kernel_x86_emit_acc_combine(x, x86_mem_index(4, X86_RAX, X86_RCX, 4, 0));
+  EMIT(X86_INC, reg(KX_INNER));
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(x->split_chunks));
+  EMIT(X86_JL, x86_rel(head));
+}
+
+/* The last inner % lanes points as one more trip of the SIMD body, its
+ * loads and stores masked by k2 to the lanes inside the row. Each lane
+ * runs the same IEEE operation as the scalar code would. */
+static bool emit_masked_tail(KernelX86 *x, int remaining) {
+  x86_listing_note(x->cb, "masked tail, %d lanes", remaining);
+  EMIT(X86_MOV, reg(X86_EAX), x86_imm((1 << remaining) - 1));
+  EMIT(X86_KMOVW, reg(X86_K2), reg(X86_EAX));
+  x->lanes = x->vectorized_lanes;
+  x->homes = x->vector_homes;
+  x->tail_masked = true;
+  bool ok = emit_block(x, KBLOCK_PRE, 0);
+  x->tail_masked = false;
+  x->homes = x->scalar_homes;
+  x->lanes = 0;
+  return ok;
+}
+
 static bool emit_row_body(KernelX86 *x) {
   const Kernel *k = x->k;
   if (k->kind == KERNEL_REDUCE || k->kind == KERNEL_ROW) {
@@ -150,7 +285,8 @@ static bool emit_row_body(KernelX86 *x) {
     if (!emit_block(x, KBLOCK_PRE, 0)) return false;
     emit_acc_next_reset(x);
     int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
-    for (int p = 0; p < phases; p++)
+    if (x->split == SPLIT_COMBINE) emit_chunk_fold(x);
+    for (int p = 0; p < phases && x->split != SPLIT_COMBINE; p++)
       if (!emit_reduce_nest(x, p)) return false;
     return emit_block(x, KBLOCK_POST, 0);
   }
@@ -174,6 +310,7 @@ static bool emit_row_body(KernelX86 *x) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - lanes));
     EMIT(X86_JLE, x86_rel(vector_head));
     if (inner % lanes == 0) return true;
+    if (kernel_x86_vector_tail_maskable(x)) return emit_masked_tail(x, (int)(inner % lanes));
     x86_listing_note(x->cb, "scalar tail");
     /* SSE code after 256/512-bit code: clear the upper halves first (the
      * vector loop's values are dead here), or every SSE op pays a merge. */
@@ -207,7 +344,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JGE, x86_rel(exit));
   x86_label_bind(x->cb, row);
-  if (!emit_row_body(x)) return false;
+  if (!(x->split == SPLIT_PARTIAL ? emit_chunk_sum(x) : emit_row_body(x))) return false;
   EMIT(X86_INC, reg(KX_ROW));
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JL, x86_rel(row));
@@ -218,6 +355,21 @@ static bool emit_function(KernelX86 *x) {
   x86_emit0(x->cb, X86_RET);
   kernel_x86_emit_narrow_tables(x);
   return true;
+}
+
+/* The chunks of a split sum, by shape only: 0 when the sum stays whole.
+ * A chunk is about SPLIT_CHUNK elements: whole groups of 16 elements of a
+ * single reduced dimension, or whole slices of reduced dimension 0. */
+static int64_t split_chunks_of(KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (k->kind != KERNEL_REDUCE || !x->phase_lanes[0] || k->reduce_rank == 0 ||
+      product(k->reduce_dims, k->reduce_rank) < 2 * (int64_t)SPLIT_CHUNK ||
+      product(k->dims, k->rank) > SPLIT_MAX_ROWS)
+    return 0;
+  int64_t slice = product(k->reduce_dims + 1, k->reduce_rank - 1);
+  x->split_chunk = slice >= SPLIT_CHUNK ? 1 : SPLIT_CHUNK / slice;
+  int64_t chunks = k->reduce_dims[0] / x->split_chunk;
+  return chunks >= 2 ? chunks : 0;
 }
 
 static bool check_buffers(const Kernel *k, Status *st) {
@@ -265,15 +417,19 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
   x.acc_next_slot = x.acc_slot + AXLE_MAX_RANK;
   x.partial_slot = x.acc_next_slot + AXLE_MAX_RANK;
-  x.scratch_slot = x.partial_slot + REDUCE_PARTIALS / 2;
+  x.chunk_slot = x.partial_slot + REDUCE_PARTIALS / 2;
+  x.scratch_slot = x.chunk_slot + 2;
   x.value_slot = x.scratch_slot + 1;
   x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   /* Vector forms first: a gather stretches the lives of its index values. */
-  /* Row kernels (several passes over each row) run scalar for now. */
-  x.vectorized_lanes = k->kind == KERNEL_LOOP     ? kernel_x86_vector_lanes(&x)
-                       : k->kind == KERNEL_REDUCE ? kernel_x86_vector_reduce_lanes(&x)
-                                                  : 0;
+  if (k->kind == KERNEL_LOOP) x.vectorized_lanes = kernel_x86_vector_lanes(&x);
+  if (k->kind == KERNEL_REDUCE) x.vectorized_lanes = x.phase_lanes[0] = kernel_x86_vector_reduce_lanes(&x);
+  for (int p = 0; k->kind == KERNEL_ROW && p < k->phase_count; p++) {
+    x.phase = p;
+    x.phase_lanes[p] = kernel_x86_vector_phase_lanes(&x);
+    if (x.phase_lanes[p]) x.vectorized_lanes = x.phase_lanes[p];
+  }
   bool ok = kernel_x86_allocate(&x);
   if (ok && x.vectorized_lanes && k->kind == KERNEL_LOOP) {
     x.homes = x.vector_homes;
@@ -289,8 +445,17 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   if (ok && x.slot_count > (1 << 17))
     ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,
                       x.spill_count);
+  x.split_chunks = split_chunks_of(&x);
+  size_t combine_offset = 0;
+  if (x.split_chunks) {
+    x.split = SPLIT_PARTIAL;
+    ok = ok && emit_function(&x);
+    x86_listing_note(x.cb, "kernel %s: the chunks' fold", k->name);
+    combine_offset = x.cb->size;
+    x.split = SPLIT_COMBINE;
+  }
   ok = ok && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
-            jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
+       jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
   free(x.scalar_homes);
   free(x.vector_homes);
   free(x.last_use);
@@ -302,6 +467,12 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   /* The only way from JIT memory's generic pointer to the kernel's type. */
   JitFunction f = jit_code_function(&ck->code, 0);
   memcpy(&ck->function, &f, sizeof f);
+  if (x.split_chunks) {
+    f = jit_code_function(&ck->code, combine_offset);
+    memcpy(&ck->combine, &f, sizeof f);
+  }
+  ck->split_chunks = x.split_chunks;
+  ck->buffer_count = k->input_count + k->output_count;
   ck->lanes = x.vectorized_lanes;
   if (k->kind != KERNEL_LOOP) {
     ck->row_count = product(k->dims, k->rank);
@@ -323,9 +494,41 @@ void kernel_x86_free(CompiledKernel *ck) {
 
 int64_t kernel_x86_row_count(const CompiledKernel *ck) { return ck->row_count; }
 int kernel_x86_lanes(const CompiledKernel *ck) { return ck->lanes; }
+int64_t kernel_x86_split_chunks(const CompiledKernel *ck) { return ck->split_chunks; }
+
+/* A split sum's buffers: the kernel's, then the chunk sums' temporary. */
+static void **split_buffers(const CompiledKernel *ck, void *const *buffers) {
+  void **all = calloc_or_exit((size_t)ck->buffer_count + 1, sizeof *all);
+  memcpy(all, buffers, (size_t)ck->buffer_count * sizeof *all);
+  all[ck->buffer_count] = calloc_or_exit((size_t)(ck->row_count * ck->split_chunks), sizeof(float));
+  return all;
+}
+
+static void split_buffers_free(const CompiledKernel *ck, void **all) {
+  free(all[ck->buffer_count]);
+  free(all);
+}
 
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count) {
-  if (row_count > 0) ck->function(buffers, first_row, row_count);
+  if (row_count <= 0) return;
+  if (!ck->split_chunks) {
+    ck->function(buffers, first_row, row_count);
+    return;
+  }
+  void **all = split_buffers(ck, buffers);
+  ck->function(all, first_row * ck->split_chunks, row_count * ck->split_chunks);
+  ck->combine(all, first_row, row_count);
+  split_buffers_free(ck, all);
+}
+
+typedef struct ChunkTasks {
+  const CompiledKernel *ck;
+  void *const *buffers;
+} ChunkTasks;
+
+static void chunk_task_run(void *context, int64_t task) {
+  const ChunkTasks *t = context;
+  t->ck->function(t->buffers, task, 1);
 }
 
 /* Tasks of about this many elements: a fixed function of the shape, so the
@@ -347,6 +550,15 @@ static void row_task_run(void *context, int64_t task) {
 
 void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool) {
   if (ck->row_count <= 0) return;
+  if (ck->split_chunks) {
+    /* every chunk a task, then the fold on this thread (few rows) */
+    void **all = split_buffers(ck, buffers);
+    ChunkTasks t = {.ck = ck, .buffers = all};
+    thread_pool_run(pool, ck->row_count * ck->split_chunks, chunk_task_run, &t);
+    ck->combine(all, 0, ck->row_count);
+    split_buffers_free(ck, all);
+    return;
+  }
   int64_t per_row = ck->elements_per_row > 0 ? ck->elements_per_row : 1;
   int64_t rows_per_task = ELEMENTS_PER_TASK / per_row > 0 ? ELEMENTS_PER_TASK / per_row : 1;
   RowTasks t = {.ck = ck, .buffers = buffers, .rows_per_task = rows_per_task};

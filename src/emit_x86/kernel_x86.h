@@ -17,12 +17,17 @@
  * (kernel_x86_ops.c, kernel_x86_convert.c) placed by a linear-scan
  * allocator (kernel_x86_regalloc.c). Loop kernels whose f32 values load
  * and store contiguously along the innermost dimension also get a SIMD loop
- * (kernel_x86_vector.c: 4, 8 or 16 lanes by ISA level) with a scalar tail.
+ * (kernel_x86_vector.c: 4, 8 or 16 lanes by ISA level) with a scalar tail,
+ * or on AVX-512 one more trip of the SIMD body masked to the lanes left.
  * Reduce kernels with one f32 add/maximum/minimum accumulator over elements
  * loaded along the innermost reduced dimension keep 16 partial results in
  * vectors, combined in lane order: the same bytes at every thread count and
- * every ISA level, within rounding of the evaluator's sequential sum. Every
- * other reduction runs sequentially, exactly as the evaluator does.
+ * every ISA level, within rounding of the evaluator's sequential sum. A row
+ * kernel (softmax, layer norm) vectorizes each phase on its own: a REDUCE
+ * phase like such a reduction, the ROW phase like a loop kernel. A long sum
+ * to few output points is cut into fixed chunks of its reduced range, run
+ * as parallel tasks and folded in chunk order (kernel_x86.c). Every other
+ * reduction runs sequentially, exactly as the evaluator does.
  *
  * What it cannot compile (a type or an op it has no code for yet, the
  * transcendental functions) is refused with STATUS_UNSUPPORTED naming the op
@@ -52,6 +57,9 @@ void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *
 /* Rows [first_row, first_row + row_count) on this thread. */
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count);
 int64_t kernel_x86_row_count(const CompiledKernel *ck);
+/* Chunks a long sum is split into (tasks over the reduced range, folded in
+ * order after), 0 when each output point's reduction runs whole. */
+int64_t kernel_x86_split_chunks(const CompiledKernel *ck);
 /* f32 lanes of the kernel's vector loop (4, 8, 16), 0 when it runs scalar code only. */
 int kernel_x86_lanes(const CompiledKernel *ck);
 

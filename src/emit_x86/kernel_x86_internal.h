@@ -31,6 +31,8 @@ typedef struct ValueHome {
   int spill;              /* spilled: its number among the spilled values */
 } ValueHome;
 
+typedef enum KernelSplit { SPLIT_NONE, SPLIT_PARTIAL, SPLIT_COMBINE } KernelSplit;
+
 typedef struct KernelX86 {
   const Kernel *k;
   const CpuFeatures *cpu;
@@ -55,6 +57,18 @@ typedef struct KernelX86 {
    * partial sums at [rsp + 8*partial_slot]. */
   int reduce_read, reduce_combine, reduce_write;
   int partial_slot;
+  /* Row kernels: the phase being classified or emitted, and each phase's
+   * lanes (0: scalar); reduce kernels use phase 0. */
+  int phase;
+  int phase_lanes[AXLE_MAX_RANK];
+  /* A long sum split into chunks (kernel_x86.c): SPLIT_PARTIAL code sums
+   * one chunk, its range of reduced dimension 0 (r14 when it is the only
+   * one) in [rsp + 8*chunk_slot] (first, end); SPLIT_COMBINE code folds
+   * the chunks' results into the accumulator. */
+  KernelSplit split;
+  bool tail_masked;       /* the SIMD body runs the tail: k2 masks its loads and stores */
+  int64_t split_chunks, split_chunk;
+  int chunk_slot;
   uint8_t *forms;
   /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
   bool narrow_table_used[TYPE_COUNT];
@@ -132,6 +146,19 @@ int kernel_x86_vector_reduce_lanes(KernelX86 *x);
 /* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
  * leaving r14 at the first element it did not cover. */
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
+/* Whether a loop kernel's tail may run as its SIMD body under a lane mask
+ * (AVX-512, and no gather, whose lanes past the end would read outside). */
+bool kernel_x86_vector_tail_maskable(const KernelX86 *x);
+/* acc = reducer(acc, partial) for the vectorized sum's accumulator (and
+ * its next value), NaN first for maximum and minimum. */
+void kernel_x86_emit_acc_combine(KernelX86 *x, X86Operand partial);
+/* Phase x->phase of a row kernel: a REDUCE phase with one f32
+ * add/maximum/minimum accumulator (the partial sums above), or the ROW
+ * phase as a SIMD loop; the lanes, or 0 (then the phase stays scalar). */
+int kernel_x86_vector_phase_lanes(KernelX86 *x);
+/* The ROW phase's SIMD loop over whole vectors, leaving r14 at the first
+ * element it did not cover. */
+bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes);
 /* A gather recomputes its index values lane by lane, so none of their
  * registers may be reused before it: their lives extend to the gather. */
 void kernel_x86_extend_gather_lives(KernelX86 *x);

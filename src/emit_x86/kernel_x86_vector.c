@@ -13,7 +13,10 @@
  * contiguous. Anything else (scatters, per-lane integer or pred values,
  * f32 compares and selects, ...) leaves the kernel scalar: correct first. The
  * points the vectors do not cover (inner % lanes) run through the scalar
- * code after the vector loop.
+ * code after the vector loop, or on AVX-512 through the SIMD body once more
+ * with its contiguous loads and stores masked (k2) to the lanes left. The
+ * phases of a row kernel are classified one by one (in_loop): other
+ * accumulators' values, fixed during a phase, are broadcast.
  *
  * Each lane runs the scalar code's IEEE operation, so the results are the
  * same bits as the scalar code's. */
@@ -51,7 +54,7 @@ static int access_form(const KernelX86 *x, const KernelOp *op, const Shape *s, i
 static bool vector_f32_opcode(Opcode op) {
   switch (op) {
   case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: case OP_SQRT:
-  case OP_NEGATE: case OP_ABS: case OP_MAXIMUM: case OP_MINIMUM:
+  case OP_NEGATE: case OP_ABS: case OP_MAXIMUM: case OP_MINIMUM: case OP_RSQRT:
     return true;
   default:
     return false;
@@ -156,7 +159,7 @@ int kernel_x86_vector_lanes(KernelX86 *x) {
 bool kernel_x86_op_is_vector(const KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   int f = x->forms[op->kop == KOP_STORE ? op->args[0] : i];
-  if (op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) return false;
+  if (op->kop == KOP_ACC_WRITE) return false;
   return f == LANE_VECTOR || f == LANE_BROADCAST || f == LANE_GATHER || f == LANE_MASK;
 }
 
@@ -368,6 +371,36 @@ static void emit_vector_compare(KernelX86 *x, int i) {
   vector_finish(x, i, d);
 }
 
+/* Op i's value from memory m: a broadcast of one f32, or a whole vector. */
+static bool vector_load(KernelX86 *x, int i, X86Operand m) {
+  int d = vector_target(x, i);
+  if (x->forms[i] == LANE_BROADCAST && is_sse(x)) {
+    EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
+    EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
+  } else if (x->forms[i] == LANE_BROADCAST) {
+    EMIT(ps_or_pd(x, X86_VBROADCASTSS, X86_VBROADCASTSD), reg(vreg(x, d)), m);
+  } else {
+    /* a masked tail reads only the lanes inside the row: zeros elsewhere */
+    m.mem.size = (uint16_t)vector_bytes(x);
+    vector_move(x, x->tail_masked ? x86_zero_masked(reg(vreg(x, d)), X86_K2) : reg(vreg(x, d)), m);
+  }
+  vector_finish(x, i, d);
+  return true;
+}
+
+bool kernel_x86_vector_tail_maskable(const KernelX86 *x) {
+  /* f16 moves through vcvtps2ph/vcvtph2ps, f64 in 8 lanes: only f32
+   * loads and stores take the lane mask */
+  if (x->cpu->level != CPU_LEVEL_AVX512 || x->vector_f64) return false;
+  for (int b = 0; b < x->k->input_count + x->k->output_count; b++) {
+    const KernelBuffer *buffer = b < x->k->input_count ? &x->k->inputs[b] : &x->k->outputs[b - x->k->input_count];
+    if (buffer->shape.type == TYPE_F16) return false;
+  }
+  for (int i = 0; i < x->k->op_count; i++)
+    if (x->forms[i] == LANE_GATHER) return false;
+  return true;
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
@@ -383,27 +416,17 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
       return true;
     }
     m.mem.size = (uint16_t)vector_bytes(x);
-    vector_move(x, m, reg(vreg(x, value)));
+    vector_move(x, x->tail_masked ? x86_merge_masked(m, X86_K2) : m, reg(vreg(x, value)));
     return true;
   }
-  int d = vector_target(x, i);
   if (s->type == TYPE_F16) {
+    int d = vector_target(x, i);
     m.mem.size = (uint16_t)(2 * x->lanes);
     EMIT(X86_VCVTPH2PS, reg(vreg(x, d)), m);
     vector_finish(x, i, d);
     return true;
   }
-  if (x->forms[i] == LANE_BROADCAST && is_sse(x)) {
-    EMIT(X86_MOVSS, reg(x86_xmm(d)), m);
-    EMIT(X86_SHUFPS, reg(x86_xmm(d)), reg(x86_xmm(d)), x86_imm(0));
-  } else if (x->forms[i] == LANE_BROADCAST) {
-    EMIT(ps_or_pd(x, X86_VBROADCASTSS, X86_VBROADCASTSD), reg(vreg(x, d)), m);
-  } else {
-    m.mem.size = (uint16_t)vector_bytes(x);
-    vector_move(x, reg(vreg(x, d)), m);
-  }
-  vector_finish(x, i, d);
-  return true;
+  return vector_load(x, i, m);
 }
 
 /* An f16 op's f32 results rounded to f16 and widened back, lane by lane. */
@@ -421,6 +444,7 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
+  if (op->kop == KOP_ACC_READ) return vector_load(x, i, kernel_x86_slot(x->acc_slot + op->acc, 4));
   if (!emit_vector_op_value(x, i)) return false;
   if (op->kop == KOP_HLO && op->type == TYPE_F16) emit_vector_half_round(x, i);
   return true;
@@ -454,6 +478,15 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
   case OP_SQRT: {
     int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
     EMIT(is_sse(x) ? X86_SQRTPS : ps_or_pd(x, X86_VSQRTPS, X86_VSQRTPD), reg(vreg(x, d)), reg(vreg(x, a)));
+    vector_finish(x, i, d);
+    return true;
+  }
+  case OP_RSQRT: { /* 1 / sqrt(x), both rounded, as the scalar code */
+    int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+    EMIT(is_sse(x) ? X86_SQRTPS : ps_or_pd(x, X86_VSQRTPS, X86_VSQRTPD), reg(vreg(x, S1)), reg(vreg(x, a)));
+    if (x->vector_f64) vector_broadcast_lane(x, S2, 0x3ff0000000000000ull);
+    else vector_broadcast_bits(x, S2, 0x3f800000u);
+    vector_op(x, X86_DIVPS, ps_or_pd(x, X86_VDIVPS, X86_VDIVPD), d, S2, S1);
     vector_finish(x, i, d);
     return true;
   }
@@ -505,62 +538,121 @@ static int uses_of(const Kernel *k, int v) {
   return n;
 }
 
-/* Finds acc0 = add/maximum/minimum(acc0, element) in the REDUCE block. */
+/* Whether op belongs to the loop being vectorized: the REDUCE block of a
+ * reduce kernel, phase x->phase of a row kernel. */
+static bool in_loop(const KernelX86 *x, const KernelOp *op) {
+  if (op->block != KBLOCK_REDUCE && op->block != KBLOCK_ROW) return false;
+  return x->k->kind != KERNEL_ROW || op->phase == x->phase;
+}
+
+/* Finds acc = add/maximum/minimum(acc, element) in the loop: its one
+ * accumulator write, and the one read of that accumulator. */
 static bool find_sum(KernelX86 *x) {
   const Kernel *k = x->k;
   x->reduce_read = x->reduce_combine = x->reduce_write = -1;
   for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *op = &k->ops[i];
-    if (op->block != KBLOCK_REDUCE) continue;
-    if (op->kop == KOP_ACC_READ) {
-      if (x->reduce_read >= 0) return false;
-      x->reduce_read = i;
-    } else if (op->kop == KOP_ACC_WRITE) {
-      if (x->reduce_write >= 0) return false;
-      x->reduce_write = i;
-      x->reduce_combine = op->args[0];
-    }
+    if (!in_loop(x, &k->ops[i]) || k->ops[i].kop != KOP_ACC_WRITE) continue;
+    if (x->reduce_write >= 0) return false;
+    x->reduce_write = i;
+    x->reduce_combine = k->ops[i].args[0];
   }
-  if (x->reduce_read < 0 || x->reduce_write < 0) return false;
+  if (x->reduce_write < 0) return false;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (!in_loop(x, op) || op->kop != KOP_ACC_READ || op->acc != k->ops[x->reduce_write].acc) continue;
+    if (x->reduce_read >= 0) return false;
+    x->reduce_read = i;
+  }
+  if (x->reduce_read < 0) return false;
   const KernelOp *add = &k->ops[x->reduce_combine];
   bool reducer = add->op == OP_ADD || add->op == OP_MAXIMUM || add->op == OP_MINIMUM;
-  return add->kop == KOP_HLO && reducer && add->type == TYPE_F32 && add->block == KBLOCK_REDUCE &&
+  return add->kop == KOP_HLO && reducer && add->type == TYPE_F32 && in_loop(x, add) &&
+         k->acc_types[k->ops[x->reduce_write].acc] == TYPE_F32 &&
          (add->args[0] == x->reduce_read || add->args[1] == x->reduce_read) && add->args[0] != add->args[1] &&
          uses_of(k, x->reduce_read) == 1 && uses_of(k, x->reduce_combine) == 1;
 }
 
-int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
+/* The form of op i inside the loop (not the sum's own three ops), or -1.
+ * Another accumulator's f32 value, fixed during this loop, is read into
+ * every lane. */
+static int loop_op_form(const KernelX86 *x, int i) {
   const Kernel *k = x->k;
-  int lanes = x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
-  if (k->kind != KERNEL_REDUCE || k->acc_count != 1 || k->acc_types[0] != TYPE_F32 || k->reduce_rank == 0 ||
-      k->reduce_dims[k->reduce_rank - 1] < REDUCE_PARTIALS || !find_sum(x))
-    return 0;
+  const KernelOp *op = &k->ops[i];
+  for (int a = 0; a < op->arg_count; a++) {
+    const KernelOp *arg = &k->ops[op->args[a]];
+    if (!in_loop(x, arg) && value_class_of(arg->type) == VALUE_XMM) return -1;
+    if (op->args[a] == x->reduce_read || op->args[a] == x->reduce_combine) return -1;
+  }
+  int f;
+  if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
+  else if (op->kop == KOP_ACC_READ && k->kind == KERNEL_ROW) f = op->type == TYPE_F32 ? LANE_BROADCAST : -1;
+  else if (op->kop == KOP_INDEX || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
+  else if (op->kop == KOP_STORE && op->block != KBLOCK_ROW) f = -1;
+  else f = op_form(x, i);
+  /* the gather buffer is the partials'; masks need the SIMD allocation */
+  return f == LANE_GATHER || f == LANE_MASK ? -1 : f;
+}
+
+static int isa_lanes(const KernelX86 *x) {
+  return x->cpu->level == CPU_LEVEL_AVX512 ? 16 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 4;
+}
+
+/* Forms for the ops outside the loop (scalars) and in it; false when one
+ * has no vector form. */
+static bool classify_loop(KernelX86 *x, bool summed) {
+  const Kernel *k = x->k;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
-    if (op->block != KBLOCK_REDUCE) {
+    if (op->block == KBLOCK_PRE || op->block == KBLOCK_POST) {
       /* PRE values are scalars: integers are uniform, an f32 one would
        * need a broadcast (not written). */
       x->forms[i] = LANE_UNIFORM;
       continue;
     }
-    if (i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write) continue;
-    for (int a = 0; a < op->arg_count; a++) {
-      const KernelOp *arg = &k->ops[op->args[a]];
-      if (arg->block != KBLOCK_REDUCE && value_class_of(arg->type) == VALUE_XMM) return 0;
-      if (op->args[a] == x->reduce_read || op->args[a] == x->reduce_combine) return 0;
-    }
-    int f;
-    if (op->kop == KOP_RINDEX) f = op->dim == k->reduce_rank - 1 ? LANE_INNER : LANE_UNIFORM;
-    else if (op->kop == KOP_INDEX || op->kop == KOP_STORE || op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE) f = -1;
-    else f = op_form(x, i);
-    /* the gather buffer is the partials'; masks need the SIMD allocation */
-    if (f < 0 || f == LANE_GATHER || f == LANE_MASK) return 0;
+    if (!in_loop(x, op)) continue;
+    if (summed && (i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)) continue;
+    int f = loop_op_form(x, i);
+    if (f < 0) return false;
     x->forms[i] = (uint8_t)f;
   }
+  return true;
+}
+
+int kernel_x86_vector_reduce_lanes(KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (k->kind == KERNEL_LOOP || k->reduce_rank == 0 || k->reduce_dims[k->reduce_rank - 1] < REDUCE_PARTIALS ||
+      (k->kind == KERNEL_REDUCE && k->acc_count != 1) || !find_sum(x) || !classify_loop(x, true))
+    return 0;
   const KernelOp *add = &k->ops[x->reduce_combine];
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
   int f = x->forms[element];
-  return k->ops[element].block == KBLOCK_REDUCE && (f == LANE_VECTOR || f == LANE_BROADCAST) ? lanes : 0;
+  return in_loop(x, &k->ops[element]) && (f == LANE_VECTOR || f == LANE_BROADCAST) ? isa_lanes(x) : 0;
+}
+
+int kernel_x86_vector_phase_lanes(KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (k->phase_blocks[x->phase] == KBLOCK_REDUCE) return kernel_x86_vector_reduce_lanes(x);
+  x->reduce_read = x->reduce_combine = x->reduce_write = -1;
+  int lanes = isa_lanes(x);
+  if (k->reduce_rank == 0 || k->reduce_dims[k->reduce_rank - 1] < lanes || !classify_loop(x, false)) return 0;
+  return lanes;
+}
+
+bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
+  const Kernel *k = x->k;
+  x86_listing_note(x->cb, "row vector loop, %d f32 lanes", lanes);
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  x->lanes = lanes;
+  for (int i = 0; i < k->op_count; i++)
+    if (in_loop(x, &k->ops[i]) && !kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+  x->lanes = 0;
+  EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[k->reduce_rank - 1] - lanes));
+  EMIT(X86_JLE, x86_rel(head));
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
+  return true;
 }
 
 static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) {
@@ -569,6 +661,7 @@ static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) 
 
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
+  if (!find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
   int64_t n = k->reduce_dims[k->reduce_rank - 1];
   const KernelOp *add = &k->ops[x->reduce_combine];
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
@@ -579,12 +672,15 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   Opcode reducer = add->op;
   vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
-  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  /* one chunk of a split sum covers [first, end) (at least 16 elements) */
+  bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
+  if (chunked) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
+  else EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
     for (int i = 0; i < k->op_count; i++) {
-      if (k->ops[i].block != KBLOCK_REDUCE || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
+      if (!in_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
         continue;
       if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
     }
@@ -609,30 +705,43 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     }
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
   }
-  EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
+  if (chunked) {
+    EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->chunk_slot + 1, 8));
+    EMIT(X86_SUB, reg(X86_RAX), x86_imm(REDUCE_PARTIALS));
+    EMIT(X86_CMP, reg(KX_INNER), reg(X86_RAX));
+  } else {
+    EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
+  }
   EMIT(X86_JLE, x86_rel(head));
   x->lanes = 0;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
-  X86Operand acc = kernel_x86_slot(x->acc_slot, 4);
+  for (int l = 0; l < REDUCE_PARTIALS; l++) kernel_x86_emit_acc_combine(x, partial_operand(x, l, 4));
+  return true;
+}
+
+/* The result goes to the accumulator and its next value, which a later
+ * scalar loop copies back (kernel_x86.c). */
+void kernel_x86_emit_acc_combine(KernelX86 *x, X86Operand partial) {
+  const Kernel *k = x->k;
+  int a = k->ops[x->reduce_write].acc;
+  X86Operand acc = kernel_x86_slot(x->acc_slot + a, 4), next = kernel_x86_slot(x->acc_next_slot + a, 4);
+  Opcode reducer = k->ops[x->reduce_combine].op;
   if (reducer == OP_ADD) {
     EMIT(X86_MOVSS, reg(x86_xmm(S0)), acc);
-    for (int l = 0; l < REDUCE_PARTIALS; l++) EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
-    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
-    return true;
-  }
-  for (int l = 0; l < REDUCE_PARTIALS; l++) { /* acc = max(acc, partial l), NaN first */
+    EMIT(X86_ADDSS, reg(x86_xmm(S0)), partial);
+  } else { /* acc = max(acc, partial), NaN first */
     X86Label done = x86_label_new(x->cb);
-    EMIT(X86_MOVSS, reg(x86_xmm(S0)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, reg(x86_xmm(S0)), partial);
     EMIT(X86_MOVSS, reg(x86_xmm(S1)), acc);
     EMIT(reducer == OP_MAXIMUM ? X86_MAXSS : X86_MINSS, reg(x86_xmm(S0)), reg(x86_xmm(S1)));
     EMIT(X86_UCOMISS, reg(x86_xmm(S1)), reg(x86_xmm(S1)));
     EMIT(X86_JP, x86_rel(done));
-    EMIT(X86_MOVSS, reg(x86_xmm(S2)), partial_operand(x, l, 4));
+    EMIT(X86_MOVSS, reg(x86_xmm(S2)), partial);
     EMIT(X86_UCOMISS, reg(x86_xmm(S2)), reg(x86_xmm(S2)));
     EMIT(X86_JNP, x86_rel(done));
     EMIT(X86_MOVAPS, reg(x86_xmm(S0)), reg(x86_xmm(S2)));
     x86_label_bind(x->cb, done);
-    EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
   }
-  return true;
+  EMIT(X86_MOVSS, acc, reg(x86_xmm(S0)));
+  EMIT(X86_MOVSS, next, reg(x86_xmm(S0)));
 }

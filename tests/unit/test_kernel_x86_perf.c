@@ -1,0 +1,199 @@
+/* The kernel compiler's faster paths keep their answers. Long reductions
+ * to few output points split into chunks of the reduced range
+ * (kernel_x86.c): the chunks run as parallel tasks and are folded in
+ * order, so the bytes are the same whatever the thread count, and the
+ * result stays within rounding of an exact (double) sum. On AVX-512 a loop
+ * kernel's tail runs as one more masked trip of its SIMD body. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/kernel_x86.h"
+#include "ir.h"
+#include "ir/kernel/kernel.h"
+#include "opt/lower.h"
+#include "../test.h"
+
+/* Each row's reduced elements, contiguous: f32[3,200003] reduced over
+ * {1} (3 chunks of 65536, the last with a scalar tail) or f32[3,300,1000]
+ * over {1,2} (4 chunks of 65 slices of 1000, the last of 105). */
+enum { ROWS = 3 };
+typedef struct SplitCase {
+  const char *shape, *dims;
+  int64_t columns, chunks;
+} SplitCase;
+static const SplitCase split_cases[] = {{"f32[3,200003]", "{1}", 200003, 3}, {"f32[3,300,1000]", "{1,2}", 300000, 4}};
+
+static Kernel *lower_text(const char *text, Module **m) {
+  Status st;
+  status_clear(&st);
+  *m = parse_module(text, strlen(text), "inline", &st);
+  EXPECT(*m != NULL, "%s", st.message);
+  if (!*m) return NULL;
+  Kernel *k = lower_to_kernel((*m)->entry->root, &st);
+  EXPECT(k != NULL, "%s", st.message);
+  return k;
+}
+
+/* Values in [-1, 1) from a fixed generator; row 2 holds one NaN in its
+ * second chunk when nan is set. */
+static float *input_values(int64_t columns, bool nan) {
+  float *x = calloc_or_exit((size_t)(ROWS * columns), sizeof *x);
+  uint64_t state = 12345;
+  for (int64_t i = 0; i < ROWS * columns; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+  }
+  if (nan) x[2 * columns + 70000] = NAN;
+  return x;
+}
+
+/* The exact reduction of row r from init, in double (max/min: NaN wins). */
+static double reference(const char *reducer, const float *x, int64_t columns, int r, double init) {
+  double acc = init;
+  for (int64_t c = 0; c < columns; c++) {
+    double v = x[r * columns + c];
+    if (isnan(v) || isnan(acc)) acc = NAN;
+    else if (!strcmp(reducer, "add")) acc += v;
+    else if (!strcmp(reducer, "maximum")) acc = fmax(acc, v);
+    else acc = fmin(acc, v);
+  }
+  return acc;
+}
+
+static void check_reducer(const char *reducer, const CpuFeatures *cpu, const SplitCase *c) {
+  char text[600];
+  snprintf(text, sizeof text,
+           "HloModule s\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] %s(a, b) }\n"
+           "ENTRY e { x = %s parameter(0)\n i = f32[] parameter(1)\n"
+           " ROOT r = f32[%d] reduce(x, i), dimensions=%s, to_apply=f }\n",
+           reducer, c->shape, ROWS, c->dims);
+  Module *m = NULL;
+  Kernel *k = lower_text(text, &m);
+  Status st;
+  status_clear(&st);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, cpu, &st) : NULL;
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    EXPECT(kernel_x86_split_chunks(ck) == c->chunks, "%s of %s at %s: %lld chunks", reducer, c->shape,
+           cpu_level_name(cpu->level), (long long)kernel_x86_split_chunks(ck));
+    float *x = input_values(c->columns, strcmp(reducer, "add") != 0);
+    float init = strcmp(reducer, "add") ? 0.75f : 0.5f;
+    float first[ROWS] = {0};
+    static const int threads[] = {0, 1, 2, 3, 8};
+    for (int t = 0; t < 5; t++) {
+      float out[ROWS] = {0};
+      void *buffers[3] = {x, &init, out};
+      ThreadPool *pool = threads[t] ? thread_pool_create(threads[t]) : NULL;
+      kernel_x86_run(ck, buffers, pool);
+      thread_pool_free(pool);
+      if (t == 0) memcpy(first, out, sizeof out);
+      EXPECT(memcmp(first, out, sizeof out) == 0, "%s at %s: %d threads give other bytes than one call", reducer,
+             cpu_level_name(cpu->level), threads[t]);
+    }
+    /* rows one by one, as a caller splitting rows would */
+    float out[ROWS] = {0};
+    void *buffers[3] = {x, &init, out};
+    for (int r = 0; r < ROWS; r++) kernel_x86_run_rows(ck, buffers, r, 1);
+    EXPECT(memcmp(first, out, sizeof out) == 0, "%s: rows run one by one give other bytes", reducer);
+    for (int r = 0; r < ROWS; r++) {
+      double want = reference(reducer, x, c->columns, r, init);
+      bool ok = isnan(want) ? isnan(first[r]) : fabs(first[r] - want) <= 1e-6 * (double)c->columns * 0.5;
+      if (strcmp(reducer, "add") && !isnan(want)) ok = first[r] == (float)want;
+      EXPECT(ok, "%s of %s at %s row %d: %.9g, exact %.9g", reducer, c->shape, cpu_level_name(cpu->level), r,
+             first[r], want);
+    }
+    free(x);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
+TEST(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count) {
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  static const char *const reducers[] = {"add", "maximum", "minimum"};
+  for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu = hardware;
+    Status st;
+    status_clear(&st);
+    if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 2; c++) check_reducer(reducers[r], &cpu, &split_cases[c]);
+  }
+}
+
+/* Many output points keep whole rows: their rows already give the tasks. */
+TEST(sums_to_many_points_are_not_split) {
+  Module *m = NULL;
+  Kernel *k = lower_text("HloModule s\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+                         "ENTRY e { x = f32[100,140000] parameter(0)\n i = f32[] constant(0)\n"
+                         " ROOT r = f32[100] reduce(x, i), dimensions={1}, to_apply=f }\n", &m);
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  Status st;
+  status_clear(&st);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(ck != NULL && kernel_x86_split_chunks(ck) == 0, "%s", ck ? "split" : st.message);
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
+static char *listing_of(const CompiledKernel *ck) {
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  kernel_x86_print_listing(ck, f);
+  fclose(f);
+  return text;
+}
+
+/* a * b + a over f32[5,37]: 37 = 2 * 16 + 5, so each row ends in a masked
+ * trip of 5 lanes whose loads and stores touch nothing past the row (the
+ * element after each row is a canary) and whose values are the scalar
+ * code's. */
+TEST(avx512_loop_tails_run_masked_and_write_only_their_lanes) {
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  if (cpu.hardware_level < CPU_LEVEL_AVX512) return;
+  Module *m = NULL;
+  Kernel *k = lower_text("HloModule t\nfused { a = f32[5,37] parameter(0)\n b = f32[5,37] parameter(1)\n"
+                         " p = f32[5,37] multiply(a, b)\n ROOT s = f32[5,37] add(p, a) }\n"
+                         "ENTRY e { a = f32[5,37] parameter(0)\n b = f32[5,37] parameter(1)\n"
+                         " ROOT f = f32[5,37] fusion(a, b), kind=kLoop, calls=fused }\n", &m);
+  Status st;
+  status_clear(&st);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    char *text = listing_of(ck);
+    EXPECT(strstr(text, "masked tail, 5 lanes") && strstr(text, "{%k2}") && !strstr(text, "scalar tail"),
+           "listing:\n%s", text);
+    free(text);
+    enum { N = 5 * 37 };
+    float a[N], b[N], out[N + 1];
+    for (int i = 0; i < N; i++) a[i] = (float)(i % 11) * 0.37f - 1.5f, b[i] = (float)(i % 7) * -0.61f + 0.25f;
+    out[N] = 12345.0f;
+    void *buffers[3] = {a, b, out};
+    kernel_x86_run(ck, buffers, NULL);
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+      volatile float p = a[i] * b[i];
+      float want = p + a[i];
+      wrong += memcmp(&want, &out[i], sizeof want) != 0;
+    }
+    EXPECT(wrong == 0 && out[N] == 12345.0f, "%d elements wrong, canary %g", wrong, out[N]);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
+int main(void) {
+  RUN(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count);
+  RUN(sums_to_many_points_are_not_split);
+  RUN(avx512_loop_tails_run_masked_and_write_only_their_lanes);
+  return test_summary();
+}
