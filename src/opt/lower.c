@@ -1,6 +1,6 @@
 /* Lowering a fusion (or one op) to a kernel: see lower.h.
  *
- * emit(inst, index) returns the kernel value of inst's element at a logical
+ * lower_emit(inst, index) returns the kernel value of inst's element at a logical
  * index (one s64 kernel value per dimension of inst's shape). Leaves load
  * from the kernel's inputs; elementwise ops emit their operands at the same
  * index; data-movement ops rewrite the index first. A memo keyed by
@@ -13,7 +13,7 @@
 
 #include "opt/lower_internal.h"
 
-int fail(Lower *L, const Instruction *inst, const char *why) {
+int lower_fail(Lower *L, const Instruction *inst, const char *why) {
   if (L->st->code == STATUS_OK)
     status_error(L->st, STATUS_UNSUPPORTED, "cannot lower %s (%s) to a kernel yet: %s", inst->name,
                  opcode_name(inst->opcode), why);
@@ -23,11 +23,11 @@ int fail(Lower *L, const Instruction *inst, const char *why) {
 /* ---- building ops ---- */
 
 /* A rank-0 index is NULL: nothing to copy (and memcpy may not see NULL). */
-void copy_index(int *dst, const int *src, int rank) {
+void lower_copy_index(int *dst, const int *src, int rank) {
   if (rank > 0) memcpy(dst, src, sizeof *src * (size_t)rank);
 }
 
-int add_op(Lower *L, KernelOp op, const Instruction *origin) {
+int lower_add_op(Lower *L, KernelOp op, const Instruction *origin) {
   op.block = L->block;
   op.phase = L->phase;
   op.origin = origin;
@@ -54,12 +54,12 @@ static int memo_add(Lower *L, const Instruction *inst, int rank, const int *inde
   MemoEntry *e = &L->memo[L->memo_count++];
   memset(e, 0, sizeof *e);
   *e = (MemoEntry){.inst = inst, .block = L->block, .phase = L->phase, .rank = rank, .value = value};
-  copy_index(e->index, index, rank);
+  lower_copy_index(e->index, index, rank);
   return value;
 }
 
 /* s64 index arithmetic; constants and loop indices are made once, in PRE. */
-int k_s64(Lower *L, int64_t v) {
+int lower_k_s64(Lower *L, int64_t v) {
   for (int i = 0; i < L->k->op_count; i++) {
     const KernelOp *op = &L->k->ops[i];
     if (op->kop == KOP_CONSTANT && op->type == TYPE_S64 && op->block == KBLOCK_PRE && op->value.i == v) return i;
@@ -67,14 +67,14 @@ int k_s64(Lower *L, int64_t v) {
   KernelBlock saved = L->block;
   L->block = KBLOCK_PRE;
   KernelOp op = {.kop = KOP_CONSTANT, .type = TYPE_S64, .value.i = v};
-  int id = add_op(L, op, NULL);
+  int id = lower_add_op(L, op, NULL);
   L->block = saved;
   return id;
 }
 
 /* A loop index: KOP_INDEX once, in PRE; KOP_RINDEX once per phase, in the
  * phase's own loop (the current block). */
-int k_index(Lower *L, KernelOpcode kop, int dim) {
+int lower_k_index(Lower *L, KernelOpcode kop, int dim) {
   for (int i = 0; i < L->k->op_count; i++) {
     const KernelOp *op = &L->k->ops[i];
     if (op->kop == kop && op->dim == dim && (kop == KOP_INDEX || op->phase == L->phase)) return i;
@@ -82,39 +82,39 @@ int k_index(Lower *L, KernelOpcode kop, int dim) {
   KernelBlock saved = L->block;
   if (kop == KOP_INDEX) L->block = KBLOCK_PRE;
   KernelOp op = {.kop = kop, .type = TYPE_S64, .dim = dim};
-  int id = add_op(L, op, NULL);
+  int id = lower_add_op(L, op, NULL);
   L->block = saved;
   return id;
 }
 
-int k_hlo(Lower *L, Opcode code, ElementType type, int a, int b, int c, const Instruction *origin) {
+int lower_k_hlo(Lower *L, Opcode code, ElementType type, int a, int b, int c, const Instruction *origin) {
   KernelOp op = {.kop = KOP_HLO, .type = type, .op = code, .arg_count = b < 0 ? 1 : c < 0 ? 2 : 3};
   op.args[0] = a, op.args[1] = b, op.args[2] = c;
-  return add_op(L, op, origin);
+  return lower_add_op(L, op, origin);
 }
 
-int k_compare(Lower *L, CompareDirection dir, int a, int b) {
+int lower_k_compare(Lower *L, CompareDirection dir, int a, int b) {
   KernelOp op = {.kop = KOP_HLO, .type = TYPE_PRED, .op = OP_COMPARE, .direction = dir,
                  .compare_type = CMP_TYPE_SIGNED, .arg_count = 2};
   op.args[0] = a, op.args[1] = b;
-  return add_op(L, op, NULL);
+  return lower_add_op(L, op, NULL);
 }
 
-int k_add(Lower *L, int a, int b) { return k_hlo(L, OP_ADD, TYPE_S64, a, b, -1, NULL); }
-int k_sub(Lower *L, int a, int b) { return k_hlo(L, OP_SUBTRACT, TYPE_S64, a, b, -1, NULL); }
-int k_mul(Lower *L, int a, int b) { return k_hlo(L, OP_MULTIPLY, TYPE_S64, a, b, -1, NULL); }
-int k_div(Lower *L, int a, int b) { return k_hlo(L, OP_DIVIDE, TYPE_S64, a, b, -1, NULL); }
-int k_rem(Lower *L, int a, int b) { return k_hlo(L, OP_REMAINDER, TYPE_S64, a, b, -1, NULL); }
-int k_and(Lower *L, int a, int b) { return k_hlo(L, OP_AND, TYPE_PRED, a, b, -1, NULL); }
+int lower_k_add(Lower *L, int a, int b) { return lower_k_hlo(L, OP_ADD, TYPE_S64, a, b, -1, NULL); }
+int lower_k_sub(Lower *L, int a, int b) { return lower_k_hlo(L, OP_SUBTRACT, TYPE_S64, a, b, -1, NULL); }
+int lower_k_mul(Lower *L, int a, int b) { return lower_k_hlo(L, OP_MULTIPLY, TYPE_S64, a, b, -1, NULL); }
+int lower_k_div(Lower *L, int a, int b) { return lower_k_hlo(L, OP_DIVIDE, TYPE_S64, a, b, -1, NULL); }
+int lower_k_rem(Lower *L, int a, int b) { return lower_k_hlo(L, OP_REMAINDER, TYPE_S64, a, b, -1, NULL); }
+int lower_k_and(Lower *L, int a, int b) { return lower_k_hlo(L, OP_AND, TYPE_PRED, a, b, -1, NULL); }
 
 /* v clamped into [lo, hi] (constants). */
-int k_clamp(Lower *L, int v, int64_t lo, int64_t hi) {
-  return k_hlo(L, OP_MINIMUM, TYPE_S64, k_hlo(L, OP_MAXIMUM, TYPE_S64, v, k_s64(L, lo), -1, NULL), k_s64(L, hi), -1,
+int lower_k_clamp(Lower *L, int v, int64_t lo, int64_t hi) {
+  return lower_k_hlo(L, OP_MINIMUM, TYPE_S64, lower_k_hlo(L, OP_MAXIMUM, TYPE_S64, v, lower_k_s64(L, lo), -1, NULL), lower_k_s64(L, hi), -1,
                NULL);
 }
 
-int k_select(Lower *L, ElementType type, int p, int a, int b) {
-  return k_hlo(L, OP_SELECT, type, p, a, b, NULL);
+int lower_k_select(Lower *L, ElementType type, int p, int a, int b) {
+  return lower_k_hlo(L, OP_SELECT, type, p, a, b, NULL);
 }
 
 /* ---- leaves ---- */
@@ -131,8 +131,8 @@ static int leaf_input(const Lower *L, const Instruction *inst) {
 
 static int emit_load(Lower *L, int input, const Instruction *inst, const int *index) {
   KernelOp op = {.kop = KOP_LOAD, .type = inst->shape.type, .buffer = input, .arg_count = inst->shape.rank};
-  copy_index(op.args, index, inst->shape.rank);
-  return add_op(L, op, inst);
+  lower_copy_index(op.args, index, inst->shape.rank);
+  return lower_add_op(L, op, inst);
 }
 
 /* Scalar constants become kernel constants; arrays (and complex scalars,
@@ -144,7 +144,7 @@ static int emit_constant(Lower *L, const Instruction *inst, const int *index) {
     KernelOp op = {.kop = KOP_CONSTANT, .type = t};
     if (type_is_float(t)) op.value.f = literal_get_f64(lit, 0);
     else op.value.i = literal_get_s64(lit, 0);
-    return add_op(L, op, inst);
+    return lower_add_op(L, op, inst);
   }
   for (int i = 0; i < L->k->input_count; i++)
     if (L->k->inputs[i].constant == lit) return emit_load(L, i, inst, index);
@@ -157,7 +157,7 @@ static int emit_constant(Lower *L, const Instruction *inst, const int *index) {
 /* A computation applied to scalars (a reducer, map's to_apply): its
  * instructions become ops, parameters take args, the root's values (one,
  * or the elements of a tuple) go to results. */
-bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count) {
+bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count) {
   int *value = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *value);
   bool ok = true;
   for (int i = 0; i < c->instruction_count && ok; i++) {
@@ -174,9 +174,9 @@ bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *resu
       KernelOp op = {.kop = KOP_HLO, .type = inst->shape.type, .op = inst->opcode, .arg_count = inst->operand_count,
                      .direction = inst->attrs.direction, .compare_type = inst->attrs.compare_type};
       memcpy(op.args, operand_values, sizeof operand_values);
-      value[i] = add_op(L, op, inst);
+      value[i] = lower_add_op(L, op, inst);
     } else {
-      ok = fail(L, inst, "only scalar elementwise ops can be applied per element") >= 0;
+      ok = lower_fail(L, inst, "only scalar elementwise ops can be applied per element") >= 0;
     }
   }
   if (ok) {
@@ -194,10 +194,10 @@ bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *resu
 /* The physical position of a logical index under a layout, and back:
  * minor_to_major[0] is the fastest-varying dimension in memory. */
 static int physical_offset(Lower *L, const Shape *s, const int *index) {
-  int offset = k_s64(L, 0);
+  int offset = lower_k_s64(L, 0);
   for (int j = s->rank - 1; j >= 0; j--) {
     int d = s->minor_to_major[j];
-    offset = k_add(L, k_mul(L, offset, k_s64(L, s->dims[d])), index[d]);
+    offset = lower_k_add(L, lower_k_mul(L, offset, lower_k_s64(L, s->dims[d])), index[d]);
   }
   return offset;
 }
@@ -205,26 +205,26 @@ static int physical_offset(Lower *L, const Shape *s, const int *index) {
 static void logical_index(Lower *L, const Shape *s, int offset, int *index) {
   for (int j = 0; j < s->rank; j++) {
     int d = s->minor_to_major[j];
-    index[d] = k_rem(L, offset, k_s64(L, s->dims[d]));
-    offset = k_div(L, offset, k_s64(L, s->dims[d]));
+    index[d] = lower_k_rem(L, offset, lower_k_s64(L, s->dims[d]));
+    offset = lower_k_div(L, offset, lower_k_s64(L, s->dims[d]));
   }
 }
 
 /* reshape reads the same row-major position; bitcast the same physical one. */
 static int emit_relabel(Lower *L, const Instruction *inst, const int *index, bool physical) {
   const Instruction *x = inst->operands[0];
-  if (x->shape.type != inst->shape.type) return fail(L, inst, "a bitcast that changes the element type");
+  if (x->shape.type != inst->shape.type) return lower_fail(L, inst, "a bitcast that changes the element type");
   if (x->shape.element_size_bits != inst->shape.element_size_bits)
-    return fail(L, inst, "a bitcast that packs or unpacks sub-byte elements");
+    return lower_fail(L, inst, "a bitcast that packs or unpacks sub-byte elements");
   Shape out = inst->shape, in = x->shape;
   if (!physical) shape_set_default_layout(&out), shape_set_default_layout(&in);
   int operand_index[AXLE_MAX_RANK];
   if (shape_same_dims(&out, &in) && memcmp(out.minor_to_major, in.minor_to_major, sizeof out.minor_to_major) == 0) {
-    copy_index(operand_index, index, out.rank);
+    lower_copy_index(operand_index, index, out.rank);
   } else {
     logical_index(L, &in, physical_offset(L, &out, index), operand_index);
   }
-  return emit(L, x, operand_index);
+  return lower_emit(L, x, operand_index);
 }
 
 static int emit_pad(Lower *L, const Instruction *inst, const int *index) {
@@ -234,25 +234,25 @@ static int emit_pad(Lower *L, const Instruction *inst, const int *index) {
   for (int d = 0; d < inst->shape.rank; d++) {
     /* t = i - lo lands on an operand element when t >= 0, t is a multiple of
      * interior+1, and t / (interior+1) < the operand's extent. */
-    int t = k_sub(L, index[d], k_s64(L, p->lo[d]));
-    int step = k_s64(L, p->interior[d] + 1);
-    int q = k_div(L, t, step);
-    int ok = k_and(L, k_compare(L, CMP_GE, t, k_s64(L, 0)), k_compare(L, CMP_LT, q, k_s64(L, x->shape.dims[d])));
-    if (p->interior[d]) ok = k_and(L, ok, k_compare(L, CMP_EQ, k_rem(L, t, step), k_s64(L, 0)));
-    valid = valid < 0 ? ok : k_and(L, valid, ok);
-    operand_index[d] = k_clamp(L, q, 0, x->shape.dims[d] > 0 ? x->shape.dims[d] - 1 : 0);
+    int t = lower_k_sub(L, index[d], lower_k_s64(L, p->lo[d]));
+    int step = lower_k_s64(L, p->interior[d] + 1);
+    int q = lower_k_div(L, t, step);
+    int ok = lower_k_and(L, lower_k_compare(L, CMP_GE, t, lower_k_s64(L, 0)), lower_k_compare(L, CMP_LT, q, lower_k_s64(L, x->shape.dims[d])));
+    if (p->interior[d]) ok = lower_k_and(L, ok, lower_k_compare(L, CMP_EQ, lower_k_rem(L, t, step), lower_k_s64(L, 0)));
+    valid = valid < 0 ? ok : lower_k_and(L, valid, ok);
+    operand_index[d] = lower_k_clamp(L, q, 0, x->shape.dims[d] > 0 ? x->shape.dims[d] - 1 : 0);
   }
-  int padding = emit(L, inst->operands[1], NULL);
-  if (inst->shape.rank == 0) return emit(L, x, NULL);
-  int element = emit(L, x, operand_index);
+  int padding = lower_emit(L, inst->operands[1], NULL);
+  if (inst->shape.rank == 0) return lower_emit(L, x, NULL);
+  int element = lower_emit(L, x, operand_index);
   if (element < 0 || padding < 0) return -1;
-  return k_select(L, inst->shape.type, valid, element, padding);
+  return lower_k_select(L, inst->shape.type, valid, element, padding);
 }
 
 static int emit_concatenate(Lower *L, const Instruction *inst, const int *index) {
   int dim = (int)inst->attrs.dimensions.values[0];
   int64_t offsets[1024];
-  if (inst->operand_count > 1024) return fail(L, inst, "more than 1024 operands");
+  if (inst->operand_count > 1024) return lower_fail(L, inst, "more than 1024 operands");
   int64_t at = 0;
   for (int j = 0; j < inst->operand_count; j++) offsets[j] = at, at += inst->operands[j]->shape.dims[dim];
   int result = -1;
@@ -261,13 +261,13 @@ static int emit_concatenate(Lower *L, const Instruction *inst, const int *index)
     const Instruction *x = inst->operands[j];
     if (x->shape.dims[dim] == 0) continue;
     int operand_index[AXLE_MAX_RANK];
-    copy_index(operand_index, index, inst->shape.rank);
-    operand_index[dim] = k_clamp(L, k_sub(L, index[dim], k_s64(L, offsets[j])), 0, x->shape.dims[dim] - 1);
-    int v = emit(L, x, operand_index);
+    lower_copy_index(operand_index, index, inst->shape.rank);
+    operand_index[dim] = lower_k_clamp(L, lower_k_sub(L, index[dim], lower_k_s64(L, offsets[j])), 0, x->shape.dims[dim] - 1);
+    int v = lower_emit(L, x, operand_index);
     if (v < 0) return -1;
     result = result < 0 ? v
-                        : k_select(L, inst->shape.type,
-                                   k_compare(L, CMP_LT, index[dim], k_s64(L, offsets[j] + x->shape.dims[dim])), v,
+                        : lower_k_select(L, inst->shape.type,
+                                   lower_k_compare(L, CMP_LT, index[dim], lower_k_s64(L, offsets[j] + x->shape.dims[dim])), v,
                                    result);
   }
   return result;
@@ -279,9 +279,9 @@ static void emit_clamped_starts(Lower *L, const Instruction *inst, int first, co
                                 const int64_t *sizes, int *starts) {
   for (int d = 0; d < operand->rank; d++) {
     const Instruction *s = inst->operands[first + d];
-    int v = emit(L, s, NULL);
-    if (s->shape.type != TYPE_S64) v = k_hlo(L, OP_CONVERT, TYPE_S64, v, -1, -1, NULL);
-    starts[d] = k_clamp(L, v, 0, operand->dims[d] - sizes[d]);
+    int v = lower_emit(L, s, NULL);
+    if (s->shape.type != TYPE_S64) v = lower_k_hlo(L, OP_CONVERT, TYPE_S64, v, -1, -1, NULL);
+    starts[d] = lower_k_clamp(L, v, 0, operand->dims[d] - sizes[d]);
   }
 }
 
@@ -290,16 +290,16 @@ static int emit_dynamic_update_slice(Lower *L, const Instruction *inst, const in
   int starts[AXLE_MAX_RANK], update_index[AXLE_MAX_RANK], inside = -1;
   emit_clamped_starts(L, inst, 2, &x->shape, update->shape.dims, starts);
   for (int d = 0; d < x->shape.rank; d++) {
-    int t = k_sub(L, index[d], starts[d]);
-    int ok = k_and(L, k_compare(L, CMP_GE, t, k_s64(L, 0)), k_compare(L, CMP_LT, t, k_s64(L, update->shape.dims[d])));
-    inside = inside < 0 ? ok : k_and(L, inside, ok);
-    update_index[d] = k_clamp(L, t, 0, update->shape.dims[d] > 0 ? update->shape.dims[d] - 1 : 0);
+    int t = lower_k_sub(L, index[d], starts[d]);
+    int ok = lower_k_and(L, lower_k_compare(L, CMP_GE, t, lower_k_s64(L, 0)), lower_k_compare(L, CMP_LT, t, lower_k_s64(L, update->shape.dims[d])));
+    inside = inside < 0 ? ok : lower_k_and(L, inside, ok);
+    update_index[d] = lower_k_clamp(L, t, 0, update->shape.dims[d] > 0 ? update->shape.dims[d] - 1 : 0);
   }
-  int old = emit(L, x, index);
-  if (inside < 0) return emit(L, update, update_index);
-  int fresh = emit(L, update, update_index);
+  int old = lower_emit(L, x, index);
+  if (inside < 0) return lower_emit(L, update, update_index);
+  int fresh = lower_emit(L, update, update_index);
   if (old < 0 || fresh < 0) return -1;
-  return k_select(L, inst->shape.type, inside, fresh, old);
+  return lower_k_select(L, inst->shape.type, inside, fresh, old);
 }
 
 /* A reduce read inside the kernel: its accumulator, once its phase is over
@@ -309,14 +309,14 @@ static int emit_reduce_result(Lower *L, const Instruction *reduce, int element, 
   for (int r = 0; r < L->reduce_count; r++) {
     if (L->reduces[r] != reduce) continue;
     for (int d = 0; d < L->k->rank; d++)
-      if (index[d] != k_index(L, KOP_INDEX, d)) return fail(L, reduce, "its result is read at another index");
+      if (index[d] != lower_k_index(L, KOP_INDEX, d)) return lower_fail(L, reduce, "its result is read at another index");
     if (L->block == KBLOCK_PRE || (L->block != KBLOCK_POST && L->reduce_phase[r] >= L->phase))
-      return fail(L, reduce, "its result is read before the reduction ends");
+      return lower_fail(L, reduce, "its result is read before the reduction ends");
     KernelOp op = {.kop = KOP_ACC_READ, .type = L->k->acc_types[L->acc_base[r] + element],
                    .acc = L->acc_base[r] + element};
-    return add_op(L, op, reduce);
+    return lower_add_op(L, op, reduce);
   }
-  return fail(L, reduce, "a reduce outside the kernel's reductions");
+  return lower_fail(L, reduce, "a reduce outside the kernel's reductions");
 }
 
 /* bitcast-convert between c64 [d...] and f32 [d..., 2] (c128 and f64):
@@ -327,22 +327,22 @@ static int emit_complex_bitcast(Lower *L, const Instruction *inst, const int *in
   int rank = inst->shape.rank, operand_index[AXLE_MAX_RANK];
   if (type_is_complex(x->shape.type)) {
     if (type_complex_component(x->shape.type) != inst->shape.type)
-      return fail(L, inst, "a bitcast-convert of complex to another width");
-    int z = emit(L, x, index);
+      return lower_fail(L, inst, "a bitcast-convert of complex to another width");
+    int z = lower_emit(L, x, index);
     if (z < 0) return -1;
-    int re = k_hlo(L, OP_REAL, inst->shape.type, z, -1, -1, inst);
-    int im = k_hlo(L, OP_IMAG, inst->shape.type, z, -1, -1, inst);
-    return k_select(L, inst->shape.type, k_compare(L, CMP_EQ, index[rank - 1], k_s64(L, 0)), re, im);
+    int re = lower_k_hlo(L, OP_REAL, inst->shape.type, z, -1, -1, inst);
+    int im = lower_k_hlo(L, OP_IMAG, inst->shape.type, z, -1, -1, inst);
+    return lower_k_select(L, inst->shape.type, lower_k_compare(L, CMP_EQ, index[rank - 1], lower_k_s64(L, 0)), re, im);
   }
   if (type_complex_component(inst->shape.type) != x->shape.type)
-    return fail(L, inst, "a bitcast-convert to complex from another width");
-  copy_index(operand_index, index, rank);
-  operand_index[rank] = k_s64(L, 0);
-  int re = emit(L, x, operand_index);
-  operand_index[rank] = k_s64(L, 1);
-  int im = emit(L, x, operand_index);
+    return lower_fail(L, inst, "a bitcast-convert to complex from another width");
+  lower_copy_index(operand_index, index, rank);
+  operand_index[rank] = lower_k_s64(L, 0);
+  int re = lower_emit(L, x, operand_index);
+  operand_index[rank] = lower_k_s64(L, 1);
+  int im = lower_emit(L, x, operand_index);
   if (re < 0 || im < 0) return -1;
-  return k_hlo(L, OP_COMPLEX, inst->shape.type, re, im, -1, inst);
+  return lower_k_hlo(L, OP_COMPLEX, inst->shape.type, re, im, -1, inst);
 }
 
 static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
@@ -353,50 +353,50 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
   case OP_CONSTANT: return emit_constant(L, inst, index);
   case OP_BROADCAST:
     for (int i = 0; i < dims->count; i++) operand_index[i] = index[dims->values[i]];
-    return emit(L, x, operand_index);
+    return lower_emit(L, x, operand_index);
   case OP_TRANSPOSE:
     for (int i = 0; i < dims->count; i++) operand_index[dims->values[i]] = index[i];
-    return emit(L, x, operand_index);
+    return lower_emit(L, x, operand_index);
   case OP_RESHAPE: return emit_relabel(L, inst, index, false);
   case OP_BITCAST: return emit_relabel(L, inst, index, true);
-  case OP_COPY: return emit(L, x, index);
+  case OP_COPY: return lower_emit(L, x, index);
   case OP_REVERSE:
-    copy_index(operand_index, index, inst->shape.rank);
+    lower_copy_index(operand_index, index, inst->shape.rank);
     for (int i = 0; i < dims->count; i++) {
       int d = (int)dims->values[i];
-      operand_index[d] = k_sub(L, k_s64(L, inst->shape.dims[d] - 1), index[d]);
+      operand_index[d] = lower_k_sub(L, lower_k_s64(L, inst->shape.dims[d] - 1), index[d]);
     }
-    return emit(L, x, operand_index);
+    return lower_emit(L, x, operand_index);
   case OP_SLICE: {
     const SliceDims *s = attrs_slice(&inst->attrs);
     for (int d = 0; d < inst->shape.rank; d++)
-      operand_index[d] = k_add(L, k_s64(L, s->starts.values[d]), k_mul(L, index[d], k_s64(L, s->strides.values[d])));
-    return emit(L, x, operand_index);
+      operand_index[d] = lower_k_add(L, lower_k_s64(L, s->starts.values[d]), lower_k_mul(L, index[d], lower_k_s64(L, s->strides.values[d])));
+    return lower_emit(L, x, operand_index);
   }
   case OP_IOTA: {
     int i = index[inst->attrs.iota_dimension];
-    return inst->shape.type == TYPE_S64 ? i : k_hlo(L, OP_CONVERT, inst->shape.type, i, -1, -1, inst);
+    return inst->shape.type == TYPE_S64 ? i : lower_k_hlo(L, OP_CONVERT, inst->shape.type, i, -1, -1, inst);
   }
   case OP_PAD: return emit_pad(L, inst, index);
   case OP_CONCATENATE: return emit_concatenate(L, inst, index);
   case OP_DYNAMIC_SLICE: {
     int starts[AXLE_MAX_RANK];
     emit_clamped_starts(L, inst, 1, &x->shape, inst->shape.dims, starts);
-    for (int d = 0; d < inst->shape.rank; d++) operand_index[d] = k_add(L, starts[d], index[d]);
-    return emit(L, x, operand_index);
+    for (int d = 0; d < inst->shape.rank; d++) operand_index[d] = lower_k_add(L, starts[d], index[d]);
+    return lower_emit(L, x, operand_index);
   }
   case OP_DYNAMIC_UPDATE_SLICE: return emit_dynamic_update_slice(L, inst, index);
-  case OP_GATHER: return emit_gather(L, inst, index);
+  case OP_GATHER: return lower_emit_gather(L, inst, index);
   case OP_REDUCE: return emit_reduce_result(L, inst, 0, index);
   case OP_GET_TUPLE_ELEMENT:
     if (x->opcode == OP_REDUCE) return emit_reduce_result(L, x, (int)inst->attrs.tuple_index, index);
-    return fail(L, inst, "a tuple inside a kernel");
+    return lower_fail(L, inst, "a tuple inside a kernel");
   case OP_MAP: {
     int args[AXLE_MAX_RANK], result;
-    if (inst->operand_count > AXLE_MAX_RANK) return fail(L, inst, "too many operands");
+    if (inst->operand_count > AXLE_MAX_RANK) return lower_fail(L, inst, "too many operands");
     for (int i = 0; i < inst->operand_count; i++)
-      if ((args[i] = emit(L, inst->operands[i], index)) < 0) return -1;
-    return emit_scalar_call(L, inst->called[0], args, &result, 1) ? result : -1;
+      if ((args[i] = lower_emit(L, inst->operands[i], index)) < 0) return -1;
+    return lower_emit_scalar_call(L, inst->called[0], args, &result, 1) ? result : -1;
   }
   default: break;
   }
@@ -404,21 +404,21 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
     return emit_complex_bitcast(L, inst, index);
   if (opcode_is_elementwise(inst->opcode) || inst->opcode == OP_BITCAST_CONVERT) {
     if (inst->opcode == OP_BITCAST_CONVERT && type_bit_width(x->shape.type) != type_bit_width(inst->shape.type))
-      return fail(L, inst, "a bitcast-convert between widths");
+      return lower_fail(L, inst, "a bitcast-convert between widths");
     KernelOp op = {.kop = KOP_HLO, .type = inst->shape.type, .op = inst->opcode, .arg_count = inst->operand_count,
                    .direction = inst->attrs.direction, .compare_type = inst->attrs.compare_type};
     for (int i = 0; i < inst->operand_count; i++) {
       /* clamp's bounds (and select's predicate) may be scalars. */
       const Instruction *operand = inst->operands[i];
-      op.args[i] = emit(L, operand, operand->shape.rank ? index : NULL);
+      op.args[i] = lower_emit(L, operand, operand->shape.rank ? index : NULL);
       if (op.args[i] < 0) return -1;
     }
-    return add_op(L, op, inst);
+    return lower_add_op(L, op, inst);
   }
-  return fail(L, inst, "no kernel form for this op yet");
+  return lower_fail(L, inst, "no kernel form for this op yet");
 }
 
-int emit(Lower *L, const Instruction *inst, const int *index) {
+int lower_emit(Lower *L, const Instruction *inst, const int *index) {
   if (L->st->code != STATUS_OK) return -1;
   int rank = shape_is_tuple(&inst->shape) ? 0 : inst->shape.rank;
   int memo = memo_find(L, inst, rank, index);
@@ -447,11 +447,11 @@ static int root_outputs(const Instruction *root, const Instruction **outputs) {
   return root->operand_count <= AXLE_MAX_RANK ? root->operand_count : -1;
 }
 
-void emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin) {
+void lower_emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin) {
   KernelOp op = {.kop = KOP_STORE, .type = L->k->outputs[buffer].shape.type, .buffer = buffer, .arg_count = rank + 1};
   op.args[0] = value;
-  copy_index(op.args + 1, index, rank);
-  add_op(L, op, origin);
+  lower_copy_index(op.args + 1, index, rank);
+  lower_add_op(L, op, origin);
 }
 
 bool lower_loop(Lower *L, const Instruction **outputs, int count) {
@@ -459,16 +459,16 @@ bool lower_loop(Lower *L, const Instruction **outputs, int count) {
   L->k->rank = space->rank;
   memcpy(L->k->dims, space->dims, sizeof space->dims);
   int index[AXLE_MAX_RANK];
-  for (int d = 0; d < space->rank; d++) index[d] = k_index(L, KOP_INDEX, d);
+  for (int d = 0; d < space->rank; d++) index[d] = lower_k_index(L, KOP_INDEX, d);
   for (int o = 0; o < count; o++) {
     if (shape_is_tuple(&outputs[o]->shape) || !shape_same_dims(&outputs[o]->shape, space))
-      return fail(L, outputs[o], "outputs of different shapes in one loop") >= 0;
+      return lower_fail(L, outputs[o], "outputs of different shapes in one loop") >= 0;
     kernel_add_output(L->k, &outputs[o]->shape, L->origin, o);
   }
   for (int o = 0; o < count; o++) {
-    int v = emit(L, outputs[o], index);
+    int v = lower_emit(L, outputs[o], index);
     if (v < 0) return false;
-    emit_store(L, o, v, index, space->rank, outputs[o]);
+    lower_emit_store(L, o, v, index, space->rank, outputs[o]);
   }
   return true;
 }
@@ -513,11 +513,11 @@ static const Instruction *collect_reduces(Lower *L) {
     const IntList *dims = &first->attrs.dimensions;
     if (!shape_same_dims(&r->operands[0]->shape, &first->operands[0]->shape) || r->attrs.dimensions.count != dims->count ||
         memcmp(r->attrs.dimensions.values, dims->values, sizeof *dims->values * (size_t)dims->count) != 0) {
-      fail(L, r, "reduces of different dimensions in one kernel");
+      lower_fail(L, r, "reduces of different dimensions in one kernel");
       return NULL;
     }
     if (L->reduce_count == AXLE_MAX_RANK) {
-      fail(L, r, "too many reduces in one kernel");
+      lower_fail(L, r, "too many reduces in one kernel");
       return NULL;
     }
     L->reduces[L->reduce_count++] = r;
@@ -526,20 +526,20 @@ static const Instruction *collect_reduces(Lower *L) {
 }
 
 /* PRE: each reduce's initial values into its accumulators. */
-bool emit_initial_values(Lower *L) {
+bool lower_emit_initial_values(Lower *L) {
   Kernel *k = L->k;
   for (int r = 0; r < L->reduce_count; r++) {
     const Instruction *reduce = L->reduces[r];
     int n = reduce->operand_count / 2;
-    if (k->acc_count + n > AXLE_MAX_RANK) return fail(L, reduce, "too many accumulators") >= 0;
+    if (k->acc_count + n > AXLE_MAX_RANK) return lower_fail(L, reduce, "too many accumulators") >= 0;
     L->acc_base[r] = k->acc_count;
     for (int i = 0; i < n; i++) {
-      int init = emit(L, reduce->operands[n + i], NULL);
+      int init = lower_emit(L, reduce->operands[n + i], NULL);
       if (init < 0) return false;
       k->acc_types[k->acc_count] = reduce->operands[n + i]->shape.type;
       KernelOp write = {.kop = KOP_ACC_WRITE, .type = k->acc_types[k->acc_count], .acc = k->acc_count, .arg_count = 1};
       write.args[0] = init;
-      add_op(L, write, reduce);
+      lower_add_op(L, write, reduce);
       k->acc_count++;
     }
   }
@@ -556,15 +556,15 @@ static bool emit_reduce_phase(Lower *L, int phase, const int *operand_index) {
     int n = reduce->operand_count / 2, args[2 * AXLE_MAX_RANK], results[AXLE_MAX_RANK];
     for (int i = 0; i < n; i++) {
       KernelOp read = {.kop = KOP_ACC_READ, .type = k->acc_types[L->acc_base[r] + i], .acc = L->acc_base[r] + i};
-      args[i] = add_op(L, read, reduce);
-      if ((args[n + i] = emit(L, reduce->operands[i], operand_index)) < 0) return false;
+      args[i] = lower_add_op(L, read, reduce);
+      if ((args[n + i] = lower_emit(L, reduce->operands[i], operand_index)) < 0) return false;
     }
-    if (!emit_scalar_call(L, reduce->called[0], args, results, n)) return false;
+    if (!lower_emit_scalar_call(L, reduce->called[0], args, results, n)) return false;
     for (int i = 0; i < n; i++) {
       KernelOp write = {.kop = KOP_ACC_WRITE, .type = k->acc_types[L->acc_base[r] + i], .acc = L->acc_base[r] + i,
                         .arg_count = 1};
       write.args[0] = results[i];
-      add_op(L, write, reduce);
+      lower_add_op(L, write, reduce);
     }
   }
   return true;
@@ -575,7 +575,7 @@ static bool emit_reduce_phase(Lower *L, int phase, const int *operand_index) {
 static void reduce_operand_index(Lower *L, const int *outer_of, const int *inner_of, const int *outer, int rank,
                                  int *operand_index) {
   for (int d = 0; d < rank; d++)
-    operand_index[d] = outer_of[d] >= 0 ? outer[outer_of[d]] : k_index(L, KOP_RINDEX, inner_of[d]);
+    operand_index[d] = outer_of[d] >= 0 ? outer[outer_of[d]] : lower_k_index(L, KOP_RINDEX, inner_of[d]);
 }
 
 /* The shape output o stores: a variadic reduce alone stores its elements. */
@@ -602,19 +602,19 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   for (int o = 0; o < count; o++) {
     const Shape *s = output_shape(outputs[o], o);
     if (shape_is_tuple(s) || (!shape_same_dims(s, reduced) && !shape_same_dims(s, in)))
-      return fail(L, outputs[o], "an output of neither the row's nor the reduced shape") >= 0;
+      return lower_fail(L, outputs[o], "an output of neither the row's nor the reduced shape") >= 0;
     has_row_output |= !shape_same_dims(s, reduced);
     kernel_add_output(k, s, L->origin, o);
   }
   int phases = assign_phases(L, L->body);
   k->phase_count = phases + has_row_output;
-  if (k->phase_count > AXLE_MAX_RANK) return fail(L, first, "too many passes over the row") >= 0;
+  if (k->phase_count > AXLE_MAX_RANK) return lower_fail(L, first, "too many passes over the row") >= 0;
   for (int p = 0; p < k->phase_count; p++) k->phase_blocks[p] = p < phases ? KBLOCK_REDUCE : KBLOCK_ROW;
   k->kind = k->phase_count == 1 ? KERNEL_REDUCE : KERNEL_ROW;
 
   int outer[AXLE_MAX_RANK], operand_index[AXLE_MAX_RANK];
-  for (int d = 0; d < k->rank; d++) outer[d] = k_index(L, KOP_INDEX, d);
-  if (!emit_initial_values(L)) return false;
+  for (int d = 0; d < k->rank; d++) outer[d] = lower_k_index(L, KOP_INDEX, d);
+  if (!lower_emit_initial_values(L)) return false;
   for (int p = 0; p < phases; p++) {
     L->block = KBLOCK_REDUCE, L->phase = p;
     reduce_operand_index(L, outer_of, inner_of, outer, in->rank, operand_index);
@@ -625,18 +625,18 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
     reduce_operand_index(L, outer_of, inner_of, outer, in->rank, operand_index);
     for (int o = 0; o < count; o++) {
       if (shape_same_dims(output_shape(outputs[o], o), reduced)) continue;
-      int v = emit(L, outputs[o], operand_index);
+      int v = lower_emit(L, outputs[o], operand_index);
       if (v < 0) return false;
-      emit_store(L, o, v, operand_index, in->rank, outputs[o]);
+      lower_emit_store(L, o, v, operand_index, in->rank, outputs[o]);
     }
   }
   L->block = KBLOCK_POST, L->phase = 0;
   for (int o = 0; o < count; o++) {
     if (!shape_same_dims(output_shape(outputs[o], o), reduced)) continue;
     int v = shape_is_tuple(&outputs[o]->shape) ? emit_reduce_result(L, outputs[o], o, outer)
-                                                : emit(L, outputs[o], outer);
+                                                : lower_emit(L, outputs[o], outer);
     if (v < 0) return false;
-    emit_store(L, o, v, outer, k->rank, outputs[o]);
+    lower_emit_store(L, o, v, outer, k->rank, outputs[o]);
   }
   return true;
 }
@@ -666,14 +666,14 @@ static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed
   } else if (inst->opcode == OP_REDUCE_WINDOW) {
     count = 0;  /* lower_reduce_window (lower_window.c) makes its own outputs */
   } else if (shape_is_tuple(&inst->shape)) {
-    fail(&L, inst, "no kernel form for this op yet");
+    lower_fail(&L, inst, "no kernel form for this op yet");
     count = -1;
   } else {
     outputs[0] = inst;
     count = 1;
   }
   bool ok = count > 0 && st->code == STATUS_OK;
-  if (count < 0 && st->code == STATUS_OK) fail(&L, inst, "more than 16 outputs");
+  if (count < 0 && st->code == STATUS_OK) lower_fail(&L, inst, "more than 16 outputs");
   if (inst->opcode == OP_REDUCE_WINDOW && st->code == STATUS_OK) ok = lower_reduce_window(&L);
   else if (ok) ok = has_reduce(&L) ? lower_reduce(&L, outputs, count) : lower_loop(&L, outputs, count);
   free(L.memo);
@@ -706,20 +706,20 @@ Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin
   L.k = kernel_create(c->name ? c->name : origin->name, origin, KERNEL_LOOP);
   const Instruction *root = c->root;
   bool ok = root && !shape_is_tuple(&root->shape) && root->shape.rank == 0;
-  if (!ok) fail(&L, origin, "a computation whose root is not a scalar");
+  if (!ok) lower_fail(&L, origin, "a computation whose root is not a scalar");
   for (int i = 0; ok && i < c->parameter_count; i++) {
     const Instruction *param = c->parameters[i];
     ok = param && !shape_is_tuple(&param->shape) && param->shape.rank == 0;
-    if (!ok) fail(&L, origin, "a computation with a parameter that is not a scalar");
+    if (!ok) lower_fail(&L, origin, "a computation with a parameter that is not a scalar");
     else kernel_add_input(L.k, &param->shape, param, NULL);
   }
   int *args = calloc_or_exit((size_t)c->parameter_count + 1, sizeof *args);
   for (int i = 0; ok && i < c->parameter_count; i++) args[i] = emit_load(&L, i, c->parameters[i], NULL);
   int result = -1;
-  if (ok) ok = emit_scalar_call(&L, c, args, &result, 1) && result >= 0;
+  if (ok) ok = lower_emit_scalar_call(&L, c, args, &result, 1) && result >= 0;
   if (ok) {
     kernel_add_output(L.k, &root->shape, origin, 0);
-    emit_store(&L, 0, result, NULL, 0, root);
+    lower_emit_store(&L, 0, result, NULL, 0, root);
   }
   free(args);
   free(L.memo);

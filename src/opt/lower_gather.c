@@ -18,17 +18,17 @@
 static int emit_clamped_start(Lower *L, int value, ElementType type, int64_t hi) {
   if (type == TYPE_U64) {
     KernelOp bound = {.kop = KOP_CONSTANT, .type = TYPE_U64, .value.i = hi};
-    value = k_hlo(L, OP_MINIMUM, TYPE_U64, value, add_op(L, bound, NULL), -1, NULL);
+    value = lower_k_hlo(L, OP_MINIMUM, TYPE_U64, value, lower_add_op(L, bound, NULL), -1, NULL);
   }
-  if (type != TYPE_S64) value = k_hlo(L, OP_CONVERT, TYPE_S64, value, -1, -1, NULL);
-  return k_clamp(L, value, 0, hi);
+  if (type != TYPE_S64) value = lower_k_hlo(L, OP_CONVERT, TYPE_S64, value, -1, -1, NULL);
+  return lower_k_clamp(L, value, 0, hi);
 }
 
-int emit_gather(Lower *L, const Instruction *inst, const int *index) {
+int lower_emit_gather(Lower *L, const Instruction *inst, const int *index) {
   const Instruction *x = inst->operands[0], *indices = inst->operands[1];
   const GatherDims *g = attrs_gather(&inst->attrs);
   const Shape *in = &x->shape, *ind = &indices->shape;
-  if (!type_is_integer(ind->type)) return fail(L, inst, "start indices that are not integers");
+  if (!type_is_integer(ind->type)) return lower_fail(L, inst, "start indices that are not integers");
   bool is_offset_axis[AXLE_MAX_RANK] = {false}, not_offset[AXLE_MAX_RANK] = {false};
   for (int j = 0; j < g->offset_dims.count; j++) is_offset_axis[g->offset_dims.values[j]] = true;
   for (int j = 0; j < g->collapsed_slice_dims.count; j++) not_offset[g->collapsed_slice_dims.values[j]] = true;
@@ -46,8 +46,8 @@ int emit_gather(Lower *L, const Instruction *inst, const int *index) {
   for (int d = 0; d < in->rank; d++) operand_index[d] = -1;
   for (int k = 0; k < g->start_index_map.count; k++) {
     int d = (int)g->start_index_map.values[k];
-    if (g->index_vector_dim < ind->rank) indices_index[g->index_vector_dim] = k_s64(L, k);
-    int start = emit(L, indices, indices_index);
+    if (g->index_vector_dim < ind->rank) indices_index[g->index_vector_dim] = lower_k_s64(L, k);
+    int start = lower_emit(L, indices, indices_index);
     if (start < 0) return -1;
     operand_index[d] = emit_clamped_start(L, start, ind->type, in->dims[d] - g->slice_sizes.values[d]);
   }
@@ -58,9 +58,9 @@ int emit_gather(Lower *L, const Instruction *inst, const int *index) {
   for (int d = 0, j = 0; d < in->rank; d++) {
     if (not_offset[d]) continue;
     int offset = index[g->offset_dims.values[j++]];
-    operand_index[d] = operand_index[d] < 0 ? offset : k_add(L, operand_index[d], offset);
+    operand_index[d] = operand_index[d] < 0 ? offset : lower_k_add(L, operand_index[d], offset);
   }
   for (int d = 0; d < in->rank; d++)
-    if (operand_index[d] < 0) operand_index[d] = k_s64(L, 0);
-  return emit(L, x, operand_index);
+    if (operand_index[d] < 0) operand_index[d] = lower_k_s64(L, 0);
+  return lower_emit(L, x, operand_index);
 }

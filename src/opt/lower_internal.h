@@ -2,8 +2,8 @@
  * and lower_window.c add the index arithmetic of gather, reduce-window and
  * select-and-scatter; lower_scatter.c the combiners of scatter).
  *
- * emit(L, inst, index) is the walk: the kernel value of inst's element at
- * a logical index (one s64 value per dimension), -1 after fail() has set
+ * lower_emit(L, inst, index) is the walk: the kernel value of inst's element at
+ * a logical index (one s64 value per dimension), -1 after lower_fail() has set
  * L->st. The k_* helpers build s64 index arithmetic; constants and loop
  * indices are made once, in PRE. */
 #ifndef AXLE_OPT_LOWER_INTERNAL_H
@@ -41,30 +41,30 @@ typedef struct Lower {
 } Lower;
 
 /* ---------------------------------------------------------------- lower.c */
-int fail(Lower *L, const Instruction *inst, const char *why);
-void copy_index(int *dst, const int *src, int rank);
-int add_op(Lower *L, KernelOp op, const Instruction *origin);
-int k_s64(Lower *L, int64_t v);
-int k_index(Lower *L, KernelOpcode kop, int dim);
-int k_hlo(Lower *L, Opcode code, ElementType type, int a, int b, int c, const Instruction *origin);
-int k_compare(Lower *L, CompareDirection dir, int a, int b);
-int k_add(Lower *L, int a, int b);
-int k_sub(Lower *L, int a, int b);
-int k_mul(Lower *L, int a, int b);
-int k_div(Lower *L, int a, int b);
-int k_rem(Lower *L, int a, int b);
-int k_and(Lower *L, int a, int b);
-int k_clamp(Lower *L, int v, int64_t lo, int64_t hi);
-int k_select(Lower *L, ElementType type, int p, int a, int b);
-int emit(Lower *L, const Instruction *inst, const int *index);
-bool emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count);
-void emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin);
+int lower_fail(Lower *L, const Instruction *inst, const char *why);
+void lower_copy_index(int *dst, const int *src, int rank);
+int lower_add_op(Lower *L, KernelOp op, const Instruction *origin);
+int lower_k_s64(Lower *L, int64_t v);
+int lower_k_index(Lower *L, KernelOpcode kop, int dim);
+int lower_k_hlo(Lower *L, Opcode code, ElementType type, int a, int b, int c, const Instruction *origin);
+int lower_k_compare(Lower *L, CompareDirection dir, int a, int b);
+int lower_k_add(Lower *L, int a, int b);
+int lower_k_sub(Lower *L, int a, int b);
+int lower_k_mul(Lower *L, int a, int b);
+int lower_k_div(Lower *L, int a, int b);
+int lower_k_rem(Lower *L, int a, int b);
+int lower_k_and(Lower *L, int a, int b);
+int lower_k_clamp(Lower *L, int v, int64_t lo, int64_t hi);
+int lower_k_select(Lower *L, ElementType type, int p, int a, int b);
+int lower_emit(Lower *L, const Instruction *inst, const int *index);
+bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count);
+void lower_emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin);
 bool lower_loop(Lower *L, const Instruction **outputs, int count);
-bool emit_initial_values(Lower *L);
+bool lower_emit_initial_values(Lower *L);
 
 /* ---------------------------------------------------------- lower_gather.c */
 /* gather's element at index: start indices loaded and clamped as HLO does. */
-int emit_gather(Lower *L, const Instruction *inst, const int *index);
+int lower_emit_gather(Lower *L, const Instruction *inst, const int *index);
 
 /* ---------------------------------------------------------- lower_window.c */
 /* A reduce-window alone: a reduce kernel over the window's dimensions. */

@@ -17,12 +17,12 @@ Kernel *lower_scatter_combiner(const Instruction *scatter, Status *st) {
   const Instruction *outputs[AXLE_MAX_RANK];
   bool ok;
   if (scatter->opcode != OP_SCATTER || !f || !f->root || f->parameter_count != 2 * n || n > AXLE_MAX_RANK) {
-    ok = fail(&L, scatter, "a scatter without an update computation of 2N scalar parameters") >= 0;
+    ok = lower_fail(&L, scatter, "a scatter without an update computation of 2N scalar parameters") >= 0;
   } else {
     for (int p = 0; p < 2 * n; p++) kernel_add_input(L.k, &f->parameters[p]->shape, f->parameters[p], NULL);
     for (int o = 0; o < n; o++) outputs[o] = n == 1 && f->root->opcode != OP_TUPLE ? f->root : f->root->operands[o];
     ok = f->root->opcode == OP_TUPLE ? f->root->operand_count == n : n == 1;
-    if (!ok) fail(&L, scatter, "an update computation with the wrong number of results");
+    if (!ok) lower_fail(&L, scatter, "an update computation with the wrong number of results");
     else ok = lower_loop(&L, outputs, n);
   }
   free(L.memo);
