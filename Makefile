@@ -85,11 +85,12 @@ DEMO := tests/hlo/demo_reduce_sum
 demo: all
 	@echo "== examples/reduce_sum.hlo: reduce_sum(x + y*z) over f32[1024], as JAX lowers it"
 	@cat examples/reduce_sum.hlo
-	@echo "== axle-run --backend interp (3 inputs from $(DEMO)/in*.npy)"
-	@$(BUILD)/axle-run --backend interp --in $(DEMO)/in0.npy --in $(DEMO)/in1.npy \
+	@echo "== axle-run: the CPU backend, x86-64 code axle generated (3 inputs from $(DEMO)/in*.npy)"
+	@$(BUILD)/axle-run --in $(DEMO)/in0.npy --in $(DEMO)/in1.npy \
 	  --in $(DEMO)/in2.npy --out $(BUILD)/demo-out --time 20 examples/reduce_sum.hlo
+	@echo "== the same on the reference evaluator (--backend interp)"
 	@$(BUILD)/axle-run --backend interp --in $(DEMO)/in0.npy --in $(DEMO)/in1.npy \
-	  --in $(DEMO)/in2.npy examples/reduce_sum.hlo
+	  --in $(DEMO)/in2.npy --time 20 examples/reduce_sum.hlo
 	@echo "== compared with NumPy (float64 sum, rounded to f32): $(DEMO)/out0.npy"
 	@$(BUILD)/tests/npycmp $(DEMO)/out0.npy $(BUILD)/demo-out/out0.npy 1e-4 1e-4 && echo "same as NumPy"
 

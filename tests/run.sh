@@ -166,7 +166,8 @@ AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run g
 expect_run seeded_run 0 "out0: f32[]" --seed 1 examples/reduce_sum.hlo
 expect_run time_prints_median 0 "time: median_ms=" --seed 1 --time 3 examples/reduce_sum.hlo
 expect_run time_prints_compile 0 "compile_ms=" --seed 1 --time 3 examples/reduce_sum.hlo
-expect_run check_against_evaluator 0 "check: interp matches the evaluator" --check examples/reduce_sum.hlo
+expect_run default_backend_is_cpu 0 "check: cpu matches the evaluator" --check examples/reduce_sum.hlo
+expect_run interp_on_request 0 "check: interp matches the evaluator" --backend interp --check examples/reduce_sum.hlo
 "$run" --seed 1 --out "$t/scalar" examples/reduce_sum.hlo >/dev/null 2>&1
 expect_run wrong_input_count 1 "the module takes 3 parameters, got 1 --in file" --in "$t/scalar/out0.npy" examples/reduce_sum.hlo
 expect_run wrong_input_shape 1 "parameter 0 (x.1) expects f32[1024], got f32[]" \

@@ -1,6 +1,6 @@
 /* axle-run: load an HLO module, run it, write or print its results.
  *
- *   axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
+ *   axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
  *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
  *            [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo
  *
@@ -9,7 +9,8 @@
  * per leaf, depth first, as --out writes them. --out DIR writes every leaf
  * of the result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy,
  * ... Constants printed elided ({...}) are filled from --seed, with a
- * warning. --parse-only stops after parsing and verifying.
+ * warning. --parse-only stops after parsing and verifying. The backend is
+ * cpu by default (interp on a machine without SSE4.1).
  * --check compares with the evaluator: on a native backend instruction by
  * instruction, each from the backend's own inputs, naming the first that
  * differs, and then the whole result against the module as written; on
@@ -44,7 +45,7 @@ typedef struct Options {
 } Options;
 
 static const char usage[] =
-    "usage: axle-run [--backend interp|cpu|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
+    "usage: axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
     "                [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]\n"
     "                [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo\n";
 
@@ -64,9 +65,18 @@ static bool parse_count(const char *s, long long min, long long *out) {
   return true;
 }
 
+/* The fastest backend this machine can use (DESIGN.md's contract): the CPU
+ * backend wherever the hardware has SSE4.1, else the interpreter. (A bad
+ * AXLE_CPU is the CPU backend's error to report, not a reason to switch.) */
+static const char *default_backend(void) {
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  return cpu.level != CPU_LEVEL_NONE ? "cpu" : "interp";
+}
+
 /* Returns 0 when the options are good, else the exit code. */
 static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.backend = "interp", .seed = 0, .threads = 0, .opt = -1};
+  *o = (Options){.backend = default_backend(), .seed = 0, .threads = 0, .opt = -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;

@@ -31,8 +31,8 @@ bool cpu_refuse(CpuCompile *c, const Instruction *inst, const char *why) {
   if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
     loc = inst->called[0]->root->loc;
   status_error_at(c->st, STATUS_UNSUPPORTED, c->m->filename, loc,
-                  "the CPU backend cannot compile %s (%s) yet%s%s", sb.data ? sb.data : inst->name,
-                  opcode_name(inst->opcode), why ? ": " : "", why ? why : "");
+                  "the CPU backend cannot compile %s (%s) yet%s%s (the interpreter, --backend interp, runs it)",
+                  sb.data ? sb.data : inst->name, opcode_name(inst->opcode), why ? ": " : "", why ? why : "");
   strbuf_free(&sb);
   return false;
 }
