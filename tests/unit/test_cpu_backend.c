@@ -262,11 +262,42 @@ TEST(what_it_cannot_compile_is_a_located_error_naming_the_instruction) {
   executable_free(exe);
 }
 
+/* Mappings of this process that are writable and executable at once:
+ * their count, and the first one's line in first_line. */
+static int writable_executable_mappings(char *first_line, size_t size) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return -1;
+  char line[512];
+  int count = 0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char perms[5];
+    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[1] != 'w' || perms[2] != 'x') continue;
+    if (count++ == 0) snprintf(first_line, size, "%s", line);
+  }
+  fclose(f);
+  return count;
+}
+
+/* W^X: code is written, then made read-execute, for every kernel, the
+ * GEMM's micro-kernels and the compiled comparators alike. */
+TEST(compiled_programs_leave_no_page_writable_and_executable) {
+  Status st;
+  Executable *programs[3] = {compile_text(mlp_text, 2, &st), compile_text(chain_text, 1, &st),
+                             compile_text(two_layer_text, 2, &st)};
+  for (int i = 0; i < 3; i++) EXPECT(programs[i] != NULL, "program %d compiles: %s", i, st.message);
+  char line[512] = "";
+  int found = writable_executable_mappings(line, sizeof line);
+  EXPECT(found == 0, "%d mappings are writable and executable, the first: %s", found, line);
+  for (int i = 0; i < 3; i++) executable_free(programs[i]);
+}
+
 int main(void) {
   RUN(unfused_f32_dots_run_on_the_gemm_and_match_a_double_product);
   RUN(a_fused_elementwise_chain_is_one_kernel_with_exact_results);
   RUN(an_output_fusion_runs_the_gemm_then_its_epilogue_kernel);
   RUN(consecutive_output_fusions_each_read_their_own_product);
   RUN(what_it_cannot_compile_is_a_located_error_naming_the_instruction);
+  RUN(compiled_programs_leave_no_page_writable_and_executable);
   return test_summary();
 }
