@@ -66,48 +66,6 @@ static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, 
 
 /* ---- cholesky ---- */
 
-/* Factors one n x n matrix into l, lower triangular, l l^T = a, reading the
- * lower triangle of a (upper: the upper, read as the lower of a^T). As in
- * XLA's CholeskyExpander, each column is divided by sqrt(d), d the updated
- * diagonal, so the diagonal is d/sqrt(d) (a 1x1 matrix: sqrt(d)). false
- * when some sqrt was NaN (not positive definite): XLA then answers NaN. */
-static bool cholesky_factor(const double *a, int64_t n, bool lower, double *l) {
-  bool ok = true;
-  for (int64_t j = 0; j < n; j++) {
-    double d = a[j * n + j];
-    for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * l[j * n + k];
-    double root = sqrt(d);
-    if (isnan(root)) ok = false;
-    l[j * n + j] = n == 1 ? root : d / root;
-    for (int64_t i = j + 1; i < n; i++) {
-      double v = lower ? a[i * n + j] : a[j * n + i];
-      for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * l[j * n + k];
-      l[i * n + j] = v / root;
-    }
-  }
-  return ok;
-}
-
-/* The complex form: l l^H = a, the pivot sqrt of the real part of the
- * updated diagonal; an upper factorization reads a transposed, not
- * conjugated, so that a = U^H U. */
-static bool cholesky_factor_complex(const Complex *a, int64_t n, bool lower, Complex *l) {
-  bool ok = true;
-  for (int64_t j = 0; j < n; j++) {
-    Complex d = a[j * n + j];
-    for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * conj(l[j * n + k]);
-    double root = sqrt(creal(d));
-    if (isnan(root)) ok = false;
-    l[j * n + j] = n == 1 ? root : d / root;
-    for (int64_t i = j + 1; i < n; i++) {
-      Complex v = lower ? a[i * n + j] : a[j * n + i];
-      for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * conj(l[j * n + k]);
-      l[i * n + j] = v / root;
-    }
-  }
-  return ok;
-}
-
 /* One batch element; the other triangle of the result is zero. */
 static void cholesky_task_run(void *context, int64_t b) {
   const LinalgRun *run = context;
@@ -116,7 +74,7 @@ static void cholesky_task_run(void *context, int64_t b) {
   if (type_is_complex(s->type)) {
     Complex *a = calloc_or_exit((size_t)(n * n), sizeof *a), *l = calloc_or_exit((size_t)(n * n), sizeof *l);
     for (int64_t i = 0; i < n * n; i++) a[i] = load_complex(s->type, run->buffers[0], base + i);
-    bool ok = cholesky_factor_complex(a, n, s->lower, l);
+    bool ok = linalg_cholesky_factor_complex(a, n, s->lower, l);
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++)
         store_complex(s->type, run->buffers[1], base + i * n + j,
@@ -127,7 +85,7 @@ static void cholesky_task_run(void *context, int64_t b) {
   }
   double *a = calloc_or_exit((size_t)(n * n), sizeof *a), *l = calloc_or_exit((size_t)(n * n), sizeof *l);
   for (int64_t i = 0; i < n * n; i++) a[i] = load_real(s->type, run->buffers[0], base + i);
-  bool ok = cholesky_factor(a, n, s->lower, l);
+  bool ok = linalg_cholesky_factor(a, n, s->lower, l);
   /* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++)
@@ -219,35 +177,6 @@ bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst) {
 
 /* ---- getrf (the LAPACK custom-call) ---- */
 
-/* LU with partial pivoting of one m x n matrix (row-major), as LAPACK's
- * getrf defines it: P A = L U, L unit lower (its multipliers below the
- * diagonal), U upper. Column j pivots on the first row at or below j with
- * the largest |a[i][j]|; ipiv[j] is that row, 1-based. A zero pivot leaves
- * the column as it is and sets info to the first such column (1-based);
- * the factorization goes on. */
-static int64_t lu_factor(double *a, int64_t m, int64_t n, int32_t *ipiv) {
-  int64_t info = 0, steps = m < n ? m : n;
-  for (int64_t j = 0; j < steps; j++) {
-    int64_t p = j;
-    for (int64_t i = j + 1; i < m; i++)
-      if (fabs(a[i * n + j]) > fabs(a[p * n + j])) p = i;
-    ipiv[j] = (int32_t)(p + 1);
-    if (a[p * n + j] != 0) {
-      for (int64_t k = 0; p != j && k < n; k++) {
-        double t = a[p * n + k];
-        a[p * n + k] = a[j * n + k];
-        a[j * n + k] = t;
-      }
-      for (int64_t i = j + 1; i < m; i++) a[i * n + j] /= a[j * n + j];
-    } else if (info == 0) {
-      info = j + 1;
-    }
-    for (int64_t i = j + 1; i < m; i++)
-      for (int64_t k = j + 1; k < n; k++) a[i * n + k] -= a[i * n + j] * a[j * n + k];
-  }
-  return info;
-}
-
 /* Buffers: a; then the result's leaves: lu, ipiv (s32), info (s32). */
 static void getrf_task_run(void *context, int64_t b) {
   const LinalgRun *run = context;
@@ -256,7 +185,7 @@ static void getrf_task_run(void *context, int64_t b) {
   double *work = calloc_or_exit((size_t)(m * n) + 1, sizeof *work);
   int32_t *ipiv = (int32_t *)run->buffers[2] + b * steps, *info = (int32_t *)run->buffers[3] + b;
   for (int64_t i = 0; i < m * n; i++) work[i] = load_real(s->type, run->buffers[0], base + i);
-  *info = (int32_t)lu_factor(work, m, n, ipiv);
+  *info = (int32_t)linalg_lu_factor(work, m, n, ipiv);
   for (int64_t i = 0; i < m * n; i++) store_real(s->type, run->buffers[1], base + i, work[i]);
   free(work);
 }

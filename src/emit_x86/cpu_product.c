@@ -60,42 +60,15 @@ static Literal buffer_view(ElementType type, const void *data) {
   return (Literal){.shape = {.type = type}, .data = (void *)data};
 }
 
-/* A float rounded to the precision of the float type t. */
-static double float_in_type(double v, ElementType t) {
-  switch (t) {
-  case TYPE_F32: return (float)v;
-  case TYPE_F16: return half_to_float(float_to_half((float)v));
-  case TYPE_BF16: return bf16_to_float(float_to_bf16((float)v));
-  default: return type_is_minifloat(t) ? minifloat_to_float(t, double_to_minifloat(t, v)) : v;
-  }
-}
-
-/* A float converted to the integer type t as HLO's convert does it:
- * truncated toward zero, saturated at t's range, NaN to 0. */
-static uint64_t float_to_integer_type(double v, ElementType t) {
-  if (t == TYPE_PRED) return v != 0;
-  if (isnan(v)) return 0;
-  int w = type_bit_width(t);
-  if (type_kind(t) == TYPE_KIND_SINT) {
-    double limit = ldexp(1, w - 1);
-    if (v <= -limit) return (uint64_t)(w == 64 ? INT64_MIN : -(int64_t)limit);
-    if (v >= limit) return (uint64_t)(w == 64 ? INT64_MAX : (int64_t)limit - 1);
-    return (uint64_t)(int64_t)v;
-  }
-  if (v <= 0) return 0;
-  if (v >= ldexp(1, w)) return w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
-  return (uint64_t)v;
-}
-
 /* A real value v (an operand times its scale) into dst[at], in the
  * arithmetic of the plan's result, as an f64 operand would be loaded. */
 static void value_load(const ProductPlan *p, double v, void *dst, int64_t at) {
   switch (p->arithmetic) {
-  case PRODUCT_F32: ((float *)dst)[at] = (float)float_in_type(v, p->result_type); break;
+  case PRODUCT_F32: ((float *)dst)[at] = (float)float_round_to_type(v, p->result_type); break;
   case PRODUCT_F64: ((double *)dst)[at] = v; break;
-  case PRODUCT_INTEGER: ((uint64_t *)dst)[at] = float_to_integer_type(v, p->result_type); break;
+  case PRODUCT_INTEGER: ((uint64_t *)dst)[at] = float_convert_to_integer(v, p->result_type); break;
   case PRODUCT_COMPLEX:
-    ((double *)dst)[2 * at] = float_in_type(v, type_complex_component(p->result_type));
+    ((double *)dst)[2 * at] = float_round_to_type(v, type_complex_component(p->result_type));
     ((double *)dst)[2 * at + 1] = 0;
     break;
   }
@@ -111,17 +84,17 @@ void product_element_load(const ProductPlan *p, ElementType from, const void *sr
   }
   Literal view = buffer_view(from, src);
   switch (p->arithmetic) {
-  case PRODUCT_F32: ((float *)dst)[at] = (float)float_in_type(literal_get_f64(&view, offset), p->result_type); break;
+  case PRODUCT_F32: ((float *)dst)[at] = (float)float_round_to_type(literal_get_f64(&view, offset), p->result_type); break;
   case PRODUCT_F64: ((double *)dst)[at] = literal_get_f64(&view, offset); break;
   case PRODUCT_INTEGER:
-    ((uint64_t *)dst)[at] = type_is_float(from) ? float_to_integer_type(literal_get_f64(&view, offset), p->result_type)
+    ((uint64_t *)dst)[at] = type_is_float(from) ? float_convert_to_integer(literal_get_f64(&view, offset), p->result_type)
                                                 : (uint64_t)literal_get_s64(&view, offset);
     break;
   case PRODUCT_COMPLEX: {
     double _Complex z = literal_get_complex(&view, offset);
     ElementType part = type_complex_component(p->result_type);
-    ((double *)dst)[2 * at] = float_in_type(creal(z), part);
-    ((double *)dst)[2 * at + 1] = float_in_type(cimag(z), part);
+    ((double *)dst)[2 * at] = float_round_to_type(creal(z), part);
+    ((double *)dst)[2 * at + 1] = float_round_to_type(cimag(z), part);
     break;
   }
   }

@@ -665,6 +665,22 @@ Instruction *builder_add_instruction(Computation *c, Opcode op, Instruction *con
                                      int called_count, const Attrs *attrs,
                                      const Shape *declared, Status *st);
 
+/* ------------------------------------------------------- numeric_routines.c
+ * Shared by the evaluator and the CPU backend's runtime routines. */
+/* l (n x n, lower triangular, row-major) with l l^T = a, as XLA's
+ * CholeskyExpander computes it; false when a is not positive definite. */
+bool linalg_cholesky_factor(const double *a, int64_t n, bool lower, double *l);
+/* The complex form: l l^H = a. */
+bool linalg_cholesky_factor_complex(const double _Complex *a, int64_t n, bool lower, double _Complex *l);
+/* LAPACK getrf in place on an m x n row-major matrix: pivots (1-based)
+ * into ipiv, returns info (0, or the first zero pivot's column, 1-based). */
+int64_t linalg_lu_factor(double *a, int64_t m, int64_t n, int32_t *ipiv);
+/* v rounded to the precision of float type t. */
+double float_round_to_type(double v, ElementType t);
+/* v converted to integer type t as HLO's convert does: truncated toward
+ * zero, saturated, NaN to 0; the result's bits in a uint64_t. */
+uint64_t float_convert_to_integer(double v, ElementType t);
+
 /* ------------------------------------------------------------- rng_bits.c
  * The bits of rng-bit-generator, shared by the evaluator and the CPU
  * backend. algorithm is RNG_THREE_FRY or RNG_PHILOX (RNG_DEFAULT resolved

@@ -71,35 +71,6 @@ bool eval_custom_call_supported(const Instruction *inst, Status *st) {
 
 /* ---- getrf ---- */
 
-/* LU with partial pivoting of one m x n matrix a (row-major, in double),
- * as LAPACK's getrf defines it: P A = L U, L unit lower (its multipliers
- * stored below the diagonal), U upper. Column j takes as pivot the first
- * row at or below j with the largest |a[i][j]|; ipiv[j] is that row,
- * 1-based. A zero pivot leaves the column as it is and sets info to the
- * first such column (1-based); the factorization goes on. */
-static int64_t lu_factor(double *a, int64_t m, int64_t n, int32_t *ipiv) {
-  int64_t info = 0, steps = m < n ? m : n;
-  for (int64_t j = 0; j < steps; j++) {
-    int64_t p = j;
-    for (int64_t i = j + 1; i < m; i++)
-      if (fabs(a[i * n + j]) > fabs(a[p * n + j])) p = i;
-    ipiv[j] = (int32_t)(p + 1);
-    if (a[p * n + j] != 0) {
-      for (int64_t k = 0; p != j && k < n; k++) {
-        double t = a[p * n + k];
-        a[p * n + k] = a[j * n + k];
-        a[j * n + k] = t;
-      }
-      for (int64_t i = j + 1; i < m; i++) a[i * n + j] /= a[j * n + j];
-    } else if (info == 0) {
-      info = j + 1;
-    }
-    for (int64_t i = j + 1; i < m; i++)
-      for (int64_t k = j + 1; k < n; k++) a[i * n + k] -= a[i * n + j] * a[j * n + k];
-  }
-  return info;
-}
-
 /* The declared result (a custom-call's shape is whatever the text says)
  * must be (a's shape, s32[batch..., min(m,n)], s32[batch...]). */
 static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *st) {
@@ -132,7 +103,7 @@ static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st
   int32_t *ipiv = scratch_calloc(steps, sizeof *ipiv);
   for (int64_t b = 0; b < count; b++) {
     for (int64_t i = 0; i < m * n; i++) work[i] = literal_get_f64(a, b * m * n + i);
-    int64_t info = lu_factor(work, m, n, ipiv);
+    int64_t info = linalg_lu_factor(work, m, n, ipiv);
     for (int64_t i = 0; i < m * n; i++) literal_set_f64(parts[0], b * m * n + i, work[i]);
     for (int64_t j = 0; j < steps; j++) literal_set_s64(parts[1], b * steps + j, ipiv[j]);
     literal_set_s64(parts[2], b, info);

@@ -42,33 +42,6 @@ typedef struct Numbers {
   uint64_t *u;
 } Numbers;
 
-/* A float converted to float type t: rounded to its precision. */
-static double float_in_type(double v, ElementType t) {
-  switch (t) {
-  case TYPE_F32: return (float)v;
-  case TYPE_F16: return half_to_float(float_to_half((float)v));
-  case TYPE_BF16: return bf16_to_float(float_to_bf16((float)v));
-  default: return type_is_minifloat(t) ? minifloat_to_float(t, double_to_minifloat(t, v)) : v;
-  }
-}
-
-/* A float converted to integer type t as HLO's convert does it: truncated
- * toward zero, saturated at t's range, NaN to 0. */
-static uint64_t float_to_integer_type(double v, ElementType t) {
-  if (t == TYPE_PRED) return v != 0;
-  if (isnan(v)) return 0;
-  int w = type_bit_width(t);
-  if (type_kind(t) == TYPE_KIND_SINT) {
-    double limit = ldexp(1, w - 1);
-    if (v <= -limit) return (uint64_t)(w == 64 ? INT64_MIN : -(int64_t)limit);
-    if (v >= limit) return (uint64_t)(w == 64 ? INT64_MAX : (int64_t)limit - 1);
-    return (uint64_t)(int64_t)v;
-  }
-  if (v <= 0) return 0;
-  if (v >= ldexp(1, w)) return w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
-  return (uint64_t)v;
-}
-
 /* Loads an operand in the arithmetic of the result type t. An operand of
  * another type is first converted to t, as XLA converts a dot's or a
  * convolution's operands to the result type (integer conversions wrap,
@@ -82,17 +55,17 @@ static Numbers numbers_load(const Literal *lit, ElementType t) {
     n.f = scratch_calloc(2 * count, sizeof *n.f);
     for (int64_t i = 0; i < count; i++) {
       double _Complex z = literal_get_complex(lit, i);
-      n.f[2 * i] = float_in_type(creal(z), part);
-      n.f[2 * i + 1] = float_in_type(cimag(z), part);
+      n.f[2 * i] = float_round_to_type(creal(z), part);
+      n.f[2 * i + 1] = float_round_to_type(cimag(z), part);
     }
   } else if (n.integer) {
     n.u = scratch_calloc(count, sizeof *n.u);
     for (int64_t i = 0; i < count; i++)
-      n.u[i] = float_operand ? float_to_integer_type(literal_get_f64(lit, i), t)
+      n.u[i] = float_operand ? float_convert_to_integer(literal_get_f64(lit, i), t)
                              : (uint64_t)literal_get_s64(lit, i);
   } else {
     n.f = scratch_calloc(count, sizeof *n.f);
-    for (int64_t i = 0; i < count; i++) n.f[i] = float_in_type(literal_get_f64(lit, i), t);
+    for (int64_t i = 0; i < count; i++) n.f[i] = float_round_to_type(literal_get_f64(lit, i), t);
   }
   return n;
 }
@@ -479,59 +452,12 @@ static bool check_square_batch(const Instruction *inst, const Literal *a, Status
   return true;
 }
 
-/* Factors one n x n matrix (row-major, at a + offset) into l, lower
- * triangular, l l^T = a. Reads only the lower triangle of a, or, for an
- * upper factorization, the upper triangle read as the lower of a^T.
- * Follows XLA's CholeskyExpander column by column: each column below and on
- * the diagonal is divided by sqrt(d), d the updated diagonal, so a diagonal
- * of d/sqrt(d) (NaN when d == 0, as in XLA, except for a 1x1 matrix, which
- * XLA factors with a plain sqrt). Returns false when some sqrt was NaN
- * (not positive definite), which XLA answers with a matrix of NaN. */
-static bool cholesky_factor(const double *a, int64_t n, bool lower, double *l) {
-  bool ok = true;
-  for (int64_t j = 0; j < n; j++) {
-    double d = a[j * n + j];
-    for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * l[j * n + k];
-    double root = sqrt(d);
-    if (isnan(root)) ok = false;
-    l[j * n + j] = n == 1 ? root : d / root;
-    for (int64_t i = j + 1; i < n; i++) {
-      double v = lower ? a[i * n + j] : a[j * n + i];
-      for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * l[j * n + k];
-      l[i * n + j] = v / root;
-    }
-  }
-  return ok;
-}
-
-/* The complex form of cholesky_factor: l l^H = a, a Hermitian. As in XLA's
- * expander, the pivot is sqrt of the real part of the updated diagonal, NaN
- * (not positive definite) when that part is negative; for an upper
- * factorization a is transposed, not conjugated, so that a = U^H U. */
-static bool cholesky_factor_complex(const double _Complex *a, int64_t n, bool lower,
-                                    double _Complex *l) {
-  bool ok = true;
-  for (int64_t j = 0; j < n; j++) {
-    double _Complex d = a[j * n + j];
-    for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * conj(l[j * n + k]);
-    double root = sqrt(creal(d));
-    if (isnan(root)) ok = false;
-    l[j * n + j] = n == 1 ? root : d / root;
-    for (int64_t i = j + 1; i < n; i++) {
-      double _Complex v = lower ? a[i * n + j] : a[j * n + i];
-      for (int64_t k = 0; k < j; k++) v -= l[i * n + k] * conj(l[j * n + k]);
-      l[i * n + j] = v / root;
-    }
-  }
-  return ok;
-}
-
 /* One batch element of a complex cholesky, at base in a and out. */
 static void cholesky_complex_matrix(const Literal *a, Literal *out, int64_t base, int64_t n,
                                     bool lower, double _Complex *m, double _Complex *l) {
   for (int64_t i = 0; i < n * n; i++) m[i] = literal_get_complex(a, base + i);
   for (int64_t i = 0; i < n * n; i++) l[i] = 0;
-  bool ok = cholesky_factor_complex(m, n, lower, l);
+  bool ok = linalg_cholesky_factor_complex(m, n, lower, l);
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++) {
       double _Complex v = lower ? l[i * n + j] : l[j * n + i];
@@ -571,7 +497,7 @@ Literal *eval_cholesky(const Instruction *inst, Literal *const *operands, Status
     int64_t base = bi * n * n;
     for (int64_t i = 0; i < n * n; i++) m[i] = literal_get_f64(a, base + i);
     for (int64_t i = 0; i < n * n; i++) l[i] = 0;
-    bool ok = cholesky_factor(m, n, lower, l);
+    bool ok = linalg_cholesky_factor(m, n, lower, l);
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++) {
         /* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
