@@ -649,6 +649,18 @@ static bool has_reduce(const Lower *L) {
   return false;
 }
 
+Kernel *lower_finish(Lower *L, const char *name, bool ok) {
+  free(L->memo);
+  L->memo = NULL;
+  if (!ok || L->st->code != STATUS_OK) {
+    if (L->st->code == STATUS_OK) status_error(L->st, STATUS_UNSUPPORTED, "cannot lower %s", name);
+    kernel_free(L->k);
+    return NULL;
+  }
+  kernel_order_blocks(L->k);
+  return L->k;
+}
+
 static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed, Status *st) {
   Lower L = {.origin = inst, .st = st, .block = KBLOCK_PRE, .computed = computed};
   L.body = inst->opcode == OP_FUSION ? inst->called[0] : NULL;
@@ -676,14 +688,7 @@ static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed
   if (count < 0 && st->code == STATUS_OK) lower_fail(&L, inst, "more than 16 outputs");
   if (inst->opcode == OP_REDUCE_WINDOW && st->code == STATUS_OK) ok = lower_reduce_window(&L);
   else if (ok) ok = has_reduce(&L) ? lower_reduce(&L, outputs, count) : lower_loop(&L, outputs, count);
-  free(L.memo);
-  if (!ok || st->code != STATUS_OK) {
-    if (st->code == STATUS_OK) status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", inst->name);
-    kernel_free(L.k);
-    return NULL;
-  }
-  kernel_order_blocks(L.k);
-  return L.k;
+  return lower_finish(&L, inst->name, ok);
 }
 
 Kernel *lower_to_kernel(const Instruction *inst, Status *st) { return lower_kernel(inst, NULL, st); }
@@ -722,12 +727,5 @@ Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin
     lower_emit_store(&L, 0, result, NULL, 0, root);
   }
   free(args);
-  free(L.memo);
-  if (!ok || st->code != STATUS_OK) {
-    if (st->code == STATUS_OK)
-      status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", c->name ? c->name : "a computation");
-    kernel_free(L.k);
-    return NULL;
-  }
-  return L.k;
+  return lower_finish(&L, c->name ? c->name : "a computation", ok);
 }

@@ -60,6 +60,11 @@ int lower_emit(Lower *L, const Instruction *inst, const int *index);
 bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count);
 void lower_emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin);
 bool lower_loop(Lower *L, const Instruction **outputs, int count);
+/* The end of every lowering: frees the memo; on failure (ok false or an
+ * error in L->st) frees the kernel and returns NULL with L->st set ("cannot
+ * lower NAME" when nothing more precise was said), else puts the kernel's
+ * ops in the order they run and returns it. */
+Kernel *lower_finish(Lower *L, const char *name, bool ok);
 bool lower_emit_initial_values(Lower *L);
 
 /* ---------------------------------------------------------- lower_gather.c */

@@ -25,12 +25,5 @@ Kernel *lower_scatter_combiner(const Instruction *scatter, Status *st) {
     if (!ok) lower_fail(&L, scatter, "an update computation with the wrong number of results");
     else ok = lower_loop(&L, outputs, n);
   }
-  free(L.memo);
-  if (!ok || st->code != STATUS_OK) {
-    if (st->code == STATUS_OK) status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", scatter->name);
-    kernel_free(L.k);
-    return NULL;
-  }
-  kernel_order_blocks(L.k);
-  return L.k;
+  return lower_finish(&L, scatter->name, ok);
 }

@@ -234,12 +234,5 @@ Kernel *lower_select_and_scatter(const Instruction *inst, int part, Status *st) 
     ok = lower_fail(&L, inst, "an empty operand or source") >= 0;
   else
     ok = part == 0 ? lower_selection(&L, &selection) : lower_selected_scatter(&L, &selection);
-  free(L.memo);
-  if (!ok || st->code != STATUS_OK) {
-    if (st->code == STATUS_OK) status_error(st, STATUS_UNSUPPORTED, "cannot lower %s", inst->name);
-    kernel_free(L.k);
-    return NULL;
-  }
-  kernel_order_blocks(L.k);
-  return L.k;
+  return lower_finish(&L, inst->name, ok);
 }
