@@ -76,6 +76,7 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
   ctx->temp_bytes_before = naive_temp_bytes(m);
   if (dumping && !dump_module_text(ctx, m, "before_optimizations", st)) return false;
 
+  if (!run_pass(m, ctx, "unpack-layouts", unpack_layouts, NULL, st)) return false;
   if (!run_pass(m, ctx, "expand-batch-norm", expand_batch_norm, NULL, st)) return false;
   if (!run_pass(m, ctx, "inline-map", inline_map, NULL, st)) return false;
   if (!run_cleanup(m, ctx, st)) return false;

@@ -904,7 +904,61 @@ TEST(corpus_computes_the_same_bits_after_cleanup_and_cleanup_settles) {
   }
 }
 
+/* ---- unpack-layouts ---- */
+
+static const char packed_negate_text[] =
+    "HloModule packed\n"
+    "ENTRY main {\n"
+    "  x = s4[16]{0:E(4)} parameter(0)\n"
+    "  t = s4[4,4]{0,1:E(4)} bitcast(x)\n"
+    "  ROOT n = s4[4,4]{0,1:E(4)} negate(t)\n"
+    "}\n";
+
+/* A bitcast that reinterprets the packed bytes (16 nibbles as 8 bytes of s4). */
+static const char packed_reinterpreted_text[] =
+    "HloModule packed_read\n"
+    "ENTRY main {\n"
+    "  x = s4[16]{0:E(4)} parameter(0)\n"
+    "  ROOT u = s4[8]{0} bitcast(x)\n"
+    "}\n";
+
+static bool module_has_packing(const Module *m) {
+  for (int c = 0; c < m->computation_count; c++)
+    for (int i = 0; i < m->computations[c]->instruction_count; i++)
+      if (m->computations[c]->instructions[i]->shape.element_size_bits) return true;
+  return false;
+}
+
+TEST(unpack_layouts_drops_packing_nothing_reads) {
+  Module *m = parse_text(packed_negate_text);
+  if (!m) return;
+  OptContext ctx;
+  OptOptions o;
+  opt_options_default(&o);
+  opt_context_init(&ctx, &o);
+  EXPECT(run_checked(m, &ctx, unpack_layouts, "unpack-layouts"), "the pass changes the module");
+  EXPECT(!module_has_packing(m), "no E(n) is left");
+  EXPECT(m->entry->root->shape.minor_to_major[0] == 0, "the layout's order stays: {0,1}");
+  opt_context_free(&ctx);
+  module_free(m);
+}
+
+TEST(unpack_layouts_keeps_packing_a_bitcast_reads) {
+  Module *m = parse_text(packed_reinterpreted_text);
+  if (!m) return;
+  OptContext ctx;
+  OptOptions o;
+  opt_options_default(&o);
+  opt_context_init(&ctx, &o);
+  EXPECT(!run_checked(m, &ctx, unpack_layouts, "unpack-layouts"), "the pass leaves the module alone");
+  EXPECT(module_has_packing(m), "the parameter stays packed");
+  opt_context_free(&ctx);
+  module_free(m);
+}
+
 int main(void) {
+  RUN(unpack_layouts_drops_packing_nothing_reads);
+  RUN(unpack_layouts_keeps_packing_a_bitcast_reads);
   RUN(rule_float_add_negative_zero_is_identity);
   RUN(rule_float_add_positive_zero_is_kept);
   RUN(rule_integer_add_zero_is_identity);
