@@ -228,6 +228,17 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
 
 /* ---- the walk ---- */
 
+/* A fusion is one kernel. XLA's own fusions may hold what no kernel
+ * computes (a scatter, outputs of several shapes): such a fusion runs its
+ * computation as a program of its own steps, as a call does. */
+static bool compile_fusion(CpuCompile *c, const Instruction *fusion) {
+  Status why = {0};
+  Kernel *k = lower_to_kernel(fusion, &why);
+  if (!k) return why.code == STATUS_UNSUPPORTED ? cpu_compile_call(c, fusion) : cpu_refuse(c, fusion, why.message);
+  kernel_free(k);
+  return cpu_compile_kernel(c, fusion, NULL, -1);
+}
+
 static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   switch (inst->opcode) {
   case OP_PARAMETER:
@@ -268,7 +279,7 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
     if (inst->attrs.fusion_kind == FUSION_OUTPUT || cpu_fusion_has_product(inst))
       return cpu_compile_output_fusion(c, inst);
     if (inst->attrs.fusion_kind == FUSION_CUSTOM) return cpu_compile_call(c, inst);
-    return cpu_compile_kernel(c, inst, NULL, -1);
+    return compile_fusion(c, inst);
   default:
     if (opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL)
       return cpu_refuse(c, inst, NULL);

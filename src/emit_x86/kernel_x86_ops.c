@@ -360,6 +360,7 @@ static bool emit_hlo_integer(KernelX86 *x, int i) {
     if (kernel_x86_integer_handles(op->op)) return kernel_x86_emit_integer(x, i);
     return unsupported(x, i, NULL);
   }
+  if (is_pred && m == X86_IMUL) m = X86_AND; /* the product of two bools */
   if (is_pred && m != X86_AND && m != X86_OR && m != X86_XOR) return unsupported(x, i, NULL);
   gpr_fetch(x, X86_RAX, op->args[0]);
   EMIT(m, reg(X86_RAX), value_operand(x, op->args[1]));

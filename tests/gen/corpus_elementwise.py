@@ -319,6 +319,17 @@ def _(rng):
     return Case(tuple_module("pred_logic", [("a", a), ("b", b)], entries), [a, b], outs)
 
 
+@case("pred_arithmetic")
+def _(rng):
+    # HLO's multiply, maximum and minimum on pred are C++ bool's: and, or, and
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    entries = [("r0", "pred[4]", "multiply", ["a", "b"]), ("r1", "pred[4]", "maximum", ["a", "b"]),
+               ("r2", "pred[4]", "minimum", ["a", "b"])]
+    outs = [a & b, a | b, a & b]
+    return Case(tuple_module("pred_arithmetic", [("a", a), ("b", b)], entries), [a, b], outs)
+
+
 # ---- compare, select, clamp ----
 
 DIRECTIONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
