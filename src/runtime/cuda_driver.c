@@ -45,11 +45,21 @@ const char *cuda_error_name(const CudaDriver *driver, CUresult r) {
   return "an unknown CUDA error";
 }
 
-/* Fills st when r is an error: "CALL failed while WHAT: CUDA_ERROR_...". */
+/* The driver's sentence for r ("out of memory"), or "" without one. */
+static const char *cuda_error_text(const CudaDriver *driver, CUresult r) {
+  const char *text = NULL;
+  if (driver->get_error_string && driver->get_error_string(r, &text) == CUDA_SUCCESS && text) return text;
+  return "";
+}
+
+/* Fills st when r is an error:
+ * "CALL failed while WHAT: CUDA_ERROR_... (N): the driver's sentence". */
 static bool check_cuda(const GpuDevice *gpu, CUresult r, const char *call, const char *what, Status *st) {
   if (r == CUDA_SUCCESS) return true;
-  return status_error(st, STATUS_RUNTIME_ERROR, "%s failed while %s: %s (%d)", call, what,
-                      cuda_error_name(&gpu->driver, r), r);
+  const char *text = cuda_error_text(&gpu->driver, r);
+  return status_error(st, r == CUDA_ERROR_OUT_OF_MEMORY ? STATUS_OUT_OF_MEMORY : STATUS_RUNTIME_ERROR,
+                      "%s failed while %s: %s (%d)%s%s", call, what, cuda_error_name(&gpu->driver, r), r,
+                      *text ? ": " : "", text);
 }
 
 bool gpu_device_open(GpuDevice *gpu, Status *st) {
@@ -136,6 +146,17 @@ bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr,
 
 void gpu_free(GpuDevice *gpu, CUdeviceptr ptr) {
   if (ptr) gpu->driver.mem_free(ptr);
+}
+
+bool gpu_alloc_pinned(GpuDevice *gpu, size_t bytes, void **ptr, Status *st) {
+  char what[128];
+  snprintf(what, sizeof what, "pinning %zu bytes of host memory to stage transfers", bytes);
+  return check_cuda(gpu, gpu->driver.mem_alloc_host(ptr, bytes), "cuMemAllocHost", what, st);
+}
+
+bool gpu_copy_to_host_async(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st) {
+  return check_cuda(gpu, gpu->driver.memcpy_dtoh_async(dst, src, bytes, gpu->stream), "cuMemcpyDtoHAsync",
+                    "copying a result to the host", st);
 }
 
 bool gpu_copy_to_device(GpuDevice *gpu, CUdeviceptr dst, const void *src, size_t bytes, Status *st) {

@@ -88,7 +88,8 @@ enum {
              (CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,   \
               unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream s,               \
               void **params, void **extra))                                                        \
-  CUDA_ENTRY(get_error_name, "cuGetErrorName", (CUresult r, const char **name))
+  CUDA_ENTRY(get_error_name, "cuGetErrorName", (CUresult r, const char **name))                   \
+  CUDA_ENTRY(get_error_string, "cuGetErrorString", (CUresult r, const char **text))
 
 typedef struct CudaDriver {
   void *library;   /* the dlopen handle */
@@ -101,7 +102,7 @@ typedef struct CudaDriver {
  * at a fake), else libcuda.so.1. Fails with "no CUDA driver (...)". */
 bool cuda_driver_open(CudaDriver *driver, Status *st);
 void cuda_driver_close(CudaDriver *driver);
-/* "CUDA_ERROR_OUT_OF_MEMORY", or "CUDA error N" when the driver has no name. */
+/* "CUDA_ERROR_OUT_OF_MEMORY", or "an unknown CUDA error" when the driver has no name. */
 const char *cuda_error_name(const CudaDriver *driver, CUresult r);
 
 /* ---- the device the runtime uses: device 0, one context, one stream ---- */
@@ -125,6 +126,11 @@ bool gpu_function_get(GpuDevice *gpu, CUmodule module, const char *name, CUfunct
  * fails with how much it needed rather than a bare out-of-memory. */
 bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr, Status *st);
 void gpu_free(GpuDevice *gpu, CUdeviceptr ptr);
+/* Pinned host memory (cuMemAllocHost), for the TransferManager's staging;
+ * fails with the bytes it wanted. */
+bool gpu_alloc_pinned(GpuDevice *gpu, size_t bytes, void **ptr, Status *st);
+/* Enqueued on the stream; both wait for nothing. */
+bool gpu_copy_to_host_async(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st);
 bool gpu_copy_to_device(GpuDevice *gpu, CUdeviceptr dst, const void *src, size_t bytes, Status *st);
 bool gpu_copy_to_host(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st);
 bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],

@@ -4,7 +4,9 @@
  * and can be told to fail, so that every error path of the GPU runtime (no
  * device, a module that does not load, out of memory, a failed launch) runs
  * in `make test`. "Device memory" is host memory, so copies round-trip;
- * kernels are not run. Controlled by the environment, read at each call:
+ * kernels are not run: a launch is only recorded, with its grid, block and
+ * the device pointers it was given (FAKE_CUDA_TRACE). Controlled by the
+ * environment, read at each call:
  *   FAKE_CUDA_DEVICES=N       how many devices cuDeviceGetCount reports (default 1)
  *   FAKE_CUDA_FAIL=SYMBOL     that entry point fails (e.g. cuModuleLoadDataEx)
  *   FAKE_CUDA_FREE_BYTES=N    what cuMemGetInfo reports free (default 16 GiB)
@@ -154,10 +156,31 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   *function = &f;
   return outcome("cuModuleGetFunction", 500); /* CUDA_ERROR_NOT_FOUND */
 }
+/* The trace line of a launch: "cuLaunchKernel grid=GxGxG block=BxBxB
+ * params=N", N counting the parameters up to the NULL that axle puts after
+ * the last one (the real driver reads as many as the kernel declares); each
+ * is a device pointer, and one that is 0 ends the count early. A launch without a
+ * function, or with a zero grid or block, fails as the driver would. */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
-  (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)stream, (void)params, (void)extra;
-  return outcome("cuLaunchKernel", 700); /* CUDA_ERROR_LAUNCH_FAILED */
+  (void)shared, (void)stream, (void)extra;
+  int count = 0;
+  while (params && params[count] && *(CUdeviceptr *)params[count]) count++;
+  char line[160];
+  snprintf(line, sizeof line, "cuLaunchKernel grid=%ux%ux%u block=%ux%ux%u params=%d", gx, gy, gz, bx, by, bz, count);
+  trace(line);
+  if (!f || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  const char *fail = getenv("FAKE_CUDA_FAIL");
+  return fail && strcmp(fail, "cuLaunchKernel") == 0 ? 700 : 0; /* CUDA_ERROR_LAUNCH_FAILED */
+}
+CUresult cuGetErrorString(CUresult r, const char **text) {
+  switch (r) {
+  case 2: *text = "out of memory"; break;
+  case 218: *text = "a PTX JIT compilation failed"; break;
+  case 700: *text = "unspecified launch failure"; break;
+  default: return 1;
+  }
+  return 0;
 }
 CUresult cuGetErrorName(CUresult r, const char **name) {
   switch (r) {
