@@ -158,7 +158,12 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers,
   if (gpu_launch(&p->gpu, l->function, l->entry, grid, block, 0, params, st)) return true;
   char message[sizeof st->message];
   snprintf(message, sizeof message, "%s", st->message);
-  return status_error_at(st, st->code, p->filename, l->inst->loc, "%s (for %s)", message, l->inst->name);
+  /* A fusion the optimizer made has no line of its own: point at the line
+   * of the instruction whose value it computes. */
+  SourceLoc loc = l->inst->loc;
+  if (loc.line == 0 && l->inst->opcode == OP_FUSION && l->inst->called_count > 0 && l->inst->called[0]->root)
+    loc = l->inst->called[0]->root->loc;
+  return status_error_at(st, st->code, p->filename, loc, "%s (for %s)", message, l->inst->name);
 }
 
 static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {

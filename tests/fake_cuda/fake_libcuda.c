@@ -159,17 +159,18 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
 /* The trace line of a launch: "cuLaunchKernel grid=GxGxG block=BxBxB
  * params=N", N counting the parameters up to the NULL that axle puts after
  * the last one (the real driver reads as many as the kernel declares); each
- * is a device pointer, and one that is 0 ends the count early. A launch without a
- * function, or with a zero grid or block, fails as the driver would. */
+ * is a device pointer, and one that is 0 ends the count early. A launch
+ * with an empty grid or block, or a block over 1024 threads, fails with
+ * CUDA_ERROR_INVALID_VALUE as the driver's would. */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
-  (void)shared, (void)stream, (void)extra;
+  (void)f, (void)shared, (void)stream, (void)extra;
   int count = 0;
   while (params && params[count] && *(CUdeviceptr *)params[count]) count++;
   char line[160];
   snprintf(line, sizeof line, "cuLaunchKernel grid=%ux%ux%u block=%ux%ux%u params=%d", gx, gy, gz, bx, by, bz, count);
   trace(line);
-  if (!f || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  if (gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
   const char *fail = getenv("FAKE_CUDA_FAIL");
   return fail && strcmp(fail, "cuLaunchKernel") == 0 ? 700 : 0; /* CUDA_ERROR_LAUNCH_FAILED */
 }

@@ -452,8 +452,9 @@ TEST(row_reductions_with_two_accumulators_take_a_block_and_assemble_for_every_wi
 }
 
 /* The GPU backend against the fake libcuda: compile writes every kernel's
- * PTX and loads it through the driver (its failure shows the JIT log), then
- * says plainly that launching is not written yet. */
+ * PTX and loads it through the driver (its failure shows the JIT log, a
+ * missing kernel names it); the launches themselves are tested in
+ * test_gpu_backend.c. */
 static bool gpu_compile_with(const char *fail, Status *st) {
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
   unsetenv("FAKE_CUDA_DEVICES");
@@ -471,11 +472,9 @@ static bool gpu_compile_with(const char *fail, Status *st) {
   return ok;
 }
 
-TEST(gpu_compile_loads_every_kernel_through_the_driver_and_refuses_to_launch) {
+TEST(gpu_compile_loads_every_kernel_through_the_driver) {
   Status st;
-  EXPECT(!gpu_compile_with(NULL, &st) && st.code == STATUS_UNSUPPORTED && strstr(st.message, "loaded the PTX of 1 kernel") &&
-             strstr(st.message, "cannot launch"),
-         "%s", st.message);
+  EXPECT(gpu_compile_with(NULL, &st), "%s", st.message);
   EXPECT(!gpu_compile_with("cuModuleLoadDataEx", &st) && strstr(st.message, "JIT error log"), "%s", st.message);
   EXPECT(!gpu_compile_with("cuModuleGetFunction", &st) && strstr(st.message, "looking up kernel"), "%s", st.message);
 }
@@ -504,7 +503,7 @@ int main(int argc, char **argv) {
   RUN(math_functions_and_unhandled_types_are_refused_leaving_nothing_behind);
   RUN(elementwise_fusion_ptx_matches_the_reviewed_copy);
   RUN(row_sum_ptx_matches_the_reviewed_copy);
-  RUN(gpu_compile_loads_every_kernel_through_the_driver_and_refuses_to_launch);
+  RUN(gpu_compile_loads_every_kernel_through_the_driver);
   if (ptxas[0]) {
     RUN(a_kernel_mixing_every_handled_type_assembles_for_sm_80_and_sm_90a);
     RUN(row_reductions_with_two_accumulators_take_a_block_and_assemble_for_every_width);
