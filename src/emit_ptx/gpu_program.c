@@ -153,7 +153,6 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers,
     pointers[i] = p->bindings[l->buffers[i]].address;
     params[i] = &pointers[i];
   }
-  params[l->buffer_count] = NULL;
   const unsigned grid[3] = {l->grid, 1, 1}, block[3] = {l->block, 1, 1};
   if (gpu_launch(&p->gpu, l->function, l->entry, grid, block, 0, params, st)) return true;
   char message[sizeof st->message];
@@ -171,9 +170,7 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **
   for (int i = 0; i < p->launch_count; i++)
     if (p->launches[i].buffer_count > most) most = p->launches[i].buffer_count;
   CUdeviceptr *pointers = calloc_or_exit((size_t)most, sizeof *pointers);
-  /* One more, left NULL: the driver reads only as many as the kernel
-   * declares, and the fake driver of the tests counts up to the NULL. */
-  void **params = calloc_or_exit((size_t)most + 1, sizeof *params);
+  void **params = calloc_or_exit((size_t)most, sizeof *params);
   bool ok = true;
   for (int i = 0; i < p->binding_count && ok; i++) {
     const GpuBinding *b = &p->bindings[i];

@@ -133,12 +133,20 @@ CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
 CUresult cuEventDestroy_v2(void *event) { (void)event; return outcome("cuEventDestroy_v2", 1); }
 
 /* A failing load writes a log the way ptxas does, so tests can check that
- * the log reaches the user. */
+ * the log reaches the user. A module keeps its PTX text, so that a
+ * function knows how many parameters its .entry declares. */
+typedef struct FakeModule {
+  char *ptx;
+} FakeModule;
+
+typedef struct FakeFunction {
+  int param_count;
+} FakeFunction;
+
 CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, int *options, void **values) {
   CUresult r = outcome("cuModuleLoadDataEx", 218); /* CUDA_ERROR_INVALID_PTX */
-  static int m;
-  *module = &m;
   if (r) {
+    *module = NULL;
     for (unsigned i = 0; i + 1 < count; i++) {
       if (options[i] == 5 && options[i + 1] == 6) {
         size_t size = (size_t)(uintptr_t)values[i + 1];
@@ -146,27 +154,59 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, in
                  (const char *)image);
       }
     }
+    return r;
   }
-  return r;
+  FakeModule *m = calloc(1, sizeof *m);
+  if (!m) return 2;
+  m->ptx = strdup((const char *)image);
+  *module = m;
+  return 0;
 }
-CUresult cuModuleUnload(void *module) { (void)module; return outcome("cuModuleUnload", 1); }
+CUresult cuModuleUnload(void *module) {
+  FakeModule *m = module;
+  if (m) free(m->ptx);
+  free(m);
+  return outcome("cuModuleUnload", 1);
+}
+
+/* The number of ".param" between ".entry NAME(" and its ")". */
+static int entry_param_count(const char *ptx, const char *name) {
+  char pattern[300];
+  snprintf(pattern, sizeof pattern, ".entry %s(", name);
+  const char *p = ptx ? strstr(ptx, pattern) : NULL;
+  if (!p) return -1;
+  const char *end = strchr(p, ')');
+  int n = 0;
+  for (const char *q = strstr(p, ".param"); q && (!end || q < end); q = strstr(q + 1, ".param")) n++;
+  return n;
+}
+
+/* Functions live until the process ends, as a test's handful do. */
 CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
-  (void)module, (void)name;
-  static int f;
-  *function = &f;
-  return outcome("cuModuleGetFunction", 500); /* CUDA_ERROR_NOT_FOUND */
+  CUresult r = outcome("cuModuleGetFunction", 500); /* CUDA_ERROR_NOT_FOUND */
+  if (r) return r;
+  FakeModule *m = module;
+  int count = entry_param_count(m ? m->ptx : NULL, name);
+  if (count < 0) return 500;
+  static FakeFunction functions[4096];
+  static int used;
+  if (used == 4096) return 2;
+  functions[used].param_count = count;
+  *function = &functions[used++];
+  return 0;
 }
 /* The trace line of a launch: "cuLaunchKernel grid=GxGxG block=BxBxB
- * params=N", N counting the parameters up to the NULL that axle puts after
- * the last one (the real driver reads as many as the kernel declares); each
- * is a device pointer, and one that is 0 ends the count early. A launch
- * with an empty grid or block, or a block over 1024 threads, fails with
- * CUDA_ERROR_INVALID_VALUE as the driver's would. */
+ * params=N", N counting the device pointers, up to the first 0, among the
+ * parameters the function's .entry declares (every parameter of axle's
+ * kernels is a pointer). A launch with an empty grid or block, or a block
+ * over 1024 threads, fails with CUDA_ERROR_INVALID_VALUE as the driver's
+ * would. */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
-  (void)f, (void)shared, (void)stream, (void)extra;
+  (void)shared, (void)stream, (void)extra;
+  const FakeFunction *function = f;
   int count = 0;
-  while (params && params[count] && *(CUdeviceptr *)params[count]) count++;
+  while (function && params && count < function->param_count && *(CUdeviceptr *)params[count]) count++;
   char line[160];
   snprintf(line, sizeof line, "cuLaunchKernel grid=%ux%ux%u block=%ux%ux%u params=%d", gx, gy, gz, bx, by, bz, count);
   trace(line);
