@@ -74,13 +74,15 @@ static int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf
   return s ? (int)(s - c->plan->slots) : -1;
 }
 
-/* A copy of a constant's bytes for the device (row-major only, for now). */
+/* A copy of a constant's bytes for the device, in the layout its users
+ * read (literals are row-major). */
 static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal *lit, const Shape *layout,
                            void **data) {
-  if (!layout_is_row_major(layout)) return gpu_refuse(c, inst, "a constant in a non-row-major layout");
+  if (layout->element_size_bits) return gpu_refuse(c, inst, "a constant in a packed layout (E(n))");
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
   *data = calloc_or_exit(bytes ? bytes : 1, 1);
-  if (bytes) memcpy(*data, lit->data, bytes);
+  if (!layout_is_row_major(layout)) transfer_layout_copy(layout, lit->data, *data, true);
+  else if (bytes) memcpy(*data, lit->data, bytes);
   return true;
 }
 
@@ -90,7 +92,8 @@ static bool bind_slot(GpuCompile *c, const BufferSlot *s) {
   void *data = NULL;
   bool array = s->shape && !shape_is_tuple(s->shape);
   if (s->kind == BUFFER_PARAMETER) {
-    if (array && !layout_is_row_major(s->shape)) return gpu_refuse(c, s->inst, "a parameter in a non-row-major layout");
+    if (array && s->shape->element_size_bits) return gpu_refuse(c, s->inst, "a parameter in a packed layout (E(n))");
+    if (array && !layout_is_row_major(s->shape)) b.layout = s->shape;
     b.kind = GPU_BINDING_PARAMETER;
   } else if (s->kind == BUFFER_CONSTANT) {
     int64_t leaf = s->output_index;
@@ -117,11 +120,15 @@ static bool bind_result(GpuCompile *c) {
   while (buffer_plan_find(c->plan, root, leaves)) leaves++;
   c->p->result_leaf_count = leaves;
   c->p->result_bindings = calloc_or_exit((size_t)leaves + 1, sizeof *c->p->result_bindings);
+  c->p->result_layouts = calloc_or_exit((size_t)leaves + 1, sizeof *c->p->result_layouts);
   for (int l = 0; l < leaves; l++) {
     int b = gpu_binding_of(c, root, l);
     if (b < 0) return gpu_refuse(c, root, "a result leaf without storage");
-    if (!layout_is_row_major(buffer_plan_find(c->plan, root, l)->shape))
-      return gpu_refuse(c, root, "a result in a non-row-major layout");
+    /* The root's leaf names the storage's bytes in its own shape (a bitcast
+     * may have changed the layout): that is the layout to read them in. */
+    const Shape *shape = buffer_plan_find(c->plan, root, l)->shape;
+    if (shape->element_size_bits) return gpu_refuse(c, root, "a result in a packed layout (E(n))");
+    if (!layout_is_row_major(shape)) c->p->result_layouts[l] = shape;
     c->p->result_bindings[l] = b;
   }
   return true;

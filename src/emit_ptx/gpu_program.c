@@ -30,6 +30,7 @@ void gpu_program_free(GpuProgram *p) {
   free(p->bindings);
   free(p->launches);
   free(p->result_bindings);
+  free(p->result_layouts);
   pthread_mutex_destroy(&p->lock);
   free(p);
 }
@@ -176,12 +177,14 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **
     const GpuBinding *b = &p->bindings[i];
     if (b->kind != GPU_BINDING_PARAMETER || b->bytes == 0) continue;
     int64_t leaf = b->leaf;
-    ok = transfer_to_device(&p->transfers, b->address, argument_leaf(args[b->number], &leaf), (size_t)b->bytes, st);
+    ok = transfer_to_device(&p->transfers, b->address, argument_leaf(args[b->number], &leaf), (size_t)b->bytes,
+                            b->layout, st);
   }
   for (int i = 0; i < p->launch_count && ok; i++) ok = launch_run(p, &p->launches[i], pointers, params, st);
   for (int l = 0; l < p->result_leaf_count && ok; l++) {
     const GpuBinding *b = &p->bindings[p->result_bindings[l]];
-    if (b->bytes) ok = transfer_to_host(&p->transfers, result_leaves[l], b->address, (size_t)b->bytes, st);
+    if (b->bytes)
+      ok = transfer_to_host(&p->transfers, result_leaves[l], b->address, (size_t)b->bytes, p->result_layouts[l], st);
   }
   /* Always wait: the stream must be idle before the staging is reused. */
   Status wait = {0};

@@ -34,6 +34,9 @@ typedef struct GpuBinding {
   GpuBindingKind kind;
   int64_t number, leaf;
   int64_t offset, bytes;   /* in its block */
+  /* Parameters: the device holds the array in this layout, not row-major
+   * (NULL: row-major); the upload goes through it. */
+  const Shape *layout;
   CUdeviceptr address;     /* set once the blocks are allocated */
 } GpuBinding;
 
@@ -56,6 +59,7 @@ typedef struct GpuProgram {
   GpuLaunch *launches;
   int result_leaf_count;
   int *result_bindings;     /* the binding each root leaf is copied back from */
+  const Shape **result_layouts; /* each root leaf's layout on the device (NULL: row-major) */
   const Shape *result_shape;
   /* The device blocks, each one cuMemAlloc, and their sizes. */
   int64_t io_bytes, temp_bytes, constant_bytes;

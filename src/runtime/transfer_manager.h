@@ -21,6 +21,7 @@ typedef struct TransferCopyOut {
   void *host;          /* where the result's bytes go after the sync */
   size_t staged_at;    /* their offset in the download part */
   size_t bytes;
+  const Shape *layout; /* non-NULL: the device holds this layout */
 } TransferCopyOut;
 
 typedef struct TransferManager {
@@ -37,13 +38,22 @@ typedef struct TransferManager {
 bool transfer_manager_create(TransferManager *tm, GpuDevice *gpu, size_t upload_bytes, size_t download_bytes,
                              Status *st);
 void transfer_manager_free(TransferManager *tm);
+/* Host buffers are row-major. With a layout (not NULL), the device holds
+ * the array in that layout instead: the copy goes through it on the way,
+ * in the staging buffer, so the device never sees the row-major bytes. */
 /* Stages src and enqueues its copy to dst on the stream. */
-bool transfer_to_device(TransferManager *tm, CUdeviceptr dst, const void *src, size_t bytes, Status *st);
+bool transfer_to_device(TransferManager *tm, CUdeviceptr dst, const void *src, size_t bytes, const Shape *layout,
+                        Status *st);
 /* Enqueues the copy of src back; host receives it at transfer_manager_finish. */
-bool transfer_to_host(TransferManager *tm, void *host, CUdeviceptr src, size_t bytes, Status *st);
+bool transfer_to_host(TransferManager *tm, void *host, CUdeviceptr src, size_t bytes, const Shape *layout,
+                      Status *st);
 /* Waits for the stream (a failed launch is reported here), then copies the
  * downloaded results to their host buffers. The staging buffer is free for
  * the next run afterwards, whether or not it failed. */
 bool transfer_manager_finish(TransferManager *tm, Status *st);
+/* Copies an array between row-major order and layout s's physical order
+ * (into_layout says which way). The CPU backend's relayout_copy is the
+ * same rule; the runtime keeps its own so it needs no backend. */
+void transfer_layout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 
 #endif

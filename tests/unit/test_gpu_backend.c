@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "runtime/executable.h"
+#include "runtime/transfer_manager.h"
 #include "../test.h"
 
 static char fake_driver[4096], trace_path[4096];
@@ -221,6 +222,37 @@ TEST(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile) {
   executable_free(exe);
 }
 
+/* f32[2,3]{0,1}: column-major, so row-major 0 1 2 / 3 4 5 sits on the
+ * device as 0 3 1 4 2 5. */
+TEST(a_column_major_layout_reorders_the_bytes_both_ways) {
+  Shape s = {.type = TYPE_F32, .rank = 2, .dims = {2, 3}, .minor_to_major = {0, 1}};
+  const float row_major[6] = {0, 1, 2, 3, 4, 5}, want[6] = {0, 3, 1, 4, 2, 5};
+  float physical[6], back[6];
+  transfer_layout_copy(&s, row_major, physical, true);
+  EXPECT(memcmp(physical, want, sizeof want) == 0, "physical %g %g %g %g %g %g", physical[0], physical[1],
+         physical[2], physical[3], physical[4], physical[5]);
+  transfer_layout_copy(&s, physical, back, false);
+  EXPECT(memcmp(back, row_major, sizeof back) == 0, "the round trip changed the values");
+}
+
+TEST(a_parameter_in_a_column_major_layout_comes_back_in_row_major_order) {
+  use_fake();
+  static const char text[] = "HloModule m, entry_computation_layout={(f32[2,3]{0,1})->f32[2,3]{0,1}}\n"
+                             "ENTRY e {\n  ROOT p = f32[2,3]{0,1} parameter(0)\n}\n";
+  Status st;
+  Executable *exe = compile_text(text, &st);
+  EXPECT(exe != NULL, "%s", st.message);
+  if (!exe) return;
+  Shape s = {.type = TYPE_F32, .rank = 2, .dims = {2, 3}, .minor_to_major = {1, 0}};
+  const float values[6] = {0.5f, 1, 2, 3, 4, -5};
+  HostBuffer *arg = host_buffer_create(&s, values, &st);
+  HostBuffer *r = arg ? executable_run(exe, &arg, 1, &st) : NULL;
+  EXPECT(r && memcmp(r->data, values, sizeof values) == 0, "%s", r ? "the values moved" : st.message);
+  host_buffer_free(r);
+  host_buffer_free(arg);
+  executable_free(exe);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -234,6 +266,8 @@ int main(int argc, char **argv) {
   RUN(too_little_device_memory_says_how_many_bytes_were_needed);
   RUN(a_failed_launch_is_located_at_the_instruction_and_names_the_kernel);
   RUN(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile);
+  RUN(a_column_major_layout_reorders_the_bytes_both_ways);
+  RUN(a_parameter_in_a_column_major_layout_comes_back_in_row_major_order);
   unlink(trace_path);
   unsetenv("FAKE_CUDA_TRACE");
   return test_summary();
