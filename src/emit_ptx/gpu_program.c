@@ -19,6 +19,8 @@ void gpu_program_free(GpuProgram *p) {
   for (int i = 0; i < p->launch_count; i++) free(p->launches[i].buffers);
   for (int i = 0; i < p->binding_count; i++) free(p->constant_data ? p->constant_data[i] : NULL);
   if (p->gpu.driver.library) {
+    Status ignored = {0};
+    gpu_context_enter(&p->gpu, &ignored);
     transfer_manager_free(&p->transfers);
     gpu_free(&p->gpu, p->io_block);
     gpu_free(&p->gpu, p->temp_block);
@@ -200,7 +202,7 @@ HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_coun
   int n = 0;
   HostBuffer *result = result_buffer_create(p->result_shape, result_leaves, &n, st);
   pthread_mutex_lock(&p->lock);
-  if (result && !program_run_launches(p, args, result_leaves, st)) {
+  if (result && (!gpu_context_enter(&p->gpu, st) || !program_run_launches(p, args, result_leaves, st))) {
     host_buffer_free(result);
     result = NULL;
   }

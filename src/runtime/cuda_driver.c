@@ -186,3 +186,8 @@ bool gpu_synchronize(GpuDevice *gpu, Status *st) {
   return check_cuda(gpu, gpu->driver.stream_synchronize(gpu->stream), "cuStreamSynchronize",
                     "waiting for the device", st);
 }
+
+bool gpu_context_enter(GpuDevice *gpu, Status *st) {
+  return check_cuda(gpu, gpu->driver.ctx_set_current(gpu->context), "cuCtxSetCurrent",
+                    "making the device's context current", st);
+}

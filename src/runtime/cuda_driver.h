@@ -63,6 +63,7 @@ enum {
   CUDA_ENTRY(device_get_name, "cuDeviceGetName", (char *name, int length, CUdevice d))             \
   CUDA_ENTRY(ctx_create, "cuCtxCreate_v2", (CUcontext * ctx, unsigned flags, CUdevice d))           \
   CUDA_ENTRY(ctx_destroy, "cuCtxDestroy_v2", (CUcontext ctx))                                      \
+  CUDA_ENTRY(ctx_set_current, "cuCtxSetCurrent", (CUcontext ctx))                                  \
   CUDA_ENTRY(mem_get_info, "cuMemGetInfo_v2", (size_t * free_bytes, size_t * total_bytes))         \
   CUDA_ENTRY(mem_alloc, "cuMemAlloc_v2", (CUdeviceptr * ptr, size_t bytes))                        \
   CUDA_ENTRY(mem_free, "cuMemFree_v2", (CUdeviceptr ptr))                                          \
@@ -136,5 +137,10 @@ bool gpu_copy_to_host(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, 
 bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, void **params, Status *st);
 bool gpu_synchronize(GpuDevice *gpu, Status *st);
+/* Makes gpu's context the calling thread's current one. A context is
+ * current only on the thread that created it, and creating another (a
+ * second executable) replaces it there, so every compile and run step that
+ * calls the driver starts with this. */
+bool gpu_context_enter(GpuDevice *gpu, Status *st);
 
 #endif

@@ -71,6 +71,7 @@ CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int device) {
   return outcome("cuCtxCreate_v2", 201);
 }
 CUresult cuCtxDestroy_v2(void *ctx) { (void)ctx; return outcome("cuCtxDestroy_v2", 201); }
+CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return outcome("cuCtxSetCurrent", 201); }
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)env_number("FAKE_CUDA_FREE_BYTES", 16ll << 30);
   *total_bytes = (size_t)80 << 30;

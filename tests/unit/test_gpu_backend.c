@@ -120,6 +120,8 @@ TEST(each_run_launches_each_kernel_once_and_uploads_only_its_arguments) {
     EXPECT(trace_count("cuMemcpyHtoDAsync") == uploads_at_compile + run, "run %d: %d uploads (%d at compile)", run,
            trace_count("cuMemcpyHtoDAsync"), uploads_at_compile);
     EXPECT(trace_count("cuMemAlloc_v2") == allocations_at_compile, "run %d allocated device memory", run);
+    /* another executable's context may be current on this thread */
+    EXPECT(trace_count("cuCtxSetCurrent") >= run, "run %d did not make its context current", run);
   }
   /* add(p, c): p, c and the result, each a device pointer. */
   EXPECT(trace_count("cuLaunchKernel grid=1x1x1 block=") == 2, "the launch of a 4-element add: grid is not 1");
