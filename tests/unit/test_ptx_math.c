@@ -1,6 +1,8 @@
 /* The f32 math functions in PTX (src/emit_ptx/ptx_math.c): each HLO math
  * op becomes a kernel whose text is checked for what can be checked
- * without a GPU: ptxas assembles every one for sm_80 and sm_90a; no
+ * without a GPU: the sequence, run on the host by a small PTX
+ * interpreter (ptx_interpret.h), gives math_reference.c's bits for every
+ * input of a sweep over all exponents; ptxas assembles every one for sm_80 and sm_90a; no
  * instruction is .approx or .ftz (the reference keeps IEEE rounding and
  * subnormals); every coefficient of the function's table in
  * math_reference.c appears in it as an f32 (or f64) immediate, so both
@@ -17,6 +19,7 @@
 #include "emit_ptx/ptx_kernel.h"
 #include "kernel/math_reference.h"
 #include "opt/lower.h"
+#include "ptx_interpret.h"
 #include "tool_files.h"
 #include "../test.h"
 
@@ -24,7 +27,10 @@ static char work_dir[64], ptxas[4096];
 
 typedef struct MathCase {
   const char *op;
-  bool binary;
+  Opcode opcode;
+  float (*unary)(float);
+  float (*binary)(float, float);
+  bool two_operands;
   const float *table;   /* the f32 coefficients it must load (NULL: none) */
   int table_count;
   const double *table64;
@@ -32,20 +38,21 @@ typedef struct MathCase {
 } MathCase;
 
 static const MathCase math_cases[] = {
-    {"exponential", false, mathref_exp_table, MATHREF_EXP_COUNT, NULL, 0},
-    {"exponential-minus-one", false, mathref_expm1_table, MATHREF_EXPM1_COUNT, NULL, 0},
-    {"log", false, mathref_log_table, MATHREF_LOG_COUNT, NULL, 0},
-    {"log-plus-one", false, mathref_log_table, MATHREF_LOG_COUNT, NULL, 0},
-    {"tanh", false, mathref_tanh_table, MATHREF_TANH_COUNT, NULL, 0},
-    {"logistic", false, mathref_exp_table, MATHREF_EXP_COUNT, NULL, 0},
-    {"erf", false, mathref_erf_table, MATHREF_ERF_COUNT, NULL, 0},
-    {"sine", false, mathref_sin_table, MATHREF_SIN_COUNT, NULL, 0},
-    {"cosine", false, mathref_cos_table, MATHREF_COS_COUNT, NULL, 0},
-    {"tan", false, mathref_tan_table, MATHREF_TAN_COUNT, NULL, 0},
-    {"atan2", true, mathref_atan_table, MATHREF_ATAN_COUNT, NULL, 0},
-    {"power", true, NULL, 0, mathref_pow_table, MATHREF_POW_COUNT},
-    {"cbrt", false, mathref_cbrt_table, MATHREF_CBRT_COUNT, NULL, 0},
-    {"rsqrt", false, NULL, 0, NULL, 0},
+    {"exponential", OP_EXPONENTIAL, mathref_expf, NULL, false, mathref_exp_table, MATHREF_EXP_COUNT, NULL, 0},
+    {"exponential-minus-one", OP_EXPONENTIAL_MINUS_ONE, mathref_expm1f, NULL, false, mathref_expm1_table,
+     MATHREF_EXPM1_COUNT, NULL, 0},
+    {"log", OP_LOG, mathref_logf, NULL, false, mathref_log_table, MATHREF_LOG_COUNT, NULL, 0},
+    {"log-plus-one", OP_LOG_PLUS_ONE, mathref_log1pf, NULL, false, mathref_log_table, MATHREF_LOG_COUNT, NULL, 0},
+    {"tanh", OP_TANH, mathref_tanhf, NULL, false, mathref_tanh_table, MATHREF_TANH_COUNT, NULL, 0},
+    {"logistic", OP_LOGISTIC, mathref_logisticf, NULL, false, mathref_exp_table, MATHREF_EXP_COUNT, NULL, 0},
+    {"erf", OP_ERF, mathref_erff, NULL, false, mathref_erf_table, MATHREF_ERF_COUNT, NULL, 0},
+    {"sine", OP_SINE, mathref_sinf, NULL, false, mathref_sin_table, MATHREF_SIN_COUNT, NULL, 0},
+    {"cosine", OP_COSINE, mathref_cosf, NULL, false, mathref_cos_table, MATHREF_COS_COUNT, NULL, 0},
+    {"tan", OP_TAN, mathref_tanf, NULL, false, mathref_tan_table, MATHREF_TAN_COUNT, NULL, 0},
+    {"atan2", OP_ATAN2, NULL, mathref_atan2f, true, mathref_atan_table, MATHREF_ATAN_COUNT, NULL, 0},
+    {"power", OP_POWER, NULL, mathref_powf, true, NULL, 0, mathref_pow_table, MATHREF_POW_COUNT},
+    {"cbrt", OP_CBRT, mathref_cbrtf, NULL, false, mathref_cbrt_table, MATHREF_CBRT_COUNT, NULL, 0},
+    {"rsqrt", OP_RSQRT, mathref_rsqrtf, NULL, false, NULL, 0, NULL, 0},
 };
 enum { MATH_CASE_COUNT = sizeof math_cases / sizeof *math_cases };
 
@@ -55,7 +62,7 @@ static Module *math_module(const MathCase *c) {
   snprintf(text, sizeof text,
            "HloModule m\nENTRY e {\n  x = f32[1000] parameter(0)\n  w = f32[1000] parameter(1)\n"
            "  ROOT y = f32[1000] %s(x%s)\n}\n",
-           c->op, c->binary ? ", w" : "");
+           c->op, c->two_operands ? ", w" : "");
   Status st;
   status_clear(&st);
   Module *m = parse_module(text, strlen(text), "math.hlo", &st);
@@ -117,6 +124,91 @@ static char *kernel_text(const char *module, const char *op) {
   memcpy(text, start, n);
   text[n] = 0;
   return text;
+}
+
+
+/* ---- the sequences run on the host ---- */
+
+/* Input i of a sweep: special values first, then bit patterns spread over
+ * every float by an odd multiplier (so all exponents, both signs). */
+static float sweep_input(uint32_t i, uint32_t shift) {
+  static const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, 0.5f, 2.0f, 1e-45f,
+                                   -1e-45f, 3.4028235e38f, 0x1p22f, -0x1p22f, 0x1p-126f, 88.7f, -103.9f,
+                                   3.14159265f, 1e30f, -7.5f, 0x1.8p23f, 0x1p24f, -3.0f, 1e-30f};
+  uint32_t n = sizeof specials / sizeof *specials;
+  if (i < n) return specials[(i + shift) % n];
+  uint32_t bits = (i + shift) * 2654435761u;
+  float x;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+static uint32_t float_bits(float x) {
+  uint32_t b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+/* The register file slot of r, as the interpreter names registers. */
+static uint64_t *interpreter_reg(PtxiProgram *p, PtxReg r) {
+  char name[16];
+  int length;
+  ptx_reg_name(r, name, sizeof name);
+  int cls = ptxi_class(name, &length);
+  return &p->regs[cls][atoi(name + length)];
+}
+
+enum { SWEEP_COUNT = 1 << 16 };
+
+/* ptx_math_emit's sequence for c, parsed for the interpreter; the
+ * registers of x, w and the result in *x, *w, *y. */
+static bool sequence_parse(const MathCase *c, PtxiProgram *p, PtxReg *x, PtxReg *w, PtxReg *y) {
+  PtxTarget t;
+  Status st;
+  if (!ptx_target_for_device(8, 0, &t, &st)) return false;
+  PtxBuilder b;
+  ptx_builder_init(&b, &t);
+  ptx_kernel_begin(&b, "sequence", "one math function");
+  *x = ptx_reg_new(&b, PTX_F32), *w = ptx_reg_new(&b, PTX_F32), *y = ptx_reg_new(&b, PTX_F32);
+  PtxReg operands[2] = {*x, *w};
+  bool ok = ptx_math_emit(&b, c->opcode, *y, operands);
+  EXPECT(ok, "%s: no sequence", c->op);
+  ok = ok && ptxi_parse(p, b.body.data ? b.body.data : "");
+  EXPECT(ok, "%s: the interpreter cannot read the sequence: %s", c->op, p->error);
+  ptx_builder_free(&b);
+  return ok;
+}
+
+TEST(each_sequence_run_on_the_host_gives_the_reference_bits) {
+  for (int i = 0; i < MATH_CASE_COUNT; i++) {
+    const MathCase *c = &math_cases[i];
+    PtxiProgram *p = calloc(1, sizeof *p);
+    p->table = &mathref_two_over_pi_windows[0][0];
+    p->table_words = 106 * 3;
+    PtxReg x, w, y;
+    if (sequence_parse(c, p, &x, &w, &y)) {
+      int wrong = 0;
+      for (uint32_t j = 0; j < SWEEP_COUNT && wrong < 3; j++) {
+        float a = sweep_input(j, 0), b = sweep_input(j, 7);
+        float want = c->unary ? c->unary(a) : c->binary(a, b);
+        *interpreter_reg(p, x) = float_bits(a);
+        *interpreter_reg(p, w) = float_bits(b);
+        bool ran = ptxi_run(p);
+        float got;
+        uint32_t got_bits = (uint32_t)*interpreter_reg(p, y);
+        memcpy(&got, &got_bits, sizeof got);
+        if (ran && (float_bits(want) == got_bits || (isnan(want) && isnan(got)))) continue;
+        wrong++;
+        char at[64];
+        if (c->binary) snprintf(at, sizeof at, "%.9g, %.9g", a, b);
+        else snprintf(at, sizeof at, "%.9g", a);
+        EXPECT(false, "%s(%s): wanted %.9g (0x%08x), got %.9g (0x%08x)%s%s", c->op, at, want, float_bits(want), got,
+               got_bits, ran ? "" : ": ", ran ? "" : p->error);
+      }
+    }
+    free(p->insts);
+    free(p);
+  }
 }
 
 TEST(every_f32_math_function_has_a_kernel_that_keeps_ieee_rounding) {
@@ -216,6 +308,7 @@ int main(void) {
     printf("FAIL test_ptx_math_setup\n  cannot make a temporary directory\n");
     return 1;
   }
+  RUN(each_sequence_run_on_the_host_gives_the_reference_bits);
   RUN(every_f32_math_function_has_a_kernel_that_keeps_ieee_rounding);
   RUN(each_kernel_loads_every_coefficient_of_its_reference_table);
   RUN(exp_and_sin_ptx_match_the_reviewed_copy);
