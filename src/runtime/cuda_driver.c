@@ -82,7 +82,9 @@ bool gpu_device_open(GpuDevice *gpu, Status *st) {
                   "cuDeviceGetAttribute", "counting multiprocessors", st) ||
       !check_cuda(gpu, d->device_get_name(gpu->name, (int)sizeof gpu->name - 1, gpu->device),
                   "cuDeviceGetName", "naming the device", st) ||
-      !check_cuda(gpu, d->ctx_create(&gpu->context, 0, gpu->device), "cuCtxCreate", "creating a context", st)) {
+      !check_cuda(gpu, d->primary_ctx_retain(&gpu->context, gpu->device), "cuDevicePrimaryCtxRetain",
+                  "retaining the device's primary context", st) ||
+      !gpu_context_enter(gpu, st)) {
     gpu_device_close(gpu);
     return false;
   }
@@ -97,7 +99,7 @@ void gpu_device_close(GpuDevice *gpu) {
   CudaDriver *d = &gpu->driver;
   if (d->library) {
     if (gpu->stream) d->stream_destroy(gpu->stream);
-    if (gpu->context) d->ctx_destroy(gpu->context);
+    if (gpu->context) d->primary_ctx_release(gpu->device);
   }
   cuda_driver_close(d);
   memset(gpu, 0, sizeof *gpu);

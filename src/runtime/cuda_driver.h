@@ -61,8 +61,8 @@ enum {
   CUDA_ENTRY(device_get, "cuDeviceGet", (CUdevice * device, int ordinal))                          \
   CUDA_ENTRY(device_get_attribute, "cuDeviceGetAttribute", (int *value, int attribute, CUdevice d)) \
   CUDA_ENTRY(device_get_name, "cuDeviceGetName", (char *name, int length, CUdevice d))             \
-  CUDA_ENTRY(ctx_create, "cuCtxCreate_v2", (CUcontext * ctx, unsigned flags, CUdevice d))           \
-  CUDA_ENTRY(ctx_destroy, "cuCtxDestroy_v2", (CUcontext ctx))                                      \
+  CUDA_ENTRY(primary_ctx_retain, "cuDevicePrimaryCtxRetain", (CUcontext * ctx, CUdevice d))        \
+  CUDA_ENTRY(primary_ctx_release, "cuDevicePrimaryCtxRelease_v2", (CUdevice d))                    \
   CUDA_ENTRY(ctx_set_current, "cuCtxSetCurrent", (CUcontext ctx))                                  \
   CUDA_ENTRY(mem_get_info, "cuMemGetInfo_v2", (size_t * free_bytes, size_t * total_bytes))         \
   CUDA_ENTRY(mem_alloc, "cuMemAlloc_v2", (CUdeviceptr * ptr, size_t bytes))                        \
@@ -106,7 +106,11 @@ void cuda_driver_close(CudaDriver *driver);
 /* "CUDA_ERROR_OUT_OF_MEMORY", or "an unknown CUDA error" when the driver has no name. */
 const char *cuda_error_name(const CudaDriver *driver, CUresult r);
 
-/* ---- the device the runtime uses: device 0, one context, one stream ---- */
+/* ---- the device the runtime uses: device 0, its primary context, one stream ----
+ * Every GpuDevice (one per executable) shares the device's primary context,
+ * as CUDA's runtime API does: a context costs hundreds of MB of device
+ * memory, and a compile cache may hold dozens of executables. Each has its
+ * own stream, module and memory. */
 typedef struct GpuDevice {
   CudaDriver driver;
   CUdevice device;

@@ -64,13 +64,13 @@ CUresult cuDeviceGetName(char *name, int length, int device) {
   snprintf(name, (size_t)length, "Fake GPU (tests)");
   return outcome("cuDeviceGetName", 1);
 }
-CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int device) {
-  (void)flags, (void)device;
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) {
+  (void)device;
   static int context;
   *ctx = &context;
-  return outcome("cuCtxCreate_v2", 201);
+  return outcome("cuDevicePrimaryCtxRetain", 201);
 }
-CUresult cuCtxDestroy_v2(void *ctx) { (void)ctx; return outcome("cuCtxDestroy_v2", 201); }
+CUresult cuDevicePrimaryCtxRelease_v2(int device) { (void)device; return outcome("cuDevicePrimaryCtxRelease_v2", 201); }
 CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return outcome("cuCtxSetCurrent", 201); }
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)env_number("FAKE_CUDA_FREE_BYTES", 16ll << 30);
