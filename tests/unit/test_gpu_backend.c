@@ -224,6 +224,35 @@ TEST(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile) {
   executable_free(exe);
 }
 
+/* softmax over 8 rows of 10 fuses into one row kernel: one launch, a
+ * block of one warp per row. */
+TEST(a_softmax_is_one_launch_of_a_block_per_row) {
+  use_fake();
+  static const char text[] =
+      "HloModule softmax\n"
+      "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "ENTRY e {\n  x = f32[8,10] parameter(0)\n  low = f32[] constant(-inf)\n"
+      "  m = f32[8] reduce(x, low), dimensions={1}, to_apply=max\n"
+      "  mb = f32[8,10] broadcast(m), dimensions={0}\n  d = f32[8,10] subtract(x, mb)\n"
+      "  e = f32[8,10] exponential(d)\n  zero = f32[] constant(0)\n"
+      "  s = f32[8] reduce(e, zero), dimensions={1}, to_apply=add\n"
+      "  sb = f32[8,10] broadcast(s), dimensions={0}\n  ROOT y = f32[8,10] divide(e, sb)\n}\n";
+  Status st;
+  Executable *exe = compile_text(text, &st);
+  EXPECT(exe != NULL, "%s", st.message);
+  if (!exe) return;
+  Shape s = {.type = TYPE_F32, .rank = 2, .dims = {8, 10}, .minor_to_major = {1, 0}};
+  HostBuffer *arg = host_buffer_create(&s, NULL, &st);
+  HostBuffer *r = arg ? executable_run(exe, &arg, 1, &st) : NULL;
+  EXPECT(r != NULL, "%s", st.message);
+  EXPECT(trace_count("cuLaunchKernel") == 1, "%d launches", trace_count("cuLaunchKernel"));
+  EXPECT(trace_count("cuLaunchKernel grid=8x1x1 block=32x1x1 params=2") == 1, "not one warp-sized block per row");
+  host_buffer_free(r);
+  host_buffer_free(arg);
+  executable_free(exe);
+}
+
 /* f32[2,3]{0,1}: column-major, so row-major 0 1 2 / 3 4 5 sits on the
  * device as 0 3 1 4 2 5. */
 TEST(a_column_major_layout_reorders_the_bytes_both_ways) {
@@ -268,6 +297,7 @@ int main(int argc, char **argv) {
   RUN(too_little_device_memory_says_how_many_bytes_were_needed);
   RUN(a_failed_launch_is_located_at_the_instruction_and_names_the_kernel);
   RUN(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile);
+  RUN(a_softmax_is_one_launch_of_a_block_per_row);
   RUN(a_column_major_layout_reorders_the_bytes_both_ways);
   RUN(a_parameter_in_a_column_major_layout_comes_back_in_row_major_order);
   unlink(trace_path);
