@@ -10,9 +10,9 @@
  * kernel that breaks those rules fails with "deadlock"). Global memory is
  * host memory: a load or store outside the buffers the test registered
  * fails the run instead of touching anything. It knows the instructions
- * the emitter writes for pred, 32- and 64-bit integer and f32/f64 kernels;
- * anything else (f16 conversions, ...) gives "unsupported", which a test
- * counts apart from a failure. Float arithmetic is the host's IEEE
+ * the emitter writes for pred, 8- to 64-bit integer and f32/f64 kernels,
+ * and f16/bf16 to and from f32; anything else (f16 arithmetic, ...) gives
+ * "unsupported", which a test counts apart from a failure. Float arithmetic is the host's IEEE
  * arithmetic, which .rn is. */
 #ifndef AXLE_TESTS_PTX_SIMULATE_H
 #define AXLE_TESTS_PTX_SIMULATE_H
@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ir.h"
 
 enum { PTXS_CLASSES = 6, PTXS_MAX_OPERANDS = 6, PTXS_MAX_PARAMS = 64, PTXS_MAX_BUFFERS = 64, PTXS_MAX_SHARED = 16 };
 

@@ -68,14 +68,28 @@ static bool ptxs_compare(const char *how, char kind, int bits, uint64_t a, uint6
 static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
   int types = 0, bits[2] = {0, 0};
   char kinds[2] = {0, 0};
-  const char *mode = "";
+  const char *mode = "", *names[2] = {"", ""};
   for (int i = 1; i < o->count; i++) {
     int b;
     char k;
-    if (ptxs_type(o->parts[i], &b, &k) && types < 2) bits[types] = b, kinds[types++] = k;
+    if (ptxs_type(o->parts[i], &b, &k) && types < 2) names[types] = o->parts[i], bits[types] = b, kinds[types++] = k;
     else mode = o->parts[i];
   }
-  if (types != 2 || kinds[0] == 'h' || kinds[1] == 'h') return ptxs_fail(r, true, "unsupported", o->parts[0]);
+  if (types != 2) return ptxs_fail(r, true, "unsupported", o->parts[0]);
+  /* f16 and bf16 to and from f32 only: half_to_float and friends are the
+   * IR's round-to-nearest-even conversions, as cvt.rn is */
+  if (kinds[0] == 'h' || kinds[1] == 'h') {
+    bool bf16 = !strcmp(names[0], "bf16") || !strcmp(names[1], "bf16");
+    if (kinds[0] == 'h' && kinds[1] == 'f' && bits[1] == 32) {
+      float x = (float)ptxs_float(a, 32);
+      return *d = bf16 ? float_to_bf16(x) : float_to_half(x), true;
+    }
+    if (kinds[0] == 'f' && kinds[1] == 'h' && bits[0] == 32) {
+      float x = bf16 ? bf16_to_float((uint16_t)a) : half_to_float((uint16_t)a);
+      return *d = ptxs_float_bits(x, 32), true;
+    }
+    return ptxs_fail(r, true, "unsupported", o->parts[0]);
+  }
   int db = bits[0], sbits = bits[1];
   char dk = kinds[0], sk = kinds[1];
   if (sk == 'f') {
@@ -112,6 +126,7 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
 static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b, uint64_t c, uint64_t *d) {
   const char *name = o->parts[0];
   int bits = o->bits;
+  if (o->kind == 'h') return ptxs_fail(r, true, "unsupported", "f16/bf16 arithmetic");
   if (o->kind == 'f') {
     double x = ptxs_float(a, bits), y = ptxs_float(b, bits), z = ptxs_float(c, bits);
     bool single = bits == 32;
