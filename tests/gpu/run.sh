@@ -16,7 +16,8 @@
 #              accepts, launched alone and compared with kernel_eval
 #   math       tests/gpu/gpu_math.c: the PTX math functions over about a
 #              million inputs each, bit for bit against math_reference.c
-#   ptx        build/tests/test_ptx, test_ptx_kernel, test_ptx_math: ptxas
+#   ptx        build/tests/test_ptx, test_ptx_kernel, test_ptx_math,
+#              test_ptx_simulate: ptxas, the host simulator
 #              and, where cuobjdump is installed, the SASS checks
 #   bench      bench/gpu: listed as "not built yet" until it exists
 #
@@ -123,10 +124,10 @@ fi
 
 # ---- PTX through ptxas and the SASS checks ----
 : >"$out/ptx.log"
-for t in test_ptx test_ptx_kernel test_ptx_math; do timeout 300 "$BUILD/tests/$t" >>"$out/ptx.log" 2>&1; done
+for t in test_ptx test_ptx_kernel test_ptx_math test_ptx_simulate; do timeout 300 "$BUILD/tests/$t" >>"$out/ptx.log" 2>&1; done
 p=$(grep -c '^PASS ' "$out/ptx.log"); f=$(grep -c '^FAIL ' "$out/ptx.log"); s=$(grep -c '^SKIP ' "$out/ptx.log")
 grep -E '^(FAIL|SKIP)' "$out/ptx.log"
-row ptx "$p" "$f" "$s" "test_ptx, test_ptx_kernel, test_ptx_math"
+row ptx "$p" "$f" "$s" "test_ptx, test_ptx_kernel, test_ptx_math, test_ptx_simulate"
 
 # ---- not written yet: said so, not hidden ----
 if [ -x bench/gpu/run.sh ]; then
