@@ -19,7 +19,7 @@
 #include "emit_ptx/ptx_kernel.h"
 #include "opt/lower.h"
 #include "corpus_walk.h"
-#include "ptx_simulate.h"
+#include "../fake_cuda/ptx_simulate.h"
 #include "../test.h"
 
 /* The physical position of logical row-major element `logical` of s. */
@@ -140,6 +140,30 @@ static SimulateOutcome kernel_simulate(const Kernel *k, Literal *const *inputs, 
   return outcome;
 }
 
+/* ---- the simulator's own conversions ---- */
+
+TEST(the_simulators_half_conversions_agree_with_the_ir_on_every_value) {
+  int wrong = 0;
+  for (uint32_t h = 0; h < 65536 && wrong < 3; h++) {
+    float a = ptxs_half_to_float((uint16_t)h), b = half_to_float((uint16_t)h);
+    float c = ptxs_bf16_to_float((uint16_t)h), d = bf16_to_float((uint16_t)h);
+    bool same = (memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b)) && (memcmp(&c, &d, sizeof c) == 0 || (c != c && d != d));
+    if (!same) wrong++;
+    EXPECT(same, "0x%04x: f16 %.9g vs %.9g, bf16 %.9g vs %.9g", h, a, b, c, d);
+  }
+  /* every 97th float: rounding to half and bf16 */
+  for (uint64_t u = 0; u < (1ull << 32) && wrong < 6; u += 97) {
+    uint32_t bits = (uint32_t)u;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    uint16_t a = ptxs_float_to_half(f), b = float_to_half(f), c = ptxs_float_to_bf16(f), d = float_to_bf16(f);
+    bool nan = f != f;
+    bool same = nan ? ((a & 0x7c00) == 0x7c00 && (a & 0x3ff) && (c & 0x7f80) == 0x7f80 && (c & 0x7f)) : a == b && c == d;
+    if (!same) wrong++;
+    EXPECT(same, "%.9g (0x%08x): f16 0x%04x vs 0x%04x, bf16 0x%04x vs 0x%04x", f, bits, a, b, c, d);
+  }
+}
+
 /* ---- softmax ---- */
 
 static Module *softmax_module(int rows, int width, const char *sum_init) {
@@ -249,6 +273,7 @@ TEST(every_simulated_corpus_kernel_matches_the_interpreter) {
 }
 
 int main(void) {
+  RUN(the_simulators_half_conversions_agree_with_the_ir_on_every_value);
   RUN(softmax_rows_of_one_warp_match_the_interpreter);
   RUN(softmax_rows_of_a_256_thread_block_match_the_interpreter);
   RUN(softmax_with_a_sum_off_identity_runs_one_thread_per_row_and_matches);

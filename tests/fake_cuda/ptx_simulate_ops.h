@@ -3,6 +3,42 @@
  * the modifiers and the type) and does what the PTX ISA says it does for
  * the forms axle's emitter writes. Included by ptx_simulate.h only. */
 
+/* IEEE half and bfloat16 to and from float, rounding to nearest even (the
+ * host's rounding mode, which nearbyint follows). */
+static float ptxs_half_to_float(uint16_t h) {
+  int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float v = exponent == 0    ? ldexpf((float)mantissa, -24)
+            : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                             : ldexpf((float)(1024 + mantissa), exponent - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t ptxs_float_to_half(float f) {
+  uint16_t sign = signbit(f) ? 0x8000 : 0;
+  double a = fabs((double)f);
+  if (a != a) return sign | 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00;
+  if (a < 0x1p-14) return sign | (uint16_t)nearbyint(a * 0x1p24); /* 1024 is the least normal, as it should */
+  int e;
+  double fraction = frexp(a, &e); /* a = fraction 2^e, fraction in [1/2, 1) */
+  double m = nearbyint((fraction * 2 - 1) * 1024);
+  return sign | (uint16_t)(((e - 1 + 15) << 10) + (int)m); /* m = 1024 carries into the exponent */
+}
+
+static float ptxs_bf16_to_float(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint16_t ptxs_float_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
 typedef struct PtxsOp {
   char parts[8][16];
   int count;
@@ -82,10 +118,10 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
     bool bf16 = !strcmp(names[0], "bf16") || !strcmp(names[1], "bf16");
     if (kinds[0] == 'h' && kinds[1] == 'f' && bits[1] == 32) {
       float x = (float)ptxs_float(a, 32);
-      return *d = bf16 ? float_to_bf16(x) : float_to_half(x), true;
+      return *d = bf16 ? ptxs_float_to_bf16(x) : ptxs_float_to_half(x), true;
     }
     if (kinds[0] == 'f' && kinds[1] == 'h' && bits[0] == 32) {
-      float x = bf16 ? bf16_to_float((uint16_t)a) : half_to_float((uint16_t)a);
+      float x = bf16 ? ptxs_bf16_to_float((uint16_t)a) : ptxs_half_to_float((uint16_t)a);
       return *d = ptxs_float_bits(x, 32), true;
     }
     return ptxs_fail(r, true, "unsupported", o->parts[0]);

@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-
 enum { PTXS_CLASSES = 6, PTXS_MAX_OPERANDS = 6, PTXS_MAX_PARAMS = 64, PTXS_MAX_BUFFERS = 64, PTXS_MAX_SHARED = 16 };
 
 /* Register classes as the builder names them, longest prefix first. */
@@ -274,10 +272,15 @@ static void ptxs_free(PtxsKernel *k) {
   free(k->insts);
 }
 
-/* Reads the one .entry in text (a module with one kernel). */
-static bool ptxs_parse(PtxsKernel *k, const char *text) {
+/* Reads .entry `name` of the module text (NULL: the first entry). */
+static bool ptxs_parse_entry(PtxsKernel *k, const char *text, const char *name) {
   memset(k, 0, sizeof *k);
   const char *entry = strstr(text, ".entry ");
+  if (name) {
+    char pattern[300];
+    snprintf(pattern, sizeof pattern, ".entry %s(", name);
+    entry = strstr(text, pattern);
+  }
   if (entry && !ptxs_globals_parse(k, text, entry)) return false;
   if (!entry) return snprintf(k->error, sizeof k->error, "no .entry"), false;
   bool in_body = false;
@@ -425,6 +428,8 @@ static bool ptxs_thread_run(PtxsRun *r, PtxsThread *t) {
 }
 
 /* Every lane of warp w waits at the same shuffle: exchange, then go on. */
+static bool ptxs_parse(PtxsKernel *k, const char *text) { return ptxs_parse_entry(k, text, NULL); }
+
 static bool ptxs_shuffle(PtxsRun *r, unsigned first, unsigned lanes) {
   const PtxsInst *in = &r->k->insts[r->thread[first].pc];
   bool bfly = strstr(in->op, ".bfly") != NULL;
