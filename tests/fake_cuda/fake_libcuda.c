@@ -10,11 +10,18 @@
  *   FAKE_CUDA_DEVICES=N       how many devices cuDeviceGetCount reports (default 1)
  *   FAKE_CUDA_FAIL=SYMBOL     that entry point fails (e.g. cuModuleLoadDataEx)
  *   FAKE_CUDA_FREE_BYTES=N    what cuMemGetInfo reports free (default 16 GiB)
- *   FAKE_CUDA_TRACE=FILE      append one line per call to FILE */
+ *   FAKE_CUDA_TRACE=FILE      append one line per call to FILE
+ *   FAKE_CUDA_EXECUTE=1       run each launch on the host with the SIMT
+ *                             simulator (ptx_simulate.h), so results are real;
+ *                             an instruction it lacks or a fault fails the
+ *                             launch with CUDA_ERROR_LAUNCH_FAILED and a
+ *                             line on stderr */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ptx_simulate.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -77,13 +84,25 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *total_bytes = (size_t)80 << 30;
   return outcome("cuMemGetInfo_v2", 1);
 }
+/* The live allocations, so that a simulated launch touches only them. */
+enum { MAX_ALLOCATIONS = 1024 };
+static PtxsBuffer allocations[MAX_ALLOCATIONS];
+
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   CUresult r = outcome("cuMemAlloc_v2", 2); /* CUDA_ERROR_OUT_OF_MEMORY */
   if (r) return r;
   *ptr = (CUdeviceptr)(uintptr_t)malloc(bytes);
-  return *ptr ? 0 : 2;
+  if (!*ptr) return 2;
+  for (int i = 0; i < MAX_ALLOCATIONS; i++)
+    if (!allocations[i].base) {
+      allocations[i] = (PtxsBuffer){(char *)(uintptr_t)*ptr, bytes};
+      break;
+    }
+  return 0;
 }
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  for (int i = 0; i < MAX_ALLOCATIONS; i++)
+    if (allocations[i].base == (char *)(uintptr_t)ptr) allocations[i] = (PtxsBuffer){NULL, 0};
   free((void *)(uintptr_t)ptr);
   return outcome("cuMemFree_v2", 1);
 }
@@ -142,6 +161,8 @@ typedef struct FakeModule {
 
 typedef struct FakeFunction {
   int param_count;
+  const FakeModule *module;
+  char name[256];
 } FakeFunction;
 
 CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, int *options, void **values) {
@@ -193,9 +214,36 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   static int used;
   if (used == 4096) return 2;
   functions[used].param_count = count;
+  functions[used].module = m;
+  snprintf(functions[used].name, sizeof functions[used].name, "%s", name);
   *function = &functions[used++];
   return 0;
 }
+/* Runs the launch on the host: one-dimensional grids and blocks, as axle
+ * launches them; every live allocation is memory the kernel may touch. */
+static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned threads, void **params) {
+  PtxsKernel *k = calloc(1, sizeof *k);
+  PtxsRun *run = calloc(1, sizeof *run);
+  CUresult result = 0;
+  if (!k || !run || !ptxs_parse_entry(k, f->module->ptx, f->name)) {
+    fprintf(stderr, "fake CUDA: cannot simulate %s: %s\n", f->name, k ? k->error : "out of memory");
+    result = 700;
+  } else {
+    run->k = k;
+    for (int i = 0; i < k->param_count && i < PTXS_MAX_PARAMS; i++) run->params[i] = *(CUdeviceptr *)params[i];
+    for (int i = 0; i < MAX_ALLOCATIONS && run->buffer_count < PTXS_MAX_BUFFERS; i++)
+      if (allocations[i].base) run->buffers[run->buffer_count++] = allocations[i];
+    if (!ptxs_run(run, blocks, threads)) {
+      fprintf(stderr, "fake CUDA: %s: %s\n", f->name, run->error);
+      result = 700;
+    }
+    ptxs_free(k);
+  }
+  free(run);
+  free(k);
+  return result;
+}
+
 /* The trace line of a launch: "cuLaunchKernel grid=GxGxG block=BxBxB
  * params=N", N counting the device pointers, up to the first 0, among the
  * parameters the function's .entry declares (every parameter of axle's
@@ -213,7 +261,9 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
   trace(line);
   if (gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
   const char *fail = getenv("FAKE_CUDA_FAIL");
-  return fail && strcmp(fail, "cuLaunchKernel") == 0 ? 700 : 0; /* CUDA_ERROR_LAUNCH_FAILED */
+  if (fail && strcmp(fail, "cuLaunchKernel") == 0) return 700; /* CUDA_ERROR_LAUNCH_FAILED */
+  const char *execute = getenv("FAKE_CUDA_EXECUTE");
+  return execute && *execute == '1' && function ? launch_simulate(function, gx, bx, params) : 0;
 }
 CUresult cuGetErrorString(CUresult r, const char **text) {
   switch (r) {

@@ -18,6 +18,7 @@
 #define AXLE_TESTS_PTX_SIMULATE_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,7 +429,7 @@ static bool ptxs_thread_run(PtxsRun *r, PtxsThread *t) {
 }
 
 /* Every lane of warp w waits at the same shuffle: exchange, then go on. */
-static bool ptxs_parse(PtxsKernel *k, const char *text) { return ptxs_parse_entry(k, text, NULL); }
+static inline bool ptxs_parse(PtxsKernel *k, const char *text) { return ptxs_parse_entry(k, text, NULL); }
 
 static bool ptxs_shuffle(PtxsRun *r, unsigned first, unsigned lanes) {
   const PtxsInst *in = &r->k->insts[r->thread[first].pc];
