@@ -23,6 +23,7 @@ static char fake_driver[4096], trace_path[4096];
 
 static void use_fake(void) {
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
+  unsetenv("FAKE_CUDA_EXECUTE");
   unsetenv("FAKE_CUDA_FAIL");
   unsetenv("FAKE_CUDA_DEVICES");
   unsetenv("FAKE_CUDA_FREE_BYTES");
@@ -253,6 +254,33 @@ TEST(a_softmax_is_one_launch_of_a_block_per_row) {
   executable_free(exe);
 }
 
+/* With FAKE_CUDA_EXECUTE=1 the fake runs every launch on the host SIMT
+ * simulator: the backend's placement, launches and transfers then give
+ * real results, checked here against the evaluator. */
+TEST(run_on_the_simulated_device_the_results_match_the_evaluator) {
+  use_fake();
+  setenv("FAKE_CUDA_EXECUTE", "1", 1);
+  Status st;
+  Executable *exe = compile_text(add_constant, &st);
+  EXPECT(exe != NULL, "%s", st.message);
+  HostBuffer *r = exe ? run_once(exe, &st) : NULL;
+  EXPECT(r != NULL, "%s", st.message);
+  if (r) {
+    const float *sum = r->elements[0]->data;
+    for (int i = 0; i < 4; i++)
+      EXPECT(sum[i] == argument_values[i] + (float)(i + 1), "sum[%d] = %g, wanted %g", i, sum[i],
+             argument_values[i] + (float)(i + 1));
+    Shape s = {.type = TYPE_F32, .rank = 1, .dims = {4}, .minor_to_major = {0}};
+    HostBuffer *arg = host_buffer_create(&s, argument_values, &st);
+    status_clear(&st);
+    EXPECT(arg && executable_check(exe, &arg, 1, r, &st), "%s", st.message);
+    host_buffer_free(arg);
+  }
+  host_buffer_free(r);
+  executable_free(exe);
+  unsetenv("FAKE_CUDA_EXECUTE");
+}
+
 /* f32[2,3]{0,1}: column-major, so row-major 0 1 2 / 3 4 5 sits on the
  * device as 0 3 1 4 2 5. */
 TEST(a_column_major_layout_reorders_the_bytes_both_ways) {
@@ -298,6 +326,7 @@ int main(int argc, char **argv) {
   RUN(a_failed_launch_is_located_at_the_instruction_and_names_the_kernel);
   RUN(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile);
   RUN(a_softmax_is_one_launch_of_a_block_per_row);
+  RUN(run_on_the_simulated_device_the_results_match_the_evaluator);
   RUN(a_column_major_layout_reorders_the_bytes_both_ways);
   RUN(a_parameter_in_a_column_major_layout_comes_back_in_row_major_order);
   unlink(trace_path);
