@@ -41,9 +41,9 @@ all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
 
 # A fake CUDA driver for the tests of the GPU runtime's error paths (built
 # without sanitizers: it stands in for a library that has none).
-$(FAKE_CUDA): tests/fake_cuda/fake_libcuda.c
+$(FAKE_CUDA): tests/fake_cuda/fake_libcuda.c $(wildcard tests/fake_cuda/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared $< -o $@
+	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared $< -o $@ -lm
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

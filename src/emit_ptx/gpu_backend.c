@@ -1,101 +1,258 @@
-/* The GPU backend's entry in the backend table.
+/* The GPU backend's entry in the backend table (src/runtime/backend.h).
  *
  * compile opens the CUDA driver and the device (so that a machine without
  * them gets the message a user needs: "no CUDA driver", "no CUDA device"),
- * lowers every instruction of the entry to a kernel, writes their PTX for
- * the device's target (src/emit_ptx/ptx_kernel.c) and has the driver load
- * it, so a kernel the JIT rejects fails here, with its log. Launching the
- * kernels (device buffers, transfers, the launch order of the schedule) is
- * not written yet: compile then stops with a message saying so rather than
- * fall back silently. */
+ * then walks the optimized entry computation in its scheduled order, as
+ * the CPU backend does, and turns it into a GpuProgram (gpu_program.h):
+ * parameters, constants, tuples, get-tuple-elements and bitcasts take no
+ * launch (the buffer plan names their storage); every other instruction is
+ * lowered to a kernel (src/opt/lower.c) and written as PTX
+ * (src/emit_ptx/ptx_kernel.c) into one module, which the driver loads, so
+ * a kernel the JIT rejects fails here with its log. Then the device blocks
+ * are allocated and the constants uploaded, once. What has no kernel yet
+ * (dots, sort, while, ...) is a located refusal here, at compile time:
+ * never a silent fallback to the interpreter. run is gpu_program_run. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit_ptx/gpu_program.h"
 #include "emit_ptx/ptx_kernel.h"
 #include "opt/lower.h"
 #include "runtime/backend.h"
-#include "runtime/cuda_driver.h"
 #include "runtime/executable.h"
 
-/* The entry instructions that need no kernel of their own: values that
- * arrive (parameters, constants) or are only regrouped (tuples). */
-static bool needs_kernel(const Instruction *inst) {
-  switch (inst->opcode) {
-  case OP_PARAMETER:
-  case OP_CONSTANT:
-  case OP_TUPLE:
-  case OP_GET_TUPLE_ELEMENT: return false;
-  default: return true;
-  }
+typedef struct GpuCompile {
+  GpuProgram *p;
+  const Module *m;
+  const BufferPlan *plan;
+  PtxBuilder *ptx;
+  Status *st;
+} GpuCompile;
+
+/* The one message for everything the backend cannot compile, located at
+ * the instruction; why (may be NULL) says what stopped it. */
+static bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why) {
+  StrBuf sb = {0};
+  instruction_describe(&sb, inst);
+  /* A fusion the optimizer made has no line of its own: point at the line
+   * of the instruction whose value it computes. */
+  SourceLoc loc = inst->loc;
+  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
+    loc = inst->called[0]->root->loc;
+  status_error_at(c->st, STATUS_UNSUPPORTED, c->m->filename, loc, "the GPU backend cannot compile %s (%s) yet%s%s",
+                  sb.data ? sb.data : inst->name, opcode_name(inst->opcode), why ? ": " : "", why ? why : "");
+  strbuf_free(&sb);
+  return false;
 }
 
-/* Every kernel of the entry into b; their entry names into names. */
-static bool module_ptx_write(const Module *m, PtxBuilder *b, char (*names)[160], int *count, Status *st) {
-  const Computation *c = m->entry;
-  *count = 0;
-  for (int i = 0; i < c->instruction_count; i++) {
-    const Instruction *inst = c->instructions[i];
-    if (!needs_kernel(inst)) continue;
-    Kernel *k = lower_to_kernel(inst, st);
-    if (!k) return false;
-    char base[128];
-    ptx_entry_name(k->name, base, sizeof base);
-    snprintf(names[*count], sizeof names[*count], "k%d_%s", *count, base);
-    PtxKernelShape shape;
-    bool ok = ptx_kernel_emit(b, k, names[*count], &shape, st);
-    kernel_free(k);
-    if (!ok) return false;
-    (*count)++;
+/* Host buffers and literals are row-major: only the layout {rank-1,...,0}
+ * can be copied to the device as it is. */
+static bool layout_is_row_major(const Shape *s) {
+  if (s->element_size_bits) return false;
+  for (int d = 0; d < s->rank; d++)
+    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
+  return true;
+}
+
+/* ---- storage ---- */
+
+/* Leaf `*leaf` (counting down, depth first) of a literal, or NULL. */
+static const Literal *literal_leaf(const Literal *lit, int64_t *leaf) {
+  if (!shape_is_tuple(&lit->shape)) return (*leaf)-- == 0 ? lit : NULL;
+  for (int i = 0; i < lit->shape.tuple_count; i++) {
+    const Literal *found = literal_leaf(lit->elements[i], leaf);
+    if (found || *leaf < 0) return found;
+  }
+  return NULL;
+}
+
+/* The binding of inst's leaf (bindings 0.. are the plan's slots, in
+ * order), following aliases to the slot that owns the storage. */
+static int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf) {
+  const BufferSlot *s = buffer_plan_find(c->plan, inst, leaf);
+  if (s && s->kind == BUFFER_ALIAS) s = buffer_plan_find(c->plan, s->source, s->source_index);
+  return s ? (int)(s - c->plan->slots) : -1;
+}
+
+/* A copy of a constant's bytes for the device, in the layout its users
+ * read (literals are row-major). */
+static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal *lit, const Shape *layout,
+                           void **data) {
+  if (layout->element_size_bits) return gpu_refuse(c, inst, "a constant in a packed layout (E(n))");
+  size_t bytes = (size_t)shape_byte_size(&lit->shape);
+  *data = calloc_or_exit(bytes ? bytes : 1, 1);
+  if (!layout_is_row_major(layout)) transfer_layout_copy(layout, lit->data, *data, true);
+  else if (bytes) memcpy(*data, lit->data, bytes);
+  return true;
+}
+
+static bool bind_slot(GpuCompile *c, const BufferSlot *s) {
+  GpuBinding b = {.kind = GPU_BINDING_NONE, .number = s->parameter_number, .leaf = s->output_index,
+                  .offset = s->offset, .bytes = s->size};
+  void *data = NULL;
+  bool array = s->shape && !shape_is_tuple(s->shape);
+  if (s->kind == BUFFER_PARAMETER) {
+    if (array && s->shape->element_size_bits) return gpu_refuse(c, s->inst, "a parameter in a packed layout (E(n))");
+    if (array && !layout_is_row_major(s->shape)) b.layout = s->shape;
+    b.kind = GPU_BINDING_PARAMETER;
+  } else if (s->kind == BUFFER_CONSTANT) {
+    int64_t leaf = s->output_index;
+    const Literal *lit = s->inst->attrs.literal ? literal_leaf(s->inst->attrs.literal, &leaf) : NULL;
+    if (!lit) return gpu_refuse(c, s->inst, "a constant without a value for this leaf");
+    if (!constant_bytes(c, s->inst, lit, s->shape, &data)) return false;
+    b.kind = GPU_BINDING_CONSTANT;
+    b.bytes = shape_byte_size(&lit->shape);
+  } else if (s->kind == BUFFER_TEMP) {
+    b.kind = GPU_BINDING_TEMP;
+  } else if (s->kind == BUFFER_OUTPUT) {
+    b.kind = GPU_BINDING_OUTPUT;
+  }
+  if (!array || b.kind == GPU_BINDING_NONE) b.bytes = 0;
+  gpu_program_add_binding(c->p, b, data);
+  return true;
+}
+
+/* Every root leaf is copied back from the binding that holds it (an
+ * output, or a parameter or constant returned as it is). */
+static bool bind_result(GpuCompile *c) {
+  const Instruction *root = c->m->entry->root;
+  int leaves = 0;
+  while (buffer_plan_find(c->plan, root, leaves)) leaves++;
+  c->p->result_leaf_count = leaves;
+  c->p->result_bindings = calloc_or_exit((size_t)leaves + 1, sizeof *c->p->result_bindings);
+  c->p->result_layouts = calloc_or_exit((size_t)leaves + 1, sizeof *c->p->result_layouts);
+  for (int l = 0; l < leaves; l++) {
+    int b = gpu_binding_of(c, root, l);
+    if (b < 0) return gpu_refuse(c, root, "a result leaf without storage");
+    /* The root's leaf names the storage's bytes in its own shape (a bitcast
+     * may have changed the layout): that is the layout to read them in. */
+    const Shape *shape = buffer_plan_find(c->plan, root, l)->shape;
+    if (shape->element_size_bits) return gpu_refuse(c, root, "a result in a packed layout (E(n))");
+    if (!layout_is_row_major(shape)) c->p->result_layouts[l] = shape;
+    c->p->result_bindings[l] = b;
   }
   return true;
 }
 
-/* Loads the module and looks up each kernel, as a run would. */
-static bool module_load_check(GpuDevice *gpu, const char *ptx, char (*names)[160], int count, Status *st) {
-  CUmodule module;
-  if (!gpu_module_load(gpu, ptx, "the module's kernels", &module, st)) return false;
-  bool ok = true;
-  for (int i = 0; ok && i < count; i++) {
-    CUfunction f;
-    ok = gpu_function_get(gpu, module, names[i], &f, st);
+/* ---- kernels ---- */
+
+/* The launch's buffers: the kernel's inputs (a fused constant becomes a
+ * constant binding of its own), then its outputs. */
+static bool launch_bind(GpuCompile *c, const Instruction *inst, const Kernel *k, GpuLaunch *l) {
+  for (int i = 0; i < k->input_count; i++) {
+    const KernelBuffer *in = &k->inputs[i];
+    if (in->constant) {
+      void *data = NULL;
+      if (!constant_bytes(c, inst, in->constant, &in->shape, &data)) return false;
+      GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = shape_byte_size(&in->constant->shape)};
+      l->buffers[i] = gpu_program_add_binding(c->p, b, data);
+    } else {
+      l->buffers[i] = gpu_binding_of(c, in->source, 0);
+    }
   }
-  gpu->driver.module_unload(module);
+  for (int o = 0; o < k->output_count; o++)
+    l->buffers[k->input_count + o] = gpu_binding_of(c, inst, k->outputs[o].output_index);
+  for (int i = 0; i < l->buffer_count; i++)
+    if (l->buffers[i] < 0) return gpu_refuse(c, inst, "a kernel buffer the plan does not place");
+  return true;
+}
+
+static bool compile_kernel(GpuCompile *c, const Instruction *inst) {
+  for (int i = 0; i < inst->operand_count; i++)
+    if (shape_is_tuple(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a tuple-shaped operand");
+  Status why = {0};
+  Kernel *k = lower_to_kernel(inst, &why);
+  if (!k) return gpu_refuse(c, inst, why.message);
+  GpuLaunch *l = gpu_program_add_launch(c->p, inst, k->input_count + k->output_count);
+  char base[128];
+  ptx_entry_name(k->name, base, sizeof base);
+  snprintf(l->entry, sizeof l->entry, "k%d_%s", c->p->launch_count - 1, base);
+  PtxKernelShape shape;
+  bool ok = ptx_kernel_emit(c->ptx, k, l->entry, &shape, &why) || gpu_refuse(c, inst, why.message);
+  if (ok) {
+    /* Kernels loop grid-stride, so a grid capped below the limit of
+     * gridDim.x (2^31 - 1) is still correct. */
+    l->grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+    l->block = (unsigned)shape.block_threads;
+    ok = launch_bind(c, inst, k, l);
+  }
+  kernel_free(k);
   return ok;
+}
+
+/* ---- the walk ---- */
+
+static bool compile_instruction(GpuCompile *c, const Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_PARAMETER:
+  case OP_CONSTANT:
+  case OP_TUPLE:
+  case OP_GET_TUPLE_ELEMENT:
+  case OP_BITCAST:
+    return true;  /* storage only: the plan names it */
+  case OP_DOT: return gpu_refuse(c, inst, "dots need a GEMM kernel, not written yet");
+  case OP_FUSION:
+    if (inst->attrs.fusion_kind == FUSION_OUTPUT) return gpu_refuse(c, inst, "an output fusion (a dot's epilogue)");
+    if (inst->attrs.fusion_kind == FUSION_CUSTOM) return gpu_refuse(c, inst, "a custom fusion");
+    return compile_kernel(c, inst);
+  default:
+    if (opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL)
+      return gpu_refuse(c, inst, NULL);
+    return compile_kernel(c, inst);
+  }
+}
+
+/* The module's kernels loaded, and each launch's function found. */
+static bool program_load(GpuProgram *p, const char *ptx, Status *st) {
+  if (!gpu_module_load(&p->gpu, ptx, "the module's kernels", &p->module, st)) return false;
+  for (int i = 0; i < p->launch_count; i++)
+    if (!gpu_function_get(&p->gpu, p->module, p->launches[i].entry, &p->launches[i].function, st)) return false;
+  return true;
+}
+
+static bool gpu_compile_program(GpuCompile *c) {
+  const Computation *entry = c->m->entry;
+  for (int i = 0; i < c->plan->slot_count; i++)
+    if (!bind_slot(c, &c->plan->slots[i])) return false;
+  if (!bind_result(c)) return false;
+  for (int i = 0; i < entry->instruction_count; i++)
+    if (!compile_instruction(c, entry->instructions[i])) return false;
+  return program_load(c->p, ptx_builder_text(c->ptx), c->st) && gpu_program_place(c->p, c->st);
 }
 
 static bool gpu_compile(Executable *exe, Status *st) {
   exe->program = NULL;
   const Module *m = executable_module_to_run(exe);
-  GpuDevice gpu;
-  if (!gpu_device_open(&gpu, st)) return false;
-  char device[160];
-  snprintf(device, sizeof device, "%s, sm_%d%d", gpu.name, gpu.compute_major, gpu.compute_minor);
-  PtxTarget target;
-  bool ok = ptx_target_for_device(gpu.compute_major, gpu.compute_minor, &target, st);
-  int count = 0;
-  char (*names)[160] = calloc_or_exit((size_t)m->entry->instruction_count + 1, sizeof *names);
-  if (ok) {
-    PtxBuilder b;
-    ptx_builder_init(&b, &target);
-    ok = module_ptx_write(m, &b, names, &count, st) && module_load_check(&gpu, ptx_builder_text(&b), names, count, st);
-    ptx_builder_free(&b);
+  if (!exe->plan)
+    return status_error(st, STATUS_UNSUPPORTED, "the GPU backend compiles optimized modules only (drop --no-opt)");
+  if (!eval_check_supported(m, st)) return false;
+  GpuProgram *p = gpu_program_create(&m->entry->root->shape, m->filename);
+  if (!gpu_device_open(&p->gpu, st)) {
+    gpu_program_free(p);
+    return false;
   }
-  free(names);
-  gpu_device_close(&gpu);
-  if (!ok) return false;
-  return status_error(st, STATUS_UNSUPPORTED,
-                      "found %s and loaded the PTX of %d kernel%s for %s, but the GPU backend cannot launch "
-                      "them yet; use --backend interp",
-                      device, count, count == 1 ? "" : "s", target.name);
+  PtxTarget target;
+  bool ok = ptx_target_for_device(p->gpu.compute_major, p->gpu.compute_minor, &target, st);
+  if (ok) {
+    PtxBuilder ptx;
+    ptx_builder_init(&ptx, &target);
+    GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .st = st};
+    ok = gpu_compile_program(&c);
+    ptx_builder_free(&ptx);
+  }
+  if (!ok) {
+    gpu_program_free(p);
+    return false;
+  }
+  exe->program = p;
+  return true;
 }
 
 static HostBuffer *gpu_run(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st) {
-  (void)exe, (void)args, (void)arg_count;
-  status_error(st, STATUS_UNSUPPORTED, "the GPU backend cannot run modules yet");
-  return NULL;
+  return gpu_program_run(exe->program, args, arg_count, st);
 }
 
-static void gpu_free_program(void *program) { (void)program; }
+static void gpu_free_program(void *program) { gpu_program_free(program); }
 
 const Backend backend_gpu = {
     .name = "gpu",

@@ -198,4 +198,10 @@ bool ptx_emit_elementwise(PtxBuilder *b, const PtxElementwise *e, PtxReg dst, co
  * handling that accuracy to a few ulp needs. */
 bool ptx_op_needs_math_sequence(Opcode op);
 
+/* ------------------------------------------------------------ ptx_math.c
+ * The f32 math functions (exp, expm1, log, log1p, tanh, logistic, erf,
+ * sin, cos, tan, atan2, pow, cbrt, rsqrt) as inline PTX, transcribed from
+ * src/ir/kernel/math_reference.c. False (nothing emitted) for other ops. */
+bool ptx_math_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands);
+
 #endif

@@ -10,23 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit_ptx/ptx_kernel.h"
+#include "emit_ptx/ptx_kernel_internal.h"
 
-enum { LOOP_THREADS = 256, WARP = 32, BLOCK_REDUCE_THREADS = 256, GRID_CAP = 65535 };
 
-typedef struct Emit {
-  PtxBuilder *b;
-  const Kernel *k;
-  Status *st;
-  PtxReg inputs[64], outputs[64];      /* global addresses of the buffers */
-  PtxReg *values;                      /* per op, once its op is emitted */
-  PtxReg index[AXLE_MAX_RANK], rindex[AXLE_MAX_RANK];
-  PtxReg acc[AXLE_MAX_RANK];
-  int pending[AXLE_MAX_RANK];          /* REDUCE: the value acc a takes at the block's end */
-  /* loop.v4: the lane being emitted and each vector load's registers. */
-  int lane;
-  PtxReg (*lanes)[4];                  /* per op: LOAD values, or STORE values gathered */
-} Emit;
 
 /* ---- types ---- */
 
@@ -42,9 +28,9 @@ static bool value_type(ElementType t, PtxType *out) {
   }
 }
 
-static bool is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
+bool emit_is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
 
-static PtxReg value_new(Emit *E, ElementType t) {
+PtxReg emit_value_new(Emit *E, ElementType t) {
   PtxType pt = PTX_F32;
   bool known = value_type(t, &pt);
   assert(known && "kernel_types_check runs first");
@@ -52,13 +38,13 @@ static PtxReg value_new(Emit *E, ElementType t) {
   return ptx_reg_new(E->b, pt);
 }
 
-static const char *mov_suffix(PtxRegClass c) {
+const char *emit_mov_suffix(PtxRegClass c) {
   static const char *const names[PTX_REG_CLASS_COUNT] = {".pred", ".b16", ".b32", ".b64", ".f32", ".f64"};
   return names[c];
 }
 
-static void reg_move(Emit *E, PtxReg dst, PtxReg src) {
-  ptx_inst(E->b, "mov$s $r, $r", mov_suffix(dst.cls), dst, src);
+void emit_reg_move(Emit *E, PtxReg dst, PtxReg src) {
+  ptx_inst(E->b, "mov$s $r, $r", emit_mov_suffix(dst.cls), dst, src);
 }
 
 static bool type_refuse(Emit *E, ElementType t, const char *where) {
@@ -82,7 +68,7 @@ static bool kernel_types_check(Emit *E) {
 }
 
 /* f32 -> f16/bf16 -> f32: a value of a half type rounded to it. */
-static PtxReg half_round(Emit *E, ElementType t, PtxReg f) {
+PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f) {
   PtxReg h = ptx_reg_new(E->b, PTX_B16), out = ptx_reg_new(E->b, PTX_F32);
   if (t == TYPE_F16) {
     ptx_inst(E->b, "cvt.rn.f16.f32 $r, $r", h, f);
@@ -133,7 +119,7 @@ static PtxReg physical_offset(Emit *E, const Shape *s, const KernelOp *op, int f
 
 static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
   PtxReg v;
-  if (is_half(t)) {
+  if (emit_is_half(t)) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, "ld.global.b16 $r, [$r]", h, address);
     return half_widen(E, t, h);
@@ -153,7 +139,7 @@ static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
 }
 
 static void element_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
-  if (is_half(t)) {
+  if (emit_is_half(t)) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, v);
     ptx_inst(E->b, "st.global.b16 [$r], $r", address, h);
@@ -176,7 +162,7 @@ static PtxReg buffer_address(Emit *E, PtxReg base, const Shape *s, const KernelO
 /* ---- scalar ops ---- */
 
 static PtxReg constant_emit(Emit *E, const KernelOp *op) {
-  PtxReg r = value_new(E, op->type);
+  PtxReg r = emit_value_new(E, op->type);
   char text[40];
   if (op->type == TYPE_F64) {
     uint64_t bits;
@@ -203,20 +189,20 @@ static PtxReg constant_emit(Emit *E, const KernelOp *op) {
 
 static bool table_emit(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
                        const PtxReg *args, PtxReg *out) {
-  PtxElementwise e = {.op = op->op, .type = is_half(operand_type) ? TYPE_F32 : operand_type,
+  PtxElementwise e = {.op = op->op, .type = emit_is_half(operand_type) ? TYPE_F32 : operand_type,
                       .result_type = result_type, .direction = op->direction, .compare_type = op->compare_type};
-  if (e.op == OP_CONVERT && is_half(result_type)) e.result_type = TYPE_F32;
+  if (e.op == OP_CONVERT && emit_is_half(result_type)) e.result_type = TYPE_F32;
   bool gives_pred = op->op == OP_COMPARE || op->op == OP_IS_FINITE;
-  *out = value_new(E, gives_pred ? TYPE_PRED : result_type);
+  *out = emit_value_new(E, gives_pred ? TYPE_PRED : result_type);
   if (!ptx_emit_elementwise(E->b, &e, *out, args, E->st)) return false;
-  if (is_half(result_type)) *out = half_round(E, result_type, *out);
+  if (emit_is_half(result_type)) *out = emit_half_round(E, result_type, *out);
   return true;
 }
 
 /* HLO's integer remainder: x % 0 is x, INT_MIN % -1 is 0 (PTX leaves both
  * unspecified). */
 static PtxReg remainder_emit(Emit *E, ElementType t, PtxReg a, PtxReg b) {
-  PtxReg d = value_new(E, t);
+  PtxReg d = emit_value_new(E, t);
   PtxReg p = ptx_reg_new(E->b, PTX_PRED);
   const char *s = ptx_type_suffix(t == TYPE_S32 ? PTX_S32 : t == TYPE_U32 ? PTX_U32 : t == TYPE_S64 ? PTX_S64 : PTX_U64);
   ptx_inst(E->b, "rem$s $r, $r, $r", s, d, a, b);
@@ -225,7 +211,7 @@ static PtxReg remainder_emit(Emit *E, ElementType t, PtxReg a, PtxReg b) {
     ptx_inst(E->b, "@$r mov$s $r, 0", p, s, d);
   }
   ptx_inst(E->b, "setp.eq$s $r, $r, 0", s, p, b);
-  ptx_inst(E->b, "@$r mov$s $r, $r", p, mov_suffix(d.cls), d, a);
+  ptx_inst(E->b, "@$r mov$s $r, $r", p, emit_mov_suffix(d.cls), d, a);
   return d;
 }
 
@@ -263,7 +249,7 @@ static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *
 
 static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (is_half(to) && type_is_integer(from)) {
+  if (emit_is_half(to) && type_is_integer(from)) {
     if (to == TYPE_BF16)
       return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: convert from %s to bf16 on the GPU is not written yet",
                           E->k->name, type_name(from));
@@ -273,7 +259,7 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     *out = half_widen(E, TYPE_F16, h);
     return true;
   }
-  if (is_half(to) && from == TYPE_F64) {
+  if (emit_is_half(to) && from == TYPE_F64) {
     PtxElementwise e = {.op = OP_CONVERT, .type = TYPE_F64, .result_type = to};
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     if (!ptx_emit_elementwise(E->b, &e, h, args, E->st)) return false;
@@ -281,17 +267,17 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     return true;
   }
   if (from == to) {
-    *out = value_new(E, to);
-    reg_move(E, *out, args[0]);
+    *out = emit_value_new(E, to);
+    emit_reg_move(E, *out, args[0]);
     return true;
   }
-  if (is_half(to) && (from == TYPE_F32 || is_half(from))) {
-    *out = half_round(E, to, args[0]);
+  if (emit_is_half(to) && (from == TYPE_F32 || emit_is_half(from))) {
+    *out = emit_half_round(E, to, args[0]);
     return true;
   }
-  if (is_half(from) && to == TYPE_F32) {   /* already widened, exactly */
-    *out = value_new(E, to);
-    reg_move(E, *out, args[0]);
+  if (emit_is_half(from) && to == TYPE_F32) {   /* already widened, exactly */
+    *out = emit_value_new(E, to);
+    emit_reg_move(E, *out, args[0]);
     return true;
   }
   return table_emit(E, op, from, to, args, out);
@@ -299,10 +285,10 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
 
 static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (is_half(from) || is_half(to) || from == TYPE_PRED)
+  if (emit_is_half(from) || emit_is_half(to) || from == TYPE_PRED)
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s on the GPU", E->k->name,
                         type_name(from), type_name(to));
-  *out = value_new(E, to);
+  *out = emit_value_new(E, to);
   ptx_inst(E->b, type_byte_size(to) == 8 ? "mov.b64 $r, $r" : "mov.b32 $r, $r", *out, args[0]);
   return true;
 }
@@ -356,35 +342,40 @@ static bool op_emit(Emit *E, int i) {
     if (!hlo_emit(E, op, &v)) return false;
     break;
   case KOP_ACC_READ:
-    v = value_new(E, op->type);
-    reg_move(E, v, E->acc[op->acc]);
+    v = emit_value_new(E, op->type);
+    emit_reg_move(E, v, E->acc[op->acc]);
     break;
   case KOP_ACC_WRITE:
     if (op->block == KBLOCK_REDUCE) E->pending[op->acc] = op->args[0];
-    else reg_move(E, E->acc[op->acc], E->values[op->args[0]]);
+    else emit_reg_move(E, E->acc[op->acc], E->values[op->args[0]]);
     return true;
   }
   E->values[i] = v;
   return true;
 }
 
-/* Every op of a block, in order; REDUCE's accumulator writes take effect
- * together at its end (a variadic reducer reads all the old values). */
-static bool block_emit(Emit *E, KernelBlock block) {
+/* Every op of a block (of one phase, or any when phase < 0), in order;
+ * REDUCE's accumulator writes take effect together at its end (a variadic
+ * reducer reads all the old values). */
+bool emit_block_phase(Emit *E, KernelBlock block, int phase) {
   for (int a = 0; a < E->k->acc_count; a++) E->pending[a] = -1;
-  for (int i = 0; i < E->k->op_count; i++)
-    if (E->k->ops[i].block == block && !op_emit(E, i)) return false;
+  for (int i = 0; i < E->k->op_count; i++) {
+    const KernelOp *op = &E->k->ops[i];
+    if (op->block == block && (phase < 0 || op->phase == phase) && !op_emit(E, i)) return false;
+  }
   for (int a = 0; a < E->k->acc_count; a++)
-    if (E->pending[a] >= 0) reg_move(E, E->acc[a], E->values[E->pending[a]]);
+    if (E->pending[a] >= 0) emit_reg_move(E, E->acc[a], E->values[E->pending[a]]);
   return true;
 }
+
+static bool block_emit(Emit *E, KernelBlock block) { return emit_block_phase(E, block, -1); }
 
 /* ---- index recovery ---- */
 
 /* index[order[0]] = linear % dims[order[0]], and so on outward; in 32 bits
  * when the space fits (ptxas turns a 32-bit division by a constant into a
  * multiply), in 64 otherwise. */
-static void indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order,
+void emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order,
                             PtxReg *index) {
   int64_t total = 1;
   for (int d = 0; d < rank; d++) total *= dims[d];
@@ -410,7 +401,7 @@ static void indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dim
   }
 }
 
-static int64_t dims_product(int rank, const int64_t *dims) {
+int64_t emit_dims_product(int rank, const int64_t *dims) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= dims[d];
   return n;
@@ -418,12 +409,12 @@ static int64_t dims_product(int rank, const int64_t *dims) {
 
 /* The order the output index space is walked in: the first output's
  * physical order, so neighbouring threads store to neighbouring bytes. */
-static void space_order(const Kernel *k, int64_t *order) {
+void emit_space_order(const Kernel *k, int64_t *order) {
   for (int j = 0; j < k->rank; j++) order[j] = k->output_count ? k->outputs[0].shape.minor_to_major[j] : k->rank - 1 - j;
 }
 
 /* The reduced space: the last reduced dim fastest, the interpreter's order. */
-static void reduce_order(const Kernel *k, int64_t *order) {
+void emit_reduce_order(const Kernel *k, int64_t *order) {
   for (int j = 0; j < k->reduce_rank; j++) order[j] = k->reduce_rank - 1 - j;
 }
 
@@ -431,10 +422,6 @@ static void reduce_order(const Kernel *k, int64_t *order) {
 
 /* The grid-stride loop: for (i = first; i < n; i += stride) body, with
  * the loop's head and tail written around what `body` emits. */
-typedef struct GridLoop {
-  PtxReg i;
-  PtxLabel head, done;
-} GridLoop;
 
 /* The bound is the constant n, or the register *bound when given. */
 static GridLoop grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxReg *bound) {
@@ -448,16 +435,16 @@ static GridLoop grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxReg
   return g;
 }
 
-static GridLoop grid_loop_open(Emit *E, PtxReg first, int64_t n) { return grid_loop_open_to(E, first, n, NULL); }
+GridLoop emit_grid_loop_open(Emit *E, PtxReg first, int64_t n) { return grid_loop_open_to(E, first, n, NULL); }
 
-static void grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride) {
+void emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride) {
   ptx_inst(E->b, "add.s64 $r, $r, $r", g->i, g->i, stride);
   ptx_inst(E->b, "bra $l", g->head);
   ptx_label_place(E->b, g->done);
 }
 
 /* nctaid.x * ntid.x (or nctaid.x alone: one block per item) */
-static PtxReg grid_stride(Emit *E, bool per_block) {
+PtxReg emit_grid_stride(Emit *E, bool per_block) {
   PtxReg blocks = ptx_reg_new(E->b, PTX_U32), threads = ptx_reg_new(E->b, PTX_U32);
   PtxReg stride = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u32 $r, %nctaid.x", blocks);
@@ -496,7 +483,7 @@ static int vector_width(const Kernel *k) {
     if (memory) {
       const Shape *s = op->kop == KOP_LOAD ? &k->inputs[op->buffer].shape : &k->outputs[op->buffer].shape;
       int bytes = type_byte_size(s->type);
-      if (is_half(s->type) || s->type == TYPE_PRED || (bytes != 4 && bytes != 8) || (width && bytes != width)) return 0;
+      if (emit_is_half(s->type) || s->type == TYPE_PRED || (bytes != 4 && bytes != 8) || (width && bytes != width)) return 0;
       width = bytes;
       if (!access_is_identity(k, op, s, op->kop == KOP_STORE)) return 0;
     }
@@ -532,7 +519,7 @@ static bool vector_body_emit(Emit *E, PtxReg v, int width) {
     const KernelOp *op = &k->ops[i];
     if (op->kop != KOP_LOAD) continue;
     ElementType t = k->inputs[op->buffer].shape.type;
-    for (int l = 0; l < width; l++) E->lanes[i][l] = value_new(E, t);
+    for (int l = 0; l < width; l++) E->lanes[i][l] = emit_value_new(E, t);
     PtxReg address = ptx_element_address(E->b, E->inputs[op->buffer], v, 16);
     vector_list(E->lanes[i], width, list, sizeof list);
     ptx_inst(E->b, "ld.global.v$d$s $s, [$r]", width, vector_type(t), list, address);
@@ -571,7 +558,7 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, int width, i
   E->lanes = NULL;
   free(lanes);
   if (!ok) return false;
-  grid_loop_close(E, &g, stride);
+  emit_grid_loop_close(E, &g, stride);
   *scalar_start = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mul.lo.s64 $r, $r, $d", *scalar_start, count, width);
   return true;
@@ -579,9 +566,9 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, int width, i
 
 static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
   int width = vector_width(k);
-  PtxReg thread = ptx_global_thread_index(E->b), stride = grid_stride(E, false);
+  PtxReg thread = ptx_global_thread_index(E->b), stride = emit_grid_stride(E, false);
   PtxReg first = thread;
   if (width) {
     PtxReg start;
@@ -590,11 +577,11 @@ static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
     ptx_inst(E->b, "add.s64 $r, $r, $r", first, start, thread);
   }
   ptx_comment(E->b, "one element per thread: its logical index, then the body");
-  space_order(k, order);
-  GridLoop g = grid_loop_open(E, first, n);
-  indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  emit_space_order(k, order);
+  GridLoop g = emit_grid_loop_open(E, first, n);
+  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
   if (!block_emit(E, KBLOCK_PRE)) return false;
-  grid_loop_close(E, &g, stride);
+  emit_grid_loop_close(E, &g, stride);
   shape->strategy = width == 4 ? "loop.v4" : width == 2 ? "loop.v2" : "loop";
   shape->block_threads = LOOP_THREADS;
   int64_t items = width ? (n + width - 1) / width : n;
@@ -609,34 +596,34 @@ static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
 static bool reduce_loop_emit(Emit *E, PtxReg first, int step) {
   const Kernel *k = E->k;
   int64_t order[AXLE_MAX_RANK];
-  reduce_order(k, order);
+  emit_reduce_order(k, order);
   PtxReg step_reg = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u64 $r, $d", step_reg, step);
-  GridLoop g = grid_loop_open(E, first, dims_product(k->reduce_rank, k->reduce_dims));
-  indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
+  GridLoop g = emit_grid_loop_open(E, first, emit_dims_product(k->reduce_rank, k->reduce_dims));
+  emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
   if (!block_emit(E, KBLOCK_REDUCE)) return false;
-  grid_loop_close(E, &g, step_reg);
+  emit_grid_loop_close(E, &g, step_reg);
   return true;
 }
 
-static void accumulators_declare(Emit *E) {
-  for (int a = 0; a < E->k->acc_count; a++) E->acc[a] = value_new(E, E->k->acc_types[a]);
+void emit_accumulators_declare(Emit *E) {
+  for (int a = 0; a < E->k->acc_count; a++) E->acc[a] = emit_value_new(E, E->k->acc_types[a]);
 }
 
 /* One thread per output element, the reduced space in order: any reducer. */
 static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
-  PtxReg thread = ptx_global_thread_index(E->b), stride = grid_stride(E, false);
+  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  PtxReg thread = ptx_global_thread_index(E->b), stride = emit_grid_stride(E, false);
   PtxReg zero = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u64 $r, 0", zero);
-  accumulators_declare(E);
-  space_order(k, order);
+  emit_accumulators_declare(E);
+  emit_space_order(k, order);
   ptx_comment(E->b, "one output element per thread; the reduced space in order");
-  GridLoop g = grid_loop_open(E, thread, n);
-  indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  GridLoop g = emit_grid_loop_open(E, thread, n);
+  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
   if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, zero, 1) || !block_emit(E, KBLOCK_POST)) return false;
-  grid_loop_close(E, &g, stride);
+  emit_grid_loop_close(E, &g, stride);
   shape->strategy = "reduce.thread";
   shape->block_threads = LOOP_THREADS;
   shape->blocks = (n + LOOP_THREADS - 1) / LOOP_THREADS;
@@ -645,14 +632,11 @@ static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
 
 /* A row reduction's plan: each accumulator's combiner (one op on the old
  * accumulator and an element), started from its identity. */
-typedef struct RowPlan {
-  Opcode combiner[AXLE_MAX_RANK];
-} RowPlan;
 
 /* An initial value known when compiling: a kernel constant, or a load of
  * a scalar input that is a constant of the module (an unfused reduce's
  * init operand). */
-static bool init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
+bool emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
   *out = *init;
   if (init->kop == KOP_CONSTANT) return true;
   if (init->kop != KOP_LOAD) return false;
@@ -666,7 +650,7 @@ static bool init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
   return true;
 }
 
-static bool constant_is_identity(const KernelOp *c, Opcode op) {
+bool emit_constant_is_identity(const KernelOp *c, Opcode op) {
   ElementType t = c->type;
   bool is_signed = t == TYPE_S32 || t == TYPE_S64;
   int64_t smin = t == TYPE_S32 ? INT32_MIN : INT64_MIN, smax = t == TYPE_S32 ? INT32_MAX : INT64_MAX;
@@ -712,7 +696,7 @@ static bool combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *c
     const KernelOp *w = &k->ops[i];
     KernelOp init;
     if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
-        (!init_value(k, &k->ops[w->args[0]], &init) || !constant_is_identity(&init, *combiner)))
+        (!emit_init_value(k, &k->ops[w->args[0]], &init) || !emit_constant_is_identity(&init, *combiner)))
       return false;
   }
   return true;
@@ -736,7 +720,7 @@ static bool loads_are_rows(const Kernel *k) {
 
 static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->reduce_rank == 0 || k->acc_count == 0) return false;
-  if (dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
+  if (emit_dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
   bool *acc_dep = calloc_or_exit((size_t)k->op_count + 1, sizeof *acc_dep);
   bool ok = true;
   for (int i = 0; i < k->op_count; i++) {
@@ -764,14 +748,14 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
 }
 
 /* acc[a] = combiner(acc[a], other), rounded for f16/bf16. */
-static bool accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
+bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
   ElementType t = E->k->acc_types[a];
-  PtxElementwise e = {.op = plan->combiner[a], .type = is_half(t) ? TYPE_F32 : t};
+  PtxElementwise e = {.op = plan->combiner[a], .type = emit_is_half(t) ? TYPE_F32 : t};
   PtxReg operands[2] = {E->acc[a], other};
-  PtxReg r = value_new(E, t);
+  PtxReg r = emit_value_new(E, t);
   if (!ptx_emit_elementwise(E->b, &e, r, operands, E->st)) return false;
-  if (is_half(t)) r = half_round(E, t, r);
-  reg_move(E, E->acc[a], r);
+  if (emit_is_half(t)) r = emit_half_round(E, t, r);
+  emit_reg_move(E, E->acc[a], r);
   return true;
 }
 
@@ -791,7 +775,7 @@ static PtxReg shuffle_down(Emit *E, PtxReg v, int offset) {
   return out;
 }
 
-static PtxType shared_type(PtxReg r) {
+PtxType emit_shared_type(PtxReg r) {
   return r.cls == PTX_REG_F32 ? PTX_F32 : r.cls == PTX_REG_F64 ? PTX_F64 : r.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32;
 }
 
@@ -806,13 +790,13 @@ static bool block_combine_emit(Emit *E, const RowPlan *plan, int threads, PtxReg
   ptx_inst(E->b, "setp.ne.u32 $r, $r, 0", p, lane);
   ptx_inst(E->b, "@$r bra $l", p, stored);
   for (int a = 0; a < E->k->acc_count; a++) {
-    int bytes = ptx_type_byte_size(shared_type(E->acc[a]));
+    int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
     PtxReg base = ptx_reg_new(E->b, PTX_U32), at = ptx_reg_new(E->b, PTX_U32);
     char name[32];
     snprintf(name, sizeof name, "warp_acc%d", a);
     ptx_inst(E->b, "mov.u32 $r, $s", base, name);
     ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", at, warp, bytes, base);
-    ptx_inst(E->b, "st.shared$s [$r], $r", mov_suffix(E->acc[a].cls), at, E->acc[a]);
+    ptx_inst(E->b, "st.shared$s [$r], $r", emit_mov_suffix(E->acc[a].cls), at, E->acc[a]);
   }
   ptx_label_place(E->b, stored);
   ptx_inst(E->b, "bar.sync 0");
@@ -821,11 +805,11 @@ static bool block_combine_emit(Emit *E, const RowPlan *plan, int threads, PtxReg
   for (int a = 0; a < E->k->acc_count; a++) {
     char name[32];
     snprintf(name, sizeof name, "warp_acc%d", a);
-    int bytes = ptx_type_byte_size(shared_type(E->acc[a]));
+    int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
     for (int w = 1; w < warps; w++) {
-      PtxReg other = ptx_reg_new(E->b, shared_type(E->acc[a]));
-      ptx_inst(E->b, "ld.shared$s $r, [$s+$d]", mov_suffix(E->acc[a].cls), other, name, w * bytes);
-      if (!accumulator_combine(E, plan, a, other)) return false;
+      PtxReg other = ptx_reg_new(E->b, emit_shared_type(E->acc[a]));
+      ptx_inst(E->b, "ld.shared$s $r, [$s+$d]", emit_mov_suffix(E->acc[a].cls), other, name, w * bytes);
+      if (!emit_accumulator_combine(E, plan, a, other)) return false;
     }
   }
   return true;
@@ -836,28 +820,28 @@ static bool block_combine_emit(Emit *E, const RowPlan *plan, int threads, PtxReg
  * warps' through shared memory; thread 0 runs POST. */
 static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
-  int threads = dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? BLOCK_REDUCE_THREADS : WARP;
+  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  int threads = emit_dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? BLOCK_REDUCE_THREADS : WARP;
   PtxReg tid = ptx_reg_new(E->b, PTX_U32), tid64 = ptx_reg_new(E->b, PTX_U64), block = ptx_reg_new(E->b, PTX_U32);
-  PtxReg first = ptx_reg_new(E->b, PTX_U64), stride = grid_stride(E, true), p = ptx_reg_new(E->b, PTX_PRED);
+  PtxReg first = ptx_reg_new(E->b, PTX_U64), stride = emit_grid_stride(E, true), p = ptx_reg_new(E->b, PTX_PRED);
   ptx_inst(E->b, "mov.u32 $r, %tid.x", tid);
   ptx_inst(E->b, "cvt.u64.u32 $r, $r", tid64, tid);
   ptx_inst(E->b, "mov.u32 $r, %ctaid.x", block);
   ptx_inst(E->b, "cvt.u64.u32 $r, $r", first, block);
-  accumulators_declare(E);
+  emit_accumulators_declare(E);
   for (int a = 0; threads > WARP && a < k->acc_count; a++) {
     char name[32];
     snprintf(name, sizeof name, "warp_acc%d", a);
-    ptx_shared_declare(E->b, name, shared_type(E->acc[a]), threads / WARP, 8);
+    ptx_shared_declare(E->b, name, emit_shared_type(E->acc[a]), threads / WARP, 8);
   }
-  space_order(k, order);
+  emit_space_order(k, order);
   ptx_comment(E->b, "one output element per %s; lane partials, then a shuffle tree", threads > WARP ? "block" : "warp");
-  GridLoop g = grid_loop_open(E, first, n);
-  indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  GridLoop g = emit_grid_loop_open(E, first, n);
+  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
   if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, tid64, threads)) return false;
   for (int offset = WARP / 2; offset > 0; offset /= 2)
     for (int a = 0; a < k->acc_count; a++)
-      if (!accumulator_combine(E, plan, a, shuffle_down(E, E->acc[a], offset))) return false;
+      if (!emit_accumulator_combine(E, plan, a, shuffle_down(E, E->acc[a], offset))) return false;
   PtxLabel next = ptx_label_new(E->b, "next");
   if (threads > WARP) {
     if (!block_combine_emit(E, plan, threads, tid, next)) return false;
@@ -869,7 +853,7 @@ static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape)
   ptx_label_place(E->b, next);
   /* the shared slots are reused by the next output element */
   if (threads > WARP) ptx_inst(E->b, "bar.sync 0");
-  grid_loop_close(E, &g, stride);
+  emit_grid_loop_close(E, &g, stride);
   shape->strategy = threads > WARP ? "reduce.block" : "reduce.warp";
   shape->block_threads = threads;
   shape->blocks = n;
@@ -917,15 +901,13 @@ static void buffers_load(Emit *E) {
 bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st) {
   Emit E = {.b = b, .k = k, .st = st};
   memset(shape, 0, sizeof *shape);
-  if (k->kind != KERNEL_LOOP && k->kind != KERNEL_REDUCE)
-    return status_error(st, STATUS_UNSUPPORTED,
-                        "kernel %s: a row kernel (several passes over each row) has no PTX form yet", k->name);
   if (!kernel_types_check(&E)) return false;
   RowPlan plan;
-  bool row = row_plan_make(k, &plan);
-  const char *strategy = k->kind == KERNEL_LOOP                                    ? "loop"
+  bool row = k->kind == KERNEL_ROW ? ptx_row_plan_make(k, &plan) : row_plan_make(k, &plan);
+  const char *strategy = k->kind == KERNEL_ROW                                     ? (row ? "row.block" : "row.thread")
+                         : k->kind == KERNEL_LOOP                                  ? "loop"
                          : !row                                                    ? "reduce.thread"
-                         : dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? "reduce.block"
+                         : emit_dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? "reduce.block"
                                                                                   : "reduce.warp";
   StrBuf what = {0};
   kernel_describe(k, strategy, &what);
@@ -936,7 +918,8 @@ bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKerne
   for (int o = 0; o < k->output_count; o++) snprintf(name, sizeof name, "out%d", o), ptx_kernel_param(b, PTX_U64, name);
   E.values = calloc_or_exit((size_t)k->op_count + 1, sizeof *E.values);
   buffers_load(&E);
-  bool ok = k->kind == KERNEL_LOOP ? loop_kernel_emit(&E, shape)
+  bool ok = k->kind == KERNEL_ROW    ? ptx_row_emit(&E, row ? &plan : NULL, shape)
+            : k->kind == KERNEL_LOOP ? loop_kernel_emit(&E, shape)
             : row                  ? reduce_row_emit(&E, &plan, shape)
                                    : reduce_thread_emit(&E, shape);
   free(E.values);

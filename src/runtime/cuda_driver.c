@@ -45,11 +45,21 @@ const char *cuda_error_name(const CudaDriver *driver, CUresult r) {
   return "an unknown CUDA error";
 }
 
-/* Fills st when r is an error: "CALL failed while WHAT: CUDA_ERROR_...". */
+/* The driver's sentence for r ("out of memory"), or "" without one. */
+static const char *cuda_error_text(const CudaDriver *driver, CUresult r) {
+  const char *text = NULL;
+  if (driver->get_error_string && driver->get_error_string(r, &text) == CUDA_SUCCESS && text) return text;
+  return "";
+}
+
+/* Fills st when r is an error:
+ * "CALL failed while WHAT: CUDA_ERROR_... (N): the driver's sentence". */
 static bool check_cuda(const GpuDevice *gpu, CUresult r, const char *call, const char *what, Status *st) {
   if (r == CUDA_SUCCESS) return true;
-  return status_error(st, STATUS_RUNTIME_ERROR, "%s failed while %s: %s (%d)", call, what,
-                      cuda_error_name(&gpu->driver, r), r);
+  const char *text = cuda_error_text(&gpu->driver, r);
+  return status_error(st, r == CUDA_ERROR_OUT_OF_MEMORY ? STATUS_OUT_OF_MEMORY : STATUS_RUNTIME_ERROR,
+                      "%s failed while %s: %s (%d)%s%s", call, what, cuda_error_name(&gpu->driver, r), r,
+                      *text ? ": " : "", text);
 }
 
 bool gpu_device_open(GpuDevice *gpu, Status *st) {
@@ -72,7 +82,9 @@ bool gpu_device_open(GpuDevice *gpu, Status *st) {
                   "cuDeviceGetAttribute", "counting multiprocessors", st) ||
       !check_cuda(gpu, d->device_get_name(gpu->name, (int)sizeof gpu->name - 1, gpu->device),
                   "cuDeviceGetName", "naming the device", st) ||
-      !check_cuda(gpu, d->ctx_create(&gpu->context, 0, gpu->device), "cuCtxCreate", "creating a context", st)) {
+      !check_cuda(gpu, d->primary_ctx_retain(&gpu->context, gpu->device), "cuDevicePrimaryCtxRetain",
+                  "retaining the device's primary context", st) ||
+      !gpu_context_enter(gpu, st)) {
     gpu_device_close(gpu);
     return false;
   }
@@ -87,7 +99,7 @@ void gpu_device_close(GpuDevice *gpu) {
   CudaDriver *d = &gpu->driver;
   if (d->library) {
     if (gpu->stream) d->stream_destroy(gpu->stream);
-    if (gpu->context) d->ctx_destroy(gpu->context);
+    if (gpu->context) d->primary_ctx_release(gpu->device);
   }
   cuda_driver_close(d);
   memset(gpu, 0, sizeof *gpu);
@@ -138,6 +150,17 @@ void gpu_free(GpuDevice *gpu, CUdeviceptr ptr) {
   if (ptr) gpu->driver.mem_free(ptr);
 }
 
+bool gpu_alloc_pinned(GpuDevice *gpu, size_t bytes, void **ptr, Status *st) {
+  char what[128];
+  snprintf(what, sizeof what, "pinning %zu bytes of host memory to stage transfers", bytes);
+  return check_cuda(gpu, gpu->driver.mem_alloc_host(ptr, bytes), "cuMemAllocHost", what, st);
+}
+
+bool gpu_copy_to_host_async(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st) {
+  return check_cuda(gpu, gpu->driver.memcpy_dtoh_async(dst, src, bytes, gpu->stream), "cuMemcpyDtoHAsync",
+                    "copying a result to the host", st);
+}
+
 bool gpu_copy_to_device(GpuDevice *gpu, CUdeviceptr dst, const void *src, size_t bytes, Status *st) {
   return check_cuda(gpu, gpu->driver.memcpy_htod_async(dst, src, bytes, gpu->stream), "cuMemcpyHtoDAsync",
                     "copying to the device", st);
@@ -164,4 +187,9 @@ bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const uns
 bool gpu_synchronize(GpuDevice *gpu, Status *st) {
   return check_cuda(gpu, gpu->driver.stream_synchronize(gpu->stream), "cuStreamSynchronize",
                     "waiting for the device", st);
+}
+
+bool gpu_context_enter(GpuDevice *gpu, Status *st) {
+  return check_cuda(gpu, gpu->driver.ctx_set_current(gpu->context), "cuCtxSetCurrent",
+                    "making the device's context current", st);
 }

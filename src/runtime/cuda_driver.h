@@ -61,8 +61,9 @@ enum {
   CUDA_ENTRY(device_get, "cuDeviceGet", (CUdevice * device, int ordinal))                          \
   CUDA_ENTRY(device_get_attribute, "cuDeviceGetAttribute", (int *value, int attribute, CUdevice d)) \
   CUDA_ENTRY(device_get_name, "cuDeviceGetName", (char *name, int length, CUdevice d))             \
-  CUDA_ENTRY(ctx_create, "cuCtxCreate_v2", (CUcontext * ctx, unsigned flags, CUdevice d))           \
-  CUDA_ENTRY(ctx_destroy, "cuCtxDestroy_v2", (CUcontext ctx))                                      \
+  CUDA_ENTRY(primary_ctx_retain, "cuDevicePrimaryCtxRetain", (CUcontext * ctx, CUdevice d))        \
+  CUDA_ENTRY(primary_ctx_release, "cuDevicePrimaryCtxRelease_v2", (CUdevice d))                    \
+  CUDA_ENTRY(ctx_set_current, "cuCtxSetCurrent", (CUcontext ctx))                                  \
   CUDA_ENTRY(mem_get_info, "cuMemGetInfo_v2", (size_t * free_bytes, size_t * total_bytes))         \
   CUDA_ENTRY(mem_alloc, "cuMemAlloc_v2", (CUdeviceptr * ptr, size_t bytes))                        \
   CUDA_ENTRY(mem_free, "cuMemFree_v2", (CUdeviceptr ptr))                                          \
@@ -88,7 +89,8 @@ enum {
              (CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,   \
               unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream s,               \
               void **params, void **extra))                                                        \
-  CUDA_ENTRY(get_error_name, "cuGetErrorName", (CUresult r, const char **name))
+  CUDA_ENTRY(get_error_name, "cuGetErrorName", (CUresult r, const char **name))                   \
+  CUDA_ENTRY(get_error_string, "cuGetErrorString", (CUresult r, const char **text))
 
 typedef struct CudaDriver {
   void *library;   /* the dlopen handle */
@@ -101,10 +103,14 @@ typedef struct CudaDriver {
  * at a fake), else libcuda.so.1. Fails with "no CUDA driver (...)". */
 bool cuda_driver_open(CudaDriver *driver, Status *st);
 void cuda_driver_close(CudaDriver *driver);
-/* "CUDA_ERROR_OUT_OF_MEMORY", or "CUDA error N" when the driver has no name. */
+/* "CUDA_ERROR_OUT_OF_MEMORY", or "an unknown CUDA error" when the driver has no name. */
 const char *cuda_error_name(const CudaDriver *driver, CUresult r);
 
-/* ---- the device the runtime uses: device 0, one context, one stream ---- */
+/* ---- the device the runtime uses: device 0, its primary context, one stream ----
+ * Every GpuDevice (one per executable) shares the device's primary context,
+ * as CUDA's runtime API does: a context costs hundreds of MB of device
+ * memory, and a compile cache may hold dozens of executables. Each has its
+ * own stream, module and memory. */
 typedef struct GpuDevice {
   CudaDriver driver;
   CUdevice device;
@@ -125,10 +131,20 @@ bool gpu_function_get(GpuDevice *gpu, CUmodule module, const char *name, CUfunct
  * fails with how much it needed rather than a bare out-of-memory. */
 bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr, Status *st);
 void gpu_free(GpuDevice *gpu, CUdeviceptr ptr);
+/* Pinned host memory (cuMemAllocHost), for the TransferManager's staging;
+ * fails with the bytes it wanted. */
+bool gpu_alloc_pinned(GpuDevice *gpu, size_t bytes, void **ptr, Status *st);
+/* Enqueued on the stream; both wait for nothing. */
+bool gpu_copy_to_host_async(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st);
 bool gpu_copy_to_device(GpuDevice *gpu, CUdeviceptr dst, const void *src, size_t bytes, Status *st);
 bool gpu_copy_to_host(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st);
 bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, void **params, Status *st);
 bool gpu_synchronize(GpuDevice *gpu, Status *st);
+/* Makes gpu's context the calling thread's current one. A context is
+ * current only on the thread that created it, and creating another (a
+ * second executable) replaces it there, so every compile and run step that
+ * calls the driver starts with this. */
+bool gpu_context_enter(GpuDevice *gpu, Status *st);
 
 #endif

@@ -4,15 +4,24 @@
  * and can be told to fail, so that every error path of the GPU runtime (no
  * device, a module that does not load, out of memory, a failed launch) runs
  * in `make test`. "Device memory" is host memory, so copies round-trip;
- * kernels are not run. Controlled by the environment, read at each call:
+ * kernels are not run: a launch is only recorded, with its grid, block and
+ * the device pointers it was given (FAKE_CUDA_TRACE). Controlled by the
+ * environment, read at each call:
  *   FAKE_CUDA_DEVICES=N       how many devices cuDeviceGetCount reports (default 1)
  *   FAKE_CUDA_FAIL=SYMBOL     that entry point fails (e.g. cuModuleLoadDataEx)
  *   FAKE_CUDA_FREE_BYTES=N    what cuMemGetInfo reports free (default 16 GiB)
- *   FAKE_CUDA_TRACE=FILE      append one line per call to FILE */
+ *   FAKE_CUDA_TRACE=FILE      append one line per call to FILE
+ *   FAKE_CUDA_EXECUTE=1       run each launch on the host with the SIMT
+ *                             simulator (ptx_simulate.h), so results are real;
+ *                             an instruction it lacks or a fault fails the
+ *                             launch with CUDA_ERROR_LAUNCH_FAILED and a
+ *                             line on stderr */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ptx_simulate.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -62,25 +71,38 @@ CUresult cuDeviceGetName(char *name, int length, int device) {
   snprintf(name, (size_t)length, "Fake GPU (tests)");
   return outcome("cuDeviceGetName", 1);
 }
-CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int device) {
-  (void)flags, (void)device;
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) {
+  (void)device;
   static int context;
   *ctx = &context;
-  return outcome("cuCtxCreate_v2", 201);
+  return outcome("cuDevicePrimaryCtxRetain", 201);
 }
-CUresult cuCtxDestroy_v2(void *ctx) { (void)ctx; return outcome("cuCtxDestroy_v2", 201); }
+CUresult cuDevicePrimaryCtxRelease_v2(int device) { (void)device; return outcome("cuDevicePrimaryCtxRelease_v2", 201); }
+CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return outcome("cuCtxSetCurrent", 201); }
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)env_number("FAKE_CUDA_FREE_BYTES", 16ll << 30);
   *total_bytes = (size_t)80 << 30;
   return outcome("cuMemGetInfo_v2", 1);
 }
+/* The live allocations, so that a simulated launch touches only them. */
+enum { MAX_ALLOCATIONS = 1024 };
+static PtxsBuffer allocations[MAX_ALLOCATIONS];
+
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   CUresult r = outcome("cuMemAlloc_v2", 2); /* CUDA_ERROR_OUT_OF_MEMORY */
   if (r) return r;
   *ptr = (CUdeviceptr)(uintptr_t)malloc(bytes);
-  return *ptr ? 0 : 2;
+  if (!*ptr) return 2;
+  for (int i = 0; i < MAX_ALLOCATIONS; i++)
+    if (!allocations[i].base) {
+      allocations[i] = (PtxsBuffer){(char *)(uintptr_t)*ptr, bytes};
+      break;
+    }
+  return 0;
 }
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  for (int i = 0; i < MAX_ALLOCATIONS; i++)
+    if (allocations[i].base == (char *)(uintptr_t)ptr) allocations[i] = (PtxsBuffer){NULL, 0};
   free((void *)(uintptr_t)ptr);
   return outcome("cuMemFree_v2", 1);
 }
@@ -131,12 +153,22 @@ CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
 CUresult cuEventDestroy_v2(void *event) { (void)event; return outcome("cuEventDestroy_v2", 1); }
 
 /* A failing load writes a log the way ptxas does, so tests can check that
- * the log reaches the user. */
+ * the log reaches the user. A module keeps its PTX text, so that a
+ * function knows how many parameters its .entry declares. */
+typedef struct FakeModule {
+  char *ptx;
+} FakeModule;
+
+typedef struct FakeFunction {
+  int param_count;
+  const FakeModule *module;
+  char name[256];
+} FakeFunction;
+
 CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, int *options, void **values) {
   CUresult r = outcome("cuModuleLoadDataEx", 218); /* CUDA_ERROR_INVALID_PTX */
-  static int m;
-  *module = &m;
   if (r) {
+    *module = NULL;
     for (unsigned i = 0; i + 1 < count; i++) {
       if (options[i] == 5 && options[i + 1] == 6) {
         size_t size = (size_t)(uintptr_t)values[i + 1];
@@ -144,20 +176,103 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, in
                  (const char *)image);
       }
     }
+    return r;
   }
-  return r;
+  FakeModule *m = calloc(1, sizeof *m);
+  if (!m) return 2;
+  m->ptx = strdup((const char *)image);
+  *module = m;
+  return 0;
 }
-CUresult cuModuleUnload(void *module) { (void)module; return outcome("cuModuleUnload", 1); }
+CUresult cuModuleUnload(void *module) {
+  FakeModule *m = module;
+  if (m) free(m->ptx);
+  free(m);
+  return outcome("cuModuleUnload", 1);
+}
+
+/* The number of ".param" between ".entry NAME(" and its ")". */
+static int entry_param_count(const char *ptx, const char *name) {
+  char pattern[300];
+  snprintf(pattern, sizeof pattern, ".entry %s(", name);
+  const char *p = ptx ? strstr(ptx, pattern) : NULL;
+  if (!p) return -1;
+  const char *end = strchr(p, ')');
+  int n = 0;
+  for (const char *q = strstr(p, ".param"); q && (!end || q < end); q = strstr(q + 1, ".param")) n++;
+  return n;
+}
+
+/* Functions live until the process ends, as a test's handful do. */
 CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
-  (void)module, (void)name;
-  static int f;
-  *function = &f;
-  return outcome("cuModuleGetFunction", 500); /* CUDA_ERROR_NOT_FOUND */
+  CUresult r = outcome("cuModuleGetFunction", 500); /* CUDA_ERROR_NOT_FOUND */
+  if (r) return r;
+  FakeModule *m = module;
+  int count = entry_param_count(m ? m->ptx : NULL, name);
+  if (count < 0) return 500;
+  static FakeFunction functions[4096];
+  static int used;
+  if (used == 4096) return 2;
+  functions[used].param_count = count;
+  functions[used].module = m;
+  snprintf(functions[used].name, sizeof functions[used].name, "%s", name);
+  *function = &functions[used++];
+  return 0;
 }
+/* Runs the launch on the host: one-dimensional grids and blocks, as axle
+ * launches them; every live allocation is memory the kernel may touch. */
+static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned threads, void **params) {
+  PtxsKernel *k = calloc(1, sizeof *k);
+  PtxsRun *run = calloc(1, sizeof *run);
+  CUresult result = 0;
+  if (!k || !run || !ptxs_parse_entry(k, f->module->ptx, f->name)) {
+    fprintf(stderr, "fake CUDA: cannot simulate %s: %s\n", f->name, k ? k->error : "out of memory");
+    result = 700;
+  } else {
+    run->k = k;
+    for (int i = 0; i < k->param_count && i < PTXS_MAX_PARAMS; i++) run->params[i] = *(CUdeviceptr *)params[i];
+    for (int i = 0; i < MAX_ALLOCATIONS && run->buffer_count < PTXS_MAX_BUFFERS; i++)
+      if (allocations[i].base) run->buffers[run->buffer_count++] = allocations[i];
+    if (!ptxs_run(run, blocks, threads)) {
+      fprintf(stderr, "fake CUDA: %s: %s\n", f->name, run->error);
+      result = 700;
+    }
+    ptxs_free(k);
+  }
+  free(run);
+  free(k);
+  return result;
+}
+
+/* The trace line of a launch: "cuLaunchKernel grid=GxGxG block=BxBxB
+ * params=N", N counting the device pointers, up to the first 0, among the
+ * parameters the function's .entry declares (every parameter of axle's
+ * kernels is a pointer). A launch with an empty grid or block, or a block
+ * over 1024 threads, fails with CUDA_ERROR_INVALID_VALUE as the driver's
+ * would. */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
-  (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)stream, (void)params, (void)extra;
-  return outcome("cuLaunchKernel", 700); /* CUDA_ERROR_LAUNCH_FAILED */
+  (void)shared, (void)stream, (void)extra;
+  const FakeFunction *function = f;
+  int count = 0;
+  while (function && params && count < function->param_count && *(CUdeviceptr *)params[count]) count++;
+  char line[160];
+  snprintf(line, sizeof line, "cuLaunchKernel grid=%ux%ux%u block=%ux%ux%u params=%d", gx, gy, gz, bx, by, bz, count);
+  trace(line);
+  if (gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  const char *fail = getenv("FAKE_CUDA_FAIL");
+  if (fail && strcmp(fail, "cuLaunchKernel") == 0) return 700; /* CUDA_ERROR_LAUNCH_FAILED */
+  const char *execute = getenv("FAKE_CUDA_EXECUTE");
+  return execute && *execute == '1' && function ? launch_simulate(function, gx, bx, params) : 0;
+}
+CUresult cuGetErrorString(CUresult r, const char **text) {
+  switch (r) {
+  case 2: *text = "out of memory"; break;
+  case 218: *text = "a PTX JIT compilation failed"; break;
+  case 700: *text = "unspecified launch failure"; break;
+  default: return 1;
+  }
+  return 0;
 }
 CUresult cuGetErrorName(CUresult r, const char **name) {
   switch (r) {

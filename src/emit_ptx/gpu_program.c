@@ -1,0 +1,212 @@
+/* Running a GPU program (gpu_program.h): place its device blocks once,
+ * then per run stage the arguments up, launch in schedule order, copy the
+ * result leaves back and synchronize once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_ptx/gpu_program.h"
+
+GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename) {
+  GpuProgram *p = calloc_or_exit(1, sizeof *p);
+  p->result_shape = result_shape;
+  p->filename = filename;
+  pthread_mutex_init(&p->lock, NULL);
+  return p;
+}
+
+void gpu_program_free(GpuProgram *p) {
+  if (!p) return;
+  for (int i = 0; i < p->launch_count; i++) free(p->launches[i].buffers);
+  for (int i = 0; i < p->binding_count; i++) free(p->constant_data ? p->constant_data[i] : NULL);
+  if (p->gpu.driver.library) {
+    Status ignored = {0};
+    gpu_context_enter(&p->gpu, &ignored);
+    transfer_manager_free(&p->transfers);
+    gpu_free(&p->gpu, p->io_block);
+    gpu_free(&p->gpu, p->temp_block);
+    gpu_free(&p->gpu, p->constant_block);
+    if (p->module) p->gpu.driver.module_unload(p->module);
+    gpu_device_close(&p->gpu);
+  }
+  free(p->constant_data);
+  free(p->bindings);
+  free(p->launches);
+  free(p->result_bindings);
+  free(p->result_layouts);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+static int64_t block_reserve(int64_t *block_bytes, int64_t bytes) {
+  int64_t at = (*block_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  *block_bytes = at + bytes;
+  return at;
+}
+
+/* Parameters, outputs and constants take their place in their block here;
+ * temporaries come with the plan's offset. */
+int gpu_program_add_binding(GpuProgram *p, GpuBinding b, void *data) {
+  if (p->binding_count == p->binding_capacity) {
+    p->binding_capacity = p->binding_capacity ? 2 * p->binding_capacity : 16;
+    p->bindings = realloc_or_exit(p->bindings, (size_t)p->binding_capacity * sizeof *p->bindings);
+    p->constant_data = realloc_or_exit(p->constant_data, (size_t)p->binding_capacity * sizeof *p->constant_data);
+  }
+  if (b.kind == GPU_BINDING_PARAMETER || b.kind == GPU_BINDING_OUTPUT) b.offset = block_reserve(&p->io_bytes, b.bytes);
+  if (b.kind == GPU_BINDING_CONSTANT) b.offset = block_reserve(&p->constant_bytes, b.bytes);
+  if (b.kind == GPU_BINDING_TEMP && b.offset + b.bytes > p->temp_bytes) p->temp_bytes = b.offset + b.bytes;
+  p->bindings[p->binding_count] = b;
+  p->constant_data[p->binding_count] = data;
+  return p->binding_count++;
+}
+
+GpuLaunch *gpu_program_add_launch(GpuProgram *p, const Instruction *inst, int buffer_count) {
+  if (p->launch_count == p->launch_capacity) {
+    p->launch_capacity = p->launch_capacity ? 2 * p->launch_capacity : 16;
+    p->launches = realloc_or_exit(p->launches, (size_t)p->launch_capacity * sizeof *p->launches);
+  }
+  GpuLaunch *l = &p->launches[p->launch_count++];
+  memset(l, 0, sizeof *l);
+  l->inst = inst;
+  l->buffer_count = buffer_count;
+  l->buffers = calloc_or_exit((size_t)buffer_count + 1, sizeof *l->buffers);
+  return l;
+}
+
+/* Bytes that one run moves each way, for the staging buffer. */
+static void program_transfer_sizes(const GpuProgram *p, size_t *up, size_t *down) {
+  *up = *down = 0;
+  for (int i = 0; i < p->binding_count; i++)
+    if (p->bindings[i].kind == GPU_BINDING_PARAMETER) *up += (size_t)p->bindings[i].bytes + 256;
+  for (int l = 0; l < p->result_leaf_count; l++)
+    if (p->result_bindings[l] >= 0) *down += (size_t)p->bindings[p->result_bindings[l]].bytes + 256;
+}
+
+bool gpu_program_place(GpuProgram *p, Status *st) {
+  if ((p->io_bytes && !gpu_alloc(&p->gpu, (size_t)p->io_bytes, "the arguments and results", &p->io_block, st)) ||
+      (p->temp_bytes && !gpu_alloc(&p->gpu, (size_t)p->temp_bytes, "the temporary block", &p->temp_block, st)) ||
+      (p->constant_bytes && !gpu_alloc(&p->gpu, (size_t)p->constant_bytes, "the constants", &p->constant_block, st)))
+    return false;
+  const CUdeviceptr base[] = {
+      [GPU_BINDING_NONE] = 0, [GPU_BINDING_PARAMETER] = p->io_block, [GPU_BINDING_OUTPUT] = p->io_block,
+      [GPU_BINDING_TEMP] = p->temp_block, [GPU_BINDING_CONSTANT] = p->constant_block};
+  for (int i = 0; i < p->binding_count; i++) {
+    GpuBinding *b = &p->bindings[i];
+    b->address = b->kind == GPU_BINDING_NONE || b->bytes == 0 ? 0 : base[b->kind] + (CUdeviceptr)b->offset;
+  }
+  size_t up, down;
+  program_transfer_sizes(p, &up, &down);
+  if (!transfer_manager_create(&p->transfers, &p->gpu, up, down, st)) return false;
+  /* Constants go up once, through pageable memory: this is compile time,
+   * and they are then the device's for the executable's life. */
+  for (int i = 0; i < p->binding_count; i++) {
+    const GpuBinding *b = &p->bindings[i];
+    if (b->kind != GPU_BINDING_CONSTANT || b->bytes == 0) continue;
+    if (!gpu_copy_to_device(&p->gpu, b->address, p->constant_data[i], (size_t)b->bytes, st)) return false;
+  }
+  if (!gpu_synchronize(&p->gpu, st)) return false;
+  for (int i = 0; i < p->binding_count; i++) {
+    free(p->constant_data[i]);
+    p->constant_data[i] = NULL;
+  }
+  return true;
+}
+
+/* ---- running ---- */
+
+/* Leaf `*leaf` (counting down, depth first) of b, or NULL. */
+static const void *argument_leaf(const HostBuffer *b, int64_t *leaf) {
+  if (!shape_is_tuple(&b->shape)) return (*leaf)-- == 0 ? b->data : NULL;
+  for (int i = 0; i < b->shape.tuple_count; i++) {
+    const void *d = argument_leaf(b->elements[i], leaf);
+    if (d || *leaf < 0) return d;
+  }
+  return NULL;
+}
+
+/* A zeroed buffer of shape s; its array leaves' data, depth first, go to
+ * leaves[*n...]. */
+static HostBuffer *result_buffer_create(const Shape *s, void **leaves, int *n, Status *st) {
+  if (!shape_is_tuple(s)) {
+    HostBuffer *b = host_buffer_create(s, NULL, st);
+    if (b) leaves[(*n)++] = b->data;
+    return b;
+  }
+  HostBuffer *t = calloc(1, sizeof *t);
+  if (t) t->elements = calloc((size_t)s->tuple_count + 1, sizeof *t->elements);
+  if (!t || !t->elements) {
+    free(t);
+    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
+  t->shape.type = TYPE_TUPLE;
+  t->shape.tuple_count = s->tuple_count;
+  for (int i = 0; i < s->tuple_count; i++) {
+    t->elements[i] = result_buffer_create(&s->tuple_shapes[i], leaves, n, st);
+    if (!t->elements[i]) {
+      host_buffer_free(t);
+      return NULL;
+    }
+  }
+  return t;
+}
+
+/* A failed launch names the kernel and points at the instruction's line. */
+static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers, void **params, Status *st) {
+  for (int i = 0; i < l->buffer_count; i++) {
+    pointers[i] = p->bindings[l->buffers[i]].address;
+    params[i] = &pointers[i];
+  }
+  const unsigned grid[3] = {l->grid, 1, 1}, block[3] = {l->block, 1, 1};
+  if (gpu_launch(&p->gpu, l->function, l->entry, grid, block, 0, params, st)) return true;
+  char message[sizeof st->message];
+  snprintf(message, sizeof message, "%s", st->message);
+  /* A fusion the optimizer made has no line of its own: point at the line
+   * of the instruction whose value it computes. */
+  SourceLoc loc = l->inst->loc;
+  if (loc.line == 0 && l->inst->opcode == OP_FUSION && l->inst->called_count > 0 && l->inst->called[0]->root)
+    loc = l->inst->called[0]->root->loc;
+  return status_error_at(st, st->code, p->filename, loc, "%s (for %s)", message, l->inst->name);
+}
+
+static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
+  int most = 1;
+  for (int i = 0; i < p->launch_count; i++)
+    if (p->launches[i].buffer_count > most) most = p->launches[i].buffer_count;
+  CUdeviceptr *pointers = calloc_or_exit((size_t)most, sizeof *pointers);
+  void **params = calloc_or_exit((size_t)most, sizeof *params);
+  bool ok = true;
+  for (int i = 0; i < p->binding_count && ok; i++) {
+    const GpuBinding *b = &p->bindings[i];
+    if (b->kind != GPU_BINDING_PARAMETER || b->bytes == 0) continue;
+    int64_t leaf = b->leaf;
+    ok = transfer_to_device(&p->transfers, b->address, argument_leaf(args[b->number], &leaf), (size_t)b->bytes,
+                            b->layout, st);
+  }
+  for (int i = 0; i < p->launch_count && ok; i++) ok = launch_run(p, &p->launches[i], pointers, params, st);
+  for (int l = 0; l < p->result_leaf_count && ok; l++) {
+    const GpuBinding *b = &p->bindings[p->result_bindings[l]];
+    if (b->bytes)
+      ok = transfer_to_host(&p->transfers, result_leaves[l], b->address, (size_t)b->bytes, p->result_layouts[l], st);
+  }
+  /* Always wait: the stream must be idle before the staging is reused. */
+  Status wait = {0};
+  bool finished = transfer_manager_finish(&p->transfers, ok ? st : &wait);
+  free(params);
+  free(pointers);
+  return ok && finished;
+}
+
+HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
+  (void)arg_count;  /* checked against the entry by executable_run */
+  void **result_leaves = calloc_or_exit((size_t)p->result_leaf_count + 1, sizeof *result_leaves);
+  int n = 0;
+  HostBuffer *result = result_buffer_create(p->result_shape, result_leaves, &n, st);
+  pthread_mutex_lock(&p->lock);
+  if (result && (!gpu_context_enter(&p->gpu, st) || !program_run_launches(p, args, result_leaves, st))) {
+    host_buffer_free(result);
+    result = NULL;
+  }
+  pthread_mutex_unlock(&p->lock);
+  free(result_leaves);
+  return result;
+}

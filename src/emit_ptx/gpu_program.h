@@ -1,0 +1,84 @@
+/* The GPU backend's program: what gpu_backend.c compiles an Executable
+ * into and what gpu_program.c runs.
+ *
+ * It is the entry's schedule as a list of kernel launches over device
+ * buffers. Storage is named by bindings, as in the CPU backend: one per
+ * slot of the entry's buffer plan (same index), then one per constant that
+ * a kernel holds inside its fused computation. Every binding is a fixed
+ * device address, decided at compile time:
+ *   parameters, outputs   a place in the executable's I/O block
+ *   temporaries           the plan's offset in the one temporary block
+ *   constants             a place in the constant block, uploaded once
+ * so a run allocates nothing: it stages the arguments up (TransferManager),
+ * launches every kernel in schedule order on the one stream, copies each
+ * result leaf back, and synchronizes once. A run holds the program's lock:
+ * runs of one executable from several threads queue. */
+#ifndef AXLE_EMIT_PTX_GPU_PROGRAM_H
+#define AXLE_EMIT_PTX_GPU_PROGRAM_H
+
+#include <pthread.h>
+
+#include "opt/opt.h"
+#include "runtime/buffer.h"
+#include "runtime/transfer_manager.h"
+
+typedef enum GpuBindingKind {
+  GPU_BINDING_NONE,        /* no storage (tokens, empty arrays, alias slots) */
+  GPU_BINDING_PARAMETER,   /* leaf `leaf` of argument `number`, in the I/O block */
+  GPU_BINDING_OUTPUT,      /* in the I/O block */
+  GPU_BINDING_TEMP,        /* the temporary block at offset */
+  GPU_BINDING_CONSTANT,    /* the constant block at offset; data uploaded at compile */
+} GpuBindingKind;
+
+typedef struct GpuBinding {
+  GpuBindingKind kind;
+  int64_t number, leaf;
+  int64_t offset, bytes;   /* in its block */
+  /* Parameters: the device holds the array in this layout, not row-major
+   * (NULL: row-major); the upload goes through it. */
+  const Shape *layout;
+  CUdeviceptr address;     /* set once the blocks are allocated */
+} GpuBinding;
+
+typedef struct GpuLaunch {
+  const Instruction *inst;  /* for located run-time errors */
+  char entry[160];          /* the PTX .entry name */
+  CUfunction function;
+  unsigned grid, block;     /* one-dimensional */
+  int buffer_count;         /* the kernel's inputs, then its outputs */
+  int *buffers;             /* binding numbers */
+} GpuLaunch;
+
+typedef struct GpuProgram {
+  GpuDevice gpu;
+  CUmodule module;
+  const char *filename;     /* the module's, for located errors (not owned) */
+  int binding_count, binding_capacity;
+  GpuBinding *bindings;
+  int launch_count, launch_capacity;
+  GpuLaunch *launches;
+  int result_leaf_count;
+  int *result_bindings;     /* the binding each root leaf is copied back from */
+  const Shape **result_layouts; /* each root leaf's layout on the device (NULL: row-major) */
+  const Shape *result_shape;
+  /* The device blocks, each one cuMemAlloc, and their sizes. */
+  int64_t io_bytes, temp_bytes, constant_bytes;
+  CUdeviceptr io_block, temp_block, constant_block;
+  /* Constants' host bytes until they are uploaded at the end of compile. */
+  void **constant_data;
+  TransferManager transfers;
+  pthread_mutex_t lock;
+} GpuProgram;
+
+/* ------------------------------------------------------------ gpu_program.c */
+GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename);
+void gpu_program_free(GpuProgram *p);
+/* A new binding; for a constant, data (bytes long) becomes the program's. */
+int gpu_program_add_binding(GpuProgram *p, GpuBinding b, void *data);
+GpuLaunch *gpu_program_add_launch(GpuProgram *p, const Instruction *inst, int buffer_count);
+/* Allocates the three device blocks, uploads the constants (once, here)
+ * and pins the staging buffer; out of memory says how many bytes. */
+bool gpu_program_place(GpuProgram *p, Status *st);
+HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
+
+#endif

@@ -1,0 +1,68 @@
+/* What ptx_kernel.c shares with ptx_row.c: the emitter's state and the
+ * helpers both skeletons are built from. Internal to src/emit_ptx; the
+ * interface of the PTX emitter is ptx_kernel.h. */
+#ifndef AXLE_EMIT_PTX_PTX_KERNEL_INTERNAL_H
+#define AXLE_EMIT_PTX_PTX_KERNEL_INTERNAL_H
+
+#include "emit_ptx/ptx_kernel.h"
+
+enum { LOOP_THREADS = 256, WARP = 32, BLOCK_REDUCE_THREADS = 256, GRID_CAP = 65535 };
+
+typedef struct Emit {
+  PtxBuilder *b;
+  const Kernel *k;
+  Status *st;
+  PtxReg inputs[64], outputs[64];      /* global addresses of the buffers */
+  PtxReg *values;                      /* per op, once its op is emitted */
+  PtxReg index[AXLE_MAX_RANK], rindex[AXLE_MAX_RANK];
+  PtxReg acc[AXLE_MAX_RANK];
+  int pending[AXLE_MAX_RANK];          /* REDUCE: the value acc a takes at the block's end */
+  /* loop.v4: the lane being emitted and each vector load's registers. */
+  int lane;
+  PtxReg (*lanes)[4];                  /* per op: LOAD values, or STORE values gathered */
+} Emit;
+
+/* A row reduction's plan: each accumulator's combiner (one op on the old
+ * accumulator and an element), started from its identity. */
+typedef struct RowPlan {
+  Opcode combiner[AXLE_MAX_RANK];
+} RowPlan;
+
+/* The grid-stride loop: for (i = first; i < n; i += stride) body, with
+ * the loop's head and tail written around what `body` emits. */
+typedef struct GridLoop {
+  PtxReg i;
+  PtxLabel head, done;
+} GridLoop;
+
+/* ---- ptx_kernel.c ---- */
+bool emit_is_half(ElementType t);
+PtxReg emit_value_new(Emit *E, ElementType t);
+const char *emit_mov_suffix(PtxRegClass c);
+void emit_reg_move(Emit *E, PtxReg dst, PtxReg src);
+PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f);
+/* The ops of `block` whose phase is `phase` (any phase when < 0). */
+bool emit_block_phase(Emit *E, KernelBlock block, int phase);
+void emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order, PtxReg *index);
+int64_t emit_dims_product(int rank, const int64_t *dims);
+void emit_space_order(const Kernel *k, int64_t *order);
+void emit_reduce_order(const Kernel *k, int64_t *order);
+GridLoop emit_grid_loop_open(Emit *E, PtxReg first, int64_t n);
+void emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride);
+PtxReg emit_grid_stride(Emit *E, bool per_block);
+void emit_accumulators_declare(Emit *E);
+bool emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out);
+bool emit_constant_is_identity(const KernelOp *c, Opcode op);
+PtxType emit_shared_type(PtxReg r);
+bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other);
+
+/* ---- ptx_row.c: row kernels (KERNEL_ROW: softmax, layernorm) ---- */
+/* True when every REDUCE phase's accumulators have a plain combiner
+ * started from its identity, so a block can share each row's work. */
+bool ptx_row_plan_make(const Kernel *k, RowPlan *plan);
+/* "row.block" (with a plan: one block per row, warp butterflies and
+ * shared memory) or "row.thread" (without: one thread per row, the
+ * phases in the interpreter's order). */
+bool ptx_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape);
+
+#endif

@@ -1,0 +1,319 @@
+/* The instructions of ptx_simulate.h, one PTX op at a time: ptxs_step
+ * reads an op's name in parts ("ld.global.nc.v4.f32" is ld, the space,
+ * the modifiers and the type) and does what the PTX ISA says it does for
+ * the forms axle's emitter writes. Included by ptx_simulate.h only. */
+
+/* IEEE half and bfloat16 to and from float, rounding to nearest even (the
+ * host's rounding mode, which nearbyint follows). */
+static float ptxs_half_to_float(uint16_t h) {
+  int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float v = exponent == 0    ? ldexpf((float)mantissa, -24)
+            : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                             : ldexpf((float)(1024 + mantissa), exponent - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t ptxs_float_to_half(float f) {
+  uint16_t sign = signbit(f) ? 0x8000 : 0;
+  double a = fabs((double)f);
+  if (a != a) return sign | 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00;
+  if (a < 0x1p-14) return sign | (uint16_t)nearbyint(a * 0x1p24); /* 1024 is the least normal, as it should */
+  int e;
+  double fraction = frexp(a, &e); /* a = fraction 2^e, fraction in [1/2, 1) */
+  double m = nearbyint((fraction * 2 - 1) * 1024);
+  return sign | (uint16_t)(((e - 1 + 15) << 10) + (int)m); /* m = 1024 carries into the exponent */
+}
+
+static float ptxs_bf16_to_float(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint16_t ptxs_float_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+typedef struct PtxsOp {
+  char parts[8][16];
+  int count;
+  int bits;       /* the (last) type's width */
+  char kind;      /* 'f' 's' 'u' 'p' 'h' */
+} PtxsOp;
+
+static void ptxs_op_split(const char *op, PtxsOp *o) {
+  memset(o, 0, sizeof *o);
+  char copy[48];
+  snprintf(copy, sizeof copy, "%s", op);
+  for (char *p = strtok(copy, "."); p && o->count < 8; p = strtok(NULL, ".")) {
+    snprintf(o->parts[o->count++], sizeof o->parts[0], "%s", p);
+    int bits;
+    char kind;
+    if (ptxs_type(p, &bits, &kind)) o->bits = bits, o->kind = kind;
+  }
+}
+
+static bool ptxs_has(const PtxsOp *o, const char *part) {
+  for (int i = 1; i < o->count; i++)
+    if (!strcmp(o->parts[i], part)) return true;
+  return false;
+}
+
+static void ptxs_write(PtxsThread *t, const PtxsOperand *o, uint64_t v) { t->regs[o->cls][o->index] = v; }
+
+/* setp's comparisons; the u forms are true when either side is NaN. */
+static bool ptxs_compare(const char *how, char kind, int bits, uint64_t a, uint64_t b) {
+  if (kind == 'f') {
+    double x = ptxs_float(a, bits), y = ptxs_float(b, bits);
+    bool nan = x != x || y != y;
+    if (!strcmp(how, "nan")) return nan;
+    if (!strcmp(how, "num")) return !nan;
+    bool unordered = how[strlen(how) - 1] == 'u' && strcmp(how, "lu");
+    if (nan) return unordered;
+    if (!strncmp(how, "eq", 2)) return x == y;
+    if (!strncmp(how, "ne", 2)) return x != y;
+    if (!strncmp(how, "lt", 2)) return x < y;
+    if (!strncmp(how, "le", 2)) return x <= y;
+    if (!strncmp(how, "gt", 2)) return x > y;
+    if (!strncmp(how, "ge", 2)) return x >= y;
+    return false;
+  }
+  uint64_t ua = a & ptxs_mask(bits), ub = b & ptxs_mask(bits);
+  int64_t sa = ptxs_signed(a, bits), sb = ptxs_signed(b, bits);
+  if (!strcmp(how, "eq")) return ua == ub;
+  if (!strcmp(how, "ne")) return ua != ub;
+  if (!strcmp(how, "lo")) return ua < ub;
+  if (!strcmp(how, "ls")) return ua <= ub;
+  if (!strcmp(how, "hi")) return ua > ub;
+  if (!strcmp(how, "hs")) return ua >= ub;
+  bool is_signed = kind == 's';
+  if (!strcmp(how, "lt")) return is_signed ? sa < sb : ua < ub;
+  if (!strcmp(how, "le")) return is_signed ? sa <= sb : ua <= ub;
+  if (!strcmp(how, "gt")) return is_signed ? sa > sb : ua > ub;
+  if (!strcmp(how, "ge")) return is_signed ? sa >= sb : ua >= ub;
+  return false;
+}
+
+/* cvt: between integer and float types with PTX's rounding and
+ * saturation (float to integer: NaN is 0, out of range clamps). */
+static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
+  int types = 0, bits[2] = {0, 0};
+  char kinds[2] = {0, 0};
+  const char *mode = "", *names[2] = {"", ""};
+  for (int i = 1; i < o->count; i++) {
+    int b;
+    char k;
+    if (ptxs_type(o->parts[i], &b, &k) && types < 2) names[types] = o->parts[i], bits[types] = b, kinds[types++] = k;
+    else mode = o->parts[i];
+  }
+  if (types != 2) return ptxs_fail(r, true, "unsupported", o->parts[0]);
+  /* f16 and bf16 to and from f32 only: half_to_float and friends are the
+   * IR's round-to-nearest-even conversions, as cvt.rn is */
+  if (kinds[0] == 'h' || kinds[1] == 'h') {
+    bool bf16 = !strcmp(names[0], "bf16") || !strcmp(names[1], "bf16");
+    if (kinds[0] == 'h' && kinds[1] == 'f' && bits[1] == 32) {
+      float x = (float)ptxs_float(a, 32);
+      return *d = bf16 ? ptxs_float_to_bf16(x) : ptxs_float_to_half(x), true;
+    }
+    if (kinds[0] == 'f' && kinds[1] == 'h' && bits[0] == 32) {
+      float x = bf16 ? ptxs_bf16_to_float((uint16_t)a) : ptxs_half_to_float((uint16_t)a);
+      return *d = ptxs_float_bits(x, 32), true;
+    }
+    return ptxs_fail(r, true, "unsupported", o->parts[0]);
+  }
+  int db = bits[0], sbits = bits[1];
+  char dk = kinds[0], sk = kinds[1];
+  if (sk == 'f') {
+    double x = ptxs_float(a, sbits);
+    if (!strcmp(mode, "rni")) x = nearbyint(x);
+    else if (!strcmp(mode, "rzi")) x = trunc(x);
+    else if (!strcmp(mode, "rmi")) x = floor(x);
+    else if (!strcmp(mode, "rpi")) x = ceil(x);
+    if (dk == 'f') return *d = ptxs_float_bits(x, db), true;
+    if (x != x) return *d = 0, true;
+    if (dk == 's') {
+      double high = ldexp(1.0, db - 1);
+      int64_t v = x >= high ? (int64_t)(ptxs_mask(db - 1)) : x < -high ? -(int64_t)ptxs_mask(db - 1) - 1 : (int64_t)x;
+      return *d = (uint64_t)v & ptxs_mask(db), true;
+    }
+    double high = ldexp(1.0, db);
+    return *d = x >= high ? ptxs_mask(db) : x <= 0 ? 0 : (uint64_t)x, true;
+  }
+  /* from an integer */
+  int64_t sv = sk == 's' ? ptxs_signed(a, sbits) : (int64_t)(a & ptxs_mask(sbits));
+  uint64_t uv = a & ptxs_mask(sbits);
+  if (dk == 'f') {
+    if (db == 64) return *d = ptxs_float_bits(sk == 's' ? (double)sv : (double)uv, 64), true;
+    float f = sk == 's' ? (float)sv : (float)uv;
+    return *d = ptxs_float_bits(f, 32), true;
+  }
+  if (dk == 'p') return ptxs_fail(r, true, "unsupported", "cvt to pred");
+  /* integer to integer: sign- or zero-extend from the source, then wrap */
+  uint64_t v = sk == 's' ? (uint64_t)sv : uv;
+  return *d = v & ptxs_mask(db), true;
+}
+
+/* Integer and float arithmetic of one type. */
+static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b, uint64_t c, uint64_t *d) {
+  const char *name = o->parts[0];
+  int bits = o->bits;
+  if (o->kind == 'h') return ptxs_fail(r, true, "unsupported", "f16/bf16 arithmetic");
+  if (o->kind == 'f') {
+    double x = ptxs_float(a, bits), y = ptxs_float(b, bits), z = ptxs_float(c, bits);
+    bool single = bits == 32;
+    float xf = (float)x, yf = (float)y, zf = (float)z;
+    double v;
+    if (!strcmp(name, "add")) v = single ? (double)(xf + yf) : x + y;
+    else if (!strcmp(name, "sub")) v = single ? (double)(xf - yf) : x - y;
+    else if (!strcmp(name, "mul")) v = single ? (double)(xf * yf) : x * y;
+    else if (!strcmp(name, "div")) v = single ? (double)(xf / yf) : x / y;
+    else if (!strcmp(name, "fma")) v = single ? (double)fmaf(xf, yf, zf) : fma(x, y, z);
+    else if (!strcmp(name, "sqrt")) v = single ? (double)sqrtf(xf) : sqrt(x);
+    else if (!strcmp(name, "neg")) return *d = a ^ (1ull << (bits - 1)), true;
+    else if (!strcmp(name, "abs")) return *d = a & ~(1ull << (bits - 1)), true;
+    else if (!strcmp(name, "min") || !strcmp(name, "max")) {
+      bool is_min = !strcmp(name, "min");
+      if (x != x || y != y) {
+        if (ptxs_has(o, "NaN")) return *d = single ? 0x7fffffffu : 0x7fffffffffffffffull, true;
+        v = x != x ? y : x;
+      } else if (x == 0 && y == 0) {
+        bool x_negative = (a >> (bits - 1)) & 1;
+        v = (is_min ? x_negative : !x_negative) ? x : y;
+      } else {
+        v = is_min ? (x < y ? x : y) : (x > y ? x : y);
+      }
+    } else
+      return ptxs_fail(r, true, "unsupported", name);
+    return *d = ptxs_float_bits(v, bits), true;
+  }
+  uint64_t m = ptxs_mask(bits), ua = a & m, ub = b & m;
+  int64_t sa = ptxs_signed(a, bits), sb = ptxs_signed(b, bits);
+  bool is_signed = o->kind == 's';
+  if (!strcmp(name, "add")) *d = (ua + ub) & m;
+  else if (!strcmp(name, "sub")) *d = (ua - ub) & m;
+  else if (!strcmp(name, "mul") || !strcmp(name, "mad")) {
+    uint64_t add = !strcmp(name, "mad") ? c : 0;
+    if (ptxs_has(o, "wide"))
+      *d = (is_signed ? (uint64_t)((int64_t)sa * (int64_t)sb) : ua * ub) + add;
+    else if (ptxs_has(o, "hi"))
+      return ptxs_fail(r, true, "unsupported", "mul.hi");
+    else
+      *d = (ua * ub + add) & m;
+  } else if (!strcmp(name, "div") || !strcmp(name, "rem")) {
+    bool div = !strcmp(name, "div");
+    if (ub == 0) *d = m;  /* unspecified in PTX; the emitter fixes x / 0 up */
+    else if (is_signed && sb == -1) *d = div ? (uint64_t)(-(uint64_t)sa) & m : 0;
+    else if (is_signed) *d = (uint64_t)(div ? sa / sb : sa % sb) & m;
+    else *d = div ? ua / ub : ua % ub;
+  } else if (!strcmp(name, "min")) *d = (is_signed ? (uint64_t)(sa < sb ? sa : sb) : (ua < ub ? ua : ub)) & m;
+  else if (!strcmp(name, "max")) *d = (is_signed ? (uint64_t)(sa > sb ? sa : sb) : (ua > ub ? ua : ub)) & m;
+  else if (!strcmp(name, "neg")) *d = (0 - ua) & m;
+  else if (!strcmp(name, "abs")) *d = (uint64_t)(sa < 0 ? -(uint64_t)sa : (uint64_t)sa) & m;
+  else if (!strcmp(name, "and")) *d = o->kind == 'p' ? (a && b) : ua & ub;
+  else if (!strcmp(name, "or")) *d = o->kind == 'p' ? (a || b) : ua | ub;
+  else if (!strcmp(name, "xor")) *d = o->kind == 'p' ? (!a != !b) : ua ^ ub;
+  else if (!strcmp(name, "not")) *d = o->kind == 'p' ? !a : ~ua & m;
+  else if (!strcmp(name, "shl")) *d = (b & 0xffffffffu) >= (uint64_t)bits ? 0 : (ua << (b & 0xffffffffu)) & m;
+  else if (!strcmp(name, "shr")) {
+    uint64_t n = b & 0xffffffffu;
+    if (is_signed) *d = (uint64_t)(sa >> (n >= (uint64_t)bits ? bits - 1 : (int)n)) & m;
+    else *d = n >= (uint64_t)bits ? 0 : ua >> n;
+  } else if (!strcmp(name, "popc")) *d = (uint64_t)__builtin_popcountll(ua);
+  else if (!strcmp(name, "clz")) *d = ua ? (uint64_t)(__builtin_clzll(ua) - (64 - bits)) : (uint64_t)bits;
+  else
+    return ptxs_fail(r, true, "unsupported", name);
+  return true;
+}
+
+/* ld and st: global (checked), shared and param spaces; .v2/.v4 move a
+ * vector of registers at consecutive elements. */
+static bool ptxs_memory(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const PtxsOp *o, bool load) {
+  const PtxsOperand *address = &in->operands[load ? 1 : 0], *value = &in->operands[load ? 0 : 1];
+  int bytes = o->bits == 1 ? 1 : o->bits / 8;
+  if (o->kind == 'p') return ptxs_fail(r, true, "unsupported", "a pred in memory");
+  int lanes = value->kind == PTXS_VECTOR ? value->count : 1;
+  char *at;
+  if (address->kind == PTXS_MEM_PARAM) {
+    if (!load) return ptxs_fail(r, false, "a store to a parameter", "");
+    ptxs_write(t, value, r->params[address->symbol]);
+    return true;
+  } else if (address->kind == PTXS_MEM_SHARED || ptxs_has(o, "shared")) {
+    int64_t offset = address->kind == PTXS_MEM_SHARED ? r->k->shared_offsets[address->symbol]
+                                                       : (int64_t)t->regs[address->cls][address->index];
+    offset += address->offset;
+    if (offset < 0 || offset + (int64_t)bytes * lanes > r->k->shared_bytes)
+      return ptxs_fail(r, false, "a shared access out of bounds in", in->op);
+    at = r->shared + offset;
+  } else {
+    uint64_t a = t->regs[address->cls][address->index] + (uint64_t)address->offset;
+    at = ptxs_global(r, a, (size_t)bytes * (size_t)lanes);
+    if (!at) return ptxs_fail(r, false, "a global access outside every buffer in", in->op);
+  }
+  for (int l = 0; l < lanes; l++) {
+    int cls = value->kind == PTXS_VECTOR ? value->vector[l][0] : value->cls;
+    int index = value->kind == PTXS_VECTOR ? value->vector[l][1] : value->index;
+    uint64_t v = 0;
+    if (load) {
+      memcpy(&v, at + l * bytes, (size_t)bytes);
+      if (o->kind == 's') v = (uint64_t)ptxs_signed(v, o->bits);
+      t->regs[cls][index] = v;
+    } else {
+      v = value->kind == PTXS_IMM ? value->bits : t->regs[cls][index];
+      memcpy(at + l * bytes, &v, (size_t)bytes);
+    }
+  }
+  return true;
+}
+
+/* mov, with the vector forms that split or join a 64-bit register. */
+static bool ptxs_move(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
+  const PtxsOperand *dst = &in->operands[0], *src = &in->operands[1];
+  if (dst->kind == PTXS_VECTOR) {
+    uint64_t v = ptxs_read(r, t, src);
+    t->regs[dst->vector[0][0]][dst->vector[0][1]] = v & 0xffffffffu;
+    t->regs[dst->vector[1][0]][dst->vector[1][1]] = v >> 32;
+    return true;
+  }
+  if (src->kind == PTXS_VECTOR) {
+    uint64_t lo = t->regs[src->vector[0][0]][src->vector[0][1]] & 0xffffffffu;
+    uint64_t hi = t->regs[src->vector[1][0]][src->vector[1][1]] & 0xffffffffu;
+    ptxs_write(t, dst, lo | hi << 32);
+    return true;
+  }
+  ptxs_write(t, dst, ptxs_read(r, t, src));
+  return true;
+}
+
+static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
+  PtxsOp o;
+  ptxs_op_split(in->op, &o);
+  const char *name = o.parts[0];
+  if (!strcmp(name, "bra")) {
+    t->pc = r->k->label_targets[in->operands[0].symbol];
+    return true;
+  }
+  if (!strcmp(name, "ret")) return t->state = PTXS_DONE, true;
+  if (!strcmp(name, "bar")) return t->state = PTXS_AT_BARRIER, true;
+  if (!strcmp(name, "shfl")) return t->state = PTXS_AT_SHUFFLE, true;
+  bool ok = true;
+  if (!strcmp(name, "ld") || !strcmp(name, "st")) ok = ptxs_memory(r, t, in, &o, name[0] == 'l');
+  else if (!strcmp(name, "mov") || !strcmp(name, "cvta")) ok = ptxs_move(r, t, in);
+  else {
+    uint64_t a = in->count > 1 ? ptxs_read(r, t, &in->operands[1]) : 0;
+    uint64_t b = in->count > 2 ? ptxs_read(r, t, &in->operands[2]) : 0;
+    uint64_t c = in->count > 3 ? ptxs_read(r, t, &in->operands[3]) : 0, d = 0;
+    if (!strcmp(name, "setp")) d = ptxs_compare(o.parts[1], o.kind, o.bits, a, b);
+    else if (!strcmp(name, "selp")) d = c ? a : b;
+    else if (!strcmp(name, "testp")) d = ptxs_float(a, o.bits) == ptxs_float(a, o.bits) && !isinf(ptxs_float(a, o.bits));
+    else if (!strcmp(name, "cvt")) ok = ptxs_convert(r, &o, a, &d);
+    else ok = ptxs_arithmetic(r, &o, a, b, c, &d);
+    if (ok) ptxs_write(t, &in->operands[0], d);
+  }
+  if (ok) t->pc++;
+  return ok;
+}
