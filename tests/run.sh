@@ -161,7 +161,7 @@ expect_run no_module 2 "error: no module given"
 expect_run unknown_option 2 "error: unknown option '--frob'" --frob examples/reduce_sum.hlo
 expect_run bad_time_count 2 "--time takes a run count" --time 0 examples/reduce_sum.hlo
 expect_run missing_file 2 "error: cannot read" "$t/no-such.hlo"
-expect_run cpu_refuses_what_it_cannot_compile 2 "rng_uniform.hlo:8:8: error: the CPU backend cannot compile r (rng) yet" --backend cpu --seed 1 tests/cpu_refuses/rng_uniform.hlo
+expect_run cpu_refuses_what_it_cannot_compile 2 "rng_state.hlo:8:8: error: the CPU backend cannot compile s (rng-get-and-update-state) yet" --backend cpu tests/cpu_refuses/rng_state.hlo
 expect_run cpu_backend_runs 0 "check: cpu matches the evaluator" --backend cpu --check --seed 1 examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo

@@ -268,6 +268,7 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   case OP_MAP: return cpu_compile_map(c, inst);
   case OP_SCAN: return cpu_compile_scan(c, inst);
   case OP_RNG_BIT_GENERATOR: return cpu_compile_rng_bit_generator(c, inst);
+  case OP_RNG: return cpu_compile_rng(c, inst);
   case OP_ASYNC_UPDATE: case OP_ASYNC_DONE: case OP_ADD_DEPENDENCY: case OP_DOMAIN: case OP_AFTER_ALL:
   case OP_OPTIMIZATION_BARRIER: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
   case OP_COLLECTIVE_PERMUTE: case OP_ALL_TO_ALL: case OP_COLLECTIVE_BROADCAST: case OP_COLLECTIVE_REDUCE:

@@ -168,6 +168,9 @@ bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);
 
+/* ------------------------------------------------------------- cpu_rng.c */
+bool cpu_compile_rng(CpuCompile *c, const Instruction *inst);
+
 /* --------------------------------------------------------- cpu_control.c */
 bool cpu_compile_while(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst);

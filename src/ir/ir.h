@@ -693,6 +693,10 @@ void rng_bits_generate(RngAlgorithm algorithm, const Shape *shape, const uint64_
 /* Philox-4x32 bits for `count` elements of `width` bits at the 128-bit
  * counter (low, high); returns the number of blocks used. */
 uint64_t rng_philox_bits(int64_t count, int width, uint64_t key, uint64_t low, uint64_t high, uint64_t *bits);
+/* rng (no state operand): out's elements drawn as the evaluator defines
+ * them (uniform in [a, b) or normal), keyed by inst's name; a and b are
+ * rank-0 literals of out's type. */
+void rng_values_fill(const Instruction *inst, const Literal *a, const Literal *b, Literal *out);
 /* Stores the low bits into element i of an array of type t at data. */
 void rng_bits_store(void *data, ElementType t, int64_t i, uint64_t bits);
 

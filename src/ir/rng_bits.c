@@ -29,6 +29,8 @@
  * The counter then advances by the number of blocks used (a 128-bit add for
  * Philox). Float element types receive the same bits as the unsigned type of
  * their width. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -205,4 +207,48 @@ void rng_bits_store(void *data, ElementType t, int64_t i, uint64_t bits) {
   case 4: memcpy(at, &b32, 4); break;
   default: memcpy(at, &bits, 8); break;
   }
+}
+
+/* ---- rng: the legacy op without a state operand ----
+ *
+ * XLA draws rng from a generator seeded once per module. axle keys Philox
+ * with a fixed seed mixed with the instruction's name, so that a run is
+ * reproducible and two rng instructions draw different numbers; the
+ * evaluator and the CPU backend call this one function, so they agree. */
+enum { RNG_LEGACY_SEED = 0x2545F4914F6CDD1Dull & 0x7fffffff };
+
+static uint64_t rng_name_hash(const char *name) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *p = name ? name : ""; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  return h;
+}
+
+/* A double uniform in [0, 1) from 53 random bits. */
+static double unit_interval(uint64_t bits) { return (double)(bits >> 11) * 0x1p-53; }
+
+void rng_values_fill(const Instruction *inst, const Literal *a_lit, const Literal *b_lit, Literal *out) {
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  ElementType t = out->shape.type;
+  int64_t count = shape_element_count(&out->shape);
+  uint64_t *bits = calloc_or_exit((size_t)(2 * count + 1), sizeof *bits);
+  rng_philox_bits(2 * count, 64, RNG_LEGACY_SEED ^ rng_name_hash(inst->name), 0, 0, bits);
+  for (int64_t i = 0; i < count; i++) {
+    if (!type_is_float(t)) {
+      int64_t a = literal_get_s64(a_lit, 0), b = literal_get_s64(b_lit, 0);
+      uint64_t span = b > a ? (uint64_t)b - (uint64_t)a : 0;
+      literal_set_s64(out, i, span ? (int64_t)((uint64_t)a + bits[2 * i] % span) : a);
+      continue;
+    }
+    double a = literal_get_f64(a_lit, 0), b = literal_get_f64(b_lit, 0), v;
+    if (sa->distribution == RNG_NORMAL) {
+      double u1 = 1.0 - unit_interval(bits[2 * i]), u2 = unit_interval(bits[2 * i + 1]);
+      v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    } else {
+      v = b > a ? a + (b - a) * unit_interval(bits[2 * i]) : a;
+    }
+    literal_set_f64(out, i, v);
+    /* rounding to a narrower type can reach b; [a, b) stays half-open */
+    if (sa->distribution == RNG_UNIFORM && b > a && literal_get_f64(out, i) >= b) literal_set_f64(out, i, a);
+  }
+  free(bits);
 }

@@ -242,23 +242,23 @@ TEST(consecutive_output_fusions_each_read_their_own_product) {
   for (int i = 0; i < 3; i++) host_buffer_free(args[i]);
 }
 
-/* rng (the unseeded random op) stands for any op the backend has no code
- * for yet; the evaluator runs it. */
+/* rng-get-and-update-state (a generator state XLA advances every run)
+ * stands for any op the backend has no code for; the evaluator runs it. */
 static const char refused_text[] =
     "HloModule refused\n"
     "ENTRY main {\n"
-    "  lo = f32[] constant(0)\n"
-    "  ROOT factor = f32[3,3] rng(lo, lo), distribution=rng_uniform\n"
+    "  x = f32[3,3] parameter(0)\n"
+    "  ROOT factor = u64[2] rng-get-and-update-state(), delta=1\n"
     "}\n";
 
 TEST(what_it_cannot_compile_is_a_located_error_naming_the_instruction) {
   Status st;
   Executable *exe = compile_text(refused_text, 1, &st);
-  EXPECT(exe == NULL, "an rng is refused, not run some other way");
+  EXPECT(exe == NULL, "an rng-get-and-update-state is refused, not run some other way");
   EXPECT(st.code == STATUS_UNSUPPORTED && status_exit_code(&st) == 2, "a compile error (exit 2), code %d", st.code);
-  EXPECT(strstr(st.message, "the CPU backend cannot compile factor (rng) yet") != NULL, "message: %s",
+  EXPECT(strstr(st.message, "the CPU backend cannot compile factor (rng-get-and-update-state) yet") != NULL, "message: %s",
          st.message);
-  EXPECT(st.loc.line == 4, "located at the rng's line, got %d", st.loc.line);
+  EXPECT(st.loc.line == 4, "located at its line, got %d", st.loc.line);
   executable_free(exe);
 }
 

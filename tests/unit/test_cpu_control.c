@@ -581,8 +581,8 @@ static const char refused_in_body_text[] =
     "}\n"
     "body {\n"
     "  s = f32[2,2] parameter(0)\n"
-    "  lo = f32[] constant(0)\n"
-    "  ROOT l = f32[2,2] rng(lo, lo), distribution=rng_uniform\n"
+    "  g = u64[2] rng-get-and-update-state(), delta=1\n"
+    "  ROOT l = f32[2,2] copy(s)\n"
     "}\n"
     "ENTRY main {\n"
     "  x = f32[2,2] parameter(0)\n"
@@ -593,8 +593,8 @@ TEST(what_a_loop_body_cannot_compile_is_a_located_refusal_naming_it) {
   Status st;
   Executable *e = compile_text(refused_in_body_text, 1, &st);
   EXPECT(!e, "does not compile");
-  EXPECT(st.code == STATUS_UNSUPPORTED && strstr(st.message, "(rng)") && st.loc.line == 9,
-         "an unsupported-op error at line 9 naming the rng: %s (line %d)", st.message, st.loc.line);
+  EXPECT(st.code == STATUS_UNSUPPORTED && strstr(st.message, "(rng-get-and-update-state)") && st.loc.line == 8,
+         "an unsupported-op error at line 8 naming the rng-get-and-update-state: %s (line %d)", st.message, st.loc.line);
   executable_free(e);
 }
 

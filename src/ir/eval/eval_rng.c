@@ -65,48 +65,17 @@ Literal *eval_rng_bit_generator(const Instruction *inst, Literal *const *operand
  * is u64[2] = {low word, high word}. */
 enum { RNG_SEED = 0x2545F4914F6CDD1Dull & 0x7fffffff };
 
-static uint64_t name_hash(const char *name) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (const char *p = name ? name : ""; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  return h;
-}
-
-/* A double uniform in [0, 1) from 53 random bits. */
-static double unit_interval(uint64_t bits) { return (double)(bits >> 11) * 0x1p-53; }
-
 /* distribution=rng_uniform: [a, b) (a when b <= a); rng_normal: mean a,
- * standard deviation b, by Box-Muller on two uniforms per element. */
+ * standard deviation b: rng_values_fill (src/ir/rng_bits.c), which the CPU
+ * backend's routine calls too. */
 Literal *eval_rng(const Instruction *inst, Literal *const *operands, Status *st) {
-  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
   ElementType t = inst->shape.type;
   if (t == TYPE_TUPLE || operands[0]->shape.type != t || operands[1]->shape.type != t) {
     status_error(st, STATUS_VERIFY_ERROR, "rng %s: a, b and the result must share a type", inst->name);
     return NULL;
   }
-  int64_t count = shape_element_count(&inst->shape);
-  uint64_t *bits = scratch_calloc(2 * count, sizeof *bits);
-  rng_philox_bits(2 * count, 64, RNG_SEED ^ name_hash(inst->name), 0, 0, bits);
   Literal *out = literal_create(&inst->shape);
-  for (int64_t i = 0; i < count; i++) {
-    if (!type_is_float(t)) {
-      int64_t a = literal_get_s64(operands[0], 0), b = literal_get_s64(operands[1], 0);
-      uint64_t span = b > a ? (uint64_t)b - (uint64_t)a : 0;
-      literal_set_s64(out, i, span ? (int64_t)((uint64_t)a + bits[2 * i] % span) : a);
-      continue;
-    }
-    double a = literal_get_f64(operands[0], 0), b = literal_get_f64(operands[1], 0), v;
-    if (sa->distribution == RNG_NORMAL) {
-      double u1 = 1.0 - unit_interval(bits[2 * i]), u2 = unit_interval(bits[2 * i + 1]);
-      v = a + b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-    } else {
-      v = b > a ? a + (b - a) * unit_interval(bits[2 * i]) : a;
-    }
-    literal_set_f64(out, i, v);
-    /* rounding to a narrower type can reach b; [a, b) stays half-open */
-    if (sa->distribution == RNG_UNIFORM && b > a && literal_get_f64(out, i) >= b)
-      literal_set_f64(out, i, a);
-  }
-  free(bits);
+  rng_values_fill(inst, operands[0], operands[1], out);
   return out;
 }
 
