@@ -152,13 +152,6 @@ static bool adopt_carried_type(Literal *lit, const Shape *param, int index, Stat
   return true;
 }
 
-static int shape_leaf_count(const Shape *s) {
-  if (!shape_is_tuple(s)) return 1;
-  int n = 0;
-  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
-  return n;
-}
-
 /* A value for a parameter of shape s: a tuple is built from its leaves,
  * depth first, each from the next --in file (as --out writes them), or
  * drawn from the seed when no files are given. */

@@ -45,15 +45,6 @@ static bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why) 
   return false;
 }
 
-/* Host buffers and literals are row-major: only the layout {rank-1,...,0}
- * can be copied to the device as it is. */
-static bool layout_is_row_major(const Shape *s) {
-  if (s->element_size_bits) return false;
-  for (int d = 0; d < s->rank; d++)
-    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
-  return true;
-}
-
 /* ---- storage ---- */
 
 /* Leaf `*leaf` (counting down, depth first) of a literal, or NULL. */
@@ -81,7 +72,7 @@ static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal
   if (layout->element_size_bits) return gpu_refuse(c, inst, "a constant in a packed layout (E(n))");
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
   *data = calloc_or_exit(bytes ? bytes : 1, 1);
-  if (!layout_is_row_major(layout)) transfer_layout_copy(layout, lit->data, *data, true);
+  if (!shape_is_row_major(layout)) relayout_copy(layout, lit->data, *data, true);
   else if (bytes) memcpy(*data, lit->data, bytes);
   return true;
 }
@@ -93,7 +84,7 @@ static bool bind_slot(GpuCompile *c, const BufferSlot *s) {
   bool array = s->shape && !shape_is_tuple(s->shape);
   if (s->kind == BUFFER_PARAMETER) {
     if (array && s->shape->element_size_bits) return gpu_refuse(c, s->inst, "a parameter in a packed layout (E(n))");
-    if (array && !layout_is_row_major(s->shape)) b.layout = s->shape;
+    if (array && !shape_is_row_major(s->shape)) b.layout = s->shape;
     b.kind = GPU_BINDING_PARAMETER;
   } else if (s->kind == BUFFER_CONSTANT) {
     int64_t leaf = s->output_index;
@@ -128,7 +119,7 @@ static bool bind_result(GpuCompile *c) {
      * may have changed the layout): that is the layout to read them in. */
     const Shape *shape = buffer_plan_find(c->plan, root, l)->shape;
     if (shape->element_size_bits) return gpu_refuse(c, root, "a result in a packed layout (E(n))");
-    if (!layout_is_row_major(shape)) c->p->result_layouts[l] = shape;
+    if (!shape_is_row_major(shape)) c->p->result_layouts[l] = shape;
     c->p->result_bindings[l] = b;
   }
   return true;

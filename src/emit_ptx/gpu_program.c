@@ -123,33 +123,6 @@ static const void *argument_leaf(const HostBuffer *b, int64_t *leaf) {
   return NULL;
 }
 
-/* A zeroed buffer of shape s; its array leaves' data, depth first, go to
- * leaves[*n...]. */
-static HostBuffer *result_buffer_create(const Shape *s, void **leaves, int *n, Status *st) {
-  if (!shape_is_tuple(s)) {
-    HostBuffer *b = host_buffer_create(s, NULL, st);
-    if (b) leaves[(*n)++] = b->data;
-    return b;
-  }
-  HostBuffer *t = calloc(1, sizeof *t);
-  if (t) t->elements = calloc((size_t)s->tuple_count + 1, sizeof *t->elements);
-  if (!t || !t->elements) {
-    free(t);
-    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
-    return NULL;
-  }
-  t->shape.type = TYPE_TUPLE;
-  t->shape.tuple_count = s->tuple_count;
-  for (int i = 0; i < s->tuple_count; i++) {
-    t->elements[i] = result_buffer_create(&s->tuple_shapes[i], leaves, n, st);
-    if (!t->elements[i]) {
-      host_buffer_free(t);
-      return NULL;
-    }
-  }
-  return t;
-}
-
 /* A failed launch names the kernel and points at the instruction's line. */
 static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers, void **params, Status *st) {
   for (int i = 0; i < l->buffer_count; i++) {
@@ -200,7 +173,7 @@ HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_coun
   (void)arg_count;  /* checked against the entry by executable_run */
   void **result_leaves = calloc_or_exit((size_t)p->result_leaf_count + 1, sizeof *result_leaves);
   int n = 0;
-  HostBuffer *result = result_buffer_create(p->result_shape, result_leaves, &n, st);
+  HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
   pthread_mutex_lock(&p->lock);
   if (result && (!gpu_context_enter(&p->gpu, st) || !program_run_launches(p, args, result_leaves, st))) {
     host_buffer_free(result);

@@ -37,15 +37,6 @@ bool cpu_refuse(CpuCompile *c, const Instruction *inst, const char *why) {
   return false;
 }
 
-/* Host buffers and literals are row-major; only the layout {rank-1,...,0}
- * holds them as they are. */
-static bool layout_is_row_major(const Shape *s) {
-  if (s->element_size_bits) return false;
-  for (int d = 0; d < s->rank; d++)
-    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
-  return true;
-}
-
 /* ---- storage ---- */
 
 /* Leaf `*leaf` (counting down, depth first) of a literal, or NULL. */
@@ -67,16 +58,9 @@ int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf) {
   return s ? (int)(s - plan->slots) : -1;
 }
 
-static int shape_leaf_count(const Shape *s) {
-  if (!shape_is_tuple(s)) return 1;
-  int n = 0;
-  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
-  return n;
-}
-
 static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
   CpuBinding b = {.kind = BINDING_NONE, .leaf = s->output_index, .number = s->parameter_number};
-  bool relayout = s->shape && !shape_is_tuple(s->shape) && !layout_is_row_major(s->shape);
+  bool relayout = s->shape && !shape_is_tuple(s->shape) && !shape_is_row_major(s->shape);
   if (relayout && s->shape->element_size_bits)
     return cpu_refuse(c, s->inst, "a packed layout (E(n))");
   if (s->kind == BUFFER_PARAMETER) {
@@ -162,7 +146,7 @@ static bool bind_result(CpuCompile *c) {
     /* The root's leaf names the storage's bytes in its own shape (a bitcast
      * may have changed the layout): that is the layout to read them in. */
     const Shape *shape = leaf_bytes_shape(root, l);
-    bool row_major = (c->called && !shape->element_size_bits) || layout_is_row_major(shape);
+    bool row_major = (c->called && !shape->element_size_bits) || shape_is_row_major(shape);
     if (!row_major && shape->element_size_bits) return cpu_refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {
       if (row_major) {
@@ -209,7 +193,7 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
       if (in->shape.element_size_bits) ok = cpu_refuse(c, inst, "a fused constant in a packed layout (E(n))");
       size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
       CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
-      if (!layout_is_row_major(&in->shape)) relayout_copy(&in->shape, in->constant->data, b.data, true);
+      if (!shape_is_row_major(&in->shape)) relayout_copy(&in->shape, in->constant->data, b.data, true);
       else if (bytes) memcpy(b.data, in->constant->data, bytes);
       s->buffers[i] = cpu_program_add_binding(c->p, &b);
     } else if (computed && in->source == computed) {

@@ -13,13 +13,6 @@
 
 #include "emit_x86/cpu_compile.h"
 
-bool cpu_layout_is_row_major(const Shape *s) {
-  if (shape_is_tuple(s) || s->element_size_bits) return false;
-  for (int d = 0; d < s->rank; d++)
-    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
-  return true;
-}
-
 enum { CALL_MAX_BUFFERS = 40 };
 
 /* A routine wrapped in the copies its buffers need. */
@@ -87,11 +80,11 @@ CpuStep *cpu_add_call_step(CpuCompile *c, const Instruction *inst, int leaf_coun
   s->state = state;
   s->free_state = free_state;
   bool all_row_major = true;
-  for (int i = 0; i < count; i++) all_row_major &= cpu_layout_is_row_major(shapes[i]);
+  for (int i = 0; i < count; i++) all_row_major &= shape_is_row_major(shapes[i]);
   if (all_row_major) return s;
   RelayoutCall *r = calloc_or_exit(1, sizeof *r);
   *r = (RelayoutCall){.call = call, .state = state, .free_state = free_state, .buffer_count = count, .operand_count = n};
-  for (int i = 0; i < count; i++) r->layouts[i] = cpu_layout_is_row_major(shapes[i]) ? NULL : shapes[i];
+  for (int i = 0; i < count; i++) r->layouts[i] = shape_is_row_major(shapes[i]) ? NULL : shapes[i];
   s->call = relayout_call_run;
   s->state = r;
   s->free_state = relayout_call_free;

@@ -144,8 +144,6 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst);
 /* ------------------------------------------------------------ cpu_call.c
  * Runtime-routine steps (CPU_STEP_CALL). */
-/* Whether s is an array in row-major layout {rank-1,...,0}, unpacked. */
-bool cpu_layout_is_row_major(const Shape *s);
 /* A call step whose buffers are inst's operands (leaf 0 of each), then its
  * result leaves 0..leaf_count-1; call sees each of them row-major (another
  * layout is copied through scratch around it). The step owns state from

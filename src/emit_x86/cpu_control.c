@@ -22,13 +22,6 @@
 
 /* ---- leaves ---- */
 
-static int shape_leaf_total(const Shape *s) {
-  if (!shape_is_tuple(s)) return 1;
-  int n = 0;
-  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_total(&s->tuple_shapes[i]);
-  return n;
-}
-
 /* The array leaves of s, depth first, at out[*n...]. */
 static void shape_leaves(const Shape *s, const Shape **out, int *n) {
   if (!shape_is_tuple(s)) {
@@ -41,7 +34,7 @@ static void shape_leaves(const Shape *s, const Shape **out, int *n) {
 /* The first leaf of element k of a tuple shape. */
 static int tuple_element_first_leaf(const Shape *s, int k) {
   int first = 0;
-  for (int i = 0; i < k; i++) first += shape_leaf_total(&s->tuple_shapes[i]);
+  for (int i = 0; i < k; i++) first += shape_leaf_count(&s->tuple_shapes[i]);
   return first;
 }
 
@@ -128,13 +121,13 @@ static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
  * NULL `from` fills them with zeros. */
 static bool copies_add_leaves(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf,
                               const Instruction *from, int from_leaf, int count) {
-  int to_total = shape_leaf_total(&inst->shape);
+  int to_total = shape_leaf_count(&inst->shape);
   const Shape **to_shapes = calloc_or_exit((size_t)to_total, sizeof *to_shapes);
   int n = 0;
   shape_leaves(&inst->shape, to_shapes, &n);
   const Shape **from_shapes = NULL;
   if (from) {
-    from_shapes = calloc_or_exit((size_t)shape_leaf_total(&from->shape), sizeof *from_shapes);
+    from_shapes = calloc_or_exit((size_t)shape_leaf_count(&from->shape), sizeof *from_shapes);
     n = 0;
     shape_leaves(&from->shape, from_shapes, &n);
   }
@@ -163,7 +156,7 @@ static bool copies_add_leaves(CpuCompile *c, LeafCopies *lc, const Instruction *
 static bool copies_add_operands(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf, int count) {
   for (int k = 0; k < inst->operand_count && count > 0; k++) {
     const Instruction *op = inst->operands[k];
-    int n = shape_leaf_total(&op->shape);
+    int n = shape_leaf_count(&op->shape);
     if (n > count) n = count;
     if (!copies_add_leaves(c, lc, inst, to_leaf, op, 0, n)) return false;
     to_leaf += n;
@@ -177,7 +170,7 @@ static bool copies_add_context(CpuCompile *c, LeafCopies *lc, const Instruction 
   const Shape *s = &inst->shape;
   if (!shape_is_tuple(s) || s->tuple_count < 2) return cpu_refuse(c, inst, "a start whose result is not a tuple");
   int first = tuple_element_first_leaf(s, 2);
-  return copies_add_leaves(c, lc, inst, first, NULL, 0, shape_leaf_total(s) - first);
+  return copies_add_leaves(c, lc, inst, first, NULL, 0, shape_leaf_count(s) - first);
 }
 
 /* collective-permute on one replica: a copy when a pair sends replica 0 to
@@ -226,7 +219,7 @@ static bool copies_add_dynamic_reshape(CpuCompile *c, LeafCopies *lc, const Inst
 /* The leaf copies that make inst's value, by opcode. */
 static bool copies_add_instruction(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
   const Shape *s = &inst->shape;
-  int leaves = shape_leaf_total(s);
+  int leaves = shape_leaf_count(s);
   switch (inst->opcode) {
   case OP_ASYNC_DONE:
   case OP_ALL_GATHER_DONE:
@@ -329,7 +322,7 @@ static bool value_fits(const Shape *have, const Shape *want) {
 /* Appends the bindings of inst's leaves [first, first + count) to
  * s->buffers at *at. */
 static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instruction *inst, int first, int count) {
-  const Shape **shapes = calloc_or_exit((size_t)shape_leaf_total(&inst->shape), sizeof *shapes);
+  const Shape **shapes = calloc_or_exit((size_t)shape_leaf_count(&inst->shape), sizeof *shapes);
   int n = 0;
   shape_leaves(&inst->shape, shapes, &n);
   bool ok = true;
@@ -349,7 +342,7 @@ static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPr
                                 bool all_operands, int result_first, int result_count) {
   int total = (cp->count > 1) + result_count;
   int from = all_operands ? 0 : first_operand;
-  for (int k = from; k < inst->operand_count; k++) total += shape_leaf_total(&inst->operands[k]->shape);
+  for (int k = from; k < inst->operand_count; k++) total += shape_leaf_count(&inst->operands[k]->shape);
   CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, total);
   s->call = called_programs_run;
   s->state = cp;
@@ -361,7 +354,7 @@ static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPr
     cp->first[k] = at;
     int lo = all_operands ? 0 : first_operand + k, hi = all_operands ? inst->operand_count : lo + 1;
     for (int q = lo; q < hi && ok; q++)
-      ok = step_add_leaves(c, s, &at, inst->operands[q], 0, shape_leaf_total(&inst->operands[q]->shape));
+      ok = step_add_leaves(c, s, &at, inst->operands[q], 0, shape_leaf_count(&inst->operands[q]->shape));
   }
   cp->first[cp->count] = at;
   if (ok) ok = step_add_leaves(c, s, &at, inst, result_first, result_count);
@@ -406,13 +399,13 @@ bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst) {
   CalledPrograms *cp = called_programs_compile(c, inst, 0, count, 1, false, &inst->shape);
   if (!cp) return false;
   cp->index_is_pred = is_pred;
-  return compile_called_step(c, inst, cp, 1, false, 0, shape_leaf_total(&inst->shape));
+  return compile_called_step(c, inst, cp, 1, false, 0, shape_leaf_count(&inst->shape));
 }
 
 bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
   if (inst->called_count != 1) return cpu_refuse(c, inst, "a call of other than one computation");
   CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &inst->shape);
-  return cp && compile_called_step(c, inst, cp, 0, true, 0, shape_leaf_total(&inst->shape));
+  return cp && compile_called_step(c, inst, cp, 0, true, 0, shape_leaf_count(&inst->shape));
 }
 
 /* async-start: the wrapped computation's result goes to element 1; the
@@ -421,7 +414,7 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
   if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2)
     return cpu_refuse(c, inst, "a malformed async-start");
-  int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_total(&s->tuple_shapes[1]);
+  int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_count(&s->tuple_shapes[1]);
   CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &s->tuple_shapes[1]);
   if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
   LeafCopies *lc = calloc_or_exit(1, sizeof *lc);
@@ -518,7 +511,7 @@ bool cpu_compile_while(CpuCompile *c, const Instruction *inst) {
   if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
     return cpu_refuse(c, inst, "a condition that does not return a pred scalar");
   Loop *w = calloc_or_exit(1, sizeof *w);
-  w->leaf_count = shape_leaf_total(s);
+  w->leaf_count = shape_leaf_count(s);
   w->bytes = calloc_or_exit((size_t)w->leaf_count, sizeof *w->bytes);
   const Shape **shapes = calloc_or_exit((size_t)w->leaf_count, sizeof *shapes);
   int n = 0;
@@ -576,22 +569,15 @@ static bool ragged_moves_run(const CpuStep *s, void *const *buffers, ThreadPool 
   return true;
 }
 
-static bool layout_is_row_major(const Shape *s) {
-  if (shape_is_tuple(s) || s->element_size_bits) return false;
-  for (int d = 0; d < s->rank; d++)
-    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
-  return true;
-}
-
 bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
   if (inst->operand_count != 6) return cpu_refuse(c, inst, "a malformed ragged-all-to-all");
   const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
-  if (!layout_is_row_major(in) || !layout_is_row_major(out) || in->rank < 1 || out->rank < 1 ||
+  if (!shape_is_row_major(in) || !shape_is_row_major(out) || in->rank < 1 || out->rank < 1 ||
       !shape_identical(out, &inst->operands[1]->shape))
     return cpu_refuse(c, inst, "a ragged-all-to-all on other than row-major arrays");
   for (int k = 2; k < 6; k++) {
     const Shape *o = &inst->operands[k]->shape;
-    if (!layout_is_row_major(o) || (o->type != TYPE_S32 && o->type != TYPE_S64) || o->type != index->type ||
+    if (!shape_is_row_major(o) || (o->type != TYPE_S32 && o->type != TYPE_S64) || o->type != index->type ||
         shape_element_count(o) != shape_element_count(index))
       return cpu_refuse(c, inst, "offsets and sizes that are not s32 or s64 arrays of one length");
   }
@@ -813,17 +799,17 @@ static bool scan_fits(const Instruction *inst, int inputs, int carries, int outp
     return false;
   for (int k = 0; k < inputs + carries; k++) {
     const Shape *o = &inst->operands[k]->shape;
-    if (!layout_is_row_major(o) || (k < inputs && o->rank <= d)) return false;
+    if (!shape_is_row_major(o) || (k < inputs && o->rank <= d)) return false;
     if (k >= inputs && !shape_identical(o, &f->parameters[k]->shape)) return false;
   }
   for (int k = 0; k < parts; k++) {
     const Shape *r = parts == 1 ? result : &result->tuple_shapes[k];
     const Shape *fr = parts == 1 ? root : &root->tuple_shapes[k];
-    if (!layout_is_row_major(r) || !layout_is_row_major(fr) || (k < outputs && r->rank <= d)) return false;
+    if (!shape_is_row_major(r) || !shape_is_row_major(fr) || (k < outputs && r->rank <= d)) return false;
     if (k >= outputs && !shape_identical(r, fr)) return false;
   }
   for (int k = 0; k < inputs; k++)
-    if (!layout_is_row_major(&f->parameters[k]->shape)) return false;
+    if (!shape_is_row_major(&f->parameters[k]->shape)) return false;
   return true;
 }
 
@@ -897,7 +883,7 @@ bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst) {
   if (algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3)
     return cpu_refuse(c, inst, "a state of the wrong length for its algorithm");
   const Shape *bits = &s->tuple_shapes[1];
-  if (!layout_is_row_major(bits) || bits->type == TYPE_PRED || type_bit_width(bits->type) < 8)
+  if (!shape_is_row_major(bits) || bits->type == TYPE_PRED || type_bit_width(bits->type) < 8)
     return cpu_refuse(c, inst, "random bits that are not a row-major array of 8 to 64-bit elements");
   RandomBits *r = calloc_or_exit(1, sizeof *r);
   *r = (RandomBits){.algorithm = algorithm, .shape = bits, .state_count = (int)n};

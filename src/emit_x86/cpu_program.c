@@ -64,58 +64,7 @@ int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes) {
   return at;
 }
 
-void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
-  int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
-  for (int i = 0; i < s->rank; i++) {
-    stride[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
-  }
-  size_t size = (size_t)type_byte_size(s->type);
-  int64_t count = shape_element_count(s);
-  for (int64_t i = 0; i < count; i++) {
-    int64_t at = 0;
-    for (int d = 0; d < s->rank; d++) at += index[d] * stride[d];
-    const char *from = (const char *)src + (size_t)(into_layout ? i : at) * size;
-    memcpy((char *)dst + (size_t)(into_layout ? at : i) * size, from, size);
-    for (int d = s->rank - 1; d >= 0 && ++index[d] == s->dims[d]; d--) index[d] = 0;
-  }
-}
-
 /* ---- the result buffer and the arguments' leaves ---- */
-
-static int shape_leaf_total(const Shape *s) {
-  if (!shape_is_tuple(s)) return 1;
-  int n = 0;
-  for (int i = 0; i < s->tuple_count; i++) n += shape_leaf_total(&s->tuple_shapes[i]);
-  return n;
-}
-
-/* A zeroed buffer of shape s; its array leaves' data, depth first, go to
- * leaves[*n...]. */
-static HostBuffer *result_buffer_create(const Shape *s, void **leaves, int *n, Status *st) {
-  if (!shape_is_tuple(s)) {
-    HostBuffer *b = host_buffer_create(s, NULL, st);
-    if (b) leaves[(*n)++] = b->data;
-    return b;
-  }
-  HostBuffer *t = calloc(1, sizeof *t);
-  if (t) t->elements = calloc((size_t)s->tuple_count + 1, sizeof *t->elements);
-  if (!t || !t->elements) {
-    free(t);
-    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
-    return NULL;
-  }
-  t->shape.type = TYPE_TUPLE;
-  t->shape.tuple_count = s->tuple_count;
-  for (int i = 0; i < s->tuple_count; i++) {
-    t->elements[i] = result_buffer_create(&s->tuple_shapes[i], leaves, n, st);
-    if (!t->elements[i]) {
-      host_buffer_free(t);
-      return NULL;
-    }
-  }
-  return t;
-}
 
 /* A host buffer's tuple shape may leave tuple_shapes NULL: count through
  * its elements. */
@@ -257,13 +206,13 @@ HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_coun
 HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
                                      void *context, Status *st) {
   CpuWatch watch = {observe, context};
-  int leaf_count = shape_leaf_total(p->result_shape), n = 0, argument_leaf_count = 0;
+  int leaf_count = shape_leaf_count(p->result_shape), n = 0, argument_leaf_count = 0;
   for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
   void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
   void **parameters = calloc_or_exit((size_t)argument_leaf_count + 1, sizeof *parameters);
   int at = 0;
   for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], parameters, &at);
-  HostBuffer *result = result_buffer_create(p->result_shape, result_leaves, &n, st);
+  HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
   CpuFrame frame;
   bool ok = result && cpu_frame_create(&frame, p, st);
   if (ok) {

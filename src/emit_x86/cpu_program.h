@@ -91,9 +91,6 @@ int cpu_program_add_binding(CpuProgram *p, const CpuBinding *b);
 CpuStep *cpu_program_add_step(CpuProgram *p, CpuStepKind kind, const Instruction *inst, int buffer_count);
 /* Reserves bytes at the end of the temporary block; returns their offset. */
 int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes);
-/* Copies an array between row-major order (host buffers, literals) and
- * s's layout: into_layout says which way. */
-void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
 /* The same run, calling observe after the last step of each instruction
  * (the backend's run_observed: --check, --find-nan). */

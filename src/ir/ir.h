@@ -193,6 +193,11 @@ int64_t shape_buffer_byte_size(const Shape *s);
 /* Same type, dims (and tuple structure); layouts are ignored. */
 bool shape_equal(const Shape *a, const Shape *b);
 bool shape_same_dims(const Shape *a, const Shape *b);
+/* An array in the layout host buffers and literals hold: {rank-1,...,0},
+ * unpacked. False for a tuple. */
+bool shape_is_row_major(const Shape *s);
+/* The arrays of a shape, counted through its tuples (1 for an array). */
+int shape_leaf_count(const Shape *s);
 void shape_set_default_layout(Shape *s);
 /* "f32[2,3]{1,0}" / "(f32[], s32[4])"; with_layout prints {..} on arrays. */
 void shape_print(StrBuf *sb, const Shape *s, bool with_layout);

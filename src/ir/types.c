@@ -154,6 +154,20 @@ int64_t shape_buffer_byte_size(const Shape *s) {
   return (shape_element_count(s) * bits + 7) / 8;
 }
 
+bool shape_is_row_major(const Shape *s) {
+  if (shape_is_tuple(s) || s->element_size_bits) return false;
+  for (int d = 0; d < s->rank; d++)
+    if (s->minor_to_major[d] != s->rank - 1 - d) return false;
+  return true;
+}
+
+int shape_leaf_count(const Shape *s) {
+  if (!shape_is_tuple(s)) return 1;
+  int n = 0;
+  for (int i = 0; s->tuple_shapes && i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
+  return n;
+}
+
 bool shape_same_dims(const Shape *a, const Shape *b) {
   if (a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)

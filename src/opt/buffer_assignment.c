@@ -30,13 +30,6 @@
 
 /* ---- leaves of a shape ---- */
 
-static int shape_leaf_count(const Shape *s) {
-  if (!shape_is_tuple(s)) return 1;
-  int n = 0;
-  for (int i = 0; s->tuple_shapes && i < s->tuple_count; i++) n += shape_leaf_count(&s->tuple_shapes[i]);
-  return n;
-}
-
 static void shape_collect_leaves(const Shape *s, const Shape **out, int *n) {
   if (!shape_is_tuple(s)) {
     out[(*n)++] = s;

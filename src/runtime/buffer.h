@@ -30,6 +30,12 @@ HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st)
 HostBuffer *host_buffer_create_tuple(HostBuffer *const *elements, int count, Status *st);
 HostBuffer *host_buffer_clone(const HostBuffer *b, Status *st);
 void host_buffer_free(HostBuffer *b);
+/* A zeroed buffer of shape s (tuples too) whose array leaves' data,
+ * depth first, go to leaves[*n...]: where a backend writes its result. */
+HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Status *st);
+/* Copies an array between row-major order (host buffers, literals) and
+ * layout s's physical order; into_layout says which way. */
+void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 
 /* Takes lit's storage (no copy) and frees lit. */
 HostBuffer *host_buffer_adopt_literal(Literal *lit);

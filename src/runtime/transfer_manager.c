@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/buffer.h"
 #include "runtime/transfer_manager.h"
 
 /* Each staged copy starts on a 256-byte boundary, the alignment that
@@ -32,23 +33,6 @@ void transfer_manager_free(TransferManager *tm) {
   memset(tm, 0, sizeof *tm);
 }
 
-void transfer_layout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
-  int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
-  for (int i = 0; i < s->rank; i++) {
-    stride[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
-  }
-  size_t size = (size_t)type_byte_size(s->type);
-  int64_t count = shape_element_count(s);
-  for (int64_t i = 0; i < count; i++) {
-    int64_t at = 0;
-    for (int d = 0; d < s->rank; d++) at += index[d] * stride[d];
-    const char *from = (const char *)src + (size_t)(into_layout ? i : at) * size;
-    memcpy((char *)dst + (size_t)(into_layout ? at : i) * size, from, size);
-    for (int d = s->rank - 1; d >= 0 && ++index[d] == s->dims[d]; d--) index[d] = 0;
-  }
-}
-
 bool transfer_to_device(TransferManager *tm, CUdeviceptr dst, const void *src, size_t bytes, const Shape *layout,
                         Status *st) {
   if (bytes == 0) return true;
@@ -56,7 +40,7 @@ bool transfer_to_device(TransferManager *tm, CUdeviceptr dst, const void *src, s
     return status_error(st, STATUS_RUNTIME_ERROR, "the GPU run stages %zu bytes more than the %zu planned",
                         tm->uploaded + bytes - tm->upload_capacity, tm->upload_capacity);
   char *staged = tm->staging + tm->uploaded;
-  if (layout) transfer_layout_copy(layout, src, staged, true);
+  if (layout) relayout_copy(layout, src, staged, true);
   else memcpy(staged, src, bytes);
   tm->uploaded += staging_round(bytes);
   return gpu_copy_to_device(tm->gpu, dst, staged, bytes, st);
@@ -84,7 +68,7 @@ bool transfer_manager_finish(TransferManager *tm, Status *st) {
   bool ok = gpu_synchronize(tm->gpu, st);
   for (int i = 0; ok && i < tm->copy_count; i++) {
     const TransferCopyOut *c = &tm->copies[i];
-    if (c->layout) transfer_layout_copy(c->layout, tm->staging + c->staged_at, c->host, false);
+    if (c->layout) relayout_copy(c->layout, tm->staging + c->staged_at, c->host, false);
     else memcpy(c->host, tm->staging + c->staged_at, c->bytes);
   }
   tm->uploaded = tm->downloaded = 0;

@@ -51,9 +51,5 @@ bool transfer_to_host(TransferManager *tm, void *host, CUdeviceptr src, size_t b
  * downloaded results to their host buffers. The staging buffer is free for
  * the next run afterwards, whether or not it failed. */
 bool transfer_manager_finish(TransferManager *tm, Status *st);
-/* Copies an array between row-major order and layout s's physical order
- * (into_layout says which way). The CPU backend's relayout_copy is the
- * same rule; the runtime keeps its own so it needs no backend. */
-void transfer_layout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 
 #endif
