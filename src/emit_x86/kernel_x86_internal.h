@@ -121,6 +121,11 @@ bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s,
 bool kernel_x86_is_math(Opcode op);
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result);
 bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Reg *result);
+/* The functions with a vector form (f32 lanes, avx2 and up with FMA), and
+ * that form: op i's function of the vector `input` into vector register
+ * number `into`, in the SIMD loop (x->lanes set). */
+bool kernel_x86_math_has_lanes(Opcode op);
+bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand input, int into);
 
 /* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
  * How each value behaves across the lanes of one vector iteration: */

@@ -57,6 +57,18 @@ bool kernel_x86_is_math(Opcode op) {
   return false;
 }
 
+/* The f32 functions whose transcriptions use only f32 and i32 operations,
+ * which the math builder's vector mode has (kernel_x86_math_lanes.c). */
+static const Opcode lane_functions[] = {
+    OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_TANH, OP_LOGISTIC, OP_ERF, OP_CBRT,
+};
+
+bool kernel_x86_math_has_lanes(Opcode op) {
+  for (size_t f = 0; f < sizeof lane_functions / sizeof lane_functions[0]; f++)
+    if (lane_functions[f] == op) return true;
+  return false;
+}
+
 static bool math_refuse(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
@@ -101,6 +113,21 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
     MathValue a = math_input(&b, left, f64);
     MathValue c = math_input(&b, right, f64);
     return math_finish(&b, function(&b, a, c), f64, result);
+  }
+  return math_refuse(x, i);
+}
+
+/* Op i of the SIMD loop in every lane: `input` (a vector register of the
+ * loop's width) in, the result in vector register `into`. */
+bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand input, int into) {
+  const KernelOp *op = &x->k->ops[i];
+  for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++) {
+    if (unary_functions[f].op != op->op || !kernel_x86_math_has_lanes(op->op)) continue;
+    MathBuilder b;
+    math_builder_begin_lanes(&b, x, 4 * x->lanes);
+    MathValue v = unary_functions[f].f32(&b, math_input(&b, input, false));
+    math_output(&b, v, x86_xmm(into), false);
+    return math_builder_end(&b);
   }
   return math_refuse(x, i);
 }

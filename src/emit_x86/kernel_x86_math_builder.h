@@ -22,11 +22,14 @@ typedef int MathValue; /* a slot of the math area */
 
 typedef struct MathBuilder {
   KernelX86 *x;
+  int width; /* 0: scalar slots; 32 or 64: vector mode (kernel_x86_math_lanes.c) */
   int next_slot;
   int peak_slots; /* the most slots live at once */
 } MathBuilder;
 
 void math_builder_begin(MathBuilder *b, KernelX86 *x);
+/* Vector mode: every value is `width` bytes of f32 or i32 lanes. */
+void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width);
 /* Whether the program stayed inside KX_MATH_SLOTS (else st is set). */
 bool math_builder_end(MathBuilder *b);
 MathValue math_input(MathBuilder *b, X86Operand input, bool f64);
@@ -130,6 +133,23 @@ void math_skip_end(MathBuilder *b, X86Label skip);
 /* c[0] + c[1] v + ..., Horner's rule with fma. */
 MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v);
 MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v);
+
+/* kernel_x86_math_lanes.c: the vector mode's operations, which the
+ * operations above call when b->width is set. */
+void lanes_move(MathBuilder *b, MathValue to, MathValue from);
+MathValue lanes_input(MathBuilder *b, X86Operand input);
+void lanes_output(MathBuilder *b, MathValue v, int into);
+MathValue lanes_unsupported(MathBuilder *b, const char *what);
+MathValue lanes_constant(MathBuilder *b, uint32_t bits);
+MathValue lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
+MathValue lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c); /* '&', '|', '^' */
+MathValue lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a);
+MathValue lanes_round(MathBuilder *b, MathValue a, int mode);
+MathValue lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count);
+MathValue lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d);
+MathValue lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate);
+MathValue lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
+MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
 
 /* ---- The transcribed functions: math_<name>_f32 is mathref_<name>f ---- */
 

@@ -61,6 +61,12 @@ static bool vector_f32_opcode(Opcode op) {
   }
 }
 
+/* The inline math functions run in f32 lanes from avx2 up (sse4 has no
+ * FMA, and its emulation works in f64: its math stays scalar). */
+static bool vector_math(const KernelX86 *x, Opcode op) {
+  return !x->vector_f64 && !is_sse(x) && x->cpu->fma && kernel_x86_math_has_lanes(op);
+}
+
 /* f16 vectors hold the f32 of each value, as the scalar code does
  * (kernel_x86_narrow.c): F16C's vcvtph2ps widens them (exactly; like the
  * evaluator's reads through double, it quietens a signalling NaN), and
@@ -111,7 +117,7 @@ static int op_form(const KernelX86 *x, int i) {
     if (c == VALUE_XMM) {
       for (int a = 0; a < op->arg_count; a++)
         if (k->ops[op->args[a]].type != op->type) return -1;
-      return vector_f32_opcode(op->op) ? LANE_VECTOR : -1;
+      return vector_f32_opcode(op->op) || vector_math(x, op->op) ? LANE_VECTOR : -1;
     }
     int inner = 0, uniform = 0;
     for (int a = 0; a < op->arg_count; a++) {
@@ -515,6 +521,12 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
     return true;
   }
   default:
+    if (vector_math(x, op->op)) {
+      int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
+      if (!kernel_x86_emit_vector_math(x, i, reg(vreg(x, a)), d)) return false;
+      vector_finish(x, i, d);
+      return true;
+    }
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d (%s) was classified as vector", x->k->name, i,
                         opcode_name(op->op));
   }
