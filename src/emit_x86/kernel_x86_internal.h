@@ -46,7 +46,7 @@ typedef struct KernelX86 {
   int vector_slot;        /* 8 slots (64 bytes) per spilled value: vectors */
   int spill_count;
   int scratch_slot;
-  int math_slot;          /* KX_MATH_SLOTS slots: the math functions' values */
+  int math_slot;          /* KX_MATH_SLOTS slots (KX_VECTOR_MATH_SLOTS with lanes): the math functions' values */
   int slot_count;
   /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code
    * is emitted; forms holds each op's LaneForm. */
@@ -169,5 +169,8 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes);
 void kernel_x86_extend_gather_lives(KernelX86 *x);
 enum { REDUCE_PARTIALS = 16 };
 enum { KX_MATH_SLOTS = 512 };
+/* A kernel with a SIMD loop has a larger math area: the vector math
+ * (kernel_x86_math_lanes.c) holds 64-byte values at avx512. */
+enum { KX_VECTOR_MATH_SLOTS = 1536 };
 
 #endif

@@ -24,8 +24,11 @@ void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width) {
   b->width = width;
 }
 
-/* The math area holds KX_MATH_SLOTS 8-byte slots, or fewer vector ones. */
-static int slot_capacity(const MathBuilder *b) { return b->width ? KX_MATH_SLOTS * 8 / b->width : KX_MATH_SLOTS; }
+/* The math area holds KX_MATH_SLOTS 8-byte slots; a SIMD kernel's holds
+ * KX_VECTOR_MATH_SLOTS, as vector slots in vector mode. */
+static int slot_capacity(const MathBuilder *b) {
+  return b->width ? KX_VECTOR_MATH_SLOTS * 8 / b->width : KX_MATH_SLOTS;
+}
 
 bool math_builder_end(MathBuilder *b) {
   if (b->x->st->code != STATUS_OK) return false;
