@@ -126,6 +126,11 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
  * number `into`, in the SIMD loop (x->lanes set). */
 bool kernel_x86_math_has_lanes(Opcode op);
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand input, int into);
+/* Any other math function in the SIMD loop: lane by lane through the
+ * scalar code. left, right (unused for a unary op) and into are vector
+ * registers of the loop's width. */
+bool kernel_x86_is_lane_math(const KernelX86 *x, Opcode op);
+bool kernel_x86_emit_math_per_lane(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Operand into);
 
 /* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
  * How each value behaves across the lanes of one vector iteration: */

@@ -131,3 +131,44 @@ bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand input, int into
   }
   return math_refuse(x, i);
 }
+
+/* The functions with no vector form, in the SIMD loop: the argument
+ * vectors go to a buffer past the scalar slots of the math area, and a
+ * loop over the lanes (its counter in the area too) runs the scalar code
+ * on each lane's element, writing the results to a third buffer, which is
+ * then the result vector. Each lane gets the scalar code's bits; only
+ * the rest of the kernel gets faster. */
+bool kernel_x86_is_lane_math(const KernelX86 *x, Opcode op) {
+  for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
+    if (unary_functions[f].op == op) return (x->vector_f64 ? unary_functions[f].f64 : unary_functions[f].f32) != NULL;
+  for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++)
+    if (binary_functions[f].op == op) return (x->vector_f64 ? binary_functions[f].f64 : binary_functions[f].f32) != NULL;
+  return false;
+}
+
+bool kernel_x86_emit_math_per_lane(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Operand into) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = x->vector_f64, binary = op->arg_count == 2;
+  int lane = f64 ? 8 : 4, bytes = lane * x->lanes;
+  int base = 8 * (x->math_slot + KX_MATH_SLOTS); /* 3 buffers of 64 bytes, then the counter */
+  X86Mnemonic move = x->cpu->level == CPU_LEVEL_SSE4 ? X86_MOVUPS : X86_VMOVUPS;
+  X86Operand counter = x86_mem(8, X86_RSP, base + 192);
+  x86_emit(x->cb, move, x86_mem(bytes, X86_RSP, base), left);
+  if (binary) x86_emit(x->cb, move, x86_mem(bytes, X86_RSP, base + 64), right);
+  x86_emit(x->cb, X86_MOV, counter, x86_imm(0));
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  x86_emit(x->cb, X86_MOV, x86_reg(X86_RAX), counter);
+  X86Reg result;
+  bool ok = binary ? kernel_x86_emit_math_binary(x, i, x86_mem_index(lane, X86_RSP, X86_RAX, lane, base),
+                                                 x86_mem_index(lane, X86_RSP, X86_RAX, lane, base + 64), &result)
+                   : kernel_x86_emit_math(x, i, x86_mem_index(lane, X86_RSP, X86_RAX, lane, base), &result);
+  if (!ok) return false;
+  x86_emit(x->cb, X86_MOV, x86_reg(X86_RAX), counter);
+  x86_emit(x->cb, f64 ? X86_MOVSD : X86_MOVSS, x86_mem_index(lane, X86_RSP, X86_RAX, lane, base + 128), x86_reg(result));
+  x86_emit(x->cb, X86_INC, counter);
+  x86_emit(x->cb, X86_CMP, counter, x86_imm(x->lanes));
+  x86_emit(x->cb, X86_JL, x86_rel(head));
+  x86_emit(x->cb, move, into, x86_mem(bytes, X86_RSP, base + 128));
+  return true;
+}

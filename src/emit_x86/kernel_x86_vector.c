@@ -117,7 +117,8 @@ static int op_form(const KernelX86 *x, int i) {
     if (c == VALUE_XMM) {
       for (int a = 0; a < op->arg_count; a++)
         if (k->ops[op->args[a]].type != op->type) return -1;
-      return vector_f32_opcode(op->op) || vector_math(x, op->op) ? LANE_VECTOR : -1;
+      return vector_f32_opcode(op->op) || vector_math(x, op->op) || kernel_x86_is_lane_math(x, op->op) ? LANE_VECTOR
+                                                                                                      : -1;
     }
     int inner = 0, uniform = 0;
     for (int a = 0; a < op->arg_count; a++) {
@@ -524,6 +525,13 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
     if (vector_math(x, op->op)) {
       int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
       if (!kernel_x86_emit_vector_math(x, i, reg(vreg(x, a)), d)) return false;
+      vector_finish(x, i, d);
+      return true;
+    }
+    if (kernel_x86_is_lane_math(x, op->op)) {
+      int a = vector_source(x, op->args[0], S0), b = op->arg_count == 2 ? vector_source(x, op->args[1], S1) : a;
+      int d = vector_target(x, i);
+      if (!kernel_x86_emit_math_per_lane(x, i, reg(vreg(x, a)), reg(vreg(x, b)), reg(vreg(x, d)))) return false;
       vector_finish(x, i, d);
       return true;
     }
