@@ -15,6 +15,7 @@ static X86Operand reg(X86Reg r) { return x86_reg(r); }
 void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   b->x = x;
   b->width = 0;
+  memset(b->lane_constant, 0, sizeof b->lane_constant);
   b->next_slot = 0;
   b->peak_slots = 0;
 }

@@ -23,6 +23,8 @@ typedef int MathValue; /* a slot of the math area */
 typedef struct MathBuilder {
   KernelX86 *x;
   int width; /* 0: scalar slots; 32 or 64: vector mode (kernel_x86_math_lanes.c) */
+  /* Vector mode: the slots that hold a constant, as its 4 bytes only. */
+  bool lane_constant[KX_VECTOR_MATH_SLOTS * 8 / 32];
   int next_slot;
   int peak_slots; /* the most slots live at once */
 } MathBuilder;

@@ -26,19 +26,49 @@ static X86Operand lane_reg(const MathBuilder *b, int n) {
   return x86_reg(wide512(b) ? x86_zmm(n) : b->width == 32 ? x86_ymm(n) : x86_xmm(n));
 }
 
-static X86Operand slot(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, b->width); }
+static X86Operand whole_slot(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, b->width); }
 
-static void load(MathBuilder *b, int n, MathValue v) { EMIT(X86_VMOVUPS, lane_reg(b, n), slot(b, v)); }
+static bool is_constant(const MathBuilder *b, MathValue v) {
+  return v < (int)(sizeof b->lane_constant / sizeof b->lane_constant[0]) && b->lane_constant[v];
+}
+
+static void constant_mark(MathBuilder *b, MathValue v, bool constant) {
+  if (v < (int)(sizeof b->lane_constant / sizeof b->lane_constant[0])) b->lane_constant[v] = constant;
+}
+
+/* A constant is stored once, 4 bytes, and read into every lane where it
+ * is used: an EVEX embedded broadcast at avx512, else a vbroadcastss into
+ * S2. The bits are the same; the stores are fewer. */
+static X86Operand slot(MathBuilder *b, MathValue v) {
+  if (!is_constant(b, v)) return whole_slot(b, v);
+  X86Operand element = math_slot_operand(b, v, 4);
+  element.mem.size = 4;
+  if (wide512(b)) return x86_broadcast(element);
+  EMIT(X86_VBROADCASTSS, lane_reg(b, S2), element);
+  return lane_reg(b, S2);
+}
+
+static void load(MathBuilder *b, int n, MathValue v) {
+  if (!is_constant(b, v)) {
+    EMIT(X86_VMOVUPS, lane_reg(b, n), whole_slot(b, v));
+    return;
+  }
+  X86Operand element = math_slot_operand(b, v, 4);
+  element.mem.size = 4;
+  EMIT(X86_VBROADCASTSS, lane_reg(b, n), element);
+}
 
 static MathValue store_new(MathBuilder *b, int n) {
   MathValue v = math_value_new(b);
-  EMIT(X86_VMOVUPS, slot(b, v), lane_reg(b, n));
+  constant_mark(b, v, false);
+  EMIT(X86_VMOVUPS, whole_slot(b, v), lane_reg(b, n));
   return v;
 }
 
 void lanes_move(MathBuilder *b, MathValue to, MathValue from) {
   load(b, S0, from);
-  EMIT(X86_VMOVUPS, slot(b, to), lane_reg(b, S0));
+  constant_mark(b, to, false);
+  EMIT(X86_VMOVUPS, whole_slot(b, to), lane_reg(b, S0));
 }
 
 MathValue lanes_input(MathBuilder *b, X86Operand input) {
@@ -56,10 +86,12 @@ MathValue lanes_unsupported(MathBuilder *b, const char *what) {
 }
 
 MathValue lanes_constant(MathBuilder *b, uint32_t bits) {
-  X86Operand scratch = kernel_x86_slot(b->x->scratch_slot, 4);
-  EMIT(X86_MOV, scratch, x86_imm(bits));
-  EMIT(X86_VBROADCASTSS, lane_reg(b, S0), scratch);
-  return store_new(b, S0);
+  MathValue v = math_value_new(b);
+  constant_mark(b, v, true);
+  X86Operand element = math_slot_operand(b, v, 4);
+  element.mem.size = 4;
+  EMIT(X86_MOV, element, x86_imm(bits));
+  return v;
 }
 
 /* S0 = a; S0 = S0 m c. */
@@ -79,12 +111,14 @@ MathValue lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c) {
 }
 
 MathValue lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a) {
-  EMIT(m, lane_reg(b, S0), slot(b, a));
+  load(b, S0, a);
+  EMIT(m, lane_reg(b, S0), lane_reg(b, S0));
   return store_new(b, S0);
 }
 
 MathValue lanes_round(MathBuilder *b, MathValue a, int mode) {
-  EMIT(wide512(b) ? X86_VRNDSCALEPS : X86_VROUNDPS, lane_reg(b, S0), slot(b, a), x86_imm(mode & 15));
+  load(b, S0, a);
+  EMIT(wide512(b) ? X86_VRNDSCALEPS : X86_VROUNDPS, lane_reg(b, S0), lane_reg(b, S0), x86_imm(mode & 15));
   return store_new(b, S0);
 }
 
