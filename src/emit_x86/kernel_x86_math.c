@@ -137,25 +137,42 @@ bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand input, int into
  * loop over the lanes (its counter in the area too) runs the scalar code
  * on each lane's element, writing the results to a third buffer, which is
  * then the result vector. Each lane gets the scalar code's bits; only
- * the rest of the kernel gets faster. */
+ * the rest of the kernel gets faster.
+ *
+ * The scalar code is legacy SSE, which runs several times slower while
+ * the upper halves of ymm0..15 are dirty; so from avx2 up the vector
+ * registers that may hold values (0..12; 13..15 are scratch, 16..31 are
+ * untouched by vzeroupper) are saved, vzeroupper runs, and they are
+ * restored after the lanes. */
 bool kernel_x86_is_lane_math(const KernelX86 *x, Opcode op) {
+  /* f64 lanes are 2 or 4 per ymm: the saves and the lane loop cost more
+   * than the rest of the kernel gains (exp f64 measured 20% slower) */
+  if (x->vector_f64) return false;
   for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
-    if (unary_functions[f].op == op) return (x->vector_f64 ? unary_functions[f].f64 : unary_functions[f].f32) != NULL;
+    if (unary_functions[f].op == op) return unary_functions[f].f32 != NULL;
   for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++)
-    if (binary_functions[f].op == op) return (x->vector_f64 ? binary_functions[f].f64 : binary_functions[f].f32) != NULL;
+    if (binary_functions[f].op == op) return binary_functions[f].f32 != NULL;
   return false;
 }
+
+enum { KX_VECTOR_SAVED = 13 };
 
 bool kernel_x86_emit_math_per_lane(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Operand into) {
   const KernelOp *op = &x->k->ops[i];
   bool f64 = x->vector_f64, binary = op->arg_count == 2;
   int lane = f64 ? 8 : 4, bytes = lane * x->lanes;
-  int base = 8 * (x->math_slot + KX_MATH_SLOTS); /* 3 buffers of 64 bytes, then the counter */
+  /* 3 buffers of 64 bytes, the counter, then the saved registers */
+  int base = 8 * (x->math_slot + KX_MATH_SLOTS);
   X86Mnemonic move = x->cpu->level == CPU_LEVEL_SSE4 ? X86_MOVUPS : X86_VMOVUPS;
   X86Operand counter = x86_mem(8, X86_RSP, base + 192);
   x86_emit(x->cb, move, x86_mem(bytes, X86_RSP, base), left);
   if (binary) x86_emit(x->cb, move, x86_mem(bytes, X86_RSP, base + 64), right);
   x86_emit(x->cb, X86_MOV, counter, x86_imm(0));
+  bool avx = x->cpu->level >= CPU_LEVEL_AVX2;
+  X86Reg (*wide)(int) = x->cpu->level == CPU_LEVEL_AVX512 ? x86_zmm : x86_ymm;
+  for (int r = 0; avx && r < KX_VECTOR_SAVED; r++)
+    x86_emit(x->cb, X86_VMOVUPS, x86_mem(bytes, X86_RSP, base + 256 + 64 * r), x86_reg(wide(r)));
+  if (avx) x86_emit0(x->cb, X86_VZEROUPPER);
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   x86_emit(x->cb, X86_MOV, x86_reg(X86_RAX), counter);
@@ -169,6 +186,8 @@ bool kernel_x86_emit_math_per_lane(KernelX86 *x, int i, X86Operand left, X86Oper
   x86_emit(x->cb, X86_INC, counter);
   x86_emit(x->cb, X86_CMP, counter, x86_imm(x->lanes));
   x86_emit(x->cb, X86_JL, x86_rel(head));
+  for (int r = 0; avx && r < KX_VECTOR_SAVED; r++)
+    x86_emit(x->cb, X86_VMOVUPS, x86_reg(wide(r)), x86_mem(bytes, X86_RSP, base + 256 + 64 * r));
   x86_emit(x->cb, move, into, x86_mem(bytes, X86_RSP, base + 128));
   return true;
 }

@@ -216,9 +216,10 @@ TEST(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound
 }
 
 /* The functions with a vector form (kernel_x86_math_lanes.c) run in the
- * SIMD loop from avx2 up, over rows of 65533 points: each row ends in a
- * tail (5 points past the last 8-lane vector, 13 past the last 16-lane
- * one, a masked trip at avx512), and every lane gives mathref's bits. */
+ * SIMD loop from avx2 up, and two without one lane by lane inside it,
+ * over rows of 65533 points: each row ends in a tail (5 points past the
+ * last 8-lane vector, 13 past the last 16-lane one, a masked trip at
+ * avx512), and every lane gives mathref's bits. */
 TEST(vectorized_functions_give_mathref_bits_in_every_lane_and_tail) {
   static const struct {
     const char *op;
@@ -229,6 +230,8 @@ TEST(vectorized_functions_give_mathref_bits_in_every_lane_and_tail) {
       {"log", mathref_logf, log}, {"log-plus-one", mathref_log1pf, log1p},
       {"logistic", mathref_logisticf, logistic_libm}, {"tanh", mathref_tanhf, tanh},
       {"erf", mathref_erff, erf}, {"cbrt", mathref_cbrtf, cbrt}, {"rsqrt", mathref_rsqrtf, rsqrt_libm},
+      /* no vector form: lane by lane through the scalar code */
+      {"sine", mathref_sinf, sin}, {"tan", mathref_tanf, tan},
   };
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++)
     check_function_shaped(functions[f].op, "2,65533", 2 * 65533, true, functions[f].reference, functions[f].libm, 1);
