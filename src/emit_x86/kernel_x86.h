@@ -33,9 +33,10 @@
  * mathref_* with the math builder. In a SIMD loop at avx2 and avx512 the
  * f32 exp, expm1, log, log1p, tanh, logistic, erf and cbrt run in every
  * lane at once (the builder's vector mode, kernel_x86_math_lanes.c); the
- * others (sin, cos, tan, pow, atan2, f64, and every function at sse4) run
- * lane by lane through the scalar code inside the SIMD loop. Either way
- * each lane gives mathref's bits, at every ISA level.
+ * other f32 ones (sin, cos, tan, pow, atan2, ...; every one at sse4) run
+ * lane by lane through the scalar code inside the SIMD loop, and an f64
+ * kernel with a math function stays scalar. Either way each lane gives
+ * mathref's bits, at every ISA level.
  *
  * What it cannot compile (a type or an op it has no code for yet) is
  * refused with STATUS_UNSUPPORTED naming the op and its type: never a
