@@ -122,10 +122,11 @@ bool kernel_x86_is_math(Opcode op);
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result);
 bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Reg *result);
 /* The functions with a vector form (f32 lanes, avx2 and up with FMA), and
- * that form: op i's function of the vector `input` into vector register
- * number `into`, in the SIMD loop (x->lanes set). */
+ * that form: op i's function of the vector `left` (and `right`, binary
+ * ones) into vector register number `into`, in the SIMD loop (x->lanes
+ * set). */
 bool kernel_x86_math_has_lanes(Opcode op);
-bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand input, int into);
+bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into);
 /* Any other math function in the SIMD loop: lane by lane through the
  * scalar code. left, right (unused for a unary op) and into are vector
  * registers of the loop's width. */

@@ -61,6 +61,7 @@ bool kernel_x86_is_math(Opcode op) {
  * which the math builder's vector mode has (kernel_x86_math_lanes.c). */
 static const Opcode lane_functions[] = {
     OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_TANH, OP_LOGISTIC, OP_ERF, OP_CBRT,
+    OP_ATAN2, OP_ATAN, OP_ASIN, OP_ACOS, OP_SINH, OP_COSH, OP_ASINH, OP_ACOSH, OP_ATANH,
 };
 
 bool kernel_x86_math_has_lanes(Opcode op) {
@@ -119,17 +120,22 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
 
 /* Op i of the SIMD loop in every lane: `input` (a vector register of the
  * loop's width) in, the result in vector register `into`. */
-bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand input, int into) {
+bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into) {
   const KernelOp *op = &x->k->ops[i];
-  for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++) {
-    if (unary_functions[f].op != op->op || !kernel_x86_math_has_lanes(op->op)) continue;
-    MathBuilder b;
-    math_builder_begin_lanes(&b, x, 4 * x->lanes);
-    MathValue v = unary_functions[f].f32(&b, math_input(&b, input, false));
-    math_output(&b, v, x86_xmm(into), false);
-    return math_builder_end(&b);
+  if (!kernel_x86_math_has_lanes(op->op)) return math_refuse(x, i);
+  MathBuilder b;
+  math_builder_begin_lanes(&b, x, 4 * x->lanes);
+  MathValue v = -1;
+  for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
+    if (unary_functions[f].op == op->op) v = unary_functions[f].f32(&b, math_input(&b, left, false));
+  for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++) {
+    if (binary_functions[f].op != op->op) continue;
+    MathValue a = math_input(&b, left, false);
+    v = binary_functions[f].f32(&b, a, math_input(&b, right, false));
   }
-  return math_refuse(x, i);
+  if (v < 0) return math_refuse(x, i);
+  math_output(&b, v, x86_xmm(into), false);
+  return math_builder_end(&b);
 }
 
 /* The functions with no vector form, in the SIMD loop: the argument

@@ -527,8 +527,9 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
   }
   default:
     if (vector_math(x, op->op)) {
-      int a = vector_source(x, op->args[0], S0), d = vector_target(x, i);
-      if (!kernel_x86_emit_vector_math(x, i, reg(vreg(x, a)), d)) return false;
+      int a = vector_source(x, op->args[0], S0), b = op->arg_count == 2 ? vector_source(x, op->args[1], S1) : a;
+      int d = vector_target(x, i);
+      if (!kernel_x86_emit_vector_math(x, i, reg(vreg(x, a)), reg(vreg(x, b)), d)) return false;
       vector_finish(x, i, d);
       return true;
     }
