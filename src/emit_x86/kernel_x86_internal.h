@@ -125,7 +125,7 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
  * that form: op i's function of the vector `left` (and `right`, binary
  * ones) into vector register number `into`, in the SIMD loop (x->lanes
  * set). */
-bool kernel_x86_math_has_lanes(Opcode op);
+bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op);
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into);
 /* Any other math function in the SIMD loop: lane by lane through the
  * scalar code. left, right (unused for a unary op) and into are vector

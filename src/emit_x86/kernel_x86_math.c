@@ -64,10 +64,12 @@ static const Opcode lane_functions[] = {
     OP_ATAN2, OP_ATAN, OP_ASIN, OP_ACOS, OP_SINH, OP_COSH, OP_ASINH, OP_ACOSH, OP_ATANH,
 };
 
-bool kernel_x86_math_has_lanes(Opcode op) {
+/* sin, cos and tan too at avx512, where a kortestw skips their per-lane
+ * Payne-Hanek reduction when every lane is in the Cody-Waite range. */
+bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op) {
   for (size_t f = 0; f < sizeof lane_functions / sizeof lane_functions[0]; f++)
     if (lane_functions[f] == op) return true;
-  return false;
+  return x->cpu->level == CPU_LEVEL_AVX512 && (op == OP_SINE || op == OP_COSINE || op == OP_TAN);
 }
 
 static bool math_refuse(KernelX86 *x, int i) {
@@ -122,7 +124,7 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
  * loop's width) in, the result in vector register `into`. */
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into) {
   const KernelOp *op = &x->k->ops[i];
-  if (!kernel_x86_math_has_lanes(op->op)) return math_refuse(x, i);
+  if (!kernel_x86_math_has_lanes(x, op->op)) return math_refuse(x, i);
   MathBuilder b;
   math_builder_begin_lanes(&b, x, 4 * x->lanes);
   MathValue v = -1;

@@ -15,6 +15,7 @@ static X86Operand reg(X86Reg r) { return x86_reg(r); }
 void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   b->x = x;
   b->width = 0;
+  b->first_slot = 0;
   memset(b->lane_constant, 0, sizeof b->lane_constant);
   b->next_slot = 0;
   b->peak_slots = 0;
@@ -26,9 +27,15 @@ void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width) {
 }
 
 /* The math area holds KX_MATH_SLOTS 8-byte slots; a SIMD kernel's holds
- * KX_VECTOR_MATH_SLOTS, as vector slots in vector mode. */
-static int slot_capacity(const MathBuilder *b) {
-  return b->width ? KX_VECTOR_MATH_SLOTS * 8 / b->width : KX_MATH_SLOTS;
+ * KX_VECTOR_MATH_SLOTS: vector slots in vector mode, and after them the
+ * last KX_MATH_SLOTS for a nested scalar builder. */
+enum { VECTOR_AREA_BYTES = 8 * (KX_VECTOR_MATH_SLOTS - KX_MATH_SLOTS) };
+
+static int slot_capacity(const MathBuilder *b) { return b->width ? VECTOR_AREA_BYTES / b->width : KX_MATH_SLOTS; }
+
+void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b) {
+  math_builder_begin(nested, b->x);
+  nested->first_slot = VECTOR_AREA_BYTES / 8;
 }
 
 bool math_builder_end(MathBuilder *b) {
@@ -43,7 +50,7 @@ bool math_builder_end(MathBuilder *b) {
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
   int slot = v < slot_capacity(b) ? v : slot_capacity(b) - 1;
   if (b->width) return x86_mem(b->width, X86_RSP, 8 * b->x->math_slot + b->width * slot);
-  return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + slot));
+  return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + b->first_slot + slot));
 }
 
 MathValue math_value_new(MathBuilder *b) {
@@ -416,7 +423,10 @@ MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c)
 
 X86Label math_skip_if(MathBuilder *b, MathValue mask) {
   X86Label skip = x86_label_new(b->x->cb);
-  if (b->width) return skip; /* the lanes disagree: every lane runs the code */
+  if (b->width) {
+    lanes_skip_if_all(b, mask, skip);
+    return skip;
+  }
   EMIT(X86_CMP, slot32(b, mask), x86_imm(0));
   EMIT(X86_JNE, x86_rel(skip));
   return skip;

@@ -23,6 +23,7 @@ typedef int MathValue; /* a slot of the math area */
 typedef struct MathBuilder {
   KernelX86 *x;
   int width; /* 0: scalar slots; 32 or 64: vector mode (kernel_x86_math_lanes.c) */
+  int first_slot; /* scalar mode: where its slots start in the math area (8-byte units) */
   /* Vector mode: the slots that hold a constant, as its 4 bytes only. */
   bool lane_constant[KX_VECTOR_MATH_SLOTS * 8 / 32];
   int next_slot;
@@ -152,6 +153,15 @@ MathValue lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d);
 MathValue lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate);
 MathValue lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
 MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
+MathValue lanes_value_new(MathBuilder *b);
+/* The 4-byte element `index` (a register holding a lane number) of v. */
+X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index);
+/* The jump of math_skip_if: taken when every lane of mask is nonzero
+ * (avx512 only: kortestw; at avx2 the code always runs). */
+void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
+/* A scalar builder for one lane's work inside vector mode: its slots lie
+ * past the vector ones. */
+void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b);
 
 /* ---- The transcribed functions: math_<name>_f32 is mathref_<name>f ---- */
 

@@ -179,3 +179,22 @@ MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c)
   EMIT(X86_VBLENDMPS, x86_merge_masked(lane_reg(b, S0), X86_K1), lane_reg(b, S0), slot(b, c));
   return store_new(b, S0);
 }
+
+MathValue lanes_value_new(MathBuilder *b) {
+  MathValue v = math_value_new(b);
+  constant_mark(b, v, false);
+  return v;
+}
+
+X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
+  X86Operand whole = whole_slot(b, v);
+  return x86_mem_index(4, X86_RSP, index, 4, whole.mem.disp);
+}
+
+void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
+  if (!wide512(b)) return;
+  EMIT(X86_VPXORD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
+  EMIT(X86_VPCMPEQD, x86_reg(X86_K1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
+  EMIT(X86_KORTESTW, x86_reg(X86_K1), x86_reg(X86_K1));
+  EMIT(X86_JE, x86_rel(skip));
+}

@@ -68,7 +68,7 @@ static bool vector_f32_opcode(Opcode op) {
  * of them at sse4, run lane by lane through the scalar code
  * (kernel_x86_is_lane_math). */
 static bool vector_math(const KernelX86 *x, Opcode op) {
-  return !x->vector_f64 && !is_sse(x) && x->cpu->fma && kernel_x86_math_has_lanes(op);
+  return !x->vector_f64 && !is_sse(x) && x->cpu->fma && kernel_x86_math_has_lanes(x, op);
 }
 
 /* f16 vectors hold the f32 of each value, as the scalar code does
