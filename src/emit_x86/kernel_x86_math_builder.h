@@ -129,7 +129,8 @@ MathValue not_mask(MathBuilder *b, MathValue mask);
 /* A jump over the code emitted until math_skip_end when `mask` is
  * nonzero: for a side of a select that this mask then discards (its
  * slots hold stale bits when skipped, and only that select may read them).
- * The bits are the C's; only the work is saved. */
+ * The bits are the C's; only the work is saved. In vector mode: when
+ * every lane's mask is nonzero. */
 X86Label math_skip_if(MathBuilder *b, MathValue mask);
 void math_skip_end(MathBuilder *b, X86Label skip);
 

@@ -12,8 +12,10 @@
  * and is widened into a vector of all ones; the VEX-only integer forms
  * have their EVEX d-suffixed twins. Only f32 and i32 lanes exist: an f64
  * or u64 operation in vector mode is a located compile error (the vector
- * classifier only admits the functions that use none). sse4 keeps math
- * scalar: its FMA is emulated through f64. */
+ * classifier only admits the functions that use none, and sin, cos and
+ * tan run their u64 Payne-Hanek reduction lane by lane, through a nested
+ * scalar builder). sse4 keeps math scalar: its FMA is emulated through
+ * f64. */
 #include "emit_x86/kernel_x86_math_builder.h"
 
 #define EMIT(...) x86_emit(b->x->cb, __VA_ARGS__)
