@@ -32,9 +32,9 @@
  * The math functions (docs/math.md) are inline code transcribed from
  * mathref_* with the math builder. In a SIMD loop at avx2 and avx512 the
  * f32 exp, expm1, log, log1p, tanh, logistic, erf, cbrt, atan2 and the
- * inverse and hyperbolic functions (sin, cos, tan at avx512) run in every
- * lane at once (the builder's vector mode, kernel_x86_math_lanes.c); the
- * other f32 ones (pow; sin, cos, tan at avx2; every one at sse4) run
+ * inverse and hyperbolic functions, sin, cos and tan run in every lane at
+ * once (the builder's vector mode, kernel_x86_math_lanes.c); the other
+ * f32 ones (pow; every one at sse4) run
  * lane by lane through the scalar code inside the SIMD loop, and an f64
  * kernel with a math function stays scalar. Either way each lane gives
  * mathref's bits, at every ISA level.

@@ -64,12 +64,13 @@ static const Opcode lane_functions[] = {
     OP_ATAN2, OP_ATAN, OP_ASIN, OP_ACOS, OP_SINH, OP_COSH, OP_ASINH, OP_ACOSH, OP_ATANH,
 };
 
-/* sin, cos and tan too at avx512, where a kortestw skips their per-lane
- * Payne-Hanek reduction when every lane is in the Cody-Waite range. */
+/* sin, cos and tan are among them: their Payne-Hanek reduction runs lane
+ * by lane, and only when some lane is past the Cody-Waite range. */
 bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op) {
+  (void)x;
   for (size_t f = 0; f < sizeof lane_functions / sizeof lane_functions[0]; f++)
     if (lane_functions[f] == op) return true;
-  return x->cpu->level == CPU_LEVEL_AVX512 && (op == OP_SINE || op == OP_COSINE || op == OP_TAN);
+  return op == OP_SINE || op == OP_COSINE || op == OP_TAN;
 }
 
 static bool math_refuse(KernelX86 *x, int i) {

@@ -158,7 +158,7 @@ MathValue lanes_value_new(MathBuilder *b);
 /* The 4-byte element `index` (a register holding a lane number) of v. */
 X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index);
 /* The jump of math_skip_if: taken when every lane of mask is nonzero
- * (avx512 only: kortestw; at avx2 the code always runs). */
+ * (vmovmskps at avx2, kortestw at avx512). */
 void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
 /* A scalar builder for one lane's work inside vector mode: its slots lie
  * past the vector ones. */

@@ -194,7 +194,14 @@ X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
 }
 
 void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
-  if (!wide512(b)) return;
+  if (!wide512(b)) {
+    EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
+    EMIT(X86_VPCMPEQD, lane_reg(b, S1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
+    EMIT(X86_VMOVMSKPS, x86_reg(X86_EAX), lane_reg(b, S1));
+    EMIT(X86_TEST, x86_reg(X86_EAX), x86_reg(X86_EAX));
+    EMIT(X86_JE, x86_rel(skip));
+    return;
+  }
   EMIT(X86_VPXORD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
   EMIT(X86_VPCMPEQD, x86_reg(X86_K1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
   EMIT(X86_KORTESTW, x86_reg(X86_K1), x86_reg(X86_K1));

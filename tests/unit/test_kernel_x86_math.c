@@ -216,11 +216,11 @@ TEST(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound
 }
 
 /* The functions with a vector form (kernel_x86_math_lanes.c) run in the
- * SIMD loop from avx2 up (sin and tan at avx512, and lane by lane inside
- * it at avx2), over rows of 65533 points: each row ends in a tail (5
- * points past the last 8-lane vector, 13 past the last 16-lane one, a
- * masked trip at avx512), and every lane gives mathref's bits. The random
- * bit patterns among the inputs send lanes through Payne-Hanek. */
+ * SIMD loop from avx2 up (lane by lane at sse4), over rows of 65533
+ * points: each row ends in a tail (5 points past the last 8-lane vector,
+ * 13 past the last 16-lane one, a masked trip at avx512), and every lane
+ * gives mathref's bits. The random bit patterns among the inputs send
+ * lanes through Payne-Hanek. */
 TEST(vectorized_functions_give_mathref_bits_in_every_lane_and_tail) {
   static const struct {
     const char *op;
