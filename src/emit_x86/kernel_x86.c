@@ -440,7 +440,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   }
   x.vector_slot = x.value_slot + x.spill_count;
   x.math_slot = x.vector_slot + 8 * x.spill_count;
-  x.slot_count = x.math_slot + KX_MATH_SLOTS;
+  x.slot_count = x.math_slot + (x.vectorized_lanes ? KX_VECTOR_MATH_SLOTS : KX_MATH_SLOTS);
   /* The frame lives on the calling thread's stack. */
   if (ok && x.slot_count > (1 << 17))
     ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,

@@ -29,9 +29,19 @@
  * as parallel tasks and folded in chunk order (kernel_x86.c). Every other
  * reduction runs sequentially, exactly as the evaluator does.
  *
- * What it cannot compile (a type or an op it has no code for yet, the
- * transcendental functions) is refused with STATUS_UNSUPPORTED naming the op
- * and its type: never a wrong answer.
+ * The math functions (docs/math.md) are inline code transcribed from
+ * mathref_* with the math builder. In a SIMD loop at avx2 and avx512 the
+ * f32 exp, expm1, log, log1p, tanh, logistic, erf, cbrt, atan2 and the
+ * inverse and hyperbolic functions, sin, cos and tan run in every lane at
+ * once (the builder's vector mode, kernel_x86_math_lanes.c); the other
+ * f32 ones (pow; every one at sse4) run
+ * lane by lane through the scalar code inside the SIMD loop, and an f64
+ * kernel with a math function stays scalar. Either way each lane gives
+ * mathref's bits, at every ISA level.
+ *
+ * What it cannot compile (a type or an op it has no code for yet) is
+ * refused with STATUS_UNSUPPORTED naming the op and its type: never a
+ * wrong answer.
  */
 #ifndef AXLE_EMIT_X86_KERNEL_X86_H
 #define AXLE_EMIT_X86_KERNEL_X86_H

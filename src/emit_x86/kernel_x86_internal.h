@@ -46,7 +46,7 @@ typedef struct KernelX86 {
   int vector_slot;        /* 8 slots (64 bytes) per spilled value: vectors */
   int spill_count;
   int scratch_slot;
-  int math_slot;          /* KX_MATH_SLOTS slots: the math functions' values */
+  int math_slot;          /* KX_MATH_SLOTS slots (KX_VECTOR_MATH_SLOTS with lanes): the math functions' values */
   int slot_count;
   /* The SIMD body (kernel_x86_vector.c): lanes is 0 while the scalar code
    * is emitted; forms holds each op's LaneForm. */
@@ -121,6 +121,17 @@ bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s,
 bool kernel_x86_is_math(Opcode op);
 bool kernel_x86_emit_math(KernelX86 *x, int i, X86Operand input, X86Reg *result);
 bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Reg *result);
+/* The functions with a vector form (f32 lanes, avx2 and up with FMA), and
+ * that form: op i's function of the vector `left` (and `right`, binary
+ * ones) into vector register number `into`, in the SIMD loop (x->lanes
+ * set). */
+bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op);
+bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into);
+/* Any other math function in the SIMD loop: lane by lane through the
+ * scalar code. left, right (unused for a unary op) and into are vector
+ * registers of the loop's width. */
+bool kernel_x86_is_lane_math(const KernelX86 *x, Opcode op);
+bool kernel_x86_emit_math_per_lane(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Operand into);
 
 /* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
  * How each value behaves across the lanes of one vector iteration: */
@@ -164,5 +175,8 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes);
 void kernel_x86_extend_gather_lives(KernelX86 *x);
 enum { REDUCE_PARTIALS = 16 };
 enum { KX_MATH_SLOTS = 512 };
+/* A kernel with a SIMD loop has a larger math area: the vector math
+ * (kernel_x86_math_lanes.c) holds 64-byte values at avx512. */
+enum { KX_VECTOR_MATH_SLOTS = 1536 };
 
 #endif

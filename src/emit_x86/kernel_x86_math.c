@@ -57,6 +57,22 @@ bool kernel_x86_is_math(Opcode op) {
   return false;
 }
 
+/* The f32 functions whose transcriptions use only f32 and i32 operations,
+ * which the math builder's vector mode has (kernel_x86_math_lanes.c). */
+static const Opcode lane_functions[] = {
+    OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_TANH, OP_LOGISTIC, OP_ERF, OP_CBRT,
+    OP_ATAN2, OP_ATAN, OP_ASIN, OP_ACOS, OP_SINH, OP_COSH, OP_ASINH, OP_ACOSH, OP_ATANH,
+};
+
+/* sin, cos and tan are among them: their Payne-Hanek reduction runs lane
+ * by lane, and only when some lane is past the Cody-Waite range. */
+bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op) {
+  (void)x;
+  for (size_t f = 0; f < sizeof lane_functions / sizeof lane_functions[0]; f++)
+    if (lane_functions[f] == op) return true;
+  return op == OP_SINE || op == OP_COSINE || op == OP_TAN;
+}
+
 static bool math_refuse(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: %s on %s (op %%%d) has no x86 code yet", x->k->name,
@@ -103,4 +119,84 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
     return math_finish(&b, function(&b, a, c), f64, result);
   }
   return math_refuse(x, i);
+}
+
+/* Op i of the SIMD loop in every lane: `input` (a vector register of the
+ * loop's width) in, the result in vector register `into`. */
+bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into) {
+  const KernelOp *op = &x->k->ops[i];
+  if (!kernel_x86_math_has_lanes(x, op->op)) return math_refuse(x, i);
+  MathBuilder b;
+  math_builder_begin_lanes(&b, x, 4 * x->lanes);
+  MathValue v = -1;
+  for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
+    if (unary_functions[f].op == op->op) v = unary_functions[f].f32(&b, math_input(&b, left, false));
+  for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++) {
+    if (binary_functions[f].op != op->op) continue;
+    MathValue a = math_input(&b, left, false);
+    v = binary_functions[f].f32(&b, a, math_input(&b, right, false));
+  }
+  if (v < 0) return math_refuse(x, i);
+  math_output(&b, v, x86_xmm(into), false);
+  return math_builder_end(&b);
+}
+
+/* The functions with no vector form, in the SIMD loop: the argument
+ * vectors go to a buffer past the scalar slots of the math area, and a
+ * loop over the lanes (its counter in the area too) runs the scalar code
+ * on each lane's element, writing the results to a third buffer, which is
+ * then the result vector. Each lane gets the scalar code's bits; only
+ * the rest of the kernel gets faster.
+ *
+ * The scalar code is legacy SSE, which runs several times slower while
+ * the upper halves of ymm0..15 are dirty; so from avx2 up the vector
+ * registers that may hold values (0..12; 13..15 are scratch, 16..31 are
+ * untouched by vzeroupper) are saved, vzeroupper runs, and they are
+ * restored after the lanes. */
+bool kernel_x86_is_lane_math(const KernelX86 *x, Opcode op) {
+  /* f64 lanes are 2 or 4 per ymm: the saves and the lane loop cost more
+   * than the rest of the kernel gains (exp f64 measured 20% slower) */
+  if (x->vector_f64) return false;
+  for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
+    if (unary_functions[f].op == op) return unary_functions[f].f32 != NULL;
+  for (size_t f = 0; f < sizeof binary_functions / sizeof binary_functions[0]; f++)
+    if (binary_functions[f].op == op) return binary_functions[f].f32 != NULL;
+  return false;
+}
+
+enum { KX_VECTOR_SAVED = 13 };
+
+bool kernel_x86_emit_math_per_lane(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Operand into) {
+  const KernelOp *op = &x->k->ops[i];
+  bool f64 = x->vector_f64, binary = op->arg_count == 2;
+  int lane = f64 ? 8 : 4, bytes = lane * x->lanes;
+  /* 3 buffers of 64 bytes, the counter, then the saved registers */
+  int base = 8 * (x->math_slot + KX_MATH_SLOTS);
+  X86Mnemonic move = x->cpu->level == CPU_LEVEL_SSE4 ? X86_MOVUPS : X86_VMOVUPS;
+  X86Operand counter = x86_mem(8, X86_RSP, base + 192);
+  x86_emit(x->cb, move, x86_mem(bytes, X86_RSP, base), left);
+  if (binary) x86_emit(x->cb, move, x86_mem(bytes, X86_RSP, base + 64), right);
+  x86_emit(x->cb, X86_MOV, counter, x86_imm(0));
+  bool avx = x->cpu->level >= CPU_LEVEL_AVX2;
+  X86Reg (*wide)(int) = x->cpu->level == CPU_LEVEL_AVX512 ? x86_zmm : x86_ymm;
+  for (int r = 0; avx && r < KX_VECTOR_SAVED; r++)
+    x86_emit(x->cb, X86_VMOVUPS, x86_mem(bytes, X86_RSP, base + 256 + 64 * r), x86_reg(wide(r)));
+  if (avx) x86_emit0(x->cb, X86_VZEROUPPER);
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  x86_emit(x->cb, X86_MOV, x86_reg(X86_RAX), counter);
+  X86Reg result;
+  bool ok = binary ? kernel_x86_emit_math_binary(x, i, x86_mem_index(lane, X86_RSP, X86_RAX, lane, base),
+                                                 x86_mem_index(lane, X86_RSP, X86_RAX, lane, base + 64), &result)
+                   : kernel_x86_emit_math(x, i, x86_mem_index(lane, X86_RSP, X86_RAX, lane, base), &result);
+  if (!ok) return false;
+  x86_emit(x->cb, X86_MOV, x86_reg(X86_RAX), counter);
+  x86_emit(x->cb, f64 ? X86_MOVSD : X86_MOVSS, x86_mem_index(lane, X86_RSP, X86_RAX, lane, base + 128), x86_reg(result));
+  x86_emit(x->cb, X86_INC, counter);
+  x86_emit(x->cb, X86_CMP, counter, x86_imm(x->lanes));
+  x86_emit(x->cb, X86_JL, x86_rel(head));
+  for (int r = 0; avx && r < KX_VECTOR_SAVED; r++)
+    x86_emit(x->cb, X86_VMOVUPS, x86_reg(wide(r)), x86_mem(bytes, X86_RSP, base + 256 + 64 * r));
+  x86_emit(x->cb, move, into, x86_mem(bytes, X86_RSP, base + 128));
+  return true;
 }

@@ -14,21 +14,43 @@ static X86Operand reg(X86Reg r) { return x86_reg(r); }
 
 void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   b->x = x;
+  b->width = 0;
+  b->first_slot = 0;
+  memset(b->lane_constant, 0, sizeof b->lane_constant);
   b->next_slot = 0;
   b->peak_slots = 0;
 }
 
+void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width) {
+  math_builder_begin(b, x);
+  b->width = width;
+}
+
+/* The math area holds KX_MATH_SLOTS 8-byte slots; a SIMD kernel's holds
+ * KX_VECTOR_MATH_SLOTS: vector slots in vector mode, and after them the
+ * last KX_MATH_SLOTS for a nested scalar builder. */
+enum { VECTOR_AREA_BYTES = 8 * (KX_VECTOR_MATH_SLOTS - KX_MATH_SLOTS) };
+
+static int slot_capacity(const MathBuilder *b) { return b->width ? VECTOR_AREA_BYTES / b->width : KX_MATH_SLOTS; }
+
+void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b) {
+  math_builder_begin(nested, b->x);
+  nested->first_slot = VECTOR_AREA_BYTES / 8;
+}
+
 bool math_builder_end(MathBuilder *b) {
-  if (b->peak_slots <= KX_MATH_SLOTS) return true;
+  if (b->x->st->code != STATUS_OK) return false;
+  if (b->peak_slots <= slot_capacity(b)) return true;
   return status_error(b->x->st, STATUS_UNSUPPORTED, "kernel %s: a math function needs %d value slots, more than %d",
-                      b->x->k->name, b->peak_slots, (int)KX_MATH_SLOTS);
+                      b->x->k->name, b->peak_slots, slot_capacity(b));
 }
 
 /* Past the area the slots alias the last one: the program's bits are
  * wrong, but math_builder_end reports it before the code runs. */
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
-  int slot = v < KX_MATH_SLOTS ? v : KX_MATH_SLOTS - 1;
-  return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + slot));
+  int slot = v < slot_capacity(b) ? v : slot_capacity(b) - 1;
+  if (b->width) return x86_mem(b->width, X86_RSP, 8 * b->x->math_slot + b->width * slot);
+  return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + b->first_slot + slot));
 }
 
 MathValue math_value_new(MathBuilder *b) {
@@ -39,7 +61,9 @@ MathValue math_value_new(MathBuilder *b) {
 int math_scope_begin(const MathBuilder *b) { return b->next_slot; }
 
 MathValue math_scope_end(MathBuilder *b, int scope, MathValue result) {
-  if (result != scope) {
+  if (result != scope && b->width) {
+    lanes_move(b, scope, result);
+  } else if (result != scope) {
     EMIT(X86_MOV, reg(X86_RAX), math_slot_operand(b, result, 8));
     EMIT(X86_MOV, math_slot_operand(b, scope, 8), reg(X86_RAX));
   }
@@ -51,6 +75,7 @@ static X86Operand slot32(const MathBuilder *b, MathValue v) { return math_slot_o
 static X86Operand slot64(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, 8); }
 
 MathValue math_input(MathBuilder *b, X86Operand input, bool f64) {
+  if (b->width) return f64 ? lanes_unsupported(b, "an f64 input") : lanes_input(b, input);
   MathValue v = math_value_new(b);
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), input);
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, f64 ? slot64(b, v) : slot32(b, v), reg(KX_XMM_SCRATCH0));
@@ -58,12 +83,17 @@ MathValue math_input(MathBuilder *b, X86Operand input, bool f64) {
 }
 
 void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64) {
+  if (b->width) {
+    lanes_output(b, v, x86_reg_number(into));
+    return;
+  }
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(into), f64 ? slot64(b, v) : slot32(b, v));
 }
 
 /* ---- constants ---- */
 
 MathValue constant_i32(MathBuilder *b, int32_t c) {
+  if (b->width) return lanes_constant(b, (uint32_t)c);
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), x86_imm(c));
   EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
@@ -71,6 +101,7 @@ MathValue constant_i32(MathBuilder *b, int32_t c) {
 }
 
 MathValue constant_u64(MathBuilder *b, uint64_t c) {
+  if (b->width) return lanes_unsupported(b, "a u64 or f64 constant");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), x86_imm((int64_t)c));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
@@ -92,7 +123,19 @@ MathValue constant_f64(MathBuilder *b, double c) {
 /* ---- floating point ---- */
 
 /* xmm15 = a; xmm15 op= c; a fresh slot = xmm15. */
+static X86Mnemonic packed_of(X86Mnemonic m) {
+  switch (m) {
+  case X86_ADDSS: return X86_VADDPS;
+  case X86_SUBSS: return X86_VSUBPS;
+  case X86_MULSS: return X86_VMULPS;
+  case X86_DIVSS: return X86_VDIVPS;
+  case X86_MINSS: return X86_VMINPS;
+  default: return X86_VMAXPS;
+  }
+}
+
 static MathValue float_binary(MathBuilder *b, X86Mnemonic m, bool f64, MathValue a, MathValue c) {
+  if (b->width) return f64 ? lanes_unsupported(b, "f64 arithmetic") : lanes_binary(b, packed_of(m), a, c);
   MathValue v = math_value_new(b);
   int size = f64 ? 8 : 4;
   X86Mnemonic move = f64 ? X86_MOVSD : X86_MOVSS;
@@ -118,6 +161,7 @@ MathValue min_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binar
 MathValue max_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MAXSD, true, a, c); }
 
 MathValue sqrt_f32(MathBuilder *b, MathValue a) {
+  if (b->width) return lanes_unary(b, X86_VSQRTPS, a);
   MathValue v = math_value_new(b);
   EMIT(X86_SQRTSS, reg(KX_XMM_SCRATCH0), slot32(b, a));
   EMIT(X86_MOVSS, slot32(b, v), reg(KX_XMM_SCRATCH0));
@@ -125,6 +169,7 @@ MathValue sqrt_f32(MathBuilder *b, MathValue a) {
 }
 
 MathValue sqrt_f64(MathBuilder *b, MathValue a) {
+  if (b->width) return lanes_unsupported(b, "sqrt_f64");
   MathValue v = math_value_new(b);
   EMIT(X86_SQRTSD, reg(KX_XMM_SCRATCH0), slot64(b, a));
   EMIT(X86_MOVSD, slot64(b, v), reg(KX_XMM_SCRATCH0));
@@ -132,6 +177,7 @@ MathValue sqrt_f64(MathBuilder *b, MathValue a) {
 }
 
 MathValue round_f32(MathBuilder *b, MathValue a, int mode) {
+  if (b->width) return lanes_round(b, a, mode);
   MathValue v = math_value_new(b);
   EMIT(X86_ROUNDSS, reg(KX_XMM_SCRATCH0), slot32(b, a), x86_imm(mode));
   EMIT(X86_MOVSS, slot32(b, v), reg(KX_XMM_SCRATCH0));
@@ -139,6 +185,7 @@ MathValue round_f32(MathBuilder *b, MathValue a, int mode) {
 }
 
 MathValue round_f64(MathBuilder *b, MathValue a, int mode) {
+  if (b->width) return lanes_unsupported(b, "round_f64");
   MathValue v = math_value_new(b);
   EMIT(X86_ROUNDSD, reg(KX_XMM_SCRATCH0), slot64(b, a), x86_imm(mode));
   EMIT(X86_MOVSD, slot64(b, v), reg(KX_XMM_SCRATCH0));
@@ -147,6 +194,8 @@ MathValue round_f64(MathBuilder *b, MathValue a, int mode) {
 
 /* Sign-bit operations are integer operations on the bits. */
 static MathValue bits_with_mask(MathBuilder *b, MathValue a, bool wide, X86Mnemonic m, int64_t mask) {
+  if (b->width && wide) return lanes_unsupported(b, "an f64 sign operation");
+  if (b->width) return lanes_bitwise(b, m == X86_AND ? '&' : '^', a, lanes_constant(b, (uint32_t)mask));
   MathValue v = math_value_new(b);
   X86Reg ax = wide ? X86_RAX : X86_EAX, cx = wide ? X86_RCX : X86_ECX;
   EMIT(X86_MOV, reg(ax), math_slot_operand(b, a, wide ? 8 : 4));
@@ -176,6 +225,7 @@ MathValue copysign_f64(MathBuilder *b, MathValue a, MathValue sign) { return cop
  * left = c and right = a, "above" is a < c and "above or equal" a <= c,
  * both false when unordered (CF = ZF = 1). */
 static MathValue float_compare(MathBuilder *b, bool f64, MathValue left, MathValue right, X86Cond cc) {
+  if (b->width) return lanes_unsupported(b, "an f64 compare");
   MathValue v = math_value_new(b);
   int size = f64 ? 8 : 4;
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), math_slot_operand(b, left, size));
@@ -190,12 +240,19 @@ static MathValue float_compare(MathBuilder *b, bool f64, MathValue left, MathVal
   return v;
 }
 
-MathValue less_f32(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, false, c, a, X86_CC_A); }
-MathValue less_equal_f32(MathBuilder *b, MathValue a, MathValue c) {
-  return float_compare(b, false, c, a, X86_CC_AE);
+/* In vector mode, vcmpps's predicates 1 (lt), 2 (le), 0 (eq), 3 (unord). */
+MathValue less_f32(MathBuilder *b, MathValue a, MathValue c) {
+  return b->width ? lanes_compare(b, a, c, 1) : float_compare(b, false, c, a, X86_CC_A);
 }
-MathValue equal_f32(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, false, a, c, X86_CC_E); }
-MathValue is_nan_f32(MathBuilder *b, MathValue a) { return float_compare(b, false, a, a, X86_CC_P); }
+MathValue less_equal_f32(MathBuilder *b, MathValue a, MathValue c) {
+  return b->width ? lanes_compare(b, a, c, 2) : float_compare(b, false, c, a, X86_CC_AE);
+}
+MathValue equal_f32(MathBuilder *b, MathValue a, MathValue c) {
+  return b->width ? lanes_compare(b, a, c, 0) : float_compare(b, false, a, c, X86_CC_E);
+}
+MathValue is_nan_f32(MathBuilder *b, MathValue a) {
+  return b->width ? lanes_compare(b, a, a, 3) : float_compare(b, false, a, a, X86_CC_P);
+}
 MathValue less_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_A); }
 MathValue less_equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_AE); }
 MathValue equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, a, c, X86_CC_E); }
@@ -204,6 +261,7 @@ MathValue is_nan_f64(MathBuilder *b, MathValue a) { return float_compare(b, true
 /* ---- conversions ---- */
 
 static MathValue convert(MathBuilder *b, X86Mnemonic m, X86Reg into, int from_size, int to_size, MathValue a) {
+  if (b->width) return lanes_unsupported(b, "a conversion through f64 or i64");
   MathValue v = math_value_new(b);
   EMIT(m, reg(into), math_slot_operand(b, a, from_size));
   if (x86_reg_kind(into) == X86_KIND_XMM)
@@ -220,10 +278,14 @@ static MathValue convert_from_integer(MathBuilder *b, X86Mnemonic m, int from_si
   return convert(b, m, KX_XMM_SCRATCH0, from_size, to_size, a);
 }
 
-MathValue f32_from_i32(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SS, 4, 4, a); }
+MathValue f32_from_i32(MathBuilder *b, MathValue a) {
+  return b->width ? lanes_unary(b, X86_VCVTDQ2PS, a) : convert_from_integer(b, X86_CVTSI2SS, 4, 4, a);
+}
 MathValue f64_from_i32(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 4, 8, a); }
 MathValue f64_from_i64(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 8, 8, a); }
-MathValue i32_from_f32(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSS2SI, X86_EAX, 4, 4, a); }
+MathValue i32_from_f32(MathBuilder *b, MathValue a) {
+  return b->width ? lanes_unary(b, X86_VCVTTPS2DQ, a) : convert(b, X86_CVTTSS2SI, X86_EAX, 4, 4, a);
+}
 MathValue i64_from_f64(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_RAX, 8, 8, a); }
 MathValue i32_from_f64_truncated(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_EAX, 8, 4, a); }
 MathValue f64_from_f32(MathBuilder *b, MathValue a) {
@@ -237,6 +299,7 @@ MathValue f32_from_f64(MathBuilder *b, MathValue a) {
 
 /* A 32-bit mov zero-extends into the 64-bit register. */
 MathValue u64_from_u32(MathBuilder *b, MathValue a) {
+  if (b->width) return lanes_unsupported(b, "u64_from_u32");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
@@ -244,6 +307,7 @@ MathValue u64_from_u32(MathBuilder *b, MathValue a) {
 }
 
 MathValue u64_sign_extended(MathBuilder *b, MathValue a) {
+  if (b->width) return lanes_unsupported(b, "u64_sign_extended");
   MathValue v = math_value_new(b);
   EMIT(X86_MOVSXD, reg(X86_RAX), slot32(b, a));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
@@ -253,6 +317,10 @@ MathValue u64_sign_extended(MathBuilder *b, MathValue a) {
 /* ---- integers ---- */
 
 static MathValue integer_binary(MathBuilder *b, X86Mnemonic m, bool wide, MathValue a, MathValue c) {
+  if (b->width && wide) return lanes_unsupported(b, "u64 arithmetic");
+  if (b->width && (m == X86_AND || m == X86_OR || m == X86_XOR))
+    return lanes_bitwise(b, m == X86_AND ? '&' : m == X86_OR ? '|' : '^', a, c);
+  if (b->width) return lanes_binary(b, m == X86_ADD ? X86_VPADDD : m == X86_SUB ? X86_VPSUBD : X86_VPMULLD, a, c);
   MathValue v = math_value_new(b);
   X86Reg ax = wide ? X86_RAX : X86_EAX;
   int size = wide ? 8 : 4;
@@ -276,6 +344,7 @@ MathValue or_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_bina
 /* Both factors zero-extended: the 64-bit imul's low half is the whole
  * product of two 32-bit unsigned numbers. */
 MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c) {
+  if (b->width) return lanes_unsupported(b, "multiply_wide_u32");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
   EMIT(X86_MOV, reg(X86_ECX), slot32(b, c));
@@ -285,6 +354,7 @@ MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c) {
 }
 
 MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low) {
+  if (b->width) return *low = lanes_unsupported(b, "multiply_high_u64");
   MathValue v = math_value_new(b);
   *low = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
@@ -297,6 +367,7 @@ MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue 
 MathValue mul_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, true, a, c); }
 
 MathValue less_u64(MathBuilder *b, MathValue a, MathValue c) {
+  if (b->width) return lanes_unsupported(b, "less_u64");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
   EMIT(X86_CMP, reg(X86_RAX), slot64(b, c));
@@ -307,6 +378,8 @@ MathValue less_u64(MathBuilder *b, MathValue a, MathValue c) {
 }
 
 static MathValue integer_shift(MathBuilder *b, X86Mnemonic m, bool wide, MathValue a, int count) {
+  if (b->width && wide) return lanes_unsupported(b, "a u64 shift");
+  if (b->width) return lanes_shift(b, m == X86_SHL ? X86_VPSLLD : m == X86_SHR ? X86_VPSRLD : X86_VPSRAD, a, count);
   MathValue v = math_value_new(b);
   X86Reg ax = wide ? X86_RAX : X86_EAX;
   EMIT(X86_MOV, reg(ax), math_slot_operand(b, a, wide ? 8 : 4));
@@ -323,6 +396,8 @@ MathValue shift_right_u64(MathBuilder *b, MathValue a, int count) { return integ
 MathValue shift_right_i64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, true, a, count); }
 
 static MathValue integer_compare(MathBuilder *b, MathValue a, MathValue c, X86Cond cc) {
+  if (b->width && cc == X86_CC_L) return lanes_integer_compare(b, X86_VPCMPGTD, c, a);
+  if (b->width) return lanes_integer_compare(b, X86_VPCMPEQD, a, c);
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
   EMIT(X86_CMP, reg(X86_EAX), slot32(b, c));
@@ -336,6 +411,7 @@ MathValue less_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_co
 MathValue equal_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_compare(b, a, c, X86_CC_E); }
 
 MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
+  if (b->width) return lanes_select(b, mask, a, c);
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), slot64(b, c));
   EMIT(X86_MOV, reg(X86_RCX), slot64(b, a));
@@ -347,6 +423,10 @@ MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c)
 
 X86Label math_skip_if(MathBuilder *b, MathValue mask) {
   X86Label skip = x86_label_new(b->x->cb);
+  if (b->width) {
+    lanes_skip_if_all(b, mask, skip);
+    return skip;
+  }
   EMIT(X86_CMP, slot32(b, mask), x86_imm(0));
   EMIT(X86_JNE, x86_rel(skip));
   return skip;
@@ -354,7 +434,11 @@ X86Label math_skip_if(MathBuilder *b, MathValue mask) {
 
 void math_skip_end(MathBuilder *b, X86Label skip) { x86_label_bind(b->x->cb, skip); }
 
-MathValue not_mask(MathBuilder *b, MathValue mask) { return xor_i32(b, mask, constant_i32(b, 1)); }
+/* Vector masks are all ones: "is zero" negates them and 0/1 ones alike. */
+MathValue not_mask(MathBuilder *b, MathValue mask) {
+  if (b->width) return equal_i32(b, mask, constant_i32(b, 0));
+  return xor_i32(b, mask, constant_i32(b, 1));
+}
 
 /* ---- fused multiply-add ---- */
 
@@ -461,10 +545,12 @@ static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c
 }
 
 MathValue fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  if (b->width) return lanes_fma(b, a, c, d); /* vector math only runs where FMA is */
   return b->x->cpu->fma ? fma_hardware(b, false, a, c, d) : fma_f32_emulated(b, a, c, d);
 }
 
 MathValue fma_f64(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  if (b->width) return lanes_unsupported(b, "fma_f64");
   return b->x->cpu->fma ? fma_hardware(b, true, a, c, d) : fma_f64_emulated(b, a, c, d);
 }
 

@@ -22,11 +22,17 @@ typedef int MathValue; /* a slot of the math area */
 
 typedef struct MathBuilder {
   KernelX86 *x;
+  int width; /* 0: scalar slots; 32 or 64: vector mode (kernel_x86_math_lanes.c) */
+  int first_slot; /* scalar mode: where its slots start in the math area (8-byte units) */
+  /* Vector mode: the slots that hold a constant, as its 4 bytes only. */
+  bool lane_constant[KX_VECTOR_MATH_SLOTS * 8 / 32];
   int next_slot;
   int peak_slots; /* the most slots live at once */
 } MathBuilder;
 
 void math_builder_begin(MathBuilder *b, KernelX86 *x);
+/* Vector mode: every value is `width` bytes of f32 or i32 lanes. */
+void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width);
 /* Whether the program stayed inside KX_MATH_SLOTS (else st is set). */
 bool math_builder_end(MathBuilder *b);
 MathValue math_input(MathBuilder *b, X86Operand input, bool f64);
@@ -123,13 +129,40 @@ MathValue not_mask(MathBuilder *b, MathValue mask);
 /* A jump over the code emitted until math_skip_end when `mask` is
  * nonzero: for a side of a select that this mask then discards (its
  * slots hold stale bits when skipped, and only that select may read them).
- * The bits are the C's; only the work is saved. */
+ * The bits are the C's; only the work is saved. In vector mode: when
+ * every lane's mask is nonzero. */
 X86Label math_skip_if(MathBuilder *b, MathValue mask);
 void math_skip_end(MathBuilder *b, X86Label skip);
 
 /* c[0] + c[1] v + ..., Horner's rule with fma. */
 MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v);
 MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v);
+
+/* kernel_x86_math_lanes.c: the vector mode's operations, which the
+ * operations above call when b->width is set. */
+void lanes_move(MathBuilder *b, MathValue to, MathValue from);
+MathValue lanes_input(MathBuilder *b, X86Operand input);
+void lanes_output(MathBuilder *b, MathValue v, int into);
+MathValue lanes_unsupported(MathBuilder *b, const char *what);
+MathValue lanes_constant(MathBuilder *b, uint32_t bits);
+MathValue lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
+MathValue lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c); /* '&', '|', '^' */
+MathValue lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a);
+MathValue lanes_round(MathBuilder *b, MathValue a, int mode);
+MathValue lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count);
+MathValue lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d);
+MathValue lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate);
+MathValue lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
+MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
+MathValue lanes_value_new(MathBuilder *b);
+/* The 4-byte element `index` (a register holding a lane number) of v. */
+X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index);
+/* The jump of math_skip_if: taken when every lane of mask is nonzero
+ * (vmovmskps at avx2, kortestw at avx512). */
+void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
+/* A scalar builder for one lane's work inside vector mode: its slots lie
+ * past the vector ones. */
+void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b);
 
 /* ---- The transcribed functions: math_<name>_f32 is mathref_<name>f ---- */
 

@@ -105,13 +105,45 @@ static MathValue trig_reduce_large(MathBuilder *b, MathValue x, MathValue *n, Ma
   return select_value(b, flip, negate_f32(b, hi), hi);
 }
 
+/* Vector mode: Payne-Hanek lane by lane, the scalar transcription run by
+ * a nested builder on each lane's element in a loop over the lanes (its
+ * counter in the nested builder's first slot). Only where some lane is
+ * past the Cody-Waite range (math_skip_if jumps over it otherwise). */
+static MathValue trig_reduce_large_lanes(MathBuilder *b, MathValue x, MathValue *n, MathValue *lo) {
+  MathValue hi = lanes_value_new(b);
+  *n = lanes_value_new(b);
+  *lo = lanes_value_new(b);
+  MathBuilder lane;
+  math_builder_begin_nested(&lane, b);
+  X86Buffer *cb = b->x->cb;
+  X86Operand counter = math_slot_operand(&lane, math_value_new(&lane), 8);
+  x86_emit(cb, X86_MOV, counter, x86_imm(0));
+  X86Label head = x86_label_new(cb);
+  x86_label_bind(cb, head);
+  x86_emit(cb, X86_MOV, x86_reg(X86_RAX), counter);
+  MathValue out[3], in = math_input(&lane, lanes_element(b, x, X86_RAX), false);
+  out[0] = trig_reduce_large(&lane, in, &out[1], &out[2]);
+  MathValue to[3] = {hi, *n, *lo};
+  x86_emit(cb, X86_MOV, x86_reg(X86_RAX), counter);
+  for (int k = 0; k < 3; k++) {
+    x86_emit(cb, X86_MOV, x86_reg(X86_ECX), math_slot_operand(&lane, out[k], 4));
+    x86_emit(cb, X86_MOV, lanes_element(b, to[k], X86_RAX), x86_reg(X86_ECX));
+  }
+  x86_emit(cb, X86_INC, counter);
+  x86_emit(cb, X86_CMP, counter, x86_imm(b->width / 4));
+  x86_emit(cb, X86_JL, x86_rel(head));
+  math_builder_end(&lane);
+  return hi;
+}
+
 static MathValue trig_reduce(MathBuilder *b, MathValue x, MathValue *quadrant, MathValue *lo) {
   MathValue small = less_f32(b, abs_f32(b, x), constant_f32(b, MATHREF_TRIG_SMALL_LIMIT));
   MathValue n_small, lo_small, n_large, lo_large;
   MathValue hi_small = trig_reduce_small(b, select_value(b, small, x, constant_f32(b, 0.0f)), &n_small, &lo_small);
   /* Payne-Hanek only where the argument needs it */
   X86Label skip = math_skip_if(b, small);
-  MathValue hi_large = trig_reduce_large(b, x, &n_large, &lo_large);
+  MathValue hi_large = b->width ? trig_reduce_large_lanes(b, x, &n_large, &lo_large)
+                                : trig_reduce_large(b, x, &n_large, &lo_large);
   math_skip_end(b, skip);
   *quadrant = and_i32(b, i32_from_f32(b, select_value(b, small, n_small, n_large)), constant_i32(b, 3));
   *lo = select_value(b, small, lo_small, lo_large);

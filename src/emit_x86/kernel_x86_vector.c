@@ -19,7 +19,9 @@
  * accumulators' values, fixed during a phase, are broadcast.
  *
  * Each lane runs the scalar code's IEEE operation, so the results are the
- * same bits as the scalar code's. */
+ * same bits as the scalar code's. The math functions run in every lane
+ * at once (kernel_x86_math_lanes.c) or lane by lane through the scalar
+ * code (kernel_x86_emit_math_per_lane), mathref's bits either way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +61,14 @@ static bool vector_f32_opcode(Opcode op) {
   default:
     return false;
   }
+}
+
+/* The math functions with a vector form run in f32 lanes from avx2 up
+ * (sse4 has no FMA, and its emulation works in f64); the others, and all
+ * of them at sse4, run lane by lane through the scalar code
+ * (kernel_x86_is_lane_math). */
+static bool vector_math(const KernelX86 *x, Opcode op) {
+  return !x->vector_f64 && !is_sse(x) && x->cpu->fma && kernel_x86_math_has_lanes(x, op);
 }
 
 /* f16 vectors hold the f32 of each value, as the scalar code does
@@ -111,7 +121,8 @@ static int op_form(const KernelX86 *x, int i) {
     if (c == VALUE_XMM) {
       for (int a = 0; a < op->arg_count; a++)
         if (k->ops[op->args[a]].type != op->type) return -1;
-      return vector_f32_opcode(op->op) ? LANE_VECTOR : -1;
+      bool math = vector_math(x, op->op) || kernel_x86_is_lane_math(x, op->op);
+      return vector_f32_opcode(op->op) || math ? LANE_VECTOR : -1;
     }
     int inner = 0, uniform = 0;
     for (int a = 0; a < op->arg_count; a++) {
@@ -515,6 +526,20 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
     return true;
   }
   default:
+    if (vector_math(x, op->op)) {
+      int a = vector_source(x, op->args[0], S0), b = op->arg_count == 2 ? vector_source(x, op->args[1], S1) : a;
+      int d = vector_target(x, i);
+      if (!kernel_x86_emit_vector_math(x, i, reg(vreg(x, a)), reg(vreg(x, b)), d)) return false;
+      vector_finish(x, i, d);
+      return true;
+    }
+    if (kernel_x86_is_lane_math(x, op->op)) {
+      int a = vector_source(x, op->args[0], S0), b = op->arg_count == 2 ? vector_source(x, op->args[1], S1) : a;
+      int d = vector_target(x, i);
+      if (!kernel_x86_emit_math_per_lane(x, i, reg(vreg(x, a)), reg(vreg(x, b)), reg(vreg(x, d)))) return false;
+      vector_finish(x, i, d);
+      return true;
+    }
     return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d (%s) was classified as vector", x->k->name, i,
                         opcode_name(op->op));
   }

@@ -223,6 +223,8 @@ static const X86Row rows[] = {
   {X86_VCVTTSS2SI,    "r64, xmm1/m32",                           "RM",   "VEX.LIG.F3.0F.W1 2C /r"},
   {X86_VCVTTSD2SI,    "r32, xmm1/m64",                           "RM",   "VEX.LIG.F2.0F.W0 2C /r"},
   {X86_VCVTTSD2SI,    "r64, xmm1/m64",                           "RM",   "VEX.LIG.F2.0F.W1 2C /r"},
+  {X86_VMOVMSKPS,     "r32, xmm2",                               "RM",   "VEX.128.0F.WIG 50 /r"},
+  {X86_VMOVMSKPS,     "r32, ymm2",                               "RM",   "VEX.256.0F.WIG 50 /r"},
   {X86_VROUNDPS,      "xmm1, xmm2/m128, imm8u",                  "RMI",  "VEX.128.66.0F3A.WIG 08 /r ib"},
   {X86_VROUNDPS,      "ymm1, ymm2/m256, imm8u",                  "RMI",  "VEX.256.66.0F3A.WIG 08 /r ib"},
   {X86_VROUNDSS,      "xmm1, xmm2, xmm3/m32, imm8u",             "RVMI", "VEX.LIG.66.0F3A.WIG 0A /r ib"},

@@ -172,7 +172,7 @@ const char *x86_reg_name(X86Reg r);
   X(VCVTPD2PS, "vcvtpd2ps") X(VCVTPH2PS, "vcvtph2ps") X(VCVTPS2PH, "vcvtps2ph") \
   X(VCVTSI2SS, "vcvtsi2ss") X(VCVTSI2SD, "vcvtsi2sd") X(VCVTSS2SD, "vcvtss2sd") \
   X(VCVTSD2SS, "vcvtsd2ss") X(VCVTTSS2SI, "vcvttss2si") X(VCVTTSD2SI, "vcvttsd2si") \
-  X(VROUNDPS, "vroundps") X(VROUNDSS, "vroundss") X(VMASKMOVPS, "vmaskmovps") \
+  X(VMOVMSKPS, "vmovmskps") X(VROUNDPS, "vroundps") X(VROUNDSS, "vroundss") X(VMASKMOVPS, "vmaskmovps") \
   X(VZEROUPPER, "vzeroupper") \
   /* AVX-512 only */ \
   X(VMOVDQU32, "vmovdqu32") X(VMOVDQU64, "vmovdqu64") X(VMOVDQA32, "vmovdqa32") \

@@ -61,10 +61,10 @@ static int64_t ulp_distance(float a, float b) {
 }
 
 /* The kernel points into the module: *m lives as long as it. */
-static Kernel *kernel_of_unary(const char *op, Module **module) {
+static Kernel *kernel_of_unary(const char *op, const char *dims, Module **module) {
   char text[300];
-  snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f32[%d] parameter(0)\n ROOT r = f32[%d] %s(a) }\n",
-           INPUT_COUNT, INPUT_COUNT, op);
+  snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f32[%s] parameter(0)\n ROOT r = f32[%s] %s(a) }\n", dims,
+           dims, op);
   Status st;
   status_clear(&st);
   Module *m = *module = parse_module(text, strlen(text), "inline", &st);
@@ -81,6 +81,8 @@ static Kernel *kernel_of_unary(const char *op, Module **module) {
  * level must compile it (without FMA, the fused multiply-adds are
  * emulated); returns how many levels ran. */
 typedef struct Expected {
+  int count;        /* the elements of the kernel's shape, at most INPUT_COUNT */
+  bool simd;        /* whether avx2 and up must run it in a SIMD loop */
   float (*unary)(float);
   double (*unary_libm)(double);
   float (*binary)(float, float);
@@ -109,11 +111,13 @@ static int check_levels(const char *op, Kernel *k, const Expected *e, float *in,
     EXPECT(ck != NULL, "%s at %s: %s", op, cpu_level_name(level), st.message);
     if (!ck) continue;
     levels++;
+    if (e->simd && level >= CPU_LEVEL_AVX2)
+      EXPECT(kernel_x86_lanes(ck) > 0, "%s at %s: no SIMD loop", op, cpu_level_name(level));
     memset(out, 0, sizeof(float) * INPUT_COUNT);
     void *unary_buffers[] = {in, out}, *binary_buffers[] = {in, in2, out};
     kernel_x86_run(ck, e->unary ? unary_buffers : binary_buffers, NULL);
     int not_identical = 0, beyond_bound = 0;
-    for (int i = 0; i < INPUT_COUNT; i++) {
+    for (int i = 0; i < e->count; i++) {
       float want = expected_of(e, in, in2, i), libm = libm_of(e, in, in2, i);
       if (bits_of(out[i]) != bits_of(want) && !(isnan(out[i]) && isnan(want)) && not_identical++ < 3)
         EXPECT(false, "%s %s(%a, %a) = %a, mathref gives %a", cpu_level_name(level), op, in[i], in2 ? in2[i] : 0.0f,
@@ -122,25 +126,33 @@ static int check_levels(const char *op, Kernel *k, const Expected *e, float *in,
         EXPECT(false, "%s %s(%a, %a) = %a is more than %lld ulp from libm's %a", cpu_level_name(level), op, in[i],
                in2 ? in2[i] : 0.0f, out[i], (long long)ulp_bound, libm);
     }
-    printf("  %s at %s: %d inputs, %d not mathref's bits, %d beyond %lld ulp of libm\n", op, cpu_level_name(level),
-           INPUT_COUNT, not_identical, beyond_bound, (long long)ulp_bound);
+    printf("  %s at %s (%d lanes): %d inputs, %d not mathref's bits, %d beyond %lld ulp of libm\n", op,
+           cpu_level_name(level), kernel_x86_lanes(ck), e->count, not_identical, beyond_bound, (long long)ulp_bound);
     kernel_x86_free(ck);
   }
   free(out);
   return levels;
 }
 
-static void check_function(const char *op, float (*reference)(float), double (*libm)(double), int64_t ulp_bound) {
+/* dims: the kernel's shape; count: its elements. */
+static void check_function_shaped(const char *op, const char *dims, int count, bool simd, float (*reference)(float),
+                                  double (*libm)(double), int64_t ulp_bound) {
   Module *m = NULL;
-  Kernel *k = kernel_of_unary(op, &m);
+  Kernel *k = kernel_of_unary(op, dims, &m);
   float *in = malloc(sizeof(float) * INPUT_COUNT);
   inputs_fill(in, 12345);
-  Expected e = {.unary = reference, .unary_libm = libm};
+  Expected e = {.count = count, .simd = simd, .unary = reference, .unary_libm = libm};
   int levels = k ? check_levels(op, k, &e, in, NULL, ulp_bound) : 0;
   EXPECT(levels > 0, "%s: no level compiled it", op);
   free(in);
   kernel_free(k);
   module_free(m);
+}
+
+static void check_function(const char *op, float (*reference)(float), double (*libm)(double), int64_t ulp_bound) {
+  char dims[16];
+  snprintf(dims, sizeof dims, "%d", INPUT_COUNT);
+  check_function_shaped(op, dims, INPUT_COUNT, false, reference, libm, ulp_bound);
 }
 
 /* Pairs: two independent fills, then every pair of the special values
@@ -168,7 +180,7 @@ static void check_binary_function(const char *op, float (*reference)(float, floa
       in[SPECIAL_COUNT * i + j] = specials[i];
       in2[SPECIAL_COUNT * i + j] = specials[j];
     }
-  Expected e = {.binary = reference, .binary_libm = libm};
+  Expected e = {.count = INPUT_COUNT, .binary = reference, .binary_libm = libm};
   int levels = k ? check_levels(op, k, &e, in, in2, ulp_bound) : 0;
   EXPECT(levels > 0, "%s: no level compiled it", op);
   free(in);
@@ -201,6 +213,31 @@ TEST(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound
   check_function("tan", mathref_tanf, tan, 1);
   check_binary_function("atan2", mathref_atan2f, atan2, 1);
   check_binary_function("power", mathref_powf, pow, 1);
+}
+
+/* The functions with a vector form (kernel_x86_math_lanes.c) run in the
+ * SIMD loop from avx2 up (lane by lane at sse4), over rows of 65533
+ * points: each row ends in a tail (5 points past the last 8-lane vector,
+ * 13 past the last 16-lane one, a masked trip at avx512), and every lane
+ * gives mathref's bits. The random bit patterns among the inputs send
+ * lanes through Payne-Hanek. */
+TEST(vectorized_functions_give_mathref_bits_in_every_lane_and_tail) {
+  static const struct {
+    const char *op;
+    float (*reference)(float);
+    double (*libm)(double);
+    int64_t ulp_bound;
+  } functions[] = {
+      {"exponential", mathref_expf, exp, 1}, {"exponential-minus-one", mathref_expm1f, expm1, 1},
+      {"log", mathref_logf, log, 1}, {"log-plus-one", mathref_log1pf, log1p, 1},
+      {"logistic", mathref_logisticf, logistic_libm, 1}, {"tanh", mathref_tanhf, tanh, 1},
+      {"erf", mathref_erff, erf, 1}, {"cbrt", mathref_cbrtf, cbrt, 1}, {"rsqrt", mathref_rsqrtf, rsqrt_libm, 1},
+      {"atan", mathref_atanf, atan, 1}, {"asinh", mathref_asinhf, asinh, 2}, {"acosh", mathref_acoshf, acosh, 2},
+      {"sine", mathref_sinf, sin, 1}, {"tan", mathref_tanf, tan, 1},
+  };
+  for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++)
+    check_function_shaped(functions[f].op, "2,65533", 2 * 65533, true, functions[f].reference, functions[f].libm,
+                          functions[f].ulp_bound);
 }
 
 static float fmod_f32(float x, float y) { return fmodf(x, y); }
@@ -448,6 +485,7 @@ TEST(reduce_precision_gives_the_evaluators_bits_at_every_level) {
 
 int main(void) {
   RUN(exp_log_family_gives_mathref_bits_at_every_level_within_its_bound);
+  RUN(vectorized_functions_give_mathref_bits_in_every_lane_and_tail);
   RUN(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound);
   RUN(compositions_give_mathref_bits_at_every_level_within_their_bound);
   RUN(remainder_on_f32_is_exactly_fmod_at_every_level);

@@ -1,0 +1,209 @@
+/* The math builder's vector mode (kernel_x86_math_builder.h): the same
+ * transcribed functions, each value a slot of the vector width (32 bytes
+ * at avx2, 64 at avx512) and each C operation the packed instruction that
+ * does it in every lane. Every lane runs the scalar code's IEEE operation
+ * (packed and scalar instructions round alike, cvttps2dq gives
+ * 0x80000000 out of range as cvttss2si does), so each lane's bits are
+ * the scalar code's, which are mathref's.
+ *
+ * Masks are 0 or all ones per lane where the scalar builder's are 0 or 1;
+ * select_value and not_mask test "nonzero", so the transcriptions' mixes
+ * of masks and 0/1 integers mean the same. At avx512 a compare goes to k1
+ * and is widened into a vector of all ones; the VEX-only integer forms
+ * have their EVEX d-suffixed twins. Only f32 and i32 lanes exist: an f64
+ * or u64 operation in vector mode is a located compile error (the vector
+ * classifier only admits the functions that use none, and sin, cos and
+ * tan run their u64 Payne-Hanek reduction lane by lane, through a nested
+ * scalar builder). sse4 keeps math scalar: its FMA is emulated through
+ * f64. */
+#include "emit_x86/kernel_x86_math_builder.h"
+
+#define EMIT(...) x86_emit(b->x->cb, __VA_ARGS__)
+
+enum { S0 = 15, S1 = 14, S2 = 13 }; /* the scratch vector registers */
+
+static bool wide512(const MathBuilder *b) { return b->width == 64; }
+
+static X86Operand lane_reg(const MathBuilder *b, int n) {
+  return x86_reg(wide512(b) ? x86_zmm(n) : b->width == 32 ? x86_ymm(n) : x86_xmm(n));
+}
+
+static X86Operand whole_slot(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, b->width); }
+
+static bool is_constant(const MathBuilder *b, MathValue v) {
+  return v < (int)(sizeof b->lane_constant / sizeof b->lane_constant[0]) && b->lane_constant[v];
+}
+
+static void constant_mark(MathBuilder *b, MathValue v, bool constant) {
+  if (v < (int)(sizeof b->lane_constant / sizeof b->lane_constant[0])) b->lane_constant[v] = constant;
+}
+
+/* A constant is stored once, 4 bytes, and read into every lane where it
+ * is used: an EVEX embedded broadcast at avx512, else a vbroadcastss into
+ * S2. The bits are the same; the stores are fewer. */
+static X86Operand slot(MathBuilder *b, MathValue v) {
+  if (!is_constant(b, v)) return whole_slot(b, v);
+  X86Operand element = math_slot_operand(b, v, 4);
+  element.mem.size = 4;
+  if (wide512(b)) return x86_broadcast(element);
+  EMIT(X86_VBROADCASTSS, lane_reg(b, S2), element);
+  return lane_reg(b, S2);
+}
+
+static void load(MathBuilder *b, int n, MathValue v) {
+  if (!is_constant(b, v)) {
+    EMIT(X86_VMOVUPS, lane_reg(b, n), whole_slot(b, v));
+    return;
+  }
+  X86Operand element = math_slot_operand(b, v, 4);
+  element.mem.size = 4;
+  EMIT(X86_VBROADCASTSS, lane_reg(b, n), element);
+}
+
+static MathValue store_new(MathBuilder *b, int n) {
+  MathValue v = math_value_new(b);
+  constant_mark(b, v, false);
+  EMIT(X86_VMOVUPS, whole_slot(b, v), lane_reg(b, n));
+  return v;
+}
+
+void lanes_move(MathBuilder *b, MathValue to, MathValue from) {
+  load(b, S0, from);
+  constant_mark(b, to, false);
+  EMIT(X86_VMOVUPS, whole_slot(b, to), lane_reg(b, S0));
+}
+
+MathValue lanes_input(MathBuilder *b, X86Operand input) {
+  EMIT(X86_VMOVUPS, lane_reg(b, S0), input);
+  return store_new(b, S0);
+}
+
+void lanes_output(MathBuilder *b, MathValue v, int into) { load(b, into, v); }
+
+MathValue lanes_unsupported(MathBuilder *b, const char *what) {
+  if (b->x->st->code == STATUS_OK)
+    status_error(b->x->st, STATUS_UNSUPPORTED, "kernel %s: %s has no vector form in the math builder", b->x->k->name,
+                 what);
+  return math_value_new(b);
+}
+
+MathValue lanes_constant(MathBuilder *b, uint32_t bits) {
+  MathValue v = math_value_new(b);
+  constant_mark(b, v, true);
+  X86Operand element = math_slot_operand(b, v, 4);
+  element.mem.size = 4;
+  EMIT(X86_MOV, element, x86_imm(bits));
+  return v;
+}
+
+/* S0 = a; S0 = S0 m c. */
+MathValue lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
+  load(b, S0, a);
+  EMIT(m, lane_reg(b, S0), lane_reg(b, S0), slot(b, c));
+  return store_new(b, S0);
+}
+
+/* The bitwise operations: VEX at avx2, their EVEX d-forms at avx512
+ * (the EVEX vandps family needs AVX512DQ). */
+MathValue lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c) {
+  X86Mnemonic m = op == '&' ? (wide512(b) ? X86_VPANDD : X86_VPAND)
+                  : op == '|' ? (wide512(b) ? X86_VPORD : X86_VPOR)
+                              : (wide512(b) ? X86_VPXORD : X86_VPXOR);
+  return lanes_binary(b, m, a, c);
+}
+
+MathValue lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a) {
+  load(b, S0, a);
+  EMIT(m, lane_reg(b, S0), lane_reg(b, S0));
+  return store_new(b, S0);
+}
+
+MathValue lanes_round(MathBuilder *b, MathValue a, int mode) {
+  load(b, S0, a);
+  EMIT(wide512(b) ? X86_VRNDSCALEPS : X86_VROUNDPS, lane_reg(b, S0), lane_reg(b, S0), x86_imm(mode & 15));
+  return store_new(b, S0);
+}
+
+MathValue lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count) {
+  load(b, S0, a);
+  if (count) EMIT(m, lane_reg(b, S0), lane_reg(b, S0), x86_imm(count));
+  return store_new(b, S0);
+}
+
+MathValue lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  load(b, S0, a);
+  load(b, S1, c);
+  EMIT(X86_VFMADD213PS, lane_reg(b, S0), lane_reg(b, S1), slot(b, d));
+  return store_new(b, S0);
+}
+
+/* avx512: the lanes of k1 as all ones in S0, the others 0. */
+static MathValue widen_k1(MathBuilder *b) {
+  EMIT(X86_VPTERNLOGD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1), x86_imm(0xff));
+  EMIT(X86_VMOVDQU32, x86_zero_masked(lane_reg(b, S0), X86_K1), lane_reg(b, S1));
+  return store_new(b, S0);
+}
+
+/* A float compare of a with c by vcmpps predicate (ordered ones false on
+ * NaN, as the scalar code's). */
+MathValue lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate) {
+  load(b, S0, a);
+  if (!wide512(b)) {
+    EMIT(X86_VCMPPS, lane_reg(b, S0), lane_reg(b, S0), slot(b, c), x86_imm(predicate));
+    return store_new(b, S0);
+  }
+  EMIT(X86_VCMPPS, x86_reg(X86_K1), lane_reg(b, S0), slot(b, c), x86_imm(predicate));
+  return widen_k1(b);
+}
+
+/* vpcmpeqd or vpcmpgtd of a with c: a == c, a > c (signed). */
+MathValue lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
+  load(b, S0, a);
+  if (!wide512(b)) {
+    EMIT(m, lane_reg(b, S0), lane_reg(b, S0), slot(b, c));
+    return store_new(b, S0);
+  }
+  EMIT(m, x86_reg(X86_K1), lane_reg(b, S0), slot(b, c));
+  return widen_k1(b);
+}
+
+/* mask ? a : c lane by lane, "mask" meaning any nonzero bits. */
+MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
+  load(b, S0, a);
+  if (!wide512(b)) {
+    EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
+    EMIT(X86_VPCMPEQD, lane_reg(b, S1), lane_reg(b, S1), slot(b, mask)); /* mask == 0 */
+    EMIT(X86_VBLENDVPS, lane_reg(b, S0), lane_reg(b, S0), slot(b, c), lane_reg(b, S1));
+    return store_new(b, S0);
+  }
+  EMIT(X86_VPXORD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
+  EMIT(X86_VPCMPEQD, x86_reg(X86_K1), lane_reg(b, S1), slot(b, mask));
+  EMIT(X86_VBLENDMPS, x86_merge_masked(lane_reg(b, S0), X86_K1), lane_reg(b, S0), slot(b, c));
+  return store_new(b, S0);
+}
+
+MathValue lanes_value_new(MathBuilder *b) {
+  MathValue v = math_value_new(b);
+  constant_mark(b, v, false);
+  return v;
+}
+
+X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
+  X86Operand whole = whole_slot(b, v);
+  return x86_mem_index(4, X86_RSP, index, 4, whole.mem.disp);
+}
+
+void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
+  if (!wide512(b)) {
+    EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
+    EMIT(X86_VPCMPEQD, lane_reg(b, S1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
+    EMIT(X86_VMOVMSKPS, x86_reg(X86_EAX), lane_reg(b, S1));
+    EMIT(X86_TEST, x86_reg(X86_EAX), x86_reg(X86_EAX));
+    EMIT(X86_JE, x86_rel(skip));
+    return;
+  }
+  EMIT(X86_VPXORD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
+  EMIT(X86_VPCMPEQD, x86_reg(X86_K1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
+  EMIT(X86_KORTESTW, x86_reg(X86_K1), x86_reg(X86_K1));
+  EMIT(X86_JE, x86_rel(skip));
+}
