@@ -119,6 +119,11 @@ void thread_pool_run(ThreadPool *pool, int64_t task_count, TaskFn *run, void *co
     return;
   }
   pthread_mutex_lock(&pool->mutex);
+  /* A worker woken for the last job may join it only after it ended (it
+   * finds no task left). Until it has left, the job must not change under
+   * it: an index it took from the old counter could pass the new job's
+   * count and run a task that the reset counter hands out again. */
+  while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->mutex);
   pool->run = run;
   pool->context = context;
   pool->task_count = task_count;
