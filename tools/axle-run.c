@@ -285,7 +285,8 @@ static bool compile_options_for(const Options *o, ExecutableOptions *eo, Status 
  * fraction compares like with like under the same load. */
 static void print_matmul_rate(const Executable *exe, int64_t flops, double median_ms) {
   double gflops = (double)flops / (median_ms * 1e6);
-  printf("matmul: %.3f GFLOP per run, %.1f GFLOP/s", (double)flops * 1e-9, gflops);
+  if (flops >= 100000000) printf("matmul: %.3f GFLOP per run, %.1f GFLOP/s", (double)flops * 1e-9, gflops);
+  else printf("matmul: %.0f FLOP per run, %.2f GFLOP/s", (double)flops, gflops);
   CpuFeatures cpu;
   Status ignored = {0};
   if (strcmp(exe->backend->name, "cpu") == 0 && cpu_features_detect(&cpu, &ignored)) {
