@@ -73,7 +73,7 @@ static void emit_row_split(KernelX86 *x, int count) {
 
 /* One listing note per change of HLO instruction: the reader sees which
  * instruction (and which JAX line, from its metadata) each block implements. */
-static void note_origin(KernelX86 *x, int i, const Instruction **last) {
+void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last) {
   const KernelOp *op = &x->k->ops[i];
   if (!op->origin || op->origin == *last) return;
   *last = op->origin;
@@ -95,7 +95,7 @@ static bool emit_block(KernelX86 *x, KernelBlock block, int phase) {
     const KernelOp *op = &x->k->ops[i];
     bool looped = op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW;
     if (op->block != block || (looped && op->phase != phase)) continue;
-    note_origin(x, i, &last);
+    kernel_x86_note_origin(x, i, &last);
     if (!kernel_x86_emit_op(x, i)) return false;
   }
   return true;

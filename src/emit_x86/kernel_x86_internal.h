@@ -179,4 +179,8 @@ enum { KX_MATH_SLOTS = 512 };
  * (kernel_x86_math_lanes.c) holds 64-byte values at avx512. */
 enum { KX_VECTOR_MATH_SLOTS = 1536 };
 
+/* kernel_x86.c: a listing note naming op i's HLO instruction (and its
+ * op_name and source line) when it differs from *last. */
+void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last);
+
 #endif

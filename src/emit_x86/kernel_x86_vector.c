@@ -670,8 +670,12 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   x->lanes = lanes;
-  for (int i = 0; i < k->op_count; i++)
-    if (in_loop(x, &k->ops[i]) && !kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+  const Instruction *last = NULL;
+  for (int i = 0; i < k->op_count; i++) {
+    if (!in_loop(x, &k->ops[i])) continue;
+    kernel_x86_note_origin(x, i, &last);
+    if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+  }
   x->lanes = 0;
   EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
   EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[k->reduce_rank - 1] - lanes));
@@ -704,9 +708,11 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
+    const Instruction *last = NULL;
     for (int i = 0; i < k->op_count; i++) {
       if (!in_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
         continue;
+      if (u == 0) kernel_x86_note_origin(x, i, &last);
       if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
     }
     /* partial = partial + element: the accumulator is the first operand
