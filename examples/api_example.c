@@ -47,7 +47,7 @@ static axle_module_t *build_module(axle_error_t **err) {
 static float run_module(axle_module_t *m, axle_buffer_t *args[3]) {
   axle_error_t *err = NULL;
   axle_buffer_t *result = NULL;
-  axle_executable_t *exe = axle_compile(m, AXLE_BACKEND_INTERP, &err);
+  axle_executable_t *exe = axle_compile(m, AXLE_BACKEND_CPU, &err);
   float value = NAN;
   if (exe && axle_executable_run(exe, args, 3, &result, &err))
     value = *(const float *)axle_buffer_data(result);

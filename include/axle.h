@@ -8,7 +8,7 @@
  *   axle_module_t *m = axle_module_parse_file("model.hlo", &err);
  *   if (!m) { fprintf(stderr, "%s", axle_error_message(err)); axle_error_free(err); return 1; }
  *
- *   axle_executable_t *exe = axle_compile(m, AXLE_BACKEND_INTERP, &err);
+ *   axle_executable_t *exe = axle_compile(m, AXLE_BACKEND_CPU, &err);  // machine code, all cores
  *
  *   int64_t dims[1] = {4};
  *   float x[4] = {1, 2, 3, 4};

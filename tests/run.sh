@@ -205,6 +205,13 @@ for f in out0.npy out1.npy; do
 done
 [ $same -eq 1 ] && pass "axle-run/samples_give_the_same_outputs" || fail "axle-run/samples_give_the_same_outputs" "jax_einsum.hlo and jax_einsum.optimized.hlo differ"
 
+# ---- the C API example: builds and parses a module, runs both on the CPU backend ----
+if api_out=$(timeout 60 "$BUILD/examples/api_example" 2>&1) && [ "$(echo "$api_out" | tail -1)" = ok ]; then
+  pass "api_example/runs_on_the_cpu_backend"
+else
+  fail "api_example/runs_on_the_cpu_backend" "$(echo "$api_out" | tail -3)"
+fi
+
 # ---- debugging a run (docs/debugging.md): --find-nan, --check per instruction, --dump of CPU kernels ----
 # log of a negative number: --find-nan names the first instruction whose
 # value holds a NaN, from the compiled code's own values, with its op_name
