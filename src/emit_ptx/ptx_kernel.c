@@ -718,6 +718,20 @@ static bool loads_are_rows(const Kernel *k) {
   return loads > 0;
 }
 
+bool emit_only_combiners_read(const Kernel *k, const bool *dependent) {
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) {
+      if (!dependent[op->args[a]]) continue;
+      bool is_combiner = false;
+      for (int j = 0; j < k->op_count; j++)
+        is_combiner |= k->ops[j].kop == KOP_ACC_WRITE && k->ops[j].block == KBLOCK_REDUCE && k->ops[j].args[0] == i;
+      if (!is_combiner || k->ops[op->args[a]].kop != KOP_ACC_READ) return false;
+    }
+  }
+  return true;
+}
+
 static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->reduce_rank == 0 || k->acc_count == 0) return false;
   if (emit_dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
@@ -733,16 +747,7 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
     ok = k->acc_types[a] != TYPE_PRED && combiner_find(k, acc_dep, a, &plan->combiner[a]);
   }
   /* nothing else may read an accumulator inside the reduction */
-  for (int i = 0; ok && i < k->op_count; i++) {
-    const KernelOp *op = &k->ops[i];
-    for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) {
-      if (!acc_dep[op->args[a]]) continue;
-      bool is_combiner = false;
-      for (int j = 0; j < k->op_count; j++)
-        is_combiner |= k->ops[j].kop == KOP_ACC_WRITE && k->ops[j].block == KBLOCK_REDUCE && k->ops[j].args[0] == i;
-      ok = is_combiner && k->ops[op->args[a]].kop == KOP_ACC_READ;
-    }
-  }
+  ok = ok && emit_only_combiners_read(k, acc_dep);
   free(acc_dep);
   return ok;
 }

@@ -65,4 +65,9 @@ bool ptx_row_plan_make(const Kernel *k, RowPlan *plan);
  * phases in the interpreter's order). */
 bool ptx_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape);
 
+/* Whether the only ops reading a value marked in dependent (one that
+ * depends on an accumulator of the loop) are the combiners, reading the
+ * accumulator itself: a reduction the threads can split. */
+bool emit_only_combiners_read(const Kernel *k, const bool *dependent);
+
 #endif

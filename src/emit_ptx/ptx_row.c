@@ -95,16 +95,7 @@ bool ptx_row_plan_make(const Kernel *k, RowPlan *plan) {
     if (acc_phase[a] >= 0) ok = row_combiner_find(k, own, a, &plan->combiner[a]);
   }
   /* inside a phase only the combiner may read that phase's accumulators */
-  for (int i = 0; ok && i < k->op_count; i++) {
-    const KernelOp *op = &k->ops[i];
-    for (int j = 0; op->kop == KOP_HLO && j < op->arg_count; j++) {
-      if (!own[op->args[j]]) continue;
-      bool is_combiner = false;
-      for (int w = 0; w < k->op_count; w++)
-        is_combiner |= k->ops[w].kop == KOP_ACC_WRITE && k->ops[w].block == KBLOCK_REDUCE && k->ops[w].args[0] == i;
-      ok = is_combiner && k->ops[op->args[j]].kop == KOP_ACC_READ;
-    }
-  }
+  ok = ok && emit_only_combiners_read(k, own);
   free(own);
   return ok;
 }

@@ -23,31 +23,10 @@
 /* The one message for everything the backend cannot compile, located at
  * the instruction; why (may be NULL) says what stopped it. */
 bool cpu_refuse(CpuCompile *c, const Instruction *inst, const char *why) {
-  StrBuf sb = {0};
-  instruction_describe(&sb, inst);
-  /* A fusion the optimizer made has no line of its own: point at the line
-   * of the instruction whose value it computes. */
-  SourceLoc loc = inst->loc;
-  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
-    loc = inst->called[0]->root->loc;
-  status_error_at(c->st, STATUS_UNSUPPORTED, c->m->filename, loc,
-                  "the CPU backend cannot compile %s (%s) yet%s%s (the interpreter, --backend interp, runs it)",
-                  sb.data ? sb.data : inst->name, opcode_name(inst->opcode), why ? ": " : "", why ? why : "");
-  strbuf_free(&sb);
-  return false;
+  return backend_refuse(c->st, c->m, inst, "CPU", why, " (the interpreter, --backend interp, runs it)");
 }
 
 /* ---- storage ---- */
-
-/* Leaf `*leaf` (counting down, depth first) of a literal, or NULL. */
-static const Literal *literal_leaf(const Literal *lit, int64_t *leaf) {
-  if (!shape_is_tuple(&lit->shape)) return (*leaf)-- == 0 ? lit : NULL;
-  for (int i = 0; i < lit->shape.tuple_count; i++) {
-    const Literal *found = literal_leaf(lit->elements[i], leaf);
-    if (found || *leaf < 0) return found;
-  }
-  return NULL;
-}
 
 /* The binding of instruction inst's leaf (bindings 0.. are the plan's
  * slots, in order), following aliases to the slot that owns the storage. */

@@ -218,6 +218,8 @@ typedef struct Literal {
 
 Literal *literal_create(const Shape *shape);     /* zero-filled; tuples get zeroed elements */
 Literal *literal_create_tuple(Literal **elements, int count); /* takes ownership */
+/* Leaf `*leaf` (counting down, depth first through tuples) of lit, or NULL. */
+const Literal *literal_leaf(const Literal *lit, int64_t *leaf);
 Literal *literal_clone(const Literal *lit);
 void literal_free(Literal *lit);
 /* Element access by linear row-major index, converting through a wide type. */

@@ -221,3 +221,13 @@ bool literal_equal(const Literal *a, const Literal *b) {
   return shape_same_dims(&a->shape, &b->shape) &&
          memcmp(a->data, b->data, (size_t)shape_byte_size(&a->shape)) == 0;
 }
+
+/* Leaf `*leaf` (counting down, depth first) of a literal, or NULL. */
+const Literal *literal_leaf(const Literal *lit, int64_t *leaf) {
+  if (!shape_is_tuple(&lit->shape)) return (*leaf)-- == 0 ? lit : NULL;
+  for (int i = 0; i < lit->shape.tuple_count; i++) {
+    const Literal *found = literal_leaf(lit->elements[i], leaf);
+    if (found || *leaf < 0) return found;
+  }
+  return NULL;
+}

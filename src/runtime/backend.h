@@ -59,6 +59,12 @@ extern const Backend backend_interp, backend_cpu, backend_gpu;
 
 /* The entry for id; NULL with a message for a value outside the enum. */
 const Backend *backend_get(axle_backend_t id, Status *st);
+/* The one message a native backend gives for an instruction it cannot
+ * compile, located at it (a fusion the optimizer made at the line of the
+ * value it computes): "the NAME backend cannot compile INST (op) yet: why"
+ * then `after` (may be ""). Returns false. */
+bool backend_refuse(Status *st, const Module *m, const Instruction *inst, const char *backend_name,
+                    const char *why, const char *after);
 /* "interp", "cpu", "gpu" to the enum; a message naming the choices else. */
 bool backend_id_from_name(const char *name, axle_backend_t *id, Status *st);
 
