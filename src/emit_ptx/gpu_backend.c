@@ -15,31 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit_ptx/gpu_program.h"
+#include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_kernel.h"
 #include "opt/lower.h"
 #include "runtime/backend.h"
 #include "runtime/executable.h"
 
-typedef struct GpuCompile {
-  GpuProgram *p;
-  const Module *m;
-  const BufferPlan *plan;
-  PtxBuilder *ptx;
-  Status *st;
-} GpuCompile;
-
-/* The one message for everything the backend cannot compile, located at
- * the instruction; why (may be NULL) says what stopped it. */
-static bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why) {
+bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why) {
   return backend_refuse(c->st, c->m, inst, "GPU", why, "");
 }
 
 /* ---- storage ---- */
 
-/* The binding of inst's leaf (bindings 0.. are the plan's slots, in
- * order), following aliases to the slot that owns the storage. */
-static int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf) {
+int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf) {
   const BufferSlot *s = buffer_plan_find(c->plan, inst, leaf);
   if (s && s->kind == BUFFER_ALIAS) s = buffer_plan_find(c->plan, s->source, s->source_index);
   return s ? (int)(s - c->plan->slots) : -1;
@@ -106,6 +94,33 @@ static bool bind_result(GpuCompile *c) {
 }
 
 /* ---- kernels ---- */
+
+GpuLaunch *gpu_add_launch(GpuCompile *c, const Instruction *inst, const char *entry, unsigned grid, unsigned block,
+                          const int *buffers, int buffer_count, const int64_t *scalars, int scalar_count) {
+  if (scalar_count > GPU_LAUNCH_MAX_SCALARS) {
+    gpu_refuse(c, inst, "a kernel with more scalar parameters than a launch holds");
+    return NULL;
+  }
+  for (int i = 0; i < buffer_count; i++)
+    if (buffers[i] < 0) {
+      gpu_refuse(c, inst, "a kernel buffer the plan does not place");
+      return NULL;
+    }
+  GpuLaunch *l = gpu_program_add_launch(c->p, inst, buffer_count);
+  snprintf(l->entry, sizeof l->entry, "%s", entry);
+  l->grid = grid ? grid : 1;
+  l->block = block;
+  memcpy(l->buffers, buffers, (size_t)buffer_count * sizeof *buffers);
+  l->scalar_count = scalar_count;
+  if (scalar_count) memcpy(l->scalars, scalars, (size_t)scalar_count * sizeof *scalars);
+  return l;
+}
+
+void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *suffix, char *out, size_t size) {
+  char base[128];
+  ptx_entry_name(inst->name, base, sizeof base);
+  snprintf(out, size, "k%d_%s%s%s", c->p->launch_count, base, suffix && *suffix ? "_" : "", suffix ? suffix : "");
+}
 
 /* The launch's buffers: the kernel's inputs (a fused constant becomes a
  * constant binding of its own), then its outputs. */
@@ -207,7 +222,7 @@ static bool gpu_compile(Executable *exe, Status *st) {
   if (ok) {
     PtxBuilder ptx;
     ptx_builder_init(&ptx, &target);
-    GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .st = st};
+    GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = &target, .st = st};
     ok = gpu_compile_program(&c);
     ptx_builder_free(&ptx);
   }

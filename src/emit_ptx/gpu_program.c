@@ -129,8 +129,9 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers,
     pointers[i] = p->bindings[l->buffers[i]].address;
     params[i] = &pointers[i];
   }
+  for (int i = 0; i < l->scalar_count; i++) params[l->buffer_count + i] = (void *)&l->scalars[i];
   const unsigned grid[3] = {l->grid, 1, 1}, block[3] = {l->block, 1, 1};
-  if (gpu_launch(&p->gpu, l->function, l->entry, grid, block, 0, params, st)) return true;
+  if (gpu_launch(&p->gpu, l->function, l->entry, grid, block, l->shared_bytes, params, st)) return true;
   char message[sizeof st->message];
   snprintf(message, sizeof message, "%s", st->message);
   /* A fusion the optimizer made has no line of its own: point at the line
@@ -144,7 +145,8 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers,
 static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
   int most = 1;
   for (int i = 0; i < p->launch_count; i++)
-    if (p->launches[i].buffer_count > most) most = p->launches[i].buffer_count;
+    if (p->launches[i].buffer_count + p->launches[i].scalar_count > most)
+      most = p->launches[i].buffer_count + p->launches[i].scalar_count;
   CUdeviceptr *pointers = calloc_or_exit((size_t)most, sizeof *pointers);
   void **params = calloc_or_exit((size_t)most, sizeof *params);
   bool ok = true;

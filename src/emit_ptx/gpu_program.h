@@ -40,6 +40,8 @@ typedef struct GpuBinding {
   CUdeviceptr address;     /* set once the blocks are allocated */
 } GpuBinding;
 
+enum { GPU_LAUNCH_MAX_SCALARS = 8 };
+
 typedef struct GpuLaunch {
   const Instruction *inst;  /* for located run-time errors */
   char entry[160];          /* the PTX .entry name */
@@ -47,6 +49,10 @@ typedef struct GpuLaunch {
   unsigned grid, block;     /* one-dimensional */
   int buffer_count;         /* the kernel's inputs, then its outputs */
   int *buffers;             /* binding numbers */
+  /* Passed after the buffers, as .u64 (a pass number, a stride, ...). */
+  int scalar_count;
+  int64_t scalars[GPU_LAUNCH_MAX_SCALARS];
+  unsigned shared_bytes;    /* dynamic shared memory */
 } GpuLaunch;
 
 typedef struct GpuProgram {

@@ -1,0 +1,43 @@
+/* What the GPU backend's compile files share (gpu_backend.c walks the
+ * entry; gpu_*.c files compile the instruction families that are not one
+ * kernel of the kernel IR: GEMMs, sorts, control flow, ...).
+ *
+ * A family's compile function writes its PTX .entry into c->ptx (the one
+ * module of the executable) and adds one or more launches to c->p with
+ * gpu_add_launch; a refusal goes through gpu_refuse, located at the
+ * instruction. Launches run in the order they are added. */
+#ifndef AXLE_EMIT_PTX_GPU_COMPILE_H
+#define AXLE_EMIT_PTX_GPU_COMPILE_H
+
+#include "emit_ptx/gpu_program.h"
+#include "emit_ptx/ptx_builder.h"
+
+typedef struct GpuCompile {
+  GpuProgram *p;
+  const Module *m;
+  const BufferPlan *plan;
+  PtxBuilder *ptx;
+  const PtxTarget *target;
+  Status *st;
+} GpuCompile;
+
+/* The one message for everything the backend cannot compile, located at
+ * the instruction; why (may be NULL) says what stopped it. Returns false. */
+bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why);
+
+/* The binding of inst's leaf (bindings 0.. are the plan's slots, in
+ * order), following aliases to the slot that owns the storage; -1 if the
+ * plan does not place it. */
+int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf);
+
+/* A launch of `entry` (already written into c->ptx) over the bindings
+ * buffers[0..buffer_count), passed as .u64 pointers in that order, then
+ * scalars[0..scalar_count) as .u64 values. A negative binding is refused
+ * at inst. Returns the launch (to set shared_bytes, ...) or NULL. */
+GpuLaunch *gpu_add_launch(GpuCompile *c, const Instruction *inst, const char *entry, unsigned grid, unsigned block,
+                          const int *buffers, int buffer_count, const int64_t *scalars, int scalar_count);
+
+/* A unique .entry name for inst's kernel: "k<launch number>_<name>". */
+void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *suffix, char *out, size_t size);
+
+#endif
