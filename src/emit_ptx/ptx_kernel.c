@@ -909,7 +909,9 @@ bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKerne
   if (!kernel_types_check(&E)) return false;
   RowPlan plan;
   bool row = k->kind == KERNEL_ROW ? ptx_row_plan_make(k, &plan) : row_plan_make(k, &plan);
-  const char *strategy = k->kind == KERNEL_ROW                                     ? (row ? "row.block" : "row.thread")
+  const char *tile = k->kind != KERNEL_ROW && !row ? ptx_tile_strategy(k) : NULL;  /* ptx_tile.c */
+  const char *strategy = tile                                                      ? tile
+                         : k->kind == KERNEL_ROW                                   ? (row ? "row.block" : "row.thread")
                          : k->kind == KERNEL_LOOP                                  ? "loop"
                          : !row                                                    ? "reduce.thread"
                          : emit_dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? "reduce.block"
@@ -923,7 +925,8 @@ bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKerne
   for (int o = 0; o < k->output_count; o++) snprintf(name, sizeof name, "out%d", o), ptx_kernel_param(b, PTX_U64, name);
   E.values = calloc_or_exit((size_t)k->op_count + 1, sizeof *E.values);
   buffers_load(&E);
-  bool ok = k->kind == KERNEL_ROW    ? ptx_row_emit(&E, row ? &plan : NULL, shape)
+  bool ok = tile                     ? ptx_tile_emit(&E, shape)
+            : k->kind == KERNEL_ROW    ? ptx_row_emit(&E, row ? &plan : NULL, shape)
             : k->kind == KERNEL_LOOP ? loop_kernel_emit(&E, shape)
             : row                  ? reduce_row_emit(&E, &plan, shape)
                                    : reduce_thread_emit(&E, shape);

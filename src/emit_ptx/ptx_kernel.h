@@ -25,6 +25,10 @@
  *                  one warp (or 256-thread block) per output element, lane
  *                  partials combined by shfl.sync.down and then across
  *                  warps through shared memory by thread 0, in a fixed order
+ *   reduce.column  (ptx_tile.c) reductions along an output dimension, and
+ *   transpose.tile loops reading an operand across the output's minor
+ *                  dimension: 32-wide tiles through shared memory, so that
+ *                  global reads and writes are coalesced
  *
  * Element types: pred, s32, u32, s64, u64, f32, f64, and f16/bf16 computed
  * in f32 and rounded back after every op (so each op is rounded once, as

@@ -65,6 +65,13 @@ bool ptx_row_plan_make(const Kernel *k, RowPlan *plan);
  * phases in the interpreter's order). */
 bool ptx_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape);
 
+/* ---- ptx_tile.c: shared-memory tiles ---- */
+/* "reduce.column" (a reduction along an output dimension) or
+ * "transpose.tile" (a loop reading an operand across the output's minor
+ * dimension) when k is one of those and a tile fits; NULL otherwise. */
+const char *ptx_tile_strategy(const Kernel *k);
+bool ptx_tile_emit(Emit *E, PtxKernelShape *shape);
+
 /* Whether the only ops reading a value marked in dependent (one that
  * depends on an accumulator of the loop) are the combiners, reading the
  * accumulator itself: a reduction the threads can split. */

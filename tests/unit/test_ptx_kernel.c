@@ -243,7 +243,7 @@ TEST(a_transposed_layout_is_addressed_through_minor_to_major) {
   static const char *const marks[] = {"mad.lo.s64", ", 64, "};
   expect_kernel("HloModule t\nENTRY e { x = f32[64,32]{1,0} parameter(0)\n"
                 "  ROOT c = f32[64,32]{0,1} copy(x) }\n",
-                "loop", marks, 2);
+                "transpose.tile", marks, 2);
 }
 
 TEST(a_short_row_reduction_takes_one_warp_per_row_with_shuffles) {
@@ -259,12 +259,12 @@ TEST(a_long_row_reduction_takes_a_block_with_shared_memory) {
   expect_kernel(row_sum, "reduce.block", marks, 4);
 }
 
-TEST(a_column_reduction_takes_one_thread_per_output_in_order) {
-  static const char *const marks[] = {"ld.global.f32"};
+TEST(a_column_reduction_takes_column_tiles_through_shared_memory) {
+  static const char *const marks[] = {"ld.global.f32", ".shared", "bar.sync 0", ".maxntid 256"};
   expect_kernel("HloModule c\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
                 "ENTRY e { x = f32[1000,100] parameter(0)\n c = f32[] constant(0)\n"
                 "  ROOT r = f32[100] reduce(x, c), dimensions={0}, to_apply=add }\n",
-                "reduce.thread", marks, 1);
+                "reduce.column", marks, 4);
 }
 
 TEST(a_reduction_from_a_non_identity_init_stays_sequential) {
@@ -569,7 +569,7 @@ int main(int argc, char **argv) {
   RUN(a_transposed_layout_is_addressed_through_minor_to_major);
   RUN(a_short_row_reduction_takes_one_warp_per_row_with_shuffles);
   RUN(a_long_row_reduction_takes_a_block_with_shared_memory);
-  RUN(a_column_reduction_takes_one_thread_per_output_in_order);
+  RUN(a_column_reduction_takes_column_tiles_through_shared_memory);
   RUN(a_reduction_from_a_non_identity_init_stays_sequential);
   RUN(f16_arithmetic_is_computed_in_f32_and_rounded_after_each_op);
   RUN(converts_between_f32_and_half_types_round_once_and_widen_exactly);

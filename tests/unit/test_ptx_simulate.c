@@ -130,7 +130,7 @@ static SimulateOutcome kernel_simulate(const Kernel *k, Literal *const *inputs, 
     int64_t r = 1;
     for (int d = 0; d < k->reduce_rank; d++) r *= k->reduce_dims[d];
     bool reordered = !strcmp(shape.strategy, "reduce.warp") || !strcmp(shape.strategy, "reduce.block") ||
-                     !strcmp(shape.strategy, "row.block");
+                     !strcmp(shape.strategy, "row.block") || !strcmp(shape.strategy, "reduce.column");
     if (!outputs_match(want[o], got[o], r, reordered, kernel_has_math(k), why, size)) outcome = MISMATCHED;
   }
   for (int i = 0; i < run->buffer_count; i++) free(run->buffers[i].base);
