@@ -219,6 +219,47 @@ void axle_executable_free(axle_executable_t *exe);
 bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
                          axle_buffer_t **result, axle_error_t **error);
 
+/* ---- device buffers ----
+ * Arrays kept where an executable's backend computes, so that a loop of
+ * steps copies its weights (and its state) once, not every step:
+ *
+ *   axle_device_buffer_t *w = axle_buffer_to_device(exe, weights, &err);  // up once
+ *   axle_device_buffer_t *state = axle_buffer_to_device(exe, state0, &err);
+ *   for (int step = 0; step < steps; step++) {
+ *     axle_device_buffer_t *args[2] = {w, state}, *out[1];
+ *     if (!axle_run_on_device(exe, args, 2, out, 1, &err)) break;  // nothing crosses the bus
+ *     axle_device_buffer_free(state);
+ *     state = out[0];
+ *   }
+ *   axle_buffer_t *final = axle_buffer_to_host(state, &err);           // down once
+ *
+ * On the GPU backend a device buffer is device memory, in the context that
+ * every executable of the process shares: one made for one executable may
+ * be an argument of another of the same backend. On the CPU backend and
+ * the interpreter it is host memory, and the same calls work. Device
+ * buffers hold arrays only (a tuple parameter takes axle_executable_run);
+ * a tuple result comes back as its arrays, depth first. A device buffer
+ * keeps its executable's backend alive, so it may outlive the executable
+ * handle it was made with. On the GPU, parameters and results that the
+ * compiled module keeps in another layout than row-major are refused:
+ * run those with axle_executable_run. */
+typedef struct axle_device_buffer axle_device_buffer_t;
+
+/* A copy of an array buffer in exe's backend's memory. */
+axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *exe, const axle_buffer_t *buffer,
+                                            axle_error_t **error);
+/* A new host buffer with the device buffer's values (row-major). */
+axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *buffer, axle_error_t **error);
+void axle_device_buffer_free(axle_device_buffer_t *buffer);
+/* How many arrays a run gives: 1 for an array result, a tuple's leaves. */
+int axle_executable_result_count(const axle_executable_t *exe);
+/* Runs with one device buffer per entry parameter (checked against its
+ * shape, and made for exe's backend); results[0..result_count) receive new
+ * device buffers, result_count being axle_executable_result_count(exe).
+ * Free each with axle_device_buffer_free. Thread-safe per executable. */
+bool axle_run_on_device(axle_executable_t *exe, axle_device_buffer_t *const *args, int arg_count,
+                        axle_device_buffer_t **results, int result_count, axle_error_t **error);
+
 /* The compile cache's counts since the process started: compiles answered
  * from the cache (hits) and compiles that ran (misses). Either may be NULL. */
 void axle_compile_cache_counts(int64_t *hits, int64_t *misses);

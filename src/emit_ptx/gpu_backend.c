@@ -246,4 +246,9 @@ const Backend backend_gpu = {
     .compile = gpu_compile,
     .run = gpu_run,
     .free_program = gpu_free_program,
+    /* gpu_device_buffers.c */
+    .device_upload = gpu_device_upload,
+    .device_download = gpu_device_download,
+    .device_release = gpu_device_release,
+    .run_on_device = gpu_run_on_device,
 };

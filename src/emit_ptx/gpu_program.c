@@ -124,9 +124,10 @@ static const void *argument_leaf(const HostBuffer *b, int64_t *leaf) {
 }
 
 /* A failed launch names the kernel and points at the instruction's line. */
-static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers, void **params, Status *st) {
+static bool launch_run(GpuProgram *p, const GpuLaunch *l, const CUdeviceptr *addresses, CUdeviceptr *pointers,
+                       void **params, Status *st) {
   for (int i = 0; i < l->buffer_count; i++) {
-    pointers[i] = p->bindings[l->buffers[i]].address;
+    pointers[i] = addresses ? addresses[l->buffers[i]] : p->bindings[l->buffers[i]].address;
     params[i] = &pointers[i];
   }
   for (int i = 0; i < l->scalar_count; i++) params[l->buffer_count + i] = (void *)&l->scalars[i];
@@ -142,13 +143,21 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, CUdeviceptr *pointers,
   return status_error_at(st, st->code, p->filename, loc, "%s (for %s)", message, l->inst->name);
 }
 
-static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
+bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st) {
   int most = 1;
   for (int i = 0; i < p->launch_count; i++)
     if (p->launches[i].buffer_count + p->launches[i].scalar_count > most)
       most = p->launches[i].buffer_count + p->launches[i].scalar_count;
   CUdeviceptr *pointers = calloc_or_exit((size_t)most, sizeof *pointers);
   void **params = calloc_or_exit((size_t)most, sizeof *params);
+  bool ok = true;
+  for (int i = 0; i < p->launch_count && ok; i++) ok = launch_run(p, &p->launches[i], addresses, pointers, params, st);
+  free(params);
+  free(pointers);
+  return ok;
+}
+
+static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
   bool ok = true;
   for (int i = 0; i < p->binding_count && ok; i++) {
     const GpuBinding *b = &p->bindings[i];
@@ -157,7 +166,7 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **
     ok = transfer_to_device(&p->transfers, b->address, argument_leaf(args[b->number], &leaf), (size_t)b->bytes,
                             b->layout, st);
   }
-  for (int i = 0; i < p->launch_count && ok; i++) ok = launch_run(p, &p->launches[i], pointers, params, st);
+  ok = ok && gpu_program_launch_all(p, NULL, st);
   for (int l = 0; l < p->result_leaf_count && ok; l++) {
     const GpuBinding *b = &p->bindings[p->result_bindings[l]];
     if (b->bytes)
@@ -166,8 +175,6 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **
   /* Always wait: the stream must be idle before the staging is reused. */
   Status wait = {0};
   bool finished = transfer_manager_finish(&p->transfers, ok ? st : &wait);
-  free(params);
-  free(pointers);
   return ok && finished;
 }
 

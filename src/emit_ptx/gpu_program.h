@@ -86,5 +86,22 @@ GpuLaunch *gpu_program_add_launch(GpuProgram *p, const Instruction *inst, int bu
  * and pins the staging buffer; out of memory says how many bytes. */
 bool gpu_program_place(GpuProgram *p, Status *st);
 HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
+/* Enqueues every launch in order on the stream, each buffer at
+ * addresses[its binding] (NULL: the bindings' own addresses), so a run can
+ * put parameters and results at the caller's device memory. The caller
+ * holds p->lock and has entered the context. */
+bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st);
+
+/* ------------------------------------------------------ gpu_device_buffers.c
+ * Arrays kept on the device between runs (backend.h's device_* entries,
+ * the C API's axle_run_on_device): a run whose parameters are the
+ * caller's device pointers and whose results are new device memory, so
+ * that nothing crosses the bus. */
+typedef struct Executable Executable;
+bool gpu_device_upload(const Executable *exe, const void *data, size_t bytes, uint64_t *address, Status *st);
+bool gpu_device_download(const Executable *exe, uint64_t address, void *data, size_t bytes, Status *st);
+void gpu_device_release(const Executable *exe, uint64_t address);
+bool gpu_run_on_device(const Executable *exe, const uint64_t *args, int arg_count, uint64_t *results, int result_count,
+                       Status *st);
 
 #endif

@@ -240,10 +240,6 @@ axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {
 
 /* ---- executables ---- */
 
-struct axle_executable {
-  Executable *executable;   /* shared with the compile cache */
-};
-
 /* Every axle_compile of the process goes through this cache. */
 static CompileCache api_compile_cache = COMPILE_CACHE_INIT;
 

@@ -14,6 +14,12 @@ struct axle_module {
   Module *module;
 };
 
+/* An executable as the API hands it out (api.c); api_device.c runs it too. */
+typedef struct Executable Executable;
+struct axle_executable {
+  Executable *executable;   /* shared with the compile cache */
+};
+
 /* Stores st as *error (when error is not NULL). Returns false. */
 bool api_set_error(axle_error_t **error, const Status *st);
 axle_module_t *api_wrap_module(Module *m);

@@ -51,6 +51,17 @@ typedef struct Backend {
   /* Optional: writes what the backend compiled (kernels, listings) under
    * dir, for --dump. */
   bool (*dump)(const Executable *exe, const char *dir, Status *st);
+  /* Optional (NULL: the backend computes in host memory, and a device
+   * buffer is a host buffer run through run). Arrays kept in the backend's
+   * own memory between runs, named by an address: upload (bytes row-major),
+   * download, release; run_on_device takes one address per entry
+   * parameter (arrays only) and gives one new address per result leaf,
+   * depth first, each released by the caller (src/runtime/api_device.c). */
+  bool (*device_upload)(const Executable *exe, const void *data, size_t bytes, uint64_t *address, Status *st);
+  bool (*device_download)(const Executable *exe, uint64_t address, void *data, size_t bytes, Status *st);
+  void (*device_release)(const Executable *exe, uint64_t address);
+  bool (*run_on_device)(const Executable *exe, const uint64_t *args, int arg_count, uint64_t *results,
+                        int result_count, Status *st);
 } Backend;
 
 enum { BACKEND_COUNT = AXLE_BACKEND_GPU + 1 };
