@@ -136,8 +136,8 @@ static bool column_loop_emit(Emit *E, PtxReg first, int step) {
 
 static void column_slot_name(int a, char *name, size_t size) { snprintf(name, size, "column_acc%d", a); }
 
-/* Every thread leaves its partial at [slice][lane]; slice 0 then combines
- * slices 1, 2 ... into its own, in that order. */
+/* Every thread leaves its partial at [slice][lane] (its thread number),
+ * and the block waits for all of them. */
 static void column_partials_store(Emit *E, PtxReg tid) {
   for (int a = 0; a < E->k->acc_count; a++) {
     char name[32];
@@ -151,6 +151,8 @@ static void column_partials_store(Emit *E, PtxReg tid) {
   ptx_inst(E->b, "bar.sync 0");
 }
 
+/* Slice 0: slices 1, 2 ... combined into its own partial in that order
+ * (a fixed order: the same bits every run), then POST. */
 static bool column_finish_emit(Emit *E, const RowPlan *plan, int slices, PtxReg lane) {
   for (int a = 0; a < E->k->acc_count; a++) {
     char name[32];
