@@ -208,6 +208,10 @@ TEST(an_f64_column_sum_keeps_its_partials_in_64_bit_shared_slots) {
   reduce_case_check("column_f64", "f64", "37,45", "45", "0", "add", "0", "reduce.column");
 }
 
+TEST(a_column_maximum_over_an_empty_dimension_gives_the_init) {
+  reduce_case_check("column_empty", "f32", "0,5", "5", "0", "maximum", "-inf", "reduce.column");
+}
+
 TEST(a_column_sum_from_a_non_identity_init_stays_one_thread_per_output) {
   /* each slice starting from 1 would add it eight times */
   reduce_case_check("column_init_one", "f32", "40,50", "50", "0", "add", "1", "reduce.thread");
@@ -276,6 +280,7 @@ int main(void) {
   RUN(a_column_reduction_over_two_leading_dimensions_matches);
   RUN(an_integer_column_maximum_over_more_outputs_than_one_block_is_exact);
   RUN(an_f64_column_sum_keeps_its_partials_in_64_bit_shared_slots);
+  RUN(a_column_maximum_over_an_empty_dimension_gives_the_init);
   RUN(a_column_sum_from_a_non_identity_init_stays_one_thread_per_output);
   RUN(a_row_sum_is_not_a_column_reduction);
   RUN(a_transpose_of_33x65_goes_through_a_padded_tile_and_matches_exactly);
