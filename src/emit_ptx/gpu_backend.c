@@ -116,6 +116,13 @@ GpuLaunch *gpu_add_launch(GpuCompile *c, const Instruction *inst, const char *en
   return l;
 }
 
+int gpu_reserve_temp(GpuCompile *c, int64_t bytes) {
+  GpuProgram *p = c->p;
+  int64_t at = (p->temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  GpuBinding b = {.kind = GPU_BINDING_TEMP, .offset = at, .bytes = bytes};
+  return gpu_program_add_binding(p, b, NULL);
+}
+
 void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *suffix, char *out, size_t size) {
   char base[128];
   ptx_entry_name(inst->name, base, sizeof base);

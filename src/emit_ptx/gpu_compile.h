@@ -37,6 +37,12 @@ int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf);
 GpuLaunch *gpu_add_launch(GpuCompile *c, const Instruction *inst, const char *entry, unsigned grid, unsigned block,
                           const int *buffers, int buffer_count, const int64_t *scalars, int scalar_count);
 
+/* A new device scratch area of `bytes` for one instruction's kernels
+ * (a sort's keys, an FFT's work array, a split-k partial sum): a binding
+ * of its own in the temporary block, after the plan's temporaries, never
+ * shared with another instruction. Returns the binding number. */
+int gpu_reserve_temp(GpuCompile *c, int64_t bytes);
+
 /* A unique .entry name for inst's kernel: "k<launch number>_<name>". */
 void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *suffix, char *out, size_t size);
 

@@ -11,6 +11,9 @@
  *   FAKE_CUDA_FAIL=SYMBOL     that entry point fails (e.g. cuModuleLoadDataEx)
  *   FAKE_CUDA_FREE_BYTES=N    what cuMemGetInfo reports free (default 16 GiB)
  *   FAKE_CUDA_TRACE=FILE      append one line per call to FILE
+ *   FAKE_CUDA_CAPABILITY=M.N  the compute capability reported (default 9.0)
+ *   FAKE_CUDA_SAVE_PTX=DIR    write each module loaded as DIR/N.ptx (N = 0, 1, ...),
+ *                             for ptxas and cuobjdump checks of what axle emits
  *   FAKE_CUDA_EXECUTE=1       run each launch on the host with the SIMT
  *                             simulator (ptx_simulate.h), so results are real;
  *                             an instruction it lacks or a fault fails the
@@ -63,7 +66,10 @@ CUresult cuDeviceGet(int *device, int ordinal) {
 }
 CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
   (void)device;
-  *value = attribute == 75 ? 9 : attribute == 76 ? 0 : attribute == 16 ? 132 : 0;
+  const char *capability = getenv("FAKE_CUDA_CAPABILITY");
+  int major = 9, minor = 0;
+  if (capability && *capability && sscanf(capability, "%d.%d", &major, &minor) != 2) major = 9, minor = 0;
+  *value = attribute == 75 ? major : attribute == 76 ? minor : attribute == 16 ? 132 : 0;
   return outcome("cuDeviceGetAttribute", 1);
 }
 CUresult cuDeviceGetName(char *name, int length, int device) {
@@ -165,6 +171,23 @@ typedef struct FakeFunction {
   char name[256];
 } FakeFunction;
 
+static void save_ptx(const char *ptx) {
+  const char *dir = getenv("FAKE_CUDA_SAVE_PTX");
+  if (!dir || !*dir) return;
+  for (int n = 0; n < 100000; n++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%d.ptx", dir, n);
+    FILE *probe = fopen(path, "r");
+    if (probe) {
+      fclose(probe);
+      continue;
+    }
+    FILE *f = fopen(path, "w");
+    if (f) fputs(ptx, f), fclose(f);
+    return;
+  }
+}
+
 CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, int *options, void **values) {
   CUresult r = outcome("cuModuleLoadDataEx", 218); /* CUDA_ERROR_INVALID_PTX */
   if (r) {
@@ -178,6 +201,7 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, in
     }
     return r;
   }
+  save_ptx((const char *)image);
   FakeModule *m = calloc(1, sizeof *m);
   if (!m) return 2;
   m->ptx = strdup((const char *)image);
