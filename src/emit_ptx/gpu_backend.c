@@ -150,7 +150,7 @@ static bool launch_bind(GpuCompile *c, const Instruction *inst, const Kernel *k,
   return true;
 }
 
-static bool compile_kernel(GpuCompile *c, const Instruction *inst) {
+bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst) {
   for (int i = 0; i < inst->operand_count; i++)
     if (shape_is_tuple(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a tuple-shaped operand");
   Status why = {0};
@@ -175,6 +175,22 @@ static bool compile_kernel(GpuCompile *c, const Instruction *inst) {
 
 /* ---- the walk ---- */
 
+static bool fusion_contains(const Instruction *fusion, Opcode opcode) {
+  const Computation *f = fusion->called_count ? fusion->called[0] : NULL;
+  for (int i = 0; f && i < f->instruction_count; i++)
+    if (f->instructions[i]->opcode == opcode) return true;
+  return false;
+}
+
+static bool compile_fusion(GpuCompile *c, const Instruction *inst) {
+  if (fusion_contains(inst, OP_CONVOLUTION)) return gpu_compile_convolution_fusion(c, inst);
+  if (inst->attrs.fusion_kind == FUSION_OUTPUT || fusion_contains(inst, OP_DOT) ||
+      fusion_contains(inst, OP_SCALED_DOT) || fusion_contains(inst, OP_RAGGED_DOT))
+    return gpu_compile_dot_fusion(c, inst);
+  if (inst->attrs.fusion_kind == FUSION_CUSTOM) return gpu_refuse(c, inst, "a custom fusion");
+  return gpu_compile_kernel(c, inst);
+}
+
 static bool compile_instruction(GpuCompile *c, const Instruction *inst) {
   switch (inst->opcode) {
   case OP_PARAMETER:
@@ -183,15 +199,38 @@ static bool compile_instruction(GpuCompile *c, const Instruction *inst) {
   case OP_GET_TUPLE_ELEMENT:
   case OP_BITCAST:
     return true;  /* storage only: the plan names it */
-  case OP_DOT: return gpu_refuse(c, inst, "dots need a GEMM kernel, not written yet");
-  case OP_FUSION:
-    if (inst->attrs.fusion_kind == FUSION_OUTPUT) return gpu_refuse(c, inst, "an output fusion (a dot's epilogue)");
-    if (inst->attrs.fusion_kind == FUSION_CUSTOM) return gpu_refuse(c, inst, "a custom fusion");
-    return compile_kernel(c, inst);
+  case OP_FUSION: return compile_fusion(c, inst);
+  case OP_WHILE:
+  case OP_CONDITIONAL:
+  case OP_CALL:
+  case OP_ASYNC_START:
+  case OP_ASYNC_UPDATE:
+  case OP_ASYNC_DONE:
+    return gpu_compile_control(c, inst);
+  case OP_DOT:
+  case OP_SCALED_DOT:
+  case OP_RAGGED_DOT:
+    return gpu_compile_dot(c, inst);
+  case OP_CONVOLUTION: return gpu_compile_convolution(c, inst);
+  case OP_SORT:
+  case OP_TOPK:
+    return gpu_compile_sort(c, inst);
+  case OP_SCATTER:
+  case OP_SELECT_AND_SCATTER:
+    return gpu_compile_scatter(c, inst);
+  case OP_RNG:
+  case OP_RNG_BIT_GENERATOR:
+  case OP_RNG_GET_AND_UPDATE_STATE:
+    return gpu_compile_rng(c, inst);
+  case OP_FFT: return gpu_compile_fft(c, inst);
+  case OP_CHOLESKY:
+  case OP_TRIANGULAR_SOLVE:
+    return gpu_compile_linalg(c, inst);
+  case OP_CUSTOM_CALL: return gpu_compile_custom_call(c, inst);
   default:
     if (opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL)
       return gpu_refuse(c, inst, NULL);
-    return compile_kernel(c, inst);
+    return gpu_compile_kernel(c, inst);
   }
 }
 

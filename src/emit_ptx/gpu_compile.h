@@ -46,4 +46,31 @@ int gpu_reserve_temp(GpuCompile *c, int64_t bytes);
 /* A unique .entry name for inst's kernel: "k<launch number>_<name>". */
 void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *suffix, char *out, size_t size);
 
+/* The one kernel of the kernel IR that inst lowers to (src/opt/lower.c),
+ * written as PTX by ptx_kernel.c and launched over inst's buffers. */
+bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst);
+
+/* ---- the instruction families (gpu_backend.c's walk routes each here) ----
+ * Each returns false after gpu_refuse (or another located error in c->st). */
+
+/* gpu_control.c: while, conditional, call, async wrappers: driven from the host. */
+bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
+/* gpu_dot.c: dot, scaled-dot, ragged-dot, and fusions around a dot (epilogues). */
+bool gpu_compile_dot(GpuCompile *c, const Instruction *inst);
+bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst);
+/* gpu_conv.c: convolution, and fusions around one. */
+bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst);
+bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst);
+/* gpu_sort.c: sort and top-k. */
+bool gpu_compile_sort(GpuCompile *c, const Instruction *inst);
+/* gpu_scatter.c: scatter and select-and-scatter. */
+bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst);
+/* gpu_rng.c: rng, rng-bit-generator, rng-get-and-update-state. */
+bool gpu_compile_rng(GpuCompile *c, const Instruction *inst);
+/* gpu_fft.c: fft. */
+bool gpu_compile_fft(GpuCompile *c, const Instruction *inst);
+/* gpu_linalg.c: cholesky, triangular-solve, and the linear-algebra custom calls. */
+bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst);
+bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst);
+
 #endif
