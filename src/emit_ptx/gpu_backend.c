@@ -30,7 +30,9 @@ bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why) {
 int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf) {
   const BufferSlot *s = buffer_plan_find(c->plan, inst, leaf);
   if (s && s->kind == BUFFER_ALIAS) s = buffer_plan_find(c->plan, s->source, s->source_index);
-  return s ? (int)(s - c->plan->slots) : -1;
+  if (!s) return -1;
+  int slot = (int)(s - c->plan->slots);
+  return c->slot_bindings ? c->slot_bindings[slot] : slot;
 }
 
 /* A copy of a constant's bytes for the device, in the layout its users
@@ -45,7 +47,7 @@ static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal
   return true;
 }
 
-static bool bind_slot(GpuCompile *c, const BufferSlot *s) {
+bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s) {
   GpuBinding b = {.kind = GPU_BINDING_NONE, .number = s->parameter_number, .leaf = s->output_index,
                   .offset = s->offset, .bytes = s->size};
   void *data = NULL;
@@ -191,7 +193,7 @@ static bool compile_fusion(GpuCompile *c, const Instruction *inst) {
   return gpu_compile_kernel(c, inst);
 }
 
-static bool compile_instruction(GpuCompile *c, const Instruction *inst) {
+bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst) {
   switch (inst->opcode) {
   case OP_PARAMETER:
   case OP_CONSTANT:
@@ -245,10 +247,10 @@ static bool program_load(GpuProgram *p, const char *ptx, Status *st) {
 static bool gpu_compile_program(GpuCompile *c) {
   const Computation *entry = c->m->entry;
   for (int i = 0; i < c->plan->slot_count; i++)
-    if (!bind_slot(c, &c->plan->slots[i])) return false;
+    if (!gpu_bind_slot(c, &c->plan->slots[i])) return false;
   if (!bind_result(c)) return false;
   for (int i = 0; i < entry->instruction_count; i++)
-    if (!compile_instruction(c, entry->instructions[i])) return false;
+    if (!gpu_compile_instruction(c, entry->instructions[i])) return false;
   return program_load(c->p, ptx_builder_text(c->ptx), c->st) && gpu_program_place(c->p, c->st);
 }
 

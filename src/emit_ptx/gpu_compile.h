@@ -15,7 +15,10 @@
 typedef struct GpuCompile {
   GpuProgram *p;
   const Module *m;
-  const BufferPlan *plan;
+  const BufferPlan *plan;   /* of the computation being compiled (the entry's, or a called one's) */
+  /* A called computation's: the binding of each slot of its plan (NULL for
+   * the entry, whose slot i is binding i). gpu_control.c fills it. */
+  const int *slot_bindings;
   PtxBuilder *ptx;
   const PtxTarget *target;
   Status *st;
@@ -25,9 +28,10 @@ typedef struct GpuCompile {
  * the instruction; why (may be NULL) says what stopped it. Returns false. */
 bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why);
 
-/* The binding of inst's leaf (bindings 0.. are the plan's slots, in
- * order), following aliases to the slot that owns the storage; -1 if the
- * plan does not place it. */
+/* The binding of inst's leaf (the entry's bindings 0.. are its plan's
+ * slots, in order; a called computation's go through c->slot_bindings),
+ * following aliases to the slot that owns the storage; -1 if the plan does
+ * not place it. */
 int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf);
 
 /* A launch of `entry` (already written into c->ptx) over the bindings
@@ -49,6 +53,15 @@ void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *su
 /* The one kernel of the kernel IR that inst lowers to (src/opt/lower.c),
  * written as PTX by ptx_kernel.c and launched over inst's buffers. */
 bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst);
+
+/* One instruction of the computation being compiled, routed to its family
+ * (the walk's switch); control flow calls it for the computations it runs. */
+bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst);
+
+/* A binding for one slot of c->plan the way the entry binds its own:
+ * parameters in the I/O block, constants uploaded, temporaries at the
+ * plan's offset. Returns false after a refusal. */
+bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s);
 
 /* ---- the instruction families (gpu_backend.c's walk routes each here) ----
  * Each returns false after gpu_refuse (or another located error in c->st). */

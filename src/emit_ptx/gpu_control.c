@@ -1,5 +1,366 @@
-/* The GPU backend's control flow: while, conditional, call and async wrappers.
- * Not written yet: refused, located. */
+/* The GPU backend's control flow: while, conditional, call and the async
+ * wrappers, driven from the host.
+ *
+ * A computation that these run (a loop's condition and body, a branch, a
+ * call's to_apply, an async wrapper's computation) is compiled by the same
+ * per-instruction routing as the entry, into a step list of its own
+ * (GpuStep in gpu_program.h). Its storage comes from a buffer plan of its
+ * own (buffer_plan_create on it, as the CPU backend does):
+ *   parameters     the caller's bindings of the operand leaves, read only
+ *                  (a plan never writes over a parameter)
+ *   temporaries    the plan's offsets inside a region of the temporary
+ *                  block kept for this computation alone
+ *   root leaves    a scratch binding each (gpu_reserve_temp)
+ *   constants      uploaded once, like the entry's
+ * and then device-to-device copies move the root's leaves to where the
+ * caller wants them. A loop keeps its state in the while's own leaves: the
+ * init is copied in, the condition and the body read it, and after each
+ * trip the body's result is copied over it. Each trip the host downloads
+ * the pred (a synchronous copy of one byte) and decides; a conditional
+ * downloads its index the same way. Every region is the computation's own,
+ * never shared with another call site, so nothing is reused wrongly, at
+ * the price of some device memory. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "emit_ptx/gpu_compile.h"
 
-bool gpu_compile_control(GpuCompile *c, const Instruction *inst) { return gpu_refuse(c, inst, NULL); }
+/* ---- leaves ---- */
+
+/* The array leaves of s, depth first, at out[*n...]. */
+static void shape_leaves(const Shape *s, const Shape **out, int *n) {
+  if (!shape_is_tuple(s)) {
+    out[(*n)++] = s;
+    return;
+  }
+  for (int i = 0; i < s->tuple_count; i++) shape_leaves(&s->tuple_shapes[i], out, n);
+}
+
+/* The shape of leaf `leaf` of s. */
+static const Shape *leaf_shape(const Shape *s, int leaf) {
+  const Shape **all = calloc_or_exit((size_t)shape_leaf_count(s) + 1, sizeof *all);
+  int n = 0;
+  shape_leaves(s, all, &n);
+  const Shape *found = leaf < n ? all[leaf] : NULL;
+  free(all);
+  return found;
+}
+
+/* The first leaf of element k of a tuple shape. */
+static int tuple_element_first_leaf(const Shape *s, int k) {
+  int first = 0;
+  for (int i = 0; i < k; i++) first += shape_leaf_count(&s->tuple_shapes[i]);
+  return first;
+}
+
+/* Whether a caller's value can stand for a callee's parameter or result
+ * of shape `want`: the same leaves, in the same layouts. */
+static bool value_fits(const Shape *have, const Shape *want) {
+  if (shape_is_tuple(have) != shape_is_tuple(want)) return false;
+  if (!shape_is_tuple(have)) return shape_identical(have, want);
+  if (have->tuple_count != want->tuple_count) return false;
+  for (int i = 0; i < have->tuple_count; i++)
+    if (!value_fits(&have->tuple_shapes[i], &want->tuple_shapes[i])) return false;
+  return true;
+}
+
+static int64_t leaf_bytes(const Shape *s) { return s && !shape_is_tuple(s) ? shape_byte_size(s) : 0; }
+
+/* The bindings of inst's leaves [first, first + count) into out; a leaf of
+ * no bytes (a token, an empty array) may have no storage and gets an empty
+ * binding. False after a refusal. */
+static bool leaves_bind(GpuCompile *c, const Instruction *inst, int first, int count, int *out) {
+  for (int l = 0; l < count; l++) {
+    out[l] = gpu_binding_of(c, inst, first + l);
+    if (out[l] >= 0) continue;
+    if (leaf_bytes(leaf_shape(&inst->shape, first + l)) != 0)
+      return gpu_refuse(c, inst, "a leaf the buffer plan does not place");
+    out[l] = gpu_program_add_binding(c->p, (GpuBinding){.kind = GPU_BINDING_NONE}, NULL);
+  }
+  return true;
+}
+
+/* A copy of `bytes` from binding `from` to binding `to` at the end of list
+ * (none when they are one binding or the leaf is empty). */
+static bool copy_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, int from, int to, int64_t bytes) {
+  if (from == to || bytes == 0) return true;
+  if (c->p->bindings[from].bytes < bytes || c->p->bindings[to].bytes < bytes)
+    return gpu_refuse(c, inst, "a value copied between storage of different sizes");
+  GpuStep *s = gpu_steps_add(list, GPU_STEP_COPY, inst);
+  s->from = from;
+  s->to = to;
+  s->bytes = bytes;
+  return true;
+}
+
+/* Copies leaves from[0..count) to inst's leaves [first, first + count). */
+static bool copies_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, const int *from, int first, int count) {
+  int *to = calloc_or_exit((size_t)count + 1, sizeof *to);
+  bool ok = leaves_bind(c, inst, first, count, to);
+  for (int l = 0; l < count && ok; l++)
+    ok = copy_add(c, list, inst, from[l], to[l], leaf_bytes(leaf_shape(&inst->shape, first + l)));
+  free(to);
+  return ok;
+}
+
+/* Zeros into inst's leaves [first, first + count): an async start's context. */
+static bool zeros_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, int first, int count) {
+  int *zeros = calloc_or_exit((size_t)count + 1, sizeof *zeros);
+  for (int l = 0; l < count; l++) {
+    int64_t bytes = leaf_bytes(leaf_shape(&inst->shape, first + l));
+    GpuBinding b = {.kind = bytes ? GPU_BINDING_CONSTANT : GPU_BINDING_NONE, .bytes = bytes};
+    zeros[l] = gpu_program_add_binding(c->p, b, bytes ? calloc_or_exit((size_t)bytes, 1) : NULL);
+  }
+  bool ok = copies_add(c, list, inst, zeros, first, count);
+  free(zeros);
+  return ok;
+}
+
+/* The bindings of every leaf of inst's operands [lo, hi), in order, into a
+ * new array (its length in *count). NULL after a refusal. */
+static int *operand_leaves(GpuCompile *c, const Instruction *inst, int lo, int hi, int *count) {
+  *count = 0;
+  for (int k = lo; k < hi; k++) *count += shape_leaf_count(&inst->operands[k]->shape);
+  int *out = calloc_or_exit((size_t)*count + 1, sizeof *out);
+  for (int k = lo, at = 0; k < hi; k++) {
+    int n = shape_leaf_count(&inst->operands[k]->shape);
+    if (!leaves_bind(c, inst->operands[k], 0, n, out + at)) {
+      free(out);
+      return NULL;
+    }
+    at += n;
+  }
+  return out;
+}
+
+/* ---- called computations ---- */
+
+/* The binding of each slot of a called computation's plan; args are the
+ * caller's bindings of its parameters' leaves, parameters in order. */
+static bool called_bind(GpuCompile *inner, const Computation *comp, const int *args, int arg_count, int *slots) {
+  const BufferPlan *plan = inner->plan;
+  GpuProgram *p = inner->p;
+  int64_t region = (p->temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
+  if (p->temp_bytes < region + plan->temp_bytes) p->temp_bytes = region + plan->temp_bytes;
+  for (int i = 0; i < plan->slot_count; i++) {
+    const BufferSlot *s = &plan->slots[i];
+    int64_t bytes = leaf_bytes(s->shape);
+    slots[i] = -1;
+    if (s->kind == BUFFER_PARAMETER) {
+      int64_t n = s->parameter_number, first = 0;
+      for (int64_t q = 0; q < n && q < comp->parameter_count; q++) first += shape_leaf_count(&comp->parameters[q]->shape);
+      if (n < 0 || n >= comp->parameter_count || first + s->output_index >= arg_count)
+        return gpu_refuse(inner, s->inst, "a parameter the caller does not pass");
+      slots[i] = args[first + s->output_index];
+    } else if (s->kind == BUFFER_CONSTANT) {
+      if (!gpu_bind_slot(inner, s)) return false;
+      slots[i] = p->binding_count - 1;
+    } else if (s->kind == BUFFER_TEMP) {
+      GpuBinding b = {.kind = bytes ? GPU_BINDING_TEMP : GPU_BINDING_NONE, .offset = region + s->offset, .bytes = bytes};
+      slots[i] = gpu_program_add_binding(p, b, NULL);
+    } else if (s->kind == BUFFER_OUTPUT) {
+      slots[i] = bytes ? gpu_reserve_temp(inner, bytes)
+                       : gpu_program_add_binding(p, (GpuBinding){.kind = GPU_BINDING_NONE}, NULL);
+    }
+  }
+  return true;
+}
+
+/* Compiles comp, called by inst, into `into`: its parameters' leaves are
+ * the bindings args[0..arg_count); the bindings of its root's leaves come
+ * back in results (as many as the root has). */
+static bool called_compile(GpuCompile *c, const Instruction *inst, const Computation *comp, const int *args,
+                           int arg_count, GpuSteps *into, int *results) {
+  if (!comp || !comp->root) return gpu_refuse(c, inst, "a called computation without a root");
+  BufferPlan *plan = buffer_plan_create(comp);
+  int *slots = calloc_or_exit((size_t)plan->slot_count + 1, sizeof *slots);
+  GpuCompile inner = *c;
+  inner.plan = plan;
+  inner.slot_bindings = slots;
+  bool ok = called_bind(&inner, comp, args, arg_count, slots);
+  GpuSteps *outer = c->p->current;
+  c->p->current = into;
+  for (int i = 0; i < comp->instruction_count && ok; i++) ok = gpu_compile_instruction(&inner, comp->instructions[i]);
+  c->p->current = outer;
+  if (ok) ok = leaves_bind(&inner, comp->root, 0, shape_leaf_count(&comp->root->shape), results);
+  buffer_plan_free(plan);
+  free(slots);
+  return ok;
+}
+
+/* Runs `callee` on all of inst's operands into `into` and copies its root
+ * to inst's leaves [first, first + count): call and async-start. */
+static bool call_compile(GpuCompile *c, const Instruction *inst, const Computation *callee, GpuSteps *into, int first,
+                         int count, const Shape *result) {
+  bool fits = callee && callee->parameter_count == inst->operand_count && value_fits(&callee->root->shape, result);
+  for (int k = 0; fits && k < inst->operand_count; k++)
+    fits = value_fits(&inst->operands[k]->shape, &callee->parameters[k]->shape);
+  if (!fits) return gpu_refuse(c, inst, "a called computation whose parameters or result differ in shape or layout");
+  int arg_count = 0;
+  int *args = operand_leaves(c, inst, 0, inst->operand_count, &arg_count);
+  int *results = calloc_or_exit((size_t)count + 1, sizeof *results);
+  bool ok = args && called_compile(c, inst, callee, args, arg_count, into, results) &&
+            copies_add(c, into, inst, results, first, count);
+  free(args);
+  free(results);
+  return ok;
+}
+
+/* ---- while ---- */
+
+/* After a trip the body's root becomes the state. A root leaf that is
+ * another leaf of the state (a loop that swaps two values) is saved to a
+ * scratch first, so that no copy reads a leaf already overwritten. */
+static bool body_result_copies(GpuCompile *c, const Instruction *inst, GpuSteps *body, const int *state,
+                               const int *results, int n) {
+  int *from = calloc_or_exit((size_t)n + 1, sizeof *from);
+  bool ok = true;
+  for (int l = 0; l < n && ok; l++) {
+    from[l] = results[l];
+    bool reads_state = false;
+    for (int j = 0; j < n; j++) reads_state |= j != l && results[l] == state[j];
+    int64_t bytes = leaf_bytes(leaf_shape(&inst->shape, l));
+    if (!reads_state || bytes == 0) continue;
+    from[l] = gpu_reserve_temp(c, bytes);
+    ok = copy_add(c, body, inst, results[l], from[l], bytes);
+  }
+  if (ok) ok = copies_add(c, body, inst, from, 0, n);
+  free(from);
+  return ok;
+}
+
+static bool loop_fits(const Instruction *inst) {
+  const Computation *condition = inst->called[0], *body = inst->called[1];
+  const Shape *s = &inst->shape, *pred = &condition->root->shape;
+  return value_fits(&inst->operands[0]->shape, s) && condition->parameter_count == 1 && body->parameter_count == 1 &&
+         value_fits(s, &condition->parameters[0]->shape) && value_fits(s, &body->parameters[0]->shape) &&
+         value_fits(&body->root->shape, s) && !shape_is_tuple(pred) && pred->type == TYPE_PRED && pred->rank == 0;
+}
+
+static bool compile_while(GpuCompile *c, const Instruction *inst) {
+  if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
+    return gpu_refuse(c, inst, "a malformed while");
+  if (!loop_fits(inst))
+    return gpu_refuse(c, inst, "a loop state whose shapes or layouts differ between init, condition and body, "
+                               "or a condition that is not a pred scalar");
+  int n = shape_leaf_count(&inst->shape), pred = -1;
+  int *state = calloc_or_exit((size_t)n + 1, sizeof *state), *results = calloc_or_exit((size_t)n + 1, sizeof *results);
+  GpuSteps *lists = calloc_or_exit(2, sizeof *lists);
+  int init_count = 0;
+  int *init = operand_leaves(c, inst, 0, 1, &init_count);
+  bool ok = init && leaves_bind(c, inst, 0, n, state) && copies_add(c, c->p->current, inst, init, 0, n) &&
+            called_compile(c, inst, inst->called[0], state, n, &lists[0], &pred) &&
+            called_compile(c, inst, inst->called[1], state, n, &lists[1], results) &&
+            body_result_copies(c, inst, &lists[1], state, results, n);
+  if (ok) {
+    GpuStep *s = gpu_steps_add(c->p->current, GPU_STEP_WHILE, inst);
+    s->selector = pred;
+    s->list_count = 2;
+    s->lists = lists;
+  } else {
+    gpu_steps_free(&lists[0]);
+    gpu_steps_free(&lists[1]);
+    free(lists);
+  }
+  free(init);
+  free(state);
+  free(results);
+  return ok;
+}
+
+/* ---- conditional ---- */
+
+/* Branch k runs on operand k + 1 and its root is copied to inst's leaves. */
+static bool branch_compile(GpuCompile *c, const Instruction *inst, int k, GpuSteps *into) {
+  const Computation *branch = inst->called[k];
+  const Instruction *operand = inst->operands[k + 1];
+  if (!branch->root || branch->parameter_count != 1 || !value_fits(&operand->shape, &branch->parameters[0]->shape) ||
+      !value_fits(&branch->root->shape, &inst->shape))
+    return gpu_refuse(c, inst, "a branch whose parameter or result differs in shape or layout");
+  int arg_count = 0, n = shape_leaf_count(&inst->shape);
+  int *args = operand_leaves(c, inst, k + 1, k + 2, &arg_count);
+  int *results = calloc_or_exit((size_t)n + 1, sizeof *results);
+  bool ok = args && called_compile(c, inst, branch, args, arg_count, into, results) &&
+            copies_add(c, into, inst, results, 0, n);
+  free(args);
+  free(results);
+  return ok;
+}
+
+static bool compile_conditional(GpuCompile *c, const Instruction *inst) {
+  int count = inst->called_count;
+  if (count < 1 || inst->operand_count != count + 1) return gpu_refuse(c, inst, "a malformed conditional");
+  const Shape *index = &inst->operands[0]->shape;
+  bool is_pred = index->type == TYPE_PRED;
+  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
+    return gpu_refuse(c, inst, "a branch index that is not a pred or s32 scalar");
+  int selector = gpu_binding_of(c, inst->operands[0], 0);
+  if (selector < 0) return gpu_refuse(c, inst, "a branch index the plan does not place");
+  GpuSteps *lists = calloc_or_exit((size_t)count, sizeof *lists);
+  bool ok = true;
+  for (int k = 0; k < count && ok; k++) ok = branch_compile(c, inst, k, &lists[k]);
+  if (!ok) {
+    for (int k = 0; k < count; k++) gpu_steps_free(&lists[k]);
+    free(lists);
+    return false;
+  }
+  GpuStep *s = gpu_steps_add(c->p->current, GPU_STEP_CONDITIONAL, inst);
+  s->selector = selector;
+  s->selector_is_pred = is_pred;
+  s->list_count = count;
+  s->lists = lists;
+  return true;
+}
+
+/* ---- async wrappers ----
+ * One stream runs everything in order, so the pair runs at once: the
+ * start runs the wrapped computation into element 1 of its tuple, the
+ * operands go to element 0 and zeros to the context elements after; an
+ * update hands the tuple on and the done takes element 1. */
+
+static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2)
+    return gpu_refuse(c, inst, "a malformed async-start");
+  int result_first = tuple_element_first_leaf(s, 1), context_first = tuple_element_first_leaf(s, 2);
+  int operand_count = 0;
+  int *operands = operand_leaves(c, inst, 0, inst->operand_count, &operand_count);
+  if (!operands) return false;
+  bool ok = operand_count == result_first || gpu_refuse(c, inst, "an operand element that does not hold the operands");
+  ok = ok && copies_add(c, c->p->current, inst, operands, 0, operand_count) &&
+       call_compile(c, inst, inst->called[0], c->p->current, result_first, context_first - result_first,
+                    &s->tuple_shapes[1]) &&
+       zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first);
+  free(operands);
+  return ok;
+}
+
+/* update: all the leaves; done: element 1 of the start's tuple. */
+static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
+  const Instruction *start = inst->operand_count == 1 ? inst->operands[0] : NULL;
+  if (!start || !shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
+    return gpu_refuse(c, inst, "an operand that is not an async-start's tuple");
+  bool done = inst->opcode == OP_ASYNC_DONE;
+  int first = done ? tuple_element_first_leaf(&start->shape, 1) : 0, n = shape_leaf_count(&inst->shape);
+  if ((done && !value_fits(&start->shape.tuple_shapes[1], &inst->shape)) || (!done && !value_fits(&start->shape, &inst->shape)))
+    return gpu_refuse(c, inst, "a result that differs in shape from what it hands on");
+  int *from = calloc_or_exit((size_t)n + 1, sizeof *from);
+  bool ok = leaves_bind(c, start, first, n, from) && copies_add(c, c->p->current, inst, from, 0, n);
+  free(from);
+  return ok;
+}
+
+bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_WHILE: return compile_while(c, inst);
+  case OP_CONDITIONAL: return compile_conditional(c, inst);
+  case OP_CALL:
+    if (inst->called_count != 1) return gpu_refuse(c, inst, "a call of other than one computation");
+    return call_compile(c, inst, inst->called[0], c->p->current, 0, shape_leaf_count(&inst->shape), &inst->shape);
+  case OP_ASYNC_START: return compile_async_start(c, inst);
+  case OP_ASYNC_UPDATE:
+  case OP_ASYNC_DONE:
+    return compile_async_forward(c, inst);
+  default: return gpu_refuse(c, inst, NULL);
+  }
+}

@@ -10,6 +10,7 @@ GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename) 
   GpuProgram *p = calloc_or_exit(1, sizeof *p);
   p->result_shape = result_shape;
   p->filename = filename;
+  p->current = &p->steps;
   pthread_mutex_init(&p->lock, NULL);
   return p;
 }
@@ -31,6 +32,7 @@ void gpu_program_free(GpuProgram *p) {
   free(p->constant_data);
   free(p->bindings);
   free(p->launches);
+  gpu_steps_free(&p->steps);
   free(p->result_bindings);
   free(p->result_layouts);
   pthread_mutex_destroy(&p->lock);
@@ -69,7 +71,30 @@ GpuLaunch *gpu_program_add_launch(GpuProgram *p, const Instruction *inst, int bu
   l->inst = inst;
   l->buffer_count = buffer_count;
   l->buffers = calloc_or_exit((size_t)buffer_count + 1, sizeof *l->buffers);
+  gpu_steps_add(p->current, GPU_STEP_LAUNCH, inst)->launch = p->launch_count - 1;
   return l;
+}
+
+GpuStep *gpu_steps_add(GpuSteps *list, GpuStepKind kind, const Instruction *inst) {
+  if (list->count == list->capacity) {
+    list->capacity = list->capacity ? 2 * list->capacity : 16;
+    list->steps = realloc_or_exit(list->steps, (size_t)list->capacity * sizeof *list->steps);
+  }
+  GpuStep *s = &list->steps[list->count++];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->inst = inst;
+  return s;
+}
+
+void gpu_steps_free(GpuSteps *list) {
+  for (int i = 0; i < list->count; i++) {
+    GpuStep *s = &list->steps[i];
+    for (int k = 0; k < s->list_count; k++) gpu_steps_free(&s->lists[k]);
+    free(s->lists);
+  }
+  free(list->steps);
+  memset(list, 0, sizeof *list);
 }
 
 /* Bytes that one run moves each way, for the staging buffer. */
@@ -143,17 +168,95 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, const CUdeviceptr *add
   return status_error_at(st, st->code, p->filename, loc, "%s (for %s)", message, l->inst->name);
 }
 
+/* What running a step list needs besides the steps. */
+typedef struct StepRun {
+  GpuProgram *p;
+  const CUdeviceptr *addresses;
+  CUdeviceptr *pointers;
+  void **params;
+  Status *st;
+} StepRun;
+
+static bool steps_run(const StepRun *r, const GpuSteps *list);
+
+static CUdeviceptr step_address(const StepRun *r, int binding) {
+  return r->addresses ? r->addresses[binding] : r->p->bindings[binding].address;
+}
+
+/* A control step's failure names what it was doing and points at its line. */
+static bool step_fail(const StepRun *r, const GpuStep *s, const char *doing) {
+  char message[sizeof r->st->message];
+  snprintf(message, sizeof message, "%s", r->st->message);
+  return status_error_at(r->st, r->st->code, r->p->filename, s->inst->loc, "%s (%s for %s)", message, doing,
+                         s->inst->name);
+}
+
+/* The loop's pred or the conditional's branch index, waited for: the host
+ * decides what runs next. */
+static bool selector_download(const StepRun *r, const GpuStep *s, int64_t *value) {
+  bool is_pred = s->kind == GPU_STEP_WHILE || s->selector_is_pred;
+  uint8_t pred = 0;
+  int32_t index = 0;
+  CUdeviceptr at = step_address(r, s->selector);
+  bool ok = is_pred ? gpu_copy_to_host(&r->p->gpu, &pred, at, sizeof pred, r->st)
+                    : gpu_copy_to_host(&r->p->gpu, &index, at, sizeof index, r->st);
+  if (!ok) return step_fail(r, s, is_pred && s->kind == GPU_STEP_WHILE ? "downloading the loop's condition"
+                                                                       : "downloading the branch index");
+  *value = is_pred ? pred != 0 : index;
+  return true;
+}
+
+static bool loop_run(const StepRun *r, const GpuStep *s) {
+  for (;;) {
+    int64_t more = 0;
+    if (!steps_run(r, &s->lists[0]) || !selector_download(r, s, &more)) return false;
+    if (!more) return true;
+    if (!steps_run(r, &s->lists[1])) return false;
+  }
+}
+
+/* A pred picks branch 0 when true; an index out of range the last branch,
+ * as XLA does. */
+static bool conditional_run(const StepRun *r, const GpuStep *s) {
+  int64_t index = 0;
+  if (!selector_download(r, s, &index)) return false;
+  int last = s->list_count - 1;
+  int pick = s->selector_is_pred ? (index ? 0 : 1) : index < 0 || index > last ? last : (int)index;
+  return steps_run(r, &s->lists[pick]);
+}
+
+static bool step_run(const StepRun *r, const GpuStep *s) {
+  switch (s->kind) {
+  case GPU_STEP_LAUNCH:
+    return launch_run(r->p, &r->p->launches[s->launch], r->addresses, r->pointers, r->params, r->st);
+  case GPU_STEP_COPY: {
+    CUdeviceptr from = step_address(r, s->from), to = step_address(r, s->to);
+    if (s->bytes == 0 || from == to) return true;
+    return gpu_copy_on_device(&r->p->gpu, to, from, (size_t)s->bytes, r->st) || step_fail(r, s, "copying a value");
+  }
+  case GPU_STEP_WHILE: return loop_run(r, s);
+  case GPU_STEP_CONDITIONAL: return conditional_run(r, s);
+  }
+  return false;
+}
+
+static bool steps_run(const StepRun *r, const GpuSteps *list) {
+  for (int i = 0; i < list->count; i++)
+    if (!step_run(r, &list->steps[i])) return false;
+  return true;
+}
+
 bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st) {
   int most = 1;
   for (int i = 0; i < p->launch_count; i++)
     if (p->launches[i].buffer_count + p->launches[i].scalar_count > most)
       most = p->launches[i].buffer_count + p->launches[i].scalar_count;
-  CUdeviceptr *pointers = calloc_or_exit((size_t)most, sizeof *pointers);
-  void **params = calloc_or_exit((size_t)most, sizeof *params);
-  bool ok = true;
-  for (int i = 0; i < p->launch_count && ok; i++) ok = launch_run(p, &p->launches[i], addresses, pointers, params, st);
-  free(params);
-  free(pointers);
+  StepRun r = {.p = p, .addresses = addresses, .st = st};
+  r.pointers = calloc_or_exit((size_t)most, sizeof *r.pointers);
+  r.params = calloc_or_exit((size_t)most, sizeof *r.params);
+  bool ok = steps_run(&r, &p->steps);
+  free(r.params);
+  free(r.pointers);
   return ok;
 }
 

@@ -1,8 +1,9 @@
 /* The GPU backend's program: what gpu_backend.c compiles an Executable
  * into and what gpu_program.c runs.
  *
- * It is the entry's schedule as a list of kernel launches over device
- * buffers. Storage is named by bindings, as in the CPU backend: one per
+ * It is the entry's schedule as a list of host steps over device buffers:
+ * kernel launches, and for control flow device-to-device copies, loops and
+ * conditionals (GpuStep). Storage is named by bindings, as in the CPU backend: one per
  * slot of the entry's buffer plan (same index), then one per constant that
  * a kernel holds inside its fused computation. Every binding is a fixed
  * device address, decided at compile time:
@@ -55,6 +56,36 @@ typedef struct GpuLaunch {
   unsigned shared_bytes;    /* dynamic shared memory */
 } GpuLaunch;
 
+/* What a run does, in order: host steps. Most are launches; control flow
+ * (gpu_control.c) adds device-to-device copies and steps that download a
+ * scalar (a loop's pred, a conditional's branch index) and pick which of
+ * their own step lists to run. */
+typedef enum GpuStepKind {
+  GPU_STEP_LAUNCH,        /* launches[launch] */
+  GPU_STEP_COPY,          /* bytes from binding `from` to binding `to`, on the stream */
+  GPU_STEP_WHILE,         /* lists[0] (the condition), download the pred at `selector`;
+                             while it is true: lists[1] (the body), then lists[0] again */
+  GPU_STEP_CONDITIONAL,   /* download the index at `selector`, run lists[index]; a pred
+                             picks 0 when true; an s32 out of range picks the last */
+} GpuStepKind;
+
+typedef struct GpuSteps {
+  int count, capacity;
+  struct GpuStep *steps;
+} GpuSteps;
+
+typedef struct GpuStep {
+  GpuStepKind kind;
+  const Instruction *inst;  /* for located run-time errors */
+  int launch;               /* LAUNCH */
+  int from, to;             /* COPY: bindings */
+  int64_t bytes;            /* COPY */
+  int selector;             /* WHILE, CONDITIONAL: the binding downloaded */
+  bool selector_is_pred;    /* CONDITIONAL: a pred (1 byte), else an s32 */
+  int list_count;           /* WHILE: 2; CONDITIONAL: the branches */
+  GpuSteps *lists;          /* owned */
+} GpuStep;
+
 typedef struct GpuProgram {
   GpuDevice gpu;
   CUmodule module;
@@ -63,6 +94,8 @@ typedef struct GpuProgram {
   GpuBinding *bindings;
   int launch_count, launch_capacity;
   GpuLaunch *launches;
+  GpuSteps steps;           /* what a run does */
+  GpuSteps *current;        /* where gpu_program_add_launch appends its step (compile time) */
   int result_leaf_count;
   int *result_bindings;     /* the binding each root leaf is copied back from */
   const Shape **result_layouts; /* each root leaf's layout on the device (NULL: row-major) */
@@ -81,14 +114,20 @@ GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename);
 void gpu_program_free(GpuProgram *p);
 /* A new binding; for a constant, data (bytes long) becomes the program's. */
 int gpu_program_add_binding(GpuProgram *p, GpuBinding b, void *data);
+/* A launch, and its step at the end of p->current. */
 GpuLaunch *gpu_program_add_launch(GpuProgram *p, const Instruction *inst, int buffer_count);
+/* A step at the end of `list` (zeroed but for kind and inst); valid until
+ * the next step is added to that list. */
+GpuStep *gpu_steps_add(GpuSteps *list, GpuStepKind kind, const Instruction *inst);
+void gpu_steps_free(GpuSteps *list);
 /* Allocates the three device blocks, uploads the constants (once, here)
  * and pins the staging buffer; out of memory says how many bytes. */
 bool gpu_program_place(GpuProgram *p, Status *st);
 HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
-/* Enqueues every launch in order on the stream, each buffer at
- * addresses[its binding] (NULL: the bindings' own addresses), so a run can
- * put parameters and results at the caller's device memory. The caller
+/* Runs every step in order on the stream, each buffer at addresses[its
+ * binding] (NULL: the bindings' own addresses), so a run can put
+ * parameters and results at the caller's device memory. Loops and
+ * conditionals wait for the stream to download their scalar. The caller
  * holds p->lock and has entered the context. */
 bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st);
 

@@ -173,6 +173,11 @@ bool gpu_copy_to_host(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, 
   return gpu_synchronize(gpu, st);
 }
 
+bool gpu_copy_on_device(GpuDevice *gpu, CUdeviceptr dst, CUdeviceptr src, size_t bytes, Status *st) {
+  return check_cuda(gpu, gpu->driver.memcpy_dtod_async(dst, src, bytes, gpu->stream), "cuMemcpyDtoDAsync",
+                    "copying on the device", st);
+}
+
 bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, void **params, Status *st) {
   char what[256];

@@ -73,6 +73,8 @@ enum {
              (CUdeviceptr dst, const void *src, size_t bytes, CUstream s))                         \
   CUDA_ENTRY(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2",                                            \
              (void *dst, CUdeviceptr src, size_t bytes, CUstream s))                               \
+  CUDA_ENTRY(memcpy_dtod_async, "cuMemcpyDtoDAsync_v2",                                            \
+             (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s))                         \
   CUDA_ENTRY(stream_create, "cuStreamCreate", (CUstream * s, unsigned flags))                      \
   CUDA_ENTRY(stream_destroy, "cuStreamDestroy_v2", (CUstream s))                                   \
   CUDA_ENTRY(stream_synchronize, "cuStreamSynchronize", (CUstream s))                              \
@@ -138,6 +140,8 @@ bool gpu_alloc_pinned(GpuDevice *gpu, size_t bytes, void **ptr, Status *st);
 bool gpu_copy_to_host_async(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st);
 bool gpu_copy_to_device(GpuDevice *gpu, CUdeviceptr dst, const void *src, size_t bytes, Status *st);
 bool gpu_copy_to_host(GpuDevice *gpu, void *dst, CUdeviceptr src, size_t bytes, Status *st);
+/* Device to device, enqueued on the stream (the regions must not overlap). */
+bool gpu_copy_on_device(GpuDevice *gpu, CUdeviceptr dst, CUdeviceptr src, size_t bytes, Status *st);
 bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, void **params, Status *st);
 bool gpu_synchronize(GpuDevice *gpu, Status *st);

@@ -134,6 +134,12 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, void *st
   if (!r) memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return r;
 }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *stream) {
+  (void)stream;
+  CUresult r = outcome("cuMemcpyDtoDAsync_v2", 1);
+  if (!r) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  return r;
+}
 CUresult cuStreamCreate(void **stream, unsigned flags) {
   (void)flags;
   static int s;
