@@ -208,6 +208,12 @@ bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst) {
   case OP_ASYNC_START:
   case OP_ASYNC_UPDATE:
   case OP_ASYNC_DONE:
+  case OP_COPY_START:
+  case OP_COPY_DONE:
+  case OP_ADD_DEPENDENCY:
+  case OP_AFTER_ALL:
+  case OP_DOMAIN:
+  case OP_OPTIMIZATION_BARRIER:
     return gpu_compile_control(c, inst);
   case OP_DOT:
   case OP_SCALED_DOT:
@@ -230,8 +236,9 @@ bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst) {
     return gpu_compile_linalg(c, inst);
   case OP_CUSTOM_CALL: return gpu_compile_custom_call(c, inst);
   default:
+    /* the collectives of one replica, and what no family takes (refused there) */
     if (opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL)
-      return gpu_refuse(c, inst, NULL);
+      return gpu_compile_control(c, inst);
     return gpu_compile_kernel(c, inst);
   }
 }

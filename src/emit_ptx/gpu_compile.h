@@ -66,7 +66,8 @@ bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s);
 /* ---- the instruction families (gpu_backend.c's walk routes each here) ----
  * Each returns false after gpu_refuse (or another located error in c->st). */
 
-/* gpu_control.c: while, conditional, call, async wrappers: driven from the host. */
+/* gpu_control.c: while, conditional, call, async wrappers: driven from the host; the
+ * collectives of one replica and the ops that only order work: copies. */
 bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
 /* gpu_dot.c: dot, scaled-dot, ragged-dot, and fusions around a dot (epilogues). */
 bool gpu_compile_dot(GpuCompile *c, const Instruction *inst);

@@ -335,19 +335,105 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
   return ok;
 }
 
-/* update: all the leaves; done: element 1 of the start's tuple. */
+/* async-update: all the leaves; a done: element 1 of the start's tuple
+ * (copy-done: element 0). */
 static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
   const Instruction *start = inst->operand_count == 1 ? inst->operands[0] : NULL;
   if (!start || !shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
     return gpu_refuse(c, inst, "an operand that is not an async-start's tuple");
-  bool done = inst->opcode == OP_ASYNC_DONE;
-  int first = done ? tuple_element_first_leaf(&start->shape, 1) : 0, n = shape_leaf_count(&inst->shape);
-  if ((done && !value_fits(&start->shape.tuple_shapes[1], &inst->shape)) || (!done && !value_fits(&start->shape, &inst->shape)))
+  bool done = inst->opcode != OP_ASYNC_UPDATE;
+  int element = inst->opcode == OP_COPY_DONE ? 0 : 1;  /* copy-start: (destination, source, context) */
+  int first = done ? tuple_element_first_leaf(&start->shape, element) : 0, n = shape_leaf_count(&inst->shape);
+  if ((done && !value_fits(&start->shape.tuple_shapes[element], &inst->shape)) ||
+      (!done && !value_fits(&start->shape, &inst->shape)))
     return gpu_refuse(c, inst, "a result that differs in shape from what it hands on");
   int *from = calloc_or_exit((size_t)n + 1, sizeof *from);
   bool ok = leaves_bind(c, start, first, n, from) && copies_add(c, c->p->current, inst, from, 0, n);
   free(from);
   return ok;
+}
+
+/* ---- collectives of one replica, and the ops that only order work ----
+ * add-dependency, domain and opt-barrier hand their operand on. One device
+ * runs one replica, so a collective hands its operand on (an
+ * all-reduce of one value is the value); the start/done pairs run at
+ * once, like the async wrappers. The evaluator (src/ir/eval/eval_async.c)
+ * defines each; the CPU backend's cpu_compile_forward does the same. */
+
+/* inst's leaves [to_leaf, to_leaf + count) are the leaves of its operands
+ * from operand `first` on, in order, each in the same shape and layout. */
+static bool forward_operands(GpuCompile *c, const Instruction *inst, int first, int to_leaf, int count) {
+  for (int k = first; k < inst->operand_count && count > 0; k++) {
+    const Instruction *op = inst->operands[k];
+    int n = shape_leaf_count(&op->shape);
+    if (n > count) n = count;
+    for (int l = 0; l < n; l++) {
+      const Shape *from = leaf_shape(&op->shape, l), *to = leaf_shape(&inst->shape, to_leaf + l);
+      if (!from || !to || !shape_identical(from, to))
+        return gpu_refuse(c, inst, "a value forwarded into a different shape or layout");
+    }
+    int *leaves = calloc_or_exit((size_t)n + 1, sizeof *leaves);
+    bool ok = leaves_bind(c, op, 0, n, leaves) && copies_add(c, c->p->current, inst, leaves, to_leaf, n);
+    free(leaves);
+    if (!ok) return false;
+    to_leaf += n;
+    count -= n;
+  }
+  return count == 0 || gpu_refuse(c, inst, "fewer operand leaves than result leaves");
+}
+
+/* A start's tuple: the operand in element 0, the result in element 1
+ * (the operand again, or zeros for a permute that sends nothing to
+ * replica 0), zeros in the context elements after. */
+static bool compile_collective_start(GpuCompile *c, const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  if (!shape_is_tuple(s) || s->tuple_count < 2 || inst->operand_count < 1)
+    return gpu_refuse(c, inst, "a start whose result is not a tuple");
+  int result_first = tuple_element_first_leaf(s, 1), context_first = tuple_element_first_leaf(s, 2);
+  int result_count = context_first - result_first;
+  bool ok = zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first) &&
+            forward_operands(c, inst, 0, 0, result_first);
+  if (!ok || inst->opcode != OP_COLLECTIVE_PERMUTE_START) return ok && forward_operands(c, inst, 0, result_first, result_count);
+  const IntList *pairs = &inst->attrs.source_target_pairs;
+  for (int k = 0; k < pairs->count; k++)
+    if (pairs->values[k] != 0) return gpu_refuse(c, inst, "a permute between replicas (one replica runs)");
+  return pairs->count ? forward_operands(c, inst, 0, result_first, result_count)
+                      : zeros_add(c, c->p->current, inst, result_first, result_count);
+}
+
+static bool compile_collective(GpuCompile *c, const Instruction *inst) {
+  int leaves = shape_leaf_count(&inst->shape);
+  switch (inst->opcode) {
+  case OP_ALL_GATHER_DONE:
+  case OP_COLLECTIVE_PERMUTE_DONE:
+  case OP_COPY_DONE:
+    return compile_async_forward(c, inst);
+  case OP_ALL_GATHER_START:
+  case OP_COLLECTIVE_PERMUTE_START:
+  case OP_COPY_START:
+    return compile_collective_start(c, inst);
+  case OP_COLLECTIVE_PERMUTE: {
+    const IntList *pairs = &inst->attrs.source_target_pairs;
+    for (int k = 0; k < pairs->count; k++)
+      if (pairs->values[k] != 0) return gpu_refuse(c, inst, "a permute between replicas (one replica runs)");
+    return pairs->count ? forward_operands(c, inst, 0, 0, leaves) : zeros_add(c, c->p->current, inst, 0, leaves);
+  }
+  case OP_AFTER_ALL:
+    return true;  /* a token: no storage */
+  case OP_ADD_DEPENDENCY:
+  case OP_DOMAIN:
+  case OP_OPTIMIZATION_BARRIER:
+  case OP_ALL_GATHER:
+  case OP_ALL_REDUCE:
+  case OP_ALL_REDUCE_START:
+  case OP_ALL_REDUCE_DONE:
+  case OP_ALL_TO_ALL:
+  case OP_COLLECTIVE_BROADCAST:
+  case OP_COLLECTIVE_REDUCE:
+  case OP_REDUCE_SCATTER:
+    return forward_operands(c, inst, 0, 0, leaves);
+  default: return gpu_refuse(c, inst, NULL);
+  }
 }
 
 bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
@@ -361,6 +447,6 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
   case OP_ASYNC_UPDATE:
   case OP_ASYNC_DONE:
     return compile_async_forward(c, inst);
-  default: return gpu_refuse(c, inst, NULL);
+  default: return compile_collective(c, inst);
   }
 }
