@@ -6,8 +6,8 @@
  * download per test of the condition), a loop that swaps two leaves of its
  * state, a loop whose body and condition launch nothing, each branch of a
  * conditional, an index out of range (the last branch), a pred
- * conditional, a conditional inside a loop body, and a run on device
- * buffers. Error paths: a failing device-to-device copy and a failing pred
+ * conditional, a conditional inside a loop body, the collectives of one
+ * replica and the async pairs, and a run on device buffers. Error paths: a failing device-to-device copy and a failing pred
  * download are located at the while. The kernels inside a body assemble
  * with ptxas for sm_80 and sm_90a (skipped with a message without ptxas). */
 #include <libgen.h>
@@ -248,6 +248,32 @@ TEST(a_conditional_inside_a_loop_body_runs_its_branch_each_trip) {
   host_buffer_free(arg);
 }
 
+/* On one replica a collective hands its operand on; the start/done pairs
+ * and the async wrappers run at once; the ordering ops forward. */
+TEST(collectives_of_one_replica_and_async_pairs_hand_their_values_on) {
+  use_simulator();
+  static const char text[] =
+      "HloModule one_replica\n"
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "wrapped {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  ROOT m = f32[4] subtract(a, b)\n}\n"
+      "ENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n"
+      "  start = ((f32[4], f32[4]), f32[4], s32[]) async-start(x, y), calls=wrapped\n"
+      "  update = ((f32[4], f32[4]), f32[4], s32[]) async-update(start), calls=wrapped\n"
+      "  done = f32[4] async-done(update), calls=wrapped\n"
+      "  ars = f32[4] all-reduce-start(x), replica_groups={}, to_apply=add\n  ard = f32[4] all-reduce-done(ars)\n"
+      "  cps = (f32[4], f32[4], u32[], u32[]) collective-permute-start(y), source_target_pairs={{0,0}}\n"
+      "  cpd = f32[4] collective-permute-done(cps)\n"
+      "  cs = (f32[4], f32[4], u32[]) copy-start(x)\n  cd = f32[4] copy-done(cs)\n"
+      "  t = (f32[4], f32[4]) tuple(done, cd)\n  b = (f32[4], f32[4]) opt-barrier(t)\n"
+      "  b0 = f32[4] get-tuple-element(b), index=0\n  tok = token[] after-all()\n"
+      "  dep = f32[4] add-dependency(b0, tok)\n"
+      "  ROOT r = (f32[4], f32[4], f32[4], f32[4], (f32[4], f32[4], u32[], u32[])) tuple(dep, ard, cpd, cd, cps)\n}\n";
+  static const float y_values[4] = {4, 3, 2, 1};
+  HostBuffer *args[2] = {f32_vector(x_values, 4), f32_vector(y_values, 4)};
+  gpu_matches_interpreter("one replica", text, args, 2);
+  for (int i = 0; i < 2; i++) host_buffer_free(args[i]);
+}
+
 /* The device-buffer run (gpu_device_buffers.c) passes its own addresses
  * through the loop's steps. */
 TEST(a_loop_runs_on_device_buffers) {
@@ -362,6 +388,7 @@ int main(int argc, char **argv) {
   RUN(a_conditional_runs_the_branch_of_its_index_and_the_last_when_out_of_range);
   RUN(a_pred_conditional_runs_the_first_branch_when_true);
   RUN(a_conditional_inside_a_loop_body_runs_its_branch_each_trip);
+  RUN(collectives_of_one_replica_and_async_pairs_hand_their_values_on);
   RUN(a_loop_runs_on_device_buffers);
   RUN(a_failing_device_to_device_copy_is_located_at_the_while);
   RUN(a_failing_pred_download_is_located_at_the_while);
