@@ -22,6 +22,8 @@ static bool value_type(ElementType t, PtxType *out) {
   switch (t) {
   case TYPE_F16:
   case TYPE_BF16: *out = PTX_F32; return true;
+  case TYPE_S8: case TYPE_S16: *out = PTX_S32; return true;   /* ptx_int.c: sign-extended */
+  case TYPE_U8: case TYPE_U16: *out = PTX_U32; return true;   /* zero-extended */
   case TYPE_PRED: case TYPE_S32: case TYPE_U32: case TYPE_S64: case TYPE_U64: case TYPE_F32: case TYPE_F64:
     return ptx_type_of_element(t, out);
   default: return false;
@@ -85,7 +87,7 @@ PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f) {
 
 /* 16 bits of f16/bf16 widened to f32 (exact); before sm_90 no cvt reads
  * bf16, whose bits are the top half of an f32. */
-static PtxReg half_widen(Emit *E, ElementType t, PtxReg h) {
+PtxReg emit_half_widen(Emit *E, ElementType t, PtxReg h) {
   PtxReg out = ptx_reg_new(E->b, PTX_F32);
   if (t == TYPE_F16) {
     ptx_inst(E->b, "cvt.f32.f16 $r, $r", out, h);
@@ -122,8 +124,9 @@ static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
   if (emit_is_half(t)) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, "ld.global.b16 $r, [$r]", h, address);
-    return half_widen(E, t, h);
+    return emit_half_widen(E, t, h);
   }
+  if (emit_is_narrow_int(t)) return ptx_int_load(E, t, address);
   if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(E->b, PTX_U16);
     v = ptx_reg_new(E->b, PTX_PRED);
@@ -143,6 +146,8 @@ static void element_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, v);
     ptx_inst(E->b, "st.global.b16 [$r], $r", address, h);
+  } else if (emit_is_narrow_int(t)) {
+    ptx_int_store(E, t, address, v);
   } else if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(E->b, PTX_U16);
     ptx_inst(E->b, "selp.u16 $r, 1, 0, $r", byte, v);
@@ -187,7 +192,7 @@ static PtxReg constant_emit(Emit *E, const KernelOp *op) {
   return r;
 }
 
-static bool table_emit(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
+bool emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
                        const PtxReg *args, PtxReg *out) {
   PtxElementwise e = {.op = op->op, .type = emit_is_half(operand_type) ? TYPE_F32 : operand_type,
                       .result_type = result_type, .direction = op->direction, .compare_type = op->compare_type};
@@ -242,28 +247,21 @@ static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *
   KernelOp max = *op, min = *op;
   max.op = OP_MAXIMUM, min.op = OP_MINIMUM;
   PtxReg low[2] = {args[1], args[0]}, high[2];
-  if (!table_emit(E, &max, t, t, low, &high[0])) return false;
+  if (!emit_table_op(E, &max, t, t, low, &high[0])) return false;
   high[1] = args[2];
-  return table_emit(E, &min, t, t, high, out);
+  return emit_table_op(E, &min, t, t, high, out);
 }
 
 static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (emit_is_half(to) && type_is_integer(from)) {
-    if (to == TYPE_BF16)
-      return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: convert from %s to bf16 on the GPU is not written yet",
-                          E->k->name, type_name(from));
-    PtxElementwise e = {.op = OP_CONVERT, .type = from, .result_type = TYPE_F16};
-    PtxReg h = ptx_reg_new(E->b, PTX_B16);
-    if (!ptx_emit_elementwise(E->b, &e, h, args, E->st)) return false;
-    *out = half_widen(E, TYPE_F16, h);
-    return true;
-  }
-  if (emit_is_half(to) && from == TYPE_F64) {
-    PtxElementwise e = {.op = OP_CONVERT, .type = TYPE_F64, .result_type = to};
-    PtxReg h = ptx_reg_new(E->b, PTX_B16);
-    if (!ptx_emit_elementwise(E->b, &e, h, args, E->st)) return false;
-    *out = half_widen(E, to, h);
+  /* to f16/bf16 from an integer or f64: rounded to f32 first, then to the
+   * half type, as the evaluator (XLA's half constructors) does. */
+  if (emit_is_half(to) && (type_is_integer(from) || from == TYPE_PRED || from == TYPE_F64)) {
+    KernelOp to_f32 = *op;
+    to_f32.type = TYPE_F32;
+    PtxReg f;
+    if (!emit_table_op(E, &to_f32, from, TYPE_F32, args, &f)) return false;
+    *out = emit_half_round(E, to, f);
     return true;
   }
   if (from == to) {
@@ -280,7 +278,7 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     emit_reg_move(E, *out, args[0]);
     return true;
   }
-  return table_emit(E, op, from, to, args, out);
+  return emit_table_op(E, op, from, to, args, out);
 }
 
 static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
@@ -297,22 +295,23 @@ static bool hlo_emit(Emit *E, const KernelOp *op, PtxReg *out) {
   PtxReg args[KERNEL_MAX_ARGS];
   for (int a = 0; a < op->arg_count; a++) args[a] = E->values[op->args[a]];
   ElementType first = E->k->ops[op->args[0]].type;
+  if (ptx_int_handles(E->k, op)) return ptx_int_emit(E, op, args, out);   /* ptx_int.c */
   switch (op->op) {
   case OP_CONVERT: return convert_emit(E, op, args, out);
   case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);
   case OP_CLAMP: return clamp_emit(E, op, args, out);
   case OP_SELECT:
     if (op->type == TYPE_PRED) return *out = pred_select(E, args[0], args[1], args[2]), true;
-    return table_emit(E, op, op->type, op->type, args, out);
+    return emit_table_op(E, op, op->type, op->type, args, out);
   case OP_COMPARE:
     if (first == TYPE_PRED) return pred_compare(E, op, args, out);
-    return table_emit(E, op, first, TYPE_PRED, args, out);
+    return emit_table_op(E, op, first, TYPE_PRED, args, out);
   case OP_REMAINDER:
     if (type_is_integer(first)) return *out = remainder_emit(E, first, args[0], args[1]), true;
     break;
   default: break;
   }
-  return table_emit(E, op, first, op->type, args, out);
+  return emit_table_op(E, op, first, op->type, args, out);
 }
 
 static bool op_emit(Emit *E, int i) {
