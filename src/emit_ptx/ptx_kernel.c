@@ -409,7 +409,16 @@ int64_t emit_dims_product(int rank, const int64_t *dims) {
 /* The order the output index space is walked in: the first output's
  * physical order, so neighbouring threads store to neighbouring bytes. */
 void emit_space_order(const Kernel *k, int64_t *order) {
-  for (int j = 0; j < k->rank; j++) order[j] = k->output_count ? k->outputs[0].shape.minor_to_major[j] : k->rank - 1 - j;
+  for (int j = 0; j < k->rank; j++) order[j] = k->rank - 1 - j;
+  if (!k->output_count) return;
+  /* The output's dims past the loop's rank (a complex output's component
+   * dim, ptx_complex.c) are not loop dims: they are left out. */
+  const Shape *s = &k->outputs[0].shape;
+  int64_t picked[AXLE_MAX_RANK];
+  int n = 0;
+  for (int j = 0; j < s->rank; j++)
+    if (s->minor_to_major[j] < k->rank && n < AXLE_MAX_RANK) picked[n++] = s->minor_to_major[j];
+  if (n == k->rank) memcpy(order, picked, sizeof *order * (size_t)n);
 }
 
 /* The reduced space: the last reduced dim fastest, the interpreter's order. */
@@ -903,6 +912,7 @@ static void buffers_load(Emit *E) {
 }
 
 bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st) {
+  if (kernel_has_complex(k)) return ptx_complex_emit(b, k, entry, shape, st);   /* ptx_complex.c */
   Emit E = {.b = b, .k = k, .st = st};
   memset(shape, 0, sizeof *shape);
   if (!kernel_types_check(&E)) return false;

@@ -71,6 +71,9 @@ void ptx_int_store(Emit *E, ElementType t, PtxReg address, PtxReg v);
 bool ptx_int_handles(const Kernel *k, const KernelOp *op);
 bool ptx_int_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out);
 
+/* ---- ptx_complex.c: a kernel with c64/c128 values, split into parts ---- */
+bool ptx_complex_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st);
+
 /* ---- ptx_row.c: row kernels (KERNEL_ROW: softmax, layernorm) ---- */
 /* True when every REDUCE phase's accumulators have a plain combiner
  * started from its identity, so a block can share each row's work. */
