@@ -26,11 +26,14 @@ static bool value_type(ElementType t, PtxType *out) {
   case TYPE_U8: case TYPE_U16: *out = PTX_U32; return true;   /* zero-extended */
   case TYPE_PRED: case TYPE_S32: case TYPE_U32: case TYPE_S64: case TYPE_U64: case TYPE_F32: case TYPE_F64:
     return ptx_type_of_element(t, out);
-  default: return false;
+  default: return ptx_minifloat_known(t) && (*out = PTX_F32, true);   /* ptx_minifloat.c */
   }
 }
 
 bool emit_is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
+
+/* f16, bf16 and the minifloats compute in f32, rounded after each op. */
+static bool computes_in_f32(ElementType t) { return emit_is_half(t) || ptx_minifloat_known(t); }
 
 PtxReg emit_value_new(Emit *E, ElementType t) {
   PtxType pt = PTX_F32;
@@ -59,9 +62,11 @@ static bool kernel_types_check(Emit *E) {
   const Kernel *k = E->k;
   PtxType t;
   for (int i = 0; i < k->input_count; i++)
-    if (!value_type(k->inputs[i].shape.type, &t)) return type_refuse(E, k->inputs[i].shape.type, "an input");
+    if (!value_type(k->inputs[i].shape.type, &t) || k->inputs[i].shape.element_size_bits)
+      return type_refuse(E, k->inputs[i].shape.type, "an input");
   for (int i = 0; i < k->output_count; i++)
-    if (!value_type(k->outputs[i].shape.type, &t)) return type_refuse(E, k->outputs[i].shape.type, "an output");
+    if (!value_type(k->outputs[i].shape.type, &t) || k->outputs[i].shape.element_size_bits)
+      return type_refuse(E, k->outputs[i].shape.type, "an output");
   for (int i = 0; i < k->op_count; i++)
     if (!value_type(k->ops[i].type, &t)) return type_refuse(E, k->ops[i].type, "a value");
   if (k->input_count + k->output_count > 64)
@@ -69,8 +74,9 @@ static bool kernel_types_check(Emit *E) {
   return true;
 }
 
-/* f32 -> f16/bf16 -> f32: a value of a half type rounded to it. */
+/* f32 -> f16/bf16 -> f32: a value of a half type (or a minifloat) rounded to it. */
 PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f) {
+  if (ptx_minifloat_known(t)) return ptx_minifloat_round(E, t, f);
   PtxReg h = ptx_reg_new(E->b, PTX_B16), out = ptx_reg_new(E->b, PTX_F32);
   if (t == TYPE_F16) {
     ptx_inst(E->b, "cvt.rn.f16.f32 $r, $r", h, f);
@@ -127,6 +133,7 @@ static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
     return emit_half_widen(E, t, h);
   }
   if (emit_is_narrow_int(t)) return ptx_int_load(E, t, address);
+  if (ptx_minifloat_known(t)) return ptx_minifloat_load(E, t, address);
   if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(E->b, PTX_U16);
     v = ptx_reg_new(E->b, PTX_PRED);
@@ -148,6 +155,8 @@ static void element_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
     ptx_inst(E->b, "st.global.b16 [$r], $r", address, h);
   } else if (emit_is_narrow_int(t)) {
     ptx_int_store(E, t, address, v);
+  } else if (ptx_minifloat_known(t)) {
+    ptx_minifloat_store(E, t, address, v);
   } else if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(E->b, PTX_U16);
     ptx_inst(E->b, "selp.u16 $r, 1, 0, $r", byte, v);
@@ -194,13 +203,13 @@ static PtxReg constant_emit(Emit *E, const KernelOp *op) {
 
 bool emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
                        const PtxReg *args, PtxReg *out) {
-  PtxElementwise e = {.op = op->op, .type = emit_is_half(operand_type) ? TYPE_F32 : operand_type,
+  PtxElementwise e = {.op = op->op, .type = computes_in_f32(operand_type) ? TYPE_F32 : operand_type,
                       .result_type = result_type, .direction = op->direction, .compare_type = op->compare_type};
-  if (e.op == OP_CONVERT && emit_is_half(result_type)) e.result_type = TYPE_F32;
+  if (e.op == OP_CONVERT && computes_in_f32(result_type)) e.result_type = TYPE_F32;
   bool gives_pred = op->op == OP_COMPARE || op->op == OP_IS_FINITE;
   *out = emit_value_new(E, gives_pred ? TYPE_PRED : result_type);
   if (!ptx_emit_elementwise(E->b, &e, *out, args, E->st)) return false;
-  if (emit_is_half(result_type)) *out = emit_half_round(E, result_type, *out);
+  if (computes_in_f32(result_type)) *out = emit_half_round(E, result_type, *out);
   return true;
 }
 
@@ -254,9 +263,15 @@ static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *
 
 static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  /* to f16/bf16 from an integer or f64: rounded to f32 first, then to the
-   * half type, as the evaluator (XLA's half constructors) does. */
-  if (emit_is_half(to) && (type_is_integer(from) || from == TYPE_PRED || from == TYPE_F64)) {
+  /* to f16/bf16 from an integer or f64, and to a minifloat from an
+   * integer: rounded to f32 first, then to the narrow type, as the
+   * evaluator (XLA's half constructors, ml_dtypes) does; a minifloat from
+   * f64 rounds once, from the f64. */
+  if (ptx_minifloat_known(to) && from == TYPE_F64) {
+    *out = emit_half_round(E, to, args[0]);
+    return true;
+  }
+  if (computes_in_f32(to) && (type_is_integer(from) || from == TYPE_PRED || from == TYPE_F64)) {
     KernelOp to_f32 = *op;
     to_f32.type = TYPE_F32;
     PtxReg f;
@@ -269,11 +284,11 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     emit_reg_move(E, *out, args[0]);
     return true;
   }
-  if (emit_is_half(to) && (from == TYPE_F32 || emit_is_half(from))) {
+  if (computes_in_f32(to) && (from == TYPE_F32 || computes_in_f32(from))) {
     *out = emit_half_round(E, to, args[0]);
     return true;
   }
-  if (emit_is_half(from) && to == TYPE_F32) {   /* already widened, exactly */
+  if (computes_in_f32(from) && to == TYPE_F32) {   /* already widened, exactly */
     *out = emit_value_new(E, to);
     emit_reg_move(E, *out, args[0]);
     return true;
@@ -283,7 +298,7 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
 
 static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (emit_is_half(from) || emit_is_half(to) || from == TYPE_PRED)
+  if (computes_in_f32(from) || computes_in_f32(to) || from == TYPE_PRED)
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s on the GPU", E->k->name,
                         type_name(from), type_name(to));
   *out = emit_value_new(E, to);
@@ -763,11 +778,11 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
 /* acc[a] = combiner(acc[a], other), rounded for f16/bf16. */
 bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
   ElementType t = E->k->acc_types[a];
-  PtxElementwise e = {.op = plan->combiner[a], .type = emit_is_half(t) ? TYPE_F32 : t};
+  PtxElementwise e = {.op = plan->combiner[a], .type = computes_in_f32(t) ? TYPE_F32 : t};
   PtxReg operands[2] = {E->acc[a], other};
   PtxReg r = emit_value_new(E, t);
   if (!ptx_emit_elementwise(E->b, &e, r, operands, E->st)) return false;
-  if (emit_is_half(t)) r = emit_half_round(E, t, r);
+  if (computes_in_f32(t)) r = emit_half_round(E, t, r);
   emit_reg_move(E, E->acc[a], r);
   return true;
 }

@@ -71,6 +71,13 @@ void ptx_int_store(Emit *E, ElementType t, PtxReg address, PtxReg v);
 bool ptx_int_handles(const Kernel *k, const KernelOp *op);
 bool ptx_int_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out);
 
+/* ---- ptx_minifloat.c: the f8 and f4 types, computed in f32 ---- */
+bool ptx_minifloat_known(ElementType t);
+PtxReg ptx_minifloat_load(Emit *E, ElementType t, PtxReg address);
+void ptx_minifloat_store(Emit *E, ElementType t, PtxReg address, PtxReg v);
+/* An f32 or f64 value rounded to t, back in an f32. */
+PtxReg ptx_minifloat_round(Emit *E, ElementType t, PtxReg x);
+
 /* ---- ptx_complex.c: a kernel with c64/c128 values, split into parts ---- */
 bool ptx_complex_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st);
 
