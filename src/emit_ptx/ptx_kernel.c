@@ -311,6 +311,7 @@ static bool hlo_emit(Emit *E, const KernelOp *op, PtxReg *out) {
   for (int a = 0; a < op->arg_count; a++) args[a] = E->values[op->args[a]];
   ElementType first = E->k->ops[op->args[0]].type;
   if (ptx_int_handles(E->k, op)) return ptx_int_emit(E, op, args, out);   /* ptx_int.c */
+  if (ptx_float_ops_handles(E->k, op)) return ptx_float_ops_emit(E, op, args, out);   /* ptx_float_ops.c */
   switch (op->op) {
   case OP_CONVERT: return convert_emit(E, op, args, out);
   case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);

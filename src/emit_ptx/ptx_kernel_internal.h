@@ -78,6 +78,10 @@ void ptx_minifloat_store(Emit *E, ElementType t, PtxReg address, PtxReg v);
 /* An f32 or f64 value rounded to t, back in an f32. */
 PtxReg ptx_minifloat_round(Emit *E, ElementType t, PtxReg x);
 
+/* ---- ptx_float_ops.c: reduce-precision, round-nearest-afz ---- */
+bool ptx_float_ops_handles(const Kernel *k, const KernelOp *op);
+bool ptx_float_ops_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out);
+
 /* ---- ptx_complex.c: a kernel with c64/c128 values, split into parts ---- */
 bool ptx_complex_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st);
 
