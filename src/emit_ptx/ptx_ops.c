@@ -71,12 +71,16 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_DIVIDE,   T_SINT,           0, 80, "div$t $d, $a, $b; setp.eq$t $q, $b, -1; @$q neg$t $d, $a; "
                                          "setp.eq$t $q, $b, 0; @$q mov$B $d, -1"},
   /* maximum/minimum propagate NaN in HLO; PTX's plain max returns the other
-   * operand, and max.NaN has no f64 form, hence the f64 fix-up. */
-  {OP_MAXIMUM,  T_F32|T_F16|T_BF16, 0, 80, "max.NaN$t $d, $a, $b"},
-  {OP_MAXIMUM,  T_F64,            0, 80, "max.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b"},
+   * operand, and max.NaN has no f64 form, hence the f64 fix-up. Of two
+   * equal operands (-0 and +0) the evaluator returns the left one, where
+   * PTX orders -0 below +0: the setp.eq fix-up. */
+  {OP_MAXIMUM,  T_F32|T_F16|T_BF16, 0, 80, "max.NaN$t $d, $a, $b; setp.eq$t $q, $a, $b; @$q mov$B $d, $a"},
+  {OP_MAXIMUM,  T_F64,            0, 80, "max.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b; "
+                                         "setp.eq.f64 $q, $a, $b; @$q mov.b64 $d, $a"},
   {OP_MAXIMUM,  T_INT,            0, 80, "max$t $d, $a, $b"},
-  {OP_MINIMUM,  T_F32|T_F16|T_BF16, 0, 80, "min.NaN$t $d, $a, $b"},
-  {OP_MINIMUM,  T_F64,            0, 80, "min.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b"},
+  {OP_MINIMUM,  T_F32|T_F16|T_BF16, 0, 80, "min.NaN$t $d, $a, $b; setp.eq$t $q, $a, $b; @$q mov$B $d, $a"},
+  {OP_MINIMUM,  T_F64,            0, 80, "min.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b; "
+                                         "setp.eq.f64 $q, $a, $b; @$q mov.b64 $d, $a"},
   {OP_MINIMUM,  T_INT,            0, 80, "min$t $d, $a, $b"},
   {OP_NEGATE,   T_ANY_FLOAT,      0, 80, "neg$t $d, $a"},
   {OP_NEGATE,   T_INT,            0, 80, "neg$S $d, $a"},
