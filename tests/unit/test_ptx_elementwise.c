@@ -320,7 +320,7 @@ TEST(minifloat_arithmetic_rounds_each_f32_result_to_the_type) {
     for (int o = 0; o < 5; o++) op_check(minifloats[m], minifloats[m], ops[o], 2, "");
 }
 
-TEST(reduce_precision_and_round_nearest_afz_match_bit_for_bit) {
+TEST(reduce_precision_round_nearest_afz_and_float_remainder_match_bit_for_bit) {
   static const char *const types[] = {"f32", "f64", "f16", "bf16"};
   static const char *const widths[] = {", exponent_bits=5, mantissa_bits=10", ", exponent_bits=8, mantissa_bits=7",
                                        ", exponent_bits=3, mantissa_bits=2", ", exponent_bits=11, mantissa_bits=0",
@@ -328,6 +328,7 @@ TEST(reduce_precision_and_round_nearest_afz_match_bit_for_bit) {
   for (int t = 0; t < 4; t++) {
     for (int w = 0; w < 5; w++) op_check(types[t], types[t], "reduce-precision", 1, widths[w]);
     op_check(types[t], types[t], "round-nearest-afz", 1, "");
+    op_check(types[t], types[t], "remainder", 2, "");
     op_check(types[t], types[t], "sign", 1, "");
   }
 }
@@ -402,7 +403,7 @@ int main(void) {
   RUN_AND_ASSEMBLE(converts_to_and_from_narrow_integers_saturate_and_wrap_as_the_evaluator_does);
   RUN_AND_ASSEMBLE(minifloats_round_to_nearest_even_from_f32_f64_and_integers_and_widen_exactly);
   RUN_AND_ASSEMBLE(minifloat_arithmetic_rounds_each_f32_result_to_the_type);
-  RUN_AND_ASSEMBLE(reduce_precision_and_round_nearest_afz_match_bit_for_bit);
+  RUN_AND_ASSEMBLE(reduce_precision_round_nearest_afz_and_float_remainder_match_bit_for_bit);
   RUN_AND_ASSEMBLE(float_maximum_and_minimum_propagate_nan_and_keep_the_left_of_equal_zeros);
   RUN_AND_ASSEMBLE(bitcast_converts_between_16_bit_types_keep_the_bits);
   RUN_AND_ASSEMBLE(complex_elementwise_ops_split_into_parts_match_within_a_few_roundings);
