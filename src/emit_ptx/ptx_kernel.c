@@ -22,13 +22,18 @@ static bool value_type(ElementType t, PtxType *out) {
   switch (t) {
   case TYPE_F16:
   case TYPE_BF16: *out = PTX_F32; return true;
+  case TYPE_S8: case TYPE_S16: *out = PTX_S32; return true;   /* ptx_int.c: sign-extended */
+  case TYPE_U8: case TYPE_U16: *out = PTX_U32; return true;   /* zero-extended */
   case TYPE_PRED: case TYPE_S32: case TYPE_U32: case TYPE_S64: case TYPE_U64: case TYPE_F32: case TYPE_F64:
     return ptx_type_of_element(t, out);
-  default: return false;
+  default: return ptx_minifloat_known(t) && (*out = PTX_F32, true);   /* ptx_minifloat.c */
   }
 }
 
 bool emit_is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
+
+/* f16, bf16 and the minifloats compute in f32, rounded after each op. */
+static bool computes_in_f32(ElementType t) { return emit_is_half(t) || ptx_minifloat_known(t); }
 
 PtxReg emit_value_new(Emit *E, ElementType t) {
   PtxType pt = PTX_F32;
@@ -57,9 +62,11 @@ static bool kernel_types_check(Emit *E) {
   const Kernel *k = E->k;
   PtxType t;
   for (int i = 0; i < k->input_count; i++)
-    if (!value_type(k->inputs[i].shape.type, &t)) return type_refuse(E, k->inputs[i].shape.type, "an input");
+    if (!value_type(k->inputs[i].shape.type, &t) || k->inputs[i].shape.element_size_bits)
+      return type_refuse(E, k->inputs[i].shape.type, "an input");
   for (int i = 0; i < k->output_count; i++)
-    if (!value_type(k->outputs[i].shape.type, &t)) return type_refuse(E, k->outputs[i].shape.type, "an output");
+    if (!value_type(k->outputs[i].shape.type, &t) || k->outputs[i].shape.element_size_bits)
+      return type_refuse(E, k->outputs[i].shape.type, "an output");
   for (int i = 0; i < k->op_count; i++)
     if (!value_type(k->ops[i].type, &t)) return type_refuse(E, k->ops[i].type, "a value");
   if (k->input_count + k->output_count > 64)
@@ -67,8 +74,9 @@ static bool kernel_types_check(Emit *E) {
   return true;
 }
 
-/* f32 -> f16/bf16 -> f32: a value of a half type rounded to it. */
+/* f32 -> f16/bf16 -> f32: a value of a half type (or a minifloat) rounded to it. */
 PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f) {
+  if (ptx_minifloat_known(t)) return ptx_minifloat_round(E, t, f);
   PtxReg h = ptx_reg_new(E->b, PTX_B16), out = ptx_reg_new(E->b, PTX_F32);
   if (t == TYPE_F16) {
     ptx_inst(E->b, "cvt.rn.f16.f32 $r, $r", h, f);
@@ -85,7 +93,7 @@ PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f) {
 
 /* 16 bits of f16/bf16 widened to f32 (exact); before sm_90 no cvt reads
  * bf16, whose bits are the top half of an f32. */
-static PtxReg half_widen(Emit *E, ElementType t, PtxReg h) {
+PtxReg emit_half_widen(Emit *E, ElementType t, PtxReg h) {
   PtxReg out = ptx_reg_new(E->b, PTX_F32);
   if (t == TYPE_F16) {
     ptx_inst(E->b, "cvt.f32.f16 $r, $r", out, h);
@@ -122,8 +130,10 @@ static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
   if (emit_is_half(t)) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, "ld.global.b16 $r, [$r]", h, address);
-    return half_widen(E, t, h);
+    return emit_half_widen(E, t, h);
   }
+  if (emit_is_narrow_int(t)) return ptx_int_load(E, t, address);
+  if (ptx_minifloat_known(t)) return ptx_minifloat_load(E, t, address);
   if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(E->b, PTX_U16);
     v = ptx_reg_new(E->b, PTX_PRED);
@@ -143,6 +153,10 @@ static void element_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, v);
     ptx_inst(E->b, "st.global.b16 [$r], $r", address, h);
+  } else if (emit_is_narrow_int(t)) {
+    ptx_int_store(E, t, address, v);
+  } else if (ptx_minifloat_known(t)) {
+    ptx_minifloat_store(E, t, address, v);
   } else if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(E->b, PTX_U16);
     ptx_inst(E->b, "selp.u16 $r, 1, 0, $r", byte, v);
@@ -187,15 +201,15 @@ static PtxReg constant_emit(Emit *E, const KernelOp *op) {
   return r;
 }
 
-static bool table_emit(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
+bool emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
                        const PtxReg *args, PtxReg *out) {
-  PtxElementwise e = {.op = op->op, .type = emit_is_half(operand_type) ? TYPE_F32 : operand_type,
+  PtxElementwise e = {.op = op->op, .type = computes_in_f32(operand_type) ? TYPE_F32 : operand_type,
                       .result_type = result_type, .direction = op->direction, .compare_type = op->compare_type};
-  if (e.op == OP_CONVERT && emit_is_half(result_type)) e.result_type = TYPE_F32;
+  if (e.op == OP_CONVERT && computes_in_f32(result_type)) e.result_type = TYPE_F32;
   bool gives_pred = op->op == OP_COMPARE || op->op == OP_IS_FINITE;
   *out = emit_value_new(E, gives_pred ? TYPE_PRED : result_type);
   if (!ptx_emit_elementwise(E->b, &e, *out, args, E->st)) return false;
-  if (emit_is_half(result_type)) *out = emit_half_round(E, result_type, *out);
+  if (computes_in_f32(result_type)) *out = emit_half_round(E, result_type, *out);
   return true;
 }
 
@@ -242,28 +256,27 @@ static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *
   KernelOp max = *op, min = *op;
   max.op = OP_MAXIMUM, min.op = OP_MINIMUM;
   PtxReg low[2] = {args[1], args[0]}, high[2];
-  if (!table_emit(E, &max, t, t, low, &high[0])) return false;
+  if (!emit_table_op(E, &max, t, t, low, &high[0])) return false;
   high[1] = args[2];
-  return table_emit(E, &min, t, t, high, out);
+  return emit_table_op(E, &min, t, t, high, out);
 }
 
 static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (emit_is_half(to) && type_is_integer(from)) {
-    if (to == TYPE_BF16)
-      return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: convert from %s to bf16 on the GPU is not written yet",
-                          E->k->name, type_name(from));
-    PtxElementwise e = {.op = OP_CONVERT, .type = from, .result_type = TYPE_F16};
-    PtxReg h = ptx_reg_new(E->b, PTX_B16);
-    if (!ptx_emit_elementwise(E->b, &e, h, args, E->st)) return false;
-    *out = half_widen(E, TYPE_F16, h);
+  /* to f16/bf16 from an integer or f64, and to a minifloat from an
+   * integer: rounded to f32 first, then to the narrow type, as the
+   * evaluator (XLA's half constructors, ml_dtypes) does; a minifloat from
+   * f64 rounds once, from the f64. */
+  if (ptx_minifloat_known(to) && from == TYPE_F64) {
+    *out = emit_half_round(E, to, args[0]);
     return true;
   }
-  if (emit_is_half(to) && from == TYPE_F64) {
-    PtxElementwise e = {.op = OP_CONVERT, .type = TYPE_F64, .result_type = to};
-    PtxReg h = ptx_reg_new(E->b, PTX_B16);
-    if (!ptx_emit_elementwise(E->b, &e, h, args, E->st)) return false;
-    *out = half_widen(E, to, h);
+  if (computes_in_f32(to) && (type_is_integer(from) || from == TYPE_PRED || from == TYPE_F64)) {
+    KernelOp to_f32 = *op;
+    to_f32.type = TYPE_F32;
+    PtxReg f;
+    if (!emit_table_op(E, &to_f32, from, TYPE_F32, args, &f)) return false;
+    *out = emit_half_round(E, to, f);
     return true;
   }
   if (from == to) {
@@ -271,21 +284,21 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     emit_reg_move(E, *out, args[0]);
     return true;
   }
-  if (emit_is_half(to) && (from == TYPE_F32 || emit_is_half(from))) {
+  if (computes_in_f32(to) && (from == TYPE_F32 || computes_in_f32(from))) {
     *out = emit_half_round(E, to, args[0]);
     return true;
   }
-  if (emit_is_half(from) && to == TYPE_F32) {   /* already widened, exactly */
+  if (computes_in_f32(from) && to == TYPE_F32) {   /* already widened, exactly */
     *out = emit_value_new(E, to);
     emit_reg_move(E, *out, args[0]);
     return true;
   }
-  return table_emit(E, op, from, to, args, out);
+  return emit_table_op(E, op, from, to, args, out);
 }
 
 static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (emit_is_half(from) || emit_is_half(to) || from == TYPE_PRED)
+  if (computes_in_f32(from) || computes_in_f32(to) || from == TYPE_PRED)
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s on the GPU", E->k->name,
                         type_name(from), type_name(to));
   *out = emit_value_new(E, to);
@@ -297,22 +310,24 @@ static bool hlo_emit(Emit *E, const KernelOp *op, PtxReg *out) {
   PtxReg args[KERNEL_MAX_ARGS];
   for (int a = 0; a < op->arg_count; a++) args[a] = E->values[op->args[a]];
   ElementType first = E->k->ops[op->args[0]].type;
+  if (ptx_int_handles(E->k, op)) return ptx_int_emit(E, op, args, out);   /* ptx_int.c */
+  if (ptx_float_ops_handles(E->k, op)) return ptx_float_ops_emit(E, op, args, out);   /* ptx_float_ops.c */
   switch (op->op) {
   case OP_CONVERT: return convert_emit(E, op, args, out);
   case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);
   case OP_CLAMP: return clamp_emit(E, op, args, out);
   case OP_SELECT:
     if (op->type == TYPE_PRED) return *out = pred_select(E, args[0], args[1], args[2]), true;
-    return table_emit(E, op, op->type, op->type, args, out);
+    return emit_table_op(E, op, op->type, op->type, args, out);
   case OP_COMPARE:
     if (first == TYPE_PRED) return pred_compare(E, op, args, out);
-    return table_emit(E, op, first, TYPE_PRED, args, out);
+    return emit_table_op(E, op, first, TYPE_PRED, args, out);
   case OP_REMAINDER:
     if (type_is_integer(first)) return *out = remainder_emit(E, first, args[0], args[1]), true;
     break;
   default: break;
   }
-  return table_emit(E, op, first, op->type, args, out);
+  return emit_table_op(E, op, first, op->type, args, out);
 }
 
 static bool op_emit(Emit *E, int i) {
@@ -410,7 +425,16 @@ int64_t emit_dims_product(int rank, const int64_t *dims) {
 /* The order the output index space is walked in: the first output's
  * physical order, so neighbouring threads store to neighbouring bytes. */
 void emit_space_order(const Kernel *k, int64_t *order) {
-  for (int j = 0; j < k->rank; j++) order[j] = k->output_count ? k->outputs[0].shape.minor_to_major[j] : k->rank - 1 - j;
+  for (int j = 0; j < k->rank; j++) order[j] = k->rank - 1 - j;
+  if (!k->output_count) return;
+  /* The output's dims past the loop's rank (a complex output's component
+   * dim, ptx_complex.c) are not loop dims: they are left out. */
+  const Shape *s = &k->outputs[0].shape;
+  int64_t picked[AXLE_MAX_RANK];
+  int n = 0;
+  for (int j = 0; j < s->rank; j++)
+    if (s->minor_to_major[j] < k->rank && n < AXLE_MAX_RANK) picked[n++] = s->minor_to_major[j];
+  if (n == k->rank) memcpy(order, picked, sizeof *order * (size_t)n);
 }
 
 /* The reduced space: the last reduced dim fastest, the interpreter's order. */
@@ -755,11 +779,11 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
 /* acc[a] = combiner(acc[a], other), rounded for f16/bf16. */
 bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
   ElementType t = E->k->acc_types[a];
-  PtxElementwise e = {.op = plan->combiner[a], .type = emit_is_half(t) ? TYPE_F32 : t};
+  PtxElementwise e = {.op = plan->combiner[a], .type = computes_in_f32(t) ? TYPE_F32 : t};
   PtxReg operands[2] = {E->acc[a], other};
   PtxReg r = emit_value_new(E, t);
   if (!ptx_emit_elementwise(E->b, &e, r, operands, E->st)) return false;
-  if (emit_is_half(t)) r = emit_half_round(E, t, r);
+  if (computes_in_f32(t)) r = emit_half_round(E, t, r);
   emit_reg_move(E, E->acc[a], r);
   return true;
 }
@@ -904,6 +928,7 @@ static void buffers_load(Emit *E) {
 }
 
 bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st) {
+  if (kernel_has_complex(k)) return ptx_complex_emit(b, k, entry, shape, st);   /* ptx_complex.c */
   Emit E = {.b = b, .k = k, .st = st};
   memset(shape, 0, sizeof *shape);
   if (!kernel_types_check(&E)) return false;

@@ -56,6 +56,35 @@ bool emit_constant_is_identity(const KernelOp *c, Opcode op);
 PtxType emit_shared_type(PtxReg r);
 bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other);
 
+PtxReg emit_half_widen(Emit *E, ElementType t, PtxReg h);
+/* One HLO op through ptx_ops.c's table, operands of operand_type (f16 and
+ * bf16 computed in f32 and rounded after). */
+bool emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
+                   const PtxReg *args, PtxReg *out);
+
+/* ---- ptx_int.c: s8/u8/s16/u16 in 32-bit registers, integer power, sign,
+ * compare type=TOTALORDER ---- */
+bool emit_is_narrow_int(ElementType t);
+PtxReg ptx_int_load(Emit *E, ElementType t, PtxReg address);
+void ptx_int_store(Emit *E, ElementType t, PtxReg address, PtxReg v);
+/* Whether op is one ptx_int_emit writes (instead of ptx_kernel.c). */
+bool ptx_int_handles(const Kernel *k, const KernelOp *op);
+bool ptx_int_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out);
+
+/* ---- ptx_minifloat.c: the f8 and f4 types, computed in f32 ---- */
+bool ptx_minifloat_known(ElementType t);
+PtxReg ptx_minifloat_load(Emit *E, ElementType t, PtxReg address);
+void ptx_minifloat_store(Emit *E, ElementType t, PtxReg address, PtxReg v);
+/* An f32 or f64 value rounded to t, back in an f32. */
+PtxReg ptx_minifloat_round(Emit *E, ElementType t, PtxReg x);
+
+/* ---- ptx_float_ops.c: reduce-precision, round-nearest-afz ---- */
+bool ptx_float_ops_handles(const Kernel *k, const KernelOp *op);
+bool ptx_float_ops_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out);
+
+/* ---- ptx_complex.c: a kernel with c64/c128 values, split into parts ---- */
+bool ptx_complex_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKernelShape *shape, Status *st);
+
 /* ---- ptx_row.c: row kernels (KERNEL_ROW: softmax, layernorm) ---- */
 /* True when every REDUCE phase's accumulators have a plain combiner
  * started from its identity, so a block can share each row's work. */

@@ -71,12 +71,18 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_DIVIDE,   T_SINT,           0, 80, "div$t $d, $a, $b; setp.eq$t $q, $b, -1; @$q neg$t $d, $a; "
                                          "setp.eq$t $q, $b, 0; @$q mov$B $d, -1"},
   /* maximum/minimum propagate NaN in HLO; PTX's plain max returns the other
-   * operand, and max.NaN has no f64 form, hence the f64 fix-up. */
-  {OP_MAXIMUM,  T_F32|T_F16|T_BF16, 0, 80, "max.NaN$t $d, $a, $b"},
-  {OP_MAXIMUM,  T_F64,            0, 80, "max.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b"},
+   * operand, and max.NaN has no f64 form, hence the f64 fix-up. Of two
+   * equal operands (-0 and +0) the evaluator returns the left one, where
+   * PTX orders -0 below +0: the setp.eq fix-up. */
+  {OP_MAXIMUM,  T_F32,            0, 80, "max.NaN$t $d, $a, $b; setp.eq$t $q, $a, $b; @$q mov$B $d, $a"},
+  {OP_MAXIMUM,  T_F16|T_BF16,     0, 80, "max.NaN$t $d, $a, $b"},   /* unused: halves compute in f32 */
+  {OP_MAXIMUM,  T_F64,            0, 80, "max.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b; "
+                                         "setp.eq.f64 $q, $a, $b; @$q mov.b64 $d, $a"},
   {OP_MAXIMUM,  T_INT,            0, 80, "max$t $d, $a, $b"},
-  {OP_MINIMUM,  T_F32|T_F16|T_BF16, 0, 80, "min.NaN$t $d, $a, $b"},
-  {OP_MINIMUM,  T_F64,            0, 80, "min.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b"},
+  {OP_MINIMUM,  T_F32,            0, 80, "min.NaN$t $d, $a, $b; setp.eq$t $q, $a, $b; @$q mov$B $d, $a"},
+  {OP_MINIMUM,  T_F16|T_BF16,     0, 80, "min.NaN$t $d, $a, $b"},   /* unused: halves compute in f32 */
+  {OP_MINIMUM,  T_F64,            0, 80, "min.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b; "
+                                         "setp.eq.f64 $q, $a, $b; @$q mov.b64 $d, $a"},
   {OP_MINIMUM,  T_INT,            0, 80, "min$t $d, $a, $b"},
   {OP_NEGATE,   T_ANY_FLOAT,      0, 80, "neg$t $d, $a"},
   {OP_NEGATE,   T_INT,            0, 80, "neg$S $d, $a"},
@@ -256,6 +262,12 @@ static const PtxOpRow *row_find(const PtxElementwise *e, int sm, bool *needs_new
 
 static bool refuse(const PtxElementwise *e, const PtxTarget *target, bool needs_newer_target, Status *st) {
   const char *op = opcode_name(e->op), *type = type_name(e->type);
+  if (ptx_op_needs_math_sequence(e->op) && e->type == TYPE_F64)
+    return status_error(st, STATUS_UNSUPPORTED,
+                        "%s on f64 on the GPU needs a software math sequence (the f64 paths of "
+                        "src/ir/kernel/math_reference_f64.c), not transcribed to PTX yet (PTX has only approximate "
+                        "instructions for it)",
+                        op);
   if (ptx_op_needs_math_sequence(e->op))
     return status_error(st, STATUS_UNSUPPORTED,
                         "%s on the GPU needs a software math sequence, which axle does not have yet "

@@ -1,0 +1,416 @@
+/* Elementwise coverage of the PTX emitter: the narrow integers (ptx_int.c),
+ * the minifloats (ptx_minifloat.c), reduce-precision and
+ * round-nearest-afz (ptx_float_ops.c), complex kernels (ptx_complex.c),
+ * sign, integer power, compare type=TOTALORDER, converts and
+ * bitcast-converts between them.
+ *
+ * Each case is one HLO op on parameters, lowered to a kernel, written as
+ * PTX for sm_80 and sm_90a (both assembled by ptxas where it is installed;
+ * skipped with a message where not), run for sm_80 on the host's SIMT
+ * simulator (tests/fake_cuda/ptx_simulate.h) and compared with the kernel
+ * interpreter (kernel_eval, the reference evaluator's meaning) over edge
+ * values: 0, -0, ±1, halves, min and max of each width, denormals, ±inf,
+ * NaN, shift counts at and past the width. A binary op sees every pair of
+ * them. These ops are exact, so results must match bit for bit (any NaN
+ * matches any NaN); complex ones, split into real ops in another order,
+ * within a few roundings. */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emit_ptx/ptx_kernel.h"
+#include "opt/lower.h"
+#include "tool_files.h"
+#include "../fake_cuda/ptx_simulate.h"
+#include "../test.h"
+
+/* RUN, then the test's kernels through ptxas (counted in the test). */
+#define RUN_AND_ASSEMBLE(name)                                                \
+  do {                                                                        \
+    test_current_name = #name;                                                \
+    test_current_failed = 0;                                                  \
+    name();                                                                   \
+    ptxas_flush(#name);                                                       \
+    if (test_current_failed) test_failed++;                                   \
+    else { test_passed++; printf("PASS %s\n", #name); }                       \
+    fflush(stdout);                                                           \
+  } while (0)
+
+static char work_dir[64], ptxas[4096];
+
+static const double float_edges[] = {
+    0.0,     -0.0,    1.0,     -1.0,   0.5,     -0.5,    1.5,      -2.5,     2.5,     3.75,   -7.0,
+    100.25,  1e-3,    65504.0, 1e10,   -1e10,   3.4e38,  1e-40,    -1e-45,   1e-310,  448.0,  240.0,
+    57344.0, 6.0,     0x1p-127, 0.1,   -0.3,    0x1.fffffep+22, 8388609.5, INFINITY, -INFINITY, NAN,
+};
+static const int64_t int_edges[] = {
+    0, 1, -1, 2, -2, 3, 5, -3, 7, 8, 15, 16, 31, 32, 33, 63, 64, 100, 127, -128, 255, 256,
+    32767, -32768, 65535, INT32_MIN, INT32_MAX, INT64_MIN, INT64_MAX,
+};
+enum { FLOAT_EDGES = sizeof float_edges / sizeof *float_edges, INT_EDGES = sizeof int_edges / sizeof *int_edges };
+
+static int edge_count(ElementType t) { return type_is_float(t) || type_is_complex(t) ? FLOAT_EDGES : INT_EDGES; }
+
+/* Element i of operand `which` (of `arity`): a binary op's two operands
+ * walk all pairs of edges; a complex value takes its parts from two. */
+static void edge_set(Literal *lit, int64_t i, int which, int arity) {
+  ElementType t = lit->shape.type;
+  int n = edge_count(t);
+  int64_t pick = which == 0 || arity == 1 ? i % n : (i / n) % n;
+  if (type_is_complex(t)) {
+    double re = float_edges[pick], im = float_edges[(pick * 7 + 3) % n];
+    literal_set_complex(lit, i, re + im * _Complex_I);
+  } else if (type_is_float(t)) {
+    literal_set_f64(lit, i, float_edges[pick]);
+  } else if (t == TYPE_PRED) {
+    literal_set_s64(lit, i, pick & 1);
+  } else {
+    literal_set_s64(lit, i, int_edges[pick]);
+  }
+}
+
+/* got against want: the same bits, any NaN for any NaN; complex parts
+ * within `slack` relative error. */
+static bool outputs_match(const Literal *want, const Literal *got, double slack, char *why, size_t size) {
+  int64_t n = shape_element_count(&want->shape);
+  ElementType t = want->shape.type;
+  size_t bytes = (size_t)type_byte_size(t);
+  for (int64_t i = 0; i < n; i++) {
+    if (memcmp((char *)want->data + (size_t)i * bytes, (char *)got->data + (size_t)i * bytes, bytes) == 0) continue;
+    if (type_is_complex(t)) {
+      double _Complex a = literal_get_complex(want, i), b = literal_get_complex(got, i);
+      double parts[2][2] = {{creal(a), creal(b)}, {cimag(a), cimag(b)}};
+      bool close = true;
+      for (int p = 0; p < 2; p++) {
+        double x = parts[p][0], y = parts[p][1];
+        if ((isnan(x) && isnan(y)) || x == y) continue;
+        if (!(fabs(x - y) <= slack * fmax(fabs(x), fabs(y)))) close = false;
+      }
+      if (close) continue;
+      snprintf(why, size, "element %lld: wanted (%.9g, %.9g), got (%.9g, %.9g)", (long long)i, creal(a), cimag(a),
+               creal(b), cimag(b));
+      return false;
+    }
+    if (type_is_float(t)) {
+      double a = literal_get_f64(want, i), b = literal_get_f64(got, i);
+      if (isnan(a) && isnan(b)) continue;
+      snprintf(why, size, "element %lld: wanted %a, got %a", (long long)i, a, b);
+    } else {
+      snprintf(why, size, "element %lld: wanted %lld, got %lld", (long long)i, (long long)literal_get_s64(want, i),
+               (long long)literal_get_s64(got, i));
+    }
+    return false;
+  }
+  return true;
+}
+
+/* Simulates k (entry "kernel" of text) on inputs; compares with kernel_eval. */
+static bool kernel_simulate(const Kernel *k, const char *text, const PtxKernelShape *shape, Literal *const *inputs,
+                            double slack, char *why, size_t size) {
+  Status st;
+  status_clear(&st);
+  PtxsKernel *pk = calloc(1, sizeof *pk);
+  PtxsRun *run = calloc(1, sizeof *run);
+  bool ok = ptxs_parse(pk, text);
+  if (!ok) snprintf(why, size, "the simulator cannot read the kernel: %s", pk->error);
+  Literal *want[4] = {0}, *got[4] = {0};
+  for (int o = 0; o < k->output_count; o++)
+    want[o] = literal_create(&k->outputs[o].shape), got[o] = literal_create(&k->outputs[o].shape);
+  if (ok && !kernel_eval(k, inputs, want, &st)) ok = false, snprintf(why, size, "kernel_eval: %.400s", st.message);
+  run->k = pk;
+  for (int i = 0; ok && i < k->input_count + k->output_count; i++) {   /* rank 1: layouts are row-major */
+    const Literal *lit = i < k->input_count ? inputs[i] : got[i - k->input_count];
+    size_t bytes = (size_t)shape_byte_size(&lit->shape);
+    char *data = calloc(bytes + 16, 1);
+    if (i < k->input_count) memcpy(data, lit->data, bytes);
+    run->buffers[run->buffer_count++] = (PtxsBuffer){data, bytes};
+    run->params[i] = (uint64_t)(uintptr_t)data;
+  }
+  if (ok && !ptxs_run(run, (unsigned)shape->blocks, (unsigned)shape->block_threads))
+    ok = false, snprintf(why, size, "simulator: %s", run->error);
+  for (int o = 0; ok && o < k->output_count; o++) {
+    memcpy(got[o]->data, run->buffers[k->input_count + o].base, (size_t)shape_byte_size(&got[o]->shape));
+    ok = outputs_match(want[o], got[o], slack, why, size);
+  }
+  for (int i = 0; i < run->buffer_count; i++) free(run->buffers[i].base);
+  for (int o = 0; o < k->output_count; o++) literal_free(want[o]), literal_free(got[o]);
+  ptxs_free(pk);
+  free(run), free(pk);
+  return ok;
+}
+
+static bool ptxas_run(const char *label, const char *text, const char *arch, char **log) {
+  char ptx_path[256], log_path[256], command[8192];
+  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
+  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
+  *log = NULL;
+  if (!file_write(ptx_path, text)) return false;
+  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
+           ptx_path, log_path);
+  int rc = system(command);
+  if (rc != 0) *log = file_read(log_path);
+  return rc == 0;
+}
+
+/* Every case's kernel also goes into one module per target, assembled by
+ * ptxas once per test (ptxas_flush): hundreds of small runs would be slow. */
+static PtxBuilder modules[2];
+static PtxTarget targets[2];
+static int module_kernels;
+
+static void modules_reset(void) {
+  Status st;
+  status_clear(&st);
+  for (int i = 0; i < 2; i++) {
+    if (module_kernels >= 0) ptx_builder_free(&modules[i]);
+    ptx_target_for_device(8 + i, 0, &targets[i], &st);
+    ptx_builder_init(&modules[i], &targets[i]);
+  }
+  module_kernels = 0;
+}
+
+static void ptxas_flush(const char *label) {
+  for (int i = 0; ptxas[0] && module_kernels > 0 && i < 2; i++) {
+    char *log = NULL, name[160];
+    snprintf(name, sizeof name, "%s_%s", label, targets[i].name);
+    EXPECT(ptxas_run(name, ptx_builder_text(&modules[i]), targets[i].name, &log), "%s: ptxas -arch=%s:\n%.3000s",
+           label, targets[i].name, log ? log : "");
+    free(log);
+  }
+  modules_reset();
+}
+
+/* The root of hlo is emitted for sm_80 and sm_90a and computes on the
+ * simulator what kernel_eval computes, over the edge values. */
+static void case_check(const char *label, const char *hlo, double slack) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(hlo, strlen(hlo), label, &st);
+  EXPECT(m != NULL, "%s: %s", label, st.message);
+  if (!m) return;
+  Kernel *k = lower_to_kernel(m->entry->root, &st);
+  EXPECT(k != NULL, "%s: %s", label, st.message);
+  char entry[32];
+  snprintf(entry, sizeof entry, "k%d", module_kernels++);
+  for (int i = 0; k && i < 2; i++) {
+    PtxKernelShape shape;
+    EXPECT(ptx_kernel_emit(&modules[i], k, entry, &shape, &st), "%s for %s: %s", label, targets[i].name, st.message);
+  }
+  PtxBuilder b;
+  ptx_builder_init(&b, &targets[0]);
+  PtxKernelShape shape;
+  if (k && ptx_kernel_emit(&b, k, "kernel", &shape, &st)) {
+    Literal *inputs[4] = {0};
+    for (int i = 0; i < k->input_count && i < 4; i++) {
+      inputs[i] = literal_create(&k->inputs[i].shape);
+      int64_t n = shape_element_count(&k->inputs[i].shape);
+      for (int64_t e = 0; e < n; e++) edge_set(inputs[i], e, i, k->input_count);
+    }
+    /* A complex kernel runs as its split (same bytes, real shapes): the
+     * reference is kernel_eval of that split, so the check is of the
+     * emitter, bit for bit, not of the split's own rounding. */
+    Status split_status;
+    status_clear(&split_status);
+    Kernel *split = kernel_has_complex(k) ? kernel_split_complex(k, &split_status) : NULL;
+    EXPECT(!kernel_has_complex(k) || split, "%s: %s", label, split_status.message);
+    const Kernel *ref = split ? split : k;
+    Literal *ref_inputs[4] = {0};
+    for (int i = 0; i < ref->input_count && i < 4; i++) {
+      ref_inputs[i] = literal_create(&ref->inputs[i].shape);
+      memcpy(ref_inputs[i]->data, inputs[i]->data, (size_t)shape_byte_size(&ref->inputs[i].shape));
+    }
+    char why[512] = "";
+    EXPECT(kernel_simulate(ref, ptx_builder_text(&b), &shape, ref_inputs, slack, why, sizeof why), "%s: %s", label,
+           why);
+    for (int i = 0; i < k->input_count && i < 4; i++) literal_free(inputs[i]), literal_free(ref_inputs[i]);
+    if (split) kernel_free(split);
+  }
+  ptx_builder_free(&b);
+  kernel_free(k);
+  module_free(m);
+}
+
+/* `result` op(x[, y]) with x, y of `type`, n elements. */
+static void op_check(const char *type, const char *result, const char *op, int arity, const char *attrs) {
+  int n = edge_count(TYPE_F32);
+  char hlo[1024], label[128];
+  ElementType t = TYPE_F32;
+  for (int i = 0; i < TYPE_COUNT; i++)
+    if (!strcmp(type_name((ElementType)i), type)) t = (ElementType)i;
+  n = edge_count(t);
+  if (arity == 2) n *= n;
+  snprintf(label, sizeof label, "%s_%s_%s", op, type, result);
+  for (char *c = label; *c; c++)
+    if (*c == '-') *c = '_';
+  if (arity == 1)
+    snprintf(hlo, sizeof hlo, "HloModule m\nENTRY e { x = %s[%d] parameter(0)\n ROOT r = %s[%d] %s(x)%s }\n", type, n,
+             result, n, op, attrs);
+  else
+    snprintf(hlo, sizeof hlo,
+             "HloModule m\nENTRY e { x = %s[%d] parameter(0)\n y = %s[%d] parameter(1)\n"
+             " ROOT r = %s[%d] %s(x, y)%s }\n",
+             type, n, type, n, result, n, op, attrs);
+  case_check(label, hlo, 1e-6);
+}
+
+static const char *const narrow_ints[] = {"s8", "u8", "s16", "u16"};
+
+TEST(narrow_integer_binary_ops_wrap_at_their_width_as_the_evaluator_does) {
+  static const char *const ops[] = {"add",     "subtract", "multiply", "divide",      "remainder",
+                                    "maximum", "minimum",  "and",      "or",          "xor",
+                                    "power",   "shift-left", "shift-right-logical", "shift-right-arithmetic"};
+  for (int t = 0; t < 4; t++)
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) op_check(narrow_ints[t], narrow_ints[t], ops[o], 2, "");
+}
+
+TEST(narrow_integer_unary_ops_and_sign_match_the_evaluator) {
+  static const char *const ops[] = {"negate", "abs", "not", "popcnt", "count-leading-zeros", "sign"};
+  for (int t = 0; t < 4; t++)
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) op_check(narrow_ints[t], narrow_ints[t], ops[o], 1, "");
+}
+
+TEST(integer_power_and_sign_on_32_and_64_bits_match_the_evaluator) {
+  static const char *const types[] = {"s32", "u32", "s64", "u64"};
+  for (int t = 0; t < 4; t++) {
+    op_check(types[t], types[t], "power", 2, "");
+    op_check(types[t], types[t], "sign", 1, "");
+  }
+}
+
+TEST(compares_of_narrow_integers_and_total_order_floats_match) {
+  static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  char attrs[64];
+  for (int d = 0; d < 6; d++) {
+    snprintf(attrs, sizeof attrs, ", direction=%s", dirs[d]);
+    for (int t = 0; t < 4; t++) op_check(narrow_ints[t], "pred", "compare", 2, attrs);
+    snprintf(attrs, sizeof attrs, ", direction=%s, type=TOTALORDER", dirs[d]);
+    op_check("f32", "pred", "compare", 2, attrs);
+    op_check("f64", "pred", "compare", 2, attrs);
+    op_check("bf16", "pred", "compare", 2, attrs);
+  }
+}
+
+TEST(converts_to_and_from_narrow_integers_saturate_and_wrap_as_the_evaluator_does) {
+  static const char *const from[] = {"f32", "f64", "f16", "bf16", "s8", "u8", "s16", "u16", "s32", "u64", "pred"};
+  static const char *const to[] = {"s8", "u8", "s16", "u16", "f32", "f16", "bf16", "s64", "pred"};
+  for (size_t f = 0; f < sizeof from / sizeof *from; f++)
+    for (size_t t = 0; t < sizeof to / sizeof *to; t++)
+      if (strcmp(from[f], to[t])) op_check(from[f], to[t], "convert", 1, "");
+}
+
+static const char *const minifloats[] = {"f8e4m3fn", "f8e5m2",  "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz",
+                                         "f8e4m3",   "f8e3m4",  "f8e8m0fnu",  "f4e2m1fn"};
+
+TEST(minifloats_round_to_nearest_even_from_f32_f64_and_integers_and_widen_exactly) {
+  static const char *const other[] = {"f32", "f64", "f16", "s32", "u8"};
+  for (int m = 0; m < 9; m++)
+    for (int o = 0; o < 5; o++) {
+      op_check(other[o], minifloats[m], "convert", 1, "");
+      op_check(minifloats[m], other[o], "convert", 1, "");
+    }
+  op_check("f8e4m3fn", "f8e5m2", "convert", 1, "");
+  op_check("f8e5m2", "f8e4m3fnuz", "convert", 1, "");
+}
+
+TEST(minifloat_arithmetic_rounds_each_f32_result_to_the_type) {
+  static const char *const ops[] = {"add", "subtract", "multiply", "divide", "maximum"};
+  for (int m = 0; m < 9; m++)
+    for (int o = 0; o < 5; o++) op_check(minifloats[m], minifloats[m], ops[o], 2, "");
+}
+
+TEST(reduce_precision_round_nearest_afz_and_float_remainder_match_bit_for_bit) {
+  static const char *const types[] = {"f32", "f64", "f16", "bf16"};
+  static const char *const widths[] = {", exponent_bits=5, mantissa_bits=10", ", exponent_bits=8, mantissa_bits=7",
+                                       ", exponent_bits=3, mantissa_bits=2", ", exponent_bits=11, mantissa_bits=0",
+                                       ", exponent_bits=1, mantissa_bits=30"};
+  for (int t = 0; t < 4; t++) {
+    for (int w = 0; w < 5; w++) op_check(types[t], types[t], "reduce-precision", 1, widths[w]);
+    op_check(types[t], types[t], "round-nearest-afz", 1, "");
+    op_check(types[t], types[t], "remainder", 2, "");
+    op_check(types[t], types[t], "sign", 1, "");
+  }
+}
+
+TEST(float_maximum_and_minimum_propagate_nan_and_keep_the_left_of_equal_zeros) {
+  static const char *const types[] = {"f32", "f64", "f16", "bf16"};
+  for (int t = 0; t < 4; t++) {
+    op_check(types[t], types[t], "maximum", 2, "");
+    op_check(types[t], types[t], "minimum", 2, "");
+  }
+}
+
+TEST(bitcast_converts_between_16_bit_types_keep_the_bits) {
+  op_check("u16", "f16", "bitcast-convert", 1, "");
+  op_check("s16", "bf16", "bitcast-convert", 1, "");
+  op_check("bf16", "u16", "bitcast-convert", 1, "");
+  op_check("s8", "u8", "bitcast-convert", 1, "");
+  op_check("u16", "s16", "bitcast-convert", 1, "");
+}
+
+TEST(complex_elementwise_ops_split_into_parts_match_within_a_few_roundings) {
+  static const char *const binary[] = {"add", "subtract", "multiply", "divide"};
+  for (int o = 0; o < 4; o++) {
+    op_check("c64", "c64", binary[o], 2, "");
+    op_check("c128", "c128", binary[o], 2, "");
+  }
+  op_check("c64", "c64", "negate", 1, "");
+  op_check("c64", "f32", "abs", 1, "");
+  op_check("c64", "f32", "real", 1, "");
+  op_check("c128", "f64", "imag", 1, "");
+  op_check("c64", "c128", "convert", 1, "");
+  op_check("c64", "pred", "compare", 2, ", direction=NE");
+}
+
+TEST(a_packed_minifloat_layout_is_refused_not_miscompiled) {
+  Status st;
+  status_clear(&st);
+  const char *hlo = "HloModule m\nENTRY e { x = f4e2m1fn[8]{0:E(4)} parameter(0)\n"
+                    " ROOT r = f4e2m1fn[8]{0:E(4)} negate(x) }\n";
+  Module *m = parse_module(hlo, strlen(hlo), "packed", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  if (!m) return;
+  Kernel *k = lower_to_kernel(m->entry->root, &st);
+  if (k) {
+    PtxTarget target;
+    ptx_target_for_device(8, 0, &target, &st);
+    PtxBuilder b;
+    ptx_builder_init(&b, &target);
+    PtxKernelShape shape;
+    status_clear(&st);
+    EXPECT(!ptx_kernel_emit(&b, k, "kernel", &shape, &st), "a packed E(4) buffer was emitted");
+    EXPECT(st.code == STATUS_UNSUPPORTED, "status %d: %s", (int)st.code, st.message);
+    ptx_builder_free(&b);
+    kernel_free(k);
+  }
+  module_free(m);
+}
+
+int main(void) {
+  snprintf(work_dir, sizeof work_dir, "/tmp/axle-ptxelt-XXXXXX");
+  if (!mkdtemp(work_dir)) {
+    printf("FAIL test_ptx_elementwise_setup\n  cannot make a temporary directory\n");
+    return 1;
+  }
+  if (!tool_find("ptxas", ptxas, sizeof ptxas)) printf("SKIP ptxas checks (no ptxas on PATH or in /usr/local/cuda/bin)\n");
+  module_kernels = -1;
+  modules_reset();
+  RUN_AND_ASSEMBLE(narrow_integer_binary_ops_wrap_at_their_width_as_the_evaluator_does);
+  RUN_AND_ASSEMBLE(narrow_integer_unary_ops_and_sign_match_the_evaluator);
+  RUN_AND_ASSEMBLE(integer_power_and_sign_on_32_and_64_bits_match_the_evaluator);
+  RUN_AND_ASSEMBLE(compares_of_narrow_integers_and_total_order_floats_match);
+  RUN_AND_ASSEMBLE(converts_to_and_from_narrow_integers_saturate_and_wrap_as_the_evaluator_does);
+  RUN_AND_ASSEMBLE(minifloats_round_to_nearest_even_from_f32_f64_and_integers_and_widen_exactly);
+  RUN_AND_ASSEMBLE(minifloat_arithmetic_rounds_each_f32_result_to_the_type);
+  RUN_AND_ASSEMBLE(reduce_precision_round_nearest_afz_and_float_remainder_match_bit_for_bit);
+  RUN_AND_ASSEMBLE(float_maximum_and_minimum_propagate_nan_and_keep_the_left_of_equal_zeros);
+  RUN_AND_ASSEMBLE(bitcast_converts_between_16_bit_types_keep_the_bits);
+  RUN_AND_ASSEMBLE(complex_elementwise_ops_split_into_parts_match_within_a_few_roundings);
+  RUN_AND_ASSEMBLE(a_packed_minifloat_layout_is_refused_not_miscompiled);
+  for (int i = 0; i < 2; i++) ptx_builder_free(&modules[i]);
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
+  if (!getenv("AXLE_KEEP_PTX") && system(command) != 0) printf("  (could not remove %s)\n", work_dir);
+  return test_summary();
+}
