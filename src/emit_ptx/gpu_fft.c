@@ -5,23 +5,29 @@
  * As the reference evaluator (src/ir/eval/eval_fft.c) does, a
  * multi-dimensional transform is the 1-D one along each dimension in turn,
  * in f64 complex, rounded once to the result type at the end. Each
- * dimension is one kernel ("pass"): one thread per output element computes
- * the plain DFT sum
- *     out[o, k, i] = scale * sum_j in[o, j, i] * w[(j*k) mod n]
- * over the line's n inputs. That is O(n^2) per line: correct for every
- * length, primes included, and fast enough for the short lengths of HLO
- * modules; the sum's order differs from the evaluator's mixed-radix one,
- * within a few ulps of f64. The twiddles w are computed on the host, as
- * the evaluator computes them (whole quarter turns exact), and uploaded
- * once as a constant binding, so no kernel needs a f64 sin or cos.
+ * dimension of length n = R1 R2 ... (its prime factors, smallest first, as
+ * the evaluator's mixed-radix recursion takes them) is one Stockham stage
+ * ("pass", one kernel) per factor: a thread per output element t of the
+ * stage, t = (block, q, k) = block*Ns*R + q*Ns + k with Ns the product of
+ * the earlier radices, sums the R inputs j + r*n/R (j = block*Ns + k)
+ * times w[r*(k + q*Ns)*n/(Ns*R) mod n]: the twiddle and the radix-R DFT
+ * in one product. A power of two is log2(n) radix-2 stages; a prime is one
+ * stage of radix n, the plain O(n^2) DFT; work is n * (sum of factors),
+ * as in the evaluator. Stockham's ordering needs no bit reversal: each
+ * stage reads one array and writes the other. The sum's order differs
+ * from the evaluator's within a few ulps of f64. The twiddles w are
+ * computed on the host, as the evaluator computes them (whole quarter
+ * turns exact), and uploaded once per dimension as a constant binding, so
+ * no kernel needs an f64 sin or cos.
  *
- * Passes ping-pong through two f64-complex scratch arrays
- * (gpu_reserve_temp); the first pass reads the operand in its own type,
- * the last writes the result in its own type. RFFT's last pass computes
+ * Stages ping-pong through two f64-complex scratch arrays
+ * (gpu_reserve_temp); the first stage reads the operand in its own type,
+ * the last writes the result in its own type. RFFT's last stage computes
  * only the first n/2+1 outputs of each line (the evaluator computes all n
- * and keeps those); IRFFT's last pass reads a line of n/2+1 values as the
- * n of its Hermitian extension, X[j] = conj(X[n-j]) for j > n/2, and
- * keeps the real part. */
+ * and keeps those); IRFFT's last dimension reads, in its first stage, a
+ * line of n/2+1 values as the n of its Hermitian extension,
+ * X[j] = conj(X[n-j]) for j > n/2, and its last stage keeps the real
+ * part. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +37,16 @@
 
 enum { FFT_BLOCK = 128, FFT_MAX_GRID = 1 << 20 };
 
-/* One pass: the DFT along one dimension of a row-major array seen as
+/* One stage of the DFT along one dimension of a row-major array seen as
  * [outer, n_in, inner] (in) and [outer, n_out, inner] (out). */
 typedef struct FftPass {
   int64_t outer, inner;
   int64_t n;              /* the transform length (the twiddles') */
   int64_t n_in, n_out;    /* stored line lengths: n, or n/2+1 (RFFT's out, IRFFT's in) */
-  bool inverse;           /* e^(+2 pi i jk/n) and a 1/n scale */
-  bool hermitian;         /* IRFFT's last pass: j > n_in-1 reads conj(in[n-j]) */
+  int64_t radix, span;   /* this stage's radix R, and Ns: the product of the earlier stages' radices */
+  bool inverse;           /* e^(+2 pi i jk/n) */
+  bool scale;             /* the dimension's last stage of an inverse: times 1/n */
+  bool hermitian;         /* IRFFT's last dimension, first stage: j > n_in-1 reads conj(in[n-j]) */
   bool real_out;          /* keep the real part */
   ElementType in_type, out_type;  /* TYPE_C128 for the scratch arrays */
 } FftPass;
@@ -108,7 +116,7 @@ static void accumulate(PtxBuilder *b, PtxReg sum_re, PtxReg sum_im, PtxReg xr, P
 
 /* The pass kernel: (in, out, twiddles) pointers. */
 static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
-  ptx_kernel_begin(b, entry, "fft: one DFT pass along one dimension, a thread per output element");
+  ptx_kernel_begin(b, entry, "fft: one Stockham stage along one dimension, a thread per output element");
   ptx_kernel_param(b, PTX_U64, "in");
   ptx_kernel_param(b, PTX_U64, "out");
   ptx_kernel_param(b, PTX_U64, "twiddles");
@@ -116,28 +124,39 @@ static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
   PtxReg in = ptx_param_load_global_pointer(b, "in"), out = ptx_param_load_global_pointer(b, "out");
   PtxReg twiddles = ptx_param_load_global_pointer(b, "twiddles");
   SerialLoop item = serial_grid_loop_begin(b, pass->outer * pass->n_out * pass->inner);
-  /* item = (o * n_out + k) * inner + i */
-  PtxReg i = ptx_reg_new(b, PTX_S64), rest = ptx_reg_new(b, PTX_S64), k = ptx_reg_new(b, PTX_S64),
-         o = ptx_reg_new(b, PTX_S64);
+  /* item = (o * n_out + t) * inner + i; output position t of the line is
+   * (block, q, k) with t = block * Ns R + q Ns + k, and it sums the R inputs
+   * j + r n/R, j = block Ns + k, each times w[r (k + q Ns) n/(Ns R)]. */
+  int64_t group = pass->span * pass->radix;
+  PtxReg i = ptx_reg_new(b, PTX_S64), rest = ptx_reg_new(b, PTX_S64), t = ptx_reg_new(b, PTX_S64),
+         o = ptx_reg_new(b, PTX_S64), k = ptx_reg_new(b, PTX_S64), in_group = ptx_reg_new(b, PTX_S64),
+         block = ptx_reg_new(b, PTX_S64), step = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "rem.s64 $r, $r, $D", i, item.var, pass->inner);
   ptx_inst(b, "div.s64 $r, $r, $D", rest, item.var, pass->inner);
-  ptx_inst(b, "rem.s64 $r, $r, $D", k, rest, pass->n_out);
+  ptx_inst(b, "rem.s64 $r, $r, $D", t, rest, pass->n_out);
   ptx_inst(b, "div.s64 $r, $r, $D", o, rest, pass->n_out);
+  ptx_inst(b, "rem.s64 $r, $r, $D", k, t, pass->span);
+  ptx_inst(b, "rem.s64 $r, $r, $D", in_group, t, group);
+  ptx_inst(b, "div.s64 $r, $r, $D", block, t, group);
+  PtxReg j0 = serial_mad(b, block, pass->span, k);
+  /* in_group = q Ns + k: the step of the twiddle index, (q Ns + k) n/(Ns R) < n */
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", step, in_group, pass->n / group);
   PtxReg line_base = serial_mad(b, o, pass->n_in * pass->inner, i);
   PtxReg sum_re = serial_f64(b, 0.0), sum_im = serial_f64(b, 0.0);
-  PtxReg turn = serial_s64(b, 0); /* (j*k) mod n, stepped by k */
-  PtxReg zero = serial_s64(b, 0), n = serial_s64(b, pass->n);
-  SerialLoop j = serial_loop_begin(b, zero, n, NULL);
+  PtxReg turn = serial_s64(b, 0); /* (r * step) mod n */
+  PtxReg zero = serial_s64(b, 0), radix = serial_s64(b, pass->radix);
+  SerialLoop r = serial_loop_begin(b, zero, radix, NULL);
+  PtxReg j = serial_mad(b, r.var, pass->n / pass->radix, j0);
   PtxReg xr, xi;
-  load_line_value(b, pass, in, line_base, j.var, &xr, &xi);
+  load_line_value(b, pass, in, line_base, j, &xr, &xi);
   PtxReg wr = serial_load(b, twiddles, turn, TYPE_C128, 0), wi = serial_load(b, twiddles, turn, TYPE_C128, 1);
   accumulate(b, sum_re, sum_im, xr, xi, wr, wi);
   PtxReg wrapped = ptx_reg_new(b, PTX_PRED);
-  ptx_inst(b, "add.s64 $r, $r, $r", turn, turn, k);
+  ptx_inst(b, "add.s64 $r, $r, $r", turn, turn, step);
   ptx_inst(b, "setp.ge.s64 $r, $r, $D", wrapped, turn, pass->n);
   ptx_inst(b, "@$r sub.s64 $r, $r, $D", wrapped, turn, turn, pass->n);
-  serial_loop_end(b, &j);
-  if (pass->inverse) {
+  serial_loop_end(b, &r);
+  if (pass->scale) {
     PtxReg scale = serial_f64(b, 1.0 / (double)pass->n);
     ptx_inst(b, "mul.rn.f64 $r, $r, $r", sum_re, sum_re, scale);
     ptx_inst(b, "mul.rn.f64 $r, $r, $r", sum_im, sum_im, scale);
@@ -189,16 +208,27 @@ static FftPass make_pass(const Instruction *inst, const int64_t *dims, int rank,
   return pass;
 }
 
-static bool add_pass(GpuCompile *c, const Instruction *inst, const FftPass *pass, int in, int out, int pass_number) {
+static bool add_pass(GpuCompile *c, const Instruction *inst, const FftPass *pass, int in, int out, int twiddles,
+                     int pass_number) {
   char suffix[16], entry[160];
   snprintf(suffix, sizeof suffix, "pass%d", pass_number);
   gpu_entry_name(c, inst, suffix, entry, sizeof entry);
   emit_pass(c->ptx, entry, pass);
   int64_t total = pass->outer * pass->n_out * pass->inner;
   int64_t blocks = (total + FFT_BLOCK - 1) / FFT_BLOCK;
-  int buffers[3] = {in, out, twiddle_binding(c, pass->n, pass->inverse)};
+  int buffers[3] = {in, out, twiddles};
   return gpu_add_launch(c, inst, entry, (unsigned)(blocks < FFT_MAX_GRID ? blocks : FFT_MAX_GRID), FFT_BLOCK, buffers,
                         3, NULL, 0) != NULL;
+}
+
+/* n's prime factors, smallest first (the evaluator's order of radices);
+ * a length of 1 is one stage of radix 1. Returns the count. */
+static int prime_factors(int64_t n, int64_t *factors) {
+  int count = 0;
+  for (int64_t p = 2; p * p <= n; p++)
+    while (n % p == 0) factors[count++] = p, n /= p;
+  if (n > 1 || count == 0) factors[count++] = n;
+  return count;
 }
 
 /* Whether two bindings' storage overlaps (a plan may place a result over
@@ -227,20 +257,35 @@ bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
   int scratch[2] = {-1, -1};
   int from = gpu_binding_of(c, inst->operands[0], 0), result = gpu_binding_of(c, inst, 0);
   if (bindings_overlap(c, from, result)) return gpu_refuse(c, inst, "an fft whose result overlaps its operand");
-  for (int axis = rank - count, p = 0; axis < rank; axis++, p++) {
-    FftPass pass = make_pass(inst, dims, rank, axis);
-    bool first = axis == rank - count, last = axis == rank - 1;
-    if (first) pass.in_type = x->type;
-    if (last) pass.out_type = inst->shape.type;
-    if (pass.real_out && !last) return gpu_refuse(c, inst, "an fft pass with a real result before the last");
-    int to = result;
-    if (!last) {
-      if (scratch[p % 2] < 0) scratch[p % 2] = gpu_reserve_temp(c, 16 * largest);
-      to = scratch[p % 2];
+  int pass_number = 0;
+  for (int axis = rank - count; axis < rank; axis++) {
+    FftPass whole = make_pass(inst, dims, rank, axis);
+    int twiddles = twiddle_binding(c, whole.n, whole.inverse);
+    int64_t radices[64];
+    int stages = prime_factors(whole.n, radices);
+    int64_t span = 1;
+    for (int s = 0; s < stages; span *= radices[s], s++) {
+      bool first = s == 0, last = s == stages - 1;
+      FftPass pass = whole;
+      pass.radix = radices[s];
+      pass.span = span;
+      if (!first) pass.n_in = pass.n, pass.hermitian = false;
+      if (!last) pass.n_out = pass.n, pass.real_out = false;
+      pass.scale = last && pass.inverse;
+      if (first && axis == rank - count) pass.in_type = x->type;
+      bool final = last && axis == rank - 1;
+      if (final) pass.out_type = inst->shape.type;
+      if (pass.real_out && !final) return gpu_refuse(c, inst, "an fft pass with a real result before the last");
+      int to = result;
+      if (!final) {
+        int which = pass_number % 2;
+        if (scratch[which] < 0) scratch[which] = gpu_reserve_temp(c, 16 * largest);
+        to = scratch[which];
+      }
+      if (!add_pass(c, inst, &pass, from, to, twiddles, pass_number++)) return false;
+      from = to;
     }
-    if (!add_pass(c, inst, &pass, from, to, p)) return false;
-    from = to;
-    dims[axis] = pass.n_out;
+    dims[axis] = whole.n_out;
   }
   return true;
 }

@@ -183,9 +183,9 @@ static void case_check(const char *label, const char *hlo, Fill fill, double rto
 
 /* ---- fft ---- */
 
-TEST(a_c64_fft_of_lengths_1_2_8_13_and_30_matches_the_interpreter) {
-  static const int lengths[] = {1, 2, 8, 13, 30};
-  for (int i = 0; i < 5; i++) {
+TEST(a_c64_fft_of_lengths_1_2_8_13_30_64_and_98_matches_the_interpreter) {
+  static const int lengths[] = {1, 2, 8, 13, 30, 64, 98};
+  for (int i = 0; i < 7; i++) {
     char hlo[512], label[32];
     snprintf(label, sizeof label, "fft_%d", lengths[i]);
     snprintf(hlo, sizeof hlo,
@@ -230,6 +230,10 @@ TEST(an_irfft_extends_each_line_hermitian_and_keeps_the_real_part) {
              "HloModule f\nENTRY e {\n  x = c64[2,5] parameter(0)\n"
              "  ROOT f = f32[2,9] fft(x), fft_type=IRFFT, fft_length={9}\n}\n",
              FILL_RANDOM, 1e-6, 1e-6);
+  case_check("irfft_16_f64",
+             "HloModule f\nENTRY e {\n  x = c128[2,9] parameter(0)\n"
+             "  ROOT f = f64[2,16] fft(x), fft_type=IRFFT, fft_length={16}\n}\n",
+             FILL_RANDOM, 1e-12, 1e-13);
   case_check("irfft_3d_f64",
              "HloModule f\nENTRY e {\n  x = c128[2,3,4,4] parameter(0)\n"
              "  ROOT f = f64[2,3,4,6] fft(x), fft_type=IRFFT, fft_length={3,4,6}\n}\n",
@@ -370,7 +374,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!tool_find("ptxas", ptxas, sizeof ptxas)) printf("SKIP ptxas checks (no ptxas on PATH or in /usr/local/cuda/bin)\n");
-  RUN(a_c64_fft_of_lengths_1_2_8_13_and_30_matches_the_interpreter);
+  RUN(a_c64_fft_of_lengths_1_2_8_13_30_64_and_98_matches_the_interpreter);
   RUN(an_ifft_over_two_dims_in_c128_matches_to_f64_precision);
   RUN(an_fft_over_three_dims_with_a_batch_dim_and_more_threads_than_a_block_matches);
   RUN(an_rfft_keeps_the_first_half_plus_one_outputs_for_odd_and_even_lengths);
