@@ -1,5 +1,291 @@
-/* The GPU backend's fft.
- * Not written yet: what the kernel IR lowers, else refused. */
-#include "emit_ptx/gpu_compile.h"
+/* The GPU backend's fft: FFT, IFFT, RFFT and IRFFT over the 1 to 3
+ * minor-most dimensions, any length, c64 / c128 (f32 / f64 for the real
+ * sides of RFFT and IRFFT).
+ *
+ * As the reference evaluator (src/ir/eval/eval_fft.c) does, a
+ * multi-dimensional transform is the 1-D one along each dimension in turn,
+ * in f64 complex, rounded once to the result type at the end. Each
+ * dimension of length n = R1 R2 ... (its prime factors, smallest first, as
+ * the evaluator's mixed-radix recursion takes them) is one Stockham stage
+ * ("pass", one kernel) per factor: a thread per output element t of the
+ * stage, t = (block, q, k) = block*Ns*R + q*Ns + k with Ns the product of
+ * the earlier radices, sums the R inputs j + r*n/R (j = block*Ns + k)
+ * times w[r*(k + q*Ns)*n/(Ns*R) mod n]: the twiddle and the radix-R DFT
+ * in one product. A power of two is log2(n) radix-2 stages; a prime is one
+ * stage of radix n, the plain O(n^2) DFT; work is n * (sum of factors),
+ * as in the evaluator. Stockham's ordering needs no bit reversal: each
+ * stage reads one array and writes the other. The sum's order differs
+ * from the evaluator's within a few ulps of f64. The twiddles w are
+ * computed on the host, as the evaluator computes them (whole quarter
+ * turns exact), and uploaded once per dimension as a constant binding, so
+ * no kernel needs an f64 sin or cos.
+ *
+ * Stages ping-pong through two f64-complex scratch arrays
+ * (gpu_reserve_temp); the first stage reads the operand in its own type,
+ * the last writes the result in its own type. RFFT's last stage computes
+ * only the first n/2+1 outputs of each line (the evaluator computes all n
+ * and keeps those); IRFFT's last dimension reads, in its first stage, a
+ * line of n/2+1 values as the n of its Hermitian extension,
+ * X[j] = conj(X[n-j]) for j > n/2, and its last stage keeps the real
+ * part. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) { return gpu_compile_kernel(c, inst); }
+#include "emit_ptx/gpu_compile.h"
+#include "emit_ptx/ptx_serial.h"
+
+enum { FFT_BLOCK = 128, FFT_MAX_GRID = 1 << 20 };
+
+/* One stage of the DFT along one dimension of a row-major array seen as
+ * [outer, n_in, inner] (in) and [outer, n_out, inner] (out). */
+typedef struct FftPass {
+  int64_t outer, inner;
+  int64_t n;              /* the transform length (the twiddles') */
+  int64_t n_in, n_out;    /* stored line lengths: n, or n/2+1 (RFFT's out, IRFFT's in) */
+  int64_t radix, span;   /* this stage's radix R, and Ns: the product of the earlier stages' radices */
+  bool inverse;           /* e^(+2 pi i jk/n) */
+  bool scale;             /* the dimension's last stage of an inverse: times 1/n */
+  bool hermitian;         /* IRFFT's last dimension, first stage: j > n_in-1 reads conj(in[n-j]) */
+  bool real_out;          /* keep the real part */
+  ElementType in_type, out_type;  /* TYPE_C128 for the scratch arrays */
+} FftPass;
+
+/* e^(sign 2 pi i j/n): whole quarter turns applied exactly, the rest by
+ * cos and sin of an angle below a quarter turn, as the evaluator does, so
+ * that 1, i, -1, -i are exact. */
+static void unit_root(int64_t j, int64_t n, bool inverse, double *re, double *im) {
+  int64_t quarter = (4 * j) / n, rest = 4 * j - quarter * n;
+  double angle = (M_PI / 2) * (double)rest / (double)n;
+  double c = cos(angle), s = sin(angle);
+  /* multiply by i^quarter: (c + is) i = -s + ic */
+  for (int64_t q = 0; q < quarter; q++) {
+    double t = c;
+    c = -s;
+    s = t;
+  }
+  *re = c;
+  *im = inverse ? s : -s;
+}
+
+/* The twiddles of one pass as a constant binding: n complex doubles. */
+static int twiddle_binding(GpuCompile *c, int64_t n, bool inverse) {
+  double *w = malloc((size_t)(2 * n) * sizeof *w);
+  if (!w) abort();
+  for (int64_t j = 0; j < n; j++) unit_root(j, n, inverse, &w[2 * j], &w[2 * j + 1]);
+  GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = 16 * n};
+  return gpu_program_add_binding(c->p, b, w);
+}
+
+/* The input x[j] of output (o, i)'s line, as (re, im) in f64. */
+static void load_line_value(PtxBuilder *b, const FftPass *pass, PtxReg in, PtxReg line_base, PtxReg j,
+                            PtxReg *re, PtxReg *im) {
+  PtxReg source_j = j;
+  PtxReg mirrored = ptx_reg_new(b, PTX_PRED);
+  if (pass->hermitian) {
+    PtxReg reflected = ptx_reg_new(b, PTX_S64);
+    source_j = ptx_reg_new(b, PTX_S64);
+    ptx_inst(b, "setp.ge.s64 $r, $r, $D", mirrored, j, pass->n_in);
+    ptx_inst(b, "sub.s64 $r, $D, $r", reflected, pass->n, j);
+    ptx_inst(b, "selp.b64 $r, $r, $r, $r", source_j, reflected, j, mirrored);
+  }
+  PtxReg at = serial_mad(b, source_j, pass->inner, line_base);
+  *re = serial_load(b, in, at, pass->in_type, 0);
+  if (type_is_complex(pass->in_type)) {
+    *im = serial_load(b, in, at, pass->in_type, 1);
+    if (pass->hermitian) ptx_inst(b, "@$r neg.f64 $r, $r", mirrored, *im, *im);
+  } else {
+    *im = serial_f64(b, 0.0);
+  }
+}
+
+/* sum += x * w, complex, each product rounded as C's complex multiply
+ * rounds it (no fused multiply-add). */
+static void accumulate(PtxBuilder *b, PtxReg sum_re, PtxReg sum_im, PtxReg xr, PtxReg xi, PtxReg wr, PtxReg wi) {
+  PtxReg p1 = ptx_reg_new(b, PTX_F64), p2 = ptx_reg_new(b, PTX_F64), t = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p1, xr, wr);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p2, xi, wi);
+  ptx_inst(b, "sub.rn.f64 $r, $r, $r", t, p1, p2);
+  ptx_inst(b, "add.rn.f64 $r, $r, $r", sum_re, sum_re, t);
+  PtxReg p3 = ptx_reg_new(b, PTX_F64), p4 = ptx_reg_new(b, PTX_F64), u = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p3, xr, wi);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p4, xi, wr);
+  ptx_inst(b, "add.rn.f64 $r, $r, $r", u, p3, p4);
+  ptx_inst(b, "add.rn.f64 $r, $r, $r", sum_im, sum_im, u);
+}
+
+/* The pass kernel: (in, out, twiddles) pointers. */
+static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
+  ptx_kernel_begin(b, entry, "fft: one Stockham stage along one dimension, a thread per output element");
+  ptx_kernel_param(b, PTX_U64, "in");
+  ptx_kernel_param(b, PTX_U64, "out");
+  ptx_kernel_param(b, PTX_U64, "twiddles");
+  ptx_kernel_set_max_threads(b, FFT_BLOCK);
+  PtxReg in = ptx_param_load_global_pointer(b, "in"), out = ptx_param_load_global_pointer(b, "out");
+  PtxReg twiddles = ptx_param_load_global_pointer(b, "twiddles");
+  SerialLoop item = serial_grid_loop_begin(b, pass->outer * pass->n_out * pass->inner);
+  /* item = (o * n_out + t) * inner + i; output position t of the line is
+   * (block, q, k) with t = block * Ns R + q Ns + k, and it sums the R inputs
+   * j + r n/R, j = block Ns + k, each times w[r (k + q Ns) n/(Ns R)]. */
+  int64_t group = pass->span * pass->radix;
+  PtxReg i = ptx_reg_new(b, PTX_S64), rest = ptx_reg_new(b, PTX_S64), t = ptx_reg_new(b, PTX_S64),
+         o = ptx_reg_new(b, PTX_S64), k = ptx_reg_new(b, PTX_S64), in_group = ptx_reg_new(b, PTX_S64),
+         block = ptx_reg_new(b, PTX_S64), step = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "rem.s64 $r, $r, $D", i, item.var, pass->inner);
+  ptx_inst(b, "div.s64 $r, $r, $D", rest, item.var, pass->inner);
+  ptx_inst(b, "rem.s64 $r, $r, $D", t, rest, pass->n_out);
+  ptx_inst(b, "div.s64 $r, $r, $D", o, rest, pass->n_out);
+  ptx_inst(b, "rem.s64 $r, $r, $D", k, t, pass->span);
+  ptx_inst(b, "rem.s64 $r, $r, $D", in_group, t, group);
+  ptx_inst(b, "div.s64 $r, $r, $D", block, t, group);
+  PtxReg j0 = serial_mad(b, block, pass->span, k);
+  /* in_group = q Ns + k: the step of the twiddle index, (q Ns + k) n/(Ns R) < n */
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", step, in_group, pass->n / group);
+  PtxReg line_base = serial_mad(b, o, pass->n_in * pass->inner, i);
+  PtxReg sum_re = serial_f64(b, 0.0), sum_im = serial_f64(b, 0.0);
+  PtxReg turn = serial_s64(b, 0); /* (r * step) mod n */
+  PtxReg zero = serial_s64(b, 0), radix = serial_s64(b, pass->radix);
+  SerialLoop r = serial_loop_begin(b, zero, radix, NULL);
+  PtxReg j = serial_mad(b, r.var, pass->n / pass->radix, j0);
+  PtxReg xr, xi;
+  load_line_value(b, pass, in, line_base, j, &xr, &xi);
+  PtxReg wr = serial_load(b, twiddles, turn, TYPE_C128, 0), wi = serial_load(b, twiddles, turn, TYPE_C128, 1);
+  accumulate(b, sum_re, sum_im, xr, xi, wr, wi);
+  PtxReg wrapped = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "add.s64 $r, $r, $r", turn, turn, step);
+  ptx_inst(b, "setp.ge.s64 $r, $r, $D", wrapped, turn, pass->n);
+  ptx_inst(b, "@$r sub.s64 $r, $r, $D", wrapped, turn, turn, pass->n);
+  serial_loop_end(b, &r);
+  if (pass->scale) {
+    PtxReg scale = serial_f64(b, 1.0 / (double)pass->n);
+    ptx_inst(b, "mul.rn.f64 $r, $r, $r", sum_re, sum_re, scale);
+    ptx_inst(b, "mul.rn.f64 $r, $r, $r", sum_im, sum_im, scale);
+  }
+  serial_store(b, out, item.var, pass->out_type, 0, sum_re);
+  if (!pass->real_out) serial_store(b, out, item.var, pass->out_type, 1, sum_im);
+  serial_loop_end(b, &item);
+  ptx_inst(b, "ret");
+  ptx_kernel_end(b);
+}
+
+/* What the passes rely on: the result has the operand's dims but the last
+ * (n/2+1 for RFFT, n for IRFFT), and fft_length names the transformed
+ * dims' lengths. NULL when it fits, else why not. */
+static const char *fft_shape_problem(const Instruction *inst) {
+  const Shape *x = &inst->operands[0]->shape, *out = &inst->shape;
+  const FftDims *f = attrs_fft(&inst->attrs);
+  int count = f->length.count, rank = x->rank;
+  if (x->type == TYPE_TUPLE || out->type == TYPE_TUPLE || count < 1 || count > 3 || rank < count ||
+      out->rank != rank)
+    return "an fft whose operand, result and fft_length do not fit together";
+  if (!shape_is_row_major(x) || !shape_is_row_major(out)) return "an fft over a non-row-major layout";
+  if (!serial_type_ok(x->type) || !serial_type_ok(out->type)) return "an fft of this element type";
+  for (int d = 0; d < rank - 1; d++)
+    if (out->dims[d] != x->dims[d]) return "an fft whose result dims differ from the operand's";
+  int first = rank - count;
+  const Shape *full = f->type == FFT_TYPE_IRFFT ? out : x;  /* the one whose dims are the lengths */
+  for (int d = first; d < rank; d++)
+    if (full->dims[d] != f->length.values[d - first]) return "an fft_length that differs from the dims";
+  int64_t in_last = x->dims[rank - 1], out_last = out->dims[rank - 1];
+  bool ok = f->type == FFT_TYPE_RFFT ? out_last == in_last / 2 + 1
+          : f->type == FFT_TYPE_IRFFT ? in_last == out_last / 2 + 1 : out_last == in_last;
+  return ok ? NULL : "an fft whose last dims do not fit its type";
+}
+
+/* The pass along `axis` of the work dims. */
+static FftPass make_pass(const Instruction *inst, const int64_t *dims, int rank, int axis) {
+  const FftDims *f = attrs_fft(&inst->attrs);
+  FftPass pass = {.outer = 1, .inner = 1, .in_type = TYPE_C128, .out_type = TYPE_C128};
+  for (int d = 0; d < axis; d++) pass.outer *= dims[d];
+  for (int d = axis + 1; d < rank; d++) pass.inner *= dims[d];
+  pass.n = pass.n_in = pass.n_out = dims[axis];
+  pass.inverse = f->type == FFT_TYPE_IFFT || f->type == FFT_TYPE_IRFFT;
+  if (axis == rank - 1 && f->type == FFT_TYPE_RFFT) pass.n_out = inst->shape.dims[rank - 1];
+  if (axis == rank - 1 && f->type == FFT_TYPE_IRFFT) {
+    pass.n = pass.n_out = inst->shape.dims[rank - 1];
+    pass.hermitian = pass.real_out = true;
+  }
+  return pass;
+}
+
+static bool add_pass(GpuCompile *c, const Instruction *inst, const FftPass *pass, int in, int out, int twiddles,
+                     int pass_number) {
+  char suffix[16], entry[160];
+  snprintf(suffix, sizeof suffix, "pass%d", pass_number);
+  gpu_entry_name(c, inst, suffix, entry, sizeof entry);
+  emit_pass(c->ptx, entry, pass);
+  int64_t total = pass->outer * pass->n_out * pass->inner;
+  int64_t blocks = (total + FFT_BLOCK - 1) / FFT_BLOCK;
+  int buffers[3] = {in, out, twiddles};
+  return gpu_add_launch(c, inst, entry, (unsigned)(blocks < FFT_MAX_GRID ? blocks : FFT_MAX_GRID), FFT_BLOCK, buffers,
+                        3, NULL, 0) != NULL;
+}
+
+/* n's prime factors, smallest first (the evaluator's order of radices);
+ * a length of 1 is one stage of radix 1. Returns the count. */
+static int prime_factors(int64_t n, int64_t *factors) {
+  int count = 0;
+  for (int64_t p = 2; p * p <= n; p++)
+    while (n % p == 0) factors[count++] = p, n /= p;
+  if (n > 1 || count == 0) factors[count++] = n;
+  return count;
+}
+
+/* Whether two bindings' storage overlaps (a plan may place a result over
+ * its operand; a pass reads whole lines, so it cannot work in place). */
+static bool bindings_overlap(const GpuCompile *c, int a, int b) {
+  if (a < 0 || b < 0) return false;
+  const GpuBinding *x = &c->p->bindings[a], *y = &c->p->bindings[b];
+  if (a == b) return true;
+  if (x->kind != y->kind || x->kind == GPU_BINDING_NONE || x->kind == GPU_BINDING_PARAMETER) return false;
+  return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
+bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
+  if (inst->operand_count != 1) return gpu_refuse(c, inst, "an fft without one operand");
+  const char *problem = fft_shape_problem(inst);
+  if (problem) return gpu_refuse(c, inst, problem);
+  const Shape *x = &inst->operands[0]->shape;
+  int rank = x->rank, count = attrs_fft(&inst->attrs)->length.count;
+  int64_t dims[AXLE_MAX_RANK], largest = 0;
+  memcpy(dims, x->dims, sizeof(int64_t) * (size_t)rank);
+  if (shape_element_count(x) == 0 || shape_element_count(&inst->shape) == 0) return true;
+  /* Scratch: every intermediate array, f64 complex; the largest is at most
+   * the operand's count with the last dim at its larger extent. */
+  largest = shape_element_count(x) / dims[rank - 1] *
+            (dims[rank - 1] > inst->shape.dims[rank - 1] ? dims[rank - 1] : inst->shape.dims[rank - 1]);
+  int scratch[2] = {-1, -1};
+  int from = gpu_binding_of(c, inst->operands[0], 0), result = gpu_binding_of(c, inst, 0);
+  if (bindings_overlap(c, from, result)) return gpu_refuse(c, inst, "an fft whose result overlaps its operand");
+  int pass_number = 0;
+  for (int axis = rank - count; axis < rank; axis++) {
+    FftPass whole = make_pass(inst, dims, rank, axis);
+    int twiddles = twiddle_binding(c, whole.n, whole.inverse);
+    int64_t radices[64];
+    int stages = prime_factors(whole.n, radices);
+    int64_t span = 1;
+    for (int s = 0; s < stages; span *= radices[s], s++) {
+      bool first = s == 0, last = s == stages - 1;
+      FftPass pass = whole;
+      pass.radix = radices[s];
+      pass.span = span;
+      if (!first) pass.n_in = pass.n, pass.hermitian = false;
+      if (!last) pass.n_out = pass.n, pass.real_out = false;
+      pass.scale = last && pass.inverse;
+      if (first && axis == rank - count) pass.in_type = x->type;
+      bool final = last && axis == rank - 1;
+      if (final) pass.out_type = inst->shape.type;
+      if (pass.real_out && !final) return gpu_refuse(c, inst, "an fft pass with a real result before the last");
+      int to = result;
+      if (!final) {
+        int which = pass_number % 2;
+        if (scratch[which] < 0) scratch[which] = gpu_reserve_temp(c, 16 * largest);
+        to = scratch[which];
+      }
+      if (!add_pass(c, inst, &pass, from, to, twiddles, pass_number++)) return false;
+      from = to;
+    }
+    dims[axis] = whole.n_out;
+  }
+  return true;
+}

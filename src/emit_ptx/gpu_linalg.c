@@ -1,7 +1,463 @@
-/* The GPU backend's linear algebra: cholesky, triangular-solve, linear-algebra custom calls.
- * Not written yet: what the kernel IR lowers, else refused. */
+/* The GPU backend's linear algebra: cholesky, triangular-solve, and JAX's
+ * LU custom call (lapack_sgetrf_ffi / lapack_dgetrf_ffi).
+ *
+ * Each is a serial kernel: one thread per matrix (cholesky, LU) or per
+ * solved vector (triangular-solve) runs the reference evaluator's loops
+ * (src/ir/numeric_routines.c, src/ir/eval/eval_linalg.c) in the same
+ * order, in f64, on an f64 copy in scratch memory (gpu_reserve_temp), and
+ * rounds each output once, as the evaluator does. Every f64 operation is
+ * the IEEE one (.rn, no fused multiply-add), so the results are the
+ * evaluator's bits. The batch dimensions run grid-stride, so any grid is
+ * correct; threads share no data, so there are no races. Small matrices
+ * are what HLO modules hold these ops for (the factorizations JAX calls
+ * LAPACK for on a CPU); a blocked, many-thread version is the way to
+ * large ones. */
+#include <math.h>
+#include <string.h>
+
 #include "emit_ptx/gpu_compile.h"
+#include "emit_ptx/ptx_serial.h"
 
-bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) { return gpu_compile_kernel(c, inst); }
+enum { LINALG_BLOCK = 64, LINALG_MAX_GRID = 1 << 20 };
 
-bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst) { return gpu_compile_kernel(c, inst); }
+/* A value in f64: re only for reals, re and im for complex numbers. */
+typedef struct Value {
+  PtxReg re, im;
+  bool complex;
+} Value;
+
+static Value value_load(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t) {
+  Value v = {.re = serial_load(b, base, index, t, 0), .complex = type_is_complex(t)};
+  if (v.complex) v.im = serial_load(b, base, index, t, 1);
+  return v;
+}
+
+static void value_store(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, Value v) {
+  serial_store(b, base, index, t, 0, v.re);
+  if (type_is_complex(t)) serial_store(b, base, index, t, 1, v.im);
+}
+
+/* acc -= x * conj(y) (complex, as C's complex multiply rounds it) or
+ * acc -= x * y (real). */
+static void value_sub_product(PtxBuilder *b, Value acc, Value x, Value y, bool conjugate_y) {
+  PtxReg p1 = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p1, x.re, y.re);
+  if (!acc.complex) {
+    ptx_inst(b, "sub.rn.f64 $r, $r, $r", acc.re, acc.re, p1);
+    return;
+  }
+  PtxReg yi = y.im;
+  if (conjugate_y) {
+    yi = ptx_reg_new(b, PTX_F64);
+    ptx_inst(b, "neg.f64 $r, $r", yi, y.im);
+  }
+  PtxReg p2 = ptx_reg_new(b, PTX_F64), re = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p2, x.im, yi);
+  ptx_inst(b, "sub.rn.f64 $r, $r, $r", re, p1, p2);
+  ptx_inst(b, "sub.rn.f64 $r, $r, $r", acc.re, acc.re, re);
+  PtxReg p3 = ptx_reg_new(b, PTX_F64), p4 = ptx_reg_new(b, PTX_F64), im = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p3, x.re, yi);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p4, x.im, y.re);
+  ptx_inst(b, "add.rn.f64 $r, $r, $r", im, p3, p4);
+  ptx_inst(b, "sub.rn.f64 $r, $r, $r", acc.im, acc.im, im);
+}
+
+/* A fresh copy of v divided (each part) by a real divisor. */
+static Value value_div_real(PtxBuilder *b, Value v, PtxReg divisor) {
+  Value q = {.re = ptx_reg_new(b, PTX_F64), .complex = v.complex};
+  ptx_inst(b, "div.rn.f64 $r, $r, $r", q.re, v.re, divisor);
+  if (v.complex) {
+    q.im = ptx_reg_new(b, PTX_F64);
+    ptx_inst(b, "div.rn.f64 $r, $r, $r", q.im, v.im, divisor);
+  }
+  return q;
+}
+
+/* A fresh register copy (loads give fresh registers; accumulators must not
+ * alias a value that is read again). */
+static Value value_copy(PtxBuilder *b, Value v) {
+  Value c = {.re = ptx_reg_new(b, PTX_F64), .complex = v.complex};
+  ptx_inst(b, "mov.f64 $r, $r", c.re, v.re);
+  if (v.complex) {
+    c.im = ptx_reg_new(b, PTX_F64);
+    ptx_inst(b, "mov.f64 $r, $r", c.im, v.im);
+  }
+  return c;
+}
+
+/* row * n + col + base, an element index of an n-column matrix. */
+static PtxReg matrix_index(PtxBuilder *b, PtxReg base, PtxReg row, int64_t n, PtxReg col) {
+  PtxReg at = serial_mad(b, row, n, col);
+  ptx_inst(b, "add.s64 $r, $r, $r", at, at, base);
+  return at;
+}
+
+static int64_t batch_count(const Shape *s) {
+  int64_t n = 1;
+  for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
+  return n;
+}
+
+static unsigned grid_for(int64_t items) {
+  int64_t blocks = (items + LINALG_BLOCK - 1) / LINALG_BLOCK;
+  return (unsigned)(blocks < 1 ? 1 : blocks < LINALG_MAX_GRID ? blocks : LINALG_MAX_GRID);
+}
+
+static void kernel_open(PtxBuilder *b, const char *entry, const char *what, const char *const *params, int count,
+                        PtxReg *pointers) {
+  ptx_kernel_begin(b, entry, what);
+  for (int i = 0; i < count; i++) ptx_kernel_param(b, PTX_U64, params[i]);
+  ptx_kernel_set_max_threads(b, LINALG_BLOCK);
+  for (int i = 0; i < count; i++) pointers[i] = ptx_param_load_global_pointer(b, params[i]);
+}
+
+static void kernel_close(PtxBuilder *b) {
+  ptx_inst(b, "ret");
+  ptx_kernel_end(b);
+}
+
+/* ------------------------------------------------------------- cholesky */
+
+typedef struct CholeskyPlan {
+  int64_t n;
+  bool lower;
+  ElementType type, work_type;  /* work: f64 or c128 */
+} CholeskyPlan;
+
+/* Column j of L (linalg_cholesky_factor, or its complex form): the
+ * updated diagonal d, root = sqrt(re d), L[j][j] = d/root (root for a 1x1
+ * matrix), then L[i][j] for i > j. `bad` becomes nonzero on a NaN root. */
+static void cholesky_column(PtxBuilder *b, const CholeskyPlan *q, PtxReg a, PtxReg work, PtxReg base, PtxReg j,
+                            PtxReg bad) {
+  PtxReg zero = serial_s64(b, 0), n = serial_s64(b, q->n);
+  Value d = value_copy(b, value_load(b, a, matrix_index(b, base, j, q->n, j), q->type));
+  SerialLoop k = serial_loop_begin(b, zero, j, NULL);
+  Value ljk = value_load(b, work, matrix_index(b, base, j, q->n, k.var), q->work_type);
+  value_sub_product(b, d, ljk, ljk, true);
+  serial_loop_end(b, &k);
+  PtxReg root = ptx_reg_new(b, PTX_F64), is_nan = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "sqrt.rn.f64 $r, $r", root, d.re);
+  ptx_inst(b, "setp.nan.f64 $r, $r, $r", is_nan, root, root);
+  ptx_inst(b, "@$r mov.s64 $r, 1", is_nan, bad);
+  Value diag = {.re = root, .im = serial_f64(b, 0.0), .complex = d.complex};
+  if (q->n != 1) diag = value_div_real(b, d, root);
+  value_store(b, work, matrix_index(b, base, j, q->n, j), q->work_type, diag);
+  PtxReg below = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "add.s64 $r, $r, 1", below, j);
+  SerialLoop i = serial_loop_begin(b, below, n, NULL);
+  PtxReg from = q->lower ? matrix_index(b, base, i.var, q->n, j) : matrix_index(b, base, j, q->n, i.var);
+  Value v = value_copy(b, value_load(b, a, from, q->type));
+  SerialLoop k2 = serial_loop_begin(b, zero, j, NULL);
+  Value lik = value_load(b, work, matrix_index(b, base, i.var, q->n, k2.var), q->work_type);
+  Value ljk2 = value_load(b, work, matrix_index(b, base, j, q->n, k2.var), q->work_type);
+  value_sub_product(b, v, lik, ljk2, true);
+  serial_loop_end(b, &k2);
+  value_store(b, work, matrix_index(b, base, i.var, q->n, j), q->work_type, value_div_real(b, v, root));
+  serial_loop_end(b, &i);
+}
+
+/* Params a, out, work: one thread per matrix. */
+static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyPlan *q, int64_t batches) {
+  static const char *const params[] = {"a", "out", "work"};
+  PtxReg p[3];
+  kernel_open(b, entry, "cholesky: a thread per matrix, column by column in f64", params, 3, p);
+  SerialLoop m = serial_grid_loop_begin(b, batches);
+  PtxReg base = ptx_reg_new(b, PTX_S64), bad = serial_s64(b, 0);
+  PtxReg zero = serial_s64(b, 0), n = serial_s64(b, q->n), size = serial_s64(b, q->n * q->n);
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", base, m.var, q->n * q->n);
+  Value nothing = {.re = serial_f64(b, 0.0), .im = serial_f64(b, 0.0), .complex = type_is_complex(q->type)};
+  SerialLoop clear = serial_loop_begin(b, zero, size, NULL);
+  PtxReg at = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "add.s64 $r, $r, $r", at, base, clear.var);
+  value_store(b, p[2], at, q->work_type, nothing);
+  serial_loop_end(b, &clear);
+  SerialLoop j = serial_loop_begin(b, zero, n, NULL);
+  cholesky_column(b, q, p[0], p[2], base, j.var, bad);
+  serial_loop_end(b, &j);
+  /* out[i][j] = L[i][j] (lower) or L[j][i] (upper); all NaN when not
+   * positive definite. */
+  PtxReg failed = ptx_reg_new(b, PTX_PRED), nan = serial_f64(b, NAN);
+  ptx_inst(b, "setp.ne.s64 $r, $r, 0", failed, bad);
+  SerialLoop r = serial_loop_begin(b, zero, n, NULL);
+  SerialLoop c = serial_loop_begin(b, zero, n, NULL);
+  PtxReg from = q->lower ? matrix_index(b, base, r.var, q->n, c.var) : matrix_index(b, base, c.var, q->n, r.var);
+  Value v = value_load(b, p[2], from, q->work_type);
+  ptx_inst(b, "@$r mov.f64 $r, $r", failed, v.re, nan);
+  if (v.complex) ptx_inst(b, "@$r mov.f64 $r, $r", failed, v.im, nan);
+  value_store(b, p[1], matrix_index(b, base, r.var, q->n, c.var), q->type, v);
+  serial_loop_end(b, &c);
+  serial_loop_end(b, &r);
+  serial_loop_end(b, &m);
+  kernel_close(b);
+}
+
+static bool compile_cholesky(GpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape;
+  if (a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2] || !shape_same_dims(a, &inst->shape) ||
+      a->type != inst->shape.type)
+    return gpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
+  CholeskyPlan q = {.n = a->dims[a->rank - 1], .lower = inst->attrs.lower, .type = a->type};
+  q.work_type = type_is_complex(a->type) ? TYPE_C128 : TYPE_F64;
+  int64_t batches = batch_count(a), elements = shape_element_count(a);
+  if (elements == 0) return true;
+  int buffers[3] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), -1};
+  if (buffers[0] == buffers[1]) return gpu_refuse(c, inst, "a cholesky whose result shares its operand's buffer");
+  buffers[2] = gpu_reserve_temp(c, elements * type_byte_size(q.work_type));
+  char entry[160];
+  gpu_entry_name(c, inst, "cholesky", entry, sizeof entry);
+  emit_cholesky(c->ptx, entry, &q, batches);
+  return gpu_add_launch(c, inst, entry, grid_for(batches), LINALG_BLOCK, buffers, 3, NULL, 0) != NULL;
+}
+
+/* ----------------------------------------------------- triangular-solve */
+
+typedef struct SolvePlan {
+  int64_t m, rows, cols, vectors;  /* vectors per matrix: b's columns (left side) or rows */
+  int64_t vector_stride, element_stride;
+  bool t_lower, transpose, unit;
+  ElementType type;
+} SolvePlan;
+
+/* x[i] = (x[i] - sum over t's triangle of t[i][k] x[k]) / t[i][i], with
+ * t = op(a) built as the evaluator's triangular_matrix builds it: t[i][k]
+ * is a[k][i] when transposed, and 1 on a unit diagonal (then not divided:
+ * s / 1 is s). */
+static void solve_step(PtxBuilder *b, const SolvePlan *q, PtxReg a, PtxReg work, PtxReg a_base, PtxReg x_base,
+                       PtxReg step) {
+  PtxReg i = step;
+  if (!q->t_lower) {
+    i = ptx_reg_new(b, PTX_S64);
+    ptx_inst(b, "sub.s64 $r, $D, $r", i, q->m - 1, step);
+  }
+  PtxReg xi = serial_mad(b, i, q->element_stride, x_base);
+  Value s = value_copy(b, value_load(b, work, xi, TYPE_F64));
+  PtxReg start = serial_s64(b, 0), end = i;
+  if (!q->t_lower) {
+    start = ptx_reg_new(b, PTX_S64);
+    ptx_inst(b, "add.s64 $r, $r, 1", start, i);
+    end = serial_s64(b, q->m);
+  }
+  SerialLoop k = serial_loop_begin(b, start, end, NULL);
+  PtxReg t_at = q->transpose ? matrix_index(b, a_base, k.var, q->m, i) : matrix_index(b, a_base, i, q->m, k.var);
+  Value t = value_load(b, a, t_at, q->type);
+  Value x = value_load(b, work, serial_mad(b, k.var, q->element_stride, x_base), TYPE_F64);
+  value_sub_product(b, s, t, x, false);
+  serial_loop_end(b, &k);
+  if (!q->unit) s = value_div_real(b, s, value_load(b, a, matrix_index(b, a_base, i, q->m, i), q->type).re);
+  value_store(b, work, xi, TYPE_F64, s);
+}
+
+/* Params a, b, out, work: one thread per solved vector. */
+static void emit_solve(PtxBuilder *b, const char *entry, const SolvePlan *q, int64_t batches) {
+  static const char *const params[] = {"a", "b", "out", "work"};
+  PtxReg p[4];
+  kernel_open(b, entry, "triangular-solve: a thread per solved vector, by substitution in f64", params, 4, p);
+  SerialLoop v = serial_grid_loop_begin(b, batches * q->vectors);
+  PtxReg matrix = ptx_reg_new(b, PTX_S64), vector = ptx_reg_new(b, PTX_S64), a_base = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "div.s64 $r, $r, $D", matrix, v.var, q->vectors);
+  ptx_inst(b, "rem.s64 $r, $r, $D", vector, v.var, q->vectors);
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", a_base, matrix, q->m * q->m);
+  PtxReg x_base = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", x_base, matrix, q->rows * q->cols);
+  x_base = serial_mad(b, vector, q->vector_stride, x_base);
+  PtxReg zero = serial_s64(b, 0), m = serial_s64(b, q->m);
+  SerialLoop load = serial_loop_begin(b, zero, m, NULL);
+  PtxReg at = serial_mad(b, load.var, q->element_stride, x_base);
+  value_store(b, p[3], at, TYPE_F64, value_load(b, p[1], at, q->type));
+  serial_loop_end(b, &load);
+  SerialLoop step = serial_loop_begin(b, zero, m, NULL);
+  solve_step(b, q, p[0], p[3], a_base, x_base, step.var);
+  serial_loop_end(b, &step);
+  SerialLoop store = serial_loop_begin(b, zero, m, NULL);
+  PtxReg to = serial_mad(b, store.var, q->element_stride, x_base);
+  value_store(b, p[2], to, q->type, value_load(b, p[3], to, TYPE_F64));
+  serial_loop_end(b, &store);
+  serial_loop_end(b, &v);
+  kernel_close(b);
+}
+
+static bool compile_triangular_solve(GpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape, *x = &inst->operands[1]->shape;
+  int rank = x->rank;
+  bool ok = a->rank == rank && rank >= 2 && a->dims[rank - 1] == a->dims[rank - 2] &&
+            shape_same_dims(x, &inst->shape) && a->type == x->type && x->type == inst->shape.type;
+  for (int d = 0; ok && d < rank - 2; d++) ok = a->dims[d] == x->dims[d];
+  if (ok) ok = a->dims[rank - 1] == (inst->attrs.left_side ? x->dims[rank - 2] : x->dims[rank - 1]);
+  if (!ok) return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
+  if (a->type != TYPE_F32 && a->type != TYPE_F64) return gpu_refuse(c, inst, "a triangular-solve that is not f32 or f64");
+  SolvePlan q = {.m = a->dims[rank - 1], .rows = x->dims[rank - 2], .cols = x->dims[rank - 1], .type = a->type};
+  q.unit = inst->attrs.unit_diagonal;
+  q.transpose = inst->attrs.transpose_a != TRANSPOSE_A_NO;  /* ADJOINT is TRANSPOSE for reals */
+  if (!inst->attrs.left_side) q.transpose = !q.transpose;   /* x op(a) = b is op(a)^T x^T = b^T */
+  q.t_lower = inst->attrs.lower != q.transpose;
+  q.vectors = inst->attrs.left_side ? q.cols : q.rows;
+  q.vector_stride = inst->attrs.left_side ? 1 : q.cols;
+  q.element_stride = inst->attrs.left_side ? q.cols : 1;
+  int64_t batches = batch_count(x), elements = shape_element_count(x);
+  if (elements == 0) return true;
+  int buffers[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
+                    gpu_binding_of(c, inst, 0), gpu_reserve_temp(c, 8 * elements)};
+  char entry[160];
+  gpu_entry_name(c, inst, "solve", entry, sizeof entry);
+  emit_solve(c->ptx, entry, &q, batches);
+  return gpu_add_launch(c, inst, entry, grid_for(batches * q.vectors), LINALG_BLOCK, buffers, 4, NULL, 0) != NULL;
+}
+
+/* ------------------------------------------------------------ LU (getrf) */
+
+typedef struct LuPlan {
+  int64_t m, n, steps;
+  ElementType type;
+} LuPlan;
+
+/* Swaps rows j and pivot (all n columns) of the work matrix. */
+static void lu_swap_rows(PtxBuilder *b, const LuPlan *q, PtxReg work, PtxReg base, PtxReg j, PtxReg pivot) {
+  PtxReg zero = serial_s64(b, 0), n = serial_s64(b, q->n);
+  SerialLoop k = serial_loop_begin(b, zero, n, NULL);
+  PtxReg at_p = matrix_index(b, base, pivot, q->n, k.var), at_j = matrix_index(b, base, j, q->n, k.var);
+  PtxReg vp = serial_load(b, work, at_p, TYPE_F64, 0), vj = serial_load(b, work, at_j, TYPE_F64, 0);
+  serial_store(b, work, at_p, TYPE_F64, 0, vj);
+  serial_store(b, work, at_j, TYPE_F64, 0, vp);
+  serial_loop_end(b, &k);
+}
+
+/* The first row at or below j with the largest |w[i][j]| (linalg_lu_factor). */
+static PtxReg lu_pivot_row(PtxBuilder *b, const LuPlan *q, PtxReg work, PtxReg base, PtxReg j, PtxReg below) {
+  PtxReg pivot = ptx_reg_new(b, PTX_S64), best = ptx_reg_new(b, PTX_F64), m = serial_s64(b, q->m);
+  ptx_inst(b, "mov.s64 $r, $r", pivot, j);
+  ptx_inst(b, "abs.f64 $r, $r", best, serial_load(b, work, matrix_index(b, base, j, q->n, j), TYPE_F64, 0));
+  SerialLoop i = serial_loop_begin(b, below, m, NULL);
+  PtxReg size = ptx_reg_new(b, PTX_F64), larger = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "abs.f64 $r, $r", size, serial_load(b, work, matrix_index(b, base, i.var, q->n, j), TYPE_F64, 0));
+  ptx_inst(b, "setp.gt.f64 $r, $r, $r", larger, size, best);
+  ptx_inst(b, "@$r mov.s64 $r, $r", larger, pivot, i.var);
+  ptx_inst(b, "@$r mov.f64 $r, $r", larger, best, size);
+  serial_loop_end(b, &i);
+  return pivot;
+}
+
+/* Step j: pivot, record ipiv, swap and scale (or note a zero pivot in
+ * info), then the trailing update, all as linalg_lu_factor orders them. */
+static void lu_step(PtxBuilder *b, const LuPlan *q, const PtxReg *p, PtxReg base, PtxReg matrix, PtxReg j,
+                    PtxReg info) {
+  PtxReg work = p[4], m = serial_s64(b, q->m), n = serial_s64(b, q->n), below = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "add.s64 $r, $r, 1", below, j);
+  PtxReg pivot = lu_pivot_row(b, q, work, base, j, below);
+  PtxReg one_based = ptx_reg_new(b, PTX_S64), word = ptx_reg_new(b, PTX_S32);
+  ptx_inst(b, "add.s64 $r, $r, 1", one_based, pivot);
+  ptx_inst(b, "cvt.u32.u64 $r, $r", word, one_based);
+  PtxReg ipiv_at = ptx_element_address(b, p[2], serial_mad(b, matrix, q->steps, j), 4);
+  ptx_inst(b, "st.global.s32 [$r], $r", ipiv_at, word);
+  PtxReg nonzero = ptx_reg_new(b, PTX_PRED), same = ptx_reg_new(b, PTX_PRED), unset = ptx_reg_new(b, PTX_PRED);
+  PtxLabel zero_pivot = ptx_label_new(b, "zero_pivot"), update = ptx_label_new(b, "update"),
+           no_swap = ptx_label_new(b, "no_swap");
+  /* C's a != 0 is true for NaN: the unordered compare. */
+  ptx_inst(b, "setp.neu.f64 $r, $r, 0d0000000000000000", nonzero,
+           serial_load(b, work, matrix_index(b, base, pivot, q->n, j), TYPE_F64, 0));
+  ptx_inst(b, "@!$r bra $l", nonzero, zero_pivot);
+  ptx_inst(b, "setp.eq.s64 $r, $r, $r", same, pivot, j);
+  ptx_inst(b, "@$r bra $l", same, no_swap);
+  lu_swap_rows(b, q, work, base, j, pivot);
+  ptx_label_place(b, no_swap);
+  PtxReg diagonal = serial_load(b, work, matrix_index(b, base, j, q->n, j), TYPE_F64, 0);
+  SerialLoop i = serial_loop_begin(b, below, m, NULL);
+  PtxReg at = matrix_index(b, base, i.var, q->n, j), scaled = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "div.rn.f64 $r, $r, $r", scaled, serial_load(b, work, at, TYPE_F64, 0), diagonal);
+  serial_store(b, work, at, TYPE_F64, 0, scaled);
+  serial_loop_end(b, &i);
+  ptx_inst(b, "bra.uni $l", update);
+  ptx_label_place(b, zero_pivot);
+  ptx_inst(b, "setp.eq.s64 $r, $r, 0", unset, info);
+  ptx_inst(b, "@$r add.s64 $r, $r, 1", unset, info, j);
+  ptx_label_place(b, update);
+  SerialLoop r = serial_loop_begin(b, below, m, NULL);
+  PtxReg factor = serial_load(b, work, matrix_index(b, base, r.var, q->n, j), TYPE_F64, 0);
+  SerialLoop k = serial_loop_begin(b, below, n, NULL);
+  PtxReg at_rk = matrix_index(b, base, r.var, q->n, k.var), product = ptx_reg_new(b, PTX_F64);
+  PtxReg value = serial_load(b, work, at_rk, TYPE_F64, 0), updated = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", product, factor,
+           serial_load(b, work, matrix_index(b, base, j, q->n, k.var), TYPE_F64, 0));
+  ptx_inst(b, "sub.rn.f64 $r, $r, $r", updated, value, product);
+  serial_store(b, work, at_rk, TYPE_F64, 0, updated);
+  serial_loop_end(b, &k);
+  serial_loop_end(b, &r);
+}
+
+/* Params a, lu, ipiv, info, work: one thread per matrix. */
+static void emit_lu(PtxBuilder *b, const char *entry, const LuPlan *q, int64_t batches) {
+  static const char *const params[] = {"a", "lu", "ipiv", "info", "work"};
+  PtxReg p[5];
+  kernel_open(b, entry, "getrf: LU with partial pivoting, a thread per matrix, in f64", params, 5, p);
+  SerialLoop matrix = serial_grid_loop_begin(b, batches);
+  PtxReg base = ptx_reg_new(b, PTX_S64), zero = serial_s64(b, 0), size = serial_s64(b, q->m * q->n);
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", base, matrix.var, q->m * q->n);
+  SerialLoop load = serial_loop_begin(b, zero, size, NULL);
+  PtxReg at = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "add.s64 $r, $r, $r", at, base, load.var);
+  serial_store(b, p[4], at, TYPE_F64, 0, serial_load(b, p[0], at, q->type, 0));
+  serial_loop_end(b, &load);
+  PtxReg info = serial_s64(b, 0), steps = serial_s64(b, q->steps);
+  SerialLoop j = serial_loop_begin(b, zero, steps, NULL);
+  lu_step(b, q, p, base, matrix.var, j.var, info);
+  serial_loop_end(b, &j);
+  SerialLoop store = serial_loop_begin(b, zero, size, NULL);
+  PtxReg to = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "add.s64 $r, $r, $r", to, base, store.var);
+  serial_store(b, p[1], to, q->type, 0, serial_load(b, p[4], to, TYPE_F64, 0));
+  serial_loop_end(b, &store);
+  PtxReg word = ptx_reg_new(b, PTX_S32);
+  ptx_inst(b, "cvt.u32.u64 $r, $r", word, info);
+  ptx_inst(b, "st.global.s32 [$r], $r", ptx_element_address(b, p[3], matrix.var, 4), word);
+  serial_loop_end(b, &matrix);
+  kernel_close(b);
+}
+
+/* lapack_sgetrf_ffi / lapack_dgetrf_ffi (with or without _ffi): a -> (lu,
+ * ipiv s32[batch..., min(m,n)] 1-based, info s32[batch...]). */
+static bool is_real_getrf(const char *target) {
+  return target && (!strcmp(target, "lapack_sgetrf_ffi") || !strcmp(target, "lapack_dgetrf_ffi") ||
+                    !strcmp(target, "lapack_sgetrf") || !strcmp(target, "lapack_dgetrf"));
+}
+
+static bool compile_getrf(GpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape, *s = &inst->shape;
+  bool ok = inst->operand_count == 1 && (a->type == TYPE_F32 || a->type == TYPE_F64) && a->rank >= 2 &&
+            s->type == TYPE_TUPLE && s->tuple_count == 3 && shape_equal(&s->tuple_shapes[0], a) &&
+            shape_is_row_major(a);
+  if (!ok) return gpu_refuse(c, inst, "a getrf custom call whose shapes are not (f32/f64 a) -> (a, ipiv, info)");
+  int batch = a->rank - 2;
+  LuPlan q = {.m = a->dims[batch], .n = a->dims[batch + 1], .type = a->type};
+  q.steps = q.m < q.n ? q.m : q.n;
+  const Shape *ipiv = &s->tuple_shapes[1], *info = &s->tuple_shapes[2];
+  ok = ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == q.steps &&
+       info->type == TYPE_S32 && info->rank == batch;
+  if (!ok) return gpu_refuse(c, inst, "a getrf custom call whose ipiv or info shape does not fit");
+  int64_t batches = batch_count(a);
+  if (batches == 0 || q.m == 0 || q.n == 0) return gpu_refuse(c, inst, "a getrf of an empty matrix");
+  int buffers[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst, 1),
+                    gpu_binding_of(c, inst, 2), gpu_reserve_temp(c, 8 * shape_element_count(a))};
+  char entry[160];
+  gpu_entry_name(c, inst, "getrf", entry, sizeof entry);
+  emit_lu(c->ptx, entry, &q, batches);
+  return gpu_add_launch(c, inst, entry, grid_for(batches), LINALG_BLOCK, buffers, 5, NULL, 0) != NULL;
+}
+
+/* -------------------------------------------------------------- routing */
+
+bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
+  for (int i = 0; i < inst->operand_count; i++) {
+    const Shape *s = &inst->operands[i]->shape;
+    if (s->type == TYPE_TUPLE || !shape_is_row_major(s)) return gpu_refuse(c, inst, "a non-row-major operand");
+    if (!serial_type_ok(s->type)) return gpu_refuse(c, inst, "linear algebra on this element type");
+  }
+  if (shape_is_tuple(&inst->shape) || !shape_is_row_major(&inst->shape))
+    return gpu_refuse(c, inst, "a non-row-major result");
+  if (inst->opcode == OP_CHOLESKY && inst->operand_count == 1) return compile_cholesky(c, inst);
+  if (inst->opcode == OP_TRIANGULAR_SOLVE && inst->operand_count == 2) return compile_triangular_solve(c, inst);
+  return gpu_compile_kernel(c, inst);
+}
+
+bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst) {
+  if (is_real_getrf(inst->attrs.custom_call_target)) return compile_getrf(c, inst);
+  return gpu_compile_kernel(c, inst);
+}
