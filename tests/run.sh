@@ -191,6 +191,9 @@ expect_run tuple_parameter_leaf_shape 1 "parameter 0 (p) expects ((f32[3], s32[2
   --in "$tp/in0.npy" --in "$tp/in2.npy" --in "$tp/in2.npy" "$tp.hlo"
 expect_run tuple_parameter_from_seed 0 "out1: s32[2]" --seed 5 "$tp.hlo"
 expect_run parse_only 0 "parsed: syntax_tuple_parameter, 1 computation, 8 instructions" --parse-only "$tp.hlo"
+# --time on the GPU adds the device's own time (CUDA events; the fake driver says 0.5 ms a run).
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 expect_run gpu_time_prints_device_time 0 "device: median_ms=0.5000 min_ms=0.5000 max_ms=0.5000 runs=3" --backend gpu --seed 1 --time 3 examples/reduce_sum.hlo
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_FAIL=cuEventRecord expect_run gpu_time_event_failure 1 "error: cuEventRecord failed while starting a timing" --backend gpu --seed 1 --time 3 examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 expect_run compile_only 0 "compiled: jit_f for --backend gpu in" --backend gpu --compile-only examples/reduce_sum.hlo
 # A result too large for memory is a run-time error that says how much it needed.
 big=$out/tools/big.hlo

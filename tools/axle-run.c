@@ -308,9 +308,13 @@ static bool print_times(const Executable *exe, HostBuffer *const *args, int n, i
   RunTimes t;
   if (!executable_time(exe, args, n, runs, &t, st)) return false;
   printf("time: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.median_ms, t.min_ms, t.max_ms, t.runs);
+  if (t.device_runs)  /* the kernels alone, by the device's clock, the arguments already there */
+    printf("device: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.device_median_ms, t.device_min_ms,
+           t.device_max_ms, t.device_runs);
   printf("compile_ms=%.4f\n", exe->compile_ms);
   int64_t flops = count_matmul_flops(executable_module_to_run(exe));
-  if (flops > 0 && t.median_ms > 0) print_matmul_rate(exe, flops, t.median_ms);
+  double rate_ms = t.device_runs ? t.device_median_ms : t.median_ms;  /* the device's clock where there is one */
+  if (flops > 0 && rate_ms > 0) print_matmul_rate(exe, flops, rate_ms);
   return true;
 }
 

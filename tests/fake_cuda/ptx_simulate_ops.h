@@ -349,7 +349,7 @@ static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, u
   if (dest < 0 || source < 0) return ptxs_fail(r, true, "unsupported", o->parts[0]);
   bool bf16 = !strcmp(o->parts[dest], "bf16") || !strcmp(o->parts[source], "bf16");
   if (kind[0] == 'h' && (kind[1] == 's' || kind[1] == 'u')) {
-    int source_bits;
+    int source_bits = 32;
     char k;
     ptxs_type(o->parts[source], &source_bits, &k);
     int64_t sv = ptxs_signed(a, source_bits);
