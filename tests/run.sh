@@ -327,6 +327,14 @@ gpu_script ptxas-corpus tests/gpu/ptxas_corpus.sh
 # Every corpus module on the fake driver's SIMT simulator against NumPy's
 # goldens; the modules the backend refuses must be the ones listed.
 gpu_script sim-corpus tests/gpu/sim_corpus.sh --expect tests/gpu/expected_refusals
+# bench/gpu, shrunk (BENCH_GPU_SMALL=1), on the simulator: the script runs
+# every workload and prints its table (the times are the fake driver's).
+bench_log=$out/bench-gpu.log
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_EXECUTE=1 BENCH_GPU_SMALL=1 timeout 600 \
+  bash bench/gpu/run.sh "$BUILD" >"$bench_log" 2>&1; rc=$?
+rows=$(grep -cE '^(copy|sum_xyz|softmax|layernorm|gemm_bf16|gemm_f32) +axle ' "$bench_log")
+if [ $rc -eq 0 ] && grep -q '^GPU benchmarks' "$bench_log" && [ "$rows" -eq 6 ]; then pass "bench-gpu/small_run_prints_its_table"
+else fail "bench-gpu/small_run_prints_its_table" "exit $rc, $rows axle rows of 6:" "$(tail -8 "$bench_log")"; fi
 
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
