@@ -29,6 +29,9 @@
 #                           (ld.global.v4) keeps them as LDG.E.128; the
 #                           count of elementwise kernels left scalar is
 #                           printed as a note.
+#   sass-check-probe        the check itself on tests/gpu/sass_probe.ptx:
+#                           a wgmma kernel passes (HGMMA), a scalar kernel
+#                           named gemm is caught.
 # Ends with a count line. Exit 0 when nothing failed; without ptxas, one
 # SKIP line and exit 0.
 set -u
@@ -136,13 +139,26 @@ if [ "${1:-}" = --one ]; then
   exit 0
 fi
 mkdir -p "$out/sm_80" "$out/sm_90a"
+# The SASS check's own test, so that it is known to be able to pass and to
+# fail: tests/gpu/sass_probe.ptx has a wgmma kernel (HGMMA expected) and a
+# scalar kernel named gemm (to be caught).
+if [ -n "$cuobjdump" ]; then
+  probe=$out/probe; mkdir -p "$probe"; cp tests/gpu/sass_probe.ptx "$probe/0.ptx"
+  got=$("$ptxas" -arch=sm_90a -o "$probe/0.cubin" "$probe/0.ptx" 2>&1 && sass_checks sm_90a probe "$probe" | grep -v '^SCALAR_LOOPS ')
+  if [ "$got" = "FAIL sass-gemm/sm_90a/probe: no tensor-core instruction in: k1_gemm_scalar_probe" ]; then
+    echo "PASS sass-check-probe (HGMMA found in a wgmma kernel; a scalar kernel named gemm caught)"
+  else
+    echo "FAIL sass-check-probe: expected only k1_gemm_scalar_probe to be caught, got: $got"
+  fi >"$out/probe.result"
+fi
 for target in 8.0:sm_80 9.0:sm_90a; do
   for name in "${names[@]}"; do echo "$target:$name"; done
 done | xargs -P "${JOBS:-$(nproc 2>/dev/null || echo 2)}" -n 8 bash "$0" --one
 for arch in sm_80 sm_90a; do
   for name in "${names[@]}"; do grep -Ev '^(KERNELS|SCALAR_LOOPS) ' "$out/$arch/$name.result"; done
 done
-results=$(cat "$out"/sm_*/*.result)
+[ -f "$out/probe.result" ] && cat "$out/probe.result"
+results=$(cat "$out"/sm_*/*.result "$out"/probe.result 2>/dev/null)
 count() { grep -c "$1" <<<"$results"; }
 pass=$(count '^PASS ptxas-corpus/'); fail=$(count '^FAIL ptxas-corpus/'); refused=$(count '^REFUSED ')
 sass_pass=$(count '^PASS sass'); sass_fail=$(count '^FAIL sass')
