@@ -111,7 +111,7 @@ best_ms() {  # WORKLOAD IMPL-REGEX: the least time among matching rows
 }
 copy_ms=$(best_ms copy '^(axle|torch.copy_)$')
 copy_bytes=$(work_of copy | cut -d' ' -f2)
-ceiling_gbs=$(awk -v b="$copy_bytes" -v ms="$copy_ms" 'BEGIN { if (ms > 0) printf "%.1f", b / (ms * 1e6) }')
+ceiling_gbs=$(awk -v b="$copy_bytes" -v ms="$copy_ms" 'BEGIN { if (ms > 0) printf "%.4g", b / (ms * 1e6) }')
 echo
 echo "GPU benchmarks ($(date -u +%Y-%m-%dT%H:%MZ), median of $runs runs$([ "$small" = 1 ] && echo ', BENCH_GPU_SMALL: sizes shrunk, times meaningless'))"
 echo "copy ceiling: ${ceiling_gbs:-unmeasured} GB/s; matrix ceiling: cuBLAS (torch.matmul) on the same shapes"
