@@ -105,17 +105,32 @@ def run_torch(args, modules):
 
 # ---- JAX: XLA on the same HLO text ----
 
+def first_attribute(candidates):
+    """The first of (object, dotted path) pairs that resolves, or None."""
+    for base, path in candidates:
+        value = base
+        for part in path.split("."):
+            value = getattr(value, part, None)
+            if value is None:
+                break
+        if value is not None:
+            return value
+    return None
+
+
 def jax_compile(jax, text, device):
-    """XLA's executable for HLO text, by the route in shared/ANCHORS.md."""
+    """XLA's executable for HLO text, by the route in shared/ANCHORS.md
+    (jaxlib 0.11; the other spellings are older or newer jaxlibs')."""
+    import jax._src.lib as jaxlib
     from jax._src.lib import xla_client
-    parse = getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or \
-        getattr(xla_client._xla, "hlo_module_from_text", None)
-    if parse is None:
-        raise RuntimeError("this jaxlib has no hlo_module_from_text")
+    parse = first_attribute([(xla_client, "hlo.hlo_module_from_text"), (xla_client, "_xla.hlo_module_from_text"),
+                             (jaxlib, "_jax.hlo_module_from_text")])
+    convert = first_attribute([(xla_client, "_xla.mlir.hlo_to_stablehlo"), (jaxlib, "_jax.mlir.hlo_to_stablehlo")])
+    if parse is None or convert is None:
+        raise RuntimeError("this jaxlib has no hlo_module_from_text or hlo_to_stablehlo")
     module = parse(text)
-    mlir = xla_client._xla.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
-    client = device.client
-    return client.compile_and_load(mlir, xla_client.DeviceList((device,)), xla_client.CompileOptions())
+    mlir = convert(module.as_serialized_hlo_module_proto())
+    return device.client.compile_and_load(mlir, xla_client.DeviceList((device,)), xla_client.CompileOptions())
 
 
 def run_jax(args, modules, texts):
