@@ -5,6 +5,7 @@
 #   make check    the same, built with AddressSanitizer and UBSan
 #   make bench    benchmarks (bench/run.sh): medians, in one run
 #   make demo     runs the bundled example module
+#   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
 #   make fuzz     libFuzzer target for the parser (needs clang); FUZZ_SECONDS=600
 #   make install  PREFIX=/usr/local
 
@@ -33,7 +34,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check bench demo fuzz install clean
+.PHONY: all test check bench demo fuzz install clean fetch-cuobjdump
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
@@ -93,6 +94,11 @@ demo: all
 	  --in $(DEMO)/in2.npy --time 20 examples/reduce_sum.hlo
 	@echo "== compared with NumPy (float64 sum, rounded to f32): $(DEMO)/out0.npy"
 	@$(BUILD)/tests/npycmp $(DEMO)/out0.npy $(BUILD)/demo-out/out0.npy 1e-4 1e-4 && echo "same as NumPy"
+
+# cuobjdump for the SASS checks, where the CUDA install has ptxas only
+# (tools/fetch-cuobjdump.sh); without it those checks skip with a message.
+fetch-cuobjdump:
+	@bash tools/fetch-cuobjdump.sh
 
 FUZZ_SECONDS ?= 600
 fuzz:

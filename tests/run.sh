@@ -191,6 +191,10 @@ expect_run tuple_parameter_leaf_shape 1 "parameter 0 (p) expects ((f32[3], s32[2
   --in "$tp/in0.npy" --in "$tp/in2.npy" --in "$tp/in2.npy" "$tp.hlo"
 expect_run tuple_parameter_from_seed 0 "out1: s32[2]" --seed 5 "$tp.hlo"
 expect_run parse_only 0 "parsed: syntax_tuple_parameter, 1 computation, 8 instructions" --parse-only "$tp.hlo"
+# --time on the GPU adds the device's own time (CUDA events; the fake driver says 0.5 ms a run).
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 expect_run gpu_time_prints_device_time 0 "device: median_ms=0.5000 min_ms=0.5000 max_ms=0.5000 runs=3" --backend gpu --seed 1 --time 3 examples/reduce_sum.hlo
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_FAIL=cuEventRecord expect_run gpu_time_event_failure 1 "error: cuEventRecord failed while starting a timing" --backend gpu --seed 1 --time 3 examples/reduce_sum.hlo
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 expect_run compile_only 0 "compiled: jit_f for --backend gpu in" --backend gpu --compile-only examples/reduce_sum.hlo
 # A result too large for memory is a run-time error that says how much it needed.
 big=$out/tools/big.hlo
 printf 'HloModule big\n\nENTRY main {\n  c = f32[] constant(1)\n  ROOT b = f32[300000,250000] broadcast(c), dimensions={}\n}\n' >"$big"
@@ -305,6 +309,32 @@ else fail "axle-opt/axle_flags_checked" "exit $rc: $got"; fi
 got=$(timeout 60 "$BUILD/axle-opt" 2>&1); rc=$?
 if [ $rc -eq 2 ] && echo "$got" | grep -qF "error: no module given"; then pass "axle-opt/no_module"
 else fail "axle-opt/no_module" "exit $rc: $got"; fi
+
+# ---- the GPU backend without a GPU (docs/gpu.md, "Checks without a GPU") ----
+# Scripts that print PASS/FAIL/SKIP lines and end with a count line,
+# counted like a unit test's.
+gpu_script() {  # LABEL SCRIPT ARGS...
+  local label=$1 log=$out/$1.log rc p f s; shift
+  BUILD=$BUILD OUT=$out/$label timeout 900 bash "$@" >"$log" 2>&1; rc=$?
+  p=$(grep -c '^PASS ' "$log"); f=$(grep -cE '^(FAIL|WRONG) ' "$log"); s=$(grep -c '^SKIP ' "$log")
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+  grep -E '^(FAIL|WRONG|SKIP)' "$log" | head -40
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then fail "$label" "exited with status $rc without reporting a failure:" "$(tail -5 "$log")"; fi
+  echo "$label: $(tail -1 "$log")"
+}
+# Every kernel of every corpus module through ptxas for sm_80 and sm_90a, and the SASS checks.
+gpu_script ptxas-corpus tests/gpu/ptxas_corpus.sh
+# Every corpus module on the fake driver's SIMT simulator against NumPy's
+# goldens; the modules the backend refuses must be the ones listed.
+gpu_script sim-corpus tests/gpu/sim_corpus.sh --expect tests/gpu/expected_refusals
+# bench/gpu, shrunk (BENCH_GPU_SMALL=1), on the simulator: the script runs
+# every workload and prints its table (the times are the fake driver's).
+bench_log=$out/bench-gpu.log
+AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_EXECUTE=1 BENCH_GPU_SMALL=1 timeout 600 \
+  bash bench/gpu/run.sh "$BUILD" >"$bench_log" 2>&1; rc=$?
+rows=$(grep -cE '^(copy|sum_xyz|softmax|layernorm|gemm_bf16|gemm_f32) +axle ' "$bench_log")
+if [ $rc -eq 0 ] && grep -q '^GPU benchmarks' "$bench_log" && [ "$rows" -eq 6 ]; then pass "bench-gpu/small_run_prints_its_table"
+else fail "bench-gpu/small_run_prints_its_table" "exit $rc, $rows axle rows of 6:" "$(tail -8 "$bench_log")"; fi
 
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"

@@ -2,14 +2,17 @@
  *
  *   axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
  *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
- *            [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo
+ *            [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo
  *
  * The contract (DESIGN.md): one --in per entry parameter, in order; without
  * --in the inputs are drawn from --seed. A tuple parameter takes one --in
  * per leaf, depth first, as --out writes them. --out DIR writes every leaf
  * of the result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy,
  * ... Constants printed elided ({...}) are filled from --seed, with a
- * warning. --parse-only stops after parsing and verifying. The backend is
+ * warning. --parse-only stops after parsing and verifying; --compile-only
+ * after compiling (on the GPU backend the kernels are loaded by then, so
+ * the fake driver's FAKE_CUDA_SAVE_PTX sees them: tests/gpu/ptxas_corpus.sh).
+ * The backend is
  * cpu by default (interp on a machine without SSE4.1).
  * --check compares with the evaluator: on a native backend instruction by
  * instruction, each from the backend's own inputs, naming the first that
@@ -39,7 +42,7 @@ typedef struct Options {
   int input_count;
   uint64_t seed;
   int time_runs, threads;
-  bool check, find_nan, parse_only;
+  bool check, find_nan, parse_only, compile_only;
   int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
   bool stats, dump_passes;
 } Options;
@@ -47,7 +50,7 @@ typedef struct Options {
 static const char usage[] =
     "usage: axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
     "                [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]\n"
-    "                [--dump DIR] [--dump_passes] [--parse-only] MODULE.hlo\n";
+    "                [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "error: ");
@@ -96,6 +99,8 @@ static int parse_options(int argc, char **argv, Options *o) {
       o->dump_passes = true;
     } else if (strcmp(a, "--parse-only") == 0) {
       o->parse_only = true;
+    } else if (strcmp(a, "--compile-only") == 0) {
+      o->compile_only = true;
     } else if (a[0] == '-' && a[1] == '-' && !has_value) {
       return usage_error("%s needs a value", a);
     } else if (strcmp(a, "--backend") == 0) {
@@ -303,9 +308,13 @@ static bool print_times(const Executable *exe, HostBuffer *const *args, int n, i
   RunTimes t;
   if (!executable_time(exe, args, n, runs, &t, st)) return false;
   printf("time: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.median_ms, t.min_ms, t.max_ms, t.runs);
+  if (t.device_runs)  /* the kernels alone, by the device's clock, the arguments already there */
+    printf("device: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.device_median_ms, t.device_min_ms,
+           t.device_max_ms, t.device_runs);
   printf("compile_ms=%.4f\n", exe->compile_ms);
   int64_t flops = count_matmul_flops(executable_module_to_run(exe));
-  if (flops > 0 && t.median_ms > 0) print_matmul_rate(exe, flops, t.median_ms);
+  double rate_ms = t.device_runs ? t.device_median_ms : t.median_ms;  /* the device's clock where there is one */
+  if (flops > 0 && rate_ms > 0) print_matmul_rate(exe, flops, rate_ms);
   return true;
 }
 
@@ -382,6 +391,11 @@ static int run(const Options *o, Status *st) {
   exe = executable_compile(m, &compile_options, st);
   if (!exe) goto done;
   if (exe->stats) fputs(exe->stats, stderr);
+  if (o->compile_only) {
+    printf("compiled: %s for --backend %s in %.1f ms\n", m->name, exe->backend->name, exe->compile_ms);
+    rc = 0;
+    goto done;
+  }
   rc = 1;
   if (!load_inputs(o, m, args, st)) goto done;
   result = o->check || o->find_nan ? run_watched(o, exe, args, n, st) : executable_run(exe, args, n, st);

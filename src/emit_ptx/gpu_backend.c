@@ -306,4 +306,5 @@ const Backend backend_gpu = {
     .device_download = gpu_device_download,
     .device_release = gpu_device_release,
     .run_on_device = gpu_run_on_device,
+    .time_device = gpu_time_device, /* gpu_timing.c */
 };

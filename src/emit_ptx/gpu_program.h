@@ -143,4 +143,10 @@ void gpu_device_release(const Executable *exe, uint64_t address);
 bool gpu_run_on_device(const Executable *exe, const uint64_t *args, int arg_count, uint64_t *results, int result_count,
                        Status *st);
 
+/* ------------------------------------------------------------- gpu_timing.c
+ * Backend.time_device: one ordinary run stages the arguments into the
+ * parameters' device memory, then each timed run is the launches alone
+ * between two CUDA events on the stream (no transfers, no host work). */
+bool gpu_time_device(const Executable *exe, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st);
+
 #endif

@@ -62,6 +62,11 @@ typedef struct Backend {
   void (*device_release)(const Executable *exe, uint64_t address);
   bool (*run_on_device)(const Executable *exe, const uint64_t *args, int arg_count, uint64_t *results,
                         int result_count, Status *st);
+  /* Optional (NULL: the host's clock is the only one). The device's own
+   * time of each of runs runs, in ms[runs]: the work alone, the arguments
+   * already in place (executable_time, axle-run --time). */
+  bool (*time_device)(const Executable *exe, HostBuffer *const *args, int arg_count, int runs, double *ms,
+                      Status *st);
 } Backend;
 
 enum { BACKEND_COUNT = AXLE_BACKEND_GPU + 1 };

@@ -198,3 +198,34 @@ bool gpu_context_enter(GpuDevice *gpu, Status *st) {
   return check_cuda(gpu, gpu->driver.ctx_set_current(gpu->context), "cuCtxSetCurrent",
                     "making the device's context current", st);
 }
+
+/* ---- device time (CUDA events) ---- */
+
+bool gpu_timer_create(GpuDevice *gpu, GpuTimer *t, Status *st) {
+  *t = (GpuTimer){0};
+  if (!check_cuda(gpu, gpu->driver.event_create(&t->start, 0), "cuEventCreate", "making a timing event", st))
+    return false;
+  if (check_cuda(gpu, gpu->driver.event_create(&t->end, 0), "cuEventCreate", "making a timing event", st)) return true;
+  gpu_timer_destroy(gpu, t);
+  return false;
+}
+
+bool gpu_timer_start(GpuDevice *gpu, GpuTimer *t, Status *st) {
+  return check_cuda(gpu, gpu->driver.event_record(t->start, gpu->stream), "cuEventRecord", "starting a timing", st);
+}
+
+bool gpu_timer_stop(GpuDevice *gpu, GpuTimer *t, double *ms, Status *st) {
+  float elapsed = 0;
+  bool ok = check_cuda(gpu, gpu->driver.event_record(t->end, gpu->stream), "cuEventRecord", "ending a timing", st) &&
+            check_cuda(gpu, gpu->driver.event_synchronize(t->end), "cuEventSynchronize", "waiting for a timing", st) &&
+            check_cuda(gpu, gpu->driver.event_elapsed_time(&elapsed, t->start, t->end), "cuEventElapsedTime",
+                       "reading a timing", st);
+  *ms = elapsed;
+  return ok;
+}
+
+void gpu_timer_destroy(GpuDevice *gpu, GpuTimer *t) {
+  if (t->start) gpu->driver.event_destroy(t->start);
+  if (t->end) gpu->driver.event_destroy(t->end);
+  *t = (GpuTimer){0};
+}

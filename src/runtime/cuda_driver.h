@@ -151,4 +151,15 @@ bool gpu_synchronize(GpuDevice *gpu, Status *st);
  * calls the driver starts with this. */
 bool gpu_context_enter(GpuDevice *gpu, Status *st);
 
+/* Device time between two points on the stream, by CUDA events (axle-run
+ * --time's device line): start records the first, stop records the second,
+ * waits for it and gives the milliseconds between. */
+typedef struct GpuTimer {
+  CUevent start, end;
+} GpuTimer;
+bool gpu_timer_create(GpuDevice *gpu, GpuTimer *t, Status *st);
+bool gpu_timer_start(GpuDevice *gpu, GpuTimer *t, Status *st);
+bool gpu_timer_stop(GpuDevice *gpu, GpuTimer *t, double *ms, Status *st);
+void gpu_timer_destroy(GpuDevice *gpu, GpuTimer *t);
+
 #endif

@@ -175,6 +175,18 @@ bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count
   times->median_ms = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
   times->min_ms = ms[0];
   times->max_ms = ms[runs - 1];
+  times->device_runs = 0;
+  if (e->backend->time_device) {
+    if (!e->backend->time_device(e, args, arg_count, runs, ms, st)) {
+      free(ms);
+      return false;
+    }
+    qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
+    times->device_runs = runs;
+    times->device_median_ms = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
+    times->device_min_ms = ms[0];
+    times->device_max_ms = ms[runs - 1];
+  }
   free(ms);
   return true;
 }

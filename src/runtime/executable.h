@@ -72,8 +72,13 @@ bool executable_check(const Executable *e, HostBuffer *const *args, int arg_coun
 typedef struct RunTimes {
   double median_ms, min_ms, max_ms;
   int runs;
+  /* The backend's device time (Backend.time_device), device_runs of them;
+   * device_runs is 0 on a backend without one. */
+  double device_median_ms, device_min_ms, device_max_ms;
+  int device_runs;
 } RunTimes;
-/* One warm-up run, then runs timed runs. */
+/* One warm-up run, then runs timed runs; then, where the backend has a
+ * device clock, runs runs timed by it. */
 bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count, int runs,
                      RunTimes *times, Status *st);
 

@@ -99,6 +99,8 @@ static bool ptxs_compare(const char *how, char kind, int bits, uint64_t a, uint6
   return false;
 }
 
+static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d); /* at the end */
+
 /* cvt: between integer and float types with PTX's rounding and
  * saturation (float to integer: NaN is 0, out of range clamps). */
 static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
@@ -124,7 +126,7 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
       float x = bf16 ? ptxs_bf16_to_float((uint16_t)a) : ptxs_half_to_float((uint16_t)a);
       return *d = ptxs_float_bits(x, 32), true;
     }
-    return ptxs_fail(r, true, "unsupported", o->parts[0]);
+    return ptxs_convert_half_integer(r, o, a, d);
   }
   int db = bits[0], sbits = bits[1];
   char dk = kinds[0], sk = kinds[1];
@@ -316,4 +318,51 @@ static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   }
   if (ok) t->pc++;
   return ok;
+}
+
+/* ---- cvt between an integer and f16/bf16 (the corpus's convert_float_formats) ----
+ * Through f32, made exact: an integer is first rounded to the half type's
+ * significant bits (11 or 8) in integer arithmetic, so the f32 it becomes
+ * holds it exactly and the f32-to-half rounding does not round twice; a
+ * half is exact in f32, and f32-to-integer has cvt's rounding modes and
+ * saturation. */
+static double ptxs_integer_rounded(uint64_t magnitude, int significant) {
+  int top = 63;
+  while (top > 0 && !(magnitude >> top)) top--;
+  if (top < significant) return (double)magnitude;
+  int shift = top + 1 - significant;
+  uint64_t kept = magnitude >> shift, rest = magnitude & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+  if (rest > half || (rest == half && (kept & 1))) kept++;
+  return ldexp((double)kept, shift);
+}
+
+static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
+  PtxsOp via = *o;
+  int bits, dest = -1, source = -1;
+  char kind[2] = {0, 0};
+  for (int i = 1; i < o->count; i++) {
+    char k;
+    if (!ptxs_type(o->parts[i], &bits, &k)) continue;
+    if (dest < 0) dest = i, kind[0] = k;
+    else source = i, kind[1] = k;
+  }
+  if (dest < 0 || source < 0) return ptxs_fail(r, true, "unsupported", o->parts[0]);
+  bool bf16 = !strcmp(o->parts[dest], "bf16") || !strcmp(o->parts[source], "bf16");
+  if (kind[0] == 'h' && (kind[1] == 's' || kind[1] == 'u')) {
+    int source_bits = 32;
+    char k;
+    ptxs_type(o->parts[source], &source_bits, &k);
+    int64_t sv = ptxs_signed(a, source_bits);
+    bool negative = kind[1] == 's' && sv < 0;
+    uint64_t magnitude = kind[1] == 's' ? (negative ? 0 - (uint64_t)sv : (uint64_t)sv) : a & ptxs_mask(source_bits);
+    double x = ptxs_integer_rounded(magnitude, bf16 ? 8 : 11);
+    float f = (float)(negative ? -x : x);  /* exact below f32's range; beyond, inf either way */
+    return *d = bf16 ? ptxs_float_to_bf16(f) : ptxs_float_to_half(f), true;
+  }
+  if ((kind[0] == 's' || kind[0] == 'u') && kind[1] == 'h') {
+    float x = bf16 ? ptxs_bf16_to_float((uint16_t)a) : ptxs_half_to_float((uint16_t)a);
+    snprintf(via.parts[source], sizeof via.parts[source], "f32");
+    return ptxs_convert(r, &via, ptxs_float_bits(x, 32), d);
+  }
+  return ptxs_fail(r, true, "unsupported", o->parts[0]);
 }

@@ -16,7 +16,9 @@
 #include "opt/lower.h"
 #include "runtime/cuda_driver.h"
 
-enum { COUNT = 1 << 20 };
+/* Inputs per function: 2^20, or GPU_MATH_COUNT (tests/gpu/run.sh's dry run
+ * on the host simulator uses fewer). */
+static int input_count = 1 << 20;
 
 typedef struct MathFunction {
   const char *op;
@@ -65,7 +67,7 @@ static bool device_run(GpuDevice *gpu, const PtxTarget *t, const MathFunction *f
   snprintf(text, sizeof text,
            "HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  w = f32[%d] parameter(1)\n"
            "  ROOT y = f32[%d] %s(x%s)\n}\n",
-           COUNT, COUNT, COUNT, f->op, f->binary ? ", w" : "");
+           input_count, input_count, input_count, f->op, f->binary ? ", w" : "");
   Module *m = parse_module(text, strlen(text), "gpu_math.hlo", st);
   Kernel *k = m ? lower_to_kernel(m->entry->root, st) : NULL;
   PtxBuilder b;
@@ -75,7 +77,7 @@ static bool device_run(GpuDevice *gpu, const PtxTarget *t, const MathFunction *f
   CUmodule module = NULL;
   CUfunction function;
   CUdeviceptr ptr[3] = {0, 0, 0};
-  size_t bytes = (size_t)COUNT * sizeof(float);
+  size_t bytes = (size_t)input_count * sizeof(float);
   int buffers = f->binary ? 3 : 2;
   ok = ok && gpu_module_load(gpu, ptx_builder_text(&b), f->op, &module, st) &&
        gpu_function_get(gpu, module, "math", &function, st);
@@ -94,6 +96,8 @@ static bool device_run(GpuDevice *gpu, const PtxTarget *t, const MathFunction *f
 }
 
 int main(void) {
+  const char *count = getenv("GPU_MATH_COUNT");
+  if (count && atoi(count) > 0) input_count = atoi(count);
   GpuDevice gpu;
   Status st;
   status_clear(&st);
@@ -103,8 +107,8 @@ int main(void) {
     printf("gpu_math: %s\n", st.message);
     return 2;
   }
-  float *x = malloc(COUNT * sizeof *x), *w = malloc(COUNT * sizeof *w), *y = malloc(COUNT * sizeof *y);
-  for (uint32_t i = 0; i < COUNT; i++) x[i] = sweep_input(i, 0), w[i] = sweep_input(i, 7);
+  float *x = malloc(input_count * sizeof *x), *w = malloc(input_count * sizeof *w), *y = malloc(input_count * sizeof *y);
+  for (uint32_t i = 0; i < (uint32_t)input_count; i++) x[i] = sweep_input(i, 0), w[i] = sweep_input(i, 7);
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof functions / sizeof *functions; i++) {
     const MathFunction *f = &functions[i];
@@ -115,13 +119,13 @@ int main(void) {
       continue;
     }
     int64_t wrong = 0, first = -1;
-    for (int64_t j = 0; j < COUNT; j++) {
+    for (int64_t j = 0; j < input_count; j++) {
       float want = f->unary ? f->unary(x[j]) : f->binary(x[j], w[j]);
       if (same_bits(want, y[j])) continue;
       if (wrong++ == 0) first = j;
     }
     if (wrong == 0) {
-      printf("PASS %s (%d inputs, bit for bit)\n", f->op, COUNT);
+      printf("PASS %s (%d inputs, bit for bit)\n", f->op, input_count);
       passed++;
     } else {
       float want = f->unary ? f->unary(x[first]) : f->binary(x[first], w[first]);
@@ -129,7 +133,7 @@ int main(void) {
       if (f->binary) snprintf(at, sizeof at, "(%.9g, %.9g)", x[first], w[first]);
       else snprintf(at, sizeof at, "%.9g", x[first]);
       printf("FAIL %s: %lld of %d differ; first at %s: wanted %.9g (0x%08x), got %.9g\n", f->op, (long long)wrong,
-             COUNT, at, want, float_bits(want), y[first]);
+             input_count, at, want, float_bits(want), y[first]);
       failed++;
     }
   }

@@ -1,5 +1,6 @@
 /* What the PTX tests share to drive external tools: finding a program on
- * PATH (or in /usr/local/cuda/bin, where the CUDA toolkit puts ptxas) and
+ * PATH (or in /usr/local/cuda/bin, where the CUDA toolkit puts ptxas, or in
+ * build/tools/cuda/bin, where `make fetch-cuobjdump` puts cuobjdump) and
  * writing and reading whole files. Header-only, like test.h. */
 #ifndef AXLE_TESTS_TOOL_FILES_H
 #define AXLE_TESTS_TOOL_FILES_H
@@ -15,7 +16,7 @@
 static inline bool tool_find(const char *name, char *path, size_t size) {
   const char *env = getenv("PATH");
   char dirs[8192];
-  snprintf(dirs, sizeof dirs, "%s:/usr/local/cuda/bin", env ? env : "");
+  snprintf(dirs, sizeof dirs, "%s:/usr/local/cuda/bin:build/tools/cuda/bin", env ? env : "");
   for (char *save = NULL, *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
     snprintf(path, size, "%s/%s", dir, name);
     if (access(path, X_OK) == 0) return true;
