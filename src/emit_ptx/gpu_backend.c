@@ -214,6 +214,11 @@ bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst) {
   case OP_AFTER_ALL:
   case OP_DOMAIN:
   case OP_OPTIMIZATION_BARRIER:
+  case OP_REPLICA_ID:
+  case OP_PARTITION_ID:
+  case OP_GET_DIMENSION_SIZE:
+  case OP_SET_DIMENSION_SIZE:
+  case OP_DYNAMIC_RESHAPE:
     return gpu_compile_control(c, inst);
   case OP_DOT:
   case OP_SCALED_DOT:
