@@ -10,7 +10,7 @@
  * (src/emit_ptx/ptx_kernel.c) into one module, which the driver loads, so
  * a kernel the JIT rejects fails here with its log. Then the device blocks
  * are allocated and the constants uploaded, once. What has no kernel yet
- * (dots, sort, while, ...) is a located refusal here, at compile time:
+ * (dots, sort, ...) is a located refusal here, at compile time:
  * never a silent fallback to the interpreter. run is gpu_program_run. */
 #include <stdlib.h>
 #include <string.h>
