@@ -10,7 +10,7 @@
  * (src/emit_ptx/ptx_kernel.c) into one module, which the driver loads, so
  * a kernel the JIT rejects fails here with its log. Then the device blocks
  * are allocated and the constants uploaded, once. What has no kernel yet
- * (dots, sort, while, ...) is a located refusal here, at compile time:
+ * (dots, sort, ...) is a located refusal here, at compile time:
  * never a silent fallback to the interpreter. run is gpu_program_run. */
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +214,11 @@ bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst) {
   case OP_AFTER_ALL:
   case OP_DOMAIN:
   case OP_OPTIMIZATION_BARRIER:
+  case OP_REPLICA_ID:
+  case OP_PARTITION_ID:
+  case OP_GET_DIMENSION_SIZE:
+  case OP_SET_DIMENSION_SIZE:
+  case OP_DYNAMIC_RESHAPE:
     return gpu_compile_control(c, inst);
   case OP_DOT:
   case OP_SCALED_DOT:

@@ -354,7 +354,8 @@ static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
 }
 
 /* ---- collectives of one replica, and the ops that only order work ----
- * add-dependency, domain and opt-barrier hand their operand on. One device
+ * add-dependency, domain and opt-barrier hand their operand on, and so does
+ * set-dimension-size on a static shape. One device
  * runs one replica, so a collective hands its operand on (an
  * all-reduce of one value is the value); the start/done pairs run at
  * once, like the async wrappers. The evaluator (src/ir/eval/eval_async.c)
@@ -401,6 +402,36 @@ static bool compile_collective_start(GpuCompile *c, const Instruction *inst) {
                       : zeros_add(c, c->p->current, inst, result_first, result_count);
 }
 
+/* get-dimension-size on a static shape: the size, from a constant. */
+static bool compile_dimension_size(GpuCompile *c, const Instruction *inst) {
+  const IntList *d = &inst->attrs.dimensions;
+  const Shape *of = &inst->operands[0]->shape;
+  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32 ||
+      shape_is_tuple(of))
+    return gpu_refuse(c, inst, "a get-dimension-size that is not one s32 dimension");
+  int32_t *size = calloc_or_exit(1, sizeof *size);
+  *size = (int32_t)of->dims[d->values[0]];
+  int from = gpu_program_add_binding(c->p, (GpuBinding){.kind = GPU_BINDING_CONSTANT, .bytes = sizeof *size}, size);
+  return copies_add(c, c->p->current, inst, &from, 0, 1);
+}
+
+/* dynamic-reshape on static shapes is a reshape: with both sides
+ * row-major the bytes stay in order. Its sizes must be the static dims. */
+static bool compile_dynamic_reshape(GpuCompile *c, const Instruction *inst) {
+  for (int i = 1; i < inst->operand_count; i++) {
+    const Instruction *size = inst->operands[i];
+    const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
+    if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
+      return gpu_refuse(c, inst, "a dynamic-reshape whose sizes are not the static dims as constants");
+  }
+  const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
+  if (shape_is_tuple(from) || shape_is_tuple(to) || !shape_is_row_major(from) || !shape_is_row_major(to) ||
+      from->element_size_bits || to->element_size_bits || shape_byte_size(from) != shape_byte_size(to))
+    return gpu_refuse(c, inst, "a dynamic-reshape between layouts");
+  int source = -1;
+  return leaves_bind(c, inst->operands[0], 0, 1, &source) && copies_add(c, c->p->current, inst, &source, 0, 1);
+}
+
 static bool compile_collective(GpuCompile *c, const Instruction *inst) {
   int leaves = shape_leaf_count(&inst->shape);
   switch (inst->opcode) {
@@ -420,6 +451,14 @@ static bool compile_collective(GpuCompile *c, const Instruction *inst) {
   }
   case OP_AFTER_ALL:
     return true;  /* a token: no storage */
+  case OP_REPLICA_ID:
+  case OP_PARTITION_ID:
+    return zeros_add(c, c->p->current, inst, 0, leaves);  /* replica 0 of 1 */
+  case OP_GET_DIMENSION_SIZE:
+    return compile_dimension_size(c, inst);
+  case OP_DYNAMIC_RESHAPE:
+    return compile_dynamic_reshape(c, inst);
+  case OP_SET_DIMENSION_SIZE:
   case OP_ADD_DEPENDENCY:
   case OP_DOMAIN:
   case OP_OPTIMIZATION_BARRIER:
