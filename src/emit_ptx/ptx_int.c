@@ -22,7 +22,7 @@ bool emit_is_narrow_int(ElementType t) {
 }
 
 /* The 32-bit type a narrow integer computes in; t itself otherwise. */
-static ElementType wide_type(ElementType t) {
+ElementType ptx_int_wide_type(ElementType t) {
   switch (t) {
   case TYPE_S8: case TYPE_S16: return TYPE_S32;
   case TYPE_U8: case TYPE_U16: return TYPE_U32;
@@ -48,6 +48,8 @@ static PtxReg extend_as(Emit *E, ElementType t, bool as_signed, PtxReg r) {
 
 /* A 32-bit result brought back to t's register form. */
 static PtxReg narrow(Emit *E, ElementType t, PtxReg r) { return extend_as(E, t, is_signed_int(t), r); }
+
+PtxReg ptx_int_narrow(Emit *E, ElementType t, PtxReg r) { return narrow(E, t, r); }
 
 PtxReg ptx_int_load(Emit *E, ElementType t, PtxReg address) {
   PtxType pt = t == TYPE_S8 ? PTX_S8 : t == TYPE_U8 ? PTX_U8 : t == TYPE_S16 ? PTX_S16 : PTX_U16;
@@ -88,16 +90,16 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
     KernelOp to_f32 = *op;
     to_f32.type = TYPE_F32;
     PtxReg f;
-    if (!emit_table_op(E, &to_f32, wide_type(from), TYPE_F32, args, &f)) return false;
+    if (!emit_table_op(E, &to_f32, ptx_int_wide_type(from), TYPE_F32, args, &f)) return false;
     *out = emit_half_round(E, to, f);
     return true;
   }
-  if (!emit_is_narrow_int(to)) return emit_table_op(E, op, wide_type(from), to, args, out);
+  if (!emit_is_narrow_int(to)) return emit_table_op(E, op, ptx_int_wide_type(from), to, args, out);
   if (type_is_float(from)) {
     *out = float_to_narrow(E, from, to, args[0]);
     return true;
   }
-  if (from == TYPE_PRED) return emit_table_op(E, op, from, wide_type(to), args, out);
+  if (from == TYPE_PRED) return emit_table_op(E, op, from, ptx_int_wide_type(to), args, out);
   PtxReg w = args[0];
   if (type_byte_size(from) == 8) {   /* wraps: the low 32 bits, then the low 8 or 16 */
     w = ptx_reg_new(E->b, PTX_U32);
@@ -165,7 +167,7 @@ static PtxReg narrow_clz(Emit *E, ElementType t, PtxReg a) {
  * the width; 1^y = x^0 = 1, and a negative exponent gives 0 for any other
  * base. A loop of at most 64 steps: the exponent halves each time. */
 static PtxReg int_power(Emit *E, ElementType t, PtxReg base_in, PtxReg exp_in) {
-  ElementType w = wide_type(t);
+  ElementType w = ptx_int_wide_type(t);
   PtxType pt = PTX_S32;
   ptx_type_of_element(w, &pt);
   const char *B = type_byte_size(w) == 8 ? ".b64" : ".b32", *S = type_byte_size(w) == 8 ? ".s64" : ".s32";
@@ -254,7 +256,7 @@ bool ptx_int_handles(const Kernel *k, const KernelOp *op) {
 /* The ops on a narrow integer that are not the 32-bit op then narrowed. */
 static bool narrow_special(Emit *E, const KernelOp *op, ElementType t, PtxReg *args, PtxReg *out) {
   KernelOp wide = *op;
-  wide.type = op->op == OP_COMPARE ? TYPE_PRED : wide_type(op->type);
+  wide.type = op->op == OP_COMPARE ? TYPE_PRED : ptx_int_wide_type(op->type);
   switch (op->op) {
   case OP_REMAINDER: *out = narrow_remainder(E, t, args[0], args[1]); return true;
   case OP_CLZ: *out = narrow_clz(E, t, args[0]); return true;
@@ -264,11 +266,11 @@ static bool narrow_special(Emit *E, const KernelOp *op, ElementType t, PtxReg *a
   case OP_SHIFT_RIGHT_LOGICAL: args[0] = extend_as(E, t, false, args[0]); break;
   case OP_SHIFT_RIGHT_ARITHMETIC: args[0] = extend_as(E, t, true, args[0]); break;
   case OP_COMPARE: case OP_IS_FINITE:
-    return emit_table_op(E, &wide, wide_type(t), TYPE_PRED, args, out);
+    return emit_table_op(E, &wide, ptx_int_wide_type(t), TYPE_PRED, args, out);
   default: break;
   }
   PtxReg w;
-  if (!emit_table_op(E, &wide, wide_type(t), wide_type(op->type), args, &w)) return false;
+  if (!emit_table_op(E, &wide, ptx_int_wide_type(t), ptx_int_wide_type(op->type), args, &w)) return false;
   *out = narrow(E, op->type, w);
   return true;
 }
@@ -282,20 +284,20 @@ bool ptx_int_emit(Emit *E, const KernelOp *op, const PtxReg *in, PtxReg *out) {
   case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);
   case OP_POWER: return *out = int_power(E, first, args[0], args[1]), true;
   case OP_SIGN:   /* ±1, ±0 and NaN are exact in f16/bf16: no rounding after */
-    return *out = sign_emit(E, emit_is_half(first) ? TYPE_F32 : wide_type(first), args[0]), true;
+    return *out = sign_emit(E, emit_is_half(first) ? TYPE_F32 : ptx_int_wide_type(first), args[0]), true;
   case OP_COMPARE:
     if (op->compare_type == CMP_TYPE_TOTALORDER && type_is_float(first))
       return total_order_compare(E, op, emit_is_half(first) ? TYPE_F32 : first, args, out);
     break;
   case OP_SELECT: {
     KernelOp wide = *op;
-    wide.type = wide_type(op->type);
+    wide.type = ptx_int_wide_type(op->type);
     return emit_table_op(E, &wide, wide.type, wide.type, args, out);
   }
   case OP_CLAMP: {
     KernelOp mx = *op, mn = *op;
     mx.op = OP_MAXIMUM, mn.op = OP_MINIMUM;
-    mx.type = mn.type = wide_type(op->type);
+    mx.type = mn.type = ptx_int_wide_type(op->type);
     PtxReg low[2] = {args[1], args[0]}, high[2];
     if (!emit_table_op(E, &mx, mx.type, mx.type, low, &high[0])) return false;
     high[1] = args[2];

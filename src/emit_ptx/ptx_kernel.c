@@ -779,11 +779,12 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
 /* acc[a] = combiner(acc[a], other), rounded for f16/bf16. */
 bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
   ElementType t = E->k->acc_types[a];
-  PtxElementwise e = {.op = plan->combiner[a], .type = computes_in_f32(t) ? TYPE_F32 : t};
+  PtxElementwise e = {.op = plan->combiner[a], .type = computes_in_f32(t) ? TYPE_F32 : ptx_int_wide_type(t)};
   PtxReg operands[2] = {E->acc[a], other};
   PtxReg r = emit_value_new(E, t);
   if (!ptx_emit_elementwise(E->b, &e, r, operands, E->st)) return false;
   if (computes_in_f32(t)) r = emit_half_round(E, t, r);
+  if (emit_is_narrow_int(t)) r = ptx_int_narrow(E, t, r);
   emit_reg_move(E, E->acc[a], r);
   return true;
 }

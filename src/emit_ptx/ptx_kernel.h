@@ -30,10 +30,13 @@
  *                  dimension: 32-wide tiles through shared memory, so that
  *                  global reads and writes are coalesced
  *
- * Element types: pred, s32, u32, s64, u64, f32, f64, and f16/bf16 computed
- * in f32 and rounded back after every op (so each op is rounded once, as
- * HLO means). Others, and math functions without a software sequence yet,
- * are refused with STATUS_UNSUPPORTED and nothing is left in the builder. */
+ * Element types: pred, s32, u32, s64, u64, f32, f64; s8/u8/s16/u16 in
+ * 32-bit registers (ptx_int.c); f16/bf16 and the f8/f4 minifloats
+ * (ptx_minifloat.c) computed in f32 and rounded back after every op (so
+ * each op is rounded once, as HLO means); c64/c128 split into real parts
+ * (ptx_complex.c). Others (s4/u4/s2/u2), and math functions without a
+ * software sequence yet (f64), are refused with STATUS_UNSUPPORTED and
+ * nothing is left in the builder. See docs/gpu.md, "Element types". */
 #ifndef AXLE_EMIT_PTX_PTX_KERNEL_H
 #define AXLE_EMIT_PTX_PTX_KERNEL_H
 

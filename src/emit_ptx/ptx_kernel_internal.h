@@ -65,6 +65,10 @@ bool emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, Elemen
 /* ---- ptx_int.c: s8/u8/s16/u16 in 32-bit registers, integer power, sign,
  * compare type=TOTALORDER ---- */
 bool emit_is_narrow_int(ElementType t);
+/* s32 for s8/s16, u32 for u8/u16, t itself otherwise. */
+ElementType ptx_int_wide_type(ElementType t);
+/* A 32-bit result wrapped to narrow t's register form (re-extended). */
+PtxReg ptx_int_narrow(Emit *E, ElementType t, PtxReg r);
 PtxReg ptx_int_load(Emit *E, ElementType t, PtxReg address);
 void ptx_int_store(Emit *E, ElementType t, PtxReg address, PtxReg v);
 /* Whether op is one ptx_int_emit writes (instead of ptx_kernel.c). */

@@ -6,10 +6,12 @@
  * such row is refused with a message, never emitted wrong. Types the table
  * does not list on purpose:
  *   - s8/u8/s16/u16: PTX has no 8-bit arithmetic and its 16-bit shifts do
- *     not clamp at the element width; emitters widen these to 32 bits.
+ *     not clamp at the element width; ptx_int.c widens these to 32 bits.
  *   - f16/bf16 arithmetic where PTX lacks it (division, bf16 add before
- *     sm_90): emitters compute in f32 and round once at the end.
- *   - complex, f8/f4, s4/u4: not in the GPU backend yet.
+ *     sm_90): emitters compute in f32 and round once at the end; the f8/f4
+ *     minifloats likewise (ptx_minifloat.c).
+ *   - complex: split into real ops first (ptx_complex.c).
+ *   - s4/u4: not in the GPU backend yet.
  *
  * Row legend:   {op, types, to, min_sm, template}
  *   types     operand element types the row covers (a T_ mask); for

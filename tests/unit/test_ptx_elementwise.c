@@ -204,6 +204,14 @@ static void case_check(const char *label, const char *hlo, double slack) {
   if (k && ptx_kernel_emit(&b, k, "kernel", &shape, &st)) {
     Literal *inputs[4] = {0};
     for (int i = 0; i < k->input_count && i < 4; i++) {
+      /* a constant (a reduce's init) keeps its value: the emitter reads it */
+      const Instruction *source = k->inputs[i].source;
+      const Literal *fixed = k->inputs[i].constant ? k->inputs[i].constant
+                             : source && source->opcode == OP_CONSTANT ? source->attrs.literal : NULL;
+      if (fixed) {
+        inputs[i] = literal_clone(fixed);
+        continue;
+      }
       inputs[i] = literal_create(&k->inputs[i].shape);
       int64_t n = shape_element_count(&k->inputs[i].shape);
       for (int64_t e = 0; e < n; e++) edge_set(inputs[i], e, i, k->input_count);
@@ -363,6 +371,26 @@ TEST(complex_elementwise_ops_split_into_parts_match_within_a_few_roundings) {
   op_check("c64", "pred", "compare", 2, ", direction=NE");
 }
 
+/* A reduce of `type` over `dims` of x[in] by `op` from `init`. */
+static void reduce_check(const char *label, const char *type, const char *in, const char *out, const char *dims,
+                         const char *op, const char *init) {
+  char hlo[1024];
+  snprintf(hlo, sizeof hlo,
+           "HloModule %s\nr { a = %s[] parameter(0)\n b = %s[] parameter(1)\n ROOT s = %s[] %s(a, b) }\n"
+           "ENTRY e { x = %s[%s] parameter(0)\n c = %s[] constant(%s)\n"
+           "  ROOT y = %s[%s] reduce(x, c), dimensions={%s}, to_apply=r }\n",
+           label, type, type, type, op, type, in, type, init, type, out, dims);
+  case_check(label, hlo, 0);
+}
+
+TEST(narrow_integer_and_minifloat_reductions_combine_in_wide_registers_and_wrap) {
+  reduce_check("rows_s8_add", "s8", "8,300", "8", "1", "add", "0");           /* warp partials, wrapping */
+  reduce_check("rows_u16_mul", "u16", "3,5000", "3", "1", "multiply", "1");   /* block partials */
+  reduce_check("columns_s16_max", "s16", "300,40", "40", "0", "maximum", "-32768");
+  reduce_check("thread_u8_add", "u8", "37,5", "5", "0", "add", "7");          /* a non-identity init */
+  reduce_check("rows_f8_max", "f8e5m2", "4,200", "4", "1", "maximum", "-inf");
+}
+
 TEST(a_packed_minifloat_layout_is_refused_not_miscompiled) {
   Status st;
   status_clear(&st);
@@ -407,6 +435,7 @@ int main(void) {
   RUN_AND_ASSEMBLE(float_maximum_and_minimum_propagate_nan_and_keep_the_left_of_equal_zeros);
   RUN_AND_ASSEMBLE(bitcast_converts_between_16_bit_types_keep_the_bits);
   RUN_AND_ASSEMBLE(complex_elementwise_ops_split_into_parts_match_within_a_few_roundings);
+  RUN_AND_ASSEMBLE(narrow_integer_and_minifloat_reductions_combine_in_wide_registers_and_wrap);
   RUN_AND_ASSEMBLE(a_packed_minifloat_layout_is_refused_not_miscompiled);
   for (int i = 0; i < 2; i++) ptx_builder_free(&modules[i]);
   char command[128];
