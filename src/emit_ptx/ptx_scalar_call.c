@@ -123,22 +123,23 @@ static bool instruction_emit(PtxBuilder *b, const Instruction *inst, const PtxRe
                              Status *st) {
   PtxReg args[3];
   ElementType t = inst->shape.type;
+  if (inst->opcode == OP_TUPLE) return true;   /* the root of a variadic combiner: read by its operands */
   if (inst->opcode == OP_PARAMETER) {
     values[inst->index] = params[inst->attrs.parameter_number];   /* index < 0: unloaded, an error only if read */
     return true;
   }
   if (inst->operand_count > 3)
-    return status_error(st, STATUS_UNSUPPORTED, "%s (%s) in a sort comparator on the GPU", inst->name,
+    return status_error(st, STATUS_UNSUPPORTED, "%s (%s) in a scalar computation on the GPU (a comparator or combiner)", inst->name,
                         opcode_name(inst->opcode));
   for (int i = 0; i < inst->operand_count; i++) {
     args[i] = values[inst->operands[i]->index];
     if (args[i].index < 0)
-      return status_error(st, STATUS_UNSUPPORTED, "comparator parameter %s could not be loaded", inst->operands[i]->name);
+      return status_error(st, STATUS_UNSUPPORTED, "parameter %s of a scalar computation is of a type the GPU kernel cannot load", inst->operands[i]->name);
   }
   ElementType first = inst->operand_count ? inst->operands[0]->shape.type : t;
   PtxReg *out = &values[inst->index];
   if (!ptx_scalar_type_ok(t) || (inst->operand_count && !ptx_scalar_type_ok(first)) || shape_is_tuple(&inst->shape))
-    return status_error(st, STATUS_UNSUPPORTED, "%s (%s) computes on %s, which the GPU's sort comparators do not yet",
+    return status_error(st, STATUS_UNSUPPORTED, "%s (%s) computes on %s, which the GPU's inline scalar computations do not yet",
                         inst->name, opcode_name(inst->opcode), type_name(shape_is_tuple(&inst->shape) ? first : t));
   switch (inst->opcode) {
   case OP_CONSTANT:
@@ -169,11 +170,21 @@ static bool instruction_emit(PtxBuilder *b, const Instruction *inst, const PtxRe
   return ptx_emit_elementwise(b, &e, *out, args, st);
 }
 
-bool ptx_scalar_call_emit(PtxBuilder *b, const Computation *comp, const PtxReg *params, PtxReg *result, Status *st) {
+bool ptx_scalar_call_emit_results(PtxBuilder *b, const Computation *comp, const PtxReg *params, PtxReg *results,
+                                  int count, Status *st) {
+  const Instruction *root = comp->root;
+  bool tuple = root->opcode == OP_TUPLE;
+  if ((tuple && root->operand_count != count) || (!tuple && count != 1))
+    return status_error(st, STATUS_UNSUPPORTED, "a computation with %d results where %d are needed",
+                        tuple ? root->operand_count : 1, count);
   PtxReg *values = calloc_or_exit((size_t)comp->instruction_count + 1, sizeof *values);
   bool ok = true;
   for (int i = 0; ok && i < comp->instruction_count; i++) ok = instruction_emit(b, comp->instructions[i], params, values, st);
-  if (ok) *result = values[comp->root->index];
+  for (int i = 0; ok && i < count; i++) results[i] = values[tuple ? root->operands[i]->index : root->index];
   free(values);
   return ok;
+}
+
+bool ptx_scalar_call_emit(PtxBuilder *b, const Computation *comp, const PtxReg *params, PtxReg *result, Status *st) {
+  return ptx_scalar_call_emit_results(b, comp, params, result, 1, st);
 }

@@ -15,14 +15,8 @@
 
 #include "emit_ptx/ptx_sort.h"
 
-/* The grid-stride loop over [0, total). */
-typedef struct SortLoop {
-  PtxReg i, stride;
-  PtxLabel head, done;
-} SortLoop;
-
-static SortLoop loop_open(PtxBuilder *b, int64_t total) {
-  SortLoop l = {.i = ptx_global_thread_index(b), .stride = ptx_reg_new(b, PTX_U64)};
+PtxSortLoop ptx_sort_loop_open(PtxBuilder *b, int64_t total) {
+  PtxSortLoop l = {.i = ptx_global_thread_index(b), .stride = ptx_reg_new(b, PTX_U64)};
   PtxReg blocks = ptx_reg_new(b, PTX_U32), threads = ptx_reg_new(b, PTX_U32), p = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "mov.u32 $r, %nctaid.x", blocks);
   ptx_inst(b, "mov.u32 $r, %ntid.x", threads);
@@ -35,15 +29,14 @@ static SortLoop loop_open(PtxBuilder *b, int64_t total) {
   return l;
 }
 
-static void loop_close(PtxBuilder *b, const SortLoop *l) {
+void ptx_sort_loop_close(PtxBuilder *b, const PtxSortLoop *l) {
   ptx_inst(b, "add.u64 $r, $r, $r", l->i, l->i, l->stride);
   ptx_inst(b, "bra.uni $l", l->head);
   ptx_label_place(b, l->done);
   ptx_inst(b, "ret");
 }
 
-/* q = a / d and r = a % d for a constant d > 0. */
-static void divide(PtxBuilder *b, PtxReg a, int64_t d, PtxReg *q, PtxReg *r) {
+void ptx_sort_divide(PtxBuilder *b, PtxReg a, int64_t d, PtxReg *q, PtxReg *r) {
   *q = ptx_reg_new(b, PTX_U64);
   *r = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "div.u64 $r, $r, $D", *q, a, d);
@@ -56,7 +49,7 @@ static void divide(PtxBuilder *b, PtxReg a, int64_t d, PtxReg *q, PtxReg *r) {
  * outputs): (r / inner) * extent * inner + r % inner. */
 static PtxReg row_base(PtxBuilder *b, const PtxSortRows *rows, PtxReg r, int64_t extent) {
   PtxReg outer, in, base = ptx_reg_new(b, PTX_U64);
-  divide(b, r, rows->inner, &outer, &in);
+  ptx_sort_divide(b, r, rows->inner, &outer, &in);
   ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", base, outer, extent * rows->inner, in);
   return base;
 }
@@ -89,17 +82,15 @@ void ptx_sort_emit_init(PtxBuilder *b, const char *name, const PtxSortRows *rows
   ptx_kernel_param(b, PTX_U64, "order");
   ptx_kernel_set_max_threads(b, 256);
   PtxReg order = ptx_param_load_global_pointer(b, "order");
-  SortLoop l = loop_open(b, rows->rows * rows->n);
+  PtxSortLoop l = ptx_sort_loop_open(b, rows->rows * rows->n);
   PtxReg r, j;
-  divide(b, l.i, rows->n, &r, &j);
+  ptx_sort_divide(b, l.i, rows->n, &r, &j);
   order_store(b, order, l.i, j);
-  loop_close(b, &l);
+  ptx_sort_loop_close(b, &l);
   ptx_kernel_end(b);
 }
 
-/* An operand's value at a row position, in the register the comparator
- * computes on (a pred is a byte in memory). */
-static PtxReg value_load(PtxBuilder *b, ElementType t, PtxReg address) {
+PtxReg ptx_sort_value_load(PtxBuilder *b, ElementType t, PtxReg address) {
   if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(b, PTX_U16), p = ptx_reg_new(b, PTX_PRED);
     ptx_inst(b, "ld.global.u8 $r, [$r]", byte, address);
@@ -111,6 +102,18 @@ static PtxReg value_load(PtxBuilder *b, ElementType t, PtxReg address) {
   PtxReg v = ptx_reg_new(b, pt);
   ptx_inst(b, "ld.global$s $r, [$r]", ptx_type_suffix(pt), v, address);
   return v;
+}
+
+void ptx_sort_value_store(PtxBuilder *b, ElementType t, PtxReg address, PtxReg v) {
+  if (t == TYPE_PRED) {
+    PtxReg byte = ptx_reg_new(b, PTX_U16);
+    ptx_inst(b, "selp.u16 $r, 1, 0, $r", byte, v);
+    ptx_inst(b, "st.global.u8 [$r], $r", address, byte);
+    return;
+  }
+  PtxType pt = PTX_F32;
+  ptx_type_of_element(t, &pt);
+  ptx_inst(b, "st.global$s [$r], $r", ptx_type_suffix(pt), address, v);
 }
 
 /* The merge kernel's registers, shared by its two halves. */
@@ -130,9 +133,9 @@ static bool merge_less(PtxBuilder *b, const MergeState *s, const PtxSortRows *ro
     values[2 * i] = values[2 * i + 1] = (PtxReg){PTX_REG_B32, -1};
     if (!operands[i].read) continue;
     int bytes = type_byte_size(operands[i].type);
-    values[2 * i] = value_load(b, operands[i].type,
+    values[2 * i] = ptx_sort_value_load(b, operands[i].type,
                                row_element_address(b, s->operands[i], s->base, lhs, rows->inner, bytes));
-    values[2 * i + 1] = value_load(b, operands[i].type,
+    values[2 * i + 1] = ptx_sort_value_load(b, operands[i].type,
                                    row_element_address(b, s->operands[i], s->base, rhs, rows->inner, bytes));
   }
   return less(ctx, b, values, out, st);
@@ -188,9 +191,9 @@ bool ptx_sort_emit_merge(PtxBuilder *b, const char *name, const PtxSortRows *row
   ptx_kernel_begin(b, name, "sort: one merge pass of sorted runs of `width` positions (stable)");
   merge_params(b, &s, operand_count);
   PtxReg width = ptx_param_load(b, PTX_U64, "width");
-  SortLoop l = loop_open(b, rows->rows * rows->n);
+  PtxSortLoop l = ptx_sort_loop_open(b, rows->rows * rows->n);
   PtxReg r, j;
-  divide(b, l.i, rows->n, &r, &j);
+  ptx_sort_divide(b, l.i, rows->n, &r, &j);
   s.base = row_base(b, rows, r, rows->n);
   s.order_row = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "mul.lo.u64 $r, $r, $D", s.order_row, r, rows->n);
@@ -226,13 +229,13 @@ bool ptx_sort_emit_merge(PtxBuilder *b, const char *name, const PtxSortRows *row
   ptx_inst(b, "sub.u64 $r, $r, $r", dest, dest, other);
   ptx_inst(b, "add.u64 $r, $r, $r", dest, dest, s.order_row);
   order_store(b, s.to, dest, s.me);
-  loop_close(b, &l);
+  ptx_sort_loop_close(b, &l);
   ptx_kernel_end(b);
   return true;
 }
 
 /* One element copied as bytes (a pred or u8 is one byte). */
-static void element_copy(PtxBuilder *b, int bytes, PtxReg to, PtxReg from) {
+void ptx_sort_element_copy(PtxBuilder *b, int bytes, PtxReg to, PtxReg from) {
   static const PtxType by_size[9] = {[1] = PTX_U8, [2] = PTX_B16, [4] = PTX_B32, [8] = PTX_B64};
   PtxType t = by_size[bytes];
   PtxReg v = ptx_reg_new(b, t == PTX_U8 ? PTX_U16 : t);
@@ -253,18 +256,18 @@ void ptx_sort_emit_gather(PtxBuilder *b, const char *name, const PtxSortRows *ro
   PtxReg order = ptx_param_load_global_pointer(b, "order");
   for (int i = 0; i < operand_count; i++) snprintf(param, sizeof param, "in%d", i), in[i] = ptx_param_load_global_pointer(b, param);
   for (int o = 0; o < outputs; o++) snprintf(param, sizeof param, "out%d", o), out[o] = ptx_param_load_global_pointer(b, param);
-  SortLoop l = loop_open(b, rows->rows * k);
+  PtxSortLoop l = ptx_sort_loop_open(b, rows->rows * k);
   PtxReg r, j, index = ptx_reg_new(b, PTX_U64);
-  divide(b, l.i, k, &r, &j);
+  ptx_sort_divide(b, l.i, k, &r, &j);
   ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", index, r, rows->n, j);
   PtxReg source = order_load(b, order, index);
   PtxReg in_base = row_base(b, rows, r, rows->n), out_base = row_base(b, rows, r, k);
   for (int i = 0; i < operand_count; i++) {
     int bytes = type_byte_size(types[i]);
-    element_copy(b, bytes, row_element_address(b, out[i], out_base, j, rows->inner, bytes),
+    ptx_sort_element_copy(b, bytes, row_element_address(b, out[i], out_base, j, rows->inner, bytes),
                  row_element_address(b, in[i], in_base, source, rows->inner, bytes));
   }
   if (indices) order_store(b, out[operand_count], l.i, source);
-  loop_close(b, &l);
+  ptx_sort_loop_close(b, &l);
   ptx_kernel_end(b);
 }

@@ -31,6 +31,11 @@ bool ptx_scalar_type_ok(ElementType t);
  * ops of ptx_ops.c's table on the types above. Others: STATUS_UNSUPPORTED. */
 bool ptx_scalar_call_emit(PtxBuilder *b, const Computation *comp, const PtxReg *params, PtxReg *result, Status *st);
 
+/* The same for a computation with `count` results (a variadic scatter's
+ * combiner, whose root is a tuple of them): results[i] is result i. */
+bool ptx_scalar_call_emit_results(PtxBuilder *b, const Computation *comp, const PtxReg *params, PtxReg *results,
+                                  int count, Status *st);
+
 /* compare(a, b) in direction dir for element type t, with floats in IEEE
  * total order (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN) when
  * total_order; gives a fresh pred register. */
@@ -54,6 +59,23 @@ typedef struct PtxSortOperand {
   ElementType type;
   bool read;   /* the comparator reads it (its values are loaded) */
 } PtxSortOperand;
+
+/* The grid-stride loop over [0, total): i is the u64 index; the body goes
+ * between open and close (close also ends the kernel's code with ret). */
+typedef struct PtxSortLoop {
+  PtxReg i, stride;
+  PtxLabel head, done;
+} PtxSortLoop;
+PtxSortLoop ptx_sort_loop_open(PtxBuilder *b, int64_t total);
+void ptx_sort_loop_close(PtxBuilder *b, const PtxSortLoop *l);
+/* *q = a / d and *r = a % d (u64) for a constant d > 0. */
+void ptx_sort_divide(PtxBuilder *b, PtxReg a, int64_t d, PtxReg *q, PtxReg *r);
+/* An element of type t (ptx_scalar_type_ok) at a global address, in the
+ * register the scalar emitter computes on (a pred is a byte in memory). */
+PtxReg ptx_sort_value_load(PtxBuilder *b, ElementType t, PtxReg address);
+void ptx_sort_value_store(PtxBuilder *b, ElementType t, PtxReg address, PtxReg v);
+/* One element of `bytes` (1, 2, 4, 8) copied from global address `from` to `to`. */
+void ptx_sort_element_copy(PtxBuilder *b, int bytes, PtxReg to, PtxReg from);
 
 /* .entry name(order): order[r * n + j] = j. */
 void ptx_sort_emit_init(PtxBuilder *b, const char *name, const PtxSortRows *rows);
