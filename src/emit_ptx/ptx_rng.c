@@ -1,7 +1,7 @@
 /* The kernels of the GPU's rng-bit-generator (gpu_rng.c drives them):
  * Threefry-2x32 and Philox-4x32 unrolled into PTX, transcribed from
  * src/ir/rng_bits.c operation for operation (32-bit wrapping adds,
- * rotates as shl/shr/or, mul.hi/mul.lo), so each element gets the
+ * rotates as shl/shr/or, 32x32->64 products split in halves), so each element gets the
  * evaluator's bits. Every element is computed by its own thread from its
  * block number alone, so the kernel is a plain grid-stride loop; a second,
  * one-thread kernel writes the advanced state after it (the state may be
@@ -46,10 +46,11 @@ static void philox(PtxBuilder *b, const PtxReg *k_in, PtxReg *x) {
   ptx_inst(b, "mov.b32 $r, $r", k[1], k_in[1]);
   for (int round = 0; round < 10; round++) {
     PtxReg hi0 = u32_new(b), lo0 = u32_new(b), hi1 = u32_new(b), lo1 = u32_new(b);
-    ptx_inst(b, "mul.hi.u32 $r, $r, 0xD2511F53", hi0, x[0]);
-    ptx_inst(b, "mul.lo.u32 $r, $r, 0xD2511F53", lo0, x[0]);
-    ptx_inst(b, "mul.hi.u32 $r, $r, 0xCD9E8D57", hi1, x[2]);
-    ptx_inst(b, "mul.lo.u32 $r, $r, 0xCD9E8D57", lo1, x[2]);
+    PtxReg p0 = ptx_reg_new(b, PTX_U64), p1 = ptx_reg_new(b, PTX_U64);
+    ptx_inst(b, "mul.wide.u32 $r, $r, 0xD2511F53", p0, x[0]);
+    ptx_inst(b, "mul.wide.u32 $r, $r, 0xCD9E8D57", p1, x[2]);
+    ptx_inst(b, "mov.b64 {$r, $r}, $r", lo0, hi0, p0);
+    ptx_inst(b, "mov.b64 {$r, $r}, $r", lo1, hi1, p1);
     ptx_inst(b, "xor.b32 $r, $r, $r", hi1, hi1, x[1]);
     ptx_inst(b, "xor.b32 $r, $r, $r", x[0], hi1, k[0]);
     ptx_inst(b, "mov.b32 $r, $r", x[1], lo1);

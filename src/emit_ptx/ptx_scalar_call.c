@@ -112,8 +112,10 @@ static PtxReg constant_emit(PtxBuilder *b, const Literal *lit) {
 /* select on pred values, which selp does not take. */
 static PtxReg pred_select(PtxBuilder *b, PtxReg c, PtxReg x, PtxReg y) {
   PtxReg t = ptx_reg_new(b, PTX_PRED), f = ptx_reg_new(b, PTX_PRED), d = ptx_reg_new(b, PTX_PRED);
+  PtxReg not_c = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "and.pred $r, $r, $r", t, c, x);
-  ptx_inst(b, "and.pred $r, !$r, $r", f, c, y);
+  ptx_inst(b, "not.pred $r, $r", not_c, c);
+  ptx_inst(b, "and.pred $r, $r, $r", f, not_c, y);
   ptx_inst(b, "or.pred $r, $r, $r", d, t, f);
   return d;
 }
