@@ -44,6 +44,9 @@ typedef struct PtxScatterPlan {
   int64_t operand_dims[AXLE_MAX_RANK], operand_stride[AXLE_MAX_RANK];
   int window_of_operand[AXLE_MAX_RANK];    /* window component feeding operand dim d, or -1 */
   int64_t window_extent_of_operand[AXLE_MAX_RANK]; /* 1 for inserted and batching dims */
+  /* The red.global operation ("add.u32", "max.s64", ...) that applies the
+   * combiner atomically, or NULL for the inline combiner. */
+  const char *atomic;
 } PtxScatterPlan;
 
 /* ptx_scatter.c */
@@ -51,8 +54,8 @@ typedef struct PtxScatterPlan {
 void ptx_scatter_emit_copy(PtxBuilder *b, const char *name, int64_t count, int bytes);
 /* .entry name(indices, updates..., results...): the walk, each in-bounds
  * element results = combiner(results..., updates...). Launched on one
- * thread, it runs in the evaluator's order; on many (unique indices), any
- * thread may take any element. */
+ * thread, it runs in the evaluator's order; on many (unique indices, or
+ * an atomic combiner: red.global), any thread may take any element. */
 bool ptx_scatter_emit_apply(PtxBuilder *b, const char *name, const PtxScatterPlan *plan, const Computation *combiner,
                             Status *st);
 

@@ -6,7 +6,9 @@
  * land on one element many times, and only the evaluator's order gives the
  * evaluator's bits for every combiner (a float add is not associative; a
  * "replace" keeps the last). With unique_indices=true the module promises
- * that no two updates meet, so the walk is spread over the grid. */
+ * that no two updates meet, and an integer add, min or max combiner gives
+ * the same bits in any order through red.global atomics: then the walk is
+ * spread over the grid. */
 #include "emit_ptx/gpu_scatter.h"
 #include "emit_ptx/ptx_sort.h"
 
@@ -66,6 +68,32 @@ static bool scatter_plan(GpuCompile *c, const Instruction *inst, PtxScatterPlan 
   return true;
 }
 
+/* The red.global operation that applies the combiner when it is one
+ * integer add, minimum or maximum of the current value and the update:
+ * exact, associative and commutative, so atomics in any order give the
+ * evaluator's bits. NULL otherwise (floats: a sum's rounding depends on
+ * the order). */
+static const char *atomic_combiner(const Instruction *inst, int n) {
+  const Instruction *root = inst->called[0]->root;
+  ElementType t = inst->operands[0]->shape.type;
+  if (n != 1 || root->operand_count != 2 || root->operands[0]->opcode != OP_PARAMETER ||
+      root->operands[1]->opcode != OP_PARAMETER || root->operands[0] == root->operands[1])
+    return NULL;
+  static const struct {
+    Opcode op;
+    ElementType type;
+    const char *red;
+  } rows[] = {
+      {OP_ADD, TYPE_S32, "add.u32"},     {OP_ADD, TYPE_U32, "add.u32"},     {OP_ADD, TYPE_S64, "add.u64"},
+      {OP_ADD, TYPE_U64, "add.u64"},     {OP_MINIMUM, TYPE_S32, "min.s32"}, {OP_MINIMUM, TYPE_U32, "min.u32"},
+      {OP_MINIMUM, TYPE_S64, "min.s64"}, {OP_MINIMUM, TYPE_U64, "min.u64"}, {OP_MAXIMUM, TYPE_S32, "max.s32"},
+      {OP_MAXIMUM, TYPE_U32, "max.u32"}, {OP_MAXIMUM, TYPE_S64, "max.s64"}, {OP_MAXIMUM, TYPE_U64, "max.u64"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+    if (rows[i].op == root->opcode && rows[i].type == t) return rows[i].red;
+  return NULL;
+}
+
 /* Inputs, indices and updates row-major arrays of types the kernel computes on. */
 static bool scatter_check(GpuCompile *c, const Instruction *inst, PtxScatterPlan *p) {
   int n = (inst->operand_count - 1) / 2;
@@ -89,6 +117,7 @@ static bool scatter_check(GpuCompile *c, const Instruction *inst, PtxScatterPlan
 bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
   PtxScatterPlan p = {0};
   if (!scatter_check(c, inst, &p) || !scatter_plan(c, inst, &p)) return false;
+  p.atomic = atomic_combiner(inst, p.n);
   int n = p.n, bindings[2 * AXLE_MAX_RANK + 1];
   char entry[160];
   int64_t count = shape_element_count(&inst->operands[0]->shape);
@@ -114,9 +143,10 @@ bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
   Status why = {0};
   gpu_entry_name(c, inst, "apply", entry, sizeof entry);
   if (!ptx_scatter_emit_apply(c->ptx, entry, &p, inst->called[0], &why)) return gpu_refuse(c, inst, why.message);
-  /* One thread walks in order unless the indices are promised unique. */
-  int64_t blocks = attrs_scatter(&inst->attrs)->unique_indices ? (walk + 255) / 256 : 1;
-  unsigned block = attrs_scatter(&inst->attrs)->unique_indices ? 256 : 1;
+  /* One thread walks in order unless the order cannot matter. */
+  bool parallel = attrs_scatter(&inst->attrs)->unique_indices || p.atomic;
+  int64_t blocks = parallel ? (walk + 255) / 256 : 1;
+  unsigned block = parallel ? 256 : 1;
   return gpu_add_launch(c, inst, entry, (unsigned)(blocks < 65535 ? blocks : 65535), block, bindings, 1 + 2 * n, NULL,
                         0) != NULL;
 }

@@ -110,6 +110,15 @@ bool ptx_scatter_emit_apply(PtxBuilder *b, const char *name, const PtxScatterPla
   PtxReg window_from = dot_strides(b, p->window_count, window, p->window_update_stride);
   ptx_inst(b, "add.u64 $r, $r, $r", from, from, window_from);
   PtxReg at = operand_position(b, p, indices, scatter, window, skip);
+  if (p->atomic) {
+    int bytes = type_byte_size(p->types[0]);
+    PtxReg update = ptx_sort_value_load(b, p->types[0], ptx_element_address(b, updates[0], from, bytes));
+    ptx_inst(b, "red.global.$s [$r], $r", p->atomic, ptx_element_address(b, results[0], at, bytes), update);
+    ptx_label_place(b, skip);
+    ptx_sort_loop_close(b, &l);
+    ptx_kernel_end(b);
+    return true;
+  }
   PtxReg args[2 * AXLE_MAX_RANK], values[AXLE_MAX_RANK], addresses[AXLE_MAX_RANK];
   for (int i = 0; i < p->n; i++) {
     int bytes = type_byte_size(p->types[i]);

@@ -173,6 +173,30 @@ TEST(a_scatter_with_colliding_indices_applies_updates_in_the_evaluator_order) {
                         false);
 }
 
+static const char integer_scatter_add[] =
+    "HloModule scatter_atomic\n"
+    "add { a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT s = s32[] add(b, a) }\n"
+    "ENTRY e {\n  x = s32[4,3] parameter(0)\n  i = s32[50,1] parameter(1)\n  u = s32[50,3] parameter(2)\n"
+    "  ROOT r = s32[4,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0},\n"
+    "    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
+
+static char *saved_ptx(const char *text, const char *capability);
+
+/* An integer add (or min, max) gives the same bits in any order: the
+ * walk is spread over the grid, each update a red.global atomic. */
+TEST(an_integer_add_or_max_scatter_goes_atomic_and_still_matches) {
+  expect_evaluator_bits(integer_scatter_add, false);
+  expect_evaluator_bits("HloModule scatter_max\n"
+                        "max { a = s64[] parameter(0)\n b = s64[] parameter(1)\n ROOT s = s64[] maximum(a, b) }\n"
+                        "ENTRY e {\n  x = s64[7] parameter(0)\n  i = s64[20] parameter(1)\n  u = s64[20] parameter(2)\n"
+                        "  ROOT r = s64[7] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0},\n"
+                        "    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max\n}\n",
+                        false);
+  char *ptx = saved_ptx(integer_scatter_add, "9.0");
+  EXPECT(ptx && strstr(ptx, "red.global.add.u32"), "no red.global.add.u32 in the scatter's PTX");
+  free(ptx);
+}
+
 TEST(rng_bit_generator_gives_the_evaluator_bits_for_philox_and_threefry) {
   expect_evaluator_bits("HloModule rng\n"
                         "ENTRY e {\n  s2 = u64[2] parameter(0)\n  s3 = u64[3] parameter(1)\n"
@@ -274,6 +298,7 @@ int main(int argc, char **argv) {
   RUN(a_lexicographic_comparator_on_two_keys_with_a_pred_passenger_matches);
   RUN(top_k_of_floats_with_nans_and_ties_matches_the_evaluator);
   RUN(a_scatter_with_colliding_indices_applies_updates_in_the_evaluator_order);
+  RUN(an_integer_add_or_max_scatter_goes_atomic_and_still_matches);
   RUN(rng_bit_generator_gives_the_evaluator_bits_for_philox_and_threefry);
   RUN(rng_without_a_state_is_a_located_refusal);
   RUN(the_sort_scatter_and_rng_kernels_assemble_with_ptxas_for_sm_80_and_sm_90a);
