@@ -1,9 +1,11 @@
 /* The GPU backend's sort and top-k (gpu_backend.c routes OP_SORT and
  * OP_TOPK here).
  *
- * Both are one stable merge sort of positions (ptx_sort.c): an init
- * launch, ceil(log2 n) merge launches over two s32 order arrays in scratch
- * (gpu_reserve_temp), and one gather launch that writes the results. A
+ * Both are one stable merge sort of positions (ptx_sort.c): a launch that
+ * sorts tiles of up to 256 positions in shared memory, ceil(log2(n / 256))
+ * merge launches in global memory for longer rows, over two s32 order
+ * arrays in scratch (gpu_reserve_temp), and one gather launch that writes
+ * the results. A
  * sort's comparator is the HLO computation itself, written inline
  * (ptx_scalar_call.c); top-k's is compare GT (largest) or LT with floats in
  * total order, and its gather keeps the first k positions and writes them
@@ -58,26 +60,35 @@ static bool bindings_check(GpuCompile *c, const Instruction *inst, int *in, int 
   return true;
 }
 
-/* The launches: init, the merge passes, the gather from the last order. */
+/* The launches: the tiles, the global merge passes, the gather from the last order. */
 static bool sort_launch(GpuCompile *c, const Instruction *inst, const PtxSortRows *rows, const PtxSortOperand *ops,
                         int count, PtxSortLess less, const void *ctx, const int *in, const int *out, int64_t k,
                         bool indices) {
   if (rows->rows * rows->n == 0 || rows->rows * k == 0) return true;
   if (rows->n > INT32_MAX) return gpu_refuse(c, inst, "a sort of rows longer than 2^31 elements");
-  char init[160], merge[160], gather[160];
+  char tiles[160], merge[160], gather[160];
   int64_t order_bytes = rows->rows * rows->n * 4;
   int order[2] = {gpu_reserve_temp(c, order_bytes), gpu_reserve_temp(c, order_bytes)};
   int64_t blocks = (rows->rows * rows->n + 255) / 256;
   unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535);
-  gpu_entry_name(c, inst, "sort_init", init, sizeof init);
-  ptx_sort_emit_init(c->ptx, init, rows);
-  if (!gpu_add_launch(c, inst, init, grid, 256, order, 1, NULL, 0)) return false;
-  gpu_entry_name(c, inst, "sort_merge", merge, sizeof merge);
+  /* Tiles of up to 256 positions sort in shared memory first: a row that
+   * fits takes that one launch; longer rows continue in global memory. */
+  int64_t tile = 1;
+  while (tile < rows->n && tile < 256) tile *= 2;
+  int64_t tile_count = rows->rows * ((rows->n + tile - 1) / tile);
   Status why = {0};
-  if (rows->n > 1 && !ptx_sort_emit_merge(c->ptx, merge, rows, ops, count, less, ctx, &why))
+  gpu_entry_name(c, inst, "sort_tiles", tiles, sizeof tiles);
+  if (!ptx_sort_emit_tiles(c->ptx, tiles, rows, tile, ops, count, less, ctx, &why)) return gpu_refuse(c, inst, why.message);
+  int tile_buffers[65] = {order[0]};
+  for (int i = 0; i < count; i++) tile_buffers[1 + i] = in[i];
+  if (!gpu_add_launch(c, inst, tiles, (unsigned)(tile_count < 65535 ? tile_count : 65535), (unsigned)tile, tile_buffers,
+                      1 + count, NULL, 0))
+    return false;
+  gpu_entry_name(c, inst, "sort_merge", merge, sizeof merge);
+  if (rows->n > tile && !ptx_sort_emit_merge(c->ptx, merge, rows, ops, count, less, ctx, &why))
     return gpu_refuse(c, inst, why.message);
   int current = 0;
-  for (int64_t width = 1; width < rows->n; width *= 2, current ^= 1) {
+  for (int64_t width = tile; width < rows->n; width *= 2, current ^= 1) {
     int buffers[66] = {order[current], order[current ^ 1]};
     for (int i = 0; i < count; i++) buffers[2 + i] = in[i];
     if (!gpu_add_launch(c, inst, merge, grid, 256, buffers, 2 + count, &width, 1)) return false;

@@ -4,8 +4,9 @@
  *                      inline as PTX, operation for operation, and the
  *                      total-order comparison of floats
  *   ptx_sort.c         the kernels of a stable merge sort of index
- *                      permutations: init, one merge pass, and the final
- *                      gather of every operand through the permutation
+ *                      permutations: tiles in shared memory, one global
+ *                      merge pass, and the final gather of every operand
+ *                      through the permutation
  *
  * A sort is done on positions, not values: each row of the "order" array
  * holds the positions 0..n-1 of that row's elements, and the comparator
@@ -77,8 +78,15 @@ void ptx_sort_value_store(PtxBuilder *b, ElementType t, PtxReg address, PtxReg v
 /* One element of `bytes` (1, 2, 4, 8) copied from global address `from` to `to`. */
 void ptx_sort_element_copy(PtxBuilder *b, int bytes, PtxReg to, PtxReg from);
 
-/* .entry name(order): order[r * n + j] = j. */
-void ptx_sort_emit_init(PtxBuilder *b, const char *name, const PtxSortRows *rows);
+/* .entry name(to, operands...): the first passes, in shared memory. A
+ * block takes one tile of `tile` (a power of two up to 256, the block
+ * size) consecutive positions of a row at a time, sorts it by the same
+ * merge passes between two shared arrays, and writes it to `to`: after
+ * it, every run of `tile` positions is sorted, so the global passes start
+ * at width `tile` (none remain when a row fits in one tile). */
+bool ptx_sort_emit_tiles(PtxBuilder *b, const char *name, const PtxSortRows *rows, int64_t tile,
+                         const PtxSortOperand *operands, int operand_count, PtxSortLess less, const void *ctx,
+                         Status *st);
 
 /* .entry name(from, to, operands..., width): one bottom-up merge pass over
  * sorted runs of `width` positions. Each thread places one position: its
