@@ -1,5 +1,54 @@
-/* The GPU backend's scatter and select-and-scatter.
- * Not written yet: the kernel IR's in-order loops. */
+/* The GPU backend's scatter and select-and-scatter (gpu_backend.c routes
+ * OP_SCATTER and OP_SELECT_AND_SCATTER here).
+ *
+ * select-and-scatter is the kernel IR's two kernels
+ * (lower_select_and_scatter), as on the CPU: the first stores, for every
+ * window placement, the operand position that select picks into scratch
+ * (gpu_reserve_temp); the second computes each result element from the
+ * source values whose picks land on it, in the evaluator's order. Both are
+ * kernels over an index space with one writer per element: deterministic.
+ *
+ * scatter is in gpu_scatter_apply.c. */
 #include "emit_ptx/gpu_compile.h"
+#include "emit_ptx/gpu_scatter.h"
+#include "emit_ptx/ptx_kernel.h"
+#include "opt/lower.h"
 
-bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst) { return gpu_compile_kernel(c, inst); }
+bool gpu_launch_lowered_kernel(GpuCompile *c, const Instruction *inst, const Kernel *k, const char *suffix,
+                               const int *bindings, int count) {
+  char entry[160];
+  gpu_entry_name(c, inst, suffix, entry, sizeof entry);
+  for (int i = 0; i < k->input_count; i++)
+    if (k->inputs[i].constant) return gpu_refuse(c, inst, "a kernel with a fused constant input");
+  PtxKernelShape shape;
+  Status why = {0};
+  if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, inst, why.message);
+  /* The kernels loop grid-stride, so a capped grid is still correct. */
+  unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  return gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, count, NULL, 0) != NULL;
+}
+
+static bool compile_select_and_scatter(GpuCompile *c, const Instruction *inst) {
+  Status why = {0};
+  Kernel *pick = lower_select_and_scatter(inst, 0, &why);
+  Kernel *scatter = pick ? lower_select_and_scatter(inst, 1, &why) : NULL;
+  if (!scatter) {
+    kernel_free(pick);
+    return gpu_refuse(c, inst, why.message);
+  }
+  /* The picks live only from the first kernel to the second. */
+  int bindings[5];
+  for (int i = 0; i < 3; i++) bindings[i] = gpu_binding_of(c, inst->operands[i], 0);
+  bindings[3] = gpu_reserve_temp(c, shape_byte_size(&pick->outputs[0].shape));
+  bindings[4] = gpu_binding_of(c, inst, 0);
+  bool ok = gpu_launch_lowered_kernel(c, inst, pick, "pick", bindings, 4) &&
+            gpu_launch_lowered_kernel(c, inst, scatter, "scatter", bindings, 5);
+  kernel_free(pick);
+  kernel_free(scatter);
+  return ok;
+}
+
+bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst) {
+  if (inst->opcode == OP_SELECT_AND_SCATTER) return compile_select_and_scatter(c, inst);
+  return gpu_compile_scatter_apply(c, inst);
+}

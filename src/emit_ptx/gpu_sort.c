@@ -1,5 +1,148 @@
-/* The GPU backend's sort and top-k.
- * Not written yet: what the kernel IR lowers, else refused. */
+/* The GPU backend's sort and top-k (gpu_backend.c routes OP_SORT and
+ * OP_TOPK here).
+ *
+ * Both are one stable merge sort of positions (ptx_sort.c): a launch that
+ * sorts tiles of up to 256 positions in shared memory, ceil(log2(n / 256))
+ * merge launches in global memory for longer rows, over two s32 order
+ * arrays in scratch (gpu_reserve_temp), and one gather launch that writes
+ * the results. A
+ * sort's comparator is the HLO computation itself, written inline
+ * (ptx_scalar_call.c); top-k's is compare GT (largest) or LT with floats in
+ * total order, and its gather keeps the first k positions and writes them
+ * as the index result: ties go to the lower index, as the evaluator and
+ * XLA's lowering (a stable sort of (x, iota)) order them. */
 #include "emit_ptx/gpu_compile.h"
+#include "emit_ptx/ptx_sort.h"
 
-bool gpu_compile_sort(GpuCompile *c, const Instruction *inst) { return gpu_compile_kernel(c, inst); }
+typedef struct TopkLess {
+  ElementType type;
+  bool largest;
+} TopkLess;
+
+static bool comparator_less(const void *ctx, PtxBuilder *b, const PtxReg *values, PtxReg *less, Status *st) {
+  return ptx_scalar_call_emit(b, ctx, values, less, st);
+}
+
+static bool topk_less(const void *ctx, PtxBuilder *b, const PtxReg *values, PtxReg *less, Status *st) {
+  (void)st;
+  const TopkLess *t = ctx;
+  *less = ptx_compare_emit(b, t->type, t->largest ? CMP_GT : CMP_LT, true, values[0], values[1]);
+  return true;
+}
+
+/* Rows of operand shape s sorted along dim. */
+static PtxSortRows sort_rows(const Shape *s, int dim) {
+  PtxSortRows rows = {.rows = 1, .n = s->dims[dim], .inner = 1};
+  for (int d = 0; d < s->rank; d++)
+    if (d > dim) rows.inner *= s->dims[d];
+    else if (d < dim) rows.rows *= s->dims[d];
+  rows.rows *= rows.inner;   /* a row for every index of the other dims */
+  return rows;
+}
+
+/* What the sort reads and writes, checked: row-major arrays, no result
+ * sharing storage with an operand (the gather reads every operand while it
+ * writes the results). */
+static bool bindings_check(GpuCompile *c, const Instruction *inst, int *in, int *out, int outputs) {
+  for (int i = 0; i < inst->operand_count; i++) {
+    const Shape *s = &inst->operands[i]->shape;
+    if (shape_is_tuple(s) || !shape_is_row_major(s)) return gpu_refuse(c, inst, "a sort operand that is not a row-major array");
+    in[i] = gpu_binding_of(c, inst->operands[i], 0);
+  }
+  for (int o = 0; o < outputs; o++) {
+    const BufferSlot *slot = buffer_plan_find(c->plan, inst, o);
+    if (!slot || !slot->shape || !shape_is_row_major(slot->shape))
+      return gpu_refuse(c, inst, "a sort result that is not a row-major array");
+    out[o] = gpu_binding_of(c, inst, o);
+    for (int i = 0; i < inst->operand_count; i++)
+      if (out[o] == in[i]) return gpu_refuse(c, inst, "a sort whose result shares storage with its operand");
+  }
+  return true;
+}
+
+/* The launches: the tiles, the global merge passes, the gather from the last order. */
+static bool sort_launch(GpuCompile *c, const Instruction *inst, const PtxSortRows *rows, const PtxSortOperand *ops,
+                        int count, PtxSortLess less, const void *ctx, const int *in, const int *out, int64_t k,
+                        bool indices) {
+  if (rows->rows * rows->n == 0 || rows->rows * k == 0) return true;
+  if (rows->n > INT32_MAX) return gpu_refuse(c, inst, "a sort of rows longer than 2^31 elements");
+  char tiles[160], merge[160], gather[160];
+  int64_t order_bytes = rows->rows * rows->n * 4;
+  int order[2] = {gpu_reserve_temp(c, order_bytes), gpu_reserve_temp(c, order_bytes)};
+  int64_t blocks = (rows->rows * rows->n + 255) / 256;
+  unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535);
+  /* Tiles of up to 256 positions sort in shared memory first: a row that
+   * fits takes that one launch; longer rows continue in global memory. */
+  int64_t tile = 1;
+  while (tile < rows->n && tile < 256) tile *= 2;
+  int64_t tile_count = rows->rows * ((rows->n + tile - 1) / tile);
+  Status why = {0};
+  gpu_entry_name(c, inst, "sort_tiles", tiles, sizeof tiles);
+  if (!ptx_sort_emit_tiles(c->ptx, tiles, rows, tile, ops, count, less, ctx, &why)) return gpu_refuse(c, inst, why.message);
+  int tile_buffers[65] = {order[0]};
+  for (int i = 0; i < count; i++) tile_buffers[1 + i] = in[i];
+  if (!gpu_add_launch(c, inst, tiles, (unsigned)(tile_count < 65535 ? tile_count : 65535), (unsigned)tile, tile_buffers,
+                      1 + count, NULL, 0))
+    return false;
+  gpu_entry_name(c, inst, "sort_merge", merge, sizeof merge);
+  if (rows->n > tile && !ptx_sort_emit_merge(c->ptx, merge, rows, ops, count, less, ctx, &why))
+    return gpu_refuse(c, inst, why.message);
+  int current = 0;
+  for (int64_t width = tile; width < rows->n; width *= 2, current ^= 1) {
+    int buffers[66] = {order[current], order[current ^ 1]};
+    for (int i = 0; i < count; i++) buffers[2 + i] = in[i];
+    if (!gpu_add_launch(c, inst, merge, grid, 256, buffers, 2 + count, &width, 1)) return false;
+  }
+  int buffers[130] = {order[current]};
+  int outputs = count + (indices ? 1 : 0);
+  for (int i = 0; i < count; i++) buffers[1 + i] = in[i];
+  for (int o = 0; o < outputs; o++) buffers[1 + count + o] = out[o];
+  ElementType types[64];
+  for (int i = 0; i < count; i++) types[i] = ops[i].type;
+  gpu_entry_name(c, inst, "sort_gather", gather, sizeof gather);
+  ptx_sort_emit_gather(c->ptx, gather, rows, k, types, count, indices);
+  int64_t gather_blocks = (rows->rows * k + 255) / 256;
+  return gpu_add_launch(c, inst, gather, (unsigned)(gather_blocks < 65535 ? gather_blocks : 65535), 256, buffers,
+                        1 + count + outputs, NULL, 0) != NULL;
+}
+
+static bool compile_sort(GpuCompile *c, const Instruction *inst) {
+  int count = inst->operand_count;
+  if (count < 1 || count > 64 || inst->called_count < 1 || inst->attrs.dimensions.count != 1)
+    return gpu_refuse(c, inst, "a sort with no operand, more than 64, or not one dimension");
+  const Computation *comparator = inst->called[0];
+  PtxSortOperand ops[64];
+  for (int i = 0; i < count; i++) {
+    ops[i].type = inst->operands[i]->shape.type;
+    ops[i].read = false;
+    for (int side = 0; side < 2; side++) {
+      const Instruction *param = 2 * i + side < comparator->parameter_count ? comparator->parameters[2 * i + side] : NULL;
+      if (param && param->user_count > 0) ops[i].read = true;
+    }
+    if (ops[i].read && !ptx_scalar_type_ok(ops[i].type))
+      return gpu_refuse(c, inst, "a sort comparator that reads an operand of a type the GPU's comparators do not yet");
+  }
+  int in[64], out[64];
+  if (!bindings_check(c, inst, in, out, count)) return false;
+  PtxSortRows rows = sort_rows(&inst->operands[0]->shape, (int)inst->attrs.dimensions.values[0]);
+  return sort_launch(c, inst, &rows, ops, count, comparator_less, comparator, in, out, rows.n, false);
+}
+
+static bool compile_topk(GpuCompile *c, const Instruction *inst) {
+  const Shape *x = &inst->operands[0]->shape;
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  if (x->rank < 1 || sa->k < 0 || sa->k > x->dims[x->rank - 1]) return gpu_refuse(c, inst, "a top-k whose k does not fit");
+  if (x->type == TYPE_PRED || !ptx_scalar_type_ok(x->type))
+    return gpu_refuse(c, inst, "a top-k of a type the GPU's comparators do not yet compute on");
+  PtxSortOperand op = {.type = x->type, .read = true};
+  TopkLess less = {.type = x->type, .largest = sa->largest};
+  int in[1], out[2];
+  if (!bindings_check(c, inst, in, out, 2)) return false;
+  PtxSortRows rows = sort_rows(x, x->rank - 1);
+  return sort_launch(c, inst, &rows, &op, 1, topk_less, &less, in, out, sa->k, true);
+}
+
+bool gpu_compile_sort(GpuCompile *c, const Instruction *inst) {
+  if (inst->opcode == OP_TOPK) return compile_topk(c, inst);
+  return compile_sort(c, inst);
+}

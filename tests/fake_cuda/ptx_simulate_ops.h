@@ -291,6 +291,25 @@ static bool ptxs_move(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   return true;
 }
 
+/* ---- red.global: the GPU scatter's atomic path (gpu_scatter_apply.c) ----
+ * red.global.OP.TYPE [address], value sets memory to OP(memory, value), for
+ * the integer add, min and max. The simulator runs one thread at a time,
+ * so each update is atomic as on the device. */
+static bool ptxs_red_global(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const PtxsOp *o) {
+  const PtxsOperand *address = &in->operands[0];
+  int bytes = o->bits / 8;
+  if (o->count < 4 || (o->kind != 's' && o->kind != 'u') || bytes < 4) return ptxs_fail(r, true, "unsupported", in->op);
+  char *at = ptxs_global(r, t->regs[address->cls][address->index] + (uint64_t)address->offset, (size_t)bytes);
+  if (!at) return ptxs_fail(r, false, "a global access outside every buffer in", in->op);
+  PtxsOp arithmetic = *o;
+  snprintf(arithmetic.parts[0], sizeof arithmetic.parts[0], "%s", o->parts[2]);
+  uint64_t old = 0, d = 0;
+  memcpy(&old, at, (size_t)bytes);
+  if (!ptxs_arithmetic(r, &arithmetic, old, ptxs_read(r, t, &in->operands[1]), 0, &d)) return false;
+  memcpy(at, &d, (size_t)bytes);
+  return true;
+}
+
 static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   PtxsOp o;
   ptxs_op_split(in->op, &o);
@@ -305,6 +324,7 @@ static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   bool ok = true;
   if (!strcmp(name, "ld") || !strcmp(name, "st")) ok = ptxs_memory(r, t, in, &o, name[0] == 'l');
   else if (!strcmp(name, "mov") || !strcmp(name, "cvta")) ok = ptxs_move(r, t, in);
+  else if (!strcmp(name, "red") && ptxs_has(&o, "global")) ok = ptxs_red_global(r, t, in, &o);
   else {
     uint64_t a = in->count > 1 ? ptxs_read(r, t, &in->operands[1]) : 0;
     uint64_t b = in->count > 2 ? ptxs_read(r, t, &in->operands[2]) : 0;

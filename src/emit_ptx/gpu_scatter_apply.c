@@ -1,0 +1,152 @@
+/* The GPU backend's scatter.
+ *
+ * The results start as copies of the inputs (no copy when the plan has a
+ * result update its input in place), then one kernel walks the updates
+ * (ptx_scatter.c). By default that kernel runs on ONE thread: updates may
+ * land on one element many times, and only the evaluator's order gives the
+ * evaluator's bits for every combiner (a float add is not associative; a
+ * "replace" keeps the last). With unique_indices=true the module promises
+ * that no two updates meet, and an integer add, min or max combiner gives
+ * the same bits in any order through red.global atomics: then the walk is
+ * spread over the grid. */
+#include "emit_ptx/gpu_scatter.h"
+#include "emit_ptx/ptx_sort.h"
+
+/* The plan of index arithmetic, from the (verified) attributes. */
+static bool scatter_plan(GpuCompile *c, const Instruction *inst, PtxScatterPlan *p) {
+  const ScatterDims *s = attrs_scatter(&inst->attrs);
+  int n = p->n = (inst->operand_count - 1) / 2;
+  const Shape *in = &inst->operands[0]->shape, *indices = &inst->operands[n]->shape;
+  const Shape *updates = &inst->operands[n + 1]->shape;
+  int64_t in_strides[AXLE_MAX_RANK], up_strides[AXLE_MAX_RANK], ix_strides[AXLE_MAX_RANK];
+  shape_strides(in, in_strides);
+  shape_strides(updates, up_strides);
+  shape_strides(indices, ix_strides);
+  p->index_type = indices->type;
+  if (p->index_type != TYPE_S32 && p->index_type != TYPE_U32 && p->index_type != TYPE_S64)
+    return gpu_refuse(c, inst, "scatter indices other than s32, u32 or s64");
+  bool is_window_axis[AXLE_MAX_RANK] = {false}, not_window[AXLE_MAX_RANK] = {false};
+  p->window_count = s->update_window_dims.count;
+  p->window_total = p->scatter_total = 1;
+  for (int j = 0; j < p->window_count; j++) {
+    int64_t axis = s->update_window_dims.values[j];
+    is_window_axis[axis] = true;
+    p->window_sizes[j] = updates->dims[axis];
+    p->window_update_stride[j] = up_strides[axis];
+    p->window_total *= updates->dims[axis];
+  }
+  p->scatter_count = 0;
+  for (int d = 0, b = 0; d < updates->rank; d++) {
+    if (is_window_axis[d]) continue;
+    if (b == s->index_vector_dim) b++;
+    int j = p->scatter_count++;
+    p->scatter_sizes[j] = updates->dims[d];
+    p->scatter_update_stride[j] = up_strides[d];
+    p->scatter_indices_stride[j] = ix_strides[b++];
+    p->scatter_total *= updates->dims[d];
+  }
+  p->vector_length = s->scatter_dims_to_operand_dims.count;
+  p->vector_stride = s->index_vector_dim < indices->rank ? ix_strides[s->index_vector_dim] : 0;
+  for (int v = 0; v < p->vector_length; v++) p->vector_operand_dim[v] = (int)s->scatter_dims_to_operand_dims.values[v];
+  for (int k = 0; k < s->inserted_window_dims.count; k++) not_window[s->inserted_window_dims.values[k]] = true;
+  p->batching_count = s->input_batching_dims.count;
+  for (int k = 0; k < p->batching_count; k++) {
+    not_window[s->input_batching_dims.values[k]] = true;
+    p->batching_operand_dim[k] = (int)s->input_batching_dims.values[k];
+    /* the scatter index component of indices dim sibd[k]: its place among the non-vector dims */
+    int64_t dim = s->scatter_indices_batching_dims.values[k];
+    p->batching_scatter_axis[k] = (int)(dim > s->index_vector_dim ? dim - 1 : dim);
+  }
+  p->operand_rank = in->rank;
+  for (int d = 0, j = 0; d < in->rank; d++) {
+    p->operand_dims[d] = in->dims[d];
+    p->operand_stride[d] = in_strides[d];
+    p->window_of_operand[d] = not_window[d] ? -1 : j;
+    p->window_extent_of_operand[d] = not_window[d] ? 1 : p->window_sizes[j];
+    if (!not_window[d]) j++;
+  }
+  return true;
+}
+
+/* The red.global operation that applies the combiner when it is one
+ * integer add, minimum or maximum of the current value and the update:
+ * exact, associative and commutative, so atomics in any order give the
+ * evaluator's bits. NULL otherwise (floats: a sum's rounding depends on
+ * the order). */
+static const char *atomic_combiner(const Instruction *inst, int n) {
+  const Instruction *root = inst->called[0]->root;
+  ElementType t = inst->operands[0]->shape.type;
+  if (n != 1 || root->operand_count != 2 || root->operands[0]->opcode != OP_PARAMETER ||
+      root->operands[1]->opcode != OP_PARAMETER || root->operands[0] == root->operands[1])
+    return NULL;
+  static const struct {
+    Opcode op;
+    ElementType type;
+    const char *red;
+  } rows[] = {
+      {OP_ADD, TYPE_S32, "add.u32"},     {OP_ADD, TYPE_U32, "add.u32"},     {OP_ADD, TYPE_S64, "add.u64"},
+      {OP_ADD, TYPE_U64, "add.u64"},     {OP_MINIMUM, TYPE_S32, "min.s32"}, {OP_MINIMUM, TYPE_U32, "min.u32"},
+      {OP_MINIMUM, TYPE_S64, "min.s64"}, {OP_MINIMUM, TYPE_U64, "min.u64"}, {OP_MAXIMUM, TYPE_S32, "max.s32"},
+      {OP_MAXIMUM, TYPE_U32, "max.u32"}, {OP_MAXIMUM, TYPE_S64, "max.s64"}, {OP_MAXIMUM, TYPE_U64, "max.u64"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+    if (rows[i].op == root->opcode && rows[i].type == t) return rows[i].red;
+  return NULL;
+}
+
+/* Inputs, indices and updates row-major arrays of types the kernel computes on. */
+static bool scatter_check(GpuCompile *c, const Instruction *inst, PtxScatterPlan *p) {
+  int n = (inst->operand_count - 1) / 2;
+  if (n < 1 || n > AXLE_MAX_RANK || inst->operand_count != 2 * n + 1 || inst->called_count < 1)
+    return gpu_refuse(c, inst, "a scatter without N inputs, indices, N updates and an update computation");
+  for (int i = 0; i < inst->operand_count; i++) {
+    const Shape *s = &inst->operands[i]->shape;
+    if (shape_is_tuple(s) || !shape_is_row_major(s)) return gpu_refuse(c, inst, "a scatter operand that is not a row-major array");
+  }
+  for (int i = 0; i < n; i++) {
+    p->types[i] = inst->operands[i]->shape.type;
+    if (!ptx_scalar_type_ok(p->types[i]))
+      return gpu_refuse(c, inst, "a scatter of an element type the GPU's inline combiners do not compute on yet");
+    const BufferSlot *slot = buffer_plan_find(c->plan, inst, i);
+    if (!slot || !slot->shape || !shape_is_row_major(slot->shape))
+      return gpu_refuse(c, inst, "a scatter result that is not a row-major array");
+  }
+  return true;
+}
+
+bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
+  PtxScatterPlan p = {0};
+  if (!scatter_check(c, inst, &p) || !scatter_plan(c, inst, &p)) return false;
+  p.atomic = atomic_combiner(inst, p.n);
+  int n = p.n, bindings[2 * AXLE_MAX_RANK + 1];
+  char entry[160];
+  int64_t count = shape_element_count(&inst->operands[0]->shape);
+  for (int i = 0; i < n; i++) {
+    int in = gpu_binding_of(c, inst->operands[i], 0), out = gpu_binding_of(c, inst, i);
+    bindings[1 + n + i] = out;
+    if (in == out || count == 0) continue;
+    int pair[2] = {in, out};
+    int bytes = type_byte_size(p.types[i]);
+    gpu_entry_name(c, inst, "copy", entry, sizeof entry);
+    ptx_scatter_emit_copy(c->ptx, entry, count, bytes);
+    int64_t blocks = (count + 255) / 256;
+    if (!gpu_add_launch(c, inst, entry, (unsigned)(blocks < 65535 ? blocks : 65535), 256, pair, 2, NULL, 0)) return false;
+  }
+  int64_t walk = p.scatter_total * p.window_total;
+  if (walk == 0 || count == 0) return true;
+  bindings[0] = gpu_binding_of(c, inst->operands[n], 0);
+  for (int i = 0; i < n; i++) bindings[1 + i] = gpu_binding_of(c, inst->operands[n + 1 + i], 0);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < 2 * n + 1; j++)
+      if (bindings[1 + n + i] == gpu_binding_of(c, inst->operands[j], 0) && j != i)
+        return gpu_refuse(c, inst, "a scatter result sharing storage with its indices or updates");
+  Status why = {0};
+  gpu_entry_name(c, inst, "apply", entry, sizeof entry);
+  if (!ptx_scatter_emit_apply(c->ptx, entry, &p, inst->called[0], &why)) return gpu_refuse(c, inst, why.message);
+  /* One thread walks in order unless the order cannot matter. */
+  bool parallel = attrs_scatter(&inst->attrs)->unique_indices || p.atomic;
+  int64_t blocks = parallel ? (walk + 255) / 256 : 1;
+  unsigned block = parallel ? 256 : 1;
+  return gpu_add_launch(c, inst, entry, (unsigned)(blocks < 65535 ? blocks : 65535), block, bindings, 1 + 2 * n, NULL,
+                        0) != NULL;
+}
