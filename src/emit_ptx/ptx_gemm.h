@@ -1,0 +1,66 @@
+/* GEMM kernels in PTX: one batched matrix product
+ *   out[b, m, n] = sum over k of lhs[b, m, k] * rhs[b, k, n]
+ * where each of b, m, n, k stands for a group of an operand's dimensions
+ * (HLO's dot dimension numbers, gpu_dot.c), each group described by the
+ * element strides of its dimensions in the operand's physical layout. So
+ * any layout and any dot dimension numbers are one kernel, and no operand
+ * is copied into another layout first.
+ *
+ * Paths (ptx_gemm_emit chooses):
+ *   gemm.simt   any element type: a 256-thread block computes a 64x64
+ *               tile of out, stepping k by 16 through shared memory; each
+ *               thread keeps a 4x4 register tile of sums (f32 for f32,
+ *               f16 and bf16 results, f64 for f64, 32- or 64-bit wrapping
+ *               integers for integer results)
+ *   gemm.mma    f16 or bf16 operands with an f16, bf16 or f32 result on
+ *               sm_80+: mma.sync.aligned.m16n8k16 on tensor cores, f32
+ *               sums; tf32 for f32 operands only where the caller allows
+ *               (ptx_gemm_mma.c)
+ * Every kernel loops over output tiles (tile += gridDim.x), so any grid is
+ * correct; edges are masked, so any m, n, k (0 included) is. */
+#ifndef AXLE_EMIT_PTX_PTX_GEMM_H
+#define AXLE_EMIT_PTX_PTX_GEMM_H
+
+#include "emit_ptx/ptx_builder.h"
+
+/* The dimensions one GEMM index runs over in one operand, outermost first:
+ * index i is split into digits by the extents, and the element offset is
+ * sum(digit * stride). Neighbouring dims that lie evenly spaced are merged
+ * (ptx_gemm_dims_add), so a plain matrix has one entry per index. */
+typedef struct PtxGemmDims {
+  int count;
+  int64_t extent[AXLE_MAX_RANK], stride[AXLE_MAX_RANK];
+} PtxGemmDims;
+
+/* Appends a dim (inner to those already there); extent-1 dims are dropped. */
+void ptx_gemm_dims_add(PtxGemmDims *d, int64_t extent, int64_t stride);
+/* The stride of the innermost dim, 0 when there is none. */
+int64_t ptx_gemm_dims_inner_stride(const PtxGemmDims *d);
+
+typedef struct PtxGemm {
+  int64_t batch, m, n, k;
+  ElementType lhs_type, rhs_type, result_type;
+  PtxGemmDims lhs_batch, lhs_m, lhs_k;
+  PtxGemmDims rhs_batch, rhs_k, rhs_n;
+  PtxGemmDims out_batch, out_m, out_n;
+  bool allow_tf32;   /* the dot's precision config lets f32 go through tf32 */
+} PtxGemm;
+
+typedef struct PtxGemmShape {
+  const char *path;    /* "gemm.simt", "gemm.mma" (static) */
+  int block_threads;
+  int64_t blocks;      /* covers every output tile once */
+} PtxGemmShape;
+
+/* Appends .entry `entry` (its name must contain "gemm") taking three .u64
+ * pointers: lhs, rhs, out. Refuses (STATUS_UNSUPPORTED, nothing left in
+ * the builder) element types it has no arithmetic for: complex, pred,
+ * integer with float, f8. */
+bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
+
+/* ---- ptx_gemm_mma.c ----
+ * Whether g takes the tensor-core path on b's target, and its kernel. */
+bool ptx_gemm_mma_fits(const PtxBuilder *b, const PtxGemm *g);
+bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
+
+#endif
