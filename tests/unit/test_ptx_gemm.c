@@ -127,7 +127,7 @@ static void dot_case(const char *label, const char *hlo) {
   dot_case_at(label, hlo, "9.0", false);
 }
 
-static __attribute__((unused)) void mma_case(const char *label, const char *hlo) {
+static void mma_case(const char *label, const char *hlo) {
   dot_case_at(label, hlo, "8.0", true);
   dot_case_at(label, hlo, "9.0", true);
 }
@@ -187,10 +187,10 @@ TEST(an_output_fusion_applies_its_epilogue) {
 }
 
 TEST(half_precision_products) {
-  dot_case("f16", ENTRY2("f16[33,40]", "f16[40,17]", "f16[33,17]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
-  dot_case("bf16 to f32", ENTRY2("bf16[21,70]", "bf16[70,130]", "f32[21,130]",
+  mma_case("f16", ENTRY2("f16[33,40]", "f16[40,17]", "f16[33,17]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  mma_case("bf16 to f32", ENTRY2("bf16[21,70]", "bf16[70,130]", "f32[21,130]",
                                  "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
-  dot_case("f16 batched, transposed",
+  mma_case("f16 batched, transposed",
            ENTRY2("f16[2,24,9]", "f16[2,11,24]", "f32[2,9,11]",
                   "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}"));
 }
