@@ -1,4 +1,4 @@
-/* The GPU backend's matrix products: dot, and fusions around a dot.
+/* The GPU backend's matrix products: dot, ragged-dot, and fusions around a dot.
  *
  * A dot becomes one batched GEMM (ptx_gemm.h): HLO's dimension numbers
  * name, for each operand, its batch dims, its contracting dims and (the
@@ -13,8 +13,9 @@
  * of the fused computation as one kernel of the kernel IR
  * (lower_epilogue) reading the product: straight into the fusion's output
  * when the dot is the fusion's root, else through a scratch area of the
- * temporary block (gpu_reserve_temp). scaled-dot and ragged-dot are
- * refused, located. */
+ * temporary block (gpu_reserve_temp). ragged-dot is the same GEMM kernel
+ * told the group sizes (ptx_gemm.h), launched once per group; scaled-dot
+ * is refused, located. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,14 +24,33 @@
 #include "emit_ptx/ptx_kernel.h"
 #include "opt/lower.h"
 
-/* Element strides of each logical dim in s's layout. */
-static void physical_strides(const Shape *s, int64_t *strides) {
+/* An operand or result as the GEMM sees it: element type, dims, and the
+ * element stride of each dim in its buffer. A view may leave a dim out (a
+ * ragged-dot's group dim), which no Shape can say. */
+typedef struct View {
+  ElementType type;
+  int rank;
+  int64_t dims[AXLE_MAX_RANK], strides[AXLE_MAX_RANK];
+} View;
+
+static View view_of(const Shape *s) {
+  View v = {.type = s->type, .rank = s->rank};
   int64_t step = 1;
   for (int i = 0; i < s->rank; i++) {
     int d = s->minor_to_major[i];
-    strides[d] = step;
+    v.dims[d] = s->dims[d];
+    v.strides[d] = step;
     step *= s->dims[d];
   }
+  return v;
+}
+
+/* v without dim d; *stride gets d's stride. */
+static View view_without(View v, int d, int64_t *stride) {
+  *stride = v.strides[d];
+  for (int k = d; k + 1 < v.rank; k++) v.dims[k] = v.dims[k + 1], v.strides[k] = v.strides[k + 1];
+  v.rank--;
+  return v;
 }
 
 /* The dims of an operand of rank `rank` in neither list, in order. */
@@ -44,17 +64,10 @@ static int free_dims(int rank, const IntList *batch, const IntList *contracting,
   return n;
 }
 
-/* The GEMM of dot, whose operands hold their bytes in the layouts lhs and
- * rhs and whose product goes out in layout out. */
-static const char *dot_gemm(const Instruction *dot, const Shape *lhs, const Shape *rhs, const Shape *out, PtxGemm *g) {
-  if (dot->opcode != OP_DOT) return "scaled-dot and ragged-dot have no GPU kernel yet";
-  if (lhs->element_size_bits || rhs->element_size_bits || out->element_size_bits)
-    return "a dot in a packed layout (E(n))";
-  const DotDims *dd = attrs_dot(&dot->attrs);
-  int64_t ls[AXLE_MAX_RANK], rs[AXLE_MAX_RANK], os[AXLE_MAX_RANK];
-  physical_strides(lhs, ls);
-  physical_strides(rhs, rs);
-  physical_strides(out, os);
+static void gemm_index_add(PtxGemmDims *dims, const View *v, int d) { ptx_gemm_dims_add(dims, v->dims[d], v->strides[d]); }
+
+/* The GEMM of a dot with dimension numbers dd over views lhs, rhs, out. */
+static const char *dot_gemm(const DotDims *dd, const View *lhs, const View *rhs, const View *out, PtxGemm *g) {
   int lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
   int nb = dd->lhs_batch.count;
   int nm = free_dims(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
@@ -66,50 +79,128 @@ static const char *dot_gemm(const Instruction *dot, const Shape *lhs, const Shap
   g->result_type = out->type;
   g->batch = g->m = g->n = g->k = 1;
   for (int i = 0; i < nb; i++) {
-    int l = (int)dd->lhs_batch.values[i], r = (int)dd->rhs_batch.values[i];
     g->batch *= out->dims[i];
-    ptx_gemm_dims_add(&g->lhs_batch, lhs->dims[l], ls[l]);
-    ptx_gemm_dims_add(&g->rhs_batch, rhs->dims[r], rs[r]);
-    ptx_gemm_dims_add(&g->out_batch, out->dims[i], os[i]);
+    gemm_index_add(&g->lhs_batch, lhs, (int)dd->lhs_batch.values[i]);
+    gemm_index_add(&g->rhs_batch, rhs, (int)dd->rhs_batch.values[i]);
+    gemm_index_add(&g->out_batch, out, i);
   }
   for (int i = 0; i < nm; i++) {
     g->m *= lhs->dims[lfree[i]];
-    ptx_gemm_dims_add(&g->lhs_m, lhs->dims[lfree[i]], ls[lfree[i]]);
-    ptx_gemm_dims_add(&g->out_m, out->dims[nb + i], os[nb + i]);
+    gemm_index_add(&g->lhs_m, lhs, lfree[i]);
+    gemm_index_add(&g->out_m, out, nb + i);
   }
   for (int i = 0; i < nn; i++) {
     g->n *= rhs->dims[rfree[i]];
-    ptx_gemm_dims_add(&g->rhs_n, rhs->dims[rfree[i]], rs[rfree[i]]);
-    ptx_gemm_dims_add(&g->out_n, out->dims[nb + nm + i], os[nb + nm + i]);
+    gemm_index_add(&g->rhs_n, rhs, rfree[i]);
+    gemm_index_add(&g->out_n, out, nb + nm + i);
   }
   for (int i = 0; i < dd->lhs_contracting.count; i++) {
-    int l = (int)dd->lhs_contracting.values[i], r = (int)dd->rhs_contracting.values[i];
-    g->k *= lhs->dims[l];
-    ptx_gemm_dims_add(&g->lhs_k, lhs->dims[l], ls[l]);
-    ptx_gemm_dims_add(&g->rhs_k, rhs->dims[r], rs[r]);
+    g->k *= lhs->dims[dd->lhs_contracting.values[i]];
+    gemm_index_add(&g->lhs_k, lhs, (int)dd->lhs_contracting.values[i]);
+    gemm_index_add(&g->rhs_k, rhs, (int)dd->rhs_contracting.values[i]);
   }
   return NULL;
 }
 
-/* The GEMM kernel of dot and its launch over bindings lhs, rhs, out. */
-static bool add_gemm(GpuCompile *c, const Instruction *inst, const Instruction *dot, const Shape *lhs_layout,
-                     const Shape *rhs_layout, const Shape *out_layout, int lhs, int rhs, int out) {
-  PtxGemm g;
-  const char *why = dot_gemm(dot, lhs_layout, rhs_layout, out_layout, &g);
-  if (why) return gpu_refuse(c, inst, why);
-  if (g.batch * g.m * g.n == 0) return true;  /* nothing to write */
+/* g's kernel, launched over bindings[0..3) (lhs, rhs, out; then sizes for
+ * a ragged GEMM, launched once per group: G + 1 launches for ROWS, whose
+ * last writes the rows past every group, G for SUMS). */
+static bool launch_gemm(GpuCompile *c, const Instruction *inst, const PtxGemm *g, const int *bindings) {
+  if (g->batch * g->m * g->n == 0) return true;  /* nothing to write */
   char entry[160];
   gpu_entry_name(c, inst, "gemm", entry, sizeof entry);
   PtxGemmShape shape;
   Status st = {0};
-  if (!ptx_gemm_emit(c->ptx, &g, entry, &shape, &st)) return gpu_refuse(c, inst, st.message);
-  int buffers[3] = {lhs, rhs, out};
+  if (!ptx_gemm_emit(c->ptx, g, entry, &shape, &st)) return gpu_refuse(c, inst, st.message);
   unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
-  return gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, buffers, 3, NULL, 0) != NULL;
+  if (g->ragged.kind == PTX_GEMM_PLAIN)
+    return gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, 3, NULL, 0) != NULL;
+  int64_t launches = g->ragged.groups + (g->ragged.kind == PTX_GEMM_RAGGED_ROWS);
+  for (int64_t group = 0; group < launches; group++)
+    if (!gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, 4, &group, 1)) return false;
+  return true;
+}
+
+static bool packed(const Shape *s) { return s->element_size_bits != 0; }
+
+/* The GEMM kernel of dot and its launch over bindings lhs, rhs, out. */
+static bool add_gemm(GpuCompile *c, const Instruction *inst, const Instruction *dot, const Shape *lhs_layout,
+                     const Shape *rhs_layout, const Shape *out_layout, int lhs, int rhs, int out) {
+  if (dot->opcode != OP_DOT) return gpu_refuse(c, inst, "a scaled-dot (no GPU kernel yet)");
+  if (packed(lhs_layout) || packed(rhs_layout) || packed(out_layout))
+    return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  View l = view_of(lhs_layout), r = view_of(rhs_layout), o = view_of(out_layout);
+  PtxGemm g;
+  const char *why = dot_gemm(attrs_dot(&dot->attrs), &l, &r, &o, &g);
+  if (why) return gpu_refuse(c, inst, why);
+  int bindings[3] = {lhs, rhs, out};
+  return launch_gemm(c, inst, &g, bindings);
+}
+
+static bool list_has(const IntList *list, int64_t v) {
+  for (int i = 0; i < list->count; i++)
+    if (list->values[i] == v) return true;
+  return false;
+}
+
+/* group_sizes' rows must be the dot's batch index, row-major. */
+static const char *ragged_sizes(const Shape *sizes, const PtxGemm *g, PtxGemmRagged *r) {
+  if (sizes->type != TYPE_S32 && sizes->type != TYPE_S64) return "a ragged-dot whose group sizes are not s32 or s64";
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < sizes->rank; d++) rows *= sizes->dims[d];
+  if (sizes->rank > 1 && (rows != g->batch || !shape_is_row_major(sizes) || packed(sizes)))
+    return "a ragged-dot whose group sizes are not one row per batch index";
+  r->sizes_type = sizes->type;
+  r->sizes_batched = sizes->rank > 1;
+  return NULL;
+}
+
+/* ragged-dot in its three modes (eval_dot_variants.c): a ragged batch dim
+ * is a plain dot; a ragged free dim (rhs_group_dims) takes each row's
+ * group of rhs; a ragged contracting dim gives one partial sum per group. */
+static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  const Shape *ls = &inst->operands[0]->shape, *rs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
+  if (packed(ls) || packed(rs) || packed(&inst->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  if (dd->lhs_ragged.count != 1) return gpu_refuse(c, inst, "a ragged-dot without one ragged dim");
+  int64_t ragged = dd->lhs_ragged.values[0];
+  View l = view_of(ls), r = view_of(rs), o = view_of(&inst->shape);
+  int bindings[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
+                     gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0)};
+  PtxGemm g;
+  const char *why = NULL;
+  PtxGemmRagged mode = {.kind = PTX_GEMM_PLAIN};
+  if (dd->rhs_group.count == 1) {
+    /* rows: rhs seen without its group dim, dims past it renumbered */
+    int gd = (int)dd->rhs_group.values[0], lfree[AXLE_MAX_RANK];
+    int64_t rb[AXLE_MAX_RANK], rc[AXLE_MAX_RANK];
+    if (free_dims(ls->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree) != 1 || lfree[0] != ragged)
+      return gpu_refuse(c, inst, "a ragged-dot whose lhs has free dims besides the ragged one");
+    DotDims view = *dd;
+    for (int i = 0; i < dd->rhs_batch.count; i++) rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
+    for (int i = 0; i < dd->rhs_contracting.count; i++)
+      rc[i] = dd->rhs_contracting.values[i] - (dd->rhs_contracting.values[i] > gd);
+    view.rhs_batch = (IntList){dd->rhs_batch.count, rb};
+    view.rhs_contracting = (IntList){dd->rhs_contracting.count, rc};
+    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_ROWS, .groups = rs->dims[gd]};
+    r = view_without(r, gd, &mode.rhs_group_stride);
+    why = dot_gemm(&view, &l, &r, &o, &g);
+  } else if (list_has(&dd->lhs_contracting, ragged)) {
+    if (dd->lhs_contracting.count != 1) return gpu_refuse(c, inst, "a ragged contraction over several dims");
+    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_SUMS, .groups = o.dims[0]};
+    o = view_without(o, 0, &mode.out_group_stride);
+    why = dot_gemm(dd, &l, &r, &o, &g);
+  } else {
+    why = dot_gemm(dd, &l, &r, &o, &g);  /* a ragged batch dim: every batch is one group's */
+  }
+  if (!why && mode.kind != PTX_GEMM_PLAIN) why = ragged_sizes(sizes, &g, &mode);
+  if (why) return gpu_refuse(c, inst, why);
+  g.ragged = mode;
+  return launch_gemm(c, inst, &g, bindings);
 }
 
 bool gpu_compile_dot(GpuCompile *c, const Instruction *inst) {
-  if (inst->operand_count != 2) return gpu_refuse(c, inst, "scaled-dot and ragged-dot have no GPU kernel yet");
+  if (inst->opcode == OP_RAGGED_DOT) return compile_ragged_dot(c, inst);
   const Instruction *lhs = inst->operands[0], *rhs = inst->operands[1];
   return add_gemm(c, inst, inst, &lhs->shape, &rhs->shape, &inst->shape, gpu_binding_of(c, lhs, 0),
                   gpu_binding_of(c, rhs, 0), gpu_binding_of(c, inst, 0));
@@ -192,7 +283,7 @@ bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
   const char *why = "a fusion without a computation";
   const Instruction *dot = f ? fused_product(f, &why) : NULL;
   if (!dot) return gpu_refuse(c, inst, why);
-  if (dot->operand_count != 2) return gpu_refuse(c, inst, "scaled-dot and ragged-dot have no GPU kernel yet");
+  if (dot->opcode != OP_DOT) return gpu_refuse(c, inst, "a scaled-dot or ragged-dot inside a fusion");
   const Instruction *lhs = fusion_operand(inst, dot->operands[0]), *rhs = fusion_operand(inst, dot->operands[1]);
   if (!lhs || !rhs) return gpu_refuse(c, inst, "a fused dot whose operand the fusion computes itself");
   int lhs_binding = gpu_binding_of(c, lhs, 0), rhs_binding = gpu_binding_of(c, rhs, 0);

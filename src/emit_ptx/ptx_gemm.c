@@ -274,6 +274,69 @@ PtxReg gemm_emit_add(PtxBuilder *b, PtxReg index, int64_t add) {
   return r;
 }
 
+/* ------------------------------------------------------------ ragged groups */
+
+/* start and end of group `group` along the ragged dim for this tile's
+ * batch; live: group < G (launch G of ROWS mode writes zeros). */
+typedef struct GemmRaggedRegs {
+  PtxGemmRaggedKind kind;
+  PtxReg group, start, end, live;
+} GemmRaggedRegs;
+
+static PtxReg load_size(PtxBuilder *b, PtxReg row_base, PtxReg index, ElementType t) {
+  PtxReg address = gemm_emit_address(b, row_base, index, type_byte_size(t)), v = ptx_reg_new(b, PTX_S64);
+  if (t == TYPE_S64 || t == TYPE_U64) {
+    ptx_inst(b, "ld.global.b64 $r, [$r]", v, address);
+  } else {
+    PtxReg w = ptx_reg_new(b, PTX_S32);
+    ptx_inst(b, "ld.global.b32 $r, [$r]", w, address);
+    ptx_inst(b, "cvt.s64.s32 $r, $r", v, w);
+  }
+  return v;
+}
+
+static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch) {
+  GemmRaggedRegs rg = {.kind = g->ragged.kind};
+  if (rg.kind == PTX_GEMM_PLAIN) return rg;
+  PtxReg sizes = ptx_param_load_global_pointer(b, "sizes"), row = ptx_reg_new(b, PTX_U64);
+  rg.group = ptx_param_load(b, PTX_U64, "group");
+  if (g->ragged.sizes_batched) ptx_inst(b, "mul.lo.u64 $r, $r, $D", row, batch, g->ragged.groups);
+  else ptx_inst(b, "mov.u64 $r, 0", row);
+  PtxReg row_base = gemm_emit_address(b, sizes, row, type_byte_size(g->ragged.sizes_type));
+  /* start = sizes[0] + ... + sizes[group - 1] */
+  PtxReg i = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
+  rg.start = ptx_reg_new(b, PTX_S64);
+  rg.end = ptx_reg_new(b, PTX_S64);
+  rg.live = ptx_reg_new(b, PTX_PRED);
+  PtxLabel loop = ptx_label_new(b, "group_start"), done = ptx_label_new(b, "group_started");
+  ptx_inst(b, "mov.u64 $r, 0", i);
+  ptx_inst(b, "mov.s64 $r, 0", rg.start);
+  ptx_label_place(b, loop);
+  ptx_inst(b, "setp.ge.u64 $r, $r, $r", past, i, rg.group);
+  ptx_inst(b, "@$r bra $l", past, done);
+  ptx_inst(b, "add.s64 $r, $r, $r", rg.start, rg.start, load_size(b, row_base, i, g->ragged.sizes_type));
+  ptx_inst(b, "add.u64 $r, $r, 1", i, i);
+  ptx_inst(b, "bra $l", loop);
+  ptx_label_place(b, done);
+  /* end = start + sizes[group]; the zero launch (group = G) runs to the end */
+  ptx_inst(b, "setp.lt.u64 $r, $r, $D", rg.live, rg.group, g->ragged.groups);
+  ptx_inst(b, "mov.s64 $r, $D", rg.end, (int64_t)1 << 62);
+  PtxLabel zero = ptx_label_new(b, "zero_group");
+  ptx_inst(b, "@!$r bra $l", rg.live, zero);
+  ptx_inst(b, "add.s64 $r, $r, $r", rg.end, rg.start, load_size(b, row_base, rg.group, g->ragged.sizes_type));
+  ptx_label_place(b, zero);
+  return rg;
+}
+
+/* in &= index within [start, end) (signed: a start past 2^63 cannot be). */
+static void ragged_within(PtxBuilder *b, const GemmRaggedRegs *rg, PtxReg in, PtxReg index) {
+  PtxReg p = ptx_reg_new(b, PTX_PRED), q = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "setp.ge.s64 $r, $r, $r", p, index, rg->start);
+  ptx_inst(b, "setp.lt.s64 $r, $r, $r", q, index, rg->end);
+  ptx_inst(b, "and.pred $r, $r, $r", in, in, p);
+  ptx_inst(b, "and.pred $r, $r, $r", in, in, q);
+}
+
 /* ------------------------------------------------------------ gemm.simt */
 
 enum { SIMT_THREADS = 256, SIMT_TILE = 64, SIMT_K = 16, SIMT_PITCH = SIMT_TILE + 1, SIMT_PER_THREAD = 4 };
@@ -292,7 +355,7 @@ typedef struct SimtOperand {
  * k dimension is the contiguous one, neighbouring threads take
  * neighbouring k (coalesced); otherwise neighbouring outer indices. */
 static void simt_load_slab(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o, PtxReg tid, PtxReg k0, PtxReg o0,
-                           PtxType acc) {
+                           PtxType acc, const GemmRaggedRegs *rg) {
   bool k_fastest = ptx_gemm_dims_inner_stride(o->k) == 1 && o->k->count == 1;
   PtxReg kk = ptx_reg_new(b, PTX_U64), oo = ptx_reg_new(b, PTX_U64);
   int64_t k_step = k_fastest ? 0 : SIMT_THREADS / SIMT_TILE, o_step = k_fastest ? SIMT_THREADS / SIMT_K : 0;
@@ -316,6 +379,8 @@ static void simt_load_slab(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o
     PtxReg k_i = i ? gemm_emit_add(b, gk, k_step * i) : gk, o_i = i ? gemm_emit_add(b, go, o_step * i) : go;
     PtxReg in = ptx_reg_new(b, PTX_PRED);
     ptx_inst(b, "and.pred $r, $r, $r", in, gemm_emit_below(b, k_i, g->k), gemm_emit_below(b, o_i, o->outer_extent));
+    if (rg->kind == PTX_GEMM_RAGGED_SUMS) ragged_within(b, rg, in, k_i);
+    if (rg->kind == PTX_GEMM_RAGGED_ROWS) ptx_inst(b, "and.pred $r, $r, $r", in, in, rg->live);
     PtxReg offset = ptx_reg_new(b, PTX_U64);
     ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, o->outer, o_i), gemm_emit_offset(b, o->k, k_i));
     ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, o->batch_offset);
@@ -351,7 +416,7 @@ static void simt_multiply_slabs(PtxBuilder *b, PtxReg tid, PtxReg *sums, PtxType
 
 /* Thread (tx, ty) of the tile holds rows ty + 16i and columns tx + 16j. */
 static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const GemmTiles *t, PtxReg out, PtxReg *sums,
-                       PtxType acc) {
+                       PtxType acc, const GemmRaggedRegs *rg) {
   PtxReg tx = ptx_reg_new(b, PTX_U64), ty = ptx_reg_new(b, PTX_U64), row = ptx_reg_new(b, PTX_U64),
          column = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "rem.u64 $r, $r, 16", tx, tid);
@@ -359,10 +424,13 @@ static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const GemmTi
   ptx_inst(b, "add.u64 $r, $r, $r", row, t->m0, ty);
   ptx_inst(b, "add.u64 $r, $r, $r", column, t->n0, tx);
   PtxReg batch_offset = gemm_emit_offset(b, &g->out_batch, t->batch);
+  if (rg->kind == PTX_GEMM_RAGGED_SUMS)
+    ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", batch_offset, rg->group, g->ragged.out_group_stride, batch_offset);
   PtxReg row_in[SIMT_PER_THREAD], row_at[SIMT_PER_THREAD], column_in[SIMT_PER_THREAD], column_at[SIMT_PER_THREAD];
   for (int i = 0; i < SIMT_PER_THREAD; i++) {
     PtxReg r = gemm_emit_add(b, row, 16 * i), c = gemm_emit_add(b, column, 16 * i);
     row_in[i] = gemm_emit_below(b, r, g->m);
+    if (rg->kind == PTX_GEMM_RAGGED_ROWS) ragged_within(b, rg, row_in[i], r);
     column_in[i] = gemm_emit_below(b, c, g->n);
     row_at[i] = gemm_emit_offset(b, &g->out_m, r);
     ptx_inst(b, "add.u64 $r, $r, $r", row_at[i], row_at[i], batch_offset);
@@ -391,6 +459,9 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
                    g->lhs_type};
   SimtOperand c = {"gemm_rhs", rhs, gemm_emit_offset(b, &g->rhs_batch, t.batch), &g->rhs_n, &g->rhs_k, g->n,
                    g->rhs_type};
+  GemmRaggedRegs rg = ragged_group(b, g, t.batch);
+  if (rg.kind == PTX_GEMM_RAGGED_ROWS)  /* past the last group nothing is read: any group's rhs serves */
+    ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", c.batch_offset, rg.group, g->ragged.rhs_group_stride, c.batch_offset);
   PtxReg sums[SIMT_PER_THREAD * SIMT_PER_THREAD];
   for (int i = 0; i < SIMT_PER_THREAD * SIMT_PER_THREAD; i++) {
     sums[i] = ptx_reg_new(b, acc);
@@ -402,8 +473,8 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   ptx_label_place(b, step);
   ptx_inst(b, "setp.ge.u64 $r, $r, $D", past, k0, g->k);
   ptx_inst(b, "@$r bra $l", past, steps_done);
-  simt_load_slab(b, g, &a, tid, k0, t.m0, acc);
-  simt_load_slab(b, g, &c, tid, k0, t.n0, acc);
+  simt_load_slab(b, g, &a, tid, k0, t.m0, acc, &rg);
+  simt_load_slab(b, g, &c, tid, k0, t.n0, acc, &rg);
   ptx_inst(b, "bar.sync 0");
   simt_multiply_slabs(b, tid, sums, acc);
   /* every thread is done reading the slabs before the next step's stores */
@@ -411,15 +482,19 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   ptx_inst(b, "add.u64 $r, $r, $d", k0, k0, SIMT_K);
   ptx_inst(b, "bra $l", step);
   ptx_label_place(b, steps_done);
-  simt_store(b, g, tid, &t, out, sums, acc);
+  simt_store(b, g, tid, &t, out, sums, acc, &rg);
   gemm_tiles_end(b, &t);
 }
 
-void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads) {
+void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads, bool ragged) {
   ptx_kernel_begin(b, entry, what);
   ptx_kernel_param(b, PTX_U64, "lhs");
   ptx_kernel_param(b, PTX_U64, "rhs");
   ptx_kernel_param(b, PTX_U64, "out");
+  if (ragged) {
+    ptx_kernel_param(b, PTX_U64, "sizes");
+    ptx_kernel_param(b, PTX_U64, "group");
+  }
   ptx_kernel_set_max_threads(b, threads);
 }
 
@@ -431,7 +506,7 @@ bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmSh
   snprintf(what, sizeof what, "gemm.simt: %s x %s -> %s, batch %lld, %lld x %lld x %lld", type_name(g->lhs_type),
            type_name(g->rhs_type), type_name(g->result_type), (long long)g->batch, (long long)g->m, (long long)g->n,
            (long long)g->k);
-  gemm_kernel_begin(b, entry, what, SIMT_THREADS);
+  gemm_kernel_begin(b, entry, what, SIMT_THREADS, g->ragged.kind != PTX_GEMM_PLAIN);
   int bytes = ptx_type_byte_size(acc);
   PtxType shared_type = acc == PTX_S32 ? PTX_B32 : acc == PTX_S64 ? PTX_B64 : acc;
   ptx_shared_declare(b, "gemm_lhs", shared_type, SIMT_K * SIMT_PITCH, bytes);

@@ -37,8 +37,28 @@ void ptx_gemm_dims_add(PtxGemmDims *d, int64_t extent, int64_t stride);
 /* The stride of the innermost dim, 0 when there is none. */
 int64_t ptx_gemm_dims_inner_stride(const PtxGemmDims *d);
 
+/* ragged-dot (gpu_dot.c) as launches of one GEMM kernel that takes two
+ * more parameters: a pointer to group_sizes (s32 or s64, [batch..., G]
+ * row-major, or [G]) and the group g as a scalar. Group g spans entries
+ * [start, end) of the ragged dim, start the sum of the sizes before it.
+ *   ROWS  the ragged dim is lhs's one free dim (m): rows in group g take
+ *         rhs's group g (rhs offset + g * rhs_group_stride); launch g = G
+ *         writes zeros to the rows past the last group
+ *   SUMS  the ragged dim is the one contracting dim (k): launch g sums
+ *         over group g's k only, into out + g * out_group_stride */
+typedef enum PtxGemmRaggedKind { PTX_GEMM_PLAIN, PTX_GEMM_RAGGED_ROWS, PTX_GEMM_RAGGED_SUMS } PtxGemmRaggedKind;
+
+typedef struct PtxGemmRagged {
+  PtxGemmRaggedKind kind;
+  int64_t groups;
+  ElementType sizes_type;
+  bool sizes_batched;   /* a row of sizes per batch index */
+  int64_t rhs_group_stride, out_group_stride;
+} PtxGemmRagged;
+
 typedef struct PtxGemm {
   int64_t batch, m, n, k;
+  PtxGemmRagged ragged;
   ElementType lhs_type, rhs_type, result_type;
   PtxGemmDims lhs_batch, lhs_m, lhs_k;
   PtxGemmDims rhs_batch, rhs_k, rhs_n;

@@ -195,7 +195,19 @@ TEST(half_precision_products) {
                   "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}"));
 }
 
-TEST(complex_and_pred_products_are_refused_with_a_reason) {
+/* Group sizes as constants: arguments are random, sizes must not be. */
+TEST(ragged_dots_take_their_groups) {
+  dot_case("ragged rows", "HloModule m\nENTRY e {\n  a = f32[70,9] parameter(0)\n  b = f32[3,9,5] parameter(1)\n"
+                          "  sizes = s32[3] constant({20, 0, 41})\n"
+                          "  ROOT d = f32[70,5] ragged-dot(a, b, sizes), lhs_contracting_dims={1}, "
+                          "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n");
+  dot_case("ragged sums", "HloModule m\nENTRY e {\n  a = f32[9,40] parameter(0)\n  b = f32[40,5] parameter(1)\n"
+                          "  sizes = s64[2] constant({13, 20})\n"
+                          "  ROOT d = f32[2,9,5] ragged-dot(a, b, sizes), lhs_contracting_dims={1}, "
+                          "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n}\n");
+}
+
+TEST(complex_products_are_refused_with_a_reason) {
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
   Status st;
   status_clear(&st);
@@ -276,7 +288,8 @@ int main(int argc, char **argv) {
   RUN(other_element_types_on_cuda_cores);
   RUN(an_output_fusion_applies_its_epilogue);
   RUN(half_precision_products);
-  RUN(complex_and_pred_products_are_refused_with_a_reason);
+  RUN(ragged_dots_take_their_groups);
+  RUN(complex_products_are_refused_with_a_reason);
   RUN(one_block_computes_every_tile);
   char command[128];
   snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
