@@ -1,4 +1,4 @@
-/* The GPU backend's matrix products: dot, ragged-dot, and fusions around a dot.
+/* The GPU backend's matrix products: dot, scaled-dot, ragged-dot, and fusions around a dot.
  *
  * A dot becomes one batched GEMM (ptx_gemm.h): HLO's dimension numbers
  * name, for each operand, its batch dims, its contracting dims and (the
@@ -15,7 +15,7 @@
  * when the dot is the fusion's root, else through a scratch area of the
  * temporary block (gpu_reserve_temp). ragged-dot is the same GEMM kernel
  * told the group sizes (ptx_gemm.h), launched once per group; scaled-dot
- * is refused, located. */
+ * multiplies each operand element by its scale as the GEMM loads it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +64,9 @@ static int free_dims(int rank, const IntList *batch, const IntList *contracting,
   return n;
 }
 
-static void gemm_index_add(PtxGemmDims *dims, const View *v, int d) { ptx_gemm_dims_add(dims, v->dims[d], v->strides[d]); }
+static void gemm_index_add(PtxGemmDims *dims, const View *v, int d) {
+  ptx_gemm_dims_add(dims, v->dims[d], v->strides[d]);
+}
 
 /* The GEMM of a dot with dimension numbers dd over views lhs, rhs, out. */
 static const char *dot_gemm(const DotDims *dd, const View *lhs, const View *rhs, const View *out, PtxGemm *g) {
@@ -102,9 +104,45 @@ static const char *dot_gemm(const DotDims *dd, const View *lhs, const View *rhs,
   return NULL;
 }
 
-/* g's kernel, launched over bindings[0..3) (lhs, rhs, out; then sizes for
- * a ragged GEMM, launched once per group: G + 1 launches for ROWS, whose
- * last writes the rows past every group, G for SUMS). */
+/* A scale of scaled-dot, as the GEMM index groups of its operand: each
+ * dim of x (view v) maps to the scale's dim in blocks (view s). */
+static const char *scale_gemm(const DotDims *dd, const View *l, const View *ls, const View *r, const View *rs,
+                              PtxGemm *g) {
+  if (ls->rank != l->rank || rs->rank != r->rank) return "a scaled-dot whose scales do not tile their operands";
+  int64_t lblock[AXLE_MAX_RANK], rblock[AXLE_MAX_RANK];
+  for (int d = 0; d < l->rank; d++) {
+    if (ls->dims[d] <= 0 || l->dims[d] % ls->dims[d]) return "a scaled-dot whose scales do not tile their operands";
+    lblock[d] = l->dims[d] / ls->dims[d];
+  }
+  for (int d = 0; d < r->rank; d++) {
+    if (rs->dims[d] <= 0 || r->dims[d] % rs->dims[d]) return "a scaled-dot whose scales do not tile their operands";
+    rblock[d] = r->dims[d] / rs->dims[d];
+  }
+  int lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
+  int nm = free_dims(l->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+  int nn = free_dims(r->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
+#define SCALE_ADD(group, x, s, block, d) ptx_gemm_dims_add_blocked(group, (x)->dims[d], (s)->strides[d], (block)[d])
+  for (int i = 0; i < dd->lhs_batch.count; i++) {
+    SCALE_ADD(&g->lhs_scale_batch, l, ls, lblock, dd->lhs_batch.values[i]);
+    SCALE_ADD(&g->rhs_scale_batch, r, rs, rblock, dd->rhs_batch.values[i]);
+  }
+  for (int i = 0; i < nm; i++) SCALE_ADD(&g->lhs_scale_m, l, ls, lblock, lfree[i]);
+  for (int i = 0; i < nn; i++) SCALE_ADD(&g->rhs_scale_n, r, rs, rblock, rfree[i]);
+  for (int i = 0; i < dd->lhs_contracting.count; i++) {
+    SCALE_ADD(&g->lhs_scale_k, l, ls, lblock, dd->lhs_contracting.values[i]);
+    SCALE_ADD(&g->rhs_scale_k, r, rs, rblock, dd->rhs_contracting.values[i]);
+  }
+#undef SCALE_ADD
+  g->scaled = true;
+  g->lhs_scale_type = ls->type;
+  g->rhs_scale_type = rs->type;
+  return NULL;
+}
+
+/* g's kernel, launched over bindings[0..3) (lhs, rhs, out; then the two
+ * scales of a scaled GEMM; or sizes for a ragged GEMM, launched once per
+ * group: G + 1 launches for ROWS, whose last writes the rows past every
+ * group, G for SUMS). */
 static bool launch_gemm(GpuCompile *c, const Instruction *inst, const PtxGemm *g, const int *bindings) {
   if (g->batch * g->m * g->n == 0) return true;  /* nothing to write */
   char entry[160];
@@ -114,7 +152,8 @@ static bool launch_gemm(GpuCompile *c, const Instruction *inst, const PtxGemm *g
   if (!ptx_gemm_emit(c->ptx, g, entry, &shape, &st)) return gpu_refuse(c, inst, st.message);
   unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
   if (g->ragged.kind == PTX_GEMM_PLAIN)
-    return gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, 3, NULL, 0) != NULL;
+    return gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, g->scaled ? 5 : 3, NULL,
+                          0) != NULL;
   int64_t launches = g->ragged.groups + (g->ragged.kind == PTX_GEMM_RAGGED_ROWS);
   for (int64_t group = 0; group < launches; group++)
     if (!gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, 4, &group, 1)) return false;
@@ -199,8 +238,28 @@ static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
   return launch_gemm(c, inst, &g, bindings);
 }
 
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): the GEMM multiplies each
+ * operand element by its scale as it loads it. */
+static bool compile_scaled_dot(GpuCompile *c, const Instruction *inst) {
+  for (int i = 0; i < 4; i++)
+    if (packed(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  if (packed(&inst->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  View l = view_of(&inst->operands[0]->shape), r = view_of(&inst->operands[1]->shape), o = view_of(&inst->shape);
+  View ls = view_of(&inst->operands[2]->shape), rs = view_of(&inst->operands[3]->shape);
+  PtxGemm g;
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  const char *why = dot_gemm(dd, &l, &r, &o, &g);
+  if (!why) why = scale_gemm(dd, &l, &ls, &r, &rs, &g);
+  if (why) return gpu_refuse(c, inst, why);
+  int bindings[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
+                     gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0),
+                     gpu_binding_of(c, inst->operands[3], 0)};
+  return launch_gemm(c, inst, &g, bindings);
+}
+
 bool gpu_compile_dot(GpuCompile *c, const Instruction *inst) {
   if (inst->opcode == OP_RAGGED_DOT) return compile_ragged_dot(c, inst);
+  if (inst->opcode == OP_SCALED_DOT) return compile_scaled_dot(c, inst);
   const Instruction *lhs = inst->operands[0], *rhs = inst->operands[1];
   return add_gemm(c, inst, inst, &lhs->shape, &rhs->shape, &inst->shape, gpu_binding_of(c, lhs, 0),
                   gpu_binding_of(c, rhs, 0), gpu_binding_of(c, inst, 0));

@@ -17,9 +17,17 @@
 
 /* ------------------------------------------------------------ dim groups */
 
+void ptx_gemm_dims_add_blocked(PtxGemmDims *d, int64_t extent, int64_t stride, int64_t block) {
+  if (extent == 1) return;
+  d->extent[d->count] = extent;
+  d->stride[d->count] = stride;
+  d->block[d->count] = block;
+  d->count++;
+}
+
 void ptx_gemm_dims_add(PtxGemmDims *d, int64_t extent, int64_t stride) {
   if (extent == 1) return;
-  if (d->count > 0) {
+  if (d->count > 0 && d->block[d->count - 1] <= 1) {
     int last = d->count - 1;
     /* The new dim is inner: the last one merges into it when it steps
      * exactly over the new dim's span. */
@@ -29,9 +37,7 @@ void ptx_gemm_dims_add(PtxGemmDims *d, int64_t extent, int64_t stride) {
       return;
     }
   }
-  d->extent[d->count] = extent;
-  d->stride[d->count] = stride;
-  d->count++;
+  ptx_gemm_dims_add_blocked(d, extent, stride, 1);
 }
 
 int64_t ptx_gemm_dims_inner_stride(const PtxGemmDims *d) { return d->count ? d->stride[d->count - 1] : 0; }
@@ -90,6 +96,11 @@ PtxReg gemm_emit_offset(PtxBuilder *b, const PtxGemmDims *d, PtxReg index) {
       ptx_inst(b, "mul.lo.u64 $r, $r, $D", digit, quotient, d->extent[i]);
       ptx_inst(b, "sub.u64 $r, $r, $r", digit, rest, digit);
       rest = quotient;
+    }
+    if (d->block[i] > 1) {
+      PtxReg blocked = ptx_reg_new(b, PTX_U64);
+      ptx_inst(b, "div.u64 $r, $r, $D", blocked, digit, d->block[i]);
+      digit = blocked;
     }
     PtxReg scaled = ptx_reg_new(b, PTX_U64);
     ptx_inst(b, "mul.lo.u64 $r, $r, $D", scaled, digit, d->stride[i]);
@@ -347,7 +358,25 @@ typedef struct SimtOperand {
   const PtxGemmDims *outer, *k; /* outer: m for lhs, n for rhs */
   int64_t outer_extent;
   ElementType type;
+  /* scaled-dot: the operand's scale */
+  PtxReg scale_pointer, scale_batch_offset;
+  const PtxGemmDims *scale_outer, *scale_k;
+  ElementType scale_type;
 } SimtOperand;
+
+/* v times its scale element (both in the sum's type, f32 or f64: the
+ * product of two f32 values rounded once, as the evaluator's). */
+static PtxReg simt_scale(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o, PtxReg in, PtxReg o_i, PtxReg k_i,
+                         PtxReg v, PtxType acc) {
+  PtxReg offset = ptx_reg_new(b, PTX_U64), product = ptx_reg_new(b, acc);
+  ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, o->scale_outer, o_i),
+           gemm_emit_offset(b, o->scale_k, k_i));
+  ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, o->scale_batch_offset);
+  PtxReg address = gemm_emit_address(b, o->scale_pointer, offset, type_byte_size(o->scale_type));
+  PtxReg scale = gemm_emit_load(b, address, in, o->scale_type, g->result_type, acc);
+  ptx_inst(b, "mul.rn$s $r, $r, $r", ptx_type_suffix(acc), product, v, scale);
+  return product;
+}
 
 /* Loads the operand's 16 x 64 slab at (k0, first outer index o0) into its
  * shared array, [k][outer] with rows padded to 65 so that the compute
@@ -385,6 +414,7 @@ static void simt_load_slab(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o
     ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, o->outer, o_i), gemm_emit_offset(b, o->k, k_i));
     ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, o->batch_offset);
     PtxReg v = gemm_emit_load(b, gemm_emit_address(b, o->pointer, offset, bytes), in, o->type, g->result_type, acc);
+    if (g->scaled) v = simt_scale(b, g, o, in, o_i, k_i, v, acc);
     int64_t shift = (k_step * i * SIMT_PITCH + o_step * i) * ptx_type_byte_size(acc);
     ptx_inst(b, "st.shared$s [$r+$D], $r", ptx_type_suffix(acc), at, shift, v);
   }
@@ -410,7 +440,8 @@ static void simt_multiply_slabs(PtxBuilder *b, PtxReg tid, PtxReg *sums, PtxType
       ptx_inst(b, "ld.shared$s $r, [$r+$d]", ptx_type_suffix(acc), y[i], c, shift);
     }
     for (int i = 0; i < SIMT_PER_THREAD; i++)
-      for (int j = 0; j < SIMT_PER_THREAD; j++) gemm_emit_multiply_add(b, sums[i * SIMT_PER_THREAD + j], x[i], y[j], acc);
+      for (int j = 0; j < SIMT_PER_THREAD; j++)
+        gemm_emit_multiply_add(b, sums[i * SIMT_PER_THREAD + j], x[i], y[j], acc);
   }
 }
 
@@ -455,10 +486,19 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   ptx_inst(b, "cvt.u64.u32 $r, $r", tid, tid32);
   GemmTiles t;
   gemm_tiles_begin(b, &t, g, SIMT_TILE, SIMT_TILE);
-  SimtOperand a = {"gemm_lhs", lhs, gemm_emit_offset(b, &g->lhs_batch, t.batch), &g->lhs_m, &g->lhs_k, g->m,
-                   g->lhs_type};
-  SimtOperand c = {"gemm_rhs", rhs, gemm_emit_offset(b, &g->rhs_batch, t.batch), &g->rhs_n, &g->rhs_k, g->n,
-                   g->rhs_type};
+  SimtOperand a = {.shared = "gemm_lhs", .pointer = lhs, .batch_offset = gemm_emit_offset(b, &g->lhs_batch, t.batch),
+                   .outer = &g->lhs_m, .k = &g->lhs_k, .outer_extent = g->m, .type = g->lhs_type};
+  SimtOperand c = {.shared = "gemm_rhs", .pointer = rhs, .batch_offset = gemm_emit_offset(b, &g->rhs_batch, t.batch),
+                   .outer = &g->rhs_n, .k = &g->rhs_k, .outer_extent = g->n, .type = g->rhs_type};
+  if (g->scaled) {
+    PtxReg ls = ptx_param_load_global_pointer(b, "lhs_scale"), rs = ptx_param_load_global_pointer(b, "rhs_scale");
+    a.scale_pointer = ls, a.scale_type = g->lhs_scale_type;
+    a.scale_outer = &g->lhs_scale_m, a.scale_k = &g->lhs_scale_k;
+    a.scale_batch_offset = gemm_emit_offset(b, &g->lhs_scale_batch, t.batch);
+    c.scale_pointer = rs, c.scale_type = g->rhs_scale_type;
+    c.scale_outer = &g->rhs_scale_n, c.scale_k = &g->rhs_scale_k;
+    c.scale_batch_offset = gemm_emit_offset(b, &g->rhs_scale_batch, t.batch);
+  }
   GemmRaggedRegs rg = ragged_group(b, g, t.batch);
   if (rg.kind == PTX_GEMM_RAGGED_ROWS)  /* past the last group nothing is read: any group's rhs serves */
     ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", c.batch_offset, rg.group, g->ragged.rhs_group_stride, c.batch_offset);
@@ -486,27 +526,47 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   gemm_tiles_end(b, &t);
 }
 
-void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads, bool ragged) {
+void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads, const PtxGemm *g) {
   ptx_kernel_begin(b, entry, what);
   ptx_kernel_param(b, PTX_U64, "lhs");
   ptx_kernel_param(b, PTX_U64, "rhs");
   ptx_kernel_param(b, PTX_U64, "out");
-  if (ragged) {
+  if (g->scaled) {
+    ptx_kernel_param(b, PTX_U64, "lhs_scale");
+    ptx_kernel_param(b, PTX_U64, "rhs_scale");
+  }
+  if (g->ragged.kind != PTX_GEMM_PLAIN) {
     ptx_kernel_param(b, PTX_U64, "sizes");
     ptx_kernel_param(b, PTX_U64, "group");
   }
   ptx_kernel_set_max_threads(b, threads);
 }
 
+/* Each operand times its scale must be one rounding of an exact product:
+ * f32 results from f16/bf16/f32 values, f64 results from any float. */
+static bool scaled_types_fit(const PtxGemm *g) {
+  ElementType types[4] = {g->lhs_type, g->rhs_type, g->lhs_scale_type, g->rhs_scale_type};
+  for (int i = 0; i < 4; i++) {
+    bool narrow = types[i] == TYPE_F16 || types[i] == TYPE_BF16 || types[i] == TYPE_F32;
+    if (!(g->result_type == TYPE_F64 ? narrow || types[i] == TYPE_F64 : g->result_type == TYPE_F32 && narrow))
+      return false;
+  }
+  return true;
+}
+
 bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st) {
   if (ptx_gemm_mma_fits(b, g)) return ptx_gemm_mma_emit(b, g, entry, shape, st);
   PtxType acc;
   if (!gemm_accumulator_of(g, &acc, st)) return false;
+  if (g->scaled && !scaled_types_fit(g))
+    return status_error(st, STATUS_UNSUPPORTED, "the GPU backend has no scaled-dot GEMM for %s (%s) x %s (%s) -> %s",
+                        type_name(g->lhs_type), type_name(g->lhs_scale_type), type_name(g->rhs_type),
+                        type_name(g->rhs_scale_type), type_name(g->result_type));
   char what[160];
   snprintf(what, sizeof what, "gemm.simt: %s x %s -> %s, batch %lld, %lld x %lld x %lld", type_name(g->lhs_type),
            type_name(g->rhs_type), type_name(g->result_type), (long long)g->batch, (long long)g->m, (long long)g->n,
            (long long)g->k);
-  gemm_kernel_begin(b, entry, what, SIMT_THREADS, g->ragged.kind != PTX_GEMM_PLAIN);
+  gemm_kernel_begin(b, entry, what, SIMT_THREADS, g);
   int bytes = ptx_type_byte_size(acc);
   PtxType shared_type = acc == PTX_S32 ? PTX_B32 : acc == PTX_S64 ? PTX_B64 : acc;
   ptx_shared_declare(b, "gemm_lhs", shared_type, SIMT_K * SIMT_PITCH, bytes);

@@ -30,10 +30,14 @@
 typedef struct PtxGemmDims {
   int count;
   int64_t extent[AXLE_MAX_RANK], stride[AXLE_MAX_RANK];
+  int64_t block[AXLE_MAX_RANK];  /* > 1: the offset is (digit / block) * stride (a scale's) */
 } PtxGemmDims;
 
 /* Appends a dim (inner to those already there); extent-1 dims are dropped. */
 void ptx_gemm_dims_add(PtxGemmDims *d, int64_t extent, int64_t stride);
+/* The same for a scale of scaled-dot: one scale element per block of
+ * `block` entries of the operand's dim (never merged). */
+void ptx_gemm_dims_add_blocked(PtxGemmDims *d, int64_t extent, int64_t stride, int64_t block);
 /* The stride of the innermost dim, 0 when there is none. */
 int64_t ptx_gemm_dims_inner_stride(const PtxGemmDims *d);
 
@@ -63,6 +67,13 @@ typedef struct PtxGemm {
   PtxGemmDims lhs_batch, lhs_m, lhs_k;
   PtxGemmDims rhs_batch, rhs_k, rhs_n;
   PtxGemmDims out_batch, out_m, out_n;
+  /* scaled-dot: each operand element is multiplied by its scale's first
+   * (two more pointer parameters, lhs_scale and rhs_scale); f32 and f64
+   * results only, so that the product is the evaluator's, rounded once. */
+  bool scaled;
+  ElementType lhs_scale_type, rhs_scale_type;
+  PtxGemmDims lhs_scale_batch, lhs_scale_m, lhs_scale_k;
+  PtxGemmDims rhs_scale_batch, rhs_scale_k, rhs_scale_n;
   bool allow_tf32;   /* the dot's precision config lets f32 go through tf32 */
 } PtxGemm;
 

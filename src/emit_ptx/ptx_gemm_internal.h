@@ -18,8 +18,9 @@ void gemm_tiles_end(PtxBuilder *b, GemmTiles *t);
 
 /* The sum's type for g's types (f32, f64, s32, s64), or a refusal. */
 bool gemm_accumulator_of(const PtxGemm *g, PtxType *acc, Status *st);
-/* The .entry with parameters lhs, rhs, out (and sizes, group: ragged). */
-void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads, bool ragged);
+/* The .entry with parameters lhs, rhs, out (then lhs_scale, rhs_scale for
+ * scaled-dot; sizes, group for ragged-dot). */
+void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads, const PtxGemm *g);
 
 PtxReg gemm_emit_offset(PtxBuilder *b, const PtxGemmDims *d, PtxReg index);
 PtxReg gemm_emit_address(PtxBuilder *b, PtxReg base, PtxReg offset, int bytes);

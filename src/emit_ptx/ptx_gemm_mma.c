@@ -27,7 +27,7 @@ enum {
 
 bool ptx_gemm_mma_fits(const PtxBuilder *b, const PtxGemm *g) {
   bool half = g->lhs_type == TYPE_F16 || g->lhs_type == TYPE_BF16;
-  return b->target.sm >= 80 && half && g->rhs_type == g->lhs_type && g->ragged.kind == PTX_GEMM_PLAIN &&
+  return b->target.sm >= 80 && half && g->rhs_type == g->lhs_type && g->ragged.kind == PTX_GEMM_PLAIN && !g->scaled &&
          (g->result_type == g->lhs_type || g->result_type == TYPE_F32);
 }
 
@@ -163,7 +163,8 @@ static void mma_body(PtxBuilder *b, const PtxGemm *g) {
   PtxReg a_at = fragment_base(b, "gemm_lhs", &l, l.warp_m), b_at = fragment_base(b, "gemm_rhs", &l, l.warp_n);
   GemmTiles t;
   gemm_tiles_begin(b, &t, g, MMA_TILE, MMA_TILE);
-  PtxReg lhs_batch = gemm_emit_offset(b, &g->lhs_batch, t.batch), rhs_batch = gemm_emit_offset(b, &g->rhs_batch, t.batch);
+  PtxReg lhs_batch = gemm_emit_offset(b, &g->lhs_batch, t.batch);
+  PtxReg rhs_batch = gemm_emit_offset(b, &g->rhs_batch, t.batch);
   PtxReg sums[MMA_WARP_M * MMA_WARP_N * 4];
   for (int i = 0; i < MMA_WARP_M * MMA_WARP_N * 4; i++) {
     sums[i] = ptx_reg_new(b, PTX_F32);
@@ -193,7 +194,7 @@ bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGe
   snprintf(what, sizeof what, "gemm.mma (mma.sync m16n8k16): %s x %s -> %s, batch %lld, %lld x %lld x %lld",
            type_name(g->lhs_type), type_name(g->rhs_type), type_name(g->result_type), (long long)g->batch,
            (long long)g->m, (long long)g->n, (long long)g->k);
-  gemm_kernel_begin(b, entry, what, MMA_THREADS, false);
+  gemm_kernel_begin(b, entry, what, MMA_THREADS, g);
   ptx_shared_declare(b, "gemm_lhs", PTX_B16, MMA_TILE * MMA_PITCH, 16);
   ptx_shared_declare(b, "gemm_rhs", PTX_B16, MMA_TILE * MMA_PITCH, 16);
   mma_body(b, g);

@@ -207,6 +207,14 @@ TEST(ragged_dots_take_their_groups) {
                           "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n}\n");
 }
 
+TEST(a_scaled_dot_scales_each_block) {
+  dot_case("scaled, batched",
+           "HloModule m\nENTRY e {\n  a = f32[2,70,24] parameter(0)\n  b = f32[2,24,9] parameter(1)\n"
+           "  sa = f32[2,35,3] parameter(2)\n  sb = f32[1,3,9] parameter(3)\n"
+           "  ROOT d = f32[2,70,9] scaled-dot(a, b, sa, sb), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+           "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n");
+}
+
 TEST(complex_products_are_refused_with_a_reason) {
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
   Status st;
@@ -289,6 +297,7 @@ int main(int argc, char **argv) {
   RUN(an_output_fusion_applies_its_epilogue);
   RUN(half_precision_products);
   RUN(ragged_dots_take_their_groups);
+  RUN(a_scaled_dot_scales_each_block);
   RUN(complex_products_are_refused_with_a_reason);
   RUN(one_block_computes_every_tile);
   char command[128];
