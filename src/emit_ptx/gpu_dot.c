@@ -1,11 +1,362 @@
 /* The GPU backend's matrix products: dot, scaled-dot, ragged-dot, and fusions around a dot.
- * Not written yet: refused, located. */
+ *
+ * A dot becomes one batched GEMM (ptx_gemm.h): HLO's dimension numbers
+ * name, for each operand, its batch dims, its contracting dims and (the
+ * rest, in order) its free dims; the result's dims are the batch dims,
+ * then lhs's free dims, then rhs's. Each of the four GEMM indices (batch,
+ * m, n, k) is described in each operand by the strides of its dims in that
+ * operand's physical layout, so transposed operands, several contracting
+ * or batch dims and non-row-major layouts need no copy.
+ *
+ * A fusion around a dot (an output fusion, a dot with its bias add and
+ * activation; or a dot alone inside a fusion) runs the GEMM, then the rest
+ * of the fused computation as one kernel of the kernel IR
+ * (lower_epilogue) reading the product: straight into the fusion's output
+ * when the dot is the fusion's root, else through a scratch area of the
+ * temporary block (gpu_reserve_temp). ragged-dot is the same GEMM kernel
+ * told the group sizes (ptx_gemm.h), launched once per group; scaled-dot
+ * multiplies each operand element by its scale as the GEMM loads it. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "emit_ptx/gpu_compile.h"
+#include "emit_ptx/ptx_gemm.h"
+#include "emit_ptx/ptx_kernel.h"
+#include "opt/lower.h"
+
+/* An operand or result as the GEMM sees it: element type, dims, and the
+ * element stride of each dim in its buffer. A view may leave a dim out (a
+ * ragged-dot's group dim), which no Shape can say. */
+typedef struct View {
+  ElementType type;
+  int rank;
+  int64_t dims[AXLE_MAX_RANK], strides[AXLE_MAX_RANK];
+} View;
+
+static View view_of(const Shape *s) {
+  View v = {.type = s->type, .rank = s->rank};
+  int64_t step = 1;
+  for (int i = 0; i < s->rank; i++) {
+    int d = s->minor_to_major[i];
+    v.dims[d] = s->dims[d];
+    v.strides[d] = step;
+    step *= s->dims[d];
+  }
+  return v;
+}
+
+/* v without dim d; *stride gets d's stride. */
+static View view_without(View v, int d, int64_t *stride) {
+  *stride = v.strides[d];
+  for (int k = d; k + 1 < v.rank; k++) v.dims[k] = v.dims[k + 1], v.strides[k] = v.strides[k + 1];
+  v.rank--;
+  return v;
+}
+
+/* The dims of an operand of rank `rank` in neither list, in order. */
+static int free_dims(int rank, const IntList *batch, const IntList *contracting, int *out) {
+  bool used[AXLE_MAX_RANK] = {0};
+  for (int i = 0; i < batch->count; i++) used[batch->values[i]] = true;
+  for (int i = 0; i < contracting->count; i++) used[contracting->values[i]] = true;
+  int n = 0;
+  for (int d = 0; d < rank; d++)
+    if (!used[d]) out[n++] = d;
+  return n;
+}
+
+static void gemm_index_add(PtxGemmDims *dims, const View *v, int d) {
+  ptx_gemm_dims_add(dims, v->dims[d], v->strides[d]);
+}
+
+/* The GEMM of a dot with dimension numbers dd over views lhs, rhs, out. */
+static const char *dot_gemm(const DotDims *dd, const View *lhs, const View *rhs, const View *out, PtxGemm *g) {
+  int lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
+  int nb = dd->lhs_batch.count;
+  int nm = free_dims(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+  int nn = free_dims(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
+  if (nb + nm + nn != out->rank) return "a dot whose result rank does not match its dimension numbers";
+  memset(g, 0, sizeof *g);
+  g->lhs_type = lhs->type;
+  g->rhs_type = rhs->type;
+  g->result_type = out->type;
+  g->batch = g->m = g->n = g->k = 1;
+  for (int i = 0; i < nb; i++) {
+    g->batch *= out->dims[i];
+    gemm_index_add(&g->lhs_batch, lhs, (int)dd->lhs_batch.values[i]);
+    gemm_index_add(&g->rhs_batch, rhs, (int)dd->rhs_batch.values[i]);
+    gemm_index_add(&g->out_batch, out, i);
+  }
+  for (int i = 0; i < nm; i++) {
+    g->m *= lhs->dims[lfree[i]];
+    gemm_index_add(&g->lhs_m, lhs, lfree[i]);
+    gemm_index_add(&g->out_m, out, nb + i);
+  }
+  for (int i = 0; i < nn; i++) {
+    g->n *= rhs->dims[rfree[i]];
+    gemm_index_add(&g->rhs_n, rhs, rfree[i]);
+    gemm_index_add(&g->out_n, out, nb + nm + i);
+  }
+  for (int i = 0; i < dd->lhs_contracting.count; i++) {
+    g->k *= lhs->dims[dd->lhs_contracting.values[i]];
+    gemm_index_add(&g->lhs_k, lhs, (int)dd->lhs_contracting.values[i]);
+    gemm_index_add(&g->rhs_k, rhs, (int)dd->rhs_contracting.values[i]);
+  }
+  return NULL;
+}
+
+/* A scale of scaled-dot, as the GEMM index groups of its operand: each
+ * dim of x (view v) maps to the scale's dim in blocks (view s). */
+static const char *scale_gemm(const DotDims *dd, const View *l, const View *ls, const View *r, const View *rs,
+                              PtxGemm *g) {
+  if (ls->rank != l->rank || rs->rank != r->rank) return "a scaled-dot whose scales do not tile their operands";
+  int64_t lblock[AXLE_MAX_RANK], rblock[AXLE_MAX_RANK];
+  for (int d = 0; d < l->rank; d++) {
+    if (ls->dims[d] <= 0 || l->dims[d] % ls->dims[d]) return "a scaled-dot whose scales do not tile their operands";
+    lblock[d] = l->dims[d] / ls->dims[d];
+  }
+  for (int d = 0; d < r->rank; d++) {
+    if (rs->dims[d] <= 0 || r->dims[d] % rs->dims[d]) return "a scaled-dot whose scales do not tile their operands";
+    rblock[d] = r->dims[d] / rs->dims[d];
+  }
+  int lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
+  int nm = free_dims(l->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
+  int nn = free_dims(r->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
+#define SCALE_ADD(group, x, s, block, d) ptx_gemm_dims_add_blocked(group, (x)->dims[d], (s)->strides[d], (block)[d])
+  for (int i = 0; i < dd->lhs_batch.count; i++) {
+    SCALE_ADD(&g->lhs_scale_batch, l, ls, lblock, dd->lhs_batch.values[i]);
+    SCALE_ADD(&g->rhs_scale_batch, r, rs, rblock, dd->rhs_batch.values[i]);
+  }
+  for (int i = 0; i < nm; i++) SCALE_ADD(&g->lhs_scale_m, l, ls, lblock, lfree[i]);
+  for (int i = 0; i < nn; i++) SCALE_ADD(&g->rhs_scale_n, r, rs, rblock, rfree[i]);
+  for (int i = 0; i < dd->lhs_contracting.count; i++) {
+    SCALE_ADD(&g->lhs_scale_k, l, ls, lblock, dd->lhs_contracting.values[i]);
+    SCALE_ADD(&g->rhs_scale_k, r, rs, rblock, dd->rhs_contracting.values[i]);
+  }
+#undef SCALE_ADD
+  g->scaled = true;
+  g->lhs_scale_type = ls->type;
+  g->rhs_scale_type = rs->type;
+  return NULL;
+}
+
+/* g's kernel, launched over bindings[0..3) (lhs, rhs, out; then the two
+ * scales of a scaled GEMM; or sizes for a ragged GEMM, launched once per
+ * group: G + 1 launches for ROWS, whose last writes the rows past every
+ * group, G for SUMS). */
+static bool launch_gemm(GpuCompile *c, const Instruction *inst, const PtxGemm *g, const int *bindings) {
+  if (g->batch * g->m * g->n == 0) return true;  /* nothing to write */
+  char entry[160];
+  gpu_entry_name(c, inst, "gemm", entry, sizeof entry);
+  PtxGemmShape shape;
+  Status st = {0};
+  if (!ptx_gemm_emit(c->ptx, g, entry, &shape, &st)) return gpu_refuse(c, inst, st.message);
+  unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  if (g->ragged.kind == PTX_GEMM_PLAIN)
+    return gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, g->scaled ? 5 : 3, NULL,
+                          0) != NULL;
+  int64_t launches = g->ragged.groups + (g->ragged.kind == PTX_GEMM_RAGGED_ROWS);
+  for (int64_t group = 0; group < launches; group++)
+    if (!gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, 4, &group, 1)) return false;
+  return true;
+}
+
+static bool packed(const Shape *s) { return s->element_size_bits != 0; }
+
+/* The GEMM kernel of dot and its launch over bindings lhs, rhs, out. */
+static bool add_gemm(GpuCompile *c, const Instruction *inst, const Instruction *dot, const Shape *lhs_layout,
+                     const Shape *rhs_layout, const Shape *out_layout, int lhs, int rhs, int out) {
+  if (dot->opcode != OP_DOT) return gpu_refuse(c, inst, "a scaled-dot (no GPU kernel yet)");
+  if (packed(lhs_layout) || packed(rhs_layout) || packed(out_layout))
+    return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  View l = view_of(lhs_layout), r = view_of(rhs_layout), o = view_of(out_layout);
+  PtxGemm g;
+  const char *why = dot_gemm(attrs_dot(&dot->attrs), &l, &r, &o, &g);
+  if (why) return gpu_refuse(c, inst, why);
+  int bindings[3] = {lhs, rhs, out};
+  return launch_gemm(c, inst, &g, bindings);
+}
+
+static bool list_has(const IntList *list, int64_t v) {
+  for (int i = 0; i < list->count; i++)
+    if (list->values[i] == v) return true;
+  return false;
+}
+
+/* group_sizes' rows must be the dot's batch index, row-major. */
+static const char *ragged_sizes(const Shape *sizes, const PtxGemm *g, PtxGemmRagged *r) {
+  if (sizes->type != TYPE_S32 && sizes->type != TYPE_S64) return "a ragged-dot whose group sizes are not s32 or s64";
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < sizes->rank; d++) rows *= sizes->dims[d];
+  if (sizes->rank > 1 && (rows != g->batch || !shape_is_row_major(sizes) || packed(sizes)))
+    return "a ragged-dot whose group sizes are not one row per batch index";
+  r->sizes_type = sizes->type;
+  r->sizes_batched = sizes->rank > 1;
+  return NULL;
+}
+
+/* ragged-dot in its three modes (eval_dot_variants.c): a ragged batch dim
+ * is a plain dot; a ragged free dim (rhs_group_dims) takes each row's
+ * group of rhs; a ragged contracting dim gives one partial sum per group. */
+static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  const Shape *ls = &inst->operands[0]->shape, *rs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
+  if (packed(ls) || packed(rs) || packed(&inst->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  if (dd->lhs_ragged.count != 1) return gpu_refuse(c, inst, "a ragged-dot without one ragged dim");
+  int64_t ragged = dd->lhs_ragged.values[0];
+  View l = view_of(ls), r = view_of(rs), o = view_of(&inst->shape);
+  int bindings[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
+                     gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0)};
+  PtxGemm g;
+  const char *why = NULL;
+  PtxGemmRagged mode = {.kind = PTX_GEMM_PLAIN};
+  if (dd->rhs_group.count == 1) {
+    /* rows: rhs seen without its group dim, dims past it renumbered */
+    int gd = (int)dd->rhs_group.values[0], lfree[AXLE_MAX_RANK];
+    int64_t rb[AXLE_MAX_RANK], rc[AXLE_MAX_RANK];
+    if (free_dims(ls->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree) != 1 || lfree[0] != ragged)
+      return gpu_refuse(c, inst, "a ragged-dot whose lhs has free dims besides the ragged one");
+    DotDims view = *dd;
+    for (int i = 0; i < dd->rhs_batch.count; i++) rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
+    for (int i = 0; i < dd->rhs_contracting.count; i++)
+      rc[i] = dd->rhs_contracting.values[i] - (dd->rhs_contracting.values[i] > gd);
+    view.rhs_batch = (IntList){dd->rhs_batch.count, rb};
+    view.rhs_contracting = (IntList){dd->rhs_contracting.count, rc};
+    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_ROWS, .groups = rs->dims[gd]};
+    r = view_without(r, gd, &mode.rhs_group_stride);
+    why = dot_gemm(&view, &l, &r, &o, &g);
+  } else if (list_has(&dd->lhs_contracting, ragged)) {
+    if (dd->lhs_contracting.count != 1) return gpu_refuse(c, inst, "a ragged contraction over several dims");
+    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_SUMS, .groups = o.dims[0]};
+    o = view_without(o, 0, &mode.out_group_stride);
+    why = dot_gemm(dd, &l, &r, &o, &g);
+  } else {
+    why = dot_gemm(dd, &l, &r, &o, &g);  /* a ragged batch dim: every batch is one group's */
+  }
+  if (!why && mode.kind != PTX_GEMM_PLAIN) why = ragged_sizes(sizes, &g, &mode);
+  if (why) return gpu_refuse(c, inst, why);
+  g.ragged = mode;
+  return launch_gemm(c, inst, &g, bindings);
+}
+
+/* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): the GEMM multiplies each
+ * operand element by its scale as it loads it. */
+static bool compile_scaled_dot(GpuCompile *c, const Instruction *inst) {
+  for (int i = 0; i < 4; i++)
+    if (packed(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  if (packed(&inst->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+  View l = view_of(&inst->operands[0]->shape), r = view_of(&inst->operands[1]->shape), o = view_of(&inst->shape);
+  View ls = view_of(&inst->operands[2]->shape), rs = view_of(&inst->operands[3]->shape);
+  PtxGemm g;
+  const DotDims *dd = attrs_dot(&inst->attrs);
+  const char *why = dot_gemm(dd, &l, &r, &o, &g);
+  if (!why) why = scale_gemm(dd, &l, &ls, &r, &rs, &g);
+  if (why) return gpu_refuse(c, inst, why);
+  int bindings[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
+                     gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0),
+                     gpu_binding_of(c, inst->operands[3], 0)};
+  return launch_gemm(c, inst, &g, bindings);
+}
 
 bool gpu_compile_dot(GpuCompile *c, const Instruction *inst) {
-  return gpu_refuse(c, inst, "dots need a GEMM kernel, not written yet");
+  if (inst->opcode == OP_RAGGED_DOT) return compile_ragged_dot(c, inst);
+  if (inst->opcode == OP_SCALED_DOT) return compile_scaled_dot(c, inst);
+  const Instruction *lhs = inst->operands[0], *rhs = inst->operands[1];
+  return add_gemm(c, inst, inst, &lhs->shape, &rhs->shape, &inst->shape, gpu_binding_of(c, lhs, 0),
+                  gpu_binding_of(c, rhs, 0), gpu_binding_of(c, inst, 0));
+}
+
+/* ---- fusions around a dot ---- */
+
+/* The one dot (or scaled/ragged dot) of the fused computation, or NULL. */
+static const Instruction *fused_product(const Computation *f, const char **why) {
+  const Instruction *found = NULL;
+  for (int i = 0; i < f->instruction_count; i++) {
+    Opcode op = f->instructions[i]->opcode;
+    if (op != OP_DOT && op != OP_SCALED_DOT && op != OP_RAGGED_DOT) continue;
+    if (found) return *why = "a fusion with more than one dot", NULL;
+    found = f->instructions[i];
+  }
+  if (!found) *why = "an output fusion without a dot";
+  return found;
+}
+
+/* The fusion operand a fused dot operand reads: it must be a parameter. */
+static const Instruction *fusion_operand(const Instruction *fusion, const Instruction *operand) {
+  if (operand->opcode != OP_PARAMETER) return NULL;
+  int64_t n = operand->attrs.parameter_number;
+  return n >= 0 && n < fusion->operand_count ? fusion->operands[n] : NULL;
+}
+
+/* A fused constant's bytes in the layout the kernel reads. */
+static void *constant_bytes(const Literal *lit, const Shape *layout) {
+  size_t bytes = (size_t)shape_byte_size(&lit->shape);
+  void *data = calloc_or_exit(bytes ? bytes : 1, 1);
+  if (!shape_is_row_major(layout)) relayout_copy(layout, lit->data, data, true);
+  else if (bytes) memcpy(data, lit->data, bytes);
+  return data;
+}
+
+/* The epilogue kernel k of fusion, reading the product from binding
+ * `product`: its other inputs are the fusion's operands (or constants). */
+static bool add_epilogue(GpuCompile *c, const Instruction *fusion, const Instruction *dot, const Kernel *k,
+                         int product) {
+  char base[128], entry[160];
+  ptx_entry_name(k->name, base, sizeof base);
+  snprintf(entry, sizeof entry, "k%d_%s_epilogue", c->p->launch_count, base);
+  PtxKernelShape shape;
+  Status why = {0};
+  if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, fusion, why.message);
+  int n = k->input_count + k->output_count;
+  int *buffers = calloc_or_exit((size_t)n, sizeof *buffers);
+  bool ok = true;
+  for (int i = 0; ok && i < k->input_count; i++) {
+    const KernelBuffer *in = &k->inputs[i];
+    if (in->constant) {
+      if (in->shape.element_size_bits) ok = gpu_refuse(c, fusion, "a constant in a packed layout (E(n))");
+      GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = shape_byte_size(&in->constant->shape)};
+      if (ok) buffers[i] = gpu_program_add_binding(c->p, b, constant_bytes(in->constant, &in->shape));
+    } else {
+      buffers[i] = in->source == dot ? product : gpu_binding_of(c, in->source, 0);
+    }
+  }
+  for (int o = 0; o < k->output_count; o++)
+    buffers[k->input_count + o] = gpu_binding_of(c, fusion, k->outputs[o].output_index);
+  unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  ok = ok && gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers, n, NULL, 0);
+  free(buffers);
+  return ok;
+}
+
+/* The epilogue's read of the product must see the layout the GEMM wrote. */
+static bool epilogue_reads_layout(const Kernel *k, const Instruction *dot, const Shape *written) {
+  for (int i = 0; i < k->input_count; i++)
+    if (k->inputs[i].source == dot && !k->inputs[i].constant &&
+        (!shape_equal(&k->inputs[i].shape, written) ||
+         memcmp(k->inputs[i].shape.minor_to_major, written->minor_to_major, (size_t)written->rank) != 0))
+      return false;
+  return true;
 }
 
 bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
-  return gpu_refuse(c, inst, "an output fusion (a dot's epilogue)");
+  const Computation *f = inst->called_count ? inst->called[0] : NULL;
+  const char *why = "a fusion without a computation";
+  const Instruction *dot = f ? fused_product(f, &why) : NULL;
+  if (!dot) return gpu_refuse(c, inst, why);
+  if (dot->opcode != OP_DOT) return gpu_refuse(c, inst, "a scaled-dot or ragged-dot inside a fusion");
+  const Instruction *lhs = fusion_operand(inst, dot->operands[0]), *rhs = fusion_operand(inst, dot->operands[1]);
+  if (!lhs || !rhs) return gpu_refuse(c, inst, "a fused dot whose operand the fusion computes itself");
+  int lhs_binding = gpu_binding_of(c, lhs, 0), rhs_binding = gpu_binding_of(c, rhs, 0);
+  if (dot == f->root)
+    return add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &inst->shape, lhs_binding, rhs_binding,
+                    gpu_binding_of(c, inst, 0));
+  Status st = {0};
+  Kernel *k = lower_epilogue(inst, dot, &st);
+  if (!k) return gpu_refuse(c, inst, st.message);
+  bool ok = epilogue_reads_layout(k, dot, &dot->shape) ||
+            gpu_refuse(c, inst, "an epilogue that reads the product in another layout");
+  int scratch = ok ? gpu_reserve_temp(c, shape_byte_size(&dot->shape)) : -1;
+  ok = ok && add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &dot->shape, lhs_binding, rhs_binding, scratch);
+  ok = ok && add_epilogue(c, inst, dot, k, scratch);
+  kernel_free(k);
+  return ok;
 }

@@ -433,6 +433,7 @@ static inline bool ptxs_parse(PtxsKernel *k, const char *text) { return ptxs_par
 
 static bool ptxs_shuffle(PtxsRun *r, unsigned first, unsigned lanes) {
   const PtxsInst *in = &r->k->insts[r->thread[first].pc];
+  if (!strncmp(in->op, "mma.", 4)) return ptxs_mma_sync(r, first, lanes);
   bool bfly = strstr(in->op, ".bfly") != NULL;
   uint64_t values[32];
   for (unsigned l = 0; l < lanes; l++) values[l] = ptxs_read(r, &r->thread[first + l], &in->operands[1]);

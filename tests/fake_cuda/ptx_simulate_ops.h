@@ -321,6 +321,7 @@ static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   if (!strcmp(name, "ret")) return t->state = PTXS_DONE, true;
   if (!strcmp(name, "bar")) return t->state = PTXS_AT_BARRIER, true;
   if (!strcmp(name, "shfl")) return t->state = PTXS_AT_SHUFFLE, true;
+  if (!strcmp(name, "mma")) return t->state = PTXS_AT_SHUFFLE, true;  /* warp-wide too: ptxs_mma_sync */
   bool ok = true;
   if (!strcmp(name, "ld") || !strcmp(name, "st")) ok = ptxs_memory(r, t, in, &o, name[0] == 'l');
   else if (!strcmp(name, "mov") || !strcmp(name, "cvta")) ok = ptxs_move(r, t, in);
@@ -385,4 +386,55 @@ static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, u
     return ptxs_convert(r, &via, ptxs_float_bits(x, 32), d);
   }
   return ptxs_fail(r, true, "unsupported", o->parts[0]);
+}
+
+/* ---- mma.sync (the GEMM kernels' tensor-core path, src/emit_ptx/ptx_gemm_mma.c) ----
+ * mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 d, a, b, c
+ * as the PTX ISA's "Matrix Fragments for mma.m16n8k16 with floating point
+ * type" lay the fragments over the warp (g = lane / 4, t = lane % 4):
+ *   a (4 x .b32, 2 halves each, low half first): element i of lane l is
+ *     row g + 8 ((i / 2) % 2), column 2t + (i % 2) + 8 (i / 4)
+ *   b (2 x .b32): element i is row (k) 2t + (i % 2) + 8 (i / 2), column g
+ *   c, d (4 x .f32): element i is row g + 8 (i / 2), column 2t + (i % 2)
+ * Products of halves are exact in f32; the sum of the 16 products and c is
+ * formed in double and rounded once (the hardware's order is its own). The
+ * op name is read as written (the simulator keeps its first 47 characters,
+ * enough to tell f16 from bf16). Every lane of the warp waits here, as at
+ * a shuffle, and all 32 must. */
+static bool ptxs_mma_sync(PtxsRun *r, unsigned first, unsigned lanes) {
+  const PtxsInst *in = &r->k->insts[r->thread[first].pc];
+  if (lanes != 32 || !strstr(in->op, ".m16n8k16.row.col.f32.") || in->count != 4)
+    return ptxs_fail(r, true, "unsupported", in->op);
+  bool bf16 = strstr(in->op, "bf16") != NULL;
+  double a[16][16], b[16][8], c[16][8];
+  for (unsigned l = 0; l < 32; l++) {
+    PtxsThread *t = &r->thread[first + l];
+    unsigned g = l / 4, tg = l % 4;
+    for (int i = 0; i < 8; i++) {
+      uint64_t word = t->regs[in->operands[1].vector[i / 2][0]][in->operands[1].vector[i / 2][1]];
+      uint16_t h = (uint16_t)(word >> (16 * (i % 2)));
+      a[g + 8 * ((i / 2) % 2)][2 * tg + i % 2 + 8 * (i / 4)] = bf16 ? ptxs_bf16_to_float(h) : ptxs_half_to_float(h);
+    }
+    for (int i = 0; i < 4; i++) {
+      uint64_t word = t->regs[in->operands[2].vector[i / 2][0]][in->operands[2].vector[i / 2][1]];
+      uint16_t h = (uint16_t)(word >> (16 * (i % 2)));
+      b[2 * tg + i % 2 + 8 * (i / 2)][g] = bf16 ? ptxs_bf16_to_float(h) : ptxs_half_to_float(h);
+    }
+    for (int i = 0; i < 4; i++)
+      c[g + 8 * (i / 2)][2 * tg + i % 2] =
+          ptxs_float(t->regs[in->operands[3].vector[i][0]][in->operands[3].vector[i][1]], 32);
+  }
+  for (unsigned l = 0; l < 32; l++) {
+    PtxsThread *t = &r->thread[first + l];
+    unsigned g = l / 4, tg = l % 4;
+    for (int i = 0; i < 4; i++) {
+      unsigned row = g + 8 * (i / 2), column = 2 * tg + i % 2;
+      double sum = c[row][column];
+      for (int k = 0; k < 16; k++) sum += a[row][k] * b[k][column];
+      t->regs[in->operands[0].vector[i][0]][in->operands[0].vector[i][1]] = ptxs_float_bits(sum, 32);
+    }
+    t->state = PTXS_RUNNING;
+    t->pc++;
+  }
+  return true;
 }

@@ -1,0 +1,580 @@
+/* The SIMT GEMM kernel (gemm.simt, see ptx_gemm.h) and what the GEMM paths
+ * share: operand offsets from dimension groups, loads converted to the
+ * arithmetic of the sum, stores rounded to the result type.
+ *
+ * Arithmetic follows the evaluator's dot (src/ir/eval/eval_linalg.c): an
+ * operand is first converted to the result type, then products are summed:
+ * in f32 for f16, bf16 and f32 results (the evaluator sums in double and
+ * rounds once; f32 sums are within the dot tolerance, as XLA's are), in
+ * f64 for f64, and as wrapping integers (32-bit, or 64-bit for 64-bit
+ * results) for integer results, which is exactly the evaluator's sum
+ * modulo the result width. The sum is rounded to the result type once. */
+#include "emit_ptx/ptx_gemm.h"
+
+#include <string.h>
+
+#include "emit_ptx/ptx_gemm_internal.h"
+
+/* ------------------------------------------------------------ dim groups */
+
+void ptx_gemm_dims_add_blocked(PtxGemmDims *d, int64_t extent, int64_t stride, int64_t block) {
+  if (extent == 1) return;
+  d->extent[d->count] = extent;
+  d->stride[d->count] = stride;
+  d->block[d->count] = block;
+  d->count++;
+}
+
+void ptx_gemm_dims_add(PtxGemmDims *d, int64_t extent, int64_t stride) {
+  if (extent == 1) return;
+  if (d->count > 0 && d->block[d->count - 1] <= 1) {
+    int last = d->count - 1;
+    /* The new dim is inner: the last one merges into it when it steps
+     * exactly over the new dim's span. */
+    if (d->stride[last] == stride * extent) {
+      d->extent[last] *= extent;
+      d->stride[last] = stride;
+      return;
+    }
+  }
+  ptx_gemm_dims_add_blocked(d, extent, stride, 1);
+}
+
+int64_t ptx_gemm_dims_inner_stride(const PtxGemmDims *d) { return d->count ? d->stride[d->count - 1] : 0; }
+
+/* ------------------------------------------------------------ arithmetic */
+
+static bool is_int(ElementType t) {
+  switch (t) {
+  case TYPE_S8: case TYPE_S16: case TYPE_S32: case TYPE_S64:
+  case TYPE_U8: case TYPE_U16: case TYPE_U32: case TYPE_U64:
+    return true;
+  default: return false;
+  }
+}
+
+static bool is_real_float(ElementType t) {
+  return t == TYPE_F16 || t == TYPE_BF16 || t == TYPE_F32 || t == TYPE_F64;
+}
+
+static bool is_signed_int(ElementType t) { return t == TYPE_S8 || t == TYPE_S16 || t == TYPE_S32 || t == TYPE_S64; }
+
+/* Whether converting operand type t to result type r, then to the sum's
+ * type, is something the loads below do exactly as the evaluator does. */
+static bool operand_converts(ElementType t, ElementType r) {
+  if (is_int(t) && is_int(r)) return true;  /* wrapping: only the low bits matter */
+  if (!is_real_float(t) || !is_real_float(r) || t == r) return t == r;
+  if (r == TYPE_F64) return true;                                      /* widening */
+  if (r == TYPE_F32) return true;                                      /* widen, or round f64 once */
+  return t == TYPE_F32;                                                /* f32 rounded to f16/bf16 */
+}
+
+bool gemm_accumulator_of(const PtxGemm *g, PtxType *acc, Status *st) {
+  ElementType r = g->result_type;
+  if (!(is_int(r) || is_real_float(r)) || !operand_converts(g->lhs_type, r) || !operand_converts(g->rhs_type, r))
+    return status_error(st, STATUS_UNSUPPORTED, "the GPU backend has no GEMM for %s x %s -> %s",
+                        type_name(g->lhs_type), type_name(g->rhs_type), type_name(r));
+  *acc = r == TYPE_F64                           ? PTX_F64
+         : is_real_float(r)                      ? PTX_F32
+         : (r == TYPE_S64 || r == TYPE_U64)      ? PTX_S64
+                                                 : PTX_S32;
+  return true;
+}
+
+/* The element offset of GEMM index `index` (u64) over dims d. */
+PtxReg gemm_emit_offset(PtxBuilder *b, const PtxGemmDims *d, PtxReg index) {
+  PtxReg offset = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mov.u64 $r, 0", offset);
+  PtxReg rest = index;
+  for (int i = d->count - 1; i >= 0; i--) {
+    PtxReg digit = rest;
+    if (i > 0) {
+      /* digit = rest % extent, rest /= extent */
+      PtxReg quotient = ptx_reg_new(b, PTX_U64);
+      digit = ptx_reg_new(b, PTX_U64);
+      ptx_inst(b, "div.u64 $r, $r, $D", quotient, rest, d->extent[i]);
+      ptx_inst(b, "mul.lo.u64 $r, $r, $D", digit, quotient, d->extent[i]);
+      ptx_inst(b, "sub.u64 $r, $r, $r", digit, rest, digit);
+      rest = quotient;
+    }
+    if (d->block[i] > 1) {
+      PtxReg blocked = ptx_reg_new(b, PTX_U64);
+      ptx_inst(b, "div.u64 $r, $r, $D", blocked, digit, d->block[i]);
+      digit = blocked;
+    }
+    PtxReg scaled = ptx_reg_new(b, PTX_U64);
+    ptx_inst(b, "mul.lo.u64 $r, $r, $D", scaled, digit, d->stride[i]);
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, scaled);
+  }
+  return offset;
+}
+
+/* base + offset * bytes. */
+PtxReg gemm_emit_address(PtxBuilder *b, PtxReg base, PtxReg offset, int bytes) {
+  PtxReg address = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", address, offset, bytes, base);
+  return address;
+}
+
+/* f32 value v rounded to f16 or bf16 and back (the operand's conversion to
+ * the result type). */
+static PtxReg round_through_half(PtxBuilder *b, PtxReg v, ElementType half) {
+  PtxReg h = ptx_reg_new(b, PTX_B16), back = ptx_reg_new(b, PTX_F32);
+  if (half == TYPE_F16) {
+    ptx_inst(b, "cvt.rn.f16.f32 $r, $r", h, v);
+    ptx_inst(b, "cvt.f32.f16 $r, $r", back, h);
+  } else {
+    PtxReg wide = ptx_reg_new(b, PTX_U32);
+    ptx_inst(b, "cvt.rn.bf16.f32 $r, $r", h, v);
+    ptx_inst(b, "cvt.u32.u16 $r, $r", wide, h);
+    ptx_inst(b, "shl.b32 $r, $r, 16", wide, wide);
+    ptx_inst(b, "mov.b32 $r, $r", back, wide);
+  }
+  return back;
+}
+
+/* A float operand element at address (when pred; 0 otherwise) in the sum's
+ * type acc (f32 or f64), through the result type r. */
+static PtxReg load_float(PtxBuilder *b, PtxReg address, PtxReg pred, ElementType t, ElementType r, PtxType acc) {
+  PtxReg v;
+  if (t == TYPE_F64) {
+    v = ptx_reg_new(b, PTX_F64);
+    ptx_inst(b, "mov.f64 $r, 0d0000000000000000", v);
+    ptx_inst(b, "@$r ld.global.f64 $r, [$r]", pred, v, address);
+    if (acc == PTX_F64) return v;
+    PtxReg single = ptx_reg_new(b, PTX_F32);
+    ptx_inst(b, "cvt.rn.f32.f64 $r, $r", single, v);
+    return single;
+  }
+  v = ptx_reg_new(b, PTX_F32);
+  if (t == TYPE_F32) {
+    ptx_inst(b, "mov.f32 $r, 0f00000000", v);
+    ptx_inst(b, "@$r ld.global.f32 $r, [$r]", pred, v, address);
+    if (r == TYPE_F16 || r == TYPE_BF16) v = round_through_half(b, v, r);
+  } else if (t == TYPE_F16) {
+    PtxReg h = ptx_reg_new(b, PTX_B16);
+    ptx_inst(b, "mov.b16 $r, 0", h);
+    ptx_inst(b, "@$r ld.global.b16 $r, [$r]", pred, h, address);
+    ptx_inst(b, "cvt.f32.f16 $r, $r", v, h);
+  } else {  /* bf16: its bits are the top half of an f32's */
+    PtxReg wide = ptx_reg_new(b, PTX_U32);
+    ptx_inst(b, "mov.u32 $r, 0", wide);
+    ptx_inst(b, "@$r ld.global.u16 $r, [$r]", pred, wide, address);
+    ptx_inst(b, "shl.b32 $r, $r, 16", wide, wide);
+    ptx_inst(b, "mov.b32 $r, $r", v, wide);
+  }
+  if (acc == PTX_F32) return v;
+  PtxReg wide = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "cvt.f64.f32 $r, $r", wide, v);
+  return wide;
+}
+
+/* An integer operand element, sign- or zero-extended (as its own type
+ * says) to the sum's width; only the low bits of the result width matter. */
+static PtxReg load_int(PtxBuilder *b, PtxReg address, PtxReg pred, ElementType t, PtxType acc) {
+  int bytes = type_byte_size(t);
+  const char *sign = is_signed_int(t) ? "s" : "u";
+  PtxReg out = ptx_reg_new(b, acc);
+  const char *acc_name = acc == PTX_S64 ? (*sign == 's' ? "s64" : "u64") : (*sign == 's' ? "s32" : "u32");
+  if (bytes <= 2) {
+    PtxReg h = ptx_reg_new(b, PTX_B16);
+    ptx_inst(b, "mov.b16 $r, 0", h);
+    ptx_inst(b, "@$r ld.global.$s$d $r, [$r]", pred, sign, bytes * 8, h, address);
+    ptx_inst(b, "cvt.$s.$s16 $r, $r", acc_name, sign, out, h);
+  } else if (bytes == 4) {
+    PtxReg w = ptx_reg_new(b, PTX_B32);
+    ptx_inst(b, "mov.b32 $r, 0", w);
+    ptx_inst(b, "@$r ld.global.b32 $r, [$r]", pred, w, address);
+    if (acc == PTX_S32) return w;
+    ptx_inst(b, "cvt.$s.$s32 $r, $r", acc_name, sign, out, w);
+  } else {
+    PtxReg w = ptx_reg_new(b, PTX_B64);
+    ptx_inst(b, "mov.b64 $r, 0", w);
+    ptx_inst(b, "@$r ld.global.b64 $r, [$r]", pred, w, address);
+    if (acc == PTX_S64) return w;
+    ptx_inst(b, "cvt.u32.u64 $r, $r", out, w);
+  }
+  return out;
+}
+
+PtxReg gemm_emit_load(PtxBuilder *b, PtxReg address, PtxReg pred, ElementType t, ElementType r, PtxType acc) {
+  return is_int(t) ? load_int(b, address, pred, t, acc) : load_float(b, address, pred, t, r, acc);
+}
+
+/* Stores sum (type acc) rounded to r at address when pred. */
+void gemm_emit_store(PtxBuilder *b, PtxReg address, PtxReg pred, PtxReg sum, ElementType r, PtxType acc) {
+  if (acc == PTX_F32 && (r == TYPE_F16 || r == TYPE_BF16)) {
+    PtxReg h = ptx_reg_new(b, PTX_B16);
+    ptx_inst(b, "cvt.rn.$s.f32 $r, $r", r == TYPE_F16 ? "f16" : "bf16", h, sum);
+    ptx_inst(b, "@$r st.global.b16 [$r], $r", pred, address, h);
+  } else if (acc == PTX_F32 || acc == PTX_F64) {
+    ptx_inst(b, "@$r st.global$s [$r], $r", pred, ptx_type_suffix(acc), address, sum);
+  } else if (type_byte_size(r) <= 2) {
+    PtxReg h = ptx_reg_new(b, PTX_B16);
+    ptx_inst(b, "cvt.u16.u32 $r, $r", h, sum);
+    ptx_inst(b, "@$r st.global.u$d [$r], $r", pred, type_byte_size(r) * 8, address, h);
+  } else {
+    ptx_inst(b, "@$r st.global.b$d [$r], $r", pred, type_byte_size(r) * 8, address, sum);
+  }
+}
+
+/* sum += x * y in the sum's arithmetic. */
+void gemm_emit_multiply_add(PtxBuilder *b, PtxReg sum, PtxReg x, PtxReg y, PtxType acc) {
+  if (acc == PTX_F32 || acc == PTX_F64) ptx_inst(b, "fma.rn$s $r, $r, $r, $r", ptx_type_suffix(acc), sum, x, y, sum);
+  else ptx_inst(b, "mad.lo$s $r, $r, $r, $r", ptx_type_suffix(acc), sum, x, y, sum);
+}
+
+void gemm_emit_zero(PtxBuilder *b, PtxReg r, PtxType acc) {
+  static const char *const zero[] = {[PTX_F32] = "0f00000000", [PTX_F64] = "0d0000000000000000", [PTX_S32] = "0",
+                                     [PTX_S64] = "0"};
+  ptx_inst(b, "mov$s $r, $s", acc == PTX_S32 ? ".b32" : acc == PTX_S64 ? ".b64" : ptx_type_suffix(acc), r, zero[acc]);
+}
+
+/* ------------------------------------------------------------ the tile walk */
+
+void gemm_tiles_begin(PtxBuilder *b, GemmTiles *t, const PtxGemm *g, int tile_m, int tile_n) {
+  t->tiles_m = (g->m + tile_m - 1) / tile_m;
+  t->tiles_n = (g->n + tile_n - 1) / tile_n;
+  t->count = g->batch * t->tiles_m * t->tiles_n;
+  t->tile = ptx_reg_new(b, PTX_U64);
+  PtxReg block = ptx_reg_new(b, PTX_U32);
+  ptx_inst(b, "mov.u32 $r, %ctaid.x", block);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", t->tile, block);
+  t->next = ptx_label_new(b, "tile");
+  t->done = ptx_label_new(b, "done");
+  ptx_label_place(b, t->next);
+  PtxReg past = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "setp.ge.u64 $r, $r, $D", past, t->tile, t->count);
+  ptx_inst(b, "@$r bra $l", past, t->done);
+  /* tile = (batch * tiles_m + tm) * tiles_n + tn */
+  PtxReg rest = ptx_reg_new(b, PTX_U64), tm = ptx_reg_new(b, PTX_U64), tn = ptx_reg_new(b, PTX_U64);
+  t->batch = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "div.u64 $r, $r, $D", rest, t->tile, t->tiles_n);
+  ptx_inst(b, "mul.lo.u64 $r, $r, $D", tn, rest, t->tiles_n);
+  ptx_inst(b, "sub.u64 $r, $r, $r", tn, t->tile, tn);
+  ptx_inst(b, "div.u64 $r, $r, $D", t->batch, rest, t->tiles_m);
+  ptx_inst(b, "mul.lo.u64 $r, $r, $D", tm, t->batch, t->tiles_m);
+  ptx_inst(b, "sub.u64 $r, $r, $r", tm, rest, tm);
+  t->m0 = ptx_reg_new(b, PTX_U64);
+  t->n0 = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mul.lo.u64 $r, $r, $d", t->m0, tm, tile_m);
+  ptx_inst(b, "mul.lo.u64 $r, $r, $d", t->n0, tn, tile_n);
+}
+
+void gemm_tiles_end(PtxBuilder *b, GemmTiles *t) {
+  PtxReg grid = ptx_reg_new(b, PTX_U32), grid64 = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mov.u32 $r, %nctaid.x", grid);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", grid64, grid);
+  ptx_inst(b, "add.u64 $r, $r, $r", t->tile, t->tile, grid64);
+  ptx_inst(b, "bra $l", t->next);
+  ptx_label_place(b, t->done);
+  ptx_inst(b, "ret");
+}
+
+/* `p = index < limit` for a u64 index. */
+PtxReg gemm_emit_below(PtxBuilder *b, PtxReg index, int64_t limit) {
+  PtxReg p = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "setp.lt.u64 $r, $r, $D", p, index, limit);
+  return p;
+}
+
+/* index + constant, u64. */
+PtxReg gemm_emit_add(PtxBuilder *b, PtxReg index, int64_t add) {
+  PtxReg r = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "add.u64 $r, $r, $D", r, index, add);
+  return r;
+}
+
+/* ------------------------------------------------------------ ragged groups */
+
+/* start and end of group `group` along the ragged dim for this tile's
+ * batch; live: group < G (launch G of ROWS mode writes zeros). */
+typedef struct GemmRaggedRegs {
+  PtxGemmRaggedKind kind;
+  PtxReg group, start, end, live;
+} GemmRaggedRegs;
+
+static PtxReg load_size(PtxBuilder *b, PtxReg row_base, PtxReg index, ElementType t) {
+  PtxReg address = gemm_emit_address(b, row_base, index, type_byte_size(t)), v = ptx_reg_new(b, PTX_S64);
+  if (t == TYPE_S64 || t == TYPE_U64) {
+    ptx_inst(b, "ld.global.b64 $r, [$r]", v, address);
+  } else {
+    PtxReg w = ptx_reg_new(b, PTX_S32);
+    ptx_inst(b, "ld.global.b32 $r, [$r]", w, address);
+    ptx_inst(b, "cvt.s64.s32 $r, $r", v, w);
+  }
+  return v;
+}
+
+static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch) {
+  GemmRaggedRegs rg = {.kind = g->ragged.kind};
+  if (rg.kind == PTX_GEMM_PLAIN) return rg;
+  PtxReg sizes = ptx_param_load_global_pointer(b, "sizes"), row = ptx_reg_new(b, PTX_U64);
+  rg.group = ptx_param_load(b, PTX_U64, "group");
+  if (g->ragged.sizes_batched) ptx_inst(b, "mul.lo.u64 $r, $r, $D", row, batch, g->ragged.groups);
+  else ptx_inst(b, "mov.u64 $r, 0", row);
+  PtxReg row_base = gemm_emit_address(b, sizes, row, type_byte_size(g->ragged.sizes_type));
+  /* start = sizes[0] + ... + sizes[group - 1] */
+  PtxReg i = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
+  rg.start = ptx_reg_new(b, PTX_S64);
+  rg.end = ptx_reg_new(b, PTX_S64);
+  rg.live = ptx_reg_new(b, PTX_PRED);
+  PtxLabel loop = ptx_label_new(b, "group_start"), done = ptx_label_new(b, "group_started");
+  ptx_inst(b, "mov.u64 $r, 0", i);
+  ptx_inst(b, "mov.s64 $r, 0", rg.start);
+  ptx_label_place(b, loop);
+  ptx_inst(b, "setp.ge.u64 $r, $r, $r", past, i, rg.group);
+  ptx_inst(b, "@$r bra $l", past, done);
+  ptx_inst(b, "add.s64 $r, $r, $r", rg.start, rg.start, load_size(b, row_base, i, g->ragged.sizes_type));
+  ptx_inst(b, "add.u64 $r, $r, 1", i, i);
+  ptx_inst(b, "bra $l", loop);
+  ptx_label_place(b, done);
+  /* end = start + sizes[group]; the zero launch (group = G) runs to the end */
+  ptx_inst(b, "setp.lt.u64 $r, $r, $D", rg.live, rg.group, g->ragged.groups);
+  ptx_inst(b, "mov.s64 $r, $D", rg.end, (int64_t)1 << 62);
+  PtxLabel zero = ptx_label_new(b, "zero_group");
+  ptx_inst(b, "@!$r bra $l", rg.live, zero);
+  ptx_inst(b, "add.s64 $r, $r, $r", rg.end, rg.start, load_size(b, row_base, rg.group, g->ragged.sizes_type));
+  ptx_label_place(b, zero);
+  return rg;
+}
+
+/* in &= index within [start, end) (signed: a start past 2^63 cannot be). */
+static void ragged_within(PtxBuilder *b, const GemmRaggedRegs *rg, PtxReg in, PtxReg index) {
+  PtxReg p = ptx_reg_new(b, PTX_PRED), q = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "setp.ge.s64 $r, $r, $r", p, index, rg->start);
+  ptx_inst(b, "setp.lt.s64 $r, $r, $r", q, index, rg->end);
+  ptx_inst(b, "and.pred $r, $r, $r", in, in, p);
+  ptx_inst(b, "and.pred $r, $r, $r", in, in, q);
+}
+
+/* ------------------------------------------------------------ gemm.simt */
+
+enum { SIMT_THREADS = 256, SIMT_TILE = 64, SIMT_K = 16, SIMT_PITCH = SIMT_TILE + 1, SIMT_PER_THREAD = 4 };
+
+typedef struct SimtOperand {
+  const char *shared;          /* the shared array's name */
+  PtxReg pointer, batch_offset;
+  const PtxGemmDims *outer, *k; /* outer: m for lhs, n for rhs */
+  int64_t outer_extent;
+  ElementType type;
+  /* scaled-dot: the operand's scale */
+  PtxReg scale_pointer, scale_batch_offset;
+  const PtxGemmDims *scale_outer, *scale_k;
+  ElementType scale_type;
+} SimtOperand;
+
+/* v times its scale element (both in the sum's type, f32 or f64: the
+ * product of two f32 values rounded once, as the evaluator's). */
+static PtxReg simt_scale(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o, PtxReg in, PtxReg o_i, PtxReg k_i,
+                         PtxReg v, PtxType acc) {
+  PtxReg offset = ptx_reg_new(b, PTX_U64), product = ptx_reg_new(b, acc);
+  ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, o->scale_outer, o_i),
+           gemm_emit_offset(b, o->scale_k, k_i));
+  ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, o->scale_batch_offset);
+  PtxReg address = gemm_emit_address(b, o->scale_pointer, offset, type_byte_size(o->scale_type));
+  PtxReg scale = gemm_emit_load(b, address, in, o->scale_type, g->result_type, acc);
+  ptx_inst(b, "mul.rn$s $r, $r, $r", ptx_type_suffix(acc), product, v, scale);
+  return product;
+}
+
+/* Loads the operand's 16 x 64 slab at (k0, first outer index o0) into its
+ * shared array, [k][outer] with rows padded to 65 so that the compute
+ * loop's reads and these stores spread over the banks. When the operand's
+ * k dimension is the contiguous one, neighbouring threads take
+ * neighbouring k (coalesced); otherwise neighbouring outer indices. */
+static void simt_load_slab(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o, PtxReg tid, PtxReg k0, PtxReg o0,
+                           PtxType acc, const GemmRaggedRegs *rg) {
+  bool k_fastest = ptx_gemm_dims_inner_stride(o->k) == 1 && o->k->count == 1;
+  PtxReg kk = ptx_reg_new(b, PTX_U64), oo = ptx_reg_new(b, PTX_U64);
+  int64_t k_step = k_fastest ? 0 : SIMT_THREADS / SIMT_TILE, o_step = k_fastest ? SIMT_THREADS / SIMT_K : 0;
+  ptx_inst(b, "rem.u64 $r, $r, $d", kk, tid, k_fastest ? SIMT_K : SIMT_TILE);
+  ptx_inst(b, "div.u64 $r, $r, $d", oo, tid, k_fastest ? SIMT_K : SIMT_TILE);
+  if (!k_fastest) {
+    PtxReg swap = kk;
+    kk = oo;
+    oo = swap;
+  }
+  /* shared address of (kk, oo) */
+  PtxReg slot = ptx_reg_new(b, PTX_U64), base = ptx_reg_new(b, PTX_U64), at = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", slot, kk, SIMT_PITCH, oo);
+  ptx_inst(b, "mov.u64 $r, $s", base, o->shared);
+  ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", at, slot, ptx_type_byte_size(acc), base);
+  PtxReg gk = ptx_reg_new(b, PTX_U64), go = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "add.u64 $r, $r, $r", gk, k0, kk);
+  ptx_inst(b, "add.u64 $r, $r, $r", go, o0, oo);
+  int bytes = type_byte_size(o->type);
+  for (int i = 0; i < SIMT_TILE * SIMT_K / SIMT_THREADS; i++) {
+    PtxReg k_i = i ? gemm_emit_add(b, gk, k_step * i) : gk, o_i = i ? gemm_emit_add(b, go, o_step * i) : go;
+    PtxReg in = ptx_reg_new(b, PTX_PRED);
+    ptx_inst(b, "and.pred $r, $r, $r", in, gemm_emit_below(b, k_i, g->k), gemm_emit_below(b, o_i, o->outer_extent));
+    if (rg->kind == PTX_GEMM_RAGGED_SUMS) ragged_within(b, rg, in, k_i);
+    if (rg->kind == PTX_GEMM_RAGGED_ROWS) ptx_inst(b, "and.pred $r, $r, $r", in, in, rg->live);
+    PtxReg offset = ptx_reg_new(b, PTX_U64);
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, o->outer, o_i), gemm_emit_offset(b, o->k, k_i));
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, o->batch_offset);
+    PtxReg v = gemm_emit_load(b, gemm_emit_address(b, o->pointer, offset, bytes), in, o->type, g->result_type, acc);
+    if (g->scaled) v = simt_scale(b, g, o, in, o_i, k_i, v, acc);
+    int64_t shift = (k_step * i * SIMT_PITCH + o_step * i) * ptx_type_byte_size(acc);
+    ptx_inst(b, "st.shared$s [$r+$D], $r", ptx_type_suffix(acc), at, shift, v);
+  }
+}
+
+/* One 16-deep step of the thread's 4x4 sums from the two slabs. */
+static void simt_multiply_slabs(PtxBuilder *b, PtxReg tid, PtxReg *sums, PtxType acc) {
+  int bytes = ptx_type_byte_size(acc);
+  PtxReg tx = ptx_reg_new(b, PTX_U64), ty = ptx_reg_new(b, PTX_U64), a = ptx_reg_new(b, PTX_U64),
+         c = ptx_reg_new(b, PTX_U64), base = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "rem.u64 $r, $r, 16", tx, tid);
+  ptx_inst(b, "div.u64 $r, $r, 16", ty, tid);
+  ptx_inst(b, "mov.u64 $r, gemm_lhs", base);
+  ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", a, ty, bytes, base);
+  ptx_inst(b, "mov.u64 $r, gemm_rhs", base);
+  ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", c, tx, bytes, base);
+  PtxReg x[SIMT_PER_THREAD], y[SIMT_PER_THREAD];
+  for (int i = 0; i < SIMT_PER_THREAD; i++) x[i] = ptx_reg_new(b, acc), y[i] = ptx_reg_new(b, acc);
+  for (int kk = 0; kk < SIMT_K; kk++) {
+    for (int i = 0; i < SIMT_PER_THREAD; i++) {
+      int shift = (kk * SIMT_PITCH + 16 * i) * bytes;
+      ptx_inst(b, "ld.shared$s $r, [$r+$d]", ptx_type_suffix(acc), x[i], a, shift);
+      ptx_inst(b, "ld.shared$s $r, [$r+$d]", ptx_type_suffix(acc), y[i], c, shift);
+    }
+    for (int i = 0; i < SIMT_PER_THREAD; i++)
+      for (int j = 0; j < SIMT_PER_THREAD; j++)
+        gemm_emit_multiply_add(b, sums[i * SIMT_PER_THREAD + j], x[i], y[j], acc);
+  }
+}
+
+/* Thread (tx, ty) of the tile holds rows ty + 16i and columns tx + 16j. */
+static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const GemmTiles *t, PtxReg out, PtxReg *sums,
+                       PtxType acc, const GemmRaggedRegs *rg) {
+  PtxReg tx = ptx_reg_new(b, PTX_U64), ty = ptx_reg_new(b, PTX_U64), row = ptx_reg_new(b, PTX_U64),
+         column = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "rem.u64 $r, $r, 16", tx, tid);
+  ptx_inst(b, "div.u64 $r, $r, 16", ty, tid);
+  ptx_inst(b, "add.u64 $r, $r, $r", row, t->m0, ty);
+  ptx_inst(b, "add.u64 $r, $r, $r", column, t->n0, tx);
+  PtxReg batch_offset = gemm_emit_offset(b, &g->out_batch, t->batch);
+  if (rg->kind == PTX_GEMM_RAGGED_SUMS)
+    ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", batch_offset, rg->group, g->ragged.out_group_stride, batch_offset);
+  PtxReg row_in[SIMT_PER_THREAD], row_at[SIMT_PER_THREAD], column_in[SIMT_PER_THREAD], column_at[SIMT_PER_THREAD];
+  for (int i = 0; i < SIMT_PER_THREAD; i++) {
+    PtxReg r = gemm_emit_add(b, row, 16 * i), c = gemm_emit_add(b, column, 16 * i);
+    row_in[i] = gemm_emit_below(b, r, g->m);
+    if (rg->kind == PTX_GEMM_RAGGED_ROWS) ragged_within(b, rg, row_in[i], r);
+    column_in[i] = gemm_emit_below(b, c, g->n);
+    row_at[i] = gemm_emit_offset(b, &g->out_m, r);
+    ptx_inst(b, "add.u64 $r, $r, $r", row_at[i], row_at[i], batch_offset);
+    column_at[i] = gemm_emit_offset(b, &g->out_n, c);
+  }
+  int bytes = type_byte_size(g->result_type);
+  for (int i = 0; i < SIMT_PER_THREAD; i++)
+    for (int j = 0; j < SIMT_PER_THREAD; j++) {
+      PtxReg in = ptx_reg_new(b, PTX_PRED), offset = ptx_reg_new(b, PTX_U64);
+      ptx_inst(b, "and.pred $r, $r, $r", in, row_in[i], column_in[j]);
+      ptx_inst(b, "add.u64 $r, $r, $r", offset, row_at[i], column_at[j]);
+      gemm_emit_store(b, gemm_emit_address(b, out, offset, bytes), in, sums[i * SIMT_PER_THREAD + j], g->result_type,
+                      acc);
+    }
+}
+
+static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
+  PtxReg lhs = ptx_param_load_global_pointer(b, "lhs"), rhs = ptx_param_load_global_pointer(b, "rhs"),
+         out = ptx_param_load_global_pointer(b, "out");
+  PtxReg tid32 = ptx_reg_new(b, PTX_U32), tid = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mov.u32 $r, %tid.x", tid32);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", tid, tid32);
+  GemmTiles t;
+  gemm_tiles_begin(b, &t, g, SIMT_TILE, SIMT_TILE);
+  SimtOperand a = {.shared = "gemm_lhs", .pointer = lhs, .batch_offset = gemm_emit_offset(b, &g->lhs_batch, t.batch),
+                   .outer = &g->lhs_m, .k = &g->lhs_k, .outer_extent = g->m, .type = g->lhs_type};
+  SimtOperand c = {.shared = "gemm_rhs", .pointer = rhs, .batch_offset = gemm_emit_offset(b, &g->rhs_batch, t.batch),
+                   .outer = &g->rhs_n, .k = &g->rhs_k, .outer_extent = g->n, .type = g->rhs_type};
+  if (g->scaled) {
+    PtxReg ls = ptx_param_load_global_pointer(b, "lhs_scale"), rs = ptx_param_load_global_pointer(b, "rhs_scale");
+    a.scale_pointer = ls, a.scale_type = g->lhs_scale_type;
+    a.scale_outer = &g->lhs_scale_m, a.scale_k = &g->lhs_scale_k;
+    a.scale_batch_offset = gemm_emit_offset(b, &g->lhs_scale_batch, t.batch);
+    c.scale_pointer = rs, c.scale_type = g->rhs_scale_type;
+    c.scale_outer = &g->rhs_scale_n, c.scale_k = &g->rhs_scale_k;
+    c.scale_batch_offset = gemm_emit_offset(b, &g->rhs_scale_batch, t.batch);
+  }
+  GemmRaggedRegs rg = ragged_group(b, g, t.batch);
+  if (rg.kind == PTX_GEMM_RAGGED_ROWS)  /* past the last group nothing is read: any group's rhs serves */
+    ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", c.batch_offset, rg.group, g->ragged.rhs_group_stride, c.batch_offset);
+  PtxReg sums[SIMT_PER_THREAD * SIMT_PER_THREAD];
+  for (int i = 0; i < SIMT_PER_THREAD * SIMT_PER_THREAD; i++) {
+    sums[i] = ptx_reg_new(b, acc);
+    gemm_emit_zero(b, sums[i], acc);
+  }
+  PtxReg k0 = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
+  PtxLabel step = ptx_label_new(b, "k_step"), steps_done = ptx_label_new(b, "k_done");
+  ptx_inst(b, "mov.u64 $r, 0", k0);
+  ptx_label_place(b, step);
+  ptx_inst(b, "setp.ge.u64 $r, $r, $D", past, k0, g->k);
+  ptx_inst(b, "@$r bra $l", past, steps_done);
+  simt_load_slab(b, g, &a, tid, k0, t.m0, acc, &rg);
+  simt_load_slab(b, g, &c, tid, k0, t.n0, acc, &rg);
+  ptx_inst(b, "bar.sync 0");
+  simt_multiply_slabs(b, tid, sums, acc);
+  /* every thread is done reading the slabs before the next step's stores */
+  ptx_inst(b, "bar.sync 0");
+  ptx_inst(b, "add.u64 $r, $r, $d", k0, k0, SIMT_K);
+  ptx_inst(b, "bra $l", step);
+  ptx_label_place(b, steps_done);
+  simt_store(b, g, tid, &t, out, sums, acc, &rg);
+  gemm_tiles_end(b, &t);
+}
+
+void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads, const PtxGemm *g) {
+  ptx_kernel_begin(b, entry, what);
+  ptx_kernel_param(b, PTX_U64, "lhs");
+  ptx_kernel_param(b, PTX_U64, "rhs");
+  ptx_kernel_param(b, PTX_U64, "out");
+  if (g->scaled) {
+    ptx_kernel_param(b, PTX_U64, "lhs_scale");
+    ptx_kernel_param(b, PTX_U64, "rhs_scale");
+  }
+  if (g->ragged.kind != PTX_GEMM_PLAIN) {
+    ptx_kernel_param(b, PTX_U64, "sizes");
+    ptx_kernel_param(b, PTX_U64, "group");
+  }
+  ptx_kernel_set_max_threads(b, threads);
+}
+
+/* Each operand times its scale must be one rounding of an exact product:
+ * f32 results from f16/bf16/f32 values, f64 results from any float. */
+static bool scaled_types_fit(const PtxGemm *g) {
+  ElementType types[4] = {g->lhs_type, g->rhs_type, g->lhs_scale_type, g->rhs_scale_type};
+  for (int i = 0; i < 4; i++) {
+    bool narrow = types[i] == TYPE_F16 || types[i] == TYPE_BF16 || types[i] == TYPE_F32;
+    if (!(g->result_type == TYPE_F64 ? narrow || types[i] == TYPE_F64 : g->result_type == TYPE_F32 && narrow))
+      return false;
+  }
+  return true;
+}
+
+bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st) {
+  if (ptx_gemm_mma_fits(b, g)) return ptx_gemm_mma_emit(b, g, entry, shape, st);
+  PtxType acc;
+  if (!gemm_accumulator_of(g, &acc, st)) return false;
+  if (g->scaled && !scaled_types_fit(g))
+    return status_error(st, STATUS_UNSUPPORTED, "the GPU backend has no scaled-dot GEMM for %s (%s) x %s (%s) -> %s",
+                        type_name(g->lhs_type), type_name(g->lhs_scale_type), type_name(g->rhs_type),
+                        type_name(g->rhs_scale_type), type_name(g->result_type));
+  char what[160];
+  snprintf(what, sizeof what, "gemm.simt: %s x %s -> %s, batch %lld, %lld x %lld x %lld", type_name(g->lhs_type),
+           type_name(g->rhs_type), type_name(g->result_type), (long long)g->batch, (long long)g->m, (long long)g->n,
+           (long long)g->k);
+  gemm_kernel_begin(b, entry, what, SIMT_THREADS, g);
+  int bytes = ptx_type_byte_size(acc);
+  PtxType shared_type = acc == PTX_S32 ? PTX_B32 : acc == PTX_S64 ? PTX_B64 : acc;
+  ptx_shared_declare(b, "gemm_lhs", shared_type, SIMT_K * SIMT_PITCH, bytes);
+  ptx_shared_declare(b, "gemm_rhs", shared_type, SIMT_K * SIMT_PITCH, bytes);
+  simt_body(b, g, acc);
+  ptx_kernel_end(b);
+  GemmTiles t = {.tiles_m = (g->m + SIMT_TILE - 1) / SIMT_TILE, .tiles_n = (g->n + SIMT_TILE - 1) / SIMT_TILE};
+  int64_t tiles = g->batch * t.tiles_m * t.tiles_n;
+  *shape = (PtxGemmShape){"gemm.simt", SIMT_THREADS, tiles < 1 ? 1 : tiles};
+  return true;
+}

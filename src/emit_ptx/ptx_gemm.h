@@ -1,0 +1,97 @@
+/* GEMM kernels in PTX: one batched matrix product
+ *   out[b, m, n] = sum over k of lhs[b, m, k] * rhs[b, k, n]
+ * where each of b, m, n, k stands for a group of an operand's dimensions
+ * (HLO's dot dimension numbers, gpu_dot.c), each group described by the
+ * element strides of its dimensions in the operand's physical layout. So
+ * any layout and any dot dimension numbers are one kernel, and no operand
+ * is copied into another layout first.
+ *
+ * Paths (ptx_gemm_emit chooses):
+ *   gemm.simt   any element type: a 256-thread block computes a 64x64
+ *               tile of out, stepping k by 16 through shared memory; each
+ *               thread keeps a 4x4 register tile of sums (f32 for f32,
+ *               f16 and bf16 results, f64 for f64, 32- or 64-bit wrapping
+ *               integers for integer results)
+ *   gemm.mma    f16 or bf16 operands with an f16, bf16 or f32 result on
+ *               sm_80+: mma.sync.aligned.m16n8k16 on tensor cores, f32
+ *               sums; tf32 for f32 operands only where the caller allows
+ *               (ptx_gemm_mma.c)
+ * Every kernel loops over output tiles (tile += gridDim.x), so any grid is
+ * correct; edges are masked, so any m, n, k (0 included) is. */
+#ifndef AXLE_EMIT_PTX_PTX_GEMM_H
+#define AXLE_EMIT_PTX_PTX_GEMM_H
+
+#include "emit_ptx/ptx_builder.h"
+
+/* The dimensions one GEMM index runs over in one operand, outermost first:
+ * index i is split into digits by the extents, and the element offset is
+ * sum(digit * stride). Neighbouring dims that lie evenly spaced are merged
+ * (ptx_gemm_dims_add), so a plain matrix has one entry per index. */
+typedef struct PtxGemmDims {
+  int count;
+  int64_t extent[AXLE_MAX_RANK], stride[AXLE_MAX_RANK];
+  int64_t block[AXLE_MAX_RANK];  /* > 1: the offset is (digit / block) * stride (a scale's) */
+} PtxGemmDims;
+
+/* Appends a dim (inner to those already there); extent-1 dims are dropped. */
+void ptx_gemm_dims_add(PtxGemmDims *d, int64_t extent, int64_t stride);
+/* The same for a scale of scaled-dot: one scale element per block of
+ * `block` entries of the operand's dim (never merged). */
+void ptx_gemm_dims_add_blocked(PtxGemmDims *d, int64_t extent, int64_t stride, int64_t block);
+/* The stride of the innermost dim, 0 when there is none. */
+int64_t ptx_gemm_dims_inner_stride(const PtxGemmDims *d);
+
+/* ragged-dot (gpu_dot.c) as launches of one GEMM kernel that takes two
+ * more parameters: a pointer to group_sizes (s32 or s64, [batch..., G]
+ * row-major, or [G]) and the group g as a scalar. Group g spans entries
+ * [start, end) of the ragged dim, start the sum of the sizes before it.
+ *   ROWS  the ragged dim is lhs's one free dim (m): rows in group g take
+ *         rhs's group g (rhs offset + g * rhs_group_stride); launch g = G
+ *         writes zeros to the rows past the last group
+ *   SUMS  the ragged dim is the one contracting dim (k): launch g sums
+ *         over group g's k only, into out + g * out_group_stride */
+typedef enum PtxGemmRaggedKind { PTX_GEMM_PLAIN, PTX_GEMM_RAGGED_ROWS, PTX_GEMM_RAGGED_SUMS } PtxGemmRaggedKind;
+
+typedef struct PtxGemmRagged {
+  PtxGemmRaggedKind kind;
+  int64_t groups;
+  ElementType sizes_type;
+  bool sizes_batched;   /* a row of sizes per batch index */
+  int64_t rhs_group_stride, out_group_stride;
+} PtxGemmRagged;
+
+typedef struct PtxGemm {
+  int64_t batch, m, n, k;
+  PtxGemmRagged ragged;
+  ElementType lhs_type, rhs_type, result_type;
+  PtxGemmDims lhs_batch, lhs_m, lhs_k;
+  PtxGemmDims rhs_batch, rhs_k, rhs_n;
+  PtxGemmDims out_batch, out_m, out_n;
+  /* scaled-dot: each operand element is multiplied by its scale's first
+   * (two more pointer parameters, lhs_scale and rhs_scale); f32 and f64
+   * results only, so that the product is the evaluator's, rounded once. */
+  bool scaled;
+  ElementType lhs_scale_type, rhs_scale_type;
+  PtxGemmDims lhs_scale_batch, lhs_scale_m, lhs_scale_k;
+  PtxGemmDims rhs_scale_batch, rhs_scale_k, rhs_scale_n;
+  bool allow_tf32;   /* the dot's precision config lets f32 go through tf32 */
+} PtxGemm;
+
+typedef struct PtxGemmShape {
+  const char *path;    /* "gemm.simt", "gemm.mma" (static) */
+  int block_threads;
+  int64_t blocks;      /* covers every output tile once */
+} PtxGemmShape;
+
+/* Appends .entry `entry` (its name must contain "gemm") taking three .u64
+ * pointers: lhs, rhs, out. Refuses (STATUS_UNSUPPORTED, nothing left in
+ * the builder) element types it has no arithmetic for: complex, pred,
+ * integer with float, f8. */
+bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
+
+/* ---- ptx_gemm_mma.c ----
+ * Whether g takes the tensor-core path on b's target, and its kernel. */
+bool ptx_gemm_mma_fits(const PtxBuilder *b, const PtxGemm *g);
+bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
+
+#endif

@@ -1,0 +1,307 @@
+/* The GPU backend's dots (src/emit_ptx/gpu_dot.c, ptx_gemm*.c) without a
+ * GPU: each module is compiled for the fake driver (tests/fake_cuda) at
+ * compute capability 8.0 and 9.0 and run on its SIMT simulator
+ * (FAKE_CUDA_EXECUTE=1), and the results are compared with the evaluator
+ * (executable_check). Operands are multiples of 1/8 in [-2, 2], so every
+ * f32 sum is exact and a result may differ from the evaluator's only by
+ * the one rounding to the result type, which both do the same way. The
+ * PTX each compile loads is kept (FAKE_CUDA_SAVE_PTX) and assembled by
+ * ptxas for sm_80 and sm_90a (skipped with a message without ptxas); where
+ * cuobjdump is found, the tensor-core kernels' SASS must hold HMMA. */
+#include <libgen.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emit_ptx/ptx_gemm.h"
+#include "runtime/executable.h"
+#include "tool_files.h"
+#include "../fake_cuda/ptx_simulate.h"
+#include "../test.h"
+
+static char fake_driver[4096], work_dir[64], ptxas[4096], cuobjdump[4096];
+static int module_number;
+
+/* Arguments for the entry's parameters: multiples of 1/8 in [-2, 2]
+ * (integers: -16..16), from a fixed sequence. */
+static HostBuffer **make_arguments(const Module *m, int *count, Status *st) {
+  const Computation *e = m->entry;
+  HostBuffer **args = calloc((size_t)e->parameter_count + 1, sizeof *args);
+  uint32_t seed = 12345;
+  for (int p = 0; p < e->parameter_count; p++) {
+    Shape s = e->parameters[p]->shape;
+    shape_set_default_layout(&s);
+    Literal *lit = literal_create(&s);
+    int64_t n = shape_element_count(&s);
+    for (int64_t i = 0; i < n; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      int v = (int)(seed >> 16) % 33 - 16;
+      literal_set_f64(lit, i, type_is_float(s.type) ? v / 8.0 : (double)v);
+    }
+    args[p] = host_buffer_create(&s, lit->data, st);
+    literal_free(lit);
+  }
+  *count = e->parameter_count;
+  return args;
+}
+
+static bool run_tool(const char *tool, const char *arguments, const char *log_path) {
+  char command[16384];
+  snprintf(command, sizeof command, "'%s' %s >'%s' 2>&1", tool, arguments, log_path);
+  return system(command) == 0;
+}
+
+/* ptxas on every module saved in dir for arch; for the tensor-core path,
+ * cuobjdump's SASS must show HMMA. */
+static void check_saved_ptx(const char *label, const char *dir, const char *arch, bool want_hmma) {
+  for (int n = 0;; n++) {
+    char ptx[1024], cubin[1024], log[1024], args[4096];
+    snprintf(ptx, sizeof ptx, "%s/%d.ptx", dir, n);
+    if (access(ptx, R_OK) != 0) {
+      EXPECT(n > 0, "%s: no PTX was loaded", label);
+      return;
+    }
+    char *text = file_read(ptx);
+    EXPECT(text && strstr(text, "gemm"), "%s: no .entry named gemm", label);
+    EXPECT(!want_hmma || (text && strstr(text, "mma.sync.aligned.m16n8k16")), "%s: no mma.sync in the PTX", label);
+    free(text);
+    if (!ptxas[0]) continue;
+    snprintf(cubin, sizeof cubin, "%s/%d_%s.cubin", dir, n, arch);
+    snprintf(log, sizeof log, "%s/%d_%s.log", dir, n, arch);
+    snprintf(args, sizeof args, "-arch=%s -o '%s' '%s'", arch, cubin, ptx);
+    bool ok = run_tool(ptxas, args, log);
+    char *why = ok ? NULL : file_read(log);
+    EXPECT(ok, "%s: ptxas -arch=%s:\n%.2000s", label, arch, why ? why : "");
+    free(why);
+    if (!ok || !want_hmma || !cuobjdump[0]) continue;
+    snprintf(args, sizeof args, "-sass '%s'", cubin);
+    snprintf(log, sizeof log, "%s/%d_%s.sass", dir, n, arch);
+    ok = run_tool(cuobjdump, args, log);
+    char *sass = file_read(log);
+    EXPECT(ok && sass && strstr(sass, "HMMA"), "%s: no HMMA in the SASS for %s", label, arch);
+    free(sass);
+  }
+}
+
+/* Compiles hlo for the simulated device of capability `capability`, runs
+ * it, compares with the evaluator, and checks the PTX it loaded. */
+static void dot_case_at(const char *label, const char *hlo, const char *capability, bool want_hmma) {
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/%d", work_dir, module_number++);
+  mkdir(dir, 0700);
+  setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
+  setenv("FAKE_CUDA_EXECUTE", "1", 1);
+  setenv("FAKE_CUDA_CAPABILITY", capability, 1);
+  setenv("FAKE_CUDA_SAVE_PTX", dir, 1);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(hlo, strlen(hlo), label, &st);
+  EXPECT(m != NULL, "%s: %s", label, st.message);
+  if (!m) return;
+  ExecutableOptions options;
+  executable_options_default(&options, AXLE_BACKEND_GPU);
+  Executable *exe = executable_compile(m, &options, &st);
+  EXPECT(exe != NULL, "%s at %s: %s", label, capability, st.message);
+  int count = 0;
+  HostBuffer **args = exe ? make_arguments(m, &count, &st) : NULL;
+  HostBuffer *r = exe ? executable_run(exe, args, count, &st) : NULL;
+  EXPECT(!exe || r != NULL, "%s at %s: %s", label, capability, st.message);
+  if (r) {
+    status_clear(&st);
+    EXPECT(executable_check(exe, args, count, r, &st), "%s at %s: %s", label, capability, st.message);
+  }
+  if (exe) check_saved_ptx(label, dir, capability[0] == '8' ? "sm_80" : "sm_90a", want_hmma);
+  host_buffer_free(r);
+  for (int i = 0; args && i < count; i++) host_buffer_free(args[i]);
+  free(args);
+  executable_free(exe);
+  module_free(m);
+  unsetenv("FAKE_CUDA_SAVE_PTX");
+  unsetenv("FAKE_CUDA_CAPABILITY");
+  unsetenv("FAKE_CUDA_EXECUTE");
+}
+
+static void dot_case(const char *label, const char *hlo) {
+  dot_case_at(label, hlo, "8.0", false);
+  dot_case_at(label, hlo, "9.0", false);
+}
+
+static void mma_case(const char *label, const char *hlo) {
+  dot_case_at(label, hlo, "8.0", true);
+  dot_case_at(label, hlo, "9.0", true);
+}
+
+#define ENTRY2(lhs, rhs, out, dims)                                                              \
+  "HloModule m\nENTRY e {\n  a = " lhs " parameter(0)\n  b = " rhs " parameter(1)\n  ROOT d = " out \
+  " dot(a, b), " dims "\n}\n"
+
+TEST(a_one_by_one_by_one_product) {
+  dot_case("1x1x1", ENTRY2("f32[1,1]", "f32[1,1]", "f32[1,1]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+}
+
+TEST(odd_shapes_have_their_edges_masked) {
+  dot_case("33x65x17",
+           ENTRY2("f32[33,17]", "f32[17,65]", "f32[33,65]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  dot_case("several tiles and k steps",
+           ENTRY2("f32[130,40]", "f32[40,70]", "f32[130,70]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+}
+
+TEST(transposed_operands_and_column_major_layouts) {
+  dot_case("lhs^T rhs^T",
+           ENTRY2("f32[17,33]", "f32[65,17]", "f32[33,65]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}"));
+  dot_case("column-major", "HloModule m, entry_computation_layout={(f32[33,17]{0,1}, f32[17,9]{0,1})->f32[33,9]{0,1}}\n"
+                           "ENTRY e {\n  a = f32[33,17]{0,1} parameter(0)\n  b = f32[17,9]{0,1} parameter(1)\n"
+                           "  ROOT d = f32[33,9]{0,1} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+}
+
+TEST(batch_dims_and_several_contracting_dims) {
+  dot_case("batch", ENTRY2("f32[3,5,7]", "f32[3,7,4]", "f32[3,5,4]",
+                           "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}"));
+  dot_case("batch in the middle",
+           ENTRY2("f32[4,2,6,3]", "f32[3,6,5,2]", "f32[2,4,5]",
+                  "lhs_batch_dims={1}, lhs_contracting_dims={2,3}, rhs_batch_dims={3}, rhs_contracting_dims={1,0}"));
+  dot_case("empty contraction", ENTRY2("f32[3,0]", "f32[0,4]", "f32[3,4]",
+                                       "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+}
+
+TEST(other_element_types_on_cuda_cores) {
+  dot_case("f64", ENTRY2("f64[9,13]", "f64[13,5]", "f64[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  dot_case("s32", ENTRY2("s32[9,13]", "s32[13,5]", "s32[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  dot_case("s8 to s32",
+           ENTRY2("s8[9,13]", "s8[13,5]", "s32[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  dot_case("u8", ENTRY2("u8[9,13]", "u8[13,5]", "u8[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  dot_case("s64", ENTRY2("s64[9,13]", "s64[13,5]", "s64[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  dot_case("f32 to f16", ENTRY2("f32[9,13]", "f32[13,5]", "f16[9,5]",
+                                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+}
+
+TEST(an_output_fusion_applies_its_epilogue) {
+  dot_case("bias and relu",
+           "HloModule m\nENTRY e {\n  x = f32[19,24] parameter(0)\n  w = f32[24,37] parameter(1)\n"
+           "  bias = f32[37] parameter(2)\n"
+           "  d = f32[19,37] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+           "  bb = f32[19,37] broadcast(bias), dimensions={1}\n  s = f32[19,37] add(d, bb)\n"
+           "  zero = f32[] constant(0)\n  zb = f32[19,37] broadcast(zero), dimensions={}\n"
+           "  ROOT r = f32[19,37] maximum(s, zb)\n}\n");
+}
+
+TEST(half_precision_products) {
+  mma_case("f16", ENTRY2("f16[33,40]", "f16[40,17]", "f16[33,17]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  mma_case("bf16 to f32", ENTRY2("bf16[21,70]", "bf16[70,130]", "f32[21,130]",
+                                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  mma_case("f16 batched, transposed",
+           ENTRY2("f16[2,24,9]", "f16[2,11,24]", "f32[2,9,11]",
+                  "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}"));
+}
+
+/* Group sizes as constants: arguments are random, sizes must not be. */
+TEST(ragged_dots_take_their_groups) {
+  dot_case("ragged rows", "HloModule m\nENTRY e {\n  a = f32[70,9] parameter(0)\n  b = f32[3,9,5] parameter(1)\n"
+                          "  sizes = s32[3] constant({20, 0, 41})\n"
+                          "  ROOT d = f32[70,5] ragged-dot(a, b, sizes), lhs_contracting_dims={1}, "
+                          "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n");
+  dot_case("ragged sums", "HloModule m\nENTRY e {\n  a = f32[9,40] parameter(0)\n  b = f32[40,5] parameter(1)\n"
+                          "  sizes = s64[2] constant({13, 20})\n"
+                          "  ROOT d = f32[2,9,5] ragged-dot(a, b, sizes), lhs_contracting_dims={1}, "
+                          "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n}\n");
+}
+
+TEST(a_scaled_dot_scales_each_block) {
+  dot_case("scaled, batched",
+           "HloModule m\nENTRY e {\n  a = f32[2,70,24] parameter(0)\n  b = f32[2,24,9] parameter(1)\n"
+           "  sa = f32[2,35,3] parameter(2)\n  sb = f32[1,3,9] parameter(3)\n"
+           "  ROOT d = f32[2,70,9] scaled-dot(a, b, sa, sb), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+           "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n");
+}
+
+TEST(complex_products_are_refused_with_a_reason) {
+  setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
+  Status st;
+  status_clear(&st);
+  const char *hlo = ENTRY2("c64[2,3]", "c64[3,2]", "c64[2,2]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  Module *m = parse_module(hlo, strlen(hlo), "complex", &st);
+  ExecutableOptions options;
+  executable_options_default(&options, AXLE_BACKEND_GPU);
+  Executable *exe = m ? executable_compile(m, &options, &st) : NULL;
+  EXPECT(!exe && strstr(st.message, "cannot compile") && strstr(st.message, "c64"), "%s", st.message);
+  executable_free(exe);
+  module_free(m);
+}
+
+/* The kernel loops over tiles, so a grid smaller than the tile count (as a
+ * capped launch gives) computes the same: here one block does all 6. */
+TEST(one_block_computes_every_tile) {
+  PtxGemm g = {.batch = 1, .m = 130, .n = 70, .k = 20, .lhs_type = TYPE_F32, .rhs_type = TYPE_F32,
+               .result_type = TYPE_F32};
+  ptx_gemm_dims_add(&g.lhs_m, 130, 20);
+  ptx_gemm_dims_add(&g.lhs_k, 20, 1);
+  ptx_gemm_dims_add(&g.rhs_k, 20, 70);
+  ptx_gemm_dims_add(&g.rhs_n, 70, 1);
+  ptx_gemm_dims_add(&g.out_m, 130, 70);
+  ptx_gemm_dims_add(&g.out_n, 70, 1);
+  PtxTarget target;
+  Status st;
+  status_clear(&st);
+  ptx_target_for_device(8, 0, &target, &st);
+  PtxBuilder b;
+  ptx_builder_init(&b, &target);
+  PtxGemmShape shape;
+  EXPECT(ptx_gemm_emit(&b, &g, "one_gemm", &shape, &st), "%s", st.message);
+  EXPECT(shape.blocks == 6, "%lld blocks", (long long)shape.blocks);
+  float *lhs = calloc(130 * 20, 4), *rhs = calloc(20 * 70, 4), *out = calloc(130 * 70, 4);
+  for (int i = 0; i < 130 * 20; i++) lhs[i] = (float)(i % 7 - 3);
+  for (int i = 0; i < 20 * 70; i++) rhs[i] = (float)(i % 5 - 2);
+  PtxsKernel *k = calloc(1, sizeof *k);
+  PtxsRun *run = calloc(1, sizeof *run);
+  bool ok = ptxs_parse(k, ptx_builder_text(&b));
+  EXPECT(ok, "the simulator cannot read the kernel: %s", k->error);
+  run->k = k;
+  float *buffers[3] = {lhs, rhs, out};
+  size_t bytes[3] = {130 * 20 * 4, 20 * 70 * 4, 130 * 70 * 4};
+  for (int i = 0; i < 3; i++) {
+    run->buffers[run->buffer_count++] = (PtxsBuffer){(char *)buffers[i], bytes[i]};
+    run->params[i] = (uint64_t)(uintptr_t)buffers[i];
+  }
+  ok = ok && ptxs_run(run, 1, (unsigned)shape.block_threads);
+  EXPECT(ok, "simulator: %s", run->error);
+  int wrong = 0;
+  for (int i = 0; ok && i < 130; i++)
+    for (int j = 0; j < 70; j++) {
+      float sum = 0;
+      for (int p = 0; p < 20; p++) sum += lhs[i * 20 + p] * rhs[p * 70 + j];
+      wrong += out[i * 70 + j] != sum;
+    }
+  EXPECT(wrong == 0, "%d of %d elements differ", wrong, 130 * 70);
+  ptxs_free(k);
+  free(k), free(run), free(lhs), free(rhs), free(out);
+  ptx_builder_free(&b);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  char self[4096];
+  snprintf(self, sizeof self, "%s", argv[0]);
+  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  snprintf(work_dir, sizeof work_dir, "/tmp/axle-gemm-XXXXXX");
+  if (!mkdtemp(work_dir)) return 2;
+  if (!tool_find("ptxas", ptxas, sizeof ptxas)) printf("SKIP ptxas checks (no ptxas on PATH or in /usr/local/cuda/bin)\n");
+  if (!tool_find("cuobjdump", cuobjdump, sizeof cuobjdump) && access("build/tools/cuda/cuobjdump", X_OK) == 0)
+    snprintf(cuobjdump, sizeof cuobjdump, "build/tools/cuda/cuobjdump");
+  if (!cuobjdump[0]) printf("SKIP cuobjdump -sass checks (no cuobjdump on PATH, in /usr/local/cuda/bin or build/tools/cuda)\n");
+  RUN(a_one_by_one_by_one_product);
+  RUN(odd_shapes_have_their_edges_masked);
+  RUN(transposed_operands_and_column_major_layouts);
+  RUN(batch_dims_and_several_contracting_dims);
+  RUN(other_element_types_on_cuda_cores);
+  RUN(an_output_fusion_applies_its_epilogue);
+  RUN(half_precision_products);
+  RUN(ragged_dots_take_their_groups);
+  RUN(a_scaled_dot_scales_each_block);
+  RUN(complex_products_are_refused_with_a_reason);
+  RUN(one_block_computes_every_tile);
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
+  if (system(command) != 0) printf("note: could not remove %s\n", work_dir);
+  return test_summary();
+}
