@@ -39,8 +39,10 @@ static bool describe_types(const Instruction *conv, const Shape *lhs, const Shap
   if (t != TYPE_F32 && t != TYPE_F64 && t != TYPE_F16 && t != TYPE_BF16)
     return status_error(st, STATUS_UNSUPPORTED, "a convolution of %s (the kernel takes f32, f64, f16 and bf16)",
                         type_name(t));
-  if (lhs->type != t || rhs->type != t)
-    return status_error(st, STATUS_UNSUPPORTED, "a convolution of %s and %s into %s (mixed element types)",
+  if (!ptx_conv_types_fit(t, lhs->type) || !ptx_conv_types_fit(t, rhs->type))
+    return status_error(st, STATUS_UNSUPPORTED,
+                        "a convolution of %s and %s into %s (mixed element types: the operands must be of the "
+                        "result type or one it holds exactly)",
                         type_name(lhs->type), type_name(rhs->type), type_name(t));
   if (lhs->element_size_bits || rhs->element_size_bits || result->element_size_bits)
     return status_error(st, STATUS_UNSUPPORTED, "a convolution in a packed layout (E(n))");
@@ -79,6 +81,8 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
   layout_strides(rhs, rs);
   layout_strides(result, os);
   d->type = result->type;
+  d->lhs_type = lhs->type;
+  d->rhs_type = rhs->type;
   d->spatial_count = cd->spatial_count;
   if (!describe_groups(conv, lhs, rhs, d, st)) return false;
   if (result->dims[cd->output_batch] != d->out_batch ||

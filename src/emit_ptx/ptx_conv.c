@@ -90,22 +90,25 @@ static void index_split(ConvEmit *E, PtxReg index, const int64_t *extents, int c
   }
 }
 
-/* The value at pointer[offset] in the accumulator type, or 0 where p is
- * false (nothing is read then). */
-static PtxReg masked_load(ConvEmit *E, PtxReg pointer, PtxReg offset, PtxReg p) {
+/* The value of type t at pointer[offset] in the accumulator type, or 0
+ * where p is false (nothing is read then). Every conversion here is exact:
+ * f16 and bf16 into f32, f32 into f64. */
+static PtxReg masked_load(ConvEmit *E, ElementType t, PtxReg pointer, PtxReg offset, PtxReg p) {
   PtxBuilder *b = E->b;
-  ElementType t = E->conv->type;
-  int bytes = type_byte_size(t);
-  PtxReg address = ptx_reg_new(b, PTX_U64), v = ptx_reg_new(b, E->acc_type);
-  ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, offset, bytes, pointer);
+  PtxReg address = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, offset, type_byte_size(t), pointer);
   if (t == TYPE_F64) {
+    PtxReg v = ptx_reg_new(b, PTX_F64);
     ptx_inst(b, "mov.f64 $r, 0d0000000000000000", v);
     ptx_inst(b, "@$r ld.global.f64 $r, [$r]", p, v, address);
-  } else if (t == TYPE_F32) {
+    return v;
+  }
+  PtxReg v = ptx_reg_new(b, PTX_F32);
+  if (t == TYPE_F32) {
     ptx_inst(b, "mov.f32 $r, 0f00000000", v);
     ptx_inst(b, "@$r ld.global.f32 $r, [$r]", p, v, address);
   } else {
-    /* f16/bf16 widened exactly; +0 has all bits clear in both */
+    /* +0 has all bits clear in f16 and bf16 */
     PtxReg h = ptx_reg_new(b, PTX_B16);
     ptx_inst(b, "mov.b16 $r, 0", h);
     ptx_inst(b, "@$r ld.global.b16 $r, [$r]", p, h, address);
@@ -119,7 +122,10 @@ static PtxReg masked_load(ConvEmit *E, PtxReg pointer, PtxReg offset, PtxReg p) 
       ptx_inst(b, "mov.b32 $r, $r", v, u);
     }
   }
-  return v;
+  if (E->acc_type == PTX_F32) return v;
+  PtxReg wide = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "cvt.f64.f32 $r, $r", wide, v);
+  return wide;
 }
 
 /* The shared address of element row * pitch + column + extra of tile. */
@@ -236,7 +242,7 @@ static void a_tile_load(ConvEmit *E, PtxReg k0) {
       p = pred_and(E, p, less_than(E, at, cv->in_spatial[s]));
       ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", offset, at, cv->lhs_spatial[s], offset);
     }
-    PtxReg v = masked_load(E, E->lhs, offset, p);
+    PtxReg v = masked_load(E, cv->lhs_type, E->lhs, offset, p);
     ptx_inst(b, "st.shared$s [$r], $r", ptx_type_suffix(E->acc_type),
              shared_address(E, "a_tile", E->tx, E->ty, CONV_SIDE * i, E->bm + 1), v);
   }
@@ -269,7 +275,7 @@ static void b_tile_load(ConvEmit *E, PtxReg k0) {
       }
       ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", offset, tap, cv->rhs_spatial[s], offset);
     }
-    PtxReg v = masked_load(E, E->rhs, offset, p);
+    PtxReg v = masked_load(E, cv->rhs_type, E->rhs, offset, p);
     ptx_inst(b, "st.shared$s [$r], $r", ptx_type_suffix(E->acc_type),
              shared_address(E, "b_tile", row, column, step * j * E->bn, E->bn), v);
   }
@@ -347,6 +353,17 @@ static void tile_store(ConvEmit *E) {
 
 /* ---- the kernel ---- */
 
+bool ptx_conv_types_fit(ElementType result, ElementType operand) {
+  bool half = operand == TYPE_F16 || operand == TYPE_BF16;
+  switch (result) {
+  case TYPE_F16:
+  case TYPE_BF16: return operand == result;
+  case TYPE_F32: return operand == TYPE_F32 || half;
+  case TYPE_F64: return operand == TYPE_F64 || operand == TYPE_F32 || half;
+  default: return false;
+  }
+}
+
 /* The register tile: 4 wide where the extent fills it, narrower for
  * small M or N so that few threads idle. */
 static int tile_side(int64_t extent) { return extent > 2 * CONV_SIDE ? 4 : extent > CONV_SIDE ? 2 : 1; }
@@ -373,9 +390,9 @@ static void tile_emit(ConvEmit *E, PtxReg tile, int64_t row_tiles, int64_t colum
 bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const char *name, int64_t *blocks, int *threads,
                    Status *st) {
   ElementType t = conv->type;
-  if (t != TYPE_F32 && t != TYPE_F64 && t != TYPE_F16 && t != TYPE_BF16)
-    return status_error(st, STATUS_UNSUPPORTED, "a convolution of %s (the kernel takes f32, f64, f16, bf16)",
-                        type_name(t));
+  if (!ptx_conv_types_fit(t, conv->lhs_type) || !ptx_conv_types_fit(t, conv->rhs_type))
+    return status_error(st, STATUS_UNSUPPORTED, "a convolution of %s and %s into %s", type_name(conv->lhs_type),
+                        type_name(conv->rhs_type), type_name(t));
   ConvEmit E = {.b = b, .conv = conv, .tm = tile_side(ptx_conv_m(conv)), .tn = tile_side(ptx_conv_n(conv))};
   E.bm = CONV_SIDE * E.tm;
   E.bn = CONV_SIDE * E.tn;

@@ -21,7 +21,8 @@
 #include "emit_ptx/ptx_builder.h"
 
 typedef struct PtxConv {
-  ElementType type;                 /* lhs, rhs and result: f32, f64, f16 or bf16 */
+  ElementType type;                 /* the result's: f32, f64, f16 or bf16 */
+  ElementType lhs_type, rhs_type;   /* the same, or a type it holds exactly (f16 into f32) */
   int spatial_count;
   int64_t groups;                   /* feature_group_count x batch_group_count */
   int64_t out_batch;                /* the result's batch */
@@ -35,6 +36,12 @@ typedef struct PtxConv {
   int64_t rhs_in_feature, rhs_out_feature, rhs_spatial[AXLE_MAX_RANK];
   int64_t out_batch_stride, out_feature, out_spatial_stride[AXLE_MAX_RANK];
 } PtxConv;
+
+/* Whether the kernel computes a result of type `result` from an operand
+ * of type `operand`: result f32, f64, f16 or bf16, the operand the same or
+ * a type whose every value the result holds (f16/bf16 into f32 or f64, f32
+ * into f64), since the evaluator converts operands to the result type. */
+bool ptx_conv_types_fit(ElementType result, ElementType operand);
 
 /* The GEMM's extents (per group). */
 int64_t ptx_conv_m(const PtxConv *conv);
