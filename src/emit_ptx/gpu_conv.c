@@ -34,11 +34,9 @@ static void layout_strides(const Shape *s, int64_t *strides) {
 static bool describe_types(const Instruction *conv, const Shape *lhs, const Shape *rhs, const Shape *result,
                            Status *st) {
   ElementType t = result->type;
-  if (type_is_complex(t))
-    return status_error(st, STATUS_UNSUPPORTED, "a complex convolution (the kernel multiplies real numbers)");
-  if (t != TYPE_F32 && t != TYPE_F64 && t != TYPE_F16 && t != TYPE_BF16)
-    return status_error(st, STATUS_UNSUPPORTED, "a convolution of %s (the kernel takes f32, f64, f16 and bf16)",
-                        type_name(t));
+  if (t != TYPE_F32 && t != TYPE_F64 && t != TYPE_F16 && t != TYPE_BF16 && t != TYPE_C64 && t != TYPE_C128)
+    return status_error(st, STATUS_UNSUPPORTED,
+                        "a convolution of %s (the kernel takes f32, f64, f16, bf16, c64 and c128)", type_name(t));
   if (!ptx_conv_types_fit(t, lhs->type) || !ptx_conv_types_fit(t, rhs->type))
     return status_error(st, STATUS_UNSUPPORTED,
                         "a convolution of %s and %s into %s (mixed element types: the operands must be of the "

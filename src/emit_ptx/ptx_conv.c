@@ -15,7 +15,9 @@
  * A thread's pixels are decomposed once per tile; its k once per step.
  *
  * Arithmetic: f32, f16 and bf16 accumulate in f32 with fma (f16/bf16
- * widened exactly, the sum rounded once at the store), f64 in f64, each
+ * widened exactly, the sum rounded once at the store), f64 in f64; c64
+ * and c128 keep both parts in tiles and sums of their own, in f32 and f64
+ * (each complex product is four fma). Each
  * output's sum in increasing k: the same bits every run. XLA sums f16,
  * bf16 and f32 in f32 too; the evaluator sums in double, so results agree
  * within the comparison tolerance, not to the bit.
@@ -47,7 +49,8 @@ typedef struct ConvEmit {
   PtxBuilder *b;
   const PtxConv *conv;
   int tm, tn, bm, bn;           /* register tile and block tile */
-  PtxType acc_type;             /* f32, or f64 for f64 */
+  PtxType acc_type;             /* f32, or f64 for f64 and c128 */
+  int parts;                    /* 2 for complex: real and imaginary parts */
   int acc_bytes;
   PtxReg lhs, rhs, out;         /* global pointers */
   PtxReg tx, ty, tid;           /* u32 */
@@ -55,8 +58,11 @@ typedef struct ConvEmit {
   PtxReg row_valid[CONV_MAX_TILE], row_lhs[CONV_MAX_TILE], row_out[CONV_MAX_TILE];
   PtxReg row_start[CONV_MAX_TILE][AXLE_MAX_RANK];
   PtxReg col_rhs, col_valid, n0;
-  PtxReg acc[CONV_MAX_TILE][CONV_MAX_TILE];
+  PtxReg acc[2][CONV_MAX_TILE][CONV_MAX_TILE];   /* [part][i][j] */
 } ConvEmit;
+
+/* The shared tiles of each part of A and of B. */
+static const char *const a_tiles[2] = {"a_tile", "a_tile_im"}, *const b_tiles[2] = {"b_tile", "b_tile_im"};
 
 /* ---- small pieces ---- */
 
@@ -90,13 +96,11 @@ static void index_split(ConvEmit *E, PtxReg index, const int64_t *extents, int c
   }
 }
 
-/* The value of type t at pointer[offset] in the accumulator type, or 0
- * where p is false (nothing is read then). Every conversion here is exact:
- * f16 and bf16 into f32, f32 into f64. */
-static PtxReg masked_load(ConvEmit *E, ElementType t, PtxReg pointer, PtxReg offset, PtxReg p) {
+/* The real value of type t at address in the accumulator type, or 0 where
+ * p is false (nothing is read then). Every conversion here is exact: f16
+ * and bf16 into f32, f32 into f64. */
+static PtxReg masked_load_real(ConvEmit *E, ElementType t, PtxReg address, PtxReg p) {
   PtxBuilder *b = E->b;
-  PtxReg address = ptx_reg_new(b, PTX_U64);
-  ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, offset, type_byte_size(t), pointer);
   if (t == TYPE_F64) {
     PtxReg v = ptx_reg_new(b, PTX_F64);
     ptx_inst(b, "mov.f64 $r, 0d0000000000000000", v);
@@ -126,6 +130,23 @@ static PtxReg masked_load(ConvEmit *E, ElementType t, PtxReg pointer, PtxReg off
   PtxReg wide = ptx_reg_new(b, PTX_F64);
   ptx_inst(b, "cvt.f64.f32 $r, $r", wide, v);
   return wide;
+}
+
+/* pointer[offset] of type t, each part into v[part]: a complex element is
+ * its real part, then its imaginary part. */
+static void masked_load(ConvEmit *E, ElementType t, PtxReg pointer, PtxReg offset, PtxReg p, PtxReg *v) {
+  PtxBuilder *b = E->b;
+  PtxReg address = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, offset, type_byte_size(t), pointer);
+  if (E->parts == 1) {
+    v[0] = masked_load_real(E, t, address, p);
+    return;
+  }
+  ElementType part_type = type_complex_component(t);
+  PtxReg imaginary = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "add.u64 $r, $r, $d", imaginary, address, type_byte_size(part_type));
+  v[0] = masked_load_real(E, part_type, address, p);
+  v[1] = masked_load_real(E, part_type, imaginary, p);
 }
 
 /* The shared address of element row * pitch + column + extra of tile. */
@@ -242,9 +263,11 @@ static void a_tile_load(ConvEmit *E, PtxReg k0) {
       p = pred_and(E, p, less_than(E, at, cv->in_spatial[s]));
       ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", offset, at, cv->lhs_spatial[s], offset);
     }
-    PtxReg v = masked_load(E, cv->lhs_type, E->lhs, offset, p);
-    ptx_inst(b, "st.shared$s [$r], $r", ptx_type_suffix(E->acc_type),
-             shared_address(E, "a_tile", E->tx, E->ty, CONV_SIDE * i, E->bm + 1), v);
+    PtxReg v[2];
+    masked_load(E, cv->lhs_type, E->lhs, offset, p, v);
+    for (int part = 0; part < E->parts; part++)
+      ptx_inst(b, "st.shared$s [$r], $r", ptx_type_suffix(E->acc_type),
+               shared_address(E, a_tiles[part], E->tx, E->ty, CONV_SIDE * i, E->bm + 1), v[part]);
   }
 }
 
@@ -275,31 +298,56 @@ static void b_tile_load(ConvEmit *E, PtxReg k0) {
       }
       ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", offset, tap, cv->rhs_spatial[s], offset);
     }
-    PtxReg v = masked_load(E, cv->rhs_type, E->rhs, offset, p);
-    ptx_inst(b, "st.shared$s [$r], $r", ptx_type_suffix(E->acc_type),
-             shared_address(E, "b_tile", row, column, step * j * E->bn, E->bn), v);
+    PtxReg v[2];
+    masked_load(E, cv->rhs_type, E->rhs, offset, p, v);
+    for (int part = 0; part < E->parts; part++)
+      ptx_inst(b, "st.shared$s [$r], $r", ptx_type_suffix(E->acc_type),
+               shared_address(E, b_tiles[part], row, column, step * j * E->bn, E->bn), v[part]);
   }
+}
+
+/* acc += a * b for one pair of (real or complex) values: no
+ * conjugation, as HLO's convolution; (ar + i ai)(br + i bi) =
+ * (ar br - ai bi) + i (ar bi + ai br). */
+static void multiply_add(ConvEmit *E, const PtxReg *a, const PtxReg *bv, int i, int j) {
+  PtxBuilder *b = E->b;
+  const char *suffix = ptx_type_suffix(E->acc_type);
+  PtxReg *re = &E->acc[0][i][j], *im = &E->acc[1][i][j];
+  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *re, a[0], bv[0], *re);
+  if (E->parts == 1) return;
+  PtxReg minus_ai = ptx_reg_new(b, E->acc_type);
+  ptx_inst(b, "neg$s $r, $r", suffix, minus_ai, a[1]);
+  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *re, minus_ai, bv[1], *re);
+  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *im, a[0], bv[1], *im);
+  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *im, a[1], bv[0], *im);
 }
 
 /* acc[i][j] += a_tile[kk][ty + 16i] * b_tile[kk][tx + 16j] for the BK kk. */
 static void tile_multiply(ConvEmit *E) {
   PtxBuilder *b = E->b;
   const char *suffix = ptx_type_suffix(E->acc_type);
-  PtxReg zero = ptx_reg_new(b, PTX_U32);
+  PtxReg zero = ptx_reg_new(b, PTX_U32), a_at[2], b_at[2];
   ptx_inst(b, "mov.u32 $r, 0", zero);
-  PtxReg a_at = shared_address(E, "a_tile", zero, E->ty, 0, E->bm + 1);
-  PtxReg b_at = shared_address(E, "b_tile", zero, E->tx, 0, E->bn);
-  PtxReg a[CONV_MAX_TILE], bv[CONV_MAX_TILE];
-  for (int i = 0; i < E->tm; i++) a[i] = ptx_reg_new(b, E->acc_type);
-  for (int j = 0; j < E->tn; j++) bv[j] = ptx_reg_new(b, E->acc_type);
+  for (int part = 0; part < E->parts; part++) {
+    a_at[part] = shared_address(E, a_tiles[part], zero, E->ty, 0, E->bm + 1);
+    b_at[part] = shared_address(E, b_tiles[part], zero, E->tx, 0, E->bn);
+  }
+  PtxReg a[CONV_MAX_TILE][2], bv[CONV_MAX_TILE][2];
+  for (int part = 0; part < E->parts; part++) {
+    for (int i = 0; i < E->tm; i++) a[i][part] = ptx_reg_new(b, E->acc_type);
+    for (int j = 0; j < E->tn; j++) bv[j][part] = ptx_reg_new(b, E->acc_type);
+  }
   for (int kk = 0; kk < CONV_BK; kk++) {
-    for (int i = 0; i < E->tm; i++)
-      ptx_inst(b, "ld.shared$s $r, [$r+$d]", suffix, a[i], a_at, (kk * (E->bm + 1) + CONV_SIDE * i) * E->acc_bytes);
-    for (int j = 0; j < E->tn; j++)
-      ptx_inst(b, "ld.shared$s $r, [$r+$d]", suffix, bv[j], b_at, (kk * E->bn + CONV_SIDE * j) * E->acc_bytes);
-    for (int i = 0; i < E->tm; i++)
+    for (int part = 0; part < E->parts; part++) {
+      for (int i = 0; i < E->tm; i++)
+        ptx_inst(b, "ld.shared$s $r, [$r+$d]", suffix, a[i][part], a_at[part],
+                 (kk * (E->bm + 1) + CONV_SIDE * i) * E->acc_bytes);
       for (int j = 0; j < E->tn; j++)
-        ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, E->acc[i][j], a[i], bv[j], E->acc[i][j]);
+        ptx_inst(b, "ld.shared$s $r, [$r+$d]", suffix, bv[j][part], b_at[part],
+                 (kk * E->bn + CONV_SIDE * j) * E->acc_bytes);
+    }
+    for (int i = 0; i < E->tm; i++)
+      for (int j = 0; j < E->tn; j++) multiply_add(E, a[i], bv[j], i, j);
   }
 }
 
@@ -342,11 +390,13 @@ static void tile_store(ConvEmit *E) {
       ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, offset, type_byte_size(t), E->out);
       if (t == TYPE_F16 || t == TYPE_BF16) {
         PtxReg h = ptx_reg_new(b, PTX_B16);
-        ptx_inst(b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, E->acc[i][j]);
+        ptx_inst(b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, E->acc[0][i][j]);
         ptx_inst(b, "@$r st.global.b16 [$r], $r", p, address, h);
-      } else {
-        ptx_inst(b, "@$r st.global$s [$r], $r", p, ptx_type_suffix(E->acc_type), address, E->acc[i][j]);
+        continue;
       }
+      for (int part = 0; part < E->parts; part++)
+        ptx_inst(b, "@$r st.global$s [$r+$d], $r", p, ptx_type_suffix(E->acc_type), address, part * E->acc_bytes,
+                 E->acc[part][i][j]);
     }
   }
 }
@@ -360,6 +410,8 @@ bool ptx_conv_types_fit(ElementType result, ElementType operand) {
   case TYPE_BF16: return operand == result;
   case TYPE_F32: return operand == TYPE_F32 || half;
   case TYPE_F64: return operand == TYPE_F64 || operand == TYPE_F32 || half;
+  case TYPE_C64:
+  case TYPE_C128: return operand == result;
   default: return false;
   }
 }
@@ -379,10 +431,11 @@ static void tile_emit(ConvEmit *E, PtxReg tile, int64_t row_tiles, int64_t colum
   ptx_inst(b, "div.u64 $r, $r, $D", g, q, row_tiles);
   tile_rows_emit(E, mt, g);
   tile_column_emit(E, nt, g);
-  for (int i = 0; i < E->tm; i++)
-    for (int j = 0; j < E->tn; j++)
-      ptx_inst(b, E->acc_type == PTX_F64 ? "mov.f64 $r, 0d0000000000000000" : "mov.f32 $r, 0f00000000",
-               E->acc[i][j]);
+  for (int part = 0; part < E->parts; part++)
+    for (int i = 0; i < E->tm; i++)
+      for (int j = 0; j < E->tn; j++)
+        ptx_inst(b, E->acc_type == PTX_F64 ? "mov.f64 $r, 0d0000000000000000" : "mov.f32 $r, 0f00000000",
+                 E->acc[part][i][j]);
   k_loop_emit(E);
   tile_store(E);
 }
@@ -396,7 +449,8 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const char *name, int64_t
   ConvEmit E = {.b = b, .conv = conv, .tm = tile_side(ptx_conv_m(conv)), .tn = tile_side(ptx_conv_n(conv))};
   E.bm = CONV_SIDE * E.tm;
   E.bn = CONV_SIDE * E.tn;
-  E.acc_type = t == TYPE_F64 ? PTX_F64 : PTX_F32;
+  E.acc_type = t == TYPE_F64 || t == TYPE_C128 ? PTX_F64 : PTX_F32;
+  E.parts = type_is_complex(t) ? 2 : 1;
   E.acc_bytes = ptx_type_byte_size(E.acc_type);
   int64_t row_tiles = (ptx_conv_m(conv) + E.bm - 1) / E.bm, column_tiles = (ptx_conv_n(conv) + E.bn - 1) / E.bn;
   int64_t tiles = conv->groups * row_tiles * column_tiles;
@@ -409,8 +463,10 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const char *name, int64_t
   ptx_kernel_param(b, PTX_U64, "rhs");
   ptx_kernel_param(b, PTX_U64, "out");
   ptx_kernel_set_max_threads(b, CONV_THREADS);
-  ptx_shared_declare(b, "a_tile", E.acc_type, CONV_BK * (E.bm + 1), 8);
-  ptx_shared_declare(b, "b_tile", E.acc_type, CONV_BK * E.bn, 8);
+  for (int part = 0; part < E.parts; part++) {
+    ptx_shared_declare(b, a_tiles[part], E.acc_type, CONV_BK * (E.bm + 1), 8);
+    ptx_shared_declare(b, b_tiles[part], E.acc_type, CONV_BK * E.bn, 8);
+  }
   E.lhs = ptx_param_load_global_pointer(b, "lhs");
   E.rhs = ptx_param_load_global_pointer(b, "rhs");
   E.out = ptx_param_load_global_pointer(b, "out");
@@ -421,7 +477,8 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const char *name, int64_t
   ptx_inst(b, "and.b32 $r, $r, $d", E.tx, E.tid, CONV_SIDE - 1);
   ptx_inst(b, "shr.u32 $r, $r, 4", E.ty, E.tid);
   for (int i = 0; i < E.tm; i++)
-    for (int j = 0; j < E.tn; j++) E.acc[i][j] = ptx_reg_new(b, E.acc_type);
+    for (int j = 0; j < E.tn; j++)
+      for (int part = 0; part < E.parts; part++) E.acc[part][i][j] = ptx_reg_new(b, E.acc_type);
   PtxReg tile = ptx_reg_new(b, PTX_U64), grid = ptx_reg_new(b, PTX_U32), grid64 = ptx_reg_new(b, PTX_U64);
   PtxReg block = ptx_reg_new(b, PTX_U32), finished = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "mov.u32 $r, %ctaid.x", block);

@@ -21,7 +21,7 @@
 #include "emit_ptx/ptx_builder.h"
 
 typedef struct PtxConv {
-  ElementType type;                 /* the result's: f32, f64, f16 or bf16 */
+  ElementType type;                 /* the result's: f32, f64, f16, bf16, c64 or c128 */
   ElementType lhs_type, rhs_type;   /* the same, or a type it holds exactly (f16 into f32) */
   int spatial_count;
   int64_t groups;                   /* feature_group_count x batch_group_count */
@@ -38,9 +38,10 @@ typedef struct PtxConv {
 } PtxConv;
 
 /* Whether the kernel computes a result of type `result` from an operand
- * of type `operand`: result f32, f64, f16 or bf16, the operand the same or
- * a type whose every value the result holds (f16/bf16 into f32 or f64, f32
- * into f64), since the evaluator converts operands to the result type. */
+ * of type `operand`: result f32, f64, f16, bf16, c64 or c128, the operand
+ * the same or a real type whose every value the result holds (f16/bf16
+ * into f32 or f64, f32 into f64), since the evaluator converts operands to
+ * the result type. */
 bool ptx_conv_types_fit(ElementType result, ElementType operand);
 
 /* The GEMM's extents (per group). */
