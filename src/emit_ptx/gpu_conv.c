@@ -92,6 +92,8 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
   d->lhs_group = batch_grouped ? d->out_batch * d->lhs_batch : d->group_in_features * d->lhs_feature;
   d->rhs_in_feature = rs[cd->kernel_input_feature];
   d->rhs_out_feature = rs[cd->kernel_output_feature];
+  d->out_batch_dim = (int)cd->output_batch;
+  d->out_feature_dim = (int)cd->output_feature;
   d->out_batch_stride = os[cd->output_batch];
   d->out_feature = os[cd->output_feature];
   for (int s = 0; s < cd->spatial_count; s++) {
@@ -101,6 +103,7 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
     d->lhs_spatial[s] = ls[cd->input_spatial[s]];
     d->rhs_spatial[s] = rs[cd->kernel_spatial[s]];
     d->out_spatial_stride[s] = os[cd->output_spatial[s]];
+    d->out_spatial_dim[s] = (int)cd->output_spatial[s];
     /* without window={...} the kernel is the window: stride 1, no padding */
     WindowDim w = {.size = d->kernel_spatial[s], .stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
     if (conv->attrs.window) w = conv->attrs.window->dims[s];
@@ -113,30 +116,32 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
 
 /* ---- launches ---- */
 
-/* conv (with operand shapes lhs and rhs, result shape `result`) reading
- * bindings lhs_binding and rhs_binding, writing out_binding; at = where a
- * refusal points. */
-static bool conv_launch(GpuCompile *c, const Instruction *at, const Instruction *conv, const Shape *lhs,
-                        const Shape *rhs, const Shape *result, const int bindings[3]) {
-  PtxConv d;
-  Status why = {0};
-  if (!ptx_conv_describe(conv, lhs, rhs, result, &d, &why)) return gpu_refuse(c, at, why.message);
-  if (d.groups * ptx_conv_m(&d) * ptx_conv_n(&d) == 0) return true;  /* an empty result: nothing to write */
+/* The kernel of d (with epilogue e, or NULL) launched over bindings[0..count)
+ * (lhs, rhs, out; or lhs, rhs, the epilogue's inputs and outputs); at =
+ * where a refusal points. */
+static bool conv_launch(GpuCompile *c, const Instruction *at, const PtxConv *d, const PtxConvEpilogue *e,
+                        const int *bindings, int count) {
+  if (d->groups * ptx_conv_m(d) * ptx_conv_n(d) == 0) return true;  /* an empty result: nothing to write */
   char entry[160];
   gpu_entry_name(c, at, "conv", entry, sizeof entry);
   int64_t blocks = 0;
   int threads = 0;
-  if (!ptx_conv_emit(c->ptx, &d, entry, &blocks, &threads, &why)) return gpu_refuse(c, at, why.message);
+  Status why = {0};
+  if (!ptx_conv_emit(c->ptx, d, e, entry, &blocks, &threads, &why)) return gpu_refuse(c, at, why.message);
   /* the kernel loops over its tiles, so a capped grid is still correct */
   unsigned grid = (unsigned)(blocks < (1 << 30) ? blocks : (1 << 30));
-  return gpu_add_launch(c, at, entry, grid, (unsigned)threads, bindings, 3, NULL, 0) != NULL;
+  return gpu_add_launch(c, at, entry, grid, (unsigned)threads, bindings, count, NULL, 0) != NULL;
 }
 
 bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst) {
   if (inst->operand_count != 2) return gpu_refuse(c, inst, "a convolution without two operands");
+  PtxConv d;
+  Status why = {0};
+  if (!ptx_conv_describe(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &d, &why))
+    return gpu_refuse(c, inst, why.message);
   int bindings[3] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
                      gpu_binding_of(c, inst, 0)};
-  return conv_launch(c, inst, inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, bindings);
+  return conv_launch(c, inst, &d, NULL, bindings, 3);
 }
 
 /* ---- output fusions ---- */
@@ -149,7 +154,7 @@ static const Instruction *fusion_operand_of(const Instruction *fusion, const Ins
 }
 
 /* A fused constant's bytes as a constant binding of its own (row-major:
- * the literal's order). */
+ * the literal's order); -1 (refused by gpu_add_launch) in another layout. */
 static int constant_binding(GpuCompile *c, const KernelBuffer *in) {
   if (in->shape.element_size_bits || !shape_is_row_major(&in->shape)) return -1;
   size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
@@ -159,7 +164,22 @@ static int constant_binding(GpuCompile *c, const KernelBuffer *in) {
   return gpu_program_add_binding(c->p, b, data);
 }
 
-/* The epilogue kernel k of fusion, reading conv's value from scratch. */
+/* The bindings of epilogue kernel k's buffers into buffers[0..): its
+ * inputs (the convolution's value from conv_binding), then its outputs. */
+static void epilogue_bindings(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const Kernel *k,
+                              int conv_binding, int *buffers) {
+  for (int i = 0; i < k->input_count; i++) {
+    const KernelBuffer *in = &k->inputs[i];
+    buffers[i] = in->source == conv ? conv_binding
+                 : in->constant     ? constant_binding(c, in)
+                                    : gpu_binding_of(c, in->source, 0);
+  }
+  for (int o = 0; o < k->output_count; o++)
+    buffers[k->input_count + o] = gpu_binding_of(c, fusion, k->outputs[o].output_index);
+}
+
+/* The epilogue kernel k of fusion as a launch of its own, reading the
+ * convolution's value from scratch. */
 static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const Kernel *k,
                             int scratch) {
   char entry[160];
@@ -168,17 +188,35 @@ static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const Inst
   PtxKernelShape shape;
   if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, fusion, why.message);
   int *buffers = calloc_or_exit((size_t)(k->input_count + k->output_count) + 1, sizeof *buffers);
-  for (int i = 0; i < k->input_count; i++) {
-    const KernelBuffer *in = &k->inputs[i];
-    buffers[i] = in->source == conv ? scratch : in->constant ? constant_binding(c, in) : gpu_binding_of(c, in->source, 0);
-  }
-  for (int o = 0; o < k->output_count; o++)
-    buffers[k->input_count + o] = gpu_binding_of(c, fusion, k->outputs[o].output_index);
+  epilogue_bindings(c, fusion, conv, k, scratch, buffers);
   unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
   bool ok = gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers,
                            k->input_count + k->output_count, NULL, 0) != NULL;
   free(buffers);
   return ok;
+}
+
+/* One launch when the epilogue can run at the convolution's store (the
+ * convolution's own input binding is then never read: it gets the lhs's);
+ * else the convolution into scratch, then the epilogue. */
+static bool fusion_launch(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const PtxConv *d,
+                          const Kernel *k, const int operands[2]) {
+  PtxConvEpilogue e = {.kernel = k, .conv_input = -1};
+  for (int i = 0; i < k->input_count; i++)
+    if (k->inputs[i].source == conv) e.conv_input = i;
+  if (ptx_conv_epilogue_fits(d, &e)) {
+    int count = 2 + k->input_count + k->output_count;
+    int *buffers = calloc_or_exit((size_t)count, sizeof *buffers);
+    buffers[0] = operands[0];
+    buffers[1] = operands[1];
+    epilogue_bindings(c, fusion, conv, k, operands[0], buffers + 2);
+    bool ok = conv_launch(c, fusion, d, &e, buffers, count);
+    free(buffers);
+    return ok;
+  }
+  int scratch = gpu_reserve_temp(c, shape_byte_size(&conv->shape));
+  int bindings[3] = {operands[0], operands[1], scratch};
+  return conv_launch(c, fusion, d, NULL, bindings, 3) && epilogue_launch(c, fusion, conv, k, scratch);
 }
 
 bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
@@ -192,13 +230,13 @@ bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
   if (!conv || conv->operand_count != 2) return gpu_refuse(c, inst, "a fusion without one two-operand convolution");
   const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
   if (!lhs || !rhs) return gpu_refuse(c, inst, "a convolution whose operands are computed inside its fusion");
+  PtxConv d;
   Status why = {0};
+  if (!ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);
   Kernel *k = lower_epilogue(inst, conv, &why);
   if (!k) return gpu_refuse(c, inst, why.message);
-  int scratch = gpu_reserve_temp(c, shape_byte_size(&conv->shape));
-  int bindings[3] = {gpu_binding_of(c, lhs, 0), gpu_binding_of(c, rhs, 0), scratch};
-  bool ok = conv_launch(c, inst, conv, &lhs->shape, &rhs->shape, &conv->shape, bindings) &&
-            epilogue_launch(c, inst, conv, k, scratch);
+  int operands[2] = {gpu_binding_of(c, lhs, 0), gpu_binding_of(c, rhs, 0)};
+  bool ok = fusion_launch(c, inst, conv, &d, k, operands);
   kernel_free(k);
   return ok;
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "emit_ptx/ptx_conv.h"
+#include "emit_ptx/ptx_kernel_internal.h"
 
 enum { CONV_SIDE = 16, CONV_THREADS = CONV_SIDE * CONV_SIDE, CONV_BK = 16, CONV_MAX_TILE = 4 };
 
@@ -57,7 +58,9 @@ typedef struct ConvEmit {
   /* per tile */
   PtxReg row_valid[CONV_MAX_TILE], row_lhs[CONV_MAX_TILE], row_out[CONV_MAX_TILE];
   PtxReg row_start[CONV_MAX_TILE][AXLE_MAX_RANK];
-  PtxReg col_rhs, col_valid, n0;
+  PtxReg row_coords[CONV_MAX_TILE][AXLE_MAX_RANK + 1];   /* batch, then spatial */
+  PtxReg col_rhs, col_valid, n0, group;
+  Emit *epilogue;               /* the fused epilogue's emitter, or NULL */
   PtxReg acc[2][CONV_MAX_TILE][CONV_MAX_TILE];   /* [part][i][j] */
 } ConvEmit;
 
@@ -183,6 +186,7 @@ static void tile_rows_emit(ConvEmit *E, PtxReg mt, PtxReg g) {
     ptx_inst(b, "add.u64 $r, $r, $d", m, m0, CONV_SIDE * i);
     E->row_valid[i] = less_than(E, m, ptx_conv_m(cv));
     index_split(E, m, extents, rank + 1, coords);
+    memcpy(E->row_coords[i], coords, sizeof coords);
     E->row_lhs[i] = ptx_reg_new(b, PTX_S64);
     E->row_out[i] = ptx_reg_new(b, PTX_S64);
     ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", E->row_lhs[i], coords[0], cv->lhs_batch, lhs_g);
@@ -373,7 +377,24 @@ static void k_loop_emit(ConvEmit *E) {
 
 /* ---- the store ---- */
 
-static void tile_store(ConvEmit *E) {
+/* The epilogue at output (row i, feature n of the group): the logical
+ * index of the point, the sum (rounded to the result type) as the
+ * epilogue's accumulator 0, then its ops, stores included. */
+static bool epilogue_emit(ConvEmit *E, int i, PtxReg n, int j) {
+  PtxBuilder *b = E->b;
+  const PtxConv *cv = E->conv;
+  Emit *epi = E->epilogue;
+  epi->index[cv->out_batch_dim] = E->row_coords[i][0];
+  for (int s = 0; s < cv->spatial_count; s++) epi->index[cv->out_spatial_dim[s]] = E->row_coords[i][s + 1];
+  PtxReg feature = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", feature, E->group, cv->group_out_features, n);
+  epi->index[cv->out_feature_dim] = feature;
+  ElementType t = cv->type;
+  epi->acc[0] = emit_is_half(t) ? emit_half_round(epi, t, E->acc[0][i][j]) : E->acc[0][i][j];
+  return emit_block_phase(epi, KBLOCK_PRE, -1);
+}
+
+static bool tile_store(ConvEmit *E) {
   PtxBuilder *b = E->b;
   const PtxConv *cv = E->conv;
   ElementType t = cv->type;
@@ -385,6 +406,13 @@ static void tile_store(ConvEmit *E) {
     PtxReg n_valid = less_than(E, n, cv->group_out_features);
     for (int i = 0; i < E->tm; i++) {
       PtxReg p = pred_and(E, E->row_valid[i], n_valid), offset = ptx_reg_new(b, PTX_S64);
+      if (E->epilogue) {
+        PtxLabel skip = ptx_label_new(b, "no_output");
+        ptx_inst(b, "@!$r bra $l", p, skip);
+        if (!epilogue_emit(E, i, n, j)) return false;
+        ptx_label_place(b, skip);
+        continue;
+      }
       PtxReg address = ptx_reg_new(b, PTX_U64);
       ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", offset, n, cv->out_feature, E->row_out[i]);
       ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, offset, type_byte_size(t), E->out);
@@ -399,6 +427,7 @@ static void tile_store(ConvEmit *E) {
                  E->acc[part][i][j]);
     }
   }
+  return true;
 }
 
 /* ---- the kernel ---- */
@@ -421,7 +450,7 @@ bool ptx_conv_types_fit(ElementType result, ElementType operand) {
 static int tile_side(int64_t extent) { return extent > 2 * CONV_SIDE ? 4 : extent > CONV_SIDE ? 2 : 1; }
 
 /* The tile loop's body for tile id `tile`: (group, row tile, column tile). */
-static void tile_emit(ConvEmit *E, PtxReg tile, int64_t row_tiles, int64_t column_tiles) {
+static bool tile_emit(ConvEmit *E, PtxReg tile, int64_t row_tiles, int64_t column_tiles) {
   PtxBuilder *b = E->b;
   PtxReg nt = ptx_reg_new(b, PTX_U64), q = ptx_reg_new(b, PTX_U64), mt = ptx_reg_new(b, PTX_U64);
   PtxReg g = ptx_reg_new(b, PTX_U64);
@@ -429,6 +458,7 @@ static void tile_emit(ConvEmit *E, PtxReg tile, int64_t row_tiles, int64_t colum
   ptx_inst(b, "div.u64 $r, $r, $D", q, tile, column_tiles);
   ptx_inst(b, "rem.u64 $r, $r, $D", mt, q, row_tiles);
   ptx_inst(b, "div.u64 $r, $r, $D", g, q, row_tiles);
+  E->group = g;
   tile_rows_emit(E, mt, g);
   tile_column_emit(E, nt, g);
   for (int part = 0; part < E->parts; part++)
@@ -437,39 +467,123 @@ static void tile_emit(ConvEmit *E, PtxReg tile, int64_t row_tiles, int64_t colum
         ptx_inst(b, E->acc_type == PTX_F64 ? "mov.f64 $r, 0d0000000000000000" : "mov.f32 $r, 0f00000000",
                  E->acc[part][i][j]);
   k_loop_emit(E);
-  tile_store(E);
+  return tile_store(E);
 }
 
-bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const char *name, int64_t *blocks, int *threads,
-                   Status *st) {
+/* ---- the fused epilogue ---- */
+
+bool ptx_conv_epilogue_fits(const PtxConv *conv, const PtxConvEpilogue *epilogue) {
+  const Kernel *k = epilogue->kernel;
+  int rank = conv->spatial_count + 2;
+  if (type_is_complex(conv->type) || k->kind != KERNEL_LOOP || k->rank != rank || k->acc_count != 0 ||
+      k->input_count + k->output_count > 62 || epilogue->conv_input < 0 || epilogue->conv_input >= k->input_count)
+    return false;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block != KBLOCK_PRE) return false;
+    if (op->kop != KOP_LOAD || op->buffer != epilogue->conv_input) continue;
+    if (op->arg_count != rank) return false;
+    for (int d = 0; d < rank; d++)
+      if (k->ops[op->args[d]].kop != KOP_INDEX || k->ops[op->args[d]].dim != d) return false;
+  }
+  return true;
+}
+
+/* The epilogue with its loads of the convolution turned into reads of
+ * accumulator 0, which the store sets to each sum (the trick ptx_tile.c
+ * plays with its tiles). ops is the copy's own array. */
+static Kernel epilogue_derive(const PtxConv *conv, const PtxConvEpilogue *epilogue) {
+  Kernel k = *epilogue->kernel;
+  k.ops = calloc_or_exit((size_t)k.op_count + 1, sizeof *k.ops);
+  memcpy(k.ops, epilogue->kernel->ops, (size_t)k.op_count * sizeof *k.ops);
+  for (int i = 0; i < k.op_count; i++) {
+    KernelOp *op = &k.ops[i];
+    if (op->kop != KOP_LOAD || op->buffer != epilogue->conv_input) continue;
+    op->kop = KOP_ACC_READ;
+    op->acc = 0;
+    op->arg_count = 0;
+  }
+  k.acc_count = 1;
+  k.acc_types[0] = conv->type;
+  return k;
+}
+
+/* ---- the kernel ---- */
+
+/* The parameters: (lhs, rhs, out), or (lhs, rhs, in0.., out0..) with an
+ * epilogue, whose emitter gets the buffers' addresses. */
+static void parameters_emit(ConvEmit *E, Emit *epi) {
+  PtxBuilder *b = E->b;
+  char name[16];
+  ptx_kernel_param(b, PTX_U64, "lhs");
+  ptx_kernel_param(b, PTX_U64, "rhs");
+  if (!epi) ptx_kernel_param(b, PTX_U64, "out");
+  for (int i = 0; epi && i < epi->k->input_count; i++) snprintf(name, sizeof name, "in%d", i), ptx_kernel_param(b, PTX_U64, name);
+  for (int o = 0; epi && o < epi->k->output_count; o++) snprintf(name, sizeof name, "out%d", o), ptx_kernel_param(b, PTX_U64, name);
+  E->lhs = ptx_param_load_global_pointer(b, "lhs");
+  E->rhs = ptx_param_load_global_pointer(b, "rhs");
+  if (!epi) E->out = ptx_param_load_global_pointer(b, "out");
+  for (int i = 0; epi && i < epi->k->input_count; i++)
+    snprintf(name, sizeof name, "in%d", i), epi->inputs[i] = ptx_param_load_global_pointer(b, name);
+  for (int o = 0; epi && o < epi->k->output_count; o++)
+    snprintf(name, sizeof name, "out%d", o), epi->outputs[o] = ptx_param_load_global_pointer(b, name);
+}
+
+/* The grid-stride loop over the tiles (block-uniform: every thread of a
+ * block takes the same tiles, so the barriers inside are met by all). */
+static bool tile_loop_emit(ConvEmit *E, int64_t row_tiles, int64_t column_tiles) {
+  PtxBuilder *b = E->b;
+  PtxReg tile = ptx_reg_new(b, PTX_U64), grid = ptx_reg_new(b, PTX_U32), grid64 = ptx_reg_new(b, PTX_U64);
+  PtxReg block = ptx_reg_new(b, PTX_U32), finished = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "mov.u32 $r, %ctaid.x", block);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", tile, block);
+  ptx_inst(b, "mov.u32 $r, %nctaid.x", grid);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", grid64, grid);
+  PtxLabel top = ptx_label_new(b, "tile"), done = ptx_label_new(b, "done");
+  ptx_label_place(b, top);
+  ptx_inst(b, "setp.ge.u64 $r, $r, $D", finished, tile, E->conv->groups * row_tiles * column_tiles);
+  ptx_inst(b, "@$r bra $l", finished, done);
+  if (!tile_emit(E, tile, row_tiles, column_tiles)) return false;
+  ptx_inst(b, "add.u64 $r, $r, $r", tile, tile, grid64);
+  ptx_inst(b, "bra $l", top);
+  ptx_label_place(b, done);
+  return true;
+}
+
+bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const PtxConvEpilogue *epilogue, const char *name,
+                   int64_t *blocks, int *threads, Status *st) {
   ElementType t = conv->type;
   if (!ptx_conv_types_fit(t, conv->lhs_type) || !ptx_conv_types_fit(t, conv->rhs_type))
     return status_error(st, STATUS_UNSUPPORTED, "a convolution of %s and %s into %s", type_name(conv->lhs_type),
                         type_name(conv->rhs_type), type_name(t));
+  if (epilogue && !ptx_conv_epilogue_fits(conv, epilogue))
+    return status_error(st, STATUS_UNSUPPORTED, "an epilogue that cannot run at the convolution's store");
   ConvEmit E = {.b = b, .conv = conv, .tm = tile_side(ptx_conv_m(conv)), .tn = tile_side(ptx_conv_n(conv))};
   E.bm = CONV_SIDE * E.tm;
   E.bn = CONV_SIDE * E.tn;
   E.acc_type = t == TYPE_F64 || t == TYPE_C128 ? PTX_F64 : PTX_F32;
   E.parts = type_is_complex(t) ? 2 : 1;
   E.acc_bytes = ptx_type_byte_size(E.acc_type);
+  Kernel derived = {0};
+  Emit epi = {.b = b, .st = st};
+  if (epilogue) {
+    derived = epilogue_derive(conv, epilogue);
+    epi.k = &derived;
+    epi.values = calloc_or_exit((size_t)derived.op_count + 1, sizeof *epi.values);
+    E.epilogue = &epi;
+  }
   int64_t row_tiles = (ptx_conv_m(conv) + E.bm - 1) / E.bm, column_tiles = (ptx_conv_n(conv) + E.bn - 1) / E.bn;
-  int64_t tiles = conv->groups * row_tiles * column_tiles;
-  char what[160];
-  snprintf(what, sizeof what, "convolution as implicit GEMM: %lld groups of M=%lld N=%lld K=%lld, %dx%d tiles",
+  char what[200];
+  snprintf(what, sizeof what, "convolution as implicit GEMM: %lld groups of M=%lld N=%lld K=%lld, %dx%d tiles%s",
            (long long)conv->groups, (long long)ptx_conv_m(conv), (long long)ptx_conv_n(conv),
-           (long long)ptx_conv_k(conv), E.bm, E.bn);
+           (long long)ptx_conv_k(conv), E.bm, E.bn, epilogue ? ", the epilogue at the store" : "");
   ptx_kernel_begin(b, name, what);
-  ptx_kernel_param(b, PTX_U64, "lhs");
-  ptx_kernel_param(b, PTX_U64, "rhs");
-  ptx_kernel_param(b, PTX_U64, "out");
   ptx_kernel_set_max_threads(b, CONV_THREADS);
   for (int part = 0; part < E.parts; part++) {
     ptx_shared_declare(b, a_tiles[part], E.acc_type, CONV_BK * (E.bm + 1), 8);
     ptx_shared_declare(b, b_tiles[part], E.acc_type, CONV_BK * E.bn, 8);
   }
-  E.lhs = ptx_param_load_global_pointer(b, "lhs");
-  E.rhs = ptx_param_load_global_pointer(b, "rhs");
-  E.out = ptx_param_load_global_pointer(b, "out");
+  parameters_emit(&E, epilogue ? &epi : NULL);
   E.tid = ptx_reg_new(b, PTX_U32);
   E.tx = ptx_reg_new(b, PTX_U32);
   E.ty = ptx_reg_new(b, PTX_U32);
@@ -479,23 +593,16 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const char *name, int64_t
   for (int i = 0; i < E.tm; i++)
     for (int j = 0; j < E.tn; j++)
       for (int part = 0; part < E.parts; part++) E.acc[part][i][j] = ptx_reg_new(b, E.acc_type);
-  PtxReg tile = ptx_reg_new(b, PTX_U64), grid = ptx_reg_new(b, PTX_U32), grid64 = ptx_reg_new(b, PTX_U64);
-  PtxReg block = ptx_reg_new(b, PTX_U32), finished = ptx_reg_new(b, PTX_PRED);
-  ptx_inst(b, "mov.u32 $r, %ctaid.x", block);
-  ptx_inst(b, "cvt.u64.u32 $r, $r", tile, block);
-  ptx_inst(b, "mov.u32 $r, %nctaid.x", grid);
-  ptx_inst(b, "cvt.u64.u32 $r, $r", grid64, grid);
-  PtxLabel top = ptx_label_new(b, "tile"), done = ptx_label_new(b, "done");
-  ptx_label_place(b, top);
-  ptx_inst(b, "setp.ge.u64 $r, $r, $D", finished, tile, tiles);
-  ptx_inst(b, "@$r bra $l", finished, done);
-  tile_emit(&E, tile, row_tiles, column_tiles);
-  ptx_inst(b, "add.u64 $r, $r, $r", tile, tile, grid64);
-  ptx_inst(b, "bra $l", top);
-  ptx_label_place(b, done);
+  bool ok = tile_loop_emit(&E, row_tiles, column_tiles);
+  free(epi.values);
+  free(derived.ops);
+  if (!ok) {
+    ptx_kernel_abandon(b);
+    return false;
+  }
   ptx_inst(b, "ret");
   ptx_kernel_end(b);
-  *blocks = tiles;
+  *blocks = conv->groups * row_tiles * column_tiles;
   *threads = CONV_THREADS;
   return true;
 }

@@ -19,6 +19,7 @@
 #define AXLE_EMIT_PTX_PTX_CONV_H
 
 #include "emit_ptx/ptx_builder.h"
+#include "ir/kernel/kernel.h"
 
 typedef struct PtxConv {
   ElementType type;                 /* the result's: f32, f64, f16, bf16, c64 or c128 */
@@ -35,7 +36,24 @@ typedef struct PtxConv {
   int64_t lhs_group;                /* how far group g+1's lhs starts from g's */
   int64_t rhs_in_feature, rhs_out_feature, rhs_spatial[AXLE_MAX_RANK];
   int64_t out_batch_stride, out_feature, out_spatial_stride[AXLE_MAX_RANK];
+  /* Which logical dimension of the result is which (dim_labels). */
+  int out_batch_dim, out_feature_dim, out_spatial_dim[AXLE_MAX_RANK];
 } PtxConv;
+
+/* An output fusion's epilogue, applied to each sum before it is stored:
+ * the loop kernel lower_epilogue made, whose input conv_input is the
+ * convolution's value. The kernel then stores only what the epilogue
+ * stores, and its parameters are (lhs, rhs, in0.., out0..): the
+ * epilogue's buffers (in<conv_input> is never read). */
+typedef struct PtxConvEpilogue {
+  const Kernel *kernel;
+  int conv_input;
+} PtxConvEpilogue;
+
+/* Whether the epilogue can run at the store: a loop kernel over the
+ * result's dimensions, of real values, reading the convolution only at
+ * the point it computes. */
+bool ptx_conv_epilogue_fits(const PtxConv *conv, const PtxConvEpilogue *epilogue);
 
 /* Whether the kernel computes a result of type `result` from an operand
  * of type `operand`: result f32, f64, f16, bf16, c64 or c128, the operand
@@ -56,9 +74,10 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
                        PtxConv *out, Status *st);
 
 /* Writes the .entry `name` with parameters (lhs, rhs, out: .u64 global
- * pointers). *blocks and *threads: the launch it is written for; the
- * kernel loops over its tiles, so a smaller grid is still correct. */
-bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const char *name, int64_t *blocks, int *threads,
-                   Status *st);
+ * pointers), or those of the epilogue when it is not NULL (it must fit).
+ * *blocks and *threads: the launch it is written for; the kernel loops
+ * over its tiles, so a smaller grid is still correct. */
+bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const PtxConvEpilogue *epilogue, const char *name,
+                   int64_t *blocks, int *threads, Status *st);
 
 #endif

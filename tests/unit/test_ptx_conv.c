@@ -7,12 +7,14 @@
  * padding that is negative, window reversal, feature and batch groups,
  * 1-D and 3-D windows, operands in non-default layouts, f16/bf16/f64,
  * c64/c128, operands narrower than the result, an
- * output fusion (the convolution, then its epilogue), and a grid of one
+ * output fusion (the epilogue applied at the store: bias and relu, f16,
+ * the convolution and its relu both results), and a grid of one
  * block (the kernel loops over its tiles). Each convolution's kernel is
  * also assembled by ptxas for sm_80 and sm_90a (skipped with a message
  * where ptxas is missing). What the kernel does not do is a located
  * refusal at compile. */
 #include <libgen.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,6 +100,20 @@ static const ConvCase cases[] = {
             "  z = f32[] constant(0)\n"
             "  zs = f32[2,7,7,5] broadcast(z), dimensions={}\n"
             "  ROOT r = f32[2,7,7,5] maximum(s, zs)")},
+    {"f16_epilogue_in_nchw",
+     MODULE("f16_epilogue_in_nchw",
+            "  x = f16[2,3,6,5] parameter(0)\n  w = f16[4,3,2,2] parameter(1)\n  y = f16[2,4,5,4] parameter(2)\n",
+            "  c = f16[2,4,5,4] convolution(x, w), window={size=2x2}, dim_labels=bf01_oi01->bf01\n"
+            "  m = f16[2,4,5,4] multiply(c, y)\n"
+            "  ROOT r = f16[2,4,5,4] subtract(m, c)")},
+    {"the_convolution_and_its_relu_both_results",
+     MODULE("the_convolution_and_its_relu_both_results",
+            "  x = f32[3,8,5] parameter(0)\n  w = f32[3,5,7] parameter(1)\n",
+            "  c = f32[3,3,7] convolution(x, w), window={size=3 stride=2}, dim_labels=b0f_0io->b0f\n"
+            "  z = f32[] constant(0)\n"
+            "  zs = f32[3,3,7] broadcast(z), dimensions={}\n"
+            "  r = f32[3,3,7] maximum(c, zs)\n"
+            "  ROOT t = (f32[3,3,7], f32[3,3,7]) tuple(c, r)")},
 };
 
 static Executable *compile_gpu(const char *name, const char *text, Status *st) {
@@ -224,13 +240,45 @@ TEST(each_convolution_kernel_assembles_for_sm_80_and_sm_90a) {
       int threads;
       char label[96], *log = NULL;
       snprintf(label, sizeof label, "%s_%s", cases[i].name, target.name);
-      if (described && ptx_conv_emit(&b, &d, "conv_kernel", &blocks, &threads, &st))
+      if (described && ptx_conv_emit(&b, &d, NULL, "conv_kernel", &blocks, &threads, &st))
         EXPECT(ptxas_run(label, ptx_builder_text(&b), target.name, &log), "%s: ptxas -arch=%s:\n%.3000s",
                cases[i].name, target.name, log ? log : "");
       free(log);
       ptx_builder_free(&b);
     }
     module_free(m);
+  }
+}
+
+/* Every kernel of each case's module (the convolutions with their
+ * epilogues at the store) as the backend writes it for compute
+ * capability major.0, saved by the fake driver, through ptxas. */
+TEST(each_module_with_its_epilogues_assembles_for_sm_80_and_sm_90a) {
+  if (!ptxas[0]) return;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (int major = 8; major <= 9; major++) {
+      char dir[128], path[192], label[128], capability[8], *log = NULL;
+      snprintf(dir, sizeof dir, "%s/%s_%d", work_dir, cases[i].name, major);
+      snprintf(path, sizeof path, "%s/0.ptx", dir);
+      snprintf(capability, sizeof capability, "%d.0", major);
+      snprintf(label, sizeof label, "module_%s_%d", cases[i].name, major);
+      EXPECT(mkdir(dir, 0700) == 0, "%s: cannot make %s", cases[i].name, dir);
+      setenv("FAKE_CUDA_SAVE_PTX", dir, 1);
+      setenv("FAKE_CUDA_CAPABILITY", capability, 1);
+      Status st;
+      Executable *exe = compile_gpu(cases[i].name, cases[i].hlo, &st);
+      unsetenv("FAKE_CUDA_SAVE_PTX");
+      unsetenv("FAKE_CUDA_CAPABILITY");
+      EXPECT(exe != NULL, "%s: %s", cases[i].name, st.message);
+      char *text = exe ? file_read(path) : NULL;
+      EXPECT(!exe || text, "%s: the fake driver saved no %s", cases[i].name, path);
+      if (text)
+        EXPECT(ptxas_run(label, text, major == 8 ? "sm_80" : "sm_90a", &log), "%s: ptxas for %s:\n%.3000s",
+               cases[i].name, capability, log ? log : "");
+      free(log);
+      free(text);
+      executable_free(exe);
+    }
   }
 }
 
@@ -254,6 +302,16 @@ TEST(a_convolution_the_kernel_does_not_do_is_a_located_refusal) {
                 MODULE("integer", "  x = s32[1,6,2] parameter(0)\n  k = s32[3,2,2] parameter(1)\n",
                        "  ROOT c = s32[1,4,2] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f"),
                 "a convolution of s32");
+  /* a complex epilogue cannot run at the store; as a kernel of its own
+   * the PTX emitter refuses it (complex elementwise kernels are not
+   * written yet) */
+  refusal_check("complex_epilogue",
+                MODULE("complex_epilogue",
+                       "  x = c64[2,9,3] parameter(0)\n  k = c64[3,3,5] parameter(1)\n  b = c64[5] parameter(2)\n",
+                       "  c = c64[2,7,5] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f\n"
+                       "  bb = c64[2,7,5] broadcast(b), dimensions={2}\n"
+                       "  ROOT s = c64[2,7,5] add(c, bb)"),
+                "does not handle c64");
 }
 
 int main(int argc, char **argv) {
@@ -273,6 +331,7 @@ int main(int argc, char **argv) {
   RUN(each_convolution_matches_the_evaluator_on_the_simulated_device);
   RUN(a_grid_of_one_block_still_computes_every_tile);
   RUN(each_convolution_kernel_assembles_for_sm_80_and_sm_90a);
+  RUN(each_module_with_its_epilogues_assembles_for_sm_80_and_sm_90a);
   RUN(a_convolution_the_kernel_does_not_do_is_a_located_refusal);
   char command[128];
   snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
