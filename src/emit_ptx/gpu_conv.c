@@ -7,10 +7,10 @@
  *
  * An output fusion (kOutput: a convolution with an elementwise epilogue,
  * src/opt/fusion.c; the convolution's operands are always parameters of
- * the fused computation) is two launches: the convolution into a scratch
- * area of its own (gpu_reserve_temp), then the epilogue as a kernel of
- * the kernel IR (lower_epilogue) that reads the scratch as one more input.
- * The epilogue is not yet fused into the convolution's store. */
+ * the fused computation) is one launch where the epilogue (lower_epilogue)
+ * can run at the convolution's store (ptx_conv_epilogue_fits), else two:
+ * the convolution into a scratch area of its own (gpu_reserve_temp), then
+ * the epilogue as a kernel of the kernel IR reading the scratch. */
 #include <stdlib.h>
 #include <string.h>
 
