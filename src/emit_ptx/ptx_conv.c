@@ -83,19 +83,33 @@ static PtxReg less_than(ConvEmit *E, PtxReg value, int64_t limit) {
 }
 
 /* index split into coordinates over extents[0..count) (the last fastest):
- * out[d], s64. index is consumed. */
+ * out[d], s64. An index may run past the extents' product by less than a
+ * tile (masked elements); where that still fits in 32 bits the divisions
+ * are 32-bit, which ptxas turns into a multiply and a shift (a 64-bit
+ * division by a constant costs tens of instructions, and this runs for
+ * every k step). */
 static void index_split(ConvEmit *E, PtxReg index, const int64_t *extents, int count, PtxReg *out) {
+  PtxBuilder *b = E->b;
+  int64_t total = 1;
+  for (int d = 0; d < count; d++) total *= extents[d];
+  bool narrow = total <= INT32_MAX - (1 << 16);
   PtxReg rest = index;
+  if (narrow) {
+    rest = ptx_reg_new(b, PTX_U32);
+    ptx_inst(b, "cvt.u32.u64 $r, $r", rest, index);
+  }
   for (int d = count - 1; d >= 0; d--) {
-    out[d] = ptx_reg_new(E->b, PTX_S64);
-    if (d == 0) {
-      ptx_inst(E->b, "mov.b64 $r, $r", out[d], rest);
-      break;
+    out[d] = ptx_reg_new(b, PTX_S64);
+    PtxReg part = rest;
+    if (d > 0) {
+      PtxReg q = ptx_reg_new(b, narrow ? PTX_U32 : PTX_U64);
+      part = ptx_reg_new(b, narrow ? PTX_U32 : PTX_U64);
+      ptx_inst(b, narrow ? "rem.u32 $r, $r, $D" : "rem.u64 $r, $r, $D", part, rest, extents[d]);
+      ptx_inst(b, narrow ? "div.u32 $r, $r, $D" : "div.u64 $r, $r, $D", q, rest, extents[d]);
+      rest = q;
     }
-    PtxReg q = ptx_reg_new(E->b, PTX_S64);
-    ptx_inst(E->b, "rem.u64 $r, $r, $D", out[d], rest, extents[d]);
-    ptx_inst(E->b, "div.u64 $r, $r, $D", q, rest, extents[d]);
-    rest = q;
+    if (narrow) ptx_inst(b, "cvt.u64.u32 $r, $r", out[d], part);
+    else ptx_inst(b, "mov.b64 $r, $r", out[d], part);
   }
 }
 
