@@ -1,7 +1,242 @@
-/* The GPU backend's convolutions, and fusions around one.
- * Not written yet: the kernel IR's convolution, one thread per output. */
+/* The GPU backend's convolutions, and the output fusions around one.
+ *
+ * A convolution is one launch of the implicit-GEMM kernel (ptx_conv.c);
+ * this file turns the HLO op into the GEMM's description (PtxConv): which
+ * dimension of each operand is which (dim_labels), each buffer's strides
+ * in its layout, the window, and the groups.
+ *
+ * An output fusion (kOutput: a convolution with an elementwise epilogue,
+ * src/opt/fusion.c; the convolution's operands are always parameters of
+ * the fused computation) is one launch where the epilogue (lower_epilogue)
+ * can run at the convolution's store (ptx_conv_epilogue_fits), else two:
+ * the convolution into a scratch area of its own (gpu_reserve_temp), then
+ * the epilogue as a kernel of the kernel IR reading the scratch. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "emit_ptx/gpu_compile.h"
+#include "emit_ptx/ptx_conv.h"
+#include "emit_ptx/ptx_kernel.h"
+#include "opt/lower.h"
 
-bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst) { return gpu_compile_kernel(c, inst); }
+/* ---- HLO convolution -> PtxConv ---- */
 
-bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) { return gpu_compile_kernel(c, inst); }
+/* Element strides of every dimension in s's layout. */
+static void layout_strides(const Shape *s, int64_t *strides) {
+  int64_t step = 1;
+  for (int i = 0; i < s->rank; i++) {
+    int d = s->minor_to_major[i];
+    strides[d] = step;
+    step *= s->dims[d];
+  }
+}
+
+static bool describe_types(const Instruction *conv, const Shape *lhs, const Shape *rhs, const Shape *result,
+                           Status *st) {
+  ElementType t = result->type;
+  if (t != TYPE_F32 && t != TYPE_F64 && t != TYPE_F16 && t != TYPE_BF16 && t != TYPE_C64 && t != TYPE_C128)
+    return status_error(st, STATUS_UNSUPPORTED,
+                        "a convolution of %s (the kernel takes f32, f64, f16, bf16, c64 and c128)", type_name(t));
+  if (!ptx_conv_types_fit(t, lhs->type) || !ptx_conv_types_fit(t, rhs->type))
+    return status_error(st, STATUS_UNSUPPORTED,
+                        "a convolution of %s and %s into %s (mixed element types: the operands must be of the "
+                        "result type or one it holds exactly)",
+                        type_name(lhs->type), type_name(rhs->type), type_name(t));
+  if (lhs->element_size_bits || rhs->element_size_bits || result->element_size_bits)
+    return status_error(st, STATUS_UNSUPPORTED, "a convolution in a packed layout (E(n))");
+  if (lhs->rank != result->rank || rhs->rank != result->rank || result->rank < 2 ||
+      attrs_conv(&conv->attrs)->spatial_count != result->rank - 2)
+    return status_error(st, STATUS_UNSUPPORTED, "a convolution whose operands and dim_labels disagree in rank");
+  return true;
+}
+
+/* Feature groups split the input and output features into matching runs;
+ * batch groups split the input batch and the output features (the
+ * evaluator's conv_output_element). At most one count is above 1. */
+static bool describe_groups(const Instruction *conv, const Shape *lhs, const Shape *rhs, PtxConv *d, Status *st) {
+  const ConvDims *cd = attrs_conv(&conv->attrs);
+  int64_t feature_groups = conv->attrs.feature_group_count > 0 ? conv->attrs.feature_group_count : 1;
+  int64_t batch_groups = conv->attrs.batch_group_count > 0 ? conv->attrs.batch_group_count : 1;
+  int64_t out_features = rhs->dims[cd->kernel_output_feature];
+  d->groups = feature_groups * batch_groups;
+  d->group_in_features = rhs->dims[cd->kernel_input_feature];
+  if ((feature_groups > 1 && batch_groups > 1) || out_features % d->groups != 0 ||
+      lhs->dims[cd->input_batch] % batch_groups != 0 ||
+      d->group_in_features * feature_groups != lhs->dims[cd->input_feature])
+    return status_error(st, STATUS_UNSUPPORTED, "a convolution whose group counts do not divide its dimensions");
+  d->group_out_features = out_features / d->groups;
+  d->out_batch = lhs->dims[cd->input_batch] / batch_groups;
+  return true;
+}
+
+bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *rhs, const Shape *result,
+                       PtxConv *d, Status *st) {
+  memset(d, 0, sizeof *d);
+  if (!describe_types(conv, lhs, rhs, result, st)) return false;
+  const ConvDims *cd = attrs_conv(&conv->attrs);
+  int64_t ls[AXLE_MAX_RANK], rs[AXLE_MAX_RANK], os[AXLE_MAX_RANK];
+  layout_strides(lhs, ls);
+  layout_strides(rhs, rs);
+  layout_strides(result, os);
+  d->type = result->type;
+  d->lhs_type = lhs->type;
+  d->rhs_type = rhs->type;
+  d->spatial_count = cd->spatial_count;
+  if (!describe_groups(conv, lhs, rhs, d, st)) return false;
+  if (result->dims[cd->output_batch] != d->out_batch ||
+      result->dims[cd->output_feature] != d->groups * d->group_out_features)
+    return status_error(st, STATUS_UNSUPPORTED, "a convolution whose result's batch or features disagree");
+  d->lhs_batch = ls[cd->input_batch];
+  d->lhs_feature = ls[cd->input_feature];
+  bool batch_grouped = conv->attrs.batch_group_count > 1;
+  d->lhs_group = batch_grouped ? d->out_batch * d->lhs_batch : d->group_in_features * d->lhs_feature;
+  d->rhs_in_feature = rs[cd->kernel_input_feature];
+  d->rhs_out_feature = rs[cd->kernel_output_feature];
+  d->out_batch_dim = (int)cd->output_batch;
+  d->out_feature_dim = (int)cd->output_feature;
+  d->out_batch_stride = os[cd->output_batch];
+  d->out_feature = os[cd->output_feature];
+  for (int s = 0; s < cd->spatial_count; s++) {
+    d->in_spatial[s] = lhs->dims[cd->input_spatial[s]];
+    d->kernel_spatial[s] = rhs->dims[cd->kernel_spatial[s]];
+    d->out_spatial[s] = result->dims[cd->output_spatial[s]];
+    d->lhs_spatial[s] = ls[cd->input_spatial[s]];
+    d->rhs_spatial[s] = rs[cd->kernel_spatial[s]];
+    d->out_spatial_stride[s] = os[cd->output_spatial[s]];
+    d->out_spatial_dim[s] = (int)cd->output_spatial[s];
+    /* without window={...} the kernel is the window: stride 1, no padding */
+    WindowDim w = {.size = d->kernel_spatial[s], .stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
+    if (conv->attrs.window) w = conv->attrs.window->dims[s];
+    if (w.size != d->kernel_spatial[s] || w.stride < 1 || w.lhs_dilate < 1 || w.rhs_dilate < 1)
+      return status_error(st, STATUS_UNSUPPORTED, "a convolution window that does not fit its kernel");
+    d->window[s] = w;
+  }
+  return true;
+}
+
+/* ---- launches ---- */
+
+/* The kernel of d (with epilogue e, or NULL) launched over bindings[0..count)
+ * (lhs, rhs, out; or lhs, rhs, the epilogue's inputs and outputs); at =
+ * where a refusal points. */
+static bool conv_launch(GpuCompile *c, const Instruction *at, const PtxConv *d, const PtxConvEpilogue *e,
+                        const int *bindings, int count) {
+  if (d->groups * ptx_conv_m(d) * ptx_conv_n(d) == 0) return true;  /* an empty result: nothing to write */
+  char entry[160];
+  gpu_entry_name(c, at, "conv", entry, sizeof entry);
+  int64_t blocks = 0;
+  int threads = 0;
+  Status why = {0};
+  if (!ptx_conv_emit(c->ptx, d, e, entry, &blocks, &threads, &why)) return gpu_refuse(c, at, why.message);
+  /* the kernel loops over its tiles, so a capped grid is still correct */
+  unsigned grid = (unsigned)(blocks < (1 << 30) ? blocks : (1 << 30));
+  return gpu_add_launch(c, at, entry, grid, (unsigned)threads, bindings, count, NULL, 0) != NULL;
+}
+
+bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst) {
+  if (inst->operand_count != 2) return gpu_refuse(c, inst, "a convolution without two operands");
+  PtxConv d;
+  Status why = {0};
+  if (!ptx_conv_describe(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &d, &why))
+    return gpu_refuse(c, inst, why.message);
+  int bindings[3] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
+                     gpu_binding_of(c, inst, 0)};
+  return conv_launch(c, inst, &d, NULL, bindings, 3);
+}
+
+/* ---- output fusions ---- */
+
+/* The fusion's operand that parameter p of its computation stands for. */
+static const Instruction *fusion_operand_of(const Instruction *fusion, const Instruction *p) {
+  if (p->opcode != OP_PARAMETER || p->attrs.parameter_number < 0 || p->attrs.parameter_number >= fusion->operand_count)
+    return NULL;
+  return fusion->operands[p->attrs.parameter_number];
+}
+
+/* A fused constant's bytes as a constant binding of its own (row-major:
+ * the literal's order); -1 (refused by gpu_add_launch) in another layout. */
+static int constant_binding(GpuCompile *c, const KernelBuffer *in) {
+  if (in->shape.element_size_bits || !shape_is_row_major(&in->shape)) return -1;
+  size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
+  void *data = calloc_or_exit(bytes ? bytes : 1, 1);
+  if (bytes) memcpy(data, in->constant->data, bytes);
+  GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = (int64_t)bytes};
+  return gpu_program_add_binding(c->p, b, data);
+}
+
+/* The bindings of epilogue kernel k's buffers into buffers[0..): its
+ * inputs (the convolution's value from conv_binding), then its outputs. */
+static void epilogue_bindings(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const Kernel *k,
+                              int conv_binding, int *buffers) {
+  for (int i = 0; i < k->input_count; i++) {
+    const KernelBuffer *in = &k->inputs[i];
+    buffers[i] = in->source == conv ? conv_binding
+                 : in->constant     ? constant_binding(c, in)
+                                    : gpu_binding_of(c, in->source, 0);
+  }
+  for (int o = 0; o < k->output_count; o++)
+    buffers[k->input_count + o] = gpu_binding_of(c, fusion, k->outputs[o].output_index);
+}
+
+/* The epilogue kernel k of fusion as a launch of its own, reading the
+ * convolution's value from scratch. */
+static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const Kernel *k,
+                            int scratch) {
+  char entry[160];
+  gpu_entry_name(c, fusion, "epilogue", entry, sizeof entry);
+  Status why = {0};
+  PtxKernelShape shape;
+  if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, fusion, why.message);
+  int *buffers = calloc_or_exit((size_t)(k->input_count + k->output_count) + 1, sizeof *buffers);
+  epilogue_bindings(c, fusion, conv, k, scratch, buffers);
+  unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  bool ok = gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers,
+                           k->input_count + k->output_count, NULL, 0) != NULL;
+  free(buffers);
+  return ok;
+}
+
+/* One launch when the epilogue can run at the convolution's store (the
+ * convolution's own input binding is then never read: it gets the lhs's);
+ * else the convolution into scratch, then the epilogue. */
+static bool fusion_launch(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const PtxConv *d,
+                          const Kernel *k, const int operands[2]) {
+  PtxConvEpilogue e = {.kernel = k, .conv_input = -1};
+  for (int i = 0; i < k->input_count; i++)
+    if (k->inputs[i].source == conv) e.conv_input = i;
+  if (ptx_conv_epilogue_fits(d, &e)) {
+    int count = 2 + k->input_count + k->output_count;
+    int *buffers = calloc_or_exit((size_t)count, sizeof *buffers);
+    buffers[0] = operands[0];
+    buffers[1] = operands[1];
+    epilogue_bindings(c, fusion, conv, k, operands[0], buffers + 2);
+    bool ok = conv_launch(c, fusion, d, &e, buffers, count);
+    free(buffers);
+    return ok;
+  }
+  int scratch = gpu_reserve_temp(c, shape_byte_size(&conv->shape));
+  int bindings[3] = {operands[0], operands[1], scratch};
+  return conv_launch(c, fusion, d, NULL, bindings, 3) && epilogue_launch(c, fusion, conv, k, scratch);
+}
+
+bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
+  const Computation *f = inst->called_count ? inst->called[0] : NULL;
+  const Instruction *conv = NULL;
+  for (int i = 0; f && i < f->instruction_count; i++) {
+    if (f->instructions[i]->opcode != OP_CONVOLUTION) continue;
+    if (conv) return gpu_refuse(c, inst, "a fusion holding two convolutions");
+    conv = f->instructions[i];
+  }
+  if (!conv || conv->operand_count != 2) return gpu_refuse(c, inst, "a fusion without one two-operand convolution");
+  const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
+  if (!lhs || !rhs) return gpu_refuse(c, inst, "a convolution whose operands are computed inside its fusion");
+  PtxConv d;
+  Status why = {0};
+  if (!ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);
+  Kernel *k = lower_epilogue(inst, conv, &why);
+  if (!k) return gpu_refuse(c, inst, why.message);
+  int operands[2] = {gpu_binding_of(c, lhs, 0), gpu_binding_of(c, rhs, 0)};
+  bool ok = fusion_launch(c, inst, conv, &d, k, operands);
+  kernel_free(k);
+  return ok;
+}
