@@ -274,6 +274,36 @@ TEST(collectives_of_one_replica_and_async_pairs_hand_their_values_on) {
   for (int i = 0; i < 2; i++) host_buffer_free(args[i]);
 }
 
+/* Static sizes and replica 0: constants and copies. */
+TEST(sizes_on_static_shapes_and_the_replica_id_are_copies) {
+  use_simulator();
+  static const char text[] =
+      "HloModule sizes\n"
+      "ENTRY e {\n  x = f32[2,2] parameter(0)\n  d0 = s32[] get-dimension-size(x), dimensions={0}\n"
+      "  n = s32[] constant(2)\n  same = f32[2,2] set-dimension-size(x, n), dimensions={1}\n"
+      "  four = s32[] constant(4)\n  flat = f32[4] dynamic-reshape(x, four)\n  rid = u32[] replica-id()\n"
+      "  ROOT r = (s32[], f32[2,2], f32[4], u32[]) tuple(d0, same, flat, rid)\n}\n";
+  Status st;
+  Shape s = {.type = TYPE_F32, .rank = 2, .dims = {2, 2}, .minor_to_major = {1, 0}};
+  HostBuffer *arg = host_buffer_create(&s, x_values, &st);
+  gpu_matches_interpreter("sizes", text, &arg, 1);
+  host_buffer_free(arg);
+}
+
+/* What one device cannot do is refused at compile, located. */
+TEST(a_permute_between_replicas_is_a_located_refusal) {
+  use_simulator();
+  static const char text[] =
+      "HloModule permute\n"
+      "ENTRY e {\n  x = f32[4] parameter(0)\n"
+      "  ROOT p = f32[4] collective-permute(x), source_target_pairs={{0,1},{1,0}}\n}\n";
+  Status st;
+  Executable *exe = compile_on(text, AXLE_BACKEND_GPU, &st);
+  EXPECT(!exe && st.code == STATUS_UNSUPPORTED && strstr(st.message, "between replicas") && st.loc.line == 4,
+         "line %d: %s", st.loc.line, st.message);
+  executable_free(exe);
+}
+
 /* The device-buffer run (gpu_device_buffers.c) passes its own addresses
  * through the loop's steps. */
 TEST(a_loop_runs_on_device_buffers) {
@@ -389,6 +419,8 @@ int main(int argc, char **argv) {
   RUN(a_pred_conditional_runs_the_first_branch_when_true);
   RUN(a_conditional_inside_a_loop_body_runs_its_branch_each_trip);
   RUN(collectives_of_one_replica_and_async_pairs_hand_their_values_on);
+  RUN(sizes_on_static_shapes_and_the_replica_id_are_copies);
+  RUN(a_permute_between_replicas_is_a_located_refusal);
   RUN(a_loop_runs_on_device_buffers);
   RUN(a_failing_device_to_device_copy_is_located_at_the_while);
   RUN(a_failing_pred_download_is_located_at_the_while);
