@@ -158,6 +158,8 @@ static const Opcode ptx_math_sequence_ops[] = {
     OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_LOGISTIC, OP_TANH,
     OP_SINE,        OP_COSINE,                OP_TAN, OP_ATAN2,       OP_POWER,    OP_ERF,
     OP_CBRT,        OP_RSQRT,                 OP_REMAINDER,
+    OP_ATAN,        OP_ASIN,                  OP_ACOS,        OP_SINH,        OP_COSH,     OP_ASINH,
+    OP_ACOSH,       OP_ATANH,
 };
 
 bool ptx_op_needs_math_sequence(Opcode op) {
