@@ -1,0 +1,583 @@
+/* The f64 math functions in PTX: src/ir/kernel/math_reference_f64.c
+ * transcribed operation for operation, as ptx_math.c does for the f32
+ * ones, so that a GPU thread computes the reference's bits.
+ *
+ * The same rules: every float operation is the IEEE one (add.rn, mul.rn,
+ * div.rn, fma.rn, sqrt.rn on f64; never .approx or .ftz); min/max are
+ * setp then selp; both sides of every branch are computed and selp picks
+ * one; the reference's int64_t lanes are .s64 registers (shr.s64 is its
+ * arithmetic shift). Coefficients come from math_reference.h's tables;
+ * Payne-Hanek's words of 2/pi go into the module once, as a .global
+ * array. No call has two arguments that emit instructions (C leaves
+ * their order open), so such values are named first, in order. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emit_ptx/ptx_builder.h"
+#include "kernel/math_reference.h"
+
+typedef PtxReg R;
+
+/* ---- one instruction each ---- */
+
+static R reg(PtxBuilder *b, PtxType t) { return ptx_reg_new(b, t); }
+
+static R d_imm(PtxBuilder *b, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  char text[24];
+  snprintf(text, sizeof text, "0d%016llX", (unsigned long long)bits);
+  R d = reg(b, PTX_F64);
+  ptx_inst(b, "mov.b64 $r, $s", d, text);
+  return d;
+}
+
+static R l_imm(PtxBuilder *b, int64_t v) {
+  char text[24];
+  snprintf(text, sizeof text, "%lld", (long long)v);
+  R d = reg(b, PTX_S64);
+  ptx_inst(b, "mov.b64 $r, $s", d, text);
+  return d;
+}
+
+static R op1(PtxBuilder *b, PtxType t, const char *op, R a) {
+  R d = reg(b, t);
+  ptx_inst(b, "$s $r, $r", op, d, a);
+  return d;
+}
+static R op2(PtxBuilder *b, PtxType t, const char *op, R a, R c) {
+  R d = reg(b, t);
+  ptx_inst(b, "$s $r, $r, $r", op, d, a, c);
+  return d;
+}
+static R op3(PtxBuilder *b, PtxType t, const char *op, R a, R c, R e) {
+  R d = reg(b, t);
+  ptx_inst(b, "$s $r, $r, $r, $r", op, d, a, c, e);
+  return d;
+}
+
+static R add(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "add.rn.f64", x, y); }
+static R sub(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "sub.rn.f64", x, y); }
+static R mul(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "mul.rn.f64", x, y); }
+static R divide(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "div.rn.f64", x, y); }
+static R dfma(PtxBuilder *b, R x, R y, R z) { return op3(b, PTX_F64, "fma.rn.f64", x, y, z); }
+static R neg(PtxBuilder *b, R x) { return op1(b, PTX_F64, "neg.f64", x); }
+static R dsqrt(PtxBuilder *b, R x) { return op1(b, PTX_F64, "sqrt.rn.f64", x); }
+static R addk(PtxBuilder *b, R x, double k) { return add(b, x, d_imm(b, k)); }
+static R subk(PtxBuilder *b, R x, double k) { return sub(b, x, d_imm(b, k)); }
+static R mulk(PtxBuilder *b, R x, double k) { return mul(b, x, d_imm(b, k)); }
+static R fmak(PtxBuilder *b, R x, double k, R z) { return dfma(b, x, d_imm(b, k), z); }
+/* k - x */
+static R ksub(PtxBuilder *b, double k, R x) {
+  R rk = d_imm(b, k);
+  return sub(b, rk, x);
+}
+
+static R cmp(PtxBuilder *b, const char *op, R x, R y) {
+  R p = reg(b, PTX_PRED);
+  ptx_inst(b, "setp.$s.f64 $r, $r, $r", op, p, x, y);
+  return p;
+}
+static R cmpk(PtxBuilder *b, const char *op, R x, double k) { return cmp(b, op, x, d_imm(b, k)); }
+static R lcmpk(PtxBuilder *b, const char *op, R x, int k) {
+  R p = reg(b, PTX_PRED);
+  ptx_inst(b, "setp.$s.s64 $r, $r, $d", op, p, x, k);
+  return p;
+}
+static R is_nan(PtxBuilder *b, R x) { return cmp(b, "nan", x, x); }
+static R p_or(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "or.pred", p, q); }
+static R p_and(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "and.pred", p, q); }
+
+static R sel(PtxBuilder *b, R mask, R a, R c) {
+  R d = reg(b, PTX_F64);
+  ptx_inst(b, "selp.f64 $r, $r, $r, $r", d, a, c, mask);
+  return d;
+}
+static R selk_to(PtxBuilder *b, R mask, double k, R y) {
+  R rk = d_imm(b, k);
+  return sel(b, mask, rk, y);
+}
+static R lsel(PtxBuilder *b, R mask, R a, R c) {
+  R d = reg(b, PTX_S64);
+  ptx_inst(b, "selp.b64 $r, $r, $r, $r", d, a, c, mask);
+  return d;
+}
+static R lselk(PtxBuilder *b, R mask, int64_t a, int64_t c) {
+  R ra = l_imm(b, a), rc = l_imm(b, c);
+  return lsel(b, mask, ra, rc);
+}
+
+static R min_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "lt", x, y), x, y); }
+static R max_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "gt", x, y), x, y); }
+static R mink(PtxBuilder *b, R x, double k) { return min_f64(b, x, d_imm(b, k)); }
+
+static R bits_of(PtxBuilder *b, R x) { return op1(b, PTX_S64, "mov.b64", x); }
+static R double_of_bits(PtxBuilder *b, R r) { return op1(b, PTX_F64, "mov.b64", r); }
+/* d = OP x, k on s64 lanes; k written in hex (masks of the sign bit) */
+static R lop(PtxBuilder *b, const char *op, R x, uint64_t k) {
+  char text[24];
+  snprintf(text, sizeof text, "0x%016llX", (unsigned long long)k);
+  R d = reg(b, PTX_S64);
+  ptx_inst(b, "$s $r, $r, $s", op, d, x, text);
+  return d;
+}
+static R lop2(PtxBuilder *b, const char *op, R x, R y) { return op2(b, PTX_S64, op, x, y); }
+
+static const uint64_t SIGN_BIT = UINT64_C(1) << 63;
+static const uint64_t MANTISSA = (UINT64_C(1) << 52) - 1;
+
+static R abs_f64(PtxBuilder *b, R x) { return double_of_bits(b, lop(b, "and.b64", bits_of(b, x), ~SIGN_BIT)); }
+
+static R copysign_f64(PtxBuilder *b, R x, R s) {
+  R magnitude = lop(b, "and.b64", bits_of(b, x), ~SIGN_BIT);
+  R sign = lop(b, "and.b64", bits_of(b, s), SIGN_BIT);
+  return double_of_bits(b, lop2(b, "or.b64", magnitude, sign));
+}
+
+/* 2^n for -1022 <= n <= 1023, built in the exponent field. */
+static R pow2_f64(PtxBuilder *b, R n) { return double_of_bits(b, lop(b, "shl.b64", lop(b, "add.s64", n, 1023), 52)); }
+
+static R int_of(PtxBuilder *b, R x) { return op1(b, PTX_S64, "cvt.rzi.s64.f64", x); }
+static R double_of(PtxBuilder *b, R i) { return op1(b, PTX_F64, "cvt.rn.f64.s64", i); }
+
+static R polynomial(PtxBuilder *b, const double *c, int count, R v) {
+  R p = d_imm(b, c[count - 1]);
+  for (int k = count - 2; k >= 0; k--) {
+    R ck = d_imm(b, c[k]);
+    p = dfma(b, p, v, ck);
+  }
+  return p;
+}
+
+static const double F64_INF = INFINITY;
+
+static R quiet_nan(PtxBuilder *b) { return double_of_bits(b, l_imm(b, INT64_C(0x7ff8000000000000))); }
+static R sel_nan(PtxBuilder *b, R mask, R y) {
+  R nan = quiet_nan(b);
+  return sel(b, mask, nan, y);
+}
+
+/* The reference's last step: a NaN x returns x + x (quieted). */
+static R nan_passes(PtxBuilder *b, R x, R y) {
+  R nan = is_nan(b, x), quieted = add(b, x, x);
+  return sel(b, nan, quieted, y);
+}
+
+/* x * 2^k when mask, else x: the subnormal scaling of log and cbrt */
+static R scale_if(PtxBuilder *b, R mask, R x, double k) {
+  R scaled = mulk(b, x, k);
+  return sel(b, mask, scaled, x);
+}
+
+/* ---- exp, expm1 ---- */
+
+static R round_to_integer(PtxBuilder *b, R x, double factor) {
+  R shifter = d_imm(b, MATHREF_ROUND_SHIFTER_F64);
+  return subk(b, fmak(b, x, factor, shifter), MATHREF_ROUND_SHIFTER_F64);
+}
+
+static R exp_reduce(PtxBuilder *b, R x, R *n) {
+  *n = round_to_integer(b, x, MATHREF_LOG2E_F64);
+  R r = fmak(b, *n, -MATHREF_LN2_HI_F64, x);
+  return fmak(b, *n, -MATHREF_LN2_LO_F64, r);
+}
+
+static R clamp(PtxBuilder *b, R x, double low, double high) {
+  R rlow = d_imm(b, low), above = max_f64(b, x, rlow), rhigh = d_imm(b, high);
+  return min_f64(b, above, rhigh);
+}
+
+/* y 2^n in two normal halves, so that a subnormal result rounds once. */
+static R scale_by_pow2(PtxBuilder *b, R y, R n) {
+  R ni = int_of(b, n);
+  R n1 = lop(b, "shr.s64", ni, 1);
+  R n2 = lop2(b, "sub.s64", ni, n1);
+  R scale1 = pow2_f64(b, n1), scale2 = pow2_f64(b, n2);
+  return mul(b, mul(b, y, scale1), scale2);
+}
+
+static R exp_f64(PtxBuilder *b, R x) {
+  R n, r = exp_reduce(b, clamp(b, x, -746.0, 710.0), &n);
+  R r2 = mul(b, r, r), poly = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
+  R one = d_imm(b, 1.0);
+  R p = add(b, one, dfma(b, r2, poly, r));
+  return nan_passes(b, x, scale_by_pow2(b, p, n));
+}
+
+static R expm1_f64(PtxBuilder *b, R x) {
+  R xc = clamp(b, x, -40.0, 710.0);
+  R n = round_to_integer(b, xc, MATHREF_LOG2E_F64);
+  R r_exact = fmak(b, n, -MATHREF_LN2_HI_F64, xc);
+  R lo = mulk(b, n, -MATHREF_LN2_LO_F64);
+  R r = add(b, r_exact, lo);
+  R r_lost = add(b, sub(b, r_exact, r), lo);
+  R p = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
+  R r2 = mul(b, r, r), lost_part = dfma(b, r_lost, r, r_lost);
+  R q = add(b, r, dfma(b, r2, p, lost_part));
+  R half = pow2_f64(b, lop(b, "sub.s64", int_of(b, n), 1));
+  R two = d_imm(b, 2.0), half_less = subk(b, half, 0.5);
+  R y = mul(b, two, dfma(b, half, q, half_less));
+  y = sel(b, cmpk(b, "eq", n, 0.0), q, y);
+  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-54), x, y);
+  return nan_passes(b, x, y);
+}
+
+/* ---- log, log1p ---- */
+
+static R log_split(PtxBuilder *b, R x, R *e) {
+  R shifted = lop(b, "sub.s64", bits_of(b, x), MATHREF_SQRT_HALF_BITS_F64);
+  *e = lop(b, "shr.s64", shifted, 52);
+  R m = double_of_bits(b, lop(b, "add.s64", lop(b, "and.b64", shifted, MANTISSA), MATHREF_SQRT_HALF_BITS_F64));
+  return subk(b, m, 1.0);
+}
+
+static R log_combine(PtxBuilder *b, R e, R f, R extra) {
+  R ef = double_of(b, e);
+  R s = divide(b, f, addk(b, f, 2.0));
+  R z = mul(b, s, s);
+  R r = mul(b, z, polynomial(b, mathref_log_f64_table, MATHREF_LOG_F64_COUNT, z));
+  R hfsq = mul(b, mulk(b, f, 0.5), f);
+  R low = fmak(b, ef, MATHREF_LN2_LO_F64, extra);
+  R small = dfma(b, s, add(b, hfsq, r), low);
+  R body = sub(b, f, sub(b, hfsq, small));
+  return fmak(b, ef, MATHREF_LN2_HI_F64, body);
+}
+
+static R log_f64(PtxBuilder *b, R x) {
+  R subnormal = cmpk(b, "lt", x, 0x1p-1022);
+  R e, f = log_split(b, scale_if(b, subnormal, x, 0x1p54), &e);
+  e = lop2(b, "sub.s64", e, lselk(b, subnormal, 54, 0));
+  R y = log_combine(b, e, f, d_imm(b, 0.0));
+  y = sel(b, cmpk(b, "eq", x, F64_INF), x, y);
+  y = selk_to(b, cmpk(b, "eq", x, 0.0), -F64_INF, y);
+  y = sel_nan(b, cmpk(b, "lt", x, 0.0), y);
+  return nan_passes(b, x, y);
+}
+
+static R log1p_f64(PtxBuilder *b, R x) {
+  R one = d_imm(b, 1.0);
+  R u = add(b, one, x);
+  R c = divide(b, sub(b, x, subk(b, u, 1.0)), u);
+  R e, f = log_split(b, u, &e);
+  R y = log_combine(b, e, f, c);
+  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-54), x, y);
+  y = sel(b, cmpk(b, "eq", x, F64_INF), x, y);
+  y = selk_to(b, cmpk(b, "eq", x, -1.0), -F64_INF, y);
+  y = sel_nan(b, cmpk(b, "lt", x, -1.0), y);
+  return nan_passes(b, x, y);
+}
+
+/* ---- atan2 ---- */
+
+static R atan_argument(PtxBuilder *b, R little, R big, R *fold, R *t_lo) {
+  R scale = selk_to(b, cmpk(b, "lt", big, 0x1p-900), 0x1p600, d_imm(b, 1.0));
+  little = mul(b, little, scale);
+  big = mul(b, big, scale);
+  R u = divide(b, little, big);
+  R u_lo = divide(b, dfma(b, neg(b, u), big, little), big);
+  R big_zero = cmpk(b, "eq", big, 0.0);
+  u = selk_to(b, big_zero, 0.0, u);
+  u = selk_to(b, cmpk(b, "eq", little, F64_INF), 1.0, u);
+  u_lo = selk_to(b, p_or(b, big_zero, cmpk(b, "eq", big, F64_INF)), 0.0, u_lo);
+  *fold = cmpk(b, "gt", u, MATHREF_TAN_PI_8_F64);
+  R num = subk(b, u, 1.0), num_lo = add(b, sub(b, u, addk(b, num, 1.0)), u_lo);
+  R den = addk(b, u, 1.0), den_lo = add(b, sub(b, u, subk(b, den, 1.0)), u_lo);
+  R q = divide(b, num, den);
+  R quotient_error = add(b, dfma(b, neg(b, q), den, num), num_lo);
+  R q_lo = divide(b, sub(b, quotient_error, mul(b, q, den_lo)), den);
+  *t_lo = sel(b, *fold, q_lo, u_lo);
+  return sel(b, *fold, q, u);
+}
+
+static R atan2_f64(PtxBuilder *b, R y, R x) {
+  R ax = abs_f64(b, x), ay = abs_f64(b, y);
+  R little = min_f64(b, ax, ay), big = max_f64(b, ax, ay);
+  R fold, t_lo, t = atan_argument(b, little, big, &fold, &t_lo);
+  R z = mul(b, t, t);
+  R p = polynomial(b, mathref_atan_f64_table, MATHREF_ATAN_F64_COUNT, z);
+  R zp = mul(b, z, p), t_lo_part = dfma(b, neg(b, t_lo), z, t_lo);
+  R w = dfma(b, t, zp, t_lo_part);
+  R m = lselk(b, fold, 1, 0);
+  R s = d_imm(b, 1.0);
+  R swap = cmp(b, "gt", ay, ax);
+  m = lsel(b, swap, lop2(b, "sub.s64", l_imm(b, 2), m), m);
+  s = sel(b, swap, neg(b, s), s);
+  R negative_x = lcmpk(b, "lt", bits_of(b, x), 0);
+  m = lsel(b, negative_x, lop2(b, "sub.s64", l_imm(b, 4), m), m);
+  s = sel(b, negative_x, neg(b, s), s);
+  R mf = double_of(b, m);
+  R inner = fmak(b, mf, MATHREF_PIO4_LO_F64, mul(b, s, w));
+  R angle = fmak(b, mf, MATHREF_PIO4_HI_F64, dfma(b, s, t, inner));
+  R result = copysign_f64(b, angle, y);
+  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
+  R nan = p_or(b, nan_x, nan_y), sum = add(b, x, y);
+  return sel(b, nan, sum, result);
+}
+
+/* ---- rsqrt and the compositions ---- */
+
+static R rsqrt_f64(PtxBuilder *b, R x) {
+  R one = d_imm(b, 1.0);
+  return divide(b, one, dsqrt(b, x));
+}
+
+static R atan_f64(PtxBuilder *b, R x) { return atan2_f64(b, x, d_imm(b, 1.0)); }
+
+static R one_minus_square_root(PtxBuilder *b, R x) {
+  R minus_x = neg(b, x), one = d_imm(b, 1.0);
+  return dsqrt(b, dfma(b, minus_x, x, one));
+}
+
+static R asin_f64(PtxBuilder *b, R x) { return atan2_f64(b, x, one_minus_square_root(b, x)); }
+static R acos_f64(PtxBuilder *b, R x) { return atan2_f64(b, one_minus_square_root(b, x), x); }
+
+/* (0.5 h) h with h = e^(|x|/2): sinh and cosh from 709 on */
+static R half_square_of_exp_half(PtxBuilder *b, R ax) {
+  R h = exp_f64(b, mulk(b, ax, 0.5));
+  return mul(b, mulk(b, h, 0.5), h);
+}
+
+static R sinh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R t = expm1_f64(b, mink(b, ax, 709.0));
+  R half = d_imm(b, 0.5);
+  R small = mul(b, half, add(b, t, divide(b, t, addk(b, t, 1.0))));
+  R large = half_square_of_exp_half(b, ax);
+  R y = sel(b, cmpk(b, "lt", ax, 709.0), small, large);
+  return nan_passes(b, x, copysign_f64(b, y, x));
+}
+
+static R cosh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R e = exp_f64(b, mink(b, ax, 709.0));
+  R half_e = mulk(b, e, 0.5), half = d_imm(b, 0.5);
+  R small = add(b, half_e, divide(b, half, e));
+  R large = half_square_of_exp_half(b, ax);
+  R y = sel(b, cmpk(b, "lt", ax, 709.0), small, large);
+  return nan_passes(b, x, y);
+}
+
+static R tanh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R minus_two = d_imm(b, -2.0);
+  R t_small = expm1_f64(b, mul(b, minus_two, ax));
+  R two = d_imm(b, 2.0);
+  R t_large = expm1_f64(b, mul(b, two, mink(b, ax, 22.0)));
+  R small = divide(b, neg(b, t_small), addk(b, t_small, 2.0));
+  R two_again = d_imm(b, 2.0);
+  R large = ksub(b, 1.0, divide(b, two_again, addk(b, t_large, 2.0)));
+  R y = sel(b, cmpk(b, "lt", ax, 1.0), small, large);
+  R signed_y = copysign_f64(b, y, x);
+  y = sel(b, cmpk(b, "eq", x, 0.0), x, signed_y);
+  return nan_passes(b, x, y);
+}
+
+static R logistic_f64(PtxBuilder *b, R x) {
+  R e = exp_f64(b, neg(b, abs_f64(b, x)));
+  R negative = cmpk(b, "lt", x, 0.0), one = d_imm(b, 1.0);
+  R numerator = sel(b, negative, e, one);
+  R sum = add(b, one, e);
+  R sum_lost = add(b, sub(b, one, sum), e);
+  R y = divide(b, numerator, sum);
+  R minus_y = neg(b, y), lost = mul(b, y, sum_lost);
+  R residual = sub(b, dfma(b, minus_y, sum, numerator), lost);
+  return add(b, y, divide(b, residual, sum));
+}
+
+static R asinh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R a = mink(b, ax, 0x1p28);
+  R z = mul(b, a, a), one = d_imm(b, 1.0);
+  R root = dsqrt(b, add(b, one, z));
+  R one_again = d_imm(b, 1.0);
+  R small = log1p_f64(b, add(b, a, divide(b, z, add(b, one_again, root))));
+  R large = addk(b, log_f64(b, ax), MATHREF_LN2_F64);
+  R y = sel(b, cmpk(b, "lt", ax, 0x1p28), small, large);
+  return nan_passes(b, x, copysign_f64(b, y, x));
+}
+
+static R acosh_f64(PtxBuilder *b, R x) {
+  R t = subk(b, mink(b, x, 0x1p28), 1.0);
+  R root = dsqrt(b, mul(b, t, addk(b, t, 2.0)));
+  R small = log1p_f64(b, add(b, t, root));
+  R large = addk(b, log_f64(b, x), MATHREF_LN2_F64);
+  R y = sel(b, cmpk(b, "lt", x, 0x1p28), small, large);
+  y = sel_nan(b, cmpk(b, "lt", x, 1.0), y);
+  return nan_passes(b, x, y);
+}
+
+static R atanh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R twice = add(b, ax, ax);
+  R d = ksub(b, 1.0, ax);
+  R near = dfma(b, twice, divide(b, ax, d), twice), far = divide(b, twice, d);
+  R u = sel(b, cmpk(b, "lt", ax, 0.5), near, far);
+  R y = mulk(b, log1p_f64(b, u), 0.5);
+  return nan_passes(b, x, copysign_f64(b, y, x));
+}
+
+/* ---- pow ---- */
+
+/* a + b = s + *e exactly (Knuth's two-sum). */
+static R two_sum(PtxBuilder *b, R x, R y, R *e) {
+  R s = add(b, x, y);
+  R back = sub(b, s, x);
+  R x_lost = sub(b, x, sub(b, s, back)), y_lost = sub(b, y, back);
+  *e = add(b, x_lost, y_lost);
+  return s;
+}
+
+/* fma(x, y, -p): what the product p = x y rounded away */
+static R product_error(PtxBuilder *b, R x, R y, R p) {
+  R minus_p = neg(b, p);
+  return dfma(b, x, y, minus_p);
+}
+static R product_error_k(PtxBuilder *b, R x, double k, R p) {
+  R rk = d_imm(b, k);
+  return product_error(b, x, rk, p);
+}
+
+/* log2|x| = *low + return, as math_reference_f64.c's pow_log2_f64: s in
+ * two parts, 2s + 2s^3/3 in two parts, the rest of the series in one. */
+static R pow_s_parts(PtxBuilder *b, R ax, R *e, R *s_l) {
+  R subnormal = cmpk(b, "lt", ax, 0x1p-1022);
+  R f = log_split(b, scale_if(b, subnormal, ax, 0x1p54), e);
+  *e = lop2(b, "sub.s64", *e, lselk(b, subnormal, 54, 0));
+  R den = addk(b, f, 2.0);
+  R den_l = add(b, ksub(b, 2.0, den), f);
+  R s = divide(b, f, den);
+  R remainder = dfma(b, neg(b, s), den, f);
+  *s_l = divide(b, sub(b, remainder, mul(b, s, den_l)), den);
+  return s;
+}
+
+static R pow_log2(PtxBuilder *b, R ax, R *low) {
+  R e, s_l, s = pow_s_parts(b, ax, &e, &s_l);
+  R s2 = mul(b, s, s);
+  R s2_l = product_error(b, s, s, s2);
+  R s3 = mul(b, s2, s);
+  R s3_error = product_error(b, s2, s, s3);
+  R s2_l_s = mul(b, s2_l, s), three_s2 = mul(b, mulk(b, s2, 3.0), s_l);
+  R s3_l = add(b, s3_error, add(b, s2_l_s, three_s2));
+  R t = mulk(b, s3, MATHREF_TWO_THIRDS_HI_F64);
+  R t_error = product_error_k(b, s3, MATHREF_TWO_THIRDS_HI_F64, t);
+  R t_low = mulk(b, s3, MATHREF_TWO_THIRDS_LO_F64), t_high = mulk(b, s3_l, MATHREF_TWO_THIRDS_HI_F64);
+  R t_l = add(b, t_error, add(b, t_low, t_high));
+  R s5 = mul(b, s3, s2);
+  R rest = mul(b, s5, polynomial(b, mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2));
+  R two_s = mulk(b, s, 2.0);
+  R h = add(b, two_s, t);
+  R two_s_again = mulk(b, s, 2.0);
+  R head_lost = sub(b, t, sub(b, h, two_s_again));
+  R tail = add(b, t_l, rest);
+  R two_s_l = mulk(b, s_l, 2.0);
+  R l = add(b, head_lost, add(b, two_s_l, tail));
+  R p = mulk(b, h, MATHREF_LOG2E_F64);
+  R p_error = product_error_k(b, h, MATHREF_LOG2E_F64, p);
+  R h_part = mulk(b, h, MATHREF_LOG2E_LO_F64), l_part = mulk(b, l, MATHREF_LOG2E_F64);
+  R p_l = add(b, p_error, add(b, h_part, l_part));
+  R sum_l, sum = two_sum(b, double_of(b, e), p, &sum_l);
+  R carry = add(b, sum_l, p_l);
+  R result = add(b, sum, carry);
+  R carry_again = add(b, sum_l, p_l);
+  *low = add(b, sub(b, sum, result), carry_again);
+  return result;
+}
+
+/* 2^(z + z_l), z clamped to [-1100, 1100], a NaN z to 0. */
+static R pow_exp2(PtxBuilder *b, R z, R z_l) {
+  R within = cmpk(b, "le", abs_f64(b, z), 1100.0);
+  R out = op1(b, PTX_PRED, "not.pred", within);
+  R bound = selk_to(b, cmpk(b, "gt", z, 0.0), 1100.0, d_imm(b, -1100.0));
+  R zc = sel(b, out, bound, z);
+  R z_nan = is_nan(b, z);
+  zc = selk_to(b, z_nan, 0.0, zc);
+  R zl = selk_to(b, p_or(b, out, z_nan), 0.0, z_l);
+  R shifter = d_imm(b, MATHREF_ROUND_SHIFTER_F64);
+  R n = subk(b, add(b, zc, shifter), MATHREF_ROUND_SHIFTER_F64);
+  R head = sub(b, zc, n);
+  R r = add(b, head, zl);
+  R r_l = add(b, sub(b, head, r), zl);
+  R t = mulk(b, r, MATHREF_LN2_F64);
+  R t_error = product_error_k(b, r, MATHREF_LN2_F64, t);
+  R r_part = mulk(b, r, MATHREF_LN2_LO_EXACT_F64), r_l_part = mulk(b, r_l, MATHREF_LN2_F64);
+  R t_l = add(b, t_error, add(b, r_part, r_l_part));
+  R p = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
+  R t2 = mul(b, t, t), lost_part = dfma(b, t_l, t, t_l);
+  R inner = add(b, t, dfma(b, t2, p, lost_part));
+  R one = d_imm(b, 1.0);
+  return scale_by_pow2(b, add(b, one, inner), n);
+}
+
+/* y's kind: integer, and odd (|y| below 2^53) */
+static R pow_y_odd(PtxBuilder *b, R ay, R *y_integer) {
+  R big = d_imm(b, 0x1p52);
+  R rounded = subk(b, add(b, ay, big), 0x1p52);
+  R ay_rounded = sel(b, cmpk(b, "lt", ay, 0x1p52), rounded, ay);
+  *y_integer = cmp(b, "eq", ay_rounded, ay);
+  R zero = d_imm(b, 0.0);
+  R below = sel(b, cmpk(b, "lt", ay, 0x1p53), ay_rounded, zero);
+  R low_bit = lop(b, "and.b64", int_of(b, below), 1);
+  return p_and(b, *y_integer, lcmpk(b, "ne", low_bit, 0));
+}
+
+static R pow_f64(PtxBuilder *b, R x, R y) {
+  R ax = abs_f64(b, x), ay = abs_f64(b, y);
+  R l_low, l = pow_log2(b, ax, &l_low);
+  R ax_zero = cmpk(b, "eq", ax, 0.0), ax_infinite = cmpk(b, "eq", ax, F64_INF);
+  R edge = p_or(b, ax_zero, ax_infinite);
+  l = selk_to(b, ax_zero, -F64_INF, selk_to(b, ax_infinite, F64_INF, l));
+  l_low = selk_to(b, edge, 0.0, l_low);
+  R z = mul(b, y, l);
+  R z_error = product_error(b, y, l, z);
+  R z_l = add(b, z_error, mul(b, y, l_low));
+  R result = pow_exp2(b, z, selk_to(b, edge, 0.0, z_l));
+  R y_integer, y_odd = pow_y_odd(b, ay, &y_integer);
+  R negative_x = lcmpk(b, "lt", bits_of(b, x), 0);
+  R flip = p_and(b, negative_x, y_odd);
+  R minus_result = neg(b, result);
+  result = sel(b, flip, minus_result, result);
+  R negative = cmpk(b, "lt", x, 0.0), finite = cmpk(b, "gt", x, -F64_INF);
+  R y_fraction = op1(b, PTX_PRED, "not.pred", y_integer);
+  R invalid = p_and(b, p_and(b, negative, finite), y_fraction);
+  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
+  result = sel_nan(b, p_or(b, p_or(b, invalid, nan_x), nan_y), result);
+  R y_zero = cmpk(b, "eq", y, 0.0), x_one = cmpk(b, "eq", x, 1.0);
+  R ax_one = cmpk(b, "eq", ax, 1.0), ay_infinite = cmpk(b, "eq", ay, F64_INF);
+  R y_zero_or_x_one = p_or(b, y_zero, x_one);
+  R one = p_or(b, y_zero_or_x_one, p_and(b, ax_one, ay_infinite));
+  return selk_to(b, one, 1.0, result);
+}
+
+/* ---- the table the elementwise emitter reads ---- */
+
+typedef struct PtxMathRow {
+  Opcode op;
+  R (*unary)(PtxBuilder *b, R x);
+  R (*binary)(PtxBuilder *b, R x, R y);
+} PtxMathRow;
+
+static const PtxMathRow ptx_math_f64_rows[] = {
+    {OP_EXPONENTIAL, exp_f64, NULL}, {OP_EXPONENTIAL_MINUS_ONE, expm1_f64, NULL},
+    {OP_LOG, log_f64, NULL},         {OP_LOG_PLUS_ONE, log1p_f64, NULL},
+    {OP_TANH, tanh_f64, NULL},       {OP_LOGISTIC, logistic_f64, NULL},
+    {OP_RSQRT, rsqrt_f64, NULL},     {OP_ATAN2, NULL, atan2_f64},
+    {OP_POWER, NULL, pow_f64},
+    {OP_ATAN, atan_f64, NULL},       {OP_ASIN, asin_f64, NULL},
+    {OP_ACOS, acos_f64, NULL},       {OP_SINH, sinh_f64, NULL},
+    {OP_COSH, cosh_f64, NULL},       {OP_ASINH, asinh_f64, NULL},
+    {OP_ACOSH, acosh_f64, NULL},     {OP_ATANH, atanh_f64, NULL},
+};
+
+bool ptx_math_f64_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands) {
+  for (size_t i = 0; i < sizeof ptx_math_f64_rows / sizeof *ptx_math_f64_rows; i++) {
+    const PtxMathRow *row = &ptx_math_f64_rows[i];
+    if (row->op != op) continue;
+    ptx_comment(b, "%s on f64, transcribed from math_reference_f64.c", opcode_name(op));
+    R y = row->unary ? row->unary(b, operands[0]) : row->binary(b, operands[0], operands[1]);
+    ptx_inst(b, "mov.f64 $r, $r", dst, y);
+    return true;
+  }
+  return false;
+}
