@@ -243,7 +243,7 @@ static bool ptxi_step(PtxiProgram *p, const PtxiInst *in) {
     else if (type == 2) d = ptxi_compare(how, sa, sb);
     else if (type == 4) d = how == 0 ? (int64_t)a < (int64_t)b : how == 1 ? (int64_t)a > (int64_t)b
                           : how == 2 ? a == b : how == 3 ? a != b : how == 5 ? (int64_t)a <= (int64_t)b : 0;
-    else d = how == 2 ? a == b : how == 3 ? a != b : 0;
+    else d = how == 2 ? a == b : how == 3 ? a != b : how == 0 ? a < b : 0; /* u64: lt is unsigned */
   } else {
     switch (in->code) {
     case 0: d = a; break;

@@ -47,6 +47,9 @@ static const MathCase math_cases[] = {
     {"asinh", OP_ASINH, mathref_asinh, NULL, mathref_log_f64_table, MATHREF_LOG_F64_COUNT},
     {"acosh", OP_ACOSH, mathref_acosh, NULL, mathref_log_f64_table, MATHREF_LOG_F64_COUNT},
     {"atanh", OP_ATANH, mathref_atanh, NULL, mathref_log_f64_table, MATHREF_LOG_F64_COUNT},
+    {"sine", OP_SINE, mathref_sin, NULL, mathref_sin_f64_table, MATHREF_SIN_F64_COUNT},
+    {"cosine", OP_COSINE, mathref_cos, NULL, mathref_cos_f64_table, MATHREF_COS_F64_COUNT},
+    {"tan", OP_TAN, mathref_tan, NULL, mathref_sin_f64_table, MATHREF_SIN_F64_COUNT},
 };
 enum { MATH_CASE_COUNT = sizeof math_cases / sizeof *math_cases };
 
