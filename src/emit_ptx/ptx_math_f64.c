@@ -568,16 +568,20 @@ static R trig_reduce_small(PtxBuilder *b, R x, R *n, R *lo) {
 }
 
 /* The words of 2/pi as one .global array, written into the module before
- * the first kernel that reads it. */
+ * the first kernel that reads it: 8-byte aligned u32 pairs, low half
+ * first (the device is little-endian), so that ld.u64 reads each word and
+ * the module's globals stay in the one .u32 form every reader knows. */
 static const char *two_over_pi_symbol = "axle_math_two_over_pi_f64";
 
 static void two_over_pi_declare(PtxBuilder *b) {
   if (b->module.data && strstr(b->module.data, two_over_pi_symbol)) return;
   strbuf_printf(&b->module, "// math_reference_f64.c's words of 2/pi, for Payne-Hanek\n");
-  strbuf_printf(&b->module, ".global .align 8 .u64 %s[%d] = {", two_over_pi_symbol, MATHREF_TWO_OVER_PI_WORDS);
-  for (int i = 0; i < MATHREF_TWO_OVER_PI_WORDS; i++)
-    strbuf_printf(&b->module, "%s%s0x%016llX", i ? ", " : "", i % 3 ? "" : "\n  ",
-                  (unsigned long long)mathref_two_over_pi_words[i]);
+  strbuf_printf(&b->module, ".global .align 8 .u32 %s[%d] = {", two_over_pi_symbol, 2 * MATHREF_TWO_OVER_PI_WORDS);
+  for (int i = 0; i < 2 * MATHREF_TWO_OVER_PI_WORDS; i++) {
+    uint64_t word = mathref_two_over_pi_words[i / 2];
+    strbuf_printf(&b->module, "%s%s%u", i ? ", " : "", i % 6 ? "" : "\n  ",
+                  (unsigned)(i % 2 ? word >> 32 : word & 0xffffffffu));
+  }
   strbuf_printf(&b->module, "\n};\n\n");
 }
 
