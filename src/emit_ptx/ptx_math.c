@@ -718,6 +718,9 @@ static R atanh_f32(PtxBuilder *b, R x) {
   return nan_passes(b, x, copysign_f32(b, y, x));
 }
 
+/* f64 cbrt's first guess is this sequence (ptx_math_f64.c). */
+PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return cbrt_f32(b, x); }
+
 /* ---- the table the elementwise emitter reads ---- */
 
 typedef struct PtxMathRow {

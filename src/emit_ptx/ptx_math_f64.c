@@ -573,16 +573,21 @@ static R trig_reduce_small(PtxBuilder *b, R x, R *n, R *lo) {
  * the module's globals stay in the one .u32 form every reader knows. */
 static const char *two_over_pi_symbol = "axle_math_two_over_pi_f64";
 
-static void two_over_pi_declare(PtxBuilder *b) {
-  if (b->module.data && strstr(b->module.data, two_over_pi_symbol)) return;
-  strbuf_printf(&b->module, "// math_reference_f64.c's words of 2/pi, for Payne-Hanek\n");
-  strbuf_printf(&b->module, ".global .align 8 .u32 %s[%d] = {", two_over_pi_symbol, 2 * MATHREF_TWO_OVER_PI_WORDS);
-  for (int i = 0; i < 2 * MATHREF_TWO_OVER_PI_WORDS; i++) {
-    uint64_t word = mathref_two_over_pi_words[i / 2];
+static void table_declare(PtxBuilder *b, const char *symbol, const char *what, const uint64_t *words, int count) {
+  if (b->module.data && strstr(b->module.data, symbol)) return;
+  strbuf_printf(&b->module, "// %s\n", what);
+  strbuf_printf(&b->module, ".global .align 8 .u32 %s[%d] = {", symbol, 2 * count);
+  for (int i = 0; i < 2 * count; i++) {
+    uint64_t word = words[i / 2];
     strbuf_printf(&b->module, "%s%s%u", i ? ", " : "", i % 6 ? "" : "\n  ",
                   (unsigned)(i % 2 ? word >> 32 : word & 0xffffffffu));
   }
   strbuf_printf(&b->module, "\n};\n\n");
+}
+
+static void two_over_pi_declare(PtxBuilder *b) {
+  table_declare(b, two_over_pi_symbol, "math_reference_f64.c's words of 2/pi, for Payne-Hanek",
+                mathref_two_over_pi_words, MATHREF_TWO_OVER_PI_WORDS);
 }
 
 static R u32_op(PtxBuilder *b, const char *op, R x, int k) {
@@ -758,6 +763,86 @@ static R tan_f64(PtxBuilder *b, R x) {
   return sel_nan(b, trig_is_invalid(b, x), y);
 }
 
+/* ---- cbrt ---- */
+
+static R cbrt_newton(PtxBuilder *b, R g, R a) {
+  R h = mul(b, g, g);
+  R l = product_error(b, g, g, h);
+  R minus_a = neg(b, a);
+  R cube_error = dfma(b, h, g, minus_a);
+  R residual = add(b, cube_error, mul(b, l, g));
+  R three_h = mulk(b, h, 3.0);
+  return sub(b, g, divide(b, residual, three_h));
+}
+
+static R cbrt_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R subnormal = cmpk(b, "lt", ax, 0x1p-1022);
+  R bits = bits_of(b, scale_if(b, subnormal, ax, 0x1p54));
+  R e = lop(b, "sub.s64", lop(b, "shr.u64", bits, 52), 1023);
+  e = lop2(b, "sub.s64", e, lselk(b, subnormal, 54, 0));
+  R m = double_of_bits(b, lop(b, "or.b64", lop(b, "and.b64", bits, MANTISSA), UINT64_C(0x3ff0000000000000)));
+  R q = lop(b, "sub.s64", lop(b, "shr.s64", lop(b, "mul.lo.s64", lop(b, "add.s64", e, 3000), 21846), 16), 1000);
+  R k = lop2(b, "sub.s64", e, lop(b, "mul.lo.s64", q, 3));
+  R a = mul(b, m, pow2_f64(b, k));
+  R guess = ptx_math_cbrt_f32(b, op1(b, PTX_F32, "cvt.rn.f32.f64", a));
+  R g = op1(b, PTX_F64, "cvt.f64.f32", guess);
+  g = cbrt_newton(b, cbrt_newton(b, g, a), a);
+  R y = copysign_f64(b, mul(b, g, pow2_f64(b, q)), x);
+  R zero = cmpk(b, "eq", ax, 0.0), infinite = cmpk(b, "eq", ax, F64_INF);
+  R special = p_or(b, p_or(b, zero, infinite), is_nan(b, x));
+  R quieted = add(b, x, x);
+  return sel(b, special, quieted, y);
+}
+
+/* ---- erf ---- */
+
+/* erfc's rows as one .global array (row k's 20 coefficients at k 160). */
+static const char *erfc_rows_symbol = "axle_math_erfc_rows_f64";
+
+static R erfc_row_polynomial(PtxBuilder *b, R k, R h) {
+  uint64_t words[MATHREF_ERFC_F64_ROWS * MATHREF_ERFC_F64_COUNT];
+  memcpy(words, mathref_erfc_f64_rows, sizeof words);
+  table_declare(b, erfc_rows_symbol, "math_reference_f64.c's erfc rows, for erf", words,
+                MATHREF_ERFC_F64_ROWS * MATHREF_ERFC_F64_COUNT);
+  R table = reg(b, PTX_U64);
+  ptx_inst(b, "mov.u64 $r, $s", table, erfc_rows_symbol);
+  R at = lop2(b, "add.s64", table, lop(b, "mul.lo.s64", k, 8 * MATHREF_ERFC_F64_COUNT));
+  R c[MATHREF_ERFC_F64_COUNT];
+  for (int j = 0; j < MATHREF_ERFC_F64_COUNT; j++) {
+    c[j] = reg(b, PTX_F64);
+    ptx_inst(b, "ld.global.nc.f64 $r, [$r+$d]", c[j], at, 8 * j);
+  }
+  R p = c[MATHREF_ERFC_F64_COUNT - 1];
+  for (int j = MATHREF_ERFC_F64_COUNT - 2; j >= 0; j--) p = dfma(b, p, h, c[j]);
+  return p;
+}
+
+static R erf_small(PtxBuilder *b, R x, R ax) {
+  R z = mul(b, x, x);
+  R w = mul(b, z, polynomial(b, mathref_erf_small_f64_table, MATHREF_ERF_SMALL_F64_COUNT, z));
+  R tiny = cmpk(b, "lt", ax, 0x1p-900);
+  R xs = scale_if(b, tiny, x, 0x1p64);
+  R hi = d_imm(b, MATHREF_TWO_OVER_SQRT_PI_HI_F64), lo = d_imm(b, MATHREF_TWO_OVER_SQRT_PI_LO_F64);
+  R inner = mul(b, xs, dfma(b, hi, w, lo));
+  R small = fmak(b, xs, MATHREF_TWO_OVER_SQRT_PI_HI_F64, inner);
+  return scale_if(b, tiny, small, 0x1p-64);
+}
+
+static R erf_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R small = erf_small(b, x, ax);
+  R t = mink(b, max_f64(b, ax, d_imm(b, 1.0)), 6.0);
+  R k = int_of(b, mulk(b, subk(b, t, 1.0), 2.0));
+  k = lsel(b, lcmpk(b, "gt", k, 9), l_imm(b, 9), k);
+  R center = addk(b, mulk(b, double_of(b, k), 0.5), 1.25);
+  R h = sub(b, t, center);
+  R erfc = erfc_row_polynomial(b, k, h);
+  R large = copysign_f64(b, ksub(b, 1.0, erfc), x);
+  R y = sel(b, cmpk(b, "lt", ax, 1.0), small, large);
+  return nan_passes(b, x, y);
+}
+
 /* ---- the table the elementwise emitter reads ---- */
 
 typedef struct PtxMathRow {
@@ -773,6 +858,7 @@ static const PtxMathRow ptx_math_f64_rows[] = {
     {OP_RSQRT, rsqrt_f64, NULL},     {OP_ATAN2, NULL, atan2_f64},
     {OP_POWER, NULL, pow_f64},       {OP_SINE, sin_f64, NULL},
     {OP_COSINE, cos_f64, NULL},      {OP_TAN, tan_f64, NULL},
+    {OP_CBRT, cbrt_f64, NULL},       {OP_ERF, erf_f64, NULL},
     {OP_ATAN, atan_f64, NULL},       {OP_ASIN, asin_f64, NULL},
     {OP_ACOS, acos_f64, NULL},       {OP_SINH, sinh_f64, NULL},
     {OP_COSH, cosh_f64, NULL},       {OP_ASINH, asinh_f64, NULL},

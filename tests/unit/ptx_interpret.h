@@ -86,6 +86,7 @@ static bool ptxi_operand_parse(PtxiProgram *p, char *text, PtxiOperand *o) {
   if (text[0] == '0' && (text[1] == 'f' || text[1] == 'd' || text[1] == 'x')) o->bits = strtoull(text + 2, NULL, 16);
   else if ((text[0] >= '0' && text[0] <= '9') || text[0] == '-') o->bits = (uint64_t)strtoll(text, NULL, 10);
   else if (strncmp(text, "axle_math_two_over_pi", 21) == 0) o->bits = PTXI_TABLE_ADDRESS;
+  else if (strncmp(text, "axle_math_erfc_rows", 19) == 0) o->bits = PTXI_TABLE_ADDRESS; /* the test sets the table */
   else {
     snprintf(p->error, sizeof p->error, "unknown operand '%s'", text);
     return false;
@@ -191,6 +192,7 @@ static const char *const ptxi_names[] = {
     "ld.global.nc.u32",
     /* ptx_math_f64.c's */
     "neg.f64",      "sqrt.rn.f64",  "shr.s64",         "cvt.rn.f64.s64", "ld.global.nc.u64", "mul.lo.u64",
+    "ld.global.nc.f64", "mul.lo.s64",
 };
 enum { PTXI_NAME_COUNT = sizeof ptxi_names / sizeof *ptxi_names, PTXI_SETP = 1000 };
 
@@ -300,7 +302,7 @@ static bool ptxi_step(PtxiProgram *p, const PtxiInst *in) {
     case 44: d = ptxi_bits64(sqrt(da)); break;
     case 45: d = (uint64_t)((int64_t)a >> (b >= 64 ? 63 : b)); break;
     case 46: d = ptxi_bits64((double)(int64_t)a); break;
-    case 47: {
+    case 47: case 49: {
       const PtxiOperand *m = &in->operands[1];
       int64_t at = (int64_t)p->regs[m->cls][m->index] + m->offset - PTXI_TABLE_ADDRESS;
       if (at < 0 || at % 8 || at / 4 + 1 >= p->table_words) {
@@ -310,7 +312,7 @@ static bool ptxi_step(PtxiProgram *p, const PtxiInst *in) {
       d = p->table[at / 4] | (uint64_t)p->table[at / 4 + 1] << 32; /* little-endian, as the device */
       break;
     }
-    case 48: d = a * b; break;
+    case 48: case 50: d = a * b; break;
     }
   }
   p->regs[in->operands[0].cls][in->operands[0].index] = d;
