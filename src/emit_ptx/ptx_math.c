@@ -650,6 +650,77 @@ static R pow_f32(PtxBuilder *b, R x, R y) {
   return sel(b, one, f_imm(b, 1.0f), result);
 }
 
+/* ---- compositions of the above (math_reference.c's atanf ... atanhf) ---- */
+
+static R sqrt_f32(PtxBuilder *b, R x) { return op1(b, PTX_F32, "sqrt.rn.f32", x); }
+
+static R atan_f32(PtxBuilder *b, R x) { return atan2_f32(b, x, f_imm(b, 1.0f)); }
+
+/* sqrt(fma(-x, x, 1)): one rounding before the square root. */
+static R one_minus_square_root(PtxBuilder *b, R x) {
+  R minus_x = neg(b, x), one = f_imm(b, 1.0f);
+  return sqrt_f32(b, ffma(b, minus_x, x, one));
+}
+
+static R asin_f32(PtxBuilder *b, R x) { return atan2_f32(b, x, one_minus_square_root(b, x)); }
+static R acos_f32(PtxBuilder *b, R x) { return atan2_f32(b, one_minus_square_root(b, x), x); }
+
+static R sinh_f32(PtxBuilder *b, R x) {
+  R ax = abs_f32(b, x);
+  R t = expm1_f32(b, min_f32(b, ax, f_imm(b, 88.0f)));
+  R half = f_imm(b, 0.5f);
+  R small = mul(b, half, add(b, t, divide(b, t, addk(b, t, 1.0f))));
+  R h = exp_f32(b, mulk(b, ax, 0.5f));
+  R large = mul(b, mulk(b, h, 0.5f), h);
+  R y = sel(b, cmpk(b, "lt", ax, 88.0f), small, large);
+  return nan_passes(b, x, copysign_f32(b, y, x));
+}
+
+static R cosh_f32(PtxBuilder *b, R x) {
+  R ax = abs_f32(b, x);
+  R e = exp_f32(b, min_f32(b, ax, f_imm(b, 88.0f)));
+  R half_e = mulk(b, e, 0.5f), half = f_imm(b, 0.5f);
+  R small = add(b, half_e, divide(b, half, e));
+  R h = exp_f32(b, mulk(b, ax, 0.5f));
+  R large = mul(b, mulk(b, h, 0.5f), h);
+  R y = sel(b, cmpk(b, "lt", ax, 88.0f), small, large);
+  return nan_passes(b, x, y);
+}
+
+static R asinh_f32(PtxBuilder *b, R x) {
+  R ax = abs_f32(b, x);
+  R a = min_f32(b, ax, f_imm(b, 0x1p12f));
+  R z = mul(b, a, a), one = f_imm(b, 1.0f);
+  R root = sqrt_f32(b, addk(b, z, 1.0f));
+  R small = log1p_f32(b, add(b, a, divide(b, z, add(b, one, root))));
+  R large = addk(b, log_f32(b, ax), 0x1.62e430p-1f);
+  R y = sel(b, cmpk(b, "lt", ax, 0x1p12f), small, large);
+  return nan_passes(b, x, copysign_f32(b, y, x));
+}
+
+static R acosh_f32(PtxBuilder *b, R x) {
+  R t = subk(b, min_f32(b, x, f_imm(b, 0x1p12f)), 1.0f);
+  R root = sqrt_f32(b, mul(b, t, addk(b, t, 2.0f)));
+  R small = log1p_f32(b, add(b, t, root));
+  R large = addk(b, log_f32(b, x), 0x1.62e430p-1f);
+  R y = sel(b, cmpk(b, "lt", x, 0x1p12f), small, large);
+  y = sel_nan(b, cmpk(b, "lt", x, 1.0f), y);
+  return nan_passes(b, x, y);
+}
+
+static R atanh_f32(PtxBuilder *b, R x) {
+  R ax = abs_f32(b, x);
+  R twice = add(b, ax, ax), one = f_imm(b, 1.0f);
+  R d = sub(b, one, ax);
+  R near = ffma(b, twice, divide(b, ax, d), twice), far = divide(b, twice, d);
+  R u = sel(b, cmpk(b, "lt", ax, 0.5f), near, far);
+  R y = mulk(b, log1p_f32(b, u), 0.5f);
+  return nan_passes(b, x, copysign_f32(b, y, x));
+}
+
+/* f64 cbrt's first guess is this sequence (ptx_math_f64.c). */
+PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return cbrt_f32(b, x); }
+
 /* ---- the table the elementwise emitter reads ---- */
 
 typedef struct PtxMathRow {
@@ -666,6 +737,10 @@ static const PtxMathRow ptx_math_rows[] = {
     {OP_COSINE, cos_f32, NULL},        {OP_TAN, tan_f32, NULL},
     {OP_CBRT, cbrt_f32, NULL},         {OP_RSQRT, rsqrt_f32, NULL},
     {OP_ATAN2, NULL, atan2_f32},       {OP_POWER, NULL, pow_f32},
+    {OP_ATAN, atan_f32, NULL},         {OP_ASIN, asin_f32, NULL},
+    {OP_ACOS, acos_f32, NULL},         {OP_SINH, sinh_f32, NULL},
+    {OP_COSH, cosh_f32, NULL},         {OP_ASINH, asinh_f32, NULL},
+    {OP_ACOSH, acosh_f32, NULL},       {OP_ATANH, atanh_f32, NULL},
 };
 
 bool ptx_math_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands) {

@@ -159,6 +159,8 @@ static const Opcode ptx_math_sequence_ops[] = {
     OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_LOGISTIC, OP_TANH,
     OP_SINE,        OP_COSINE,                OP_TAN, OP_ATAN2,       OP_POWER,    OP_ERF,
     OP_CBRT,        OP_RSQRT,                 OP_REMAINDER,
+    OP_ATAN,        OP_ASIN,                  OP_ACOS,        OP_SINH,        OP_COSH,     OP_ASINH,
+    OP_ACOSH,       OP_ATANH,
 };
 
 bool ptx_op_needs_math_sequence(Opcode op) {
@@ -292,6 +294,7 @@ bool ptx_emit_elementwise(PtxBuilder *b, const PtxElementwise *e, PtxReg dst, co
     return status_error(st, STATUS_UNSUPPORTED, "the GPU backend has no PTX for compare with type=TOTALORDER yet");
   /* f16 and bf16 arrive here as f32 (ptx_kernel.c computes them in f32). */
   if (e->type == TYPE_F32 && ptx_op_needs_math_sequence(e->op) && ptx_math_emit(b, e->op, dst, operands)) return true;
+  if (e->type == TYPE_F64 && ptx_op_needs_math_sequence(e->op) && ptx_math_f64_emit(b, e->op, dst, operands)) return true;
   const PtxOpRow *row = row_find(e, b->target.sm, &needs_newer_target);
   Expansion x = {.e = e, .dst = dst, .operands = operands};
   if (!row || !ptx_type_of_element(e->type, &x.type)) return refuse(e, &b->target, needs_newer_target, st);

@@ -83,9 +83,10 @@ static bool ptxi_operand_parse(PtxiProgram *p, char *text, PtxiOperand *o) {
     return o->cls >= 0 && o->index < PTXI_REGS;
   }
   o->kind = PTXI_IMM;
-  if (text[0] == '0' && (text[1] == 'f' || text[1] == 'd')) o->bits = strtoull(text + 2, NULL, 16);
+  if (text[0] == '0' && (text[1] == 'f' || text[1] == 'd' || text[1] == 'x')) o->bits = strtoull(text + 2, NULL, 16);
   else if ((text[0] >= '0' && text[0] <= '9') || text[0] == '-') o->bits = (uint64_t)strtoll(text, NULL, 10);
   else if (strncmp(text, "axle_math_two_over_pi", 21) == 0) o->bits = PTXI_TABLE_ADDRESS;
+  else if (strncmp(text, "axle_math_erfc_rows", 19) == 0) o->bits = PTXI_TABLE_ADDRESS; /* the test sets the table */
   else {
     snprintf(p->error, sizeof p->error, "unknown operand '%s'", text);
     return false;
@@ -189,16 +190,19 @@ static const char *const ptxi_names[] = {
     "add.s64",      "sub.s64",      "mul.wide.u32",    "mad.wide.s32",   "cvt.rzi.s32.f32", "cvt.rn.f32.s32",
     "cvt.u32.u64",  "cvt.u64.u32",  "cvt.f64.f32",     "cvt.rn.f64.s32", "cvt.rzi.s64.f64", "cvt.rn.f32.f64",
     "ld.global.nc.u32",
+    /* ptx_math_f64.c's */
+    "neg.f64",      "sqrt.rn.f64",  "shr.s64",         "cvt.rn.f64.s64", "ld.global.nc.u64", "mul.lo.u64",
+    "ld.global.nc.f64", "mul.lo.s64",
 };
 enum { PTXI_NAME_COUNT = sizeof ptxi_names / sizeof *ptxi_names, PTXI_SETP = 1000 };
 
 /* setp.HOW.TYPE as PTXI_SETP + 10 * how + type. */
 static int ptxi_decode(const char *op) {
   if (!strncmp(op, "setp.", 5)) {
-    static const char *const hows[] = {"lt", "gt", "eq", "ne", "nan"};
-    static const char *const types[] = {"f32", "f64", "s32", "u64"};
-    for (int h = 0; h < 5; h++)
-      for (int t = 0; t < 4; t++) {
+    static const char *const hows[] = {"lt", "gt", "eq", "ne", "nan", "le"};
+    static const char *const types[] = {"f32", "f64", "s32", "u64", "s64"};
+    for (int h = 0; h < 6; h++)
+      for (int t = 0; t < 5; t++) {
         char name[32];
         snprintf(name, sizeof name, "setp.%s.%s", hows[h], types[t]);
         if (!strcmp(op, name)) return PTXI_SETP + 10 * h + t;
@@ -219,6 +223,7 @@ static bool ptxi_compare(int how, double a, double b) {
   case 1: return a > b;
   case 2: return a == b;
   case 3: return a != b;
+  case 5: return a <= b;
   default: return a != a || b != b;
   }
 }
@@ -238,7 +243,9 @@ static bool ptxi_step(PtxiProgram *p, const PtxiInst *in) {
     if (type == 0) d = ptxi_compare(how, fa, fb);
     else if (type == 1) d = ptxi_compare(how, da, db);
     else if (type == 2) d = ptxi_compare(how, sa, sb);
-    else d = how == 2 ? a == b : how == 3 ? a != b : 0;
+    else if (type == 4) d = how == 0 ? (int64_t)a < (int64_t)b : how == 1 ? (int64_t)a > (int64_t)b
+                          : how == 2 ? a == b : how == 3 ? a != b : how == 5 ? (int64_t)a <= (int64_t)b : 0;
+    else d = how == 2 ? a == b : how == 3 ? a != b : how == 0 ? a < b : 0; /* u64: lt is unsigned */
   } else {
     switch (in->code) {
     case 0: d = a; break;
@@ -291,6 +298,21 @@ static bool ptxi_step(PtxiProgram *p, const PtxiInst *in) {
       d = p->table[at / 4];
       break;
     }
+    case 43: d = a ^ (UINT64_C(1) << 63); break;
+    case 44: d = ptxi_bits64(sqrt(da)); break;
+    case 45: d = (uint64_t)((int64_t)a >> (b >= 64 ? 63 : b)); break;
+    case 46: d = ptxi_bits64((double)(int64_t)a); break;
+    case 47: case 49: {
+      const PtxiOperand *m = &in->operands[1];
+      int64_t at = (int64_t)p->regs[m->cls][m->index] + m->offset - PTXI_TABLE_ADDRESS;
+      if (at < 0 || at % 8 || at / 4 + 1 >= p->table_words) {
+        snprintf(p->error, sizeof p->error, "load outside the table at %lld", (long long)at);
+        return false;
+      }
+      d = p->table[at / 4] | (uint64_t)p->table[at / 4 + 1] << 32; /* little-endian, as the device */
+      break;
+    }
+    case 48: case 50: d = a * b; break;
     }
   }
   p->regs[in->operands[0].cls][in->operands[0].index] = d;

@@ -53,6 +53,14 @@ static const MathCase math_cases[] = {
     {"power", OP_POWER, NULL, mathref_powf, true, NULL, 0, mathref_pow_table, MATHREF_POW_COUNT},
     {"cbrt", OP_CBRT, mathref_cbrtf, NULL, false, mathref_cbrt_table, MATHREF_CBRT_COUNT, NULL, 0},
     {"rsqrt", OP_RSQRT, mathref_rsqrtf, NULL, false, NULL, 0, NULL, 0},
+    {"atan", OP_ATAN, mathref_atanf, NULL, false, mathref_atan_table, MATHREF_ATAN_COUNT, NULL, 0},
+    {"asin", OP_ASIN, mathref_asinf, NULL, false, mathref_atan_table, MATHREF_ATAN_COUNT, NULL, 0},
+    {"acos", OP_ACOS, mathref_acosf, NULL, false, mathref_atan_table, MATHREF_ATAN_COUNT, NULL, 0},
+    {"sinh", OP_SINH, mathref_sinhf, NULL, false, mathref_expm1_table, MATHREF_EXPM1_COUNT, NULL, 0},
+    {"cosh", OP_COSH, mathref_coshf, NULL, false, mathref_exp_table, MATHREF_EXP_COUNT, NULL, 0},
+    {"asinh", OP_ASINH, mathref_asinhf, NULL, false, mathref_log_table, MATHREF_LOG_COUNT, NULL, 0},
+    {"acosh", OP_ACOSH, mathref_acoshf, NULL, false, mathref_log_table, MATHREF_LOG_COUNT, NULL, 0},
+    {"atanh", OP_ATANH, mathref_atanhf, NULL, false, mathref_log_table, MATHREF_LOG_COUNT, NULL, 0},
 };
 enum { MATH_CASE_COUNT = sizeof math_cases / sizeof *math_cases };
 

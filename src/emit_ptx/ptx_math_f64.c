@@ -1,0 +1,878 @@
+/* The f64 math functions in PTX: src/ir/kernel/math_reference_f64.c
+ * transcribed operation for operation, as ptx_math.c does for the f32
+ * ones, so that a GPU thread computes the reference's bits.
+ *
+ * The same rules: every float operation is the IEEE one (add.rn, mul.rn,
+ * div.rn, fma.rn, sqrt.rn on f64; never .approx or .ftz); min/max are
+ * setp then selp; both sides of every branch are computed and selp picks
+ * one; the reference's int64_t lanes are .s64 registers (shr.s64 is its
+ * arithmetic shift). Coefficients come from math_reference.h's tables;
+ * Payne-Hanek's words of 2/pi go into the module once, as a .global
+ * array. No call has two arguments that emit instructions (C leaves
+ * their order open), so such values are named first, in order. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emit_ptx/ptx_builder.h"
+#include "kernel/math_reference.h"
+
+typedef PtxReg R;
+
+/* ---- one instruction each ---- */
+
+static R reg(PtxBuilder *b, PtxType t) { return ptx_reg_new(b, t); }
+
+static R d_imm(PtxBuilder *b, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  char text[24];
+  snprintf(text, sizeof text, "0d%016llX", (unsigned long long)bits);
+  R d = reg(b, PTX_F64);
+  ptx_inst(b, "mov.b64 $r, $s", d, text);
+  return d;
+}
+
+static R l_imm(PtxBuilder *b, int64_t v) {
+  char text[24];
+  snprintf(text, sizeof text, "%lld", (long long)v);
+  R d = reg(b, PTX_S64);
+  ptx_inst(b, "mov.b64 $r, $s", d, text);
+  return d;
+}
+
+static R op1(PtxBuilder *b, PtxType t, const char *op, R a) {
+  R d = reg(b, t);
+  ptx_inst(b, "$s $r, $r", op, d, a);
+  return d;
+}
+static R op2(PtxBuilder *b, PtxType t, const char *op, R a, R c) {
+  R d = reg(b, t);
+  ptx_inst(b, "$s $r, $r, $r", op, d, a, c);
+  return d;
+}
+static R op3(PtxBuilder *b, PtxType t, const char *op, R a, R c, R e) {
+  R d = reg(b, t);
+  ptx_inst(b, "$s $r, $r, $r, $r", op, d, a, c, e);
+  return d;
+}
+
+static R add(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "add.rn.f64", x, y); }
+static R sub(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "sub.rn.f64", x, y); }
+static R mul(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "mul.rn.f64", x, y); }
+static R divide(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "div.rn.f64", x, y); }
+static R dfma(PtxBuilder *b, R x, R y, R z) { return op3(b, PTX_F64, "fma.rn.f64", x, y, z); }
+static R neg(PtxBuilder *b, R x) { return op1(b, PTX_F64, "neg.f64", x); }
+static R dsqrt(PtxBuilder *b, R x) { return op1(b, PTX_F64, "sqrt.rn.f64", x); }
+static R addk(PtxBuilder *b, R x, double k) { return add(b, x, d_imm(b, k)); }
+static R subk(PtxBuilder *b, R x, double k) { return sub(b, x, d_imm(b, k)); }
+static R mulk(PtxBuilder *b, R x, double k) { return mul(b, x, d_imm(b, k)); }
+static R fmak(PtxBuilder *b, R x, double k, R z) { return dfma(b, x, d_imm(b, k), z); }
+/* k - x */
+static R ksub(PtxBuilder *b, double k, R x) {
+  R rk = d_imm(b, k);
+  return sub(b, rk, x);
+}
+
+static R cmp(PtxBuilder *b, const char *op, R x, R y) {
+  R p = reg(b, PTX_PRED);
+  ptx_inst(b, "setp.$s.f64 $r, $r, $r", op, p, x, y);
+  return p;
+}
+static R cmpk(PtxBuilder *b, const char *op, R x, double k) { return cmp(b, op, x, d_imm(b, k)); }
+static R lcmpk(PtxBuilder *b, const char *op, R x, int k) {
+  R p = reg(b, PTX_PRED);
+  ptx_inst(b, "setp.$s.s64 $r, $r, $d", op, p, x, k);
+  return p;
+}
+static R is_nan(PtxBuilder *b, R x) { return cmp(b, "nan", x, x); }
+static R p_or(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "or.pred", p, q); }
+static R p_and(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "and.pred", p, q); }
+
+static R sel(PtxBuilder *b, R mask, R a, R c) {
+  R d = reg(b, PTX_F64);
+  ptx_inst(b, "selp.f64 $r, $r, $r, $r", d, a, c, mask);
+  return d;
+}
+static R selk_to(PtxBuilder *b, R mask, double k, R y) {
+  R rk = d_imm(b, k);
+  return sel(b, mask, rk, y);
+}
+static R lsel(PtxBuilder *b, R mask, R a, R c) {
+  R d = reg(b, PTX_S64);
+  ptx_inst(b, "selp.b64 $r, $r, $r, $r", d, a, c, mask);
+  return d;
+}
+static R lselk(PtxBuilder *b, R mask, int64_t a, int64_t c) {
+  R ra = l_imm(b, a), rc = l_imm(b, c);
+  return lsel(b, mask, ra, rc);
+}
+
+static R min_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "lt", x, y), x, y); }
+static R max_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "gt", x, y), x, y); }
+static R mink(PtxBuilder *b, R x, double k) { return min_f64(b, x, d_imm(b, k)); }
+
+static R bits_of(PtxBuilder *b, R x) { return op1(b, PTX_S64, "mov.b64", x); }
+static R double_of_bits(PtxBuilder *b, R r) { return op1(b, PTX_F64, "mov.b64", r); }
+/* d = OP x, k on s64 lanes; k written in hex (masks of the sign bit) */
+static R lop(PtxBuilder *b, const char *op, R x, uint64_t k) {
+  char text[24];
+  snprintf(text, sizeof text, "0x%016llX", (unsigned long long)k);
+  R d = reg(b, PTX_S64);
+  ptx_inst(b, "$s $r, $r, $s", op, d, x, text);
+  return d;
+}
+static R lop2(PtxBuilder *b, const char *op, R x, R y) { return op2(b, PTX_S64, op, x, y); }
+
+static const uint64_t SIGN_BIT = UINT64_C(1) << 63;
+static const uint64_t MANTISSA = (UINT64_C(1) << 52) - 1;
+
+static R abs_f64(PtxBuilder *b, R x) { return double_of_bits(b, lop(b, "and.b64", bits_of(b, x), ~SIGN_BIT)); }
+
+static R copysign_f64(PtxBuilder *b, R x, R s) {
+  R magnitude = lop(b, "and.b64", bits_of(b, x), ~SIGN_BIT);
+  R sign = lop(b, "and.b64", bits_of(b, s), SIGN_BIT);
+  return double_of_bits(b, lop2(b, "or.b64", magnitude, sign));
+}
+
+/* 2^n for -1022 <= n <= 1023, built in the exponent field. */
+static R pow2_f64(PtxBuilder *b, R n) { return double_of_bits(b, lop(b, "shl.b64", lop(b, "add.s64", n, 1023), 52)); }
+
+static R int_of(PtxBuilder *b, R x) { return op1(b, PTX_S64, "cvt.rzi.s64.f64", x); }
+static R double_of(PtxBuilder *b, R i) { return op1(b, PTX_F64, "cvt.rn.f64.s64", i); }
+
+static R polynomial(PtxBuilder *b, const double *c, int count, R v) {
+  R p = d_imm(b, c[count - 1]);
+  for (int k = count - 2; k >= 0; k--) {
+    R ck = d_imm(b, c[k]);
+    p = dfma(b, p, v, ck);
+  }
+  return p;
+}
+
+static const double F64_INF = INFINITY;
+
+static R quiet_nan(PtxBuilder *b) { return double_of_bits(b, l_imm(b, INT64_C(0x7ff8000000000000))); }
+static R sel_nan(PtxBuilder *b, R mask, R y) {
+  R nan = quiet_nan(b);
+  return sel(b, mask, nan, y);
+}
+
+/* The reference's last step: a NaN x returns x + x (quieted). */
+static R nan_passes(PtxBuilder *b, R x, R y) {
+  R nan = is_nan(b, x), quieted = add(b, x, x);
+  return sel(b, nan, quieted, y);
+}
+
+/* x * 2^k when mask, else x: the subnormal scaling of log and cbrt */
+static R scale_if(PtxBuilder *b, R mask, R x, double k) {
+  R scaled = mulk(b, x, k);
+  return sel(b, mask, scaled, x);
+}
+
+/* ---- exp, expm1 ---- */
+
+static R round_to_integer(PtxBuilder *b, R x, double factor) {
+  R shifter = d_imm(b, MATHREF_ROUND_SHIFTER_F64);
+  return subk(b, fmak(b, x, factor, shifter), MATHREF_ROUND_SHIFTER_F64);
+}
+
+static R exp_reduce(PtxBuilder *b, R x, R *n) {
+  *n = round_to_integer(b, x, MATHREF_LOG2E_F64);
+  R r = fmak(b, *n, -MATHREF_LN2_HI_F64, x);
+  return fmak(b, *n, -MATHREF_LN2_LO_F64, r);
+}
+
+static R clamp(PtxBuilder *b, R x, double low, double high) {
+  R rlow = d_imm(b, low), above = max_f64(b, x, rlow), rhigh = d_imm(b, high);
+  return min_f64(b, above, rhigh);
+}
+
+/* y 2^n in two normal halves, so that a subnormal result rounds once. */
+static R scale_by_pow2(PtxBuilder *b, R y, R n) {
+  R ni = int_of(b, n);
+  R n1 = lop(b, "shr.s64", ni, 1);
+  R n2 = lop2(b, "sub.s64", ni, n1);
+  R scale1 = pow2_f64(b, n1), scale2 = pow2_f64(b, n2);
+  return mul(b, mul(b, y, scale1), scale2);
+}
+
+static R exp_f64(PtxBuilder *b, R x) {
+  R n, r = exp_reduce(b, clamp(b, x, -746.0, 710.0), &n);
+  R r2 = mul(b, r, r), poly = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
+  R one = d_imm(b, 1.0);
+  R p = add(b, one, dfma(b, r2, poly, r));
+  return nan_passes(b, x, scale_by_pow2(b, p, n));
+}
+
+static R expm1_f64(PtxBuilder *b, R x) {
+  R xc = clamp(b, x, -40.0, 710.0);
+  R n = round_to_integer(b, xc, MATHREF_LOG2E_F64);
+  R r_exact = fmak(b, n, -MATHREF_LN2_HI_F64, xc);
+  R lo = mulk(b, n, -MATHREF_LN2_LO_F64);
+  R r = add(b, r_exact, lo);
+  R r_lost = add(b, sub(b, r_exact, r), lo);
+  R p = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
+  R r2 = mul(b, r, r), lost_part = dfma(b, r_lost, r, r_lost);
+  R q = add(b, r, dfma(b, r2, p, lost_part));
+  R half = pow2_f64(b, lop(b, "sub.s64", int_of(b, n), 1));
+  R two = d_imm(b, 2.0), half_less = subk(b, half, 0.5);
+  R y = mul(b, two, dfma(b, half, q, half_less));
+  y = sel(b, cmpk(b, "eq", n, 0.0), q, y);
+  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-54), x, y);
+  return nan_passes(b, x, y);
+}
+
+/* ---- log, log1p ---- */
+
+static R log_split(PtxBuilder *b, R x, R *e) {
+  R shifted = lop(b, "sub.s64", bits_of(b, x), MATHREF_SQRT_HALF_BITS_F64);
+  *e = lop(b, "shr.s64", shifted, 52);
+  R m = double_of_bits(b, lop(b, "add.s64", lop(b, "and.b64", shifted, MANTISSA), MATHREF_SQRT_HALF_BITS_F64));
+  return subk(b, m, 1.0);
+}
+
+static R log_combine(PtxBuilder *b, R e, R f, R extra) {
+  R ef = double_of(b, e);
+  R s = divide(b, f, addk(b, f, 2.0));
+  R z = mul(b, s, s);
+  R r = mul(b, z, polynomial(b, mathref_log_f64_table, MATHREF_LOG_F64_COUNT, z));
+  R hfsq = mul(b, mulk(b, f, 0.5), f);
+  R low = fmak(b, ef, MATHREF_LN2_LO_F64, extra);
+  R small = dfma(b, s, add(b, hfsq, r), low);
+  R body = sub(b, f, sub(b, hfsq, small));
+  return fmak(b, ef, MATHREF_LN2_HI_F64, body);
+}
+
+static R log_f64(PtxBuilder *b, R x) {
+  R subnormal = cmpk(b, "lt", x, 0x1p-1022);
+  R e, f = log_split(b, scale_if(b, subnormal, x, 0x1p54), &e);
+  e = lop2(b, "sub.s64", e, lselk(b, subnormal, 54, 0));
+  R y = log_combine(b, e, f, d_imm(b, 0.0));
+  y = sel(b, cmpk(b, "eq", x, F64_INF), x, y);
+  y = selk_to(b, cmpk(b, "eq", x, 0.0), -F64_INF, y);
+  y = sel_nan(b, cmpk(b, "lt", x, 0.0), y);
+  return nan_passes(b, x, y);
+}
+
+static R log1p_f64(PtxBuilder *b, R x) {
+  R one = d_imm(b, 1.0);
+  R u = add(b, one, x);
+  R c = divide(b, sub(b, x, subk(b, u, 1.0)), u);
+  R e, f = log_split(b, u, &e);
+  R y = log_combine(b, e, f, c);
+  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-54), x, y);
+  y = sel(b, cmpk(b, "eq", x, F64_INF), x, y);
+  y = selk_to(b, cmpk(b, "eq", x, -1.0), -F64_INF, y);
+  y = sel_nan(b, cmpk(b, "lt", x, -1.0), y);
+  return nan_passes(b, x, y);
+}
+
+/* ---- atan2 ---- */
+
+static R atan_argument(PtxBuilder *b, R little, R big, R *fold, R *t_lo) {
+  R scale = selk_to(b, cmpk(b, "lt", big, 0x1p-900), 0x1p600, d_imm(b, 1.0));
+  little = mul(b, little, scale);
+  big = mul(b, big, scale);
+  R u = divide(b, little, big);
+  R u_lo = divide(b, dfma(b, neg(b, u), big, little), big);
+  R big_zero = cmpk(b, "eq", big, 0.0);
+  u = selk_to(b, big_zero, 0.0, u);
+  u = selk_to(b, cmpk(b, "eq", little, F64_INF), 1.0, u);
+  u_lo = selk_to(b, p_or(b, big_zero, cmpk(b, "eq", big, F64_INF)), 0.0, u_lo);
+  *fold = cmpk(b, "gt", u, MATHREF_TAN_PI_8_F64);
+  R num = subk(b, u, 1.0), num_lo = add(b, sub(b, u, addk(b, num, 1.0)), u_lo);
+  R den = addk(b, u, 1.0), den_lo = add(b, sub(b, u, subk(b, den, 1.0)), u_lo);
+  R q = divide(b, num, den);
+  R quotient_error = add(b, dfma(b, neg(b, q), den, num), num_lo);
+  R q_lo = divide(b, sub(b, quotient_error, mul(b, q, den_lo)), den);
+  *t_lo = sel(b, *fold, q_lo, u_lo);
+  return sel(b, *fold, q, u);
+}
+
+static R atan2_f64(PtxBuilder *b, R y, R x) {
+  R ax = abs_f64(b, x), ay = abs_f64(b, y);
+  R little = min_f64(b, ax, ay), big = max_f64(b, ax, ay);
+  R fold, t_lo, t = atan_argument(b, little, big, &fold, &t_lo);
+  R z = mul(b, t, t);
+  R p = polynomial(b, mathref_atan_f64_table, MATHREF_ATAN_F64_COUNT, z);
+  R zp = mul(b, z, p), t_lo_part = dfma(b, neg(b, t_lo), z, t_lo);
+  R w = dfma(b, t, zp, t_lo_part);
+  R m = lselk(b, fold, 1, 0);
+  R s = d_imm(b, 1.0);
+  R swap = cmp(b, "gt", ay, ax);
+  m = lsel(b, swap, lop2(b, "sub.s64", l_imm(b, 2), m), m);
+  s = sel(b, swap, neg(b, s), s);
+  R negative_x = lcmpk(b, "lt", bits_of(b, x), 0);
+  m = lsel(b, negative_x, lop2(b, "sub.s64", l_imm(b, 4), m), m);
+  s = sel(b, negative_x, neg(b, s), s);
+  R mf = double_of(b, m);
+  R inner = fmak(b, mf, MATHREF_PIO4_LO_F64, mul(b, s, w));
+  R angle = fmak(b, mf, MATHREF_PIO4_HI_F64, dfma(b, s, t, inner));
+  R result = copysign_f64(b, angle, y);
+  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
+  R nan = p_or(b, nan_x, nan_y), sum = add(b, x, y);
+  return sel(b, nan, sum, result);
+}
+
+/* ---- rsqrt and the compositions ---- */
+
+static R rsqrt_f64(PtxBuilder *b, R x) {
+  R one = d_imm(b, 1.0);
+  return divide(b, one, dsqrt(b, x));
+}
+
+static R atan_f64(PtxBuilder *b, R x) { return atan2_f64(b, x, d_imm(b, 1.0)); }
+
+static R one_minus_square_root(PtxBuilder *b, R x) {
+  R minus_x = neg(b, x), one = d_imm(b, 1.0);
+  return dsqrt(b, dfma(b, minus_x, x, one));
+}
+
+static R asin_f64(PtxBuilder *b, R x) { return atan2_f64(b, x, one_minus_square_root(b, x)); }
+static R acos_f64(PtxBuilder *b, R x) { return atan2_f64(b, one_minus_square_root(b, x), x); }
+
+/* (0.5 h) h with h = e^(|x|/2): sinh and cosh from 709 on */
+static R half_square_of_exp_half(PtxBuilder *b, R ax) {
+  R h = exp_f64(b, mulk(b, ax, 0.5));
+  return mul(b, mulk(b, h, 0.5), h);
+}
+
+static R sinh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R t = expm1_f64(b, mink(b, ax, 709.0));
+  R half = d_imm(b, 0.5);
+  R small = mul(b, half, add(b, t, divide(b, t, addk(b, t, 1.0))));
+  R large = half_square_of_exp_half(b, ax);
+  R y = sel(b, cmpk(b, "lt", ax, 709.0), small, large);
+  return nan_passes(b, x, copysign_f64(b, y, x));
+}
+
+static R cosh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R e = exp_f64(b, mink(b, ax, 709.0));
+  R half_e = mulk(b, e, 0.5), half = d_imm(b, 0.5);
+  R small = add(b, half_e, divide(b, half, e));
+  R large = half_square_of_exp_half(b, ax);
+  R y = sel(b, cmpk(b, "lt", ax, 709.0), small, large);
+  return nan_passes(b, x, y);
+}
+
+static R tanh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R minus_two = d_imm(b, -2.0);
+  R t_small = expm1_f64(b, mul(b, minus_two, ax));
+  R two = d_imm(b, 2.0);
+  R t_large = expm1_f64(b, mul(b, two, mink(b, ax, 22.0)));
+  R small = divide(b, neg(b, t_small), addk(b, t_small, 2.0));
+  R two_again = d_imm(b, 2.0);
+  R large = ksub(b, 1.0, divide(b, two_again, addk(b, t_large, 2.0)));
+  R y = sel(b, cmpk(b, "lt", ax, 1.0), small, large);
+  R signed_y = copysign_f64(b, y, x);
+  y = sel(b, cmpk(b, "eq", x, 0.0), x, signed_y);
+  return nan_passes(b, x, y);
+}
+
+static R logistic_f64(PtxBuilder *b, R x) {
+  R e = exp_f64(b, neg(b, abs_f64(b, x)));
+  R negative = cmpk(b, "lt", x, 0.0), one = d_imm(b, 1.0);
+  R numerator = sel(b, negative, e, one);
+  R sum = add(b, one, e);
+  R sum_lost = add(b, sub(b, one, sum), e);
+  R y = divide(b, numerator, sum);
+  R minus_y = neg(b, y), lost = mul(b, y, sum_lost);
+  R residual = sub(b, dfma(b, minus_y, sum, numerator), lost);
+  return add(b, y, divide(b, residual, sum));
+}
+
+static R asinh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R a = mink(b, ax, 0x1p28);
+  R z = mul(b, a, a), one = d_imm(b, 1.0);
+  R root = dsqrt(b, add(b, one, z));
+  R one_again = d_imm(b, 1.0);
+  R small = log1p_f64(b, add(b, a, divide(b, z, add(b, one_again, root))));
+  R large = addk(b, log_f64(b, ax), MATHREF_LN2_F64);
+  R y = sel(b, cmpk(b, "lt", ax, 0x1p28), small, large);
+  return nan_passes(b, x, copysign_f64(b, y, x));
+}
+
+static R acosh_f64(PtxBuilder *b, R x) {
+  R t = subk(b, mink(b, x, 0x1p28), 1.0);
+  R root = dsqrt(b, mul(b, t, addk(b, t, 2.0)));
+  R small = log1p_f64(b, add(b, t, root));
+  R large = addk(b, log_f64(b, x), MATHREF_LN2_F64);
+  R y = sel(b, cmpk(b, "lt", x, 0x1p28), small, large);
+  y = sel_nan(b, cmpk(b, "lt", x, 1.0), y);
+  return nan_passes(b, x, y);
+}
+
+static R atanh_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R twice = add(b, ax, ax);
+  R d = ksub(b, 1.0, ax);
+  R near = dfma(b, twice, divide(b, ax, d), twice), far = divide(b, twice, d);
+  R u = sel(b, cmpk(b, "lt", ax, 0.5), near, far);
+  R y = mulk(b, log1p_f64(b, u), 0.5);
+  return nan_passes(b, x, copysign_f64(b, y, x));
+}
+
+/* ---- pow ---- */
+
+/* a + b = s + *e exactly (Knuth's two-sum). */
+static R two_sum(PtxBuilder *b, R x, R y, R *e) {
+  R s = add(b, x, y);
+  R back = sub(b, s, x);
+  R x_lost = sub(b, x, sub(b, s, back)), y_lost = sub(b, y, back);
+  *e = add(b, x_lost, y_lost);
+  return s;
+}
+
+/* fma(x, y, -p): what the product p = x y rounded away */
+static R product_error(PtxBuilder *b, R x, R y, R p) {
+  R minus_p = neg(b, p);
+  return dfma(b, x, y, minus_p);
+}
+static R product_error_k(PtxBuilder *b, R x, double k, R p) {
+  R rk = d_imm(b, k);
+  return product_error(b, x, rk, p);
+}
+
+/* log2|x| = *low + return, as math_reference_f64.c's pow_log2_f64: s in
+ * two parts, 2s + 2s^3/3 in two parts, the rest of the series in one. */
+static R pow_s_parts(PtxBuilder *b, R ax, R *e, R *s_l) {
+  R subnormal = cmpk(b, "lt", ax, 0x1p-1022);
+  R f = log_split(b, scale_if(b, subnormal, ax, 0x1p54), e);
+  *e = lop2(b, "sub.s64", *e, lselk(b, subnormal, 54, 0));
+  R den = addk(b, f, 2.0);
+  R den_l = add(b, ksub(b, 2.0, den), f);
+  R s = divide(b, f, den);
+  R remainder = dfma(b, neg(b, s), den, f);
+  *s_l = divide(b, sub(b, remainder, mul(b, s, den_l)), den);
+  return s;
+}
+
+static R pow_log2(PtxBuilder *b, R ax, R *low) {
+  R e, s_l, s = pow_s_parts(b, ax, &e, &s_l);
+  R s2 = mul(b, s, s);
+  R s2_l = product_error(b, s, s, s2);
+  R s3 = mul(b, s2, s);
+  R s3_error = product_error(b, s2, s, s3);
+  R s2_l_s = mul(b, s2_l, s), three_s2 = mul(b, mulk(b, s2, 3.0), s_l);
+  R s3_l = add(b, s3_error, add(b, s2_l_s, three_s2));
+  R t = mulk(b, s3, MATHREF_TWO_THIRDS_HI_F64);
+  R t_error = product_error_k(b, s3, MATHREF_TWO_THIRDS_HI_F64, t);
+  R t_low = mulk(b, s3, MATHREF_TWO_THIRDS_LO_F64), t_high = mulk(b, s3_l, MATHREF_TWO_THIRDS_HI_F64);
+  R t_l = add(b, t_error, add(b, t_low, t_high));
+  R s5 = mul(b, s3, s2);
+  R rest = mul(b, s5, polynomial(b, mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2));
+  R two_s = mulk(b, s, 2.0);
+  R h = add(b, two_s, t);
+  R two_s_again = mulk(b, s, 2.0);
+  R head_lost = sub(b, t, sub(b, h, two_s_again));
+  R tail = add(b, t_l, rest);
+  R two_s_l = mulk(b, s_l, 2.0);
+  R l = add(b, head_lost, add(b, two_s_l, tail));
+  R p = mulk(b, h, MATHREF_LOG2E_F64);
+  R p_error = product_error_k(b, h, MATHREF_LOG2E_F64, p);
+  R h_part = mulk(b, h, MATHREF_LOG2E_LO_F64), l_part = mulk(b, l, MATHREF_LOG2E_F64);
+  R p_l = add(b, p_error, add(b, h_part, l_part));
+  R sum_l, sum = two_sum(b, double_of(b, e), p, &sum_l);
+  R carry = add(b, sum_l, p_l);
+  R result = add(b, sum, carry);
+  R carry_again = add(b, sum_l, p_l);
+  *low = add(b, sub(b, sum, result), carry_again);
+  return result;
+}
+
+/* 2^(z + z_l), z clamped to [-1100, 1100], a NaN z to 0. */
+static R pow_exp2(PtxBuilder *b, R z, R z_l) {
+  R within = cmpk(b, "le", abs_f64(b, z), 1100.0);
+  R out = op1(b, PTX_PRED, "not.pred", within);
+  R bound = selk_to(b, cmpk(b, "gt", z, 0.0), 1100.0, d_imm(b, -1100.0));
+  R zc = sel(b, out, bound, z);
+  R z_nan = is_nan(b, z);
+  zc = selk_to(b, z_nan, 0.0, zc);
+  R zl = selk_to(b, p_or(b, out, z_nan), 0.0, z_l);
+  R shifter = d_imm(b, MATHREF_ROUND_SHIFTER_F64);
+  R n = subk(b, add(b, zc, shifter), MATHREF_ROUND_SHIFTER_F64);
+  R head = sub(b, zc, n);
+  R r = add(b, head, zl);
+  R r_l = add(b, sub(b, head, r), zl);
+  R t = mulk(b, r, MATHREF_LN2_F64);
+  R t_error = product_error_k(b, r, MATHREF_LN2_F64, t);
+  R r_part = mulk(b, r, MATHREF_LN2_LO_EXACT_F64), r_l_part = mulk(b, r_l, MATHREF_LN2_F64);
+  R t_l = add(b, t_error, add(b, r_part, r_l_part));
+  R p = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
+  R t2 = mul(b, t, t), lost_part = dfma(b, t_l, t, t_l);
+  R inner = add(b, t, dfma(b, t2, p, lost_part));
+  R one = d_imm(b, 1.0);
+  return scale_by_pow2(b, add(b, one, inner), n);
+}
+
+/* y's kind: integer, and odd (|y| below 2^53) */
+static R pow_y_odd(PtxBuilder *b, R ay, R *y_integer) {
+  R big = d_imm(b, 0x1p52);
+  R rounded = subk(b, add(b, ay, big), 0x1p52);
+  R ay_rounded = sel(b, cmpk(b, "lt", ay, 0x1p52), rounded, ay);
+  *y_integer = cmp(b, "eq", ay_rounded, ay);
+  R zero = d_imm(b, 0.0);
+  R below = sel(b, cmpk(b, "lt", ay, 0x1p53), ay_rounded, zero);
+  R low_bit = lop(b, "and.b64", int_of(b, below), 1);
+  return p_and(b, *y_integer, lcmpk(b, "ne", low_bit, 0));
+}
+
+static R pow_f64(PtxBuilder *b, R x, R y) {
+  R ax = abs_f64(b, x), ay = abs_f64(b, y);
+  R l_low, l = pow_log2(b, ax, &l_low);
+  R ax_zero = cmpk(b, "eq", ax, 0.0), ax_infinite = cmpk(b, "eq", ax, F64_INF);
+  R edge = p_or(b, ax_zero, ax_infinite);
+  l = selk_to(b, ax_zero, -F64_INF, selk_to(b, ax_infinite, F64_INF, l));
+  l_low = selk_to(b, edge, 0.0, l_low);
+  R z = mul(b, y, l);
+  R z_error = product_error(b, y, l, z);
+  R z_l = add(b, z_error, mul(b, y, l_low));
+  R result = pow_exp2(b, z, selk_to(b, edge, 0.0, z_l));
+  R y_integer, y_odd = pow_y_odd(b, ay, &y_integer);
+  R negative_x = lcmpk(b, "lt", bits_of(b, x), 0);
+  R flip = p_and(b, negative_x, y_odd);
+  R minus_result = neg(b, result);
+  result = sel(b, flip, minus_result, result);
+  R negative = cmpk(b, "lt", x, 0.0), finite = cmpk(b, "gt", x, -F64_INF);
+  R y_fraction = op1(b, PTX_PRED, "not.pred", y_integer);
+  R invalid = p_and(b, p_and(b, negative, finite), y_fraction);
+  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
+  result = sel_nan(b, p_or(b, p_or(b, invalid, nan_x), nan_y), result);
+  R y_zero = cmpk(b, "eq", y, 0.0), x_one = cmpk(b, "eq", x, 1.0);
+  R ax_one = cmpk(b, "eq", ax, 1.0), ay_infinite = cmpk(b, "eq", ay, F64_INF);
+  R y_zero_or_x_one = p_or(b, y_zero, x_one);
+  R one = p_or(b, y_zero_or_x_one, p_and(b, ax_one, ay_infinite));
+  return selk_to(b, one, 1.0, result);
+}
+
+/* ---- sin, cos, tan ---- */
+
+/* Cody-Waite for |x| < 2^20: x = n pi/2 + hi + lo. */
+static R trig_reduce_small(PtxBuilder *b, R x, R *n, R *lo) {
+  *n = round_to_integer(b, x, MATHREF_TWO_OVER_PI_F64);
+  R r1 = fmak(b, *n, -MATHREF_PIO2_1_F64, x);
+  R w = mulk(b, *n, MATHREF_PIO2_2_F64);
+  R e2, r2 = two_sum(b, r1, neg(b, w), &e2);
+  R p3 = mulk(b, *n, MATHREF_PIO2_3_F64);
+  R p3e = product_error_k(b, *n, MATHREF_PIO2_3_F64, p3);
+  R se, sum = two_sum(b, r2, neg(b, p3), &se);
+  R low = add(b, sub(b, e2, p3e), se);
+  R hi = add(b, sum, low);
+  *lo = sub(b, low, sub(b, hi, sum));
+  return hi;
+}
+
+/* The words of 2/pi as one .global array, written into the module before
+ * the first kernel that reads it: 8-byte aligned u32 pairs, low half
+ * first (the device is little-endian), so that ld.u64 reads each word and
+ * the module's globals stay in the one .u32 form every reader knows. */
+static const char *two_over_pi_symbol = "axle_math_two_over_pi_f64";
+
+static void table_declare(PtxBuilder *b, const char *symbol, const char *what, const uint64_t *words, int count) {
+  if (b->module.data && strstr(b->module.data, symbol)) return;
+  strbuf_printf(&b->module, "// %s\n", what);
+  strbuf_printf(&b->module, ".global .align 8 .u32 %s[%d] = {", symbol, 2 * count);
+  for (int i = 0; i < 2 * count; i++) {
+    uint64_t word = words[i / 2];
+    strbuf_printf(&b->module, "%s%s%u", i ? ", " : "", i % 6 ? "" : "\n  ",
+                  (unsigned)(i % 2 ? word >> 32 : word & 0xffffffffu));
+  }
+  strbuf_printf(&b->module, "\n};\n\n");
+}
+
+static void two_over_pi_declare(PtxBuilder *b) {
+  table_declare(b, two_over_pi_symbol, "math_reference_f64.c's words of 2/pi, for Payne-Hanek",
+                mathref_two_over_pi_words, MATHREF_TWO_OVER_PI_WORDS);
+}
+
+static R u32_op(PtxBuilder *b, const char *op, R x, int k) {
+  R d = reg(b, PTX_U32);
+  ptx_inst(b, "$s $r, $r, $d", op, d, x, k);
+  return d;
+}
+
+/* 64 bits of the table from bit g on (two_over_pi_bits): the words at
+ * `at` and at + 8, shifted by `shift` (0..63, a u32). */
+static R two_over_pi_bits(PtxBuilder *b, R at, int offset, R shift, R shift_rest) {
+  R first = reg(b, PTX_U64), second = reg(b, PTX_U64);
+  ptx_inst(b, "ld.global.nc.u64 $r, [$r+$d]", first, at, offset);
+  ptx_inst(b, "ld.global.nc.u64 $r, [$r+$d]", second, at, offset + 8);
+  R high = op2(b, PTX_U64, "shl.b64", first, shift);
+  R low = op2(b, PTX_U64, "shr.u64", lop(b, "shr.u64", second, 1), shift_rest);
+  return op2(b, PTX_U64, "or.b64", high, low);
+}
+
+/* The high 64 bits of x y (the low ones are mul.lo), from 32-bit halves. */
+static R multiply_high(PtxBuilder *b, R x, R y) {
+  const uint64_t low_half = 0xffffffffu;
+  R x0 = lop(b, "and.b64", x, low_half), x1 = lop(b, "shr.u64", x, 32);
+  R y0 = lop(b, "and.b64", y, low_half), y1 = lop(b, "shr.u64", y, 32);
+  R p00 = lop2(b, "mul.lo.u64", x0, y0), p01 = lop2(b, "mul.lo.u64", x0, y1);
+  R p10 = lop2(b, "mul.lo.u64", x1, y0), p11 = lop2(b, "mul.lo.u64", x1, y1);
+  R p00_high = lop(b, "shr.u64", p00, 32), p01_low = lop(b, "and.b64", p01, low_half);
+  R p10_low = lop(b, "and.b64", p10, low_half);
+  R middle = lop2(b, "add.s64", lop2(b, "add.s64", p00_high, p01_low), p10_low);
+  R p01_high = lop(b, "shr.u64", p01, 32), p10_high = lop(b, "shr.u64", p10, 32);
+  R sum = lop2(b, "add.s64", lop2(b, "add.s64", p11, p01_high), p10_high);
+  return lop2(b, "add.s64", sum, lop(b, "shr.u64", middle, 32));
+}
+
+/* The low 192 bits of M W (W the 192 bits of 2/pi from the 2^(1-E) place
+ * on), as math_reference_f64.c: the top word r2, the next r1, the low
+ * word's top 42 bits in *lo2. */
+static R trig_window_product(PtxBuilder *b, R bits, R *r1, R *lo2) {
+  two_over_pi_declare(b);
+  R e = lop(b, "sub.s64", lop(b, "and.b64", lop(b, "shr.u64", bits, 52), 0x7ff), 1075);
+  R e_low = lcmpk(b, "lt", e, -32);
+  e = lsel(b, e_low, l_imm(b, -32), e);
+  R m = lop(b, "or.b64", lop(b, "and.b64", bits, MANTISSA), UINT64_C(1) << 52);
+  R g = lop(b, "add.s64", e, 62);
+  R shift = u32_op(b, "and.b32", op1(b, PTX_U32, "cvt.u32.u64", g), 63);
+  R shift_rest = reg(b, PTX_U32);
+  ptx_inst(b, "sub.s32 $r, 63, $r", shift_rest, shift);
+  R table = reg(b, PTX_U64);
+  ptx_inst(b, "mov.u64 $r, $s", table, two_over_pi_symbol);
+  R at = lop2(b, "add.s64", table, lop(b, "shl.b64", lop(b, "shr.s64", g, 6), 3));
+  R w0 = two_over_pi_bits(b, at, 0, shift, shift_rest);
+  R w1 = two_over_pi_bits(b, at, 8, shift, shift_rest);
+  R w2 = two_over_pi_bits(b, at, 16, shift, shift_rest);
+  *lo2 = lop2(b, "mul.lo.u64", m, w2);
+  R hi2 = multiply_high(b, m, w2);
+  R lo1 = lop2(b, "mul.lo.u64", m, w1);
+  R hi1 = multiply_high(b, m, w1);
+  *r1 = lop2(b, "add.s64", hi2, lo1);
+  R carried = reg(b, PTX_PRED);
+  ptx_inst(b, "setp.lt.u64 $r, $r, $r", carried, *r1, hi2);
+  R carry = lselk(b, carried, 1, 0);
+  R top = lop2(b, "add.s64", hi1, lop2(b, "mul.lo.u64", m, w0));
+  return lop2(b, "add.s64", top, carry);
+}
+
+/* (double)(int64_t)v * scale */
+static R scaled_double_of(PtxBuilder *b, R v, double scale) { return mulk(b, double_of(b, v), scale); }
+
+/* Payne-Hanek for |x| >= 2^20 (any finite x; the caller selects). */
+static R trig_reduce_large(PtxBuilder *b, R x, R *quadrant, R *lo) {
+  R bits = bits_of(b, x), r1, lo2;
+  R r2 = trig_window_product(b, bits, &r1, &lo2);
+  R t = lop(b, "add.s64", r2, UINT64_C(1) << 61);
+  R q = lop(b, "shr.u64", t, 62);
+  R f = lop(b, "sub.s64", lop(b, "and.b64", t, (UINT64_C(1) << 62) - 1), UINT64_C(1) << 61);
+  R pa = scaled_double_of(b, lop(b, "shr.s64", f, 21), 0x1p-41);
+  R pb = scaled_double_of(b, lop(b, "and.b64", f, 0x1fffff), 0x1p-62);
+  R pc = scaled_double_of(b, lop(b, "shr.u64", r1, 11), 0x1p-115);
+  R r1_low = lop(b, "shl.b64", lop(b, "and.b64", r1, 2047), 42);
+  R pd = scaled_double_of(b, lop2(b, "or.b64", r1_low, lop(b, "shr.u64", lo2, 22)), 0x1p-168);
+  R e1, s1 = two_sum(b, pa, pb, &e1);
+  R e2, s2 = two_sum(b, s1, pc, &e2);
+  R e3, s3 = two_sum(b, s2, pd, &e3);
+  R l = add(b, add(b, e1, e2), e3);
+  R vh = add(b, s3, l);
+  R vl = sub(b, l, sub(b, vh, s3));
+  R rh = mulk(b, vh, MATHREF_PIO2_HI_F64);
+  R rh_error = product_error_k(b, vh, MATHREF_PIO2_HI_F64, rh);
+  R vl_part = mulk(b, vl, MATHREF_PIO2_HI_F64);
+  R rl = add(b, rh_error, fmak(b, vh, MATHREF_PIO2_LO_F64, vl_part));
+  R hi = add(b, rh, rl);
+  R low = sub(b, rl, sub(b, hi, rh));
+  R negative = lcmpk(b, "lt", bits, 0);
+  R mirrored = lop(b, "and.b64", lop2(b, "sub.s64", l_imm(b, 4), q), 3);
+  *quadrant = lsel(b, negative, mirrored, q);
+  R minus_low = neg(b, low), minus_hi = neg(b, hi);
+  *lo = sel(b, negative, minus_low, low);
+  return sel(b, negative, minus_hi, hi);
+}
+
+static R trig_reduce(PtxBuilder *b, R x, R *quadrant, R *lo) {
+  R small = cmpk(b, "lt", abs_f64(b, x), 0x1p20);
+  R n, lo_small, q_large, lo_large;
+  R zero = d_imm(b, 0.0);
+  R hi_small = trig_reduce_small(b, sel(b, small, x, zero), &n, &lo_small);
+  R hi_large = trig_reduce_large(b, x, &q_large, &lo_large);
+  R q_small = lop(b, "and.b64", int_of(b, n), 3);
+  *quadrant = lsel(b, small, q_small, q_large);
+  *lo = sel(b, small, lo_small, lo_large);
+  return sel(b, small, hi_small, hi_large);
+}
+
+static R sin_kernel(PtxBuilder *b, R hi, R lo) {
+  R z = mul(b, hi, hi);
+  R p = polynomial(b, mathref_sin_f64_table, MATHREF_SIN_F64_COUNT, z);
+  R zp = mul(b, z, p), one = d_imm(b, 1.0);
+  R lo_part = mul(b, lo, fmak(b, z, -0.5, one));
+  return add(b, hi, dfma(b, hi, zp, lo_part));
+}
+
+static R cos_kernel(PtxBuilder *b, R hi, R lo) {
+  R z = mul(b, hi, hi);
+  R z_lost = product_error(b, hi, hi, z);
+  R hz = mulk(b, z, 0.5);
+  R w = ksub(b, 1.0, hz);
+  R p = polynomial(b, mathref_cos_f64_table, MATHREF_COS_F64_COUNT, z);
+  R w_lost = sub(b, ksub(b, 1.0, w), hz);
+  R zzp = mul(b, mul(b, z, z), p);
+  R half_lost = mulk(b, z_lost, 0.5);
+  R tail = add(b, w_lost, sub(b, zzp, dfma(b, hi, lo, half_lost)));
+  return add(b, w, tail);
+}
+
+static R trig_is_invalid(PtxBuilder *b, R x) {
+  R nan = is_nan(b, x), infinite = cmpk(b, "eq", abs_f64(b, x), F64_INF);
+  return p_or(b, nan, infinite);
+}
+
+static R bit_set(PtxBuilder *b, R i, int bit) { return lcmpk(b, "ne", lop(b, "and.b64", i, (uint64_t)bit), 0); }
+
+static R sel_negated(PtxBuilder *b, R mask, R y) {
+  R minus_y = neg(b, y);
+  return sel(b, mask, minus_y, y);
+}
+
+static R sin_f64(PtxBuilder *b, R x) {
+  R quadrant, lo, hi = trig_reduce(b, x, &quadrant, &lo);
+  R odd = bit_set(b, quadrant, 1), cosine = cos_kernel(b, hi, lo), sine = sin_kernel(b, hi, lo);
+  R y = sel(b, odd, cosine, sine);
+  y = sel_negated(b, bit_set(b, quadrant, 2), y);
+  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-26), x, y);
+  return sel_nan(b, trig_is_invalid(b, x), y);
+}
+
+static R cos_f64(PtxBuilder *b, R x) {
+  R quadrant, lo, hi = trig_reduce(b, x, &quadrant, &lo);
+  R odd = bit_set(b, quadrant, 1), sine = sin_kernel(b, hi, lo), cosine = cos_kernel(b, hi, lo);
+  R y = sel(b, odd, sine, cosine);
+  y = sel_negated(b, bit_set(b, lop(b, "add.s64", quadrant, 1), 2), y);
+  return sel_nan(b, trig_is_invalid(b, x), y);
+}
+
+static R tan_f64(PtxBuilder *b, R x) {
+  R quadrant, lo, hi = trig_reduce(b, x, &quadrant, &lo);
+  R s = sin_kernel(b, hi, lo), c = cos_kernel(b, hi, lo);
+  R odd = bit_set(b, quadrant, 1);
+  R minus_c = neg(b, c);
+  R num = sel(b, odd, minus_c, s), den = sel(b, odd, s, c);
+  R q = divide(b, num, den);
+  R remainder = dfma(b, neg(b, q), den, num);
+  R y = add(b, q, divide(b, remainder, den));
+  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-27), x, y);
+  return sel_nan(b, trig_is_invalid(b, x), y);
+}
+
+/* ---- cbrt ---- */
+
+static R cbrt_newton(PtxBuilder *b, R g, R a) {
+  R h = mul(b, g, g);
+  R l = product_error(b, g, g, h);
+  R minus_a = neg(b, a);
+  R cube_error = dfma(b, h, g, minus_a);
+  R residual = add(b, cube_error, mul(b, l, g));
+  R three_h = mulk(b, h, 3.0);
+  return sub(b, g, divide(b, residual, three_h));
+}
+
+static R cbrt_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R subnormal = cmpk(b, "lt", ax, 0x1p-1022);
+  R bits = bits_of(b, scale_if(b, subnormal, ax, 0x1p54));
+  R e = lop(b, "sub.s64", lop(b, "shr.u64", bits, 52), 1023);
+  e = lop2(b, "sub.s64", e, lselk(b, subnormal, 54, 0));
+  R m = double_of_bits(b, lop(b, "or.b64", lop(b, "and.b64", bits, MANTISSA), UINT64_C(0x3ff0000000000000)));
+  R q = lop(b, "sub.s64", lop(b, "shr.s64", lop(b, "mul.lo.s64", lop(b, "add.s64", e, 3000), 21846), 16), 1000);
+  R k = lop2(b, "sub.s64", e, lop(b, "mul.lo.s64", q, 3));
+  R a = mul(b, m, pow2_f64(b, k));
+  R guess = ptx_math_cbrt_f32(b, op1(b, PTX_F32, "cvt.rn.f32.f64", a));
+  R g = op1(b, PTX_F64, "cvt.f64.f32", guess);
+  g = cbrt_newton(b, cbrt_newton(b, g, a), a);
+  R y = copysign_f64(b, mul(b, g, pow2_f64(b, q)), x);
+  R zero = cmpk(b, "eq", ax, 0.0), infinite = cmpk(b, "eq", ax, F64_INF);
+  R special = p_or(b, p_or(b, zero, infinite), is_nan(b, x));
+  R quieted = add(b, x, x);
+  return sel(b, special, quieted, y);
+}
+
+/* ---- erf ---- */
+
+/* erfc's rows as one .global array (row k's 20 coefficients at k 160). */
+static const char *erfc_rows_symbol = "axle_math_erfc_rows_f64";
+
+static R erfc_row_polynomial(PtxBuilder *b, R k, R h) {
+  uint64_t words[MATHREF_ERFC_F64_ROWS * MATHREF_ERFC_F64_COUNT];
+  memcpy(words, mathref_erfc_f64_rows, sizeof words);
+  table_declare(b, erfc_rows_symbol, "math_reference_f64.c's erfc rows, for erf", words,
+                MATHREF_ERFC_F64_ROWS * MATHREF_ERFC_F64_COUNT);
+  R table = reg(b, PTX_U64);
+  ptx_inst(b, "mov.u64 $r, $s", table, erfc_rows_symbol);
+  R at = lop2(b, "add.s64", table, lop(b, "mul.lo.s64", k, 8 * MATHREF_ERFC_F64_COUNT));
+  R c[MATHREF_ERFC_F64_COUNT];
+  for (int j = 0; j < MATHREF_ERFC_F64_COUNT; j++) {
+    c[j] = reg(b, PTX_F64);
+    ptx_inst(b, "ld.global.nc.f64 $r, [$r+$d]", c[j], at, 8 * j);
+  }
+  R p = c[MATHREF_ERFC_F64_COUNT - 1];
+  for (int j = MATHREF_ERFC_F64_COUNT - 2; j >= 0; j--) p = dfma(b, p, h, c[j]);
+  return p;
+}
+
+static R erf_small(PtxBuilder *b, R x, R ax) {
+  R z = mul(b, x, x);
+  R w = mul(b, z, polynomial(b, mathref_erf_small_f64_table, MATHREF_ERF_SMALL_F64_COUNT, z));
+  R tiny = cmpk(b, "lt", ax, 0x1p-900);
+  R xs = scale_if(b, tiny, x, 0x1p64);
+  R hi = d_imm(b, MATHREF_TWO_OVER_SQRT_PI_HI_F64), lo = d_imm(b, MATHREF_TWO_OVER_SQRT_PI_LO_F64);
+  R inner = mul(b, xs, dfma(b, hi, w, lo));
+  R small = fmak(b, xs, MATHREF_TWO_OVER_SQRT_PI_HI_F64, inner);
+  return scale_if(b, tiny, small, 0x1p-64);
+}
+
+static R erf_f64(PtxBuilder *b, R x) {
+  R ax = abs_f64(b, x);
+  R small = erf_small(b, x, ax);
+  R t = mink(b, max_f64(b, ax, d_imm(b, 1.0)), 6.0);
+  R k = int_of(b, mulk(b, subk(b, t, 1.0), 2.0));
+  k = lsel(b, lcmpk(b, "gt", k, 9), l_imm(b, 9), k);
+  R center = addk(b, mulk(b, double_of(b, k), 0.5), 1.25);
+  R h = sub(b, t, center);
+  R erfc = erfc_row_polynomial(b, k, h);
+  R large = copysign_f64(b, ksub(b, 1.0, erfc), x);
+  R y = sel(b, cmpk(b, "lt", ax, 1.0), small, large);
+  return nan_passes(b, x, y);
+}
+
+/* ---- the table the elementwise emitter reads ---- */
+
+typedef struct PtxMathRow {
+  Opcode op;
+  R (*unary)(PtxBuilder *b, R x);
+  R (*binary)(PtxBuilder *b, R x, R y);
+} PtxMathRow;
+
+static const PtxMathRow ptx_math_f64_rows[] = {
+    {OP_EXPONENTIAL, exp_f64, NULL}, {OP_EXPONENTIAL_MINUS_ONE, expm1_f64, NULL},
+    {OP_LOG, log_f64, NULL},         {OP_LOG_PLUS_ONE, log1p_f64, NULL},
+    {OP_TANH, tanh_f64, NULL},       {OP_LOGISTIC, logistic_f64, NULL},
+    {OP_RSQRT, rsqrt_f64, NULL},     {OP_ATAN2, NULL, atan2_f64},
+    {OP_POWER, NULL, pow_f64},       {OP_SINE, sin_f64, NULL},
+    {OP_COSINE, cos_f64, NULL},      {OP_TAN, tan_f64, NULL},
+    {OP_CBRT, cbrt_f64, NULL},       {OP_ERF, erf_f64, NULL},
+    {OP_ATAN, atan_f64, NULL},       {OP_ASIN, asin_f64, NULL},
+    {OP_ACOS, acos_f64, NULL},       {OP_SINH, sinh_f64, NULL},
+    {OP_COSH, cosh_f64, NULL},       {OP_ASINH, asinh_f64, NULL},
+    {OP_ACOSH, acosh_f64, NULL},     {OP_ATANH, atanh_f64, NULL},
+};
+
+bool ptx_math_f64_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands) {
+  for (size_t i = 0; i < sizeof ptx_math_f64_rows / sizeof *ptx_math_f64_rows; i++) {
+    const PtxMathRow *row = &ptx_math_f64_rows[i];
+    if (row->op != op) continue;
+    ptx_comment(b, "%s on f64, transcribed from math_reference_f64.c", opcode_name(op));
+    R y = row->unary ? row->unary(b, operands[0]) : row->binary(b, operands[0], operands[1]);
+    ptx_inst(b, "mov.f64 $r, $r", dst, y);
+    return true;
+  }
+  return false;
+}
