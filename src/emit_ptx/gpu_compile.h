@@ -69,6 +69,10 @@ bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s);
 /* gpu_control.c: while, conditional, call, async wrappers: driven from the host; the
  * collectives of one replica and the ops that only order work: copies. */
 bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
+/* gpu_ragged.c: ragged-all-to-all on one replica (constant offsets and sizes). */
+bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst);
+/* gpu_scan.c: scan whose step computation is elementwise over a slice. */
+bool gpu_compile_scan(GpuCompile *c, const Instruction *inst);
 /* gpu_dot.c: dot, scaled-dot, ragged-dot, and fusions around a dot (epilogues). */
 bool gpu_compile_dot(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst);

@@ -454,6 +454,10 @@ static bool compile_collective(GpuCompile *c, const Instruction *inst) {
   case OP_REPLICA_ID:
   case OP_PARTITION_ID:
     return zeros_add(c, c->p->current, inst, 0, leaves);  /* replica 0 of 1 */
+  case OP_SCAN:
+    return gpu_compile_scan(c, inst);  /* gpu_scan.c */
+  case OP_RAGGED_ALL_TO_ALL:
+    return gpu_compile_ragged_all_to_all(c, inst);  /* gpu_ragged.c */
   case OP_GET_DIMENSION_SIZE:
     return compile_dimension_size(c, inst);
   case OP_DYNAMIC_RESHAPE:

@@ -132,7 +132,7 @@ static bool compile_topk(GpuCompile *c, const Instruction *inst) {
   const Shape *x = &inst->operands[0]->shape;
   const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
   if (x->rank < 1 || sa->k < 0 || sa->k > x->dims[x->rank - 1]) return gpu_refuse(c, inst, "a top-k whose k does not fit");
-  if (x->type == TYPE_PRED || !ptx_scalar_type_ok(x->type))
+  if (x->type == TYPE_PRED || type_is_complex(x->type) || !ptx_scalar_type_ok(x->type))
     return gpu_refuse(c, inst, "a top-k of a type the GPU's comparators do not yet compute on");
   PtxSortOperand op = {.type = x->type, .read = true};
   TopkLess less = {.type = x->type, .largest = sa->largest};

@@ -556,6 +556,7 @@ static bool scaled_types_fit(const PtxGemm *g) {
 
 bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st) {
   if (ptx_gemm_mma_fits(b, g)) return ptx_gemm_mma_emit(b, g, entry, shape, st);
+  if (type_is_complex(g->result_type)) return ptx_gemm_complex_emit(b, g, entry, shape, st);
   PtxType acc;
   if (!gemm_accumulator_of(g, &acc, st)) return false;
   if (g->scaled && !scaled_types_fit(g))

@@ -12,6 +12,8 @@
  *               thread keeps a 4x4 register tile of sums (f32 for f32,
  *               f16 and bf16 results, f64 for f64, 32- or 64-bit wrapping
  *               integers for integer results)
+ *   gemm.complex c64 and c128: one thread per output, the evaluator's
+ *               arithmetic to the bit (ptx_gemm_complex.c)
  *   gemm.mma    f16 or bf16 operands with an f16, bf16 or f32 result on
  *               sm_80+: mma.sync.aligned.m16n8k16 on tensor cores, f32
  *               sums; tf32 for f32 operands only where the caller allows
@@ -85,13 +87,19 @@ typedef struct PtxGemmShape {
 
 /* Appends .entry `entry` (its name must contain "gemm") taking three .u64
  * pointers: lhs, rhs, out. Refuses (STATUS_UNSUPPORTED, nothing left in
- * the builder) element types it has no arithmetic for: complex, pred,
- * integer with float, f8. */
+ * the builder) element types it has no arithmetic for: mixed complex,
+ * scaled or ragged complex, pred, integer with float, f8. */
 bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
 
 /* ---- ptx_gemm_mma.c ----
  * Whether g takes the tensor-core path on b's target, and its kernel. */
 bool ptx_gemm_mma_fits(const PtxBuilder *b, const PtxGemm *g);
 bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
+
+/* ---- ptx_gemm_complex.c ----
+ * gemm.complex: c64 x c64 -> c64 and c128 x c128 -> c128 (not scaled or
+ * ragged), one thread per output, the evaluator's arithmetic to the bit. */
+bool ptx_gemm_complex_fits(const PtxGemm *g);
+bool ptx_gemm_complex_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
 
 #endif

@@ -21,6 +21,7 @@ bool ptx_scalar_type_ok(ElementType t) {
   case TYPE_U64:
   case TYPE_F32:
   case TYPE_F64:
+  case TYPE_C64:   /* one .b64 register (ptx_scalar_complex.c) */
     return true;
   default:
     return false;
@@ -140,6 +141,7 @@ static bool instruction_emit(PtxBuilder *b, const Instruction *inst, const PtxRe
   }
   ElementType first = inst->operand_count ? inst->operands[0]->shape.type : t;
   PtxReg *out = &values[inst->index];
+  if (type_is_complex(t) || type_is_complex(first)) return ptx_scalar_complex_emit(b, inst, args, out, st);
   if (!ptx_scalar_type_ok(t) || (inst->operand_count && !ptx_scalar_type_ok(first)) || shape_is_tuple(&inst->shape))
     return status_error(st, STATUS_UNSUPPORTED, "%s (%s) computes on %s, which the GPU's inline scalar computations do not yet",
                         inst->name, opcode_name(inst->opcode), type_name(shape_is_tuple(&inst->shape) ? first : t));

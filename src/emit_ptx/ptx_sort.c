@@ -87,7 +87,8 @@ PtxReg ptx_sort_value_load(PtxBuilder *b, ElementType t, PtxReg address) {
     return p;
   }
   PtxType pt = PTX_F32;
-  ptx_type_of_element(t, &pt);
+  if (t == TYPE_C64) pt = PTX_B64;   /* both parts in one register (ptx_scalar_complex.c) */
+  else ptx_type_of_element(t, &pt);
   PtxReg v = ptx_reg_new(b, pt);
   ptx_inst(b, "ld.global$s $r, [$r]", ptx_type_suffix(pt), v, address);
   return v;
@@ -101,7 +102,8 @@ void ptx_sort_value_store(PtxBuilder *b, ElementType t, PtxReg address, PtxReg v
     return;
   }
   PtxType pt = PTX_F32;
-  ptx_type_of_element(t, &pt);
+  if (t == TYPE_C64) pt = PTX_B64;
+  else ptx_type_of_element(t, &pt);
   ptx_inst(b, "st.global$s [$r], $r", ptx_type_suffix(pt), address, v);
 }
 

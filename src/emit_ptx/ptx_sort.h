@@ -21,7 +21,7 @@
 /* ---- ptx_scalar_call.c ---- */
 
 /* Whether element type t lives in one PTX register the scalar emitter
- * computes on (pred, s32, u32, s64, u64, f32, f64). */
+ * computes on (pred, s32, u32, s64, u64, f32, f64; c64 as a .b64 pair). */
 bool ptx_scalar_type_ok(ElementType t);
 
 /* The computation comp written inline: params[i] holds parameter i (a
@@ -36,6 +36,13 @@ bool ptx_scalar_call_emit(PtxBuilder *b, const Computation *comp, const PtxReg *
  * combiner, whose root is a tuple of them): results[i] is result i. */
 bool ptx_scalar_call_emit_results(PtxBuilder *b, const Computation *comp, const PtxReg *params, PtxReg *results,
                                   int count, Status *st);
+
+/* ---- ptx_scalar_complex.c ----
+ * Instruction inst of a scalar computation that computes on or yields c64
+ * (a .b64 register: real part low, imaginary high): constant, real, imag,
+ * complex, add, subtract, negate, compare EQ/NE, select, copy; else (and
+ * c128) STATUS_UNSUPPORTED. */
+bool ptx_scalar_complex_emit(PtxBuilder *b, const Instruction *inst, const PtxReg *args, PtxReg *out, Status *st);
 
 /* compare(a, b) in direction dir for element type t, with floats in IEEE
  * total order (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN) when

@@ -304,6 +304,100 @@ TEST(a_permute_between_replicas_is_a_located_refusal) {
   executable_free(exe);
 }
 
+/* ragged-all-to-all of one replica (gpu_ragged.c): the result starts as
+ * the output buffer, then each update's rows move in order (the second
+ * overwrites rows the first wrote); f32 rows and c128 rows (16-byte
+ * elements, moved as two 8-byte units). Offsets computed at run time, or
+ * out of range, are located refusals. */
+static const char ragged_moves[] =
+    "HloModule ragged\n"
+    "ENTRY e {\n  src = f32[5,2] parameter(0)\n  dst = f32[6,2] parameter(1)\n"
+    "  zs = c128[4,1] parameter(2)\n  zd = c128[3,1] parameter(3)\n"
+    "  io = s32[2] constant({1, 0})\n  sz = s32[2] constant({3, 2})\n  oo = s32[2] constant({3, 2})\n"
+    "  r = f32[6,2] ragged-all-to-all(src, dst, io, sz, oo, sz), replica_groups={{0}}\n"
+    "  i1 = s32[1] constant({2})\n  n1 = s32[1] constant({2})\n  o1 = s32[1] constant({1})\n"
+    "  z = c128[3,1] ragged-all-to-all(zs, zd, i1, n1, o1, n1), replica_groups={{0}}\n"
+    "  ROOT t = (f32[6,2], c128[3,1]) tuple(r, z)\n}\n";
+
+TEST(a_ragged_all_to_all_of_one_replica_moves_rows_as_the_interpreter_does) {
+  use_simulator();
+  Status st;
+  float src[10], dst[12];
+  double zs[8], zd[6];
+  for (int i = 0; i < 10; i++) src[i] = 0.5f * (float)i + 1;
+  for (int i = 0; i < 12; i++) dst[i] = -(float)i - 0.25f;
+  for (int i = 0; i < 8; i++) zs[i] = i / 3.0;
+  for (int i = 0; i < 6; i++) zd[i] = -i / 7.0;
+  Shape s1 = {.type = TYPE_F32, .rank = 2, .dims = {5, 2}, .minor_to_major = {1, 0}};
+  Shape s2 = {.type = TYPE_F32, .rank = 2, .dims = {6, 2}, .minor_to_major = {1, 0}};
+  Shape s3 = {.type = TYPE_C128, .rank = 2, .dims = {4, 1}, .minor_to_major = {1, 0}};
+  Shape s4 = {.type = TYPE_C128, .rank = 2, .dims = {3, 1}, .minor_to_major = {1, 0}};
+  HostBuffer *args[4] = {host_buffer_create(&s1, src, &st), host_buffer_create(&s2, dst, &st),
+                         host_buffer_create(&s3, zs, &st), host_buffer_create(&s4, zd, &st)};
+  gpu_matches_interpreter("ragged-all-to-all", ragged_moves, args, 4);
+  for (int i = 0; i < 4; i++) host_buffer_free(args[i]);
+  static const char computed[] =
+      "HloModule ragged_computed\n"
+      "ENTRY e {\n  src = f32[5,2] parameter(0)\n  dst = f32[6,2] parameter(1)\n  io = s32[1] parameter(2)\n"
+      "  sz = s32[1] constant({3})\n  oo = s32[1] constant({3})\n"
+      "  ROOT r = f32[6,2] ragged-all-to-all(src, dst, io, sz, oo, sz), replica_groups={{0}}\n}\n";
+  static const char too_far[] =
+      "HloModule ragged_far\n"
+      "ENTRY e {\n  src = f32[5,2] parameter(0)\n  dst = f32[6,2] parameter(1)\n  io = s32[1] constant({1})\n"
+      "  sz = s32[1] constant({3})\n  oo = s32[1] constant({4})\n"
+      "  ROOT r = f32[6,2] ragged-all-to-all(src, dst, io, sz, oo, sz), replica_groups={{0}}\n}\n";
+  const char *texts[2] = {computed, too_far}, *reasons[2] = {"run time", "out of range"};
+  for (int i = 0; i < 2; i++) {
+    Executable *exe = compile_on(texts[i], AXLE_BACKEND_GPU, &st);
+    EXPECT(!exe && st.code == STATUS_UNSUPPORTED && strstr(st.message, reasons[i]) && st.loc.line == 8,
+           "line %d: %s", st.loc.line, st.message);
+    executable_free(exe);
+  }
+}
+
+/* scan (gpu_scan.c) with an elementwise step: two carries that trade
+ * places each step (the new first is the old second), an s32 input, a
+ * middle scanned dim, forwards and in reverse; a step that mixes
+ * elements (a reverse) is a located refusal. */
+static const char scan_text[] =
+    "HloModule scans\n"
+    "step {\n  x = f32[4,3] parameter(0)\n  k = s32[4,3] parameter(1)\n  a = f32[4,3] parameter(2)\n"
+    "  b = f32[4,3] parameter(3)\n  ax = f32[4,3] multiply(a, x)\n  y = f32[4,3] add(ax, b)\n"
+    "  kf = f32[4,3] convert(k)\n  nb = f32[4,3] subtract(y, kf)\n  big = pred[4,3] compare(y, b), direction=GT\n"
+    "  ROOT t = (f32[4,3], pred[4,3], f32[4,3], f32[4,3]) tuple(y, big, b, nb)\n}\n"
+    "ENTRY e {\n  x = f32[4,5,3] parameter(0)\n  k = s32[4,5,3] parameter(1)\n  a = f32[4,3] parameter(2)\n"
+    "  b = f32[4,3] parameter(3)\n"
+    "  f = (f32[4,5,3], pred[4,5,3], f32[4,3], f32[4,3]) scan(x, k, a, b), dimensions={1}, num_carries=2, to_apply=step\n"
+    "  r = (f32[4,5,3], pred[4,5,3], f32[4,3], f32[4,3]) scan(x, k, a, b), dimensions={1}, num_carries=2,"
+    " is_reverse=true, to_apply=step\n"
+    "  ROOT o = ((f32[4,5,3], pred[4,5,3], f32[4,3], f32[4,3]), (f32[4,5,3], pred[4,5,3], f32[4,3], f32[4,3])) tuple(f, r)\n}\n";
+
+TEST(a_scan_with_an_elementwise_step_matches_the_interpreter_forwards_and_in_reverse) {
+  use_simulator();
+  Status st;
+  float x[60], a[12], b[12];
+  int32_t k[60];
+  for (int i = 0; i < 60; i++) x[i] = (float)((i * 7) % 11) / 9.0f - 0.5f, k[i] = i % 5 - 2;
+  for (int i = 0; i < 12; i++) a[i] = 0.25f * (float)i - 1, b[i] = 1.0f / (float)(i + 3);
+  Shape full = {.type = TYPE_F32, .rank = 3, .dims = {4, 5, 3}, .minor_to_major = {2, 1, 0}};
+  Shape ints = full, slice = {.type = TYPE_F32, .rank = 2, .dims = {4, 3}, .minor_to_major = {1, 0}};
+  ints.type = TYPE_S32;
+  HostBuffer *args[4] = {host_buffer_create(&full, x, &st), host_buffer_create(&ints, k, &st),
+                         host_buffer_create(&slice, a, &st), host_buffer_create(&slice, b, &st)};
+  gpu_matches_interpreter("scan", scan_text, args, 4);
+  for (int i = 0; i < 4; i++) host_buffer_free(args[i]);
+  static const char mixing[] =
+      "HloModule mixing\n"
+      "step {\n  x = f32[3] parameter(0)\n  c = f32[3] parameter(1)\n  r = f32[3] reverse(x), dimensions={0}\n"
+      "  n = f32[3] add(r, c)\n  ROOT t = (f32[3], f32[3]) tuple(x, n)\n}\n"
+      "ENTRY e {\n  x = f32[4,3] parameter(0)\n  c = f32[3] parameter(1)\n"
+      "  ROOT r = (f32[4,3], f32[3]) scan(x, c), dimensions={0}, num_carries=1, to_apply=step\n}\n";
+  Executable *exe = compile_on(mixing, AXLE_BACKEND_GPU, &st);
+  EXPECT(!exe && st.code == STATUS_UNSUPPORTED && strstr(st.message, "not elementwise") && st.loc.line == 12, "line %d: %s",
+         st.loc.line, st.message);
+  executable_free(exe);
+}
+
 /* The device-buffer run (gpu_device_buffers.c) passes its own addresses
  * through the loop's steps. */
 TEST(a_loop_runs_on_device_buffers) {
@@ -365,7 +459,7 @@ TEST(a_failing_pred_download_is_located_at_the_while) {
 
 /* The module's PTX (kernels of the loop body and of the branches) as the
  * fake saved it, through ptxas for the target it was written for. */
-static void saved_ptx_assembles(const char *capability) {
+static void saved_ptx_assembles(const char *text_to_compile, const char *capability) {
   char dir[64];
   snprintf(dir, sizeof dir, "/tmp/axle-gpu-control-XXXXXX");
   if (!mkdtemp(dir)) {
@@ -376,7 +470,7 @@ static void saved_ptx_assembles(const char *capability) {
   setenv("FAKE_CUDA_SAVE_PTX", dir, 1);
   setenv("FAKE_CUDA_CAPABILITY", capability, 1);
   Status st;
-  Executable *exe = compile_on(loop_of_conditionals, AXLE_BACKEND_GPU, &st);
+  Executable *exe = compile_on(text_to_compile, AXLE_BACKEND_GPU, &st);
   EXPECT(exe != NULL, "%s", st.message);
   executable_free(exe);
   char ptx[128], command[8192], log[128];
@@ -402,8 +496,12 @@ static void saved_ptx_assembles(const char *capability) {
 }
 
 TEST(the_kernels_inside_loops_and_branches_assemble_for_sm_80_and_sm_90a) {
-  saved_ptx_assembles("8.0");
-  saved_ptx_assembles("9.0");
+  saved_ptx_assembles(loop_of_conditionals, "8.0");
+  saved_ptx_assembles(loop_of_conditionals, "9.0");
+  saved_ptx_assembles(ragged_moves, "8.0");
+  saved_ptx_assembles(ragged_moves, "9.0");
+  saved_ptx_assembles(scan_text, "8.0");
+  saved_ptx_assembles(scan_text, "9.0");
 }
 
 int main(int argc, char **argv) {
@@ -421,6 +519,8 @@ int main(int argc, char **argv) {
   RUN(collectives_of_one_replica_and_async_pairs_hand_their_values_on);
   RUN(sizes_on_static_shapes_and_the_replica_id_are_copies);
   RUN(a_permute_between_replicas_is_a_located_refusal);
+  RUN(a_ragged_all_to_all_of_one_replica_moves_rows_as_the_interpreter_does);
+  RUN(a_scan_with_an_elementwise_step_matches_the_interpreter_forwards_and_in_reverse);
   RUN(a_loop_runs_on_device_buffers);
   RUN(a_failing_device_to_device_copy_is_located_at_the_while);
   RUN(a_failing_pred_download_is_located_at_the_while);

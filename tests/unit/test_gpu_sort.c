@@ -173,6 +173,42 @@ TEST(a_scatter_with_colliding_indices_applies_updates_in_the_evaluator_order) {
                         false);
 }
 
+/* c64 in the inline computations (one .b64 register per value): a
+ * comparator on real parts with ties broken by imaginary parts (complex
+ * equality, real, imag), and a scatter combiner of add, subtract, negate
+ * and complex, with colliding indices. */
+static const char complex_sort_scatter[] =
+    "HloModule complex_inline\n"
+    "less { a = c64[] parameter(0)\n b = c64[] parameter(1)\n"
+    "  ra = f32[] real(a)\n rb = f32[] real(b)\n ia = f32[] imag(a)\n ib = f32[] imag(b)\n"
+    "  same = pred[] compare(a, b), direction=EQ\n lt = pred[] compare(ra, rb), direction=LT\n"
+    "  ilt = pred[] compare(ia, ib), direction=LT\n req = pred[] compare(ra, rb), direction=EQ\n"
+    "  tie = pred[] select(req, ilt, lt)\n f = pred[] constant(false)\n ROOT r = pred[] select(same, f, tie) }\n"
+    "comb { a = c64[] parameter(0)\n b = c64[] parameter(1)\n s = c64[] add(a, b)\n"
+    "  n = c64[] negate(b)\n ib = f32[] imag(b)\n ra = f32[] real(a)\n w = c64[] complex(ib, ra)\n"
+    "  d = c64[] subtract(s, w)\n k = c64[] constant((0.5, -0.25))\n e = c64[] add(d, k)\n ROOT r = c64[] add(e, n) }\n"
+    "ENTRY e {\n  v = c64[3,29] parameter(0)\n  x = c64[6,2] parameter(1)\n  i = s32[25,1] parameter(2)\n"
+    "  u = c64[25,2] parameter(3)\n  s = c64[3,29] sort(v), dimensions={1}, is_stable=true, to_apply=less\n"
+    "  c = c64[6,2] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0},\n"
+    "    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=comb\n"
+    "  ROOT r = (c64[3,29], c64[6,2]) tuple(s, c)\n}\n";
+
+TEST(a_c64_comparator_and_a_c64_scatter_combiner_match_the_evaluator_bit_for_bit) {
+  expect_evaluator_bits(complex_sort_scatter, false);
+  /* c128 and a c64 multiply stay located refusals */
+  Status st;
+  setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
+  Executable *exe = compile_text("HloModule m\nmul { a = c64[] parameter(0)\n b = c64[] parameter(1)\n"
+                                 " ROOT r = c64[] multiply(a, b) }\n"
+                                 "ENTRY e {\n x = c64[4] parameter(0)\n i = s32[2,1] parameter(1)\n"
+                                 " u = c64[2] parameter(2)\n ROOT c = c64[4] scatter(x, i, u), update_window_dims={},"
+                                 " inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,"
+                                 " to_apply=mul\n}\n",
+                                 &st);
+  EXPECT(!exe && strstr(st.message, "cannot compile") && strstr(st.message, "c64"), "%s", st.message);
+  executable_free(exe);
+}
+
 static const char integer_scatter_add[] =
     "HloModule scatter_atomic\n"
     "add { a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT s = s32[] add(b, a) }\n"
@@ -266,19 +302,20 @@ TEST(the_sort_scatter_and_rng_kernels_assemble_with_ptxas_for_sm_80_and_sm_90a) 
       "  g = (u64[2], u32[5]) rng-bit-generator(st), algorithm=rng_philox\n"
       "  h = (u64[2], u32[5]) rng-bit-generator(st), algorithm=rng_three_fry\n"
       "  ROOT r = (f32[3,9], (f32[3,2], s32[3,2]), f32[3,9], (u64[2], u32[5]), (u64[2], u32[5])) tuple(s, t, c, g, h)\n}\n";
+  static const char *const texts[] = {text, complex_sort_scatter};
   static const char *const targets[][2] = {{"8.0", "sm_80"}, {"9.0", "sm_90a"}};
-  for (int t = 0; t < 2; t++) {
-    char *ptx = saved_ptx(text, targets[t][0]);
-    EXPECT(ptx && strstr(ptx, targets[t][1]), "no module saved for %s", targets[t][1]);
+  for (int t = 0; t < 4; t++) {
+    char *ptx = saved_ptx(texts[t / 2], targets[t % 2][0]);
+    EXPECT(ptx && strstr(ptx, targets[t % 2][1]), "no module saved for %s", targets[t % 2][1]);
     if (!ptx) continue;
     char file[128], log[128], command[8192];
-    snprintf(file, sizeof file, "/tmp/axle-sort-%d-%s.ptx", (int)getpid(), targets[t][1]);
-    snprintf(log, sizeof log, "/tmp/axle-sort-%d-%s.log", (int)getpid(), targets[t][1]);
+    snprintf(file, sizeof file, "/tmp/axle-sort-%d-%s.ptx", (int)getpid(), targets[t % 2][1]);
+    snprintf(log, sizeof log, "/tmp/axle-sort-%d-%s.log", (int)getpid(), targets[t % 2][1]);
     file_write(file, ptx);
-    snprintf(command, sizeof command, "'%s' -arch=%s -o /dev/null '%s' >'%s' 2>&1", ptxas, targets[t][1], file, log);
+    snprintf(command, sizeof command, "'%s' -arch=%s -o /dev/null '%s' >'%s' 2>&1", ptxas, targets[t % 2][1], file, log);
     int rc = system(command);
     char *out = file_read(log);
-    EXPECT(rc == 0, "ptxas -arch=%s:\n%.3000s", targets[t][1], out ? out : "");
+    EXPECT(rc == 0, "ptxas -arch=%s:\n%.3000s", targets[t % 2][1], out ? out : "");
     free(out);
     free(ptx);
     unlink(file);
@@ -298,6 +335,7 @@ int main(int argc, char **argv) {
   RUN(a_lexicographic_comparator_on_two_keys_with_a_pred_passenger_matches);
   RUN(top_k_of_floats_with_nans_and_ties_matches_the_evaluator);
   RUN(a_scatter_with_colliding_indices_applies_updates_in_the_evaluator_order);
+  RUN(a_c64_comparator_and_a_c64_scatter_combiner_match_the_evaluator_bit_for_bit);
   RUN(an_integer_add_or_max_scatter_goes_atomic_and_still_matches);
   RUN(rng_bit_generator_gives_the_evaluator_bits_for_philox_and_threefry);
   RUN(rng_without_a_state_is_a_located_refusal);
