@@ -17,15 +17,18 @@
 
 #include "emit_ptx/ptx_kernel_internal.h"
 
+/* s4/u4/s2/u2 (one byte each, unpacked) are narrow integers too: the
+ * same 32-bit form, extended from their 4 or 2 bits. */
 bool emit_is_narrow_int(ElementType t) {
-  return t == TYPE_S8 || t == TYPE_U8 || t == TYPE_S16 || t == TYPE_U16;
+  return t == TYPE_S8 || t == TYPE_U8 || t == TYPE_S16 || t == TYPE_U16 || t == TYPE_S4 || t == TYPE_U4 ||
+         t == TYPE_S2 || t == TYPE_U2;
 }
 
 /* The 32-bit type a narrow integer computes in; t itself otherwise. */
 ElementType ptx_int_wide_type(ElementType t) {
   switch (t) {
-  case TYPE_S8: case TYPE_S16: return TYPE_S32;
-  case TYPE_U8: case TYPE_U16: return TYPE_U32;
+  case TYPE_S8: case TYPE_S16: case TYPE_S4: case TYPE_S2: return TYPE_S32;
+  case TYPE_U8: case TYPE_U16: case TYPE_U4: case TYPE_U2: return TYPE_U32;
   default: return t;
   }
 }
@@ -52,6 +55,11 @@ static PtxReg narrow(Emit *E, ElementType t, PtxReg r) { return extend_as(E, t, 
 PtxReg ptx_int_narrow(Emit *E, ElementType t, PtxReg r) { return narrow(E, t, r); }
 
 PtxReg ptx_int_load(Emit *E, ElementType t, PtxReg address) {
+  if (type_bit_width(t) < 8) {   /* only the low bits count (the evaluator's load_narrow_int) */
+    PtxReg byte = ptx_reg_new(E->b, PTX_U32);
+    ptx_inst(E->b, "ld.global.u8 $r, [$r]", byte, address);
+    return narrow(E, t, byte);
+  }
   PtxType pt = t == TYPE_S8 ? PTX_S8 : t == TYPE_U8 ? PTX_U8 : t == TYPE_S16 ? PTX_S16 : PTX_U16;
   PtxReg v = emit_value_new(E, t);
   /* ld of a narrow type into a 32-bit register extends by the type */
@@ -114,7 +122,7 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
  * the half value, which its f32 holds exactly). */
 static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (type_byte_size(from) != type_byte_size(to))
+  if (type_bit_width(from) != type_bit_width(to))
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s changes the width",
                         E->k->name, type_name(from), type_name(to));
   if (emit_is_narrow_int(from) && emit_is_narrow_int(to)) {

@@ -316,8 +316,9 @@ TEST(math_functions_and_unhandled_types_are_refused_leaving_nothing_behind) {
   /* f32 math is transcribed (ptx_math.c, test_ptx_math.c); f64 is not yet */
   expect_refused("HloModule x\nENTRY e { x = f64[16] parameter(0)\n ROOT y = f64[16] exponential(x) }\n",
                  "software math sequence");
-  /* s8 and c64 are handled now (ptx_int.c, ptx_complex.c); s4 is not */
-  expect_refused("HloModule x\nENTRY e { x = s4[16] parameter(0)\n ROOT y = s4[16] negate(x) }\n", "s4");
+  /* s8, s4 and c64 are handled now (ptx_int.c, ptx_complex.c); packed s4 (two to a byte) is not */
+  expect_refused("HloModule x\nENTRY e { x = s4[16]{0:E(4)} parameter(0)\n ROOT y = s4[16]{0:E(4)} negate(x) }\n",
+                 "s4");
 }
 
 /* The reviewed copies: a change to the emitter shows in their diff. */
