@@ -253,8 +253,47 @@ static bool total_order_compare(Emit *E, const KernelOp *op, ElementType t, cons
   return emit_table_op(E, &cmp, f64 ? TYPE_S64 : TYPE_S32, TYPE_PRED, keys, out);
 }
 
+/* ---- arithmetic on pred ----
+ * The evaluator computes pred as the integers 0 and 1 and stores x != 0,
+ * so: add and maximum are or, multiply and minimum are and, subtract is
+ * xor (1 - 1 = 0, 0 - 1 = -1), divide is a | !b (x / 0 is all ones),
+ * remainder a & !b (x % 0 is x, x % 1 is 0), power a | !b (x^0 = 1^y = 1),
+ * negate and abs are the value itself. */
+static bool is_pred_arithmetic(Opcode op) {
+  switch (op) {
+  case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: case OP_REMAINDER: case OP_MAXIMUM:
+  case OP_MINIMUM: case OP_POWER: case OP_NEGATE: case OP_ABS: case OP_CLAMP:
+    return true;
+  default: return false;
+  }
+}
+
+static PtxReg pred_binary(Emit *E, Opcode op, PtxReg a, PtxReg b) {
+  PtxReg d = ptx_reg_new(E->b, PTX_PRED);
+  switch (op) {
+  case OP_ADD: case OP_MAXIMUM: ptx_inst(E->b, "or.pred $r, $r, $r", d, a, b); break;
+  case OP_MULTIPLY: case OP_MINIMUM: ptx_inst(E->b, "and.pred $r, $r, $r", d, a, b); break;
+  case OP_SUBTRACT: ptx_inst(E->b, "xor.pred $r, $r, $r", d, a, b); break;
+  case OP_REMAINDER: ptx_inst(E->b, "and.pred $r, $r, !$r", d, a, b); break;
+  default: ptx_inst(E->b, "or.pred $r, $r, !$r", d, a, b); break;   /* divide, power */
+  }
+  return d;
+}
+
+static PtxReg pred_emit(Emit *E, const KernelOp *op, const PtxReg *args) {
+  if (op->op == OP_NEGATE || op->op == OP_ABS) {
+    PtxReg d = ptx_reg_new(E->b, PTX_PRED);
+    ptx_inst(E->b, "mov.pred $r, $r", d, args[0]);
+    return d;
+  }
+  if (op->op == OP_CLAMP)   /* min(max(x, lo), hi) */
+    return pred_binary(E, OP_MINIMUM, pred_binary(E, OP_MAXIMUM, args[1], args[0]), args[2]);
+  return pred_binary(E, op->op, args[0], args[1]);
+}
+
 bool ptx_int_handles(const Kernel *k, const KernelOp *op) {
   ElementType first = k->ops[op->args[0]].type;
+  if (op->type == TYPE_PRED && first == TYPE_PRED && is_pred_arithmetic(op->op)) return true;
   if (op->op == OP_POWER && type_is_integer(first)) return true;
   if (op->op == OP_SIGN && first != TYPE_PRED) return true;
   if (op->op == OP_COMPARE && op->compare_type == CMP_TYPE_TOTALORDER && type_is_float(first)) return true;
@@ -294,6 +333,8 @@ bool ptx_int_emit(Emit *E, const KernelOp *op, const PtxReg *in, PtxReg *out) {
   PtxReg args[KERNEL_MAX_ARGS];
   for (int a = 0; a < op->arg_count; a++) args[a] = in[a];
   ElementType first = E->k->ops[op->args[0]].type;
+  if (op->type == TYPE_PRED && first == TYPE_PRED && is_pred_arithmetic(op->op))
+    return *out = pred_emit(E, op, args), true;
   switch (op->op) {
   case OP_CONVERT: return convert_emit(E, op, args, out);
   case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);
