@@ -293,6 +293,7 @@ static PtxReg pred_emit(Emit *E, const KernelOp *op, const PtxReg *args) {
 
 bool ptx_int_handles(const Kernel *k, const KernelOp *op) {
   ElementType first = k->ops[op->args[0]].type;
+  if (op->op == OP_STOCHASTIC_CONVERT) return false;   /* ptx_float_ops.c, for every result width */
   if (op->type == TYPE_PRED && first == TYPE_PRED && is_pred_arithmetic(op->op)) return true;
   if (op->op == OP_POWER && type_is_integer(first)) return true;
   if (op->op == OP_SIGN && first != TYPE_PRED) return true;
