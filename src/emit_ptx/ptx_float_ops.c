@@ -4,11 +4,16 @@
  *
  * Both are exact integer or float sequences, the evaluator's
  * (src/ir/eval/eval_elementwise.c, eval_convert.c) step for step. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "emit_ptx/ptx_kernel_internal.h"
 
 bool ptx_float_ops_handles(const Kernel *k, const KernelOp *op) {
   ElementType t = k->ops[op->args[0]].type;
   if (!type_is_float(t) || type_is_complex(t)) return false;
+  if (op->op == OP_STOCHASTIC_CONVERT) return true;
   return op->op == OP_REDUCE_PRECISION || op->op == OP_ROUND_NEAREST_AFZ || op->op == OP_REMAINDER;
 }
 
@@ -176,10 +181,69 @@ static PtxReg fmod_emit(Emit *E, bool f64, PtxReg x, PtxReg y) {
   return d;
 }
 
+/* "0dXXXXXXXXXXXXXXXX", the PTX spelling of the double v. */
+static void f64_literal(double v, char *text, size_t size) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  snprintf(text, size, "0d%016llX", (unsigned long long)bits);
+}
+
+/* stochastic-convert, the evaluator's stochastic_round (eval_convert.c)
+ * step for step, in f64 (f32 and the halves widen to it exactly): NaN
+ * gives 0; at or past the result's range, its end; otherwise |x| = t + f,
+ * and t + 1 (with x's sign) when random < (u64)(f * 2^w), w the random
+ * type's width. f * 2^w is exact and below 2^64; t + 1 stays in range. */
+static PtxReg stochastic_convert(Emit *E, ElementType from, ElementType random_type, ElementType to, PtxReg x,
+                                 PtxReg random) {
+  int result_bits = type_bit_width(to), random_bits = type_bit_width(random_type);
+  int64_t max = (int64_t)(~0ull >> (65 - result_bits)), min = -max - 1;
+  char max_text[24], min_text[24], scale_text[24];
+  f64_literal((double)max, max_text, sizeof max_text);
+  f64_literal((double)min, min_text, sizeof min_text);
+  f64_literal(ldexp(1.0, random_bits), scale_text, sizeof scale_text);
+  PtxReg v = x, mag = ptx_reg_new(E->b, PTX_F64), whole = ptx_reg_new(E->b, PTX_F64);
+  PtxReg frac = ptx_reg_new(E->b, PTX_F64), t = ptx_reg_new(E->b, PTX_S64), limit = ptx_reg_new(E->b, PTX_U64);
+  PtxReg r64 = ptx_reg_new(E->b, PTX_U64), p = ptx_reg_new(E->b, PTX_PRED);
+  if (from != TYPE_F64) {
+    v = ptx_reg_new(E->b, PTX_F64);
+    ptx_inst(E->b, "cvt.f64.f32 $r, $r", v, x);
+  }
+  if (type_byte_size(random_type) == 8) ptx_inst(E->b, "mov.b64 $r, $r", r64, random);
+  else ptx_inst(E->b, "cvt.u64.u32 $r, $r", r64, random);
+  ptx_inst(E->b, "abs.f64 $r, $r", mag, v);
+  ptx_inst(E->b, "cvt.rmi.f64.f64 $r, $r", whole, mag);
+  ptx_inst(E->b, "sub.rn.f64 $r, $r, $r", frac, mag, whole);
+  ptx_inst(E->b, "mul.rn.f64 $r, $r, $s", frac, frac, scale_text);
+  ptx_inst(E->b, "cvt.rzi.u64.f64 $r, $r", limit, frac);
+  ptx_inst(E->b, "cvt.rzi.s64.f64 $r, $r", t, whole);
+  ptx_inst(E->b, "setp.lt.u64 $r, $r, $r", p, r64, limit);
+  ptx_inst(E->b, "@$r add.s64 $r, $r, 1", p, t, t);
+  ptx_inst(E->b, "setp.lt.f64 $r, $r, 0d0000000000000000", p, v);   /* -0 keeps t = 0 */
+  ptx_inst(E->b, "@$r neg.s64 $r, $r", p, t, t);
+  ptx_inst(E->b, "setp.ge.f64 $r, $r, $s", p, v, max_text);
+  ptx_inst(E->b, "@$r mov.b64 $r, $D", p, t, max);
+  ptx_inst(E->b, "setp.le.f64 $r, $r, $s", p, v, min_text);
+  ptx_inst(E->b, "@$r mov.b64 $r, $D", p, t, min);
+  ptx_inst(E->b, "setp.nan.f64 $r, $r, $r", p, v, v);
+  ptx_inst(E->b, "@$r mov.b64 $r, 0", p, t);
+  if (type_byte_size(to) == 8) return t;
+  PtxReg d = emit_value_new(E, to);   /* in range: the low 32 bits are the value */
+  ptx_inst(E->b, "cvt.u32.u64 $r, $r", d, t);
+  return d;
+}
+
 bool ptx_float_ops_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType t = E->k->ops[op->args[0]].type;
   bool f64 = t == TYPE_F64;
   PtxReg r;
+  if (op->op == OP_STOCHASTIC_CONVERT) {
+    if (type_kind(op->type) != TYPE_KIND_SINT || !type_is_integer(E->k->ops[op->args[1]].type))
+      return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: stochastic-convert from %s to %s (XLA defines only "
+                          "float to signed integer, with unsigned random bits)", E->k->name, type_name(t),
+                          type_name(op->type));
+    *out = stochastic_convert(E, t, E->k->ops[op->args[1]].type, op->type, args[0], args[1]);
+    return true;
+  }
   if (op->op == OP_ROUND_NEAREST_AFZ) {
     r = round_afz(E, f64, args[0]);
   } else if (op->op == OP_REMAINDER) {

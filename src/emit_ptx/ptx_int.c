@@ -17,15 +17,18 @@
 
 #include "emit_ptx/ptx_kernel_internal.h"
 
+/* s4/u4/s2/u2 (one byte each, unpacked) are narrow integers too: the
+ * same 32-bit form, extended from their 4 or 2 bits. */
 bool emit_is_narrow_int(ElementType t) {
-  return t == TYPE_S8 || t == TYPE_U8 || t == TYPE_S16 || t == TYPE_U16;
+  return t == TYPE_S8 || t == TYPE_U8 || t == TYPE_S16 || t == TYPE_U16 || t == TYPE_S4 || t == TYPE_U4 ||
+         t == TYPE_S2 || t == TYPE_U2;
 }
 
 /* The 32-bit type a narrow integer computes in; t itself otherwise. */
 ElementType ptx_int_wide_type(ElementType t) {
   switch (t) {
-  case TYPE_S8: case TYPE_S16: return TYPE_S32;
-  case TYPE_U8: case TYPE_U16: return TYPE_U32;
+  case TYPE_S8: case TYPE_S16: case TYPE_S4: case TYPE_S2: return TYPE_S32;
+  case TYPE_U8: case TYPE_U16: case TYPE_U4: case TYPE_U2: return TYPE_U32;
   default: return t;
   }
 }
@@ -52,6 +55,11 @@ static PtxReg narrow(Emit *E, ElementType t, PtxReg r) { return extend_as(E, t, 
 PtxReg ptx_int_narrow(Emit *E, ElementType t, PtxReg r) { return narrow(E, t, r); }
 
 PtxReg ptx_int_load(Emit *E, ElementType t, PtxReg address) {
+  if (type_bit_width(t) < 8) {   /* only the low bits count (the evaluator's load_narrow_int) */
+    PtxReg byte = ptx_reg_new(E->b, PTX_U32);
+    ptx_inst(E->b, "ld.global.u8 $r, [$r]", byte, address);
+    return narrow(E, t, byte);
+  }
   PtxType pt = t == TYPE_S8 ? PTX_S8 : t == TYPE_U8 ? PTX_U8 : t == TYPE_S16 ? PTX_S16 : PTX_U16;
   PtxReg v = emit_value_new(E, t);
   /* ld of a narrow type into a 32-bit register extends by the type */
@@ -114,7 +122,7 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
  * the half value, which its f32 holds exactly). */
 static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (type_byte_size(from) != type_byte_size(to))
+  if (type_bit_width(from) != type_bit_width(to))
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s changes the width",
                         E->k->name, type_name(from), type_name(to));
   if (emit_is_narrow_int(from) && emit_is_narrow_int(to)) {
@@ -245,8 +253,48 @@ static bool total_order_compare(Emit *E, const KernelOp *op, ElementType t, cons
   return emit_table_op(E, &cmp, f64 ? TYPE_S64 : TYPE_S32, TYPE_PRED, keys, out);
 }
 
+/* ---- arithmetic on pred ----
+ * The evaluator computes pred as the integers 0 and 1 and stores x != 0,
+ * so: add and maximum are or, multiply and minimum are and, subtract is
+ * xor (1 - 1 = 0, 0 - 1 = -1), divide is a | !b (x / 0 is all ones),
+ * remainder a & !b (x % 0 is x, x % 1 is 0), power a | !b (x^0 = 1^y = 1),
+ * negate and abs are the value itself. */
+static bool is_pred_arithmetic(Opcode op) {
+  switch (op) {
+  case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: case OP_REMAINDER: case OP_MAXIMUM:
+  case OP_MINIMUM: case OP_POWER: case OP_NEGATE: case OP_ABS: case OP_CLAMP:
+    return true;
+  default: return false;
+  }
+}
+
+static PtxReg pred_binary(Emit *E, Opcode op, PtxReg a, PtxReg b) {
+  PtxReg d = ptx_reg_new(E->b, PTX_PRED);
+  switch (op) {
+  case OP_ADD: case OP_MAXIMUM: ptx_inst(E->b, "or.pred $r, $r, $r", d, a, b); break;
+  case OP_MULTIPLY: case OP_MINIMUM: ptx_inst(E->b, "and.pred $r, $r, $r", d, a, b); break;
+  case OP_SUBTRACT: ptx_inst(E->b, "xor.pred $r, $r, $r", d, a, b); break;
+  case OP_REMAINDER: ptx_inst(E->b, "and.pred $r, $r, !$r", d, a, b); break;
+  default: ptx_inst(E->b, "or.pred $r, $r, !$r", d, a, b); break;   /* divide, power */
+  }
+  return d;
+}
+
+static PtxReg pred_emit(Emit *E, const KernelOp *op, const PtxReg *args) {
+  if (op->op == OP_NEGATE || op->op == OP_ABS) {
+    PtxReg d = ptx_reg_new(E->b, PTX_PRED);
+    ptx_inst(E->b, "mov.pred $r, $r", d, args[0]);
+    return d;
+  }
+  if (op->op == OP_CLAMP)   /* min(max(x, lo), hi) */
+    return pred_binary(E, OP_MINIMUM, pred_binary(E, OP_MAXIMUM, args[1], args[0]), args[2]);
+  return pred_binary(E, op->op, args[0], args[1]);
+}
+
 bool ptx_int_handles(const Kernel *k, const KernelOp *op) {
   ElementType first = k->ops[op->args[0]].type;
+  if (op->op == OP_STOCHASTIC_CONVERT) return false;   /* ptx_float_ops.c, for every result width */
+  if (op->type == TYPE_PRED && first == TYPE_PRED && is_pred_arithmetic(op->op)) return true;
   if (op->op == OP_POWER && type_is_integer(first)) return true;
   if (op->op == OP_SIGN && first != TYPE_PRED) return true;
   if (op->op == OP_COMPARE && op->compare_type == CMP_TYPE_TOTALORDER && type_is_float(first)) return true;
@@ -286,6 +334,8 @@ bool ptx_int_emit(Emit *E, const KernelOp *op, const PtxReg *in, PtxReg *out) {
   PtxReg args[KERNEL_MAX_ARGS];
   for (int a = 0; a < op->arg_count; a++) args[a] = in[a];
   ElementType first = E->k->ops[op->args[0]].type;
+  if (op->type == TYPE_PRED && first == TYPE_PRED && is_pred_arithmetic(op->op))
+    return *out = pred_emit(E, op, args), true;
   switch (op->op) {
   case OP_CONVERT: return convert_emit(E, op, args, out);
   case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);

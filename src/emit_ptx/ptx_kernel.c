@@ -22,8 +22,8 @@ static bool value_type(ElementType t, PtxType *out) {
   switch (t) {
   case TYPE_F16:
   case TYPE_BF16: *out = PTX_F32; return true;
-  case TYPE_S8: case TYPE_S16: *out = PTX_S32; return true;   /* ptx_int.c: sign-extended */
-  case TYPE_U8: case TYPE_U16: *out = PTX_U32; return true;   /* zero-extended */
+  case TYPE_S8: case TYPE_S16: case TYPE_S4: case TYPE_S2: *out = PTX_S32; return true;   /* ptx_int.c: sign-extended */
+  case TYPE_U8: case TYPE_U16: case TYPE_U4: case TYPE_U2: *out = PTX_U32; return true;   /* zero-extended */
   case TYPE_PRED: case TYPE_S32: case TYPE_U32: case TYPE_S64: case TYPE_U64: case TYPE_F32: case TYPE_F64:
     return ptx_type_of_element(t, out);
   default: return ptx_minifloat_known(t) && (*out = PTX_F32, true);   /* ptx_minifloat.c */

@@ -314,8 +314,9 @@ static void expect_refused(const char *hlo, const char *why) {
 
 TEST(math_functions_and_unhandled_types_are_refused_leaving_nothing_behind) {
   /* f32 and f64 math is transcribed (ptx_math.c, ptx_math_f64.c; test_ptx_math*.c) and no longer refused */
-  /* s8 and c64 are handled now (ptx_int.c, ptx_complex.c); s4 is not */
-  expect_refused("HloModule x\nENTRY e { x = s4[16] parameter(0)\n ROOT y = s4[16] negate(x) }\n", "s4");
+  /* s8, s4 and c64 are handled now (ptx_int.c, ptx_complex.c); packed s4 (two to a byte) is not */
+  expect_refused("HloModule x\nENTRY e { x = s4[16]{0:E(4)} parameter(0)\n ROOT y = s4[16]{0:E(4)} negate(x) }\n",
+                 "s4");
 }
 
 /* The reviewed copies: a change to the emitter shows in their diff. */
