@@ -44,9 +44,9 @@ static const char add_constant[] =
 static const char with_dot[] =
     "HloModule with_dot\n"
     "ENTRY e {\n"
-    "  x = c64[4,8] parameter(0)\n"
-    "  y = c64[8,2] parameter(1)\n"
-    "  ROOT d = c64[4,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  x = pred[4,8] parameter(0)\n"
+    "  y = pred[8,2] parameter(1)\n"
+    "  ROOT d = pred[4,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
     "}\n";
 
 static Executable *compile_text(const char *text, Status *st) {
