@@ -5,13 +5,15 @@
  * then walks the optimized entry computation in its scheduled order, as
  * the CPU backend does, and turns it into a GpuProgram (gpu_program.h):
  * parameters, constants, tuples, get-tuple-elements and bitcasts take no
- * launch (the buffer plan names their storage); every other instruction is
- * lowered to a kernel (src/opt/lower.c) and written as PTX
- * (src/emit_ptx/ptx_kernel.c) into one module, which the driver loads, so
- * a kernel the JIT rejects fails here with its log. Then the device blocks
- * are allocated and the constants uploaded, once. What has no kernel yet
- * (dots, sort, ...) is a located refusal here, at compile time:
- * never a silent fallback to the interpreter. run is gpu_program_run. */
+ * launch (the buffer plan names their storage); the families that are not
+ * one kernel of the kernel IR (dots, convolutions, sorts, control flow, ...)
+ * go to their own files (gpu_compile.h lists them); every other instruction
+ * is lowered to a kernel (src/opt/lower.c) and written as PTX
+ * (src/emit_ptx/ptx_kernel.c). All kernels go into one module, which the
+ * driver loads, so a kernel the JIT rejects fails here with its log. Then
+ * the device blocks are allocated and the constants uploaded, once. What
+ * has no kernel yet is a located refusal here, at compile time: never a
+ * silent fallback to the interpreter. run is gpu_program_run. */
 #include <stdlib.h>
 #include <string.h>
 
