@@ -107,7 +107,13 @@ static void program_transfer_sizes(const GpuProgram *p, size_t *up, size_t *down
 }
 
 bool gpu_program_place(GpuProgram *p, Status *st) {
-  if ((p->io_bytes && !gpu_alloc(&p->gpu, (size_t)p->io_bytes, "the arguments and results", &p->io_block, st)) ||
+  /* The whole need first, so that the message says what the module needs,
+   * not which of its blocks happened to be allocated last. */
+  char what[256];
+  snprintf(what, sizeof what, "the module (arguments and results %lld bytes, temporaries %lld, constants %lld)",
+           (long long)p->io_bytes, (long long)p->temp_bytes, (long long)p->constant_bytes);
+  if (!gpu_check_free(&p->gpu, (size_t)(p->io_bytes + p->temp_bytes + p->constant_bytes), what, st)) return false;
+  if ((p->io_bytes && !gpu_alloc(&p->gpu, (size_t)p->io_bytes, "the block of arguments and results", &p->io_block, st)) ||
       (p->temp_bytes && !gpu_alloc(&p->gpu, (size_t)p->temp_bytes, "the temporary block", &p->temp_block, st)) ||
       (p->constant_bytes && !gpu_alloc(&p->gpu, (size_t)p->constant_bytes, "the constants", &p->constant_block, st)))
     return false;

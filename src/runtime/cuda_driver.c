@@ -128,15 +128,19 @@ bool gpu_function_get(GpuDevice *gpu, CUmodule module, const char *name, CUfunct
   return check_cuda(gpu, gpu->driver.module_get_function(f, module, name), "cuModuleGetFunction", what, st);
 }
 
-bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr, Status *st) {
+bool gpu_check_free(GpuDevice *gpu, size_t bytes, const char *what, Status *st) {
   size_t free_bytes = 0, total_bytes = 0;
   if (!check_cuda(gpu, gpu->driver.mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo",
                   "reading free device memory", st))
     return false;
   if (bytes > free_bytes)
-    return status_error(st, STATUS_OUT_OF_MEMORY,
-                        "%s needs %zu bytes of device memory; %zu of %zu bytes are free", what, bytes,
-                        free_bytes, total_bytes);
+    return status_error(st, STATUS_OUT_OF_MEMORY, "%s needs %zu bytes of device memory; %zu of %zu bytes are free",
+                        what, bytes, free_bytes, total_bytes);
+  return true;
+}
+
+bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr, Status *st) {
+  if (!gpu_check_free(gpu, bytes, what, st)) return false;
   CUresult r = gpu->driver.mem_alloc(ptr, bytes ? bytes : 1);
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
     return status_error(st, STATUS_OUT_OF_MEMORY, "%s needs %zu bytes of device memory; the driver refused",

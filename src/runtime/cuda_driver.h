@@ -131,6 +131,9 @@ bool gpu_module_load(GpuDevice *gpu, const char *ptx, const char *what, CUmodule
 bool gpu_function_get(GpuDevice *gpu, CUmodule module, const char *name, CUfunction *f, Status *st);
 /* Checks the free device memory first, so that a module that needs more
  * fails with how much it needed rather than a bare out-of-memory. */
+/* Fails with "WHAT needs N bytes of device memory; F of T bytes are free"
+ * when bytes are more than the device has free. */
+bool gpu_check_free(GpuDevice *gpu, size_t bytes, const char *what, Status *st);
 bool gpu_alloc(GpuDevice *gpu, size_t bytes, const char *what, CUdeviceptr *ptr, Status *st);
 void gpu_free(GpuDevice *gpu, CUdeviceptr ptr);
 /* Pinned host memory (cuMemAllocHost), for the TransferManager's staging;
