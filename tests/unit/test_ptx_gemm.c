@@ -9,6 +9,7 @@
  * ptxas for sm_80 and sm_90a (skipped with a message without ptxas); where
  * cuobjdump is found, the tensor-core kernels' SASS must hold HMMA. */
 #include <libgen.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,6 +328,77 @@ TEST(one_block_computes_every_tile) {
   ptx_builder_free(&b);
 }
 
+/* x rounded to tf32 (11 significant bits, ties away from zero), computed
+ * here through frexp and round, not as the simulator does it. */
+static double tf32_round(float x) {
+  int e;
+  double m = frexp((double)x, &e);
+  return ldexp(round(ldexp(m, 11)), e - 11);
+}
+
+/* The tf32 kernel on operands that tf32 cannot hold: with k = 8 (one mma
+ * step) each sum is the exact sum of the tf32-rounded products rounded
+ * once to f32, and must differ from the f32 product somewhere. */
+TEST(tf32_rounds_its_inputs_to_nearest_away) {
+  enum { M = 20, N = 9, K = 8 };
+  PtxGemm g = {.batch = 1, .m = M, .n = N, .k = K, .lhs_type = TYPE_F32, .rhs_type = TYPE_F32,
+               .result_type = TYPE_F32, .allow_tf32 = true};
+  ptx_gemm_dims_add(&g.lhs_m, M, K);
+  ptx_gemm_dims_add(&g.lhs_k, K, 1);
+  ptx_gemm_dims_add(&g.rhs_k, K, N);
+  ptx_gemm_dims_add(&g.rhs_n, N, 1);
+  ptx_gemm_dims_add(&g.out_m, M, N);
+  ptx_gemm_dims_add(&g.out_n, N, 1);
+  PtxTarget target;
+  Status st;
+  status_clear(&st);
+  ptx_target_for_device(8, 0, &target, &st);
+  PtxBuilder b;
+  ptx_builder_init(&b, &target);
+  PtxGemmShape shape;
+  EXPECT(ptx_gemm_emit(&b, &g, "tf32_gemm", &shape, &st), "%s", st.message);
+  EXPECT(strstr(ptx_builder_text(&b), "cvt.rna.tf32.f32") != NULL, "no tf32 rounding in the kernel");
+  float lhs[M * K], rhs[K * N], out[M * N];
+  uint32_t seed = 777;
+  for (int i = 0; i < M * K + K * N; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    float v = (float)((int)(seed >> 8) % 2000001 - 1000000) / 65536.0f;
+    if (i < M * K) lhs[i] = v;
+    else rhs[i - M * K] = v;
+  }
+  lhs[0] = 1.0f + 0x1p-11f;  /* a tie: away from zero gives 1 + 2^-10 */
+  lhs[1] = -(1.0f + 0x1p-11f);
+  PtxsKernel *k = calloc(1, sizeof *k);
+  PtxsRun *run = calloc(1, sizeof *run);
+  bool ok = ptxs_parse(k, ptx_builder_text(&b));
+  EXPECT(ok, "the simulator cannot read the kernel: %s", k->error);
+  run->k = k;
+  float *buffers[3] = {lhs, rhs, out};
+  size_t bytes[3] = {sizeof lhs, sizeof rhs, sizeof out};
+  for (int i = 0; i < 3; i++) {
+    run->buffers[run->buffer_count++] = (PtxsBuffer){(char *)buffers[i], bytes[i]};
+    run->params[i] = (uint64_t)(uintptr_t)buffers[i];
+  }
+  ok = ok && ptxs_run(run, (unsigned)shape.blocks, (unsigned)shape.block_threads);
+  EXPECT(ok, "simulator: %s", run->error);
+  int wrong = 0, unlike_f32 = 0;
+  for (int i = 0; ok && i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double sum = 0, exact = 0;
+      for (int p = 0; p < K; p++) {
+        sum += tf32_round(lhs[i * K + p]) * tf32_round(rhs[p * N + j]);
+        exact += (double)lhs[i * K + p] * rhs[p * N + j];
+      }
+      wrong += out[i * N + j] != (float)sum;
+      unlike_f32 += out[i * N + j] != (float)exact;
+    }
+  EXPECT(wrong == 0, "%d of %d elements differ from the tf32 golden", wrong, M * N);
+  EXPECT(!ok || unlike_f32 > 0, "no element shows tf32 rounding");
+  ptxs_free(k);
+  free(k), free(run);
+  ptx_builder_free(&b);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -351,6 +423,7 @@ int main(int argc, char **argv) {
   RUN(a_scaled_dot_scales_each_block);
   RUN(complex_products_are_refused_with_a_reason);
   RUN(one_block_computes_every_tile);
+  RUN(tf32_rounds_its_inputs_to_nearest_away);
   char command[128];
   snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
   if (system(command) != 0) printf("note: could not remove %s\n", work_dir);
