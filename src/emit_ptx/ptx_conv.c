@@ -22,6 +22,11 @@
  * bf16 and f32 in f32 too; the evaluator sums in double, so results agree
  * within the comparison tolerance, not to the bit.
  *
+ * The store: each sum rounded to the result type and written, or, for an
+ * output fusion, handed to the fusion's epilogue (a loop kernel of the
+ * kernel IR, emitted by ptx_kernel.c's op walk at the output's index),
+ * which stores what the fusion stores.
+ *
  * The tiles are taken from a grid-stride loop (block-uniform, so the
  * barriers are met by every thread of a block): any grid is correct. */
 #include <stdlib.h>
@@ -419,7 +424,7 @@ static bool tile_store(ConvEmit *E) {
     ptx_inst(b, "add.u64 $r, $r, $d", n, n, CONV_SIDE * j);
     PtxReg n_valid = less_than(E, n, cv->group_out_features);
     for (int i = 0; i < E->tm; i++) {
-      PtxReg p = pred_and(E, E->row_valid[i], n_valid), offset = ptx_reg_new(b, PTX_S64);
+      PtxReg p = pred_and(E, E->row_valid[i], n_valid);
       if (E->epilogue) {
         PtxLabel skip = ptx_label_new(b, "no_output");
         ptx_inst(b, "@!$r bra $l", p, skip);
@@ -427,7 +432,7 @@ static bool tile_store(ConvEmit *E) {
         ptx_label_place(b, skip);
         continue;
       }
-      PtxReg address = ptx_reg_new(b, PTX_U64);
+      PtxReg offset = ptx_reg_new(b, PTX_S64), address = ptx_reg_new(b, PTX_U64);
       ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", offset, n, cv->out_feature, E->row_out[i]);
       ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, offset, type_byte_size(t), E->out);
       if (t == TYPE_F16 || t == TYPE_BF16) {

@@ -260,6 +260,13 @@ static bool narrow_special(Emit *E, const KernelOp *op, ElementType t, PtxReg *a
   switch (op->op) {
   case OP_REMAINDER: *out = narrow_remainder(E, t, args[0], args[1]); return true;
   case OP_CLZ: *out = narrow_clz(E, t, args[0]); return true;
+  case OP_MULHI: {   /* the exact product fits 32 bits: its high half is a shift */
+    PtxReg p = ptx_reg_new(E->b, PTX_S32), h = ptx_reg_new(E->b, PTX_S32);
+    ptx_inst(E->b, "mul.lo.s32 $r, $r, $r", p, args[0], args[1]);
+    ptx_inst(E->b, is_signed_int(t) ? "shr.s32 $r, $r, $d" : "shr.u32 $r, $r, $d", h, p, type_bit_width(t));
+    *out = narrow(E, t, h);
+    return true;
+  }
   case OP_POPCNT:
     args[0] = extend_as(E, t, false, args[0]);
     return emit_table_op(E, &wide, TYPE_U32, TYPE_U32, args, out);

@@ -65,6 +65,7 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_MULTIPLY, T_F16,            0, 80, "mul.rn.f16 $d, $a, $b"},
   {OP_MULTIPLY, T_BF16,           0, 90, "mul.rn.bf16 $d, $a, $b"},
   {OP_MULTIPLY, T_INT,            0, 80, "mul.lo$t $d, $a, $b"},
+  {OP_MULHI,    T_INT,            0, 80, "mul.hi$t $d, $a, $b"},
   {OP_DIVIDE,   T_FLOAT,          0, 80, "div.rn$t $d, $a, $b"},
   /* HLO integer division never traps: x / 0 is all ones (-1, or the
    * maximum unsigned), INT_MIN / -1 is INT_MIN (-x wraps). PTX leaves both

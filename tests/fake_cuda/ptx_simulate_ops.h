@@ -162,6 +162,8 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
   return *d = v & ptxs_mask(db), true;
 }
 
+static uint64_t ptxs_mul_hi(bool is_signed, int bits, uint64_t a, uint64_t b);   /* elt block, below */
+
 /* Integer and float arithmetic of one type. */
 static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b, uint64_t c, uint64_t *d) {
   const char *name = o->parts[0];
@@ -205,7 +207,7 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
     if (ptxs_has(o, "wide"))
       *d = (is_signed ? (uint64_t)((int64_t)sa * (int64_t)sb) : ua * ub) + add;
     else if (ptxs_has(o, "hi"))
-      return ptxs_fail(r, true, "unsupported", "mul.hi");
+      *d = ptxs_mul_hi(is_signed, bits, a, b);
     else
       *d = (ua * ub + add) & m;
   } else if (!strcmp(name, "div") || !strcmp(name, "rem")) {
@@ -500,3 +502,13 @@ static bool ptxs_mma_sync_tf32(PtxsRun *r, unsigned first, unsigned lanes) {
   return true;
 }
 
+/* ---- elt: mul.hi (the high half of the double-width product) ---- */
+static uint64_t ptxs_mul_hi(bool is_signed, int bits, uint64_t a, uint64_t b) {
+  uint64_t m = ptxs_mask(bits);
+  if (is_signed) {
+    __int128 p = (__int128)ptxs_signed(a, bits) * (__int128)ptxs_signed(b, bits);
+    return (uint64_t)(p >> bits) & m;
+  }
+  unsigned __int128 p = (unsigned __int128)(a & m) * (b & m);
+  return (uint64_t)(p >> bits) & m;
+}

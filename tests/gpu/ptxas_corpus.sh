@@ -21,9 +21,12 @@
 # SASS checks, on the cubins, by cuobjdump -sass (PATH, /usr/local/cuda/bin
 # or build/tools/cuda/bin from `make fetch-cuobjdump`; without it one SKIP
 # line says so):
-#   sass-gemm/ARCH/NAME     every kernel whose name has "gemm" holds
-#                           tensor-core instructions: HMMA, or on sm_90a
-#                           HGMMA or HMMA. Only where such kernels exist.
+#   sass-gemm/ARCH/NAME     every kernel whose name has "gemm" and whose
+#                           operands are f16/bf16 (its "// gemm..." header)
+#                           or whose PTX has mma holds tensor-core
+#                           instructions: HMMA, or on sm_90a HGMMA or HMMA.
+#                           GEMMs of f32 (no tf32), f64 or integers have no
+#                           tensor-core form here: counted in a note.
 #   sass-vector/ARCH/NAME   every elementwise kernel ("(loop)" in its PTX
 #                           header) whose PTX loads 128 bits at a time
 #                           (ld.global.v4) keeps them as LDG.E.128; the
@@ -54,12 +57,18 @@ if [ "${1:-}" != --one ] &&  [ ${#names[@]} -eq 0 ]; then
 fi
 [ "${1:-}" = --one ] || { rm -rf "$out"; mkdir -p "$out"; }
 
-# kernels PTX: one line per entry, "NAME STRATEGY V4" (V4: 1 when its body has ld.global.v4).
+# kernels PTX: one line per entry, "NAME STRATEGY V4 TENSOR" (V4: 1 when its
+# body has ld.global.v4; TENSOR: 1 when it is a GEMM that can use tensor
+# cores: f16/bf16 operands in its "// gemm..." header, or mma in its body).
 kernel_table() {
-  awk '/^\/\/ kernel / { s = $0; sub(/^[^(]*\(/, "", s); sub(/\).*/, "", s); strategy = s }
-       /^\.visible \.entry / { if (name) print name, strategy, v4; name = $3; sub(/\(.*/, "", name); v4 = 0 }
+  awk 'function flush() { if (name) print name, (kind == "" ? "-" : kind), v4, tensor }
+       /^\/\/ kernel / { s = $0; sub(/^[^(]*\(/, "", s); sub(/\).*/, "", s); strategy = s }
+       /^\/\/ gemm/ { gemm16 = ($0 ~ /: b?f16 x b?f16 ->/) }
+       /^\.visible \.entry / { flush(); name = $3; sub(/\(.*/, "", name); v4 = 0; kind = strategy; strategy = ""
+                               tensor = gemm16 + 0; gemm16 = 0 }
        /ld\.global(\.[a-z]+)*\.v4/ { v4 = 1 }
-       END { if (name) print name, strategy, v4 }' "$1"
+       /^[ \t]*(wgmma\.mma_async|mma\.sync)/ { tensor = 1 }
+       END { flush() }' "$1"
 }
 
 # sass_function SASS NAME: the disassembly of one function.
@@ -72,17 +81,19 @@ sass_checks() {
   local arch=$1 name=$2 dir=$3 ptx sass kname strategy v4 gemm_bad="" gemm_n=0 vec_bad="" vec_n=0
   local tensor='(^|[^A-Z])HMMA\.'
   [ "$arch" = sm_90a ] && tensor='(^|[^A-Z])(HGMMA|HMMA)\.'
-  local scalar=0
+  local scalar=0 simt_gemm=0
   for ptx in "$dir"/*.ptx; do
     sass=${ptx%.ptx}.sass
     # cuobjdump takes seconds (nvdisasm is large): only where there is something to check
     kernel_table "$ptx" >"${ptx%.ptx}.kernels"
-    if awk '$1 ~ /gemm/ || ($2 == "loop" && $3 == 1) { found = 1 } END { exit !found }' "${ptx%.ptx}.kernels" &&
+    if awk '($1 ~ /gemm/ && $4 == 1) || ($2 == "loop" && $3 == 1) { found = 1 } END { exit !found }' "${ptx%.ptx}.kernels" &&
        ! "$cuobjdump" -sass "${ptx%.ptx}.cubin" >"$sass" 2>&1; then
       echo "FAIL sass/$arch/$name: cuobjdump: $(head -1 "$sass")"; return
     fi
-    while read -r kname strategy v4; do
-      if [[ $kname == *gemm* ]]; then
+    while read -r kname strategy v4 tensor_form; do
+      if [[ $kname == *gemm* && $tensor_form != 1 ]]; then
+        simt_gemm=$((simt_gemm + 1))  # f32, f64 or integer operands: no tensor-core form to ask for
+      elif [[ $kname == *gemm* ]]; then
         gemm_n=$((gemm_n + 1))
         sass_function "$sass" "$kname" | grep -Eq "$tensor" || gemm_bad+=" $kname"
       elif [ "$strategy" = loop ]; then
@@ -96,6 +107,7 @@ sass_checks() {
     done <"${ptx%.ptx}.kernels"
   done
   echo "SCALAR_LOOPS $scalar"
+  echo "SIMT_GEMMS $simt_gemm"
   if [ $gemm_n -gt 0 ]; then
     if [ -z "$gemm_bad" ]; then echo "PASS sass-gemm/$arch/$name ($gemm_n gemm kernels with tensor-core instructions)"
     else echo "FAIL sass-gemm/$arch/$name: no tensor-core instruction in:$gemm_bad"; fi
@@ -144,7 +156,7 @@ mkdir -p "$out/sm_80" "$out/sm_90a"
 # scalar kernel named gemm (to be caught).
 if [ -n "$cuobjdump" ]; then
   probe=$out/probe; mkdir -p "$probe"; cp tests/gpu/sass_probe.ptx "$probe/0.ptx"
-  got=$("$ptxas" -arch=sm_90a -o "$probe/0.cubin" "$probe/0.ptx" 2>&1 && sass_checks sm_90a probe "$probe" | grep -v '^SCALAR_LOOPS ')
+  got=$("$ptxas" -arch=sm_90a -o "$probe/0.cubin" "$probe/0.ptx" 2>&1 && sass_checks sm_90a probe "$probe" | grep -Ev '^(SCALAR_LOOPS|SIMT_GEMMS) ')
   if [ "$got" = "FAIL sass-gemm/sm_90a/probe: no tensor-core instruction in: k1_gemm_scalar_probe" ]; then
     echo "PASS sass-check-probe (HGMMA found in a wgmma kernel; a scalar kernel named gemm caught)"
   else
@@ -155,7 +167,7 @@ for target in 8.0:sm_80 9.0:sm_90a; do
   for name in "${names[@]}"; do echo "$target:$name"; done
 done | xargs -P "${JOBS:-$(nproc 2>/dev/null || echo 2)}" -n 8 bash "$0" --one
 for arch in sm_80 sm_90a; do
-  for name in "${names[@]}"; do grep -Ev '^(KERNELS|SCALAR_LOOPS) ' "$out/$arch/$name.result"; done
+  for name in "${names[@]}"; do grep -Ev '^(KERNELS|SCALAR_LOOPS|SIMT_GEMMS) ' "$out/$arch/$name.result"; done
 done
 [ -f "$out/probe.result" ] && cat "$out/probe.result"
 results=$(cat "$out"/sm_*/*.result "$out"/probe.result 2>/dev/null)
@@ -164,7 +176,9 @@ pass=$(count '^PASS ptxas-corpus/'); fail=$(count '^FAIL ptxas-corpus/'); refuse
 sass_pass=$(count '^PASS sass'); sass_fail=$(count '^FAIL sass')
 kernels=$(awk '$1 == "KERNELS" { n += $2 } END { print n + 0 }' <<<"$results")
 scalar_loops=$(awk '$1 == "SCALAR_LOOPS" { n += $2 } END { print n + 0 }' <<<"$results")
+simt_gemms=$(awk '$1 == "SIMT_GEMMS" { n += $2 } END { print n + 0 }' <<<"$results")
 [ -z "$cuobjdump" ] && echo "SKIP sass-corpus: no cuobjdump on PATH, in /usr/local/cuda/bin or build/tools/cuda/bin (make fetch-cuobjdump)"
 echo "ptxas corpus: $pass passed, $fail failed, $refused refused (both targets), $kernels kernels assembled;" \
-     "SASS: $sass_pass passed, $sass_fail failed, $scalar_loops elementwise kernels without 128-bit loads"
+     "SASS: $sass_pass passed, $sass_fail failed, $scalar_loops elementwise kernels without 128-bit loads," \
+     "$simt_gemms f32/f64/integer GEMM kernels (no tensor-core form)"
 [ $((fail + sass_fail)) -eq 0 ]

@@ -268,7 +268,8 @@ static const char *const narrow_ints[] = {"s8", "u8", "s16", "u16"};
 TEST(narrow_integer_binary_ops_wrap_at_their_width_as_the_evaluator_does) {
   static const char *const ops[] = {"add",     "subtract", "multiply", "divide",      "remainder",
                                     "maximum", "minimum",  "and",      "or",          "xor",
-                                    "power",   "shift-left", "shift-right-logical", "shift-right-arithmetic"};
+                                    "power",   "shift-left", "shift-right-logical", "shift-right-arithmetic",
+                                    "mulhi"};
   for (int t = 0; t < 4; t++)
     for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) op_check(narrow_ints[t], narrow_ints[t], ops[o], 2, "");
 }
@@ -283,6 +284,7 @@ TEST(integer_power_and_sign_on_32_and_64_bits_match_the_evaluator) {
   static const char *const types[] = {"s32", "u32", "s64", "u64"};
   for (int t = 0; t < 4; t++) {
     op_check(types[t], types[t], "power", 2, "");
+    op_check(types[t], types[t], "mulhi", 2, "");
     op_check(types[t], types[t], "sign", 1, "");
   }
 }
