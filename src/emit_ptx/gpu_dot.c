@@ -80,6 +80,9 @@ static const char *dot_gemm(const DotDims *dd, const View *lhs, const View *rhs,
   g->rhs_type = rhs->type;
   g->result_type = out->type;
   g->batch = g->m = g->n = g->k = 1;
+  /* f32 may go through tf32 only where the module says so; _x3 asks for
+   * near-f32 accuracy, which the f32 GEMM gives. */
+  g->allow_tf32 = dd->algorithm == DOT_ALG_TF32_TF32_F32;
   for (int i = 0; i < nb; i++) {
     g->batch *= out->dims[i];
     gemm_index_add(&g->lhs_batch, lhs, (int)dd->lhs_batch.values[i]);

@@ -163,6 +163,7 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
     d->rhs_contracting = intlist_copy(arena, src->dot->rhs_contracting.values, src->dot->rhs_contracting.count);
     d->lhs_ragged = intlist_copy(arena, src->dot->lhs_ragged.values, src->dot->lhs_ragged.count);
     d->rhs_group = intlist_copy(arena, src->dot->rhs_group.values, src->dot->rhs_group.count);
+    d->algorithm = src->dot->algorithm;
     dst->dot = d;
   }
   if (src->gather) {

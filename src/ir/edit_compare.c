@@ -56,7 +56,7 @@ static bool dot_equal(const DotDims *a, const DotDims *b) {
   return intlist_equal(&a->lhs_batch, &b->lhs_batch) && intlist_equal(&a->rhs_batch, &b->rhs_batch) &&
          intlist_equal(&a->lhs_contracting, &b->lhs_contracting) &&
          intlist_equal(&a->rhs_contracting, &b->rhs_contracting) && intlist_equal(&a->lhs_ragged, &b->lhs_ragged) &&
-         intlist_equal(&a->rhs_group, &b->rhs_group);
+         intlist_equal(&a->rhs_group, &b->rhs_group) && a->algorithm == b->algorithm;
 }
 
 static bool scalars_equal(const ScalarAttrs *a, const ScalarAttrs *b) {
@@ -173,7 +173,7 @@ static uint64_t hash_groups(uint64_t h, const Attrs *a) {
   const DotDims *d = attrs_dot(a);
   h = hash_list(hash_list(hash_list(hash_list(h, &d->lhs_batch), &d->rhs_batch), &d->lhs_contracting),
                 &d->rhs_contracting);
-  h = hash_list(hash_list(h, &d->lhs_ragged), &d->rhs_group);
+  h = hash_mix(hash_list(hash_list(h, &d->lhs_ragged), &d->rhs_group), (uint64_t)d->algorithm);
   const ScalarAttrs *q = attrs_scalars(a);
   int64_t qv[] = {q->k, q->num_carries, q->delta, q->distribution, q->largest, q->is_reverse};
   h = hash_values(h, qv, 6);

@@ -286,9 +286,23 @@ typedef struct SliceDims {
 
 /* dot, scaled-dot and ragged-dot; the last two lists are ragged-dot's only
  * (lhs_ragged_dims=, rhs_group_dims=). */
+/* A dot's algorithm= (XLA's PrecisionConfig.Algorithm): which number
+ * formats the product may go through. DOT_ALG_UNSET means the module said
+ * nothing; dot_algorithm_names lists the text spellings, in this order. */
+typedef enum DotAlgorithm {
+  DOT_ALG_UNSET,
+  DOT_ALG_ANY_F8_ANY_F8_F32, DOT_ALG_ANY_F8_ANY_F8_F32_FAST_ACCUM,
+  DOT_ALG_F16_F16_F16, DOT_ALG_F16_F16_F32, DOT_ALG_BF16_BF16_BF16, DOT_ALG_BF16_BF16_F32,
+  DOT_ALG_BF16_BF16_F32_X3, DOT_ALG_BF16_BF16_F32_X6, DOT_ALG_BF16_BF16_F32_X9,
+  DOT_ALG_TF32_TF32_F32, DOT_ALG_TF32_TF32_F32_X3, DOT_ALG_F32_F32_F32, DOT_ALG_F64_F64_F64,
+  DOT_ALG_COUNT
+} DotAlgorithm;
+extern const char *const dot_algorithm_names[DOT_ALG_COUNT];
+
 typedef struct DotDims {
   IntList lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
   IntList lhs_ragged, rhs_group;
+  DotAlgorithm algorithm;          /* algorithm=dot_... */
 } DotDims;
 
 typedef struct GatherDims {

@@ -284,6 +284,10 @@ bool infer_dot(Infer *in) {
   if (l->type != r->type && !(type_is_float(l->type) && type_is_float(r->type)))
     return infer_fail(in, "operand types %s and %s do not mix", type_name(l->type), type_name(r->type));
   if (!check_complex_result(in, l->type)) return false;
+  if ((d->algorithm == DOT_ALG_TF32_TF32_F32 || d->algorithm == DOT_ALG_TF32_TF32_F32_X3) &&
+      (l->type != TYPE_F32 || r->type != TYPE_F32))
+    return infer_fail(in, "algorithm=%s needs f32 operands, not %s and %s", dot_algorithm_names[d->algorithm],
+                      type_name(l->type), type_name(r->type));
   if (d->lhs_batch.count != d->rhs_batch.count || d->lhs_contracting.count != d->rhs_contracting.count)
     return infer_fail(in, "lhs and rhs need as many batch and contracting dimensions");
   if (!infer_check_dim_list(in, "lhs_batch_dims", &d->lhs_batch, l->rank, false) ||

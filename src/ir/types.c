@@ -212,3 +212,22 @@ void shape_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
     stride *= s->dims[i];
   }
 }
+
+/* XLA's text spelling of each DotAlgorithm (PrecisionConfig.Algorithm
+ * lower-cased, without its ALG_ prefix). */
+const char *const dot_algorithm_names[DOT_ALG_COUNT] = {
+    [DOT_ALG_UNSET] = "unset",
+    [DOT_ALG_ANY_F8_ANY_F8_F32] = "dot_any_f8_any_f8_f32",
+    [DOT_ALG_ANY_F8_ANY_F8_F32_FAST_ACCUM] = "dot_any_f8_any_f8_f32_fast_accum",
+    [DOT_ALG_F16_F16_F16] = "dot_f16_f16_f16",
+    [DOT_ALG_F16_F16_F32] = "dot_f16_f16_f32",
+    [DOT_ALG_BF16_BF16_BF16] = "dot_bf16_bf16_bf16",
+    [DOT_ALG_BF16_BF16_F32] = "dot_bf16_bf16_f32",
+    [DOT_ALG_BF16_BF16_F32_X3] = "dot_bf16_bf16_f32_x3",
+    [DOT_ALG_BF16_BF16_F32_X6] = "dot_bf16_bf16_f32_x6",
+    [DOT_ALG_BF16_BF16_F32_X9] = "dot_bf16_bf16_f32_x9",
+    [DOT_ALG_TF32_TF32_F32] = "dot_tf32_tf32_f32",
+    [DOT_ALG_TF32_TF32_F32_X3] = "dot_tf32_tf32_f32_x3",
+    [DOT_ALG_F32_F32_F32] = "dot_f32_f32_f32",
+    [DOT_ALG_F64_F64_F64] = "dot_f64_f64_f64",
+};

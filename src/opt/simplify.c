@@ -579,7 +579,7 @@ static Instruction *rule_dot_absorb_transpose(Instruction *inst) {
   int64_t lb[AXLE_MAX_RANK], lc[AXLE_MAX_RANK], rb[AXLE_MAX_RANK], rc[AXLE_MAX_RANK];
   DotDims absorbed = {{dims->lhs_batch.count, lb}, {dims->rhs_batch.count, rb},
                       {dims->lhs_contracting.count, lc}, {dims->rhs_contracting.count, rc},
-                      {0, NULL}, {0, NULL}};
+                      {0, NULL}, {0, NULL}, dims->algorithm};
   for (int i = 0; i < dims->lhs_batch.count; i++) lb[i] = dims->lhs_batch.values[i];
   for (int i = 0; i < dims->rhs_batch.count; i++) rb[i] = dims->rhs_batch.values[i];
   for (int i = 0; i < dims->lhs_contracting.count; i++) lc[i] = dims->lhs_contracting.values[i];

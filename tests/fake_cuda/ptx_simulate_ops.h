@@ -100,6 +100,7 @@ static bool ptxs_compare(const char *how, char kind, int bits, uint64_t a, uint6
 }
 
 static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d); /* at the end */
+static bool ptxs_convert_tf32(const PtxsOp *o, uint64_t a, uint64_t *d);                        /* at the end */
 
 /* cvt: between integer and float types with PTX's rounding and
  * saturation (float to integer: NaN is 0, out of range clamps). */
@@ -113,6 +114,7 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
     if (ptxs_type(o->parts[i], &b, &k) && types < 2) names[types] = o->parts[i], bits[types] = b, kinds[types++] = k;
     else mode = o->parts[i];
   }
+  if (ptxs_convert_tf32(o, a, d)) return true;
   if (types != 2) return ptxs_fail(r, true, "unsupported", o->parts[0]);
   /* f16 and bf16 to and from f32 only: half_to_float and friends are the
    * IR's round-to-nearest-even conversions, as cvt.rn is */
@@ -403,8 +405,10 @@ static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, u
  * op name is read as written (the simulator keeps its first 47 characters,
  * enough to tell f16 from bf16). Every lane of the warp waits here, as at
  * a shuffle, and all 32 must. */
+static bool ptxs_mma_sync_tf32(PtxsRun *r, unsigned first, unsigned lanes); /* at the end */
 static bool ptxs_mma_sync(PtxsRun *r, unsigned first, unsigned lanes) {
   const PtxsInst *in = &r->k->insts[r->thread[first].pc];
+  if (strstr(in->op, ".m16n8k8.row.col.f32.tf32.")) return ptxs_mma_sync_tf32(r, first, lanes);
   if (lanes != 32 || !strstr(in->op, ".m16n8k16.row.col.f32.") || in->count != 4)
     return ptxs_fail(r, true, "unsupported", in->op);
   bool bf16 = strstr(in->op, "bf16") != NULL;
@@ -433,6 +437,63 @@ static bool ptxs_mma_sync(PtxsRun *r, unsigned first, unsigned lanes) {
       unsigned row = g + 8 * (i / 2), column = 2 * tg + i % 2;
       double sum = c[row][column];
       for (int k = 0; k < 16; k++) sum += a[row][k] * b[k][column];
+      t->regs[in->operands[0].vector[i][0]][in->operands[0].vector[i][1]] = ptxs_float_bits(sum, 32);
+    }
+    t->state = PTXS_RUNNING;
+    t->pc++;
+  }
+  return true;
+}
+
+/* ---- tf32 (the GEMM's f32 path where a dot's algorithm allows tf32, ptx_gemm_mma.c) ----
+ * cvt.rna.tf32.f32 d, a: a rounded to tf32's 10 fraction bits, to nearest
+ * with ties away from zero, kept in the 32-bit f32 layout with the low 13
+ * bits zero; NaN and infinity pass through. Returns false for any other cvt. */
+static bool ptxs_convert_tf32(const PtxsOp *o, uint64_t a, uint64_t *d) {
+  if (o->count != 4 || strcmp(o->parts[1], "rna") || strcmp(o->parts[2], "tf32") || strcmp(o->parts[3], "f32"))
+    return false;
+  uint32_t bits = (uint32_t)a;
+  if ((bits & 0x7f800000u) == 0x7f800000u) return *d = bits, true;
+  uint32_t sign = bits & 0x80000000u, magnitude = bits & 0x7fffffffu;
+  magnitude = (magnitude + 0x1000u) & ~0x1fffu;  /* a carry into the exponent is the right rounding */
+  return *d = sign | magnitude, true;
+}
+
+/* mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 d, a, b, c as the PTX
+ * ISA's "Matrix Fragments for mma.m16n8k8" (.tf32) lay them over the warp
+ * (g = lane / 4, t = lane % 4), one element per .b32:
+ *   a (4 regs): element i is row g + 8 (i % 2), column t + 4 (i / 2)
+ *   b (2 regs): element i is row (k) t + 4 i, column g
+ *   c, d (4 x .f32): element i is row g + 8 (i / 2), column 2t + (i % 2)
+ * The hardware reads only the tf32 bits of each operand (the low 13 are
+ * dropped here); products of tf32 values are exact in double and the sum
+ * of the 8 products and c is rounded once. */
+static bool ptxs_mma_sync_tf32(PtxsRun *r, unsigned first, unsigned lanes) {
+  const PtxsInst *in = &r->k->insts[r->thread[first].pc];
+  if (lanes != 32 || in->count != 4) return ptxs_fail(r, true, "unsupported", in->op);
+  double a[16][8], b[8][8], c[16][8];
+  for (unsigned l = 0; l < 32; l++) {
+    PtxsThread *t = &r->thread[first + l];
+    unsigned g = l / 4, tg = l % 4;
+    for (int i = 0; i < 4; i++) {
+      uint64_t word = t->regs[in->operands[1].vector[i][0]][in->operands[1].vector[i][1]];
+      a[g + 8 * (i % 2)][tg + 4 * (i / 2)] = ptxs_float(word & 0xffffe000u, 32);
+    }
+    for (int i = 0; i < 2; i++) {
+      uint64_t word = t->regs[in->operands[2].vector[i][0]][in->operands[2].vector[i][1]];
+      b[tg + 4 * i][g] = ptxs_float(word & 0xffffe000u, 32);
+    }
+    for (int i = 0; i < 4; i++)
+      c[g + 8 * (i / 2)][2 * tg + i % 2] =
+          ptxs_float(t->regs[in->operands[3].vector[i][0]][in->operands[3].vector[i][1]], 32);
+  }
+  for (unsigned l = 0; l < 32; l++) {
+    PtxsThread *t = &r->thread[first + l];
+    unsigned g = l / 4, tg = l % 4;
+    for (int i = 0; i < 4; i++) {
+      unsigned row = g + 8 * (i / 2), column = 2 * tg + i % 2;
+      double sum = c[row][column];
+      for (int k = 0; k < 8; k++) sum += a[row][k] * b[k][column];
       t->regs[in->operands[0].vector[i][0]][in->operands[0].vector[i][1]] = ptxs_float_bits(sum, 32);
     }
     t->state = PTXS_RUNNING;

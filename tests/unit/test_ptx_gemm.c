@@ -10,6 +10,7 @@
  * cuobjdump is found, the tensor-core kernels' SASS must hold HMMA. */
 #include <complex.h>
 #include <libgen.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,8 @@ static bool run_tool(const char *tool, const char *arguments, const char *log_pa
 
 /* ptxas on every module saved in dir for arch; for the tensor-core path,
  * cuobjdump's SASS must show HMMA. */
-static void check_saved_ptx(const char *label, const char *dir, const char *arch, bool want_hmma) {
+static void check_saved_ptx(const char *label, const char *dir, const char *arch, const char *want_mma) {
+  bool want_hmma = want_mma != NULL;
   for (int n = 0;; n++) {
     char ptx[1024], cubin[1024], log[1024], args[4096];
     snprintf(ptx, sizeof ptx, "%s/%d.ptx", dir, n);
@@ -65,7 +67,8 @@ static void check_saved_ptx(const char *label, const char *dir, const char *arch
     }
     char *text = file_read(ptx);
     EXPECT(text && strstr(text, "gemm"), "%s: no .entry named gemm", label);
-    EXPECT(!want_hmma || (text && strstr(text, "mma.sync.aligned.m16n8k16")), "%s: no mma.sync in the PTX", label);
+    EXPECT(!want_hmma || (text && strstr(text, want_mma)), "%s: no %s in the PTX", label, want_mma);
+    EXPECT(want_hmma || !text || !strstr(text, "mma.sync"), "%s: mma.sync where none was wanted", label);
     free(text);
     if (!ptxas[0]) continue;
     snprintf(cubin, sizeof cubin, "%s/%d_%s.cubin", dir, n, arch);
@@ -87,7 +90,7 @@ static void check_saved_ptx(const char *label, const char *dir, const char *arch
 
 /* Compiles hlo for the simulated device of capability `capability`, runs
  * it, compares with the evaluator, and checks the PTX it loaded. */
-static void dot_case_at(const char *label, const char *hlo, const char *capability, bool want_hmma) {
+static void dot_case_at(const char *label, const char *hlo, const char *capability, const char *want_mma) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/%d", work_dir, module_number++);
   mkdir(dir, 0700);
@@ -112,7 +115,7 @@ static void dot_case_at(const char *label, const char *hlo, const char *capabili
     status_clear(&st);
     EXPECT(executable_check(exe, args, count, r, &st), "%s at %s: %s", label, capability, st.message);
   }
-  if (exe) check_saved_ptx(label, dir, capability[0] == '8' ? "sm_80" : "sm_90a", want_hmma);
+  if (exe) check_saved_ptx(label, dir, capability[0] == '8' ? "sm_80" : "sm_90a", want_mma);
   host_buffer_free(r);
   for (int i = 0; args && i < count; i++) host_buffer_free(args[i]);
   free(args);
@@ -124,13 +127,13 @@ static void dot_case_at(const char *label, const char *hlo, const char *capabili
 }
 
 static void dot_case(const char *label, const char *hlo) {
-  dot_case_at(label, hlo, "8.0", false);
-  dot_case_at(label, hlo, "9.0", false);
+  dot_case_at(label, hlo, "8.0", NULL);
+  dot_case_at(label, hlo, "9.0", NULL);
 }
 
 static void mma_case(const char *label, const char *hlo) {
-  dot_case_at(label, hlo, "8.0", true);
-  dot_case_at(label, hlo, "9.0", true);
+  dot_case_at(label, hlo, "8.0", "mma.sync.aligned.m16n8k16");
+  dot_case_at(label, hlo, "9.0", "mma.sync.aligned.m16n8k16");
 }
 
 #define ENTRY2(lhs, rhs, out, dims)                                                              \
@@ -194,6 +197,53 @@ TEST(half_precision_products) {
   mma_case("f16 batched, transposed",
            ENTRY2("f16[2,24,9]", "f16[2,11,24]", "f32[2,9,11]",
                   "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}"));
+}
+
+/* f32 goes through tf32 only where the module's algorithm= says so; the
+ * arguments (multiples of 1/8 up to 2) are exact in tf32, so the result
+ * matches the evaluator's exactly. Without the algorithm (or with
+ * dot_f32_f32_f32) the PTX must hold no mma.sync (dot_case checks). */
+TEST(f32_through_tf32_only_where_the_algorithm_allows) {
+  const char *tf32 = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+  dot_case_at("tf32 33x65x17", ENTRY2("f32[33,17]", "f32[17,65]", "f32[33,65]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32"), "8.0", tf32);
+  dot_case_at("tf32 33x65x17", ENTRY2("f32[33,17]", "f32[17,65]", "f32[33,65]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32"), "9.0", tf32);
+  dot_case_at("tf32 batched, transposed",
+              ENTRY2("f32[2,24,9]", "f32[2,70,24]", "f32[2,9,70]",
+                     "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}, "
+                     "algorithm=dot_tf32_tf32_f32"),
+              "8.0", tf32);
+  dot_case("f32 algorithm", ENTRY2("f32[33,17]", "f32[17,65]", "f32[33,65]",
+                                   "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f32_f32_f32"));
+  dot_case("tf32_x3 stays f32", ENTRY2("f32[9,17]", "f32[17,5]", "f32[9,5]",
+                                       "lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+                                       "algorithm=dot_tf32_tf32_f32_x3"));
+}
+
+/* The algorithm survives a print and a reparse; a tf32 algorithm on
+ * non-f32 operands is rejected by the verifier. */
+TEST(the_dot_algorithm_round_trips_and_is_checked) {
+  Status st;
+  status_clear(&st);
+  const char *hlo = ENTRY2("f32[2,3]", "f32[3,4]", "f32[2,4]",
+                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32");
+  Module *m = parse_module(hlo, strlen(hlo), "algorithm", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  StrBuf sb = {0};
+  if (m) print_module(&sb, m);
+  const char *text = sb.data;
+  EXPECT(text && strstr(text, "algorithm=dot_tf32_tf32_f32"), "printed: %s", text ? text : "");
+  Module *again = text ? parse_module(text, strlen(text), "again", &st) : NULL;
+  EXPECT(again && attrs_dot(&again->entry->root->attrs)->algorithm == DOT_ALG_TF32_TF32_F32, "%s", st.message);
+  strbuf_free(&sb);
+  module_free(again);
+  module_free(m);
+  status_clear(&st);
+  const char *wrong = ENTRY2("f16[2,3]", "f16[3,4]", "f32[2,4]",
+                             "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32");
+  m = parse_module(wrong, strlen(wrong), "wrong", &st);
+  bool rejected = !m || !verify_module(m, &st);
+  EXPECT(rejected && strstr(st.message, "f32 operands"), "tf32 on f16 was accepted: %s", st.message);
+  module_free(m);
 }
 
 /* Group sizes as constants: arguments are random, sizes must not be. */
@@ -345,6 +395,77 @@ TEST(one_block_computes_every_tile) {
   ptx_builder_free(&b);
 }
 
+/* x rounded to tf32 (11 significant bits, ties away from zero), computed
+ * here through frexp and round, not as the simulator does it. */
+static double tf32_round(float x) {
+  int e;
+  double m = frexp((double)x, &e);
+  return ldexp(round(ldexp(m, 11)), e - 11);
+}
+
+/* The tf32 kernel on operands that tf32 cannot hold: with k = 8 (one mma
+ * step) each sum is the exact sum of the tf32-rounded products rounded
+ * once to f32, and must differ from the f32 product somewhere. */
+TEST(tf32_rounds_its_inputs_to_nearest_away) {
+  enum { M = 20, N = 9, K = 8 };
+  PtxGemm g = {.batch = 1, .m = M, .n = N, .k = K, .lhs_type = TYPE_F32, .rhs_type = TYPE_F32,
+               .result_type = TYPE_F32, .allow_tf32 = true};
+  ptx_gemm_dims_add(&g.lhs_m, M, K);
+  ptx_gemm_dims_add(&g.lhs_k, K, 1);
+  ptx_gemm_dims_add(&g.rhs_k, K, N);
+  ptx_gemm_dims_add(&g.rhs_n, N, 1);
+  ptx_gemm_dims_add(&g.out_m, M, N);
+  ptx_gemm_dims_add(&g.out_n, N, 1);
+  PtxTarget target;
+  Status st;
+  status_clear(&st);
+  ptx_target_for_device(8, 0, &target, &st);
+  PtxBuilder b;
+  ptx_builder_init(&b, &target);
+  PtxGemmShape shape;
+  EXPECT(ptx_gemm_emit(&b, &g, "tf32_gemm", &shape, &st), "%s", st.message);
+  EXPECT(strstr(ptx_builder_text(&b), "cvt.rna.tf32.f32") != NULL, "no tf32 rounding in the kernel");
+  float lhs[M * K], rhs[K * N], out[M * N];
+  uint32_t seed = 777;
+  for (int i = 0; i < M * K + K * N; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    float v = (float)((int)(seed >> 8) % 2000001 - 1000000) / 65536.0f;
+    if (i < M * K) lhs[i] = v;
+    else rhs[i - M * K] = v;
+  }
+  lhs[0] = 1.0f + 0x1p-11f;  /* a tie: away from zero gives 1 + 2^-10 */
+  lhs[1] = -(1.0f + 0x1p-11f);
+  PtxsKernel *k = calloc(1, sizeof *k);
+  PtxsRun *run = calloc(1, sizeof *run);
+  bool ok = ptxs_parse(k, ptx_builder_text(&b));
+  EXPECT(ok, "the simulator cannot read the kernel: %s", k->error);
+  run->k = k;
+  float *buffers[3] = {lhs, rhs, out};
+  size_t bytes[3] = {sizeof lhs, sizeof rhs, sizeof out};
+  for (int i = 0; i < 3; i++) {
+    run->buffers[run->buffer_count++] = (PtxsBuffer){(char *)buffers[i], bytes[i]};
+    run->params[i] = (uint64_t)(uintptr_t)buffers[i];
+  }
+  ok = ok && ptxs_run(run, (unsigned)shape.blocks, (unsigned)shape.block_threads);
+  EXPECT(ok, "simulator: %s", run->error);
+  int wrong = 0, unlike_f32 = 0;
+  for (int i = 0; ok && i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double sum = 0, exact = 0;
+      for (int p = 0; p < K; p++) {
+        sum += tf32_round(lhs[i * K + p]) * tf32_round(rhs[p * N + j]);
+        exact += (double)lhs[i * K + p] * rhs[p * N + j];
+      }
+      wrong += out[i * N + j] != (float)sum;
+      unlike_f32 += out[i * N + j] != (float)exact;
+    }
+  EXPECT(wrong == 0, "%d of %d elements differ from the tf32 golden", wrong, M * N);
+  EXPECT(!ok || unlike_f32 > 0, "no element shows tf32 rounding");
+  ptxs_free(k);
+  free(k), free(run);
+  ptx_builder_free(&b);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -363,10 +484,13 @@ int main(int argc, char **argv) {
   RUN(other_element_types_on_cuda_cores);
   RUN(an_output_fusion_applies_its_epilogue);
   RUN(half_precision_products);
+  RUN(f32_through_tf32_only_where_the_algorithm_allows);
+  RUN(the_dot_algorithm_round_trips_and_is_checked);
   RUN(ragged_dots_take_their_groups);
   RUN(a_scaled_dot_scales_each_block);
   RUN(complex_products_match_the_evaluator_bit_for_bit);
   RUN(one_block_computes_every_tile);
+  RUN(tf32_rounds_its_inputs_to_nearest_away);
   char command[128];
   snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
   if (system(command) != 0) printf("note: could not remove %s\n", work_dir);

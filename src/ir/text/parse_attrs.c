@@ -418,6 +418,14 @@ static bool read_rng_algorithm(Parser *p, Instruction *inst, AttrNotes *notes) {
   return true;
 }
 
+static bool read_dot_algorithm(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  int v = 0;
+  if (!parse_keyword(p, dot_algorithm_names + 1, DOT_ALG_COUNT - 1, "dot algorithm", &v)) return false;
+  dot_dims(p, inst)->algorithm = (DotAlgorithm)(v + 1);
+  return true;
+}
+
 static bool read_exponent_bits(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
   return parse_int64(p, &inst->attrs.exponent_bits);
@@ -846,7 +854,8 @@ static const AttrRule attr_rules[] = {
   {"schedule", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"operand_precision", read_and_ignore, OPS(DOTS, OP_CONVOLUTION, OP_CUSTOM_CALL)},
   {"precision_config", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
-  {"algorithm", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
+  {"algorithm", read_dot_algorithm, OPS(DOTS)},
+  {"algorithm", read_and_ignore, OPS(OP_CONVOLUTION)},
   {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION)},
   {"api_version", read_api_version, OPS(OP_CUSTOM_CALL)},
   {"custom_call_has_side_effect", read_and_ignore, OPS(OP_CUSTOM_CALL)},

@@ -347,6 +347,8 @@ static void print_dot_attrs(StrBuf *sb, const DotDims *d) {
   print_list_attr_if_any(sb, "rhs_contracting_dims", &d->rhs_contracting);
   print_list_attr_if_any(sb, "lhs_ragged_dims", &d->lhs_ragged);
   print_list_attr_if_any(sb, "rhs_group_dims", &d->rhs_group);
+  if (d->algorithm != DOT_ALG_UNSET && (unsigned)d->algorithm < DOT_ALG_COUNT)
+    strbuf_printf(sb, ", algorithm=%s", dot_algorithm_names[d->algorithm]);
 }
 
 static void print_gather_attrs(StrBuf *sb, const GatherDims *g) {
