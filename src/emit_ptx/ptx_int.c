@@ -168,7 +168,7 @@ static PtxReg narrow_clz(Emit *E, ElementType t, PtxReg a) {
   PtxReg z = extend_as(E, t, false, a), c = ptx_reg_new(E->b, PTX_U32), d = emit_value_new(E, t);
   ptx_inst(E->b, "clz.b32 $r, $r", c, z);
   ptx_inst(E->b, "sub.u32 $r, $r, $d", d, c, 32 - type_bit_width(t));
-  return d;
+  return type_bit_width(t) < 8 ? narrow(E, t, d) : d;   /* s2's clz(0) = 2 wraps to -2 */
 }
 
 /* The evaluator's integer power: exponentiation by squaring, wrapping at
@@ -317,7 +317,9 @@ static bool narrow_special(Emit *E, const KernelOp *op, ElementType t, PtxReg *a
   }
   case OP_POPCNT:
     args[0] = extend_as(E, t, false, args[0]);
-    return emit_table_op(E, &wide, TYPE_U32, TYPE_U32, args, out);
+    if (!emit_table_op(E, &wide, TYPE_U32, TYPE_U32, args, out)) return false;
+    if (type_bit_width(t) < 8) *out = narrow(E, t, *out);   /* s4's popcnt(-1) = 4 wraps to -4 */
+    return true;
   case OP_SHIFT_RIGHT_LOGICAL: args[0] = extend_as(E, t, false, args[0]); break;
   case OP_SHIFT_RIGHT_ARITHMETIC: args[0] = extend_as(E, t, true, args[0]); break;
   case OP_COMPARE: case OP_IS_FINITE:

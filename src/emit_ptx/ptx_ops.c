@@ -11,7 +11,7 @@
  *     sm_90): emitters compute in f32 and round once at the end; the f8/f4
  *     minifloats likewise (ptx_minifloat.c).
  *   - complex: split into real ops first (ptx_complex.c).
- *   - s4/u4: not in the GPU backend yet.
+ *   - s4/u4/s2/u2 and pred arithmetic: ptx_int.c.
  *
  * Row legend:   {op, types, to, min_sm, template}
  *   types     operand element types the row covers (a T_ mask); for

@@ -393,6 +393,59 @@ TEST(narrow_integer_and_minifloat_reductions_combine_in_wide_registers_and_wrap)
   reduce_check("rows_f8_max", "f8e5m2", "4,200", "4", "1", "maximum", "-inf");
 }
 
+/* pred arithmetic is the evaluator's 0/1 integers stored as x != 0:
+ * multiply and minimum are and, maximum is or (the ops the verifier lets
+ * pred take). */
+TEST(pred_arithmetic_matches_the_evaluators_zero_one_integers) {
+  static const char *const binary[] = {"multiply", "maximum", "minimum"};
+  for (size_t o = 0; o < sizeof binary / sizeof *binary; o++) op_check("pred", "pred", binary[o], 2, "");
+}
+
+/* s4/u4/s2/u2 take a byte each (only the low bits count on a load) and
+ * compute as the 8- and 16-bit integers do, wrapped at 4 or 2 bits. */
+TEST(sub_byte_integers_compute_in_32_bits_and_wrap_at_their_width) {
+  static const char *const types[] = {"s4", "u4", "s2", "u2"};
+  static const char *const binary[] = {"add",     "subtract", "multiply", "divide",  "remainder",
+                                       "maximum", "minimum",  "xor",      "power",   "shift-left",
+                                       "shift-right-logical", "shift-right-arithmetic", "mulhi"};
+  static const char *const unary[] = {"negate", "abs", "not", "popcnt", "count-leading-zeros", "sign"};
+  static const char *const other[] = {"f32", "f16", "s32", "s8", "u64", "pred"};
+  for (int t = 0; t < 4; t++) {
+    for (size_t o = 0; o < sizeof binary / sizeof *binary; o++) op_check(types[t], types[t], binary[o], 2, "");
+    for (size_t o = 0; o < sizeof unary / sizeof *unary; o++) op_check(types[t], types[t], unary[o], 1, "");
+    op_check(types[t], "pred", "compare", 2, ", direction=LT");
+    for (size_t o = 0; o < sizeof other / sizeof *other; o++) {
+      op_check(types[t], other[o], "convert", 1, "");
+      op_check(other[o], types[t], "convert", 1, "");
+    }
+    for (int u = 0; u < 4; u++)
+      if (u != t) op_check(types[t], types[u], "convert", 1, "");
+  }
+  op_check("s4", "u4", "bitcast-convert", 1, "");
+  op_check("u2", "s2", "bitcast-convert", 1, "");
+}
+
+/* stochastic-convert(x, random): every float edge against integer edges
+ * as the random bits (0, 1, all ones, 2^31 - 1, 2^31, ...), each result
+ * width, bit for bit as the evaluator's stochastic_round. */
+TEST(stochastic_convert_rounds_by_the_random_bits_as_the_evaluator_does) {
+  static const char *const cases[][3] = {
+      {"f32", "u32", "s32"}, {"f32", "u32", "s8"},  {"f32", "u32", "s16"}, {"f32", "u32", "s64"},
+      {"f16", "u16", "s16"}, {"f16", "u16", "s8"},  {"f16", "u16", "s32"}, {"bf16", "u16", "s8"},
+      {"f64", "u64", "s64"}, {"f64", "u64", "s32"},
+  };
+  int n = FLOAT_EDGES * INT_EDGES;
+  char hlo[512], label[64];
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    snprintf(label, sizeof label, "stochastic_%s_%s_%s", cases[c][0], cases[c][1], cases[c][2]);
+    snprintf(hlo, sizeof hlo,
+             "HloModule m\nENTRY e { x = %s[%d] parameter(0)\n z = %s[%d] parameter(1)\n"
+             " ROOT r = %s[%d] stochastic-convert(x, z) }\n",
+             cases[c][0], n, cases[c][1], n, cases[c][2], n);
+    case_check(label, hlo, 0);
+  }
+}
+
 TEST(a_packed_minifloat_layout_is_refused_not_miscompiled) {
   Status st;
   status_clear(&st);
@@ -438,6 +491,9 @@ int main(void) {
   RUN_AND_ASSEMBLE(bitcast_converts_between_16_bit_types_keep_the_bits);
   RUN_AND_ASSEMBLE(complex_elementwise_ops_split_into_parts_match_within_a_few_roundings);
   RUN_AND_ASSEMBLE(narrow_integer_and_minifloat_reductions_combine_in_wide_registers_and_wrap);
+  RUN_AND_ASSEMBLE(pred_arithmetic_matches_the_evaluators_zero_one_integers);
+  RUN_AND_ASSEMBLE(sub_byte_integers_compute_in_32_bits_and_wrap_at_their_width);
+  RUN_AND_ASSEMBLE(stochastic_convert_rounds_by_the_random_bits_as_the_evaluator_does);
   RUN_AND_ASSEMBLE(a_packed_minifloat_layout_is_refused_not_miscompiled);
   for (int i = 0; i < 2; i++) ptx_builder_free(&modules[i]);
   char command[128];
