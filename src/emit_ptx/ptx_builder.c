@@ -163,6 +163,20 @@ PtxReg ptx_reg_new(PtxBuilder *b, PtxType type) {
   return (PtxReg){cls, b->reg_count[cls]++};
 }
 
+void ptx_f64_text(double v, char *text, size_t size) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  snprintf(text, size, "0d%016llX", (unsigned long long)bits);
+}
+
+PtxReg ptx_f64_constant(PtxBuilder *b, double v) {
+  char text[24];
+  ptx_f64_text(v, text, sizeof text);
+  PtxReg d = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mov.b64 $r, $s", d, text);
+  return d;
+}
+
 PtxLabel ptx_label_new(PtxBuilder *b, const char *hint) {
   assert(b->in_kernel);
   return (PtxLabel){b->label_count++, hint};

@@ -148,6 +148,10 @@ void ptx_kernel_end(PtxBuilder *b);
 void ptx_kernel_abandon(PtxBuilder *b);
 
 PtxReg ptx_reg_new(PtxBuilder *b, PtxType type);
+/* The PTX spelling of a double's bits ("0d" and 16 hex digits), exact. */
+void ptx_f64_text(double v, char *text, size_t size);
+/* A new f64 register holding v (mov.b64 of its exact bits). */
+PtxReg ptx_f64_constant(PtxBuilder *b, double v);
 PtxLabel ptx_label_new(PtxBuilder *b, const char *hint);
 void ptx_label_place(PtxBuilder *b, PtxLabel label);
 /* ".shared .align ALIGN TYPE NAME[COUNT]" at the top of the kernel. */

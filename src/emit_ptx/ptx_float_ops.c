@@ -181,13 +181,6 @@ static PtxReg fmod_emit(Emit *E, bool f64, PtxReg x, PtxReg y) {
   return d;
 }
 
-/* "0dXXXXXXXXXXXXXXXX", the PTX spelling of the double v. */
-static void f64_literal(double v, char *text, size_t size) {
-  uint64_t bits;
-  memcpy(&bits, &v, sizeof bits);
-  snprintf(text, size, "0d%016llX", (unsigned long long)bits);
-}
-
 /* stochastic-convert, the evaluator's stochastic_round (eval_convert.c)
  * step for step, in f64 (f32 and the halves widen to it exactly): NaN
  * gives 0; at or past the result's range, its end; otherwise |x| = t + f,
@@ -198,9 +191,9 @@ static PtxReg stochastic_convert(Emit *E, ElementType from, ElementType random_t
   int result_bits = type_bit_width(to), random_bits = type_bit_width(random_type);
   int64_t max = (int64_t)(~0ull >> (65 - result_bits)), min = -max - 1;
   char max_text[24], min_text[24], scale_text[24];
-  f64_literal((double)max, max_text, sizeof max_text);
-  f64_literal((double)min, min_text, sizeof min_text);
-  f64_literal(ldexp(1.0, random_bits), scale_text, sizeof scale_text);
+  ptx_f64_text((double)max, max_text, sizeof max_text);
+  ptx_f64_text((double)min, min_text, sizeof min_text);
+  ptx_f64_text(ldexp(1.0, random_bits), scale_text, sizeof scale_text);
   PtxReg v = x, mag = ptx_reg_new(E->b, PTX_F64), whole = ptx_reg_new(E->b, PTX_F64);
   PtxReg frac = ptx_reg_new(E->b, PTX_F64), t = ptx_reg_new(E->b, PTX_S64), limit = ptx_reg_new(E->b, PTX_U64);
   PtxReg r64 = ptx_reg_new(E->b, PTX_U64), p = ptx_reg_new(E->b, PTX_PRED);

@@ -23,15 +23,7 @@ typedef PtxReg R;
 
 static R reg(PtxBuilder *b, PtxType t) { return ptx_reg_new(b, t); }
 
-static R d_imm(PtxBuilder *b, double v) {
-  uint64_t bits;
-  memcpy(&bits, &v, sizeof bits);
-  char text[24];
-  snprintf(text, sizeof text, "0d%016llX", (unsigned long long)bits);
-  R d = reg(b, PTX_F64);
-  ptx_inst(b, "mov.b64 $r, $s", d, text);
-  return d;
-}
+static R d_imm(PtxBuilder *b, double v) { return ptx_f64_constant(b, v); }
 
 static R l_imm(PtxBuilder *b, int64_t v) {
   char text[24];

@@ -10,15 +10,7 @@ PtxReg serial_s64(PtxBuilder *b, int64_t value) {
   return r;
 }
 
-PtxReg serial_f64(PtxBuilder *b, double value) {
-  uint64_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  char text[24];
-  snprintf(text, sizeof text, "0d%016llX", (unsigned long long)bits);
-  PtxReg r = ptx_reg_new(b, PTX_F64);
-  ptx_inst(b, "mov.f64 $r, $s", r, text);
-  return r;
-}
+PtxReg serial_f64(PtxBuilder *b, double value) { return ptx_f64_constant(b, value); }
 
 static void loop_test(PtxBuilder *b, SerialLoop *loop) {
   ptx_label_place(b, loop->top);
