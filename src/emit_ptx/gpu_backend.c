@@ -253,8 +253,13 @@ bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst) {
 /* The module's kernels loaded, and each launch's function found. */
 static bool program_load(GpuProgram *p, const char *ptx, Status *st) {
   if (!gpu_module_load(&p->gpu, ptx, "the module's kernels", &p->module, st)) return false;
-  for (int i = 0; i < p->launch_count; i++)
-    if (!gpu_function_get(&p->gpu, p->module, p->launches[i].entry, &p->launches[i].function, st)) return false;
+  for (int i = 0; i < p->launch_count; i++) {
+    GpuLaunch *l = &p->launches[i];
+    if (!gpu_function_get(&p->gpu, p->module, l->entry, &l->function, st)) return false;
+    /* past 48 KB a kernel's dynamic shared memory has to be asked for */
+    if (l->shared_bytes > 48 * 1024 && !gpu_function_allow_shared(&p->gpu, l->function, l->entry, l->shared_bytes, st))
+      return false;
+  }
   return true;
 }
 

@@ -142,12 +142,71 @@ static const char *scale_gemm(const DotDims *dd, const View *l, const View *ls, 
   return NULL;
 }
 
+/* An operand of gemm.wgmma as the TMA reads it: the binding itself when
+ * it lies as a [batch][rows][k] array with 16-byte aligned rows, else a
+ * packed copy in scratch (a pack kernel launched first); and its tensor
+ * map. Returns the binding the GEMM reads, -1 on a refusal. */
+static int tma_operand(GpuCompile *c, const Instruction *inst, const PtxGemm *g, bool lhs, int binding,
+                       GpuTensorMapShape *map) {
+  const PtxGemmDims *batch = lhs ? &g->lhs_batch : &g->rhs_batch, *rows = lhs ? &g->lhs_m : &g->rhs_n,
+                    *k = lhs ? &g->lhs_k : &g->rhs_k;
+  int64_t row_count = lhs ? g->m : g->n, pitch, batch_stride;
+  if (!ptx_gemm_wgmma_operand_direct(batch, rows, k, &pitch, &batch_stride)) {
+    PtxGemmPack p = {.type = g->lhs_type, .batches = g->batch, .rows = row_count, .k = g->k,
+                     .pitch = (g->k + 7) / 8 * 8, .batch_dims = *batch, .row_dims = *rows, .k_dims = *k};
+    char entry[160];
+    gpu_entry_name(c, inst, lhs ? "pack_lhs" : "pack_rhs", entry, sizeof entry);
+    PtxGemmShape shape;
+    ptx_gemm_pack_emit(c->ptx, entry, &p, &shape);
+    int buffers[2] = {binding, gpu_reserve_temp(c, p.batches * p.rows * p.pitch * 2)};
+    unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+    if (!gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, buffers, 2, NULL, 0)) return -1;
+    binding = buffers[1], pitch = p.pitch, batch_stride = p.rows * p.pitch;
+  }
+  if (batch_stride == 0) batch_stride = pitch * row_count;
+  *map = (GpuTensorMapShape){
+      .data_type = g->lhs_type == TYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+      .rank = 3, .swizzle = CU_TENSOR_MAP_SWIZZLE_128B,
+      .dims = {(unsigned long long)g->k, (unsigned long long)row_count, (unsigned long long)g->batch},
+      .strides = {(unsigned long long)pitch * 2, (unsigned long long)batch_stride * 2},
+      .box = {PTX_GEMM_WGMMA_BOX_K, PTX_GEMM_WGMMA_BOX_ROWS, 1}};
+  return binding;
+}
+
+/* gemm.wgmma over bindings lhs, rhs, out: the TMA's tensor maps are
+ * encoded at each launch, over whatever addresses the run gives. */
+static bool launch_gemm_wgmma(GpuCompile *c, const Instruction *inst, const PtxGemm *g, const int *bindings) {
+  GpuTensorMapShape maps[2];
+  int buffers[3] = {tma_operand(c, inst, g, true, bindings[0], &maps[0]),
+                    tma_operand(c, inst, g, false, bindings[1], &maps[1]), bindings[2]};
+  if (buffers[0] < 0 || buffers[1] < 0) return false;
+  char entry[160];
+  gpu_entry_name(c, inst, "gemm", entry, sizeof entry);
+  PtxGemmShape shape;
+  Status st = {0};
+  if (!ptx_gemm_wgmma_emit(c->ptx, g, entry, &shape, &st)) return gpu_refuse(c, inst, st.message);
+  unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  GpuLaunch *l = gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, buffers, 3, NULL, 0);
+  if (!l) return false;
+  l->shared_bytes = shape.shared_bytes;
+  l->tensor_map_count = 2;
+  for (int i = 0; i < 2; i++) l->tensor_maps[i] = (GpuLaunchTensorMap){i, maps[i]};
+  return true;
+}
+
+/* Whether g takes gemm.wgmma: on sm_90a, with a driver that encodes
+ * tensor maps, and something to read (a tensor map has no empty dims). */
+static bool takes_wgmma(const GpuCompile *c, const PtxGemm *g) {
+  return ptx_gemm_wgmma_fits(c->ptx, g) && gpu_has_tensor_maps(&c->p->gpu) && g->k > 0;
+}
+
 /* g's kernel, launched over bindings[0..3) (lhs, rhs, out; then the two
  * scales of a scaled GEMM; or sizes for a ragged GEMM, launched once per
  * group: G + 1 launches for ROWS, whose last writes the rows past every
  * group, G for SUMS). */
 static bool launch_gemm(GpuCompile *c, const Instruction *inst, const PtxGemm *g, const int *bindings) {
   if (g->batch * g->m * g->n == 0) return true;  /* nothing to write */
+  if (takes_wgmma(c, g)) return launch_gemm_wgmma(c, inst, g, bindings);
   char entry[160];
   gpu_entry_name(c, inst, "gemm", entry, sizeof entry);
   PtxGemmShape shape;

@@ -162,8 +162,15 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, const CUdeviceptr *add
     params[i] = &pointers[i];
   }
   for (int i = 0; i < l->scalar_count; i++) params[l->buffer_count + i] = (void *)&l->scalars[i];
+  CUtensorMap maps[GPU_LAUNCH_MAX_TENSOR_MAPS];
+  bool ok = true;
+  for (int i = 0; ok && i < l->tensor_map_count; i++) {
+    const GpuLaunchTensorMap *m = &l->tensor_maps[i];
+    ok = gpu_tensor_map_encode(&p->gpu, &m->shape, pointers[m->buffer], &maps[i], l->entry, st);
+    params[l->buffer_count + l->scalar_count + i] = &maps[i];
+  }
   const unsigned grid[3] = {l->grid, 1, 1}, block[3] = {l->block, 1, 1};
-  if (gpu_launch(&p->gpu, l->function, l->entry, grid, block, l->shared_bytes, params, st)) return true;
+  if (ok && gpu_launch(&p->gpu, l->function, l->entry, grid, block, l->shared_bytes, params, st)) return true;
   char message[sizeof st->message];
   snprintf(message, sizeof message, "%s", st->message);
   /* A fusion the optimizer made has no line of its own: point at the line
@@ -254,9 +261,11 @@ static bool steps_run(const StepRun *r, const GpuSteps *list) {
 
 bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st) {
   int most = 1;
-  for (int i = 0; i < p->launch_count; i++)
-    if (p->launches[i].buffer_count + p->launches[i].scalar_count > most)
-      most = p->launches[i].buffer_count + p->launches[i].scalar_count;
+  for (int i = 0; i < p->launch_count; i++) {
+    const GpuLaunch *l = &p->launches[i];
+    if (l->buffer_count + l->scalar_count + l->tensor_map_count > most)
+      most = l->buffer_count + l->scalar_count + l->tensor_map_count;
+  }
   StepRun r = {.p = p, .addresses = addresses, .st = st};
   r.pointers = calloc_or_exit((size_t)most, sizeof *r.pointers);
   r.params = calloc_or_exit((size_t)most, sizeof *r.params);

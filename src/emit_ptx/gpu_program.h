@@ -41,7 +41,15 @@ typedef struct GpuBinding {
   CUdeviceptr address;     /* set once the blocks are allocated */
 } GpuBinding;
 
-enum { GPU_LAUNCH_MAX_SCALARS = 8 };
+enum { GPU_LAUNCH_MAX_SCALARS = 8, GPU_LAUNCH_MAX_TENSOR_MAPS = 2 };
+
+/* A kernel parameter that is a tensor map (the TMA's description of an
+ * operand) over the launch's buffers[buffer]: encoded at each launch,
+ * because a run may place its parameters at the caller's device memory. */
+typedef struct GpuLaunchTensorMap {
+  int buffer;
+  GpuTensorMapShape shape;
+} GpuLaunchTensorMap;
 
 typedef struct GpuLaunch {
   const Instruction *inst;  /* for located run-time errors */
@@ -54,6 +62,9 @@ typedef struct GpuLaunch {
   int scalar_count;
   int64_t scalars[GPU_LAUNCH_MAX_SCALARS];
   unsigned shared_bytes;    /* dynamic shared memory */
+  /* Passed after the scalars, by value (128 bytes each). */
+  int tensor_map_count;
+  GpuLaunchTensorMap tensor_maps[GPU_LAUNCH_MAX_TENSOR_MAPS];
 } GpuLaunch;
 
 /* What a run does, in order: host steps. Most are launches; control flow

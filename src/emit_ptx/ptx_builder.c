@@ -130,6 +130,16 @@ void ptx_kernel_param(PtxBuilder *b, PtxType type, const char *name) {
   strbuf_printf(&b->params, "%s\n\t.param %s %s", b->params.len ? "," : "", ptx_type_suffix(type), name);
 }
 
+void ptx_kernel_param_bytes(PtxBuilder *b, const char *name, int bytes, int align) {
+  assert(b->in_kernel && bytes > 0);
+  strbuf_printf(&b->params, "%s\n\t.param .align %d .b8 %s[%d]", b->params.len ? "," : "", align, name, bytes);
+}
+
+void ptx_dynamic_shared_declare(PtxBuilder *b, const char *name, int align) {
+  assert(b->in_kernel);
+  strbuf_printf(&b->module, ".extern .shared .align %d .b8 %s[];\n", align, name);
+}
+
 void ptx_kernel_set_max_threads(PtxBuilder *b, int threads) {
   assert(b->in_kernel && threads > 0);
   b->max_threads = threads;

@@ -142,6 +142,13 @@ void ptx_kernel_param(PtxBuilder *b, PtxType type, const char *name);
 /* .maxntid: the block size the kernel is written for; lets ptxas budget
  * registers and makes a launch with a bigger block fail loudly. */
 void ptx_kernel_set_max_threads(PtxBuilder *b, int threads);
+/* A by-value parameter of `bytes` bytes: ".param .align ALIGN .b8 NAME[BYTES]"
+ * (a tensor map). */
+void ptx_kernel_param_bytes(PtxBuilder *b, const char *name, int bytes, int align);
+/* The kernel's dynamic shared memory, sized at launch: an ".extern .shared
+ * .align ALIGN .b8 NAME[]" at module scope (ptxas takes it nowhere else),
+ * so each kernel names its own. */
+void ptx_dynamic_shared_declare(PtxBuilder *b, const char *name, int align);
 void ptx_kernel_end(PtxBuilder *b);
 /* Drops the kernel being built (an emitter that met something it refuses
  * part-way); the module keeps only the kernels ended before it. */

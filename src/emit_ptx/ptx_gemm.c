@@ -576,6 +576,6 @@ bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmSh
   ptx_kernel_end(b);
   GemmTiles t = {.tiles_m = (g->m + SIMT_TILE - 1) / SIMT_TILE, .tiles_n = (g->n + SIMT_TILE - 1) / SIMT_TILE};
   int64_t tiles = g->batch * t.tiles_m * t.tiles_n;
-  *shape = (PtxGemmShape){"gemm.simt", SIMT_THREADS, tiles < 1 ? 1 : tiles};
+  *shape = (PtxGemmShape){"gemm.simt", SIMT_THREADS, tiles < 1 ? 1 : tiles, 0};
   return true;
 }

@@ -80,9 +80,10 @@ typedef struct PtxGemm {
 } PtxGemm;
 
 typedef struct PtxGemmShape {
-  const char *path;    /* "gemm.simt", "gemm.mma" (static) */
+  const char *path;    /* "gemm.simt", "gemm.mma", "gemm.wgmma" (static) */
   int block_threads;
   int64_t blocks;      /* covers every output tile once */
+  unsigned shared_bytes;  /* dynamic shared memory the launch must give */
 } PtxGemmShape;
 
 /* Appends .entry `entry` (its name must contain "gemm") taking three .u64
@@ -95,6 +96,30 @@ bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmSh
  * Whether g takes the tensor-core path on b's target, and its kernel. */
 bool ptx_gemm_mma_fits(const PtxBuilder *b, const PtxGemm *g);
 bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
+
+/* ---- ptx_gemm_wgmma.c ----
+ * gemm.wgmma, sm_90a's fast path: f16/bf16 operands, wgmma.mma_async fed
+ * by the TMA. The kernel takes lhs, rhs, out, then two tensor maps by
+ * value (.param .align 64 .b8 lhs_map[128], rhs_map[128]), each over its
+ * operand as a 3-d array {k, rows, batch} (innermost first; rows are m for
+ * lhs, n for rhs), 128-byte swizzle, boxes of {BOX_K, BOX_ROWS, 1}; and
+ * shape->shared_bytes of dynamic shared memory. */
+enum { PTX_GEMM_WGMMA_BOX_K = 64, PTX_GEMM_WGMMA_BOX_ROWS = 128 };
+bool ptx_gemm_wgmma_fits(const PtxBuilder *b, const PtxGemm *g);
+bool ptx_gemm_wgmma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st);
+/* Whether an operand (its batch, rows and k dims) lies as the TMA can read
+ * it: k contiguous, rows `pitch` elements apart and batches `batch_stride`,
+ * both multiples of 8 (16 bytes). */
+bool ptx_gemm_wgmma_operand_direct(const PtxGemmDims *batch, const PtxGemmDims *rows, const PtxGemmDims *k,
+                                   int64_t *pitch, int64_t *batch_stride);
+/* A kernel (params operand, packed) that copies an operand into a
+ * [batches][rows][pitch] array, k contiguous, zeros past k. */
+typedef struct PtxGemmPack {
+  ElementType type;                    /* 16-bit */
+  int64_t batches, rows, k, pitch;
+  PtxGemmDims batch_dims, row_dims, k_dims;
+} PtxGemmPack;
+bool ptx_gemm_pack_emit(PtxBuilder *b, const char *entry, const PtxGemmPack *p, PtxGemmShape *shape);
 
 /* ---- ptx_gemm_complex.c ----
  * gemm.complex: c64 x c64 -> c64 and c128 x c128 -> c128 (not scaled or

@@ -129,6 +129,6 @@ bool ptx_gemm_complex_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, P
   ptx_inst(b, "ret");
   ptx_kernel_end(b);
   int64_t blocks_needed = (total + COMPLEX_THREADS - 1) / COMPLEX_THREADS;
-  *shape = (PtxGemmShape){"gemm.complex", COMPLEX_THREADS, blocks_needed < 1 ? 1 : blocks_needed};
+  *shape = (PtxGemmShape){"gemm.complex", COMPLEX_THREADS, blocks_needed < 1 ? 1 : blocks_needed, 0};
   return true;
 }

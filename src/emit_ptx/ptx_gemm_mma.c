@@ -233,6 +233,6 @@ bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGe
   mma_body(b, g);
   ptx_kernel_end(b);
   int64_t tiles = g->batch * ((g->m + MMA_TILE - 1) / MMA_TILE) * ((g->n + MMA_TILE - 1) / MMA_TILE);
-  *shape = (PtxGemmShape){"gemm.mma", MMA_THREADS, tiles < 1 ? 1 : tiles};
+  *shape = (PtxGemmShape){"gemm.mma", MMA_THREADS, tiles < 1 ? 1 : tiles, 0};
   return true;
 }

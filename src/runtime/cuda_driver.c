@@ -31,6 +31,13 @@ bool cuda_driver_open(CudaDriver *driver, Status *st) {
   }
   AXLE_CUDA_ENTRIES(AXLE_CUDA_RESOLVE)
 #undef AXLE_CUDA_RESOLVE
+#define AXLE_CUDA_RESOLVE_OPTIONAL(field, symbol, args)  \
+  {                                                      \
+    void *p = dlsym(driver->library, symbol);            \
+    if (p) memcpy(&driver->field, &p, sizeof p);         \
+  }
+  AXLE_CUDA_OPTIONAL_ENTRIES(AXLE_CUDA_RESOLVE_OPTIONAL)
+#undef AXLE_CUDA_RESOLVE_OPTIONAL
   return true;
 }
 
@@ -196,6 +203,30 @@ bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const uns
 bool gpu_synchronize(GpuDevice *gpu, Status *st) {
   return check_cuda(gpu, gpu->driver.stream_synchronize(gpu->stream), "cuStreamSynchronize",
                     "waiting for the device", st);
+}
+
+bool gpu_has_tensor_maps(const GpuDevice *gpu) {
+  return gpu->driver.tensor_map_encode_tiled && gpu->driver.func_set_attribute;
+}
+
+bool gpu_function_allow_shared(GpuDevice *gpu, CUfunction f, const char *kernel_name, unsigned bytes, Status *st) {
+  char what[256];
+  snprintf(what, sizeof what, "letting kernel %s use %u bytes of dynamic shared memory", kernel_name, bytes);
+  return check_cuda(gpu, gpu->driver.func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes),
+                    "cuFuncSetAttribute", what, st);
+}
+
+bool gpu_tensor_map_encode(GpuDevice *gpu, const GpuTensorMapShape *shape, CUdeviceptr address, CUtensorMap *map,
+                           const char *kernel_name, Status *st) {
+  char what[256];
+  snprintf(what, sizeof what, "describing an operand of kernel %s at 0x%llx to the tensor memory accelerator",
+           kernel_name, address);
+  const unsigned element_strides[5] = {1, 1, 1, 1, 1};
+  CUresult r = gpu->driver.tensor_map_encode_tiled(
+      map, shape->data_type, (unsigned)shape->rank, (void *)(uintptr_t)address, shape->dims, shape->strides,
+      shape->box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, shape->swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return check_cuda(gpu, r, "cuTensorMapEncodeTiled", what, st);
 }
 
 bool gpu_context_enter(GpuDevice *gpu, Status *st) {

@@ -28,6 +28,25 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 
+/* A TMA descriptor (cuTensorMapEncodeTiled): 128 opaque bytes, passed to a
+ * kernel by value as a .param .align 64 .b8 [128]. */
+typedef struct CUtensorMap {
+  _Alignas(64) unsigned long long opaque[16];
+} CUtensorMap;
+
+/* cuTensorMapEncodeTiled's enums (the values the driver's ABI fixes). */
+enum {
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,   /* out-of-bounds elements read as zeros */
+};
+
+/* cuFuncSetAttribute */
+enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+
 enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
@@ -94,10 +113,21 @@ enum {
   CUDA_ENTRY(get_error_name, "cuGetErrorName", (CUresult r, const char **name))                   \
   CUDA_ENTRY(get_error_string, "cuGetErrorString", (CUresult r, const char **text))
 
+/* Entry points a driver may lack (older than CUDA 12): NULL then, and what
+ * needs them is not used (the Hopper GEMM falls back to mma.sync). */
+#define AXLE_CUDA_OPTIONAL_ENTRIES(CUDA_ENTRY)                                                     \
+  CUDA_ENTRY(tensor_map_encode_tiled, "cuTensorMapEncodeTiled",                                    \
+             (CUtensorMap * map, int data_type, unsigned rank, void *address,                     \
+              const unsigned long long *dims, const unsigned long long *strides,                   \
+              const unsigned *box, const unsigned *element_strides, int interleave, int swizzle,  \
+              int l2_promotion, int oob_fill))                                                     \
+  CUDA_ENTRY(func_set_attribute, "cuFuncSetAttribute", (CUfunction f, int attribute, int value))
+
 typedef struct CudaDriver {
   void *library;   /* the dlopen handle */
 #define AXLE_CUDA_FIELD(field, symbol, args) CUresult(*field) args;
   AXLE_CUDA_ENTRIES(AXLE_CUDA_FIELD)
+  AXLE_CUDA_OPTIONAL_ENTRIES(AXLE_CUDA_FIELD)
 #undef AXLE_CUDA_FIELD
 } CudaDriver;
 
@@ -148,6 +178,19 @@ bool gpu_copy_on_device(GpuDevice *gpu, CUdeviceptr dst, CUdeviceptr src, size_t
 bool gpu_launch(GpuDevice *gpu, CUfunction f, const char *kernel_name, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, void **params, Status *st);
 bool gpu_synchronize(GpuDevice *gpu, Status *st);
+/* Whether the driver has what the TMA/wgmma GEMM needs (tensor maps and
+ * more than 48 KB of dynamic shared memory per block). */
+bool gpu_has_tensor_maps(const GpuDevice *gpu);
+/* Lets f take up to `bytes` of dynamic shared memory (over 48 KB needs it). */
+bool gpu_function_allow_shared(GpuDevice *gpu, CUfunction f, const char *kernel_name, unsigned bytes, Status *st);
+/* A tiled tensor map (see cuTensorMapEncodeTiled) over the array at address. */
+typedef struct GpuTensorMapShape {
+  int data_type, rank, swizzle;
+  unsigned long long dims[5], strides[4];   /* elements; bytes, of dims 1.. */
+  unsigned box[5];
+} GpuTensorMapShape;
+bool gpu_tensor_map_encode(GpuDevice *gpu, const GpuTensorMapShape *shape, CUdeviceptr address, CUtensorMap *map,
+                           const char *kernel_name, Status *st);
 /* Makes gpu's context the calling thread's current one. A context is
  * current only on the thread that created it, and creating another (a
  * second executable) replaces it there, so every compile and run step that

@@ -174,6 +174,7 @@ typedef struct FakeModule {
 typedef struct FakeFunction {
   int param_count;
   const FakeModule *module;
+  int max_dynamic_shared;   /* cuFuncSetAttribute */
   char name[256];
 } FakeFunction;
 
@@ -244,23 +245,65 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   static int used;
   if (used == 4096) return 2;
   functions[used].param_count = count;
+  functions[used].max_dynamic_shared = 0;
   functions[used].module = m;
   snprintf(functions[used].name, sizeof functions[used].name, "%s", name);
   *function = &functions[used++];
   return 0;
 }
+/* Checks what the real driver checks of a tiled tensor map, then keeps
+ * what the simulator's bulk tensor copies need in its 128 bytes. */
+CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned rank, void *address, const unsigned long long *dims,
+                                const unsigned long long *strides, const unsigned *box, const unsigned *element_strides,
+                                int interleave, int swizzle, int l2_promotion, int oob_fill) {
+  (void)l2_promotion, (void)oob_fill;
+  CUresult r = outcome("cuTensorMapEncodeTiled", 1); /* CUDA_ERROR_INVALID_VALUE */
+  if (r) return r;
+  static const int element_bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  if (data_type < 0 || data_type > 12 || rank < 1 || rank > 5 || ((uintptr_t)address % 16) || interleave != 0 ||
+      (swizzle != 0 && swizzle != 3) || ((uintptr_t)map % 64))
+    return 1;
+  int eb = element_bytes[data_type];
+  PtxsTensorMap m = {PTXS_TENSOR_MAP_MAGIC, (uint8_t)eb, (uint8_t)rank, (uint8_t)swizzle, 0, (uint64_t)(uintptr_t)address,
+                     {0}, {0}, {0}};
+  for (unsigned d = 0; d < rank; d++) {
+    if (dims[d] == 0 || dims[d] > (1ull << 32) || box[d] == 0 || box[d] > 256 || element_strides[d] != 1) return 1;
+    if (d > 0 && (strides[d - 1] % 16 || strides[d - 1] >= (1ull << 40))) return 1;
+    m.dims[d] = dims[d], m.box[d] = box[d];
+    if (d > 0) m.strides[d - 1] = strides[d - 1];
+  }
+  if ((box[0] * (unsigned)eb) % 16 || (swizzle == 3 && box[0] * (unsigned)eb > 128)) return 1;
+  memset(map, 0, 128);
+  memcpy(map, &m, sizeof m);
+  return 0;
+}
+
+/* Only the dynamic shared memory limit, which a launch then checks. */
+CUresult cuFuncSetAttribute(void *f, int attribute, int value) {
+  CUresult r = outcome("cuFuncSetAttribute", 1);
+  if (r) return r;
+  if (attribute != 8 || value < 0 || value > 227 * 1024) return 1; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+  ((FakeFunction *)f)->max_dynamic_shared = value;
+  return 0;
+}
+
 /* Runs the launch on the host: one-dimensional grids and blocks, as axle
  * launches them; every live allocation is memory the kernel may touch. */
-static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned threads, void **params) {
+static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned threads, unsigned shared,
+                                void **params) {
   PtxsKernel *k = calloc(1, sizeof *k);
   PtxsRun *run = calloc(1, sizeof *run);
   CUresult result = 0;
   if (!k || !run || !ptxs_parse_entry(k, f->module->ptx, f->name)) {
     fprintf(stderr, "fake CUDA: cannot simulate %s: %s\n", f->name, k ? k->error : "out of memory");
+    if (k) ptxs_free(k);
     result = 700;
   } else {
     run->k = k;
-    for (int i = 0; i < k->param_count && i < PTXS_MAX_PARAMS; i++) run->params[i] = *(CUdeviceptr *)params[i];
+    /* a by-value array (a tensor map) is read where the caller keeps it */
+    for (int i = 0; i < k->param_count && i < PTXS_MAX_PARAMS; i++)
+      run->params[i] = k->param_bytes[i] ? (uint64_t)(uintptr_t)params[i] : *(CUdeviceptr *)params[i];
+    run->dynamic_shared = shared;
     for (int i = 0; i < MAX_ALLOCATIONS && run->buffer_count < PTXS_MAX_BUFFERS; i++)
       if (allocations[i].base) run->buffers[run->buffer_count++] = allocations[i];
     if (!ptxs_run(run, blocks, threads)) {
@@ -282,7 +325,7 @@ static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned
  * would. */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
-  (void)shared, (void)stream, (void)extra;
+  (void)stream, (void)extra;
   const FakeFunction *function = f;
   int count = 0;
   while (function && params && count < function->param_count && *(CUdeviceptr *)params[count]) count++;
@@ -290,10 +333,12 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
   snprintf(line, sizeof line, "cuLaunchKernel grid=%ux%ux%u block=%ux%ux%u params=%d", gx, gy, gz, bx, by, bz, count);
   trace(line);
   if (gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  /* past 48 KB, dynamic shared memory must have been allowed (cuFuncSetAttribute) */
+  if (shared > 48 * 1024 && (!function || shared > (unsigned)function->max_dynamic_shared)) return 1;
   const char *fail = getenv("FAKE_CUDA_FAIL");
   if (fail && strcmp(fail, "cuLaunchKernel") == 0) return 700; /* CUDA_ERROR_LAUNCH_FAILED */
   const char *execute = getenv("FAKE_CUDA_EXECUTE");
-  return execute && *execute == '1' && function ? launch_simulate(function, gx, bx, params) : 0;
+  return execute && *execute == '1' && function ? launch_simulate(function, gx, bx, shared, params) : 0;
 }
 CUresult cuGetErrorString(CUresult r, const char **text) {
   switch (r) {

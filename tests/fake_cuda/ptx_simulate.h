@@ -24,14 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PTXS_CLASSES = 6, PTXS_MAX_OPERANDS = 6, PTXS_MAX_PARAMS = 64, PTXS_MAX_BUFFERS = 64, PTXS_MAX_SHARED = 16 };
+enum { PTXS_CLASSES = 6, PTXS_MAX_OPERANDS = 9, PTXS_MAX_PARAMS = 64, PTXS_MAX_BUFFERS = 64, PTXS_MAX_SHARED = 16 };
 
 /* Register classes as the builder names them, longest prefix first. */
 static const char *const ptxs_prefixes[PTXS_CLASSES] = {"%rd", "%fd", "%p", "%h", "%r", "%f"};
 
 typedef enum PtxsOperandKind {
   PTXS_REG, PTXS_IMM, PTXS_SPECIAL, PTXS_VECTOR, PTXS_MEM_REG, PTXS_MEM_PARAM, PTXS_MEM_SHARED, PTXS_SHARED,
-  PTXS_LABEL
+  PTXS_LABEL,
+  PTXS_PARAM_ADDRESS,       /* a by-value parameter's name: the host address of its bytes */
+  PTXS_TENSOR               /* [%rd, {coords}]: a tensor map's address register and coordinates */
 } PtxsOperandKind;
 
 typedef struct PtxsOperand {
@@ -40,12 +42,14 @@ typedef struct PtxsOperand {
   uint64_t bits;            /* an immediate; PTXS_SPECIAL: 0 tid, 1 ntid, 2 ctaid, 3 nctaid */
   int64_t offset;           /* memory: + offset */
   int symbol;               /* parameter, shared array or label number */
-  int count;                /* PTXS_VECTOR: registers in vector[] */
+  int count;                /* PTXS_VECTOR: registers in vector[]; PTXS_TENSOR: coordinates */
   int vector[4][2];         /* PTXS_VECTOR: (class, index) each */
+  int wide;                 /* a vector of more than 4: its (class, index) pairs start at
+                               PtxsKernel.wide[2 * wide] */
 } PtxsOperand;
 
 typedef struct PtxsInst {
-  char op[48];
+  char op[96];
   int guard_cls, guard_index;  /* -1: none */
   bool guard_negated;
   int count;
@@ -62,10 +66,13 @@ typedef struct PtxsKernel {
   PtxsInst *insts;
   int param_count;
   char params[PTXS_MAX_PARAMS][64];
+  int param_bytes[PTXS_MAX_PARAMS];   /* 0: a .u64; else a by-value .b8 array (a tensor map) */
+  int *wide, wide_count;              /* the registers of vectors of more than 4 */
   int reg_counts[PTXS_CLASSES];
   int shared_count;
   char shared_names[PTXS_MAX_SHARED][64];
   int64_t shared_offsets[PTXS_MAX_SHARED], shared_bytes;
+  int64_t dynamic_shared_at;          /* where dynamic shared memory starts (0: none declared) */
   int global_count;                 /* module-level .global arrays (math tables) */
   char global_names[4][64];
   PtxsBuffer globals[4];
@@ -102,22 +109,54 @@ static int ptxs_label(PtxsKernel *k, const char *name) {
   return k->label_count++;
 }
 
+/* {%r1, %r2, ...}: up to 4 in vector[]; a longer one (wgmma's sums) in
+ * k->wide, its first 4 in vector[] too. */
+static bool ptxs_vector_parse(PtxsKernel *k, char *text, PtxsOperand *o) {
+  int n;
+  o->kind = PTXS_VECTOR;
+  o->wide = k->wide_count;
+  for (char *part = strtok(text + 1, ",}"); part; part = strtok(NULL, ",}")) {
+    char *r = ptxs_trim(part);
+    if (!*r) continue;
+    int cls = ptxs_class_of(r, &n), index = atoi(r + n);
+    if (cls < 0) return false;
+    if (o->count < 4) o->vector[o->count][0] = cls, o->vector[o->count][1] = index;
+    k->wide = realloc(k->wide, (size_t)(k->wide_count + 1) * 2 * sizeof *k->wide);
+    k->wide[2 * k->wide_count] = cls, k->wide[2 * k->wide_count + 1] = index;
+    k->wide_count++;
+    o->count++;
+  }
+  if (o->count <= 4) k->wide_count = o->wide;  /* short: vector[] holds it */
+  return o->count > 0;
+}
+
+/* [%rdN, {%r1, %r2, %r3}]: cp.async.bulk.tensor's tensor map and coordinates. */
+static bool ptxs_tensor_parse(PtxsKernel *k, char *text, PtxsOperand *o) {
+  int n;
+  char *comma = strchr(text, ','), *brace = strchr(text, '{');
+  if (!comma || !brace) return false;
+  *comma = 0;
+  o->cls = ptxs_class_of(ptxs_trim(text + 1), &n);
+  o->index = atoi(ptxs_trim(text + 1) + n);
+  char *close = strchr(brace, '}');
+  if (o->cls < 0 || !close) return false;
+  close[1] = 0;
+  PtxsOperand coords;
+  memset(&coords, 0, sizeof coords);
+  if (!ptxs_vector_parse(k, brace, &coords) || coords.count > 4) return false;
+  o->kind = PTXS_TENSOR;
+  o->count = coords.count;
+  memcpy(o->vector, coords.vector, sizeof o->vector);
+  return true;
+}
+
 static bool ptxs_operand_parse(PtxsKernel *k, char *text, PtxsOperand *o) {
   text = ptxs_trim(text);
   memset(o, 0, sizeof *o);
   int n;
-  if (text[0] == '{') {
-    o->kind = PTXS_VECTOR;
-    for (char *part = strtok(text + 1, ",}"); part && o->count < 4; part = strtok(NULL, ",}")) {
-      char *r = ptxs_trim(part);
-      if (!*r) continue;
-      o->vector[o->count][0] = ptxs_class_of(r, &n);
-      o->vector[o->count][1] = atoi(r + n);
-      if (o->vector[o->count][0] < 0) return false;
-      o->count++;
-    }
-    return o->count > 0;
-  }
+  if (text[0] == '{') return ptxs_vector_parse(k, text, o);
+  if (!strcmp(text, "_")) return o->kind = PTXS_IMM, true;  /* a sink: never read */
+  if (text[0] == '[' && strchr(text, '{')) return ptxs_tensor_parse(k, text, o);
   if (text[0] == '[') {
     char inner[64];
     snprintf(inner, sizeof inner, "%s", text + 1);
@@ -159,6 +198,8 @@ static bool ptxs_operand_parse(PtxsKernel *k, char *text, PtxsOperand *o) {
     if (!strcmp(text, k->global_names[i])) return o->bits = (uint64_t)(uintptr_t)k->globals[i].base, true;
   for (int i = 0; i < k->shared_count; i++)
     if (!strcmp(text, k->shared_names[i])) return o->kind = PTXS_SHARED, o->symbol = i, true;
+  for (int i = 0; i < k->param_count; i++)
+    if (!strcmp(text, k->params[i]) && k->param_bytes[i]) return o->kind = PTXS_PARAM_ADDRESS, o->symbol = i, true;
   return false;
 }
 
@@ -167,6 +208,12 @@ static bool ptxs_declaration_parse(PtxsKernel *k, char *t) {
   char name[64];
   int count, align;
   if (sscanf(t, ".param .u64 %63[a-zA-Z0-9_]", name) == 1 && k->param_count < PTXS_MAX_PARAMS) {
+    snprintf(k->params[k->param_count++], sizeof k->params[0], "%s", name);
+    return true;
+  }
+  if (sscanf(t, ".param .align %d .b8 %63[a-zA-Z0-9_][%d]", &align, name, &count) == 3 &&
+      k->param_count < PTXS_MAX_PARAMS) {
+    k->param_bytes[k->param_count] = count;
     snprintf(k->params[k->param_count++], sizeof k->params[0], "%s", name);
     return true;
   }
@@ -234,7 +281,7 @@ static bool ptxs_instruction_parse(PtxsKernel *k, char *t) {
   }
   char *space = strchr(t, ' ');
   if (space) *space = 0;
-  snprintf(in->op, sizeof in->op, "%.47s", t);
+  snprintf(in->op, sizeof in->op, "%.95s", t);
   if (space) {
     char *parts[PTXS_MAX_OPERANDS];
     int n = ptxs_split(space + 1, parts, PTXS_MAX_OPERANDS);
@@ -268,8 +315,34 @@ static bool ptxs_globals_parse(PtxsKernel *k, const char *text, const char *entr
   return true;
 }
 
+/* The module's ".extern .shared .align A .b8 NAME[];": dynamic shared
+ * memory, sized at launch. Every such array starts where the kernel's
+ * static shared memory ends, as on the device. */
+static void ptxs_dynamic_shared_parse(PtxsKernel *k, const char *text, const char *entry) {
+  for (const char *e = strstr(text, ".extern .shared "); e && e < entry; e = strstr(e + 1, ".extern .shared ")) {
+    char name[64];
+    int align;
+    if (sscanf(e, ".extern .shared .align %d .b8 %63[a-zA-Z0-9_][]", &align, name) != 2 ||
+        k->shared_count == PTXS_MAX_SHARED)
+      continue;
+    snprintf(k->shared_names[k->shared_count], sizeof k->shared_names[0], "%s", name);
+    k->shared_offsets[k->shared_count++] = -align;  /* placed once the static arrays are known */
+  }
+}
+
+static void ptxs_dynamic_shared_place(PtxsKernel *k) {
+  for (int i = 0; i < k->shared_count; i++) {
+    if (k->shared_offsets[i] >= 0) continue;
+    int64_t align = -k->shared_offsets[i], at = (k->shared_bytes + align - 1) / align * align;
+    if (k->dynamic_shared_at < at) k->dynamic_shared_at = at;
+  }
+  for (int i = 0; i < k->shared_count; i++)
+    if (k->shared_offsets[i] < 0) k->shared_offsets[i] = k->dynamic_shared_at;
+}
+
 static void ptxs_free(PtxsKernel *k) {
   for (int i = 0; i < k->global_count; i++) free(k->globals[i].base);
+  free(k->wide);
   free(k->insts);
 }
 
@@ -284,6 +357,7 @@ static bool ptxs_parse_entry(PtxsKernel *k, const char *text, const char *name) 
   }
   if (entry && !ptxs_globals_parse(k, text, entry)) return false;
   if (!entry) return snprintf(k->error, sizeof k->error, "no .entry"), false;
+  ptxs_dynamic_shared_parse(k, text, entry);
   bool in_body = false;
   for (const char *line = entry; line && *line;) {
     const char *end = strchr(line, '\n');
@@ -320,6 +394,7 @@ static bool ptxs_parse_entry(PtxsKernel *k, const char *text, const char *name) 
   }
   for (int i = 0; i < k->label_count; i++)
     if (k->label_targets[i] < 0) return snprintf(k->error, sizeof k->error, "label %s not placed", k->labels[i]), false;
+  ptxs_dynamic_shared_place(k);
   return true;
 }
 
@@ -328,7 +403,7 @@ static bool ptxs_parse_entry(PtxsKernel *k, const char *text, const char *name) 
 typedef struct PtxsThread {
   uint64_t *regs[PTXS_CLASSES];
   int pc;
-  enum { PTXS_RUNNING, PTXS_AT_SHUFFLE, PTXS_AT_BARRIER, PTXS_DONE } state;
+  enum { PTXS_RUNNING, PTXS_AT_SHUFFLE, PTXS_AT_BARRIER, PTXS_AT_MBARRIER, PTXS_DONE } state;
 } PtxsThread;
 
 typedef struct PtxsRun {
@@ -338,6 +413,8 @@ typedef struct PtxsRun {
   int buffer_count;
   unsigned block, threads, blocks;
   char *shared;
+  int64_t shared_limit;      /* static shared memory, then the launch's dynamic bytes */
+  unsigned dynamic_shared;   /* the launch's dynamic shared bytes */
   PtxsThread *thread;
   char error[256];
   bool unsupported;   /* the error is an instruction the simulator does not know */
@@ -397,6 +474,7 @@ static uint64_t ptxs_read(PtxsRun *r, PtxsThread *t, const PtxsOperand *o) {
     return v[o->bits];
   }
   case PTXS_SHARED: return (uint64_t)r->k->shared_offsets[o->symbol];
+  case PTXS_PARAM_ADDRESS: return r->params[o->symbol];
   default: return o->bits;
   }
 }
@@ -465,6 +543,9 @@ static bool ptxs_block_run(PtxsRun *r) {
         moved = true;
       }
     }
+    for (unsigned i = 0; i < r->threads; i++)  /* a wait whose phase has completed goes on */
+      if (r->thread[i].state == PTXS_AT_MBARRIER && ptxs_mbarrier_phase_done(r, &r->thread[i]))
+        r->thread[i].state = PTXS_RUNNING, moved = true;
     for (unsigned i = 0; i < r->threads; i++)
       done += r->thread[i].state == PTXS_DONE, at_barrier += r->thread[i].state == PTXS_AT_BARRIER;
     if (done == r->threads) return true;
@@ -482,7 +563,9 @@ static bool ptxs_run(PtxsRun *r, unsigned blocks, unsigned threads) {
   r->blocks = blocks;
   r->threads = threads;
   r->thread = calloc(threads, sizeof *r->thread);
-  r->shared = calloc((size_t)k->shared_bytes + 8, 1);
+  r->shared_limit = (k->dynamic_shared_at ? k->dynamic_shared_at : k->shared_bytes) + r->dynamic_shared;
+  if (r->shared_limit < k->shared_bytes) r->shared_limit = k->shared_bytes;
+  r->shared = calloc((size_t)r->shared_limit + 8, 1);
   for (unsigned i = 0; i < threads; i++)
     for (int c = 0; c < PTXS_CLASSES; c++) r->thread[i].regs[c] = calloc((size_t)k->reg_counts[c] + 1, sizeof(uint64_t));
   bool ok = true;

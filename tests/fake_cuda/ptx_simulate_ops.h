@@ -48,7 +48,7 @@ typedef struct PtxsOp {
 
 static void ptxs_op_split(const char *op, PtxsOp *o) {
   memset(o, 0, sizeof *o);
-  char copy[48];
+  char copy[96];
   snprintf(copy, sizeof copy, "%s", op);
   for (char *p = strtok(copy, "."); p && o->count < 8; p = strtok(NULL, ".")) {
     snprintf(o->parts[o->count++], sizeof o->parts[0], "%s", p);
@@ -252,7 +252,7 @@ static bool ptxs_memory(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const Ptx
     int64_t offset = address->kind == PTXS_MEM_SHARED ? r->k->shared_offsets[address->symbol]
                                                        : (int64_t)t->regs[address->cls][address->index];
     offset += address->offset;
-    if (offset < 0 || offset + (int64_t)bytes * lanes > r->k->shared_bytes)
+    if (offset < 0 || offset + (int64_t)bytes * lanes > r->shared_limit)
       return ptxs_fail(r, false, "a shared access out of bounds in", in->op);
     at = r->shared + offset;
   } else {
@@ -314,7 +314,10 @@ static bool ptxs_red_global(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const
   return true;
 }
 
+static bool ptxs_hopper_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in, bool *handled); /* at the end */
 static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
+  bool handled, ok = ptxs_hopper_step(r, t, in, &handled);
+  if (handled) return ok;
   PtxsOp o;
   ptxs_op_split(in->op, &o);
   const char *name = o.parts[0];
@@ -326,7 +329,7 @@ static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   if (!strcmp(name, "bar")) return t->state = PTXS_AT_BARRIER, true;
   if (!strcmp(name, "shfl")) return t->state = PTXS_AT_SHUFFLE, true;
   if (!strcmp(name, "mma")) return t->state = PTXS_AT_SHUFFLE, true;  /* warp-wide too: ptxs_mma_sync */
-  bool ok = true;
+  ok = true;
   if (!strcmp(name, "ld") || !strcmp(name, "st")) ok = ptxs_memory(r, t, in, &o, name[0] == 'l');
   else if (!strcmp(name, "mov") || !strcmp(name, "cvta")) ok = ptxs_move(r, t, in);
   else if (!strcmp(name, "red") && ptxs_has(&o, "global")) ok = ptxs_red_global(r, t, in, &o);
@@ -511,4 +514,186 @@ static uint64_t ptxs_mul_hi(bool is_signed, int bits, uint64_t a, uint64_t b) {
   }
   unsigned __int128 p = (unsigned __int128)(a & m) * (b & m);
   return (uint64_t)(p >> bits) & m;
+}
+
+/* ---- Hopper: mbarrier, the TMA and wgmma (the GEMM's sm_90a path, src/emit_ptx/ptx_gemm_wgmma.c) ----
+ * Bulk copies complete when they are issued, so a barrier's phase flips
+ * as soon as its arrivals and its expected bytes are all in; a thread
+ * whose try_wait finds its phase not yet complete waits
+ * (PTXS_AT_MBARRIER) until another thread's copy or arrival completes it.
+ * wgmma runs per thread: each computes its own fragment of D from shared
+ * memory, which no thread changes between the warpgroup's wgmma and the
+ * barrier after it. */
+
+/* The fake driver's tensor map (cuTensorMapEncodeTiled) in the 128 bytes. */
+enum { PTXS_TENSOR_MAP_MAGIC = 0x544d4150 };
+typedef struct PtxsTensorMap {
+  uint32_t magic;
+  uint8_t element_bytes, rank, swizzle, unused;  /* swizzle: 0 none, 3 128-byte */
+  uint64_t address;
+  uint64_t dims[5], strides[4];                  /* elements; bytes, of dims 1.. */
+  uint32_t box[5];
+} PtxsTensorMap;
+
+/* An mbarrier's 8 bytes: arrivals pending and expected (bit 15 of the
+ * second is the phase's parity), bytes still expected. */
+typedef struct PtxsMbarrier {
+  uint16_t pending, expected_and_phase;
+  int32_t tx;
+} PtxsMbarrier;
+
+/* The shared bytes an operand ([%r+off] or [name+off]) addresses. */
+static char *ptxs_shared_at(PtxsRun *r, PtxsThread *t, const PtxsOperand *o, int64_t bytes) {
+  int64_t at = o->kind == PTXS_MEM_SHARED ? r->k->shared_offsets[o->symbol] : (int64_t)t->regs[o->cls][o->index];
+  at += o->offset;
+  return at >= 0 && at + bytes <= r->shared_limit ? r->shared + at : NULL;
+}
+
+static void ptxs_mbarrier_settle(PtxsMbarrier *m) {
+  if (m->pending || m->tx) return;
+  m->expected_and_phase ^= 0x8000;
+  m->pending = m->expected_and_phase & 0x7fff;
+}
+
+static bool ptxs_mbarrier_phase_done(PtxsRun *r, PtxsThread *t) {
+  const PtxsInst *in = &r->k->insts[t->pc];
+  char *at = ptxs_shared_at(r, t, &in->operands[1], 8);
+  if (!at) return true;  /* the retry fails with the out-of-bounds error */
+  PtxsMbarrier m;
+  memcpy(&m, at, sizeof m);
+  return (unsigned)(m.expected_and_phase >> 15) != (unsigned)(ptxs_read(r, t, &in->operands[2]) & 1);
+}
+
+/* mbarrier.init / arrive[.expect_tx] / try_wait.parity. */
+static bool ptxs_mbarrier(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
+  bool init = strstr(in->op, ".init") != NULL, wait = strstr(in->op, ".try_wait.parity") != NULL;
+  const PtxsOperand *address = &in->operands[init ? 0 : 1];
+  char *at = ptxs_shared_at(r, t, address, 8);
+  if (!at) return ptxs_fail(r, false, "an mbarrier out of shared memory in", in->op);
+  PtxsMbarrier m;
+  memcpy(&m, at, sizeof m);
+  if (init) {
+    uint64_t count = ptxs_read(r, t, &in->operands[1]);
+    m = (PtxsMbarrier){(uint16_t)count, (uint16_t)count, 0};
+  } else if (wait) {
+    if (!ptxs_mbarrier_phase_done(r, t)) return t->state = PTXS_AT_MBARRIER, true;
+    ptxs_write(t, &in->operands[0], 1);
+  } else if (strstr(in->op, ".arrive")) {
+    if (strstr(in->op, ".expect_tx")) m.tx += (int32_t)ptxs_read(r, t, &in->operands[2]);
+    if (m.pending == 0) return ptxs_fail(r, false, "an arrival past the expected count in", in->op);
+    m.pending--;
+    ptxs_mbarrier_settle(&m);
+  } else {
+    return ptxs_fail(r, true, "unsupported", in->op);
+  }
+  memcpy(at, &m, sizeof m);
+  t->pc++;
+  return true;
+}
+
+/* Byte offset L of a box, at shared address `at`, with the map's swizzle:
+ * the 16-byte chunk (bits 4-6) XOR the 128-byte row within 1024 (bits 7-9). */
+static int64_t ptxs_swizzled(int swizzle, int64_t at) { return swizzle == 3 ? at ^ (((at >> 7) & 7) << 4) : at; }
+
+/* cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+ * [dst], [map, {c0, ...}], [mbar]: the box at the coordinates, zeros where
+ * it lies outside the tensor, then the bytes complete on mbar. */
+static bool ptxs_tensor_copy(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
+  const PtxsOperand *tensor = &in->operands[1];
+  const PtxsTensorMap *map = (const PtxsTensorMap *)(uintptr_t)t->regs[tensor->cls][tensor->index];
+  if (!map || map->magic != PTXS_TENSOR_MAP_MAGIC || map->rank != tensor->count)
+    return ptxs_fail(r, false, "not a tensor map of that rank in", in->op);
+  if (map->swizzle != 0 && map->swizzle != 3) return ptxs_fail(r, true, "unsupported swizzle in", in->op);
+  int64_t dst = (int64_t)t->regs[in->operands[0].cls][in->operands[0].index], volume = 1;
+  if (map->swizzle == 3 && dst % 1024) return ptxs_fail(r, false, "a 128-byte swizzle into a shared address not 1024-aligned in", in->op);
+  for (int d = 0; d < map->rank; d++) volume *= map->box[d];
+  int eb = map->element_bytes;
+  if (dst < 0 || dst + volume * eb > r->shared_limit) return ptxs_fail(r, false, "a tensor copy out of shared memory in", in->op);
+  for (int64_t i = 0; i < volume; i++) {
+    int64_t rest = i, offset = 0;
+    bool inside = true;
+    for (int d = 0; d < map->rank; d++) {
+      int64_t g = (int32_t)t->regs[tensor->vector[d][0]][tensor->vector[d][1]] + rest % map->box[d];
+      rest /= map->box[d];
+      inside = inside && g >= 0 && (uint64_t)g < map->dims[d];
+      offset += d ? g * (int64_t)map->strides[d - 1] : g * eb;
+    }
+    char *to = r->shared + ptxs_swizzled(map->swizzle, dst + i * eb);
+    memset(to, 0, (size_t)eb);
+    if (!inside) continue;
+    void *from = ptxs_global(r, map->address + (uint64_t)offset, (size_t)eb);
+    if (!from) return ptxs_fail(r, false, "a tensor copy outside every buffer in", in->op);
+    memcpy(to, from, (size_t)eb);
+  }
+  char *bar = ptxs_shared_at(r, t, &in->operands[2], 8);
+  if (!bar) return ptxs_fail(r, false, "an mbarrier out of shared memory in", in->op);
+  PtxsMbarrier m;
+  memcpy(&m, bar, sizeof m);
+  m.tx -= (int32_t)(volume * eb);
+  ptxs_mbarrier_settle(&m);
+  memcpy(bar, &m, sizeof m);
+  t->pc++;
+  return true;
+}
+
+/* Element (row, k) of a K-major wgmma operand with the 128-byte swizzle:
+ * rows 128 bytes apart within 8-row groups, groups `sbo` apart. */
+static bool ptxs_wgmma_element(PtxsRun *r, uint64_t desc, int row, int k, bool bf16, float *v) {
+  int64_t start = (int64_t)(desc & 0x3fff) << 4, sbo = (int64_t)((desc >> 32) & 0x3fff) << 4;
+  if (desc >> 62 != 1 || ((desc >> 49) & 7)) return ptxs_fail(r, true, "unsupported wgmma descriptor layout", "");
+  int64_t at = ptxs_swizzled(3, start + (row / 8) * sbo + (row % 8) * 128 + k * 2);
+  if (at < 0 || at + 2 > r->shared_limit) return ptxs_fail(r, false, "a wgmma operand out of shared memory", "");
+  uint16_t h;
+  memcpy(&h, r->shared + at, 2);
+  *v = bf16 ? ptxs_bf16_to_float(h) : ptxs_half_to_float(h);
+  return true;
+}
+
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, adesc,
+ * bdesc, scale-d, scale-a, scale-b, 0, 0 for this thread's fragment of D:
+ * lane l of warp v (of the warpgroup) holds rows 16v + l/4 (+ 8), columns
+ * 8i + 2(l%4) (+ 1); element 4i + e is row + 8(e/2), column + e%2. */
+static bool ptxs_wgmma(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
+  int n = 0;
+  const char *shape = strstr(in->op, ".m64n");
+  bool bf16 = strstr(in->op, ".f32.bf16.bf16") != NULL;
+  if (!shape || sscanf(shape, ".m64n%dk16", &n) != 1 || n % 8 || n > 256 || !(bf16 || strstr(in->op, ".f32.f16.f16")))
+    return ptxs_fail(r, true, "unsupported", in->op);
+  const PtxsOperand *d = &in->operands[0];
+  if (in->count != 8 || d->kind != PTXS_VECTOR || d->count != n / 2) return ptxs_fail(r, false, "malformed", in->op);
+  if (ptxs_read(r, t, &in->operands[6]) || ptxs_read(r, t, &in->operands[7]))
+    return ptxs_fail(r, true, "unsupported transposed operand in", in->op);
+  uint64_t adesc = ptxs_read(r, t, &in->operands[1]), bdesc = ptxs_read(r, t, &in->operands[2]);
+  bool accumulate = ptxs_read(r, t, &in->operands[3]) != 0;
+  double sign = (int64_t)ptxs_read(r, t, &in->operands[4]) * (int64_t)ptxs_read(r, t, &in->operands[5]) < 0 ? -1 : 1;
+  unsigned within = (unsigned)(t - r->thread) % 128, lane = within % 32;
+  int row0 = 16 * (int)(within / 32) + (int)lane / 4, column0 = 2 * (int)(lane % 4);
+  float a[2][16], b[64][16];  /* the thread's 2 rows of A and n/4 columns of B */
+  for (int k = 0; k < 16; k++) {
+    for (int i = 0; i < 2; i++)
+      if (!ptxs_wgmma_element(r, adesc, row0 + 8 * i, k, bf16, &a[i][k])) return false;
+    for (int j = 0; j < n / 4; j++)
+      if (!ptxs_wgmma_element(r, bdesc, column0 + 8 * (j / 2) + j % 2, k, bf16, &b[j][k])) return false;
+  }
+  for (int i = 0; i < n / 2; i++) {
+    const int *reg = &r->k->wide[2 * (d->wide + i)];
+    const float *x = a[(i % 4) / 2], *y = b[2 * (i / 4) + i % 2];
+    double sum = accumulate ? ptxs_float(t->regs[reg[0]][reg[1]], 32) : 0;
+    for (int k = 0; k < 16; k++) sum += sign * x[k] * y[k];
+    t->regs[reg[0]][reg[1]] = ptxs_float_bits(sum, 32);
+  }
+  t->pc++;
+  return true;
+}
+
+/* The Hopper instructions; *handled is false for every other op. */
+static bool ptxs_hopper_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in, bool *handled) {
+  *handled = true;
+  if (!strncmp(in->op, "mbarrier.", 9)) return ptxs_mbarrier(r, t, in);
+  if (!strncmp(in->op, "cp.async.bulk.tensor.", 21)) return ptxs_tensor_copy(r, t, in);
+  if (!strncmp(in->op, "wgmma.mma_async.", 16)) return ptxs_wgmma(r, t, in);
+  /* completion is immediate here: fences and wgmma's group bookkeeping order nothing */
+  if (!strncmp(in->op, "fence.", 6) || !strncmp(in->op, "wgmma.", 6)) return t->pc++, true;
+  *handled = false;
+  return true;
 }

@@ -83,7 +83,8 @@ static void check_saved_ptx(const char *label, const char *dir, const char *arch
     snprintf(log, sizeof log, "%s/%d_%s.sass", dir, n, arch);
     ok = run_tool(cuobjdump, args, log);
     char *sass = file_read(log);
-    EXPECT(ok && sass && strstr(sass, "HMMA"), "%s: no HMMA in the SASS for %s", label, arch);
+    const char *tensor = strstr(want_mma, "wgmma") ? "HGMMA" : "HMMA";
+    EXPECT(ok && sass && strstr(sass, tensor), "%s: no %s in the SASS for %s", label, tensor, arch);
     free(sass);
   }
 }
@@ -131,9 +132,11 @@ static void dot_case(const char *label, const char *hlo) {
   dot_case_at(label, hlo, "9.0", NULL);
 }
 
+/* f16/bf16: mma.sync on sm_80; on sm_90a, wgmma fed by the TMA (with a
+ * pack kernel first for an operand whose k is not contiguous). */
 static void mma_case(const char *label, const char *hlo) {
   dot_case_at(label, hlo, "8.0", "mma.sync.aligned.m16n8k16");
-  dot_case_at(label, hlo, "9.0", "mma.sync.aligned.m16n8k16");
+  dot_case_at(label, hlo, "9.0", "wgmma.mma_async.sync.aligned.m64n128k16");
 }
 
 #define ENTRY2(lhs, rhs, out, dims)                                                              \
@@ -197,6 +200,17 @@ TEST(half_precision_products) {
   mma_case("f16 batched, transposed",
            ENTRY2("f16[2,24,9]", "f16[2,11,24]", "f32[2,9,11]",
                   "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}"));
+}
+
+/* Shapes for sm_90a's stage ring: k past four stages of 64 (the ring wraps
+ * and refills), several 128x128 tiles, batches read in place by the TMA
+ * (k contiguous in both), and k of no multiple of 8 (both packed). */
+TEST(hopper_stage_ring_tiles_and_packing) {
+  mma_case("bf16 batched, k = 320 in place",
+           ENTRY2("bf16[2,130,320]", "bf16[2,129,320]", "f32[2,130,129]",
+                  "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}"));
+  mma_case("f16, k = 37, three column tiles",
+           ENTRY2("f16[40,37]", "f16[37,300]", "f16[40,300]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
 }
 
 /* f32 goes through tf32 only where the module's algorithm= says so; the
@@ -484,6 +498,7 @@ int main(int argc, char **argv) {
   RUN(other_element_types_on_cuda_cores);
   RUN(an_output_fusion_applies_its_epilogue);
   RUN(half_precision_products);
+  RUN(hopper_stage_ring_tiles_and_packing);
   RUN(f32_through_tf32_only_where_the_algorithm_allows);
   RUN(the_dot_algorithm_round_trips_and_is_checked);
   RUN(ragged_dots_take_their_groups);
