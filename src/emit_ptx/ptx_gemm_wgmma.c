@@ -281,17 +281,89 @@ bool ptx_gemm_wgmma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, Ptx
 
 /* ------------------------------------------------------------ packing */
 
+enum { PACK_THREADS = 256, PACK_TILE = 32 };
+
+/* An operand whose rows are contiguous (k strided: a [k][n] rhs) goes
+ * through shared memory 32x32 at a time, so that both the reads (along
+ * rows) and the writes (along k) are coalesced: thread (x, y) of 32 x 8
+ * reads rows r0 + x at k0 + y + 8i, and writes k0 + x of rows r0 + y + 8i.
+ * The tile's rows are 33 halves apart, so a column read spreads over the
+ * banks. */
+static void pack_tiled_body(PtxBuilder *b, const PtxGemmPack *p, PtxReg in, PtxReg out) {
+  int64_t tiles_r = (p->rows + PACK_TILE - 1) / PACK_TILE, tiles_k = (p->pitch + PACK_TILE - 1) / PACK_TILE;
+  PtxReg tid = ptx_reg_new(b, PTX_U64), x = ptx_reg_new(b, PTX_U64), y = ptx_reg_new(b, PTX_U64),
+         tile = ptx_reg_new(b, PTX_U64), step = ptx_reg_new(b, PTX_U64), n32 = ptx_reg_new(b, PTX_U32),
+         t32 = ptx_reg_new(b, PTX_U32), base = ptx_reg_new(b, PTX_U64), done = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "mov.u32 $r, %tid.x", t32);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", tid, t32);
+  ptx_inst(b, "and.b64 $r, $r, 31", x, tid);
+  ptx_inst(b, "shr.u64 $r, $r, 5", y, tid);
+  ptx_inst(b, "mov.u32 $r, %ctaid.x", n32);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", tile, n32);
+  ptx_inst(b, "mov.u32 $r, %nctaid.x", n32);
+  ptx_inst(b, "cvt.u64.u32 $r, $r", step, n32);
+  ptx_inst(b, "mov.u64 $r, pack_tile", base);
+  PtxLabel loop = ptx_label_new(b, "tile"), finished = ptx_label_new(b, "tiles_done");
+  ptx_label_place(b, loop);
+  ptx_inst(b, "setp.ge.u64 $r, $r, $D", done, tile, p->batches * tiles_r * tiles_k);
+  ptx_inst(b, "@$r bra $l", done, finished);
+  PtxReg k0 = ptx_reg_new(b, PTX_U64), r0 = ptx_reg_new(b, PTX_U64), batch = ptx_reg_new(b, PTX_U64),
+         rest = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "rem.u64 $r, $r, $D", k0, tile, tiles_k);
+  ptx_inst(b, "div.u64 $r, $r, $D", rest, tile, tiles_k);
+  ptx_inst(b, "rem.u64 $r, $r, $D", r0, rest, tiles_r);
+  ptx_inst(b, "div.u64 $r, $r, $D", batch, rest, tiles_r);
+  ptx_inst(b, "mul.lo.u64 $r, $r, $d", k0, k0, PACK_TILE);
+  ptx_inst(b, "mul.lo.u64 $r, $r, $d", r0, r0, PACK_TILE);
+  PtxReg batch_at = gemm_emit_offset(b, &p->batch_dims, batch), r = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "add.u64 $r, $r, $r", r, r0, x);
+  PtxReg r_in = gemm_emit_below(b, r, p->rows);
+  for (int i = 0; i < PACK_TILE / 8; i++) {  /* read: rows along x */
+    PtxReg kk = ptx_reg_new(b, PTX_U64), inside = ptx_reg_new(b, PTX_PRED), offset = ptx_reg_new(b, PTX_U64),
+           v = ptx_reg_new(b, PTX_B16), slot = ptx_reg_new(b, PTX_U64);
+    ptx_inst(b, "add.u64 $r, $r, $r", kk, k0, y);
+    ptx_inst(b, "add.u64 $r, $r, $d", kk, kk, 8 * i);
+    ptx_inst(b, "and.pred $r, $r, $r", inside, r_in, gemm_emit_below(b, kk, p->k));
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, batch_at, gemm_emit_offset(b, &p->k_dims, kk));
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, r);  /* rows: stride 1 */
+    ptx_inst(b, "mov.b16 $r, 0", v);
+    ptx_inst(b, "@$r ld.global.b16 $r, [$r]", inside, v, gemm_emit_address(b, in, offset, 2));
+    ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", slot, y, PACK_TILE + 1, x);
+    ptx_inst(b, "mad.lo.u64 $r, $r, 2, $r", slot, slot, base);
+    ptx_inst(b, "st.shared.b16 [$r+$d], $r", slot, 8 * i * (PACK_TILE + 1) * 2, v);
+  }
+  ptx_inst(b, "bar.sync 0");
+  PtxReg kk = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "add.u64 $r, $r, $r", kk, k0, x);
+  PtxReg k_in = gemm_emit_below(b, kk, p->pitch);
+  for (int i = 0; i < PACK_TILE / 8; i++) {  /* write: k along x */
+    PtxReg row = ptx_reg_new(b, PTX_U64), inside = ptx_reg_new(b, PTX_PRED), at = ptx_reg_new(b, PTX_U64),
+           v = ptx_reg_new(b, PTX_B16), slot = ptx_reg_new(b, PTX_U64);
+    ptx_inst(b, "add.u64 $r, $r, $r", row, r0, y);
+    ptx_inst(b, "add.u64 $r, $r, $d", row, row, 8 * i);
+    ptx_inst(b, "and.pred $r, $r, $r", inside, k_in, gemm_emit_below(b, row, p->rows));
+    ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", slot, x, PACK_TILE + 1, y);
+    ptx_inst(b, "add.u64 $r, $r, $d", slot, slot, 8 * i);
+    ptx_inst(b, "mad.lo.u64 $r, $r, 2, $r", slot, slot, base);
+    ptx_inst(b, "ld.shared.b16 $r, [$r]", v, slot);
+    ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", at, batch, p->rows, row);
+    ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", at, at, p->pitch, kk);
+    ptx_inst(b, "@$r st.global.b16 [$r], $r", inside, gemm_emit_address(b, out, at, 2), v);
+  }
+  ptx_inst(b, "bar.sync 0");  /* the tile is read before the next one is staged */
+  ptx_inst(b, "add.u64 $r, $r, $r", tile, tile, step);
+  ptx_inst(b, "bra $l", loop);
+  ptx_label_place(b, finished);
+  ptx_inst(b, "ret");
+}
+
+static bool pack_is_tiled(const PtxGemmPack *p) {
+  return p->row_dims.count == 1 && p->row_dims.stride[0] == 1 && p->k_dims.count > 0;
+}
+
 /* out[b][r][kk] = the operand's (b, r, kk) for kk < k, 0 up to pitch; one
  * thread per element of out, the grid striding over the rest. */
-bool ptx_gemm_pack_emit(PtxBuilder *b, const char *entry, const PtxGemmPack *p, PtxGemmShape *shape) {
-  char what[160];
-  snprintf(what, sizeof what, "pack %s [%lld][%lld][%lld of %lld] for the TMA", type_name(p->type), (long long)p->batches,
-           (long long)p->rows, (long long)p->k, (long long)p->pitch);
-  ptx_kernel_begin(b, entry, what);
-  ptx_kernel_param(b, PTX_U64, "operand");
-  ptx_kernel_param(b, PTX_U64, "packed");
-  ptx_kernel_set_max_threads(b, 256);
-  PtxReg in = ptx_param_load_global_pointer(b, "operand"), out = ptx_param_load_global_pointer(b, "packed");
+static void pack_elementwise_body(PtxBuilder *b, const PtxGemmPack *p, PtxReg in, PtxReg out) {
   PtxReg index = ptx_global_thread_index(b), stride = ptx_reg_new(b, PTX_U64), n32 = ptx_reg_new(b, PTX_U32);
   ptx_inst(b, "mov.u32 $r, %nctaid.x", n32);
   ptx_inst(b, "cvt.u64.u32 $r, $r", stride, n32);
@@ -318,8 +390,29 @@ bool ptx_gemm_pack_emit(PtxBuilder *b, const char *entry, const PtxGemmPack *p, 
   ptx_inst(b, "bra $l", loop);
   ptx_label_place(b, done);
   ptx_inst(b, "ret");
+}
+
+bool ptx_gemm_pack_emit(PtxBuilder *b, const char *entry, const PtxGemmPack *p, PtxGemmShape *shape) {
+  bool tiled = pack_is_tiled(p);
+  char what[160];
+  snprintf(what, sizeof what, "pack %s [%lld][%lld][%lld of %lld] for the TMA%s", type_name(p->type),
+           (long long)p->batches, (long long)p->rows, (long long)p->k, (long long)p->pitch,
+           tiled ? ", 32x32 tiles through shared memory" : "");
+  ptx_kernel_begin(b, entry, what);
+  ptx_kernel_param(b, PTX_U64, "operand");
+  ptx_kernel_param(b, PTX_U64, "packed");
+  ptx_kernel_set_max_threads(b, PACK_THREADS);
+  PtxReg in = ptx_param_load_global_pointer(b, "operand"), out = ptx_param_load_global_pointer(b, "packed");
+  int64_t blocks;
+  if (tiled) {
+    ptx_shared_declare(b, "pack_tile", PTX_B16, PACK_TILE * (PACK_TILE + 1), 4);
+    pack_tiled_body(b, p, in, out);
+    blocks = p->batches * ((p->rows + PACK_TILE - 1) / PACK_TILE) * ((p->pitch + PACK_TILE - 1) / PACK_TILE);
+  } else {
+    pack_elementwise_body(b, p, in, out);
+    blocks = (p->batches * p->rows * p->pitch + PACK_THREADS - 1) / PACK_THREADS;
+  }
   ptx_kernel_end(b);
-  int64_t blocks = (total + 255) / 256;
-  *shape = (PtxGemmShape){"pack", 256, blocks < 1 ? 1 : blocks, 0};
+  *shape = (PtxGemmShape){"pack", PACK_THREADS, blocks < 1 ? 1 : blocks, 0};
   return true;
 }

@@ -24,7 +24,8 @@
 #   sass-gemm/ARCH/NAME     every kernel whose name has "gemm" and whose
 #                           operands are f16/bf16 (its "// gemm..." header)
 #                           or whose PTX has mma holds tensor-core
-#                           instructions: HMMA, or on sm_90a HGMMA or HMMA.
+#                           instructions: HGMMA where its PTX has wgmma
+#                           (sm_90a's path), HMMA where it has mma.sync.
 #                           GEMMs of f32 (no tf32), f64 or integers have no
 #                           tensor-core form here: counted in a note.
 #   sass-vector/ARCH/NAME   every elementwise kernel ("(loop)" in its PTX
@@ -57,17 +58,19 @@ if [ "${1:-}" != --one ] &&  [ ${#names[@]} -eq 0 ]; then
 fi
 [ "${1:-}" = --one ] || { rm -rf "$out"; mkdir -p "$out"; }
 
-# kernels PTX: one line per entry, "NAME STRATEGY V4 TENSOR" (V4: 1 when its
-# body has ld.global.v4; TENSOR: 1 when it is a GEMM that can use tensor
-# cores: f16/bf16 operands in its "// gemm..." header, or mma in its body).
+# kernels PTX: one line per entry, "NAME STRATEGY V4 TENSOR WGMMA" (V4: 1
+# when its body has ld.global.v4; TENSOR: 1 when it is a GEMM that can use
+# tensor cores: f16/bf16 operands in its "// gemm..." header, or mma in its
+# body; WGMMA: 1 when its body has wgmma.mma_async).
 kernel_table() {
-  awk 'function flush() { if (name) print name, (kind == "" ? "-" : kind), v4, tensor }
+  awk 'function flush() { if (name) print name, (kind == "" ? "-" : kind), v4, tensor, wgmma }
        /^\/\/ kernel / { s = $0; sub(/^[^(]*\(/, "", s); sub(/\).*/, "", s); strategy = s }
        /^\/\/ gemm/ { gemm16 = ($0 ~ /: b?f16 x b?f16 ->/) }
        /^\.visible \.entry / { flush(); name = $3; sub(/\(.*/, "", name); v4 = 0; kind = strategy; strategy = ""
-                               tensor = gemm16 + 0; gemm16 = 0 }
+                               tensor = gemm16 + 0; gemm16 = 0; wgmma = 0 }
        /ld\.global(\.[a-z]+)*\.v4/ { v4 = 1 }
        /^[ \t]*(wgmma\.mma_async|mma\.sync)/ { tensor = 1 }
+       /^[ \t]*wgmma\.mma_async/ { wgmma = 1 }
        END { flush() }' "$1"
 }
 
@@ -79,9 +82,7 @@ sass_function() {
 # sass_checks ARCH NAME DIR: the gemm and 128-bit load checks on DIR's cubins.
 sass_checks() {
   local arch=$1 name=$2 dir=$3 ptx sass kname strategy v4 gemm_bad="" gemm_n=0 vec_bad="" vec_n=0
-  local tensor='(^|[^A-Z])HMMA\.'
-  [ "$arch" = sm_90a ] && tensor='(^|[^A-Z])(HGMMA|HMMA)\.'
-  local scalar=0 simt_gemm=0
+  local scalar=0 simt_gemm=0 tensor
   for ptx in "$dir"/*.ptx; do
     sass=${ptx%.ptx}.sass
     # cuobjdump takes seconds (nvdisasm is large): only where there is something to check
@@ -90,7 +91,9 @@ sass_checks() {
        ! "$cuobjdump" -sass "${ptx%.ptx}.cubin" >"$sass" 2>&1; then
       echo "FAIL sass/$arch/$name: cuobjdump: $(head -1 "$sass")"; return
     fi
-    while read -r kname strategy v4 tensor_form; do
+    while read -r kname strategy v4 tensor_form wgmma; do
+      tensor='(^|[^A-Z])HMMA\.'
+      [ "$wgmma" = 1 ] && tensor='(^|[^A-Z])HGMMA\.'
       if [[ $kname == *gemm* && $tensor_form != 1 ]]; then
         simt_gemm=$((simt_gemm + 1))  # f32, f64 or integer operands: no tensor-core form to ask for
       elif [[ $kname == *gemm* ]]; then
