@@ -214,6 +214,57 @@ TEST(a_failed_launch_is_located_at_the_instruction_and_names_the_kernel) {
   executable_free(exe);
 }
 
+/* sm_90a's GEMM (gemm.wgmma) needs two driver calls no other kernel does:
+ * cuFuncSetAttribute for its 129 KB of dynamic shared memory, at compile,
+ * and cuTensorMapEncodeTiled for its operands, at each launch. Each failing
+ * is an error that says what was being done, located at the dot. */
+static const char bf16_dot[] =
+    "HloModule bf16_dot\n"
+    "ENTRY e {\n"
+    "  x = bf16[4,8] parameter(0)\n"
+    "  y = bf16[2,8] parameter(1)\n"
+    "  ROOT d = f32[4,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+    "}\n";
+
+TEST(the_hopper_gemm_says_which_driver_call_failed) {
+  use_fake();
+  Status st;
+  setenv("FAKE_CUDA_FAIL", "cuFuncSetAttribute", 1);
+  Executable *exe = compile_text(bf16_dot, &st);
+  EXPECT(!exe && strstr(st.message, "cuFuncSetAttribute failed") && strstr(st.message, "dynamic shared memory"),
+         "%s", st.message);
+  executable_free(exe);
+  unsetenv("FAKE_CUDA_FAIL");
+  exe = compile_text(bf16_dot, &st);
+  EXPECT(exe != NULL, "%s", st.message);
+  if (!exe) return;
+  Shape sx = {.type = TYPE_BF16, .rank = 2, .dims = {4, 8}, .minor_to_major = {1, 0}};
+  Shape sy = {.type = TYPE_BF16, .rank = 2, .dims = {2, 8}, .minor_to_major = {1, 0}};
+  uint16_t ones[32];
+  for (int i = 0; i < 32; i++) ones[i] = 0x3f80;  /* 1.0 */
+  HostBuffer *args[2] = {host_buffer_create(&sx, ones, &st), host_buffer_create(&sy, ones, &st)};
+  setenv("FAKE_CUDA_FAIL", "cuTensorMapEncodeTiled", 1);
+  status_clear(&st);
+  HostBuffer *r = executable_run(exe, args, 2, &st);
+  EXPECT(!r && status_exit_code(&st) == 1 && strstr(st.message, "cuTensorMapEncodeTiled failed") &&
+             strstr(st.message, "tensor memory accelerator") && strstr(st.message, "k0_d_gemm"),
+         "%s", st.message);
+  EXPECT(st.file && strcmp(st.file, "gpu_test.hlo") == 0 && st.loc.line == 5, "located at %s:%d",
+         st.file ? st.file : "(none)", st.loc.line);
+  host_buffer_free(r);
+  unsetenv("FAKE_CUDA_FAIL");
+  /* and on the simulator the product is right: 8 ones summed */
+  setenv("FAKE_CUDA_EXECUTE", "1", 1);
+  status_clear(&st);
+  r = executable_run(exe, args, 2, &st);
+  unsetenv("FAKE_CUDA_EXECUTE");
+  EXPECT(r != NULL, "%s", st.message);
+  for (int i = 0; r && i < 8; i++) EXPECT(((float *)r->data)[i] == 8.0f, "element %d is %g", i, ((float *)r->data)[i]);
+  host_buffer_free(r);
+  for (int i = 0; i < 2; i++) host_buffer_free(args[i]);
+  executable_free(exe);
+}
+
 TEST(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile) {
   use_fake();
   Status st;
@@ -325,6 +376,7 @@ int main(int argc, char **argv) {
   RUN(too_little_device_memory_says_how_many_bytes_were_needed);
   RUN(a_failed_launch_is_located_at_the_instruction_and_names_the_kernel);
   RUN(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile);
+  RUN(the_hopper_gemm_says_which_driver_call_failed);
   RUN(a_softmax_is_one_launch_of_a_block_per_row);
   RUN(run_on_the_simulated_device_the_results_match_the_evaluator);
   RUN(a_column_major_layout_reorders_the_bytes_both_ways);
