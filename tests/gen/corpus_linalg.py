@@ -316,6 +316,31 @@ ENTRY main {
     return Case(hlo, [x, scale, mean, var, grad], list(outs), tol=(1e-4, 1e-4))
 
 
+@case("dot_half_tiles")
+def _(rng):
+    # half-precision dots big enough for several 128x128 output tiles and
+    # k steps of 64: on Hopper the GPU backend's wgmma path, a [k][n] rhs
+    # packed for the TMA (bf16, batched) and both operands k-contiguous (f16)
+    x = bf16(rng.uniform(-1, 1, (2, 130, 136)))
+    y = bf16(rng.uniform(-1, 1, (2, 136, 260)))
+    h = rng.uniform(-1, 1, (96, 40)).astype(np.float16)
+    k = rng.uniform(-1, 1, (300, 40)).astype(np.float16)
+    hlo = """HloModule dot_half_tiles
+
+ENTRY main {
+  x = bf16[2,130,136] parameter(0)
+  y = bf16[2,136,260] parameter(1)
+  h = f16[96,40] parameter(2)
+  k = f16[300,40] parameter(3)
+  xy = f32[2,130,260] dot(x, y), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  hk = f16[96,300] dot(h, k), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT out = (f32[2,130,260], f16[96,300]) tuple(xy, hk)
+}"""
+    outs = [ref.dot_general(x.f32(), y.f32(), [0], [0], [2], [1]),
+            ref.dot_general(h.astype(np.float32), k.astype(np.float32), [], [], [1], [1], dtype=np.float16)]
+    return Case(hlo, [x, y, h, k], outs, tol=(2e-3, 2e-3))
+
+
 @case("dot_mixed_precision")
 def _(rng):
     # dot's result type may be wider than its operands (JAX's
