@@ -289,7 +289,8 @@ static bool gpu_compile(Executable *exe, Status *st) {
   if (ok) {
     PtxBuilder ptx;
     ptx_builder_init(&ptx, &target);
-    GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = &target, .st = st};
+    GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = &target, .no_wgmma = exe->gpu_no_wgmma,
+                    .st = st};
     ok = gpu_compile_program(&c);
     ptx_builder_free(&ptx);
   }

@@ -21,6 +21,7 @@ typedef struct GpuCompile {
   const int *slot_bindings;
   PtxBuilder *ptx;
   const PtxTarget *target;
+  bool no_wgmma;              /* --gpu_no_wgmma: sm_90a's half GEMMs on mma.sync */
   Status *st;
 } GpuCompile;
 

@@ -195,9 +195,11 @@ static bool launch_gemm_wgmma(GpuCompile *c, const Instruction *inst, const PtxG
 }
 
 /* Whether g takes gemm.wgmma: on sm_90a, with a driver that encodes
- * tensor maps, and something to read (a tensor map has no empty dims). */
+ * tensor maps, something to read (a tensor map has no empty dims), and
+ * no --gpu_no_wgmma (which keeps mma.sync, to compare or to work around). */
 static bool takes_wgmma(const GpuCompile *c, const PtxGemm *g) {
-  return ptx_gemm_wgmma_fits(c->ptx, g) && gpu_has_tensor_maps(&c->p->gpu) && g->k > 0;
+  return ptx_gemm_wgmma_fits(c->ptx, g) && gpu_has_tensor_maps(&c->p->gpu) && g->k > 0 &&
+         !c->no_wgmma;
 }
 
 /* g's kernel, launched over bindings[0..3) (lhs, rhs, out; then the two

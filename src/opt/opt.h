@@ -41,6 +41,7 @@ typedef struct OptOptions {
   bool no_fusion;
   int64_t max_temp_bytes;      /* 0: no limit */
   int64_t fold_limit;          /* elements; default 65536 */
+  bool gpu_no_wgmma;           /* the GPU backend: sm_90a GEMMs on mma.sync, not wgmma */
 } OptOptions;
 
 void opt_options_default(OptOptions *o);

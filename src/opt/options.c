@@ -42,6 +42,8 @@ bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st) {
     o->stats = on;
   } else if (IS("no_fusion")) {
     o->no_fusion = on;
+  } else if (IS("gpu_no_wgmma")) {
+    o->gpu_no_wgmma = on;
   } else if (IS("max_temp_bytes")) {
     if (!value || !parse_size(value, &o->max_temp_bytes))
       return status_error(st, STATUS_INPUT_ERROR, "--max_temp_bytes takes a byte count, not '%s'",

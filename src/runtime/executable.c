@@ -62,6 +62,7 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   atomic_init(&exe->references, 1);
   exe->backend = be;
   exe->threads = o->threads;
+  exe->gpu_no_wgmma = o->opt.gpu_no_wgmma;
   double t0 = now_ms();  /* compile time includes the optimizer's */
   exe->module = module_clone(m);
   bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;

@@ -50,6 +50,7 @@ struct Executable {
   char *stats;          /* the optimizer's --stats report when asked, else NULL */
   double compile_ms;    /* optimizer and backend together */
   int threads;          /* ExecutableOptions.threads, for the backend's compile */
+  bool gpu_no_wgmma;    /* OptOptions.gpu_no_wgmma, for the GPU backend's compile */
   atomic_int references; /* the compile cache shares executables */
 };
 

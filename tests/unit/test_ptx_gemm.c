@@ -24,6 +24,7 @@
 
 static char fake_driver[4096], work_dir[64], ptxas[4096], cuobjdump[4096];
 static int module_number;
+static bool no_wgmma;  /* compile with --gpu_no_wgmma */
 
 /* Arguments for the entry's parameters: multiples of 1/8 in [-2, 2]
  * (integers: -16..16), from a fixed sequence. */
@@ -106,6 +107,7 @@ static void dot_case_at(const char *label, const char *hlo, const char *capabili
   if (!m) return;
   ExecutableOptions options;
   executable_options_default(&options, AXLE_BACKEND_GPU);
+  options.opt.gpu_no_wgmma = no_wgmma;
   Executable *exe = executable_compile(m, &options, &st);
   EXPECT(exe != NULL, "%s at %s: %s", label, capability, st.message);
   int count = 0;
@@ -211,6 +213,12 @@ TEST(hopper_stage_ring_tiles_and_packing) {
                   "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}"));
   mma_case("f16, k = 37, three column tiles",
            ENTRY2("f16[40,37]", "f16[37,300]", "f16[40,300]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  /* --gpu_no_wgmma keeps Hopper on mma.sync */
+  no_wgmma = true;
+  dot_case_at("bf16 with --gpu_no_wgmma",
+              ENTRY2("bf16[21,70]", "bf16[70,130]", "f32[21,130]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+              "9.0", "mma.sync.aligned.m16n8k16");
+  no_wgmma = false;
 }
 
 /* f32 goes through tf32 only where the module's algorithm= says so; the
