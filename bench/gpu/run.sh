@@ -78,6 +78,15 @@ for w in "${workloads[@]}"; do
     echo "$w|axle|-|refused: $(grep -m1 -o 'cannot compile .*' "$log" | cut -c1-70)" >>"$tmp/results"
   else echo "$w|axle|-|failed: $(grep -m1 'error' "$log" | sed 's/^.*error: //' | cut -c1-70)" >>"$tmp/results"; fi
 done
+# The bf16 GEMM once more on mma.sync (--gpu_no_wgmma): what Hopper's wgmma
+# path gains over the sm_80 kernel, on the same machine.
+if [[ " ${workloads[*]} " == *" gemm_bf16 "* ]]; then
+  log=$tmp/axle_gemm_bf16_mma.log
+  AXLE_FLAGS="${AXLE_FLAGS:-} --gpu_no_wgmma" timeout 300 "$BUILD/axle-run" --backend gpu --seed 1 --time "$runs" \
+    "$tmp/hlo/gemm_bf16.hlo" >"$log" 2>&1
+  ms=$(sed -n 's/^device: median_ms=\([^ ]*\).*/\1/p' "$log")
+  [ -n "$ms" ] && echo "gemm_bf16|axle.mma.sync|$ms|" >>"$tmp/results"
+fi
 
 # ---- peers ----
 "$PYTHON" bench/gpu/peers.py --runs "$runs" --hlo-dir "$tmp/hlo" "${workloads[@]}" >"$tmp/peers.log" 2>&1
