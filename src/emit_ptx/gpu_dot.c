@@ -173,19 +173,28 @@ static int tma_operand(GpuCompile *c, const Instruction *inst, const PtxGemm *g,
   return binding;
 }
 
+/* g's kernel (gemm.wgmma, or the path ptx_gemm_emit chooses) written into
+ * c->ptx as `entry` (160 bytes), and the grid that covers its tiles. */
+static bool gemm_kernel(GpuCompile *c, const Instruction *inst, const PtxGemm *g, bool wgmma, char *entry,
+                        PtxGemmShape *shape, unsigned *grid) {
+  gpu_entry_name(c, inst, "gemm", entry, 160);
+  Status st = {0};
+  bool ok = wgmma ? ptx_gemm_wgmma_emit(c->ptx, g, entry, shape, &st) : ptx_gemm_emit(c->ptx, g, entry, shape, &st);
+  if (!ok) return gpu_refuse(c, inst, st.message);
+  *grid = (unsigned)(shape->blocks < (1 << 30) ? shape->blocks : (1 << 30));
+  return true;
+}
+
 /* gemm.wgmma over bindings lhs, rhs, out: the TMA's tensor maps are
  * encoded at each launch, over whatever addresses the run gives. */
 static bool launch_gemm_wgmma(GpuCompile *c, const Instruction *inst, const PtxGemm *g, const int *bindings) {
   GpuTensorMapShape maps[2];
   int buffers[3] = {tma_operand(c, inst, g, true, bindings[0], &maps[0]),
                     tma_operand(c, inst, g, false, bindings[1], &maps[1]), bindings[2]};
-  if (buffers[0] < 0 || buffers[1] < 0) return false;
   char entry[160];
-  gpu_entry_name(c, inst, "gemm", entry, sizeof entry);
   PtxGemmShape shape;
-  Status st = {0};
-  if (!ptx_gemm_wgmma_emit(c->ptx, g, entry, &shape, &st)) return gpu_refuse(c, inst, st.message);
-  unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  unsigned grid;
+  if (buffers[0] < 0 || buffers[1] < 0 || !gemm_kernel(c, inst, g, true, entry, &shape, &grid)) return false;
   GpuLaunch *l = gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, buffers, 3, NULL, 0);
   if (!l) return false;
   l->shared_bytes = shape.shared_bytes;
@@ -210,11 +219,9 @@ static bool launch_gemm(GpuCompile *c, const Instruction *inst, const PtxGemm *g
   if (g->batch * g->m * g->n == 0) return true;  /* nothing to write */
   if (takes_wgmma(c, g)) return launch_gemm_wgmma(c, inst, g, bindings);
   char entry[160];
-  gpu_entry_name(c, inst, "gemm", entry, sizeof entry);
   PtxGemmShape shape;
-  Status st = {0};
-  if (!ptx_gemm_emit(c->ptx, g, entry, &shape, &st)) return gpu_refuse(c, inst, st.message);
-  unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  unsigned grid;
+  if (!gemm_kernel(c, inst, g, false, entry, &shape, &grid)) return false;
   if (g->ragged.kind == PTX_GEMM_PLAIN)
     return gpu_add_launch(c, inst, entry, grid, (unsigned)shape.block_threads, bindings, g->scaled ? 5 : 3, NULL,
                           0) != NULL;
