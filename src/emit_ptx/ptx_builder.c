@@ -290,3 +290,21 @@ PtxReg ptx_element_address(PtxBuilder *b, PtxReg base, PtxReg index, int element
   ptx_inst(b, "mad.lo.s64 $r, $r, $d, $r", address, index, element_bytes, base);
   return address;
 }
+
+PtxReg ptx_op1(PtxBuilder *b, PtxType t, const char *op, PtxReg a) {
+  PtxReg d = ptx_reg_new(b, t);
+  ptx_inst(b, "$s $r, $r", op, d, a);
+  return d;
+}
+
+PtxReg ptx_op2(PtxBuilder *b, PtxType t, const char *op, PtxReg a, PtxReg c) {
+  PtxReg d = ptx_reg_new(b, t);
+  ptx_inst(b, "$s $r, $r, $r", op, d, a, c);
+  return d;
+}
+
+PtxReg ptx_op3(PtxBuilder *b, PtxType t, const char *op, PtxReg a, PtxReg c, PtxReg e) {
+  PtxReg d = ptx_reg_new(b, t);
+  ptx_inst(b, "$s $r, $r, $r, $r", op, d, a, c, e);
+  return d;
+}

@@ -170,6 +170,10 @@ void ptx_shared_declare(PtxBuilder *b, const char *name, PtxType type, int count
  *   $D  an int64_t        $l  a PtxLabel           $$  a '$'
  * A predicate guard is written in the text: ptx_inst(b, "@$r bra $l", p, l). */
 void ptx_inst(PtxBuilder *b, const char *format, ...);
+/* A new register of type t = OP a (, c (, e)): "add.rn.f32", x, y. */
+PtxReg ptx_op1(PtxBuilder *b, PtxType t, const char *op, PtxReg a);
+PtxReg ptx_op2(PtxBuilder *b, PtxType t, const char *op, PtxReg a, PtxReg c);
+PtxReg ptx_op3(PtxBuilder *b, PtxType t, const char *op, PtxReg a, PtxReg c, PtxReg e);
 void ptx_inst_v(PtxBuilder *b, const char *format, va_list args);
 /* A comment line in the body: say what the next block does. */
 void ptx_comment(PtxBuilder *b, const char *format, ...) __attribute__((format(printf, 2, 3)));

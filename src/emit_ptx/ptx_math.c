@@ -50,29 +50,13 @@ static R i_imm(PtxBuilder *b, int v) {
   return d;
 }
 
-/* d = OP a (b (c)); t is the result's type. */
-static R op1(PtxBuilder *b, PtxType t, const char *op, R a) {
-  R d = reg(b, t);
-  ptx_inst(b, "$s $r, $r", op, d, a);
-  return d;
-}
-static R op2(PtxBuilder *b, PtxType t, const char *op, R a, R c) {
-  R d = reg(b, t);
-  ptx_inst(b, "$s $r, $r, $r", op, d, a, c);
-  return d;
-}
-static R op3(PtxBuilder *b, PtxType t, const char *op, R a, R c, R e) {
-  R d = reg(b, t);
-  ptx_inst(b, "$s $r, $r, $r, $r", op, d, a, c, e);
-  return d;
-}
 
-static R add(PtxBuilder *b, R x, R y) { return op2(b, PTX_F32, "add.rn.f32", x, y); }
-static R sub(PtxBuilder *b, R x, R y) { return op2(b, PTX_F32, "sub.rn.f32", x, y); }
-static R mul(PtxBuilder *b, R x, R y) { return op2(b, PTX_F32, "mul.rn.f32", x, y); }
-static R divide(PtxBuilder *b, R x, R y) { return op2(b, PTX_F32, "div.rn.f32", x, y); }
-static R ffma(PtxBuilder *b, R x, R y, R z) { return op3(b, PTX_F32, "fma.rn.f32", x, y, z); }
-static R neg(PtxBuilder *b, R x) { return op1(b, PTX_F32, "neg.f32", x); }
+static R add(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "add.rn.f32", x, y); }
+static R sub(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "sub.rn.f32", x, y); }
+static R mul(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "mul.rn.f32", x, y); }
+static R divide(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "div.rn.f32", x, y); }
+static R ffma(PtxBuilder *b, R x, R y, R z) { return ptx_op3(b, PTX_F32, "fma.rn.f32", x, y, z); }
+static R neg(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F32, "neg.f32", x); }
 static R addk(PtxBuilder *b, R x, float k) { return add(b, x, f_imm(b, k)); }
 static R subk(PtxBuilder *b, R x, float k) { return sub(b, x, f_imm(b, k)); }
 static R mulk(PtxBuilder *b, R x, float k) { return mul(b, x, f_imm(b, k)); }
@@ -91,8 +75,8 @@ static R icmpk(PtxBuilder *b, const char *op, R x, int k) {
   return p;
 }
 static R is_nan(PtxBuilder *b, R x) { return cmp(b, "nan", x, x); }
-static R p_or(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "or.pred", p, q); }
-static R p_and(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "and.pred", p, q); }
+static R p_or(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "or.pred", p, q); }
+static R p_and(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "and.pred", p, q); }
 
 /* select_*: mask ? a : c. */
 static R sel(PtxBuilder *b, R mask, R a, R c) {
@@ -113,8 +97,8 @@ static R isel(PtxBuilder *b, R mask, R a, R c) {
 static R min_f32(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "lt", x, y), x, y); }
 static R max_f32(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "gt", x, y), x, y); }
 
-static R bits_of(PtxBuilder *b, R x) { return op1(b, PTX_B32, "mov.b32", x); }
-static R float_of_bits(PtxBuilder *b, R r) { return op1(b, PTX_F32, "mov.b32", r); }
+static R bits_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_B32, "mov.b32", x); }
+static R float_of_bits(PtxBuilder *b, R r) { return ptx_op1(b, PTX_F32, "mov.b32", r); }
 static R iop(PtxBuilder *b, const char *op, R x, int k) {
   R d = reg(b, PTX_S32);
   ptx_inst(b, "$s $r, $r, $d", op, d, x, k);
@@ -126,7 +110,7 @@ static R abs_f32(PtxBuilder *b, R x) { return float_of_bits(b, iop(b, "and.b32",
 static R copysign_f32(PtxBuilder *b, R x, R s) {
   R magnitude = iop(b, "and.b32", bits_of(b, x), 0x7fffffff);
   R sign = iop(b, "and.b32", bits_of(b, s), (int)0x80000000u);
-  return float_of_bits(b, op2(b, PTX_B32, "or.b32", magnitude, sign));
+  return float_of_bits(b, ptx_op2(b, PTX_B32, "or.b32", magnitude, sign));
 }
 
 /* 2^n for -126 <= n <= 127, built in the exponent field. */
@@ -135,8 +119,8 @@ static R pow2_f32(PtxBuilder *b, R n) {
   return float_of_bits(b, iop(b, "shl.b32", biased, 23));
 }
 
-static R int_of(PtxBuilder *b, R x) { return op1(b, PTX_S32, "cvt.rzi.s32.f32", x); }
-static R float_of(PtxBuilder *b, R i) { return op1(b, PTX_F32, "cvt.rn.f32.s32", i); }
+static R int_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S32, "cvt.rzi.s32.f32", x); }
+static R float_of(PtxBuilder *b, R i) { return ptx_op1(b, PTX_F32, "cvt.rn.f32.s32", i); }
 
 static R polynomial_f32(PtxBuilder *b, const float *c, int count, R v) {
   R p = f_imm(b, c[count - 1]);
@@ -195,7 +179,7 @@ static R exp_f32(PtxBuilder *b, R x) {
   R p = add(b, one, ffma(b, r2, poly, r));
   R ni = int_of(b, n);
   R n1 = iop(b, "shr.s32", ni, 1);
-  R n2 = op2(b, PTX_S32, "sub.s32", ni, n1);
+  R n2 = ptx_op2(b, PTX_S32, "sub.s32", ni, n1);
   R scale1 = pow2_f32(b, n1), scale2 = pow2_f32(b, n2);
   R y = mul(b, mul(b, p, scale1), scale2);
   return nan_passes(b, x, y);
@@ -234,7 +218,7 @@ static R log_combine(PtxBuilder *b, R e, R f, R extra) {
 static R log_f32(PtxBuilder *b, R x) {
   R subnormal = cmpk(b, "lt", x, 0x1p-126f);
   R e, f = log_split(b, sel(b, subnormal, mulk(b, x, 0x1p23f), x), &e);
-  e = op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 23));
+  e = ptx_op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 23));
   R y = log_combine(b, e, f, f_imm(b, 0.0f));
   y = sel(b, cmpk(b, "eq", x, F32_INF), x, y);
   y = selk_to(b, cmpk(b, "eq", x, 0.0f), -F32_INF, y);
@@ -302,11 +286,11 @@ static R cbrt_f32(PtxBuilder *b, R x) {
   R subnormal = cmpk(b, "lt", ax, 0x1p-126f);
   R bits = bits_of(b, sel(b, subnormal, mulk(b, ax, 0x1p24f), ax));
   R e = iop(b, "sub.s32", iop(b, "shr.u32", bits, 23), 127);
-  e = op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 24));
+  e = ptx_op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 24));
   R m = float_of_bits(b, iop(b, "or.b32", iop(b, "and.b32", bits, 0x7fffff), 0x3f800000));
   R q = iop(b, "sub.s32", iop(b, "shr.s32", iop(b, "mul.lo.s32", iop(b, "add.s32", e, 300), 21846), 16), 100);
-  R k = op2(b, PTX_S32, "sub.s32", e, iop(b, "mul.lo.s32", q, 3));
-  R a = mul(b, m, float_of(b, op2(b, PTX_B32, "shl.b32", i_imm(b, 1), k)));
+  R k = ptx_op2(b, PTX_S32, "sub.s32", e, iop(b, "mul.lo.s32", q, 3));
+  R a = mul(b, m, float_of(b, ptx_op2(b, PTX_B32, "shl.b32", i_imm(b, 1), k)));
   R g = polynomial_f32(b, mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
   R scale = selk(b, icmpk(b, "eq", k, 2), mathref_cbrt_table[6], 1.0f);
   scale = selk_to(b, icmpk(b, "eq", k, 1), mathref_cbrt_table[5], scale);
@@ -326,7 +310,7 @@ static R cbrt_f32(PtxBuilder *b, R x) {
 
 static R rsqrt_f32(PtxBuilder *b, R x) {
   R one = f_imm(b, 1.0f);
-  return divide(b, one, op1(b, PTX_F32, "sqrt.rn.f32", x));
+  return divide(b, one, ptx_op1(b, PTX_F32, "sqrt.rn.f32", x));
 }
 
 /* ---- sin, cos, tan ---- */
@@ -374,11 +358,11 @@ static R u64_op(PtxBuilder *b, const char *op, R x, const char *k) {
   ptx_inst(b, "$s $r, $r, $s", op, d, x, k);
   return d;
 }
-static R u32_of_u64(PtxBuilder *b, R x) { return op1(b, PTX_U32, "cvt.u32.u64", x); }
-static R u64_of_u32(PtxBuilder *b, R x) { return op1(b, PTX_U64, "cvt.u64.u32", x); }
+static R u32_of_u64(PtxBuilder *b, R x) { return ptx_op1(b, PTX_U32, "cvt.u32.u64", x); }
+static R u64_of_u32(PtxBuilder *b, R x) { return ptx_op1(b, PTX_U64, "cvt.u64.u32", x); }
 /* (float)(int32_t)x * scale, x a u64 below 2^31 */
 static R scaled_float_of_u64(PtxBuilder *b, R x, float scale) {
-  return mulk(b, op1(b, PTX_F32, "cvt.rn.f32.s32", u32_of_u64(b, x)), scale);
+  return mulk(b, ptx_op1(b, PTX_F32, "cvt.rn.f32.s32", u32_of_u64(b, x)), scale);
 }
 
 /* M 2^E times its window of 2/pi, mod 2^96: the top 64 bits, rounded,
@@ -396,15 +380,15 @@ static R trig_window_product(PtxBuilder *b, R bits) {
     ptx_inst(b, "ld.global.nc.u32 $r, [$r+$d]", w[i], at, 4 * i);
   }
   R m = iop(b, "or.b32", iop(b, "and.b32", bits, 0x7fffff), 0x800000);
-  R p2 = op2(b, PTX_U64, "mul.wide.u32", m, w[2]);
-  R p1 = op2(b, PTX_U64, "mul.wide.u32", m, w[1]);
+  R p2 = ptx_op2(b, PTX_U64, "mul.wide.u32", m, w[2]);
+  R p1 = ptx_op2(b, PTX_U64, "mul.wide.u32", m, w[1]);
   R p2_high = u64_op(b, "shr.u64", p2, "32"), p1_low = u64_op(b, "and.b64", p1, "4294967295");
-  R mid = op2(b, PTX_U64, "add.s64", p2_high, p1_low);
-  R top = op2(b, PTX_U32, "mul.lo.u32", m, w[0]);
-  top = op2(b, PTX_U32, "add.u32", top, u32_of_u64(b, u64_op(b, "shr.u64", p1, "32")));
-  top = op2(b, PTX_U32, "add.u32", top, u32_of_u64(b, u64_op(b, "shr.u64", mid, "32")));
+  R mid = ptx_op2(b, PTX_U64, "add.s64", p2_high, p1_low);
+  R top = ptx_op2(b, PTX_U32, "mul.lo.u32", m, w[0]);
+  top = ptx_op2(b, PTX_U32, "add.u32", top, u32_of_u64(b, u64_op(b, "shr.u64", p1, "32")));
+  top = ptx_op2(b, PTX_U32, "add.u32", top, u32_of_u64(b, u64_op(b, "shr.u64", mid, "32")));
   R t_high = u64_op(b, "shl.b64", u64_of_u32(b, top), "32"), t_low = u64_op(b, "and.b64", mid, "4294967295");
-  R t = op2(b, PTX_U64, "or.b64", t_high, t_low);
+  R t = ptx_op2(b, PTX_U64, "or.b64", t_high, t_low);
   return u64_op(b, "add.s64", t, "2305843009213693952"); /* + 2^61 */
 }
 
@@ -433,9 +417,9 @@ static R trig_reduce_large(PtxBuilder *b, R x, R *n, R *lo) {
   R hi = add(b, rh, rl);
   R low = sub(b, rl, sub(b, hi, rh));
   R x_negative = icmpk(b, "lt", bits, 0);
-  R negate = op2(b, PTX_PRED, "xor.pred", f_negative, x_negative);
+  R negate = ptx_op2(b, PTX_PRED, "xor.pred", f_negative, x_negative);
   *lo = sel(b, negate, neg(b, low), low);
-  R mirrored = iop(b, "and.b32", op2(b, PTX_S32, "sub.s32", i_imm(b, 4), quadrant), 3);
+  R mirrored = iop(b, "and.b32", ptx_op2(b, PTX_S32, "sub.s32", i_imm(b, 4), quadrant), 3);
   *n = float_of(b, isel(b, x_negative, mirrored, quadrant));
   return sel(b, negate, neg(b, hi), hi);
 }
@@ -544,10 +528,10 @@ static R atan2_f32(PtxBuilder *b, R y, R x) {
   R m = isel(b, fold, one, zero);
   R s = f_imm(b, 1.0f);
   R swap = cmp(b, "gt", ay, ax);
-  m = isel(b, swap, op2(b, PTX_S32, "sub.s32", i_imm(b, 2), m), m);
+  m = isel(b, swap, ptx_op2(b, PTX_S32, "sub.s32", i_imm(b, 2), m), m);
   s = sel(b, swap, neg(b, s), s);
   R negative_x = icmpk(b, "lt", bits_of(b, x), 0);
-  m = isel(b, negative_x, op2(b, PTX_S32, "sub.s32", i_imm(b, 4), m), m);
+  m = isel(b, negative_x, ptx_op2(b, PTX_S32, "sub.s32", i_imm(b, 4), m), m);
   s = sel(b, negative_x, neg(b, s), s);
   R mf = float_of(b, m);
   R angle = fmak(b, mf, MATHREF_PIO4_HI, ffma(b, s, t, fmak(b, mf, MATHREF_PIO4_LO, mul(b, s, w))));
@@ -559,9 +543,9 @@ static R atan2_f32(PtxBuilder *b, R y, R x) {
 
 /* ---- pow, in f64 as the reference ---- */
 
-static R dadd(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "add.rn.f64", x, y); }
-static R dsub(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "sub.rn.f64", x, y); }
-static R dmul(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "mul.rn.f64", x, y); }
+static R dadd(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "add.rn.f64", x, y); }
+static R dsub(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "sub.rn.f64", x, y); }
+static R dmul(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "mul.rn.f64", x, y); }
 static R dsel(PtxBuilder *b, R mask, R a, R c) {
   R d = reg(b, PTX_F64);
   ptx_inst(b, "selp.f64 $r, $r, $r, $r", d, a, c, mask);
@@ -575,7 +559,7 @@ static R dcmpk(PtxBuilder *b, const char *op, R x, double k) {
 
 static R polynomial_f64(PtxBuilder *b, const double *c, int count, R v) {
   R p = d_imm(b, c[count - 1]);
-  for (int k = count - 2; k >= 0; k--) p = op3(b, PTX_F64, "fma.rn.f64", p, v, d_imm(b, c[k]));
+  for (int k = count - 2; k >= 0; k--) p = ptx_op3(b, PTX_F64, "fma.rn.f64", p, v, d_imm(b, c[k]));
   return p;
 }
 
@@ -583,15 +567,15 @@ static R polynomial_f64(PtxBuilder *b, const double *c, int count, R v) {
 static R pow_log2(PtxBuilder *b, R ax) {
   R subnormal = cmpk(b, "lt", ax, 0x1p-126f);
   R e, f32 = log_split(b, sel(b, subnormal, mulk(b, ax, 0x1p23f), ax), &e);
-  e = op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 23));
-  R f = op1(b, PTX_F64, "cvt.f64.f32", f32);
-  R s = op2(b, PTX_F64, "div.rn.f64", f, dadd(b, d_imm(b, 2.0), f));
+  e = ptx_op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 23));
+  R f = ptx_op1(b, PTX_F64, "cvt.f64.f32", f32);
+  R s = ptx_op2(b, PTX_F64, "div.rn.f64", f, dadd(b, d_imm(b, 2.0), f));
   R s2 = dmul(b, s, s);
   R poly = polynomial_f64(b, mathref_pow_table, MATHREF_POW_LOG_COUNT, s2);
   R two = d_imm(b, 2.0);
   R two_s = dmul(b, two, s);
   R log1p_f = dadd(b, two_s, dmul(b, dmul(b, s, s2), poly));
-  R ed = op1(b, PTX_F64, "cvt.rn.f64.s32", e), log2e = d_imm(b, MATHREF_LOG2E_F64);
+  R ed = ptx_op1(b, PTX_F64, "cvt.rn.f64.s32", e), log2e = d_imm(b, MATHREF_LOG2E_F64);
   return dadd(b, ed, dmul(b, log1p_f, log2e));
 }
 
@@ -609,9 +593,9 @@ static R pow_exp2(PtxBuilder *b, R z) {
   R n = dsub(b, shifted, shifter_again);
   R r = dsub(b, zc, n);
   R p = polynomial_f64(b, mathref_pow_table + MATHREF_POW_LOG_COUNT, MATHREF_POW_COUNT - MATHREF_POW_LOG_COUNT, r);
-  R scale_bits = u64_op(b, "shl.b64", u64_op(b, "add.s64", op1(b, PTX_S64, "cvt.rzi.s64.f64", n), "1023"), "52");
-  R scale = op1(b, PTX_F64, "mov.b64", scale_bits);
-  return op1(b, PTX_F32, "cvt.rn.f32.f64", dmul(b, p, scale));
+  R scale_bits = u64_op(b, "shl.b64", u64_op(b, "add.s64", ptx_op1(b, PTX_S64, "cvt.rzi.s64.f64", n), "1023"), "52");
+  R scale = ptx_op1(b, PTX_F64, "mov.b64", scale_bits);
+  return ptx_op1(b, PTX_F32, "cvt.rn.f32.f64", dmul(b, p, scale));
 }
 
 static R pow_f32(PtxBuilder *b, R x, R y) {
@@ -621,7 +605,7 @@ static R pow_f32(PtxBuilder *b, R x, R y) {
   l2 = dsel(b, zero, minus_infinity, l2);
   R infinite = cmpk(b, "eq", ax, F32_INF), infinity = d_imm(b, INFINITY);
   l2 = dsel(b, infinite, infinity, l2);
-  R result = pow_exp2(b, dmul(b, op1(b, PTX_F64, "cvt.f64.f32", y), l2));
+  R result = pow_exp2(b, dmul(b, ptx_op1(b, PTX_F64, "cvt.f64.f32", y), l2));
   R below_2p23 = cmpk(b, "lt", ay, 0x1p23f);
   R ay_rounded = sel(b, below_2p23, subk(b, addk(b, ay, 0x1p23f), 0x1p23f), ay);
   R y_integer = cmp(b, "eq", ay_rounded, ay);
@@ -630,7 +614,7 @@ static R pow_f32(PtxBuilder *b, R x, R y) {
   R y_odd = p_and(b, y_integer, icmpk(b, "ne", low_bit, 0));
   R negative_x = icmpk(b, "lt", bits_of(b, x), 0);
   result = sel_negated(b, p_and(b, negative_x, y_odd), result);
-  R y_not_integer = op1(b, PTX_PRED, "not.pred", y_integer);
+  R y_not_integer = ptx_op1(b, PTX_PRED, "not.pred", y_integer);
   R negative = cmpk(b, "lt", x, 0.0f), finite = cmpk(b, "gt", x, -F32_INF);
   R invalid = p_and(b, p_and(b, negative, finite), y_not_integer);
   R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
@@ -644,7 +628,7 @@ static R pow_f32(PtxBuilder *b, R x, R y) {
 
 /* ---- compositions of the above (math_reference.c's atanf ... atanhf) ---- */
 
-static R sqrt_f32(PtxBuilder *b, R x) { return op1(b, PTX_F32, "sqrt.rn.f32", x); }
+static R sqrt_f32(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F32, "sqrt.rn.f32", x); }
 
 static R atan_f32(PtxBuilder *b, R x) { return atan2_f32(b, x, f_imm(b, 1.0f)); }
 

@@ -33,29 +33,14 @@ static R l_imm(PtxBuilder *b, int64_t v) {
   return d;
 }
 
-static R op1(PtxBuilder *b, PtxType t, const char *op, R a) {
-  R d = reg(b, t);
-  ptx_inst(b, "$s $r, $r", op, d, a);
-  return d;
-}
-static R op2(PtxBuilder *b, PtxType t, const char *op, R a, R c) {
-  R d = reg(b, t);
-  ptx_inst(b, "$s $r, $r, $r", op, d, a, c);
-  return d;
-}
-static R op3(PtxBuilder *b, PtxType t, const char *op, R a, R c, R e) {
-  R d = reg(b, t);
-  ptx_inst(b, "$s $r, $r, $r, $r", op, d, a, c, e);
-  return d;
-}
 
-static R add(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "add.rn.f64", x, y); }
-static R sub(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "sub.rn.f64", x, y); }
-static R mul(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "mul.rn.f64", x, y); }
-static R divide(PtxBuilder *b, R x, R y) { return op2(b, PTX_F64, "div.rn.f64", x, y); }
-static R dfma(PtxBuilder *b, R x, R y, R z) { return op3(b, PTX_F64, "fma.rn.f64", x, y, z); }
-static R neg(PtxBuilder *b, R x) { return op1(b, PTX_F64, "neg.f64", x); }
-static R dsqrt(PtxBuilder *b, R x) { return op1(b, PTX_F64, "sqrt.rn.f64", x); }
+static R add(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "add.rn.f64", x, y); }
+static R sub(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "sub.rn.f64", x, y); }
+static R mul(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "mul.rn.f64", x, y); }
+static R divide(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "div.rn.f64", x, y); }
+static R dfma(PtxBuilder *b, R x, R y, R z) { return ptx_op3(b, PTX_F64, "fma.rn.f64", x, y, z); }
+static R neg(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F64, "neg.f64", x); }
+static R dsqrt(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F64, "sqrt.rn.f64", x); }
 static R addk(PtxBuilder *b, R x, double k) { return add(b, x, d_imm(b, k)); }
 static R subk(PtxBuilder *b, R x, double k) { return sub(b, x, d_imm(b, k)); }
 static R mulk(PtxBuilder *b, R x, double k) { return mul(b, x, d_imm(b, k)); }
@@ -78,8 +63,8 @@ static R lcmpk(PtxBuilder *b, const char *op, R x, int k) {
   return p;
 }
 static R is_nan(PtxBuilder *b, R x) { return cmp(b, "nan", x, x); }
-static R p_or(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "or.pred", p, q); }
-static R p_and(PtxBuilder *b, R p, R q) { return op2(b, PTX_PRED, "and.pred", p, q); }
+static R p_or(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "or.pred", p, q); }
+static R p_and(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "and.pred", p, q); }
 
 static R sel(PtxBuilder *b, R mask, R a, R c) {
   R d = reg(b, PTX_F64);
@@ -104,8 +89,8 @@ static R min_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "lt", x, y), x,
 static R max_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "gt", x, y), x, y); }
 static R mink(PtxBuilder *b, R x, double k) { return min_f64(b, x, d_imm(b, k)); }
 
-static R bits_of(PtxBuilder *b, R x) { return op1(b, PTX_S64, "mov.b64", x); }
-static R double_of_bits(PtxBuilder *b, R r) { return op1(b, PTX_F64, "mov.b64", r); }
+static R bits_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S64, "mov.b64", x); }
+static R double_of_bits(PtxBuilder *b, R r) { return ptx_op1(b, PTX_F64, "mov.b64", r); }
 /* d = OP x, k on s64 lanes; k written in hex (masks of the sign bit) */
 static R lop(PtxBuilder *b, const char *op, R x, uint64_t k) {
   char text[24];
@@ -114,7 +99,7 @@ static R lop(PtxBuilder *b, const char *op, R x, uint64_t k) {
   ptx_inst(b, "$s $r, $r, $s", op, d, x, text);
   return d;
 }
-static R lop2(PtxBuilder *b, const char *op, R x, R y) { return op2(b, PTX_S64, op, x, y); }
+static R lop2(PtxBuilder *b, const char *op, R x, R y) { return ptx_op2(b, PTX_S64, op, x, y); }
 
 static const uint64_t SIGN_BIT = UINT64_C(1) << 63;
 static const uint64_t MANTISSA = (UINT64_C(1) << 52) - 1;
@@ -130,8 +115,8 @@ static R copysign_f64(PtxBuilder *b, R x, R s) {
 /* 2^n for -1022 <= n <= 1023, built in the exponent field. */
 static R pow2_f64(PtxBuilder *b, R n) { return double_of_bits(b, lop(b, "shl.b64", lop(b, "add.s64", n, 1023), 52)); }
 
-static R int_of(PtxBuilder *b, R x) { return op1(b, PTX_S64, "cvt.rzi.s64.f64", x); }
-static R double_of(PtxBuilder *b, R i) { return op1(b, PTX_F64, "cvt.rn.f64.s64", i); }
+static R int_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S64, "cvt.rzi.s64.f64", x); }
+static R double_of(PtxBuilder *b, R i) { return ptx_op1(b, PTX_F64, "cvt.rn.f64.s64", i); }
 
 static R polynomial(PtxBuilder *b, const double *c, int count, R v) {
   R p = d_imm(b, c[count - 1]);
@@ -480,7 +465,7 @@ static R pow_log2(PtxBuilder *b, R ax, R *low) {
 /* 2^(z + z_l), z clamped to [-1100, 1100], a NaN z to 0. */
 static R pow_exp2(PtxBuilder *b, R z, R z_l) {
   R within = cmpk(b, "le", abs_f64(b, z), 1100.0);
-  R out = op1(b, PTX_PRED, "not.pred", within);
+  R out = ptx_op1(b, PTX_PRED, "not.pred", within);
   R bound = selk_to(b, cmpk(b, "gt", z, 0.0), 1100.0, d_imm(b, -1100.0));
   R zc = sel(b, out, bound, z);
   R z_nan = is_nan(b, z);
@@ -531,7 +516,7 @@ static R pow_f64(PtxBuilder *b, R x, R y) {
   R minus_result = neg(b, result);
   result = sel(b, flip, minus_result, result);
   R negative = cmpk(b, "lt", x, 0.0), finite = cmpk(b, "gt", x, -F64_INF);
-  R y_fraction = op1(b, PTX_PRED, "not.pred", y_integer);
+  R y_fraction = ptx_op1(b, PTX_PRED, "not.pred", y_integer);
   R invalid = p_and(b, p_and(b, negative, finite), y_fraction);
   R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
   result = sel_nan(b, p_or(b, p_or(b, invalid, nan_x), nan_y), result);
@@ -594,9 +579,9 @@ static R two_over_pi_bits(PtxBuilder *b, R at, int offset, R shift, R shift_rest
   R first = reg(b, PTX_U64), second = reg(b, PTX_U64);
   ptx_inst(b, "ld.global.nc.u64 $r, [$r+$d]", first, at, offset);
   ptx_inst(b, "ld.global.nc.u64 $r, [$r+$d]", second, at, offset + 8);
-  R high = op2(b, PTX_U64, "shl.b64", first, shift);
-  R low = op2(b, PTX_U64, "shr.u64", lop(b, "shr.u64", second, 1), shift_rest);
-  return op2(b, PTX_U64, "or.b64", high, low);
+  R high = ptx_op2(b, PTX_U64, "shl.b64", first, shift);
+  R low = ptx_op2(b, PTX_U64, "shr.u64", lop(b, "shr.u64", second, 1), shift_rest);
+  return ptx_op2(b, PTX_U64, "or.b64", high, low);
 }
 
 /* The high 64 bits of x y (the low ones are mul.lo), from 32-bit halves. */
@@ -624,7 +609,7 @@ static R trig_window_product(PtxBuilder *b, R bits, R *r1, R *lo2) {
   e = lsel(b, e_low, l_imm(b, -32), e);
   R m = lop(b, "or.b64", lop(b, "and.b64", bits, MANTISSA), UINT64_C(1) << 52);
   R g = lop(b, "add.s64", e, 62);
-  R shift = u32_op(b, "and.b32", op1(b, PTX_U32, "cvt.u32.u64", g), 63);
+  R shift = u32_op(b, "and.b32", ptx_op1(b, PTX_U32, "cvt.u32.u64", g), 63);
   R shift_rest = reg(b, PTX_U32);
   ptx_inst(b, "sub.s32 $r, 63, $r", shift_rest, shift);
   R table = reg(b, PTX_U64);
@@ -777,8 +762,8 @@ static R cbrt_f64(PtxBuilder *b, R x) {
   R q = lop(b, "sub.s64", lop(b, "shr.s64", lop(b, "mul.lo.s64", lop(b, "add.s64", e, 3000), 21846), 16), 1000);
   R k = lop2(b, "sub.s64", e, lop(b, "mul.lo.s64", q, 3));
   R a = mul(b, m, pow2_f64(b, k));
-  R guess = ptx_math_cbrt_f32(b, op1(b, PTX_F32, "cvt.rn.f32.f64", a));
-  R g = op1(b, PTX_F64, "cvt.f64.f32", guess);
+  R guess = ptx_math_cbrt_f32(b, ptx_op1(b, PTX_F32, "cvt.rn.f32.f64", a));
+  R g = ptx_op1(b, PTX_F64, "cvt.f64.f32", guess);
   g = cbrt_newton(b, cbrt_newton(b, g, a), a);
   R y = copysign_f64(b, mul(b, g, pow2_f64(b, q)), x);
   R zero = cmpk(b, "eq", ax, 0.0), infinite = cmpk(b, "eq", ax, F64_INF);
