@@ -495,27 +495,67 @@ static bool access_is_identity(const Kernel *k, const KernelOp *op, const Shape 
   return true;
 }
 
-/* Elements per 128-bit access when every load and store is at the
- * output's own index, in one layout and one 4- or 8-byte width, and the
- * indices feed nothing else; 0 when the kernel needs the scalar loop. */
-static int vector_width(const Kernel *k) {
-  if (k->kind != KERNEL_LOOP || k->rank == 0 || k->output_count == 0) return 0;
-  int width = 0;
+/* How a vectorised loop reads each load (VectorPlan.loads, per op):
+ *   IDENTITY   at the output's own index: a 128-bit load at vector v
+ *   INNER      varying along the output's innermost physical dim, which is
+ *              its own innermost (a bias over rows): a 128-bit load at the
+ *              first lane's index
+ *   INVARIANT  not varying along it (a per-row scale, a scalar): one load,
+ *              the same value in every lane
+ * INNER and INVARIANT need the output's innermost extent to be a multiple
+ * of the lanes, so that the lanes of a vector share every other index. */
+enum { VLOAD_IDENTITY = 1, VLOAD_INNER, VLOAD_INVARIANT };
+
+typedef struct VectorPlan {
+  int width;                /* lanes: 4 (4-byte elements) or 2 (8-byte); 0: the scalar loop */
+  bool needs_index;         /* some load is INNER or INVARIANT: the first lane's index is needed */
+  unsigned char *loads;     /* per op, for KOP_LOAD (owned) */
+} VectorPlan;
+
+/* A load whose indices are loop indices: INNER, INVARIANT, or 0. */
+static int load_kind_of(const Kernel *k, const KernelOp *op, const Shape *s, int inner, int bytes) {
+  int uses = 0, at = -1;
+  for (int d = 0; d < s->rank; d++) {
+    const KernelOp *arg = &k->ops[op->args[d]];
+    if (arg->kop != KOP_INDEX) return 0;
+    if (arg->dim == inner) uses++, at = d;
+  }
+  if (uses == 0) return VLOAD_INVARIANT;
+  bool contiguous = uses == 1 && s->minor_to_major[0] == at && type_byte_size(s->type) == bytes &&
+                    !emit_is_half(s->type) && s->dims[at] == k->dims[inner];
+  return contiguous ? VLOAD_INNER : 0;
+}
+
+/* The lanes per 128-bit access: every store at the output's own index, in
+ * one layout and one 4- or 8-byte width; every load one of the kinds above,
+ * the 128-bit ones of that width; the indices feeding nothing but loads. */
+static VectorPlan vector_plan(const Kernel *k) {
+  VectorPlan p = {0};
+  if (k->kind != KERNEL_LOOP || k->rank == 0 || k->output_count == 0) return p;
+  const Shape *out = &k->outputs[0].shape;
+  int bytes = type_byte_size(out->type), inner = (int)out->minor_to_major[0];
+  if (emit_is_half(out->type) || out->type == TYPE_PRED || (bytes != 4 && bytes != 8) || inner >= k->rank) return p;
+  p.loads = calloc_or_exit((size_t)k->op_count + 1, 1);
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
     bool memory = op->kop == KOP_LOAD || op->kop == KOP_STORE;
-    if (memory) {
-      const Shape *s = op->kop == KOP_LOAD ? &k->inputs[op->buffer].shape : &k->outputs[op->buffer].shape;
-      int bytes = type_byte_size(s->type);
-      if (emit_is_half(s->type) || s->type == TYPE_PRED || (bytes != 4 && bytes != 8) || (width && bytes != width)) return 0;
-      width = bytes;
-      if (!access_is_identity(k, op, s, op->kop == KOP_STORE)) return 0;
-    }
-    for (int a = memory ? op->arg_count : 0; a < op->arg_count; a++)
-      if (k->ops[op->args[a]].kop == KOP_INDEX) return 0;
-    if (op->kop == KOP_STORE && k->ops[op->args[0]].kop == KOP_INDEX) return 0;
+    const Shape *s = op->kop == KOP_LOAD ? &k->inputs[op->buffer].shape : &k->outputs[op->buffer].shape;
+    bool ok = true;
+    if (op->kop == KOP_STORE)
+      ok = type_byte_size(s->type) == bytes && !emit_is_half(s->type) && s->type != TYPE_PRED &&
+           access_is_identity(k, op, s, 1) && k->ops[op->args[0]].kop != KOP_INDEX;
+    else if (op->kop == KOP_LOAD && type_byte_size(s->type) == bytes && !emit_is_half(s->type) &&
+             s->type != TYPE_PRED && access_is_identity(k, op, s, 0))
+      p.loads[i] = VLOAD_IDENTITY;
+    else if (op->kop == KOP_LOAD)
+      ok = (p.loads[i] = (unsigned char)load_kind_of(k, op, s, inner, bytes)) != 0;
+    for (int a = memory ? op->arg_count : 0; ok && a < op->arg_count; a++) ok = k->ops[op->args[a]].kop != KOP_INDEX;
+    if (!ok) return free(p.loads), (VectorPlan){0};
+    p.needs_index |= p.loads[i] == VLOAD_INNER || p.loads[i] == VLOAD_INVARIANT;
   }
-  return width ? 16 / width : 0;
+  p.width = 16 / bytes;
+  if (p.needs_index && k->dims[inner] % p.width) return free(p.loads), (VectorPlan){0};
+  return p;
 }
 
 /* One 128-bit ld or st: "{%f1, %f2, %f3, %f4}" and its type. */
@@ -535,13 +575,43 @@ static const char *vector_type(ElementType t) {
   return ptx_type_suffix(pt);
 }
 
-/* Vector `v` of every buffer: the loads, the body once per lane, the stores. */
-static bool vector_body_emit(Emit *E, PtxReg v, int width) {
-  const Kernel *k = E->k;
+/* A load of the vector whose first lane is at E->index: 128 bits at that
+ * index (INNER), or one element for every lane (INVARIANT). */
+static void vector_load_indexed(Emit *E, int i, int kind, int width) {
+  const KernelOp *op = &E->k->ops[i];
+  const Shape *s = &E->k->inputs[op->buffer].shape;
+  for (int d = 0; d < s->rank; d++) E->values[op->args[d]] = E->index[E->k->ops[op->args[d]].dim];
+  PtxReg address = buffer_address(E, E->inputs[op->buffer], s, op, 0);
+  if (kind == VLOAD_INVARIANT) {
+    PtxReg v = element_load(E, s->type, address);
+    for (int l = 0; l < width; l++) E->lanes[i][l] = v;
+    return;
+  }
   char list[160];
+  for (int l = 0; l < width; l++) E->lanes[i][l] = emit_value_new(E, s->type);
+  vector_list(E->lanes[i], width, list, sizeof list);
+  ptx_inst(E->b, "ld.global.v$d$s $s, [$r]", width, vector_type(s->type), list, address);
+}
+
+/* Vector `v` of every buffer: the loads, the body once per lane, the stores. */
+static bool vector_body_emit(Emit *E, PtxReg v, const VectorPlan *plan) {
+  const Kernel *k = E->k;
+  int width = plan->width;
+  char list[160];
+  if (plan->needs_index) {  /* the first lane's logical index */
+    int64_t order[AXLE_MAX_RANK];
+    PtxReg first = ptx_reg_new(E->b, PTX_U64);
+    ptx_inst(E->b, "mul.lo.s64 $r, $r, $d", first, v, width);
+    emit_space_order(k, order);
+    emit_indices_recover(E, first, k->rank, k->dims, order, E->index);
+  }
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
     if (op->kop != KOP_LOAD) continue;
+    if (plan->loads[i] != VLOAD_IDENTITY) {
+      vector_load_indexed(E, i, plan->loads[i], width);
+      continue;
+    }
     ElementType t = k->inputs[op->buffer].shape.type;
     for (int l = 0; l < width; l++) E->lanes[i][l] = emit_value_new(E, t);
     PtxReg address = ptx_element_address(E->b, E->inputs[op->buffer], v, 16);
@@ -564,8 +634,10 @@ static bool vector_body_emit(Emit *E, PtxReg v, int width) {
 
 /* The vectors, when every pointer is 16-byte aligned; returns the first
  * element left for the scalar loop (n rounded down, or 0 if unaligned). */
-static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, int width, int64_t n, PtxReg *scalar_start) {
+static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, const VectorPlan *plan, int64_t n,
+                             PtxReg *scalar_start) {
   const Kernel *k = E->k;
+  int width = plan->width;
   PtxReg bits = ptx_reg_new(E->b, PTX_B64), aligned = ptx_reg_new(E->b, PTX_PRED);
   PtxReg count = ptx_reg_new(E->b, PTX_U64);
   ptx_comment(E->b, "%d elements per 128-bit access where every buffer is 16-byte aligned", width);
@@ -578,7 +650,7 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, int width, i
   PtxReg (*lanes)[4] = calloc_or_exit((size_t)k->op_count + 1, sizeof *lanes);
   GridLoop g = grid_loop_open_to(E, thread, 0, &count);
   E->lanes = lanes;
-  bool ok = vector_body_emit(E, g.i, width);
+  bool ok = vector_body_emit(E, g.i, plan);
   E->lanes = NULL;
   free(lanes);
   if (!ok) return false;
@@ -591,12 +663,15 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, int width, i
 static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
   int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
-  int width = vector_width(k);
+  VectorPlan plan = vector_plan(k);
+  int width = plan.width;
   PtxReg thread = ptx_global_thread_index(E->b), stride = emit_grid_stride(E, false);
   PtxReg first = thread;
   if (width) {
     PtxReg start;
-    if (!vector_loop_emit(E, thread, stride, width, n, &start)) return false;
+    bool ok = vector_loop_emit(E, thread, stride, &plan, n, &start);
+    free(plan.loads);
+    if (!ok) return false;
     first = ptx_reg_new(E->b, PTX_U64);
     ptx_inst(E->b, "add.s64 $r, $r, $r", first, start, thread);
   }

@@ -229,12 +229,28 @@ TEST(an_elementwise_fusion_over_equal_shapes_uses_128_bit_loads_and_stores_when_
   expect_kernel(elementwise_fusion, "loop.v4", marks, 4);
 }
 
+/* A broadcast along rows (a bias) is read 128 bits at a time at the first
+ * lane's index; a broadcast scalar once per vector; when the rows are not
+ * a whole number of vectors, one element per thread through index
+ * arithmetic. */
 TEST(a_broadcast_reads_through_index_arithmetic_one_element_per_thread) {
-  static const char *const marks[] = {"div.u32", "rem.u32", "ld.global.f32"};
+  static const char *const vector_marks[] = {"div.u32", "rem.u32", "ld.global.v4.f32", "st.global.v4.f32"};
   expect_kernel("HloModule b\nfused { x = f32[256] parameter(0)\n y = f32[128,256] parameter(1)\n"
                 "  xb = f32[128,256] broadcast(x), dimensions={1}\n ROOT s = f32[128,256] add(xb, y) }\n"
                 "ENTRY e { x = f32[256] parameter(0)\n y = f32[128,256] parameter(1)\n"
                 "  ROOT f = f32[128,256] fusion(x, y), kind=kLoop, calls=fused }\n",
+                "loop.v4", vector_marks, 4);
+  static const char *const scalar_marks[] = {"ld.global.f32", "ld.global.v4.f32", "st.global.v4.f32"};
+  expect_kernel("HloModule b\nfused { x = f32[] parameter(0)\n y = f32[128,256] parameter(1)\n"
+                "  xb = f32[128,256] broadcast(x), dimensions={}\n ROOT s = f32[128,256] multiply(xb, y) }\n"
+                "ENTRY e { x = f32[] parameter(0)\n y = f32[128,256] parameter(1)\n"
+                "  ROOT f = f32[128,256] fusion(x, y), kind=kLoop, calls=fused }\n",
+                "loop.v4", scalar_marks, 3);
+  static const char *const marks[] = {"div.u32", "rem.u32", "ld.global.f32"};
+  expect_kernel("HloModule b\nfused { x = f32[250] parameter(0)\n y = f32[128,250] parameter(1)\n"
+                "  xb = f32[128,250] broadcast(x), dimensions={1}\n ROOT s = f32[128,250] add(xb, y) }\n"
+                "ENTRY e { x = f32[250] parameter(0)\n y = f32[128,250] parameter(1)\n"
+                "  ROOT f = f32[128,250] fusion(x, y), kind=kLoop, calls=fused }\n",
                 "loop", marks, 3);
 }
 
