@@ -53,30 +53,33 @@ row build 1 0 0 "make: library, tools, tests"
 # failure's error goes into $out/corpus-reasons, to be grouped below.
 corpus_passed=0; corpus_failed=0
 : >"$out/corpus-reasons"
-for hlo in tests/hlo/*.hlo; do
-  [ -e "$hlo" ] || continue
-  name=$(basename "$hlo" .hlo); dir=tests/hlo/$name; res=$out/corpus/$name
+# corpus_one NAME LABEL: one module on the GPU against its goldens (with
+# the caller's AXLE_FLAGS); 0 when it matches, its reason appended to
+# $out/corpus-reasons otherwise.
+corpus_one() {
+  local name=$1 label=$2 dir=tests/hlo/$1 res=$out/$2/$1 args=() tol=() golden msg reason
   mkdir -p "$res"
-  args=()
   for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
-  if ! timeout 60 "$BUILD/axle-run" --backend gpu "${args[@]}" --out "$res" "$hlo" >"$res/log" 2>&1; then
-    corpus_failed=$((corpus_failed + 1))
+  if ! timeout 60 "$BUILD/axle-run" --backend gpu "${args[@]}" --out "$res" "tests/hlo/$name.hlo" >"$res/log" 2>&1; then
     reason=$(grep -m1 'error' "$res/log" || head -1 "$res/log")
     [ -z "$reason" ] && reason="exited without a message (timeout or crash)"
     echo "$reason" >>"$out/corpus-reasons"
-    echo "FAIL corpus-gpu/$name: $reason"
-    continue
+    echo "FAIL $label/$name: $reason"
+    return 1
   fi
-  tol=(); [ -f "$dir/tolerance" ] && read -r -a tol <"$dir/tolerance"
-  ok=1
+  [ -f "$dir/tolerance" ] && read -r -a tol <"$dir/tolerance"
   for golden in "$dir"/out*.npy; do
     [ -e "$golden" ] || continue
     if ! msg=$("$BUILD/tests/npycmp" "$golden" "$res/$(basename "$golden")" "${tol[@]}" 2>&1); then
-      ok=0; echo "wrong result: $(echo "$msg" | head -1)" >>"$out/corpus-reasons"
-      echo "FAIL corpus-gpu/$name: $(basename "$golden"): $(echo "$msg" | head -1)"; break
+      echo "wrong result: $(echo "$msg" | head -1)" >>"$out/corpus-reasons"
+      echo "FAIL $label/$name: $(basename "$golden"): $(echo "$msg" | head -1)"; return 1
     fi
   done
-  if [ $ok -eq 1 ]; then corpus_passed=$((corpus_passed + 1)); echo "PASS corpus-gpu/$name"
+  echo "PASS $label/$name"
+}
+for hlo in tests/hlo/*.hlo; do
+  [ -e "$hlo" ] || continue
+  if corpus_one "$(basename "$hlo" .hlo)" corpus-gpu; then corpus_passed=$((corpus_passed + 1))
   else corpus_failed=$((corpus_failed + 1)); fi
 done
 # Like reasons count together: the location and the instruction's text go,
@@ -85,6 +88,17 @@ sed -E -e 's/^.*error: //' -e 's/cannot compile .* \(([a-z0-9-]+)\) yet/cannot c
     "$out/corpus-reasons" | cut -c1-90 | sort | uniq -c | sort -rn >"$out/corpus-reasons-grouped"
 top_reason=$(head -3 "$out/corpus-reasons-grouped" | sed -E 's/^ *([0-9]+) (.*)/\1x \2/' | paste -sd ';' - | sed 's/;/; /g')
 row corpus-gpu "$corpus_passed" "$corpus_failed" 0 "${top_reason:-every module matches NumPy}"
+
+# ---- the dot modules again on mma.sync ----
+# On sm_90a the half-precision GEMMs above ran on wgmma; --gpu_no_wgmma runs
+# them on the sm_80 kernel, so a wgmma fault shows as a contrast here.
+mma_passed=0; mma_failed=0
+for hlo in tests/hlo/dot_*.hlo; do
+  if AXLE_FLAGS="${AXLE_FLAGS:-} --gpu_no_wgmma" corpus_one "$(basename "$hlo" .hlo)" corpus-mma >/dev/null 2>&1; then
+    mma_passed=$((mma_passed + 1))
+  else mma_failed=$((mma_failed + 1)); fi
+done
+row corpus-mma "$mma_passed" "$mma_failed" 0 "tests/hlo/dot_* with --gpu_no_wgmma (mma.sync on sm_90a)"
 
 # ---- the example kernels on the device ----
 smoke=$BUILD/gpu/gpu_smoke
