@@ -258,7 +258,7 @@ static bool program_load(GpuProgram *p, const char *ptx, Status *st) {
     if (!gpu_function_get(&p->gpu, p->module, l->entry, &l->function, st)) return false;
     /* past 48 KB a kernel's dynamic shared memory has to be asked for */
     if (l->shared_bytes > 48 * 1024 && !gpu_function_allow_shared(&p->gpu, l->function, l->entry, l->shared_bytes, st))
-      return false;
+      return gpu_launch_locate(p, l, st);
   }
   return true;
 }

@@ -171,6 +171,10 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, const CUdeviceptr *add
   }
   const unsigned grid[3] = {l->grid, 1, 1}, block[3] = {l->block, 1, 1};
   if (ok && gpu_launch(&p->gpu, l->function, l->entry, grid, block, l->shared_bytes, params, st)) return true;
+  return gpu_launch_locate(p, l, st);
+}
+
+bool gpu_launch_locate(const GpuProgram *p, const GpuLaunch *l, Status *st) {
   char message[sizeof st->message];
   snprintf(message, sizeof message, "%s", st->message);
   /* A fusion the optimizer made has no line of its own: point at the line

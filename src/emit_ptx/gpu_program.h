@@ -141,6 +141,9 @@ HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_coun
  * conditionals wait for the stream to download their scalar. The caller
  * holds p->lock and has entered the context. */
 bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st);
+/* Rewrites st's message as located at l's instruction (a fusion's at its
+ * root's line) and returns false. */
+bool gpu_launch_locate(const GpuProgram *p, const GpuLaunch *l, Status *st);
 
 /* ------------------------------------------------------ gpu_device_buffers.c
  * Arrays kept on the device between runs (backend.h's device_* entries,
