@@ -8,6 +8,9 @@
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
 #   make fuzz     libFuzzer target for the parser (needs clang); FUZZ_SECONDS=600
 #   make install  PREFIX=/usr/local
+#
+# Any of them builds faster with -jN (N files at a time; .ci/run uses one a
+# core). The tests run on every core whatever -j says (JOBS=N to change).
 
 CC      ?= cc
 BUILD   ?= build

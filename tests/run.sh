@@ -10,17 +10,44 @@
 #   malformed    tests/malformed/*.hlo: each must exit 2 with a located
 #                "FILE:LINE:COL: error:" message; NAME.expect, if present,
 #                holds text the message must contain
+#
+# The slow sections run their items (a unit test, a corpus module) as
+# parallel jobs, JOBS at a time (default: the number of cores); the output
+# and the counts are the same as one item at a time, in the same order.
 set -u
 BUILD=${1:-build}
 out=$BUILD/test-out
 rm -rf "$out"; mkdir -p "$out"
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 passed=0; failed=0; skipped=0
 pass() { passed=$((passed + 1)); echo "PASS $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; [ $# -gt 1 ] && printf '  %s\n' "${@:2}"; }
 
+# in_parallel FUNCTION ITEM...: FUNCTION ITEM for every ITEM, $jobs at a
+# time. Each runs in a subshell that starts its counts at zero, with its
+# stdout in a file; when all are done, their outputs are printed and their
+# counts added in ITEM order, so nothing depends on which finished first.
+# FUNCTION passes anything else back in files (the corpus-cpu markers).
+parallel_runs=0
+in_parallel() {
+  local fn=$1 dir=$out/jobs/$parallel_runs running=0 i=0 item p f s; shift
+  parallel_runs=$((parallel_runs + 1)); mkdir -p "$dir"
+  for item in "$@"; do
+    if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+    (passed=0; failed=0; skipped=0; "$fn" "$item" >"$dir/$i.out"; echo "$passed $failed $skipped" >"$dir/$i.counts") &
+    running=$((running + 1)); i=$((i + 1))
+  done
+  wait
+  for ((i = 0; i < $#; i++)); do
+    cat "$dir/$i.out"
+    read -r p f s <"$dir/$i.counts" || { p=0; f=1; s=0; echo "FAIL $fn ${*:i+1:1}: its job ended without its counts"; }
+    passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+  done
+}
+
 # ---- unit tests ----
-for t in "$BUILD"/tests/test_*; do
-  [ -x "$t" ] || continue
+unit_test() {  # PROGRAM: run it, count its PASS/FAIL/SKIP lines, show the failures and skips
+  local t=$1 name log rc p f s
   name=$(basename "$t")
   log=$out/$name.log
   timeout 600 "$t" >"$log" 2>&1; rc=$?
@@ -31,7 +58,10 @@ for t in "$BUILD"/tests/test_*; do
     fail "$name" "exited with status $rc without reporting a failure:" "$(tail -5 "$log")"
   fi
   echo "$name: $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
-done
+}
+unit_tests=()
+for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && unit_tests+=("$t"); done
+in_parallel unit_test "${unit_tests[@]}"
 
 # ---- corpus: run each module on its inputs and compare with NumPy's outputs ----
 # Each module runs three ways: as written on the interpreter; optimized
@@ -54,10 +84,10 @@ check_outputs() {  # LABEL DIR RESULT_DIR: compare every golden in DIR with RESU
   elif [ "$n" -ne "$got" ]; then fail "$label" "expected $n outputs, got $got"
   else pass "$label"; fi
 }
-for hlo in tests/hlo/*.hlo; do
-  [ -e "$hlo" ] || continue
-  name=$(basename "$hlo" .hlo); dir=tests/hlo/$name
-  args=()
+corpus_modules=()
+for hlo in tests/hlo/*.hlo; do [ -e "$hlo" ] && corpus_modules+=("$(basename "$hlo" .hlo)"); done
+corpus_interp() {  # NAME: the module three ways on the interpreter
+  local name=$1 dir=tests/hlo/$1 hlo=tests/hlo/$1.hlo args=() i mode res label module flags
   for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
   for mode in plain opt opt-text; do
     res=$out/corpus-$mode/$name; mkdir -p "$res"
@@ -75,18 +105,17 @@ for hlo in tests/hlo/*.hlo; do
     fi
     check_outputs "$label" "$dir" "$res"
   done
-done
+}
+in_parallel corpus_interp "${corpus_modules[@]}"
 
 # ---- corpus-cpu: every module on --backend cpu at 1 and 2 threads ----
 # The CPU backend must either compile a module and match NumPy's goldens
 # (the same tolerance files) with byte-identical outputs at 1 and 2 threads,
 # or refuse it at compile time: exit 2 and "the CPU backend cannot compile
 # ... yet". A wrong answer, a crash or any other exit code fails.
-cpu_matched=0; cpu_refused=0; cpu_compiled=()
-for hlo in tests/hlo/*.hlo; do
-  [ -e "$hlo" ] || continue
-  name=$(basename "$hlo" .hlo); dir=tests/hlo/$name; label=corpus-cpu/$name
-  args=()
+# Each job leaves a marker, refused or matched, in its t1 result directory.
+corpus_cpu() {  # NAME: the module at 1 and 2 threads
+  local name=$1 dir=tests/hlo/$1 hlo=tests/hlo/$1.hlo label=corpus-cpu/$1 args=() i rc threads res log1 same f before
   for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
   rc=()
   for threads in 1 2; do
@@ -96,39 +125,50 @@ for hlo in tests/hlo/*.hlo; do
   done
   log1=$out/corpus-cpu-t1/$name/log
   if [ "${rc[0]}" -eq 2 ] && [ "${rc[1]}" -eq 2 ] && grep -q "the CPU backend cannot compile .* yet" "$log1"; then
-    cpu_refused=$((cpu_refused + 1)); pass "$label (refused: $(grep -o 'cannot compile [^ ]* ([^)]*)' "$log1" | head -1))"; continue
+    touch "$out/corpus-cpu-t1/$name/refused"; pass "$label (refused: $(grep -o 'cannot compile [^ ]* ([^)]*)' "$log1" | head -1))"; return
   fi
   if [ "${rc[0]}" -ne 0 ] || [ "${rc[1]}" -ne 0 ]; then
-    fail "$label" "exit ${rc[0]} at 1 thread, ${rc[1]} at 2:" "$(head -3 "$log1")"; continue
+    fail "$label" "exit ${rc[0]} at 1 thread, ${rc[1]} at 2:" "$(head -3 "$log1")"; return
   fi
   same=1
   for f in "$out/corpus-cpu-t1/$name"/out*.npy; do
     cmp -s "$f" "$out/corpus-cpu-t2/$name/$(basename "$f")" || same=0
   done
-  if [ $same -eq 0 ]; then fail "$label" "outputs at 1 and 2 threads differ"; continue; fi
+  if [ $same -eq 0 ]; then fail "$label" "outputs at 1 and 2 threads differ"; return; fi
   before=$failed
   check_outputs "$label" "$dir" "$out/corpus-cpu-t1/$name"
-  [ $failed -eq $before ] && cpu_matched=$((cpu_matched + 1)) && cpu_compiled+=("$name")
+  [ $failed -eq $before ] && touch "$out/corpus-cpu-t1/$name/matched"
+}
+in_parallel corpus_cpu "${corpus_modules[@]}"
+cpu_matched=0; cpu_refused=0; cpu_compiled=()
+for name in "${corpus_modules[@]}"; do
+  [ -f "$out/corpus-cpu-t1/$name/refused" ] && cpu_refused=$((cpu_refused + 1))
+  [ -f "$out/corpus-cpu-t1/$name/matched" ] && cpu_matched=$((cpu_matched + 1)) && cpu_compiled+=("$name")
 done
 echo "corpus-cpu: $cpu_matched compiled and matched at 1 and 2 threads (byte-identical), $cpu_refused refused (exit 2, cannot compile ... yet)"
 # The modules it compiled, again at each lower ISA level (AXLE_CPU) this
 # machine has: the same goldens must match. Nothing the machine's own
 # level compiles may be refused at a lower one (without FMA, sse4 emulates
 # it exactly).
+corpus_cpu_level() {  # NAME: the module at ISA level $level; a matched marker when it matches
+  local name=$1 dir=tests/hlo/$1 res=$out/corpus-cpu-$level/$1 args=() i level_rc before
+  mkdir -p "$res"
+  for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
+  AXLE_CPU=$level timeout 120 "$BUILD/axle-run" --backend cpu --threads 1 "${args[@]}" --out "$res" "tests/hlo/$name.hlo" >"$res/log" 2>&1
+  level_rc=$?
+  if [ $level_rc -ne 0 ]; then
+    fail "corpus-cpu-$level/$name" "axle-run failed at $level (exit $level_rc):" "$(head -3 "$res/log")"; return
+  fi
+  before=$failed
+  check_outputs "corpus-cpu-$level/$name" "$dir" "$res"
+  [ $failed -eq $before ] && touch "$res/matched"
+}
 for level in sse4 avx2; do
   AXLE_CPU=$level timeout 20 "$BUILD/axle-run" --backend cpu --seed 1 examples/reduce_sum.hlo >/dev/null 2>&1 || continue
+  in_parallel corpus_cpu_level "${cpu_compiled[@]}"
   level_matched=0
   for name in "${cpu_compiled[@]}"; do
-    dir=tests/hlo/$name; res=$out/corpus-cpu-$level/$name; mkdir -p "$res"; args=()
-    for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
-    AXLE_CPU=$level timeout 120 "$BUILD/axle-run" --backend cpu --threads 1 "${args[@]}" --out "$res" "tests/hlo/$name.hlo" >"$res/log" 2>&1
-    level_rc=$?
-    if [ $level_rc -ne 0 ]; then
-      fail "corpus-cpu-$level/$name" "axle-run failed at $level (exit $level_rc):" "$(head -3 "$res/log")"; continue
-    fi
-    before=$failed
-    check_outputs "corpus-cpu-$level/$name" "$dir" "$res"
-    [ $failed -eq $before ] && level_matched=$((level_matched + 1))
+    [ -f "$out/corpus-cpu-$level/$name/matched" ] && level_matched=$((level_matched + 1))
   done
   echo "corpus-cpu-$level: $level_matched of ${#cpu_compiled[@]} matched at AXLE_CPU=$level, 1 thread"
 done
@@ -322,19 +362,27 @@ gpu_script() {  # LABEL SCRIPT ARGS...
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then fail "$label" "exited with status $rc without reporting a failure:" "$(tail -5 "$log")"; fi
   echo "$label: $(tail -1 "$log")"
 }
-# Every kernel of every corpus module through ptxas for sm_80 and sm_90a, and the SASS checks.
-gpu_script ptxas-corpus tests/gpu/ptxas_corpus.sh
-# Every corpus module on the fake driver's SIMT simulator against NumPy's
-# goldens; the modules the backend refuses must be the ones listed.
-gpu_script sim-corpus tests/gpu/sim_corpus.sh --expect tests/gpu/expected_refusals
-# bench/gpu, shrunk (BENCH_GPU_SMALL=1), on the simulator: the script runs
-# every workload and prints its table (the times are the fake driver's).
-bench_log=$out/bench-gpu.log
-AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_EXECUTE=1 BENCH_GPU_SMALL=1 timeout 600 \
-  bash bench/gpu/run.sh "$BUILD" >"$bench_log" 2>&1; rc=$?
-rows=$(grep -cE '^(copy|sum_xyz|softmax|layernorm|gemm_bf16|gemm_f32) +axle ' "$bench_log")
-if [ $rc -eq 0 ] && grep -q '^GPU benchmarks' "$bench_log" && [ "$rows" -eq 6 ]; then pass "bench-gpu/small_run_prints_its_table"
-else fail "bench-gpu/small_run_prints_its_table" "exit $rc, $rows axle rows of 6:" "$(tail -8 "$bench_log")"; fi
+# The three run side by side (ptxas_corpus.sh is itself parallel inside).
+gpu_check() {  # NAME: one of the checks below
+  local bench_log rows rc
+  case $1 in
+    # Every kernel of every corpus module through ptxas for sm_80 and sm_90a, and the SASS checks.
+    ptxas-corpus) gpu_script ptxas-corpus tests/gpu/ptxas_corpus.sh ;;
+    # Every corpus module on the fake driver's SIMT simulator against NumPy's
+    # goldens; the modules the backend refuses must be the ones listed.
+    sim-corpus) gpu_script sim-corpus tests/gpu/sim_corpus.sh --expect tests/gpu/expected_refusals ;;
+    # bench/gpu, shrunk (BENCH_GPU_SMALL=1), on the simulator: the script runs
+    # every workload and prints its table (the times are the fake driver's).
+    bench-gpu)
+      bench_log=$out/bench-gpu.log
+      AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_EXECUTE=1 BENCH_GPU_SMALL=1 timeout 600 \
+        bash bench/gpu/run.sh "$BUILD" >"$bench_log" 2>&1; rc=$?
+      rows=$(grep -cE '^(copy|sum_xyz|softmax|layernorm|gemm_bf16|gemm_f32) +axle ' "$bench_log")
+      if [ $rc -eq 0 ] && grep -q '^GPU benchmarks' "$bench_log" && [ "$rows" -eq 6 ]; then pass "bench-gpu/small_run_prints_its_table"
+      else fail "bench-gpu/small_run_prints_its_table" "exit $rc, $rows axle rows of 6:" "$(tail -8 "$bench_log")"; fi ;;
+  esac
+}
+in_parallel gpu_check ptxas-corpus sim-corpus bench-gpu
 
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"

@@ -42,38 +42,53 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for hlo in tests/hlo/*.hlo; do names+=("$(basename "$hlo" .hlo)"); done
 fi
-pass=0; wrong=0; refused=0; fail=0
-for name in "${names[@]}"; do
-  ran[$name]=1
-  dir=tests/hlo/$name; res=$out/$name
+# simulate NAME: one module; its verdict line (PASS, WRONG, REFUSED or FAIL)
+# goes to $out/NAME.result. The modules run as parallel jobs, JOBS at a
+# time (default: the number of cores); the verdicts are read back in order.
+simulate() {
+  local name=$1 dir=tests/hlo/$1 res=$out/$1 args=() i reason tol golden msg
   rm -rf "$res"; mkdir -p "$res"
-  args=()
   for i in $(seq 0 63); do [ -f "$dir/in$i.npy" ] && args+=(--in "$dir/in$i.npy") || break; done
   if ! AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_EXECUTE=1 timeout "${SIM_TIMEOUT:-120}" \
        "$BUILD/axle-run" --backend gpu "${args[@]}" --out "$res" "tests/hlo/$name.hlo" >"$res/log" 2>&1; then
     reason=$(grep -m1 'error' "$res/log" || echo "exited without a message (time limit or crash)")
-    if grep -q "the GPU backend cannot compile" "$res/log"; then
-      refused=$((refused + 1)); echo "REFUSED $name: ${reason#*error: }"; refused_now[$name]=1
-      if [ -n "$expect" ] && [ $update -eq 0 ] && [ -z "${listed[$name]:-}" ]; then
-        fail=$((fail + 1)); echo "FAIL $name: refused, but not listed in $expect as expected to be (fix it, or run with --update)"
-      fi
-    else
-      fail=$((fail + 1)); echo "FAIL $name: $reason"
-    fi
-    continue
-  fi
-  if [ -n "$expect" ] && [ $update -eq 0 ] && [ -n "${listed[$name]:-}" ]; then
-    fail=$((fail + 1)); echo "FAIL $name: listed in $expect as refused, but it compiles now (run with --update)"
+    if grep -q "the GPU backend cannot compile" "$res/log"; then echo "REFUSED $name: ${reason#*error: }"
+    else echo "FAIL $name: $reason"; fi
+    return
   fi
   tol=(); [ -f "$dir/tolerance" ] && read -r -a tol <"$dir/tolerance"
-  verdict=PASS
   for golden in "$dir"/out*.npy; do
     [ -e "$golden" ] || continue
     if ! msg=$("$BUILD/tests/npycmp" "$golden" "$res/$(basename "$golden")" "${tol[@]}" 2>&1); then
-      verdict="WRONG"; echo "WRONG $name: $(basename "$golden"): $(echo "$msg" | head -1)"; break
+      echo "WRONG $name: $(basename "$golden"): $(echo "$msg" | head -1)"; return
     fi
   done
-  if [ "$verdict" = PASS ]; then pass=$((pass + 1)); echo "PASS $name"; else wrong=$((wrong + 1)); fi
+  echo "PASS $name"
+}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}; running=0
+for name in "${names[@]}"; do
+  if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+  simulate "$name" >"$out/$name.result" & running=$((running + 1))
+done
+wait
+pass=0; wrong=0; refused=0; fail=0
+for name in "${names[@]}"; do
+  ran[$name]=1
+  verdict=$(cat "$out/$name.result")
+  case $verdict in
+    REFUSED*)
+      refused=$((refused + 1)); echo "$verdict"; refused_now[$name]=1
+      if [ -n "$expect" ] && [ $update -eq 0 ] && [ -z "${listed[$name]:-}" ]; then
+        fail=$((fail + 1)); echo "FAIL $name: refused, but not listed in $expect as expected to be (fix it, or run with --update)"
+      fi ;;
+    PASS*|WRONG*)
+      if [ -n "$expect" ] && [ $update -eq 0 ] && [ -n "${listed[$name]:-}" ]; then
+        fail=$((fail + 1)); echo "FAIL $name: listed in $expect as refused, but it compiles now (run with --update)"
+      fi
+      echo "$verdict"
+      if [ "${verdict%% *}" = PASS ]; then pass=$((pass + 1)); else wrong=$((wrong + 1)); fi ;;
+    *) fail=$((fail + 1)); echo "${verdict:-FAIL $name: its job left no verdict}" ;;
+  esac
 done
 if [ $update -eq 1 ]; then
   {
