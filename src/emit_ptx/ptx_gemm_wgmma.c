@@ -53,7 +53,10 @@ bool ptx_gemm_wgmma_operand_direct(const PtxGemmDims *batch, const PtxGemmDims *
   if (k->count != 1 || k->stride[0] != 1 || rows->count > 1 || batch->count > 1) return false;
   *pitch = rows->count ? rows->stride[0] : k->extent[0];
   *batch_stride = batch->count ? batch->stride[0] : 0;
-  return *pitch % 8 == 0 && *pitch >= k->extent[0] && *batch_stride % 8 == 0;
+  /* nested as a tensor map describes them: batches past whole row blocks */
+  int64_t row_block = *pitch * (rows->count ? rows->extent[0] : 1);
+  return *pitch % 8 == 0 && *pitch >= k->extent[0] && *batch_stride % 8 == 0 &&
+         (!batch->count || *batch_stride >= row_block);
 }
 
 /* ------------------------------------------------------------ the kernel */
