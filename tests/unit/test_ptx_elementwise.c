@@ -71,19 +71,6 @@ static void edge_set(Literal *lit, int64_t i, int which, int arity) {
   }
 }
 
-static bool ptxas_run(const char *label, const char *text, const char *arch, char **log) {
-  char ptx_path[256], log_path[256], command[8192];
-  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
-  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
-  *log = NULL;
-  if (!file_write(ptx_path, text)) return false;
-  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
-           ptx_path, log_path);
-  int rc = system(command);
-  if (rc != 0) *log = file_read(log_path);
-  return rc == 0;
-}
-
 /* Every case's kernel also goes into one module per target, assembled by
  * ptxas once per test (ptxas_flush): hundreds of small runs would be slow. */
 static PtxBuilder modules[2];
@@ -105,7 +92,8 @@ static void ptxas_flush(const char *label) {
   for (int i = 0; ptxas[0] && module_kernels > 0 && i < 2; i++) {
     char *log = NULL, name[160];
     snprintf(name, sizeof name, "%s_%s", label, targets[i].name);
-    EXPECT(ptxas_run(name, ptx_builder_text(&modules[i]), targets[i].name, &log), "%s: ptxas -arch=%s:\n%.3000s",
+    EXPECT(ptxas_run(ptxas, work_dir, name, ptx_builder_text(&modules[i]), targets[i].name, &log),
+           "%s: ptxas -arch=%s:\n%.3000s",
            label, targets[i].name, log ? log : "");
     free(log);
   }

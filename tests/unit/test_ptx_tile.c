@@ -25,20 +25,6 @@
 
 static char work_dir[64], ptxas[4096];
 
-/* ptxas on text for arch; the log (malloc'd) when it fails. */
-static bool ptxas_run(const char *label, const char *text, const char *arch, char **log) {
-  char ptx_path[256], log_path[256], command[8192];
-  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
-  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
-  *log = NULL;
-  if (!file_write(ptx_path, text)) return false;
-  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
-           ptx_path, log_path);
-  int rc = system(command);
-  if (rc != 0) *log = file_read(log_path);
-  return rc == 0;
-}
-
 /* The root of hlo: its strategy is want_strategy, it assembles for sm_80
  * and sm_90a, and it computes what the interpreter computes. */
 static void tile_case_check(const char *label, const char *hlo, const char *want_strategy) {
@@ -61,7 +47,8 @@ static void tile_case_check(const char *label, const char *hlo, const char *want
     char *log = NULL, name[128];
     snprintf(name, sizeof name, "%s_%s", label, target.name);
     if (emitted && ptxas[0])
-      EXPECT(ptxas_run(name, ptx_builder_text(&b), target.name, &log), "%s: ptxas -arch=%s:\n%.3000s\n%s", label,
+      EXPECT(ptxas_run(ptxas, work_dir, name, ptx_builder_text(&b), target.name, &log),
+             "%s: ptxas -arch=%s:\n%.3000s\n%s", label,
              target.name, log ? log : "", ptx_builder_text(&b));
     free(log);
     if (emitted && major == 8) {

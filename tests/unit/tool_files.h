@@ -1,7 +1,8 @@
 /* What the PTX tests share to drive external tools: finding a program on
  * PATH (or in /usr/local/cuda/bin, where the CUDA toolkit puts ptxas, or in
- * build/tools/cuda/bin, where `make fetch-cuobjdump` puts cuobjdump) and
- * writing and reading whole files. Header-only, like test.h. */
+ * build/tools/cuda/bin, where `make fetch-cuobjdump` puts cuobjdump),
+ * writing and reading whole files, and running ptxas. Header-only, like
+ * test.h. */
 #ifndef AXLE_TESTS_TOOL_FILES_H
 #define AXLE_TESTS_TOOL_FILES_H
 
@@ -43,6 +44,23 @@ static inline char *file_read(const char *path) {
   fclose(f);
   if (!sb.data) strbuf_printf(&sb, "%s", "");
   return sb.data;
+}
+
+/* ptxas (its path, from tool_find) on text for arch, through the files
+ * DIR/LABEL.ptx, .cubin and .log; on failure *log gets the log (malloc'd,
+ * NULL if unreadable). */
+static inline bool ptxas_run(const char *ptxas, const char *dir, const char *label, const char *text, const char *arch,
+                             char **log) {
+  char ptx_path[256], log_path[256], command[8192];
+  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", dir, label);
+  snprintf(log_path, sizeof log_path, "%s/%s.log", dir, label);
+  *log = NULL;
+  if (!file_write(ptx_path, text)) return false;
+  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, dir, label,
+           ptx_path, log_path);
+  int rc = system(command);
+  if (rc != 0) *log = file_read(log_path);
+  return rc == 0;
 }
 
 #endif
