@@ -316,19 +316,8 @@ static void expect_reviewed(const char *hlo, const char *path) {
     module_free(m);
     return;
   }
-  const char *update = getenv("AXLE_UPDATE_PTX");
-  if (update && *update == '1') EXPECT(file_write(path, text), "cannot write %s", path);
-  char *reviewed = file_read(path);
-  EXPECT(reviewed, "cannot read %s (run from the repository root)", path);
-  if (reviewed && strcmp(reviewed, text) != 0) {
-    int line = 1;
-    const char *a = reviewed, *b = text;
-    while (*a && *a == *b) line += *a == '\n', a++, b++;
-    EXPECT(false, "the emitter's output differs from %s at line %d:\n  reviewed: %.60s\n  now:      %.60s\n"
-                  "(if the change is meant, rerun with AXLE_UPDATE_PTX=1 and review the diff)",
-           path, line, a, b);
-  }
-  free(reviewed);
+  char why[512];
+  EXPECT(reviewed_copy_matches(path, text, why, sizeof why), "%s", why);
   free(text);
   module_free(m);
 }

@@ -1,8 +1,8 @@
 /* What the PTX tests share to drive external tools: finding a program on
  * PATH (or in /usr/local/cuda/bin, where the CUDA toolkit puts ptxas, or in
  * build/tools/cuda/bin, where `make fetch-cuobjdump` puts cuobjdump),
- * writing and reading whole files, and running ptxas. Header-only, like
- * test.h. */
+ * writing and reading whole files, running ptxas, and comparing an
+ * emitter's text with its reviewed copy. Header-only, like test.h. */
 #ifndef AXLE_TESTS_TOOL_FILES_H
 #define AXLE_TESTS_TOOL_FILES_H
 
@@ -61,6 +61,34 @@ static inline bool ptxas_run(const char *ptxas, const char *dir, const char *lab
   int rc = system(command);
   if (rc != 0) *log = file_read(log_path);
   return rc == 0;
+}
+
+/* Whether text equals the reviewed copy at path (kept under tests/ptx/ so
+ * that a change to an emitter shows in the diff); AXLE_UPDATE_PTX=1
+ * rewrites the copy from text first. why says where they differ. */
+static inline bool reviewed_copy_matches(const char *path, const char *text, char *why, size_t size) {
+  const char *update = getenv("AXLE_UPDATE_PTX");
+  if (update && *update == '1' && !file_write(path, text)) {
+    snprintf(why, size, "cannot write %s", path);
+    return false;
+  }
+  char *reviewed = file_read(path);
+  if (!reviewed) {
+    snprintf(why, size, "cannot read %s (run from the repository root)", path);
+    return false;
+  }
+  bool same = strcmp(reviewed, text) == 0;
+  if (!same) {
+    int line = 1;
+    const char *a = reviewed, *b = text;
+    while (*a && *a == *b) line += *a == '\n', a++, b++;
+    snprintf(why, size,
+             "the emitter's output differs from %s at line %d:\n  reviewed: %.60s\n  now:      %.60s\n"
+             "(if the change is meant, rerun with AXLE_UPDATE_PTX=1 and review the diff)",
+             path, line, a, b);
+  }
+  free(reviewed);
+  return same;
 }
 
 #endif
