@@ -10,7 +10,6 @@
  *   - each module loads through the driver layer against the fake libcuda.
  * A check whose tool is missing prints "SKIP name (why)" and counts neither
  * as passed nor as failed. Run from the repository root (make test does). */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -454,9 +453,7 @@ static void work_dir_remove(void) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(work_dir, sizeof work_dir, "/tmp/axle-ptx-XXXXXX");
   if (!mkdtemp(work_dir)) {
     printf("FAIL test_ptx_setup\n  cannot make a temporary directory\n");

@@ -13,7 +13,6 @@
  * also assembled by ptxas for sm_80 and sm_90a (skipped with a message
  * where ptxas is missing). What the kernel does not do is a located
  * refusal at compile. */
-#include <libgen.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,9 +313,7 @@ TEST(a_convolution_the_kernel_does_not_do_is_a_located_refusal) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
   unsetenv("FAKE_CUDA_FAIL");
   unsetenv("FAKE_CUDA_TRACE");

@@ -13,7 +13,6 @@
  *     review in the diff).
  * Checks whose tool is missing print "SKIP name (why)". Run from the
  * repository root (make test does). */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -533,9 +532,7 @@ TEST(gpu_compile_loads_every_kernel_through_the_driver) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(work_dir, sizeof work_dir, "/tmp/axle-ptxk-XXXXXX");
   if (!mkdtemp(work_dir)) {
     printf("FAIL test_ptx_kernel_setup\n  cannot make a temporary directory\n");

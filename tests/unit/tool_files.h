@@ -1,11 +1,14 @@
-/* What the PTX tests share to drive external tools: finding a program on
- * PATH (or in /usr/local/cuda/bin, where the CUDA toolkit puts ptxas, or in
- * build/tools/cuda/bin, where `make fetch-cuobjdump` puts cuobjdump),
- * writing and reading whole files, running ptxas, and comparing an
- * emitter's text with its reviewed copy. Header-only, like test.h. */
+/* What the PTX and GPU tests share to drive external tools: finding a
+ * program on PATH (or in /usr/local/cuda/bin, where the CUDA toolkit puts
+ * ptxas, or in build/tools/cuda/bin, where `make fetch-cuobjdump` puts
+ * cuobjdump), finding the fake CUDA driver beside the test program and
+ * counting the calls in its trace, writing and reading whole files,
+ * running ptxas, and comparing an emitter's text with its reviewed copy.
+ * Header-only, like test.h. */
 #ifndef AXLE_TESTS_TOOL_FILES_H
 #define AXLE_TESTS_TOOL_FILES_H
 
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,30 @@ static inline bool tool_find(const char *name, char *path, size_t size) {
   }
   path[0] = 0;
   return false;
+}
+
+/* path gets the fake CUDA driver (tests/fake_cuda) that make builds
+ * beside the test programs: DIR/fake/libcuda.so.1 for the program argv0
+ * in DIR. */
+static inline void fake_driver_find(const char *argv0, char *path, size_t size) {
+  char self[4096];
+  snprintf(self, sizeof self, "%s", argv0);
+  snprintf(path, size, "%s/fake/libcuda.so.1", dirname(self));
+}
+
+/* Lines of the trace the fake driver writes (to the file FAKE_CUDA_TRACE
+ * names) that start with prefix: how many times the runtime made that
+ * driver call. */
+static inline int trace_count(const char *prefix) {
+  const char *path = getenv("FAKE_CUDA_TRACE");
+  FILE *f = path ? fopen(path, "r") : NULL;
+  if (!f) return 0;
+  char line[256];
+  int n = 0;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, prefix, strlen(prefix)) == 0) n++;
+  fclose(f);
+  return n;
 }
 
 static inline bool file_write(const char *path, const char *text) {
