@@ -247,8 +247,7 @@ TEST(each_convolution_kernel_assembles_for_sm_80_and_sm_90a) {
       snprintf(label, sizeof label, "%s_%s", cases[i].name, target.name);
       if (described && ptx_conv_emit(&b, &d, NULL, "conv_kernel", &blocks, &threads, &st))
         EXPECT(ptxas_run(ptxas, work_dir, label, ptx_builder_text(&b), target.name, &log),
-               "%s: ptxas -arch=%s:\n%.3000s",
-               cases[i].name, target.name, log ? log : "");
+               "%s: ptxas -arch=%s:\n%.3000s", cases[i].name, target.name, log ? log : "");
       free(log);
       ptx_builder_free(&b);
     }
@@ -280,8 +279,7 @@ TEST(each_module_with_its_epilogues_assembles_for_sm_80_and_sm_90a) {
       EXPECT(!exe || text, "%s: the fake driver saved no %s", cases[i].name, path);
       if (text)
         EXPECT(ptxas_run(ptxas, work_dir, label, text, major == 8 ? "sm_80" : "sm_90a", &log),
-               "%s: ptxas for %s:\n%.3000s",
-               cases[i].name, capability, log ? log : "");
+               "%s: ptxas for %s:\n%.3000s", cases[i].name, capability, log ? log : "");
       free(log);
       free(text);
       executable_free(exe);

@@ -93,8 +93,7 @@ static void ptxas_flush(const char *label) {
     char *log = NULL, name[160];
     snprintf(name, sizeof name, "%s_%s", label, targets[i].name);
     EXPECT(ptxas_run(ptxas, work_dir, name, ptx_builder_text(&modules[i]), targets[i].name, &log),
-           "%s: ptxas -arch=%s:\n%.3000s",
-           label, targets[i].name, log ? log : "");
+           "%s: ptxas -arch=%s:\n%.3000s", label, targets[i].name, log ? log : "");
     free(log);
   }
   modules_reset();

@@ -473,8 +473,7 @@ TEST(a_softmax_takes_one_block_per_row_with_butterflies_and_assembles) {
         log = NULL;
         char *text90 = root_ptx(m, 9, &shape, &st);
         EXPECT(text90 && ptxas_run(ptxas, work_dir, label, text90, "sm_90a", &log),
-               "width %d: ptxas sm_90a:\n%.3000s", cases[i].width,
-               log ? log : "");
+               "width %d: ptxas sm_90a:\n%.3000s", cases[i].width, log ? log : "");
         free(text90);
       }
     }

@@ -48,8 +48,7 @@ static void tile_case_check(const char *label, const char *hlo, const char *want
     snprintf(name, sizeof name, "%s_%s", label, target.name);
     if (emitted && ptxas[0])
       EXPECT(ptxas_run(ptxas, work_dir, name, ptx_builder_text(&b), target.name, &log),
-             "%s: ptxas -arch=%s:\n%.3000s\n%s", label,
-             target.name, log ? log : "", ptx_builder_text(&b));
+             "%s: ptxas -arch=%s:\n%.3000s\n%s", label, target.name, log ? log : "", ptx_builder_text(&b));
     free(log);
     if (emitted && major == 8) {
       uint64_t state = 11;
