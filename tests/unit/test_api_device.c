@@ -9,12 +9,12 @@
  *     of a loop of steps are right, a parameter returned as it is too;
  *   - what is refused says why: tuples, wrong shapes, a buffer of another
  *     backend, a results array of the wrong length. */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "axle.h"
+#include "tool_files.h"
 #include "../test.h"
 
 static char fake_driver[4096], trace_path[4096];
@@ -31,18 +31,6 @@ static void use_fake(bool execute) {
   unsetenv("FAKE_CUDA_FREE_BYTES");
   setenv("FAKE_CUDA_TRACE", trace_path, 1);
   unlink(trace_path);
-}
-
-/* Lines of the trace that start with prefix. */
-static int trace_count(const char *prefix) {
-  FILE *f = fopen(trace_path, "r");
-  if (!f) return 0;
-  char line[256];
-  int n = 0;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, prefix, strlen(prefix)) == 0) n++;
-  fclose(f);
-  return n;
 }
 
 /* One step of a loop: the state plus the weights, the product, and the
@@ -244,9 +232,7 @@ TEST(on_the_simulated_gpu_a_loop_on_device_buffers_gives_the_right_values) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(trace_path, sizeof trace_path, "/tmp/axle-api-device-trace-%d.txt", (int)getpid());
   RUN(on_the_cpu_backend_and_the_interpreter_a_loop_on_device_buffers_gives_the_host_values);
   RUN(a_device_buffer_outlives_the_executable_handle_it_was_made_with);

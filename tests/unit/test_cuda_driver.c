@@ -2,12 +2,12 @@
  * that every error path runs on machines without a GPU: no driver, no
  * device, a module that fails to load (with the JIT's log in the message),
  * device memory that is too small (with the bytes needed), a failed launch. */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
 #include "runtime/cuda_driver.h"
+#include "tool_files.h"
 #include "../test.h"
 
 static char fake_driver[4096];
@@ -148,9 +148,7 @@ TEST(copies_round_trip_through_device_memory) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   RUN(missing_driver_says_no_cuda_driver);
   RUN(driver_without_devices_says_no_cuda_device);
   RUN(device_opens_and_reports_its_compute_capability);

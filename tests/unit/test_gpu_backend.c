@@ -10,13 +10,13 @@
  * refused, a failed launch (located at the instruction), a failed
  * synchronization. Results of real kernels are checked on a GPU by
  * tests/gpu/run.sh. */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "runtime/executable.h"
 #include "runtime/transfer_manager.h"
+#include "tool_files.h"
 #include "../test.h"
 
 static char fake_driver[4096], trace_path[4096];
@@ -58,18 +58,6 @@ static Executable *compile_text(const char *text, Status *st) {
   Executable *exe = executable_compile(m, &options, st);
   module_free(m);
   return exe;
-}
-
-/* Lines of the trace that start with prefix. */
-static int trace_count(const char *prefix) {
-  FILE *f = fopen(trace_path, "r");
-  if (!f) return 0;
-  char line[256];
-  int n = 0;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, prefix, strlen(prefix)) == 0) n++;
-  fclose(f);
-  return n;
 }
 
 static const float argument_values[4] = {0.5f, -1.25f, 3.0f, 1e-3f};
@@ -366,9 +354,7 @@ TEST(a_parameter_in_a_column_major_layout_comes_back_in_row_major_order) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(trace_path, sizeof trace_path, "/tmp/axle-gpu-trace-%d.txt", (int)getpid());
   RUN(a_parameter_and_a_constant_returned_as_they_are_come_back_exact);
   RUN(each_run_launches_each_kernel_once_and_uploads_only_its_arguments);

@@ -10,7 +10,6 @@
  * replica and the async pairs, and a run on device buffers. Error paths: a failing device-to-device copy and a failing pred
  * download are located at the while. The kernels inside a body assemble
  * with ptxas for sm_80 and sm_90a (skipped with a message without ptxas). */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,18 +29,6 @@ static void use_simulator(void) {
   unsetenv("FAKE_CUDA_CAPABILITY");
   setenv("FAKE_CUDA_TRACE", trace_path, 1);
   unlink(trace_path);
-}
-
-/* Lines of the trace that start with prefix. */
-static int trace_count(const char *prefix) {
-  FILE *f = fopen(trace_path, "r");
-  if (!f) return 0;
-  char line[256];
-  int n = 0;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, prefix, strlen(prefix)) == 0) n++;
-  fclose(f);
-  return n;
 }
 
 static Executable *compile_on(const char *text, axle_backend_t backend, Status *st) {
@@ -506,9 +493,7 @@ TEST(the_kernels_inside_loops_and_branches_assemble_for_sm_80_and_sm_90a) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(trace_path, sizeof trace_path, "/tmp/axle-gpu-control-trace-%d.txt", (int)getpid());
   RUN(a_loop_runs_its_trips_and_downloads_the_pred_once_per_test);
   RUN(a_loop_that_swaps_two_leaves_of_its_state_keeps_both);

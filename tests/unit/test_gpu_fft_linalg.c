@@ -10,7 +10,6 @@
  * checked to be a located refusal that says why. */
 #include <complex.h>
 #include <dirent.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,9 +364,7 @@ TEST(an_fft_over_a_column_major_array_and_an_f16_cholesky_are_located_refusals_t
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(work_dir, sizeof work_dir, "/tmp/axle-fftlinalg-XXXXXX");
   if (!mkdtemp(work_dir)) {
     printf("FAIL test_gpu_fft_linalg_setup\n  cannot make a temporary directory\n");

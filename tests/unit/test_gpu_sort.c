@@ -5,7 +5,6 @@
  * assembled by ptxas for sm_80 and sm_90a (skipped with a message where
  * ptxas is missing). */
 #include <dirent.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -325,9 +324,7 @@ TEST(the_sort_scatter_and_rng_kernels_assemble_with_ptxas_for_sm_80_and_sm_90a) 
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   if (!tool_find("ptxas", ptxas, sizeof ptxas)) ptxas[0] = 0;
   RUN(an_argsort_of_odd_lengths_in_total_order_matches_the_evaluator_bit_for_bit);
   RUN(a_sort_of_5000_longer_than_shared_memory_would_hold_matches);

@@ -10,7 +10,6 @@
  *   - each module loads through the driver layer against the fake libcuda.
  * A check whose tool is missing prints "SKIP name (why)" and counts neither
  * as passed nor as failed. Run from the repository root (make test does). */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -416,19 +415,8 @@ TEST(vector_add_ptx_matches_the_reviewed_copy) {
   static const char *path = "tests/ptx/vector_add.ptx";
   PtxTarget t = target_make(8, 0);
   char *text = example_text(&examples[0], &t);
-  const char *update = getenv("AXLE_UPDATE_PTX");
-  if (update && *update == '1') EXPECT(file_write(path, text), "cannot write %s", path);
-  char *reviewed = file_read(path);
-  EXPECT(reviewed, "cannot read %s (run from the repository root)", path);
-  if (reviewed && strcmp(reviewed, text) != 0) {
-    int line = 1;
-    const char *a = reviewed, *b = text;
-    while (*a && *a == *b) line += *a == '\n', a++, b++;
-    EXPECT(false, "the emitter's output differs from %s at line %d:\n  reviewed: %.60s\n  now:      %.60s\n"
-                  "(if the change is meant, rerun with AXLE_UPDATE_PTX=1 and review the diff)",
-           path, line, a, b);
-  }
-  free(reviewed);
+  char why[512];
+  EXPECT(reviewed_copy_matches(path, text, why, sizeof why), "%s", why);
   free(text);
 }
 
@@ -465,9 +453,7 @@ static void work_dir_remove(void) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(work_dir, sizeof work_dir, "/tmp/axle-ptx-XXXXXX");
   if (!mkdtemp(work_dir)) {
     printf("FAIL test_ptx_setup\n  cannot make a temporary directory\n");

@@ -13,7 +13,6 @@
  * also assembled by ptxas for sm_80 and sm_90a (skipped with a message
  * where ptxas is missing). What the kernel does not do is a located
  * refusal at compile. */
-#include <libgen.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,19 +218,6 @@ TEST(a_grid_of_one_block_still_computes_every_tile) {
 
 /* ---- ptxas ---- */
 
-static bool ptxas_run(const char *label, const char *text, const char *arch, char **log) {
-  char ptx_path[256], log_path[256], command[8192];
-  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
-  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
-  *log = NULL;
-  if (!file_write(ptx_path, text)) return false;
-  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
-           ptx_path, log_path);
-  int rc = system(command);
-  if (rc != 0) *log = file_read(log_path);
-  return rc == 0;
-}
-
 static const Instruction *first_convolution(const Module *m) {
   for (int i = 0; i < m->entry->instruction_count; i++)
     if (m->entry->instructions[i]->opcode == OP_CONVOLUTION) return m->entry->instructions[i];
@@ -260,8 +246,8 @@ TEST(each_convolution_kernel_assembles_for_sm_80_and_sm_90a) {
       char label[96], *log = NULL;
       snprintf(label, sizeof label, "%s_%s", cases[i].name, target.name);
       if (described && ptx_conv_emit(&b, &d, NULL, "conv_kernel", &blocks, &threads, &st))
-        EXPECT(ptxas_run(label, ptx_builder_text(&b), target.name, &log), "%s: ptxas -arch=%s:\n%.3000s",
-               cases[i].name, target.name, log ? log : "");
+        EXPECT(ptxas_run(ptxas, work_dir, label, ptx_builder_text(&b), target.name, &log),
+               "%s: ptxas -arch=%s:\n%.3000s", cases[i].name, target.name, log ? log : "");
       free(log);
       ptx_builder_free(&b);
     }
@@ -292,8 +278,8 @@ TEST(each_module_with_its_epilogues_assembles_for_sm_80_and_sm_90a) {
       char *text = exe ? file_read(path) : NULL;
       EXPECT(!exe || text, "%s: the fake driver saved no %s", cases[i].name, path);
       if (text)
-        EXPECT(ptxas_run(label, text, major == 8 ? "sm_80" : "sm_90a", &log), "%s: ptxas for %s:\n%.3000s",
-               cases[i].name, capability, log ? log : "");
+        EXPECT(ptxas_run(ptxas, work_dir, label, text, major == 8 ? "sm_80" : "sm_90a", &log),
+               "%s: ptxas for %s:\n%.3000s", cases[i].name, capability, log ? log : "");
       free(log);
       free(text);
       executable_free(exe);
@@ -325,9 +311,7 @@ TEST(a_convolution_the_kernel_does_not_do_is_a_located_refusal) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
   unsetenv("FAKE_CUDA_FAIL");
   unsetenv("FAKE_CUDA_TRACE");

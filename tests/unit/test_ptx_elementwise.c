@@ -23,7 +23,7 @@
 #include "emit_ptx/ptx_kernel.h"
 #include "opt/lower.h"
 #include "tool_files.h"
-#include "../fake_cuda/ptx_simulate.h"
+#include "gpu_test_support.h"
 #include "../test.h"
 
 /* RUN, then the test's kernels through ptxas (counted in the test). */
@@ -71,89 +71,6 @@ static void edge_set(Literal *lit, int64_t i, int which, int arity) {
   }
 }
 
-/* got against want: the same bits, any NaN for any NaN; complex parts
- * within `slack` relative error. */
-static bool outputs_match(const Literal *want, const Literal *got, double slack, char *why, size_t size) {
-  int64_t n = shape_element_count(&want->shape);
-  ElementType t = want->shape.type;
-  size_t bytes = (size_t)type_byte_size(t);
-  for (int64_t i = 0; i < n; i++) {
-    if (memcmp((char *)want->data + (size_t)i * bytes, (char *)got->data + (size_t)i * bytes, bytes) == 0) continue;
-    if (type_is_complex(t)) {
-      double _Complex a = literal_get_complex(want, i), b = literal_get_complex(got, i);
-      double parts[2][2] = {{creal(a), creal(b)}, {cimag(a), cimag(b)}};
-      bool close = true;
-      for (int p = 0; p < 2; p++) {
-        double x = parts[p][0], y = parts[p][1];
-        if ((isnan(x) && isnan(y)) || x == y) continue;
-        if (!(fabs(x - y) <= slack * fmax(fabs(x), fabs(y)))) close = false;
-      }
-      if (close) continue;
-      snprintf(why, size, "element %lld: wanted (%.9g, %.9g), got (%.9g, %.9g)", (long long)i, creal(a), cimag(a),
-               creal(b), cimag(b));
-      return false;
-    }
-    if (type_is_float(t)) {
-      double a = literal_get_f64(want, i), b = literal_get_f64(got, i);
-      if (isnan(a) && isnan(b)) continue;
-      snprintf(why, size, "element %lld: wanted %a, got %a", (long long)i, a, b);
-    } else {
-      snprintf(why, size, "element %lld: wanted %lld, got %lld", (long long)i, (long long)literal_get_s64(want, i),
-               (long long)literal_get_s64(got, i));
-    }
-    return false;
-  }
-  return true;
-}
-
-/* Simulates k (entry "kernel" of text) on inputs; compares with kernel_eval. */
-static bool kernel_simulate(const Kernel *k, const char *text, const PtxKernelShape *shape, Literal *const *inputs,
-                            double slack, char *why, size_t size) {
-  Status st;
-  status_clear(&st);
-  PtxsKernel *pk = calloc(1, sizeof *pk);
-  PtxsRun *run = calloc(1, sizeof *run);
-  bool ok = ptxs_parse(pk, text);
-  if (!ok) snprintf(why, size, "the simulator cannot read the kernel: %s", pk->error);
-  Literal *want[4] = {0}, *got[4] = {0};
-  for (int o = 0; o < k->output_count; o++)
-    want[o] = literal_create(&k->outputs[o].shape), got[o] = literal_create(&k->outputs[o].shape);
-  if (ok && !kernel_eval(k, inputs, want, &st)) ok = false, snprintf(why, size, "kernel_eval: %.400s", st.message);
-  run->k = pk;
-  for (int i = 0; ok && i < k->input_count + k->output_count; i++) {   /* rank 1: layouts are row-major */
-    const Literal *lit = i < k->input_count ? inputs[i] : got[i - k->input_count];
-    size_t bytes = (size_t)shape_byte_size(&lit->shape);
-    char *data = calloc(bytes + 16, 1);
-    if (i < k->input_count) memcpy(data, lit->data, bytes);
-    run->buffers[run->buffer_count++] = (PtxsBuffer){data, bytes};
-    run->params[i] = (uint64_t)(uintptr_t)data;
-  }
-  if (ok && !ptxs_run(run, (unsigned)shape->blocks, (unsigned)shape->block_threads))
-    ok = false, snprintf(why, size, "simulator: %s", run->error);
-  for (int o = 0; ok && o < k->output_count; o++) {
-    memcpy(got[o]->data, run->buffers[k->input_count + o].base, (size_t)shape_byte_size(&got[o]->shape));
-    ok = outputs_match(want[o], got[o], slack, why, size);
-  }
-  for (int i = 0; i < run->buffer_count; i++) free(run->buffers[i].base);
-  for (int o = 0; o < k->output_count; o++) literal_free(want[o]), literal_free(got[o]);
-  ptxs_free(pk);
-  free(run), free(pk);
-  return ok;
-}
-
-static bool ptxas_run(const char *label, const char *text, const char *arch, char **log) {
-  char ptx_path[256], log_path[256], command[8192];
-  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
-  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
-  *log = NULL;
-  if (!file_write(ptx_path, text)) return false;
-  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
-           ptx_path, log_path);
-  int rc = system(command);
-  if (rc != 0) *log = file_read(log_path);
-  return rc == 0;
-}
-
 /* Every case's kernel also goes into one module per target, assembled by
  * ptxas once per test (ptxas_flush): hundreds of small runs would be slow. */
 static PtxBuilder modules[2];
@@ -175,8 +92,8 @@ static void ptxas_flush(const char *label) {
   for (int i = 0; ptxas[0] && module_kernels > 0 && i < 2; i++) {
     char *log = NULL, name[160];
     snprintf(name, sizeof name, "%s_%s", label, targets[i].name);
-    EXPECT(ptxas_run(name, ptx_builder_text(&modules[i]), targets[i].name, &log), "%s: ptxas -arch=%s:\n%.3000s",
-           label, targets[i].name, log ? log : "");
+    EXPECT(ptxas_run(ptxas, work_dir, name, ptx_builder_text(&modules[i]), targets[i].name, &log),
+           "%s: ptxas -arch=%s:\n%.3000s", label, targets[i].name, log ? log : "");
     free(log);
   }
   modules_reset();
@@ -230,8 +147,11 @@ static void case_check(const char *label, const char *hlo, double slack) {
       memcpy(ref_inputs[i]->data, inputs[i]->data, (size_t)shape_byte_size(&ref->inputs[i].shape));
     }
     char why[512] = "";
-    EXPECT(kernel_simulate(ref, ptx_builder_text(&b), &shape, ref_inputs, slack, why, sizeof why), "%s: %s", label,
-           why);
+    /* the same bits, any NaN for any NaN; complex parts within `slack` relative error */
+    OutputTolerance tolerance = {.any_nan = true, .complex_part_relative = slack};
+    SimulateOutcome outcome = kernel_simulate(ref, ptx_builder_text(&b), (unsigned)shape.blocks,
+                                              (unsigned)shape.block_threads, ref_inputs, &tolerance, why, sizeof why);
+    EXPECT(outcome == SIMULATE_MATCHED, "%s: %s", label, why);
     for (int i = 0; i < k->input_count && i < 4; i++) literal_free(inputs[i]), literal_free(ref_inputs[i]);
     if (split) kernel_free(split);
   }

@@ -9,7 +9,6 @@
  * ptxas for sm_80 and sm_90a (skipped with a message without ptxas); where
  * cuobjdump is found, the tensor-core kernels' SASS must hold HMMA. */
 #include <complex.h>
-#include <libgen.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -490,9 +489,7 @@ TEST(tf32_rounds_its_inputs_to_nearest_away) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(work_dir, sizeof work_dir, "/tmp/axle-gemm-XXXXXX");
   if (!mkdtemp(work_dir)) return 2;
   if (!tool_find("ptxas", ptxas, sizeof ptxas)) printf("SKIP ptxas checks (no ptxas on PATH or in /usr/local/cuda/bin)\n");

@@ -13,7 +13,6 @@
  *     review in the diff).
  * Checks whose tool is missing print "SKIP name (why)". Run from the
  * repository root (make test does). */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,20 +42,6 @@ static PtxTarget target_make(int major) {
   bool ok = ptx_target_for_device(major, 0, &t, &st);
   EXPECT(ok, "%s", st.message);
   return t;
-}
-
-/* ptxas on text; the log (malloc'd) when it fails. */
-static bool ptxas_run(const char *label, const char *text, const char *arch, char **log) {
-  char ptx_path[256], log_path[256], command[8192];
-  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
-  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
-  *log = NULL;
-  if (!file_write(ptx_path, text)) return false;
-  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
-           ptx_path, log_path);
-  int rc = system(command);
-  if (rc != 0) *log = file_read(log_path);
-  return rc == 0;
 }
 
 /* ---- the corpus ---- */
@@ -150,7 +135,7 @@ static void corpus_check(int major, bool optimized) {
   EXPECT(t.emitted >= (optimized ? 80 : 300), "only %d kernels emitted", t.emitted);
   char label[64], *log = NULL;
   snprintf(label, sizeof label, "corpus_%s_%s", optimized ? "optimized" : "ops", target.name);
-  bool ok = ptxas_run(label, ptx_builder_text(&t.b), target.name, &log);
+  bool ok = ptxas_run(ptxas, work_dir, label, ptx_builder_text(&t.b), target.name, &log);
   EXPECT(ok, "ptxas -arch=%s failed on %s/%s.ptx (%d kernels):\n%.4000s", target.name, work_dir, label, t.emitted,
          log ? log : "");
   if (ok) printf("  ptxas -arch=%s assembled all %d kernels\n", target.name, t.emitted);
@@ -346,19 +331,8 @@ static void expect_reviewed(const char *hlo, const char *path) {
     module_free(m);
     return;
   }
-  const char *update = getenv("AXLE_UPDATE_PTX");
-  if (update && *update == '1') EXPECT(file_write(path, text), "cannot write %s", path);
-  char *reviewed = file_read(path);
-  EXPECT(reviewed, "cannot read %s (run from the repository root)", path);
-  if (reviewed && strcmp(reviewed, text) != 0) {
-    int line = 1;
-    const char *a = reviewed, *b = text;
-    while (*a && *a == *b) line += *a == '\n', a++, b++;
-    EXPECT(false, "the emitter's output differs from %s at line %d:\n  reviewed: %.60s\n  now:      %.60s\n"
-                  "(if the change is meant, rerun with AXLE_UPDATE_PTX=1 and review the diff)",
-           path, line, a, b);
-  }
-  free(reviewed);
+  char why[512];
+  EXPECT(reviewed_copy_matches(path, text, why, sizeof why), "%s", why);
   free(text);
   module_free(m);
 }
@@ -426,7 +400,8 @@ TEST(a_kernel_mixing_every_handled_type_assembles_for_sm_80_and_sm_90a) {
     EXPECT(text != NULL, "refused: %s", st.message);
     char *log = NULL;
     const char *arch = major == 8 ? "sm_80" : "sm_90a";
-    if (text) EXPECT(ptxas_run(arch, text, arch, &log), "ptxas -arch=%s:\n%.3000s\n%s", arch, log ? log : "", text);
+    if (text) EXPECT(ptxas_run(ptxas, work_dir, arch, text, arch, &log),
+                     "ptxas -arch=%s:\n%.3000s\n%s", arch, log ? log : "", text);
     free(log);
     free(text);
   }
@@ -460,7 +435,7 @@ TEST(row_reductions_with_two_accumulators_take_a_block_and_assemble_for_every_wi
       EXPECT(strcmp(shape.strategy, "reduce.block") == 0, "%s: strategy %s", t, shape.strategy);
       char label[32];
       snprintf(label, sizeof label, "rows_%s", t);
-      EXPECT(ptxas_run(label, text, "sm_80", &log), "%s: ptxas:\n%.3000s", t, log ? log : "");
+      EXPECT(ptxas_run(ptxas, work_dir, label, text, "sm_80", &log), "%s: ptxas:\n%.3000s", t, log ? log : "");
     }
     free(log);
     free(text);
@@ -508,12 +483,13 @@ TEST(a_softmax_takes_one_block_per_row_with_butterflies_and_assembles) {
       char label[32];
       snprintf(label, sizeof label, "softmax_%d", cases[i].width);
       if (ptxas[0]) {
-        EXPECT(ptxas_run(label, text, "sm_80", &log), "width %d: ptxas sm_80:\n%.3000s", cases[i].width, log ? log : "");
+        EXPECT(ptxas_run(ptxas, work_dir, label, text, "sm_80", &log),
+               "width %d: ptxas sm_80:\n%.3000s", cases[i].width, log ? log : "");
         free(log);
         log = NULL;
         char *text90 = root_ptx(m, 9, &shape, &st);
-        EXPECT(text90 && ptxas_run(label, text90, "sm_90a", &log), "width %d: ptxas sm_90a:\n%.3000s", cases[i].width,
-               log ? log : "");
+        EXPECT(text90 && ptxas_run(ptxas, work_dir, label, text90, "sm_90a", &log),
+               "width %d: ptxas sm_90a:\n%.3000s", cases[i].width, log ? log : "");
         free(text90);
       }
     }
@@ -533,7 +509,8 @@ TEST(a_row_kernel_whose_sum_starts_off_identity_takes_one_thread_per_row) {
   if (text) {
     EXPECT(strcmp(shape.strategy, "row.thread") == 0, "strategy %s", shape.strategy);
     EXPECT(!strstr(text, "shfl.sync"), "a sequential row used shuffles");
-    if (ptxas[0]) EXPECT(ptxas_run("softmax_thread", text, "sm_80", &log), "ptxas:\n%.3000s", log ? log : "");
+    if (ptxas[0]) EXPECT(ptxas_run(ptxas, work_dir, "softmax_thread", text, "sm_80", &log),
+                         "ptxas:\n%.3000s", log ? log : "");
   }
   free(log);
   free(text);
@@ -570,9 +547,7 @@ TEST(gpu_compile_loads_every_kernel_through_the_driver) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  snprintf(self, sizeof self, "%s", argv[0]);
-  snprintf(fake_driver, sizeof fake_driver, "%s/fake/libcuda.so.1", dirname(self));
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   snprintf(work_dir, sizeof work_dir, "/tmp/axle-ptxk-XXXXXX");
   if (!mkdtemp(work_dir)) {
     printf("FAIL test_ptx_kernel_setup\n  cannot make a temporary directory\n");

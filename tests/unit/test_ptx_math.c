@@ -260,21 +260,6 @@ TEST(each_kernel_loads_every_coefficient_of_its_reference_table) {
   free(text);
 }
 
-/* ptxas on text; prints the head of its log on failure. */
-static bool ptxas_accepts(const char *label, const char *text, const char *arch) {
-  char ptx_path[256], log_path[256], command[8192];
-  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
-  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
-  if (!file_write(ptx_path, text)) return false;
-  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
-           ptx_path, log_path);
-  if (system(command) == 0) return true;
-  char *log = file_read(log_path);
-  printf("  ptxas -arch=%s on %s:\n%.2000s\n", arch, ptx_path, log ? log : "(no log)");
-  free(log);
-  return false;
-}
-
 TEST(ptxas_assembles_every_math_kernel_for_sm_80_and_sm_90a) {
   static const struct { int major; const char *arch; } targets[] = {{8, "sm_80"}, {9, "sm_90a"}};
   for (int i = 0; i < 2; i++) {
@@ -283,7 +268,11 @@ TEST(ptxas_assembles_every_math_kernel_for_sm_80_and_sm_90a) {
     if (!text) continue;
     char label[32];
     snprintf(label, sizeof label, "math_%s", targets[i].arch);
-    EXPECT(ptxas_accepts(label, text, targets[i].arch), "ptxas rejected the math kernels for %s", targets[i].arch);
+    char *log = NULL;
+    EXPECT(ptxas_run(ptxas, work_dir, label, text, targets[i].arch, &log),
+           "ptxas rejected the math kernels for %s (%s/%s.ptx):\n%.2000s", targets[i].arch, work_dir, label,
+           log ? log : "(no log)");
+    free(log);
     free(text);
   }
 }
@@ -294,19 +283,8 @@ TEST(exp_and_sin_ptx_match_the_reviewed_copy) {
   static const char path[] = "tests/ptx/math_exp_sin.ptx";
   char *text = math_ptx(8, only);
   if (!text) return;
-  const char *update = getenv("AXLE_UPDATE_PTX");
-  if (update && *update == '1') EXPECT(file_write(path, text), "cannot write %s", path);
-  char *reviewed = file_read(path);
-  EXPECT(reviewed, "cannot read %s (run from the repository root)", path);
-  if (reviewed && strcmp(reviewed, text) != 0) {
-    int line = 1;
-    const char *a = reviewed, *b = text;
-    while (*a && *a == *b) line += *a == '\n', a++, b++;
-    EXPECT(false, "the emitter's output differs from %s at line %d:\n  reviewed: %.60s\n  now:      %.60s\n"
-                  "(if the change is meant, rerun with AXLE_UPDATE_PTX=1 and review the diff)",
-           path, line, a, b);
-  }
-  free(reviewed);
+  char why[512];
+  EXPECT(reviewed_copy_matches(path, text, why, sizeof why), "%s", why);
   free(text);
 }
 

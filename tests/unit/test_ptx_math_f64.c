@@ -227,20 +227,6 @@ TEST(every_f64_math_kernel_keeps_ieee_rounding_and_loads_its_table) {
   free(text);
 }
 
-static bool ptxas_accepts(const char *label, const char *text, const char *arch) {
-  char ptx_path[256], log_path[256], command[8192];
-  snprintf(ptx_path, sizeof ptx_path, "%s/%s.ptx", work_dir, label);
-  snprintf(log_path, sizeof log_path, "%s/%s.log", work_dir, label);
-  if (!file_write(ptx_path, text)) return false;
-  snprintf(command, sizeof command, "'%s' -arch=%s -o '%s/%s.cubin' '%s' >'%s' 2>&1", ptxas, arch, work_dir, label,
-           ptx_path, log_path);
-  if (system(command) == 0) return true;
-  char *log = file_read(log_path);
-  printf("  ptxas -arch=%s on %s:\n%.2000s\n", arch, ptx_path, log ? log : "(no log)");
-  free(log);
-  return false;
-}
-
 TEST(ptxas_assembles_every_f64_math_kernel_for_sm_80_and_sm_90a) {
   static const struct { int major; const char *arch; } targets[] = {{8, "sm_80"}, {9, "sm_90a"}};
   for (int i = 0; i < 2; i++) {
@@ -249,8 +235,11 @@ TEST(ptxas_assembles_every_f64_math_kernel_for_sm_80_and_sm_90a) {
     if (!text) continue;
     char label[32];
     snprintf(label, sizeof label, "math64_%s", targets[i].arch);
-    EXPECT(ptxas_accepts(label, text, targets[i].arch), "ptxas rejected the f64 math kernels for %s",
-           targets[i].arch);
+    char *log = NULL;
+    EXPECT(ptxas_run(ptxas, work_dir, label, text, targets[i].arch, &log),
+           "ptxas rejected the f64 math kernels for %s (%s/%s.ptx):\n%.2000s", targets[i].arch, work_dir, label,
+           log ? log : "(no log)");
+    free(log);
     free(text);
   }
 }

@@ -21,38 +21,8 @@
 #include "emit_ptx/ptx_kernel.h"
 #include "opt/lower.h"
 #include "corpus_walk.h"
-#include "../fake_cuda/ptx_simulate.h"
+#include "gpu_test_support.h"
 #include "../test.h"
-
-/* The physical position of logical row-major element `logical` of s. */
-static int64_t physical_position(const Shape *s, int64_t logical) {
-  int64_t index[AXLE_MAX_RANK];
-  for (int d = s->rank - 1; d >= 0; d--) index[d] = logical % s->dims[d], logical /= s->dims[d];
-  int64_t offset = 0;
-  for (int j = s->rank - 1; j >= 0; j--) offset = offset * s->dims[s->minor_to_major[j]] + index[s->minor_to_major[j]];
-  return offset;
-}
-
-/* Between a literal's logical order and a buffer's physical one. */
-static void layout_copy(const Literal *lit, char *physical, bool to_physical) {
-  size_t size = (size_t)type_byte_size(lit->shape.type);
-  int64_t n = shape_element_count(&lit->shape);
-  for (int64_t i = 0; i < n; i++) {
-    char *p = physical + (size_t)physical_position(&lit->shape, i) * size, *l = (char *)lit->data + (size_t)i * size;
-    if (to_physical) memcpy(p, l, size);
-    else memcpy(l, p, size);
-  }
-}
-
-static double type_epsilon(ElementType t) {
-  switch (t) {
-  case TYPE_F16: return 0x1p-10;
-  case TYPE_BF16: return 0x1p-7;
-  case TYPE_F32: return 0x1p-23;
-  case TYPE_F64: return 0x1p-52;
-  default: return 0;
-  }
-}
 
 static bool kernel_has_math(const Kernel *k) {
   for (int i = 0; i < k->op_count; i++)
@@ -60,47 +30,11 @@ static bool kernel_has_math(const Kernel *k) {
   return false;
 }
 
-/* Whether got matches want (see the file's comment for the slack). */
-static bool outputs_match(const Literal *want, const Literal *got, int64_t r, bool reordered, bool math, char *why,
-                          size_t size) {
-  int64_t n = shape_element_count(&want->shape);
-  ElementType t = want->shape.type;
-  size_t bytes = (size_t)type_byte_size(t);
-  for (int64_t i = 0; i < n; i++) {
-    if (memcmp((char *)want->data + (size_t)i * bytes, (char *)got->data + (size_t)i * bytes, bytes) == 0) continue;
-    if (type_is_complex(t)) {
-      /* the GPU runs the kernel split into real ops (kernel_split_complex),
-       * whose formulas round differently from C's complex.h */
-      double _Complex a = literal_get_complex(want, i), b = literal_get_complex(got, i);
-      double eps = t == TYPE_C64 ? 0x1p-23 : 0x1p-52, scale = fmax(cabs(a), cabs(b));
-      bool re = creal(a) == creal(b) || (creal(a) != creal(a) && creal(b) != creal(b)) || fabs(creal(a) - creal(b)) <= 16 * eps * scale;
-      bool im = cimag(a) == cimag(b) || (cimag(a) != cimag(a) && cimag(b) != cimag(b)) || fabs(cimag(a) - cimag(b)) <= 16 * eps * scale;
-      if (re && im) continue;
-      snprintf(why, size, "element %lld: wanted (%.9g, %.9g), got (%.9g, %.9g)", (long long)i, creal(a), cimag(a),
-               creal(b), cimag(b));
-      return false;
-    }
-    if (type_is_float(t)) {
-      double a = literal_get_f64(want, i), b = literal_get_f64(got, i);
-      if (a != a && b != b) continue;
-      double scale = fmax(1.0, fmax(fabs(a), fabs(b)));
-      if (reordered && fabs(a - b) <= (double)(r + 1) * type_epsilon(t) * scale) continue;
-      if (math && fabs(a - b) <= 8 * type_epsilon(t) * fmax(fabs(a), fabs(b))) continue;
-      snprintf(why, size, "element %lld: wanted %.9g, got %.9g", (long long)i, a, b);
-    } else {
-      snprintf(why, size, "element %lld: wanted %lld, got %lld", (long long)i, (long long)literal_get_s64(want, i),
-               (long long)literal_get_s64(got, i));
-    }
-    return false;
-  }
-  return true;
-}
-
-typedef enum SimulateOutcome { SIMULATED, NOT_EMITTED, NOT_SIMULATED, MISMATCHED } SimulateOutcome;
+typedef enum CorpusOutcome { SIMULATED, NOT_EMITTED, NOT_SIMULATED, MISMATCHED } CorpusOutcome;
 
 /* Emits k for sm_80, simulates it on inputs and compares with kernel_eval. */
-static SimulateOutcome kernel_simulate(const Kernel *k, Literal *const *inputs, char *why, size_t size,
-                                       const char **strategy) {
+static CorpusOutcome kernel_emit_and_simulate(const Kernel *k, Literal *const *inputs, char *why, size_t size,
+                                              const char **strategy) {
   PtxTarget target;
   Status st;
   status_clear(&st);
@@ -113,45 +47,22 @@ static SimulateOutcome kernel_simulate(const Kernel *k, Literal *const *inputs, 
     return NOT_EMITTED;
   }
   *strategy = shape.strategy;
-  PtxsKernel *pk = calloc(1, sizeof *pk);
-  SimulateOutcome outcome = SIMULATED;
-  if (!ptxs_parse(pk, ptx_builder_text(&b))) {
-    snprintf(why, size, "the simulator cannot read the kernel: %s", pk->error);
-    outcome = MISMATCHED;
-  }
+  /* see the file's comment for the slack */
+  int64_t r = 1;
+  for (int d = 0; d < k->reduce_rank; d++) r *= k->reduce_dims[d];
+  bool reordered = !strcmp(shape.strategy, "reduce.warp") || !strcmp(shape.strategy, "reduce.block") ||
+                   !strcmp(shape.strategy, "row.block") || !strcmp(shape.strategy, "reduce.column");
+  /* a complex kernel runs split into real ops (kernel_split_complex), whose
+   * formulas round differently from C's complex.h */
+  OutputTolerance tolerance = {.any_nan = true, .sum_roundings = reordered ? r + 1 : 0,
+                               .math_roundings = kernel_has_math(k) ? 8 : 0, .complex_roundings = 16};
+  SimulateOutcome outcome = kernel_simulate(k, ptx_builder_text(&b), (unsigned)shape.blocks,
+                                            (unsigned)shape.block_threads, inputs, &tolerance, why, size);
   ptx_builder_free(&b);
-  Literal **want = calloc_or_exit((size_t)k->output_count + 1, sizeof *want);
-  Literal **got = calloc_or_exit((size_t)k->output_count + 1, sizeof *got);
-  for (int o = 0; o < k->output_count; o++) want[o] = literal_create(&k->outputs[o].shape), got[o] = literal_create(&k->outputs[o].shape);
-  if (outcome == SIMULATED && !kernel_eval(k, inputs, want, &st)) outcome = NOT_EMITTED;
-  PtxsRun *run = calloc(1, sizeof *run);
-  run->k = pk;
-  int count = k->input_count + k->output_count;
-  for (int i = 0; outcome == SIMULATED && i < count; i++) {
-    const Literal *lit = i < k->input_count ? inputs[i] : got[i - k->input_count];
-    size_t bytes = (size_t)shape_byte_size(&lit->shape);
-    char *data = calloc(bytes + 16, 1);
-    if (i < k->input_count) layout_copy(lit, data, true);
-    run->buffers[run->buffer_count++] = (PtxsBuffer){data, bytes};
-    run->params[i] = (uint64_t)(uintptr_t)data;
-  }
-  if (outcome == SIMULATED && !ptxs_run(run, (unsigned)shape.blocks, (unsigned)shape.block_threads)) {
-    snprintf(why, size, "%s", run->error);
-    outcome = run->unsupported ? NOT_SIMULATED : MISMATCHED;
-  }
-  for (int o = 0; outcome == SIMULATED && o < k->output_count; o++) {
-    layout_copy(got[o], run->buffers[k->input_count + o].base, false);
-    int64_t r = 1;
-    for (int d = 0; d < k->reduce_rank; d++) r *= k->reduce_dims[d];
-    bool reordered = !strcmp(shape.strategy, "reduce.warp") || !strcmp(shape.strategy, "reduce.block") ||
-                     !strcmp(shape.strategy, "row.block") || !strcmp(shape.strategy, "reduce.column");
-    if (!outputs_match(want[o], got[o], r, reordered, kernel_has_math(k), why, size)) outcome = MISMATCHED;
-  }
-  for (int i = 0; i < run->buffer_count; i++) free(run->buffers[i].base);
-  for (int o = 0; o < k->output_count; o++) literal_free(want[o]), literal_free(got[o]);
-  ptxs_free(pk);
-  free(want), free(got), free(run), free(pk);
-  return outcome;
+  return outcome == SIMULATE_MATCHED        ? SIMULATED
+         : outcome == SIMULATE_NOT_EVALUATED ? NOT_EMITTED
+         : outcome == SIMULATE_UNSUPPORTED   ? NOT_SIMULATED
+                                             : MISMATCHED;
 }
 
 /* ---- the simulator's own conversions ---- */
@@ -216,7 +127,7 @@ static void softmax_check(int rows, int width, const char *sum_init, const char 
     for (int64_t i = 0; i < shape_element_count(&x->shape); i++) literal_set_f64(x, i, 8 * literal_get_f64(x, i));
     char why[512] = "";
     const char *strategy = "";
-    SimulateOutcome outcome = kernel_simulate(k, &x, why, sizeof why, &strategy);
+    CorpusOutcome outcome = kernel_emit_and_simulate(k, &x, why, sizeof why, &strategy);
     EXPECT(!strcmp(strategy, want_strategy), "%dx%d: strategy %s", rows, width, strategy);
     EXPECT(outcome == SIMULATED, "%dx%d (%s): %s", rows, width, strategy, outcome == NOT_EMITTED ? "not emitted" : why);
     literal_free(x);
@@ -258,7 +169,7 @@ static void instruction_visit(const Module *m, const Instruction *inst, Literal 
       inputs[i] = k->inputs[i].constant ? (Literal *)k->inputs[i].constant : operands[i];
     char why[512] = "";
     const char *strategy = "-";
-    SimulateOutcome outcome = kernel_simulate(k, inputs, why, sizeof why, &strategy);
+    CorpusOutcome outcome = kernel_emit_and_simulate(k, inputs, why, sizeof why, &strategy);
     if (outcome == SIMULATED) t->simulated++;
     if (outcome == NOT_SIMULATED) t->not_simulated++;
     if (outcome == MISMATCHED) {
