@@ -26,40 +26,12 @@
 #include "opt/lower.h"
 #include "opt/opt.h"
 #include "runtime/cuda_driver.h"
+#include "../unit/output_compare.h"
 
 static int passed, failed, refused;
 
-/* The physical position of logical row-major element `logical` of s. */
-static int64_t physical_position(const Shape *s, int64_t logical) {
-  int64_t index[AXLE_MAX_RANK];
-  for (int d = s->rank - 1; d >= 0; d--) index[d] = logical % s->dims[d], logical /= s->dims[d];
-  int64_t offset = 0;
-  for (int j = s->rank - 1; j >= 0; j--) offset = offset * s->dims[s->minor_to_major[j]] + index[s->minor_to_major[j]];
-  return offset;
-}
-
-/* Copies between a literal's logical order and the buffer's physical one. */
-static void layout_copy(const Literal *lit, char *physical, bool to_physical) {
-  size_t size = (size_t)type_byte_size(lit->shape.type);
-  int64_t n = shape_element_count(&lit->shape);
-  for (int64_t i = 0; i < n; i++) {
-    char *p = physical + (size_t)physical_position(&lit->shape, i) * size, *l = (char *)lit->data + (size_t)i * size;
-    if (to_physical) memcpy(p, l, size);
-    else memcpy(l, p, size);
-  }
-}
 
 static size_t buffer_bytes(const Shape *s) { return (size_t)shape_element_count(s) * (size_t)type_byte_size(s->type); }
-
-static double type_epsilon(ElementType t) {
-  switch (t) {
-  case TYPE_F16: return 0x1p-10;
-  case TYPE_BF16: return 0x1p-7;
-  case TYPE_F32: return 0x1p-23;
-  case TYPE_F64: return 0x1p-52;
-  default: return 0;
-  }
-}
 
 /* A kernel with a math-library op: its results may differ by ulps. */
 static bool kernel_has_math(const Kernel *k) {
@@ -68,29 +40,6 @@ static bool kernel_has_math(const Kernel *k) {
   return false;
 }
 
-/* Whether got matches want; reordered sums may differ by r rounding errors,
- * math functions by 8 rounding errors relative. */
-static bool outputs_match(const Literal *want, const Literal *got, int64_t r, bool reordered, bool math, char *why,
-                          size_t size) {
-  int64_t n = shape_element_count(&want->shape);
-  ElementType t = want->shape.type;
-  size_t bytes = (size_t)type_byte_size(t);
-  for (int64_t i = 0; i < n; i++) {
-    if (memcmp((char *)want->data + (size_t)i * bytes, (char *)got->data + (size_t)i * bytes, bytes) == 0) continue;
-    if (type_is_float(t)) {
-      double a = literal_get_f64(want, i), b = literal_get_f64(got, i);
-      if (isnan(a) && isnan(b)) continue;
-      if (reordered && fabs(a - b) <= (double)(r + 1) * type_epsilon(t)) continue;
-      if (math && fabs(a - b) <= 8 * type_epsilon(t) * fmax(fabs(a), fabs(b))) continue;
-      snprintf(why, size, "element %lld: wanted %.9g, got %.9g", (long long)i, a, b);
-    } else {
-      snprintf(why, size, "element %lld: wanted %lld, got %lld", (long long)i, (long long)literal_get_s64(want, i),
-               (long long)literal_get_s64(got, i));
-    }
-    return false;
-  }
-  return true;
-}
 
 typedef struct Launch {
   GpuDevice *gpu;
@@ -171,7 +120,11 @@ static void instruction_check(GpuDevice *gpu, const PtxTarget *t, const char *mo
     for (int d = 0; d < k->reduce_rank; d++) r *= k->reduce_dims[d];
     bool ok = ran;
     if (!ran) snprintf(why, sizeof why, "%.1000s", L.st.message);
-    for (int o = 0; ok && o < k->output_count; o++) ok = outputs_match(want[o], got[o], r, reordered, kernel_has_math(k), why, sizeof why);
+    /* reordered sums differ by up to r + 1 roundings, math functions (and
+     * complex ones, per part of the magnitude) by ulps */
+    OutputTolerance tol = {.any_nan = true, .sum_roundings = reordered ? r + 1 : 0,
+                           .math_roundings = kernel_has_math(k) ? 8 : 0, .complex_roundings = 16};
+    for (int o = 0; ok && o < k->output_count; o++) ok = outputs_match(want[o], got[o], &tol, why, sizeof why);
     ok ? passed++ : failed++;
     printf("%s %s/%s (%s)%s%s\n", ok ? "PASS" : "FAIL", module, inst->name, shape.strategy ? shape.strategy : "-",
            ok ? "" : ": ", ok ? "" : why);
