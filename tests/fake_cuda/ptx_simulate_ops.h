@@ -405,9 +405,36 @@ static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, u
  *   c, d (4 x .f32): element i is row g + 8 (i / 2), column 2t + (i % 2)
  * Products of halves are exact in f32; the sum of the 16 products and c is
  * formed in double and rounded once (the hardware's order is its own). The
- * op name is read as written (the simulator keeps its first 47 characters,
- * enough to tell f16 from bf16). Every lane of the warp waits here, as at
+ * op name is read as written (the simulator keeps its first 95 characters). Every lane of the warp waits here, as at
  * a shuffle, and all 32 must. */
+/* The accumulator fragment c of an m16n8 mma (both forms): element i of
+ * lane l is row l/4 + 8 (i / 2), column 2 (l % 4) + (i % 2). */
+static void ptxs_mma_read_c(const PtxsRun *r, unsigned first, const PtxsInst *in, double c[16][8]) {
+  for (unsigned l = 0; l < 32; l++) {
+    const PtxsThread *t = &r->thread[first + l];
+    for (int i = 0; i < 4; i++)
+      c[l / 4 + 8 * (i / 2)][2 * (l % 4) + i % 2] =
+          ptxs_float(t->regs[in->operands[3].vector[i][0]][in->operands[3].vector[i][1]], 32);
+  }
+}
+
+/* d = a b + c over k products in double, rounded once, into each lane's
+ * fragment of d (c's layout); the warp goes on past the mma. */
+static void ptxs_mma_write_d(PtxsRun *r, unsigned first, const PtxsInst *in, double a[16][16], double b[16][8],
+                             double c[16][8], int k_count) {
+  for (unsigned l = 0; l < 32; l++) {
+    PtxsThread *t = &r->thread[first + l];
+    for (int i = 0; i < 4; i++) {
+      unsigned row = l / 4 + 8 * (i / 2), column = 2 * (l % 4) + i % 2;
+      double sum = c[row][column];
+      for (int k = 0; k < k_count; k++) sum += a[row][k] * b[k][column];
+      t->regs[in->operands[0].vector[i][0]][in->operands[0].vector[i][1]] = ptxs_float_bits(sum, 32);
+    }
+    t->state = PTXS_RUNNING;
+    t->pc++;
+  }
+}
+
 static bool ptxs_mma_sync_tf32(PtxsRun *r, unsigned first, unsigned lanes); /* at the end */
 static bool ptxs_mma_sync(PtxsRun *r, unsigned first, unsigned lanes) {
   const PtxsInst *in = &r->k->insts[r->thread[first].pc];
@@ -429,22 +456,9 @@ static bool ptxs_mma_sync(PtxsRun *r, unsigned first, unsigned lanes) {
       uint16_t h = (uint16_t)(word >> (16 * (i % 2)));
       b[2 * tg + i % 2 + 8 * (i / 2)][g] = bf16 ? ptxs_bf16_to_float(h) : ptxs_half_to_float(h);
     }
-    for (int i = 0; i < 4; i++)
-      c[g + 8 * (i / 2)][2 * tg + i % 2] =
-          ptxs_float(t->regs[in->operands[3].vector[i][0]][in->operands[3].vector[i][1]], 32);
   }
-  for (unsigned l = 0; l < 32; l++) {
-    PtxsThread *t = &r->thread[first + l];
-    unsigned g = l / 4, tg = l % 4;
-    for (int i = 0; i < 4; i++) {
-      unsigned row = g + 8 * (i / 2), column = 2 * tg + i % 2;
-      double sum = c[row][column];
-      for (int k = 0; k < 16; k++) sum += a[row][k] * b[k][column];
-      t->regs[in->operands[0].vector[i][0]][in->operands[0].vector[i][1]] = ptxs_float_bits(sum, 32);
-    }
-    t->state = PTXS_RUNNING;
-    t->pc++;
-  }
+  ptxs_mma_read_c(r, first, in, c);
+  ptxs_mma_write_d(r, first, in, a, b, c, 16);
   return true;
 }
 
@@ -474,7 +488,7 @@ static bool ptxs_convert_tf32(const PtxsOp *o, uint64_t a, uint64_t *d) {
 static bool ptxs_mma_sync_tf32(PtxsRun *r, unsigned first, unsigned lanes) {
   const PtxsInst *in = &r->k->insts[r->thread[first].pc];
   if (lanes != 32 || in->count != 4) return ptxs_fail(r, true, "unsupported", in->op);
-  double a[16][8], b[8][8], c[16][8];
+  double a[16][16], b[16][8], c[16][8];
   for (unsigned l = 0; l < 32; l++) {
     PtxsThread *t = &r->thread[first + l];
     unsigned g = l / 4, tg = l % 4;
@@ -486,22 +500,9 @@ static bool ptxs_mma_sync_tf32(PtxsRun *r, unsigned first, unsigned lanes) {
       uint64_t word = t->regs[in->operands[2].vector[i][0]][in->operands[2].vector[i][1]];
       b[tg + 4 * i][g] = ptxs_float(word & 0xffffe000u, 32);
     }
-    for (int i = 0; i < 4; i++)
-      c[g + 8 * (i / 2)][2 * tg + i % 2] =
-          ptxs_float(t->regs[in->operands[3].vector[i][0]][in->operands[3].vector[i][1]], 32);
   }
-  for (unsigned l = 0; l < 32; l++) {
-    PtxsThread *t = &r->thread[first + l];
-    unsigned g = l / 4, tg = l % 4;
-    for (int i = 0; i < 4; i++) {
-      unsigned row = g + 8 * (i / 2), column = 2 * tg + i % 2;
-      double sum = c[row][column];
-      for (int k = 0; k < 8; k++) sum += a[row][k] * b[k][column];
-      t->regs[in->operands[0].vector[i][0]][in->operands[0].vector[i][1]] = ptxs_float_bits(sum, 32);
-    }
-    t->state = PTXS_RUNNING;
-    t->pc++;
-  }
+  ptxs_mma_read_c(r, first, in, c);
+  ptxs_mma_write_d(r, first, in, a, b, c, 8);
   return true;
 }
 

@@ -89,16 +89,29 @@ static void check_saved_ptx(const char *label, const char *dir, const char *arch
   }
 }
 
-/* Compiles hlo for the simulated device of capability `capability`, runs
- * it, compares with the evaluator, and checks the PTX it loaded. */
-static void dot_case_at(const char *label, const char *hlo, const char *capability, const char *want_mma) {
-  char dir[512];
-  snprintf(dir, sizeof dir, "%s/%d", work_dir, module_number++);
+/* The fake driver, running launches on the simulator at compute
+ * capability `capability`, keeping each loaded module's PTX in a new
+ * directory under work_dir (its path into dir); leave undoes it. */
+static void simulated_device_enter(const char *capability, char *dir, size_t size) {
+  snprintf(dir, size, "%s/%d", work_dir, module_number++);
   mkdir(dir, 0700);
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
   setenv("FAKE_CUDA_EXECUTE", "1", 1);
   setenv("FAKE_CUDA_CAPABILITY", capability, 1);
   setenv("FAKE_CUDA_SAVE_PTX", dir, 1);
+}
+
+static void simulated_device_leave(void) {
+  unsetenv("FAKE_CUDA_SAVE_PTX");
+  unsetenv("FAKE_CUDA_CAPABILITY");
+  unsetenv("FAKE_CUDA_EXECUTE");
+}
+
+/* Compiles hlo for the simulated device of capability `capability`, runs
+ * it, compares with the evaluator, and checks the PTX it loaded. */
+static void dot_case_at(const char *label, const char *hlo, const char *capability, const char *want_mma) {
+  char dir[512];
+  simulated_device_enter(capability, dir, sizeof dir);
   Status st;
   status_clear(&st);
   Module *m = parse_module(hlo, strlen(hlo), label, &st);
@@ -123,9 +136,7 @@ static void dot_case_at(const char *label, const char *hlo, const char *capabili
   free(args);
   executable_free(exe);
   module_free(m);
-  unsetenv("FAKE_CUDA_SAVE_PTX");
-  unsetenv("FAKE_CUDA_CAPABILITY");
-  unsetenv("FAKE_CUDA_EXECUTE");
+  simulated_device_leave();
 }
 
 static void dot_case(const char *label, const char *hlo) {
@@ -294,12 +305,7 @@ TEST(a_scaled_dot_scales_each_block) {
  * GEMM is still refused with a reason. */
 static void complex_case(const char *label, const char *hlo, const char *capability) {
   char dir[512];
-  snprintf(dir, sizeof dir, "%s/%d", work_dir, module_number++);
-  mkdir(dir, 0700);
-  setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
-  setenv("FAKE_CUDA_EXECUTE", "1", 1);
-  setenv("FAKE_CUDA_CAPABILITY", capability, 1);
-  setenv("FAKE_CUDA_SAVE_PTX", dir, 1);
+  simulated_device_enter(capability, dir, sizeof dir);
   Status st;
   status_clear(&st);
   Module *m = parse_module(hlo, strlen(hlo), label, &st);
@@ -338,9 +344,7 @@ static void complex_case(const char *label, const char *hlo, const char *capabil
   for (int p = 0; p < 2; p++) host_buffer_free(args[p]), literal_free(lits[p]);
   executable_free(exe);
   module_free(m);
-  unsetenv("FAKE_CUDA_SAVE_PTX");
-  unsetenv("FAKE_CUDA_CAPABILITY");
-  unsetenv("FAKE_CUDA_EXECUTE");
+  simulated_device_leave();
 }
 
 TEST(complex_products_match_the_evaluator_bit_for_bit) {
