@@ -28,6 +28,14 @@ endif
 LIB_SRC   := $(sort $(wildcard src/ir/*.c src/ir/*/*.c src/opt/*.c src/emit_x86/*.c src/emit_ptx/*.c src/runtime/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libaxle.a
+# The shared library's version comes from include/axle.h; its soname names
+# the major version only (libaxle.so.0), the ABI a program is linked to.
+AXLE_VERSION := $(shell sed -n 's/^\#define AXLE_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' include/axle.h | paste -sd.)
+SONAME    := libaxle.so.$(firstword $(subst ., ,$(AXLE_VERSION)))
+SHLIB     := $(BUILD)/libaxle.so
+# What the library needs from the system: libm for the evaluator's math,
+# pthreads for the thread pool, dlopen for the CUDA driver.
+LIB_LIBS  := -lm -lpthread -ldl
 TOOL_SRC  := $(sort $(wildcard tools/*.c))
 TOOLS     := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 EX_SRC    := $(sort $(wildcard examples/*.c))
@@ -41,7 +49,7 @@ TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
-all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
+all: $(LIB) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
 
 # A fake CUDA driver for the tests of the GPU runtime's error paths (built
 # without sanitizers: it stands in for a library that has none).
@@ -53,10 +61,20 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# The library's objects are position-independent: the same objects make the
+# static and the shared library.
+$(LIB_OBJ): CFLAGS += -fPIC
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
+
+# libaxle.so carries the soname; libaxle.so.0 beside it lets a program linked
+# here run with LD_LIBRARY_PATH=build.
+$(SHLIB): $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ $(LIB_LIBS) -o $@
+	ln -sf libaxle.so $(BUILD)/$(SONAME)
 
 $(BUILD)/%: $(BUILD)/tools/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -41,6 +41,15 @@
 extern "C" {
 #endif
 
+/* ---- version ---- */
+
+/* The version of this header; axle_version() gives the library's. The
+ * Makefile reads these three lines (the shared library's soname is
+ * libaxle.so.MAJOR). */
+#define AXLE_VERSION_MAJOR 0
+#define AXLE_VERSION_MINOR 1
+#define AXLE_VERSION_PATCH 0
+
 /* ---- errors ---- */
 
 typedef enum axle_status {
