@@ -263,14 +263,37 @@ static bool program_load(GpuProgram *p, const char *ptx, Status *st) {
   return true;
 }
 
-static bool gpu_compile_program(GpuCompile *c) {
+/* Every binding and launch of the entry, and the PTX of its kernels in
+ * c->ptx; nothing touches a device yet. */
+static bool gpu_compile_steps(GpuCompile *c) {
   const Computation *entry = c->m->entry;
   for (int i = 0; i < c->plan->slot_count; i++)
     if (!gpu_bind_slot(c, &c->plan->slots[i])) return false;
   if (!bind_result(c)) return false;
   for (int i = 0; i < entry->instruction_count; i++)
     if (!gpu_compile_instruction(c, entry->instructions[i])) return false;
-  return program_load(c->p, ptx_builder_text(c->ptx), c->st) && gpu_program_place(c->p, c->st);
+  return true;
+}
+
+static bool gpu_compile_program(GpuCompile *c) {
+  return gpu_compile_steps(c) && program_load(c->p, ptx_builder_text(c->ptx), c->st) &&
+         gpu_program_place(c->p, c->st);
+}
+
+bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_name, bool no_wgmma, StrBuf *out,
+                   Status *st) {
+  PtxTarget target;
+  if (!ptx_target_from_name(target_name, &target, st) || !eval_check_supported(m, st)) return false;
+  GpuProgram *p = gpu_program_create(&m->entry->root->shape, m->filename);
+  PtxBuilder ptx;
+  ptx_builder_init(&ptx, &target);
+  GpuCompile c = {.p = p, .m = m, .plan = plan, .ptx = &ptx, .target = &target, .no_wgmma = no_wgmma,
+                  .no_device = true, .st = st};
+  bool ok = gpu_compile_steps(&c);
+  if (ok) strbuf_printf(out, "%s", ptx_builder_text(&ptx));
+  ptx_builder_free(&ptx);
+  gpu_program_free(p);
+  return ok;
 }
 
 static bool gpu_compile(Executable *exe, Status *st) {

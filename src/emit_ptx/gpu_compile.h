@@ -22,6 +22,9 @@ typedef struct GpuCompile {
   PtxBuilder *ptx;
   const PtxTarget *target;
   bool no_wgmma;              /* --gpu_no_wgmma: sm_90a's half GEMMs on mma.sync */
+  /* Writing PTX for a named target with no device (gpu_write_ptx): the
+   * driver's optional entries (tensor maps) are taken as present. */
+  bool no_device;
   Status *st;
 } GpuCompile;
 

@@ -207,7 +207,7 @@ static bool launch_gemm_wgmma(GpuCompile *c, const Instruction *inst, const PtxG
  * tensor maps, something to read (a tensor map has no empty dims), and
  * no --gpu_no_wgmma (which keeps mma.sync, to compare or to work around). */
 static bool takes_wgmma(const GpuCompile *c, const PtxGemm *g) {
-  return ptx_gemm_wgmma_fits(c->ptx, g) && gpu_has_tensor_maps(&c->p->gpu) && g->k > 0 &&
+  return ptx_gemm_wgmma_fits(c->ptx, g) && (c->no_device || gpu_has_tensor_maps(&c->p->gpu)) && g->k > 0 &&
          !c->no_wgmma;
 }
 

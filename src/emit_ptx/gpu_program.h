@@ -120,6 +120,13 @@ typedef struct GpuProgram {
   pthread_mutex_t lock;
 } GpuProgram;
 
+/* ------------------------------------------------------------ gpu_backend.c */
+/* The PTX of every kernel of an optimized module (plan: the entry's buffer
+ * plan) for the named target ("sm_80", "sm_90a"), written with no driver or
+ * device: what the GPU backend would load (axle-opt --stage=ptx). */
+bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_name, bool no_wgmma, StrBuf *out,
+                   Status *st);
+
 /* ------------------------------------------------------------ gpu_program.c */
 GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename);
 void gpu_program_free(GpuProgram *p);

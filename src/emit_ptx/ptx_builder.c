@@ -32,6 +32,19 @@ bool ptx_target_for_device(int compute_major, int compute_minor, PtxTarget *targ
   return true;
 }
 
+/* The targets axle writes, by name: sm_80, sm_86, sm_89 (Ampere, Ada) and
+ * sm_90a (Hopper, with wgmma); sm_90 names the forward-compatible PTX the
+ * driver would JIT for a newer GPU. */
+bool ptx_target_from_name(const char *name, PtxTarget *target, Status *st) {
+  static const struct {
+    const char *name;
+    int major, minor;
+  } known[] = {{"sm_80", 8, 0}, {"sm_86", 8, 6}, {"sm_89", 8, 9}, {"sm_90a", 9, 0}, {"sm_90", 10, 0}};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (strcmp(name, known[i].name) == 0) return ptx_target_for_device(known[i].major, known[i].minor, target, st);
+  return status_error(st, STATUS_INPUT_ERROR, "unknown GPU target '%s' (sm_80, sm_86, sm_89, sm_90a or sm_90)", name);
+}
+
 bool ptx_target_has_wgmma(const PtxTarget *target) { return target->sm == 90 && target->arch_specific; }
 
 /* ---- types ---- */

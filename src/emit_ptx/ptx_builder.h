@@ -45,6 +45,9 @@ typedef struct PtxTarget {
 } PtxTarget;
 
 bool ptx_target_for_device(int compute_major, int compute_minor, PtxTarget *target, Status *st);
+/* A target by the name ptxas -arch takes ("sm_80", "sm_90a"), for PTX
+ * written with no device (axle-opt --stage=ptx --target NAME). */
+bool ptx_target_from_name(const char *name, PtxTarget *target, Status *st);
 bool ptx_target_has_wgmma(const PtxTarget *target);
 
 /* ------------------------------------------------------- types, registers

@@ -139,3 +139,19 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
   strbuf_free(&index);
   return ok;
 }
+
+bool cpu_program_print_listings(const CpuProgram *p, const Module *m, FILE *out, Status *st) {
+  fprintf(out, "# the CPU program of %s at ISA level %s: %d steps; the x86-64 listing of each kernel step\n", m->name,
+          cpu_level_name(p->cpu.level), p->step_count);
+  for (int i = 0; i < p->step_count; i++) {
+    const CpuStep *s = &p->steps[i];
+    if (s->kind != CPU_STEP_KERNEL) continue;
+    StrBuf sb = {0};
+    print_origin(&sb, s->inst, m, "#");
+    fprintf(out, "\n%s", sb.data ? sb.data : "");
+    strbuf_free(&sb);
+    kernel_x86_print_listing(s->kernel, out);
+  }
+  if (ferror(out)) return status_error(st, STATUS_INPUT_ERROR, "error writing the listings");
+  return true;
+}

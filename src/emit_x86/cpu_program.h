@@ -122,4 +122,9 @@ void cpu_frame_free(CpuFrame *f);
  * leaves; the work is split over pool. */
 bool cpu_frame_run(CpuFrame *f, void *const *parameters, void *const *results, ThreadPool *pool, Status *st);
 
+/* cpu_debug.c: every kernel step's x86-64 listing into out, each headed by
+ * its HLO instruction, in schedule order, as --dump writes them one to a
+ * file (axle-opt --stage=asm). */
+bool cpu_program_print_listings(const CpuProgram *p, const Module *m, FILE *out, Status *st);
+
 #endif

@@ -649,7 +649,7 @@ typedef struct ParseOptions {
 } ParseOptions;
 
 Module *parse_module(const char *text, size_t length, const char *filename, Status *st);
-Module *parse_module_file(const char *path, Status *st);
+Module *parse_module_file(const char *path, Status *st);   /* path "-": standard input */
 Module *parse_module_with(const char *text, size_t length, const char *filename,
                           const ParseOptions *options, Status *st);
 Module *parse_module_file_with(const char *path, const ParseOptions *options, Status *st);

@@ -45,7 +45,16 @@ typedef struct OptOptions {
 } OptOptions;
 
 void opt_options_default(OptOptions *o);
-/* One flag, as above. Unknown flags are errors that name the flag. */
+/* The flags above as the tools' --help lists them: name (with '-'),
+ * the value's placeholder (NULL for a switch) and one line of help. The
+ * table ends with a NULL name. */
+typedef struct OptFlagHelp {
+  const char *name, *value, *help;
+} OptFlagHelp;
+extern const OptFlagHelp opt_flag_help[];
+
+/* One flag, as above ("--dump_to=DIR" or "--dump-to=DIR": '-' and '_'
+ * are the same in a name). Unknown flags are errors that name the flag. */
 bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st);
 /* Every flag in AXLE_FLAGS (absent or empty: nothing changes). */
 bool opt_options_from_env(OptOptions *o, Status *st);

@@ -21,12 +21,29 @@ static bool parse_size(const char *s, int64_t *out) {
   return true;
 }
 
-/* "--name" or "--name=value"; the value of a boolean flag may be true/false. */
+const OptFlagHelp opt_flag_help[] = {
+    {"dump-to", "DIR", "write the optimizer's dumps (and the backend's kernels) under DIR"},
+    {"dump-passes", NULL, "with a dump folder: the module after every pass that changed it"},
+    {"verify-each-pass", NULL, "run the verifier after every pass that changed the module"},
+    {"stats", NULL, "print what each pass did, its time and the largest buffers (stderr)"},
+    {"no-fusion", NULL, "skip the fusion pass"},
+    {"gpu-no-wgmma", NULL, "GPU: keep sm_90a's half-precision GEMMs on mma.sync"},
+    {"max-temp-bytes", "N", "refuse a module whose temporaries need more than N bytes"},
+    {"fold-limit", "N", "fold constants of at most N elements (default 65536)"},
+    {NULL, NULL, NULL},
+};
+
+/* "--name" or "--name=value"; the value of a boolean flag may be true/false.
+ * A name is spelled with '-' or '_' alike (--dump-to, XLA's --dump_to). */
 bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st) {
-  const char *name = flag[0] == '-' && flag[1] == '-' ? flag + 2 : flag;
-  const char *eq = strchr(name, '=');
-  size_t n = eq ? (size_t)(eq - name) : strlen(name);
+  const char *given = flag[0] == '-' && flag[1] == '-' ? flag + 2 : flag;
+  const char *eq = strchr(given, '=');
+  size_t n = eq ? (size_t)(eq - given) : strlen(given);
   const char *value = eq ? eq + 1 : NULL;
+  char name[64];
+  if (n >= sizeof name) return status_error(st, STATUS_INPUT_ERROR, "unknown optimizer flag '%s'", flag);
+  for (size_t i = 0; i < n; i++) name[i] = given[i] == '-' ? '_' : given[i];
+  name[n] = 0;
   bool on = !value || strcmp(value, "true") == 0 || strcmp(value, "1") == 0;
 #define IS(s) (n == strlen(s) && memcmp(name, s, n) == 0)
   if (IS("dump_to")) {

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "runtime/executable.h"
+#include "runtime/thread_pool.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -53,7 +54,7 @@ static bool executable_optimize(Executable *exe, const OptOptions *opts, bool op
 
 Executable *executable_compile(const Module *m, const ExecutableOptions *o, Status *st) {
   const Backend *be = backend_get(o->backend, st);
-  if (!be) return NULL;
+  if (!be || (o->threads == 0 && !thread_count_check_env(st))) return NULL;
   Executable *exe = calloc(1, sizeof *exe);
   if (!exe) {
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");

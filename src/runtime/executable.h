@@ -83,6 +83,25 @@ typedef struct RunTimes {
 bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count, int runs,
                      RunTimes *times, Status *st);
 
+/* ---------------------------------------------------- executable_profile.c
+ * Each instruction of the entry timed on its own, over runs runs after a
+ * warm-up (axle-run --time-kernels): the time from the previous step's end
+ * to its end, as run_observed shows the steps. A backend without
+ * run_observed: STATUS_UNSUPPORTED. */
+typedef struct StepTime {
+  const Instruction *inst;   /* of executable_module_to_run(e)'s entry */
+  double median_ms, min_ms;
+} StepTime;
+
+typedef struct StepTimes {
+  StepTime *steps;           /* in schedule order */
+  int count;
+} StepTimes;
+
+bool executable_time_steps(const Executable *e, HostBuffer *const *args, int arg_count, int runs, StepTimes *times,
+                           Status *st);
+void step_times_free(StepTimes *times);
+
 /* ------------------------------------------------------ executable_debug.c
  * A run watched instruction by instruction through the backend's
  * run_observed (axle-run --check and --find-nan). find_nan stops at the

@@ -304,30 +304,44 @@ Literal *npy_read(const char *path, Status *st) {
 
 /* ---- writing ---- */
 
-bool npy_write(const char *path, const Literal *lit, Status *st) {
-  if (lit->shape.type == TYPE_TUPLE || !npy_dtype_name(lit->shape.type))
-    return status_error(st, STATUS_INPUT_ERROR, "cannot write a %s to %s as .npy",
-                        type_name(lit->shape.type), path);
-  char header[128 + 24 * AXLE_MAX_RANK];
-  int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+/* The header's dictionary, padded as NumPy pads it; returns its length. */
+static int npy_header(const Literal *lit, char *header, size_t size) {
+  int n = snprintf(header, size, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                    npy_dtype_name(lit->shape.type));
   for (int i = 0; i < lit->shape.rank; i++)
-    n += snprintf(header + n, sizeof header - (size_t)n, "%s%lld", i ? ", " : "",
+    n += snprintf(header + n, size - (size_t)n, "%s%lld", i ? ", " : "",
                   (long long)lit->shape.dims[i]);
   /* A one-element Python tuple needs its trailing comma: (3,) */
-  n += snprintf(header + n, sizeof header - (size_t)n, "%s), }", lit->shape.rank == 1 ? "," : "");
+  n += snprintf(header + n, size - (size_t)n, "%s), }", lit->shape.rank == 1 ? "," : "");
   /* Pad with spaces to a 64-byte boundary, counting the 10-byte prefix and
    * the final newline, as NumPy does. */
   while ((10 + n + 1) % 64 != 0) header[n++] = ' ';
   header[n++] = '\n';
+  return n;
+}
+
+bool npy_write(const char *path, const Literal *lit, Status *st) {
+  if (!npy_writable(lit))
+    return status_error(st, STATUS_INPUT_ERROR, "cannot write a %s to %s as .npy",
+                        type_name(lit->shape.type), path);
   FILE *f = fopen(path, "wb");
   if (!f) return status_error(st, STATUS_INPUT_ERROR, "cannot create %s: %s", path, strerror(errno));
-  unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 0xff),
-                              (unsigned char)(n >> 8)};
-  size_t data_bytes = (size_t)shape_byte_size(&lit->shape);
-  bool ok = fwrite(prefix, 1, 10, f) == 10 && fwrite(header, 1, (size_t)n, f) == (size_t)n &&
-            (data_bytes == 0 || fwrite(lit->data, 1, data_bytes, f) == data_bytes);
+  bool ok = npy_write_stream(f, lit);
   if (fclose(f) != 0) ok = false;
   if (!ok) return status_error(st, STATUS_INPUT_ERROR, "error writing %s", path);
   return true;
+}
+
+bool npy_write_stream(FILE *f, const Literal *lit) {
+  char header[128 + 24 * AXLE_MAX_RANK];
+  int n = npy_header(lit, header, sizeof header);
+  unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 0xff),
+                              (unsigned char)(n >> 8)};
+  size_t data_bytes = (size_t)shape_byte_size(&lit->shape);
+  return fwrite(prefix, 1, 10, f) == 10 && fwrite(header, 1, (size_t)n, f) == (size_t)n &&
+         (data_bytes == 0 || fwrite(lit->data, 1, data_bytes, f) == data_bytes);
+}
+
+bool npy_writable(const Literal *lit) {
+  return lit->shape.type != TYPE_TUPLE && npy_dtype_name(lit->shape.type) != NULL;
 }

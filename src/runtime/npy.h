@@ -15,6 +15,11 @@ Literal *npy_read(const char *path, Status *st);
 Literal *npy_parse(const unsigned char *bytes, size_t size, const char *name, Status *st);
 /* Writes an array literal (not a tuple). */
 bool npy_write(const char *path, const Literal *lit, Status *st);
+/* Whether lit can be written as .npy (an array of a type with a dtype). */
+bool npy_writable(const Literal *lit);
+/* The .npy bytes of a writable lit into f (a file, or a memory stream for
+ * an .npz member); false when a write failed. */
+bool npy_write_stream(FILE *f, const Literal *lit);
 /* The dtype string for an element type, e.g. "<f4". */
 const char *npy_dtype_name(ElementType t);
 /* The type a file written from type t reads back as: t itself, or for the

@@ -8,9 +8,11 @@
  * the next job before that job's counter is reset. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "ir.h"
 #include "runtime/thread_pool.h"
 
 struct ThreadPool {
@@ -30,12 +32,26 @@ struct ThreadPool {
   int active;                  /* workers inside the current job, under the mutex */
 };
 
-int thread_pool_default_count(void) {
+/* AXLE_THREADS as a count from 1 to 1024; 0 when unset or empty, -1 when
+ * it holds anything else. */
+static int threads_from_env(void) {
   const char *env = getenv("AXLE_THREADS");
-  if (env && *env) {
-    long n = strtol(env, NULL, 10);
-    if (n >= 1 && n <= 1024) return (int)n;
-  }
+  if (!env || !*env) return 0;
+  char *end;
+  errno = 0;
+  long n = strtol(env, &end, 10);
+  return errno || *end || n < 1 || n > 1024 ? -1 : (int)n;
+}
+
+bool thread_count_check_env(Status *st) {
+  if (threads_from_env() >= 0) return true;
+  return status_error(st, STATUS_INPUT_ERROR, "AXLE_THREADS takes a count from 1 to 1024, not '%s'",
+                      getenv("AXLE_THREADS"));
+}
+
+int thread_pool_default_count(void) {
+  int from_env = threads_from_env();
+  if (from_env > 0) return from_env;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n >= 1 ? (int)(n > 1024 ? 1024 : n) : 1;
 }

@@ -27,8 +27,13 @@ typedef void TaskFn(void *context, int64_t index);
 ThreadPool *thread_pool_create(int thread_count);
 void thread_pool_free(ThreadPool *pool);
 int thread_pool_thread_count(const ThreadPool *pool);
-/* All cores of this machine (sysconf), at least 1. */
+/* AXLE_THREADS when it is set, else all cores of this machine (sysconf),
+ * at least 1. */
 int thread_pool_default_count(void);
+/* False with a message when AXLE_THREADS is set to anything but a count
+ * from 1 to 1024 (as --threads 0 is refused): executable_compile asks. */
+typedef struct Status Status;
+bool thread_count_check_env(Status *st);
 /* Runs every task once, in any order across threads, and returns when all
  * are done. A NULL pool runs them on the calling thread, in order. */
 void thread_pool_run(ThreadPool *pool, int64_t task_count, TaskFn *run, void *context);

@@ -997,9 +997,13 @@ Module *parse_module_file(const char *path, Status *st) {
   return parse_module_file_with(path, NULL, st);
 }
 
+/* The path "-" is standard input (the tools' MODULE argument), named
+ * "<stdin>" in messages. */
 Module *parse_module_file_with(const char *path, const ParseOptions *options, Status *st) {
   status_clear(st);
-  FILE *f = fopen(path, "rb");
+  bool from_stdin = strcmp(path, "-") == 0;
+  if (from_stdin) path = "<stdin>";
+  FILE *f = from_stdin ? stdin : fopen(path, "rb");
   if (!f) {
     status_error(st, STATUS_PARSE_ERROR, "cannot read %s: %s", path, strerror(errno));
     return NULL;
@@ -1012,7 +1016,7 @@ Module *parse_module_file_with(const char *path, const ParseOptions *options, St
       char *grown = realloc(text, cap);
       if (!grown) {
         free(text);
-        fclose(f);
+        if (!from_stdin) fclose(f);
         status_error(st, STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
         return NULL;
       }
@@ -1024,7 +1028,7 @@ Module *parse_module_file_with(const char *path, const ParseOptions *options, St
   }
   bool failed = ferror(f);
   int saved_errno = errno;
-  fclose(f);
+  if (!from_stdin) fclose(f);
   if (failed) {
     free(text);
     status_error(st, STATUS_PARSE_ERROR, "cannot read %s: %s", path, strerror(saved_errno));
