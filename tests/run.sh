@@ -198,7 +198,7 @@ expect_run() {  # NAME WANT_RC WANT_TEXT ARGS...: rc and a line of output must m
   else pass "axle-run/$name"; fi
 }
 expect_run no_module 2 "error: no module given"
-expect_run unknown_option 2 "error: unknown option '--frob'" --frob examples/reduce_sum.hlo
+expect_run unknown_option 2 "error: unknown flag '--frob'" --frob examples/reduce_sum.hlo
 expect_run bad_time_count 2 "--time takes a run count" --time 0 examples/reduce_sum.hlo
 expect_run missing_file 2 "error: cannot read" "$t/no-such.hlo"
 expect_run cpu_refuses_what_it_cannot_compile 2 "rng_state.hlo:8:8: error: the CPU backend cannot compile s (rng-get-and-update-state) yet" --backend cpu tests/cpu_refuses/rng_state.hlo
@@ -211,7 +211,7 @@ expect_run time_prints_compile 0 "compile_ms=" --seed 1 --time 3 examples/reduce
 expect_run default_backend_is_cpu 0 "check: cpu matches the evaluator" --check examples/reduce_sum.hlo
 expect_run interp_on_request 0 "check: interp matches the evaluator" --backend interp --check examples/reduce_sum.hlo
 "$run" --seed 1 --out "$t/scalar" examples/reduce_sum.hlo >/dev/null 2>&1
-expect_run wrong_input_count 1 "the module takes 3 parameters, got 1 --in file" --in "$t/scalar/out0.npy" examples/reduce_sum.hlo
+expect_run wrong_input_count 1 "the module takes 3 parameters, the inputs give 1 array" --in "$t/scalar/out0.npy" examples/reduce_sum.hlo
 expect_run wrong_input_shape 1 "parameter 0 (x.1) expects f32[1024], got f32[]" \
   --in "$t/scalar/out0.npy" --in "$t/scalar/out0.npy" --in "$t/scalar/out0.npy" examples/reduce_sum.hlo
 expect_run unreadable_input 1 "error:" --in "$t/none.npy" --in "$t/none.npy" --in "$t/none.npy" examples/reduce_sum.hlo
@@ -225,7 +225,7 @@ a=$(timeout 60 "$run" --seed 3 "$elided" 2>/dev/null); b=$(timeout 60 "$run" --s
 [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ] && pass "axle-run/elided_constants_follow_the_seed" || fail "axle-run/elided_constants_follow_the_seed" "same seed must give the same values, another seed others"
 # A tuple parameter takes one --in per leaf, depth first.
 tp=tests/hlo/syntax_tuple_parameter
-expect_run tuple_parameter_counts_leaves 1 "the module's 1 parameter hold 3 arrays (tuples count each leaf), got 2 --in files" \
+expect_run tuple_parameter_counts_leaves 1 "the module's 1 parameter hold 3 arrays (tuples count each leaf), the inputs give 2" \
   --in "$tp/in0.npy" --in "$tp/in1.npy" "$tp.hlo"
 expect_run tuple_parameter_leaf_shape 1 "parameter 0 (p) expects ((f32[3], s32[2]), f32[3]), got ((f32[3], f32[3]), f32[3])" \
   --in "$tp/in0.npy" --in "$tp/in2.npy" --in "$tp/in2.npy" "$tp.hlo"
@@ -330,6 +330,58 @@ if [ -f "$t/cpu_dump/kernels/index.txt" ] && [ -n "$k" ] && [ -f "${k%.s}.kernel
   pass "axle-run/dump_writes_cpu_kernels_and_listings"
 else fail "axle-run/dump_writes_cpu_kernels_and_listings" "$(ls -R "$t/cpu_dump" 2>&1 | head -5)"; fi
 
+# ---- axle-run's flags, inputs and outputs (--help, .npz, --input, --expected, --json) ----
+# The .npz files are NumPy's (tests/gen/gen_tool_inputs.py); the golden is
+# demo_reduce_sum's, NumPy's float64 sum.
+rs=examples/reduce_sum.hlo; tt=tests/tools
+expect_run help_lists_every_flag 0 "--time-kernels" --help
+expect_run help_lists_the_environment 0 "AXLE_THREADS" --help
+expect_run help_lists_exit_codes 0 "2  a usage, parse, verify or compile error" --help
+expect_run help_lists_optimizer_flags 0 "--verify-each-pass" --help
+expect_run version 0 "axle-run " --version
+expect_run unknown_flag_after_the_module 2 "error: unknown flag '--frob'" "$rs" --frob
+expect_run unknown_flag_last_is_not_a_missing_value 2 "error: unknown flag '--frob'" --frob
+expect_run flag_value_after_equals 0 "out0: f32[]" --seed=1 "$rs"
+expect_run underscore_spelling_is_the_same_flag 0 "out0: f32[]" --find_nan --seed 1 "$rs"
+expect_run switch_takes_no_value 2 "--check=1 takes no value" --check=1 "$rs"
+expect_run optimizer_flag_on_the_command_line 0 "instructions:" --opt --stats --verify-each-pass --seed 1 "$rs"
+expect_run bad_optimizer_flag_value 2 "--max_temp_bytes takes a byte count" --max-temp-bytes lots "$rs"
+AXLE_THREADS=0 expect_run axle_threads_zero_is_an_error 2 "AXLE_THREADS takes a count from 1 to 1024, not '0'" --seed 1 "$rs"
+AXLE_THREADS=two expect_run axle_threads_garbage_is_an_error 2 "AXLE_THREADS takes a count from 1 to 1024, not 'two'" --seed 1 "$rs"
+AXLE_THREADS=2 expect_run axle_threads_two_runs 0 "out0: f32[]" --seed 1 "$rs"
+expect_run seeded_inputs_are_noted 0 "note: no inputs given: the 3 parameters are drawn from --seed 4" --seed 4 "$rs"
+expect_run npz_inputs_match_numpy 0 "expected: 1 result match $tt/reduce_sum_want.npz" --in "$tt/reduce_sum_in.npz" --expected "$tt/reduce_sum_want.npz" --rtol 1e-4 "$rs"
+expect_run npz_named_members_in_archive_order 0 "expected: 1 result match" --in "$tt/reduce_sum_in_named.npz" --expected "$tt/reduce_sum_want.npz" --rtol 1e-4 "$rs"
+expect_run npz_compressed_is_refused 1 "is compressed (np.savez_compressed); axle reads np.savez archives" --in "$tt/reduce_sum_in_zip.npz" "$rs"
+expect_run expected_mismatch_exits_1 1 "out0 differs from --expected" --seed 1 --expected "$tt/reduce_sum_want.npz" "$rs"
+expect_run expected_wrong_count 1 "holds 1 arrays; the module gives 2 results" --seed 1 --expected "$tt/reduce_sum_want.npz" "$tp.hlo"
+# inline inputs: sum(x + y*z) over 1024 elements of 1 + 2*3 is 7168 exactly
+expect_run inline_inputs_one_value_fills 0 "out0: f32[] [7168]" --input 'f32[1024]=1' --input f32[1024]=2 --input=f32[1024]=3 "$rs"
+expect_run inline_input_value_count 1 "--input 'f32[1024]=1,2': 2 values for 1024 elements" --input 'f32[1024]=1,2' --input f32[1024]=2 --input=f32[1024]=3 "$rs"
+expect_run inline_input_bad_value 1 "'x' is not a f32 value" --input 'f32[1024]=x' --input f32[1024]=2 --input=f32[1024]=3 "$rs"
+expect_run inline_input_bad_type 1 "expected TYPE[DIMS]=V,V,..." --input 'q32[1024]=1' --input f32[1024]=2 --input=f32[1024]=3 "$rs"
+expect_run inline_integer_out_of_range 1 "'300' is not a s8 value" --input 's8[2]=1,300' "$rs"
+expect_run module_from_stdin 0 "out0: f32[]" --seed 1 - <"$rs"
+expect_run print_all_prints_every_element 0 "out1: s32[2] [" --print-all --seed 5 "$tp.hlo"
+rm -rf "$t/outdeep"
+expect_run out_makes_folders 0 "" --seed 1 --out "$t/outdeep/a/b" "$rs"
+[ -f "$t/outdeep/a/b/out0.npy" ] && pass "axle-run/out_folder_exists" || fail "axle-run/out_folder_exists" "no $t/outdeep/a/b/out0.npy"
+expect_run out_npz_then_expected 0 "expected: 1 result match" --in "$tt/reduce_sum_in.npz" --out "$t/outdeep/c/res.npz" --expected "$tt/reduce_sum_want.npz" --rtol 1e-4 "$rs"
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  if msg=$(/usr/bin/python3 -c 'import numpy as np, sys; d = np.load(sys.argv[1]); w = np.load(sys.argv[2])["arr_0"]; assert list(d.keys()) == ["out0"], list(d.keys()); np.testing.assert_allclose(d["out0"], w, rtol=1e-4)' "$t/outdeep/c/res.npz" "$tt/reduce_sum_want.npz" 2>&1); then
+    pass "axle-run/numpy_reads_the_written_npz"
+  else fail "axle-run/numpy_reads_the_written_npz" "$msg"; fi
+else echo "SKIP axle-run/numpy_reads_the_written_npz: /usr/bin/python3 has no NumPy (apt-get install python3-numpy)"; skipped=$((skipped + 1)); fi
+expect_run time_kernels_lists_steps 0 "fusion.add_multiply_reduce (fusion)" --seed 1 --time 3 --time-kernels "$rs"
+expect_run time_kernels_needs_time 2 "--time-kernels and --json need --time N" --time-kernels "$rs"
+json=$("$run" --seed 1 --time 3 --time-kernels --json - "$rs" 2>/dev/null)
+if echo "$json" | grep -q '^{"module": "jit_f", "backend": "cpu", "runs": 3, "median_ms": .*"steps": \[{"instruction": "fusion.add_multiply_reduce", "opcode": "fusion", "median_ms"'; then
+  pass "axle-run/json_report"
+else fail "axle-run/json_report" "$json"; fi
+if ! command -v python3 >/dev/null; then echo "SKIP axle-run/json_report_parses: no python3"; skipped=$((skipped + 1))
+elif echo "$json" | python3 -c 'import json, sys; json.load(sys.stdin)' 2>/dev/null; then pass "axle-run/json_report_parses"
+else fail "axle-run/json_report_parses" "$json"; fi
+
 # ---- the optimizer's tools: axle-run --opt/--stats/--dump and axle-opt ----
 expect_run opt_stats_per_pass 0 "buffer-assignment" --opt --stats --seed 1 examples/reduce_sum.hlo
 expect_run opt_stats_instructions 0 "instructions:" --opt --stats --seed 1 examples/reduce_sum.hlo
@@ -349,6 +401,36 @@ else fail "axle-opt/axle_flags_checked" "exit $rc: $got"; fi
 got=$(timeout 60 "$BUILD/axle-opt" 2>&1); rc=$?
 if [ $rc -eq 2 ] && echo "$got" | grep -qF "error: no module given"; then pass "axle-opt/no_module"
 else fail "axle-opt/no_module" "exit $rc: $got"; fi
+# axle-opt --stage: each stage's own marks (ptx written with no driver: the
+# tests' environment has none unless AXLE_CUDA_DRIVER names the fake)
+expect_opt() {  # NAME WANT_RC WANT_TEXT ARGS...: rc and a line of output must match
+  local name=$1 want_rc=$2 want_text=$3; shift 3
+  local got; got=$(AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 timeout 120 "$BUILD/axle-opt" "$@" 2>&1); local rc=$?
+  if [ $rc -ne "$want_rc" ]; then fail "axle-opt/$name" "exit $rc, expected $want_rc" "$(echo "$got" | head -3)"
+  elif ! echo "$got" | grep -qF -- "$want_text"; then fail "axle-opt/$name" "output lacks '$want_text'" "$(echo "$got" | head -3)"
+  else pass "axle-opt/$name"; fi
+}
+expect_opt stage_hlo_is_the_default 0 "ROOT" --stage=hlo examples/reduce_sum.hlo
+expect_opt stage_buffer_assignment 0 "slot" --stage buffer-assignment examples/reduce_sum.hlo
+expect_opt stage_kernel 0 "kernel " --stage=kernel examples/reduce_sum.hlo
+expect_opt stage_asm 0 "# kernel fusion.add_multiply_reduce (" --stage=asm examples/reduce_sum.hlo
+expect_opt stage_ptx_without_a_driver 0 ".target sm_80" --stage=ptx examples/reduce_sum.hlo
+expect_opt stage_ptx_for_hopper 0 ".target sm_90a" --stage=ptx --target sm_90a examples/reduce_sum.hlo
+expect_opt stage_unknown 2 "--stage takes hlo, buffer-assignment, kernel, asm or ptx, not llvm" --stage=llvm examples/reduce_sum.hlo
+expect_opt target_unknown 2 "unknown GPU target 'sm_70'" --stage=ptx --target=sm_70 examples/reduce_sum.hlo
+expect_opt unknown_flag_anywhere 2 "error: unknown flag --frob" examples/reduce_sum.hlo --frob
+expect_opt help_lists_stages 0 "--stage NAME" --help
+expect_opt version 0 "axle-opt " --version
+rm -f "$t/stage.s"
+expect_opt stage_into_a_file 0 "" --stage=asm -o "$t/stage.s" examples/reduce_sum.hlo
+grep -q "vmulps\|mulps" "$t/stage.s" 2>/dev/null && pass "axle-opt/stage_file_written" || fail "axle-opt/stage_file_written" "no listing in $t/stage.s"
+expect_opt module_from_stdin 0 "ROOT" - <examples/reduce_sum.hlo
+if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
+  ptxas_bin=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+  "$BUILD/axle-opt" --stage=ptx --target sm_90a -o "$t/stage.ptx" tests/hlo/jax_softmax.hlo 2>"$t/stage.err" &&
+    "$ptxas_bin" -arch=sm_90a "$t/stage.ptx" -o "$t/stage.cubin" 2>>"$t/stage.err" &&
+    pass "axle-opt/stage_ptx_assembles" || fail "axle-opt/stage_ptx_assembles" "$(head -5 "$t/stage.err")"
+else echo "SKIP axle-opt/stage_ptx_assembles: no ptxas"; skipped=$((skipped + 1)); fi
 
 # ---- the GPU backend without a GPU (docs/gpu.md, "Checks without a GPU") ----
 # Scripts that print PASS/FAIL/SKIP lines and end with a count line,

@@ -1,58 +1,134 @@
-/* axle-opt: show what the optimizer does to a module.
+/* axle-opt: show what the optimizer and the backends make of a module, one
+ * stage at a time (as XLA's hlo-opt --stage does).
  *
- *   axle-opt [--stats] [--dump DIR] [--dump_passes] [--verify_each_pass]
- *            [--no_fusion] [--max_temp_bytes N] [-o FILE] MODULE.hlo
+ *   axle-opt [--stage=hlo|buffer-assignment|kernel|asm|ptx] [--target sm_80|sm_90a]
+ *            [-o FILE] [optimizer flags] MODULE.hlo
  *
- * Prints the optimized module as HLO text (which axle-run and axle-opt read
- * back) on stdout or into FILE. --stats prints, on stderr, the instruction,
- * fusion and kernel counts and the temporary bytes before and after, the time
- * of every pass, what constant folding refused, and the largest buffers.
- * AXLE_FLAGS is read first, as by every axle tool.
- * Exit 0 on success, 2 for a usage, parse, verify or compile error. */
+ *   hlo                the optimized module as HLO text (the default), which
+ *                      axle-run and axle-opt read back
+ *   buffer-assignment  the entry's buffer plan: every value's slot, offset, size
+ *   kernel             the kernel IR of every kernel (what both backends compile)
+ *   asm                the CPU backend's x86-64 listing of each kernel, at the
+ *                      ISA level AXLE_CPU names
+ *                      (default: the best this CPU has)
+ *   ptx                the PTX the GPU backend would load for --target
+ *                      (default sm_80), written with no driver or device
+ *
+ * The stage goes to stdout or FILE. --stats prints, on stderr, the
+ * instruction, fusion and kernel counts and the temporary bytes before and
+ * after, the time of every pass, what constant folding refused, and the
+ * largest buffers. AXLE_FLAGS is read first, as by every axle tool. Flags
+ * are spelled with '-' or '_' alike; a value follows as the next word or
+ * after '='. Exit 0 on success, 2 for a usage, parse, verify or compile
+ * error. */
 #include <stdio.h>
 #include <string.h>
 
 #include "ir.h"
 #include "opt/opt.h"
+#include "emit_ptx/gpu_program.h"
+#include "emit_x86/cpu_program.h"
+#include "runtime/executable.h"
 
-static const char usage[] =
-    "usage: axle-opt [--stats] [--dump DIR] [--dump_passes] [--verify_each_pass]\n"
-    "                [--no_fusion] [--max_temp_bytes N] [-o FILE] MODULE.hlo\n";
+typedef enum Stage { STAGE_HLO, STAGE_BUFFERS, STAGE_KERNEL, STAGE_ASM, STAGE_PTX } Stage;
+
+static const char *const stage_names[] = {"hlo", "buffer-assignment", "kernel", "asm", "ptx"};
+
+typedef struct Options {
+  Stage stage;
+  const char *module, *out, *target;
+  bool version;
+  OptOptions optimizer;
+} Options;
+
+static void print_help(FILE *f) {
+  fputs("usage: axle-opt [FLAG]... MODULE.hlo\n\n"
+        "Prints one stage of what axle makes of an HLO module.\n\n"
+        "flags:\n"
+        "  --stage NAME             hlo (default): the optimized module; buffer-assignment: the buffer plan;\n"
+        "                           kernel: every kernel's kernel IR; asm: the CPU backend's x86-64 listings;\n"
+        "                           ptx: the GPU backend's PTX (no GPU or driver needed)\n"
+        "  --target NAME            the GPU target of --stage=ptx: sm_80 (default), sm_86, sm_89, sm_90a\n"
+        "  -o FILE                  write the stage into FILE instead of stdout\n"
+        "  --version                print the version and exit\n"
+        "  --help                   print this help and exit (also -h)\n"
+        "\noptimizer flags (docs/optimizer.md; also read from AXLE_FLAGS):\n",
+        f);
+  for (const OptFlagHelp *o = opt_flag_help; o->name; o++) {
+    char left[64];
+    snprintf(left, sizeof left, "--%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+    fprintf(f, "  %-24s %s\n", left, o->help);
+  }
+  fputs("  --dump DIR               the same as --dump-to DIR\n"
+        "\nenvironment:\n"
+        "  AXLE_FLAGS         optimizer flags, read before the command line's\n"
+        "  AXLE_CPU           the ISA level of --stage=asm: sse4, avx2, avx512\n"
+        "\nexit codes:\n"
+        "  0  success\n"
+        "  2  a usage, parse, verify or compile error\n",
+        f);
+}
 
 static int usage_error(const char *what, const char *arg) {
-  fprintf(stderr, "error: %s%s\n%s", what, arg, usage);
+  fprintf(stderr, "error: %s%s\n(axle-opt --help lists the flags)\n", what, arg);
   return 2;
 }
 
-/* Tool options become optimizer flags ("--dump DIR" is "--dump_to=DIR"). */
-static int parse_args(int argc, char **argv, OptOptions *opts, const char **module,
-                      const char **out, Status *st) {
+/* Returns 0 when the options are good, -1 after --help, else the exit code. */
+static int parse_args(int argc, char **argv, Options *o, Status *st) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    char flag[1200];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
+      print_help(stdout);
       return -1;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--dump") == 0 || strcmp(a, "--max_temp_bytes") == 0) {
+    }
+    if (a[0] != '-' || strcmp(a, "-") == 0) {
+      if (o->module) return usage_error("more than one module given: ", a);
+      o->module = a;
+      continue;
+    }
+    /* the name with '_' read as '-', and the value after '=' if any */
+    char name[64];
+    size_t n = strcspn(a, "=");
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name - 1 ? n : sizeof name - 1), a);
+    for (char *c = name + 2; *c; c++)
+      if (*c == '_') *c = '-';
+    const char *value = a[n] == '=' ? a + n + 1 : NULL;
+    bool takes_value = strcmp(name, "-o") == 0 || strcmp(name, "--stage") == 0 || strcmp(name, "--target") == 0 ||
+                       strcmp(name, "--dump") == 0;
+    if (takes_value && !value) {
       if (i + 1 >= argc) return usage_error(a, " needs a value");
-      const char *value = argv[++i];
-      if (strcmp(a, "-o") == 0) {
-        *out = value;
-        continue;
+      value = argv[++i];
+    }
+    if (strcmp(name, "-o") == 0) {
+      o->out = value;
+    } else if (strcmp(name, "--target") == 0) {
+      o->target = value;
+    } else if (strcmp(name, "--version") == 0) {
+      o->version = true;
+    } else if (strcmp(name, "--stage") == 0) {
+      size_t s = 0;
+      while (s < sizeof stage_names / sizeof stage_names[0] && strcmp(stage_names[s], value) != 0) s++;
+      if (s == sizeof stage_names / sizeof stage_names[0])
+        return usage_error("--stage takes hlo, buffer-assignment, kernel, asm or ptx, not ", value);
+      o->stage = (Stage)s;
+    } else if (strcmp(name, "--dump") == 0) {
+      char flag[1200];
+      snprintf(flag, sizeof flag, "--dump_to=%s", value);
+      if (!opt_options_parse_flag(&o->optimizer, flag, st)) return usage_error(st->message, "");
+    } else if (name[1] == '-') {
+      if (!opt_options_parse_flag(&o->optimizer, a, st)) {
+        /* an unknown name is the tool's unknown flag, wherever it stands */
+        if (strstr(st->message, "unknown optimizer flag")) return usage_error("unknown flag ", a);
+        return usage_error(st->message, "");
       }
-      snprintf(flag, sizeof flag, "%s=%s", strcmp(a, "--dump") == 0 ? "--dump_to" : a, value);
-      if (!opt_options_parse_flag(opts, flag, st)) return usage_error(st->message, "");
-    } else if (a[0] == '-' && a[1] == '-') {
-      if (!opt_options_parse_flag(opts, a, st)) return usage_error(st->message, "");
-    } else if (a[0] == '-' && a[1]) {
-      return usage_error("unknown option ", a);
-    } else if (*module) {
-      return usage_error("more than one module given: ", a);
     } else {
-      *module = a;
+      return usage_error("unknown flag ", a);
     }
   }
-  if (!*module) return usage_error("no module given", "");
+  if (o->version) return 0;
+  if (!o->module) return usage_error("no module given", "");
+  if (o->target && o->stage != STAGE_PTX) return usage_error("--target goes with --stage=ptx", "");
   return 0;
 }
 
@@ -64,41 +140,68 @@ static bool write_text(const char *path, const StrBuf *sb, Status *st) {
   return true;
 }
 
+/* asm: what the CPU backend compiled, as its --dump shows it. */
+static bool print_cpu_stage(const Options *o, const Module *m, Status *st) {
+  ExecutableOptions eo;
+  executable_options_default(&eo, AXLE_BACKEND_CPU);
+  eo.opt = o->optimizer;
+  Executable *exe = executable_compile(m, &eo, st);
+  if (!exe) return false;
+  FILE *f = o->out ? fopen(o->out, "w") : stdout;
+  bool ok = f ? cpu_program_print_listings(exe->program, executable_module_to_run(exe), f, st)
+              : status_error(st, STATUS_INPUT_ERROR, "cannot write %s", o->out);
+  if (f && o->out && fclose(f) != 0) ok = status_error(st, STATUS_INPUT_ERROR, "cannot write %s", o->out);
+  if (ok && exe->stats) fputs(exe->stats, stderr);
+  executable_free(exe);
+  return ok;
+}
+
+/* hlo, buffer-assignment, kernel and ptx: the optimizer's result, then the
+ * stage. */
+static bool print_optimized_stage(const Options *o, Module *m, Status *st) {
+  OptContext ctx;
+  opt_context_init(&ctx, &o->optimizer);
+  bool ok = optimize_module(m, &ctx, st);
+  StrBuf sb = {0};
+  if (ok && o->stage == STAGE_HLO) print_module(&sb, m);
+  if (ok && o->stage == STAGE_BUFFERS) print_buffer_plan(&sb, m, ctx.plan);
+  if (ok && o->stage == STAGE_KERNEL) print_module_kernels(&sb, m);
+  if (ok && o->stage == STAGE_PTX)
+    ok = gpu_write_ptx(m, ctx.plan, o->target ? o->target : "sm_80", o->optimizer.gpu_no_wgmma, &sb, st);
+  if (ok) ok = write_text(o->out, &sb, st);
+  strbuf_free(&sb);
+  if (ok && o->optimizer.stats) {
+    StrBuf stats = {0};
+    print_opt_stats(&stats, m, &ctx);
+    fputs(stats.data ? stats.data : "", stderr);
+    strbuf_free(&stats);
+  }
+  opt_context_free(&ctx);
+  return ok;
+}
+
 int main(int argc, char **argv) {
   Status st;
   status_clear(&st);
-  OptOptions opts;
-  opt_options_default(&opts);
-  if (!opt_options_from_env(&opts, &st)) {
+  Options o = {.stage = STAGE_HLO};
+  opt_options_default(&o.optimizer);
+  if (!opt_options_from_env(&o.optimizer, &st)) {
     status_print(&st, stderr);
     return 2;
   }
-  const char *module_path = NULL, *out_path = NULL;
-  int rc = parse_args(argc, argv, &opts, &module_path, &out_path, &st);
+  int rc = parse_args(argc, argv, &o, &st);
   if (rc) return rc < 0 ? 0 : rc;
-
-  Module *m = parse_module_file(module_path, &st);
+  if (o.version) {
+    printf("axle-opt %d.%d.%d\n", AXLE_VERSION_MAJOR, AXLE_VERSION_MINOR, AXLE_VERSION_PATCH);
+    return 0;
+  }
+  Module *m = parse_module_file(o.module, &st);
   if (!m) {
     status_print(&st, stderr);
     return status_exit_code(&st);
   }
-  OptContext ctx;
-  opt_context_init(&ctx, &opts);
-  rc = 2;
-  if (optimize_module(m, &ctx, &st)) {
-    StrBuf sb = {0};
-    print_module(&sb, m);
-    if (write_text(out_path, &sb, &st)) rc = 0;
-    strbuf_free(&sb);
-    if (rc == 0 && opts.stats) {
-      StrBuf stats = {0};
-      print_opt_stats(&stats, m, &ctx);
-      fputs(stats.data ? stats.data : "", stderr);
-      strbuf_free(&stats);
-    }
-  }
+  rc = (o.stage == STAGE_ASM ? print_cpu_stage(&o, m, &st) : print_optimized_stage(&o, m, &st)) ? 0 : 2;
   if (rc) status_print(&st, stderr);
-  opt_context_free(&ctx);
   module_free(m);
   return rc;
 }

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <math.h>
 
 #include "ir.h"
 #include "opt/opt.h"
@@ -33,29 +35,100 @@
 #include "runtime/executable.h"
 #include "runtime/thread_pool.h"
 #include "runtime/npy.h"
+#include "runtime/npz.h"
 
 enum { MAX_INPUTS = 256 };
 
+/* An input as given: a file (.npy, or .npz holding several leaves) or an
+ * inline value (--input f32[2]=1,2). */
+typedef struct InputArg {
+  const char *text;
+  bool is_inline;
+} InputArg;
+
 typedef struct Options {
-  const char *backend, *out_dir, *dump_dir, *module_path;
-  const char *inputs[MAX_INPUTS];
+  const char *backend, *out_path, *dump_dir, *module_path, *expected_path, *json_path;
+  InputArg inputs[MAX_INPUTS];
   int input_count;
   uint64_t seed;
   int time_runs, threads;
-  bool check, find_nan, parse_only, compile_only;
+  double rtol, atol;
+  bool check, find_nan, parse_only, compile_only, print_all, time_kernels, version;
   int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
-  bool stats, dump_passes;
+  OptOptions optimizer;  /* AXLE_FLAGS, then the optimizer flags given here */
 } Options;
 
-static const char usage[] =
-    "usage: axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
-    "                [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]\n"
-    "                [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo\n";
+/* The tool's own flags, one line each in --help. A name is written with
+ * '-'; '_' is accepted in its place (--dump_passes), and a value may follow
+ * as the next word or after '=' (--seed 3, --seed=3). The optimizer's flags
+ * (opt_flag_help) are accepted too and listed after these. */
+typedef enum FlagId {
+  FLAG_BACKEND, FLAG_IN, FLAG_INPUT, FLAG_SEED, FLAG_OUT, FLAG_EXPECTED, FLAG_RTOL, FLAG_ATOL, FLAG_PRINT_ALL,
+  FLAG_TIME, FLAG_TIME_KERNELS, FLAG_JSON, FLAG_THREADS, FLAG_CHECK, FLAG_FIND_NAN, FLAG_OPT, FLAG_NO_OPT,
+  FLAG_DUMP, FLAG_PARSE_ONLY, FLAG_COMPILE_ONLY, FLAG_VERSION, FLAG_HELP,
+} FlagId;
+
+typedef struct Flag {
+  FlagId id;
+  const char *name, *value, *help;   /* value: the placeholder, NULL for a switch */
+} Flag;
+
+static const Flag flags[] = {
+    {FLAG_BACKEND, "backend", "NAME", "interp, cpu or gpu (default: cpu where the CPU has SSE4.1)"},
+    {FLAG_IN, "in", "FILE", "the next input(s): FILE.npy is one array, FILE.npz its arrays in order"},
+    {FLAG_INPUT, "input", "SPEC", "the next input inline: TYPE[DIMS]=V,V,... (f32[2,2]=1,2,3,4; one V fills all)"},
+    {FLAG_SEED, "seed", "N", "without inputs, draw them (and elided constants) from seed N (default 0)"},
+    {FLAG_OUT, "out", "PATH", "write the results: PATH.npz, or a folder (made if missing) of out0.npy, ..."},
+    {FLAG_EXPECTED, "expected", "PATH", "compare the results with out*.npy in a folder or a .npz (exit 1 if not)"},
+    {FLAG_RTOL, "rtol", "X", "--expected's relative tolerance for floats (default 1e-5; 1e-2 for 16-bit types)"},
+    {FLAG_ATOL, "atol", "X", "--expected's absolute tolerance for floats (default 1e-6)"},
+    {FLAG_PRINT_ALL, "print-all", NULL, "print every element of every result (default: a summary)"},
+    {FLAG_TIME, "time", "N", "time N runs after a warm-up: median, min, max, compile time"},
+    {FLAG_TIME_KERNELS, "time-kernels", NULL, "with --time: each instruction's median time, slowest first"},
+    {FLAG_JSON, "json", "FILE", "with --time: the times as JSON into FILE ('-': stdout)"},
+    {FLAG_THREADS, "threads", "N", "threads of the native backends (default: AXLE_THREADS, else all cores)"},
+    {FLAG_CHECK, "check", NULL, "compare with the evaluator, naming the first instruction that differs"},
+    {FLAG_FIND_NAN, "find-nan", NULL, "name the first instruction that produces a NaN or an infinity"},
+    {FLAG_OPT, "opt", NULL, "optimize (the interpreter's default is the module as written)"},
+    {FLAG_NO_OPT, "no-opt", NULL, "do not optimize (the native backends' default is to optimize)"},
+    {FLAG_DUMP, "dump", "DIR", "write dumps under DIR: HLO per stage, buffers, kernel IR, listings"},
+    {FLAG_PARSE_ONLY, "parse-only", NULL, "stop after parsing and verifying"},
+    {FLAG_COMPILE_ONLY, "compile-only", NULL, "stop after compiling"},
+    {FLAG_VERSION, "version", NULL, "print the version and exit"},
+    {FLAG_HELP, "help", NULL, "print this help and exit (also -h)"},
+};
+
+static void print_flag_line(FILE *f, const char *name, const char *value, const char *help) {
+  char left[64];
+  snprintf(left, sizeof left, "--%s%s%s", name, value ? " " : "", value ? value : "");
+  fprintf(f, "  %-24s %s\n", left, help);
+}
+
+static void print_help(FILE *f) {
+  fputs("usage: axle-run [FLAG]... MODULE.hlo       (MODULE '-': read it from stdin)\n\n"
+        "Runs an HLO module: parse, optimize, compile, run on the inputs, print or write the results.\n\n"
+        "flags:\n",
+        f);
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    print_flag_line(f, flags[i].name, flags[i].value, flags[i].help);
+  fputs("\noptimizer flags (docs/optimizer.md; also read from AXLE_FLAGS):\n", f);
+  for (const OptFlagHelp *o = opt_flag_help; o->name; o++) print_flag_line(f, o->name, o->value, o->help);
+  fputs("\nenvironment:\n"
+        "  AXLE_FLAGS         optimizer flags, read before the command line's (\"--dump-to=DIR --stats\")\n"
+        "  AXLE_THREADS       the thread count when --threads is not given (1 to 1024)\n"
+        "  AXLE_CPU           the CPU backend's ISA level: sse4, avx2, avx512 (default: the best this CPU has)\n"
+        "  AXLE_CUDA_DRIVER   the CUDA driver library to open (default: libcuda.so.1)\n"
+        "\nexit codes:\n"
+        "  0  success\n"
+        "  1  a run-time or input error (bad inputs, --check or --expected found a difference)\n"
+        "  2  a usage, parse, verify or compile error\n",
+        f);
+}
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "error: ");
   fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n%s", usage);
+  fprintf(stderr, "\n(axle-run --help lists the flags)\n");
   return 2;
 }
 
@@ -64,6 +137,15 @@ static bool parse_count(const char *s, long long min, long long *out) {
   errno = 0;
   long long v = strtoll(s, &end, 10);
   if (errno || *end || end == s || v < min) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_tolerance(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || end == s || !(v >= 0)) return false;
   *out = v;
   return true;
 }
@@ -77,61 +159,119 @@ static const char *default_backend(void) {
   return cpu.level != CPU_LEVEL_NONE ? "cpu" : "interp";
 }
 
-/* Returns 0 when the options are good, else the exit code. */
-static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.backend = default_backend(), .seed = 0, .threads = 0, .opt = -1};
+/* A flag's name as written, '_' read as '-', without "--" and "=value". */
+static void flag_name(const char *arg, char *name, size_t size) {
+  size_t n = strcspn(arg + 2, "=");
+  if (n >= size) n = size - 1;
+  for (size_t i = 0; i < n; i++) name[i] = arg[2 + i] == '_' ? '-' : arg[2 + i];
+  name[n] = 0;
+}
+
+static const Flag *find_flag(const char *name) {
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    if (strcmp(flags[i].name, name) == 0) return &flags[i];
+  return NULL;
+}
+
+static const OptFlagHelp *find_optimizer_flag(const char *name) {
+  for (const OptFlagHelp *o = opt_flag_help; o->name; o++)
+    if (strcmp(o->name, name) == 0) return o;
+  return NULL;
+}
+
+/* One of the tool's flags with its value (NULL for a switch). Returns 0
+ * or the exit code. */
+static int apply_flag(Options *o, const Flag *f, const char *value) {
+  long long n;
+  switch (f->id) {
+  case FLAG_BACKEND: o->backend = value; break;
+  case FLAG_IN:
+  case FLAG_INPUT:
+    if (o->input_count == MAX_INPUTS) return usage_error("more than 256 inputs%s", "");
+    o->inputs[o->input_count++] = (InputArg){value, f->id == FLAG_INPUT};
+    break;
+  case FLAG_SEED:
+    if (!parse_count(value, 0, &n)) return usage_error("--seed takes a number, not '%s'", value);
+    o->seed = (uint64_t)n;
+    break;
+  case FLAG_OUT: o->out_path = value; break;
+  case FLAG_EXPECTED: o->expected_path = value; break;
+  case FLAG_RTOL:
+  case FLAG_ATOL:
+    if (!parse_tolerance(value, f->id == FLAG_RTOL ? &o->rtol : &o->atol))
+      return usage_error(f->id == FLAG_RTOL ? "--rtol takes a number >= 0, not '%s'" : "--atol takes a number >= 0, not '%s'",
+                         value);
+    break;
+  case FLAG_PRINT_ALL: o->print_all = true; break;
+  case FLAG_TIME:
+    if (!parse_count(value, 1, &n) || n > 1000000)
+      return usage_error("--time takes a run count from 1 to 1000000, not '%s'", value);
+    o->time_runs = (int)n;
+    break;
+  case FLAG_TIME_KERNELS: o->time_kernels = true; break;
+  case FLAG_JSON: o->json_path = value; break;
+  case FLAG_THREADS:
+    if (!parse_count(value, 1, &n) || n > 1024) return usage_error("--threads takes a count from 1 to 1024, not '%s'", value);
+    o->threads = (int)n;
+    break;
+  case FLAG_CHECK: o->check = true; break;
+  case FLAG_FIND_NAN: o->find_nan = true; break;
+  case FLAG_OPT: o->opt = 1; break;
+  case FLAG_NO_OPT: o->opt = 0; break;
+  case FLAG_DUMP: o->dump_dir = value; break;
+  case FLAG_PARSE_ONLY: o->parse_only = true; break;
+  case FLAG_COMPILE_ONLY: o->compile_only = true; break;
+  case FLAG_VERSION: o->version = true; break;
+  case FLAG_HELP: print_help(stdout); return -1;
+  }
+  return 0;
+}
+
+/* Returns 0 when the options are good, -1 after --help, else the exit code. */
+static int parse_options(int argc, char **argv, Options *o, Status *st) {
+  *o = (Options){.backend = default_backend(), .opt = -1, .rtol = -1, .atol = -1};
+  opt_options_default(&o->optimizer);
+  if (!opt_options_from_env(&o->optimizer, st)) {
+    status_print(st, stderr);
+    return 2;
+  }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    bool has_value = i + 1 < argc;
-    long long n;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
-      exit(0);
-    } else if (strcmp(a, "--check") == 0) {
-      o->check = true;
-    } else if (strcmp(a, "--find-nan") == 0) {
-      o->find_nan = true;
-    } else if (strcmp(a, "--opt") == 0 || strcmp(a, "--no-opt") == 0) {
-      o->opt = a[2] == 'o';
-    } else if (strcmp(a, "--stats") == 0) {
-      o->stats = true;
-    } else if (strcmp(a, "--dump_passes") == 0) {
-      o->dump_passes = true;
-    } else if (strcmp(a, "--parse-only") == 0) {
-      o->parse_only = true;
-    } else if (strcmp(a, "--compile-only") == 0) {
-      o->compile_only = true;
-    } else if (a[0] == '-' && a[1] == '-' && !has_value) {
-      return usage_error("%s needs a value", a);
-    } else if (strcmp(a, "--backend") == 0) {
-      o->backend = argv[++i];
-    } else if (strcmp(a, "--in") == 0) {
-      if (o->input_count == MAX_INPUTS) return usage_error("too many --in files%s", "");
-      o->inputs[o->input_count++] = argv[++i];
-    } else if (strcmp(a, "--out") == 0) {
-      o->out_dir = argv[++i];
-    } else if (strcmp(a, "--dump") == 0) {
-      o->dump_dir = argv[++i];
-    } else if (strcmp(a, "--seed") == 0) {
-      if (!parse_count(argv[++i], 0, &n)) return usage_error("--seed takes a number, not '%s'", argv[i]);
-      o->seed = (uint64_t)n;
-    } else if (strcmp(a, "--time") == 0) {
-      if (!parse_count(argv[++i], 1, &n) || n > 1000000)
-        return usage_error("--time takes a run count from 1 to 1000000, not '%s'", argv[i]);
-      o->time_runs = (int)n;
-    } else if (strcmp(a, "--threads") == 0) {
-      if (!parse_count(argv[++i], 1, &n) || n > 1024)
-        return usage_error("--threads takes a count from 1 to 1024, not '%s'", argv[i]);
-      o->threads = (int)n;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return usage_error("unknown option '%s'", a);
-    } else if (o->module_path) {
-      return usage_error("more than one module given ('%s')", a);
-    } else {
+    if (strcmp(a, "-h") == 0) return apply_flag(o, find_flag("help"), NULL);
+    if (a[0] != '-' || strcmp(a, "-") == 0) {
+      if (o->module_path) return usage_error("more than one module given ('%s')", a);
       o->module_path = a;
+      continue;
     }
+    if (a[1] != '-') return usage_error("unknown flag '%s'", a);
+    char name[64];
+    flag_name(a, name, sizeof name);
+    const char *eq = strchr(a, '=');
+    const Flag *f = find_flag(name);
+    const OptFlagHelp *of = f ? NULL : find_optimizer_flag(name);
+    if (!f && !of) return usage_error("unknown flag '%s'", a);
+    const char *value_name = f ? f->value : of->value;
+    const char *value = eq ? eq + 1 : NULL;
+    if (value_name && !value) {
+      if (i + 1 >= argc) return usage_error("%s needs a value", a);
+      value = argv[++i];
+    } else if (!value_name && value && f) {
+      return usage_error("%s takes no value", a);
+    }
+    if (f) {
+      int rc = apply_flag(o, f, value);
+      if (rc) return rc;
+      continue;
+    }
+    char flag[1200];
+    snprintf(flag, sizeof flag, "--%s%s%s", name, value ? "=" : "", value ? value : "");
+    if (!opt_options_parse_flag(&o->optimizer, flag, st)) return usage_error("%s", st->message);
   }
+  if (o->version) return 0;
   if (!o->module_path) return usage_error("no module given%s", "");
+  if ((o->time_kernels || o->json_path) && !o->time_runs) return usage_error("--time-kernels and --json need --time N%s", "");
+  if (o->expected_path && o->out_path && strcmp(o->expected_path, o->out_path) == 0)
+    return usage_error("--expected and --out name the same path '%s'", o->out_path);
   return 0;
 }
 
@@ -157,10 +297,127 @@ static bool adopt_carried_type(Literal *lit, const Shape *param, int index, Stat
   return true;
 }
 
+/* An inline input, TYPE[DIMS]=V,V,...: the values in row-major order, or
+ * one value for every element. Complex types take .npy files. */
+static Literal *parse_inline_input(const char *spec, Status *st) {
+  const char *bracket = strchr(spec, '['), *eq = strchr(spec, '=');
+  ElementType t;
+  if (!bracket || !eq || eq < bracket || !type_from_name(spec, (size_t)(bracket - spec), &t) || t == TYPE_TUPLE ||
+      t == TYPE_TOKEN || type_is_complex(t)) {
+    status_error(st, STATUS_INPUT_ERROR, "--input '%s': expected TYPE[DIMS]=V,V,... with a real or integer TYPE", spec);
+    return NULL;
+  }
+  int64_t dims[AXLE_MAX_RANK];
+  int rank = 0;
+  const char *p = bracket + 1;
+  while (*p != ']') {
+    char *end;
+    long long d = strtoll(p, &end, 10);
+    if (end == p || d < 0 || rank == AXLE_MAX_RANK || (*end != ',' && *end != ']')) {
+      status_error(st, STATUS_INPUT_ERROR, "--input '%s': the dimensions are not a list of sizes", spec);
+      return NULL;
+    }
+    dims[rank++] = d;
+    p = *end == ',' ? end + 1 : end;
+  }
+  if (p + 1 != eq) {
+    status_error(st, STATUS_INPUT_ERROR, "--input '%s': expected '=' after the shape", spec);
+    return NULL;
+  }
+  Shape shape = shape_array(t, rank, dims);
+  Literal *lit = literal_create(&shape);
+  int64_t count = shape_element_count(&shape), given = 0;
+  for (const char *v = eq + 1; *v; given++) {
+    size_t n = strcspn(v, ",");
+    char word[64];
+    char *end;
+    snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word - 1 ? n : sizeof word - 1), v);
+    bool ok = n > 0 && n < sizeof word - 1;
+    if (ok && t == TYPE_PRED) {
+      ok = strcmp(word, "true") == 0 || strcmp(word, "false") == 0 || strcmp(word, "1") == 0 || strcmp(word, "0") == 0;
+      if (ok && given < count) literal_set_s64(lit, given, word[0] == 't' || word[0] == '1');
+    } else if (ok && type_is_float(t)) {
+      double x = strtod(word, &end);
+      ok = *end == 0;
+      if (ok && given < count) literal_set_f64(lit, given, x);
+    } else if (ok) {
+      errno = 0;
+      long long x = t == TYPE_U64 ? (long long)strtoull(word, &end, 0) : strtoll(word, &end, 0);
+      ok = *end == 0 && errno == 0;
+      if (ok && given < count) literal_set_s64(lit, given, x);
+      if (ok && given < count && t != TYPE_U64 && literal_get_s64(lit, given) != x) ok = false;
+    }
+    if (!ok) {
+      status_error(st, STATUS_INPUT_ERROR, "--input '%s': '%s' is not a %s value", spec, word, type_name(t));
+      literal_free(lit);
+      return NULL;
+    }
+    v += n + (v[n] == ',');
+  }
+  if (given == 1 && count > 1) {  /* one value fills the array */
+    for (int64_t i = 1; i < count; i++)
+      memcpy((char *)lit->data + i * type_byte_size(t), lit->data, (size_t)type_byte_size(t));
+  } else if (given != count) {
+    status_error(st, STATUS_INPUT_ERROR, "--input '%s': %lld value%s for %lld element%s", spec, (long long)given,
+                 given == 1 ? "" : "s", (long long)count, count == 1 ? "" : "s");
+    literal_free(lit);
+    return NULL;
+  }
+  return lit;
+}
+
+/* Every array the inputs give, in order: an .npz file gives its arrays,
+ * an .npy file or an inline value one each. */
+static bool read_input_arrays(const Options *o, Literal ***arrays, int *count, Status *st) {
+  int n = 0, capacity = 16;
+  Literal **list = calloc((size_t)capacity, sizeof *list);
+  bool ok = list != NULL;
+  for (int i = 0; ok && i < o->input_count; i++) {
+    const InputArg *in = &o->inputs[i];
+    size_t length = strlen(in->text);
+    NpzMember *members = NULL;
+    int member_count = 0;
+    if (in->is_inline) {
+      Literal *lit = parse_inline_input(in->text, st);
+      ok = lit != NULL;
+      members = ok ? calloc(1, sizeof *members) : NULL;
+      if (members) members[0].array = lit, member_count = 1;
+      else literal_free(lit);
+      ok = members != NULL;
+    } else if (length > 4 && strcmp(in->text + length - 4, ".npz") == 0) {
+      ok = npz_read(in->text, &members, &member_count, st);
+    } else {
+      Literal *lit = npy_read(in->text, st);
+      members = lit ? calloc(1, sizeof *members) : NULL;
+      if (members) members[0].array = lit, member_count = 1;
+      else literal_free(lit);
+      ok = members != NULL;
+    }
+    for (int k = 0; ok && k < member_count; k++) {
+      if (n + 1 >= capacity) {
+        capacity *= 2;
+        list = realloc_or_exit(list, (size_t)capacity * sizeof *list);
+      }
+      list[n++] = members[k].array;
+      members[k].array = NULL;
+    }
+    if (members) npz_members_free(members, member_count);
+  }
+  if (!ok) {
+    for (int i = 0; i < n; i++) literal_free(list[i]);
+    free(list);
+    if (st->code == STATUS_OK) status_error(st, STATUS_OUT_OF_MEMORY, "out of memory reading the inputs");
+    return false;
+  }
+  *arrays = list;
+  *count = n;
+  return true;
+}
+
 /* A value for a parameter of shape s: a tuple is built from its leaves,
- * depth first, each from the next --in file (as --out writes them), or
- * drawn from the seed when no files are given. */
-static Literal *load_value(const Options *o, const Shape *s, int *next_file, uint64_t *state,
+ * depth first, each from the next input array (as --out writes them), or
+ * drawn from the seed when no inputs are given. */
+static Literal *load_value(const Shape *s, Literal **arrays, int array_count, int *next, uint64_t *state,
                            Status *st) {
   if (shape_is_tuple(s)) {
     Literal **elements = calloc((size_t)s->tuple_count + 1, sizeof *elements);
@@ -169,7 +426,7 @@ static Literal *load_value(const Options *o, const Shape *s, int *next_file, uin
       return NULL;
     }
     for (int i = 0; i < s->tuple_count; i++) {
-      elements[i] = load_value(o, &s->tuple_shapes[i], next_file, state, st);
+      elements[i] = load_value(&s->tuple_shapes[i], arrays, array_count, next, state, st);
       if (!elements[i]) {
         for (int k = 0; k < i; k++) literal_free(elements[k]);
         free(elements);
@@ -180,14 +437,15 @@ static Literal *load_value(const Options *o, const Shape *s, int *next_file, uin
     free(elements);
     return tuple;
   }
-  if (o->input_count == 0) {
+  if (array_count == 0) {
     Literal *lit = literal_create(s);
     literal_fill_random(lit, state);
     return lit;
   }
-  int file = (*next_file)++;
-  Literal *lit = npy_read(o->inputs[file], st);
-  if (lit && !adopt_carried_type(lit, s, file, st)) {
+  int at = (*next)++;
+  Literal *lit = arrays[at];
+  arrays[at] = NULL;
+  if (!adopt_carried_type(lit, s, at, st)) {
     literal_free(lit);
     return NULL;
   }
@@ -200,66 +458,219 @@ static bool load_inputs(const Options *o, const Module *m, HostBuffer **args, St
   const Computation *entry = m->entry;
   int leaves = 0;
   for (int i = 0; i < entry->parameter_count; i++) leaves += shape_leaf_count(&entry->parameters[i]->shape);
-  if (o->input_count > 0 && o->input_count != leaves) {
+  Literal **arrays = NULL;
+  int count = 0;
+  if (o->input_count > 0 && !read_input_arrays(o, &arrays, &count, st)) return false;
+  bool ok = true;
+  if (o->input_count > 0 && count != leaves) {
     if (leaves == entry->parameter_count)
-      return status_error(st, STATUS_INPUT_ERROR, "the module takes %d parameter%s, got %d --in file%s",
-                          entry->parameter_count, entry->parameter_count == 1 ? "" : "s",
-                          o->input_count, o->input_count == 1 ? "" : "s");
-    return status_error(st, STATUS_INPUT_ERROR,
-                        "the module's %d parameter%s hold %d arrays (tuples count each leaf), got %d --in file%s",
-                        entry->parameter_count, entry->parameter_count == 1 ? "" : "s", leaves,
-                        o->input_count, o->input_count == 1 ? "" : "s");
+      ok = status_error(st, STATUS_INPUT_ERROR, "the module takes %d parameter%s, the inputs give %d arra%s",
+                        entry->parameter_count, entry->parameter_count == 1 ? "" : "s", count, count == 1 ? "y" : "ys");
+    else
+      ok = status_error(st, STATUS_INPUT_ERROR,
+                        "the module's %d parameter%s hold %d arrays (tuples count each leaf), the inputs give %d",
+                        entry->parameter_count, entry->parameter_count == 1 ? "" : "s", leaves, count);
   }
+  if (ok && o->input_count == 0 && entry->parameter_count > 0)
+    fprintf(stderr, "note: no inputs given: the %d parameter%s drawn from --seed %llu\n", entry->parameter_count,
+            entry->parameter_count == 1 ? " is" : "s are", (unsigned long long)o->seed);
   uint64_t state = o->seed;
-  int next_file = 0;
-  for (int i = 0; i < entry->parameter_count; i++) {
-    Literal *value = load_value(o, &entry->parameters[i]->shape, &next_file, &state, st);
-    if (!value) return false;
-    args[i] = host_buffer_adopt_literal(value);
+  int next = 0;
+  for (int i = 0; ok && i < entry->parameter_count; i++) {
+    Literal *value = load_value(&entry->parameters[i]->shape, arrays, count, &next, &state, st);
+    ok = value != NULL;
+    if (ok) args[i] = host_buffer_adopt_literal(value);
   }
-  return true;
+  for (int i = 0; i < count; i++) literal_free(arrays[i]);
+  free(arrays);
+  return ok;
 }
 
 /* ---- outputs ---- */
 
-static void print_array_summary(const Literal *lit, int index) {
+static void print_element(const Literal *lit, int64_t i) {
+  if (type_is_complex(lit->shape.type)) {
+    double _Complex z = literal_get_complex(lit, i);
+    printf("(%.9g, %.9g)", creal(z), cimag(z));
+  } else if (type_is_float(lit->shape.type)) printf("%.9g", literal_get_f64(lit, i));
+  else if (lit->shape.type == TYPE_U64) printf("%llu", (unsigned long long)literal_get_u64(lit, i));
+  else printf("%lld", (long long)literal_get_s64(lit, i));
+}
+
+/* A result leaf: its shape, then its elements in row-major order, all of
+ * them with --print-all, else the first 8 of a longer array. */
+static void print_array(const Literal *lit, int index, bool all) {
   StrBuf sb = {0};
   shape_print(&sb, &lit->shape, false);
   printf("out%d: %s", index, sb.data);
   strbuf_free(&sb);
-  int64_t n = shape_element_count(&lit->shape), shown = n <= 16 ? n : 8;
+  int64_t n = shape_element_count(&lit->shape), shown = all || n <= 16 ? n : 8;
   printf(" [");
   for (int64_t i = 0; i < shown; i++) {
-    if (type_is_complex(lit->shape.type)) {
-      double _Complex z = literal_get_complex(lit, i);
-      printf("%s(%.9g, %.9g)", i ? ", " : "", creal(z), cimag(z));
-    } else if (type_is_float(lit->shape.type)) printf("%s%.9g", i ? ", " : "", literal_get_f64(lit, i));
-    else if (lit->shape.type == TYPE_U64) printf("%s%llu", i ? ", " : "", (unsigned long long)literal_get_u64(lit, i));
-    else printf("%s%lld", i ? ", " : "", (long long)literal_get_s64(lit, i));
+    if (i) printf(", ");
+    print_element(lit, i);
   }
   printf("%s]\n", shown < n ? ", ..." : "");
 }
 
-/* Visits the array leaves depth first, numbering them. */
-static bool emit_outputs(const Literal *lit, const char *dir, int *index, Status *st) {
+/* The array leaves of a result, depth first (the order --out numbers
+ * them); leaves NULL counts them. (A tuple literal's shape holds only its
+ * tuple_count: the elements carry the shapes.) */
+static void collect_leaves(const Literal *lit, const Literal **leaves, int *n) {
   if (shape_is_tuple(&lit->shape)) {
-    for (int i = 0; i < lit->shape.tuple_count; i++)
-      if (!emit_outputs(lit->elements[i], dir, index, st)) return false;
-    return true;
+    for (int i = 0; i < lit->shape.tuple_count; i++) collect_leaves(lit->elements[i], leaves, n);
+    return;
   }
-  int at = (*index)++;
-  if (!dir) {
-    print_array_summary(lit, at);
-    return true;
-  }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/out%d.npy", dir, at);
-  return npy_write(path, lit, st);
+  if (leaves) leaves[*n] = lit;
+  ++*n;
 }
 
-static bool make_dir(const char *dir, Status *st) {
-  if (mkdir(dir, 0777) == 0 || errno == EEXIST) return true;
-  return status_error(st, STATUS_RUNTIME_ERROR, "cannot create directory %s: %s", dir, strerror(errno));
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* mkdir -p: every missing folder on the way. */
+static bool make_dirs(const char *dir, Status *st) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+    return status_error(st, STATUS_INPUT_ERROR, "the path %s is too long", dir);
+  for (char *p = path + 1;; p++) {
+    char c = *p;
+    if (c != '/' && c != 0) continue;
+    *p = 0;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+      return status_error(st, STATUS_INPUT_ERROR, "cannot create directory %s: %s", path, strerror(errno));
+    *p = c;
+    if (c == 0) return true;
+  }
+}
+
+/* --out PATH: an .npz archive (its folder made if missing), or a folder of
+ * out0.npy, out1.npy, ... */
+static bool write_outputs(const char *path, const Literal *const *leaves, int count, Status *st) {
+  if (ends_with(path, ".npz")) {
+    const char *slash = strrchr(path, '/');
+    if (slash && slash != path) {
+      char dir[4096];
+      snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+      if (!make_dirs(dir, st)) return false;
+    }
+    return npz_write(path, leaves, count, st);
+  }
+  if (!make_dirs(path, st)) return false;
+  for (int i = 0; i < count; i++) {
+    char file[4200];
+    snprintf(file, sizeof file, "%s/out%d.npy", path, i);
+    if (!npy_write(file, leaves[i], st)) return false;
+  }
+  return true;
+}
+
+/* ---- --expected ---- */
+
+/* The expected arrays: an .npz's members, or a folder's out0.npy, out1.npy,
+ * ... up to the first missing one. */
+static bool read_expected(const char *path, NpzMember **members, int *count, Status *st) {
+  if (ends_with(path, ".npz")) return npz_read(path, members, count, st);
+  int n = 0;
+  NpzMember *list = NULL;
+  for (;; n++) {
+    char file[4200];
+    snprintf(file, sizeof file, "%s/out%d.npy", path, n);
+    if (access(file, F_OK) != 0) break;
+    list = realloc_or_exit(list, (size_t)(n + 1) * sizeof *list);
+    memset(&list[n], 0, sizeof list[n]);
+    snprintf(list[n].name, sizeof list[n].name, "out%d.npy", n);
+    list[n].array = npy_read(file, st);
+    if (!list[n].array) {
+      npz_members_free(list, n + 1);
+      return false;
+    }
+  }
+  if (n == 0) return status_error(st, STATUS_INPUT_ERROR, "--expected %s: no out0.npy there", path);
+  *members = list;
+  *count = n;
+  return true;
+}
+
+/* Whether got is within tolerance of want: integers and pred exactly,
+ * floats within atol + rtol * |want| (NaN matches NaN, an infinity only
+ * itself), complex numbers part by part. */
+static bool element_close(const Literal *got, const Literal *want, int64_t i, double rtol, double atol) {
+  if (!type_is_float(want->shape.type) && !type_is_complex(want->shape.type))
+    return want->shape.type == TYPE_U64 ? literal_get_u64(got, i) == literal_get_u64(want, i)
+                                        : literal_get_s64(got, i) == literal_get_s64(want, i);
+  double g[2], w[2];
+  if (type_is_complex(want->shape.type)) {
+    double _Complex a = literal_get_complex(got, i), b = literal_get_complex(want, i);
+    g[0] = creal(a), g[1] = cimag(a), w[0] = creal(b), w[1] = cimag(b);
+  } else {
+    g[0] = literal_get_f64(got, i), w[0] = literal_get_f64(want, i), g[1] = w[1] = 0;
+  }
+  for (int k = 0; k < 2; k++) {
+    if (isnan(w[k]) || isnan(g[k])) {
+      if (isnan(w[k]) != isnan(g[k])) return false;
+    } else if (isinf(w[k]) || isinf(g[k])) {
+      if (g[k] != w[k]) return false;
+    } else if (!(fabs(g[k] - w[k]) <= atol + rtol * fabs(w[k]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Compares every result leaf with its expected array; the first mismatch
+ * is a run-time error naming the leaf, the index and both values. */
+static bool compare_expected(const Options *o, const Literal *const *leaves, int count, Status *st) {
+  NpzMember *want = NULL;
+  int want_count = 0;
+  if (!read_expected(o->expected_path, &want, &want_count, st)) return false;
+  bool ok = want_count == count ||
+            status_error(st, STATUS_INPUT_ERROR, "--expected %s holds %d arrays; the module gives %d results",
+                         o->expected_path, want_count, count);
+  int checked = 0;
+  for (int i = 0; ok && i < count; i++) {
+    const Literal *got = leaves[i], *w = want[i].array;
+    ElementType carried = npy_carrier_type(got->shape.type);
+    bool same_type = w->shape.type == got->shape.type || w->shape.type == carried;
+    bool same_dims = w->shape.rank == got->shape.rank &&
+                     memcmp(w->shape.dims, got->shape.dims, sizeof w->shape.dims[0] * (size_t)w->shape.rank) == 0;
+    if (!same_type || !same_dims) {
+      StrBuf a = {0}, b = {0};
+      shape_print(&a, &got->shape, false);
+      shape_print(&b, &w->shape, false);
+      ok = status_error(st, STATUS_RUNTIME_ERROR, "out%d is %s; --expected's %s is %s", i, a.data, want[i].name, b.data);
+      strbuf_free(&a);
+      strbuf_free(&b);
+      break;
+    }
+    /* bf16, f8 and f4 expectations come as their bits (npy_carrier_type):
+     * compare those bits exactly. */
+    bool bits = w->shape.type != got->shape.type;
+    bool sixteen = got->shape.type == TYPE_F16 || got->shape.type == TYPE_BF16;
+    double rtol = o->rtol >= 0 ? o->rtol : sixteen ? 1e-2 : 1e-5, atol = o->atol >= 0 ? o->atol : 1e-6;
+    int64_t n = shape_element_count(&got->shape);
+    for (int64_t e = 0; e < n; e++) {
+      bool close = bits ? memcmp((const char *)got->data + e * type_byte_size(got->shape.type),
+                                 (const char *)w->data + e * type_byte_size(w->shape.type),
+                                 (size_t)type_byte_size(w->shape.type)) == 0
+                        : element_close(got, w, e, rtol, atol);
+      if (close) continue;
+      printf("expected: out%d[%lld] = ", i, (long long)e);
+      print_element(got, e);
+      printf(", expected ");
+      print_element(w, e);
+      printf("\n");
+      ok = status_error(st, STATUS_RUNTIME_ERROR, "out%d differs from --expected %s at element %lld (rtol %g, atol %g)",
+                        i, o->expected_path, (long long)e, rtol, atol);
+      break;
+    }
+    checked += ok;
+  }
+  if (ok) printf("expected: %d result%s match %s\n", checked, checked == 1 ? "" : "s", o->expected_path);
+  npz_members_free(want, want_count);
+  return ok;
 }
 
 /* What to compile for: the backend, whether to optimize (the interpreter
@@ -272,14 +683,12 @@ static bool compile_options_for(const Options *o, ExecutableOptions *eo, Status 
   executable_options_default(eo, backend);
   eo->optimize = o->opt;
   eo->threads = o->threads;  /* 0: AXLE_THREADS, else every core */
-  if (!opt_options_from_env(&eo->opt, st)) return false;
+  eo->opt = o->optimizer;
   if (o->dump_dir) {
     char flag[1100];
     snprintf(flag, sizeof flag, "--dump_to=%s", o->dump_dir);
     if (!opt_options_parse_flag(&eo->opt, flag, st)) return false;
   }
-  if (o->dump_passes) eo->opt.dump_passes = true;
-  if (o->stats) eo->opt.stats = true;
   return true;
 }
 
@@ -304,18 +713,89 @@ static void print_matmul_rate(const Executable *exe, int64_t flops, double media
   printf("\n");
 }
 
-static bool print_times(const Executable *exe, HostBuffer *const *args, int n, int runs, Status *st) {
-  RunTimes t;
-  if (!executable_time(exe, args, n, runs, &t, st)) return false;
-  printf("time: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.median_ms, t.min_ms, t.max_ms, t.runs);
-  if (t.device_runs)  /* the kernels alone, by the device's clock, the arguments already there */
-    printf("device: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.device_median_ms, t.device_min_ms,
-           t.device_max_ms, t.device_runs);
-  printf("compile_ms=%.4f\n", exe->compile_ms);
-  int64_t flops = count_matmul_flops(executable_module_to_run(exe));
-  double rate_ms = t.device_runs ? t.device_median_ms : t.median_ms;  /* the device's clock where there is one */
-  if (flops > 0 && rate_ms > 0) print_matmul_rate(exe, flops, rate_ms);
+/* A JSON string: the characters JSON escapes, escaped. */
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static int compare_step_time(const void *a, const void *b) {
+  double x = ((const StepTime *)a)->median_ms, y = ((const StepTime *)b)->median_ms;
+  return (x < y) - (x > y);
+}
+
+/* --time-kernels: the slowest steps first, each with its share of the sum. */
+static void print_step_times(const StepTimes *steps) {
+  StepTime *sorted = calloc_or_exit((size_t)steps->count + 1, sizeof *sorted);
+  memcpy(sorted, steps->steps, (size_t)steps->count * sizeof *sorted);
+  qsort(sorted, (size_t)steps->count, sizeof *sorted, compare_step_time);
+  double total = 0;
+  for (int i = 0; i < steps->count; i++) total += sorted[i].median_ms;
+  printf("kernels: %d step%s, %.4f ms in all (medians)\n", steps->count, steps->count == 1 ? "" : "s", total);
+  for (int i = 0; i < steps->count; i++)
+    printf("  %10.4f ms %5.1f%%  %s (%s)\n", sorted[i].median_ms, total > 0 ? 100 * sorted[i].median_ms / total : 0,
+           sorted[i].inst->name, opcode_name(sorted[i].inst->opcode));
+  free(sorted);
+}
+
+static bool write_json(const Options *o, const Executable *exe, const RunTimes *t, const StepTimes *steps, Status *st) {
+  FILE *f = strcmp(o->json_path, "-") == 0 ? stdout : fopen(o->json_path, "w");
+  if (!f) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s: %s", o->json_path, strerror(errno));
+  fprintf(f, "{\"module\": ");
+  json_string(f, executable_module_to_run(exe)->name);
+  fprintf(f, ", \"backend\": ");
+  json_string(f, exe->backend->name);
+  fprintf(f, ", \"runs\": %d, \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"compile_ms\": %.6f", t->runs,
+          t->median_ms, t->min_ms, t->max_ms, exe->compile_ms);
+  if (t->device_runs)
+    fprintf(f, ", \"device_median_ms\": %.6f, \"device_min_ms\": %.6f", t->device_median_ms, t->device_min_ms);
+  if (steps) {
+    fprintf(f, ", \"steps\": [");
+    for (int i = 0; i < steps->count; i++) {
+      const Instruction *inst = steps->steps[i].inst;
+      fprintf(f, "%s{\"instruction\": ", i ? ", " : "");
+      json_string(f, inst->name);
+      fprintf(f, ", \"opcode\": ");
+      json_string(f, opcode_name(inst->opcode));
+      if (inst->metadata && inst->metadata->op_name) {
+        fprintf(f, ", \"op_name\": ");
+        json_string(f, inst->metadata->op_name);
+      }
+      fprintf(f, ", \"median_ms\": %.6f, \"min_ms\": %.6f}", steps->steps[i].median_ms, steps->steps[i].min_ms);
+    }
+    fprintf(f, "]");
+  }
+  fprintf(f, "}\n");
+  if (f != stdout && fclose(f) != 0) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s", o->json_path);
   return true;
+}
+
+static bool print_times(const Options *o, const Executable *exe, HostBuffer *const *args, int n, Status *st) {
+  RunTimes t;
+  if (!executable_time(exe, args, n, o->time_runs, &t, st)) return false;
+  StepTimes steps = {0};
+  if (o->time_kernels && !executable_time_steps(exe, args, n, o->time_runs, &steps, st)) return false;
+  bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
+  if (!json_to_stdout) {
+    printf("time: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.median_ms, t.min_ms, t.max_ms, t.runs);
+    if (t.device_runs)  /* the kernels alone, by the device's clock, the arguments already there */
+      printf("device: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.device_median_ms, t.device_min_ms,
+             t.device_max_ms, t.device_runs);
+    printf("compile_ms=%.4f\n", exe->compile_ms);
+    int64_t flops = count_matmul_flops(executable_module_to_run(exe));
+    double rate_ms = t.device_runs ? t.device_median_ms : t.median_ms;  /* the device's clock where there is one */
+    if (flops > 0 && rate_ms > 0) print_matmul_rate(exe, flops, rate_ms);
+    if (o->time_kernels) print_step_times(&steps);
+  }
+  bool ok = !o->json_path || write_json(o, exe, &t, o->time_kernels ? &steps : NULL, st);
+  step_times_free(&steps);
+  return ok;
 }
 
 /* ---- --check and --find-nan ---- */
@@ -357,7 +837,7 @@ static HostBuffer *run_watched(const Options *o, const Executable *exe, HostBuff
  * from --seed; that they are made up is said once, on stderr. */
 static Module *load_module(const Options *o, Status *st) {
   ParseOptions parse = {.fill_elided_constants = true, .elided_seed = o->seed};
-  Module *m = parse_module_file_with(o->module_path, &parse, st);
+  Module *m = parse_module_file_with(o->module_path, &parse, st);  /* "-": stdin */
   if (m && m->elided_constant_count > 0)
     fprintf(stderr, "warning: %d constant%s elided ({...}) and filled with random values; "
                     "results are not meaningful\n",
@@ -365,8 +845,25 @@ static Module *load_module(const Options *o, Status *st) {
   return m;
 }
 
+/* The results: printed, written (--out), compared (--expected). */
+static bool emit_results(const Options *o, const Literal *result, Status *st) {
+  int count = 0, n = 0;
+  collect_leaves(result, NULL, &count);
+  const Literal **leaves = calloc_or_exit((size_t)count + 1, sizeof *leaves);
+  collect_leaves(result, leaves, &n);
+  bool ok = true;
+  /* --json - keeps stdout for the report alone */
+  bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
+  if ((!o->out_path && !json_to_stdout) || o->print_all)
+    for (int i = 0; i < n; i++) print_array(leaves[i], i, o->print_all);
+  if (o->out_path) ok = write_outputs(o->out_path, leaves, n, st);
+  if (ok && o->expected_path) ok = compare_expected(o, leaves, n, st);
+  free(leaves);
+  return ok;
+}
+
 /* parse → compile (optimizing as asked) → load inputs → run (the
- * arguments checked there) → --check → outputs → --time. */
+ * arguments checked there) → --check → outputs → --expected → --time. */
 static int run(const Options *o, Status *st) {
   Module *m = load_module(o, st);
   if (!m) {
@@ -381,7 +878,7 @@ static int run(const Options *o, Status *st) {
     module_free(m);
     return 0;
   }
-  int rc = 2, n = m->entry->parameter_count, outputs = 0;
+  int rc = 2, n = m->entry->parameter_count;
   HostBuffer **args = calloc((size_t)n + 1, sizeof *args);
   HostBuffer *result = NULL;
   Literal *result_view = NULL;
@@ -400,10 +897,9 @@ static int run(const Options *o, Status *st) {
   if (!load_inputs(o, m, args, st)) goto done;
   result = o->check || o->find_nan ? run_watched(o, exe, args, n, st) : executable_run(exe, args, n, st);
   if (!result) goto done;
-  if (o->out_dir && !make_dir(o->out_dir, st)) goto done;
   result_view = host_buffer_view(result);
-  if (!emit_outputs(result_view, o->out_dir, &outputs, st)) goto done;
-  if (o->time_runs && !print_times(exe, args, n, o->time_runs, st)) goto done;
+  if (!emit_results(o, result_view, st)) goto done;
+  if (o->time_runs && !print_times(o, exe, args, n, st)) goto done;
   rc = 0;
 done:
   /* The message may point into the module (its file name): print it first. */
@@ -419,9 +915,13 @@ done:
 
 int main(int argc, char **argv) {
   Options o;
-  int rc = parse_options(argc, argv, &o);
-  if (rc) return rc;
   Status st;
   status_clear(&st);
+  int rc = parse_options(argc, argv, &o, &st);
+  if (rc) return rc < 0 ? 0 : rc;
+  if (o.version) {
+    printf("axle-run %d.%d.%d\n", AXLE_VERSION_MAJOR, AXLE_VERSION_MINOR, AXLE_VERSION_PATCH);
+    return 0;
+  }
   return run(&o, &st);
 }
