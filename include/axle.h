@@ -50,6 +50,9 @@ extern "C" {
 #define AXLE_VERSION_MINOR 1
 #define AXLE_VERSION_PATCH 0
 
+/* The library's version, "MAJOR.MINOR.PATCH" (a static string). */
+const char *axle_version(void);
+
 /* ---- errors ---- */
 
 typedef enum axle_status {

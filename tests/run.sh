@@ -384,6 +384,9 @@ gpu_check() {  # NAME: one of the checks below
 }
 in_parallel gpu_check ptxas-corpus sim-corpus bench-gpu
 
+# ---- the library as shipped: version, install, pkg-config, symbols ----
+gpu_script library tests/library.sh
+
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
 [ "$failed" -eq 0 ]

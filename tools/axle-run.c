@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "axle.h"
 #include "ir.h"
 #include "opt/opt.h"
 #include "emit_x86/gemm.h"
@@ -50,7 +51,8 @@ typedef struct Options {
 static const char usage[] =
     "usage: axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
     "                [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]\n"
-    "                [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo\n";
+    "                [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo\n"
+    "       axle-run --version\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "error: ");
@@ -86,6 +88,9 @@ static int parse_options(int argc, char **argv, Options *o) {
     long long n;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("axle-run %s\n", axle_version());
       exit(0);
     } else if (strcmp(a, "--check") == 0) {
       o->check = true;

@@ -12,6 +12,16 @@ _Static_assert((int)AXLE_TUPLE == (int)TYPE_TUPLE, "axle_type_t mirrors ElementT
 _Static_assert((int)AXLE_F64 == (int)TYPE_F64, "axle_type_t mirrors ElementType");
 _Static_assert((int)AXLE_U2 == (int)TYPE_U2, "axle_type_t mirrors ElementType");
 
+/* ---- version ---- */
+
+#define AXLE_STRINGIFY(x) #x
+#define AXLE_VERSION_STRING(major, minor, patch) \
+  AXLE_STRINGIFY(major) "." AXLE_STRINGIFY(minor) "." AXLE_STRINGIFY(patch)
+
+const char *axle_version(void) {
+  return AXLE_VERSION_STRING(AXLE_VERSION_MAJOR, AXLE_VERSION_MINOR, AXLE_VERSION_PATCH);
+}
+
 /* ---- errors ---- */
 
 static axle_status_t public_status(StatusCode code) {
