@@ -12,6 +12,12 @@
 # Any of them builds faster with -jN (N files at a time; .ci/run uses one a
 # core). The tests run on every core whatever -j says (JOBS=N to change).
 
+# No built-in rules or suffixes: with them, and the match-anything rules for
+# the programs below, make tried dozens of implicit rules for every header and
+# source and took half a minute to find nothing to do.
+MAKEFLAGS += -r
+.SUFFIXES:
+
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
