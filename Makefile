@@ -7,7 +7,8 @@
 #   make demo     runs the bundled example module
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
 #   make fuzz     libFuzzer target for the parser (needs clang); FUZZ_SECONDS=600
-#   make install  PREFIX=/usr/local
+#   make install  PREFIX=/usr/local DESTDIR= (libraries, header, tools, docs, axle.pc)
+#   make uninstall  the same PREFIX and DESTDIR
 #
 # Any of them builds faster with -jN (N files at a time; .ci/run uses one a
 # core). The tests run on every core whatever -j says (JOBS=N to change).
@@ -51,7 +52,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check bench demo fuzz install clean fetch-cuobjdump
+.PHONY: all test check bench demo fuzz install uninstall clean fetch-cuobjdump
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
@@ -137,11 +138,47 @@ fuzz:
 	$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -max_len=8192 -dict=tests/fuzz/hlo.dict $(BUILD)/fuzz/corpus-run tests/fuzz/corpus
 
-install: all
-	install -d $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/bin
-	install -m 644 $(LIB) $(PREFIX)/lib/
-	install -m 644 include/axle.h $(PREFIX)/include/
-	install -m 755 $(TOOLS) $(PREFIX)/bin/
+# make install [PREFIX=/usr/local] [DESTDIR=stage]: the libraries (the shared
+# one as libaxle.so.VERSION with the soname's and the linker's symlinks), the
+# header, the tools, the docs and axle.pc for pkg-config. DESTDIR is a staging
+# root: files go to $(DESTDIR)$(PREFIX)/... but say $(PREFIX) inside.
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DOCDIR     ?= $(PREFIX)/share/doc/axle
+PCDIR      ?= $(LIBDIR)/pkgconfig
+# The docs keep their layout (README.md links docs/NAME.md).
+DOCS       := README.md LICENSE CHANGELOG.md
+DOCS_DOCS  := $(sort $(wildcard docs/*.md))
+
+$(BUILD)/axle.pc: axle.pc.in include/axle.h
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(AXLE_VERSION)|' -e '/^#/d' $< >$@
+
+# The .pc file holds PREFIX, so it is remade for every install.
+.PHONY: $(BUILD)/axle.pc
+install: $(LIB) $(SHLIB) $(TOOLS) $(BUILD)/axle.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	  $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(PCDIR)
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libaxle.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libaxle.so.$(AXLE_VERSION)
+	ln -sf libaxle.so.$(AXLE_VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libaxle.so
+	install -m 644 include/axle.h $(DESTDIR)$(INCLUDEDIR)/axle.h
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(DOCS_DOCS) $(DESTDIR)$(DOCDIR)/docs/
+	install -m 644 $(BUILD)/axle.pc $(DESTDIR)$(PCDIR)/axle.pc
+
+# Removes what install put there (the same PREFIX and DESTDIR), and the
+# directories install made for axle alone.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libaxle.a $(DESTDIR)$(LIBDIR)/libaxle.so.$(AXLE_VERSION) \
+	  $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libaxle.so \
+	  $(DESTDIR)$(INCLUDEDIR)/axle.h $(DESTDIR)$(PCDIR)/axle.pc \
+	  $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
+	  $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS) $(DOCS_DOCS))
+	-rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf build
