@@ -25,7 +25,9 @@ OPT     ?= -O2
 PREFIX  ?= /usr/local
 CFLAGS  := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $(OPT) \
            -Iinclude -Isrc/ir -Isrc $(EXTRA_CFLAGS)
-LDLIBS  := -lm
+# What the library needs from the system: libm for the evaluator's math,
+# pthreads for the thread pool, dlopen for the CUDA driver (axle.pc says so).
+LDLIBS  := -lm -lpthread -ldl
 ifeq ($(SAN),1)
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   CFLAGS   += $(SANFLAGS)
@@ -40,9 +42,6 @@ LIB       := $(BUILD)/libaxle.a
 AXLE_VERSION := $(shell sed -n 's/^\#define AXLE_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' include/axle.h | paste -sd.)
 SONAME    := libaxle.so.$(firstword $(subst ., ,$(AXLE_VERSION)))
 SHLIB     := $(BUILD)/libaxle.so
-# What the library needs from the system: libm for the evaluator's math,
-# pthreads for the thread pool, dlopen for the CUDA driver.
-LIB_LIBS  := -lm -lpthread -ldl
 TOOL_SRC  := $(sort $(wildcard tools/*.c))
 TOOLS     := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 EX_SRC    := $(sort $(wildcard examples/*.c))
@@ -56,7 +55,7 @@ TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
-all: $(LIB) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
+all: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
 
 # A fake CUDA driver for the tests of the GPU runtime's error paths (built
 # without sanitizers: it stands in for a library that has none).
@@ -69,33 +68,55 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The library's objects are position-independent: the same objects make the
-# static and the shared library.
-$(LIB_OBJ): CFLAGS += -fPIC
+# static and the shared library. They are compiled with hidden visibility:
+# only what include/axle.h marks AXLE_API is exported.
+$(LIB_OBJ): CFLAGS += -fPIC -fvisibility=hidden
 
-$(LIB): $(LIB_OBJ)
+# Two static archives of the same objects:
+#   libaxle.a           what is installed: one object, partially linked
+#                       (ld -r) so the modules' calls to one another are
+#                       resolved inside it, then every symbol but axle_*
+#                       made local (objcopy), so the library's internal
+#                       names cannot clash with a program's.
+#   libaxle_internal.a  the objects as they are, internal names global (but
+#                       hidden): what the tools, tests and benchmarks link,
+#                       since they call the modules directly. Never installed.
+# The examples use the public API only and link libaxle.a.
+LIB_INTERNAL := $(BUILD)/libaxle_internal.a
+$(LIB_INTERNAL): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
 
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ $(BUILD)/axle.o
+	$(LD) -r $^ -o $(BUILD)/axle-all.o
+	objcopy --localize-hidden --wildcard --keep-global-symbol='axle_*' $(BUILD)/axle-all.o $(BUILD)/axle.o
+	rm -f $(BUILD)/axle-all.o
+	ar rcs $@ $(BUILD)/axle.o
+
 # libaxle.so carries the soname; libaxle.so.0 beside it lets a program linked
 # here run with LD_LIBRARY_PATH=build.
 $(SHLIB): $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ $(LIB_LIBS) -o $@
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ $(LDLIBS) -o $@
 	ln -sf libaxle.so $(BUILD)/$(SONAME)
 
-$(BUILD)/%: $(BUILD)/tools/%.o $(LIB)
+$(TOOLS): $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
+$(EXAMPLES): $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+$(BENCHES): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter tests/unit/%,$(TEST_SRC)))
+SUPPORT_TESTS := $(patsubst tests/support/%.c,$(BUILD)/tests/%,$(filter tests/support/%,$(TEST_SRC)))
+$(UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/support/%.o $(LIB)
+$(SUPPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/support/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 test: all
@@ -157,7 +178,7 @@ $(BUILD)/axle.pc: axle.pc.in include/axle.h
 
 # The .pc file holds PREFIX, so it is remade for every install.
 .PHONY: $(BUILD)/axle.pc
-install: $(LIB) $(SHLIB) $(TOOLS) $(BUILD)/axle.pc
+install: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(BUILD)/axle.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 	  $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(PCDIR)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libaxle.a

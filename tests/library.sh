@@ -6,6 +6,8 @@
 #             makes, a program built with pkg-config against the installed
 #             shared and static libraries (tests/library/use_axle.c), and
 #             make uninstall leaving none of axle's files
+#   symbols   the installed libraries define no global symbol but axle_*
+#             (nm -g --defined-only), and every function axle.h declares
 #
 # Prints PASS/FAIL lines and ends with "N passed, N failed".
 set -u
@@ -82,6 +84,26 @@ elif $cc -std=c11 -Wall -Wextra -Werror -static $use $(pkg-config --static --cfl
   pass "install/program_on_the_static_library"
 else fail "install/program_on_the_static_library" "$(tail -5 "$OUT/static.log")"; fi
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+
+# ---- symbols: only the public API is global in what is installed ----
+# A program linking axle must not meet its internal names (parse_module,
+# next, ...): the shared library exports only AXLE_API functions, and the
+# static one is a single object with every other symbol made local.
+api=$(sed -n 's/^AXLE_API [^(]*\b\(axle_[a-z0-9_]*\)(.*/\1/p' include/axle.h | sort -u)
+declared=$(grep -v '^typedef' include/axle.h | sed -n 's/^\(AXLE_API \)\{0,1\}[a-z][^(]*\b\(axle_[a-z0-9_]*\)(.*/\2/p' | sort -u)
+[ "$api" = "$declared" ] && [ -n "$api" ] && pass "symbols/header_marks_every_function_AXLE_API" ||
+  fail "symbols/header_marks_every_function_AXLE_API" "unmarked: $(comm -13 <(echo "$api") <(echo "$declared") | tr '\n' ' ')"
+for f in libaxle.a "$so_version"; do
+  if [ ! -f "$lib/$f" ]; then fail "symbols/$f" "not installed"; continue; fi
+  globals=$(nm -g --defined-only "$lib/$f" 2>&1 | awk 'NF == 3 {print $3}' | sort -u)
+  others=$(echo "$globals" | grep -v '^axle_')
+  echo "symbols: $f defines $(echo "$globals" | grep -c '^axle_') global axle_* symbols, $(echo -n "$others" | grep -c .) others"
+  if [ -z "$others" ]; then pass "symbols/$f/only_axle_globals"
+  else fail "symbols/$f/only_axle_globals" "$(echo "$others" | wc -l) global symbols not starting with axle_:" "$(echo "$others" | head -20 | tr '\n' ' ')"; fi
+  missing=$(comm -23 <(echo "$api") <(echo "$globals"))
+  if [ -z "$missing" ]; then pass "symbols/$f/exports_the_whole_api"
+  else fail "symbols/$f/exports_the_whole_api" "axle.h declares, $f does not define: $(echo "$missing" | tr '\n' ' ')"; fi
+done
 
 # Uninstall leaves no file behind (directories the system has anyway may stay).
 if make -s uninstall BUILD="$BUILD" DESTDIR="$stage" PREFIX=/usr >"$OUT/uninstall.log" 2>&1 &&
