@@ -4,7 +4,7 @@
  *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
  *            [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo
  *
- * The contract (DESIGN.md): one --in per entry parameter, in order; without
+ * The contract (docs/design.md): one --in per entry parameter, in order; without
  * --in the inputs are drawn from --seed. A tuple parameter takes one --in
  * per leaf, depth first, as --out writes them. --out DIR writes every leaf
  * of the result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy,
@@ -70,7 +70,7 @@ static bool parse_count(const char *s, long long min, long long *out) {
   return true;
 }
 
-/* The fastest backend this machine can use (DESIGN.md's contract): the CPU
+/* The fastest backend this machine can use (docs/design.md): the CPU
  * backend wherever the hardware has SSE4.1, else the interpreter. (A bad
  * AXLE_CPU is the CPU backend's error to report, not a reason to switch.) */
 static const char *default_backend(void) {
