@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "axle.h"
 #include "ir.h"
 #include "opt/opt.h"
 #include "emit_ptx/gpu_program.h"
@@ -192,7 +193,7 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o, &st);
   if (rc) return rc < 0 ? 0 : rc;
   if (o.version) {
-    printf("axle-opt %d.%d.%d\n", AXLE_VERSION_MAJOR, AXLE_VERSION_MINOR, AXLE_VERSION_PATCH);
+    printf("axle-opt %s\n", axle_version());
     return 0;
   }
   Module *m = parse_module_file(o.module, &st);

@@ -4,7 +4,7 @@
  *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
  *            [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo
  *
- * The contract (DESIGN.md): one --in per entry parameter, in order; without
+ * The contract (docs/design.md): one --in per entry parameter, in order; without
  * --in the inputs are drawn from --seed. A tuple parameter takes one --in
  * per leaf, depth first, as --out writes them. --out DIR writes every leaf
  * of the result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy,
@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <math.h>
 
+#include "axle.h"
 #include "ir.h"
 #include "opt/opt.h"
 #include "emit_x86/gemm.h"
@@ -150,7 +151,7 @@ static bool parse_tolerance(const char *s, double *out) {
   return true;
 }
 
-/* The fastest backend this machine can use (DESIGN.md's contract): the CPU
+/* The fastest backend this machine can use (docs/design.md): the CPU
  * backend wherever the hardware has SSE4.1, else the interpreter. (A bad
  * AXLE_CPU is the CPU backend's error to report, not a reason to switch.) */
 static const char *default_backend(void) {
@@ -920,7 +921,7 @@ int main(int argc, char **argv) {
   int rc = parse_options(argc, argv, &o, &st);
   if (rc) return rc < 0 ? 0 : rc;
   if (o.version) {
-    printf("axle-run %d.%d.%d\n", AXLE_VERSION_MAJOR, AXLE_VERSION_MINOR, AXLE_VERSION_PATCH);
+    printf("axle-run %s\n", axle_version());
     return 0;
   }
   return run(&o, &st);
