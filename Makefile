@@ -7,10 +7,17 @@
 #   make demo     runs the bundled example module
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
 #   make fuzz     libFuzzer target for the parser (needs clang); FUZZ_SECONDS=600
-#   make install  PREFIX=/usr/local
+#   make install  PREFIX=/usr/local DESTDIR= (libraries, header, tools, docs, axle.pc)
+#   make uninstall  the same PREFIX and DESTDIR
 #
 # Any of them builds faster with -jN (N files at a time; .ci/run uses one a
 # core). The tests run on every core whatever -j says (JOBS=N to change).
+
+# No built-in rules or suffixes: with them, and the match-anything rules for
+# the programs below, make tried dozens of implicit rules for every header and
+# source and took half a minute to find nothing to do.
+MAKEFLAGS += -r
+.SUFFIXES:
 
 CC      ?= cc
 BUILD   ?= build
@@ -18,7 +25,9 @@ OPT     ?= -O2
 PREFIX  ?= /usr/local
 CFLAGS  := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g $(OPT) \
            -Iinclude -Isrc/ir -Isrc $(EXTRA_CFLAGS)
-LDLIBS  := -lm
+# What the library needs from the system: libm for the evaluator's math,
+# pthreads for the thread pool, dlopen for the CUDA driver (axle.pc says so).
+LDLIBS  := -lm -lpthread -ldl
 ifeq ($(SAN),1)
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   CFLAGS   += $(SANFLAGS)
@@ -28,6 +37,11 @@ endif
 LIB_SRC   := $(sort $(wildcard src/ir/*.c src/ir/*/*.c src/opt/*.c src/emit_x86/*.c src/emit_ptx/*.c src/runtime/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libaxle.a
+# The shared library's version comes from include/axle.h; its soname names
+# the major version only (libaxle.so.0), the ABI a program is linked to.
+AXLE_VERSION := $(shell sed -n 's/^\#define AXLE_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' include/axle.h | paste -sd.)
+SONAME    := libaxle.so.$(firstword $(subst ., ,$(AXLE_VERSION)))
+SHLIB     := $(BUILD)/libaxle.so
 TOOL_SRC  := $(sort $(wildcard tools/*.c))
 TOOLS     := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 EX_SRC    := $(sort $(wildcard examples/*.c))
@@ -37,11 +51,11 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check bench demo fuzz install clean fetch-cuobjdump
+.PHONY: all test check bench demo fuzz install uninstall clean fetch-cuobjdump
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
-all: $(LIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
+all: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
 
 # A fake CUDA driver for the tests of the GPU runtime's error paths (built
 # without sanitizers: it stands in for a library that has none).
@@ -53,24 +67,56 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(LIB): $(LIB_OBJ)
+# The library's objects are position-independent: the same objects make the
+# static and the shared library. They are compiled with hidden visibility:
+# only what include/axle.h marks AXLE_API is exported.
+$(LIB_OBJ): CFLAGS += -fPIC -fvisibility=hidden
+
+# Two static archives of the same objects:
+#   libaxle.a           what is installed: one object, partially linked
+#                       (ld -r) so the modules' calls to one another are
+#                       resolved inside it, then every symbol but axle_*
+#                       made local (objcopy), so the library's internal
+#                       names cannot clash with a program's.
+#   libaxle_internal.a  the objects as they are, internal names global (but
+#                       hidden): what the tools, tests and benchmarks link,
+#                       since they call the modules directly. Never installed.
+# The examples use the public API only and link libaxle.a.
+LIB_INTERNAL := $(BUILD)/libaxle_internal.a
+$(LIB_INTERNAL): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%: $(BUILD)/tools/%.o $(LIB)
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ $(BUILD)/axle.o
+	$(LD) -r $^ -o $(BUILD)/axle-all.o
+	objcopy --localize-hidden --wildcard --keep-global-symbol='axle_*' $(BUILD)/axle-all.o $(BUILD)/axle.o
+	rm -f $(BUILD)/axle-all.o
+	ar rcs $@ $(BUILD)/axle.o
+
+# libaxle.so carries the soname; libaxle.so.0 beside it lets a program linked
+# here run with LD_LIBRARY_PATH=build.
+$(SHLIB): $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ $(LDLIBS) -o $@
+	ln -sf libaxle.so $(BUILD)/$(SONAME)
+
+$(TOOLS): $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
+$(EXAMPLES): $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+$(BENCHES): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+UNIT_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter tests/unit/%,$(TEST_SRC)))
+SUPPORT_TESTS := $(patsubst tests/support/%.c,$(BUILD)/tests/%,$(filter tests/support/%,$(TEST_SRC)))
+$(UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/support/%.o $(LIB)
+$(SUPPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/support/%.o $(LIB_INTERNAL)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 test: all
@@ -113,11 +159,47 @@ fuzz:
 	$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -max_len=8192 -dict=tests/fuzz/hlo.dict $(BUILD)/fuzz/corpus-run tests/fuzz/corpus
 
-install: all
-	install -d $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/bin
-	install -m 644 $(LIB) $(PREFIX)/lib/
-	install -m 644 include/axle.h $(PREFIX)/include/
-	install -m 755 $(TOOLS) $(PREFIX)/bin/
+# make install [PREFIX=/usr/local] [DESTDIR=stage]: the libraries (the shared
+# one as libaxle.so.VERSION with the soname's and the linker's symlinks), the
+# header, the tools, the docs and axle.pc for pkg-config. DESTDIR is a staging
+# root: files go to $(DESTDIR)$(PREFIX)/... but say $(PREFIX) inside.
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DOCDIR     ?= $(PREFIX)/share/doc/axle
+PCDIR      ?= $(LIBDIR)/pkgconfig
+# The docs keep their layout (README.md links docs/NAME.md).
+DOCS       := README.md LICENSE CHANGELOG.md
+DOCS_DOCS  := $(sort $(wildcard docs/*.md))
+
+$(BUILD)/axle.pc: axle.pc.in include/axle.h
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(AXLE_VERSION)|' -e '/^#/d' $< >$@
+
+# The .pc file holds PREFIX, so it is remade for every install.
+.PHONY: $(BUILD)/axle.pc
+install: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(BUILD)/axle.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	  $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(PCDIR)
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libaxle.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libaxle.so.$(AXLE_VERSION)
+	ln -sf libaxle.so.$(AXLE_VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libaxle.so
+	install -m 644 include/axle.h $(DESTDIR)$(INCLUDEDIR)/axle.h
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(DOCS_DOCS) $(DESTDIR)$(DOCDIR)/docs/
+	install -m 644 $(BUILD)/axle.pc $(DESTDIR)$(PCDIR)/axle.pc
+
+# Removes what install put there (the same PREFIX and DESTDIR), and the
+# directories install made for axle alone.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libaxle.a $(DESTDIR)$(LIBDIR)/libaxle.so.$(AXLE_VERSION) \
+	  $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libaxle.so \
+	  $(DESTDIR)$(INCLUDEDIR)/axle.h $(DESTDIR)$(PCDIR)/axle.pc \
+	  $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
+	  $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS) $(DOCS_DOCS))
+	-rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf build

@@ -44,6 +44,26 @@
 extern "C" {
 #endif
 
+/* Marks what the library exports: it is built with -fvisibility=hidden, so
+ * everything else stays inside it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define AXLE_API __attribute__((visibility("default")))
+#else
+#define AXLE_API
+#endif
+
+/* ---- version ---- */
+
+/* The version of this header; axle_version() gives the library's. The
+ * Makefile reads these three lines (the shared library's soname is
+ * libaxle.so.MAJOR). */
+#define AXLE_VERSION_MAJOR 0
+#define AXLE_VERSION_MINOR 1
+#define AXLE_VERSION_PATCH 0
+
+/* The library's version, "MAJOR.MINOR.PATCH" (a static string). */
+AXLE_API const char *axle_version(void);
+
 /* ---- errors ---- */
 
 typedef enum axle_status {
@@ -58,10 +78,10 @@ typedef enum axle_status {
 
 typedef struct axle_error axle_error_t;
 
-axle_status_t axle_error_status(const axle_error_t *error);
+AXLE_API axle_status_t axle_error_status(const axle_error_t *error);
 /* The full message, "FILE:LINE:COL: error: ..." for text, ending in a newline. */
-const char *axle_error_message(const axle_error_t *error);
-void axle_error_free(axle_error_t *error);
+AXLE_API const char *axle_error_message(const axle_error_t *error);
+AXLE_API void axle_error_free(axle_error_t *error);
 
 /* ---- element types ---- */
 
@@ -78,18 +98,18 @@ typedef enum axle_type {
   AXLE_TUPLE,
 } axle_type_t;
 
-const char *axle_type_name(axle_type_t type);   /* "f32" */
-size_t axle_type_size(axle_type_t type);        /* bytes per element; 0 for tuples */
+AXLE_API const char *axle_type_name(axle_type_t type);   /* "f32" */
+AXLE_API size_t axle_type_size(axle_type_t type);        /* bytes per element; 0 for tuples */
 
 /* ---- modules ---- */
 
 typedef struct axle_module axle_module_t;
 
 /* Parses HLO text as JAX and XLA print it; the module is verified. */
-axle_module_t *axle_module_parse(const char *text, size_t length, const char *filename,
-                                 axle_error_t **error);
-axle_module_t *axle_module_parse_file(const char *path, axle_error_t **error);
-void axle_module_free(axle_module_t *module);
+AXLE_API axle_module_t *axle_module_parse(const char *text, size_t length, const char *filename,
+                                          axle_error_t **error);
+AXLE_API axle_module_t *axle_module_parse_file(const char *path, axle_error_t **error);
+AXLE_API void axle_module_free(axle_module_t *module);
 
 /* What the parse functions above accept by default can be widened here;
  * zero-initialize, then set what you need. NULL options are the defaults. */
@@ -102,21 +122,21 @@ typedef struct axle_parse_options {
   uint64_t elided_seed;
 } axle_parse_options_t;
 
-axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
-                                      const axle_parse_options_t *options, axle_error_t **error);
-axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
-                                           axle_error_t **error);
+AXLE_API axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
+                                               const axle_parse_options_t *options, axle_error_t **error);
+AXLE_API axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
+                                                    axle_error_t **error);
 /* How many elided constants were filled (0 unless the options asked). */
-int axle_module_elided_constant_count(const axle_module_t *module);
+AXLE_API int axle_module_elided_constant_count(const axle_module_t *module);
 
 /* The entry computation's parameters, and its result shape (for arrays). */
-int axle_module_parameter_count(const axle_module_t *module);
-axle_type_t axle_module_parameter_type(const axle_module_t *module, int index);
-int axle_module_parameter_rank(const axle_module_t *module, int index);
-int64_t axle_module_parameter_dim(const axle_module_t *module, int index, int dim);
+AXLE_API int axle_module_parameter_count(const axle_module_t *module);
+AXLE_API axle_type_t axle_module_parameter_type(const axle_module_t *module, int index);
+AXLE_API int axle_module_parameter_rank(const axle_module_t *module, int index);
+AXLE_API int64_t axle_module_parameter_dim(const axle_module_t *module, int index, int dim);
 
 /* The module as HLO text; free the string with free(). */
-char *axle_module_to_text(const axle_module_t *module);
+AXLE_API char *axle_module_to_text(const axle_module_t *module);
 
 /* ---- building a module in C ----
  * Values are small integer handles into the builder. Shapes are inferred;
@@ -136,65 +156,65 @@ typedef enum axle_binary_op {
   AXLE_POWER,
 } axle_binary_op_t;
 
-axle_builder_t *axle_builder_create(const char *module_name);
-void axle_builder_free(axle_builder_t *builder);
+AXLE_API axle_builder_t *axle_builder_create(const char *module_name);
+AXLE_API void axle_builder_free(axle_builder_t *builder);
 
-axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type, int rank,
-                                    const int64_t *dims, const char *name);
+AXLE_API axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type, int rank,
+                                             const int64_t *dims, const char *name);
 /* A scalar constant of a float or integer type. */
-axle_value_t axle_builder_constant(axle_builder_t *b, axle_type_t type, double value);
-axle_value_t axle_builder_unary(axle_builder_t *b, axle_unary_op_t op, axle_value_t x);
-axle_value_t axle_builder_binary(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
-                                 axle_value_t y);
+AXLE_API axle_value_t axle_builder_constant(axle_builder_t *b, axle_type_t type, double value);
+AXLE_API axle_value_t axle_builder_unary(axle_builder_t *b, axle_unary_op_t op, axle_value_t x);
+AXLE_API axle_value_t axle_builder_binary(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+                                          axle_value_t y);
 /* broadcast: operand dimension i becomes result dimension broadcast_dims[i]. */
-axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, int rank,
-                                    const int64_t *dims, const int64_t *broadcast_dims);
-axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, int rank,
-                                  const int64_t *dims);
-axle_value_t axle_builder_transpose(axle_builder_t *b, axle_value_t x,
-                                    const int64_t *permutation);
+AXLE_API axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, int rank,
+                                             const int64_t *dims, const int64_t *broadcast_dims);
+AXLE_API axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, int rank,
+                                           const int64_t *dims);
+AXLE_API axle_value_t axle_builder_transpose(axle_builder_t *b, axle_value_t x,
+                                             const int64_t *permutation);
 /* Matrix product of [m,k] x [k,n] (or batched [.., m, k] x [.., k, n]). */
-axle_value_t axle_builder_matmul(axle_builder_t *b, axle_value_t x, axle_value_t y);
+AXLE_API axle_value_t axle_builder_matmul(axle_builder_t *b, axle_value_t x, axle_value_t y);
 /* Reduces the listed dimensions with op (ADD, MULTIPLY, MAXIMUM, MINIMUM),
  * starting from init (a scalar value). */
-axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
-                                 axle_value_t init, int dim_count, const int64_t *dims);
-axle_value_t axle_builder_tuple(axle_builder_t *b, int count, const axle_value_t *values);
+AXLE_API axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+                                          axle_value_t init, int dim_count, const int64_t *dims);
+AXLE_API axle_value_t axle_builder_tuple(axle_builder_t *b, int count, const axle_value_t *values);
 
 /* Makes root the result and hands back the verified module. The builder can
  * be freed afterwards; it cannot be used again. */
-axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root, axle_error_t **error);
+AXLE_API axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root, axle_error_t **error);
 
 /* ---- buffers (host memory) ---- */
 
 typedef struct axle_buffer axle_buffer_t;
 
 /* An array buffer; data (row-major, may be NULL for zeros) is copied in. */
-axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
-                                  const void *data, axle_error_t **error);
-void axle_buffer_free(axle_buffer_t *buffer);
-axle_type_t axle_buffer_type(const axle_buffer_t *buffer);
-int axle_buffer_rank(const axle_buffer_t *buffer);
-int64_t axle_buffer_dim(const axle_buffer_t *buffer, int dim);
-size_t axle_buffer_byte_size(const axle_buffer_t *buffer);
+AXLE_API axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
+                                           const void *data, axle_error_t **error);
+AXLE_API void axle_buffer_free(axle_buffer_t *buffer);
+AXLE_API axle_type_t axle_buffer_type(const axle_buffer_t *buffer);
+AXLE_API int axle_buffer_rank(const axle_buffer_t *buffer);
+AXLE_API int64_t axle_buffer_dim(const axle_buffer_t *buffer, int dim);
+AXLE_API size_t axle_buffer_byte_size(const axle_buffer_t *buffer);
 /* The elements, row-major; NULL for a tuple. Writable for argument buffers. */
-void *axle_buffer_data(axle_buffer_t *buffer);
+AXLE_API void *axle_buffer_data(axle_buffer_t *buffer);
 /* Tuples: the element count and the i-th element, owned by the tuple. */
-int axle_buffer_tuple_count(const axle_buffer_t *buffer);
-axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *buffer, int index);
+AXLE_API int axle_buffer_tuple_count(const axle_buffer_t *buffer);
+AXLE_API axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *buffer, int index);
 /* A tuple buffer, for a tuple parameter, holding copies of the elements
  * (arrays or tuples); the caller still owns and frees the elements. */
-axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
-                                        axle_error_t **error);
+AXLE_API axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
+                                                 axle_error_t **error);
 
 /* NumPy .npy files (format 1.0 and 2.0, little-endian, C order), for
  * feeding and checking a model from Python. The element type follows the
  * dtype (<f4 is f32, <i8 s64, |b1 pred, <c8 c64, ...). Types NumPy lacks are
  * written in a carrier and read back as it: bf16 as <u2 bits, the 8- and
  * 4-bit floats as |u1 bits, s4/s2 as |i1 and u4/u2 as |u1 values. */
-axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error);
+AXLE_API axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error);
 /* Writes an array buffer (not a tuple); an existing file is replaced. */
-bool axle_npy_write(const char *path, const axle_buffer_t *buffer, axle_error_t **error);
+AXLE_API bool axle_npy_write(const char *path, const axle_buffer_t *buffer, axle_error_t **error);
 
 /* ---- compiling and running ---- */
 
@@ -211,8 +231,8 @@ typedef struct axle_executable axle_executable_t;
  * matches an earlier compile's, for the same backend, returns that
  * executable again from a process-wide cache; each one returned is still
  * freed with axle_executable_free. Thread-safe. */
-axle_executable_t *axle_compile(const axle_module_t *module, axle_backend_t backend,
-                                axle_error_t **error);
+AXLE_API axle_executable_t *axle_compile(const axle_module_t *module, axle_backend_t backend,
+                                         axle_error_t **error);
 /* What a compile may be told; zero-initialize, then set what you need. */
 typedef struct axle_compile_options {
   /* Threads of the native backends, the caller's included; 0 means
@@ -232,23 +252,23 @@ typedef struct axle_compile_options {
 
 /* axle_compile with options (NULL: the defaults). Executables compiled
  * with different options are cached apart. */
-axle_executable_t *axle_compile_with(const axle_module_t *module, axle_backend_t backend,
-                                     const axle_compile_options_t *options, axle_error_t **error);
-void axle_executable_free(axle_executable_t *exe);
+AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *module, axle_backend_t backend,
+                                              const axle_compile_options_t *options, axle_error_t **error);
+AXLE_API void axle_executable_free(axle_executable_t *exe);
 /* Runs with one buffer per entry parameter, checked against its shape. The
  * result (an array or a tuple buffer) is new; free it with axle_buffer_free. */
-bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
-                         axle_buffer_t **result, axle_error_t **error);
+AXLE_API bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
+                                  axle_buffer_t **result, axle_error_t **error);
 
 /* The results' shapes, known before a run. A run gives
  * axle_executable_result_count(exe) arrays (declared below: 1 for an array
  * result, a tuple's leaves depth first); result i has this type, rank,
  * dims and size in bytes (row-major, as axle_buffer_byte_size counts).
  * Out of range: AXLE_TUPLE, -1, -1 and 0. */
-axle_type_t axle_executable_result_type(const axle_executable_t *exe, int index);
-int axle_executable_result_rank(const axle_executable_t *exe, int index);
-int64_t axle_executable_result_dim(const axle_executable_t *exe, int index, int dim);
-size_t axle_executable_result_byte_size(const axle_executable_t *exe, int index);
+AXLE_API axle_type_t axle_executable_result_type(const axle_executable_t *exe, int index);
+AXLE_API int axle_executable_result_rank(const axle_executable_t *exe, int index);
+AXLE_API int64_t axle_executable_result_dim(const axle_executable_t *exe, int index, int dim);
+AXLE_API size_t axle_executable_result_byte_size(const axle_executable_t *exe, int index);
 
 /* axle_executable_run writing into the caller's memory: results[i] receives
  * result i, row-major, and holds result_sizes[i] bytes, at least
@@ -257,9 +277,9 @@ size_t axle_executable_result_byte_size(const axle_executable_t *exe, int index)
  * and runs into the same memory allocates nothing for its values. The
  * count and every size are checked before anything runs; on failure the
  * results' contents are unspecified. Thread-safe per executable. */
-bool axle_executable_run_into(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
-                              void *const *results, const size_t *result_sizes, int result_count,
-                              axle_error_t **error);
+AXLE_API bool axle_executable_run_into(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
+                                       void *const *results, const size_t *result_sizes, int result_count,
+                                       axle_error_t **error);
 
 /* ---- device buffers ----
  * Arrays kept where an executable's backend computes, so that a loop of
@@ -288,25 +308,25 @@ bool axle_executable_run_into(axle_executable_t *exe, axle_buffer_t *const *args
 typedef struct axle_device_buffer axle_device_buffer_t;
 
 /* A copy of an array buffer in exe's backend's memory. */
-axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *exe, const axle_buffer_t *buffer,
-                                            axle_error_t **error);
+AXLE_API axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *exe, const axle_buffer_t *buffer,
+                                                     axle_error_t **error);
 /* A new host buffer with the device buffer's values (row-major). */
-axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *buffer, axle_error_t **error);
-void axle_device_buffer_free(axle_device_buffer_t *buffer);
+AXLE_API axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *buffer, axle_error_t **error);
+AXLE_API void axle_device_buffer_free(axle_device_buffer_t *buffer);
 /* How many arrays a run gives: 1 for an array result, a tuple's leaves. */
-int axle_executable_result_count(const axle_executable_t *exe);
+AXLE_API int axle_executable_result_count(const axle_executable_t *exe);
 /* Runs with one device buffer per entry parameter (checked against its
  * shape, and made for exe's backend); results[0..result_count) receive new
  * device buffers, result_count being axle_executable_result_count(exe).
  * Free each with axle_device_buffer_free. Thread-safe per executable. */
-bool axle_run_on_device(axle_executable_t *exe, axle_device_buffer_t *const *args, int arg_count,
-                        axle_device_buffer_t **results, int result_count, axle_error_t **error);
+AXLE_API bool axle_run_on_device(axle_executable_t *exe, axle_device_buffer_t *const *args, int arg_count,
+                                 axle_device_buffer_t **results, int result_count, axle_error_t **error);
 
 /* The compile cache's counts since the process started: compiles answered
  * from the cache (hits) and compiles that ran (misses). Either may be NULL. */
-void axle_compile_cache_counts(int64_t *hits, int64_t *misses);
+AXLE_API void axle_compile_cache_counts(int64_t *hits, int64_t *misses);
 /* Forgets every cached executable (those still held by callers live on). */
-void axle_compile_cache_clear(void);
+AXLE_API void axle_compile_cache_clear(void);
 
 #ifdef __cplusplus
 }

@@ -188,7 +188,7 @@ for bad in tests/malformed/*.hlo; do
   pass "malformed/$name"
 done
 
-# ---- the axle-run contract (DESIGN.md): exit codes, messages, options ----
+# ---- the axle-run contract (docs/design.md): exit codes, messages, options ----
 run=$BUILD/axle-run; t=$out/tools; mkdir -p "$t"
 expect_run() {  # NAME WANT_RC WANT_TEXT ARGS...: rc and a line of output must match
   local name=$1 want_rc=$2 want_text=$3; shift 3
@@ -383,6 +383,9 @@ gpu_check() {  # NAME: one of the checks below
   esac
 }
 in_parallel gpu_check ptxas-corpus sim-corpus bench-gpu
+
+# ---- the library as shipped: version, install, pkg-config, symbols ----
+gpu_script library tests/library.sh
 
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "axle.h"
 #include "ir.h"
 #include "opt/opt.h"
 
 static const char usage[] =
     "usage: axle-opt [--stats] [--dump DIR] [--dump_passes] [--verify_each_pass]\n"
-    "                [--no_fusion] [--max_temp_bytes N] [-o FILE] MODULE.hlo\n";
+    "                [--no_fusion] [--max_temp_bytes N] [-o FILE] MODULE.hlo\n"
+    "       axle-opt --version\n";
 
 static int usage_error(const char *what, const char *arg) {
   fprintf(stderr, "error: %s%s\n%s", what, arg, usage);
@@ -32,6 +34,9 @@ static int parse_args(int argc, char **argv, OptOptions *opts, const char **modu
     char flag[1200];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
+      return -1;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("axle-opt %s\n", axle_version());
       return -1;
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--dump") == 0 || strcmp(a, "--max_temp_bytes") == 0) {
       if (i + 1 >= argc) return usage_error(a, " needs a value");

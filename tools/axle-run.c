@@ -4,7 +4,7 @@
  *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
  *            [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo
  *
- * The contract (DESIGN.md): one --in per entry parameter, in order; without
+ * The contract (docs/design.md): one --in per entry parameter, in order; without
  * --in the inputs are drawn from --seed. A tuple parameter takes one --in
  * per leaf, depth first, as --out writes them. --out DIR writes every leaf
  * of the result, depth first through tuples, as DIR/out0.npy, DIR/out1.npy,
@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "axle.h"
 #include "ir.h"
 #include "opt/opt.h"
 #include "emit_x86/gemm.h"
@@ -50,7 +51,8 @@ typedef struct Options {
 static const char usage[] =
     "usage: axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]\n"
     "                [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]\n"
-    "                [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo\n";
+    "                [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo\n"
+    "       axle-run --version\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "error: ");
@@ -68,7 +70,7 @@ static bool parse_count(const char *s, long long min, long long *out) {
   return true;
 }
 
-/* The fastest backend this machine can use (DESIGN.md's contract): the CPU
+/* The fastest backend this machine can use (docs/design.md): the CPU
  * backend wherever the hardware has SSE4.1, else the interpreter. (A bad
  * AXLE_CPU is the CPU backend's error to report, not a reason to switch.) */
 static const char *default_backend(void) {
@@ -86,6 +88,9 @@ static int parse_options(int argc, char **argv, Options *o) {
     long long n;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("axle-run %s\n", axle_version());
       exit(0);
     } else if (strcmp(a, "--check") == 0) {
       o->check = true;

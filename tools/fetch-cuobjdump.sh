@@ -4,6 +4,7 @@
 # whose CUDA install has ptxas only.
 #
 #   bash tools/fetch-cuobjdump.sh [BUILD]        (make fetch-cuobjdump)
+#   bash tools/fetch-cuobjdump.sh --version
 #
 # They come from Debian's non-free nvidia-cuda-toolkit package: apt-get
 # downloads it through a temporary sources list and lists directory (the
@@ -23,6 +24,9 @@
 # a message otherwise. Callers treat a failure as "the SASS checks skip".
 set -u
 cd "$(dirname "$0")/.." || exit 1
+if [ "${1:-}" = --version ]; then
+  echo "fetch-cuobjdump $(sed -n 's/^#define AXLE_VERSION_[A-Z]* \([0-9]*\).*/\1/p' include/axle.h | paste -sd.)"; exit 0
+fi
 BUILD=${1:-${BUILD:-build}}
 dest=$BUILD/tools/cuda
 wrapper=$dest/bin/cuobjdump

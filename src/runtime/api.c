@@ -13,6 +13,16 @@ _Static_assert((int)AXLE_TUPLE == (int)TYPE_TUPLE, "axle_type_t mirrors ElementT
 _Static_assert((int)AXLE_F64 == (int)TYPE_F64, "axle_type_t mirrors ElementType");
 _Static_assert((int)AXLE_U2 == (int)TYPE_U2, "axle_type_t mirrors ElementType");
 
+/* ---- version ---- */
+
+#define AXLE_STRINGIFY(x) #x
+#define AXLE_VERSION_STRING(major, minor, patch) \
+  AXLE_STRINGIFY(major) "." AXLE_STRINGIFY(minor) "." AXLE_STRINGIFY(patch)
+
+AXLE_API const char *axle_version(void) {
+  return AXLE_VERSION_STRING(AXLE_VERSION_MAJOR, AXLE_VERSION_MINOR, AXLE_VERSION_PATCH);
+}
+
 /* ---- errors ---- */
 
 static axle_status_t public_status(StatusCode code) {
@@ -51,11 +61,11 @@ static bool api_error(axle_error_t **error, StatusCode code, const char *message
   return api_set_error(error, &st);
 }
 
-axle_status_t axle_error_status(const axle_error_t *e) { return e ? e->status : AXLE_OK; }
-const char *axle_error_message(const axle_error_t *e) {
+AXLE_API axle_status_t axle_error_status(const axle_error_t *e) { return e ? e->status : AXLE_OK; }
+AXLE_API const char *axle_error_message(const axle_error_t *e) {
   return e && e->message ? e->message : "";
 }
-void axle_error_free(axle_error_t *e) {
+AXLE_API void axle_error_free(axle_error_t *e) {
   if (!e) return;
   free(e->message);
   free(e);
@@ -63,10 +73,10 @@ void axle_error_free(axle_error_t *e) {
 
 /* ---- element types ---- */
 
-const char *axle_type_name(axle_type_t t) {
+AXLE_API const char *axle_type_name(axle_type_t t) {
   return (int)t >= 0 && t <= AXLE_TUPLE ? type_name((ElementType)t) : "?";
 }
-size_t axle_type_size(axle_type_t t) {
+AXLE_API size_t axle_type_size(axle_type_t t) {
   return (int)t >= 0 && t < AXLE_TUPLE ? (size_t)type_byte_size((ElementType)t) : 0;
 }
 
@@ -91,8 +101,8 @@ static ParseOptions parse_options_from(const axle_parse_options_t *options) {
   return o;
 }
 
-axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
-                                      const axle_parse_options_t *options, axle_error_t **error) {
+AXLE_API axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
+                                               const axle_parse_options_t *options, axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!text) {
@@ -108,13 +118,13 @@ axle_module_t *axle_module_parse_with(const char *text, size_t length, const cha
   return api_wrap_module(m);
 }
 
-axle_module_t *axle_module_parse(const char *text, size_t length, const char *filename,
-                                 axle_error_t **error) {
+AXLE_API axle_module_t *axle_module_parse(const char *text, size_t length, const char *filename,
+                                          axle_error_t **error) {
   return axle_module_parse_with(text, length, filename, NULL, error);
 }
 
-axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
-                                           axle_error_t **error) {
+AXLE_API axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
+                                                    axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!path) {
@@ -130,15 +140,15 @@ axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_op
   return api_wrap_module(m);
 }
 
-axle_module_t *axle_module_parse_file(const char *path, axle_error_t **error) {
+AXLE_API axle_module_t *axle_module_parse_file(const char *path, axle_error_t **error) {
   return axle_module_parse_file_with(path, NULL, error);
 }
 
-int axle_module_elided_constant_count(const axle_module_t *am) {
+AXLE_API int axle_module_elided_constant_count(const axle_module_t *am) {
   return am ? am->module->elided_constant_count : 0;
 }
 
-void axle_module_free(axle_module_t *am) {
+AXLE_API void axle_module_free(axle_module_t *am) {
   if (!am) return;
   module_free(am->module);
   free(am);
@@ -149,23 +159,23 @@ static const Instruction *entry_parameter(const axle_module_t *am, int i) {
   return am->module->entry->parameters[i];
 }
 
-int axle_module_parameter_count(const axle_module_t *am) {
+AXLE_API int axle_module_parameter_count(const axle_module_t *am) {
   return am ? am->module->entry->parameter_count : 0;
 }
-axle_type_t axle_module_parameter_type(const axle_module_t *am, int i) {
+AXLE_API axle_type_t axle_module_parameter_type(const axle_module_t *am, int i) {
   const Instruction *p = entry_parameter(am, i);
   return p ? (axle_type_t)p->shape.type : AXLE_TUPLE;
 }
-int axle_module_parameter_rank(const axle_module_t *am, int i) {
+AXLE_API int axle_module_parameter_rank(const axle_module_t *am, int i) {
   const Instruction *p = entry_parameter(am, i);
   return p ? p->shape.rank : -1;
 }
-int64_t axle_module_parameter_dim(const axle_module_t *am, int i, int d) {
+AXLE_API int64_t axle_module_parameter_dim(const axle_module_t *am, int i, int d) {
   const Instruction *p = entry_parameter(am, i);
   return p && d >= 0 && d < p->shape.rank ? p->shape.dims[d] : -1;
 }
 
-char *axle_module_to_text(const axle_module_t *am) {
+AXLE_API char *axle_module_to_text(const axle_module_t *am) {
   StrBuf sb = {0};
   print_module(&sb, am->module);
   return sb.data;
@@ -175,8 +185,8 @@ char *axle_module_to_text(const axle_module_t *am) {
 
 /* axle_buffer_t is the runtime's HostBuffer (runtime/buffer.h). */
 
-axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
-                                  const void *data, axle_error_t **error) {
+AXLE_API axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
+                                           const void *data, axle_error_t **error) {
   if ((int)type < 0 || type >= AXLE_TUPLE) {
     api_error(error, STATUS_INPUT_ERROR, "axle_buffer_create: not an array element type");
     return NULL;
@@ -201,23 +211,25 @@ axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dim
   return b;
 }
 
-void axle_buffer_free(axle_buffer_t *b) { host_buffer_free(b); }
+AXLE_API void axle_buffer_free(axle_buffer_t *b) { host_buffer_free(b); }
 
-axle_type_t axle_buffer_type(const axle_buffer_t *b) { return (axle_type_t)b->shape.type; }
-int axle_buffer_rank(const axle_buffer_t *b) { return shape_is_tuple(&b->shape) ? 0 : b->shape.rank; }
-int64_t axle_buffer_dim(const axle_buffer_t *b, int d) {
+AXLE_API axle_type_t axle_buffer_type(const axle_buffer_t *b) { return (axle_type_t)b->shape.type; }
+AXLE_API int axle_buffer_rank(const axle_buffer_t *b) {
+  return shape_is_tuple(&b->shape) ? 0 : b->shape.rank;
+}
+AXLE_API int64_t axle_buffer_dim(const axle_buffer_t *b, int d) {
   return !shape_is_tuple(&b->shape) && d >= 0 && d < b->shape.rank ? b->shape.dims[d] : -1;
 }
-size_t axle_buffer_byte_size(const axle_buffer_t *b) {
+AXLE_API size_t axle_buffer_byte_size(const axle_buffer_t *b) {
   return shape_is_tuple(&b->shape) ? 0 : (size_t)shape_byte_size(&b->shape);
 }
-void *axle_buffer_data(axle_buffer_t *b) { return b->data; }
-int axle_buffer_tuple_count(const axle_buffer_t *b) {
+AXLE_API void *axle_buffer_data(axle_buffer_t *b) { return b->data; }
+AXLE_API int axle_buffer_tuple_count(const axle_buffer_t *b) {
   return shape_is_tuple(&b->shape) ? b->shape.tuple_count : 0;
 }
 
-axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
-                                        axle_error_t **error) {
+AXLE_API axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
+                                                 axle_error_t **error) {
   if (count < 0 || (count > 0 && !elements)) {
     api_error(error, STATUS_INPUT_ERROR, "axle_buffer_create_tuple: no elements given");
     return NULL;
@@ -234,14 +246,14 @@ axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int coun
   return b;
 }
 
-axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {
+AXLE_API axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {
   if (!shape_is_tuple(&b->shape) || i < 0 || i >= b->shape.tuple_count) return NULL;
   return b->elements[i];
 }
 
 /* ---- .npy files ---- */
 
-axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error) {
+AXLE_API axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!path) {
@@ -256,7 +268,7 @@ axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error) {
   return host_buffer_adopt_literal(lit);
 }
 
-bool axle_npy_write(const char *path, const axle_buffer_t *b, axle_error_t **error) {
+AXLE_API bool axle_npy_write(const char *path, const axle_buffer_t *b, axle_error_t **error) {
   if (!path || !b) return api_error(error, STATUS_INPUT_ERROR, "axle_npy_write: no path or no buffer given");
   if (shape_is_tuple(&b->shape))
     return api_error(error, STATUS_INPUT_ERROR, "axle_npy_write: a tuple has no .npy form; write its elements");
@@ -273,8 +285,8 @@ bool axle_npy_write(const char *path, const axle_buffer_t *b, axle_error_t **err
 /* Every axle_compile of the process goes through this cache. */
 static CompileCache api_compile_cache = COMPILE_CACHE_INIT;
 
-axle_executable_t *axle_compile(const axle_module_t *am, axle_backend_t backend,
-                                axle_error_t **error) {
+AXLE_API axle_executable_t *axle_compile(const axle_module_t *am, axle_backend_t backend,
+                                         axle_error_t **error) {
   return axle_compile_with(am, backend, NULL, error);
 }
 
@@ -292,8 +304,8 @@ static bool compile_options_apply(const axle_compile_options_t *given, Executabl
   return true;
 }
 
-axle_executable_t *axle_compile_with(const axle_module_t *am, axle_backend_t backend,
-                                     const axle_compile_options_t *given, axle_error_t **error) {
+AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_backend_t backend,
+                                              const axle_compile_options_t *given, axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!am) {
@@ -325,14 +337,14 @@ axle_executable_t *axle_compile_with(const axle_module_t *am, axle_backend_t bac
   return ae;
 }
 
-void axle_executable_free(axle_executable_t *ae) {
+AXLE_API void axle_executable_free(axle_executable_t *ae) {
   if (!ae) return;
   executable_free(ae->executable);
   free(ae);
 }
 
-bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
-                         axle_buffer_t **result, axle_error_t **error) {
+AXLE_API bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+                                  axle_buffer_t **result, axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!ae || !result)
@@ -341,11 +353,11 @@ bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *args, int 
   return *result ? true : api_set_error(error, &st);
 }
 
-void axle_compile_cache_counts(int64_t *hits, int64_t *misses) {
+AXLE_API void axle_compile_cache_counts(int64_t *hits, int64_t *misses) {
   pthread_mutex_lock(&api_compile_cache.lock);
   if (hits) *hits = api_compile_cache.hits;
   if (misses) *misses = api_compile_cache.misses;
   pthread_mutex_unlock(&api_compile_cache.lock);
 }
 
-void axle_compile_cache_clear(void) { compile_cache_clear(&api_compile_cache); }
+AXLE_API void axle_compile_cache_clear(void) { compile_cache_clear(&api_compile_cache); }

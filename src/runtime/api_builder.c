@@ -15,7 +15,7 @@ struct axle_builder {
   bool failed;
 };
 
-axle_builder_t *axle_builder_create(const char *module_name) {
+AXLE_API axle_builder_t *axle_builder_create(const char *module_name) {
   axle_builder_t *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   b->module = module_create(module_name ? module_name : "built");
@@ -25,7 +25,7 @@ axle_builder_t *axle_builder_create(const char *module_name) {
   return b;
 }
 
-void axle_builder_free(axle_builder_t *b) {
+AXLE_API void axle_builder_free(axle_builder_t *b) {
   if (!b) return;
   module_free(b->module);
   free(b->values);
@@ -79,8 +79,8 @@ static bool dims_valid(int rank, const int64_t *dims) {
   return true;
 }
 
-axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type, int rank,
-                                    const int64_t *dims, const char *name) {
+AXLE_API axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type, int rank,
+                                             const int64_t *dims, const char *name) {
   if (b->failed) return -1;
   if ((int)type < 0 || type >= AXLE_TUPLE || !dims_valid(rank, dims))
     return fail(b, "axle_builder_parameter: bad element type or dimensions");
@@ -88,7 +88,7 @@ axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type, int ran
   return remember(b, builder_add_parameter(b->entry, &shape, name));
 }
 
-axle_value_t axle_builder_constant(axle_builder_t *b, axle_type_t type, double v) {
+AXLE_API axle_value_t axle_builder_constant(axle_builder_t *b, axle_type_t type, double v) {
   if (b->failed) return -1;
   if ((int)type < 0 || type >= AXLE_TUPLE) return fail(b, "axle_builder_constant: bad type");
   Shape shape = shape_scalar((ElementType)type);
@@ -113,23 +113,23 @@ static const Opcode binary_opcodes[] = {
     [AXLE_POWER] = OP_POWER,
 };
 
-axle_value_t axle_builder_unary(axle_builder_t *b, axle_unary_op_t op, axle_value_t x) {
+AXLE_API axle_value_t axle_builder_unary(axle_builder_t *b, axle_unary_op_t op, axle_value_t x) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
   if ((int)op < 0 || op > AXLE_COS) return fail(b, "axle_builder_unary: unknown op");
   return add(b, unary_opcodes[op], &operand, 1, NULL, NULL);
 }
 
-axle_value_t axle_builder_binary(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
-                                 axle_value_t y) {
+AXLE_API axle_value_t axle_builder_binary(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+                                          axle_value_t y) {
   Instruction *operands[2] = {value(b, x), value(b, y)};
   if (!operands[0] || !operands[1]) return -1;
   if ((int)op < 0 || op > AXLE_POWER) return fail(b, "axle_builder_binary: unknown op");
   return add(b, binary_opcodes[op], operands, 2, NULL, NULL);
 }
 
-axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, int rank,
-                                    const int64_t *dims, const int64_t *broadcast_dims) {
+AXLE_API axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, int rank,
+                                             const int64_t *dims, const int64_t *broadcast_dims) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
   if (!dims_valid(rank, dims)) return fail(b, "axle_builder_broadcast: bad dimensions");
@@ -142,8 +142,8 @@ axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, int rank,
                                              &attrs, &shape, &b->status));
 }
 
-axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, int rank,
-                                  const int64_t *dims) {
+AXLE_API axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, int rank,
+                                           const int64_t *dims) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
   if (!dims_valid(rank, dims)) return fail(b, "axle_builder_reshape: bad dimensions");
@@ -154,15 +154,15 @@ axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, int rank,
                                              &shape, &b->status));
 }
 
-axle_value_t axle_builder_transpose(axle_builder_t *b, axle_value_t x,
-                                    const int64_t *permutation) {
+AXLE_API axle_value_t axle_builder_transpose(axle_builder_t *b, axle_value_t x,
+                                             const int64_t *permutation) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
   Attrs attrs = {.dimensions = intlist_copy(&b->module->arena, permutation, operand->shape.rank)};
   return add(b, OP_TRANSPOSE, &operand, 1, NULL, &attrs);
 }
 
-axle_value_t axle_builder_matmul(axle_builder_t *b, axle_value_t x, axle_value_t y) {
+AXLE_API axle_value_t axle_builder_matmul(axle_builder_t *b, axle_value_t x, axle_value_t y) {
   Instruction *operands[2] = {value(b, x), value(b, y)};
   if (!operands[0] || !operands[1]) return -1;
   int rank = operands[0]->shape.rank;
@@ -194,8 +194,8 @@ static Computation *scalar_reducer(axle_builder_t *b, Opcode op, ElementType t) 
   return c;
 }
 
-axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
-                                 axle_value_t init, int dim_count, const int64_t *dims) {
+AXLE_API axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+                                          axle_value_t init, int dim_count, const int64_t *dims) {
   Instruction *operands[2] = {value(b, x), value(b, init)};
   if (!operands[0] || !operands[1]) return -1;
   if (op != AXLE_ADD && op != AXLE_MULTIPLY && op != AXLE_MAXIMUM && op != AXLE_MINIMUM)
@@ -211,7 +211,7 @@ axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op, axle_va
   return add(b, OP_REDUCE, operands, 2, reducer, &attrs);
 }
 
-axle_value_t axle_builder_tuple(axle_builder_t *b, int count, const axle_value_t *values) {
+AXLE_API axle_value_t axle_builder_tuple(axle_builder_t *b, int count, const axle_value_t *values) {
   if (b->failed) return -1;
   if (count < 0 || (count > 0 && !values)) return fail(b, "axle_builder_tuple: bad value list");
   Instruction **operands = calloc((size_t)count + 1, sizeof *operands);
@@ -228,7 +228,7 @@ axle_value_t axle_builder_tuple(axle_builder_t *b, int count, const axle_value_t
   return handle;
 }
 
-axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root, axle_error_t **error) {
+AXLE_API axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root, axle_error_t **error) {
   Instruction *r = value(b, root);
   if (!r || b->failed) {
     if (!b->failed) fail(b, "axle_builder_finish: no root");

@@ -36,7 +36,7 @@ static axle_device_buffer_t *device_buffer_new(Executable *owner, const Shape *s
   return d;
 }
 
-void axle_device_buffer_free(axle_device_buffer_t *d) {
+AXLE_API void axle_device_buffer_free(axle_device_buffer_t *d) {
   if (!d) return;
   if (d->host) host_buffer_free(d->host);
   else if (d->owner->backend->device_release) d->owner->backend->device_release(d->owner, d->address);
@@ -44,7 +44,8 @@ void axle_device_buffer_free(axle_device_buffer_t *d) {
   free(d);
 }
 
-axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *ae, const axle_buffer_t *buffer, axle_error_t **error) {
+AXLE_API axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *ae, const axle_buffer_t *buffer,
+                                                     axle_error_t **error) {
   if (!ae || !buffer) {
     device_error(error, STATUS_INPUT_ERROR, "axle_buffer_to_device: no executable or no buffer given");
     return NULL;
@@ -69,7 +70,7 @@ axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *ae, const axle_bu
   return d;
 }
 
-axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *d, axle_error_t **error) {
+AXLE_API axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *d, axle_error_t **error) {
   if (!d) {
     device_error(error, STATUS_INPUT_ERROR, "axle_buffer_to_host: no device buffer given");
     return NULL;
@@ -100,7 +101,7 @@ static void result_leaves_collect(const Shape *s, const Shape **leaves, int *n) 
   for (int i = 0; i < s->tuple_count; i++) result_leaves_collect(&s->tuple_shapes[i], leaves, n);
 }
 
-int axle_executable_result_count(const axle_executable_t *ae) {
+AXLE_API int axle_executable_result_count(const axle_executable_t *ae) {
   if (!ae) return 0;
   int n = 0;
   result_leaves_collect(&executable_module_to_run(ae->executable)->entry->root->shape, NULL, &n);
@@ -157,8 +158,8 @@ static bool host_run_split(Executable *e, axle_device_buffer_t *const *args, int
   return ok;
 }
 
-bool axle_run_on_device(axle_executable_t *ae, axle_device_buffer_t *const *args, int arg_count,
-                        axle_device_buffer_t **results, int result_count, axle_error_t **error) {
+AXLE_API bool axle_run_on_device(axle_executable_t *ae, axle_device_buffer_t *const *args, int arg_count,
+                                 axle_device_buffer_t **results, int result_count, axle_error_t **error) {
   if (!ae || !results)
     return device_error(error, STATUS_INPUT_ERROR, "axle_run_on_device: no executable or no results array");
   Executable *e = ae->executable;

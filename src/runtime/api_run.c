@@ -28,24 +28,24 @@ static const Shape *result_leaf(const axle_executable_t *ae, int index) {
   return shape_leaf_at(&ae->executable->module->entry->root->shape, index, &seen);
 }
 
-axle_type_t axle_executable_result_type(const axle_executable_t *ae, int index) {
+AXLE_API axle_type_t axle_executable_result_type(const axle_executable_t *ae, int index) {
   const Shape *s = result_leaf(ae, index);
   return s ? (axle_type_t)s->type : AXLE_TUPLE;
 }
 
-int axle_executable_result_rank(const axle_executable_t *ae, int index) {
+AXLE_API int axle_executable_result_rank(const axle_executable_t *ae, int index) {
   const Shape *s = result_leaf(ae, index);
   return s ? s->rank : -1;
 }
 
-int64_t axle_executable_result_dim(const axle_executable_t *ae, int index, int dim) {
+AXLE_API int64_t axle_executable_result_dim(const axle_executable_t *ae, int index, int dim) {
   const Shape *s = result_leaf(ae, index);
   return s && dim >= 0 && dim < s->rank ? s->dims[dim] : -1;
 }
 
 /* Row-major bytes, one byte per element for the sub-byte types, as a
  * host buffer of the shape holds them. */
-size_t axle_executable_result_byte_size(const axle_executable_t *ae, int index) {
+AXLE_API size_t axle_executable_result_byte_size(const axle_executable_t *ae, int index) {
   const Shape *s = result_leaf(ae, index);
   if (!s) return 0;
   Shape dense = shape_array(s->type, s->rank, s->dims);
@@ -77,9 +77,9 @@ static bool results_check(const axle_executable_t *ae, void *const *results, con
   return true;
 }
 
-bool axle_executable_run_into(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
-                              void *const *results, const size_t *result_sizes, int result_count,
-                              axle_error_t **error) {
+AXLE_API bool axle_executable_run_into(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+                                       void *const *results, const size_t *result_sizes, int result_count,
+                                       axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!ae) status_error(&st, STATUS_INPUT_ERROR, "axle_executable_run_into: no executable given");
