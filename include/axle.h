@@ -272,7 +272,8 @@ AXLE_API size_t axle_executable_result_byte_size(const axle_executable_t *exe, i
 
 /* axle_executable_run writing into the caller's memory: results[i] receives
  * result i, row-major, and holds result_sizes[i] bytes, at least
- * axle_executable_result_byte_size(exe, i). No result buffer is allocated,
+ * axle_executable_result_byte_size(exe, i), aligned to 16 bytes (as
+ * malloc's memory is; NULL is allowed for a result of 0 bytes). No result buffer is allocated,
  * so a loop that refills its argument buffers in place (axle_buffer_data)
  * and runs into the same memory allocates nothing for its values. The
  * count and every size are checked before anything runs; on failure the

@@ -70,7 +70,7 @@ static bool results_check(const axle_executable_t *ae, void *const *results, con
                           i, need, result_sizes[i]);
     if (need > 0 && !results[i])
       return status_error(st, STATUS_INPUT_ERROR, "axle_executable_run_into: result %d is NULL", i);
-    if ((uintptr_t)results[i] % 16 != 0)
+    if (need > 0 && (uintptr_t)results[i] % 16 != 0)
       return status_error(st, STATUS_INPUT_ERROR,
                           "axle_executable_run_into: result %d is not aligned to 16 bytes (as malloc's memory is)", i);
   }
