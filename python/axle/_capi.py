@@ -19,6 +19,8 @@ class Error(Exception):
     STATUS_NAMES = {1: "parse", 2: "verify", 3: "unsupported", 4: "input", 5: "runtime",
                     6: "out_of_memory"}
 
+    __module__ = "axle"  # raised and caught as axle.Error
+
     def __init__(self, message, status=0):
         super().__init__(message)
         self.status = self.STATUS_NAMES.get(status, "runtime")
@@ -49,7 +51,7 @@ def _load():
             tried.append("%s (absent)" % path)
             continue
         try:
-            return ctypes.CDLL(path), path
+            return ctypes.CDLL(path), os.path.normpath(path) if os.sep in path else path
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
     raise ImportError("axle: cannot load libaxle.so; set AXLE_LIBRARY to its path, or build it with "
