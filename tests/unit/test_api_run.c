@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include "axle.h"
+#include "tool_files.h"
 #include "../test.h"
+
+static char fake_driver[4096];
 
 static const char pair_text[] =
     "HloModule pair\n"
@@ -262,6 +265,38 @@ TEST(run_into_matches_run_on_corpus_modules) {
   }
 }
 
+/* The GPU backend writes results from device memory straight into the
+ * caller's: on the fake CUDA driver, its kernels run by the SIMT simulator
+ * (tests/fake_cuda). */
+TEST(run_into_on_the_simulated_gpu_writes_what_run_returns) {
+  axle_compile_cache_clear();
+  setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
+  setenv("FAKE_CUDA_EXECUTE", "1", 1);
+  axle_module_t *m = parse(pair_text);
+  int64_t dims[2] = {2, 3};
+  float x[6] = {1, -2, 3.5f, 4, 5, -6};
+  axle_buffer_t *arg = axle_buffer_create(AXLE_F32, 2, dims, x, NULL);
+  axle_executable_t *exe = compile(m, AXLE_BACKEND_GPU, NULL);
+  if (exe) expect_run_into_matches_run("pair on the simulated gpu", exe, &arg, 1);
+  axle_executable_free(exe);
+  axle_buffer_free(arg);
+  axle_module_free(m);
+  axle_error_t *err = NULL;
+  m = axle_module_parse_file("tests/hlo/custom_call_sharding_is_identity.hlo", &err);
+  EXPECT(m != NULL, "%s", axle_error_message(err));
+  axle_error_free(err);
+  axle_buffer_t *args[1] = {NULL};
+  int n = m ? corpus_inputs("custom_call_sharding_is_identity", args, 1) : 0;
+  exe = m && n == 1 ? compile(m, AXLE_BACKEND_GPU, NULL) : NULL;
+  if (exe) expect_run_into_matches_run("custom_call_sharding_is_identity on the simulated gpu", exe, args, 1);
+  axle_executable_free(exe);
+  axle_buffer_free(args[0]);
+  axle_module_free(m);
+  axle_compile_cache_clear();
+  unsetenv("FAKE_CUDA_EXECUTE");
+  unsetenv("AXLE_CUDA_DRIVER");
+}
+
 /* ---- compile options ---- */
 
 static char *file_text(const char *path) {
@@ -408,12 +443,15 @@ TEST(npy_write_then_read_gives_the_same_array) {
   unlink(path);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  (void)argc;
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
   RUN(result_shapes_are_known_before_a_run);
   RUN(run_into_writes_what_run_returns);
   RUN(run_into_in_a_loop_reuses_the_same_memory);
   RUN(run_into_refuses_wrong_results_before_running);
   RUN(run_into_matches_run_on_corpus_modules);
+  RUN(run_into_on_the_simulated_gpu_writes_what_run_returns);
   RUN(compile_options_dump_and_pass_the_optimizers_flags);
   RUN(compile_options_flags_take_effect_and_unknown_ones_are_named);
   RUN(npy_read_takes_numpys_files);
