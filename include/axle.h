@@ -272,12 +272,14 @@ AXLE_API size_t axle_executable_result_byte_size(const axle_executable_t *exe, i
 
 /* axle_executable_run writing into the caller's memory: results[i] receives
  * result i, row-major, and holds result_sizes[i] bytes, at least
- * axle_executable_result_byte_size(exe, i), aligned to 16 bytes (as
- * malloc's memory is; NULL is allowed for a result of 0 bytes). No result buffer is allocated,
- * so a loop that refills its argument buffers in place (axle_buffer_data)
- * and runs into the same memory allocates nothing for its values. The
- * count and every size are checked before anything runs; on failure the
- * results' contents are unspecified. Thread-safe per executable. */
+ * axle_executable_result_byte_size(exe, i), aligned to 16 bytes as malloc's
+ * memory is (NULL is allowed for a result of 0 bytes). No result buffer is
+ * allocated, so a loop that refills its argument buffers in place
+ * (axle_buffer_data) and runs into the same memory allocates nothing for
+ * its values (a native backend's temporaries are its own affair). The
+ * count, every size and every alignment are checked before anything runs;
+ * on a failure later, the results' contents are unspecified. Thread-safe
+ * per executable. */
 AXLE_API bool axle_executable_run_into(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
                                        void *const *results, const size_t *result_sizes, int result_count,
                                        axle_error_t **error);
