@@ -91,7 +91,8 @@ $(LIB_INTERNAL): $(LIB_OBJ)
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ $(BUILD)/axle.o
-	$(LD) -r $^ -o $(BUILD)/axle-all.o
+	@echo "$(LD) -r (the $(words $^) library objects) -o $(BUILD)/axle-all.o"
+	@$(LD) -r $^ -o $(BUILD)/axle-all.o
 	objcopy --localize-hidden --wildcard --keep-global-symbol='axle_*' $(BUILD)/axle-all.o $(BUILD)/axle.o
 	rm -f $(BUILD)/axle-all.o
 	ar rcs $@ $(BUILD)/axle.o
@@ -99,7 +100,8 @@ $(LIB): $(LIB_OBJ)
 # libaxle.so carries the soname; libaxle.so.0 beside it lets a program linked
 # here run with LD_LIBRARY_PATH=build.
 $(SHLIB): $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ $(LDLIBS) -o $@
+	@echo "$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) (the $(words $^) library objects) $(LDLIBS) -o $@"
+	@$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ $(LDLIBS) -o $@
 	ln -sf libaxle.so $(BUILD)/$(SONAME)
 
 $(TOOLS): $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_INTERNAL)
@@ -131,8 +133,13 @@ bench: all $(BENCHES)
 
 # XLA's classic example as JAX lowers it, run on NumPy-made inputs and compared
 # with NumPy's answer (the corpus case demo_reduce_sum holds both).
+# It builds only what it runs (the library, axle-run, npycmp), on every core
+# unless a -j was given.
 DEMO := tests/hlo/demo_reduce_sum
-demo: all
+DEMO_PROGRAMS := $(BUILD)/axle-run $(BUILD)/tests/npycmp
+JOBS = $(shell nproc 2>/dev/null || echo 2)
+demo:
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) $(DEMO_PROGRAMS)
 	@echo "== examples/reduce_sum.hlo: reduce_sum(x + y*z) over f32[1024], as JAX lowers it"
 	@cat examples/reduce_sum.hlo
 	@echo "== axle-run: the CPU backend, x86-64 code axle generated (3 inputs from $(DEMO)/in*.npy)"

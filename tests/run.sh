@@ -25,23 +25,49 @@ fail() { failed=$((failed + 1)); echo "FAIL $1"; [ $# -gt 1 ] && printf '  %s\n'
 
 # in_parallel FUNCTION ITEM...: FUNCTION ITEM for every ITEM, $jobs at a
 # time. Each runs in a subshell that starts its counts at zero, with its
-# stdout in a file; when all are done, their outputs are printed and their
-# counts added in ITEM order, so nothing depends on which finished first.
+# stdout in a file; their outputs are printed and their counts added in ITEM
+# order, each as soon as it and every item before it are done (so the
+# output goes as the tests go, and nothing depends on which finished first).
 # FUNCTION passes anything else back in files (the corpus-cpu markers).
+section() { echo "== $* ($(date +%T))"; }  # a section starts: what it runs
 parallel_runs=0
 in_parallel() {
-  local fn=$1 dir=$out/jobs/$parallel_runs running=0 i=0 item p f s; shift
+  local fn=$1 dir=$out/jobs/$parallel_runs running=0 i=0 printed=0 item items; shift
+  items=("$@")
   parallel_runs=$((parallel_runs + 1)); mkdir -p "$dir"
   for item in "$@"; do
-    if [ $running -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-    (passed=0; failed=0; skipped=0; "$fn" "$item" >"$dir/$i.out"; echo "$passed $failed $skipped" >"$dir/$i.counts") &
+    if [ $running -ge "$jobs" ]; then
+      wait -n; running=$((running - 1))
+      in_parallel_print
+    fi
+    # The counts file appears whole (mv), and only after the output is written.
+    (passed=0; failed=0; skipped=0; "$fn" "$item" >"$dir/$i.out"
+     echo "$passed $failed $skipped" >"$dir/$i.part" && mv "$dir/$i.part" "$dir/$i.counts") &
     running=$((running + 1)); i=$((i + 1))
   done
+  while [ $running -gt 0 ]; do
+    wait -n; running=$((running - 1))
+    in_parallel_print
+  done
   wait
-  for ((i = 0; i < $#; i++)); do
-    cat "$dir/$i.out"
-    read -r p f s <"$dir/$i.counts" || { p=0; f=1; s=0; echo "FAIL $fn ${*:i+1:1}: its job ended without its counts"; }
-    passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+  in_parallel_print all
+}
+# in_parallel_print [all]: in_parallel's helper (it reads in_parallel's
+# locals): prints the finished items that follow the ones printed; with
+# "all" (every job has ended), every item, a missing count being a failure.
+in_parallel_print() {
+  local p f s
+  while [ $printed -lt $i ]; do
+    if [ ! -f "$dir/$printed.counts" ]; then
+      [ "${1:-}" = all ] || return 0
+      cat "$dir/$printed.out" 2>/dev/null
+      failed=$((failed + 1)); echo "FAIL $fn ${items[printed]}: its job ended without its counts"
+    else
+      cat "$dir/$printed.out"
+      read -r p f s <"$dir/$printed.counts"
+      passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+    fi
+    printed=$((printed + 1))
   done
 }
 
@@ -61,6 +87,7 @@ unit_test() {  # PROGRAM: run it, count its PASS/FAIL/SKIP lines, show the failu
 }
 unit_tests=()
 for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && unit_tests+=("$t"); done
+section "unit tests: ${#unit_tests[@]} programs, $jobs at a time"
 in_parallel unit_test "${unit_tests[@]}"
 
 # ---- corpus: run each module on its inputs and compare with NumPy's outputs ----
@@ -106,6 +133,7 @@ corpus_interp() {  # NAME: the module three ways on the interpreter
     check_outputs "$label" "$dir" "$res"
   done
 }
+section "corpus: ${#corpus_modules[@]} modules on the interpreter, as written, optimized and printed back"
 in_parallel corpus_interp "${corpus_modules[@]}"
 
 # ---- corpus-cpu: every module on --backend cpu at 1 and 2 threads ----
@@ -139,6 +167,7 @@ corpus_cpu() {  # NAME: the module at 1 and 2 threads
   check_outputs "$label" "$dir" "$out/corpus-cpu-t1/$name"
   [ $failed -eq $before ] && touch "$out/corpus-cpu-t1/$name/matched"
 }
+section "corpus-cpu: ${#corpus_modules[@]} modules on the CPU backend at 1 and 2 threads"
 in_parallel corpus_cpu "${corpus_modules[@]}"
 cpu_matched=0; cpu_refused=0; cpu_compiled=()
 for name in "${corpus_modules[@]}"; do
@@ -165,6 +194,7 @@ corpus_cpu_level() {  # NAME: the module at ISA level $level; a matched marker w
 }
 for level in sse4 avx2; do
   AXLE_CPU=$level timeout 20 "$BUILD/axle-run" --backend cpu --seed 1 examples/reduce_sum.hlo >/dev/null 2>&1 || continue
+  section "corpus-cpu-$level: ${#cpu_compiled[@]} modules at AXLE_CPU=$level"
   in_parallel corpus_cpu_level "${cpu_compiled[@]}"
   level_matched=0
   for name in "${cpu_compiled[@]}"; do
@@ -174,6 +204,7 @@ for level in sse4 avx2; do
 done
 
 # ---- malformed input: a located error and exit code 2, never a crash ----
+section "malformed input"
 for bad in tests/malformed/*.hlo; do
   [ -e "$bad" ] || continue
   name=$(basename "$bad" .hlo)
@@ -189,6 +220,7 @@ for bad in tests/malformed/*.hlo; do
 done
 
 # ---- the axle-run contract (docs/design.md): exit codes, messages, options ----
+section "axle-run and axle-opt: options, exit codes, messages, debugging, dumps"
 run=$BUILD/axle-run; t=$out/tools; mkdir -p "$t"
 expect_run() {  # NAME WANT_RC WANT_TEXT ARGS...: rc and a line of output must match
   local name=$1 want_rc=$2 want_text=$3; shift 3
@@ -382,9 +414,11 @@ gpu_check() {  # NAME: one of the checks below
       else fail "bench-gpu/small_run_prints_its_table" "exit $rc, $rows axle rows of 6:" "$(tail -8 "$bench_log")"; fi ;;
   esac
 }
+section "the GPU backend without a GPU: ptxas over the corpus, the simulator, bench/gpu"
 in_parallel gpu_check ptxas-corpus sim-corpus bench-gpu
 
 # ---- the library as shipped: version, install, pkg-config, symbols ----
+section "the library as shipped: version, install, pkg-config, symbols"
 gpu_script library tests/library.sh
 
 # ---- the Python package over libaxle.so (skips without NumPy) ----

@@ -21,7 +21,7 @@
  * The lines along one dimension are independent: they run as tasks of a
  * fixed number of lines (chosen by the shape) on the pool, so every thread
  * count writes the same bytes. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

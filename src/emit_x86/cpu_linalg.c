@@ -8,7 +8,7 @@
  *
  * Batch elements are independent: each is one task on the pool, so every
  * thread count writes the same bytes. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -28,7 +28,7 @@
  *   c64, c128                   double complex, parts rounded to the type
  * Every element of C is summed in K order by one task: the bits do not
  * depend on the thread count. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <stdlib.h>
 #include <stdatomic.h>

@@ -1,6 +1,6 @@
 /* Literals: values as the evaluator and the runtime see them. Array data is
  * dense and row-major in logical index order; tuples hold their elements. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * bit, the verifier refuses what HLO does not define on complex numbers,
  * and the evaluator's fft keeps its defining properties at a size where a
  * slow transform would show (the corpus checks values against NumPy). */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <string.h>
 #include <time.h>

@@ -8,7 +8,7 @@
  * given is assembled by ptxas for its target, sm_90a and sm_80 (skipped
  * with a message where ptxas is missing). What the families refuse is
  * checked to be a located refusal that says why. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * lacks a real op (sine, say) it must refuse the kernel, not miscompute.
  * Also: the shape of the two forms (inline parts for componentwise loops,
  * pairs otherwise), and the corpus's complex ops against NumPy's goldens. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

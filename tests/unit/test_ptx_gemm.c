@@ -8,7 +8,7 @@
  * PTX each compile loads is kept (FAKE_CUDA_SAVE_PTX) and assembled by
  * ptxas for sm_80 and sm_90a (skipped with a message without ptxas); where
  * cuobjdump is found, the tensor-core kernels' SASS must hold HMMA. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <sys/stat.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * cexpf, csqrtf, ...), c128 in double complex. Where C has no function
  * (expm1, log1p, cbrt, rsqrt, sign, logistic) it is written out below from
  * its definition, in a form that stays accurate near zero. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 
 #include "eval_internal.h"

@@ -18,7 +18,7 @@
  * length m over the inputs j = r (mod p), joined by a DFT of length p
  * for each output. That costs n * (sum of n's prime factors): fast for
  * lengths with small factors, and O(n^2) (a plain DFT) for a prime. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <stdlib.h>
 

@@ -24,7 +24,7 @@
  *
  * The verifier has already checked shapes, but every op checks again what it
  * relies on and answers a status, never an out-of-bounds read. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * is a bare value, a tuple a parenthesized list of literals. Large
  * constants may have been printed elided as "{...}": their values are
  * gone, and are refused or made up (ParseOptions.fill_elided_constants). */
-#include <complex.h>
+#include "complex_compat.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
