@@ -422,6 +422,7 @@ section "the library as shipped: version, install, pkg-config, symbols"
 gpu_script library tests/library.sh
 
 # ---- the Python package over libaxle.so (skips without NumPy) ----
+section "the Python package: python/axle on libaxle.so, make install, pip install"
 gpu_script python tests/python.sh
 
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
