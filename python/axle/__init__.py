@@ -123,6 +123,8 @@ class Function:
         return _Spec(name, shape, _dtype(name))
 
     def __del__(self):
+        if lib is None:  # the interpreter is shutting down: the process frees it all
+            return
         if getattr(self, "_exe", None):
             lib.axle_executable_free(self._exe)
         if getattr(self, "_module", None):
