@@ -208,6 +208,28 @@ uninstall:
 	  $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS) $(DOCS_DOCS))
 	-rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
+# The Python package (python/axle, pure Python over libaxle.so) goes to
+# PREFIX's site-packages as Debian's python3 lays them out (python/site_dir.py;
+# PYTHONDIR overrides), with axle/_install.py naming LIBDIR so that it finds
+# the library installed beside it. Without a python3 it is left out, with a note.
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PY_FILES := python/axle/__init__.py python/axle/_capi.py
+.PHONY: install-python uninstall-python
+install: install-python
+uninstall: uninstall-python
+install-python:
+	@dir=$${PYTHONDIR:-$$($(PYTHON) python/site_dir.py $(PREFIX) 2>/dev/null)}; \
+	if [ -z "$$dir" ]; then echo "note: no $(PYTHON): the Python package is not installed"; exit 0; fi; \
+	echo "install python/axle -> $(DESTDIR)$$dir/axle"; \
+	install -d $(DESTDIR)$$dir/axle && install -m 644 $(PY_FILES) $(DESTDIR)$$dir/axle/ && \
+	printf '# Written by make install: where libaxle.so was installed.\nLIBDIR = "%s"\nSOVERSION = "%s"\n' \
+	  '$(LIBDIR)' '$(subst libaxle.so.,,$(SONAME))' >$(DESTDIR)$$dir/axle/_install.py
+uninstall-python:
+	@dir=$${PYTHONDIR:-$$($(PYTHON) python/site_dir.py $(PREFIX) 2>/dev/null)}; \
+	if [ -n "$$dir" ] && [ -d $(DESTDIR)$$dir/axle ]; then \
+	  rm -rf $(DESTDIR)$$dir/axle/__pycache__ && \
+	  rm -f $(addprefix $(DESTDIR)$$dir/axle/,$(notdir $(PY_FILES)) _install.py) && rmdir $(DESTDIR)$$dir/axle; fi
+
 clean:
 	rm -rf build
 

@@ -22,7 +22,10 @@
  *   axle_executable_free(exe); axle_module_free(m);
  *
  * A module can also be built in C with axle_builder_* (see below) instead of
- * parsed from text. examples/api_example.c does both.
+ * parsed from text. examples/api_example.c does both. A deployment that
+ * runs in a loop asks the results' shapes once (axle_executable_result_*)
+ * and runs into its own memory (axle_executable_run_into); the optimizer's
+ * flags, threads and dumps are set per compile (axle_compile_options_t).
  *
  * Conventions: every fallible function takes `axle_error_t **error` last; on
  * failure it returns NULL/false and, if error is not NULL, stores an error
@@ -204,6 +207,15 @@ AXLE_API axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *buffer, int ind
 AXLE_API axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
                                                  axle_error_t **error);
 
+/* NumPy .npy files (format 1.0 and 2.0, little-endian, C order), for
+ * feeding and checking a model from Python. The element type follows the
+ * dtype (<f4 is f32, <i8 s64, |b1 pred, <c8 c64, ...). Types NumPy lacks are
+ * written in a carrier and read back as it: bf16 as <u2 bits, the 8- and
+ * 4-bit floats as |u1 bits, s4/s2 as |i1 and u4/u2 as |u1 values. */
+AXLE_API axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error);
+/* Writes an array buffer (not a tuple); an existing file is replaced. */
+AXLE_API bool axle_npy_write(const char *path, const axle_buffer_t *buffer, axle_error_t **error);
+
 /* ---- compiling and running ---- */
 
 typedef enum axle_backend {
@@ -227,6 +239,15 @@ typedef struct axle_compile_options {
    * AXLE_THREADS when set, else every core. Results are the same bits at
    * every thread count. */
   int threads;
+  /* The optimizer's flags, space separated, as docs/optimizer.md lists them
+   * and AXLE_FLAGS spells them for the tools ("--no_fusion --fold_limit=0");
+   * NULL or "" for none. An unknown flag fails the compile (AXLE_ERROR_INPUT,
+   * naming it). The API itself never reads AXLE_FLAGS. */
+  const char *flags;
+  /* NULL, or a folder (created if needed) where the compile writes the
+   * optimizer's dumps and the backend's kernels and listings, as
+   * --dump_to=DIR does; a compile that dumps always compiles afresh. */
+  const char *dump_dir;
 } axle_compile_options_t;
 
 /* axle_compile with options (NULL: the defaults). Executables compiled
@@ -238,6 +259,30 @@ AXLE_API void axle_executable_free(axle_executable_t *exe);
  * result (an array or a tuple buffer) is new; free it with axle_buffer_free. */
 AXLE_API bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
                                   axle_buffer_t **result, axle_error_t **error);
+
+/* The results' shapes, known before a run. A run gives
+ * axle_executable_result_count(exe) arrays (declared below: 1 for an array
+ * result, a tuple's leaves depth first); result i has this type, rank,
+ * dims and size in bytes (row-major, as axle_buffer_byte_size counts).
+ * Out of range: AXLE_TUPLE, -1, -1 and 0. */
+AXLE_API axle_type_t axle_executable_result_type(const axle_executable_t *exe, int index);
+AXLE_API int axle_executable_result_rank(const axle_executable_t *exe, int index);
+AXLE_API int64_t axle_executable_result_dim(const axle_executable_t *exe, int index, int dim);
+AXLE_API size_t axle_executable_result_byte_size(const axle_executable_t *exe, int index);
+
+/* axle_executable_run writing into the caller's memory: results[i] receives
+ * result i, row-major, and holds result_sizes[i] bytes, at least
+ * axle_executable_result_byte_size(exe, i), aligned to 16 bytes as malloc's
+ * memory is (NULL is allowed for a result of 0 bytes). No result buffer is
+ * allocated, so a loop that refills its argument buffers in place
+ * (axle_buffer_data) and runs into the same memory allocates nothing for
+ * its values (a native backend's temporaries are its own affair). The
+ * count, every size and every alignment are checked before anything runs;
+ * on a failure later, the results' contents are unspecified. Thread-safe
+ * per executable. */
+AXLE_API bool axle_executable_run_into(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
+                                       void *const *results, const size_t *result_sizes, int result_count,
+                                       axle_error_t **error);
 
 /* ---- device buffers ----
  * Arrays kept where an executable's backend computes, so that a loop of

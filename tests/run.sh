@@ -503,6 +503,10 @@ in_parallel gpu_check ptxas-corpus sim-corpus bench-gpu
 section "the library as shipped: version, install, pkg-config, symbols"
 gpu_script library tests/library.sh
 
+# ---- the Python package over libaxle.so (skips without NumPy) ----
+section "the Python package: python/axle on libaxle.so, make install, pip install"
+gpu_script python tests/python.sh
+
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
 [ "$failed" -eq 0 ]

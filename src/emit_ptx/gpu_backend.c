@@ -329,6 +329,12 @@ static HostBuffer *gpu_run(const Executable *exe, HostBuffer *const *args, int a
   return gpu_program_run(exe->program, args, arg_count, st);
 }
 
+static bool gpu_run_into(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                         Status *st) {
+  (void)arg_count;  /* checked against the entry by executable_run_into */
+  return gpu_program_run_into(exe->program, args, result_leaves, st);
+}
+
 static void gpu_free_program(void *program) { gpu_program_free(program); }
 
 const Backend backend_gpu = {
@@ -336,6 +342,7 @@ const Backend backend_gpu = {
     .optimizes = true,
     .compile = gpu_compile,
     .run = gpu_run,
+    .run_into = gpu_run_into,
     .free_program = gpu_free_program,
     /* gpu_device_buffers.c */
     .device_upload = gpu_device_upload,

@@ -279,7 +279,7 @@ bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status 
   return ok;
 }
 
-static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **result_leaves, Status *st) {
+static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves, Status *st) {
   bool ok = true;
   for (int i = 0; i < p->binding_count && ok; i++) {
     const GpuBinding *b = &p->bindings[i];
@@ -300,17 +300,22 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void **
   return ok && finished;
 }
 
+bool gpu_program_run_into(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves, Status *st) {
+  pthread_mutex_lock(&p->lock);
+  bool ok = gpu_context_enter(&p->gpu, st) && program_run_launches(p, args, result_leaves, st);
+  pthread_mutex_unlock(&p->lock);
+  return ok;
+}
+
 HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
   (void)arg_count;  /* checked against the entry by executable_run */
   void **result_leaves = calloc_or_exit((size_t)p->result_leaf_count + 1, sizeof *result_leaves);
   int n = 0;
   HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
-  pthread_mutex_lock(&p->lock);
-  if (result && (!gpu_context_enter(&p->gpu, st) || !program_run_launches(p, args, result_leaves, st))) {
+  if (result && !gpu_program_run_into(p, args, result_leaves, st)) {
     host_buffer_free(result);
     result = NULL;
   }
-  pthread_mutex_unlock(&p->lock);
   free(result_leaves);
   return result;
 }

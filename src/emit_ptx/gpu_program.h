@@ -142,6 +142,9 @@ void gpu_steps_free(GpuSteps *list);
  * and pins the staging buffer; out of memory says how many bytes. */
 bool gpu_program_place(GpuProgram *p, Status *st);
 HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
+/* The same run writing the result's leaves (depth first, row-major) into
+ * the caller's memory at result_leaves[i]. */
+bool gpu_program_run_into(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves, Status *st);
 /* Runs every step in order on the stream, each buffer at addresses[its
  * binding] (NULL: the bindings' own addresses), so a run can put
  * parameters and results at the caller's device memory. Loops and

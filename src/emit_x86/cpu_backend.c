@@ -300,6 +300,11 @@ static HostBuffer *cpu_run(const Executable *exe, HostBuffer *const *args, int a
   return cpu_program_run(exe->program, args, arg_count, st);
 }
 
+static bool cpu_run_into(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                         Status *st) {
+  return cpu_program_run_into(exe->program, args, arg_count, result_leaves, NULL, NULL, st);
+}
+
 static HostBuffer *cpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
                                     StepObserver *observe, void *context, Status *st) {
   return cpu_program_run_observed(exe->program, args, arg_count, observe, context, st);
@@ -316,6 +321,7 @@ const Backend backend_cpu = {
     .optimizes = true,
     .compile = cpu_compile,
     .run = cpu_run,
+    .run_into = cpu_run_into,
     .free_program = cpu_free_program,
     .run_observed = cpu_run_observed,
     .dump = cpu_dump,

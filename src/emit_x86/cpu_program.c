@@ -203,18 +203,16 @@ HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_coun
   return cpu_program_run_observed(p, args, arg_count, NULL, NULL, st);
 }
 
-HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
-                                     void *context, Status *st) {
+bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                          StepObserver *observe, void *context, Status *st) {
   CpuWatch watch = {observe, context};
-  int leaf_count = shape_leaf_count(p->result_shape), n = 0, argument_leaf_count = 0;
+  int argument_leaf_count = 0;
   for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
-  void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
   void **parameters = calloc_or_exit((size_t)argument_leaf_count + 1, sizeof *parameters);
   int at = 0;
   for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], parameters, &at);
-  HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
   CpuFrame frame;
-  bool ok = result && cpu_frame_create(&frame, p, st);
+  bool ok = cpu_frame_create(&frame, p, st);
   if (ok) {
     frame.watch = observe ? &watch : NULL;
     pthread_mutex_lock(&p->lock);
@@ -222,11 +220,19 @@ HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int
     pthread_mutex_unlock(&p->lock);
     cpu_frame_free(&frame);
   }
-  if (!ok) {
+  free(parameters);
+  return ok;
+}
+
+HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
+                                     void *context, Status *st) {
+  int leaf_count = shape_leaf_count(p->result_shape), n = 0;
+  void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
+  HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
+  if (result && !cpu_program_run_into(p, args, arg_count, result_leaves, observe, context, st)) {
     host_buffer_free(result);
     result = NULL;
   }
-  free(parameters);
   free(result_leaves);
   return result;
 }

@@ -96,6 +96,10 @@ HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_coun
  * (the backend's run_observed: --check, --find-nan). */
 HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
                                      void *context, Status *st);
+/* Both write the result's leaves through this: into result_leaves[i]
+ * (depth first, row-major, 16-byte aligned), observe may be NULL. */
+bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                          StepObserver *observe, void *context, Status *st);
 
 /* One execution's storage for a program: its temporary block and the
  * address of each binding. A step that runs a called computation (a loop

@@ -732,9 +732,16 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
 Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st);
 /* Fails (STATUS_UNSUPPORTED, located at the instruction) if the module holds
  * an op the evaluator refuses whatever the inputs: send, recv, infeed,
- * outfeed, shuffle, and custom-calls other than LAPACK getrf. Backends call
+ * outfeed, shuffle, and custom-calls other than LAPACK getrf and the
+ * sharding annotations (custom_call_is_identity). Backends call
  * it when compiling, so such a module is a compile error (exit 2) rather
  * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);
+/* A custom-call that is its operand on one device: "Sharding" (from
+ * jax.lax.with_sharding_constraint), "SPMDFullToShardShape" and
+ * "SPMDShardToFullShape" (shard_map). The evaluator returns the operand;
+ * the optimizer's simplify replaces the call by it. Its shape must be the
+ * operand's (eval_custom_call_supported says so otherwise). */
+bool custom_call_is_identity(const Instruction *inst);
 
 #endif

@@ -20,8 +20,10 @@
 
 /* Effects reach through calls: a call or a while loop whose body does a
  * custom-call must stay even when its result is unused. Recursion ends
- * because the verifier rules out cycles of calls. */
+ * because the verifier rules out cycles of calls. A sharding annotation
+ * (custom_call_is_identity) is the one custom-call without effects. */
 bool instruction_has_effects(const Instruction *inst) {
+  if (custom_call_is_identity(inst)) return false;
   if (opcode_has_side_effects(inst->opcode)) return true;
   for (int k = 0; k < inst->called_count; k++) {
     const Computation *callee = inst->called[k];

@@ -56,6 +56,9 @@ extern const OptFlagHelp opt_flag_help[];
 /* One flag, as above ("--dump_to=DIR" or "--dump-to=DIR": '-' and '_'
  * are the same in a name). Unknown flags are errors that name the flag. */
 bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st);
+/* Every flag of a space-separated list (NULL or empty: nothing changes);
+ * source names the list in errors ("AXLE_FLAGS"). */
+bool opt_options_parse_flags(OptOptions *o, const char *flags, const char *source, Status *st);
 /* Every flag in AXLE_FLAGS (absent or empty: nothing changes). */
 bool opt_options_from_env(OptOptions *o, Status *st);
 

@@ -76,20 +76,24 @@ bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st) {
   return true;
 }
 
-/* AXLE_FLAGS is split on spaces; each flag is copied out before parsing,
- * since the options keep no pointer into the environment. */
-bool opt_options_from_env(OptOptions *o, Status *st) {
-  const char *p = getenv("AXLE_FLAGS");
+/* The list is split on spaces; each flag is copied out before parsing,
+ * since the options keep no pointer into the caller's text. */
+bool opt_options_parse_flags(OptOptions *o, const char *flags, const char *source, Status *st) {
+  const char *p = flags;
   while (p && *p) {
     while (*p == ' ' || *p == '\t') p++;
     size_t n = strcspn(p, " \t");
     if (n == 0) break;
     char flag[1100];
-    if (n >= sizeof flag) return status_error(st, STATUS_INPUT_ERROR, "AXLE_FLAGS: a flag is too long");
+    if (n >= sizeof flag) return status_error(st, STATUS_INPUT_ERROR, "%s: a flag is too long", source);
     memcpy(flag, p, n);
     flag[n] = 0;
     if (!opt_options_parse_flag(o, flag, st)) return false;
     p += n;
   }
   return true;
+}
+
+bool opt_options_from_env(OptOptions *o, Status *st) {
+  return opt_options_parse_flags(o, getenv("AXLE_FLAGS"), "AXLE_FLAGS", st);
 }

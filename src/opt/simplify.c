@@ -625,6 +625,21 @@ static Instruction *rule_tuple_of_its_elements(Instruction *inst) {
   return forward(inst, t);
 }
 
+/* ---- sharding annotations ---- */
+
+/* custom-call(x), custom_call_target="Sharding" (or SPMDFullToShardShape,
+ * SPMDShardToFullShape) = x on one device, as XLA's ShardingRemover has it.
+ * A layout that differs from x's becomes a copy, which changes no value. */
+static Instruction *rule_sharding_is_its_operand(Instruction *inst) {
+  if (!custom_call_is_identity(inst) || inst->operand_count != 1 || inst->called_count != 0) return NULL;
+  Instruction *x = inst->operands[0];
+  if (shape_identical(&inst->shape, &x->shape)) return x;
+  if (shape_is_tuple(&x->shape) || inst->shape.type != x->shape.type || !shape_same_dims(&inst->shape, &x->shape))
+    return NULL;
+  Attrs none = {0};
+  return add_like(inst, OP_COPY, &x, 1, &none, NULL);
+}
+
 /* ---- the driver ---- */
 
 /* Tried in this order; the first that applies wins. The relabelling as a
@@ -641,7 +656,7 @@ static RewriteRule *const rules[] = {
     rule_dynamic_slice_constant_starts,  rule_reduce_no_dimensions,           rule_dot_absorb_transpose,
     /* tuples and control flow; bitcasts last */
     rule_tuple_element_forward,          rule_tuple_of_its_elements,          rule_call_inline,
-    rule_conditional_known_branch,       rule_relabel_as_bitcast,
+    rule_conditional_known_branch,       rule_sharding_is_its_operand,        rule_relabel_as_bitcast,
 };
 
 static Instruction *instruction_simplify(Instruction *inst) {

@@ -7,6 +7,7 @@
 
 #include "runtime/api_internal.h"
 #include "runtime/executable.h"
+#include "runtime/npy.h"
 
 _Static_assert((int)AXLE_TUPLE == (int)TYPE_TUPLE, "axle_type_t mirrors ElementType");
 _Static_assert((int)AXLE_F64 == (int)TYPE_F64, "axle_type_t mirrors ElementType");
@@ -250,6 +251,35 @@ AXLE_API axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {
   return b->elements[i];
 }
 
+/* ---- .npy files ---- */
+
+AXLE_API axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error) {
+  Status st;
+  status_clear(&st);
+  if (!path) {
+    api_error(error, STATUS_INPUT_ERROR, "axle_npy_read: no path given");
+    return NULL;
+  }
+  Literal *lit = npy_read(path, &st);
+  if (!lit) {
+    api_set_error(error, &st);
+    return NULL;
+  }
+  return host_buffer_adopt_literal(lit);
+}
+
+AXLE_API bool axle_npy_write(const char *path, const axle_buffer_t *b, axle_error_t **error) {
+  if (!path || !b) return api_error(error, STATUS_INPUT_ERROR, "axle_npy_write: no path or no buffer given");
+  if (shape_is_tuple(&b->shape))
+    return api_error(error, STATUS_INPUT_ERROR, "axle_npy_write: a tuple has no .npy form; write its elements");
+  Status st;
+  status_clear(&st);
+  Literal *view = host_buffer_view(b);
+  bool ok = npy_write(path, view, &st);
+  literal_view_free(view);
+  return ok ? true : api_set_error(error, &st);
+}
+
 /* ---- executables ---- */
 
 /* Every axle_compile of the process goes through this cache. */
@@ -258,6 +288,20 @@ static CompileCache api_compile_cache = COMPILE_CACHE_INIT;
 AXLE_API axle_executable_t *axle_compile(const axle_module_t *am, axle_backend_t backend,
                                          axle_error_t **error) {
   return axle_compile_with(am, backend, NULL, error);
+}
+
+/* The caller's options over the defaults: the threads, the optimizer's
+ * flags as a tool's AXLE_FLAGS would give them, the dump folder. */
+static bool compile_options_apply(const axle_compile_options_t *given, ExecutableOptions *options, Status *st) {
+  options->threads = given->threads;
+  if (!opt_options_parse_flags(&options->opt, given->flags, "axle_compile_options_t.flags", st)) return false;
+  if (given->dump_dir) {
+    if (!given->dump_dir[0] || strlen(given->dump_dir) >= sizeof options->opt.dump_dir)
+      return status_error(st, STATUS_INPUT_ERROR, "axle_compile_options_t.dump_dir: the folder name is %s",
+                          given->dump_dir[0] ? "too long" : "empty");
+    strcpy(options->opt.dump_dir, given->dump_dir);
+  }
+  return true;
 }
 
 AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_backend_t backend,
@@ -274,7 +318,10 @@ AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_back
   }
   ExecutableOptions options;
   executable_options_default(&options, backend);
-  if (given) options.threads = given->threads;
+  if (given && !compile_options_apply(given, &options, &st)) {
+    api_set_error(error, &st);
+    return NULL;
+  }
   Executable *exe = compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
   if (!exe) {
     api_set_error(error, &st);

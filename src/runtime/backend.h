@@ -43,6 +43,12 @@ typedef struct Backend {
   /* Runs with arguments already checked against the entry's parameters;
    * the result is a new buffer. */
   HostBuffer *(*run)(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st);
+  /* Optional (NULL: run, then a copy out of its result). run writing the
+   * result's array leaves, depth first and row-major, to the caller's
+   * memory at result_leaves[i] (each sized for its leaf, 16-byte aligned):
+   * axle_executable_run_into. */
+  bool (*run_into)(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                   Status *st);
   void (*free_program)(void *program);
   /* Optional (NULL: the backend cannot show its work). run, calling
    * observe after each instruction it computes: --check and --find-nan. */

@@ -104,6 +104,30 @@ HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg
   return e->backend->run(e, args, arg_count, st);
 }
 
+/* Copies b's array leaves, depth first, to leaves[*n...]. */
+static void host_leaves_copy_out(const HostBuffer *b, void *const *leaves, int *n) {
+  if (!shape_is_tuple(&b->shape)) {
+    size_t bytes = (size_t)shape_byte_size(&b->shape);
+    if (bytes) memcpy(leaves[*n], b->data, bytes);
+    ++*n;
+    return;
+  }
+  for (int i = 0; i < b->shape.tuple_count; i++) host_leaves_copy_out(b->elements[i], leaves, n);
+}
+
+bool executable_run_into(const Executable *e, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                         Status *st) {
+  if (arg_count < 0 || (arg_count > 0 && !args)) return status_error(st, STATUS_INPUT_ERROR, "no arguments given");
+  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
+  if (e->backend->run_into) return e->backend->run_into(e, args, arg_count, result_leaves, st);
+  HostBuffer *result = e->backend->run(e, args, arg_count, st);
+  if (!result) return false;
+  int n = 0;
+  host_leaves_copy_out(result, result_leaves, &n);
+  host_buffer_free(result);
+  return true;
+}
+
 /* ---- checking against the evaluator ---- */
 
 static bool values_close(const Literal *want, const Literal *got) {

@@ -64,6 +64,11 @@ const Module *executable_module_to_run(const Executable *e);
 /* Checks the arguments against the entry's parameters, then runs. The
  * result is new; free it with host_buffer_free. */
 HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg_count, Status *st);
+/* executable_run writing the result's array leaves (depth first, row-major)
+ * to result_leaves[i], which the caller sized from the entry's root shape:
+ * through the backend's run_into, else a run and a copy. */
+bool executable_run_into(const Executable *e, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                         Status *st);
 /* Runs the evaluator on the module as written and compares its result with
  * result: exact for integers, a relative tolerance for floats (1e-2 for
  * 16-bit types, 1e-4 otherwise). False with a message when they differ. */

@@ -448,3 +448,48 @@ def _(rng):
 def _(rng):
     a = np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 4.0], [0.0, 3.0, 7.0]])
     return getrf_case("lapack_dgetrf_singular_reports_info", a, "lapack_dgetrf_ffi", None)
+
+
+@case("custom_call_sharding_is_identity")
+def _(rng):
+    # jax.lax.with_sharding_constraint leaves custom_call_target="Sharding" in
+    # the HLO, and shard_map the SPMDFullToShardShape / SPMDShardToFullShape
+    # pair: on one device each is its operand (XLA's ShardingRemover drops
+    # them). Here in the entry and in a while body.
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    text = """HloModule custom_call_sharding_is_identity, entry_computation_layout={(f32[8,4]{1,0})->(f32[8,4]{1,0}, f32[8,4]{1,0})}
+
+body {
+  p = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[8,4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  h = f32[8,4] tanh(v)
+  hs = f32[8,4] custom-call(h), custom_call_target="Sharding", sharding={replicated}
+  ROOT t = (s32[], f32[8,4]) tuple(next, hs)
+}
+
+cond {
+  p = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+
+ENTRY main {
+  x = f32[8,4]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
+  s = f32[8,4]{1,0} sine(x)
+  c = f32[8,4]{1,0} custom-call(s), custom_call_target="Sharding", sharding={devices=[2,1]<=[2]}
+  m = f32[8,4]{1,0} multiply(c, c)
+  shard = f32[8,4]{1,0} custom-call(m), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  full = f32[8,4]{1,0} custom-call(shard), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1]<=[2]}
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,4]) tuple(zero, c)
+  w = (s32[], f32[8,4]) while(init), condition=cond, body=body
+  wv = f32[8,4] get-tuple-element(w), index=1
+  ROOT r = (f32[8,4], f32[8,4]) tuple(full, wv)
+}
+"""
+    s = np.sin(x)
+    return Case(text, [x], [s * s, np.tanh(np.tanh(np.tanh(s)))], tol=(1e-5, 1e-6))

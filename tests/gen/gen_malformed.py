@@ -44,6 +44,51 @@ bad("truncated_no_closing_brace", GOOD.rstrip("}\n") + "\n", "to end computation
 bad("binary_garbage", bytes(random.Random(7).randrange(256) for _ in range(300)) + b"\0\0\x93",
     "unexpected character")
 bad("nul_inside_text", GOOD.replace("negate", "neg\0ate").encode(), "unexpected character")
+
+# ---- what JAX and XLA hand a user that is not HLO text ----
+# JAX's default jax.jit(f).lower(x).as_text() is StableHLO (MLIR).
+STABLEHLO_HINT = ('this is StableHLO (MLIR); axle reads HLO text: use '
+                  'jax.jit(f).lower(...).as_text(dialect="hlo") or .compile().as_text()')
+bad("stablehlo_from_jax_lower", """module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4xf32>) -> (tensor<4xf32> {jax.result_info = ""}) {
+    %0 = stablehlo.sine %arg0 : tensor<4xf32>
+    %1 = stablehlo.multiply %0, %0 : tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+""", "stablehlo_from_jax_lower.hlo:1:1: error: " + STABLEHLO_HINT)
+# With debug_info=True location aliases come first; a comment may precede.
+bad("stablehlo_with_locations", """// lowered with debug_info=True
+#loc1 = loc("/tmp/model.py":12:0)
+module @jit_g {
+  func.func public @main(%arg0: tensor<f32> loc("x")) -> tensor<f32> {
+    return %arg0 : tensor<f32>
+  }
+}
+""", "stablehlo_with_locations.hlo:2:1: error: " + STABLEHLO_HINT)
+
+
+def proto_field(number, payload):
+    """One length-delimited protobuf field: the tag (wire type 2), a varint length, the bytes."""
+    data = payload if isinstance(payload, bytes) else payload.encode()
+    key, length, out = (number << 3) | 2, len(data), bytearray()
+    out.append(key)
+    while length >= 0x80:
+        out.append(length & 0x7F | 0x80)
+        length >>= 7
+    out.append(length)
+    return bytes(out) + data
+
+
+# An HloModuleProto as --xla_dump_hlo_as_proto writes it (inside an HloProto):
+# name=1, entry_computation_name=2, computations=3; a computation's name=1 and
+# instructions=2; an instruction's name=1 and opcode=2.
+HLO_MODULE_PROTO = (proto_field(1, "jit_f") + proto_field(2, "main.3") + proto_field(3, (
+    proto_field(1, "main.3") + proto_field(2, proto_field(1, "Arg_0.1") + proto_field(2, "parameter")))))
+PROTO_HINT = ("this is a binary HloModuleProto or HloProto (what --xla_dump_hlo_as_proto writes); axle reads "
+              "HLO text: dump with --xla_dump_hlo_as_text, or use jax.jit(f).lower(...).as_text(dialect=\"hlo\")")
+bad("hlo_module_proto_binary", HLO_MODULE_PROTO, "hlo_module_proto_binary.hlo:1:1: error: " + PROTO_HINT)
+bad("hlo_proto_dump_binary", proto_field(1, HLO_MODULE_PROTO), "hlo_proto_dump_binary.hlo:1:1: error: " + PROTO_HINT)
 bad("unterminated_string", entry('  ROOT c = f32[] constant(1), metadata={op_name="abc\n'),
     "unterminated string")
 bad("unterminated_comment", "HloModule m\n/* a comment that never ends\nENTRY main {\n}\n",

@@ -223,6 +223,25 @@ TEST(rule_float_compare_with_itself_is_kept) {
   module_free(m);
 }
 
+/* with_sharding_constraint's custom-call is its operand on one device; a
+ * layout that differs becomes a copy; other custom-calls stay. */
+TEST(rule_sharding_custom_call_is_its_operand) {
+  Module *m = simplified_entry("x = f32[4,2]{1,0} parameter(0)\n"
+                               " ROOT s = f32[4,2]{1,0} custom-call(x), custom_call_target=\"Sharding\", "
+                               "sharding={devices=[2,1]<=[2]}");
+  EXPECT(m && root_is_parameter(m, 0), "Sharding(x) is x");
+  module_free(m);
+  m = simplified_entry("x = f32[4,2]{1,0} parameter(0)\n"
+                       " ROOT s = f32[4,2]{0,1} custom-call(x), custom_call_target=\"SPMDFullToShardShape\", "
+                       "sharding={manual}");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_COPY);
+  module_free(m);
+  m = simplified_entry("x = f32[4,2] parameter(0)\n"
+                       " ROOT s = f32[4,2] custom-call(x), custom_call_target=\"my_kernel\"");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_CUSTOM_CALL);
+  module_free(m);
+}
+
 TEST(rule_double_negation_is_identity) {
   Module *m = simplified_entry("x = s32[4] parameter(0)\n n = s32[4] negate(x)\n nn = s32[4] negate(n)\n"
                                " a = s32[4] not(nn)\n ROOT r = s32[4] not(a)");
@@ -980,6 +999,7 @@ int main(void) {
   RUN(rule_integer_compare_with_itself_is_constant);
   RUN(rule_float_compare_with_itself_is_kept);
   RUN(rule_double_negation_is_identity);
+  RUN(rule_sharding_custom_call_is_its_operand);
   RUN(rule_select_on_constant_predicate_picks_operand);
   RUN(rule_select_of_same_operands_is_operand);
   RUN(rule_broadcast_of_broadcast_composes);

@@ -1,8 +1,9 @@
 /* custom-call: code outside HLO, named by custom_call_target.
  *
- * The evaluator runs one family of targets: the LU factorization JAX's CPU
- * lowering calls for jnp.linalg.lu, solve, inv and det (lapack_sgetrf_ffi,
- * lapack_dgetrf_ffi). Every other target is refused, and the other LAPACK
+ * The evaluator runs two families of targets: the sharding annotations,
+ * which on one device are their operand, and the LU factorization JAX's
+ * CPU lowering calls for jnp.linalg.lu, solve, inv and det
+ * (lapack_sgetrf_ffi, lapack_dgetrf_ffi). Every other target is refused, and the other LAPACK
  * calls JAX emits for jnp.linalg are named with the JAX function behind
  * them, so a user can tell which line of their program needs another
  * route. The refusal is found when a module is compiled
@@ -52,8 +53,32 @@ static bool runs_here(const char *target) {
 
 static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *st);
 
+/* XLA's ShardingRemover drops these three when there is one partition:
+ * they say how a value is split across devices (or switch a region to
+ * manual partitioning), never what it is. */
+bool custom_call_is_identity(const Instruction *inst) {
+  static const char *const targets[] = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"};
+  const char *target = inst->opcode == OP_CUSTOM_CALL ? inst->attrs.custom_call_target : NULL;
+  for (size_t i = 0; target && i < sizeof targets / sizeof targets[0]; i++)
+    if (strcmp(target, targets[i]) == 0) return true;
+  return false;
+}
+
+/* On one device the result is the operand: one operand of the same type
+ * and dims (a layout may differ; the value is the same). */
+static bool check_identity_shape(const Instruction *inst, Status *st) {
+  const Instruction *x = inst->operand_count == 1 && inst->operands ? inst->operands[0] : NULL;
+  if (x && !shape_is_tuple(&x->shape) && inst->shape.type == x->shape.type && shape_same_dims(&inst->shape, &x->shape))
+    return true;
+  if (x && shape_is_tuple(&x->shape) && shape_equal(&inst->shape, &x->shape)) return true;
+  return status_error(st, STATUS_VERIFY_ERROR,
+                      "custom-call %s (%s) is its operand on one device: it takes one operand of its own shape",
+                      inst->name, inst->attrs.custom_call_target);
+}
+
 bool eval_custom_call_supported(const Instruction *inst, Status *st) {
   const char *target = inst->attrs.custom_call_target;
+  if (custom_call_is_identity(inst)) return check_identity_shape(inst, st);
   if (runs_here(target))
     return inst->operand_count == 1 && inst->operands && inst->operands[0]
                ? check_getrf_shapes(inst, &inst->operands[0]->shape, st)
@@ -115,5 +140,6 @@ static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st
 
 Literal *eval_custom_call(const Instruction *inst, Literal *const *operands, Status *st) {
   if (!eval_custom_call_supported(inst, st)) return NULL;
+  if (custom_call_is_identity(inst)) return literal_clone(operands[0]);
   return eval_getrf(inst, operands[0], st);
 }

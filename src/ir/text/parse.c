@@ -972,7 +972,7 @@ Module *parse_module_with(const char *text, size_t length, const char *filename,
   ModuleText mt = {.entry = -1};
   /* A lexing error ends the tokens early, which can look like a clean end
    * of the module: it fails the parse whatever the parser made of it. */
-  bool ok = lex_start(&p) && parse_module_text(&p, &mt) && !p.lex_failed;
+  bool ok = parse_refuse_foreign_input(&p) && lex_start(&p) && parse_module_text(&p, &mt) && !p.lex_failed;
   free_tokens(&p);
   if (!ok) {
     module_free(m);   /* it owns the literals read so far */

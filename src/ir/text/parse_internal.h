@@ -105,6 +105,9 @@ bool parse_error(Parser *p, const Token *tok, const char *fmt, ...)
 /* Copies source line `line` into p->st->source_line (for errors found
  * after parsing, by the verifier). */
 void parse_fill_source_line(Parser *p, int line);
+/* parse_foreign.c: false, with a located error naming what to use instead,
+ * when the input is StableHLO (MLIR) or a binary HloProto, not HLO text. */
+bool parse_refuse_foreign_input(Parser *p);
 /* The token's text as a NUL-terminated arena string. */
 char *token_string(Parser *p, const Token *t);
 
