@@ -13,10 +13,12 @@
  * LAPACK for on a CPU); a blocked, many-thread version is the way to
  * large ones. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_serial.h"
+#include "ir/lapack.h"
 
 enum { LINALG_BLOCK = 64, LINALG_MAX_GRID = 1 << 20 };
 
@@ -457,7 +459,19 @@ bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
   return gpu_compile_kernel(c, inst);
 }
 
+/* The other LAPACK calls JAX's CPU lowering emits (potrf, geqrf, orgqr,
+ * syevd, gesdd, trsm; src/ir/lapack.h) run in the evaluator and on the CPU
+ * backend; the GPU has no kernel for them yet, and says which. */
 bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst) {
   if (is_real_getrf(inst->attrs.custom_call_target)) return compile_getrf(c, inst);
+  LapackCall call;
+  Status st = {0};
+  if (lapack_call_read(inst, &call, &st) && call.routine != LAPACK_GETRF) {
+    char why[256];
+    snprintf(why, sizeof why,
+             "LAPACK custom-call %s: no GPU kernel for this routine yet (the CPU backend and the interpreter run it)",
+             inst->attrs.custom_call_target);
+    return gpu_refuse(c, inst, why);
+  }
   return gpu_compile_kernel(c, inst);
 }

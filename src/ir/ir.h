@@ -403,6 +403,7 @@ typedef struct Attrs {
   bool left_side, unit_diagonal;   /* triangular-solve */
   bool is_stable;                  /* sort */
   const char *custom_call_target;  /* custom_call_target= */
+  const char *backend_config;      /* custom-call: backend_config= as written, or NULL */
   int64_t exponent_bits, mantissa_bits; /* reduce-precision */
   double epsilon;                  /* batch-norm-* */
   int64_t feature_index;           /* batch-norm-* */
