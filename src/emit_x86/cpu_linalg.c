@@ -242,11 +242,15 @@ static void lapack_task_run(void *context, int64_t b) {
     void *leaf = run->buffers[call->operand_count + j];
     int64_t count = call->result_values[j];
     ElementType t = call->result_type[j];
-    if (j == call->info_leaf) ((int32_t *)leaf)[b] = info;
-    else if (type_is_complex(t))
-      for (int64_t e = 0; e < count; e++) store_complex(t, leaf, b * count + e, out[j][e]);
-    else
-      for (int64_t e = 0; e < count; e++) store_real(t, leaf, b * count + e, creal(out[j][e]));
+    if (!call->result_batched[j]) {
+      if (b == 0 && count > 0) memset(leaf, 0, (size_t)(count * type_byte_size(t)));
+    } else if (j == call->info_leaf) {
+      ((int32_t *)leaf)[b] = info;
+    } else {
+      for (int64_t e = 0; e < count; e++)
+        if (type_is_complex(t)) store_complex(t, leaf, b * count + e, out[j][e]);
+        else store_real(t, leaf, b * count + e, creal(out[j][e]));
+    }
   }
   for (int i = 0; i < call->operand_count; i++) free(in[i]);
   for (int j = 0; j < call->result_count; j++) free(out[j]);

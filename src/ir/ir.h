@@ -733,7 +733,8 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
 Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st);
 /* Fails (STATUS_UNSUPPORTED, located at the instruction) if the module holds
  * an op the evaluator refuses whatever the inputs: send, recv, infeed,
- * outfeed, shuffle, and custom-calls other than LAPACK getrf. Backends call
+ * outfeed, shuffle, and custom-calls other than JAX's LAPACK calls
+ * that src/ir/lapack.h runs. Backends call
  * it when compiling, so such a module is a compile error (exit 2) rather
  * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);

@@ -34,12 +34,14 @@ typedef enum LapackRoutine {
   LAPACK_REFUSED, /* one JAX emits that axle does not run: named in the refusal */
 } LapackRoutine;
 
-enum { LAPACK_MAX_OPERANDS = 3, LAPACK_MAX_RESULTS = 5 };
+enum { LAPACK_MAX_OPERANDS = 3, LAPACK_MAX_RESULTS = 8 };
 
 /* One custom-call, read and checked. Per batch element, operand i holds
  * operand_count[i] values (0 batch stride for the scalar alpha of trsm's
  * older form: operand_batched[i] false) and result leaf j result_count[j]
- * values of result_type[j]; info_leaf is the s32 info leaf or -1. */
+ * values of result_type[j] (written by batch element 0 only when
+ * result_batched[j] is false: the workspace leaves of JAX's 2024 forms,
+ * which come out as zeros); info_leaf is the s32 info leaf or -1. */
 typedef struct LapackCall {
   LapackRoutine routine;
   ElementType type;                  /* the matrices' element type */
@@ -52,7 +54,7 @@ typedef struct LapackCall {
   char svd_mode;                     /* gesdd: 'A', 'S' or 'N' */
   int operand_count, result_count, info_leaf;
   int64_t operand_values[LAPACK_MAX_OPERANDS], result_values[LAPACK_MAX_RESULTS];
-  bool operand_batched[LAPACK_MAX_OPERANDS];
+  bool operand_batched[LAPACK_MAX_OPERANDS], result_batched[LAPACK_MAX_RESULTS];
   ElementType result_type[LAPACK_MAX_RESULTS];
 } LapackCall;
 

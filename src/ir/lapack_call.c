@@ -12,6 +12,8 @@
  *   gesdd  a                    -> (a, s[min(m,n)] real, u, vt, s32 info)  mode
  *   trsm   a (m x m), b [, alpha scalar] -> x (b's shape)        side, uplo,
  *                                                                trans_x, diag
+ * JAX's 2024 forms of syevd and gesdd add workspace leaves (rank 1, not
+ * batched) after info; they are accepted and written as zeros.
  * backend_config is an attribute dictionary of ASCII codes:
  * {uplo = 76 : ui8} ('L'), mode 'V'/'N' (syevd: eigenvectors or not),
  * 'A'/'S'/'N' (gesdd: u m x m and vt n x n, u m x k and vt k x n, none),
@@ -107,7 +109,22 @@ static void set_results(LapackCall *c, int count, const ElementType *types, cons
   for (int j = 0; j < count; j++) {
     c->result_type[j] = types[j];
     c->result_values[j] = values[j];
+    c->result_batched[j] = true;
   }
+}
+
+/* The workspace leaves past the first `count` of a syevd or gesdd result:
+ * each a rank-1 array, written once as zeros. */
+static bool add_workspace_leaves(const Instruction *inst, LapackCall *c, int count) {
+  for (int j = count; j < inst->shape.tuple_count; j++) {
+    const Shape *w = &inst->shape.tuple_shapes[j];
+    if (shape_is_tuple(w) || w->rank != 1 || j >= LAPACK_MAX_RESULTS) return false;
+    c->result_type[j] = w->type;
+    c->result_values[j] = w->dims[0];
+    c->result_batched[j] = false;
+  }
+  c->result_count = inst->shape.tuple_count;
+  return true;
 }
 
 static const Shape *leaf(const Instruction *inst, int j) {
@@ -117,6 +134,10 @@ static const Shape *leaf(const Instruction *inst, int j) {
 
 static bool result_is_tuple_of(const Instruction *inst, int count) {
   return shape_is_tuple(&inst->shape) && inst->shape.tuple_count == count && inst->shape.tuple_shapes;
+}
+
+static bool result_is_tuple_of_at_least(const Instruction *inst, int count) {
+  return shape_is_tuple(&inst->shape) && inst->shape.tuple_count >= count && inst->shape.tuple_shapes;
 }
 
 /* Each routine's form (the table at the top of the file). */
@@ -147,14 +168,15 @@ static bool read_shapes(const Instruction *inst, LapackCall *c, Check *k) {
     break;
   }
   case LAPACK_SYEVD:
-    k->ok = m == n && inst->operand_count == 1 && result_is_tuple_of(inst, 3);
+    k->ok = m == n && inst->operand_count == 1 && result_is_tuple_of_at_least(inst, 3);
     (void)(dims_are(k, leaf(inst, 0), t, 2, n, n) && dims_are(k, leaf(inst, 1), real, 1, n, 0) &&
         dims_are(k, leaf(inst, 2), TYPE_S32, 0, 0, 0));
     set_results(c, 3, (ElementType[]){t, real, TYPE_S32}, (int64_t[]){n * n, n, 1});
+    k->ok = k->ok && add_workspace_leaves(inst, c, 3);
     c->info_leaf = 2;
     break;
   case LAPACK_GESDD: {
-    k->ok = inst->operand_count == 1 && result_is_tuple_of(inst, 5);
+    k->ok = inst->operand_count == 1 && result_is_tuple_of_at_least(inst, 5);
     const Shape *u = k->ok ? leaf(inst, 2) : NULL, *vt = k->ok ? leaf(inst, 3) : NULL;
     /* 'N' computes neither u nor vt; whatever their shapes, they are
      * written as zeros (LAPACK does not touch them). */
@@ -171,6 +193,7 @@ static bool read_shapes(const Instruction *inst, LapackCall *c, Check *k) {
         dims_are(k, leaf(inst, 4), TYPE_S32, 0, 0, 0));
     set_results(c, 5, (ElementType[]){t, real, t, t, TYPE_S32},
                 (int64_t[]){m * n, c->k, u_rows * c->u_cols, c->vt_rows * vt_cols, 1});
+    k->ok = k->ok && add_workspace_leaves(inst, c, 5);
     if (none) c->u_cols = c->vt_rows = 0;
     c->info_leaf = 4;
     break;
@@ -205,10 +228,11 @@ static const char *form_of(LapackRoutine r) {
   case LAPACK_POTRF: return "a (batch..., n, n) -> (a's shape, s32[batch...])";
   case LAPACK_GEQRF: return "a (batch..., m, n) -> (a's shape, tau[batch..., min(m,n)])";
   case LAPACK_ORGQR: return "a (batch..., m, n), n <= m, tau (batch..., k), k <= n -> a's shape";
-  case LAPACK_SYEVD: return "a (batch..., n, n) -> (a's shape, real w[batch..., n], s32[batch...])";
+  case LAPACK_SYEVD:
+    return "a (batch..., n, n) -> (a's shape, real w[batch..., n], s32[batch...][, rank-1 workspaces])";
   case LAPACK_GESDD:
-    return "a (batch..., m, n) -> (a's shape, real s[batch..., min(m,n)], u, vt, s32[batch...]) with u and vt as "
-           "mode asks";
+    return "a (batch..., m, n) -> (a's shape, real s[batch..., min(m,n)], u, vt, s32[batch...][, rank-1 "
+           "workspaces]) with u and vt as mode asks";
   case LAPACK_TRSM: return "a (batch..., m, m), b (batch..., rows, cols)[, scalar alpha] -> b's shape";
   default: return "";
   }

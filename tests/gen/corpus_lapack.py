@@ -452,3 +452,60 @@ def _(rng):
     i2, g2 = add_trsm(mod, rng, np.complex128, (2,), 4, 2, "R", "L", "C", "N")
     i3, g3 = add_trsm(mod, rng, np.complex128, (), 3, 2, "L", "L", "N", "U")
     return Case(mod.text(), i1 + i2 + i3, g1 + g2 + g3, DOUBLE)
+
+
+# ---- the other forms JAX has emitted ----
+
+@case("lapack_jax_2024_forms_workspaces_alpha_and_no_vectors")
+def _(rng):
+    """JAX's 2024 forms: syevd and gesdd with workspace leaves after info
+    (their contents are LAPACK's scratch; nothing reads them), trsm with a
+    third operand alpha (x = alpha op(a)^-1 b); and mode 'N' (eigenvalues,
+    singular values only: u and vt keep their shapes for full_matrices);
+    a 1 x 1 potrf and an empty batch."""
+    mod = Module("lapack_jax_2024_forms_workspaces_alpha_and_no_vectors")
+    n, m = 3, 4
+    a = random_matrix(rng, np.float64, [n, n])
+    pa = mod.param("f64", [n, n])
+    e = mod.fresh("syevd")
+    mod.lines.append(lapack(e, [leaf_result("f64", [n, n]), leaf_result("f64", [n]), leaf_result("s32", []),
+                                leaf_result("f64", [37]), leaf_result("s32", [18])], [(pa, "f64", [n, n])],
+                            "lapack_dsyevd_ffi", "mode = %d : ui8, uplo = %d : ui8" % (ord("N"), ord("L"))))
+    mod.out(mod.gte(e, 1, "f64", [n]), "f64", [n])
+    mod.out(mod.gte(e, 2, "s32", []), "s32", [])
+    g_in = random_matrix(rng, np.complex64, [m, n])
+    pg = mod.param("c64", [m, n])
+    g = mod.fresh("gesdd")
+    mod.lines.append(lapack(g, [leaf_result("c64", [m, n]), leaf_result("f32", [n]), leaf_result("c64", [m, m]),
+                                leaf_result("c64", [n, n]), leaf_result("s32", []), leaf_result("f32", [40]),
+                                leaf_result("s32", [24]), leaf_result("c64", [30])], [(pg, "c64", [m, n])],
+                            "lapack_cgesdd_ffi", "mode = %d : ui8" % ord("N")))
+    mod.out(mod.gte(g, 1, "f32", [n]), "f32", [n])
+    mod.out(mod.gte(g, 4, "s32", []), "s32", [])
+    t = random_matrix(rng, np.float64, [n, n]) + 4 * np.eye(n)
+    b = random_matrix(rng, np.float64, [n, 2])
+    pt, pb = mod.param("f64", [n, n]), mod.param("f64", [n, 2])
+    alpha = mod.line(mod.fresh("alpha"), "f64", [], "constant(2.5)")
+    x = mod.fresh("trsm")
+    mod.lines.append(lapack(x, [leaf_result("f64", [n, 2])], [(pt, "f64", [n, n]), (pb, "f64", [n, 2]),
+                                                            (alpha, "f64", [])],
+                            "lapack_dtrsm_ffi", "diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8",
+                            aliasing="{}: (1, {})"))
+    mod.out(x, "f64", [n, 2])
+    one = np.array([[6.25]], np.float32)
+    p1 = mod.param("f32", [1, 1])
+    c1 = mod.fresh("potrf")
+    mod.lines.append(lapack(c1, [leaf_result("f32", [1, 1]), leaf_result("s32", [])], [(p1, "f32", [1, 1])],
+                            "lapack_spotrf_ffi", "uplo = 76 : ui8"))
+    mod.out(mod.gte(c1, 0, "f32", [1, 1]), "f32", [1, 1])
+    empty = np.zeros((0, 2, 2), np.complex128)
+    p0 = mod.param("c128", [0, 2, 2])
+    c0 = mod.fresh("potrf")
+    mod.lines.append(lapack(c0, [leaf_result("c128", [0, 2, 2]), leaf_result("s32", [0])], [(p0, "c128", [0, 2, 2])],
+                            "lapack_zpotrf_ffi", "uplo = 76 : ui8"))
+    mod.out(mod.gte(c0, 0, "c128", [0, 2, 2]), "c128", [0, 2, 2])
+    mod.out(mod.gte(c0, 1, "s32", [0]), "s32", [0])
+    goldens = [np.linalg.eigvalsh(a, UPLO="L"), np.int32(0),
+               np.linalg.svd(g_in.astype(np.complex128), compute_uv=False).astype(np.float32), np.int32(0),
+               2.5 * np.linalg.solve(np.triu(t), b), np.array([[2.5]], np.float32), empty, np.zeros(0, np.int32)]
+    return Case(mod.text(), [a, g_in, t, b, one, empty], goldens, SINGLE)

@@ -93,6 +93,7 @@ static Literal *eval_lapack(const Instruction *inst, const LapackCall *call, Lit
     int32_t info = lapack_call_run(call, (const LapackValue *const *)in, out);
     for (int j = 0; j < call->result_count; j++) {
       int64_t count = call->result_values[j];
+      if (!call->result_batched[j]) continue; /* a workspace: its zeros */
       for (int64_t e = 0; e < count; e++) {
         if (j == call->info_leaf) literal_set_s64(parts[j], b, info);
         else if (type_is_complex(call->result_type[j])) literal_set_complex(parts[j], b * count + e, out[j][e]);
