@@ -509,3 +509,18 @@ def _(rng):
                np.linalg.svd(g_in.astype(np.complex128), compute_uv=False).astype(np.float32), np.int32(0),
                2.5 * np.linalg.solve(np.triu(t), b), np.array([[2.5]], np.float32), empty, np.zeros(0, np.int32)]
     return Case(mod.text(), [a, g_in, t, b, one, empty], goldens, SINGLE)
+
+
+@case("lapack_trsm_real_runs_on_every_backend")
+def _(rng):
+    """Real trsm alone (the GPU backend runs it as a triangular-solve):
+    every side, triangle, op ('C' is 'T' for reals) and diagonal."""
+    mod = Module("lapack_trsm_real_runs_on_every_backend")
+    ins, outs = [], []
+    forms = [(np.float32, (2,), "L", "U", "N", "U"), (np.float32, (), "R", "L", "C", "N"),
+             (np.float64, (), "L", "L", "T", "N"), (np.float64, (3,), "R", "U", "N", "U")]
+    for dtype, batch, side, uplo, trans, diag in forms:
+        i, g = add_trsm(mod, rng, dtype, batch, 3, 2, side, uplo, trans, diag)
+        ins += i
+        outs += g
+    return Case(mod.text(), ins, outs, SINGLE)
