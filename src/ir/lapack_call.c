@@ -140,6 +140,51 @@ static bool result_is_tuple_of_at_least(const Instruction *inst, int count) {
   return shape_is_tuple(&inst->shape) && inst->shape.tuple_count >= count && inst->shape.tuple_shapes;
 }
 
+/* gesdd: 'N' computes neither u nor vt; whatever their shapes, they are
+ * written as zeros (LAPACK does not touch them). */
+static void read_gesdd_shapes(const Instruction *inst, LapackCall *c, Check *k, ElementType t, ElementType real) {
+  int64_t m = c->m, n = c->n;
+  k->ok = inst->operand_count == 1 && result_is_tuple_of_at_least(inst, 5);
+  const Shape *u = k->ok ? leaf(inst, 2) : NULL, *vt = k->ok ? leaf(inst, 3) : NULL;
+  bool none = c->svd_mode == 'N';
+  k->ok = k->ok && u && vt && !shape_is_tuple(u) && !shape_is_tuple(vt) && u->rank == k->batch_rank + 2 &&
+          vt->rank == k->batch_rank + 2;
+  c->u_cols = k->ok ? matrix_cols(u) : 0;
+  c->vt_rows = k->ok ? matrix_rows(vt) : 0;
+  int64_t u_rows = k->ok ? matrix_rows(u) : 0, vt_cols = k->ok ? matrix_cols(vt) : 0;
+  if (!none) k->ok = k->ok && u_rows == m && vt_cols == n &&
+                     c->u_cols == (c->svd_mode == 'A' ? m : c->k) && c->vt_rows == (c->svd_mode == 'A' ? n : c->k);
+  (void)(dims_are(k, leaf(inst, 0), t, 2, m, n) && dims_are(k, leaf(inst, 1), real, 1, c->k, 0) &&
+      dims_are(k, u, t, 2, u_rows, c->u_cols) && dims_are(k, vt, t, 2, c->vt_rows, vt_cols) &&
+      dims_are(k, leaf(inst, 4), TYPE_S32, 0, 0, 0));
+  set_results(c, 5, (ElementType[]){t, real, t, t, TYPE_S32},
+              (int64_t[]){m * n, c->k, u_rows * c->u_cols, c->vt_rows * vt_cols, 1});
+  k->ok = k->ok && add_workspace_leaves(inst, c, 5);
+  if (none) c->u_cols = c->vt_rows = 0;
+  c->info_leaf = 4;
+}
+
+/* trsm, with JAX's older form's third operand, the scalar alpha (x = alpha
+ * op(a)^-1 b). */
+static void read_trsm_shapes(const Instruction *inst, LapackCall *c, Check *k, ElementType t) {
+  int64_t m = c->m, n = c->n;
+  const Shape *b = inst->operand_count >= 2 ? &inst->operands[1]->shape : NULL;
+  k->ok = m == n && b && (inst->operand_count == 2 || inst->operand_count == 3) && !shape_is_tuple(b) &&
+          b->rank == k->batch_rank + 2;
+  c->rows = k->ok ? matrix_rows(b) : 0;
+  c->cols = k->ok ? matrix_cols(b) : 0;
+  k->ok = k->ok && (c->left_side ? c->rows : c->cols) == m;
+  (void)(dims_are(k, b, t, 2, c->rows, c->cols) && dims_are(k, &inst->shape, t, 2, c->rows, c->cols));
+  c->operand_values[1] = c->rows * c->cols;
+  c->operand_batched[1] = true;
+  if (inst->operand_count == 3) {
+    const Shape *alpha = &inst->operands[2]->shape;
+    k->ok = k->ok && !shape_is_tuple(alpha) && alpha->type == t && alpha->rank == 0;
+    c->operand_values[2] = 1;
+  }
+  set_results(c, 1, (ElementType[]){t}, (int64_t[]){c->rows * c->cols});
+}
+
 /* Each routine's form (the table at the top of the file). */
 static bool read_shapes(const Instruction *inst, LapackCall *c, Check *k) {
   ElementType t = c->type, real = type_is_complex(t) ? type_complex_component(t) : t;
@@ -175,48 +220,8 @@ static bool read_shapes(const Instruction *inst, LapackCall *c, Check *k) {
     k->ok = k->ok && add_workspace_leaves(inst, c, 3);
     c->info_leaf = 2;
     break;
-  case LAPACK_GESDD: {
-    k->ok = inst->operand_count == 1 && result_is_tuple_of_at_least(inst, 5);
-    const Shape *u = k->ok ? leaf(inst, 2) : NULL, *vt = k->ok ? leaf(inst, 3) : NULL;
-    /* 'N' computes neither u nor vt; whatever their shapes, they are
-     * written as zeros (LAPACK does not touch them). */
-    bool none = c->svd_mode == 'N';
-    k->ok = k->ok && u && vt && !shape_is_tuple(u) && !shape_is_tuple(vt) && u->rank == k->batch_rank + 2 &&
-            vt->rank == k->batch_rank + 2;
-    c->u_cols = k->ok ? matrix_cols(u) : 0;
-    c->vt_rows = k->ok ? matrix_rows(vt) : 0;
-    int64_t u_rows = k->ok ? matrix_rows(u) : 0, vt_cols = k->ok ? matrix_cols(vt) : 0;
-    if (!none) k->ok = k->ok && u_rows == m && vt_cols == n &&
-                       c->u_cols == (c->svd_mode == 'A' ? m : c->k) && c->vt_rows == (c->svd_mode == 'A' ? n : c->k);
-    (void)(dims_are(k, leaf(inst, 0), t, 2, m, n) && dims_are(k, leaf(inst, 1), real, 1, c->k, 0) &&
-        dims_are(k, u, t, 2, u_rows, c->u_cols) && dims_are(k, vt, t, 2, c->vt_rows, vt_cols) &&
-        dims_are(k, leaf(inst, 4), TYPE_S32, 0, 0, 0));
-    set_results(c, 5, (ElementType[]){t, real, t, t, TYPE_S32},
-                (int64_t[]){m * n, c->k, u_rows * c->u_cols, c->vt_rows * vt_cols, 1});
-    k->ok = k->ok && add_workspace_leaves(inst, c, 5);
-    if (none) c->u_cols = c->vt_rows = 0;
-    c->info_leaf = 4;
-    break;
-  }
-  case LAPACK_TRSM: {
-    const Shape *b = inst->operand_count >= 2 ? &inst->operands[1]->shape : NULL;
-    k->ok = m == n && b && (inst->operand_count == 2 || inst->operand_count == 3) && !shape_is_tuple(b) &&
-            b->rank == k->batch_rank + 2;
-    c->rows = k->ok ? matrix_rows(b) : 0;
-    c->cols = k->ok ? matrix_cols(b) : 0;
-    k->ok = k->ok && (c->left_side ? c->rows : c->cols) == m;
-    (void)(dims_are(k, b, t, 2, c->rows, c->cols) && dims_are(k, &inst->shape, t, 2, c->rows, c->cols));
-    c->operand_values[1] = c->rows * c->cols;
-    c->operand_batched[1] = true;
-    /* JAX's older form: a third operand, the scalar alpha (x = alpha op(a)^-1 b). */
-    if (inst->operand_count == 3) {
-      const Shape *alpha = &inst->operands[2]->shape;
-      k->ok = k->ok && !shape_is_tuple(alpha) && alpha->type == t && alpha->rank == 0;
-      c->operand_values[2] = 1;
-    }
-    set_results(c, 1, (ElementType[]){t}, (int64_t[]){c->rows * c->cols});
-    break;
-  }
+  case LAPACK_GESDD: read_gesdd_shapes(inst, c, k, t, real); break;
+  case LAPACK_TRSM: read_trsm_shapes(inst, c, k, t); break;
   default: k->ok = false;
   }
   return k->ok;
