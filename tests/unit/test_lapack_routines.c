@@ -39,7 +39,8 @@ static void identity(Value *x, int64_t n) {
 
 /* v^H v = I; a v = v diag(w) for the full Hermitian a; w ascending. */
 static bool eigen_holds(const Value *hermitian, int64_t n, const Value *v, const double *w, double tolerance) {
-  Value vt[N_MAX * N_MAX], gram[N_MAX * N_MAX], eye[N_MAX * N_MAX], av[N_MAX * N_MAX], vw[N_MAX * N_MAX];
+  Value vt[N_MAX * N_MAX] = {0}, gram[N_MAX * N_MAX] = {0}, eye[N_MAX * N_MAX] = {0}, av[N_MAX * N_MAX] = {0},
+        vw[N_MAX * N_MAX] = {0};
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++) vt[i * n + j] = conj(v[j * n + i]);
   multiply(vt, v, n, n, n, false, gram);
@@ -88,8 +89,8 @@ TEST(heev_holds_on_repeated_and_degenerate_spectra) {
  * and non-negative. */
 static bool svd_holds(const Value *a, int64_t m, int64_t n, bool full, double tolerance) {
   int64_t k = m < n ? m : n, u_cols = full ? m : k, vt_rows = full ? n : k;
-  Value u[N_MAX * N_MAX], vt[N_MAX * N_MAX], us[N_MAX * N_MAX], rebuilt[N_MAX * N_MAX], gram[N_MAX * N_MAX],
-      eye[N_MAX * N_MAX];
+  Value u[N_MAX * N_MAX] = {0}, vt[N_MAX * N_MAX] = {0}, us[N_MAX * N_MAX] = {0}, rebuilt[N_MAX * N_MAX] = {0},
+        gram[N_MAX * N_MAX] = {0}, eye[N_MAX * N_MAX] = {0};
   double s[N_MAX];
   if (lapack_gesdd(a, m, n, s, u, u_cols, vt, vt_rows) != 0) return false;
   bool ok = true;
@@ -98,7 +99,7 @@ static bool svd_holds(const Value *a, int64_t m, int64_t n, bool full, double to
     for (int64_t j = 0; j < k; j++) us[i * k + j] = u[i * u_cols + j] * s[j];
   multiply(us, vt, m, k, n, false, rebuilt);
   ok &= max_difference(rebuilt, a, m * n) < tolerance;
-  Value uh[N_MAX * N_MAX];
+  Value uh[N_MAX * N_MAX] = {0};
   for (int64_t i = 0; i < u_cols; i++)
     for (int64_t j = 0; j < m; j++) uh[i * m + j] = conj(u[j * u_cols + i]);
   multiply(uh, u, u_cols, m, u_cols, false, gram);
