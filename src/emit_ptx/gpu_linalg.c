@@ -1,5 +1,6 @@
 /* The GPU backend's linear algebra: cholesky, triangular-solve, and JAX's
- * LU custom call (lapack_sgetrf_ffi / lapack_dgetrf_ffi).
+ * LU custom call (lapack_sgetrf_ffi / lapack_dgetrf_ffi) and real
+ * triangular solve (lapack_strsm_ffi / lapack_dtrsm_ffi).
  *
  * Each is a serial kernel: one thread per matrix (cholesky, LU) or per
  * solved vector (triangular-solve) runs the reference evaluator's loops
@@ -13,10 +14,12 @@
  * LAPACK for on a CPU); a blocked, many-thread version is the way to
  * large ones. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_serial.h"
+#include "ir/lapack.h"
 
 enum { LINALG_BLOCK = 64, LINALG_MAX_GRID = 1 << 20 };
 
@@ -276,23 +279,21 @@ static void emit_solve(PtxBuilder *b, const char *entry, const SolvePlan *q, int
   kernel_close(b);
 }
 
-static bool compile_triangular_solve(GpuCompile *c, const Instruction *inst) {
-  const Shape *a = &inst->operands[0]->shape, *x = &inst->operands[1]->shape;
+/* One solve per batch element of x (a's and x's batches alike), with the
+ * options of HLO's triangular-solve (transpose: op(a) is a^T; ADJOINT is
+ * TRANSPOSE for reals) or of LAPACK's trsm, which mean the same. */
+static bool launch_solve(GpuCompile *c, const Instruction *inst, const Shape *x, bool left_side, bool lower,
+                         bool transpose, bool unit) {
+  const Shape *a = &inst->operands[0]->shape;
   int rank = x->rank;
-  bool ok = a->rank == rank && rank >= 2 && a->dims[rank - 1] == a->dims[rank - 2] &&
-            shape_same_dims(x, &inst->shape) && a->type == x->type && x->type == inst->shape.type;
-  for (int d = 0; ok && d < rank - 2; d++) ok = a->dims[d] == x->dims[d];
-  if (ok) ok = a->dims[rank - 1] == (inst->attrs.left_side ? x->dims[rank - 2] : x->dims[rank - 1]);
-  if (!ok) return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
-  if (a->type != TYPE_F32 && a->type != TYPE_F64) return gpu_refuse(c, inst, "a triangular-solve that is not f32 or f64");
+  if (a->type != TYPE_F32 && a->type != TYPE_F64) return gpu_refuse(c, inst, "a triangular solve that is not f32 or f64");
   SolvePlan q = {.m = a->dims[rank - 1], .rows = x->dims[rank - 2], .cols = x->dims[rank - 1], .type = a->type};
-  q.unit = inst->attrs.unit_diagonal;
-  q.transpose = inst->attrs.transpose_a != TRANSPOSE_A_NO;  /* ADJOINT is TRANSPOSE for reals */
-  if (!inst->attrs.left_side) q.transpose = !q.transpose;   /* x op(a) = b is op(a)^T x^T = b^T */
-  q.t_lower = inst->attrs.lower != q.transpose;
-  q.vectors = inst->attrs.left_side ? q.cols : q.rows;
-  q.vector_stride = inst->attrs.left_side ? 1 : q.cols;
-  q.element_stride = inst->attrs.left_side ? q.cols : 1;
+  q.unit = unit;
+  q.transpose = left_side ? transpose : !transpose; /* x op(a) = b is op(a)^T x^T = b^T */
+  q.t_lower = lower != q.transpose;
+  q.vectors = left_side ? q.cols : q.rows;
+  q.vector_stride = left_side ? 1 : q.cols;
+  q.element_stride = left_side ? q.cols : 1;
   int64_t batches = batch_count(x), elements = shape_element_count(x);
   if (elements == 0) return true;
   int buffers[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
@@ -301,6 +302,18 @@ static bool compile_triangular_solve(GpuCompile *c, const Instruction *inst) {
   gpu_entry_name(c, inst, "solve", entry, sizeof entry);
   emit_solve(c->ptx, entry, &q, batches);
   return gpu_add_launch(c, inst, entry, grid_for(batches * q.vectors), LINALG_BLOCK, buffers, 4, NULL, 0) != NULL;
+}
+
+static bool compile_triangular_solve(GpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape, *x = &inst->operands[1]->shape;
+  int rank = x->rank;
+  bool ok = a->rank == rank && rank >= 2 && a->dims[rank - 1] == a->dims[rank - 2] &&
+            shape_same_dims(x, &inst->shape) && a->type == x->type && x->type == inst->shape.type;
+  for (int d = 0; ok && d < rank - 2; d++) ok = a->dims[d] == x->dims[d];
+  if (ok) ok = a->dims[rank - 1] == (inst->attrs.left_side ? x->dims[rank - 2] : x->dims[rank - 1]);
+  if (!ok) return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
+  return launch_solve(c, inst, x, inst->attrs.left_side, inst->attrs.lower, inst->attrs.transpose_a != TRANSPOSE_A_NO,
+                      inst->attrs.unit_diagonal);
 }
 
 /* ------------------------------------------------------------ LU (getrf) */
@@ -457,7 +470,27 @@ bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
   return gpu_compile_kernel(c, inst);
 }
 
+/* The other LAPACK calls JAX's CPU lowering emits (potrf, geqrf, orgqr,
+ * syevd, gesdd, trsm; src/ir/lapack.h) run in the evaluator and on the CPU
+ * backend; on the GPU, trsm of f32 and f64 runs as a triangular-solve, the
+ * rest is refused, naming the routine. */
 bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst) {
   if (is_real_getrf(inst->attrs.custom_call_target)) return compile_getrf(c, inst);
+  LapackCall call;
+  Status st = {0};
+  bool read = lapack_call_read(inst, &call, &st);
+  /* LAPACK's trsm on reals is HLO's triangular-solve ('C' is 'T'); the
+   * shapes were checked by lapack_call_read. Its older form's alpha and
+   * complex types are refused below. */
+  if (read && call.routine == LAPACK_TRSM && call.operand_count == 2 && !type_is_complex(call.type))
+    return launch_solve(c, inst, &inst->operands[1]->shape, call.left_side, call.lower, call.transpose != 'N',
+                        call.unit_diagonal);
+  if (read && call.routine != LAPACK_GETRF) {
+    char why[256];
+    snprintf(why, sizeof why,
+             "LAPACK custom-call %s: no GPU kernel for this routine yet (the CPU backend and the interpreter run it)",
+             inst->attrs.custom_call_target);
+    return gpu_refuse(c, inst, why);
+  }
   return gpu_compile_kernel(c, inst);
 }

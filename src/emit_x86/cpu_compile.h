@@ -160,8 +160,8 @@ bool cpu_compile_topk(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_fft(CpuCompile *c, const Instruction *inst);
 
 /* ---------------------------------------------------------- cpu_linalg.c
- * cholesky, triangular-solve, and the LAPACK getrf custom-calls JAX emits
- * (lapack_sgetrf_ffi, lapack_dgetrf_ffi); other custom-calls are refused. */
+ * cholesky, triangular-solve, and the LAPACK custom-calls JAX emits for
+ * jnp.linalg (src/ir/lapack.h); other custom-calls are refused. */
 bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);

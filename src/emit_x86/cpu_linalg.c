@@ -1,7 +1,9 @@
 /* The CPU backend's dense linear algebra: runtime routines (CPU_STEP_CALL
- * steps) for cholesky, triangular-solve and the LU factorization that JAX's
- * CPU lowering calls as a custom-call (lapack_sgetrf_ffi,
- * lapack_dgetrf_ffi). Each works on the batch of matrices in the minor-most
+ * steps) for cholesky, triangular-solve and the LAPACK custom-calls JAX's
+ * CPU lowering emits for jnp.linalg: the LU factorization
+ * (lapack_sgetrf_ffi, lapack_dgetrf_ffi) here, and potrf, geqrf, orgqr,
+ * syevd, gesdd and trsm through the evaluator's own code (src/ir/lapack.h)
+ * on each batch element. Each works on the batch of matrices in the minor-most
  * two dimensions, in double (double complex), rounding each output once,
  * with the evaluator's definitions (src/ir/eval/eval_linalg.c,
  * eval_custom_call.c), which follow XLA's expanders and LAPACK.
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
+#include "ir/lapack.h"
 
 typedef double complex Complex;
 
@@ -206,11 +209,72 @@ static bool getrf_shapes_fit(const Instruction *inst, const Shape *x) {
   return ok;
 }
 
+/* ---- the other LAPACK custom-calls (src/ir/lapack.h) ---- */
+
+/* A LAPACK call's step: what lapack_call_read found, run per batch element. */
+typedef struct LapackStep {
+  LapackCall call;
+} LapackStep;
+
+typedef struct LapackRun {
+  const LapackCall *call;
+  void *const *buffers;   /* operands, then the result leaves */
+} LapackRun;
+
+static LapackValue load_value(ElementType t, const void *data, int64_t i) {
+  return type_is_complex(t) ? load_complex(t, data, i) : load_real(t, data, i);
+}
+
+/* Batch element b: operands into double complex, lapack_call_run, and each
+ * leaf stored in its type (the info leaf as s32). */
+static void lapack_task_run(void *context, int64_t b) {
+  const LapackRun *run = context;
+  const LapackCall *call = run->call;
+  LapackValue *in[LAPACK_MAX_OPERANDS] = {0}, *out[LAPACK_MAX_RESULTS] = {0};
+  for (int i = 0; i < call->operand_count; i++) {
+    int64_t count = call->operand_values[i], base = call->operand_batched[i] ? b * count : 0;
+    in[i] = calloc_or_exit((size_t)count + 1, sizeof(LapackValue));
+    for (int64_t e = 0; e < count; e++) in[i][e] = load_value(call->type, run->buffers[i], base + e);
+  }
+  for (int j = 0; j < call->result_count; j++) out[j] = calloc_or_exit((size_t)call->result_values[j] + 1, sizeof(LapackValue));
+  int32_t info = lapack_call_run(call, (const LapackValue *const *)in, out);
+  for (int j = 0; j < call->result_count; j++) {
+    void *leaf = run->buffers[call->operand_count + j];
+    int64_t count = call->result_values[j];
+    ElementType t = call->result_type[j];
+    if (!call->result_batched[j]) {
+      if (b == 0 && count > 0) memset(leaf, 0, (size_t)(count * type_byte_size(t)));
+    } else if (j == call->info_leaf) {
+      ((int32_t *)leaf)[b] = info;
+    } else {
+      for (int64_t e = 0; e < count; e++)
+        if (type_is_complex(t)) store_complex(t, leaf, b * count + e, out[j][e]);
+        else store_real(t, leaf, b * count + e, creal(out[j][e]));
+    }
+  }
+  for (int i = 0; i < call->operand_count; i++) free(in[i]);
+  for (int j = 0; j < call->result_count; j++) free(out[j]);
+}
+
+static bool lapack_call(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)st;
+  const LapackStep *ls = step->state;
+  LapackRun run = {&ls->call, buffers};
+  thread_pool_run(pool, ls->call.batches, lapack_task_run, &run);
+  return true;
+}
+
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
-  const char *target = inst->attrs.custom_call_target ? inst->attrs.custom_call_target : "";
-  if (strcmp(target, "lapack_sgetrf_ffi") != 0 && strcmp(target, "lapack_dgetrf_ffi") != 0 &&
-      strcmp(target, "lapack_sgetrf") != 0 && strcmp(target, "lapack_dgetrf") != 0)
-    return cpu_refuse(c, inst, "a custom-call target other than LAPACK's real getrf");
+  LapackCall call;
+  Status st = {0};
+  if (!lapack_call_read(inst, &call, &st)) return cpu_refuse(c, inst, st.message);
+  if (call.routine != LAPACK_GETRF) {
+    /* An empty matrix reads nothing and writes only info (0). */
+    if (call.batches == 0) return true; /* nothing to write */
+    LapackStep *ls = calloc_or_exit(1, sizeof *ls);
+    ls->call = call;
+    return cpu_add_call_step(c, inst, inst->shape.type == TYPE_TUPLE ? call.result_count : 1, lapack_call, ls, free) != NULL;
+  }
   if (inst->operand_count != 1 || !getrf_shapes_fit(inst, &inst->operands[0]->shape))
     return cpu_refuse(c, inst, "a getrf whose result is not (a's shape, s32[batch..., min(m,n)], s32[batch...])");
   const Shape *x = &inst->operands[0]->shape;

@@ -200,6 +200,7 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
   dst->dynamic_slice_sizes = intlist_copy(arena, src->dynamic_slice_sizes.values, src->dynamic_slice_sizes.count);
   dst->source_target_pairs = intlist_copy(arena, src->source_target_pairs.values, src->source_target_pairs.count);
   if (src->custom_call_target) dst->custom_call_target = arena_strdup(arena, src->custom_call_target);
+  if (src->backend_config) dst->backend_config = arena_strdup(arena, src->backend_config);
 }
 
 Shape shape_copy_into_arena(const Shape *s, Arena *arena) {

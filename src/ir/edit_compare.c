@@ -103,7 +103,7 @@ static bool text_equal(const char *a, const char *b) {
  * attrs_copy_into_arena (edit.c): otherwise CSE would merge two instructions
  * that differ only in it. The size check makes a new field stop the build
  * until these three are revisited. */
-static_assert(sizeof(Attrs) == 240, "Attrs changed: update attrs_equal, attrs_hash and attrs_copy_into_arena");
+static_assert(sizeof(Attrs) == 248, "Attrs changed: update attrs_equal, attrs_hash and attrs_copy_into_arena");
 
 bool attrs_equal(const Attrs *a, const Attrs *b) {
   return a->parameter_number == b->parameter_number && literal_identical(a->literal, b->literal) &&
@@ -118,7 +118,8 @@ bool attrs_equal(const Attrs *a, const Attrs *b) {
          a->direction == b->direction && a->compare_type == b->compare_type && a->fusion_kind == b->fusion_kind &&
          a->rng_algorithm == b->rng_algorithm && a->transpose_a == b->transpose_a && a->lower == b->lower &&
          a->left_side == b->left_side && a->unit_diagonal == b->unit_diagonal && a->is_stable == b->is_stable &&
-         text_equal(a->custom_call_target, b->custom_call_target) && a->exponent_bits == b->exponent_bits &&
+         text_equal(a->custom_call_target, b->custom_call_target) &&
+         text_equal(a->backend_config, b->backend_config) && a->exponent_bits == b->exponent_bits &&
          a->mantissa_bits == b->mantissa_bits && memcmp(&a->epsilon, &b->epsilon, sizeof a->epsilon) == 0 &&
          a->feature_index == b->feature_index && a->channel_id == b->channel_id &&
          intlist_equal(&a->source_target_pairs, &b->source_target_pairs);
@@ -203,6 +204,7 @@ uint64_t attrs_hash(const Attrs *a) {
   memcpy(&epsilon_bits, &a->epsilon, sizeof epsilon_bits);
   h = hash_mix(h, epsilon_bits);
   for (const char *s = a->custom_call_target; s && *s; s++) h = hash_mix(h, (unsigned char)*s);
+  for (const char *s = a->backend_config; s && *s; s++) h = hash_mix(h, (unsigned char)*s);
   h = hash_list(h, &a->source_target_pairs);
   return hash_groups(h, a);
 }

@@ -403,6 +403,7 @@ typedef struct Attrs {
   bool left_side, unit_diagonal;   /* triangular-solve */
   bool is_stable;                  /* sort */
   const char *custom_call_target;  /* custom_call_target= */
+  const char *backend_config;      /* custom-call: backend_config= as written, or NULL */
   int64_t exponent_bits, mantissa_bits; /* reduce-precision */
   double epsilon;                  /* batch-norm-* */
   int64_t feature_index;           /* batch-norm-* */
@@ -732,8 +733,9 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
 Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st);
 /* Fails (STATUS_UNSUPPORTED, located at the instruction) if the module holds
  * an op the evaluator refuses whatever the inputs: send, recv, infeed,
- * outfeed, shuffle, and custom-calls other than LAPACK getrf and the
- * sharding annotations (custom_call_is_identity). Backends call
+ * outfeed, shuffle, and custom-calls other than JAX's LAPACK calls
+ * that src/ir/lapack.h runs and the sharding annotations
+ * (custom_call_is_identity). Backends call
  * it when compiling, so such a module is a compile error (exit 2) rather
  * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);

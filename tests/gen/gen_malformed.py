@@ -303,22 +303,37 @@ bad("send_refused", entry("  p = f32[2] parameter(0)\n  t = token[] after-all()\
 bad("recv_refused", entry("  t = token[] after-all()\n  r = (f32[2], u32[], token[]) recv(t), channel_id=2\n"
                           "  ROOT d = (f32[2], token[]) recv-done(r), channel_id=2"),
     "host transfer ops are not supported")
-bad("lapack_geqrf_names_jax_qr", entry(
+bad("lapack_geev_names_jax_eig", entry(
     "  p = f32[3,3] parameter(0)\n"
-    "  ROOT c = (f32[3,3], f32[3]) custom-call(p), custom_call_target=\"lapack_sgeqrf_ffi\""),
-    "lapack_sgeqrf_ffi (LAPACK, which JAX emits for jnp.linalg.qr)")
+    "  ROOT c = (f32[3], f32[3], f32[3,3], f32[3,3], s32[]) custom-call(p), custom_call_target=\"lapack_sgeev_ffi\""),
+    "lapack_sgeev_ffi (LAPACK, which JAX emits for jnp.linalg.eig)")
 bad("lapack_getrf_wrong_result_shape", entry(
     "  p = f32[3,3] parameter(0)\n"
     "  ROOT c = (f32[3,3], s32[2], s32[]) custom-call(p), custom_call_target=\"lapack_sgetrf_ffi\""),
     "returns (the same shape, s32[batch..., min(m,n)], s32[batch...])")
-bad("lapack_potrf_names_jax_cholesky", entry(
+bad("lapack_gesvd_names_jax_svd", entry(
     "  p = f64[3,3] parameter(0)\n"
-    "  ROOT c = (f64[3,3], s32[]) custom-call(p), custom_call_target=\"lapack_dpotrf_ffi\""),
-    "which JAX emits for jnp.linalg.cholesky")
-bad("lapack_gesdd_names_jax_svd", entry(
-    "  p = f32[3,3] parameter(0)\n"
-    "  ROOT c = (f32[3], s32[]) custom-call(p), custom_call_target=\"lapack_sgesdd_ffi\""),
+    "  ROOT c = (f64[3,3], f64[3], f64[3,3], f64[3,3], s32[]) custom-call(p), custom_call_target=\"lapack_dgesvd_ffi\""),
     "which JAX emits for jnp.linalg.svd")
+bad("lapack_potrf_wrong_info_shape", entry(
+    "  p = f64[2,3,3] parameter(0)\n"
+    "  ROOT c = (f64[2,3,3], s32[]) custom-call(p), custom_call_target=\"lapack_dpotrf_ffi\","
+    " backend_config={uplo = 76 : ui8}"),
+    "expects a (batch..., n, n) -> (a's shape, s32[batch...]) of f64")
+bad("lapack_gesdd_u_does_not_fit_mode", entry(
+    "  p = f32[4,3] parameter(0)\n"
+    "  ROOT c = (f32[4,3], f32[3], f32[4,3], f32[3,3], s32[]) custom-call(p), custom_call_target=\"lapack_sgesdd_ffi\","
+    " backend_config={mode = 65 : ui8}"),
+    "with u and vt as mode asks")
+bad("lapack_trsm_unknown_side", entry(
+    "  a = c64[3,3] parameter(0)\n  b = c64[3,2] parameter(1)\n"
+    "  ROOT x = c64[3,2] custom-call(a, b), custom_call_target=\"lapack_ctrsm_ffi\","
+    " backend_config={diag = 78 : ui8, side = 88 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}"),
+    "names an option LAPACK does not have")
+bad("lapack_syevd_of_complex_is_heevd", entry(
+    "  p = c64[3,3] parameter(0)\n"
+    "  ROOT c = (c64[3,3], f32[3], s32[]) custom-call(p), custom_call_target=\"lapack_csyevd_ffi\""),
+    "lapack_csyevd_ffi (LAPACK, which JAX emits for jnp.linalg.eigh) is not supported")
 bad("shuffle_refused", entry("  p = f32[4] parameter(0)\n  ROOT s = f32[4] shuffle(p)"),
     "shuffle is not supported")
 bad("scan_carry_does_not_match_init", entry(

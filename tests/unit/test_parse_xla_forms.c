@@ -263,6 +263,43 @@ TEST(async_sugar_start_needs_a_written_shape_of_operands_and_result) {
          "no such wrapped opcode");
 }
 
+/* JAX's LAPACK calls carry their options in backend_config, an attribute
+ * dictionary printed bare ({uplo = 76 : ui8}): a custom-call keeps it as
+ * written, prints it back the same way, and two calls that differ only in
+ * it are different instructions (CSE must not merge a lower and an upper
+ * solve). */
+TEST(custom_call_backend_config_is_kept_printed_and_told_apart) {
+  const char *text =
+      "HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  b = f32[2,1] parameter(1)\n"
+      "  lo = f32[2,1] custom-call(a, b), custom_call_target=\"lapack_strsm_ffi\", "
+      "backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}\n"
+      "  up = f32[2,1] custom-call(a, b), custom_call_target=\"lapack_strsm_ffi\", "
+      "backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}\n"
+      "  q = f32[2,1] custom-call(a, b), custom_call_target=\"x\", backend_config=\"opaque\"\n"
+      "  ROOT r = (f32[2,1], f32[2,1], f32[2,1]) tuple(lo, up, q)\n}\n";
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "parses");
+  if (!m) return;
+  const Instruction *lo = entry_instruction(m, "lo"), *up = entry_instruction(m, "up"), *q = entry_instruction(m, "q");
+  EXPECT(lo && up && q, "the three calls are there");
+  if (!lo || !up || !q) return;
+  EXPECT(lo->attrs.backend_config &&
+             !strcmp(lo->attrs.backend_config, "{diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}"),
+         "kept as written: %s", lo->attrs.backend_config ? lo->attrs.backend_config : "(null)");
+  EXPECT(q->attrs.backend_config && !strcmp(q->attrs.backend_config, "opaque"), "a string is kept without its quotes");
+  EXPECT(!attrs_equal(&lo->attrs, &up->attrs), "calls differing only in backend_config are not equal");
+  StrBuf sb = {0};
+  print_module(&sb, m);
+  EXPECT(sb.data && strstr(sb.data, "backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}") &&
+             strstr(sb.data, "backend_config=\"opaque\""),
+         "printed back as XLA prints it:\n%s", sb.data ? sb.data : "");
+  Module *again = sb.data ? parse_ok(sb.data) : NULL;
+  EXPECT(again != NULL, "the printed module parses");
+  module_free(again);
+  strbuf_free(&sb);
+  module_free(m);
+}
+
 int main(void) {
   RUN(select_with_a_scalar_predicate_picks_whole_operands);
   RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
@@ -273,6 +310,7 @@ int main(void) {
   RUN(custom_call_api_version_is_one_xla_knows);
   RUN(control_predecessors_name_instructions_of_the_same_computation);
   RUN(operand_layout_constraints_give_each_operand_its_own_shape);
+  RUN(custom_call_backend_config_is_kept_printed_and_told_apart);
   RUN(custom_call_start_update_done_are_async_ops_around_one_custom_call);
   RUN(async_sugar_of_negate_and_add_runs_the_wrapped_op);
   RUN(async_sugar_start_needs_a_written_shape_of_operands_and_result);

@@ -1,55 +1,22 @@
 /* custom-call: code outside HLO, named by custom_call_target.
  *
  * The evaluator runs two families of targets: the sharding annotations,
- * which on one device are their operand, and the LU factorization JAX's
- * CPU lowering calls for jnp.linalg.lu, solve, inv and det
- * (lapack_sgetrf_ffi, lapack_dgetrf_ffi). Every other target is refused, and the other LAPACK
- * calls JAX emits for jnp.linalg are named with the JAX function behind
- * them, so a user can tell which line of their program needs another
- * route. The refusal is found when a module is compiled
- * (eval_check_supported), not half-way through a run. */
+ * which on one device are their operand, and the LAPACK routines JAX's CPU
+ * lowering calls for jnp.linalg (src/ir/lapack.h): getrf (lu, solve, inv,
+ * det; real types), potrf (cholesky), geqrf and orgqr/ungqr (qr),
+ * syevd/heevd (eigh), gesdd (svd) and trsm (solve_triangular), in f32,
+ * f64, c64 and c128. Every other target is refused, and the other LAPACK
+ * calls JAX emits are named with the JAX function behind them, so a user
+ * can tell which line of their program needs another route. The refusal
+ * is found when a module is compiled (eval_check_supported), not half-way
+ * through a run. */
+#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval_internal.h"
-
-/* The LAPACK routines JAX calls, as lapack_ + s/d/c/z + routine, with an
- * _ffi suffix in current JAX. */
-static const struct {
-  const char *routine, *jax_function;
-} lapack_routines[] = {
-    {"getrf", "jnp.linalg.lu (also solve, inv, det)"}, {"potrf", "jnp.linalg.cholesky"},
-    {"geqrf", "jnp.linalg.qr"}, {"geqp3", "jax.scipy.linalg.qr with pivoting"},
-    {"orgqr", "jnp.linalg.qr"}, {"ungqr", "jnp.linalg.qr"}, {"syevd", "jnp.linalg.eigh"},
-    {"heevd", "jnp.linalg.eigh"}, {"gesdd", "jnp.linalg.svd"}, {"gesvd", "jnp.linalg.svd"},
-    {"geev", "jnp.linalg.eig"}, {"gees", "jax.scipy.linalg.schur"},
-    {"trsm", "jax.scipy.linalg.solve_triangular"}, {"gehrd", "jax.scipy.linalg.hessenberg"},
-    {"sytrd", "jax.scipy.linalg.eigh_tridiagonal"}, {"hetrd", "jax.scipy.linalg.eigh_tridiagonal"},
-    {"gtsv", "jax.lax.linalg.tridiagonal_solve"},
-};
-
-/* Splits lapack_<t><routine>[_ffi] into its type letter and routine row;
- * -1 when the target is not one of JAX's LAPACK calls. */
-static int lapack_routine(const char *target, char *type_letter) {
-  if (!target || strncmp(target, "lapack_", 7) != 0 || !target[7] || !strchr("sdcz", target[7])) return -1;
-  for (size_t i = 0; i < sizeof lapack_routines / sizeof lapack_routines[0]; i++) {
-    size_t n = strlen(lapack_routines[i].routine);
-    const char *rest = target + 8 + n;
-    if (strncmp(target + 8, lapack_routines[i].routine, n) == 0 && (!*rest || strcmp(rest, "_ffi") == 0)) {
-      *type_letter = target[7];
-      return (int)i;
-    }
-  }
-  return -1;
-}
-
-/* Real getrf (s, d) runs; complex getrf needs complex element types. */
-static bool runs_here(const char *target) {
-  char t = 0;
-  int row = lapack_routine(target, &t);
-  return row == 0 && (t == 's' || t == 'd');
-}
+#include "ir/lapack.h"
 
 static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *st);
 
@@ -77,21 +44,14 @@ static bool check_identity_shape(const Instruction *inst, Status *st) {
 }
 
 bool eval_custom_call_supported(const Instruction *inst, Status *st) {
-  const char *target = inst->attrs.custom_call_target;
   if (custom_call_is_identity(inst)) return check_identity_shape(inst, st);
-  if (runs_here(target))
-    return inst->operand_count == 1 && inst->operands && inst->operands[0]
-               ? check_getrf_shapes(inst, &inst->operands[0]->shape, st)
-               : status_error(st, STATUS_VERIFY_ERROR, "custom-call %s (%s) takes one operand", inst->name,
-                              target);
-  char t = 0;
-  int row = lapack_routine(target, &t);
-  if (row >= 0)
-    return status_error(st, STATUS_UNSUPPORTED,
-                        "custom-call target %s (LAPACK, which JAX emits for %s) is not supported", target,
-                        lapack_routines[row].jax_function);
-  return status_error(st, STATUS_UNSUPPORTED, "unsupported custom-call target %s",
-                      target ? target : "(none)");
+  LapackCall call;
+  if (!lapack_call_read(inst, &call, st)) return false;
+  if (call.routine != LAPACK_GETRF) return true;
+  return inst->operand_count == 1 && inst->operands && inst->operands[0]
+             ? check_getrf_shapes(inst, &inst->operands[0]->shape, st)
+             : status_error(st, STATUS_VERIFY_ERROR, "custom-call %s (%s) takes one operand", inst->name,
+                            inst->attrs.custom_call_target);
 }
 
 /* ---- getrf ---- */
@@ -138,8 +98,44 @@ static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st
   return literal_create_tuple(parts, 3);
 }
 
+/* ---- the routines of lapack.h ---- */
+
+/* Each batch element's operands are read into double complex, run, and
+ * the result leaves written back, each rounded once to its type. */
+static Literal *eval_lapack(const Instruction *inst, const LapackCall *call, Literal *const *operands) {
+  LapackValue *in[LAPACK_MAX_OPERANDS] = {0}, *out[LAPACK_MAX_RESULTS] = {0};
+  Literal *parts[LAPACK_MAX_RESULTS];
+  for (int i = 0; i < call->operand_count; i++) in[i] = scratch_calloc(call->operand_values[i] + 1, sizeof(LapackValue));
+  for (int j = 0; j < call->result_count; j++) {
+    out[j] = scratch_calloc(call->result_values[j] + 1, sizeof(LapackValue));
+    parts[j] = literal_create(call->result_count == 1 ? &inst->shape : &inst->shape.tuple_shapes[j]);
+  }
+  for (int64_t b = 0; b < call->batches; b++) {
+    for (int i = 0; i < call->operand_count; i++) {
+      int64_t base = call->operand_batched[i] ? b * call->operand_values[i] : 0;
+      for (int64_t e = 0; e < call->operand_values[i]; e++) in[i][e] = literal_get_complex(operands[i], base + e);
+    }
+    int32_t info = lapack_call_run(call, (const LapackValue *const *)in, out);
+    for (int j = 0; j < call->result_count; j++) {
+      int64_t count = call->result_values[j];
+      if (!call->result_batched[j]) continue; /* a workspace: its zeros */
+      for (int64_t e = 0; e < count; e++) {
+        if (j == call->info_leaf) literal_set_s64(parts[j], b, info);
+        else if (type_is_complex(call->result_type[j])) literal_set_complex(parts[j], b * count + e, out[j][e]);
+        else literal_set_f64(parts[j], b * count + e, creal(out[j][e]));
+      }
+    }
+  }
+  for (int i = 0; i < call->operand_count; i++) free(in[i]);
+  for (int j = 0; j < call->result_count; j++) free(out[j]);
+  return call->result_count == 1 ? parts[0] : literal_create_tuple(parts, call->result_count);
+}
+
 Literal *eval_custom_call(const Instruction *inst, Literal *const *operands, Status *st) {
   if (!eval_custom_call_supported(inst, st)) return NULL;
   if (custom_call_is_identity(inst)) return literal_clone(operands[0]);
-  return eval_getrf(inst, operands[0], st);
+  LapackCall call;
+  if (!lapack_call_read(inst, &call, st)) return NULL;
+  if (call.routine == LAPACK_GETRF) return eval_getrf(inst, operands[0], st);
+  return eval_lapack(inst, &call, operands);
 }

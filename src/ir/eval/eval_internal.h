@@ -17,7 +17,7 @@ typedef Literal *EvalOpFn(const Instruction *inst, Literal *const *operands, Sta
 EvalOpFn eval_tuple, eval_get_tuple_element, eval_call, eval_while, eval_conditional,
     eval_fusion, eval_map, eval_optimization_barrier, eval_replica_id;
 
-/* eval_custom_call.c: runs LAPACK getrf (jnp.linalg.lu), refuses other
+/* eval_custom_call.c: runs JAX's LAPACK calls (src/ir/lapack.h), refuses other
  * targets; _supported says which without running (false with st filled). */
 EvalOpFn eval_custom_call;
 bool eval_custom_call_supported(const Instruction *inst, Status *st);

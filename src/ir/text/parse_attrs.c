@@ -409,6 +409,32 @@ static bool read_custom_call_target(Parser *p, Instruction *inst, AttrNotes *not
   return true;
 }
 
+/* backend_config= on a custom-call: the target's options, kept as written
+ * (JAX's LAPACK calls give them as an attribute dictionary printed bare,
+ * {uplo = 76 : ui8}; a quoted string is kept without its quotes). Other
+ * ops' backend_config are XLA's hints and are skipped. */
+static bool read_custom_call_backend_config(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  Token *t = peek(p);
+  if (t->kind == TK_STRING) {
+    inst->attrs.backend_config = token_string(p, t);
+    next(p);
+    return true;
+  }
+  if (!token_is(t, "{")) return skip_value(p);
+  Token open = *t;
+  const char *end = open.text;
+  int depth = 0;
+  do {
+    Token *u = next(p);
+    if (u->kind == TK_EOF) return parse_error(p, &open, "unbalanced '{'");
+    depth += token_is(u, "{") - token_is(u, "}");
+    end = u->text + u->len;
+  } while (depth > 0);
+  inst->attrs.backend_config = arena_strndup(&p->module->arena, open.text, (size_t)(end - open.text));
+  return true;
+}
+
 static bool read_rng_algorithm(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
   static const char *const names[] = {"rng_default", "rng_three_fry", "rng_philox"};
@@ -831,6 +857,7 @@ static const AttrRule attr_rules[] = {
    * frontend_attributes), placement on devices (sharding: axle runs one),
    * and ordering without data flow (control-predecessors). */
   {"metadata", read_metadata, ANY_OP},
+  {"backend_config", read_custom_call_backend_config, OPS(OP_CUSTOM_CALL)},
   {"backend_config", read_and_ignore, ANY_OP},
   {"raw_backend_config", read_and_ignore, ANY_OP},
   {"frontend_attributes", read_and_ignore, ANY_OP},

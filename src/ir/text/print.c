@@ -592,6 +592,12 @@ static void print_attributes(StrBuf *sb, const Instruction *inst) {
     strbuf_printf(sb, ", custom_call_target=");
     print_quoted(sb, a->custom_call_target);
     if (inst->called_count > 0) print_called_list(sb, "called_computations", inst);
+    /* An attribute dictionary is printed bare, as XLA prints it. */
+    if (a->backend_config && a->backend_config[0] == '{') strbuf_printf(sb, ", backend_config=%s", a->backend_config);
+    else if (a->backend_config) {
+      strbuf_printf(sb, ", backend_config=");
+      print_quoted(sb, a->backend_config);
+    }
     break;
   case OP_RNG_BIT_GENERATOR:
     strbuf_printf(sb, ", algorithm=%s",
