@@ -154,6 +154,14 @@ static int emit_constant(Lower *L, const Instruction *inst, const int *index) {
 
 /* ---- the walk ---- */
 
+/* A bitcast-convert of a scalar to a scalar (the same width, so one
+ * element each): an elementwise op for a scalar computation. A sort that
+ * XLA optimized reads its float keys as integers through one. */
+static bool scalar_bitcast_convert(const Instruction *inst) {
+  return inst->opcode == OP_BITCAST_CONVERT && inst->shape.rank == 0 && inst->operands[0]->shape.rank == 0 &&
+         type_is_complex(inst->shape.type) == type_is_complex(inst->operands[0]->shape.type);
+}
+
 /* A computation applied to scalars (a reducer, map's to_apply): its
  * instructions become ops, parameters take args, the root's values (one,
  * or the elements of a tuple) go to results. */
@@ -170,7 +178,8 @@ bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int
       value[i] = emit_constant(L, inst, NULL);
     } else if (inst->opcode == OP_TUPLE) {
       value[i] = -1;
-    } else if (opcode_is_elementwise(inst->opcode) && inst->operand_count <= 3 && inst->shape.rank == 0) {
+    } else if ((opcode_is_elementwise(inst->opcode) || scalar_bitcast_convert(inst)) && inst->operand_count <= 3 &&
+               inst->shape.rank == 0) {
       KernelOp op = {.kop = KOP_HLO, .type = inst->shape.type, .op = inst->opcode, .arg_count = inst->operand_count,
                      .direction = inst->attrs.direction, .compare_type = inst->attrs.compare_type};
       memcpy(op.args, operand_values, sizeof operand_values);
