@@ -332,3 +332,30 @@ ENTRY %%main.9 (x.7: f32[3,5]) -> (s32[3], f32[3]) {
     _, indices = argmax_reference(x, 1)
     # maximum propagates NaN, as the argmax's value does
     return Case(hlo, [x], [indices, np.where(np.isnan(x).any(axis=1), np.nan, np.nanmax(x, axis=1)).astype(np.float32)])
+
+
+@case("xla_fusion_outputs_of_different_shapes")
+def _(rng):
+    # a multi-output loop fusion whose results differ in shape (XLA fuses a
+    # value with a reshape and a reduce-free slice of it): no one loop
+    # covers both, so a backend runs the fused computation as steps
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    y = rng.standard_normal((4, 6)).astype(np.float32)
+    hlo = """HloModule jit_multi_shapes, entry_computation_layout={(f32[4,6]{1,0}, f32[4,6]{1,0})->(f32[4,6]{1,0}, f32[24]{0}, f32[2,6]{1,0})}
+
+%fused_multi_shapes (param_0.9: f32[4,6], param_1.4: f32[4,6]) -> (f32[4,6], f32[24], f32[2,6]) {
+  %param_0.9 = f32[4,6]{1,0} parameter(0)
+  %param_1.4 = f32[4,6]{1,0} parameter(1)
+  %add.1 = f32[4,6]{1,0} add(f32[4,6]{1,0} %param_0.9, f32[4,6]{1,0} %param_1.4)
+  %reshape.0 = f32[24]{0} reshape(f32[4,6]{1,0} %add.1)
+  %slice.0 = f32[2,6]{1,0} slice(f32[4,6]{1,0} %add.1), slice={[1:3], [0:6]}
+  ROOT %tuple.8 = (f32[4,6]{1,0}, f32[24]{0}, f32[2,6]{1,0}) tuple(f32[4,6]{1,0} %add.1, f32[24]{0} %reshape.0, f32[2,6]{1,0} %slice.0)
+}
+
+ENTRY %main.10 (x.8: f32[4,6], y.1: f32[4,6]) -> (f32[4,6], f32[24], f32[2,6]) {
+  %x.8 = f32[4,6]{1,0} parameter(0)
+  %y.1 = f32[4,6]{1,0} parameter(1)
+  ROOT %loop_fusion = (f32[4,6]{1,0}, f32[24]{0}, f32[2,6]{1,0}) fusion(f32[4,6]{1,0} %x.8, f32[4,6]{1,0} %y.1), kind=kLoop, calls=%fused_multi_shapes
+}"""
+    s = x + y
+    return Case(hlo, [x, y], [s, s.reshape(24), s[1:3]])
