@@ -111,7 +111,7 @@ FUZZ_SECONDS ?= 600
 fuzz: fuzz-parse fuzz-compile
 fuzz-parse:
 	@mkdir -p $(BUILD)/fuzz/corpus-run tests/fuzz/corpus
-	clang -std=c11 -D_DEFAULT_SOURCE -g -O1 -Iinclude -Isrc/ir -Isrc \
+	clang -std=c11 -D_DEFAULT_SOURCE -g -O1 -Iinclude -Isrc/ir -Isrc -include tests/fuzz/clang_compat.h \
 	  -fsanitize=fuzzer,address,undefined $(filter src/ir/%,$(LIB_SRC)) tests/fuzz/fuzz_parse.c \
 	  -lm -o $(BUILD)/fuzz/fuzz_parse
 	cp -n tests/hlo/*.hlo tests/fuzz/corpus/ 2>/dev/null || true
