@@ -6,7 +6,8 @@
 #   make bench    benchmarks (bench/run.sh): medians, in one run
 #   make demo     runs the bundled example module
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
-#   make fuzz     libFuzzer target for the parser (needs clang); FUZZ_SECONDS=600
+#   make fuzz     libFuzzer targets for the parser and for the whole compile
+#                 path (needs clang); FUZZ_SECONDS=600 each
 #   make install  PREFIX=/usr/local DESTDIR= (libraries, header, tools, docs, axle.pc)
 #   make uninstall  the same PREFIX and DESTDIR
 #
@@ -51,11 +52,14 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check bench demo fuzz install uninstall clean fetch-cuobjdump
+.PHONY: all test check bench demo fuzz fuzz-parse fuzz-compile install uninstall clean fetch-cuobjdump
+# The compile-path fuzz target built with the ordinary compiler and a main
+# that replays the files it is given (tests/fuzz/replay_main.c).
+FUZZ_REPLAY := $(BUILD)/tests/fuzz_compile_replay
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
-all: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA)
+all: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA) $(FUZZ_REPLAY)
 
 # A fake CUDA driver for the tests of the GPU runtime's error paths (built
 # without sanitizers: it stands in for a library that has none).
@@ -157,14 +161,35 @@ fetch-cuobjdump:
 	@bash tools/fetch-cuobjdump.sh
 
 FUZZ_SECONDS ?= 600
-fuzz:
+fuzz: fuzz-parse fuzz-compile
+fuzz-parse:
 	@mkdir -p $(BUILD)/fuzz/corpus-run tests/fuzz/corpus
-	clang -std=c11 -D_DEFAULT_SOURCE -g -O1 -Iinclude -Isrc/ir -Isrc \
+	clang -std=c11 -D_DEFAULT_SOURCE -g -O1 -Iinclude -Isrc/ir -Isrc -include tests/fuzz/clang_compat.h \
 	  -fsanitize=fuzzer,address,undefined $(filter src/ir/%,$(LIB_SRC)) tests/fuzz/fuzz_parse.c \
 	  -lm -o $(BUILD)/fuzz/fuzz_parse
 	cp -n tests/hlo/*.hlo tests/fuzz/corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -max_len=8192 -dict=tests/fuzz/hlo.dict $(BUILD)/fuzz/corpus-run tests/fuzz/corpus
+
+# The whole compile path (tests/fuzz/fuzz_compile.c): the library built
+# apart with clang, ASan, UBSan and libFuzzer's coverage, one object a
+# file (so -jN helps); tests/fuzz/clang_compat.h gives clang 14 CMPLX.
+FUZZ_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -g -O1 -Iinclude -Isrc/ir -Isrc -include tests/fuzz/clang_compat.h \
+               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ    := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+$(BUILD)/fuzz/obj/%.o: %.c tests/fuzz/clang_compat.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/fuzz/fuzz_compile: tests/fuzz/fuzz_compile.c $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -lm -o $@
+fuzz-compile: $(BUILD)/fuzz/fuzz_compile
+	@mkdir -p $(BUILD)/fuzz/compile-corpus-run tests/fuzz/corpus
+	cp -n tests/hlo/*.hlo tests/fuzz/corpus/ 2>/dev/null || true
+	$(BUILD)/fuzz/fuzz_compile -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
+	  -max_len=8192 -dict=tests/fuzz/hlo.dict $(BUILD)/fuzz/compile-corpus-run tests/fuzz/corpus
+
+$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/fuzz_compile.o $(BUILD)/tests/fuzz/replay_main.o $(LIB_INTERNAL)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # make install [PREFIX=/usr/local] [DESTDIR=stage]: the libraries (the shared
 # one as libaxle.so.VERSION with the soname's and the linker's symlinks), the
@@ -238,3 +263,4 @@ clean:
 -include $(LIB_OBJ:.o=.d) $(TOOLS:$(BUILD)/%=$(BUILD)/tools/%.d)
 -include $(TEST_SRC:%.c=$(BUILD)/%.d) $(EX_SRC:%.c=$(BUILD)/%.d)
 -include $(BENCH_SRC:%.c=$(BUILD)/%.d)
+-include $(FUZZ_OBJ:.o=.d) $(BUILD)/tests/fuzz/fuzz_compile.d $(BUILD)/tests/fuzz/replay_main.d

@@ -191,7 +191,14 @@ static bool compile_fusion(GpuCompile *c, const Instruction *inst) {
   if (inst->attrs.fusion_kind == FUSION_OUTPUT || fusion_contains(inst, OP_DOT) ||
       fusion_contains(inst, OP_SCALED_DOT) || fusion_contains(inst, OP_RAGGED_DOT))
     return gpu_compile_dot_fusion(c, inst);
-  if (inst->attrs.fusion_kind == FUSION_CUSTOM) return gpu_refuse(c, inst, "a custom fusion");
+  /* A fusion is one kernel. XLA's own fusions may hold what no kernel
+   * computes (the single op of a wrapped_scatter or wrapped_reduce-window;
+   * a kCustom __ynn_fusion): such a fusion runs its computation as steps
+   * of its own, as a call does, as on the CPU. */
+  Status why = {0};
+  Kernel *k = lower_to_kernel(inst, &why);
+  if (!k && why.code == STATUS_UNSUPPORTED) return gpu_compile_control(c, inst);
+  kernel_free(k);
   return gpu_compile_kernel(c, inst);
 }
 

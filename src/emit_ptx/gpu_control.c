@@ -484,6 +484,7 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
   case OP_WHILE: return compile_while(c, inst);
   case OP_CONDITIONAL: return compile_conditional(c, inst);
   case OP_CALL:
+  case OP_FUSION:  /* one that no kernel computes (gpu_backend.c) */
     if (inst->called_count != 1) return gpu_refuse(c, inst, "a call of other than one computation");
     return call_compile(c, inst, inst->called[0], c->p->current, 0, shape_leaf_count(&inst->shape), &inst->shape);
   case OP_ASYNC_START: return compile_async_start(c, inst);

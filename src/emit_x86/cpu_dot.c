@@ -175,6 +175,13 @@ static int fused_constant_binding(CpuCompile *c, const Literal *lit, const Shape
  * inside its fusion. -1, with the refusal reported, when it cannot be. */
 static int fused_value_binding(CpuCompile *c, const Instruction *fusion, const Instruction *v, int depth) {
   int b = -1;
+  /* The product reads an operand's bytes in its fused parameter's layout:
+   * XLA's fusions give both one layout; text may not. */
+  if (v->opcode == OP_PARAMETER && v->attrs.parameter_number >= 0 && v->attrs.parameter_number < fusion->operand_count &&
+      !shape_identical(&v->shape, &fusion->operands[v->attrs.parameter_number]->shape)) {
+    cpu_refuse(c, fusion, "a fused product's parameter in another layout than the fusion's operand");
+    return -1;
+  }
   if (v->opcode == OP_PARAMETER) b = fused_operand_binding(c, fusion, v);
   if (v->opcode == OP_CONSTANT) b = fused_constant_binding(c, v->attrs.literal, &v->shape);
   if (b >= 0) return b;

@@ -87,6 +87,9 @@ static void buffer_leaves(const HostBuffer *b, void **leaves, int *n) {
 /* ---- running ---- */
 
 static void *binding_address(const CpuBinding *b, void *const *parameters, char *temp, void *const *results) {
+  /* A program whose values are all empty has no temporary block: temp is
+   * NULL, and NULL + 0 is undefined in C. */
+  if (!temp && (b->kind == BINDING_TEMP || (b->kind == BINDING_PARAMETER && b->layout))) return NULL;
   switch (b->kind) {
   case BINDING_PARAMETER:
     if (!b->layout) return parameters[b->leaf];

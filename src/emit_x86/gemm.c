@@ -354,8 +354,11 @@ static void direct_task_run(void *context, int64_t batch) {
   const DirectCall *call = context;
   const GemmProblem *p = call->problem;
   const GemmEpilogue *e = call->epilogue;
-  const float *a = p->a + batch * p->a_batch_stride, *b = p->b + batch * p->b_batch_stride;
-  float *c = p->c + batch * p->c_batch_stride;
+  /* An empty operand (K = 0) may have no storage at all: NULL, to which C
+   * allows no offset, not even 0. */
+  const float *a = p->a ? p->a + batch * p->a_batch_stride : NULL;
+  const float *b = p->b ? p->b + batch * p->b_batch_stride : NULL;
+  float *c = p->c ? p->c + batch * p->c_batch_stride : NULL;
   for (int64_t i = 0; i < p->m; i++)
     for (int64_t j = 0; j < p->n; j++) {
       float sum = 0.0f;

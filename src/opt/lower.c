@@ -154,6 +154,14 @@ static int emit_constant(Lower *L, const Instruction *inst, const int *index) {
 
 /* ---- the walk ---- */
 
+/* A bitcast-convert of a scalar to a scalar (the same width, so one
+ * element each): an elementwise op for a scalar computation. A sort that
+ * XLA optimized reads its float keys as integers through one. */
+static bool scalar_bitcast_convert(const Instruction *inst) {
+  return inst->opcode == OP_BITCAST_CONVERT && inst->shape.rank == 0 && inst->operands[0]->shape.rank == 0 &&
+         type_is_complex(inst->shape.type) == type_is_complex(inst->operands[0]->shape.type);
+}
+
 /* A computation applied to scalars (a reducer, map's to_apply): its
  * instructions become ops, parameters take args, the root's values (one,
  * or the elements of a tuple) go to results. */
@@ -170,7 +178,8 @@ bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int
       value[i] = emit_constant(L, inst, NULL);
     } else if (inst->opcode == OP_TUPLE) {
       value[i] = -1;
-    } else if (opcode_is_elementwise(inst->opcode) && inst->operand_count <= 3 && inst->shape.rank == 0) {
+    } else if ((opcode_is_elementwise(inst->opcode) || scalar_bitcast_convert(inst)) && inst->operand_count <= 3 &&
+               inst->shape.rank == 0) {
       KernelOp op = {.kop = KOP_HLO, .type = inst->shape.type, .op = inst->opcode, .arg_count = inst->operand_count,
                      .direction = inst->attrs.direction, .compare_type = inst->attrs.compare_type};
       memcpy(op.args, operand_values, sizeof operand_values);
@@ -437,14 +446,27 @@ static void add_inputs(Lower *L) {
   }
 }
 
-/* The values the kernel stores: the root, or each element of a tuple root. */
-static int root_outputs(const Instruction *root, const Instruction **outputs) {
-  if (root->opcode != OP_TUPLE) {
-    outputs[0] = root;
-    return 1;
+/* The values the kernel stores, one for each leaf of the root's shape in
+ * depth-first order (the leaf numbers the buffer plan gives the fusion's
+ * results): a root that is no tuple; the elements of a tuple root, each in
+ * turn and nested tuples within them; and every element of a variadic
+ * reduce, at the root or inside a tuple root (XLA's argmax fusions: a
+ * reduce over (value, iota) is two leaves). Element e of a variadic reduce
+ * is outputs[o] = the reduce with L->output_element[o] = e. Returns the new
+ * count, or -1 after lower_fail. */
+static int root_outputs(Lower *L, const Instruction *v, const Instruction **outputs, int count) {
+  if (v->opcode == OP_TUPLE) {
+    for (int i = 0; i < v->operand_count && count >= 0; i++) count = root_outputs(L, v->operands[i], outputs, count);
+    return count;
   }
-  for (int i = 0; i < root->operand_count && i < AXLE_MAX_RANK; i++) outputs[i] = root->operands[i];
-  return root->operand_count <= AXLE_MAX_RANK ? root->operand_count : -1;
+  bool variadic = shape_is_tuple(&v->shape);
+  if (variadic && v->opcode != OP_REDUCE) return lower_fail(L, v, "a tuple-valued result that is not a reduce");
+  for (int e = 0; e < (variadic ? v->shape.tuple_count : 1); e++) {
+    if (count == AXLE_MAX_RANK) return lower_fail(L, v, "more than 16 outputs");
+    outputs[count] = v;
+    L->output_element[count++] = variadic ? e : -1;
+  }
+  return count;
 }
 
 void lower_emit_store(Lower *L, int buffer, int value, const int *index, int rank, const Instruction *origin) {
@@ -578,9 +600,10 @@ static void reduce_operand_index(Lower *L, const int *outer_of, const int *inner
     operand_index[d] = outer_of[d] >= 0 ? outer[outer_of[d]] : lower_k_index(L, KOP_RINDEX, inner_of[d]);
 }
 
-/* The shape output o stores: a variadic reduce alone stores its elements. */
-static const Shape *output_shape(const Instruction *output, int o) {
-  return shape_is_tuple(&output->shape) ? &output->shape.tuple_shapes[o] : &output->shape;
+/* The shape output o stores: element output_element[o] of a variadic reduce. */
+static const Shape *output_shape(const Lower *L, const Instruction **outputs, int o) {
+  const Instruction *output = outputs[o];
+  return shape_is_tuple(&output->shape) ? &output->shape.tuple_shapes[L->output_element[o]] : &output->shape;
 }
 
 /* Reduce and row kernels. Outputs of the reduced shape are stored in POST;
@@ -588,7 +611,8 @@ static const Shape *output_shape(const Instruction *output, int o) {
 static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   const Instruction *first = collect_reduces(L);
   if (!first) return false;
-  const Shape *in = &first->operands[0]->shape, *reduced = output_shape(first, 0);
+  const Shape *in = &first->operands[0]->shape;
+  const Shape *reduced = shape_is_tuple(&first->shape) ? &first->shape.tuple_shapes[0] : &first->shape;
   const IntList *dims = &first->attrs.dimensions;
   Kernel *k = L->k;
   int outer_of[AXLE_MAX_RANK], inner_of[AXLE_MAX_RANK];
@@ -600,7 +624,7 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   }
   bool has_row_output = false;
   for (int o = 0; o < count; o++) {
-    const Shape *s = output_shape(outputs[o], o);
+    const Shape *s = output_shape(L, outputs, o);
     if (shape_is_tuple(s) || (!shape_same_dims(s, reduced) && !shape_same_dims(s, in)))
       return lower_fail(L, outputs[o], "an output of neither the row's nor the reduced shape") >= 0;
     has_row_output |= !shape_same_dims(s, reduced);
@@ -624,7 +648,7 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
     L->block = KBLOCK_ROW, L->phase = phases;
     reduce_operand_index(L, outer_of, inner_of, outer, in->rank, operand_index);
     for (int o = 0; o < count; o++) {
-      if (shape_same_dims(output_shape(outputs[o], o), reduced)) continue;
+      if (shape_same_dims(output_shape(L, outputs, o), reduced)) continue;
       int v = lower_emit(L, outputs[o], operand_index);
       if (v < 0) return false;
       lower_emit_store(L, o, v, operand_index, in->rank, outputs[o]);
@@ -632,8 +656,8 @@ static bool lower_reduce(Lower *L, const Instruction **outputs, int count) {
   }
   L->block = KBLOCK_POST, L->phase = 0;
   for (int o = 0; o < count; o++) {
-    if (!shape_same_dims(output_shape(outputs[o], o), reduced)) continue;
-    int v = shape_is_tuple(&outputs[o]->shape) ? emit_reduce_result(L, outputs[o], o, outer)
+    if (!shape_same_dims(output_shape(L, outputs, o), reduced)) continue;
+    int v = shape_is_tuple(&outputs[o]->shape) ? emit_reduce_result(L, outputs[o], L->output_element[o], outer)
                                                 : lower_emit(L, outputs[o], outer);
     if (v < 0) return false;
     lower_emit_store(L, o, v, outer, k->rank, outputs[o]);
@@ -670,11 +694,9 @@ static Kernel *lower_kernel(const Instruction *inst, const Instruction *computed
   const Instruction *outputs[AXLE_MAX_RANK];
   int count;
   if (L.body) {
-    count = root_outputs(L.body->root, outputs);
+    count = root_outputs(&L, L.body->root, outputs, 0);
   } else if (inst->opcode == OP_REDUCE && shape_is_tuple(&inst->shape)) {
-    /* A variadic reduce alone: its elements are its outputs. */
-    count = inst->shape.tuple_count <= AXLE_MAX_RANK ? inst->shape.tuple_count : -1;
-    for (int o = 0; o < count; o++) outputs[o] = inst;
+    count = root_outputs(&L, inst, outputs, 0);  /* a variadic reduce alone: its elements */
   } else if (inst->opcode == OP_REDUCE_WINDOW) {
     count = 0;  /* lower_reduce_window (lower_window.c) makes its own outputs */
   } else if (shape_is_tuple(&inst->shape)) {

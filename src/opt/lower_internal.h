@@ -33,6 +33,9 @@ typedef struct Lower {
   int acc_base[AXLE_MAX_RANK];
   int reduce_phase[AXLE_MAX_RANK];
   int reduce_count;
+  /* The kernel's outputs that are elements of a variadic reduce: output o
+   * stores element output_element[o] of it (-1: the whole value). */
+  int output_element[AXLE_MAX_RANK];
   /* lower_epilogue: an instruction of the body computed elsewhere (a dot),
    * read from input `computed_input` like a parameter. */
   const Instruction *computed;

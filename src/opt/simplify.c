@@ -550,6 +550,32 @@ static Instruction *rule_relabel_as_bitcast(Instruction *inst) {
   return add_like(inst, OP_BITCAST, &x, 1, &attrs, NULL);
 }
 
+/* bitcast(x) to another element type of the same width = bitcast-convert(x),
+ * after a bitcast to x's own type when the dimensions or the layout change
+ * too: both keep every element's bits where they lie. XLA's simplifier
+ * writes bitcast-converts as bitcasts once layouts are assigned, so every
+ * sort XLA has optimized reads its TOTALORDER keys through an f32 -> s32
+ * bitcast inside the comparator; backends see one form, bitcast-convert.
+ * Packed (E(n)), complex and pred types keep the bitcast, which backends
+ * refuse with a reason. */
+static Instruction *rule_bitcast_changing_type(Instruction *inst) {
+  if (inst->opcode != OP_BITCAST) return NULL;
+  Instruction *x = inst->operands[0];
+  ElementType from = x->shape.type, to = inst->shape.type;
+  if (shape_is_tuple(&x->shape) || shape_is_tuple(&inst->shape) || from == to) return NULL;
+  if (x->shape.element_size_bits || inst->shape.element_size_bits) return NULL;
+  if (type_is_complex(from) || type_is_complex(to) || from == TYPE_PRED || to == TYPE_PRED) return NULL;
+  if (type_bit_width(from) != type_bit_width(to)) return NULL;
+  Shape relabelled = inst->shape;
+  relabelled.type = from;
+  if (!shape_identical(&relabelled, &x->shape)) {
+    Attrs attrs = {0};
+    x = add_like(inst, OP_BITCAST, &x, 1, &attrs, &relabelled);
+  }
+  Attrs attrs = {0};
+  return add_like(inst, OP_BITCAST_CONVERT, &x, 1, &attrs, NULL);
+}
+
 /* ---- dot ---- */
 
 /* Rewrites one side's dimension numbers through a transpose's permutation;
@@ -657,6 +683,7 @@ static RewriteRule *const rules[] = {
     /* tuples and control flow; bitcasts last */
     rule_tuple_element_forward,          rule_tuple_of_its_elements,          rule_call_inline,
     rule_conditional_known_branch,       rule_sharding_is_its_operand,        rule_relabel_as_bitcast,
+    rule_bitcast_changing_type,
 };
 
 static Instruction *instruction_simplify(Instruction *inst) {

@@ -163,6 +163,14 @@ def totalorder_key(x):
     return np.where(b < 0, -(b & 0x7FFFFFFF) - 1, b)
 
 
+def totalorder_key_f64(x):
+    """float64 -> Python int key whose order is IEEE totalOrder (the f32
+    rule on 64 bits; object dtype, as int64 cannot hold every key)."""
+    b = np.asarray(x, np.float64).view(np.int64)
+    return np.array([-(int(v) & 0x7FFFFFFFFFFFFFFF) - 1 if v < 0 else int(v) for v in b.ravel()],
+                    dtype=object).reshape(b.shape)
+
+
 def float_to_int_saturating(x, dtype):
     """convert float -> integer: truncate toward zero, saturate at the type's
     limits, NaN -> 0."""

@@ -31,6 +31,8 @@ typedef struct Gen {
   GenValue values[GEN_MAX_VALUES];
   int value_count;
   unsigned families_used;   /* bit f: families[f] made an instruction */
+  StrBuf computations;      /* fused computations and their reducers (random_xla_fusions.h) */
+  bool xla_fusion_forms;    /* draw XLA's fusion forms (AXLE_RANDOM_XLA_FUSIONS) */
 } Gen;
 
 static uint64_t gen_next(Gen *g) {
@@ -499,6 +501,8 @@ static bool gen_convolution(Gen *g) {
   return true;
 }
 
+#include "random_xla_fusions.h"
+
 /* ---- the table ----
  *   name        the family, as failures name it
  *   make        adds its op(s); false: does not apply to what it drew
@@ -541,6 +545,13 @@ static const GenFamily families[] = {
     {"reverse", gen_reverse, 1, NEVER_REFUSED},
     {"pad", gen_pad, 1, NEVER_REFUSED},
     {"convolution", gen_convolution, 1, NEVER_REFUSED},
+    {"xla-variadic-root", gen_xla_variadic_root, 1, NEVER_REFUSED},
+    {"xla-multi-output", gen_xla_multi_output, 1, NEVER_REFUSED},
+    {"xla-input-consumer", gen_xla_input_consumer, 1, NEVER_REFUSED},
+    {"xla-in-place-dus", gen_xla_in_place_dus, 1, NEVER_REFUSED},
+    {"xla-bitcast-sort", gen_xla_bitcast_sort, 1, NEVER_REFUSED},
+    {"xla-wrapped-op", gen_xla_wrapped_op, 1, NEVER_REFUSED},
+    {"xla-custom-fusion", gen_xla_custom_fusion, 1, NEVER_REFUSED},
 };
 enum { GEN_FAMILY_COUNT = (int)(sizeof families / sizeof families[0]) };
 
@@ -559,7 +570,7 @@ static int gen_family_draw(Gen *g) {
  * The result is the last value, or a tuple of the last two. The text is
  * new (free it); *used gets the families' bits. */
 static char *random_module_text(uint64_t seed, unsigned *used) {
-  Gen g = {.state = seed};
+  Gen g = {.state = seed, .xla_fusion_forms = gen_xla_fusion_forms_enabled()};
   int inputs = 1 + gen_below(&g, 2);
   for (int i = 0; i < inputs; i++) {
     int64_t dims[3];
@@ -588,6 +599,7 @@ static char *random_module_text(uint64_t seed, unsigned *used) {
   strbuf_printf(&text, "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}\n\n");
   strbuf_printf(&text, "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] maximum(a, b)\n}\n\n");
   strbuf_printf(&text, "min {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] minimum(a, b)\n}\n\n");
+  if (g.computations.data) strbuf_printf(&text, "%s", g.computations.data);
   strbuf_printf(&text, "ENTRY main {\n%s%s", g.params.data ? g.params.data : "", g.body.data ? g.body.data : "");
   if (g.value_count >= 2 && gen_below(&g, 4) == 0) {
     const GenValue *other = &g.values[g.value_count - 2];
@@ -603,6 +615,7 @@ static char *random_module_text(uint64_t seed, unsigned *used) {
   }
   strbuf_free(&g.params);
   strbuf_free(&g.body);
+  strbuf_free(&g.computations);
   *used = g.families_used;
   return text.data;
 }

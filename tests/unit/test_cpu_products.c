@@ -302,6 +302,32 @@ TEST(a_fused_dot_reading_values_computed_inside_its_fusion_matches_the_evaluator
   EXPECT(kernels >= 3, "kernels for both operands, then the epilogue: got %d kernels", kernels);
 }
 
+/* A kCustom fusion whose operand is column-major while its fused
+ * parameter is row-major: the product must read the logical array (or
+ * the backend refuse, located), never the bytes in the wrong order. */
+TEST(a_fused_dot_whose_operand_has_another_layout_than_its_parameter_matches_or_is_refused) {
+  static const char text[] =
+      "HloModule custom_dot_column_major_operand\n"
+      "fused_dot {\n"
+      "  p0 = f32[3,4] parameter(0)\n"
+      "  p1 = f32[4,5] parameter(1)\n"
+      "  ROOT d = f32[3,5] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  x = f32[3,4] parameter(0)\n"
+      "  w = f32[4,5]{0,1} parameter(1)\n"
+      "  ROOT f = f32[3,5] fusion(x, w), kind=kCustom, calls=fused_dot\n"
+      "}\n";
+  Status st;
+  Executable *e = compile_text(text, 1, &st);
+  if (!e) {
+    EXPECT(st.code == STATUS_UNSUPPORTED && st.loc.line == 10, "a located refusal: %s", st.message);
+    return;
+  }
+  executable_free(e);
+  check_module(text, 3, CPU_STEP_KERNEL);
+}
+
 TEST(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator) {
   static const char text[] =
       "HloModule conv_relu\n"
@@ -369,6 +395,7 @@ int main(void) {
   RUN(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue);
   RUN(a_fused_dot_reading_values_computed_inside_its_fusion_matches_the_evaluator);
   RUN(an_epilogue_run_per_block_of_rows_matches_the_evaluator);
+  RUN(a_fused_dot_whose_operand_has_another_layout_than_its_parameter_matches_or_is_refused);
   RUN(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator);
   RUN(ragged_and_scaled_dots_match_the_evaluator);
   return test_summary();

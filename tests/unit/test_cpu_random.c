@@ -16,7 +16,8 @@
  * Every failure prints the module's seed; replay one with
  *   AXLE_RANDOM_SEED=S build/tests/test_cpu_random
  * and change the number of modules with AXLE_RANDOM_MODULES=N (from seed
- * S, or 1). */
+ * S, or 1). The modules include the fusion forms XLA's optimizer gives
+ * (random_xla_fusions.h) unless AXLE_RANDOM_XLA_FUSIONS=0. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +159,18 @@ static void module_test(uint64_t seed, CpuLevel hardware) {
   free(text);
 }
 
+/* How often XLA's fusion forms (random_xla_fusions.h) came up. */
+static void xla_fusion_forms_report(void) {
+  if (!gen_xla_fusion_forms_enabled()) {
+    printf("XLA fusion forms: off (AXLE_RANDOM_XLA_FUSIONS=0)\n");
+    return;
+  }
+  printf("XLA fusion forms: on;");
+  for (int f = 0; f < GEN_FAMILY_COUNT; f++)
+    if (strncmp(families[f].name, "xla-", 4) == 0) printf(" %s in %d,", families[f].name, tally.family_modules[f]);
+  printf(" modules\n");
+}
+
 /* Runs every module once; the tests below read the tally. */
 static void modules_sweep(void) {
   CpuFeatures hw;
@@ -172,6 +185,7 @@ static void modules_sweep(void) {
   printf("random modules: %d modules, %d compiled runs checked, %d refusals allowed (ops the backend does not "
          "compile at that level)\n",
          tally.modules, tally.runs, tally.refused_allowed);
+  xla_fusion_forms_report();
 }
 
 TEST(random_modules_are_valid_hlo) {

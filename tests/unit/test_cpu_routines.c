@@ -233,6 +233,46 @@ TEST(sort_with_a_total_order_comparator_matches_or_is_a_located_refusal) {
   host_buffer_free(arg);
 }
 
+/* The same sort as XLA's optimizer leaves it: the comparison expander
+ * turned the TOTALORDER compare into integer compares, and its simplifier
+ * wrote the bitcast-converts as element-type-changing bitcasts. Every sort
+ * XLA has optimized looks like this; the CPU backend must run it. */
+static const char xla_total_order_text[] =
+    "HloModule xla_total\n"
+    "lt_total {\n"
+    "  a = f32[] parameter(0)\n"
+    "  ai = s32[] bitcast(a)\n"
+    "  zero = s32[] constant(0)\n"
+    "  a_negative = pred[] compare(ai, zero), direction=LT\n"
+    "  magnitude = s32[] constant(2147483647)\n"
+    "  a_flipped = s32[] xor(magnitude, ai)\n"
+    "  a_key = s32[] select(a_negative, a_flipped, ai)\n"
+    "  b = f32[] parameter(1)\n"
+    "  bi = s32[] bitcast(b)\n"
+    "  b_negative = pred[] compare(bi, zero), direction=LT\n"
+    "  b_flipped = s32[] xor(magnitude, bi)\n"
+    "  b_key = s32[] select(b_negative, b_flipped, bi)\n"
+    "  ROOT lt = pred[] compare(a_key, b_key), direction=LT\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[9] parameter(0)\n"
+    "  ROOT s = f32[9] sort(x), dimensions={0}, is_stable=true, to_apply=lt_total\n"
+    "}\n";
+
+TEST(sort_with_xla_bitcast_total_order_comparator_matches_the_evaluator) {
+  float x[9] = {NAN, -0.0f, 0.0f, -NAN, INFINITY, -INFINITY, 1.0f, -0.0f, -1.0f};
+  int64_t dims[1] = {9};
+  HostBuffer *arg = array(TYPE_F32, 1, dims, x);
+  HostBuffer *r = expect_matches_evaluator(xla_total_order_text, &arg, 1, 0);
+  if (r) {
+    const float *s = r->data;
+    EXPECT(isnan(s[0]) && signbit(s[0]) && isnan(s[8]) && !signbit(s[8]), "-NaN first, NaN last");
+    EXPECT(signbit(s[3]) && signbit(s[4]) && s[5] == 0 && !signbit(s[5]), "-0, -0, +0 in order");
+  }
+  host_buffer_free(r);
+  host_buffer_free(arg);
+}
+
 static const char length_one_text[] =
     "HloModule length_one\n"
     "lt {\n"
@@ -452,6 +492,7 @@ int main(void) {
   RUN(sort_keeps_equal_keys_in_input_order_and_moves_every_operand);
   RUN(sort_along_the_outer_dimension_runs_a_nan_aware_comparator_as_compiled);
   RUN(sort_with_a_total_order_comparator_matches_or_is_a_located_refusal);
+  RUN(sort_with_xla_bitcast_total_order_comparator_matches_the_evaluator);
   RUN(sort_of_slices_of_length_one_returns_them_unchanged);
   RUN(topk_orders_floats_totally_and_gives_ties_to_the_lower_index);
   RUN(fft_of_prime_composite_power_of_two_and_unit_lengths_matches_the_evaluator);

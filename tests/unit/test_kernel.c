@@ -35,8 +35,10 @@ static bool kernel_matches(const Instruction *inst, const Kernel *k, Literal *co
   bool ok = kernel_eval(k, inputs, outs, &st);
   if (!ok) snprintf(why, why_size, "%s: %s", inst->name, st.message);
   for (int o = 0; ok && o < k->output_count; o++) {
-    const Literal *w = shape_is_tuple(&want->shape) ? want->elements[o] : want;
-    if (!literal_equal(w, outs[o])) {
+    /* output o is the result's leaf o, depth first (a nested tuple root) */
+    int64_t leaf = k->outputs[o].output_index;
+    const Literal *w = literal_leaf(want, &leaf);
+    if (!w || !literal_equal(w, outs[o])) {
       ok = false;
       snprintf(why, why_size, "%s: output %d differs from the evaluator", inst->name, o);
     }

@@ -375,6 +375,26 @@ TEST(rule_transpose_that_only_relabels_is_bitcast) {
   module_free(m);
 }
 
+/* XLA's optimized sorts read float keys as integers through a bitcast. */
+TEST(rule_bitcast_changing_element_type_is_bitcast_convert) {
+  Module *m = simplified_entry("x = f32[] parameter(0)\n ROOT r = s32[] bitcast(x)");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_BITCAST_CONVERT);
+  module_free(m);
+  /* new dims too: a bitcast to x's type first, then the element type */
+  m = simplified_entry("x = f64[2,3]{1,0} parameter(0)\n ROOT r = u64[6]{0} bitcast(x)");
+  if (m) {
+    EXPECT_ROOT_OPCODE(m, OP_BITCAST_CONVERT);
+    const Instruction *inner = entry_root(m)->operands[0];
+    EXPECT(inner->opcode == OP_BITCAST && inner->shape.type == TYPE_F64 && inner->shape.rank == 1,
+           "the relabelling is an f64[6] bitcast, got %s %s", opcode_name(inner->opcode), type_name(inner->shape.type));
+  }
+  module_free(m);
+  /* the same type: a plain relabelling stays a bitcast */
+  m = simplified_entry("x = f32[2,3]{1,0} parameter(0)\n ROOT r = f32[6]{0} bitcast(x)");
+  if (m) EXPECT_ROOT_OPCODE(m, OP_BITCAST);
+  module_free(m);
+}
+
 TEST(rule_dot_absorbs_transposed_operands) {
   Module *m = simplified_entry("a = f32[3,2] parameter(0)\n b = f32[3,4] parameter(1)\n"
                                " t = f32[2,3] transpose(a), dimensions={1,0}\n"
@@ -1013,6 +1033,7 @@ int main(void) {
   RUN(rule_reduce_over_no_dimensions_is_elementwise);
   RUN(rule_row_major_reshape_is_bitcast);
   RUN(rule_transpose_that_only_relabels_is_bitcast);
+  RUN(rule_bitcast_changing_element_type_is_bitcast_convert);
   RUN(rule_dot_absorbs_transposed_operands);
   RUN(rule_dot_keeps_transpose_that_reorders_free_dimensions);
   RUN(rule_get_tuple_element_of_tuple_forwards);
