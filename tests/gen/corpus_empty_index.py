@@ -149,13 +149,19 @@ ENTRY main {
   g2 = f32[5,3] gather(x, small), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
   s1 = f32[6,3] scatter(x, big, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
   s2 = f32[6,3] scatter(x, small, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
-  ROOT out = (f32[5,2,3], f32[5,3], f32[6,3], f32[6,3]) tuple(g1, g2, s1, s2)
+  nibbles = s4[5,1] constant({{-8}, {-1}, {7}, {3}, {5}})
+  g3 = f32[5,3] gather(x, nibbles), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+  s3 = f32[6,3] scatter(x, nibbles, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
+  ROOT out = (f32[5,2,3], f32[5,3], f32[6,3], f32[6,3], f32[5,3], f32[6,3]) tuple(g1, g2, s1, s2, g3, s3)
 }"""
     add = lambda a, b: a + b  # noqa: E731
     outs = [ref.gather(x, big, [1, 2], [], [0], 1, [2, 3]),
             ref.gather(x, small, [1], [0], [0], 1, [1, 3]),
             ref.scatter(x, big, upd, [1], [0], [0], 1, add),
             ref.scatter(x, small, upd, [1], [0], [0], 1, add)]
+    nibbles = np.array([[-8], [-1], [7], [3], [5]], np.int8)  # the s4 constant's values
+    outs += [ref.gather(x, nibbles, [1], [0], [0], 1, [1, 3]),
+             ref.scatter(x, nibbles, upd, [1], [0], [0], 1, add)]
     return Case(hlo, [x, big, small, upd], outs)
 
 
