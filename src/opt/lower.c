@@ -491,11 +491,11 @@ static int emit_empty(Lower *L, const Instruction *inst) {
 
 int lower_emit(Lower *L, const Instruction *inst, const int *index) {
   if (L->st->code != STATUS_OK) return -1;
-  bool array = !shape_is_tuple(&inst->shape);
-  int rank = array ? inst->shape.rank : 0;
+  int rank = shape_is_tuple(&inst->shape) ? 0 : inst->shape.rank;
   int memo = memo_find(L, inst, rank, index);
   if (memo >= 0) return memo;
-  if (array && shape_element_count(&inst->shape) == 0) return memo_add(L, inst, rank, index, emit_empty(L, inst));
+  /* (A token is of rank 0 and no bytes, not an empty array.) */
+  if (rank > 0 && shape_element_count(&inst->shape) == 0) return memo_add(L, inst, rank, index, emit_empty(L, inst));
   int input = leaf_input(L, inst);
   int v = input >= 0 ? emit_load(L, input, inst, index) : emit_computed(L, inst, index);
   return v < 0 ? -1 : memo_add(L, inst, rank, index, v);
