@@ -268,7 +268,9 @@ static int emit_concatenate(Lower *L, const Instruction *inst, const int *index)
   int64_t at = 0;
   for (int j = 0; j < inst->operand_count; j++) offsets[j] = at, at += inst->operands[j]->shape.dims[dim];
   int result = -1;
-  /* From the last operand back: each earlier one takes over below its end. */
+  /* From the last operand back: each earlier one takes over below its end.
+   * Some operand is not empty along dim: were all, the result would be
+   * empty, which lower_emit reads without coming here. */
   for (int j = inst->operand_count - 1; j >= 0; j--) {
     const Instruction *x = inst->operands[j];
     if (x->shape.dims[dim] == 0) continue;
