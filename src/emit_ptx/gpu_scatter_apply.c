@@ -13,7 +13,7 @@
 #include "emit_ptx/ptx_sort.h"
 
 /* The plan of index arithmetic, from the (verified) attributes. */
-static bool scatter_plan(GpuCompile *c, const Instruction *inst, PtxScatterPlan *p) {
+static void scatter_plan(const Instruction *inst, PtxScatterPlan *p) {
   const ScatterDims *s = attrs_scatter(&inst->attrs);
   int n = p->n = (inst->operand_count - 1) / 2;
   const Shape *in = &inst->operands[0]->shape, *indices = &inst->operands[n]->shape;
@@ -23,8 +23,6 @@ static bool scatter_plan(GpuCompile *c, const Instruction *inst, PtxScatterPlan 
   shape_strides(updates, up_strides);
   shape_strides(indices, ix_strides);
   p->index_type = indices->type;
-  if (p->index_type != TYPE_S32 && p->index_type != TYPE_U32 && p->index_type != TYPE_S64)
-    return gpu_refuse(c, inst, "scatter indices other than s32, u32 or s64");
   bool is_window_axis[AXLE_MAX_RANK] = {false}, not_window[AXLE_MAX_RANK] = {false};
   p->window_count = s->update_window_dims.count;
   p->window_total = p->scatter_total = 1;
@@ -65,7 +63,6 @@ static bool scatter_plan(GpuCompile *c, const Instruction *inst, PtxScatterPlan 
     p->window_extent_of_operand[d] = not_window[d] ? 1 : p->window_sizes[j];
     if (!not_window[d]) j++;
   }
-  return true;
 }
 
 /* The red.global operation that applies the combiner when it is one
@@ -116,7 +113,8 @@ static bool scatter_check(GpuCompile *c, const Instruction *inst, PtxScatterPlan
 
 bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
   PtxScatterPlan p = {0};
-  if (!scatter_check(c, inst, &p) || !scatter_plan(c, inst, &p)) return false;
+  if (!scatter_check(c, inst, &p)) return false;
+  scatter_plan(inst, &p);
   p.atomic = atomic_combiner(inst, p.n);
   int n = p.n, bindings[2 * AXLE_MAX_RANK + 1];
   char entry[160];

@@ -41,17 +41,31 @@ static PtxReg dot_strides(PtxBuilder *b, int count, const PtxReg *parts, const i
   return sum;
 }
 
-/* One index value widened to s64 (a u32 stays non-negative). */
+/* One index value widened to s64: signed types sign-extend, unsigned ones
+ * zero-extend, and a u64 keeps its bits (one past INT64_MAX reads as
+ * negative, which the unsigned bound check below drops, as it must). An
+ * ld of a narrow type into a 32-bit register extends by the type; s4, u4,
+ * s2 and u2 sit one to a byte, in its low bits. */
 static PtxReg index_load(PtxBuilder *b, ElementType t, PtxReg indices, PtxReg at) {
   PtxReg wide = ptx_reg_new(b, PTX_S64);
-  if (t == TYPE_S64) {
-    ptx_inst(b, "ld.global.s64 $r, [$r]", wide, ptx_element_address(b, indices, at, 8));
+  int bits = type_bit_width(t), bytes = bits < 8 ? 1 : bits / 8;
+  bool is_signed = type_kind(t) == TYPE_KIND_SINT;
+  PtxReg address = ptx_element_address(b, indices, at, bytes);
+  if (bytes == 8) {
+    ptx_inst(b, "ld.global.s64 $r, [$r]", wide, address);
     return wide;
   }
-  PtxReg v = ptx_reg_new(b, t == TYPE_S32 ? PTX_S32 : PTX_U32);
-  ptx_inst(b, t == TYPE_S32 ? "ld.global.s32 $r, [$r]" : "ld.global.u32 $r, [$r]", v,
-           ptx_element_address(b, indices, at, 4));
-  ptx_inst(b, t == TYPE_S32 ? "cvt.s64.s32 $r, $r" : "cvt.u64.u32 $r, $r", wide, v);
+  PtxType load = bits < 8 ? PTX_U8 : bits == 8 ? (is_signed ? PTX_S8 : PTX_U8)
+               : bits == 16 ? (is_signed ? PTX_S16 : PTX_U16) : (is_signed ? PTX_S32 : PTX_U32);
+  PtxReg v = ptx_reg_new(b, is_signed ? PTX_S32 : PTX_U32);
+  ptx_inst(b, "ld.global$s $r, [$r]", ptx_type_suffix(load), v, address);
+  if (bits < 8 && is_signed) {
+    ptx_inst(b, "shl.b32 $r, $r, $D", v, v, (int64_t)(32 - bits));
+    ptx_inst(b, "shr.s32 $r, $r, $D", v, v, (int64_t)(32 - bits));
+  } else if (bits < 8) {
+    ptx_inst(b, "and.b32 $r, $r, $D", v, v, (int64_t)((1 << bits) - 1));
+  }
+  ptx_inst(b, is_signed ? "cvt.s64.s32 $r, $r" : "cvt.u64.u32 $r, $r", wide, v);
   return wide;
 }
 

@@ -51,8 +51,14 @@ static int64_t layout_offset(const Shape *s, const int64_t *index) {
 }
 
 /* One index value as s64. A u64 past INT64_MAX stays "too large" (its
- * window falls out of bounds), not negative. */
+ * window falls out of bounds), not negative. s4, u4, s2 and u2 sit one to
+ * a byte, in its low bits. */
 static int64_t index_read(const void *data, ElementType t, int64_t at) {
+  int bits = type_bit_width(t);
+  if (bits < 8) {
+    int64_t low = ((const uint8_t *)data)[at] & ((1 << bits) - 1);
+    return type_kind(t) == TYPE_KIND_SINT && low >> (bits - 1) ? low - ((int64_t)1 << bits) : low;
+  }
   switch (t) {
   case TYPE_S8: return ((const int8_t *)data)[at];
   case TYPE_S16: return ((const int16_t *)data)[at];
@@ -61,7 +67,7 @@ static int64_t index_read(const void *data, ElementType t, int64_t at) {
   case TYPE_U8: return ((const uint8_t *)data)[at];
   case TYPE_U16: return ((const uint16_t *)data)[at];
   case TYPE_U32: return ((const uint32_t *)data)[at];
-  default: {
+  default: { /* u64 */
     uint64_t u = ((const uint64_t *)data)[at];
     return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
   }

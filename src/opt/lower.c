@@ -113,6 +113,18 @@ int lower_k_clamp(Lower *L, int v, int64_t lo, int64_t hi) {
                NULL);
 }
 
+/* A start index (of any integer type) as s64, clamped into [0, hi]. An
+ * unsigned 64-bit index past INT64_MAX is large, not negative: it is
+ * clamped in its own type first (narrower types convert exactly). */
+int lower_k_clamped_start(Lower *L, int value, ElementType type, int64_t hi) {
+  if (type == TYPE_U64) {
+    KernelOp bound = {.kop = KOP_CONSTANT, .type = TYPE_U64, .value.i = hi};
+    value = lower_k_hlo(L, OP_MINIMUM, TYPE_U64, value, lower_add_op(L, bound, NULL), -1, NULL);
+  }
+  if (type != TYPE_S64) value = lower_k_hlo(L, OP_CONVERT, TYPE_S64, value, -1, -1, NULL);
+  return lower_k_clamp(L, value, 0, hi);
+}
+
 int lower_k_select(Lower *L, ElementType type, int p, int a, int b) {
   return lower_k_hlo(L, OP_SELECT, type, p, a, b, NULL);
 }
@@ -265,7 +277,9 @@ static int emit_concatenate(Lower *L, const Instruction *inst, const int *index)
   int64_t at = 0;
   for (int j = 0; j < inst->operand_count; j++) offsets[j] = at, at += inst->operands[j]->shape.dims[dim];
   int result = -1;
-  /* From the last operand back: each earlier one takes over below its end. */
+  /* From the last operand back: each earlier one takes over below its end.
+   * Some operand is not empty along dim: were all, the result would be
+   * empty, which lower_emit reads without coming here. */
   for (int j = inst->operand_count - 1; j >= 0; j--) {
     const Instruction *x = inst->operands[j];
     if (x->shape.dims[dim] == 0) continue;
@@ -289,8 +303,7 @@ static void emit_clamped_starts(Lower *L, const Instruction *inst, int first, co
   for (int d = 0; d < operand->rank; d++) {
     const Instruction *s = inst->operands[first + d];
     int v = lower_emit(L, s, NULL);
-    if (s->shape.type != TYPE_S64) v = lower_k_hlo(L, OP_CONVERT, TYPE_S64, v, -1, -1, NULL);
-    starts[d] = lower_k_clamp(L, v, 0, operand->dims[d] - sizes[d]);
+    starts[d] = v < 0 ? -1 : lower_k_clamped_start(L, v, s->shape.type, operand->dims[d] - sizes[d]);
   }
 }
 
@@ -354,6 +367,54 @@ static int emit_complex_bitcast(Lower *L, const Instruction *inst, const int *in
   return lower_k_hlo(L, OP_COMPLEX, inst->shape.type, re, im, -1, inst);
 }
 
+/* The unsigned integer type of a width (8, 16, 32 or 64 bits). */
+static ElementType unsigned_of_width(int bits) {
+  return bits == 8 ? TYPE_U8 : bits == 16 ? TYPE_U16 : bits == 32 ? TYPE_U32 : TYPE_U64;
+}
+
+static int k_unsigned(Lower *L, ElementType t, int64_t v) {
+  KernelOp op = {.kop = KOP_CONSTANT, .type = t, .value.i = v};
+  return lower_add_op(L, op, NULL);
+}
+
+/* bitcast-convert between widths, on a little-endian machine as XLA's is:
+ * a wide element is k narrow ones along a new last dimension of size k,
+ * element 0 its lowest bits. Narrow to wide ORs the k parts, each shifted
+ * to its place; wide to narrow shifts part j (the last index) down and
+ * keeps the low bits. The bits travel as unsigned integers. */
+static int emit_width_bitcast(Lower *L, const Instruction *inst, const int *index) {
+  const Instruction *x = inst->operands[0];
+  int in_bits = type_bit_width(x->shape.type), out_bits = type_bit_width(inst->shape.type);
+  ElementType in_u = unsigned_of_width(in_bits), out_u = unsigned_of_width(out_bits);
+  for (int i = 0; i < 2; i++) {
+    ElementType t = i ? inst->shape.type : x->shape.type;
+    int bits = type_bit_width(t);
+    if (t == TYPE_PRED || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+      return lower_fail(L, inst, "a bitcast-convert between widths of pred or sub-byte types");
+  }
+  int rank = inst->shape.rank, operand_index[AXLE_MAX_RANK], result;
+  if (in_bits > out_bits) {
+    int v = lower_emit(L, x, index);
+    if (v < 0) return -1;
+    int bits = lower_k_hlo(L, OP_BITCAST_CONVERT, in_u, v, -1, -1, inst);
+    int shift = lower_k_hlo(L, OP_CONVERT, in_u, lower_k_mul(L, index[rank - 1], lower_k_s64(L, out_bits)), -1, -1, NULL);
+    int part = lower_k_hlo(L, OP_SHIFT_RIGHT_LOGICAL, in_u, bits, shift, -1, inst);
+    result = lower_k_hlo(L, OP_CONVERT, out_u, part, -1, -1, inst);
+  } else {
+    result = -1;
+    lower_copy_index(operand_index, index, rank);
+    for (int j = 0; j < out_bits / in_bits; j++) {
+      operand_index[rank] = lower_k_s64(L, j);
+      int v = lower_emit(L, x, operand_index);
+      if (v < 0) return -1;
+      int part = lower_k_hlo(L, OP_CONVERT, out_u, lower_k_hlo(L, OP_BITCAST_CONVERT, in_u, v, -1, -1, inst), -1, -1, inst);
+      if (j) part = lower_k_hlo(L, OP_SHIFT_LEFT, out_u, part, k_unsigned(L, out_u, (int64_t)j * in_bits), -1, inst);
+      result = result < 0 ? part : lower_k_hlo(L, OP_OR, out_u, result, part, -1, inst);
+    }
+  }
+  return lower_k_hlo(L, OP_BITCAST_CONVERT, inst->shape.type, result, -1, -1, inst);
+}
+
 static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
   const IntList *dims = &inst->attrs.dimensions;
   int operand_index[AXLE_MAX_RANK];
@@ -413,7 +474,7 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
     return emit_complex_bitcast(L, inst, index);
   if (opcode_is_elementwise(inst->opcode) || inst->opcode == OP_BITCAST_CONVERT) {
     if (inst->opcode == OP_BITCAST_CONVERT && type_bit_width(x->shape.type) != type_bit_width(inst->shape.type))
-      return lower_fail(L, inst, "a bitcast-convert between widths");
+      return emit_width_bitcast(L, inst, index);
     KernelOp op = {.kop = KOP_HLO, .type = inst->shape.type, .op = inst->opcode, .arg_count = inst->operand_count,
                    .direction = inst->attrs.direction, .compare_type = inst->attrs.compare_type};
     for (int i = 0; i < inst->operand_count; i++) {
@@ -427,11 +488,25 @@ static int emit_computed(Lower *L, const Instruction *inst, const int *index) {
   return lower_fail(L, inst, "no kernel form for this op yet");
 }
 
+/* An empty value (a dimension of size 0) has no elements, and when the
+ * program computes it, no storage either. Every read of one is discarded by
+ * a select (a dynamic-update-slice of an empty update, a pad or concatenate
+ * of an empty operand, a window over padding alone): it reads as a zero of
+ * its type, and nothing is loaded or computed. */
+static int emit_empty(Lower *L, const Instruction *inst) {
+  ElementType t = inst->shape.type;
+  KernelOp zero = {.kop = KOP_CONSTANT, .type = type_is_complex(t) ? type_complex_component(t) : t};
+  int v = lower_add_op(L, zero, inst);
+  return type_is_complex(t) ? lower_k_hlo(L, OP_COMPLEX, t, v, v, -1, inst) : v;
+}
+
 int lower_emit(Lower *L, const Instruction *inst, const int *index) {
   if (L->st->code != STATUS_OK) return -1;
   int rank = shape_is_tuple(&inst->shape) ? 0 : inst->shape.rank;
   int memo = memo_find(L, inst, rank, index);
   if (memo >= 0) return memo;
+  /* (A token is of rank 0 and no bytes, not an empty array.) */
+  if (rank > 0 && shape_element_count(&inst->shape) == 0) return memo_add(L, inst, rank, index, emit_empty(L, inst));
   int input = leaf_input(L, inst);
   int v = input >= 0 ? emit_load(L, input, inst, index) : emit_computed(L, inst, index);
   return v < 0 ? -1 : memo_add(L, inst, rank, index, v);

@@ -12,18 +12,6 @@
  * wholly inside the operand and a gather never reads out of bounds. */
 #include "opt/lower_internal.h"
 
-/* One entry of an index vector as s64, clamped into [0, hi]. An unsigned
- * 64-bit index past INT64_MAX must clamp high, not wrap to a negative s64:
- * it is clamped in its own type first. */
-static int emit_clamped_start(Lower *L, int value, ElementType type, int64_t hi) {
-  if (type == TYPE_U64) {
-    KernelOp bound = {.kop = KOP_CONSTANT, .type = TYPE_U64, .value.i = hi};
-    value = lower_k_hlo(L, OP_MINIMUM, TYPE_U64, value, lower_add_op(L, bound, NULL), -1, NULL);
-  }
-  if (type != TYPE_S64) value = lower_k_hlo(L, OP_CONVERT, TYPE_S64, value, -1, -1, NULL);
-  return lower_k_clamp(L, value, 0, hi);
-}
-
 int lower_emit_gather(Lower *L, const Instruction *inst, const int *index) {
   const Instruction *x = inst->operands[0], *indices = inst->operands[1];
   const GatherDims *g = attrs_gather(&inst->attrs);
@@ -49,7 +37,7 @@ int lower_emit_gather(Lower *L, const Instruction *inst, const int *index) {
     if (g->index_vector_dim < ind->rank) indices_index[g->index_vector_dim] = lower_k_s64(L, k);
     int start = lower_emit(L, indices, indices_index);
     if (start < 0) return -1;
-    operand_index[d] = emit_clamped_start(L, start, ind->type, in->dims[d] - g->slice_sizes.values[d]);
+    operand_index[d] = lower_k_clamped_start(L, start, ind->type, in->dims[d] - g->slice_sizes.values[d]);
   }
   for (int k = 0; k < g->operand_batching_dims.count; k++)
     operand_index[g->operand_batching_dims.values[k]] = indices_index[g->start_indices_batching_dims.values[k]];

@@ -58,6 +58,7 @@ int lower_k_div(Lower *L, int a, int b);
 int lower_k_rem(Lower *L, int a, int b);
 int lower_k_and(Lower *L, int a, int b);
 int lower_k_clamp(Lower *L, int v, int64_t lo, int64_t hi);
+int lower_k_clamped_start(Lower *L, int value, ElementType type, int64_t hi);
 int lower_k_select(Lower *L, ElementType type, int p, int a, int b);
 int lower_emit(Lower *L, const Instruction *inst, const int *index);
 bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count);

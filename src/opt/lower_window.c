@@ -9,7 +9,9 @@
  * element b at pad_lo + b*lhs_dilate. A window position on padding or on a
  * hole holds no element: reductions skip it (the accumulators keep their
  * values) and select never picks it, as XLA's evaluator does. The kernel
- * loads at a clamped index (always in bounds) and selects on `valid`. */
+ * loads at a clamped index (always in bounds) and selects on `valid`; over
+ * an empty base no position is valid and nothing is loaded (lower_emit
+ * reads an empty value as a zero). */
 #include <stdlib.h>
 
 #include "opt/lower_internal.h"
@@ -85,8 +87,6 @@ bool lower_reduce_window(Lower *L) {
   const Shape *base = &inst->operands[0]->shape;
   const Shape *space = shape_is_tuple(&inst->shape) ? &inst->shape.tuple_shapes[0] : &inst->shape;
   if (n > AXLE_MAX_RANK) return lower_fail(L, inst, "too many accumulators") >= 0;
-  /* Every window position must have an element to load (clamped) from. */
-  if (shape_element_count(base) == 0) return lower_fail(L, inst, "an empty operand") >= 0;
   Kernel *k = L->k;
   window_kernel_shape(k, space, w);
   for (int o = 0; o < n; o++)
@@ -202,6 +202,12 @@ static bool lower_selected_scatter(Lower *L, const Shape *selection) {
   int init = lower_emit(L, inst->operands[2], NULL);
   if (init < 0) return false;
   acc_write(L, 0, init, inst);
+  /* An empty source (no placements) scatters nothing: every position keeps init. */
+  if (shape_element_count(selection) == 0) {
+    L->block = KBLOCK_POST;
+    lower_emit_store(L, 0, acc_read(L, 0, inst), at, operand->shape.rank, inst);
+    return true;
+  }
 
   L->block = KBLOCK_REDUCE, L->phase = 0;
   for (int d = 0; d < w->rank; d++) window[d] = lower_k_index(L, KOP_RINDEX, d);
@@ -230,8 +236,6 @@ Kernel *lower_select_and_scatter(const Instruction *inst, int part, Status *st) 
   bool ok;
   if (inst->opcode != OP_SELECT_AND_SCATTER || inst->operand_count != 3)
     ok = lower_fail(&L, inst, "not a select-and-scatter") >= 0;
-  else if (shape_element_count(&inst->operands[0]->shape) == 0 || shape_element_count(&selection) == 0)
-    ok = lower_fail(&L, inst, "an empty operand or source") >= 0;
   else
     ok = part == 0 ? lower_selection(&L, &selection) : lower_selected_scatter(&L, &selection);
   return lower_finish(&L, inst->name, ok);

@@ -56,13 +56,15 @@ static inline void entry_for_each_value(const Module *m, uint64_t seed, int64_t 
       values[i] = literal_clone(inst->attrs.literal);
       continue;
     }
-    Literal *operands[64];
-    for (int a = 0; a < inst->operand_count && a < 64; a++) operands[a] = values[inst->operands[a]->index];
+    /* (A tuple may have any number of operands.) */
+    Literal **operands = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *operands);
+    for (int a = 0; a < inst->operand_count; a++) operands[a] = values[inst->operands[a]->index];
     Status st;
     status_clear(&st);
     values[i] = eval_instruction(inst, operands, &st);
+    if (values[i]) visit(m, inst, operands, values[i], context);
+    free(operands);
     if (!values[i]) break;
-    visit(m, inst, operands, values[i], context);
   }
   for (int i = 0; i < c->instruction_count; i++) literal_free(values[i]);
   free(values);

@@ -24,6 +24,13 @@ typedef struct GenValue {
   int64_t dims[GEN_MAX_RANK];
 } GenValue;
 
+/* A parameter whose values the generator chose (an index at its type's
+ * limits): element i holds values[i % count], as the type's bits. */
+typedef struct GenFixed {
+  int param, count;
+  int64_t values[5];
+} GenFixed;
+
 typedef struct Gen {
   uint64_t state;
   StrBuf params, body;
@@ -33,6 +40,10 @@ typedef struct Gen {
   unsigned families_used;   /* bit f: families[f] made an instruction */
   StrBuf computations;      /* fused computations and their reducers (random_xla_fusions.h) */
   bool xla_fusion_forms;    /* draw XLA's fusion forms (AXLE_RANDOM_XLA_FUSIONS) */
+  /* The switches of random_module_text_with (off in random_module_text). */
+  bool empty_dimensions, index_limits;
+  int fixed_count;
+  GenFixed fixed[GEN_MAX_VALUES];
 } Gen;
 
 static uint64_t gen_next(Gen *g) {
@@ -49,6 +60,7 @@ static int gen_below(Gen *g, int n) { return n <= 1 ? 0 : (int)(gen_next(g) % (u
  * leave SIMD tails, a power of two, one more than a vector multiple. */
 static int64_t gen_size(Gen *g) {
   static const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 16, 17, 33, 64, 1023};
+  if (g->empty_dimensions && gen_below(g, 10) == 0) return 0;
   return sizes[gen_below(g, (int)(sizeof sizes / sizeof sizes[0]))];
 }
 
@@ -332,6 +344,7 @@ static bool gen_slice(Gen *g) {
   const GenValue *x = gen_pick(g);
   int64_t start[GEN_MAX_RANK], limit[GEN_MAX_RANK], stride[GEN_MAX_RANK], dims[GEN_MAX_RANK];
   for (int d = 0; d < x->rank; d++) {
+    if (x->dims[d] == 0) { start[d] = limit[d] = dims[d] = 0, stride[d] = 1; continue; }
     start[d] = gen_below(g, (int)x->dims[d]);
     limit[d] = start[d] + 1 + gen_below(g, (int)(x->dims[d] - start[d]));
     stride[d] = 1 + gen_below(g, 3);
@@ -469,7 +482,7 @@ static bool gen_pad(Gen *g) {
   int64_t lo[GEN_MAX_RANK], hi[GEN_MAX_RANK], in[GEN_MAX_RANK], dims[GEN_MAX_RANK];
   for (int d = 0; d < x->rank; d++) {
     in[d] = gen_below(g, 2);
-    int64_t inner = x->dims[d] + (x->dims[d] - 1) * in[d];
+    int64_t inner = x->dims[d] + (x->dims[d] > 0 ? x->dims[d] - 1 : 0) * in[d];
     lo[d] = gen_below(g, 4) - (inner > 2 ? 1 : 0);
     hi[d] = gen_below(g, 4) - (inner > 2 ? 1 : 0);
     dims[d] = inner + lo[d] + hi[d];
@@ -502,6 +515,7 @@ static bool gen_convolution(Gen *g) {
 }
 
 #include "random_xla_fusions.h"
+#include "random_module_limits.h"
 
 /* ---- the table ----
  *   name        the family, as failures name it
@@ -552,6 +566,11 @@ static const GenFamily families[] = {
     {"xla-bitcast-sort", gen_xla_bitcast_sort, 1, NEVER_REFUSED},
     {"xla-wrapped-op", gen_xla_wrapped_op, 1, NEVER_REFUSED},
     {"xla-custom-fusion", gen_xla_custom_fusion, 1, NEVER_REFUSED},
+    {"empty-consumer", gen_empty_consumer, 3, NEVER_REFUSED},
+    {"dynamic-slice", gen_dynamic_slice, 2, NEVER_REFUSED},
+    {"dynamic-update-slice", gen_dynamic_update_slice, 2, NEVER_REFUSED},
+    {"gather", gen_gather, 2, NEVER_REFUSED},
+    {"scatter", gen_scatter, 2, NEVER_REFUSED},
 };
 enum { GEN_FAMILY_COUNT = (int)(sizeof families / sizeof families[0]) };
 
@@ -569,8 +588,15 @@ static int gen_family_draw(Gen *g) {
 /* The module for seed: 1 or 2 parameters of rank 1 to 3, then 2 to 7 ops.
  * The result is the last value, or a tuple of the last two. The text is
  * new (free it); *used gets the families' bits. */
-static char *random_module_text(uint64_t seed, unsigned *used) {
-  Gen g = {.state = seed, .xla_fusion_forms = gen_xla_fusion_forms_enabled()};
+typedef struct GenSwitches {
+  bool empty_dimensions;  /* zero-sized dimensions, in parameters and computed values */
+  bool index_limits;      /* index-taking ops with start indices at their type's limits */
+} GenSwitches;
+
+static char *random_module_text_with(uint64_t seed, const GenSwitches *on, unsigned *used, GenFixed *fixed,
+                                     int *fixed_count) {
+  Gen g = {.state = seed, .xla_fusion_forms = gen_xla_fusion_forms_enabled(),
+           .empty_dimensions = on->empty_dimensions, .index_limits = on->index_limits};
   int inputs = 1 + gen_below(&g, 2);
   for (int i = 0; i < inputs; i++) {
     int64_t dims[3];
@@ -600,6 +626,8 @@ static char *random_module_text(uint64_t seed, unsigned *used) {
   strbuf_printf(&text, "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] maximum(a, b)\n}\n\n");
   strbuf_printf(&text, "min {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] minimum(a, b)\n}\n\n");
   if (g.computations.data) strbuf_printf(&text, "%s", g.computations.data);
+  strbuf_printf(&text, "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=GE\n}\n\n");
+  strbuf_printf(&text, "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n\n");
   strbuf_printf(&text, "ENTRY main {\n%s%s", g.params.data ? g.params.data : "", g.body.data ? g.body.data : "");
   if (g.value_count >= 2 && gen_below(&g, 4) == 0) {
     const GenValue *other = &g.values[g.value_count - 2];
@@ -617,7 +645,13 @@ static char *random_module_text(uint64_t seed, unsigned *used) {
   strbuf_free(&g.body);
   strbuf_free(&g.computations);
   *used = g.families_used;
+  if (fixed) memcpy(fixed, g.fixed, sizeof g.fixed), *fixed_count = g.fixed_count;
   return text.data;
+}
+
+static inline char *random_module_text(uint64_t seed, unsigned *used) {
+  GenSwitches off = {false, false};
+  return random_module_text_with(seed, &off, used, NULL, NULL);
 }
 
 #endif

@@ -283,6 +283,70 @@ TEST(a_reduce_window_kernel_lists_its_ops_in_the_order_they_run) {
   module_free(m);
 }
 
+/* An empty value the program computes has no storage: a window over
+ * padding alone and a select-and-scatter with no placements read none of
+ * it. reduce-window of f32[0] with window 2 and padding 1_1 has one
+ * placement, over two padding positions: init, 0.5. select-and-scatter over
+ * f32[1,4] with a 2x2 window has no placement (one row), so its source is
+ * f32[0,2] and every result element is init, 2.5. */
+static const char empty_windows_text[] =
+    "HloModule empty_windows\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+    "ge { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT p = pred[] compare(a, b), direction=GE }\n"
+    "ENTRY main {\n"
+    "  e = f32[0] parameter(0)\n"
+    "  x = f32[1,4] parameter(1)\n"
+    "  s = f32[0,2] parameter(2)\n"
+    "  n = f32[0] negate(e)\n"
+    "  half = f32[] constant(0.5)\n"
+    "  w = f32[1] reduce-window(n, half), window={size=2 pad=1_1}, to_apply=add\n"
+    "  m = f32[0,2] negate(s)\n"
+    "  init = f32[] constant(2.5)\n"
+    "  t = f32[1,4] select-and-scatter(x, m, init), window={size=2x2 stride=2x2}, select=ge, scatter=add\n"
+    "  ROOT r = (f32[1], f32[1,4]) tuple(w, t)\n"
+    "}\n";
+
+TEST(windows_over_empty_computed_values_read_nothing_and_give_init) {
+  float none = 0, x[4] = {3, -1, 4, 1};
+  int64_t e_dims[1] = {0}, x_dims[2] = {1, 4}, s_dims[2] = {0, 2};
+  HostBuffer *args[3] = {buffer_of(TYPE_F32, 1, e_dims, &none), buffer_of(TYPE_F32, 2, x_dims, x),
+                         buffer_of(TYPE_F32, 2, s_dims, &none)};
+  HostBuffer *out = run_on_cpu(empty_windows_text, args, 3);
+  const float window[1] = {0.5f}, scattered[4] = {2.5f, 2.5f, 2.5f, 2.5f};
+  if (out) expect_f32(out->elements[0], window, 1, "reduce-window");
+  if (out) expect_f32(out->elements[1], scattered, 4, "select-and-scatter");
+  free_all(args, 3, out);
+}
+
+/* A u64 start of 2^63 or 2^64 - 1 is large, not negative: dynamic-slice
+ * of 3 from 0..7 clamps it to 8 - 3 = 5 and reads {5, 6, 7}; an s8 start
+ * of -128 clamps to 0 and reads {0, 1, 2}. */
+static const char unsigned_start_text[] =
+    "HloModule unsigned_start\n"
+    "ENTRY main {\n"
+    "  x = f32[8] iota(), iota_dimension=0\n"
+    "  i = u64[] parameter(0)\n"
+    "  j = u64[] parameter(1)\n"
+    "  k = s8[] parameter(2)\n"
+    "  a = f32[3] dynamic-slice(x, i), dynamic_slice_sizes={3}\n"
+    "  b = f32[3] dynamic-slice(x, j), dynamic_slice_sizes={3}\n"
+    "  c = f32[3] dynamic-slice(x, k), dynamic_slice_sizes={3}\n"
+    "  ROOT r = (f32[3], f32[3], f32[3]) tuple(a, b, c)\n"
+    "}\n";
+
+TEST(dynamic_slice_clamps_a_u64_start_past_2_to_the_63_high) {
+  uint64_t half = (uint64_t)1 << 63, all = UINT64_MAX;
+  int8_t lowest = INT8_MIN;
+  HostBuffer *args[3] = {buffer_of(TYPE_U64, 0, NULL, &half), buffer_of(TYPE_U64, 0, NULL, &all),
+                         buffer_of(TYPE_S8, 0, NULL, &lowest)};
+  HostBuffer *out = run_on_cpu(unsigned_start_text, args, 3);
+  const float high[3] = {5, 6, 7}, low[3] = {0, 1, 2};
+  if (out) expect_f32(out->elements[0], high, 3, "start 2^63");
+  if (out) expect_f32(out->elements[1], high, 3, "start 2^64 - 1");
+  if (out) expect_f32(out->elements[2], low, 3, "start -128");
+  free_all(args, 3, out);
+}
+
 int main(void) {
   RUN(gather_lowers_to_a_clamped_index_load_then_a_load_of_the_operand);
   RUN(a_reduce_window_kernel_lists_its_ops_in_the_order_they_run);
@@ -292,5 +356,7 @@ int main(void) {
   RUN(select_and_scatter_picks_the_first_of_tied_elements_and_never_padding);
   RUN(select_and_scatter_kernels_run_in_the_kernel_interpreter);
   RUN(scatter_and_reduce_window_give_the_same_bytes_at_every_thread_count);
+  RUN(windows_over_empty_computed_values_read_nothing_and_give_init);
+  RUN(dynamic_slice_clamps_a_u64_start_past_2_to_the_63_high);
   return test_summary();
 }

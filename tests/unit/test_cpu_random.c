@@ -127,9 +127,30 @@ static void module_run_at(const Module *m, HostBuffer **args, int n, uint64_t se
   executable_free(e2);
 }
 
+/* The generator's switches: on unless AXLE_RANDOM_EMPTY=0 or
+ * AXLE_RANDOM_INDEX_LIMITS=0. */
+static GenSwitches switches_from_environment(void) {
+  const char *empty = getenv("AXLE_RANDOM_EMPTY"), *limits = getenv("AXLE_RANDOM_INDEX_LIMITS");
+  return (GenSwitches){.empty_dimensions = !empty || strcmp(empty, "0") != 0,
+                       .index_limits = !limits || strcmp(limits, "0") != 0};
+}
+
+/* A parameter whose values the generator chose (indices at their type's
+ * limits) takes them. */
+static void argument_fix(Literal *lit, int param, const GenFixed *fixed, int fixed_count) {
+  for (int f = 0; f < fixed_count; f++) {
+    if (fixed[f].param != param) continue;
+    for (int64_t i = 0; i < shape_element_count(&lit->shape); i++)
+      literal_set_s64(lit, i, fixed[f].values[i % fixed[f].count]);
+  }
+}
+
 static void module_test(uint64_t seed, CpuLevel hardware) {
   unsigned used = 0;
-  char *text = random_module_text(seed, &used);
+  GenSwitches on = switches_from_environment();
+  static GenFixed fixed[GEN_MAX_VALUES];
+  int fixed_count = 0;
+  char *text = random_module_text_with(seed, &on, &used, fixed, &fixed_count);
   tally.modules++;
   for (int f = 0; f < GEN_FAMILY_COUNT; f++) tally.family_modules[f] += used >> f & 1;
   Status st;
@@ -147,6 +168,7 @@ static void module_test(uint64_t seed, CpuLevel hardware) {
   for (int i = 0; i < n; i++) {
     Literal *lit = literal_create(&m->entry->parameters[i]->shape);
     literal_fill_random(lit, &state);
+    argument_fix(lit, i, fixed, fixed_count);
     args[i] = host_buffer_adopt_literal(lit);
   }
   for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware; level++) {
@@ -182,10 +204,13 @@ static void modules_sweep(void) {
   if (hw.hardware_level == CPU_LEVEL_NONE) return;
   for (int i = 0; i < modules; i++) module_test(first + (uint64_t)i, hw.hardware_level);
   unsetenv("AXLE_CPU");
+  GenSwitches on = switches_from_environment();
   printf("random modules: %d modules, %d compiled runs checked, %d refusals allowed (ops the backend does not "
          "compile at that level)\n",
          tally.modules, tally.runs, tally.refused_allowed);
   xla_fusion_forms_report();
+  printf("switches: empty dimensions %s, index limits %s\n", on.empty_dimensions ? "on" : "off",
+         on.index_limits ? "on" : "off");
 }
 
 TEST(random_modules_are_valid_hlo) {

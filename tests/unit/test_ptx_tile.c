@@ -115,7 +115,9 @@ TEST(an_f64_column_sum_keeps_its_partials_in_64_bit_shared_slots) {
 }
 
 TEST(a_column_maximum_over_an_empty_dimension_gives_the_init) {
-  reduce_case_check("column_empty", "f32", "0,5", "5", "0", "maximum", "-inf", "reduce.column");
+  /* The kernel loads nothing (the lowering reads an empty value as a zero),
+   * so no load along an output dimension asks for the column form. */
+  reduce_case_check("column_empty", "f32", "0,5", "5", "0", "maximum", "-inf", "reduce.thread");
 }
 
 TEST(a_column_sum_from_a_non_identity_init_stays_one_thread_per_output) {
