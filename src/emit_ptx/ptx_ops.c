@@ -124,7 +124,11 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_SELECT,   T_VALUE,          0, 80, "selp$B $d, $b, $c, $a"},
 
   /* convert: float to integer truncates toward zero and PTX saturates at
-   * the integer's range with NaN giving 0, which is HLO's rule; narrowing
+   * the integer's range ("For float-to-integer conversions, the result is
+   * clamped to the destination range by default", PTX ISA, cvt), which is
+   * HLO's rule; HLO's NaN gives 0, which cvt gives only where "source is
+   * not .f64 and destination is not .s64, .u64" (else "1 << (BitWidth(dst)
+   * - 1)", same section), so the other forms select 0 for NaN. Narrowing
    * float conversions round to nearest even; integer narrowing wraps. */
   {OP_CONVERT,  T_F32,  T_F64,            80, "cvt$T$t $d, $a"},
   {OP_CONVERT,  T_F16,  T_FLOAT,          80, "cvt$T$t $d, $a"},
@@ -135,7 +139,9 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_CONVERT,  T_BF16, T_FLOAT,          90, "cvt$T$t $d, $a"},
   /* before sm_90 no cvt reads bf16; its bits are the top half of an f32 */
   {OP_CONVERT,  T_BF16, T_F32,            80, "cvt.u32.u16 $u, $a; shl.b32 $u, $u, 16; mov.b32 $d, $u"},
-  {OP_CONVERT,  T_FLOAT|T_F16, T_INT,     80, "cvt.rzi$T$t $d, $a"},
+  {OP_CONVERT,  T_F32|T_F16, T_INT32,     80, "cvt.rzi$T$t $d, $a"},
+  {OP_CONVERT,  T_F32|T_F16, T_INT64,     80, "cvt.rzi$T$t $d, $a; setp.nan$t $q, $a, $a; @$q mov$T $d, 0"},
+  {OP_CONVERT,  T_F64,  T_INT,            80, "cvt.rzi$T$t $d, $a; setp.nan$t $q, $a, $a; @$q mov$T $d, 0"},
   {OP_CONVERT,  T_INT,  T_FLOAT|T_F16,    80, "cvt.rn$T$t $d, $a"},
   {OP_CONVERT,  T_INT,  T_INT,            80, "cvt$T$t $d, $a"},
   /* x != 0, so NaN converts to true */

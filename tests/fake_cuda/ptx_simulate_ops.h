@@ -99,11 +99,31 @@ static bool ptxs_compare(const char *how, char kind, int bits, uint64_t a, uint6
   return false;
 }
 
+/* f64 to f32 under cvt's floating-point rounding modifier (PTX ISA, cvt,
+ * Floating Point Notes: ".rn rounding to nearest, with ties to even",
+ * ".rz rounding toward zero", ".rm rounding toward negative infinity",
+ * ".rp rounding toward positive infinity"). The host's cast rounds to
+ * nearest even; the directed modes step back one f32 where it went the
+ * wrong way. Past f32's range that gives the largest f32 toward zero, as
+ * IEEE's directed roundings do; the ISA's Type Conversion section says
+ * only that such results are "represented with the maximum floating-point
+ * value (IEEE 754 Inf for f32 and f64 ...)", which read for .rn. */
+static float ptxs_f64_to_f32(double x, const char *mode) {
+  float f = (float)x;
+  if (x != x || (double)f == x) return f;
+  if (!strcmp(mode, "rz") && fabs((double)f) > fabs(x)) f = nextafterf(f, 0.0f);
+  if (!strcmp(mode, "rm") && (double)f > x) f = nextafterf(f, -INFINITY);
+  if (!strcmp(mode, "rp") && (double)f < x) f = nextafterf(f, INFINITY);
+  return f;
+}
+
 static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d); /* at the end */
 static bool ptxs_convert_tf32(const PtxsOp *o, uint64_t a, uint64_t *d);                        /* at the end */
 
 /* cvt: between integer and float types with PTX's rounding and
- * saturation (float to integer: NaN is 0, out of range clamps). */
+ * saturation. Float to integer: "For float-to-integer conversions, the
+ * result is clamped to the destination range by default" (PTX ISA, cvt,
+ * Integer Notes, Saturation modifier); NaN as the rule below. */
 static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
   int types = 0, bits[2] = {0, 0};
   char kinds[2] = {0, 0};
@@ -116,11 +136,13 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
   }
   if (ptxs_convert_tf32(o, a, d)) return true;
   if (types != 2) return ptxs_fail(r, true, "unsupported", o->parts[0]);
-  /* f16 and bf16 to and from f32 only: half_to_float and friends are the
-   * IR's round-to-nearest-even conversions, as cvt.rn is */
+  /* f16 and bf16 to and from f32 only: ptxs_float_to_half and friends
+   * round to nearest even, as ".rn rounding to nearest, with ties to even"
+   * says; the other modes are not simulated */
   if (kinds[0] == 'h' || kinds[1] == 'h') {
     bool bf16 = !strcmp(names[0], "bf16") || !strcmp(names[1], "bf16");
     if (kinds[0] == 'h' && kinds[1] == 'f' && bits[1] == 32) {
+      if (strcmp(mode, "rn")) return ptxs_fail(r, true, "unsupported rounding of", o->parts[0]);
       float x = (float)ptxs_float(a, 32);
       return *d = bf16 ? ptxs_float_to_bf16(x) : ptxs_float_to_half(x), true;
     }
@@ -138,8 +160,14 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
     else if (!strcmp(mode, "rzi")) x = trunc(x);
     else if (!strcmp(mode, "rmi")) x = floor(x);
     else if (!strcmp(mode, "rpi")) x = ceil(x);
+    if (dk == 'f' && db == 32 && sbits == 64) return *d = ptxs_float_bits(ptxs_f64_to_f32(x, mode), 32), true;
     if (dk == 'f') return *d = ptxs_float_bits(x, db), true;
-    if (x != x) return *d = 0, true;
+    /* PTX ISA, cvt, Integer Notes: "In float-to-integer conversions,
+     * depending upon conversion types, NaN input results in following
+     * value: 1. Zero if source is not .f64 and destination is not .s64,
+     * .u64. 2. Otherwise 1 << (BitWidth(dst) - 1) corresponding to the value
+     * of (MAXINT >> 1) + 1 for unsigned type or MININT for signed type." */
+    if (x != x) return *d = sbits != 64 && db != 64 ? 0 : 1ull << (db - 1), true;
     if (dk == 's') {
       double high = ldexp(1.0, db - 1);
       int64_t v = x >= high ? (int64_t)(ptxs_mask(db - 1)) : x < -high ? -(int64_t)ptxs_mask(db - 1) - 1 : (int64_t)x;
