@@ -16,9 +16,15 @@
  *                             for ptxas and cuobjdump checks of what axle emits
  *   FAKE_CUDA_EXECUTE=1       run each launch on the host with the SIMT
  *                             simulator (ptx_simulate.h), so results are real;
- *                             an instruction it lacks or a fault fails the
- *                             launch with CUDA_ERROR_LAUNCH_FAILED and a
- *                             line on stderr */
+ *                             an access outside memory fails the launch with
+ *                             CUDA_ERROR_ILLEGAL_ADDRESS, an instruction it
+ *                             lacks with CUDA_ERROR_LAUNCH_FAILED, each with
+ *                             a line on stderr
+ *
+ * Every constant comes from src/runtime/cuda_constants.h (checked against
+ * cuda.h by test_cuda_header). Each rule of the real driver it imitates
+ * quotes cuda.h's documentation of that call at the code, or says where
+ * cuda.h is silent and what the fake assumes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +60,8 @@ static long long env_number(const char *name, long long fallback) {
   return v && *v ? atoll(v) : fallback;
 }
 
+/* No device: CUDA_ERROR_NO_DEVICE, "This indicates that no CUDA-capable
+ * devices were detected by the installed CUDA driver" (cuda.h). */
 CUresult cuInit(unsigned flags) {
   (void)flags;
   if (env_number("FAKE_CUDA_DEVICES", 1) == 0) return trace("cuInit"), CUDA_ERROR_NO_DEVICE;
@@ -67,6 +75,8 @@ CUresult cuDeviceGet(int *device, int ordinal) {
   *device = ordinal;
   return outcome("cuDeviceGet", CUDA_ERROR_INVALID_DEVICE);
 }
+/* An H100 SXM by default: compute capability 9.0 and 132 multiprocessors
+ * (the values are the device's; cuda.h only names the attributes). */
 CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
   (void)device;
   const char *capability = getenv("FAKE_CUDA_CAPABILITY");
@@ -87,10 +97,10 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) {
   (void)device;
   static int context;
   *ctx = &context;
-  return outcome("cuDevicePrimaryCtxRetain", 201);
+  return outcome("cuDevicePrimaryCtxRetain", CUDA_ERROR_INVALID_CONTEXT);
 }
-CUresult cuDevicePrimaryCtxRelease_v2(int device) { (void)device; return outcome("cuDevicePrimaryCtxRelease_v2", 201); }
-CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return outcome("cuCtxSetCurrent", 201); }
+CUresult cuDevicePrimaryCtxRelease_v2(int device) { (void)device; return outcome("cuDevicePrimaryCtxRelease_v2", CUDA_ERROR_INVALID_CONTEXT); }
+CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return outcome("cuCtxSetCurrent", CUDA_ERROR_INVALID_CONTEXT); }
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)env_number("FAKE_CUDA_FREE_BYTES", 16ll << 30);
   *total_bytes = (size_t)80 << 30;
@@ -153,7 +163,10 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
   return outcome("cuStreamCreate", CUDA_ERROR_INVALID_VALUE);
 }
 CUresult cuStreamDestroy_v2(void *stream) { (void)stream; return outcome("cuStreamDestroy_v2", CUDA_ERROR_INVALID_VALUE); }
-/* A failed launch is reported at the next synchronization, as on a GPU. */
+/* A failed launch is reported at the next synchronization, as on a GPU:
+ * cuStreamSynchronize "Waits until the device has completed all operations
+ * in the stream", and of CUDA_ERROR_LAUNCH_FAILED cuda.h says "any further
+ * CUDA work will return the same error". */
 CUresult cuStreamSynchronize(void *stream) {
   (void)stream;
   return outcome("cuStreamSynchronize", CUDA_ERROR_LAUNCH_FAILED);
@@ -209,7 +222,7 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, in
   if (r) {
     *module = NULL;
     for (unsigned i = 0; i + 1 < count; i++) {
-      if (options[i] == 5 && options[i + 1] == 6) {
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER && options[i + 1] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
         size_t size = (size_t)(uintptr_t)values[i + 1];
         snprintf(values[i], size, "ptxas application ptx input, line 7; error   : fake error in '%.20s'",
                  (const char *)image);
@@ -219,7 +232,7 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count, in
   }
   save_ptx((const char *)image);
   FakeModule *m = calloc(1, sizeof *m);
-  if (!m) return 2;
+  if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
   m->ptx = strdup((const char *)image);
   *module = m;
   return 0;
@@ -261,7 +274,22 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   return 0;
 }
 /* Checks what the real driver checks of a tiled tensor map, then keeps
- * what the simulator's bulk tensor copies need in its 128 bytes. */
+ * what the simulator's bulk tensor copies need in its 128 bytes. The
+ * checks are cuda.h's documentation of cuTensorMapEncodeTiled: "tensorMap
+ * address must be aligned to 64 bytes"; "tensorRank must be non-zero and
+ * less than or equal to the maximum supported dimensionality of 5";
+ * "globalAddress ... must be 16 byte aligned"; "globalDim array ... must be
+ * non-zero and less than or equal to 2^32"; "globalStrides array ... must
+ * be a multiple of 16 and less than 2^40"; "boxDim array ... must be
+ * non-zero and less than or equal to 256"; "When interleave is
+ * CU_TENSOR_MAP_INTERLEAVE_NONE, { boxDim[0] * elementSizeInBytes(
+ * tensorDataType ) } must be a multiple of 16 bytes"; "CU_TENSOR_MAP_SWIZZLE_128B*
+ * require the bounding box inner dimension to be <= 128". Stricter than
+ * the driver (only what axle passes is simulated): element strides of 1,
+ * no interleave, no swizzle but none and 128B. element_bytes is indexed by
+ * CUtensorMapDataType (UINT8, UINT16, UINT32, INT32, UINT64, INT64,
+ * FLOAT16, FLOAT32, FLOAT64, BFLOAT16, FLOAT32_FTZ, TFLOAT32,
+ * TFLOAT32_FTZ: values 0 to 12 in cuda.h). */
 CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned rank, void *address, const unsigned long long *dims,
                                 const unsigned long long *strides, const unsigned *box, const unsigned *element_strides,
                                 int interleave, int swizzle, int l2_promotion, int oob_fill) {
@@ -269,8 +297,9 @@ CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned rank, void *a
   CUresult r = outcome("cuTensorMapEncodeTiled", CUDA_ERROR_INVALID_VALUE);
   if (r) return r;
   static const int element_bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
-  if (data_type < 0 || data_type > 12 || rank < 1 || rank > 5 || ((uintptr_t)address % 16) || interleave != 0 ||
-      (swizzle != 0 && swizzle != 3) || ((uintptr_t)map % 64))
+  if (data_type < 0 || data_type > 12 || rank < 1 || rank > 5 || ((uintptr_t)address % 16) ||
+      interleave != CU_TENSOR_MAP_INTERLEAVE_NONE ||
+      (swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && swizzle != CU_TENSOR_MAP_SWIZZLE_128B) || ((uintptr_t)map % 64))
     return CUDA_ERROR_INVALID_VALUE;
   int eb = element_bytes[data_type];
   PtxsTensorMap m = {PTXS_TENSOR_MAP_MAGIC, (uint8_t)eb, (uint8_t)rank, (uint8_t)swizzle, 0, (uint64_t)(uintptr_t)address,
@@ -281,13 +310,20 @@ CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned rank, void *a
     m.dims[d] = dims[d], m.box[d] = box[d];
     if (d > 0) m.strides[d - 1] = strides[d - 1];
   }
-  if ((box[0] * (unsigned)eb) % 16 || (swizzle == 3 && box[0] * (unsigned)eb > 128)) return CUDA_ERROR_INVALID_VALUE;
+  if ((box[0] * (unsigned)eb) % 16 || (swizzle == CU_TENSOR_MAP_SWIZZLE_128B && box[0] * (unsigned)eb > 128))
+    return CUDA_ERROR_INVALID_VALUE;
   memset(map, 0, 128);
   memcpy(map, &m, sizeof m);
   return 0;
 }
 
-/* Only the dynamic shared memory limit, which a launch then checks. */
+/* Only the dynamic shared memory limit, which a launch then checks.
+ * cuda.h: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is "the maximum
+ * size in bytes of dynamically-allocated shared memory ... The sum of this
+ * value and the function attribute CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+ * cannot exceed the device attribute
+ * CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"; that attribute is
+ * 227 KB on sm_90 (the device's value; cuda.h does not give it). */
 CUresult cuFuncSetAttribute(void *f, int attribute, int value) {
   CUresult r = outcome("cuFuncSetAttribute", CUDA_ERROR_INVALID_VALUE);
   if (r) return r;
@@ -334,7 +370,11 @@ static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned
  * parameters the function's .entry declares (every parameter of axle's
  * kernels is a pointer). A launch with an empty grid or block, or a block
  * over 1024 threads, fails with CUDA_ERROR_INVALID_VALUE as the driver's
- * would. */
+ * would (1024 is CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK on every device
+ * axle targets, a device value cuda.h does not give; cuLaunchKernel's
+ * documentation lists CUDA_ERROR_INVALID_VALUE among its errors). Past the
+ * 48 KB of dynamic shared memory a launch gets without asking (a device
+ * value too), cuFuncSetAttribute must have raised the function's limit. */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
   (void)stream, (void)extra;

@@ -263,6 +263,41 @@ def nan_to_integers(rng):
     return Case(hlo, inputs, outs, tol=(0, 0))
 
 
+@case("negate_and_abs_set_the_sign_bit_of_nans")
+def negate_abs_nan_bits(rng):
+    """negate flips and abs clears the sign bit of every value, NaNs with
+    their payloads included, as the evaluator does; seen through
+    bitcast-convert. (PTX's neg and abs.f32 leave a NaN's result
+    unspecified, so the GPU must work on the bits.) Quiet NaNs only: the
+    evaluator reads an f32 through double, which quiets a signalling one."""
+    f32_bits = np.array([0x7FC00000, 0xFFC00000, 0x7FC12345, 0xFFC12345, 0x7FFFFFFF, 0x3F800000, 0x80000000,
+                         0x00000001, 0x7F800000], np.uint32)
+    f64_bits = np.array([0x7FF8000000000000, 0xFFF8000000000000, 0x7FF8000012345678, 0xFFF8000000000001,
+                         0x3FF0000000000000, 0x8000000000000000, 0x0000000000000001, 0xFFF0000000000000],
+                        np.uint64)
+    hlo = """HloModule negate_and_abs_set_the_sign_bit_of_nans
+
+ENTRY main {
+  a = u32[9] parameter(0)
+  b = u64[8] parameter(1)
+  x = f32[9] bitcast-convert(a)
+  y = f64[8] bitcast-convert(b)
+  nx = f32[9] negate(x)
+  ax = f32[9] abs(x)
+  ny = f64[8] negate(y)
+  ay = f64[8] abs(y)
+  nx_bits = u32[9] bitcast-convert(nx)
+  ax_bits = u32[9] bitcast-convert(ax)
+  ny_bits = u64[8] bitcast-convert(ny)
+  ay_bits = u64[8] bitcast-convert(ay)
+  ROOT r = (u32[9], u32[9], u64[8], u64[8]) tuple(nx_bits, ax_bits, ny_bits, ay_bits)
+}
+"""
+    outs = [f32_bits ^ np.uint32(0x80000000), f32_bits & np.uint32(0x7FFFFFFF),
+            f64_bits ^ np.uint64(0x8000000000000000), f64_bits & np.uint64(0x7FFFFFFFFFFFFFFF)]
+    return Case(hlo, [f32_bits, f64_bits], outs, tol=(0, 0))
+
+
 if __name__ == "__main__":
     # hand-worked checks of the reference: the values issue 22 names
     v = 1 + 2.0 ** -11 + 2.0 ** -40
