@@ -195,16 +195,21 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
     double high = ldexp(1.0, db);
     return *d = x >= high ? ptxs_mask(db) : x <= 0 ? 0 : (uint64_t)x, true;
   }
-  /* from an integer */
+  /* from an integer: to a float with .rn (the host's conversion rounds to
+   * nearest even; the other modes are not simulated) */
   int64_t sv = sk == 's' ? ptxs_signed(a, sbits) : (int64_t)(a & ptxs_mask(sbits));
   uint64_t uv = a & ptxs_mask(sbits);
+  if (dk == 'f' && strcmp(mode, "rn")) return ptxs_fail(r, true, "unsupported rounding of", o->parts[0]);
   if (dk == 'f') {
     if (db == 64) return *d = ptxs_float_bits(sk == 's' ? (double)sv : (double)uv, 64), true;
     float f = sk == 's' ? (float)sv : (float)uv;
     return *d = ptxs_float_bits(f, 32), true;
   }
   if (dk == 'p') return ptxs_fail(r, true, "unsupported", "cvt to pred");
-  /* integer to integer: sign- or zero-extend from the source, then wrap */
+  /* integer to integer (PTX ISA, Scalar Conversions, Table 15): "sext =
+   * sign-extend; zext = zero-extend; chop = keep only low bits that fit",
+   * by the source's signedness; a register here is as wide as its type, so
+   * the footnote's extension into a wider register does not arise */
   uint64_t v = sk == 's' ? (uint64_t)sv : uv;
   return *d = v & ptxs_mask(db), true;
 }
