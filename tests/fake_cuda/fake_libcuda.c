@@ -99,7 +99,10 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) {
   *ctx = &context;
   return outcome("cuDevicePrimaryCtxRetain", CUDA_ERROR_INVALID_CONTEXT);
 }
-CUresult cuDevicePrimaryCtxRelease_v2(int device) { (void)device; return outcome("cuDevicePrimaryCtxRelease_v2", CUDA_ERROR_INVALID_CONTEXT); }
+CUresult cuDevicePrimaryCtxRelease_v2(int device) {
+  (void)device;
+  return outcome("cuDevicePrimaryCtxRelease_v2", CUDA_ERROR_INVALID_CONTEXT);
+}
 CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return outcome("cuCtxSetCurrent", CUDA_ERROR_INVALID_CONTEXT); }
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)env_number("FAKE_CUDA_FREE_BYTES", 16ll << 30);
@@ -162,7 +165,10 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
   *stream = &s;
   return outcome("cuStreamCreate", CUDA_ERROR_INVALID_VALUE);
 }
-CUresult cuStreamDestroy_v2(void *stream) { (void)stream; return outcome("cuStreamDestroy_v2", CUDA_ERROR_INVALID_VALUE); }
+CUresult cuStreamDestroy_v2(void *stream) {
+  (void)stream;
+  return outcome("cuStreamDestroy_v2", CUDA_ERROR_INVALID_VALUE);
+}
 /* A failed launch is reported at the next synchronization, as on a GPU:
  * cuStreamSynchronize "Waits until the device has completed all operations
  * in the stream", and of CUDA_ERROR_LAUNCH_FAILED cuda.h says "any further
@@ -177,8 +183,14 @@ CUresult cuEventCreate(void **event, unsigned flags) {
   *event = &e;
   return outcome("cuEventCreate", CUDA_ERROR_INVALID_VALUE);
 }
-CUresult cuEventRecord(void *event, void *stream) { (void)event, (void)stream; return outcome("cuEventRecord", CUDA_ERROR_INVALID_VALUE); }
-CUresult cuEventSynchronize(void *event) { (void)event; return outcome("cuEventSynchronize", CUDA_ERROR_INVALID_VALUE); }
+CUresult cuEventRecord(void *event, void *stream) {
+  (void)event, (void)stream;
+  return outcome("cuEventRecord", CUDA_ERROR_INVALID_VALUE);
+}
+CUresult cuEventSynchronize(void *event) {
+  (void)event;
+  return outcome("cuEventSynchronize", CUDA_ERROR_INVALID_VALUE);
+}
 CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
   (void)start, (void)end;
   *ms = 0.5f;
@@ -305,7 +317,8 @@ CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned rank, void *a
   PtxsTensorMap m = {PTXS_TENSOR_MAP_MAGIC, (uint8_t)eb, (uint8_t)rank, (uint8_t)swizzle, 0, (uint64_t)(uintptr_t)address,
                      {0}, {0}, {0}};
   for (unsigned d = 0; d < rank; d++) {
-    if (dims[d] == 0 || dims[d] > (1ull << 32) || box[d] == 0 || box[d] > 256 || element_strides[d] != 1) return CUDA_ERROR_INVALID_VALUE;
+    if (dims[d] == 0 || dims[d] > (1ull << 32) || box[d] == 0 || box[d] > 256 || element_strides[d] != 1)
+      return CUDA_ERROR_INVALID_VALUE;
     if (d > 0 && (strides[d - 1] % 16 || strides[d - 1] >= (1ull << 40))) return CUDA_ERROR_INVALID_VALUE;
     m.dims[d] = dims[d], m.box[d] = box[d];
     if (d > 0) m.strides[d - 1] = strides[d - 1];
@@ -386,7 +399,8 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
   trace(line);
   if (gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
   /* past 48 KB, dynamic shared memory must have been allowed (cuFuncSetAttribute) */
-  if (shared > 48 * 1024 && (!function || shared > (unsigned)function->max_dynamic_shared)) return CUDA_ERROR_INVALID_VALUE;
+  if (shared > 48 * 1024 && (!function || shared > (unsigned)function->max_dynamic_shared))
+    return CUDA_ERROR_INVALID_VALUE;
   const char *fail = getenv("FAKE_CUDA_FAIL");
   if (fail && strcmp(fail, "cuLaunchKernel") == 0) return CUDA_ERROR_LAUNCH_FAILED;
   const char *execute = getenv("FAKE_CUDA_EXECUTE");
