@@ -275,6 +275,8 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
   bool is_signed = o->kind == 's';
   if (!strcmp(name, "add")) *d = (ua + ub) & m;
   else if (!strcmp(name, "sub")) *d = (ua - ub) & m;
+  /* mul/mad (PTX ISA, mul): "t = a * b; ... d = t; // for .wide d =
+   * t<2n-1..n>; // for .hi variant d = t<n-1..0>; // for .lo variant" */
   else if (!strcmp(name, "mul") || !strcmp(name, "mad")) {
     uint64_t add = !strcmp(name, "mad") ? c : 0;
     if (ptxs_has(o, "wide"))
@@ -285,14 +287,17 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
       *d = (ua * ub + add) & m;
   } else if (!strcmp(name, "div") || !strcmp(name, "rem")) {
     /* div: "Division by zero yields an unspecified, machine-specific
-     * value" (all ones here; the emitter fixes x / 0 up); INT_MIN / -1:
-     * the ISA is silent (it wraps here; the emitter fixes it up too). rem:
-     * "The behavior for negative numbers is machine-dependent and depends
-     * on whether divide rounds towards zero or negative infinity"; here,
-     * as C, toward zero (what HLO's remainder wants: the emitter relies on
-     * it, which the ISA does not promise) */
+     * value"; INT_MIN / -1 and INT_MIN % -1 overflow, on which the ISA is
+     * silent: all three give an arbitrary pattern here (0x5a..), neither
+     * 0 nor all ones, so a kernel that does not fix them up (HLO: x / 0 is
+     * -1, x % 0 is x, INT_MIN / -1 is INT_MIN, INT_MIN % -1 is 0) fails.
+     * rem: "The behavior for negative numbers is machine-dependent and
+     * depends on whether divide rounds towards zero or negative infinity";
+     * here, as C, toward zero (what HLO's remainder wants: the emitter
+     * relies on it, which the ISA does not promise) */
     bool div = !strcmp(name, "div");
-    if (ub == 0) *d = m;
+    bool overflows = is_signed && sb == -1 && sa == ptxs_signed(1ull << (bits - 1), bits);
+    if (ub == 0 || overflows) *d = 0x5a5a5a5a5a5a5a5aull & m;
     else if (is_signed && sb == -1) *d = div ? (uint64_t)(-(uint64_t)sa) & m : 0;
     else if (is_signed) *d = (uint64_t)(div ? sa / sb : sa % sb) & m;
     else *d = div ? ua / ub : ua % ub;
@@ -433,8 +438,11 @@ static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
     uint64_t a = in->count > 1 ? ptxs_read(r, t, &in->operands[1]) : 0;
     uint64_t b = in->count > 2 ? ptxs_read(r, t, &in->operands[2]) : 0;
     uint64_t c = in->count > 3 ? ptxs_read(r, t, &in->operands[3]) : 0, d = 0;
+    /* selp: "If c is True, a is stored in d, b otherwise"; testp.finite:
+     * "True if the input is not infinite or NaN" (PTX ISA, selp, testp) */
     if (!strcmp(name, "setp")) d = ptxs_compare(o.parts[1], o.kind, o.bits, a, b);
     else if (!strcmp(name, "selp")) d = c ? a : b;
+    else if (!strcmp(name, "testp") && strcmp(o.parts[1], "finite")) ok = ptxs_fail(r, true, "unsupported", in->op);
     else if (!strcmp(name, "testp")) d = ptxs_float(a, o.bits) == ptxs_float(a, o.bits) && !isinf(ptxs_float(a, o.bits));
     else if (!strcmp(name, "cvt")) ok = ptxs_convert(r, &o, a, &d);
     else ok = ptxs_arithmetic(r, &o, a, b, c, &d);
