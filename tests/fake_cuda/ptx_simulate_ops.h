@@ -332,7 +332,11 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
  * and is zero-extended to the destination register width for unsigned
  * and bit-size types" (PTX ISA, ld). An access outside every buffer (or
  * outside shared memory) fails the run: the ISA does not define it, and
- * the fake driver reports it as CUDA_ERROR_ILLEGAL_ADDRESS. */
+ * the fake driver reports it as CUDA_ERROR_ILLEGAL_ADDRESS. ld.global.nc
+ * reads "in the global state space, and optionally cache[s] in
+ * non-coherent read-only cache" (PTX ISA, ld.global.nc), so it sees the
+ * value here as a plain ld does: the emitter uses it only for the math
+ * tables, which no kernel writes. */
 static bool ptxs_memory(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const PtxsOp *o, bool load) {
   const PtxsOperand *address = &in->operands[load ? 1 : 0], *value = &in->operands[load ? 0 : 1];
   int bytes = o->bits == 1 ? 1 : o->bits / 8;
@@ -371,9 +375,16 @@ static bool ptxs_memory(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const Ptx
   return true;
 }
 
-/* mov, with the vector forms that split or join a 64-bit register. */
+/* mov, with the vector forms that split or join a 64-bit register (PTX
+ * ISA, mov): "// pack two 32-bit elements into .b64 d = a.x | (a.y << 32)"
+ * and the unpacking the other way; only mov.b64 with two elements is
+ * simulated. cvta moves the address unchanged: a generic address here is
+ * the host address of global memory. */
 static bool ptxs_move(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   const PtxsOperand *dst = &in->operands[0], *src = &in->operands[1];
+  bool vector = dst->kind == PTXS_VECTOR || src->kind == PTXS_VECTOR;
+  if (vector && (strcmp(in->op, "mov.b64") || (dst->kind == PTXS_VECTOR ? dst : src)->count != 2))
+    return ptxs_fail(r, true, "unsupported", in->op);
   if (dst->kind == PTXS_VECTOR) {
     uint64_t v = ptxs_read(r, t, src);
     t->regs[dst->vector[0][0]][dst->vector[0][1]] = v & 0xffffffffu;
