@@ -74,8 +74,11 @@ void ptx_int_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
 /* ---- convert and bitcast-convert ---- */
 
 /* A float (f32, f64; f16/bf16 arrive as f32) to a narrow integer: PTX's
- * cvt.rzi saturates at 32 bits with NaN giving 0, then a clamp to t's range
- * gives the evaluator's saturation at t's. */
+ * cvt.rzi saturates at 32 bits, then a clamp to t's range gives the
+ * evaluator's saturation at t's. NaN must give 0, which cvt gives from f32
+ * but not from f64 ("Zero if source is not .f64 and destination is not
+ * .s64, .u64. Otherwise 1 << (BitWidth(dst) - 1)", PTX ISA, cvt, Integer
+ * Notes): selected explicitly. */
 static PtxReg float_to_narrow(Emit *E, ElementType from, ElementType t, PtxReg x) {
   bool sgn = is_signed_int(t);
   int bits = type_bit_width(t);
@@ -89,6 +92,9 @@ static PtxReg float_to_narrow(Emit *E, ElementType from, ElementType t, PtxReg x
   } else {
     ptx_inst(E->b, "min.u32 $r, $r, $d", d, w, (1 << bits) - 1);
   }
+  PtxReg nan = ptx_reg_new(E->b, PTX_PRED);
+  ptx_inst(E->b, "setp.nan$s $r, $r, $r", src, nan, x, x);
+  ptx_inst(E->b, sgn ? "@$r mov.s32 $r, 0" : "@$r mov.u32 $r, 0", nan, d);
   return d;
 }
 

@@ -91,6 +91,28 @@ PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f) {
   return out;
 }
 
+/* f64 to f32 rounded to odd (toward zero, the lowest bit set when
+ * inexact), so that rounding it on to f16 or bf16 is the one rounding of
+ * the f64 (double_to_float_round_to_odd in src/ir/types.c says why).
+ * cvt.rz is "rounding toward zero" (PTX ISA, cvt, Floating Point Notes);
+ * setp.ne is false for NaN, which keeps its cvt result. Past f32's range
+ * the ISA's Type Conversion section gives the largest value or infinity:
+ * either overflows f16 and bf16 as the f64 does, so only a finite result
+ * takes the odd bit. */
+static PtxReg f64_to_f32_round_to_odd(Emit *E, PtxReg x) {
+  PtxReg f = ptx_reg_new(E->b, PTX_F32), back = ptx_reg_new(E->b, PTX_F64), out = ptx_reg_new(E->b, PTX_F32);
+  PtxReg bits = ptx_reg_new(E->b, PTX_U32), inexact = ptx_reg_new(E->b, PTX_PRED), finite = ptx_reg_new(E->b, PTX_PRED);
+  ptx_inst(E->b, "cvt.rz.f32.f64 $r, $r", f, x);
+  ptx_inst(E->b, "cvt.f64.f32 $r, $r", back, f);
+  ptx_inst(E->b, "setp.ne.f64 $r, $r, $r", inexact, back, x);
+  ptx_inst(E->b, "testp.finite.f32 $r, $r", finite, f);
+  ptx_inst(E->b, "and.pred $r, $r, $r", inexact, inexact, finite);
+  ptx_inst(E->b, "mov.b32 $r, $r", bits, f);
+  ptx_inst(E->b, "@$r or.b32 $r, $r, 1", inexact, bits, bits);
+  ptx_inst(E->b, "mov.b32 $r, $r", out, bits);
+  return out;
+}
+
 /* 16 bits of f16/bf16 widened to f32 (exact); before sm_90 no cvt reads
  * bf16, whose bits are the top half of an f32. */
 PtxReg emit_half_widen(Emit *E, ElementType t, PtxReg h) {
@@ -263,15 +285,19 @@ static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *
 
 static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  /* to f16/bf16 from an integer or f64, and to a minifloat from an
-   * integer: rounded to f32 first, then to the narrow type, as the
-   * evaluator (XLA's half constructors, ml_dtypes) does; a minifloat from
-   * f64 rounds once, from the f64. */
+  /* to f16/bf16 or a minifloat from an integer: rounded to f32 first,
+   * then to the narrow type, as the evaluator (XLA's half constructors,
+   * ml_dtypes) does; from f64 it rounds once, from the f64 (a minifloat
+   * encodes the f64 itself; f16 and bf16 take it rounded to odd). */
   if (ptx_minifloat_known(to) && from == TYPE_F64) {
     *out = emit_half_round(E, to, args[0]);
     return true;
   }
-  if (computes_in_f32(to) && (type_is_integer(from) || from == TYPE_PRED || from == TYPE_F64)) {
+  if (emit_is_half(to) && from == TYPE_F64) {
+    *out = emit_half_round(E, to, f64_to_f32_round_to_odd(E, args[0]));
+    return true;
+  }
+  if (computes_in_f32(to) && (type_is_integer(from) || from == TYPE_PRED)) {
     KernelOp to_f32 = *op;
     to_f32.type = TYPE_F32;
     PtxReg f;

@@ -129,7 +129,7 @@ static PtxReg decode(PtxBuilder *b, const Format *f, PtxReg bits) {
   if (f->has_sign) {
     ptx_inst(b, "and.b32 $r, $r, $d", exp, bits, (int)sign_bit(f));
     ptx_inst(b, "setp.ne.u32 $r, $r, 0", p, exp);
-    ptx_inst(b, "neg.f32 $r, $r", out, v);
+    ptx_inst(b, "xor.b32 $r, $r, 0x80000000", out, v);   /* neg.f32 of a NaN is unspecified (PTX ISA, neg) */
     ptx_inst(b, "@!$r mov.f32 $r, $r", p, out, v);
     return out;
   }

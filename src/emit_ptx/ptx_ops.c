@@ -87,10 +87,23 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_MINIMUM,  T_F64,            0, 80, "min.f64 $d, $a, $b; setp.nan.f64 $q, $a, $b; @$q add.f64 $d, $a, $b; "
                                          "setp.eq.f64 $q, $a, $b; @$q mov.b64 $d, $a"},
   {OP_MINIMUM,  T_INT,            0, 80, "min$t $d, $a, $b"},
-  {OP_NEGATE,   T_ANY_FLOAT,      0, 80, "neg$t $d, $a"},
+  /* negate and abs flip or clear the sign bit, NaNs included, as the
+   * evaluator does (a bitcast-convert or an f4e2m1fn convert sees a NaN's
+   * sign): PTX's neg and abs.f32 leave a NaN's result unspecified ("NaN
+   * inputs yield an unspecified NaN", PTX ISA, neg and abs), so f32 and f64
+   * work on the bits (a .b32 instruction takes an .f32 register: "The
+   * bit-size type is compatible with any fundamental type having the same
+   * size"). */
+  {OP_NEGATE,   T_F32,            0, 80, "xor.b32 $d, $a, 0x80000000"},
+  {OP_NEGATE,   T_F64,            0, 80, "xor.b64 $d, $a, 0x8000000000000000"},
+  {OP_NEGATE,   T_F16|T_BF16,     0, 80, "neg$t $d, $a"},   /* unused: halves compute in f32 */
   {OP_NEGATE,   T_INT,            0, 80, "neg$S $d, $a"},
-  {OP_ABS,      T_ANY_FLOAT,      0, 80, "abs$t $d, $a"},
-  {OP_ABS,      T_SINT,           0, 80, "abs$t $d, $a"},   /* abs(INT_MIN) = INT_MIN, as in HLO */
+  {OP_ABS,      T_F32,            0, 80, "and.b32 $d, $a, 0x7FFFFFFF"},
+  {OP_ABS,      T_F64,            0, 80, "and.b64 $d, $a, 0x7FFFFFFFFFFFFFFF"},
+  {OP_ABS,      T_F16|T_BF16,     0, 80, "abs$t $d, $a"},   /* unused: halves compute in f32 */
+  /* abs(INT_MIN) = INT_MIN, as in HLO; the ISA's abs says only "d = |a|",
+   * silent on INT_MIN (the simulator wraps, as two's complement does) */
+  {OP_ABS,      T_SINT,           0, 80, "abs$t $d, $a"},
   {OP_ABS,      T_UINT,           0, 80, "mov$B $d, $a"},
   {OP_SQRT,     T_FLOAT,          0, 80, "sqrt.rn$t $d, $a"},
   /* rounding to an integral value in the float type: exact, no range issue */
@@ -124,7 +137,11 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_SELECT,   T_VALUE,          0, 80, "selp$B $d, $b, $c, $a"},
 
   /* convert: float to integer truncates toward zero and PTX saturates at
-   * the integer's range with NaN giving 0, which is HLO's rule; narrowing
+   * the integer's range ("For float-to-integer conversions, the result is
+   * clamped to the destination range by default", PTX ISA, cvt), which is
+   * HLO's rule; HLO's NaN gives 0, which cvt gives only where "source is
+   * not .f64 and destination is not .s64, .u64" (else "1 << (BitWidth(dst)
+   * - 1)", same section), so the other forms select 0 for NaN. Narrowing
    * float conversions round to nearest even; integer narrowing wraps. */
   {OP_CONVERT,  T_F32,  T_F64,            80, "cvt$T$t $d, $a"},
   {OP_CONVERT,  T_F16,  T_FLOAT,          80, "cvt$T$t $d, $a"},
@@ -135,7 +152,9 @@ static const PtxOpRow ptx_op_rows[] = {
   {OP_CONVERT,  T_BF16, T_FLOAT,          90, "cvt$T$t $d, $a"},
   /* before sm_90 no cvt reads bf16; its bits are the top half of an f32 */
   {OP_CONVERT,  T_BF16, T_F32,            80, "cvt.u32.u16 $u, $a; shl.b32 $u, $u, 16; mov.b32 $d, $u"},
-  {OP_CONVERT,  T_FLOAT|T_F16, T_INT,     80, "cvt.rzi$T$t $d, $a"},
+  {OP_CONVERT,  T_F32|T_F16, T_INT32,     80, "cvt.rzi$T$t $d, $a"},
+  {OP_CONVERT,  T_F32|T_F16, T_INT64,     80, "cvt.rzi$T$t $d, $a; setp.nan$t $q, $a, $a; @$q mov$T $d, 0"},
+  {OP_CONVERT,  T_F64,  T_INT,            80, "cvt.rzi$T$t $d, $a; setp.nan$t $q, $a, $a; @$q mov$T $d, 0"},
   {OP_CONVERT,  T_INT,  T_FLOAT|T_F16,    80, "cvt.rn$T$t $d, $a"},
   {OP_CONVERT,  T_INT,  T_INT,            80, "cvt$T$t $d, $a"},
   /* x != 0, so NaN converts to true */

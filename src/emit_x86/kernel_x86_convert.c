@@ -288,17 +288,22 @@ static bool emit_float_to_int(KernelX86 *x, int i, ElementType from) {
   return true;
 }
 
-/* The evaluator rounds f64 to an f8 or f4 type once. Going through f32
- * keeps that one rounding if f64 -> f32 rounds to odd (toward zero, then
- * the lowest bit set when inexact): f32's 24 bits are more than two past
- * any minifloat's, so the odd bit only says "past the halfway point" or
- * "not exact". cvtsd2ss rounds to nearest; when its result came out
+/* The evaluator rounds f64 to f16, bf16 or an f8 or f4 type once. Going
+ * through f32 keeps that one rounding if f64 -> f32 rounds to odd (toward
+ * zero, then the lowest bit set when inexact; double_to_float_round_to_odd
+ * in types.c says why): f32's 24 bits are more than two past f16's 11,
+ * bf16's 8 and any minifloat's, so the odd bit only says "past the halfway
+ * point" or "not exact". cvtsd2ss rounds to nearest; when its result came out
  * larger in magnitude than v it steps back one (sign-magnitude bits), so
- * it is v truncated, and then takes the odd bit. f64 v to scratch0 (f32). */
+ * it is v truncated, and then takes the odd bit. A NaN stays cvtsd2ss's
+ * (its payload's top bits, as (float) in the evaluator keeps them). f64 v
+ * to scratch0 (f32). */
 static void emit_f64_to_f32_round_to_odd(KernelX86 *x, int v) {
   X86Label exact = x86_label_new(x->cb), toward_zero = x86_label_new(x->cb);
   fetch(x, KX_XMM_SCRATCH1, v);
   EMIT(X86_CVTSD2SS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_UCOMISD, reg(KX_XMM_SCRATCH1), reg(KX_XMM_SCRATCH1));
+  EMIT(X86_JP, x86_rel(exact));
   EMIT(X86_CVTSS2SD, reg(KX_XMM_SCRATCH2), reg(KX_XMM_SCRATCH0));
   EMIT(X86_MOVQ, reg(X86_RAX), reg(KX_XMM_SCRATCH1));
   EMIT(X86_MOVQ, reg(X86_RCX), reg(KX_XMM_SCRATCH2));
@@ -322,7 +327,7 @@ static bool emit_convert(KernelX86 *x, int i) {
   if (is_float(from) && is_float(to)) {
     /* f16, bf16 and the minifloats are f32 values here, and their results
      * are rounded after the op (kernel_x86_ops.c). */
-    if (from == TYPE_F64 && type_is_minifloat(to)) {
+    if (from == TYPE_F64 && kernel_x86_type_is_narrow(to)) {
       emit_f64_to_f32_round_to_odd(x, op->args[0]);
       define(x, i, KX_XMM_SCRATCH0);
       return true;

@@ -157,6 +157,14 @@ float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 float bf16_to_float(uint16_t b);
 uint16_t float_to_bf16(float f);
+/* f64 to f16 or bf16 with one rounding, to nearest even (IEEE's
+ * convertFormat), not the two that going through float would make. */
+uint16_t double_to_half(double v);
+uint16_t double_to_bf16(double v);
+/* f64 to f32 rounded to odd: toward zero, with the lowest bit set when
+ * inexact. Rounding that once more to any format at least two bits
+ * narrower (f16, bf16, the minifloats) is the one correct rounding. */
+float double_to_float_round_to_odd(double v);
 /* minifloat.c: the f8 and f4 types (t must be one; bits in the low bits).
  * Every value is exact in float. A double converts with one rounding, to
  * nearest even, and the type's rule for what it cannot hold (types.c). */

@@ -139,8 +139,9 @@ uint64_t literal_get_u64(const Literal *lit, int64_t i) {
 
 void literal_set_f64(Literal *lit, int64_t i, double v) {
   switch (lit->shape.type) {
-  case TYPE_F16: STORE(uint16_t, lit, i, float_to_half((float)v)); break;
-  case TYPE_BF16: STORE(uint16_t, lit, i, float_to_bf16((float)v)); break;
+  /* one rounding from the double, as a convert from f64 makes */
+  case TYPE_F16: STORE(uint16_t, lit, i, double_to_half(v)); break;
+  case TYPE_BF16: STORE(uint16_t, lit, i, double_to_bf16(v)); break;
   case TYPE_F32: STORE(float, lit, i, v); break;
   case TYPE_F64: STORE(double, lit, i, v); break;
   case TYPE_C64: case TYPE_C128: literal_set_complex(lit, i, v); break;

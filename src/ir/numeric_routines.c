@@ -89,8 +89,8 @@ int64_t linalg_lu_factor(double *a, int64_t m, int64_t n, int32_t *ipiv) {
 double float_round_to_type(double v, ElementType t) {
   switch (t) {
   case TYPE_F32: return (float)v;
-  case TYPE_F16: return half_to_float(float_to_half((float)v));
-  case TYPE_BF16: return bf16_to_float(float_to_bf16((float)v));
+  case TYPE_F16: return half_to_float(double_to_half(v));
+  case TYPE_BF16: return bf16_to_float(double_to_bf16(v));
   default: return type_is_minifloat(t) ? minifloat_to_float(t, double_to_minifloat(t, v)) : v;
   }
 }

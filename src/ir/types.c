@@ -111,6 +111,25 @@ uint16_t float_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
+/* Round to odd keeps, in its last bit, whether anything was dropped: a
+ * value between two f32s becomes the odd one of them, so a later rounding
+ * to p <= 22 significant bits sees a tie only where there was one, and
+ * "just above" or "just below" a tie stays on its side. Subnormal f32s
+ * keep at least 16 bits more than bf16's subnormals, and lie far below
+ * f16's and the minifloats', so the argument holds there too. Past f32's
+ * range the result is FLT_MAX (odd), which overflows every narrower type
+ * as the value itself does. NaN and infinity convert as they are. */
+float double_to_float_round_to_odd(double v) {
+  float f = (float)v;
+  if (isnan(v) || (double)f == v) return f;
+  uint32_t bits = float_bits(f);
+  if (fabs((double)f) > fabs(v)) bits--; /* rounded away from zero: one step back (sign-magnitude) */
+  return bits_float(bits | 1);
+}
+
+uint16_t double_to_half(double v) { return float_to_half(double_to_float_round_to_odd(v)); }
+uint16_t double_to_bf16(double v) { return float_to_bf16(double_to_float_round_to_odd(v)); }
+
 /* ---- shapes ---- */
 
 void shape_set_default_layout(Shape *s) {

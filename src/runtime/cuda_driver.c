@@ -95,7 +95,7 @@ bool gpu_device_open(GpuDevice *gpu, Status *st) {
     gpu_device_close(gpu);
     return false;
   }
-  if (!check_cuda(gpu, d->stream_create(&gpu->stream, 0), "cuStreamCreate", "creating a stream", st)) {
+  if (!check_cuda(gpu, d->stream_create(&gpu->stream, CU_STREAM_DEFAULT), "cuStreamCreate", "creating a stream", st)) {
     gpu_device_close(gpu);
     return false;
   }
@@ -238,9 +238,9 @@ bool gpu_context_enter(GpuDevice *gpu, Status *st) {
 
 bool gpu_timer_create(GpuDevice *gpu, GpuTimer *t, Status *st) {
   *t = (GpuTimer){0};
-  if (!check_cuda(gpu, gpu->driver.event_create(&t->start, 0), "cuEventCreate", "making a timing event", st))
+  if (!check_cuda(gpu, gpu->driver.event_create(&t->start, CU_EVENT_DEFAULT), "cuEventCreate", "making a timing event", st))
     return false;
-  if (check_cuda(gpu, gpu->driver.event_create(&t->end, 0), "cuEventCreate", "making a timing event", st)) return true;
+  if (check_cuda(gpu, gpu->driver.event_create(&t->end, CU_EVENT_DEFAULT), "cuEventCreate", "making a timing event", st)) return true;
   gpu_timer_destroy(gpu, t);
   return false;
 }

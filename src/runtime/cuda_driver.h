@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "ir.h"
+#include "runtime/cuda_constants.h"
 
 /* ---- the driver's types, as its ABI defines them ---- */
 typedef int CUresult;                  /* 0 is CUDA_SUCCESS */
@@ -28,48 +29,16 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 
+/* The driver's constants (error codes, attributes, JIT options, flags,
+ * tensor-map enums), with cuda.h's names and values: one table,
+ * cuda_constants.h, checked against cuda.h by test_cuda_header. */
+enum { AXLE_CUDA_CONSTANTS(AXLE_CUDA_ENUMERATOR) };
+
 /* A TMA descriptor (cuTensorMapEncodeTiled): 128 opaque bytes, passed to a
  * kernel by value as a .param .align 64 .b8 [128]. */
 typedef struct CUtensorMap {
-  _Alignas(64) unsigned long long opaque[16];
+  _Alignas(64) unsigned long long opaque[CU_TENSOR_MAP_NUM_QWORDS];
 } CUtensorMap;
-
-/* cuTensorMapEncodeTiled's enums (the values the driver's ABI fixes). */
-enum {
-  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
-  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
-  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
-  CU_TENSOR_MAP_SWIZZLE_128B = 3,
-  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
-  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,   /* out-of-bounds elements read as zeros */
-};
-
-/* cuFuncSetAttribute */
-enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
-
-enum {
-  CUDA_SUCCESS = 0,
-  CUDA_ERROR_OUT_OF_MEMORY = 2,
-  CUDA_ERROR_NO_DEVICE = 100,
-  CUDA_ERROR_INVALID_PTX = 218,
-  CUDA_ERROR_LAUNCH_FAILED = 700,
-};
-
-/* cuDeviceGetAttribute */
-enum {
-  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-};
-
-/* cuModuleLoadDataEx options: where the JIT writes its logs. */
-enum {
-  CU_JIT_INFO_LOG_BUFFER = 3,
-  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-  CU_JIT_ERROR_LOG_BUFFER = 5,
-  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-  CU_JIT_LOG_VERBOSE = 12,
-};
 
 /* The entry points, one row each: CUDA_ENTRY(field, "symbol", return, args).
  * Several are exported under a _v2 name since CUDA 3.2 (64-bit sizes); the

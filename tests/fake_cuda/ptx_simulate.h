@@ -13,7 +13,15 @@
  * the emitter writes for pred, 8- to 64-bit integer and f32/f64 kernels,
  * and f16/bf16 to and from f32; anything else (f16 arithmetic, ...) gives
  * "unsupported", which a test counts apart from a failure. Float arithmetic is the host's IEEE
- * arithmetic, which .rn is. */
+ * arithmetic, which .rn is.
+ *
+ * The rules it follows quote the PTX ISA (9.0) at the code (here and in
+ * ptx_simulate_ops.h). The thread model: bar.sync with no count is "all
+ * threads in the CTA participate in the barrier", and a barrier in code
+ * that threads of the block reach differently is "undefined" (PTX ISA,
+ * bar/barrier), so here every thread must reach the same barrier or the
+ * run fails with "deadlock"; the ISA lets exited threads skip a barrier or
+ * a shuffle, which this simulator (stricter) does not. */
 #ifndef AXLE_TESTS_PTX_SIMULATE_H
 #define AXLE_TESTS_PTX_SIMULATE_H
 
@@ -317,7 +325,9 @@ static bool ptxs_globals_parse(PtxsKernel *k, const char *text, const char *entr
 
 /* The module's ".extern .shared .align A .b8 NAME[];": dynamic shared
  * memory, sized at launch. Every such array starts where the kernel's
- * static shared memory ends, as on the device. */
+ * static shared memory ends (the ISA is silent on where; the emitter
+ * addresses dynamic shared memory only through the extern's name, so no
+ * kernel depends on it). */
 static void ptxs_dynamic_shared_parse(PtxsKernel *k, const char *text, const char *entry) {
   for (const char *e = strstr(text, ".extern .shared "); e && e < entry; e = strstr(e + 1, ".extern .shared ")) {
     char name[64];
@@ -469,6 +479,9 @@ static uint64_t ptxs_read(PtxsRun *r, PtxsThread *t, const PtxsOperand *o) {
   switch (o->kind) {
   case PTXS_REG: return t->regs[o->cls][o->index];
   case PTXS_SPECIAL: {
+    /* %tid.x "thread identifier within a CTA", %ntid.x the CTA's size,
+     * %ctaid.x "CTA identifier within a grid", %nctaid.x the grid's size
+     * (PTX ISA, Special Registers); one-dimensional launches only */
     unsigned index = (unsigned)(t - r->thread);
     uint64_t v[] = {index, r->threads, r->block, r->blocks};
     return v[o->bits];
@@ -506,20 +519,37 @@ static bool ptxs_thread_run(PtxsRun *r, PtxsThread *t) {
   return true;
 }
 
-/* Every lane of warp w waits at the same shuffle: exchange, then go on. */
 static inline bool ptxs_parse(PtxsKernel *k, const char *text) { return ptxs_parse_entry(k, text, NULL); }
 
+/* shfl.sync.{down,bfly}.b32 d, a, b, c, membermask, when every lane of the
+ * warp waits at it, as the PTX ISA's shfl.sync semantics give it:
+ *   "maxLane = (lane[4:0] & segmask[4:0]) | (cval[4:0] & ~segmask[4:0])"
+ *   ".down: j = lane + bval; pval = (j <= maxLane)"
+ *   ".bfly: j = lane ^ bval; pval = (j <= maxLane)"
+ *   "if (!pval) j = lane;  // copy from own lane"
+ * with bval = b[4:0], cval = c[4:0], segmask = c[12:8]. A lane outside
+ * the block is "inactive": "results are undefined if a thread sources a
+ * register from an inactive thread or a thread that is not in membermask",
+ * and "The behavior of shfl.sync is undefined if the executing thread is
+ * not in the membermask", so both fail the run. */
 static bool ptxs_shuffle(PtxsRun *r, unsigned first, unsigned lanes) {
   const PtxsInst *in = &r->k->insts[r->thread[first].pc];
   if (!strncmp(in->op, "mma.", 4)) return ptxs_mma_sync(r, first, lanes);
   bool bfly = strstr(in->op, ".bfly") != NULL;
+  if (!bfly && !strstr(in->op, ".down")) return ptxs_fail(r, true, "unsupported", in->op);
   uint64_t values[32];
   for (unsigned l = 0; l < lanes; l++) values[l] = ptxs_read(r, &r->thread[first + l], &in->operands[1]);
   for (unsigned l = 0; l < lanes; l++) {
     PtxsThread *t = &r->thread[first + l];
-    unsigned b = (unsigned)ptxs_read(r, t, &in->operands[2]);
+    unsigned b = (unsigned)ptxs_read(r, t, &in->operands[2]) & 31, c = (unsigned)ptxs_read(r, t, &in->operands[3]);
+    unsigned members = in->count > 4 ? (unsigned)ptxs_read(r, t, &in->operands[4]) : 0xffffffffu;
+    unsigned segmask = (c >> 8) & 31, max_lane = (l & segmask) | (c & 31 & ~segmask);
     unsigned source = bfly ? l ^ b : l + b;
-    uint64_t v = source < lanes ? values[source] : values[l];
+    if (source > max_lane) source = l;
+    if (!(members >> l & 1)) return ptxs_fail(r, false, "a lane outside shfl.sync's membermask executes", in->op);
+    if (source >= lanes || !(members >> source & 1))
+      return ptxs_fail(r, false, "shfl.sync reads a lane that is inactive or outside its membermask in", in->op);
+    uint64_t v = values[source];
     t->regs[in->operands[0].cls][in->operands[0].index] = v & 0xffffffffu;
     t->state = PTXS_RUNNING;
     t->pc++;

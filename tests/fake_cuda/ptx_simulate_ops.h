@@ -1,10 +1,23 @@
 /* The instructions of ptx_simulate.h, one PTX op at a time: ptxs_step
  * reads an op's name in parts ("ld.global.nc.v4.f32" is ld, the space,
  * the modifiers and the type) and does what the PTX ISA says it does for
- * the forms axle's emitter writes. Included by ptx_simulate.h only. */
+ * the forms axle's emitter writes. Included by ptx_simulate.h only.
+ *
+ * Each rule quotes the sentence of the PTX ISA (version 9.0, the section
+ * named) it follows. Where the ISA leaves a result unspecified, the
+ * simulator gives a value an emitter must not rely on (and says so), so
+ * that a kernel relying on it fails here rather than on a GPU. */
 
 /* IEEE half and bfloat16 to and from float, rounding to nearest even (the
- * host's rounding mode, which nearbyint follows). */
+ * host's rounding mode, which nearbyint follows): cvt's ".rn rounding to
+ * nearest, with ties to even" (PTX ISA, cvt). Past f16's range the result
+ * is infinity, as IEEE 754 rounds it; the ISA's Type Conversion section
+ * says such conversions are "represented with the maximum floating-point
+ * value (IEEE 754 Inf for f32 and f64, and ~131,000 for f16)", which
+ * describes no f16 encoding (the largest finite f16 is 65504) and which
+ * this simulator does not follow. A NaN's payload after cvt to f16/bf16:
+ * the ISA is silent (only ".relu ... NaN results are converted to
+ * canonical NaN"); it keeps the top payload bits, quieted. */
 static float ptxs_half_to_float(uint16_t h) {
   int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
   float v = exponent == 0    ? ldexpf((float)mantissa, -24)
@@ -66,14 +79,20 @@ static bool ptxs_has(const PtxsOp *o, const char *part) {
 
 static void ptxs_write(PtxsThread *t, const PtxsOperand *o, uint64_t v) { t->regs[o->cls][o->index] = v; }
 
-/* setp's comparisons; the u forms are true when either side is NaN. */
+/* setp's comparisons (PTX ISA, setp, Floating Point Notes): "The ordered
+ * comparisons are eq, ne, lt, le, gt, ge. If either operand is NaN, the
+ * result is False." "unordered versions ... equ, neu, ltu, leu, gtu, geu
+ * ... If either operand is NaN, then the result of these comparisons is
+ * True." "num returns True if both operands are numeric values (not NaN),
+ * and nan returns True if either operand is NaN." Integer Notes: "For
+ * unsigned values, the comparison operators lo, ls, hi, and hs ..." */
 static bool ptxs_compare(const char *how, char kind, int bits, uint64_t a, uint64_t b) {
   if (kind == 'f') {
     double x = ptxs_float(a, bits), y = ptxs_float(b, bits);
     bool nan = x != x || y != y;
     if (!strcmp(how, "nan")) return nan;
     if (!strcmp(how, "num")) return !nan;
-    bool unordered = how[strlen(how) - 1] == 'u' && strcmp(how, "lu");
+    bool unordered = strlen(how) == 3 && how[2] == 'u';
     if (nan) return unordered;
     if (!strncmp(how, "eq", 2)) return x == y;
     if (!strncmp(how, "ne", 2)) return x != y;
@@ -99,11 +118,31 @@ static bool ptxs_compare(const char *how, char kind, int bits, uint64_t a, uint6
   return false;
 }
 
+/* f64 to f32 under cvt's floating-point rounding modifier (PTX ISA, cvt,
+ * Floating Point Notes: ".rn rounding to nearest, with ties to even",
+ * ".rz rounding toward zero", ".rm rounding toward negative infinity",
+ * ".rp rounding toward positive infinity"). The host's cast rounds to
+ * nearest even; the directed modes step back one f32 where it went the
+ * wrong way. Past f32's range that gives the largest f32 toward zero, as
+ * IEEE's directed roundings do; the ISA's Type Conversion section says
+ * only that such results are "represented with the maximum floating-point
+ * value (IEEE 754 Inf for f32 and f64 ...)", which read for .rn. */
+static float ptxs_f64_to_f32(double x, const char *mode) {
+  float f = (float)x;
+  if (x != x || (double)f == x) return f;
+  if (!strcmp(mode, "rz") && fabs((double)f) > fabs(x)) f = nextafterf(f, 0.0f);
+  if (!strcmp(mode, "rm") && (double)f > x) f = nextafterf(f, -INFINITY);
+  if (!strcmp(mode, "rp") && (double)f < x) f = nextafterf(f, INFINITY);
+  return f;
+}
+
 static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d); /* at the end */
 static bool ptxs_convert_tf32(const PtxsOp *o, uint64_t a, uint64_t *d);                        /* at the end */
 
 /* cvt: between integer and float types with PTX's rounding and
- * saturation (float to integer: NaN is 0, out of range clamps). */
+ * saturation. Float to integer: "For float-to-integer conversions, the
+ * result is clamped to the destination range by default" (PTX ISA, cvt,
+ * Integer Notes, Saturation modifier); NaN as the rule below. */
 static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
   int types = 0, bits[2] = {0, 0};
   char kinds[2] = {0, 0};
@@ -116,11 +155,13 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
   }
   if (ptxs_convert_tf32(o, a, d)) return true;
   if (types != 2) return ptxs_fail(r, true, "unsupported", o->parts[0]);
-  /* f16 and bf16 to and from f32 only: half_to_float and friends are the
-   * IR's round-to-nearest-even conversions, as cvt.rn is */
+  /* f16 and bf16 to and from f32 only: ptxs_float_to_half and friends
+   * round to nearest even, as ".rn rounding to nearest, with ties to even"
+   * says; the other modes are not simulated */
   if (kinds[0] == 'h' || kinds[1] == 'h') {
     bool bf16 = !strcmp(names[0], "bf16") || !strcmp(names[1], "bf16");
     if (kinds[0] == 'h' && kinds[1] == 'f' && bits[1] == 32) {
+      if (strcmp(mode, "rn")) return ptxs_fail(r, true, "unsupported rounding of", o->parts[0]);
       float x = (float)ptxs_float(a, 32);
       return *d = bf16 ? ptxs_float_to_bf16(x) : ptxs_float_to_half(x), true;
     }
@@ -138,8 +179,14 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
     else if (!strcmp(mode, "rzi")) x = trunc(x);
     else if (!strcmp(mode, "rmi")) x = floor(x);
     else if (!strcmp(mode, "rpi")) x = ceil(x);
+    if (dk == 'f' && db == 32 && sbits == 64) return *d = ptxs_float_bits(ptxs_f64_to_f32(x, mode), 32), true;
     if (dk == 'f') return *d = ptxs_float_bits(x, db), true;
-    if (x != x) return *d = 0, true;
+    /* PTX ISA, cvt, Integer Notes: "In float-to-integer conversions,
+     * depending upon conversion types, NaN input results in following
+     * value: 1. Zero if source is not .f64 and destination is not .s64,
+     * .u64. 2. Otherwise 1 << (BitWidth(dst) - 1) corresponding to the value
+     * of (MAXINT >> 1) + 1 for unsigned type or MININT for signed type." */
+    if (x != x) return *d = sbits != 64 && db != 64 ? 0 : 1ull << (db - 1), true;
     if (dk == 's') {
       double high = ldexp(1.0, db - 1);
       int64_t v = x >= high ? (int64_t)(ptxs_mask(db - 1)) : x < -high ? -(int64_t)ptxs_mask(db - 1) - 1 : (int64_t)x;
@@ -148,28 +195,43 @@ static bool ptxs_convert(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t *d) {
     double high = ldexp(1.0, db);
     return *d = x >= high ? ptxs_mask(db) : x <= 0 ? 0 : (uint64_t)x, true;
   }
-  /* from an integer */
+  /* from an integer: to a float with .rn (the host's conversion rounds to
+   * nearest even; the other modes are not simulated) */
   int64_t sv = sk == 's' ? ptxs_signed(a, sbits) : (int64_t)(a & ptxs_mask(sbits));
   uint64_t uv = a & ptxs_mask(sbits);
+  if (dk == 'f' && strcmp(mode, "rn")) return ptxs_fail(r, true, "unsupported rounding of", o->parts[0]);
   if (dk == 'f') {
     if (db == 64) return *d = ptxs_float_bits(sk == 's' ? (double)sv : (double)uv, 64), true;
     float f = sk == 's' ? (float)sv : (float)uv;
     return *d = ptxs_float_bits(f, 32), true;
   }
   if (dk == 'p') return ptxs_fail(r, true, "unsupported", "cvt to pred");
-  /* integer to integer: sign- or zero-extend from the source, then wrap */
+  /* integer to integer (PTX ISA, Scalar Conversions, Table 15): "sext =
+   * sign-extend; zext = zero-extend; chop = keep only low bits that fit",
+   * by the source's signedness; a register here is as wide as its type, so
+   * the footnote's extension into a wider register does not arise */
   uint64_t v = sk == 's' ? (uint64_t)sv : uv;
   return *d = v & ptxs_mask(db), true;
 }
 
 static uint64_t ptxs_mul_hi(bool is_signed, int bits, uint64_t a, uint64_t b);   /* elt block, below */
 
-/* Integer and float arithmetic of one type. */
+/* Integer and float arithmetic of one type.
+ * Float: add, sub, mul, div, fma and sqrt with ".rn mantissa LSB rounds to
+ * nearest even" (PTX ISA, add, div, sqrt ...), which the host's IEEE
+ * arithmetic is; fma: "computes the product of a and b to infinite
+ * precision and then adds c to this product, again in infinite
+ * precision", as C's fma. "By default, subnormal numbers are supported"
+ * (sm_20+). Other rounding modes, .ftz, .sat and the .approx/.full forms
+ * are not simulated (the emitter writes none). */
 static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b, uint64_t c, uint64_t *d) {
   const char *name = o->parts[0];
   int bits = o->bits;
   if (o->kind == 'h') return ptxs_fail(r, true, "unsupported", "f16/bf16 arithmetic");
   if (o->kind == 'f') {
+    static const char *const unsimulated[] = {"rz", "rm", "rp", "ftz", "sat", "approx", "full"};
+    for (size_t i = 0; i < sizeof unsimulated / sizeof *unsimulated; i++)
+      if (ptxs_has(o, unsimulated[i])) return ptxs_fail(r, true, "unsupported modifier in", name);
     double x = ptxs_float(a, bits), y = ptxs_float(b, bits), z = ptxs_float(c, bits);
     bool single = bits == 32;
     float xf = (float)x, yf = (float)y, zf = (float)z;
@@ -180,8 +242,19 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
     else if (!strcmp(name, "div")) v = single ? (double)(xf / yf) : x / y;
     else if (!strcmp(name, "fma")) v = single ? (double)fmaf(xf, yf, zf) : fma(x, y, z);
     else if (!strcmp(name, "sqrt")) v = single ? (double)sqrtf(xf) : sqrt(x);
+    /* neg: "NaN inputs yield an unspecified NaN"; abs: "For abs.f32, NaN
+     * input yields unspecified NaN. For abs.f64, NaN input is passed
+     * through unchanged." (PTX ISA, neg, abs). The unspecified NaN is the
+     * canonical one here, whatever the input's sign and payload. */
+    else if (!strcmp(name, "neg") && x != x) return *d = ptxs_mask(bits - 1), true;
     else if (!strcmp(name, "neg")) return *d = a ^ (1ull << (bits - 1)), true;
+    else if (!strcmp(name, "abs") && x != x && single) return *d = ptxs_mask(bits - 1), true;
     else if (!strcmp(name, "abs")) return *d = a & ~(1ull << (bits - 1)), true;
+    /* min/max (PTX ISA, min): "If .NaN modifier is specified, then the
+     * result is canonical NaN if any of the inputs is NaN"; else min_num:
+     * "if (isNaN(x) && isNaN(y)) z = NaN; else if (isNaN(x)) z = y; else
+     * if (isNaN(y)) z = x", and "-0.0 < +0.0 here". The canonical NaN is
+     * 0x7fffffff for f32 (the ISA's canonical NaN). */
     else if (!strcmp(name, "min") || !strcmp(name, "max")) {
       bool is_min = !strcmp(name, "min");
       if (x != x || y != y) {
@@ -202,6 +275,8 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
   bool is_signed = o->kind == 's';
   if (!strcmp(name, "add")) *d = (ua + ub) & m;
   else if (!strcmp(name, "sub")) *d = (ua - ub) & m;
+  /* mul/mad (PTX ISA, mul): "t = a * b; ... d = t; // for .wide d =
+   * t<2n-1..n>; // for .hi variant d = t<n-1..0>; // for .lo variant" */
   else if (!strcmp(name, "mul") || !strcmp(name, "mad")) {
     uint64_t add = !strcmp(name, "mad") ? c : 0;
     if (ptxs_has(o, "wide"))
@@ -211,19 +286,34 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
     else
       *d = (ua * ub + add) & m;
   } else if (!strcmp(name, "div") || !strcmp(name, "rem")) {
+    /* div: "Division by zero yields an unspecified, machine-specific
+     * value"; INT_MIN / -1 and INT_MIN % -1 overflow, on which the ISA is
+     * silent: all three give an arbitrary pattern here (0x5a..), neither
+     * 0 nor all ones, so a kernel that does not fix them up (HLO: x / 0 is
+     * -1, x % 0 is x, INT_MIN / -1 is INT_MIN, INT_MIN % -1 is 0) fails.
+     * rem: "The behavior for negative numbers is machine-dependent and
+     * depends on whether divide rounds towards zero or negative infinity";
+     * here, as C, toward zero (what HLO's remainder wants: the emitter
+     * relies on it, which the ISA does not promise) */
     bool div = !strcmp(name, "div");
-    if (ub == 0) *d = m;  /* unspecified in PTX; the emitter fixes x / 0 up */
+    bool overflows = is_signed && sb == -1 && sa == ptxs_signed(1ull << (bits - 1), bits);
+    if (ub == 0 || overflows) *d = 0x5a5a5a5a5a5a5a5aull & m;
     else if (is_signed && sb == -1) *d = div ? (uint64_t)(-(uint64_t)sa) & m : 0;
     else if (is_signed) *d = (uint64_t)(div ? sa / sb : sa % sb) & m;
     else *d = div ? ua / ub : ua % ub;
   } else if (!strcmp(name, "min")) *d = (is_signed ? (uint64_t)(sa < sb ? sa : sb) : (ua < ub ? ua : ub)) & m;
   else if (!strcmp(name, "max")) *d = (is_signed ? (uint64_t)(sa > sb ? sa : sb) : (ua > ub ? ua : ub)) & m;
+  /* integer neg and abs: "d = -a", "d = |a|", silent on INT_MIN (wraps here) */
   else if (!strcmp(name, "neg")) *d = (0 - ua) & m;
   else if (!strcmp(name, "abs")) *d = (uint64_t)(sa < 0 ? -(uint64_t)sa : (uint64_t)sa) & m;
   else if (!strcmp(name, "and")) *d = o->kind == 'p' ? (a && b) : ua & ub;
   else if (!strcmp(name, "or")) *d = o->kind == 'p' ? (a || b) : ua | ub;
   else if (!strcmp(name, "xor")) *d = o->kind == 'p' ? (!a != !b) : ua ^ ub;
   else if (!strcmp(name, "not")) *d = o->kind == 'p' ? !a : ~ua & m;
+  /* shl, shr: "Shift amounts greater than the register width N are
+   * clamped to N"; "Signed shifts fill with the sign bit, unsigned and
+   * untyped shifts fill with 0"; "The b operand must be a 32-bit value"
+   * (PTX ISA, shl, shr). popc, clz: the count, clz of 0 is the width. */
   else if (!strcmp(name, "shl")) *d = (b & 0xffffffffu) >= (uint64_t)bits ? 0 : (ua << (b & 0xffffffffu)) & m;
   else if (!strcmp(name, "shr")) {
     uint64_t n = b & 0xffffffffu;
@@ -237,7 +327,16 @@ static bool ptxs_arithmetic(PtxsRun *r, const PtxsOp *o, uint64_t a, uint64_t b,
 }
 
 /* ld and st: global (checked), shared and param spaces; .v2/.v4 move a
- * vector of registers at consecutive elements. */
+ * vector of registers at consecutive elements. "The value loaded is
+ * sign-extended to the destination register width for signed integers,
+ * and is zero-extended to the destination register width for unsigned
+ * and bit-size types" (PTX ISA, ld). An access outside every buffer (or
+ * outside shared memory) fails the run: the ISA does not define it, and
+ * the fake driver reports it as CUDA_ERROR_ILLEGAL_ADDRESS. ld.global.nc
+ * reads "in the global state space, and optionally cache[s] in
+ * non-coherent read-only cache" (PTX ISA, ld.global.nc), so it sees the
+ * value here as a plain ld does: the emitter uses it only for the math
+ * tables, which no kernel writes. */
 static bool ptxs_memory(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const PtxsOp *o, bool load) {
   const PtxsOperand *address = &in->operands[load ? 1 : 0], *value = &in->operands[load ? 0 : 1];
   int bytes = o->bits == 1 ? 1 : o->bits / 8;
@@ -276,9 +375,16 @@ static bool ptxs_memory(PtxsRun *r, PtxsThread *t, const PtxsInst *in, const Ptx
   return true;
 }
 
-/* mov, with the vector forms that split or join a 64-bit register. */
+/* mov, with the vector forms that split or join a 64-bit register (PTX
+ * ISA, mov): "// pack two 32-bit elements into .b64 d = a.x | (a.y << 32)"
+ * and the unpacking the other way; only mov.b64 with two elements is
+ * simulated. cvta moves the address unchanged: a generic address here is
+ * the host address of global memory. */
 static bool ptxs_move(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   const PtxsOperand *dst = &in->operands[0], *src = &in->operands[1];
+  bool vector = dst->kind == PTXS_VECTOR || src->kind == PTXS_VECTOR;
+  if (vector && (strcmp(in->op, "mov.b64") || (dst->kind == PTXS_VECTOR ? dst : src)->count != 2))
+    return ptxs_fail(r, true, "unsupported", in->op);
   if (dst->kind == PTXS_VECTOR) {
     uint64_t v = ptxs_read(r, t, src);
     t->regs[dst->vector[0][0]][dst->vector[0][1]] = v & 0xffffffffu;
@@ -296,6 +402,12 @@ static bool ptxs_move(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
 }
 
 /* ---- red.global: the GPU scatter's atomic path (gpu_scatter_apply.c) ----
+ * "Performs a reduction operation with operand b and the value in
+ * location a, and stores the result of the specified operation at
+ * location a" (PTX ISA, red). The simulator runs one thread at a time, so
+ * every red is atomic, as reds of one scope (axle's all use the default)
+ * are on the device: "performed atomically with respect to each other only
+ * if each operation specifies a scope that includes the other".
  * red.global.OP.TYPE [address], value sets memory to OP(memory, value), for
  * the integer add, min and max. The simulator runs one thread at a time,
  * so each update is atomic as on the device. */
@@ -337,8 +449,11 @@ static bool ptxs_step(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
     uint64_t a = in->count > 1 ? ptxs_read(r, t, &in->operands[1]) : 0;
     uint64_t b = in->count > 2 ? ptxs_read(r, t, &in->operands[2]) : 0;
     uint64_t c = in->count > 3 ? ptxs_read(r, t, &in->operands[3]) : 0, d = 0;
+    /* selp: "If c is True, a is stored in d, b otherwise"; testp.finite:
+     * "True if the input is not infinite or NaN" (PTX ISA, selp, testp) */
     if (!strcmp(name, "setp")) d = ptxs_compare(o.parts[1], o.kind, o.bits, a, b);
     else if (!strcmp(name, "selp")) d = c ? a : b;
+    else if (!strcmp(name, "testp") && strcmp(o.parts[1], "finite")) ok = ptxs_fail(r, true, "unsupported", in->op);
     else if (!strcmp(name, "testp")) d = ptxs_float(a, o.bits) == ptxs_float(a, o.bits) && !isinf(ptxs_float(a, o.bits));
     else if (!strcmp(name, "cvt")) ok = ptxs_convert(r, &o, a, &d);
     else ok = ptxs_arithmetic(r, &o, a, b, c, &d);
@@ -404,7 +519,8 @@ static bool ptxs_convert_half_integer(PtxsRun *r, const PtxsOp *o, uint64_t a, u
  *   b (2 x .b32): element i is row (k) 2t + (i % 2) + 8 (i / 2), column g
  *   c, d (4 x .f32): element i is row g + 8 (i / 2), column 2t + (i % 2)
  * Products of halves are exact in f32; the sum of the 16 products and c is
- * formed in double and rounded once (the hardware's order is its own). The
+ * formed in double and rounded once (the ISA is silent on the order and
+ * rounding of the accumulation; the hardware's are its own). The
  * op name is read as written (the simulator keeps its first 95 characters). Every lane of the warp waits here, as at
  * a shuffle, and all 32 must. */
 /* The accumulator fragment c of an m16n8 mma (both forms): element i of
@@ -463,9 +579,14 @@ static bool ptxs_mma_sync(PtxsRun *r, unsigned first, unsigned lanes) {
 }
 
 /* ---- tf32 (the GEMM's f32 path where a dot's algorithm allows tf32, ptx_gemm_mma.c) ----
- * cvt.rna.tf32.f32 d, a: a rounded to tf32's 10 fraction bits, to nearest
- * with ties away from zero, kept in the 32-bit f32 layout with the low 13
- * bits zero; NaN and infinity pass through. Returns false for any other cvt. */
+ * cvt.rna.tf32.f32 d, a: a rounded to tf32's 10 fraction bits with ".rna
+ * rounding to nearest, with ties away from zero" (PTX ISA, cvt). "The
+ * internal layout of tf32 format is implementation defined" (PTX ISA,
+ * Alternate Floating-Point Data Formats): the simulator keeps it in the
+ * f32 layout with the low 13 bits zero, and the mma reads only the top 19
+ * bits, so a kernel that read the register as an f32 would be wrong on a
+ * device whose layout differs; NaN and infinity pass through (the ISA says
+ * so only for .satfinite). Returns false for any other cvt. */
 static bool ptxs_convert_tf32(const PtxsOp *o, uint64_t a, uint64_t *d) {
   if (o->count != 4 || strcmp(o->parts[1], "rna") || strcmp(o->parts[2], "tf32") || strcmp(o->parts[3], "f32"))
     return false;
@@ -524,9 +645,15 @@ static uint64_t ptxs_mul_hi(bool is_signed, int bits, uint64_t a, uint64_t b) {
  * (PTXS_AT_MBARRIER) until another thread's copy or arrival completes it.
  * wgmma runs per thread: each computes its own fragment of D from shared
  * memory, which no thread changes between the warpgroup's wgmma and the
- * barrier after it. */
+ * barrier after it. Completing at issue is one order the ISA allows (an
+ * asynchronous copy may complete at any time before the mbarrier phase
+ * that tracks it: "The tx-count has reached zero" is a condition of
+ * "Phase completion of the mbarrier object"); a kernel that read the
+ * copy's destination before waiting would pass here and fail on a GPU. */
 
-/* The fake driver's tensor map (cuTensorMapEncodeTiled) in the 128 bytes. */
+/* The fake driver's tensor map (cuTensorMapEncodeTiled) in the 128 bytes:
+ * the fake's own layout, since cuda.h declares the map only as "cuuint64_t
+ * opaque[CU_TENSOR_MAP_NUM_QWORDS]". */
 enum { PTXS_TENSOR_MAP_MAGIC = 0x544d4150 };
 typedef struct PtxsTensorMap {
   uint32_t magic;
@@ -537,7 +664,11 @@ typedef struct PtxsTensorMap {
 } PtxsTensorMap;
 
 /* An mbarrier's 8 bytes: arrivals pending and expected (bit 15 of the
- * second is the phase's parity), bytes still expected. */
+ * second is the phase's parity), bytes still expected. The ISA's object
+ * is opaque ("An opaque mbarrier object keeps track of ... Current phase
+ * ... Count of pending arrivals for the current phase ... Count of
+ * expected arrivals for the next phase ... tx-count", PTX ISA, Contents
+ * of the mbarrier object); this is the simulator's own layout. */
 typedef struct PtxsMbarrier {
   uint16_t pending, expected_and_phase;
   int32_t tx;
@@ -550,12 +681,22 @@ static char *ptxs_shared_at(PtxsRun *r, PtxsThread *t, const PtxsOperand *o, int
   return at >= 0 && at + bytes <= r->shared_limit ? r->shared + at : NULL;
 }
 
+/* "An mbarrier object completes the current phase when all of the
+ * following conditions are met: The count of the pending arrivals has
+ * reached zero. The tx-count has reached zero." Then "The mbarrier object
+ * transitions to the next phase. The pending arrival count is
+ * reinitialized to the expected arrival count." (PTX ISA, Phase
+ * completion of the mbarrier object) */
 static void ptxs_mbarrier_settle(PtxsMbarrier *m) {
   if (m->pending || m->tx) return;
   m->expected_and_phase ^= 0x8000;
   m->pending = m->expected_and_phase & 0x7fff;
 }
 
+/* try_wait.parity: "test for the completion of the phase indicated by the
+ * operand phaseParity, which is the integer parity of either the current
+ * phase or the immediately preceding phase" (PTX ISA, mbarrier.try_wait):
+ * the parity of the current phase means not yet complete. */
 static bool ptxs_mbarrier_phase_done(PtxsRun *r, PtxsThread *t) {
   const PtxsInst *in = &r->k->insts[t->pc];
   char *at = ptxs_shared_at(r, t, &in->operands[1], 8);
@@ -565,12 +706,16 @@ static bool ptxs_mbarrier_phase_done(PtxsRun *r, PtxsThread *t) {
   return (unsigned)(m.expected_and_phase >> 15) != (unsigned)(ptxs_read(r, t, &in->operands[2]) & 1);
 }
 
-/* mbarrier.init / arrive[.expect_tx] / try_wait.parity. */
+/* mbarrier.init / arrive[.expect_tx] / try_wait.parity. init: "Initializing
+ * the current phase to 0. Initializing the expected arrival count to
+ * count." The object is ".b64 | 8 | .shared" (type, alignment in bytes,
+ * memory space: PTX ISA, Size and alignment of mbarrier object). */
 static bool ptxs_mbarrier(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   bool init = strstr(in->op, ".init") != NULL, wait = strstr(in->op, ".try_wait.parity") != NULL;
   const PtxsOperand *address = &in->operands[init ? 0 : 1];
   char *at = ptxs_shared_at(r, t, address, 8);
   if (!at) return ptxs_fail(r, false, "an mbarrier out of shared memory in", in->op);
+  if ((at - r->shared) % 8) return ptxs_fail(r, false, "an mbarrier not aligned to 8 bytes in", in->op);
   PtxsMbarrier m;
   memcpy(&m, at, sizeof m);
   if (init) {
@@ -593,12 +738,18 @@ static bool ptxs_mbarrier(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
 }
 
 /* Byte offset L of a box, at shared address `at`, with the map's swizzle:
- * the 16-byte chunk (bits 4-6) XOR the 128-byte row within 1024 (bits 7-9). */
+ * the 16-byte chunk (bits 4-6) XOR the 128-byte row within 1024 (bits 7-9).
+ * The ISA gives the 128B pattern only as a figure ("Swizzling Modes": the
+ * 16-byte chunks of each 128-byte row permuted, "1024 bytes aligned",
+ * "Pattern repeats"); this formula is read from it. */
 static int64_t ptxs_swizzled(int swizzle, int64_t at) { return swizzle == 3 ? at ^ (((at >> 7) & 7) << 4) : at; }
 
 /* cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
  * [dst], [map, {c0, ...}], [mbar]: the box at the coordinates, zeros where
- * it lies outside the tensor, then the bytes complete on mbar. */
+ * it lies outside the tensor ("Zero fill mode: Elements in the Bounding Box
+ * which fall outside of the tensor boundary are set to 0", PTX ISA, Out of
+ * Boundary Access; the map's CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), then the
+ * bytes complete on mbar. */
 static bool ptxs_tensor_copy(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
   const PtxsOperand *tensor = &in->operands[1];
   const PtxsTensorMap *map = (const PtxsTensorMap *)(uintptr_t)t->regs[tensor->cls][tensor->index];
@@ -638,7 +789,12 @@ static bool ptxs_tensor_copy(PtxsRun *r, PtxsThread *t, const PtxsInst *in) {
 }
 
 /* Element (row, k) of a K-major wgmma operand with the 128-byte swizzle:
- * rows 128 bytes apart within 8-row groups, groups `sbo` apart. */
+ * rows 128 bytes apart within 8-row groups, groups `sbo` apart. The
+ * descriptor (PTX ISA, Matrix Descriptor Format): "13–0 ...
+ * matrix-descriptor-encode(Matrix start address)", "45–32 ... (Stride
+ * dimension byte offset)", "51–49 ... Matrix base offset", "63–62 ...
+ * swizzling mode ... 1: 128-Byte swizzle", where matrix-descriptor-encode(x)
+ * is (x & 0x3FFFF) >> 4. */
 static bool ptxs_wgmma_element(PtxsRun *r, uint64_t desc, int row, int k, bool bf16, float *v) {
   int64_t start = (int64_t)(desc & 0x3fff) << 4, sbo = (int64_t)((desc >> 32) & 0x3fff) << 4;
   if (desc >> 62 != 1 || ((desc >> 49) & 7)) return ptxs_fail(r, true, "unsupported wgmma descriptor layout", "");

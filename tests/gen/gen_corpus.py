@@ -28,6 +28,7 @@ import corpus_linalg  # noqa: E402,F401
 import corpus_models  # noqa: E402,F401
 import corpus_complex  # noqa: E402,F401
 import corpus_lowp  # noqa: E402,F401
+import corpus_float_conversions  # noqa: E402,F401
 import corpus_ops2  # noqa: E402,F401
 import corpus_lapack  # noqa: E402,F401
 import corpus_syntax  # noqa: E402,F401

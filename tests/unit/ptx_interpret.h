@@ -165,7 +165,15 @@ static uint64_t ptxi_bits64(double x) {
   return b;
 }
 
-/* PTX's float-to-integer conversions saturate, and NaN gives 0. */
+/* PTX's float-to-integer conversions saturate ("For float-to-integer
+ * conversions, the result is clamped to the destination range by
+ * default", PTX ISA, cvt, Integer Notes). NaN: "In float-to-integer
+ * conversions, depending upon conversion types, NaN input results in
+ * following value: 1. Zero if source is not .f64 and destination is not
+ * .s64, .u64. 2. Otherwise 1 << (BitWidth(dst) - 1) corresponding to the
+ * value of (MAXINT >> 1) + 1 for unsigned type or MININT for signed
+ * type." (same section): 0 for cvt.rzi.s32.f32, INT64_MIN for
+ * cvt.rzi.s64.f64. */
 static int32_t ptxi_s32_of(double x) {
   if (x != x) return 0;
   if (x >= 2147483647.0) return INT32_MAX;
@@ -173,7 +181,7 @@ static int32_t ptxi_s32_of(double x) {
   return (int32_t)x;
 }
 static int64_t ptxi_s64_of(double x) {
-  if (x != x) return 0;
+  if (x != x) return INT64_MIN;
   if (x >= 9223372036854775807.0) return INT64_MAX;
   if (x <= -9223372036854775808.0) return INT64_MIN;
   return (int64_t)x;

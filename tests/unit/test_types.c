@@ -30,6 +30,25 @@ TEST(bf16_rounds_to_nearest_even) {
   EXPECT(isnan(bf16_to_float(float_to_bf16(NAN))), "nan stays nan");
 }
 
+/* f64 -> f16/bf16 is one rounding: through f32 (round to nearest) the
+ * values just above a tie land on it and round to even, the wrong way. */
+TEST(f64_to_f16_and_bf16_rounds_once) {
+  double above_f16_tie = 1 + ldexp(1, -11) + ldexp(1, -40), below_f16_tie = 1 + ldexp(1, -11) - ldexp(1, -40);
+  EXPECT(double_to_half(above_f16_tie) == 0x3c01, "1 + 2^-11 + 2^-40 gave 0x%04x, expected 0x3c01",
+         double_to_half(above_f16_tie));
+  EXPECT(double_to_half(below_f16_tie) == 0x3c00, "1 + 2^-11 - 2^-40 gave 0x%04x, expected 0x3c00",
+         double_to_half(below_f16_tie));
+  EXPECT(double_to_half(1 + ldexp(1, -11)) == 0x3c00, "the tie itself goes to even");
+  EXPECT(double_to_half(ldexp(1, -25) * (1 + ldexp(1, -40))) == 0x0001, "just above half the smallest subnormal");
+  EXPECT(double_to_half(65520 - ldexp(1, -30)) == 0x7bff && double_to_half(65520) == 0x7c00, "overflow threshold");
+  EXPECT(double_to_half(1e300) == 0x7c00 && double_to_half(-1e300) == 0xfc00, "past f32's range: infinity");
+  double above_bf16_tie = 1 + ldexp(1, -8) + ldexp(1, -40);
+  EXPECT(double_to_bf16(above_bf16_tie) == 0x3f81, "1 + 2^-8 + 2^-40 gave 0x%04x, expected 0x3f81",
+         double_to_bf16(above_bf16_tie));
+  EXPECT(double_to_bf16(1 + ldexp(1, -8)) == 0x3f80, "the tie itself goes to even");
+  EXPECT(isnan(bf16_to_float(double_to_bf16(NAN))) && isnan(half_to_float(double_to_half(-NAN))), "NaN stays NaN");
+}
+
 TEST(shape_prints_with_layout) {
   int64_t dims[] = {2, 3};
   Shape s = shape_array(TYPE_F32, 2, dims);
@@ -61,6 +80,7 @@ int main(void) {
   RUN(half_round_trips_every_finite_value);
   RUN(half_rounds_to_nearest_even);
   RUN(bf16_rounds_to_nearest_even);
+  RUN(f64_to_f16_and_bf16_rounds_once);
   RUN(shape_prints_with_layout);
   RUN(type_names_round_trip);
   RUN(instruction_stays_small);

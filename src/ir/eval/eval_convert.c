@@ -7,11 +7,13 @@
  *   - integer to float rounds to nearest even;
  *   - anything to pred is x != 0 (so NaN is true);
  *   - between integer widths the value wraps (two's complement truncation);
- *   - to f16/bf16 goes through float, then rounds to nearest even, as
- *     Eigen's half and bfloat16 constructors do;
- *   - to an f8 or f4 type a float rounds once, from its own value (even
- *     from f64), and an integer rounds to float first, as ml_dtypes'
- *     constructors do; overflow, NaN and -0 follow the type (minifloat.c);
+ *   - float to float rounds once, to nearest even, from the value itself
+ *     (IEEE's convertFormat): f64 to f16 or bf16 does not round to f32
+ *     first, which would round twice (1 + 2^-11 + 2^-40 would become f16
+ *     1.0 where the one rounding gives 1 + 2^-10); overflow, NaN and -0
+ *     of the f8 and f4 types follow the type (minifloat.c);
+ *   - an integer to f16, bf16 or an f8/f4 type rounds to float first, as
+ *     XLA's half/bfloat16 and ml_dtypes' constructors do;
  *   - to s4/u4/s2/u2 the rules of the wider integers apply at 4 or 2 bits. */
 #include <math.h>
 
@@ -78,11 +80,8 @@ static void convert_element(Literal *out, int64_t i, const Literal *in) {
     literal_set_f64(out, i, int_as_float_value(in, i, to));
   } else if (!type_is_float(to)) {
     store_float_as_int(out, i, literal_get_f64(in, i));
-  } else if (to == TYPE_F64 || type_is_minifloat(to)) {
-    literal_set_f64(out, i, literal_get_f64(in, i));
   } else {
-    /* f64 -> f32 rounds once; f64 -> f16/bf16 rounds to float first. */
-    literal_set_f64(out, i, (double)(float)literal_get_f64(in, i));
+    literal_set_f64(out, i, literal_get_f64(in, i)); /* one rounding, from the value */
   }
 }
 
