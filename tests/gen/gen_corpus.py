@@ -30,6 +30,7 @@ import corpus_complex  # noqa: E402,F401
 import corpus_lowp  # noqa: E402,F401
 import corpus_ops2  # noqa: E402,F401
 import corpus_syntax  # noqa: E402,F401
+import corpus_layouts  # noqa: E402,F401
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hlo")
 

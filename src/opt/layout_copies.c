@@ -1,0 +1,241 @@
+/* Pass "layout-copies": a value passed on unchanged keeps its layout, and a
+ * copy converts it where the text names another one.
+ *
+ * A layout says where an array's elements lie in memory, never what they
+ * are. The ops that pass a value on (tuple, get-tuple-element, opt-barrier,
+ * domain, add-dependency, the collectives of one replica, the asynchronous
+ * copy and collective pairs) and the boundaries of called computations
+ * (a while's state, a conditional's or call's parameters and results) hand
+ * their operand's storage on as it is: the buffer plan names one storage,
+ * and the backends read its bytes in the layout of whichever shape they
+ * hold. HLO text may name another layout at the receiving end (text
+ * without a layout names the default one, so a column-major parameter put
+ * in a tuple written without layouts is one), where XLA's layout
+ * assignment would have put a copy. This pass puts it there, so that
+ * afterwards both ends of every forward name the same layout:
+ *   - an operand that a forward or a callee's parameter takes in another
+ *     layout is copied into it (a tuple element by element);
+ *   - a forward whose own shape names another layout than the value it
+ *     passes on (get-tuple-element, copy-done, a call's or while's result)
+ *     takes the value's layout, and its users read a copy in the layout the
+ *     text named;
+ *   - a while's condition takes its state in the body's layout, and a
+ *     body's or branch's root is copied into the layout its caller names.
+ * scatter is computed in the default layout by both backends: its operands
+ * are copied into it, and its result out of it, when they are not.
+ *
+ * requires: verified; runs first, before any pass that forwards values.
+ * breaks:   the operands-before-users order (restored by sorting). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt/opt.h"
+
+/* ---- copies between layouts ---- */
+
+/* v in the layouts of `want` (same type, dims and tuple structure as v's
+ * shape): v itself when they already agree, else a copy, element by element
+ * through tuples. New instructions are appended to c. */
+static Instruction *relayout(Computation *c, Instruction *v, const Shape *want) {
+  if (shape_identical(&v->shape, want) || !shape_equal(&v->shape, want)) return v;
+  Attrs attrs = {0};
+  if (!shape_is_tuple(want))
+    return computation_add_instruction(c, OP_COPY, &v, 1, NULL, 0, &attrs, want, "layout_copy");
+  int n = want->tuple_count;
+  Instruction **elements = calloc_or_exit((size_t)n + 1, sizeof *elements);
+  for (int i = 0; i < n; i++) {
+    Instruction *element = v->opcode == OP_TUPLE ? v->operands[i] : NULL;
+    if (!element) {
+      Attrs index = {.tuple_index = i};
+      element = computation_add_instruction(c, OP_GET_TUPLE_ELEMENT, &v, 1, NULL, 0, &index,
+                                            &v->shape.tuple_shapes[i], NULL);
+    }
+    elements[i] = relayout(c, element, &want->tuple_shapes[i]);
+  }
+  Instruction *t = computation_add_instruction(c, OP_TUPLE, elements, n, NULL, 0, &attrs, want, NULL);
+  free(elements);
+  return t;
+}
+
+/* Operand k of inst, as shape `want` names it. */
+static bool operand_take_layout(Instruction *inst, int k, const Shape *want) {
+  Instruction *from = inst->operands[k];
+  Instruction *to = relayout(inst->parent, from, want);
+  if (to == from) return false;
+  instruction_set_operand(inst, k, to);
+  return true;
+}
+
+/* inst's users (and its computation, if it is the root) read inst in the
+ * layouts its shape names now, while inst takes those of `carried` (the
+ * value it passes on): they read a copy. Works for parameters too. */
+static bool result_take_layout(Instruction *inst, const Shape *carried) {
+  if (shape_identical(&inst->shape, carried) || !shape_equal(&inst->shape, carried)) return false;
+  Computation *c = inst->parent;
+  Shape named = inst->shape;
+  int user_count = inst->user_count;
+  Instruction **users = calloc_or_exit((size_t)user_count + 1, sizeof *users);
+  memcpy(users, inst->users, (size_t)user_count * sizeof *users);
+  bool was_root = c->root == inst;
+  inst->shape = shape_copy_into_arena(carried, &c->module->arena);
+  Instruction *copy = relayout(c, inst, &named);
+  for (int u = 0; u < user_count; u++)
+    for (int k = 0; k < users[u]->operand_count; k++)
+      if (users[u]->operands[k] == inst) instruction_set_operand(users[u], k, copy);
+  if (was_root) computation_set_root(c, copy);
+  free(users);
+  return true;
+}
+
+/* The root of callee, copied into the layouts `want` names. */
+static bool root_take_layout(Computation *callee, const Shape *want) {
+  Instruction *root = callee->root;
+  Instruction *copy = relayout(callee, root, want);
+  if (copy == root) return false;
+  computation_set_root(callee, copy);
+  return true;
+}
+
+static Shape shape_row_major(const Shape *s, Arena *arena) {
+  Shape out = shape_copy_into_arena(s, arena);
+  if (!shape_is_tuple(&out)) shape_set_default_layout(&out);
+  for (int i = 0; shape_is_tuple(&out) && i < out.tuple_count; i++)
+    out.tuple_shapes[i] = shape_row_major(&out.tuple_shapes[i], arena);
+  return out;
+}
+
+/* ---- the rules, by what an op does with its operands ---- */
+
+/* Ops whose operand k is part k of the result (the whole result when there
+ * is one operand): on one replica the collectives are identities. */
+static bool forwards_operands(Opcode op) {
+  switch (op) {
+  case OP_TUPLE: case OP_OPTIMIZATION_BARRIER: case OP_DOMAIN: case OP_ALL_REDUCE: case OP_ALL_GATHER:
+  case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_COLLECTIVE_BROADCAST: case OP_COLLECTIVE_REDUCE:
+  case OP_ALL_REDUCE_START: case OP_ALL_REDUCE_DONE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool fix_forwarded_operands(Instruction *inst) {
+  const Shape *s = &inst->shape;
+  bool changed = false;
+  if (inst->opcode != OP_TUPLE && inst->operand_count == 1) return operand_take_layout(inst, 0, s);
+  if (!shape_is_tuple(s) || s->tuple_count != inst->operand_count) return false;
+  for (int k = 0; k < inst->operand_count; k++) changed |= operand_take_layout(inst, k, &s->tuple_shapes[k]);
+  return changed;
+}
+
+/* The element of operand 0 that an op's result is: get-tuple-element's
+ * index, a done's element 1 (the start's result); -1: none. */
+static int64_t forwarded_element(const Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_GET_TUPLE_ELEMENT: return inst->attrs.tuple_index;
+  case OP_COPY_DONE: case OP_ASYNC_DONE: case OP_ALL_GATHER_DONE: case OP_COLLECTIVE_PERMUTE_DONE: return 1;
+  default: return -1;
+  }
+}
+
+static bool fix_forwarded_element(Instruction *inst, int64_t element) {
+  const Shape *from = inst->operand_count == 1 ? &inst->operands[0]->shape : NULL;
+  if (!from || !shape_is_tuple(from) || element < 0 || element >= from->tuple_count) return false;
+  return result_take_layout(inst, &from->tuple_shapes[element]);
+}
+
+/* copy-start(x) is (x, the copy, context): the copy is made in element 1's
+ * layout, and element 0 names x as it now is. (add-dependency and a
+ * collective-permute of one replica pass operand 0 on, too.) */
+static bool fix_start(Instruction *inst) {
+  Shape *s = &inst->shape;
+  if (!shape_is_tuple(s) || s->tuple_count < 2) return false;
+  bool changed = operand_take_layout(inst, 0, &s->tuple_shapes[1]);
+  const Shape *x = &inst->operands[0]->shape;
+  if (shape_equal(&s->tuple_shapes[0], x) && !shape_identical(&s->tuple_shapes[0], x)) {
+    s->tuple_shapes[0] = shape_copy_into_arena(x, &inst->parent->module->arena);
+    changed = true;
+  }
+  return changed;
+}
+
+/* call(args): args in the callee's parameter layouts; the result in the
+ * callee root's. */
+static bool fix_call(Instruction *inst) {
+  const Computation *callee = inst->called[0];
+  bool changed = false;
+  for (int k = 0; k < inst->operand_count && k < callee->parameter_count; k++)
+    changed |= operand_take_layout(inst, k, &callee->parameters[k]->shape);
+  return result_take_layout(inst, &callee->root->shape) || changed;
+}
+
+/* while(init): the state lives in the body parameter's layouts; init, the
+ * condition's parameter, the body's root and the while's result agree. */
+static bool fix_while(Instruction *inst) {
+  Computation *condition = inst->called[0], *body = inst->called[1];
+  if (body->parameter_count != 1 || condition->parameter_count != 1) return false;
+  const Shape *state = &body->parameters[0]->shape;
+  bool changed = operand_take_layout(inst, 0, state);
+  changed |= result_take_layout(condition->parameters[0], state);
+  changed |= root_take_layout(body, state);
+  return result_take_layout(inst, state) || changed;
+}
+
+/* conditional(index, args...): each branch's argument in its parameter's
+ * layouts, each branch's root in the conditional's. */
+static bool fix_conditional(Instruction *inst) {
+  bool changed = false;
+  for (int b = 0; b < inst->called_count && b + 1 < inst->operand_count; b++) {
+    Computation *branch = inst->called[b];
+    if (branch->parameter_count == 1) changed |= operand_take_layout(inst, b + 1, &branch->parameters[0]->shape);
+    changed |= root_take_layout(branch, &inst->shape);
+  }
+  return changed;
+}
+
+/* scatter in the default layout: operands and updates copied in, the
+ * result copied out, when any of them is in another. */
+static bool fix_scatter(Instruction *inst) {
+  Arena *arena = &inst->parent->module->arena;
+  bool changed = false;
+  for (int k = 0; k < inst->operand_count; k++) {
+    Shape row_major = shape_row_major(&inst->operands[k]->shape, arena);
+    changed |= operand_take_layout(inst, k, &row_major);
+  }
+  Shape row_major = shape_row_major(&inst->shape, arena);
+  return result_take_layout(inst, &row_major) || changed;
+}
+
+static bool fix_instruction(Instruction *inst) {
+  if (forwards_operands(inst->opcode)) return fix_forwarded_operands(inst);
+  int64_t element = forwarded_element(inst);
+  if (element >= 0) return fix_forwarded_element(inst, element);
+  switch (inst->opcode) {
+  case OP_COPY_START: case OP_ALL_GATHER_START: case OP_COLLECTIVE_PERMUTE_START: return fix_start(inst);
+  case OP_ADD_DEPENDENCY: case OP_COLLECTIVE_PERMUTE: return operand_take_layout(inst, 0, &inst->shape);
+  case OP_CALL: return inst->called_count == 1 && fix_call(inst);
+  case OP_WHILE: return inst->called_count == 2 && inst->operand_count == 1 && fix_while(inst);
+  case OP_CONDITIONAL: return fix_conditional(inst);
+  case OP_SCATTER: return fix_scatter(inst);
+  default: return false;
+  }
+}
+
+bool insert_layout_copies(Module *m, OptContext *ctx, bool *failed, Status *st) {
+  (void)ctx;
+  bool changed = false;
+  /* Callees come before callers, so a caller that copies into a callee's
+   * root or parameter finds the callee's own forwards already agreeing. */
+  for (int c = 0; c < m->computation_count; c++) {
+    Computation *comp = m->computations[c];
+    int count = comp->instruction_count;  /* the copies appended need nothing */
+    for (int i = 0; i < count; i++) changed |= fix_instruction(comp->instructions[i]);
+  }
+  if (!changed) return false;
+  for (int c = 0; c < m->computation_count; c++)
+    if (!computation_sort(m->computations[c], st)) {
+      *failed = true;
+      return true;
+    }
+  return true;
+}
