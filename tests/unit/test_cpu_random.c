@@ -16,7 +16,11 @@
  * Every failure prints the module's seed; replay one with
  *   AXLE_RANDOM_SEED=S build/tests/test_cpu_random
  * and change the number of modules with AXLE_RANDOM_MODULES=N (from seed
- * S, or 1). */
+ * S, or 1).
+ *
+ * The generator's switches (random_module.h, GenSwitches) are on unless
+ * the environment turns one off: AXLE_RANDOM_LAYOUTS=0 draws no layouts
+ * beyond parameters' and none of the layouts-* families. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +53,7 @@ typedef struct Tally {
 } Tally;
 
 static Tally tally;
+static GenSwitches switches;
 
 typedef enum FailureKind { INVALID, REFUSED, MISMATCHED, THREADS } FailureKind;
 
@@ -128,7 +133,7 @@ static void module_run_at(const Module *m, HostBuffer **args, int n, uint64_t se
 
 static void module_test(uint64_t seed, CpuLevel hardware) {
   unsigned used = 0;
-  char *text = random_module_text(seed, &used);
+  char *text = random_module_text_with(seed, &switches, &used);
   tally.modules++;
   for (int f = 0; f < GEN_FAMILY_COUNT; f++) tally.family_modules[f] += used >> f & 1;
   Status st;
@@ -166,12 +171,14 @@ static void modules_sweep(void) {
   int modules = count ? atoi(count) : DEFAULT_MODULES;
   uint64_t first = replay ? strtoull(replay, NULL, 10) : 1;
   if (replay && !count) modules = 1;
+  const char *layouts = getenv("AXLE_RANDOM_LAYOUTS");
+  switches.layouts = !layouts || atoi(layouts) != 0;
   if (hw.hardware_level == CPU_LEVEL_NONE) return;
   for (int i = 0; i < modules; i++) module_test(first + (uint64_t)i, hw.hardware_level);
   unsetenv("AXLE_CPU");
   printf("random modules: %d modules, %d compiled runs checked, %d refusals allowed (ops the backend does not "
-         "compile at that level)\n",
-         tally.modules, tally.runs, tally.refused_allowed);
+         "compile at that level); layouts %s\n",
+         tally.modules, tally.runs, tally.refused_allowed, switches.layouts ? "on" : "off");
 }
 
 TEST(random_modules_are_valid_hlo) {
@@ -199,7 +206,8 @@ TEST(random_modules_give_the_same_bytes_at_1_and_2_threads) {
 TEST(random_modules_use_every_family) {
   if (tally.modules < 1000) return;
   for (int f = 0; f < GEN_FAMILY_COUNT; f++)
-    EXPECT(families[f].weight == 0 || tally.family_modules[f] > 0, "family %s never drawn", families[f].name);
+    EXPECT(families[f].weight == 0 || !gen_family_drawable(switches.layouts, f) || tally.family_modules[f] > 0,
+           "family %s never drawn", families[f].name);
 }
 
 int main(void) {
