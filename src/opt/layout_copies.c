@@ -21,8 +21,10 @@
  *     text named;
  *   - a while's condition takes its state in the body's layout, and a
  *     body's or branch's root is copied into the layout its caller names.
- * scatter is computed in the default layout by both backends: its operands
- * are copied into it, and its result out of it, when they are not.
+ * A few ops are computed in the default layout only (a backend walks their
+ * arrays in row-major order: scatter, sort and top-k, the linear algebra,
+ * scan, rng-bit-generator, ragged-all-to-all): their operands are copied
+ * into it, and their result out of it, when they are not.
  *
  * requires: verified; runs first, before any pass that forwards values.
  * breaks:   the operands-before-users order (restored by sorting). */
@@ -193,9 +195,20 @@ static bool fix_conditional(Instruction *inst) {
   return changed;
 }
 
-/* scatter in the default layout: operands and updates copied in, the
- * result copied out, when any of them is in another. */
-static bool fix_scatter(Instruction *inst) {
+/* The ops some backend computes in the default layout only. */
+static bool computed_in_default_layout(Opcode op) {
+  switch (op) {
+  case OP_SCATTER: case OP_SORT: case OP_TOPK: case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_SCAN:
+  case OP_RNG_BIT_GENERATOR: case OP_RAGGED_ALL_TO_ALL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Operands copied into the default layout, and the result out of it, when
+ * any of them is in another. */
+static bool fix_default_layout_op(Instruction *inst) {
   Arena *arena = &inst->parent->module->arena;
   bool changed = false;
   for (int k = 0; k < inst->operand_count; k++) {
@@ -216,8 +229,7 @@ static bool fix_instruction(Instruction *inst) {
   case OP_CALL: return inst->called_count == 1 && fix_call(inst);
   case OP_WHILE: return inst->called_count == 2 && inst->operand_count == 1 && fix_while(inst);
   case OP_CONDITIONAL: return fix_conditional(inst);
-  case OP_SCATTER: return fix_scatter(inst);
-  default: return false;
+  default: return computed_in_default_layout(inst->opcode) && fix_default_layout_op(inst);
   }
 }
 

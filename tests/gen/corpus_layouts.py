@@ -194,3 +194,48 @@ ENTRY main {
 }""" % ADD_S32
     want = ref.scatter(p, idx, upd, [1], [0], [0], 1, lambda a, b: a + b)
     return Case(hlo, [p, idx, upd], [want, want])
+
+
+@case("sort_and_linalg_non_default_layout")
+def _(rng):
+    keys = rng.standard_normal((3, 5)).astype(np.float32)
+    m = rng.standard_normal((4, 4))
+    a = (m @ m.T + 4 * np.eye(4)).astype(np.float32)
+    t = rng.standard_normal((4, 4)) * 0.3
+    t[np.diag_indices(4)] = rng.uniform(2, 3, 4)
+    t = t.astype(np.float32)
+    b = rng.standard_normal((4, 3)).astype(np.float32)
+    # Ops a backend computes in row-major order only, on column-major
+    # arrays: a two-operand sort (values and their column), cholesky and
+    # triangular-solve.
+    hlo = """HloModule sort_and_linalg_non_default_layout
+
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ai = s32[] parameter(2)
+  bi = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  keys = f32[3,5]{0,1} parameter(0)
+  a = f32[4,4]{0,1} parameter(1)
+  t = f32[4,4]{0,1} parameter(2)
+  b = f32[4,3]{0,1} parameter(3)
+  cols = s32[3,5]{0,1} iota(), iota_dimension=1
+  sorted = (f32[3,5]{0,1}, s32[3,5]) sort(keys, cols), dimensions={1}, is_stable=true, to_apply=less
+  l = f32[4,4]{0,1} cholesky(a), lower=true
+  rows = s32[4,4] iota(), iota_dimension=0
+  columns = s32[4,4] iota(), iota_dimension=1
+  in_lower = pred[4,4] compare(rows, columns), direction=GE
+  zero = f32[] constant(0)
+  zeros = f32[4,4] broadcast(zero), dimensions={}
+  l_masked = f32[4,4] select(in_lower, l, zeros)
+  x = f32[4,3] triangular-solve(t, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  ROOT out = ((f32[3,5]{0,1}, s32[3,5]), f32[4,4], f32[4,3]{0,1}) tuple(sorted, l_masked, x)
+}"""
+    order = np.argsort(keys, axis=1, kind="stable").astype(np.int32)
+    lo = np.linalg.cholesky(a.astype(np.float64)).astype(np.float32)
+    x = ref.triangular_solve(t, b, True, True, False, False)
+    return Case(hlo, [keys, a, t, b], [np.take_along_axis(keys, order, 1), order, lo, x], tol=(1e-4, 1e-5))
