@@ -4,11 +4,11 @@
  * A layout says where an array's elements lie in memory, never what they
  * are. The ops that pass a value on (tuple, get-tuple-element, opt-barrier,
  * domain, add-dependency, the collectives of one replica, the asynchronous
- * copy and collective pairs) and the boundaries of called computations
- * (a while's state, a conditional's or call's parameters and results) hand
- * their operand's storage on as it is: the buffer plan names one storage,
- * and the backends read its bytes in the layout of whichever shape they
- * hold. HLO text may name another layout at the receiving end (text
+ * copy and collective pairs) and the boundaries of called computations (a
+ * while's state, a conditional's, call's or async pair's parameters and
+ * results) hand their operand's storage on as it is: the buffer plan names
+ * one storage, and the backends read its bytes in the layout of whichever
+ * shape they hold. HLO text may name another layout at the receiving end (text
  * without a layout names the default one, so a column-major parameter put
  * in a tuple written without layouts is one), where XLA's layout
  * assignment would have put a copy. This pass puts it there, so that
@@ -77,7 +77,7 @@ static bool result_take_layout(Instruction *inst, const Shape *carried) {
   Shape named = inst->shape;
   int user_count = inst->user_count;
   Instruction **users = calloc_or_exit((size_t)user_count + 1, sizeof *users);
-  memcpy(users, inst->users, (size_t)user_count * sizeof *users);
+  if (user_count) memcpy(users, inst->users, (size_t)user_count * sizeof *users);
   bool was_root = c->root == inst;
   inst->shape = shape_copy_into_arena(carried, &c->module->arena);
   Instruction *copy = relayout(c, inst, &named);
@@ -98,6 +98,7 @@ static bool root_take_layout(Computation *callee, const Shape *want) {
   return true;
 }
 
+/* s with the default layout on every array, in arena. */
 static Shape shape_row_major(const Shape *s, Arena *arena) {
   Shape out = shape_copy_into_arena(s, arena);
   if (!shape_is_tuple(&out)) shape_set_default_layout(&out);
@@ -146,19 +147,52 @@ static bool fix_forwarded_element(Instruction *inst, int64_t element) {
   return result_take_layout(inst, &from->tuple_shapes[element]);
 }
 
+/* Element `element` of inst's tuple shape names `value`'s layouts from now
+ * on (inst's users, a get-tuple-element or a done, take them in turn). */
+static bool element_take_layout(Instruction *inst, int element, const Shape *value) {
+  const Shape *named = &inst->shape.tuple_shapes[element];
+  if (shape_identical(named, value) || !shape_equal(named, value)) return false;
+  Arena *arena = &inst->parent->module->arena;
+  Shape shape = shape_copy_into_arena(&inst->shape, arena);
+  shape.tuple_shapes[element] = shape_copy_into_arena(value, arena);
+  inst->shape = shape;
+  return true;
+}
+
 /* copy-start(x) is (x, the copy, context): the copy is made in element 1's
  * layout, and element 0 names x as it now is. (add-dependency and a
  * collective-permute of one replica pass operand 0 on, too.) */
 static bool fix_start(Instruction *inst) {
-  Shape *s = &inst->shape;
+  const Shape *s = &inst->shape;
   if (!shape_is_tuple(s) || s->tuple_count < 2) return false;
   bool changed = operand_take_layout(inst, 0, &s->tuple_shapes[1]);
-  const Shape *x = &inst->operands[0]->shape;
-  if (shape_equal(&s->tuple_shapes[0], x) && !shape_identical(&s->tuple_shapes[0], x)) {
-    s->tuple_shapes[0] = shape_copy_into_arena(x, &inst->parent->module->arena);
-    changed = true;
-  }
-  return changed;
+  return element_take_layout(inst, 0, &inst->operands[0]->shape) || changed;
+}
+
+/* async-start(args), calls=f, is ((args), f's result, context): the args
+ * in f's parameter layouts, and elements 0 and 1 name the args and f's
+ * root as they are. An update passes the start's tuple on as it is. */
+static bool fix_async_start(Instruction *inst) {
+  const Computation *f = inst->called[0];
+  const Shape *s = &inst->shape;
+  int n = inst->operand_count;
+  if (!shape_is_tuple(s) || s->tuple_count < 2 || !shape_is_tuple(&s->tuple_shapes[0]) ||
+      s->tuple_shapes[0].tuple_count != n || f->parameter_count != n)
+    return false;
+  bool changed = false;
+  for (int k = 0; k < n; k++) changed |= operand_take_layout(inst, k, &f->parameters[k]->shape);
+  Shape args = {.type = TYPE_TUPLE, .tuple_count = n, .tuple_shapes = calloc_or_exit((size_t)n + 1, sizeof(Shape))};
+  for (int k = 0; k < n; k++) args.tuple_shapes[k] = inst->operands[k]->shape;
+  changed |= element_take_layout(inst, 0, &args);
+  free(args.tuple_shapes);
+  return element_take_layout(inst, 1, &f->root->shape) || changed;
+}
+
+static bool fix_async_update(Instruction *inst) {
+  const Shape *value = &inst->operands[0]->shape;
+  if (shape_identical(&inst->shape, value) || !shape_equal(&inst->shape, value)) return false;
+  inst->shape = shape_copy_into_arena(value, &inst->parent->module->arena);
+  return true;
 }
 
 /* call(args): args in the callee's parameter layouts; the result in the
@@ -227,6 +261,8 @@ static bool fix_instruction(Instruction *inst) {
   case OP_COPY_START: case OP_ALL_GATHER_START: case OP_COLLECTIVE_PERMUTE_START: return fix_start(inst);
   case OP_ADD_DEPENDENCY: case OP_COLLECTIVE_PERMUTE: return operand_take_layout(inst, 0, &inst->shape);
   case OP_CALL: return inst->called_count == 1 && fix_call(inst);
+  case OP_ASYNC_START: return inst->called_count == 1 && fix_async_start(inst);
+  case OP_ASYNC_UPDATE: return inst->operand_count == 1 && fix_async_update(inst);
   case OP_WHILE: return inst->called_count == 2 && inst->operand_count == 1 && fix_while(inst);
   case OP_CONDITIONAL: return fix_conditional(inst);
   default: return computed_in_default_layout(inst->opcode) && fix_default_layout_op(inst);

@@ -112,9 +112,9 @@ def _(rng):
     x = rng.standard_normal((3, 4)).astype(np.float32)
     y = rng.standard_normal((2, 3, 4)).astype(np.float32)
     # call, conditional (both branches, one chosen by a parameter), tuple
-    # and get-tuple-element, copy-start/copy-done and the collectives of
-    # one replica, each receiving an array in another layout than the one
-    # its shape names.
+    # and get-tuple-element, copy-start/copy-done, the collectives of one
+    # replica and an async pair wrapping a computation, each receiving an
+    # array in another layout than the one its shape names.
     hlo = """HloModule layouts_through_calls
 
 %s
@@ -135,6 +135,11 @@ keep_branch {
   ROOT x = f32[3,4]{0,1} get-tuple-element(a), index=0
 }
 
+wrapped_negate {
+  a = f32[3,4] parameter(0)
+  ROOT n = f32[3,4]{0,1} negate(a)
+}
+
 ENTRY main {
   x = f32[3,4]{0,1} parameter(0)
   y = f32[2,3,4]{1,2,0} parameter(1)
@@ -146,14 +151,16 @@ ENTRY main {
   cd = f32[2,3,4]{2,0,1} copy-done(cs)
   ar = f32[2,3,4] all-reduce(y), replica_groups={}, to_apply=add_f32
   cp = f32[3,4] collective-permute(x), source_target_pairs={{0,0}}
-  ROOT out = (f32[3,4], f32[3,4]{0,1}, f32[2,3,4]{0,1,2}, f32[2,3,4], f32[3,4]) tuple(c, k, cd, ar, cp)
+  as = ((f32[3,4]), f32[3,4], s32[]) async-start(x), calls=wrapped_negate
+  ad = f32[3,4]{0,1} async-done(as)
+  ROOT out = (f32[3,4], f32[3,4]{0,1}, f32[2,3,4]{0,1,2}, f32[2,3,4], f32[3,4], f32[3,4]) tuple(c, k, cd, ar, cp, ad)
 }""" % """add_f32 {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
 }"""
     which = np.array(True)
-    return Case(hlo, [x, y, which], [x + x, -x, y, y, x])
+    return Case(hlo, [x, y, which], [x + x, -x, y, y, x, -x])
 
 
 @case("all_reduce_non_default_layout")

@@ -592,7 +592,8 @@ static bool gen_layouts_conditional(Gen *g) {
   strbuf_printf(c, " negate(a)\n}\n\n%s {\n  ROOT a = ", keep);
   gen_print_value_shape(g, c, x);
   strbuf_printf(c, " parameter(0)\n}\n\n");
-  const GenValue *selector = gen_param(g, TYPE_F32, 0, NULL);
+  const int64_t scalar[1] = {0};
+  const GenValue *selector = gen_param(g, TYPE_F32, 0, scalar);
   snprintf(pred, sizeof pred, "b%d", g->name_count++);
   strbuf_printf(&g->body, "  %s.zero = f32[] constant(0)\n", pred);
   strbuf_printf(&g->body, "  %s = pred[] compare(%s, %s.zero), direction=GT\n", pred, selector->name, pred);
@@ -602,8 +603,9 @@ static bool gen_layouts_conditional(Gen *g) {
   return true;
 }
 
-/* call: a callee multiplying its two parameters, x and a partner, each
- * named in its own layout, as is the callee's root and the call. */
+/* call, or an async-start/async-done pair, of a callee multiplying its two
+ * parameters, x and a partner, each named in its own layout, as is the
+ * callee's root, the start's tuple and the result. */
 static bool gen_layouts_call(Gen *g) {
   const GenValue *x = gen_pick(g);
   const GenValue *y = gen_partner(g, x);
@@ -617,8 +619,22 @@ static bool gen_layouts_call(Gen *g) {
   strbuf_printf(c, " parameter(1)\n  ROOT m = ");
   gen_print_value_shape(g, c, x);
   strbuf_printf(c, " multiply(a, b)\n}\n\n");
+  if (gen_below(g, 2)) {
+    gen_begin(g, x->type, x->rank, x->dims);
+    strbuf_printf(&g->body, "call(%s, %s), to_apply=%s\n", x->name, y->name, callee);
+    return true;
+  }
+  char start[16];
+  snprintf(start, sizeof start, "as%d", g->name_count++);
+  strbuf_printf(&g->body, "  %s = ((", start);
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, ", ");
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, "), ");
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, ", s32[]) async-start(%s, %s), calls=%s\n", x->name, y->name, callee);
   gen_begin(g, x->type, x->rank, x->dims);
-  strbuf_printf(&g->body, "call(%s, %s), to_apply=%s\n", x->name, y->name, callee);
+  strbuf_printf(&g->body, "async-done(%s)\n", start);
   return true;
 }
 
