@@ -89,26 +89,6 @@ static const Shape *shape_leaf(const Shape *s, int leaf) {
   return s;
 }
 
-/* The shape whose layout holds the bytes of inst's leaf: a tuple or a
- * get-tuple-element passes its operand's value on as it is (its own shape
- * may name another layout: text without layouts gets the default one),
- * while a bitcast's own shape is how the bytes it names are read. */
-static const Shape *leaf_bytes_shape(const Instruction *inst, int leaf) {
-  if (inst->opcode == OP_TUPLE) {
-    for (int i = 0; i < inst->operand_count; i++) {
-      int n = shape_leaves(&inst->operands[i]->shape);
-      if (leaf < n) return leaf_bytes_shape(inst->operands[i], leaf);
-      leaf -= n;
-    }
-  } else if (inst->opcode == OP_GET_TUPLE_ELEMENT && shape_is_tuple(&inst->operands[0]->shape)) {
-    const Shape *tuple = &inst->operands[0]->shape;
-    for (int i = 0; i < inst->attrs.tuple_index && i < tuple->tuple_count; i++)
-      leaf += shape_leaves(&tuple->tuple_shapes[i]);
-    return leaf_bytes_shape(inst->operands[0], leaf);
-  }
-  return shape_leaf(&inst->shape, leaf);
-}
-
 /* Points each leaf of the root at its place in the result: the first root
  * leaf an OUTPUT slot reaches is written in place; every other leaf (a
  * parameter, a constant, a value returned twice) is copied at the end. */
@@ -123,8 +103,9 @@ static bool bind_result(CpuCompile *c) {
     if (b < 0) return cpu_refuse(c, root, "a result leaf without storage");
     CpuBinding *bind = &c->p->bindings[b];
     /* The root's leaf names the storage's bytes in its own shape (a bitcast
-     * may have changed the layout): that is the layout to read them in. */
-    const Shape *shape = leaf_bytes_shape(root, l);
+     * may have changed the layout; the optimizer's layout-copies made every
+     * forward name its value's layout): that is the layout to read them in. */
+    const Shape *shape = shape_leaf(&root->shape, l);
     bool row_major = (c->called && !shape->element_size_bits) || shape_is_row_major(shape);
     if (!row_major && shape->element_size_bits) return cpu_refuse(c, root, "a result in a packed layout (E(n))");
     if (bind->kind == BINDING_OUTPUT && bind->leaf < 0) {
@@ -149,15 +130,6 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     if (shape_is_tuple(&inst->operands[i]->shape)) return cpu_refuse(c, inst, "a tuple-shaped operand");
   Status why = {0};
   Kernel *k = computed ? lower_epilogue(inst, computed, &why) : lower_to_kernel(inst, &why);
-  /* An input named through a get-tuple-element is read in the layout its
-   * bytes are in, which the element's declared shape may not give. */
-  for (int i = 0; k && i < k->input_count; i++)
-    if (k->inputs[i].source && !k->inputs[i].constant && k->inputs[i].source != computed) {
-      const Shape *bytes = leaf_bytes_shape(k->inputs[i].source, 0);
-      if (bytes->rank != k->inputs[i].shape.rank) continue;
-      memcpy(k->inputs[i].shape.minor_to_major, bytes->minor_to_major, sizeof bytes->minor_to_major);
-      k->inputs[i].shape.has_layout = bytes->has_layout;
-    }
   CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
   if (!ck) {
     kernel_free(k);

@@ -133,6 +133,7 @@ void print_module_dot(StrBuf *sb, const Module *m);
 /* ------------------------------------------------------------- the passes
  * One file each; the short name (used in flags and dump names) is in quotes. */
 PassFn unpack_layouts;           /* unpack_layouts.c  "unpack-layouts" */
+PassFn insert_layout_copies;     /* layout_copies.c   "layout-copies" */
 PassFn expand_batch_norm;        /* expand_batch_norm.c "expand-batch-norm" */
 PassFn inline_map;               /* inline_map.c      "inline-map" */
 PassFn simplify_module;          /* simplify.c        "simplify" */

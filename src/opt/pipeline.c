@@ -77,6 +77,7 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
   if (dumping && !dump_module_text(ctx, m, "before_optimizations", st)) return false;
 
   if (!run_pass(m, ctx, "unpack-layouts", unpack_layouts, NULL, st)) return false;
+  if (!run_pass(m, ctx, "layout-copies", insert_layout_copies, NULL, st)) return false;
   if (!run_pass(m, ctx, "expand-batch-norm", expand_batch_norm, NULL, st)) return false;
   if (!run_pass(m, ctx, "inline-map", inline_map, NULL, st)) return false;
   if (!run_cleanup(m, ctx, st)) return false;

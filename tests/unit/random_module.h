@@ -37,13 +37,14 @@ typedef struct Gen {
   int param_count, name_count;
   GenValue values[GEN_MAX_VALUES];
   int value_count;
-  unsigned families_used;   /* bit f: families[f] made an instruction */
+  uint64_t families_used;   /* bit f: families[f] made an instruction */
   StrBuf computations;      /* fused computations and their reducers (random_xla_fusions.h) */
   bool xla_fusion_forms;    /* draw XLA's fusion forms (AXLE_RANDOM_XLA_FUSIONS) */
   /* The switches of random_module_text_with (off in random_module_text). */
   bool empty_dimensions, index_limits;
   int fixed_count;
   GenFixed fixed[GEN_MAX_VALUES];
+  bool layouts;             /* the layout switch: see "layouts" below */
 } Gen;
 
 static uint64_t gen_next(Gen *g) {
@@ -82,6 +83,23 @@ static void gen_print_list(StrBuf *sb, const int64_t *v, int n) {
   strbuf_printf(sb, "}");
 }
 
+/* With the layout switch on, a value's shape is written, half the time,
+ * with a random minor-to-major order ({0,1}, {1,2,0}, ... the default one
+ * included); else without one, which names the default. Off: nothing is
+ * drawn, so every seed gives the module it always gave. */
+static void gen_print_random_layout(Gen *g, StrBuf *sb, int rank) {
+  if (rank < 2 || gen_below(g, 2) == 0) return;
+  int64_t minor_to_major[GEN_MAX_RANK];
+  for (int d = 0; d < rank; d++) minor_to_major[d] = d;
+  for (int d = rank - 1; d > 0; d--) {
+    int k = gen_below(g, d + 1);
+    int64_t swap = minor_to_major[d];
+    minor_to_major[d] = minor_to_major[k];
+    minor_to_major[k] = swap;
+  }
+  gen_print_list(sb, minor_to_major, rank);
+}
+
 /* A new value named vN: the line's start "vN = TYPE[DIMS] " is written;
  * the caller writes the rest of the line. */
 static GenValue *gen_begin(Gen *g, ElementType t, int rank, const int64_t *dims) {
@@ -92,6 +110,7 @@ static GenValue *gen_begin(Gen *g, ElementType t, int rank, const int64_t *dims)
   memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
   strbuf_printf(&g->body, "  %s = ", v->name);
   gen_print_shape(&g->body, t, rank, dims);
+  if (g->layouts) gen_print_random_layout(g, &g->body, rank);
   strbuf_printf(&g->body, " ");
   return v;
 }
@@ -106,7 +125,7 @@ static const GenValue *gen_param(Gen *g, ElementType t, int rank, const int64_t 
   gen_print_shape(&g->params, t, rank, dims);
   /* Now and then a layout other than row-major, which the backend copies
    * into the layout its kernels read. */
-  if (rank >= 2 && gen_below(g, 4) == 0) {
+  if (rank >= 2 && gen_below(g, g->layouts ? 2 : 4) == 0) {
     int64_t minor_to_major[GEN_MAX_RANK];
     for (int d = 0; d < rank; d++) minor_to_major[d] = d;
     for (int d = rank - 1; d > 0; d--) {
@@ -517,6 +536,183 @@ static bool gen_convolution(Gen *g) {
 #include "random_xla_fusions.h"
 #include "random_module_limits.h"
 
+/* ---- layouts: values passed on unchanged, in random layouts ----
+ *
+ * Drawn only with the layout switch on (Gen.layouts). Each carries the
+ * value x it picks through a forward or a called-computation boundary, and
+ * names a random layout at every shape it writes, so the layout a value is
+ * in and the one its receiver names differ as often as they agree: the
+ * result of each is x's value computed on (doubled, negated) or as it was,
+ * which the evaluator checks leaf by leaf. */
+
+/* x's shape with a random layout, at sb. */
+static void gen_print_value_shape(Gen *g, StrBuf *sb, const GenValue *x) {
+  gen_print_shape(sb, x->type, x->rank, x->dims);
+  gen_print_random_layout(g, sb, x->rank);
+}
+
+/* A name for a called computation: NAME_N, unique in the module. */
+static void gen_computation_name(Gen *g, char *name, size_t size, const char *base) {
+  snprintf(name, size, "%s_%d", base, g->name_count++);
+}
+
+/* while: a state (s32[] counter, x) run 1 to 3 trips, the body doubling or
+ * negating x; init, condition, body parameter, body root, the while and
+ * the element read from it each name their own layout for x. */
+static bool gen_layouts_while(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  char cond[32], body[32], init[16], loop[16];
+  gen_computation_name(g, cond, sizeof cond, "loop_condition");
+  gen_computation_name(g, body, sizeof body, "loop_body");
+  int trips = 1 + gen_below(g, 3);
+  StrBuf *c = &g->computations;
+  strbuf_printf(c, "%s {\n  s = (s32[], ", cond);
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, ") parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n");
+  strbuf_printf(c, "  n = s32[] constant(%d)\n  ROOT more = pred[] compare(i, n), direction=LT\n}\n\n", trips);
+  strbuf_printf(c, "%s {\n  s = (s32[], ", body);
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, ") parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  v = ");
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, " get-tuple-element(s), index=1\n  one = s32[] constant(1)\n  next_i = s32[] add(i, one)\n");
+  strbuf_printf(c, "  next_v = ");
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, gen_below(g, 2) ? " add(v, v)\n" : " negate(v)\n");
+  strbuf_printf(c, "  ROOT next = (s32[], ");
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, ") tuple(next_i, next_v)\n}\n\n");
+  snprintf(init, sizeof init, "i%d", g->name_count);
+  snprintf(loop, sizeof loop, "w%d", g->name_count++);
+  strbuf_printf(&g->body, "  %s.zero = s32[] constant(0)\n  %s = (s32[], ", init, init);
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, ") tuple(%s.zero, %s)\n  %s = (s32[], ", init, x->name, loop);
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, ") while(%s), condition=%s, body=%s\n", init, cond, body);
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "get-tuple-element(%s), index=1\n", loop);
+  return true;
+}
+
+/* conditional: a pred from a new scalar parameter picks a branch that
+ * negates x or returns its parameter as it is (a root that is a
+ * parameter); branches, operands and result name their own layouts. */
+static bool gen_layouts_conditional(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  char negate[32], keep[32], pred[16];
+  gen_computation_name(g, negate, sizeof negate, "branch_negate");
+  gen_computation_name(g, keep, sizeof keep, "branch_keep");
+  StrBuf *c = &g->computations;
+  strbuf_printf(c, "%s {\n  a = ", negate);
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, " parameter(0)\n  ROOT n = ");
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, " negate(a)\n}\n\n%s {\n  ROOT a = ", keep);
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, " parameter(0)\n}\n\n");
+  const int64_t scalar[1] = {0};
+  const GenValue *selector = gen_param(g, TYPE_F32, 0, scalar);
+  snprintf(pred, sizeof pred, "b%d", g->name_count++);
+  strbuf_printf(&g->body, "  %s.zero = f32[] constant(0)\n", pred);
+  strbuf_printf(&g->body, "  %s = pred[] compare(%s, %s.zero), direction=GT\n", pred, selector->name, pred);
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "conditional(%s, %s, %s), true_computation=%s, false_computation=%s\n", pred, x->name,
+                x->name, negate, keep);
+  return true;
+}
+
+/* call, or an async-start/async-done pair, of a callee multiplying its two
+ * parameters, x and a partner, each named in its own layout, as is the
+ * callee's root, the start's tuple and the result. */
+static bool gen_layouts_call(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  const GenValue *y = gen_partner(g, x);
+  char callee[32];
+  gen_computation_name(g, callee, sizeof callee, "callee");
+  StrBuf *c = &g->computations;
+  strbuf_printf(c, "%s {\n  a = ", callee);
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, " parameter(0)\n  b = ");
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, " parameter(1)\n  ROOT m = ");
+  gen_print_value_shape(g, c, x);
+  strbuf_printf(c, " multiply(a, b)\n}\n\n");
+  if (gen_below(g, 2)) {
+    gen_begin(g, x->type, x->rank, x->dims);
+    strbuf_printf(&g->body, "call(%s, %s), to_apply=%s\n", x->name, y->name, callee);
+    return true;
+  }
+  char start[16];
+  snprintf(start, sizeof start, "as%d", g->name_count++);
+  strbuf_printf(&g->body, "  %s = ((", start);
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, ", ");
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, "), ");
+  gen_print_value_shape(g, &g->body, x);
+  strbuf_printf(&g->body, ", s32[]) async-start(%s, %s), calls=%s\n", x->name, y->name, callee);
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(&g->body, "async-done(%s)\n", start);
+  return true;
+}
+
+/* tuple, opt-barrier (half the time) and get-tuple-element: x beside a
+ * partner, nested one tuple deeper half the time, every shape in its own
+ * layout. */
+static bool gen_layouts_tuple(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  const GenValue *y = gen_partner(g, x);
+  bool nested = gen_below(g, 2), barrier = gen_below(g, 2);
+  char t[16], from[32];
+  snprintf(t, sizeof t, "t%d", g->name_count++);
+  StrBuf *b = &g->body;
+  if (nested) {
+    strbuf_printf(b, "  %s.inner = (", t);
+    gen_print_value_shape(g, b, x);
+    strbuf_printf(b, ") tuple(%s)\n", x->name);
+  }
+  /* (y, x) or (y, (x)): the tuple, then the barrier over it. */
+  for (int line = 0; line <= (int)barrier; line++) {
+    strbuf_printf(b, "  %s%s = (", t, line ? ".barrier" : "");
+    gen_print_value_shape(g, b, y);
+    strbuf_printf(b, nested ? ", (" : ", ");
+    gen_print_value_shape(g, b, x);
+    strbuf_printf(b, nested ? "))" : ")");
+    if (line == 0) strbuf_printf(b, " tuple(%s, %s%s)\n", y->name, nested ? t : x->name, nested ? ".inner" : "");
+    else strbuf_printf(b, " opt-barrier(%s)\n", t);
+  }
+  snprintf(from, sizeof from, "%s%s", t, barrier ? ".barrier" : "");
+  if (nested) {
+    strbuf_printf(b, "  %s.x = (", t);
+    gen_print_value_shape(g, b, x);
+    strbuf_printf(b, ") get-tuple-element(%s), index=1\n", from);
+    snprintf(from, sizeof from, "%s.x", t);
+  }
+  gen_begin(g, x->type, x->rank, x->dims);
+  strbuf_printf(b, "get-tuple-element(%s), index=%d\n", from, nested ? 0 : 1);
+  return true;
+}
+
+/* What one replica passes on as it is: all-reduce (a sum over one value),
+ * collective-permute from replica 0 to itself, copy-start/copy-done. */
+static bool gen_layouts_one_replica(Gen *g) {
+  const GenValue *x = gen_pick(g);
+  int which = gen_below(g, 3);
+  char start[16];
+  if (which == 2) {
+    snprintf(start, sizeof start, "cs%d", g->name_count++);
+    strbuf_printf(&g->body, "  %s = (", start);
+    gen_print_value_shape(g, &g->body, x);
+    strbuf_printf(&g->body, ", ");
+    gen_print_value_shape(g, &g->body, x);
+    strbuf_printf(&g->body, ", u32[]) copy-start(%s)\n", x->name);
+  }
+  gen_begin(g, x->type, x->rank, x->dims);
+  if (which == 0) strbuf_printf(&g->body, "all-reduce(%s), replica_groups={}, to_apply=sum\n", x->name);
+  if (which == 1) strbuf_printf(&g->body, "collective-permute(%s), source_target_pairs={{0,0}}\n", x->name);
+  if (which == 2) strbuf_printf(&g->body, "copy-done(%s)\n", start);
+  return true;
+}
+
 /* ---- the table ----
  *   name        the family, as failures name it
  *   make        adds its op(s); false: does not apply to what it drew
@@ -571,16 +767,39 @@ static const GenFamily families[] = {
     {"dynamic-update-slice", gen_dynamic_update_slice, 2, NEVER_REFUSED},
     {"gather", gen_gather, 2, NEVER_REFUSED},
     {"scatter", gen_scatter, 2, NEVER_REFUSED},
+    {"layouts-while", gen_layouts_while, 2, NEVER_REFUSED},
+    {"layouts-conditional", gen_layouts_conditional, 2, NEVER_REFUSED},
+    {"layouts-call", gen_layouts_call, 2, NEVER_REFUSED},
+    {"layouts-tuple", gen_layouts_tuple, 3, NEVER_REFUSED},
+    {"layouts-one-replica", gen_layouts_one_replica, 2, NEVER_REFUSED},
 };
 enum { GEN_FAMILY_COUNT = (int)(sizeof families / sizeof families[0]) };
+_Static_assert(GEN_FAMILY_COUNT <= 64, "Gen.families_used has a bit per family");
+
+/* What a module may draw beyond the plain families; all off, every seed
+ * gives the module it always gave. */
+typedef struct GenSwitches {
+  bool layouts;           /* random layouts everywhere, and the families layouts-* */
+  bool empty_dimensions;  /* zero-sized dimensions, in parameters and computed values */
+  bool index_limits;      /* index-taking ops with start indices at their type's limits */
+} GenSwitches;
+
+/* The families named layouts-* are drawn only with the layout switch on. */
+static bool gen_family_drawable(bool layouts, int f) {
+  return layouts || strncmp(families[f].name, "layouts-", 8) != 0;
+}
+
+static int gen_family_weight(const Gen *g, int f) {
+  return gen_family_drawable(g->layouts, f) ? families[f].weight : 0;
+}
 
 static int gen_family_draw(Gen *g) {
   int total = 0;
-  for (int f = 0; f < GEN_FAMILY_COUNT; f++) total += families[f].weight;
+  for (int f = 0; f < GEN_FAMILY_COUNT; f++) total += gen_family_weight(g, f);
   int r = gen_below(g, total);
   for (int f = 0; f < GEN_FAMILY_COUNT; f++) {
-    if (r < families[f].weight) return f;
-    r -= families[f].weight;
+    if (r < gen_family_weight(g, f)) return f;
+    r -= gen_family_weight(g, f);
   }
   return 0;
 }
@@ -588,14 +807,9 @@ static int gen_family_draw(Gen *g) {
 /* The module for seed: 1 or 2 parameters of rank 1 to 3, then 2 to 7 ops.
  * The result is the last value, or a tuple of the last two. The text is
  * new (free it); *used gets the families' bits. */
-typedef struct GenSwitches {
-  bool empty_dimensions;  /* zero-sized dimensions, in parameters and computed values */
-  bool index_limits;      /* index-taking ops with start indices at their type's limits */
-} GenSwitches;
-
-static char *random_module_text_with(uint64_t seed, const GenSwitches *on, unsigned *used, GenFixed *fixed,
+static char *random_module_text_with(uint64_t seed, const GenSwitches *on, uint64_t *used, GenFixed *fixed,
                                      int *fixed_count) {
-  Gen g = {.state = seed, .xla_fusion_forms = gen_xla_fusion_forms_enabled(),
+  Gen g = {.state = seed, .xla_fusion_forms = gen_xla_fusion_forms_enabled(), .layouts = on->layouts,
            .empty_dimensions = on->empty_dimensions, .index_limits = on->index_limits};
   int inputs = 1 + gen_below(&g, 2);
   for (int i = 0; i < inputs; i++) {
@@ -616,7 +830,7 @@ static char *random_module_text_with(uint64_t seed, const GenSwitches *on, unsig
       if (g.body.len != body_len || g.value_count != values || g.param_count != params) break;
       continue;
     }
-    g.families_used |= 1u << f;
+    g.families_used |= 1ull << f;
     made++;
   }
   const GenValue *last = &g.values[g.value_count - 1];
@@ -633,12 +847,15 @@ static char *random_module_text_with(uint64_t seed, const GenSwitches *on, unsig
     const GenValue *other = &g.values[g.value_count - 2];
     strbuf_printf(&text, "  ROOT result = (");
     gen_print_shape(&text, other->type, other->rank, other->dims);
+    if (g.layouts) gen_print_random_layout(&g, &text, other->rank);
     strbuf_printf(&text, ", ");
     gen_print_shape(&text, last->type, last->rank, last->dims);
+    if (g.layouts) gen_print_random_layout(&g, &text, last->rank);
     strbuf_printf(&text, ") tuple(%s, %s)\n}\n", other->name, last->name);
   } else {
     strbuf_printf(&text, "  ROOT result = ");
     gen_print_shape(&text, last->type, last->rank, last->dims);
+    if (g.layouts) gen_print_random_layout(&g, &text, last->rank);
     strbuf_printf(&text, " copy(%s)\n}\n", last->name);
   }
   strbuf_free(&g.params);
@@ -649,8 +866,8 @@ static char *random_module_text_with(uint64_t seed, const GenSwitches *on, unsig
   return text.data;
 }
 
-static inline char *random_module_text(uint64_t seed, unsigned *used) {
-  GenSwitches off = {false, false};
+static inline char *random_module_text(uint64_t seed, uint64_t *used) {
+  GenSwitches off = {0};
   return random_module_text_with(seed, &off, used, NULL, NULL);
 }
 

@@ -17,7 +17,13 @@
  *   AXLE_RANDOM_SEED=S build/tests/test_cpu_random
  * and change the number of modules with AXLE_RANDOM_MODULES=N (from seed
  * S, or 1). The modules include the fusion forms XLA's optimizer gives
- * (random_xla_fusions.h) unless AXLE_RANDOM_XLA_FUSIONS=0. */
+ * (random_xla_fusions.h) unless AXLE_RANDOM_XLA_FUSIONS=0.
+ *
+ * The generator's switches (random_module.h, GenSwitches) are on unless
+ * the environment turns one off: AXLE_RANDOM_LAYOUTS=0 draws no layouts
+ * beyond parameters' and none of the layouts-* families;
+ * AXLE_RANDOM_EMPTY=0 no empty dimensions; AXLE_RANDOM_INDEX_LIMITS=0 no
+ * start indices at their type's limits. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +56,7 @@ typedef struct Tally {
 } Tally;
 
 static Tally tally;
+static GenSwitches switches;
 
 typedef enum FailureKind { INVALID, REFUSED, MISMATCHED, THREADS } FailureKind;
 
@@ -63,7 +70,7 @@ static void failure_show(FailureKind kind, uint64_t seed, const char *level, con
   if (tally.shown_text++ == 0) printf("%s\n", text);
 }
 
-static bool refusal_allowed(unsigned used, CpuLevel level) {
+static bool refusal_allowed(uint64_t used, CpuLevel level) {
   for (int f = 0; f < GEN_FAMILY_COUNT; f++) {
     if (!(used >> f & 1)) continue;
     if (families[f].refusable == REFUSED_ANYWHERE) return true;
@@ -92,7 +99,7 @@ static Executable *compile_at(const Module *m, int threads, Status *st) {
 }
 
 /* One module at one ISA level (AXLE_CPU is set by the caller). */
-static void module_run_at(const Module *m, HostBuffer **args, int n, uint64_t seed, unsigned used, CpuLevel level,
+static void module_run_at(const Module *m, HostBuffer **args, int n, uint64_t seed, uint64_t used, CpuLevel level,
                           const char *text) {
   const char *name = cpu_level_name(level);
   Status st;
@@ -146,11 +153,10 @@ static void argument_fix(Literal *lit, int param, const GenFixed *fixed, int fix
 }
 
 static void module_test(uint64_t seed, CpuLevel hardware) {
-  unsigned used = 0;
-  GenSwitches on = switches_from_environment();
+  uint64_t used = 0;
   static GenFixed fixed[GEN_MAX_VALUES];
   int fixed_count = 0;
-  char *text = random_module_text_with(seed, &on, &used, fixed, &fixed_count);
+  char *text = random_module_text_with(seed, &switches, &used, fixed, &fixed_count);
   tally.modules++;
   for (int f = 0; f < GEN_FAMILY_COUNT; f++) tally.family_modules[f] += used >> f & 1;
   Status st;
@@ -201,16 +207,19 @@ static void modules_sweep(void) {
   int modules = count ? atoi(count) : DEFAULT_MODULES;
   uint64_t first = replay ? strtoull(replay, NULL, 10) : 1;
   if (replay && !count) modules = 1;
+  const char *layouts = getenv("AXLE_RANDOM_LAYOUTS");
+  switches = switches_from_environment();
+  switches = switches_from_environment();
+  switches.layouts = !layouts || atoi(layouts) != 0;
   if (hw.hardware_level == CPU_LEVEL_NONE) return;
   for (int i = 0; i < modules; i++) module_test(first + (uint64_t)i, hw.hardware_level);
   unsetenv("AXLE_CPU");
-  GenSwitches on = switches_from_environment();
   printf("random modules: %d modules, %d compiled runs checked, %d refusals allowed (ops the backend does not "
-         "compile at that level)\n",
-         tally.modules, tally.runs, tally.refused_allowed);
+         "compile at that level); layouts %s\n",
+         tally.modules, tally.runs, tally.refused_allowed, switches.layouts ? "on" : "off");
   xla_fusion_forms_report();
-  printf("switches: empty dimensions %s, index limits %s\n", on.empty_dimensions ? "on" : "off",
-         on.index_limits ? "on" : "off");
+  printf("switches: empty dimensions %s, index limits %s\n", switches.empty_dimensions ? "on" : "off",
+         switches.index_limits ? "on" : "off");
 }
 
 TEST(random_modules_are_valid_hlo) {
@@ -238,7 +247,8 @@ TEST(random_modules_give_the_same_bytes_at_1_and_2_threads) {
 TEST(random_modules_use_every_family) {
   if (tally.modules < 1000) return;
   for (int f = 0; f < GEN_FAMILY_COUNT; f++)
-    EXPECT(families[f].weight == 0 || tally.family_modules[f] > 0, "family %s never drawn", families[f].name);
+    EXPECT(families[f].weight == 0 || !gen_family_drawable(switches.layouts, f) || tally.family_modules[f] > 0,
+           "family %s never drawn", families[f].name);
 }
 
 int main(void) {

@@ -1,9 +1,11 @@
 /* Scheduling and buffer assignment (src/opt/schedule.c,
- * src/opt/buffer_assignment.c): small modules written inline check each
- * rule of the plan (reuse, in place, donation, the limit); every corpus
- * module checks the properties that must hold everywhere (no two live
- * buffers overlap; the schedule keeps operands first and computes the same
- * bits). */
+ * src/opt/buffer_assignment.c), and layout-copies (src/opt/layout_copies.c),
+ * on which the plan's aliases rely: small modules written inline check each
+ * rule of the plan (reuse, in place, donation, the limit) and of the
+ * copies; every corpus module checks the properties that must hold
+ * everywhere (no two live buffers overlap; the schedule keeps operands
+ * first and computes the same bits; every forward names its value's
+ * layout). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +482,171 @@ TEST(schedule_keeps_operands_first_and_the_results_on_every_corpus_module) {
   EXPECT(n > 50, "only %d corpus modules", n);
 }
 
+/* ---- layout-copies: both ends of every forward name one layout ---- */
+
+/* Whether value `from` reaches a place that names shape `to` in the same
+ * layouts; else says where in why. */
+static bool layouts_agree(const Shape *from, const Shape *to, const Instruction *at, const char *what, char *why,
+                          size_t size) {
+  if (shape_identical(from, to)) return true;
+  snprintf(why, size, "%s: %s names another layout than its value", at->name, what);
+  return false;
+}
+
+/* What the backends rely on after layout-copies: every forward, and every
+ * boundary of a while, call or conditional, names its value's layout. */
+static bool forwards_agree(const Module *m, char *why, size_t size) {
+  for (int c = 0; c < m->computation_count; c++) {
+    const Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count; i++) {
+      const Instruction *inst = comp->instructions[i];
+      const Shape *s = &inst->shape;
+      bool ok = true;
+      switch (inst->opcode) {
+      case OP_TUPLE:
+        for (int k = 0; k < inst->operand_count && ok; k++)
+          ok = layouts_agree(&inst->operands[k]->shape, &s->tuple_shapes[k], inst, "a tuple element", why, size);
+        break;
+      case OP_GET_TUPLE_ELEMENT:
+        ok = layouts_agree(&inst->operands[0]->shape.tuple_shapes[inst->attrs.tuple_index], s, inst, "the element",
+                           why, size);
+        break;
+      case OP_OPTIMIZATION_BARRIER:
+        ok = layouts_agree(&inst->operands[0]->shape, s, inst, "the barrier", why, size);
+        break;
+      case OP_WHILE: {
+        const Shape *state = &inst->called[1]->parameters[0]->shape;
+        ok = layouts_agree(&inst->operands[0]->shape, state, inst, "the body's parameter", why, size) &&
+             layouts_agree(state, &inst->called[0]->parameters[0]->shape, inst, "the condition", why, size) &&
+             layouts_agree(&inst->called[1]->root->shape, state, inst, "the body's root", why, size) &&
+             layouts_agree(state, s, inst, "the while", why, size);
+        break;
+      }
+      case OP_CALL:
+        for (int k = 0; k < inst->operand_count && ok; k++)
+          ok = layouts_agree(&inst->operands[k]->shape, &inst->called[0]->parameters[k]->shape, inst,
+                             "a callee parameter", why, size);
+        if (ok) ok = layouts_agree(&inst->called[0]->root->shape, s, inst, "the call", why, size);
+        break;
+      case OP_CONDITIONAL:
+        for (int b = 0; b < inst->called_count && ok; b++)
+          ok = layouts_agree(&inst->operands[b + 1]->shape, &inst->called[b]->parameters[0]->shape, inst,
+                             "a branch parameter", why, size) &&
+               layouts_agree(&inst->called[b]->root->shape, s, inst, "the conditional", why, size);
+        break;
+      default:
+        break;
+      }
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
+/* Parses text, checks that its forwards disagree, runs layout-copies (and
+ * the verifier), and checks that they agree after it and that a second run
+ * changes nothing. */
+static Module *layout_copied(const char *text) {
+  Module *m = parse_text(text);
+  if (!m) return NULL;
+  char why[256] = "";
+  EXPECT(!forwards_agree(m, why, sizeof why), "the module as written already agrees");
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  bool failed = false;
+  Status st;
+  status_clear(&st);
+  EXPECT(insert_layout_copies(m, &ctx, &failed, &st) && !failed, "the pass changes the module: %s", st.message);
+  status_clear(&st);
+  EXPECT(verify_module(m, &st), "module broken after layout-copies: %s", st.message);
+  EXPECT(forwards_agree(m, why, sizeof why), "after layout-copies: %s", why);
+  EXPECT(!insert_layout_copies(m, &ctx, &failed, &st), "a second run changes nothing");
+  opt_context_free(&ctx);
+  return m;
+}
+
+TEST(layout_copies_copy_a_column_major_value_into_the_layout_its_tuple_names) {
+  Module *m = layout_copied("HloModule m\nENTRY e {\n p = s32[2,3]{0,1} parameter(0)\n t = (s32[2,3]) tuple(p)\n"
+                            " b = (s32[2,3]) opt-barrier(t)\n ROOT g = s32[2,3] get-tuple-element(b), index=0\n}\n");
+  if (!m) return;
+  const Instruction *element = find(m, "t")->operands[0];
+  EXPECT(element->opcode == OP_COPY && element->operands[0] == find(m, "p"), "the tuple reads a copy of p");
+  EXPECT(element->shape.minor_to_major[0] == 1, "the copy is row-major, as the tuple names it");
+  module_free(m);
+}
+
+TEST(layout_copies_give_a_loop_state_one_layout) {
+  Module *m = layout_copied(
+      "HloModule m\n"
+      "cond {\n s = (s32[], f32[3,4,2]{2,1,0}) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+      " n = s32[] constant(2)\n ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+      "body {\n s = (s32[], f32[3,4,2]{0,1,2}) parameter(0)\n i = s32[] get-tuple-element(s), index=0\n"
+      " x = f32[3,4,2]{0,1,2} get-tuple-element(s), index=1\n one = s32[] constant(1)\n i2 = s32[] add(i, one)\n"
+      " x2 = f32[3,4,2]{1,2,0} add(x, x)\n ROOT t = (s32[], f32[3,4,2]{1,2,0}) tuple(i2, x2)\n}\n"
+      "ENTRY e {\n q = f32[3,4,2]{1,2,0} parameter(0)\n z = s32[] constant(0)\n"
+      " t = (s32[], f32[3,4,2]{1,2,0}) tuple(z, q)\n"
+      " w = (s32[], f32[3,4,2]{2,1,0}) while(t), condition=cond, body=body\n"
+      " ROOT r = f32[3,4,2]{0,2,1} get-tuple-element(w), index=1\n}\n");
+  if (!m) return;
+  const Shape *state = &find(m, "w")->shape.tuple_shapes[1];
+  EXPECT(state->minor_to_major[0] == 0 && state->minor_to_major[1] == 1, "the while carries the body's {0,1,2}");
+  EXPECT(m->entry->root->shape.minor_to_major[0] == 0 && m->entry->root->shape.minor_to_major[1] == 2,
+         "the result keeps the {0,2,1} the text names");
+  module_free(m);
+}
+
+TEST(layout_copies_give_calls_and_branches_their_callees_layouts) {
+  Module *m = layout_copied(
+      "HloModule m\n"
+      "twice {\n a = f32[3,4] parameter(0)\n ROOT d = f32[3,4]{0,1} add(a, a)\n}\n"
+      "keep {\n ROOT a = f32[3,4]{0,1} parameter(0)\n}\n"
+      "negate {\n a = f32[3,4] parameter(0)\n ROOT n = f32[3,4] negate(a)\n}\n"
+      "ENTRY e {\n x = f32[3,4]{0,1} parameter(0)\n which = pred[] parameter(1)\n"
+      " c = f32[3,4] call(x), to_apply=twice\n"
+      " k = f32[3,4] conditional(which, c, x), true_computation=keep, false_computation=negate\n"
+      " ROOT r = (f32[3,4], f32[3,4]) tuple(c, k)\n}\n");
+  if (m) module_free(m);
+}
+
+TEST(layout_copies_compute_scatter_in_the_default_layout) {
+  Module *m = parse_text(
+      "HloModule m\nadd {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT s = s32[] add(a, b)\n}\n"
+      "ENTRY e {\n p = s32[4,3]{0,1} parameter(0)\n i = s32[3,1] parameter(1)\n u = s32[3,3]{0,1} parameter(2)\n"
+      " ROOT s = s32[4,3]{0,1} scatter(p, i, u), update_window_dims={1}, inserted_window_dims={0},"
+      " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n");
+  if (!m) return;
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  bool failed = false;
+  Status st;
+  status_clear(&st);
+  EXPECT(insert_layout_copies(m, &ctx, &failed, &st), "the pass changes the module");
+  const Instruction *scatter = find(m, "s");
+  for (int k = 0; k < scatter->operand_count; k++)
+    EXPECT(shape_is_row_major(&scatter->operands[k]->shape), "scatter operand %d is row-major", k);
+  EXPECT(shape_is_row_major(&scatter->shape), "the scatter's result is row-major");
+  EXPECT(m->entry->root->opcode == OP_COPY && m->entry->root->shape.minor_to_major[0] == 0,
+         "the result is copied back into the {0,1} the text names");
+  opt_context_free(&ctx);
+  module_free(m);
+}
+
+static void check_corpus_forwards(const char *name, Module *m) {
+  OptContext ctx;
+  opt_context_init(&ctx, NULL);
+  Status st;
+  status_clear(&st);
+  EXPECT(optimize_module(m, &ctx, &st), "%s: optimize_module failed: %s", name, st.message);
+  char why[256] = "";
+  EXPECT(forwards_agree(m, why, sizeof why), "%s: after optimizing: %s", name, why);
+  opt_context_free(&ctx);
+}
+
+TEST(every_forward_names_its_values_layout_after_optimizing_any_corpus_module) {
+  int n = for_each_corpus_module(check_corpus_forwards);
+  EXPECT(n > 50, "only %d corpus modules", n);
+}
+
 int main(void) {
   RUN(chain_of_non_elementwise_ops_needs_two_buffers);
   RUN(chain_of_elementwise_ops_runs_in_one_buffer);
@@ -498,5 +665,10 @@ int main(void) {
   RUN(buffer_plan_dump_is_hlo_that_parses_back);
   RUN(live_buffers_never_overlap_and_schedules_never_grow_the_block_on_any_corpus_module);
   RUN(schedule_keeps_operands_first_and_the_results_on_every_corpus_module);
+  RUN(layout_copies_copy_a_column_major_value_into_the_layout_its_tuple_names);
+  RUN(layout_copies_give_a_loop_state_one_layout);
+  RUN(layout_copies_give_calls_and_branches_their_callees_layouts);
+  RUN(layout_copies_compute_scatter_in_the_default_layout);
+  RUN(every_forward_names_its_values_layout_after_optimizing_any_corpus_module);
   return test_summary();
 }
