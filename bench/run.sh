@@ -134,9 +134,10 @@ c_peer_round() {  # NAME ARGS RUNS
 coproc PY { "${peer[@]}" "$python" bench/peers/peers.py --serve 2>"$out/peers.err"; }
 py_in=${PY[1]} py_out=${PY[0]}
 python_round() {  # NAME RUNS
-  local kind impl rest
-  echo "$1 $2" >&"$py_in" 2>/dev/null || return
+  local kind impl rest answered=0
+  { echo "$1 $2" >&"$py_in"; } 2>/dev/null &&
   while read -r kind impl rest <&"$py_out"; do
+    answered=1
     case $kind in
       end) break ;;
       peer) record "$1" "$impl" "$rest" ;;
@@ -144,6 +145,7 @@ python_round() {  # NAME RUNS
       *) record "$1" python - "$kind $impl $rest" ;;
     esac
   done
+  [ $answered = 1 ] || record "$1" python - "missing: no Python peers ($python bench/peers/peers.py: $(head -c 60 "$out/peers.err"))"
 }
 
 workloads >"$out/workloads.txt"
