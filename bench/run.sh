@@ -166,4 +166,6 @@ echo
 echo "make bench ($(date -u +%Y-%m-%dT%H:%MZ)): $threads thread(s), each figure the median of $rounds interleaved rounds$([ "$quick" = 1 ] && echo ", BENCH_QUICK: few runs, figures rough")"
 echo "floors measured now: FMA peak $fma GFLOP/s ($(awk '$1 == "isa" {print $2}' "$out/floor.txt"), 1 thread); read bandwidth $read_gbs GB/s"
 echo "speedup = peer_ms / axle_ms (above 1: axle is faster); of_floor = the rate against the floor"
-bash bench/table.sh "$out" "$threads" "$fma" "$read_gbs"
+bash bench/table.sh "$out" "$threads" "$fma" "$read_gbs" || exit 1
+# axle giving no time on a workload fails make bench (a missing peer does not).
+! grep -q '^[^|]*|axle|-|' "$rows"
