@@ -110,7 +110,10 @@ axle_round() {  # NAME MODULE FLOOR RUNS
     ms=$(sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p' "$log")
   fi
   if [ -n "$ms" ]; then record "$1" axle "$ms"
-  else record "$1" axle - "$(grep -m1 'error' "$log" 2>/dev/null | sed 's/^.*error: //' | cut -c1-60)"; fi
+  else
+    local why; why=$(grep -m1 'error' "$log" 2>/dev/null | sed 's/^.*error: //' | cut -c1-60)
+    record "$1" axle - "${why:-no time printed (see $log)}"
+  fi
 }
 
 c_peer_round() {  # NAME ARGS RUNS

@@ -26,13 +26,14 @@ function of_floor(w, ms) {
   return sprintf("%.0f%%", 100 * work[w] / (ms * 1e6) / bw)
 }
 function shown(ms, note) { return ms != "" ? sprintf("%.4g", ms) : (note ~ /^missing/ ? "missing" : "failed") }
-function row(w, a, peer, p, pnote,   speed) {
+function row(w, a, peer, p, pnote,   speed, why) {
   speed = (a != "" && p != "") ? sprintf("%.2fx", p / a) : "-"
+  why = (a == "" ? "axle: " note[w, "axle"] (p == "" && pnote != "" ? "; " : "") : "") (p == "" ? pnote : "")
   printf "%-26s %-4s %-10s %-9s %-17s %-10s %-9s %-8s %s\n", w, threads, shown(a, note[w, "axle"]), of_floor(w, a),
-         peer, peer == "-" ? "-" : shown(p, pnote), peer == "-" ? "-" : of_floor(w, p), speed, (pnote != "" && p == "") ? pnote : ""
+         peer, peer == "-" ? "-" : shown(p, pnote), peer == "-" ? "-" : of_floor(w, p), speed, why
   printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\"\n", w, threads, a, a == "" ? "" : of_floor(w, a), peer, p,
          p == "" ? "" : of_floor(w, p), speed == "-" ? "" : substr(speed, 1, length(speed) - 1), floor_of[w],
-         p == "" ? pnote : "" >> csv
+         why >> csv
   if (a != "") printf "\"%s%s%s\" %s %s\n", w, peer == "-" ? "" : " / " peer, (peer != "-" && p == "") ? " (missing)" : "",
                       a, p == "" ? "NaN" : p >> plot
 }
