@@ -72,7 +72,7 @@ set ylabel "median ms"
 set grid ytics
 set xtics rotate by -60 font ",8" nomirror
 set bmargin 16
-set key top left
+set key outside top center horizontal
 plot "$out/plot.dat" using 2:xtic(1) title "axle" lc rgb "#1f77b4"$peer_bars
 GP
   echo "wrote $out/results.csv and $out/results.png"
