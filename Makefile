@@ -3,7 +3,10 @@
 #   make          library, tools, examples, test programs
 #   make test     every test; ends with "N passed, N failed"
 #   make check    the same, built with AddressSanitizer and UBSan
-#   make bench    benchmarks (bench/run.sh): medians, in one run
+#   make bench    axle beside oneDNN, OpenBLAS, PyTorch, NumPy (bench/run.sh):
+#                 one table, results.csv and results.png in build/bench
+#   make bench-deps   installs those peers from Debian's packages
+#   make bench-detail axle's own benchmarks (bench/detail.sh)
 #   make demo     runs the bundled example module
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
 #   make fuzz     libFuzzer targets for the parser and for the whole compile
@@ -52,7 +55,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check bench demo fuzz fuzz-parse fuzz-compile install uninstall clean fetch-cuobjdump
+.PHONY: all test check bench bench-detail bench-deps demo fuzz fuzz-parse fuzz-compile install uninstall clean fetch-cuobjdump
 # The compile-path fuzz target built with the ordinary compiler and a main
 # that replays the files it is given (tests/fuzz/replay_main.c).
 FUZZ_REPLAY := $(BUILD)/tests/fuzz_compile_replay
@@ -131,9 +134,34 @@ test: all
 check:
 	$(MAKE) BUILD=build/san SAN=1 OPT=-O1 test
 
-# Benchmarks, side by side where peers exist on the machine (bench/run.sh).
-bench: all $(BENCHES)
+# Benchmarks: axle beside the peers installed here, one thread, one table,
+# BUILD/bench/results.csv and .png (bench/run.sh; BENCH_QUICK=1 for a quick
+# check). The peers' C drivers are built only where their headers exist.
+PEER_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O2
+PEERS := $(if $(wildcard /usr/include/dnnl.h),$(BUILD)/bench/peers/dnnl_peer) \
+         $(if $(wildcard /usr/include/cblas.h /usr/include/*/cblas.h),$(BUILD)/bench/peers/openblas_peer)
+bench: all $(BENCHES) $(PEERS)
 	@bash bench/run.sh $(BUILD)
+
+$(BUILD)/bench/peers/dnnl_peer: bench/peers/dnnl_peer.c bench/peers/peer_timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PEER_CFLAGS) $< -ldnnl -o $@
+
+$(BUILD)/bench/peers/openblas_peer: bench/peers/openblas_peer.c bench/peers/peer_timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PEER_CFLAGS) $< -lopenblas -o $@
+
+# axle's own benchmarks, no peers: optimizer time, the corpus models, SGEMM
+# against the FMA peak, the CPU backend at 1 and 2 threads (bench/detail.sh).
+bench-detail: all $(BENCHES)
+	@bash bench/detail.sh $(BUILD)
+
+# The peers of make bench, from Debian's packages (needs root): oneDNN,
+# OpenBLAS, PyTorch, NumPy, and gnuplot for the chart.
+bench-deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+	  libdnnl-dev libopenblas-dev python3-torch python3-numpy gnuplot-nox
 
 # XLA's classic example as JAX lowers it, run on NumPy-made inputs and compared
 # with NumPy's answer (the corpus case demo_reduce_sum holds both).

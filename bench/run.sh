@@ -1,67 +1,174 @@
 #!/usr/bin/env bash
-# make bench: axle's benchmarks, each printed as a median of several runs
-# (these machines are shared and noisy; quote medians and ratios).
+# make bench: axle beside its peers, measured in the same run, interleaved
+# (axle, the peers, axle, the peers ... so drift on a shared machine hits
+# every side), at one thread, and printed as one table; written as CSV
+# (BUILD/bench/results.csv) and drawn as a bar chart (BUILD/bench/results.png).
 #
-#   optimizer   optimize_module on generated modules of 1,000 / 10,000 /
-#               30,000 instructions: the total of every pass, median of 5
-#   models      the corpus's softmax, layernorm, attention and MLP training
-#               step and a 1024^3 dot: the evaluator beside the CPU backend
-#               (--time 20), the dot's GFLOP/s against the FMA peak
-#   gemm        bench/gemm_bench.c: SGEMM GFLOP/s at 256..2048, 1 and 2
-#               threads, median of 5, against the measured FMA peak
-#   cpu         the CPU backend on the corpus's softmax and layer norm and
-#               on bench/hlo (softmax and layer norm over f32[4096,4096], a
-#               sum of f32[16M], an elementwise negate as the memory
-#               bandwidth it cannot beat), at 1 and 2 threads (--time 20)
+#   bash bench/run.sh [BUILD]         (make bench; BUILD=build by default)
+#
+#   BENCH_QUICK=1      a few workloads, 2 rounds of 3 runs: checks the flow in
+#                      about a minute; its numbers mean little
+#   BENCH_ONLY=REGEX   only the workloads whose name matches
+#   BENCH_ROUNDS=N     interleaved rounds (default 3); each side's figure is the
+#                      median of its round medians
+#   BENCH_RUNS=N       timed runs per round (default 10, 5 for the big ones)
+#   BENCH_THREADS=N    threads for every side (default 1; see below)
+#   PYTHON=...         the Python with torch/numpy (default: /usr/bin/python3,
+#                      else the first python3 on PATH that imports numpy)
+#
+# axle: each workload is a module in bench/hlo run through the normal
+# pipeline, `axle-run --threads N --seed 1 --time RUNS` (its median line).
+# The peers, as their users call them (bench/peers): oneDNN's dnnl_sgemm and
+# convolution primitive and OpenBLAS's cblas_sgemm from small C drivers
+# (built by make bench where the headers exist), PyTorch eager and NumPy
+# from bench/peers/peers.py. A peer that is not installed is a row saying
+# "missing" (make bench-deps installs them all).
+#
+# One thread is the honest figure on these machines: their 2 vCPUs share
+# one physical core, so a second thread adds nothing on compute-bound work.
+# Everything runs pinned (taskset) with OMP/MKL/OPENBLAS thread counts set
+# to N. These machines set OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE,
+# which hold OpenBLAS (and NumPy and PyTorch on it) to AVX2 kernels: the
+# peers' commands alone run without them, so each peer runs at its best.
+#
+# Floors, measured at the start of the run (build/bench/floor): the
+# one-thread FMA peak (GFLOP/s) for the matrix workloads, 2*M*N*K flops per
+# product; a plain read loop's bandwidth (GB/s) for the memory-bound ones,
+# counting every input read once and the output written once. of_floor is
+# the rate as a fraction of the floor (the FMA peak times the thread count).
 set -u
-BUILD=${1:-build}
-tmp=$BUILD/bench; mkdir -p "$tmp"
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${1:-${BUILD:-build}}
+out=$BUILD/bench; mkdir -p "$out"
+quick=${BENCH_QUICK:-0}
+threads=${BENCH_THREADS:-1}
+rounds=${BENCH_ROUNDS:-$([ "$quick" = 1 ] && echo 2 || echo 3)}
+only=${BENCH_ONLY:-}
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+pin=()
+command -v taskset >/dev/null && pin=(taskset -c "$([ "$threads" -gt 1 ] && echo "0-$((threads - 1))" || echo 0)")
+export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+peer=("${pin[@]}" env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 
-echo "== optimizer time (axle-opt --stats, total of all passes, median of 5)"
-printf '%-14s %-12s %-10s %-10s\n' instructions "total_ms" fusions kernels
-for n in 1000 10000 30000; do
-  bench/gen_big_module.sh "$n" >"$tmp/big_$n.hlo"
-  for r in 1 2 3 4 5; do
-    "$BUILD/axle-opt" --stats "$tmp/big_$n.hlo" 2>"$tmp/stats_$n.txt" >/dev/null || { cat "$tmp/stats_$n.txt"; exit 1; }
-    awk '$1 == "total" {print $2}' "$tmp/stats_$n.txt"
-  done | median >"$tmp/total_$n"
-  printf '%-14s %-12s %-10s %-10s\n' "$(awk '/instructions:/ {print $2}' "$tmp/stats_$n.txt")" \
-    "$(cat "$tmp/total_$n")" "$(awk '/fusions:/ {print $2}' "$tmp/stats_$n.txt")" \
-    "$(awk '/kernels:/ {print $4}' "$tmp/stats_$n.txt")"
-done
-
-echo
-echo "== models: the evaluator against the CPU backend's machine code (median ms of 20 runs, all cores)"
-printf '%-22s %-14s %-12s %-10s %s\n' module "interp (opt)" "cpu" "speedup" "matmul rate"
-for hlo in tests/hlo/jax_softmax.hlo tests/hlo/jax_layernorm.hlo tests/hlo/jax_attention.hlo \
-           tests/hlo/jax_train_step.hlo examples/dot_1024.hlo; do
-  name=$(basename "$hlo" .hlo)
-  runs=20; [ "$name" = dot_1024 ] && runs=3  # the evaluator's 1024^3 dot takes seconds
-  interp=$("$BUILD/axle-run" --backend interp --opt --seed 1 --time $runs "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
-  cpu_out=$("$BUILD/axle-run" --backend cpu --seed 1 --time 20 "$hlo")
-  cpu=$(sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p' <<<"$cpu_out")
-  rate=$(sed -n 's/^matmul: [^,]*, \([^,]*\)\(, \([0-9]*%\).*\)\{0,1\}/\1 \3/p' <<<"$cpu_out")
-  printf '%-22s %-14s %-12s %-10s %s\n' "$name" "$interp" "$cpu" \
-    "$(awk -v a="$interp" -v b="$cpu" 'BEGIN { if (b > 0) printf "%.0fx", a / b }')" "${rate:-}"
-done
-
-echo
-echo "== SGEMM: the generated micro-kernel against this machine's FMA peak (bench/gemm_bench.c)"
-"$BUILD/bench/gemm_bench" || exit 1
-
-echo
-echo "== CPU backend (median ms of 20 runs; copy_16m is a negate: 128 MiB moved)"
-printf '%-26s %-12s %-12s %-12s\n' module "1 thread" "2 threads" interp
-# median_ms HLO [axle-run flags]
-median_ms() {
-  local hlo=$1; shift
-  "$BUILD/axle-run" "$@" --seed 1 --time 20 "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p'
+# name|module|floor (flops, bytes or compile)|work|C peer arguments|runs
+gemm() {  # M K N [MODULE]
+  echo "gemm_$1x$2x$3|${4:-bench/hlo/gemm_$1x$2x$3.hlo}|flops|$((2 * $1 * $2 * $3))|sgemm $1 $2 $3|"
 }
-for hlo in tests/hlo/jax_softmax.hlo tests/hlo/jax_layernorm.hlo bench/hlo/*.hlo; do
-  # the evaluator only on the small modules: it takes seconds per run on the big ones
-  interp=-; case $hlo in tests/*) interp=$(median_ms "$hlo" --backend interp);; esac
-  printf '%-26s %-12s %-12s %-12s\n' "$(basename "$hlo" .hlo)" "$(median_ms "$hlo" --backend cpu --threads 1)" \
-    "$(median_ms "$hlo" --backend cpu --threads 2)" "$interp"
-done
+all_workloads() {
+  echo "softmax_4096x1024|bench/hlo/softmax_4096x1024.hlo|bytes|$((2 * 4096 * 1024 * 4))||"
+  echo "layernorm_4096x768|bench/hlo/layernorm_4096x768.hlo|bytes|$((2 * 4096 * 768 * 4 + 2 * 768 * 4))||"
+  echo "softmax_4096x4096|bench/hlo/softmax_4096x4096.hlo|bytes|$((2 * 4096 * 4096 * 4))||5"
+  gemm 128 128 128; gemm 256 256 256; gemm 512 512 512
+  gemm 1024 1024 1024 examples/dot_1024.hlo
+  echo "$(gemm 2048 2048 2048)5"
+  gemm 256 512 784; gemm 256 10 512; gemm 128 3072 768; gemm 512 768 768
+  echo "dense_256x784x512|bench/hlo/dense_256x784x512.hlo|flops|$((2 * 256 * 784 * 512))||"
+  # forward x.w1, h.w2; backward dw1, dw2, dh
+  echo "mlp_train_b256_784x512x10|bench/hlo/mlp_train_b256_784x512x10.hlo|flops|$((2 * (2 * 256 * 784 * 512 + 3 * 256 * 512 * 10)))||"
+  echo "lstm_cell_b64h256|bench/hlo/lstm_cell_b64h256.hlo|flops|$((2 * 2 * 64 * 256 * 1024))||"
+  echo "attention_b8h12s512d64|bench/hlo/attention_b8h12s512d64.hlo|flops|$((2 * 2 * 8 * 12 * 512 * 512 * 64))||5"
+  echo "conv3x3_32x64x56x56|bench/hlo/conv3x3_32x64x56x56.hlo|flops|$((2 * 32 * 64 * 56 * 56 * 64 * 9))|conv 32 64 56 56 64|5"
+  echo "sum_xyz_16m|bench/hlo/sum_xyz_16m.hlo|bytes|$((3 * 16777216 * 4))||"
+  echo "compile_1000|$out/big_1000.hlo|compile|||"
+}
+quick_set='^(softmax_4096x1024|gemm_256x256x256|gemm_256x10x512|sum_xyz_16m|compile_1000)$'
+workloads() {
+  all_workloads | while IFS='|' read -r name rest; do
+    [ "$quick" = 1 ] && ! [[ $name =~ $quick_set ]] && continue
+    [ -n "$only" ] && ! [[ $name =~ $only ]] && continue
+    echo "$name|$rest"
+  done
+}
+bench/gen_big_module.sh 1000 >"$out/big_1000.hlo"
+
+pick_python() {
+  [ -n "${PYTHON:-}" ] && { echo "$PYTHON"; return; }
+  local p
+  for p in /usr/bin/python3 $(type -ap python3); do
+    "$p" -c 'import numpy' 2>/dev/null && { echo "$p"; return; }
+  done
+  type -p python3
+}
+python=$(pick_python)
+
+# ---- floors ----
+"${pin[@]}" "$BUILD/bench/floor" $([ "$quick" = 1 ] && echo --quick) >"$out/floor.txt" || exit 1
+fma=$(awk '$1 == "fma_gflops" {print $2}' "$out/floor.txt")
+read_gbs=$(awk '$1 == "read_gbs" {print $2}' "$out/floor.txt")
+
+# ---- the rounds: one line "WORKLOAD|IMPL|MS|NOTE" per side per round ----
+rows=$out/rounds.txt; : >"$rows"
+record() { echo "$1|$2|$3|${4:-}" >>"$rows"; }
+
+axle_round() {  # NAME MODULE FLOOR RUNS
+  local log=$out/axle_$1.log ms
+  if [ "$3" = compile ]; then  # compile_ms of RUNS processes, their median
+    ms=$(for _ in $(seq "$4"); do "${pin[@]}" "$BUILD/axle-run" --compile-only "$2" 2>&1; done |
+         sed -n 's/^compiled: .* in \([0-9.]*\) ms$/\1/p' | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
+  else
+    "${pin[@]}" "$BUILD/axle-run" --threads "$threads" --seed 1 --time "$4" "$2" >"$log" 2>&1
+    ms=$(sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p' "$log")
+  fi
+  if [ -n "$ms" ]; then record "$1" axle "$ms"
+  else
+    local why; why=$(grep -m1 'error' "$log" 2>/dev/null | sed 's/^.*error: //' | cut -c1-60)
+    record "$1" axle - "${why:-no time printed (see $log)}"
+  fi
+}
+
+c_peer_round() {  # NAME ARGS RUNS
+  local args=($2) bin line
+  local -A peers_of=([sgemm]="dnnl_peer:dnnl_sgemm openblas_peer:cblas_sgemm"
+                     [conv]="dnnl_peer:onednn.conv.nchw,onednn.conv.best")
+  for p in ${peers_of[${args[0]}]}; do
+    bin=$BUILD/bench/peers/${p%%:*}
+    p=${p//,/ }
+    if [ ! -x "$bin" ]; then
+      for impl in ${p#*:}; do record "$1" "$impl" - "missing: not built (make bench-deps)"; done
+      continue
+    fi
+    "${peer[@]}" "$bin" "${args[@]}" "$3" 2>"$out/c_peer.err" | while read -r impl ms; do record "$1" "$impl" "$ms"; done
+    [ -s "$out/c_peer.err" ] && for impl in ${p#*:}; do record "$1" "$impl" - "$(head -1 "$out/c_peer.err" | cut -c1-60)"; done
+  done
+}
+
+# The Python peers: one process for the whole run (start-up is seconds),
+# asked for one workload at a time.
+coproc PY { "${peer[@]}" "$python" bench/peers/peers.py --serve 2>"$out/peers.err"; }
+py_in=${PY[1]} py_out=${PY[0]}
+python_round() {  # NAME RUNS
+  local kind impl rest answered=0
+  { echo "$1 $2" >&"$py_in"; } 2>/dev/null &&
+  while read -r kind impl rest <&"$py_out"; do
+    answered=1
+    case $kind in
+      end) break ;;
+      peer) record "$1" "$impl" "$rest" ;;
+      missing) record "$1" "$impl" - "missing: $rest" ;;
+      *) record "$1" python - "$kind $impl $rest" ;;
+    esac
+  done
+  [ $answered = 1 ] || record "$1" python - "missing: no Python peers ($python bench/peers/peers.py: $(head -c 60 "$out/peers.err"))"
+}
+
+workloads >"$out/workloads.txt"
+echo "make bench: $(wc -l <"$out/workloads.txt") workloads, $rounds interleaved rounds, $threads thread(s), peers' Python: $python" >&2
+while IFS='|' read -r name module floor work cargs wruns; do
+  runs=${BENCH_RUNS:-${wruns:-10}}; [ "$quick" = 1 ] && runs=${BENCH_RUNS:-3}
+  echo "  $name" >&2
+  for _ in $(seq "$rounds"); do
+    axle_round "$name" "$module" "$floor" "$runs"
+    [ -n "$cargs" ] && c_peer_round "$name" "$cargs" "$runs"
+    [ "$floor" != compile ] && python_round "$name" "$runs"
+  done
+done <"$out/workloads.txt"
+exec {py_in}>&-
+
+# ---- the table, the CSV, the chart ----
+echo
+echo "make bench ($(date -u +%Y-%m-%dT%H:%MZ)): $threads thread(s), each figure the median of $rounds interleaved rounds$([ "$quick" = 1 ] && echo ", BENCH_QUICK: few runs, figures rough")"
+echo "floors measured now: FMA peak $fma GFLOP/s ($(awk '$1 == "isa" {print $2}' "$out/floor.txt"), 1 thread); read bandwidth $read_gbs GB/s"
+echo "speedup = peer_ms / axle_ms (above 1: axle is faster); of_floor = the rate against the floor"
+bash bench/table.sh "$out" "$threads" "$fma" "$read_gbs" || exit 1
+# axle giving no time on a workload fails make bench (a missing peer does not).
+! grep -q '^[^|]*|axle|-|' "$rows"
