@@ -223,12 +223,14 @@ static bool kernel_eval_as_compiled(const Kernel *k, Literal *const *inputs, Lit
   Literal **out = calloc_or_exit((size_t)k->output_count + 1, sizeof *out);
   for (int i = 0; i < k->input_count; i++) {
     in[i] = literal_create(&real->inputs[i].shape);
-    memcpy(in[i]->data, inputs[i]->data, (size_t)shape_byte_size(&inputs[i]->shape));
+    size_t bytes = (size_t)shape_byte_size(&inputs[i]->shape);
+    if (bytes) memcpy(in[i]->data, inputs[i]->data, bytes);  /* an empty value may have no data */
   }
   for (int o = 0; o < k->output_count; o++) out[o] = literal_create(&real->outputs[o].shape);
   bool ok = kernel_eval(real, in, out, st);
   for (int o = 0; o < k->output_count; o++) {
-    if (ok) memcpy(outputs[o]->data, out[o]->data, (size_t)shape_byte_size(&outputs[o]->shape));
+    size_t bytes = (size_t)shape_byte_size(&outputs[o]->shape);
+    if (ok && bytes) memcpy(outputs[o]->data, out[o]->data, bytes);
     literal_free(out[o]);
   }
   for (int i = 0; i < k->input_count; i++) literal_free(in[i]);
