@@ -6,7 +6,9 @@
  * domain, add-dependency, the collectives of one replica, the asynchronous
  * copy and collective pairs) and the boundaries of called computations (a
  * while's state, a conditional's, call's or async pair's parameters and
- * results) hand their operand's storage on as it is: the buffer plan names
+ * results, and a fusion XLA's optimizer wrote, whose fused parameters and
+ * root are its operands and result) hand their operand's storage on as it
+ * is: the buffer plan names
  * one storage, and the backends read its bytes in the layout of whichever
  * shape they hold. HLO text may name another layout at the receiving end (text
  * without a layout names the default one, so a column-major parameter put
@@ -195,8 +197,8 @@ static bool fix_async_update(Instruction *inst) {
   return true;
 }
 
-/* call(args): args in the callee's parameter layouts; the result in the
- * callee root's. */
+/* call(args), and a fusion given in the module: args in the callee's
+ * parameter layouts; the result in the callee root's. */
 static bool fix_call(Instruction *inst) {
   const Computation *callee = inst->called[0];
   bool changed = false;
@@ -260,7 +262,7 @@ static bool fix_instruction(Instruction *inst) {
   switch (inst->opcode) {
   case OP_COPY_START: case OP_ALL_GATHER_START: case OP_COLLECTIVE_PERMUTE_START: return fix_start(inst);
   case OP_ADD_DEPENDENCY: case OP_COLLECTIVE_PERMUTE: return operand_take_layout(inst, 0, &inst->shape);
-  case OP_CALL: return inst->called_count == 1 && fix_call(inst);
+  case OP_CALL: case OP_FUSION: return inst->called_count == 1 && fix_call(inst);
   case OP_ASYNC_START: return inst->called_count == 1 && fix_async_start(inst);
   case OP_ASYNC_UPDATE: return inst->operand_count == 1 && fix_async_update(inst);
   case OP_WHILE: return inst->called_count == 2 && inst->operand_count == 1 && fix_while(inst);

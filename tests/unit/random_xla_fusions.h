@@ -269,7 +269,8 @@ static bool gen_xla_in_place_dus(Gen *g) {
   const GenValue *x = gen_pick(g);
   if (x->type != TYPE_F32) return false;
   int64_t udims[GEN_MAX_RANK];
-  for (int d = 0; d < x->rank; d++) udims[d] = 1 + gen_below(g, (int)(x->dims[d] < 8 ? x->dims[d] : 8));
+  /* an empty dimension (the empty-dimension switch) takes an empty update */
+  for (int d = 0; d < x->rank; d++) udims[d] = x->dims[d] ? 1 + gen_below(g, (int)(x->dims[d] < 8 ? x->dims[d] : 8)) : 0;
   const GenValue *u = gen_xla_default_layout(g, gen_param(g, TYPE_F32, x->rank, udims), &y_copy);
   x = gen_xla_default_layout(g, x, &x_copy);
   char fused[32], out[16];
