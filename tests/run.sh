@@ -202,6 +202,10 @@ expect_run unknown_option 2 "error: unknown option '--frob'" --frob examples/red
 expect_run bad_time_count 2 "--time takes a run count" --time 0 examples/reduce_sum.hlo
 expect_run missing_file 2 "error: cannot read" "$t/no-such.hlo"
 expect_run cpu_refuses_what_it_cannot_compile 2 "rng_state.hlo:8:8: error: the CPU backend cannot compile s (rng-get-and-update-state) yet" --backend cpu tests/cpu_refuses/rng_state.hlo
+# issue 22 item 8: the CPU backend crashed compiling this scatter (an operand
+# dimension both inserted and batching); the verifier now refuses it first.
+expect_run cpu_scatter_inserted_and_batching_refused 2 "(StableHLO scatter (C9))" --backend cpu tests/malformed/scatter_c9_inserted_also_batching.hlo
+expect_run parse_only_checks_gather_batching 2 "(StableHLO gather (C18))" --parse-only tests/malformed/gather_c18_start_index_map_batching.hlo
 expect_run cpu_backend_runs 0 "check: cpu matches the evaluator" --backend cpu --check --seed 1 examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo

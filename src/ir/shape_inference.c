@@ -40,6 +40,12 @@ bool infer_fail(const Infer *in, const char *fmt, ...) {
                          inst->name, opcode_name(inst->opcode), body);
 }
 
+bool infer_note_rule(const Infer *in, const char *rule) {
+  size_t len = strlen(in->st->message);
+  snprintf(in->st->message + len, sizeof in->st->message - len, " (StableHLO %s)", rule);
+  return false;
+}
+
 /* A shape as text for messages; buf must hold 128 bytes. */
 const char *infer_shape_text(const Shape *s, char *buf) {
   StrBuf sb = {0};
