@@ -206,6 +206,10 @@ expect_run cpu_refuses_what_it_cannot_compile 2 "rng_state.hlo:8:8: error: the C
 # dimension both inserted and batching); the verifier now refuses it first.
 expect_run cpu_scatter_inserted_and_batching_refused 2 "(StableHLO scatter (C9))" --backend cpu tests/malformed/scatter_c9_inserted_also_batching.hlo
 expect_run parse_only_checks_gather_batching 2 "(StableHLO gather (C18))" --parse-only tests/malformed/gather_c18_start_index_map_batching.hlo
+# A collective over 4 devices loads; compiling it is refused at the instruction.
+expect_run four_devices_refused_by_cpu 2 "all_gather_four_devices.hlo:4:8: error: instruction 'ag' (all-gather) needs 4 devices; this run has 1" --backend cpu tests/cpu_refuses/all_gather_four_devices.hlo
+expect_run four_devices_refused_by_interp 2 "needs 4 devices; this run has 1" --backend interp tests/cpu_refuses/all_gather_four_devices.hlo
+expect_run four_devices_load 0 "parsed: m" --parse-only tests/cpu_refuses/all_gather_four_devices.hlo
 expect_run cpu_backend_runs 0 "check: cpu matches the evaluator" --backend cpu --check --seed 1 examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo

@@ -313,6 +313,14 @@ typedef struct GatherDims {
   bool indices_are_sorted;
 } GatherDims;
 
+/* replica_groups={{0,1},{2,3}} (or the iota form, expanded): the device ids
+ * of every group, flattened, group_size ids to a group (the parser refuses
+ * groups of different sizes). No groups: no ids, size 0. */
+typedef struct ReplicaGroups {
+  IntList ids;
+  int64_t group_size;
+} ReplicaGroups;
+
 typedef struct ScatterDims {
   IntList update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
   IntList input_batching_dims, scatter_indices_batching_dims;
@@ -408,6 +416,7 @@ typedef struct Attrs {
   int64_t feature_index;           /* batch-norm-* */
   int64_t channel_id;              /* collectives; 0 when absent */
   IntList source_target_pairs;     /* collective-permute, flattened pairs */
+  const ReplicaGroups *replica_groups; /* replica_groups={{0,1},{2,3}} */
 } Attrs;
 
 /* Where an instruction came from, as JAX records it:
@@ -532,6 +541,7 @@ const GatherDims *attrs_gather(const Attrs *a);
 const ScatterDims *attrs_scatter(const Attrs *a);
 const FftDims *attrs_fft(const Attrs *a);
 const ScalarAttrs *attrs_scalars(const Attrs *a);
+const ReplicaGroups *attrs_replica_groups(const Attrs *a);
 
 /* ----------------------------------------------------------------- edit.c
  * Editing the graph: what passes use to rewrite a module.
@@ -731,10 +741,14 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
  * constant are refused: they have no operands to compute from. */
 Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st);
 /* Fails (STATUS_UNSUPPORTED, located at the instruction) if the module holds
- * an op the evaluator refuses whatever the inputs: send, recv, infeed,
+ * an op the evaluator refuses whatever the inputs: a collective over more
+ * than one device ("needs 4 devices; this run has 1"), send, recv, infeed,
  * outfeed, shuffle, and custom-calls other than LAPACK getrf. Backends call
  * it when compiling, so such a module is a compile error (exit 2) rather
  * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);
+/* collective-permute(input, output, input_starts, output_starts): the
+ * in-place form (shape_inference_async.c says how it is told apart). */
+bool collective_permute_is_in_place(const Instruction *inst);
 
 #endif

@@ -87,6 +87,8 @@ bool infer_async_update(Infer *in);
 bool infer_async_done(Infer *in);
 bool infer_all_gather_start(Infer *in);
 bool infer_pair_start(Infer *in);
+bool infer_collective_permute(Infer *in);
+bool infer_collective_permute_start(Infer *in);
 bool infer_copy_done(Infer *in);
 bool infer_ragged_all_to_all(Infer *in);
 bool infer_host_transfer(Infer *in);

@@ -368,7 +368,53 @@ bool infer_sort(Infer *in) {
   return infer_set_tuple(in, n, parts);
 }
 
-/* ---- collectives, run on one replica: shapes pass through ---- */
+/* ---- collectives ----
+ *
+ * Over a group of G devices all-gather concatenates G pieces along its
+ * dimension (the result is G times the operand there), reduce-scatter keeps
+ * one of G shards (1/G), all-to-all keeps the shape (its split dimension
+ * must divide by G); the others keep their operands' shapes. G is the size
+ * of replica_groups; with no groups XLA takes every replica of the run,
+ * which the module text does not state, so G is read off the declared
+ * shape (result / operand along the dimension). Running checks the device
+ * count (eval_check_supported). */
+
+/* G for an all-gather or reduce-scatter along dim: the groups' size, or the
+ * declared result's ratio to the operand when there are no groups. */
+static bool collective_group_size(const Infer *in, const Shape *x, int64_t dim, int64_t *g) {
+  const Attrs *a = &in->inst->attrs;
+  *g = attrs_replica_groups(a)->group_size;
+  if (*g > 0) return true;
+  const Shape *decl = &in->inst->shape;
+  if (in->inst->opcode == OP_ALL_GATHER_START && shape_is_tuple(decl) && decl->tuple_count == 2 && decl->tuple_shapes)
+    decl = &decl->tuple_shapes[1];
+  *g = 1;
+  if (shape_is_tuple(decl) || decl->rank != x->rank || dim >= x->rank) return true;
+  int64_t small = in->inst->opcode == OP_REDUCE_SCATTER ? decl->dims[dim] : x->dims[dim];
+  int64_t large = in->inst->opcode == OP_REDUCE_SCATTER ? x->dims[dim] : decl->dims[dim];
+  if (small > 0 && large % small == 0) *g = large / small;
+  return true;
+}
+
+/* Resizes each part along dim for a group of g: all-gather multiplies,
+ * reduce-scatter divides (the operand must split evenly), all-to-all keeps
+ * the size (it must split evenly). */
+static bool resize_for_group(const Infer *in, Shape *parts, int n, int64_t dim, int64_t g) {
+  Opcode op = in->inst->opcode;
+  for (int i = 0; i < n; i++) {
+    int64_t size = parts[i].dims[dim];
+    if (op == OP_ALL_GATHER || op == OP_ALL_GATHER_START) {
+      if (size > ((int64_t)1 << 40) / g) return infer_fail(in, "gathered dimension %lld is too large", (long long)dim);
+      parts[i].dims[dim] = size * g;
+    } else if (size % g != 0) {
+      return infer_fail(in, "dimension %lld (size %lld) does not split into %lld parts, one per device of the group",
+                        (long long)dim, (long long)size, (long long)g);
+    } else if (op == OP_REDUCE_SCATTER) {
+      parts[i].dims[dim] = size / g;
+    }
+  }
+  return true;
+}
 
 bool infer_collective(Infer *in) {
   int n = in->inst->operand_count;
@@ -389,6 +435,9 @@ bool infer_collective(Infer *in) {
     const IntList *d = &in->inst->attrs.dimensions;
     if (d->count != 1) return infer_fail(in, "dimensions must hold one dimension");
     if (!infer_check_dim_list(in, "dimensions", d, parts[0].rank, false)) return false;
+    int64_t g;
+    if (!collective_group_size(in, &parts[0], d->values[0], &g) || !resize_for_group(in, parts, n, d->values[0], g))
+      return false;
   }
   if (op == OP_ALL_REDUCE || op == OP_REDUCE_SCATTER || op == OP_ALL_REDUCE_START ||
       op == OP_COLLECTIVE_REDUCE) {
@@ -396,7 +445,10 @@ bool infer_collective(Infer *in) {
     for (int i = 0; i < n; i++)
       if (!infer_check_reducer(in, in->inst->called[0], &types[i], &types[i], 1)) return false;
   }
-  return n == 1 ? infer_set_same_as(in, &parts[0]) : infer_set_tuple(in, n, parts);
+  /* all-to-all without a split dimension is the tuple form: a tuple even
+   * of one operand. */
+  bool tuple_form = op == OP_ALL_TO_ALL && !split && shape_is_tuple(&in->inst->shape);
+  return n == 1 && !tuple_form ? infer_set_same_as(in, &parts[0]) : infer_set_tuple(in, n, parts);
 }
 
 /* ---- complex numbers ---- */

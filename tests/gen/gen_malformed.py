@@ -353,10 +353,10 @@ bad("constant_float_out_of_range", entry("  ROOT c = f16[] constant(-65520)"),
     "value -65520 is out of range for f16")
 bad("nan_payload_too_wide", entry("  ROOT c = bf16[1] constant({nan(0x3ff)})"),
     "NaN payload 0x3ff does not fit the 7 mantissa bits of bf16")
-bad("collective_permute_in_place", entry(
+bad("collective_permute_slice_sizes_without_in_place", entry(
     "  p = f32[4] parameter(0)\n  ROOT c = f32[4] collective-permute(p), "
     "source_target_pairs={{0,0}}, slice_sizes={{4}}"),
-    "attribute 'slice_sizes' on 'collective-permute' is not supported")
+    "slice_sizes= applies only to the in-place collective-permute")
 
 
 # ---- gather and scatter: one module per rule of the StableHLO spec ----
@@ -491,6 +491,42 @@ bad("scatter_c5_operand_count", "HloModule m\n\n" + ADD + "\n" + entry(
     "  ROOT s = f32[5] scatter(x, idx), update_window_dims={}, inserted_window_dims={0}, "
     "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", head=""),
     "StableHLO scatter (C5)")
+
+# ---- XLA's negative parser tests (docs/xla-check.md), written anew ----
+bad("conditional_pred_with_branch_list", """HloModule m
+
+yes {
+  x = f32[4] parameter(0)
+  ROOT c = f32[4] ceil(x)
+}
+
+no {
+  x = f32[4] parameter(0)
+  ROOT f = f32[4] floor(x)
+}
+
+ENTRY main {
+  p = f32[4] parameter(0)
+  b = pred[] parameter(1)
+  ROOT r = f32[4] conditional(b, p, p), branch_computations={yes, no}
+}
+""", "a conditional chosen by a pred needs true_computation= and false_computation=")
+bad("layout_invalid_dim_level_type", entry("  ROOT p = f32[4,4]{1,0:D(D,X)} parameter(0)"),
+    "invalid dim level type 'X'")
+bad("layout_physical_shape_of_a_dense_array", entry("  ROOT p = f32[4,4]{1,0:D(D,D)P(f32[4,4])} parameter(0)"),
+    "a physical shape P(...) needs a sparse layout")
+for name, value, message in [
+        ("result_accuracy_unknown_field", "foo=1.5", "result_accuracy takes mode= or tolerance=, not 'foo'"),
+        ("result_accuracy_unknown_mode", "mode=fast", "result_accuracy mode must be default or highest, not 'fast'"),
+        ("result_accuracy_bare_value", "0.25", "result_accuracy takes mode= or tolerance=, not '0.25'"),
+        ("result_accuracy_unknown_tolerance", "tolerance={eps=1}",
+         "result_accuracy tolerance takes atol, rtol and ulps, not 'eps'")]:
+    bad(name, entry("  x = f32[] parameter(0)\n  ROOT e = f32[] exponential(x), result_accuracy={%s}" % value),
+        message)
+bad("reduce_scatter_does_not_split", "HloModule m\n\n" + ADD + "\n" + entry(
+    "  p = f32[6] parameter(0)\n"
+    "  ROOT rs = f32[1] reduce-scatter(p), dimensions={0}, replica_groups={{0,1,2,3}}, to_apply=add", head=""),
+    "dimension 0 (size 6) does not split into 4 parts")
 
 
 def main():

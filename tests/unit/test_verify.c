@@ -118,8 +118,11 @@ TEST(dynamic_slice_sizes_fit_the_operand) {
                  " ROOT d = f32[5] dynamic-slice(a, i), dynamic_slice_sizes={5}", "d", "exceeds dimension");
 }
 
+/* One vector of as many starts as the operand has dimensions is XLA's
+ * legacy form, which the parser rewrites (test_parse_xla_devices); any
+ * other non-scalar start is refused. */
 TEST(dynamic_slice_start_indices_are_scalars) {
-  expect_refused("a = f32[4] parameter(0)  i = s32[1] parameter(1)\n"
+  expect_refused("a = f32[4] parameter(0)  i = s32[2] parameter(1)\n"
                  " ROOT d = f32[2] dynamic-slice(a, i), dynamic_slice_sizes={2}", "d", "must be a scalar");
 }
 

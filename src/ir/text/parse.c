@@ -50,6 +50,8 @@ typedef struct PendingInst {
   int *called_index;       /* index into ModuleText.comps, once resolved */
   int called_count;
   bool has_dimensions;     /* broadcast only: dimensions= was given */
+  bool has_branch_list;    /* conditional only: branch_computations= was given */
+  bool has_slice_sizes;    /* collective-permute(-start) only: slice_sizes= was given */
   bool async_sugar_start;  /* X-start: inst is X until wrap_async_sugar makes it async-start */
 } PendingInst;
 
@@ -113,6 +115,30 @@ static bool parse_element_size(Parser *p, Shape *shape) {
   return expect(p, ")");
 }
 
+/* dim_level_types = "D" "(" level ("," level)* ")", each level one of D
+ * (dense), C (compressed), S (singleton), H (loose compressed), followed by
+ * "+" (not unique) or "~" (not ordered) as XLA's parser reads them. Sets
+ * *sparse when a level is not D. */
+static bool parse_dim_level_types(Parser *p, bool *sparse) {
+  next(p);
+  if (!expect(p, "(")) return false;
+  while (!token_is(peek(p), ")")) {
+    Token *t = peek(p);
+    if (t->kind == TK_EOF) return parse_error(p, t, "unterminated dim level types");
+    if (token_is(t, ",") || token_is(t, "+") || token_is(t, "~")) {
+      next(p);
+      continue;
+    }
+    bool ok = t->kind == TK_WORD && t->len >= 1 && strchr("DCSH", t->text[0]);
+    for (int i = 1; ok && i < t->len; i++) ok = t->text[i] == '+' || t->text[i] == '~';
+    if (!ok) return parse_error(p, t, "invalid dim level type '%.*s' (D, C, S or H)", t->len, t->text);
+    if (t->text[0] != 'D') *sparse = true;
+    next(p);
+  }
+  next(p);
+  return true;
+}
+
 static bool parse_layout(Parser *p, Shape *shape) {
   Token open = *peek(p);    /* a copy: skipping the tiling may release tokens */
   expect(p, "{");
@@ -128,10 +154,16 @@ static bool parse_layout(Parser *p, Shape *shape) {
     m2m[count++] = d;
   }
   if (consume(p, ":")) {
+    bool sparse = false;
     while (!token_is(peek(p), "}")) {
       if (peek(p)->kind == TK_EOF) return parse_error(p, &open, "unterminated layout");
       if (token_is(peek(p), "E") && token_is(peek_at(p, 1), "(")) {
         if (!parse_element_size(p, shape)) return false;
+      } else if (token_is(peek(p), "D") && token_is(peek_at(p, 1), "(")) {
+        if (!parse_dim_level_types(p, &sparse)) return false;
+      } else if (token_is(peek(p), "P") && token_is(peek_at(p, 1), "(") && !sparse) {
+        /* A physical shape describes how a sparse array is stored. */
+        return parse_error(p, peek(p), "a physical shape P(...) needs a sparse layout (dim level types C, S or H)");
       } else if (token_is(peek(p), "(") || token_is(peek(p), "[") || token_is(peek(p), "{")) {
         if (!skip_balanced(p)) return false;
       } else {
@@ -426,6 +458,8 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
   pi->called_count = notes.count;
   pi->called_names = arena_memdup(&p->module->arena, notes.names, sizeof(Token) * (size_t)notes.count);
   pi->has_dimensions = notes.has_dimensions;
+  pi->has_branch_list = notes.has_branch_list;
+  pi->has_slice_sizes = notes.has_slice_sizes;
   return true;
 }
 
@@ -921,6 +955,33 @@ static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
   return true;
 }
 
+/* A conditional chosen by a pred names its two branches
+ * true_computation= and false_computation=; branch_computations= is for
+ * an s32 index (XLA's parser refuses the list with a pred). */
+static bool check_predicated_conditionals(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++)
+    for (int i = 0; i < mt->comps[c].count; i++) {
+      PendingInst *pi = &mt->comps[c].insts[i];
+      if (pi->inst->opcode != OP_CONDITIONAL || !pi->has_branch_list || pi->inst->operand_count < 1) continue;
+      if (pi->inst->operands[0]->shape.type == TYPE_PRED)
+        return parse_error(p, &pi->name, "a conditional chosen by a pred needs true_computation= and "
+                                         "false_computation=, not branch_computations=");
+    }
+  return true;
+}
+
+/* slice_sizes= belongs to collective-permute's in-place form only. */
+static bool check_permute_slice_sizes(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++)
+    for (int i = 0; i < mt->comps[c].count; i++) {
+      PendingInst *pi = &mt->comps[c].insts[i];
+      if (pi->has_slice_sizes && !collective_permute_is_in_place(pi->inst))
+        return parse_error(p, &pi->name, "slice_sizes= applies only to the in-place collective-permute "
+                                         "(input, output, input_starts, output_starts)");
+    }
+  return true;
+}
+
 static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   if (mt->entry < 0) {
     /* Without an ENTRY marker XLA takes the last computation as the entry. */
@@ -944,10 +1005,13 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
     if (!sort_instructions(p, &mt->comps[c])) return false;
   register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
-  if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_signatures(p, mt) ||
+  if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_predicated_conditionals(p, mt) ||
+      !check_permute_slice_sizes(p, mt) ||
+      !check_signatures(p, mt) ||
       !check_declared_operands(p, mt) || !check_layout_constraints(p))
     return false;
   broadcast_scalar_select_predicates(p->module);
+  split_vector_start_indices(p->module);
   return true;
 }
 

@@ -148,6 +148,8 @@ typedef struct AttrNotes {
   int count;
   Token names[PARSE_MAX_CALLED]; /* computation names, in called[] order */
   bool has_dimensions;
+  bool has_branch_list;          /* conditional: branch_computations= was given */
+  bool has_slice_sizes;          /* collective-permute(-start): slice_sizes= was given */
   Token order;                   /* compare's order=TOTAL|PARTIAL, kind TK_EOF when absent */
   Token attribute;               /* the name of the attribute being read, for messages */
   AsyncSugar async_sugar;        /* set by the caller */
@@ -175,5 +177,8 @@ bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
 bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar);
 bool check_layout_constraints(Parser *p);
 void broadcast_scalar_select_predicates(Module *m);
+/* dynamic-(update-)slice with one vector of start indices (the legacy
+ * form) rewritten to one scalar per dimension. */
+void split_vector_start_indices(Module *m);
 
 #endif
