@@ -175,6 +175,11 @@ typedef struct Shape {
   int64_t dims[AXLE_MAX_RANK];
   bool has_layout;
   uint8_t element_size_bits;            /* E(n) in the layout; 0: not packed */
+  /* Bit d set: dimension d is bounded dynamic (f32[<=4]): at run time its
+   * size is at most dims[d]. Shapes compare and infer by the bounds; a
+   * program that holds one is loaded, and refused when compiled
+   * (eval_check_supported). It sits in what was padding. */
+  uint16_t dynamic_dims;
   /* int8_t because ranks stay below 16: it keeps Shape (and so every
    * Instruction) 48 bytes smaller. */
   int8_t minor_to_major[AXLE_MAX_RANK];

@@ -239,8 +239,9 @@ bool check_same_dims(const Instruction *inst, const Literal *operand, Status *st
   return true;
 }
 
-/* Ops the evaluator refuses whatever the inputs: collectives over more
- * than one device, the host transfers and shuffle. Their rules ignore operands, so each is asked for its refusal
+/* Ops the evaluator refuses whatever the inputs: values of dynamic
+ * dimensions, collectives over more than one device, the host transfers
+ * and shuffle. Their rules ignore operands, so each is asked for its refusal
  * without running anything. A custom-call is refused unless its target is
  * one the evaluator runs (eval_custom_call.c). */
 static bool refused_whatever_the_inputs(Opcode op) {
@@ -251,6 +252,13 @@ static bool refused_whatever_the_inputs(Opcode op) {
   default:
     return false;
   }
+}
+
+static bool shape_has_dynamic_dims(const Shape *s) {
+  if (s->type != TYPE_TUPLE) return s->dynamic_dims != 0;
+  for (int i = 0; i < s->tuple_count && s->tuple_shapes; i++)
+    if (shape_has_dynamic_dims(&s->tuple_shapes[i])) return true;
+  return false;
 }
 
 /* How many devices a collective's text says it runs on: one past the
@@ -281,6 +289,19 @@ bool eval_check_supported(const Module *m, Status *st) {
     for (int i = 0; i < comp->instruction_count; i++) {
       const Instruction *inst = comp->instructions[i];
       int64_t devices = collective_device_count(inst);
+      /* A dynamic value comes from the text (a parameter or an op written
+       * with one): instructions a pass made (a fusion's parameters) have
+       * no place to point at, and their source is checked where it is. */
+      if (inst->loc.line > 0 && shape_has_dynamic_dims(&inst->shape)) {
+        StrBuf text = {0};
+        shape_print(&text, &inst->shape, false);
+        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): dynamic dimensions (%s) are not supported",
+                     inst->name, opcode_name(inst->opcode), text.data ? text.data : "");
+        strbuf_free(&text);
+        st->file = m->filename;
+        st->loc = inst->loc;
+        return false;
+      }
       bool permute = inst->opcode == OP_COLLECTIVE_PERMUTE || inst->opcode == OP_COLLECTIVE_PERMUTE_START;
       if (devices > 1) {
         status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s) needs %lld devices; this run has 1",

@@ -196,10 +196,14 @@ static bool parse_dims(Parser *p, Shape *shape) {
   while (!token_is(peek(p), "]")) {
     if (shape->rank > 0 && !expect(p, ",")) return false;
     Token *t = peek(p);
-    if (token_is(t, "<=") || token_is(t, "?"))
-      return parse_error(p, t, "dynamic shapes are not supported");
+    /* "?" is an unbounded dynamic dimension: no size to hold it in. */
+    if (token_is(t, "?")) return parse_error(p, t, "unbounded dynamic dimensions are not supported");
     if (shape->rank == AXLE_MAX_RANK)
       return parse_error(p, t, "rank exceeds the maximum of %d", AXLE_MAX_RANK);
+    if (consume(p, "<=")) {
+      shape->dynamic_dims |= (uint16_t)(1u << shape->rank);
+      t = peek(p);
+    }
     int64_t d;
     if (!parse_int64(p, &d)) return false;
     if (d < 0) return parse_error(p, t, "negative dimension %lld", (long long)d);
