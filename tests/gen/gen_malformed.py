@@ -527,6 +527,39 @@ bad("reduce_scatter_does_not_split", "HloModule m\n\n" + ADD + "\n" + entry(
     "  ROOT rs = f32[1] reduce-scatter(p), dimensions={0}, replica_groups={{0,1,2,3}}, to_apply=add", head=""),
     "dimension 0 (size 6) does not split into 4 parts")
 
+# An async-update or async-done says of the wrapped op what its start says.
+WRAPPED = """HloModule m
+
+w0 {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+w1 {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+"""
+bad("async_done_calls_another_computation", WRAPPED + entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=w0\n"
+    "  ROOT d = f32[4] async-done(s), calls=w1", head=""),
+    "'d' calls 'w1', but its async-start 's' calls 'w0'")
+bad("async_update_on_another_thread", WRAPPED + entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=w0\n"
+    "  u = ((f32[4]), f32[4], s32[]) async-update(s), async_execution_thread=\"other\"\n"
+    "  ROOT d = f32[4] async-done(u)", head=""),
+    "'u' runs on thread \"other\", its async-start 's' on \"main\"")
+bad("async_starts_share_a_computation", WRAPPED + entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=w0\n"
+    "  d = f32[4] async-done(s)\n  t = ((f32[4]), f32[4], s32[]) async-start(d), calls=w0\n"
+    "  ROOT e = f32[4] async-done(t)", head=""),
+    "async-starts 's' and 't' share the computation 'w0'")
+bad("async_sugar_done_of_another_op", entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) negate-start(p)\n"
+    "  ROOT d = f32[4] abs-done(s)"),
+    "'abs-done' follows an async-start of 'negate'")
+
 
 def main():
     if os.path.isdir(ROOT):

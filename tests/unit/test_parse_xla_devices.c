@@ -3,7 +3,8 @@
  * all-gather, reduce-scatter, all-to-all's tuple form, collective-permute's
  * combined and in-place forms), the legacy vector of dynamic-slice start
  * indices, after-all of values that are not tokens, rng's third operand,
- * output_to_operand_aliasing on async-start and result_accuracy. A module
+ * output_to_operand_aliasing on async-start, result_accuracy, and async ops
+ * that name their start's thread or none. A module
  * that needs more devices than the one axle runs loads, and is refused
  * when it is compiled, at the instruction, with the count it needs. The
  * modules are written for this test; the values are worked by hand. */
@@ -201,6 +202,12 @@ TEST(async_start_takes_output_to_operand_aliasing_and_result_accuracy_its_two_fo
                        "  e1 = f32[4] exponential(d), result_accuracy={mode=highest}\n"
                        "  ROOT e2 = f32[4] exponential(e1), result_accuracy={tolerance={rtol=0.5, atol=1.0, ulps=2}}\n}\n");
   EXPECT(m != NULL, "parses");
+  module_free(m);
+  m = parse_ok("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+               "  s = ((f32[4]), f32[4], s32[]) negate-start(p), async_execution_thread=\"side\"\n"
+               "  u = ((f32[4]), f32[4], s32[]) negate-update(s)\n"
+               "  ROOT d = f32[4] negate-done(u), async_execution_thread=\"side\"\n}\n");
+  EXPECT(m != NULL, "an update naming no thread runs on its start's; a done may name the same one");
   module_free(m);
 }
 

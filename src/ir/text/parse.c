@@ -53,6 +53,8 @@ typedef struct PendingInst {
   bool has_branch_list;    /* conditional only: branch_computations= was given */
   bool has_slice_sizes;    /* collective-permute(-start) only: slice_sizes= was given */
   bool async_sugar_start;  /* X-start: inst is X until wrap_async_sugar makes it async-start */
+  Opcode async_sugar_op;   /* X-update, X-done: X; else OP_PARAMETER (no sugar) */
+  Token async_thread;      /* async_execution_thread's value; kind TK_EOF when absent */
 } PendingInst;
 
 /* An operand written with its shape, "f32[2] %x": checked against x's shape
@@ -282,6 +284,8 @@ static int add_pending_inst(Parser *p, PendingComp *pc) {
   PendingInst *pi = &pc->insts[pc->count];
   memset(pi, 0, sizeof *pi);
   pi->inst = arena_alloc(&p->module->arena, sizeof(Instruction));
+  pi->async_sugar_op = OP_PARAMETER;
+  pi->async_thread.kind = TK_EOF;
   return pc->count++;
 }
 
@@ -431,9 +435,9 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
     inst->name = "";
     inst->loc = first.loc;
   }
-  AttrNotes notes = {0};
+  AttrNotes notes = {.async_sugar_op = OP_PARAMETER, .async_thread = {.kind = TK_EOF}};
   if (!opcode_from_name(op.text, (size_t)op.len, &inst->opcode) &&
-      !opcode_from_async_sugar(&op, &inst->opcode, &notes.async_sugar))
+      !opcode_from_async_sugar(&op, &inst->opcode, &notes.async_sugar, &notes.async_sugar_op))
     return parse_error(p, &op, "unknown opcode '%.*s'", op.len > 64 ? 64 : op.len, op.text);
   pi->async_sugar_start = notes.async_sugar == ASYNC_SUGAR_START;
   if (pi->async_sugar_start && !shape)
@@ -462,6 +466,8 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
   pi->called_count = notes.count;
   pi->called_names = arena_memdup(&p->module->arena, notes.names, sizeof(Token) * (size_t)notes.count);
   pi->has_dimensions = notes.has_dimensions;
+  pi->async_sugar_op = notes.async_sugar > ASYNC_SUGAR_START ? notes.async_sugar_op : OP_PARAMETER;
+  pi->async_thread = notes.async_thread;
   pi->has_branch_list = notes.has_branch_list;
   pi->has_slice_sizes = notes.has_slice_sizes;
   return true;
@@ -974,6 +980,69 @@ static bool check_predicated_conditionals(Parser *p, ModuleText *mt) {
   return true;
 }
 
+/* The thread an async op runs on: its async_execution_thread, "main" when
+ * absent (XLA's default). */
+static void async_thread_name(const PendingInst *pi, const char **text, int *len) {
+  const Token *t = &pi->async_thread;
+  *text = "main", *len = 4;
+  if (t->kind == TK_EOF) return;
+  *text = t->text, *len = t->len;
+  if (*len >= 2 && t->text[0] == '"') *text = t->text + 1, *len -= 2;
+}
+
+static const PendingInst *pending_of(const PendingComp *pc, const Instruction *inst) {
+  for (int i = 0; i < pc->count; i++)
+    if (pc->insts[i].inst == inst) return &pc->insts[i];
+  return NULL;
+}
+
+/* An async-update or async-done belongs to the async-start its operand
+ * chain leads to: what it says of the wrapped op must be what the start
+ * says (XLA's parser refuses the rest): the same computation and thread if
+ * it names them, and for X-update/X-done the same X. And an
+ * async-start's computation is its own: no two starts share one. */
+static bool check_async_chains(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++) {
+    const PendingComp *pc = &mt->comps[c];
+    for (int i = 0; i < pc->count; i++) {
+      const PendingInst *pi = &pc->insts[i];
+      Instruction *inst = pi->inst;
+      if (inst->opcode == OP_ASYNC_START && inst->called_count > 0) {
+        for (int j = 0; j < i; j++) {
+          const Instruction *other = pc->insts[j].inst;
+          if (other->opcode == OP_ASYNC_START && other->called_count > 0 && other->called[0] == inst->called[0])
+            return parse_error(p, &pi->name, "async-starts '%s' and '%s' share the computation '%s'", other->name,
+                               inst->name, inst->called[0]->name);
+        }
+      }
+      if (inst->opcode != OP_ASYNC_UPDATE && inst->opcode != OP_ASYNC_DONE) continue;
+      const Instruction *start = inst->operand_count > 0 ? inst->operands[0] : NULL;
+      while (start && start->opcode == OP_ASYNC_UPDATE && start->operand_count > 0) start = start->operands[0];
+      if (!start || start->opcode != OP_ASYNC_START || start->called_count < 1) continue;
+      const Computation *wrapped = start->called[0];
+      if (inst->called_count > 0 && inst->called[0] != wrapped)
+        return parse_error(p, &pi->name, "'%s' calls '%s', but its async-start '%s' calls '%s'", inst->name,
+                           inst->called[0]->name, start->name, wrapped->name);
+      if (pi->async_sugar_op != OP_PARAMETER && (!wrapped->root || wrapped->root->opcode != pi->async_sugar_op))
+        return parse_error(p, &pi->name, "'%s-%s' follows an async-start of '%s'", opcode_name(pi->async_sugar_op),
+                           inst->opcode == OP_ASYNC_DONE ? "done" : "update",
+                           wrapped->root ? opcode_name(wrapped->root->opcode) : "nothing");
+      const PendingInst *start_pi = pending_of(pc, start);
+      const char *mine, *theirs;
+      int mine_len, theirs_len;
+      async_thread_name(pi, &mine, &mine_len);
+      /* One that names no thread runs on its start's. */
+      if (start_pi && pi->async_thread.kind != TK_EOF) {
+        async_thread_name(start_pi, &theirs, &theirs_len);
+        if (mine_len != theirs_len || memcmp(mine, theirs, (size_t)mine_len) != 0)
+          return parse_error(p, &pi->name, "'%s' runs on thread \"%.*s\", its async-start '%s' on \"%.*s\"",
+                             inst->name, mine_len, mine, start->name, theirs_len, theirs);
+      }
+    }
+  }
+  return true;
+}
+
 /* slice_sizes= belongs to collective-permute's in-place form only. */
 static bool check_permute_slice_sizes(Parser *p, ModuleText *mt) {
   for (int c = 0; c < mt->count; c++)
@@ -1010,7 +1079,7 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
   if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_predicated_conditionals(p, mt) ||
-      !check_permute_slice_sizes(p, mt) ||
+      !check_permute_slice_sizes(p, mt) || !check_async_chains(p, mt) ||
       !check_signatures(p, mt) ||
       !check_declared_operands(p, mt) || !check_layout_constraints(p))
     return false;

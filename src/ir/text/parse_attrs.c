@@ -1099,6 +1099,8 @@ bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
     /* axle runs async ops in place: their thread and group do not matter,
      * and X-update/X-done repeat what X-start said of X. */
     bool async_name = token_is(name, "async_execution_thread") || token_is(name, "async_group_id");
+    /* The thread is compared between an async op and its start (parse.c). */
+    if (token_is(name, "async_execution_thread")) notes->async_thread = *peek(p);
     if ((notes->async_sugar && async_name) || notes->async_sugar > ASYNC_SUGAR_START) {
       if (!skip_value(p)) return false;
       continue;

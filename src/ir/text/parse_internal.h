@@ -153,6 +153,8 @@ typedef struct AttrNotes {
   Token order;                   /* compare's order=TOTAL|PARTIAL, kind TK_EOF when absent */
   Token attribute;               /* the name of the attribute being read, for messages */
   AsyncSugar async_sugar;        /* set by the caller */
+  Opcode async_sugar_op;         /* X of X-start/X-update/X-done; set by the caller */
+  Token async_thread;            /* async_execution_thread's value; kind TK_EOF when absent */
 } AttrNotes;
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes);
 
@@ -174,7 +176,7 @@ bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
 /* X-start, X-update, X-done (XLA's async sugar): the opcode parse.c gives
  * the instruction (X for X-start, wrapped later; async-update, async-done)
  * and which form it was. False when the word is not one. */
-bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar);
+bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar, Opcode *wrapped_out);
 bool check_layout_constraints(Parser *p);
 void broadcast_scalar_select_predicates(Module *m);
 /* dynamic-(update-)slice with one vector of start indices (the legacy

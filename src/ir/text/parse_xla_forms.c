@@ -136,7 +136,7 @@ void broadcast_scalar_select_predicates(Module *m) {
  * and X-done (where X has no -start form of its own). Reads such a word:
  * X-start gives X itself, to be wrapped once the module is read
  * (wrap_async_sugar); X-update and X-done give async-update and async-done. */
-bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar) {
+bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar, Opcode *wrapped_out) {
   static const struct { const char *suffix; AsyncSugar sugar; } forms[] = {
     {"-start", ASYNC_SUGAR_START}, {"-update", ASYNC_SUGAR_UPDATE}, {"-done", ASYNC_SUGAR_DONE}};
   for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
@@ -148,6 +148,7 @@ bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar) {
         wrapped == OP_ASYNC_DONE)
       return false;
     *sugar = forms[f].sugar;
+    *wrapped_out = wrapped;
     *out = *sugar == ASYNC_SUGAR_START ? wrapped : *sugar == ASYNC_SUGAR_UPDATE ? OP_ASYNC_UPDATE : OP_ASYNC_DONE;
     return true;
   }
