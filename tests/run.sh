@@ -234,6 +234,18 @@ expect_run unknown_option 2 "error: unknown flag '--frob'" --frob examples/reduc
 expect_run bad_time_count 2 "--time takes a run count" --time 0 examples/reduce_sum.hlo
 expect_run missing_file 2 "error: cannot read" "$t/no-such.hlo"
 expect_run cpu_refuses_what_it_cannot_compile 2 "rng_state.hlo:8:8: error: the CPU backend cannot compile s (rng-get-and-update-state) yet" --backend cpu tests/cpu_refuses/rng_state.hlo
+# issue 22 item 8: the CPU backend crashed compiling this scatter (an operand
+# dimension both inserted and batching); the verifier now refuses it first.
+expect_run cpu_scatter_inserted_and_batching_refused 2 "(StableHLO scatter (C9))" --backend cpu tests/malformed/scatter_c9_inserted_also_batching.hlo
+expect_run parse_only_checks_gather_batching 2 "(StableHLO gather (C18))" --parse-only tests/malformed/gather_c18_start_index_map_batching.hlo
+# A collective over 4 devices loads; compiling it is refused at the instruction.
+expect_run four_devices_refused_by_cpu 2 "all_gather_four_devices.hlo:4:8: error: instruction 'ag' (all-gather) needs 4 devices; this run has 1" --backend cpu tests/cpu_refuses/all_gather_four_devices.hlo
+expect_run four_devices_refused_by_interp 2 "needs 4 devices; this run has 1" --backend interp tests/cpu_refuses/all_gather_four_devices.hlo
+expect_run four_devices_load 0 "parsed: m" --parse-only tests/cpu_refuses/all_gather_four_devices.hlo
+# A bounded dynamic dimension loads (and prints back as <=4); compiling it is refused at the instruction.
+expect_run bounded_dynamic_loads 0 "parsed: m" --parse-only tests/cpu_refuses/bounded_dynamic_dimension.hlo
+expect_run bounded_dynamic_refused_by_interp 2 "bounded_dynamic_dimension.hlo:4:3: error: instruction 'p' (parameter): dynamic dimensions (f32[<=4]) are not supported" --backend interp tests/cpu_refuses/bounded_dynamic_dimension.hlo
+expect_run bounded_dynamic_refused_by_cpu 2 "dynamic dimensions (f32[<=4]) are not supported" --backend cpu tests/cpu_refuses/bounded_dynamic_dimension.hlo
 expect_run cpu_backend_runs 0 "check: cpu matches the evaluator" --backend cpu --check --seed 1 examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo

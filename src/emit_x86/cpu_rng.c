@@ -13,13 +13,14 @@ static bool rng_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, St
   const Instruction *inst = s->inst;
   Literal a = literal_over(&inst->operands[0]->shape, buffers[0]);
   Literal b = literal_over(&inst->operands[1]->shape, buffers[1]);
-  Literal out = literal_over(&inst->shape, buffers[2]);
+  /* The result follows the operands: rng(a, b) or rng(a, b, dims). */
+  Literal out = literal_over(&inst->shape, buffers[inst->operand_count]);
   rng_values_fill(inst, &a, &b, &out);
   return true;
 }
 
 bool cpu_compile_rng(CpuCompile *c, const Instruction *inst) {
-  if (inst->operand_count != 2 || shape_is_tuple(&inst->shape) || inst->operands[0]->shape.rank != 0 ||
+  if (inst->operand_count < 2 || inst->operand_count > 3 || shape_is_tuple(&inst->shape) || inst->operands[0]->shape.rank != 0 ||
       inst->operands[1]->shape.rank != 0)
     return cpu_refuse(c, inst, "an rng whose bounds are not two scalars");
   return cpu_add_call_step(c, inst, 1, rng_run, NULL, NULL) != NULL;

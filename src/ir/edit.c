@@ -199,6 +199,11 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
   dst->dimensions = intlist_copy(arena, src->dimensions.values, src->dimensions.count);
   dst->dynamic_slice_sizes = intlist_copy(arena, src->dynamic_slice_sizes.values, src->dynamic_slice_sizes.count);
   dst->source_target_pairs = intlist_copy(arena, src->source_target_pairs.values, src->source_target_pairs.count);
+  if (src->replica_groups) {
+    ReplicaGroups *g = arena_memdup(arena, src->replica_groups, sizeof *g);
+    g->ids = intlist_copy(arena, src->replica_groups->ids.values, src->replica_groups->ids.count);
+    dst->replica_groups = g;
+  }
   if (src->custom_call_target) dst->custom_call_target = arena_strdup(arena, src->custom_call_target);
   if (src->backend_config) dst->backend_config = arena_strdup(arena, src->backend_config);
 }

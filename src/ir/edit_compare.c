@@ -103,7 +103,7 @@ static bool text_equal(const char *a, const char *b) {
  * attrs_copy_into_arena (edit.c): otherwise CSE would merge two instructions
  * that differ only in it. The size check makes a new field stop the build
  * until these three are revisited. */
-static_assert(sizeof(Attrs) == 248, "Attrs changed: update attrs_equal, attrs_hash and attrs_copy_into_arena");
+static_assert(sizeof(Attrs) == 256, "Attrs changed: update attrs_equal, attrs_hash and attrs_copy_into_arena");
 
 bool attrs_equal(const Attrs *a, const Attrs *b) {
   return a->parameter_number == b->parameter_number && literal_identical(a->literal, b->literal) &&
@@ -122,7 +122,9 @@ bool attrs_equal(const Attrs *a, const Attrs *b) {
          text_equal(a->backend_config, b->backend_config) && a->exponent_bits == b->exponent_bits &&
          a->mantissa_bits == b->mantissa_bits && memcmp(&a->epsilon, &b->epsilon, sizeof a->epsilon) == 0 &&
          a->feature_index == b->feature_index && a->channel_id == b->channel_id &&
-         intlist_equal(&a->source_target_pairs, &b->source_target_pairs);
+         intlist_equal(&a->source_target_pairs, &b->source_target_pairs) &&
+         intlist_equal(&attrs_replica_groups(a)->ids, &attrs_replica_groups(b)->ids) &&
+         attrs_replica_groups(a)->group_size == attrs_replica_groups(b)->group_size;
 }
 
 /* ------------------------------------------------------------- hashing */
@@ -205,7 +207,7 @@ uint64_t attrs_hash(const Attrs *a) {
   h = hash_mix(h, epsilon_bits);
   for (const char *s = a->custom_call_target; s && *s; s++) h = hash_mix(h, (unsigned char)*s);
   for (const char *s = a->backend_config; s && *s; s++) h = hash_mix(h, (unsigned char)*s);
-  h = hash_list(h, &a->source_target_pairs);
+  h = hash_list(hash_list(h, &a->source_target_pairs), &attrs_replica_groups(a)->ids);
   return hash_groups(h, a);
 }
 

@@ -112,4 +112,6 @@ const FftDims *attrs_fft(const Attrs *a) { return a->fft ? a->fft : &no_fft; }
 /* An absent group is topk's defaults as much as it can be: k 0 (which
  * inference refuses) and largest false; the parser fills largest=true. */
 static const ScalarAttrs no_scalars;
+static const ReplicaGroups no_replica_groups;
 const ScalarAttrs *attrs_scalars(const Attrs *a) { return a->scalars ? a->scalars : &no_scalars; }
+const ReplicaGroups *attrs_replica_groups(const Attrs *a) { return a->replica_groups ? a->replica_groups : &no_replica_groups; }

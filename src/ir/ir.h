@@ -183,6 +183,11 @@ typedef struct Shape {
   int64_t dims[AXLE_MAX_RANK];
   bool has_layout;
   uint8_t element_size_bits;            /* E(n) in the layout; 0: not packed */
+  /* Bit d set: dimension d is bounded dynamic (f32[<=4]): at run time its
+   * size is at most dims[d]. Shapes compare and infer by the bounds; a
+   * program that holds one is loaded, and refused when compiled
+   * (eval_check_supported). It sits in what was padding. */
+  uint16_t dynamic_dims;
   /* int8_t because ranks stay below 16: it keeps Shape (and so every
    * Instruction) 48 bytes smaller. */
   int8_t minor_to_major[AXLE_MAX_RANK];
@@ -321,6 +326,14 @@ typedef struct GatherDims {
   bool indices_are_sorted;
 } GatherDims;
 
+/* replica_groups={{0,1},{2,3}} (or the iota form, expanded): the device ids
+ * of every group, flattened, group_size ids to a group (the parser refuses
+ * groups of different sizes). No groups: no ids, size 0. */
+typedef struct ReplicaGroups {
+  IntList ids;
+  int64_t group_size;
+} ReplicaGroups;
+
 typedef struct ScatterDims {
   IntList update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
   IntList input_batching_dims, scatter_indices_batching_dims;
@@ -417,6 +430,7 @@ typedef struct Attrs {
   int64_t feature_index;           /* batch-norm-* */
   int64_t channel_id;              /* collectives; 0 when absent */
   IntList source_target_pairs;     /* collective-permute, flattened pairs */
+  const ReplicaGroups *replica_groups; /* replica_groups={{0,1},{2,3}} */
 } Attrs;
 
 /* Where an instruction came from, as JAX records it:
@@ -541,6 +555,7 @@ const GatherDims *attrs_gather(const Attrs *a);
 const ScatterDims *attrs_scatter(const Attrs *a);
 const FftDims *attrs_fft(const Attrs *a);
 const ScalarAttrs *attrs_scalars(const Attrs *a);
+const ReplicaGroups *attrs_replica_groups(const Attrs *a);
 
 /* ----------------------------------------------------------------- edit.c
  * Editing the graph: what passes use to rewrite a module.
@@ -740,7 +755,8 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
  * constant are refused: they have no operands to compute from. */
 Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Status *st);
 /* Fails (STATUS_UNSUPPORTED, located at the instruction) if the module holds
- * an op the evaluator refuses whatever the inputs: send, recv, infeed,
+ * an op the evaluator refuses whatever the inputs: a collective over more
+ * than one device ("needs 4 devices; this run has 1"), send, recv, infeed,
  * outfeed, shuffle, and custom-calls other than JAX's LAPACK calls
  * that src/ir/lapack.h runs and the sharding annotations
  * (custom_call_is_identity). Backends call
@@ -753,5 +769,8 @@ bool eval_check_supported(const Module *m, Status *st);
  * the optimizer's simplify replaces the call by it. Its shape must be the
  * operand's (eval_custom_call_supported says so otherwise). */
 bool custom_call_is_identity(const Instruction *inst);
+/* collective-permute(input, output, input_starts, output_starts): the
+ * in-place form (shape_inference_async.c says how it is told apart). */
+bool collective_permute_is_in_place(const Instruction *inst);
 
 #endif

@@ -68,7 +68,7 @@
   OP(CLAMP,                  "clamp",                     3, FORM_OTHER,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(CLZ,                    "count-leading-zeros",       1, FORM_UNARY,  COST_CHEAP,   F_EW,                ID_NONE) \
   OP(COLLECTIVE_BROADCAST,   "collective-broadcast",     -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
-  OP(COLLECTIVE_PERMUTE,     "collective-permute",        1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
+  OP(COLLECTIVE_PERMUTE,     "collective-permute",       -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(COLLECTIVE_PERMUTE_DONE, "collective-permute-done",  1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(COLLECTIVE_PERMUTE_START, "collective-permute-start", -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \
   OP(COLLECTIVE_REDUCE,      "collective-reduce",        -1, FORM_OTHER,  COST_CONTROL, F_SIDE,              ID_NONE) \

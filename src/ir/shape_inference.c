@@ -40,6 +40,12 @@ bool infer_fail(const Infer *in, const char *fmt, ...) {
                          inst->name, opcode_name(inst->opcode), body);
 }
 
+bool infer_note_rule(const Infer *in, const char *rule) {
+  size_t len = strlen(in->st->message);
+  snprintf(in->st->message + len, sizeof in->st->message - len, " (StableHLO %s)", rule);
+  return false;
+}
+
 /* A shape as text for messages; buf must hold 128 bytes. */
 const char *infer_shape_text(const Shape *s, char *buf) {
   StrBuf sb = {0};
@@ -778,7 +784,7 @@ static InferFn *const infer_table[OP_COUNT] = {
     [OP_CALL] = infer_call, [OP_WHILE] = infer_while, [OP_CONDITIONAL] = infer_conditional,
     [OP_FUSION] = infer_fusion,
     [OP_ALL_REDUCE] = infer_collective, [OP_ALL_GATHER] = infer_collective,
-    [OP_REDUCE_SCATTER] = infer_collective, [OP_COLLECTIVE_PERMUTE] = infer_collective,
+    [OP_REDUCE_SCATTER] = infer_collective, [OP_COLLECTIVE_PERMUTE] = infer_collective_permute,
     [OP_PARAMETER] = infer_parameter, [OP_CONSTANT] = infer_constant,
     [OP_REPLICA_ID] = infer_scalar_id, [OP_PARTITION_ID] = infer_scalar_id,
     [OP_CUSTOM_CALL] = infer_declared, [OP_OPTIMIZATION_BARRIER] = infer_pass_through,
@@ -788,7 +794,7 @@ static InferFn *const infer_table[OP_COUNT] = {
   [OP_ASYNC_START] = infer_async_start, [OP_ASYNC_UPDATE] = infer_async_update,
   [OP_ASYNC_DONE] = infer_async_done, [OP_ALL_REDUCE_START] = infer_collective,
   [OP_ALL_REDUCE_DONE] = infer_pass_through, [OP_ALL_GATHER_START] = infer_all_gather_start,
-  [OP_ALL_GATHER_DONE] = infer_async_done, [OP_COLLECTIVE_PERMUTE_START] = infer_pair_start,
+  [OP_ALL_GATHER_DONE] = infer_async_done, [OP_COLLECTIVE_PERMUTE_START] = infer_collective_permute_start,
   [OP_COLLECTIVE_PERMUTE_DONE] = infer_async_done, [OP_COPY_START] = infer_pair_start,
   [OP_COPY_DONE] = infer_copy_done, [OP_ALL_TO_ALL] = infer_collective,
   [OP_COLLECTIVE_BROADCAST] = infer_collective, [OP_COLLECTIVE_REDUCE] = infer_collective,

@@ -24,6 +24,9 @@ typedef struct Infer {
 bool infer_fail(const Infer *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A shape as text for messages; buf must hold 128 bytes. */
 const char *infer_shape_text(const Shape *s, char *buf);
+/* After a failed check, appends " (StableHLO RULE)" to its message, naming
+ * the spec rule the shared check enforced here; returns false. */
+bool infer_note_rule(const Infer *in, const char *rule);
 const Shape *infer_operand_shape(const Infer *in, int i);
 
 /* Each check returns true, or fails with a message naming the instruction. */
@@ -84,6 +87,8 @@ bool infer_async_update(Infer *in);
 bool infer_async_done(Infer *in);
 bool infer_all_gather_start(Infer *in);
 bool infer_pair_start(Infer *in);
+bool infer_collective_permute(Infer *in);
+bool infer_collective_permute_start(Infer *in);
 bool infer_copy_done(Infer *in);
 bool infer_ragged_all_to_all(Infer *in);
 bool infer_host_transfer(Infer *in);

@@ -32,10 +32,11 @@ static bool expect_tuple_operand(const Infer *in, int i, int min_count) {
   return true;
 }
 
-/* after-all(tokens...) joins tokens into one; with no operands it makes one. */
+/* after-all(operands...) makes a token ordered after every operand (none:
+ * a fresh token). XLA's
+ * verifier checks only the result, so an operand may be any value (an
+ * ordering edge from a computed value, as XLA's parser tests write it). */
 bool infer_after_all(Infer *in) {
-  for (int i = 0; i < in->inst->operand_count; i++)
-    if (!expect_token(in, i)) return false;
   Shape t = token_shape();
   return infer_set_same_as(in, &t);
 }
@@ -113,8 +114,54 @@ bool infer_all_gather_start(Infer *in) {
   return infer_set_tuple(in, 2, parts);
 }
 
-/* copy-start and collective-permute-start: (operand, result, context...),
- * the result shaped like the operand. */
+/* collective-permute has three forms (XLA's parser tests write each):
+ *   collective-permute(x)                         -> x
+ *   collective-permute(x0, x1, ...)   combined:   -> (x0, x1, ...)
+ *   collective-permute(input, output, input_starts, output_starts),
+ *       slice_sizes={...}             in place:   -> output
+ * where the in-place form's start operands are tuples (of index scalars, or
+ * of such tuples when input and output are tuples): the form is told by
+ * them. collective-permute-start returns (operands, results, context...):
+ * ((x0, x1..), (x0, x1..)) for the combined form, (input, output, ...) for
+ * the in-place one. Each sends data between devices; running any but the
+ * one-operand form on one device is refused (eval_check_supported). */
+bool collective_permute_is_in_place(const Instruction *inst) {
+  return inst->operand_count == 4 && shape_is_tuple(&inst->operands[2]->shape) &&
+         shape_is_tuple(&inst->operands[3]->shape);
+}
+
+static bool permute_result(Infer *in, Shape *result) {
+  int n = in->inst->operand_count;
+  if (n < 1) return infer_fail(in, "needs at least one operand");
+  if (collective_permute_is_in_place(in->inst)) {
+    const Shape *input = infer_operand_shape(in, 0), *output = infer_operand_shape(in, 1);
+    if (shape_is_tuple(input) != shape_is_tuple(output) ||
+        (!shape_is_tuple(input) && input->type != output->type))
+      return infer_fail(in, "the in-place form's input and output must both be arrays of one type, or tuples");
+    *result = *output;
+    return true;
+  }
+  for (int i = 0; i < n; i++)
+    if (!infer_expect_array(in, i)) return false;
+  *result = operands_shape(in);
+  return true;
+}
+
+bool infer_collective_permute(Infer *in) {
+  Shape result;
+  if (!permute_result(in, &result)) return false;
+  return infer_set_same_as(in, &result);
+}
+
+bool infer_collective_permute_start(Infer *in) {
+  Shape want[2];
+  if (!permute_result(in, &want[1])) return false;
+  want[0] = collective_permute_is_in_place(in->inst) ? *infer_operand_shape(in, 0) : want[1];
+  return set_start_tuple(in, want, 2);
+}
+
+/* copy-start: (operand, result, context...), the result shaped like the
+ * operand. */
 bool infer_pair_start(Infer *in) {
   if (!infer_expect_operand_count(in, 1) || !infer_expect_array(in, 0)) return false;
   Shape want[2] = {*infer_operand_shape(in, 0), *infer_operand_shape(in, 0)};

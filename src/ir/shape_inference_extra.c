@@ -102,7 +102,18 @@ bool infer_scan(Infer *in) {
  * b's type; uniform takes floats or integers, normal floats only. */
 bool infer_rng(Infer *in) {
   const Shape *decl = &in->inst->shape;
-  if (!infer_expect_operand_count(in, 2) || !infer_expect_scalar(in, 0, "a") ||
+  /* A third operand, the result's dimensions as a rank-1 integer array,
+   * comes from StableHLO's rng(a, b, shape) (XLA's rng_expander tests write
+   * it). The declared shape is the result's, as in XLA; the operand's
+   * values are not read. */
+  if (in->inst->operand_count == 3) {
+    const Shape *dims = infer_operand_shape(in, 2);
+    if (shape_is_tuple(dims) || dims->rank != 1 || !type_is_integer(dims->type))
+      return infer_fail(in, "the third operand (the result's dimensions) must be a rank-1 integer array");
+  } else if (!infer_expect_operand_count(in, 2)) {
+    return false;
+  }
+  if (!infer_expect_scalar(in, 0, "a") ||
       !infer_expect_scalar(in, 1, "b") || !infer_expect_same_type(in, 0, 1))
     return false;
   ElementType t = infer_operand_shape(in, 0)->type;

@@ -1,5 +1,5 @@
 /* Shape rules for the ops with structured attributes: reductions and
- * windows, gather and scatter, dot and convolution, the linear-algebra and
+ * windows, dot and convolution, the linear-algebra and
  * batch-norm ops, rng-bit-generator, sort, and the collectives. The shared
  * checks and the dispatch table are in shape_inference.c. */
 #include <string.h>
@@ -111,155 +111,6 @@ bool infer_select_and_scatter(Infer *in) {
   if (!infer_check_scalar_results(in, select, &pred, 1)) return false;
   if (!infer_check_reducer(in, in->inst->called[1], &t, &t, 1)) return false;
   return infer_set_same_as(in, x);
-}
-
-/* ---- gather and scatter ---- */
-
-/* Size of the index vector: indices dim index_vector_dim, or 1 when that
- * dim is one past the last (an implicit trailing 1). */
-static bool index_vector_size(const Infer *in, const Shape *idx, int64_t ivd, int64_t *size) {
-  if (!type_is_integer(idx->type)) return infer_fail(in, "indices must be integers");
-  if (ivd < 0 || ivd > idx->rank)
-    return infer_fail(in, "index_vector_dim %lld is out of range", (long long)ivd);
-  *size = ivd < idx->rank ? idx->dims[ivd] : 1;
-  return true;
-}
-
-/* Batching dim lists pair up: the same count, in range, never the index vector dim. */
-static bool check_batching_dims(const Infer *in, const IntList *operand_side, const char *operand_name,
-                                const IntList *index_side, const char *index_name, int operand_rank,
-                                const Shape *idx, int64_t ivd) {
-  if (!infer_check_dim_list(in, operand_name, operand_side, operand_rank, true)) return false;
-  if (!infer_check_dim_list(in, index_name, index_side, idx->rank, false)) return false;
-  if (operand_side->count != index_side->count)
-    return infer_fail(in, "%s and %s differ in length", operand_name, index_name);
-  if (infer_list_contains(index_side, ivd)) return infer_fail(in, "%s contains index_vector_dim", index_name);
-  return true;
-}
-
-static bool check_gather_dims(const Infer *in, const Shape *x, const Shape *idx) {
-  const GatherDims *g = attrs_gather(&in->inst->attrs);
-  int64_t ivsize;
-  if (!index_vector_size(in, idx, g->index_vector_dim, &ivsize)) return false;
-  if (!infer_check_dim_list(in, "collapsed_slice_dims", &g->collapsed_slice_dims, x->rank, true) ||
-      !infer_check_dim_list(in, "start_index_map", &g->start_index_map, x->rank, false) ||
-      !check_batching_dims(in, &g->operand_batching_dims, "operand_batching_dims",
-                           &g->start_indices_batching_dims, "start_indices_batching_dims", x->rank, idx,
-                           g->index_vector_dim))
-    return false;
-  if (g->start_index_map.count != ivsize)
-    return infer_fail(in, "start_index_map has %d entries but the index vector has %lld",
-                      g->start_index_map.count, (long long)ivsize);
-  if (g->slice_sizes.count != x->rank) return infer_fail(in, "slice_sizes needs %d entries", x->rank);
-  for (int i = 0; i < x->rank; i++) {
-    int64_t s = g->slice_sizes.values[i];
-    if (s < 0 || s > x->dims[i])
-      return infer_fail(in, "slice size %lld exceeds operand dimension %d", (long long)s, i);
-    bool dropped =
-        infer_list_contains(&g->collapsed_slice_dims, i) || infer_list_contains(&g->operand_batching_dims, i);
-    if (dropped && s > 1)
-      return infer_fail(in, "collapsed or batching dimension %d must have slice size <= 1", i);
-    if (infer_list_contains(&g->collapsed_slice_dims, i) && infer_list_contains(&g->operand_batching_dims, i))
-      return infer_fail(in, "dimension %d is both collapsed and batching", i);
-  }
-  if (g->offset_dims.count + g->collapsed_slice_dims.count + g->operand_batching_dims.count != x->rank)
-    return infer_fail(
-        in, "offset_dims, collapsed_slice_dims and operand_batching_dims must cover the operand rank");
-  return true;
-}
-
-/* Result dims: offset_dims positions take the kept slice sizes in order,
- * the others take the indices' batch dims (all but index_vector_dim). */
-bool infer_gather(Infer *in) {
-  if (!infer_expect_operand_count(in, 2) || !infer_expect_array(in, 0) || !infer_expect_array(in, 1))
-    return false;
-  const Shape *x = infer_operand_shape(in, 0), *idx = infer_operand_shape(in, 1);
-  const GatherDims *g = attrs_gather(&in->inst->attrs);
-  if (!check_gather_dims(in, x, idx)) return false;
-  int batch_rank = g->index_vector_dim < idx->rank ? idx->rank - 1 : idx->rank;
-  int rank = g->offset_dims.count + batch_rank;
-  if (rank > AXLE_MAX_RANK) return infer_fail(in, "result rank %d exceeds %d", rank, AXLE_MAX_RANK);
-  if (!infer_check_dim_list(in, "offset_dims", &g->offset_dims, rank, true)) return false;
-  int64_t dims[AXLE_MAX_RANK];
-  int next_offset = 0, next_batch = 0;
-  for (int i = 0; i < rank; i++) {
-    if (infer_list_contains(&g->offset_dims, i)) {
-      while (infer_list_contains(&g->collapsed_slice_dims, next_offset) ||
-             infer_list_contains(&g->operand_batching_dims, next_offset))
-        next_offset++;
-      dims[i] = g->slice_sizes.values[next_offset++];
-    } else {
-      if (next_batch == g->index_vector_dim) next_batch++;
-      dims[i] = idx->dims[next_batch++];
-    }
-  }
-  return infer_set_array(in, x->type, rank, dims);
-}
-
-static bool check_scatter_dims(const Infer *in, const Shape *x, const Shape *idx, const Shape *upd) {
-  const ScatterDims *s = attrs_scatter(&in->inst->attrs);
-  int64_t ivsize;
-  if (!index_vector_size(in, idx, s->index_vector_dim, &ivsize)) return false;
-  if (!infer_check_dim_list(in, "update_window_dims", &s->update_window_dims, upd->rank, true) ||
-      !infer_check_dim_list(in, "inserted_window_dims", &s->inserted_window_dims, x->rank, true) ||
-      !infer_check_dim_list(in, "scatter_dims_to_operand_dims", &s->scatter_dims_to_operand_dims, x->rank,
-                            false) ||
-      !check_batching_dims(in, &s->input_batching_dims, "input_batching_dims",
-                           &s->scatter_indices_batching_dims, "scatter_indices_batching_dims", x->rank, idx,
-                           s->index_vector_dim))
-    return false;
-  if (s->scatter_dims_to_operand_dims.count != ivsize)
-    return infer_fail(in, "scatter_dims_to_operand_dims has %d entries but the index vector has %lld",
-                      s->scatter_dims_to_operand_dims.count, (long long)ivsize);
-  if (s->update_window_dims.count + s->inserted_window_dims.count + s->input_batching_dims.count != x->rank)
-    return infer_fail(
-        in, "update_window_dims, inserted_window_dims and input_batching_dims must cover the operand rank");
-  int batch_rank = s->index_vector_dim < idx->rank ? idx->rank - 1 : idx->rank;
-  if (upd->rank != s->update_window_dims.count + batch_rank)
-    return infer_fail(in, "updates rank %d should be %d", upd->rank,
-                      s->update_window_dims.count + batch_rank);
-  int next_operand = 0, next_index = 0;
-  for (int i = 0; i < upd->rank; i++) {
-    if (infer_list_contains(&s->update_window_dims, i)) {
-      while (infer_list_contains(&s->inserted_window_dims, next_operand) ||
-             infer_list_contains(&s->input_batching_dims, next_operand))
-        next_operand++;
-      if (upd->dims[i] > x->dims[next_operand])
-        return infer_fail(in, "update window dimension %d exceeds operand dimension %d", i, next_operand);
-      next_operand++;
-    } else {
-      if (next_index == s->index_vector_dim) next_index++;
-      if (upd->dims[i] != idx->dims[next_index])
-        return infer_fail(in, "update scatter dimension %d must match indices dimension %d", i, next_index);
-      next_index++;
-    }
-  }
-  return true;
-}
-
-/* scatter(operands..., indices, updates...): N operands, N updates. */
-bool infer_scatter(Infer *in) {
-  int count = in->inst->operand_count;
-  if (count < 3 || count % 2 == 0) return infer_fail(in, "needs N operands, indices, and N updates");
-  if (!infer_expect_called_count(in, 1)) return false;
-  int n = (count - 1) / 2;
-  if (n > AXLE_MAX_RANK) return infer_fail(in, "too many operands (%d)", n);
-  ElementType types[AXLE_MAX_RANK];
-  Shape results[AXLE_MAX_RANK];
-  for (int i = 0; i < count; i++)
-    if (!infer_expect_array(in, i)) return false;
-  for (int i = 0; i < n; i++) {
-    if (!infer_expect_same_dims(in, 0, i) || !infer_expect_same_dims(in, n + 1, n + 1 + i)) return false;
-    if (!infer_expect_same_type(in, i, n + 1 + i)) return false;
-    types[i] = infer_operand_shape(in, i)->type;
-    results[i] = *infer_operand_shape(in, i);
-    shape_set_default_layout(&results[i]);
-  }
-  if (!check_scatter_dims(in, infer_operand_shape(in, 0), infer_operand_shape(in, n),
-                          infer_operand_shape(in, n + 1)))
-    return false;
-  if (!infer_check_reducer(in, in->inst->called[0], types, types, n)) return false;
-  return n == 1 ? infer_set_same_as(in, &results[0]) : infer_set_tuple(in, n, results);
 }
 
 /* ---- linear algebra ---- */
@@ -517,7 +368,53 @@ bool infer_sort(Infer *in) {
   return infer_set_tuple(in, n, parts);
 }
 
-/* ---- collectives, run on one replica: shapes pass through ---- */
+/* ---- collectives ----
+ *
+ * Over a group of G devices all-gather concatenates G pieces along its
+ * dimension (the result is G times the operand there), reduce-scatter keeps
+ * one of G shards (1/G), all-to-all keeps the shape (its split dimension
+ * must divide by G); the others keep their operands' shapes. G is the size
+ * of replica_groups; with no groups XLA takes every replica of the run,
+ * which the module text does not state, so G is read off the declared
+ * shape (result / operand along the dimension). Running checks the device
+ * count (eval_check_supported). */
+
+/* G for an all-gather or reduce-scatter along dim: the groups' size, or the
+ * declared result's ratio to the operand when there are no groups. */
+static bool collective_group_size(const Infer *in, const Shape *x, int64_t dim, int64_t *g) {
+  const Attrs *a = &in->inst->attrs;
+  *g = attrs_replica_groups(a)->group_size;
+  if (*g > 0) return true;
+  const Shape *decl = &in->inst->shape;
+  if (in->inst->opcode == OP_ALL_GATHER_START && shape_is_tuple(decl) && decl->tuple_count == 2 && decl->tuple_shapes)
+    decl = &decl->tuple_shapes[1];
+  *g = 1;
+  if (shape_is_tuple(decl) || decl->rank != x->rank || dim >= x->rank) return true;
+  int64_t small = in->inst->opcode == OP_REDUCE_SCATTER ? decl->dims[dim] : x->dims[dim];
+  int64_t large = in->inst->opcode == OP_REDUCE_SCATTER ? x->dims[dim] : decl->dims[dim];
+  if (small > 0 && large % small == 0) *g = large / small;
+  return true;
+}
+
+/* Resizes each part along dim for a group of g: all-gather multiplies,
+ * reduce-scatter divides (the operand must split evenly), all-to-all keeps
+ * the size (it must split evenly). */
+static bool resize_for_group(const Infer *in, Shape *parts, int n, int64_t dim, int64_t g) {
+  Opcode op = in->inst->opcode;
+  for (int i = 0; i < n; i++) {
+    int64_t size = parts[i].dims[dim];
+    if (op == OP_ALL_GATHER || op == OP_ALL_GATHER_START) {
+      if (size > ((int64_t)1 << 40) / g) return infer_fail(in, "gathered dimension %lld is too large", (long long)dim);
+      parts[i].dims[dim] = size * g;
+    } else if (size % g != 0) {
+      return infer_fail(in, "dimension %lld (size %lld) does not split into %lld parts, one per device of the group",
+                        (long long)dim, (long long)size, (long long)g);
+    } else if (op == OP_REDUCE_SCATTER) {
+      parts[i].dims[dim] = size / g;
+    }
+  }
+  return true;
+}
 
 bool infer_collective(Infer *in) {
   int n = in->inst->operand_count;
@@ -538,6 +435,9 @@ bool infer_collective(Infer *in) {
     const IntList *d = &in->inst->attrs.dimensions;
     if (d->count != 1) return infer_fail(in, "dimensions must hold one dimension");
     if (!infer_check_dim_list(in, "dimensions", d, parts[0].rank, false)) return false;
+    int64_t g;
+    if (!collective_group_size(in, &parts[0], d->values[0], &g) || !resize_for_group(in, parts, n, d->values[0], g))
+      return false;
   }
   if (op == OP_ALL_REDUCE || op == OP_REDUCE_SCATTER || op == OP_ALL_REDUCE_START ||
       op == OP_COLLECTIVE_REDUCE) {
@@ -545,7 +445,10 @@ bool infer_collective(Infer *in) {
     for (int i = 0; i < n; i++)
       if (!infer_check_reducer(in, in->inst->called[0], &types[i], &types[i], 1)) return false;
   }
-  return n == 1 ? infer_set_same_as(in, &parts[0]) : infer_set_tuple(in, n, parts);
+  /* all-to-all without a split dimension is the tuple form: a tuple even
+   * of one operand. */
+  bool tuple_form = op == OP_ALL_TO_ALL && !split && shape_is_tuple(&in->inst->shape);
+  return n == 1 && !tuple_form ? infer_set_same_as(in, &parts[0]) : infer_set_tuple(in, n, parts);
 }
 
 /* ---- complex numbers ---- */

@@ -214,7 +214,8 @@ void shape_print(StrBuf *sb, const Shape *s, bool with_layout) {
     return;
   }
   strbuf_printf(sb, "%s[", type_name(s->type));
-  for (int i = 0; i < s->rank; i++) strbuf_printf(sb, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+  for (int i = 0; i < s->rank; i++)
+    strbuf_printf(sb, "%s%s%lld", i ? "," : "", s->dynamic_dims >> i & 1 ? "<=" : "", (long long)s->dims[i]);
   strbuf_printf(sb, "]");
   if (with_layout && s->rank > 0) {
     strbuf_printf(sb, "{");

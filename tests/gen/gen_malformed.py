@@ -107,9 +107,8 @@ bad("absurd_size", entry("  ROOT p = f32[99999999999,99999999999] parameter(0)")
 bad("rank_over_16", entry("  ROOT p = f32[%s] parameter(0)" % ",".join(["1"] * 17)),
     "rank exceeds the maximum of 16")
 bad("negative_dimension", entry("  ROOT p = f32[-3] parameter(0)"), "negative dimension")
-bad("dynamic_shape", entry("  ROOT p = f32[<=4] parameter(0)"), "dynamic shapes are not supported")
 bad("dynamic_shape_unbounded", entry("  ROOT p = f32[?,2] parameter(0)"),
-    "dynamic shapes are not supported")
+    "unbounded dynamic dimensions are not supported")
 bad("unknown_element_type", entry("  ROOT p = f31[2] parameter(0)"), "unsupported element type")
 bad("token_with_dimensions", entry("  ROOT t = token[2] after-all()"), "a token has no dimensions")
 bad("layout_repeats_dimension", entry("  ROOT p = f32[2,3]{0,0} parameter(0)"),
@@ -256,7 +255,8 @@ bad("sort_comparator_not_pred", entry(
 bad("gather_bad_dims", entry(
     "  p = f32[5,4] parameter(0)\n  i = s32[3] parameter(1)\n"
     "  ROOT g = f32[3,4] gather(p, i), offset_dims={1}, collapsed_slice_dims={7}, "
-    "start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}"), "collapsed_slice_dims entry 7 is out of range")
+    "start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}"),
+    "collapsed_slice_dims entry 7 is out of range [0, 2) (StableHLO gather (C8))")
 bad("operand_name_is_a_computation", entry("  p = f32[] parameter(0)\n  ROOT a = f32[] add(p, add)",
                                            comps=ADD), "use of undefined instruction 'add'")
 
@@ -287,7 +287,8 @@ bad("broadcast_wrong_element_type", entry(
 bad("gather_slice_sizes_rank", entry(
     "  p = f32[5,4] parameter(0)\n  i = s32[3] parameter(1)\n"
     "  ROOT g = f32[3,4] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, "
-    "start_index_map={0}, index_vector_dim=1, slice_sizes={1}"), "slice_sizes needs 2 entries")
+    "start_index_map={0}, index_vector_dim=1, slice_sizes={1}"),
+    "slice_sizes has 1 entries, the operand rank is 2 (StableHLO gather (C20))")
 
 
 # ---- ops that are parsed and refused ----
@@ -411,10 +412,213 @@ bad("constant_float_out_of_range", entry("  ROOT c = f16[] constant(-65520)"),
     "value -65520 is out of range for f16")
 bad("nan_payload_too_wide", entry("  ROOT c = bf16[1] constant({nan(0x3ff)})"),
     "NaN payload 0x3ff does not fit the 7 mantissa bits of bf16")
-bad("collective_permute_in_place", entry(
+bad("collective_permute_slice_sizes_without_in_place", entry(
     "  p = f32[4] parameter(0)\n  ROOT c = f32[4] collective-permute(p), "
     "source_target_pairs={{0,0}}, slice_sizes={{4}}"),
-    "attribute 'slice_sizes' on 'collective-permute' is not supported")
+    "slice_sizes= applies only to the in-place collective-permute")
+
+
+# ---- gather and scatter: one module per rule of the StableHLO spec ----
+# (openxla/stablehlo docs/spec.md, "gather" C1-C22 and "scatter" C1-C23;
+# the verifier names the rule). Each starts from a valid batched module and
+# breaks one rule; the ones before it in shape_inference_gather.c's order
+# still hold.
+GATHER = """HloModule m
+
+ENTRY main {{
+  x = {x} parameter(0)
+  idx = {i} parameter(1)
+  ROOT g = {r} gather(x, idx), {dims}
+}}
+"""
+
+
+def gather(name, rule, x="f32[2,5,3]", i="s32[2,4,1]", r="f32[2,4,3]", offset="{2}", collapsed="{1}",
+           batching="{0}", ibatching="{0}", smap="{1}", ivd="2", sizes="{1,1,3}", expect=None):
+    dims = ("offset_dims=%s, collapsed_slice_dims=%s, operand_batching_dims=%s, start_indices_batching_dims=%s, "
+            "start_index_map=%s, index_vector_dim=%s, slice_sizes=%s"
+            % (offset, collapsed, batching, ibatching, smap, ivd, sizes))
+    bad(name, GATHER.format(x=x, i=i, r=r, dims=dims), expect or "StableHLO gather (%s)" % rule)
+
+
+SCATTER = """HloModule m
+
+add {{
+  a = {t}[] parameter(0)
+  b = {t}[] parameter(1)
+  ROOT s = {t}[] add(a, b)
+}}
+
+ENTRY main {{
+  x = {x} parameter(0)
+  idx = {i} parameter(1)
+  u = {u} parameter(2)
+  ROOT s = {x} scatter(x, idx, u), {dims}, to_apply=add
+}}
+"""
+
+
+def scatter(name, rule, x="f32[2,5,3]", i="s32[2,4,1]", u="f32[2,4,3]", window="{2}", inserted="{1}",
+            batching="{0}", ibatching="{0}", smap="{1}", ivd="2", reducer_type="f32"):
+    dims = ("update_window_dims=%s, inserted_window_dims=%s, input_batching_dims=%s, "
+            "scatter_indices_batching_dims=%s, scatter_dims_to_operand_dims=%s, index_vector_dim=%s"
+            % (window, inserted, batching, ibatching, smap, ivd))
+    bad(name, SCATTER.format(t=reducer_type, x=x, i=i, u=u, dims=dims), "StableHLO scatter (%s)" % rule)
+
+
+gather("gather_c1_dims_cover_operand_rank", "C1", x="f32[2,5,3,1]", sizes="{1,1,3,1}")
+gather("gather_c2_index_vector_dim_range", "C2", ivd="4")
+gather("gather_c3_start_index_map_size", "C3", smap="{1,2}")
+gather("gather_c4_offset_dims_sorted", "C4", x="f32[2,5,3,4]", sizes="{1,1,3,4}", offset="{3,2}", r="f32[2,4,4,3]")
+gather("gather_c5_offset_dims_range", "C5", offset="{5}")
+gather("gather_c6_collapsed_also_batching", "C6", collapsed="{0}")
+gather("gather_c7_collapsed_sorted", "C7", i="s32[4,1]", r="f32[4,3]", offset="{1}", collapsed="{1,0}",
+       batching="{}", ibatching="{}", ivd="1")
+gather("gather_c9_collapsed_slice_size", "C9", sizes="{1,2,3}")
+gather("gather_c10_batching_sorted", "C10", x="f32[2,2,5,3]", i="s32[2,2,4,1]", r="f32[2,2,4,3]", offset="{3}",
+       collapsed="{2}", batching="{1,0}", ibatching="{1,0}", smap="{2}", ivd="3", sizes="{1,1,1,3}")
+gather("gather_c11_batching_range", "C11", batching="{3}")
+gather("gather_c12_batching_slice_size", "C12", sizes="{2,1,3}")
+gather("gather_c13_index_batching_unique", "C13", x="f32[2,2,5,3]", i="s32[2,2,4,1]", r="f32[2,2,4,3]",
+       offset="{3}", collapsed="{2}", batching="{0,1}", ibatching="{1,1}", smap="{2}", ivd="3", sizes="{1,1,1,3}")
+gather("gather_c14_index_batching_range", "C14", ibatching="{5}")
+gather("gather_c15_index_vector_dim_batching", "C15", ibatching="{2}")
+gather("gather_c16_batching_counts", "C16", ibatching="{}")
+gather("gather_c17_batching_sizes", "C17", x="f32[3,5,3]")
+gather("gather_c18_start_index_map_batching", "C18", smap="{0}")
+gather("gather_c19_start_index_map_range", "C19", smap="{7}")
+gather("gather_c21_slice_size_range", "C21", sizes="{1,1,4}")
+gather("gather_c22_result_shape", "C22", r="f32[2,4,2]",
+       expect="declared shape f32[2,4,2] does not match the inferred shape f32[2,4,3]")
+gather("gather_i2_indices_integer", "I2", i="f32[2,4,1]")
+
+scatter("scatter_c2_dims_cover_operand_rank", "C2", x="f32[2,5,3,1]", u="f32[2,4,3,1]", window="{2,3}",
+        inserted="{}")
+scatter("scatter_c4_update_window_size", "C4", u="f32[2,4,4]")
+scatter("scatter_c4_update_scatter_size", "C4", u="f32[2,3,3]")
+scatter("scatter_c4_update_rank", "C4", window="{}", inserted="{1,2}")
+scatter("scatter_c6_update_element_type", "C6", u="s32[2,4,3]")
+scatter("scatter_c7_update_window_dims_sorted", "C7", x="f32[2,5,3,4]", u="f32[2,4,3,4]", window="{3,2}")
+scatter("scatter_c8_update_window_dims_range", "C8", window="{3}")
+# The module that crashed the CPU backend (issue 22): operand dimension 0
+# both inserted and batching, and no update window dimension.
+scatter("scatter_c9_inserted_also_batching", "C9", x="f32[2,3]", u="f32[2,4]", window="{}", inserted="{0}")
+scatter("scatter_c10_inserted_sorted", "C10", x="f32[5,3,2]", i="s32[4,2]", u="f32[4,2]", window="{1}",
+        inserted="{1,0}", batching="{}", ibatching="{}", smap="{0,1}", ivd="1")
+scatter("scatter_c11_inserted_range", "C11", inserted="{3}")
+scatter("scatter_c12_batching_sorted", "C12", x="f32[2,2,5,3]", i="s32[2,2,4,1]", u="f32[2,2,4,3]", window="{3}",
+        inserted="{2}", batching="{1,0}", ibatching="{1,0}", smap="{2}", ivd="3")
+scatter("scatter_c13_batching_range", "C13", batching="{4}")
+scatter("scatter_c14_index_batching_unique", "C14", x="f32[2,2,5,3]", i="s32[2,2,4,1]", u="f32[2,2,4,3]",
+        window="{3}", inserted="{2}", batching="{0,1}", ibatching="{0,0}", smap="{2}", ivd="3")
+scatter("scatter_c15_index_batching_range", "C15", ibatching="{3}")
+scatter("scatter_c16_index_vector_dim_batching", "C16", ibatching="{2}")
+scatter("scatter_c17_batching_counts", "C17", ibatching="{}")
+scatter("scatter_c18_batching_sizes", "C18", x="f32[3,5,3]")
+scatter("scatter_c19_index_map_size", "C19", smap="{1,2}")
+scatter("scatter_c20_index_map_also_batching", "C20", smap="{0}")
+scatter("scatter_c21_index_map_range", "C21", smap="{3}")
+scatter("scatter_c22_index_vector_dim_range", "C22", ivd="4")
+scatter("scatter_c23_update_computation", "C23", reducer_type="s32")
+scatter("scatter_i2_indices_integer", "I2", i="f32[2,4,1]")
+
+TWO_INPUTS = """HloModule m
+
+add2 {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  s = f32[] add(a, c)
+  t = f32[] add(b, d)
+  ROOT r = (f32[], f32[]) tuple(s, t)
+}}
+
+ENTRY main {{
+  x = f32[5] parameter(0)
+  y = {y} parameter(1)
+  idx = s32[4,1] parameter(2)
+  u = f32[4] parameter(3)
+  v = {v} parameter(4)
+  ROOT s = (f32[5], {y}) scatter(x, y, idx, u, v), update_window_dims={{}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add2
+}}
+"""
+bad("scatter_c1_inputs_same_shape", TWO_INPUTS.format(y="f32[6]", v="f32[4]"), "StableHLO scatter (C1)")
+bad("scatter_c3_updates_same_shape", TWO_INPUTS.format(y="f32[5]", v="f32[3]"), "StableHLO scatter (C3)")
+bad("scatter_c5_operand_count", "HloModule m\n\n" + ADD + "\n" + entry(
+    "  x = f32[5] parameter(0)\n  idx = s32[4,1] parameter(1)\n"
+    "  ROOT s = f32[5] scatter(x, idx), update_window_dims={}, inserted_window_dims={0}, "
+    "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", head=""),
+    "StableHLO scatter (C5)")
+
+# ---- XLA's negative parser tests (docs/xla-check.md), written anew ----
+bad("conditional_pred_with_branch_list", """HloModule m
+
+yes {
+  x = f32[4] parameter(0)
+  ROOT c = f32[4] ceil(x)
+}
+
+no {
+  x = f32[4] parameter(0)
+  ROOT f = f32[4] floor(x)
+}
+
+ENTRY main {
+  p = f32[4] parameter(0)
+  b = pred[] parameter(1)
+  ROOT r = f32[4] conditional(b, p, p), branch_computations={yes, no}
+}
+""", "a conditional chosen by a pred needs true_computation= and false_computation=")
+bad("layout_invalid_dim_level_type", entry("  ROOT p = f32[4,4]{1,0:D(D,X)} parameter(0)"),
+    "invalid dim level type 'X'")
+bad("layout_physical_shape_of_a_dense_array", entry("  ROOT p = f32[4,4]{1,0:D(D,D)P(f32[4,4])} parameter(0)"),
+    "a physical shape P(...) needs a sparse layout")
+for name, value, message in [
+        ("result_accuracy_unknown_field", "foo=1.5", "result_accuracy takes mode= or tolerance=, not 'foo'"),
+        ("result_accuracy_unknown_mode", "mode=fast", "result_accuracy mode must be default or highest, not 'fast'"),
+        ("result_accuracy_bare_value", "0.25", "result_accuracy takes mode= or tolerance=, not '0.25'"),
+        ("result_accuracy_unknown_tolerance", "tolerance={eps=1}",
+         "result_accuracy tolerance takes atol, rtol and ulps, not 'eps'")]:
+    bad(name, entry("  x = f32[] parameter(0)\n  ROOT e = f32[] exponential(x), result_accuracy={%s}" % value),
+        message)
+bad("reduce_scatter_does_not_split", "HloModule m\n\n" + ADD + "\n" + entry(
+    "  p = f32[6] parameter(0)\n"
+    "  ROOT rs = f32[1] reduce-scatter(p), dimensions={0}, replica_groups={{0,1,2,3}}, to_apply=add", head=""),
+    "dimension 0 (size 6) does not split into 4 parts")
+
+# An async-update or async-done says of the wrapped op what its start says.
+WRAPPED = """HloModule m
+
+w0 {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+w1 {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+"""
+bad("async_done_calls_another_computation", WRAPPED + entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=w0\n"
+    "  ROOT d = f32[4] async-done(s), calls=w1", head=""),
+    "'d' calls 'w1', but its async-start 's' calls 'w0'")
+bad("async_update_on_another_thread", WRAPPED + entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=w0\n"
+    "  u = ((f32[4]), f32[4], s32[]) async-update(s), async_execution_thread=\"other\"\n"
+    "  ROOT d = f32[4] async-done(u)", head=""),
+    "'u' runs on thread \"other\", its async-start 's' on \"main\"")
+bad("async_starts_share_a_computation", WRAPPED + entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=w0\n"
+    "  d = f32[4] async-done(s)\n  t = ((f32[4]), f32[4], s32[]) async-start(d), calls=w0\n"
+    "  ROOT e = f32[4] async-done(t)", head=""),
+    "async-starts 's' and 't' share the computation 'w0'")
+bad("async_sugar_done_of_another_op", entry(
+    "  p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) negate-start(p)\n"
+    "  ROOT d = f32[4] abs-done(s)"),
+    "'abs-done' follows an async-start of 'negate'")
 
 
 def main():

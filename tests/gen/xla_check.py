@@ -34,6 +34,10 @@ REASONS = [
     (r"unsupported element type '(\w+)'", "later", "element type {0}"),
     (r"unknown opcode '(\w[\w-]*)'", "later", "opcode {0}"),
     (r"token shapes are not supported", "scope", "token shapes"),
+    (r"needs (\d+) devices; this run has 1", "scope", "needs {0} devices"),
+    (r"unbounded dynamic dimensions are not supported", "scope", "unbounded dynamic dimensions (f32[?])"),
+    (r"shape has more than 2\^40 elements", "scope", "more than 2^40 elements"),
+    (r"expected 'HloModule' or a computation", "invalid", "not an HLO module (MLIR or another input format)"),
     (r"'collective-permute' takes 1 operand, found 4", "scope", "in-place collective-permute (4 operands)"),
     (r"'dynamic-(update-)?slice' \(dynamic-(update-)?slice\): (needs \d+ scalar)", "scope",
      "dynamic-slice with one vector of start indices (old form)"),
@@ -112,8 +116,13 @@ def main():
                 counts["loaded and ran"] += 1
             else:
                 first_error = next((l for l in out.splitlines() if "error:" in l), out.strip()[:80])
-                counts["loaded, run failed"] += 1
-                print("  run failed %s: %s" % (name, first_error[:100]))
+                # Exit 2 with FILE:LINE:COL: refused when compiled, with a reason.
+                if rc == 2 and re.match(r"^[^ ]+:\d+:\d+: error: ", first_error):
+                    counts["loaded, refused when compiled"] += 1
+                    print("  compile refused %s: %s" % (name, first_error.split("error: ", 1)[1][:100]))
+                else:
+                    counts["loaded, run failed"] += 1
+                    print("  run failed %s: %s" % (name, first_error[:100]))
         print("  -- " + ", ".join("%s: %d" % kv for kv in sorted(counts.items())))
         for (kind, label), n in sorted(reasons.items(), key=lambda kv: (kv[0][0], -kv[1])):
             print("     %-6s %3d  %s" % (kind, n, label))

@@ -118,8 +118,11 @@ TEST(dynamic_slice_sizes_fit_the_operand) {
                  " ROOT d = f32[5] dynamic-slice(a, i), dynamic_slice_sizes={5}", "d", "exceeds dimension");
 }
 
+/* One vector of as many starts as the operand has dimensions is XLA's
+ * legacy form, which the parser rewrites (test_parse_xla_devices); any
+ * other non-scalar start is refused. */
 TEST(dynamic_slice_start_indices_are_scalars) {
-  expect_refused("a = f32[4] parameter(0)  i = s32[1] parameter(1)\n"
+  expect_refused("a = f32[4] parameter(0)  i = s32[2] parameter(1)\n"
                  " ROOT d = f32[2] dynamic-slice(a, i), dynamic_slice_sizes={2}", "d", "must be a scalar");
 }
 
@@ -494,6 +497,35 @@ TEST(absent_padding_window_and_dim_labels_are_refused) {
   module_free(m);
 }
 
+/* The scatter that crashed the CPU backend (issue 22), built in C: operand
+ * dimension 0 both inserted and batching. The builder infers every shape,
+ * so it meets the verifier's rule and is refused before any backend. */
+TEST(scatter_built_in_c_with_a_dimension_inserted_and_batching_is_refused) {
+  Module *m = module_create("scatter_in_c");
+  Shape s = shape_scalar(TYPE_F32);
+  Computation *add = builder_add_computation(m, "add");
+  Instruction *ab[] = {builder_add_parameter(add, &s, "a"), builder_add_parameter(add, &s, "b")};
+  Status st;
+  status_clear(&st);
+  Instruction *sum = builder_add_instruction(add, OP_ADD, ab, 2, NULL, 0, NULL, NULL, &st);
+  EXPECT(sum, "add: %s", st.message);
+  if (sum) computation_set_root(add, sum);
+  Computation *c = builder_add_computation(m, "e");
+  int64_t x_dims[] = {2, 3}, idx_dims[] = {2, 4, 1}, upd_dims[] = {2, 4};
+  Shape x = shape_array(TYPE_F32, 2, x_dims), idx = shape_array(TYPE_S32, 3, idx_dims),
+        upd = shape_array(TYPE_F32, 2, upd_dims);
+  Instruction *ops[] = {builder_add_parameter(c, &x, "x"), builder_add_parameter(c, &idx, "i"),
+                        builder_add_parameter(c, &upd, "u")};
+  int64_t zero[] = {0}, one[] = {1};
+  ScatterDims dims = {.inserted_window_dims = {1, zero}, .input_batching_dims = {1, zero},
+                      .scatter_indices_batching_dims = {1, zero}, .scatter_dims_to_operand_dims = {1, one},
+                      .index_vector_dim = 2};
+  Attrs attrs = {.scatter = &dims};
+  refused_with(c, OP_SCATTER, ops, 3, add, &attrs,
+               "dimension 0 is in both inserted_window_dims and input_batching_dims (StableHLO scatter (C9))");
+  module_free(m);
+}
+
 int main(void) {
   RUN(binary_operands_must_have_the_same_dims);
   RUN(binary_operands_must_have_the_same_type);
@@ -523,6 +555,7 @@ int main(void) {
   RUN(variadic_reduce_returns_a_tuple);
   RUN(reduce_window_window_matches_the_operand_rank);
   RUN(select_and_scatter_source_has_the_window_output_shape);
+  RUN(scatter_built_in_c_with_a_dimension_inserted_and_batching_is_refused);
   RUN(huge_paddings_and_dilations_are_refused_without_overflow);
   RUN(dot_contracting_dimensions_agree);
   RUN(dot_accepts_the_declared_element_type_but_checks_dims);

@@ -239,8 +239,9 @@ bool check_same_dims(const Instruction *inst, const Literal *operand, Status *st
   return true;
 }
 
-/* Ops the evaluator refuses whatever the inputs: the host transfers and
- * shuffle. Their rules ignore operands, so each is asked for its refusal
+/* Ops the evaluator refuses whatever the inputs: values of dynamic
+ * dimensions, collectives over more than one device, the host transfers
+ * and shuffle. Their rules ignore operands, so each is asked for its refusal
  * without running anything. A custom-call is refused unless its target is
  * one the evaluator runs (eval_custom_call.c). */
 static bool refused_whatever_the_inputs(Opcode op) {
@@ -253,12 +254,62 @@ static bool refused_whatever_the_inputs(Opcode op) {
   }
 }
 
+static bool shape_has_dynamic_dims(const Shape *s) {
+  if (s->type != TYPE_TUPLE) return s->dynamic_dims != 0;
+  for (int i = 0; i < s->tuple_count && s->tuple_shapes; i++)
+    if (shape_has_dynamic_dims(&s->tuple_shapes[i])) return true;
+  return false;
+}
+
+/* How many devices a collective's text says it runs on: one past the
+ * largest id its replica_groups or source_target_pairs name; with neither,
+ * the group size its shapes show (an all-gather's result G times its
+ * operand along the dimension, a reduce-scatter's 1/G). 1 for other ops. */
+static int64_t collective_device_count(const Instruction *inst) {
+  const IntList *groups = &attrs_replica_groups(&inst->attrs)->ids;
+  const IntList *ids = groups->count > 0 ? groups : &inst->attrs.source_target_pairs;
+  int64_t count = 1;
+  for (int k = 0; k < ids->count; k++)
+    if (ids->values[k] + 1 > count) count = ids->values[k] + 1;
+  Opcode op = inst->opcode;
+  bool resizes = op == OP_ALL_GATHER || op == OP_REDUCE_SCATTER || op == OP_ALL_GATHER_START;
+  if (ids->count > 0 || !resizes || inst->operand_count < 1 || inst->attrs.dimensions.count != 1) return count;
+  const Shape *x = &inst->operands[0]->shape, *y = &inst->shape;
+  if (op == OP_ALL_GATHER_START && shape_is_tuple(y) && y->tuple_count == 2 && y->tuple_shapes) y = &y->tuple_shapes[1];
+  int64_t d = inst->attrs.dimensions.values[0];
+  if (shape_is_tuple(x) || shape_is_tuple(y) || d >= x->rank || d >= y->rank) return count;
+  int64_t small = op == OP_REDUCE_SCATTER ? y->dims[d] : x->dims[d];
+  int64_t large = op == OP_REDUCE_SCATTER ? x->dims[d] : y->dims[d];
+  return small > 0 && large > small ? large / small : count;
+}
+
 bool eval_check_supported(const Module *m, Status *st) {
   for (int c = 0; c < m->computation_count; c++) {
     const Computation *comp = m->computations[c];
     for (int i = 0; i < comp->instruction_count; i++) {
       const Instruction *inst = comp->instructions[i];
-      if (inst->opcode == OP_CUSTOM_CALL) {
+      int64_t devices = collective_device_count(inst);
+      /* A dynamic value comes from the text (a parameter or an op written
+       * with one): instructions a pass made (a fusion's parameters) have
+       * no place to point at, and their source is checked where it is. */
+      if (inst->loc.line > 0 && shape_has_dynamic_dims(&inst->shape)) {
+        StrBuf text = {0};
+        shape_print(&text, &inst->shape, false);
+        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): dynamic dimensions (%s) are not supported",
+                     inst->name, opcode_name(inst->opcode), text.data ? text.data : "");
+        strbuf_free(&text);
+        st->file = m->filename;
+        st->loc = inst->loc;
+        return false;
+      }
+      bool permute = inst->opcode == OP_COLLECTIVE_PERMUTE || inst->opcode == OP_COLLECTIVE_PERMUTE_START;
+      if (devices > 1) {
+        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s) needs %lld devices; this run has 1",
+                     inst->name, opcode_name(inst->opcode), (long long)devices);
+      } else if (permute && inst->operand_count > 1) {
+        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): the %s form is not supported", inst->name,
+                     opcode_name(inst->opcode), collective_permute_is_in_place(inst) ? "in-place" : "combined");
+      } else if (inst->opcode == OP_CUSTOM_CALL) {
         if (eval_custom_call_supported(inst, st)) continue;
       } else if (!refused_whatever_the_inputs(inst->opcode)) {
         continue;

@@ -500,11 +500,10 @@ static Literal *collective_identity(const Instruction *inst, Literal *const *ope
                  inst->name);
     return NULL;
   }
+  /* all-to-all's tuple form returns a tuple even of one operand. */
+  bool tuple_result = inst->shape.type == TYPE_TUPLE && inst->shape.tuple_shapes && inst->shape.tuple_count == n;
   for (int i = 0; i < n; i++) {
-    const Shape *declared = n > 1 && inst->shape.type == TYPE_TUPLE && inst->shape.tuple_shapes &&
-                                    inst->shape.tuple_count == n
-                                ? &inst->shape.tuple_shapes[i]
-                                : &inst->shape;
+    const Shape *declared = tuple_result ? &inst->shape.tuple_shapes[i] : &inst->shape;
     if (operands[i]->shape.type == TYPE_TUPLE || !shape_equal(declared, &operands[i]->shape)) {
       status_error(st, STATUS_UNSUPPORTED,
                    "%s %s: result shape differs from operand %d, which means more than one "
@@ -520,13 +519,20 @@ static Literal *collective_identity(const Instruction *inst, Literal *const *ope
   }
   /* The values are the operands'; the shapes (layouts) the instruction's. */
   for (int i = 0; i < n; i++) {
-    results[i] = eval_create_result(inst, i, n, &operands[i]->shape, st);
+    results[i] = n == 1 && tuple_result ? literal_create(&inst->shape.tuple_shapes[0])
+                                        : eval_create_result(inst, i, n, &operands[i]->shape, st);
+    if (!results[i] && n == 1 && tuple_result) status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     if (!results[i]) {
       free_results(results, i);
       free(results);
       return NULL;
     }
     memcpy(results[i]->data, operands[i]->data, (size_t)shape_byte_size(&operands[i]->shape));
+  }
+  if (n == 1 && tuple_result) {
+    Literal *one = literal_create_tuple(results, 1);
+    free(results);
+    return one;
   }
   return eval_finish_results(results, n, true);
 }

@@ -50,7 +50,11 @@ typedef struct PendingInst {
   int *called_index;       /* index into ModuleText.comps, once resolved */
   int called_count;
   bool has_dimensions;     /* broadcast only: dimensions= was given */
+  bool has_branch_list;    /* conditional only: branch_computations= was given */
+  bool has_slice_sizes;    /* collective-permute(-start) only: slice_sizes= was given */
   bool async_sugar_start;  /* X-start: inst is X until wrap_async_sugar makes it async-start */
+  Opcode async_sugar_op;   /* X-update, X-done: X; else OP_PARAMETER (no sugar) */
+  Token async_thread;      /* async_execution_thread's value; kind TK_EOF when absent */
 } PendingInst;
 
 /* An operand written with its shape, "f32[2] %x": checked against x's shape
@@ -113,6 +117,30 @@ static bool parse_element_size(Parser *p, Shape *shape) {
   return expect(p, ")");
 }
 
+/* dim_level_types = "D" "(" level ("," level)* ")", each level one of D
+ * (dense), C (compressed), S (singleton), H (loose compressed), followed by
+ * "+" (not unique) or "~" (not ordered) as XLA's parser reads them. Sets
+ * *sparse when a level is not D. */
+static bool parse_dim_level_types(Parser *p, bool *sparse) {
+  next(p);
+  if (!expect(p, "(")) return false;
+  while (!token_is(peek(p), ")")) {
+    Token *t = peek(p);
+    if (t->kind == TK_EOF) return parse_error(p, t, "unterminated dim level types");
+    if (token_is(t, ",") || token_is(t, "+") || token_is(t, "~")) {
+      next(p);
+      continue;
+    }
+    bool ok = t->kind == TK_WORD && t->len >= 1 && strchr("DCSH", t->text[0]);
+    for (int i = 1; ok && i < t->len; i++) ok = t->text[i] == '+' || t->text[i] == '~';
+    if (!ok) return parse_error(p, t, "invalid dim level type '%.*s' (D, C, S or H)", t->len, t->text);
+    if (t->text[0] != 'D') *sparse = true;
+    next(p);
+  }
+  next(p);
+  return true;
+}
+
 static bool parse_layout(Parser *p, Shape *shape) {
   Token open = *peek(p);    /* a copy: skipping the tiling may release tokens */
   expect(p, "{");
@@ -128,10 +156,16 @@ static bool parse_layout(Parser *p, Shape *shape) {
     m2m[count++] = d;
   }
   if (consume(p, ":")) {
+    bool sparse = false;
     while (!token_is(peek(p), "}")) {
       if (peek(p)->kind == TK_EOF) return parse_error(p, &open, "unterminated layout");
       if (token_is(peek(p), "E") && token_is(peek_at(p, 1), "(")) {
         if (!parse_element_size(p, shape)) return false;
+      } else if (token_is(peek(p), "D") && token_is(peek_at(p, 1), "(")) {
+        if (!parse_dim_level_types(p, &sparse)) return false;
+      } else if (token_is(peek(p), "P") && token_is(peek_at(p, 1), "(") && !sparse) {
+        /* A physical shape describes how a sparse array is stored. */
+        return parse_error(p, peek(p), "a physical shape P(...) needs a sparse layout (dim level types C, S or H)");
       } else if (token_is(peek(p), "(") || token_is(peek(p), "[") || token_is(peek(p), "{")) {
         if (!skip_balanced(p)) return false;
       } else {
@@ -164,10 +198,14 @@ static bool parse_dims(Parser *p, Shape *shape) {
   while (!token_is(peek(p), "]")) {
     if (shape->rank > 0 && !expect(p, ",")) return false;
     Token *t = peek(p);
-    if (token_is(t, "<=") || token_is(t, "?"))
-      return parse_error(p, t, "dynamic shapes are not supported");
+    /* "?" is an unbounded dynamic dimension: no size to hold it in. */
+    if (token_is(t, "?")) return parse_error(p, t, "unbounded dynamic dimensions are not supported");
     if (shape->rank == AXLE_MAX_RANK)
       return parse_error(p, t, "rank exceeds the maximum of %d", AXLE_MAX_RANK);
+    if (consume(p, "<=")) {
+      shape->dynamic_dims |= (uint16_t)(1u << shape->rank);
+      t = peek(p);
+    }
     int64_t d;
     if (!parse_int64(p, &d)) return false;
     if (d < 0) return parse_error(p, t, "negative dimension %lld", (long long)d);
@@ -246,6 +284,8 @@ static int add_pending_inst(Parser *p, PendingComp *pc) {
   PendingInst *pi = &pc->insts[pc->count];
   memset(pi, 0, sizeof *pi);
   pi->inst = arena_alloc(&p->module->arena, sizeof(Instruction));
+  pi->async_sugar_op = OP_PARAMETER;
+  pi->async_thread.kind = TK_EOF;
   return pc->count++;
 }
 
@@ -395,9 +435,9 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
     inst->name = "";
     inst->loc = first.loc;
   }
-  AttrNotes notes = {0};
+  AttrNotes notes = {.async_sugar_op = OP_PARAMETER, .async_thread = {.kind = TK_EOF}};
   if (!opcode_from_name(op.text, (size_t)op.len, &inst->opcode) &&
-      !opcode_from_async_sugar(&op, &inst->opcode, &notes.async_sugar))
+      !opcode_from_async_sugar(&op, &inst->opcode, &notes.async_sugar, &notes.async_sugar_op))
     return parse_error(p, &op, "unknown opcode '%.*s'", op.len > 64 ? 64 : op.len, op.text);
   pi->async_sugar_start = notes.async_sugar == ASYNC_SUGAR_START;
   if (pi->async_sugar_start && !shape)
@@ -426,6 +466,10 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
   pi->called_count = notes.count;
   pi->called_names = arena_memdup(&p->module->arena, notes.names, sizeof(Token) * (size_t)notes.count);
   pi->has_dimensions = notes.has_dimensions;
+  pi->async_sugar_op = notes.async_sugar > ASYNC_SUGAR_START ? notes.async_sugar_op : OP_PARAMETER;
+  pi->async_thread = notes.async_thread;
+  pi->has_branch_list = notes.has_branch_list;
+  pi->has_slice_sizes = notes.has_slice_sizes;
   return true;
 }
 
@@ -921,6 +965,96 @@ static bool check_broadcast_dimensions(Parser *p, ModuleText *mt) {
   return true;
 }
 
+/* A conditional chosen by a pred names its two branches
+ * true_computation= and false_computation=; branch_computations= is for
+ * an s32 index (XLA's parser refuses the list with a pred). */
+static bool check_predicated_conditionals(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++)
+    for (int i = 0; i < mt->comps[c].count; i++) {
+      PendingInst *pi = &mt->comps[c].insts[i];
+      if (pi->inst->opcode != OP_CONDITIONAL || !pi->has_branch_list || pi->inst->operand_count < 1) continue;
+      if (pi->inst->operands[0]->shape.type == TYPE_PRED)
+        return parse_error(p, &pi->name, "a conditional chosen by a pred needs true_computation= and "
+                                         "false_computation=, not branch_computations=");
+    }
+  return true;
+}
+
+/* The thread an async op runs on: its async_execution_thread, "main" when
+ * absent (XLA's default). */
+static void async_thread_name(const PendingInst *pi, const char **text, int *len) {
+  const Token *t = &pi->async_thread;
+  *text = "main", *len = 4;
+  if (t->kind == TK_EOF) return;
+  *text = t->text, *len = t->len;
+  if (*len >= 2 && t->text[0] == '"') *text = t->text + 1, *len -= 2;
+}
+
+static const PendingInst *pending_of(const PendingComp *pc, const Instruction *inst) {
+  for (int i = 0; i < pc->count; i++)
+    if (pc->insts[i].inst == inst) return &pc->insts[i];
+  return NULL;
+}
+
+/* An async-update or async-done belongs to the async-start its operand
+ * chain leads to: what it says of the wrapped op must be what the start
+ * says (XLA's parser refuses the rest): the same computation and thread if
+ * it names them, and for X-update/X-done the same X. And an
+ * async-start's computation is its own: no two starts share one. */
+static bool check_async_chains(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++) {
+    const PendingComp *pc = &mt->comps[c];
+    for (int i = 0; i < pc->count; i++) {
+      const PendingInst *pi = &pc->insts[i];
+      Instruction *inst = pi->inst;
+      if (inst->opcode == OP_ASYNC_START && inst->called_count > 0) {
+        for (int j = 0; j < i; j++) {
+          const Instruction *other = pc->insts[j].inst;
+          if (other->opcode == OP_ASYNC_START && other->called_count > 0 && other->called[0] == inst->called[0])
+            return parse_error(p, &pi->name, "async-starts '%s' and '%s' share the computation '%s'", other->name,
+                               inst->name, inst->called[0]->name);
+        }
+      }
+      if (inst->opcode != OP_ASYNC_UPDATE && inst->opcode != OP_ASYNC_DONE) continue;
+      const Instruction *start = inst->operand_count > 0 ? inst->operands[0] : NULL;
+      while (start && start->opcode == OP_ASYNC_UPDATE && start->operand_count > 0) start = start->operands[0];
+      if (!start || start->opcode != OP_ASYNC_START || start->called_count < 1) continue;
+      const Computation *wrapped = start->called[0];
+      if (inst->called_count > 0 && inst->called[0] != wrapped)
+        return parse_error(p, &pi->name, "'%s' calls '%s', but its async-start '%s' calls '%s'", inst->name,
+                           inst->called[0]->name, start->name, wrapped->name);
+      if (pi->async_sugar_op != OP_PARAMETER && (!wrapped->root || wrapped->root->opcode != pi->async_sugar_op))
+        return parse_error(p, &pi->name, "'%s-%s' follows an async-start of '%s'", opcode_name(pi->async_sugar_op),
+                           inst->opcode == OP_ASYNC_DONE ? "done" : "update",
+                           wrapped->root ? opcode_name(wrapped->root->opcode) : "nothing");
+      const PendingInst *start_pi = pending_of(pc, start);
+      const char *mine, *theirs;
+      int mine_len, theirs_len;
+      async_thread_name(pi, &mine, &mine_len);
+      /* One that names no thread runs on its start's. */
+      if (start_pi && pi->async_thread.kind != TK_EOF) {
+        async_thread_name(start_pi, &theirs, &theirs_len);
+        if (mine_len != theirs_len || memcmp(mine, theirs, (size_t)mine_len) != 0)
+          return parse_error(p, &pi->name, "'%s' runs on thread \"%.*s\", its async-start '%s' on \"%.*s\"",
+                             inst->name, mine_len, mine, start->name, theirs_len, theirs);
+      }
+    }
+  }
+  return true;
+}
+
+/* slice_sizes= belongs to collective-permute's in-place form only. */
+static bool check_permute_slice_sizes(Parser *p, ModuleText *mt) {
+  for (int c = 0; c < mt->count; c++)
+    for (int i = 0; i < mt->comps[c].count; i++) {
+      PendingInst *pi = &mt->comps[c].insts[i];
+      if (pi->has_slice_sizes && !collective_permute_is_in_place(pi->inst))
+        return parse_error(p, &pi->name, "slice_sizes= applies only to the in-place collective-permute "
+                                         "(input, output, input_starts, output_starts)");
+    }
+  return true;
+}
+
 static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   if (mt->entry < 0) {
     /* Without an ENTRY marker XLA takes the last computation as the entry. */
@@ -944,10 +1078,13 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
     if (!sort_instructions(p, &mt->comps[c])) return false;
   register_names(p, mt);
   p->module->entry = mt->comps[mt->entry].comp;
-  if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_signatures(p, mt) ||
+  if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_predicated_conditionals(p, mt) ||
+      !check_permute_slice_sizes(p, mt) || !check_async_chains(p, mt) ||
+      !check_signatures(p, mt) ||
       !check_declared_operands(p, mt) || !check_layout_constraints(p))
     return false;
   broadcast_scalar_select_predicates(p->module);
+  split_vector_start_indices(p->module);
   return true;
 }
 

@@ -6,6 +6,7 @@
  * instruction computes (metadata, sharding, backend_config, ...) are read
  * past with their value's brackets balanced. */
 #include <string.h>
+#include <strings.h>
 
 #include "parse_internal.h"
 
@@ -585,38 +586,102 @@ static bool read_fft_length(Parser *p, Instruction *inst, AttrNotes *notes) {
 /* replica_groups = "{" ("{" ints "}" ("," ...)*)? "}"
  *                | "[" ints "]" "<=" "[" ints "]" ("T" "(" ints ")")?
  * The second, "iota" form says: reshape iota(prod) to the dims after <=,
- * transpose by T, reshape to the dims before. axle runs on one device, so
- * the groups are checked for form and not kept. */
-static bool read_replica_groups(Parser *p, Instruction *inst, AttrNotes *notes) {
-  (void)inst;
-  (void)notes;
-  IntList ignored;
-  if (token_is(peek(p), "{")) {
-    next(p);
-    while (!token_is(peek(p), "}")) {
-      if (!parse_int_list(p, &ignored)) return false;
-      if (!token_is(peek(p), "}") && !expect(p, ",")) return false;
-    }
-    next(p);
-    return true;
+ * transpose by T, reshape to the dims before ([groups, group size]). Both
+ * are kept as the flattened ids and the group size; shape inference reads
+ * the size (all-gather multiplies by it), and running refuses groups that
+ * name a device other than 0 (eval_check_supported). */
+#define MAX_REPLICA_IDS 65536
+
+static void set_replica_groups(Parser *p, Instruction *inst, int64_t *ids, int count, int64_t group_size) {
+  ReplicaGroups *g = arena_alloc(&p->module->arena, sizeof *g);
+  *g = (ReplicaGroups){.ids = {.count = count, .values = ids}, .group_size = count > 0 ? group_size : 0};
+  inst->attrs.replica_groups = g;
+}
+
+/* "[" ints "]" into dims, at most AXLE_MAX_RANK of them, each >= 1. */
+static bool read_bracketed_dims(Parser *p, int64_t *dims, int *rank) {
+  if (!expect(p, "[")) return false;
+  for (*rank = 0; !token_is(peek(p), "]"); (*rank)++) {
+    if (*rank >= AXLE_MAX_RANK) return parse_error(p, peek(p), "too many dimensions in replica_groups");
+    if ((*rank > 0 && !expect(p, ",")) || !parse_int64(p, &dims[*rank])) return false;
+    if (dims[*rank] < 1 || dims[*rank] > MAX_REPLICA_IDS) return parse_error(p, peek(p), "replica_groups dimension out of range");
   }
-  for (int part = 0; part < 2; part++) {
-    if (part == 1 && !expect(p, "<=")) return false;
-    if (!expect(p, "[")) return false;
-    for (int n = 0; !token_is(peek(p), "]"); n++) {
-      int64_t v;
-      if ((n > 0 && !expect(p, ",")) || !parse_int64(p, &v)) return false;
-    }
-    next(p);
-  }
+  next(p);
+  return true;
+}
+
+/* The iota form: ids = transpose(reshape(iota(n), source), perm), read out
+ * in row-major order into groups of dims[1]. */
+static bool read_iota_replica_groups(Parser *p, Instruction *inst) {
+  int64_t shape[AXLE_MAX_RANK], source[AXLE_MAX_RANK], perm[AXLE_MAX_RANK];
+  int shape_rank, source_rank, perm_rank = 0;
+  if (!read_bracketed_dims(p, shape, &shape_rank) || !expect(p, "<=") ||
+      !read_bracketed_dims(p, source, &source_rank))
+    return false;
   if (consume(p, "T")) {
     if (!expect(p, "(")) return false;
-    for (int n = 0; !token_is(peek(p), ")"); n++) {
-      int64_t v;
-      if ((n > 0 && !expect(p, ",")) || !parse_int64(p, &v)) return false;
+    for (; !token_is(peek(p), ")"); perm_rank++) {
+      if (perm_rank >= AXLE_MAX_RANK) return parse_error(p, peek(p), "too many dimensions in replica_groups");
+      if ((perm_rank > 0 && !expect(p, ",")) || !parse_int64(p, &perm[perm_rank])) return false;
     }
     next(p);
+  } else {
+    for (; perm_rank < source_rank; perm_rank++) perm[perm_rank] = perm_rank;
   }
+  int64_t n = 1, m = 1;
+  for (int i = 0; i < source_rank; i++) n *= source[i];
+  for (int i = 0; i < shape_rank; i++) m *= shape[i];
+  if (shape_rank != 2 || n != m || n > MAX_REPLICA_IDS || perm_rank != source_rank)
+    return parse_error(p, peek(p), "replica_groups [groups,size]<=[dims] needs as many ids on both sides");
+  bool seen[AXLE_MAX_RANK] = {false};
+  for (int i = 0; i < perm_rank; i++) {
+    if (perm[i] < 0 || perm[i] >= source_rank || seen[perm[i]])
+      return parse_error(p, peek(p), "replica_groups T(...) must be a permutation");
+    seen[perm[i]] = true;
+  }
+  int64_t *ids = arena_alloc(&p->module->arena, sizeof(int64_t) * (size_t)n);
+  int64_t index[AXLE_MAX_RANK] = {0};  /* over the transposed dims source[perm[i]] */
+  for (int64_t k = 0; k < n; k++) {
+    int64_t id = 0;  /* row-major position of the element in the source dims */
+    for (int d = 0; d < source_rank; d++) {
+      int64_t stride = 1;
+      for (int e = perm[d] + 1; e < source_rank; e++) stride *= source[e];
+      id += index[d] * stride;
+    }
+    ids[k] = id;
+    for (int d = source_rank - 1; d >= 0 && ++index[d] == source[perm[d]]; d--) index[d] = 0;
+  }
+  set_replica_groups(p, inst, ids, (int)n, shape[1]);
+  return true;
+}
+
+static bool read_replica_groups(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  if (!token_is(peek(p), "{")) return read_iota_replica_groups(p, inst);
+  next(p);
+  int64_t *flat = NULL;
+  int count = 0, capacity = 0;
+  int64_t size = 0;
+  while (!token_is(peek(p), "}")) {
+    Token at = *peek(p);
+    IntList group;
+    if (!parse_int_list(p, &group)) return false;
+    if (size == 0) size = group.count;
+    if (group.count != size || group.count == 0)
+      return parse_error(p, &at, "replica groups of different sizes are not supported");
+    if (count + group.count > MAX_REPLICA_IDS) return parse_error(p, &at, "too many replica ids");
+    if (count + group.count > capacity) {
+      int64_t *grown = arena_alloc(&p->module->arena, sizeof(int64_t) * (size_t)(2 * (count + group.count)));
+      if (count) memcpy(grown, flat, sizeof(int64_t) * (size_t)count);
+      flat = grown;
+      capacity = 2 * (count + group.count);
+    }
+    memcpy(flat + count, group.values, sizeof(int64_t) * (size_t)group.count);
+    count += group.count;
+    if (!token_is(peek(p), "}") && !expect(p, ",")) return false;
+  }
+  next(p);
+  set_replica_groups(p, inst, flat, count, size);
   return true;
 }
 
@@ -672,6 +737,7 @@ static bool read_second_called(Parser *p, Instruction *inst, AttrNotes *notes) {
 /* branch_computations = "{" name ("," name)* "}" */
 static bool read_called_list(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
+  notes->has_branch_list = true;
   if (!expect(p, "{")) return false;
   int base = notes->count;
   for (int n = 0; !token_is(peek(p), "}"); n++) {
@@ -728,12 +794,57 @@ static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
   return skip_value(p);
 }
 
-/* An attribute XLA reads that asks for something axle does not do: it is
- * refused by name, never skipped, since skipping would change the result. */
-static bool read_refused(Parser *p, Instruction *inst, AttrNotes *notes) {
-  const Token *name = &notes->attribute;
-  return parse_error(p, name, "attribute '%.*s' on '%s' is not supported", name->len, name->text,
-                     opcode_name(inst->opcode));
+/* result_accuracy = "{" "mode" "=" ("default" | "highest") "}"
+ *                 | "{" "tolerance" "=" "{" (("atol" | "rtol" | "ulps") "=" number ","?)* "}" "}"
+ * XLA's two forms (any case for the mode); anything else is refused as
+ * XLA's parser refuses it. The value itself is not kept: axle's evaluator
+ * is always as exact as it can be, which every mode and tolerance allows. */
+static bool read_result_accuracy(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  (void)notes;
+  if (!expect(p, "{")) return false;
+  Token field = *peek(p);
+  if (token_is(&field, "mode")) {
+    next(p);
+    if (!expect(p, "=")) return false;
+    Token mode = *peek(p);
+    bool known = mode.kind == TK_WORD && ((mode.len == 7 && strncasecmp(mode.text, "default", 7) == 0) ||
+                                          (mode.len == 7 && strncasecmp(mode.text, "highest", 7) == 0));
+    if (!known)
+      return parse_error(p, &mode, "result_accuracy mode must be default or highest, not '%.*s'", mode.len,
+                         mode.text);
+    next(p);
+    return expect(p, "}");
+  }
+  if (!token_is(&field, "tolerance"))
+    return parse_error(p, &field, "result_accuracy takes mode= or tolerance=, not '%.*s'", field.len, field.text);
+  next(p);
+  if (!expect(p, "=") || !expect(p, "{")) return false;
+  while (!token_is(peek(p), "}")) {
+    Token name = *peek(p);
+    if (!token_is(&name, "atol") && !token_is(&name, "rtol") && !token_is(&name, "ulps"))
+      return parse_error(p, &name, "result_accuracy tolerance takes atol, rtol and ulps, not '%.*s'", name.len,
+                         name.text);
+    next(p);
+    if (!expect(p, "=")) return false;
+    Token value = *peek(p);
+    double v;
+    if (!word_to_double(&value, &v))
+      return parse_error(p, &value, "result_accuracy %.*s needs a number", name.len, name.text);
+    next(p);
+    consume(p, ",");
+  }
+  next(p);
+  return expect(p, "}");
+}
+
+/* slice_sizes={{...}, ...} on collective-permute: the in-place form's
+ * slice sizes, read past (running that form is refused); noted so that
+ * the parser can refuse them on the other forms. */
+static bool read_permute_slice_sizes(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)inst;
+  notes->has_slice_sizes = true;
+  return skip_value(p);
 }
 
 /* custom-call may name computations through to_apply= and
@@ -866,15 +977,16 @@ static const AttrRule attr_rules[] = {
   {"origin", read_and_ignore, ANY_OP},
   {"control-predecessors", read_control_predecessors, ANY_OP},
   {"parameter_replication", read_and_ignore, OPS(OP_PARAMETER)},
-  /* The accuracy a transcendental function may trade for speed: axle's
-   * evaluator is always as exact as it can be, which every mode allows. */
-  {"result_accuracy", read_and_ignore, OPS(OP_CBRT, OP_COSINE, OP_ERF, OP_EXPONENTIAL,
+  /* The accuracy a transcendental function may trade for speed. */
+  {"result_accuracy", read_result_accuracy, OPS(OP_CBRT, OP_COSINE, OP_ERF, OP_EXPONENTIAL,
       OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_LOGISTIC, OP_RSQRT, OP_SINE,
       OP_SQRT, OP_TAN, OP_TANH)},
   /* Collectives: how the groups were derived (one device: no groups). */
   {"mode", read_and_ignore, OPS(OP_ALL_REDUCE, OP_REDUCE_SCATTER)},
-  /* The in-place collective-permute (four operands): not supported. */
-  {"slice_sizes", read_refused, OPS(OP_COLLECTIVE_PERMUTE)},
+  /* The in-place collective-permute's slice sizes: read past, since that
+   * form moves data between devices and running it is refused
+   * (eval_check_supported); shape inference tells the form by its operands. */
+  {"slice_sizes", read_permute_slice_sizes, OPS(OP_COLLECTIVE_PERMUTE, OP_COLLECTIVE_PERMUTE_START)},
   /* Which direction of the training step a convolution is (forward,
    * backward filter, ...): a hint, the dimension numbers say everything. */
   {"conv_kind", read_and_ignore, OPS(OP_CONVOLUTION)},
@@ -883,7 +995,7 @@ static const AttrRule attr_rules[] = {
   {"precision_config", read_and_ignore, OPS(DOTS, OP_CONVOLUTION)},
   {"algorithm", read_dot_algorithm, OPS(DOTS)},
   {"algorithm", read_and_ignore, OPS(OP_CONVOLUTION)},
-  {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION)},
+  {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION, OP_ASYNC_START)},
   {"api_version", read_api_version, OPS(OP_CUSTOM_CALL)},
   {"custom_call_has_side_effect", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"operand_layout_constraints", read_operand_layout_constraints, OPS(OP_CUSTOM_CALL)},
@@ -1014,6 +1126,8 @@ bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
     /* axle runs async ops in place: their thread and group do not matter,
      * and X-update/X-done repeat what X-start said of X. */
     bool async_name = token_is(name, "async_execution_thread") || token_is(name, "async_group_id");
+    /* The thread is compared between an async op and its start (parse.c). */
+    if (token_is(name, "async_execution_thread")) notes->async_thread = *peek(p);
     if ((notes->async_sugar && async_name) || notes->async_sugar > ASYNC_SUGAR_START) {
       if (!skip_value(p)) return false;
       continue;

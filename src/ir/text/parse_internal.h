@@ -151,9 +151,13 @@ typedef struct AttrNotes {
   int count;
   Token names[PARSE_MAX_CALLED]; /* computation names, in called[] order */
   bool has_dimensions;
+  bool has_branch_list;          /* conditional: branch_computations= was given */
+  bool has_slice_sizes;          /* collective-permute(-start): slice_sizes= was given */
   Token order;                   /* compare's order=TOTAL|PARTIAL, kind TK_EOF when absent */
   Token attribute;               /* the name of the attribute being read, for messages */
   AsyncSugar async_sugar;        /* set by the caller */
+  Opcode async_sugar_op;         /* X of X-start/X-update/X-done; set by the caller */
+  Token async_thread;            /* async_execution_thread's value; kind TK_EOF when absent */
 } AttrNotes;
 bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes);
 
@@ -175,8 +179,11 @@ bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
 /* X-start, X-update, X-done (XLA's async sugar): the opcode parse.c gives
  * the instruction (X for X-start, wrapped later; async-update, async-done)
  * and which form it was. False when the word is not one. */
-bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar);
+bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar, Opcode *wrapped_out);
 bool check_layout_constraints(Parser *p);
 void broadcast_scalar_select_predicates(Module *m);
+/* dynamic-(update-)slice with one vector of start indices (the legacy
+ * form) rewritten to one scalar per dimension. */
+void split_vector_start_indices(Module *m);
 
 #endif

@@ -1,8 +1,9 @@
 /* Attributes and module-wide rules of XLA's HLO text found by checking axle
  * against the files of XLA's repository (docs/xla-check.md): custom-call
  * api_version and operand_layout_constraints, control-predecessors, and the
- * pred[] select predicate XLA allows, and the X-start/X-update/X-done
- * spelling of async ops. The attribute readers are listed in
+ * pred[] select predicate XLA allows, the X-start/X-update/X-done
+ * spelling of async ops, and the legacy vector of dynamic-slice start
+ * indices. The attribute readers are listed in
  * parse_attrs.c's table; the checks run from parse.c once shapes are known. */
 #include <string.h>
 
@@ -135,7 +136,7 @@ void broadcast_scalar_select_predicates(Module *m) {
  * and X-done (where X has no -start form of its own). Reads such a word:
  * X-start gives X itself, to be wrapped once the module is read
  * (wrap_async_sugar); X-update and X-done give async-update and async-done. */
-bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar) {
+bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar, Opcode *wrapped_out) {
   static const struct { const char *suffix; AsyncSugar sugar; } forms[] = {
     {"-start", ASYNC_SUGAR_START}, {"-update", ASYNC_SUGAR_UPDATE}, {"-done", ASYNC_SUGAR_DONE}};
   for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
@@ -147,8 +148,63 @@ bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar) {
         wrapped == OP_ASYNC_DONE)
       return false;
     *sugar = forms[f].sugar;
+    *wrapped_out = wrapped;
     *out = *sugar == ASYNC_SUGAR_START ? wrapped : *sugar == ASYNC_SUGAR_UPDATE ? OP_ASYNC_UPDATE : OP_ASYNC_DONE;
     return true;
   }
   return false;
+}
+
+/* The legacy form of dynamic-slice and dynamic-update-slice gives the start
+ * indices as one rank-1 vector, dynamic-slice(x, s32[3] v), where today's
+ * form gives one scalar per dimension. XLA's parser still reads it; here
+ * each element becomes a scalar (slice, then reshape), so the IR and the
+ * backends keep one form. A rank-1 index for a rank-1 operand is the same
+ * in both forms only when it is a scalar, so s32[1] with one operand
+ * dimension is the legacy form too. */
+static Instruction *vector_element(Computation *comp, Instruction *vector, int64_t k, Instruction *before) {
+  Arena *arena = &comp->module->arena;
+  SliceDims *dims = arena_alloc(arena, sizeof *dims);
+  int64_t *bounds = arena_alloc(arena, 3 * sizeof(int64_t));
+  bounds[0] = k, bounds[1] = k + 1, bounds[2] = 1;
+  dims->starts = (IntList){1, &bounds[0]};
+  dims->limits = (IntList){1, &bounds[1]};
+  dims->strides = (IntList){1, &bounds[2]};
+  Attrs slice_attrs = {.slice = dims}, no_attrs = {0};
+  int64_t one = 1;
+  Shape piece = shape_array(vector->shape.type, 1, &one), scalar = shape_scalar(vector->shape.type);
+  Instruction *s = computation_add_instruction(comp, OP_SLICE, &vector, 1, NULL, 0, &slice_attrs, &piece, "start.slice");
+  Instruction *r = computation_add_instruction(comp, OP_RESHAPE, &s, 1, NULL, 0, &no_attrs, &scalar, "start");
+  s->loc = r->loc = before->loc;
+  computation_move_before(comp, s, before);
+  computation_move_before(comp, r, before);
+  return r;
+}
+
+void split_vector_start_indices(Module *m) {
+  for (int c = 0; c < m->computation_count; c++) {
+    Computation *comp = m->computations[c];
+    for (int i = 0; i < comp->instruction_count; i++) {
+      Instruction *inst = comp->instructions[i];
+      int first = inst->opcode == OP_DYNAMIC_SLICE ? 1 : inst->opcode == OP_DYNAMIC_UPDATE_SLICE ? 2 : -1;
+      if (first < 0 || inst->operand_count != first + 1) continue;
+      const Shape *x = &inst->operands[0]->shape, *v = &inst->operands[first]->shape;
+      if (shape_is_tuple(x) || shape_is_tuple(v) || !type_is_integer(v->type) || v->rank != 1 ||
+          v->dims[0] != x->rank || x->rank == 0)
+        continue;
+      Instruction *operands[AXLE_MAX_RANK + 2];
+      for (int k = 0; k < first; k++) operands[k] = inst->operands[k];
+      for (int64_t k = 0; k < x->rank; k++) operands[first + k] = vector_element(comp, inst->operands[first], k, inst);
+      Instruction *scalar_form = computation_add_instruction(comp, inst->opcode, operands, first + x->rank, NULL, 0,
+                                                             &inst->attrs, &inst->shape, inst->name);
+      scalar_form->loc = inst->loc;
+      scalar_form->metadata = inst->metadata;
+      computation_move_before(comp, scalar_form, inst);
+      instruction_replace_all_uses(inst, scalar_form);
+      const char *name = inst->name;
+      computation_remove_instruction(comp, inst);
+      scalar_form->name = name;
+      i = scalar_form->index;
+    }
+  }
 }

@@ -448,6 +448,15 @@ static void print_collective_attrs(StrBuf *sb, const Instruction *inst) {
   const Attrs *a = &inst->attrs;
   Opcode op = inst->opcode;
   if (a->channel_id) strbuf_printf(sb, ", channel_id=%lld", (long long)a->channel_id);
+  const ReplicaGroups *groups = attrs_replica_groups(a);
+  if (groups->ids.count > 0) {
+    int64_t size = groups->group_size;
+    strbuf_printf(sb, ", replica_groups={");
+    for (int i = 0; i < groups->ids.count; i++)
+      strbuf_printf(sb, "%s%lld%s", i % size == 0 ? (i ? ",{" : "{") : ",", (long long)groups->ids.values[i],
+                    (i + 1) % size == 0 || i + 1 == groups->ids.count ? "}" : "");
+    strbuf_printf(sb, "}");
+  }
   if (op == OP_ALL_GATHER || op == OP_REDUCE_SCATTER || op == OP_ALL_GATHER_START ||
       (op == OP_ALL_TO_ALL && a->dimensions.count > 0))
     print_list_attr(sb, "dimensions", &a->dimensions);
