@@ -789,7 +789,7 @@ static bool print_times(const Options *o, const Executable *exe, HostBuffer *con
       printf("device: median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%d\n", t.device_median_ms, t.device_min_ms,
              t.device_max_ms, t.device_runs);
     printf("compile_ms=%.4f\n", exe->compile_ms);
-    int64_t flops = count_matmul_flops(executable_module_to_run(exe));
+    int64_t flops = opt_count_matmul_flops(executable_module_to_run(exe));
     double rate_ms = t.device_runs ? t.device_median_ms : t.median_ms;  /* the device's clock where there is one */
     if (flops > 0 && rate_ms > 0) print_matmul_rate(exe, flops, rate_ms);
     if (o->time_kernels) print_step_times(&steps);

@@ -44,7 +44,7 @@ static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal
   if (layout->element_size_bits) return gpu_refuse(c, inst, "a constant in a packed layout (E(n))");
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
   *data = calloc_or_exit(bytes ? bytes : 1, 1);
-  if (!shape_is_row_major(layout)) relayout_copy(layout, lit->data, *data, true);
+  if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, *data, true);
   else if (bytes) memcpy(*data, lit->data, bytes);
   return true;
 }

@@ -362,7 +362,7 @@ static const Instruction *fusion_operand(const Instruction *fusion, const Instru
 static void *constant_bytes(const Literal *lit, const Shape *layout) {
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
   void *data = calloc_or_exit(bytes ? bytes : 1, 1);
-  if (!shape_is_row_major(layout)) relayout_copy(layout, lit->data, data, true);
+  if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, data, true);
   else if (bytes) memcpy(data, lit->data, bytes);
   return data;
 }

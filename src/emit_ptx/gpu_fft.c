@@ -89,13 +89,13 @@ static void load_line_value(PtxBuilder *b, const FftPass *pass, PtxReg in, PtxRe
     ptx_inst(b, "sub.s64 $r, $D, $r", reflected, pass->n, j);
     ptx_inst(b, "selp.b64 $r, $r, $r, $r", source_j, reflected, j, mirrored);
   }
-  PtxReg at = serial_mad(b, source_j, pass->inner, line_base);
-  *re = serial_load(b, in, at, pass->in_type, 0);
+  PtxReg at = ptx_serial_mad(b, source_j, pass->inner, line_base);
+  *re = ptx_serial_load(b, in, at, pass->in_type, 0);
   if (type_is_complex(pass->in_type)) {
-    *im = serial_load(b, in, at, pass->in_type, 1);
+    *im = ptx_serial_load(b, in, at, pass->in_type, 1);
     if (pass->hermitian) ptx_inst(b, "@$r neg.f64 $r, $r", mirrored, *im, *im);
   } else {
-    *im = serial_f64(b, 0.0);
+    *im = ptx_serial_f64(b, 0.0);
   }
 }
 
@@ -123,7 +123,7 @@ static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
   ptx_kernel_set_max_threads(b, FFT_BLOCK);
   PtxReg in = ptx_param_load_global_pointer(b, "in"), out = ptx_param_load_global_pointer(b, "out");
   PtxReg twiddles = ptx_param_load_global_pointer(b, "twiddles");
-  SerialLoop item = serial_grid_loop_begin(b, pass->outer * pass->n_out * pass->inner);
+  SerialLoop item = ptx_serial_grid_loop_begin(b, pass->outer * pass->n_out * pass->inner);
   /* item = (o * n_out + t) * inner + i; output position t of the line is
    * (block, q, k) with t = block * Ns R + q Ns + k, and it sums the R inputs
    * j + r n/R, j = block Ns + k, each times w[r (k + q Ns) n/(Ns R)]. */
@@ -138,32 +138,33 @@ static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
   ptx_inst(b, "rem.s64 $r, $r, $D", k, t, pass->span);
   ptx_inst(b, "rem.s64 $r, $r, $D", in_group, t, group);
   ptx_inst(b, "div.s64 $r, $r, $D", block, t, group);
-  PtxReg j0 = serial_mad(b, block, pass->span, k);
+  PtxReg j0 = ptx_serial_mad(b, block, pass->span, k);
   /* in_group = q Ns + k: the step of the twiddle index, (q Ns + k) n/(Ns R) < n */
   ptx_inst(b, "mul.lo.s64 $r, $r, $D", step, in_group, pass->n / group);
-  PtxReg line_base = serial_mad(b, o, pass->n_in * pass->inner, i);
-  PtxReg sum_re = serial_f64(b, 0.0), sum_im = serial_f64(b, 0.0);
-  PtxReg turn = serial_s64(b, 0); /* (r * step) mod n */
-  PtxReg zero = serial_s64(b, 0), radix = serial_s64(b, pass->radix);
-  SerialLoop r = serial_loop_begin(b, zero, radix, NULL);
-  PtxReg j = serial_mad(b, r.var, pass->n / pass->radix, j0);
+  PtxReg line_base = ptx_serial_mad(b, o, pass->n_in * pass->inner, i);
+  PtxReg sum_re = ptx_serial_f64(b, 0.0), sum_im = ptx_serial_f64(b, 0.0);
+  PtxReg turn = ptx_serial_s64(b, 0); /* (r * step) mod n */
+  PtxReg zero = ptx_serial_s64(b, 0), radix = ptx_serial_s64(b, pass->radix);
+  SerialLoop r = ptx_serial_loop_begin(b, zero, radix, NULL);
+  PtxReg j = ptx_serial_mad(b, r.var, pass->n / pass->radix, j0);
   PtxReg xr, xi;
   load_line_value(b, pass, in, line_base, j, &xr, &xi);
-  PtxReg wr = serial_load(b, twiddles, turn, TYPE_C128, 0), wi = serial_load(b, twiddles, turn, TYPE_C128, 1);
+  PtxReg wr = ptx_serial_load(b, twiddles, turn, TYPE_C128, 0),
+         wi = ptx_serial_load(b, twiddles, turn, TYPE_C128, 1);
   accumulate(b, sum_re, sum_im, xr, xi, wr, wi);
   PtxReg wrapped = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "add.s64 $r, $r, $r", turn, turn, step);
   ptx_inst(b, "setp.ge.s64 $r, $r, $D", wrapped, turn, pass->n);
   ptx_inst(b, "@$r sub.s64 $r, $r, $D", wrapped, turn, turn, pass->n);
-  serial_loop_end(b, &r);
+  ptx_serial_loop_end(b, &r);
   if (pass->scale) {
-    PtxReg scale = serial_f64(b, 1.0 / (double)pass->n);
+    PtxReg scale = ptx_serial_f64(b, 1.0 / (double)pass->n);
     ptx_inst(b, "mul.rn.f64 $r, $r, $r", sum_re, sum_re, scale);
     ptx_inst(b, "mul.rn.f64 $r, $r, $r", sum_im, sum_im, scale);
   }
-  serial_store(b, out, item.var, pass->out_type, 0, sum_re);
-  if (!pass->real_out) serial_store(b, out, item.var, pass->out_type, 1, sum_im);
-  serial_loop_end(b, &item);
+  ptx_serial_store(b, out, item.var, pass->out_type, 0, sum_re);
+  if (!pass->real_out) ptx_serial_store(b, out, item.var, pass->out_type, 1, sum_im);
+  ptx_serial_loop_end(b, &item);
   ptx_inst(b, "ret");
   ptx_kernel_end(b);
 }
@@ -179,7 +180,7 @@ static const char *fft_shape_problem(const Instruction *inst) {
       out->rank != rank)
     return "an fft whose operand, result and fft_length do not fit together";
   if (!shape_is_row_major(x) || !shape_is_row_major(out)) return "an fft over a non-row-major layout";
-  if (!serial_type_ok(x->type) || !serial_type_ok(out->type)) return "an fft of this element type";
+  if (!ptx_serial_type_ok(x->type) || !ptx_serial_type_ok(out->type)) return "an fft of this element type";
   for (int d = 0; d < rank - 1; d++)
     if (out->dims[d] != x->dims[d]) return "an fft whose result dims differ from the operand's";
   int first = rank - count;

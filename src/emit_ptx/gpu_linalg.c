@@ -30,14 +30,14 @@ typedef struct Value {
 } Value;
 
 static Value value_load(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t) {
-  Value v = {.re = serial_load(b, base, index, t, 0), .complex = type_is_complex(t)};
-  if (v.complex) v.im = serial_load(b, base, index, t, 1);
+  Value v = {.re = ptx_serial_load(b, base, index, t, 0), .complex = type_is_complex(t)};
+  if (v.complex) v.im = ptx_serial_load(b, base, index, t, 1);
   return v;
 }
 
 static void value_store(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, Value v) {
-  serial_store(b, base, index, t, 0, v.re);
-  if (type_is_complex(t)) serial_store(b, base, index, t, 1, v.im);
+  ptx_serial_store(b, base, index, t, 0, v.re);
+  if (type_is_complex(t)) ptx_serial_store(b, base, index, t, 1, v.im);
 }
 
 /* acc -= x * conj(y) (complex, as C's complex multiply rounds it) or
@@ -90,7 +90,7 @@ static Value value_copy(PtxBuilder *b, Value v) {
 
 /* row * n + col + base, an element index of an n-column matrix. */
 static PtxReg matrix_index(PtxBuilder *b, PtxReg base, PtxReg row, int64_t n, PtxReg col) {
-  PtxReg at = serial_mad(b, row, n, col);
+  PtxReg at = ptx_serial_mad(b, row, n, col);
   ptx_inst(b, "add.s64 $r, $r, $r", at, at, base);
   return at;
 }
@@ -132,31 +132,31 @@ typedef struct CholeskyPlan {
  * matrix), then L[i][j] for i > j. `bad` becomes nonzero on a NaN root. */
 static void cholesky_column(PtxBuilder *b, const CholeskyPlan *q, PtxReg a, PtxReg work, PtxReg base, PtxReg j,
                             PtxReg bad) {
-  PtxReg zero = serial_s64(b, 0), n = serial_s64(b, q->n);
+  PtxReg zero = ptx_serial_s64(b, 0), n = ptx_serial_s64(b, q->n);
   Value d = value_copy(b, value_load(b, a, matrix_index(b, base, j, q->n, j), q->type));
-  SerialLoop k = serial_loop_begin(b, zero, j, NULL);
+  SerialLoop k = ptx_serial_loop_begin(b, zero, j, NULL);
   Value ljk = value_load(b, work, matrix_index(b, base, j, q->n, k.var), q->work_type);
   value_sub_product(b, d, ljk, ljk, true);
-  serial_loop_end(b, &k);
+  ptx_serial_loop_end(b, &k);
   PtxReg root = ptx_reg_new(b, PTX_F64), is_nan = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "sqrt.rn.f64 $r, $r", root, d.re);
   ptx_inst(b, "setp.nan.f64 $r, $r, $r", is_nan, root, root);
   ptx_inst(b, "@$r mov.s64 $r, 1", is_nan, bad);
-  Value diag = {.re = root, .im = serial_f64(b, 0.0), .complex = d.complex};
+  Value diag = {.re = root, .im = ptx_serial_f64(b, 0.0), .complex = d.complex};
   if (q->n != 1) diag = value_div_real(b, d, root);
   value_store(b, work, matrix_index(b, base, j, q->n, j), q->work_type, diag);
   PtxReg below = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "add.s64 $r, $r, 1", below, j);
-  SerialLoop i = serial_loop_begin(b, below, n, NULL);
+  SerialLoop i = ptx_serial_loop_begin(b, below, n, NULL);
   PtxReg from = q->lower ? matrix_index(b, base, i.var, q->n, j) : matrix_index(b, base, j, q->n, i.var);
   Value v = value_copy(b, value_load(b, a, from, q->type));
-  SerialLoop k2 = serial_loop_begin(b, zero, j, NULL);
+  SerialLoop k2 = ptx_serial_loop_begin(b, zero, j, NULL);
   Value lik = value_load(b, work, matrix_index(b, base, i.var, q->n, k2.var), q->work_type);
   Value ljk2 = value_load(b, work, matrix_index(b, base, j, q->n, k2.var), q->work_type);
   value_sub_product(b, v, lik, ljk2, true);
-  serial_loop_end(b, &k2);
+  ptx_serial_loop_end(b, &k2);
   value_store(b, work, matrix_index(b, base, i.var, q->n, j), q->work_type, value_div_real(b, v, root));
-  serial_loop_end(b, &i);
+  ptx_serial_loop_end(b, &i);
 }
 
 /* Params a, out, work: one thread per matrix. */
@@ -164,33 +164,34 @@ static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyPlan *
   static const char *const params[] = {"a", "out", "work"};
   PtxReg p[3];
   kernel_open(b, entry, "cholesky: a thread per matrix, column by column in f64", params, 3, p);
-  SerialLoop m = serial_grid_loop_begin(b, batches);
-  PtxReg base = ptx_reg_new(b, PTX_S64), bad = serial_s64(b, 0);
-  PtxReg zero = serial_s64(b, 0), n = serial_s64(b, q->n), size = serial_s64(b, q->n * q->n);
+  SerialLoop m = ptx_serial_grid_loop_begin(b, batches);
+  PtxReg base = ptx_reg_new(b, PTX_S64), bad = ptx_serial_s64(b, 0);
+  PtxReg zero = ptx_serial_s64(b, 0), n = ptx_serial_s64(b, q->n), size = ptx_serial_s64(b, q->n * q->n);
   ptx_inst(b, "mul.lo.s64 $r, $r, $D", base, m.var, q->n * q->n);
-  Value nothing = {.re = serial_f64(b, 0.0), .im = serial_f64(b, 0.0), .complex = type_is_complex(q->type)};
-  SerialLoop clear = serial_loop_begin(b, zero, size, NULL);
+  Value nothing = {
+      .re = ptx_serial_f64(b, 0.0), .im = ptx_serial_f64(b, 0.0), .complex = type_is_complex(q->type)};
+  SerialLoop clear = ptx_serial_loop_begin(b, zero, size, NULL);
   PtxReg at = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "add.s64 $r, $r, $r", at, base, clear.var);
   value_store(b, p[2], at, q->work_type, nothing);
-  serial_loop_end(b, &clear);
-  SerialLoop j = serial_loop_begin(b, zero, n, NULL);
+  ptx_serial_loop_end(b, &clear);
+  SerialLoop j = ptx_serial_loop_begin(b, zero, n, NULL);
   cholesky_column(b, q, p[0], p[2], base, j.var, bad);
-  serial_loop_end(b, &j);
+  ptx_serial_loop_end(b, &j);
   /* out[i][j] = L[i][j] (lower) or L[j][i] (upper); all NaN when not
    * positive definite. */
-  PtxReg failed = ptx_reg_new(b, PTX_PRED), nan = serial_f64(b, NAN);
+  PtxReg failed = ptx_reg_new(b, PTX_PRED), nan = ptx_serial_f64(b, NAN);
   ptx_inst(b, "setp.ne.s64 $r, $r, 0", failed, bad);
-  SerialLoop r = serial_loop_begin(b, zero, n, NULL);
-  SerialLoop c = serial_loop_begin(b, zero, n, NULL);
+  SerialLoop r = ptx_serial_loop_begin(b, zero, n, NULL);
+  SerialLoop c = ptx_serial_loop_begin(b, zero, n, NULL);
   PtxReg from = q->lower ? matrix_index(b, base, r.var, q->n, c.var) : matrix_index(b, base, c.var, q->n, r.var);
   Value v = value_load(b, p[2], from, q->work_type);
   ptx_inst(b, "@$r mov.f64 $r, $r", failed, v.re, nan);
   if (v.complex) ptx_inst(b, "@$r mov.f64 $r, $r", failed, v.im, nan);
   value_store(b, p[1], matrix_index(b, base, r.var, q->n, c.var), q->type, v);
-  serial_loop_end(b, &c);
-  serial_loop_end(b, &r);
-  serial_loop_end(b, &m);
+  ptx_serial_loop_end(b, &c);
+  ptx_serial_loop_end(b, &r);
+  ptx_serial_loop_end(b, &m);
   kernel_close(b);
 }
 
@@ -232,20 +233,20 @@ static void solve_step(PtxBuilder *b, const SolvePlan *q, PtxReg a, PtxReg work,
     i = ptx_reg_new(b, PTX_S64);
     ptx_inst(b, "sub.s64 $r, $D, $r", i, q->m - 1, step);
   }
-  PtxReg xi = serial_mad(b, i, q->element_stride, x_base);
+  PtxReg xi = ptx_serial_mad(b, i, q->element_stride, x_base);
   Value s = value_copy(b, value_load(b, work, xi, TYPE_F64));
-  PtxReg start = serial_s64(b, 0), end = i;
+  PtxReg start = ptx_serial_s64(b, 0), end = i;
   if (!q->t_lower) {
     start = ptx_reg_new(b, PTX_S64);
     ptx_inst(b, "add.s64 $r, $r, 1", start, i);
-    end = serial_s64(b, q->m);
+    end = ptx_serial_s64(b, q->m);
   }
-  SerialLoop k = serial_loop_begin(b, start, end, NULL);
+  SerialLoop k = ptx_serial_loop_begin(b, start, end, NULL);
   PtxReg t_at = q->transpose ? matrix_index(b, a_base, k.var, q->m, i) : matrix_index(b, a_base, i, q->m, k.var);
   Value t = value_load(b, a, t_at, q->type);
-  Value x = value_load(b, work, serial_mad(b, k.var, q->element_stride, x_base), TYPE_F64);
+  Value x = value_load(b, work, ptx_serial_mad(b, k.var, q->element_stride, x_base), TYPE_F64);
   value_sub_product(b, s, t, x, false);
-  serial_loop_end(b, &k);
+  ptx_serial_loop_end(b, &k);
   if (!q->unit) s = value_div_real(b, s, value_load(b, a, matrix_index(b, a_base, i, q->m, i), q->type).re);
   value_store(b, work, xi, TYPE_F64, s);
 }
@@ -255,27 +256,27 @@ static void emit_solve(PtxBuilder *b, const char *entry, const SolvePlan *q, int
   static const char *const params[] = {"a", "b", "out", "work"};
   PtxReg p[4];
   kernel_open(b, entry, "triangular-solve: a thread per solved vector, by substitution in f64", params, 4, p);
-  SerialLoop v = serial_grid_loop_begin(b, batches * q->vectors);
+  SerialLoop v = ptx_serial_grid_loop_begin(b, batches * q->vectors);
   PtxReg matrix = ptx_reg_new(b, PTX_S64), vector = ptx_reg_new(b, PTX_S64), a_base = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "div.s64 $r, $r, $D", matrix, v.var, q->vectors);
   ptx_inst(b, "rem.s64 $r, $r, $D", vector, v.var, q->vectors);
   ptx_inst(b, "mul.lo.s64 $r, $r, $D", a_base, matrix, q->m * q->m);
   PtxReg x_base = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "mul.lo.s64 $r, $r, $D", x_base, matrix, q->rows * q->cols);
-  x_base = serial_mad(b, vector, q->vector_stride, x_base);
-  PtxReg zero = serial_s64(b, 0), m = serial_s64(b, q->m);
-  SerialLoop load = serial_loop_begin(b, zero, m, NULL);
-  PtxReg at = serial_mad(b, load.var, q->element_stride, x_base);
+  x_base = ptx_serial_mad(b, vector, q->vector_stride, x_base);
+  PtxReg zero = ptx_serial_s64(b, 0), m = ptx_serial_s64(b, q->m);
+  SerialLoop load = ptx_serial_loop_begin(b, zero, m, NULL);
+  PtxReg at = ptx_serial_mad(b, load.var, q->element_stride, x_base);
   value_store(b, p[3], at, TYPE_F64, value_load(b, p[1], at, q->type));
-  serial_loop_end(b, &load);
-  SerialLoop step = serial_loop_begin(b, zero, m, NULL);
+  ptx_serial_loop_end(b, &load);
+  SerialLoop step = ptx_serial_loop_begin(b, zero, m, NULL);
   solve_step(b, q, p[0], p[3], a_base, x_base, step.var);
-  serial_loop_end(b, &step);
-  SerialLoop store = serial_loop_begin(b, zero, m, NULL);
-  PtxReg to = serial_mad(b, store.var, q->element_stride, x_base);
+  ptx_serial_loop_end(b, &step);
+  SerialLoop store = ptx_serial_loop_begin(b, zero, m, NULL);
+  PtxReg to = ptx_serial_mad(b, store.var, q->element_stride, x_base);
   value_store(b, p[2], to, q->type, value_load(b, p[3], to, TYPE_F64));
-  serial_loop_end(b, &store);
-  serial_loop_end(b, &v);
+  ptx_serial_loop_end(b, &store);
+  ptx_serial_loop_end(b, &v);
   kernel_close(b);
 }
 
@@ -325,27 +326,28 @@ typedef struct LuPlan {
 
 /* Swaps rows j and pivot (all n columns) of the work matrix. */
 static void lu_swap_rows(PtxBuilder *b, const LuPlan *q, PtxReg work, PtxReg base, PtxReg j, PtxReg pivot) {
-  PtxReg zero = serial_s64(b, 0), n = serial_s64(b, q->n);
-  SerialLoop k = serial_loop_begin(b, zero, n, NULL);
+  PtxReg zero = ptx_serial_s64(b, 0), n = ptx_serial_s64(b, q->n);
+  SerialLoop k = ptx_serial_loop_begin(b, zero, n, NULL);
   PtxReg at_p = matrix_index(b, base, pivot, q->n, k.var), at_j = matrix_index(b, base, j, q->n, k.var);
-  PtxReg vp = serial_load(b, work, at_p, TYPE_F64, 0), vj = serial_load(b, work, at_j, TYPE_F64, 0);
-  serial_store(b, work, at_p, TYPE_F64, 0, vj);
-  serial_store(b, work, at_j, TYPE_F64, 0, vp);
-  serial_loop_end(b, &k);
+  PtxReg vp = ptx_serial_load(b, work, at_p, TYPE_F64, 0), vj = ptx_serial_load(b, work, at_j, TYPE_F64, 0);
+  ptx_serial_store(b, work, at_p, TYPE_F64, 0, vj);
+  ptx_serial_store(b, work, at_j, TYPE_F64, 0, vp);
+  ptx_serial_loop_end(b, &k);
 }
 
 /* The first row at or below j with the largest |w[i][j]| (linalg_lu_factor). */
 static PtxReg lu_pivot_row(PtxBuilder *b, const LuPlan *q, PtxReg work, PtxReg base, PtxReg j, PtxReg below) {
-  PtxReg pivot = ptx_reg_new(b, PTX_S64), best = ptx_reg_new(b, PTX_F64), m = serial_s64(b, q->m);
+  PtxReg pivot = ptx_reg_new(b, PTX_S64), best = ptx_reg_new(b, PTX_F64), m = ptx_serial_s64(b, q->m);
   ptx_inst(b, "mov.s64 $r, $r", pivot, j);
-  ptx_inst(b, "abs.f64 $r, $r", best, serial_load(b, work, matrix_index(b, base, j, q->n, j), TYPE_F64, 0));
-  SerialLoop i = serial_loop_begin(b, below, m, NULL);
+  ptx_inst(b, "abs.f64 $r, $r", best,
+           ptx_serial_load(b, work, matrix_index(b, base, j, q->n, j), TYPE_F64, 0));
+  SerialLoop i = ptx_serial_loop_begin(b, below, m, NULL);
   PtxReg size = ptx_reg_new(b, PTX_F64), larger = ptx_reg_new(b, PTX_PRED);
-  ptx_inst(b, "abs.f64 $r, $r", size, serial_load(b, work, matrix_index(b, base, i.var, q->n, j), TYPE_F64, 0));
+  ptx_inst(b, "abs.f64 $r, $r", size, ptx_serial_load(b, work, matrix_index(b, base, i.var, q->n, j), TYPE_F64, 0));
   ptx_inst(b, "setp.gt.f64 $r, $r, $r", larger, size, best);
   ptx_inst(b, "@$r mov.s64 $r, $r", larger, pivot, i.var);
   ptx_inst(b, "@$r mov.f64 $r, $r", larger, best, size);
-  serial_loop_end(b, &i);
+  ptx_serial_loop_end(b, &i);
   return pivot;
 }
 
@@ -353,47 +355,48 @@ static PtxReg lu_pivot_row(PtxBuilder *b, const LuPlan *q, PtxReg work, PtxReg b
  * info), then the trailing update, all as linalg_lu_factor orders them. */
 static void lu_step(PtxBuilder *b, const LuPlan *q, const PtxReg *p, PtxReg base, PtxReg matrix, PtxReg j,
                     PtxReg info) {
-  PtxReg work = p[4], m = serial_s64(b, q->m), n = serial_s64(b, q->n), below = ptx_reg_new(b, PTX_S64);
+  PtxReg work = p[4], m = ptx_serial_s64(b, q->m), n = ptx_serial_s64(b, q->n),
+         below = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "add.s64 $r, $r, 1", below, j);
   PtxReg pivot = lu_pivot_row(b, q, work, base, j, below);
   PtxReg one_based = ptx_reg_new(b, PTX_S64), word = ptx_reg_new(b, PTX_S32);
   ptx_inst(b, "add.s64 $r, $r, 1", one_based, pivot);
   ptx_inst(b, "cvt.u32.u64 $r, $r", word, one_based);
-  PtxReg ipiv_at = ptx_element_address(b, p[2], serial_mad(b, matrix, q->steps, j), 4);
+  PtxReg ipiv_at = ptx_element_address(b, p[2], ptx_serial_mad(b, matrix, q->steps, j), 4);
   ptx_inst(b, "st.global.s32 [$r], $r", ipiv_at, word);
   PtxReg nonzero = ptx_reg_new(b, PTX_PRED), same = ptx_reg_new(b, PTX_PRED), unset = ptx_reg_new(b, PTX_PRED);
   PtxLabel zero_pivot = ptx_label_new(b, "zero_pivot"), update = ptx_label_new(b, "update"),
            no_swap = ptx_label_new(b, "no_swap");
   /* C's a != 0 is true for NaN: the unordered compare. */
   ptx_inst(b, "setp.neu.f64 $r, $r, 0d0000000000000000", nonzero,
-           serial_load(b, work, matrix_index(b, base, pivot, q->n, j), TYPE_F64, 0));
+           ptx_serial_load(b, work, matrix_index(b, base, pivot, q->n, j), TYPE_F64, 0));
   ptx_inst(b, "@!$r bra $l", nonzero, zero_pivot);
   ptx_inst(b, "setp.eq.s64 $r, $r, $r", same, pivot, j);
   ptx_inst(b, "@$r bra $l", same, no_swap);
   lu_swap_rows(b, q, work, base, j, pivot);
   ptx_label_place(b, no_swap);
-  PtxReg diagonal = serial_load(b, work, matrix_index(b, base, j, q->n, j), TYPE_F64, 0);
-  SerialLoop i = serial_loop_begin(b, below, m, NULL);
+  PtxReg diagonal = ptx_serial_load(b, work, matrix_index(b, base, j, q->n, j), TYPE_F64, 0);
+  SerialLoop i = ptx_serial_loop_begin(b, below, m, NULL);
   PtxReg at = matrix_index(b, base, i.var, q->n, j), scaled = ptx_reg_new(b, PTX_F64);
-  ptx_inst(b, "div.rn.f64 $r, $r, $r", scaled, serial_load(b, work, at, TYPE_F64, 0), diagonal);
-  serial_store(b, work, at, TYPE_F64, 0, scaled);
-  serial_loop_end(b, &i);
+  ptx_inst(b, "div.rn.f64 $r, $r, $r", scaled, ptx_serial_load(b, work, at, TYPE_F64, 0), diagonal);
+  ptx_serial_store(b, work, at, TYPE_F64, 0, scaled);
+  ptx_serial_loop_end(b, &i);
   ptx_inst(b, "bra.uni $l", update);
   ptx_label_place(b, zero_pivot);
   ptx_inst(b, "setp.eq.s64 $r, $r, 0", unset, info);
   ptx_inst(b, "@$r add.s64 $r, $r, 1", unset, info, j);
   ptx_label_place(b, update);
-  SerialLoop r = serial_loop_begin(b, below, m, NULL);
-  PtxReg factor = serial_load(b, work, matrix_index(b, base, r.var, q->n, j), TYPE_F64, 0);
-  SerialLoop k = serial_loop_begin(b, below, n, NULL);
+  SerialLoop r = ptx_serial_loop_begin(b, below, m, NULL);
+  PtxReg factor = ptx_serial_load(b, work, matrix_index(b, base, r.var, q->n, j), TYPE_F64, 0);
+  SerialLoop k = ptx_serial_loop_begin(b, below, n, NULL);
   PtxReg at_rk = matrix_index(b, base, r.var, q->n, k.var), product = ptx_reg_new(b, PTX_F64);
-  PtxReg value = serial_load(b, work, at_rk, TYPE_F64, 0), updated = ptx_reg_new(b, PTX_F64);
+  PtxReg value = ptx_serial_load(b, work, at_rk, TYPE_F64, 0), updated = ptx_reg_new(b, PTX_F64);
   ptx_inst(b, "mul.rn.f64 $r, $r, $r", product, factor,
-           serial_load(b, work, matrix_index(b, base, j, q->n, k.var), TYPE_F64, 0));
+           ptx_serial_load(b, work, matrix_index(b, base, j, q->n, k.var), TYPE_F64, 0));
   ptx_inst(b, "sub.rn.f64 $r, $r, $r", updated, value, product);
-  serial_store(b, work, at_rk, TYPE_F64, 0, updated);
-  serial_loop_end(b, &k);
-  serial_loop_end(b, &r);
+  ptx_serial_store(b, work, at_rk, TYPE_F64, 0, updated);
+  ptx_serial_loop_end(b, &k);
+  ptx_serial_loop_end(b, &r);
 }
 
 /* Params a, lu, ipiv, info, work: one thread per matrix. */
@@ -401,27 +404,27 @@ static void emit_lu(PtxBuilder *b, const char *entry, const LuPlan *q, int64_t b
   static const char *const params[] = {"a", "lu", "ipiv", "info", "work"};
   PtxReg p[5];
   kernel_open(b, entry, "getrf: LU with partial pivoting, a thread per matrix, in f64", params, 5, p);
-  SerialLoop matrix = serial_grid_loop_begin(b, batches);
-  PtxReg base = ptx_reg_new(b, PTX_S64), zero = serial_s64(b, 0), size = serial_s64(b, q->m * q->n);
+  SerialLoop matrix = ptx_serial_grid_loop_begin(b, batches);
+  PtxReg base = ptx_reg_new(b, PTX_S64), zero = ptx_serial_s64(b, 0), size = ptx_serial_s64(b, q->m * q->n);
   ptx_inst(b, "mul.lo.s64 $r, $r, $D", base, matrix.var, q->m * q->n);
-  SerialLoop load = serial_loop_begin(b, zero, size, NULL);
+  SerialLoop load = ptx_serial_loop_begin(b, zero, size, NULL);
   PtxReg at = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "add.s64 $r, $r, $r", at, base, load.var);
-  serial_store(b, p[4], at, TYPE_F64, 0, serial_load(b, p[0], at, q->type, 0));
-  serial_loop_end(b, &load);
-  PtxReg info = serial_s64(b, 0), steps = serial_s64(b, q->steps);
-  SerialLoop j = serial_loop_begin(b, zero, steps, NULL);
+  ptx_serial_store(b, p[4], at, TYPE_F64, 0, ptx_serial_load(b, p[0], at, q->type, 0));
+  ptx_serial_loop_end(b, &load);
+  PtxReg info = ptx_serial_s64(b, 0), steps = ptx_serial_s64(b, q->steps);
+  SerialLoop j = ptx_serial_loop_begin(b, zero, steps, NULL);
   lu_step(b, q, p, base, matrix.var, j.var, info);
-  serial_loop_end(b, &j);
-  SerialLoop store = serial_loop_begin(b, zero, size, NULL);
+  ptx_serial_loop_end(b, &j);
+  SerialLoop store = ptx_serial_loop_begin(b, zero, size, NULL);
   PtxReg to = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "add.s64 $r, $r, $r", to, base, store.var);
-  serial_store(b, p[1], to, q->type, 0, serial_load(b, p[4], to, TYPE_F64, 0));
-  serial_loop_end(b, &store);
+  ptx_serial_store(b, p[1], to, q->type, 0, ptx_serial_load(b, p[4], to, TYPE_F64, 0));
+  ptx_serial_loop_end(b, &store);
   PtxReg word = ptx_reg_new(b, PTX_S32);
   ptx_inst(b, "cvt.u32.u64 $r, $r", word, info);
   ptx_inst(b, "st.global.s32 [$r], $r", ptx_element_address(b, p[3], matrix.var, 4), word);
-  serial_loop_end(b, &matrix);
+  ptx_serial_loop_end(b, &matrix);
   kernel_close(b);
 }
 
@@ -461,7 +464,7 @@ bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
   for (int i = 0; i < inst->operand_count; i++) {
     const Shape *s = &inst->operands[i]->shape;
     if (s->type == TYPE_TUPLE || !shape_is_row_major(s)) return gpu_refuse(c, inst, "a non-row-major operand");
-    if (!serial_type_ok(s->type)) return gpu_refuse(c, inst, "linear algebra on this element type");
+    if (!ptx_serial_type_ok(s->type)) return gpu_refuse(c, inst, "linear algebra on this element type");
   }
   if (shape_is_tuple(&inst->shape) || !shape_is_row_major(&inst->shape))
     return gpu_refuse(c, inst, "a non-row-major result");

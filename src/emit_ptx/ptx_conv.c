@@ -409,8 +409,8 @@ static bool epilogue_emit(ConvEmit *E, int i, PtxReg n, int j) {
   ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", feature, E->group, cv->group_out_features, n);
   epi->index[cv->out_feature_dim] = feature;
   ElementType t = cv->type;
-  epi->acc[0] = emit_is_half(t) ? emit_half_round(epi, t, E->acc[0][i][j]) : E->acc[0][i][j];
-  return emit_block_phase(epi, KBLOCK_PRE, -1);
+  epi->acc[0] = ptx_emit_is_half(t) ? ptx_emit_half_round(epi, t, E->acc[0][i][j]) : E->acc[0][i][j];
+  return ptx_emit_block_phase(epi, KBLOCK_PRE, -1);
 }
 
 static bool tile_store(ConvEmit *E) {

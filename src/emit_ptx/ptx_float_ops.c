@@ -220,7 +220,7 @@ static PtxReg stochastic_convert(Emit *E, ElementType from, ElementType random_t
   ptx_inst(E->b, "setp.nan.f64 $r, $r, $r", p, v, v);
   ptx_inst(E->b, "@$r mov.b64 $r, 0", p, t);
   if (type_byte_size(to) == 8) return t;
-  PtxReg d = emit_value_new(E, to);   /* in range: the low 32 bits are the value */
+  PtxReg d = ptx_emit_value_new(E, to);   /* in range: the low 32 bits are the value */
   ptx_inst(E->b, "cvt.u32.u64 $r, $r", d, t);
   return d;
 }
@@ -251,6 +251,6 @@ bool ptx_float_ops_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg 
                           "mantissa_bits %lld", E->k->name, (long long)eb, (long long)mb);
     r = reduce_precision(E, f64, args[0], eb > 11 ? 11 : (int)eb, mb > 52 ? 52 : (int)mb);
   }
-  *out = t == TYPE_F32 || f64 ? r : emit_half_round(E, t, r);
+  *out = t == TYPE_F32 || f64 ? r : ptx_emit_half_round(E, t, r);
   return true;
 }

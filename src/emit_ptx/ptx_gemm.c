@@ -69,7 +69,7 @@ static bool operand_converts(ElementType t, ElementType r) {
   return t == TYPE_F32;                                                /* f32 rounded to f16/bf16 */
 }
 
-bool gemm_accumulator_of(const PtxGemm *g, PtxType *acc, Status *st) {
+bool ptx_gemm_accumulator_of(const PtxGemm *g, PtxType *acc, Status *st) {
   ElementType r = g->result_type;
   if (!(is_int(r) || is_real_float(r)) || !operand_converts(g->lhs_type, r) || !operand_converts(g->rhs_type, r))
     return status_error(st, STATUS_UNSUPPORTED, "the GPU backend has no GEMM for %s x %s -> %s",
@@ -82,7 +82,7 @@ bool gemm_accumulator_of(const PtxGemm *g, PtxType *acc, Status *st) {
 }
 
 /* The element offset of GEMM index `index` (u64) over dims d. */
-PtxReg gemm_emit_offset(PtxBuilder *b, const PtxGemmDims *d, PtxReg index) {
+PtxReg ptx_gemm_emit_offset(PtxBuilder *b, const PtxGemmDims *d, PtxReg index) {
   PtxReg offset = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "mov.u64 $r, 0", offset);
   PtxReg rest = index;
@@ -110,7 +110,7 @@ PtxReg gemm_emit_offset(PtxBuilder *b, const PtxGemmDims *d, PtxReg index) {
 }
 
 /* base + offset * bytes. */
-PtxReg gemm_emit_address(PtxBuilder *b, PtxReg base, PtxReg offset, int bytes) {
+PtxReg ptx_gemm_emit_address(PtxBuilder *b, PtxReg base, PtxReg offset, int bytes) {
   PtxReg address = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", address, offset, bytes, base);
   return address;
@@ -197,12 +197,13 @@ static PtxReg load_int(PtxBuilder *b, PtxReg address, PtxReg pred, ElementType t
   return out;
 }
 
-PtxReg gemm_emit_load(PtxBuilder *b, PtxReg address, PtxReg pred, ElementType t, ElementType r, PtxType acc) {
+PtxReg ptx_gemm_emit_load(PtxBuilder *b, PtxReg address, PtxReg pred, ElementType t, ElementType r,
+                          PtxType acc) {
   return is_int(t) ? load_int(b, address, pred, t, acc) : load_float(b, address, pred, t, r, acc);
 }
 
 /* Stores sum (type acc) rounded to r at address when pred. */
-void gemm_emit_store(PtxBuilder *b, PtxReg address, PtxReg pred, PtxReg sum, ElementType r, PtxType acc) {
+void ptx_gemm_emit_store(PtxBuilder *b, PtxReg address, PtxReg pred, PtxReg sum, ElementType r, PtxType acc) {
   if (acc == PTX_F32 && (r == TYPE_F16 || r == TYPE_BF16)) {
     PtxReg h = ptx_reg_new(b, PTX_B16);
     ptx_inst(b, "cvt.rn.$s.f32 $r, $r", r == TYPE_F16 ? "f16" : "bf16", h, sum);
@@ -219,12 +220,12 @@ void gemm_emit_store(PtxBuilder *b, PtxReg address, PtxReg pred, PtxReg sum, Ele
 }
 
 /* sum += x * y in the sum's arithmetic. */
-void gemm_emit_multiply_add(PtxBuilder *b, PtxReg sum, PtxReg x, PtxReg y, PtxType acc) {
+void ptx_gemm_emit_multiply_add(PtxBuilder *b, PtxReg sum, PtxReg x, PtxReg y, PtxType acc) {
   if (acc == PTX_F32 || acc == PTX_F64) ptx_inst(b, "fma.rn$s $r, $r, $r, $r", ptx_type_suffix(acc), sum, x, y, sum);
   else ptx_inst(b, "mad.lo$s $r, $r, $r, $r", ptx_type_suffix(acc), sum, x, y, sum);
 }
 
-void gemm_emit_zero(PtxBuilder *b, PtxReg r, PtxType acc) {
+void ptx_gemm_emit_zero(PtxBuilder *b, PtxReg r, PtxType acc) {
   static const char *const zero[] = {[PTX_F32] = "0f00000000", [PTX_F64] = "0d0000000000000000", [PTX_S32] = "0",
                                      [PTX_S64] = "0"};
   ptx_inst(b, "mov$s $r, $s", acc == PTX_S32 ? ".b32" : acc == PTX_S64 ? ".b64" : ptx_type_suffix(acc), r, zero[acc]);
@@ -232,7 +233,7 @@ void gemm_emit_zero(PtxBuilder *b, PtxReg r, PtxType acc) {
 
 /* ------------------------------------------------------------ the tile walk */
 
-void gemm_tiles_begin(PtxBuilder *b, GemmTiles *t, const PtxGemm *g, int tile_m, int tile_n) {
+void ptx_gemm_tiles_begin(PtxBuilder *b, PtxGemmTiles *t, const PtxGemm *g, int tile_m, int tile_n) {
   t->tiles_m = (g->m + tile_m - 1) / tile_m;
   t->tiles_n = (g->n + tile_n - 1) / tile_n;
   t->count = g->batch * t->tiles_m * t->tiles_n;
@@ -261,7 +262,7 @@ void gemm_tiles_begin(PtxBuilder *b, GemmTiles *t, const PtxGemm *g, int tile_m,
   ptx_inst(b, "mul.lo.u64 $r, $r, $d", t->n0, tn, tile_n);
 }
 
-void gemm_tiles_end(PtxBuilder *b, GemmTiles *t) {
+void ptx_gemm_tiles_end(PtxBuilder *b, PtxGemmTiles *t) {
   PtxReg grid = ptx_reg_new(b, PTX_U32), grid64 = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "mov.u32 $r, %nctaid.x", grid);
   ptx_inst(b, "cvt.u64.u32 $r, $r", grid64, grid);
@@ -272,14 +273,14 @@ void gemm_tiles_end(PtxBuilder *b, GemmTiles *t) {
 }
 
 /* `p = index < limit` for a u64 index. */
-PtxReg gemm_emit_below(PtxBuilder *b, PtxReg index, int64_t limit) {
+PtxReg ptx_gemm_emit_below(PtxBuilder *b, PtxReg index, int64_t limit) {
   PtxReg p = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "setp.lt.u64 $r, $r, $D", p, index, limit);
   return p;
 }
 
 /* index + constant, u64. */
-PtxReg gemm_emit_add(PtxBuilder *b, PtxReg index, int64_t add) {
+PtxReg ptx_gemm_emit_add(PtxBuilder *b, PtxReg index, int64_t add) {
   PtxReg r = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "add.u64 $r, $r, $D", r, index, add);
   return r;
@@ -295,7 +296,7 @@ typedef struct GemmRaggedRegs {
 } GemmRaggedRegs;
 
 static PtxReg load_size(PtxBuilder *b, PtxReg row_base, PtxReg index, ElementType t) {
-  PtxReg address = gemm_emit_address(b, row_base, index, type_byte_size(t)), v = ptx_reg_new(b, PTX_S64);
+  PtxReg address = ptx_gemm_emit_address(b, row_base, index, type_byte_size(t)), v = ptx_reg_new(b, PTX_S64);
   if (t == TYPE_S64 || t == TYPE_U64) {
     ptx_inst(b, "ld.global.b64 $r, [$r]", v, address);
   } else {
@@ -313,7 +314,7 @@ static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch
   rg.group = ptx_param_load(b, PTX_U64, "group");
   if (g->ragged.sizes_batched) ptx_inst(b, "mul.lo.u64 $r, $r, $D", row, batch, g->ragged.groups);
   else ptx_inst(b, "mov.u64 $r, 0", row);
-  PtxReg row_base = gemm_emit_address(b, sizes, row, type_byte_size(g->ragged.sizes_type));
+  PtxReg row_base = ptx_gemm_emit_address(b, sizes, row, type_byte_size(g->ragged.sizes_type));
   /* start = sizes[0] + ... + sizes[group - 1] */
   PtxReg i = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
   rg.start = ptx_reg_new(b, PTX_S64);
@@ -369,11 +370,11 @@ typedef struct SimtOperand {
 static PtxReg simt_scale(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o, PtxReg in, PtxReg o_i, PtxReg k_i,
                          PtxReg v, PtxType acc) {
   PtxReg offset = ptx_reg_new(b, PTX_U64), product = ptx_reg_new(b, acc);
-  ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, o->scale_outer, o_i),
-           gemm_emit_offset(b, o->scale_k, k_i));
+  ptx_inst(b, "add.u64 $r, $r, $r", offset, ptx_gemm_emit_offset(b, o->scale_outer, o_i),
+           ptx_gemm_emit_offset(b, o->scale_k, k_i));
   ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, o->scale_batch_offset);
-  PtxReg address = gemm_emit_address(b, o->scale_pointer, offset, type_byte_size(o->scale_type));
-  PtxReg scale = gemm_emit_load(b, address, in, o->scale_type, g->result_type, acc);
+  PtxReg address = ptx_gemm_emit_address(b, o->scale_pointer, offset, type_byte_size(o->scale_type));
+  PtxReg scale = ptx_gemm_emit_load(b, address, in, o->scale_type, g->result_type, acc);
   ptx_inst(b, "mul.rn$s $r, $r, $r", ptx_type_suffix(acc), product, v, scale);
   return product;
 }
@@ -405,15 +406,16 @@ static void simt_load_slab(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o
   ptx_inst(b, "add.u64 $r, $r, $r", go, o0, oo);
   int bytes = type_byte_size(o->type);
   for (int i = 0; i < SIMT_TILE * SIMT_K / SIMT_THREADS; i++) {
-    PtxReg k_i = i ? gemm_emit_add(b, gk, k_step * i) : gk, o_i = i ? gemm_emit_add(b, go, o_step * i) : go;
+    PtxReg k_i = i ? ptx_gemm_emit_add(b, gk, k_step * i) : gk,
+           o_i = i ? ptx_gemm_emit_add(b, go, o_step * i) : go;
     PtxReg in = ptx_reg_new(b, PTX_PRED);
-    ptx_inst(b, "and.pred $r, $r, $r", in, gemm_emit_below(b, k_i, g->k), gemm_emit_below(b, o_i, o->outer_extent));
+    ptx_inst(b, "and.pred $r, $r, $r", in, ptx_gemm_emit_below(b, k_i, g->k), ptx_gemm_emit_below(b, o_i, o->outer_extent));
     if (rg->kind == PTX_GEMM_RAGGED_SUMS) ragged_within(b, rg, in, k_i);
     if (rg->kind == PTX_GEMM_RAGGED_ROWS) ptx_inst(b, "and.pred $r, $r, $r", in, in, rg->live);
     PtxReg offset = ptx_reg_new(b, PTX_U64);
-    ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, o->outer, o_i), gemm_emit_offset(b, o->k, k_i));
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, ptx_gemm_emit_offset(b, o->outer, o_i), ptx_gemm_emit_offset(b, o->k, k_i));
     ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, o->batch_offset);
-    PtxReg v = gemm_emit_load(b, gemm_emit_address(b, o->pointer, offset, bytes), in, o->type, g->result_type, acc);
+    PtxReg v = ptx_gemm_emit_load(b, ptx_gemm_emit_address(b, o->pointer, offset, bytes), in, o->type, g->result_type, acc);
     if (g->scaled) v = simt_scale(b, g, o, in, o_i, k_i, v, acc);
     int64_t shift = (k_step * i * SIMT_PITCH + o_step * i) * ptx_type_byte_size(acc);
     ptx_inst(b, "st.shared$s [$r+$D], $r", ptx_type_suffix(acc), at, shift, v);
@@ -441,12 +443,12 @@ static void simt_multiply_slabs(PtxBuilder *b, PtxReg tid, PtxReg *sums, PtxType
     }
     for (int i = 0; i < SIMT_PER_THREAD; i++)
       for (int j = 0; j < SIMT_PER_THREAD; j++)
-        gemm_emit_multiply_add(b, sums[i * SIMT_PER_THREAD + j], x[i], y[j], acc);
+        ptx_gemm_emit_multiply_add(b, sums[i * SIMT_PER_THREAD + j], x[i], y[j], acc);
   }
 }
 
 /* Thread (tx, ty) of the tile holds rows ty + 16i and columns tx + 16j. */
-static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const GemmTiles *t, PtxReg out, PtxReg *sums,
+static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const PtxGemmTiles *t, PtxReg out, PtxReg *sums,
                        PtxType acc, const GemmRaggedRegs *rg) {
   PtxReg tx = ptx_reg_new(b, PTX_U64), ty = ptx_reg_new(b, PTX_U64), row = ptx_reg_new(b, PTX_U64),
          column = ptx_reg_new(b, PTX_U64);
@@ -454,18 +456,18 @@ static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const GemmTi
   ptx_inst(b, "div.u64 $r, $r, 16", ty, tid);
   ptx_inst(b, "add.u64 $r, $r, $r", row, t->m0, ty);
   ptx_inst(b, "add.u64 $r, $r, $r", column, t->n0, tx);
-  PtxReg batch_offset = gemm_emit_offset(b, &g->out_batch, t->batch);
+  PtxReg batch_offset = ptx_gemm_emit_offset(b, &g->out_batch, t->batch);
   if (rg->kind == PTX_GEMM_RAGGED_SUMS)
     ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", batch_offset, rg->group, g->ragged.out_group_stride, batch_offset);
   PtxReg row_in[SIMT_PER_THREAD], row_at[SIMT_PER_THREAD], column_in[SIMT_PER_THREAD], column_at[SIMT_PER_THREAD];
   for (int i = 0; i < SIMT_PER_THREAD; i++) {
-    PtxReg r = gemm_emit_add(b, row, 16 * i), c = gemm_emit_add(b, column, 16 * i);
-    row_in[i] = gemm_emit_below(b, r, g->m);
+    PtxReg r = ptx_gemm_emit_add(b, row, 16 * i), c = ptx_gemm_emit_add(b, column, 16 * i);
+    row_in[i] = ptx_gemm_emit_below(b, r, g->m);
     if (rg->kind == PTX_GEMM_RAGGED_ROWS) ragged_within(b, rg, row_in[i], r);
-    column_in[i] = gemm_emit_below(b, c, g->n);
-    row_at[i] = gemm_emit_offset(b, &g->out_m, r);
+    column_in[i] = ptx_gemm_emit_below(b, c, g->n);
+    row_at[i] = ptx_gemm_emit_offset(b, &g->out_m, r);
     ptx_inst(b, "add.u64 $r, $r, $r", row_at[i], row_at[i], batch_offset);
-    column_at[i] = gemm_emit_offset(b, &g->out_n, c);
+    column_at[i] = ptx_gemm_emit_offset(b, &g->out_n, c);
   }
   int bytes = type_byte_size(g->result_type);
   for (int i = 0; i < SIMT_PER_THREAD; i++)
@@ -473,7 +475,7 @@ static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const GemmTi
       PtxReg in = ptx_reg_new(b, PTX_PRED), offset = ptx_reg_new(b, PTX_U64);
       ptx_inst(b, "and.pred $r, $r, $r", in, row_in[i], column_in[j]);
       ptx_inst(b, "add.u64 $r, $r, $r", offset, row_at[i], column_at[j]);
-      gemm_emit_store(b, gemm_emit_address(b, out, offset, bytes), in, sums[i * SIMT_PER_THREAD + j], g->result_type,
+      ptx_gemm_emit_store(b, ptx_gemm_emit_address(b, out, offset, bytes), in, sums[i * SIMT_PER_THREAD + j], g->result_type,
                       acc);
     }
 }
@@ -484,20 +486,20 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   PtxReg tid32 = ptx_reg_new(b, PTX_U32), tid = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "mov.u32 $r, %tid.x", tid32);
   ptx_inst(b, "cvt.u64.u32 $r, $r", tid, tid32);
-  GemmTiles t;
-  gemm_tiles_begin(b, &t, g, SIMT_TILE, SIMT_TILE);
-  SimtOperand a = {.shared = "gemm_lhs", .pointer = lhs, .batch_offset = gemm_emit_offset(b, &g->lhs_batch, t.batch),
+  PtxGemmTiles t;
+  ptx_gemm_tiles_begin(b, &t, g, SIMT_TILE, SIMT_TILE);
+  SimtOperand a = {.shared = "gemm_lhs", .pointer = lhs, .batch_offset = ptx_gemm_emit_offset(b, &g->lhs_batch, t.batch),
                    .outer = &g->lhs_m, .k = &g->lhs_k, .outer_extent = g->m, .type = g->lhs_type};
-  SimtOperand c = {.shared = "gemm_rhs", .pointer = rhs, .batch_offset = gemm_emit_offset(b, &g->rhs_batch, t.batch),
+  SimtOperand c = {.shared = "gemm_rhs", .pointer = rhs, .batch_offset = ptx_gemm_emit_offset(b, &g->rhs_batch, t.batch),
                    .outer = &g->rhs_n, .k = &g->rhs_k, .outer_extent = g->n, .type = g->rhs_type};
   if (g->scaled) {
     PtxReg ls = ptx_param_load_global_pointer(b, "lhs_scale"), rs = ptx_param_load_global_pointer(b, "rhs_scale");
     a.scale_pointer = ls, a.scale_type = g->lhs_scale_type;
     a.scale_outer = &g->lhs_scale_m, a.scale_k = &g->lhs_scale_k;
-    a.scale_batch_offset = gemm_emit_offset(b, &g->lhs_scale_batch, t.batch);
+    a.scale_batch_offset = ptx_gemm_emit_offset(b, &g->lhs_scale_batch, t.batch);
     c.scale_pointer = rs, c.scale_type = g->rhs_scale_type;
     c.scale_outer = &g->rhs_scale_n, c.scale_k = &g->rhs_scale_k;
-    c.scale_batch_offset = gemm_emit_offset(b, &g->rhs_scale_batch, t.batch);
+    c.scale_batch_offset = ptx_gemm_emit_offset(b, &g->rhs_scale_batch, t.batch);
   }
   GemmRaggedRegs rg = ragged_group(b, g, t.batch);
   if (rg.kind == PTX_GEMM_RAGGED_ROWS)  /* past the last group nothing is read: any group's rhs serves */
@@ -505,7 +507,7 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   PtxReg sums[SIMT_PER_THREAD * SIMT_PER_THREAD];
   for (int i = 0; i < SIMT_PER_THREAD * SIMT_PER_THREAD; i++) {
     sums[i] = ptx_reg_new(b, acc);
-    gemm_emit_zero(b, sums[i], acc);
+    ptx_gemm_emit_zero(b, sums[i], acc);
   }
   PtxReg k0 = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
   PtxLabel step = ptx_label_new(b, "k_step"), steps_done = ptx_label_new(b, "k_done");
@@ -523,10 +525,11 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   ptx_inst(b, "bra $l", step);
   ptx_label_place(b, steps_done);
   simt_store(b, g, tid, &t, out, sums, acc, &rg);
-  gemm_tiles_end(b, &t);
+  ptx_gemm_tiles_end(b, &t);
 }
 
-void gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads, const PtxGemm *g) {
+void ptx_gemm_kernel_begin(PtxBuilder *b, const char *entry, const char *what, int threads,
+                           const PtxGemm *g) {
   ptx_kernel_begin(b, entry, what);
   ptx_kernel_param(b, PTX_U64, "lhs");
   ptx_kernel_param(b, PTX_U64, "rhs");
@@ -558,7 +561,7 @@ bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmSh
   if (ptx_gemm_mma_fits(b, g)) return ptx_gemm_mma_emit(b, g, entry, shape, st);
   if (type_is_complex(g->result_type)) return ptx_gemm_complex_emit(b, g, entry, shape, st);
   PtxType acc;
-  if (!gemm_accumulator_of(g, &acc, st)) return false;
+  if (!ptx_gemm_accumulator_of(g, &acc, st)) return false;
   if (g->scaled && !scaled_types_fit(g))
     return status_error(st, STATUS_UNSUPPORTED, "the GPU backend has no scaled-dot GEMM for %s (%s) x %s (%s) -> %s",
                         type_name(g->lhs_type), type_name(g->lhs_scale_type), type_name(g->rhs_type),
@@ -567,14 +570,14 @@ bool ptx_gemm_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmSh
   snprintf(what, sizeof what, "gemm.simt: %s x %s -> %s, batch %lld, %lld x %lld x %lld", type_name(g->lhs_type),
            type_name(g->rhs_type), type_name(g->result_type), (long long)g->batch, (long long)g->m, (long long)g->n,
            (long long)g->k);
-  gemm_kernel_begin(b, entry, what, SIMT_THREADS, g);
+  ptx_gemm_kernel_begin(b, entry, what, SIMT_THREADS, g);
   int bytes = ptx_type_byte_size(acc);
   PtxType shared_type = acc == PTX_S32 ? PTX_B32 : acc == PTX_S64 ? PTX_B64 : acc;
   ptx_shared_declare(b, "gemm_lhs", shared_type, SIMT_K * SIMT_PITCH, bytes);
   ptx_shared_declare(b, "gemm_rhs", shared_type, SIMT_K * SIMT_PITCH, bytes);
   simt_body(b, g, acc);
   ptx_kernel_end(b);
-  GemmTiles t = {.tiles_m = (g->m + SIMT_TILE - 1) / SIMT_TILE, .tiles_n = (g->n + SIMT_TILE - 1) / SIMT_TILE};
+  PtxGemmTiles t = {.tiles_m = (g->m + SIMT_TILE - 1) / SIMT_TILE, .tiles_n = (g->n + SIMT_TILE - 1) / SIMT_TILE};
   int64_t tiles = g->batch * t.tiles_m * t.tiles_n;
   *shape = (PtxGemmShape){"gemm.simt", SIMT_THREADS, tiles < 1 ? 1 : tiles, 0};
   return true;

@@ -24,7 +24,7 @@ bool ptx_gemm_complex_fits(const PtxGemm *g) {
 
 /* The two parts of the complex element at base + offset, in f64. */
 static void load_parts(PtxBuilder *b, PtxReg base, PtxReg offset, bool single, PtxReg *re, PtxReg *im) {
-  PtxReg address = gemm_emit_address(b, base, offset, single ? 8 : 16);
+  PtxReg address = ptx_gemm_emit_address(b, base, offset, single ? 8 : 16);
   *re = ptx_reg_new(b, PTX_F64);
   *im = ptx_reg_new(b, PTX_F64);
   if (!single) {
@@ -64,13 +64,13 @@ static void emit_one_output(PtxBuilder *b, const PtxGemm *g, PtxReg lhs, PtxReg 
   ptx_inst(b, "mul.lo.u64 $r, $r, $D", row, batch, g->m);
   ptx_inst(b, "sub.u64 $r, $r, $r", row, rest, row);
   PtxReg lhs_base = ptx_reg_new(b, PTX_U64), rhs_base = ptx_reg_new(b, PTX_U64), out_at = ptx_reg_new(b, PTX_U64);
-  ptx_inst(b, "add.u64 $r, $r, $r", lhs_base, gemm_emit_offset(b, &g->lhs_batch, batch),
-           gemm_emit_offset(b, &g->lhs_m, row));
-  ptx_inst(b, "add.u64 $r, $r, $r", rhs_base, gemm_emit_offset(b, &g->rhs_batch, batch),
-           gemm_emit_offset(b, &g->rhs_n, column));
-  ptx_inst(b, "add.u64 $r, $r, $r", out_at, gemm_emit_offset(b, &g->out_batch, batch),
-           gemm_emit_offset(b, &g->out_m, row));
-  ptx_inst(b, "add.u64 $r, $r, $r", out_at, out_at, gemm_emit_offset(b, &g->out_n, column));
+  ptx_inst(b, "add.u64 $r, $r, $r", lhs_base, ptx_gemm_emit_offset(b, &g->lhs_batch, batch),
+           ptx_gemm_emit_offset(b, &g->lhs_m, row));
+  ptx_inst(b, "add.u64 $r, $r, $r", rhs_base, ptx_gemm_emit_offset(b, &g->rhs_batch, batch),
+           ptx_gemm_emit_offset(b, &g->rhs_n, column));
+  ptx_inst(b, "add.u64 $r, $r, $r", out_at, ptx_gemm_emit_offset(b, &g->out_batch, batch),
+           ptx_gemm_emit_offset(b, &g->out_m, row));
+  ptx_inst(b, "add.u64 $r, $r, $r", out_at, out_at, ptx_gemm_emit_offset(b, &g->out_n, column));
   PtxReg re = ptx_reg_new(b, PTX_F64), im = ptx_reg_new(b, PTX_F64), k = ptx_reg_new(b, PTX_U64),
          past = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "mov.f64 $r, 0d0000000000000000", re);
@@ -81,8 +81,8 @@ static void emit_one_output(PtxBuilder *b, const PtxGemm *g, PtxReg lhs, PtxReg 
   ptx_inst(b, "setp.ge.u64 $r, $r, $D", past, k, g->k);
   ptx_inst(b, "@$r bra $l", past, done);
   PtxReg lhs_at = ptx_reg_new(b, PTX_U64), rhs_at = ptx_reg_new(b, PTX_U64);
-  ptx_inst(b, "add.u64 $r, $r, $r", lhs_at, lhs_base, gemm_emit_offset(b, &g->lhs_k, k));
-  ptx_inst(b, "add.u64 $r, $r, $r", rhs_at, rhs_base, gemm_emit_offset(b, &g->rhs_k, k));
+  ptx_inst(b, "add.u64 $r, $r, $r", lhs_at, lhs_base, ptx_gemm_emit_offset(b, &g->lhs_k, k));
+  ptx_inst(b, "add.u64 $r, $r, $r", rhs_at, rhs_base, ptx_gemm_emit_offset(b, &g->rhs_k, k));
   PtxReg ar, ai, br, bi;
   load_parts(b, lhs, lhs_at, single, &ar, &ai);
   load_parts(b, rhs, rhs_at, single, &br, &bi);
@@ -90,7 +90,7 @@ static void emit_one_output(PtxBuilder *b, const PtxGemm *g, PtxReg lhs, PtxReg 
   ptx_inst(b, "add.u64 $r, $r, 1", k, k);
   ptx_inst(b, "bra $l", step);
   ptx_label_place(b, done);
-  PtxReg address = gemm_emit_address(b, out, out_at, single ? 8 : 16);
+  PtxReg address = ptx_gemm_emit_address(b, out, out_at, single ? 8 : 16);
   if (!single) {
     ptx_inst(b, "st.global.v2.f64 [$r], {$r, $r}", address, re, im);
     return;
@@ -109,7 +109,7 @@ bool ptx_gemm_complex_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, P
   char what[160];
   snprintf(what, sizeof what, "gemm.complex: %s, batch %lld, %lld x %lld x %lld", type_name(g->result_type),
            (long long)g->batch, (long long)g->m, (long long)g->n, (long long)g->k);
-  gemm_kernel_begin(b, entry, what, COMPLEX_THREADS, g);
+  ptx_gemm_kernel_begin(b, entry, what, COMPLEX_THREADS, g);
   PtxReg lhs = ptx_param_load_global_pointer(b, "lhs"), rhs = ptx_param_load_global_pointer(b, "rhs"),
          out = ptx_param_load_global_pointer(b, "out");
   int64_t total = g->batch * g->m * g->n;

@@ -71,13 +71,15 @@ static void mma_stage(PtxBuilder *b, const PtxGemm *g, const MmaForm *f, const c
   ptx_inst(b, "add.u64 $r, $r, $r", gk, k0, kk);
   ptx_inst(b, "add.u64 $r, $r, $r", go, o0, oo);
   for (int i = 0; i < MMA_TILE * f->k / MMA_THREADS; i++) {
-    PtxReg k_i = i ? gemm_emit_add(b, gk, k_step * i) : gk, o_i = i ? gemm_emit_add(b, go, o_step * i) : go;
+    PtxReg k_i = i ? ptx_gemm_emit_add(b, gk, k_step * i) : gk,
+           o_i = i ? ptx_gemm_emit_add(b, go, o_step * i) : go;
     PtxReg in = ptx_reg_new(b, PTX_PRED), offset = ptx_reg_new(b, PTX_U64);
     PtxReg v = ptx_reg_new(b, f->tf32 ? PTX_B32 : PTX_B16);
-    ptx_inst(b, "and.pred $r, $r, $r", in, gemm_emit_below(b, k_i, g->k), gemm_emit_below(b, o_i, outer_extent));
-    ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, outer, o_i), gemm_emit_offset(b, k, k_i));
+    ptx_inst(b, "and.pred $r, $r, $r", in, ptx_gemm_emit_below(b, k_i, g->k), ptx_gemm_emit_below(b, o_i, outer_extent));
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, ptx_gemm_emit_offset(b, outer, o_i),
+             ptx_gemm_emit_offset(b, k, k_i));
     ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, batch_offset);
-    PtxReg address = gemm_emit_address(b, pointer, offset, f->bytes);
+    PtxReg address = ptx_gemm_emit_address(b, pointer, offset, f->bytes);
     int64_t shift = (o_step * i * f->pitch + k_step * i) * f->bytes;
     if (f->tf32) {
       PtxReg x = ptx_reg_new(b, PTX_F32);
@@ -151,25 +153,25 @@ static void mma_step(PtxBuilder *b, const PtxGemm *g, const MmaForm *form, PtxRe
 
 /* Each sum to its place: tile (i, j), element e: row group + 8 (e / 2),
  * column 2 in_group + e % 2 within the 16x8 tile. */
-static void mma_store(PtxBuilder *b, const PtxGemm *g, const GemmTiles *t, const MmaLane *l, PtxReg out,
+static void mma_store(PtxBuilder *b, const PtxGemm *g, const PtxGemmTiles *t, const MmaLane *l, PtxReg out,
                       PtxReg *sums) {
   PtxReg row = ptx_reg_new(b, PTX_U64), column = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "mad.lo.u64 $r, $r, 32, $r", row, l->warp_m, l->group);
   ptx_inst(b, "add.u64 $r, $r, $r", row, row, t->m0);
   ptx_inst(b, "mad.lo.u64 $r, $r, 32, $r", column, l->warp_n, t->n0);
   ptx_inst(b, "mad.lo.u64 $r, $r, 2, $r", column, l->in_group, column);
-  PtxReg batch_offset = gemm_emit_offset(b, &g->out_batch, t->batch);
+  PtxReg batch_offset = ptx_gemm_emit_offset(b, &g->out_batch, t->batch);
   PtxReg row_in[2 * MMA_WARP_M], row_at[2 * MMA_WARP_M], column_in[2 * MMA_WARP_N], column_at[2 * MMA_WARP_N];
   for (int r = 0; r < 2 * MMA_WARP_M; r++) {  /* rows 0, 8, 16, 24 of the quarter */
-    PtxReg index = gemm_emit_add(b, row, 8 * r);
-    row_in[r] = gemm_emit_below(b, index, g->m);
-    row_at[r] = gemm_emit_offset(b, &g->out_m, index);
+    PtxReg index = ptx_gemm_emit_add(b, row, 8 * r);
+    row_in[r] = ptx_gemm_emit_below(b, index, g->m);
+    row_at[r] = ptx_gemm_emit_offset(b, &g->out_m, index);
     ptx_inst(b, "add.u64 $r, $r, $r", row_at[r], row_at[r], batch_offset);
   }
   for (int c = 0; c < 2 * MMA_WARP_N; c++) {  /* columns 0, 1, 8, 9, ... */
-    PtxReg index = gemm_emit_add(b, column, 8 * (c / 2) + c % 2);
-    column_in[c] = gemm_emit_below(b, index, g->n);
-    column_at[c] = gemm_emit_offset(b, &g->out_n, index);
+    PtxReg index = ptx_gemm_emit_add(b, column, 8 * (c / 2) + c % 2);
+    column_in[c] = ptx_gemm_emit_below(b, index, g->n);
+    column_at[c] = ptx_gemm_emit_offset(b, &g->out_n, index);
   }
   int bytes = type_byte_size(g->result_type);
   for (int i = 0; i < MMA_WARP_M; i++)
@@ -179,8 +181,8 @@ static void mma_store(PtxBuilder *b, const PtxGemm *g, const GemmTiles *t, const
         PtxReg in = ptx_reg_new(b, PTX_PRED), offset = ptx_reg_new(b, PTX_U64);
         ptx_inst(b, "and.pred $r, $r, $r", in, row_in[r], column_in[c]);
         ptx_inst(b, "add.u64 $r, $r, $r", offset, row_at[r], column_at[c]);
-        gemm_emit_store(b, gemm_emit_address(b, out, offset, bytes), in, sums[(i * MMA_WARP_N + j) * 4 + e],
-                        g->result_type, PTX_F32);
+        ptx_gemm_emit_store(b, ptx_gemm_emit_address(b, out, offset, bytes), in,
+                            sums[(i * MMA_WARP_N + j) * 4 + e], g->result_type, PTX_F32);
       }
 }
 
@@ -193,14 +195,14 @@ static void mma_body(PtxBuilder *b, const PtxGemm *g) {
   ptx_inst(b, "cvt.u64.u32 $r, $r", tid, tid32);
   MmaLane l = mma_lane(b, tid);
   PtxReg a_at = fragment_base(b, "gemm_lhs", &l, l.warp_m), b_at = fragment_base(b, "gemm_rhs", &l, l.warp_n);
-  GemmTiles t;
-  gemm_tiles_begin(b, &t, g, MMA_TILE, MMA_TILE);
-  PtxReg lhs_batch = gemm_emit_offset(b, &g->lhs_batch, t.batch);
-  PtxReg rhs_batch = gemm_emit_offset(b, &g->rhs_batch, t.batch);
+  PtxGemmTiles t;
+  ptx_gemm_tiles_begin(b, &t, g, MMA_TILE, MMA_TILE);
+  PtxReg lhs_batch = ptx_gemm_emit_offset(b, &g->lhs_batch, t.batch);
+  PtxReg rhs_batch = ptx_gemm_emit_offset(b, &g->rhs_batch, t.batch);
   PtxReg sums[MMA_WARP_M * MMA_WARP_N * 4];
   for (int i = 0; i < MMA_WARP_M * MMA_WARP_N * 4; i++) {
     sums[i] = ptx_reg_new(b, PTX_F32);
-    gemm_emit_zero(b, sums[i], PTX_F32);
+    ptx_gemm_emit_zero(b, sums[i], PTX_F32);
   }
   PtxReg k0 = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
   PtxLabel step = ptx_label_new(b, "k_step"), steps_done = ptx_label_new(b, "k_done");
@@ -217,7 +219,7 @@ static void mma_body(PtxBuilder *b, const PtxGemm *g) {
   ptx_inst(b, "bra $l", step);
   ptx_label_place(b, steps_done);
   mma_store(b, g, &t, &l, out, sums);
-  gemm_tiles_end(b, &t);
+  ptx_gemm_tiles_end(b, &t);
 }
 
 bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st) {
@@ -227,7 +229,7 @@ bool ptx_gemm_mma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGe
   snprintf(what, sizeof what, "gemm.mma (mma.sync m16n8k%d%s): %s x %s -> %s, batch %lld, %lld x %lld x %lld",
            tf32 ? 8 : 16, tf32 ? " tf32" : "", type_name(g->lhs_type), type_name(g->rhs_type), type_name(g->result_type), (long long)g->batch,
            (long long)g->m, (long long)g->n, (long long)g->k);
-  gemm_kernel_begin(b, entry, what, MMA_THREADS, g);
+  ptx_gemm_kernel_begin(b, entry, what, MMA_THREADS, g);
   ptx_shared_declare(b, "gemm_lhs", PTX_B16, MMA_TILE * MMA_ROW_BYTES / 2, 16);
   ptx_shared_declare(b, "gemm_rhs", PTX_B16, MMA_TILE * MMA_ROW_BYTES / 2, 16);
   mma_body(b, g);

@@ -208,7 +208,8 @@ static void tile_k_loop(PtxBuilder *b, WgKernel *w, const PtxReg *sums) {
 }
 
 /* Each thread's 64 sums to their places (the fragment layout above). */
-static void tile_store(PtxBuilder *b, const WgKernel *w, const GemmTiles *t, PtxReg out, const PtxReg *sums) {
+static void tile_store(PtxBuilder *b, const WgKernel *w, const PtxGemmTiles *t, PtxReg out,
+                       const PtxReg *sums) {
   const PtxGemm *g = w->g;
   PtxReg tid = ptx_reg_new(b, PTX_U64), row = ptx_reg_new(b, PTX_U64), column = ptx_reg_new(b, PTX_U64),
          lane = ptx_reg_new(b, PTX_U64), part = ptx_reg_new(b, PTX_U64);
@@ -220,18 +221,18 @@ static void tile_store(PtxBuilder *b, const WgKernel *w, const GemmTiles *t, Ptx
   ptx_inst(b, "add.u64 $r, $r, $r", row, row, t->m0);
   ptx_inst(b, "and.b64 $r, $r, 3", column, lane);
   ptx_inst(b, "mad.lo.u64 $r, $r, 2, $r", column, column, t->n0);
-  PtxReg batch_offset = gemm_emit_offset(b, &g->out_batch, t->batch);
+  PtxReg batch_offset = ptx_gemm_emit_offset(b, &g->out_batch, t->batch);
   PtxReg row_in[2], row_at[2], column_in[32], column_at[32];
   for (int r = 0; r < 2; r++) {
-    PtxReg index = gemm_emit_add(b, row, 8 * r);
-    row_in[r] = gemm_emit_below(b, index, g->m);
-    row_at[r] = gemm_emit_offset(b, &g->out_m, index);
+    PtxReg index = ptx_gemm_emit_add(b, row, 8 * r);
+    row_in[r] = ptx_gemm_emit_below(b, index, g->m);
+    row_at[r] = ptx_gemm_emit_offset(b, &g->out_m, index);
     ptx_inst(b, "add.u64 $r, $r, $r", row_at[r], row_at[r], batch_offset);
   }
   for (int c = 0; c < 32; c++) {
-    PtxReg index = gemm_emit_add(b, column, 8 * (c / 2) + c % 2);
-    column_in[c] = gemm_emit_below(b, index, g->n);
-    column_at[c] = gemm_emit_offset(b, &g->out_n, index);
+    PtxReg index = ptx_gemm_emit_add(b, column, 8 * (c / 2) + c % 2);
+    column_in[c] = ptx_gemm_emit_below(b, index, g->n);
+    column_at[c] = ptx_gemm_emit_offset(b, &g->out_n, index);
   }
   int bytes = type_byte_size(g->result_type);
   for (int i = 0; i < WG_SUMS; i++) {
@@ -239,7 +240,8 @@ static void tile_store(PtxBuilder *b, const WgKernel *w, const GemmTiles *t, Ptx
     PtxReg in = ptx_reg_new(b, PTX_PRED), offset = ptx_reg_new(b, PTX_U64);
     ptx_inst(b, "and.pred $r, $r, $r", in, row_in[r], column_in[c]);
     ptx_inst(b, "add.u64 $r, $r, $r", offset, row_at[r], column_at[c]);
-    gemm_emit_store(b, gemm_emit_address(b, out, offset, bytes), in, sums[i], g->result_type, PTX_F32);
+    ptx_gemm_emit_store(b, ptx_gemm_emit_address(b, out, offset, bytes), in, sums[i], g->result_type,
+                        PTX_F32);
   }
 }
 
@@ -247,8 +249,8 @@ static void wgmma_body(PtxBuilder *b, const PtxGemm *g, const char *smem_name) {
   WgKernel w = {.g = g, .steps = (g->k + WG_K - 1) / WG_K};
   PtxReg out = ptx_param_load_global_pointer(b, "out");
   kernel_setup(b, &w, smem_name);
-  GemmTiles t;
-  gemm_tiles_begin(b, &t, g, WG_TILE, WG_TILE);
+  PtxGemmTiles t;
+  ptx_gemm_tiles_begin(b, &t, g, WG_TILE, WG_TILE);
   w.m0 = ptx_reg_new(b, PTX_U32), w.n0 = ptx_reg_new(b, PTX_U32), w.batch = ptx_reg_new(b, PTX_U32);
   ptx_inst(b, "cvt.u32.u64 $r, $r", w.m0, t.m0);
   ptx_inst(b, "cvt.u32.u64 $r, $r", w.n0, t.n0);
@@ -256,11 +258,11 @@ static void wgmma_body(PtxBuilder *b, const PtxGemm *g, const char *smem_name) {
   PtxReg sums[WG_SUMS];
   for (int i = 0; i < WG_SUMS; i++) {
     sums[i] = ptx_reg_new(b, PTX_F32);
-    gemm_emit_zero(b, sums[i], PTX_F32);
+    ptx_gemm_emit_zero(b, sums[i], PTX_F32);
   }
   if (w.steps > 0) tile_k_loop(b, &w, sums);
   tile_store(b, &w, &t, out, sums);
-  gemm_tiles_end(b, &t);
+  ptx_gemm_tiles_end(b, &t);
 }
 
 bool ptx_gemm_wgmma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, PtxGemmShape *shape, Status *st) {
@@ -270,7 +272,7 @@ bool ptx_gemm_wgmma_emit(PtxBuilder *b, const PtxGemm *g, const char *entry, Ptx
            WG_STAGES, type_name(g->lhs_type), type_name(g->rhs_type), type_name(g->result_type), (long long)g->batch,
            (long long)g->m, (long long)g->n, (long long)g->k);
   snprintf(smem_name, sizeof smem_name, "%s_stages", entry);
-  gemm_kernel_begin(b, entry, what, WG_THREADS, g);
+  ptx_gemm_kernel_begin(b, entry, what, WG_THREADS, g);
   ptx_kernel_param_bytes(b, "lhs_map", 128, 64);
   ptx_kernel_param_bytes(b, "rhs_map", 128, 64);
   ptx_dynamic_shared_declare(b, smem_name, 1024);
@@ -318,19 +320,19 @@ static void pack_tiled_body(PtxBuilder *b, const PtxGemmPack *p, PtxReg in, PtxR
   ptx_inst(b, "div.u64 $r, $r, $D", batch, rest, tiles_r);
   ptx_inst(b, "mul.lo.u64 $r, $r, $d", k0, k0, PACK_TILE);
   ptx_inst(b, "mul.lo.u64 $r, $r, $d", r0, r0, PACK_TILE);
-  PtxReg batch_at = gemm_emit_offset(b, &p->batch_dims, batch), r = ptx_reg_new(b, PTX_U64);
+  PtxReg batch_at = ptx_gemm_emit_offset(b, &p->batch_dims, batch), r = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "add.u64 $r, $r, $r", r, r0, x);
-  PtxReg r_in = gemm_emit_below(b, r, p->rows);
+  PtxReg r_in = ptx_gemm_emit_below(b, r, p->rows);
   for (int i = 0; i < PACK_TILE / 8; i++) {  /* read: rows along x */
     PtxReg kk = ptx_reg_new(b, PTX_U64), inside = ptx_reg_new(b, PTX_PRED), offset = ptx_reg_new(b, PTX_U64),
            v = ptx_reg_new(b, PTX_B16), slot = ptx_reg_new(b, PTX_U64);
     ptx_inst(b, "add.u64 $r, $r, $r", kk, k0, y);
     ptx_inst(b, "add.u64 $r, $r, $d", kk, kk, 8 * i);
-    ptx_inst(b, "and.pred $r, $r, $r", inside, r_in, gemm_emit_below(b, kk, p->k));
-    ptx_inst(b, "add.u64 $r, $r, $r", offset, batch_at, gemm_emit_offset(b, &p->k_dims, kk));
+    ptx_inst(b, "and.pred $r, $r, $r", inside, r_in, ptx_gemm_emit_below(b, kk, p->k));
+    ptx_inst(b, "add.u64 $r, $r, $r", offset, batch_at, ptx_gemm_emit_offset(b, &p->k_dims, kk));
     ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, r);  /* rows: stride 1 */
     ptx_inst(b, "mov.b16 $r, 0", v);
-    ptx_inst(b, "@$r ld.global.b16 $r, [$r]", inside, v, gemm_emit_address(b, in, offset, 2));
+    ptx_inst(b, "@$r ld.global.b16 $r, [$r]", inside, v, ptx_gemm_emit_address(b, in, offset, 2));
     ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", slot, y, PACK_TILE + 1, x);
     ptx_inst(b, "mad.lo.u64 $r, $r, 2, $r", slot, slot, base);
     ptx_inst(b, "st.shared.b16 [$r+$d], $r", slot, 8 * i * (PACK_TILE + 1) * 2, v);
@@ -338,20 +340,20 @@ static void pack_tiled_body(PtxBuilder *b, const PtxGemmPack *p, PtxReg in, PtxR
   ptx_inst(b, "bar.sync 0");
   PtxReg kk = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "add.u64 $r, $r, $r", kk, k0, x);
-  PtxReg k_in = gemm_emit_below(b, kk, p->pitch);
+  PtxReg k_in = ptx_gemm_emit_below(b, kk, p->pitch);
   for (int i = 0; i < PACK_TILE / 8; i++) {  /* write: k along x */
     PtxReg row = ptx_reg_new(b, PTX_U64), inside = ptx_reg_new(b, PTX_PRED), at = ptx_reg_new(b, PTX_U64),
            v = ptx_reg_new(b, PTX_B16), slot = ptx_reg_new(b, PTX_U64);
     ptx_inst(b, "add.u64 $r, $r, $r", row, r0, y);
     ptx_inst(b, "add.u64 $r, $r, $d", row, row, 8 * i);
-    ptx_inst(b, "and.pred $r, $r, $r", inside, k_in, gemm_emit_below(b, row, p->rows));
+    ptx_inst(b, "and.pred $r, $r, $r", inside, k_in, ptx_gemm_emit_below(b, row, p->rows));
     ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", slot, x, PACK_TILE + 1, y);
     ptx_inst(b, "add.u64 $r, $r, $d", slot, slot, 8 * i);
     ptx_inst(b, "mad.lo.u64 $r, $r, 2, $r", slot, slot, base);
     ptx_inst(b, "ld.shared.b16 $r, [$r]", v, slot);
     ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", at, batch, p->rows, row);
     ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", at, at, p->pitch, kk);
-    ptx_inst(b, "@$r st.global.b16 [$r], $r", inside, gemm_emit_address(b, out, at, 2), v);
+    ptx_inst(b, "@$r st.global.b16 [$r], $r", inside, ptx_gemm_emit_address(b, out, at, 2), v);
   }
   ptx_inst(b, "bar.sync 0");  /* the tile is read before the next one is staged */
   ptx_inst(b, "add.u64 $r, $r, $r", tile, tile, step);
@@ -383,12 +385,13 @@ static void pack_elementwise_body(PtxBuilder *b, const PtxGemmPack *p, PtxReg in
   ptx_inst(b, "div.u64 $r, $r, $D", rest, index, p->pitch);
   ptx_inst(b, "rem.u64 $r, $r, $D", r, rest, p->rows);
   ptx_inst(b, "div.u64 $r, $r, $D", batch, rest, p->rows);
-  PtxReg inside = gemm_emit_below(b, kk, p->k), offset = ptx_reg_new(b, PTX_U64), v = ptx_reg_new(b, PTX_B16);
-  ptx_inst(b, "add.u64 $r, $r, $r", offset, gemm_emit_offset(b, &p->batch_dims, batch), gemm_emit_offset(b, &p->row_dims, r));
-  ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, gemm_emit_offset(b, &p->k_dims, kk));
+  PtxReg inside = ptx_gemm_emit_below(b, kk, p->k), offset = ptx_reg_new(b, PTX_U64),
+         v = ptx_reg_new(b, PTX_B16);
+  ptx_inst(b, "add.u64 $r, $r, $r", offset, ptx_gemm_emit_offset(b, &p->batch_dims, batch), ptx_gemm_emit_offset(b, &p->row_dims, r));
+  ptx_inst(b, "add.u64 $r, $r, $r", offset, offset, ptx_gemm_emit_offset(b, &p->k_dims, kk));
   ptx_inst(b, "mov.b16 $r, 0", v);
-  ptx_inst(b, "@$r ld.global.b16 $r, [$r]", inside, v, gemm_emit_address(b, in, offset, 2));
-  ptx_inst(b, "st.global.b16 [$r], $r", gemm_emit_address(b, out, index, 2), v);
+  ptx_inst(b, "@$r ld.global.b16 $r, [$r]", inside, v, ptx_gemm_emit_address(b, in, offset, 2));
+  ptx_inst(b, "st.global.b16 [$r], $r", ptx_gemm_emit_address(b, out, index, 2), v);
   ptx_inst(b, "add.u64 $r, $r, $r", index, index, stride);
   ptx_inst(b, "bra $l", loop);
   ptx_label_place(b, done);

@@ -19,7 +19,7 @@
 
 /* s4/u4/s2/u2 (one byte each, unpacked) are narrow integers too: the
  * same 32-bit form, extended from their 4 or 2 bits. */
-bool emit_is_narrow_int(ElementType t) {
+bool ptx_emit_is_narrow_int(ElementType t) {
   return t == TYPE_S8 || t == TYPE_U8 || t == TYPE_S16 || t == TYPE_U16 || t == TYPE_S4 || t == TYPE_U4 ||
          t == TYPE_S2 || t == TYPE_U2;
 }
@@ -61,7 +61,7 @@ PtxReg ptx_int_load(Emit *E, ElementType t, PtxReg address) {
     return narrow(E, t, byte);
   }
   PtxType pt = t == TYPE_S8 ? PTX_S8 : t == TYPE_U8 ? PTX_U8 : t == TYPE_S16 ? PTX_S16 : PTX_U16;
-  PtxReg v = emit_value_new(E, t);
+  PtxReg v = ptx_emit_value_new(E, t);
   /* ld of a narrow type into a 32-bit register extends by the type */
   ptx_inst(E->b, "ld.global$s $r, [$r]", ptx_type_suffix(pt), v, address);
   return v;
@@ -100,20 +100,20 @@ static PtxReg float_to_narrow(Emit *E, ElementType from, ElementType t, PtxReg x
 
 static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
   ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (emit_is_half(to)) {   /* from a narrow integer: exact in f32, one rounding */
+  if (ptx_emit_is_half(to)) {   /* from a narrow integer: exact in f32, one rounding */
     KernelOp to_f32 = *op;
     to_f32.type = TYPE_F32;
     PtxReg f;
-    if (!emit_table_op(E, &to_f32, ptx_int_wide_type(from), TYPE_F32, args, &f)) return false;
-    *out = emit_half_round(E, to, f);
+    if (!ptx_emit_table_op(E, &to_f32, ptx_int_wide_type(from), TYPE_F32, args, &f)) return false;
+    *out = ptx_emit_half_round(E, to, f);
     return true;
   }
-  if (!emit_is_narrow_int(to)) return emit_table_op(E, op, ptx_int_wide_type(from), to, args, out);
+  if (!ptx_emit_is_narrow_int(to)) return ptx_emit_table_op(E, op, ptx_int_wide_type(from), to, args, out);
   if (type_is_float(from)) {
     *out = float_to_narrow(E, from, to, args[0]);
     return true;
   }
-  if (from == TYPE_PRED) return emit_table_op(E, op, from, ptx_int_wide_type(to), args, out);
+  if (from == TYPE_PRED) return ptx_emit_table_op(E, op, from, ptx_int_wide_type(to), args, out);
   PtxReg w = args[0];
   if (type_byte_size(from) == 8) {   /* wraps: the low 32 bits, then the low 8 or 16 */
     w = ptx_reg_new(E->b, PTX_U32);
@@ -131,17 +131,17 @@ static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
   if (type_bit_width(from) != type_bit_width(to))
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s changes the width",
                         E->k->name, type_name(from), type_name(to));
-  if (emit_is_narrow_int(from) && emit_is_narrow_int(to)) {
+  if (ptx_emit_is_narrow_int(from) && ptx_emit_is_narrow_int(to)) {
     *out = narrow(E, to, args[0]);
     return true;
   }
   PtxReg h = ptx_reg_new(E->b, PTX_B16);
-  if (emit_is_half(to)) {
+  if (ptx_emit_is_half(to)) {
     ptx_inst(E->b, "cvt.u16.u32 $r, $r", h, args[0]);
-    *out = emit_half_widen(E, to, h);
+    *out = ptx_emit_half_widen(E, to, h);
     return true;
   }
-  if (!emit_is_half(from))
+  if (!ptx_emit_is_half(from))
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s on the GPU", E->k->name,
                         type_name(from), type_name(to));
   PtxReg bits = ptx_reg_new(E->b, PTX_U32);
@@ -161,7 +161,7 @@ static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
 /* x % 0 is x; a narrow INT_MIN % -1 does not trap in 32 bits. */
 static PtxReg narrow_remainder(Emit *E, ElementType t, PtxReg a, PtxReg b) {
   const char *s = is_signed_int(t) ? ".s32" : ".u32";
-  PtxReg d = emit_value_new(E, t), p = ptx_reg_new(E->b, PTX_PRED);
+  PtxReg d = ptx_emit_value_new(E, t), p = ptx_reg_new(E->b, PTX_PRED);
   ptx_inst(E->b, "rem$s $r, $r, $r", s, d, a, b);
   ptx_inst(E->b, "setp.eq$s $r, $r, 0", s, p, b);
   ptx_inst(E->b, "@$r mov.b32 $r, $r", p, d, a);
@@ -171,7 +171,7 @@ static PtxReg narrow_remainder(Emit *E, ElementType t, PtxReg a, PtxReg b) {
 /* clz at the element width: of the zero-extended bits, less the 32 - width
  * leading zeros the extension adds. */
 static PtxReg narrow_clz(Emit *E, ElementType t, PtxReg a) {
-  PtxReg z = extend_as(E, t, false, a), c = ptx_reg_new(E->b, PTX_U32), d = emit_value_new(E, t);
+  PtxReg z = extend_as(E, t, false, a), c = ptx_reg_new(E->b, PTX_U32), d = ptx_emit_value_new(E, t);
   ptx_inst(E->b, "clz.b32 $r, $r", c, z);
   ptx_inst(E->b, "sub.u32 $r, $r, $d", d, c, 32 - type_bit_width(t));
   return type_bit_width(t) < 8 ? narrow(E, t, d) : d;   /* s2's clz(0) = 2 wraps to -2 */
@@ -209,13 +209,13 @@ static PtxReg int_power(Emit *E, ElementType t, PtxReg base_in, PtxReg exp_in) {
   ptx_inst(E->b, "shr$s $r, $r, 1", U, e, e);
   ptx_inst(E->b, "bra $l", head);
   ptx_label_place(E->b, done);
-  return emit_is_narrow_int(t) ? narrow(E, t, r) : r;
+  return ptx_emit_is_narrow_int(t) ? narrow(E, t, r) : r;
 }
 
 /* sign: -1, 0, 1 for signed integers, x != 0 for unsigned; for floats
  * NaN stays, ±0 stays, anything else is ±1 with x's sign. */
 static PtxReg sign_emit(Emit *E, ElementType t, PtxReg x) {
-  PtxReg d = emit_value_new(E, t), p = ptx_reg_new(E->b, PTX_PRED);
+  PtxReg d = ptx_emit_value_new(E, t), p = ptx_reg_new(E->b, PTX_PRED);
   if (type_is_float(t)) {
     bool f64 = t == TYPE_F64;
     const char *ty = f64 ? ".f64" : ".f32", *one = f64 ? "0d3FF0000000000000" : "0f3F800000";
@@ -256,7 +256,7 @@ static bool total_order_compare(Emit *E, const KernelOp *op, ElementType t, cons
   }
   KernelOp cmp = *op;
   cmp.compare_type = CMP_TYPE_SIGNED;
-  return emit_table_op(E, &cmp, f64 ? TYPE_S64 : TYPE_S32, TYPE_PRED, keys, out);
+  return ptx_emit_table_op(E, &cmp, f64 ? TYPE_S64 : TYPE_S32, TYPE_PRED, keys, out);
 }
 
 /* ---- arithmetic on pred ----
@@ -304,7 +304,7 @@ bool ptx_int_handles(const Kernel *k, const KernelOp *op) {
   if (op->op == OP_POWER && type_is_integer(first)) return true;
   if (op->op == OP_SIGN && first != TYPE_PRED) return true;
   if (op->op == OP_COMPARE && op->compare_type == CMP_TYPE_TOTALORDER && type_is_float(first)) return true;
-  return emit_is_narrow_int(first) || emit_is_narrow_int(op->type);
+  return ptx_emit_is_narrow_int(first) || ptx_emit_is_narrow_int(op->type);
 }
 
 /* The ops on a narrow integer that are not the 32-bit op then narrowed. */
@@ -323,17 +323,17 @@ static bool narrow_special(Emit *E, const KernelOp *op, ElementType t, PtxReg *a
   }
   case OP_POPCNT:
     args[0] = extend_as(E, t, false, args[0]);
-    if (!emit_table_op(E, &wide, TYPE_U32, TYPE_U32, args, out)) return false;
+    if (!ptx_emit_table_op(E, &wide, TYPE_U32, TYPE_U32, args, out)) return false;
     if (type_bit_width(t) < 8) *out = narrow(E, t, *out);   /* s4's popcnt(-1) = 4 wraps to -4 */
     return true;
   case OP_SHIFT_RIGHT_LOGICAL: args[0] = extend_as(E, t, false, args[0]); break;
   case OP_SHIFT_RIGHT_ARITHMETIC: args[0] = extend_as(E, t, true, args[0]); break;
   case OP_COMPARE: case OP_IS_FINITE:
-    return emit_table_op(E, &wide, ptx_int_wide_type(t), TYPE_PRED, args, out);
+    return ptx_emit_table_op(E, &wide, ptx_int_wide_type(t), TYPE_PRED, args, out);
   default: break;
   }
   PtxReg w;
-  if (!emit_table_op(E, &wide, ptx_int_wide_type(t), ptx_int_wide_type(op->type), args, &w)) return false;
+  if (!ptx_emit_table_op(E, &wide, ptx_int_wide_type(t), ptx_int_wide_type(op->type), args, &w)) return false;
   *out = narrow(E, op->type, w);
   return true;
 }
@@ -349,24 +349,24 @@ bool ptx_int_emit(Emit *E, const KernelOp *op, const PtxReg *in, PtxReg *out) {
   case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);
   case OP_POWER: return *out = int_power(E, first, args[0], args[1]), true;
   case OP_SIGN:   /* ±1, ±0 and NaN are exact in f16/bf16: no rounding after */
-    return *out = sign_emit(E, emit_is_half(first) ? TYPE_F32 : ptx_int_wide_type(first), args[0]), true;
+    return *out = sign_emit(E, ptx_emit_is_half(first) ? TYPE_F32 : ptx_int_wide_type(first), args[0]), true;
   case OP_COMPARE:
     if (op->compare_type == CMP_TYPE_TOTALORDER && type_is_float(first))
-      return total_order_compare(E, op, emit_is_half(first) ? TYPE_F32 : first, args, out);
+      return total_order_compare(E, op, ptx_emit_is_half(first) ? TYPE_F32 : first, args, out);
     break;
   case OP_SELECT: {
     KernelOp wide = *op;
     wide.type = ptx_int_wide_type(op->type);
-    return emit_table_op(E, &wide, wide.type, wide.type, args, out);
+    return ptx_emit_table_op(E, &wide, wide.type, wide.type, args, out);
   }
   case OP_CLAMP: {
     KernelOp mx = *op, mn = *op;
     mx.op = OP_MAXIMUM, mn.op = OP_MINIMUM;
     mx.type = mn.type = ptx_int_wide_type(op->type);
     PtxReg low[2] = {args[1], args[0]}, high[2];
-    if (!emit_table_op(E, &mx, mx.type, mx.type, low, &high[0])) return false;
+    if (!ptx_emit_table_op(E, &mx, mx.type, mx.type, low, &high[0])) return false;
     high[1] = args[2];
-    return emit_table_op(E, &mn, mn.type, mn.type, high, out);
+    return ptx_emit_table_op(E, &mn, mn.type, mn.type, high, out);
   }
   default: break;
   }

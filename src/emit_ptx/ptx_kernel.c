@@ -30,12 +30,12 @@ static bool value_type(ElementType t, PtxType *out) {
   }
 }
 
-bool emit_is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
+bool ptx_emit_is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
 
 /* f16, bf16 and the minifloats compute in f32, rounded after each op. */
-static bool computes_in_f32(ElementType t) { return emit_is_half(t) || ptx_minifloat_known(t); }
+static bool computes_in_f32(ElementType t) { return ptx_emit_is_half(t) || ptx_minifloat_known(t); }
 
-PtxReg emit_value_new(Emit *E, ElementType t) {
+PtxReg ptx_emit_value_new(Emit *E, ElementType t) {
   PtxType pt = PTX_F32;
   bool known = value_type(t, &pt);
   assert(known && "kernel_types_check runs first");
@@ -43,13 +43,13 @@ PtxReg emit_value_new(Emit *E, ElementType t) {
   return ptx_reg_new(E->b, pt);
 }
 
-const char *emit_mov_suffix(PtxRegClass c) {
+const char *ptx_emit_mov_suffix(PtxRegClass c) {
   static const char *const names[PTX_REG_CLASS_COUNT] = {".pred", ".b16", ".b32", ".b64", ".f32", ".f64"};
   return names[c];
 }
 
-void emit_reg_move(Emit *E, PtxReg dst, PtxReg src) {
-  ptx_inst(E->b, "mov$s $r, $r", emit_mov_suffix(dst.cls), dst, src);
+void ptx_emit_reg_move(Emit *E, PtxReg dst, PtxReg src) {
+  ptx_inst(E->b, "mov$s $r, $r", ptx_emit_mov_suffix(dst.cls), dst, src);
 }
 
 static bool type_refuse(Emit *E, ElementType t, const char *where) {
@@ -75,7 +75,7 @@ static bool kernel_types_check(Emit *E) {
 }
 
 /* f32 -> f16/bf16 -> f32: a value of a half type (or a minifloat) rounded to it. */
-PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f) {
+PtxReg ptx_emit_half_round(Emit *E, ElementType t, PtxReg f) {
   if (ptx_minifloat_known(t)) return ptx_minifloat_round(E, t, f);
   PtxReg h = ptx_reg_new(E->b, PTX_B16), out = ptx_reg_new(E->b, PTX_F32);
   if (t == TYPE_F16) {
@@ -115,7 +115,7 @@ static PtxReg f64_to_f32_round_to_odd(Emit *E, PtxReg x) {
 
 /* 16 bits of f16/bf16 widened to f32 (exact); before sm_90 no cvt reads
  * bf16, whose bits are the top half of an f32. */
-PtxReg emit_half_widen(Emit *E, ElementType t, PtxReg h) {
+PtxReg ptx_emit_half_widen(Emit *E, ElementType t, PtxReg h) {
   PtxReg out = ptx_reg_new(E->b, PTX_F32);
   if (t == TYPE_F16) {
     ptx_inst(E->b, "cvt.f32.f16 $r, $r", out, h);
@@ -149,12 +149,12 @@ static PtxReg physical_offset(Emit *E, const Shape *s, const KernelOp *op, int f
 
 static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
   PtxReg v;
-  if (emit_is_half(t)) {
+  if (ptx_emit_is_half(t)) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, "ld.global.b16 $r, [$r]", h, address);
-    return emit_half_widen(E, t, h);
+    return ptx_emit_half_widen(E, t, h);
   }
-  if (emit_is_narrow_int(t)) return ptx_int_load(E, t, address);
+  if (ptx_emit_is_narrow_int(t)) return ptx_int_load(E, t, address);
   if (ptx_minifloat_known(t)) return ptx_minifloat_load(E, t, address);
   if (t == TYPE_PRED) {
     PtxReg byte = ptx_reg_new(E->b, PTX_U16);
@@ -171,11 +171,11 @@ static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
 }
 
 static void element_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
-  if (emit_is_half(t)) {
+  if (ptx_emit_is_half(t)) {
     PtxReg h = ptx_reg_new(E->b, PTX_B16);
     ptx_inst(E->b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, v);
     ptx_inst(E->b, "st.global.b16 [$r], $r", address, h);
-  } else if (emit_is_narrow_int(t)) {
+  } else if (ptx_emit_is_narrow_int(t)) {
     ptx_int_store(E, t, address, v);
   } else if (ptx_minifloat_known(t)) {
     ptx_minifloat_store(E, t, address, v);
@@ -198,7 +198,7 @@ static PtxReg buffer_address(Emit *E, PtxReg base, const Shape *s, const KernelO
 /* ---- scalar ops ---- */
 
 static PtxReg constant_emit(Emit *E, const KernelOp *op) {
-  PtxReg r = emit_value_new(E, op->type);
+  PtxReg r = ptx_emit_value_new(E, op->type);
   char text[40];
   if (op->type == TYPE_F64) {
     uint64_t bits;
@@ -223,22 +223,22 @@ static PtxReg constant_emit(Emit *E, const KernelOp *op) {
   return r;
 }
 
-bool emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
+bool ptx_emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
                        const PtxReg *args, PtxReg *out) {
   PtxElementwise e = {.op = op->op, .type = computes_in_f32(operand_type) ? TYPE_F32 : operand_type,
                       .result_type = result_type, .direction = op->direction, .compare_type = op->compare_type};
   if (e.op == OP_CONVERT && computes_in_f32(result_type)) e.result_type = TYPE_F32;
   bool gives_pred = op->op == OP_COMPARE || op->op == OP_IS_FINITE;
-  *out = emit_value_new(E, gives_pred ? TYPE_PRED : result_type);
+  *out = ptx_emit_value_new(E, gives_pred ? TYPE_PRED : result_type);
   if (!ptx_emit_elementwise(E->b, &e, *out, args, E->st)) return false;
-  if (computes_in_f32(result_type)) *out = emit_half_round(E, result_type, *out);
+  if (computes_in_f32(result_type)) *out = ptx_emit_half_round(E, result_type, *out);
   return true;
 }
 
 /* HLO's integer remainder: x % 0 is x, INT_MIN % -1 is 0 (PTX leaves both
  * unspecified). */
 static PtxReg remainder_emit(Emit *E, ElementType t, PtxReg a, PtxReg b) {
-  PtxReg d = emit_value_new(E, t);
+  PtxReg d = ptx_emit_value_new(E, t);
   PtxReg p = ptx_reg_new(E->b, PTX_PRED);
   const char *s = ptx_type_suffix(t == TYPE_S32 ? PTX_S32 : t == TYPE_U32 ? PTX_U32 : t == TYPE_S64 ? PTX_S64 : PTX_U64);
   ptx_inst(E->b, "rem$s $r, $r, $r", s, d, a, b);
@@ -247,7 +247,7 @@ static PtxReg remainder_emit(Emit *E, ElementType t, PtxReg a, PtxReg b) {
     ptx_inst(E->b, "@$r mov$s $r, 0", p, s, d);
   }
   ptx_inst(E->b, "setp.eq$s $r, $r, 0", s, p, b);
-  ptx_inst(E->b, "@$r mov$s $r, $r", p, emit_mov_suffix(d.cls), d, a);
+  ptx_inst(E->b, "@$r mov$s $r, $r", p, ptx_emit_mov_suffix(d.cls), d, a);
   return d;
 }
 
@@ -278,9 +278,9 @@ static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *
   KernelOp max = *op, min = *op;
   max.op = OP_MAXIMUM, min.op = OP_MINIMUM;
   PtxReg low[2] = {args[1], args[0]}, high[2];
-  if (!emit_table_op(E, &max, t, t, low, &high[0])) return false;
+  if (!ptx_emit_table_op(E, &max, t, t, low, &high[0])) return false;
   high[1] = args[2];
-  return emit_table_op(E, &min, t, t, high, out);
+  return ptx_emit_table_op(E, &min, t, t, high, out);
 }
 
 static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
@@ -290,36 +290,36 @@ static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
    * ml_dtypes) does; from f64 it rounds once, from the f64 (a minifloat
    * encodes the f64 itself; f16 and bf16 take it rounded to odd). */
   if (ptx_minifloat_known(to) && from == TYPE_F64) {
-    *out = emit_half_round(E, to, args[0]);
+    *out = ptx_emit_half_round(E, to, args[0]);
     return true;
   }
-  if (emit_is_half(to) && from == TYPE_F64) {
-    *out = emit_half_round(E, to, f64_to_f32_round_to_odd(E, args[0]));
+  if (ptx_emit_is_half(to) && from == TYPE_F64) {
+    *out = ptx_emit_half_round(E, to, f64_to_f32_round_to_odd(E, args[0]));
     return true;
   }
   if (computes_in_f32(to) && (type_is_integer(from) || from == TYPE_PRED)) {
     KernelOp to_f32 = *op;
     to_f32.type = TYPE_F32;
     PtxReg f;
-    if (!emit_table_op(E, &to_f32, from, TYPE_F32, args, &f)) return false;
-    *out = emit_half_round(E, to, f);
+    if (!ptx_emit_table_op(E, &to_f32, from, TYPE_F32, args, &f)) return false;
+    *out = ptx_emit_half_round(E, to, f);
     return true;
   }
   if (from == to) {
-    *out = emit_value_new(E, to);
-    emit_reg_move(E, *out, args[0]);
+    *out = ptx_emit_value_new(E, to);
+    ptx_emit_reg_move(E, *out, args[0]);
     return true;
   }
   if (computes_in_f32(to) && (from == TYPE_F32 || computes_in_f32(from))) {
-    *out = emit_half_round(E, to, args[0]);
+    *out = ptx_emit_half_round(E, to, args[0]);
     return true;
   }
   if (computes_in_f32(from) && to == TYPE_F32) {   /* already widened, exactly */
-    *out = emit_value_new(E, to);
-    emit_reg_move(E, *out, args[0]);
+    *out = ptx_emit_value_new(E, to);
+    ptx_emit_reg_move(E, *out, args[0]);
     return true;
   }
-  return emit_table_op(E, op, from, to, args, out);
+  return ptx_emit_table_op(E, op, from, to, args, out);
 }
 
 static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
@@ -327,7 +327,7 @@ static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg
   if (computes_in_f32(from) || computes_in_f32(to) || from == TYPE_PRED)
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s on the GPU", E->k->name,
                         type_name(from), type_name(to));
-  *out = emit_value_new(E, to);
+  *out = ptx_emit_value_new(E, to);
   ptx_inst(E->b, type_byte_size(to) == 8 ? "mov.b64 $r, $r" : "mov.b32 $r, $r", *out, args[0]);
   return true;
 }
@@ -344,16 +344,16 @@ static bool hlo_emit(Emit *E, const KernelOp *op, PtxReg *out) {
   case OP_CLAMP: return clamp_emit(E, op, args, out);
   case OP_SELECT:
     if (op->type == TYPE_PRED) return *out = pred_select(E, args[0], args[1], args[2]), true;
-    return emit_table_op(E, op, op->type, op->type, args, out);
+    return ptx_emit_table_op(E, op, op->type, op->type, args, out);
   case OP_COMPARE:
     if (first == TYPE_PRED) return pred_compare(E, op, args, out);
-    return emit_table_op(E, op, first, TYPE_PRED, args, out);
+    return ptx_emit_table_op(E, op, first, TYPE_PRED, args, out);
   case OP_REMAINDER:
     if (type_is_integer(first)) return *out = remainder_emit(E, first, args[0], args[1]), true;
     break;
   default: break;
   }
-  return emit_table_op(E, op, first, op->type, args, out);
+  return ptx_emit_table_op(E, op, first, op->type, args, out);
 }
 
 static bool op_emit(Emit *E, int i) {
@@ -383,12 +383,12 @@ static bool op_emit(Emit *E, int i) {
     if (!hlo_emit(E, op, &v)) return false;
     break;
   case KOP_ACC_READ:
-    v = emit_value_new(E, op->type);
-    emit_reg_move(E, v, E->acc[op->acc]);
+    v = ptx_emit_value_new(E, op->type);
+    ptx_emit_reg_move(E, v, E->acc[op->acc]);
     break;
   case KOP_ACC_WRITE:
     if (op->block == KBLOCK_REDUCE) E->pending[op->acc] = op->args[0];
-    else emit_reg_move(E, E->acc[op->acc], E->values[op->args[0]]);
+    else ptx_emit_reg_move(E, E->acc[op->acc], E->values[op->args[0]]);
     return true;
   }
   E->values[i] = v;
@@ -398,25 +398,25 @@ static bool op_emit(Emit *E, int i) {
 /* Every op of a block (of one phase, or any when phase < 0), in order;
  * REDUCE's accumulator writes take effect together at its end (a variadic
  * reducer reads all the old values). */
-bool emit_block_phase(Emit *E, KernelBlock block, int phase) {
+bool ptx_emit_block_phase(Emit *E, KernelBlock block, int phase) {
   for (int a = 0; a < E->k->acc_count; a++) E->pending[a] = -1;
   for (int i = 0; i < E->k->op_count; i++) {
     const KernelOp *op = &E->k->ops[i];
     if (op->block == block && (phase < 0 || op->phase == phase) && !op_emit(E, i)) return false;
   }
   for (int a = 0; a < E->k->acc_count; a++)
-    if (E->pending[a] >= 0) emit_reg_move(E, E->acc[a], E->values[E->pending[a]]);
+    if (E->pending[a] >= 0) ptx_emit_reg_move(E, E->acc[a], E->values[E->pending[a]]);
   return true;
 }
 
-static bool block_emit(Emit *E, KernelBlock block) { return emit_block_phase(E, block, -1); }
+static bool block_emit(Emit *E, KernelBlock block) { return ptx_emit_block_phase(E, block, -1); }
 
 /* ---- index recovery ---- */
 
 /* index[order[0]] = linear % dims[order[0]], and so on outward; in 32 bits
  * when the space fits (ptxas turns a 32-bit division by a constant into a
  * multiply), in 64 otherwise. */
-void emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order,
+void ptx_emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order,
                             PtxReg *index) {
   int64_t total = 1;
   for (int d = 0; d < rank; d++) total *= dims[d];
@@ -442,7 +442,7 @@ void emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims,
   }
 }
 
-int64_t emit_dims_product(int rank, const int64_t *dims) {
+int64_t ptx_emit_dims_product(int rank, const int64_t *dims) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= dims[d];
   return n;
@@ -450,7 +450,7 @@ int64_t emit_dims_product(int rank, const int64_t *dims) {
 
 /* The order the output index space is walked in: the first output's
  * physical order, so neighbouring threads store to neighbouring bytes. */
-void emit_space_order(const Kernel *k, int64_t *order) {
+void ptx_emit_space_order(const Kernel *k, int64_t *order) {
   for (int j = 0; j < k->rank; j++) order[j] = k->rank - 1 - j;
   if (!k->output_count) return;
   /* The output's dims past the loop's rank (a complex output's component
@@ -464,7 +464,7 @@ void emit_space_order(const Kernel *k, int64_t *order) {
 }
 
 /* The reduced space: the last reduced dim fastest, the interpreter's order. */
-void emit_reduce_order(const Kernel *k, int64_t *order) {
+void ptx_emit_reduce_order(const Kernel *k, int64_t *order) {
   for (int j = 0; j < k->reduce_rank; j++) order[j] = k->reduce_rank - 1 - j;
 }
 
@@ -485,16 +485,16 @@ static GridLoop grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxReg
   return g;
 }
 
-GridLoop emit_grid_loop_open(Emit *E, PtxReg first, int64_t n) { return grid_loop_open_to(E, first, n, NULL); }
+GridLoop ptx_emit_grid_loop_open(Emit *E, PtxReg first, int64_t n) { return grid_loop_open_to(E, first, n, NULL); }
 
-void emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride) {
+void ptx_emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride) {
   ptx_inst(E->b, "add.s64 $r, $r, $r", g->i, g->i, stride);
   ptx_inst(E->b, "bra $l", g->head);
   ptx_label_place(E->b, g->done);
 }
 
 /* nctaid.x * ntid.x (or nctaid.x alone: one block per item) */
-PtxReg emit_grid_stride(Emit *E, bool per_block) {
+PtxReg ptx_emit_grid_stride(Emit *E, bool per_block) {
   PtxReg blocks = ptx_reg_new(E->b, PTX_U32), threads = ptx_reg_new(E->b, PTX_U32);
   PtxReg stride = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u32 $r, %nctaid.x", blocks);
@@ -548,7 +548,7 @@ static int load_kind_of(const Kernel *k, const KernelOp *op, const Shape *s, int
   }
   if (uses == 0) return VLOAD_INVARIANT;
   bool contiguous = uses == 1 && s->minor_to_major[0] == at && type_byte_size(s->type) == bytes &&
-                    !emit_is_half(s->type) && s->dims[at] == k->dims[inner];
+                    !ptx_emit_is_half(s->type) && s->dims[at] == k->dims[inner];
   return contiguous ? VLOAD_INNER : 0;
 }
 
@@ -560,7 +560,7 @@ static VectorPlan vector_plan(const Kernel *k) {
   if (k->kind != KERNEL_LOOP || k->rank == 0 || k->output_count == 0) return p;
   const Shape *out = &k->outputs[0].shape;
   int bytes = type_byte_size(out->type), inner = (int)out->minor_to_major[0];
-  if (emit_is_half(out->type) || out->type == TYPE_PRED || (bytes != 4 && bytes != 8) || inner >= k->rank) return p;
+  if (ptx_emit_is_half(out->type) || out->type == TYPE_PRED || (bytes != 4 && bytes != 8) || inner >= k->rank) return p;
   p.loads = calloc_or_exit((size_t)k->op_count + 1, 1);
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
@@ -568,9 +568,9 @@ static VectorPlan vector_plan(const Kernel *k) {
     const Shape *s = op->kop == KOP_LOAD ? &k->inputs[op->buffer].shape : &k->outputs[op->buffer].shape;
     bool ok = true;
     if (op->kop == KOP_STORE)
-      ok = type_byte_size(s->type) == bytes && !emit_is_half(s->type) && s->type != TYPE_PRED &&
+      ok = type_byte_size(s->type) == bytes && !ptx_emit_is_half(s->type) && s->type != TYPE_PRED &&
            access_is_identity(k, op, s, 1) && k->ops[op->args[0]].kop != KOP_INDEX;
-    else if (op->kop == KOP_LOAD && type_byte_size(s->type) == bytes && !emit_is_half(s->type) &&
+    else if (op->kop == KOP_LOAD && type_byte_size(s->type) == bytes && !ptx_emit_is_half(s->type) &&
              s->type != TYPE_PRED && access_is_identity(k, op, s, 0))
       p.loads[i] = VLOAD_IDENTITY;
     else if (op->kop == KOP_LOAD)
@@ -614,7 +614,7 @@ static void vector_load_indexed(Emit *E, int i, int kind, int width) {
     return;
   }
   char list[160];
-  for (int l = 0; l < width; l++) E->lanes[i][l] = emit_value_new(E, s->type);
+  for (int l = 0; l < width; l++) E->lanes[i][l] = ptx_emit_value_new(E, s->type);
   vector_list(E->lanes[i], width, list, sizeof list);
   ptx_inst(E->b, "ld.global.v$d$s $s, [$r]", width, vector_type(s->type), list, address);
 }
@@ -628,8 +628,8 @@ static bool vector_body_emit(Emit *E, PtxReg v, const VectorPlan *plan) {
     int64_t order[AXLE_MAX_RANK];
     PtxReg first = ptx_reg_new(E->b, PTX_U64);
     ptx_inst(E->b, "mul.lo.s64 $r, $r, $d", first, v, width);
-    emit_space_order(k, order);
-    emit_indices_recover(E, first, k->rank, k->dims, order, E->index);
+    ptx_emit_space_order(k, order);
+    ptx_emit_indices_recover(E, first, k->rank, k->dims, order, E->index);
   }
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
@@ -639,7 +639,7 @@ static bool vector_body_emit(Emit *E, PtxReg v, const VectorPlan *plan) {
       continue;
     }
     ElementType t = k->inputs[op->buffer].shape.type;
-    for (int l = 0; l < width; l++) E->lanes[i][l] = emit_value_new(E, t);
+    for (int l = 0; l < width; l++) E->lanes[i][l] = ptx_emit_value_new(E, t);
     PtxReg address = ptx_element_address(E->b, E->inputs[op->buffer], v, 16);
     vector_list(E->lanes[i], width, list, sizeof list);
     ptx_inst(E->b, "ld.global.v$d$s $s, [$r]", width, vector_type(t), list, address);
@@ -680,7 +680,7 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, const Vector
   E->lanes = NULL;
   free(lanes);
   if (!ok) return false;
-  emit_grid_loop_close(E, &g, stride);
+  ptx_emit_grid_loop_close(E, &g, stride);
   *scalar_start = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mul.lo.s64 $r, $r, $d", *scalar_start, count, width);
   return true;
@@ -688,10 +688,10 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, const Vector
 
 static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  int64_t n = ptx_emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
   VectorPlan plan = vector_plan(k);
   int width = plan.width;
-  PtxReg thread = ptx_global_thread_index(E->b), stride = emit_grid_stride(E, false);
+  PtxReg thread = ptx_global_thread_index(E->b), stride = ptx_emit_grid_stride(E, false);
   PtxReg first = thread;
   if (width) {
     PtxReg start;
@@ -702,11 +702,11 @@ static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
     ptx_inst(E->b, "add.s64 $r, $r, $r", first, start, thread);
   }
   ptx_comment(E->b, "one element per thread: its logical index, then the body");
-  emit_space_order(k, order);
-  GridLoop g = emit_grid_loop_open(E, first, n);
-  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  ptx_emit_space_order(k, order);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, n);
+  ptx_emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
   if (!block_emit(E, KBLOCK_PRE)) return false;
-  emit_grid_loop_close(E, &g, stride);
+  ptx_emit_grid_loop_close(E, &g, stride);
   shape->strategy = width == 4 ? "loop.v4" : width == 2 ? "loop.v2" : "loop";
   shape->block_threads = LOOP_THREADS;
   int64_t items = width ? (n + width - 1) / width : n;
@@ -721,34 +721,34 @@ static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
 static bool reduce_loop_emit(Emit *E, PtxReg first, int step) {
   const Kernel *k = E->k;
   int64_t order[AXLE_MAX_RANK];
-  emit_reduce_order(k, order);
+  ptx_emit_reduce_order(k, order);
   PtxReg step_reg = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u64 $r, $d", step_reg, step);
-  GridLoop g = emit_grid_loop_open(E, first, emit_dims_product(k->reduce_rank, k->reduce_dims));
-  emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, ptx_emit_dims_product(k->reduce_rank, k->reduce_dims));
+  ptx_emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
   if (!block_emit(E, KBLOCK_REDUCE)) return false;
-  emit_grid_loop_close(E, &g, step_reg);
+  ptx_emit_grid_loop_close(E, &g, step_reg);
   return true;
 }
 
-void emit_accumulators_declare(Emit *E) {
-  for (int a = 0; a < E->k->acc_count; a++) E->acc[a] = emit_value_new(E, E->k->acc_types[a]);
+void ptx_emit_accumulators_declare(Emit *E) {
+  for (int a = 0; a < E->k->acc_count; a++) E->acc[a] = ptx_emit_value_new(E, E->k->acc_types[a]);
 }
 
 /* One thread per output element, the reduced space in order: any reducer. */
 static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
-  PtxReg thread = ptx_global_thread_index(E->b), stride = emit_grid_stride(E, false);
+  int64_t n = ptx_emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  PtxReg thread = ptx_global_thread_index(E->b), stride = ptx_emit_grid_stride(E, false);
   PtxReg zero = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u64 $r, 0", zero);
-  emit_accumulators_declare(E);
-  emit_space_order(k, order);
+  ptx_emit_accumulators_declare(E);
+  ptx_emit_space_order(k, order);
   ptx_comment(E->b, "one output element per thread; the reduced space in order");
-  GridLoop g = emit_grid_loop_open(E, thread, n);
-  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  GridLoop g = ptx_emit_grid_loop_open(E, thread, n);
+  ptx_emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
   if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, zero, 1) || !block_emit(E, KBLOCK_POST)) return false;
-  emit_grid_loop_close(E, &g, stride);
+  ptx_emit_grid_loop_close(E, &g, stride);
   shape->strategy = "reduce.thread";
   shape->block_threads = LOOP_THREADS;
   shape->blocks = (n + LOOP_THREADS - 1) / LOOP_THREADS;
@@ -761,7 +761,7 @@ static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
 /* An initial value known when compiling: a kernel constant, or a load of
  * a scalar input that is a constant of the module (an unfused reduce's
  * init operand). */
-bool emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
+bool ptx_emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
   *out = *init;
   if (init->kop == KOP_CONSTANT) return true;
   if (init->kop != KOP_LOAD) return false;
@@ -775,7 +775,7 @@ bool emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
   return true;
 }
 
-bool emit_constant_is_identity(const KernelOp *c, Opcode op) {
+bool ptx_emit_constant_is_identity(const KernelOp *c, Opcode op) {
   ElementType t = c->type;
   bool is_signed = t == TYPE_S32 || t == TYPE_S64;
   int64_t smin = t == TYPE_S32 ? INT32_MIN : INT64_MIN, smax = t == TYPE_S32 ? INT32_MAX : INT64_MAX;
@@ -821,7 +821,8 @@ static bool combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *c
     const KernelOp *w = &k->ops[i];
     KernelOp init;
     if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
-        (!emit_init_value(k, &k->ops[w->args[0]], &init) || !emit_constant_is_identity(&init, *combiner)))
+        (!ptx_emit_init_value(k, &k->ops[w->args[0]], &init) ||
+         !ptx_emit_constant_is_identity(&init, *combiner)))
       return false;
   }
   return true;
@@ -843,7 +844,7 @@ static bool loads_are_rows(const Kernel *k) {
   return loads > 0;
 }
 
-bool emit_only_combiners_read(const Kernel *k, const bool *dependent) {
+bool ptx_emit_only_combiners_read(const Kernel *k, const bool *dependent) {
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
     for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) {
@@ -859,7 +860,7 @@ bool emit_only_combiners_read(const Kernel *k, const bool *dependent) {
 
 static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->reduce_rank == 0 || k->acc_count == 0) return false;
-  if (emit_dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
+  if (ptx_emit_dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
   bool *acc_dep = calloc_or_exit((size_t)k->op_count + 1, sizeof *acc_dep);
   bool ok = true;
   for (int i = 0; i < k->op_count; i++) {
@@ -872,21 +873,21 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
     ok = k->acc_types[a] != TYPE_PRED && combiner_find(k, acc_dep, a, &plan->combiner[a]);
   }
   /* nothing else may read an accumulator inside the reduction */
-  ok = ok && emit_only_combiners_read(k, acc_dep);
+  ok = ok && ptx_emit_only_combiners_read(k, acc_dep);
   free(acc_dep);
   return ok;
 }
 
 /* acc[a] = combiner(acc[a], other), rounded for f16/bf16. */
-bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
+bool ptx_emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
   ElementType t = E->k->acc_types[a];
   PtxElementwise e = {.op = plan->combiner[a], .type = computes_in_f32(t) ? TYPE_F32 : ptx_int_wide_type(t)};
   PtxReg operands[2] = {E->acc[a], other};
-  PtxReg r = emit_value_new(E, t);
+  PtxReg r = ptx_emit_value_new(E, t);
   if (!ptx_emit_elementwise(E->b, &e, r, operands, E->st)) return false;
-  if (computes_in_f32(t)) r = emit_half_round(E, t, r);
-  if (emit_is_narrow_int(t)) r = ptx_int_narrow(E, t, r);
-  emit_reg_move(E, E->acc[a], r);
+  if (computes_in_f32(t)) r = ptx_emit_half_round(E, t, r);
+  if (ptx_emit_is_narrow_int(t)) r = ptx_int_narrow(E, t, r);
+  ptx_emit_reg_move(E, E->acc[a], r);
   return true;
 }
 
@@ -906,7 +907,7 @@ static PtxReg shuffle_down(Emit *E, PtxReg v, int offset) {
   return out;
 }
 
-PtxType emit_shared_type(PtxReg r) {
+PtxType ptx_emit_shared_type(PtxReg r) {
   return r.cls == PTX_REG_F32 ? PTX_F32 : r.cls == PTX_REG_F64 ? PTX_F64 : r.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32;
 }
 
@@ -921,13 +922,13 @@ static bool block_combine_emit(Emit *E, const RowPlan *plan, int threads, PtxReg
   ptx_inst(E->b, "setp.ne.u32 $r, $r, 0", p, lane);
   ptx_inst(E->b, "@$r bra $l", p, stored);
   for (int a = 0; a < E->k->acc_count; a++) {
-    int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
+    int bytes = ptx_type_byte_size(ptx_emit_shared_type(E->acc[a]));
     PtxReg base = ptx_reg_new(E->b, PTX_U32), at = ptx_reg_new(E->b, PTX_U32);
     char name[32];
     snprintf(name, sizeof name, "warp_acc%d", a);
     ptx_inst(E->b, "mov.u32 $r, $s", base, name);
     ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", at, warp, bytes, base);
-    ptx_inst(E->b, "st.shared$s [$r], $r", emit_mov_suffix(E->acc[a].cls), at, E->acc[a]);
+    ptx_inst(E->b, "st.shared$s [$r], $r", ptx_emit_mov_suffix(E->acc[a].cls), at, E->acc[a]);
   }
   ptx_label_place(E->b, stored);
   ptx_inst(E->b, "bar.sync 0");
@@ -936,11 +937,11 @@ static bool block_combine_emit(Emit *E, const RowPlan *plan, int threads, PtxReg
   for (int a = 0; a < E->k->acc_count; a++) {
     char name[32];
     snprintf(name, sizeof name, "warp_acc%d", a);
-    int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
+    int bytes = ptx_type_byte_size(ptx_emit_shared_type(E->acc[a]));
     for (int w = 1; w < warps; w++) {
-      PtxReg other = ptx_reg_new(E->b, emit_shared_type(E->acc[a]));
-      ptx_inst(E->b, "ld.shared$s $r, [$s+$d]", emit_mov_suffix(E->acc[a].cls), other, name, w * bytes);
-      if (!emit_accumulator_combine(E, plan, a, other)) return false;
+      PtxReg other = ptx_reg_new(E->b, ptx_emit_shared_type(E->acc[a]));
+      ptx_inst(E->b, "ld.shared$s $r, [$s+$d]", ptx_emit_mov_suffix(E->acc[a].cls), other, name, w * bytes);
+      if (!ptx_emit_accumulator_combine(E, plan, a, other)) return false;
     }
   }
   return true;
@@ -951,28 +952,28 @@ static bool block_combine_emit(Emit *E, const RowPlan *plan, int threads, PtxReg
  * warps' through shared memory; thread 0 runs POST. */
 static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
-  int threads = emit_dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? BLOCK_REDUCE_THREADS : WARP;
+  int64_t n = ptx_emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  int threads = ptx_emit_dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? BLOCK_REDUCE_THREADS : WARP;
   PtxReg tid = ptx_reg_new(E->b, PTX_U32), tid64 = ptx_reg_new(E->b, PTX_U64), block = ptx_reg_new(E->b, PTX_U32);
-  PtxReg first = ptx_reg_new(E->b, PTX_U64), stride = emit_grid_stride(E, true), p = ptx_reg_new(E->b, PTX_PRED);
+  PtxReg first = ptx_reg_new(E->b, PTX_U64), stride = ptx_emit_grid_stride(E, true), p = ptx_reg_new(E->b, PTX_PRED);
   ptx_inst(E->b, "mov.u32 $r, %tid.x", tid);
   ptx_inst(E->b, "cvt.u64.u32 $r, $r", tid64, tid);
   ptx_inst(E->b, "mov.u32 $r, %ctaid.x", block);
   ptx_inst(E->b, "cvt.u64.u32 $r, $r", first, block);
-  emit_accumulators_declare(E);
+  ptx_emit_accumulators_declare(E);
   for (int a = 0; threads > WARP && a < k->acc_count; a++) {
     char name[32];
     snprintf(name, sizeof name, "warp_acc%d", a);
-    ptx_shared_declare(E->b, name, emit_shared_type(E->acc[a]), threads / WARP, 8);
+    ptx_shared_declare(E->b, name, ptx_emit_shared_type(E->acc[a]), threads / WARP, 8);
   }
-  emit_space_order(k, order);
+  ptx_emit_space_order(k, order);
   ptx_comment(E->b, "one output element per %s; lane partials, then a shuffle tree", threads > WARP ? "block" : "warp");
-  GridLoop g = emit_grid_loop_open(E, first, n);
-  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, n);
+  ptx_emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
   if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, tid64, threads)) return false;
   for (int offset = WARP / 2; offset > 0; offset /= 2)
     for (int a = 0; a < k->acc_count; a++)
-      if (!emit_accumulator_combine(E, plan, a, shuffle_down(E, E->acc[a], offset))) return false;
+      if (!ptx_emit_accumulator_combine(E, plan, a, shuffle_down(E, E->acc[a], offset))) return false;
   PtxLabel next = ptx_label_new(E->b, "next");
   if (threads > WARP) {
     if (!block_combine_emit(E, plan, threads, tid, next)) return false;
@@ -984,7 +985,7 @@ static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape)
   ptx_label_place(E->b, next);
   /* the shared slots are reused by the next output element */
   if (threads > WARP) ptx_inst(E->b, "bar.sync 0");
-  emit_grid_loop_close(E, &g, stride);
+  ptx_emit_grid_loop_close(E, &g, stride);
   shape->strategy = threads > WARP ? "reduce.block" : "reduce.warp";
   shape->block_threads = threads;
   shape->blocks = n;
@@ -1041,7 +1042,7 @@ bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKerne
                          : k->kind == KERNEL_ROW                                   ? (row ? "row.block" : "row.thread")
                          : k->kind == KERNEL_LOOP                                  ? "loop"
                          : !row                                                    ? "reduce.thread"
-                         : emit_dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? "reduce.block"
+                         : ptx_emit_dims_product(k->reduce_rank, k->reduce_dims) >= 4096 ? "reduce.block"
                                                                                   : "reduce.warp";
   StrBuf what = {0};
   kernel_describe(k, strategy, &what);

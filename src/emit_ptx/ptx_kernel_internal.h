@@ -36,35 +36,35 @@ typedef struct GridLoop {
 } GridLoop;
 
 /* ---- ptx_kernel.c ---- */
-bool emit_is_half(ElementType t);
-PtxReg emit_value_new(Emit *E, ElementType t);
-const char *emit_mov_suffix(PtxRegClass c);
-void emit_reg_move(Emit *E, PtxReg dst, PtxReg src);
-PtxReg emit_half_round(Emit *E, ElementType t, PtxReg f);
+bool ptx_emit_is_half(ElementType t);
+PtxReg ptx_emit_value_new(Emit *E, ElementType t);
+const char *ptx_emit_mov_suffix(PtxRegClass c);
+void ptx_emit_reg_move(Emit *E, PtxReg dst, PtxReg src);
+PtxReg ptx_emit_half_round(Emit *E, ElementType t, PtxReg f);
 /* The ops of `block` whose phase is `phase` (any phase when < 0). */
-bool emit_block_phase(Emit *E, KernelBlock block, int phase);
-void emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order, PtxReg *index);
-int64_t emit_dims_product(int rank, const int64_t *dims);
-void emit_space_order(const Kernel *k, int64_t *order);
-void emit_reduce_order(const Kernel *k, int64_t *order);
-GridLoop emit_grid_loop_open(Emit *E, PtxReg first, int64_t n);
-void emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride);
-PtxReg emit_grid_stride(Emit *E, bool per_block);
-void emit_accumulators_declare(Emit *E);
-bool emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out);
-bool emit_constant_is_identity(const KernelOp *c, Opcode op);
-PtxType emit_shared_type(PtxReg r);
-bool emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other);
+bool ptx_emit_block_phase(Emit *E, KernelBlock block, int phase);
+void ptx_emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order, PtxReg *index);
+int64_t ptx_emit_dims_product(int rank, const int64_t *dims);
+void ptx_emit_space_order(const Kernel *k, int64_t *order);
+void ptx_emit_reduce_order(const Kernel *k, int64_t *order);
+GridLoop ptx_emit_grid_loop_open(Emit *E, PtxReg first, int64_t n);
+void ptx_emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride);
+PtxReg ptx_emit_grid_stride(Emit *E, bool per_block);
+void ptx_emit_accumulators_declare(Emit *E);
+bool ptx_emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out);
+bool ptx_emit_constant_is_identity(const KernelOp *c, Opcode op);
+PtxType ptx_emit_shared_type(PtxReg r);
+bool ptx_emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other);
 
-PtxReg emit_half_widen(Emit *E, ElementType t, PtxReg h);
+PtxReg ptx_emit_half_widen(Emit *E, ElementType t, PtxReg h);
 /* One HLO op through ptx_ops.c's table, operands of operand_type (f16 and
  * bf16 computed in f32 and rounded after). */
-bool emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
+bool ptx_emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
                    const PtxReg *args, PtxReg *out);
 
 /* ---- ptx_int.c: s8/u8/s16/u16 in 32-bit registers, integer power, sign,
  * compare type=TOTALORDER ---- */
-bool emit_is_narrow_int(ElementType t);
+bool ptx_emit_is_narrow_int(ElementType t);
 /* s32 for s8/s16, u32 for u8/u16, t itself otherwise. */
 ElementType ptx_int_wide_type(ElementType t);
 /* A 32-bit result wrapped to narrow t's register form (re-extended). */
@@ -108,6 +108,6 @@ bool ptx_tile_emit(Emit *E, PtxKernelShape *shape);
 /* Whether the only ops reading a value marked in dependent (one that
  * depends on an accumulator of the loop) are the combiners, reading the
  * accumulator itself: a reduction the threads can split. */
-bool emit_only_combiners_read(const Kernel *k, const bool *dependent);
+bool ptx_emit_only_combiners_read(const Kernel *k, const bool *dependent);
 
 #endif

@@ -58,7 +58,7 @@ static bool row_combiner_find(const Kernel *k, const bool *own, int a, Opcode *c
     const KernelOp *c = &k->ops[w->args[0]];
     if (w->block == KBLOCK_PRE) {
       KernelOp init;
-      if (!emit_init_value(k, c, &init)) return false;
+      if (!ptx_emit_init_value(k, c, &init)) return false;
       continue;
     }
     if (c->kop != KOP_HLO || c->arg_count != 2) return false;
@@ -74,7 +74,8 @@ static bool row_combiner_find(const Kernel *k, const bool *own, int a, Opcode *c
     const KernelOp *w = &k->ops[i];
     KernelOp init;
     if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
-        (!emit_init_value(k, &k->ops[w->args[0]], &init) || !emit_constant_is_identity(&init, *combiner)))
+        (!ptx_emit_init_value(k, &k->ops[w->args[0]], &init) ||
+         !ptx_emit_constant_is_identity(&init, *combiner)))
       return false;
   }
   return true;
@@ -95,7 +96,7 @@ bool ptx_row_plan_make(const Kernel *k, RowPlan *plan) {
     if (acc_phase[a] >= 0) ok = row_combiner_find(k, own, a, &plan->combiner[a]);
   }
   /* inside a phase only the combiner may read that phase's accumulators */
-  ok = ok && emit_only_combiners_read(k, own);
+  ok = ok && ptx_emit_only_combiners_read(k, own);
   free(own);
   return ok;
 }
@@ -113,17 +114,17 @@ static void row_space_order(const Kernel *k, int64_t *order) {
 static bool phase_loop_emit(Emit *E, PtxReg first, PtxReg step, int phase) {
   const Kernel *k = E->k;
   int64_t order[AXLE_MAX_RANK];
-  emit_reduce_order(k, order);
-  GridLoop g = emit_grid_loop_open(E, first, emit_dims_product(k->reduce_rank, k->reduce_dims));
-  emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
-  if (!emit_block_phase(E, k->phase_blocks[phase], phase)) return false;
-  emit_grid_loop_close(E, &g, step);
+  ptx_emit_reduce_order(k, order);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, ptx_emit_dims_product(k->reduce_rank, k->reduce_dims));
+  ptx_emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
+  if (!ptx_emit_block_phase(E, k->phase_blocks[phase], phase)) return false;
+  ptx_emit_grid_loop_close(E, &g, step);
   return true;
 }
 
 /* Lane l takes lane l ^ offset's value, 32 or 64 bits. */
 static PtxReg shuffle_xor(Emit *E, PtxReg v, int offset) {
-  PtxReg out = ptx_reg_new(E->b, emit_shared_type(v));
+  PtxReg out = ptx_reg_new(E->b, ptx_emit_shared_type(v));
   if (v.cls == PTX_REG_F32 || v.cls == PTX_REG_B32) {
     ptx_inst(E->b, "shfl.sync.bfly.b32 $r, $r, $d, 31, -1", out, v, offset);
     return out;
@@ -145,7 +146,8 @@ static bool phase_combine_emit(Emit *E, const RowPlan *plan, const int *acc_phas
   const Kernel *k = E->k;
   for (int offset = WARP / 2; offset > 0; offset /= 2)
     for (int a = 0; a < k->acc_count; a++)
-      if (acc_phase[a] == phase && !emit_accumulator_combine(E, plan, a, shuffle_xor(E, E->acc[a], offset)))
+      if (acc_phase[a] == phase &&
+          !ptx_emit_accumulator_combine(E, plan, a, shuffle_xor(E, E->acc[a], offset)))
         return false;
   if (threads == WARP) return true;
   PtxReg warp = ptx_reg_new(E->b, PTX_U32), lane = ptx_reg_new(E->b, PTX_U32), p = ptx_reg_new(E->b, PTX_PRED);
@@ -160,8 +162,8 @@ static bool phase_combine_emit(Emit *E, const RowPlan *plan, const int *acc_phas
     slot_name(a, name, sizeof name);
     PtxReg base = ptx_reg_new(E->b, PTX_U32), at = ptx_reg_new(E->b, PTX_U32);
     ptx_inst(E->b, "mov.u32 $r, $s", base, name);
-    ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", at, warp, ptx_type_byte_size(emit_shared_type(E->acc[a])), base);
-    ptx_inst(E->b, "st.shared$s [$r], $r", emit_mov_suffix(E->acc[a].cls), at, E->acc[a]);
+    ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", at, warp, ptx_type_byte_size(ptx_emit_shared_type(E->acc[a])), base);
+    ptx_inst(E->b, "st.shared$s [$r], $r", ptx_emit_mov_suffix(E->acc[a].cls), at, E->acc[a]);
   }
   ptx_label_place(E->b, stored);
   ptx_inst(E->b, "bar.sync 0");
@@ -169,12 +171,12 @@ static bool phase_combine_emit(Emit *E, const RowPlan *plan, const int *acc_phas
     if (acc_phase[a] != phase) continue;
     char name[32];
     slot_name(a, name, sizeof name);
-    int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
-    ptx_inst(E->b, "ld.shared$s $r, [$s]", emit_mov_suffix(E->acc[a].cls), E->acc[a], name);
+    int bytes = ptx_type_byte_size(ptx_emit_shared_type(E->acc[a]));
+    ptx_inst(E->b, "ld.shared$s $r, [$s]", ptx_emit_mov_suffix(E->acc[a].cls), E->acc[a], name);
     for (int w = 1; w < threads / WARP; w++) {
-      PtxReg other = ptx_reg_new(E->b, emit_shared_type(E->acc[a]));
-      ptx_inst(E->b, "ld.shared$s $r, [$s+$d]", emit_mov_suffix(E->acc[a].cls), other, name, w * bytes);
-      if (!emit_accumulator_combine(E, plan, a, other)) return false;
+      PtxReg other = ptx_reg_new(E->b, ptx_emit_shared_type(E->acc[a]));
+      ptx_inst(E->b, "ld.shared$s $r, [$s+$d]", ptx_emit_mov_suffix(E->acc[a].cls), other, name, w * bytes);
+      if (!ptx_emit_accumulator_combine(E, plan, a, other)) return false;
     }
   }
   /* the slots are written again by the next phase or row */
@@ -184,30 +186,30 @@ static bool phase_combine_emit(Emit *E, const RowPlan *plan, const int *acc_phas
 
 static bool row_block_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
-  int64_t row = emit_dims_product(k->reduce_rank, k->reduce_dims);
+  int64_t n = ptx_emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  int64_t row = ptx_emit_dims_product(k->reduce_rank, k->reduce_dims);
   int threads = row >= ROW_BLOCK_MIN_ELEMENTS ? ROW_BLOCK_THREADS : WARP;
   int acc_phase[AXLE_MAX_RANK];
   for (int a = 0; a < k->acc_count; a++) acc_phase[a] = accumulator_phase(k, a);
   PtxReg tid = ptx_reg_new(E->b, PTX_U32), tid64 = ptx_reg_new(E->b, PTX_U64), block = ptx_reg_new(E->b, PTX_U32);
-  PtxReg first = ptx_reg_new(E->b, PTX_U64), stride = emit_grid_stride(E, true), p = ptx_reg_new(E->b, PTX_PRED);
+  PtxReg first = ptx_reg_new(E->b, PTX_U64), stride = ptx_emit_grid_stride(E, true), p = ptx_reg_new(E->b, PTX_PRED);
   PtxReg step = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u32 $r, %tid.x", tid);
   ptx_inst(E->b, "cvt.u64.u32 $r, $r", tid64, tid);
   ptx_inst(E->b, "mov.u32 $r, %ctaid.x", block);
   ptx_inst(E->b, "cvt.u64.u32 $r, $r", first, block);
   ptx_inst(E->b, "mov.u64 $r, $d", step, threads);
-  emit_accumulators_declare(E);
+  ptx_emit_accumulators_declare(E);
   for (int a = 0; threads > WARP && a < k->acc_count; a++) {
     char name[32];
     slot_name(a, name, sizeof name);
-    if (acc_phase[a] >= 0) ptx_shared_declare(E->b, name, emit_shared_type(E->acc[a]), threads / WARP, 8);
+    if (acc_phase[a] >= 0) ptx_shared_declare(E->b, name, ptx_emit_shared_type(E->acc[a]), threads / WARP, 8);
   }
   row_space_order(k, order);
   ptx_comment(E->b, "one row per block; each REDUCE phase ends with every thread holding the row's total");
-  GridLoop g = emit_grid_loop_open(E, first, n);
-  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
-  if (!emit_block_phase(E, KBLOCK_PRE, -1)) return false;
+  GridLoop g = ptx_emit_grid_loop_open(E, first, n);
+  ptx_emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  if (!ptx_emit_block_phase(E, KBLOCK_PRE, -1)) return false;
   for (int phase = 0; phase < k->phase_count; phase++) {
     if (!phase_loop_emit(E, tid64, step, phase)) return false;
     if (k->phase_blocks[phase] == KBLOCK_REDUCE && !phase_combine_emit(E, plan, acc_phase, phase, threads, tid))
@@ -216,9 +218,9 @@ static bool row_block_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) 
   PtxLabel next = ptx_label_new(E->b, "next");
   ptx_inst(E->b, "setp.ne.u32 $r, $r, 0", p, tid);
   ptx_inst(E->b, "@$r bra $l", p, next);
-  if (!emit_block_phase(E, KBLOCK_POST, -1)) return false;
+  if (!ptx_emit_block_phase(E, KBLOCK_POST, -1)) return false;
   ptx_label_place(E->b, next);
-  emit_grid_loop_close(E, &g, stride);
+  ptx_emit_grid_loop_close(E, &g, stride);
   shape->strategy = "row.block";
   shape->block_threads = threads;
   shape->blocks = n;
@@ -227,21 +229,21 @@ static bool row_block_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) 
 
 static bool row_thread_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
-  PtxReg thread = ptx_global_thread_index(E->b), stride = emit_grid_stride(E, false);
+  int64_t n = ptx_emit_dims_product(k->rank, k->dims), order[AXLE_MAX_RANK];
+  PtxReg thread = ptx_global_thread_index(E->b), stride = ptx_emit_grid_stride(E, false);
   PtxReg zero = ptx_reg_new(E->b, PTX_U64), one = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u64 $r, 0", zero);
   ptx_inst(E->b, "mov.u64 $r, 1", one);
-  emit_accumulators_declare(E);
+  ptx_emit_accumulators_declare(E);
   row_space_order(k, order);
   ptx_comment(E->b, "one row per thread; the phases in order");
-  GridLoop g = emit_grid_loop_open(E, thread, n);
-  emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
-  if (!emit_block_phase(E, KBLOCK_PRE, -1)) return false;
+  GridLoop g = ptx_emit_grid_loop_open(E, thread, n);
+  ptx_emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
+  if (!ptx_emit_block_phase(E, KBLOCK_PRE, -1)) return false;
   for (int phase = 0; phase < k->phase_count; phase++)
     if (!phase_loop_emit(E, zero, one, phase)) return false;
-  if (!emit_block_phase(E, KBLOCK_POST, -1)) return false;
-  emit_grid_loop_close(E, &g, stride);
+  if (!ptx_emit_block_phase(E, KBLOCK_POST, -1)) return false;
+  ptx_emit_grid_loop_close(E, &g, stride);
   shape->strategy = "row.thread";
   shape->block_threads = LOOP_THREADS;
   shape->blocks = (n + LOOP_THREADS - 1) / LOOP_THREADS;

@@ -4,13 +4,13 @@
 
 #include "emit_ptx/ptx_serial.h"
 
-PtxReg serial_s64(PtxBuilder *b, int64_t value) {
+PtxReg ptx_serial_s64(PtxBuilder *b, int64_t value) {
   PtxReg r = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "mov.s64 $r, $D", r, value);
   return r;
 }
 
-PtxReg serial_f64(PtxBuilder *b, double value) { return ptx_f64_constant(b, value); }
+PtxReg ptx_serial_f64(PtxBuilder *b, double value) { return ptx_f64_constant(b, value); }
 
 static void loop_test(PtxBuilder *b, SerialLoop *loop) {
   ptx_label_place(b, loop->top);
@@ -19,7 +19,7 @@ static void loop_test(PtxBuilder *b, SerialLoop *loop) {
   ptx_inst(b, "@$r bra $l", past, loop->done);
 }
 
-SerialLoop serial_loop_begin(PtxBuilder *b, PtxReg start, PtxReg end, const PtxReg *step) {
+SerialLoop ptx_serial_loop_begin(PtxBuilder *b, PtxReg start, PtxReg end, const PtxReg *step) {
   SerialLoop loop = {.var = ptx_reg_new(b, PTX_S64), .end = end, .has_step = step != NULL};
   if (step) loop.step = *step;
   loop.top = ptx_label_new(b, "loop");
@@ -29,30 +29,30 @@ SerialLoop serial_loop_begin(PtxBuilder *b, PtxReg start, PtxReg end, const PtxR
   return loop;
 }
 
-void serial_loop_end(PtxBuilder *b, SerialLoop *loop) {
+void ptx_serial_loop_end(PtxBuilder *b, SerialLoop *loop) {
   if (loop->has_step) ptx_inst(b, "add.s64 $r, $r, $r", loop->var, loop->var, loop->step);
   else ptx_inst(b, "add.s64 $r, $r, 1", loop->var, loop->var);
   ptx_inst(b, "bra.uni $l", loop->top);
   ptx_label_place(b, loop->done);
 }
 
-SerialLoop serial_grid_loop_begin(PtxBuilder *b, int64_t total) {
+SerialLoop ptx_serial_grid_loop_begin(PtxBuilder *b, int64_t total) {
   PtxReg first = ptx_global_thread_index(b);
   PtxReg blocks = ptx_reg_new(b, PTX_U32), threads = ptx_reg_new(b, PTX_U32), step = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "mov.u32 $r, %nctaid.x", blocks);
   ptx_inst(b, "mov.u32 $r, %ntid.x", threads);
   ptx_inst(b, "mul.wide.u32 $r, $r, $r", step, blocks, threads);
-  PtxReg end = serial_s64(b, total);
-  return serial_loop_begin(b, first, end, &step);
+  PtxReg end = ptx_serial_s64(b, total);
+  return ptx_serial_loop_begin(b, first, end, &step);
 }
 
-bool serial_type_ok(ElementType t) {
+bool ptx_serial_type_ok(ElementType t) {
   return t == TYPE_F32 || t == TYPE_F64 || t == TYPE_C64 || t == TYPE_C128;
 }
 
 static bool is_single(ElementType t) { return t == TYPE_F32 || t == TYPE_C64; }
 
-PtxReg serial_load(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part) {
+PtxReg ptx_serial_load(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part) {
   int component = is_single(t) ? 4 : 8;
   PtxReg at = ptx_element_address(b, base, index, type_byte_size(t));
   PtxReg value = ptx_reg_new(b, PTX_F64);
@@ -66,7 +66,7 @@ PtxReg serial_load(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int 
   return value;
 }
 
-void serial_store(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part, PtxReg value) {
+void ptx_serial_store(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part, PtxReg value) {
   int component = is_single(t) ? 4 : 8;
   PtxReg at = ptx_element_address(b, base, index, type_byte_size(t));
   if (is_single(t)) {
@@ -78,13 +78,13 @@ void serial_store(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int p
   }
 }
 
-PtxReg serial_mad(PtxBuilder *b, PtxReg a, int64_t scale, PtxReg c) {
+PtxReg ptx_serial_mad(PtxBuilder *b, PtxReg a, int64_t scale, PtxReg c) {
   PtxReg r = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", r, a, scale, c);
   return r;
 }
 
-PtxReg serial_mad_reg(PtxBuilder *b, PtxReg a, PtxReg scale, PtxReg c) {
+PtxReg ptx_serial_mad_reg(PtxBuilder *b, PtxReg a, PtxReg scale, PtxReg c) {
   PtxReg r = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "mad.lo.s64 $r, $r, $r, $r", r, a, scale, c);
   return r;

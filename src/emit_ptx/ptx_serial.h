@@ -10,8 +10,8 @@
 
 #include "emit_ptx/ptx_builder.h"
 
-PtxReg serial_s64(PtxBuilder *b, int64_t value);   /* mov.s64 of an immediate */
-PtxReg serial_f64(PtxBuilder *b, double value);    /* mov.f64 of the exact bits */
+PtxReg ptx_serial_s64(PtxBuilder *b, int64_t value);   /* mov.s64 of an immediate */
+PtxReg ptx_serial_f64(PtxBuilder *b, double value);    /* mov.f64 of the exact bits */
 
 /* for (var = start; var < end; var += step): begin places the test, end
  * the increment and the back edge. step NULL means 1. */
@@ -21,22 +21,22 @@ typedef struct SerialLoop {
   PtxLabel top, done;
 } SerialLoop;
 
-SerialLoop serial_loop_begin(PtxBuilder *b, PtxReg start, PtxReg end, const PtxReg *step);
-void serial_loop_end(PtxBuilder *b, SerialLoop *loop);
+SerialLoop ptx_serial_loop_begin(PtxBuilder *b, PtxReg start, PtxReg end, const PtxReg *step);
+void ptx_serial_loop_end(PtxBuilder *b, SerialLoop *loop);
 /* The grid-stride loop over [0, total): var is the item this thread takes,
  * so any grid the launch is capped to is correct. */
-SerialLoop serial_grid_loop_begin(PtxBuilder *b, int64_t total);
+SerialLoop ptx_serial_grid_loop_begin(PtxBuilder *b, int64_t total);
 
 /* Element `index` of an array of element type t at base (a global
  * address), as f64; part 1 is the imaginary part of a complex element
  * (part 0 its real part; a real element has only part 0). */
-PtxReg serial_load(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part);
-void serial_store(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part, PtxReg value);
-/* The types serial_load and serial_store handle: f32, f64, c64, c128. */
-bool serial_type_ok(ElementType t);
+PtxReg ptx_serial_load(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part);
+void ptx_serial_store(PtxBuilder *b, PtxReg base, PtxReg index, ElementType t, int part, PtxReg value);
+/* The types ptx_serial_load and ptx_serial_store handle: f32, f64, c64, c128. */
+bool ptx_serial_type_ok(ElementType t);
 
 /* a * b + c on .s64 registers, into a new register. */
-PtxReg serial_mad(PtxBuilder *b, PtxReg a, int64_t scale, PtxReg c);
-PtxReg serial_mad_reg(PtxBuilder *b, PtxReg a, PtxReg scale, PtxReg c);
+PtxReg ptx_serial_mad(PtxBuilder *b, PtxReg a, int64_t scale, PtxReg c);
+PtxReg ptx_serial_mad_reg(PtxBuilder *b, PtxReg a, PtxReg scale, PtxReg c);
 
 #endif

@@ -26,7 +26,7 @@
  *                 so that reading a column of the tile hits 32 different
  *                 banks. Both global reads and writes are coalesced.
  *
- * Both reuse the emitter's op walk (emit_block_phase) unchanged: the
+ * Both reuse the emitter's op walk (ptx_emit_block_phase) unchanged: the
  * transpose's read and write halves run derived kernels in which a tiled
  * load's value passes through an accumulator register (an ACC_WRITE in
  * PRE is a move into it, an ACC_READ a move out of it). */
@@ -72,7 +72,8 @@ static bool column_combiner_find(const Kernel *k, const bool *acc_dep, int a, Op
     const KernelOp *w = &k->ops[i];
     KernelOp init;
     if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
-        (!emit_init_value(k, &k->ops[w->args[0]], &init) || !emit_constant_is_identity(&init, *combiner)))
+        (!ptx_emit_init_value(k, &k->ops[w->args[0]], &init) ||
+         !ptx_emit_constant_is_identity(&init, *combiner)))
       return false;
   }
   return true;
@@ -83,7 +84,7 @@ static bool column_combiner_find(const Kernel *k, const bool *acc_dep, int a, Op
  * neighbouring addresses. */
 static bool loads_are_columns(const Kernel *k) {
   int64_t order[AXLE_MAX_RANK];
-  emit_space_order(k, order);
+  ptx_emit_space_order(k, order);
   int columns = 0;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
@@ -112,7 +113,7 @@ static bool column_plan_make(const Kernel *k, RowPlan *plan) {
     plan->combiner[a] = OP_ADD;
     ok = k->acc_types[a] != TYPE_PRED && column_combiner_find(k, acc_dep, a, &plan->combiner[a]);
   }
-  ok = ok && emit_only_combiners_read(k, acc_dep);
+  ok = ok && ptx_emit_only_combiners_read(k, acc_dep);
   free(acc_dep);
   return ok;
 }
@@ -124,13 +125,13 @@ static bool column_plan_make(const Kernel *k, RowPlan *plan) {
 static bool column_loop_emit(Emit *E, PtxReg first, int step) {
   const Kernel *k = E->k;
   int64_t order[AXLE_MAX_RANK];
-  emit_reduce_order(k, order);
+  ptx_emit_reduce_order(k, order);
   PtxReg step_reg = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mov.u64 $r, $d", step_reg, step);
-  GridLoop g = emit_grid_loop_open(E, first, emit_dims_product(k->reduce_rank, k->reduce_dims));
-  emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
-  if (!emit_block_phase(E, KBLOCK_REDUCE, -1)) return false;
-  emit_grid_loop_close(E, &g, step_reg);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, ptx_emit_dims_product(k->reduce_rank, k->reduce_dims));
+  ptx_emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
+  if (!ptx_emit_block_phase(E, KBLOCK_REDUCE, -1)) return false;
+  ptx_emit_grid_loop_close(E, &g, step_reg);
   return true;
 }
 
@@ -142,11 +143,11 @@ static void column_partials_store(Emit *E, PtxReg tid) {
   for (int a = 0; a < E->k->acc_count; a++) {
     char name[32];
     column_slot_name(a, name, sizeof name);
-    int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
+    int bytes = ptx_type_byte_size(ptx_emit_shared_type(E->acc[a]));
     PtxReg base = ptx_reg_new(E->b, PTX_U32), at = ptx_reg_new(E->b, PTX_U32);
     ptx_inst(E->b, "mov.u32 $r, $s", base, name);
     ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", at, tid, bytes, base);
-    ptx_inst(E->b, "st.shared$s [$r], $r", emit_mov_suffix(E->acc[a].cls), at, E->acc[a]);
+    ptx_inst(E->b, "st.shared$s [$r], $r", ptx_emit_mov_suffix(E->acc[a].cls), at, E->acc[a]);
   }
   ptx_inst(E->b, "bar.sync 0");
 }
@@ -157,28 +158,29 @@ static bool column_finish_emit(Emit *E, const RowPlan *plan, int slices, PtxReg 
   for (int a = 0; a < E->k->acc_count; a++) {
     char name[32];
     column_slot_name(a, name, sizeof name);
-    int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
+    int bytes = ptx_type_byte_size(ptx_emit_shared_type(E->acc[a]));
     PtxReg base = ptx_reg_new(E->b, PTX_U32), at = ptx_reg_new(E->b, PTX_U32);
     ptx_inst(E->b, "mov.u32 $r, $s", base, name);
     ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", at, lane, bytes, base);
     for (int s = 1; s < slices; s++) {
-      PtxReg other = ptx_reg_new(E->b, emit_shared_type(E->acc[a]));
-      ptx_inst(E->b, "ld.shared$s $r, [$r+$d]", emit_mov_suffix(E->acc[a].cls), other, at, s * TILE * bytes);
-      if (!emit_accumulator_combine(E, plan, a, other)) return false;
+      PtxReg other = ptx_reg_new(E->b, ptx_emit_shared_type(E->acc[a]));
+      ptx_inst(E->b, "ld.shared$s $r, [$r+$d]", ptx_emit_mov_suffix(E->acc[a].cls), other, at,
+               s * TILE * bytes);
+      if (!ptx_emit_accumulator_combine(E, plan, a, other)) return false;
     }
   }
-  return emit_block_phase(E, KBLOCK_POST, -1);
+  return ptx_emit_block_phase(E, KBLOCK_POST, -1);
 }
 
 static bool column_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
   const Kernel *k = E->k;
-  int64_t n = emit_dims_product(k->rank, k->dims), reduced = emit_dims_product(k->reduce_rank, k->reduce_dims);
+  int64_t n = ptx_emit_dims_product(k->rank, k->dims), reduced = ptx_emit_dims_product(k->reduce_rank, k->reduce_dims);
   int slices = reduced < COLUMN_SLICES ? (int)(reduced > 0 ? reduced : 1) : COLUMN_SLICES;
   int64_t tiles = (n + TILE - 1) / TILE, order[AXLE_MAX_RANK];
   PtxBuilder *b = E->b;
   PtxReg tid = ptx_reg_new(b, PTX_U32), lane = ptx_reg_new(b, PTX_U32), slice = ptx_reg_new(b, PTX_U32);
   PtxReg lane64 = ptx_reg_new(b, PTX_U64), slice64 = ptx_reg_new(b, PTX_U64), block = ptx_reg_new(b, PTX_U32);
-  PtxReg first = ptx_reg_new(b, PTX_U64), stride = emit_grid_stride(E, true);
+  PtxReg first = ptx_reg_new(b, PTX_U64), stride = ptx_emit_grid_stride(E, true);
   ptx_inst(b, "mov.u32 $r, %tid.x", tid);
   ptx_inst(b, "and.b32 $r, $r, 31", lane, tid);
   ptx_inst(b, "shr.u32 $r, $r, 5", slice, tid);
@@ -186,22 +188,22 @@ static bool column_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
   ptx_inst(b, "cvt.u64.u32 $r, $r", slice64, slice);
   ptx_inst(b, "mov.u32 $r, %ctaid.x", block);
   ptx_inst(b, "cvt.u64.u32 $r, $r", first, block);
-  emit_accumulators_declare(E);
+  ptx_emit_accumulators_declare(E);
   for (int a = 0; a < k->acc_count; a++) {
     char name[32];
     column_slot_name(a, name, sizeof name);
-    ptx_shared_declare(b, name, emit_shared_type(E->acc[a]), slices * TILE, 8);
+    ptx_shared_declare(b, name, ptx_emit_shared_type(E->acc[a]), slices * TILE, 8);
   }
-  emit_space_order(k, order);
+  ptx_emit_space_order(k, order);
   ptx_comment(b, "32 outputs per block, %d slices of the reduced space; partials meet in shared memory", slices);
-  GridLoop g = emit_grid_loop_open(E, first, tiles);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, tiles);
   PtxReg i = ptx_reg_new(b, PTX_U64), outside = ptx_reg_new(b, PTX_PRED), p = ptx_reg_new(b, PTX_PRED);
   PtxLabel reduced_label = ptx_label_new(b, "reduced"), next = ptx_label_new(b, "next");
   ptx_inst(b, "mad.lo.u64 $r, $r, $d, $r", i, g.i, TILE, lane64);
   ptx_inst(b, "setp.ge.u64 $r, $r, $D", outside, i, n);
   ptx_inst(b, "@$r bra $l", outside, reduced_label);
-  emit_indices_recover(E, i, k->rank, k->dims, order, E->index);
-  if (!emit_block_phase(E, KBLOCK_PRE, -1) || !column_loop_emit(E, slice64, slices)) return false;
+  ptx_emit_indices_recover(E, i, k->rank, k->dims, order, E->index);
+  if (!ptx_emit_block_phase(E, KBLOCK_PRE, -1) || !column_loop_emit(E, slice64, slices)) return false;
   ptx_label_place(b, reduced_label);
   column_partials_store(E, tid);
   ptx_inst(b, "setp.ne.u32 $r, $r, 0", p, slice);
@@ -211,7 +213,7 @@ static bool column_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
   ptx_label_place(b, next);
   /* the slots are written again for the next 32 outputs */
   ptx_inst(b, "bar.sync 0");
-  emit_grid_loop_close(E, &g, stride);
+  ptx_emit_grid_loop_close(E, &g, stride);
   shape->strategy = "reduce.column";
   shape->block_threads = slices * TILE;
   shape->blocks = tiles;
@@ -321,7 +323,7 @@ static void tile_slot_name(int a, char *name, size_t size) { snprintf(name, size
 static PtxReg tile_address(Emit *E, int a, PtxReg row, PtxReg column) {
   char name[32];
   tile_slot_name(a, name, sizeof name);
-  int bytes = ptx_type_byte_size(emit_shared_type(E->acc[a]));
+  int bytes = ptx_type_byte_size(ptx_emit_shared_type(E->acc[a]));
   PtxReg base = ptx_reg_new(E->b, PTX_U32), element = ptx_reg_new(E->b, PTX_U32), at = ptx_reg_new(E->b, PTX_U32);
   ptx_inst(E->b, "mov.u32 $r, $s", base, name);
   ptx_inst(E->b, "mad.lo.u32 $r, $r, $d, $r", element, row, TILE_PITCH, column);
@@ -366,10 +368,10 @@ static bool tile_read_emit(Emit *E, const Kernel *reader, const TransposePlan *t
     ptx_inst(E->b, "add.u32 $r, $r, $d", local, c->warp, row);
     tile_point_set(E, t, c, true, row, skip);
     E->k = reader;
-    ok = emit_block_phase(E, KBLOCK_PRE, -1);
+    ok = ptx_emit_block_phase(E, KBLOCK_PRE, -1);
     E->k = k;
     for (int a = 0; ok && a < t->load_count; a++)
-      ptx_inst(E->b, "st.shared$s [$r], $r", emit_mov_suffix(E->acc[a].cls), tile_address(E, a, local, c->lane),
+      ptx_inst(E->b, "st.shared$s [$r], $r", ptx_emit_mov_suffix(E->acc[a].cls), tile_address(E, a, local, c->lane),
                E->acc[a]);
     ptx_label_place(E->b, skip);
   }
@@ -389,10 +391,10 @@ static bool tile_write_emit(Emit *E, const Kernel *writer, const TransposePlan *
     ptx_inst(E->b, "add.u32 $r, $r, $d", local, c->warp, row);
     tile_point_set(E, t, c, false, row, skip);
     for (int a = 0; a < t->load_count; a++)
-      ptx_inst(E->b, "ld.shared$s $r, [$r]", emit_mov_suffix(E->acc[a].cls), E->acc[a],
+      ptx_inst(E->b, "ld.shared$s $r, [$r]", ptx_emit_mov_suffix(E->acc[a].cls), E->acc[a],
                tile_address(E, a, c->lane, local));
     E->k = writer;
-    ok = emit_block_phase(E, KBLOCK_PRE, -1);
+    ok = ptx_emit_block_phase(E, KBLOCK_PRE, -1);
     E->k = k;
     ptx_label_place(E->b, skip);
   }
@@ -414,8 +416,8 @@ static void tile_corner_recover(Emit *E, const TransposePlan *t, PtxReg tile, Ti
   ptx_inst(E->b, "div.u64 $r, $r, $D", q, tile, tiles_out);
   ptx_inst(E->b, "rem.u64 $r, $r, $D", tile_in, q, tiles_in);
   ptx_inst(E->b, "div.u64 $r, $r, $D", rest, q, tiles_in);
-  emit_space_order(k, order);
-  emit_indices_recover(E, rest, k->rank, rest_dims, order, E->index);
+  ptx_emit_space_order(k, order);
+  ptx_emit_indices_recover(E, rest, k->rank, rest_dims, order, E->index);
   c->in0 = ptx_reg_new(E->b, PTX_U64);
   c->out0 = ptx_reg_new(E->b, PTX_U64);
   ptx_inst(E->b, "mul.lo.u64 $r, $r, $d", c->in0, tile_in, TILE);
@@ -425,12 +427,12 @@ static void tile_corner_recover(Emit *E, const TransposePlan *t, PtxReg tile, Ti
 static bool transpose_emit(Emit *E, const TransposePlan *t, PtxKernelShape *shape) {
   const Kernel *k = E->k;
   PtxBuilder *b = E->b;
-  int64_t tiles = emit_dims_product(k->rank, k->dims) / (k->dims[t->dim_in] * k->dims[t->dim_out]) *
+  int64_t tiles = ptx_emit_dims_product(k->rank, k->dims) / (k->dims[t->dim_in] * k->dims[t->dim_out]) *
                   ((k->dims[t->dim_in] + TILE - 1) / TILE) * ((k->dims[t->dim_out] + TILE - 1) / TILE);
   TileCorner c = {.lane = ptx_reg_new(b, PTX_U32), .warp = ptx_reg_new(b, PTX_U32),
                   .lane64 = ptx_reg_new(b, PTX_U64), .warp64 = ptx_reg_new(b, PTX_U64)};
   PtxReg tid = ptx_reg_new(b, PTX_U32), block = ptx_reg_new(b, PTX_U32), first = ptx_reg_new(b, PTX_U64);
-  PtxReg stride = emit_grid_stride(E, true);
+  PtxReg stride = ptx_emit_grid_stride(E, true);
   ptx_inst(b, "mov.u32 $r, %tid.x", tid);
   ptx_inst(b, "and.b32 $r, $r, 31", c.lane, tid);
   ptx_inst(b, "shr.u32 $r, $r, 5", c.warp, tid);
@@ -441,20 +443,20 @@ static bool transpose_emit(Emit *E, const TransposePlan *t, PtxKernelShape *shap
   for (int a = 0; a < t->load_count; a++) {
     char name[32];
     tile_slot_name(a, name, sizeof name);
-    E->acc[a] = emit_value_new(E, k->ops[t->loads[a]].type);
-    ptx_shared_declare(b, name, emit_shared_type(E->acc[a]), TILE * TILE_PITCH, 8);
+    E->acc[a] = ptx_emit_value_new(E, k->ops[t->loads[a]].type);
+    ptx_shared_declare(b, name, ptx_emit_shared_type(E->acc[a]), TILE * TILE_PITCH, 8);
   }
   Kernel *reader = reader_kernel_make(k, t), *writer = writer_kernel_make(k, t);
   ptx_comment(b, "32x32 tiles of dims %d (read along) and %d (written along) through shared memory", t->dim_in,
               t->dim_out);
-  GridLoop g = emit_grid_loop_open(E, first, tiles);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, tiles);
   tile_corner_recover(E, t, g.i, &c);
   bool ok = tile_read_emit(E, reader, t, &c);
   ptx_inst(b, "bar.sync 0");
   ok = ok && tile_write_emit(E, writer, t, &c);
   /* the tiles are written again for the next tile */
   ptx_inst(b, "bar.sync 0");
-  emit_grid_loop_close(E, &g, stride);
+  ptx_emit_grid_loop_close(E, &g, stride);
   derived_kernel_free(reader);
   derived_kernel_free(writer);
   shape->strategy = "transpose.tile";

@@ -59,7 +59,7 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
     b.kind = BINDING_CONSTANT;
     b.data = malloc(bytes ? bytes : 1);
     if (!b.data) return status_error(c->st, STATUS_OUT_OF_MEMORY, "out of memory: a constant of %zu bytes", bytes);
-    if (relayout) relayout_copy(s->shape, lit->data, b.data, true);
+    if (relayout) host_buffer_relayout_copy(s->shape, lit->data, b.data, true);
     else if (bytes) memcpy(b.data, lit->data, bytes);
   } else if (s->kind == BUFFER_TEMP) {
     b.kind = BINDING_TEMP;
@@ -144,7 +144,8 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
       if (in->shape.element_size_bits) ok = cpu_refuse(c, inst, "a fused constant in a packed layout (E(n))");
       size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
       CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
-      if (!shape_is_row_major(&in->shape)) relayout_copy(&in->shape, in->constant->data, b.data, true);
+      if (!shape_is_row_major(&in->shape))
+        host_buffer_relayout_copy(&in->shape, in->constant->data, b.data, true);
       else if (bytes) memcpy(b.data, in->constant->data, bytes);
       s->buffers[i] = cpu_program_add_binding(c->p, &b);
     } else if (computed && in->source == computed) {

@@ -116,7 +116,7 @@ ProductArithmetic product_arithmetic_of(ElementType result);
 void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
 /* The offsets, in s's layout, of every index over dims[0..n) (row-major
  * over that list); *count of them. malloc'd. */
-int64_t *offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count);
+int64_t *product_offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count);
 /* Element `offset` of src (type from) into element `at` of a gathered
  * batch, converted to the plan's arithmetic. */
 void product_element_load(const ProductPlan *p, ElementType from, const void *src, int64_t offset, void *dst,

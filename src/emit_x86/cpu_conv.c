@@ -216,7 +216,7 @@ static ProductPlan *conv_product_plan(const Instruction *conv) {
   row_dims[0] = cd->output_batch;
   for (int s = 0; s < g->spatial_count; s++) row_dims[1 + s] = cd->output_spatial[s];
   p->c[0] = stride_table(p->batch, p->n * out_strides[cd->output_feature]);
-  p->c[1] = offset_table_create(out, row_dims, 1 + g->spatial_count, &p->m);
+  p->c[1] = product_offset_table_create(out, row_dims, 1 + g->spatial_count, &p->m);
   p->c[2] = stride_table(p->n, out_strides[cd->output_feature]);
   return p;
 }

@@ -106,15 +106,15 @@ static ProductPlan *dot_product_plan(const Instruction *dot, int64_t rhs_skip, i
   p->result_type = out->type;
   p->arithmetic = product_arithmetic_of(out->type);
   int64_t unused;
-  p->a[0] = offset_table_create(lhs, dd->lhs_batch.values, nb, &p->batch);
-  p->a[1] = offset_table_create(lhs, lfree, nm, &p->m);
-  p->a[2] = offset_table_create(lhs, dd->lhs_contracting.values, nk, &p->k);
-  p->b[0] = offset_table_create(rhs, dd->rhs_batch.values, nb, &unused);
-  p->b[1] = offset_table_create(rhs, dd->rhs_contracting.values, nk, &unused);
-  p->b[2] = offset_table_create(rhs, rfree, nn, &p->n);
-  p->c[0] = offset_table_create(out, ob, nb, &unused);
-  p->c[1] = offset_table_create(out, om, nm, &unused);
-  p->c[2] = offset_table_create(out, on, nn, &unused);
+  p->a[0] = product_offset_table_create(lhs, dd->lhs_batch.values, nb, &p->batch);
+  p->a[1] = product_offset_table_create(lhs, lfree, nm, &p->m);
+  p->a[2] = product_offset_table_create(lhs, dd->lhs_contracting.values, nk, &p->k);
+  p->b[0] = product_offset_table_create(rhs, dd->rhs_batch.values, nb, &unused);
+  p->b[1] = product_offset_table_create(rhs, dd->rhs_contracting.values, nk, &unused);
+  p->b[2] = product_offset_table_create(rhs, rfree, nn, &p->n);
+  p->c[0] = product_offset_table_create(out, ob, nb, &unused);
+  p->c[1] = product_offset_table_create(out, om, nm, &unused);
+  p->c[2] = product_offset_table_create(out, on, nn, &unused);
   return p;
 }
 
@@ -164,7 +164,7 @@ static int fused_constant_binding(CpuCompile *c, const Literal *lit, const Shape
   if (!lit || shape_is_tuple(&lit->shape) || shape->element_size_bits) return -1;
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
   CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
-  relayout_copy(shape, lit->data, b.data, true);
+  host_buffer_relayout_copy(shape, lit->data, b.data, true);
   return cpu_program_add_binding(c->p, &b);
 }
 

@@ -132,7 +132,7 @@ void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
   }
 }
 
-int64_t *offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count) {
+int64_t *product_offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count) {
   int64_t strides[AXLE_MAX_RANK], extents[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0};
   layout_strides(s, strides);
   *count = 1;

@@ -375,7 +375,7 @@ static int64_t split_chunks_of(KernelX86 *x) {
 static bool check_buffers(const Kernel *k, Status *st) {
   for (int b = 0; b < k->input_count + k->output_count; b++) {
     const Shape *s = b < k->input_count ? &k->inputs[b].shape : &k->outputs[b - k->input_count].shape;
-    if (value_class_of(s->type) == VALUE_NONE || s->element_size_bits)
+    if (kernel_x86_value_class_of(s->type) == VALUE_NONE || s->element_size_bits)
       return status_error(st, STATUS_UNSUPPORTED, "kernel %s: buffers of %s have no x86 code yet", k->name,
                           type_name(s->type));
   }

@@ -18,7 +18,7 @@ static bool refuse(KernelX86 *x, int i, const char *why) {
                       x->k->name, opcode_name(op->op), type_name(from), type_name(op->type), i, why);
 }
 
-static bool is_float(ElementType t) { return value_class_of(t) == VALUE_XMM; }
+static bool is_float(ElementType t) { return kernel_x86_value_class_of(t) == VALUE_XMM; }
 static bool is_unsigned_or_pred(ElementType t) { return t == TYPE_PRED || type_kind(t) == TYPE_KIND_UINT; }
 
 /* Local copies of the fetch/define helpers (kept static in each file so

@@ -77,7 +77,7 @@ typedef struct KernelX86 {
 } KernelX86;
 
 /* kernel_x86_regalloc.c: classes, live intervals, and a home per value. */
-ValueClass value_class_of(ElementType t);
+ValueClass kernel_x86_value_class_of(ElementType t);
 bool kernel_x86_allocate(KernelX86 *x);
 
 /* kernel_x86_ops.c: the code of one kernel op; false (st set) when the op

@@ -62,7 +62,7 @@ int math_scope_begin(const MathBuilder *b) { return b->next_slot; }
 
 MathValue math_scope_end(MathBuilder *b, int scope, MathValue result) {
   if (result != scope && b->width) {
-    lanes_move(b, scope, result);
+    math_lanes_move(b, scope, result);
   } else if (result != scope) {
     EMIT(X86_MOV, reg(X86_RAX), math_slot_operand(b, result, 8));
     EMIT(X86_MOV, math_slot_operand(b, scope, 8), reg(X86_RAX));
@@ -75,7 +75,7 @@ static X86Operand slot32(const MathBuilder *b, MathValue v) { return math_slot_o
 static X86Operand slot64(const MathBuilder *b, MathValue v) { return math_slot_operand(b, v, 8); }
 
 MathValue math_input(MathBuilder *b, X86Operand input, bool f64) {
-  if (b->width) return f64 ? lanes_unsupported(b, "an f64 input") : lanes_input(b, input);
+  if (b->width) return f64 ? math_lanes_unsupported(b, "an f64 input") : math_lanes_input(b, input);
   MathValue v = math_value_new(b);
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), input);
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, f64 ? slot64(b, v) : slot32(b, v), reg(KX_XMM_SCRATCH0));
@@ -84,7 +84,7 @@ MathValue math_input(MathBuilder *b, X86Operand input, bool f64) {
 
 void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64) {
   if (b->width) {
-    lanes_output(b, v, x86_reg_number(into));
+    math_lanes_output(b, v, x86_reg_number(into));
     return;
   }
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(into), f64 ? slot64(b, v) : slot32(b, v));
@@ -92,32 +92,32 @@ void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64) {
 
 /* ---- constants ---- */
 
-MathValue constant_i32(MathBuilder *b, int32_t c) {
-  if (b->width) return lanes_constant(b, (uint32_t)c);
+MathValue math_constant_i32(MathBuilder *b, int32_t c) {
+  if (b->width) return math_lanes_constant(b, (uint32_t)c);
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), x86_imm(c));
   EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
   return v;
 }
 
-MathValue constant_u64(MathBuilder *b, uint64_t c) {
-  if (b->width) return lanes_unsupported(b, "a u64 or f64 constant");
+MathValue math_constant_u64(MathBuilder *b, uint64_t c) {
+  if (b->width) return math_lanes_unsupported(b, "a u64 or f64 constant");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), x86_imm((int64_t)c));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
   return v;
 }
 
-MathValue constant_f32(MathBuilder *b, float c) {
+MathValue math_constant_f32(MathBuilder *b, float c) {
   uint32_t bits;
   memcpy(&bits, &c, sizeof bits);
-  return constant_i32(b, (int32_t)bits);
+  return math_constant_i32(b, (int32_t)bits);
 }
 
-MathValue constant_f64(MathBuilder *b, double c) {
+MathValue math_constant_f64(MathBuilder *b, double c) {
   uint64_t bits;
   memcpy(&bits, &c, sizeof bits);
-  return constant_u64(b, bits);
+  return math_constant_u64(b, bits);
 }
 
 /* ---- floating point ---- */
@@ -135,7 +135,8 @@ static X86Mnemonic packed_of(X86Mnemonic m) {
 }
 
 static MathValue float_binary(MathBuilder *b, X86Mnemonic m, bool f64, MathValue a, MathValue c) {
-  if (b->width) return f64 ? lanes_unsupported(b, "f64 arithmetic") : lanes_binary(b, packed_of(m), a, c);
+  if (b->width)
+    return f64 ? math_lanes_unsupported(b, "f64 arithmetic") : math_lanes_binary(b, packed_of(m), a, c);
   MathValue v = math_value_new(b);
   int size = f64 ? 8 : 4;
   X86Mnemonic move = f64 ? X86_MOVSD : X86_MOVSS;
@@ -145,47 +146,59 @@ static MathValue float_binary(MathBuilder *b, X86Mnemonic m, bool f64, MathValue
   return v;
 }
 
-MathValue add_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_ADDSS, false, a, c); }
-MathValue sub_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_SUBSS, false, a, c); }
-MathValue mul_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MULSS, false, a, c); }
-MathValue div_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_DIVSS, false, a, c); }
+MathValue math_add_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_ADDSS, false, a, c); }
+MathValue math_sub_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_SUBSS, false, a, c); }
+MathValue math_mul_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MULSS, false, a, c); }
+MathValue math_div_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_DIVSS, false, a, c); }
 /* minss/maxss return the second operand unless the first compares less
  * (greater): the C's "a < c ? a : c", NaN rule included. */
-MathValue min_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MINSS, false, a, c); }
-MathValue max_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MAXSS, false, a, c); }
-MathValue add_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_ADDSD, true, a, c); }
-MathValue sub_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_SUBSD, true, a, c); }
-MathValue mul_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MULSD, true, a, c); }
-MathValue div_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_DIVSD, true, a, c); }
-MathValue min_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MINSD, true, a, c); }
-MathValue max_f64(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MAXSD, true, a, c); }
+MathValue math_min_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MINSS, false, a, c); }
+MathValue math_max_f32(MathBuilder *b, MathValue a, MathValue c) { return float_binary(b, X86_MAXSS, false, a, c); }
+MathValue math_add_f64(MathBuilder *b, MathValue a, MathValue c) {
+  return float_binary(b, X86_ADDSD, true, a, c);
+}
+MathValue math_sub_f64(MathBuilder *b, MathValue a, MathValue c) {
+  return float_binary(b, X86_SUBSD, true, a, c);
+}
+MathValue math_mul_f64(MathBuilder *b, MathValue a, MathValue c) {
+  return float_binary(b, X86_MULSD, true, a, c);
+}
+MathValue math_div_f64(MathBuilder *b, MathValue a, MathValue c) {
+  return float_binary(b, X86_DIVSD, true, a, c);
+}
+MathValue math_min_f64(MathBuilder *b, MathValue a, MathValue c) {
+  return float_binary(b, X86_MINSD, true, a, c);
+}
+MathValue math_max_f64(MathBuilder *b, MathValue a, MathValue c) {
+  return float_binary(b, X86_MAXSD, true, a, c);
+}
 
-MathValue sqrt_f32(MathBuilder *b, MathValue a) {
-  if (b->width) return lanes_unary(b, X86_VSQRTPS, a);
+MathValue math_sqrt_f32(MathBuilder *b, MathValue a) {
+  if (b->width) return math_lanes_unary(b, X86_VSQRTPS, a);
   MathValue v = math_value_new(b);
   EMIT(X86_SQRTSS, reg(KX_XMM_SCRATCH0), slot32(b, a));
   EMIT(X86_MOVSS, slot32(b, v), reg(KX_XMM_SCRATCH0));
   return v;
 }
 
-MathValue sqrt_f64(MathBuilder *b, MathValue a) {
-  if (b->width) return lanes_unsupported(b, "sqrt_f64");
+MathValue math_sqrt_f64(MathBuilder *b, MathValue a) {
+  if (b->width) return math_lanes_unsupported(b, "math_sqrt_f64");
   MathValue v = math_value_new(b);
   EMIT(X86_SQRTSD, reg(KX_XMM_SCRATCH0), slot64(b, a));
   EMIT(X86_MOVSD, slot64(b, v), reg(KX_XMM_SCRATCH0));
   return v;
 }
 
-MathValue round_f32(MathBuilder *b, MathValue a, int mode) {
-  if (b->width) return lanes_round(b, a, mode);
+MathValue math_round_f32(MathBuilder *b, MathValue a, int mode) {
+  if (b->width) return math_lanes_round(b, a, mode);
   MathValue v = math_value_new(b);
   EMIT(X86_ROUNDSS, reg(KX_XMM_SCRATCH0), slot32(b, a), x86_imm(mode));
   EMIT(X86_MOVSS, slot32(b, v), reg(KX_XMM_SCRATCH0));
   return v;
 }
 
-MathValue round_f64(MathBuilder *b, MathValue a, int mode) {
-  if (b->width) return lanes_unsupported(b, "round_f64");
+MathValue math_round_f64(MathBuilder *b, MathValue a, int mode) {
+  if (b->width) return math_lanes_unsupported(b, "math_round_f64");
   MathValue v = math_value_new(b);
   EMIT(X86_ROUNDSD, reg(KX_XMM_SCRATCH0), slot64(b, a), x86_imm(mode));
   EMIT(X86_MOVSD, slot64(b, v), reg(KX_XMM_SCRATCH0));
@@ -194,8 +207,9 @@ MathValue round_f64(MathBuilder *b, MathValue a, int mode) {
 
 /* Sign-bit operations are integer operations on the bits. */
 static MathValue bits_with_mask(MathBuilder *b, MathValue a, bool wide, X86Mnemonic m, int64_t mask) {
-  if (b->width && wide) return lanes_unsupported(b, "an f64 sign operation");
-  if (b->width) return lanes_bitwise(b, m == X86_AND ? '&' : '^', a, lanes_constant(b, (uint32_t)mask));
+  if (b->width && wide) return math_lanes_unsupported(b, "an f64 sign operation");
+  if (b->width)
+    return math_lanes_bitwise(b, m == X86_AND ? '&' : '^', a, math_lanes_constant(b, (uint32_t)mask));
   MathValue v = math_value_new(b);
   X86Reg ax = wide ? X86_RAX : X86_EAX, cx = wide ? X86_RCX : X86_ECX;
   EMIT(X86_MOV, reg(ax), math_slot_operand(b, a, wide ? 8 : 4));
@@ -205,19 +219,23 @@ static MathValue bits_with_mask(MathBuilder *b, MathValue a, bool wide, X86Mnemo
   return v;
 }
 
-MathValue abs_f32(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, false, X86_AND, 0x7fffffff); }
-MathValue negate_f32(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, false, X86_XOR, 0x80000000ll); }
-MathValue abs_f64(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, true, X86_AND, INT64_MAX); }
-MathValue negate_f64(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, true, X86_XOR, INT64_MIN); }
+MathValue math_abs_f32(MathBuilder *b, MathValue a) {
+  return bits_with_mask(b, a, false, X86_AND, 0x7fffffff);
+}
+MathValue math_negate_f32(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, false, X86_XOR, 0x80000000ll); }
+MathValue math_abs_f64(MathBuilder *b, MathValue a) { return bits_with_mask(b, a, true, X86_AND, INT64_MAX); }
+MathValue math_negate_f64(MathBuilder *b, MathValue a) {
+  return bits_with_mask(b, a, true, X86_XOR, INT64_MIN);
+}
 
 static MathValue copysign_bits(MathBuilder *b, MathValue a, MathValue sign, bool wide) {
   MathValue magnitude = bits_with_mask(b, a, wide, X86_AND, wide ? INT64_MAX : 0x7fffffff);
   MathValue sign_bit = bits_with_mask(b, sign, wide, X86_AND, wide ? INT64_MIN : 0x80000000ll);
-  return wide ? or_u64(b, magnitude, sign_bit) : or_i32(b, magnitude, sign_bit);
+  return wide ? math_or_u64(b, magnitude, sign_bit) : math_or_i32(b, magnitude, sign_bit);
 }
 
-MathValue copysign_f32(MathBuilder *b, MathValue a, MathValue sign) { return copysign_bits(b, a, sign, false); }
-MathValue copysign_f64(MathBuilder *b, MathValue a, MathValue sign) { return copysign_bits(b, a, sign, true); }
+MathValue math_copysign_f32(MathBuilder *b, MathValue a, MathValue sign) { return copysign_bits(b, a, sign, false); }
+MathValue math_copysign_f64(MathBuilder *b, MathValue a, MathValue sign) { return copysign_bits(b, a, sign, true); }
 
 /* ---- comparisons ---- */
 
@@ -225,7 +243,7 @@ MathValue copysign_f64(MathBuilder *b, MathValue a, MathValue sign) { return cop
  * left = c and right = a, "above" is a < c and "above or equal" a <= c,
  * both false when unordered (CF = ZF = 1). */
 static MathValue float_compare(MathBuilder *b, bool f64, MathValue left, MathValue right, X86Cond cc) {
-  if (b->width) return lanes_unsupported(b, "an f64 compare");
+  if (b->width) return math_lanes_unsupported(b, "an f64 compare");
   MathValue v = math_value_new(b);
   int size = f64 ? 8 : 4;
   EMIT(f64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), math_slot_operand(b, left, size));
@@ -241,27 +259,27 @@ static MathValue float_compare(MathBuilder *b, bool f64, MathValue left, MathVal
 }
 
 /* In vector mode, vcmpps's predicates 1 (lt), 2 (le), 0 (eq), 3 (unord). */
-MathValue less_f32(MathBuilder *b, MathValue a, MathValue c) {
-  return b->width ? lanes_compare(b, a, c, 1) : float_compare(b, false, c, a, X86_CC_A);
+MathValue math_less_f32(MathBuilder *b, MathValue a, MathValue c) {
+  return b->width ? math_lanes_compare(b, a, c, 1) : float_compare(b, false, c, a, X86_CC_A);
 }
-MathValue less_equal_f32(MathBuilder *b, MathValue a, MathValue c) {
-  return b->width ? lanes_compare(b, a, c, 2) : float_compare(b, false, c, a, X86_CC_AE);
+MathValue math_less_equal_f32(MathBuilder *b, MathValue a, MathValue c) {
+  return b->width ? math_lanes_compare(b, a, c, 2) : float_compare(b, false, c, a, X86_CC_AE);
 }
-MathValue equal_f32(MathBuilder *b, MathValue a, MathValue c) {
-  return b->width ? lanes_compare(b, a, c, 0) : float_compare(b, false, a, c, X86_CC_E);
+MathValue math_equal_f32(MathBuilder *b, MathValue a, MathValue c) {
+  return b->width ? math_lanes_compare(b, a, c, 0) : float_compare(b, false, a, c, X86_CC_E);
 }
-MathValue is_nan_f32(MathBuilder *b, MathValue a) {
-  return b->width ? lanes_compare(b, a, a, 3) : float_compare(b, false, a, a, X86_CC_P);
+MathValue math_is_nan_f32(MathBuilder *b, MathValue a) {
+  return b->width ? math_lanes_compare(b, a, a, 3) : float_compare(b, false, a, a, X86_CC_P);
 }
-MathValue less_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_A); }
-MathValue less_equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_AE); }
-MathValue equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, a, c, X86_CC_E); }
-MathValue is_nan_f64(MathBuilder *b, MathValue a) { return float_compare(b, true, a, a, X86_CC_P); }
+MathValue math_less_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_A); }
+MathValue math_less_equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, c, a, X86_CC_AE); }
+MathValue math_equal_f64(MathBuilder *b, MathValue a, MathValue c) { return float_compare(b, true, a, c, X86_CC_E); }
+MathValue math_is_nan_f64(MathBuilder *b, MathValue a) { return float_compare(b, true, a, a, X86_CC_P); }
 
 /* ---- conversions ---- */
 
 static MathValue convert(MathBuilder *b, X86Mnemonic m, X86Reg into, int from_size, int to_size, MathValue a) {
-  if (b->width) return lanes_unsupported(b, "a conversion through f64 or i64");
+  if (b->width) return math_lanes_unsupported(b, "a conversion through f64 or i64");
   MathValue v = math_value_new(b);
   EMIT(m, reg(into), math_slot_operand(b, a, from_size));
   if (x86_reg_kind(into) == X86_KIND_XMM)
@@ -278,36 +296,42 @@ static MathValue convert_from_integer(MathBuilder *b, X86Mnemonic m, int from_si
   return convert(b, m, KX_XMM_SCRATCH0, from_size, to_size, a);
 }
 
-MathValue f32_from_i32(MathBuilder *b, MathValue a) {
-  return b->width ? lanes_unary(b, X86_VCVTDQ2PS, a) : convert_from_integer(b, X86_CVTSI2SS, 4, 4, a);
+MathValue math_f32_from_i32(MathBuilder *b, MathValue a) {
+  return b->width ? math_lanes_unary(b, X86_VCVTDQ2PS, a) : convert_from_integer(b, X86_CVTSI2SS, 4, 4, a);
 }
-MathValue f64_from_i32(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 4, 8, a); }
-MathValue f64_from_i64(MathBuilder *b, MathValue a) { return convert_from_integer(b, X86_CVTSI2SD, 8, 8, a); }
-MathValue i32_from_f32(MathBuilder *b, MathValue a) {
-  return b->width ? lanes_unary(b, X86_VCVTTPS2DQ, a) : convert(b, X86_CVTTSS2SI, X86_EAX, 4, 4, a);
+MathValue math_f64_from_i32(MathBuilder *b, MathValue a) {
+  return convert_from_integer(b, X86_CVTSI2SD, 4, 8, a);
 }
-MathValue i64_from_f64(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_RAX, 8, 8, a); }
-MathValue i32_from_f64_truncated(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_EAX, 8, 4, a); }
-MathValue f64_from_f32(MathBuilder *b, MathValue a) {
+MathValue math_f64_from_i64(MathBuilder *b, MathValue a) {
+  return convert_from_integer(b, X86_CVTSI2SD, 8, 8, a);
+}
+MathValue math_i32_from_f32(MathBuilder *b, MathValue a) {
+  return b->width ? math_lanes_unary(b, X86_VCVTTPS2DQ, a) : convert(b, X86_CVTTSS2SI, X86_EAX, 4, 4, a);
+}
+MathValue math_i64_from_f64(MathBuilder *b, MathValue a) {
+  return convert(b, X86_CVTTSD2SI, X86_RAX, 8, 8, a);
+}
+MathValue math_i32_from_f64_truncated(MathBuilder *b, MathValue a) { return convert(b, X86_CVTTSD2SI, X86_EAX, 8, 4, a); }
+MathValue math_f64_from_f32(MathBuilder *b, MathValue a) {
   EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
   return convert(b, X86_CVTSS2SD, KX_XMM_SCRATCH0, 4, 8, a);
 }
-MathValue f32_from_f64(MathBuilder *b, MathValue a) {
+MathValue math_f32_from_f64(MathBuilder *b, MathValue a) {
   EMIT(X86_XORPS, reg(KX_XMM_SCRATCH0), reg(KX_XMM_SCRATCH0));
   return convert(b, X86_CVTSD2SS, KX_XMM_SCRATCH0, 8, 4, a);
 }
 
 /* A 32-bit mov zero-extends into the 64-bit register. */
-MathValue u64_from_u32(MathBuilder *b, MathValue a) {
-  if (b->width) return lanes_unsupported(b, "u64_from_u32");
+MathValue math_u64_from_u32(MathBuilder *b, MathValue a) {
+  if (b->width) return math_lanes_unsupported(b, "math_u64_from_u32");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
   return v;
 }
 
-MathValue u64_sign_extended(MathBuilder *b, MathValue a) {
-  if (b->width) return lanes_unsupported(b, "u64_sign_extended");
+MathValue math_u64_sign_extended(MathBuilder *b, MathValue a) {
+  if (b->width) return math_lanes_unsupported(b, "math_u64_sign_extended");
   MathValue v = math_value_new(b);
   EMIT(X86_MOVSXD, reg(X86_RAX), slot32(b, a));
   EMIT(X86_MOV, slot64(b, v), reg(X86_RAX));
@@ -317,10 +341,10 @@ MathValue u64_sign_extended(MathBuilder *b, MathValue a) {
 /* ---- integers ---- */
 
 static MathValue integer_binary(MathBuilder *b, X86Mnemonic m, bool wide, MathValue a, MathValue c) {
-  if (b->width && wide) return lanes_unsupported(b, "u64 arithmetic");
+  if (b->width && wide) return math_lanes_unsupported(b, "u64 arithmetic");
   if (b->width && (m == X86_AND || m == X86_OR || m == X86_XOR))
-    return lanes_bitwise(b, m == X86_AND ? '&' : m == X86_OR ? '|' : '^', a, c);
-  if (b->width) return lanes_binary(b, m == X86_ADD ? X86_VPADDD : m == X86_SUB ? X86_VPSUBD : X86_VPMULLD, a, c);
+    return math_lanes_bitwise(b, m == X86_AND ? '&' : m == X86_OR ? '|' : '^', a, c);
+  if (b->width) return math_lanes_binary(b, m == X86_ADD ? X86_VPADDD : m == X86_SUB ? X86_VPSUBD : X86_VPMULLD, a, c);
   MathValue v = math_value_new(b);
   X86Reg ax = wide ? X86_RAX : X86_EAX;
   int size = wide ? 8 : 4;
@@ -330,21 +354,31 @@ static MathValue integer_binary(MathBuilder *b, X86Mnemonic m, bool wide, MathVa
   return v;
 }
 
-MathValue add_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_ADD, false, a, c); }
-MathValue sub_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_SUB, false, a, c); }
-MathValue mul_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, false, a, c); }
-MathValue and_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_AND, false, a, c); }
-MathValue or_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_OR, false, a, c); }
-MathValue xor_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_XOR, false, a, c); }
-MathValue add_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_ADD, true, a, c); }
-MathValue sub_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_SUB, true, a, c); }
-MathValue and_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_AND, true, a, c); }
-MathValue or_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_OR, true, a, c); }
+MathValue math_add_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_ADD, false, a, c); }
+MathValue math_sub_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_SUB, false, a, c); }
+MathValue math_mul_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, false, a, c); }
+MathValue math_and_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_AND, false, a, c); }
+MathValue math_or_i32(MathBuilder *b, MathValue a, MathValue c) {
+  return integer_binary(b, X86_OR, false, a, c);
+}
+MathValue math_xor_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_XOR, false, a, c); }
+MathValue math_add_u64(MathBuilder *b, MathValue a, MathValue c) {
+  return integer_binary(b, X86_ADD, true, a, c);
+}
+MathValue math_sub_u64(MathBuilder *b, MathValue a, MathValue c) {
+  return integer_binary(b, X86_SUB, true, a, c);
+}
+MathValue math_and_u64(MathBuilder *b, MathValue a, MathValue c) {
+  return integer_binary(b, X86_AND, true, a, c);
+}
+MathValue math_or_u64(MathBuilder *b, MathValue a, MathValue c) {
+  return integer_binary(b, X86_OR, true, a, c);
+}
 
 /* Both factors zero-extended: the 64-bit imul's low half is the whole
  * product of two 32-bit unsigned numbers. */
-MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c) {
-  if (b->width) return lanes_unsupported(b, "multiply_wide_u32");
+MathValue math_multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c) {
+  if (b->width) return math_lanes_unsupported(b, "math_multiply_wide_u32");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
   EMIT(X86_MOV, reg(X86_ECX), slot32(b, c));
@@ -353,8 +387,8 @@ MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c) {
   return v;
 }
 
-MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low) {
-  if (b->width) return *low = lanes_unsupported(b, "multiply_high_u64");
+MathValue math_multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low) {
+  if (b->width) return *low = math_lanes_unsupported(b, "math_multiply_high_u64");
   MathValue v = math_value_new(b);
   *low = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
@@ -364,10 +398,10 @@ MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue 
   return v;
 }
 
-MathValue mul_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, true, a, c); }
+MathValue math_mul_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, true, a, c); }
 
-MathValue less_u64(MathBuilder *b, MathValue a, MathValue c) {
-  if (b->width) return lanes_unsupported(b, "less_u64");
+MathValue math_less_u64(MathBuilder *b, MathValue a, MathValue c) {
+  if (b->width) return math_lanes_unsupported(b, "math_less_u64");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
   EMIT(X86_CMP, reg(X86_RAX), slot64(b, c));
@@ -378,8 +412,8 @@ MathValue less_u64(MathBuilder *b, MathValue a, MathValue c) {
 }
 
 static MathValue integer_shift(MathBuilder *b, X86Mnemonic m, bool wide, MathValue a, int count) {
-  if (b->width && wide) return lanes_unsupported(b, "a u64 shift");
-  if (b->width) return lanes_shift(b, m == X86_SHL ? X86_VPSLLD : m == X86_SHR ? X86_VPSRLD : X86_VPSRAD, a, count);
+  if (b->width && wide) return math_lanes_unsupported(b, "a u64 shift");
+  if (b->width) return math_lanes_shift(b, m == X86_SHL ? X86_VPSLLD : m == X86_SHR ? X86_VPSRLD : X86_VPSRAD, a, count);
   MathValue v = math_value_new(b);
   X86Reg ax = wide ? X86_RAX : X86_EAX;
   EMIT(X86_MOV, reg(ax), math_slot_operand(b, a, wide ? 8 : 4));
@@ -388,16 +422,16 @@ static MathValue integer_shift(MathBuilder *b, X86Mnemonic m, bool wide, MathVal
   return v;
 }
 
-MathValue shift_left_i32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHL, false, a, count); }
-MathValue shift_right_u32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHR, false, a, count); }
-MathValue shift_right_i32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, false, a, count); }
-MathValue shift_left_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHL, true, a, count); }
-MathValue shift_right_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHR, true, a, count); }
-MathValue shift_right_i64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, true, a, count); }
+MathValue math_shift_left_i32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHL, false, a, count); }
+MathValue math_shift_right_u32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHR, false, a, count); }
+MathValue math_shift_right_i32(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, false, a, count); }
+MathValue math_shift_left_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHL, true, a, count); }
+MathValue math_shift_right_u64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SHR, true, a, count); }
+MathValue math_shift_right_i64(MathBuilder *b, MathValue a, int count) { return integer_shift(b, X86_SAR, true, a, count); }
 
 static MathValue integer_compare(MathBuilder *b, MathValue a, MathValue c, X86Cond cc) {
-  if (b->width && cc == X86_CC_L) return lanes_integer_compare(b, X86_VPCMPGTD, c, a);
-  if (b->width) return lanes_integer_compare(b, X86_VPCMPEQD, a, c);
+  if (b->width && cc == X86_CC_L) return math_lanes_integer_compare(b, X86_VPCMPGTD, c, a);
+  if (b->width) return math_lanes_integer_compare(b, X86_VPCMPEQD, a, c);
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_EAX), slot32(b, a));
   EMIT(X86_CMP, reg(X86_EAX), slot32(b, c));
@@ -407,11 +441,15 @@ static MathValue integer_compare(MathBuilder *b, MathValue a, MathValue c, X86Co
   return v;
 }
 
-MathValue less_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_compare(b, a, c, X86_CC_L); }
-MathValue equal_i32(MathBuilder *b, MathValue a, MathValue c) { return integer_compare(b, a, c, X86_CC_E); }
+MathValue math_less_i32(MathBuilder *b, MathValue a, MathValue c) {
+  return integer_compare(b, a, c, X86_CC_L);
+}
+MathValue math_equal_i32(MathBuilder *b, MathValue a, MathValue c) {
+  return integer_compare(b, a, c, X86_CC_E);
+}
 
-MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
-  if (b->width) return lanes_select(b, mask, a, c);
+MathValue math_select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
+  if (b->width) return math_lanes_select(b, mask, a, c);
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), slot64(b, c));
   EMIT(X86_MOV, reg(X86_RCX), slot64(b, a));
@@ -424,7 +462,7 @@ MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c)
 X86Label math_skip_if(MathBuilder *b, MathValue mask) {
   X86Label skip = x86_label_new(b->x->cb);
   if (b->width) {
-    lanes_skip_if_all(b, mask, skip);
+    math_lanes_skip_if_all(b, mask, skip);
     return skip;
   }
   EMIT(X86_CMP, slot32(b, mask), x86_imm(0));
@@ -435,9 +473,9 @@ X86Label math_skip_if(MathBuilder *b, MathValue mask) {
 void math_skip_end(MathBuilder *b, X86Label skip) { x86_label_bind(b->x->cb, skip); }
 
 /* Vector masks are all ones: "is zero" negates them and 0/1 ones alike. */
-MathValue not_mask(MathBuilder *b, MathValue mask) {
-  if (b->width) return equal_i32(b, mask, constant_i32(b, 0));
-  return xor_i32(b, mask, constant_i32(b, 1));
+MathValue math_not_mask(MathBuilder *b, MathValue mask) {
+  if (b->width) return math_equal_i32(b, mask, math_constant_i32(b, 0));
+  return math_xor_i32(b, mask, math_constant_i32(b, 1));
 }
 
 /* ---- fused multiply-add ---- */
@@ -449,35 +487,35 @@ MathValue not_mask(MathBuilder *b, MathValue mask) {
  * p + c correctly. e is compared both ways so that a NaN (from infinite
  * operands) moves nothing. */
 static MathValue sum_round_to_odd_f64(MathBuilder *b, MathValue p, MathValue c) {
-  MathValue s = add_f64(b, p, c);
-  MathValue back = sub_f64(b, s, p);
-  MathValue e = add_f64(b, sub_f64(b, p, sub_f64(b, s, back)), sub_f64(b, c, back));
-  MathValue zero = constant_f64(b, 0.0);
-  MathValue e_positive = less_f64(b, zero, e), e_negative = less_f64(b, e, zero);
-  MathValue s_negative = shift_right_u32(b, shift_right_u64(b, s, 32), 31);
-  MathValue even = equal_i32(b, and_i32(b, s, constant_i32(b, 1)), constant_i32(b, 0));
-  MathValue inexact = or_i32(b, e_positive, e_negative);
+  MathValue s = math_add_f64(b, p, c);
+  MathValue back = math_sub_f64(b, s, p);
+  MathValue e = math_add_f64(b, math_sub_f64(b, p, math_sub_f64(b, s, back)), math_sub_f64(b, c, back));
+  MathValue zero = math_constant_f64(b, 0.0);
+  MathValue e_positive = math_less_f64(b, zero, e), e_negative = math_less_f64(b, e, zero);
+  MathValue s_negative = math_shift_right_u32(b, math_shift_right_u64(b, s, 32), 31);
+  MathValue even = math_equal_i32(b, math_and_i32(b, s, math_constant_i32(b, 1)), math_constant_i32(b, 0));
+  MathValue inexact = math_or_i32(b, e_positive, e_negative);
   /* toward p + c: away from zero when e has s's sign (+1 on the bits) */
-  MathValue away = equal_i32(b, e_negative, s_negative);
-  MathValue step = select_value(b, away, constant_u64(b, 1), constant_u64(b, UINT64_MAX));
-  step = select_value(b, and_i32(b, inexact, even), step, constant_u64(b, 0));
-  return add_u64(b, s, step);
+  MathValue away = math_equal_i32(b, e_negative, s_negative);
+  MathValue step = math_select_value(b, away, math_constant_u64(b, 1), math_constant_u64(b, UINT64_MAX));
+  step = math_select_value(b, math_and_i32(b, inexact, even), step, math_constant_u64(b, 0));
+  return math_add_u64(b, s, step);
 }
 
 /* Without FMA: the product of two floats is exact in f64, and the sum
  * rounded to odd in f64 then to f32 is the one rounding of fmaf. */
 static MathValue fma_f32_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
   int scope = math_scope_begin(b);
-  MathValue p = mul_f64(b, f64_from_f32(b, a), f64_from_f32(b, c));
-  return math_scope_end(b, scope, f32_from_f64(b, sum_round_to_odd_f64(b, p, f64_from_f32(b, d))));
+  MathValue p = math_mul_f64(b, math_f64_from_f32(b, a), math_f64_from_f32(b, c));
+  return math_scope_end(b, scope, math_f32_from_f64(b, sum_round_to_odd_f64(b, p, math_f64_from_f32(b, d))));
 }
 
 /* Veltkamp's split of a double into two 26-bit halves, a = high + low;
  * exact for |a| below 2^995 (beyond, a * (2^27 + 1) overflows). */
 static MathValue split_f64(MathBuilder *b, MathValue a, MathValue *low) {
-  MathValue t = mul_f64(b, a, constant_f64(b, 134217729.0)); /* 2^27 + 1 */
-  MathValue high = sub_f64(b, t, sub_f64(b, t, a));
-  *low = sub_f64(b, a, high);
+  MathValue t = math_mul_f64(b, a, math_constant_f64(b, 134217729.0)); /* 2^27 + 1 */
+  MathValue high = math_sub_f64(b, t, math_sub_f64(b, t, a));
+  *low = math_sub_f64(b, a, high);
   return high;
 }
 
@@ -485,9 +523,9 @@ static MathValue split_f64(MathBuilder *b, MathValue a, MathValue *low) {
  * product's two parts scaled back by 2^54 (exact: the product of such a
  * factor is far from the subnormals). */
 static MathValue factor_scaled(MathBuilder *b, MathValue a, MathValue *scale) {
-  MathValue big = less_f64(b, constant_f64(b, 0x1p995), abs_f64(b, a));
-  *scale = select_value(b, big, constant_f64(b, 0x1p54), constant_f64(b, 1.0));
-  return select_value(b, big, mul_f64(b, a, constant_f64(b, 0x1p-54)), a);
+  MathValue big = math_less_f64(b, math_constant_f64(b, 0x1p995), math_abs_f64(b, a));
+  *scale = math_select_value(b, big, math_constant_f64(b, 0x1p54), math_constant_f64(b, 1.0));
+  return math_select_value(b, big, math_mul_f64(b, a, math_constant_f64(b, 0x1p-54)), a);
 }
 
 /* Dekker's exact product of doubles, a c = high + low; exact while
@@ -499,14 +537,14 @@ static MathValue product_exact_f64(MathBuilder *b, MathValue a, MathValue c, Mat
   c = factor_scaled(b, c, &scale_c);
   MathValue a_low, c_low;
   MathValue a_high = split_f64(b, a, &a_low), c_high = split_f64(b, c, &c_low);
-  MathValue high = mul_f64(b, a, c);
-  MathValue error = sub_f64(b, mul_f64(b, a_high, c_high), high);
-  error = add_f64(b, error, mul_f64(b, a_high, c_low));
-  error = add_f64(b, error, mul_f64(b, a_low, c_high));
-  error = add_f64(b, error, mul_f64(b, a_low, c_low));
-  MathValue scale = mul_f64(b, scale_a, scale_c);
-  *low = mul_f64(b, error, scale);
-  return mul_f64(b, high, scale);
+  MathValue high = math_mul_f64(b, a, c);
+  MathValue error = math_sub_f64(b, math_mul_f64(b, a_high, c_high), high);
+  error = math_add_f64(b, error, math_mul_f64(b, a_high, c_low));
+  error = math_add_f64(b, error, math_mul_f64(b, a_low, c_high));
+  error = math_add_f64(b, error, math_mul_f64(b, a_low, c_low));
+  MathValue scale = math_mul_f64(b, scale_a, scale_c);
+  *low = math_mul_f64(b, error, scale);
+  return math_mul_f64(b, high, scale);
 }
 
 /* Boldo and Melquiond's emulated FMA: a c = uh + ul exactly;
@@ -516,20 +554,20 @@ static MathValue fma_f64_emulated(MathBuilder *b, MathValue a, MathValue c, Math
   int scope = math_scope_begin(b);
   MathValue ul;
   MathValue uh = product_exact_f64(b, a, c, &ul);
-  MathValue th = add_f64(b, d, uh);
-  MathValue back = sub_f64(b, th, d);
-  MathValue tl = add_f64(b, sub_f64(b, d, sub_f64(b, th, back)), sub_f64(b, uh, back));
+  MathValue th = math_add_f64(b, d, uh);
+  MathValue back = math_sub_f64(b, th, d);
+  MathValue tl = math_add_f64(b, math_sub_f64(b, d, math_sub_f64(b, th, back)), math_sub_f64(b, uh, back));
   MathValue v = sum_round_to_odd_f64(b, tl, ul);
-  MathValue result = add_f64(b, th, v);
+  MathValue result = math_add_f64(b, th, v);
   /* An infinite or NaN operand, or an overflow on the way, leaves no
    * finite result: then the plain product and sum say what it is. So
    * does a zero result, whose sign the two-sums lose (a c + d is then
    * exact, and its zero signed as the fma's). */
-  MathValue plain = add_f64(b, mul_f64(b, a, c), d);
-  MathValue magnitude = abs_f64(b, result);
-  MathValue usable = and_i32(b, less_f64(b, magnitude, constant_f64(b, INFINITY)),
-                             less_f64(b, constant_f64(b, 0.0), magnitude));
-  return math_scope_end(b, scope, select_value(b, usable, result, plain));
+  MathValue plain = math_add_f64(b, math_mul_f64(b, a, c), d);
+  MathValue magnitude = math_abs_f64(b, result);
+  MathValue usable = math_and_i32(b, math_less_f64(b, magnitude, math_constant_f64(b, INFINITY)),
+                             math_less_f64(b, math_constant_f64(b, 0.0), magnitude));
+  return math_scope_end(b, scope, math_select_value(b, usable, result, plain));
 }
 
 static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c, MathValue d) {
@@ -544,24 +582,24 @@ static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c
   return v;
 }
 
-MathValue fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
-  if (b->width) return lanes_fma(b, a, c, d); /* vector math only runs where FMA is */
+MathValue math_fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  if (b->width) return math_lanes_fma(b, a, c, d); /* vector math only runs where FMA is */
   return b->x->cpu->fma ? fma_hardware(b, false, a, c, d) : fma_f32_emulated(b, a, c, d);
 }
 
-MathValue fma_f64(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
-  if (b->width) return lanes_unsupported(b, "fma_f64");
+MathValue math_fma_f64(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  if (b->width) return math_lanes_unsupported(b, "math_fma_f64");
   return b->x->cpu->fma ? fma_hardware(b, true, a, c, d) : fma_f64_emulated(b, a, c, d);
 }
 
-MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v) {
-  MathValue p = constant_f32(b, c[count - 1]);
-  for (int k = count - 2; k >= 0; k--) p = fma_f32(b, p, v, constant_f32(b, c[k]));
+MathValue math_polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v) {
+  MathValue p = math_constant_f32(b, c[count - 1]);
+  for (int k = count - 2; k >= 0; k--) p = math_fma_f32(b, p, v, math_constant_f32(b, c[k]));
   return p;
 }
 
-MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v) {
-  MathValue p = constant_f64(b, c[count - 1]);
-  for (int k = count - 2; k >= 0; k--) p = fma_f64(b, p, v, constant_f64(b, c[k]));
+MathValue math_polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v) {
+  MathValue p = math_constant_f64(b, c[count - 1]);
+  for (int k = count - 2; k >= 0; k--) p = math_fma_f64(b, p, v, math_constant_f64(b, c[k]));
   return p;
 }

@@ -10,7 +10,7 @@
  * (bits_from_f32, f32_from_bits) is the same slot. Masks (the C's int
  * conditions) are i32 0 or 1.
  *
- * fma_f32 and fma_f64 are one fused rounding at every ISA level: vfmadd
+ * math_fma_f32 and math_fma_f64 are one fused rounding at every ISA level: vfmadd
  * where the CPU has FMA, else an exact emulation (docs/math.md, "Without
  * FMA"). Only scratch registers are used (xmm13..15, rax, rcx, rdx). */
 #ifndef AXLE_EMIT_X86_KERNEL_X86_MATH_BUILDER_H
@@ -44,87 +44,87 @@ MathValue math_value_new(MathBuilder *b);
 int math_scope_begin(const MathBuilder *b);
 MathValue math_scope_end(MathBuilder *b, int scope, MathValue result);
 
-MathValue constant_f32(MathBuilder *b, float c);
-MathValue constant_f64(MathBuilder *b, double c);
-MathValue constant_i32(MathBuilder *b, int32_t c);
-MathValue constant_u64(MathBuilder *b, uint64_t c);
+MathValue math_constant_f32(MathBuilder *b, float c);
+MathValue math_constant_f64(MathBuilder *b, double c);
+MathValue math_constant_i32(MathBuilder *b, int32_t c);
+MathValue math_constant_u64(MathBuilder *b, uint64_t c);
 
 /* f32 and f64 arithmetic, each one IEEE operation; min is "a < c ? a : c". */
-MathValue add_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue sub_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue mul_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue div_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue min_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue max_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue sqrt_f32(MathBuilder *b, MathValue a);
-MathValue fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d);
-MathValue add_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue sub_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue mul_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue div_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue min_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue max_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue sqrt_f64(MathBuilder *b, MathValue a);
-MathValue fma_f64(MathBuilder *b, MathValue a, MathValue c, MathValue d);
-MathValue abs_f32(MathBuilder *b, MathValue a);
-MathValue negate_f32(MathBuilder *b, MathValue a);
-MathValue copysign_f32(MathBuilder *b, MathValue a, MathValue sign);
-MathValue abs_f64(MathBuilder *b, MathValue a);
-MathValue negate_f64(MathBuilder *b, MathValue a);
-MathValue copysign_f64(MathBuilder *b, MathValue a, MathValue sign);
-MathValue round_f32(MathBuilder *b, MathValue a, int mode); /* roundss's immediate */
-MathValue round_f64(MathBuilder *b, MathValue a, int mode);
+MathValue math_add_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_sub_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_mul_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_div_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_min_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_max_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_sqrt_f32(MathBuilder *b, MathValue a);
+MathValue math_fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d);
+MathValue math_add_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_sub_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_mul_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_div_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_min_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_max_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_sqrt_f64(MathBuilder *b, MathValue a);
+MathValue math_fma_f64(MathBuilder *b, MathValue a, MathValue c, MathValue d);
+MathValue math_abs_f32(MathBuilder *b, MathValue a);
+MathValue math_negate_f32(MathBuilder *b, MathValue a);
+MathValue math_copysign_f32(MathBuilder *b, MathValue a, MathValue sign);
+MathValue math_abs_f64(MathBuilder *b, MathValue a);
+MathValue math_negate_f64(MathBuilder *b, MathValue a);
+MathValue math_copysign_f64(MathBuilder *b, MathValue a, MathValue sign);
+MathValue math_round_f32(MathBuilder *b, MathValue a, int mode); /* roundss's immediate */
+MathValue math_round_f64(MathBuilder *b, MathValue a, int mode);
 
 /* Comparisons, i32 masks; false when unordered, except not_equal. */
-MathValue less_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue less_equal_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue equal_f32(MathBuilder *b, MathValue a, MathValue c);
-MathValue is_nan_f32(MathBuilder *b, MathValue a);
-MathValue less_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue less_equal_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue equal_f64(MathBuilder *b, MathValue a, MathValue c);
-MathValue is_nan_f64(MathBuilder *b, MathValue a);
+MathValue math_less_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_less_equal_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_equal_f32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_is_nan_f32(MathBuilder *b, MathValue a);
+MathValue math_less_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_less_equal_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_equal_f64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_is_nan_f64(MathBuilder *b, MathValue a);
 
 /* Conversions: i32/i64 from floats truncate (cvtt*). */
-MathValue f32_from_i32(MathBuilder *b, MathValue a);
-MathValue i32_from_f32(MathBuilder *b, MathValue a);
-MathValue f64_from_f32(MathBuilder *b, MathValue a);
-MathValue f32_from_f64(MathBuilder *b, MathValue a);
-MathValue f64_from_i32(MathBuilder *b, MathValue a);
-MathValue i64_from_f64(MathBuilder *b, MathValue a);
-MathValue i32_from_f64_truncated(MathBuilder *b, MathValue a);
-MathValue u64_from_u32(MathBuilder *b, MathValue a);
-MathValue f64_from_i64(MathBuilder *b, MathValue a);
-MathValue u64_sign_extended(MathBuilder *b, MathValue a); /* i32 -> i64 */
+MathValue math_f32_from_i32(MathBuilder *b, MathValue a);
+MathValue math_i32_from_f32(MathBuilder *b, MathValue a);
+MathValue math_f64_from_f32(MathBuilder *b, MathValue a);
+MathValue math_f32_from_f64(MathBuilder *b, MathValue a);
+MathValue math_f64_from_i32(MathBuilder *b, MathValue a);
+MathValue math_i64_from_f64(MathBuilder *b, MathValue a);
+MathValue math_i32_from_f64_truncated(MathBuilder *b, MathValue a);
+MathValue math_u64_from_u32(MathBuilder *b, MathValue a);
+MathValue math_f64_from_i64(MathBuilder *b, MathValue a);
+MathValue math_u64_sign_extended(MathBuilder *b, MathValue a); /* i32 -> i64 */
 
 /* Integer lanes: 32-bit (i32) and 64-bit (u64) two's complement. */
-MathValue add_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue sub_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue mul_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue and_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue or_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue xor_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue shift_left_i32(MathBuilder *b, MathValue a, int count);
-MathValue shift_right_u32(MathBuilder *b, MathValue a, int count);
-MathValue shift_right_i32(MathBuilder *b, MathValue a, int count);
-MathValue less_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue equal_i32(MathBuilder *b, MathValue a, MathValue c);
-MathValue add_u64(MathBuilder *b, MathValue a, MathValue c);
-MathValue sub_u64(MathBuilder *b, MathValue a, MathValue c);
-MathValue and_u64(MathBuilder *b, MathValue a, MathValue c);
-MathValue or_u64(MathBuilder *b, MathValue a, MathValue c);
-MathValue shift_left_u64(MathBuilder *b, MathValue a, int count);
-MathValue shift_right_u64(MathBuilder *b, MathValue a, int count);
-MathValue shift_right_i64(MathBuilder *b, MathValue a, int count);
-MathValue multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c); /* u32 x u32 -> u64 */
+MathValue math_add_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_sub_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_mul_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_and_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_or_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_xor_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_shift_left_i32(MathBuilder *b, MathValue a, int count);
+MathValue math_shift_right_u32(MathBuilder *b, MathValue a, int count);
+MathValue math_shift_right_i32(MathBuilder *b, MathValue a, int count);
+MathValue math_less_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_equal_i32(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_add_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_sub_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_and_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_or_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_shift_left_u64(MathBuilder *b, MathValue a, int count);
+MathValue math_shift_right_u64(MathBuilder *b, MathValue a, int count);
+MathValue math_shift_right_i64(MathBuilder *b, MathValue a, int count);
+MathValue math_multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c); /* u32 x u32 -> u64 */
 /* u64 x u64: the high 64 bits of the product, the low ones in *low */
-MathValue multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low);
-MathValue mul_u64(MathBuilder *b, MathValue a, MathValue c);
-MathValue less_u64(MathBuilder *b, MathValue a, MathValue c); /* unsigned */
+MathValue math_multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low);
+MathValue math_mul_u64(MathBuilder *b, MathValue a, MathValue c);
+MathValue math_less_u64(MathBuilder *b, MathValue a, MathValue c); /* unsigned */
 
 /* mask ? a : c, for values of any type (all 8 bytes move). */
-MathValue select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
-MathValue not_mask(MathBuilder *b, MathValue mask);
+MathValue math_select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
+MathValue math_not_mask(MathBuilder *b, MathValue mask);
 
 /* A jump over the code emitted until math_skip_end when `mask` is
  * nonzero: for a side of a select that this mask then discards (its
@@ -135,31 +135,31 @@ X86Label math_skip_if(MathBuilder *b, MathValue mask);
 void math_skip_end(MathBuilder *b, X86Label skip);
 
 /* c[0] + c[1] v + ..., Horner's rule with fma. */
-MathValue polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v);
-MathValue polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v);
+MathValue math_polynomial_f32(MathBuilder *b, const float *c, int count, MathValue v);
+MathValue math_polynomial_f64(MathBuilder *b, const double *c, int count, MathValue v);
 
 /* kernel_x86_math_lanes.c: the vector mode's operations, which the
  * operations above call when b->width is set. */
-void lanes_move(MathBuilder *b, MathValue to, MathValue from);
-MathValue lanes_input(MathBuilder *b, X86Operand input);
-void lanes_output(MathBuilder *b, MathValue v, int into);
-MathValue lanes_unsupported(MathBuilder *b, const char *what);
-MathValue lanes_constant(MathBuilder *b, uint32_t bits);
-MathValue lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
-MathValue lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c); /* '&', '|', '^' */
-MathValue lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a);
-MathValue lanes_round(MathBuilder *b, MathValue a, int mode);
-MathValue lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count);
-MathValue lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d);
-MathValue lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate);
-MathValue lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
-MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
-MathValue lanes_value_new(MathBuilder *b);
+void math_lanes_move(MathBuilder *b, MathValue to, MathValue from);
+MathValue math_lanes_input(MathBuilder *b, X86Operand input);
+void math_lanes_output(MathBuilder *b, MathValue v, int into);
+MathValue math_lanes_unsupported(MathBuilder *b, const char *what);
+MathValue math_lanes_constant(MathBuilder *b, uint32_t bits);
+MathValue math_lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
+MathValue math_lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c); /* '&', '|', '^' */
+MathValue math_lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a);
+MathValue math_lanes_round(MathBuilder *b, MathValue a, int mode);
+MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count);
+MathValue math_lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d);
+MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate);
+MathValue math_lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c);
+MathValue math_lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
+MathValue math_lanes_value_new(MathBuilder *b);
 /* The 4-byte element `index` (a register holding a lane number) of v. */
-X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index);
+X86Operand math_lanes_element(const MathBuilder *b, MathValue v, X86Reg index);
 /* The jump of math_skip_if: taken when every lane of mask is nonzero
  * (vmovmskps at avx2, kortestw at avx512). */
-void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
+void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
 /* A scalar builder for one lane's work inside vector mode: its slots lie
  * past the vector ones. */
 void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b);

@@ -8,292 +8,305 @@
 
 #include "kernel/math_reference.h"
 
-static MathValue quiet_nan(MathBuilder *b) { return constant_u64(b, UINT64_C(0x7ff8000000000000)); }
+static MathValue quiet_nan(MathBuilder *b) { return math_constant_u64(b, UINT64_C(0x7ff8000000000000)); }
 
 static MathValue nan_passed(MathBuilder *b, MathValue x, MathValue y) {
-  return select_value(b, is_nan_f64(b, x), add_f64(b, x, x), y);
+  return math_select_value(b, math_is_nan_f64(b, x), math_add_f64(b, x, x), y);
 }
 
 static MathValue pow2(MathBuilder *b, MathValue n) {
-  return shift_left_u64(b, add_u64(b, n, constant_u64(b, 1023)), 52);
+  return math_shift_left_u64(b, math_add_u64(b, n, math_constant_u64(b, 1023)), 52);
 }
 
 static MathValue clamp(MathBuilder *b, MathValue x, double lo, double hi) {
-  return min_f64(b, max_f64(b, x, constant_f64(b, lo)), constant_f64(b, hi));
+  return math_min_f64(b, math_max_f64(b, x, math_constant_f64(b, lo)), math_constant_f64(b, hi));
 }
 
 /* ---- exp, expm1 ---- */
 
 static MathValue exp_reduce(MathBuilder *b, MathValue x, MathValue *n) {
-  MathValue shifter = constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
-  *n = sub_f64(b, fma_f64(b, x, constant_f64(b, MATHREF_LOG2E_F64), shifter), shifter);
-  MathValue r = fma_f64(b, *n, constant_f64(b, -MATHREF_LN2_HI_F64), x);
-  return fma_f64(b, *n, constant_f64(b, -MATHREF_LN2_LO_F64), r);
+  MathValue shifter = math_constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
+  *n = math_sub_f64(b, math_fma_f64(b, x, math_constant_f64(b, MATHREF_LOG2E_F64), shifter), shifter);
+  MathValue r = math_fma_f64(b, *n, math_constant_f64(b, -MATHREF_LN2_HI_F64), x);
+  return math_fma_f64(b, *n, math_constant_f64(b, -MATHREF_LN2_LO_F64), r);
 }
 
 MathValue math_exp_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
   MathValue n;
   MathValue r = exp_reduce(b, clamp(b, x, -746.0, 710.0), &n);
-  MathValue poly = polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  MathValue p = add_f64(b, constant_f64(b, 1.0), fma_f64(b, mul_f64(b, r, r), poly, r));
-  MathValue ni = i64_from_f64(b, n);
-  MathValue n1 = shift_right_i64(b, ni, 1);
-  MathValue y = mul_f64(b, mul_f64(b, p, pow2(b, n1)), pow2(b, sub_u64(b, ni, n1)));
+  MathValue poly = math_polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
+  MathValue p = math_add_f64(b, math_constant_f64(b, 1.0), math_fma_f64(b, math_mul_f64(b, r, r), poly, r));
+  MathValue ni = math_i64_from_f64(b, n);
+  MathValue n1 = math_shift_right_i64(b, ni, 1);
+  MathValue y = math_mul_f64(b, math_mul_f64(b, p, pow2(b, n1)), pow2(b, math_sub_u64(b, ni, n1)));
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 MathValue math_expm1_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
   MathValue xc = clamp(b, x, -40.0, 710.0);
-  MathValue shifter = constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
-  MathValue n = sub_f64(b, fma_f64(b, xc, constant_f64(b, MATHREF_LOG2E_F64), shifter), shifter);
-  MathValue r_exact = fma_f64(b, n, constant_f64(b, -MATHREF_LN2_HI_F64), xc);
-  MathValue lo = mul_f64(b, n, constant_f64(b, -MATHREF_LN2_LO_F64));
-  MathValue r = add_f64(b, r_exact, lo);
-  MathValue r_lost = add_f64(b, sub_f64(b, r_exact, r), lo);
-  MathValue poly = polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  MathValue q = add_f64(b, r, fma_f64(b, mul_f64(b, r, r), poly, fma_f64(b, r_lost, r, r_lost)));
-  MathValue half = pow2(b, sub_u64(b, i64_from_f64(b, n), constant_u64(b, 1)));
-  MathValue y = fma_f64(b, half, q, sub_f64(b, half, constant_f64(b, 0.5)));
-  y = mul_f64(b, constant_f64(b, 2.0), y);
-  y = select_value(b, equal_f64(b, n, constant_f64(b, 0.0)), q, y);
-  y = select_value(b, less_f64(b, abs_f64(b, x), constant_f64(b, 0x1p-54)), x, y);
+  MathValue shifter = math_constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
+  MathValue n =
+      math_sub_f64(b, math_fma_f64(b, xc, math_constant_f64(b, MATHREF_LOG2E_F64), shifter), shifter);
+  MathValue r_exact = math_fma_f64(b, n, math_constant_f64(b, -MATHREF_LN2_HI_F64), xc);
+  MathValue lo = math_mul_f64(b, n, math_constant_f64(b, -MATHREF_LN2_LO_F64));
+  MathValue r = math_add_f64(b, r_exact, lo);
+  MathValue r_lost = math_add_f64(b, math_sub_f64(b, r_exact, r), lo);
+  MathValue poly = math_polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
+  MathValue q =
+      math_add_f64(b, r, math_fma_f64(b, math_mul_f64(b, r, r), poly, math_fma_f64(b, r_lost, r, r_lost)));
+  MathValue half = pow2(b, math_sub_u64(b, math_i64_from_f64(b, n), math_constant_u64(b, 1)));
+  MathValue y = math_fma_f64(b, half, q, math_sub_f64(b, half, math_constant_f64(b, 0.5)));
+  y = math_mul_f64(b, math_constant_f64(b, 2.0), y);
+  y = math_select_value(b, math_equal_f64(b, n, math_constant_f64(b, 0.0)), q, y);
+  y = math_select_value(b, math_less_f64(b, math_abs_f64(b, x), math_constant_f64(b, 0x1p-54)), x, y);
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 /* ---- log, log1p ---- */
 
 static MathValue log_split(MathBuilder *b, MathValue x, MathValue *e) {
-  MathValue sqrt_half = constant_u64(b, MATHREF_SQRT_HALF_BITS_F64);
-  MathValue shifted = sub_u64(b, x, sqrt_half);
-  *e = shift_right_i64(b, shifted, 52);
-  MathValue m = add_u64(b, and_u64(b, shifted, constant_u64(b, (UINT64_C(1) << 52) - 1)), sqrt_half);
-  return sub_f64(b, m, constant_f64(b, 1.0));
+  MathValue sqrt_half = math_constant_u64(b, MATHREF_SQRT_HALF_BITS_F64);
+  MathValue shifted = math_sub_u64(b, x, sqrt_half);
+  *e = math_shift_right_i64(b, shifted, 52);
+  MathValue m =
+      math_add_u64(b, math_and_u64(b, shifted, math_constant_u64(b, (UINT64_C(1) << 52) - 1)), sqrt_half);
+  return math_sub_f64(b, m, math_constant_f64(b, 1.0));
 }
 
 static MathValue log_combine(MathBuilder *b, MathValue e, MathValue f, MathValue extra) {
-  MathValue ef = f64_from_i64(b, e);
-  MathValue s = div_f64(b, f, add_f64(b, constant_f64(b, 2.0), f));
-  MathValue z = mul_f64(b, s, s);
-  MathValue r = mul_f64(b, z, polynomial_f64(b, mathref_log_f64_table, MATHREF_LOG_F64_COUNT, z));
-  MathValue hfsq = mul_f64(b, mul_f64(b, constant_f64(b, 0.5), f), f);
-  MathValue small = fma_f64(b, s, add_f64(b, hfsq, r), fma_f64(b, ef, constant_f64(b, MATHREF_LN2_LO_F64), extra));
-  return fma_f64(b, ef, constant_f64(b, MATHREF_LN2_HI_F64), sub_f64(b, f, sub_f64(b, hfsq, small)));
+  MathValue ef = math_f64_from_i64(b, e);
+  MathValue s = math_div_f64(b, f, math_add_f64(b, math_constant_f64(b, 2.0), f));
+  MathValue z = math_mul_f64(b, s, s);
+  MathValue r = math_mul_f64(b, z, math_polynomial_f64(b, mathref_log_f64_table, MATHREF_LOG_F64_COUNT, z));
+  MathValue hfsq = math_mul_f64(b, math_mul_f64(b, math_constant_f64(b, 0.5), f), f);
+  MathValue small = math_fma_f64(b, s, math_add_f64(b, hfsq, r), math_fma_f64(b, ef, math_constant_f64(b, MATHREF_LN2_LO_F64), extra));
+  return math_fma_f64(b, ef, math_constant_f64(b, MATHREF_LN2_HI_F64),
+                      math_sub_f64(b, f, math_sub_f64(b, hfsq, small)));
 }
 
 MathValue math_log_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue subnormal = less_f64(b, x, constant_f64(b, 0x1p-1022));
+  MathValue subnormal = math_less_f64(b, x, math_constant_f64(b, 0x1p-1022));
   MathValue e;
-  MathValue f = log_split(b, select_value(b, subnormal, mul_f64(b, x, constant_f64(b, 0x1p54)), x), &e);
-  e = sub_u64(b, e, select_value(b, subnormal, constant_u64(b, 54), constant_u64(b, 0)));
-  MathValue zero = constant_f64(b, 0.0);
+  MathValue f =
+      log_split(b, math_select_value(b, subnormal, math_mul_f64(b, x, math_constant_f64(b, 0x1p54)), x), &e);
+  e = math_sub_u64(b, e, math_select_value(b, subnormal, math_constant_u64(b, 54), math_constant_u64(b, 0)));
+  MathValue zero = math_constant_f64(b, 0.0);
   MathValue y = log_combine(b, e, f, zero);
-  y = select_value(b, equal_f64(b, x, constant_f64(b, INFINITY)), x, y);
-  y = select_value(b, equal_f64(b, x, zero), constant_f64(b, -INFINITY), y);
-  y = select_value(b, less_f64(b, x, zero), quiet_nan(b), y);
+  y = math_select_value(b, math_equal_f64(b, x, math_constant_f64(b, INFINITY)), x, y);
+  y = math_select_value(b, math_equal_f64(b, x, zero), math_constant_f64(b, -INFINITY), y);
+  y = math_select_value(b, math_less_f64(b, x, zero), quiet_nan(b), y);
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 MathValue math_log1p_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue one = constant_f64(b, 1.0), minus_one = constant_f64(b, -1.0);
-  MathValue u = add_f64(b, one, x);
-  MathValue c = div_f64(b, sub_f64(b, x, sub_f64(b, u, one)), u);
+  MathValue one = math_constant_f64(b, 1.0), minus_one = math_constant_f64(b, -1.0);
+  MathValue u = math_add_f64(b, one, x);
+  MathValue c = math_div_f64(b, math_sub_f64(b, x, math_sub_f64(b, u, one)), u);
   MathValue e;
   MathValue f = log_split(b, u, &e);
   MathValue y = log_combine(b, e, f, c);
-  y = select_value(b, less_f64(b, abs_f64(b, x), constant_f64(b, 0x1p-54)), x, y);
-  y = select_value(b, equal_f64(b, x, constant_f64(b, INFINITY)), x, y);
-  y = select_value(b, equal_f64(b, x, minus_one), constant_f64(b, -INFINITY), y);
-  y = select_value(b, less_f64(b, x, minus_one), quiet_nan(b), y);
+  y = math_select_value(b, math_less_f64(b, math_abs_f64(b, x), math_constant_f64(b, 0x1p-54)), x, y);
+  y = math_select_value(b, math_equal_f64(b, x, math_constant_f64(b, INFINITY)), x, y);
+  y = math_select_value(b, math_equal_f64(b, x, minus_one), math_constant_f64(b, -INFINITY), y);
+  y = math_select_value(b, math_less_f64(b, x, minus_one), quiet_nan(b), y);
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 /* ---- atan2 ---- */
 
 static MathValue atan_argument(MathBuilder *b, MathValue little, MathValue big, MathValue *fold, MathValue *t_lo) {
-  MathValue zero = constant_f64(b, 0.0), one = constant_f64(b, 1.0), inf = constant_f64(b, INFINITY);
-  MathValue scale = select_value(b, less_f64(b, big, constant_f64(b, 0x1p-900)), constant_f64(b, 0x1p600), one);
-  little = mul_f64(b, little, scale);
-  big = mul_f64(b, big, scale);
-  MathValue u = div_f64(b, little, big);
-  MathValue u_lo = div_f64(b, fma_f64(b, negate_f64(b, u), big, little), big);
-  MathValue big_zero = equal_f64(b, big, zero);
-  u = select_value(b, big_zero, zero, u);
-  u = select_value(b, equal_f64(b, little, inf), one, u);
-  u_lo = select_value(b, or_i32(b, big_zero, equal_f64(b, big, inf)), zero, u_lo);
-  *fold = less_f64(b, constant_f64(b, MATHREF_TAN_PI_8_F64), u);
-  MathValue num = sub_f64(b, u, one);
-  MathValue num_lo = add_f64(b, sub_f64(b, u, add_f64(b, num, one)), u_lo);
-  MathValue den = add_f64(b, u, one);
-  MathValue den_lo = add_f64(b, sub_f64(b, u, sub_f64(b, den, one)), u_lo);
-  MathValue q = div_f64(b, num, den);
-  MathValue q_residual = add_f64(b, fma_f64(b, negate_f64(b, q), den, num), num_lo);
-  MathValue q_lo = div_f64(b, sub_f64(b, q_residual, mul_f64(b, q, den_lo)), den);
-  *t_lo = select_value(b, *fold, q_lo, u_lo);
-  return select_value(b, *fold, q, u);
+  MathValue zero = math_constant_f64(b, 0.0), one = math_constant_f64(b, 1.0),
+            inf = math_constant_f64(b, INFINITY);
+  MathValue scale = math_select_value(b, math_less_f64(b, big, math_constant_f64(b, 0x1p-900)), math_constant_f64(b, 0x1p600), one);
+  little = math_mul_f64(b, little, scale);
+  big = math_mul_f64(b, big, scale);
+  MathValue u = math_div_f64(b, little, big);
+  MathValue u_lo = math_div_f64(b, math_fma_f64(b, math_negate_f64(b, u), big, little), big);
+  MathValue big_zero = math_equal_f64(b, big, zero);
+  u = math_select_value(b, big_zero, zero, u);
+  u = math_select_value(b, math_equal_f64(b, little, inf), one, u);
+  u_lo = math_select_value(b, math_or_i32(b, big_zero, math_equal_f64(b, big, inf)), zero, u_lo);
+  *fold = math_less_f64(b, math_constant_f64(b, MATHREF_TAN_PI_8_F64), u);
+  MathValue num = math_sub_f64(b, u, one);
+  MathValue num_lo = math_add_f64(b, math_sub_f64(b, u, math_add_f64(b, num, one)), u_lo);
+  MathValue den = math_add_f64(b, u, one);
+  MathValue den_lo = math_add_f64(b, math_sub_f64(b, u, math_sub_f64(b, den, one)), u_lo);
+  MathValue q = math_div_f64(b, num, den);
+  MathValue q_residual = math_add_f64(b, math_fma_f64(b, math_negate_f64(b, q), den, num), num_lo);
+  MathValue q_lo = math_div_f64(b, math_sub_f64(b, q_residual, math_mul_f64(b, q, den_lo)), den);
+  *t_lo = math_select_value(b, *fold, q_lo, u_lo);
+  return math_select_value(b, *fold, q, u);
 }
 
 MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x), ay = abs_f64(b, y);
+  MathValue ax = math_abs_f64(b, x), ay = math_abs_f64(b, y);
   MathValue fold, t_lo;
-  MathValue t = atan_argument(b, min_f64(b, ax, ay), max_f64(b, ax, ay), &fold, &t_lo);
-  MathValue z = mul_f64(b, t, t);
-  MathValue p = polynomial_f64(b, mathref_atan_f64_table, MATHREF_ATAN_F64_COUNT, z);
-  MathValue w = fma_f64(b, t, mul_f64(b, z, p), fma_f64(b, negate_f64(b, t_lo), z, t_lo));
-  MathValue m = select_value(b, fold, constant_u64(b, 1), constant_u64(b, 0));
-  MathValue s = constant_f64(b, 1.0);
-  MathValue swap = less_f64(b, ax, ay);
-  m = select_value(b, swap, sub_u64(b, constant_u64(b, 2), m), m);
-  s = select_value(b, swap, negate_f64(b, s), s);
-  MathValue negative_x = shift_right_u64(b, x, 63);
-  m = select_value(b, negative_x, sub_u64(b, constant_u64(b, 4), m), m);
-  s = select_value(b, negative_x, negate_f64(b, s), s);
-  MathValue mf = f64_from_i64(b, m);
-  MathValue inner = fma_f64(b, mf, constant_f64(b, MATHREF_PIO4_LO_F64), mul_f64(b, s, w));
-  MathValue angle = fma_f64(b, mf, constant_f64(b, MATHREF_PIO4_HI_F64), fma_f64(b, s, t, inner));
-  MathValue result = copysign_f64(b, angle, y);
-  MathValue invalid = or_i32(b, is_nan_f64(b, x), is_nan_f64(b, y));
-  return math_scope_end(b, scope, select_value(b, invalid, add_f64(b, x, y), result));
+  MathValue t = atan_argument(b, math_min_f64(b, ax, ay), math_max_f64(b, ax, ay), &fold, &t_lo);
+  MathValue z = math_mul_f64(b, t, t);
+  MathValue p = math_polynomial_f64(b, mathref_atan_f64_table, MATHREF_ATAN_F64_COUNT, z);
+  MathValue w = math_fma_f64(b, t, math_mul_f64(b, z, p), math_fma_f64(b, math_negate_f64(b, t_lo), z, t_lo));
+  MathValue m = math_select_value(b, fold, math_constant_u64(b, 1), math_constant_u64(b, 0));
+  MathValue s = math_constant_f64(b, 1.0);
+  MathValue swap = math_less_f64(b, ax, ay);
+  m = math_select_value(b, swap, math_sub_u64(b, math_constant_u64(b, 2), m), m);
+  s = math_select_value(b, swap, math_negate_f64(b, s), s);
+  MathValue negative_x = math_shift_right_u64(b, x, 63);
+  m = math_select_value(b, negative_x, math_sub_u64(b, math_constant_u64(b, 4), m), m);
+  s = math_select_value(b, negative_x, math_negate_f64(b, s), s);
+  MathValue mf = math_f64_from_i64(b, m);
+  MathValue inner = math_fma_f64(b, mf, math_constant_f64(b, MATHREF_PIO4_LO_F64), math_mul_f64(b, s, w));
+  MathValue angle =
+      math_fma_f64(b, mf, math_constant_f64(b, MATHREF_PIO4_HI_F64), math_fma_f64(b, s, t, inner));
+  MathValue result = math_copysign_f64(b, angle, y);
+  MathValue invalid = math_or_i32(b, math_is_nan_f64(b, x), math_is_nan_f64(b, y));
+  return math_scope_end(b, scope, math_select_value(b, invalid, math_add_f64(b, x, y), result));
 }
 
 /* ---- cbrt, rsqrt ---- */
 
 static MathValue cbrt_newton(MathBuilder *b, MathValue g, MathValue a) {
-  MathValue h = mul_f64(b, g, g);
-  MathValue l = fma_f64(b, g, g, negate_f64(b, h));
-  MathValue residual = add_f64(b, fma_f64(b, h, g, negate_f64(b, a)), mul_f64(b, l, g));
-  return sub_f64(b, g, div_f64(b, residual, mul_f64(b, constant_f64(b, 3.0), h)));
+  MathValue h = math_mul_f64(b, g, g);
+  MathValue l = math_fma_f64(b, g, g, math_negate_f64(b, h));
+  MathValue residual = math_add_f64(b, math_fma_f64(b, h, g, math_negate_f64(b, a)), math_mul_f64(b, l, g));
+  return math_sub_f64(b, g, math_div_f64(b, residual, math_mul_f64(b, math_constant_f64(b, 3.0), h)));
 }
 
 MathValue math_cbrt_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x);
-  MathValue subnormal = less_f64(b, ax, constant_f64(b, 0x1p-1022));
-  MathValue bits = select_value(b, subnormal, mul_f64(b, ax, constant_f64(b, 0x1p54)), ax);
-  MathValue e = sub_u64(b, shift_right_u64(b, bits, 52), constant_u64(b, 1023));
-  e = sub_u64(b, e, select_value(b, subnormal, constant_u64(b, 54), constant_u64(b, 0)));
-  MathValue m = or_u64(b, and_u64(b, bits, constant_u64(b, (UINT64_C(1) << 52) - 1)),
-                       constant_u64(b, UINT64_C(0x3ff0000000000000)));
+  MathValue ax = math_abs_f64(b, x);
+  MathValue subnormal = math_less_f64(b, ax, math_constant_f64(b, 0x1p-1022));
+  MathValue bits = math_select_value(b, subnormal, math_mul_f64(b, ax, math_constant_f64(b, 0x1p54)), ax);
+  MathValue e = math_sub_u64(b, math_shift_right_u64(b, bits, 52), math_constant_u64(b, 1023));
+  e = math_sub_u64(b, e, math_select_value(b, subnormal, math_constant_u64(b, 54), math_constant_u64(b, 0)));
+  MathValue m = math_or_u64(b, math_and_u64(b, bits, math_constant_u64(b, (UINT64_C(1) << 52) - 1)),
+                       math_constant_u64(b, UINT64_C(0x3ff0000000000000)));
   /* e + 3000 and q fit 32 bits: the i32 operations */
-  MathValue q = mul_i32(b, add_i32(b, e, constant_i32(b, 3000)), constant_i32(b, 21846));
-  q = sub_i32(b, shift_right_i32(b, q, 16), constant_i32(b, 1000));
-  MathValue k = sub_i32(b, e, mul_i32(b, constant_i32(b, 3), q));
-  MathValue a = mul_f64(b, m, pow2(b, u64_sign_extended(b, k)));
-  MathValue g = f64_from_f32(b, math_cbrt_f32(b, f32_from_f64(b, a)));
+  MathValue q = math_mul_i32(b, math_add_i32(b, e, math_constant_i32(b, 3000)), math_constant_i32(b, 21846));
+  q = math_sub_i32(b, math_shift_right_i32(b, q, 16), math_constant_i32(b, 1000));
+  MathValue k = math_sub_i32(b, e, math_mul_i32(b, math_constant_i32(b, 3), q));
+  MathValue a = math_mul_f64(b, m, pow2(b, math_u64_sign_extended(b, k)));
+  MathValue g = math_f64_from_f32(b, math_cbrt_f32(b, math_f32_from_f64(b, a)));
   g = cbrt_newton(b, cbrt_newton(b, g, a), a);
-  MathValue y = copysign_f64(b, mul_f64(b, g, pow2(b, u64_sign_extended(b, q))), x);
-  MathValue special = or_i32(b, equal_f64(b, ax, constant_f64(b, 0.0)), equal_f64(b, ax, constant_f64(b, INFINITY)));
-  special = or_i32(b, special, is_nan_f64(b, x));
-  return math_scope_end(b, scope, select_value(b, special, add_f64(b, x, x), y));
+  MathValue y = math_copysign_f64(b, math_mul_f64(b, g, pow2(b, math_u64_sign_extended(b, q))), x);
+  MathValue special = math_or_i32(b, math_equal_f64(b, ax, math_constant_f64(b, 0.0)), math_equal_f64(b, ax, math_constant_f64(b, INFINITY)));
+  special = math_or_i32(b, special, math_is_nan_f64(b, x));
+  return math_scope_end(b, scope, math_select_value(b, special, math_add_f64(b, x, x), y));
 }
 
 MathValue math_rsqrt_f64(MathBuilder *b, MathValue x) {
-  return div_f64(b, constant_f64(b, 1.0), sqrt_f64(b, x));
+  return math_div_f64(b, math_constant_f64(b, 1.0), math_sqrt_f64(b, x));
 }
 
 /* ---- compositions ---- */
 
-MathValue math_atan_f64(MathBuilder *b, MathValue x) { return math_atan2_f64(b, x, constant_f64(b, 1.0)); }
+MathValue math_atan_f64(MathBuilder *b, MathValue x) {
+  return math_atan2_f64(b, x, math_constant_f64(b, 1.0));
+}
 
 static MathValue cosine_of_asin(MathBuilder *b, MathValue x) {
-  return sqrt_f64(b, fma_f64(b, negate_f64(b, x), x, constant_f64(b, 1.0)));
+  return math_sqrt_f64(b, math_fma_f64(b, math_negate_f64(b, x), x, math_constant_f64(b, 1.0)));
 }
 
 MathValue math_asin_f64(MathBuilder *b, MathValue x) { return math_atan2_f64(b, x, cosine_of_asin(b, x)); }
 MathValue math_acos_f64(MathBuilder *b, MathValue x) { return math_atan2_f64(b, cosine_of_asin(b, x), x); }
 
 static MathValue half_exp_squared(MathBuilder *b, MathValue ax) {
-  MathValue half = constant_f64(b, 0.5);
-  MathValue h = math_exp_f64(b, mul_f64(b, half, ax));
-  return mul_f64(b, mul_f64(b, half, h), h);
+  MathValue half = math_constant_f64(b, 0.5);
+  MathValue h = math_exp_f64(b, math_mul_f64(b, half, ax));
+  return math_mul_f64(b, math_mul_f64(b, half, h), h);
 }
 
 MathValue math_sinh_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x);
-  MathValue limit = constant_f64(b, 709.0);
-  MathValue t = math_expm1_f64(b, min_f64(b, ax, limit));
-  MathValue sum = add_f64(b, t, div_f64(b, t, add_f64(b, t, constant_f64(b, 1.0))));
-  MathValue small = mul_f64(b, constant_f64(b, 0.5), sum);
-  MathValue y = select_value(b, less_f64(b, ax, limit), small, half_exp_squared(b, ax));
-  return math_scope_end(b, scope, nan_passed(b, x, copysign_f64(b, y, x)));
+  MathValue ax = math_abs_f64(b, x);
+  MathValue limit = math_constant_f64(b, 709.0);
+  MathValue t = math_expm1_f64(b, math_min_f64(b, ax, limit));
+  MathValue sum = math_add_f64(b, t, math_div_f64(b, t, math_add_f64(b, t, math_constant_f64(b, 1.0))));
+  MathValue small = math_mul_f64(b, math_constant_f64(b, 0.5), sum);
+  MathValue y = math_select_value(b, math_less_f64(b, ax, limit), small, half_exp_squared(b, ax));
+  return math_scope_end(b, scope, nan_passed(b, x, math_copysign_f64(b, y, x)));
 }
 
 MathValue math_cosh_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x);
-  MathValue limit = constant_f64(b, 709.0), half = constant_f64(b, 0.5);
-  MathValue e = math_exp_f64(b, min_f64(b, ax, limit));
-  MathValue small = add_f64(b, mul_f64(b, half, e), div_f64(b, half, e));
-  MathValue y = select_value(b, less_f64(b, ax, limit), small, half_exp_squared(b, ax));
+  MathValue ax = math_abs_f64(b, x);
+  MathValue limit = math_constant_f64(b, 709.0), half = math_constant_f64(b, 0.5);
+  MathValue e = math_exp_f64(b, math_min_f64(b, ax, limit));
+  MathValue small = math_add_f64(b, math_mul_f64(b, half, e), math_div_f64(b, half, e));
+  MathValue y = math_select_value(b, math_less_f64(b, ax, limit), small, half_exp_squared(b, ax));
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 MathValue math_tanh_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x);
-  MathValue two = constant_f64(b, 2.0), minus_two = constant_f64(b, -2.0), one = constant_f64(b, 1.0);
-  MathValue t_small = math_expm1_f64(b, mul_f64(b, minus_two, ax));
-  MathValue t_large = math_expm1_f64(b, mul_f64(b, two, min_f64(b, ax, constant_f64(b, 22.0))));
-  MathValue small = div_f64(b, negate_f64(b, t_small), add_f64(b, t_small, two));
-  MathValue large = sub_f64(b, one, div_f64(b, two, add_f64(b, t_large, two)));
-  MathValue y = select_value(b, less_f64(b, ax, one), small, large);
-  y = select_value(b, equal_f64(b, x, constant_f64(b, 0.0)), x, copysign_f64(b, y, x));
+  MathValue ax = math_abs_f64(b, x);
+  MathValue two = math_constant_f64(b, 2.0), minus_two = math_constant_f64(b, -2.0),
+            one = math_constant_f64(b, 1.0);
+  MathValue t_small = math_expm1_f64(b, math_mul_f64(b, minus_two, ax));
+  MathValue t_large =
+      math_expm1_f64(b, math_mul_f64(b, two, math_min_f64(b, ax, math_constant_f64(b, 22.0))));
+  MathValue small = math_div_f64(b, math_negate_f64(b, t_small), math_add_f64(b, t_small, two));
+  MathValue large = math_sub_f64(b, one, math_div_f64(b, two, math_add_f64(b, t_large, two)));
+  MathValue y = math_select_value(b, math_less_f64(b, ax, one), small, large);
+  y = math_select_value(b, math_equal_f64(b, x, math_constant_f64(b, 0.0)), x, math_copysign_f64(b, y, x));
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 MathValue math_logistic_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue e = math_exp_f64(b, negate_f64(b, abs_f64(b, x)));
-  MathValue one = constant_f64(b, 1.0);
-  MathValue numerator = select_value(b, less_f64(b, x, constant_f64(b, 0.0)), e, one);
-  MathValue sum = add_f64(b, one, e);
-  MathValue sum_lost = add_f64(b, sub_f64(b, one, sum), e);
-  MathValue y = div_f64(b, numerator, sum);
-  MathValue residual = sub_f64(b, fma_f64(b, negate_f64(b, y), sum, numerator), mul_f64(b, y, sum_lost));
-  return math_scope_end(b, scope, add_f64(b, y, div_f64(b, residual, sum)));
+  MathValue e = math_exp_f64(b, math_negate_f64(b, math_abs_f64(b, x)));
+  MathValue one = math_constant_f64(b, 1.0);
+  MathValue numerator = math_select_value(b, math_less_f64(b, x, math_constant_f64(b, 0.0)), e, one);
+  MathValue sum = math_add_f64(b, one, e);
+  MathValue sum_lost = math_add_f64(b, math_sub_f64(b, one, sum), e);
+  MathValue y = math_div_f64(b, numerator, sum);
+  MathValue residual =
+      math_sub_f64(b, math_fma_f64(b, math_negate_f64(b, y), sum, numerator), math_mul_f64(b, y, sum_lost));
+  return math_scope_end(b, scope, math_add_f64(b, y, math_div_f64(b, residual, sum)));
 }
 
 static MathValue log_twice(MathBuilder *b, MathValue x) {
-  return add_f64(b, math_log_f64(b, x), constant_f64(b, MATHREF_LN2_F64));
+  return math_add_f64(b, math_log_f64(b, x), math_constant_f64(b, MATHREF_LN2_F64));
 }
 
 MathValue math_asinh_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x);
-  MathValue limit = constant_f64(b, 0x1p28), one = constant_f64(b, 1.0);
-  MathValue a = min_f64(b, ax, limit);
-  MathValue z = mul_f64(b, a, a);
-  MathValue root = add_f64(b, one, sqrt_f64(b, add_f64(b, one, z)));
-  MathValue small = math_log1p_f64(b, add_f64(b, a, div_f64(b, z, root)));
-  MathValue y = select_value(b, less_f64(b, ax, limit), small, log_twice(b, ax));
-  return math_scope_end(b, scope, nan_passed(b, x, copysign_f64(b, y, x)));
+  MathValue ax = math_abs_f64(b, x);
+  MathValue limit = math_constant_f64(b, 0x1p28), one = math_constant_f64(b, 1.0);
+  MathValue a = math_min_f64(b, ax, limit);
+  MathValue z = math_mul_f64(b, a, a);
+  MathValue root = math_add_f64(b, one, math_sqrt_f64(b, math_add_f64(b, one, z)));
+  MathValue small = math_log1p_f64(b, math_add_f64(b, a, math_div_f64(b, z, root)));
+  MathValue y = math_select_value(b, math_less_f64(b, ax, limit), small, log_twice(b, ax));
+  return math_scope_end(b, scope, nan_passed(b, x, math_copysign_f64(b, y, x)));
 }
 
 MathValue math_acosh_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue limit = constant_f64(b, 0x1p28), one = constant_f64(b, 1.0);
-  MathValue t = sub_f64(b, min_f64(b, x, limit), one);
-  MathValue product = mul_f64(b, t, add_f64(b, t, constant_f64(b, 2.0)));
-  MathValue small = math_log1p_f64(b, add_f64(b, t, sqrt_f64(b, product)));
-  MathValue y = select_value(b, less_f64(b, x, limit), small, log_twice(b, x));
-  y = select_value(b, less_f64(b, x, one), quiet_nan(b), y);
+  MathValue limit = math_constant_f64(b, 0x1p28), one = math_constant_f64(b, 1.0);
+  MathValue t = math_sub_f64(b, math_min_f64(b, x, limit), one);
+  MathValue product = math_mul_f64(b, t, math_add_f64(b, t, math_constant_f64(b, 2.0)));
+  MathValue small = math_log1p_f64(b, math_add_f64(b, t, math_sqrt_f64(b, product)));
+  MathValue y = math_select_value(b, math_less_f64(b, x, limit), small, log_twice(b, x));
+  y = math_select_value(b, math_less_f64(b, x, one), quiet_nan(b), y);
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 MathValue math_atanh_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x);
-  MathValue twice = add_f64(b, ax, ax);
-  MathValue d = sub_f64(b, constant_f64(b, 1.0), ax);
-  MathValue u_small = fma_f64(b, twice, div_f64(b, ax, d), twice);
-  MathValue u = select_value(b, less_f64(b, ax, constant_f64(b, 0.5)), u_small, div_f64(b, twice, d));
-  MathValue y = mul_f64(b, constant_f64(b, 0.5), math_log1p_f64(b, u));
-  return math_scope_end(b, scope, nan_passed(b, x, copysign_f64(b, y, x)));
+  MathValue ax = math_abs_f64(b, x);
+  MathValue twice = math_add_f64(b, ax, ax);
+  MathValue d = math_sub_f64(b, math_constant_f64(b, 1.0), ax);
+  MathValue u_small = math_fma_f64(b, twice, math_div_f64(b, ax, d), twice);
+  MathValue u = math_select_value(b, math_less_f64(b, ax, math_constant_f64(b, 0.5)), u_small,
+                                  math_div_f64(b, twice, d));
+  MathValue y = math_mul_f64(b, math_constant_f64(b, 0.5), math_log1p_f64(b, u));
+  return math_scope_end(b, scope, nan_passed(b, x, math_copysign_f64(b, y, x)));
 }
 
 /* ---- erf ---- */
@@ -319,138 +332,151 @@ static void table_row_load(MathBuilder *b, const double *table, size_t bytes, Ma
 
 MathValue math_erf_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x), one = constant_f64(b, 1.0);
-  MathValue z = mul_f64(b, x, x);
-  MathValue w = mul_f64(b, z, polynomial_f64(b, mathref_erf_small_f64_table, MATHREF_ERF_SMALL_F64_COUNT, z));
-  MathValue c_hi = constant_f64(b, MATHREF_TWO_OVER_SQRT_PI_HI_F64);
-  MathValue tiny = less_f64(b, ax, constant_f64(b, 0x1p-900));
-  MathValue xs = select_value(b, tiny, mul_f64(b, x, constant_f64(b, 0x1p64)), x);
-  MathValue inner = mul_f64(b, xs, fma_f64(b, c_hi, w, constant_f64(b, MATHREF_TWO_OVER_SQRT_PI_LO_F64)));
-  MathValue small = fma_f64(b, xs, c_hi, inner);
-  small = select_value(b, tiny, mul_f64(b, small, constant_f64(b, 0x1p-64)), small);
-  MathValue t = min_f64(b, max_f64(b, ax, one), constant_f64(b, 6.0));
-  MathValue k = i32_from_f64_truncated(b, mul_f64(b, sub_f64(b, t, one), constant_f64(b, 2.0)));
-  MathValue last = constant_i32(b, 9);
-  k = select_value(b, less_i32(b, last, k), last, k);
-  MathValue center = add_f64(b, constant_f64(b, 1.25), mul_f64(b, constant_f64(b, 0.5), f64_from_i32(b, k)));
-  MathValue h = sub_f64(b, t, center);
+  MathValue ax = math_abs_f64(b, x), one = math_constant_f64(b, 1.0);
+  MathValue z = math_mul_f64(b, x, x);
+  MathValue w =
+      math_mul_f64(b, z, math_polynomial_f64(b, mathref_erf_small_f64_table, MATHREF_ERF_SMALL_F64_COUNT, z));
+  MathValue c_hi = math_constant_f64(b, MATHREF_TWO_OVER_SQRT_PI_HI_F64);
+  MathValue tiny = math_less_f64(b, ax, math_constant_f64(b, 0x1p-900));
+  MathValue xs = math_select_value(b, tiny, math_mul_f64(b, x, math_constant_f64(b, 0x1p64)), x);
+  MathValue inner =
+      math_mul_f64(b, xs, math_fma_f64(b, c_hi, w, math_constant_f64(b, MATHREF_TWO_OVER_SQRT_PI_LO_F64)));
+  MathValue small = math_fma_f64(b, xs, c_hi, inner);
+  small = math_select_value(b, tiny, math_mul_f64(b, small, math_constant_f64(b, 0x1p-64)), small);
+  MathValue t = math_min_f64(b, math_max_f64(b, ax, one), math_constant_f64(b, 6.0));
+  MathValue k =
+      math_i32_from_f64_truncated(b, math_mul_f64(b, math_sub_f64(b, t, one), math_constant_f64(b, 2.0)));
+  MathValue last = math_constant_i32(b, 9);
+  k = math_select_value(b, math_less_i32(b, last, k), last, k);
+  MathValue center = math_add_f64(b, math_constant_f64(b, 1.25),
+                                  math_mul_f64(b, math_constant_f64(b, 0.5), math_f64_from_i32(b, k)));
+  MathValue h = math_sub_f64(b, t, center);
   MathValue row[MATHREF_ERFC_F64_COUNT];
   table_row_load(b, &mathref_erfc_f64_rows[0][0], sizeof mathref_erfc_f64_rows, k, MATHREF_ERFC_F64_COUNT, row);
   MathValue erfc = row[MATHREF_ERFC_F64_COUNT - 1];
-  for (int j = MATHREF_ERFC_F64_COUNT - 2; j >= 0; j--) erfc = fma_f64(b, erfc, h, row[j]);
-  MathValue large = copysign_f64(b, sub_f64(b, one, erfc), x);
-  MathValue y = select_value(b, less_f64(b, ax, one), small, large);
+  for (int j = MATHREF_ERFC_F64_COUNT - 2; j >= 0; j--) erfc = math_fma_f64(b, erfc, h, row[j]);
+  MathValue large = math_copysign_f64(b, math_sub_f64(b, one, erfc), x);
+  MathValue y = math_select_value(b, math_less_f64(b, ax, one), small, large);
   return math_scope_end(b, scope, nan_passed(b, x, y));
 }
 
 /* ---- pow ---- */
 
 static MathValue two_sum(MathBuilder *b, MathValue a, MathValue c, MathValue *e) {
-  MathValue s = add_f64(b, a, c);
-  MathValue back = sub_f64(b, s, a);
-  *e = add_f64(b, sub_f64(b, a, sub_f64(b, s, back)), sub_f64(b, c, back));
+  MathValue s = math_add_f64(b, a, c);
+  MathValue back = math_sub_f64(b, s, a);
+  *e = math_add_f64(b, math_sub_f64(b, a, math_sub_f64(b, s, back)), math_sub_f64(b, c, back));
   return s;
 }
 
 /* log(m) = 2 atanh(s) in two doubles: see pow_log2_f64 in the C. */
 static MathValue pow_log_m(MathBuilder *b, MathValue f, MathValue *low) {
-  MathValue two = constant_f64(b, 2.0);
-  MathValue den = add_f64(b, two, f);
-  MathValue den_l = add_f64(b, sub_f64(b, two, den), f);
-  MathValue s = div_f64(b, f, den);
-  MathValue s_l = div_f64(b, sub_f64(b, fma_f64(b, negate_f64(b, s), den, f), mul_f64(b, s, den_l)), den);
-  MathValue s2 = mul_f64(b, s, s);
-  MathValue s2_l = fma_f64(b, s, s, negate_f64(b, s2));
-  MathValue s3 = mul_f64(b, s2, s);
-  MathValue cross = add_f64(b, mul_f64(b, s2_l, s), mul_f64(b, mul_f64(b, constant_f64(b, 3.0), s2), s_l));
-  MathValue s3_l = add_f64(b, fma_f64(b, s2, s, negate_f64(b, s3)), cross);
-  MathValue c_hi = constant_f64(b, MATHREF_TWO_THIRDS_HI_F64);
-  MathValue t = mul_f64(b, s3, c_hi);
-  MathValue t_parts = add_f64(b, mul_f64(b, s3, constant_f64(b, MATHREF_TWO_THIRDS_LO_F64)), mul_f64(b, s3_l, c_hi));
-  MathValue t_l = add_f64(b, fma_f64(b, s3, c_hi, negate_f64(b, t)), t_parts);
-  MathValue series = polynomial_f64(b, mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2);
-  MathValue rest = mul_f64(b, mul_f64(b, s3, s2), series);
-  MathValue twice = mul_f64(b, two, s);
-  MathValue h = add_f64(b, twice, t);
-  MathValue small = add_f64(b, mul_f64(b, two, s_l), add_f64(b, t_l, rest));
-  *low = add_f64(b, sub_f64(b, t, sub_f64(b, h, twice)), small);
+  MathValue two = math_constant_f64(b, 2.0);
+  MathValue den = math_add_f64(b, two, f);
+  MathValue den_l = math_add_f64(b, math_sub_f64(b, two, den), f);
+  MathValue s = math_div_f64(b, f, den);
+  MathValue s_l = math_div_f64(
+      b, math_sub_f64(b, math_fma_f64(b, math_negate_f64(b, s), den, f), math_mul_f64(b, s, den_l)), den);
+  MathValue s2 = math_mul_f64(b, s, s);
+  MathValue s2_l = math_fma_f64(b, s, s, math_negate_f64(b, s2));
+  MathValue s3 = math_mul_f64(b, s2, s);
+  MathValue cross = math_add_f64(b, math_mul_f64(b, s2_l, s),
+                                 math_mul_f64(b, math_mul_f64(b, math_constant_f64(b, 3.0), s2), s_l));
+  MathValue s3_l = math_add_f64(b, math_fma_f64(b, s2, s, math_negate_f64(b, s3)), cross);
+  MathValue c_hi = math_constant_f64(b, MATHREF_TWO_THIRDS_HI_F64);
+  MathValue t = math_mul_f64(b, s3, c_hi);
+  MathValue t_parts = math_add_f64(b, math_mul_f64(b, s3, math_constant_f64(b, MATHREF_TWO_THIRDS_LO_F64)), math_mul_f64(b, s3_l, c_hi));
+  MathValue t_l = math_add_f64(b, math_fma_f64(b, s3, c_hi, math_negate_f64(b, t)), t_parts);
+  MathValue series = math_polynomial_f64(b, mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2);
+  MathValue rest = math_mul_f64(b, math_mul_f64(b, s3, s2), series);
+  MathValue twice = math_mul_f64(b, two, s);
+  MathValue h = math_add_f64(b, twice, t);
+  MathValue small = math_add_f64(b, math_mul_f64(b, two, s_l), math_add_f64(b, t_l, rest));
+  *low = math_add_f64(b, math_sub_f64(b, t, math_sub_f64(b, h, twice)), small);
   return h;
 }
 
 static MathValue pow_log2(MathBuilder *b, MathValue ax, MathValue *low) {
-  MathValue subnormal = less_f64(b, ax, constant_f64(b, 0x1p-1022));
+  MathValue subnormal = math_less_f64(b, ax, math_constant_f64(b, 0x1p-1022));
   MathValue e;
-  MathValue f = log_split(b, select_value(b, subnormal, mul_f64(b, ax, constant_f64(b, 0x1p54)), ax), &e);
-  e = sub_u64(b, e, select_value(b, subnormal, constant_u64(b, 54), constant_u64(b, 0)));
+  MathValue f = log_split(
+      b, math_select_value(b, subnormal, math_mul_f64(b, ax, math_constant_f64(b, 0x1p54)), ax), &e);
+  e = math_sub_u64(b, e, math_select_value(b, subnormal, math_constant_u64(b, 54), math_constant_u64(b, 0)));
   MathValue l;
   MathValue h = pow_log_m(b, f, &l);
-  MathValue log2e = constant_f64(b, MATHREF_LOG2E_F64);
-  MathValue p = mul_f64(b, h, log2e);
-  MathValue p_parts = add_f64(b, mul_f64(b, h, constant_f64(b, MATHREF_LOG2E_LO_F64)), mul_f64(b, l, log2e));
-  MathValue p_l = add_f64(b, fma_f64(b, h, log2e, negate_f64(b, p)), p_parts);
+  MathValue log2e = math_constant_f64(b, MATHREF_LOG2E_F64);
+  MathValue p = math_mul_f64(b, h, log2e);
+  MathValue p_parts = math_add_f64(b, math_mul_f64(b, h, math_constant_f64(b, MATHREF_LOG2E_LO_F64)),
+                                   math_mul_f64(b, l, log2e));
+  MathValue p_l = math_add_f64(b, math_fma_f64(b, h, log2e, math_negate_f64(b, p)), p_parts);
   MathValue sum_l;
-  MathValue sum = two_sum(b, f64_from_i64(b, e), p, &sum_l);
-  MathValue tail = add_f64(b, sum_l, p_l);
-  MathValue result = add_f64(b, sum, tail);
-  *low = add_f64(b, sub_f64(b, sum, result), tail);
+  MathValue sum = two_sum(b, math_f64_from_i64(b, e), p, &sum_l);
+  MathValue tail = math_add_f64(b, sum_l, p_l);
+  MathValue result = math_add_f64(b, sum, tail);
+  *low = math_add_f64(b, math_sub_f64(b, sum, result), tail);
   return result;
 }
 
 static MathValue pow_exp2(MathBuilder *b, MathValue z, MathValue z_l) {
-  MathValue zero = constant_f64(b, 0.0), limit = constant_f64(b, 1100.0);
-  MathValue out = not_mask(b, less_equal_f64(b, abs_f64(b, z), limit));
-  MathValue z_nan = is_nan_f64(b, z);
-  MathValue signed_limit = select_value(b, less_f64(b, zero, z), limit, constant_f64(b, -1100.0));
-  MathValue zc = select_value(b, z_nan, zero, select_value(b, out, signed_limit, z));
-  MathValue zl = select_value(b, or_i32(b, out, z_nan), zero, z_l);
-  MathValue shifter = constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
-  MathValue n = sub_f64(b, add_f64(b, zc, shifter), shifter);
-  MathValue head = sub_f64(b, zc, n);
-  MathValue r = add_f64(b, head, zl);
-  MathValue r_l = add_f64(b, sub_f64(b, head, r), zl);
-  MathValue ln2 = constant_f64(b, MATHREF_LN2_F64);
-  MathValue t = mul_f64(b, r, ln2);
-  MathValue t_parts = add_f64(b, mul_f64(b, r, constant_f64(b, MATHREF_LN2_LO_EXACT_F64)), mul_f64(b, r_l, ln2));
-  MathValue t_l = add_f64(b, fma_f64(b, r, ln2, negate_f64(b, t)), t_parts);
-  MathValue p = polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
-  MathValue inner = fma_f64(b, mul_f64(b, t, t), p, fma_f64(b, t_l, t, t_l));
-  MathValue y = add_f64(b, constant_f64(b, 1.0), add_f64(b, t, inner));
-  MathValue ni = i64_from_f64(b, n);
-  MathValue n1 = shift_right_i64(b, ni, 1);
-  return mul_f64(b, mul_f64(b, y, pow2(b, n1)), pow2(b, sub_u64(b, ni, n1)));
+  MathValue zero = math_constant_f64(b, 0.0), limit = math_constant_f64(b, 1100.0);
+  MathValue out = math_not_mask(b, math_less_equal_f64(b, math_abs_f64(b, z), limit));
+  MathValue z_nan = math_is_nan_f64(b, z);
+  MathValue signed_limit =
+      math_select_value(b, math_less_f64(b, zero, z), limit, math_constant_f64(b, -1100.0));
+  MathValue zc = math_select_value(b, z_nan, zero, math_select_value(b, out, signed_limit, z));
+  MathValue zl = math_select_value(b, math_or_i32(b, out, z_nan), zero, z_l);
+  MathValue shifter = math_constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
+  MathValue n = math_sub_f64(b, math_add_f64(b, zc, shifter), shifter);
+  MathValue head = math_sub_f64(b, zc, n);
+  MathValue r = math_add_f64(b, head, zl);
+  MathValue r_l = math_add_f64(b, math_sub_f64(b, head, r), zl);
+  MathValue ln2 = math_constant_f64(b, MATHREF_LN2_F64);
+  MathValue t = math_mul_f64(b, r, ln2);
+  MathValue t_parts = math_add_f64(b, math_mul_f64(b, r, math_constant_f64(b, MATHREF_LN2_LO_EXACT_F64)), math_mul_f64(b, r_l, ln2));
+  MathValue t_l = math_add_f64(b, math_fma_f64(b, r, ln2, math_negate_f64(b, t)), t_parts);
+  MathValue p = math_polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
+  MathValue inner = math_fma_f64(b, math_mul_f64(b, t, t), p, math_fma_f64(b, t_l, t, t_l));
+  MathValue y = math_add_f64(b, math_constant_f64(b, 1.0), math_add_f64(b, t, inner));
+  MathValue ni = math_i64_from_f64(b, n);
+  MathValue n1 = math_shift_right_i64(b, ni, 1);
+  return math_mul_f64(b, math_mul_f64(b, y, pow2(b, n1)), pow2(b, math_sub_u64(b, ni, n1)));
 }
 
 static MathValue pow_special_cases(MathBuilder *b, MathValue x, MathValue y, MathValue result) {
-  MathValue ax = abs_f64(b, x), ay = abs_f64(b, y);
-  MathValue two52 = constant_f64(b, 0x1p52), zero = constant_f64(b, 0.0), one = constant_f64(b, 1.0);
-  MathValue inf = constant_f64(b, INFINITY);
-  MathValue ay_rounded = select_value(b, less_f64(b, ay, two52), sub_f64(b, add_f64(b, ay, two52), two52), ay);
-  MathValue y_integer = equal_f64(b, ay_rounded, ay);
-  MathValue below_2_53 = select_value(b, less_f64(b, ay, constant_f64(b, 0x1p53)), ay_rounded, zero);
-  MathValue y_odd = and_i32(b, y_integer, and_i32(b, i64_from_f64(b, below_2_53), constant_i32(b, 1)));
-  MathValue negative_x = shift_right_u64(b, x, 63);
-  result = select_value(b, and_i32(b, negative_x, y_odd), negate_f64(b, result), result);
-  MathValue finite_negative = and_i32(b, less_f64(b, x, zero), less_f64(b, negate_f64(b, inf), x));
-  MathValue invalid = and_i32(b, finite_negative, not_mask(b, y_integer));
-  invalid = or_i32(b, or_i32(b, invalid, is_nan_f64(b, x)), is_nan_f64(b, y));
-  result = select_value(b, invalid, quiet_nan(b), result);
-  MathValue is_one = or_i32(b, equal_f64(b, y, zero), equal_f64(b, x, one));
-  is_one = or_i32(b, is_one, and_i32(b, equal_f64(b, ax, one), equal_f64(b, ay, inf)));
-  return select_value(b, is_one, one, result);
+  MathValue ax = math_abs_f64(b, x), ay = math_abs_f64(b, y);
+  MathValue two52 = math_constant_f64(b, 0x1p52), zero = math_constant_f64(b, 0.0),
+            one = math_constant_f64(b, 1.0);
+  MathValue inf = math_constant_f64(b, INFINITY);
+  MathValue ay_rounded = math_select_value(b, math_less_f64(b, ay, two52), math_sub_f64(b, math_add_f64(b, ay, two52), two52), ay);
+  MathValue y_integer = math_equal_f64(b, ay_rounded, ay);
+  MathValue below_2_53 =
+      math_select_value(b, math_less_f64(b, ay, math_constant_f64(b, 0x1p53)), ay_rounded, zero);
+  MathValue y_odd =
+      math_and_i32(b, y_integer, math_and_i32(b, math_i64_from_f64(b, below_2_53), math_constant_i32(b, 1)));
+  MathValue negative_x = math_shift_right_u64(b, x, 63);
+  result = math_select_value(b, math_and_i32(b, negative_x, y_odd), math_negate_f64(b, result), result);
+  MathValue finite_negative =
+      math_and_i32(b, math_less_f64(b, x, zero), math_less_f64(b, math_negate_f64(b, inf), x));
+  MathValue invalid = math_and_i32(b, finite_negative, math_not_mask(b, y_integer));
+  invalid = math_or_i32(b, math_or_i32(b, invalid, math_is_nan_f64(b, x)), math_is_nan_f64(b, y));
+  result = math_select_value(b, invalid, quiet_nan(b), result);
+  MathValue is_one = math_or_i32(b, math_equal_f64(b, y, zero), math_equal_f64(b, x, one));
+  is_one = math_or_i32(b, is_one, math_and_i32(b, math_equal_f64(b, ax, one), math_equal_f64(b, ay, inf)));
+  return math_select_value(b, is_one, one, result);
 }
 
 MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y) {
   int scope = math_scope_begin(b);
-  MathValue ax = abs_f64(b, x);
+  MathValue ax = math_abs_f64(b, x);
   MathValue l_low;
   MathValue l = pow_log2(b, ax, &l_low);
-  MathValue zero = constant_f64(b, 0.0), inf = constant_f64(b, INFINITY);
-  MathValue ax_zero = equal_f64(b, ax, zero), ax_inf = equal_f64(b, ax, inf);
-  MathValue edge = or_i32(b, ax_zero, ax_inf);
-  l = select_value(b, ax_zero, constant_f64(b, -INFINITY), select_value(b, ax_inf, inf, l));
-  l_low = select_value(b, edge, zero, l_low);
-  MathValue z = mul_f64(b, y, l);
-  MathValue z_l = add_f64(b, fma_f64(b, y, l, negate_f64(b, z)), mul_f64(b, y, l_low));
-  MathValue result = pow_exp2(b, z, select_value(b, edge, zero, z_l));
+  MathValue zero = math_constant_f64(b, 0.0), inf = math_constant_f64(b, INFINITY);
+  MathValue ax_zero = math_equal_f64(b, ax, zero), ax_inf = math_equal_f64(b, ax, inf);
+  MathValue edge = math_or_i32(b, ax_zero, ax_inf);
+  l = math_select_value(b, ax_zero, math_constant_f64(b, -INFINITY), math_select_value(b, ax_inf, inf, l));
+  l_low = math_select_value(b, edge, zero, l_low);
+  MathValue z = math_mul_f64(b, y, l);
+  MathValue z_l = math_add_f64(b, math_fma_f64(b, y, l, math_negate_f64(b, z)), math_mul_f64(b, y, l_low));
+  MathValue result = pow_exp2(b, z, math_select_value(b, edge, zero, z_l));
   return math_scope_end(b, scope, pow_special_cases(b, x, y, result));
 }

@@ -7,7 +7,7 @@
  * the scalar code's, which are mathref's.
  *
  * Masks are 0 or all ones per lane where the scalar builder's are 0 or 1;
- * select_value and not_mask test "nonzero", so the transcriptions' mixes
+ * math_select_value and math_not_mask test "nonzero", so the transcriptions' mixes
  * of masks and 0/1 integers mean the same. At avx512 a compare goes to k1
  * and is widened into a vector of all ones; the VEX-only integer forms
  * have their EVEX d-suffixed twins. Only f32 and i32 lanes exist: an f64
@@ -67,27 +67,27 @@ static MathValue store_new(MathBuilder *b, int n) {
   return v;
 }
 
-void lanes_move(MathBuilder *b, MathValue to, MathValue from) {
+void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
   load(b, S0, from);
   constant_mark(b, to, false);
   EMIT(X86_VMOVUPS, whole_slot(b, to), lane_reg(b, S0));
 }
 
-MathValue lanes_input(MathBuilder *b, X86Operand input) {
+MathValue math_lanes_input(MathBuilder *b, X86Operand input) {
   EMIT(X86_VMOVUPS, lane_reg(b, S0), input);
   return store_new(b, S0);
 }
 
-void lanes_output(MathBuilder *b, MathValue v, int into) { load(b, into, v); }
+void math_lanes_output(MathBuilder *b, MathValue v, int into) { load(b, into, v); }
 
-MathValue lanes_unsupported(MathBuilder *b, const char *what) {
+MathValue math_lanes_unsupported(MathBuilder *b, const char *what) {
   if (b->x->st->code == STATUS_OK)
     status_error(b->x->st, STATUS_UNSUPPORTED, "kernel %s: %s has no vector form in the math builder", b->x->k->name,
                  what);
   return math_value_new(b);
 }
 
-MathValue lanes_constant(MathBuilder *b, uint32_t bits) {
+MathValue math_lanes_constant(MathBuilder *b, uint32_t bits) {
   MathValue v = math_value_new(b);
   constant_mark(b, v, true);
   X86Operand element = math_slot_operand(b, v, 4);
@@ -97,7 +97,7 @@ MathValue lanes_constant(MathBuilder *b, uint32_t bits) {
 }
 
 /* S0 = a; S0 = S0 m c. */
-MathValue lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
+MathValue math_lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
   load(b, S0, a);
   EMIT(m, lane_reg(b, S0), lane_reg(b, S0), slot(b, c));
   return store_new(b, S0);
@@ -105,32 +105,32 @@ MathValue lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) 
 
 /* The bitwise operations: VEX at avx2, their EVEX d-forms at avx512
  * (the EVEX vandps family needs AVX512DQ). */
-MathValue lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c) {
+MathValue math_lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c) {
   X86Mnemonic m = op == '&' ? (wide512(b) ? X86_VPANDD : X86_VPAND)
                   : op == '|' ? (wide512(b) ? X86_VPORD : X86_VPOR)
                               : (wide512(b) ? X86_VPXORD : X86_VPXOR);
-  return lanes_binary(b, m, a, c);
+  return math_lanes_binary(b, m, a, c);
 }
 
-MathValue lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a) {
+MathValue math_lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a) {
   load(b, S0, a);
   EMIT(m, lane_reg(b, S0), lane_reg(b, S0));
   return store_new(b, S0);
 }
 
-MathValue lanes_round(MathBuilder *b, MathValue a, int mode) {
+MathValue math_lanes_round(MathBuilder *b, MathValue a, int mode) {
   load(b, S0, a);
   EMIT(wide512(b) ? X86_VRNDSCALEPS : X86_VROUNDPS, lane_reg(b, S0), lane_reg(b, S0), x86_imm(mode & 15));
   return store_new(b, S0);
 }
 
-MathValue lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count) {
+MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count) {
   load(b, S0, a);
   if (count) EMIT(m, lane_reg(b, S0), lane_reg(b, S0), x86_imm(count));
   return store_new(b, S0);
 }
 
-MathValue lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+MathValue math_lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
   load(b, S0, a);
   load(b, S1, c);
   EMIT(X86_VFMADD213PS, lane_reg(b, S0), lane_reg(b, S1), slot(b, d));
@@ -146,7 +146,7 @@ static MathValue widen_k1(MathBuilder *b) {
 
 /* A float compare of a with c by vcmpps predicate (ordered ones false on
  * NaN, as the scalar code's). */
-MathValue lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate) {
+MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate) {
   load(b, S0, a);
   if (!wide512(b)) {
     EMIT(X86_VCMPPS, lane_reg(b, S0), lane_reg(b, S0), slot(b, c), x86_imm(predicate));
@@ -157,7 +157,7 @@ MathValue lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate)
 }
 
 /* vpcmpeqd or vpcmpgtd of a with c: a == c, a > c (signed). */
-MathValue lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
+MathValue math_lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
   load(b, S0, a);
   if (!wide512(b)) {
     EMIT(m, lane_reg(b, S0), lane_reg(b, S0), slot(b, c));
@@ -168,7 +168,7 @@ MathValue lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, Math
 }
 
 /* mask ? a : c lane by lane, "mask" meaning any nonzero bits. */
-MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
+MathValue math_lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
   load(b, S0, a);
   if (!wide512(b)) {
     EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
@@ -182,18 +182,18 @@ MathValue lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c)
   return store_new(b, S0);
 }
 
-MathValue lanes_value_new(MathBuilder *b) {
+MathValue math_lanes_value_new(MathBuilder *b) {
   MathValue v = math_value_new(b);
   constant_mark(b, v, false);
   return v;
 }
 
-X86Operand lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
+X86Operand math_lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
   X86Operand whole = whole_slot(b, v);
   return x86_mem_index(4, X86_RSP, index, 4, whole.mem.disp);
 }
 
-void lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
+void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
   if (!wide512(b)) {
     EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
     EMIT(X86_VPCMPEQD, lane_reg(b, S1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */

@@ -9,26 +9,26 @@
 #include "kernel/math_reference.h"
 
 static MathValue two_sum(MathBuilder *b, MathValue a, MathValue c, MathValue *e) {
-  MathValue s = add_f64(b, a, c);
-  MathValue back = sub_f64(b, s, a);
-  *e = add_f64(b, sub_f64(b, a, sub_f64(b, s, back)), sub_f64(b, c, back));
+  MathValue s = math_add_f64(b, a, c);
+  MathValue back = math_sub_f64(b, s, a);
+  *e = math_add_f64(b, math_sub_f64(b, a, math_sub_f64(b, s, back)), math_sub_f64(b, c, back));
   return s;
 }
 
 static MathValue trig_reduce_small(MathBuilder *b, MathValue x, MathValue *n, MathValue *lo) {
-  MathValue shifter = constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
-  *n = sub_f64(b, fma_f64(b, x, constant_f64(b, MATHREF_TWO_OVER_PI_F64), shifter), shifter);
-  MathValue r1 = fma_f64(b, *n, constant_f64(b, -MATHREF_PIO2_1_F64), x);
-  MathValue w = mul_f64(b, *n, constant_f64(b, MATHREF_PIO2_2_F64));
+  MathValue shifter = math_constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
+  *n = math_sub_f64(b, math_fma_f64(b, x, math_constant_f64(b, MATHREF_TWO_OVER_PI_F64), shifter), shifter);
+  MathValue r1 = math_fma_f64(b, *n, math_constant_f64(b, -MATHREF_PIO2_1_F64), x);
+  MathValue w = math_mul_f64(b, *n, math_constant_f64(b, MATHREF_PIO2_2_F64));
   MathValue e2, se;
-  MathValue r2 = two_sum(b, r1, negate_f64(b, w), &e2);
-  MathValue pio2_3 = constant_f64(b, MATHREF_PIO2_3_F64);
-  MathValue p3 = mul_f64(b, *n, pio2_3);
-  MathValue p3e = fma_f64(b, *n, pio2_3, negate_f64(b, p3));
-  MathValue s = two_sum(b, r2, negate_f64(b, p3), &se);
-  MathValue low = add_f64(b, sub_f64(b, e2, p3e), se);
-  MathValue hi = add_f64(b, s, low);
-  *lo = sub_f64(b, low, sub_f64(b, hi, s));
+  MathValue r2 = two_sum(b, r1, math_negate_f64(b, w), &e2);
+  MathValue pio2_3 = math_constant_f64(b, MATHREF_PIO2_3_F64);
+  MathValue p3 = math_mul_f64(b, *n, pio2_3);
+  MathValue p3e = math_fma_f64(b, *n, pio2_3, math_negate_f64(b, p3));
+  MathValue s = two_sum(b, r2, math_negate_f64(b, p3), &se);
+  MathValue low = math_add_f64(b, math_sub_f64(b, e2, p3e), se);
+  MathValue hi = math_add_f64(b, s, low);
+  *lo = math_sub_f64(b, low, math_sub_f64(b, hi, s));
   return hi;
 }
 
@@ -66,113 +66,122 @@ static void two_over_pi_window(MathBuilder *b, MathValue g, MathValue w[3]) {
  * the signed fraction as *f (62 bits) and r1 (the next 64); lo2 in *r0. */
 static MathValue payne_hanek_product(MathBuilder *b, MathValue x, MathValue *quadrant, MathValue *r1,
                                      MathValue *r0) {
-  MathValue e = sub_i32(b, and_i32(b, shift_right_u64(b, x, 52), constant_i32(b, 0x7ff)), constant_i32(b, 1075));
-  MathValue lowest = constant_i32(b, -32);
-  e = select_value(b, less_i32(b, e, lowest), lowest, e);
-  MathValue m = or_u64(b, and_u64(b, x, constant_u64(b, (UINT64_C(1) << 52) - 1)), constant_u64(b, UINT64_C(1) << 52));
+  MathValue e = math_sub_i32(b, math_and_i32(b, math_shift_right_u64(b, x, 52), math_constant_i32(b, 0x7ff)), math_constant_i32(b, 1075));
+  MathValue lowest = math_constant_i32(b, -32);
+  e = math_select_value(b, math_less_i32(b, e, lowest), lowest, e);
+  MathValue m = math_or_u64(b, math_and_u64(b, x, math_constant_u64(b, (UINT64_C(1) << 52) - 1)), math_constant_u64(b, UINT64_C(1) << 52));
   MathValue w[3];
-  two_over_pi_window(b, add_i32(b, e, constant_i32(b, 62)), w);
+  two_over_pi_window(b, math_add_i32(b, e, math_constant_i32(b, 62)), w);
   MathValue lo1;
-  MathValue hi2 = multiply_high_u64(b, m, w[2], r0);
-  MathValue hi1 = multiply_high_u64(b, m, w[1], &lo1);
-  *r1 = add_u64(b, hi2, lo1);
-  MathValue carry = u64_from_u32(b, less_u64(b, *r1, hi2));
-  MathValue r2 = add_u64(b, add_u64(b, hi1, mul_u64(b, m, w[0])), carry);
-  MathValue t = add_u64(b, r2, constant_u64(b, UINT64_C(1) << 61));
-  *quadrant = shift_right_u64(b, t, 62);
-  MathValue biased = and_u64(b, t, constant_u64(b, (UINT64_C(1) << 62) - 1));
-  return sub_u64(b, biased, constant_u64(b, UINT64_C(1) << 61));
+  MathValue hi2 = math_multiply_high_u64(b, m, w[2], r0);
+  MathValue hi1 = math_multiply_high_u64(b, m, w[1], &lo1);
+  *r1 = math_add_u64(b, hi2, lo1);
+  MathValue carry = math_u64_from_u32(b, math_less_u64(b, *r1, hi2));
+  MathValue r2 = math_add_u64(b, math_add_u64(b, hi1, math_mul_u64(b, m, w[0])), carry);
+  MathValue t = math_add_u64(b, r2, math_constant_u64(b, UINT64_C(1) << 61));
+  *quadrant = math_shift_right_u64(b, t, 62);
+  MathValue biased = math_and_u64(b, t, math_constant_u64(b, (UINT64_C(1) << 62) - 1));
+  return math_sub_u64(b, biased, math_constant_u64(b, UINT64_C(1) << 61));
 }
 
 static MathValue trig_reduce_large(MathBuilder *b, MathValue x, MathValue *quadrant, MathValue *lo) {
   MathValue q, r1, r0;
   MathValue f = payne_hanek_product(b, x, &q, &r1, &r0);
-  MathValue pa = mul_f64(b, f64_from_i64(b, shift_right_i64(b, f, 21)), constant_f64(b, 0x1p-41));
-  MathValue pb = mul_f64(b, f64_from_i64(b, and_u64(b, f, constant_u64(b, 0x1fffff))), constant_f64(b, 0x1p-62));
-  MathValue pc = mul_f64(b, f64_from_i64(b, shift_right_u64(b, r1, 11)), constant_f64(b, 0x1p-115));
-  MathValue low_bits = or_u64(b, shift_left_u64(b, and_u64(b, r1, constant_u64(b, 2047)), 42), shift_right_u64(b, r0, 22));
-  MathValue pd = mul_f64(b, f64_from_i64(b, low_bits), constant_f64(b, 0x1p-168));
+  MathValue pa =
+      math_mul_f64(b, math_f64_from_i64(b, math_shift_right_i64(b, f, 21)), math_constant_f64(b, 0x1p-41));
+  MathValue pb = math_mul_f64(b, math_f64_from_i64(b, math_and_u64(b, f, math_constant_u64(b, 0x1fffff))), math_constant_f64(b, 0x1p-62));
+  MathValue pc =
+      math_mul_f64(b, math_f64_from_i64(b, math_shift_right_u64(b, r1, 11)), math_constant_f64(b, 0x1p-115));
+  MathValue low_bits = math_or_u64(b, math_shift_left_u64(b, math_and_u64(b, r1, math_constant_u64(b, 2047)), 42), math_shift_right_u64(b, r0, 22));
+  MathValue pd = math_mul_f64(b, math_f64_from_i64(b, low_bits), math_constant_f64(b, 0x1p-168));
   MathValue e1, e2, e3;
   MathValue s1 = two_sum(b, pa, pb, &e1);
   MathValue s2 = two_sum(b, s1, pc, &e2);
   MathValue s3 = two_sum(b, s2, pd, &e3);
-  MathValue l = add_f64(b, add_f64(b, e1, e2), e3);
-  MathValue vh = add_f64(b, s3, l);
-  MathValue vl = sub_f64(b, l, sub_f64(b, vh, s3));
-  MathValue pio2_hi = constant_f64(b, MATHREF_PIO2_HI_F64);
-  MathValue rh = mul_f64(b, vh, pio2_hi);
-  MathValue rl = add_f64(b, fma_f64(b, vh, pio2_hi, negate_f64(b, rh)),
-                         fma_f64(b, vh, constant_f64(b, MATHREF_PIO2_LO_F64), mul_f64(b, vl, pio2_hi)));
-  MathValue hi = add_f64(b, rh, rl);
-  MathValue low = sub_f64(b, rl, sub_f64(b, hi, rh));
-  MathValue negative = shift_right_u64(b, x, 63);
-  MathValue mirrored = and_u64(b, sub_u64(b, constant_u64(b, 4), q), constant_u64(b, 3));
-  *quadrant = select_value(b, negative, mirrored, q);
-  *lo = select_value(b, negative, negate_f64(b, low), low);
-  return select_value(b, negative, negate_f64(b, hi), hi);
+  MathValue l = math_add_f64(b, math_add_f64(b, e1, e2), e3);
+  MathValue vh = math_add_f64(b, s3, l);
+  MathValue vl = math_sub_f64(b, l, math_sub_f64(b, vh, s3));
+  MathValue pio2_hi = math_constant_f64(b, MATHREF_PIO2_HI_F64);
+  MathValue rh = math_mul_f64(b, vh, pio2_hi);
+  MathValue rl = math_add_f64(
+      b, math_fma_f64(b, vh, pio2_hi, math_negate_f64(b, rh)),
+      math_fma_f64(b, vh, math_constant_f64(b, MATHREF_PIO2_LO_F64), math_mul_f64(b, vl, pio2_hi)));
+  MathValue hi = math_add_f64(b, rh, rl);
+  MathValue low = math_sub_f64(b, rl, math_sub_f64(b, hi, rh));
+  MathValue negative = math_shift_right_u64(b, x, 63);
+  MathValue mirrored = math_and_u64(b, math_sub_u64(b, math_constant_u64(b, 4), q), math_constant_u64(b, 3));
+  *quadrant = math_select_value(b, negative, mirrored, q);
+  *lo = math_select_value(b, negative, math_negate_f64(b, low), low);
+  return math_select_value(b, negative, math_negate_f64(b, hi), hi);
 }
 
 static MathValue trig_reduce(MathBuilder *b, MathValue x, MathValue *quadrant, MathValue *lo) {
-  MathValue small = less_f64(b, abs_f64(b, x), constant_f64(b, 0x1p20));
+  MathValue small = math_less_f64(b, math_abs_f64(b, x), math_constant_f64(b, 0x1p20));
   MathValue n, lo_small, lo_large, q_large;
-  MathValue hi_small = trig_reduce_small(b, select_value(b, small, x, constant_f64(b, 0.0)), &n, &lo_small);
+  MathValue hi_small =
+      trig_reduce_small(b, math_select_value(b, small, x, math_constant_f64(b, 0.0)), &n, &lo_small);
   /* Payne-Hanek only where the argument needs it */
   X86Label skip = math_skip_if(b, small);
   MathValue hi_large = trig_reduce_large(b, x, &q_large, &lo_large);
   math_skip_end(b, skip);
-  MathValue q_small = and_u64(b, i64_from_f64(b, n), constant_u64(b, 3));
-  *quadrant = select_value(b, small, q_small, q_large);
-  *lo = select_value(b, small, lo_small, lo_large);
-  return select_value(b, small, hi_small, hi_large);
+  MathValue q_small = math_and_u64(b, math_i64_from_f64(b, n), math_constant_u64(b, 3));
+  *quadrant = math_select_value(b, small, q_small, q_large);
+  *lo = math_select_value(b, small, lo_small, lo_large);
+  return math_select_value(b, small, hi_small, hi_large);
 }
 
 static MathValue sin_kernel(MathBuilder *b, MathValue hi, MathValue lo) {
-  MathValue z = mul_f64(b, hi, hi);
-  MathValue p = polynomial_f64(b, mathref_sin_f64_table, MATHREF_SIN_F64_COUNT, z);
-  MathValue correction = mul_f64(b, lo, fma_f64(b, z, constant_f64(b, -0.5), constant_f64(b, 1.0)));
-  return add_f64(b, hi, fma_f64(b, hi, mul_f64(b, z, p), correction));
+  MathValue z = math_mul_f64(b, hi, hi);
+  MathValue p = math_polynomial_f64(b, mathref_sin_f64_table, MATHREF_SIN_F64_COUNT, z);
+  MathValue correction =
+      math_mul_f64(b, lo, math_fma_f64(b, z, math_constant_f64(b, -0.5), math_constant_f64(b, 1.0)));
+  return math_add_f64(b, hi, math_fma_f64(b, hi, math_mul_f64(b, z, p), correction));
 }
 
 static MathValue cos_kernel(MathBuilder *b, MathValue hi, MathValue lo) {
-  MathValue half = constant_f64(b, 0.5), one = constant_f64(b, 1.0);
-  MathValue z = mul_f64(b, hi, hi);
-  MathValue z_lost = fma_f64(b, hi, hi, negate_f64(b, z));
-  MathValue hz = mul_f64(b, half, z);
-  MathValue w = sub_f64(b, one, hz);
-  MathValue p = polynomial_f64(b, mathref_cos_f64_table, MATHREF_COS_F64_COUNT, z);
-  MathValue small = sub_f64(b, mul_f64(b, mul_f64(b, z, z), p), fma_f64(b, hi, lo, mul_f64(b, half, z_lost)));
-  MathValue tail = add_f64(b, sub_f64(b, sub_f64(b, one, w), hz), small);
-  return add_f64(b, w, tail);
+  MathValue half = math_constant_f64(b, 0.5), one = math_constant_f64(b, 1.0);
+  MathValue z = math_mul_f64(b, hi, hi);
+  MathValue z_lost = math_fma_f64(b, hi, hi, math_negate_f64(b, z));
+  MathValue hz = math_mul_f64(b, half, z);
+  MathValue w = math_sub_f64(b, one, hz);
+  MathValue p = math_polynomial_f64(b, mathref_cos_f64_table, MATHREF_COS_F64_COUNT, z);
+  MathValue small = math_sub_f64(b, math_mul_f64(b, math_mul_f64(b, z, z), p),
+                                 math_fma_f64(b, hi, lo, math_mul_f64(b, half, z_lost)));
+  MathValue tail = math_add_f64(b, math_sub_f64(b, math_sub_f64(b, one, w), hz), small);
+  return math_add_f64(b, w, tail);
 }
 
 static MathValue trig_is_invalid(MathBuilder *b, MathValue x) {
-  return or_i32(b, is_nan_f64(b, x), equal_f64(b, abs_f64(b, x), constant_f64(b, INFINITY)));
+  return math_or_i32(b, math_is_nan_f64(b, x),
+                     math_equal_f64(b, math_abs_f64(b, x), math_constant_f64(b, INFINITY)));
 }
 
-static MathValue quiet_nan(MathBuilder *b) { return constant_u64(b, UINT64_C(0x7ff8000000000000)); }
+static MathValue quiet_nan(MathBuilder *b) { return math_constant_u64(b, UINT64_C(0x7ff8000000000000)); }
 
 static MathValue quadrant_bit(MathBuilder *b, MathValue quadrant, int bit) {
-  return and_i32(b, quadrant, constant_i32(b, bit));
+  return math_and_i32(b, quadrant, math_constant_i32(b, bit));
 }
 
 MathValue math_sin_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
   MathValue quadrant, lo;
   MathValue hi = trig_reduce(b, x, &quadrant, &lo);
-  MathValue y = select_value(b, quadrant_bit(b, quadrant, 1), cos_kernel(b, hi, lo), sin_kernel(b, hi, lo));
-  y = select_value(b, quadrant_bit(b, quadrant, 2), negate_f64(b, y), y);
-  y = select_value(b, less_f64(b, abs_f64(b, x), constant_f64(b, 0x1p-26)), x, y);
-  return math_scope_end(b, scope, select_value(b, trig_is_invalid(b, x), quiet_nan(b), y));
+  MathValue y =
+      math_select_value(b, quadrant_bit(b, quadrant, 1), cos_kernel(b, hi, lo), sin_kernel(b, hi, lo));
+  y = math_select_value(b, quadrant_bit(b, quadrant, 2), math_negate_f64(b, y), y);
+  y = math_select_value(b, math_less_f64(b, math_abs_f64(b, x), math_constant_f64(b, 0x1p-26)), x, y);
+  return math_scope_end(b, scope, math_select_value(b, trig_is_invalid(b, x), quiet_nan(b), y));
 }
 
 MathValue math_cos_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
   MathValue quadrant, lo;
   MathValue hi = trig_reduce(b, x, &quadrant, &lo);
-  MathValue y = select_value(b, quadrant_bit(b, quadrant, 1), sin_kernel(b, hi, lo), cos_kernel(b, hi, lo));
-  MathValue next = add_i32(b, quadrant, constant_i32(b, 1));
-  y = select_value(b, quadrant_bit(b, next, 2), negate_f64(b, y), y);
-  return math_scope_end(b, scope, select_value(b, trig_is_invalid(b, x), quiet_nan(b), y));
+  MathValue y =
+      math_select_value(b, quadrant_bit(b, quadrant, 1), sin_kernel(b, hi, lo), cos_kernel(b, hi, lo));
+  MathValue next = math_add_i32(b, quadrant, math_constant_i32(b, 1));
+  y = math_select_value(b, quadrant_bit(b, next, 2), math_negate_f64(b, y), y);
+  return math_scope_end(b, scope, math_select_value(b, trig_is_invalid(b, x), quiet_nan(b), y));
 }
 
 MathValue math_tan_f64(MathBuilder *b, MathValue x) {
@@ -181,9 +190,9 @@ MathValue math_tan_f64(MathBuilder *b, MathValue x) {
   MathValue hi = trig_reduce(b, x, &quadrant, &lo);
   MathValue s = sin_kernel(b, hi, lo), c = cos_kernel(b, hi, lo);
   MathValue odd = quadrant_bit(b, quadrant, 1);
-  MathValue num = select_value(b, odd, negate_f64(b, c), s), den = select_value(b, odd, s, c);
-  MathValue q = div_f64(b, num, den);
-  MathValue y = add_f64(b, q, div_f64(b, fma_f64(b, negate_f64(b, q), den, num), den));
-  y = select_value(b, less_f64(b, abs_f64(b, x), constant_f64(b, 0x1p-27)), x, y);
-  return math_scope_end(b, scope, select_value(b, trig_is_invalid(b, x), quiet_nan(b), y));
+  MathValue num = math_select_value(b, odd, math_negate_f64(b, c), s), den = math_select_value(b, odd, s, c);
+  MathValue q = math_div_f64(b, num, den);
+  MathValue y = math_add_f64(b, q, math_div_f64(b, math_fma_f64(b, math_negate_f64(b, q), den, num), den));
+  y = math_select_value(b, math_less_f64(b, math_abs_f64(b, x), math_constant_f64(b, 0x1p-27)), x, y);
+  return math_scope_end(b, scope, math_select_value(b, trig_is_invalid(b, x), quiet_nan(b), y));
 }

@@ -150,7 +150,7 @@ static bool emit_load(KernelX86 *x, int i) {
     xmm_define(x, i, KX_XMM_SCRATCH0);
     return true;
   }
-  if (value_class_of(t) == VALUE_XMM) {
+  if (kernel_x86_value_class_of(t) == VALUE_XMM) {
     EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, reg(KX_XMM_SCRATCH0), m);
     xmm_define(x, i, KX_XMM_SCRATCH0);
     return true;
@@ -180,7 +180,7 @@ static bool emit_store(KernelX86 *x, int i) {
     return true;
   }
   if (!kernel_x86_element_address(x, i, x->k->input_count + op->buffer, s, 1, &m)) return false;
-  if (value_class_of(t) == VALUE_XMM) {
+  if (kernel_x86_value_class_of(t) == VALUE_XMM) {
     xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
     EMIT(t == TYPE_F64 ? X86_MOVSD : X86_MOVSS, m, reg(KX_XMM_SCRATCH0));
     return true;
@@ -194,7 +194,7 @@ static bool emit_store(KernelX86 *x, int i) {
 
 static void emit_acc_read(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
-  if (value_class_of(op->type) == VALUE_XMM) {
+  if (kernel_x86_value_class_of(op->type) == VALUE_XMM) {
     EMIT(X86_MOVSD, reg(KX_XMM_SCRATCH0), kernel_x86_slot(x->acc_slot + op->acc, 8));
     xmm_define(x, i, KX_XMM_SCRATCH0);
   } else {
@@ -209,7 +209,7 @@ static void emit_acc_read(KernelX86 *x, int i) {
 static void emit_acc_write(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   int slot = (op->block == KBLOCK_REDUCE ? x->acc_next_slot : x->acc_slot) + op->acc;
-  if (value_class_of(op->type) == VALUE_XMM) {
+  if (kernel_x86_value_class_of(op->type) == VALUE_XMM) {
     xmm_fetch(x, KX_XMM_SCRATCH0, op->args[0]);
     EMIT(X86_MOVSD, kernel_x86_slot(slot, 8), reg(KX_XMM_SCRATCH0));
   } else {
@@ -220,7 +220,7 @@ static void emit_acc_write(KernelX86 *x, int i) {
 
 static void emit_constant(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
-  if (value_class_of(op->type) == VALUE_XMM) {
+  if (kernel_x86_value_class_of(op->type) == VALUE_XMM) {
     if (op->type == TYPE_F64) {
       int64_t bits;
       memcpy(&bits, &op->value.f, sizeof bits);
@@ -541,7 +541,7 @@ static bool emit_hlo(KernelX86 *x, int i) {
   if (op->op == OP_COMPARE || op->op == OP_SELECT || op->op == OP_CONVERT || op->op == OP_BITCAST_CONVERT ||
       op->op == OP_REDUCE_PRECISION || op->op == OP_STOCHASTIC_CONVERT || op->op == OP_IS_FINITE)
     return kernel_x86_emit_hlo_mixed(x, i);
-  if (value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
+  if (kernel_x86_value_class_of(op->type) == VALUE_XMM) return emit_hlo_float(x, i);
   return emit_hlo_integer(x, i);
 }
 

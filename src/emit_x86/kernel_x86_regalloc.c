@@ -21,7 +21,7 @@
 static const X86Reg allocatable_gprs[] = {X86_RSI, X86_RDI, X86_R8, X86_R9, X86_R10, X86_RBP, X86_R15};
 enum { GPR_COUNT = sizeof allocatable_gprs / sizeof allocatable_gprs[0], XMM_COUNT = 13 };
 
-ValueClass value_class_of(ElementType t) {
+ValueClass kernel_x86_value_class_of(ElementType t) {
   /* f16, bf16 and the minifloats as the f32 of their value (kernel_x86_narrow.c) */
   if (t == TYPE_F32 || t == TYPE_F64 || t == TYPE_F16 || t == TYPE_BF16 || type_is_minifloat(t)) return VALUE_XMM;
   /* Sub-byte integers (s4, u2, ...) take a byte each, extended from their width. */
@@ -94,7 +94,7 @@ bool kernel_x86_allocate(KernelX86 *x) {
     pool_release_expired(&xmms, x->last_use, i);
     memset(&x->homes[i], 0, sizeof x->homes[i]);
     if (!op_has_value(op)) continue;
-    ValueClass c = value_class_of(op->type);
+    ValueClass c = kernel_x86_value_class_of(op->type);
     if (c != VALUE_NONE && x->allocating_vector && kernel_x86_op_is_vector(x, i)) c = VALUE_XMM;
     if (c == VALUE_NONE)
       return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d produces %s, which x86 kernels do not support yet",

@@ -91,7 +91,7 @@ static bool vector_float_type(const KernelX86 *x, ElementType t) {
 static int op_form(const KernelX86 *x, int i) {
   const Kernel *k = x->k;
   const KernelOp *op = &k->ops[i];
-  ValueClass c = value_class_of(op->type);
+  ValueClass c = kernel_x86_value_class_of(op->type);
   if (c == VALUE_XMM && !vector_float_type(x, op->type)) return -1;
   switch (op->kop) {
   case KOP_INDEX: return op->dim == k->rank - 1 ? LANE_INNER : LANE_UNIFORM;
@@ -127,7 +127,7 @@ static int op_form(const KernelX86 *x, int i) {
     int inner = 0, uniform = 0;
     for (int a = 0; a < op->arg_count; a++) {
       int f = x->forms[op->args[a]];
-      if (value_class_of(k->ops[op->args[a]].type) != VALUE_GPR || f == LANE_MASK) return -1;
+      if (kernel_x86_value_class_of(k->ops[op->args[a]].type) != VALUE_GPR || f == LANE_MASK) return -1;
       inner += f == LANE_INNER, uniform += f == LANE_UNIFORM;
     }
     if (uniform == op->arg_count) return LANE_UNIFORM;
@@ -145,7 +145,7 @@ static bool kernel_floats_are_f64(const Kernel *k) {
   bool f64 = false;
   for (int i = 0; i < k->op_count; i++) {
     ElementType t = k->ops[i].kop == KOP_STORE ? k->outputs[k->ops[i].buffer].shape.type : k->ops[i].type;
-    if (value_class_of(t) != VALUE_XMM) continue;
+    if (kernel_x86_value_class_of(t) != VALUE_XMM) continue;
     if (t != TYPE_F64) return false;
     f64 = true;
   }
@@ -605,7 +605,7 @@ static int loop_op_form(const KernelX86 *x, int i) {
   const KernelOp *op = &k->ops[i];
   for (int a = 0; a < op->arg_count; a++) {
     const KernelOp *arg = &k->ops[op->args[a]];
-    if (!in_loop(x, arg) && value_class_of(arg->type) == VALUE_XMM) return -1;
+    if (!in_loop(x, arg) && kernel_x86_value_class_of(arg->type) == VALUE_XMM) return -1;
     if (op->args[a] == x->reduce_read || op->args[a] == x->reduce_combine) return -1;
   }
   int f;

@@ -256,7 +256,7 @@ void literal_set_complex(Literal *lit, int64_t index, double _Complex v);
  * [-8, 8], unsigned in [0, 8] (so indices stay meaningful), pred fair coin
  * flips. Tuples are filled leaf by leaf, depth first. The same state gives
  * the same values on every host. */
-uint64_t random_next(uint64_t *state);
+uint64_t literal_random_next(uint64_t *state);
 void literal_fill_random(Literal *lit, uint64_t *state);
 
 /* ---------------------------------------------------------------- hlo.c

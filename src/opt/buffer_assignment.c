@@ -517,7 +517,7 @@ const BufferSlot *buffer_plan_find(const BufferPlan *plan, const Instruction *in
   return NULL;
 }
 
-int64_t naive_temp_bytes(const Module *m) {
+int64_t buffer_plan_naive_temp_bytes(const Module *m) {
   if (!m || !m->entry || !m->entry->root) return 0;
   BufferPlan *plan = buffer_plan_create(m->entry);
   int64_t bytes = plan->naive_temp_bytes;

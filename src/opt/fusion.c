@@ -74,7 +74,7 @@ enum { FUSION_WORK_PER_INSTRUCTION = 64 };
 
 /* ------------------------------------------------------------ small sets */
 
-void intvec_push(IntVec *v, int x) {
+void fusion_intvec_push(IntVec *v, int x) {
   if (v->count == v->capacity) {
     v->capacity = v->capacity ? 2 * v->capacity : 8;
     v->items = realloc_or_exit(v->items, sizeof *v->items * (size_t)v->capacity);
@@ -82,7 +82,7 @@ void intvec_push(IntVec *v, int x) {
   v->items[v->count++] = x;
 }
 
-void intvec_free(IntVec *v) {
+void fusion_intvec_free(IntVec *v) {
   free(v->items);
   *v = (IntVec){0};
 }
@@ -98,7 +98,7 @@ static void intvec_insert_sorted(IntVec *v, int x) {
   int at = v->count;
   while (at > 0 && v->items[at - 1] > x) at--;
   if (at > 0 && v->items[at - 1] == x) return;
-  intvec_push(v, x);
+  fusion_intvec_push(v, x);
   memmove(&v->items[at + 1], &v->items[at], sizeof *v->items * (size_t)(v->count - 1 - at));
   v->items[at] = x;
 }
@@ -143,7 +143,7 @@ static bool inst_is_duplicable(const Instruction *inst) {
 
 /* ----------------------------------------------------- group membership */
 
-bool group_contains(const Fuser *f, int group, int inst) {
+bool fusion_group_contains(const Fuser *f, int group, int inst) {
   return intvec_contains(&f->groups_of[inst], group);
 }
 
@@ -176,7 +176,7 @@ bool fuser_is_output(const Fuser *f, int i) {
      * that group computes its own copy of inst. */
     for (int g = 0; g < f->groups_of[u].count; g++) {
       int group = f->groups_of[u].items[g];
-      if (!is_candidate_group(f, group) && !group_contains(f, group, i)) return true;
+      if (!is_candidate_group(f, group) && !fusion_group_contains(f, group, i)) return true;
     }
   }
   return false;
@@ -374,7 +374,7 @@ static bool candidate_is_valid(Fuser *f, const IntVec *cand) {
 static void node_push(Fuser *f, IntVec *stack, int node) {
   if (node < f->n ? f->seen_mark[node] == f->seen_stamp : f->group_seen[node - f->n] == f->group_seen_stamp)
     return;
-  intvec_push(stack, node);
+  fusion_intvec_push(stack, node);
 }
 
 /* The nodes that read producer's value from memory through its user z:
@@ -386,7 +386,7 @@ static void push_readers(Fuser *f, IntVec *stack, int producer, const Instructio
   if (f->groups_of[z].count == 0) node_push(f, stack, z);
   for (int g = 0; g < f->groups_of[z].count; g++) {
     int group = f->groups_of[z].items[g];
-    if (group != self && !group_contains(f, group, producer)) node_push(f, stack, f->n + group);
+    if (group != self && !fusion_group_contains(f, group, producer)) node_push(f, stack, f->n + group);
   }
 }
 
@@ -420,7 +420,7 @@ static void push_candidate_readers(Fuser *f, IntVec *stack, const IntVec *cand) 
       if (f->groups_of[z].count == 0 && f->cand_mark[z] != f->cand_stamp) node_push(f, stack, z);
       for (int g = 0; g < f->groups_of[z].count; g++) {
         int group = f->groups_of[z].items[g];
-        if (!is_candidate_group(f, group) && !group_contains(f, group, producer)) node_push(f, stack, f->n + group);
+        if (!is_candidate_group(f, group) && !fusion_group_contains(f, group, producer)) node_push(f, stack, f->n + group);
       }
     }
   }
@@ -453,7 +453,7 @@ static bool candidate_has_cycle(Fuser *f, const IntVec *cand) {
     }
     if (!cycle) node_expand(f, &stack, node);
   }
-  intvec_free(&stack);
+  fusion_intvec_free(&stack);
   return cycle;
 }
 
@@ -472,7 +472,7 @@ static int group_create(Fuser *f) {
 
 static void group_add_member(Fuser *f, int g, int i) {
   intvec_insert_sorted(&f->groups[g].members, i);
-  if (!group_contains(f, g, i)) intvec_push(&f->groups_of[i], g);
+  if (!fusion_group_contains(f, g, i)) fusion_intvec_push(&f->groups_of[i], g);
 }
 
 /* Moves every member of `from` into `into`; a member both held becomes one. */
@@ -487,7 +487,7 @@ static void group_merge_into(Fuser *f, int into, int from) {
     of->count = w;
     group_add_member(f, into, i);
   }
-  intvec_free(members);
+  fusion_intvec_free(members);
   f->groups[from].merged = true;
 }
 
@@ -513,7 +513,7 @@ static bool try_duplicate(Fuser *f, IntVec *cand, int i, const IntVec *user_grou
     if (u >= 0 && f->copy_depth[u] + 1 > depth) depth = f->copy_depth[u] + 1;
   }
   if (user_groups->count > FUSION_MAX_COPIES || depth > FUSION_MAX_COPY_DEPTH) return false;
-  for (int k = 0; k < user_groups->count; k++) intvec_push(&f->groups_of[i], user_groups->items[k]);
+  for (int k = 0; k < user_groups->count; k++) fusion_intvec_push(&f->groups_of[i], user_groups->items[k]);
   bool ok = true;
   for (int k = 0; k < user_groups->count && ok; k++) {
     int g = user_groups->items[k];
@@ -542,7 +542,7 @@ static void fuse_producers(Fuser *f) {
       else
         for (int g = 0; g < f->groups_of[u].count; g++)
           if (!intvec_contains(&user_groups, f->groups_of[u].items[g]))
-            intvec_push(&user_groups, f->groups_of[u].items[g]);
+            fusion_intvec_push(&user_groups, f->groups_of[u].items[g]);
     }
     bool done = false;
     if (!read_outside && user_groups.count > 1 && inst_is_duplicable(inst))
@@ -550,8 +550,8 @@ static void fuse_producers(Fuser *f) {
     for (int k = 0; k < user_groups.count && !done; k++) done = try_join(f, &cand, i, user_groups.items[k]);
     if (!done && inst_starts_group(inst)) group_add_member(f, group_create(f), i);
   }
-  intvec_free(&cand);
-  intvec_free(&user_groups);
+  fusion_intvec_free(&cand);
+  fusion_intvec_free(&user_groups);
 }
 
 /* Groups into and from become one (held in `into`) if the union is valid
@@ -571,7 +571,7 @@ static bool merge_one_producer_group(Fuser *f, IntVec *cand, int b) {
     const Instruction *inst = f->insts[members->items[k]];
     for (int q = 0; q < inst->operand_count; q++) {
       int o = inst_id(f, inst->operands[q]);
-      if (o < 0 || group_contains(f, b, o)) continue;
+      if (o < 0 || fusion_group_contains(f, b, o)) continue;
       for (int g = 0; g < f->groups_of[o].count; g++) {
         if (f->work_left <= 0) return false;
         if (try_merge(f, cand, b, f->groups_of[o].items[g])) return true;
@@ -611,7 +611,8 @@ static bool merge_sibling_groups(Fuser *f, IntVec *cand) {
       if (u < 0) continue;
       for (int g = 0; g < f->groups_of[u].count && readers.count < FUSION_SIBLINGS_PAIRED; g++) {
         int group = f->groups_of[u].items[g];
-        if (!group_contains(f, group, x) && !intvec_contains(&readers, group)) intvec_push(&readers, group);
+        if (!fusion_group_contains(f, group, x) && !intvec_contains(&readers, group))
+          fusion_intvec_push(&readers, group);
       }
     }
     for (int a = 0; a < readers.count; a++)
@@ -621,7 +622,7 @@ static bool merge_sibling_groups(Fuser *f, IntVec *cand) {
         if (try_merge(f, cand, ga, gb)) changed = true;
       }
   }
-  intvec_free(&readers);
+  fusion_intvec_free(&readers);
   return changed;
 }
 
@@ -633,7 +634,7 @@ static void merge_groups(Fuser *f) {
     changed |= merge_sibling_groups(f, &cand);
     if (!changed) break;
   }
-  intvec_free(&cand);
+  fusion_intvec_free(&cand);
 }
 
 /* ------------------------------------------------------------- driver */
@@ -656,8 +657,8 @@ static void fuser_init(Fuser *f, Module *m, Computation *c) {
 }
 
 static void fuser_free(Fuser *f) {
-  for (int i = 0; i < f->n; i++) intvec_free(&f->groups_of[i]);
-  for (int g = 0; g < f->group_count; g++) intvec_free(&f->groups[g].members);
+  for (int i = 0; i < f->n; i++) fusion_intvec_free(&f->groups_of[i]);
+  for (int g = 0; g < f->group_count; g++) fusion_intvec_free(&f->groups[g].members);
   free(f->insts);
   free(f->groups_of);
   free(f->groups);

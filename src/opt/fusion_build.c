@@ -109,7 +109,7 @@ static Instruction *fused_operand(GroupBuild *b, Instruction *operand) {
   if (original && operand->opcode == OP_CONSTANT && operand->shape.rank == 0 &&
       !shape_is_tuple(&operand->shape)) {
     b->clone_of[i] = instruction_clone(b->fused, operand, NULL, NULL);
-    intvec_push(&b->cloned, i);
+    fusion_intvec_push(&b->cloned, i);
     return b->clone_of[i];
   }
   return fused_parameter(b, operand);
@@ -142,7 +142,7 @@ static Instruction *outputs_whole_tuple_reader(const Fuser *f, int g, const IntV
     for (int q = 0; q < out->user_count; q++) {
       Instruction *user = out->users[q];
       int u = user->index;
-      bool member = u < f->n && f->insts[u] == user && group_contains(f, g, u);
+      bool member = u < f->n && f->insts[u] == user && fusion_group_contains(f, g, u);
       if (member) continue;
       if (user->opcode != OP_TUPLE || (tuple && user != tuple)) return NULL;
       tuple = user;
@@ -203,7 +203,7 @@ static Instruction *group_build(Fuser *f, int g, IntVec *outputs, Instruction **
     }
     for (int q = 0; q < src->operand_count; q++) operands[q] = fused_operand(&b, src->operands[q]);
     clone_of[members->items[k]] = instruction_clone(b.fused, src, operands, NULL);
-    intvec_push(&b.cloned, members->items[k]);
+    fusion_intvec_push(&b.cloned, members->items[k]);
   }
   free(operands);
   Instruction *root = fused_root(&b, outputs);
@@ -218,7 +218,7 @@ static Instruction *group_build(Fuser *f, int g, IntVec *outputs, Instruction **
   fusion->metadata = f->insts[outputs->items[outputs->count - 1]]->metadata;
   fusion_take_over_outputs(&b, fusion, outputs, whole_tuple);
   for (int k = 0; k < b.cloned.count; k++) clone_of[b.cloned.items[k]] = NULL;
-  intvec_free(&b.cloned);
+  fusion_intvec_free(&b.cloned);
   free(b.inputs.values);
   free(b.inputs.params);
   return whole_tuple;
@@ -258,7 +258,7 @@ int fusion_groups_build(Fuser *f) {
     fuser_mark_group(f, g);
     const IntVec *members = &f->groups[g].members;
     for (int k = 0; k < members->count; k++)
-      if (fuser_is_output(f, members->items[k])) intvec_push(&outputs[g], members->items[k]);
+      if (fuser_is_output(f, members->items[k])) fusion_intvec_push(&outputs[g], members->items[k]);
   }
   size_t n = (size_t)f->n + 1;
   Instruction **clone_of = calloc_or_exit(n, sizeof *clone_of);
@@ -275,7 +275,7 @@ int fusion_groups_build(Fuser *f) {
     made++;
   }
   fused_originals_remove(f, fused, constant_was_read);
-  for (int g = 0; g < f->group_count; g++) intvec_free(&outputs[g]);
+  for (int g = 0; g < f->group_count; g++) fusion_intvec_free(&outputs[g]);
   free(outputs);
   free(clone_of);
   free(fused);

@@ -47,9 +47,9 @@ typedef struct Fuser {
   int *stack;
 } Fuser;
 
-void intvec_push(IntVec *v, int x);
-void intvec_free(IntVec *v);
-bool group_contains(const Fuser *f, int group, int inst);
+void fusion_intvec_push(IntVec *v, int x);
+void fusion_intvec_free(IntVec *v);
+bool fusion_group_contains(const Fuser *f, int group, int inst);
 /* True when inst is read from memory by someone the current candidate
  * (the instructions with cand_mark == cand_stamp, made of the groups in
  * cand_groups) does not cover: it is then an output of the fusion the

@@ -103,14 +103,14 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st);
  * after, per-pass time, then the notes and the five largest live buffers. */
 void print_opt_stats(StrBuf *sb, const Module *m, const OptContext *ctx);
 /* Instructions in every computation that is not a fusion body. */
-int count_instructions(const Module *m);
-int count_fusions(const Module *m);
+int opt_count_instructions(const Module *m);
+int opt_count_fusions(const Module *m);
 /* What a backend launches: fusions plus unfused ops that do work (not
  * parameter, constant, tuple, get-tuple-element or bitcast). */
-int count_kernels(const Module *m);
+int opt_count_kernels(const Module *m);
 /* The flops of the module's dots and convolutions (2 per multiply-add),
  * each instruction counted once: what --time divides by to give GFLOP/s. */
-int64_t count_matmul_flops(const Module *m);
+int64_t opt_count_matmul_flops(const Module *m);
 
 /* ---------------------------------------------------------------- dump.c
  * XLA-style dumps into options.dump_dir, all sorting in pass order:
@@ -220,7 +220,7 @@ const BufferSlot *buffer_plan_find(const BufferPlan *plan, const Instruction *in
                                    int output_index);
 /* Temporary bytes of the entry if every temporary had its own buffer (for
  * --stats' "before" figure); usable before buffer assignment runs. */
-int64_t naive_temp_bytes(const Module *m);
+int64_t buffer_plan_naive_temp_bytes(const Module *m);
 /* The buffer-assignment dump: the module as HLO text that axle parses
  * back, each entry instruction preceded by a comment giving its slots:
  *   / * slot: offset=128 size=4096 live=[3,7] kind=temp * /  */

@@ -72,8 +72,8 @@ static bool run_cleanup(Module *m, OptContext *ctx, Status *st) {
 
 bool optimize_module(Module *m, OptContext *ctx, Status *st) {
   const bool dumping = ctx->options.dump_dir[0] != 0;
-  ctx->instructions_before = count_instructions(m);
-  ctx->temp_bytes_before = naive_temp_bytes(m);
+  ctx->instructions_before = opt_count_instructions(m);
+  ctx->temp_bytes_before = buffer_plan_naive_temp_bytes(m);
   if (dumping && !dump_module_text(ctx, m, "before_optimizations", st)) return false;
 
   if (!run_pass(m, ctx, "unpack-layouts", unpack_layouts, NULL, st)) return false;
@@ -172,9 +172,9 @@ static ModuleCounts count_module(const Module *m) {
   return n;
 }
 
-int count_instructions(const Module *m) { return count_module(m).instructions; }
-int count_fusions(const Module *m) { return count_module(m).fusions; }
-int count_kernels(const Module *m) { return count_module(m).kernels; }
+int opt_count_instructions(const Module *m) { return count_module(m).instructions; }
+int opt_count_fusions(const Module *m) { return count_module(m).fusions; }
+int opt_count_kernels(const Module *m) { return count_module(m).kernels; }
 
 /* 2 flops (a multiply and an add) per product term: a dot's output
  * elements times its contracted extent; a convolution's output elements
@@ -196,7 +196,7 @@ static int64_t instruction_matmul_flops(const Instruction *inst) {
   return 0;
 }
 
-int64_t count_matmul_flops(const Module *m) {
+int64_t opt_count_matmul_flops(const Module *m) {
   int64_t flops = 0;
   for (int k = 0; k < m->computation_count; k++) {
     const Computation *c = m->computations[k];
@@ -206,7 +206,7 @@ int64_t count_matmul_flops(const Module *m) {
 }
 
 void print_opt_stats(StrBuf *sb, const Module *m, const OptContext *ctx) {
-  int64_t temp_after = ctx->plan ? ctx->plan->temp_bytes : naive_temp_bytes(m);
+  int64_t temp_after = ctx->plan ? ctx->plan->temp_bytes : buffer_plan_naive_temp_bytes(m);
   ModuleCounts n = count_module(m);
   strbuf_printf(sb, "module %s\n", m->name);
   strbuf_printf(sb, "  instructions: %d -> %d\n", ctx->instructions_before, n.instructions);

@@ -45,7 +45,7 @@ static bool inlined_shape_fits(const Instruction *inst, const Computation *calle
 /* call(args), to_apply=f  =  f's instructions, with its parameters reading
  * args. Calls are how JAX spells a Python function; inlining lets every
  * other rule see across the call boundary. */
-Instruction *rule_call_inline(Instruction *inst) {
+Instruction *simplify_rule_call_inline(Instruction *inst) {
   if (inst->opcode != OP_CALL) return NULL;
   const Computation *callee = inst->called[0];
   if (!inlined_shape_fits(inst, callee, inst->operands)) return NULL;
@@ -70,7 +70,7 @@ static int conditional_known_branch(const Instruction *inst) {
 
 /* conditional(c, a0, a1, ...) with c a constant = the chosen branch's
  * instructions, inlined on its argument. */
-Instruction *rule_conditional_known_branch(Instruction *inst) {
+Instruction *simplify_rule_conditional_known_branch(Instruction *inst) {
   if (inst->opcode != OP_CONDITIONAL || inst->operand_count != inst->called_count + 1) return NULL;
   int chosen = conditional_known_branch(inst);
   if (chosen < 0) return NULL;

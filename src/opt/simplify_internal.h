@@ -18,8 +18,8 @@ typedef Instruction *RewriteRule(Instruction *inst);
  * order) stays the same. */
 
 /* simplify_control.c */
-RewriteRule rule_call_inline;
-RewriteRule rule_conditional_known_branch;
+RewriteRule simplify_rule_call_inline;
+RewriteRule simplify_rule_conditional_known_branch;
 /* While loops are rewritten whole (a new loop replaces the old); returns
  * whether anything changed in c. */
 bool computation_simplify_loops(Computation *c);

@@ -108,7 +108,7 @@ AXLE_API int axle_executable_result_count(const axle_executable_t *ae) {
   return n;
 }
 
-/* The arguments against the entry's parameters (buffer_check_arguments,
+/* The arguments against the entry's parameters (host_buffer_check_arguments,
  * through views that carry the shapes only) and against the backend. */
 static bool device_arguments_check(const Executable *e, axle_device_buffer_t *const *args, int arg_count,
                                    Status *st) {
@@ -124,7 +124,7 @@ static bool device_arguments_check(const Executable *e, axle_device_buffer_t *co
                         i, args[i]->owner->backend->name, e->backend->name);
     else views[i].shape = args[i]->shape, pointers[i] = &views[i];
   }
-  ok = ok && buffer_check_arguments(executable_module_to_run(e)->entry, pointers, arg_count, st);
+  ok = ok && host_buffer_check_arguments(executable_module_to_run(e)->entry, pointers, arg_count, st);
   free(pointers);
   free(views);
   return ok;

@@ -124,7 +124,7 @@ static bool buffer_fits(const Shape *want, const HostBuffer *got) {
   return true;
 }
 
-bool buffer_check_arguments(const Computation *entry, HostBuffer *const *args, int arg_count,
+bool host_buffer_check_arguments(const Computation *entry, HostBuffer *const *args, int arg_count,
                             Status *st) {
   if (arg_count != entry->parameter_count)
     return status_error(st, STATUS_INPUT_ERROR, "the entry computation takes %d parameter%s, got %d",
@@ -145,7 +145,7 @@ bool buffer_check_arguments(const Computation *entry, HostBuffer *const *args, i
   return true;
 }
 
-void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
+void host_buffer_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
   int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
   for (int i = 0; i < s->rank; i++) {
     stride[s->minor_to_major[i]] = step;

@@ -6,7 +6,7 @@
  * kind beside this one, moved by the TransferManager.
  *
  * The one argument check of the runtime lives here: every run, from the C
- * API or axle-run, goes through buffer_check_arguments. */
+ * API or axle-run, goes through host_buffer_check_arguments. */
 #ifndef AXLE_RUNTIME_BUFFER_H
 #define AXLE_RUNTIME_BUFFER_H
 
@@ -35,7 +35,7 @@ void host_buffer_free(HostBuffer *b);
 HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Status *st);
 /* Copies an array between row-major order (host buffers, literals) and
  * layout s's physical order; into_layout says which way. */
-void relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
+void host_buffer_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 
 /* Takes lit's storage (no copy) and frees lit. */
 HostBuffer *host_buffer_adopt_literal(Literal *lit);
@@ -50,7 +50,7 @@ void host_buffer_shape_print(StrBuf *sb, const HostBuffer *b);
 /* Checks one argument per parameter of entry: the count, and for each the
  * element type, dims and tuple structure. The message names the parameter
  * and says what it expected and what it got. */
-bool buffer_check_arguments(const Computation *entry, HostBuffer *const *args, int arg_count,
+bool host_buffer_check_arguments(const Computation *entry, HostBuffer *const *args, int arg_count,
                             Status *st);
 
 #endif

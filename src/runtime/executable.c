@@ -100,7 +100,7 @@ HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg
     status_error(st, STATUS_INPUT_ERROR, "no arguments given");
     return NULL;
   }
-  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return NULL;
+  if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return NULL;
   return e->backend->run(e, args, arg_count, st);
 }
 
@@ -118,7 +118,7 @@ static void host_leaves_copy_out(const HostBuffer *b, void *const *leaves, int *
 bool executable_run_into(const Executable *e, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                          Status *st) {
   if (arg_count < 0 || (arg_count > 0 && !args)) return status_error(st, STATUS_INPUT_ERROR, "no arguments given");
-  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
+  if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
   if (e->backend->run_into) return e->backend->run_into(e, args, arg_count, result_leaves, st);
   HostBuffer *result = e->backend->run(e, args, arg_count, st);
   if (!result) return false;
@@ -156,7 +156,7 @@ static bool values_close(const Literal *want, const Literal *got) {
 
 bool executable_check(const Executable *e, HostBuffer *const *args, int arg_count,
                       const HostBuffer *result, Status *st) {
-  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
+  if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
   Literal **views = calloc_or_exit((size_t)arg_count + 1, sizeof *views);
   for (int i = 0; i < arg_count; i++) views[i] = host_buffer_view(args[i]);
   Literal *want = eval_module(e->module, views, arg_count, st);

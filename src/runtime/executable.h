@@ -10,7 +10,7 @@
  *
  *   executable_compile   clone → optimize (if asked, or the backend's
  *                        default) → backend compile
- *   executable_run       buffer_check_arguments → backend run → result
+ *   executable_run       host_buffer_check_arguments → backend run → result
  *   executable_check     the evaluator on the module as written, compared
  *   executable_time      N timed runs after a warm-up
  *   executable_run_debug a run watched instruction by instruction (--check,

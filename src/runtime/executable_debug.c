@@ -439,7 +439,7 @@ HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, i
     status_error(st, STATUS_INPUT_ERROR, "no arguments given");
     return NULL;
   }
-  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return NULL;
+  if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return NULL;
   const Module *m = executable_module_to_run(e);
   int n = m->entry->instruction_count;
   DebugRun r = {.options = o, .m = m, .entry = m->entry, .arg_count = arg_count, .report = report};

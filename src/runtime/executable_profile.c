@@ -62,7 +62,7 @@ bool executable_time_steps(const Executable *e, HostBuffer *const *args, int arg
   if (!e->backend->run_observed)
     return status_error(st, STATUS_UNSUPPORTED, "the %s backend cannot time its kernels one by one",
                         e->backend->name);
-  if (!buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
+  if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
   ProfileRun r = {.runs = runs};
   int steps = 0;
   bool ok = true;

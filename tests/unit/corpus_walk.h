@@ -25,7 +25,7 @@ static inline Literal *corpus_random_literal(const Shape *shape, uint64_t *state
   }
   Literal *lit = literal_create(shape);
   for (int64_t i = 0; i < shape_element_count(shape); i++) {
-    uint64_t r = random_next(state);
+    uint64_t r = literal_random_next(state);
     if (type_is_float(shape->type)) literal_set_f64(lit, i, (double)(r >> 11) * 0x1p-52 - 0.5);
     else if (shape->type == TYPE_PRED) literal_set_s64(lit, i, (int64_t)(r & 1));
     else if (!type_is_complex(shape->type))

@@ -74,7 +74,7 @@ static int check_module(const char *text, uint64_t seed, CpuStepKind kind) {
 /* ---- random dot_general ---- */
 
 static uint64_t rng_state = 12345;
-static int64_t pick(int64_t n) { return (int64_t)(random_next(&rng_state) % (uint64_t)n); }
+static int64_t pick(int64_t n) { return (int64_t)(literal_random_next(&rng_state) % (uint64_t)n); }
 
 static void shuffle(int64_t *v, int n) {
   for (int i = n - 1; i > 0; i--) {

@@ -107,15 +107,15 @@ TEST(one_argument_check_covers_count_type_dims_and_tuples) {
   HostBuffer *wrong_type = host_buffer_create_tuple((HostBuffer *[]){a, k64}, 2, &st);
   HostBuffer *too_long = host_buffer_create_tuple((HostBuffer *[]){a, k, b}, 3, &st);
   const Computation *entry = m->entry;
-  EXPECT(buffer_check_arguments(entry, &good, 1, &st), "(f32[2], s32[]) fits: %s", st.message);
-  EXPECT(!buffer_check_arguments(entry, &good, 2, &st) && strstr(st.message, "takes 1 parameter, got 2"),
+  EXPECT(host_buffer_check_arguments(entry, &good, 1, &st), "(f32[2], s32[]) fits: %s", st.message);
+  EXPECT(!host_buffer_check_arguments(entry, &good, 2, &st) && strstr(st.message, "takes 1 parameter, got 2"),
          "count: %s", st.message);
-  EXPECT(!buffer_check_arguments(entry, &wrong_type, 1, &st) &&
+  EXPECT(!host_buffer_check_arguments(entry, &wrong_type, 1, &st) &&
              strstr(st.message, "parameter 0 (p) expects (f32[2], s32[]), got (f32[2], s64[])"),
          "element type: %s", st.message);
-  EXPECT(!buffer_check_arguments(entry, &too_long, 1, &st) && strstr(st.message, "got (f32[2], s32[], f32[2])"),
+  EXPECT(!host_buffer_check_arguments(entry, &too_long, 1, &st) && strstr(st.message, "got (f32[2], s32[], f32[2])"),
          "tuple structure: %s", st.message);
-  EXPECT(!buffer_check_arguments(entry, &a, 1, &st) && strstr(st.message, "got f32[2]"),
+  EXPECT(!host_buffer_check_arguments(entry, &a, 1, &st) && strstr(st.message, "got f32[2]"),
          "an array for a tuple: %s", st.message);
   HostBuffer *bufs[] = {good, wrong_type, too_long, a, b, k, k64};
   for (int i = 0; i < 7; i++) host_buffer_free(bufs[i]);

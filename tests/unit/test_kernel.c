@@ -81,7 +81,7 @@ static void check_module(Module *m, const char *path, const Status *optimize_err
   EXPECT(!optimize_error, "%s: %s", path, optimize_error ? optimize_error->message : "");
   if (optimize_error) return;
   t->modules++;
-  t->fusions += count_fusions(m);
+  t->fusions += opt_count_fusions(m);
   entry_for_each_value(m, 1, 0, check_instruction, t);
 }
 
@@ -158,7 +158,7 @@ TEST(softmax_is_one_row_kernel_in_three_phases) {
   const Instruction *fusion = NULL;
   for (int i = 0; i < m->entry->instruction_count; i++)
     if (m->entry->instructions[i]->opcode == OP_FUSION) fusion = m->entry->instructions[i];
-  EXPECT(fusion != NULL && count_fusions(m) == 1, "%d fusions", count_fusions(m));
+  EXPECT(fusion != NULL && opt_count_fusions(m) == 1, "%d fusions", opt_count_fusions(m));
   Kernel *k = fusion ? lower_to_kernel(fusion, &st) : NULL;
   EXPECT(k != NULL, "%s", st.message);
   if (k) {

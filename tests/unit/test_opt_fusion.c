@@ -85,8 +85,8 @@ TEST(reduce_of_x_plus_y_times_z_is_one_input_fusion_and_nothing_else) {
     Module *m = optimized_file(files[f]);
     EXPECT(m, "%s did not optimize", files[f]);
     if (!m) continue;
-    EXPECT(count_fusions(m) == 1, "%s: %d fusions", files[f], count_fusions(m));
-    EXPECT(count_kernels(m) == 1, "%s: %d kernels", files[f], count_kernels(m));
+    EXPECT(opt_count_fusions(m) == 1, "%s: %d fusions", files[f], opt_count_fusions(m));
+    EXPECT(opt_count_kernels(m) == 1, "%s: %d kernels", files[f], opt_count_kernels(m));
     Instruction *fusion = first_fusion(m, FUSION_INPUT);
     EXPECT(fusion, "%s: no kInput fusion", files[f]);
     if (fusion) {
@@ -116,9 +116,9 @@ TEST(softmax_over_the_last_axis_needs_at_most_two_fusions) {
   Module *m = optimized_file("tests/hlo/jax_softmax.hlo");
   EXPECT(m, "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) >= 1 && count_fusions(m) <= 2, "%d fusions", count_fusions(m));
-  EXPECT(count_kernels(m) == count_fusions(m), "%d kernels but %d fusions: something is left unfused",
-         count_kernels(m), count_fusions(m));
+  EXPECT(opt_count_fusions(m) >= 1 && opt_count_fusions(m) <= 2, "%d fusions", opt_count_fusions(m));
+  EXPECT(opt_count_kernels(m) == opt_count_fusions(m), "%d kernels but %d fusions: something is left unfused",
+         opt_count_kernels(m), opt_count_fusions(m));
   /* exp is computed in one fusion only, and each reduce exactly once */
   EXPECT(count_fused_opcode(m, OP_EXPONENTIAL) == 1, "exponential in %d places",
          count_fused_opcode(m, OP_EXPONENTIAL));
@@ -130,9 +130,9 @@ TEST(layernorm_needs_at_most_two_fusions) {
   Module *m = optimized_file("tests/hlo/jax_layernorm.hlo");
   EXPECT(m, "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) >= 1 && count_fusions(m) <= 2, "%d fusions", count_fusions(m));
-  EXPECT(count_kernels(m) == count_fusions(m), "%d kernels but %d fusions", count_kernels(m),
-         count_fusions(m));
+  EXPECT(opt_count_fusions(m) >= 1 && opt_count_fusions(m) <= 2, "%d fusions", opt_count_fusions(m));
+  EXPECT(opt_count_kernels(m) == opt_count_fusions(m), "%d kernels but %d fusions", opt_count_kernels(m),
+         opt_count_fusions(m));
   EXPECT(count_fused_opcode(m, OP_RSQRT) == 1, "rsqrt in %d places", count_fused_opcode(m, OP_RSQRT));
   EXPECT(count_fused_opcode(m, OP_REDUCE) == 2, "%d reduces", count_fused_opcode(m, OP_REDUCE));
   module_free(m);
@@ -142,8 +142,8 @@ TEST(dot_bias_relu_is_one_dot_with_a_fused_epilogue) {
   Module *m = optimized_file("tests/hlo/jax_mlp_layer.hlo");
   EXPECT(m, "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) == 1, "%d fusions", count_fusions(m));
-  EXPECT(count_kernels(m) == 1, "%d kernels", count_kernels(m));
+  EXPECT(opt_count_fusions(m) == 1, "%d fusions", opt_count_fusions(m));
+  EXPECT(opt_count_kernels(m) == 1, "%d kernels", opt_count_kernels(m));
   Instruction *fusion = first_fusion(m, FUSION_OUTPUT);
   EXPECT(fusion, "no kOutput fusion");
   if (fusion) {
@@ -191,8 +191,8 @@ TEST(train_step_fuses_into_three_kernels) {
   Module *m = optimized_file("tests/hlo/jax_train_step.hlo");
   EXPECT(m, "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) <= 3, "%d fusions (bound 3)", count_fusions(m));
-  EXPECT(count_kernels(m) <= 3, "%d kernels (bound 3)", count_kernels(m));
+  EXPECT(opt_count_fusions(m) <= 3, "%d fusions (bound 3)", opt_count_fusions(m));
+  EXPECT(opt_count_kernels(m) <= 3, "%d kernels (bound 3)", opt_count_kernels(m));
   EXPECT(first_fusion(m, FUSION_OUTPUT), "the gradient dot has no epilogue fusion");
   module_free(m);
 }
@@ -246,8 +246,8 @@ TEST(feed_forward_block_is_a_row_kernel_and_two_dot_epilogues) {
       "}\n");
   EXPECT(m && optimize(m), "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) == 3 && count_kernels(m) == 3, "%d fusions, %d kernels", count_fusions(m),
-         count_kernels(m));
+  EXPECT(opt_count_fusions(m) == 3 && opt_count_kernels(m) == 3, "%d fusions, %d kernels",
+         opt_count_fusions(m), opt_count_kernels(m));
   int outputs = 0;
   for (int i = 0; i < m->entry->instruction_count; i++) {
     const Instruction *inst = m->entry->instructions[i];
@@ -281,7 +281,7 @@ TEST(cheap_broadcast_read_by_two_kernels_is_duplicated_not_written) {
   EXPECT(count_fused_opcode(m, OP_BROADCAST) == 2, "broadcast in %d fusions, expected a copy in each of 2",
          count_fused_opcode(m, OP_BROADCAST));
   EXPECT(count_opcode(m->entry, OP_BROADCAST) == 0, "the broadcast is still written to memory");
-  EXPECT(count_fusions(m) == 2, "%d fusions (the reduction, the slice)", count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 2, "%d fusions (the reduction, the slice)", opt_count_fusions(m));
   module_free(m);
 }
 
@@ -299,8 +299,8 @@ TEST(expensive_producer_is_computed_once_not_per_broadcast_copy) {
   if (!m) return;
   EXPECT(count_fused_opcode(m, OP_EXPONENTIAL) == 1, "exponential in %d fusions",
          count_fused_opcode(m, OP_EXPONENTIAL));
-  EXPECT(count_fusions(m) == 2, "%d fusions: exp must be its own kernel, not under the broadcast",
-         count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 2, "%d fusions: exp must be its own kernel, not under the broadcast",
+         opt_count_fusions(m));
   Instruction *loop = m->entry->root;
   EXPECT(loop->opcode == OP_FUSION && count_opcode(loop->called[0], OP_EXPONENTIAL) == 0,
          "exp was fused under the broadcast");
@@ -337,7 +337,7 @@ TEST(reduce_over_rows_too_long_to_buffer_is_not_read_again_in_its_kernel) {
       "}\n");
   EXPECT(m && optimize(m), "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) == 2, "%d fusions: a 10000-element row is not buffered", count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 2, "%d fusions: a 10000-element row is not buffered", opt_count_fusions(m));
   EXPECT(count_fused_opcode(m, OP_REDUCE) == 1, "reduce in %d fusions", count_fused_opcode(m, OP_REDUCE));
   Instruction *root = m->entry->root;
   EXPECT(root->opcode == OP_FUSION && root->attrs.fusion_kind == FUSION_LOOP &&
@@ -360,7 +360,7 @@ TEST(sibling_reductions_of_one_input_become_one_multi_output_fusion) {
       "}\n");
   EXPECT(m && optimize(m), "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) == 1, "%d fusions", count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 1, "%d fusions", opt_count_fusions(m));
   Instruction *fusion = first_fusion(m, FUSION_INPUT);
   EXPECT(fusion && shape_is_tuple(&fusion->shape) && fusion->shape.tuple_count == 2,
          "not a two-output fusion");
@@ -385,7 +385,7 @@ TEST(readers_of_a_multi_output_fusion_read_get_tuple_element) {
       "}\n");
   EXPECT(m && optimize(m), "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) == 1, "%d fusions", count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 1, "%d fusions", opt_count_fusions(m));
   EXPECT(count_opcode(m->entry, OP_GET_TUPLE_ELEMENT) == 2, "%d get-tuple-elements, expected 2",
          count_opcode(m->entry, OP_GET_TUPLE_ELEMENT));
   const Instruction *root = m->entry->root;
@@ -410,7 +410,7 @@ TEST(a_producer_is_not_fused_where_its_value_would_come_back_through_an_unfused_
       "}\n");
   EXPECT(m && optimize(m), "did not optimize (a cycle?)");
   if (!m) return;
-  EXPECT(count_fusions(m) == 2, "%d fusions (exp, add)", count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 2, "%d fusions (exp, add)", opt_count_fusions(m));
   const Instruction *root = m->entry->root;
   EXPECT(root->opcode == OP_FUSION && count_opcode(root->called[0], OP_EXPONENTIAL) == 0,
          "exp was fused with the add");
@@ -512,7 +512,7 @@ TEST(dot_operands_are_never_fused_into_the_dot) {
   Instruction *out = first_fusion(m, FUSION_OUTPUT);
   EXPECT(out, "no kOutput fusion");
   if (out) EXPECT(count_opcode(out->called[0], OP_NEGATE) == 0, "negate was fused into the dot's operand");
-  EXPECT(count_fusions(m) == 2, "%d fusions (negate, dot+tanh)", count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 2, "%d fusions (negate, dot+tanh)", opt_count_fusions(m));
   module_free(m);
 }
 
@@ -520,7 +520,7 @@ TEST(fusion_keeps_existing_fusions_and_reducers_as_they_are) {
   Module *m = optimized_file("tests/hlo/fusion_kinds.hlo");
   EXPECT(m, "did not optimize");
   if (!m) return;
-  EXPECT(count_fusions(m) == 2, "%d fusions", count_fusions(m));
+  EXPECT(opt_count_fusions(m) == 2, "%d fusions", opt_count_fusions(m));
   module_free(m);
 }
 
@@ -622,11 +622,11 @@ static void check_corpus_case(const char *name) {
     free(text2);
     module_free(again);
   }
-  int fusions = count_fusions(m);
+  int fusions = opt_count_fusions(m);
   EXPECT(optimize(m), "%s: second optimize_module failed", name);
   char *text3 = module_text(m);
-  EXPECT(count_fusions(m) == fusions && strcmp(text, text3) == 0, "%s: a second optimize_module changed it",
-         name);
+  EXPECT(opt_count_fusions(m) == fusions && strcmp(text, text3) == 0,
+         "%s: a second optimize_module changed it", name);
   free(text3);
   free(text);
   literal_free(before);

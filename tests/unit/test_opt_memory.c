@@ -190,7 +190,7 @@ TEST(schedule_runs_each_consumer_right_after_its_big_producer) {
       " ra = f32[1024] reduce(a, z), dimensions={1}, to_apply=sum\n"
       " rb = f32[1024] reduce(b, z), dimensions={1}, to_apply=sum\n ROOT r = f32[1024] add(ra, rb)\n}\n");
   if (!m) return;
-  int64_t before = naive_temp_bytes(m);
+  int64_t before = buffer_plan_naive_temp_bytes(m);
   BufferPlan *plan = buffer_plan_create(m->entry);
   int64_t unscheduled = plan->temp_bytes;
   buffer_plan_free(plan);

@@ -227,11 +227,11 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
   return result;
 }
 
-void *scratch_calloc(int64_t count, size_t size) {
+void *eval_scratch_calloc(int64_t count, size_t size) {
   return calloc_or_exit((size_t)(count > 0 ? count : 1), size);
 }
 
-bool check_same_dims(const Instruction *inst, const Literal *operand, Status *st) {
+bool eval_check_same_dims(const Instruction *inst, const Literal *operand, Status *st) {
   if (operand->shape.type == TYPE_TUPLE || inst->shape.type == TYPE_TUPLE ||
       !shape_same_dims(&operand->shape, &inst->shape))
     return status_error(st, STATUS_VERIFY_ERROR, "%s: operand dimensions differ from the result's",

@@ -31,7 +31,7 @@ static int64_t feature_of(const FeatureLayout *f, int64_t i) {
 }
 
 
-static double *doubles_calloc(int64_t n) { return scratch_calloc(n, sizeof(double)); }
+static double *doubles_calloc(int64_t n) { return eval_scratch_calloc(n, sizeof(double)); }
 
 static double epsilon_of(const Instruction *inst) {
   return (double)(float)inst->attrs.epsilon;

@@ -197,7 +197,7 @@ Literal *eval_complex_compare(const Instruction *inst, const Literal *lhs, const
 /* complex(re, im): re and im share the result's dims and component type. */
 Literal *eval_complex(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *re = operands[0], *im = operands[1];
-  if (!check_same_dims(inst, re, st) || !check_same_dims(inst, im, st)) return NULL;
+  if (!eval_check_same_dims(inst, re, st) || !eval_check_same_dims(inst, im, st)) return NULL;
   ElementType part = type_complex_component(inst->shape.type);
   if (!type_is_complex(inst->shape.type) || re->shape.type != part || im->shape.type != part) {
     status_error(st, STATUS_VERIFY_ERROR, "complex: the parts must be %s for a %s result",
@@ -214,7 +214,7 @@ Literal *eval_complex(const Instruction *inst, Literal *const *operands, Status 
 /* real and imag of a complex operand are its parts; of a real float
  * operand, real is the value itself and imag is zero (XLA's rule). */
 static Literal *complex_part(const Instruction *inst, const Literal *x, bool imaginary, Status *st) {
-  if (!check_same_dims(inst, x, st)) return NULL;
+  if (!eval_check_same_dims(inst, x, st)) return NULL;
   if (x->shape.type == TYPE_TUPLE || inst->shape.type != type_complex_component(x->shape.type)) {
     status_error(st, STATUS_VERIFY_ERROR, "%s: the result has the wrong element type",
                  opcode_name(inst->opcode));
@@ -246,6 +246,6 @@ Literal *eval_imag(const Instruction *inst, Literal *const *operands, Status *st
 /* Into a complex type: a real value becomes (value, 0); a complex value
  * keeps both parts, each rounded to the target's component type. An
  * integer is read as a double first (exact below 2^53). */
-void complex_convert_element(Literal *out, int64_t i, const Literal *in) {
+void eval_complex_convert_element(Literal *out, int64_t i, const Literal *in) {
   literal_set_complex(out, i, literal_get_complex(in, i));
 }

@@ -69,7 +69,7 @@ static double int_as_float_value(const Literal *in, int64_t i, ElementType t) {
 static void convert_element(Literal *out, int64_t i, const Literal *in) {
   ElementType from = in->shape.type, to = out->shape.type;
   if (type_is_complex(to)) {
-    complex_convert_element(out, i, in);
+    eval_complex_convert_element(out, i, in);
   } else if (to == TYPE_PRED) {
     bool nonzero = type_is_float(from) ? literal_get_f64(in, i) != 0.0
                                        : literal_get_u64(in, i) != 0;
@@ -87,7 +87,7 @@ static void convert_element(Literal *out, int64_t i, const Literal *in) {
 
 Literal *eval_convert(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *in = operands[0];
-  if (!check_same_dims(inst, in, st)) return NULL;
+  if (!eval_check_same_dims(inst, in, st)) return NULL;
   if (in->shape.type == inst->shape.type) {
     Literal *out = literal_clone(in);
     out->shape = inst->shape;
@@ -183,7 +183,7 @@ static int64_t stochastic_round(double x, uint64_t random, int random_bits, int 
 
 Literal *eval_stochastic_convert(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *x = operands[0], *random = operands[1];
-  if (!check_same_dims(inst, x, st) || !check_same_dims(inst, random, st)) return NULL;
+  if (!eval_check_same_dims(inst, x, st) || !eval_check_same_dims(inst, random, st)) return NULL;
   if (type_kind(inst->shape.type) != TYPE_KIND_SINT) {
     status_error(st, STATUS_UNSUPPORTED,
                  "stochastic-convert to %s: XLA defines only float to signed integer",
@@ -263,7 +263,7 @@ static double reduce_precision_f64(double v, int exponent_bits, int mantissa_bit
  * rounded back; f32 in float, f64 in double. */
 Literal *eval_reduce_precision(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *in = operands[0];
-  if (!check_same_dims(inst, in, st)) return NULL;
+  if (!eval_check_same_dims(inst, in, st)) return NULL;
   int64_t eb = inst->attrs.exponent_bits, mb = inst->attrs.mantissa_bits;
   if (!type_is_float(in->shape.type) || in->shape.type != inst->shape.type) {
     status_error(st, STATUS_VERIFY_ERROR, "reduce-precision needs a floating-point operand");

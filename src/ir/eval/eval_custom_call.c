@@ -84,8 +84,8 @@ static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st
   int64_t count = m > 0 && n > 0 ? shape_element_count(&a->shape) / (m * n) : 0;
   Literal *parts[3];
   for (int k = 0; k < 3; k++) parts[k] = literal_create(&inst->shape.tuple_shapes[k]);
-  double *work = scratch_calloc(m * n, sizeof *work);
-  int32_t *ipiv = scratch_calloc(steps, sizeof *ipiv);
+  double *work = eval_scratch_calloc(m * n, sizeof *work);
+  int32_t *ipiv = eval_scratch_calloc(steps, sizeof *ipiv);
   for (int64_t b = 0; b < count; b++) {
     for (int64_t i = 0; i < m * n; i++) work[i] = literal_get_f64(a, b * m * n + i);
     int64_t info = linalg_lu_factor(work, m, n, ipiv);
@@ -105,9 +105,9 @@ static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st
 static Literal *eval_lapack(const Instruction *inst, const LapackCall *call, Literal *const *operands) {
   LapackValue *in[LAPACK_MAX_OPERANDS] = {0}, *out[LAPACK_MAX_RESULTS] = {0};
   Literal *parts[LAPACK_MAX_RESULTS];
-  for (int i = 0; i < call->operand_count; i++) in[i] = scratch_calloc(call->operand_values[i] + 1, sizeof(LapackValue));
+  for (int i = 0; i < call->operand_count; i++) in[i] = eval_scratch_calloc(call->operand_values[i] + 1, sizeof(LapackValue));
   for (int j = 0; j < call->result_count; j++) {
-    out[j] = scratch_calloc(call->result_values[j] + 1, sizeof(LapackValue));
+    out[j] = eval_scratch_calloc(call->result_values[j] + 1, sizeof(LapackValue));
     parts[j] = literal_create(call->result_count == 1 ? &inst->shape : &inst->shape.tuple_shapes[j]);
   }
   for (int64_t b = 0; b < call->batches; b++) {

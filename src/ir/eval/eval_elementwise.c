@@ -166,7 +166,7 @@ static Literal *int_unary(const Instruction *inst, const Literal *x, Status *st)
 
 Literal *eval_unary(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *x = operands[0];
-  if (!check_same_dims(inst, x, st)) return NULL;
+  if (!eval_check_same_dims(inst, x, st)) return NULL;
   if (type_is_complex(x->shape.type)) return eval_complex_unary(inst, x, st);
   ElementType want = inst->opcode == OP_IS_FINITE ? TYPE_PRED : x->shape.type;
   if (inst->shape.type != want)
@@ -311,7 +311,7 @@ static bool int_binary_value(Opcode op, uint64_t a, uint64_t b, ElementType t, u
 
 Literal *eval_binary(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *lhs = operands[0], *rhs = operands[1];
-  if (!check_same_dims(inst, lhs, st) || !check_same_dims(inst, rhs, st)) return NULL;
+  if (!eval_check_same_dims(inst, lhs, st) || !eval_check_same_dims(inst, rhs, st)) return NULL;
   ElementType t = lhs->shape.type;
   if (rhs->shape.type != t || inst->shape.type != t)
     return malformed(inst, "operands and result must have one element type", st);
@@ -420,7 +420,7 @@ static CompareType effective_compare_type(CompareType given, ElementType t) {
 
 Literal *eval_compare(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *lhs = operands[0], *rhs = operands[1];
-  if (!check_same_dims(inst, lhs, st) || !check_same_dims(inst, rhs, st)) return NULL;
+  if (!eval_check_same_dims(inst, lhs, st) || !eval_check_same_dims(inst, rhs, st)) return NULL;
   if (lhs->shape.type != rhs->shape.type)
     return malformed(inst, "the operands' element types differ", st);
   if (type_is_complex(lhs->shape.type)) return eval_complex_compare(inst, lhs, rhs, st);
@@ -437,10 +437,10 @@ Literal *eval_compare(const Instruction *inst, Literal *const *operands, Status 
 /* select(pred, on_true, on_false); pred is a scalar or has the result's dims. */
 Literal *eval_select(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *pred = operands[0], *on_true = operands[1], *on_false = operands[2];
-  if (!check_same_dims(inst, on_true, st) || !check_same_dims(inst, on_false, st)) return NULL;
+  if (!eval_check_same_dims(inst, on_true, st) || !eval_check_same_dims(inst, on_false, st)) return NULL;
   if (on_true->shape.type != inst->shape.type || on_false->shape.type != inst->shape.type)
     return malformed(inst, "both choices must have the result's element type", st);
-  if (pred->shape.type == TYPE_TUPLE || (pred->shape.rank != 0 && !check_same_dims(inst, pred, st)))
+  if (pred->shape.type == TYPE_TUPLE || (pred->shape.rank != 0 && !eval_check_same_dims(inst, pred, st)))
     return malformed(inst, "the predicate must be a scalar or have the result's dimensions", st);
   Literal *out = literal_create(&inst->shape);
   int64_t n = shape_element_count(&inst->shape);
@@ -481,7 +481,7 @@ static ElementRef clamp_pick(ElementRef lo, ElementRef x, ElementRef hi) {
 /* lo and hi may be scalars or have the operand's shape. */
 Literal *eval_clamp(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *lo = operands[0], *x = operands[1], *hi = operands[2];
-  if (!check_same_dims(inst, x, st)) return NULL;
+  if (!eval_check_same_dims(inst, x, st)) return NULL;
   if (x->shape.type != inst->shape.type)
     return malformed(inst, "the operand must have the result's element type", st);
   for (int k = 0; k < 3; k += 2) {

@@ -80,10 +80,11 @@ static void transform_axis(double complex *data, const int64_t *dims, int rank, 
   for (int d = axis + 1; d < rank; d++) inner *= dims[d];
   for (int d = 0; d < axis; d++) outer *= dims[d];
   if (n == 0 || inner == 0 || outer == 0) return;
-  Dft dft = {n, scratch_calloc(n, sizeof(double complex)), scratch_calloc(n, sizeof(double complex))};
+  Dft dft = {n, eval_scratch_calloc(n, sizeof(double complex)),
+             eval_scratch_calloc(n, sizeof(double complex))};
   for (int64_t j = 0; j < n; j++) dft.twiddle[j] = unit_root(j, n, inverse ? 1.0 : -1.0);
-  double complex *line = scratch_calloc(n, sizeof(double complex));
-  double complex *result = scratch_calloc(n, sizeof(double complex));
+  double complex *line = eval_scratch_calloc(n, sizeof(double complex));
+  double complex *result = eval_scratch_calloc(n, sizeof(double complex));
   double scale = inverse ? 1.0 / (double)n : 1.0;
   for (int64_t o = 0; o < outer; o++) {
     for (int64_t i = 0; i < inner; i++) {
@@ -104,7 +105,7 @@ static void transform_axis(double complex *data, const int64_t *dims, int rank, 
 static double complex *extend_hermitian(const double complex *data, const int64_t *dims, int rank, int64_t n) {
   int64_t half = dims[rank - 1], lines = 1;
   for (int d = 0; d < rank - 1; d++) lines *= dims[d];
-  double complex *full = scratch_calloc(lines * n, sizeof(double complex));
+  double complex *full = eval_scratch_calloc(lines * n, sizeof(double complex));
   for (int64_t l = 0; l < lines; l++) {
     const double complex *from = data + l * half;
     double complex *to = full + l * n;
@@ -145,7 +146,7 @@ Literal *eval_fft(const Instruction *inst, Literal *const *operands, Status *st)
   /* The work array: the operand's shape, except that RFFT transforms the
    * real input at full length and IRFFT extends the last dimension below. */
   int64_t in_count = shape_element_count(&x->shape);
-  double complex *data = scratch_calloc(in_count, sizeof(double complex));
+  double complex *data = eval_scratch_calloc(in_count, sizeof(double complex));
   for (int64_t i = 0; i < in_count; i++) data[i] = literal_get_complex(x, i);
   int64_t dims[AXLE_MAX_RANK];
   memcpy(dims, x->shape.dims, sizeof(int64_t) * (size_t)rank);

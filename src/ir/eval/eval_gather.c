@@ -349,9 +349,9 @@ static bool scatter_window(const ScatterPlan *p, ScalarCall *call, Literal **res
       literal_copy_element(call->args[i], 0, results[i], at);
       literal_copy_element(call->args[n + i], 0, updates[i], from);
     }
-    Literal *value = scalar_call_run(call, st);
+    Literal *value = eval_scalar_call_run(call, st);
     if (!value) return false;
-    for (int i = 0; i < n; i++) literal_copy_element(results[i], at, scalar_result(value, i), 0);
+    for (int i = 0; i < n; i++) literal_copy_element(results[i], at, eval_scalar_result(value, i), 0);
     literal_free(value);
   }
   return true;
@@ -391,7 +391,7 @@ Literal *eval_scatter(const Instruction *inst, Literal *const *operands, Status 
     ok = (results[i] = eval_create_result(inst, i, n, &operands[i]->shape, st)) != NULL;
     if (ok) memcpy(results[i]->data, operands[i]->data, (size_t)shape_byte_size(&operands[i]->shape));
   }
-  ok = ok && scalar_call_init(&call, inst, inst->called[0], types, 2 * n, types, n, st);
+  ok = ok && eval_scalar_call_init(&call, inst, inst->called[0], types, 2 * n, types, n, st);
   int64_t scatter_index[AXLE_MAX_RANK] = {0}, start[AXLE_MAX_RANK], count = 1;
   for (int j = 0; j < p.scatter_count; j++) count *= p.scatter_sizes[j];
   for (int64_t k = 0; ok && k < count; k++, index_next(scatter_index, p.scatter_sizes, p.scatter_count)) {
@@ -400,7 +400,7 @@ Literal *eval_scatter(const Instruction *inst, Literal *const *operands, Status 
       continue;
     ok = scatter_window(&p, &call, results, updates, n, scatter_index, start, st);
   }
-  scalar_call_free(&call);
+  eval_scalar_call_free(&call);
   free(types);
   return eval_finish_results(results, n, ok);
 }

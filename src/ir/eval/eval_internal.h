@@ -43,7 +43,7 @@ EvalOpFn eval_sort;
 
 /* eval_reduce.c: calling a reducer or comparator on scalars, one element at a
  * time. The argument literals are made once and reused for every call;
- * scalar_call_run checks that the computation returned result_count scalars
+ * eval_scalar_call_run checks that the computation returned result_count scalars
  * (a tuple of them when result_count > 1) of the expected types. */
 typedef struct ScalarCall {
   const Instruction *inst;         /* the op that calls it, for messages */
@@ -54,12 +54,12 @@ typedef struct ScalarCall {
   ElementType *result_types;
 } ScalarCall;
 
-bool scalar_call_init(ScalarCall *call, const Instruction *inst, const Computation *computation,
+bool eval_scalar_call_init(ScalarCall *call, const Instruction *inst, const Computation *computation,
                       const ElementType *arg_types, int arg_count,
                       const ElementType *result_types, int result_count, Status *st);
-Literal *scalar_call_run(ScalarCall *call, Status *st);  /* result owned by the caller */
-const Literal *scalar_result(const Literal *result, int k); /* k-th scalar of a run's result */
-void scalar_call_free(ScalarCall *call);
+Literal *eval_scalar_call_run(ScalarCall *call, Status *st);  /* result owned by the caller */
+const Literal *eval_scalar_result(const Literal *result, int k); /* k-th scalar of a run's result */
+void eval_scalar_call_free(ScalarCall *call);
 
 /* A new literal for result k of count (the instruction's shape itself, or its
  * k-th tuple element when count > 1), after checking that the declared shape
@@ -79,7 +79,7 @@ Literal *eval_complex_binary(const Instruction *inst, const Literal *lhs, const 
                              Status *st);
 Literal *eval_complex_compare(const Instruction *inst, const Literal *lhs, const Literal *rhs,
                               Status *st);
-void complex_convert_element(Literal *out, int64_t index, const Literal *in);
+void eval_complex_convert_element(Literal *out, int64_t index, const Literal *in);
 
 /* eval_fft.c */
 EvalOpFn eval_fft;
@@ -108,9 +108,9 @@ EvalOpFn eval_topk, eval_scan;
 
 /* Scratch memory for one op: a message and exit status 1 when memory runs
  * out, as literal_create does, since the result is allocated the same way. */
-void *scratch_calloc(int64_t count, size_t size);
+void *eval_scratch_calloc(int64_t count, size_t size);
 /* An elementwise op's operand must have the result's dimensions. */
-bool check_same_dims(const Instruction *inst, const Literal *operand, Status *st);
+bool eval_check_same_dims(const Instruction *inst, const Literal *operand, Status *st);
 
 /* ---- index helpers ---- */
 

@@ -52,19 +52,19 @@ static Numbers numbers_load(const Literal *lit, ElementType t) {
   bool float_operand = type_is_float(lit->shape.type);
   if (n.is_complex) {
     ElementType part = type_complex_component(t);
-    n.f = scratch_calloc(2 * count, sizeof *n.f);
+    n.f = eval_scratch_calloc(2 * count, sizeof *n.f);
     for (int64_t i = 0; i < count; i++) {
       double _Complex z = literal_get_complex(lit, i);
       n.f[2 * i] = float_round_to_type(creal(z), part);
       n.f[2 * i + 1] = float_round_to_type(cimag(z), part);
     }
   } else if (n.integer) {
-    n.u = scratch_calloc(count, sizeof *n.u);
+    n.u = eval_scratch_calloc(count, sizeof *n.u);
     for (int64_t i = 0; i < count; i++)
       n.u[i] = float_operand ? float_convert_to_integer(literal_get_f64(lit, i), t)
                              : (uint64_t)literal_get_s64(lit, i);
   } else {
-    n.f = scratch_calloc(count, sizeof *n.f);
+    n.f = eval_scratch_calloc(count, sizeof *n.f);
     for (int64_t i = 0; i < count; i++) n.f[i] = float_round_to_type(literal_get_f64(lit, i), t);
   }
   return n;
@@ -208,8 +208,8 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
   /* Offsets of every contracting index, precomputed for the inner loop. */
   int64_t nk = 1;
   for (int i = 0; i < nc; i++) nk *= (cdims[i] = lhs->shape.dims[dd->lhs_contracting.values[i]]);
-  int64_t *lhs_k = scratch_calloc(nk, sizeof *lhs_k);
-  int64_t *rhs_k = scratch_calloc(nk, sizeof *rhs_k);
+  int64_t *lhs_k = eval_scratch_calloc(nk, sizeof *lhs_k);
+  int64_t *rhs_k = eval_scratch_calloc(nk, sizeof *rhs_k);
   int64_t k_index[AXLE_MAX_RANK] = {0};
   for (int64_t k = 0; k < nk; k++, index_next(k_index, cdims, nc))
     for (int i = 0; i < nc; i++) {
@@ -467,8 +467,8 @@ static void cholesky_complex_matrix(const Literal *a, Literal *out, int64_t base
 
 static Literal *eval_cholesky_complex(const Literal *a, Literal *out, int64_t n, bool lower) {
   int64_t batches = batch_count(&a->shape);
-  double _Complex *m = scratch_calloc(n * n, sizeof(double _Complex));
-  double _Complex *l = scratch_calloc(n * n, sizeof(double _Complex));
+  double _Complex *m = eval_scratch_calloc(n * n, sizeof(double _Complex));
+  double _Complex *l = eval_scratch_calloc(n * n, sizeof(double _Complex));
   for (int64_t bi = 0; bi < batches; bi++) cholesky_complex_matrix(a, out, bi * n * n, n, lower, m, l);
   free(m);
   free(l);
@@ -491,8 +491,8 @@ Literal *eval_cholesky(const Instruction *inst, Literal *const *operands, Status
   bool lower = inst->attrs.lower;
   Literal *out = literal_create(&inst->shape);
   if (type_is_complex(inst->shape.type)) return eval_cholesky_complex(a, out, n, lower);
-  double *m = scratch_calloc(n * n, sizeof(double));
-  double *l = scratch_calloc(n * n, sizeof(double));
+  double *m = eval_scratch_calloc(n * n, sizeof(double));
+  double *l = eval_scratch_calloc(n * n, sizeof(double));
   for (int64_t bi = 0; bi < batches; bi++) {
     int64_t base = bi * n * n;
     for (int64_t i = 0; i < n * n; i++) m[i] = literal_get_f64(a, base + i);
@@ -579,8 +579,8 @@ Literal *eval_triangular_solve(const Instruction *inst, Literal *const *operands
   int64_t rows = b->shape.dims[rank - 2], cols = b->shape.dims[rank - 1];
   int64_t batches = batch_count(&b->shape);
   Literal *out = literal_create(&inst->shape);
-  double *t = scratch_calloc(m * m, sizeof(double));
-  double *x = scratch_calloc(rows * cols, sizeof(double));
+  double *t = eval_scratch_calloc(m * m, sizeof(double));
+  double *x = eval_scratch_calloc(rows * cols, sizeof(double));
   for (int64_t bi = 0; bi < batches; bi++) {
     bool t_lower = triangular_matrix(inst, a, bi * m * m, m, t);
     int64_t base = bi * rows * cols;

@@ -12,7 +12,7 @@
 
 /* ---------------------------------------------------------------- ScalarCall */
 
-bool scalar_call_init(ScalarCall *call, const Instruction *inst, const Computation *computation,
+bool eval_scalar_call_init(ScalarCall *call, const Instruction *inst, const Computation *computation,
                       const ElementType *arg_types, int arg_count,
                       const ElementType *result_types, int result_count, Status *st) {
   memset(call, 0, sizeof *call);
@@ -36,7 +36,7 @@ bool scalar_call_init(ScalarCall *call, const Instruction *inst, const Computati
   call->args = calloc((size_t)arg_count + 1, sizeof *call->args);
   call->result_types = calloc((size_t)result_count + 1, sizeof *call->result_types);
   if (!call->args || !call->result_types) {
-    scalar_call_free(call);
+    eval_scalar_call_free(call);
     return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
   }
   call->arg_count = arg_count;
@@ -53,7 +53,7 @@ static bool is_scalar_of(const Literal *lit, ElementType type) {
   return lit->shape.type == type && lit->shape.rank == 0;
 }
 
-Literal *scalar_call_run(ScalarCall *call, Status *st) {
+Literal *eval_scalar_call_run(ScalarCall *call, Status *st) {
   Literal *result = eval_computation(call->computation, call->args, call->arg_count, st);
   if (!result) return NULL;
   bool ok;
@@ -79,11 +79,11 @@ Literal *scalar_call_run(ScalarCall *call, Status *st) {
   return NULL;
 }
 
-const Literal *scalar_result(const Literal *result, int k) {
+const Literal *eval_scalar_result(const Literal *result, int k) {
   return result->shape.type == TYPE_TUPLE ? result->elements[k] : result;
 }
 
-void scalar_call_free(ScalarCall *call) {
+void eval_scalar_call_free(ScalarCall *call) {
   if (call->args)
     for (int i = 0; i < call->arg_count; i++) literal_free(call->args[i]);
   free(call->args);
@@ -164,7 +164,7 @@ static bool reducer_call_init(ScalarCall *call, const Instruction *inst, Literal
     types[i] = operands[n + i]->shape.type;
     types[n + i] = operands[i]->shape.type;
   }
-  bool ok = scalar_call_init(call, inst, inst->called_count > 0 ? inst->called[0] : NULL, types,
+  bool ok = eval_scalar_call_init(call, inst, inst->called_count > 0 ? inst->called[0] : NULL, types,
                              2 * n, types, n, st);
   free(types);
   return ok;
@@ -175,9 +175,9 @@ static bool reducer_call_init(ScalarCall *call, const Instruction *inst, Literal
 static bool reducer_step(ScalarCall *call, Literal *const *inputs, int n, int64_t input_index,
                          Status *st) {
   for (int i = 0; i < n; i++) literal_copy_element(call->args[n + i], 0, inputs[i], input_index);
-  Literal *result = scalar_call_run(call, st);
+  Literal *result = eval_scalar_call_run(call, st);
   if (!result) return false;
-  for (int i = 0; i < n; i++) literal_copy_element(call->args[i], 0, scalar_result(result, i), 0);
+  for (int i = 0; i < n; i++) literal_copy_element(call->args[i], 0, eval_scalar_result(result, i), 0);
   literal_free(result);
   return true;
 }
@@ -240,7 +240,7 @@ Literal *eval_reduce(const Instruction *inst, Literal *const *operands, Status *
     }
     for (int i = 0; ok && i < n; i++) literal_copy_element(results[i], o, call.args[i], 0);
   }
-  scalar_call_free(&call);
+  eval_scalar_call_free(&call);
   return eval_finish_results(results, n, ok);
 }
 
@@ -385,7 +385,7 @@ Literal *eval_reduce_window(const Instruction *inst, Literal *const *operands, S
     }
     for (int i = 0; ok && i < n; i++) literal_copy_element(results[i], o, call.args[i], 0);
   }
-  scalar_call_free(&call);
+  eval_scalar_call_free(&call);
   return eval_finish_results(results, n, ok);
 }
 
@@ -414,7 +414,7 @@ static bool select_in_window(ScalarCall *select, const Literal *operand, const W
     }
     literal_copy_element(select->args[0], 0, operand, *selected_linear);
     literal_copy_element(select->args[1], 0, operand, at);
-    Literal *keep = scalar_call_run(select, st);
+    Literal *keep = eval_scalar_call_run(select, st);
     if (!keep) return false;
     if (literal_get_s64(keep, 0) == 0) *selected_linear = at;
     literal_free(keep);
@@ -458,8 +458,8 @@ Literal *eval_select_and_scatter(const Instruction *inst, Literal *const *operan
   ElementType pair[2] = {t, t}, pred = TYPE_PRED;
   ScalarCall select = {0}, scatter = {0};
   Literal *result = eval_create_result(inst, 0, 1, &operand->shape, st);
-  bool ok = result && scalar_call_init(&select, inst, inst->called[0], pair, 2, &pred, 1, st) &&
-            scalar_call_init(&scatter, inst, inst->called[1], pair, 2, &t, 1, st);
+  bool ok = result && eval_scalar_call_init(&select, inst, inst->called[0], pair, 2, &pred, 1, st) &&
+            eval_scalar_call_init(&scatter, inst, inst->called[1], pair, 2, &t, 1, st);
   int64_t total = ok ? shape_element_count(&operand->shape) : 0;
   for (int64_t i = 0; i < total; i++) literal_copy_element(result, i, init, 0);
   int64_t source_index[AXLE_MAX_RANK] = {0}, source_count = ok ? shape_element_count(&source->shape) : 0;
@@ -471,13 +471,13 @@ Literal *eval_select_and_scatter(const Instruction *inst, Literal *const *operan
     if (!ok || !found) continue;
     literal_copy_element(scatter.args[0], 0, result, at);
     literal_copy_element(scatter.args[1], 0, source, s);
-    Literal *sum = scalar_call_run(&scatter, st);
+    Literal *sum = eval_scalar_call_run(&scatter, st);
     ok = sum != NULL;
     if (ok) literal_copy_element(result, at, sum, 0);
     literal_free(sum);
   }
-  scalar_call_free(&select);
-  scalar_call_free(&scatter);
+  eval_scalar_call_free(&select);
+  eval_scalar_call_free(&scatter);
   if (!ok) {
     literal_free(result);
     return NULL;

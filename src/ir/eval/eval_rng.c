@@ -42,7 +42,7 @@ Literal *eval_rng_bit_generator(const Instruction *inst, Literal *const *operand
   Literal *out = literal_create(&inst->shape);
   Literal *new_state = out->elements[0], *data = out->elements[1];
   int64_t count = shape_element_count(&data->shape);
-  uint64_t *bits = scratch_calloc(count, sizeof *bits);
+  uint64_t *bits = eval_scratch_calloc(count, sizeof *bits);
   rng_bits_generate(algorithm, &data->shape, state->data, (int)state->shape.dims[0], new_state->data, bits);
   for (int64_t i = 0; i < count; i++) rng_bits_store(data->data, data->shape.type, i, bits[i]);
   free(bits);

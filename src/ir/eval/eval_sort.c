@@ -28,7 +28,7 @@ static int sort_less(const SortSlice *s, int64_t a, int64_t b, Status *st) {
     literal_copy_element(s->compare->args[2 * i], 0, s->operands[i], s->base + a * s->stride);
     literal_copy_element(s->compare->args[2 * i + 1], 0, s->operands[i], s->base + b * s->stride);
   }
-  Literal *result = scalar_call_run(s->compare, st);
+  Literal *result = eval_scalar_call_run(s->compare, st);
   if (!result) return -1;
   int less = literal_get_s64(result, 0) != 0;
   literal_free(result);
@@ -129,9 +129,9 @@ Literal *eval_sort(const Instruction *inst, Literal *const *operands, Status *st
     types[2 * i] = types[2 * i + 1] = operands[i]->shape.type;
     ok = (results[i] = eval_create_result(inst, i, n, &operands[i]->shape, st)) != NULL;
   }
-  ok = ok && scalar_call_init(&compare, inst, inst->called[0], types, 2 * n, &pred, 1, st) &&
+  ok = ok && eval_scalar_call_init(&compare, inst, inst->called[0], types, 2 * n, &pred, 1, st) &&
        sort_slices(inst, operands, results, &compare, st);
-  scalar_call_free(&compare);
+  eval_scalar_call_free(&compare);
   free(types);
   return eval_finish_results(results, n, ok);
 }
@@ -176,8 +176,8 @@ Literal *eval_topk(const Instruction *inst, Literal *const *operands, Status *st
   results[0] = eval_create_result(inst, 0, 2, &value_shape, st);
   results[1] = results[0] ? eval_create_result(inst, 1, 2, &index_shape, st) : NULL;
   if (!results[1]) return eval_finish_results(results, 2, false);
-  int64_t *keys = scratch_calloc(n, sizeof *keys);
-  bool *taken = scratch_calloc(n, sizeof *taken);
+  int64_t *keys = eval_scratch_calloc(n, sizeof *keys);
+  bool *taken = eval_scratch_calloc(n, sizeof *taken);
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t j = 0; j < n; j++) {
       keys[j] = topk_key(x, r * n + j);

@@ -209,21 +209,21 @@ bool lex_start(Parser *p) {
 
 /* ---------------------------------------------------------------- cursor */
 
-Token *peek_at(Parser *p, int ahead) {
+Token *lex_peek_at(Parser *p, int ahead) {
   while (p->token_count <= p->pos + ahead && !p->lex.done) lex_one(p);
   int i = p->pos + ahead;
   return token_at(p, i < p->token_count ? i : p->token_count - 1);
 }
 
-Token *peek(Parser *p) { return peek_at(p, 0); }
+Token *lex_peek(Parser *p) { return lex_peek_at(p, 0); }
 
-Token *next(Parser *p) {
-  Token *t = peek(p);
+Token *lex_next(Parser *p) {
+  Token *t = lex_peek(p);
   if (t->kind != TK_EOF) p->pos++;
   return t;
 }
 
-void release_read_tokens(Parser *p) {
+void lex_release_read_tokens(Parser *p) {
   int read_blocks = (p->pos - p->first_token) / TOKEN_BLOCK;
   if (read_blocks == 0) return;
   for (int b = 0; b < read_blocks; b++) free(p->blocks[b]);
@@ -232,25 +232,25 @@ void release_read_tokens(Parser *p) {
   p->first_token += read_blocks * TOKEN_BLOCK;
 }
 
-void free_tokens(Parser *p) {
+void lex_free_tokens(Parser *p) {
   for (int b = 0; b < p->block_count; b++) free(p->blocks[b]);
   free(p->blocks);
   p->blocks = NULL;
   p->block_count = p->block_cap = 0;
 }
 
-size_t bytes_left(Parser *p) {
-  return p->source_length - (size_t)(peek(p)->text - p->source);
+size_t lex_bytes_left(Parser *p) {
+  return p->source_length - (size_t)(lex_peek(p)->text - p->source);
 }
 
-bool token_is(const Token *t, const char *text) {
+bool lex_token_is(const Token *t, const char *text) {
   return t->kind != TK_STRING && t->kind != TK_EOF && (size_t)t->len == strlen(text) &&
          memcmp(t->text, text, (size_t)t->len) == 0;
 }
 
-bool consume(Parser *p, const char *text) {
-  if (!token_is(peek(p), text)) return false;
-  next(p);
+bool lex_consume(Parser *p, const char *text) {
+  if (!lex_token_is(lex_peek(p), text)) return false;
+  lex_next(p);
   return true;
 }
 
@@ -260,11 +260,11 @@ static void describe_token(const Token *t, char *buf, size_t size) {
   else snprintf(buf, size, "'%.*s'", t->len > 40 ? 40 : t->len, t->text);
 }
 
-bool expect(Parser *p, const char *text) {
-  if (consume(p, text)) return true;
+bool lex_expect(Parser *p, const char *text) {
+  if (lex_consume(p, text)) return true;
   char got[64];
-  describe_token(peek(p), got, sizeof got);
-  return parse_error(p, peek(p), "expected '%s', found %s", text, got);
+  describe_token(lex_peek(p), got, sizeof got);
+  return parse_error(p, lex_peek(p), "expected '%s', found %s", text, got);
 }
 
 /* Copies line `line` of the source into st->source_line, tabs as spaces and
@@ -297,13 +297,13 @@ bool parse_error(Parser *p, const Token *tok, const char *fmt, ...) {
   return false;
 }
 
-char *token_string(Parser *p, const Token *t) {
+char *lex_token_string(Parser *p, const Token *t) {
   return arena_strndup(&p->module->arena, t->text, (size_t)t->len);
 }
 
 /* --------------------------------------------------------------- numbers */
 
-bool word_to_int64(const Token *t, int64_t *out) {
+bool lex_word_to_int64(const Token *t, int64_t *out) {
   if (t->kind != TK_WORD || t->len == 0 || t->len > 40) return false;
   char buf[48];
   memcpy(buf, t->text, (size_t)t->len);
@@ -318,7 +318,7 @@ bool word_to_int64(const Token *t, int64_t *out) {
   return true;
 }
 
-bool word_to_double(const Token *t, double *out) {
+bool lex_word_to_double(const Token *t, double *out) {
   if (t->kind != TK_WORD || t->len == 0 || t->len > 400) return false;
   char buf[408];
   memcpy(buf, t->text, (size_t)t->len);
@@ -340,13 +340,13 @@ bool word_to_double(const Token *t, double *out) {
 }
 
 bool parse_int64(Parser *p, int64_t *out) {
-  Token *t = peek(p);
-  if (!word_to_int64(t, out)) {
+  Token *t = lex_peek(p);
+  if (!lex_word_to_int64(t, out)) {
     char got[64];
     describe_token(t, got, sizeof got);
     return parse_error(p, t, "expected an integer, found %s", got);
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -362,16 +362,16 @@ static char closer_of(const Token *t) {
   }
 }
 
-bool skip_balanced(Parser *p) {
+bool lex_skip_balanced(Parser *p) {
   /* An explicit stack of expected closers: no recursion, whatever the depth. */
   char stack[256];
   int depth = 0;
-  Token open = *peek(p);
+  Token open = *lex_peek(p);
   do {
     /* A skipped value can be long (a backend_config, a debug table): its
      * tokens are dropped as they are read. */
-    release_read_tokens(p);
-    Token *t = next(p);
+    lex_release_read_tokens(p);
+    Token *t = lex_next(p);
     if (t->kind == TK_EOF) return parse_error(p, &open, "unbalanced '%.1s'", open.text);
     char closer = closer_of(t);
     if (closer) {
@@ -386,21 +386,21 @@ bool skip_balanced(Parser *p) {
   return true;
 }
 
-bool skip_value(Parser *p) {
-  Token *first = peek(p);
-  if (first->kind == TK_EOF || token_is(first, ",") || token_is(first, "}") ||
-      token_is(first, ")") || token_is(first, "]"))
+bool lex_skip_value(Parser *p) {
+  Token *first = lex_peek(p);
+  if (first->kind == TK_EOF || lex_token_is(first, ",") || lex_token_is(first, "}") ||
+      lex_token_is(first, ")") || lex_token_is(first, "]"))
     return parse_error(p, first, "expected an attribute value");
   do {
-    Token *t = peek(p);
+    Token *t = lex_peek(p);
     if (closer_of(t)) {
-      if (!skip_balanced(p)) return false;
+      if (!lex_skip_balanced(p)) return false;
     } else {
-      next(p);
+      lex_next(p);
     }
-    t = peek(p);
-    if (t->kind == TK_EOF || t->at_line_start || token_is(t, ",") || token_is(t, "}") ||
-        token_is(t, ")") || token_is(t, "]"))
+    t = lex_peek(p);
+    if (t->kind == TK_EOF || t->at_line_start || lex_token_is(t, ",") || lex_token_is(t, "}") ||
+        lex_token_is(t, ")") || lex_token_is(t, "]"))
       break;
   } while (true);
   return true;

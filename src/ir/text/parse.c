@@ -105,16 +105,16 @@ static void *grow(Arena *arena, void *items, int *cap, size_t item_size) {
  * the type's own size. Only the sub-byte types pack, each at its own
  * width (s4 and u4 at E(4), s2 and u2 at E(2)). */
 static bool parse_element_size(Parser *p, Shape *shape) {
-  next(p);
-  expect(p, "(");
-  Token *t = peek(p);
+  lex_next(p);
+  lex_expect(p, "(");
+  Token *t = lex_peek(p);
   int64_t bits;
   if (!parse_int64(p, &bits)) return false;
   if (bits != 0 && bits != type_bit_width(shape->type) && bits != 8 * type_byte_size(shape->type))
     return parse_error(p, t, "element size E(%lld) does not fit %s", (long long)bits,
                        type_name(shape->type));
   shape->element_size_bits = bits < type_byte_size(shape->type) * 8 ? (uint8_t)bits : 0;
-  return expect(p, ")");
+  return lex_expect(p, ")");
 }
 
 /* dim_level_types = "D" "(" level ("," level)* ")", each level one of D
@@ -122,58 +122,59 @@ static bool parse_element_size(Parser *p, Shape *shape) {
  * "+" (not unique) or "~" (not ordered) as XLA's parser reads them. Sets
  * *sparse when a level is not D. */
 static bool parse_dim_level_types(Parser *p, bool *sparse) {
-  next(p);
-  if (!expect(p, "(")) return false;
-  while (!token_is(peek(p), ")")) {
-    Token *t = peek(p);
+  lex_next(p);
+  if (!lex_expect(p, "(")) return false;
+  while (!lex_token_is(lex_peek(p), ")")) {
+    Token *t = lex_peek(p);
     if (t->kind == TK_EOF) return parse_error(p, t, "unterminated dim level types");
-    if (token_is(t, ",") || token_is(t, "+") || token_is(t, "~")) {
-      next(p);
+    if (lex_token_is(t, ",") || lex_token_is(t, "+") || lex_token_is(t, "~")) {
+      lex_next(p);
       continue;
     }
     bool ok = t->kind == TK_WORD && t->len >= 1 && strchr("DCSH", t->text[0]);
     for (int i = 1; ok && i < t->len; i++) ok = t->text[i] == '+' || t->text[i] == '~';
     if (!ok) return parse_error(p, t, "invalid dim level type '%.*s' (D, C, S or H)", t->len, t->text);
     if (t->text[0] != 'D') *sparse = true;
-    next(p);
+    lex_next(p);
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
 static bool parse_layout(Parser *p, Shape *shape) {
-  Token open = *peek(p);    /* a copy: skipping the tiling may release tokens */
-  expect(p, "{");
+  Token open = *lex_peek(p);    /* a copy: skipping the tiling may release tokens */
+  lex_expect(p, "{");
   int count = 0;
   int64_t m2m[AXLE_MAX_RANK];
-  while (!token_is(peek(p), "}") && !token_is(peek(p), ":")) {
-    if (count > 0 && !expect(p, ",")) return false;
-    Token *t = peek(p);
+  while (!lex_token_is(lex_peek(p), "}") && !lex_token_is(lex_peek(p), ":")) {
+    if (count > 0 && !lex_expect(p, ",")) return false;
+    Token *t = lex_peek(p);
     int64_t d;
     if (!parse_int64(p, &d)) return false;
     if (count == shape->rank || d < 0 || d >= shape->rank)
       return parse_error(p, t, "layout does not fit a shape of rank %d", shape->rank);
     m2m[count++] = d;
   }
-  if (consume(p, ":")) {
+  if (lex_consume(p, ":")) {
     bool sparse = false;
-    while (!token_is(peek(p), "}")) {
-      if (peek(p)->kind == TK_EOF) return parse_error(p, &open, "unterminated layout");
-      if (token_is(peek(p), "E") && token_is(peek_at(p, 1), "(")) {
+    while (!lex_token_is(lex_peek(p), "}")) {
+      if (lex_peek(p)->kind == TK_EOF) return parse_error(p, &open, "unterminated layout");
+      if (lex_token_is(lex_peek(p), "E") && lex_token_is(lex_peek_at(p, 1), "(")) {
         if (!parse_element_size(p, shape)) return false;
-      } else if (token_is(peek(p), "D") && token_is(peek_at(p, 1), "(")) {
+      } else if (lex_token_is(lex_peek(p), "D") && lex_token_is(lex_peek_at(p, 1), "(")) {
         if (!parse_dim_level_types(p, &sparse)) return false;
-      } else if (token_is(peek(p), "P") && token_is(peek_at(p, 1), "(") && !sparse) {
+      } else if (lex_token_is(lex_peek(p), "P") && lex_token_is(lex_peek_at(p, 1), "(") && !sparse) {
         /* A physical shape describes how a sparse array is stored. */
-        return parse_error(p, peek(p), "a physical shape P(...) needs a sparse layout (dim level types C, S or H)");
-      } else if (token_is(peek(p), "(") || token_is(peek(p), "[") || token_is(peek(p), "{")) {
-        if (!skip_balanced(p)) return false;
+        return parse_error(p, lex_peek(p), "a physical shape P(...) needs a sparse layout (dim level types C, S or H)");
+      } else if (lex_token_is(lex_peek(p), "(") || lex_token_is(lex_peek(p), "[") ||
+                 lex_token_is(lex_peek(p), "{")) {
+        if (!lex_skip_balanced(p)) return false;
       } else {
-        next(p);
+        lex_next(p);
       }
     }
   }
-  if (!expect(p, "}")) return false;
+  if (!lex_expect(p, "}")) return false;
   if (count == 0 && shape->rank > 0) return true; /* "{}" on an array: keep the default */
   if (count != shape->rank)
     return parse_error(p, &open, "layout has %d entries, shape has rank %d", count, shape->rank);
@@ -193,18 +194,18 @@ static const int64_t MAX_ELEMENTS = (int64_t)1 << 40;
 
 /* dims = "[" (int ("," int)*)? "]" */
 static bool parse_dims(Parser *p, Shape *shape) {
-  if (!expect(p, "[")) return false;
+  if (!lex_expect(p, "[")) return false;
   int64_t elements = 1;
-  while (!token_is(peek(p), "]")) {
-    if (shape->rank > 0 && !expect(p, ",")) return false;
-    Token *t = peek(p);
+  while (!lex_token_is(lex_peek(p), "]")) {
+    if (shape->rank > 0 && !lex_expect(p, ",")) return false;
+    Token *t = lex_peek(p);
     /* "?" is an unbounded dynamic dimension: no size to hold it in. */
-    if (token_is(t, "?")) return parse_error(p, t, "unbounded dynamic dimensions are not supported");
+    if (lex_token_is(t, "?")) return parse_error(p, t, "unbounded dynamic dimensions are not supported");
     if (shape->rank == AXLE_MAX_RANK)
       return parse_error(p, t, "rank exceeds the maximum of %d", AXLE_MAX_RANK);
-    if (consume(p, "<=")) {
+    if (lex_consume(p, "<=")) {
       shape->dynamic_dims |= (uint16_t)(1u << shape->rank);
-      t = peek(p);
+      t = lex_peek(p);
     }
     int64_t d;
     if (!parse_int64(p, &d)) return false;
@@ -214,20 +215,20 @@ static bool parse_dims(Parser *p, Shape *shape) {
     elements *= d > 0 ? d : 1;
     shape->dims[shape->rank++] = d;
   }
-  return expect(p, "]");
+  return lex_expect(p, "]");
 }
 
 static bool parse_tuple_shape(Parser *p, Shape *out) {
-  expect(p, "(");
+  lex_expect(p, "(");
   Shape *elements = NULL;
   int count = 0, cap = 0;
-  while (!token_is(peek(p), ")")) {
-    if (count > 0 && !expect(p, ",")) return false;
+  while (!lex_token_is(lex_peek(p), ")")) {
+    if (count > 0 && !lex_expect(p, ",")) return false;
     if (count == cap) elements = grow(&p->module->arena, elements, &cap, sizeof(Shape));
     if (!parse_shape(p, &elements[count])) return false;
     count++;
   }
-  next(p);
+  lex_next(p);
   *out = (Shape){.type = TYPE_TUPLE, .tuple_count = count, .tuple_shapes = elements};
   return true;
 }
@@ -236,17 +237,17 @@ static bool parse_tuple_shape(Parser *p, Shape *out) {
  * body (a signature's result shape is followed by one): a layout holds
  * integers, ':' or nothing, a body starts with an instruction name. */
 static bool starts_layout(Parser *p) {
-  if (!token_is(peek(p), "{")) return false;
-  Token *t = peek_at(p, 1);
+  if (!lex_token_is(lex_peek(p), "{")) return false;
+  Token *t = lex_peek_at(p, 1);
   int64_t v;
-  if (token_is(t, "}") || token_is(t, ":")) return true;
-  return word_to_int64(t, &v) && !token_is(peek_at(p, 2), "=");
+  if (lex_token_is(t, "}") || lex_token_is(t, ":")) return true;
+  return lex_word_to_int64(t, &v) && !lex_token_is(lex_peek_at(p, 2), "=");
 }
 
 /* shape = element_type dims layout? | "(" (shape ("," shape)*)? ")" */
 bool parse_shape(Parser *p, Shape *out) {
-  Token *t = peek(p);
-  if (token_is(t, "(")) {
+  Token *t = lex_peek(p);
+  if (lex_token_is(t, "(")) {
     if (p->depth >= PARSE_MAX_DEPTH) return parse_error(p, t, "shape nested too deeply");
     p->depth++;
     bool ok = parse_tuple_shape(p, out);
@@ -260,13 +261,13 @@ bool parse_shape(Parser *p, Shape *out) {
 
 /* array_shape = element_type dims */
 bool parse_array_shape_without_layout(Parser *p, Shape *out) {
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   ElementType type;
-  if (t->kind != TK_WORD || !token_is(peek_at(p, 1), "["))
+  if (t->kind != TK_WORD || !lex_token_is(lex_peek_at(p, 1), "["))
     return parse_error(p, t, "expected a shape");
   if (!type_from_name(t->text, (size_t)t->len, &type))
     return parse_error(p, t, "unsupported element type '%.*s'", t->len, t->text);
-  next(p);
+  lex_next(p);
   *out = (Shape){.type = type};
   if (!parse_dims(p, out)) return false;
   if (type == TYPE_TOKEN && out->rank != 0) return parse_error(p, t, "a token has no dimensions: token[]");
@@ -294,13 +295,13 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
 
 /* Whether the cursor is at a shape: "(" for a tuple or a word before "[". */
 static bool at_shape(Parser *p) {
-  Token *t = peek(p);
-  return token_is(t, "(") || (t->kind == TK_WORD && token_is(peek_at(p, 1), "["));
+  Token *t = lex_peek(p);
+  return lex_token_is(t, "(") || (t->kind == TK_WORD && lex_token_is(lex_peek_at(p, 1), "["));
 }
 
 /* Whether the cursor is at an opcode and its operand list. */
 static bool at_opcode(Parser *p) {
-  return peek(p)->kind == TK_WORD && token_is(peek_at(p, 1), "(");
+  return lex_peek(p)->kind == TK_WORD && lex_token_is(lex_peek_at(p, 1), "(");
 }
 
 /* operand = name | shape name | shape? opcode operands attributes
@@ -314,8 +315,8 @@ static bool parse_operand(Parser *p, PendingComp *pc, Token *name, int *nested, 
   *has_shape_out = has_shape;
   if (has_shape && !parse_shape(p, shape)) return false;
   if (at_opcode(p)) {
-    *name = *peek(p);  /* where errors about this operand point */
-    if (p->depth >= PARSE_MAX_DEPTH) return parse_error(p, peek(p), "operands nested too deeply");
+    *name = *lex_peek(p);  /* where errors about this operand point */
+    if (p->depth >= PARSE_MAX_DEPTH) return parse_error(p, lex_peek(p), "operands nested too deeply");
     p->depth++;
     p->nesting++;
     bool ok = parse_instruction_rhs(p, pc, NULL, has_shape ? shape : NULL, nested);
@@ -323,9 +324,9 @@ static bool parse_operand(Parser *p, PendingComp *pc, Token *name, int *nested, 
     p->depth--;
     return ok;
   }
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   if (t->kind != TK_WORD) return parse_error(p, t, "expected an operand name");
-  *name = *next(p);
+  *name = *lex_next(p);
   return true;
 }
 
@@ -334,27 +335,27 @@ static bool parse_operand(Parser *p, PendingComp *pc, Token *name, int *nested, 
  *          | "(" literal ")"   for constant */
 static bool parse_operands(Parser *p, PendingComp *pc, int index) {
   Instruction *inst = pc->insts[index].inst;
-  if (!expect(p, "(")) return false;
+  if (!lex_expect(p, "(")) return false;
   if (inst->opcode == OP_PARAMETER) {
-    Token *t = peek(p);
+    Token *t = lex_peek(p);
     if (!parse_int64(p, &inst->attrs.parameter_number)) return false;
     if (inst->attrs.parameter_number < 0)
       return parse_error(p, t, "negative parameter number");
-    return expect(p, ")");
+    return lex_expect(p, ")");
   }
   if (inst->opcode == OP_CONSTANT) {
     inst->attrs.literal = parse_literal(p, &inst->shape);
     if (!inst->attrs.literal) return false;
     module_adopt_literal(p->module, inst->attrs.literal);
-    return expect(p, ")");
+    return lex_expect(p, ")");
   }
   Token names[64];
   int nested_small[64];
   Token *list = names;
   int *nested = nested_small;
   int cap = 64, count = 0;
-  while (!token_is(peek(p), ")")) {
-    if (count > 0 && !expect(p, ",")) return false;
+  while (!lex_token_is(lex_peek(p), ")")) {
+    if (count > 0 && !lex_expect(p, ",")) return false;
     if (count == cap) {
       Token *bigger = arena_alloc(&p->module->arena, sizeof(Token) * (size_t)cap * 2);
       int *bigger_nested = arena_alloc(&p->module->arena, sizeof(int) * (size_t)cap * 2);
@@ -374,7 +375,7 @@ static bool parse_operands(Parser *p, PendingComp *pc, int index) {
     }
     count++;
   }
-  next(p);
+  lex_next(p);
   PendingInst *pi = &pc->insts[index];
   pi->operand_count = count;
   pi->operand_names = arena_memdup(&p->module->arena, list, sizeof(Token) * (size_t)count);
@@ -412,20 +413,20 @@ static bool shape_is_inferable(Opcode op) {
  * the text left it out (or, nested, gives the one already read). */
 static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
                                   const Shape *shape, int *index) {
-  Token first = *peek(p);
+  Token first = *lex_peek(p);
   Shape written;
   if (!shape && name && at_shape(p)) {
     if (!parse_shape(p, &written)) return false;
     shape = &written;
   }
-  Token op = *peek(p);
+  Token op = *lex_peek(p);
   if (op.kind != TK_WORD) return parse_error(p, &op, "expected an opcode");
   *index = add_pending_inst(p, pc);
   PendingInst *pi = &pc->insts[*index];
   Instruction *inst = pi->inst;
   if (name) {
     pi->name = *name;
-    inst->name = token_string(p, name);
+    inst->name = lex_token_string(p, name);
     inst->loc = name->loc;
   } else {
     /* Named when the computation is complete (name_anonymous), so the
@@ -451,7 +452,7 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
   } else {
     inst->shape = (Shape){.type = (ElementType)SHAPE_OMITTED};
   }
-  next(p);
+  lex_next(p);
   inst->attrs.feature_group_count = 1;
   inst->attrs.batch_group_count = 1;
   if (!parse_operands(p, pc, *index)) return false;
@@ -475,16 +476,16 @@ static bool parse_instruction_rhs(Parser *p, PendingComp *pc, const Token *name,
 
 /* instruction = "ROOT"? name "=" instruction_rhs */
 static bool parse_instruction(Parser *p, PendingComp *pc) {
-  release_read_tokens(p);
+  lex_release_read_tokens(p);
   bool is_root = false;
-  if (token_is(peek(p), "ROOT") && !token_is(peek_at(p, 1), "=")) {
-    next(p);
+  if (lex_token_is(lex_peek(p), "ROOT") && !lex_token_is(lex_peek_at(p, 1), "=")) {
+    lex_next(p);
     is_root = true;
   }
-  Token name = *peek(p);
+  Token name = *lex_peek(p);
   if (name.kind != TK_WORD) return parse_error(p, &name, "expected an instruction name");
-  next(p);
-  if (!expect(p, "=")) return false;
+  lex_next(p);
+  if (!lex_expect(p, "=")) return false;
   if (is_root) {
     if (pc->has_root) return parse_error(p, &name, "computation has a second ROOT");
     pc->root_name = name;
@@ -500,26 +501,26 @@ static bool parse_instruction(Parser *p, PendingComp *pc) {
  * is checked for form only; the result shape must match the root's
  * (check_signatures, once every shape is known). */
 static bool parse_signature(Parser *p, Shape *result) {
-  if (!skip_balanced(p)) return false;
-  if (!expect(p, "->")) return false;
+  if (!lex_skip_balanced(p)) return false;
+  if (!lex_expect(p, "->")) return false;
   return parse_shape(p, result);
 }
 
 /* computation = "ENTRY"? name signature? "{" instruction* "}" ("," name "=" value)* */
 static bool parse_computation(Parser *p, ModuleText *mt) {
-  Token first = *peek(p);   /* copies: the signature may release tokens */
+  Token first = *lex_peek(p);   /* copies: the signature may release tokens */
   bool is_entry = false;
-  if (token_is(&first, "ENTRY") && peek_at(p, 1)->kind == TK_WORD) {
-    next(p);
+  if (lex_token_is(&first, "ENTRY") && lex_peek_at(p, 1)->kind == TK_WORD) {
+    lex_next(p);
     is_entry = true;
   }
-  Token name = *peek(p);
+  Token name = *lex_peek(p);
   if (name.kind != TK_WORD) return parse_error(p, &name, "expected a computation name");
-  next(p);
+  lex_next(p);
   Shape signature_result;
-  bool has_signature = token_is(peek(p), "(");
+  bool has_signature = lex_token_is(lex_peek(p), "(");
   if (has_signature && !parse_signature(p, &signature_result)) return false;
-  if (!expect(p, "{")) return false;
+  if (!lex_expect(p, "{")) return false;
   if (mt->count == mt->cap) mt->comps = grow(&p->module->arena, mt->comps, &mt->cap, sizeof(PendingComp));
   p->current_comp = mt->count;
   PendingComp *pc = &mt->comps[mt->count++];
@@ -528,7 +529,7 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
   pc->has_signature = has_signature;
   if (has_signature) pc->signature_result = signature_result;
   pc->comp = arena_alloc(&p->module->arena, sizeof(Computation));
-  pc->comp->name = token_string(p, &name);
+  pc->comp->name = lex_token_string(p, &name);
   pc->comp->loc = name.loc;
   pc->comp->module = p->module;
   pc->comp->is_entry = is_entry;
@@ -536,18 +537,19 @@ static bool parse_computation(Parser *p, ModuleText *mt) {
     if (mt->entry >= 0) return parse_error(p, &first, "module has a second ENTRY computation");
     mt->entry = mt->count - 1;
   }
-  while (!token_is(peek(p), "}")) {
-    if (peek(p)->kind == TK_EOF) return parse_error(p, peek(p), "expected '}' to end computation '%s'", pc->comp->name);
+  while (!lex_token_is(lex_peek(p), "}")) {
+    if (lex_peek(p)->kind == TK_EOF) return parse_error(p, lex_peek(p), "expected '}' to end computation '%s'", pc->comp->name);
     if (!parse_instruction(p, pc)) return false;
   }
-  if (pc->count == 0) return parse_error(p, peek(p), "computation '%s' has no instructions", pc->comp->name);
-  next(p);
+  if (pc->count == 0)
+    return parse_error(p, lex_peek(p), "computation '%s' has no instructions", pc->comp->name);
+  lex_next(p);
   /* A computation on another execution thread ends with
    * "}, execution_thread=\"name\""; axle runs one thread, so it is dropped. */
-  while (consume(p, ",")) {
-    if (peek(p)->kind != TK_WORD) return parse_error(p, peek(p), "expected a computation attribute");
-    next(p);
-    if (!expect(p, "=") || !skip_value(p)) return false;
+  while (lex_consume(p, ",")) {
+    if (lex_peek(p)->kind != TK_WORD) return parse_error(p, lex_peek(p), "expected a computation attribute");
+    lex_next(p);
+    if (!lex_expect(p, "=") || !lex_skip_value(p)) return false;
   }
   return true;
 }
@@ -629,15 +631,15 @@ static bool wrap_async_sugar(Parser *p, ModuleText *mt) {
  * Without the header (XLA accepts that too) the module is named
  * "module_" and the entry's name. */
 static bool parse_module_text(Parser *p, ModuleText *mt) {
-  bool has_header = token_is(peek(p), "HloModule");
+  bool has_header = lex_token_is(lex_peek(p), "HloModule");
   if (has_header && !parse_module_header(p)) return false;
-  if (!has_header && peek(p)->kind != TK_WORD)
-    return parse_error(p, peek(p), "expected 'HloModule' or a computation");
+  if (!has_header && lex_peek(p)->kind != TK_WORD)
+    return parse_error(p, lex_peek(p), "expected 'HloModule' or a computation");
   if (!parse_debug_tables(p)) return false;
-  while (peek(p)->kind != TK_EOF)
+  while (lex_peek(p)->kind != TK_EOF)
     if (!parse_computation(p, mt)) return false;
   if (mt->count == 0)
-    return parse_error(p, peek(p), has_header ? "module has no computations" : "expected 'HloModule' or a computation");
+    return parse_error(p, lex_peek(p), has_header ? "module has no computations" : "expected 'HloModule' or a computation");
   if (!wrap_async_sugar(p, mt) || !parse_resolve_module(p, mt)) return false;
   if (!has_header) {
     StrBuf sb = {0};
@@ -1081,9 +1083,9 @@ static bool parse_resolve_module(Parser *p, ModuleText *mt) {
   if (!infer_omitted_shapes(p) || !check_broadcast_dimensions(p, mt) || !check_predicated_conditionals(p, mt) ||
       !check_permute_slice_sizes(p, mt) || !check_async_chains(p, mt) ||
       !check_signatures(p, mt) ||
-      !check_declared_operands(p, mt) || !check_layout_constraints(p))
+      !check_declared_operands(p, mt) || !parse_check_layout_constraints(p))
     return false;
-  broadcast_scalar_select_predicates(p->module);
+  parse_broadcast_scalar_select_predicates(p->module);
   split_vector_start_indices(p->module);
   return true;
 }
@@ -1110,7 +1112,7 @@ Module *parse_module_with(const char *text, size_t length, const char *filename,
   /* A lexing error ends the tokens early, which can look like a clean end
    * of the module: it fails the parse whatever the parser made of it. */
   bool ok = parse_refuse_foreign_input(&p) && lex_start(&p) && parse_module_text(&p, &mt) && !p.lex_failed;
-  free_tokens(&p);
+  lex_free_tokens(&p);
   if (!ok) {
     module_free(m);   /* it owns the literals read so far */
     return NULL;

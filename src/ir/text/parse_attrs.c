@@ -13,22 +13,22 @@
 /* ----------------------------------------------------------- value forms */
 
 static bool parse_bool(Parser *p, bool *out) {
-  Token *t = peek(p);
-  if (token_is(t, "true")) *out = true;
-  else if (token_is(t, "false")) *out = false;
+  Token *t = lex_peek(p);
+  if (lex_token_is(t, "true")) *out = true;
+  else if (lex_token_is(t, "false")) *out = false;
   else return parse_error(p, t, "expected true or false");
-  next(p);
+  lex_next(p);
   return true;
 }
 
 /* int_list = "{" (int ("," int)*)? "}" */
 static bool parse_int_list(Parser *p, IntList *out) {
-  if (!expect(p, "{")) return false;
+  if (!lex_expect(p, "{")) return false;
   int64_t small[AXLE_MAX_RANK * 2];
   int64_t *values = small;
   int count = 0, cap = (int)(sizeof small / sizeof small[0]);
-  while (!token_is(peek(p), "}")) {
-    if (count > 0 && !expect(p, ",")) return false;
+  while (!lex_token_is(lex_peek(p), "}")) {
+    if (count > 0 && !lex_expect(p, ",")) return false;
     if (count == cap) {
       int64_t *bigger = arena_alloc(&p->module->arena, sizeof(int64_t) * (size_t)cap * 2);
       memcpy(bigger, values, sizeof(int64_t) * (size_t)count);
@@ -38,7 +38,7 @@ static bool parse_int_list(Parser *p, IntList *out) {
     if (!parse_int64(p, &values[count])) return false;
     count++;
   }
-  next(p);
+  lex_next(p);
   *out = intlist_copy(&p->module->arena, values, count);
   return true;
 }
@@ -53,7 +53,7 @@ static int split_ints(const Token *t, int start, int end, char sep, int64_t *out
     while (j < end && t->text[j] != sep) j++;
     if (count == max) return -1;
     Token piece = {TK_WORD, t->text + i, j - i, t->loc, false};
-    if (!word_to_int64(&piece, &out[count])) return -1;
+    if (!lex_word_to_int64(&piece, &out[count])) return -1;
     count++;
     i = j + 1;
   }
@@ -107,24 +107,24 @@ static bool read_slice(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
   int64_t starts[AXLE_MAX_RANK], limits[AXLE_MAX_RANK], strides[AXLE_MAX_RANK];
   int rank = 0;
-  if (!expect(p, "{")) return false;
-  while (!token_is(peek(p), "}")) {
-    if (rank > 0 && !expect(p, ",")) return false;
-    if (rank == AXLE_MAX_RANK) return parse_error(p, peek(p), "slice has more than %d dimensions", AXLE_MAX_RANK);
+  if (!lex_expect(p, "{")) return false;
+  while (!lex_token_is(lex_peek(p), "}")) {
+    if (rank > 0 && !lex_expect(p, ",")) return false;
+    if (rank == AXLE_MAX_RANK) return parse_error(p, lex_peek(p), "slice has more than %d dimensions", AXLE_MAX_RANK);
     strides[rank] = 1;
-    if (!expect(p, "[") || !parse_int64(p, &starts[rank]) || !expect(p, ":") ||
+    if (!lex_expect(p, "[") || !parse_int64(p, &starts[rank]) || !lex_expect(p, ":") ||
         !parse_int64(p, &limits[rank]))
       return false;
-    if (consume(p, ":")) {
-      Token *t = peek(p);
+    if (lex_consume(p, ":")) {
+      Token *t = lex_peek(p);
       if (!parse_int64(p, &strides[rank])) return false;
       if (strides[rank] < 1)
         return parse_error(p, t, "slice stride must be at least 1, found %lld", (long long)strides[rank]);
     }
-    if (!expect(p, "]")) return false;
+    if (!lex_expect(p, "]")) return false;
     rank++;
   }
-  next(p);
+  lex_next(p);
   Arena *arena = &p->module->arena;
   SliceDims *slice = arena_alloc(arena, sizeof *slice);
   slice->starts = intlist_copy(arena, starts, rank);
@@ -142,12 +142,12 @@ static bool read_dynamic_slice_sizes(Parser *p, Instruction *inst, AttrNotes *no
 /* padding = lo_hi(_interior)? ("x" lo_hi(_interior)?)*   e.g. 0_0_0x1_-2_1 */
 static bool read_padding(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   PadDims *pad = arena_alloc(&p->module->arena, sizeof *pad);
   if (t->kind != TK_WORD || !split_pad_dims(t, pad->lo, pad->hi, pad->interior, true, &pad->rank))
     return parse_error(p, t, "expected padding as lo_hi_interior per dimension, 'x'-separated");
   inst->attrs.padding = pad;
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -158,26 +158,26 @@ static bool read_window(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
   Window *w = arena_alloc(&p->module->arena, sizeof *w);
   inst->attrs.window = w;
-  if (!expect(p, "{")) return false;
+  if (!lex_expect(p, "{")) return false;
   int rank = -1;
   int64_t size[AXLE_MAX_RANK] = {0}, stride[AXLE_MAX_RANK], lhs[AXLE_MAX_RANK], rhs[AXLE_MAX_RANK];
   int64_t lo[AXLE_MAX_RANK] = {0}, hi[AXLE_MAX_RANK] = {0}, reversal[AXLE_MAX_RANK] = {0};
   for (int i = 0; i < AXLE_MAX_RANK; i++) stride[i] = lhs[i] = rhs[i] = 1;
-  while (!token_is(peek(p), "}")) {
-    Token *key = peek(p);
+  while (!lex_token_is(lex_peek(p), "}")) {
+    Token *key = lex_peek(p);
     if (key->kind != TK_WORD) return parse_error(p, key, "expected a window field");
-    next(p);
-    if (!expect(p, "=")) return false;
-    Token *v = peek(p);
+    lex_next(p);
+    if (!lex_expect(p, "=")) return false;
+    Token *v = lex_peek(p);
     if (v->kind != TK_WORD) return parse_error(p, v, "expected a window value");
     int n;
-    if (token_is(key, "pad")) {
+    if (lex_token_is(key, "pad")) {
       if (!split_pad_dims(v, lo, hi, NULL, false, &n))
         return parse_error(p, v, "expected window padding as lo_hi per dimension, 'x'-separated");
     } else {
-      int64_t *dest = token_is(key, "size") ? size : token_is(key, "stride") ? stride
-                    : token_is(key, "lhs_dilate") ? lhs : token_is(key, "rhs_dilate") ? rhs
-                    : token_is(key, "rhs_reversal") ? reversal : NULL;
+      int64_t *dest = lex_token_is(key, "size") ? size : lex_token_is(key, "stride") ? stride
+                    : lex_token_is(key, "lhs_dilate") ? lhs : lex_token_is(key, "rhs_dilate") ? rhs
+                    : lex_token_is(key, "rhs_reversal") ? reversal : NULL;
       if (!dest) return parse_error(p, key, "unknown window field '%.*s'", key->len, key->text);
       n = split_ints(v, 0, v->len, 'x', dest, AXLE_MAX_RANK);
       if (n <= 0) return parse_error(p, v, "expected N or NxM... for window %.*s", key->len, key->text);
@@ -185,9 +185,9 @@ static bool read_window(Parser *p, Instruction *inst, AttrNotes *notes) {
     if (rank >= 0 && n != rank)
       return parse_error(p, v, "window field has %d dimensions, earlier fields have %d", n, rank);
     rank = n;
-    next(p);
+    lex_next(p);
   }
-  next(p);
+  lex_next(p);
   w->rank = rank < 0 ? 0 : rank;
   for (int i = 0; i < w->rank; i++)
     w->dims[i] = (WindowDim){size[i], stride[i], lo[i], hi[i], lhs[i], rhs[i], reversal[i] != 0};
@@ -229,19 +229,19 @@ static bool read_dim_labels(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
   /* On a custom-call they only describe the target's operands to it, and
    * may hold '?' for dimensions of no role: read past. */
-  if (inst->opcode == OP_CUSTOM_CALL) return skip_value(p);
+  if (inst->opcode == OP_CUSTOM_CALL) return lex_skip_value(p);
   ConvDims *d = arena_alloc(&p->module->arena, sizeof *d);
   inst->attrs.conv = d;
-  Token *lhs = peek(p);
+  Token *lhs = lex_peek(p);
   const char *underscore = lhs->kind == TK_WORD ? memchr(lhs->text, '_', (size_t)lhs->len) : NULL;
   if (!underscore) return parse_error(p, lhs, "expected dim_labels such as b01f_01io->b01f");
   int split = (int)(underscore - lhs->text);
   Token input = {TK_WORD, lhs->text, split, lhs->loc, false};
   Token kernel = {TK_WORD, underscore + 1, lhs->len - split - 1, lhs->loc, false};
   kernel.loc.col += split + 1;
-  next(p);
-  if (!expect(p, "->")) return false;
-  Token *output = peek(p);
+  lex_next(p);
+  if (!lex_expect(p, "->")) return false;
+  Token *output = lex_peek(p);
   int n_in, n_kernel, n_out;
   if (!read_labels(p, &input, "bf", &d->input_batch, &d->input_feature, d->input_spatial, &n_in) ||
       !read_labels(p, &kernel, "io", &d->kernel_input_feature, &d->kernel_output_feature,
@@ -251,13 +251,13 @@ static bool read_dim_labels(Parser *p, Instruction *inst, AttrNotes *notes) {
   if (n_in != n_kernel || n_in != n_out)
     return parse_error(p, lhs, "dim_labels sides have different numbers of spatial dimensions");
   d->spatial_count = n_in;
-  next(p);
+  lex_next(p);
   return true;
 }
 
 /* A group count divides a dimension size: zero or less can mean nothing. */
 static bool parse_group_count(Parser *p, int64_t *out) {
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   if (!parse_int64(p, out)) return false;
   if (*out < 1) return parse_error(p, t, "a group count must be at least 1, found %lld", (long long)*out);
   return true;
@@ -336,11 +336,11 @@ static bool read_unique_indices(Parser *p, Instruction *inst, AttrNotes *notes) 
 
 /* Reads a word that must be one of names[]; stores its position. */
 static bool parse_keyword(Parser *p, const char *const names[], int count, const char *what, int *out) {
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   for (int i = 0; i < count; i++) {
-    if (token_is(t, names[i])) {
+    if (lex_token_is(t, names[i])) {
       *out = i;
-      next(p);
+      lex_next(p);
       return true;
     }
   }
@@ -373,7 +373,7 @@ static bool read_compare_order(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   static const char *const names[] = {"TOTAL", "PARTIAL"};
   int v = 0;
-  Token at = *peek(p);
+  Token at = *lex_peek(p);
   if (!parse_keyword(p, names, 2, "comparison order", &v)) return false;
   notes->order = at;
   return true;
@@ -381,7 +381,7 @@ static bool read_compare_order(Parser *p, Instruction *inst, AttrNotes *notes) {
 
 static bool resolve_compare_order(Parser *p, Instruction *inst, const AttrNotes *notes) {
   if (notes->order.kind == TK_EOF) return true;
-  bool total = token_is(&notes->order, "TOTAL");
+  bool total = lex_token_is(&notes->order, "TOTAL");
   CompareType t = inst->attrs.compare_type;
   if (total && (t == CMP_TYPE_DEFAULT || t == CMP_TYPE_TOTALORDER)) {
     inst->attrs.compare_type = CMP_TYPE_TOTALORDER;
@@ -403,10 +403,10 @@ static bool read_fusion_kind(Parser *p, Instruction *inst, AttrNotes *notes) {
 
 static bool read_custom_call_target(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   if (t->kind != TK_STRING) return parse_error(p, t, "expected a quoted custom_call_target");
-  inst->attrs.custom_call_target = token_string(p, t);
-  next(p);
+  inst->attrs.custom_call_target = lex_token_string(p, t);
+  lex_next(p);
   return true;
 }
 
@@ -416,20 +416,20 @@ static bool read_custom_call_target(Parser *p, Instruction *inst, AttrNotes *not
  * ops' backend_config are XLA's hints and are skipped. */
 static bool read_custom_call_backend_config(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   if (t->kind == TK_STRING) {
-    inst->attrs.backend_config = token_string(p, t);
-    next(p);
+    inst->attrs.backend_config = lex_token_string(p, t);
+    lex_next(p);
     return true;
   }
-  if (!token_is(t, "{")) return skip_value(p);
+  if (!lex_token_is(t, "{")) return lex_skip_value(p);
   Token open = *t;
   const char *end = open.text;
   int depth = 0;
   do {
-    Token *u = next(p);
+    Token *u = lex_next(p);
     if (u->kind == TK_EOF) return parse_error(p, &open, "unbalanced '{'");
-    depth += token_is(u, "{") - token_is(u, "}");
+    depth += lex_token_is(u, "{") - lex_token_is(u, "}");
     end = u->text + u->len;
   } while (depth > 0);
   inst->attrs.backend_config = arena_strndup(&p->module->arena, open.text, (size_t)(end - open.text));
@@ -465,9 +465,9 @@ static bool read_mantissa_bits(Parser *p, Instruction *inst, AttrNotes *notes) {
 
 static bool read_epsilon(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  Token *t = peek(p);
-  if (!word_to_double(t, &inst->attrs.epsilon)) return parse_error(p, t, "expected a number for epsilon");
-  next(p);
+  Token *t = lex_peek(p);
+  if (!lex_word_to_double(t, &inst->attrs.epsilon)) return parse_error(p, t, "expected a number for epsilon");
+  lex_next(p);
   return true;
 }
 
@@ -600,13 +600,13 @@ static void set_replica_groups(Parser *p, Instruction *inst, int64_t *ids, int c
 
 /* "[" ints "]" into dims, at most AXLE_MAX_RANK of them, each >= 1. */
 static bool read_bracketed_dims(Parser *p, int64_t *dims, int *rank) {
-  if (!expect(p, "[")) return false;
-  for (*rank = 0; !token_is(peek(p), "]"); (*rank)++) {
-    if (*rank >= AXLE_MAX_RANK) return parse_error(p, peek(p), "too many dimensions in replica_groups");
-    if ((*rank > 0 && !expect(p, ",")) || !parse_int64(p, &dims[*rank])) return false;
-    if (dims[*rank] < 1 || dims[*rank] > MAX_REPLICA_IDS) return parse_error(p, peek(p), "replica_groups dimension out of range");
+  if (!lex_expect(p, "[")) return false;
+  for (*rank = 0; !lex_token_is(lex_peek(p), "]"); (*rank)++) {
+    if (*rank >= AXLE_MAX_RANK) return parse_error(p, lex_peek(p), "too many dimensions in replica_groups");
+    if ((*rank > 0 && !lex_expect(p, ",")) || !parse_int64(p, &dims[*rank])) return false;
+    if (dims[*rank] < 1 || dims[*rank] > MAX_REPLICA_IDS) return parse_error(p, lex_peek(p), "replica_groups dimension out of range");
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -615,16 +615,17 @@ static bool read_bracketed_dims(Parser *p, int64_t *dims, int *rank) {
 static bool read_iota_replica_groups(Parser *p, Instruction *inst) {
   int64_t shape[AXLE_MAX_RANK], source[AXLE_MAX_RANK], perm[AXLE_MAX_RANK];
   int shape_rank, source_rank, perm_rank = 0;
-  if (!read_bracketed_dims(p, shape, &shape_rank) || !expect(p, "<=") ||
+  if (!read_bracketed_dims(p, shape, &shape_rank) || !lex_expect(p, "<=") ||
       !read_bracketed_dims(p, source, &source_rank))
     return false;
-  if (consume(p, "T")) {
-    if (!expect(p, "(")) return false;
-    for (; !token_is(peek(p), ")"); perm_rank++) {
-      if (perm_rank >= AXLE_MAX_RANK) return parse_error(p, peek(p), "too many dimensions in replica_groups");
-      if ((perm_rank > 0 && !expect(p, ",")) || !parse_int64(p, &perm[perm_rank])) return false;
+  if (lex_consume(p, "T")) {
+    if (!lex_expect(p, "(")) return false;
+    for (; !lex_token_is(lex_peek(p), ")"); perm_rank++) {
+      if (perm_rank >= AXLE_MAX_RANK)
+        return parse_error(p, lex_peek(p), "too many dimensions in replica_groups");
+      if ((perm_rank > 0 && !lex_expect(p, ",")) || !parse_int64(p, &perm[perm_rank])) return false;
     }
-    next(p);
+    lex_next(p);
   } else {
     for (; perm_rank < source_rank; perm_rank++) perm[perm_rank] = perm_rank;
   }
@@ -632,11 +633,12 @@ static bool read_iota_replica_groups(Parser *p, Instruction *inst) {
   for (int i = 0; i < source_rank; i++) n *= source[i];
   for (int i = 0; i < shape_rank; i++) m *= shape[i];
   if (shape_rank != 2 || n != m || n > MAX_REPLICA_IDS || perm_rank != source_rank)
-    return parse_error(p, peek(p), "replica_groups [groups,size]<=[dims] needs as many ids on both sides");
+    return parse_error(p, lex_peek(p),
+                       "replica_groups [groups,size]<=[dims] needs as many ids on both sides");
   bool seen[AXLE_MAX_RANK] = {false};
   for (int i = 0; i < perm_rank; i++) {
     if (perm[i] < 0 || perm[i] >= source_rank || seen[perm[i]])
-      return parse_error(p, peek(p), "replica_groups T(...) must be a permutation");
+      return parse_error(p, lex_peek(p), "replica_groups T(...) must be a permutation");
     seen[perm[i]] = true;
   }
   int64_t *ids = arena_alloc(&p->module->arena, sizeof(int64_t) * (size_t)n);
@@ -657,13 +659,13 @@ static bool read_iota_replica_groups(Parser *p, Instruction *inst) {
 
 static bool read_replica_groups(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  if (!token_is(peek(p), "{")) return read_iota_replica_groups(p, inst);
-  next(p);
+  if (!lex_token_is(lex_peek(p), "{")) return read_iota_replica_groups(p, inst);
+  lex_next(p);
   int64_t *flat = NULL;
   int count = 0, capacity = 0;
   int64_t size = 0;
-  while (!token_is(peek(p), "}")) {
-    Token at = *peek(p);
+  while (!lex_token_is(lex_peek(p), "}")) {
+    Token at = *lex_peek(p);
     IntList group;
     if (!parse_int_list(p, &group)) return false;
     if (size == 0) size = group.count;
@@ -678,9 +680,9 @@ static bool read_replica_groups(Parser *p, Instruction *inst, AttrNotes *notes) 
     }
     memcpy(flat + count, group.values, sizeof(int64_t) * (size_t)group.count);
     count += group.count;
-    if (!token_is(peek(p), "}") && !expect(p, ",")) return false;
+    if (!lex_token_is(lex_peek(p), "}") && !lex_expect(p, ",")) return false;
   }
-  next(p);
+  lex_next(p);
   set_replica_groups(p, inst, flat, count, size);
   return true;
 }
@@ -688,24 +690,24 @@ static bool read_replica_groups(Parser *p, Instruction *inst, AttrNotes *notes) 
 /* source_target_pairs = "{" ("{" int "," int "}" ("," ...)*)? "}" */
 static bool read_source_target_pairs(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  if (!expect(p, "{")) return false;
+  if (!lex_expect(p, "{")) return false;
   int64_t small[64];
   int64_t *flat = small;
   int count = 0, cap = 64;
-  while (!token_is(peek(p), "}")) {
-    if (count > 0 && !expect(p, ",")) return false;
+  while (!lex_token_is(lex_peek(p), "}")) {
+    if (count > 0 && !lex_expect(p, ",")) return false;
     if (count + 2 > cap) {
       int64_t *bigger = arena_alloc(&p->module->arena, sizeof(int64_t) * (size_t)cap * 2);
       memcpy(bigger, flat, sizeof(int64_t) * (size_t)count);
       flat = bigger;
       cap *= 2;
     }
-    if (!expect(p, "{") || !parse_int64(p, &flat[count]) || !expect(p, ",") ||
-        !parse_int64(p, &flat[count + 1]) || !expect(p, "}"))
+    if (!lex_expect(p, "{") || !parse_int64(p, &flat[count]) || !lex_expect(p, ",") ||
+        !parse_int64(p, &flat[count + 1]) || !lex_expect(p, "}"))
       return false;
     count += 2;
   }
-  next(p);
+  lex_next(p);
   inst->attrs.source_target_pairs = intlist_copy(&p->module->arena, flat, count);
   return true;
 }
@@ -715,12 +717,12 @@ static bool read_source_target_pairs(Parser *p, Instruction *inst, AttrNotes *no
  * inst->called, so attribute order in the text does not matter. */
 
 static bool read_called_into(Parser *p, AttrNotes *notes, int slot) {
-  Token *t = peek(p);
+  Token *t = lex_peek(p);
   if (t->kind != TK_WORD) return parse_error(p, t, "expected a computation name");
   if (slot >= PARSE_MAX_CALLED) return parse_error(p, t, "too many called computations");
   notes->names[slot] = *t;
   if (notes->count <= slot) notes->count = slot + 1;
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -738,13 +740,13 @@ static bool read_second_called(Parser *p, Instruction *inst, AttrNotes *notes) {
 static bool read_called_list(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   notes->has_branch_list = true;
-  if (!expect(p, "{")) return false;
+  if (!lex_expect(p, "{")) return false;
   int base = notes->count;
-  for (int n = 0; !token_is(peek(p), "}"); n++) {
-    if (n > 0 && !expect(p, ",")) return false;
+  for (int n = 0; !lex_token_is(lex_peek(p), "}"); n++) {
+    if (n > 0 && !lex_expect(p, ",")) return false;
     if (!read_called_into(p, notes, base + n)) return false;
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -755,34 +757,34 @@ static bool read_called_list(Parser *p, Instruction *inst, AttrNotes *notes) {
  * are read past, one word, string or bracketed group each. */
 static bool read_metadata(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  Token open = *peek(p);
-  if (!expect(p, "{")) return false;
+  Token open = *lex_peek(p);
+  if (!lex_expect(p, "{")) return false;
   Metadata md = {0};
-  while (!token_is(peek(p), "}")) {
-    Token field = *peek(p);
+  while (!lex_token_is(lex_peek(p), "}")) {
+    Token field = *lex_peek(p);
     if (field.kind == TK_EOF) return parse_error(p, &open, "unterminated metadata");
     if (field.kind != TK_WORD) return parse_error(p, &field, "expected a metadata field name");
-    next(p);
-    if (!expect(p, "=")) return false;
-    Token *value = peek(p);
-    bool keeps_string = token_is(&field, "op_name") || token_is(&field, "source_file");
+    lex_next(p);
+    if (!lex_expect(p, "=")) return false;
+    Token *value = lex_peek(p);
+    bool keeps_string = lex_token_is(&field, "op_name") || lex_token_is(&field, "source_file");
     if (keeps_string && value->kind != TK_STRING)
       return parse_error(p, value, "expected a quoted %.*s", field.len, field.text);
-    if (token_is(&field, "op_name")) md.op_name = token_string(p, value);
-    if (token_is(&field, "source_file")) md.source_file = token_string(p, value);
-    if (token_is(&field, "source_line")) {
+    if (lex_token_is(&field, "op_name")) md.op_name = lex_token_string(p, value);
+    if (lex_token_is(&field, "source_file")) md.source_file = lex_token_string(p, value);
+    if (lex_token_is(&field, "source_line")) {
       if (!parse_int64(p, &md.source_line)) return false;
     } else if (value->kind == TK_STRING || value->kind == TK_WORD) {
-      next(p);
-    } else if (token_is(value, "{") || token_is(value, "[") || token_is(value, "(")) {
-      if (!skip_balanced(p)) return false;
+      lex_next(p);
+    } else if (lex_token_is(value, "{") || lex_token_is(value, "[") || lex_token_is(value, "(")) {
+      if (!lex_skip_balanced(p)) return false;
     } else {
       return parse_error(p, value, "expected a metadata value");
     }
     /* XLA also takes the fields comma-separated: {source_line=5, op_type="x"}. */
-    if (token_is(peek(p), ",") && !token_is(peek_at(p, 1), "}")) next(p);
+    if (lex_token_is(lex_peek(p), ",") && !lex_token_is(lex_peek_at(p, 1), "}")) lex_next(p);
   }
-  next(p);
+  lex_next(p);
   if (md.op_name || md.source_file || md.source_line)
     inst->metadata = arena_memdup(&p->module->arena, &md, sizeof md);
   return true;
@@ -791,7 +793,7 @@ static bool read_metadata(Parser *p, Instruction *inst, AttrNotes *notes) {
 static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   (void)notes;
-  return skip_value(p);
+  return lex_skip_value(p);
 }
 
 /* result_accuracy = "{" "mode" "=" ("default" | "highest") "}"
@@ -802,40 +804,40 @@ static bool read_and_ignore(Parser *p, Instruction *inst, AttrNotes *notes) {
 static bool read_result_accuracy(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   (void)notes;
-  if (!expect(p, "{")) return false;
-  Token field = *peek(p);
-  if (token_is(&field, "mode")) {
-    next(p);
-    if (!expect(p, "=")) return false;
-    Token mode = *peek(p);
+  if (!lex_expect(p, "{")) return false;
+  Token field = *lex_peek(p);
+  if (lex_token_is(&field, "mode")) {
+    lex_next(p);
+    if (!lex_expect(p, "=")) return false;
+    Token mode = *lex_peek(p);
     bool known = mode.kind == TK_WORD && ((mode.len == 7 && strncasecmp(mode.text, "default", 7) == 0) ||
                                           (mode.len == 7 && strncasecmp(mode.text, "highest", 7) == 0));
     if (!known)
       return parse_error(p, &mode, "result_accuracy mode must be default or highest, not '%.*s'", mode.len,
                          mode.text);
-    next(p);
-    return expect(p, "}");
+    lex_next(p);
+    return lex_expect(p, "}");
   }
-  if (!token_is(&field, "tolerance"))
+  if (!lex_token_is(&field, "tolerance"))
     return parse_error(p, &field, "result_accuracy takes mode= or tolerance=, not '%.*s'", field.len, field.text);
-  next(p);
-  if (!expect(p, "=") || !expect(p, "{")) return false;
-  while (!token_is(peek(p), "}")) {
-    Token name = *peek(p);
-    if (!token_is(&name, "atol") && !token_is(&name, "rtol") && !token_is(&name, "ulps"))
+  lex_next(p);
+  if (!lex_expect(p, "=") || !lex_expect(p, "{")) return false;
+  while (!lex_token_is(lex_peek(p), "}")) {
+    Token name = *lex_peek(p);
+    if (!lex_token_is(&name, "atol") && !lex_token_is(&name, "rtol") && !lex_token_is(&name, "ulps"))
       return parse_error(p, &name, "result_accuracy tolerance takes atol, rtol and ulps, not '%.*s'", name.len,
                          name.text);
-    next(p);
-    if (!expect(p, "=")) return false;
-    Token value = *peek(p);
+    lex_next(p);
+    if (!lex_expect(p, "=")) return false;
+    Token value = *lex_peek(p);
     double v;
-    if (!word_to_double(&value, &v))
+    if (!lex_word_to_double(&value, &v))
       return parse_error(p, &value, "result_accuracy %.*s needs a number", name.len, name.text);
-    next(p);
-    consume(p, ",");
+    lex_next(p);
+    lex_consume(p, ",");
   }
-  next(p);
-  return expect(p, "}");
+  lex_next(p);
+  return lex_expect(p, "}");
 }
 
 /* slice_sizes={{...}, ...} on collective-permute: the in-place form's
@@ -844,14 +846,14 @@ static bool read_result_accuracy(Parser *p, Instruction *inst, AttrNotes *notes)
 static bool read_permute_slice_sizes(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   notes->has_slice_sizes = true;
-  return skip_value(p);
+  return lex_skip_value(p);
 }
 
 /* custom-call may name computations through to_apply= and
  * called_computations={...}; they are kept in text order. */
 static bool read_appended_called(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
-  if (token_is(peek(p), "{")) return read_called_list(p, inst, notes);
+  if (lex_token_is(lex_peek(p), "{")) return read_called_list(p, inst, notes);
   return read_called_into(p, notes, notes->count);
 }
 
@@ -975,7 +977,7 @@ static const AttrRule attr_rules[] = {
   {"sharding", read_and_ignore, ANY_OP},
   {"statistics", read_and_ignore, ANY_OP},
   {"origin", read_and_ignore, ANY_OP},
-  {"control-predecessors", read_control_predecessors, ANY_OP},
+  {"control-predecessors", parse_control_predecessors, ANY_OP},
   {"parameter_replication", read_and_ignore, OPS(OP_PARAMETER)},
   /* The accuracy a transcendental function may trade for speed. */
   {"result_accuracy", read_result_accuracy, OPS(OP_CBRT, OP_COSINE, OP_ERF, OP_EXPONENTIAL,
@@ -996,9 +998,9 @@ static const AttrRule attr_rules[] = {
   {"algorithm", read_dot_algorithm, OPS(DOTS)},
   {"algorithm", read_and_ignore, OPS(OP_CONVOLUTION)},
   {"output_to_operand_aliasing", read_and_ignore, OPS(OP_CUSTOM_CALL, OP_FUSION, OP_ASYNC_START)},
-  {"api_version", read_api_version, OPS(OP_CUSTOM_CALL)},
+  {"api_version", parse_api_version, OPS(OP_CUSTOM_CALL)},
   {"custom_call_has_side_effect", read_and_ignore, OPS(OP_CUSTOM_CALL)},
-  {"operand_layout_constraints", read_operand_layout_constraints, OPS(OP_CUSTOM_CALL)},
+  {"operand_layout_constraints", parse_operand_layout_constraints, OPS(OP_CUSTOM_CALL)},
   {"custom_call_schedule", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"padding_type", read_and_ignore, OPS(OP_CUSTOM_CALL)},
   {"literal", read_and_ignore, OPS(OP_CUSTOM_CALL)},
@@ -1068,7 +1070,7 @@ static bool rule_applies(const AttrRule *rule, Opcode op) {
 static int find_rule(Parser *p, const Token *name, Opcode op) {
   bool known = false;
   for (int r = 0; r < ATTR_RULE_COUNT; r++) {
-    if (!token_is(name, attr_rules[r].name)) continue;
+    if (!lex_token_is(name, attr_rules[r].name)) continue;
     known = true;
     if (rule_applies(&attr_rules[r], op)) return r;
   }
@@ -1108,8 +1110,8 @@ static bool check_required(Parser *p, const Instruction *inst, const bool seen[]
  * instruction's operands: add(negate(x), dimensions=..., y) has an
  * attribute, add(negate(x), y) does not; only "name =" tells them apart. */
 static bool at_attribute(Parser *p) {
-  if (!token_is(peek(p), ",")) return false;
-  return p->nesting == 0 || (peek_at(p, 1)->kind == TK_WORD && token_is(peek_at(p, 2), "="));
+  if (!lex_token_is(lex_peek(p), ",")) return false;
+  return p->nesting == 0 || (lex_peek_at(p, 1)->kind == TK_WORD && lex_token_is(lex_peek_at(p, 2), "="));
 }
 
 /* attributes = ("," name "=" value)* */
@@ -1118,18 +1120,18 @@ bool parse_attributes(Parser *p, Instruction *inst, AttrNotes *notes) {
   if (inst->opcode == OP_TOPK) scalar_attrs(p, inst); /* largest= may be left out */
   notes->order.kind = TK_EOF;
   while (at_attribute(p)) {
-    next(p);
-    Token *name = peek(p);
+    lex_next(p);
+    Token *name = lex_peek(p);
     if (name->kind != TK_WORD) return parse_error(p, name, "expected an attribute name");
-    next(p);
-    if (!expect(p, "=")) return false;
+    lex_next(p);
+    if (!lex_expect(p, "=")) return false;
     /* axle runs async ops in place: their thread and group do not matter,
      * and X-update/X-done repeat what X-start said of X. */
-    bool async_name = token_is(name, "async_execution_thread") || token_is(name, "async_group_id");
+    bool async_name = lex_token_is(name, "async_execution_thread") || lex_token_is(name, "async_group_id");
     /* The thread is compared between an async op and its start (parse.c). */
-    if (token_is(name, "async_execution_thread")) notes->async_thread = *peek(p);
+    if (lex_token_is(name, "async_execution_thread")) notes->async_thread = *lex_peek(p);
     if ((notes->async_sugar && async_name) || notes->async_sugar > ASYNC_SUGAR_START) {
-      if (!skip_value(p)) return false;
+      if (!lex_skip_value(p)) return false;
       continue;
     }
     int r = find_rule(p, name, inst->opcode);

@@ -15,32 +15,32 @@
  *   FileLocations / StackFrames: 1 {file_name_id=1 ...}
  * They only feed metadata, which axle does not keep. */
 static bool is_debug_table(Parser *p) {
-  Token *t = peek(p);
-  if (!(token_is(t, "FileNames") || token_is(t, "FunctionNames") ||
-        token_is(t, "FileLocations") || token_is(t, "StackFrames")))
+  Token *t = lex_peek(p);
+  if (!(lex_token_is(t, "FileNames") || lex_token_is(t, "FunctionNames") ||
+        lex_token_is(t, "FileLocations") || lex_token_is(t, "StackFrames")))
     return false;
-  Token *after = peek_at(p, 1);
-  return !token_is(after, "{") && !token_is(after, "(");
+  Token *after = lex_peek_at(p, 1);
+  return !lex_token_is(after, "{") && !lex_token_is(after, "(");
 }
 
 static bool skip_debug_table(Parser *p) {
-  next(p);
+  lex_next(p);
   int64_t id;
-  while (word_to_int64(peek(p), &id)) {
-    next(p);
-    if (!skip_value(p)) return false;
+  while (lex_word_to_int64(lex_peek(p), &id)) {
+    lex_next(p);
+    if (!lex_skip_value(p)) return false;
   }
   return true;
 }
 
 /* shape_index = "{" (int ("," int)*)? "}" */
 static bool check_shape_index(Parser *p) {
-  if (!expect(p, "{")) return false;
-  for (int n = 0; !token_is(peek(p), "}"); n++) {
+  if (!lex_expect(p, "{")) return false;
+  for (int n = 0; !lex_token_is(lex_peek(p), "}"); n++) {
     int64_t v;
-    if ((n > 0 && !expect(p, ",")) || !parse_int64(p, &v)) return false;
+    if ((n > 0 && !lex_expect(p, ",")) || !parse_int64(p, &v)) return false;
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -48,11 +48,11 @@ static bool check_shape_index(Parser *p) {
 static bool parse_shape_index(Parser *p, IntList *out) {
   int64_t path[AXLE_MAX_RANK];
   int n = 0;
-  if (!expect(p, "{")) return false;
-  while (!consume(p, "}")) {
-    if (n > 0 && !expect(p, ",")) return false;
-    if (n == AXLE_MAX_RANK) return parse_error(p, peek(p), "shape index nested too deep");
-    Token at = *peek(p);
+  if (!lex_expect(p, "{")) return false;
+  while (!lex_consume(p, "}")) {
+    if (n > 0 && !lex_expect(p, ",")) return false;
+    if (n == AXLE_MAX_RANK) return parse_error(p, lex_peek(p), "shape index nested too deep");
+    Token at = *lex_peek(p);
     if (!parse_int64(p, &path[n])) return false;
     if (path[n++] < 0) return parse_error(p, &at, "a shape index cannot be negative");
   }
@@ -64,20 +64,20 @@ static bool parse_shape_index(Parser *p, IntList *out) {
  * kind     = "may-alias" | "must-alias"
  * XLA's older form "shape_index : int" means (int, {}, may-alias). */
 static bool parse_io_alias(Parser *p, IoAlias *alias) {
-  alias->loc = peek(p)->loc;
-  if (!parse_shape_index(p, &alias->output_index) || !expect(p, ":")) return false;
-  if (!consume(p, "(")) return parse_int64(p, &alias->parameter_number);
-  if (!parse_int64(p, &alias->parameter_number) || !expect(p, ",") ||
+  alias->loc = lex_peek(p)->loc;
+  if (!parse_shape_index(p, &alias->output_index) || !lex_expect(p, ":")) return false;
+  if (!lex_consume(p, "(")) return parse_int64(p, &alias->parameter_number);
+  if (!parse_int64(p, &alias->parameter_number) || !lex_expect(p, ",") ||
       !parse_shape_index(p, &alias->parameter_index))
     return false;
-  if (consume(p, ",")) {
-    Token *kind = peek(p);
-    if (!token_is(kind, "may-alias") && !token_is(kind, "must-alias"))
+  if (lex_consume(p, ",")) {
+    Token *kind = lex_peek(p);
+    if (!lex_token_is(kind, "may-alias") && !lex_token_is(kind, "must-alias"))
       return parse_error(p, kind, "expected may-alias or must-alias");
-    alias->must_alias = token_is(kind, "must-alias");
-    next(p);
+    alias->must_alias = lex_token_is(kind, "must-alias");
+    lex_next(p);
   }
-  return expect(p, ")");
+  return lex_expect(p, ")");
 }
 
 /* input_output_alias = "{" (io_alias ("," io_alias)*)? "}"
@@ -85,11 +85,11 @@ static bool parse_io_alias(Parser *p, IoAlias *alias) {
  * honoured by buffer assignment. */
 static bool parse_io_aliases(Parser *p) {
   Module *m = p->module;
-  if (m->io_alias_count > 0) return parse_error(p, peek(p), "input_output_alias given twice");
+  if (m->io_alias_count > 0) return parse_error(p, lex_peek(p), "input_output_alias given twice");
   int capacity = 0;
-  if (!expect(p, "{")) return false;
-  while (!consume(p, "}")) {
-    if (m->io_alias_count > 0 && !expect(p, ",")) return false;
+  if (!lex_expect(p, "{")) return false;
+  while (!lex_consume(p, "}")) {
+    if (m->io_alias_count > 0 && !lex_expect(p, ",")) return false;
     if (m->io_alias_count == capacity) {
       /* Arena memory is not reallocated: the old array is left behind, a
        * few bytes for a header that has a handful of entries. */
@@ -105,14 +105,14 @@ static bool parse_io_aliases(Parser *p) {
 
 /* buffer_donor = "{" ("(" int "," shape_index ")" ("," ...)*)? "}" */
 static bool check_buffer_donor(Parser *p) {
-  if (!expect(p, "{")) return false;
-  for (int n = 0; !token_is(peek(p), "}"); n++) {
+  if (!lex_expect(p, "{")) return false;
+  for (int n = 0; !lex_token_is(lex_peek(p), "}"); n++) {
     int64_t param;
-    if ((n > 0 && !expect(p, ",")) || !expect(p, "(") || !parse_int64(p, &param) || !expect(p, ",") ||
-        !check_shape_index(p) || !expect(p, ")"))
+    if ((n > 0 && !lex_expect(p, ",")) || !lex_expect(p, "(") || !parse_int64(p, &param) ||
+        !lex_expect(p, ",") || !check_shape_index(p) || !lex_expect(p, ")"))
       return false;
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -121,11 +121,11 @@ static bool check_buffer_donor(Parser *p) {
  * them, so these are checked for form only. */
 static bool check_entry_layout(Parser *p) {
   Shape ignored;
-  if (!expect(p, "{") || !expect(p, "(")) return false;
-  for (int n = 0; !token_is(peek(p), ")"); n++)
-    if ((n > 0 && !expect(p, ",")) || !parse_shape(p, &ignored)) return false;
-  next(p);
-  return expect(p, "->") && parse_shape(p, &ignored) && expect(p, "}");
+  if (!lex_expect(p, "{") || !lex_expect(p, "(")) return false;
+  for (int n = 0; !lex_token_is(lex_peek(p), ")"); n++)
+    if ((n > 0 && !lex_expect(p, ",")) || !parse_shape(p, &ignored)) return false;
+  lex_next(p);
+  return lex_expect(p, "->") && parse_shape(p, &ignored) && lex_expect(p, "}");
 }
 
 /* The attributes a module header may carry: XLA's module attribute list.
@@ -155,26 +155,27 @@ static const struct {
 /* header = "HloModule" name ":"? ("," name "=" value)*
  * (XLA's lexer reads "name:" as a name, so "HloModule m:" is m.) */
 bool parse_module_header(Parser *p) {
-  if (!token_is(peek(p), "HloModule")) return parse_error(p, peek(p), "expected 'HloModule'");
-  next(p);
-  Token *name = peek(p);
+  if (!lex_token_is(lex_peek(p), "HloModule")) return parse_error(p, lex_peek(p), "expected 'HloModule'");
+  lex_next(p);
+  Token *name = lex_peek(p);
   /* The name shares the header's line; a word on the next line is the
    * first computation ("ENTRY"), not a name. */
   if (name->kind != TK_WORD || name->at_line_start) return parse_error(p, name, "expected a module name");
-  next(p);
-  p->module->name = token_string(p, name);
-  if (token_is(peek(p), ":") && !peek(p)->at_line_start) next(p);
-  while (consume(p, ",")) {
-    Token attr = *peek(p);
+  lex_next(p);
+  p->module->name = lex_token_string(p, name);
+  if (lex_token_is(lex_peek(p), ":") && !lex_peek(p)->at_line_start) lex_next(p);
+  while (lex_consume(p, ",")) {
+    Token attr = *lex_peek(p);
     if (attr.kind != TK_WORD) return parse_error(p, &attr, "expected a module attribute");
     int found = -1;
     for (size_t i = 0; i < sizeof module_attributes / sizeof module_attributes[0]; i++)
-      if (token_is(&attr, module_attributes[i].name)) found = (int)i;
+      if (lex_token_is(&attr, module_attributes[i].name)) found = (int)i;
     if (found < 0)
       return parse_error(p, &attr, "unknown module attribute '%.*s'", attr.len > 64 ? 64 : attr.len, attr.text);
-    next(p);
-    if (!expect(p, "=")) return false;
-    if (!(module_attributes[found].check ? module_attributes[found].check(p) : skip_value(p))) return false;
+    lex_next(p);
+    if (!lex_expect(p, "=")) return false;
+    if (!(module_attributes[found].check ? module_attributes[found].check(p) : lex_skip_value(p)))
+      return false;
   }
   return true;
 }

@@ -85,20 +85,20 @@ bool lex_start(Parser *p);
 
 /* A Token * from peek/next stays valid until release_read_tokens, which
  * the parser calls only where no caller holds one: before each instruction
- * and between the elements of a constant. Keep a copy (Token t = *peek(p))
+ * and between the elements of a constant. Keep a copy (Token t = *lex_peek(p))
  * of a token needed for longer. */
-void release_read_tokens(Parser *p);
-void free_tokens(Parser *p);
+void lex_release_read_tokens(Parser *p);
+void lex_free_tokens(Parser *p);
 /* Bytes of source from the cursor to the end. */
-size_t bytes_left(Parser *p);
+size_t lex_bytes_left(Parser *p);
 
 /* Cursor helpers. */
-Token *peek(Parser *p);                 /* the next token */
-Token *peek_at(Parser *p, int ahead);   /* ahead = 0 is peek() */
-Token *next(Parser *p);                 /* consume and return */
-bool token_is(const Token *t, const char *text);  /* exact text, any kind but string */
-bool consume(Parser *p, const char *text);        /* if next is text, take it */
-bool expect(Parser *p, const char *text);         /* take text or fail */
+Token *lex_peek(Parser *p);                 /* the next token */
+Token *lex_peek_at(Parser *p, int ahead);   /* ahead = 0 is lex_peek() */
+Token *lex_next(Parser *p);                 /* consume and return */
+bool lex_token_is(const Token *t, const char *text);  /* exact text, any kind but string */
+bool lex_consume(Parser *p, const char *text);        /* if next is text, take it */
+bool lex_expect(Parser *p, const char *text);         /* take text or fail */
 /* Fails with a located error at tok; fills st->source_line for the caret. */
 bool parse_error(Parser *p, const Token *tok, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -109,19 +109,19 @@ void parse_fill_source_line(Parser *p, int line);
  * when the input is StableHLO (MLIR) or a binary HloProto, not HLO text. */
 bool parse_refuse_foreign_input(Parser *p);
 /* The token's text as a NUL-terminated arena string. */
-char *token_string(Parser *p, const Token *t);
+char *lex_token_string(Parser *p, const Token *t);
 
 /* Numbers from word tokens: whole word must be the number. */
 bool parse_int64(Parser *p, int64_t *out);       /* consumes one word */
-bool word_to_int64(const Token *t, int64_t *out);
-bool word_to_double(const Token *t, double *out);
+bool lex_word_to_int64(const Token *t, int64_t *out);
+bool lex_word_to_double(const Token *t, double *out);
 /* Skips one attribute value whatever its form: a braced/bracketed group
  * (balanced, across lines), a string, or words and groups glued together on
  * one line (replica_groups=[2,2]<=[4], {1,0:T(8,128)}), up to a ',' or the
  * end of the line. */
-bool skip_value(Parser *p);
+bool lex_skip_value(Parser *p);
 /* Skips one balanced (...) {...} or [...] group starting at the cursor. */
-bool skip_balanced(Parser *p);
+bool lex_skip_balanced(Parser *p);
 
 /* ----------------------------------------------------------------- parse.c */
 /* shape = element_type "[" dims "]" layout? | "(" (shape ("," shape)*)? ")" */
@@ -173,15 +173,15 @@ Literal *parse_literal(Parser *p, const Shape *shape);
 /* ------------------------------------------------------ parse_xla_forms.c
  * Readers for parse_attrs.c's table, and the checks parse.c runs after
  * shape inference. */
-bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes);
-bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes);
-bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
+bool parse_api_version(Parser *p, Instruction *inst, AttrNotes *notes);
+bool parse_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes);
+bool parse_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes);
 /* X-start, X-update, X-done (XLA's async sugar): the opcode parse.c gives
  * the instruction (X for X-start, wrapped later; async-update, async-done)
  * and which form it was. False when the word is not one. */
 bool opcode_from_async_sugar(const Token *op, Opcode *out, AsyncSugar *sugar, Opcode *wrapped_out);
-bool check_layout_constraints(Parser *p);
-void broadcast_scalar_select_predicates(Module *m);
+bool parse_check_layout_constraints(Parser *p);
+void parse_broadcast_scalar_select_predicates(Module *m);
 /* dynamic-(update-)slice with one vector of start indices (the legacy
  * form) rewritten to one scalar per dimension. */
 void split_vector_start_indices(Module *m);

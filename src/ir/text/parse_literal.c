@@ -49,11 +49,11 @@ static bool word_to_uint64(const Token *t, uint64_t *out) {
  * part stays the default NaN); real constants keep theirs, see
  * parse_nan_payload. */
 static bool parse_float_value(Parser *p, const char *tname, double *out) {
-  Token *t = peek(p);
-  if (t->kind != TK_WORD || !word_to_double(t, out))
+  Token *t = lex_peek(p);
+  if (t->kind != TK_WORD || !lex_word_to_double(t, out))
     return parse_error(p, t, "expected a %s value", tname);
-  next(p);
-  if (isnan(*out) && token_is(peek(p), "(")) return skip_balanced(p);
+  lex_next(p);
+  if (isnan(*out) && lex_token_is(lex_peek(p), "(")) return lex_skip_balanced(p);
   return true;
 }
 
@@ -61,14 +61,14 @@ static bool parse_float_value(Parser *p, const char *tname, double *out) {
 static bool parse_complex_value(Parser *p, Literal *lit, int64_t index) {
   const char *part_name = type_name(type_complex_component(lit->shape.type));
   double re, im;
-  if (!token_is(peek(p), "("))
-    return parse_error(p, peek(p), "expected a %s value as (real, imaginary)",
+  if (!lex_token_is(lex_peek(p), "("))
+    return parse_error(p, lex_peek(p), "expected a %s value as (real, imaginary)",
                        type_name(lit->shape.type));
-  next(p);
-  Token re_token = *peek(p);
-  if (!parse_float_value(p, part_name, &re) || !expect(p, ",")) return false;
-  Token im_token = *peek(p);
-  if (!parse_float_value(p, part_name, &im) || !expect(p, ")")) return false;
+  lex_next(p);
+  Token re_token = *lex_peek(p);
+  if (!parse_float_value(p, part_name, &re) || !lex_expect(p, ",")) return false;
+  Token im_token = *lex_peek(p);
+  if (!parse_float_value(p, part_name, &im) || !lex_expect(p, ")")) return false;
   literal_set_complex(lit, index, CMPLX(re, im));
   /* A finite part too large for the component type (1e100 in a c64) is an
    * error, as for real constants and in XLA. */
@@ -98,8 +98,8 @@ static int mantissa_bits_of(ElementType t) {
  * The payload must be nonzero (zero would be an infinity) and fit in the
  * mantissa; the bits are kept, so the constant prints back the same. */
 static bool parse_nan_payload(Parser *p, Literal *lit, int64_t index, const Token *nan) {
-  expect(p, "(");
-  Token t = *peek(p);
+  lex_expect(p, "(");
+  Token t = *lex_peek(p);
   int bits = mantissa_bits_of(lit->shape.type);
   char buf[24];
   unsigned long long payload = 0;
@@ -117,8 +117,8 @@ static bool parse_nan_payload(Parser *p, Literal *lit, int64_t index, const Toke
   if (bits == 0 || payload == 0 || (bits < 64 && payload >> bits))
     return parse_error(p, &t, "NaN payload %.*s does not fit the %d mantissa bits of %s", t.len, t.text,
                        bits, type_name(lit->shape.type));
-  next(p);
-  if (!expect(p, ")")) return false;
+  lex_next(p);
+  if (!lex_expect(p, ")")) return false;
   /* sign | all-ones exponent | payload, in the type's own width. */
   bool negative = nan->text[0] == '-';
   int width = type_bit_width(lit->shape.type);
@@ -131,8 +131,8 @@ static bool parse_nan_payload(Parser *p, Literal *lit, int64_t index, const Toke
 static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
   /* A constant may hold millions of values; the tokens read so far are
    * not needed again. */
-  release_read_tokens(p);
-  Token *t = peek(p);
+  lex_release_read_tokens(p);
+  Token *t = lex_peek(p);
   ElementType type = lit->shape.type;
   const char *tname = type_name(type);
   if (type_is_complex(type)) return parse_complex_value(p, lit, index);
@@ -140,39 +140,39 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
     return parse_error(p, t, "expected a %s value", tname);
   if (type == TYPE_PRED) {
     int64_t v;
-    if (token_is(t, "true")) v = 1;
-    else if (token_is(t, "false")) v = 0;
-    else if (!word_to_int64(t, &v) || (v != 0 && v != 1))
+    if (lex_token_is(t, "true")) v = 1;
+    else if (lex_token_is(t, "false")) v = 0;
+    else if (!lex_word_to_int64(t, &v) || (v != 0 && v != 1))
       return parse_error(p, t, "expected true or false for a pred value");
     literal_set_s64(lit, index, v);
   } else if (type == TYPE_U64) {
     /* XLA reads a negative u64 as its two's complement (-1 is the max). */
     uint64_t v;
     int64_t negative;
-    if (word_to_int64(t, &negative) && negative < 0) v = (uint64_t)negative;
+    if (lex_word_to_int64(t, &negative) && negative < 0) v = (uint64_t)negative;
     else if (!word_to_uint64(t, &v)) return parse_error(p, t, "expected a u64 value");
     literal_set_u64(lit, index, v);
   } else if (type_is_integer(type)) {
     int64_t v;
-    if (!word_to_int64(t, &v)) return parse_error(p, t, "expected a %s value", tname);
+    if (!lex_word_to_int64(t, &v)) return parse_error(p, t, "expected a %s value", tname);
     if (!integer_fits(type, v))
       return parse_error(p, t, "value %lld does not fit in %s", (long long)v, tname);
     literal_set_s64(lit, index, v);
   } else {
     double v;
-    if (!word_to_double(t, &v)) return parse_error(p, t, "expected a %s value", tname);
+    if (!lex_word_to_double(t, &v)) return parse_error(p, t, "expected a %s value", tname);
     literal_set_f64(lit, index, v);
     /* A finite number too large for the type is an error, as in XLA, not
      * an infinity nobody wrote. */
     if (!isnan(v) && isinf(literal_get_f64(lit, index)) && !memchr(t->text, 'i', (size_t)t->len))
       return parse_error(p, t, "value %.*s is out of range for %s", t->len > 40 ? 40 : t->len, t->text, tname);
-    if (isnan(v) && token_is(peek_at(p, 1), "(")) {
+    if (isnan(v) && lex_token_is(lex_peek_at(p, 1), "(")) {
       Token nan = *t;
-      next(p);
+      lex_next(p);
       return parse_nan_payload(p, lit, index, &nan);
     }
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -181,23 +181,23 @@ static bool parse_scalar(Parser *p, Literal *lit, int64_t index) {
 static bool parse_array_level(Parser *p, Literal *lit, int depth, int64_t *index) {
   const Shape *shape = &lit->shape;
   if (depth == shape->rank) return parse_scalar(p, lit, (*index)++);
-  Token *open = peek(p);
-  if (token_is(open, "{") && token_is(peek_at(p, 1), "..."))
+  Token *open = lex_peek(p);
+  if (lex_token_is(open, "{") && lex_token_is(lex_peek_at(p, 1), "..."))
     return parse_error(p, open, "this constant was printed elided ({...}) and cannot be read");
-  if (!expect(p, "{")) return false;
+  if (!lex_expect(p, "{")) return false;
   int64_t n = 0;
-  while (!token_is(peek(p), "}")) {
-    if (n > 0 && !expect(p, ",")) return false;
+  while (!lex_token_is(lex_peek(p), "}")) {
+    if (n > 0 && !lex_expect(p, ",")) return false;
     if (n == shape->dims[depth])
-      return parse_error(p, peek(p), "too many elements in dimension %d of the constant (size %lld)",
+      return parse_error(p, lex_peek(p), "too many elements in dimension %d of the constant (size %lld)",
                          depth, (long long)shape->dims[depth]);
     if (!parse_array_level(p, lit, depth + 1, index)) return false;
     n++;
   }
   if (n != shape->dims[depth])
-    return parse_error(p, peek(p), "dimension %d of the constant has %lld elements, the shape says %lld",
+    return parse_error(p, lex_peek(p), "dimension %d of the constant has %lld elements, the shape says %lld",
                        depth, (long long)n, (long long)shape->dims[depth]);
-  next(p);
+  lex_next(p);
   return true;
 }
 
@@ -207,11 +207,12 @@ static bool parse_array_level(Parser *p, Literal *lit, int depth, int64_t *index
  * gets values drawn from the options' seed, one stream through the module
  * in text order, so the same text and seed give the same module. */
 static bool at_elided(Parser *p) {
-  return token_is(peek(p), "{") && token_is(peek_at(p, 1), "...") && token_is(peek_at(p, 2), "}");
+  return lex_token_is(lex_peek(p), "{") && lex_token_is(lex_peek_at(p, 1), "...") &&
+         lex_token_is(lex_peek_at(p, 2), "}");
 }
 
 static Literal *parse_elided_literal(Parser *p, const Shape *shape) {
-  Token start = *peek(p);
+  Token start = *lex_peek(p);
   if (!p->options->fill_elided_constants) {
     parse_error(p, &start, "this constant was printed elided ({...}) and cannot be read");
     return NULL;
@@ -220,9 +221,9 @@ static Literal *parse_elided_literal(Parser *p, const Shape *shape) {
     parse_error(p, &start, "a scalar constant cannot be elided");
     return NULL;
   }
-  next(p);
-  next(p);
-  next(p);
+  lex_next(p);
+  lex_next(p);
+  lex_next(p);
   /* Each constant its own stream, apart from the one axle-run draws inputs
    * from with the same seed (else a constant would equal an input). */
   uint64_t state = (p->options->elided_seed ^ 0x5851f42d4c957f2dull) +
@@ -235,12 +236,12 @@ static Literal *parse_elided_literal(Parser *p, const Shape *shape) {
 
 static Literal *parse_array_literal(Parser *p, const Shape *shape) {
   if (at_elided(p)) return parse_elided_literal(p, shape);
-  Token *start = peek(p);
+  Token *start = lex_peek(p);
   /* Every element takes at least one byte of text, so a count larger than
    * what is left of the text is an error before anything is allocated. */
   int64_t count = shape_element_count(shape);
-  if ((uint64_t)count > bytes_left(p)) {
-    if (token_is(start, "{") && token_is(peek_at(p, 1), "..."))
+  if ((uint64_t)count > lex_bytes_left(p)) {
+    if (lex_token_is(start, "{") && lex_token_is(lex_peek_at(p, 1), "..."))
       parse_error(p, start, "this constant was printed elided ({...}) and cannot be read");
     else
       parse_error(p, start, "constant of %lld elements is longer than the text", (long long)count);
@@ -258,8 +259,8 @@ static Literal *parse_array_literal(Parser *p, const Shape *shape) {
 /* Early XLA printed the literal's shape inside the parentheses too:
  * constant(f32[2] {1, 2}). The shape must then agree with the instruction's. */
 static bool skip_literal_shape(Parser *p, const Shape *shape) {
-  Token *start = peek(p);
-  if (start->kind != TK_WORD || !token_is(peek_at(p, 1), "[")) return true;
+  Token *start = lex_peek(p);
+  if (start->kind != TK_WORD || !lex_token_is(lex_peek_at(p, 1), "[")) return true;
   Shape written;
   if (!parse_array_shape_without_layout(p, &written)) return false;
   if (!shape_equal(&written, shape))
@@ -269,7 +270,7 @@ static bool skip_literal_shape(Parser *p, const Shape *shape) {
 
 /* literal = array_shape? ( "(" (literal ("," literal)*)? ")" | array_literal ) */
 Literal *parse_literal(Parser *p, const Shape *shape) {
-  Token *start = peek(p);
+  Token *start = lex_peek(p);
   if (shape->type == TYPE_TOKEN) {
     parse_error(p, start, "a token has no value to give a constant");
     return NULL;
@@ -280,7 +281,7 @@ Literal *parse_literal(Parser *p, const Shape *shape) {
     parse_error(p, start, "constant nested too deeply");
     return NULL;
   }
-  if (!expect(p, "(")) return NULL;
+  if (!lex_expect(p, "(")) return NULL;
   int count = shape->tuple_count;
   Literal **elements = calloc((size_t)count + 1, sizeof(Literal *));
   if (!elements) {
@@ -290,11 +291,11 @@ Literal *parse_literal(Parser *p, const Shape *shape) {
   p->depth++;
   bool ok = true;
   for (int i = 0; i < count && ok; i++) {
-    if (i > 0 && !expect(p, ",")) ok = false;
+    if (i > 0 && !lex_expect(p, ",")) ok = false;
     else if (!(elements[i] = parse_literal(p, &shape->tuple_shapes[i]))) ok = false;
   }
   p->depth--;
-  if (ok && !expect(p, ")")) ok = false;
+  if (ok && !lex_expect(p, ")")) ok = false;
   if (!ok) {
     for (int i = 0; i < count; i++) literal_free(elements[i]);
     free(elements);

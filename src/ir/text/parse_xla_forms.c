@@ -12,16 +12,16 @@
 /* api_version=API_VERSION_...: how XLA calls a custom-call target. axle
  * runs its targets itself, so the value is only checked against the names
  * XLA knows (API_VERSION_UNSPECIFIED is a placeholder XLA refuses too). */
-bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes) {
+bool parse_api_version(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   (void)notes;
   static const char *const known[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
                                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
-  Token *t = peek(p);
-  if (token_is(t, "API_VERSION_UNSPECIFIED")) return parse_error(p, t, "invalid API version API_VERSION_UNSPECIFIED");
+  Token *t = lex_peek(p);
+  if (lex_token_is(t, "API_VERSION_UNSPECIFIED")) return parse_error(p, t, "invalid API version API_VERSION_UNSPECIFIED");
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (token_is(t, known[i])) {
-      next(p);
+    if (lex_token_is(t, known[i])) {
+      lex_next(p);
       return true;
     }
   return parse_error(p, t, "unknown API version '%.*s'", t->len, t->text);
@@ -30,14 +30,14 @@ bool read_api_version(Parser *p, Instruction *inst, AttrNotes *notes) {
 /* operand_layout_constraints={f32[2]{0}, ...}: one shape per operand, in
  * the layout the target wants. axle's targets take any layout, so the
  * layouts are dropped; the shapes are checked against the operands after
- * the parse (check_layout_constraints), as XLA does. */
-bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes) {
+ * the parse (parse_check_layout_constraints), as XLA does. */
+bool parse_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)notes;
-  LayoutConstraints lc = {.at = *peek(p), .inst = inst};
-  if (!expect(p, "{")) return false;
+  LayoutConstraints lc = {.at = *lex_peek(p), .inst = inst};
+  if (!lex_expect(p, "{")) return false;
   int cap = 0;
-  for (int n = 0; !token_is(peek(p), "}"); n++) {
-    if (n > 0 && !expect(p, ",")) return false;
+  for (int n = 0; !lex_token_is(lex_peek(p), "}"); n++) {
+    if (n > 0 && !lex_expect(p, ",")) return false;
     if (lc.count == cap) {
       cap = cap ? cap * 2 : 4;
       Shape *shapes = arena_alloc(&p->module->arena, sizeof(Shape) * (size_t)cap);
@@ -47,7 +47,7 @@ bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *no
     if (!parse_shape(p, &lc.shapes[lc.count])) return false;
     lc.count++;
   }
-  next(p);
+  lex_next(p);
   if (p->constraint_count == p->constraint_cap) {
     int grown = p->constraint_cap ? p->constraint_cap * 2 : 8;
     LayoutConstraints *list = arena_alloc(&p->module->arena, sizeof(LayoutConstraints) * (size_t)grown);
@@ -61,13 +61,13 @@ bool read_operand_layout_constraints(Parser *p, Instruction *inst, AttrNotes *no
 
 /* control-predecessors={a, b}: ordering only, so not kept; the names are
  * recorded so that one naming no instruction is refused, as in XLA. */
-bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes) {
+bool parse_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes) {
   (void)inst;
   (void)notes;
-  if (!expect(p, "{")) return false;
-  for (int n = 0; !token_is(peek(p), "}"); n++) {
-    if (n > 0 && !expect(p, ",")) return false;
-    Token *t = peek(p);
+  if (!lex_expect(p, "{")) return false;
+  for (int n = 0; !lex_token_is(lex_peek(p), "}"); n++) {
+    if (n > 0 && !lex_expect(p, ",")) return false;
+    Token *t = lex_peek(p);
     if (t->kind != TK_WORD) return parse_error(p, t, "expected an instruction name");
     if (p->control_count == p->control_cap) {
       int cap = p->control_cap ? p->control_cap * 2 : 16;
@@ -83,15 +83,15 @@ bool read_control_predecessors(Parser *p, Instruction *inst, AttrNotes *notes) {
     }
     p->control_names[p->control_count] = *t;
     p->control_comps[p->control_count++] = p->current_comp;
-    next(p);
+    lex_next(p);
   }
-  next(p);
+  lex_next(p);
   return true;
 }
 
 /* A custom-call's operand_layout_constraints give one shape per operand,
  * each the operand's own (layouts aside). */
-bool check_layout_constraints(Parser *p) {
+bool parse_check_layout_constraints(Parser *p) {
   for (int i = 0; i < p->constraint_count; i++) {
     const LayoutConstraints *lc = &p->constraints[i];
     if (lc->count != lc->inst->operand_count)
@@ -109,7 +109,7 @@ bool check_layout_constraints(Parser *p) {
  * for every element). axle's IR keeps select's predicate the operands'
  * dimensions, so such a predicate is broadcast here: the backends see one
  * form only, and the module means what XLA means by it. */
-void broadcast_scalar_select_predicates(Module *m) {
+void parse_broadcast_scalar_select_predicates(Module *m) {
   for (int c = 0; c < m->computation_count; c++) {
     Computation *comp = m->computations[c];
     for (int i = 0; i < comp->instruction_count; i++) {
