@@ -11,7 +11,7 @@
  *   - each computation has a root and parameters numbered 0..n-1, once each;
  *   - operands are instructions of the same computation, defined earlier;
  *   - every declared shape is sane (rank <= AXLE_MAX_RANK, dims >= 0, fewer
- *     than 2^40 elements, layout a permutation) and equals the shape that
+ *     than 2^48 elements, each dimension below 2^40, layout a permutation) and equals the shape that
  *     infer_shape computes (dims and element types; layouts are ignored).
  *
  * Messages name the computation and the instruction and carry its loc.
@@ -34,7 +34,7 @@ static bool verify_fail_at(Status *st, const Module *m, SourceLoc loc, const cha
   return status_error_at(st, STATUS_VERIFY_ERROR, m->filename, loc, "%s", message);
 }
 
-enum { MAX_ELEMENT_COUNT_LOG2 = 40 };
+enum { MAX_EXTENT_LOG2 = 40, MAX_ELEMENT_COUNT_LOG2 = 48 };
 
 /* Why a declared shape cannot be, or NULL when it is fine. */
 static const char *shape_problem(const Shape *s, int depth) {
@@ -53,9 +53,9 @@ static const char *shape_problem(const Shape *s, int depth) {
   bool seen[AXLE_MAX_RANK] = {false};
   for (int i = 0; i < s->rank; i++) {
     if (s->dims[i] < 0) return "a dimension is negative";
-    if (s->dims[i] >= ((int64_t)1 << MAX_ELEMENT_COUNT_LOG2)) return "a dimension reaches 2^40";
+    if (s->dims[i] >= ((int64_t)1 << MAX_EXTENT_LOG2)) return "a dimension reaches 2^40";
     if (s->dims[i] > 0 && count > (((int64_t)1 << MAX_ELEMENT_COUNT_LOG2) - 1) / s->dims[i])
-      return "the element count reaches 2^40";
+      return "the element count reaches 2^48";
     count *= s->dims[i];
     int m = s->minor_to_major[i];
     if (m < 0 || m >= s->rank || seen[m]) return "the layout is not a permutation of the dimensions";

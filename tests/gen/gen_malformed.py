@@ -103,7 +103,7 @@ bad("deep_nesting", entry("  ROOT p = %sf32[]%s parameter(0)" % ("(" * 5000, ")"
 
 # ---- shapes ----
 bad("absurd_size", entry("  ROOT p = f32[99999999999,99999999999] parameter(0)"),
-    "more than 2^40 elements")
+    "more than 2^48 elements")
 bad("rank_over_16", entry("  ROOT p = f32[%s] parameter(0)" % ",".join(["1"] * 17)),
     "rank exceeds the maximum of 16")
 bad("negative_dimension", entry("  ROOT p = f32[-3] parameter(0)"), "negative dimension")

@@ -612,7 +612,7 @@ TEST(malformed_inputs_report_the_offending_line_and_column) {
     {HEADER "  ROOT p = c32[2] parameter(0)\n}\n", 3, 12, "unsupported element type 'c32'"},
     {HEADER "  ROOT p = f32[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1] parameter(0)\n}\n", 3, 48, "rank exceeds"},
     {HEADER "  ROOT p = f32[2,-3] parameter(0)\n}\n", 3, 18, "negative dimension"},
-    {HEADER "  ROOT p = f32[1048576,1048576,2] parameter(0)\n}\n", 3, 32, "2^40"},
+    {HEADER "  ROOT p = f32[1048576,1048576,1048576] parameter(0)\n}\n", 3, 32, "2^48"},
     {HEADER "  ROOT p = f32[99999999999999999999] parameter(0)\n}\n", 3, 16, "expected an integer"},
     {HEADER "  ROOT c = s32[] custom-call(), custom_call_target=\"abc\n}\n", 3, 52, "unterminated string"},
     {HEADER "  ROOT p = f32[] parameter(0)\x01\n}\n", 3, 30, "byte 0x01"},

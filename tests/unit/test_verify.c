@@ -329,16 +329,26 @@ TEST(conditional_branches_return_the_same_shape) {
 
 /* ---- module-level checks, run on a parsed module changed afterwards ---- */
 
-TEST(declared_element_count_stays_below_two_to_the_forty) {
+/* Each dimension stays below 2^40 and the element count below 2^48 (the
+ * parser's bounds, so that byte sizes summed over a module cannot
+ * overflow); a shape between 2^40 and 2^48 elements verifies. */
+TEST(declared_dimensions_stay_below_two_to_the_forty_and_counts_below_two_to_the_forty_eight) {
   Status st;
-  Module *m = parse_entry("ROOT a = f32[2] parameter(0)", &st);
+  Module *m = parse_entry("ROOT a = f32[2,2] parameter(0)", &st);
   EXPECT(m != NULL, "refused: %s", st.message);
   if (!m) return;
   Instruction *a = m->entry->root;
   a->shape.dims[0] = (int64_t)1 << 41;
   status_clear(&st);
-  EXPECT(!verify_module(m, &st) && strstr(st.message, "2^40") && strstr(st.message, "instruction 'a'"),
+  EXPECT(!verify_module(m, &st) && strstr(st.message, "a dimension reaches 2^40") &&
+             strstr(st.message, "instruction 'a'"),
          "got: %s", st.message);
+  a->shape.dims[0] = a->shape.dims[1] = (int64_t)1 << 25;
+  status_clear(&st);
+  EXPECT(!verify_module(m, &st) && strstr(st.message, "the element count reaches 2^48"), "got: %s", st.message);
+  a->shape.dims[0] = a->shape.dims[1] = (int64_t)1 << 21;
+  status_clear(&st);
+  EXPECT(verify_module(m, &st), "2^42 elements: %s", st.message);
   module_free(m);
 }
 
@@ -570,7 +580,7 @@ int main(void) {
   RUN(while_body_keeps_the_loop_state_shape);
   RUN(call_arguments_match_the_parameters);
   RUN(conditional_branches_return_the_same_shape);
-  RUN(declared_element_count_stays_below_two_to_the_forty);
+  RUN(declared_dimensions_stay_below_two_to_the_forty_and_counts_below_two_to_the_forty_eight);
   RUN(parameter_numbers_are_complete);
   RUN(verify_errors_carry_the_file_and_the_instruction_line);
   RUN(computations_in_any_order_are_sorted_callees_first);
