@@ -278,7 +278,8 @@ expect_run tuple_parameter_leaf_shape 1 "parameter 0 (p) expects ((f32[3], s32[2
 big_hlo=$t/big_broadcast.hlo
 printf 'HloModule big_broadcast\n\nENTRY main {\n  c = bf16[] constant(1)\n  b = bf16[24,2048,2048,3,4096] broadcast(c), dimensions={}\n  ROOT s = bf16[24,2048,2048,3,4096] negate(b)\n}\n' >"$big_hlo"
 expect_run shape_past_two_to_the_forty_loads 0 "parsed: big_broadcast, 1 computation, 3 instructions" --parse-only "$big_hlo"
-expect_run shape_past_two_to_the_forty_refused_at_allocation 1 "error: out of memory: bf16[24,2048,2048,3,4096] needs 2473901162496 bytes" --backend interp "$big_hlo"
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1 \
+  expect_run shape_past_two_to_the_forty_refused_at_allocation 1 "error: out of memory: bf16[24,2048,2048,3,4096] needs 2473901162496 bytes" --backend interp "$big_hlo"
 expect_run tuple_parameter_from_seed 0 "out1: s32[2]" --seed 5 "$tp.hlo"
 expect_run parse_only 0 "parsed: syntax_tuple_parameter, 1 computation, 8 instructions" --parse-only "$tp.hlo"
 # --time on the GPU adds the device's own time (CUDA events; the fake driver says 0.5 ms a run).
