@@ -356,6 +356,12 @@ bad("async_start_result_mismatch", entry(
 bad("get_dimension_size_out_of_range", entry(
     "  x = f32[4] parameter(0)\n  ROOT d = s32[] get-dimension-size(x), dimensions={1}"),
     "out of range")
+# XLA's text may give rng-bit-generator a longer state than axle's
+# generators take: refused when compiled, located, not when run.
+bad("rng_bit_generator_long_three_fry_state", entry(
+    "  s = u64[4] parameter(0)\n"
+    "  ROOT r = (u64[4], u32[8]) rng-bit-generator(s), algorithm=rng_three_fry"),
+    "the state of rng_three_fry must be u64[2], not u64[4]")
 bad("rng_normal_on_integers", entry(
     "  a = s32[] constant(0)\n  b = s32[] constant(1)\n"
     "  ROOT r = s32[4] rng(a, b), distribution=rng_normal"),

@@ -311,6 +311,8 @@ bool eval_check_supported(const Module *m, Status *st) {
                      opcode_name(inst->opcode), collective_permute_is_in_place(inst) ? "in-place" : "combined");
       } else if (inst->opcode == OP_CUSTOM_CALL) {
         if (eval_custom_call_supported(inst, st)) continue;
+      } else if (inst->opcode == OP_RNG_BIT_GENERATOR) {
+        if (eval_rng_bit_generator_supported(inst, st)) continue;
       } else if (!refused_whatever_the_inputs(inst->opcode)) {
         continue;
       } else {

@@ -21,6 +21,8 @@ EvalOpFn eval_tuple, eval_get_tuple_element, eval_call, eval_while, eval_conditi
  * targets; _supported says which without running (false with st filled). */
 EvalOpFn eval_custom_call;
 bool eval_custom_call_supported(const Instruction *inst, Status *st);
+/* Whether rng-bit-generator's state is one axle's generators take (eval_rng.c). */
+bool eval_rng_bit_generator_supported(const Instruction *inst, Status *st);
 
 /* eval_elementwise.c */
 EvalOpFn eval_unary, eval_binary, eval_compare, eval_select, eval_clamp, eval_convert,

@@ -10,19 +10,33 @@
 
 /* ------------------------------------------------------------ the op */
 
+/* The states axle's Threefry and Philox take (src/ir/rng_bits.c): u64[2]
+ * for three_fry, u64[2] or u64[3] for philox. XLA's text may name longer
+ * ones; eval_check_supported refuses those when a module is compiled. */
+static bool rng_state_fits(const Instruction *inst, const Shape *state, RngAlgorithm algorithm, StatusCode code,
+                           Status *st) {
+  if (state->type != TYPE_U64 || state->rank != 1)
+    return status_error(st, code, "%s: the state must be a u64 vector", inst->name);
+  int64_t n = state->dims[0];
+  if (algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3)
+    return status_error(st, code, "%s: the state of %s must be u64[%s], not u64[%lld]", inst->name,
+                        algorithm == RNG_THREE_FRY ? "rng_three_fry" : "rng_philox",
+                        algorithm == RNG_THREE_FRY ? "2" : "2] or u64[3", (long long)n);
+  return true;
+}
+
+bool eval_rng_bit_generator_supported(const Instruction *inst, Status *st) {
+  RngAlgorithm algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
+  return inst->operand_count == 1 && inst->operands && inst->operands[0]
+             ? rng_state_fits(inst, &inst->operands[0]->shape, algorithm, STATUS_UNSUPPORTED, st)
+             : status_error(st, STATUS_VERIFY_ERROR, "%s: rng-bit-generator takes one state operand", inst->name);
+}
+
 static bool check_rng(const Instruction *inst, const Literal *state, RngAlgorithm *algorithm,
                       Status *st) {
   *algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
-  if (!state || state->shape.type != TYPE_U64 || state->shape.rank != 1)
-    return status_error(st, STATUS_RUNTIME_ERROR, "%s: the state must be a u64 vector",
-                        inst->name);
-  int64_t n = state->shape.dims[0];
-  if (*algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: the state of %s must be u64[%s], not u64[%lld]", inst->name,
-                        *algorithm == RNG_THREE_FRY ? "rng_three_fry" : "rng_philox",
-                        *algorithm == RNG_THREE_FRY ? "2" : "2] or u64[3",
-                        (long long)n);
+  if (!state) return status_error(st, STATUS_RUNTIME_ERROR, "%s: the state must be a u64 vector", inst->name);
+  if (!rng_state_fits(inst, &state->shape, *algorithm, STATUS_RUNTIME_ERROR, st)) return false;
   const Shape *s = &inst->shape;
   if (s->type != TYPE_TUPLE || s->tuple_count != 2 || !s->tuple_shapes ||
       !shape_equal(&s->tuple_shapes[0], &state->shape) ||
