@@ -202,6 +202,7 @@ void attrs_copy_into_arena(Attrs *dst, const Attrs *src, Arena *arena) {
   if (src->replica_groups) {
     ReplicaGroups *g = arena_memdup(arena, src->replica_groups, sizeof *g);
     g->ids = intlist_copy(arena, src->replica_groups->ids.values, src->replica_groups->ids.count);
+    g->sizes = intlist_copy(arena, src->replica_groups->sizes.values, src->replica_groups->sizes.count);
     dst->replica_groups = g;
   }
   if (src->custom_call_target) dst->custom_call_target = arena_strdup(arena, src->custom_call_target);

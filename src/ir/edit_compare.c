@@ -124,7 +124,8 @@ bool attrs_equal(const Attrs *a, const Attrs *b) {
          a->feature_index == b->feature_index && a->channel_id == b->channel_id &&
          intlist_equal(&a->source_target_pairs, &b->source_target_pairs) &&
          intlist_equal(&attrs_replica_groups(a)->ids, &attrs_replica_groups(b)->ids) &&
-         attrs_replica_groups(a)->group_size == attrs_replica_groups(b)->group_size;
+         attrs_replica_groups(a)->group_size == attrs_replica_groups(b)->group_size &&
+         intlist_equal(&attrs_replica_groups(a)->sizes, &attrs_replica_groups(b)->sizes);
 }
 
 /* ------------------------------------------------------------- hashing */

@@ -330,8 +330,9 @@ typedef struct GatherDims {
  * of every group, flattened, group_size ids to a group (the parser refuses
  * groups of different sizes). No groups: no ids, size 0. */
 typedef struct ReplicaGroups {
-  IntList ids;
-  int64_t group_size;
+  IntList ids;          /* the groups' ids, one group after another */
+  int64_t group_size;   /* each group's size; 0 when they differ (all-reduce allows it) */
+  IntList sizes;        /* then each group's size in turn; else empty */
 } ReplicaGroups;
 
 typedef struct ScatterDims {

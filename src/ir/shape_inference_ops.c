@@ -385,6 +385,8 @@ static bool collective_group_size(const Infer *in, const Shape *x, int64_t dim, 
   const Attrs *a = &in->inst->attrs;
   *g = attrs_replica_groups(a)->group_size;
   if (*g > 0) return true;
+  if (attrs_replica_groups(a)->ids.count > 0)
+    return infer_fail(in, "replica groups of different sizes give no one result shape");
   const Shape *decl = &in->inst->shape;
   if (in->inst->opcode == OP_ALL_GATHER_START && shape_is_tuple(decl) && decl->tuple_count == 2 && decl->tuple_shapes)
     decl = &decl->tuple_shapes[1];

@@ -81,6 +81,31 @@ TEST(iota_replica_groups_are_expanded_and_printed_as_a_list) {
   module_free(m);
 }
 
+/* XLA's all-reduce may name groups of different sizes ({{0,1,2},{3}});
+ * they load, print back as written and need as many devices as they name.
+ * An all-gather's result depends on the group's size, so there one size
+ * is required. */
+TEST(all_reduce_groups_may_differ_in_size) {
+  Module *m = parse_ok("HloModule m\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+                       "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                       "  ROOT ar = f32[4] all-reduce(p), replica_groups={{0,1,2},{3}}, to_apply=add\n}\n");
+  EXPECT(m != NULL, "groups of 3 and 1 load");
+  StrBuf sb = {0};
+  if (m) print_module(&sb, m);
+  EXPECT(sb.data && strstr(sb.data, "replica_groups={{0,1,2},{3}}"), "printed as written: %s", sb.data ? sb.data : "");
+  strbuf_free(&sb);
+  EXPECT(refused_when_compiled(m, 9, "instruction 'ar' (all-reduce) needs 4 devices; this run has 1"),
+         "refused when compiled, at the instruction");
+  module_free(m);
+  Status st;
+  const char *gather = "HloModule m\nENTRY e { p = f32[4] parameter(0)\n"
+                       "  ROOT ag = f32[12] all-gather(p), dimensions={0}, replica_groups={{0,1,2},{3}} }\n";
+  Module *bad = parse_module(gather, strlen(gather), "test.hlo", &st);
+  EXPECT(bad == NULL && strstr(st.message, "replica groups of different sizes give no one result shape"),
+         "an all-gather over groups of different sizes is refused: %s", st.message);
+  module_free(bad);
+}
+
 TEST(reduce_scatter_keeps_one_shard_of_the_group) {
   Module *m = parse_ok("HloModule m\nadd { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
                        "ENTRY e {\n  p = f32[8] parameter(0)\n"
@@ -214,6 +239,7 @@ TEST(async_start_takes_output_to_operand_aliasing_and_result_accuracy_its_two_fo
 int main(void) {
   RUN(all_gather_over_a_group_of_four_is_four_times_the_operand_and_needs_four_devices);
   RUN(iota_replica_groups_are_expanded_and_printed_as_a_list);
+  RUN(all_reduce_groups_may_differ_in_size);
   RUN(reduce_scatter_keeps_one_shard_of_the_group);
   RUN(collectives_without_groups_take_the_group_from_their_shapes);
   RUN(a_group_of_one_device_runs);

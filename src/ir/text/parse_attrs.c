@@ -592,10 +592,11 @@ static bool read_fft_length(Parser *p, Instruction *inst, AttrNotes *notes) {
  * name a device other than 0 (eval_check_supported). */
 #define MAX_REPLICA_IDS 65536
 
-static void set_replica_groups(Parser *p, Instruction *inst, int64_t *ids, int count, int64_t group_size) {
+static ReplicaGroups *set_replica_groups(Parser *p, Instruction *inst, int64_t *ids, int count, int64_t group_size) {
   ReplicaGroups *g = arena_alloc(&p->module->arena, sizeof *g);
   *g = (ReplicaGroups){.ids = {.count = count, .values = ids}, .group_size = count > 0 ? group_size : 0};
   inst->attrs.replica_groups = g;
+  return g;
 }
 
 /* "[" ints "]" into dims, at most AXLE_MAX_RANK of them, each >= 1. */
@@ -661,16 +662,19 @@ static bool read_replica_groups(Parser *p, Instruction *inst, AttrNotes *notes) 
   (void)notes;
   if (!lex_token_is(lex_peek(p), "{")) return read_iota_replica_groups(p, inst);
   lex_next(p);
-  int64_t *flat = NULL;
-  int count = 0, capacity = 0;
+  int64_t *flat = NULL, *sizes = NULL;
+  int count = 0, capacity = 0, groups = 0, sizes_capacity = 0;
   int64_t size = 0;
+  bool uniform = true;
   while (!lex_token_is(lex_peek(p), "}")) {
     Token at = *lex_peek(p);
     IntList group;
     if (!parse_int_list(p, &group)) return false;
+    if (group.count == 0) return parse_error(p, &at, "an empty replica group");
     if (size == 0) size = group.count;
-    if (group.count != size || group.count == 0)
-      return parse_error(p, &at, "replica groups of different sizes are not supported");
+    /* Groups may differ in size (XLA's all-reduce allows it); ops whose
+     * shape depends on the group's size refuse that in shape inference. */
+    uniform = uniform && group.count == size;
     if (count + group.count > MAX_REPLICA_IDS) return parse_error(p, &at, "too many replica ids");
     if (count + group.count > capacity) {
       int64_t *grown = arena_alloc(&p->module->arena, sizeof(int64_t) * (size_t)(2 * (count + group.count)));
@@ -680,10 +684,18 @@ static bool read_replica_groups(Parser *p, Instruction *inst, AttrNotes *notes) 
     }
     memcpy(flat + count, group.values, sizeof(int64_t) * (size_t)group.count);
     count += group.count;
+    if (groups == sizes_capacity) {
+      int64_t *grown = arena_alloc(&p->module->arena, sizeof(int64_t) * (size_t)(2 * groups + 8));
+      if (groups) memcpy(grown, sizes, sizeof(int64_t) * (size_t)groups);
+      sizes = grown;
+      sizes_capacity = 2 * groups + 8;
+    }
+    sizes[groups++] = group.count;
     if (!lex_token_is(lex_peek(p), "}") && !lex_expect(p, ",")) return false;
   }
   lex_next(p);
-  set_replica_groups(p, inst, flat, count, size);
+  ReplicaGroups *g = set_replica_groups(p, inst, flat, count, uniform ? size : 0);
+  if (!uniform) g->sizes = intlist_copy(&p->module->arena, sizes, groups);
   return true;
 }
 

@@ -450,11 +450,15 @@ static void print_collective_attrs(StrBuf *sb, const Instruction *inst) {
   if (a->channel_id) strbuf_printf(sb, ", channel_id=%lld", (long long)a->channel_id);
   const ReplicaGroups *groups = attrs_replica_groups(a);
   if (groups->ids.count > 0) {
-    int64_t size = groups->group_size;
     strbuf_printf(sb, ", replica_groups={");
-    for (int i = 0; i < groups->ids.count; i++)
-      strbuf_printf(sb, "%s%lld%s", i % size == 0 ? (i ? ",{" : "{") : ",", (long long)groups->ids.values[i],
-                    (i + 1) % size == 0 || i + 1 == groups->ids.count ? "}" : "");
+    /* group g holds the next sizes[g] ids (group_size each when uniform) */
+    for (int i = 0, g = 0; i < groups->ids.count; g++) {
+      int64_t size = groups->sizes.count > g ? groups->sizes.values[g] : groups->group_size;
+      strbuf_printf(sb, "%s{", g ? "," : "");
+      for (int64_t k = 0; k < size && i < groups->ids.count; k++, i++)
+        strbuf_printf(sb, "%s%lld", k ? "," : "", (long long)groups->ids.values[i]);
+      strbuf_printf(sb, "}");
+    }
     strbuf_printf(sb, "}");
   }
   if (op == OP_ALL_GATHER || op == OP_REDUCE_SCATTER || op == OP_ALL_GATHER_START ||
