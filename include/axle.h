@@ -32,6 +32,10 @@
  * the caller frees with axle_error_free. Objects are freed by their
  * axle_*_free function, which accepts NULL. Array data is dense, row-major
  * (C order); bf16 and f16 elements are 16-bit patterns, pred is one byte.
+ * Running out of memory never ends the process: the call fails with
+ * AXLE_ERROR_OUT_OF_MEMORY ("needs N bytes"), having freed what it
+ * allocated, and the library stays usable (a builder call that runs out
+ * leaves its builder failed: axle_builder_finish reports it).
  */
 #ifndef AXLE_H
 #define AXLE_H

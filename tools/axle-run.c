@@ -397,7 +397,7 @@ static bool read_input_arrays(const Options *o, Literal ***arrays, int *count, S
     for (int k = 0; ok && k < member_count; k++) {
       if (n + 1 >= capacity) {
         capacity *= 2;
-        list = realloc_or_exit(list, (size_t)capacity * sizeof *list);
+        list = mem_realloc(list, (size_t)capacity * sizeof *list);
       }
       list[n++] = members[k].array;
       members[k].array = NULL;
@@ -580,7 +580,7 @@ static bool read_expected(const char *path, NpzMember **members, int *count, Sta
     char file[4200];
     snprintf(file, sizeof file, "%s/out%d.npy", path, n);
     if (access(file, F_OK) != 0) break;
-    list = realloc_or_exit(list, (size_t)(n + 1) * sizeof *list);
+    list = mem_realloc(list, (size_t)(n + 1) * sizeof *list);
     memset(&list[n], 0, sizeof list[n]);
     snprintf(list[n].name, sizeof list[n].name, "out%d.npy", n);
     list[n].array = npy_read(file, st);
@@ -733,7 +733,7 @@ static int compare_step_time(const void *a, const void *b) {
 
 /* --time-kernels: the slowest steps first, each with its share of the sum. */
 static void print_step_times(const StepTimes *steps) {
-  StepTime *sorted = calloc_or_exit((size_t)steps->count + 1, sizeof *sorted);
+  StepTime *sorted = mem_calloc((size_t)steps->count + 1, sizeof *sorted);
   memcpy(sorted, steps->steps, (size_t)steps->count * sizeof *sorted);
   qsort(sorted, (size_t)steps->count, sizeof *sorted, compare_step_time);
   double total = 0;
@@ -850,7 +850,7 @@ static Module *load_module(const Options *o, Status *st) {
 static bool emit_results(const Options *o, const Literal *result, Status *st) {
   int count = 0, n = 0;
   collect_leaves(result, NULL, &count);
-  const Literal **leaves = calloc_or_exit((size_t)count + 1, sizeof *leaves);
+  const Literal **leaves = mem_calloc((size_t)count + 1, sizeof *leaves);
   collect_leaves(result, leaves, &n);
   bool ok = true;
   /* --json - keeps stdout for the report alone */

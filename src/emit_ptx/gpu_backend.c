@@ -43,7 +43,7 @@ static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal
                            void **data) {
   if (layout->element_size_bits) return gpu_refuse(c, inst, "a constant in a packed layout (E(n))");
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  *data = calloc_or_exit(bytes ? bytes : 1, 1);
+  *data = mem_calloc(bytes ? bytes : 1, 1);
   if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, *data, true);
   else if (bytes) memcpy(*data, lit->data, bytes);
   return true;
@@ -82,8 +82,8 @@ static bool bind_result(GpuCompile *c) {
   int leaves = 0;
   while (buffer_plan_find(c->plan, root, leaves)) leaves++;
   c->p->result_leaf_count = leaves;
-  c->p->result_bindings = calloc_or_exit((size_t)leaves + 1, sizeof *c->p->result_bindings);
-  c->p->result_layouts = calloc_or_exit((size_t)leaves + 1, sizeof *c->p->result_layouts);
+  c->p->result_bindings = mem_calloc((size_t)leaves + 1, sizeof *c->p->result_bindings);
+  c->p->result_layouts = mem_calloc((size_t)leaves + 1, sizeof *c->p->result_layouts);
   for (int l = 0; l < leaves; l++) {
     int b = gpu_binding_of(c, root, l);
     if (b < 0) return gpu_refuse(c, root, "a result leaf without storage");

@@ -38,11 +38,11 @@ static void shape_leaves(const Shape *s, const Shape **out, int *n) {
 
 /* The shape of leaf `leaf` of s. */
 static const Shape *leaf_shape(const Shape *s, int leaf) {
-  const Shape **all = calloc_or_exit((size_t)shape_leaf_count(s) + 1, sizeof *all);
+  const Shape **all = mem_calloc((size_t)shape_leaf_count(s) + 1, sizeof *all);
   int n = 0;
   shape_leaves(s, all, &n);
   const Shape *found = leaf < n ? all[leaf] : NULL;
-  free(all);
+  mem_free(all);
   return found;
 }
 
@@ -95,24 +95,24 @@ static bool copy_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, int
 
 /* Copies leaves from[0..count) to inst's leaves [first, first + count). */
 static bool copies_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, const int *from, int first, int count) {
-  int *to = calloc_or_exit((size_t)count + 1, sizeof *to);
+  int *to = mem_calloc((size_t)count + 1, sizeof *to);
   bool ok = leaves_bind(c, inst, first, count, to);
   for (int l = 0; l < count && ok; l++)
     ok = copy_add(c, list, inst, from[l], to[l], leaf_bytes(leaf_shape(&inst->shape, first + l)));
-  free(to);
+  mem_free(to);
   return ok;
 }
 
 /* Zeros into inst's leaves [first, first + count): an async start's context. */
 static bool zeros_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, int first, int count) {
-  int *zeros = calloc_or_exit((size_t)count + 1, sizeof *zeros);
+  int *zeros = mem_calloc((size_t)count + 1, sizeof *zeros);
   for (int l = 0; l < count; l++) {
     int64_t bytes = leaf_bytes(leaf_shape(&inst->shape, first + l));
     GpuBinding b = {.kind = bytes ? GPU_BINDING_CONSTANT : GPU_BINDING_NONE, .bytes = bytes};
-    zeros[l] = gpu_program_add_binding(c->p, b, bytes ? calloc_or_exit((size_t)bytes, 1) : NULL);
+    zeros[l] = gpu_program_add_binding(c->p, b, bytes ? mem_calloc((size_t)bytes, 1) : NULL);
   }
   bool ok = copies_add(c, list, inst, zeros, first, count);
-  free(zeros);
+  mem_free(zeros);
   return ok;
 }
 
@@ -121,11 +121,11 @@ static bool zeros_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, in
 static int *operand_leaves(GpuCompile *c, const Instruction *inst, int lo, int hi, int *count) {
   *count = 0;
   for (int k = lo; k < hi; k++) *count += shape_leaf_count(&inst->operands[k]->shape);
-  int *out = calloc_or_exit((size_t)*count + 1, sizeof *out);
+  int *out = mem_calloc((size_t)*count + 1, sizeof *out);
   for (int k = lo, at = 0; k < hi; k++) {
     int n = shape_leaf_count(&inst->operands[k]->shape);
     if (!leaves_bind(c, inst->operands[k], 0, n, out + at)) {
-      free(out);
+      mem_free(out);
       return NULL;
     }
     at += n;
@@ -173,7 +173,7 @@ static bool called_compile(GpuCompile *c, const Instruction *inst, const Computa
                            int arg_count, GpuSteps *into, int *results) {
   if (!comp || !comp->root) return gpu_refuse(c, inst, "a called computation without a root");
   BufferPlan *plan = buffer_plan_create(comp);
-  int *slots = calloc_or_exit((size_t)plan->slot_count + 1, sizeof *slots);
+  int *slots = mem_calloc((size_t)plan->slot_count + 1, sizeof *slots);
   GpuCompile inner = *c;
   inner.plan = plan;
   inner.slot_bindings = slots;
@@ -184,7 +184,7 @@ static bool called_compile(GpuCompile *c, const Instruction *inst, const Computa
   c->p->current = outer;
   if (ok) ok = leaves_bind(&inner, comp->root, 0, shape_leaf_count(&comp->root->shape), results);
   buffer_plan_free(plan);
-  free(slots);
+  mem_free(slots);
   return ok;
 }
 
@@ -198,11 +198,11 @@ static bool call_compile(GpuCompile *c, const Instruction *inst, const Computati
   if (!fits) return gpu_refuse(c, inst, "a called computation whose parameters or result differ in shape or layout");
   int arg_count = 0;
   int *args = operand_leaves(c, inst, 0, inst->operand_count, &arg_count);
-  int *results = calloc_or_exit((size_t)count + 1, sizeof *results);
+  int *results = mem_calloc((size_t)count + 1, sizeof *results);
   bool ok = args && called_compile(c, inst, callee, args, arg_count, into, results) &&
             copies_add(c, into, inst, results, first, count);
-  free(args);
-  free(results);
+  mem_free(args);
+  mem_free(results);
   return ok;
 }
 
@@ -213,7 +213,7 @@ static bool call_compile(GpuCompile *c, const Instruction *inst, const Computati
  * scratch first, so that no copy reads a leaf already overwritten. */
 static bool body_result_copies(GpuCompile *c, const Instruction *inst, GpuSteps *body, const int *state,
                                const int *results, int n) {
-  int *from = calloc_or_exit((size_t)n + 1, sizeof *from);
+  int *from = mem_calloc((size_t)n + 1, sizeof *from);
   bool ok = true;
   for (int l = 0; l < n && ok; l++) {
     from[l] = results[l];
@@ -225,7 +225,7 @@ static bool body_result_copies(GpuCompile *c, const Instruction *inst, GpuSteps 
     ok = copy_add(c, body, inst, results[l], from[l], bytes);
   }
   if (ok) ok = copies_add(c, body, inst, from, 0, n);
-  free(from);
+  mem_free(from);
   return ok;
 }
 
@@ -244,8 +244,8 @@ static bool compile_while(GpuCompile *c, const Instruction *inst) {
     return gpu_refuse(c, inst, "a loop state whose shapes or layouts differ between init, condition and body, "
                                "or a condition that is not a pred scalar");
   int n = shape_leaf_count(&inst->shape), pred = -1;
-  int *state = calloc_or_exit((size_t)n + 1, sizeof *state), *results = calloc_or_exit((size_t)n + 1, sizeof *results);
-  GpuSteps *lists = calloc_or_exit(2, sizeof *lists);
+  int *state = mem_calloc((size_t)n + 1, sizeof *state), *results = mem_calloc((size_t)n + 1, sizeof *results);
+  GpuSteps *lists = mem_calloc(2, sizeof *lists);
   int init_count = 0;
   int *init = operand_leaves(c, inst, 0, 1, &init_count);
   bool ok = init && leaves_bind(c, inst, 0, n, state) && copies_add(c, c->p->current, inst, init, 0, n) &&
@@ -260,11 +260,11 @@ static bool compile_while(GpuCompile *c, const Instruction *inst) {
   } else {
     gpu_steps_free(&lists[0]);
     gpu_steps_free(&lists[1]);
-    free(lists);
+    mem_free(lists);
   }
-  free(init);
-  free(state);
-  free(results);
+  mem_free(init);
+  mem_free(state);
+  mem_free(results);
   return ok;
 }
 
@@ -279,11 +279,11 @@ static bool branch_compile(GpuCompile *c, const Instruction *inst, int k, GpuSte
     return gpu_refuse(c, inst, "a branch whose parameter or result differs in shape or layout");
   int arg_count = 0, n = shape_leaf_count(&inst->shape);
   int *args = operand_leaves(c, inst, k + 1, k + 2, &arg_count);
-  int *results = calloc_or_exit((size_t)n + 1, sizeof *results);
+  int *results = mem_calloc((size_t)n + 1, sizeof *results);
   bool ok = args && called_compile(c, inst, branch, args, arg_count, into, results) &&
             copies_add(c, into, inst, results, 0, n);
-  free(args);
-  free(results);
+  mem_free(args);
+  mem_free(results);
   return ok;
 }
 
@@ -296,12 +296,12 @@ static bool compile_conditional(GpuCompile *c, const Instruction *inst) {
     return gpu_refuse(c, inst, "a branch index that is not a pred or s32 scalar");
   int selector = gpu_binding_of(c, inst->operands[0], 0);
   if (selector < 0) return gpu_refuse(c, inst, "a branch index the plan does not place");
-  GpuSteps *lists = calloc_or_exit((size_t)count, sizeof *lists);
+  GpuSteps *lists = mem_calloc((size_t)count, sizeof *lists);
   bool ok = true;
   for (int k = 0; k < count && ok; k++) ok = branch_compile(c, inst, k, &lists[k]);
   if (!ok) {
     for (int k = 0; k < count; k++) gpu_steps_free(&lists[k]);
-    free(lists);
+    mem_free(lists);
     return false;
   }
   GpuStep *s = gpu_steps_add(c->p->current, GPU_STEP_CONDITIONAL, inst);
@@ -331,7 +331,7 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
        call_compile(c, inst, inst->called[0], c->p->current, result_first, context_first - result_first,
                     &s->tuple_shapes[1]) &&
        zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first);
-  free(operands);
+  mem_free(operands);
   return ok;
 }
 
@@ -347,9 +347,9 @@ static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
   if ((done && !value_fits(&start->shape.tuple_shapes[element], &inst->shape)) ||
       (!done && !value_fits(&start->shape, &inst->shape)))
     return gpu_refuse(c, inst, "a result that differs in shape from what it hands on");
-  int *from = calloc_or_exit((size_t)n + 1, sizeof *from);
+  int *from = mem_calloc((size_t)n + 1, sizeof *from);
   bool ok = leaves_bind(c, start, first, n, from) && copies_add(c, c->p->current, inst, from, 0, n);
-  free(from);
+  mem_free(from);
   return ok;
 }
 
@@ -373,9 +373,9 @@ static bool forward_operands(GpuCompile *c, const Instruction *inst, int first, 
       if (!from || !to || !shape_identical(from, to))
         return gpu_refuse(c, inst, "a value forwarded into a different shape or layout");
     }
-    int *leaves = calloc_or_exit((size_t)n + 1, sizeof *leaves);
+    int *leaves = mem_calloc((size_t)n + 1, sizeof *leaves);
     bool ok = leaves_bind(c, op, 0, n, leaves) && copies_add(c, c->p->current, inst, leaves, to_leaf, n);
-    free(leaves);
+    mem_free(leaves);
     if (!ok) return false;
     to_leaf += n;
     count -= n;
@@ -409,7 +409,7 @@ static bool compile_dimension_size(GpuCompile *c, const Instruction *inst) {
   if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32 ||
       shape_is_tuple(of))
     return gpu_refuse(c, inst, "a get-dimension-size that is not one s32 dimension");
-  int32_t *size = calloc_or_exit(1, sizeof *size);
+  int32_t *size = mem_calloc(1, sizeof *size);
   *size = (int32_t)of->dims[d->values[0]];
   int from = gpu_program_add_binding(c->p, (GpuBinding){.kind = GPU_BINDING_CONSTANT, .bytes = sizeof *size}, size);
   return copies_add(c, c->p->current, inst, &from, 0, 1);

@@ -158,7 +158,7 @@ static const Instruction *fusion_operand_of(const Instruction *fusion, const Ins
 static int constant_binding(GpuCompile *c, const KernelBuffer *in) {
   if (in->shape.element_size_bits || !shape_is_row_major(&in->shape)) return -1;
   size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
-  void *data = calloc_or_exit(bytes ? bytes : 1, 1);
+  void *data = mem_calloc(bytes ? bytes : 1, 1);
   if (bytes) memcpy(data, in->constant->data, bytes);
   GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = (int64_t)bytes};
   return gpu_program_add_binding(c->p, b, data);
@@ -187,12 +187,12 @@ static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const Inst
   Status why = {0};
   PtxKernelShape shape;
   if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, fusion, why.message);
-  int *buffers = calloc_or_exit((size_t)(k->input_count + k->output_count) + 1, sizeof *buffers);
+  int *buffers = mem_calloc((size_t)(k->input_count + k->output_count) + 1, sizeof *buffers);
   epilogue_bindings(c, fusion, conv, k, scratch, buffers);
   unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
   bool ok = gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers,
                            k->input_count + k->output_count, NULL, 0) != NULL;
-  free(buffers);
+  mem_free(buffers);
   return ok;
 }
 
@@ -206,12 +206,12 @@ static bool fusion_launch(GpuCompile *c, const Instruction *fusion, const Instru
     if (k->inputs[i].source == conv) e.conv_input = i;
   if (ptx_conv_epilogue_fits(d, &e)) {
     int count = 2 + k->input_count + k->output_count;
-    int *buffers = calloc_or_exit((size_t)count, sizeof *buffers);
+    int *buffers = mem_calloc((size_t)count, sizeof *buffers);
     buffers[0] = operands[0];
     buffers[1] = operands[1];
     epilogue_bindings(c, fusion, conv, k, operands[0], buffers + 2);
     bool ok = conv_launch(c, fusion, d, &e, buffers, count);
-    free(buffers);
+    mem_free(buffers);
     return ok;
   }
   int scratch = gpu_reserve_temp(c, shape_byte_size(&conv->shape));

@@ -73,7 +73,7 @@ static bool parameters_bind(const GpuProgram *p, const uint64_t *args, int arg_c
  * bound to it, so the kernels write the caller's memory. copy_after[l]:
  * leaf l must be copied in once the launches are done. */
 static bool results_bind(GpuProgram *p, CUdeviceptr *addresses, uint64_t *results, bool *copy_after, Status *st) {
-  bool *rebound = calloc_or_exit((size_t)p->binding_count + 1, sizeof *rebound);
+  bool *rebound = mem_calloc((size_t)p->binding_count + 1, sizeof *rebound);
   bool ok = true;
   for (int l = 0; l < p->result_leaf_count && ok; l++) {
     int binding = p->result_bindings[l];
@@ -89,7 +89,7 @@ static bool results_bind(GpuProgram *p, CUdeviceptr *addresses, uint64_t *result
     copy_after[l] = b->bytes && (b->kind != GPU_BINDING_OUTPUT || rebound[binding]);
     if (ok && b->bytes && !copy_after[l]) addresses[binding] = at, rebound[binding] = true;
   }
-  free(rebound);
+  mem_free(rebound);
   return ok;
 }
 
@@ -100,10 +100,10 @@ static bool results_copy_in(GpuProgram *p, const CUdeviceptr *addresses, const u
     if (!copy_after[l]) continue;
     int binding = p->result_bindings[l];
     size_t bytes = (size_t)p->bindings[binding].bytes;
-    void *staging = calloc_or_exit(bytes, 1);
+    void *staging = mem_calloc(bytes, 1);
     bool ok = gpu_copy_to_host(&p->gpu, staging, addresses[binding], bytes, st) &&
               gpu_copy_to_device(&p->gpu, results[l], staging, bytes, st) && gpu_synchronize(&p->gpu, st);
-    free(staging);
+    mem_free(staging);
     if (!ok) return false;
   }
   return true;
@@ -115,11 +115,17 @@ bool gpu_run_on_device(const Executable *exe, const uint64_t *args, int arg_coun
   if (result_count != p->result_leaf_count)
     return status_error(st, STATUS_INPUT_ERROR, "the result has %d leaves, not %d", p->result_leaf_count,
                         result_count);
-  CUdeviceptr *addresses = calloc_or_exit((size_t)p->binding_count + 1, sizeof *addresses);
-  bool *copy_after = calloc_or_exit((size_t)result_count + 1, sizeof *copy_after);
+  CUdeviceptr *addresses = mem_calloc((size_t)p->binding_count + 1, sizeof *addresses);
+  bool *copy_after = mem_calloc((size_t)result_count + 1, sizeof *copy_after);
   for (int i = 0; i < p->binding_count; i++) addresses[i] = p->bindings[i].address;
   for (int l = 0; l < result_count; l++) results[l] = 0;
   pthread_mutex_lock(&p->lock);
+  MemScope scope;  /* out of memory unwinds past the lock: release it first */
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) {
+    pthread_mutex_unlock(&p->lock);
+    mem_scope_rethrow(&scope);
+  }
   bool ok = gpu_context_enter(&p->gpu, st) && parameters_bind(p, args, arg_count, addresses, st) &&
             results_bind(p, addresses, results, copy_after, st) && gpu_program_launch_all(p, addresses, st) &&
             gpu_synchronize(&p->gpu, st) && results_copy_in(p, addresses, results, copy_after, st);
@@ -129,8 +135,9 @@ bool gpu_run_on_device(const Executable *exe, const uint64_t *args, int arg_coun
     for (int l = 0; l < result_count; l++)
       if (results[l]) gpu_free(&p->gpu, results[l]), results[l] = 0;
   }
+  mem_scope_end(&scope);
   pthread_mutex_unlock(&p->lock);
-  free(copy_after);
-  free(addresses);
+  mem_free(copy_after);
+  mem_free(addresses);
   return ok;
 }

@@ -361,7 +361,7 @@ static const Instruction *fusion_operand(const Instruction *fusion, const Instru
 /* A fused constant's bytes in the layout the kernel reads. */
 static void *constant_bytes(const Literal *lit, const Shape *layout) {
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  void *data = calloc_or_exit(bytes ? bytes : 1, 1);
+  void *data = mem_calloc(bytes ? bytes : 1, 1);
   if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, data, true);
   else if (bytes) memcpy(data, lit->data, bytes);
   return data;
@@ -378,7 +378,7 @@ static bool add_epilogue(GpuCompile *c, const Instruction *fusion, const Instruc
   Status why = {0};
   if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, fusion, why.message);
   int n = k->input_count + k->output_count;
-  int *buffers = calloc_or_exit((size_t)n, sizeof *buffers);
+  int *buffers = mem_calloc((size_t)n, sizeof *buffers);
   bool ok = true;
   for (int i = 0; ok && i < k->input_count; i++) {
     const KernelBuffer *in = &k->inputs[i];
@@ -394,7 +394,7 @@ static bool add_epilogue(GpuCompile *c, const Instruction *fusion, const Instruc
     buffers[k->input_count + o] = gpu_binding_of(c, fusion, k->outputs[o].output_index);
   unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
   ok = ok && gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers, n, NULL, 0);
-  free(buffers);
+  mem_free(buffers);
   return ok;
 }
 

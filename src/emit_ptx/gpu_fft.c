@@ -70,8 +70,7 @@ static void unit_root(int64_t j, int64_t n, bool inverse, double *re, double *im
 
 /* The twiddles of one pass as a constant binding: n complex doubles. */
 static int twiddle_binding(GpuCompile *c, int64_t n, bool inverse) {
-  double *w = malloc((size_t)(2 * n) * sizeof *w);
-  if (!w) abort();
+  double *w = mem_malloc((size_t)(2 * n) * sizeof *w);
   for (int64_t j = 0; j < n; j++) unit_root(j, n, inverse, &w[2 * j], &w[2 * j + 1]);
   GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = 16 * n};
   return gpu_program_add_binding(c->p, b, w);

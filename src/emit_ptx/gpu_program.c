@@ -7,7 +7,7 @@
 #include "emit_ptx/gpu_program.h"
 
 GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename) {
-  GpuProgram *p = calloc_or_exit(1, sizeof *p);
+  GpuProgram *p = mem_calloc(1, sizeof *p);
   p->result_shape = result_shape;
   p->filename = filename;
   p->current = &p->steps;
@@ -17,8 +17,8 @@ GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename) 
 
 void gpu_program_free(GpuProgram *p) {
   if (!p) return;
-  for (int i = 0; i < p->launch_count; i++) free(p->launches[i].buffers);
-  for (int i = 0; i < p->binding_count; i++) free(p->constant_data ? p->constant_data[i] : NULL);
+  for (int i = 0; i < p->launch_count; i++) mem_free(p->launches[i].buffers);
+  for (int i = 0; i < p->binding_count; i++) mem_free(p->constant_data ? p->constant_data[i] : NULL);
   if (p->gpu.driver.library) {
     Status ignored = {0};
     gpu_context_enter(&p->gpu, &ignored);
@@ -29,14 +29,14 @@ void gpu_program_free(GpuProgram *p) {
     if (p->module) p->gpu.driver.module_unload(p->module);
     gpu_device_close(&p->gpu);
   }
-  free(p->constant_data);
-  free(p->bindings);
-  free(p->launches);
+  mem_free(p->constant_data);
+  mem_free(p->bindings);
+  mem_free(p->launches);
   gpu_steps_free(&p->steps);
-  free(p->result_bindings);
-  free(p->result_layouts);
+  mem_free(p->result_bindings);
+  mem_free(p->result_layouts);
   pthread_mutex_destroy(&p->lock);
-  free(p);
+  mem_free(p);
 }
 
 static int64_t block_reserve(int64_t *block_bytes, int64_t bytes) {
@@ -50,8 +50,8 @@ static int64_t block_reserve(int64_t *block_bytes, int64_t bytes) {
 int gpu_program_add_binding(GpuProgram *p, GpuBinding b, void *data) {
   if (p->binding_count == p->binding_capacity) {
     p->binding_capacity = p->binding_capacity ? 2 * p->binding_capacity : 16;
-    p->bindings = realloc_or_exit(p->bindings, (size_t)p->binding_capacity * sizeof *p->bindings);
-    p->constant_data = realloc_or_exit(p->constant_data, (size_t)p->binding_capacity * sizeof *p->constant_data);
+    p->bindings = mem_realloc(p->bindings, (size_t)p->binding_capacity * sizeof *p->bindings);
+    p->constant_data = mem_realloc(p->constant_data, (size_t)p->binding_capacity * sizeof *p->constant_data);
   }
   if (b.kind == GPU_BINDING_PARAMETER || b.kind == GPU_BINDING_OUTPUT) b.offset = block_reserve(&p->io_bytes, b.bytes);
   if (b.kind == GPU_BINDING_CONSTANT) b.offset = block_reserve(&p->constant_bytes, b.bytes);
@@ -64,13 +64,13 @@ int gpu_program_add_binding(GpuProgram *p, GpuBinding b, void *data) {
 GpuLaunch *gpu_program_add_launch(GpuProgram *p, const Instruction *inst, int buffer_count) {
   if (p->launch_count == p->launch_capacity) {
     p->launch_capacity = p->launch_capacity ? 2 * p->launch_capacity : 16;
-    p->launches = realloc_or_exit(p->launches, (size_t)p->launch_capacity * sizeof *p->launches);
+    p->launches = mem_realloc(p->launches, (size_t)p->launch_capacity * sizeof *p->launches);
   }
   GpuLaunch *l = &p->launches[p->launch_count++];
   memset(l, 0, sizeof *l);
   l->inst = inst;
   l->buffer_count = buffer_count;
-  l->buffers = calloc_or_exit((size_t)buffer_count + 1, sizeof *l->buffers);
+  l->buffers = mem_calloc((size_t)buffer_count + 1, sizeof *l->buffers);
   gpu_steps_add(p->current, GPU_STEP_LAUNCH, inst)->launch = p->launch_count - 1;
   return l;
 }
@@ -78,7 +78,7 @@ GpuLaunch *gpu_program_add_launch(GpuProgram *p, const Instruction *inst, int bu
 GpuStep *gpu_steps_add(GpuSteps *list, GpuStepKind kind, const Instruction *inst) {
   if (list->count == list->capacity) {
     list->capacity = list->capacity ? 2 * list->capacity : 16;
-    list->steps = realloc_or_exit(list->steps, (size_t)list->capacity * sizeof *list->steps);
+    list->steps = mem_realloc(list->steps, (size_t)list->capacity * sizeof *list->steps);
   }
   GpuStep *s = &list->steps[list->count++];
   memset(s, 0, sizeof *s);
@@ -91,9 +91,9 @@ void gpu_steps_free(GpuSteps *list) {
   for (int i = 0; i < list->count; i++) {
     GpuStep *s = &list->steps[i];
     for (int k = 0; k < s->list_count; k++) gpu_steps_free(&s->lists[k]);
-    free(s->lists);
+    mem_free(s->lists);
   }
-  free(list->steps);
+  mem_free(list->steps);
   memset(list, 0, sizeof *list);
 }
 
@@ -136,7 +136,7 @@ bool gpu_program_place(GpuProgram *p, Status *st) {
   }
   if (!gpu_synchronize(&p->gpu, st)) return false;
   for (int i = 0; i < p->binding_count; i++) {
-    free(p->constant_data[i]);
+    mem_free(p->constant_data[i]);
     p->constant_data[i] = NULL;
   }
   return true;
@@ -271,11 +271,11 @@ bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status 
       most = l->buffer_count + l->scalar_count + l->tensor_map_count;
   }
   StepRun r = {.p = p, .addresses = addresses, .st = st};
-  r.pointers = calloc_or_exit((size_t)most, sizeof *r.pointers);
-  r.params = calloc_or_exit((size_t)most, sizeof *r.params);
+  r.pointers = mem_calloc((size_t)most, sizeof *r.pointers);
+  r.params = mem_calloc((size_t)most, sizeof *r.params);
   bool ok = steps_run(&r, &p->steps);
-  free(r.params);
-  free(r.pointers);
+  mem_free(r.params);
+  mem_free(r.pointers);
   return ok;
 }
 
@@ -302,20 +302,27 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void *c
 
 bool gpu_program_run_into(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves, Status *st) {
   pthread_mutex_lock(&p->lock);
+  MemScope scope;  /* out of memory unwinds past the lock: release it first */
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) {
+    pthread_mutex_unlock(&p->lock);
+    mem_scope_rethrow(&scope);
+  }
   bool ok = gpu_context_enter(&p->gpu, st) && program_run_launches(p, args, result_leaves, st);
+  mem_scope_end(&scope);
   pthread_mutex_unlock(&p->lock);
   return ok;
 }
 
 HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
   (void)arg_count;  /* checked against the entry by executable_run */
-  void **result_leaves = calloc_or_exit((size_t)p->result_leaf_count + 1, sizeof *result_leaves);
+  void **result_leaves = mem_calloc((size_t)p->result_leaf_count + 1, sizeof *result_leaves);
   int n = 0;
   HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
   if (result && !gpu_program_run_into(p, args, result_leaves, st)) {
     host_buffer_free(result);
     result = NULL;
   }
-  free(result_leaves);
+  mem_free(result_leaves);
   return result;
 }

@@ -513,7 +513,7 @@ bool ptx_conv_epilogue_fits(const PtxConv *conv, const PtxConvEpilogue *epilogue
  * plays with its tiles). ops is the copy's own array. */
 static Kernel epilogue_derive(const PtxConv *conv, const PtxConvEpilogue *epilogue) {
   Kernel k = *epilogue->kernel;
-  k.ops = calloc_or_exit((size_t)k.op_count + 1, sizeof *k.ops);
+  k.ops = mem_calloc((size_t)k.op_count + 1, sizeof *k.ops);
   memcpy(k.ops, epilogue->kernel->ops, (size_t)k.op_count * sizeof *k.ops);
   for (int i = 0; i < k.op_count; i++) {
     KernelOp *op = &k.ops[i];
@@ -588,7 +588,7 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const PtxConvEpilogue *ep
   if (epilogue) {
     derived = epilogue_derive(conv, epilogue);
     epi.k = &derived;
-    epi.values = calloc_or_exit((size_t)derived.op_count + 1, sizeof *epi.values);
+    epi.values = mem_calloc((size_t)derived.op_count + 1, sizeof *epi.values);
     E.epilogue = &epi;
   }
   int64_t row_tiles = (ptx_conv_m(conv) + E.bm - 1) / E.bm, column_tiles = (ptx_conv_n(conv) + E.bn - 1) / E.bn;
@@ -613,8 +613,8 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const PtxConvEpilogue *ep
     for (int j = 0; j < E.tn; j++)
       for (int part = 0; part < E.parts; part++) E.acc[part][i][j] = ptx_reg_new(b, E.acc_type);
   bool ok = tile_loop_emit(&E, row_tiles, column_tiles);
-  free(epi.values);
-  free(derived.ops);
+  mem_free(epi.values);
+  mem_free(derived.ops);
   if (!ok) {
     ptx_kernel_abandon(b);
     return false;

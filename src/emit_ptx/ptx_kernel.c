@@ -561,7 +561,7 @@ static VectorPlan vector_plan(const Kernel *k) {
   const Shape *out = &k->outputs[0].shape;
   int bytes = type_byte_size(out->type), inner = (int)out->minor_to_major[0];
   if (ptx_emit_is_half(out->type) || out->type == TYPE_PRED || (bytes != 4 && bytes != 8) || inner >= k->rank) return p;
-  p.loads = calloc_or_exit((size_t)k->op_count + 1, 1);
+  p.loads = mem_calloc((size_t)k->op_count + 1, 1);
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
     bool memory = op->kop == KOP_LOAD || op->kop == KOP_STORE;
@@ -576,11 +576,11 @@ static VectorPlan vector_plan(const Kernel *k) {
     else if (op->kop == KOP_LOAD)
       ok = (p.loads[i] = (unsigned char)load_kind_of(k, op, s, inner, bytes)) != 0;
     for (int a = memory ? op->arg_count : 0; ok && a < op->arg_count; a++) ok = k->ops[op->args[a]].kop != KOP_INDEX;
-    if (!ok) return free(p.loads), (VectorPlan){0};
+    if (!ok) return mem_free(p.loads), (VectorPlan){0};
     p.needs_index |= p.loads[i] == VLOAD_INNER || p.loads[i] == VLOAD_INVARIANT;
   }
   p.width = 16 / bytes;
-  if (p.needs_index && k->dims[inner] % p.width) return free(p.loads), (VectorPlan){0};
+  if (p.needs_index && k->dims[inner] % p.width) return mem_free(p.loads), (VectorPlan){0};
   return p;
 }
 
@@ -673,12 +673,12 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, const Vector
   ptx_inst(E->b, "and.b64 $r, $r, 15", bits, bits);
   ptx_inst(E->b, "setp.eq.b64 $r, $r, 0", aligned, bits);
   ptx_inst(E->b, "selp.u64 $r, $D, 0, $r", count, n / width, aligned);
-  PtxReg (*lanes)[4] = calloc_or_exit((size_t)k->op_count + 1, sizeof *lanes);
+  PtxReg (*lanes)[4] = mem_calloc((size_t)k->op_count + 1, sizeof *lanes);
   GridLoop g = grid_loop_open_to(E, thread, 0, &count);
   E->lanes = lanes;
   bool ok = vector_body_emit(E, g.i, plan);
   E->lanes = NULL;
-  free(lanes);
+  mem_free(lanes);
   if (!ok) return false;
   ptx_emit_grid_loop_close(E, &g, stride);
   *scalar_start = ptx_reg_new(E->b, PTX_U64);
@@ -696,7 +696,7 @@ static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
   if (width) {
     PtxReg start;
     bool ok = vector_loop_emit(E, thread, stride, &plan, n, &start);
-    free(plan.loads);
+    mem_free(plan.loads);
     if (!ok) return false;
     first = ptx_reg_new(E->b, PTX_U64);
     ptx_inst(E->b, "add.s64 $r, $r, $r", first, start, thread);
@@ -861,7 +861,7 @@ bool ptx_emit_only_combiners_read(const Kernel *k, const bool *dependent) {
 static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->reduce_rank == 0 || k->acc_count == 0) return false;
   if (ptx_emit_dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
-  bool *acc_dep = calloc_or_exit((size_t)k->op_count + 1, sizeof *acc_dep);
+  bool *acc_dep = mem_calloc((size_t)k->op_count + 1, sizeof *acc_dep);
   bool ok = true;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
@@ -874,7 +874,7 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   }
   /* nothing else may read an accumulator inside the reduction */
   ok = ok && ptx_emit_only_combiners_read(k, acc_dep);
-  free(acc_dep);
+  mem_free(acc_dep);
   return ok;
 }
 
@@ -1051,14 +1051,14 @@ bool ptx_kernel_emit(PtxBuilder *b, const Kernel *k, const char *entry, PtxKerne
   char name[16];
   for (int i = 0; i < k->input_count; i++) snprintf(name, sizeof name, "in%d", i), ptx_kernel_param(b, PTX_U64, name);
   for (int o = 0; o < k->output_count; o++) snprintf(name, sizeof name, "out%d", o), ptx_kernel_param(b, PTX_U64, name);
-  E.values = calloc_or_exit((size_t)k->op_count + 1, sizeof *E.values);
+  E.values = mem_calloc((size_t)k->op_count + 1, sizeof *E.values);
   buffers_load(&E);
   bool ok = tile                     ? ptx_tile_emit(&E, shape)
             : k->kind == KERNEL_ROW    ? ptx_row_emit(&E, row ? &plan : NULL, shape)
             : k->kind == KERNEL_LOOP ? loop_kernel_emit(&E, shape)
             : row                  ? reduce_row_emit(&E, &plan, shape)
                                    : reduce_thread_emit(&E, shape);
-  free(E.values);
+  mem_free(E.values);
   if (!ok) {
     ptx_kernel_abandon(b);
     return false;

@@ -88,7 +88,7 @@ bool ptx_row_plan_make(const Kernel *k, RowPlan *plan) {
     acc_phase[a] = accumulator_phase(k, a);
     if (acc_phase[a] == -2 || k->acc_types[a] == TYPE_PRED) return false;
   }
-  bool *own = calloc_or_exit((size_t)k->op_count + 1, sizeof *own);
+  bool *own = mem_calloc((size_t)k->op_count + 1, sizeof *own);
   own_phase_dependence(k, acc_phase, own);
   bool ok = true;
   for (int a = 0; ok && a < k->acc_count; a++) {
@@ -97,7 +97,7 @@ bool ptx_row_plan_make(const Kernel *k, RowPlan *plan) {
   }
   /* inside a phase only the combiner may read that phase's accumulators */
   ok = ok && ptx_emit_only_combiners_read(k, own);
-  free(own);
+  mem_free(own);
   return ok;
 }
 

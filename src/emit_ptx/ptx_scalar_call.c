@@ -181,11 +181,11 @@ bool ptx_scalar_call_emit_results(PtxBuilder *b, const Computation *comp, const 
   if ((tuple && root->operand_count != count) || (!tuple && count != 1))
     return status_error(st, STATUS_UNSUPPORTED, "a computation with %d results where %d are needed",
                         tuple ? root->operand_count : 1, count);
-  PtxReg *values = calloc_or_exit((size_t)comp->instruction_count + 1, sizeof *values);
+  PtxReg *values = mem_calloc((size_t)comp->instruction_count + 1, sizeof *values);
   bool ok = true;
   for (int i = 0; ok && i < comp->instruction_count; i++) ok = instruction_emit(b, comp->instructions[i], params, values, st);
   for (int i = 0; ok && i < count; i++) results[i] = values[tuple ? root->operands[i]->index : root->index];
-  free(values);
+  mem_free(values);
   return ok;
 }
 

@@ -102,7 +102,7 @@ static bool column_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->rank == 0 || k->reduce_rank == 0 || k->acc_count == 0 || k->output_count == 0)
     return false;
   if (!loads_are_columns(k)) return false;
-  bool *acc_dep = calloc_or_exit((size_t)k->op_count + 1, sizeof *acc_dep);
+  bool *acc_dep = mem_calloc((size_t)k->op_count + 1, sizeof *acc_dep);
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
     acc_dep[i] = op->kop == KOP_ACC_READ;
@@ -114,7 +114,7 @@ static bool column_plan_make(const Kernel *k, RowPlan *plan) {
     ok = k->acc_types[a] != TYPE_PRED && column_combiner_find(k, acc_dep, a, &plan->combiner[a]);
   }
   ok = ok && ptx_emit_only_combiners_read(k, acc_dep);
-  free(acc_dep);
+  mem_free(acc_dep);
   return ok;
 }
 
@@ -260,16 +260,16 @@ static bool transpose_plan_make(const Kernel *k, TransposePlan *t) {
 }
 
 /* The read half: only the ops the tiled loads need, then accumulator a
- * takes load a's value. Shares k's buffers; free with free(r->ops), free(r). */
+ * takes load a's value. Shares k's buffers; free with mem_free(r->ops), mem_free(r). */
 static Kernel *reader_kernel_make(const Kernel *k, const TransposePlan *t) {
-  bool *need = calloc_or_exit((size_t)k->op_count + 1, sizeof *need);
-  int *renumber = calloc_or_exit((size_t)k->op_count + 1, sizeof *renumber);
+  bool *need = mem_calloc((size_t)k->op_count + 1, sizeof *need);
+  int *renumber = mem_calloc((size_t)k->op_count + 1, sizeof *renumber);
   for (int a = 0; a < t->load_count; a++) need[t->loads[a]] = true;
   for (int i = k->op_count - 1; i >= 0; i--)
     for (int a = 0; need[i] && a < k->ops[i].arg_count; a++) need[k->ops[i].args[a]] = true;
-  Kernel *r = calloc_or_exit(1, sizeof *r);
+  Kernel *r = mem_calloc(1, sizeof *r);
   *r = *k;
-  r->ops = calloc_or_exit((size_t)k->op_count + TILE_MAX_LOADS, sizeof *r->ops);
+  r->ops = mem_calloc((size_t)k->op_count + TILE_MAX_LOADS, sizeof *r->ops);
   int n = 0;
   for (int i = 0; i < k->op_count; i++) {
     if (!need[i]) continue;
@@ -286,17 +286,17 @@ static Kernel *reader_kernel_make(const Kernel *k, const TransposePlan *t) {
   }
   r->op_count = r->op_capacity = n;
   r->acc_count = t->load_count;
-  free(need);
-  free(renumber);
+  mem_free(need);
+  mem_free(renumber);
   return r;
 }
 
 /* The write half: the whole body, each tiled load become a read of its
  * accumulator (which holds the value from the tile). */
 static Kernel *writer_kernel_make(const Kernel *k, const TransposePlan *t) {
-  Kernel *w = calloc_or_exit(1, sizeof *w);
+  Kernel *w = mem_calloc(1, sizeof *w);
   *w = *k;
-  w->ops = calloc_or_exit((size_t)k->op_count + 1, sizeof *w->ops);
+  w->ops = mem_calloc((size_t)k->op_count + 1, sizeof *w->ops);
   memcpy(w->ops, k->ops, (size_t)k->op_count * sizeof *k->ops);
   for (int a = 0; a < t->load_count; a++) {
     KernelOp *op = &w->ops[t->loads[a]];
@@ -311,8 +311,8 @@ static Kernel *writer_kernel_make(const Kernel *k, const TransposePlan *t) {
 
 static void derived_kernel_free(Kernel *k) {
   if (!k) return;
-  free(k->ops);
-  free(k);
+  mem_free(k->ops);
+  mem_free(k);
 }
 
 /* ---- the transpose ---- */
@@ -360,7 +360,7 @@ static void tile_point_set(Emit *E, const TransposePlan *t, const TileCorner *c,
 static bool tile_read_emit(Emit *E, const Kernel *reader, const TransposePlan *t, const TileCorner *c) {
   const Kernel *k = E->k;
   PtxReg *values = E->values;
-  E->values = calloc_or_exit((size_t)reader->op_count + 1, sizeof *E->values);
+  E->values = mem_calloc((size_t)reader->op_count + 1, sizeof *E->values);
   bool ok = true;
   for (int row = 0; ok && row < TILE; row += TILE_ROWS) {
     PtxLabel skip = ptx_label_new(E->b, "read_skip");
@@ -375,7 +375,7 @@ static bool tile_read_emit(Emit *E, const Kernel *reader, const TransposePlan *t
                E->acc[a]);
     ptx_label_place(E->b, skip);
   }
-  free(E->values);
+  mem_free(E->values);
   E->values = values;
   return ok;
 }

@@ -57,7 +57,7 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
     if (!lit) return cpu_refuse(c, s->inst, "a constant without a value for this leaf");
     size_t bytes = (size_t)shape_byte_size(&lit->shape);
     b.kind = BINDING_CONSTANT;
-    b.data = malloc(bytes ? bytes : 1);
+    b.data = mem_malloc(bytes ? bytes : 1);
     if (!b.data) return status_error(c->st, STATUS_OUT_OF_MEMORY, "out of memory: a constant of %zu bytes", bytes);
     if (relayout) host_buffer_relayout_copy(s->shape, lit->data, b.data, true);
     else if (bytes) memcpy(b.data, lit->data, bytes);
@@ -97,7 +97,7 @@ static bool bind_result(CpuCompile *c) {
   const BufferPlan *plan = c->p->plan;
   int leaves = 0;
   while (buffer_plan_find(plan, root, leaves)) leaves++;
-  c->p->copies = calloc_or_exit((size_t)leaves + 1, sizeof *c->p->copies);
+  c->p->copies = mem_calloc((size_t)leaves + 1, sizeof *c->p->copies);
   for (int l = 0; l < leaves; l++) {
     int b = cpu_binding_of(c, root, l);
     if (b < 0) return cpu_refuse(c, root, "a result leaf without storage");
@@ -143,7 +143,7 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     if (in->constant) {
       if (in->shape.element_size_bits) ok = cpu_refuse(c, inst, "a fused constant in a packed layout (E(n))");
       size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
-      CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
+      CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc(bytes ? bytes : 1, 1)};
       if (!shape_is_row_major(&in->shape))
         host_buffer_relayout_copy(&in->shape, in->constant->data, b.data, true);
       else if (bytes) memcpy(b.data, in->constant->data, bytes);

@@ -27,7 +27,7 @@ typedef struct RelayoutCall {
 static void relayout_call_free(void *state) {
   RelayoutCall *r = state;
   if (r->free_state) r->free_state(r->state);
-  free(r);
+  mem_free(r);
 }
 
 static bool relayout_call_run(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
@@ -37,7 +37,7 @@ static bool relayout_call_run(const CpuStep *step, void *const *buffers, ThreadP
     seen[i] = buffers[i];
     if (!r->layouts[i]) continue;
     size_t bytes = (size_t)shape_byte_size(r->layouts[i]);
-    seen[i] = calloc_or_exit(bytes ? bytes : 1, 1);
+    seen[i] = mem_calloc(bytes ? bytes : 1, 1);
     if (i < r->operand_count) host_buffer_relayout_copy(r->layouts[i], buffers[i], seen[i], false);
   }
   CpuStep inner = *step;
@@ -47,7 +47,7 @@ static bool relayout_call_run(const CpuStep *step, void *const *buffers, ThreadP
   for (int i = 0; i < r->buffer_count; i++) {
     if (!r->layouts[i]) continue;
     if (ok && i >= r->operand_count) host_buffer_relayout_copy(r->layouts[i], seen[i], buffers[i], true);
-    free(seen[i]);
+    mem_free(seen[i]);
   }
   return ok;
 }
@@ -82,7 +82,7 @@ CpuStep *cpu_add_call_step(CpuCompile *c, const Instruction *inst, int leaf_coun
   bool all_row_major = true;
   for (int i = 0; i < count; i++) all_row_major &= shape_is_row_major(shapes[i]);
   if (all_row_major) return s;
-  RelayoutCall *r = calloc_or_exit(1, sizeof *r);
+  RelayoutCall *r = mem_calloc(1, sizeof *r);
   *r = (RelayoutCall){.call = call, .state = state, .free_state = free_state, .buffer_count = count, .operand_count = n};
   for (int i = 0; i < count; i++) r->layouts[i] = shape_is_row_major(shapes[i]) ? NULL : shapes[i];
   s->call = relayout_call_run;

@@ -68,9 +68,9 @@ typedef struct LeafCopies {
 static void leaf_copies_free(void *state) {
   LeafCopies *lc = state;
   if (!lc) return;
-  free(lc->bytes);
-  free(lc->bindings);
-  free(lc);
+  mem_free(lc->bytes);
+  mem_free(lc->bindings);
+  mem_free(lc);
 }
 
 static bool leaf_copies_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
@@ -86,8 +86,8 @@ static void leaf_copies_add(LeafCopies *lc, int from, int to, int64_t bytes) {
   if (bytes <= 0) return;
   if (lc->count == lc->capacity) {
     lc->capacity = lc->capacity ? 2 * lc->capacity : 8;
-    lc->bytes = realloc_or_exit(lc->bytes, (size_t)lc->capacity * sizeof *lc->bytes);
-    lc->bindings = realloc_or_exit(lc->bindings, (size_t)lc->capacity * 2 * sizeof *lc->bindings);
+    lc->bytes = mem_realloc(lc->bytes, (size_t)lc->capacity * sizeof *lc->bytes);
+    lc->bindings = mem_realloc(lc->bindings, (size_t)lc->capacity * 2 * sizeof *lc->bindings);
   }
   lc->bytes[lc->count] = bytes;
   lc->bindings[2 * lc->count] = from;
@@ -111,7 +111,7 @@ static bool leaf_copies_emit(CpuCompile *c, const Instruction *inst, LeafCopies 
 
 /* A constant binding holding `bytes` bytes of data (zeros when data is NULL). */
 static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
-  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit((size_t)bytes + 1, 1)};
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc((size_t)bytes + 1, 1)};
   if (data) memcpy(b.data, data, (size_t)bytes);
   return cpu_program_add_binding(c->p, &b);
 }
@@ -122,12 +122,12 @@ static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
 static bool copies_add_leaves(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf,
                               const Instruction *from, int from_leaf, int count) {
   int to_total = shape_leaf_count(&inst->shape);
-  const Shape **to_shapes = calloc_or_exit((size_t)to_total, sizeof *to_shapes);
+  const Shape **to_shapes = mem_calloc((size_t)to_total, sizeof *to_shapes);
   int n = 0;
   shape_leaves(&inst->shape, to_shapes, &n);
   const Shape **from_shapes = NULL;
   if (from) {
-    from_shapes = calloc_or_exit((size_t)shape_leaf_count(&from->shape), sizeof *from_shapes);
+    from_shapes = mem_calloc((size_t)shape_leaf_count(&from->shape), sizeof *from_shapes);
     n = 0;
     shape_leaves(&from->shape, from_shapes, &n);
   }
@@ -146,8 +146,8 @@ static bool copies_add_leaves(CpuCompile *c, LeafCopies *lc, const Instruction *
     if (ok && src < 0) ok = false;
     if (ok) leaf_copies_add(lc, src, to, bytes);
   }
-  free(to_shapes);
-  free(from_shapes);
+  mem_free(to_shapes);
+  mem_free(from_shapes);
   return ok;
 }
 
@@ -259,7 +259,7 @@ static bool copies_add_instruction(CpuCompile *c, LeafCopies *lc, const Instruct
 }
 
 bool cpu_compile_forward(CpuCompile *c, const Instruction *inst) {
-  LeafCopies *lc = calloc_or_exit(1, sizeof *lc);
+  LeafCopies *lc = mem_calloc(1, sizeof *lc);
   if (!copies_add_instruction(c, lc, inst)) {
     leaf_copies_free(lc);
     return false;
@@ -284,9 +284,9 @@ static void called_programs_free(void *state) {
   CalledPrograms *cp = state;
   if (!cp) return;
   for (int i = 0; i < cp->count; i++) cpu_program_free(cp->programs[i]);
-  free(cp->programs);
-  free(cp->first);
-  free(cp);
+  mem_free(cp->programs);
+  mem_free(cp->first);
+  mem_free(cp);
 }
 
 /* conditional: a pred picks branch 0 when true; an s32 index out of
@@ -322,7 +322,7 @@ static bool value_fits(const Shape *have, const Shape *want) {
 /* Appends the bindings of inst's leaves [first, first + count) to
  * s->buffers at *at. */
 static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instruction *inst, int first, int count) {
-  const Shape **shapes = calloc_or_exit((size_t)shape_leaf_count(&inst->shape), sizeof *shapes);
+  const Shape **shapes = mem_calloc((size_t)shape_leaf_count(&inst->shape), sizeof *shapes);
   int n = 0;
   shape_leaves(&inst->shape, shapes, &n);
   bool ok = true;
@@ -331,7 +331,7 @@ static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instructio
     ok = b >= 0;
     s->buffers[(*at)++] = b;
   }
-  free(shapes);
+  mem_free(shapes);
   return ok;
 }
 
@@ -365,10 +365,10 @@ static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPr
  * checking that operands and results fit their parameters and roots. */
 static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction *inst, int first, int count,
                                                int first_operand, bool all_operands, const Shape *result) {
-  CalledPrograms *cp = calloc_or_exit(1, sizeof *cp);
+  CalledPrograms *cp = mem_calloc(1, sizeof *cp);
   cp->count = count;
-  cp->programs = calloc_or_exit((size_t)count, sizeof *cp->programs);
-  cp->first = calloc_or_exit((size_t)count + 1, sizeof *cp->first);
+  cp->programs = mem_calloc((size_t)count, sizeof *cp->programs);
+  cp->first = mem_calloc((size_t)count + 1, sizeof *cp->first);
   for (int k = 0; k < count; k++) {
     const Computation *callee = inst->called[first + k];
     int lo = all_operands ? 0 : first_operand + k, hi = all_operands ? inst->operand_count : lo + 1;
@@ -417,7 +417,7 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
   int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_count(&s->tuple_shapes[1]);
   CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &s->tuple_shapes[1]);
   if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
-  LeafCopies *lc = calloc_or_exit(1, sizeof *lc);
+  LeafCopies *lc = mem_calloc(1, sizeof *lc);
   if (!copies_add_context(c, lc, inst) || !copies_add_operands(c, lc, inst, 0, result_first)) {
     leaf_copies_free(lc);
     return false;
@@ -440,8 +440,8 @@ static void loop_free(void *state) {
   if (!w) return;
   cpu_program_free(w->condition);
   cpu_program_free(w->body);
-  free(w->bytes);
-  free(w);
+  mem_free(w->bytes);
+  mem_free(w);
 }
 
 /* Runs the trips with the state in `state`; the body writes the next state
@@ -468,11 +468,11 @@ static bool loop_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, S
   void *const *init = buffers, *const *result = buffers + n;
   int64_t scratch_bytes = 0;
   for (int l = 0; l < n; l++) scratch_bytes += (w->bytes[l] + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
-  char *scratch = scratch_bytes ? aligned_alloc(BUFFER_ALIGNMENT, (size_t)scratch_bytes) : NULL;
+  char *scratch = scratch_bytes ? mem_aligned_alloc(BUFFER_ALIGNMENT, (size_t)scratch_bytes) : NULL;
   if (scratch_bytes && !scratch)
     return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a loop's state needs %lld bytes",
                         (long long)scratch_bytes);
-  void **state = calloc_or_exit((size_t)n + 1, sizeof *state), **other = calloc_or_exit((size_t)n + 1, sizeof *other);
+  void **state = mem_calloc((size_t)n + 1, sizeof *state), **other = mem_calloc((size_t)n + 1, sizeof *other);
   int64_t at = 0;
   for (int l = 0; l < n; l++) {
     if (init[l] != result[l] && w->bytes[l]) memmove(result[l], init[l], (size_t)w->bytes[l]);
@@ -493,9 +493,9 @@ static bool loop_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, S
   /* An odd number of trips leaves the state in the scratch block. */
   for (int l = 0; l < n && ok; l++)
     if (state[l] != result[l] && w->bytes[l]) memcpy(result[l], state[l], (size_t)w->bytes[l]);
-  free(state);
-  free(other);
-  free(scratch);
+  mem_free(state);
+  mem_free(other);
+  mem_free(scratch);
   return ok;
 }
 
@@ -510,14 +510,14 @@ bool cpu_compile_while(CpuCompile *c, const Instruction *inst) {
   const Shape *pred = &condition->root->shape;
   if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
     return cpu_refuse(c, inst, "a condition that does not return a pred scalar");
-  Loop *w = calloc_or_exit(1, sizeof *w);
+  Loop *w = mem_calloc(1, sizeof *w);
   w->leaf_count = shape_leaf_count(s);
-  w->bytes = calloc_or_exit((size_t)w->leaf_count, sizeof *w->bytes);
-  const Shape **shapes = calloc_or_exit((size_t)w->leaf_count, sizeof *shapes);
+  w->bytes = mem_calloc((size_t)w->leaf_count, sizeof *w->bytes);
+  const Shape **shapes = mem_calloc((size_t)w->leaf_count, sizeof *shapes);
   int n = 0;
   shape_leaves(s, shapes, &n);
   for (int l = 0; l < n; l++) w->bytes[l] = shape_buffer_byte_size(shapes[l]);
-  free(shapes);
+  mem_free(shapes);
   w->condition = cpu_compile_called(c, condition);
   w->body = w->condition ? cpu_compile_called(c, body) : NULL;
   if (!w->body) {
@@ -581,12 +581,12 @@ bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
         shape_element_count(o) != shape_element_count(index))
       return cpu_refuse(c, inst, "offsets and sizes that are not s32 or s64 arrays of one length");
   }
-  RaggedMoves *r = calloc_or_exit(1, sizeof *r);
+  RaggedMoves *r = mem_calloc(1, sizeof *r);
   r->in_rows = in->dims[0];
   r->out_rows = out->dims[0];
   r->row_bytes = out->dims[0] ? shape_byte_size(out) / out->dims[0] : 0;
   if (in->dims[0] && shape_byte_size(in) / in->dims[0] != r->row_bytes) {
-    free(r);
+    mem_free(r);
     return cpu_refuse(c, inst, "input and output rows of different sizes");
   }
   r->updates = shape_element_count(index);
@@ -595,7 +595,7 @@ bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
   CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 7);
   s->call = ragged_moves_run;
   s->state = r;
-  s->free_state = free;
+  s->free_state = mem_free;
   int at = 0;
   bool ok = true;
   for (int k = 0; k < 6 && ok; k++) ok = step_add_leaves(c, s, &at, inst->operands[k], 0, 1);
@@ -619,8 +619,8 @@ static void element_map_free(void *state) {
   ElementMap *em = state;
   if (!em) return;
   cpu_program_free(em->program);
-  free(em->sizes);
-  free(em);
+  mem_free(em->sizes);
+  mem_free(em);
 }
 
 static bool element_map_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
@@ -628,14 +628,14 @@ static bool element_map_run(const CpuStep *s, void *const *buffers, ThreadPool *
   int n = em->operand_count;
   CpuFrame frame;
   if (!cpu_frame_create(&frame, em->program, st)) return false;
-  void **parameters = calloc_or_exit((size_t)n + 1, sizeof *parameters);
+  void **parameters = mem_calloc((size_t)n + 1, sizeof *parameters);
   bool ok = true;
   for (int64_t i = 0; i < em->element_count && ok; i++) {
     for (int k = 0; k < n; k++) parameters[k] = (char *)buffers[k] + i * em->sizes[k];
     void *result[1] = {(char *)buffers[n] + i * em->sizes[n]};
     ok = cpu_frame_run(&frame, parameters, result, pool, st);
   }
-  free(parameters);
+  mem_free(parameters);
   cpu_frame_free(&frame);
   return ok;
 }
@@ -654,10 +654,10 @@ bool cpu_compile_map(CpuCompile *c, const Instruction *inst) {
            !shape_is_tuple(p) && p->rank == 0 && p->type == o->type;
   }
   if (!fits) return cpu_refuse(c, inst, "a map whose operands differ in layout from its result, or not scalar-wise");
-  ElementMap *em = calloc_or_exit(1, sizeof *em);
+  ElementMap *em = mem_calloc(1, sizeof *em);
   em->operand_count = inst->operand_count;
   em->element_count = shape_element_count(out);
-  em->sizes = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *em->sizes);
+  em->sizes = mem_calloc((size_t)inst->operand_count + 1, sizeof *em->sizes);
   for (int k = 0; k < inst->operand_count; k++) em->sizes[k] = type_byte_size(inst->operands[k]->shape.type);
   em->sizes[inst->operand_count] = type_byte_size(out->type);
   em->program = cpu_compile_called(c, f);
@@ -697,9 +697,9 @@ static void scan_free(void *state) {
   Scan *sc = state;
   if (!sc) return;
   cpu_program_free(sc->program);
-  free(sc->parts);
-  free(sc->carry_bytes);
-  free(sc);
+  mem_free(sc->parts);
+  mem_free(sc->carry_bytes);
+  mem_free(sc);
 }
 
 /* Copies step `at` of a stacked array to or from its slice. */
@@ -718,8 +718,8 @@ static int64_t bytes_aligned(int64_t bytes) { return (bytes + BUFFER_ALIGNMENT -
 static bool scan_run_steps(const Scan *sc, void *const *buffers, void **slices, void **carry, void **other,
                            ThreadPool *pool, Status *st) {
   int in = sc->inputs, nc = sc->carries, no = sc->outputs;
-  void **parameters = calloc_or_exit((size_t)(in + nc) + 1, sizeof *parameters);
-  void **results = calloc_or_exit((size_t)(no + nc) + 1, sizeof *results);
+  void **parameters = mem_calloc((size_t)(in + nc) + 1, sizeof *parameters);
+  void **results = mem_calloc((size_t)(no + nc) + 1, sizeof *results);
   CpuFrame frame;
   bool ok = cpu_frame_create(&frame, sc->program, st);
   for (int64_t step = 0; step < sc->steps && ok; step++) {
@@ -740,8 +740,8 @@ static bool scan_run_steps(const Scan *sc, void *const *buffers, void **slices, 
     }
   }
   cpu_frame_free(&frame);
-  free(parameters);
-  free(results);
+  mem_free(parameters);
+  mem_free(results);
   return ok;
 }
 
@@ -751,10 +751,10 @@ static bool scan_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, S
   int64_t total = 0;
   for (int k = 0; k < in + no; k++) total += bytes_aligned(sc->parts[k].bytes);
   for (int q = 0; q < nc; q++) total += bytes_aligned(sc->carry_bytes[q]);
-  char *scratch = total ? aligned_alloc(BUFFER_ALIGNMENT, (size_t)total) : NULL;
+  char *scratch = total ? mem_aligned_alloc(BUFFER_ALIGNMENT, (size_t)total) : NULL;
   if (total && !scratch) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a scan needs %lld bytes", (long long)total);
-  void **slices = calloc_or_exit((size_t)(in + no) + 1, sizeof *slices);
-  void **carry = calloc_or_exit((size_t)nc + 1, sizeof *carry), **other = calloc_or_exit((size_t)nc + 1, sizeof *other);
+  void **slices = mem_calloc((size_t)(in + no) + 1, sizeof *slices);
+  void **carry = mem_calloc((size_t)nc + 1, sizeof *carry), **other = mem_calloc((size_t)nc + 1, sizeof *other);
   int64_t at = 0;
   for (int k = 0; k < in + no; k++) {
     slices[k] = scratch + at;
@@ -771,10 +771,10 @@ static bool scan_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, S
   bool ok = scan_run_steps(sc, buffers, slices, carry, other, pool, st);
   for (int q = 0; q < nc && ok; q++)
     if (carry[q] != final[q] && sc->carry_bytes[q]) memcpy(final[q], carry[q], (size_t)sc->carry_bytes[q]);
-  free(slices);
-  free(carry);
-  free(other);
-  free(scratch);
+  mem_free(slices);
+  mem_free(carry);
+  mem_free(other);
+  mem_free(scratch);
   return ok;
 }
 
@@ -822,12 +822,12 @@ bool cpu_compile_scan(CpuCompile *c, const Instruction *inst) {
   int d = (int)inst->attrs.dimensions.values[0];
   if (d < 0 || !scan_fits(inst, inputs, carries, outputs, d))
     return cpu_refuse(c, inst, "a scan of other than row-major arrays");
-  Scan *sc = calloc_or_exit(1, sizeof *sc);
+  Scan *sc = mem_calloc(1, sizeof *sc);
   sc->inputs = inputs, sc->carries = carries, sc->outputs = outputs;
   sc->steps = inst->operands[0]->shape.dims[d];
   sc->reverse = sa->is_reverse;
-  sc->parts = calloc_or_exit((size_t)(inputs + outputs) + 1, sizeof *sc->parts);
-  sc->carry_bytes = calloc_or_exit((size_t)carries + 1, sizeof *sc->carry_bytes);
+  sc->parts = mem_calloc((size_t)(inputs + outputs) + 1, sizeof *sc->parts);
+  sc->carry_bytes = mem_calloc((size_t)carries + 1, sizeof *sc->carry_bytes);
   for (int i = 0; i < inputs; i++) sc->parts[i] = scan_part_of(&inst->operands[i]->shape, d);
   for (int k = 0; k < outputs; k++)
     sc->parts[inputs + k] = scan_part_of(parts == 1 ? &inst->shape : &inst->shape.tuple_shapes[k], d);
@@ -862,14 +862,14 @@ static bool random_bits_run(const CpuStep *s, void *const *buffers, ThreadPool *
   (void)pool;
   const RandomBits *r = s->state;
   int64_t count = shape_element_count(r->shape);
-  uint64_t *bits = malloc((size_t)(count ? count : 1) * sizeof *bits);
+  uint64_t *bits = mem_malloc((size_t)(count ? count : 1) * sizeof *bits);
   if (!bits) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: %lld random values", (long long)count);
   uint64_t state[3] = {0}, next[3] = {0};
   memcpy(state, buffers[0], (size_t)r->state_count * sizeof *state);
   rng_bits_generate(r->algorithm, r->shape, state, r->state_count, next, bits);
   memcpy(buffers[1], next, (size_t)r->state_count * sizeof *next);
   for (int64_t i = 0; i < count; i++) rng_bits_store(buffers[2], r->shape->type, i, bits[i]);
-  free(bits);
+  mem_free(bits);
   return true;
 }
 
@@ -885,12 +885,12 @@ bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst) {
   const Shape *bits = &s->tuple_shapes[1];
   if (!shape_is_row_major(bits) || bits->type == TYPE_PRED || type_bit_width(bits->type) < 8)
     return cpu_refuse(c, inst, "random bits that are not a row-major array of 8 to 64-bit elements");
-  RandomBits *r = calloc_or_exit(1, sizeof *r);
+  RandomBits *r = mem_calloc(1, sizeof *r);
   *r = (RandomBits){.algorithm = algorithm, .shape = bits, .state_count = (int)n};
   CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3);
   step->call = random_bits_run;
   step->state = r;
-  step->free_state = free;
+  step->free_state = mem_free;
   int at = 0;
   return step_add_leaves(c, step, &at, inst->operands[0], 0, 1) && step_add_leaves(c, step, &at, inst, 0, 2);
 }

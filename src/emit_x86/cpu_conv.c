@@ -141,7 +141,7 @@ static WindowDim conv_window(const Instruction *conv, int s, int64_t kernel_size
 static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, const ConvGather *g) {
   int64_t strides[AXLE_MAX_RANK], tap[AXLE_MAX_RANK] = {0};
   layout_strides(kernel, strides);
-  int64_t *table = calloc_or_exit((size_t)(g->taps * g->features_per_group) + 1, sizeof *table);
+  int64_t *table = mem_calloc((size_t)(g->taps * g->features_per_group) + 1, sizeof *table);
   for (int64_t t = 0; t < g->taps; t++) {
     int64_t at = 0;
     for (int s = 0; s < g->spatial_count; s++) {
@@ -157,7 +157,7 @@ static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, con
 
 /* A table of count offsets i * stride. */
 static int64_t *stride_table(int64_t count, int64_t stride) {
-  int64_t *table = calloc_or_exit((size_t)count + 1, sizeof *table);
+  int64_t *table = mem_calloc((size_t)count + 1, sizeof *table);
   for (int64_t i = 0; i < count; i++) table[i] = i * stride;
   return table;
 }
@@ -165,7 +165,7 @@ static int64_t *stride_table(int64_t count, int64_t stride) {
 static ConvGather *conv_gather_create(const Instruction *conv) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape;
-  ConvGather *g = calloc_or_exit(1, sizeof *g);
+  ConvGather *g = mem_calloc(1, sizeof *g);
   g->spatial_count = cd->spatial_count;
   g->feature_groups = conv->attrs.feature_group_count > 1 ? conv->attrs.feature_group_count : 1;
   g->batch_groups = conv->attrs.batch_group_count > 1 ? conv->attrs.batch_group_count : 1;
@@ -193,7 +193,7 @@ static ProductPlan *conv_product_plan(const Instruction *conv) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *kernel = &conv->operands[1]->shape, *out = &conv->shape;
   ConvGather *g = conv_gather_create(conv);
-  ProductPlan *p = calloc_or_exit(1, sizeof *p);
+  ProductPlan *p = mem_calloc(1, sizeof *p);
   p->lhs_type = conv->operands[0]->shape.type;
   p->rhs_type = kernel->type;
   p->result_type = out->type;
@@ -201,7 +201,7 @@ static ProductPlan *conv_product_plan(const Instruction *conv) {
   p->gather_a = patch_gather;
   p->pack_a = patch_pack;
   p->gather_context = g;
-  p->gather_free = free;
+  p->gather_free = mem_free;
   int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];
   layout_strides(kernel, kernel_strides);
   layout_strides(out, out_strides);

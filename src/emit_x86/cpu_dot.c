@@ -100,7 +100,7 @@ static ProductPlan *dot_product_plan(const Instruction *dot, int64_t rhs_skip, i
   dims_range(ob, out_first, nb);
   dims_range(om, out_first + nb, nm);
   dims_range(on, out_first + nb + nm, nn);
-  ProductPlan *p = calloc_or_exit(1, sizeof *p);
+  ProductPlan *p = mem_calloc(1, sizeof *p);
   p->lhs_type = lhs->type;
   p->rhs_type = rhs->type;
   p->result_type = out->type;
@@ -163,7 +163,7 @@ static bool is_product(const Instruction *inst) {
 static int fused_constant_binding(CpuCompile *c, const Literal *lit, const Shape *shape) {
   if (!lit || shape_is_tuple(&lit->shape) || shape->element_size_bits) return -1;
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc(bytes ? bytes : 1, 1)};
   host_buffer_relayout_copy(shape, lit->data, b.data, true);
   return cpu_program_add_binding(c->p, &b);
 }
@@ -198,7 +198,7 @@ static int fused_value_binding(CpuCompile *c, const Instruction *fusion, const I
     cpu_refuse(c, fusion, why.message);
     return -1;
   }
-  int count = k->input_count + k->output_count, *buffers = calloc_or_exit((size_t)count + 1, sizeof *buffers);
+  int count = k->input_count + k->output_count, *buffers = mem_calloc((size_t)count + 1, sizeof *buffers);
   bool ok = k->output_count == 1;
   for (int i = 0; i < k->input_count && ok; i++) {
     const KernelBuffer *in = &k->inputs[i];
@@ -217,7 +217,7 @@ static int fused_value_binding(CpuCompile *c, const Instruction *fusion, const I
     kernel_x86_free(ck);
     if (c->st->code == STATUS_OK) cpu_refuse(c, fusion, "a fused product operand the kernel cannot read");
   }
-  free(buffers);
+  mem_free(buffers);
   kernel_free(k);
   return out;
 }
@@ -249,7 +249,7 @@ typedef struct FusedDotRun {
 static void fused_dot_free(void *state) {
   FusedDot *f = state;
   kernel_x86_free(f->epilogue);
-  free(f);
+  mem_free(f);
 }
 
 /* Kernel row r is the dot's (batch, row) b * M + i: the block's rows are
@@ -337,15 +337,15 @@ static void epilogue_fuse_into_product(CpuCompile *c, const Instruction *fusion,
     return;
   }
   if (d->kind != CPU_STEP_DOT || !epilogue_runs_per_block(fusion, product)) return;
-  FusedDot *f = calloc_or_exit(1, sizeof *f);
+  FusedDot *f = mem_calloc(1, sizeof *f);
   f->dot = d->dot;
   f->gemm = p->gemm;
   f->epilogue = k->kernel;
-  int *buffers = calloc_or_exit((size_t)(3 + k->buffer_count) + 1, sizeof *buffers);
+  int *buffers = mem_calloc((size_t)(3 + k->buffer_count) + 1, sizeof *buffers);
   memcpy(buffers, d->buffers, 3 * sizeof *buffers);
   memcpy(buffers + 3, k->buffers, (size_t)k->buffer_count * sizeof *buffers);
-  free(d->buffers);
-  free(k->buffers);
+  mem_free(d->buffers);
+  mem_free(k->buffers);
   d->kind = CPU_STEP_CALL;
   d->call = fused_dot_call;
   d->state = f;
@@ -393,7 +393,7 @@ static int64_t *scale_table_create(const Shape *x, const Shape *scale, const int
   int64_t strides[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0}, count = 1;
   layout_strides(scale, strides);
   for (int i = 0; i < n; i++) count *= x->dims[dims[i]];
-  int64_t *table = calloc_or_exit((size_t)count + 1, sizeof *table);
+  int64_t *table = mem_calloc((size_t)count + 1, sizeof *table);
   for (int64_t at = 0; at < count; at++) {
     for (int i = 0; i < n; i++) {
       int64_t d = dims[i], block = x->dims[d] / scale->dims[d];
@@ -445,7 +445,7 @@ static int list_find(const IntList *list, int64_t v) {
 static int64_t *coordinate_table_create(const Shape *s, const int64_t *dims, int n, int which) {
   int64_t count = 1, index[AXLE_MAX_RANK] = {0};
   for (int i = 0; i < n; i++) count *= s->dims[dims[i]];
-  int64_t *table = calloc_or_exit((size_t)count + 1, sizeof *table);
+  int64_t *table = mem_calloc((size_t)count + 1, sizeof *table);
   for (int64_t at = 0; at < count; at++) {
     table[at] = index[which];
     for (int i = n - 1; i >= 0 && ++index[i] == s->dims[dims[i]]; i--) index[i] = 0;

@@ -80,18 +80,18 @@ static void radix2_forward(const FftPlan *p, Complex *x) {
 }
 
 static FftPlan *fft_plan_create(int64_t n) {
-  FftPlan *p = calloc_or_exit(1, sizeof *p);
+  FftPlan *p = mem_calloc(1, sizeof *p);
   p->n = n;
   p->m = 1;
   while (p->m < (is_power_of_two(n) ? n : 2 * n - 1)) p->m *= 2;
-  p->twiddle = calloc_or_exit((size_t)p->m / 2 + 1, sizeof *p->twiddle);
+  p->twiddle = mem_calloc((size_t)p->m / 2 + 1, sizeof *p->twiddle);
   for (int64_t j = 0; j < p->m / 2; j++) p->twiddle[j] = unit_root(j, p->m, -1.0);
   if (is_power_of_two(n)) return p;
   /* c[k] = e^(-pi i k^2/n) = e^(-2 pi i (k^2 mod 2n) / 2n): the reduced
    * exponent keeps the angle small and exact for large k. */
-  p->chirp = calloc_or_exit((size_t)n, sizeof *p->chirp);
+  p->chirp = mem_calloc((size_t)n, sizeof *p->chirp);
   for (int64_t k = 0; k < n; k++) p->chirp[k] = unit_root((k * k) % (2 * n), 2 * n, -1.0);
-  p->chirp_filter = calloc_or_exit((size_t)p->m, sizeof *p->chirp_filter);
+  p->chirp_filter = mem_calloc((size_t)p->m, sizeof *p->chirp_filter);
   for (int64_t t = 0; t < n; t++) {
     p->chirp_filter[t] = conj(p->chirp[t]);
     if (t > 0) p->chirp_filter[p->m - t] = conj(p->chirp[t]);
@@ -102,10 +102,10 @@ static FftPlan *fft_plan_create(int64_t n) {
 
 static void fft_plan_free(FftPlan *p) {
   if (!p) return;
-  free(p->twiddle);
-  free(p->chirp);
-  free(p->chirp_filter);
-  free(p);
+  mem_free(p->twiddle);
+  mem_free(p->chirp);
+  mem_free(p->chirp_filter);
+  mem_free(p);
 }
 
 /* The forward transform of line[0..n) in place; work holds p->m values. */
@@ -147,7 +147,7 @@ static void fft_state_free(void *state) {
   FftState *s = state;
   if (!s) return;
   for (int d = 0; d < AXLE_MAX_RANK; d++) fft_plan_free(s->plans[d]);
-  free(s);
+  mem_free(s);
 }
 
 /* Lines of about this many elements make one task. */
@@ -166,16 +166,16 @@ static void axis_task_run(void *context, int64_t task) {
   int64_t n = a->plan->n, lines = a->outer * a->inner;
   int64_t first = task * a->lines_per_task;
   int64_t last = first + a->lines_per_task < lines ? first + a->lines_per_task : lines;
-  Complex *line = calloc_or_exit((size_t)a->plan->m, sizeof *line);
-  Complex *work = calloc_or_exit((size_t)a->plan->m, sizeof *work);
+  Complex *line = mem_calloc((size_t)a->plan->m, sizeof *line);
+  Complex *work = mem_calloc((size_t)a->plan->m, sizeof *work);
   for (int64_t l = first; l < last; l++) {
     Complex *base = a->data + (l / a->inner) * n * a->inner + l % a->inner;
     for (int64_t j = 0; j < n; j++) line[j] = base[j * a->inner];
     fft_line(a->plan, line, work, a->inverse);
     for (int64_t j = 0; j < n; j++) base[j * a->inner] = line[j];
   }
-  free(line);
-  free(work);
+  mem_free(line);
+  mem_free(work);
 }
 
 static void transform_axis(Complex *data, const int64_t *dims, int rank, int axis, const FftPlan *plan, bool inverse,
@@ -221,7 +221,7 @@ static int64_t dims_count(const int64_t *dims, int rank) {
 /* IRFFT's last dimension: each line of `half` values becomes n, with
  * X[k] = conj(X[n-k]) above n/2. */
 static Complex *extend_hermitian(const Complex *data, int64_t lines, int64_t half, int64_t n) {
-  Complex *full = calloc_or_exit((size_t)(lines * n), sizeof *full);
+  Complex *full = mem_calloc((size_t)(lines * n), sizeof *full);
   for (int64_t l = 0; l < lines; l++)
     for (int64_t k = 0; k < n; k++) full[l * n + k] = k < half ? data[l * half + k] : conj(data[l * half + n - k]);
   return full;
@@ -234,7 +234,7 @@ static bool fft_call(const CpuStep *step, void *const *buffers, ThreadPool *pool
   int64_t dims[AXLE_MAX_RANK];
   memcpy(dims, s->in_dims, sizeof dims);
   int64_t count = dims_count(dims, rank);
-  Complex *data = calloc_or_exit((size_t)count, sizeof *data);
+  Complex *data = mem_calloc((size_t)count, sizeof *data);
   for (int64_t i = 0; i < count; i++) data[i] = load_element(s->in_type, buffers[0], i);
   bool inverse = s->type == FFT_TYPE_IFFT || s->type == FFT_TYPE_IRFFT;
   int last = s->type == FFT_TYPE_IRFFT ? rank - 1 : rank;  /* IRFFT does its last dim after extending it */
@@ -243,7 +243,7 @@ static bool fft_call(const CpuStep *step, void *const *buffers, ThreadPool *pool
   if (s->type == FFT_TYPE_IRFFT) {
     int64_t n = s->out_dims[rank - 1];
     Complex *full = extend_hermitian(data, count / dims[rank - 1], dims[rank - 1], n);
-    free(data);
+    mem_free(data);
     data = full;
     dims[rank - 1] = n;
     transform_axis(data, dims, rank, rank - 1, s->plans[rank - 1], true, pool);
@@ -253,7 +253,7 @@ static bool fft_call(const CpuStep *step, void *const *buffers, ThreadPool *pool
   int64_t out_count = dims_count(s->out_dims, rank);
   for (int64_t o = 0; o < out_count; o++)
     store_element(s->out_type, buffers[1], o, data[(o / out_last) * work_last + o % out_last]);
-  free(data);
+  mem_free(data);
   return true;
 }
 
@@ -288,7 +288,7 @@ bool cpu_compile_fft(CpuCompile *c, const Instruction *inst) {
     int64_t full = f->type == FFT_TYPE_IRFFT && d == rank - 1 ? out->dims[d] : x->dims[d];
     if (f->length.values[i] != full) return cpu_refuse(c, inst, "an fft_length that differs from the operand's dims");
   }
-  FftState *s = calloc_or_exit(1, sizeof *s);
+  FftState *s = mem_calloc(1, sizeof *s);
   *s = (FftState){.type = f->type, .in_type = x->type, .out_type = out->type, .rank = rank, .first = first};
   memcpy(s->in_dims, x->dims, sizeof(int64_t) * (size_t)rank);
   memcpy(s->out_dims, out->dims, sizeof(int64_t) * (size_t)rank);

@@ -75,26 +75,26 @@ static void cholesky_task_run(void *context, int64_t b) {
   const LinalgState *s = run->state;
   int64_t n = s->n, base = b * n * n;
   if (type_is_complex(s->type)) {
-    Complex *a = calloc_or_exit((size_t)(n * n), sizeof *a), *l = calloc_or_exit((size_t)(n * n), sizeof *l);
+    Complex *a = mem_calloc((size_t)(n * n), sizeof *a), *l = mem_calloc((size_t)(n * n), sizeof *l);
     for (int64_t i = 0; i < n * n; i++) a[i] = load_complex(s->type, run->buffers[0], base + i);
     bool ok = linalg_cholesky_factor_complex(a, n, s->lower, l);
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++)
         store_complex(s->type, run->buffers[1], base + i * n + j,
                       ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : CMPLX(NAN, NAN));
-    free(a);
-    free(l);
+    mem_free(a);
+    mem_free(l);
     return;
   }
-  double *a = calloc_or_exit((size_t)(n * n), sizeof *a), *l = calloc_or_exit((size_t)(n * n), sizeof *l);
+  double *a = mem_calloc((size_t)(n * n), sizeof *a), *l = mem_calloc((size_t)(n * n), sizeof *l);
   for (int64_t i = 0; i < n * n; i++) a[i] = load_real(s->type, run->buffers[0], base + i);
   bool ok = linalg_cholesky_factor(a, n, s->lower, l);
   /* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++)
       store_real(s->type, run->buffers[1], base + i * n + j, ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : NAN);
-  free(a);
-  free(l);
+  mem_free(a);
+  mem_free(l);
 }
 
 static bool type_is_linalg_float(ElementType t) { return t == TYPE_F32 || t == TYPE_F64; }
@@ -148,7 +148,7 @@ static void triangular_solve_task_run(void *context, int64_t b) {
   const LinalgRun *run = context;
   const LinalgState *s = run->state;
   int64_t m = s->m, rows = s->rows, cols = s->cols, base = b * rows * cols;
-  double *t = calloc_or_exit((size_t)(m * m) + 1, sizeof *t), *x = calloc_or_exit((size_t)(rows * cols) + 1, sizeof *x);
+  double *t = mem_calloc((size_t)(m * m) + 1, sizeof *t), *x = mem_calloc((size_t)(rows * cols) + 1, sizeof *x);
   bool t_lower = triangular_matrix(s, run->buffers[0], b * m * m, t);
   for (int64_t i = 0; i < rows * cols; i++) x[i] = load_real(s->type, run->buffers[1], base + i);
   if (s->left_side)
@@ -156,8 +156,8 @@ static void triangular_solve_task_run(void *context, int64_t b) {
   else
     for (int64_t r = 0; r < rows; r++) triangular_substitute(t, m, t_lower, x + r * cols, 1);
   for (int64_t i = 0; i < rows * cols; i++) store_real(s->type, run->buffers[2], base + i, x[i]);
-  free(t);
-  free(x);
+  mem_free(t);
+  mem_free(x);
 }
 
 /* triangular-solve(a, b): x with op(a) x = b (left_side) or x op(a) = b;
@@ -185,12 +185,12 @@ static void getrf_task_run(void *context, int64_t b) {
   const LinalgRun *run = context;
   const LinalgState *s = run->state;
   int64_t m = s->m, n = s->n, steps = m < n ? m : n, base = b * m * n;
-  double *work = calloc_or_exit((size_t)(m * n) + 1, sizeof *work);
+  double *work = mem_calloc((size_t)(m * n) + 1, sizeof *work);
   int32_t *ipiv = (int32_t *)run->buffers[2] + b * steps, *info = (int32_t *)run->buffers[3] + b;
   for (int64_t i = 0; i < m * n; i++) work[i] = load_real(s->type, run->buffers[0], base + i);
   *info = (int32_t)linalg_lu_factor(work, m, n, ipiv);
   for (int64_t i = 0; i < m * n; i++) store_real(s->type, run->buffers[1], base + i, work[i]);
-  free(work);
+  mem_free(work);
 }
 
 /* The declared result must be (a's shape, s32[batch..., min(m,n)],
@@ -233,10 +233,10 @@ static void lapack_task_run(void *context, int64_t b) {
   LapackValue *in[LAPACK_MAX_OPERANDS] = {0}, *out[LAPACK_MAX_RESULTS] = {0};
   for (int i = 0; i < call->operand_count; i++) {
     int64_t count = call->operand_values[i], base = call->operand_batched[i] ? b * count : 0;
-    in[i] = calloc_or_exit((size_t)count + 1, sizeof(LapackValue));
+    in[i] = mem_calloc((size_t)count + 1, sizeof(LapackValue));
     for (int64_t e = 0; e < count; e++) in[i][e] = load_value(call->type, run->buffers[i], base + e);
   }
-  for (int j = 0; j < call->result_count; j++) out[j] = calloc_or_exit((size_t)call->result_values[j] + 1, sizeof(LapackValue));
+  for (int j = 0; j < call->result_count; j++) out[j] = mem_calloc((size_t)call->result_values[j] + 1, sizeof(LapackValue));
   int32_t info = lapack_call_run(call, (const LapackValue *const *)in, out);
   for (int j = 0; j < call->result_count; j++) {
     void *leaf = run->buffers[call->operand_count + j];
@@ -252,8 +252,8 @@ static void lapack_task_run(void *context, int64_t b) {
         else store_real(t, leaf, b * count + e, creal(out[j][e]));
     }
   }
-  for (int i = 0; i < call->operand_count; i++) free(in[i]);
-  for (int j = 0; j < call->result_count; j++) free(out[j]);
+  for (int i = 0; i < call->operand_count; i++) mem_free(in[i]);
+  for (int j = 0; j < call->result_count; j++) mem_free(out[j]);
 }
 
 static bool lapack_call(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
@@ -271,9 +271,9 @@ bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
   if (call.routine != LAPACK_GETRF) {
     /* An empty matrix reads nothing and writes only info (0). */
     if (call.batches == 0) return true; /* nothing to write */
-    LapackStep *ls = calloc_or_exit(1, sizeof *ls);
+    LapackStep *ls = mem_calloc(1, sizeof *ls);
     ls->call = call;
-    return cpu_add_call_step(c, inst, inst->shape.type == TYPE_TUPLE ? call.result_count : 1, lapack_call, ls, free) != NULL;
+    return cpu_add_call_step(c, inst, inst->shape.type == TYPE_TUPLE ? call.result_count : 1, lapack_call, ls, mem_free) != NULL;
   }
   if (inst->operand_count != 1 || !getrf_shapes_fit(inst, &inst->operands[0]->shape))
     return cpu_refuse(c, inst, "a getrf whose result is not (a's shape, s32[batch..., min(m,n)], s32[batch...])");
@@ -302,8 +302,8 @@ static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, 
   for (int i = 0; i < inst->operand_count; i++) empty |= shape_element_count(&inst->operands[i]->shape) == 0;
   if (empty && leaves > 1) return cpu_refuse(c, inst, "a getrf of an empty matrix");
   if (empty || s->batches == 0) return true;  /* nothing to write */
-  LinalgStep *ls = calloc_or_exit(1, sizeof *ls);
+  LinalgStep *ls = mem_calloc(1, sizeof *ls);
   ls->state = *s;
   ls->task = task;
-  return cpu_add_call_step(c, inst, leaves, linalg_call, ls, free) != NULL;
+  return cpu_add_call_step(c, inst, leaves, linalg_call, ls, mem_free) != NULL;
 }

@@ -137,7 +137,7 @@ int64_t *product_offset_table_create(const Shape *s, const int64_t *dims, int n,
   layout_strides(s, strides);
   *count = 1;
   for (int i = 0; i < n; i++) *count *= (extents[i] = s->dims[dims[i]]);
-  int64_t *table = calloc_or_exit((size_t)*count + 1, sizeof *table);
+  int64_t *table = mem_calloc((size_t)*count + 1, sizeof *table);
   for (int64_t at = 0; at < *count; at++) {
     for (int i = 0; i < n; i++) table[at] += index[i] * strides[dims[i]];
     for (int i = n - 1; i >= 0 && ++index[i] == extents[i]; i--) index[i] = 0;
@@ -149,16 +149,16 @@ void product_plan_free(void *state) {
   ProductPlan *p = state;
   if (!p) return;
   for (int i = 0; i < 3; i++) {
-    free(p->a[i]);
-    free(p->b[i]);
-    free(p->c[i]);
-    free(p->a_scale[i]);
-    free(p->b_scale[i]);
+    mem_free(p->a[i]);
+    mem_free(p->b[i]);
+    mem_free(p->c[i]);
+    mem_free(p->a_scale[i]);
+    mem_free(p->b_scale[i]);
   }
-  free(p->ragged.coord);
+  mem_free(p->ragged.coord);
   kernel_x86_free(p->epilogue);
   if (p->gather_free) p->gather_free(p->gather_context);
-  free(p);
+  mem_free(p);
 }
 
 /* ---- running ---- */
@@ -384,7 +384,7 @@ static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun 
 static char *batch_allocate(const ProductPlan *p, int64_t count) {
   double bytes = (double)count * arithmetic_bytes(p->arithmetic);
   if (bytes > (double)(INT64_MAX / 2)) return NULL;
-  return malloc((size_t)bytes + 64);
+  return mem_malloc((size_t)bytes + 64);
 }
 
 /* The group of every ragged coordinate, for every row of group_sizes:
@@ -392,7 +392,7 @@ static char *batch_allocate(const ProductPlan *p, int64_t count) {
 static int64_t *group_table_create(const ProductPlan *p, const void *sizes) {
   const RaggedPlan *rp = &p->ragged;
   Literal view = buffer_view(rp->sizes_type, sizes);
-  int64_t *table = malloc((size_t)(rp->rows * rp->extent + 1) * sizeof *table);
+  int64_t *table = mem_malloc((size_t)(rp->rows * rp->extent + 1) * sizeof *table);
   for (int64_t row = 0; table && row < rp->rows; row++) {
     int64_t g = 0, end = rp->groups > 0 ? literal_get_s64(&view, row * rp->groups) : 0;
     for (int64_t at = 0; at < rp->extent; at++) {
@@ -441,10 +441,10 @@ static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *poo
   bool ok = r.a && r.b && r.c && (p->ragged.mode == RAGGED_NONE || r.group);
   if (ok) product_passes(p, pool, &r);
   else status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: the operands of %s gathered for its product", s->inst->name);
-  free(r.a);
-  free(r.b);
-  free(r.c);
-  free(r.group);
+  mem_free(r.a);
+  mem_free(r.b);
+  mem_free(r.c);
+  mem_free(r.group);
   return ok;
 }
 
@@ -510,11 +510,11 @@ bool product_step_take_epilogue(CpuStep *product_step, CpuStep *kernel_step) {
   if (product_step->call != product_call || p->epilogue || p->batch != 1 || p->arithmetic != PRODUCT_F32 ||
       p->ragged.mode != RAGGED_NONE || !p->in_place[2] || product_step->buffer_count != 3)
     return false;
-  int *buffers = calloc_or_exit((size_t)(3 + kernel_step->buffer_count) + 1, sizeof *buffers);
+  int *buffers = mem_calloc((size_t)(3 + kernel_step->buffer_count) + 1, sizeof *buffers);
   memcpy(buffers, product_step->buffers, 3 * sizeof *buffers);
   memcpy(buffers + 3, kernel_step->buffers, (size_t)kernel_step->buffer_count * sizeof *buffers);
-  free(product_step->buffers);
-  free(kernel_step->buffers);
+  mem_free(product_step->buffers);
+  mem_free(kernel_step->buffers);
   product_step->buffers = buffers;
   product_step->buffer_count += kernel_step->buffer_count;
   p->epilogue = kernel_step->kernel;

@@ -7,7 +7,7 @@
 #include "emit_x86/cpu_program.h"
 
 CpuProgram *cpu_program_create(const BufferPlan *plan, const Shape *result_shape, int threads) {
-  CpuProgram *p = calloc_or_exit(1, sizeof *p);
+  CpuProgram *p = mem_calloc(1, sizeof *p);
   p->plan = plan;
   p->result_shape = result_shape;
   p->temp_bytes = plan ? plan->temp_bytes : 0;
@@ -22,23 +22,23 @@ void cpu_program_free(CpuProgram *p) {
   for (int i = 0; i < p->step_count; i++) {
     kernel_x86_free(p->steps[i].kernel);
     if (p->steps[i].free_state) p->steps[i].free_state(p->steps[i].state);
-    free(p->steps[i].buffers);
+    mem_free(p->steps[i].buffers);
   }
-  for (int i = 0; i < p->binding_count; i++) free(p->bindings[i].data);
-  free(p->steps);
-  free(p->bindings);
-  free(p->copies);
+  for (int i = 0; i < p->binding_count; i++) mem_free(p->bindings[i].data);
+  mem_free(p->steps);
+  mem_free(p->bindings);
+  mem_free(p->copies);
   gemm_plan_free(p->gemm);
   buffer_plan_free(p->owned_plan);
   thread_pool_free(p->pool);
   pthread_mutex_destroy(&p->lock);
-  free(p);
+  mem_free(p);
 }
 
 int cpu_program_add_binding(CpuProgram *p, const CpuBinding *b) {
   if (p->binding_count == p->binding_capacity) {
     p->binding_capacity = p->binding_capacity ? 2 * p->binding_capacity : 16;
-    p->bindings = realloc_or_exit(p->bindings, (size_t)p->binding_capacity * sizeof *p->bindings);
+    p->bindings = mem_realloc(p->bindings, (size_t)p->binding_capacity * sizeof *p->bindings);
   }
   p->bindings[p->binding_count] = *b;
   return p->binding_count++;
@@ -47,14 +47,14 @@ int cpu_program_add_binding(CpuProgram *p, const CpuBinding *b) {
 CpuStep *cpu_program_add_step(CpuProgram *p, CpuStepKind kind, const Instruction *inst, int buffer_count) {
   if (p->step_count == p->step_capacity) {
     p->step_capacity = p->step_capacity ? 2 * p->step_capacity : 16;
-    p->steps = realloc_or_exit(p->steps, (size_t)p->step_capacity * sizeof *p->steps);
+    p->steps = mem_realloc(p->steps, (size_t)p->step_capacity * sizeof *p->steps);
   }
   CpuStep *s = &p->steps[p->step_count++];
   memset(s, 0, sizeof *s);
   s->kind = kind;
   s->inst = inst;
   s->buffer_count = buffer_count;
-  s->buffers = calloc_or_exit((size_t)buffer_count + 1, sizeof *s->buffers);
+  s->buffers = mem_calloc((size_t)buffer_count + 1, sizeof *s->buffers);
   return s;
 }
 
@@ -165,22 +165,22 @@ bool cpu_frame_create(CpuFrame *f, const CpuProgram *p, Status *st) {
   memset(f, 0, sizeof *f);
   f->p = p;
   size_t rounded = (size_t)(p->temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
-  f->temp = rounded ? aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
+  f->temp = rounded ? mem_aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
   if (rounded && !f->temp)
     return status_error(st, STATUS_OUT_OF_MEMORY,
                         "out of memory: the temporary block needs %lld bytes", (long long)p->temp_bytes);
-  f->address = calloc_or_exit((size_t)p->binding_count + 1, sizeof *f->address);
+  f->address = mem_calloc((size_t)p->binding_count + 1, sizeof *f->address);
   int most = 1;
   for (int i = 0; i < p->step_count; i++)
     if (p->steps[i].buffer_count > most) most = p->steps[i].buffer_count;
-  f->buffers = calloc_or_exit((size_t)most, sizeof *f->buffers);
+  f->buffers = mem_calloc((size_t)most, sizeof *f->buffers);
   return true;
 }
 
 void cpu_frame_free(CpuFrame *f) {
-  free(f->buffers);
-  free(f->address);
-  free(f->temp);
+  mem_free(f->buffers);
+  mem_free(f->address);
+  mem_free(f->temp);
   memset(f, 0, sizeof *f);
 }
 
@@ -206,36 +206,51 @@ HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_coun
   return cpu_program_run_observed(p, args, arg_count, NULL, NULL, st);
 }
 
+/* Runs the frame under the program's lock. Out of memory while running
+ * unwinds through here, so the lock is released before the unwind goes on. */
+static bool cpu_frame_run_locked(CpuProgram *p, CpuFrame *f, void **parameters, void *const *result_leaves,
+                                 Status *st) {
+  pthread_mutex_lock(&p->lock);
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) {
+    pthread_mutex_unlock(&p->lock);
+    mem_scope_rethrow(&scope);
+  }
+  bool ok = cpu_frame_run(f, parameters, result_leaves, p->pool, st);
+  mem_scope_end(&scope);
+  pthread_mutex_unlock(&p->lock);
+  return ok;
+}
+
 bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                           StepObserver *observe, void *context, Status *st) {
   CpuWatch watch = {observe, context};
   int argument_leaf_count = 0;
   for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
-  void **parameters = calloc_or_exit((size_t)argument_leaf_count + 1, sizeof *parameters);
+  void **parameters = mem_calloc((size_t)argument_leaf_count + 1, sizeof *parameters);
   int at = 0;
   for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], parameters, &at);
   CpuFrame frame;
   bool ok = cpu_frame_create(&frame, p, st);
   if (ok) {
     frame.watch = observe ? &watch : NULL;
-    pthread_mutex_lock(&p->lock);
-    ok = cpu_frame_run(&frame, parameters, result_leaves, p->pool, st);
-    pthread_mutex_unlock(&p->lock);
+    ok = cpu_frame_run_locked(p, &frame, parameters, result_leaves, st);
     cpu_frame_free(&frame);
   }
-  free(parameters);
+  mem_free(parameters);
   return ok;
 }
 
 HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
                                      void *context, Status *st) {
   int leaf_count = shape_leaf_count(p->result_shape), n = 0;
-  void **result_leaves = calloc_or_exit((size_t)leaf_count + 1, sizeof *result_leaves);
+  void **result_leaves = mem_calloc((size_t)leaf_count + 1, sizeof *result_leaves);
   HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
   if (result && !cpu_program_run_into(p, args, arg_count, result_leaves, observe, context, st)) {
     host_buffer_free(result);
     result = NULL;
   }
-  free(result_leaves);
+  mem_free(result_leaves);
   return result;
 }

@@ -37,7 +37,7 @@ typedef struct ScatterRoutine {
 static void scatter_routine_free(void *state) {
   ScatterRoutine *r = state;
   if (r) kernel_x86_free(r->combiner);
-  free(r);
+  mem_free(r);
 }
 
 /* The element offset of a logical index in a dense array of layout s. */
@@ -208,7 +208,7 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
   CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
   kernel_free(k);
   if (!ck) return cpu_refuse(c, inst, why.message);
-  ScatterRoutine *r = calloc_or_exit(1, sizeof *r);
+  ScatterRoutine *r = mem_calloc(1, sizeof *r);
   *r = (ScatterRoutine){.n = n, .combiner = ck, .operand = &inst->operands[0]->shape, .indices = indices,
                         .updates = &inst->operands[n + 1]->shape, .dims = attrs_scatter(&inst->attrs)};
   for (int i = 0; i < n; i++) r->element_bytes[i] = type_byte_size(inst->operands[i]->shape.type);

@@ -99,9 +99,9 @@ static void sort_state_free(void *state) {
   SortState *s = state;
   if (!s) return;
   kernel_x86_free(s->compare);
-  for (int i = 0; i < s->constant_count; i++) free(s->constants[i]);
-  free(s->constants);
-  free(s);
+  for (int i = 0; i < s->constant_count; i++) mem_free(s->constants[i]);
+  mem_free(s->constants);
+  mem_free(s);
 }
 
 /* One slice being sorted: the comparator's buffer table is aimed at the
@@ -138,8 +138,8 @@ static void sort_task_run(void *context, int64_t task) {
   const SliceSpace *sp = &st->space;
   int n = st->operand_count;
   int64_t per = slices_per_task(sp), first = task * per, last = first + per < sp->slices ? first + per : sp->slices;
-  int64_t *a = calloc_or_exit((size_t)sp->length, sizeof *a), *b = calloc_or_exit((size_t)sp->length, sizeof *b);
-  void **table = calloc_or_exit((size_t)(2 * n + st->constant_count + 1), sizeof *table);
+  int64_t *a = mem_calloc((size_t)sp->length, sizeof *a), *b = mem_calloc((size_t)sp->length, sizeof *b);
+  void **table = mem_calloc((size_t)(2 * n + st->constant_count + 1), sizeof *table);
   uint8_t pred = 0;
   for (int c = 0; c < st->constant_count; c++) table[2 * n + c] = st->constants[c];
   table[2 * n + st->constant_count] = &pred;
@@ -154,9 +154,9 @@ static void sort_task_run(void *context, int64_t task) {
         memcpy(to + (s.base + j * s.stride) * size, from + (s.base + order[j] * s.stride) * size, (size_t)size);
     }
   }
-  free(a);
-  free(b);
-  free(table);
+  mem_free(a);
+  mem_free(b);
+  mem_free(table);
 }
 
 static bool sort_call(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
@@ -185,11 +185,11 @@ static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, Sort
   }
   state->compare = ck;
   state->constant_count = k->input_count - 2 * inst->operand_count;
-  state->constants = calloc_or_exit((size_t)state->constant_count + 1, sizeof *state->constants);
+  state->constants = mem_calloc((size_t)state->constant_count + 1, sizeof *state->constants);
   for (int i = 0; i < state->constant_count; i++) {
     const Literal *lit = k->inputs[2 * inst->operand_count + i].constant;
     size_t bytes = lit ? (size_t)shape_byte_size(&lit->shape) : 0;
-    state->constants[i] = calloc_or_exit(bytes ? bytes : 1, 1);
+    state->constants[i] = mem_calloc(bytes ? bytes : 1, 1);
     if (bytes) memcpy(state->constants[i], lit->data, bytes);
   }
   kernel_free(k);
@@ -208,7 +208,7 @@ bool cpu_compile_sort(CpuCompile *c, const Instruction *inst) {
         type_byte_size(inst->operands[i]->shape.type) <= 0)
       return cpu_refuse(c, inst, "a sort operand that is not an array of operand 0's dims, of whole-byte elements");
   if (shape_element_count(shape) == 0) return true;  /* nothing to sort */
-  SortState *state = calloc_or_exit(1, sizeof *state);
+  SortState *state = mem_calloc(1, sizeof *state);
   state->operand_count = n;
   state->space = slice_space(shape, dim);
   for (int i = 0; i < n; i++) state->element_bytes[i] = type_byte_size(inst->operands[i]->shape.type);
@@ -284,8 +284,8 @@ static void topk_task_run(void *context, int64_t task) {
   const TopkState *st = run->state;
   SliceSpace sp = {.slices = st->rows, .length = st->n, .inner = 1};
   int64_t per = slices_per_task(&sp), first = task * per, last = first + per < st->rows ? first + per : st->rows;
-  int64_t *keys = calloc_or_exit((size_t)st->n, sizeof *keys);
-  int64_t *a = calloc_or_exit((size_t)st->n, sizeof *a), *b = calloc_or_exit((size_t)st->n, sizeof *b);
+  int64_t *keys = mem_calloc((size_t)st->n, sizeof *keys);
+  int64_t *a = mem_calloc((size_t)st->n, sizeof *a), *b = mem_calloc((size_t)st->n, sizeof *b);
   const char *x = run->buffers[0];
   char *values = run->buffers[1];
   int32_t *indices = run->buffers[2];
@@ -300,9 +300,9 @@ static void topk_task_run(void *context, int64_t task) {
       indices[r * st->k + j] = (int32_t)order[j];
     }
   }
-  free(keys);
-  free(a);
-  free(b);
+  mem_free(keys);
+  mem_free(a);
+  mem_free(b);
 }
 
 static bool topk_call(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
@@ -327,7 +327,7 @@ bool cpu_compile_topk(CpuCompile *c, const Instruction *inst) {
                   .largest = sa->largest};
   st.rows = st.n ? shape_element_count(x) / st.n : 0;
   if (st.rows == 0 || st.k == 0) return true;  /* nothing to write */
-  TopkState *state = calloc_or_exit(1, sizeof *state);
+  TopkState *state = mem_calloc(1, sizeof *state);
   *state = st;
-  return cpu_add_call_step(c, inst, 2, topk_call, state, free) != NULL;
+  return cpu_add_call_step(c, inst, 2, topk_call, state, mem_free) != NULL;
 }

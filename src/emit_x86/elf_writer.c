@@ -32,7 +32,7 @@ static void bytes_reserve(Bytes *b, size_t extra) {
   if (b->len + extra <= b->cap) return;
   size_t cap = b->cap ? b->cap : 256;
   while (cap < b->len + extra) cap *= 2;
-  b->data = realloc_or_exit(b->data, cap);
+  b->data = mem_realloc(b->data, cap);
   b->cap = cap;
 }
 
@@ -104,7 +104,7 @@ struct ElfWriter {
 static void *grow(void *array, int *cap, int needed, size_t item_size) {
   if (needed <= *cap) return array;
   int cap2 = *cap ? *cap * 2 : 16;
-  void *p = realloc_or_exit(array, (size_t)cap2 * item_size);
+  void *p = mem_realloc(array, (size_t)cap2 * item_size);
   *cap = cap2;
   return p;
 }
@@ -116,7 +116,7 @@ static char *copy_string(const char *s) {
 }
 
 ElfWriter *elf_writer_new(const char *source_name) {
-  ElfWriter *w = calloc_or_exit(1, sizeof *w);
+  ElfWriter *w = mem_calloc(1, sizeof *w);
   w->source_name = source_name ? copy_string(source_name) : NULL;
   for (int s = 0; s < ELF_SECTION_COUNT; s++) w->align[s] = 1;
   return w;
@@ -124,12 +124,12 @@ ElfWriter *elf_writer_new(const char *source_name) {
 
 void elf_writer_free(ElfWriter *w) {
   if (!w) return;
-  for (int s = 0; s < ELF_SECTION_COUNT; s++) free(w->contents[s].data);
-  for (int i = 0; i < w->symbol_count; i++) free(w->symbols[i].name);
-  free(w->symbols);
-  free(w->relocations);
-  free(w->source_name);
-  free(w);
+  for (int s = 0; s < ELF_SECTION_COUNT; s++) mem_free(w->contents[s].data);
+  for (int i = 0; i < w->symbol_count; i++) mem_free(w->symbols[i].name);
+  mem_free(w->symbols);
+  mem_free(w->relocations);
+  mem_free(w->source_name);
+  mem_free(w);
 }
 
 uint64_t elf_section_size(const ElfWriter *w, ElfSectionId section) {
@@ -448,11 +448,11 @@ static void put_section_header(Bytes *out, const OutSection *s) {
 }
 
 static void layout_free(Layout *l) {
-  free(l->symtab.data);
-  free(l->strtab.data);
-  free(l->shstrtab.data);
-  for (int id = 0; id < ELF_SECTION_COUNT; id++) free(l->rela[id].data);
-  free(l->final_index);
+  mem_free(l->symtab.data);
+  mem_free(l->strtab.data);
+  mem_free(l->shstrtab.data);
+  for (int id = 0; id < ELF_SECTION_COUNT; id++) mem_free(l->rela[id].data);
+  mem_free(l->final_index);
 }
 
 bool elf_write_bytes(const ElfWriter *w, uint8_t **bytes, size_t *size, Status *st) {
@@ -460,7 +460,7 @@ bool elf_write_bytes(const ElfWriter *w, uint8_t **bytes, size_t *size, Status *
   *size = 0;
   if (!check_bounds(w, st)) return false;
   Layout l = {0};
-  l.final_index = calloc((size_t)w->symbol_count + 1, sizeof(int));
+  l.final_index = mem_calloc((size_t)w->symbol_count + 1, sizeof(int));
   if (!l.final_index) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
   layout_sections(w, &l);
   write_symbols(w, &l);
@@ -485,7 +485,7 @@ bool elf_write_bytes(const ElfWriter *w, uint8_t **bytes, size_t *size, Status *
   Bytes header = {0};
   put_elf_header(&header, headers_offset, l.count + 1, l.count);
   memcpy(out.data, header.data, ELF_HEADER_SIZE);
-  free(header.data);
+  mem_free(header.data);
   layout_free(&l);
   *bytes = out.data;
   *size = out.len;
@@ -498,12 +498,12 @@ bool elf_write_file(const ElfWriter *w, const char *path, Status *st) {
   if (!elf_write_bytes(w, &bytes, &size, st)) return false;
   FILE *f = fopen(path, "wb");
   if (!f) {
-    free(bytes);
+    mem_free(bytes);
     return status_error(st, STATUS_RUNTIME_ERROR, "cannot create %s: %s", path, strerror(errno));
   }
   bool ok = fwrite(bytes, 1, size, f) == size;
   ok = (fclose(f) == 0) && ok;
-  free(bytes);
+  mem_free(bytes);
   if (!ok) return status_error(st, STATUS_RUNTIME_ERROR, "cannot write %s: %s", path, strerror(errno));
   return true;
 }

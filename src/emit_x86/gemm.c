@@ -84,11 +84,11 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
     offsets[rows] = cb.size;
     gemm_kernel_emit(&cb, shape, rows);
   }
-  GemmPlan *plan = calloc_or_exit(1, sizeof *plan);
+  GemmPlan *plan = mem_calloc(1, sizeof *plan);
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
   x86_buffer_free(&cb);
   if (!ok) {
-    free(plan);
+    mem_free(plan);
     return NULL;
   }
   plan->shape = shape;
@@ -100,7 +100,7 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
 void gemm_plan_free(GemmPlan *plan) {
   if (!plan) return;
   jit_code_free(&plan->code);
-  free(plan);
+  mem_free(plan);
 }
 
 const GemmKernelShape *gemm_plan_kernel_shape(const GemmPlan *plan) { return plan->shape; }
@@ -223,7 +223,7 @@ static GemmScratch *scratch_acquire(GemmCall *call) {
       if (atomic_exchange(&s->busy, true)) continue;
       if (!s->memory) {
         size_t floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
-        s->memory = realloc_or_exit(NULL, (floats + 16) * sizeof(float));
+        s->memory = mem_realloc(NULL, (floats + 16) * sizeof(float));
         s->a_pack = align64(s->memory);
       }
       return s;
@@ -392,21 +392,21 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   int64_t b_floats = p->k * call.n_padded;
   call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
   /* Not zeroed: packing writes every float, the padding included. */
-  call.b_packed = realloc_or_exit(NULL, ((size_t)(call.group * b_floats) + 16) * sizeof(float));
+  call.b_packed = mem_realloc(NULL, ((size_t)(call.group * b_floats) + 16) * sizeof(float));
   float *b_memory = call.b_packed;
   call.b_packed = align64(b_memory);
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
   call.scratch_count = (int)min64(threads, call.group * b->m_count * b->n_count);
-  call.scratch = calloc_or_exit((size_t)call.scratch_count, sizeof *call.scratch);
+  call.scratch = mem_calloc((size_t)call.scratch_count, sizeof *call.scratch);
   for (int i = 0; i < call.scratch_count; i++) atomic_init(&call.scratch[i].busy, false);
   for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {
     int64_t group = min64(call.group, p->batch - call.batch0);
     thread_pool_run(pool, group * b->k_count * b->n_count, b_pack_task_run, &call);
     thread_pool_run(pool, group * b->m_count * b->n_count, gemm_task_run, &call);
   }
-  for (int i = 0; i < call.scratch_count; i++) free(call.scratch[i].memory);
-  free(call.scratch);
-  free(b_memory);
+  for (int i = 0; i < call.scratch_count; i++) mem_free(call.scratch[i].memory);
+  mem_free(call.scratch);
+  mem_free(b_memory);
 }
 
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,

@@ -260,7 +260,7 @@ double gemm_peak_gflops_measure(CpuLevel level, double seconds, int repeats, Sta
     iterations *= 4;
   }
   if (repeats < 1) repeats = 1;
-  double *rates = calloc_or_exit((size_t)repeats, sizeof *rates);
+  double *rates = mem_calloc((size_t)repeats, sizeof *rates);
   for (int r = 0; r < repeats; r++) {
     double t0 = seconds_now();
     peak(iterations);
@@ -269,7 +269,7 @@ double gemm_peak_gflops_measure(CpuLevel level, double seconds, int repeats, Sta
   }
   qsort(rates, (size_t)repeats, sizeof *rates, compare_doubles);
   double median = rates[repeats / 2];
-  free(rates);
+  mem_free(rates);
   jit_code_free(&jc);
   return median;
 }

@@ -38,6 +38,7 @@ bool jit_code_create(JitCode *out, const void *code, size_t size, Status *st) {
     return status_error(st, STATUS_RUNTIME_ERROR, "mprotect(read+execute) of code failed: %s",
                         strerror(err));
   }
+  mem_track_mapping(base, mapped);  /* unmapped if the compile unwinds */
   out->base = base;
   out->mapped_size = mapped;
   out->code_size = size;
@@ -52,6 +53,9 @@ JitFunction jit_code_function(const JitCode *jc, size_t offset) {
 }
 
 void jit_code_free(JitCode *jc) {
-  if (jc->base) munmap(jc->base, jc->mapped_size);
+  if (jc->base) {
+    mem_untrack(jc->base);
+    munmap(jc->base, jc->mapped_size);
+  }
   memset(jc, 0, sizeof *jc);
 }

@@ -404,14 +404,14 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     return NULL;
   }
   if (!check_buffers(k, st)) return NULL;
-  CompiledKernel *ck = calloc_or_exit(1, sizeof *ck);
+  CompiledKernel *ck = mem_calloc(1, sizeof *ck);
   x86_buffer_init(&ck->listing);
   x86_buffer_enable_listing(&ck->listing);
   KernelX86 x = {.k = k, .cpu = cpu, .cb = &ck->listing, .st = st};
-  x.scalar_homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
-  x.vector_homes = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.homes);
+  x.scalar_homes = mem_calloc((size_t)k->op_count + 1, sizeof *x.homes);
+  x.vector_homes = mem_calloc((size_t)k->op_count + 1, sizeof *x.homes);
   x.homes = x.scalar_homes;
-  x.last_use = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.last_use);
+  x.last_use = mem_calloc((size_t)k->op_count + 1, sizeof *x.last_use);
   x.index_slot = 0;
   x.rindex_slot = x.index_slot + AXLE_MAX_RANK;
   x.acc_slot = x.rindex_slot + AXLE_MAX_RANK;
@@ -420,7 +420,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   x.chunk_slot = x.partial_slot + REDUCE_PARTIALS / 2;
   x.scratch_slot = x.chunk_slot + 2;
   x.value_slot = x.scratch_slot + 1;
-  x.forms = calloc_or_exit((size_t)k->op_count + 1, sizeof *x.forms);
+  x.forms = mem_calloc((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   /* Vector forms first: a gather stretches the lives of its index values. */
   if (k->kind == KERNEL_LOOP) x.vectorized_lanes = kernel_x86_vector_lanes(&x);
@@ -456,10 +456,10 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   }
   ok = ok && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
        jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
-  free(x.scalar_homes);
-  free(x.vector_homes);
-  free(x.last_use);
-  free(x.forms);
+  mem_free(x.scalar_homes);
+  mem_free(x.vector_homes);
+  mem_free(x.last_use);
+  mem_free(x.forms);
   if (!ok) {
     kernel_x86_free(ck);
     return NULL;
@@ -489,7 +489,7 @@ void kernel_x86_free(CompiledKernel *ck) {
   if (!ck) return;
   jit_code_free(&ck->code);
   x86_buffer_free(&ck->listing);
-  free(ck);
+  mem_free(ck);
 }
 
 int64_t kernel_x86_row_count(const CompiledKernel *ck) { return ck->row_count; }
@@ -498,15 +498,15 @@ int64_t kernel_x86_split_chunks(const CompiledKernel *ck) { return ck->split_chu
 
 /* A split sum's buffers: the kernel's, then the chunk sums' temporary. */
 static void **split_buffers(const CompiledKernel *ck, void *const *buffers) {
-  void **all = calloc_or_exit((size_t)ck->buffer_count + 1, sizeof *all);
+  void **all = mem_calloc((size_t)ck->buffer_count + 1, sizeof *all);
   memcpy(all, buffers, (size_t)ck->buffer_count * sizeof *all);
-  all[ck->buffer_count] = calloc_or_exit((size_t)(ck->row_count * ck->split_chunks), sizeof(float));
+  all[ck->buffer_count] = mem_calloc((size_t)(ck->row_count * ck->split_chunks), sizeof(float));
   return all;
 }
 
 static void split_buffers_free(const CompiledKernel *ck, void **all) {
-  free(all[ck->buffer_count]);
-  free(all);
+  mem_free(all[ck->buffer_count]);
+  mem_free(all);
 }
 
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count) {

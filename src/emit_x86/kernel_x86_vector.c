@@ -311,7 +311,7 @@ static void mark_index_slice(const KernelX86 *x, int i, bool *marked) {
 
 void kernel_x86_extend_gather_lives(KernelX86 *x) {
   const Kernel *k = x->k;
-  bool *marked = calloc_or_exit((size_t)k->op_count + 1, sizeof *marked);
+  bool *marked = mem_calloc((size_t)k->op_count + 1, sizeof *marked);
   for (int i = 0; i < k->op_count; i++) {
     if (x->forms[i] != LANE_GATHER || k->ops[i].kop != KOP_LOAD) continue;
     memset(marked, 0, (size_t)k->op_count + 1);
@@ -325,7 +325,7 @@ void kernel_x86_extend_gather_lives(KernelX86 *x) {
         if (x->last_use[k->ops[v].args[a]] < i) x->last_use[k->ops[v].args[a]] = i;
     }
   }
-  free(marked);
+  mem_free(marked);
 }
 
 /* A load with no vector form: for each lane l, r14 steps to the lane's
@@ -335,7 +335,7 @@ void kernel_x86_extend_gather_lives(KernelX86 *x) {
 static bool emit_vector_gather(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   const Shape *s = &x->k->inputs[op->buffer].shape;
-  bool *marked = calloc_or_exit((size_t)i + 1, sizeof *marked);
+  bool *marked = mem_calloc((size_t)i + 1, sizeof *marked);
   mark_index_slice(x, i, marked);
   int lanes = x->lanes;
   bool ok = true;
@@ -351,7 +351,7 @@ static bool emit_vector_gather(KernelX86 *x, int i) {
     EMIT(move, reg(x86_xmm(S0)), m);
     EMIT(move, x86_mem(lane_bytes(x), X86_RSP, 8 * x->partial_slot + lane_bytes(x) * l), reg(x86_xmm(S0)));
   }
-  free(marked);
+  mem_free(marked);
   if (!ok) return false;
   int d = vector_target(x, i);
   vector_move(x, reg(vreg(x, d)), x86_mem(vector_bytes(x), X86_RSP, 8 * x->partial_slot));

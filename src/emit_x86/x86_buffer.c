@@ -13,13 +13,13 @@
 void x86_buffer_init(X86Buffer *cb) { memset(cb, 0, sizeof *cb); }
 
 void x86_buffer_free(X86Buffer *cb) {
-  free(cb->code);
-  free(cb->label_offsets);
-  free(cb->fixups);
-  for (size_t i = 0; i < cb->listing_count; i++) free((char *)cb->listing[i].note);
-  free(cb->listing);
-  free(cb->rows_by_mnemonic);
-  free(cb->mnemonic_first_row);
+  mem_free(cb->code);
+  mem_free(cb->label_offsets);
+  mem_free(cb->fixups);
+  for (size_t i = 0; i < cb->listing_count; i++) mem_free((char *)cb->listing[i].note);
+  mem_free(cb->listing);
+  mem_free(cb->rows_by_mnemonic);
+  mem_free(cb->mnemonic_first_row);
   memset(cb, 0, sizeof *cb);
 }
 
@@ -41,7 +41,7 @@ static bool grow(X86Buffer *cb, void **data, size_t *capacity, size_t need, size
   if (need <= *capacity) return true;
   size_t cap = *capacity ? *capacity : 16;
   while (cap < need) cap *= 2;
-  void *p = realloc(*data, cap * elem_size);
+  void *p = mem_realloc(*data, cap * elem_size);
   if (!p) return x86_buffer_fail(cb, "out of memory growing the code buffer");
   *data = p;
   *capacity = cap;
@@ -88,7 +88,7 @@ void x86_listing_note(X86Buffer *cb, const char *fmt, ...) {
   size_t before = cb->listing_count;
   x86_buffer_record(cb, NULL, cb->size, 0);
   if (cb->listing_count == before) return;
-  char *copy = malloc(strlen(text) + 1);
+  char *copy = mem_malloc(strlen(text) + 1);
   if (!copy) { x86_buffer_fail(cb, "out of memory in the listing"); return; }
   strcpy(copy, text);
   cb->listing[before].note = copy;

@@ -186,15 +186,15 @@ static const X86RowTable *const all_tables[] = {
 static bool build_row_index(X86Buffer *cb) {
   size_t total = 0;
   for (size_t t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++) total += all_tables[t]->count;
-  cb->rows_by_mnemonic = malloc(total * sizeof *cb->rows_by_mnemonic);
-  cb->mnemonic_first_row = calloc(X86_MNEMONIC_COUNT + 1, sizeof *cb->mnemonic_first_row);
+  cb->rows_by_mnemonic = mem_malloc(total * sizeof *cb->rows_by_mnemonic);
+  cb->mnemonic_first_row = mem_calloc(X86_MNEMONIC_COUNT + 1, sizeof *cb->mnemonic_first_row);
   if (!cb->rows_by_mnemonic || !cb->mnemonic_first_row)
     return x86_buffer_fail(cb, "out of memory indexing the encoding rows");
   uint32_t *first = cb->mnemonic_first_row;
   for (size_t t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++)
     for (size_t i = 0; i < all_tables[t]->count; i++) first[all_tables[t]->rows[i].mnemonic + 1]++;
   for (int m = 0; m < X86_MNEMONIC_COUNT; m++) first[m + 1] += first[m];
-  uint32_t *next = malloc(X86_MNEMONIC_COUNT * sizeof *next);
+  uint32_t *next = mem_malloc(X86_MNEMONIC_COUNT * sizeof *next);
   if (!next) return x86_buffer_fail(cb, "out of memory indexing the encoding rows");
   memcpy(next, first, X86_MNEMONIC_COUNT * sizeof *next);
   for (size_t t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++)
@@ -202,7 +202,7 @@ static bool build_row_index(X86Buffer *cb) {
       const X86Row *row = &all_tables[t]->rows[i];
       cb->rows_by_mnemonic[next[row->mnemonic]++] = row;
     }
-  free(next);
+  mem_free(next);
   return true;
 }
 

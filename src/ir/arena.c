@@ -15,18 +15,13 @@ struct ArenaBlock {
 };
 
 void *arena_alloc(Arena *arena, size_t size) {
+  if (size > SIZE_MAX / 2) mem_fail(1, size);
   size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (size == 0) size = ARENA_ALIGN;
   ArenaBlock *b = arena->head;
   if (!b || b->cap - b->used < size) {
     size_t cap = size > ARENA_BLOCK_SIZE ? size : ARENA_BLOCK_SIZE;
-    b = malloc(sizeof(ArenaBlock) + cap);
-    if (!b) {
-      /* Out of memory in the compiler itself: there is no sensible recovery
-       * that keeps every caller simple, so stop with a message. */
-      fputs("error: out of memory\n", stderr);
-      exit(1);
-    }
+    b = mem_malloc(sizeof(ArenaBlock) + cap);
     b->used = 0;
     b->cap = cap;
     b->next = arena->head;
@@ -55,33 +50,11 @@ void *arena_memdup(Arena *arena, const void *p, size_t size) {
   return q;
 }
 
-/* The message says how much was asked for: a module too large for the
- * machine is the usual cause, and the number tells the user so. */
-static void exit_out_of_memory(size_t count, size_t size) {
-  if (size != 0 && count > SIZE_MAX / size)
-    fprintf(stderr, "error: out of memory: needs %zu x %zu bytes\n", count, size);
-  else
-    fprintf(stderr, "error: out of memory: needs %zu bytes\n", count * size);
-  exit(1);
-}
-
-void *calloc_or_exit(size_t count, size_t size) {
-  void *p = calloc(count ? count : 1, size ? size : 1);
-  if (!p) exit_out_of_memory(count, size);
-  return p;
-}
-
-void *realloc_or_exit(void *p, size_t size) {
-  void *q = realloc(p, size ? size : 1);
-  if (!q) exit_out_of_memory(1, size);
-  return q;
-}
-
 void arena_free_all(Arena *arena) {
   ArenaBlock *b = arena->head;
   while (b) {
     ArenaBlock *next = b->next;
-    free(b);
+    mem_free(b);
     b = next;
   }
   arena->head = NULL;

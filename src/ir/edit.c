@@ -280,7 +280,7 @@ void computation_remove_instruction(Computation *c, Instruction *inst) {
 
 void computation_remove_instructions(Computation *c, Instruction *const *dead, int count) {
   int n = c->instruction_count;
-  bool *marked = calloc_or_exit((size_t)n + 1, sizeof *marked);
+  bool *marked = mem_calloc((size_t)n + 1, sizeof *marked);
   for (int d = 0; d < count; d++) {
     Instruction *inst = dead[d];
     assert(inst->parent == c && c->instructions[inst->index] == inst);
@@ -289,7 +289,7 @@ void computation_remove_instructions(Computation *c, Instruction *const *dead, i
   }
   /* Each surviving operand's use list is filtered once, however many of its
    * users die: linear in the uses involved. */
-  bool *filtered = calloc_or_exit((size_t)n + 1, sizeof *filtered);
+  bool *filtered = mem_calloc((size_t)n + 1, sizeof *filtered);
   for (int d = 0; d < count; d++) {
     for (int u = 0; u < dead[d]->user_count; u++)
       assert(marked[dead[d]->users[u]->index] && "a removed instruction's users must be removed too");
@@ -308,8 +308,8 @@ void computation_remove_instructions(Computation *c, Instruction *const *dead, i
     if (!marked[i]) c->instructions[kept++] = c->instructions[i];
   c->instruction_count = kept;
   computation_renumber(c, 0);
-  free(marked);
-  free(filtered);
+  mem_free(marked);
+  mem_free(filtered);
 }
 
 void computation_remove_parameter(Computation *c, int number) {
@@ -333,10 +333,10 @@ void computation_remove_parameter(Computation *c, int number) {
  * closes a cycle. */
 bool computation_sort_or_find_cycle(Computation *c, Instruction **user, int *operand_index) {
   int n = c->instruction_count;
-  char *state = calloc_or_exit((size_t)n + 1, 1); /* 0 new, 1 on the stack, 2 emitted */
-  int *stack = calloc_or_exit((size_t)n + 1, sizeof *stack);
-  int *next_operand = calloc_or_exit((size_t)n + 1, sizeof *next_operand);
-  Instruction **order = calloc_or_exit((size_t)n + 1, sizeof *order);
+  char *state = mem_calloc((size_t)n + 1, 1); /* 0 new, 1 on the stack, 2 emitted */
+  int *stack = mem_calloc((size_t)n + 1, sizeof *stack);
+  int *next_operand = mem_calloc((size_t)n + 1, sizeof *next_operand);
+  Instruction **order = mem_calloc((size_t)n + 1, sizeof *order);
   int emitted = 0;
   bool ok = true;
   for (int i = 0; i < n; i++) c->instructions[i]->index = i;
@@ -370,10 +370,10 @@ bool computation_sort_or_find_cycle(Computation *c, Instruction **user, int *ope
     memcpy(c->instructions, order, sizeof *order * (size_t)n);
     computation_renumber(c, 0);
   }
-  free(state);
-  free(stack);
-  free(next_operand);
-  free(order);
+  mem_free(state);
+  mem_free(stack);
+  mem_free(next_operand);
+  mem_free(order);
   return ok;
 }
 
@@ -396,8 +396,8 @@ typedef struct PtrIndex {
 static void ptr_index_init(PtrIndex *pi, int count) {
   pi->capacity = 16;
   while (pi->capacity < count * 2) pi->capacity *= 2;
-  pi->keys = calloc_or_exit((size_t)pi->capacity, sizeof *pi->keys);
-  pi->values = calloc_or_exit((size_t)pi->capacity, sizeof *pi->values);
+  pi->keys = mem_calloc((size_t)pi->capacity, sizeof *pi->keys);
+  pi->values = mem_calloc((size_t)pi->capacity, sizeof *pi->values);
 }
 
 static int ptr_index_slot(const PtrIndex *pi, const void *key) {
@@ -408,8 +408,8 @@ static int ptr_index_slot(const PtrIndex *pi, const void *key) {
 }
 
 static void ptr_index_free(PtrIndex *pi) {
-  free(pi->keys);
-  free(pi->values);
+  mem_free(pi->keys);
+  mem_free(pi->values);
 }
 
 /* The same walk as computation_sort over call edges, the entry walked last.
@@ -424,11 +424,11 @@ void module_sort_computations(Module *m) {
     index.keys[slot] = m->computations[c];
     index.values[slot] = c;
   }
-  char *state = calloc_or_exit((size_t)n + 1, 1);
-  int *stack = calloc_or_exit((size_t)n + 1, sizeof *stack);
-  int *next_inst = calloc_or_exit((size_t)n + 1, sizeof *next_inst);
-  int *next_call = calloc_or_exit((size_t)n + 1, sizeof *next_call);
-  Computation **order = calloc_or_exit((size_t)n + 1, sizeof *order);
+  char *state = mem_calloc((size_t)n + 1, 1);
+  int *stack = mem_calloc((size_t)n + 1, sizeof *stack);
+  int *next_inst = mem_calloc((size_t)n + 1, sizeof *next_inst);
+  int *next_call = mem_calloc((size_t)n + 1, sizeof *next_call);
+  Computation **order = mem_calloc((size_t)n + 1, sizeof *order);
   int emitted = 0;
   for (int round = 0; round < 2; round++) {
     for (int start = 0; start < n; start++) {
@@ -463,11 +463,11 @@ void module_sort_computations(Module *m) {
   }
   assert(emitted == n);
   memcpy(m->computations, order, sizeof *order * (size_t)n);
-  free(state);
-  free(stack);
-  free(next_inst);
-  free(next_call);
-  free(order);
+  mem_free(state);
+  mem_free(stack);
+  mem_free(next_inst);
+  mem_free(next_call);
+  mem_free(order);
   ptr_index_free(&index);
 }
 
@@ -534,13 +534,13 @@ static NameSlot *name_slot(const NameSet *set, const char *name, size_t n) {
 }
 
 static void name_set_grow(NameSet *set) {
-  NameSet grown = {calloc_or_exit(set->capacity ? (size_t)set->capacity * 2 : 64, sizeof(NameSlot)),
+  NameSet grown = {mem_calloc(set->capacity ? (size_t)set->capacity * 2 : 64, sizeof(NameSlot)),
                    set->capacity ? set->capacity * 2 : 64, set->count};
   for (int i = 0; i < set->capacity; i++) {
     if (!set->slots[i].name) continue;
     *name_slot(&grown, set->slots[i].name, strlen(set->slots[i].name)) = set->slots[i];
   }
-  free(set->slots);
+  mem_free(set->slots);
   *set = grown;
 }
 
@@ -601,7 +601,7 @@ const char *module_unique_name(Module *m, const char *base) {
 void module_adopt_literal(Module *m, Literal *lit) {
   if (m->literal_count == m->literal_capacity) {
     m->literal_capacity = m->literal_capacity ? m->literal_capacity * 2 : 16;
-    m->literals = realloc_or_exit(m->literals, sizeof *m->literals * (size_t)m->literal_capacity);
+    m->literals = mem_realloc(m->literals, sizeof *m->literals * (size_t)m->literal_capacity);
   }
   m->literals[m->literal_count++] = lit;
 }

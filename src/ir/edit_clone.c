@@ -44,21 +44,21 @@ static Computation *computation_clone_body(Module *dst, const Computation *src, 
   Computation *c = module_add_computation(dst, name ? name : src->name);
   c->loc = src->loc;
   int n = src->instruction_count;
-  Instruction **copies = calloc_or_exit((size_t)n + 1, sizeof *copies);
+  Instruction **copies = mem_calloc((size_t)n + 1, sizeof *copies);
   int operand_capacity = 16;
-  Instruction **operands = calloc_or_exit((size_t)operand_capacity, sizeof *operands);
+  Instruction **operands = mem_calloc((size_t)operand_capacity, sizeof *operands);
   for (int i = 0; i < n; i++) {
     const Instruction *inst = src->instructions[i];
     if (inst->operand_count > operand_capacity) {
       operand_capacity = inst->operand_count;
-      operands = realloc_or_exit(operands, sizeof *operands * (size_t)operand_capacity);
+      operands = mem_realloc(operands, sizeof *operands * (size_t)operand_capacity);
     }
     for (int k = 0; k < inst->operand_count; k++) operands[k] = copies[inst->operands[k]->index];
     copies[i] = instruction_clone(c, inst, operands, inst->name);
   }
   if (src->root) c->root = copies[src->root->index];
-  free(operands);
-  free(copies);
+  mem_free(operands);
+  mem_free(copies);
   return c;
 }
 
@@ -97,7 +97,7 @@ Module *module_clone(const Module *src) {
     }
   }
   int n = src->computation_count;
-  ComputationPair *pairs = calloc_or_exit((size_t)n + 1, sizeof *pairs);
+  ComputationPair *pairs = mem_calloc((size_t)n + 1, sizeof *pairs);
   for (int i = 0; i < n; i++) {
     const Computation *from = src->computations[i];
     Computation *to = computation_clone_body(m, from, from->name);
@@ -120,6 +120,6 @@ Module *module_clone(const Module *src) {
       }
     }
   }
-  free(pairs);
+  mem_free(pairs);
   return m;
 }

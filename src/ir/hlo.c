@@ -44,7 +44,7 @@ bool opcode_from_name(const char *s, size_t n, Opcode *out) {
 }
 
 Module *module_create(const char *name) {
-  Module *m = calloc_or_exit(1, sizeof *m);
+  Module *m = mem_calloc(1, sizeof *m);
   m->name = arena_strdup(&m->arena, name ? name : "module");
   return m;
 }
@@ -52,10 +52,10 @@ Module *module_create(const char *name) {
 void module_free(Module *m) {
   if (!m) return;
   for (int i = 0; i < m->literal_count; i++) literal_free(m->literals[i]);
-  free(m->literals);
-  free(m->names.slots);
+  mem_free(m->literals);
+  mem_free(m->names.slots);
   arena_free_all(&m->arena);
-  free(m);
+  mem_free(m);
 }
 
 Computation *module_find_computation(const Module *m, const char *name) {

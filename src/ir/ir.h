@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <setjmp.h>
 #include <stdio.h>
 
 #include "opcode.h"
@@ -33,10 +34,67 @@ char *arena_strdup(Arena *arena, const char *s);
 char *arena_strndup(Arena *arena, const char *s, size_t n);
 void *arena_memdup(Arena *arena, const void *p, size_t size);
 void arena_free_all(Arena *arena);
-/* calloc for memory outside arenas; out of memory is reported and ends the
- * process (exit 1), the one failure no caller can recover from sensibly. */
-void *calloc_or_exit(size_t count, size_t size);
-void *realloc_or_exit(void *p, size_t size);
+
+/* -------------------------------------------------------------- memory.c
+ * Every allocation of the library: mem_calloc (zeroed), mem_malloc,
+ * mem_realloc, mem_aligned_alloc, mem_strdup; free with mem_free (or free:
+ * the blocks are malloc's). None returns NULL. Out of memory unwinds to the
+ * innermost MemScope of the thread, which frees every block allocated since
+ * it began (and unmaps tracked code pages) and lands in its setjmp with
+ * `needed` set; with no scope, the message is printed and the process exits
+ * (only the tools run so). The pattern, in a function that returns:
+ *
+ *   MemScope scope;
+ *   mem_scope_begin(&scope);
+ *   if (setjmp(scope.unwind) != 0) return report(scope.needed);
+ *   ... work ...
+ *   mem_scope_end(&scope);   // what was allocated now belongs to the caller
+ *
+ * A variable assigned between setjmp and the jump and read after it must be
+ * volatile. Never leave a scope's function while it is open, and never
+ * unwind past a held lock: take the lock inside a nested scope that unlocks
+ * and calls mem_scope_rethrow. */
+typedef struct MemEntry {
+  void *block;
+  size_t mapped;                   /* a code mapping's size; 0 for a heap block */
+  void (*release)(void *block);    /* an object that frees itself (a thread pool) */
+} MemEntry;
+
+typedef struct MemScope {
+  jmp_buf unwind;
+  MemEntry *entries;       /* an open-addressed set of what was allocated */
+  size_t cap, count;
+  size_t needed;           /* after an unwind: the bytes asked for */
+  bool keeping;            /* an unwind keeps the blocks (their owners may point to them) */
+  struct MemScope *outer;
+} MemScope;
+
+void mem_scope_begin(MemScope *s);
+void mem_scope_end(MemScope *s);
+/* A scope for a call that grows an object made before it (the public
+ * builder): an unwind frees nothing, because the object may already point
+ * to what was allocated; the object must be marked broken instead. */
+void mem_scope_begin_keeping(MemScope *s);
+_Noreturn void mem_scope_rethrow(MemScope *s);   /* after an unwind: unwind the next scope */
+_Noreturn void mem_fail(size_t count, size_t size);
+void *mem_calloc(size_t count, size_t size);
+void *mem_malloc(size_t size);
+void *mem_realloc(void *p, size_t size);
+void *mem_aligned_alloc(size_t alignment, size_t size);
+char *mem_strdup(const char *s);
+void mem_free(void *p);
+/* Kept like a block, released on unwind by munmap or by its own function;
+ * mem_untrack when it is freed the normal way. */
+void mem_track_mapping(void *base, size_t size);
+void mem_track_object(void *object, void (*release)(void *object));
+void mem_untrack(void *block);
+/* A block from malloc (read while a FILE was open), kept from now on as if
+ * from mem_malloc. Returns it. */
+void *mem_adopt(void *block);
+/* For tests: the allocation after the next `allocations` ones fails (0: the
+ * next one); -1 turns it off. Returns how many were left of the last count
+ * (-1 once a failure was injected), which counts a run's allocations. */
+long mem_fail_after(long allocations);
 
 /* --------------------------------------------------------------- status.c
  * Errors are values. A fallible function takes a Status * and returns false

@@ -91,7 +91,7 @@ void lapack_trsm(const LapackValue *a, LapackValue *b, int64_t rows, int64_t col
 int32_t lapack_heev(LapackValue *a, int64_t n, bool lower, bool vectors, double *w);
 /* Singular values s (descending, min(m,n)) of m x n a, and u (m x u_cols)
  * and vt (vt_rows x n) when u_cols, vt_rows > 0. Returns info. Both
- * allocate their scratch (calloc_or_exit). */
+ * allocate their scratch (mem_calloc). */
 int32_t lapack_gesdd(const LapackValue *a, int64_t m, int64_t n, double *s, LapackValue *u, int64_t u_cols,
                      LapackValue *vt, int64_t vt_rows);
 

@@ -320,20 +320,20 @@ int32_t lapack_call_run(const LapackCall *c, const LapackValue *const *in, Lapac
     return 0;
   case LAPACK_SYEVD: {
     copy_values(out[0], in[0], n * n);
-    double *w = calloc_or_exit((size_t)n + 1, sizeof *w);
+    double *w = mem_calloc((size_t)n + 1, sizeof *w);
     int32_t info = lapack_heev(out[0], n, c->lower, c->vectors, w);
     for (int64_t i = 0; i < n; i++) out[1][i] = w[i];
-    free(w);
+    mem_free(w);
     return info;
   }
   case LAPACK_GESDD: {
     copy_values(out[0], in[0], m * n);
-    double *s = calloc_or_exit((size_t)c->k + 1, sizeof *s);
+    double *s = mem_calloc((size_t)c->k + 1, sizeof *s);
     for (int64_t i = 0; i < c->result_values[2]; i++) out[2][i] = 0;
     for (int64_t i = 0; i < c->result_values[3]; i++) out[3][i] = 0;
     int32_t info = lapack_gesdd(in[0], m, n, s, out[2], c->u_cols, out[3], c->vt_rows);
     for (int64_t i = 0; i < c->k; i++) out[1][i] = s[i];
-    free(s);
+    mem_free(s);
     return info;
   }
   case LAPACK_TRSM: {

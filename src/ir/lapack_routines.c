@@ -246,9 +246,9 @@ static bool jacobi_eigen(LapackValue *h, LapackValue *v, int64_t n) {
  * (LAPACK's answer there is not defined), info 0. A Jacobi run that does
  * not converge answers info 1. */
 int32_t lapack_heev(LapackValue *a, int64_t n, bool lower, bool vectors, double *w) {
-  LapackValue *h = calloc_or_exit((size_t)(2 * n * n), sizeof *h), *v = h + n * n;
-  double *diagonal = calloc_or_exit((size_t)n, sizeof *diagonal);
-  int64_t *order = calloc_or_exit((size_t)n, sizeof *order);
+  LapackValue *h = mem_calloc((size_t)(2 * n * n), sizeof *h), *v = h + n * n;
+  double *diagonal = mem_calloc((size_t)n, sizeof *diagonal);
+  int64_t *order = mem_calloc((size_t)n, sizeof *order);
   int32_t info = 0;
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++) {
@@ -267,9 +267,9 @@ int32_t lapack_heev(LapackValue *a, int64_t n, bool lower, bool vectors, double 
     w[j] = diagonal[order[j]];
     for (int64_t i = 0; vectors && i < n; i++) a[i * n + j] = v[i * n + order[j]];
   }
-  free(h);
-  free(diagonal);
-  free(order);
+  mem_free(h);
+  mem_free(diagonal);
+  mem_free(order);
   return info;
 }
 
@@ -348,11 +348,11 @@ int32_t lapack_gesdd(const LapackValue *a, int64_t m, int64_t n, double *s, Lapa
     for (int64_t i = 0; i < vt_rows * n; i++) vt[i] = CMPLX(NAN, NAN);
     return -4;
   }
-  LapackValue *x = calloc_or_exit((size_t)(p * q + q * q + p * p + p), sizeof *x);
+  LapackValue *x = mem_calloc((size_t)(p * q + q * q + p * p + p), sizeof *x);
   LapackValue *v = x + p * q, *big = v + q * q, *scratch = big + p * p;
-  double *length = calloc_or_exit((size_t)q, sizeof *length);
-  int64_t *order = calloc_or_exit((size_t)q, sizeof *order);
-  bool *valid = calloc_or_exit((size_t)p, sizeof *valid);
+  double *length = mem_calloc((size_t)q, sizeof *length);
+  int64_t *order = mem_calloc((size_t)q, sizeof *order);
+  bool *valid = mem_calloc((size_t)p, sizeof *valid);
   for (int64_t i = 0; i < p; i++)
     for (int64_t j = 0; j < q; j++) x[i * q + j] = tall ? a[i * n + j] : conj(a[j * n + i]);
   for (int64_t i = 0; i < q * q; i++) v[i] = i % (q + 1) == 0;
@@ -375,9 +375,9 @@ int32_t lapack_gesdd(const LapackValue *a, int64_t m, int64_t n, double *s, Lapa
     for (int64_t j = 0; j < u_cols; j++) u[i * u_cols + j] = tall ? big[i * p + j] : v[i * q + order[j]];
   for (int64_t i = 0; i < vt_rows; i++)
     for (int64_t j = 0; j < n; j++) vt[i * n + j] = conj(tall ? v[j * q + order[i]] : big[j * p + i]);
-  free(x);
-  free(length);
-  free(order);
-  free(valid);
+  mem_free(x);
+  mem_free(length);
+  mem_free(order);
+  mem_free(valid);
   return converged ? 0 : 1;
 }

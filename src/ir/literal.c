@@ -6,55 +6,39 @@
 
 #include "ir.h"
 
-/* An array's storage. Running out of memory ends the process, as
- * everywhere (calloc_or_exit), but a module whose values are too large is
- * the likely cause, so the message says which shape needed how much. */
-static void *calloc_array_or_exit(const Shape *shape) {
-  size_t bytes = (size_t)shape_byte_size(shape);
-  void *p = calloc(bytes ? bytes : 1, 1);
-  if (!p) {
-    StrBuf sb = {0};
-    shape_print(&sb, shape, false);
-    fprintf(stderr, "error: out of memory: %s needs %zu bytes\n", sb.data ? sb.data : "an array", bytes);
-    strbuf_free(&sb);
-    exit(1);
-  }
-  return p;
-}
-
 Literal *literal_create(const Shape *shape) {
-  Literal *lit = calloc_or_exit(1, sizeof *lit);
+  Literal *lit = mem_calloc(1, sizeof *lit);
   lit->shape = *shape;
   if (shape->type == TYPE_TUPLE) {
     lit->shape.tuple_shapes = NULL;
-    lit->elements = calloc_or_exit((size_t)shape->tuple_count, sizeof(Literal *));
+    lit->elements = mem_calloc((size_t)shape->tuple_count, sizeof(Literal *));
     for (int i = 0; i < shape->tuple_count; i++)
       lit->elements[i] = literal_create(&shape->tuple_shapes[i]);
   } else {
-    lit->data = calloc_array_or_exit(shape);
+    lit->data = mem_calloc((size_t)shape_byte_size(shape), 1);
   }
   return lit;
 }
 
 Literal *literal_create_tuple(Literal **elements, int count) {
-  Literal *lit = calloc_or_exit(1, sizeof *lit);
+  Literal *lit = mem_calloc(1, sizeof *lit);
   lit->shape.type = TYPE_TUPLE;
   lit->shape.tuple_count = count;
-  lit->elements = calloc_or_exit((size_t)count, sizeof(Literal *));
+  lit->elements = mem_calloc((size_t)count, sizeof(Literal *));
   for (int i = 0; i < count; i++) lit->elements[i] = elements[i];
   return lit;
 }
 
 Literal *literal_clone(const Literal *src) {
-  Literal *lit = calloc_or_exit(1, sizeof *lit);
+  Literal *lit = mem_calloc(1, sizeof *lit);
   lit->shape = src->shape;
   if (src->shape.type == TYPE_TUPLE) {
-    lit->elements = calloc_or_exit((size_t)src->shape.tuple_count, sizeof(Literal *));
+    lit->elements = mem_calloc((size_t)src->shape.tuple_count, sizeof(Literal *));
     for (int i = 0; i < src->shape.tuple_count; i++)
       lit->elements[i] = literal_clone(src->elements[i]);
   } else {
     size_t n = (size_t)shape_byte_size(&src->shape);
-    lit->data = calloc_or_exit(n, 1);
+    lit->data = mem_calloc(n, 1);
     memcpy(lit->data, src->data, n);
   }
   return lit;
@@ -64,10 +48,10 @@ void literal_free(Literal *lit) {
   if (!lit) return;
   if (lit->shape.type == TYPE_TUPLE) {
     for (int i = 0; i < lit->shape.tuple_count; i++) literal_free(lit->elements[i]);
-    free(lit->elements);
+    mem_free(lit->elements);
   }
-  free(lit->data);
-  free(lit);
+  mem_free(lit->data);
+  mem_free(lit);
 }
 
 #define LOAD(T, lit, i) (((const T *)(lit)->data)[i])

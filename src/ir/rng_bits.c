@@ -230,7 +230,7 @@ void rng_values_fill(const Instruction *inst, const Literal *a_lit, const Litera
   const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
   ElementType t = out->shape.type;
   int64_t count = shape_element_count(&out->shape);
-  uint64_t *bits = calloc_or_exit((size_t)(2 * count + 1), sizeof *bits);
+  uint64_t *bits = mem_calloc((size_t)(2 * count + 1), sizeof *bits);
   rng_philox_bits(2 * count, 64, RNG_LEGACY_SEED ^ rng_name_hash(inst->name), 0, 0, bits);
   for (int64_t i = 0; i < count; i++) {
     if (!type_is_float(t)) {
@@ -250,5 +250,5 @@ void rng_values_fill(const Instruction *inst, const Literal *a_lit, const Litera
     /* rounding to a narrower type can reach b; [a, b) stays half-open */
     if (sa->distribution == RNG_UNIFORM && b > a && literal_get_f64(out, i) >= b) literal_set_f64(out, i, a);
   }
-  free(bits);
+  mem_free(bits);
 }

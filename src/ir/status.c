@@ -67,7 +67,7 @@ void strbuf_printf(StrBuf *sb, const char *fmt, ...) {
   if (sb->len + (size_t)n + 1 > sb->cap) {
     size_t cap = sb->cap ? sb->cap : 256;
     while (cap < sb->len + (size_t)n + 1) cap *= 2;
-    sb->data = realloc_or_exit(sb->data, cap);
+    sb->data = mem_realloc(sb->data, cap);
     sb->cap = cap;
   }
   va_start(ap, fmt);
@@ -77,7 +77,7 @@ void strbuf_printf(StrBuf *sb, const char *fmt, ...) {
 }
 
 void strbuf_free(StrBuf *sb) {
-  free(sb->data);
+  mem_free(sb->data);
   sb->data = NULL;
   sb->len = sb->cap = 0;
 }

@@ -94,7 +94,7 @@ static bool instruction_reads(const Instruction *user, const Instruction *operan
  * linear however many users an instruction has. */
 static bool verify_users(const Module *m, const Computation *c, Status *st) {
   int n = c->instruction_count;
-  int *stamp = calloc_or_exit((size_t)n + 1, sizeof *stamp);
+  int *stamp = mem_calloc((size_t)n + 1, sizeof *stamp);
   int64_t listed = 0, expected = 0;
   const Instruction *bad = NULL;
   for (int i = 0; i < n && !bad; i++) {
@@ -114,7 +114,7 @@ static bool verify_users(const Module *m, const Computation *c, Status *st) {
       listed++;
     }
   }
-  free(stamp);
+  mem_free(stamp);
   if (bad)
     return verify_fail_at(st, m, bad->loc, "instruction '%s' in computation '%s' lists a user that does not read it "
                           "(or lists it twice)", bad->name, c->name);
@@ -130,7 +130,7 @@ static bool verify_unique_names(const Module *m, Status *st) {
   for (int i = 0; i < m->computation_count; i++) total += m->computations[i]->instruction_count;
   int64_t capacity = 16;
   while (capacity < total * 2) capacity *= 2;
-  const Instruction **slots = calloc_or_exit((size_t)capacity, sizeof *slots);
+  const Instruction **slots = mem_calloc((size_t)capacity, sizeof *slots);
   const Instruction *twice = NULL;
   for (int i = 0; i < m->computation_count && !twice; i++) {
     const Computation *c = m->computations[i];
@@ -144,7 +144,7 @@ static bool verify_unique_names(const Module *m, Status *st) {
       slots[at] = inst;
     }
   }
-  free(slots);
+  mem_free(slots);
   if (twice)
     return verify_fail_at(st, m, twice->loc, "instruction name '%s' is used twice in the module (in computation '%s')",
                           twice->name, twice->parent->name);

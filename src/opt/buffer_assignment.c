@@ -97,18 +97,18 @@ static void planner_init(Planner *p, const Computation *c) {
   memset(p, 0, sizeof *p);
   p->c = c;
   p->n = c->instruction_count;
-  p->leaf_base = calloc_or_exit((size_t)p->n + 1, sizeof(int));
+  p->leaf_base = mem_calloc((size_t)p->n + 1, sizeof(int));
   for (int i = 0; i < p->n; i++)
     p->leaf_base[i + 1] = p->leaf_base[i] + shape_leaf_count(&c->instructions[i]->shape);
   p->leaf_count = p->leaf_base[p->n];
   size_t leaves = (size_t)p->leaf_count + 1;
-  p->leaf_inst = calloc_or_exit(leaves, sizeof(int));
-  p->leaf_shape = calloc_or_exit(leaves, sizeof(Shape *));
-  p->names_only = calloc_or_exit((size_t)p->n + 1, sizeof(bool));
-  p->owner = calloc_or_exit(leaves, sizeof(int));
-  p->group = calloc_or_exit(leaves, sizeof(int));
-  p->groups = calloc_or_exit(leaves, sizeof(Group));
-  p->slots = calloc_or_exit(leaves, sizeof(BufferSlot));
+  p->leaf_inst = mem_calloc(leaves, sizeof(int));
+  p->leaf_shape = mem_calloc(leaves, sizeof(Shape *));
+  p->names_only = mem_calloc((size_t)p->n + 1, sizeof(bool));
+  p->owner = mem_calloc(leaves, sizeof(int));
+  p->group = mem_calloc(leaves, sizeof(int));
+  p->groups = mem_calloc(leaves, sizeof(Group));
+  p->slots = mem_calloc(leaves, sizeof(BufferSlot));
   for (int i = 0; i < p->n; i++) {
     int k = p->leaf_base[i];
     shape_collect_leaves(&c->instructions[i]->shape, p->leaf_shape, &k);
@@ -117,14 +117,14 @@ static void planner_init(Planner *p, const Computation *c) {
 }
 
 static void planner_free(Planner *p) {
-  free(p->leaf_base);
-  free(p->leaf_inst);
-  free(p->leaf_shape);
-  free(p->names_only);
-  free(p->owner);
-  free(p->group);
-  free(p->groups);
-  free(p->slots);
+  mem_free(p->leaf_base);
+  mem_free(p->leaf_inst);
+  mem_free(p->leaf_shape);
+  mem_free(p->names_only);
+  mem_free(p->owner);
+  mem_free(p->group);
+  mem_free(p->groups);
+  mem_free(p->slots);
 }
 
 static int leaves_of(const Planner *p, const Instruction *inst) {
@@ -232,7 +232,7 @@ static void plan_liveness(Planner *p) {
 static bool fusion_reads_elementwise(const Computation *f, int64_t number) {
   if (!f || number < 0 || number >= f->parameter_count || !f->parameters[number]) return false;
   if (!opcode_is_elementwise(f->root->opcode)) return false;
-  bool *reads = calloc_or_exit((size_t)f->instruction_count, sizeof(bool));
+  bool *reads = mem_calloc((size_t)f->instruction_count, sizeof(bool));
   bool ok = true;
   reads[f->parameters[number]->index] = true;
   for (int i = 0; ok && i < f->instruction_count; i++) {
@@ -241,7 +241,7 @@ static bool fusion_reads_elementwise(const Computation *f, int64_t number) {
     if (reads[i] && inst->opcode != OP_PARAMETER)
       ok = opcode_is_elementwise(inst->opcode) && shape_same_dims(&inst->shape, &f->root->shape);
   }
-  free(reads);
+  mem_free(reads);
   return ok;
 }
 
@@ -367,8 +367,8 @@ typedef struct Holes {
 static void holes_insert(Holes *h, int at, int64_t offset, int64_t size) {
   if (h->count == h->capacity) {
     h->capacity = h->capacity ? h->capacity * 2 : 16;
-    h->offset = realloc_or_exit(h->offset, sizeof(int64_t) * (size_t)h->capacity);
-    h->size = realloc_or_exit(h->size, sizeof(int64_t) * (size_t)h->capacity);
+    h->offset = mem_realloc(h->offset, sizeof(int64_t) * (size_t)h->capacity);
+    h->size = mem_realloc(h->size, sizeof(int64_t) * (size_t)h->capacity);
   }
   memmove(h->offset + at + 1, h->offset + at, sizeof(int64_t) * (size_t)(h->count - at));
   memmove(h->size + at + 1, h->size + at, sizeof(int64_t) * (size_t)(h->count - at));
@@ -425,12 +425,12 @@ static int64_t holes_take(Holes *h, int64_t size) {
  * start there take their offsets. Returns the block's size. */
 static int64_t plan_offsets(Planner *p) {
   /* The groups by end position: a counting sort, as ends are positions. */
-  int *first = calloc_or_exit((size_t)p->n + 1, sizeof(int));
-  int *by_end = calloc_or_exit((size_t)p->group_count + 1, sizeof(int));
+  int *first = mem_calloc((size_t)p->n + 1, sizeof(int));
+  int *by_end = mem_calloc((size_t)p->group_count + 1, sizeof(int));
   for (int g = 0; g < p->group_count; g++) first[p->groups[g].end + 1]++;
   for (int pos = 0; pos < p->n; pos++) first[pos + 1] += first[pos];
   for (int g = 0; g < p->group_count; g++) by_end[first[p->groups[g].end]++] = g;
-  free(first);
+  mem_free(first);
   Holes h = {0};
   int next_start = 0, next_end = 0;
   for (int pos = 0; pos < p->n; pos++) {
@@ -443,15 +443,15 @@ static int64_t plan_offsets(Planner *p) {
       g->offset = g->size > 0 ? holes_take(&h, g->size) : 0;
     }
   }
-  free(by_end);
-  free(h.offset);
-  free(h.size);
+  mem_free(by_end);
+  mem_free(h.offset);
+  mem_free(h.size);
   return h.peak;
 }
 
 /* The position where the live groups' bytes add up to the most. */
 static void plan_peak(const Planner *p, BufferPlan *plan) {
-  int64_t *delta = calloc_or_exit((size_t)p->n + 1, sizeof(int64_t));
+  int64_t *delta = mem_calloc((size_t)p->n + 1, sizeof(int64_t));
   for (int g = 0; g < p->group_count; g++) {
     delta[p->groups[g].start] += p->groups[g].size;
     delta[p->groups[g].end + 1] -= p->groups[g].size;
@@ -464,7 +464,7 @@ static void plan_peak(const Planner *p, BufferPlan *plan) {
       plan->peak_position = pos;
     }
   }
-  free(delta);
+  mem_free(delta);
 }
 
 BufferPlan *buffer_plan_create(const Computation *c) {
@@ -474,7 +474,7 @@ BufferPlan *buffer_plan_create(const Computation *c) {
   plan_liveness(&p);
   plan_io_aliases(&p);
   plan_in_place(&p);
-  BufferPlan *plan = calloc_or_exit(1, sizeof *plan);
+  BufferPlan *plan = mem_calloc(1, sizeof *plan);
   plan->computation = c;
   plan->temp_bytes = plan_offsets(&p);
   plan_peak(&p, plan);
@@ -492,8 +492,8 @@ BufferPlan *buffer_plan_create(const Computation *c) {
 
 void buffer_plan_free(BufferPlan *plan) {
   if (!plan) return;
-  free(plan->slots);
-  free(plan);
+  mem_free(plan->slots);
+  mem_free(plan);
 }
 
 /* Slots are in position order, so a binary search on the instruction's
@@ -548,8 +548,8 @@ static int64_t callee_run_bytes(const Computation *c, CalleeCache *cache) {
   if (cache->count == cache->capacity) {
     cache->capacity = cache->capacity ? cache->capacity * 2 : 8;
     cache->computations =
-        realloc_or_exit(cache->computations, sizeof(Computation *) * (size_t)cache->capacity);
-    cache->bytes = realloc_or_exit(cache->bytes, sizeof(int64_t) * (size_t)cache->capacity);
+        mem_realloc(cache->computations, sizeof(Computation *) * (size_t)cache->capacity);
+    cache->bytes = mem_realloc(cache->bytes, sizeof(int64_t) * (size_t)cache->capacity);
   }
   cache->computations[cache->count] = c;
   cache->bytes[cache->count++] = bytes;
@@ -581,8 +581,8 @@ bool assign_buffers(Module *m, OptContext *ctx, bool *failed, Status *st) {
   BufferPlan *plan = ctx->plan = buffer_plan_create(m->entry);
   CalleeCache cache = {0};
   plan->called_temp_bytes = callees_temp_bytes(m->entry, &cache);
-  free(cache.computations);
-  free(cache.bytes);
+  mem_free(cache.computations);
+  mem_free(cache.bytes);
   int64_t limit = ctx->options.max_temp_bytes, needed = plan->temp_bytes + plan->called_temp_bytes;
   if (limit > 0 && needed > limit) {
     StrBuf largest = {0};
@@ -699,7 +699,7 @@ static int compare_slot_size(const void *a, const void *b) {
  * in-place hand-over at that position; the newer value is listed. */
 void print_largest_buffers(StrBuf *sb, const BufferPlan *plan, int count) {
   if (!plan) return;
-  const BufferSlot **live = calloc_or_exit((size_t)plan->slot_count + 1, sizeof(BufferSlot *));
+  const BufferSlot **live = mem_calloc((size_t)plan->slot_count + 1, sizeof(BufferSlot *));
   int n = 0;
   for (int i = plan->slot_count - 1; i >= 0; i--) {
     const BufferSlot *s = &plan->slots[i];
@@ -728,5 +728,5 @@ void print_largest_buffers(StrBuf *sb, const BufferPlan *plan, int count) {
     strbuf_free(&where);
     strbuf_free(&shape);
   }
-  free(live);
+  mem_free(live);
 }

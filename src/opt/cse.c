@@ -49,13 +49,13 @@ typedef struct InstructionSet {
 static void instruction_set_init(InstructionSet *set, int count) {
   set->capacity = 16;
   while (set->capacity < 2 * (size_t)count + 2) set->capacity *= 2;
-  set->slots = calloc_or_exit(set->capacity, sizeof *set->slots);
-  set->hashes = calloc_or_exit(set->capacity, sizeof *set->hashes);
+  set->slots = mem_calloc(set->capacity, sizeof *set->slots);
+  set->hashes = mem_calloc(set->capacity, sizeof *set->hashes);
 }
 
 static void instruction_set_free(InstructionSet *set) {
-  free(set->slots);
-  free(set->hashes);
+  mem_free(set->slots);
+  mem_free(set->hashes);
 }
 
 /* The earlier instruction identical to inst, or NULL after adding inst. */
@@ -160,17 +160,17 @@ static void module_mark_fusion_bodies(const Module *m, bool *is_fusion_body) {
  * kept computation in module order, so the order is sorted again. */
 static bool module_merge_identical_computations(Module *m) {
   int n = m->computation_count;
-  bool *skip = calloc_or_exit((size_t)n, sizeof *skip);
-  uint64_t *fingerprints = calloc_or_exit((size_t)n, sizeof *fingerprints);
+  bool *skip = mem_calloc((size_t)n, sizeof *skip);
+  uint64_t *fingerprints = mem_calloc((size_t)n, sizeof *fingerprints);
   module_mark_fusion_bodies(m, skip);
   for (int k = 0; k < n; k++) {
     skip[k] |= m->computations[k]->is_entry;
     fingerprints[k] = computation_fingerprint(m->computations[k]);
   }
   /* Removed computations stay in these arrays; `gone` marks them. */
-  Computation **order = calloc_or_exit((size_t)n, sizeof *order);
+  Computation **order = mem_calloc((size_t)n, sizeof *order);
   memcpy(order, m->computations, sizeof *order * (size_t)n);
-  bool *gone = calloc_or_exit((size_t)n, sizeof *gone);
+  bool *gone = mem_calloc((size_t)n, sizeof *gone);
   bool changed = false;
   for (int j = 0; j < n; j++) {
     if (skip[j]) continue;
@@ -183,10 +183,10 @@ static bool module_merge_identical_computations(Module *m) {
       break;
     }
   }
-  free(skip);
-  free(fingerprints);
-  free(order);
-  free(gone);
+  mem_free(skip);
+  mem_free(fingerprints);
+  mem_free(order);
+  mem_free(gone);
   if (changed) module_sort_computations(m);
   return changed;
 }

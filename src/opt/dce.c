@@ -49,8 +49,8 @@ static void users_forget(Instruction *operand, const Instruction *inst) {
  * or alive. The set goes in one call (removing one at a time shifts the
  * array each time: quadratic on a big module). */
 static bool computation_remove_dead(Computation *c) {
-  bool *dead = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *dead);
-  Instruction **doomed = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *doomed);
+  bool *dead = mem_calloc((size_t)c->instruction_count + 1, sizeof *dead);
+  Instruction **doomed = mem_calloc((size_t)c->instruction_count + 1, sizeof *doomed);
   int count = 0;
   for (int i = c->instruction_count - 1; i >= 0; i--) {
     Instruction *inst = c->instructions[i];
@@ -62,8 +62,8 @@ static bool computation_remove_dead(Computation *c) {
     doomed[count++] = inst;
   }
   if (count > 0) computation_remove_instructions(c, doomed, count);
-  free(dead);
-  free(doomed);
+  mem_free(dead);
+  mem_free(doomed);
   return count > 0;
 }
 
@@ -87,7 +87,7 @@ static void computation_mark_reachable(const Module *m, const Computation *c, bo
 /* Callers come after their callees, so removing from the end frees a dead
  * caller before its callees are asked whether anyone still calls them. */
 static bool module_remove_dead_computations(Module *m) {
-  bool *reachable = calloc_or_exit((size_t)m->computation_count, sizeof *reachable);
+  bool *reachable = mem_calloc((size_t)m->computation_count, sizeof *reachable);
   computation_mark_reachable(m, m->entry, reachable);
   bool changed = false;
   for (int k = m->computation_count - 1; k >= 0; k--) {
@@ -95,7 +95,7 @@ static bool module_remove_dead_computations(Module *m) {
     module_remove_computation(m, m->computations[k]);
     changed = true;
   }
-  free(reachable);
+  mem_free(reachable);
   return changed;
 }
 
@@ -118,8 +118,8 @@ static void instruction_remove_operand(Instruction *inst, int i) {
  * however many fusion bodies there are. */
 static bool *module_find_functions(const Module *m) {
   int n = m->computation_count;
-  bool *called = calloc_or_exit((size_t)n, sizeof *called);
-  bool *otherwise = calloc_or_exit((size_t)n, sizeof *otherwise);
+  bool *called = mem_calloc((size_t)n, sizeof *called);
+  bool *otherwise = mem_calloc((size_t)n, sizeof *otherwise);
   for (int k = 0; k < n; k++) {
     const Computation *caller = m->computations[k];
     for (int i = 0; i < caller->instruction_count; i++) {
@@ -134,7 +134,7 @@ static bool *module_find_functions(const Module *m) {
     }
   }
   for (int k = 0; k < n; k++) called[k] &= !otherwise[k];
-  free(otherwise);
+  mem_free(otherwise);
   return called;
 }
 
@@ -165,7 +165,7 @@ static bool module_remove_unused_parameters(Module *m) {
       changed = true;
     }
   }
-  free(is_function);
+  mem_free(is_function);
   return changed;
 }
 

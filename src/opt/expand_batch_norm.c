@@ -172,7 +172,7 @@ bool expand_batch_norm(Module *m, OptContext *ctx, bool *failed, Status *st) {
   bool changed = false;
   /* A list of its own: adding a reducer reorders m->computations. */
   int count = m->computation_count;
-  Computation **list = calloc_or_exit((size_t)count + 1, sizeof *list);
+  Computation **list = mem_calloc((size_t)count + 1, sizeof *list);
   for (int k = 0; k < count; k++) list[k] = m->computations[k];
   for (int k = 0; k < count; k++) {
     Computation *c = list[k];
@@ -183,13 +183,13 @@ bool expand_batch_norm(Module *m, OptContext *ctx, bool *failed, Status *st) {
       if (is_batch_norm(inst) && batch_norm_expand(m, inst, adders)) here = true;
     }
     if (here && !computation_sort(c, st)) {
-      free(list);
+      mem_free(list);
       *failed = true;
       return false;
     }
     changed |= here;
   }
-  free(list);
+  mem_free(list);
   if (changed) module_sort_computations(m);
   return changed;
 }

@@ -77,13 +77,13 @@ enum { FUSION_WORK_PER_INSTRUCTION = 64 };
 void fusion_intvec_push(IntVec *v, int x) {
   if (v->count == v->capacity) {
     v->capacity = v->capacity ? 2 * v->capacity : 8;
-    v->items = realloc_or_exit(v->items, sizeof *v->items * (size_t)v->capacity);
+    v->items = mem_realloc(v->items, sizeof *v->items * (size_t)v->capacity);
   }
   v->items[v->count++] = x;
 }
 
 void fusion_intvec_free(IntVec *v) {
-  free(v->items);
+  mem_free(v->items);
   *v = (IntVec){0};
 }
 
@@ -462,8 +462,8 @@ static bool candidate_has_cycle(Fuser *f, const IntVec *cand) {
 static int group_create(Fuser *f) {
   if (f->group_count == f->group_capacity) {
     f->group_capacity = f->group_capacity ? 2 * f->group_capacity : 16;
-    f->groups = realloc_or_exit(f->groups, sizeof *f->groups * (size_t)f->group_capacity);
-    f->group_seen = realloc_or_exit(f->group_seen, sizeof *f->group_seen * (size_t)f->group_capacity);
+    f->groups = mem_realloc(f->groups, sizeof *f->groups * (size_t)f->group_capacity);
+    f->group_seen = mem_realloc(f->group_seen, sizeof *f->group_seen * (size_t)f->group_capacity);
   }
   f->groups[f->group_count] = (FusionGroup){0};
   f->group_seen[f->group_count] = 0;
@@ -645,29 +645,29 @@ static void fuser_init(Fuser *f, Module *m, Computation *c) {
   f->comp = c;
   f->n = c->instruction_count;
   size_t n = (size_t)f->n + 1;
-  f->insts = calloc_or_exit(n, sizeof *f->insts);
+  f->insts = mem_calloc(n, sizeof *f->insts);
   memcpy(f->insts, c->instructions, sizeof *f->insts * (size_t)f->n);
-  f->groups_of = calloc_or_exit(n, sizeof *f->groups_of);
-  f->cand_mark = calloc_or_exit(n, sizeof *f->cand_mark);
-  f->seen_mark = calloc_or_exit(n, sizeof *f->seen_mark);
-  f->late = calloc_or_exit(n, 1);
-  f->replicated = calloc_or_exit(n, 1);
-  f->copy_depth = calloc_or_exit(n, 1);
+  f->groups_of = mem_calloc(n, sizeof *f->groups_of);
+  f->cand_mark = mem_calloc(n, sizeof *f->cand_mark);
+  f->seen_mark = mem_calloc(n, sizeof *f->seen_mark);
+  f->late = mem_calloc(n, 1);
+  f->replicated = mem_calloc(n, 1);
+  f->copy_depth = mem_calloc(n, 1);
   f->work_left = (int64_t)FUSION_WORK_PER_INSTRUCTION * ((int64_t)f->n + 64);
 }
 
 static void fuser_free(Fuser *f) {
   for (int i = 0; i < f->n; i++) fusion_intvec_free(&f->groups_of[i]);
   for (int g = 0; g < f->group_count; g++) fusion_intvec_free(&f->groups[g].members);
-  free(f->insts);
-  free(f->groups_of);
-  free(f->groups);
-  free(f->group_seen);
-  free(f->cand_mark);
-  free(f->seen_mark);
-  free(f->late);
-  free(f->replicated);
-  free(f->copy_depth);
+  mem_free(f->insts);
+  mem_free(f->groups_of);
+  mem_free(f->groups);
+  mem_free(f->group_seen);
+  mem_free(f->cand_mark);
+  mem_free(f->seen_mark);
+  mem_free(f->late);
+  mem_free(f->replicated);
+  mem_free(f->copy_depth);
 }
 
 static int compare_pointers(const void *a, const void *b) {
@@ -681,7 +681,7 @@ static int compare_pointers(const void *a, const void *b) {
  * Returns how many it put in out (room for every computation). */
 static int computations_running_kernels(const Module *m, Computation **out) {
   int called_count = 0, called_capacity = 16;
-  const Computation **called = calloc_or_exit((size_t)called_capacity, sizeof *called);
+  const Computation **called = mem_calloc((size_t)called_capacity, sizeof *called);
   for (int k = 0; k < m->computation_count; k++) {
     const Computation *c = m->computations[k];
     for (int i = 0; i < c->instruction_count; i++) {
@@ -691,7 +691,7 @@ static int computations_running_kernels(const Module *m, Computation **out) {
       for (int q = 0; q < inst->called_count; q++) {
         if (called_count == called_capacity) {
           called_capacity *= 2;
-          called = realloc_or_exit(called, sizeof *called * (size_t)called_capacity);
+          called = mem_realloc(called, sizeof *called * (size_t)called_capacity);
         }
         called[called_count++] = inst->called[q];
       }
@@ -703,7 +703,7 @@ static int computations_running_kernels(const Module *m, Computation **out) {
     Computation *c = m->computations[k];
     if (!bsearch(&c, called, (size_t)called_count, sizeof *called, compare_pointers)) out[count++] = c;
   }
-  free(called);
+  mem_free(called);
   return count;
 }
 
@@ -723,7 +723,7 @@ static int fuse_computation(Module *m, Computation *c, OptContext *ctx) {
 
 bool fuse_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
   int count = m->computation_count;
-  Computation **pending = calloc_or_exit((size_t)count + 1, sizeof *pending);
+  Computation **pending = mem_calloc((size_t)count + 1, sizeof *pending);
   int pending_count = computations_running_kernels(m, pending);
   int made = 0;
   bool sorted = true;
@@ -736,7 +736,7 @@ bool fuse_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
     sorted = computation_sort(pending[k], &sort_st);
     if (!sorted) unsorted = pending[k]->name;
   }
-  free(pending);
+  mem_free(pending);
   if (!sorted) {
     *failed = true;
     return status_error(st, STATUS_UNSUPPORTED, "fusion left a cycle in %s (a bug in the pass): %s", unsorted,

@@ -86,8 +86,8 @@ static Instruction *fused_parameter(GroupBuild *b, Instruction *value) {
     if (in->values[k] == value) return in->params[k];
   if (in->count == in->capacity) {
     in->capacity = in->capacity ? 2 * in->capacity : 8;
-    in->values = realloc_or_exit(in->values, sizeof *in->values * (size_t)in->capacity);
-    in->params = realloc_or_exit(in->params, sizeof *in->params * (size_t)in->capacity);
+    in->values = mem_realloc(in->values, sizeof *in->values * (size_t)in->capacity);
+    in->params = mem_realloc(in->params, sizeof *in->params * (size_t)in->capacity);
   }
   char name[32];
   snprintf(name, sizeof name, "param_%d", in->count);
@@ -199,13 +199,13 @@ static Instruction *group_build(Fuser *f, int g, IntVec *outputs, Instruction **
     Instruction *src = f->insts[members->items[k]];
     if (src->operand_count > operand_capacity) {
       operand_capacity = src->operand_count;
-      operands = realloc_or_exit(operands, sizeof *operands * (size_t)operand_capacity);
+      operands = mem_realloc(operands, sizeof *operands * (size_t)operand_capacity);
     }
     for (int q = 0; q < src->operand_count; q++) operands[q] = fused_operand(&b, src->operands[q]);
     clone_of[members->items[k]] = instruction_clone(b.fused, src, operands, NULL);
     fusion_intvec_push(&b.cloned, members->items[k]);
   }
-  free(operands);
+  mem_free(operands);
   Instruction *root = fused_root(&b, outputs);
   computation_set_root(b.fused, root);
 
@@ -219,8 +219,8 @@ static Instruction *group_build(Fuser *f, int g, IntVec *outputs, Instruction **
   fusion_take_over_outputs(&b, fusion, outputs, whole_tuple);
   for (int k = 0; k < b.cloned.count; k++) clone_of[b.cloned.items[k]] = NULL;
   fusion_intvec_free(&b.cloned);
-  free(b.inputs.values);
-  free(b.inputs.params);
+  mem_free(b.inputs.values);
+  mem_free(b.inputs.params);
   return whole_tuple;
 }
 
@@ -228,8 +228,8 @@ static Instruction *group_build(Fuser *f, int g, IntVec *outputs, Instruction **
  * now, unless something outside the fusions still reads them (dead code
  * that was there before, left for dce). */
 static void fused_originals_remove(Fuser *f, const bool *fused, const bool *constant_was_read) {
-  bool *dead = calloc_or_exit((size_t)f->n + 1, sizeof *dead);
-  Instruction **doomed = calloc_or_exit((size_t)f->n + 1, sizeof *doomed);
+  bool *dead = mem_calloc((size_t)f->n + 1, sizeof *dead);
+  Instruction **doomed = mem_calloc((size_t)f->n + 1, sizeof *doomed);
   int doomed_count = 0;
   /* Users before operands: a member is dead once all its readers are. */
   for (int i = f->n - 1; i >= 0; i--) {
@@ -245,14 +245,14 @@ static void fused_originals_remove(Fuser *f, const bool *fused, const bool *cons
     if (dead[i]) doomed[doomed_count++] = inst;
   }
   computation_remove_instructions(f->comp, doomed, doomed_count);
-  free(doomed);
-  free(dead);
+  mem_free(doomed);
+  mem_free(dead);
 }
 
 int fusion_groups_build(Fuser *f) {
   /* Outputs are decided before anything changes: building one group
    * rewires the readers of its outputs. */
-  IntVec *outputs = calloc_or_exit((size_t)f->group_count + 1, sizeof *outputs);
+  IntVec *outputs = mem_calloc((size_t)f->group_count + 1, sizeof *outputs);
   for (int g = 0; g < f->group_count; g++) {
     if (f->groups[g].merged) continue;
     fuser_mark_group(f, g);
@@ -261,9 +261,9 @@ int fusion_groups_build(Fuser *f) {
       if (fuser_is_output(f, members->items[k])) fusion_intvec_push(&outputs[g], members->items[k]);
   }
   size_t n = (size_t)f->n + 1;
-  Instruction **clone_of = calloc_or_exit(n, sizeof *clone_of);
-  bool *fused = calloc_or_exit(n, sizeof *fused);
-  bool *constant_was_read = calloc_or_exit(n, sizeof *constant_was_read);
+  Instruction **clone_of = mem_calloc(n, sizeof *clone_of);
+  bool *fused = mem_calloc(n, sizeof *fused);
+  bool *constant_was_read = mem_calloc(n, sizeof *constant_was_read);
   for (int i = 0; i < f->n; i++) constant_was_read[i] = f->insts[i]->opcode == OP_CONSTANT && f->insts[i]->user_count;
   int made = 0;
   for (int g = 0; g < f->group_count; g++) {
@@ -276,9 +276,9 @@ int fusion_groups_build(Fuser *f) {
   }
   fused_originals_remove(f, fused, constant_was_read);
   for (int g = 0; g < f->group_count; g++) fusion_intvec_free(&outputs[g]);
-  free(outputs);
-  free(clone_of);
-  free(fused);
-  free(constant_was_read);
+  mem_free(outputs);
+  mem_free(clone_of);
+  mem_free(fused);
+  mem_free(constant_was_read);
   return made;
 }

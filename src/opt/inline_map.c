@@ -54,7 +54,7 @@ static Shape shape_retyped(const Shape *s, ElementType t) {
 static Instruction *map_inline(Instruction *map) {
   const Computation *f = map->called[0];
   Computation *c = map->parent;
-  Instruction **copies = calloc_or_exit((size_t)f->instruction_count, sizeof *copies);
+  Instruction **copies = mem_calloc((size_t)f->instruction_count, sizeof *copies);
   Instruction *operands[3];
   Attrs none = {0};
   for (int i = 0; i < f->instruction_count; i++) {
@@ -76,7 +76,7 @@ static Instruction *map_inline(Instruction *map) {
     copies[i]->loc = map->loc;
   }
   Instruction *root = copies[f->root->index];
-  free(copies);
+  mem_free(copies);
   return root;
 }
 

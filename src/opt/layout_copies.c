@@ -46,7 +46,7 @@ static Instruction *relayout(Computation *c, Instruction *v, const Shape *want) 
   if (!shape_is_tuple(want))
     return computation_add_instruction(c, OP_COPY, &v, 1, NULL, 0, &attrs, want, "layout_copy");
   int n = want->tuple_count;
-  Instruction **elements = calloc_or_exit((size_t)n + 1, sizeof *elements);
+  Instruction **elements = mem_calloc((size_t)n + 1, sizeof *elements);
   for (int i = 0; i < n; i++) {
     Instruction *element = v->opcode == OP_TUPLE ? v->operands[i] : NULL;
     if (!element) {
@@ -57,7 +57,7 @@ static Instruction *relayout(Computation *c, Instruction *v, const Shape *want) 
     elements[i] = relayout(c, element, &want->tuple_shapes[i]);
   }
   Instruction *t = computation_add_instruction(c, OP_TUPLE, elements, n, NULL, 0, &attrs, want, NULL);
-  free(elements);
+  mem_free(elements);
   return t;
 }
 
@@ -78,7 +78,7 @@ static bool result_take_layout(Instruction *inst, const Shape *carried) {
   Computation *c = inst->parent;
   Shape named = inst->shape;
   int user_count = inst->user_count;
-  Instruction **users = calloc_or_exit((size_t)user_count + 1, sizeof *users);
+  Instruction **users = mem_calloc((size_t)user_count + 1, sizeof *users);
   if (user_count) memcpy(users, inst->users, (size_t)user_count * sizeof *users);
   bool was_root = c->root == inst;
   inst->shape = shape_copy_into_arena(carried, &c->module->arena);
@@ -87,7 +87,7 @@ static bool result_take_layout(Instruction *inst, const Shape *carried) {
     for (int k = 0; k < users[u]->operand_count; k++)
       if (users[u]->operands[k] == inst) instruction_set_operand(users[u], k, copy);
   if (was_root) computation_set_root(c, copy);
-  free(users);
+  mem_free(users);
   return true;
 }
 
@@ -183,10 +183,10 @@ static bool fix_async_start(Instruction *inst) {
     return false;
   bool changed = false;
   for (int k = 0; k < n; k++) changed |= operand_take_layout(inst, k, &f->parameters[k]->shape);
-  Shape args = {.type = TYPE_TUPLE, .tuple_count = n, .tuple_shapes = calloc_or_exit((size_t)n + 1, sizeof(Shape))};
+  Shape args = {.type = TYPE_TUPLE, .tuple_count = n, .tuple_shapes = mem_calloc((size_t)n + 1, sizeof(Shape))};
   for (int k = 0; k < n; k++) args.tuple_shapes[k] = inst->operands[k]->shape;
   changed |= element_take_layout(inst, 0, &args);
-  free(args.tuple_shapes);
+  mem_free(args.tuple_shapes);
   return element_take_layout(inst, 1, &f->root->shape) || changed;
 }
 

@@ -49,7 +49,7 @@ static int memo_find(const Lower *L, const Instruction *inst, int rank, const in
 static int memo_add(Lower *L, const Instruction *inst, int rank, const int *index, int value) {
   if (L->memo_count == L->memo_capacity) {
     L->memo_capacity = L->memo_capacity ? 2 * L->memo_capacity : 64;
-    L->memo = realloc_or_exit(L->memo, sizeof *L->memo * (size_t)L->memo_capacity);
+    L->memo = mem_realloc(L->memo, sizeof *L->memo * (size_t)L->memo_capacity);
   }
   MemoEntry *e = &L->memo[L->memo_count++];
   memset(e, 0, sizeof *e);
@@ -178,7 +178,7 @@ static bool scalar_bitcast_convert(const Instruction *inst) {
  * instructions become ops, parameters take args, the root's values (one,
  * or the elements of a tuple) go to results. */
 bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int *results, int result_count) {
-  int *value = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *value);
+  int *value = mem_calloc((size_t)c->instruction_count + 1, sizeof *value);
   bool ok = true;
   for (int i = 0; i < c->instruction_count && ok; i++) {
     const Instruction *inst = c->instructions[i];
@@ -208,7 +208,7 @@ bool lower_emit_scalar_call(Lower *L, const Computation *c, const int *args, int
       results[0] = value[root->index];
     }
   }
-  free(value);
+  mem_free(value);
   return ok;
 }
 
@@ -579,7 +579,7 @@ static int assign_phases(Lower *L, const Computation *body) {
     L->reduce_phase[0] = 0;
     return 1;
   }
-  int *depth = calloc_or_exit((size_t)body->instruction_count + 1, sizeof *depth);
+  int *depth = mem_calloc((size_t)body->instruction_count + 1, sizeof *depth);
   for (int i = 0; i < body->instruction_count; i++) {
     const Instruction *inst = body->instructions[i];
     int d = 0;
@@ -593,7 +593,7 @@ static int assign_phases(Lower *L, const Computation *body) {
     }
     depth[i] = d;
   }
-  free(depth);
+  mem_free(depth);
   return phases;
 }
 
@@ -749,7 +749,7 @@ static bool has_reduce(const Lower *L) {
 }
 
 Kernel *lower_finish(Lower *L, const char *name, bool ok) {
-  free(L->memo);
+  mem_free(L->memo);
   L->memo = NULL;
   if (!ok || L->st->code != STATUS_OK) {
     if (L->st->code == STATUS_OK) status_error(L->st, STATUS_UNSUPPORTED, "cannot lower %s", name);
@@ -815,7 +815,7 @@ Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin
     if (!ok) lower_fail(&L, origin, "a computation with a parameter that is not a scalar");
     else kernel_add_input(L.k, &param->shape, param, NULL);
   }
-  int *args = calloc_or_exit((size_t)c->parameter_count + 1, sizeof *args);
+  int *args = mem_calloc((size_t)c->parameter_count + 1, sizeof *args);
   for (int i = 0; ok && i < c->parameter_count; i++) args[i] = emit_load(&L, i, c->parameters[i], NULL);
   int result = -1;
   if (ok) ok = lower_emit_scalar_call(&L, c, args, &result, 1) && result >= 0;
@@ -823,6 +823,6 @@ Kernel *lower_scalar_computation(const Computation *c, const Instruction *origin
     kernel_add_output(L.k, &root->shape, origin, 0);
     lower_emit_store(&L, 0, result, NULL, 0, root);
   }
-  free(args);
+  mem_free(args);
   return lower_finish(&L, c->name ? c->name : "a computation", ok);
 }

@@ -119,7 +119,7 @@ static int compare_role_entries(const void *a, const void *b) {
 /* A table sorted by computation pointer, so each lookup is a binary search
  * and counting stays linear in the module's size. */
 static RoleEntry *computation_roles(const Module *m) {
-  RoleEntry *roles = calloc_or_exit((size_t)m->computation_count + 1, sizeof *roles);
+  RoleEntry *roles = mem_calloc((size_t)m->computation_count + 1, sizeof *roles);
   for (int k = 0; k < m->computation_count; k++) roles[k] = (RoleEntry){m->computations[k], ROLE_PROGRAM};
   qsort(roles, (size_t)m->computation_count, sizeof *roles, compare_role_entries);
   for (int k = 0; k < m->computation_count; k++) {
@@ -168,7 +168,7 @@ static ModuleCounts count_module(const Module *m) {
       if (e->role == ROLE_PROGRAM) n.kernels += does_work(op);
     }
   }
-  free(roles);
+  mem_free(roles);
   return n;
 }
 

@@ -57,7 +57,7 @@ static bool entry_before(ReadyEntry a, ReadyEntry b) {
 static void ready_push(Scheduler *s, int64_t net, int index) {
   if (s->heap_count == s->heap_capacity) {
     s->heap_capacity = s->heap_capacity ? s->heap_capacity * 2 : 64;
-    s->heap = realloc_or_exit(s->heap, sizeof(ReadyEntry) * (size_t)s->heap_capacity);
+    s->heap = mem_realloc(s->heap, sizeof(ReadyEntry) * (size_t)s->heap_capacity);
   }
   int i = s->heap_count++;
   s->heap[i] = (ReadyEntry){net, index};
@@ -117,12 +117,12 @@ static void scheduler_init(Scheduler *s, const Computation *c) {
   s->c = c;
   s->n = c->instruction_count;
   size_t n = (size_t)s->n + 1;
-  s->user_start = calloc_or_exit(n + 1, sizeof(int));
-  s->side_next = calloc_or_exit(n, sizeof(int));
-  s->waiting = calloc_or_exit(n, sizeof(int));
-  s->uses_left = calloc_or_exit(n, sizeof(int));
-  s->bytes = calloc_or_exit(n, sizeof(int64_t));
-  s->done = calloc_or_exit(n, sizeof(bool));
+  s->user_start = mem_calloc(n + 1, sizeof(int));
+  s->side_next = mem_calloc(n, sizeof(int));
+  s->waiting = mem_calloc(n, sizeof(int));
+  s->uses_left = mem_calloc(n, sizeof(int));
+  s->bytes = mem_calloc(n, sizeof(int64_t));
+  s->done = mem_calloc(n, sizeof(bool));
   for (int i = 0; i < s->n; i++) {
     const Instruction *inst = c->instructions[i];
     s->bytes[i] = allocated_bytes(inst);
@@ -130,8 +130,8 @@ static void scheduler_init(Scheduler *s, const Computation *c) {
       if (is_first_occurrence(inst, k)) s->user_start[inst->operands[k]->index + 1]++;
   }
   for (int i = 0; i < s->n; i++) s->user_start[i + 1] += s->user_start[i];
-  s->users = calloc_or_exit((size_t)s->user_start[s->n] + 1, sizeof(int));
-  int *fill = calloc_or_exit(n, sizeof(int));
+  s->users = mem_calloc((size_t)s->user_start[s->n] + 1, sizeof(int));
+  int *fill = mem_calloc(n, sizeof(int));
   int previous_side = -1;
   for (int i = 0; i < s->n; i++) {
     const Instruction *inst = c->instructions[i];
@@ -152,19 +152,19 @@ static void scheduler_init(Scheduler *s, const Computation *c) {
       previous_side = i;
     }
   }
-  free(fill);
+  mem_free(fill);
   if (c->root) s->uses_left[c->root->index]++;
 }
 
 static void scheduler_free(Scheduler *s) {
-  free(s->user_start);
-  free(s->users);
-  free(s->side_next);
-  free(s->waiting);
-  free(s->uses_left);
-  free(s->bytes);
-  free(s->done);
-  free(s->heap);
+  mem_free(s->user_start);
+  mem_free(s->users);
+  mem_free(s->side_next);
+  mem_free(s->waiting);
+  mem_free(s->uses_left);
+  mem_free(s->bytes);
+  mem_free(s->done);
+  mem_free(s->heap);
 }
 
 /* What running i now adds to the live bytes: its result, less the operands
@@ -245,15 +245,15 @@ static int64_t computation_temp_bytes(const Computation *c) {
  * predecessor counts as one more operand. */
 static void schedule_depth_first(const Computation *c, int *order) {
   int n = c->instruction_count, count = 0, previous_side = -1;
-  int *side_prev = calloc_or_exit((size_t)n, sizeof(int));
+  int *side_prev = mem_calloc((size_t)n, sizeof(int));
   for (int i = 0; i < n; i++) {
     side_prev[i] = -1;
     if (!opcode_has_side_effects(c->instructions[i]->opcode)) continue;
     side_prev[i] = previous_side;
     previous_side = i;
   }
-  bool *seen = calloc_or_exit((size_t)n, sizeof(bool));
-  int *stack = calloc_or_exit((size_t)n, sizeof(int)), *next = calloc_or_exit((size_t)n, sizeof(int));
+  bool *seen = mem_calloc((size_t)n, sizeof(bool));
+  int *stack = mem_calloc((size_t)n, sizeof(int)), *next = mem_calloc((size_t)n, sizeof(int));
   for (int r = -1; r < n; r++) {
     int start = r < 0 ? c->root->index : r;
     if (seen[start]) continue;
@@ -277,10 +277,10 @@ static void schedule_depth_first(const Computation *c, int *order) {
       }
     }
   }
-  free(side_prev);
-  free(seen);
-  free(stack);
-  free(next);
+  mem_free(side_prev);
+  mem_free(seen);
+  mem_free(stack);
+  mem_free(next);
 }
 
 static bool order_is_identity(const int *order, int n) {
@@ -295,8 +295,8 @@ static bool order_is_identity(const int *order, int n) {
 static bool schedule_computation(Computation *c) {
   int n = c->instruction_count;
   if (n < 2 || !c->root) return false;
-  int *candidate = calloc_or_exit((size_t)n, sizeof(int)), *best = calloc_or_exit((size_t)n, sizeof(int));
-  Instruction **old = calloc_or_exit((size_t)n, sizeof(Instruction *));
+  int *candidate = mem_calloc((size_t)n, sizeof(int)), *best = mem_calloc((size_t)n, sizeof(int));
+  Instruction **old = mem_calloc((size_t)n, sizeof(Instruction *));
   memcpy(old, c->instructions, sizeof(Instruction *) * (size_t)n);
   for (int i = 0; i < n; i++) best[i] = i;
   int64_t best_bytes = computation_temp_bytes(c);
@@ -315,9 +315,9 @@ static bool schedule_computation(Computation *c) {
   }
   bool changed = !order_is_identity(best, n);
   if (changed) computation_apply_order(c, old, best);
-  free(candidate);
-  free(best);
-  free(old);
+  mem_free(candidate);
+  mem_free(best);
+  mem_free(old);
   return changed;
 }
 
@@ -338,7 +338,7 @@ bool schedule_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
       if (inst->opcode != OP_FUSION || inst->called_count == 0) continue;
       if (body_count == capacity) {
         capacity = capacity ? capacity * 2 : 16;
-        bodies = realloc_or_exit(bodies, sizeof *bodies * (size_t)capacity);
+        bodies = mem_realloc(bodies, sizeof *bodies * (size_t)capacity);
       }
       bodies[body_count++] = inst->called[0];
     }
@@ -350,6 +350,6 @@ bool schedule_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
     if (body_count && bsearch(&c, bodies, (size_t)body_count, sizeof *bodies, compare_pointers)) continue;
     changed |= schedule_computation(c);
   }
-  free(bodies);
+  mem_free(bodies);
   return changed;
 }

@@ -720,7 +720,7 @@ static Instruction *instruction_simplify(Instruction *inst) {
 static bool computation_simplify_round(Computation *c) {
   int count = c->instruction_count;
   if (count == 0) return false;
-  Instruction **snapshot = calloc_or_exit((size_t)count, sizeof *snapshot);
+  Instruction **snapshot = mem_calloc((size_t)count, sizeof *snapshot);
   memcpy(snapshot, c->instructions, sizeof *snapshot * (size_t)count);
   bool changed = false;
   for (int i = 0; i < count; i++) {
@@ -731,7 +731,7 @@ static bool computation_simplify_round(Computation *c) {
     instruction_replace_all_uses(inst, replacement);
     changed = true;
   }
-  free(snapshot);
+  mem_free(snapshot);
   return changed;
 }
 
@@ -742,7 +742,7 @@ bool simplify_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
   (void)ctx;
   enum { MAX_ROUNDS = 8 };
   int count = m->computation_count;
-  Computation **computations = calloc_or_exit((size_t)count, sizeof *computations);
+  Computation **computations = mem_calloc((size_t)count, sizeof *computations);
   for (int k = 0; k < count; k++) computations[k] = m->computations[k];
   bool changed = false;
   for (int k = 0; k < count && !*failed; k++) {
@@ -757,6 +757,6 @@ bool simplify_module(Module *m, OptContext *ctx, bool *failed, Status *st) {
     if (touched && !computation_sort(c, st)) *failed = true;
     changed |= touched;
   }
-  free(computations);
+  mem_free(computations);
   return changed;
 }

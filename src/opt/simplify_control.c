@@ -14,11 +14,11 @@
  * standing for args; returns the copy of callee's root (or the argument,
  * when the root is a parameter). The caller sorts `into` afterwards. */
 static Instruction *computation_inline(Computation *into, const Computation *callee, Instruction *const *args) {
-  Instruction **copies = calloc_or_exit((size_t)callee->instruction_count, sizeof *copies);
+  Instruction **copies = mem_calloc((size_t)callee->instruction_count, sizeof *copies);
   int most = 1;
   for (int i = 0; i < callee->instruction_count; i++)
     if (callee->instructions[i]->operand_count > most) most = callee->instructions[i]->operand_count;
-  Instruction **operands = calloc_or_exit((size_t)most, sizeof *operands);
+  Instruction **operands = mem_calloc((size_t)most, sizeof *operands);
   for (int i = 0; i < callee->instruction_count; i++) {
     const Instruction *src = callee->instructions[i];
     if (src->opcode == OP_PARAMETER) {
@@ -29,8 +29,8 @@ static Instruction *computation_inline(Computation *into, const Computation *cal
     copies[i] = instruction_clone(into, src, operands, NULL);
   }
   Instruction *root = copies[callee->root->index];
-  free(operands);
-  free(copies);
+  mem_free(operands);
+  mem_free(copies);
   return root;
 }
 
@@ -144,7 +144,7 @@ static void loop_parameter_retype(Computation *c, const Shape *state, const int 
   Instruction *param = c->parameters[0];
   param->shape = shape_copy_into_arena(state, &c->module->arena);
   int count = param->user_count;
-  Instruction **readers = calloc_or_exit((size_t)count + 1, sizeof *readers);
+  Instruction **readers = mem_calloc((size_t)count + 1, sizeof *readers);
   for (int u = 0; u < count; u++) readers[u] = param->users[u];
   for (int u = 0; u < count; u++) {
     Instruction *gte = readers[u];
@@ -152,7 +152,7 @@ static void loop_parameter_retype(Computation *c, const Shape *state, const int 
     if (index >= 0) gte->attrs.tuple_index = index;
     else computation_remove_instruction(c, gte);
   }
-  free(readers);
+  mem_free(readers);
 }
 
 /* The new loop, and the old loop's users moved onto it through a tuple of
@@ -167,12 +167,12 @@ static void loop_replace(Instruction *loop, Instruction *init, Computation *cond
                                                   loop->name);
   next->metadata = loop->metadata;
   int old_count = loop->shape.tuple_count;
-  Instruction **elements = calloc_or_exit((size_t)old_count + 1, sizeof *elements);
+  Instruction **elements = mem_calloc((size_t)old_count + 1, sizeof *elements);
   for (int j = 0; j < old_count; j++)
     elements[j] = renumber[j] >= 0 ? add_tuple_element(c, next, renumber[j])
                                    : add_tuple_element(c, loop->operands[0], j);
   instruction_replace_all_uses(loop, add_tuple(c, elements, old_count));
-  free(elements);
+  mem_free(elements);
   module_sort_computations(c->module);
 }
 
@@ -202,9 +202,9 @@ static bool loop_find_read_elements(const Instruction *loop, bool *read) {
    * it: follow each read element's slot of the body's root back to the
    * elements it comes from, until no more turn up. */
   int n = loop->shape.tuple_count, size = body->instruction_count;
-  bool *followed = calloc_or_exit((size_t)n, sizeof *followed);
-  bool *visited = calloc_or_exit((size_t)size, sizeof *visited);
-  const Instruction **stack = calloc_or_exit((size_t)size + 1, sizeof *stack);
+  bool *followed = mem_calloc((size_t)n, sizeof *followed);
+  bool *visited = mem_calloc((size_t)size, sizeof *visited);
+  const Instruction **stack = mem_calloc((size_t)size + 1, sizeof *stack);
   for (bool more = true; more;) {
     more = false;
     for (int k = 0; k < n; k++) {
@@ -227,9 +227,9 @@ static bool loop_find_read_elements(const Instruction *loop, bool *read) {
       }
     }
   }
-  free(followed);
-  free(visited);
-  free(stack);
+  mem_free(followed);
+  mem_free(visited);
+  mem_free(stack);
   return true;
 }
 
@@ -238,8 +238,8 @@ static bool loop_find_read_elements(const Instruction *loop, bool *read) {
  * loop without them: they cannot change any element that is read. */
 static bool loop_drop_unread_state(Instruction *loop) {
   int n = loop->shape.type == TYPE_TUPLE ? loop->shape.tuple_count : 0;
-  bool *read = calloc_or_exit((size_t)n + 1, sizeof *read);
-  int *renumber = calloc_or_exit((size_t)n + 1, sizeof *renumber);
+  bool *read = mem_calloc((size_t)n + 1, sizeof *read);
+  int *renumber = mem_calloc((size_t)n + 1, sizeof *renumber);
   int kept = 0;
   bool known = loop_find_read_elements(loop, read);
   for (int j = 0; j < n; j++) renumber[j] = read[j] ? kept++ : -1;
@@ -247,7 +247,7 @@ static bool loop_drop_unread_state(Instruction *loop) {
   if (changed) {
     Computation *c = loop->parent;
     Module *m = c->module;
-    Instruction **elements = calloc_or_exit((size_t)n, sizeof *elements);
+    Instruction **elements = mem_calloc((size_t)n, sizeof *elements);
     Shape *shapes = arena_alloc(&m->arena, sizeof(Shape) * (size_t)n);
     for (int j = 0; j < n; j++)
       if (read[j]) shapes[renumber[j]] = loop->shape.tuple_shapes[j];
@@ -266,10 +266,10 @@ static bool loop_drop_unread_state(Instruction *loop) {
     loop_parameter_retype(cond, &state, renumber);
     loop_parameter_retype(body, &state, renumber);
     loop_replace(loop, init, cond, body, renumber);
-    free(elements);
+    mem_free(elements);
   }
-  free(read);
-  free(renumber);
+  mem_free(read);
+  mem_free(renumber);
   return changed;
 }
 
@@ -339,7 +339,7 @@ static void loop_copy_out(Instruction *loop, const Computation *body, const bool
   int most = 1;
   for (int i = 0; i < body->instruction_count; i++)
     if (body->instructions[i]->operand_count > most) most = body->instructions[i]->operand_count;
-  Instruction **operands = calloc_or_exit((size_t)most, sizeof *operands);
+  Instruction **operands = mem_calloc((size_t)most, sizeof *operands);
   for (int i = 0; i < body->instruction_count; i++) {
     if (!hoist[i] && !needed[i]) continue;
     const Instruction *inst = body->instructions[i];
@@ -350,7 +350,7 @@ static void loop_copy_out(Instruction *loop, const Computation *body, const bool
     for (int k = 0; k < inst->operand_count; k++) operands[k] = outside[inst->operands[k]->index];
     outside[i] = instruction_clone(c, inst, operands, NULL);
   }
-  free(operands);
+  mem_free(operands);
 }
 
 /* Loop-invariant code motion: work in a while body that gives the same
@@ -364,19 +364,19 @@ static bool loop_hoist_invariants(Instruction *loop) {
       !parameter_read_by_elements(loop->called[0]))
     return false;
   int size = body->instruction_count, n = loop->shape.tuple_count;
-  bool *invariant = calloc_or_exit((size_t)size, sizeof *invariant);
-  bool *hoist = calloc_or_exit((size_t)size, sizeof *hoist);
-  bool *needed = calloc_or_exit((size_t)size, sizeof *needed);
+  bool *invariant = mem_calloc((size_t)size, sizeof *invariant);
+  bool *hoist = mem_calloc((size_t)size, sizeof *hoist);
+  bool *needed = mem_calloc((size_t)size, sizeof *needed);
   loop_find_invariants(body, invariant);
   int count = loop_choose_hoisted(body, invariant, hoist, needed);
   if (count > 0) {
     Computation *c = loop->parent;
     Module *m = c->module;
-    Instruction **outside = calloc_or_exit((size_t)size, sizeof *outside);
+    Instruction **outside = mem_calloc((size_t)size, sizeof *outside);
     loop_copy_out(loop, body, hoist, needed, outside);
-    Instruction **elements = calloc_or_exit((size_t)(n + count), sizeof *elements);
+    Instruction **elements = mem_calloc((size_t)(n + count), sizeof *elements);
     Shape *shapes = arena_alloc(&m->arena, sizeof(Shape) * (size_t)(n + count));
-    int *renumber = calloc_or_exit((size_t)n, sizeof *renumber);
+    int *renumber = mem_calloc((size_t)n, sizeof *renumber);
     for (int j = 0; j < n; j++) {
       renumber[j] = j;
       elements[j] = add_tuple_element(c, loop->operands[0], j);
@@ -406,13 +406,13 @@ static bool loop_hoist_invariants(Instruction *loop) {
     Status st;
     computation_sort(new_body, &st);
     loop_replace(loop, init, cond, new_body, renumber);
-    free(outside);
-    free(elements);
-    free(renumber);
+    mem_free(outside);
+    mem_free(elements);
+    mem_free(renumber);
   }
-  free(invariant);
-  free(hoist);
-  free(needed);
+  mem_free(invariant);
+  mem_free(hoist);
+  mem_free(needed);
   return count > 0;
 }
 
@@ -422,7 +422,7 @@ bool computation_simplify_loops(Computation *c) {
   int count = 0;
   for (int i = 0; i < c->instruction_count; i++) count += c->instructions[i]->opcode == OP_WHILE;
   if (count == 0) return false;
-  Instruction **loops = calloc_or_exit((size_t)count, sizeof *loops);
+  Instruction **loops = mem_calloc((size_t)count, sizeof *loops);
   count = 0;
   for (int i = 0; i < c->instruction_count; i++)
     if (c->instructions[i]->opcode == OP_WHILE) loops[count++] = c->instructions[i];
@@ -432,6 +432,6 @@ bool computation_simplify_loops(Computation *c) {
     if (instruction_is_unread(loop) || instruction_has_effects(loop)) continue;
     if (loop_drop_unread_state(loop) || loop_hoist_invariants(loop)) changed = true;
   }
-  free(loops);
+  mem_free(loops);
   return changed;
 }

@@ -39,7 +39,7 @@ static axle_status_t public_status(StatusCode code) {
 
 bool api_set_error(axle_error_t **error, const Status *st) {
   if (!error) return false;
-  axle_error_t *e = calloc(1, sizeof *e);
+  axle_error_t *e = mem_calloc(1, sizeof *e);
   if (!e) return false;
   e->status = public_status(st->code);
   char *text = NULL;
@@ -61,14 +61,36 @@ static bool api_error(axle_error_t **error, StatusCode code, const char *message
   return api_set_error(error, &st);
 }
 
+/* When even the report of an out-of-memory cannot be allocated. */
+static axle_error_t out_of_memory_fallback = {AXLE_ERROR_OUT_OF_MEMORY, "error: out of memory\n"};
+
+/* Runs after the unwind, outside every scope of this call: nothing here may
+ * unwind again, so it uses malloc's NULL. */
+bool api_out_of_memory(axle_error_t **error, const MemScope *scope) {
+  if (!error) return false;
+  axle_error_t *e = calloc(1, sizeof *e);
+  char *message = malloc(96);
+  if (!e || !message) {
+    free(e);
+    free(message);
+    *error = &out_of_memory_fallback;
+    return false;
+  }
+  if (scope->needed == SIZE_MAX) snprintf(message, 96, "error: out of memory: the size asked for overflows\n");
+  else snprintf(message, 96, "error: out of memory: needs %zu bytes\n", scope->needed);
+  *e = (axle_error_t){AXLE_ERROR_OUT_OF_MEMORY, message};
+  *error = e;
+  return false;
+}
+
 AXLE_API axle_status_t axle_error_status(const axle_error_t *e) { return e ? e->status : AXLE_OK; }
 AXLE_API const char *axle_error_message(const axle_error_t *e) {
   return e && e->message ? e->message : "";
 }
 AXLE_API void axle_error_free(axle_error_t *e) {
-  if (!e) return;
-  free(e->message);
-  free(e);
+  if (!e || e == &out_of_memory_fallback) return;
+  mem_free(e->message);
+  mem_free(e);
 }
 
 /* ---- element types ---- */
@@ -83,7 +105,7 @@ AXLE_API size_t axle_type_size(axle_type_t t) {
 /* ---- modules ---- */
 
 axle_module_t *api_wrap_module(Module *m) {
-  axle_module_t *am = calloc(1, sizeof *am);
+  axle_module_t *am = mem_calloc(1, sizeof *am);
   if (!am) {
     module_free(m);
     return NULL;
@@ -101,7 +123,7 @@ static ParseOptions parse_options_from(const axle_parse_options_t *options) {
   return o;
 }
 
-AXLE_API axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
+static axle_module_t *axle_module_parse_with_body(const char *text, size_t length, const char *filename,
                                                const axle_parse_options_t *options, axle_error_t **error) {
   Status st;
   status_clear(&st);
@@ -118,12 +140,22 @@ AXLE_API axle_module_t *axle_module_parse_with(const char *text, size_t length, 
   return api_wrap_module(m);
 }
 
+AXLE_API axle_module_t *axle_module_parse_with(const char *text, size_t length, const char *filename,
+                                               const axle_parse_options_t *options, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_module_t *returned = axle_module_parse_with_body(text, length, filename, options, error);
+  mem_scope_end(&scope);
+  return returned;
+}
+
 AXLE_API axle_module_t *axle_module_parse(const char *text, size_t length, const char *filename,
                                           axle_error_t **error) {
   return axle_module_parse_with(text, length, filename, NULL, error);
 }
 
-AXLE_API axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
+static axle_module_t *axle_module_parse_file_with_body(const char *path, const axle_parse_options_t *options,
                                                     axle_error_t **error) {
   Status st;
   status_clear(&st);
@@ -140,6 +172,16 @@ AXLE_API axle_module_t *axle_module_parse_file_with(const char *path, const axle
   return api_wrap_module(m);
 }
 
+AXLE_API axle_module_t *axle_module_parse_file_with(const char *path, const axle_parse_options_t *options,
+                                                    axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_module_t *returned = axle_module_parse_file_with_body(path, options, error);
+  mem_scope_end(&scope);
+  return returned;
+}
+
 AXLE_API axle_module_t *axle_module_parse_file(const char *path, axle_error_t **error) {
   return axle_module_parse_file_with(path, NULL, error);
 }
@@ -151,7 +193,7 @@ AXLE_API int axle_module_elided_constant_count(const axle_module_t *am) {
 AXLE_API void axle_module_free(axle_module_t *am) {
   if (!am) return;
   module_free(am->module);
-  free(am);
+  mem_free(am);
 }
 
 static const Instruction *entry_parameter(const axle_module_t *am, int i) {
@@ -175,17 +217,26 @@ AXLE_API int64_t axle_module_parameter_dim(const axle_module_t *am, int i, int d
   return p && d >= 0 && d < p->shape.rank ? p->shape.dims[d] : -1;
 }
 
-AXLE_API char *axle_module_to_text(const axle_module_t *am) {
+static char *axle_module_to_text_body(const axle_module_t *am) {
   StrBuf sb = {0};
   print_module(&sb, am->module);
   return sb.data;
+}
+
+AXLE_API char *axle_module_to_text(const axle_module_t *am) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(NULL, &scope), NULL;
+  char *returned = axle_module_to_text_body(am);
+  mem_scope_end(&scope);
+  return returned;
 }
 
 /* ---- buffers ---- */
 
 /* axle_buffer_t is the runtime's HostBuffer (runtime/buffer.h). */
 
-AXLE_API axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
+static axle_buffer_t *axle_buffer_create_body(axle_type_t type, int rank, const int64_t *dims,
                                            const void *data, axle_error_t **error) {
   if ((int)type < 0 || type >= AXLE_TUPLE) {
     api_error(error, STATUS_INPUT_ERROR, "axle_buffer_create: not an array element type");
@@ -211,6 +262,16 @@ AXLE_API axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int
   return b;
 }
 
+AXLE_API axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
+                                           const void *data, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_buffer_t *returned = axle_buffer_create_body(type, rank, dims, data, error);
+  mem_scope_end(&scope);
+  return returned;
+}
+
 AXLE_API void axle_buffer_free(axle_buffer_t *b) { host_buffer_free(b); }
 
 AXLE_API axle_type_t axle_buffer_type(const axle_buffer_t *b) { return (axle_type_t)b->shape.type; }
@@ -228,7 +289,7 @@ AXLE_API int axle_buffer_tuple_count(const axle_buffer_t *b) {
   return shape_is_tuple(&b->shape) ? b->shape.tuple_count : 0;
 }
 
-AXLE_API axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
+static axle_buffer_t *axle_buffer_create_tuple_body(axle_buffer_t *const *elements, int count,
                                                  axle_error_t **error) {
   if (count < 0 || (count > 0 && !elements)) {
     api_error(error, STATUS_INPUT_ERROR, "axle_buffer_create_tuple: no elements given");
@@ -246,6 +307,16 @@ AXLE_API axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements,
   return b;
 }
 
+AXLE_API axle_buffer_t *axle_buffer_create_tuple(axle_buffer_t *const *elements, int count,
+                                                 axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_buffer_t *returned = axle_buffer_create_tuple_body(elements, count, error);
+  mem_scope_end(&scope);
+  return returned;
+}
+
 AXLE_API axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {
   if (!shape_is_tuple(&b->shape) || i < 0 || i >= b->shape.tuple_count) return NULL;
   return b->elements[i];
@@ -253,7 +324,7 @@ AXLE_API axle_buffer_t *axle_buffer_tuple_element(axle_buffer_t *b, int i) {
 
 /* ---- .npy files ---- */
 
-AXLE_API axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error) {
+static axle_buffer_t *axle_npy_read_body(const char *path, axle_error_t **error) {
   Status st;
   status_clear(&st);
   if (!path) {
@@ -268,7 +339,16 @@ AXLE_API axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error) {
   return host_buffer_adopt_literal(lit);
 }
 
-AXLE_API bool axle_npy_write(const char *path, const axle_buffer_t *b, axle_error_t **error) {
+AXLE_API axle_buffer_t *axle_npy_read(const char *path, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_buffer_t *returned = axle_npy_read_body(path, error);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static bool axle_npy_write_body(const char *path, const axle_buffer_t *b, axle_error_t **error) {
   if (!path || !b) return api_error(error, STATUS_INPUT_ERROR, "axle_npy_write: no path or no buffer given");
   if (shape_is_tuple(&b->shape))
     return api_error(error, STATUS_INPUT_ERROR, "axle_npy_write: a tuple has no .npy form; write its elements");
@@ -278,6 +358,15 @@ AXLE_API bool axle_npy_write(const char *path, const axle_buffer_t *b, axle_erro
   bool ok = npy_write(path, view, &st);
   literal_view_free(view);
   return ok ? true : api_set_error(error, &st);
+}
+
+AXLE_API bool axle_npy_write(const char *path, const axle_buffer_t *b, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), false;
+  bool returned = axle_npy_write_body(path, b, error);
+  mem_scope_end(&scope);
+  return returned;
 }
 
 /* ---- executables ---- */
@@ -304,7 +393,7 @@ static bool compile_options_apply(const axle_compile_options_t *given, Executabl
   return true;
 }
 
-AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_backend_t backend,
+static axle_executable_t *axle_compile_with_body(const axle_module_t *am, axle_backend_t backend,
                                               const axle_compile_options_t *given, axle_error_t **error) {
   Status st;
   status_clear(&st);
@@ -322,28 +411,35 @@ AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_back
     api_set_error(error, &st);
     return NULL;
   }
-  Executable *exe = compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
-  if (!exe) {
+  /* Allocated first: once the cache holds the new executable, nothing of
+   * this call may unwind (the unwind would free what the cache points to). */
+  axle_executable_t *ae = mem_calloc(1, sizeof *ae);
+  ae->executable = compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
+  if (!ae->executable) {
+    mem_free(ae);
     api_set_error(error, &st);
     return NULL;
   }
-  axle_executable_t *ae = calloc(1, sizeof *ae);
-  if (!ae) {
-    executable_free(exe);
-    api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
-    return NULL;
-  }
-  ae->executable = exe;
   return ae;
+}
+
+AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_backend_t backend,
+                                              const axle_compile_options_t *given, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_executable_t *returned = axle_compile_with_body(am, backend, given, error);
+  mem_scope_end(&scope);
+  return returned;
 }
 
 AXLE_API void axle_executable_free(axle_executable_t *ae) {
   if (!ae) return;
   executable_free(ae->executable);
-  free(ae);
+  mem_free(ae);
 }
 
-AXLE_API bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+static bool axle_executable_run_body(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
                                   axle_buffer_t **result, axle_error_t **error) {
   Status st;
   status_clear(&st);
@@ -351,6 +447,16 @@ AXLE_API bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *a
     return api_error(error, STATUS_INPUT_ERROR, "axle_executable_run: no executable or no result pointer");
   *result = executable_run(ae->executable, args, arg_count, &st);
   return *result ? true : api_set_error(error, &st);
+}
+
+AXLE_API bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+                                  axle_buffer_t **result, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), false;
+  bool returned = axle_executable_run_body(ae, args, arg_count, result, error);
+  mem_scope_end(&scope);
+  return returned;
 }
 
 AXLE_API void axle_compile_cache_counts(int64_t *hits, int64_t *misses) {

@@ -15,8 +15,8 @@ struct axle_builder {
   bool failed;
 };
 
-AXLE_API axle_builder_t *axle_builder_create(const char *module_name) {
-  axle_builder_t *b = calloc(1, sizeof *b);
+static axle_builder_t *axle_builder_create_body(const char *module_name) {
+  axle_builder_t *b = mem_calloc(1, sizeof *b);
   if (!b) return NULL;
   b->module = module_create(module_name ? module_name : "built");
   b->entry = builder_add_computation(b->module, "main");
@@ -25,11 +25,20 @@ AXLE_API axle_builder_t *axle_builder_create(const char *module_name) {
   return b;
 }
 
+AXLE_API axle_builder_t *axle_builder_create(const char *module_name) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return NULL;
+  axle_builder_t *returned = axle_builder_create_body(module_name);
+  mem_scope_end(&scope);
+  return returned;
+}
+
 AXLE_API void axle_builder_free(axle_builder_t *b) {
   if (!b) return;
   module_free(b->module);
-  free(b->values);
-  free(b);
+  mem_free(b->values);
+  mem_free(b);
 }
 
 static axle_value_t fail(axle_builder_t *b, const char *message) {
@@ -45,13 +54,29 @@ static axle_value_t remember(axle_builder_t *b, Instruction *inst) {
   }
   if (b->value_count == b->value_cap) {
     int cap = b->value_cap ? 2 * b->value_cap : 16;
-    Instruction **v = realloc(b->values, sizeof *v * (size_t)cap);
+    Instruction **v = mem_realloc(b->values, sizeof *v * (size_t)cap);
     if (!v) return fail(b, "out of memory");
     b->values = v;
     b->value_cap = cap;
   }
   b->values[b->value_count] = inst;
   return b->value_count++;
+}
+
+/* A builder call that ran out of memory leaves the builder failed: its
+ * module may already point to what the call allocated, so that is kept (a
+ * keeping scope) and nothing more is added; axle_builder_finish reports it. */
+static axle_value_t builder_out_of_memory(axle_builder_t *b, const MemScope *scope) {
+  if (!b->failed)
+    status_error(&b->status, STATUS_OUT_OF_MEMORY, "out of memory: needs %zu bytes", scope->needed);
+  b->failed = true;
+  return -1;
+}
+
+static axle_module_t *builder_finish_out_of_memory(axle_builder_t *b, const MemScope *scope, axle_error_t **error) {
+  if (b) builder_out_of_memory(b, scope);
+  api_out_of_memory(error, scope);
+  return NULL;
 }
 
 /* Looks up a handle; NULL (and the builder failed) when it is not valid. */
@@ -79,7 +104,7 @@ static bool dims_valid(int rank, const int64_t *dims) {
   return true;
 }
 
-AXLE_API axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type, int rank,
+static axle_value_t axle_builder_parameter_body(axle_builder_t *b, axle_type_t type, int rank,
                                              const int64_t *dims, const char *name) {
   if (b->failed) return -1;
   if ((int)type < 0 || type >= AXLE_TUPLE || !dims_valid(rank, dims))
@@ -88,7 +113,17 @@ AXLE_API axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type
   return remember(b, builder_add_parameter(b->entry, &shape, name));
 }
 
-AXLE_API axle_value_t axle_builder_constant(axle_builder_t *b, axle_type_t type, double v) {
+AXLE_API axle_value_t axle_builder_parameter(axle_builder_t *b, axle_type_t type, int rank,
+                                             const int64_t *dims, const char *name) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_parameter_body(b, type, rank, dims, name);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_value_t axle_builder_constant_body(axle_builder_t *b, axle_type_t type, double v) {
   if (b->failed) return -1;
   if ((int)type < 0 || type >= AXLE_TUPLE) return fail(b, "axle_builder_constant: bad type");
   Shape shape = shape_scalar((ElementType)type);
@@ -98,6 +133,15 @@ AXLE_API axle_value_t axle_builder_constant(axle_builder_t *b, axle_type_t type,
   axle_value_t handle = add(b, OP_CONSTANT, NULL, 0, NULL, &attrs);
   if (handle < 0) literal_free(attrs.literal);
   return handle;
+}
+
+AXLE_API axle_value_t axle_builder_constant(axle_builder_t *b, axle_type_t type, double v) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_constant_body(b, type, v);
+  mem_scope_end(&scope);
+  return returned;
 }
 
 static const Opcode unary_opcodes[] = {
@@ -113,14 +157,23 @@ static const Opcode binary_opcodes[] = {
     [AXLE_POWER] = OP_POWER,
 };
 
-AXLE_API axle_value_t axle_builder_unary(axle_builder_t *b, axle_unary_op_t op, axle_value_t x) {
+static axle_value_t axle_builder_unary_body(axle_builder_t *b, axle_unary_op_t op, axle_value_t x) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
   if ((int)op < 0 || op > AXLE_COS) return fail(b, "axle_builder_unary: unknown op");
   return add(b, unary_opcodes[op], &operand, 1, NULL, NULL);
 }
 
-AXLE_API axle_value_t axle_builder_binary(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+AXLE_API axle_value_t axle_builder_unary(axle_builder_t *b, axle_unary_op_t op, axle_value_t x) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_unary_body(b, op, x);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_value_t axle_builder_binary_body(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
                                           axle_value_t y) {
   Instruction *operands[2] = {value(b, x), value(b, y)};
   if (!operands[0] || !operands[1]) return -1;
@@ -128,7 +181,17 @@ AXLE_API axle_value_t axle_builder_binary(axle_builder_t *b, axle_binary_op_t op
   return add(b, binary_opcodes[op], operands, 2, NULL, NULL);
 }
 
-AXLE_API axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, int rank,
+AXLE_API axle_value_t axle_builder_binary(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+                                          axle_value_t y) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_binary_body(b, op, x, y);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_value_t axle_builder_broadcast_body(axle_builder_t *b, axle_value_t x, int rank,
                                              const int64_t *dims, const int64_t *broadcast_dims) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
@@ -142,7 +205,17 @@ AXLE_API axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, 
                                              &attrs, &shape, &b->status));
 }
 
-AXLE_API axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, int rank,
+AXLE_API axle_value_t axle_builder_broadcast(axle_builder_t *b, axle_value_t x, int rank,
+                                             const int64_t *dims, const int64_t *broadcast_dims) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_broadcast_body(b, x, rank, dims, broadcast_dims);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_value_t axle_builder_reshape_body(axle_builder_t *b, axle_value_t x, int rank,
                                            const int64_t *dims) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
@@ -154,7 +227,17 @@ AXLE_API axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, in
                                              &shape, &b->status));
 }
 
-AXLE_API axle_value_t axle_builder_transpose(axle_builder_t *b, axle_value_t x,
+AXLE_API axle_value_t axle_builder_reshape(axle_builder_t *b, axle_value_t x, int rank,
+                                           const int64_t *dims) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_reshape_body(b, x, rank, dims);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_value_t axle_builder_transpose_body(axle_builder_t *b, axle_value_t x,
                                              const int64_t *permutation) {
   Instruction *operand = value(b, x);
   if (!operand) return -1;
@@ -162,7 +245,17 @@ AXLE_API axle_value_t axle_builder_transpose(axle_builder_t *b, axle_value_t x,
   return add(b, OP_TRANSPOSE, &operand, 1, NULL, &attrs);
 }
 
-AXLE_API axle_value_t axle_builder_matmul(axle_builder_t *b, axle_value_t x, axle_value_t y) {
+AXLE_API axle_value_t axle_builder_transpose(axle_builder_t *b, axle_value_t x,
+                                             const int64_t *permutation) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_transpose_body(b, x, permutation);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_value_t axle_builder_matmul_body(axle_builder_t *b, axle_value_t x, axle_value_t y) {
   Instruction *operands[2] = {value(b, x), value(b, y)};
   if (!operands[0] || !operands[1]) return -1;
   int rank = operands[0]->shape.rank;
@@ -180,6 +273,15 @@ AXLE_API axle_value_t axle_builder_matmul(axle_builder_t *b, axle_value_t x, axl
   return add(b, OP_DOT, operands, 2, NULL, &attrs);
 }
 
+AXLE_API axle_value_t axle_builder_matmul(axle_builder_t *b, axle_value_t x, axle_value_t y) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_matmul_body(b, x, y);
+  mem_scope_end(&scope);
+  return returned;
+}
+
 /* The reducer computation: (a, b) -> op(a, b) on scalars of type t. */
 static Computation *scalar_reducer(axle_builder_t *b, Opcode op, ElementType t) {
   char name[64];
@@ -194,7 +296,7 @@ static Computation *scalar_reducer(axle_builder_t *b, Opcode op, ElementType t) 
   return c;
 }
 
-AXLE_API axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+static axle_value_t axle_builder_reduce_body(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
                                           axle_value_t init, int dim_count, const int64_t *dims) {
   Instruction *operands[2] = {value(b, x), value(b, init)};
   if (!operands[0] || !operands[1]) return -1;
@@ -211,24 +313,43 @@ AXLE_API axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op
   return add(b, OP_REDUCE, operands, 2, reducer, &attrs);
 }
 
-AXLE_API axle_value_t axle_builder_tuple(axle_builder_t *b, int count, const axle_value_t *values) {
+AXLE_API axle_value_t axle_builder_reduce(axle_builder_t *b, axle_binary_op_t op, axle_value_t x,
+                                          axle_value_t init, int dim_count, const int64_t *dims) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_reduce_body(b, op, x, init, dim_count, dims);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_value_t axle_builder_tuple_body(axle_builder_t *b, int count, const axle_value_t *values) {
   if (b->failed) return -1;
   if (count < 0 || (count > 0 && !values)) return fail(b, "axle_builder_tuple: bad value list");
-  Instruction **operands = calloc((size_t)count + 1, sizeof *operands);
+  Instruction **operands = mem_calloc((size_t)count + 1, sizeof *operands);
   if (!operands) return fail(b, "out of memory");
   for (int i = 0; i < count; i++) {
     operands[i] = value(b, values[i]);
     if (!operands[i]) {
-      free(operands);
+      mem_free(operands);
       return -1;
     }
   }
   axle_value_t handle = add(b, OP_TUPLE, operands, count, NULL, NULL);
-  free(operands);
+  mem_free(operands);
   return handle;
 }
 
-AXLE_API axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root, axle_error_t **error) {
+AXLE_API axle_value_t axle_builder_tuple(axle_builder_t *b, int count, const axle_value_t *values) {
+  MemScope scope;
+  mem_scope_begin_keeping(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_out_of_memory(b, &scope);
+  axle_value_t returned = axle_builder_tuple_body(b, count, values);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_module_t *axle_builder_finish_body(axle_builder_t *b, axle_value_t root, axle_error_t **error) {
   Instruction *r = value(b, root);
   if (!r || b->failed) {
     if (!b->failed) fail(b, "axle_builder_finish: no root");
@@ -238,15 +359,31 @@ AXLE_API axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root
   Module *m = b->module;
   /* The public API's root is the value given here (src/ir's builder sets none). */
   computation_set_root(b->entry, r);
+  /* Allocated before the builder lets go of m: out of memory up to there
+   * frees only these two and leaves the builder as it was. */
+  axle_module_t *am = mem_calloc(1, sizeof *am);
+  Module *fresh = module_create("finished");
   Status st;
   status_clear(&st);
   if (!verify_module(m, &st)) {
+    module_free(fresh);
+    mem_free(am);
     api_set_error(error, &st);
     return NULL;
   }
-  b->module = module_create("finished");  /* the builder no longer owns m */
+  b->module = fresh;  /* the builder no longer owns m */
   b->failed = true;
   b->status.code = STATUS_INPUT_ERROR;
   snprintf(b->status.message, sizeof b->status.message, "the builder was already finished");
-  return api_wrap_module(m);
+  am->module = m;
+  return am;
+}
+
+AXLE_API axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return builder_finish_out_of_memory(b, &scope, error);
+  axle_module_t *returned = axle_builder_finish_body(b, root, error);
+  mem_scope_end(&scope);
+  return returned;
 }

@@ -30,7 +30,7 @@ static bool device_error(axle_error_t **error, StatusCode code, const char *mess
 }
 
 static axle_device_buffer_t *device_buffer_new(Executable *owner, const Shape *shape) {
-  axle_device_buffer_t *d = calloc_or_exit(1, sizeof *d);
+  axle_device_buffer_t *d = mem_calloc(1, sizeof *d);
   d->shape = shape_array(shape->type, shape->rank, shape->dims);
   d->owner = executable_share(owner);
   return d;
@@ -41,10 +41,10 @@ AXLE_API void axle_device_buffer_free(axle_device_buffer_t *d) {
   if (d->host) host_buffer_free(d->host);
   else if (d->owner->backend->device_release) d->owner->backend->device_release(d->owner, d->address);
   executable_free(d->owner);
-  free(d);
+  mem_free(d);
 }
 
-AXLE_API axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *ae, const axle_buffer_t *buffer,
+static axle_device_buffer_t *axle_buffer_to_device_body(axle_executable_t *ae, const axle_buffer_t *buffer,
                                                      axle_error_t **error) {
   if (!ae || !buffer) {
     device_error(error, STATUS_INPUT_ERROR, "axle_buffer_to_device: no executable or no buffer given");
@@ -63,14 +63,24 @@ AXLE_API axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *ae, cons
                 : (d->host = host_buffer_clone(buffer, &st)) != NULL;
   if (!ok) {
     executable_free(d->owner);
-    free(d);
+    mem_free(d);
     api_set_error(error, &st);
     return NULL;
   }
   return d;
 }
 
-AXLE_API axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *d, axle_error_t **error) {
+AXLE_API axle_device_buffer_t *axle_buffer_to_device(axle_executable_t *ae, const axle_buffer_t *buffer,
+                                                     axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_device_buffer_t *returned = axle_buffer_to_device_body(ae, buffer, error);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static axle_buffer_t *axle_buffer_to_host_body(const axle_device_buffer_t *d, axle_error_t **error) {
   if (!d) {
     device_error(error, STATUS_INPUT_ERROR, "axle_buffer_to_host: no device buffer given");
     return NULL;
@@ -89,6 +99,15 @@ AXLE_API axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *d, axle_
   }
   if (!h) api_set_error(error, &st);
   return h;
+}
+
+AXLE_API axle_buffer_t *axle_buffer_to_host(const axle_device_buffer_t *d, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+  axle_buffer_t *returned = axle_buffer_to_host_body(d, error);
+  mem_scope_end(&scope);
+  return returned;
 }
 
 /* The array leaves of s, depth first, into leaves[*n...] (NULL: count only). */
@@ -114,8 +133,8 @@ static bool device_arguments_check(const Executable *e, axle_device_buffer_t *co
                                    Status *st) {
   if (arg_count < 0 || (arg_count > 0 && !args))
     return status_error(st, STATUS_INPUT_ERROR, "axle_run_on_device: no arguments given");
-  HostBuffer *views = calloc_or_exit((size_t)arg_count + 1, sizeof *views);
-  HostBuffer **pointers = calloc_or_exit((size_t)arg_count + 1, sizeof *pointers);
+  HostBuffer *views = mem_calloc((size_t)arg_count + 1, sizeof *views);
+  HostBuffer **pointers = mem_calloc((size_t)arg_count + 1, sizeof *pointers);
   bool ok = true;
   for (int i = 0; i < arg_count && ok; i++) {
     if (!args[i]) ok = status_error(st, STATUS_INPUT_ERROR, "axle_run_on_device: argument %d is NULL", i);
@@ -125,8 +144,8 @@ static bool device_arguments_check(const Executable *e, axle_device_buffer_t *co
     else views[i].shape = args[i]->shape, pointers[i] = &views[i];
   }
   ok = ok && host_buffer_check_arguments(executable_module_to_run(e)->entry, pointers, arg_count, st);
-  free(pointers);
-  free(views);
+  mem_free(pointers);
+  mem_free(views);
   return ok;
 }
 
@@ -147,10 +166,10 @@ static bool host_leaves_take(Executable *e, const HostBuffer *b, const Shape **s
 /* Without device memory: an ordinary run, its result split into leaves. */
 static bool host_run_split(Executable *e, axle_device_buffer_t *const *args, int arg_count, const Shape **shapes,
                            axle_device_buffer_t **results, int result_count, Status *st) {
-  HostBuffer **hosts = calloc_or_exit((size_t)arg_count + 1, sizeof *hosts);
+  HostBuffer **hosts = mem_calloc((size_t)arg_count + 1, sizeof *hosts);
   for (int i = 0; i < arg_count; i++) hosts[i] = args[i]->host;
   HostBuffer *r = executable_run(e, hosts, arg_count, st);
-  free(hosts);
+  mem_free(hosts);
   if (!r) return false;
   int n = 0;
   bool ok = host_leaves_take(e, r, shapes, results, &n, result_count, st);
@@ -158,7 +177,7 @@ static bool host_run_split(Executable *e, axle_device_buffer_t *const *args, int
   return ok;
 }
 
-AXLE_API bool axle_run_on_device(axle_executable_t *ae, axle_device_buffer_t *const *args, int arg_count,
+static bool axle_run_on_device_body(axle_executable_t *ae, axle_device_buffer_t *const *args, int arg_count,
                                  axle_device_buffer_t **results, int result_count, axle_error_t **error) {
   if (!ae || !results)
     return device_error(error, STATUS_INPUT_ERROR, "axle_run_on_device: no executable or no results array");
@@ -173,23 +192,33 @@ AXLE_API bool axle_run_on_device(axle_executable_t *ae, axle_device_buffer_t *co
   Status st;
   status_clear(&st);
   if (!device_arguments_check(e, args, arg_count, &st)) return api_set_error(error, &st);
-  const Shape **shapes = calloc_or_exit((size_t)leaves + 1, sizeof *shapes);
+  const Shape **shapes = mem_calloc((size_t)leaves + 1, sizeof *shapes);
   int n = 0;
   result_leaves_collect(&executable_module_to_run(e)->entry->root->shape, shapes, &n);
   bool ok;
   if (e->backend->run_on_device) {
-    uint64_t *addresses = calloc_or_exit((size_t)arg_count + 1, sizeof *addresses);
-    uint64_t *outs = calloc_or_exit((size_t)leaves + 1, sizeof *outs);
+    uint64_t *addresses = mem_calloc((size_t)arg_count + 1, sizeof *addresses);
+    uint64_t *outs = mem_calloc((size_t)leaves + 1, sizeof *outs);
     for (int i = 0; i < arg_count; i++) addresses[i] = args[i]->address;
     ok = e->backend->run_on_device(e, addresses, arg_count, outs, leaves, &st);
     for (int l = 0; ok && l < leaves; l++) results[l] = device_buffer_new(e, shapes[l]), results[l]->address = outs[l];
-    free(outs);
-    free(addresses);
+    mem_free(outs);
+    mem_free(addresses);
   } else {
     ok = host_run_split(e, args, arg_count, shapes, results, leaves, &st);
   }
-  free(shapes);
+  mem_free(shapes);
   if (ok) return true;
   for (int l = 0; l < result_count; l++) axle_device_buffer_free(results[l]), results[l] = NULL;
   return api_set_error(error, &st);
+}
+
+AXLE_API bool axle_run_on_device(axle_executable_t *ae, axle_device_buffer_t *const *args, int arg_count,
+                                 axle_device_buffer_t **results, int result_count, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), false;
+  bool returned = axle_run_on_device_body(ae, args, arg_count, results, result_count, error);
+  mem_scope_end(&scope);
+  return returned;
 }

@@ -24,4 +24,18 @@ struct axle_executable {
 bool api_set_error(axle_error_t **error, const Status *st);
 axle_module_t *api_wrap_module(Module *m);
 
+/* Out of memory inside a public call unwinds to the call (ir.h, memory.c),
+ * which frees what it had allocated and reports it here: stores
+ * AXLE_ERROR_OUT_OF_MEMORY with the bytes that were asked for. Returns false.
+ * Each public call that allocates is a thin guard around an unguarded body:
+ *
+ *   MemScope scope;
+ *   mem_scope_begin(&scope);
+ *   if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), NULL;
+ *   T result = body(...);
+ *   mem_scope_end(&scope);
+ *   return result;
+ */
+bool api_out_of_memory(axle_error_t **error, const MemScope *scope);
+
 #endif

@@ -77,7 +77,7 @@ static bool results_check(const axle_executable_t *ae, void *const *results, con
   return true;
 }
 
-AXLE_API bool axle_executable_run_into(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+static bool axle_executable_run_into_body(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
                                        void *const *results, const size_t *result_sizes, int result_count,
                                        axle_error_t **error) {
   Status st;
@@ -87,4 +87,15 @@ AXLE_API bool axle_executable_run_into(axle_executable_t *ae, axle_buffer_t *con
            executable_run_into(ae->executable, args, arg_count, results, &st))
     return true;
   return api_set_error(error, &st);
+}
+
+AXLE_API bool axle_executable_run_into(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+                                       void *const *results, const size_t *result_sizes, int result_count,
+                                       axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), false;
+  bool returned = axle_executable_run_into_body(ae, args, arg_count, results, result_sizes, result_count, error);
+  mem_scope_end(&scope);
+  return returned;
 }

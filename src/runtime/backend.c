@@ -14,11 +14,11 @@ static bool interp_compile(Executable *exe, Status *st) {
  * (no copies) and its result's storage becomes the result buffer. */
 static HostBuffer *interp_run(const Executable *exe, HostBuffer *const *args, int arg_count,
                               Status *st) {
-  Literal **views = calloc_or_exit((size_t)arg_count + 1, sizeof *views);
+  Literal **views = mem_calloc((size_t)arg_count + 1, sizeof *views);
   for (int i = 0; i < arg_count; i++) views[i] = host_buffer_view(args[i]);
   Literal *out = eval_module(executable_module_to_run(exe), views, arg_count, st);
   for (int i = 0; i < arg_count; i++) literal_view_free(views[i]);
-  free(views);
+  mem_free(views);
   return out ? host_buffer_adopt_literal(out) : NULL;
 }
 
@@ -43,15 +43,15 @@ static HostBuffer *interp_run_observed(const Executable *exe, HostBuffer *const 
                                        StepObserver *observe, void *context, Status *st) {
   enum { MOST_LEAVES = 256 };
   const Computation *c = executable_module_to_run(exe)->entry;
-  Literal **views = calloc_or_exit((size_t)arg_count + 1, sizeof *views);
-  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
+  Literal **views = mem_calloc((size_t)arg_count + 1, sizeof *views);
+  Literal **values = mem_calloc((size_t)c->instruction_count + 1, sizeof *values);
   Literal **operands = NULL;
   for (int i = 0; i < arg_count; i++) views[i] = host_buffer_view(args[i]);
   bool ok = true;
   for (int i = 0; i < c->instruction_count && ok; i++) {
     const Instruction *inst = c->instructions[i];
     if (inst->opcode == OP_PARAMETER || inst->opcode == OP_CONSTANT) continue;
-    operands = realloc_or_exit(operands, ((size_t)inst->operand_count + 1) * sizeof *operands);
+    operands = mem_realloc(operands, ((size_t)inst->operand_count + 1) * sizeof *operands);
     for (int k = 0; k < inst->operand_count; k++) {
       const Instruction *op = inst->operands[k];
       operands[k] = op->opcode == OP_PARAMETER ? views[op->attrs.parameter_number]
@@ -76,9 +76,9 @@ static HostBuffer *interp_run_observed(const Executable *exe, HostBuffer *const 
   }
   for (int i = 0; i < c->instruction_count; i++) literal_free(values[i]);
   for (int i = 0; i < arg_count; i++) literal_view_free(views[i]);
-  free(operands);
-  free(values);
-  free(views);
+  mem_free(operands);
+  mem_free(values);
+  mem_free(views);
   return out ? host_buffer_adopt_literal(out) : NULL;
 }
 

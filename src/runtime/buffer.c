@@ -5,11 +5,11 @@
 #include "runtime/buffer.h"
 
 HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st) {
-  HostBuffer *b = calloc(1, sizeof *b);
+  HostBuffer *b = mem_calloc(1, sizeof *b);
   size_t bytes = (size_t)shape_byte_size(shape);
-  if (b) b->data = calloc(bytes ? bytes : 1, 1);
+  if (b) b->data = mem_calloc(bytes ? bytes : 1, 1);
   if (!b || !b->data) {
-    free(b);
+    mem_free(b);
     StrBuf sb = {0};
     shape_print(&sb, shape, false);
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: %s needs %zu bytes",
@@ -23,10 +23,10 @@ HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st)
 }
 
 static HostBuffer *tuple_shell_create(int count, Status *st) {
-  HostBuffer *b = calloc(1, sizeof *b);
-  if (b) b->elements = calloc((size_t)count + 1, sizeof *b->elements);
+  HostBuffer *b = mem_calloc(1, sizeof *b);
+  if (b) b->elements = mem_calloc((size_t)count + 1, sizeof *b->elements);
   if (!b || !b->elements) {
-    free(b);
+    mem_free(b);
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
@@ -57,33 +57,33 @@ void host_buffer_free(HostBuffer *b) {
   if (!b) return;
   if (b->elements) {
     for (int i = 0; i < b->shape.tuple_count; i++) host_buffer_free(b->elements[i]);
-    free(b->elements);
+    mem_free(b->elements);
   }
-  free(b->data);
-  free(b);
+  mem_free(b->data);
+  mem_free(b);
 }
 
 HostBuffer *host_buffer_adopt_literal(Literal *lit) {
-  HostBuffer *b = calloc_or_exit(1, sizeof *b);
+  HostBuffer *b = mem_calloc(1, sizeof *b);
   b->shape = lit->shape;
   if (shape_is_tuple(&lit->shape)) {
     b->shape.tuple_shapes = NULL;
-    b->elements = calloc_or_exit((size_t)lit->shape.tuple_count + 1, sizeof *b->elements);
+    b->elements = mem_calloc((size_t)lit->shape.tuple_count + 1, sizeof *b->elements);
     for (int i = 0; i < lit->shape.tuple_count; i++)
       b->elements[i] = host_buffer_adopt_literal(lit->elements[i]);
-    free(lit->elements);
+    mem_free(lit->elements);
   } else {
     b->data = lit->data;
   }
-  free(lit);
+  mem_free(lit);
   return b;
 }
 
 Literal *host_buffer_view(const HostBuffer *b) {
-  Literal *view = calloc_or_exit(1, sizeof *view);
+  Literal *view = mem_calloc(1, sizeof *view);
   view->shape = b->shape;
   if (shape_is_tuple(&b->shape)) {
-    view->elements = calloc_or_exit((size_t)b->shape.tuple_count + 1, sizeof *view->elements);
+    view->elements = mem_calloc((size_t)b->shape.tuple_count + 1, sizeof *view->elements);
     for (int i = 0; i < b->shape.tuple_count; i++) view->elements[i] = host_buffer_view(b->elements[i]);
   } else {
     view->data = b->data;
@@ -95,9 +95,9 @@ void literal_view_free(Literal *view) {
   if (!view) return;
   if (view->elements) {
     for (int i = 0; i < view->shape.tuple_count; i++) literal_view_free(view->elements[i]);
-    free(view->elements);
+    mem_free(view->elements);
   }
-  free(view);
+  mem_free(view);
 }
 
 void host_buffer_shape_print(StrBuf *sb, const HostBuffer *b) {
@@ -170,10 +170,10 @@ HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Sta
     if (b) leaves[(*n)++] = b->data;
     return b;
   }
-  HostBuffer *t = calloc(1, sizeof *t);
-  if (t) t->elements = calloc((size_t)s->tuple_count + 1, sizeof *t->elements);
+  HostBuffer *t = mem_calloc(1, sizeof *t);
+  if (t) t->elements = mem_calloc((size_t)s->tuple_count + 1, sizeof *t->elements);
   if (!t || !t->elements) {
-    free(t);
+    mem_free(t);
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }

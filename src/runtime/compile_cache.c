@@ -40,7 +40,7 @@ static void cache_insert(CompileCache *cache, char *key, uint64_t hash, Executab
     slot = &cache->entries[0];
     for (int i = 1; i < cache->count; i++)
       if (cache->entries[i].last_use < slot->last_use) slot = &cache->entries[i];
-    free(slot->key);
+    mem_free(slot->key);
     executable_free(slot->executable);
   } else {
     cache->count++;
@@ -63,7 +63,7 @@ Executable *compile_cache_get(CompileCache *cache, const Module *m, const Execut
     cache->hits++;
     Executable *exe = executable_share(found->executable);
     pthread_mutex_unlock(&cache->lock);
-    free(key);
+    mem_free(key);
     if (hit) *hit = true;
     return exe;
   }
@@ -72,12 +72,14 @@ Executable *compile_cache_get(CompileCache *cache, const Module *m, const Execut
    * meanwhile; the first to finish is cached, the other kept by its caller. */
   Executable *exe = executable_compile(m, o, st);
   if (!exe) {
-    free(key);
+    mem_free(key);
     return NULL;
   }
+  /* The last step of the caller's memory scope that allocates (ir.h): from
+   * here the cache points to exe, so an unwind must not free it. */
   pthread_mutex_lock(&cache->lock);
   cache->misses++;
-  if (cache_find(cache, key, hash)) free(key);
+  if (cache_find(cache, key, hash)) mem_free(key);
   else cache_insert(cache, key, hash, executable_share(exe));
   pthread_mutex_unlock(&cache->lock);
   return exe;
@@ -86,7 +88,7 @@ Executable *compile_cache_get(CompileCache *cache, const Module *m, const Execut
 void compile_cache_clear(CompileCache *cache) {
   pthread_mutex_lock(&cache->lock);
   for (int i = 0; i < cache->count; i++) {
-    free(cache->entries[i].key);
+    mem_free(cache->entries[i].key);
     executable_free(cache->entries[i].executable);
   }
   cache->count = 0;

@@ -55,7 +55,7 @@ static bool executable_optimize(Executable *exe, const OptOptions *opts, bool op
 Executable *executable_compile(const Module *m, const ExecutableOptions *o, Status *st) {
   const Backend *be = backend_get(o->backend, st);
   if (!be || (o->threads == 0 && !thread_count_check_env(st))) return NULL;
-  Executable *exe = calloc(1, sizeof *exe);
+  Executable *exe = mem_calloc(1, sizeof *exe);
   if (!exe) {
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
@@ -91,8 +91,8 @@ void executable_free(Executable *e) {
   buffer_plan_free(e->plan);
   module_free(e->optimized);
   module_free(e->module);
-  free(e->stats);
-  free(e);
+  mem_free(e->stats);
+  mem_free(e);
 }
 
 HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg_count, Status *st) {
@@ -157,11 +157,11 @@ static bool values_close(const Literal *want, const Literal *got) {
 bool executable_check(const Executable *e, HostBuffer *const *args, int arg_count,
                       const HostBuffer *result, Status *st) {
   if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
-  Literal **views = calloc_or_exit((size_t)arg_count + 1, sizeof *views);
+  Literal **views = mem_calloc((size_t)arg_count + 1, sizeof *views);
   for (int i = 0; i < arg_count; i++) views[i] = host_buffer_view(args[i]);
   Literal *want = eval_module(e->module, views, arg_count, st);
   for (int i = 0; i < arg_count; i++) literal_view_free(views[i]);
-  free(views);
+  mem_free(views);
   if (!want) return false;
   Literal *got = host_buffer_view(result);
   bool same = values_close(want, got);
@@ -183,14 +183,14 @@ static int compare_doubles(const void *a, const void *b) {
 bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count, int runs,
                      RunTimes *times, Status *st) {
   if (runs < 1) return status_error(st, STATUS_INPUT_ERROR, "a timing needs at least one run");
-  double *ms = calloc((size_t)runs, sizeof *ms);
+  double *ms = mem_calloc((size_t)runs, sizeof *ms);
   if (!ms) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
   for (int r = -1; r < runs; r++) {  /* run -1 is the warm-up */
     double t0 = now_ms();
     HostBuffer *out = executable_run(e, args, arg_count, st);
     double t1 = now_ms();
     if (!out) {
-      free(ms);
+      mem_free(ms);
       return false;
     }
     host_buffer_free(out);
@@ -204,7 +204,7 @@ bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count
   times->device_runs = 0;
   if (e->backend->time_device) {
     if (!e->backend->time_device(e, args, arg_count, runs, ms, st)) {
-      free(ms);
+      mem_free(ms);
       return false;
     }
     qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
@@ -213,6 +213,6 @@ bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count
     times->device_min_ms = ms[0];
     times->device_max_ms = ms[runs - 1];
   }
-  free(ms);
+  mem_free(ms);
   return true;
 }

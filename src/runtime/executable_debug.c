@@ -68,26 +68,26 @@ static Literal *literal_from_leaf(const Shape *want, const ObservedLeaf *leaf) {
  * is missing or unreadable. */
 static Literal *value_from_leaves(const Shape *s, const ObservedLeaf *leaves, int count, int *next) {
   if (!shape_is_tuple(s)) return *next < count ? literal_from_leaf(s, &leaves[(*next)++]) : NULL;
-  Literal **elements = calloc_or_exit((size_t)s->tuple_count + 1, sizeof *elements);
+  Literal **elements = mem_calloc((size_t)s->tuple_count + 1, sizeof *elements);
   for (int i = 0; i < s->tuple_count; i++) {
     elements[i] = value_from_leaves(&s->tuple_shapes[i], leaves, count, next);
     if (!elements[i]) {
       for (int k = 0; k < i; k++) literal_free(elements[k]);
-      free(elements);
+      mem_free(elements);
       return NULL;
     }
   }
   Literal *tuple = literal_create_tuple(elements, s->tuple_count);
-  free(elements);
+  mem_free(elements);
   return tuple;
 }
 
 /* The evaluator's value of inst from the values its operands have here. */
 static Literal *value_evaluate(DebugRun *r, const Instruction *inst, Status *st) {
-  Literal **operands = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *operands);
+  Literal **operands = mem_calloc((size_t)inst->operand_count + 1, sizeof *operands);
   for (int k = 0; k < inst->operand_count; k++) operands[k] = r->values[inst->operands[k]->index];
   Literal *v = eval_instruction(inst, operands, st);
-  free(operands);
+  mem_free(operands);
   return v;
 }
 
@@ -210,14 +210,14 @@ static bool value_find_nonfinite(const Literal *v, int *leaf, const Literal **wh
 static const Instruction *fusion_first_nonfinite(DebugRun *r, const Instruction *fusion) {
   const Computation *body = fusion->called[0];
   int n = body->instruction_count;
-  Literal **v = calloc_or_exit((size_t)n + 1, sizeof *v);
+  Literal **v = mem_calloc((size_t)n + 1, sizeof *v);
   const Instruction *found = NULL;
   Status ignored;
   status_clear(&ignored);
   for (int i = 0; i < n && !found; i++) {
     const Instruction *inst = body->instructions[i];
     if (inst->opcode == OP_PARAMETER || inst->opcode == OP_CONSTANT) continue;
-    Literal **operands = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *operands);
+    Literal **operands = mem_calloc((size_t)inst->operand_count + 1, sizeof *operands);
     for (int k = 0; k < inst->operand_count; k++) {
       const Instruction *op = inst->operands[k];
       int64_t number = op->attrs.parameter_number;
@@ -227,7 +227,7 @@ static const Instruction *fusion_first_nonfinite(DebugRun *r, const Instruction 
                                                                    : NULL;
     }
     v[i] = eval_instruction(inst, operands, &ignored);
-    free(operands);
+    mem_free(operands);
     if (!v[i]) break;
     int leaf = 0;
     int64_t at = 0, count = 0;
@@ -235,7 +235,7 @@ static const Instruction *fusion_first_nonfinite(DebugRun *r, const Instruction 
     if (value_find_nonfinite(v[i], &leaf, &where, &at, &count)) found = inst;
   }
   for (int i = 0; i < n; i++) literal_free(v[i]);
-  free(v);
+  mem_free(v);
   return found;
 }
 
@@ -443,9 +443,9 @@ HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, i
   const Module *m = executable_module_to_run(e);
   int n = m->entry->instruction_count;
   DebugRun r = {.options = o, .m = m, .entry = m->entry, .arg_count = arg_count, .report = report};
-  r.values = calloc_or_exit((size_t)n + 1, sizeof *r.values);
-  r.borrowed = calloc_or_exit((size_t)n + 1, sizeof *r.borrowed);
-  r.args = calloc_or_exit((size_t)arg_count + 1, sizeof *r.args);
+  r.values = mem_calloc((size_t)n + 1, sizeof *r.values);
+  r.borrowed = mem_calloc((size_t)n + 1, sizeof *r.borrowed);
+  r.args = mem_calloc((size_t)arg_count + 1, sizeof *r.args);
   for (int i = 0; i < arg_count; i++) r.args[i] = host_buffer_view(args[i]);
   HostBuffer *result = e->backend->run_observed(e, args, arg_count, debug_observe, &r, st);
   if (result && o->check && !result_check_intact(&r, result, st)) {
@@ -455,8 +455,8 @@ HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, i
   for (int i = 0; i < n; i++)
     if (!r.borrowed[i]) literal_free(r.values[i]);
   for (int i = 0; i < arg_count; i++) literal_view_free(r.args[i]);
-  free(r.args);
-  free(r.borrowed);
-  free(r.values);
+  mem_free(r.args);
+  mem_free(r.borrowed);
+  mem_free(r.values);
   return result;
 }

@@ -37,8 +37,8 @@ static bool profile_observe(void *context, const Instruction *inst, const Observ
       return status_error(st, STATUS_RUNTIME_ERROR, "the steps of a run changed between runs");
     }
     r->capacity = r->capacity ? 2 * r->capacity : 64;
-    r->insts = realloc_or_exit(r->insts, (size_t)r->capacity * sizeof *r->insts);
-    r->ms = realloc_or_exit(r->ms, (size_t)r->capacity * (size_t)r->runs * sizeof *r->ms);
+    r->insts = mem_realloc(r->insts, (size_t)r->capacity * sizeof *r->insts);
+    r->ms = mem_realloc(r->ms, (size_t)r->capacity * (size_t)r->runs * sizeof *r->ms);
   }
   if (r->run == 0) r->insts[r->step] = inst;
   else if (r->insts[r->step] != inst) {
@@ -78,7 +78,7 @@ bool executable_time_steps(const Executable *e, HostBuffer *const *args, int arg
     if (run <= 0) steps = r.step;
   }
   if (ok) {
-    times->steps = calloc_or_exit((size_t)steps + 1, sizeof *times->steps);
+    times->steps = mem_calloc((size_t)steps + 1, sizeof *times->steps);
     times->count = steps;
     for (int s = 0; s < steps; s++) {
       double *ms = r.ms + (size_t)s * (size_t)runs;
@@ -88,12 +88,12 @@ bool executable_time_steps(const Executable *e, HostBuffer *const *args, int arg
                                    .min_ms = ms[0]};
     }
   }
-  free(r.insts);
-  free(r.ms);
+  mem_free(r.insts);
+  mem_free(r.ms);
   return ok;
 }
 
 void step_times_free(StepTimes *times) {
-  free(times->steps);
+  mem_free(times->steps);
   memset(times, 0, sizeof *times);
 }

@@ -270,6 +270,7 @@ Literal *npy_read(const char *path, Status *st) {
     status_error(st, STATUS_INPUT_ERROR, "cannot open %s: %s", path, strerror(errno));
     return NULL;
   }
+  /* malloc and its NULL here, not mem_malloc: an unwind would leave f open. */
   size_t cap = 1 << 16, size = 0;
   unsigned char *buf = malloc(cap);
   size_t got;
@@ -288,17 +289,18 @@ Literal *npy_read(const char *path, Status *st) {
   }
   bool read_failed = ferror(f);
   fclose(f);
+  mem_adopt(buf);
   if (!buf) {
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
     return NULL;
   }
   if (read_failed) {
-    free(buf);
+    mem_free(buf);
     status_error(st, STATUS_INPUT_ERROR, "error reading %s", path);
     return NULL;
   }
   Literal *lit = npy_parse(buf, size, path, st);
-  free(buf);
+  mem_free(buf);
   return lit;
 }
 

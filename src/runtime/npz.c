@@ -57,16 +57,17 @@ static unsigned char *file_bytes(const char *path, size_t *size, Status *st) {
     return NULL;
   }
   long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  /* malloc and its NULL here, not mem_malloc: an unwind would leave f open. */
   unsigned char *bytes = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n + 1) : NULL;
   if (!bytes || fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-    free(bytes);
+    mem_free(bytes);
     fclose(f);
     status_error(st, n < 0 ? STATUS_INPUT_ERROR : STATUS_OUT_OF_MEMORY, "cannot read %s", path);
     return NULL;
   }
   fclose(f);
   *size = (size_t)n;
-  return bytes;
+  return mem_adopt(bytes);
 }
 
 /* The end of central directory record: the last signature in the file
@@ -81,7 +82,7 @@ static const unsigned char *find_end_record(const unsigned char *bytes, size_t s
 
 static void npz_free_members(NpzMember *members, int count) {
   for (int i = 0; i < count; i++) literal_free(members[i].array);
-  free(members);
+  mem_free(members);
 }
 
 /* One central directory entry at *at: its member parsed into m. */
@@ -135,14 +136,14 @@ bool npz_read(const char *path, NpzMember **members, int *count, Status *st) {
   bool ok = end != NULL || status_error(st, STATUS_INPUT_ERROR, "%s is not a ZIP (.npz) archive", path);
   int n = ok ? (int)get16(end + 10) : 0;
   size_t at = ok ? get32(end + 16) : 0;
-  NpzMember *list = calloc((size_t)n + 1, sizeof *list);
+  NpzMember *list = mem_calloc((size_t)n + 1, sizeof *list);
   if (!list) ok = status_error(st, STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
   int numbered = 0;
   for (int i = 0; ok && i < n; i++) {
     ok = read_member(bytes, size, &at, path, &list[i], st);
     numbered += ok && member_number(&list[i]) >= 0;
   }
-  free(bytes);
+  mem_free(bytes);
   if (!ok) {
     npz_free_members(list, n);
     return false;
@@ -186,7 +187,7 @@ bool npz_write(const char *path, const Literal *const *arrays, int count, Status
       return status_error(st, STATUS_INPUT_ERROR, "cannot write a %s to %s", type_name(arrays[i]->shape.type), path);
   FILE *f = fopen(path, "wb");
   if (!f) return status_error(st, STATUS_INPUT_ERROR, "cannot create %s: %s", path, strerror(errno));
-  WrittenMember *written = calloc((size_t)count + 1, sizeof *written);
+  WrittenMember *written = mem_calloc((size_t)count + 1, sizeof *written);
   bool ok = written != NULL;
   char name[32];
   for (int i = 0; ok && i < count; i++) {
@@ -197,9 +198,9 @@ bool npz_write(const char *path, const Literal *const *arrays, int count, Status
     if (memory && fclose(memory) != 0) ok = false;
     long offset = ftell(f);
     if (ok && (bytes >= 0xffffffffu || offset < 0 || offset >= 0xffffffffL)) {
-      free(npy);
+      mem_free(npy);
       fclose(f);
-      free(written);
+      mem_free(written);
       return status_error(st, STATUS_INPUT_ERROR, "%s: an .npz past 4 GiB needs ZIP64, which axle does not write", path);
     }
     if (ok) {
@@ -219,7 +220,7 @@ bool npz_write(const char *path, const Literal *const *arrays, int count, Status
       fputs(name, f);
       ok = fwrite(npy, 1, bytes, f) == bytes;
     }
-    free(npy);
+    mem_free(npy);
   }
   long directory = ok ? ftell(f) : -1;
   for (int i = 0; ok && i < count; i++) {
@@ -240,7 +241,7 @@ bool npz_write(const char *path, const Literal *const *arrays, int count, Status
     ok = false;
   }
   if (fclose(f) != 0) ok = false;
-  free(written);
+  mem_free(written);
   if (!ok) return status_error(st, STATUS_INPUT_ERROR, "error writing %s", path);
   return true;
 }

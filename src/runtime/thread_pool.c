@@ -30,6 +30,7 @@ struct ThreadPool {
   atomic_int_fast64_t next_task;
   int64_t finished_tasks;      /* under the mutex */
   int active;                  /* workers inside the current job, under the mutex */
+  atomic_size_t out_of_memory; /* the bytes a task of the job failed to get; 0: none */
 };
 
 /* AXLE_THREADS as a count from 1 to 1024; 0 when unset or empty, -1 when
@@ -56,13 +57,29 @@ int thread_pool_default_count(void) {
   return n >= 1 ? (int)(n > 1024 ? 1024 : n) : 1;
 }
 
-/* Takes tasks until the job has none left; returns how many this thread ran. */
+/* Runs task i. Out of memory in a task must not unwind this thread out of
+ * the job while the others still run it: the task's scope catches it, the
+ * job is marked, and thread_pool_run unwinds the caller once all are done.
+ * The tasks left after a failure are taken but not run. */
+static void run_task_guarded(ThreadPool *pool, int64_t i) {
+  if (atomic_load(&pool->out_of_memory) != 0) return;
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) {
+    atomic_store(&pool->out_of_memory, scope.needed ? scope.needed : 1);
+    return;
+  }
+  pool->run(pool->context, i);
+  mem_scope_end(&scope);
+}
+
+/* Takes tasks until the job has none left; returns how many this thread took. */
 static int64_t run_tasks(ThreadPool *pool) {
   int64_t ran = 0;
   for (;;) {
     int64_t i = atomic_fetch_add(&pool->next_task, 1);
     if (i >= pool->task_count) return ran;
-    pool->run(pool->context, i);
+    run_task_guarded(pool, i);
     ran++;
   }
 }
@@ -87,6 +104,8 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+static void thread_pool_release(void *object);
+
 ThreadPool *thread_pool_create(int thread_count) {
   if (thread_count <= 0) thread_count = thread_pool_default_count();
   ThreadPool *pool = calloc(1, sizeof *pool);
@@ -109,11 +128,21 @@ ThreadPool *thread_pool_create(int thread_count) {
       pool->started++;
     }
   }
+  /* Its threads must be stopped if the compile that made it unwinds. */
+  mem_track_object(pool, thread_pool_release);
   return pool;
 }
 
 void thread_pool_free(ThreadPool *pool) {
   if (!pool) return;
+  mem_untrack(pool);
+  thread_pool_release(pool);
+}
+
+/* Stops the threads and frees the pool (malloc's memory, not kept in a
+ * memory scope: the pool is kept as one object, released here). */
+static void thread_pool_release(void *object) {
+  ThreadPool *pool = object;
   pthread_mutex_lock(&pool->mutex);
   pool->stopping = true;
   pthread_cond_broadcast(&pool->wake);
@@ -145,6 +174,7 @@ void thread_pool_run(ThreadPool *pool, int64_t task_count, TaskFn *run, void *co
   pool->task_count = task_count;
   pool->finished_tasks = 0;
   atomic_store(&pool->next_task, 0);
+  atomic_store(&pool->out_of_memory, 0);
   pool->generation++;
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mutex);
@@ -155,4 +185,6 @@ void thread_pool_run(ThreadPool *pool, int64_t task_count, TaskFn *run, void *co
   pool->finished_tasks += ran;
   while (pool->finished_tasks < task_count || pool->active > 0) pthread_cond_wait(&pool->done, &pool->mutex);
   pthread_mutex_unlock(&pool->mutex);
+  size_t needed = atomic_load(&pool->out_of_memory);
+  if (needed) mem_fail(1, needed);
 }

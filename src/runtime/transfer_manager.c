@@ -29,7 +29,7 @@ bool transfer_manager_create(TransferManager *tm, GpuDevice *gpu, size_t upload_
 
 void transfer_manager_free(TransferManager *tm) {
   if (tm->staging) tm->gpu->driver.mem_free_host(tm->staging);
-  free(tm->copies);
+  mem_free(tm->copies);
   memset(tm, 0, sizeof *tm);
 }
 
@@ -57,7 +57,7 @@ bool transfer_to_host(TransferManager *tm, void *host, CUdeviceptr src, size_t b
   tm->downloaded += staging_round(bytes);
   if (tm->copy_count == tm->copy_capacity) {
     tm->copy_capacity = tm->copy_capacity ? 2 * tm->copy_capacity : 8;
-    tm->copies = realloc(tm->copies, (size_t)tm->copy_capacity * sizeof *tm->copies);
+    tm->copies = mem_realloc(tm->copies, (size_t)tm->copy_capacity * sizeof *tm->copies);
     if (!tm->copies) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
   }
   tm->copies[tm->copy_count++] = (TransferCopyOut){.host = host, .staged_at = at, .bytes = bytes, .layout = layout};

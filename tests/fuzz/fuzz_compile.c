@@ -125,8 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   int n = m->entry->parameter_count;
-  HostBuffer **args = calloc_or_exit((size_t)n + 1, sizeof *args);
-  Literal **values = calloc_or_exit((size_t)n + 1, sizeof *values);
+  HostBuffer **args = mem_calloc((size_t)n + 1, sizeof *args);
+  Literal **values = mem_calloc((size_t)n + 1, sizeof *values);
   uint64_t state = input_hash(data, size);
   for (int i = 0; i < n; i++) {
     values[i] = literal_create(&m->entry->parameters[i]->shape);

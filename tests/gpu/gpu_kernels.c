@@ -51,7 +51,7 @@ typedef struct Launch {
 
 static bool buffer_upload(Launch *L, const Literal *lit) {
   size_t bytes = buffer_bytes(&lit->shape);
-  char *host = calloc_or_exit(bytes + 1, 1);
+  char *host = mem_calloc(bytes + 1, 1);
   layout_copy(lit, host, true);
   CUdeviceptr *p = &L->ptr[L->count++];
   bool ok = gpu_alloc(L->gpu, bytes, "a kernel buffer", p, &L->st) && gpu_copy_to_device(L->gpu, *p, host, bytes, &L->st);
@@ -61,7 +61,7 @@ static bool buffer_upload(Launch *L, const Literal *lit) {
 
 static bool buffer_download(Launch *L, CUdeviceptr ptr, Literal *lit) {
   size_t bytes = buffer_bytes(&lit->shape);
-  char *host = calloc_or_exit(bytes + 1, 1);
+  char *host = mem_calloc(bytes + 1, 1);
   bool ok = gpu_copy_to_host(L->gpu, host, ptr, bytes, &L->st);
   if (ok) layout_copy(lit, host, false);
   free(host);
@@ -98,9 +98,9 @@ static void instruction_check(GpuDevice *gpu, const PtxTarget *t, const char *mo
   status_clear(&st);
   Kernel *k = lower_to_kernel(inst, &st);
   if (!k) return;
-  Literal **inputs = calloc_or_exit((size_t)k->input_count + 1, sizeof *inputs);
+  Literal **inputs = mem_calloc((size_t)k->input_count + 1, sizeof *inputs);
   for (int i = 0; i < k->input_count; i++) inputs[i] = k->inputs[i].constant ? (Literal *)k->inputs[i].constant : operands[i];
-  Literal **want = calloc_or_exit((size_t)k->output_count + 1, sizeof *want), **got = calloc_or_exit((size_t)k->output_count + 1, sizeof *got);
+  Literal **want = mem_calloc((size_t)k->output_count + 1, sizeof *want), **got = mem_calloc((size_t)k->output_count + 1, sizeof *got);
   for (int o = 0; o < k->output_count; o++) want[o] = literal_create(&k->outputs[o].shape), got[o] = literal_create(&k->outputs[o].shape);
   Launch L = {.gpu = gpu, .target = t};
   status_clear(&L.st);
@@ -144,7 +144,7 @@ static void module_check(GpuDevice *gpu, const PtxTarget *t, const char *path, c
   bool ok = optimize_module(m, &ctx, &st);
   opt_context_free(&ctx);
   const Computation *c = m->entry;
-  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
+  Literal **values = mem_calloc((size_t)c->instruction_count + 1, sizeof *values);
   uint64_t state = 1;
   for (int i = 0; ok && i < c->instruction_count; i++) {
     const Instruction *inst = c->instructions[i];

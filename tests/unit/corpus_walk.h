@@ -16,7 +16,7 @@
  * signed_offset for signed types; complex values stay zero. */
 static inline Literal *corpus_random_literal(const Shape *shape, uint64_t *state, int64_t signed_offset) {
   if (shape_is_tuple(shape)) {
-    Literal **elements = calloc_or_exit((size_t)shape->tuple_count + 1, sizeof *elements);
+    Literal **elements = mem_calloc((size_t)shape->tuple_count + 1, sizeof *elements);
     for (int i = 0; i < shape->tuple_count; i++)
       elements[i] = corpus_random_literal(&shape->tuple_shapes[i], state, signed_offset);
     Literal *tuple = literal_create_tuple(elements, shape->tuple_count); /* copies the array */
@@ -44,7 +44,7 @@ typedef void EntryVisit(const Module *m, const Instruction *inst, Literal *const
 static inline void entry_for_each_value(const Module *m, uint64_t seed, int64_t signed_offset, EntryVisit *visit,
                                  void *context) {
   const Computation *c = m->entry;
-  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
+  Literal **values = mem_calloc((size_t)c->instruction_count + 1, sizeof *values);
   uint64_t state = seed;
   for (int i = 0; i < c->instruction_count; i++) {
     const Instruction *inst = c->instructions[i];
@@ -57,7 +57,7 @@ static inline void entry_for_each_value(const Module *m, uint64_t seed, int64_t 
       continue;
     }
     /* (A tuple may have any number of operands.) */
-    Literal **operands = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *operands);
+    Literal **operands = mem_calloc((size_t)inst->operand_count + 1, sizeof *operands);
     for (int a = 0; a < inst->operand_count; a++) operands[a] = values[inst->operands[a]->index];
     Status st;
     status_clear(&st);

@@ -39,15 +39,15 @@ static inline SimulateOutcome kernel_simulate(const Kernel *k, const char *text,
                                               size_t size) {
   Status st;
   status_clear(&st);
-  PtxsKernel *pk = calloc_or_exit(1, sizeof *pk);
-  PtxsRun *run = calloc_or_exit(1, sizeof *run);
+  PtxsKernel *pk = mem_calloc(1, sizeof *pk);
+  PtxsRun *run = mem_calloc(1, sizeof *run);
   SimulateOutcome outcome = SIMULATE_MATCHED;
   if (!ptxs_parse(pk, text)) {
     snprintf(why, size, "the simulator cannot read the kernel: %s", pk->error);
     outcome = SIMULATE_MISMATCHED;
   }
-  Literal **want = calloc_or_exit((size_t)k->output_count + 1, sizeof *want);
-  Literal **got = calloc_or_exit((size_t)k->output_count + 1, sizeof *got);
+  Literal **want = mem_calloc((size_t)k->output_count + 1, sizeof *want);
+  Literal **got = mem_calloc((size_t)k->output_count + 1, sizeof *got);
   for (int o = 0; o < k->output_count; o++)
     want[o] = literal_create(&k->outputs[o].shape), got[o] = literal_create(&k->outputs[o].shape);
   if (outcome == SIMULATE_MATCHED && !kernel_eval(k, inputs, want, &st)) {
@@ -58,7 +58,7 @@ static inline SimulateOutcome kernel_simulate(const Kernel *k, const char *text,
   for (int i = 0; outcome == SIMULATE_MATCHED && i < k->input_count + k->output_count; i++) {
     const Literal *lit = i < k->input_count ? inputs[i] : got[i - k->input_count];
     size_t bytes = (size_t)shape_byte_size(&lit->shape);
-    char *data = calloc_or_exit(bytes + 16, 1);
+    char *data = mem_calloc(bytes + 16, 1);
     if (i < k->input_count) layout_copy(lit, data, true);
     run->buffers[run->buffer_count++] = (PtxsBuffer){data, bytes};
     run->params[i] = (uint64_t)(uintptr_t)data;

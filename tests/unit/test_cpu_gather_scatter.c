@@ -215,8 +215,8 @@ TEST(scatter_and_reduce_window_give_the_same_bytes_at_every_thread_count) {
       "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n"
       "  w = f32[32,32] reduce-window(y, zero), window={size=3x3 stride=2x2 pad=1_1x1_1}, to_apply=add\n"
       "  ROOT t = (f32[64], f32[32,32]) tuple(s, w)\n}\n";
-  float *x = calloc_or_exit(64, sizeof *x), *u = calloc_or_exit(4096, sizeof *u), *y = calloc_or_exit(4096, sizeof *y);
-  int32_t *i = calloc_or_exit(4096, sizeof *i);
+  float *x = mem_calloc(64, sizeof *x), *u = mem_calloc(4096, sizeof *u), *y = mem_calloc(4096, sizeof *y);
+  int32_t *i = mem_calloc(4096, sizeof *i);
   unsigned seed = 7;
   for (int k = 0; k < 4096; k++) {
     seed = seed * 1103515245u + 12345u;

@@ -13,7 +13,7 @@
 #include "../test.h"
 
 static Literal **new_outputs(const Kernel *k) {
-  Literal **outs = calloc_or_exit((size_t)k->output_count + 1, sizeof *outs);
+  Literal **outs = mem_calloc((size_t)k->output_count + 1, sizeof *outs);
   for (int o = 0; o < k->output_count; o++) outs[o] = literal_create(&k->outputs[o].shape);
   return outs;
 }
@@ -26,7 +26,7 @@ static void free_outputs(const Kernel *k, Literal **outs) {
 /* Runs inst's kernel on the given operand values and compares with want. */
 static bool kernel_matches(const Instruction *inst, const Kernel *k, Literal *const *operands, const Literal *want,
                            char *why, size_t why_size) {
-  Literal **inputs = calloc_or_exit((size_t)k->input_count + 1, sizeof *inputs);
+  Literal **inputs = mem_calloc((size_t)k->input_count + 1, sizeof *inputs);
   for (int i = 0; i < k->input_count; i++)
     inputs[i] = k->inputs[i].constant ? (Literal *)k->inputs[i].constant : operands[i];
   Literal **outs = new_outputs(k);

@@ -481,7 +481,7 @@ static void check_against_goldens(const char *name, double rtol, double atol) {
   if (!m) return;
   /* every instruction's value: the corpus inputs, then the evaluator's */
   const Computation *c = m->entry;
-  Literal **values = calloc_or_exit((size_t)c->instruction_count + 1, sizeof *values);
+  Literal **values = mem_calloc((size_t)c->instruction_count + 1, sizeof *values);
   for (int i = 0; i < c->instruction_count && st.code == STATUS_OK; i++) {
     const Instruction *inst = c->instructions[i];
     if (inst->opcode == OP_TUPLE || inst->operand_count > 8) continue;  /* the root: its operands are checked */

@@ -38,7 +38,7 @@ static int64_t physical_offset(const Shape *s, int64_t logical) {
 static void *buffer_from_literal(const Literal *lit, const Shape *s) {
   size_t size = (size_t)type_byte_size(s->type);
   int64_t n = shape_element_count(s);
-  char *buffer = calloc_or_exit((size_t)n + 1, size);
+  char *buffer = mem_calloc((size_t)n + 1, size);
   if (size == 0 || !lit->data) return buffer;  /* a token, or an empty value: no bytes to place */
   for (int64_t i = 0; i < n; i++)
     memcpy(buffer + (size_t)physical_offset(s, i) * size, (const char *)lit->data + (size_t)i * size, size);
@@ -107,11 +107,11 @@ struct Buffers {
 
 static Buffers buffers_create(const Kernel *k, Literal *const *inputs) {
   Buffers b = {.count = k->input_count + k->output_count};
-  b.all = calloc_or_exit((size_t)b.count + 1, sizeof *b.all);
+  b.all = mem_calloc((size_t)b.count + 1, sizeof *b.all);
   for (int i = 0; i < k->input_count; i++) b.all[i] = buffer_from_literal(inputs[i], &k->inputs[i].shape);
   for (int o = 0; o < k->output_count; o++) {
     const Shape *s = &k->outputs[o].shape;
-    b.all[k->input_count + o] = calloc_or_exit((size_t)shape_element_count(s) + 1, (size_t)type_byte_size(s->type));
+    b.all[k->input_count + o] = mem_calloc((size_t)shape_element_count(s) + 1, (size_t)type_byte_size(s->type));
   }
   return b;
 }
@@ -221,8 +221,8 @@ static bool kernel_eval_as_compiled(const Kernel *k, Literal *const *inputs, Lit
   if (!kernel_has_complex(k)) return kernel_eval(k, inputs, outputs, st);
   Kernel *real = kernel_split_complex(k, st);
   if (!real) return false;
-  Literal **in = calloc_or_exit((size_t)k->input_count + 1, sizeof *in);
-  Literal **out = calloc_or_exit((size_t)k->output_count + 1, sizeof *out);
+  Literal **in = mem_calloc((size_t)k->input_count + 1, sizeof *in);
+  Literal **out = mem_calloc((size_t)k->output_count + 1, sizeof *out);
   for (int i = 0; i < k->input_count; i++) {
     in[i] = literal_create(&real->inputs[i].shape);
     size_t bytes = (size_t)shape_byte_size(&inputs[i]->shape);
@@ -243,10 +243,10 @@ static bool kernel_eval_as_compiled(const Kernel *k, Literal *const *inputs, Lit
 }
 
 static void check_kernel(const Kernel *k, Literal *const *operands, Tally *t, const char *where) {
-  Literal **inputs = calloc_or_exit((size_t)k->input_count + 1, sizeof *inputs);
+  Literal **inputs = mem_calloc((size_t)k->input_count + 1, sizeof *inputs);
   for (int i = 0; i < k->input_count; i++)
     inputs[i] = k->inputs[i].constant ? (Literal *)k->inputs[i].constant : operands[i];
-  Literal **want = calloc_or_exit((size_t)k->output_count + 1, sizeof *want);
+  Literal **want = mem_calloc((size_t)k->output_count + 1, sizeof *want);
   for (int o = 0; o < k->output_count; o++) want[o] = literal_create(&k->outputs[o].shape);
   Status st;
   status_clear(&st);

@@ -38,7 +38,7 @@ static Kernel *lower_text(const char *text, Module **m) {
 /* Values in [-1, 1) from a fixed generator; row 2 holds one NaN in its
  * second chunk when nan is set. */
 static float *input_values(int64_t columns, bool nan) {
-  float *x = calloc_or_exit((size_t)(ROWS * columns), sizeof *x);
+  float *x = mem_calloc((size_t)(ROWS * columns), sizeof *x);
   uint64_t state = 12345;
   for (int64_t i = 0; i < ROWS * columns; i++) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;

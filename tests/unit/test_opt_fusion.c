@@ -530,7 +530,7 @@ TEST(fusion_keeps_existing_fusions_and_reducers_as_they_are) {
  * hold the bits as u16). NULL when the case has no usable inputs. */
 static Literal **corpus_inputs(const Module *m, const char *dir, int *count) {
   int n = m->entry->parameter_count;
-  Literal **args = calloc_or_exit((size_t)n + 1, sizeof *args);
+  Literal **args = mem_calloc((size_t)n + 1, sizeof *args);
   for (int i = 0; i < n; i++) {
     char path[600];
     snprintf(path, sizeof path, "%s/in%d.npy", dir, i);
@@ -748,7 +748,7 @@ static char *random_module_text(uint64_t seed) {
 
 static Literal **random_inputs(const Module *m, uint64_t seed) {
   int n = m->entry->parameter_count;
-  Literal **args = calloc_or_exit((size_t)n + 1, sizeof *args);
+  Literal **args = mem_calloc((size_t)n + 1, sizeof *args);
   for (int i = 0; i < n; i++) {
     args[i] = literal_create(&m->entry->parameters[i]->shape);
     int64_t count = shape_element_count(&args[i]->shape);
@@ -849,7 +849,7 @@ TEST(every_corpus_module_computes_the_same_after_fusion_and_round_trips) {
   while ((e = readdir(d)) && n < 512) {
     size_t len = strlen(e->d_name);
     if (len > 4 && strcmp(e->d_name + len - 4, ".hlo") == 0) {
-      names[n] = calloc_or_exit(len, 1);
+      names[n] = mem_calloc(len, 1);
       memcpy(names[n], e->d_name, len - 4);
       n++;
     }

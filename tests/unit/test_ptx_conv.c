@@ -138,7 +138,7 @@ static Executable *compile_gpu(const char *name, const char *text, Status *st) {
 static HostBuffer **random_arguments(const Module *m, int *count) {
   const Computation *entry = m->entry;
   uint64_t state = 12345;
-  HostBuffer **args = calloc_or_exit((size_t)entry->parameter_count + 1, sizeof *args);
+  HostBuffer **args = mem_calloc((size_t)entry->parameter_count + 1, sizeof *args);
   for (int i = 0; i < entry->parameter_count; i++) {
     const Shape *s = &entry->parameters[i]->shape;
     Shape row_major = shape_array(s->type, s->rank, s->dims);

@@ -164,7 +164,7 @@ static void instruction_visit(const Module *m, const Instruction *inst, Literal 
   for (int d = 0; d < k->rank; d++) outputs *= k->dims[d];
   for (int d = 0; d < k->reduce_rank; d++) reduced *= k->reduce_dims[d];
   if (outputs <= MAX_OUTPUT_ELEMENTS && outputs * (reduced * (k->phase_count ? k->phase_count : 1)) <= MAX_WORK) {
-    Literal **inputs = calloc_or_exit((size_t)k->input_count + 1, sizeof *inputs);
+    Literal **inputs = mem_calloc((size_t)k->input_count + 1, sizeof *inputs);
     for (int i = 0; i < k->input_count; i++)
       inputs[i] = k->inputs[i].constant ? (Literal *)k->inputs[i].constant : operands[i];
     char why[512] = "";

@@ -107,7 +107,7 @@ static bool check_arguments(const Computation *c, Literal *const *args, int arg_
 /* last_use[i]: the position of the last instruction that reads instruction
  * i's value (the root is read by the caller: it has no last use here). */
 static int *compute_last_uses(const Computation *c) {
-  int *last_use = malloc(((size_t)c->instruction_count + 1) * sizeof *last_use);
+  int *last_use = mem_malloc(((size_t)c->instruction_count + 1) * sizeof *last_use);
   if (!last_use) return NULL;
   for (int i = 0; i < c->instruction_count; i++) last_use[i] = -1;
   for (int i = 0; i < c->instruction_count; i++) {
@@ -153,7 +153,7 @@ static Literal *evaluate_instruction(const Instruction *inst, Literal *const *va
     if (!inst->attrs.literal) status_error(st, STATUS_VERIFY_ERROR, "constant without a value");
     return inst->attrs.literal;
   }
-  Literal **operands = calloc((size_t)inst->operand_count + 1, sizeof *operands);
+  Literal **operands = mem_calloc((size_t)inst->operand_count + 1, sizeof *operands);
   if (!operands) {
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
@@ -164,12 +164,12 @@ static Literal *evaluate_instruction(const Instruction *inst, Literal *const *va
       /* Only an operand defined after its user can be missing here. */
       status_error(st, STATUS_VERIFY_ERROR, "%s reads %s before it is computed", inst->name,
                    inst->operands[k]->name);
-      free(operands);
+      mem_free(operands);
       return NULL;
     }
   }
   Literal *result = eval_instruction(inst, operands, st);
-  free(operands);
+  mem_free(operands);
   return result;
 }
 
@@ -184,8 +184,8 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
   int n = c->instruction_count;
   /* values[i] is instruction i's result; borrowed[i] marks parameters and
    * constants, whose literals belong to someone else. */
-  Literal **values = calloc((size_t)n + 1, sizeof *values);
-  bool *borrowed = calloc((size_t)n + 1, sizeof *borrowed);
+  Literal **values = mem_calloc((size_t)n + 1, sizeof *values);
+  bool *borrowed = mem_calloc((size_t)n + 1, sizeof *borrowed);
   int *last_use = compute_last_uses(c);
   Literal *result = NULL;
   bool ok = values && borrowed && last_use;
@@ -221,14 +221,14 @@ Literal *eval_computation(const Computation *c, Literal *const *args, int arg_co
   }
   for (int i = 0; values && borrowed && i < n; i++)
     if (!borrowed[i]) literal_free(values[i]);
-  free(last_use);
-  free(values);
-  free(borrowed);
+  mem_free(last_use);
+  mem_free(values);
+  mem_free(borrowed);
   return result;
 }
 
 void *eval_scratch_calloc(int64_t count, size_t size) {
-  return calloc_or_exit((size_t)(count > 0 ? count : 1), size);
+  return mem_calloc((size_t)(count > 0 ? count : 1), size);
 }
 
 bool eval_check_same_dims(const Instruction *inst, const Literal *operand, Status *st) {

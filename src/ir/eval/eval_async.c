@@ -62,20 +62,20 @@ static Literal *start_tuple(const Instruction *inst, Literal *first, Literal *se
     literal_free(second);
     return computed ? malformed(inst, "the result must be a tuple of two or more", st) : NULL;
   }
-  Literal **parts = calloc_or_exit((size_t)decl->tuple_count, sizeof *parts);
+  Literal **parts = mem_calloc((size_t)decl->tuple_count, sizeof *parts);
   parts[0] = first;
   parts[1] = second;
   for (int i = 2; i < decl->tuple_count; i++) parts[i] = literal_create(&decl->tuple_shapes[i]);
   Literal *out = literal_create_tuple(parts, decl->tuple_count);
-  free(parts);
+  mem_free(parts);
   return out;
 }
 
 static Literal *operands_tuple(const Instruction *inst, Literal *const *operands) {
-  Literal **parts = calloc_or_exit((size_t)inst->operand_count + 1, sizeof *parts);
+  Literal **parts = mem_calloc((size_t)inst->operand_count + 1, sizeof *parts);
   for (int i = 0; i < inst->operand_count; i++) parts[i] = literal_clone(operands[i]);
   Literal *out = literal_create_tuple(parts, inst->operand_count);
-  free(parts);
+  mem_free(parts);
   return out;
 }
 

@@ -117,7 +117,7 @@ Literal *eval_batch_norm_inference(const Instruction *inst, Literal *const *oper
   for (int k = 0; k < 4; k++) v[k] = load_vector(operands[k + 1], f.features);
   Literal *y = literal_create(&inst->shape);
   normalize(operands[0], &f, v[0], v[1], v[2], v[3], epsilon_of(inst), y);
-  for (int k = 0; k < 4; k++) free(v[k]);
+  for (int k = 0; k < 4; k++) mem_free(v[k]);
   return y;
 }
 
@@ -147,10 +147,10 @@ Literal *eval_batch_norm_training(const Instruction *inst, Literal *const *opera
     literal_set_f64(out->elements[1], c, mean[c]);
     literal_set_f64(out->elements[2], c, variance[c]);
   }
-  free(scale);
-  free(offset);
-  free(mean);
-  free(variance);
+  mem_free(scale);
+  mem_free(offset);
+  mem_free(mean);
+  mem_free(variance);
   return out;
 }
 
@@ -189,10 +189,10 @@ Literal *eval_batch_norm_grad(const Instruction *inst, Literal *const *operands,
     literal_set_f64(out->elements[1], c, sum_dy_xc[c] / sqrt(variance[c] + epsilon));
     literal_set_f64(out->elements[2], c, sum_dy[c]);
   }
-  free(scale);
-  free(mean);
-  free(variance);
-  free(sum_dy);
-  free(sum_dy_xc);
+  mem_free(scale);
+  mem_free(mean);
+  mem_free(variance);
+  mem_free(sum_dy);
+  mem_free(sum_dy_xc);
   return out;
 }

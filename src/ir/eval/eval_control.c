@@ -22,14 +22,14 @@ static bool has_called(const Instruction *inst, int count, Status *st) {
 }
 
 Literal *eval_tuple(const Instruction *inst, Literal *const *operands, Status *st) {
-  Literal **elements = calloc((size_t)inst->operand_count + 1, sizeof *elements);
+  Literal **elements = mem_calloc((size_t)inst->operand_count + 1, sizeof *elements);
   if (!elements) {
     status_error(st, STATUS_OUT_OF_MEMORY, "tuple: out of memory");
     return NULL;
   }
   for (int i = 0; i < inst->operand_count; i++) elements[i] = literal_clone(operands[i]);
   Literal *out = literal_create_tuple(elements, inst->operand_count);
-  free(elements);
+  mem_free(elements);
   return out;
 }
 
@@ -119,7 +119,7 @@ Literal *eval_map(const Instruction *inst, Literal *const *operands, Status *st)
     if (operands[k]->shape.type == TYPE_TUPLE ||
         !shape_same_dims(&operands[k]->shape, &inst->shape))
       return malformed(inst, "operands must have the result's dimensions", st);
-  Literal **scalars = calloc((size_t)count + 1, sizeof *scalars);
+  Literal **scalars = mem_calloc((size_t)count + 1, sizeof *scalars);
   if (!scalars) {
     status_error(st, STATUS_OUT_OF_MEMORY, "map: out of memory");
     return NULL;
@@ -146,7 +146,7 @@ Literal *eval_map(const Instruction *inst, Literal *const *operands, Status *st)
     literal_free(r);
   }
   for (int k = 0; k < count; k++) literal_free(scalars[k]);
-  free(scalars);
+  mem_free(scalars);
   return out;
 }
 
@@ -195,7 +195,7 @@ static Literal *result_part(Literal *r, int count, int k) {
 static bool scan_step(const Instruction *inst, Literal *const *operands, int inputs, int carries,
                       Literal **state, Literal **outputs, int output_count, int64_t at, Status *st) {
   int d = (int)inst->attrs.dimensions.values[0], n = inputs + carries;
-  Literal **args = calloc_or_exit((size_t)n + 1, sizeof *args);
+  Literal **args = mem_calloc((size_t)n + 1, sizeof *args);
   for (int i = 0; i < inputs; i++) {
     args[i] = literal_create(&inst->called[0]->parameters[i]->shape);
     ScanView v = scan_view(&operands[i]->shape, d);
@@ -204,7 +204,7 @@ static bool scan_step(const Instruction *inst, Literal *const *operands, int inp
   for (int c = 0; c < carries; c++) args[inputs + c] = state[c];
   Literal *r = eval_computation(inst->called[0], args, n, st);
   for (int i = 0; i < inputs; i++) literal_free(args[i]);
-  free(args);
+  mem_free(args);
   if (!r) return false;
   int parts = output_count + carries;
   bool single = parts == 1 && r->shape.type != TYPE_TUPLE;
@@ -236,8 +236,8 @@ Literal *eval_scan(const Instruction *inst, Literal *const *operands, Status *st
   if (inputs < 1 || output_count < 0 || inst->attrs.dimensions.count != 1)
     return malformed(inst, "inputs, carries and results do not add up", st);
   int64_t steps = operands[0]->shape.dims[inst->attrs.dimensions.values[0]];
-  Literal **state = calloc_or_exit((size_t)carries + 1, sizeof *state);
-  Literal **results = calloc_or_exit((size_t)parts, sizeof *results);
+  Literal **state = mem_calloc((size_t)carries + 1, sizeof *state);
+  Literal **results = mem_calloc((size_t)parts, sizeof *results);
   for (int c = 0; c < carries; c++) state[c] = literal_clone(operands[inputs + c]);
   for (int k = 0; k < output_count; k++)
     results[k] = literal_create(parts == 1 ? &inst->shape : &inst->shape.tuple_shapes[k]);
@@ -246,7 +246,7 @@ Literal *eval_scan(const Instruction *inst, Literal *const *operands, Status *st
     ok = scan_step(inst, operands, inputs, carries, state, results, output_count,
                    sa->is_reverse ? steps - 1 - s : s, st);
   for (int c = 0; c < carries; c++) results[output_count + c] = state[c];
-  free(state);
+  mem_free(state);
   return eval_finish_results(results, parts, ok);
 }
 

@@ -93,8 +93,8 @@ static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st
     for (int64_t j = 0; j < steps; j++) literal_set_s64(parts[1], b * steps + j, ipiv[j]);
     literal_set_s64(parts[2], b, info);
   }
-  free(work);
-  free(ipiv);
+  mem_free(work);
+  mem_free(ipiv);
   return literal_create_tuple(parts, 3);
 }
 
@@ -126,8 +126,8 @@ static Literal *eval_lapack(const Instruction *inst, const LapackCall *call, Lit
       }
     }
   }
-  for (int i = 0; i < call->operand_count; i++) free(in[i]);
-  for (int j = 0; j < call->result_count; j++) free(out[j]);
+  for (int i = 0; i < call->operand_count; i++) mem_free(in[i]);
+  for (int j = 0; j < call->result_count; j++) mem_free(out[j]);
   return call->result_count == 1 ? parts[0] : literal_create_tuple(parts, call->result_count);
 }
 

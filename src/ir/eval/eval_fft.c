@@ -94,10 +94,10 @@ static void transform_axis(double complex *data, const int64_t *dims, int rank, 
       for (int64_t j = 0; j < n; j++) base[j * inner] = result[j] * scale;
     }
   }
-  free(line);
-  free(result);
-  free(dft.twiddle);
-  free(dft.scratch);
+  mem_free(line);
+  mem_free(result);
+  mem_free(dft.twiddle);
+  mem_free(dft.scratch);
 }
 
 /* IRFFT's last dimension: each line of half = n/2+1 values becomes n, with
@@ -156,7 +156,7 @@ Literal *eval_fft(const Instruction *inst, Literal *const *operands, Status *st)
   if (f->type == FFT_TYPE_IRFFT) {
     int64_t n = inst->shape.dims[rank - 1];
     double complex *full = extend_hermitian(data, dims, rank, n);
-    free(data);
+    mem_free(data);
     data = full;
     dims[rank - 1] = n;
     transform_axis(data, dims, rank, rank - 1, true);
@@ -171,6 +171,6 @@ Literal *eval_fft(const Instruction *inst, Literal *const *operands, Status *st)
     if (f->type == FFT_TYPE_IRFFT) literal_set_f64(out, o, creal(v));
     else literal_set_complex(out, o, v);
   }
-  free(data);
+  mem_free(data);
   return out;
 }

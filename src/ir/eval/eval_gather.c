@@ -381,8 +381,8 @@ Literal *eval_scatter(const Instruction *inst, Literal *const *operands, Status 
                      &attrs_scatter(&inst->attrs)->scatter_dims_to_operand_dims, st) ||
       !scatter_plan(inst, &operands[0]->shape, &indices->shape, &updates[0]->shape, &p, st))
     return NULL;
-  Literal **results = calloc((size_t)n, sizeof *results);
-  ElementType *types = calloc((size_t)(2 * n), sizeof *types);
+  Literal **results = mem_calloc((size_t)n, sizeof *results);
+  ElementType *types = mem_calloc((size_t)(2 * n), sizeof *types);
   ScalarCall call = {0};
   bool ok = results && types;
   if (!ok) status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
@@ -401,6 +401,6 @@ Literal *eval_scatter(const Instruction *inst, Literal *const *operands, Status 
     ok = scatter_window(&p, &call, results, updates, n, scatter_index, start, st);
   }
   eval_scalar_call_free(&call);
-  free(types);
+  mem_free(types);
   return eval_finish_results(results, n, ok);
 }

@@ -71,8 +71,8 @@ static Numbers numbers_load(const Literal *lit, ElementType t) {
 }
 
 static void numbers_free(Numbers *n) {
-  free(n->f);
-  free(n->u);
+  mem_free(n->f);
+  mem_free(n->u);
 }
 
 /* A running sum of products, in the arithmetic of the result (f_imag:
@@ -236,8 +236,8 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
   }
   numbers_free(&a);
   numbers_free(&b);
-  free(lhs_k);
-  free(rhs_k);
+  mem_free(lhs_k);
+  mem_free(rhs_k);
   return out;
 }
 
@@ -470,8 +470,8 @@ static Literal *eval_cholesky_complex(const Literal *a, Literal *out, int64_t n,
   double _Complex *m = eval_scratch_calloc(n * n, sizeof(double _Complex));
   double _Complex *l = eval_scratch_calloc(n * n, sizeof(double _Complex));
   for (int64_t bi = 0; bi < batches; bi++) cholesky_complex_matrix(a, out, bi * n * n, n, lower, m, l);
-  free(m);
-  free(l);
+  mem_free(m);
+  mem_free(l);
   return out;
 }
 
@@ -505,8 +505,8 @@ Literal *eval_cholesky(const Instruction *inst, Literal *const *operands, Status
         literal_set_f64(out, base + i * n + j, ok ? v : NAN);
       }
   }
-  free(m);
-  free(l);
+  mem_free(m);
+  mem_free(l);
   return out;
 }
 
@@ -591,7 +591,7 @@ Literal *eval_triangular_solve(const Instruction *inst, Literal *const *operands
       for (int64_t r = 0; r < rows; r++) triangular_substitute(t, m, t_lower, x + r * cols, 1);
     for (int64_t i = 0; i < rows * cols; i++) literal_set_f64(out, base + i, x[i]);
   }
-  free(t);
-  free(x);
+  mem_free(t);
+  mem_free(x);
   return out;
 }

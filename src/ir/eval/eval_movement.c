@@ -391,7 +391,7 @@ Literal *eval_bitcast(const Instruction *inst, Literal *const *operands, Status 
     return malformed(inst, "a layout is not a permutation of the dimensions", st);
   size_t from_bytes = (size_t)shape_byte_size(&from), to_bytes = (size_t)shape_byte_size(to);
   size_t buffer_bytes = (size_t)shape_buffer_byte_size(to);
-  char *physical = calloc(from_bytes + to_bytes + buffer_bytes + 1, 1);
+  char *physical = mem_calloc(from_bytes + to_bytes + buffer_bytes + 1, 1);
   if (!physical) {
     status_error(st, STATUS_OUT_OF_MEMORY, "bitcast: out of memory");
     return NULL;
@@ -412,7 +412,7 @@ Literal *eval_bitcast(const Instruction *inst, Literal *const *operands, Status 
   }
   Literal *out = literal_create(to);
   copy_physical(to, result_physical, out->data, false);
-  free(physical);
+  mem_free(physical);
   /* An unpacked sub-byte element read from a packed buffer holds a whole
    * byte; its value is the low bits, stored back the canonical way. */
   if (type_bit_width(to->type) < 8 && !is_packed(to)) {

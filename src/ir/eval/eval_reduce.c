@@ -33,8 +33,8 @@ bool eval_scalar_call_init(ScalarCall *call, const Instruction *inst, const Comp
                           opcode_name(inst->opcode), inst->name, i, computation->name,
                           type_name(arg_types[i]));
   }
-  call->args = calloc((size_t)arg_count + 1, sizeof *call->args);
-  call->result_types = calloc((size_t)result_count + 1, sizeof *call->result_types);
+  call->args = mem_calloc((size_t)arg_count + 1, sizeof *call->args);
+  call->result_types = mem_calloc((size_t)result_count + 1, sizeof *call->result_types);
   if (!call->args || !call->result_types) {
     eval_scalar_call_free(call);
     return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
@@ -86,8 +86,8 @@ const Literal *eval_scalar_result(const Literal *result, int k) {
 void eval_scalar_call_free(ScalarCall *call) {
   if (call->args)
     for (int i = 0; i < call->arg_count; i++) literal_free(call->args[i]);
-  free(call->args);
-  free(call->result_types);
+  mem_free(call->args);
+  mem_free(call->result_types);
   call->args = NULL;
   call->result_types = NULL;
 }
@@ -128,7 +128,7 @@ Literal *eval_finish_results(Literal **results, int count, bool ok) {
   Literal *value = NULL;
   if (ok) value = count == 1 ? results[0] : literal_create_tuple(results, count);
   else if (results) free_results(results, count);
-  free(results);
+  mem_free(results);
   return value;
 }
 
@@ -158,7 +158,7 @@ static bool check_variadic_operands(const Instruction *inst, Literal *const *ope
  * the N new accumulators; their types are the init values'. */
 static bool reducer_call_init(ScalarCall *call, const Instruction *inst, Literal *const *operands,
                               int n, Status *st) {
-  ElementType *types = calloc((size_t)(2 * n), sizeof *types);
+  ElementType *types = mem_calloc((size_t)(2 * n), sizeof *types);
   if (!types) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < n; i++) {
     types[i] = operands[n + i]->shape.type;
@@ -166,7 +166,7 @@ static bool reducer_call_init(ScalarCall *call, const Instruction *inst, Literal
   }
   bool ok = eval_scalar_call_init(call, inst, inst->called_count > 0 ? inst->called[0] : NULL, types,
                              2 * n, types, n, st);
-  free(types);
+  mem_free(types);
   return ok;
 }
 
@@ -217,7 +217,7 @@ Literal *eval_reduce(const Instruction *inst, Literal *const *operands, Status *
       kept_dims[kept++] = in->dims[d];
     }
   }
-  Literal **results = calloc((size_t)n, sizeof *results);
+  Literal **results = mem_calloc((size_t)n, sizeof *results);
   ScalarCall call = {0};
   bool ok = results ? reducer_call_init(&call, inst, operands, n, st)
                     : status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
@@ -364,7 +364,7 @@ Literal *eval_reduce_window(const Instruction *inst, Literal *const *operands, S
   if (!check_window(inst, w, in, st)) return NULL;
   int64_t out_dims[AXLE_MAX_RANK];
   window_output_dims(w, in, out_dims);
-  Literal **results = calloc((size_t)n, sizeof *results);
+  Literal **results = mem_calloc((size_t)n, sizeof *results);
   ScalarCall call = {0};
   bool ok = results ? reducer_call_init(&call, inst, operands, n, st)
                     : status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
@@ -512,7 +512,7 @@ static Literal *collective_identity(const Instruction *inst, Literal *const *ope
       return NULL;
     }
   }
-  Literal **results = calloc((size_t)n, sizeof *results);
+  Literal **results = mem_calloc((size_t)n, sizeof *results);
   if (!results) {
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
@@ -524,14 +524,14 @@ static Literal *collective_identity(const Instruction *inst, Literal *const *ope
     if (!results[i] && n == 1 && tuple_result) status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     if (!results[i]) {
       free_results(results, i);
-      free(results);
+      mem_free(results);
       return NULL;
     }
     memcpy(results[i]->data, operands[i]->data, (size_t)shape_byte_size(&operands[i]->shape));
   }
   if (n == 1 && tuple_result) {
     Literal *one = literal_create_tuple(results, 1);
-    free(results);
+    mem_free(results);
     return one;
   }
   return eval_finish_results(results, n, true);

@@ -59,7 +59,7 @@ Literal *eval_rng_bit_generator(const Instruction *inst, Literal *const *operand
   uint64_t *bits = eval_scratch_calloc(count, sizeof *bits);
   rng_bits_generate(algorithm, &data->shape, state->data, (int)state->shape.dims[0], new_state->data, bits);
   for (int64_t i = 0; i < count; i++) rng_bits_store(data->data, data->shape.type, i, bits[i]);
-  free(bits);
+  mem_free(bits);
   return out;
 }
 

@@ -98,7 +98,7 @@ static bool sort_slices(const Instruction *inst, Literal *const *operands, Liter
   int64_t slices = 1;
   for (int d = 0; d < shape->rank; d++) slices *= outer_dims[d];
   if (length == 0) slices = 0;
-  int64_t *a = calloc((size_t)length + 1, sizeof *a), *b = calloc((size_t)length + 1, sizeof *b);
+  int64_t *a = mem_calloc((size_t)length + 1, sizeof *a), *b = mem_calloc((size_t)length + 1, sizeof *b);
   bool ok = a && b;
   if (!ok) status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
   for (int64_t k = 0; ok && k < slices; k++, index_next(outer_index, outer_dims, shape->rank)) {
@@ -111,16 +111,16 @@ static bool sort_slices(const Instruction *inst, Literal *const *operands, Liter
         literal_copy_element(results[i], s.base + j * s.stride, operands[i],
                              s.base + order[j] * s.stride);
   }
-  free(a);
-  free(b);
+  mem_free(a);
+  mem_free(b);
   return ok;
 }
 
 Literal *eval_sort(const Instruction *inst, Literal *const *operands, Status *st) {
   if (!sort_check_operands(inst, operands, st)) return NULL;
   int n = inst->operand_count;
-  Literal **results = calloc((size_t)n, sizeof *results);
-  ElementType *types = calloc((size_t)(2 * n), sizeof *types);
+  Literal **results = mem_calloc((size_t)n, sizeof *results);
+  ElementType *types = mem_calloc((size_t)(2 * n), sizeof *types);
   ElementType pred = TYPE_PRED;
   ScalarCall compare = {0};
   bool ok = results && types;
@@ -132,7 +132,7 @@ Literal *eval_sort(const Instruction *inst, Literal *const *operands, Status *st
   ok = ok && eval_scalar_call_init(&compare, inst, inst->called[0], types, 2 * n, &pred, 1, st) &&
        sort_slices(inst, operands, results, &compare, st);
   eval_scalar_call_free(&compare);
-  free(types);
+  mem_free(types);
   return eval_finish_results(results, n, ok);
 }
 
@@ -172,7 +172,7 @@ Literal *eval_topk(const Instruction *inst, Literal *const *operands, Status *st
   shape_set_default_layout(&value_shape);
   index_shape = value_shape;
   index_shape.type = TYPE_S32;
-  Literal **results = calloc_or_exit(2, sizeof *results);
+  Literal **results = mem_calloc(2, sizeof *results);
   results[0] = eval_create_result(inst, 0, 2, &value_shape, st);
   results[1] = results[0] ? eval_create_result(inst, 1, 2, &index_shape, st) : NULL;
   if (!results[1]) return eval_finish_results(results, 2, false);
@@ -195,7 +195,7 @@ Literal *eval_topk(const Instruction *inst, Literal *const *operands, Status *st
       literal_set_s64(results[1], r * k + out, best);
     }
   }
-  free(keys);
-  free(taken);
+  mem_free(keys);
+  mem_free(taken);
   return eval_finish_results(results, 2, true);
 }

@@ -5,9 +5,9 @@
 #include "ir/kernel/kernel.h"
 
 Kernel *kernel_create(const char *name, const Instruction *origin, KernelKind kind) {
-  Kernel *k = calloc_or_exit(1, sizeof *k);
+  Kernel *k = mem_calloc(1, sizeof *k);
   size_t n = strlen(name);
-  char *copy = calloc_or_exit(n + 1, 1);
+  char *copy = mem_calloc(n + 1, 1);
   memcpy(copy, name, n);
   k->name = copy;
   k->origin = origin;
@@ -17,15 +17,15 @@ Kernel *kernel_create(const char *name, const Instruction *origin, KernelKind ki
 
 void kernel_free(Kernel *k) {
   if (!k) return;
-  free((char *)k->name);
-  free(k->inputs);
-  free(k->outputs);
-  free(k->ops);
-  free(k);
+  mem_free((char *)k->name);
+  mem_free(k->inputs);
+  mem_free(k->outputs);
+  mem_free(k->ops);
+  mem_free(k);
 }
 
 static int add_buffer(KernelBuffer **list, int *count, const KernelBuffer *b) {
-  *list = realloc_or_exit(*list, sizeof **list * (size_t)(*count + 1));
+  *list = mem_realloc(*list, sizeof **list * (size_t)(*count + 1));
   (*list)[*count] = *b;
   return (*count)++;
 }
@@ -43,7 +43,7 @@ int kernel_add_output(Kernel *k, const Shape *shape, const Instruction *source, 
 int kernel_add_op(Kernel *k, const KernelOp *op) {
   if (k->op_count == k->op_capacity) {
     k->op_capacity = k->op_capacity ? k->op_capacity * 2 : 64;
-    k->ops = realloc_or_exit(k->ops, sizeof *k->ops * (size_t)k->op_capacity);
+    k->ops = mem_realloc(k->ops, sizeof *k->ops * (size_t)k->op_capacity);
   }
   k->ops[k->op_count] = *op;
   return k->op_count++;
@@ -59,8 +59,8 @@ static int block_rank(const Kernel *k, const KernelOp *op) {
 /* A stable partition by block rank. It keeps every argument before its
  * user: an op only reads values of its own block or of earlier ones. */
 void kernel_order_blocks(Kernel *k) {
-  KernelOp *ops = calloc_or_exit((size_t)k->op_count + 1, sizeof *ops);
-  int *renumber = calloc_or_exit((size_t)k->op_count + 1, sizeof *renumber);
+  KernelOp *ops = mem_calloc((size_t)k->op_count + 1, sizeof *ops);
+  int *renumber = mem_calloc((size_t)k->op_count + 1, sizeof *renumber);
   int n = 0;
   for (int rank = 0; rank <= k->phase_count + 1; rank++)
     for (int i = 0; i < k->op_count; i++)
@@ -68,8 +68,8 @@ void kernel_order_blocks(Kernel *k) {
   for (int i = 0; i < n; i++)
     for (int a = 0; a < ops[i].arg_count; a++) ops[i].args[a] = renumber[ops[i].args[a]];
   memcpy(k->ops, ops, sizeof *ops * (size_t)n);
-  free(ops);
-  free(renumber);
+  mem_free(ops);
+  mem_free(renumber);
 }
 
 /* ---- printing ---- */

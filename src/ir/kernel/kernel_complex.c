@@ -661,16 +661,16 @@ Kernel *kernel_split_complex(const Kernel *k, Status *st) {
   memcpy(to->reduce_dims, k->reduce_dims, sizeof k->reduce_dims);
   memcpy(to->phase_blocks, k->phase_blocks, sizeof k->phase_blocks);
   Split s = {.from = k, .to = to, .st = st};
-  s.re = calloc_or_exit((size_t)k->op_count + 1, sizeof *s.re);
-  s.im = calloc_or_exit((size_t)k->op_count + 1, sizeof *s.im);
+  s.re = mem_calloc((size_t)k->op_count + 1, sizeof *s.re);
+  s.im = mem_calloc((size_t)k->op_count + 1, sizeof *s.im);
   for (int i = 0; i < k->op_count; i++) s.re[i] = s.im[i] = -1;
   bool ok = split_buffers_and_accumulators(&s);
   for (int i = 0; i < k->op_count && ok; i++) {
     s.at = &k->ops[i];
     ok = split_op(&s, i);
   }
-  free(s.re);
-  free(s.im);
+  mem_free(s.re);
+  mem_free(s.im);
   if (!ok) {
     kernel_free(to);
     return NULL;

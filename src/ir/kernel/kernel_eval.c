@@ -186,9 +186,9 @@ static bool run_point(KernelRun *run, Status *st) {
 
 bool kernel_eval(const Kernel *k, Literal *const *inputs, Literal **outputs, Status *st) {
   KernelRun run = {.k = k, .inputs = inputs, .outputs = outputs};
-  run.values = calloc_or_exit((size_t)k->op_count + 1, sizeof *run.values);
-  run.accs = calloc_or_exit((size_t)k->acc_count + 1, sizeof *run.accs);
-  run.next_accs = calloc_or_exit((size_t)k->acc_count + 1, sizeof *run.next_accs);
+  run.values = mem_calloc((size_t)k->op_count + 1, sizeof *run.values);
+  run.accs = mem_calloc((size_t)k->acc_count + 1, sizeof *run.accs);
+  run.next_accs = mem_calloc((size_t)k->acc_count + 1, sizeof *run.next_accs);
   bool ok = true;
   if (product(k->dims, k->rank) > 0) {
     do {
@@ -197,8 +197,8 @@ bool kernel_eval(const Kernel *k, Literal *const *inputs, Literal **outputs, Sta
   }
   for (int i = 0; i < k->op_count; i++) literal_free(run.values[i]);
   for (int a = 0; a < k->acc_count; a++) literal_free(run.accs[a]), literal_free(run.next_accs[a]);
-  free(run.values);
-  free(run.accs);
-  free(run.next_accs);
+  mem_free(run.values);
+  mem_free(run.accs);
+  mem_free(run.next_accs);
   return ok;
 }

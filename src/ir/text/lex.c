@@ -71,9 +71,9 @@ static void lexer_push(Parser *p, TokenKind kind, const char *text, size_t len, 
   if (p->token_count - p->first_token == p->block_count * TOKEN_BLOCK) {
     if (p->block_count == p->block_cap) {
       p->block_cap = p->block_cap ? p->block_cap * 2 : 8;
-      p->blocks = realloc_or_exit(p->blocks, sizeof(Token *) * (size_t)p->block_cap);
+      p->blocks = mem_realloc(p->blocks, sizeof(Token *) * (size_t)p->block_cap);
     }
-    p->blocks[p->block_count] = realloc_or_exit(NULL, sizeof(Token) * TOKEN_BLOCK);
+    p->blocks[p->block_count] = mem_realloc(NULL, sizeof(Token) * TOKEN_BLOCK);
     p->block_count++;
   }
   *token_at(p, p->token_count++) = (Token){kind, text, (int)len, loc, p->lex.line_start};
@@ -226,15 +226,15 @@ Token *lex_next(Parser *p) {
 void lex_release_read_tokens(Parser *p) {
   int read_blocks = (p->pos - p->first_token) / TOKEN_BLOCK;
   if (read_blocks == 0) return;
-  for (int b = 0; b < read_blocks; b++) free(p->blocks[b]);
+  for (int b = 0; b < read_blocks; b++) mem_free(p->blocks[b]);
   memmove(p->blocks, p->blocks + read_blocks, sizeof(Token *) * (size_t)(p->block_count - read_blocks));
   p->block_count -= read_blocks;
   p->first_token += read_blocks * TOKEN_BLOCK;
 }
 
 void lex_free_tokens(Parser *p) {
-  for (int b = 0; b < p->block_count; b++) free(p->blocks[b]);
-  free(p->blocks);
+  for (int b = 0; b < p->block_count; b++) mem_free(p->blocks[b]);
+  mem_free(p->blocks);
   p->blocks = NULL;
   p->block_count = p->block_cap = 0;
 }

@@ -1156,7 +1156,7 @@ Module *parse_module_file_with(const char *path, const ParseOptions *options, St
   for (;;) {
     if (length == cap) {
       cap = cap ? cap * 2 : 1 << 16;
-      char *grown = realloc(text, cap);
+      char *grown = realloc(text, cap);  /* not mem_realloc: an unwind would leave f open */
       if (!grown) {
         free(text);
         if (!from_stdin) fclose(f);
@@ -1172,12 +1172,13 @@ Module *parse_module_file_with(const char *path, const ParseOptions *options, St
   bool failed = ferror(f);
   int saved_errno = errno;
   if (!from_stdin) fclose(f);
+  mem_adopt(text);
   if (failed) {
-    free(text);
+    mem_free(text);
     status_error(st, STATUS_PARSE_ERROR, "cannot read %s: %s", path, strerror(saved_errno));
     return NULL;
   }
   Module *m = parse_module_with(text, length, path, options, st);
-  free(text);
+  mem_free(text);
   return m;
 }

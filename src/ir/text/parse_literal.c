@@ -283,7 +283,7 @@ Literal *parse_literal(Parser *p, const Shape *shape) {
   }
   if (!lex_expect(p, "(")) return NULL;
   int count = shape->tuple_count;
-  Literal **elements = calloc((size_t)count + 1, sizeof(Literal *));
+  Literal **elements = mem_calloc((size_t)count + 1, sizeof(Literal *));
   if (!elements) {
     parse_error(p, start, "out of memory");
     return NULL;
@@ -298,11 +298,11 @@ Literal *parse_literal(Parser *p, const Shape *shape) {
   if (ok && !lex_expect(p, ")")) ok = false;
   if (!ok) {
     for (int i = 0; i < count; i++) literal_free(elements[i]);
-    free(elements);
+    mem_free(elements);
     return NULL;
   }
   Literal *lit = literal_create_tuple(elements, count);
-  free(elements);
+  mem_free(elements);
   lit->shape = *shape;
   lit->shape.tuple_shapes = NULL;
   return lit;
