@@ -8,6 +8,8 @@
 #             make uninstall leaving none of axle's files
 #   symbols   the installed libraries define no global symbol but axle_*
 #             (nm -g --defined-only), and every function axle.h declares
+#   no_exit   every allocation goes through src/ir/memory.c (out of memory
+#             unwinds), and nothing but its fallback for the tools exits
 #
 # Prints PASS/FAIL lines and ends with "N passed, N failed".
 set -u
@@ -104,6 +106,21 @@ for f in libaxle.a "$so_version"; do
   if [ -z "$missing" ]; then pass "symbols/$f/exports_the_whole_api"
   else fail "symbols/$f/exports_the_whole_api" "axle.h declares, $f does not define: $(echo "$missing" | tr '\n' ' ')"; fi
 done
+
+# ---- no process exits: out of memory unwinds (docs/design.md) ----
+# Every allocation goes through src/ir/memory.c, which only exits where no
+# public call is running (a tool). Raw malloc is allowed where a memory
+# scope cannot hold the block: the allocator itself, the thread pool (kept
+# as one object), the report written after an unwind, and files read while
+# a FILE is open (the block is adopted once it is closed).
+raw_allowed='^src/(ir/memory\.c|runtime/thread_pool\.c|runtime/api\.c|ir/text/parse\.c|runtime/npy\.c|runtime/npz\.c):'
+raw=$(grep -rnP '(?<![\w>.])(malloc|calloc|realloc|free|strdup|strndup|aligned_alloc|posix_memalign)\(' src \
+        --include=*.c --include=*.h | grep -vE "$raw_allowed")
+if [ -z "$raw" ]; then pass "no_exit/every_allocation_through_memory_c"
+else fail "no_exit/every_allocation_through_memory_c" "raw allocation outside src/ir/memory.c:" "$(echo "$raw" | head -10)"; fi
+exits=$(grep -rnP '(?<![\w>.])(exit|_exit|abort|quick_exit)\(' src --include=*.c --include=*.h | grep -v '^src/ir/memory\.c:')
+if [ -z "$exits" ]; then pass "no_exit/only_the_tools_fallback_exits"
+else fail "no_exit/only_the_tools_fallback_exits" "$(echo "$exits" | head -10)"; fi
 
 # Uninstall leaves no file behind (directories the system has anyway may stay).
 if make -s uninstall BUILD="$BUILD" DESTDIR="$stage" PREFIX=/usr >"$OUT/uninstall.log" 2>&1 &&

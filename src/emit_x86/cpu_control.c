@@ -468,7 +468,7 @@ static bool loop_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, S
   void *const *init = buffers, *const *result = buffers + n;
   int64_t scratch_bytes = 0;
   for (int l = 0; l < n; l++) scratch_bytes += (w->bytes[l] + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
-  char *scratch = scratch_bytes ? mem_aligned_alloc(BUFFER_ALIGNMENT, (size_t)scratch_bytes) : NULL;
+  char *scratch = scratch_bytes ? mem_try_aligned_alloc(BUFFER_ALIGNMENT, (size_t)scratch_bytes) : NULL;
   if (scratch_bytes && !scratch)
     return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a loop's state needs %lld bytes",
                         (long long)scratch_bytes);
@@ -751,7 +751,7 @@ static bool scan_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, S
   int64_t total = 0;
   for (int k = 0; k < in + no; k++) total += bytes_aligned(sc->parts[k].bytes);
   for (int q = 0; q < nc; q++) total += bytes_aligned(sc->carry_bytes[q]);
-  char *scratch = total ? mem_aligned_alloc(BUFFER_ALIGNMENT, (size_t)total) : NULL;
+  char *scratch = total ? mem_try_aligned_alloc(BUFFER_ALIGNMENT, (size_t)total) : NULL;
   if (total && !scratch) return status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: a scan needs %lld bytes", (long long)total);
   void **slices = mem_calloc((size_t)(in + no) + 1, sizeof *slices);
   void **carry = mem_calloc((size_t)nc + 1, sizeof *carry), **other = mem_calloc((size_t)nc + 1, sizeof *other);

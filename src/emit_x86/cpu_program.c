@@ -165,7 +165,7 @@ bool cpu_frame_create(CpuFrame *f, const CpuProgram *p, Status *st) {
   memset(f, 0, sizeof *f);
   f->p = p;
   size_t rounded = (size_t)(p->temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
-  f->temp = rounded ? mem_aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
+  f->temp = rounded ? mem_try_aligned_alloc(BUFFER_ALIGNMENT, rounded) : NULL;
   if (rounded && !f->temp)
     return status_error(st, STATUS_OUT_OF_MEMORY,
                         "out of memory: the temporary block needs %lld bytes", (long long)p->temp_bytes);

@@ -37,8 +37,9 @@ void arena_free_all(Arena *arena);
 
 /* -------------------------------------------------------------- memory.c
  * Every allocation of the library: mem_calloc (zeroed), mem_malloc,
- * mem_realloc, mem_aligned_alloc, mem_strdup; free with mem_free (or free:
- * the blocks are malloc's). None returns NULL. Out of memory unwinds to the
+ * mem_realloc, mem_aligned_alloc, mem_strdup; free with mem_free, never
+ * free (the scope would free the block again if it unwound). None returns
+ * NULL. Out of memory unwinds to the
  * innermost MemScope of the thread, which frees every block allocated since
  * it began (and unmaps tracked code pages) and lands in its setjmp with
  * `needed` set; with no scope, the message is printed and the process exits
@@ -60,11 +61,14 @@ typedef struct MemEntry {
   void (*release)(void *block);    /* an object that frees itself (a thread pool) */
 } MemEntry;
 
+enum { MEM_WHAT_SIZE = 96 };
+
 typedef struct MemScope {
   jmp_buf unwind;
   MemEntry *entries;       /* an open-addressed set of what was allocated */
   size_t cap, count;
-  size_t needed;           /* after an unwind: the bytes asked for */
+  size_t needed;           /* after an unwind: the bytes asked for (SIZE_MAX: overflow) */
+  char what[MEM_WHAT_SIZE];  /* and for what, when known ("f32[300000,250000]") */
   bool keeping;            /* an unwind keeps the blocks (their owners may point to them) */
   struct MemScope *outer;
 } MemScope;
@@ -77,6 +81,10 @@ void mem_scope_end(MemScope *s);
 void mem_scope_begin_keeping(MemScope *s);
 _Noreturn void mem_scope_rethrow(MemScope *s);   /* after an unwind: unwind the next scope */
 _Noreturn void mem_fail(size_t count, size_t size);
+_Noreturn void mem_fail_for(const char *what, size_t bytes);
+/* NULL when memory runs out, for a caller that names what failed. */
+void *mem_try_calloc(size_t count, size_t size);
+void *mem_try_aligned_alloc(size_t alignment, size_t size);
 void *mem_calloc(size_t count, size_t size);
 void *mem_malloc(size_t size);
 void *mem_realloc(void *p, size_t size);

@@ -6,6 +6,22 @@
 
 #include "ir.h"
 
+/* An array's storage. A module whose values are too large is the likely
+ * reason memory runs out here, so the failure names the shape. */
+static void *array_storage(const Shape *shape) {
+  size_t bytes = (size_t)shape_byte_size(shape);
+  void *p = mem_try_calloc(bytes, 1);
+  if (!p) {
+    char what[MEM_WHAT_SIZE];
+    StrBuf sb = {0};
+    shape_print(&sb, shape, false);
+    snprintf(what, sizeof what, "%s", sb.data ? sb.data : "an array");
+    strbuf_free(&sb);
+    mem_fail_for(what, bytes);
+  }
+  return p;
+}
+
 Literal *literal_create(const Shape *shape) {
   Literal *lit = mem_calloc(1, sizeof *lit);
   lit->shape = *shape;
@@ -15,7 +31,7 @@ Literal *literal_create(const Shape *shape) {
     for (int i = 0; i < shape->tuple_count; i++)
       lit->elements[i] = literal_create(&shape->tuple_shapes[i]);
   } else {
-    lit->data = mem_calloc((size_t)shape_byte_size(shape), 1);
+    lit->data = array_storage(shape);
   }
   return lit;
 }

@@ -124,6 +124,7 @@ void mem_scope_begin(MemScope *s) {
   s->entries = NULL;
   s->cap = s->count = 0;
   s->needed = 0;
+  s->what[0] = '\0';
   s->keeping = false;
   s->outer = current_scope;
   current_scope = s;
@@ -139,22 +140,32 @@ void mem_scope_end(MemScope *s) {
   hand_over(s, false);
 }
 
-_Noreturn void mem_scope_rethrow(MemScope *s) { mem_fail(1, s->needed); }
 
-_Noreturn void mem_fail(size_t count, size_t size) {
-  bool overflow = size != 0 && count > SIZE_MAX / size;
+/* Unwinds the innermost scope (or ends a tool) with what was asked for:
+ * `needed` bytes (SIZE_MAX: a size that overflows) for `what`, when known. */
+static _Noreturn void fail(const char *what, size_t needed) {
   MemScope *s = current_scope;
   if (!s) {
-    if (overflow) fprintf(stderr, "error: out of memory: needs %zu x %zu bytes\n", count, size);
-    else fprintf(stderr, "error: out of memory: needs %zu bytes\n", count * size);
+    fprintf(stderr, "error: out of memory: %s%s", what, *what ? " " : "");
+    if (needed == SIZE_MAX) fprintf(stderr, "needs more bytes than a size_t holds\n");
+    else fprintf(stderr, "needs %zu bytes\n", needed);
     exit(1);
   }
-  s->needed = overflow ? SIZE_MAX : count * size;
+  s->needed = needed;
+  snprintf(s->what, sizeof s->what, "%s", what);
   current_scope = s->outer;
   if (s->keeping) hand_over(s, true);
   else scope_release_all(s);
   longjmp(s->unwind, 1);
 }
+
+_Noreturn void mem_fail(size_t count, size_t size) {
+  fail("", size != 0 && count > SIZE_MAX / size ? SIZE_MAX : count * size);
+}
+
+_Noreturn void mem_fail_for(const char *what, size_t bytes) { fail(what, bytes); }
+
+_Noreturn void mem_scope_rethrow(MemScope *s) { fail(s->what, s->needed); }
 
 long mem_fail_after(long allocations) { return atomic_exchange(&failure_countdown, allocations); }
 
@@ -183,6 +194,11 @@ static void forget(const void *block) {
     if (set_remove(s, block)) return;
 }
 
+void *mem_try_calloc(size_t count, size_t size) {
+  void *p = injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);
+  return p ? keep((MemEntry){.block = p}) : NULL;
+}
+
 void *mem_calloc(size_t count, size_t size) {
   void *p = injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);
   if (!p) mem_fail(count, size);
@@ -207,12 +223,17 @@ void *mem_realloc(void *p, size_t size) {
   return q;
 }
 
-void *mem_aligned_alloc(size_t alignment, size_t size) {
+void *mem_try_aligned_alloc(size_t alignment, size_t size) {
   size_t rounded = (size + alignment - 1) / alignment * alignment;
-  if (rounded < size) mem_fail(1, size);
+  if (rounded < size) return NULL;
   void *p = injected_failure() ? NULL : aligned_alloc(alignment, rounded ? rounded : alignment);
+  return p ? keep((MemEntry){.block = p}) : NULL;
+}
+
+void *mem_aligned_alloc(size_t alignment, size_t size) {
+  void *p = mem_try_aligned_alloc(alignment, size);
   if (!p) mem_fail(1, size);
-  return keep((MemEntry){.block = p});
+  return p;
 }
 
 char *mem_strdup(const char *s) {

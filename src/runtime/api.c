@@ -69,15 +69,18 @@ static axle_error_t out_of_memory_fallback = {AXLE_ERROR_OUT_OF_MEMORY, "error: 
 bool api_out_of_memory(axle_error_t **error, const MemScope *scope) {
   if (!error) return false;
   axle_error_t *e = calloc(1, sizeof *e);
-  char *message = malloc(96);
+  char *message = malloc(160);
   if (!e || !message) {
     free(e);
     free(message);
     *error = &out_of_memory_fallback;
     return false;
   }
-  if (scope->needed == SIZE_MAX) snprintf(message, 96, "error: out of memory: the size asked for overflows\n");
-  else snprintf(message, 96, "error: out of memory: needs %zu bytes\n", scope->needed);
+  const char *space = scope->what[0] ? " " : "";
+  if (scope->needed == SIZE_MAX)
+    snprintf(message, 160, "error: out of memory: %s%sneeds more bytes than a size_t holds\n", scope->what, space);
+  else
+    snprintf(message, 160, "error: out of memory: %s%sneeds %zu bytes\n", scope->what, space, scope->needed);
   *e = (axle_error_t){AXLE_ERROR_OUT_OF_MEMORY, message};
   *error = e;
   return false;
