@@ -529,6 +529,7 @@ gpu_script python tests/python.sh
 # ---- several devices in one process: the collectives against NumPy (docs/multi-device.md) ----
 section "several devices in one process: every collective, group form and device count, interp and cpu"
 gpu_script devices tests/devices/run.sh
+gpu_script multi-device-examples examples/multi_device/run.sh
 
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
