@@ -294,6 +294,10 @@ AXLE_API axle_executable_t *axle_compile(const axle_module_t *am, axle_backend_t
  * flags as a tool's AXLE_FLAGS would give them, the dump folder. */
 static bool compile_options_apply(const axle_compile_options_t *given, ExecutableOptions *options, Status *st) {
   options->threads = given->threads;
+  if (given->devices < 0 || given->devices > 1024)
+    return status_error(st, STATUS_INPUT_ERROR, "axle_compile_options_t.devices must be from 0 to 1024, not %d",
+                        given->devices);
+  options->devices = given->devices;
   if (!opt_options_parse_flags(&options->opt, given->flags, "axle_compile_options_t.flags", st)) return false;
   if (given->dump_dir) {
     if (!given->dump_dir[0] || strlen(given->dump_dir) >= sizeof options->opt.dump_dir)
@@ -322,7 +326,11 @@ AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_back
     api_set_error(error, &st);
     return NULL;
   }
-  Executable *exe = compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
+  /* Several devices compile one executable each (device_run.c), uncached. */
+  DeviceSet *devices = options.devices > 1 ? device_set_compile(am->module, &options, &st) : NULL;
+  Executable *exe = devices                ? executable_share(devices->executables[0])
+                    : options.devices > 1 ? NULL
+                                          : compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
   if (!exe) {
     api_set_error(error, &st);
     return NULL;
@@ -330,16 +338,19 @@ AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_back
   axle_executable_t *ae = calloc(1, sizeof *ae);
   if (!ae) {
     executable_free(exe);
+    device_set_free(devices);
     api_error(error, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
   ae->executable = exe;
+  ae->devices = devices;
   return ae;
 }
 
 AXLE_API void axle_executable_free(axle_executable_t *ae) {
   if (!ae) return;
   executable_free(ae->executable);
+  device_set_free(ae->devices);
   free(ae);
 }
 
@@ -351,6 +362,25 @@ AXLE_API bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *a
     return api_error(error, STATUS_INPUT_ERROR, "axle_executable_run: no executable or no result pointer");
   *result = executable_run(ae->executable, args, arg_count, &st);
   return *result ? true : api_set_error(error, &st);
+}
+
+AXLE_API bool axle_executable_run_devices(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+                                          axle_buffer_t **results, int device_count, axle_error_t **error) {
+  Status st;
+  status_clear(&st);
+  if (!ae || !results || (arg_count > 0 && !args) || arg_count < 0)
+    return api_error(error, STATUS_INPUT_ERROR, "axle_executable_run_devices: no executable, arguments or results");
+  int compiled_for = ae->devices ? ae->devices->count : 1;
+  if (device_count != compiled_for) {
+    status_error(&st, STATUS_INPUT_ERROR, "axle_executable_run_devices: the executable runs on %d devices, not %d",
+                 compiled_for, device_count);
+    return api_set_error(error, &st);
+  }
+  if (!ae->devices) {
+    results[0] = executable_run(ae->executable, args, arg_count, &st);
+    return results[0] ? true : api_set_error(error, &st);
+  }
+  return device_set_run(ae->devices, args, arg_count, results, &st) ? true : api_set_error(error, &st);
 }
 
 AXLE_API void axle_compile_cache_counts(int64_t *hits, int64_t *misses) {
