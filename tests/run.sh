@@ -530,6 +530,8 @@ gpu_script python tests/python.sh
 section "several devices in one process: every collective, group form and device count, interp and cpu"
 gpu_script devices tests/devices/run.sh
 gpu_script multi-device-examples examples/multi_device/run.sh
+# ... and across processes, one device per MPI rank (skips without Open MPI: make test-deps)
+gpu_script mpi tests/devices/mpi.sh
 
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"

@@ -57,7 +57,7 @@ typedef struct Options {
   int input_count;
   uint64_t seed;
   int time_runs, threads;
-  int devices;        /* --devices N; 0: one device */
+  int devices;        /* --devices N; 0: one device; -1: --devices mpi, one per rank */
   double rtol, atol;
   bool check, find_nan, parse_only, compile_only, print_all, time_kernels, version;
   int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
@@ -95,7 +95,8 @@ static const Flag flags[] = {
     {FLAG_THREADS, "threads", "N", "threads of the native backends (default: AXLE_THREADS, else all cores)"},
     {FLAG_DEVICES, "devices", "N", "run on N CPU devices in one process (replica_count x num_partitions, or N\n"
      "                           replicas): the inputs are one set for all, or N sets in device order; --out\n"
-     "                           DIR writes DIR/device<d>/out<k>.npy (cpu or interp; docs/multi-device.md)"},
+     "                           DIR writes DIR/device<d>/out<k>.npy (cpu or interp; docs/multi-device.md);\n"
+     "                           --devices mpi under mpirun: one device per rank (Open MPI's libmpi)"},
     {FLAG_CHECK, "check", NULL, "compare with the evaluator, naming the first instruction that differs"},
     {FLAG_FIND_NAN, "find-nan", NULL, "name the first instruction that produces a NaN or an infinity"},
     {FLAG_OPT, "opt", NULL, "optimize (the interpreter's default is the module as written)"},
@@ -224,7 +225,12 @@ static int apply_flag(Options *o, const Flag *f, const char *value) {
     o->threads = (int)n;
     break;
   case FLAG_DEVICES:
-    if (!parse_count(value, 1, &n) || n > 1024) return usage_error("--devices takes a count from 1 to 1024, not '%s'", value);
+    if (strcmp(value, "mpi") == 0) {
+      o->devices = -1;
+      break;
+    }
+    if (!parse_count(value, 1, &n) || n > 1024)
+      return usage_error("--devices takes a count from 1 to 1024 or 'mpi', not '%s'", value);
     o->devices = (int)n;
     break;
   case FLAG_CHECK: o->check = true; break;
@@ -283,7 +289,7 @@ static int parse_options(int argc, char **argv, Options *o, Status *st) {
   if (o->version) return 0;
   if (!o->module_path) return usage_error("no module given%s", "");
   if ((o->time_kernels || o->json_path) && !o->time_runs) return usage_error("--time-kernels and --json need --time N%s", "");
-  if (o->devices > 0 && (o->check || o->find_nan || o->time_runs || o->expected_path))
+  if (o->devices != 0 && (o->check || o->find_nan || o->time_runs || o->expected_path))
     return usage_error("--check, --find-nan, --time and --expected run one device, not --devices%s", "");
   if (o->expected_path && o->out_path && strcmp(o->expected_path, o->out_path) == 0)
     return usage_error("--expected and --out name the same path '%s'", o->out_path);
@@ -934,6 +940,50 @@ done:
   return rc;
 }
 
+/* --devices mpi: this process is the device of its rank; it loads every
+ * device's inputs (as --devices N does) and keeps its own. */
+static int run_mpi(const Options *o, const Module *m, Status *st) {
+  MpiRun *mpi = mpi_run_open(st);
+  if (!mpi) {
+    status_print(st, stderr);
+    return 2;
+  }
+  int rc = 2, n = m->entry->parameter_count, devices = mpi_run_size(mpi), rank = mpi_run_rank(mpi);
+  HostBuffer **args = calloc((size_t)(n * devices) + 1, sizeof *args);
+  HostBuffer *result = NULL;
+  ExecutableOptions compile_options;
+  Executable *exe = NULL;
+  if (!compile_options_for(o, &compile_options, st)) goto done;
+  compile_options.devices = devices;
+  exe = executable_compile(m, &compile_options, st);
+  if (!exe) goto done;
+  rc = 1;
+  if (!load_inputs(o, m, devices, args, st)) goto done;
+  result = mpi_run_device(mpi, exe, args + (size_t)rank * (size_t)n, n, st);
+  if (!result) goto done;
+  Options each = *o;
+  char out[4200];
+  if (o->out_path) snprintf(out, sizeof out, "%s/device%d", o->out_path, rank), each.out_path = out;
+  else printf("device %d:\n", rank);
+  Literal *view = host_buffer_view(result);
+  bool ok = emit_results(&each, view, st);
+  literal_view_free(view);
+  if (ok) rc = 0;
+done:
+  if (rc) {  /* one write, so that the ranks' lines do not interleave */
+    char prefixed[sizeof st->message];
+    snprintf(prefixed, sizeof prefixed, "rank %d: %.1000s", rank, st->message);
+    memcpy(st->message, prefixed, sizeof prefixed);
+    status_print(st, stderr);
+  }
+  for (int i = 0; i < n * devices; i++) host_buffer_free(args[i]);
+  free(args);
+  host_buffer_free(result);
+  executable_free(exe);
+  mpi_run_close(mpi);
+  return rc;
+}
+
 /* parse → compile (optimizing as asked) → load inputs → run (the
  * arguments checked there) → --check → outputs → --expected → --time. */
 static int run(const Options *o, Status *st) {
@@ -950,8 +1000,8 @@ static int run(const Options *o, Status *st) {
     module_free(m);
     return 0;
   }
-  if (o->devices > 0) {
-    int devices_rc = run_devices(o, m, st);
+  if (o->devices != 0) {
+    int devices_rc = o->devices < 0 ? run_mpi(o, m, st) : run_devices(o, m, st);
     module_free(m);
     return devices_rc;
   }

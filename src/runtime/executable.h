@@ -163,6 +163,22 @@ void device_set_free(DeviceSet *s);
  * collective the others wait at: those end the run with an error. */
 bool device_set_run(const DeviceSet *s, HostBuffer *const *args, int arg_count, HostBuffer **results, Status *st);
 
+/* ------------------------------------------------------------------- mpi.c
+ * One device per MPI rank (axle-run --devices mpi under mpirun): Open MPI's
+ * libmpi opened at run time (AXLE_MPI_LIBRARY, else libmpi.so.40). Rank r
+ * is device r; the executable is compiled for the communicator's size
+ * (ExecutableOptions.devices). A rank that fails, or ends while another
+ * waits at a collective, makes every rank return an error, never wait. */
+typedef struct MpiRun MpiRun;
+/* Opens the library and MPI_Init; NULL with a message when there is none. */
+MpiRun *mpi_run_open(Status *st);
+int mpi_run_rank(const MpiRun *m);
+int mpi_run_size(const MpiRun *m);
+/* Runs e as this rank's device; the result is new (host_buffer_free). */
+HostBuffer *mpi_run_device(MpiRun *m, const Executable *e, HostBuffer *const *args, int arg_count, Status *st);
+/* MPI_Finalize. */
+void mpi_run_close(MpiRun *m);
+
 /* ---------------------------------------------------------- compile_cache.c
  * Compiled executables keyed by the module's printed text and the options
  * that change what is compiled (backend, optimization, the optimizer's
