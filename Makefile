@@ -6,6 +6,7 @@
 #   make bench    axle beside oneDNN, OpenBLAS, PyTorch, NumPy (bench/run.sh):
 #                 one table, results.csv and results.png in build/bench
 #   make bench-deps   installs those peers from Debian's packages
+#   make test-deps    installs what some tests use (Open MPI), else they skip
 #   make bench-detail axle's own benchmarks (bench/detail.sh)
 #   make demo     runs the bundled example module
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
