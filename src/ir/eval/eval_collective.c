@@ -166,11 +166,37 @@ static const Literal *operand_of(const Participants *p, int64_t member, int j) {
   return p->all[p->members[member]][j];
 }
 
+/* Whether to_apply is the add of its two parameters on f32 or f64. Then
+ * a typed loop gives the bits calling it would (an IEEE add of two values
+ * is exact-rounded whichever way it is computed) without a call per
+ * element, which is what makes all-reducing a model's gradients fast. */
+static bool reducer_is_float_add(const Computation *c, ElementType t) {
+  if (!c || (t != TYPE_F32 && t != TYPE_F64) || c->parameter_count != 2 || !c->root) return false;
+  const Instruction *r = c->root;
+  return r->opcode == OP_ADD && r->shape.type == t && r->operand_count == 2 &&
+         r->operands[0]->opcode == OP_PARAMETER && r->operands[1]->opcode == OP_PARAMETER &&
+         r->operands[0] != r->operands[1];
+}
+
+static Literal *add_participants(const Participants *p, int j) {
+  Literal *acc = literal_clone(operand_of(p, 0, j));
+  int64_t n = shape_element_count(&acc->shape);
+  for (int64_t m = 1; m < p->count; m++) {
+    const Literal *next = operand_of(p, m, j);
+    if (acc->shape.type == TYPE_F32)
+      for (int64_t e = 0; e < n; e++) ((float *)acc->data)[e] += ((const float *)next->data)[e];
+    else
+      for (int64_t e = 0; e < n; e++) ((double *)acc->data)[e] += ((const double *)next->data)[e];
+  }
+  return acc;
+}
+
 /* to_apply folded over the participants' operand j, element by element, in
  * group order. */
 static Literal *reduce_participants(const Instruction *inst, const Participants *p, int j, Status *st) {
   const Literal *first = operand_of(p, 0, j);
   ElementType t = first->shape.type;
+  if (reducer_is_float_add(inst->called_count ? inst->called[0] : NULL, t)) return add_participants(p, j);
   ElementType types[2] = {t, t};
   ScalarCall call;
   if (!eval_scalar_call_init(&call, inst, inst->called_count ? inst->called[0] : NULL, types, 2, types, 1, st))
