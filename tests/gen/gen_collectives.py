@@ -324,6 +324,34 @@ def all_to_all_tuple_and_max():
     return name, hlo, 1, P, [xs[d] + [ks[d]] for d in range(P)], outs
 
 
+@case
+def collectives_in_a_loop():
+    """An all-reduce and a permute inside a while loop's body (the CPU
+    backend compiles the body as a program of its own), three trips."""
+    n, name = 2, "loop_body_collectives_2dev"
+    xs = random_inputs(name, n, (3,))
+    hlo = header(name, n, 1) + SUM + (
+        "cond {\n  c = (s32[], f32[3]) parameter(0)\n  i = s32[] get-tuple-element(c), index=0\n"
+        "  three = s32[] constant(3)\n  ROOT lt = pred[] compare(i, three), direction=LT\n}\n\n"
+        "body {\n  b = (s32[], f32[3]) parameter(0)\n  i = s32[] get-tuple-element(b), index=0\n"
+        "  v = f32[3] get-tuple-element(b), index=1\n"
+        "  s = f32[3] all-reduce(v), replica_groups={{0,1}}, to_apply=sum\n"
+        "  p = f32[3] collective-permute(s), source_target_pairs={{0,1},{1,0}}\n"
+        "  h = f32[3] constant({0.5, 0.25, 2})\n  m = f32[3] multiply(p, h)\n"
+        "  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+        "  ROOT t = (s32[], f32[3]) tuple(j, m)\n}\n\n"
+        "ENTRY main {\n  x = f32[3] parameter(0)\n  zero = s32[] constant(0)\n"
+        "  init = (s32[], f32[3]) tuple(zero, x)\n"
+        "  w = (s32[], f32[3]) while(init), condition=cond, body=body\n"
+        "  ROOT r = f32[3] get-tuple-element(w), index=1\n}\n")
+    vs = [x.copy() for x in xs]
+    h = np.array([0.5, 0.25, 2], np.float32)
+    for _ in range(3):
+        s = fold(vs, np.add)
+        vs = [s * h for _ in range(n)]  # the permute swaps two equal sums
+    return name, hlo, n, 1, [[x] for x in xs], [[v] for v in vs]
+
+
 def write(name, hlo, R, P, inputs, outputs):
     folder = os.path.join(ROOT, name)
     shutil.rmtree(folder, ignore_errors=True)
