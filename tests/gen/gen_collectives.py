@@ -352,6 +352,23 @@ def collectives_in_a_loop():
     return name, hlo, n, 1, [[x] for x in xs], [[v] for v in vs]
 
 
+@case
+def column_major_layouts():
+    """Collectives on arrays laid out column-major ({0,1}): the values are
+    the same; the CPU backend copies them through row-major around the
+    exchange."""
+    n, name = 2, "column_major_layouts_2dev"
+    xs = random_inputs(name, n, (2, 3))
+    hlo = header(name, n, 1) + SUM + (
+        "ENTRY main {\n  x = f32[2,3]{0,1} parameter(0)\n"
+        "  t = f32[3,2]{0,1} transpose(x), dimensions={1,0}\n"
+        "  ar = f32[3,2]{0,1} all-reduce(t), replica_groups={{0,1}}, to_apply=sum\n"
+        "  ag = f32[6,2]{0,1} all-gather(t), replica_groups={{0,1}}, dimensions={0}\n"
+        "  ROOT r = (f32[3,2]{0,1}, f32[6,2]{0,1}) tuple(ar, ag)\n}\n")
+    ts = [x.T for x in xs]
+    return name, hlo, n, 1, [[x] for x in xs], [[ts[0] + ts[1], np.concatenate(ts)] for _ in range(n)]
+
+
 def write(name, hlo, R, P, inputs, outputs):
     folder = os.path.join(ROOT, name)
     shutil.rmtree(folder, ignore_errors=True)
@@ -363,12 +380,12 @@ def write(name, hlo, R, P, inputs, outputs):
     k = 0
     for per_device in inputs:
         for x in per_device:
-            np.save(os.path.join(folder, f"in{k}.npy"), np.asarray(x))
+            np.save(os.path.join(folder, f"in{k}.npy"), np.array(x, order="C"))
             k += 1
     for d, outs in enumerate(outputs):
         os.makedirs(os.path.join(folder, f"device{d}"))
         for j, y in enumerate(outs):
-            np.save(os.path.join(folder, f"device{d}", f"out{j}.npy"), np.asarray(y))
+            np.save(os.path.join(folder, f"device{d}", f"out{j}.npy"), np.array(y, order="C"))
 
 
 def main():
