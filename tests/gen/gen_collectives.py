@@ -369,6 +369,21 @@ def column_major_layouts():
     return name, hlo, n, 1, [[x] for x in xs], [[ts[0] + ts[1], np.concatenate(ts)] for _ in range(n)]
 
 
+@case
+def partition_id_picks_a_shard():
+    """partition-id feeding a dynamic-slice and arithmetic, as JAX's SPMD
+    modules take a device's shard of a replicated value."""
+    P, name = 4, "partition_id_slices_4dev"
+    x = random_inputs(name, 1, (8,))[0]
+    hlo = header(name, 1, P) + (
+        "ENTRY main {\n  x = f32[8] parameter(0)\n  pid = u32[] partition-id()\n"
+        "  two = u32[] constant(2)\n  off = u32[] multiply(pid, two)\n"
+        "  s = f32[2] dynamic-slice(x, off), dynamic_slice_sizes={2}\n"
+        "  c = f32[] convert(pid)\n  b = f32[2] broadcast(c), dimensions={}\n"
+        "  ROOT r = f32[2] add(s, b)\n}\n")
+    return name, hlo, 1, P, [[x] for _ in range(P)], [[x[2 * d:2 * d + 2] + np.float32(d)] for d in range(P)]
+
+
 def write(name, hlo, R, P, inputs, outputs):
     folder = os.path.join(ROOT, name)
     shutil.rmtree(folder, ignore_errors=True)
