@@ -6,6 +6,7 @@
 #   make bench    axle beside oneDNN, OpenBLAS, PyTorch, NumPy (bench/run.sh):
 #                 one table, results.csv and results.png in build/bench
 #   make bench-deps   installs those peers from Debian's packages
+#   make test-deps    installs what some tests use (Open MPI), else they skip
 #   make bench-detail axle's own benchmarks (bench/detail.sh)
 #   make demo     runs the bundled example module
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
@@ -55,7 +56,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(patsubst tests/support/%.c,$(BUILD)/tests/%,$(TEST_SRC)))
 
-.PHONY: all test check bench bench-detail bench-deps demo fuzz fuzz-parse fuzz-compile install uninstall clean fetch-cuobjdump
+.PHONY: all test test-deps check bench bench-detail bench-deps demo fuzz fuzz-parse fuzz-compile install uninstall clean fetch-cuobjdump
 # The compile-path fuzz target built with the ordinary compiler and a main
 # that replays the files it is given (tests/fuzz/replay_main.c).
 FUZZ_REPLAY := $(BUILD)/tests/fuzz_compile_replay
@@ -162,6 +163,12 @@ bench-deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	  libdnnl-dev libopenblas-dev python3-torch python3-numpy gnuplot-nox
+
+# What make test uses where it is installed, and skips with a reason where
+# not: Open MPI for the tests across MPI ranks (tests/devices/mpi.sh).
+test-deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openmpi-bin libopenmpi-dev
 
 # XLA's classic example as JAX lowers it, run on NumPy-made inputs and compared
 # with NumPy's answer (the corpus case demo_reduce_sum holds both).

@@ -252,6 +252,13 @@ typedef struct axle_compile_options {
    * optimizer's dumps and the backend's kernels and listings, as
    * --dump_to=DIR does; a compile that dumps always compiles afresh. */
   const char *dump_dir;
+  /* 0 or 1: one device. N: the module runs on N CPU devices in one process
+   * (docs/multi-device.md), its replica_count x num_partitions, which must
+   * be N (a module that says neither runs as N replicas); the backend must
+   * be AXLE_BACKEND_CPU or AXLE_BACKEND_INTERP. Such an executable runs
+   * with axle_executable_run_devices only; each device gets threads / N of
+   * the threads. Executables are then compiled afresh, not cached. */
+  int devices;
 } axle_compile_options_t;
 
 /* axle_compile with options (NULL: the defaults). Executables compiled
@@ -263,6 +270,15 @@ AXLE_API void axle_executable_free(axle_executable_t *exe);
  * result (an array or a tuple buffer) is new; free it with axle_buffer_free. */
 AXLE_API bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
                                   axle_buffer_t **result, axle_error_t **error);
+
+/* Runs an executable compiled with options.devices = N on its N devices at
+ * once, one thread each, meeting at every collective. args holds N sets of
+ * arg_count buffers, device 0's first (device d is replica d % replica_count,
+ * partition d / replica_count); results[d] receives device d's result, to
+ * free with axle_buffer_free. device_count must be N. The results are the
+ * same bits run after run: reductions across devices add in group order. */
+AXLE_API bool axle_executable_run_devices(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
+                                          axle_buffer_t **results, int device_count, axle_error_t **error);
 
 /* The results' shapes, known before a run. A run gives
  * axle_executable_result_count(exe) arrays (declared below: 1 for an array

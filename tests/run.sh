@@ -526,6 +526,13 @@ gpu_script library tests/library.sh
 section "the Python package: python/axle on libaxle.so, make install, pip install"
 gpu_script python tests/python.sh
 
+# ---- several devices in one process: the collectives against NumPy (docs/multi-device.md) ----
+section "several devices in one process: every collective, group form and device count, interp and cpu"
+gpu_script devices tests/devices/run.sh
+gpu_script multi-device-examples examples/multi_device/run.sh
+# ... and across processes, one device per MPI rank (skips without Open MPI: make test-deps)
+gpu_script mpi tests/devices/mpi.sh
+
 # A check whose tool is missing (ptxas, cuobjdump) prints SKIP: neither passed nor failed.
 echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
 [ "$failed" -eq 0 ]

@@ -19,6 +19,10 @@
  * differs, and then the whole result against the module as written; on
  * the interpreter, the whole result. --find-nan names the first
  * instruction whose value holds a NaN or an infinity (docs/debugging.md).
+ * --devices N runs the module on N CPU devices in one process
+ * (docs/multi-device.md): the inputs are one set for every device, or N
+ * sets one after another (device 0's first); --out DIR writes device d's
+ * leaves as DIR/device<d>/out<k>.npy.
  * Exit 0 on success, 1 for a run-time or input error, 2 for a usage, parse,
  * verify or compile error. */
 #include <complex.h>
@@ -53,6 +57,7 @@ typedef struct Options {
   int input_count;
   uint64_t seed;
   int time_runs, threads;
+  int devices;        /* --devices N; 0: one device; -1: --devices mpi, one per rank */
   double rtol, atol;
   bool check, find_nan, parse_only, compile_only, print_all, time_kernels, version;
   int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
@@ -66,7 +71,7 @@ typedef struct Options {
 typedef enum FlagId {
   FLAG_BACKEND, FLAG_IN, FLAG_INPUT, FLAG_SEED, FLAG_OUT, FLAG_EXPECTED, FLAG_RTOL, FLAG_ATOL, FLAG_PRINT_ALL,
   FLAG_TIME, FLAG_TIME_KERNELS, FLAG_JSON, FLAG_THREADS, FLAG_CHECK, FLAG_FIND_NAN, FLAG_OPT, FLAG_NO_OPT,
-  FLAG_DUMP, FLAG_PARSE_ONLY, FLAG_COMPILE_ONLY, FLAG_VERSION, FLAG_HELP,
+  FLAG_DUMP, FLAG_PARSE_ONLY, FLAG_COMPILE_ONLY, FLAG_VERSION, FLAG_HELP, FLAG_DEVICES,
 } FlagId;
 
 typedef struct Flag {
@@ -88,6 +93,10 @@ static const Flag flags[] = {
     {FLAG_TIME_KERNELS, "time-kernels", NULL, "with --time: each instruction's median time, slowest first"},
     {FLAG_JSON, "json", "FILE", "with --time: the times as JSON into FILE ('-': stdout)"},
     {FLAG_THREADS, "threads", "N", "threads of the native backends (default: AXLE_THREADS, else all cores)"},
+    {FLAG_DEVICES, "devices", "N", "run on N CPU devices in one process (replica_count x num_partitions, or N\n"
+     "                           replicas): the inputs are one set for all, or N sets in device order; --out\n"
+     "                           DIR writes DIR/device<d>/out<k>.npy (cpu or interp; docs/multi-device.md);\n"
+     "                           --devices mpi under mpirun: one device per rank (Open MPI's libmpi)"},
     {FLAG_CHECK, "check", NULL, "compare with the evaluator, naming the first instruction that differs"},
     {FLAG_FIND_NAN, "find-nan", NULL, "name the first instruction that produces a NaN or an infinity"},
     {FLAG_OPT, "opt", NULL, "optimize (the interpreter's default is the module as written)"},
@@ -215,6 +224,15 @@ static int apply_flag(Options *o, const Flag *f, const char *value) {
     if (!parse_count(value, 1, &n) || n > 1024) return usage_error("--threads takes a count from 1 to 1024, not '%s'", value);
     o->threads = (int)n;
     break;
+  case FLAG_DEVICES:
+    if (strcmp(value, "mpi") == 0) {
+      o->devices = -1;
+      break;
+    }
+    if (!parse_count(value, 1, &n) || n > 1024)
+      return usage_error("--devices takes a count from 1 to 1024 or 'mpi', not '%s'", value);
+    o->devices = (int)n;
+    break;
   case FLAG_CHECK: o->check = true; break;
   case FLAG_FIND_NAN: o->find_nan = true; break;
   case FLAG_OPT: o->opt = 1; break;
@@ -271,6 +289,8 @@ static int parse_options(int argc, char **argv, Options *o, Status *st) {
   if (o->version) return 0;
   if (!o->module_path) return usage_error("no module given%s", "");
   if ((o->time_kernels || o->json_path) && !o->time_runs) return usage_error("--time-kernels and --json need --time N%s", "");
+  if (o->devices != 0 && (o->check || o->find_nan || o->time_runs || o->expected_path))
+    return usage_error("--check, --find-nan, --time and --expected run one device, not --devices%s", "");
   if (o->expected_path && o->out_path && strcmp(o->expected_path, o->out_path) == 0)
     return usage_error("--expected and --out name the same path '%s'", o->out_path);
   return 0;
@@ -453,17 +473,30 @@ static Literal *load_value(const Shape *s, Literal **arrays, int array_count, in
   return lit;
 }
 
-/* One buffer per entry parameter. Their shapes are checked by
+static Literal *buffer_copy(const HostBuffer *b) {
+  Literal *view = host_buffer_view(b), *copy = literal_clone(view);
+  literal_view_free(view);
+  return copy;
+}
+
+/* One buffer per entry parameter for each of `devices` devices, device d's
+ * at args[d * parameters]: the inputs give one set, copied to every device,
+ * or one set per device in device order. Their shapes are checked by
  * executable_run, the check every run path shares. */
-static bool load_inputs(const Options *o, const Module *m, HostBuffer **args, Status *st) {
+static bool load_inputs(const Options *o, const Module *m, int devices, HostBuffer **args, Status *st) {
   const Computation *entry = m->entry;
-  int leaves = 0;
-  for (int i = 0; i < entry->parameter_count; i++) leaves += shape_leaf_count(&entry->parameters[i]->shape);
+  int leaves = 0, n = entry->parameter_count;
+  for (int i = 0; i < n; i++) leaves += shape_leaf_count(&entry->parameters[i]->shape);
   Literal **arrays = NULL;
   int count = 0;
   if (o->input_count > 0 && !read_input_arrays(o, &arrays, &count, st)) return false;
-  bool ok = true;
-  if (o->input_count > 0 && count != leaves) {
+  bool ok = true, per_device = devices > 1 && count == leaves * devices;
+  if (o->input_count > 0 && count != leaves && !per_device && devices > 1) {
+    ok = status_error(st, STATUS_INPUT_ERROR,
+                      "the module's %d parameter%s hold %d arrays: the inputs must give %d (one set for every "
+                      "device) or %d (one per device), not %d",
+                      n, n == 1 ? "" : "s", leaves, leaves, leaves * devices, count);
+  } else if (o->input_count > 0 && count != leaves && !per_device) {
     if (leaves == entry->parameter_count)
       ok = status_error(st, STATUS_INPUT_ERROR, "the module takes %d parameter%s, the inputs give %d arra%s",
                         entry->parameter_count, entry->parameter_count == 1 ? "" : "s", count, count == 1 ? "y" : "ys");
@@ -477,10 +510,13 @@ static bool load_inputs(const Options *o, const Module *m, HostBuffer **args, St
             entry->parameter_count == 1 ? " is" : "s are", (unsigned long long)o->seed);
   uint64_t state = o->seed;
   int next = 0;
-  for (int i = 0; ok && i < entry->parameter_count; i++) {
-    Literal *value = load_value(&entry->parameters[i]->shape, arrays, count, &next, &state, st);
-    ok = value != NULL;
-    if (ok) args[i] = host_buffer_adopt_literal(value);
+  for (int d = 0; ok && d < devices; d++) {
+    for (int i = 0; ok && i < n; i++) {
+      Literal *value = d > 0 && !per_device ? buffer_copy(args[i])
+                                            : load_value(&entry->parameters[i]->shape, arrays, count, &next, &state, st);
+      ok = value != NULL;
+      if (ok) args[d * n + i] = host_buffer_adopt_literal(value);
+    }
   }
   for (int i = 0; i < count; i++) literal_free(arrays[i]);
   free(arrays);
@@ -863,6 +899,91 @@ static bool emit_results(const Options *o, const Literal *result, Status *st) {
   return ok;
 }
 
+/* --devices N: compile once per device, run all at once, each device's
+ * results printed under "device d:" or written to OUT/device<d>/. */
+static int run_devices(const Options *o, const Module *m, Status *st) {
+  int rc = 2, n = m->entry->parameter_count, devices = o->devices;
+  HostBuffer **args = calloc((size_t)(n * devices) + 1, sizeof *args);
+  HostBuffer **results = calloc((size_t)devices, sizeof *results);
+  ExecutableOptions compile_options;
+  DeviceSet *set = NULL;
+  if (!compile_options_for(o, &compile_options, st)) goto done;
+  compile_options.devices = devices;
+  set = device_set_compile(m, &compile_options, st);
+  if (!set) goto done;
+  if (o->compile_only) {
+    printf("compiled: %s for %d devices (%lld replicas x %lld partitions), --backend %s\n", m->name, devices,
+           (long long)set->replica_count, (long long)set->partition_count, set->executables[0]->backend->name);
+    rc = 0;
+    goto done;
+  }
+  rc = 1;
+  if (!load_inputs(o, m, devices, args, st) || !device_set_run(set, args, n, results, st)) goto done;
+  Options each = *o;
+  char out[4200];
+  for (int d = 0; d < devices; d++) {
+    if (o->out_path) snprintf(out, sizeof out, "%s/device%d", o->out_path, d), each.out_path = out;
+    else printf("device %d:\n", d);
+    Literal *view = host_buffer_view(results[d]);
+    bool ok = emit_results(&each, view, st);
+    literal_view_free(view);
+    if (!ok) goto done;
+  }
+  rc = 0;
+done:
+  if (rc) status_print(st, stderr);
+  for (int i = 0; i < n * devices; i++) host_buffer_free(args[i]);
+  for (int d = 0; d < devices; d++) host_buffer_free(results[d]);
+  free(args);
+  free(results);
+  device_set_free(set);
+  return rc;
+}
+
+/* --devices mpi: this process is the device of its rank; it loads every
+ * device's inputs (as --devices N does) and keeps its own. */
+static int run_mpi(const Options *o, const Module *m, Status *st) {
+  MpiRun *mpi = mpi_run_open(st);
+  if (!mpi) {
+    status_print(st, stderr);
+    return 2;
+  }
+  int rc = 2, n = m->entry->parameter_count, devices = mpi_run_size(mpi), rank = mpi_run_rank(mpi);
+  HostBuffer **args = calloc((size_t)(n * devices) + 1, sizeof *args);
+  HostBuffer *result = NULL;
+  ExecutableOptions compile_options;
+  Executable *exe = NULL;
+  if (!compile_options_for(o, &compile_options, st)) goto done;
+  compile_options.devices = devices;
+  exe = executable_compile(m, &compile_options, st);
+  if (!exe) goto done;
+  rc = 1;
+  if (!load_inputs(o, m, devices, args, st)) goto done;
+  result = mpi_run_device(mpi, exe, args + (size_t)rank * (size_t)n, n, st);
+  if (!result) goto done;
+  Options each = *o;
+  char out[4200];
+  if (o->out_path) snprintf(out, sizeof out, "%s/device%d", o->out_path, rank), each.out_path = out;
+  else printf("device %d:\n", rank);
+  Literal *view = host_buffer_view(result);
+  bool ok = emit_results(&each, view, st);
+  literal_view_free(view);
+  if (ok) rc = 0;
+done:
+  if (rc) {  /* one write, so that the ranks' lines do not interleave */
+    char prefixed[sizeof st->message];
+    snprintf(prefixed, sizeof prefixed, "rank %d: %.1000s", rank, st->message);
+    memcpy(st->message, prefixed, sizeof prefixed);
+    status_print(st, stderr);
+  }
+  for (int i = 0; i < n * devices; i++) host_buffer_free(args[i]);
+  free(args);
+  host_buffer_free(result);
+  executable_free(exe);
+  mpi_run_close(mpi);
+  return rc;
+}
+
 /* parse → compile (optimizing as asked) → load inputs → run (the
  * arguments checked there) → --check → outputs → --expected → --time. */
 static int run(const Options *o, Status *st) {
@@ -878,6 +999,11 @@ static int run(const Options *o, Status *st) {
            m->computation_count == 1 ? "" : "s", instructions);
     module_free(m);
     return 0;
+  }
+  if (o->devices != 0) {
+    int devices_rc = o->devices < 0 ? run_mpi(o, m, st) : run_devices(o, m, st);
+    module_free(m);
+    return devices_rc;
   }
   int rc = 2, n = m->entry->parameter_count;
   HostBuffer **args = calloc((size_t)n + 1, sizeof *args);
@@ -895,7 +1021,7 @@ static int run(const Options *o, Status *st) {
     goto done;
   }
   rc = 1;
-  if (!load_inputs(o, m, args, st)) goto done;
+  if (!load_inputs(o, m, 1, args, st)) goto done;
   result = o->check || o->find_nan ? run_watched(o, exe, args, n, st) : executable_run(exe, args, n, st);
   if (!result) goto done;
   result_view = host_buffer_view(result);

@@ -66,7 +66,8 @@ _error_out = ctypes.POINTER(ctypes.c_void_p)
 
 class CompileOptions(ctypes.Structure):
     """axle_compile_options_t."""
-    _fields_ = [("threads", ctypes.c_int), ("flags", ctypes.c_char_p), ("dump_dir", ctypes.c_char_p)]
+    _fields_ = [("threads", ctypes.c_int), ("flags", ctypes.c_char_p), ("dump_dir", ctypes.c_char_p),
+                ("devices", ctypes.c_int)]
 
 
 def _declare(name, result, *args):

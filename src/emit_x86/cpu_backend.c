@@ -205,12 +205,16 @@ static bool compile_instruction(CpuCompile *c, const Instruction *inst) {
   case OP_SCAN: return cpu_compile_scan(c, inst);
   case OP_RNG_BIT_GENERATOR: return cpu_compile_rng_bit_generator(c, inst);
   case OP_RNG: return cpu_compile_rng(c, inst);
+  case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_COLLECTIVE_PERMUTE: case OP_ALL_TO_ALL:
+  case OP_COLLECTIVE_BROADCAST: case OP_ALL_REDUCE_START: case OP_ALL_GATHER_START: case OP_COLLECTIVE_PERMUTE_START:
+  case OP_REPLICA_ID: case OP_PARTITION_ID:
+    if (c->across_devices) return cpu_compile_collective(c, inst);
+    return cpu_compile_forward(c, inst);
   case OP_ASYNC_UPDATE: case OP_ASYNC_DONE: case OP_ADD_DEPENDENCY: case OP_DOMAIN: case OP_AFTER_ALL:
-  case OP_OPTIMIZATION_BARRIER: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
-  case OP_COLLECTIVE_PERMUTE: case OP_ALL_TO_ALL: case OP_COLLECTIVE_BROADCAST: case OP_COLLECTIVE_REDUCE:
-  case OP_ALL_REDUCE_START: case OP_ALL_REDUCE_DONE: case OP_ALL_GATHER_START: case OP_ALL_GATHER_DONE:
-  case OP_COLLECTIVE_PERMUTE_START: case OP_COLLECTIVE_PERMUTE_DONE: case OP_COPY_START: case OP_COPY_DONE:
-  case OP_REPLICA_ID: case OP_PARTITION_ID: case OP_GET_DIMENSION_SIZE: case OP_SET_DIMENSION_SIZE:
+  case OP_OPTIMIZATION_BARRIER: case OP_COLLECTIVE_REDUCE:
+  case OP_ALL_REDUCE_DONE: case OP_ALL_GATHER_DONE:
+  case OP_COLLECTIVE_PERMUTE_DONE: case OP_COPY_START: case OP_COPY_DONE:
+  case OP_GET_DIMENSION_SIZE: case OP_SET_DIMENSION_SIZE:
   case OP_DYNAMIC_RESHAPE: return cpu_compile_forward(c, inst);
   case OP_FUSION:
     if (inst->attrs.fusion_kind == FUSION_OUTPUT || cpu_fusion_has_product(inst))
@@ -240,7 +244,8 @@ CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp) {
   CpuProgram *p = cpu_program_create(plan, &comp->root->shape, 1);
   p->owned_plan = plan;
   p->cpu = c->p->cpu;
-  CpuCompile inner = {.p = p, .m = c->m, .entry = comp, .st = c->st, .product_binding = -1, .called = true};
+  CpuCompile inner = {.p = p, .m = c->m, .entry = comp, .st = c->st, .product_binding = -1, .called = true,
+                      .across_devices = c->across_devices};
   if (!cpu_compile_program(&inner)) {
     cpu_program_free(p);
     return NULL;
@@ -254,9 +259,10 @@ static bool cpu_compile(Executable *exe, Status *st) {
   if (!exe->plan)
     return status_error(st, STATUS_UNSUPPORTED,
                         "the CPU backend compiles optimized modules only (drop --no-opt)");
-  if (!eval_check_supported(m, st)) return false;
+  if (!eval_check_supported_on(m, exe->replica_count, exe->partition_count, st)) return false;
   CpuProgram *p = cpu_program_create(exe->plan, &m->entry->root->shape, exe->threads);
-  CpuCompile c = {.p = p, .m = m, .entry = m->entry, .st = st, .product_binding = -1};
+  CpuCompile c = {.p = p, .m = m, .entry = m->entry, .st = st, .product_binding = -1,
+                  .across_devices = exe->replica_count * exe->partition_count > 1};
   bool ok = cpu_features_detect(&p->cpu, st);
   if (ok && p->cpu.level == CPU_LEVEL_NONE)
     ok = status_error(st, STATUS_UNSUPPORTED, "the CPU backend needs SSE4.1, which this machine lacks");

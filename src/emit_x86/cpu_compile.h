@@ -15,6 +15,7 @@ typedef struct CpuCompile {
   const Module *m;
   const Computation *entry;   /* the computation being compiled: the entry or a called one */
   bool called;                /* entry is a called computation (cpu_compile_called) */
+  bool across_devices;        /* the run has several devices: collectives exchange (cpu_collective.c) */
   Status *st;
   /* Output fusions' products: each lives only from its GEMM to its
    * epilogue, the next step, so all share one binding of the largest size. */
@@ -182,6 +183,12 @@ bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_map(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_scan(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst);
+
+/* ------------------------------------------------------ cpu_collective.c
+ * A collective, replica-id or partition-id in a run over several devices:
+ * the evaluator's rule on the step's buffers, exchanging with the other
+ * devices' threads. */
+bool cpu_compile_collective(CpuCompile *c, const Instruction *inst);
 
 /* ----------------------------------------------------------- cpu_debug.c */
 /* --dump for the CPU backend: under dir/kernels, per kernel step,

@@ -87,6 +87,8 @@ static void keep_source_names(Computation *to, const Computation *from) {
 Module *module_clone(const Module *src) {
   Module *m = module_create(src->name);
   if (src->filename) m->filename = arena_strdup(&m->arena, src->filename);
+  m->replica_count = src->replica_count;
+  m->partition_count = src->partition_count;
   if (src->io_alias_count > 0) {
     m->io_aliases = arena_memdup(&m->arena, src->io_aliases, sizeof(IoAlias) * (size_t)src->io_alias_count);
     m->io_alias_count = src->io_alias_count;

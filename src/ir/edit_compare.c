@@ -122,6 +122,7 @@ bool attrs_equal(const Attrs *a, const Attrs *b) {
          text_equal(a->backend_config, b->backend_config) && a->exponent_bits == b->exponent_bits &&
          a->mantissa_bits == b->mantissa_bits && memcmp(&a->epsilon, &b->epsilon, sizeof a->epsilon) == 0 &&
          a->feature_index == b->feature_index && a->channel_id == b->channel_id &&
+         attrs_replica_groups(a)->use_global_device_ids == attrs_replica_groups(b)->use_global_device_ids &&
          intlist_equal(&a->source_target_pairs, &b->source_target_pairs) &&
          intlist_equal(&attrs_replica_groups(a)->ids, &attrs_replica_groups(b)->ids) &&
          attrs_replica_groups(a)->group_size == attrs_replica_groups(b)->group_size &&

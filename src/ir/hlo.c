@@ -49,6 +49,9 @@ Module *module_create(const char *name) {
   return m;
 }
 
+int64_t module_replica_count(const Module *m) { return m->replica_count > 0 ? m->replica_count : 1; }
+int64_t module_partition_count(const Module *m) { return m->partition_count > 0 ? m->partition_count : 1; }
+
 void module_free(Module *m) {
   if (!m) return;
   for (int i = 0; i < m->literal_count; i++) literal_free(m->literals[i]);

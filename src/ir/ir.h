@@ -399,6 +399,10 @@ typedef struct ReplicaGroups {
   IntList ids;          /* the groups' ids, one group after another */
   int64_t group_size;   /* each group's size; 0 when they differ (all-reduce allows it) */
   IntList sizes;        /* then each group's size in turn; else empty */
+  /* use_global_device_ids=true (all-reduce, all-gather, reduce-scatter):
+   * the ids are flattened device ids (collective_group_mode). Kept here,
+   * beside the ids it gives a meaning to, so that Attrs stays small. */
+  bool use_global_device_ids;
 } ReplicaGroups;
 
 typedef struct ScatterDims {
@@ -590,9 +594,14 @@ struct Module {
   IoAlias *io_aliases;             /* in the arena; input_output_alias= */
   int io_alias_count;
   int elided_constant_count;       /* constant({...}) filled at random (ParseOptions) */
+  /* replica_count= and num_partitions= of the header; 0 when absent, which
+   * means 1 (module_replica_count, module_partition_count). */
+  int64_t replica_count, partition_count;
 };
 
 Module *module_create(const char *name);    /* malloc'd; free with module_free */
+int64_t module_replica_count(const Module *m);    /* replica_count=, else 1 */
+int64_t module_partition_count(const Module *m);  /* num_partitions=, else 1 */
 void module_free(Module *m);
 const char *opcode_name(Opcode op);
 bool opcode_from_name(const char *s, size_t n, Opcode *out);
@@ -830,6 +839,48 @@ Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Sta
  * it when compiling, so such a module is a compile error (exit 2) rather
  * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);
+/* The same check for a run over replica_count x partition_count devices:
+ * collectives whose groups fit the run are accepted (collective_check_devices),
+ * one that names more devices than the run has is refused. */
+bool eval_check_supported_on(const Module *m, int64_t replica_count, int64_t partition_count, Status *st);
+
+/* ------------------------------------------------------- eval_collective.c
+ * Collectives across the devices of a run (docs/multi-device.md). XLA's
+ * CollectiveOpGroupMode: how replica_groups name devices. */
+typedef enum CollectiveGroupMode {
+  GROUP_CROSS_REPLICA,                /* no channel_id: replica ids, within a partition */
+  GROUP_CROSS_PARTITION,              /* channel_id: partition ids, within a replica */
+  GROUP_CROSS_REPLICA_AND_PARTITION,  /* channel_id, use_global_device_ids=false: replicas, every partition */
+  GROUP_FLATTENED_ID,                 /* use_global_device_ids=true: replica * partitions + partition */
+} CollectiveGroupMode;
+
+/* The device a thread runs as, in a run over several devices. exchange
+ * hands this device's operands of collective inst over and returns once
+ * every device of the run has reached the same collective, with all[f]
+ * the operands of the device of flattened id f (replica * partition_count
+ * + partition); they stay valid until this device calls exchange_done. */
+typedef struct EvalDevice EvalDevice;
+struct EvalDevice {
+  int64_t replica, partition;
+  int64_t replica_count, partition_count;
+  bool (*exchange)(void *run, const EvalDevice *self, const Instruction *inst, Literal *const *operands,
+                   Literal *const *const **all, Status *st);
+  void (*exchange_done)(void *run, const EvalDevice *self);
+  void *run;
+};
+/* The calling thread's device (NULL: the run has one device). */
+void eval_device_set(const EvalDevice *device);
+const EvalDevice *eval_device_get(void);
+int64_t eval_device_count(void);   /* replicas x partitions of the thread's run; 1 without one */
+CollectiveGroupMode collective_group_mode(const Instruction *inst);
+/* Whether inst can run over replicas x partitions devices: its groups and
+ * pairs name ids the run has, each once, and its shapes fit its group size.
+ * Non-collectives pass. */
+bool collective_check_devices(const Instruction *inst, int64_t replicas, int64_t partitions, Status *st);
+/* inst (a collective) on this thread's device, exchanging operands with
+ * the other devices of the run. */
+Literal *eval_collective_across_devices(const Instruction *inst, Literal *const *operands, Status *st);
+
 /* A custom-call that is its operand on one device: "Sharding" (from
  * jax.lax.with_sharding_constraint), "SPMDFullToShardShape" and
  * "SPMDShardToFullShape" (shard_map). The evaluator returns the operand;

@@ -386,6 +386,10 @@ AXLE_API axle_executable_t *axle_compile(const axle_module_t *am, axle_backend_t
  * flags as a tool's AXLE_FLAGS would give them, the dump folder. */
 static bool compile_options_apply(const axle_compile_options_t *given, ExecutableOptions *options, Status *st) {
   options->threads = given->threads;
+  if (given->devices < 0 || given->devices > 1024)
+    return status_error(st, STATUS_INPUT_ERROR, "axle_compile_options_t.devices must be from 0 to 1024, not %d",
+                        given->devices);
+  options->devices = given->devices;
   if (!opt_options_parse_flags(&options->opt, given->flags, "axle_compile_options_t.flags", st)) return false;
   if (given->dump_dir) {
     if (!given->dump_dir[0] || strlen(given->dump_dir) >= sizeof options->opt.dump_dir)
@@ -415,10 +419,15 @@ static axle_executable_t *axle_compile_with_body(const axle_module_t *am, axle_b
     return NULL;
   }
   /* Allocated first: once the cache holds the new executable, nothing of
-   * this call may unwind (the unwind would free what the cache points to). */
+   * this call may unwind (the unwind would free what the cache points to).
+   * Several devices compile one executable each (device_run.c), uncached. */
   axle_executable_t *ae = mem_calloc(1, sizeof *ae);
-  ae->executable = compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
+  ae->devices = options.devices > 1 ? device_set_compile(am->module, &options, &st) : NULL;
+  ae->executable = ae->devices          ? executable_share(ae->devices->executables[0])
+                   : options.devices > 1 ? NULL
+                                         : compile_cache_get(&api_compile_cache, am->module, &options, NULL, &st);
   if (!ae->executable) {
+    device_set_free(ae->devices);
     mem_free(ae);
     api_set_error(error, &st);
     return NULL;
@@ -439,6 +448,7 @@ AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *am, axle_back
 AXLE_API void axle_executable_free(axle_executable_t *ae) {
   if (!ae) return;
   executable_free(ae->executable);
+  device_set_free(ae->devices);
   mem_free(ae);
 }
 
@@ -458,6 +468,35 @@ AXLE_API bool axle_executable_run(axle_executable_t *ae, axle_buffer_t *const *a
   mem_scope_begin(&scope);
   if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), false;
   bool returned = axle_executable_run_body(ae, args, arg_count, result, error);
+  mem_scope_end(&scope);
+  return returned;
+}
+
+static bool axle_executable_run_devices_body(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+                                          axle_buffer_t **results, int device_count, axle_error_t **error) {
+  Status st;
+  status_clear(&st);
+  if (!ae || !results || (arg_count > 0 && !args) || arg_count < 0)
+    return api_error(error, STATUS_INPUT_ERROR, "axle_executable_run_devices: no executable, arguments or results");
+  int compiled_for = ae->devices ? ae->devices->count : 1;
+  if (device_count != compiled_for) {
+    status_error(&st, STATUS_INPUT_ERROR, "axle_executable_run_devices: the executable runs on %d devices, not %d",
+                 compiled_for, device_count);
+    return api_set_error(error, &st);
+  }
+  if (!ae->devices) {
+    results[0] = executable_run(ae->executable, args, arg_count, &st);
+    return results[0] ? true : api_set_error(error, &st);
+  }
+  return device_set_run(ae->devices, args, arg_count, results, &st) ? true : api_set_error(error, &st);
+}
+
+AXLE_API bool axle_executable_run_devices(axle_executable_t *ae, axle_buffer_t *const *args, int arg_count,
+                                          axle_buffer_t **results, int device_count, axle_error_t **error) {
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return api_out_of_memory(error, &scope), false;
+  bool returned = axle_executable_run_devices_body(ae, args, arg_count, results, device_count, error);
   mem_scope_end(&scope);
   return returned;
 }

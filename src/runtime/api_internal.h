@@ -16,8 +16,10 @@ struct axle_module {
 
 /* An executable as the API hands it out (api.c); api_device.c runs it too. */
 typedef struct Executable Executable;
+typedef struct DeviceSet DeviceSet;
 struct axle_executable {
-  Executable *executable;   /* shared with the compile cache */
+  Executable *executable;   /* shared with the compile cache; device 0's of devices */
+  DeviceSet *devices;       /* compiled with axle_compile_options_t.devices > 1, else NULL */
 };
 
 /* Stores st as *error (when error is not NULL). Returns false. */

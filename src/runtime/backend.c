@@ -7,7 +7,7 @@
 
 static bool interp_compile(Executable *exe, Status *st) {
   exe->program = NULL;
-  return eval_check_supported(executable_module_to_run(exe), st);
+  return eval_check_supported_on(executable_module_to_run(exe), exe->replica_count, exe->partition_count, st);
 }
 
 /* The evaluator works on Literals: it reads views of the argument buffers

@@ -64,6 +64,10 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   exe->backend = be;
   exe->threads = o->threads;
   exe->gpu_no_wgmma = o->opt.gpu_no_wgmma;
+  if (!executable_device_counts(m, o->devices, &exe->replica_count, &exe->partition_count, st)) {
+    mem_free(exe);
+    return NULL;
+  }
   double t0 = now_ms();  /* compile time includes the optimizer's */
   exe->module = module_clone(m);
   bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;
@@ -95,7 +99,18 @@ void executable_free(Executable *e) {
   mem_free(e);
 }
 
+/* An executable compiled for several devices runs only as one of them, on
+ * a thread device_set_run made: alone, its collectives would see one. */
+static bool executable_device_check(const Executable *e, Status *st) {
+  int64_t devices = e->replica_count * e->partition_count;
+  if (devices <= 1 || eval_device_get()) return true;
+  return status_error(st, STATUS_INPUT_ERROR,
+                      "this executable was compiled for %lld devices: run it with axle_executable_run_devices",
+                      (long long)devices);
+}
+
 HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg_count, Status *st) {
+  if (!executable_device_check(e, st)) return NULL;
   if (arg_count < 0 || (arg_count > 0 && !args)) {
     status_error(st, STATUS_INPUT_ERROR, "no arguments given");
     return NULL;
@@ -117,6 +132,7 @@ static void host_leaves_copy_out(const HostBuffer *b, void *const *leaves, int *
 
 bool executable_run_into(const Executable *e, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                          Status *st) {
+  if (!executable_device_check(e, st)) return false;
   if (arg_count < 0 || (arg_count > 0 && !args)) return status_error(st, STATUS_INPUT_ERROR, "no arguments given");
   if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
   if (e->backend->run_into) return e->backend->run_into(e, args, arg_count, result_leaves, st);

@@ -36,6 +36,10 @@ typedef struct ExecutableOptions {
   /* Threads of native backends, the caller's included: 0 means
    * AXLE_THREADS when set, else all cores. Results do not depend on it. */
   int threads;
+  /* Devices of a run (device_set_compile): 0 or 1, one device; N, a run of
+   * the module's replica_count x num_partitions devices, which must be N
+   * (a module that says neither runs as N replicas). */
+  int devices;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -51,6 +55,7 @@ struct Executable {
   double compile_ms;    /* optimizer and backend together */
   int threads;          /* ExecutableOptions.threads, for the backend's compile */
   bool gpu_no_wgmma;    /* OptOptions.gpu_no_wgmma, for the GPU backend's compile */
+  int64_t replica_count, partition_count; /* the run's devices (1 x 1 on one device) */
   atomic_int references; /* the compile cache shares executables */
 };
 
@@ -128,6 +133,51 @@ typedef struct DebugReport {
 
 HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, int arg_count, const DebugOptions *o,
                                  DebugReport *report, Status *st);
+
+/* ------------------------------------------------------------ device_run.c
+ * A module run over several devices in one process (axle-run --devices N,
+ * axle_compile_options_t.devices; docs/multi-device.md): one thread per
+ * device, each running its own executable (a CPU program runs one run at a
+ * time, with a share of the cores), meeting the others at each collective.
+ *
+ * Device d is XLA's default assignment: replica d % replica_count,
+ * partition d / replica_count. */
+typedef struct DeviceSet {
+  int count;                 /* replica_count * partition_count */
+  int64_t replica_count, partition_count;
+  Executable **executables;  /* one per device */
+} DeviceSet;
+
+/* The replicas and partitions of a run of m on `devices` devices (see
+ * ExecutableOptions.devices); false with a message when they disagree. */
+bool executable_device_counts(const Module *m, int devices, int64_t *replicas, int64_t *partitions, Status *st);
+/* Compiles m once per device of o->devices (at least 2) for o->backend
+ * (interp or cpu); each device's native code gets threads / devices
+ * threads, at least 1. */
+DeviceSet *device_set_compile(const Module *m, const ExecutableOptions *o, Status *st);
+void device_set_free(DeviceSet *s);
+/* Runs every device at once: args[d * arg_count + i] is argument i of
+ * device d; results[d] receives device d's result. On a failure nothing is
+ * left in results, and st is the first failing device's error, prefixed
+ * with "device d: ". Never hangs on a device that fails or that skips a
+ * collective the others wait at: those end the run with an error. */
+bool device_set_run(const DeviceSet *s, HostBuffer *const *args, int arg_count, HostBuffer **results, Status *st);
+
+/* ------------------------------------------------------------------- mpi.c
+ * One device per MPI rank (axle-run --devices mpi under mpirun): Open MPI's
+ * libmpi opened at run time (AXLE_MPI_LIBRARY, else libmpi.so.40). Rank r
+ * is device r; the executable is compiled for the communicator's size
+ * (ExecutableOptions.devices). A rank that fails, or ends while another
+ * waits at a collective, makes every rank return an error, never wait. */
+typedef struct MpiRun MpiRun;
+/* Opens the library and MPI_Init; NULL with a message when there is none. */
+MpiRun *mpi_run_open(Status *st);
+int mpi_run_rank(const MpiRun *m);
+int mpi_run_size(const MpiRun *m);
+/* Runs e as this rank's device; the result is new (host_buffer_free). */
+HostBuffer *mpi_run_device(MpiRun *m, const Executable *e, HostBuffer *const *args, int arg_count, Status *st);
+/* MPI_Finalize. */
+void mpi_run_close(MpiRun *m);
 
 /* ---------------------------------------------------------- compile_cache.c
  * Compiled executables keyed by the module's printed text and the options

@@ -283,12 +283,36 @@ static int64_t collective_device_count(const Instruction *inst) {
   return small > 0 && large > small ? large / small : count;
 }
 
-bool eval_check_supported(const Module *m, Status *st) {
+/* Whether a run over replicas x partitions devices can run inst; false
+ * with st set (unlocated) when it cannot. */
+static bool instruction_supported(const Instruction *inst, int64_t replicas, int64_t partitions, Status *st) {
+  bool permute = inst->opcode == OP_COLLECTIVE_PERMUTE || inst->opcode == OP_COLLECTIVE_PERMUTE_START;
+  int64_t devices = collective_device_count(inst);
+  if (replicas * partitions > 1) {
+    if (!collective_check_devices(inst, replicas, partitions, st)) return false;
+  } else if (devices > 1) {
+    return status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s) needs %lld devices; this run has 1",
+                        inst->name, opcode_name(inst->opcode), (long long)devices);
+  } else if (permute && inst->operand_count > 1) {
+    return status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): the %s form is not supported", inst->name,
+                        opcode_name(inst->opcode), collective_permute_is_in_place(inst) ? "in-place" : "combined");
+  }
+  if (inst->opcode == OP_CUSTOM_CALL) return eval_custom_call_supported(inst, st);
+  if (inst->opcode == OP_RNG_BIT_GENERATOR) return eval_rng_bit_generator_supported(inst, st);
+  if (!refused_whatever_the_inputs(inst->opcode)) return true;
+  Literal *value = eval_rule(inst->opcode)(inst, NULL, st);
+  if (!value) return false;
+  literal_free(value); /* cannot happen: each of these rules refuses */
+  return true;
+}
+
+bool eval_check_supported(const Module *m, Status *st) { return eval_check_supported_on(m, 1, 1, st); }
+
+bool eval_check_supported_on(const Module *m, int64_t replica_count, int64_t partition_count, Status *st) {
   for (int c = 0; c < m->computation_count; c++) {
     const Computation *comp = m->computations[c];
     for (int i = 0; i < comp->instruction_count; i++) {
       const Instruction *inst = comp->instructions[i];
-      int64_t devices = collective_device_count(inst);
       /* A dynamic value comes from the text (a parameter or an op written
        * with one): instructions a pass made (a fusion's parameters) have
        * no place to point at, and their source is checked where it is. */
@@ -298,29 +322,8 @@ bool eval_check_supported(const Module *m, Status *st) {
         status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): dynamic dimensions (%s) are not supported",
                      inst->name, opcode_name(inst->opcode), text.data ? text.data : "");
         strbuf_free(&text);
-        st->file = m->filename;
-        st->loc = inst->loc;
-        return false;
-      }
-      bool permute = inst->opcode == OP_COLLECTIVE_PERMUTE || inst->opcode == OP_COLLECTIVE_PERMUTE_START;
-      if (devices > 1) {
-        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s) needs %lld devices; this run has 1",
-                     inst->name, opcode_name(inst->opcode), (long long)devices);
-      } else if (permute && inst->operand_count > 1) {
-        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): the %s form is not supported", inst->name,
-                     opcode_name(inst->opcode), collective_permute_is_in_place(inst) ? "in-place" : "combined");
-      } else if (inst->opcode == OP_CUSTOM_CALL) {
-        if (eval_custom_call_supported(inst, st)) continue;
-      } else if (inst->opcode == OP_RNG_BIT_GENERATOR) {
-        if (eval_rng_bit_generator_supported(inst, st)) continue;
-      } else if (!refused_whatever_the_inputs(inst->opcode)) {
+      } else if (instruction_supported(inst, replica_count, partition_count, st)) {
         continue;
-      } else {
-        Literal *value = eval_rule(inst->opcode)(inst, NULL, st);
-        if (value) { /* cannot happen: each of these rules refuses */
-          literal_free(value);
-          continue;
-        }
       }
       st->file = m->filename;
       st->loc = inst->loc;

@@ -250,10 +250,3 @@ Literal *eval_scan(const Instruction *inst, Literal *const *operands, Status *st
   return eval_finish_results(results, parts, ok);
 }
 
-/* A single replica and a single partition: both ids are 0 (u32[]). */
-Literal *eval_replica_id(const Instruction *inst, Literal *const *operands, Status *st) {
-  (void)operands;
-  if (inst->shape.type == TYPE_TUPLE || shape_element_count(&inst->shape) != 1)
-    return malformed(inst, "the result must be a scalar", st);
-  return literal_create(&inst->shape);
-}

@@ -15,7 +15,11 @@ typedef Literal *EvalOpFn(const Instruction *inst, Literal *const *operands, Sta
 /* eval_control.c: tuples, calls, control flow, fusion, map, ... (parameters and
  * constants are the driver's, in eval.c) */
 EvalOpFn eval_tuple, eval_get_tuple_element, eval_call, eval_while, eval_conditional,
-    eval_fusion, eval_map, eval_optimization_barrier, eval_replica_id;
+    eval_fusion, eval_map, eval_optimization_barrier;
+
+/* eval_collective.c: replica-id and partition-id (the collectives' rules stay in
+ * eval_reduce.c and eval_async.c and hand over to it on several devices) */
+EvalOpFn eval_replica_id;
 
 /* eval_custom_call.c: runs JAX's LAPACK calls (src/ir/lapack.h), refuses other
  * targets; _supported says which without running (false with st filled). */

@@ -537,15 +537,20 @@ static Literal *collective_identity(const Instruction *inst, Literal *const *ope
   return eval_finish_results(results, n, true);
 }
 
+/* all-reduce (and all-to-all, collective-broadcast): on several devices
+ * eval_collective.c computes them; on one, each is its operand. */
 Literal *eval_all_reduce(const Instruction *inst, Literal *const *operands, Status *st) {
+  if (eval_device_count() > 1) return eval_collective_across_devices(inst, operands, st);
   return collective_identity(inst, operands, st);
 }
 
 Literal *eval_all_gather(const Instruction *inst, Literal *const *operands, Status *st) {
+  if (eval_device_count() > 1) return eval_collective_across_devices(inst, operands, st);
   return collective_identity(inst, operands, st);
 }
 
 Literal *eval_reduce_scatter(const Instruction *inst, Literal *const *operands, Status *st) {
+  if (eval_device_count() > 1) return eval_collective_across_devices(inst, operands, st);
   return collective_identity(inst, operands, st);
 }
 
@@ -554,6 +559,7 @@ Literal *eval_reduce_scatter(const Instruction *inst, Literal *const *operands, 
  * pair targeting replica 0 nothing arrives and the result is zeros. A pair
  * naming another replica needs more replicas than the evaluator runs. */
 Literal *eval_collective_permute(const Instruction *inst, Literal *const *operands, Status *st) {
+  if (eval_device_count() > 1) return eval_collective_across_devices(inst, operands, st);
   const IntList *pairs = &inst->attrs.source_target_pairs;
   if (inst->operand_count != 1 || operands[0]->shape.type == TYPE_TUPLE || pairs->count % 2) {
     status_error(st, STATUS_VERIFY_ERROR,

@@ -562,6 +562,16 @@ static bool read_ignored_bool(Parser *p, Instruction *inst, AttrNotes *notes) {
   return parse_bool(p, &ignored);
 }
 
+static ReplicaGroups *replica_groups_of(Parser *p, Instruction *inst);
+
+static bool read_use_global_device_ids(Parser *p, Instruction *inst, AttrNotes *notes) {
+  (void)notes;
+  bool value;
+  if (!parse_bool(p, &value)) return false;
+  replica_groups_of(p, inst)->use_global_device_ids = value;
+  return true;
+}
+
 static FftDims *fft_dims(Parser *p, Instruction *inst) {
   if (!inst->attrs.fft) inst->attrs.fft = arena_alloc(&p->module->arena, sizeof(FftDims));
   return (FftDims *)inst->attrs.fft;
@@ -589,13 +599,20 @@ static bool read_fft_length(Parser *p, Instruction *inst, AttrNotes *notes) {
  * transpose by T, reshape to the dims before ([groups, group size]). Both
  * are kept as the flattened ids and the group size; shape inference reads
  * the size (all-gather multiplies by it), and running refuses groups that
- * name a device other than 0 (eval_check_supported). */
-#define MAX_REPLICA_IDS 65536
+ * name more devices than the run has (eval_check_supported_on). */
+
+/* The instruction's groups, made empty on first use (use_global_device_ids
+ * may come before replica_groups). */
+static ReplicaGroups *replica_groups_of(Parser *p, Instruction *inst) {
+  if (!inst->attrs.replica_groups) inst->attrs.replica_groups = arena_alloc(&p->module->arena, sizeof(ReplicaGroups));
+  return (ReplicaGroups *)inst->attrs.replica_groups;
+}
 
 static ReplicaGroups *set_replica_groups(Parser *p, Instruction *inst, int64_t *ids, int count, int64_t group_size) {
-  ReplicaGroups *g = arena_alloc(&p->module->arena, sizeof *g);
-  *g = (ReplicaGroups){.ids = {.count = count, .values = ids}, .group_size = count > 0 ? group_size : 0};
-  inst->attrs.replica_groups = g;
+  ReplicaGroups *g = replica_groups_of(p, inst);
+  bool global_ids = g->use_global_device_ids;
+  *g = (ReplicaGroups){.ids = {.count = count, .values = ids}, .group_size = count > 0 ? group_size : 0,
+                       .use_global_device_ids = global_ids};
   return g;
 }
 
@@ -950,7 +967,7 @@ static const AttrRule attr_rules[] = {
   {"is_stable", read_is_stable, OPS(OP_SORT)},
   {"channel_id", read_channel_id, OPS(COLLECTIVES, HOST_TRANSFERS)},
   {"replica_groups", read_replica_groups, OPS(GROUPED_COLLECTIVES)},
-  {"use_global_device_ids", read_ignored_bool, OPS(OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER,
+  {"use_global_device_ids", read_use_global_device_ids, OPS(OP_ALL_GATHER, OP_ALL_REDUCE, OP_REDUCE_SCATTER,
       OP_ALL_REDUCE_START, OP_ALL_GATHER_START)},
   {"constrain_layout", read_ignored_bool, OPS(COLLECTIVES)},
   {"source_target_pairs", read_source_target_pairs, OPS(OP_COLLECTIVE_PERMUTE, OP_COLLECTIVE_PERMUTE_START)},

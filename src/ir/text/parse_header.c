@@ -128,6 +128,19 @@ static bool check_entry_layout(Parser *p) {
   return lex_expect(p, "->") && parse_shape(p, &ignored) && lex_expect(p, "}");
 }
 
+/* replica_count = int, num_partitions = int: how many devices a run of
+ * the module takes (replica_count * num_partitions, docs/multi-device.md). */
+static bool read_device_count(Parser *p, int64_t *count, const char *what) {
+  Token *at = lex_peek(p);
+  if (!parse_int64(p, count)) return false;
+  if (*count < 1 || *count > MAX_REPLICA_IDS) return parse_error(p, at, "%s must be from 1 to %d", what, MAX_REPLICA_IDS);
+  return true;
+}
+static bool read_replica_count(Parser *p) { return read_device_count(p, &p->module->replica_count, "replica_count"); }
+static bool read_partition_count(Parser *p) {
+  return read_device_count(p, &p->module->partition_count, "num_partitions");
+}
+
 /* The attributes a module header may carry: XLA's module attribute list.
  * None changes what the module computes on one device: the entry's
  * layouts (the parameters say them too), aliasing (kept: buffer
@@ -140,8 +153,8 @@ static const struct {
   bool (*check)(Parser *p);  /* NULL: any value, read past */
 } module_attributes[] = {
   {"is_scheduled", NULL},
-  {"replica_count", NULL},
-  {"num_partitions", NULL},
+  {"replica_count", read_replica_count},
+  {"num_partitions", read_partition_count},
   {"input_output_alias", parse_io_aliases},
   {"buffer_donor", check_buffer_donor},
   {"alias_passthrough_params", NULL},

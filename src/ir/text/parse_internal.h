@@ -113,6 +113,8 @@ char *lex_token_string(Parser *p, const Token *t);
 
 /* Numbers from word tokens: whole word must be the number. */
 bool parse_int64(Parser *p, int64_t *out);       /* consumes one word */
+/* The most device ids a replica_groups list or a device count may name. */
+#define MAX_REPLICA_IDS 65536
 bool lex_word_to_int64(const Token *t, int64_t *out);
 bool lex_word_to_double(const Token *t, double *out);
 /* Skips one attribute value whatever its form: a braced/bracketed group

@@ -449,6 +449,7 @@ static void print_collective_attrs(StrBuf *sb, const Instruction *inst) {
   Opcode op = inst->opcode;
   if (a->channel_id) strbuf_printf(sb, ", channel_id=%lld", (long long)a->channel_id);
   const ReplicaGroups *groups = attrs_replica_groups(a);
+  if (groups->use_global_device_ids) strbuf_printf(sb, ", use_global_device_ids=true");
   if (groups->ids.count > 0) {
     strbuf_printf(sb, ", replica_groups={");
     /* group g holds the next sizes[g] ids (group_size each when uniform) */
@@ -720,6 +721,8 @@ void print_module(StrBuf *sb, const Module *m) {
   print_name(sb, m->name);
   if (m->entry) print_entry_layout(sb, m->entry);
   print_io_aliases(sb, m);
+  if (m->replica_count > 0) strbuf_printf(sb, ", replica_count=%lld", (long long)m->replica_count);
+  if (m->partition_count > 0) strbuf_printf(sb, ", num_partitions=%lld", (long long)m->partition_count);
   strbuf_printf(sb, "\n");
   for (int i = 0; i < m->computation_count; i++) {
     strbuf_printf(sb, "\n");

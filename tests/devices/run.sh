@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Collectives over several devices in one process (docs/multi-device.md):
+# every module of tests/devices/ (written with its goldens by
+# tests/gen/gen_collectives.py, NumPy's) run by axle-run --devices N on the
+# interpreter and on the CPU backend, each device's outputs compared with
+# its goldens; the CPU backend's outputs again at another thread count and
+# in a second run, byte for byte (the determinism promise); and the errors
+# a run over several devices must give. Prints PASS/FAIL lines and a count.
+set -u
+BUILD=${BUILD:-build}
+OUT=${OUT:-$BUILD/test-out/devices}
+run=$BUILD/axle-run
+rm -rf "$OUT"; mkdir -p "$OUT/interp" "$OUT/cpu" "$OUT/cpu-t1"
+passed=0; failed=0
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ $# -gt 1 ] && printf '  %s\n' "${@:2}"; }
+
+# compare LABEL GOLDEN_DIR RESULT_DIR DEVICES: every device's every golden
+compare() {
+  local label=$1 dir=$2 res=$3 devices=$4 d golden msg
+  for ((d = 0; d < devices; d++)); do
+    for golden in "$dir/device$d"/out*.npy; do
+      if ! msg=$("$BUILD/tests/npycmp" "$golden" "$res/device$d/$(basename "$golden")" 0 0 2>&1); then
+        fail "$label" "device $d $(basename "$golden"): $msg"; return 1
+      fi
+    done
+  done
+  pass "$label"
+}
+
+same_bytes() {  # A B: every .npy under A equals the one under B
+  local f
+  for f in $(cd "$1" && find . -name '*.npy'); do cmp -s "$1/$f" "$2/$f" || return 1; done
+}
+
+declare -A per_op
+for hlo in tests/devices/*.hlo; do
+  name=$(basename "$hlo" .hlo); dir=tests/devices/$name
+  devices=$(cat "$dir/devices")
+  ins=(); for f in $(ls "$dir"/in*.npy | sort -V); do ins+=(--in "$f"); done
+  for backend in interp cpu; do
+    res=$OUT/$backend/$name
+    if ! timeout 120 "$run" --backend "$backend" --devices "$devices" --threads 2 "${ins[@]}" --out "$res" "$hlo" >"$res.log" 2>&1; then
+      fail "devices/$backend/$name" "axle-run failed:" "$(head -3 "$res.log")"; continue
+    fi
+    compare "devices/$backend/$name" "$dir" "$res" "$devices" || continue
+    op=${name%_*dev}; per_op[$op]=$(( ${per_op[$op]:-0} + 1 ))
+  done
+  # the same bits at 1 thread and in a second run
+  again=$OUT/cpu-t1/$name
+  if timeout 120 "$run" --backend cpu --devices "$devices" --threads 1 "${ins[@]}" --out "$again" "$hlo" >"$again.log" 2>&1 &&
+     same_bytes "$OUT/cpu/$name" "$again"; then pass "devices/deterministic/$name"
+  else fail "devices/deterministic/$name" "outputs at 1 and 2 threads differ or the run failed" "$(head -3 "$again.log")"; fi
+done
+echo "collective tests that matched NumPy (interp and cpu, all group forms and device counts):"
+for op in $(echo "${!per_op[@]}" | tr ' ' '\n' | sort); do echo "  $op: ${per_op[$op]}"; done
+
+# ---- what must be refused, never hang ----
+expect() {  # NAME WANT_RC WANT_TEXT ARGS...
+  local name=$1 want_rc=$2 want_text=$3; shift 3
+  local got; got=$(timeout 60 "$run" "$@" 2>&1); local rc=$?
+  if [ $rc -ne "$want_rc" ]; then fail "devices/$name" "exit $rc, expected $want_rc" "$(echo "$got" | head -3)"
+  elif ! echo "$got" | grep -qF -- "$want_text"; then fail "devices/$name" "output lacks '$want_text'" "$(echo "$got" | head -3)"
+  else pass "devices/$name"; fi
+}
+ar=tests/devices/all_reduce_list_4dev.hlo
+expect wrong_device_count 2 "runs on replica_count=4 x num_partitions=1 = 4 devices, not 2" --devices 2 --seed 1 "$ar"
+expect one_device_is_refused 2 "needs 4 devices; this run has 1" --seed 1 "$ar"
+expect gpu_is_refused 2 "the GPU backend runs one" --backend gpu --devices 4 --seed 1 "$ar"
+expect input_sets_counted 1 "the inputs must give 1 (one set for every device) or 4 (one per device), not 2" \
+  --devices 4 --in tests/devices/all_reduce_list_4dev/in0.npy --in tests/devices/all_reduce_list_4dev/in1.npy "$ar"
+expect devices_takes_a_count 2 "--devices takes a count from 1 to 1024" --devices 0 "$ar"
+expect help_lists_devices 0 "--devices N" --help
+t=$OUT/modules; mkdir -p "$t"
+# A group that names a device the run lacks, or one twice, is refused at the instruction.
+printf 'HloModule g, replica_count=2\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] all-reduce(x), replica_groups={{0,0}}, to_apply=sum\n}\n' >"$t/twice.hlo"
+expect id_named_twice 2 "twice.hlo:11:8: error: instruction 'r' (all-reduce): replica_groups names id 0 twice" --devices 2 --seed 1 "$t/twice.hlo"
+# Devices whose control flow differs (a conditional on replica-id around a
+# collective) must end with an error, not hang.
+cat >"$t/diverge.hlo" <<'HLO'
+HloModule diverge, replica_count=2
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+reduce_it {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2] all-reduce(p), replica_groups={{0,1}}, to_apply=sum
+}
+
+keep_it {
+  ROOT q = f32[2] parameter(0)
+}
+
+ENTRY main {
+  x = f32[2] parameter(0)
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(id, zero), direction=EQ
+  ROOT c = f32[2] conditional(first, x, x), true_computation=reduce_it, false_computation=keep_it
+}
+HLO
+for backend in interp cpu; do
+  expect "diverging_devices_end_with_an_error_$backend" 1 "ended its run while the others wait at a collective" \
+    --backend $backend --devices 2 --seed 1 "$t/diverge.hlo"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
