@@ -694,6 +694,10 @@ void print_literal(StrBuf *sb, const Literal *lit);
  * the bits of rng-bit-generator, and all of custom-call.
  * (infer_shape is in shape_inference.c and shape_inference_ops.c.) */
 bool infer_shape(const Instruction *inst, Shape *out, Arena *arena, Status *st);
+/* ragged-dot: the lhs dims, in order, that index the rows of a
+ * group_sizes of rank above 1 ([prefix..., G]); returns their count.
+ * (shape_inference_extra.c) */
+int ragged_dot_sizes_prefix(const DotDims *dd, int lhs_rank, int64_t prefix[AXLE_MAX_RANK]);
 bool verify_module(Module *m, Status *st);
 
 /* -------------------------------------------------------------- builder.c
