@@ -105,11 +105,15 @@ bool infer_rng(Infer *in) {
   /* A third operand, the result's dimensions as a rank-1 integer array,
    * comes from StableHLO's rng(a, b, shape) (XLA's rng_expander tests write
    * it). The declared shape is the result's, as in XLA; the operand's
-   * values are not read. */
+   * values are not read. XLA's verifier takes two operands only; its
+   * parser takes any, and its rng expander, which reads a and b alone,
+   * converts every operand of an f16 rng to f32, so its test writes the
+   * third one in the rng's own type (f16[3]): that type is taken too. */
   if (in->inst->operand_count == 3) {
-    const Shape *dims = infer_operand_shape(in, 2);
-    if (shape_is_tuple(dims) || dims->rank != 1 || !type_is_integer(dims->type))
-      return infer_fail(in, "the third operand (the result's dimensions) must be a rank-1 integer array");
+    const Shape *dims = infer_operand_shape(in, 2), *a = infer_operand_shape(in, 0);
+    if (shape_is_tuple(dims) || dims->rank != 1 || !(type_is_integer(dims->type) || dims->type == a->type))
+      return infer_fail(in, "the third operand (the result's dimensions) must be a rank-1 array of an integer "
+                        "type or of a's and b's");
   } else if (!infer_expect_operand_count(in, 2)) {
     return false;
   }
