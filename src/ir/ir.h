@@ -186,7 +186,9 @@ typedef struct Shape {
   /* Bit d set: dimension d is bounded dynamic (f32[<=4]): at run time its
    * size is at most dims[d]. Shapes compare and infer by the bounds; a
    * program that holds one is loaded, and refused when compiled
-   * (eval_check_supported). It sits in what was padding. */
+   * (eval_check_supported). It sits in what was padding. With dims[d] ==
+   * AXLE_UNBOUNDED_DIM, dimension d is unbounded (f32[?], XLA's
+   * kUnboundedSize): no size at all (see shape_has_unbounded_dims). */
   uint16_t dynamic_dims;
   /* int8_t because ranks stay below 16: it keeps Shape (and so every
    * Instruction) 48 bytes smaller. */
@@ -205,6 +207,14 @@ int64_t shape_byte_size(const Shape *s);        /* arrays only; a literal's size
 int64_t shape_buffer_byte_size(const Shape *s);
 /* Same type, dims (and tuple structure); layouts are ignored. */
 bool shape_equal(const Shape *a, const Shape *b);
+/* f32[?]: dims[d] of an unbounded dynamic dimension (dynamic_dims bit d
+ * set too). Such a shape has no element count; only the ops whose shape
+ * rule passes dimensions through take one (infer_shape), and the optimizer
+ * and every backend refuse a module that holds one, located. */
+#define AXLE_UNBOUNDED_DIM ((int64_t)-1)
+bool shape_dim_is_unbounded(const Shape *s, int d);
+/* Whether s, or a leaf of it, has an unbounded dimension. */
+bool shape_has_unbounded_dims(const Shape *s);
 bool shape_same_dims(const Shape *a, const Shape *b);
 /* An array in the layout host buffers and literals hold: {rank-1,...,0},
  * unpacked. False for a tuple. */
@@ -768,6 +778,10 @@ Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Sta
  * it when compiling, so such a module is a compile error (exit 2) rather
  * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);
+/* Refuses, located, the first instruction with an unbounded dimension
+ * (f32[?]): nothing can size it, so the optimizer and the backends refuse
+ * such a module before reading it. */
+bool module_refuse_unbounded_dims(const Module *m, Status *st);
 /* A custom-call that is its operand on one device: "Sharding" (from
  * jax.lax.with_sharding_constraint), "SPMDFullToShardShape" and
  * "SPMDShardToFullShape" (shard_map). The evaluator returns the operand;

@@ -283,6 +283,27 @@ static int64_t collective_device_count(const Instruction *inst) {
   return small > 0 && large > small ? large / small : count;
 }
 
+/* Refuses inst, located, for its dynamic dimensions. */
+static bool refuse_dynamic(const Module *m, const Instruction *inst, Status *st) {
+  StrBuf text = {0};
+  shape_print(&text, &inst->shape, false);
+  status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): dynamic dimensions (%s) are not supported",
+               inst->name, opcode_name(inst->opcode), text.data ? text.data : "");
+  strbuf_free(&text);
+  st->file = m->filename;
+  st->loc = inst->loc;
+  return false;
+}
+
+bool module_refuse_unbounded_dims(const Module *m, Status *st) {
+  for (int c = 0; c < m->computation_count; c++)
+    for (int i = 0; i < m->computations[c]->instruction_count; i++) {
+      const Instruction *inst = m->computations[c]->instructions[i];
+      if (shape_has_unbounded_dims(&inst->shape)) return refuse_dynamic(m, inst, st);
+    }
+  return true;
+}
+
 bool eval_check_supported(const Module *m, Status *st) {
   for (int c = 0; c < m->computation_count; c++) {
     const Computation *comp = m->computations[c];
@@ -292,16 +313,7 @@ bool eval_check_supported(const Module *m, Status *st) {
       /* A dynamic value comes from the text (a parameter or an op written
        * with one): instructions a pass made (a fusion's parameters) have
        * no place to point at, and their source is checked where it is. */
-      if (inst->loc.line > 0 && shape_has_dynamic_dims(&inst->shape)) {
-        StrBuf text = {0};
-        shape_print(&text, &inst->shape, false);
-        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): dynamic dimensions (%s) are not supported",
-                     inst->name, opcode_name(inst->opcode), text.data ? text.data : "");
-        strbuf_free(&text);
-        st->file = m->filename;
-        st->loc = inst->loc;
-        return false;
-      }
+      if (inst->loc.line > 0 && shape_has_dynamic_dims(&inst->shape)) return refuse_dynamic(m, inst, st);
       bool permute = inst->opcode == OP_COLLECTIVE_PERMUTE || inst->opcode == OP_COLLECTIVE_PERMUTE_START;
       if (devices > 1) {
         status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s) needs %lld devices; this run has 1",
