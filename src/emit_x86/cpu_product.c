@@ -400,7 +400,8 @@ static int64_t *group_table_create(const ProductPlan *p, const void *sizes) {
     int64_t first = rp->sizes_row_offset[row], stride = rp->sizes_group_stride;
     int64_t g = 0, end = rp->groups > 0 ? literal_get_s64(&view, first) : 0;
     for (int64_t at = 0; at < rp->extent; at++) {
-      while (g < rp->groups && at >= end && ++g < rp->groups) end += literal_get_s64(&view, first + g * stride);
+      while (g < rp->groups && at >= end && ++g < rp->groups)
+        end = s64_add_saturating(end, literal_get_s64(&view, first + g * stride));
       table[row * rp->extent + at] = g < rp->groups ? g : -1;
     }
   }

@@ -740,6 +740,10 @@ double float_round_to_type(double v, ElementType t);
 /* v converted to integer type t as HLO's convert does: truncated toward
  * zero, saturated, NaN to 0; the result's bits in a uint64_t. */
 uint64_t float_convert_to_integer(double v, ElementType t);
+/* a + b, held at INT64_MIN or INT64_MAX instead of wrapping: ragged-dot's
+ * running sum of group sizes, so that a group 2^63 - 1 long ends past
+ * every row rather than before its first. */
+int64_t s64_add_saturating(int64_t a, int64_t b);
 
 /* ------------------------------------------------------------- rng_bits.c
  * The bits of rng-bit-generator, shared by the evaluator and the CPU

@@ -398,6 +398,53 @@ ENTRY main {
     return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
 
 
+@case("ragged_dot_group_sizes_past_int64_saturate")
+def _(rng):
+    # Group 1 is 2^63 - 1 rows long: rows 1.. are all its. The running sum
+    # of sizes saturates rather than wrapping (1 + (2^63 - 1) would be
+    # negative), so no row falls out of its group.
+    lhs = rng.standard_normal((5, 3)).astype(np.float32)
+    rhs = rng.standard_normal((3, 3, 2)).astype(np.float32)
+    big = 2**63 - 1
+    sizes = np.array([1, big, big], dtype=np.int64)
+    out = np.zeros((5, 2))
+    for m in range(5):
+        g = 0 if m < 1 else 1   # exact: group 1 ends at 1 + big, past every row
+        out[m] = lhs[m].astype(np.float64) @ rhs[g].astype(np.float64)
+    text = """HloModule ragged_dot_group_sizes_past_int64_saturate
+
+ENTRY main {
+  lhs = f32[5,3] parameter(0)
+  rhs = f32[3,3,2] parameter(1)
+  sizes = s64[3] parameter(2)
+  ROOT d = f32[5,2] ragged-dot(lhs, rhs, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+@case("ragged_dot_sums_sizes_past_int64_saturate")
+def _(rng):
+    # Contracting groups of sizes [2, 2^63 - 1, 5]: group 1 takes k from 2
+    # to the end; group 2 starts past the end (the saturated sum) and is 0.
+    lhs = rng.standard_normal((2, 6)).astype(np.float32)
+    rhs = rng.standard_normal((6, 3)).astype(np.float32)
+    sizes = np.array([2, 2**63 - 1, 5], dtype=np.int64)
+    out = np.zeros((3, 2, 3))
+    out[0] = lhs[:, :2].astype(np.float64) @ rhs[:2].astype(np.float64)
+    out[1] = lhs[:, 2:].astype(np.float64) @ rhs[2:].astype(np.float64)
+    text = """HloModule ragged_dot_sums_sizes_past_int64_saturate
+
+ENTRY main {
+  lhs = f32[2,6] parameter(0)
+  rhs = f32[6,3] parameter(1)
+  sizes = s64[3] parameter(2)
+  ROOT d = f32[3,2,3] ragged-dot(lhs, rhs, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
 def ragged_sums_reference(lhs, rhs, sizes, groups):
     """lhs [b, m, c, k], rhs [b, c, k, n], sizes [b, c, G]: for each group,
     the sum over c and over group g's part of k (for that b and c)."""

@@ -63,11 +63,12 @@ Literal *eval_scaled_dot(const Instruction *inst, Literal *const *operands, Stat
 /* ---- ragged-dot ---- */
 
 /* The group of entry `at` along the ragged dimension, for batch row `row`
- * of group_sizes: -1 when past the last group. */
+ * of group_sizes: -1 when past the last group. The running end saturates
+ * (s64_add_saturating): a group 2^63 - 1 long runs past every row. */
 static int64_t group_of(const Literal *sizes, int64_t row, int64_t at) {
   int64_t groups = sizes->shape.dims[sizes->shape.rank - 1], end = 0;
   for (int64_t g = 0; g < groups; g++) {
-    end += literal_get_s64(sizes, row * groups + g);
+    end = s64_add_saturating(end, literal_get_s64(sizes, row * groups + g));
     if (at < end) return g;
   }
   return -1;
