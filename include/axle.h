@@ -133,7 +133,8 @@ AXLE_API axle_module_t *axle_module_parse_file_with(const char *path, const axle
 /* How many elided constants were filled (0 unless the options asked). */
 AXLE_API int axle_module_elided_constant_count(const axle_module_t *module);
 
-/* The entry computation's parameters, and its result shape (for arrays). */
+/* The entry computation's parameters, and its result shape (for arrays).
+ * An unbounded dimension (f32[?]) reads -1; such a module does not compile. */
 AXLE_API int axle_module_parameter_count(const axle_module_t *module);
 AXLE_API axle_type_t axle_module_parameter_type(const axle_module_t *module, int index);
 AXLE_API int axle_module_parameter_rank(const axle_module_t *module, int index);

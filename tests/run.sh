@@ -246,6 +246,12 @@ expect_run four_devices_load 0 "parsed: m" --parse-only tests/cpu_refuses/all_ga
 expect_run bounded_dynamic_loads 0 "parsed: m" --parse-only tests/cpu_refuses/bounded_dynamic_dimension.hlo
 expect_run bounded_dynamic_refused_by_interp 2 "bounded_dynamic_dimension.hlo:4:3: error: instruction 'p' (parameter): dynamic dimensions (f32[<=4]) are not supported" --backend interp tests/cpu_refuses/bounded_dynamic_dimension.hlo
 expect_run bounded_dynamic_refused_by_cpu 2 "dynamic dimensions (f32[<=4]) are not supported" --backend cpu tests/cpu_refuses/bounded_dynamic_dimension.hlo
+# An unbounded one (f32[?,4], XLA's kUnboundedSize) loads and prints back as ?; compiling is refused,
+# before the optimizer sees it, at the instruction.
+expect_run unbounded_dynamic_loads 0 "parsed: m" --parse-only tests/cpu_refuses/unbounded_dynamic_dimension.hlo
+expect_run unbounded_dynamic_refused_by_interp 2 "unbounded_dynamic_dimension.hlo:4:3: error: instruction 'p' (parameter): dynamic dimensions (f32[?,4]) are not supported" --backend interp tests/cpu_refuses/unbounded_dynamic_dimension.hlo
+expect_run unbounded_dynamic_refused_by_cpu 2 "unbounded_dynamic_dimension.hlo:4:3: error: instruction 'p' (parameter): dynamic dimensions (f32[?,4]) are not supported" --backend cpu tests/cpu_refuses/unbounded_dynamic_dimension.hlo
+expect_run unbounded_dynamic_refused_by_opt 2 "unbounded_dynamic_dimension.hlo:4:3: error: instruction 'p' (parameter): dynamic dimensions (f32[?,4]) are not supported" --opt --backend interp tests/cpu_refuses/unbounded_dynamic_dimension.hlo
 expect_run cpu_backend_runs 0 "check: cpu matches the evaluator" --backend cpu --check --seed 1 examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=/nonexistent/libcuda.so.1 expect_run gpu_without_driver 2 "error: no CUDA driver" --backend gpu examples/reduce_sum.hlo
 AXLE_CUDA_DRIVER=$BUILD/tests/fake/libcuda.so.1 FAKE_CUDA_DEVICES=0 expect_run gpu_without_device 2 "error: no CUDA device" --backend gpu examples/reduce_sum.hlo

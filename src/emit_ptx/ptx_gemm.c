@@ -307,6 +307,24 @@ static PtxReg load_size(PtxBuilder *b, PtxReg row_base, PtxReg index, ElementTyp
   return v;
 }
 
+/* sum = sum + v, held at INT64_MIN or INT64_MAX instead of wrapping, as
+ * s64_add_saturating: the add overflowed when the sum's sign differs from
+ * both inputs'; the held value is INT64_MAX with every bit flipped when v
+ * is negative. */
+static void add_saturating(PtxBuilder *b, PtxReg sum, PtxReg v) {
+  PtxReg was = ptx_reg_new(b, PTX_S64), x = ptx_reg_new(b, PTX_S64), y = ptx_reg_new(b, PTX_S64);
+  PtxReg held = ptx_reg_new(b, PTX_S64), over = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "mov.s64 $r, $r", was, sum);
+  ptx_inst(b, "add.s64 $r, $r, $r", sum, was, v);
+  ptx_inst(b, "xor.b64 $r, $r, $r", x, was, sum);
+  ptx_inst(b, "xor.b64 $r, $r, $r", y, v, sum);
+  ptx_inst(b, "and.b64 $r, $r, $r", x, x, y);
+  ptx_inst(b, "setp.lt.s64 $r, $r, 0", over, x);
+  ptx_inst(b, "shr.s64 $r, $r, 63", held, v);
+  ptx_inst(b, "xor.b64 $r, $r, $D", held, held, INT64_MAX);
+  ptx_inst(b, "selp.s64 $r, $r, $r, $r", sum, held, sum, over);
+}
+
 static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch) {
   GemmRaggedRegs rg = {.kind = g->ragged.kind};
   if (rg.kind == PTX_GEMM_PLAIN) return rg;
@@ -315,7 +333,7 @@ static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch
   if (g->ragged.sizes_batched) ptx_inst(b, "mul.lo.u64 $r, $r, $D", row, batch, g->ragged.groups);
   else ptx_inst(b, "mov.u64 $r, 0", row);
   PtxReg row_base = ptx_gemm_emit_address(b, sizes, row, type_byte_size(g->ragged.sizes_type));
-  /* start = sizes[0] + ... + sizes[group - 1] */
+  /* start = sizes[0] + ... + sizes[group - 1], saturating */
   PtxReg i = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
   rg.start = ptx_reg_new(b, PTX_S64);
   rg.end = ptx_reg_new(b, PTX_S64);
@@ -326,7 +344,7 @@ static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch
   ptx_label_place(b, loop);
   ptx_inst(b, "setp.ge.u64 $r, $r, $r", past, i, rg.group);
   ptx_inst(b, "@$r bra $l", past, done);
-  ptx_inst(b, "add.s64 $r, $r, $r", rg.start, rg.start, load_size(b, row_base, i, g->ragged.sizes_type));
+  add_saturating(b, rg.start, load_size(b, row_base, i, g->ragged.sizes_type));
   ptx_inst(b, "add.u64 $r, $r, 1", i, i);
   ptx_inst(b, "bra $l", loop);
   ptx_label_place(b, done);
@@ -335,7 +353,8 @@ static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch
   ptx_inst(b, "mov.s64 $r, $D", rg.end, (int64_t)1 << 62);
   PtxLabel zero = ptx_label_new(b, "zero_group");
   ptx_inst(b, "@!$r bra $l", rg.live, zero);
-  ptx_inst(b, "add.s64 $r, $r, $r", rg.end, rg.start, load_size(b, row_base, rg.group, g->ragged.sizes_type));
+  ptx_inst(b, "mov.s64 $r, $r", rg.end, rg.start);
+  add_saturating(b, rg.end, load_size(b, row_base, rg.group, g->ragged.sizes_type));
   ptx_label_place(b, zero);
   return rg;
 }

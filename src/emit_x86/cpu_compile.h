@@ -77,8 +77,14 @@ typedef enum RaggedMode { RAGGED_NONE, RAGGED_ROWS, RAGGED_SUMS } RaggedMode;
 typedef struct RaggedPlan {
   RaggedMode mode;
   int64_t groups, extent;     /* G, and the ragged dimension's size */
-  int64_t rows;               /* rows of group_sizes: the batch, or 1 */
-  bool per_batch;             /* group_sizes has the batch dims */
+  /* group_sizes is [G] (prefix NULL, one row) or [prefix..., G]
+   * (ragged_dot_sizes_prefix): the batch dims, then the free dims (ROWS)
+   * or contracting dims (SUMS) before the ragged one. Its row for batch b
+   * and row i (ROWS) or column k (SUMS) is b * prefix_rows + prefix[i|k]. */
+  int64_t rows, prefix_rows;
+  int64_t *prefix;
+  int64_t *sizes_row_offset;  /* per row, the offset of [row, 0] in group_sizes' layout */
+  int64_t sizes_group_stride;
   ElementType sizes_type;
   int64_t *coord;             /* ROWS: per row i, SUMS: per column k: the ragged coordinate */
   int64_t group_stride;       /* ROWS: rhs offset per group; SUMS: result offset per group */

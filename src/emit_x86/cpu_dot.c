@@ -453,6 +453,28 @@ static int64_t *coordinate_table_create(const Shape *s, const int64_t *dims, int
   return table;
 }
 
+/* For each index over s's dims[0..n) (row-major over the list), its
+ * index over the first `which` of them alone; *rows of those. */
+static int64_t *prefix_table_create(const Shape *s, const int64_t *dims, int n, int which, int64_t *rows) {
+  int64_t count = 1, tail = 1;
+  for (int i = 0; i < n; i++) count *= s->dims[dims[i]];
+  for (int i = which; i < n; i++) tail *= s->dims[dims[i]];
+  int64_t *table = mem_calloc((size_t)count + 1, sizeof *table);
+  for (int64_t at = 0; tail > 0 && at < count; at++) table[at] = at / tail;
+  *rows = tail > 0 ? count / tail : 0;
+  return table;
+}
+
+/* Where the rows of group_sizes lie: one per index over its leading dims
+ * (one row for [G]), the groups `stride` apart, in its own layout. */
+static void ragged_sizes_place(RaggedPlan *rp, const Shape *sizes) {
+  int64_t leading[AXLE_MAX_RANK], strides[AXLE_MAX_RANK], count;
+  for (int d = 0; d + 1 < sizes->rank; d++) leading[d] = d;
+  rp->sizes_row_offset = product_offset_table_create(sizes, leading, sizes->rank - 1, &count);
+  layout_strides(sizes, strides);
+  rp->sizes_group_stride = strides[sizes->rank - 1];
+}
+
 /* ragged-dot(lhs, rhs, group_sizes): see RaggedPlan (cpu_compile.h). A
  * ragged batch dimension changes nothing: the plain dot. */
 bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
@@ -461,8 +483,8 @@ bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
   if (dd->lhs_ragged.count != 1) return cpu_refuse(c, inst, "a ragged-dot without one ragged dimension");
   const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
   int64_t ragged = dd->lhs_ragged.values[0];
-  RaggedPlan rp = {.groups = sizes->dims[sizes->rank - 1], .extent = lhs->dims[ragged], .per_batch = sizes->rank > 1,
-                   .sizes_type = sizes->type};
+  RaggedPlan rp = {.groups = sizes->dims[sizes->rank - 1], .extent = lhs->dims[ragged], .sizes_type = sizes->type};
+  bool per_row = sizes->rank > 1;  /* [prefix..., G], not [G] */
   int64_t strides[AXLE_MAX_RANK];
   ProductPlan *p;
   if (dd->rhs_group.count == 1) {
@@ -474,20 +496,27 @@ bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
     p = dot_product_plan(inst, dd->rhs_group.values[0], 0);
     rp.mode = RAGGED_ROWS;
     rp.coord = coordinate_table_create(lhs, lfree, nm, which);
+    if (per_row) rp.prefix = prefix_table_create(lhs, lfree, nm, which, &rp.prefix_rows);
     layout_strides(rhs, strides);
     rp.group_stride = strides[dd->rhs_group.values[0]];
     rp.result_bytes = shape_byte_size(&inst->shape);
   } else if (list_find(&dd->lhs_contracting, ragged) >= 0) {
+    int which = list_find(&dd->lhs_contracting, ragged);
     p = dot_product_plan(inst, -1, 1);
     rp.mode = RAGGED_SUMS;
-    rp.coord = coordinate_table_create(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count,
-                                       list_find(&dd->lhs_contracting, ragged));
+    rp.coord = coordinate_table_create(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count, which);
+    if (per_row)
+      rp.prefix = prefix_table_create(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count, which,
+                                      &rp.prefix_rows);
     layout_strides(&inst->shape, strides);
     rp.group_stride = strides[0];
   } else {
     p = dot_product_plan(inst, -1, 0);
   }
-  rp.rows = rp.per_batch ? p->batch : 1;
+  if (rp.mode != RAGGED_NONE) {
+    rp.rows = per_row ? p->batch * rp.prefix_rows : 1;
+    ragged_sizes_place(&rp, sizes);
+  }
   p->ragged = rp;
   return product_step_add(c, inst, p, cpu_binding_of(c, inst->operands[0], 0), cpu_binding_of(c, inst->operands[1], 0),
                           cpu_binding_of(c, inst, 0));

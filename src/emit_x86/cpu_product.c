@@ -156,6 +156,8 @@ void product_plan_free(void *state) {
     mem_free(p->b_scale[i]);
   }
   mem_free(p->ragged.coord);
+  mem_free(p->ragged.prefix);
+  mem_free(p->ragged.sizes_row_offset);
   kernel_x86_free(p->epilogue);
   if (p->gather_free) p->gather_free(p->gather_context);
   mem_free(p);
@@ -192,10 +194,11 @@ static void operand_load(const ProductRun *r, int side, int64_t offset, int64_t 
   value_load(p, literal_get_f64(&xv, offset) * literal_get_f64(&sv, scale_offset), dst, at);
 }
 
-/* The group of ragged coordinate `coord` in batch `batch`. */
-static int64_t group_find(const ProductRun *r, int64_t batch, int64_t coord) {
-  const ProductPlan *p = r->plan;
-  return r->group[(p->ragged.per_batch ? batch : 0) * p->ragged.extent + coord];
+/* The group of row i (ROWS) or column k (SUMS) `at` in batch `batch`. */
+static int64_t group_find(const ProductRun *r, int64_t batch, int64_t at) {
+  const RaggedPlan *rp = &r->plan->ragged;
+  int64_t row = rp->prefix ? batch * rp->prefix_rows + rp->prefix[at] : 0;
+  return r->group[row * rp->extent + rp->coord[at]];
 }
 
 /* Gathers and scatters run in tasks of BLOCK_ROWS rows of one batch
@@ -227,7 +230,7 @@ static bool columns_are_outer(const int64_t *rows, int64_t row_count, const int6
  * of this pass's group (the rest stay 0). */
 static inline void a_gather_one(const ProductRun *r, int64_t batch, int64_t i, int64_t k) {
   const ProductPlan *p = r->plan;
-  if (p->ragged.mode == RAGGED_SUMS && group_find(r, batch, p->ragged.coord[k]) != r->pass) return;
+  if (p->ragged.mode == RAGGED_SUMS && group_find(r, batch, k) != r->pass) return;
   int64_t scale = p->a_scale[0] ? p->a_scale[0][batch] + p->a_scale[1][i] + p->a_scale[2][k] : 0;
   operand_load(r, 0, p->a[0][batch] + p->a[1][i] + p->a[2][k], scale, r->a, (batch * p->m + i) * p->k + k);
 }
@@ -273,7 +276,7 @@ static void b_gather_task(void *context, int64_t index) {
 static inline void c_scatter_one(const ProductRun *r, int64_t batch, int64_t i, int64_t j) {
   const ProductPlan *p = r->plan;
   int64_t at = p->c[0][batch] + p->c[1][i] + p->c[2][j];
-  if (p->ragged.mode == RAGGED_ROWS && group_find(r, batch, p->ragged.coord[i]) != r->pass) return;
+  if (p->ragged.mode == RAGGED_ROWS && group_find(r, batch, i) != r->pass) return;
   if (p->ragged.mode == RAGGED_SUMS) at += r->pass * p->ragged.group_stride;
   element_store(p, r->c, (batch * p->m + i) * p->n + j, r->out, at);
 }
@@ -394,9 +397,11 @@ static int64_t *group_table_create(const ProductPlan *p, const void *sizes) {
   Literal view = buffer_view(rp->sizes_type, sizes);
   int64_t *table = mem_malloc((size_t)(rp->rows * rp->extent + 1) * sizeof *table);
   for (int64_t row = 0; table && row < rp->rows; row++) {
-    int64_t g = 0, end = rp->groups > 0 ? literal_get_s64(&view, row * rp->groups) : 0;
+    int64_t first = rp->sizes_row_offset[row], stride = rp->sizes_group_stride;
+    int64_t g = 0, end = rp->groups > 0 ? literal_get_s64(&view, first) : 0;
     for (int64_t at = 0; at < rp->extent; at++) {
-      while (g < rp->groups && at >= end && ++g < rp->groups) end += literal_get_s64(&view, row * rp->groups + g);
+      while (g < rp->groups && at >= end && ++g < rp->groups)
+        end = s64_add_saturating(end, literal_get_s64(&view, first + g * stride));
       table[row * rp->extent + at] = g < rp->groups ? g : -1;
     }
   }

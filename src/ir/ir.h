@@ -252,7 +252,9 @@ typedef struct Shape {
   /* Bit d set: dimension d is bounded dynamic (f32[<=4]): at run time its
    * size is at most dims[d]. Shapes compare and infer by the bounds; a
    * program that holds one is loaded, and refused when compiled
-   * (eval_check_supported). It sits in what was padding. */
+   * (eval_check_supported). It sits in what was padding. With dims[d] ==
+   * AXLE_UNBOUNDED_DIM, dimension d is unbounded (f32[?], XLA's
+   * kUnboundedSize): no size at all (see shape_has_unbounded_dims). */
   uint16_t dynamic_dims;
   /* int8_t because ranks stay below 16: it keeps Shape (and so every
    * Instruction) 48 bytes smaller. */
@@ -271,6 +273,14 @@ int64_t shape_byte_size(const Shape *s);        /* arrays only; a literal's size
 int64_t shape_buffer_byte_size(const Shape *s);
 /* Same type, dims (and tuple structure); layouts are ignored. */
 bool shape_equal(const Shape *a, const Shape *b);
+/* f32[?]: dims[d] of an unbounded dynamic dimension (dynamic_dims bit d
+ * set too). Such a shape has no element count; only the ops whose shape
+ * rule passes dimensions through take one (infer_shape), and the optimizer
+ * and every backend refuse a module that holds one, located. */
+#define AXLE_UNBOUNDED_DIM ((int64_t)-1)
+bool shape_dim_is_unbounded(const Shape *s, int d);
+/* Whether s, or a leaf of it, has an unbounded dimension. */
+bool shape_has_unbounded_dims(const Shape *s);
 bool shape_same_dims(const Shape *a, const Shape *b);
 /* An array in the layout host buffers and literals hold: {rank-1,...,0},
  * unpacked. False for a tuple. */
@@ -769,6 +779,10 @@ void print_literal(StrBuf *sb, const Literal *lit);
  * the bits of rng-bit-generator, and all of custom-call.
  * (infer_shape is in shape_inference.c and shape_inference_ops.c.) */
 bool infer_shape(const Instruction *inst, Shape *out, Arena *arena, Status *st);
+/* ragged-dot: the lhs dims, in order, that index the rows of a
+ * group_sizes of rank above 1 ([prefix..., G]); returns their count.
+ * (shape_inference_extra.c) */
+int ragged_dot_sizes_prefix(const DotDims *dd, int lhs_rank, int64_t prefix[AXLE_MAX_RANK]);
 bool verify_module(Module *m, Status *st);
 
 /* -------------------------------------------------------------- builder.c
@@ -801,6 +815,10 @@ double float_round_to_type(double v, ElementType t);
 /* v converted to integer type t as HLO's convert does: truncated toward
  * zero, saturated, NaN to 0; the result's bits in a uint64_t. */
 uint64_t float_convert_to_integer(double v, ElementType t);
+/* a + b, held at INT64_MIN or INT64_MAX instead of wrapping: ragged-dot's
+ * running sum of group sizes, so that a group 2^63 - 1 long ends past
+ * every row rather than before its first. */
+int64_t s64_add_saturating(int64_t a, int64_t b);
 
 /* ------------------------------------------------------------- rng_bits.c
  * The bits of rng-bit-generator, shared by the evaluator and the CPU
@@ -839,6 +857,11 @@ Literal *eval_instruction(const Instruction *inst, Literal *const *operands, Sta
  * it when compiling, so such a module is a compile error (exit 2) rather
  * than a run-time one. */
 bool eval_check_supported(const Module *m, Status *st);
+/* Refuses, located, the first instruction with an unbounded dimension
+ * (f32[?]): nothing can size it, so the optimizer and the backends refuse
+ * such a module before reading it. */
+bool module_refuse_unbounded_dims(const Module *m, Status *st);
+
 /* The same check for a run over replica_count x partition_count devices:
  * collectives whose groups fit the run are accepted (collective_check_devices),
  * one that names more devices than the run has is refused. */

@@ -111,3 +111,9 @@ uint64_t float_convert_to_integer(double v, ElementType t) {
   if (v >= ldexp(1, w)) return w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
   return (uint64_t)v;
 }
+
+int64_t s64_add_saturating(int64_t a, int64_t b) {
+  int64_t sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b < 0 ? INT64_MIN : INT64_MAX;
+}

@@ -818,6 +818,38 @@ static InferFn *infer_rule(Opcode op) {
   return infer_table[op];
 }
 
+/* Whether a and b are unbounded (f32[?]) in the same dims. */
+static bool same_unbounded_dims(const Shape *a, const Shape *b) {
+  if (shape_is_tuple(a) || shape_is_tuple(b)) return true;  /* the rule refuses those */
+  for (int d = 0; d < a->rank || d < b->rank; d++)
+    if (shape_dim_is_unbounded(a, d) != shape_dim_is_unbounded(b, d)) return false;
+  return true;
+}
+
+/* f32[?] (XLA's kUnboundedSize) has no size, so only the rules that pass
+ * dimensions through unchanged take it: parameters, custom-calls (their
+ * shape is declared), tuples and their elements, and elementwise ops whose
+ * operands and result are unbounded in the same dims. XLA infers more (?
+ * against a sized dim gives the size, and every other op has a rule for
+ * it); those are refused here, at load, located. */
+static bool check_unbounded(const Infer *in) {
+  const Instruction *inst = in->inst;
+  bool any = shape_has_unbounded_dims(&inst->shape);
+  for (int k = 0; k < inst->operand_count; k++) any = any || shape_has_unbounded_dims(&inst->operands[k]->shape);
+  if (!any) return true;
+  Opcode op = inst->opcode;
+  bool elementwise = opcode_form(op) == FORM_UNARY || opcode_form(op) == FORM_BINARY;
+  if (!elementwise && op != OP_PARAMETER && op != OP_CUSTOM_CALL && op != OP_TUPLE && op != OP_GET_TUPLE_ELEMENT)
+    return infer_fail(in, "unbounded dynamic dimensions are not supported here (f32[?] passes through "
+                      "parameters, tuples, custom-calls and elementwise ops only)");
+  for (int k = 0; elementwise && k <= inst->operand_count; k++) {
+    const Shape *s = k < inst->operand_count ? &inst->operands[k]->shape : &inst->shape;
+    if (!same_unbounded_dims(s, &inst->operands[0]->shape))
+      return infer_fail(in, "unbounded dynamic dimensions are not supported against sized ones (XLA takes the size)");
+  }
+  return true;
+}
+
 /* The rules read the declared inst->shape, and callers may pass
  * &inst->shape as out (the builder does), so the result is built aside and
  * stored only once it is complete; on failure *out is untouched. The
@@ -833,7 +865,7 @@ bool infer_shape(const Instruction *inst, Shape *out, Arena *arena, Status *st) 
     return infer_fail(&in, "expects %d operands, got %d", arity, inst->operand_count);
   for (int i = 0; i < inst->operand_count; i++)
     if (!inst->operands[i]) return infer_fail(&in, "operand %d is missing", i);
-  if (!rule(&in)) return false;
+  if (!check_unbounded(&in) || !rule(&in)) return false;
   /* Layouts are not inferred; a declared one of the same rank is kept (it
    * is what gives a bitcast its meaning). */
   const Shape *declared = &inst->shape;

@@ -105,11 +105,15 @@ bool infer_rng(Infer *in) {
   /* A third operand, the result's dimensions as a rank-1 integer array,
    * comes from StableHLO's rng(a, b, shape) (XLA's rng_expander tests write
    * it). The declared shape is the result's, as in XLA; the operand's
-   * values are not read. */
+   * values are not read. XLA's verifier takes two operands only; its
+   * parser takes any, and its rng expander, which reads a and b alone,
+   * converts every operand of an f16 rng to f32, so its test writes the
+   * third one in the rng's own type (f16[3]): that type is taken too. */
   if (in->inst->operand_count == 3) {
-    const Shape *dims = infer_operand_shape(in, 2);
-    if (shape_is_tuple(dims) || dims->rank != 1 || !type_is_integer(dims->type))
-      return infer_fail(in, "the third operand (the result's dimensions) must be a rank-1 integer array");
+    const Shape *dims = infer_operand_shape(in, 2), *a = infer_operand_shape(in, 0);
+    if (shape_is_tuple(dims) || dims->rank != 1 || !(type_is_integer(dims->type) || dims->type == a->type))
+      return infer_fail(in, "the third operand (the result's dimensions) must be a rank-1 array of an integer "
+                        "type or of a's and b's");
   } else if (!infer_expect_operand_count(in, 2)) {
     return false;
   }
@@ -158,6 +162,42 @@ bool infer_scaled_dot(Infer *in) {
   return infer_dot(&sub);
 }
 
+/* XLA's InferRaggedDotOpShape: the lhs dims that index group_sizes' rows
+ * are all of lhs's batch dims in their listed order, then, by the kind of
+ * the ragged dim: lhs's free dims before it (ascending), or the contracting
+ * dims listed before it; a ragged batch dim takes only the batch dims
+ * listed before it. */
+int ragged_dot_sizes_prefix(const DotDims *dd, int lhs_rank, int64_t prefix[AXLE_MAX_RANK]) {
+  int64_t ragged = dd->lhs_ragged.values[0];
+  int n = 0;
+  for (int i = 0; i < dd->lhs_batch.count && dd->lhs_batch.values[i] != ragged; i++)
+    prefix[n++] = dd->lhs_batch.values[i];
+  if (infer_list_contains(&dd->lhs_batch, ragged)) return n;
+  if (infer_list_contains(&dd->lhs_contracting, ragged)) {
+    for (int i = 0; i < dd->lhs_contracting.count && dd->lhs_contracting.values[i] != ragged; i++)
+      prefix[n++] = dd->lhs_contracting.values[i];
+    return n;
+  }
+  for (int d = 0; d < ragged && d < lhs_rank; d++)
+    if (!infer_list_contains(&dd->lhs_batch, d) && !infer_list_contains(&dd->lhs_contracting, d)) prefix[n++] = d;
+  return n;
+}
+
+/* group_sizes is [G], or [prefix..., G] with lhs's sizes on the prefix. */
+static bool check_sizes_prefix(const Infer *in, const DotDims *dd, const Shape *l, const Shape *g) {
+  int64_t prefix[AXLE_MAX_RANK];
+  int n = ragged_dot_sizes_prefix(dd, l->rank, prefix);
+  bool fits = g->rank == 1 || g->rank == n + 1;
+  for (int i = 0; fits && g->rank > 1 && i < n; i++) fits = g->dims[i] == l->dims[prefix[i]];
+  if (fits) return true;
+  char want[AXLE_MAX_RANK * 24] = "";
+  size_t used = 0;
+  for (int i = 0; i < n; i++)
+    used += (size_t)snprintf(want + used, sizeof want - used, "%lld, ", (long long)l->dims[prefix[i]]);
+  return infer_fail(in, "group_sizes must be [%sG] or [G] (lhs's batch dims, then the free or contracting dims "
+                    "before the ragged one), got %s", want, infer_shape_text(g, (char[128]){0}));
+}
+
 /* ragged-dot(lhs, rhs, group_sizes): lhs_ragged_dims names one lhs
  * dimension cut into groups of group_sizes[g] consecutive entries. Three
  * modes, by the kind of that dimension:
@@ -167,7 +207,8 @@ bool infer_scaled_dot(Infer *in) {
  *   - contracting: no rhs group dimension; the result gains a leading
  *     dimension of size G, one partial sum per group;
  *   - batch: no rhs group dimension; the result is the plain dot.
- * group_sizes is an integer array [G], or [batch dims..., G]. */
+ * group_sizes is an integer array [G], the same sizes everywhere, or
+ * [prefix..., G] (ragged_dot_sizes_prefix). */
 bool infer_ragged_dot(Infer *in) {
   const DotDims *dd = attrs_dot(&in->inst->attrs);
   for (int i = 0; i < 3; i++)
@@ -180,13 +221,10 @@ bool infer_ragged_dot(Infer *in) {
   if (!infer_check_dim_list(in, "lhs_ragged_dims", &dd->lhs_ragged, l->rank, false) ||
       !infer_check_dim_list(in, "rhs_group_dims", &dd->rhs_group, r->rank, false))
     return false;
-  /* Leading group_sizes dims, when present, are lhs's batch dims in order. */
-  if (g->rank > 1 && g->rank - 1 != dd->lhs_batch.count)
-    return infer_fail(in, "group_sizes must be [G] or [batch dims..., G]");
-  if (!infer_check_dim_list(in, "lhs_batch_dims", &dd->lhs_batch, l->rank, false)) return false;
-  for (int i = 0; i + 1 < g->rank; i++)
-    if (g->dims[i] != l->dims[dd->lhs_batch.values[i]])
-      return infer_fail(in, "group_sizes dimension %d differs from lhs batch dimension %d", i, i);
+  if (!infer_check_dim_list(in, "lhs_batch_dims", &dd->lhs_batch, l->rank, false) ||
+      !infer_check_dim_list(in, "lhs_contracting_dims", &dd->lhs_contracting, l->rank, false) ||
+      !check_sizes_prefix(in, dd, l, g))
+    return false;
   int64_t ragged = dd->lhs_ragged.values[0];
   bool contracting = infer_list_contains(&dd->lhs_contracting, ragged);
   bool batch = infer_list_contains(&dd->lhs_batch, ragged);

@@ -194,6 +194,22 @@ bool shape_same_dims(const Shape *a, const Shape *b) {
   return true;
 }
 
+bool shape_dim_is_unbounded(const Shape *s, int d) {
+  return s->type != TYPE_TUPLE && d >= 0 && d < s->rank && (s->dynamic_dims >> d & 1) &&
+         s->dims[d] == AXLE_UNBOUNDED_DIM;
+}
+
+bool shape_has_unbounded_dims(const Shape *s) {
+  if (s->type == TYPE_TUPLE) {
+    for (int i = 0; i < s->tuple_count && s->tuple_shapes; i++)
+      if (shape_has_unbounded_dims(&s->tuple_shapes[i])) return true;
+    return false;
+  }
+  for (int d = 0; d < s->rank; d++)
+    if (shape_dim_is_unbounded(s, d)) return true;
+  return false;
+}
+
 bool shape_equal(const Shape *a, const Shape *b) {
   if (a->type != b->type) return false;
   if (a->type != TYPE_TUPLE) return shape_same_dims(a, b);
@@ -214,8 +230,10 @@ void shape_print(StrBuf *sb, const Shape *s, bool with_layout) {
     return;
   }
   strbuf_printf(sb, "%s[", type_name(s->type));
-  for (int i = 0; i < s->rank; i++)
-    strbuf_printf(sb, "%s%s%lld", i ? "," : "", s->dynamic_dims >> i & 1 ? "<=" : "", (long long)s->dims[i]);
+  for (int i = 0; i < s->rank; i++) {
+    if (shape_dim_is_unbounded(s, i)) strbuf_printf(sb, "%s?", i ? "," : "");
+    else strbuf_printf(sb, "%s%s%lld", i ? "," : "", s->dynamic_dims >> i & 1 ? "<=" : "", (long long)s->dims[i]);
+  }
   strbuf_printf(sb, "]");
   if (with_layout && s->rank > 0) {
     strbuf_printf(sb, "{");

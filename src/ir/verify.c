@@ -52,14 +52,15 @@ static const char *shape_problem(const Shape *s, int depth) {
   int64_t count = 1;
   bool seen[AXLE_MAX_RANK] = {false};
   for (int i = 0; i < s->rank; i++) {
+    int m = s->minor_to_major[i];
+    if (m < 0 || m >= s->rank || seen[m]) return "the layout is not a permutation of the dimensions";
+    seen[m] = true;
+    if (shape_dim_is_unbounded(s, i)) continue;  /* f32[?]: no size */
     if (s->dims[i] < 0) return "a dimension is negative";
     if (s->dims[i] >= ((int64_t)1 << MAX_EXTENT_LOG2)) return "a dimension reaches 2^40";
     if (s->dims[i] > 0 && count > (((int64_t)1 << MAX_ELEMENT_COUNT_LOG2) - 1) / s->dims[i])
       return "the element count reaches 2^48";
     count *= s->dims[i];
-    int m = s->minor_to_major[i];
-    if (m < 0 || m >= s->rank || seen[m]) return "the layout is not a permutation of the dimensions";
-    seen[m] = true;
   }
   return NULL;
 }

@@ -72,6 +72,7 @@ static bool run_cleanup(Module *m, OptContext *ctx, Status *st) {
 
 bool optimize_module(Module *m, OptContext *ctx, Status *st) {
   const bool dumping = ctx->options.dump_dir[0] != 0;
+  if (!module_refuse_unbounded_dims(m, st)) return false;  /* f32[?]: no pass can size it */
   ctx->instructions_before = opt_count_instructions(m);
   ctx->temp_bytes_before = buffer_plan_naive_temp_bytes(m);
   if (dumping && !dump_module_text(ctx, m, "before_optimizations", st)) return false;

@@ -341,6 +341,166 @@ ENTRY main {
     return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
 
 
+# group_sizes may carry leading dims (XLA's InferRaggedDotOpShape): all of
+# lhs's batch dims, then, by mode, the lhs free dims before the ragged one
+# (rows), the contracting dims listed before it (sums), or only the batch
+# dims listed before it (a ragged batch dim). Each prefix index has its own
+# row of G sizes.
+
+
+@case("ragged_dot_rows_sizes_per_batch_and_leading_free_dim")
+def _(rng):
+    # lhs [b=2, x=3, m=5 (ragged), k=4]; rhs [b=2, k=4, G=2, n=6] (group dim 2)
+    lhs = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    rhs = rng.standard_normal((2, 4, 2, 6)).astype(np.float32)
+    sizes = np.array([[[2, 3], [0, 5], [1, 1]],
+                      [[5, 0], [3, 1], [4, 2]]], dtype=np.int64)  # [b, x, G]; rows past the sum: none
+    out = np.zeros((2, 3, 5, 6))
+    for b in range(2):
+        for x in range(3):
+            for m in range(5):
+                g = group_of(sizes[b, x], m)
+                if g >= 0:
+                    out[b, x, m] = lhs[b, x, m].astype(np.float64) @ rhs[b, :, g, :].astype(np.float64)
+    text = """HloModule ragged_dot_rows_sizes_per_batch_and_leading_free_dim
+
+ENTRY main {
+  lhs = f32[2,3,5,4] parameter(0)
+  rhs = f32[2,4,2,6] parameter(1)
+  sizes = s64[2,3,2] parameter(2)
+  ROOT d = f32[2,3,5,6] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_contracting_dims={1}, lhs_ragged_dims={2}, rhs_group_dims={2}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+@case("ragged_dot_sizes_in_column_major_layout")
+def _(rng):
+    # group_sizes s32[2,3]{0,1}: its rows are read through its layout.
+    lhs = rng.standard_normal((2, 6, 3)).astype(np.float32)
+    rhs = rng.standard_normal((2, 3, 3, 4)).astype(np.float32)   # [batch, G, k, n]
+    sizes = np.array([[1, 2, 3], [4, 0, 1]], dtype=np.int32)
+    out = np.zeros((2, 6, 4))
+    for b in range(2):
+        for m in range(6):
+            g = group_of(sizes[b], m)
+            if g >= 0:
+                out[b, m] = lhs[b, m].astype(np.float64) @ rhs[b, g].astype(np.float64)
+    text = """HloModule ragged_dot_sizes_in_column_major_layout
+
+ENTRY main {
+  lhs = f32[2,6,3] parameter(0)
+  rhs = f32[2,3,3,4] parameter(1)
+  sizes = s32[2,3]{0,1} parameter(2)
+  ROOT d = f32[2,6,4] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={1}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+@case("ragged_dot_group_sizes_past_int64_saturate")
+def _(rng):
+    # Group 1 is 2^63 - 1 rows long: rows 1.. are all its. The running sum
+    # of sizes saturates rather than wrapping (1 + (2^63 - 1) would be
+    # negative), so no row falls out of its group.
+    lhs = rng.standard_normal((5, 3)).astype(np.float32)
+    rhs = rng.standard_normal((3, 3, 2)).astype(np.float32)
+    big = 2**63 - 1
+    sizes = np.array([1, big, big], dtype=np.int64)
+    out = np.zeros((5, 2))
+    for m in range(5):
+        g = 0 if m < 1 else 1   # exact: group 1 ends at 1 + big, past every row
+        out[m] = lhs[m].astype(np.float64) @ rhs[g].astype(np.float64)
+    text = """HloModule ragged_dot_group_sizes_past_int64_saturate
+
+ENTRY main {
+  lhs = f32[5,3] parameter(0)
+  rhs = f32[3,3,2] parameter(1)
+  sizes = s64[3] parameter(2)
+  ROOT d = f32[5,2] ragged-dot(lhs, rhs, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+@case("ragged_dot_sums_sizes_past_int64_saturate")
+def _(rng):
+    # Contracting groups of sizes [2, 2^63 - 1, 5]: group 1 takes k from 2
+    # to the end; group 2 starts past the end (the saturated sum) and is 0.
+    lhs = rng.standard_normal((2, 6)).astype(np.float32)
+    rhs = rng.standard_normal((6, 3)).astype(np.float32)
+    sizes = np.array([2, 2**63 - 1, 5], dtype=np.int64)
+    out = np.zeros((3, 2, 3))
+    out[0] = lhs[:, :2].astype(np.float64) @ rhs[:2].astype(np.float64)
+    out[1] = lhs[:, 2:].astype(np.float64) @ rhs[2:].astype(np.float64)
+    text = """HloModule ragged_dot_sums_sizes_past_int64_saturate
+
+ENTRY main {
+  lhs = f32[2,6] parameter(0)
+  rhs = f32[6,3] parameter(1)
+  sizes = s64[3] parameter(2)
+  ROOT d = f32[3,2,3] ragged-dot(lhs, rhs, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+def ragged_sums_reference(lhs, rhs, sizes, groups):
+    """lhs [b, m, c, k], rhs [b, c, k, n], sizes [b, c, G]: for each group,
+    the sum over c and over group g's part of k (for that b and c)."""
+    nb, nm, nc, nk = lhs.shape
+    out = np.zeros((groups, nb, nm, rhs.shape[3]))
+    for b in range(nb):
+        for c in range(nc):
+            for k in range(nk):
+                g = group_of(sizes[b, c], k)
+                if g >= 0:
+                    out[g, b] += np.outer(lhs[b, :, c, k].astype(np.float64), rhs[b, c, k].astype(np.float64))
+    return out
+
+
+@case("ragged_dot_sums_sizes_per_batch_and_earlier_contracting_dim")
+def _(rng):
+    # lhs [b=2, k=6 (ragged), m=3, c=4], contracting dims listed {3, 1}: c
+    # comes before the ragged k in the list, so group_sizes is [b, c, G].
+    lhs = rng.standard_normal((2, 6, 3, 4)).astype(np.float32)
+    rhs = rng.standard_normal((2, 5, 4, 6)).astype(np.float32)   # [b, n, c, k]
+    sizes = rng.integers(0, 4, (2, 4, 3)).astype(np.int32)      # sums from 0 to 9: some past k's 6
+    lhs_bmck = lhs.transpose(0, 2, 3, 1)                        # [b, m, c, k]
+    rhs_bckn = rhs.transpose(0, 2, 3, 1)                        # [b, c, k, n]
+    out = ragged_sums_reference(lhs_bmck, rhs_bckn, sizes, 3)
+    text = """HloModule ragged_dot_sums_sizes_per_batch_and_earlier_contracting_dim
+
+ENTRY main {
+  lhs = f32[2,6,3,4] parameter(0)
+  rhs = f32[2,5,4,6] parameter(1)
+  sizes = s32[2,4,3] parameter(2)
+  ROOT d = f32[3,2,3,5] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={3,1}, rhs_contracting_dims={2,3}, lhs_ragged_dims={1}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
+@case("ragged_dot_ragged_batch_sizes_per_outer_batch_dim")
+def _(rng):
+    # Batch dims {0, 1}, the ragged one is 1: group_sizes is [b0, G]; the
+    # result is the plain dot, as XLA's ragged-dot rewriter makes it.
+    lhs = rng.standard_normal((2, 3, 2, 4)).astype(np.float32)
+    rhs = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    sizes = np.array([[1, 2], [3, 0]], dtype=np.int64)
+    out = np.einsum("abmk,abkn->abmn", lhs.astype(np.float64), rhs.astype(np.float64))
+    text = """HloModule ragged_dot_ragged_batch_sizes_per_outer_batch_dim
+
+ENTRY main {
+  lhs = f32[2,3,2,4] parameter(0)
+  rhs = f32[2,3,4,5] parameter(1)
+  sizes = s64[2,2] parameter(2)
+  ROOT d = f32[2,3,2,5] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_contracting_dims={2}, lhs_ragged_dims={1}
+}
+"""
+    return Case(text, [lhs, rhs, sizes], [out.astype(np.float32)], (1e-5, 1e-5))
+
+
 @case("async_start_old_style_dump")
 def _(rng):
     """An async call as XLA prints it after scheduling: %names, typed

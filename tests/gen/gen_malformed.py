@@ -107,7 +107,9 @@ bad("absurd_size", entry("  ROOT p = f32[99999999999,99999999999] parameter(0)")
 bad("rank_over_16", entry("  ROOT p = f32[%s] parameter(0)" % ",".join(["1"] * 17)),
     "rank exceeds the maximum of 16")
 bad("negative_dimension", entry("  ROOT p = f32[-3] parameter(0)"), "negative dimension")
-bad("dynamic_shape_unbounded", entry("  ROOT p = f32[?,2] parameter(0)"),
+# f32[?] loads through parameters and elementwise ops; a broadcast of one
+# has no rule here (refused at load).
+bad("dynamic_shape_unbounded", entry("  p = f32[?] parameter(0)\n  ROOT b = f32[?,2] broadcast(p), dimensions={0}"),
     "unbounded dynamic dimensions are not supported")
 bad("unknown_element_type", entry("  ROOT p = f31[2] parameter(0)"), "unsupported element type")
 bad("token_with_dimensions", entry("  ROOT t = token[2] after-all()"), "a token has no dimensions")
@@ -348,6 +350,19 @@ bad("ragged_dot_needs_a_group_dimension", entry(
     "  ROOT d = f32[6,5] ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
     "lhs_ragged_dims={0}"),
     "rhs_group_dims must name one dimension")
+# group_sizes' leading dims (XLA's InferRaggedDotOpShape): a ragged batch
+# dim takes only the batch dims listed before it, [b0, G] here, not all of
+# them; the leading sizes must be lhs's.
+bad("ragged_dot_batch_sizes_name_only_earlier_batch_dims", entry(
+    "  l = f32[2,3,2,4] parameter(0)\n  r = f32[2,3,4,5] parameter(1)\n  g = s64[2,3,2] parameter(2)\n"
+    "  ROOT d = f32[2,3,2,5] ragged-dot(l, r, g), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, "
+    "lhs_contracting_dims={3}, rhs_contracting_dims={2}, lhs_ragged_dims={1}"),
+    "group_sizes must be [2, G]")
+bad("ragged_dot_sizes_prefix_differs_from_lhs", entry(
+    "  l = f32[3,5,4] parameter(0)\n  r = f32[2,4,6] parameter(1)\n  g = s64[4,2] parameter(2)\n"
+    "  ROOT d = f32[3,5,6] ragged-dot(l, r, g), lhs_contracting_dims={2}, rhs_contracting_dims={1}, "
+    "lhs_ragged_dims={1}, rhs_group_dims={0}"),
+    "group_sizes must be [3, G]")
 bad("async_start_result_mismatch", entry(
     "  x = f32[4] parameter(0)\n  s = ((f32[4]), f32[5], s32[]) async-start(x), calls=w\n"
     "  ROOT d = f32[5] async-done(s)",

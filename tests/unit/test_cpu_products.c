@@ -363,9 +363,11 @@ static const char *const variant_cases[] = {
     "lhs = f32[9,4] parameter(0)\n  rhs = f32[3,5,4]{0,2,1} parameter(1)\n  sizes = s32[3] constant({2, 0, 5})\n"
     "  ROOT d = f32[9,5] ragged-dot(lhs, rhs, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={2}, "
     "lhs_ragged_dims={0}, rhs_group_dims={0}",
-    /* groups per batch, the ragged dim second of two row dims */
+    /* groups per batch and per row dim before the ragged one (XLA's
+     * [batch, free dims before the ragged one, G]), the ragged dim second
+     * of two row dims */
     "lhs = f32[2,3,6,4] parameter(0)\n  rhs = f32[2,2,4,5] parameter(1)\n"
-    "  sizes = s64[2,2] constant({{1, 4}, {6, 0}})\n"
+    "  sizes = s64[2,3,2] constant({{{1, 4}, {6, 0}, {2, 2}}, {{0, 3}, {5, 1}, {3, 3}}})\n"
     "  ROOT d = f32[2,3,6,5] ragged-dot(lhs, rhs, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, "
     "lhs_contracting_dims={3}, rhs_contracting_dims={2}, lhs_ragged_dims={2}, rhs_group_dims={1}",
     /* contracting groups: partial sums, one result per group */

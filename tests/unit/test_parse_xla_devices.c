@@ -216,6 +216,30 @@ TEST(rng_may_take_the_result_dimensions_as_a_third_operand) {
   for (int i = 0; out && i < 10; i++) EXPECT(literal_get_s64(out, i) == 3, "uniform in [3, 4) is 3");
   literal_free(out);
   module_free(m);
+  /* XLA's rng_expander test writes it in the rng's own type for f16 (its
+   * expander converts every operand to f32 alongside a and b); the values
+   * are not read, so they need not be the result's dims. */
+  m = parse_ok("HloModule m\nENTRY e {\n  mean = f16[] constant(0)  stdev = f16[] constant(0)\n"
+               "  shape = f16[3] constant({8, 4, 2})\n"
+               "  ROOT r = f16[2] rng(mean, stdev, shape), distribution=rng_normal\n}\n");
+  out = run(m);
+  EXPECT(out != NULL, "an f16 rng with an f16[3] third operand runs");
+  for (int i = 0; out && i < 2; i++) EXPECT(literal_get_f64(out, i) == 0, "normal with stdev 0 is the mean");
+  literal_free(out);
+  module_free(m);
+  Status st;
+  const char *matrix = "HloModule m\nENTRY e {\n  a = f32[] constant(0)  b = f32[] constant(1)\n"
+                       "  shape = s64[1,2] constant({{2, 2}})\n"
+                       "  ROOT r = f32[2,2] rng(a, b, shape), distribution=rng_uniform\n}\n";
+  m = parse_module(matrix, strlen(matrix), "test.hlo", &st);
+  EXPECT(!m && st.loc.line == 5 && strstr(st.message, "rank-1"), "a third operand of rank 2 is refused, located");
+  module_free(m);
+  const char *other = "HloModule m\nENTRY e {\n  a = f16[] constant(0)  b = f16[] constant(1)\n"
+                      "  shape = f32[2] constant({2, 2})\n"
+                      "  ROOT r = f16[2,2] rng(a, b, shape), distribution=rng_uniform\n}\n";
+  m = parse_module(other, strlen(other), "test.hlo", &st);
+  EXPECT(!m && st.loc.line == 5 && strstr(st.message, "rank-1"), "a float third operand of another type is refused");
+  module_free(m);
 }
 
 TEST(async_start_takes_output_to_operand_aliasing_and_result_accuracy_its_two_forms) {

@@ -300,6 +300,46 @@ TEST(custom_call_backend_config_is_kept_printed_and_told_apart) {
   module_free(m);
 }
 
+/* f32[?]: XLA's unbounded dynamic dimension (kUnboundedSize). It loads,
+ * prints back as ?, and flows through elementwise ops, parameters,
+ * tuples and custom-calls (XLA's hlo_to_mhlo tests write these); other ops
+ * are refused at load, located; compiling is refused at the instruction. */
+TEST(unbounded_dynamic_dimensions_load_print_back_and_are_refused_when_compiled) {
+  const char *text = "HloModule m\n\nENTRY e {\n  p = f32[?,4] parameter(0)\n  q = s64[3] parameter(1)\n"
+                     "  a = f32[?,4] abs(p)\n  s = f32[?,4] add(a, p)\n"
+                     "  c = f32[2,?,4] custom-call(s, q), custom_call_target=\"mhlo.dynamic_broadcast_in_dim\"\n"
+                     "  ROOT t = (f32[?,4], f32[2,?,4]) tuple(s, c)\n}\n";
+  Module *m = parse_ok(text);
+  EXPECT(m != NULL, "parses and verifies");
+  StrBuf sb = {0};
+  if (m) print_module(&sb, m);
+  EXPECT(sb.data && strstr(sb.data, "a = f32[?,4]{1,0} abs(p)") && strstr(sb.data, "f32[2,?,4]{2,1,0} custom-call("),
+         "prints ? back:\n%s", sb.data ? sb.data : "");
+  Module *again = sb.data ? parse_ok(sb.data) : NULL;
+  StrBuf sb2 = {0};
+  if (again) print_module(&sb2, again);
+  EXPECT(again && sb2.data && strcmp(sb.data, sb2.data) == 0, "parse, print, parse, print gives the same text");
+  strbuf_free(&sb2);
+  module_free(again);
+  strbuf_free(&sb);
+  Status st;
+  status_clear(&st);
+  EXPECT(m && !eval_check_supported(m, &st) && st.code == STATUS_UNSUPPORTED && st.loc.line == 4 &&
+             strstr(st.message, "dynamic dimensions (f32[?,4]) are not supported"),
+         "compiling is refused at the parameter: %s", st.message);
+  module_free(m);
+  EXPECT(fails_with("HloModule m\nENTRY e {\n  p = f32[?] parameter(0)\n"
+                    "  ROOT r = f32[?,2] broadcast(p), dimensions={0}\n}\n",
+                    "unbounded dynamic dimensions are not supported"),
+         "an op outside the elementwise ones is refused at load");
+  EXPECT(fails_with("HloModule m\nENTRY e {\n  ROOT c = f32[?] constant({1, 2})\n}\n", "unbounded"),
+         "a constant has no unbounded dimension");
+  EXPECT(fails_with("HloModule m\nENTRY e {\n  p = f32[?] parameter(0)  q = f32[3] parameter(1)\n"
+                    "  ROOT r = f32[3] add(p, q)\n}\n",
+                    "unbounded dynamic dimensions are not supported"),
+         "? against a static size is refused at load (XLA would take it as 3)");
+}
+
 int main(void) {
   RUN(select_with_a_scalar_predicate_picks_whole_operands);
   RUN(multiply_maximum_minimum_on_pred_are_and_or_and);
@@ -314,5 +354,6 @@ int main(void) {
   RUN(custom_call_start_update_done_are_async_ops_around_one_custom_call);
   RUN(async_sugar_of_negate_and_add_runs_the_wrapped_op);
   RUN(async_sugar_start_needs_a_written_shape_of_operands_and_result);
+  RUN(unbounded_dynamic_dimensions_load_print_back_and_are_refused_when_compiled);
   return test_summary();
 }

@@ -283,6 +283,27 @@ static int64_t collective_device_count(const Instruction *inst) {
   return small > 0 && large > small ? large / small : count;
 }
 
+/* Refuses inst, located, for its dynamic dimensions. */
+static bool refuse_dynamic(const Module *m, const Instruction *inst, Status *st) {
+  StrBuf text = {0};
+  shape_print(&text, &inst->shape, false);
+  status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): dynamic dimensions (%s) are not supported",
+               inst->name, opcode_name(inst->opcode), text.data ? text.data : "");
+  strbuf_free(&text);
+  st->file = m->filename;
+  st->loc = inst->loc;
+  return false;
+}
+
+bool module_refuse_unbounded_dims(const Module *m, Status *st) {
+  for (int c = 0; c < m->computation_count; c++)
+    for (int i = 0; i < m->computations[c]->instruction_count; i++) {
+      const Instruction *inst = m->computations[c]->instructions[i];
+      if (shape_has_unbounded_dims(&inst->shape)) return refuse_dynamic(m, inst, st);
+    }
+  return true;
+}
+
 /* Whether a run over replicas x partitions devices can run inst; false
  * with st set (unlocated) when it cannot. */
 static bool instruction_supported(const Instruction *inst, int64_t replicas, int64_t partitions, Status *st) {
@@ -316,13 +337,8 @@ bool eval_check_supported_on(const Module *m, int64_t replica_count, int64_t par
       /* A dynamic value comes from the text (a parameter or an op written
        * with one): instructions a pass made (a fusion's parameters) have
        * no place to point at, and their source is checked where it is. */
-      if (inst->loc.line > 0 && shape_has_dynamic_dims(&inst->shape)) {
-        StrBuf text = {0};
-        shape_print(&text, &inst->shape, false);
-        status_error(st, STATUS_UNSUPPORTED, "instruction '%s' (%s): dynamic dimensions (%s) are not supported",
-                     inst->name, opcode_name(inst->opcode), text.data ? text.data : "");
-        strbuf_free(&text);
-      } else if (instruction_supported(inst, replica_count, partition_count, st)) {
+      if (inst->loc.line > 0 && shape_has_dynamic_dims(&inst->shape)) return refuse_dynamic(m, inst, st);
+      if (instruction_supported(inst, replica_count, partition_count, st)) {
         continue;
       }
       st->file = m->filename;

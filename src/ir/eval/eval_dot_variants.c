@@ -6,9 +6,10 @@
  *   products are formed in double, then the dot rounds as dot does.
  *
  *   ragged-dot(lhs, rhs, group_sizes) cuts one lhs dimension into groups of
- *   group_sizes[g] consecutive entries (per batch when group_sizes has
- *   leading batch dims); entries past the last group belong to none and
- *   contribute zeros. See infer_ragged_dot for its three modes. */
+ *   group_sizes[g] consecutive entries (a row of sizes for each index over
+ *   the leading dims group_sizes may have, ragged_dot_sizes_prefix); entries
+ *   past the last group belong to none and contribute zeros. See
+ *   infer_ragged_dot for its three modes. */
 #include <stdlib.h>
 
 #include "eval_internal.h"
@@ -62,18 +63,19 @@ Literal *eval_scaled_dot(const Instruction *inst, Literal *const *operands, Stat
 /* ---- ragged-dot ---- */
 
 /* The group of entry `at` along the ragged dimension, for batch row `row`
- * of group_sizes: -1 when past the last group. */
+ * of group_sizes: -1 when past the last group. The running end saturates
+ * (s64_add_saturating): a group 2^63 - 1 long runs past every row. */
 static int64_t group_of(const Literal *sizes, int64_t row, int64_t at) {
   int64_t groups = sizes->shape.dims[sizes->shape.rank - 1], end = 0;
   for (int64_t g = 0; g < groups; g++) {
-    end += literal_get_s64(sizes, row * groups + g);
+    end = s64_add_saturating(end, literal_get_s64(sizes, row * groups + g));
     if (at < end) return g;
   }
   return -1;
 }
 
-/* Row of group_sizes for a multi-index whose batch coordinates are at
- * positions pos[0..]: 0 when group_sizes has no batch dims. */
+/* Row of group_sizes for a multi-index whose prefix coordinates are at
+ * positions pos[0..]: 0 when group_sizes is [G]. */
 static int64_t sizes_row(const Literal *sizes, const int64_t *index, const int64_t *pos) {
   int64_t row = 0;
   for (int j = 0; j + 1 < sizes->shape.rank; j++) row = row * sizes->shape.dims[j] + index[pos[j]];
@@ -116,7 +118,9 @@ static Literal *ragged_rows(const Instruction *inst, Literal *const *operands, S
     rc[i] = dd->rhs_contracting.values[i] - (dd->rhs_contracting.values[i] > gd);
   view.rhs_batch = (IntList){dd->rhs_batch.count, rb};
   view.rhs_contracting = (IntList){dd->rhs_contracting.count, rc};
-  /* Where the ragged dimension and the batch dims sit in the result. */
+  /* Where the ragged dimension sits in the result. group_sizes' prefix
+   * (the batch dims, then lhs's free dims before the ragged one) is the
+   * result's leading dims in the same order. */
   int64_t pos = dd->lhs_batch.count, batch_pos[AXLE_MAX_RANK];
   for (int d = 0; d < ragged; d++) pos += !list_has(&dd->lhs_batch, d) && !list_has(&dd->lhs_contracting, d);
   for (int j = 0; j < AXLE_MAX_RANK; j++) batch_pos[j] = j;
@@ -149,13 +153,15 @@ static Literal *ragged_sums(const Instruction *inst, Literal *const *operands, S
   part.rank--;
   for (int k = 0; k < part.rank; k++) part.dims[k] = inst->shape.dims[k + 1];
   shape_set_default_layout(&part);
+  int64_t prefix[AXLE_MAX_RANK];  /* the batch dims, then contracting dims listed before the ragged one */
+  ragged_dot_sizes_prefix(dd, lhs->shape.rank, prefix);
   Literal *out = literal_create(&inst->shape);
   int64_t part_bytes = shape_byte_size(&part), count = shape_element_count(&lhs->shape);
   for (int64_t g = 0; g < groups; g++) {
     Literal *masked = literal_clone(lhs);
     int64_t index[AXLE_MAX_RANK] = {0};
     for (int64_t i = 0; i < count; i++, index_next(index, lhs->shape.dims, lhs->shape.rank))
-      if (group_of(sizes, sizes_row(sizes, index, dd->lhs_batch.values), index[ragged]) != g)
+      if (group_of(sizes, sizes_row(sizes, index, prefix), index[ragged]) != g)
         memset((char *)masked->data + i * type_byte_size(lhs->shape.type), 0,
                (size_t)type_byte_size(lhs->shape.type));
     Literal *sum = dot_as(inst, dd, &part, masked, rhs, st);

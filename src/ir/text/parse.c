@@ -203,10 +203,15 @@ static bool parse_dims(Parser *p, Shape *shape) {
   while (!lex_token_is(lex_peek(p), "]")) {
     if (shape->rank > 0 && !lex_expect(p, ",")) return false;
     Token *t = lex_peek(p);
-    /* "?" is an unbounded dynamic dimension: no size to hold it in. */
-    if (lex_token_is(t, "?")) return parse_error(p, t, "unbounded dynamic dimensions are not supported");
     if (shape->rank == AXLE_MAX_RANK)
       return parse_error(p, t, "rank exceeds the maximum of %d", AXLE_MAX_RANK);
+    /* "?" is an unbounded dynamic dimension (XLA's kUnboundedSize): no
+     * size, so it adds nothing to the element count checked here. */
+    if (lex_consume(p, "?")) {
+      shape->dynamic_dims |= (uint16_t)(1u << shape->rank);
+      shape->dims[shape->rank++] = AXLE_UNBOUNDED_DIM;
+      continue;
+    }
     if (lex_consume(p, "<=")) {
       shape->dynamic_dims |= (uint16_t)(1u << shape->rank);
       t = lex_peek(p);
@@ -348,6 +353,8 @@ static bool parse_operands(Parser *p, PendingComp *pc, int index) {
     return lex_expect(p, ")");
   }
   if (inst->opcode == OP_CONSTANT) {
+    if (shape_has_unbounded_dims(&inst->shape))
+      return parse_error(p, lex_peek(p), "a constant has no unbounded dimension (?): its values give its size");
     inst->attrs.literal = parse_literal(p, &inst->shape);
     if (!inst->attrs.literal) return false;
     module_adopt_literal(p->module, inst->attrs.literal);
