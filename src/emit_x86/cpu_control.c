@@ -111,7 +111,7 @@ static bool leaf_copies_emit(CpuCompile *c, const Instruction *inst, LeafCopies 
 
 /* A constant binding holding `bytes` bytes of data (zeros when data is NULL). */
 static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
-  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit((size_t)bytes + 1, 1)};
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit((size_t)bytes + 1, 1), .bytes = bytes};
   if (data) memcpy(b.data, data, (size_t)bytes);
   return cpu_program_add_binding(c->p, &b);
 }

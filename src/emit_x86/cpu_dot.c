@@ -163,7 +163,7 @@ static bool is_product(const Instruction *inst) {
 static int fused_constant_binding(CpuCompile *c, const Literal *lit, const Shape *shape) {
   if (!lit || shape_is_tuple(&lit->shape) || shape->element_size_bits) return -1;
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1)};
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = calloc_or_exit(bytes ? bytes : 1, 1), .bytes = (int64_t)bytes};
   host_buffer_relayout_copy(shape, lit->data, b.data, true);
   return cpu_program_add_binding(c->p, &b);
 }

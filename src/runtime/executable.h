@@ -36,6 +36,10 @@ typedef struct ExecutableOptions {
   /* Threads of native backends, the caller's included: 0 means
    * AXLE_THREADS when set, else all cores. Results do not depend on it. */
   int threads;
+  /* The CPU backend's ISA level (a CpuLevel): 0 compiles for this machine
+   * (AXLE_CPU may lower it); otherwise for that level whatever this machine
+   * has, as axle-aot does for a program that runs elsewhere. */
+  int cpu_level;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -51,6 +55,7 @@ struct Executable {
   double compile_ms;    /* optimizer and backend together */
   int threads;          /* ExecutableOptions.threads, for the backend's compile */
   bool gpu_no_wgmma;    /* OptOptions.gpu_no_wgmma, for the GPU backend's compile */
+  int cpu_level;        /* ExecutableOptions.cpu_level, for the CPU backend's compile */
   atomic_int references; /* the compile cache shares executables */
 };
 
