@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "emit_x86/cpu_aot.h"
+#include "emit_x86/cpu_compile.h"
 #include "emit_x86/elf_writer.h"
 #include "runtime/backend.h"
 
@@ -99,17 +100,36 @@ static const Instruction *binding_instruction(const Aot *a, int binding) {
   return binding < plan->slot_count ? plan->slots[binding].inst : NULL;
 }
 
+/* What a step computes, as the object runs it: a dot (the GEMM's problem)
+ * and then a kernel over its buffers from first_buffer on, either of them
+ * NULL. False for a step that is a routine in C. */
+typedef struct AotStep {
+  const GemmProblem *dot;
+  const CompiledKernel *kernel;
+  int first_buffer;
+} AotStep;
+
+static bool step_parts(const CpuStep *s, AotStep *out) {
+  *out = (AotStep){0};
+  if (s->kind == CPU_STEP_KERNEL) out->kernel = s->kernel;
+  else if (s->kind == CPU_STEP_DOT) out->dot = &s->dot;
+  else if (cpu_fused_dot_parts(s, &out->dot, &out->kernel)) out->first_buffer = 3;
+  else return false;
+  return true;
+}
+
 static bool check_program(Aot *a) {
   const CpuProgram *p = a->p;
   for (int i = 0; i < p->step_count; i++) {
     const CpuStep *s = &p->steps[i];
-    if (s->kind == CPU_STEP_CALL)
+    AotStep parts;
+    if (!step_parts(s, &parts))
       return aot_refuse(a, s->inst, "it runs as a runtime routine in C (a CPU_STEP_CALL), which an object "
                                     "cannot carry yet");
-    if (s->kind == CPU_STEP_DOT && !dot_is_direct(&s->dot))
+    if (parts.dot && !dot_is_direct(parts.dot))
       return aot_refuse(a, s->inst, "a product of 32768 or more multiply-adds takes the blocked GEMM, whose "
                                     "packing runs in C; only the GEMM's direct path is generated code");
-    if (s->kind == CPU_STEP_DOT && !dot_fits_immediates(&s->dot))
+    if (parts.dot && !dot_fits_immediates(parts.dot))
       return aot_refuse(a, s->inst, "a dot whose strides pass 2 GiB");
   }
   for (int b = 0; b < p->binding_count; b++) {
@@ -156,9 +176,9 @@ static void place_constants(Aot *a) {
 static void place_temp(Aot *a) {
   int64_t chunks = 0;
   for (int i = 0; i < a->p->step_count; i++) {
-    const CpuStep *s = &a->p->steps[i];
-    if (s->kind != CPU_STEP_KERNEL || !kernel_x86_split_chunks(s->kernel)) continue;
-    int64_t bytes = kernel_x86_row_count(s->kernel) * kernel_x86_split_chunks(s->kernel) * (int64_t)sizeof(float);
+    AotStep parts;
+    if (!step_parts(&a->p->steps[i], &parts) || !parts.kernel || !kernel_x86_split_chunks(parts.kernel)) continue;
+    int64_t bytes = kernel_x86_row_count(parts.kernel) * kernel_x86_split_chunks(parts.kernel) * (int64_t)sizeof(float);
     if (bytes > chunks) chunks = bytes;
   }
   int64_t rounded = (a->p->temp_bytes + CPU_AOT_TEMP_ALIGNMENT - 1) / CPU_AOT_TEMP_ALIGNMENT * CPU_AOT_TEMP_ALIGNMENT;
@@ -194,10 +214,11 @@ static void binding_load(Aot *a, int b, X86Reg dst) {
   EMIT(X86_XOR, reg(x86_gpr(X86_KIND_GPR32, x86_reg_number(dst))), reg(x86_gpr(X86_KIND_GPR32, x86_reg_number(dst))));
 }
 
-static void buffers_store(Aot *a, const CpuStep *s) {
-  for (int i = 0; i < s->buffer_count; i++) {
+/* The kernel's buffers, s's from `first` on, at [rsp], [rsp + 8] ... */
+static void buffers_store(Aot *a, const CpuStep *s, int first) {
+  for (int i = first; i < s->buffer_count; i++) {
     binding_load(a, s->buffers[i], X86_RAX);
-    EMIT(X86_MOV, x86_mem(8, X86_RSP, 8 * i), reg(X86_RAX));
+    EMIT(X86_MOV, x86_mem(8, X86_RSP, 8 * (i - first)), reg(X86_RAX));
   }
 }
 
@@ -217,17 +238,17 @@ static void rep_movsb(Aot *a) { x86_emit_bytes(&a->cb, (const uint8_t[]){0xf3, 0
  * bytes of any split into tasks (rows are independent). A split sum runs
  * every chunk, then the fold, with the chunks' block (zeroed, as calloc
  * gives it) after the kernel's buffers. */
-static void kernel_step_emit(Aot *a, int i) {
+static void kernel_step_emit(Aot *a, int i, const CompiledKernel *kernel, int first_buffer) {
   const CpuStep *s = &a->p->steps[i];
-  int64_t rows = kernel_x86_row_count(s->kernel), chunks = kernel_x86_split_chunks(s->kernel);
+  int64_t rows = kernel_x86_row_count(kernel), chunks = kernel_x86_split_chunks(kernel);
   if (rows <= 0) return;
-  buffers_store(a, s);
+  buffers_store(a, s, first_buffer);
   if (!chunks) {
     kernel_call(a, a->kernel_labels[i], rows);
     return;
   }
   temp_address(a, X86_RDI, a->split_offset);
-  EMIT(X86_MOV, x86_mem(8, X86_RSP, 8 * s->buffer_count), reg(X86_RDI));
+  EMIT(X86_MOV, x86_mem(8, X86_RSP, 8 * (s->buffer_count - first_buffer)), reg(X86_RDI));
   EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
   EMIT(X86_MOV, reg(X86_RCX), x86_imm(rows * chunks * (int64_t)sizeof(float)));
   rep_stosb(a);
@@ -241,8 +262,7 @@ static void kernel_step_emit(Aot *a, int i) {
  *   rdi A, rsi B, rdx C (per batch)   r8 batches left
  *   r9 A's row, r10 C's row, rcx rows left   r11 B's column, rax j
  *   r14 A's element, r15 B's element, rbp k steps left */
-static void dot_step_emit(Aot *a, const CpuStep *s) {
-  const GemmProblem *d = &s->dot;
+static void dot_step_emit(Aot *a, const CpuStep *s, const GemmProblem *d) {
   if (d->batch == 0 || d->m == 0 || d->n == 0) return;
   binding_load(a, s->buffers[0], X86_RDI);
   binding_load(a, s->buffers[1], X86_RSI);
@@ -360,10 +380,14 @@ static void run_emit(Aot *a) {
   reference_add(a, ELF_SECTION_BSS, 0);
   x86_label_bind(&a->cb, checked);
   arguments_check_emit(a);
+  /* A dot with a fused epilogue: the direct path runs the epilogue on each
+   * product of the batch as it is done, kernel rows b * M .. b * M + M - 1;
+   * rows are independent, so all of them after the whole batch is the same. */
   for (int i = 0; i < a->p->step_count; i++) {
-    const CpuStep *s = &a->p->steps[i];
-    if (s->kind == CPU_STEP_KERNEL) kernel_step_emit(a, i);
-    else dot_step_emit(a, s);
+    AotStep parts;
+    step_parts(&a->p->steps[i], &parts);
+    if (parts.dot) dot_step_emit(a, &a->p->steps[i], parts.dot);
+    if (parts.kernel) kernel_step_emit(a, i, parts.kernel, parts.first_buffer);
   }
   result_copies_emit(a);
   EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
@@ -460,9 +484,10 @@ static bool text_emit(Aot *a) {
   x86_align(&a->cb, 16);
   check_emit(a, p->cpu.level);
   for (int i = 0; i < p->step_count; i++) {
-    if (p->steps[i].kind != CPU_STEP_KERNEL) continue;
+    AotStep parts;
+    if (!step_parts(&p->steps[i], &parts) || !parts.kernel) continue;
     size_t size, combine;
-    const uint8_t *code = kernel_x86_code(p->steps[i].kernel, &size, &combine);
+    const uint8_t *code = kernel_x86_code(parts.kernel, &size, &combine);
     x86_align(&a->cb, 64);
     x86_label_bind(&a->cb, a->kernel_labels[i]);
     x86_emit_bytes(&a->cb, code, combine);
@@ -485,9 +510,10 @@ static bool symbols_define(Aot *a, uint64_t text) {
                                ELF_BINDING_LOCAL, a->st) >= 0;
   for (int i = 0; i < a->p->step_count && ok; i++) {
     const CpuStep *s = &a->p->steps[i];
-    if (s->kind != CPU_STEP_KERNEL) continue;
+    AotStep parts;
+    if (!step_parts(s, &parts) || !parts.kernel) continue;
     size_t size, combine;
-    kernel_x86_code(s->kernel, &size, &combine);
+    kernel_x86_code(parts.kernel, &size, &combine);
     snprintf(name, sizeof name, "%s.%d.%s", a->o->name, i, s->inst->name);
     uint64_t at = text + (uint64_t)x86_label_offset(&a->cb, a->kernel_labels[i]);
     ok = elf_define_symbol(a->elf, name, ELF_SECTION_TEXT, at, size, ELF_SYMBOL_FUNCTION, ELF_BINDING_LOCAL,

@@ -45,6 +45,11 @@ bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst);
 /* An output fusion, or any fusion around one dot or convolution: the
  * product into a temporary, then the rest as an epilogue kernel. */
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
+/* A step that runs a dot's GEMM with its epilogue kernel fused in, run on
+ * each block of rows the GEMM finishes (kernel row = batch * M + row): true,
+ * with the problem and the kernel, whose buffers are the step's from the
+ * fourth on (lhs, rhs and the product come first). For the AOT writer. */
+bool cpu_fused_dot_parts(const CpuStep *s, const GemmProblem **dot, const CompiledKernel **epilogue);
 /* Whether a fusion's body holds a dot or a convolution (which no loop
  * kernel computes: such a fusion is compiled as an output fusion). */
 bool cpu_fusion_has_product(const Instruction *fusion);

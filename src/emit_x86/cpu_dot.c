@@ -280,6 +280,14 @@ static bool fused_dot_call(const CpuStep *s, void *const *buffers, ThreadPool *p
   return true;
 }
 
+bool cpu_fused_dot_parts(const CpuStep *s, const GemmProblem **dot, const CompiledKernel **epilogue) {
+  if (s->kind != CPU_STEP_CALL || s->call != fused_dot_call) return false;
+  const FusedDot *f = s->state;
+  *dot = &f->dot;
+  *epilogue = f->epilogue;
+  return true;
+}
+
 /* Whether product's result, as the GEMM lays its rows, is rows of the
  * epilogue kernel: a dot whose one column dim is the last (kernel row =
  * batch * M + row); a convolution of one group labelled batch, spatial
