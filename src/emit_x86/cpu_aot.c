@@ -44,6 +44,7 @@ typedef struct Aot {
   AotReference *refs;
   size_t ref_count, ref_capacity;
   X86Label *kernel_labels, *combine_labels;  /* per step */
+  int *code_owner;                /* per step: the first step with the same kernel code */
   X86Label check, fail_cpu, fail_argument;
   int64_t temp_bytes;             /* the program's, then split sums' chunks */
   int64_t split_offset;           /* where split sums' chunks go in temp */
@@ -471,23 +472,50 @@ static void check_emit(Aot *a, CpuLevel level) {
 
 /* .text: NAME_run, the check, then every kernel as compiled, 64-byte
  * aligned (their code aligns loops and tables to 16 from its start). */
+/* The code of step i's kernel, NULL for a step without one. */
+static const uint8_t *step_code(const Aot *a, int i, size_t *size, size_t *combine) {
+  AotStep parts;
+  if (!step_parts(&a->p->steps[i], &parts) || !parts.kernel) return NULL;
+  return kernel_x86_code(parts.kernel, size, combine);
+}
+
+/* Kernels are code of their shapes and ops only (buffers come through the
+ * ABI), so a model unrolled over time (an LSTM's steps) compiles the same
+ * kernel many times: the object keeps one copy of each distinct code. */
+static void code_owners_find(Aot *a) {
+  a->code_owner = calloc_or_exit((size_t)a->p->step_count + 1, sizeof *a->code_owner);
+  for (int i = 0; i < a->p->step_count; i++) {
+    a->code_owner[i] = i;
+    size_t size, combine, other_size, other_combine;
+    const uint8_t *code = step_code(a, i, &size, &combine);
+    for (int j = 0; code && j < i; j++) {
+      const uint8_t *other = a->code_owner[j] == j ? step_code(a, j, &other_size, &other_combine) : NULL;
+      if (other && other_size == size && other_combine == combine && memcmp(other, code, size) == 0) {
+        a->code_owner[i] = j;
+        break;
+      }
+    }
+  }
+}
+
 static bool text_emit(Aot *a) {
   const CpuProgram *p = a->p;
   a->kernel_labels = calloc_or_exit((size_t)p->step_count + 1, sizeof *a->kernel_labels);
   a->combine_labels = calloc_or_exit((size_t)p->step_count + 1, sizeof *a->combine_labels);
   a->check = x86_label_new(&a->cb);
+  code_owners_find(a);
   for (int i = 0; i < p->step_count; i++) {
-    a->kernel_labels[i] = x86_label_new(&a->cb);
-    a->combine_labels[i] = x86_label_new(&a->cb);
+    int owner = a->code_owner[i];
+    a->kernel_labels[i] = owner == i ? x86_label_new(&a->cb) : a->kernel_labels[owner];
+    a->combine_labels[i] = owner == i ? x86_label_new(&a->cb) : a->combine_labels[owner];
   }
   run_emit(a);
   x86_align(&a->cb, 16);
   check_emit(a, p->cpu.level);
   for (int i = 0; i < p->step_count; i++) {
-    AotStep parts;
-    if (!step_parts(&p->steps[i], &parts) || !parts.kernel) continue;
     size_t size, combine;
-    const uint8_t *code = kernel_x86_code(parts.kernel, &size, &combine);
+    const uint8_t *code = a->code_owner[i] == i ? step_code(a, i, &size, &combine) : NULL;
+    if (!code) continue;
     x86_align(&a->cb, 64);
     x86_label_bind(&a->cb, a->kernel_labels[i]);
     x86_emit_bytes(&a->cb, code, combine);
@@ -510,10 +538,8 @@ static bool symbols_define(Aot *a, uint64_t text) {
                                ELF_BINDING_LOCAL, a->st) >= 0;
   for (int i = 0; i < a->p->step_count && ok; i++) {
     const CpuStep *s = &a->p->steps[i];
-    AotStep parts;
-    if (!step_parts(s, &parts) || !parts.kernel) continue;
     size_t size, combine;
-    kernel_x86_code(parts.kernel, &size, &combine);
+    if (a->code_owner[i] != i || !step_code(a, i, &size, &combine)) continue;
     snprintf(name, sizeof name, "%s.%d.%s", a->o->name, i, s->inst->name);
     uint64_t at = text + (uint64_t)x86_label_offset(&a->cb, a->kernel_labels[i]);
     ok = elf_define_symbol(a->elf, name, ELF_SECTION_TEXT, at, size, ELF_SYMBOL_FUNCTION, ELF_BINDING_LOCAL,
@@ -565,6 +591,7 @@ bool cpu_aot_write(const Executable *exe, const CpuAotOptions *o, uint8_t **obje
   free(a.refs);
   free(a.kernel_labels);
   free(a.combine_labels);
+  free(a.code_owner);
   return ok;
 }
 
