@@ -136,10 +136,10 @@ static void declarations(StrBuf *sb, const char *name, const char *prefix, const
   strbuf_printf(sb,
                 "\n#define %s_OK 0\n#define %s_ERROR_CPU %d\n#define %s_ERROR_ARGUMENT %d\n"
                 "#define %s_ISA \"%s\"\n#define %s_PARAM_COUNT %d\n#define %s_RESULT_COUNT %d\n"
-                "/* the scratch block NAME_run needs; 0: none */\n"
+                "/* the scratch block %s_run needs; 0: none */\n"
                 "#define %s_TEMP_BYTES %lld\n#define %s_TEMP_ALIGNMENT %d\n#define %s_MAX_RANK %d\n",
                 prefix, prefix, CPU_AOT_ERROR_CPU, prefix, CPU_AOT_ERROR_ARGUMENT, prefix,
-                cpu_level_name(layout->level), prefix, params->count, prefix, results->count, prefix,
+                cpu_level_name(layout->level), prefix, params->count, prefix, results->count, name, prefix,
                 (long long)layout->temp_bytes, prefix, CPU_AOT_TEMP_ALIGNMENT, prefix, max_rank);
   for (int i = 0; i < params->count; i++) array_macros(sb, prefix, "PARAM", i, &params->items[i]);
   for (int i = 0; i < results->count; i++) array_macros(sb, prefix, "RESULT", i, &results->items[i]);
