@@ -108,6 +108,8 @@ typedef struct AotStep {
   const GemmProblem *dot;
   const CompiledKernel *kernel;
   int first_buffer;
+  int copy_count;               /* or copies of leaves, copy_bytes[i] from buffer 2i to 2i+1 */
+  const int64_t *copy_bytes;
 } AotStep;
 
 static bool step_parts(const CpuStep *s, AotStep *out) {
@@ -115,7 +117,7 @@ static bool step_parts(const CpuStep *s, AotStep *out) {
   if (s->kind == CPU_STEP_KERNEL) out->kernel = s->kernel;
   else if (s->kind == CPU_STEP_DOT) out->dot = &s->dot;
   else if (cpu_fused_dot_parts(s, &out->dot, &out->kernel)) out->first_buffer = 3;
-  else return false;
+  else if (!cpu_leaf_copies_parts(s, &out->copy_count, &out->copy_bytes)) return false;
   return true;
 }
 
@@ -257,6 +259,12 @@ static void kernel_step_emit(Aot *a, int i, const CompiledKernel *kernel, int fi
   kernel_call(a, a->combine_labels[i], rows);
 }
 
+/* r += bytes, left out when 0 (a stride of a broadcast operand, or of a
+ * dimension of 1). */
+static void pointer_advance(Aot *a, X86Reg r, int64_t bytes) {
+  if (bytes) EMIT(X86_ADD, reg(r), x86_imm(bytes));
+}
+
 /* gemm.c's direct path, C[b][i][j] = sum over k of A[b][i][k] * B[b][k][j]
  * with `sum += a * b` from 0.0f in k order: mulss then addss, each
  * rounded, as the C compiles without contraction (-std=c11).
@@ -288,25 +296,48 @@ static void dot_step_emit(Aot *a, const CpuStep *s, const GemmProblem *d) {
     EMIT(X86_MOVSS, reg(X86_XMM1), x86_mem(4, X86_R14, 0));
     EMIT(X86_MULSS, reg(X86_XMM1), x86_mem(4, X86_R15, 0));
     EMIT(X86_ADDSS, reg(X86_XMM0), reg(X86_XMM1));
-    EMIT(X86_ADD, reg(X86_R14), x86_imm(4 * d->a_col_stride));
-    EMIT(X86_ADD, reg(X86_R15), x86_imm(4 * d->b_row_stride));
+    pointer_advance(a, X86_R14, 4 * d->a_col_stride);
+    pointer_advance(a, X86_R15, 4 * d->b_row_stride);
     EMIT(X86_DEC, reg(X86_RBP));
     EMIT(X86_JNE, x86_rel(step));
   }
   EMIT(X86_MOVSS, x86_mem_index(4, X86_R10, X86_RAX, 4, 0), reg(X86_XMM0));
-  EMIT(X86_ADD, reg(X86_R11), x86_imm(4 * d->b_col_stride));
+  pointer_advance(a, X86_R11, 4 * d->b_col_stride);
   EMIT(X86_INC, reg(X86_RAX));
   EMIT(X86_CMP, reg(X86_RAX), x86_imm(d->n));
   EMIT(X86_JNE, x86_rel(column));
-  EMIT(X86_ADD, reg(X86_R9), x86_imm(4 * d->a_row_stride));
-  EMIT(X86_ADD, reg(X86_R10), x86_imm(4 * d->c_row_stride));
+  pointer_advance(a, X86_R9, 4 * d->a_row_stride);
+  pointer_advance(a, X86_R10, 4 * d->c_row_stride);
   EMIT(X86_DEC, reg(X86_RCX));
   EMIT(X86_JNE, x86_rel(row));
-  EMIT(X86_ADD, reg(X86_RDI), x86_imm(4 * d->a_batch_stride));
-  EMIT(X86_ADD, reg(X86_RSI), x86_imm(4 * d->b_batch_stride));
-  EMIT(X86_ADD, reg(X86_RDX), x86_imm(4 * d->c_batch_stride));
+  pointer_advance(a, X86_RDI, 4 * d->a_batch_stride);
+  pointer_advance(a, X86_RSI, 4 * d->b_batch_stride);
+  pointer_advance(a, X86_RDX, 4 * d->c_batch_stride);
   EMIT(X86_DEC, reg(X86_R8));
   EMIT(X86_JNE, x86_rel(batch));
+}
+
+/* bytes from rsi to rdi, unless they are the same place (memmove's
+ * semantics for the copies the JIT makes: two places are the same or
+ * apart, never overlapping). */
+static void bytes_copy_emit(Aot *a, int64_t bytes) {
+  X86Label skip = x86_label_new(&a->cb);
+  EMIT(X86_CMP, reg(X86_RSI), reg(X86_RDI));
+  EMIT(X86_JE, x86_rel(skip));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(bytes));
+  rep_movsb(a);
+  x86_label_bind(&a->cb, skip);
+}
+
+/* A step that copies leaves (a forward: opt-barrier, a collective of one
+ * replica ...), as leaf_copies_run does. */
+static void leaf_copies_emit(Aot *a, const CpuStep *s, const AotStep *parts) {
+  for (int i = 0; i < parts->copy_count; i++) {
+    if (parts->copy_bytes[i] <= 0) continue;
+    binding_load(a, s->buffers[2 * i], X86_RSI);
+    binding_load(a, s->buffers[2 * i + 1], X86_RDI);
+    bytes_copy_emit(a, parts->copy_bytes[i]);
+  }
 }
 
 /* Result leaves stored elsewhere (a parameter, a constant, a value returned
@@ -315,14 +346,9 @@ static void result_copies_emit(Aot *a) {
   for (int i = 0; i < a->p->copy_count; i++) {
     const CpuResultCopy *c = &a->p->copies[i];
     if (c->bytes <= 0) continue;
-    X86Label skip = x86_label_new(&a->cb);
     binding_load(a, c->binding, X86_RSI);
     EMIT(X86_MOV, reg(X86_RDI), x86_mem(8, X86_R12, 8 * c->leaf));
-    EMIT(X86_CMP, reg(X86_RSI), reg(X86_RDI));
-    EMIT(X86_JE, x86_rel(skip));
-    EMIT(X86_MOV, reg(X86_RCX), x86_imm(c->bytes));
-    rep_movsb(a);
-    x86_label_bind(&a->cb, skip);
+    bytes_copy_emit(a, c->bytes);
   }
 }
 
@@ -389,6 +415,7 @@ static void run_emit(Aot *a) {
     step_parts(&a->p->steps[i], &parts);
     if (parts.dot) dot_step_emit(a, &a->p->steps[i], parts.dot);
     if (parts.kernel) kernel_step_emit(a, i, parts.kernel, parts.first_buffer);
+    if (parts.copy_count) leaf_copies_emit(a, &a->p->steps[i], &parts);
   }
   result_copies_emit(a);
   EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));

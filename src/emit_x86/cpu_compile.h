@@ -183,6 +183,11 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst);
  * (add-dependency, domain, opt-barrier, async-update ...), the collectives
  * and asynchronous pairs of one replica, and the ops on static sizes. */
 bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
+/* A step that only copies leaves (what cpu_compile_forward and the like
+ * make): true, with its count of copies; copy i moves bytes[i] bytes from
+ * the step's buffer 2i to its buffer 2i+1 unless they are the same. For
+ * the AOT writer. */
+bool cpu_leaf_copies_parts(const CpuStep *s, int *count, const int64_t **bytes);
 bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_map(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_scan(CpuCompile *c, const Instruction *inst);

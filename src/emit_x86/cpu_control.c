@@ -82,6 +82,14 @@ static bool leaf_copies_run(const CpuStep *s, void *const *buffers, ThreadPool *
   return true;
 }
 
+bool cpu_leaf_copies_parts(const CpuStep *s, int *count, const int64_t **bytes) {
+  if (s->kind != CPU_STEP_CALL || s->call != leaf_copies_run) return false;
+  const LeafCopies *lc = s->state;
+  *count = lc->count;
+  *bytes = lc->bytes;
+  return true;
+}
+
 static void leaf_copies_add(LeafCopies *lc, int from, int to, int64_t bytes) {
   if (bytes <= 0) return;
   if (lc->count == lc->capacity) {

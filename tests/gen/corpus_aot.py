@@ -6,9 +6,9 @@ goldens are NumPy's forward pass in float64.
                       the module as constants (tfcompile's way): x f32[4,64]
                       -> (softmax probabilities f32[4,10], argmax s32[4])
   aot_lstm            three stacked LSTM layers of 60 units over a sequence
-                      of 8 steps of 32 features, unrolled as a Python loop
+                      of 4 steps of 32 features, unrolled as a Python loop
                       over time lowers, the weights as parameters (JAX's
-                      jit(f)(params, xs)) -> the top layer's h, f32[8,60]
+                      jit(f)(params, xs)) -> the top layer's h, f32[4,60]
 
 examples/aot/mlp_classifier.hlo and lstm.hlo are links to these modules.
 `python3 tests/gen/corpus_aot.py` rewrites just these two cases.
@@ -106,7 +106,7 @@ ENTRY %main.40 (Arg_0.19: f32[{BATCH},{FEATURES}]) -> (f32[{BATCH},{CLASSES}], s
     return Case(hlo, [x], [probs.astype(np.float32), logits.argmax(axis=1).astype(np.int32)], tol=(1e-4, 1e-6))
 
 
-STEPS, INPUTS, UNITS, LAYERS = 8, 32, 60, 3
+STEPS, INPUTS, UNITS, LAYERS = 4, 32, 60, 3
 
 
 class HloWriter:
@@ -133,10 +133,10 @@ def lstm(rng):
          c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)   # line 5
          return jax.nn.sigmoid(o) * jnp.tanh(c), c       # line 6
 
-       def lstm(params, xs):                             # xs: f32[8, 32]
+       def lstm(params, xs):                             # xs: f32[4, 32]
          h = [jnp.zeros((1, 60))] * 3; c = list(h)
          outs = []
-         for t in range(8):                              # unrolled by Python
+         for t in range(4):                              # unrolled by Python
            x = xs[t:t + 1]
            for l in range(3):
              h[l], c[l] = cell(params[l], h[l], c[l], x); x = h[l]
