@@ -46,6 +46,9 @@ typedef struct Aot {
   X86Label *kernel_labels, *combine_labels;  /* per step */
   int *code_owner;                /* per step: the first step with the same kernel code */
   X86Label check, fail_cpu, fail_argument;
+  X86Label task;                  /* the parallel-for's task: TaskContext's rows of a kernel */
+  int32_t context_at, parallel_for_at, runner_at;  /* in NAME_run's frame */
+  uint64_t parallel_entry;        /* NAME_run_parallel's offset in .text */
   int64_t temp_bytes;             /* the program's, then split sums' chunks */
   int64_t split_offset;           /* where split sums' chunks go in temp */
   int parameter_leaves, result_leaves;
@@ -225,8 +228,59 @@ static void buffers_store(Aot *a, const CpuStep *s, int first) {
   }
 }
 
+/* The caller's parallel-for (NAME_run_parallel) runs a kernel's rows as
+ * tasks of the JIT's size (kernel_x86.c: about 16K elements each; a split
+ * sum, one chunk each): every task is `task(context, index)`, the
+ * trampoline emitted by task_emit, reading the frame's TaskContext
+ *   +0 buffers   +8 the kernel   +16 rows per task   +24 rows
+ * Rows are independent, so any order on any threads gives one thread's
+ * bytes. Without a parallel-for, or with one task, the kernel runs here. */
+enum { ELEMENTS_PER_TASK = 1 << 14, TASK_CONTEXT_BYTES = 32 };
+
+static void kernel_call_emit(Aot *a, X86Label function, int64_t rows);
+
+static void kernel_tasks_emit(Aot *a, X86Label function, int64_t rows, int64_t rows_per_task) {
+  int64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+  X86Label serial = x86_label_new(&a->cb), done = x86_label_new(&a->cb);
+  EMIT(X86_MOV, reg(X86_RAX), x86_mem(8, X86_RSP, a->parallel_for_at));
+  EMIT(X86_TEST, reg(X86_RAX), reg(X86_RAX));
+  EMIT(X86_JE, x86_rel(serial));
+  EMIT(X86_MOV, x86_mem(8, X86_RSP, a->context_at), reg(X86_RSP));
+  EMIT(X86_LEA, reg(X86_RCX), x86_mem_label(8, function));
+  EMIT(X86_MOV, x86_mem(8, X86_RSP, a->context_at + 8), reg(X86_RCX));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(rows_per_task));
+  EMIT(X86_MOV, x86_mem(8, X86_RSP, a->context_at + 16), reg(X86_RCX));
+  EMIT(X86_MOV, reg(X86_RCX), x86_imm(rows));
+  EMIT(X86_MOV, x86_mem(8, X86_RSP, a->context_at + 24), reg(X86_RCX));
+  /* parallel_for(runner, tasks, task, context) */
+  EMIT(X86_MOV, reg(X86_RDI), x86_mem(8, X86_RSP, a->runner_at));
+  EMIT(X86_MOV, reg(X86_RSI), x86_imm(tasks));
+  EMIT(X86_LEA, reg(X86_RDX), x86_mem_label(8, a->task));
+  EMIT(X86_LEA, reg(X86_RCX), x86_mem(8, X86_RSP, a->context_at));
+  EMIT(X86_CALL, reg(X86_RAX));
+  EMIT(X86_JMP, x86_rel(done));
+  x86_label_bind(&a->cb, serial);
+  kernel_call_emit(a, function, rows);
+  x86_label_bind(&a->cb, done);
+}
+
+/* void task(void *context, int64_t index): rows [index * per_task, + per_task)
+ * of the context's kernel, the last task's cut at its rows; a tail call. */
+static void task_emit(Aot *a) {
+  x86_label_bind(&a->cb, a->task);
+  EMIT(X86_MOV, reg(X86_RAX), x86_mem(8, X86_RDI, 16));
+  EMIT(X86_IMUL, reg(X86_RSI), reg(X86_RAX));
+  EMIT(X86_MOV, reg(X86_RDX), x86_mem(8, X86_RDI, 24));
+  EMIT(X86_SUB, reg(X86_RDX), reg(X86_RSI));
+  EMIT(X86_CMP, reg(X86_RDX), reg(X86_RAX));
+  EMIT(X86_CMOVG, reg(X86_RDX), reg(X86_RAX));
+  EMIT(X86_MOV, reg(X86_RAX), x86_mem(8, X86_RDI, 8));
+  EMIT(X86_MOV, reg(X86_RDI), x86_mem(8, X86_RDI, 0));
+  EMIT(X86_JMP, reg(X86_RAX));
+}
+
 /* kernel(buffers = rsp, first_row = 0, row_count = rows) */
-static void kernel_call(Aot *a, X86Label function, int64_t rows) {
+static void kernel_call_emit(Aot *a, X86Label function, int64_t rows) {
   EMIT(X86_MOV, reg(X86_RDI), reg(X86_RSP));
   EMIT(X86_XOR, reg(X86_ESI), reg(X86_ESI));
   EMIT(X86_MOV, reg(X86_RDX), x86_imm(rows));
@@ -247,7 +301,10 @@ static void kernel_step_emit(Aot *a, int i, const CompiledKernel *kernel, int fi
   if (rows <= 0) return;
   buffers_store(a, s, first_buffer);
   if (!chunks) {
-    kernel_call(a, a->kernel_labels[i], rows);
+    int64_t per_row = kernel_x86_elements_per_row(kernel) > 0 ? kernel_x86_elements_per_row(kernel) : 1;
+    int64_t rows_per_task = ELEMENTS_PER_TASK / per_row > 0 ? ELEMENTS_PER_TASK / per_row : 1;
+    if (rows > rows_per_task) kernel_tasks_emit(a, a->kernel_labels[i], rows, rows_per_task);
+    else kernel_call_emit(a, a->kernel_labels[i], rows);
     return;
   }
   temp_address(a, X86_RDI, a->split_offset);
@@ -255,8 +312,8 @@ static void kernel_step_emit(Aot *a, int i, const CompiledKernel *kernel, int fi
   EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
   EMIT(X86_MOV, reg(X86_RCX), x86_imm(rows * chunks * (int64_t)sizeof(float)));
   rep_stosb(a);
-  kernel_call(a, a->kernel_labels[i], rows * chunks);
-  kernel_call(a, a->combine_labels[i], rows);
+  kernel_tasks_emit(a, a->kernel_labels[i], rows * chunks, 1);
+  kernel_call_emit(a, a->combine_labels[i], rows);
 }
 
 /* r += bytes, left out when 0 (a stride of a broadcast operand, or of a
@@ -379,19 +436,30 @@ static int most_buffers(const CpuProgram *p) {
 }
 
 /* int NAME_run(const void *const *params, void *const *results, void *temp)
- * The ISA check runs until it has passed once (a word in .bss). */
+ * is NAME_run_parallel(params, results, temp, NULL, NULL): it clears the
+ * last two and falls through. The ISA check runs until it has passed once
+ * (a word in .bss). The frame: the buffers of a step, the TaskContext,
+ * parallel_for and runner. */
 static void run_emit(Aot *a) {
   static const X86Reg saved[] = {X86_RBX, X86_RBP, X86_R12, X86_R13, X86_R14, X86_R15};
   enum { SAVED = sizeof saved / sizeof saved[0] };
+  a->context_at = (int32_t)(8 * most_buffers(a->p));
+  a->parallel_for_at = a->context_at + TASK_CONTEXT_BYTES;
+  a->runner_at = a->parallel_for_at + 8;
   /* After the return address and the six pushes rsp is 8 off a multiple
    * of 16: the frame takes the other 8 so that every call sees it aligned. */
-  int32_t frame = (int32_t)(8 * most_buffers(a->p));
+  int32_t frame = a->runner_at + 8;
   if ((frame + 8 * (SAVED + 1)) % 16) frame += 8;
   X86Label done = x86_label_new(&a->cb), checked = x86_label_new(&a->cb);
   a->fail_cpu = x86_label_new(&a->cb);
   a->fail_argument = x86_label_new(&a->cb);
+  EMIT(X86_XOR, reg(X86_ECX), reg(X86_ECX));
+  EMIT(X86_XOR, reg(X86_R8D), reg(X86_R8D));
+  a->parallel_entry = a->cb.size;
   for (int i = 0; i < SAVED; i++) EMIT(X86_PUSH, reg(saved[i]));
   EMIT(X86_SUB, reg(X86_RSP), x86_imm(frame));
+  EMIT(X86_MOV, x86_mem(8, X86_RSP, a->parallel_for_at), reg(X86_RCX));
+  EMIT(X86_MOV, x86_mem(8, X86_RSP, a->runner_at), reg(X86_R8));
   EMIT(X86_MOV, reg(X86_RBX), reg(X86_RDI));
   EMIT(X86_MOV, reg(X86_R12), reg(X86_RSI));
   EMIT(X86_MOV, reg(X86_R13), reg(X86_RDX));
@@ -530,6 +598,7 @@ static bool text_emit(Aot *a) {
   a->kernel_labels = calloc_or_exit((size_t)p->step_count + 1, sizeof *a->kernel_labels);
   a->combine_labels = calloc_or_exit((size_t)p->step_count + 1, sizeof *a->combine_labels);
   a->check = x86_label_new(&a->cb);
+  a->task = x86_label_new(&a->cb);
   code_owners_find(a);
   for (int i = 0; i < p->step_count; i++) {
     int owner = a->code_owner[i];
@@ -539,6 +608,8 @@ static bool text_emit(Aot *a) {
   run_emit(a);
   x86_align(&a->cb, 16);
   check_emit(a, p->cpu.level);
+  x86_align(&a->cb, 16);
+  task_emit(a);
   for (int i = 0; i < p->step_count; i++) {
     size_t size, combine;
     const uint8_t *code = a->code_owner[i] == i ? step_code(a, i, &size, &combine) : NULL;
@@ -558,11 +629,18 @@ static bool symbols_define(Aot *a, uint64_t text) {
   char name[512];
   int64_t check_at = x86_label_offset(&a->cb, a->check);
   snprintf(name, sizeof name, "%s_run", a->o->name);
-  bool ok = elf_define_symbol(a->elf, name, ELF_SECTION_TEXT, text, (uint64_t)check_at, ELF_SYMBOL_FUNCTION,
+  bool ok = elf_define_symbol(a->elf, name, ELF_SECTION_TEXT, text, a->parallel_entry, ELF_SYMBOL_FUNCTION,
                               ELF_BINDING_GLOBAL, a->st) >= 0;
+  snprintf(name, sizeof name, "%s_run_parallel", a->o->name);
+  ok = ok && elf_define_symbol(a->elf, name, ELF_SECTION_TEXT, text + a->parallel_entry,
+                               (uint64_t)check_at - a->parallel_entry, ELF_SYMBOL_FUNCTION, ELF_BINDING_GLOBAL,
+                               a->st) >= 0;
   snprintf(name, sizeof name, "%s.cpu_check", a->o->name);
   ok = ok && elf_define_symbol(a->elf, name, ELF_SECTION_TEXT, text + (uint64_t)check_at, 0, ELF_SYMBOL_FUNCTION,
                                ELF_BINDING_LOCAL, a->st) >= 0;
+  snprintf(name, sizeof name, "%s.task", a->o->name);
+  ok = ok && elf_define_symbol(a->elf, name, ELF_SECTION_TEXT, text + (uint64_t)x86_label_offset(&a->cb, a->task), 0,
+                               ELF_SYMBOL_FUNCTION, ELF_BINDING_LOCAL, a->st) >= 0;
   for (int i = 0; i < a->p->step_count && ok; i++) {
     const CpuStep *s = &a->p->steps[i];
     size_t size, combine;

@@ -161,6 +161,18 @@ static void declarations(StrBuf *sb, const char *name, const char *prefix, const
   array_table(sb, name, "params", params);
   array_table(sb, name, "results", results);
   strbuf_printf(sb, "\nint %s_run(const void *const *params, void *const *results, void *temp);\n", name);
+  strbuf_printf(sb,
+                "\n/* Threads, if you want them: %s_run_parallel is %s_run with each large\n"
+                " * kernel's rows cut into tasks (by shape, as axle's JIT cuts them) and\n"
+                " * handed to parallel_for, which must call task(context, i) once for every\n"
+                " * i in [0, tasks), on any threads in any order, and return when all are\n"
+                " * done; runner is passed to it as it is. The results are the bytes of\n"
+                " * %s_run (every row is computed alone). NULL parallel_for: %s_run. */\n"
+                "typedef void %s_task_t(void *context, int64_t index);\n"
+                "typedef void %s_parallel_for_t(void *runner, int64_t tasks, %s_task_t *task, void *context);\n"
+                "int %s_run_parallel(const void *const *params, void *const *results, void *temp,\n"
+                "                    %s_parallel_for_t *parallel_for, void *runner);\n",
+                name, name, name, name, name, name, name, name, name);
 }
 
 char *cpu_aot_header_create(const Executable *exe, const CpuAotOptions *o, const CpuAotLayout *layout) {

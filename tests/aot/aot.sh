@@ -124,6 +124,35 @@ C
   else fail "aot/two_objects_link_into_one_program" "$(tail -5 "$t/log")" "$("$t/main" 2>&1 | tr '\n' ' ')"; fi
 }
 
+# NAME_run_parallel: a parallel-for of four threads (tests/aot/aot_parallel.c)
+# runs the row tasks of big kernels and a split sum; the bytes are NAME_run's.
+aot_parallel() {
+  local t=$out/aot/parallel
+  mkdir -p "$t"
+  cat >"$t/big.hlo" <<'HLO'
+HloModule big
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[512,1024]{1,0} parameter(0)
+  e = f32[512,1024]{1,0} exponential(x)
+  zero = f32[] constant(0)
+  rows = f32[512]{0} reduce(e, zero), dimensions={1}, to_apply=add
+  y = f32[1048576]{0} parameter(1)
+  total = f32[] reduce(y, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[512,1024]{1,0}, f32[512]{0}, f32[]) tuple(e, rows, total)
+}
+HLO
+  if "$BUILD/axle-aot" --name big -o "$t/big.o" --header "$t/big.h" "$t/big.hlo" >"$t/log" 2>&1 &&
+     $AOT_CC -std=c11 -O1 -Wall -Wextra -Werror -pthread -I"$t" -DAOT_HEADER='"big.h"' -DAOT_NAME=big -DAOT_PREFIX=BIG \
+       tests/aot/aot_parallel.c "$t/big.o" -o "$t/run" >>"$t/log" 2>&1 && "$t/run" >>"$t/log" 2>&1; then
+    pass "aot/run_parallel_gives_the_bytes_of_one_thread ($(tail -1 "$t/log"))"
+  else fail "aot/run_parallel_gives_the_bytes_of_one_thread" "$(tail -5 "$t/log")"; fi
+}
+
 # The tool: exit 2 and a message for what it cannot do; nothing written.
 aot_tool_errors() {
   local t=$out/aot/tool label want text
@@ -161,8 +190,9 @@ aot_sections() {
     in_parallel corpus_aot "${aot_compiled[@]}"
     aot_counts "$level" "${aot_compiled[@]}"
   done
-  section "axle-aot: the ISA check, two objects in one program, the tool's errors"
+  section "axle-aot: the ISA check, two objects in one program, threads, the tool's errors"
   if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then aot_isa_check; else echo "SKIP aot/isa_check (no avx2 here)"; skipped=$((skipped + 1)); fi
   aot_two_objects
+  aot_parallel
   aot_tool_errors
 }
