@@ -724,6 +724,11 @@ bool cpu_aot_compile_files(const Module *m, const ExecutableOptions *eo, const C
   bool ok = cpu_aot_write(exe, o, &object, &object_size, &header, st);
   if (ok) ok = file_write(object_path, object, object_size, st);
   if (ok && header_path) ok = file_write(header_path, header, strlen(header), st);
+  /* A refusal names the file through a pointer into the executable's
+   * clones, which go now: point it at the caller's module instead, as
+   * executable_compile does. */
+  if (!ok && st->file && m->filename && strcmp(st->file, m->filename) == 0) st->file = m->filename;
+  else if (!ok) st->file = NULL;
   free(object);
   free(header);
   executable_free(exe);
