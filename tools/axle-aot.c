@@ -173,8 +173,11 @@ int main(int argc, char **argv) {
     return status_exit_code(&st);
   }
   CpuAotOptions ao = {.name = name, .source_name = o.module, .pretend_cpu_level = pretend};
-  rc = cpu_aot_compile_files(m, &eo, &ao, o.object, o.header, &st) ? 0 : 2;
+  char *stats = NULL;
+  rc = cpu_aot_compile_files(m, &eo, &ao, o.object, o.header, &stats, &st) ? 0 : 2;
+  if (stats) fputs(stats, stderr);
   if (rc) status_print(&st, stderr);
+  free(stats);
   module_free(m);
   free(name);
   return rc;

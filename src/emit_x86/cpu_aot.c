@@ -709,7 +709,8 @@ static bool file_write(const char *path, const void *bytes, size_t size, Status 
 }
 
 bool cpu_aot_compile_files(const Module *m, const ExecutableOptions *eo, const CpuAotOptions *o,
-                           const char *object_path, const char *header_path, Status *st) {
+                           const char *object_path, const char *header_path, char **stats, Status *st) {
+  if (stats) *stats = NULL;
   if (!cpu_aot_name_valid(o->name))
     return status_error(st, STATUS_INPUT_ERROR, "'%s' is not a C identifier to name the object's symbols by",
                         o->name ? o->name : "");
@@ -718,6 +719,7 @@ bool cpu_aot_compile_files(const Module *m, const ExecutableOptions *eo, const C
   options.threads = 1;  /* the program is written, never run: no pool of threads */
   Executable *exe = executable_compile(m, &options, st);
   if (!exe) return false;
+  if (stats && exe->stats) *stats = strdup(exe->stats);
   uint8_t *object = NULL;
   size_t object_size = 0;
   char *header = NULL;

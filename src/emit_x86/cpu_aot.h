@@ -64,9 +64,10 @@ bool cpu_aot_write(const Executable *exe, const CpuAotOptions *o, uint8_t **obje
 /* The one path of axle-aot and axle_compile_to_object: m compiled by
  * executable_compile for the CPU with eo (its cpu_level the target), then
  * the object written to object_path and the header to header_path (NULL:
- * none). */
+ * none). With stats (may be NULL), the optimizer's --stats report when
+ * eo asked for it (malloc'd, NULL otherwise). */
 bool cpu_aot_compile_files(const Module *m, const ExecutableOptions *eo, const CpuAotOptions *o,
-                           const char *object_path, const char *header_path, Status *st);
+                           const char *object_path, const char *header_path, char **stats, Status *st);
 
 /* --------------------------------------------------------- cpu_aot_header.c
  * What the header says about the program (cpu_aot.c works it out). */

@@ -38,5 +38,5 @@ AXLE_API bool axle_compile_to_object(const axle_module_t *am, const axle_aot_opt
   options.cpu_level = (int)level;
   CpuAotOptions o = {.name = given->name ? given->name : "model",
                      .source_name = am->module->filename ? am->module->filename : am->module->name};
-  return cpu_aot_compile_files(am->module, &options, &o, object_path, header_path, &st) || api_set_error(error, &st);
+  return cpu_aot_compile_files(am->module, &options, &o, object_path, header_path, NULL, &st) || api_set_error(error, &st);
 }
