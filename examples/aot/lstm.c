@@ -1,10 +1,10 @@
-/* The 3-layer LSTM of examples/aot (60 units, 4 steps of 32 features),
+/* The 3-layer LSTM of examples/aot (60 units, 8 steps of 32 features),
  * compiled ahead of time: this program links lstm.o (axle-aot
  * examples/aot/lstm.hlo) and nothing of axle's. The weights are the
  * module's parameters, as JAX's jit(lstm)(params, xs) takes them; here
  * they come from a fixed generator (a deployment would load them once).
  * It prints the top layer's hidden state at the last step and a checksum
- * of all four.
+ * of all eight.
  *
  *   make examples       builds it and runs it (docs/aot.md) */
 #include <stdio.h>
