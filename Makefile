@@ -9,6 +9,8 @@
 #   make test-deps    installs what some tests use (Open MPI), else they skip
 #   make bench-detail axle's own benchmarks (bench/detail.sh)
 #   make demo     runs the bundled example module
+#   make examples the programs of examples/aot, each linking an object axle-aot
+#                 wrote and nothing else of axle's (docs/aot.md): built and run
 #   make fetch-cuobjdump  cuobjdump + nvdisasm into build/tools/cuda (SASS checks)
 #   make fuzz     libFuzzer targets for the parser and for the whole compile
 #                 path (needs clang); FUZZ_SECONDS=600 each
@@ -189,6 +191,30 @@ demo:
 	  --in $(DEMO)/in2.npy --time 20 examples/reduce_sum.hlo
 	@echo "== compared with NumPy (float64 sum, rounded to f32): $(DEMO)/out0.npy"
 	@$(BUILD)/tests/npycmp $(DEMO)/out0.npy $(BUILD)/demo-out/out0.npy 1e-4 1e-4 && echo "same as NumPy"
+
+# The programs of examples/aot (docs/aot.md): axle-aot writes BUILD/aot/NAME.o
+# and NAME.h from examples/aot/NAME.hlo; examples/aot/NAME.c links that object
+# and nothing else of axle's. hello is the baseline of their footprint, built
+# the same way. AOT_CPU=sse4|avx2|avx512 targets another level (default: this
+# machine's).
+AOT_EXAMPLES := mlp_classifier lstm
+AOT_CPU      ?= native
+AOT_EX_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O2
+.PHONY: examples
+examples: $(AOT_EXAMPLES:%=$(BUILD)/examples/aot/%) $(BUILD)/examples/aot/hello
+	@for e in $(AOT_EXAMPLES); do echo "== $(BUILD)/examples/aot/$$e"; $(BUILD)/examples/aot/$$e || exit 1; done
+
+$(BUILD)/aot/%.o: examples/aot/%.hlo $(BUILD)/axle-aot
+	@mkdir -p $(dir $@)
+	$(BUILD)/axle-aot --cpu $(AOT_CPU) $< -o $@ --header $(BUILD)/aot/$*.h
+
+$(BUILD)/examples/aot/hello: examples/aot/hello.c
+	@mkdir -p $(dir $@)
+	$(CC) $(AOT_EX_CFLAGS) $< -o $@
+
+$(BUILD)/examples/aot/%: examples/aot/%.c $(BUILD)/aot/%.o
+	@mkdir -p $(dir $@)
+	$(CC) $(AOT_EX_CFLAGS) -I$(BUILD)/aot $< $(BUILD)/aot/$*.o -o $@
 
 # cuobjdump for the SASS checks, where the CUDA install has ptxas only
 # (tools/fetch-cuobjdump.sh); without it those checks skip with a message.

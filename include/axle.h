@@ -305,6 +305,33 @@ AXLE_API bool axle_executable_run_into(axle_executable_t *exe, axle_buffer_t *co
                                        void *const *results, const size_t *result_sizes, int result_count,
                                        axle_error_t **error);
 
+/* ---- ahead of time (docs/aot.md) ----
+ * A module compiled once, at build time, into an object file that a
+ * program links with nothing else: no libaxle, no libc, no executable
+ * memory at run time. The header written beside it declares
+ *   int NAME_run(const void *const *params, void *const *results, void *temp);
+ * and describes every parameter and result (axle-aot is the same as a tool). */
+typedef struct axle_aot_options {
+  /* The C identifier the object's symbols and the header's names start
+   * with (NAME_run, NAME_PARAM0_BYTES); NULL: "model". */
+  const char *name;
+  /* The ISA level of the code: "sse4", "avx2", "avx512", or NULL or
+   * "native" for this machine's. The object checks it (cpuid) at its first
+   * call and returns NAME_ERROR_CPU on a CPU without it. */
+  const char *cpu;
+  /* The optimizer's flags, as in axle_compile_options_t. */
+  const char *flags;
+} axle_aot_options_t;
+
+/* Compiles module for the CPU exactly as axle_compile does, then writes
+ * the program as an ELF relocatable object at object_path and, unless
+ * header_path is NULL, its C header. A module holding what an object
+ * cannot carry yet (a runtime routine in C: sort, scatter, FFT, linear
+ * algebra, control flow, rng) fails with AXLE_ERROR_UNSUPPORTED and a
+ * located message. options may be NULL. */
+AXLE_API bool axle_compile_to_object(const axle_module_t *module, const axle_aot_options_t *options,
+                                     const char *object_path, const char *header_path, axle_error_t **error);
+
 /* ---- device buffers ----
  * Arrays kept where an executable's backend computes, so that a loop of
  * steps copies its weights (and its state) once, not every step:

@@ -29,7 +29,7 @@ case $version in
 esac
 
 # ---- version: every tool says it ----
-for tool in axle-run axle-opt fetch-cuobjdump; do
+for tool in axle-run axle-opt axle-aot fetch-cuobjdump; do
   if [ -f "tools/$tool.sh" ]; then got=$(bash "tools/$tool.sh" --version 2>&1); rc=$?
   else got=$("$BUILD/$tool" --version 2>&1); rc=$?; fi
   if [ $rc -eq 0 ] && [ "$got" = "$tool $version" ]; then pass "version/$tool"
@@ -46,7 +46,7 @@ else fail "install/make_install" "$(tail -5 "$OUT/install.log")"; fi
 lib=$stage/usr/lib
 so_version=libaxle.so.$version so_name=libaxle.so.${version%%.*}
 missing=()
-for f in usr/bin/axle-run usr/bin/axle-opt usr/include/axle.h usr/lib/libaxle.a "usr/lib/$so_version" \
+for f in usr/bin/axle-run usr/bin/axle-opt usr/bin/axle-aot usr/include/axle.h usr/lib/libaxle.a "usr/lib/$so_version" \
          usr/lib/pkgconfig/axle.pc usr/share/doc/axle/README.md usr/share/doc/axle/LICENSE \
          usr/share/doc/axle/CHANGELOG.md usr/share/doc/axle/docs/README.md; do
   [ -f "$stage/$f" ] || missing+=("$f")

@@ -203,6 +203,10 @@ for level in sse4 avx2; do
   echo "corpus-cpu-$level: $level_matched of ${#cpu_compiled[@]} matched at AXLE_CPU=$level, 1 thread"
 done
 
+# ---- corpus-aot and axle-aot: ahead of time (tests/aot/aot.sh) ----
+source tests/aot/aot.sh
+aot_sections
+
 # ---- malformed input: a located error and exit code 2, never a crash ----
 section "malformed input"
 for bad in tests/malformed/*.hlo; do

@@ -57,6 +57,7 @@ static bool bind_slot(CpuCompile *c, const BufferSlot *s) {
     if (!lit) return cpu_refuse(c, s->inst, "a constant without a value for this leaf");
     size_t bytes = (size_t)shape_byte_size(&lit->shape);
     b.kind = BINDING_CONSTANT;
+    b.bytes = (int64_t)bytes;
     b.data = mem_malloc(bytes ? bytes : 1);
     if (!b.data) return status_error(c->st, STATUS_OUT_OF_MEMORY, "out of memory: a constant of %zu bytes", bytes);
     if (relayout) host_buffer_relayout_copy(s->shape, lit->data, b.data, true);
@@ -143,7 +144,7 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     if (in->constant) {
       if (in->shape.element_size_bits) ok = cpu_refuse(c, inst, "a fused constant in a packed layout (E(n))");
       size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
-      CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc(bytes ? bytes : 1, 1)};
+      CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc(bytes ? bytes : 1, 1), .bytes = (int64_t)bytes};
       if (!shape_is_row_major(&in->shape))
         host_buffer_relayout_copy(&in->shape, in->constant->data, b.data, true);
       else if (bytes) memcpy(b.data, in->constant->data, bytes);
@@ -263,7 +264,9 @@ static bool cpu_compile(Executable *exe, Status *st) {
   CpuProgram *p = cpu_program_create(exe->plan, &m->entry->root->shape, exe->threads);
   CpuCompile c = {.p = p, .m = m, .entry = m->entry, .st = st, .product_binding = -1,
                   .across_devices = exe->replica_count * exe->partition_count > 1};
-  bool ok = cpu_features_detect(&p->cpu, st);
+  bool ok = true;
+  if (exe->cpu_level) cpu_features_for_level(&p->cpu, (CpuLevel)exe->cpu_level);
+  else ok = cpu_features_detect(&p->cpu, st);
   if (ok && p->cpu.level == CPU_LEVEL_NONE)
     ok = status_error(st, STATUS_UNSUPPORTED, "the CPU backend needs SSE4.1, which this machine lacks");
   if (ok) ok = cpu_compile_program(&c);

@@ -46,6 +46,11 @@ bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst);
 /* An output fusion, or any fusion around one dot or convolution: the
  * product into a temporary, then the rest as an epilogue kernel. */
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
+/* A step that runs a dot's GEMM with its epilogue kernel fused in, run on
+ * each block of rows the GEMM finishes (kernel row = batch * M + row): true,
+ * with the problem and the kernel, whose buffers are the step's from the
+ * fourth on (lhs, rhs and the product come first). For the AOT writer. */
+bool cpu_fused_dot_parts(const CpuStep *s, const GemmProblem **dot, const CompiledKernel **epilogue);
 /* Whether a fusion's body holds a dot or a convolution (which no loop
  * kernel computes: such a fusion is compiled as an output fusion). */
 bool cpu_fusion_has_product(const Instruction *fusion);
@@ -185,6 +190,11 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst);
  * (add-dependency, domain, opt-barrier, async-update ...), the collectives
  * and asynchronous pairs of one replica, and the ops on static sizes. */
 bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
+/* A step that only copies leaves (what cpu_compile_forward and the like
+ * make): true, with its count of copies; copy i moves bytes[i] bytes from
+ * the step's buffer 2i to its buffer 2i+1 unless they are the same. For
+ * the AOT writer. */
+bool cpu_leaf_copies_parts(const CpuStep *s, int *count, const int64_t **bytes);
 bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_map(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_scan(CpuCompile *c, const Instruction *inst);

@@ -82,6 +82,14 @@ static bool leaf_copies_run(const CpuStep *s, void *const *buffers, ThreadPool *
   return true;
 }
 
+bool cpu_leaf_copies_parts(const CpuStep *s, int *count, const int64_t **bytes) {
+  if (s->kind != CPU_STEP_CALL || s->call != leaf_copies_run) return false;
+  const LeafCopies *lc = s->state;
+  *count = lc->count;
+  *bytes = lc->bytes;
+  return true;
+}
+
 static void leaf_copies_add(LeafCopies *lc, int from, int to, int64_t bytes) {
   if (bytes <= 0) return;
   if (lc->count == lc->capacity) {
@@ -111,7 +119,7 @@ static bool leaf_copies_emit(CpuCompile *c, const Instruction *inst, LeafCopies 
 
 /* A constant binding holding `bytes` bytes of data (zeros when data is NULL). */
 static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
-  CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc((size_t)bytes + 1, 1)};
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc((size_t)bytes + 1, 1), .bytes = bytes};
   if (data) memcpy(b.data, data, (size_t)bytes);
   return cpu_program_add_binding(c->p, &b);
 }

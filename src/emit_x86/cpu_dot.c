@@ -163,7 +163,7 @@ static bool is_product(const Instruction *inst) {
 static int fused_constant_binding(CpuCompile *c, const Literal *lit, const Shape *shape) {
   if (!lit || shape_is_tuple(&lit->shape) || shape->element_size_bits) return -1;
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc(bytes ? bytes : 1, 1)};
+  CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc(bytes ? bytes : 1, 1), .bytes = (int64_t)bytes};
   host_buffer_relayout_copy(shape, lit->data, b.data, true);
   return cpu_program_add_binding(c->p, &b);
 }
@@ -277,6 +277,14 @@ static bool fused_dot_call(const CpuStep *s, void *const *buffers, ThreadPool *p
   GemmEpilogue hook = {.finish_block = fused_block_finish, .context = &r};
   gemm_f32_batched(f->gemm, pool, &g, &hook);
   if (atomic_load(&r.deferred)) kernel_x86_run(f->epilogue, buffers + 3, pool);
+  return true;
+}
+
+bool cpu_fused_dot_parts(const CpuStep *s, const GemmProblem **dot, const CompiledKernel **epilogue) {
+  if (s->kind != CPU_STEP_CALL || s->call != fused_dot_call) return false;
+  const FusedDot *f = s->state;
+  *dot = &f->dot;
+  *epilogue = f->epilogue;
   return true;
 }
 

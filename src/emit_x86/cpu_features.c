@@ -184,6 +184,16 @@ bool cpu_features_force_level(CpuFeatures *f, const char *request, Status *st) {
   return true;
 }
 
+void cpu_features_for_level(CpuFeatures *out, CpuLevel level) {
+  memset(out, 0, sizeof *out);
+  for (int i = 0; i < FEATURE_COUNT; i++)
+    if (feature_rows[i].needed_by != CPU_LEVEL_NONE && feature_rows[i].needed_by <= level)
+      *feature_flag(out, &feature_rows[i]) = true;
+  out->os_saves_ymm = level >= CPU_LEVEL_AVX2;
+  out->os_saves_zmm = level >= CPU_LEVEL_AVX512;
+  out->hardware_level = out->level = level;
+}
+
 bool cpu_features_detect(CpuFeatures *out, Status *st) {
   cpu_features_detect_hardware(out);
   return cpu_features_force_level(out, getenv("AXLE_CPU"), st);

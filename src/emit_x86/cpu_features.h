@@ -51,6 +51,10 @@ void cpu_features_detect_hardware(CpuFeatures *out);
  * name or a level the hardware lacks, naming the missing features. */
 bool cpu_features_force_level(CpuFeatures *f, const char *request, Status *st);
 
+/* The features a level promises and nothing more (no BF16), whatever this
+ * machine has: the target of code that runs elsewhere (axle-aot --cpu). */
+void cpu_features_for_level(CpuFeatures *out, CpuLevel level);
+
 /* Hardware detection followed by the AXLE_CPU environment variable. */
 bool cpu_features_detect(CpuFeatures *out, Status *st);
 

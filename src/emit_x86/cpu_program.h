@@ -33,6 +33,8 @@ typedef struct CpuBinding {
   BindingKind kind;
   int64_t number, leaf, offset;
   void *data;
+  int64_t bytes;              /* BINDING_CONSTANT: how many bytes data holds (the AOT
+                                 writer places them in .rodata) */
   const Shape *layout;
 } CpuBinding;
 

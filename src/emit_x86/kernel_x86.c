@@ -37,6 +37,7 @@ struct CompiledKernel {
   /* A split sum (split_chunks > 0): function is the SPLIT_PARTIAL code,
    * combine the SPLIT_COMBINE code, with a temporary after the outputs. */
   KernelX86Function *combine;
+  size_t combine_offset;  /* of combine in the code */
   int64_t split_chunks;
   int buffer_count;
   int64_t row_count;
@@ -472,6 +473,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     memcpy(&ck->combine, &f, sizeof f);
   }
   ck->split_chunks = x.split_chunks;
+  ck->combine_offset = combine_offset;
   ck->buffer_count = k->input_count + k->output_count;
   ck->lanes = x.vectorized_lanes;
   if (k->kind != KERNEL_LOOP) {
@@ -495,6 +497,13 @@ void kernel_x86_free(CompiledKernel *ck) {
 int64_t kernel_x86_row_count(const CompiledKernel *ck) { return ck->row_count; }
 int kernel_x86_lanes(const CompiledKernel *ck) { return ck->lanes; }
 int64_t kernel_x86_split_chunks(const CompiledKernel *ck) { return ck->split_chunks; }
+int64_t kernel_x86_elements_per_row(const CompiledKernel *ck) { return ck->elements_per_row; }
+
+const uint8_t *kernel_x86_code(const CompiledKernel *ck, size_t *size, size_t *combine_offset) {
+  *size = ck->listing.size;
+  *combine_offset = ck->combine_offset;
+  return ck->listing.code;
+}
 
 /* A split sum's buffers: the kernel's, then the chunk sums' temporary. */
 static void **split_buffers(const CompiledKernel *ck, void *const *buffers) {

@@ -70,6 +70,14 @@ int64_t kernel_x86_row_count(const CompiledKernel *ck);
 /* Chunks a long sum is split into (tasks over the reduced range, folded in
  * order after), 0 when each output point's reduction runs whole. */
 int64_t kernel_x86_split_chunks(const CompiledKernel *ck);
+/* Elements of one row (the innermost dimension, or one reduction's). */
+int64_t kernel_x86_elements_per_row(const CompiledKernel *ck);
+/* The machine code (*size bytes; a split sum's fold starts at
+ * *combine_offset, 0 otherwise). It is position-independent and reaches
+ * nothing outside its own bytes (constants are immediates, tables sit in
+ * the code, read rip-relative), so it runs wherever it is copied: what the
+ * AOT writer (cpu_aot.c) places in an object's .text. */
+const uint8_t *kernel_x86_code(const CompiledKernel *ck, size_t *size, size_t *combine_offset);
 /* f32 lanes of the kernel's vector loop (4, 8, 16), 0 when it runs scalar code only. */
 int kernel_x86_lanes(const CompiledKernel *ck);
 

@@ -40,6 +40,10 @@ typedef struct ExecutableOptions {
    * the module's replica_count x num_partitions devices, which must be N
    * (a module that says neither runs as N replicas). */
   int devices;
+  /* The CPU backend's ISA level (a CpuLevel): 0 compiles for this machine
+   * (AXLE_CPU may lower it); otherwise for that level whatever this machine
+   * has, as axle-aot does for a program that runs elsewhere. */
+  int cpu_level;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -56,6 +60,7 @@ struct Executable {
   int threads;          /* ExecutableOptions.threads, for the backend's compile */
   bool gpu_no_wgmma;    /* OptOptions.gpu_no_wgmma, for the GPU backend's compile */
   int64_t replica_count, partition_count; /* the run's devices (1 x 1 on one device) */
+  int cpu_level;        /* ExecutableOptions.cpu_level, for the CPU backend's compile */
   atomic_int references; /* the compile cache shares executables */
 };
 

@@ -35,6 +35,7 @@ import corpus_syntax  # noqa: E402,F401
 import corpus_xla_forms  # noqa: E402,F401
 import corpus_empty_index  # noqa: E402,F401
 import corpus_layouts  # noqa: E402,F401
+import corpus_aot  # noqa: E402,F401
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hlo")
 
