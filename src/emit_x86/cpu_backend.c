@@ -130,7 +130,7 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     if (shape_is_tuple(&inst->operands[i]->shape)) return cpu_refuse(c, inst, "a tuple-shaped operand");
   Status why = {0};
   Kernel *k = computed ? lower_epilogue(inst, computed, &why) : lower_to_kernel(inst, &why);
-  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  CompiledKernel *ck = k ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
   if (!ck) {
     kernel_free(k);
     return cpu_refuse(c, inst, why.message);
@@ -240,6 +240,7 @@ CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp) {
   CpuProgram *p = cpu_program_create(plan, &comp->root->shape, 1);
   p->owned_plan = plan;
   p->cpu = c->p->cpu;
+  p->listings = c->p->listings;
   CpuCompile inner = {.p = p, .m = c->m, .entry = comp, .st = c->st, .product_binding = -1, .called = true};
   if (!cpu_compile_program(&inner)) {
     cpu_program_free(p);
@@ -256,6 +257,7 @@ static bool cpu_compile(Executable *exe, Status *st) {
                         "the CPU backend compiles optimized modules only (drop --no-opt)");
   if (!eval_check_supported(m, st)) return false;
   CpuProgram *p = cpu_program_create(exe->plan, &m->entry->root->shape, exe->threads);
+  p->listings = exe->listings;
   CpuCompile c = {.p = p, .m = m, .entry = m->entry, .st = st, .product_binding = -1};
   bool ok = cpu_features_detect(&p->cpu, st);
   if (ok && p->cpu.level == CPU_LEVEL_NONE)

@@ -382,13 +382,17 @@ static bool check_buffers(const Kernel *k, Status *st) {
   return true;
 }
 
-static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, Status *st);
+static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st);
+
+CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st) {
+  return kernel_x86_compile_listed(k, cpu, true, st);
+}
 
 /* Complex kernels run as kernels on real pairs (kernel_complex.c). */
-CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st) {
-  if (!kernel_has_complex(k)) return compile_real_kernel(k, cpu, st);
+CompiledKernel *kernel_x86_compile_listed(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st) {
+  if (!kernel_has_complex(k)) return compile_real_kernel(k, cpu, keep_listing, st);
   Kernel *real = kernel_split_complex(k, st);
-  CompiledKernel *ck = real ? compile_real_kernel(real, cpu, st) : NULL;
+  CompiledKernel *ck = real ? compile_real_kernel(real, cpu, keep_listing, st) : NULL;
   if (real && !ck) {
     /* the op named is one of the real ops the complex ones became */
     size_t n = strlen(st->message);
@@ -398,7 +402,7 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   return ck;
 }
 
-static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, Status *st) {
+static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st) {
   if (cpu->level < CPU_LEVEL_SSE4) {
     status_error(st, STATUS_UNSUPPORTED, "kernel %s: x86 kernels need SSE4.1", k->name);
     return NULL;
@@ -406,7 +410,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   if (!check_buffers(k, st)) return NULL;
   CompiledKernel *ck = mem_calloc(1, sizeof *ck);
   x86_buffer_init(&ck->listing);
-  x86_buffer_enable_listing(&ck->listing);
+  if (keep_listing) x86_buffer_enable_listing(&ck->listing);
   KernelX86 x = {.k = k, .cpu = cpu, .cb = &ck->listing, .st = st};
   x.scalar_homes = mem_calloc((size_t)k->op_count + 1, sizeof *x.homes);
   x.vector_homes = mem_calloc((size_t)k->op_count + 1, sizeof *x.homes);
@@ -565,4 +569,7 @@ void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *
   thread_pool_run(pool, (ck->row_count + rows_per_task - 1) / rows_per_task, row_task_run, &t);
 }
 
-void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out) { x86_listing_print(&ck->listing, out); }
+void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out) {
+  if (!ck->listing.listing_enabled) fprintf(out, "# compiled without its listing\n");
+  else x86_listing_print(&ck->listing, out);
+}

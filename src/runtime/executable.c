@@ -64,6 +64,7 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   exe->backend = be;
   exe->threads = o->threads;
   exe->gpu_no_wgmma = o->opt.gpu_no_wgmma;
+  exe->listings = o->listings || o->opt.dump_dir[0];
   double t0 = now_ms();  /* compile time includes the optimizer's */
   exe->module = module_clone(m);
   bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;

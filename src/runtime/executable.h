@@ -36,6 +36,9 @@ typedef struct ExecutableOptions {
   /* Threads of native backends, the caller's included: 0 means
    * AXLE_THREADS when set, else all cores. Results do not depend on it. */
   int threads;
+  /* The backend keeps what a reader of its code needs (the CPU's kernel
+   * listings: axle-opt --stage=asm); a dump folder asks for it too. */
+  bool listings;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -51,6 +54,7 @@ struct Executable {
   double compile_ms;    /* optimizer and backend together */
   int threads;          /* ExecutableOptions.threads, for the backend's compile */
   bool gpu_no_wgmma;    /* OptOptions.gpu_no_wgmma, for the GPU backend's compile */
+  bool listings;        /* ExecutableOptions.listings, or a dump folder was given */
   atomic_int references; /* the compile cache shares executables */
 };
 
