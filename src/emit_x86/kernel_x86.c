@@ -42,6 +42,7 @@ struct CompiledKernel {
   int64_t row_count;
   int64_t elements_per_row;
   int lanes;              /* of the vector loop; 0 for scalar code only */
+  int owners;             /* kernel_x86_share adds one; the last kernel_x86_free frees */
 };
 
 static X86Operand reg(X86Reg r) { return x86_reg(r); }
@@ -409,6 +410,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   }
   if (!check_buffers(k, st)) return NULL;
   CompiledKernel *ck = mem_calloc(1, sizeof *ck);
+  ck->owners = 1;
   x86_buffer_init(&ck->listing);
   if (keep_listing) x86_buffer_enable_listing(&ck->listing);
   KernelX86 x = {.k = k, .cpu = cpu, .cb = &ck->listing, .st = st};
@@ -489,8 +491,13 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   return ck;
 }
 
+CompiledKernel *kernel_x86_share(CompiledKernel *ck) {
+  ck->owners++;
+  return ck;
+}
+
 void kernel_x86_free(CompiledKernel *ck) {
-  if (!ck) return;
+  if (!ck || --ck->owners > 0) return;
   jit_code_free(&ck->code);
   x86_buffer_free(&ck->listing);
   mem_free(ck);

@@ -64,6 +64,9 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
 /* The same, keeping the listing only when keep_listing: recording it costs
  * more than encoding the code, and only dumps read it. */
 CompiledKernel *kernel_x86_compile_listed(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st);
+/* Another owner of ck (steps of one program that run the same kernel, which
+ * compile and free on one thread); each owner calls kernel_x86_free. */
+CompiledKernel *kernel_x86_share(CompiledKernel *ck);
 void kernel_x86_free(CompiledKernel *ck);
 
 /* All rows, split into tasks by shape and run on pool (NULL: this thread). */
