@@ -7,6 +7,7 @@
  * Memory operands and the REX/VEX/EVEX prefixes are built in x86_operand.c. */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,7 +179,10 @@ static bool form_matches(const X86Buffer *cb, const X86RowForm *form, const X86I
  * tables are text, and reading a mnemonic's rows again for every
  * instruction emitted was most of the compiler's time; they are constant,
  * so they are read once per process, into static storage (nothing is
- * allocated, so nothing can unwind, and no compile owns it). */
+ * allocated, so nothing can unwind, and no compile owns it). The grouping
+ * is made once; a mnemonic's rows are parsed when it is first emitted
+ * (under a lock, published by its ready flag), since a compile uses a
+ * tenth of the mnemonics. */
 enum { X86_ROW_CAPACITY = 2048 };
 
 static const X86RowTable *const all_tables[] = {
@@ -189,11 +193,13 @@ static struct {
   pthread_once_t once;
   bool complete;                               /* every row fit in the capacity */
   uint32_t first[X86_MNEMONIC_COUNT + 1];      /* a mnemonic's forms are first[m] .. first[m + 1] - 1 */
-  X86RowForm forms[X86_ROW_CAPACITY];
-} row_index = {.once = PTHREAD_ONCE_INIT};
+  X86RowForm forms[X86_ROW_CAPACITY];          /* .row set by the grouping, the rest when parsed */
+  pthread_mutex_t parse_lock;
+  atomic_bool parsed[X86_MNEMONIC_COUNT];      /* its forms are parsed */
+} row_index = {.once = PTHREAD_ONCE_INIT, .parse_lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void parse_row(const X86Row *row, X86RowForm *form) {
-  form->row = row;
+static void parse_row(X86RowForm *form) {
+  const X86Row *row = form->row;
   form->pattern_count = x86_parse_patterns(row->operands, form->patterns, 4);
   form->evex = strncmp(row->encoding, "EVEX", 4) == 0;
   form->operand_bits = form->pattern_count > 0 ? row_operand_bits(form->patterns, form->pattern_count) : 64;
@@ -213,9 +219,20 @@ static void build_row_index(void) {
   for (size_t t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++)
     for (size_t i = 0; i < all_tables[t]->count; i++) {
       const X86Row *row = &all_tables[t]->rows[i];
-      parse_row(row, &row_index.forms[next[row->mnemonic]++]);
+      row_index.forms[next[row->mnemonic]++].row = row;
     }
   row_index.complete = true;
+}
+
+/* Parses mnemonic m's rows once; another thread may be reading other
+ * mnemonics' forms meanwhile, never these until the flag is set. */
+static void parse_mnemonic(X86Mnemonic m) {
+  pthread_mutex_lock(&row_index.parse_lock);
+  if (!atomic_load_explicit(&row_index.parsed[m], memory_order_relaxed)) {
+    for (uint32_t i = row_index.first[m]; i < row_index.first[m + 1]; i++) parse_row(&row_index.forms[i]);
+    atomic_store_explicit(&row_index.parsed[m], true, memory_order_release);
+  }
+  pthread_mutex_unlock(&row_index.parse_lock);
 }
 
 /* The first form of in's mnemonic whose patterns fit its operands. */
@@ -226,6 +243,7 @@ static const X86RowForm *find_form(X86Buffer *cb, const X86Instr *in) {
     return NULL;
   }
   if ((unsigned)in->mnemonic >= X86_MNEMONIC_COUNT) return NULL;
+  if (!atomic_load_explicit(&row_index.parsed[in->mnemonic], memory_order_acquire)) parse_mnemonic(in->mnemonic);
   for (uint32_t i = row_index.first[in->mnemonic]; i < row_index.first[in->mnemonic + 1]; i++)
     if (form_matches(cb, &row_index.forms[i], in)) return &row_index.forms[i];
   return NULL;
