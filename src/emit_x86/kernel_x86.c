@@ -76,7 +76,7 @@ static void emit_row_split(KernelX86 *x, int count) {
  * instruction (and which JAX line, from its metadata) each block implements. */
 void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last) {
   const KernelOp *op = &x->k->ops[i];
-  if (!op->origin || op->origin == *last) return;
+  if (!x->cb->listing_enabled || !op->origin || op->origin == *last) return;
   *last = op->origin;
   StrBuf sb = {0};
   instruction_describe(&sb, op->origin);
