@@ -146,6 +146,7 @@ static bool print_cpu_stage(const Options *o, const Module *m, Status *st) {
   ExecutableOptions eo;
   executable_options_default(&eo, AXLE_BACKEND_CPU);
   eo.opt = o->optimizer;
+  eo.listings = true;
   Executable *exe = executable_compile(m, &eo, st);
   if (!exe) return false;
   FILE *f = o->out ? fopen(o->out, "w") : stdout;

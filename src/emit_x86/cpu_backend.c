@@ -124,6 +124,61 @@ static bool bind_result(CpuCompile *c) {
 
 /* ---- kernels ---- */
 
+static CompiledKernel *kernel_memo_find(const CpuCompile *c, const Kernel *k, uint64_t hash) {
+  if (!c->memo_slot_count) return NULL;
+  int mask = c->memo_slot_count - 1;
+  for (int at = (int)(hash & (uint64_t)mask); c->memo_slots[at]; at = (at + 1) & mask) {
+    const CpuKernelMemo *e = &c->memo[c->memo_slots[at] - 1];
+    if (e->hash == hash && kernel_same_code(e->kernel, k)) return e->compiled;
+  }
+  return NULL;
+}
+
+static void kernel_memo_place(CpuCompile *c, int index) {
+  int mask = c->memo_slot_count - 1;
+  int at = (int)(c->memo[index].hash & (uint64_t)mask);
+  while (c->memo_slots[at]) at = (at + 1) & mask;
+  c->memo_slots[at] = index + 1;
+}
+
+/* Takes k. */
+static void kernel_memo_add(CpuCompile *c, Kernel *k, CompiledKernel *ck, uint64_t hash) {
+  if (2 * (c->memo_count + 1) > c->memo_slot_count) {
+    mem_free(c->memo_slots);
+    c->memo_slot_count = c->memo_slot_count ? 2 * c->memo_slot_count : 64;
+    c->memo_slots = mem_calloc((size_t)c->memo_slot_count, sizeof *c->memo_slots);
+    c->memo = mem_realloc(c->memo, sizeof *c->memo * (size_t)(c->memo_slot_count / 2));
+    for (int i = 0; i < c->memo_count; i++) kernel_memo_place(c, i);
+  }
+  c->memo[c->memo_count] = (CpuKernelMemo){.kernel = k, .compiled = ck, .hash = hash};
+  kernel_memo_place(c, c->memo_count++);
+}
+
+void cpu_compile_memo_free(CpuCompile *c) {
+  for (int i = 0; i < c->memo_count; i++) kernel_free(c->memo[i].kernel);
+  mem_free(c->memo);
+  mem_free(c->memo_slots);
+  c->memo = NULL;
+  c->memo_slots = NULL;
+  c->memo_count = c->memo_slot_count = 0;
+}
+
+/* k's code: an earlier kernel's when it compiles alike (*kept false), else
+ * compiled now, and then the memo keeps k (*kept true). */
+static CompiledKernel *kernel_compile_once(CpuCompile *c, Kernel *k, bool *kept, Status *why) {
+  *kept = false;
+  if (c->p->listings) return kernel_x86_compile_listed(k, &c->p->cpu, true, why);
+  uint64_t hash = kernel_code_hash(k);
+  CompiledKernel *ck = kernel_memo_find(c, k, hash);
+  if (ck) return kernel_x86_share(ck);
+  ck = kernel_x86_compile_listed(k, &c->p->cpu, false, why);
+  if (ck) {
+    kernel_memo_add(c, k, ck, hash);
+    *kept = true;
+  }
+  return ck;
+}
+
 /* A kernel for inst; with `computed` (an output fusion's dot), the
  * epilogue that reads the dot's product from binding computed_binding. */
 bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding) {
@@ -131,7 +186,8 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     if (shape_is_tuple(&inst->operands[i]->shape)) return cpu_refuse(c, inst, "a tuple-shaped operand");
   Status why = {0};
   Kernel *k = computed ? lower_epilogue(inst, computed, &why) : lower_to_kernel(inst, &why);
-  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  bool kept = false;
+  CompiledKernel *ck = k ? kernel_compile_once(c, k, &kept, &why) : NULL;
   if (!ck) {
     kernel_free(k);
     return cpu_refuse(c, inst, why.message);
@@ -159,7 +215,7 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
     s->buffers[k->input_count + o] = cpu_binding_of(c, inst, k->outputs[o].output_index);
   for (int i = 0; i < s->buffer_count && ok; i++)
     if (s->buffers[i] < 0) ok = cpu_refuse(c, inst, "a kernel buffer the plan does not place");
-  kernel_free(k);
+  if (!kept) kernel_free(k);
   return ok;
 }
 
@@ -245,9 +301,12 @@ CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp) {
   CpuProgram *p = cpu_program_create(plan, &comp->root->shape, 1);
   p->owned_plan = plan;
   p->cpu = c->p->cpu;
+  p->listings = c->p->listings;
   CpuCompile inner = {.p = p, .m = c->m, .entry = comp, .st = c->st, .product_binding = -1, .called = true,
                       .across_devices = c->across_devices};
-  if (!cpu_compile_program(&inner)) {
+  bool ok = cpu_compile_program(&inner);
+  cpu_compile_memo_free(&inner);
+  if (!ok) {
     cpu_program_free(p);
     return NULL;
   }
@@ -262,6 +321,7 @@ static bool cpu_compile(Executable *exe, Status *st) {
                         "the CPU backend compiles optimized modules only (drop --no-opt)");
   if (!eval_check_supported_on(m, exe->replica_count, exe->partition_count, st)) return false;
   CpuProgram *p = cpu_program_create(exe->plan, &m->entry->root->shape, exe->threads);
+  p->listings = exe->listings;
   CpuCompile c = {.p = p, .m = m, .entry = m->entry, .st = st, .product_binding = -1,
                   .across_devices = exe->replica_count * exe->partition_count > 1};
   bool ok = true;
@@ -270,6 +330,7 @@ static bool cpu_compile(Executable *exe, Status *st) {
   if (ok && p->cpu.level == CPU_LEVEL_NONE)
     ok = status_error(st, STATUS_UNSUPPORTED, "the CPU backend needs SSE4.1, which this machine lacks");
   if (ok) ok = cpu_compile_program(&c);
+  cpu_compile_memo_free(&c);
   if (!ok) {
     cpu_program_free(p);
     return false;

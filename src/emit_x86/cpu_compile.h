@@ -10,6 +10,13 @@
 
 #include "emit_x86/cpu_program.h"
 
+/* A kernel compiled so far, kept to compare the next ones with. */
+typedef struct CpuKernelMemo {
+  Kernel *kernel;              /* the lowered kernel, owned here */
+  CompiledKernel *compiled;    /* owned by the first step that runs it */
+  uint64_t hash;               /* kernel_code_hash */
+} CpuKernelMemo;
+
 typedef struct CpuCompile {
   CpuProgram *p;
   const Module *m;
@@ -21,6 +28,14 @@ typedef struct CpuCompile {
    * epilogue, the next step, so all share one binding of the largest size. */
   int product_binding;
   int64_t product_bytes;
+  /* Kernels compiled so far (not while listings are kept: a listing names
+   * its instructions), so that a kernel of the same code as an earlier one
+   * (an unrolled model's layers) shares its code. slots is a hash table of
+   * memo indices + 1, 0 when empty. */
+  CpuKernelMemo *memo;
+  int memo_count;
+  int *memo_slots;
+  int memo_slot_count;         /* a power of two, at least twice memo_count */
 } CpuCompile;
 
 /* The one message for everything the backend cannot compile, located at
@@ -33,6 +48,8 @@ int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf);
  * output fusion's dot), the epilogue reading its product from
  * computed_binding. */
 bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding);
+/* Frees the kernels c compared its kernels with (their code stays the steps'). */
+void cpu_compile_memo_free(CpuCompile *c);
 /* A program of its own for comp (a loop body, a branch), compiled by the
  * same walk as the entry: it reads its parameters from, and writes its
  * result to, leaf addresses its caller gives (cpu_frame_run). NULL after

@@ -192,7 +192,7 @@ static int fused_value_binding(CpuCompile *c, const Instruction *fusion, const I
   }
   Status why = {0};
   Kernel *k = lower_to_kernel(v, &why);
-  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  CompiledKernel *ck = k ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
   if (!ck) {
     kernel_free(k);
     cpu_refuse(c, fusion, why.message);

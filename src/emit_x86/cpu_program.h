@@ -67,6 +67,7 @@ typedef struct CpuResultCopy {
 
 typedef struct CpuProgram {
   CpuFeatures cpu;
+  bool listings;              /* kernels keep their listings, for dumps (Executable.listings) */
   const BufferPlan *plan;
   const Shape *result_shape;
   /* The temporary block: the plan's, then the products of output fusions'

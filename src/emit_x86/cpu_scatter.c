@@ -205,7 +205,7 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
   }
   Status why = {0};
   Kernel *k = lower_scatter_combiner(inst, &why);
-  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  CompiledKernel *ck = k ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
   kernel_free(k);
   if (!ck) return cpu_refuse(c, inst, why.message);
   ScatterRoutine *r = mem_calloc(1, sizeof *r);
@@ -225,7 +225,7 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
 /* A kernel step over the given bindings (inputs then outputs). */
 static bool kernel_step_add(CpuCompile *c, const Instruction *inst, Kernel *k, const int *bindings) {
   Status why = {0};
-  CompiledKernel *ck = k ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  CompiledKernel *ck = k ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
   int count = k ? k->input_count + k->output_count : 0;
   kernel_free(k);
   if (!ck) return cpu_refuse(c, inst, why.message);

@@ -178,7 +178,7 @@ static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, Sort
   if (!params_fit) return cpu_refuse(c, inst, "a comparator without two parameters per operand, of its type");
   Status why = {0};
   Kernel *k = lower_scalar_computation(compare, inst, &why);
-  CompiledKernel *ck = k && why.code == STATUS_OK ? kernel_x86_compile(k, &c->p->cpu, &why) : NULL;
+  CompiledKernel *ck = k && why.code == STATUS_OK ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
   if (!ck) {
     kernel_free(k);
     return cpu_refuse(c, inst, why.message[0] ? why.message : "a comparator that does not compile");

@@ -43,6 +43,7 @@ struct CompiledKernel {
   int64_t row_count;
   int64_t elements_per_row;
   int lanes;              /* of the vector loop; 0 for scalar code only */
+  int owners;             /* kernel_x86_share adds one; the last kernel_x86_free frees */
 };
 
 static X86Operand reg(X86Reg r) { return x86_reg(r); }
@@ -76,7 +77,7 @@ static void emit_row_split(KernelX86 *x, int count) {
  * instruction (and which JAX line, from its metadata) each block implements. */
 void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last) {
   const KernelOp *op = &x->k->ops[i];
-  if (!op->origin || op->origin == *last) return;
+  if (!x->cb->listing_enabled || !op->origin || op->origin == *last) return;
   *last = op->origin;
   StrBuf sb = {0};
   instruction_describe(&sb, op->origin);
@@ -383,13 +384,17 @@ static bool check_buffers(const Kernel *k, Status *st) {
   return true;
 }
 
-static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, Status *st);
+static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st);
+
+CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st) {
+  return kernel_x86_compile_listed(k, cpu, true, st);
+}
 
 /* Complex kernels run as kernels on real pairs (kernel_complex.c). */
-CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st) {
-  if (!kernel_has_complex(k)) return compile_real_kernel(k, cpu, st);
+CompiledKernel *kernel_x86_compile_listed(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st) {
+  if (!kernel_has_complex(k)) return compile_real_kernel(k, cpu, keep_listing, st);
   Kernel *real = kernel_split_complex(k, st);
-  CompiledKernel *ck = real ? compile_real_kernel(real, cpu, st) : NULL;
+  CompiledKernel *ck = real ? compile_real_kernel(real, cpu, keep_listing, st) : NULL;
   if (real && !ck) {
     /* the op named is one of the real ops the complex ones became */
     size_t n = strlen(st->message);
@@ -399,15 +404,16 @@ CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Stat
   return ck;
 }
 
-static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, Status *st) {
+static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st) {
   if (cpu->level < CPU_LEVEL_SSE4) {
     status_error(st, STATUS_UNSUPPORTED, "kernel %s: x86 kernels need SSE4.1", k->name);
     return NULL;
   }
   if (!check_buffers(k, st)) return NULL;
   CompiledKernel *ck = mem_calloc(1, sizeof *ck);
+  ck->owners = 1;
   x86_buffer_init(&ck->listing);
-  x86_buffer_enable_listing(&ck->listing);
+  if (keep_listing) x86_buffer_enable_listing(&ck->listing);
   KernelX86 x = {.k = k, .cpu = cpu, .cb = &ck->listing, .st = st};
   x.scalar_homes = mem_calloc((size_t)k->op_count + 1, sizeof *x.homes);
   x.vector_homes = mem_calloc((size_t)k->op_count + 1, sizeof *x.homes);
@@ -487,8 +493,13 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   return ck;
 }
 
+CompiledKernel *kernel_x86_share(CompiledKernel *ck) {
+  ck->owners++;
+  return ck;
+}
+
 void kernel_x86_free(CompiledKernel *ck) {
-  if (!ck) return;
+  if (!ck || --ck->owners > 0) return;
   jit_code_free(&ck->code);
   x86_buffer_free(&ck->listing);
   mem_free(ck);
@@ -574,4 +585,7 @@ void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *
   thread_pool_run(pool, (ck->row_count + rows_per_task - 1) / rows_per_task, row_task_run, &t);
 }
 
-void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out) { x86_listing_print(&ck->listing, out); }
+void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out) {
+  if (!ck->listing.listing_enabled) fprintf(out, "# compiled without its listing\n");
+  else x86_listing_print(&ck->listing, out);
+}

@@ -58,8 +58,15 @@ typedef struct CompiledKernel CompiledKernel;
 typedef void KernelX86Function(void *const *buffers, int64_t first_row, int64_t row_count);
 
 /* NULL with st filled in (STATUS_UNSUPPORTED for what has no code yet). The
- * result does not keep k: it may be freed after. */
+ * result does not keep k: it may be freed after. It keeps the listing of
+ * its code for kernel_x86_print_listing. */
 CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st);
+/* The same, keeping the listing only when keep_listing: recording it costs
+ * more than encoding the code, and only dumps read it. */
+CompiledKernel *kernel_x86_compile_listed(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st);
+/* Another owner of ck (steps of one program that run the same kernel, which
+ * compile and free on one thread); each owner calls kernel_x86_free. */
+CompiledKernel *kernel_x86_share(CompiledKernel *ck);
 void kernel_x86_free(CompiledKernel *ck);
 
 /* All rows, split into tasks by shape and run on pool (NULL: this thread). */
@@ -82,7 +89,8 @@ const uint8_t *kernel_x86_code(const CompiledKernel *ck, size_t *size, size_t *c
 int kernel_x86_lanes(const CompiledKernel *ck);
 
 /* The machine code in objdump's format, each block headed by the kernel op
- * and HLO instruction it came from. */
+ * and HLO instruction it came from (a comment line when compiled without
+ * its listing). */
 void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out);
 
 #endif

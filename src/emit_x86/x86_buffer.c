@@ -18,8 +18,6 @@ void x86_buffer_free(X86Buffer *cb) {
   mem_free(cb->fixups);
   for (size_t i = 0; i < cb->listing_count; i++) mem_free((char *)cb->listing[i].note);
   mem_free(cb->listing);
-  mem_free(cb->rows_by_mnemonic);
-  mem_free(cb->mnemonic_first_row);
   memset(cb, 0, sizeof *cb);
 }
 

@@ -6,6 +6,8 @@
  * tokens for prefixes, opcode bytes, ModRM extension and immediates.
  * Memory operands and the REX/VEX/EVEX prefixes are built in x86_operand.c. */
 #include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,82 +165,125 @@ static int row_operand_bits(const X86Pattern *p, int n) {
   return 64;
 }
 
-static bool row_matches(const X86Buffer *cb, const X86Row *row, const X86Instr *in,
-                        X86Pattern *patterns) {
-  int commas = 0;
-  for (const char *c = row->operands; *c; c++) commas += *c == ',';
-  if (in->count != (row->operands[0] ? commas + 1 : 0)) return false;
-  int n = x86_parse_patterns(row->operands, patterns, 4);
-  if (n != in->count) return false;
-  bool evex = strncmp(row->encoding, "EVEX", 4) == 0;
-  int bits = row_operand_bits(patterns, n);
-  for (int i = 0; i < n; i++)
-    if (!operand_matches(cb, &in->operands[i], &patterns[i], evex, bits)) return false;
+static bool form_matches(const X86Buffer *cb, const X86RowForm *form, const X86Instr *in) {
+  if (form->pattern_count != in->count) return false;
+  for (int i = 0; i < in->count; i++)
+    if (!operand_matches(cb, &in->operands[i], &form->patterns[i], form->evex, form->operand_bits)) return false;
   return true;
 }
+
+/* ------------------------------------------------------------ the row index */
+
+/* Every encoding row grouped by mnemonic (a counting sort that keeps table
+ * order, which is the order of preference), each with its text parsed. The
+ * tables are text, and reading a mnemonic's rows again for every
+ * instruction emitted was most of the compiler's time; they are constant,
+ * so they are read once per process, into static storage (nothing is
+ * allocated, so nothing can unwind, and no compile owns it). The grouping
+ * is made once; a mnemonic's rows are parsed when it is first emitted
+ * (under a lock, published by its ready flag), since a compile uses a
+ * tenth of the mnemonics. */
+enum { X86_ROW_CAPACITY = 2048 };
 
 static const X86RowTable *const all_tables[] = {
     &x86_gpr_table, &x86_sse_table, &x86_avx_table, &x86_avx512_table,
 };
 
-/* Groups every row by mnemonic (a counting sort that keeps table order,
- * which is the order of preference). */
-static bool build_row_index(X86Buffer *cb) {
+static struct {
+  pthread_once_t once;
+  bool complete;                               /* every row fit in the capacity */
+  uint32_t first[X86_MNEMONIC_COUNT + 1];      /* a mnemonic's forms are first[m] .. first[m + 1] - 1 */
+  X86RowForm forms[X86_ROW_CAPACITY];          /* .row set by the grouping, the rest when parsed */
+  pthread_mutex_t parse_lock;
+  atomic_bool parsed[X86_MNEMONIC_COUNT];      /* its forms are parsed */
+} row_index = {.once = PTHREAD_ONCE_INIT, .parse_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void parse_row(X86RowForm *form) {
+  const X86Row *row = form->row;
+  form->pattern_count = x86_parse_patterns(row->operands, form->patterns, 4);
+  form->evex = strncmp(row->encoding, "EVEX", 4) == 0;
+  form->operand_bits = form->pattern_count > 0 ? row_operand_bits(form->patterns, form->pattern_count) : 64;
+  form->encoding_ok = x86_parse_encoding(row->encoding, &form->encoding);
+}
+
+static void build_row_index(void) {
   size_t total = 0;
   for (size_t t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++) total += all_tables[t]->count;
-  cb->rows_by_mnemonic = mem_malloc(total * sizeof *cb->rows_by_mnemonic);
-  cb->mnemonic_first_row = mem_calloc(X86_MNEMONIC_COUNT + 1, sizeof *cb->mnemonic_first_row);
-  if (!cb->rows_by_mnemonic || !cb->mnemonic_first_row)
-    return x86_buffer_fail(cb, "out of memory indexing the encoding rows");
-  uint32_t *first = cb->mnemonic_first_row;
+  if (total > X86_ROW_CAPACITY) return;  /* complete stays false: every emit fails, naming the capacity */
+  uint32_t *first = row_index.first;
   for (size_t t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++)
     for (size_t i = 0; i < all_tables[t]->count; i++) first[all_tables[t]->rows[i].mnemonic + 1]++;
   for (int m = 0; m < X86_MNEMONIC_COUNT; m++) first[m + 1] += first[m];
-  uint32_t *next = mem_malloc(X86_MNEMONIC_COUNT * sizeof *next);
-  if (!next) return x86_buffer_fail(cb, "out of memory indexing the encoding rows");
-  memcpy(next, first, X86_MNEMONIC_COUNT * sizeof *next);
+  uint32_t next[X86_MNEMONIC_COUNT];
+  memcpy(next, first, sizeof next);
   for (size_t t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++)
     for (size_t i = 0; i < all_tables[t]->count; i++) {
       const X86Row *row = &all_tables[t]->rows[i];
-      cb->rows_by_mnemonic[next[row->mnemonic]++] = row;
+      row_index.forms[next[row->mnemonic]++].row = row;
     }
-  mem_free(next);
-  return true;
+  row_index.complete = true;
+}
+
+/* Parses mnemonic m's rows once; another thread may be reading other
+ * mnemonics' forms meanwhile, never these until the flag is set. */
+static void parse_mnemonic(X86Mnemonic m) {
+  pthread_mutex_lock(&row_index.parse_lock);
+  if (!atomic_load_explicit(&row_index.parsed[m], memory_order_relaxed)) {
+    for (uint32_t i = row_index.first[m]; i < row_index.first[m + 1]; i++) parse_row(&row_index.forms[i]);
+    atomic_store_explicit(&row_index.parsed[m], true, memory_order_release);
+  }
+  pthread_mutex_unlock(&row_index.parse_lock);
+}
+
+/* The first form of in's mnemonic whose patterns fit its operands. */
+static const X86RowForm *find_form(X86Buffer *cb, const X86Instr *in) {
+  pthread_once(&row_index.once, build_row_index);
+  if (!row_index.complete) {
+    x86_buffer_fail(cb, "the encoding tables hold more than %d rows", X86_ROW_CAPACITY);
+    return NULL;
+  }
+  if ((unsigned)in->mnemonic >= X86_MNEMONIC_COUNT) return NULL;
+  if (!atomic_load_explicit(&row_index.parsed[in->mnemonic], memory_order_acquire)) parse_mnemonic(in->mnemonic);
+  for (uint32_t i = row_index.first[in->mnemonic]; i < row_index.first[in->mnemonic + 1]; i++)
+    if (form_matches(cb, &row_index.forms[i], in)) return &row_index.forms[i];
+  return NULL;
 }
 
 const X86Row *x86_find_row(X86Buffer *cb, const X86Instr *in) {
-  if (!cb->rows_by_mnemonic && !build_row_index(cb)) return NULL;
-  if ((unsigned)in->mnemonic >= X86_MNEMONIC_COUNT) return NULL;
-  X86Pattern patterns[4];
-  for (uint32_t i = cb->mnemonic_first_row[in->mnemonic];
-       i < cb->mnemonic_first_row[in->mnemonic + 1]; i++)
-    if (row_matches(cb, cb->rows_by_mnemonic[i], in, patterns)) return cb->rows_by_mnemonic[i];
-  return NULL;
+  const X86RowForm *form = find_form(cb, in);
+  return form ? form->row : NULL;
+}
+
+/* The N of {1toN} under a row's patterns: the full memory size over the
+ * element size. */
+static int form_broadcast_lanes(const X86Pattern *patterns, int n, const X86Instr *in) {
+  for (int i = 0; i < n && i < in->count; i++)
+    if (in->operands[i].kind == X86_OPERAND_MEM && in->operands[i].mem.broadcast && patterns[i].bcst_size)
+      return patterns[i].mem_size / patterns[i].bcst_size;
+  return 0;
 }
 
 int x86_broadcast_lanes(const X86Row *row, const X86Instr *in) {
   X86Pattern patterns[4];
   int n = x86_parse_patterns(row->operands, patterns, 4);
-  for (int i = 0; i < n && i < in->count; i++)
-    if (in->operands[i].kind == X86_OPERAND_MEM && in->operands[i].mem.broadcast &&
-        patterns[i].bcst_size)
-      return patterns[i].mem_size / patterns[i].bcst_size;
-  return 0;
+  return form_broadcast_lanes(patterns, n, in);
 }
 
 bool x86_emit_instr(X86Buffer *cb, const X86Instr *in) {
   if (in->count < 0 || in->count > 4)
     return x86_buffer_fail(cb, "%s: %d operands", x86_mnemonic_name(in->mnemonic), in->count);
-  const X86Row *row = x86_find_row(cb, in);
-  if (!row) {
+  const X86RowForm *form = find_form(cb, in);
+  if (!form) {
+    if (cb->failed) return false;
     char text[160];
     x86_instr_att_text(in, -1, text, sizeof text);
     return x86_buffer_fail(cb, "no encoding of %s (AT&T: %s)", x86_mnemonic_name(in->mnemonic),
                            text);
   }
   size_t offset = cb->size;
-  if (!x86_encode_row(cb, row, in)) return false;
-  x86_buffer_record(cb, in, offset, cb->listing_enabled ? x86_broadcast_lanes(row, in) : 0);
+  if (!x86_encode_row(cb, form, in)) return false;
+  int lanes = cb->listing_enabled ? form_broadcast_lanes(form->patterns, form->pattern_count, in) : 0;
+  x86_buffer_record(cb, in, offset, lanes);
   return !cb->failed;
 }
 

@@ -311,10 +311,6 @@ typedef struct X86Buffer {
   size_t listing_count, listing_capacity;
   bool failed;                   /* the first error is kept in error */
   char error[256];
-  /* Built on first use: every encoding row grouped by mnemonic, in table
-   * order, so x86_emit looks only at the rows of its mnemonic. */
-  const struct X86Row **rows_by_mnemonic;
-  uint32_t *mnemonic_first_row;  /* X86_MNEMONIC_COUNT + 1 entries */
 } X86Buffer;
 
 void x86_buffer_init(X86Buffer *cb);

@@ -89,6 +89,34 @@ typedef struct X86Pattern {
   bool maskable, zeroable;
 } X86Pattern;
 
+/* A row's encoding column, parsed. */
+typedef struct X86Encoding {
+  uint8_t prefixes[3];
+  int prefix_count;
+  bool rex_w;
+  uint8_t opcode[4];
+  int opcode_count;
+  bool plus_reg;          /* +rb/+rw/+rd/+ro */
+  int modrm_digit;        /* 0..7, or -1 for /r, or -2 for no ModRM */
+  int imm_bytes;
+  int rel_bytes;
+  bool is4;
+  int vex;                /* 0 legacy, 1 VEX, 2 EVEX */
+  int vex_l, vex_pp, vex_map, vex_w;
+} X86Encoding;
+
+/* A row as the encoder reads it: its text parsed once per process (see
+ * the row index in x86_emit.c). */
+typedef struct X86RowForm {
+  const X86Row *row;
+  int pattern_count;        /* -1: the operand column does not parse; the row never matches */
+  X86Pattern patterns[4];
+  bool evex;
+  int operand_bits;         /* the operand size its immediates are taken at */
+  bool encoding_ok;         /* false: the encoding column does not parse */
+  X86Encoding encoding;
+} X86RowForm;
+
 static inline int atoi_prefix(const char *s) {
   int v = 0;
   while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
@@ -99,8 +127,10 @@ static inline int atoi_prefix(const char *s) {
 int x86_parse_patterns(const char *list, X86Pattern *out, int max);
 const X86Row *x86_find_row(X86Buffer *cb, const X86Instr *in);
 
-/* x86_operand.c: assembles one instruction by a chosen row. */
-bool x86_encode_row(X86Buffer *cb, const X86Row *row, const X86Instr *in);
+/* x86_operand.c: reads a row's encoding column; assembles one instruction
+ * by a chosen row. */
+bool x86_parse_encoding(const char *text, X86Encoding *e);
+bool x86_encode_row(X86Buffer *cb, const X86RowForm *form, const X86Instr *in);
 
 /* x86_buffer.c: byte output and fix-up recording for the encoder. */
 void x86_buffer_put(X86Buffer *cb, const uint8_t *bytes, size_t count);

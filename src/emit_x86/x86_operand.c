@@ -11,22 +11,6 @@
 
 #include "x86_encode_internal.h"
 
-/* A row's encoding column, parsed. */
-typedef struct Encoding {
-  uint8_t prefixes[3];
-  int prefix_count;
-  bool rex_w;
-  uint8_t opcode[4];
-  int opcode_count;
-  bool plus_reg;          /* +rb/+rw/+rd/+ro */
-  int modrm_digit;        /* 0..7, or -1 for /r, or -2 for no ModRM */
-  int imm_bytes;
-  int rel_bytes;
-  bool is4;
-  int vex;                /* 0 legacy, 1 VEX, 2 EVEX */
-  int vex_l, vex_pp, vex_map, vex_w;
-} Encoding;
-
 static int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -35,7 +19,7 @@ static int hex_value(char c) {
 }
 
 /* "VEX.256.66.0F38.W0" or "EVEX.512.0F.W1" */
-static bool parse_vex_token(const char *tok, Encoding *e) {
+static bool parse_vex_token(const char *tok, X86Encoding *e) {
   e->vex = tok[0] == 'E' ? 2 : 1;
   char buf[40];
   strncpy(buf, tok, sizeof buf - 1);
@@ -59,7 +43,7 @@ static bool parse_vex_token(const char *tok, Encoding *e) {
   return e->vex_map != 0;
 }
 
-static bool parse_encoding(const char *text, Encoding *e) {
+bool x86_parse_encoding(const char *text, X86Encoding *e) {
   memset(e, 0, sizeof *e);
   e->modrm_digit = -2;
   char buf[96];
@@ -129,7 +113,7 @@ static void place_operands(const X86Row *row, const X86Instr *in, Placement *pl)
  * operands and uses the store form (vmovaps %xmm8,%xmm0 is C5 78 29 C0,
  * not C4 C1 78 28 C0). The store opcode is the load opcode with bit 0 set
  * (10/11, 28/29) or, for the integer moves, bit 4 (6F/7F). */
-static void prefer_two_byte_vex(const X86Instr *in, Encoding *e, Placement *pl) {
+static void prefer_two_byte_vex(const X86Instr *in, X86Encoding *e, Placement *pl) {
   static const X86Mnemonic swappable[] = {
       X86_VMOVAPS, X86_VMOVUPS, X86_VMOVAPD, X86_VMOVUPD, X86_VMOVDQA, X86_VMOVDQU,
       X86_VMOVSS, X86_VMOVSD,
@@ -246,7 +230,7 @@ static RegBits register_bits(const Placement *pl) {
   return rb;
 }
 
-static void put_vex(Bytes *out, const Encoding *e, const Placement *pl, RegBits rb) {
+static void put_vex(Bytes *out, const X86Encoding *e, const Placement *pl, RegBits rb) {
   int vvvv = (~reg_num(pl->vvvv)) & 15;
   if (e->vex_map == 1 && !e->vex_w && !rb.x && !rb.b) {
     put(out, 0xC5);
@@ -258,7 +242,7 @@ static void put_vex(Bytes *out, const Encoding *e, const Placement *pl, RegBits 
   put(out, (uint8_t)(e->vex_w << 7 | vvvv << 3 | e->vex_l << 2 | e->vex_pp));
 }
 
-static void put_evex(Bytes *out, const Encoding *e, const Placement *pl, RegBits rb,
+static void put_evex(Bytes *out, const X86Encoding *e, const Placement *pl, RegBits rb,
                      const X86Instr *in) {
   int vvvv = (~reg_num(pl->vvvv)) & 15;
   /* For a register in r/m, EVEX.X holds its bit 4; for memory it is the
@@ -273,10 +257,10 @@ static void put_evex(Bytes *out, const Encoding *e, const Placement *pl, RegBits
                      (dest->mask & 7)));
 }
 
-bool x86_encode_row(X86Buffer *cb, const X86Row *row, const X86Instr *in) {
-  Encoding e;
-  if (!parse_encoding(row->encoding, &e))
-    return x86_buffer_fail(cb, "bad encoding row \"%s\"", row->encoding);
+bool x86_encode_row(X86Buffer *cb, const X86RowForm *form, const X86Instr *in) {
+  const X86Row *row = form->row;
+  if (!form->encoding_ok) return x86_buffer_fail(cb, "bad encoding row \"%s\"", row->encoding);
+  X86Encoding e = form->encoding;
   Placement pl;
   place_operands(row, in, &pl);
   prefer_two_byte_vex(in, &e, &pl);

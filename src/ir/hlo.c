@@ -35,7 +35,9 @@ bool opcode_has_side_effects(Opcode op) { return opcode_table[op].flags & F_SIDE
 
 bool opcode_from_name(const char *s, size_t n, Opcode *out) {
   for (int op = 0; op < OP_COUNT; op++) {
-    if (strlen(opcode_table[op].name) == n && memcmp(opcode_table[op].name, s, n) == 0) {
+    /* strncmp stops at the first differing byte; strlen runs on a match */
+    const char *name = opcode_table[op].name;
+    if (strncmp(name, s, n) == 0 && strlen(name) == n) {
       *out = (Opcode)op;
       return true;
     }

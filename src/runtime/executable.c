@@ -64,6 +64,7 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   exe->backend = be;
   exe->threads = o->threads;
   exe->gpu_no_wgmma = o->opt.gpu_no_wgmma;
+  exe->listings = o->listings || o->opt.dump_dir[0];
   exe->cpu_level = o->cpu_level;
   if (!executable_device_counts(m, o->devices, &exe->replica_count, &exe->partition_count, st)) {
     mem_free(exe);

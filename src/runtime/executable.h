@@ -44,6 +44,9 @@ typedef struct ExecutableOptions {
    * (AXLE_CPU may lower it); otherwise for that level whatever this machine
    * has, as axle-aot does for a program that runs elsewhere. */
   int cpu_level;
+  /* The backend keeps what a reader of its code needs (the CPU's kernel
+   * listings: axle-opt --stage=asm); a dump folder asks for it too. */
+  bool listings;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -61,6 +64,7 @@ struct Executable {
   bool gpu_no_wgmma;    /* OptOptions.gpu_no_wgmma, for the GPU backend's compile */
   int64_t replica_count, partition_count; /* the run's devices (1 x 1 on one device) */
   int cpu_level;        /* ExecutableOptions.cpu_level, for the CPU backend's compile */
+  bool listings;        /* ExecutableOptions.listings, or a dump folder was given */
   atomic_int references; /* the compile cache shares executables */
 };
 

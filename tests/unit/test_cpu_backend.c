@@ -262,6 +262,72 @@ TEST(what_it_cannot_compile_is_a_located_error_naming_the_instruction) {
   executable_free(exe);
 }
 
+/* Kernels that compile to the same code are compiled once and shared by
+ * their steps (an unrolled model's layers); kernels that differ only in
+ * what the code generator reads from their HLO (reduce-precision's bit
+ * counts) or in a layout are compiled apart. Unfused, each op is a kernel.
+ * x = 1.25: with no mantissa bit it rounds to 1, with two it stays 1.25. */
+static const char same_code_text[] =
+    "HloModule same_code\n"
+    "ENTRY main {\n"
+    "  x = f32[8,16] parameter(0)\n"
+    "  y = f32[8,16] parameter(1)\n"
+    "  e1 = f32[8,16] negate(x)\n"
+    "  e2 = f32[8,16] negate(y)\n"
+    "  r1 = f32[8,16] reduce-precision(x), exponent_bits=8, mantissa_bits=0\n"
+    "  r2 = f32[8,16] reduce-precision(x), exponent_bits=8, mantissa_bits=2\n"
+    "  t = f32[8,16]{0,1} negate(x)\n"
+    "  ROOT out = (f32[8,16], f32[8,16], f32[8,16], f32[8,16], f32[8,16]{0,1}) tuple(e1, e2, r1, r2, t)\n"
+    "}\n";
+
+static const CompiledKernel *kernel_of(const Executable *exe, const char *name) {
+  const CpuProgram *p = exe->program;
+  for (int i = 0; i < p->step_count; i++)
+    if (p->steps[i].kind == CPU_STEP_KERNEL && strcmp(p->steps[i].inst->name, name) == 0) return p->steps[i].kernel;
+  return NULL;
+}
+
+TEST(kernels_of_the_same_code_compile_once_and_others_apart) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(same_code_text, strlen(same_code_text), "test.hlo", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  if (!m) return;
+  ExecutableOptions o;
+  executable_options_default(&o, AXLE_BACKEND_CPU);
+  o.threads = 1;
+  o.opt.no_fusion = true;
+  Executable *exe = executable_compile(m, &o, &st);
+  module_free(m);
+  EXPECT(exe != NULL, "compiles: %s", st.message);
+  if (!exe) return;
+  const CompiledKernel *e1 = kernel_of(exe, "e1"), *e2 = kernel_of(exe, "e2"), *r1 = kernel_of(exe, "r1"),
+                       *r2 = kernel_of(exe, "r2"), *t = kernel_of(exe, "t");
+  EXPECT(e1 && e2 && r1 && r2 && t, "a kernel step for each op");
+  EXPECT(e1 == e2, "negate(x) and negate(y) share one compiled kernel");
+  EXPECT(r1 != r2, "reduce-precision with 0 and with 2 mantissa bits are compiled apart");
+  EXPECT(t != e1, "a negate in another layout is compiled apart");
+  int64_t dims[2] = {8, 16};
+  HostBuffer *args[2] = {f32_random(2, dims, 1), f32_random(2, dims, 2)};
+  float *x = args[0]->data;
+  for (int i = 0; i < 8 * 16; i++) x[i] = 1.25f;
+  HostBuffer *out = executable_run(exe, args, 2, &st);
+  EXPECT(out != NULL, "runs: %s", st.message);
+  if (out) {
+    const float *y = args[1]->data, *ne1 = out->elements[0]->data, *ne2 = out->elements[1]->data;
+    const float *pr1 = out->elements[2]->data, *pr2 = out->elements[3]->data;
+    int wrong = 0;
+    for (int i = 0; i < 8 * 16; i++)
+      wrong += ne1[i] != -1.25f || ne2[i] != -y[i] || pr1[i] != 1.0f || pr2[i] != 1.25f;
+    EXPECT(wrong == 0, "%d wrong elements; first: e1 %g e2 %g (want %g) r1 %g (want 1) r2 %g (want 1.25)", wrong,
+           ne1[0], ne2[0], -y[0], pr1[0], pr2[0]);
+    host_buffer_free(out);
+  }
+  host_buffer_free(args[0]);
+  host_buffer_free(args[1]);
+  executable_free(exe);
+}
+
 /* Mappings of this process that are writable and executable at once:
  * their count, and the first one's line in first_line. */
 static int writable_executable_mappings(char *first_line, size_t size) {
@@ -299,5 +365,6 @@ int main(void) {
   RUN(consecutive_output_fusions_each_read_their_own_product);
   RUN(what_it_cannot_compile_is_a_located_error_naming_the_instruction);
   RUN(compiled_programs_leave_no_page_writable_and_executable);
+  RUN(kernels_of_the_same_code_compile_once_and_others_apart);
   return test_summary();
 }

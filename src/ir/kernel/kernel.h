@@ -123,6 +123,13 @@ int kernel_add_op(Kernel *k, const KernelOp *op);
 void kernel_order_blocks(Kernel *k);
 void print_kernel(StrBuf *sb, const Kernel *k);
 
+/* -------------------------------------------------------- kernel_compare.c
+ * Kernels that compile to the same code: equal but for their names and the
+ * instructions they read and write (kernel_compare.c says what counts). A
+ * code generator compiles such kernels once. */
+bool kernel_same_code(const Kernel *a, const Kernel *b);
+uint64_t kernel_code_hash(const Kernel *k);  /* equal for kernels of the same code */
+
 /* ----------------------------------------------------------- kernel_eval.c
  * Runs a kernel on host literals, one point at a time, each scalar op
  * through the reference evaluator: slow, and the oracle that checks the

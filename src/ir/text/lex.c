@@ -243,9 +243,11 @@ size_t lex_bytes_left(Parser *p) {
   return p->source_length - (size_t)(lex_peek(p)->text - p->source);
 }
 
+/* strncmp stops at the first differing byte, so a miss (the parser tries
+ * tables of names in turn) costs a byte or two; strlen runs on a match. */
 bool lex_token_is(const Token *t, const char *text) {
-  return t->kind != TK_STRING && t->kind != TK_EOF && (size_t)t->len == strlen(text) &&
-         memcmp(t->text, text, (size_t)t->len) == 0;
+  return t->kind != TK_STRING && t->kind != TK_EOF && strncmp(text, t->text, (size_t)t->len) == 0 &&
+         strlen(text) == (size_t)t->len;
 }
 
 bool lex_consume(Parser *p, const char *text) {
