@@ -663,15 +663,38 @@ int kernel_x86_vector_phase_lanes(KernelX86 *x) {
   return lanes;
 }
 
+/* The loop's leading run of invariant ops (kernel_order_blocks puts them
+ * first), computed once before the loop: their values outlive it
+ * (kernel_x86_regalloc.c). Returns the first op after the run; x->lanes
+ * is set. */
+static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
+  const Kernel *k = x->k;
+  const Instruction *last = NULL;
+  bool noted = false;
+  *ok = true;
+  for (int i = 0; i < k->op_count; i++) {
+    if (!in_loop(x, &k->ops[i])) continue;
+    if (!k->ops[i].invariant) return i;
+    if (!noted) x86_listing_note(x->cb, "loop-invariant ops, once per row");
+    noted = true;
+    kernel_x86_note_origin(x, i, &last);
+    if (!kernel_x86_emit_op(x, i)) return *ok = false, k->op_count;
+  }
+  return k->op_count;
+}
+
 bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
+  x->lanes = lanes;
+  bool ok;
+  int body = emit_invariant_prefix(x, &ok);
+  if (!ok) return x->lanes = 0, false;
   x86_listing_note(x->cb, "row vector loop, %d f32 lanes", lanes);
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
-  x->lanes = lanes;
   const Instruction *last = NULL;
-  for (int i = 0; i < k->op_count; i++) {
+  for (int i = body; i < k->op_count; i++) {
     if (!in_loop(x, &k->ops[i])) continue;
     kernel_x86_note_origin(x, i, &last);
     if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
@@ -695,6 +718,9 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const KernelOp *add = &k->ops[x->reduce_combine];
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
   x->lanes = lanes;
+  bool ok;
+  int body = emit_invariant_prefix(x, &ok);
+  if (!ok) return x->lanes = 0, false;
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
   /* Each partial starts at the reducer's identity: -0 for add, -inf for
    * maximum, +inf for minimum (NaN still wins in both). */
@@ -709,7 +735,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
     const Instruction *last = NULL;
-    for (int i = 0; i < k->op_count; i++) {
+    for (int i = body; i < k->op_count; i++) {
       if (!in_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
         continue;
       if (u == 0) kernel_x86_note_origin(x, i, &last);
