@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "emit_x86/kernel_x86_internal.h"
+#include "emit_x86/kernel_x86_math_builder.h"
 
 #define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
 
@@ -711,6 +712,16 @@ static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) 
   return x86_mem(size, X86_RSP, 8 * x->partial_slot + 4 * first_lane);
 }
 
+/* Where the loop keeps partial vector u: at avx512 (one vector of 16) a
+ * register past the vector math's (zmm28), so the sum's chain runs
+ * through no store; below, its stack slot (16 registers hold the
+ * kernel's values). */
+enum { PARTIAL_REGISTER = MATH_HOME_FIRST + MATH_HOME_COUNT };
+static X86Operand partial_home(const KernelX86 *x, int u, int lanes) {
+  if (x->cpu->level == CPU_LEVEL_AVX512) return reg(x86_zmm(PARTIAL_REGISTER + u));
+  return partial_operand(x, u * lanes, 4 * lanes);
+}
+
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
   if (!find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
@@ -726,7 +737,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
    * maximum, +inf for minimum (NaN still wins in both). */
   Opcode reducer = add->op;
   vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
-  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_home(x, u, lanes), reg(vreg(x, S0)));
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
   if (chunked) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
@@ -743,7 +754,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     }
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
-    X86Operand partial = partial_operand(x, u * lanes, 4 * lanes);
+    X86Operand partial = partial_home(x, u, lanes);
     if (reducer == OP_ADD) {
       vector_move(x, reg(vreg(x, S1)), partial);
       vector_fetch(x, S0, element);
@@ -770,6 +781,10 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
   }
   EMIT(X86_JLE, x86_rel(head));
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
+    X86Operand home = partial_home(x, u, lanes);
+    if (home.kind == X86_OPERAND_REG) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), home);
+  }
   x->lanes = 0;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   for (int l = 0; l < REDUCE_PARTIALS; l++) kernel_x86_emit_acc_combine(x, partial_operand(x, l, 4));
