@@ -353,6 +353,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
   x86_emit0(x->cb, X86_RET);
+  kernel_x86_emit_lane_constants(x);
   kernel_x86_emit_narrow_tables(x);
   return true;
 }
@@ -460,6 +461,8 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   mem_free(x.vector_homes);
   mem_free(x.last_use);
   mem_free(x.forms);
+  mem_free(x.lane_constants);
+  mem_free(x.lane_constant_labels);
   if (!ok) {
     kernel_x86_free(ck);
     return NULL;

@@ -70,6 +70,12 @@ typedef struct KernelX86 {
   int64_t split_chunks, split_chunk;
   int chunk_slot;
   uint8_t *forms;
+  /* The vector math's constants after the code, each 32-bit pattern once
+   * (kernel_x86_math_lanes.c): read by broadcast, never stored per trip. */
+  uint32_t *lane_constants;
+  X86Label *lane_constant_labels;
+  int lane_constant_count, lane_constant_capacity;
+  bool math_dry_run;      /* a vector math function's dry run into a scratch buffer */
   /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
   bool narrow_table_used[TYPE_COUNT];
   X86Label narrow_tables[TYPE_COUNT];
@@ -127,6 +133,10 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
  * set). */
 bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op);
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into);
+/* The label of the 4 bytes `bits` in the constant pool after the code,
+ * and the pool itself (emit_function writes it after the ret). */
+X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits);
+void kernel_x86_emit_lane_constants(KernelX86 *x);
 /* Any other math function in the SIMD loop: lane by lane through the
  * scalar code. left, right (unused for a unary op) and into are vector
  * registers of the loop's width. */

@@ -28,7 +28,8 @@ typedef int MathValue; /* a slot of the math area */
  * values made before its last use; the real run gives each new value a
  * register whose owner is past its last use, else its slot (linear scan
  * over the straight-line code: its only jumps skip forward). Constants
- * stay 4-byte slots read by broadcast. Code that reads single lanes
+ * are 4 bytes in a pool after the code, read by broadcast (no store per
+ * trip of the loop). Code that reads single lanes
  * (math_lanes_element) keeps every value in its slot. */
 enum { MATH_HOME_FIRST = 16, MATH_HOME_COUNT = 12 };
 typedef struct MathHomes {
@@ -47,6 +48,7 @@ typedef struct MathBuilder {
   int first_slot; /* scalar mode: where its slots start in the math area (8-byte units) */
   /* Vector mode: the slots that hold a constant, as its 4 bytes only. */
   bool lane_constant[KX_VECTOR_MATH_SLOTS * 8 / 32];
+  X86Label lane_constant_label[KX_VECTOR_MATH_SLOTS * 8 / 32]; /* its 4 bytes in the pool after the code */
   int next_slot;
   int peak_slots; /* the most slots live at once */
   MathHomes *homes; /* vector mode: register homes, or NULL (every value in its slot) */

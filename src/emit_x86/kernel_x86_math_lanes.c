@@ -38,13 +38,17 @@ static void constant_mark(MathBuilder *b, MathValue v, bool constant) {
   if (v < (int)(sizeof b->lane_constant / sizeof b->lane_constant[0])) b->lane_constant[v] = constant;
 }
 
-/* A constant is stored once, 4 bytes, and read into every lane where it
- * is used: an EVEX embedded broadcast at avx512, else a vbroadcastss into
- * S2. The bits are the same; the stores are fewer. */
+/* A constant's 4 bytes in the pool after the code. */
+static X86Operand constant_element(const MathBuilder *b, MathValue v) {
+  return x86_mem_label(4, b->lane_constant_label[v]);
+}
+
+/* A constant is 4 bytes of the pool, read into every lane where it is
+ * used: an EVEX embedded broadcast at avx512, else a vbroadcastss into
+ * S2. The bits are the same; nothing is stored in the loop. */
 static X86Operand slot(MathBuilder *b, MathValue v) {
   if (!is_constant(b, v)) return whole_slot(b, v);
-  X86Operand element = math_slot_operand(b, v, 4);
-  element.mem.size = 4;
+  X86Operand element = constant_element(b, v);
   if (wide512(b)) return x86_broadcast(element);
   EMIT(X86_VBROADCASTSS, lane_reg(b, S2), element);
   return lane_reg(b, S2);
@@ -55,9 +59,7 @@ static void load(MathBuilder *b, int n, MathValue v) {
     EMIT(X86_VMOVUPS, lane_reg(b, n), whole_slot(b, v));
     return;
   }
-  X86Operand element = math_slot_operand(b, v, 4);
-  element.mem.size = 4;
-  EMIT(X86_VBROADCASTSS, lane_reg(b, n), element);
+  EMIT(X86_VBROADCASTSS, lane_reg(b, n), constant_element(b, v));
 }
 
 /* The register holding v: its home, or scratch n after a load. */
@@ -111,9 +113,8 @@ MathValue math_lanes_unsupported(MathBuilder *b, const char *what) {
 MathValue math_lanes_constant(MathBuilder *b, uint32_t bits) {
   MathValue v = math_value_new_in_slot(b);
   constant_mark(b, v, true);
-  X86Operand element = math_slot_operand(b, v, 4);
-  element.mem.size = 4;
-  EMIT(X86_MOV, element, x86_imm(bits));
+  if (v < (int)(sizeof b->lane_constant_label / sizeof b->lane_constant_label[0]))
+    b->lane_constant_label[v] = kernel_x86_lane_constant(b->x, bits);
   return v;
 }
 
@@ -229,6 +230,7 @@ MathValue math_lanes_value_new(MathBuilder *b) {
 
 X86Operand math_lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
   if (b->homes) b->homes->needs_memory = true;
+  if (is_constant(b, v)) return constant_element(b, v); /* the same in every lane */
   X86Operand whole = whole_slot(b, v);
   return x86_mem_index(4, X86_RSP, index, 4, whole.mem.disp);
 }
