@@ -439,7 +439,10 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     x.allocating_vector = false;
     x.homes = x.scalar_homes;
   }
-  x.vector_slot = x.value_slot + x.spill_count;
+  x.address_slots = mem_calloc((size_t)k->op_count + 1, sizeof *x.address_slots);
+  kernel_x86_assign_row_pointers(&x);
+  x.address_slot = x.value_slot + x.spill_count;
+  x.vector_slot = x.address_slot + x.address_count;
   x.math_slot = x.vector_slot + 8 * x.spill_count;
   x.slot_count = x.math_slot + (x.vectorized_lanes ? KX_VECTOR_MATH_SLOTS : KX_MATH_SLOTS);
   /* The frame lives on the calling thread's stack. */
@@ -462,6 +465,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   mem_free(x.last_use);
   mem_free(x.forms);
   mem_free(x.lane_constants);
+  mem_free(x.address_slots);
   mem_free(x.lane_constant_labels);
   if (!ok) {
     kernel_x86_free(ck);

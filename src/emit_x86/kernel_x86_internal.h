@@ -76,6 +76,12 @@ typedef struct KernelX86 {
   X86Label *lane_constant_labels;
   int lane_constant_count, lane_constant_capacity;
   bool math_dry_run;      /* a vector math function's dry run into a scratch buffer */
+  /* Row pointers (kernel_x86_vector.c): a SIMD phase loop's load or store
+   * at [row-invariant indices..., the inner reduced index] reads its row's
+   * address from slot address_slots[i] (-1: none), set once before the
+   * loop, and adds r14: no index arithmetic per trip. */
+  int *address_slots;
+  int address_slot, address_count;
   /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
   bool narrow_table_used[TYPE_COUNT];
   X86Label narrow_tables[TYPE_COUNT];
@@ -120,6 +126,11 @@ bool kernel_x86_emit_integer(KernelX86 *x, int i);
 /* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
+/* The same address without the index of dimension skip_dim (0 there). */
+bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const Shape *s, int first, int skip_dim,
+                                        X86Operand *out);
+/* Numbers the loads and stores that take a row pointer (address_slots). */
+void kernel_x86_assign_row_pointers(KernelX86 *x);
 /* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
  * `left`, `right`) in scalar code, leaving the result in *result (a
  * scratch xmm); false (st set) for a function or type it has no code for.

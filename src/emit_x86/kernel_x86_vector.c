@@ -413,13 +413,75 @@ bool kernel_x86_vector_tail_maskable(const KernelX86 *x) {
   return true;
 }
 
+static bool in_loop(const KernelX86 *x, const KernelOp *op);
+
+/* Op i's buffer dimension indexed by the phase's inner reduced index when
+ * it is a row access (a load or store in a REDUCE or ROW loop whose other
+ * indices are PRE or invariant values, the inner index on the buffer's
+ * stride-1 dimension), else -1. */
+static int row_access_dim(const Kernel *k, int i) {
+  const KernelOp *op = &k->ops[i];
+  if ((op->kop != KOP_LOAD && op->kop != KOP_STORE) || (op->block != KBLOCK_REDUCE && op->block != KBLOCK_ROW))
+    return -1;
+  bool store = op->kop == KOP_STORE;
+  const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+  int first = store ? 1 : 0, inner = -1;
+  for (int d = 0; d < s->rank; d++) {
+    const KernelOp *index = &k->ops[op->args[first + d]];
+    if (index->kop == KOP_RINDEX && index->dim == k->reduce_rank - 1 && index->phase == op->phase) {
+      if (inner >= 0 || d != minor_dim(s)) return -1;
+      inner = d;
+    } else if (s->dims[d] != 1 && index->block != KBLOCK_PRE && !index->invariant) {
+      return -1;
+    }
+  }
+  return inner;
+}
+
+void kernel_x86_assign_row_pointers(KernelX86 *x) {
+  const Kernel *k = x->k;
+  x->address_count = 0;
+  for (int i = 0; i < k->op_count; i++)
+    x->address_slots[i] = k->kind != KERNEL_LOOP && row_access_dim(k, i) >= 0 ? x->address_count++ : -1;
+}
+
+static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
+  return kernel_x86_slot(x->address_slot + x->address_slots[i], 8);
+}
+
+/* Before the loop: each row access's address at inner index 0. */
+static bool emit_row_pointers(KernelX86 *x) {
+  const Kernel *k = x->k;
+  for (int i = 0; i < k->op_count; i++) {
+    if (!in_loop(x, &k->ops[i]) || x->address_slots[i] < 0) continue;
+    const KernelOp *op = &k->ops[i];
+    bool store = op->kop == KOP_STORE;
+    const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+    X86Operand m;
+    if (!kernel_x86_element_address_without(x, i, store ? k->input_count + op->buffer : op->buffer, s, store ? 1 : 0,
+                                            row_access_dim(k, i), &m))
+      return false;
+    m.mem.size = 8;
+    EMIT(X86_LEA, reg(KX_SCRATCH_ADDRESS), m);
+    EMIT(X86_MOV, row_pointer_slot(x, i), reg(KX_SCRATCH_ADDRESS));
+  }
+  return true;
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
   const Shape *s = store ? &x->k->outputs[op->buffer].shape : &x->k->inputs[op->buffer].shape;
   X86Operand m;
-  if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s, store ? 1 : 0, &m))
+  if (x->address_slots[i] >= 0 && x->k->kind != KERNEL_LOOP) {
+    /* r14 is the inner reduced index in the phase's SIMD loop */
+    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
+    int size = type_byte_size(s->type);
+    m = x86_mem_index(size, KX_SCRATCH_ADDRESS, KX_INNER, size, 0);
+  } else if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s,
+                                         store ? 1 : 0, &m)) {
     return false;
+  }
   if (store) {
     int value = vector_source(x, op->args[0], S0);
     if (s->type == TYPE_F16) { /* already rounded: exact; immediate 0 is nearest even */
@@ -684,11 +746,18 @@ static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
   return k->op_count;
 }
 
+/* The invariant run, then the row pointers (which may read its values). */
+static int emit_loop_prologue(KernelX86 *x, bool *ok) {
+  int body = emit_invariant_prefix(x, ok);
+  if (*ok) *ok = emit_row_pointers(x);
+  return body;
+}
+
 bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
   x->lanes = lanes;
   bool ok;
-  int body = emit_invariant_prefix(x, &ok);
+  int body = emit_loop_prologue(x, &ok);
   if (!ok) return x->lanes = 0, false;
   x86_listing_note(x->cb, "row vector loop, %d f32 lanes", lanes);
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
@@ -730,7 +799,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
   x->lanes = lanes;
   bool ok;
-  int body = emit_invariant_prefix(x, &ok);
+  int body = emit_loop_prologue(x, &ok);
   if (!ok) return x->lanes = 0, false;
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
   /* Each partial starts at the reducer's identity: -0 for add, -inf for

@@ -213,7 +213,7 @@ static int stack_stores(const char *text) {
  * partials in a register, so the row's loops write nothing to the stack:
  * per row, each of the two sums writes its identity once before its loop
  * (read by broadcast) and its partials once after it, for the lane-order
- * combine; 4 stores in all. And the result is still mathref's exp
+ * combine; 4 stores in all (the row pointers are 8-byte movs). And the result is still mathref's exp
  * divided by the sum of the same values (--check covers the bits). */
 TEST(avx512_softmax_loops_keep_their_values_in_registers) {
   CpuFeatures cpu;
@@ -239,6 +239,11 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
     int stores = stack_stores(text);
     EXPECT(stores == 4 && strstr(text, "the vector math's constants"), "%d stores of zmm or immediates to the stack:\n%s",
            stores, text);
+    /* the four row accesses (three loads of x, the store) address their
+     * row's pointer plus r14, with no index arithmetic in the loops */
+    int row_accesses = 0;
+    for (const char *p = text; (p = strstr(p, "(%r11,%r14,4)")) != NULL; p++) row_accesses++;
+    EXPECT(row_accesses == 4, "%d accesses through a row pointer:\n%s", row_accesses, text);
     free(text);
   }
   kernel_x86_free(ck);
