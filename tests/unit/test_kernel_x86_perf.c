@@ -244,6 +244,10 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
     int row_accesses = 0;
     for (const char *p = text; (p = strstr(p, "(%r11,%r14,4)")) != NULL; p++) row_accesses++;
     EXPECT(row_accesses == 4, "%d accesses through a row pointer:\n%s", row_accesses, text);
+    EXPECT(strstr(text, "schedule: row kernel, 3 phases") &&
+               strstr(text, "schedule: phase 2 row: SIMD 16 f32 lanes, unroll 1, tail none, 2 invariant ops once per "
+                            "row, 2 row pointers"),
+           "no printed schedule:\n%s", text);
     free(text);
   }
   kernel_x86_free(ck);
