@@ -329,6 +329,51 @@ static bool emit_row_body(KernelX86 *x) {
   return true;
 }
 
+/* The schedule the compiler chose for the kernel, at the head of its
+ * listing: the loops' strategy, vector width, unroll, partial vectors,
+ * tail policy, invariant ops computed once per row, row pointers, split
+ * chunks. (Chosen in compile_real_kernel and kernel_x86_vector.c.) */
+static void note_schedule(KernelX86 *x) {
+  const Kernel *k = x->k;
+  static const char *const kinds[] = {"loop", "reduce", "row"};
+  if (k->kind == KERNEL_LOOP) {
+    int64_t inner = k->rank > 0 ? k->dims[k->rank - 1] : 1;
+    int lanes = x->vectorized_lanes;
+    const char *tail = !lanes || inner % lanes == 0 ? "none" : kernel_x86_vector_tail_maskable(x) ? "masked" : "scalar";
+    if (lanes)
+      x86_listing_note(x->cb, "schedule: loop kernel, SIMD %d %s lanes, unroll 1, tail %s", lanes,
+                       x->vector_f64 ? "f64" : "f32", tail);
+    else x86_listing_note(x->cb, "schedule: loop kernel, scalar");
+    return;
+  }
+  int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
+  x86_listing_note(x->cb, "schedule: %s kernel, %d phase%s, split into %lld chunks", kinds[k->kind], phases,
+                   phases == 1 ? "" : "s", (long long)x->split_chunks);
+  int64_t inner = k->reduce_rank > 0 ? k->reduce_dims[k->reduce_rank - 1] : 1;
+  for (int p = 0; p < phases; p++) {
+    KernelBlock block = k->kind == KERNEL_ROW ? k->phase_blocks[p] : KBLOCK_REDUCE;
+    int lanes = x->phase_lanes[p], invariants = 0, row_pointers = 0;
+    for (int i = 0; i < k->op_count; i++) {
+      const KernelOp *op = &k->ops[i];
+      if (op->block != block || op->phase != p) continue;
+      invariants += op->invariant;
+      row_pointers += x->address_slots[i] >= 0;
+    }
+    if (!lanes) {
+      x86_listing_note(x->cb, "schedule: phase %d %s: scalar, sequential", p, block == KBLOCK_ROW ? "row" : "reduce");
+      continue;
+    }
+    int step = block == KBLOCK_ROW ? lanes : REDUCE_PARTIALS;
+    char accumulators[64] = "";
+    if (block != KBLOCK_ROW)
+      snprintf(accumulators, sizeof accumulators, ", %d partial vector%s in %s", REDUCE_PARTIALS / lanes,
+               REDUCE_PARTIALS / lanes == 1 ? "" : "s", x->cpu->level == CPU_LEVEL_AVX512 ? "zmm28" : "stack slots");
+    x86_listing_note(x->cb, "schedule: phase %d %s: SIMD %d f32 lanes, unroll %d%s, tail %s, %d invariant ops once per row, %d row pointers",
+                     p, block == KBLOCK_ROW ? "row" : "reduce", lanes, step / lanes, accumulators,
+                     inner % step == 0 ? "none" : "scalar", invariants, row_pointers);
+  }
+}
+
 static const X86Reg saved_registers[] = {X86_RBX, X86_RBP, X86_R12, X86_R13, X86_R14, X86_R15};
 enum { SAVED_COUNT = sizeof saved_registers / sizeof saved_registers[0] };
 
@@ -355,6 +400,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
   x86_emit0(x->cb, X86_RET);
+  kernel_x86_emit_lane_constants(x);
   kernel_x86_emit_narrow_tables(x);
   return true;
 }
@@ -445,7 +491,10 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     x.allocating_vector = false;
     x.homes = x.scalar_homes;
   }
-  x.vector_slot = x.value_slot + x.spill_count;
+  x.address_slots = mem_calloc((size_t)k->op_count + 1, sizeof *x.address_slots);
+  kernel_x86_assign_row_pointers(&x);
+  x.address_slot = x.value_slot + x.spill_count;
+  x.vector_slot = x.address_slot + x.address_count;
   x.math_slot = x.vector_slot + 8 * x.spill_count;
   x.slot_count = x.math_slot + (x.vectorized_lanes ? KX_VECTOR_MATH_SLOTS : KX_MATH_SLOTS);
   /* The frame lives on the calling thread's stack. */
@@ -453,6 +502,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,
                       x.spill_count);
   x.split_chunks = split_chunks_of(&x);
+  if (ok) note_schedule(&x);
   size_t combine_offset = 0;
   if (x.split_chunks) {
     x.split = SPLIT_PARTIAL;
@@ -467,6 +517,9 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   mem_free(x.vector_homes);
   mem_free(x.last_use);
   mem_free(x.forms);
+  mem_free(x.lane_constants);
+  mem_free(x.address_slots);
+  mem_free(x.lane_constant_labels);
   if (!ok) {
     kernel_x86_free(ck);
     return NULL;

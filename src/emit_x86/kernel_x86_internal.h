@@ -70,6 +70,18 @@ typedef struct KernelX86 {
   int64_t split_chunks, split_chunk;
   int chunk_slot;
   uint8_t *forms;
+  /* The vector math's constants after the code, each 32-bit pattern once
+   * (kernel_x86_math_lanes.c): read by broadcast, never stored per trip. */
+  uint32_t *lane_constants;
+  X86Label *lane_constant_labels;
+  int lane_constant_count, lane_constant_capacity;
+  bool math_dry_run;      /* a vector math function's dry run into a scratch buffer */
+  /* Row pointers (kernel_x86_vector.c): a SIMD phase loop's load or store
+   * at [row-invariant indices..., the inner reduced index] reads its row's
+   * address from slot address_slots[i] (-1: none), set once before the
+   * loop, and adds r14: no index arithmetic per trip. */
+  int *address_slots;
+  int address_slot, address_count;
   /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
   bool narrow_table_used[TYPE_COUNT];
   X86Label narrow_tables[TYPE_COUNT];
@@ -114,6 +126,11 @@ bool kernel_x86_emit_integer(KernelX86 *x, int i);
 /* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
+/* The same address without the index of dimension skip_dim (0 there). */
+bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const Shape *s, int first, int skip_dim,
+                                        X86Operand *out);
+/* Numbers the loads and stores that take a row pointer (address_slots). */
+void kernel_x86_assign_row_pointers(KernelX86 *x);
 /* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
  * `left`, `right`) in scalar code, leaving the result in *result (a
  * scratch xmm); false (st set) for a function or type it has no code for.
@@ -127,6 +144,10 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
  * set). */
 bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op);
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into);
+/* The label of the 4 bytes `bits` in the constant pool after the code,
+ * and the pool itself (emit_function writes it after the ret). */
+X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits);
+void kernel_x86_emit_lane_constants(KernelX86 *x);
 /* Any other math function in the SIMD loop: lane by lane through the
  * scalar code. left, right (unused for a unary op) and into are vector
  * registers of the loop's width. */

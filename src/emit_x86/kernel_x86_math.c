@@ -10,6 +10,8 @@
 
 #include "emit_x86/kernel_x86_math_builder.h"
 
+#include <string.h>
+
 typedef MathValue (*UnaryMath)(MathBuilder *b, MathValue x);
 typedef MathValue (*BinaryMath)(MathBuilder *b, MathValue x, MathValue y);
 
@@ -123,11 +125,11 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
 
 /* Op i of the SIMD loop in every lane: `input` (a vector register of the
  * loop's width) in, the result in vector register `into`. */
-bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into) {
+static bool emit_vector_function(KernelX86 *x, int i, X86Operand left, X86Operand right, int into, MathHomes *homes) {
   const KernelOp *op = &x->k->ops[i];
-  if (!kernel_x86_math_has_lanes(x, op->op)) return math_refuse(x, i);
   MathBuilder b;
   math_builder_begin_lanes(&b, x, 4 * x->lanes);
+  b.homes = homes;
   MathValue v = -1;
   for (size_t f = 0; f < sizeof unary_functions / sizeof unary_functions[0]; f++)
     if (unary_functions[f].op == op->op) v = unary_functions[f].f32(&b, math_input(&b, left, false));
@@ -139,6 +141,62 @@ bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operan
   if (v < 0) return math_refuse(x, i);
   math_output(&b, v, x86_xmm(into), false);
   return math_builder_end(&b);
+}
+
+X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits) {
+  /* the dry run's labels are the scratch buffer's: never pooled */
+  if (x->math_dry_run) return x86_label_new(x->cb);
+  for (int c = 0; c < x->lane_constant_count; c++)
+    if (x->lane_constants[c] == bits) return x->lane_constant_labels[c];
+  if (x->lane_constant_count == x->lane_constant_capacity) {
+    x->lane_constant_capacity = x->lane_constant_capacity ? 2 * x->lane_constant_capacity : 32;
+    x->lane_constants = mem_realloc(x->lane_constants, (size_t)x->lane_constant_capacity * sizeof *x->lane_constants);
+    x->lane_constant_labels =
+        mem_realloc(x->lane_constant_labels, (size_t)x->lane_constant_capacity * sizeof *x->lane_constant_labels);
+  }
+  x->lane_constants[x->lane_constant_count] = bits;
+  return x->lane_constant_labels[x->lane_constant_count++] = x86_label_new(x->cb);
+}
+
+void kernel_x86_emit_lane_constants(KernelX86 *x) {
+  if (!x->lane_constant_count) return;
+  x86_align(x->cb, 4);
+  x86_listing_note(x->cb, "the vector math's constants");
+  for (int c = 0; c < x->lane_constant_count; c++) {
+    x86_label_bind(x->cb, x->lane_constant_labels[c]);
+    x86_emit_bytes(x->cb, &x->lane_constants[c], 4);
+  }
+  x->lane_constant_count = 0; /* a second function in the buffer makes its own */
+}
+
+/* At avx512 the function's values get registers (MathHomes): a dry run
+ * into a scratch buffer finds each value's last use, then the real run
+ * places them. */
+bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into) {
+  if (!kernel_x86_math_has_lanes(x, x->k->ops[i].op)) return math_refuse(x, i);
+  if (x->cpu->level != CPU_LEVEL_AVX512) return emit_vector_function(x, i, left, right, into, NULL);
+  MathHomes *homes = mem_calloc(1, sizeof *homes);
+  memset(homes->slot_instance, 0xff, sizeof homes->slot_instance);
+  X86Buffer scratch, *code = x->cb;
+  x86_buffer_init(&scratch);
+  x->cb = &scratch;
+  x->math_dry_run = true;
+  bool ok = emit_vector_function(x, i, left, right, into, homes);
+  x->math_dry_run = false;
+  x->cb = code;
+  x86_buffer_free(&scratch);
+  if (ok) {
+    bool registers = !homes->needs_memory;
+    homes->assigning = true;
+    homes->instance_count = 0;
+    memset(homes->slot_instance, 0xff, sizeof homes->slot_instance);
+    for (int r = 0; r < MATH_HOME_COUNT; r++) homes->owner[r] = -1;
+    ok = emit_vector_function(x, i, left, right, into, registers ? homes : NULL);
+  }
+  mem_free(homes->last_use);
+  mem_free(homes->home);
+  mem_free(homes);
+  return ok;
 }
 
 /* The functions with no vector form, in the SIMD loop: the argument

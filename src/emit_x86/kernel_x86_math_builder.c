@@ -19,6 +19,7 @@ void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   memset(b->lane_constant, 0, sizeof b->lane_constant);
   b->next_slot = 0;
   b->peak_slots = 0;
+  b->homes = NULL;
 }
 
 void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width) {
@@ -48,20 +49,83 @@ bool math_builder_end(MathBuilder *b) {
 /* Past the area the slots alias the last one: the program's bits are
  * wrong, but math_builder_end reports it before the code runs. */
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
+  int home = math_value_register(b, v);
+  if (home >= 0 && size == b->width) return x86_reg(x86_zmm(home));
   int slot = v < slot_capacity(b) ? v : slot_capacity(b) - 1;
   if (b->width) return x86_mem(b->width, X86_RSP, 8 * b->x->math_slot + b->width * slot);
   return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + b->first_slot + slot));
 }
 
-MathValue math_value_new(MathBuilder *b) {
+/* ---- register homes (MathHomes, kernel_x86_math_builder.h) ---- */
+
+enum { HOME_SLOTS = sizeof ((MathHomes *)0)->slot_instance / sizeof(int) };
+
+static MathHomes *homes_of(const MathBuilder *b, MathValue v) {
+  return b->width && b->homes && v >= 0 && v < HOME_SLOTS ? b->homes : NULL;
+}
+
+/* Instance n (instance_count before it is made) takes slot v: in the dry
+ * run, a last use at its making; in the real run, a free register (those
+ * whose owner's last use came before n are free). */
+static void homes_make(MathBuilder *b, MathValue v, bool may_have_register) {
+  MathHomes *h = b->homes;
+  if (!b->width || !h) return;
+  if (v < 0 || v >= HOME_SLOTS) {
+    h->needs_memory = true; /* past the table: keep every value in its slot */
+    return;
+  }
+  int n = h->instance_count++;
+  if (n >= h->instance_capacity) {
+    int capacity = h->instance_capacity ? 2 * h->instance_capacity : 64;
+    h->last_use = mem_realloc(h->last_use, (size_t)capacity * sizeof *h->last_use);
+    h->home = mem_realloc(h->home, (size_t)capacity * sizeof *h->home);
+    h->instance_capacity = capacity;
+  }
+  h->slot_instance[v] = n;
+  if (!h->assigning) {
+    h->last_use[n] = n + 1;
+    h->home[n] = -1;
+    return;
+  }
+  h->home[n] = -1;
+  for (int r = 0; r < MATH_HOME_COUNT; r++)
+    if (h->owner[r] >= 0 && h->last_use[h->owner[r]] <= n) h->owner[r] = -1;
+  for (int r = 0; r < MATH_HOME_COUNT && may_have_register; r++) {
+    if (h->owner[r] >= 0) continue;
+    h->owner[r] = n;
+    h->home[n] = (int8_t)(MATH_HOME_FIRST + r);
+    return;
+  }
+}
+
+int math_value_register(const MathBuilder *b, MathValue v) {
+  MathHomes *h = homes_of(b, v);
+  if (!h) return -1;
+  int n = h->slot_instance[v];
+  if (n < 0 || n >= h->instance_count) return -1;
+  if (!h->assigning) {
+    if (h->last_use[n] < h->instance_count) h->last_use[n] = h->instance_count;
+    return -1;
+  }
+  return h->home[n];
+}
+
+void math_value_renew(MathBuilder *b, MathValue v) { homes_make(b, v, true); }
+
+static MathValue value_new(MathBuilder *b, bool may_have_register) {
   if (b->next_slot + 1 > b->peak_slots) b->peak_slots = b->next_slot + 1;
+  homes_make(b, b->next_slot, may_have_register);
   return b->next_slot++;
 }
+
+MathValue math_value_new(MathBuilder *b) { return value_new(b, true); }
+MathValue math_value_new_in_slot(MathBuilder *b) { return value_new(b, false); }
 
 int math_scope_begin(const MathBuilder *b) { return b->next_slot; }
 
 MathValue math_scope_end(MathBuilder *b, int scope, MathValue result) {
   if (result != scope && b->width) {
+    math_value_renew(b, scope);
     math_lanes_move(b, scope, result);
   } else if (result != scope) {
     EMIT(X86_MOV, reg(X86_RAX), math_slot_operand(b, result, 8));

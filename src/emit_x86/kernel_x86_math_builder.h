@@ -20,14 +20,38 @@
 
 typedef int MathValue; /* a slot of the math area */
 
+/* Vector mode at avx512: registers zmm16.. hold the values instead of
+ * their slots (the kernel's own values use zmm0..15, the row kernels'
+ * partial results the last few; kernel_x86_internal.h). A function is
+ * built twice: a dry run into a scratch buffer records, for each value
+ * made (an instance: a slot is reused after a scope ends), the number of
+ * values made before its last use; the real run gives each new value a
+ * register whose owner is past its last use, else its slot (linear scan
+ * over the straight-line code: its only jumps skip forward). Constants
+ * are 4 bytes in a pool after the code, read by broadcast (no store per
+ * trip of the loop). Code that reads single lanes
+ * (math_lanes_element) keeps every value in its slot. */
+enum { MATH_HOME_FIRST = 16, MATH_HOME_COUNT = 12 };
+typedef struct MathHomes {
+  bool assigning;       /* false: the dry run, recording last uses */
+  bool needs_memory;    /* the dry run read single lanes */
+  int instance_count, instance_capacity;
+  int *last_use;        /* per instance: instance_count at its last use */
+  int8_t *home;         /* per instance: its zmm number, or -1 (its slot) */
+  int slot_instance[KX_VECTOR_MATH_SLOTS * 8 / 32];
+  int owner[MATH_HOME_COUNT]; /* the instance in each register, or -1 */
+} MathHomes;
+
 typedef struct MathBuilder {
   KernelX86 *x;
   int width; /* 0: scalar slots; 32 or 64: vector mode (kernel_x86_math_lanes.c) */
   int first_slot; /* scalar mode: where its slots start in the math area (8-byte units) */
   /* Vector mode: the slots that hold a constant, as its 4 bytes only. */
   bool lane_constant[KX_VECTOR_MATH_SLOTS * 8 / 32];
+  X86Label lane_constant_label[KX_VECTOR_MATH_SLOTS * 8 / 32]; /* its 4 bytes in the pool after the code */
   int next_slot;
   int peak_slots; /* the most slots live at once */
+  MathHomes *homes; /* vector mode: register homes, or NULL (every value in its slot) */
 } MathBuilder;
 
 void math_builder_begin(MathBuilder *b, KernelX86 *x);
@@ -39,6 +63,12 @@ MathValue math_input(MathBuilder *b, X86Operand input, bool f64);
 void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64);
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size);
 MathValue math_value_new(MathBuilder *b);
+/* A value that keeps its slot even with register homes (a constant). */
+MathValue math_value_new_in_slot(MathBuilder *b);
+/* Vector mode: v's register (its number) when it has one, else -1; a use of v. */
+int math_value_register(const MathBuilder *b, MathValue v);
+/* A new instance for slot v (a scope's result moving into its first slot). */
+void math_value_renew(MathBuilder *b, MathValue v);
 /* A scope: the values made after math_scope_begin die at math_scope_end,
  * all but `result`, which moves to the scope's first slot (returned). */
 int math_scope_begin(const MathBuilder *b);

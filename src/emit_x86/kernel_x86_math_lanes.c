@@ -38,13 +38,17 @@ static void constant_mark(MathBuilder *b, MathValue v, bool constant) {
   if (v < (int)(sizeof b->lane_constant / sizeof b->lane_constant[0])) b->lane_constant[v] = constant;
 }
 
-/* A constant is stored once, 4 bytes, and read into every lane where it
- * is used: an EVEX embedded broadcast at avx512, else a vbroadcastss into
- * S2. The bits are the same; the stores are fewer. */
+/* A constant's 4 bytes in the pool after the code. */
+static X86Operand constant_element(const MathBuilder *b, MathValue v) {
+  return x86_mem_label(4, b->lane_constant_label[v]);
+}
+
+/* A constant is 4 bytes of the pool, read into every lane where it is
+ * used: an EVEX embedded broadcast at avx512, else a vbroadcastss into
+ * S2. The bits are the same; nothing is stored in the loop. */
 static X86Operand slot(MathBuilder *b, MathValue v) {
   if (!is_constant(b, v)) return whole_slot(b, v);
-  X86Operand element = math_slot_operand(b, v, 4);
-  element.mem.size = 4;
+  X86Operand element = constant_element(b, v);
   if (wide512(b)) return x86_broadcast(element);
   EMIT(X86_VBROADCASTSS, lane_reg(b, S2), element);
   return lane_reg(b, S2);
@@ -55,15 +59,32 @@ static void load(MathBuilder *b, int n, MathValue v) {
     EMIT(X86_VMOVUPS, lane_reg(b, n), whole_slot(b, v));
     return;
   }
-  X86Operand element = math_slot_operand(b, v, 4);
-  element.mem.size = 4;
-  EMIT(X86_VBROADCASTSS, lane_reg(b, n), element);
+  EMIT(X86_VBROADCASTSS, lane_reg(b, n), constant_element(b, v));
 }
 
-static MathValue store_new(MathBuilder *b, int n) {
+/* The register holding v: its home, or scratch n after a load. */
+static int source(MathBuilder *b, MathValue v, int n) {
+  if (!is_constant(b, v)) {
+    int home = math_value_register(b, v);
+    if (home >= 0) return home;
+  }
+  load(b, n, v);
+  return n;
+}
+
+/* A new value, made before its operands are read (so its register is
+ * none of theirs), and where to compute it: its home register, or S0,
+ * which finish then stores to its slot. */
+static MathValue result_begin(MathBuilder *b, int *n) {
   MathValue v = math_value_new(b);
   constant_mark(b, v, false);
-  EMIT(X86_VMOVUPS, whole_slot(b, v), lane_reg(b, n));
+  int home = math_value_register(b, v);
+  *n = home >= 0 ? home : S0;
+  return v;
+}
+
+static MathValue finish(MathBuilder *b, MathValue v, int n) {
+  if (n == S0) EMIT(X86_VMOVUPS, whole_slot(b, v), lane_reg(b, S0));
   return v;
 }
 
@@ -74,8 +95,10 @@ void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
 }
 
 MathValue math_lanes_input(MathBuilder *b, X86Operand input) {
-  EMIT(X86_VMOVUPS, lane_reg(b, S0), input);
-  return store_new(b, S0);
+  int n;
+  MathValue v = result_begin(b, &n);
+  EMIT(X86_VMOVUPS, lane_reg(b, n), input);
+  return finish(b, v, n);
 }
 
 void math_lanes_output(MathBuilder *b, MathValue v, int into) { load(b, into, v); }
@@ -88,19 +111,20 @@ MathValue math_lanes_unsupported(MathBuilder *b, const char *what) {
 }
 
 MathValue math_lanes_constant(MathBuilder *b, uint32_t bits) {
-  MathValue v = math_value_new(b);
+  MathValue v = math_value_new_in_slot(b);
   constant_mark(b, v, true);
-  X86Operand element = math_slot_operand(b, v, 4);
-  element.mem.size = 4;
-  EMIT(X86_MOV, element, x86_imm(bits));
+  if (v < (int)(sizeof b->lane_constant_label / sizeof b->lane_constant_label[0]))
+    b->lane_constant_label[v] = kernel_x86_lane_constant(b->x, bits);
   return v;
 }
 
-/* S0 = a; S0 = S0 m c. */
+/* v = a m c. */
 MathValue math_lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
-  load(b, S0, a);
-  EMIT(m, lane_reg(b, S0), lane_reg(b, S0), slot(b, c));
-  return store_new(b, S0);
+  int n;
+  MathValue v = result_begin(b, &n);
+  int left = source(b, a, S0);
+  EMIT(m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
+  return finish(b, v, n);
 }
 
 /* The bitwise operations: VEX at avx2, their EVEX d-forms at avx512
@@ -113,73 +137,89 @@ MathValue math_lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c) 
 }
 
 MathValue math_lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a) {
-  load(b, S0, a);
-  EMIT(m, lane_reg(b, S0), lane_reg(b, S0));
-  return store_new(b, S0);
+  int n;
+  MathValue v = result_begin(b, &n);
+  EMIT(m, lane_reg(b, n), lane_reg(b, source(b, a, S0)));
+  return finish(b, v, n);
 }
 
 MathValue math_lanes_round(MathBuilder *b, MathValue a, int mode) {
-  load(b, S0, a);
-  EMIT(wide512(b) ? X86_VRNDSCALEPS : X86_VROUNDPS, lane_reg(b, S0), lane_reg(b, S0), x86_imm(mode & 15));
-  return store_new(b, S0);
+  int n;
+  MathValue v = result_begin(b, &n);
+  int from = source(b, a, S0);
+  EMIT(wide512(b) ? X86_VRNDSCALEPS : X86_VROUNDPS, lane_reg(b, n), lane_reg(b, from), x86_imm(mode & 15));
+  return finish(b, v, n);
 }
 
 MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count) {
-  load(b, S0, a);
-  if (count) EMIT(m, lane_reg(b, S0), lane_reg(b, S0), x86_imm(count));
-  return store_new(b, S0);
+  int n;
+  MathValue v = result_begin(b, &n);
+  int from = source(b, a, S0);
+  if (count) EMIT(m, lane_reg(b, n), lane_reg(b, from), x86_imm(count));
+  else if (from != n) EMIT(X86_VMOVUPS, lane_reg(b, n), lane_reg(b, from));
+  return finish(b, v, n);
 }
 
+/* v = a * c + d, one rounding (vfmadd213: n = c * n + d). */
 MathValue math_lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
-  load(b, S0, a);
-  load(b, S1, c);
-  EMIT(X86_VFMADD213PS, lane_reg(b, S0), lane_reg(b, S1), slot(b, d));
-  return store_new(b, S0);
+  int n;
+  MathValue v = result_begin(b, &n);
+  load(b, n, a);
+  int right = source(b, c, S1);
+  EMIT(X86_VFMADD213PS, lane_reg(b, n), lane_reg(b, right), slot(b, d));
+  return finish(b, v, n);
 }
 
-/* avx512: the lanes of k1 as all ones in S0, the others 0. */
-static MathValue widen_k1(MathBuilder *b) {
+/* avx512: the lanes of k1 as all ones in n, the others 0. */
+static void widen_k1(MathBuilder *b, int n) {
   EMIT(X86_VPTERNLOGD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1), x86_imm(0xff));
-  EMIT(X86_VMOVDQU32, x86_zero_masked(lane_reg(b, S0), X86_K1), lane_reg(b, S1));
-  return store_new(b, S0);
+  EMIT(X86_VMOVDQU32, x86_zero_masked(lane_reg(b, n), X86_K1), lane_reg(b, S1));
 }
 
 /* A float compare of a with c by vcmpps predicate (ordered ones false on
  * NaN, as the scalar code's). */
 MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate) {
-  load(b, S0, a);
+  int n;
+  MathValue v = result_begin(b, &n);
+  int left = source(b, a, S0);
   if (!wide512(b)) {
-    EMIT(X86_VCMPPS, lane_reg(b, S0), lane_reg(b, S0), slot(b, c), x86_imm(predicate));
-    return store_new(b, S0);
+    EMIT(X86_VCMPPS, lane_reg(b, n), lane_reg(b, left), slot(b, c), x86_imm(predicate));
+    return finish(b, v, n);
   }
-  EMIT(X86_VCMPPS, x86_reg(X86_K1), lane_reg(b, S0), slot(b, c), x86_imm(predicate));
-  return widen_k1(b);
+  EMIT(X86_VCMPPS, x86_reg(X86_K1), lane_reg(b, left), slot(b, c), x86_imm(predicate));
+  widen_k1(b, n);
+  return finish(b, v, n);
 }
 
 /* vpcmpeqd or vpcmpgtd of a with c: a == c, a > c (signed). */
 MathValue math_lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
-  load(b, S0, a);
+  int n;
+  MathValue v = result_begin(b, &n);
+  int left = source(b, a, S0);
   if (!wide512(b)) {
-    EMIT(m, lane_reg(b, S0), lane_reg(b, S0), slot(b, c));
-    return store_new(b, S0);
+    EMIT(m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
+    return finish(b, v, n);
   }
-  EMIT(m, x86_reg(X86_K1), lane_reg(b, S0), slot(b, c));
-  return widen_k1(b);
+  EMIT(m, x86_reg(X86_K1), lane_reg(b, left), slot(b, c));
+  widen_k1(b, n);
+  return finish(b, v, n);
 }
 
 /* mask ? a : c lane by lane, "mask" meaning any nonzero bits. */
 MathValue math_lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathValue c) {
-  load(b, S0, a);
+  int n;
+  MathValue v = result_begin(b, &n);
+  int left = source(b, a, S0);
   if (!wide512(b)) {
     EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
     EMIT(X86_VPCMPEQD, lane_reg(b, S1), lane_reg(b, S1), slot(b, mask)); /* mask == 0 */
-    EMIT(X86_VBLENDVPS, lane_reg(b, S0), lane_reg(b, S0), slot(b, c), lane_reg(b, S1));
-    return store_new(b, S0);
+    EMIT(X86_VBLENDVPS, lane_reg(b, n), lane_reg(b, left), slot(b, c), lane_reg(b, S1));
+    return finish(b, v, n);
   }
   EMIT(X86_VPXORD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
   EMIT(X86_VPCMPEQD, x86_reg(X86_K1), lane_reg(b, S1), slot(b, mask));
-  EMIT(X86_VBLENDMPS, x86_merge_masked(lane_reg(b, S0), X86_K1), lane_reg(b, S0), slot(b, c));
-  return store_new(b, S0);
+  EMIT(X86_VBLENDMPS, x86_merge_masked(lane_reg(b, n), X86_K1), lane_reg(b, left), slot(b, c));
+  return finish(b, v, n);
 }
 
 MathValue math_lanes_value_new(MathBuilder *b) {
@@ -189,6 +229,8 @@ MathValue math_lanes_value_new(MathBuilder *b) {
 }
 
 X86Operand math_lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
+  if (b->homes) b->homes->needs_memory = true;
+  if (is_constant(b, v)) return constant_element(b, v); /* the same in every lane */
   X86Operand whole = whole_slot(b, v);
   return x86_mem_index(4, X86_RSP, index, 4, whole.mem.disp);
 }

@@ -112,6 +112,11 @@ static void layout_strides(const Shape *s, int64_t *stride) {
  * of indices args[first..first+rank), and returns the memory operand.
  * Constant indices fold into the displacement. */
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out) {
+  return kernel_x86_element_address_without(x, i, buffer, s, first, -1, out);
+}
+
+bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const Shape *s, int first, int skip_dim,
+                                        X86Operand *out) {
   const KernelOp *op = &x->k->ops[i];
   int64_t stride[AXLE_MAX_RANK], constant_offset = 0;
   int size = type_byte_size(s->type);
@@ -120,7 +125,7 @@ bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s,
   EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
   for (int d = 0; d < s->rank; d++) {
     const KernelOp *index = &x->k->ops[op->args[first + d]];
-    if (s->dims[d] == 1) continue; /* the only valid index is 0 */
+    if (s->dims[d] == 1 || d == skip_dim) continue; /* the only valid index is 0 */
     if (index->kop == KOP_CONSTANT) {
       constant_offset += index->value.i * stride[d];
       continue;

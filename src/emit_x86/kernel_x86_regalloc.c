@@ -46,6 +46,10 @@ static void compute_last_uses(KernelX86 *x) {
       int v = op->args[a];
       int end = i;
       if ((op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW) && k->ops[v].block == KBLOCK_PRE) end = last_reduce_op;
+      /* an invariant value computed once before its phase's SIMD loop
+       * (kernel_x86_vector.c) is read on every trip of it */
+      if ((op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW) && !op->invariant && k->ops[v].invariant)
+        end = last_reduce_op;
       if (end > x->last_use[v]) x->last_use[v] = end;
     }
   }

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "emit_x86/kernel_x86_internal.h"
+#include "emit_x86/kernel_x86_math_builder.h"
 
 #define EMIT(...) x86_emit(x->cb, __VA_ARGS__)
 
@@ -412,13 +413,75 @@ bool kernel_x86_vector_tail_maskable(const KernelX86 *x) {
   return true;
 }
 
+static bool in_loop(const KernelX86 *x, const KernelOp *op);
+
+/* Op i's buffer dimension indexed by the phase's inner reduced index when
+ * it is a row access (a load or store in a REDUCE or ROW loop whose other
+ * indices are PRE or invariant values, the inner index on the buffer's
+ * stride-1 dimension), else -1. */
+static int row_access_dim(const Kernel *k, int i) {
+  const KernelOp *op = &k->ops[i];
+  if ((op->kop != KOP_LOAD && op->kop != KOP_STORE) || (op->block != KBLOCK_REDUCE && op->block != KBLOCK_ROW))
+    return -1;
+  bool store = op->kop == KOP_STORE;
+  const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+  int first = store ? 1 : 0, inner = -1;
+  for (int d = 0; d < s->rank; d++) {
+    const KernelOp *index = &k->ops[op->args[first + d]];
+    if (index->kop == KOP_RINDEX && index->dim == k->reduce_rank - 1 && index->phase == op->phase) {
+      if (inner >= 0 || d != minor_dim(s)) return -1;
+      inner = d;
+    } else if (s->dims[d] != 1 && index->block != KBLOCK_PRE && !index->invariant) {
+      return -1;
+    }
+  }
+  return inner;
+}
+
+void kernel_x86_assign_row_pointers(KernelX86 *x) {
+  const Kernel *k = x->k;
+  x->address_count = 0;
+  for (int i = 0; i < k->op_count; i++)
+    x->address_slots[i] = k->kind != KERNEL_LOOP && row_access_dim(k, i) >= 0 ? x->address_count++ : -1;
+}
+
+static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
+  return kernel_x86_slot(x->address_slot + x->address_slots[i], 8);
+}
+
+/* Before the loop: each row access's address at inner index 0. */
+static bool emit_row_pointers(KernelX86 *x) {
+  const Kernel *k = x->k;
+  for (int i = 0; i < k->op_count; i++) {
+    if (!in_loop(x, &k->ops[i]) || x->address_slots[i] < 0) continue;
+    const KernelOp *op = &k->ops[i];
+    bool store = op->kop == KOP_STORE;
+    const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+    X86Operand m;
+    if (!kernel_x86_element_address_without(x, i, store ? k->input_count + op->buffer : op->buffer, s, store ? 1 : 0,
+                                            row_access_dim(k, i), &m))
+      return false;
+    m.mem.size = 8;
+    EMIT(X86_LEA, reg(KX_SCRATCH_ADDRESS), m);
+    EMIT(X86_MOV, row_pointer_slot(x, i), reg(KX_SCRATCH_ADDRESS));
+  }
+  return true;
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
   const Shape *s = store ? &x->k->outputs[op->buffer].shape : &x->k->inputs[op->buffer].shape;
   X86Operand m;
-  if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s, store ? 1 : 0, &m))
+  if (x->address_slots[i] >= 0 && x->k->kind != KERNEL_LOOP) {
+    /* r14 is the inner reduced index in the phase's SIMD loop */
+    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
+    int size = type_byte_size(s->type);
+    m = x86_mem_index(size, KX_SCRATCH_ADDRESS, KX_INNER, size, 0);
+  } else if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s,
+                                         store ? 1 : 0, &m)) {
     return false;
+  }
   if (store) {
     int value = vector_source(x, op->args[0], S0);
     if (s->type == TYPE_F16) { /* already rounded: exact; immediate 0 is nearest even */
@@ -663,15 +726,45 @@ int kernel_x86_vector_phase_lanes(KernelX86 *x) {
   return lanes;
 }
 
+/* The loop's leading run of invariant ops (kernel_order_blocks puts them
+ * first), computed once before the loop: their values outlive it
+ * (kernel_x86_regalloc.c). Returns the first op after the run; x->lanes
+ * is set. */
+static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
+  const Kernel *k = x->k;
+  const Instruction *last = NULL;
+  bool noted = false;
+  *ok = true;
+  for (int i = 0; i < k->op_count; i++) {
+    if (!in_loop(x, &k->ops[i])) continue;
+    if (!k->ops[i].invariant) return i;
+    if (!noted) x86_listing_note(x->cb, "loop-invariant ops, once per row");
+    noted = true;
+    kernel_x86_note_origin(x, i, &last);
+    if (!kernel_x86_emit_op(x, i)) return *ok = false, k->op_count;
+  }
+  return k->op_count;
+}
+
+/* The invariant run, then the row pointers (which may read its values). */
+static int emit_loop_prologue(KernelX86 *x, bool *ok) {
+  int body = emit_invariant_prefix(x, ok);
+  if (*ok) *ok = emit_row_pointers(x);
+  return body;
+}
+
 bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
+  x->lanes = lanes;
+  bool ok;
+  int body = emit_loop_prologue(x, &ok);
+  if (!ok) return x->lanes = 0, false;
   x86_listing_note(x->cb, "row vector loop, %d f32 lanes", lanes);
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
-  x->lanes = lanes;
   const Instruction *last = NULL;
-  for (int i = 0; i < k->op_count; i++) {
+  for (int i = body; i < k->op_count; i++) {
     if (!in_loop(x, &k->ops[i])) continue;
     kernel_x86_note_origin(x, i, &last);
     if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
@@ -688,6 +781,16 @@ static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) 
   return x86_mem(size, X86_RSP, 8 * x->partial_slot + 4 * first_lane);
 }
 
+/* Where the loop keeps partial vector u: at avx512 (one vector of 16) a
+ * register past the vector math's (zmm28), so the sum's chain runs
+ * through no store; below, its stack slot (16 registers hold the
+ * kernel's values). */
+enum { PARTIAL_REGISTER = MATH_HOME_FIRST + MATH_HOME_COUNT };
+static X86Operand partial_home(const KernelX86 *x, int u, int lanes) {
+  if (x->cpu->level == CPU_LEVEL_AVX512) return reg(x86_zmm(PARTIAL_REGISTER + u));
+  return partial_operand(x, u * lanes, 4 * lanes);
+}
+
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
   if (!find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
@@ -695,12 +798,15 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const KernelOp *add = &k->ops[x->reduce_combine];
   int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
   x->lanes = lanes;
+  bool ok;
+  int body = emit_loop_prologue(x, &ok);
+  if (!ok) return x->lanes = 0, false;
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
   /* Each partial starts at the reducer's identity: -0 for add, -inf for
    * maximum, +inf for minimum (NaN still wins in both). */
   Opcode reducer = add->op;
   vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
-  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), reg(vreg(x, S0)));
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_home(x, u, lanes), reg(vreg(x, S0)));
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
   if (chunked) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
@@ -709,7 +815,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
     const Instruction *last = NULL;
-    for (int i = 0; i < k->op_count; i++) {
+    for (int i = body; i < k->op_count; i++) {
       if (!in_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
         continue;
       if (u == 0) kernel_x86_note_origin(x, i, &last);
@@ -717,7 +823,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     }
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
-    X86Operand partial = partial_operand(x, u * lanes, 4 * lanes);
+    X86Operand partial = partial_home(x, u, lanes);
     if (reducer == OP_ADD) {
       vector_move(x, reg(vreg(x, S1)), partial);
       vector_fetch(x, S0, element);
@@ -744,6 +850,10 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
   }
   EMIT(X86_JLE, x86_rel(head));
+  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
+    X86Operand home = partial_home(x, u, lanes);
+    if (home.kind == X86_OPERAND_REG) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), home);
+  }
   x->lanes = 0;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   for (int l = 0; l < REDUCE_PARTIALS; l++) kernel_x86_emit_acc_combine(x, partial_operand(x, l, 4));

@@ -170,6 +170,48 @@ TEST(softmax_is_one_row_kernel_in_three_phases) {
   module_free(m);
 }
 
+/* Layer norm's per-row values (the mean, 1/sqrt(var + eps)) read only
+ * accumulators of earlier phases and constants: they are marked
+ * invariant and come first in their phase, before its loop index, so a
+ * code generator can compute them once per row; everything that reads an
+ * element stays variant. */
+TEST(loop_invariant_ops_come_first_in_their_phase) {
+  Module *m = parse_text(
+      "HloModule ln\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "fused { x = f32[8,64] parameter(0)\n zero = f32[] constant(0)\n"
+      "  sum = f32[8] reduce(x, zero), dimensions={1}, to_apply=add\n n = f32[] constant(64)\n"
+      "  n8 = f32[8] broadcast(n), dimensions={}\n mean = f32[8] divide(sum, n8)\n"
+      "  mb = f32[8,64] broadcast(mean), dimensions={0}\n c = f32[8,64] subtract(x, mb)\n"
+      "  sq = f32[8,64] multiply(c, c)\n ss = f32[8] reduce(sq, zero), dimensions={1}, to_apply=add\n"
+      "  var = f32[8] divide(ss, n8)\n inv = f32[8] rsqrt(var)\n ib = f32[8,64] broadcast(inv), dimensions={0}\n"
+      "  ROOT y = f32[8,64] multiply(c, ib) }\n"
+      "ENTRY e { x = f32[8,64] parameter(0)\n ROOT f = f32[8,64] fusion(x), kind=kInput, calls=fused }\n");
+  if (!m) return;
+  Status st;
+  status_clear(&st);
+  Kernel *k = lower_to_kernel(m->entry->root, &st);
+  EXPECT(k != NULL && k->kind == KERNEL_ROW, "%s", st.message);
+  if (k) {
+    StrBuf sb = {0};
+    print_kernel(&sb, k);
+    bool rsqrt_invariant = false, variant_seen[AXLE_MAX_RANK] = {false};
+    for (int i = 0; i < k->op_count; i++) {
+      const KernelOp *op = &k->ops[i];
+      if (op->block != KBLOCK_REDUCE && op->block != KBLOCK_ROW) continue;
+      if (op->kop == KOP_HLO && op->op == OP_RSQRT) rsqrt_invariant = op->invariant;
+      if (op->kop == KOP_LOAD || op->kop == KOP_RINDEX) EXPECT(!op->invariant, "op %d invariant:\n%s", i, sb.data);
+      EXPECT(!(op->invariant && variant_seen[op->phase]), "invariant op %d after a variant one:\n%s", i, sb.data);
+      if (!op->invariant) variant_seen[op->phase] = true;
+    }
+    EXPECT(rsqrt_invariant, "rsqrt not invariant:\n%s", sb.data);
+    EXPECT(strstr(sb.data, "inv ") != NULL, "printed without the invariant mark:\n%s", sb.data);
+    strbuf_free(&sb);
+    kernel_free(k);
+  }
+  module_free(m);
+}
+
 TEST(ops_without_a_kernel_form_are_refused_not_miscompiled) {
   Module *m = parse_text("HloModule d\nENTRY e { a = f32[4,8] parameter(0)\n b = f32[8,2] parameter(1)\n"
                          "  ROOT d = f32[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} }\n");
@@ -187,6 +229,7 @@ int main(void) {
   RUN(every_fusion_the_optimizer_makes_lowers_to_a_matching_kernel);
   RUN(a_reduce_fusion_is_one_kernel_with_one_accumulator);
   RUN(softmax_is_one_row_kernel_in_three_phases);
+  RUN(loop_invariant_ops_come_first_in_their_phase);
   RUN(ops_without_a_kernel_form_are_refused_not_miscompiled);
   return test_summary();
 }

@@ -191,9 +191,74 @@ TEST(avx512_loop_tails_run_masked_and_write_only_their_lanes) {
   module_free(m);
 }
 
+/* Lines of the listing that write a zmm register or an immediate to the
+ * stack frame. */
+static int stack_stores(const char *text) {
+  int n = 0;
+  for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
+    const char *to = strstr(buf, "(%rsp)");
+    const char *comma = strrchr(buf, ',');
+    bool store = to && comma && comma < to; /* AT&T: the destination is last */
+    if (store && (strstr(buf, "%zmm") || strstr(buf, "movl")) && !strstr(buf, "movss")) n++;
+  }
+  return n;
+}
+
+/* Softmax as JAX writes it, at avx512: the exp's values live in
+ * registers, its constants in a pool after the code, and each sum's 16
+ * partials in a register, so the row's loops write nothing to the stack:
+ * per row, each of the two sums writes its identity once before its loop
+ * (read by broadcast) and its partials once after it, for the lane-order
+ * combine; 4 stores in all (the row pointers are 8-byte movs). And the result is still mathref's exp
+ * divided by the sum of the same values (--check covers the bits). */
+TEST(avx512_softmax_loops_keep_their_values_in_registers) {
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  if (cpu.hardware_level < CPU_LEVEL_AVX512) return;
+  Module *m = NULL;
+  Kernel *k = lower_text(
+      "HloModule s\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "fused { x = f32[4,256] parameter(0)\n ninf = f32[] constant(-inf)\n zero = f32[] constant(0)\n"
+      " mx = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max\n mb = f32[4,256] broadcast(mx), dimensions={0}\n"
+      " d = f32[4,256] subtract(x, mb)\n e = f32[4,256] exponential(d)\n"
+      " s = f32[4] reduce(e, zero), dimensions={1}, to_apply=add\n sb = f32[4,256] broadcast(s), dimensions={0}\n"
+      " ROOT y = f32[4,256] divide(e, sb) }\n"
+      "ENTRY e { x = f32[4,256] parameter(0)\n ROOT f = f32[4,256] fusion(x), kind=kInput, calls=fused }\n",
+      &m);
+  Status st;
+  status_clear(&st);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    char *text = listing_of(ck);
+    int stores = stack_stores(text);
+    EXPECT(stores == 4 && strstr(text, "the vector math's constants"), "%d stores of zmm or immediates to the stack:\n%s",
+           stores, text);
+    /* the four row accesses (three loads of x, the store) address their
+     * row's pointer plus r14, with no index arithmetic in the loops */
+    int row_accesses = 0;
+    for (const char *p = text; (p = strstr(p, "(%r11,%r14,4)")) != NULL; p++) row_accesses++;
+    EXPECT(row_accesses == 4, "%d accesses through a row pointer:\n%s", row_accesses, text);
+    EXPECT(strstr(text, "schedule: row kernel, 3 phases") &&
+               strstr(text, "schedule: phase 2 row: SIMD 16 f32 lanes, unroll 1, tail none, 2 invariant ops once per "
+                            "row, 2 row pointers"),
+           "no printed schedule:\n%s", text);
+    free(text);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
   RUN(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count);
   RUN(sums_to_many_points_are_not_split);
   RUN(avx512_loop_tails_run_masked_and_write_only_their_lanes);
+  RUN(avx512_softmax_loops_keep_their_values_in_registers);
   return test_summary();
 }

@@ -58,13 +58,46 @@ static int block_rank(const Kernel *k, const KernelOp *op) {
 
 /* A stable partition by block rank. It keeps every argument before its
  * user: an op only reads values of its own block or of earlier ones. */
+static bool looped(const KernelOp *op) { return op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW; }
+
+/* Whether accumulator acc is written in the loop of phase `phase`. */
+static bool acc_written_in(const Kernel *k, int acc, int phase) {
+  for (int i = 0; i < k->op_count; i++)
+    if (k->ops[i].kop == KOP_ACC_WRITE && looped(&k->ops[i]) && k->ops[i].phase == phase && k->ops[i].acc == acc)
+      return true;
+  return false;
+}
+
+/* Marks the looped ops whose value is the same on every trip. The
+ * lowering makes every argument before its user, so one pass suffices. */
+static void mark_invariants(Kernel *k) {
+  for (int i = 0; i < k->op_count; i++) {
+    KernelOp *op = &k->ops[i];
+    op->invariant = false;
+    if (!looped(op)) continue;
+    if (op->kop == KOP_CONSTANT) op->invariant = true;
+    else if (op->kop == KOP_ACC_READ) op->invariant = !acc_written_in(k, op->acc, op->phase);
+    else if (op->kop == KOP_HLO) {
+      bool fixed = true;
+      for (int a = 0; a < op->arg_count && fixed; a++) {
+        const KernelOp *arg = &k->ops[op->args[a]];
+        fixed = op->args[a] < i && (arg->block == KBLOCK_PRE || (arg->invariant && arg->phase == op->phase));
+      }
+      op->invariant = fixed;
+    }
+  }
+}
+
 void kernel_order_blocks(Kernel *k) {
   KernelOp *ops = mem_calloc((size_t)k->op_count + 1, sizeof *ops);
   int *renumber = mem_calloc((size_t)k->op_count + 1, sizeof *renumber);
   int n = 0;
+  mark_invariants(k);
   for (int rank = 0; rank <= k->phase_count + 1; rank++)
-    for (int i = 0; i < k->op_count; i++)
-      if (block_rank(k, &k->ops[i]) == rank) renumber[i] = n, ops[n++] = k->ops[i];
+    for (int pass = 0; pass < 2; pass++) /* the invariant ops, then the others */
+      for (int i = 0; i < k->op_count; i++)
+        if (block_rank(k, &k->ops[i]) == rank && k->ops[i].invariant == (pass == 0))
+          renumber[i] = n, ops[n++] = k->ops[i];
   for (int i = 0; i < n; i++)
     for (int a = 0; a < ops[i].arg_count; a++) ops[i].args[a] = renumber[ops[i].args[a]];
   memcpy(k->ops, ops, sizeof *ops * (size_t)n);
@@ -156,6 +189,7 @@ void print_kernel(StrBuf *sb, const Kernel *k) {
     else if (first_of_block)
       snprintf(label, sizeof label, "%s", block_names[op->block]);
     strbuf_printf(sb, "    %-8s", label);
+    if (k->kind != KERNEL_LOOP) strbuf_printf(sb, "%s", op->invariant ? "inv " : "    ");
     print_op(sb, op, i);
     /* Each run of ops is labelled with the HLO instruction it came from. */
     if (op->origin && op->origin != last_origin) strbuf_printf(sb, "    ; %s", op->origin->name);

@@ -76,6 +76,8 @@ typedef struct KernelOp {
     double f;
   } value;                 /* KOP_CONSTANT */
   const Instruction *origin; /* the HLO instruction it came from, for listings */
+  bool invariant;          /* REDUCE, ROW: the same on every trip of its phase's loop
+                              (kernel_order_blocks puts these first in the phase) */
 } KernelOp;
 
 /* An input or an output: its shape (with layout) and where it comes from. */
@@ -119,7 +121,11 @@ int kernel_add_output(Kernel *k, const Shape *shape, const Instruction *source, 
 /* Appends an op and returns its value number. */
 int kernel_add_op(Kernel *k, const KernelOp *op);
 /* Puts the ops in the order they run (PRE, each phase, POST), as code
- * generators expect, whatever order the lowering made them in. */
+ * generators expect, whatever order the lowering made them in; within a
+ * phase, the loop-invariant ops first (constants, reads of accumulators
+ * the phase does not write, and arithmetic on those and PRE values),
+ * marked `invariant`, so that a code generator may compute them once
+ * before the phase's loop (the printed kernel marks them "inv"). */
 void kernel_order_blocks(Kernel *k);
 void print_kernel(StrBuf *sb, const Kernel *k);
 

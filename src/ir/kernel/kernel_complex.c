@@ -675,5 +675,6 @@ Kernel *kernel_split_complex(const Kernel *k, Status *st) {
     kernel_free(to);
     return NULL;
   }
+  kernel_order_blocks(to); /* the new real ops' invariance */
   return to;
 }
