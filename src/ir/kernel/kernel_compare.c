@@ -17,7 +17,7 @@
 #include "ir/kernel/kernel.h"
 
 static_assert(sizeof(Kernel) == 472, "Kernel changed: update kernel_same_code and kernel_code_hash");
-static_assert(sizeof(KernelOp) == 128, "KernelOp changed: update kernel_same_code and kernel_code_hash");
+static_assert(sizeof(KernelOp) == 136, "KernelOp changed: update kernel_same_code and kernel_code_hash");
 static_assert(sizeof(KernelBuffer) == sizeof(Shape) + 24, "KernelBuffer changed: update kernel_same_code");
 
 static bool origins_alike(const Instruction *a, const Instruction *b) {
@@ -29,7 +29,7 @@ static bool origins_alike(const Instruction *a, const Instruction *b) {
 static bool ops_alike(const KernelOp *a, const KernelOp *b) {
   if (a->kop != b->kop || a->block != b->block || a->phase != b->phase || a->type != b->type || a->op != b->op ||
       a->direction != b->direction || a->compare_type != b->compare_type || a->dim != b->dim ||
-      a->buffer != b->buffer || a->acc != b->acc || a->arg_count != b->arg_count ||
+      a->buffer != b->buffer || a->acc != b->acc || a->arg_count != b->arg_count || a->invariant != b->invariant ||
       memcmp(&a->value, &b->value, sizeof a->value) != 0)
     return false;
   for (int i = 0; i < a->arg_count; i++)
