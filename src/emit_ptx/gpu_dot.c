@@ -247,22 +247,36 @@ static bool add_gemm(GpuCompile *c, const Instruction *inst, const Instruction *
   return launch_gemm(c, inst, &g, bindings);
 }
 
-static bool list_has(const IntList *list, int64_t v) {
-  for (int i = 0; i < list->count; i++)
-    if (list->values[i] == v) return true;
-  return false;
+/* Where the kernel finds group_sizes' entries (ptx_gemm.h): the ragged
+ * index runs over lhs's dims index_dims[0..n) (the free dims for ROWS, the
+ * contracting dims for SUMS), index_dims[which] the ragged one. A sizes
+ * array [batch..., prefix..., G] (ragged_dot_sizes_prefix) has a row per
+ * batch index and per index over the dims before the ragged one; [G] one
+ * row for all. Any layout: each dim is read through its stride. */
+static const char *ragged_sizes(const Shape *lhs, const DotDims *dd, const Shape *sizes, const int *index_dims,
+                                int n, int which, PtxGemmRagged *r) {
+  if (sizes->type != TYPE_S32 && sizes->type != TYPE_S64) return "a ragged-dot whose group sizes are not s32 or s64";
+  if (packed(sizes)) return "a ragged-dot whose group sizes are in a packed layout (E(n))";
+  View s = view_of(sizes);
+  int nb = dd->lhs_batch.count;
+  bool per_row = sizes->rank > 1;
+  for (int i = 0; per_row && i < nb; i++) ptx_gemm_dims_add(&r->sizes_batch, s.dims[i], s.strides[i]);
+  for (int i = 0; i < n; i++) {
+    int64_t extent = lhs->dims[index_dims[i]];
+    bool prefix = per_row && i < which;
+    ptx_gemm_dims_add(&r->sizes_prefix, extent, prefix ? s.strides[nb + i] : 0);
+    ptx_gemm_dims_add(&r->coordinate, extent, i == which);
+    if (prefix && extent != 1) r->sizes_per_index = true;
+  }
+  r->sizes_group_stride = s.strides[sizes->rank - 1];
+  r->sizes_type = sizes->type;
+  return NULL;
 }
 
-/* group_sizes' rows must be the dot's batch index, row-major. */
-static const char *ragged_sizes(const Shape *sizes, const PtxGemm *g, PtxGemmRagged *r) {
-  if (sizes->type != TYPE_S32 && sizes->type != TYPE_S64) return "a ragged-dot whose group sizes are not s32 or s64";
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < sizes->rank; d++) rows *= sizes->dims[d];
-  if (sizes->rank > 1 && (rows != g->batch || !shape_is_row_major(sizes) || packed(sizes)))
-    return "a ragged-dot whose group sizes are not one row per batch index";
-  r->sizes_type = sizes->type;
-  r->sizes_batched = sizes->rank > 1;
-  return NULL;
+static int list_index(const IntList *list, int64_t v) {
+  for (int i = 0; i < list->count; i++)
+    if (list->values[i] == v) return i;
+  return -1;
 }
 
 /* ragged-dot in its three modes (eval_dot_variants.c): a ragged batch dim
@@ -280,12 +294,15 @@ static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
   PtxGemm g;
   const char *why = NULL;
   PtxGemmRagged mode = {.kind = PTX_GEMM_PLAIN};
+  int index_dims[AXLE_MAX_RANK], n = 0, which = -1;
   if (dd->rhs_group.count == 1) {
     /* rows: rhs seen without its group dim, dims past it renumbered */
-    int gd = (int)dd->rhs_group.values[0], lfree[AXLE_MAX_RANK];
+    int gd = (int)dd->rhs_group.values[0];
     int64_t rb[AXLE_MAX_RANK], rc[AXLE_MAX_RANK];
-    if (free_dims(ls->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree) != 1 || lfree[0] != ragged)
-      return gpu_refuse(c, inst, "a ragged-dot whose lhs has free dims besides the ragged one");
+    n = free_dims(ls->rank, &dd->lhs_batch, &dd->lhs_contracting, index_dims);
+    for (int i = 0; i < n; i++)
+      if (index_dims[i] == ragged) which = i;
+    if (which < 0) return gpu_refuse(c, inst, "a ragged-dot whose ragged dim is not a free dim");
     DotDims view = *dd;
     for (int i = 0; i < dd->rhs_batch.count; i++) rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
     for (int i = 0; i < dd->rhs_contracting.count; i++)
@@ -295,15 +312,16 @@ static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
     mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_ROWS, .groups = rs->dims[gd]};
     r = view_without(r, gd, &mode.rhs_group_stride);
     why = dot_gemm(&view, &l, &r, &o, &g);
-  } else if (list_has(&dd->lhs_contracting, ragged)) {
-    if (dd->lhs_contracting.count != 1) return gpu_refuse(c, inst, "a ragged contraction over several dims");
+  } else if ((which = list_index(&dd->lhs_contracting, ragged)) >= 0) {
+    n = dd->lhs_contracting.count;
+    for (int i = 0; i < n; i++) index_dims[i] = (int)dd->lhs_contracting.values[i];
     mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_SUMS, .groups = o.dims[0]};
     o = view_without(o, 0, &mode.out_group_stride);
     why = dot_gemm(dd, &l, &r, &o, &g);
   } else {
     why = dot_gemm(dd, &l, &r, &o, &g);  /* a ragged batch dim: every batch is one group's */
   }
-  if (!why && mode.kind != PTX_GEMM_PLAIN) why = ragged_sizes(sizes, &g, &mode);
+  if (!why && mode.kind != PTX_GEMM_PLAIN) why = ragged_sizes(ls, dd, sizes, index_dims, n, which, &mode);
   if (why) return gpu_refuse(c, inst, why);
   g.ragged = mode;
   return launch_gemm(c, inst, &g, bindings);

@@ -288,15 +288,21 @@ PtxReg ptx_gemm_emit_add(PtxBuilder *b, PtxReg index, int64_t add) {
 
 /* ------------------------------------------------------------ ragged groups */
 
-/* start and end of group `group` along the ragged dim for this tile's
- * batch; live: group < G (launch G of ROWS mode writes zeros). */
+/* The group this launch handles and its coordinate range (ptx_gemm.h):
+ * once per tile when group_sizes has one row per batch index, else per
+ * row (ROWS) or per k (SUMS) in ragged_within. live: group < G (launch G
+ * of ROWS mode writes zeros). */
 typedef struct GemmRaggedRegs {
   PtxGemmRaggedKind kind;
-  PtxReg group, start, end, live;
+  PtxReg sizes, group, batch_row, start, end, live;
 } GemmRaggedRegs;
 
-static PtxReg load_size(PtxBuilder *b, PtxReg row_base, PtxReg index, ElementType t) {
-  PtxReg address = ptx_gemm_emit_address(b, row_base, index, type_byte_size(t)), v = ptx_reg_new(b, PTX_S64);
+/* group_sizes[row + index * sizes_group_stride], as s64. */
+static PtxReg load_size(PtxBuilder *b, const PtxGemm *g, PtxReg sizes, PtxReg row, PtxReg index) {
+  ElementType t = g->ragged.sizes_type;
+  PtxReg offset = ptx_reg_new(b, PTX_U64), v = ptx_reg_new(b, PTX_S64);
+  ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", offset, index, g->ragged.sizes_group_stride, row);
+  PtxReg address = ptx_gemm_emit_address(b, sizes, offset, type_byte_size(t));
   if (t == TYPE_S64 || t == TYPE_U64) {
     ptx_inst(b, "ld.global.b64 $r, [$r]", v, address);
   } else {
@@ -325,45 +331,70 @@ static void add_saturating(PtxBuilder *b, PtxReg sum, PtxReg v) {
   ptx_inst(b, "selp.s64 $r, $r, $r, $r", sum, held, sum, over);
 }
 
-static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch) {
-  GemmRaggedRegs rg = {.kind = g->ragged.kind};
-  if (rg.kind == PTX_GEMM_PLAIN) return rg;
-  PtxReg sizes = ptx_param_load_global_pointer(b, "sizes"), row = ptx_reg_new(b, PTX_U64);
-  rg.group = ptx_param_load(b, PTX_U64, "group");
-  if (g->ragged.sizes_batched) ptx_inst(b, "mul.lo.u64 $r, $r, $D", row, batch, g->ragged.groups);
-  else ptx_inst(b, "mov.u64 $r, 0", row);
-  PtxReg row_base = ptx_gemm_emit_address(b, sizes, row, type_byte_size(g->ragged.sizes_type));
-  /* start = sizes[0] + ... + sizes[group - 1], saturating */
-  PtxReg i = ptx_reg_new(b, PTX_U64), past = ptx_reg_new(b, PTX_PRED);
-  rg.start = ptx_reg_new(b, PTX_S64);
-  rg.end = ptx_reg_new(b, PTX_S64);
-  rg.live = ptx_reg_new(b, PTX_PRED);
+/* start and end of this launch's group in the sizes row at `row` (an
+ * element offset into group_sizes). The evaluator's group_of puts a
+ * coordinate in the first group whose running end passes it, so start is
+ * the largest running end before the group (not the last one: a negative
+ * size moves the end back), and 0 at least. */
+static void group_range(PtxBuilder *b, const PtxGemm *g, const GemmRaggedRegs *rg, PtxReg row, PtxReg start,
+                        PtxReg end) {
+  PtxReg i = ptx_reg_new(b, PTX_U64), running = ptx_reg_new(b, PTX_S64), past = ptx_reg_new(b, PTX_PRED);
   PtxLabel loop = ptx_label_new(b, "group_start"), done = ptx_label_new(b, "group_started");
   ptx_inst(b, "mov.u64 $r, 0", i);
-  ptx_inst(b, "mov.s64 $r, 0", rg.start);
+  ptx_inst(b, "mov.s64 $r, 0", running);
+  ptx_inst(b, "mov.s64 $r, 0", start);
   ptx_label_place(b, loop);
-  ptx_inst(b, "setp.ge.u64 $r, $r, $r", past, i, rg.group);
+  ptx_inst(b, "setp.ge.u64 $r, $r, $r", past, i, rg->group);
   ptx_inst(b, "@$r bra $l", past, done);
-  add_saturating(b, rg.start, load_size(b, row_base, i, g->ragged.sizes_type));
+  add_saturating(b, running, load_size(b, g, rg->sizes, row, i));
+  ptx_inst(b, "max.s64 $r, $r, $r", start, start, running);
   ptx_inst(b, "add.u64 $r, $r, 1", i, i);
   ptx_inst(b, "bra $l", loop);
   ptx_label_place(b, done);
-  /* end = start + sizes[group]; the zero launch (group = G) runs to the end */
-  ptx_inst(b, "setp.lt.u64 $r, $r, $D", rg.live, rg.group, g->ragged.groups);
-  ptx_inst(b, "mov.s64 $r, $D", rg.end, (int64_t)1 << 62);
+  /* end = running + sizes[group]; the zero launch (group = G) runs to the end */
+  ptx_inst(b, "mov.s64 $r, $D", end, (int64_t)1 << 62);
   PtxLabel zero = ptx_label_new(b, "zero_group");
-  ptx_inst(b, "@!$r bra $l", rg.live, zero);
-  ptx_inst(b, "mov.s64 $r, $r", rg.end, rg.start);
-  add_saturating(b, rg.end, load_size(b, row_base, rg.group, g->ragged.sizes_type));
+  ptx_inst(b, "@!$r bra $l", rg->live, zero);
+  ptx_inst(b, "mov.s64 $r, $r", end, running);
+  add_saturating(b, end, load_size(b, g, rg->sizes, row, rg->group));
   ptx_label_place(b, zero);
+}
+
+static GemmRaggedRegs ragged_group(PtxBuilder *b, const PtxGemm *g, PtxReg batch) {
+  GemmRaggedRegs rg = {.kind = g->ragged.kind};
+  if (rg.kind == PTX_GEMM_PLAIN) return rg;
+  rg.sizes = ptx_param_load_global_pointer(b, "sizes");
+  rg.group = ptx_param_load(b, PTX_U64, "group");
+  rg.live = ptx_reg_new(b, PTX_PRED);
+  ptx_inst(b, "setp.lt.u64 $r, $r, $D", rg.live, rg.group, g->ragged.groups);
+  rg.batch_row = ptx_gemm_emit_offset(b, &g->ragged.sizes_batch, batch);
+  if (!g->ragged.sizes_per_index) {
+    rg.start = ptx_reg_new(b, PTX_S64);
+    rg.end = ptx_reg_new(b, PTX_S64);
+    group_range(b, g, &rg, rg.batch_row, rg.start, rg.end);
+  }
   return rg;
 }
 
-/* in &= index within [start, end) (signed: a start past 2^63 cannot be). */
-static void ragged_within(PtxBuilder *b, const GemmRaggedRegs *rg, PtxReg in, PtxReg index) {
+/* in &= the ragged coordinate of index (a row for ROWS, a k for SUMS) is
+ * within this launch's group (signed: a start past 2^63 cannot be). An
+ * index past the tile's edge (at least `extent`, m or k) is out already;
+ * its sizes row is read at extent - 1 so that the read stays in bounds. */
+static void ragged_within(PtxBuilder *b, const PtxGemm *g, const GemmRaggedRegs *rg, PtxReg in, PtxReg index,
+                          int64_t extent) {
+  PtxReg start = rg->start, end = rg->end;
+  if (g->ragged.sizes_per_index) {
+    PtxReg row = ptx_reg_new(b, PTX_U64), clamped = ptx_reg_new(b, PTX_U64);
+    ptx_inst(b, "min.u64 $r, $r, $D", clamped, index, extent - 1);
+    ptx_inst(b, "add.u64 $r, $r, $r", row, rg->batch_row, ptx_gemm_emit_offset(b, &g->ragged.sizes_prefix, clamped));
+    start = ptx_reg_new(b, PTX_S64);
+    end = ptx_reg_new(b, PTX_S64);
+    group_range(b, g, rg, row, start, end);
+  }
+  PtxReg coordinate = ptx_gemm_emit_offset(b, &g->ragged.coordinate, index);
   PtxReg p = ptx_reg_new(b, PTX_PRED), q = ptx_reg_new(b, PTX_PRED);
-  ptx_inst(b, "setp.ge.s64 $r, $r, $r", p, index, rg->start);
-  ptx_inst(b, "setp.lt.s64 $r, $r, $r", q, index, rg->end);
+  ptx_inst(b, "setp.ge.s64 $r, $r, $r", p, coordinate, start);
+  ptx_inst(b, "setp.lt.s64 $r, $r, $r", q, coordinate, end);
   ptx_inst(b, "and.pred $r, $r, $r", in, in, p);
   ptx_inst(b, "and.pred $r, $r, $r", in, in, q);
 }
@@ -378,6 +409,7 @@ typedef struct SimtOperand {
   const PtxGemmDims *outer, *k; /* outer: m for lhs, n for rhs */
   int64_t outer_extent;
   ElementType type;
+  bool ragged_k;               /* a ragged contraction masks this operand's k (lhs's) */
   /* scaled-dot: the operand's scale */
   PtxReg scale_pointer, scale_batch_offset;
   const PtxGemmDims *scale_outer, *scale_k;
@@ -429,7 +461,7 @@ static void simt_load_slab(PtxBuilder *b, const PtxGemm *g, const SimtOperand *o
            o_i = i ? ptx_gemm_emit_add(b, go, o_step * i) : go;
     PtxReg in = ptx_reg_new(b, PTX_PRED);
     ptx_inst(b, "and.pred $r, $r, $r", in, ptx_gemm_emit_below(b, k_i, g->k), ptx_gemm_emit_below(b, o_i, o->outer_extent));
-    if (rg->kind == PTX_GEMM_RAGGED_SUMS) ragged_within(b, rg, in, k_i);
+    if (rg->kind == PTX_GEMM_RAGGED_SUMS && o->ragged_k) ragged_within(b, g, rg, in, k_i, g->k);
     if (rg->kind == PTX_GEMM_RAGGED_ROWS) ptx_inst(b, "and.pred $r, $r, $r", in, in, rg->live);
     PtxReg offset = ptx_reg_new(b, PTX_U64);
     ptx_inst(b, "add.u64 $r, $r, $r", offset, ptx_gemm_emit_offset(b, o->outer, o_i), ptx_gemm_emit_offset(b, o->k, k_i));
@@ -482,7 +514,7 @@ static void simt_store(PtxBuilder *b, const PtxGemm *g, PtxReg tid, const PtxGem
   for (int i = 0; i < SIMT_PER_THREAD; i++) {
     PtxReg r = ptx_gemm_emit_add(b, row, 16 * i), c = ptx_gemm_emit_add(b, column, 16 * i);
     row_in[i] = ptx_gemm_emit_below(b, r, g->m);
-    if (rg->kind == PTX_GEMM_RAGGED_ROWS) ragged_within(b, rg, row_in[i], r);
+    if (rg->kind == PTX_GEMM_RAGGED_ROWS) ragged_within(b, g, rg, row_in[i], r, g->m);
     column_in[i] = ptx_gemm_emit_below(b, c, g->n);
     row_at[i] = ptx_gemm_emit_offset(b, &g->out_m, r);
     ptx_inst(b, "add.u64 $r, $r, $r", row_at[i], row_at[i], batch_offset);
@@ -508,7 +540,8 @@ static void simt_body(PtxBuilder *b, const PtxGemm *g, PtxType acc) {
   PtxGemmTiles t;
   ptx_gemm_tiles_begin(b, &t, g, SIMT_TILE, SIMT_TILE);
   SimtOperand a = {.shared = "gemm_lhs", .pointer = lhs, .batch_offset = ptx_gemm_emit_offset(b, &g->lhs_batch, t.batch),
-                   .outer = &g->lhs_m, .k = &g->lhs_k, .outer_extent = g->m, .type = g->lhs_type};
+                   .outer = &g->lhs_m, .k = &g->lhs_k, .outer_extent = g->m, .type = g->lhs_type,
+                   .ragged_k = true};
   SimtOperand c = {.shared = "gemm_rhs", .pointer = rhs, .batch_offset = ptx_gemm_emit_offset(b, &g->rhs_batch, t.batch),
                    .outer = &g->rhs_n, .k = &g->rhs_k, .outer_extent = g->n, .type = g->rhs_type};
   if (g->scaled) {

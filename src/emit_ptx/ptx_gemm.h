@@ -44,22 +44,34 @@ void ptx_gemm_dims_add_blocked(PtxGemmDims *d, int64_t extent, int64_t stride, i
 int64_t ptx_gemm_dims_inner_stride(const PtxGemmDims *d);
 
 /* ragged-dot (gpu_dot.c) as launches of one GEMM kernel that takes two
- * more parameters: a pointer to group_sizes (s32 or s64, [batch..., G]
- * row-major, or [G]) and the group g as a scalar. Group g spans entries
- * [start, end) of the ragged dim, start the sum of the sizes before it.
- *   ROWS  the ragged dim is lhs's one free dim (m): rows in group g take
+ * more parameters: a pointer to group_sizes (s32 or s64) and the group g
+ * as a scalar. The ragged index (m for ROWS, k for SUMS) runs over several
+ * lhs dims, one of them the ragged one: `coordinate` gives an index's
+ * coordinate along it (stride 1 on the ragged dim, 0 on the others).
+ * group_sizes is [G] or [batch..., prefix..., G] in any layout: the size
+ * of group g for batch b and ragged index i lies at element
+ *   sizes_batch(b) + sizes_prefix(i) + g * sizes_group_stride
+ * (sizes_prefix: the strides of the ragged index's dims before the ragged
+ * one, 0 on the rest; both empty for [G]). Group g spans the coordinates
+ * [start, end): end the running sum of the sizes through g, saturating at
+ * the s64 range, start the largest running sum before g (0 at least), so
+ * that a coordinate is in the first group whose end passes it, as the
+ * evaluator's group_of says even for negative sizes.
+ *   ROWS  the ragged dim is one of lhs's free dims (m): rows in group g take
  *         rhs's group g (rhs offset + g * rhs_group_stride); launch g = G
  *         writes zeros to the rows past the last group
- *   SUMS  the ragged dim is the one contracting dim (k): launch g sums
- *         over group g's k only, into out + g * out_group_stride */
+ *   SUMS  the ragged dim is one of the contracting dims (k): launch g sums
+ *         over group g's k only (lhs is zero elsewhere, as the evaluator
+ *         masks it), into out + g * out_group_stride */
 typedef enum PtxGemmRaggedKind { PTX_GEMM_PLAIN, PTX_GEMM_RAGGED_ROWS, PTX_GEMM_RAGGED_SUMS } PtxGemmRaggedKind;
 
 typedef struct PtxGemmRagged {
   PtxGemmRaggedKind kind;
   int64_t groups;
   ElementType sizes_type;
-  bool sizes_batched;   /* a row of sizes per batch index */
-  int64_t rhs_group_stride, out_group_stride;
+  PtxGemmDims coordinate, sizes_batch, sizes_prefix;
+  bool sizes_per_index;  /* sizes_prefix has a dim: the group range is per row (ROWS) or per k (SUMS) */
+  int64_t sizes_group_stride, rhs_group_stride, out_group_stride;
 } PtxGemmRagged;
 
 typedef struct PtxGemm {

@@ -367,9 +367,9 @@ static int emit_complex_bitcast(Lower *L, const Instruction *inst, const int *in
   return lower_k_hlo(L, OP_COMPLEX, inst->shape.type, re, im, -1, inst);
 }
 
-/* The unsigned integer type of a width (8, 16, 32 or 64 bits). */
+/* The unsigned integer type of a width (2, 4, 8, 16, 32 or 64 bits). */
 static ElementType unsigned_of_width(int bits) {
-  return bits == 8 ? TYPE_U8 : bits == 16 ? TYPE_U16 : bits == 32 ? TYPE_U32 : TYPE_U64;
+  return bits == 2 ? TYPE_U2 : bits == 4 ? TYPE_U4 : bits == 8 ? TYPE_U8 : bits == 16 ? TYPE_U16 : bits == 32 ? TYPE_U32 : TYPE_U64;
 }
 
 static int k_unsigned(Lower *L, ElementType t, int64_t v) {
@@ -377,11 +377,21 @@ static int k_unsigned(Lower *L, ElementType t, int64_t v) {
   return lower_add_op(L, op, NULL);
 }
 
+/* The bits of value v of type `from` as type `to` of the same width. A
+ * sub-byte integer (s4, u2, ...) sits one a byte, sign- or zero-extended;
+ * between such types of one width, convert wraps to the same bits. */
+static int same_width_bits(Lower *L, const Instruction *inst, ElementType from, ElementType to, int v) {
+  Opcode op = type_bit_width(from) < 8 ? OP_CONVERT : OP_BITCAST_CONVERT;
+  return from == to ? v : lower_k_hlo(L, op, to, v, -1, -1, inst);
+}
+
 /* bitcast-convert between widths, on a little-endian machine as XLA's is:
  * a wide element is k narrow ones along a new last dimension of size k,
  * element 0 its lowest bits. Narrow to wide ORs the k parts, each shifted
  * to its place; wide to narrow shifts part j (the last index) down and
- * keeps the low bits. The bits travel as unsigned integers. */
+ * keeps the low bits. The bits travel as unsigned integers; a sub-byte
+ * side must be an integer type (s2, s4, u2, u4: its bits are its value
+ * wrapped), as the corpus's s4 -> s8 is. */
 static int emit_width_bitcast(Lower *L, const Instruction *inst, const int *index) {
   const Instruction *x = inst->operands[0];
   int in_bits = type_bit_width(x->shape.type), out_bits = type_bit_width(inst->shape.type);
@@ -389,14 +399,15 @@ static int emit_width_bitcast(Lower *L, const Instruction *inst, const int *inde
   for (int i = 0; i < 2; i++) {
     ElementType t = i ? inst->shape.type : x->shape.type;
     int bits = type_bit_width(t);
-    if (t == TYPE_PRED || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
-      return lower_fail(L, inst, "a bitcast-convert between widths of pred or sub-byte types");
+    bool sub_byte_integer = (bits == 2 || bits == 4) && type_is_integer(t);
+    if (t == TYPE_PRED || (bits != 8 && bits != 16 && bits != 32 && bits != 64 && !sub_byte_integer))
+      return lower_fail(L, inst, "a bitcast-convert between widths of pred or sub-byte float types");
   }
   int rank = inst->shape.rank, operand_index[AXLE_MAX_RANK], result;
   if (in_bits > out_bits) {
     int v = lower_emit(L, x, index);
     if (v < 0) return -1;
-    int bits = lower_k_hlo(L, OP_BITCAST_CONVERT, in_u, v, -1, -1, inst);
+    int bits = same_width_bits(L, inst, x->shape.type, in_u, v);
     int shift = lower_k_hlo(L, OP_CONVERT, in_u, lower_k_mul(L, index[rank - 1], lower_k_s64(L, out_bits)), -1, -1, NULL);
     int part = lower_k_hlo(L, OP_SHIFT_RIGHT_LOGICAL, in_u, bits, shift, -1, inst);
     result = lower_k_hlo(L, OP_CONVERT, out_u, part, -1, -1, inst);
@@ -407,12 +418,12 @@ static int emit_width_bitcast(Lower *L, const Instruction *inst, const int *inde
       operand_index[rank] = lower_k_s64(L, j);
       int v = lower_emit(L, x, operand_index);
       if (v < 0) return -1;
-      int part = lower_k_hlo(L, OP_CONVERT, out_u, lower_k_hlo(L, OP_BITCAST_CONVERT, in_u, v, -1, -1, inst), -1, -1, inst);
+      int part = lower_k_hlo(L, OP_CONVERT, out_u, same_width_bits(L, inst, x->shape.type, in_u, v), -1, -1, inst);
       if (j) part = lower_k_hlo(L, OP_SHIFT_LEFT, out_u, part, k_unsigned(L, out_u, (int64_t)j * in_bits), -1, inst);
       result = result < 0 ? part : lower_k_hlo(L, OP_OR, out_u, result, part, -1, inst);
     }
   }
-  return lower_k_hlo(L, OP_BITCAST_CONVERT, inst->shape.type, result, -1, -1, inst);
+  return same_width_bits(L, inst, out_u, inst->shape.type, result);
 }
 
 static int emit_computed(Lower *L, const Instruction *inst, const int *index) {

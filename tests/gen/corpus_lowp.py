@@ -150,6 +150,34 @@ def packed_bitcast(rng):
     return Case(hlo, [x], [column_major, unpacked, x.reshape(8, 2), as_bytes])
 
 
+@case("packed_bitcasts_both_ways_and_sub_byte_bitcast_converts")
+def packed_both_ways(rng):
+    """A bitcast into a packed layout: s4[8] one a byte is 8 bytes, each
+    element sign-extended, so nibble 2k is x[k] and nibble 2k+1 its sign
+    (-1 or 0). Out of one: u4 packed read one a byte takes each byte's low
+    nibble. bitcast-convert between a sub-byte integer and u8/s8 splits a
+    byte low bits first, and joins the parts back."""
+    x = rng.integers(-8, 8, 8).astype(np.int8)
+    xp = rng.integers(0, 16, 16).astype(np.uint8)
+    y = rng.integers(0, 256, 6).astype(np.uint8)
+    z = rng.integers(-128, 128, 6).astype(np.int8)
+    spread = np.stack([x, np.where(x < 0, -1, 0)], axis=1).reshape(16).astype(np.int8)
+    nibbles = np.stack([y & 0xF, y >> 4], axis=1).astype(np.uint8)
+    z_bits = z.astype(np.int64) & 0xFF
+    crumbs = wrap(np.stack([(z_bits >> (2 * j)) & 3 for j in range(4)], axis=1), 2, True).astype(np.int8)
+    ops = [
+        ("p", "s4[16]{0:E(4)}", "bitcast(x)"),
+        ("q", "u4[8]{0}", "bitcast(xp)"),
+        ("n", "u4[6,2]", "bitcast-convert(y)"),
+        ("m", "u8[6]", "bitcast-convert(n)"),
+        ("t", "s2[6,4]", "bitcast-convert(z)"),
+        ("b", "s8[6]", "bitcast-convert(t)"),
+    ]
+    params = [("x", "s4[8]"), ("xp", "u4[16]{0:E(4)}"), ("y", "u8[6]"), ("z", "s8[6]")]
+    hlo = module("packed_bitcasts_both_ways_and_sub_byte_bitcast_converts", params, ops)
+    return Case(hlo, [x, xp, y, z], [spread, xp[0::2].copy(), nibbles, y, crumbs, z])
+
+
 def stochastic_round(x, random, random_bits, result_bits):
     """XLA's evaluator: saturate, NaN to 0, else round the magnitude up when
     random < fraction * 2^random_bits."""

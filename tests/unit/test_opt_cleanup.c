@@ -984,8 +984,17 @@ TEST(unpack_layouts_drops_packing_nothing_reads) {
   module_free(m);
 }
 
-TEST(unpack_layouts_keeps_packing_a_bitcast_reads) {
-  Module *m = parse_text(packed_reinterpreted_text);
+/* Packed on both sides with different counts (s4[3] packed is 2 bytes,
+ * as s4[4] is): not a form the pass spells out, so the packing stays. */
+static const char packed_padding_read_text[] =
+    "HloModule packed_padding\n"
+    "ENTRY main {\n"
+    "  x = s4[3]{0:E(4)} parameter(0)\n"
+    "  ROOT u = s4[4]{0:E(4)} bitcast(x)\n"
+    "}\n";
+
+TEST(unpack_layouts_keeps_packing_a_bitcast_of_another_form_reads) {
+  Module *m = parse_text(packed_padding_read_text);
   if (!m) return;
   OptContext ctx;
   OptOptions o;
@@ -997,9 +1006,58 @@ TEST(unpack_layouts_keeps_packing_a_bitcast_reads) {
   module_free(m);
 }
 
+/* s4[4] one a byte read as packed s4[8]: nibble 2k is x[k], 2k+1 its sign. */
+static const char packed_written_text[] =
+    "HloModule packed_write\n"
+    "ENTRY main {\n"
+    "  x = s4[4]{0} parameter(0)\n"
+    "  ROOT p = s4[8]{0:E(4)} bitcast(x)\n"
+    "}\n";
+
+/* The module's value on an s4[n] argument of -8, -7, ... wrapped. */
+static Literal *eval_on_nibbles(const Module *m, int64_t n) {
+  Shape shape = shape_array(TYPE_S4, 1, &n);
+  Literal *arg = literal_create(&shape);
+  for (int64_t i = 0; i < n; i++) literal_set_s64(arg, i, (i * 5 + 8) % 16 - 8);
+  Status st;
+  status_clear(&st);
+  Literal *out = eval_module(m, &arg, 1, &st);
+  EXPECT(out != NULL, "the evaluator runs it: %s", st.message);
+  literal_free(arg);
+  return out;
+}
+
+/* A bitcast that reads the packing, both ways, becomes ops on values
+ * (a strided slice; each element and its sign), with the evaluator's
+ * answer, and no E(n) is left for a backend to store. */
+TEST(unpack_layouts_spells_out_a_bitcast_that_reads_packing) {
+  const char *texts[2] = {packed_reinterpreted_text, packed_written_text};
+  int64_t counts[2] = {16, 4};
+  for (int k = 0; k < 2; k++) {
+    Module *original = parse_text(texts[k]), *m = parse_text(texts[k]);
+    if (!original || !m) return;
+    OptContext ctx;
+    OptOptions o;
+    opt_options_default(&o);
+    opt_context_init(&ctx, &o);
+    EXPECT(run_checked(m, &ctx, unpack_layouts, "unpack-layouts"), "%s: the pass changes the module", m->name);
+    EXPECT(!module_has_packing(m), "%s: no E(n) is left", m->name);
+    EXPECT(count_opcode(m->entry, OP_SLICE) + count_opcode(m->entry, OP_CONCATENATE) == 1,
+           "%s: a slice or a concatenate spells it out", m->name);
+    Literal *want = eval_on_nibbles(original, counts[k]), *got = eval_on_nibbles(m, counts[k]);
+    EXPECT(want && got && literal_equal(want, got), "%s: the evaluator's answer is kept", m->name);
+    literal_free(want);
+    literal_free(got);
+    opt_context_free(&ctx);
+    module_free(m);
+    module_free(original);
+  }
+}
+
 int main(void) {
   RUN(unpack_layouts_drops_packing_nothing_reads);
-  RUN(unpack_layouts_keeps_packing_a_bitcast_reads);
+  RUN(unpack_layouts_keeps_packing_a_bitcast_of_another_form_reads);
+  RUN(unpack_layouts_spells_out_a_bitcast_that_reads_packing);
   RUN(rule_float_add_negative_zero_is_identity);
   RUN(rule_float_add_positive_zero_is_kept);
   RUN(rule_integer_add_zero_is_identity);

@@ -290,6 +290,50 @@ TEST(ragged_dots_take_their_groups) {
                           "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n}\n");
 }
 
+/* group_sizes of XLA's [batch..., prefix..., G] forms (ragged_dot_sizes_prefix),
+ * in a non-default layout: the group range is per row (ragged rows with
+ * a leading free dim, and a free dim after the ragged one) or per k (a
+ * ragged contraction over several dims). A negative size moves the running
+ * end back: a row is in the first group whose end passes it, as the
+ * evaluator's group_of says ({10, -5, 30}: rows 5..9 are group 0's alone). */
+TEST(ragged_dots_with_sizes_per_index_in_any_layout) {
+  dot_case("ragged rows, sizes per batch and leading free dim, column-major",
+           "HloModule m\nENTRY e {\n  a = f32[2,3,40,2,9] parameter(0)\n  b = f32[2,9,3,5] parameter(1)\n"
+           "  sizes = s32[2,3,3]{0,1,2} constant({{{10, -5, 30}, {40, 0, 0}, {0, 0, 7}}, "
+           "{{3, 3, 3}, {20, 30, 5}, {1, 38, 1}}})\n"
+           "  ROOT d = f32[2,3,40,2,5] ragged-dot(a, b, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+           "lhs_contracting_dims={4}, rhs_contracting_dims={1}, lhs_ragged_dims={2}, rhs_group_dims={2}\n}\n");
+  dot_case("ragged sums over two contracting dims, sizes per batch and earlier contracting dim",
+           "HloModule m\nENTRY e {\n  a = f32[2,6,3,40] parameter(0)\n  b = f32[2,6,40,5] parameter(1)\n"
+           "  sizes = s64[2,6,2] constant({{{13, 20}, {0, 40}, {40, 0}, {5, 5}, {39, 1}, {20, 20}}, "
+           "{{1, 2}, {30, 30}, {7, -3}, {0, 0}, {17, 23}, {40, 40}}})\n"
+           "  ROOT d = f32[2,2,3,5] ragged-dot(a, b, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+           "lhs_contracting_dims={1,3}, rhs_contracting_dims={1,2}, lhs_ragged_dims={3}\n}\n");
+}
+
+/* A ragged contraction zeroes lhs outside the group and takes the dot, as
+ * the evaluator does: rhs is not masked, so its infinity at k = 3 (group
+ * 1's) makes group 0's sums NaN (0 * inf). */
+TEST(a_ragged_contraction_masks_lhs_alone) {
+  dot_case("ragged sums, an infinity in rhs outside the group",
+           "HloModule m\nENTRY e {\n  a = f32[3,4] parameter(0)\n"
+           "  b = f32[4,2] constant({{1, 2}, {3, 4}, {5, 6}, {inf, 7}})\n  sizes = s32[2] constant({2, 2})\n"
+           "  ROOT d = f32[2,3,2] ragged-dot(a, b, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+           "lhs_ragged_dims={1}\n}\n");
+}
+
+/* A negative group size moves the running end back: sizes {10, -5, 30}
+ * end at 10, 5 and 35, and a row is in the first group whose end passes
+ * it (eval_dot_variants.c's group_of), so rows 5..9 are group 0's alone
+ * and group 2 starts at row 10, not 5. */
+TEST(a_negative_group_size_moves_the_end_back) {
+  dot_case("ragged rows, a negative size",
+           "HloModule m\nENTRY e {\n  a = f32[70,9] parameter(0)\n  b = f32[3,9,5] parameter(1)\n"
+           "  sizes = s32[3] constant({10, -5, 30})\n"
+           "  ROOT d = f32[70,5] ragged-dot(a, b, sizes), lhs_contracting_dims={1}, "
+           "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n");
+}
+
 TEST(a_scaled_dot_scales_each_block) {
   dot_case("scaled, batched",
            "HloModule m\nENTRY e {\n  a = f32[2,70,24] parameter(0)\n  b = f32[2,24,9] parameter(1)\n"
@@ -511,6 +555,9 @@ int main(int argc, char **argv) {
   RUN(f32_through_tf32_only_where_the_algorithm_allows);
   RUN(the_dot_algorithm_round_trips_and_is_checked);
   RUN(ragged_dots_take_their_groups);
+  RUN(ragged_dots_with_sizes_per_index_in_any_layout);
+  RUN(a_ragged_contraction_masks_lhs_alone);
+  RUN(a_negative_group_size_moves_the_end_back);
   RUN(a_scaled_dot_scales_each_block);
   RUN(complex_products_match_the_evaluator_bit_for_bit);
   RUN(one_block_computes_every_tile);
