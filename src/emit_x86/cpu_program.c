@@ -28,6 +28,8 @@ void cpu_program_free(CpuProgram *p) {
   free(p->steps);
   free(p->bindings);
   free(p->copies);
+  if (p->run_frame_made) cpu_frame_free(&p->run_frame);
+  free(p->run_parameters);
   gemm_plan_free(p->gemm);
   buffer_plan_free(p->owned_plan);
   thread_pool_free(p->pool);
@@ -206,24 +208,33 @@ HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_coun
   return cpu_program_run_observed(p, args, arg_count, NULL, NULL, st);
 }
 
+/* The parameters' leaf addresses, depth first, into the program's array
+ * (grown on the first run; the arguments' shapes were checked, so later
+ * runs have as many leaves). Called under p->lock. */
+static void **run_parameters_fill(CpuProgram *p, HostBuffer *const *args, int arg_count) {
+  int leaf_count = 0;
+  for (int i = 0; i < arg_count; i++) leaf_count += buffer_leaf_total(args[i]);
+  if (leaf_count + 1 > p->run_parameter_capacity) {
+    free(p->run_parameters);
+    p->run_parameter_capacity = leaf_count + 1;
+    p->run_parameters = calloc_or_exit((size_t)p->run_parameter_capacity, sizeof *p->run_parameters);
+  }
+  int at = 0;
+  for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], p->run_parameters, &at);
+  return p->run_parameters;
+}
+
 bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                           StepObserver *observe, void *context, Status *st) {
   CpuWatch watch = {observe, context};
-  int argument_leaf_count = 0;
-  for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
-  void **parameters = calloc_or_exit((size_t)argument_leaf_count + 1, sizeof *parameters);
-  int at = 0;
-  for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], parameters, &at);
-  CpuFrame frame;
-  bool ok = cpu_frame_create(&frame, p, st);
+  pthread_mutex_lock(&p->lock);
+  bool ok = p->run_frame_made || (p->run_frame_made = cpu_frame_create(&p->run_frame, p, st));
   if (ok) {
-    frame.watch = observe ? &watch : NULL;
-    pthread_mutex_lock(&p->lock);
-    ok = cpu_frame_run(&frame, parameters, result_leaves, p->pool, st);
-    pthread_mutex_unlock(&p->lock);
-    cpu_frame_free(&frame);
+    p->run_frame.watch = observe ? &watch : NULL;
+    ok = cpu_frame_run(&p->run_frame, run_parameters_fill(p, args, arg_count), result_leaves, p->pool, st);
+    p->run_frame.watch = NULL;
   }
-  free(parameters);
+  pthread_mutex_unlock(&p->lock);
   return ok;
 }
 

@@ -60,12 +60,37 @@ enum {
   GEMM_PACKED_B_LIMIT = 16 << 20,
 };
 
+/* One A packing buffer per thread that may run at once. A task takes any
+ * free one: which buffer holds a panel cannot change a result. */
+typedef struct GemmScratch {
+  atomic_bool busy;
+  float *a_pack;   /* MC x KC, 64-byte aligned inside memory */
+  void *memory;
+  size_t floats;   /* what a_pack holds */
+} GemmScratch;
+
+/* The memory of one product call: packed B and the A scratch buffers. A
+ * plan keeps the last call's workspace for the next, so that a program run
+ * again and again allocates nothing and touches no fresh page per run (a
+ * fresh mapping costs a page fault per 4 KiB, about a tenth of a 1024^3
+ * product's time). Buffers only grow, up to what the largest product of
+ * the plan needs (packed B is at most GEMM_PACKED_B_LIMIT floats). */
+typedef struct GemmWorkspace {
+  void *b_memory;
+  size_t b_floats;           /* what b_memory holds past its 64-byte alignment */
+  GemmScratch *scratch;
+  int scratch_count;
+} GemmWorkspace;
+
 struct GemmPlan {
   const GemmKernelShape *shape;
   JitCode code;
   /* kernels[r] computes the first r rows of a tile, r in 1..MR; all of them
    * lie in one mapping, kernels[MR] (the full tile) first. */
   GemmKernelFn *kernels[GEMM_MAX_MR + 1];
+  /* The workspace kept between calls; a call takes it (or makes its own if
+   * another call running at the same time holds it) and puts it back. */
+  _Atomic(GemmWorkspace *) *idle_workspace;
 };
 
 GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
@@ -92,13 +117,25 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
     return NULL;
   }
   plan->shape = shape;
+  plan->idle_workspace = calloc_or_exit(1, sizeof *plan->idle_workspace);
+  atomic_init(plan->idle_workspace, NULL);
   for (int rows = 1; rows <= shape->mr; rows++)
     plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
   return plan;
 }
 
+static void workspace_free(GemmWorkspace *w) {
+  if (!w) return;
+  for (int i = 0; i < w->scratch_count; i++) free(w->scratch[i].memory);
+  free(w->scratch);
+  free(w->b_memory);
+  free(w);
+}
+
 void gemm_plan_free(GemmPlan *plan) {
   if (!plan) return;
+  workspace_free(atomic_load(plan->idle_workspace));
+  free(plan->idle_workspace);
   jit_code_free(&plan->code);
   free(plan);
 }
@@ -190,14 +227,6 @@ static void panel_pack(float *restrict dst, const float *restrict src, int64_t l
 
 /* ------------------------------------------------------- one product call */
 
-/* One A packing buffer per thread that may run at once. A task takes any
- * free one: which buffer holds a panel cannot change a result. */
-typedef struct GemmScratch {
-  atomic_bool busy;
-  float *a_pack;   /* MC x KC, 64-byte aligned inside memory */
-  void *memory;
-} GemmScratch;
-
 typedef struct GemmCall {
   const GemmPlan *plan;
   const GemmProblem *problem;
@@ -221,10 +250,12 @@ static GemmScratch *scratch_acquire(GemmCall *call) {
     for (int i = 0; i < call->scratch_count; i++) {
       GemmScratch *s = &call->scratch[i];
       if (atomic_exchange(&s->busy, true)) continue;
-      if (!s->memory) {
-        size_t floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
+      size_t floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
+      if (s->floats < floats) {
+        free(s->memory);
         s->memory = realloc_or_exit(NULL, (floats + 16) * sizeof(float));
         s->a_pack = align64(s->memory);
+        s->floats = floats;
       }
       return s;
     }
@@ -371,6 +402,34 @@ static void direct_task_run(void *context, int64_t batch) {
   if (e && e->finish_block) e->finish_block(e->context, batch, 0, p->m, 0, p->n);
 }
 
+/* ------------------------------------------------------------ workspace */
+
+/* The plan's idle workspace (or a new one), grown to hold b_floats of
+ * packed B and at least scratch_count A buffers. Packed B is not zeroed:
+ * packing writes every float, the padding included. */
+static GemmWorkspace *workspace_take(const GemmPlan *plan, size_t b_floats, int scratch_count) {
+  GemmWorkspace *w = atomic_exchange(plan->idle_workspace, NULL);
+  if (!w) w = calloc_or_exit(1, sizeof *w);
+  if (w->b_floats < b_floats) {
+    free(w->b_memory);
+    w->b_memory = realloc_or_exit(NULL, (b_floats + 16) * sizeof(float));
+    w->b_floats = b_floats;
+  }
+  if (w->scratch_count < scratch_count) {
+    w->scratch = realloc_or_exit(w->scratch, (size_t)scratch_count * sizeof *w->scratch);
+    memset(w->scratch + w->scratch_count, 0, (size_t)(scratch_count - w->scratch_count) * sizeof *w->scratch);
+    for (int i = w->scratch_count; i < scratch_count; i++) atomic_init(&w->scratch[i].busy, false);
+    w->scratch_count = scratch_count;
+  }
+  return w;
+}
+
+/* Keeps w for the next call; if a call running alongside put its own back
+ * first, the one displaced is freed. */
+static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
+  workspace_free(atomic_exchange(plan->idle_workspace, w));
+}
+
 /* ---------------------------------------------------------------- entry */
 
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *p,
@@ -391,22 +450,18 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
   call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
-  /* Not zeroed: packing writes every float, the padding included. */
-  call.b_packed = realloc_or_exit(NULL, ((size_t)(call.group * b_floats) + 16) * sizeof(float));
-  float *b_memory = call.b_packed;
-  call.b_packed = align64(b_memory);
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
-  call.scratch_count = (int)min64(threads, call.group * b->m_count * b->n_count);
-  call.scratch = calloc_or_exit((size_t)call.scratch_count, sizeof *call.scratch);
-  for (int i = 0; i < call.scratch_count; i++) atomic_init(&call.scratch[i].busy, false);
+  GemmWorkspace *w = workspace_take(plan, (size_t)(call.group * b_floats),
+                                    (int)min64(threads, call.group * b->m_count * b->n_count));
+  call.b_packed = align64(w->b_memory);
+  call.scratch = w->scratch;
+  call.scratch_count = w->scratch_count;
   for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {
     int64_t group = min64(call.group, p->batch - call.batch0);
     thread_pool_run(pool, group * b->k_count * b->n_count, b_pack_task_run, &call);
     thread_pool_run(pool, group * b->m_count * b->n_count, gemm_task_run, &call);
   }
-  for (int i = 0; i < call.scratch_count; i++) free(call.scratch[i].memory);
-  free(call.scratch);
-  free(b_memory);
+  workspace_give_back(plan, w);
 }
 
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
