@@ -77,6 +77,15 @@ void *realloc_or_exit(void *p, size_t size) {
   return q;
 }
 
+void *array_calloc(size_t bytes) {
+  /* C11's aligned_alloc wants a size that is a multiple of the alignment. */
+  if (bytes > SIZE_MAX - ARRAY_ALIGNMENT) return NULL;
+  size_t rounded = bytes ? (bytes + ARRAY_ALIGNMENT - 1) / ARRAY_ALIGNMENT * ARRAY_ALIGNMENT : ARRAY_ALIGNMENT;
+  void *p = aligned_alloc(ARRAY_ALIGNMENT, rounded);
+  if (p) memset(p, 0, rounded);
+  return p;
+}
+
 void arena_free_all(Arena *arena) {
   ArenaBlock *b = arena->head;
   while (b) {

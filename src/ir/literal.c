@@ -11,7 +11,7 @@
  * the likely cause, so the message says which shape needed how much. */
 static void *calloc_array_or_exit(const Shape *shape) {
   size_t bytes = (size_t)shape_byte_size(shape);
-  void *p = calloc(bytes ? bytes : 1, 1);
+  void *p = array_calloc(bytes);
   if (!p) {
     StrBuf sb = {0};
     shape_print(&sb, shape, false);

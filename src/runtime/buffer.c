@@ -7,7 +7,7 @@
 HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st) {
   HostBuffer *b = calloc(1, sizeof *b);
   size_t bytes = (size_t)shape_byte_size(shape);
-  if (b) b->data = calloc(bytes ? bytes : 1, 1);
+  if (b) b->data = array_calloc(bytes);
   if (!b || !b->data) {
     free(b);
     StrBuf sb = {0};
