@@ -27,10 +27,11 @@
  *             a cache; it sets how often A is packed again (N / NC times) and
  *             the size of a task.
  * Blocks are evened out over the extent (1023 rows make four blocks of
- * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and halved
- * until a problem has at least GEMM_MIN_TASKS tasks, so that mid-sized
- * products still spread over the cores. All of this depends only on the
- * shape, never on the thread count (see gemm.h on determinism).
+ * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and made
+ * smaller until a problem has at least GEMM_MIN_TASKS tasks (fewer for a
+ * small one), so that mid-sized products still spread over the cores.
+ * All of this depends only on the shape, never on the thread count (see
+ * gemm.h on determinism).
  *
  * Edge tiles: a tile with fewer than MR rows left runs the kernel generated
  * for exactly its number of rows (the same instructions, minus the rows it
@@ -43,6 +44,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "emit_x86/gemm.h"
 #include "emit_x86/jit_memory.h"
@@ -52,6 +56,7 @@ enum {
   GEMM_MC_TARGET = 336,
   GEMM_NC_TARGET = 1024,
   GEMM_MIN_TASKS = 8,
+  GEMM_TASK_VOLUME = 1 << 20,   /* multiply-adds: 2 MFLOP, about 10 us on one core */
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
   GEMM_MAX_MR = 14,          /* the largest MR and MR x NR of gemm_kernel.c's shapes */
@@ -174,14 +179,25 @@ static void extent_split(int64_t extent, int64_t max_block, int64_t unit, int64_
   *count = (extent + *block - 1) / *block;
 }
 
+/* How many tasks a product is cut into: GEMM_MIN_TASKS, so that
+ * mid-sized products spread over the cores, but no task smaller than
+ * GEMM_TASK_VOLUME multiply-adds, where waking a thread would cost more
+ * than it saves (a 128^3 product is two tasks, not eight). */
+static int64_t tasks_wanted(const GemmProblem *p) {
+  double volume = (double)p->batch * (double)p->m * (double)p->n * (double)p->k;
+  double by_volume = volume / GEMM_TASK_VOLUME;
+  return by_volume >= GEMM_MIN_TASKS ? GEMM_MIN_TASKS : by_volume >= 1 ? (int64_t)by_volume : 1;
+}
+
 static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p) {
   GemmBlocks b;
   int64_t m_max = GEMM_MC_TARGET / s->mr * s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
+  int64_t wanted = tasks_wanted(p);
   extent_split(p->k, GEMM_KC, 1, &b.k_block, &b.k_count);
   for (;;) {
     extent_split(p->m, m_max, s->mr, &b.m_block, &b.m_count);
     extent_split(p->n, n_max, s->nr, &b.n_block, &b.n_count);
-    if (p->batch * b.m_count * b.n_count >= GEMM_MIN_TASKS) break;
+    if (p->batch * b.m_count * b.n_count >= wanted) break;
     /* Halve a block while both halves keep at least two tiles: M's first,
      * since B is packed once for all row blocks while every column block
      * packs its own copy of A. */
@@ -194,23 +210,49 @@ static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem
 
 /* -------------------------------------------------------------- packing */
 
+/* A panel whose steps are contiguous in each lane (row-major A: lane =
+ * row, step = k): dst[step*width + lane] = src[lane*lane_stride + step],
+ * a transpose. Four lanes at a time, as 4 x 4 blocks transposed in SSE
+ * registers (every x86-64 has SSE2): four contiguous loads and four stores
+ * where element by element it took sixteen of each, the stores strided.
+ * This is most of the packing time of a small product (128^3: a third of
+ * the run). Only moves floats, so the panel holds the same bits. */
+static void panel_pack_transposed(float *restrict dst, const float *restrict src, int64_t lane_stride,
+                                  int lanes, int width, int64_t depth) {
+  int l = 0;
+#if defined(__SSE2__)
+  for (; l + 4 <= lanes; l += 4) {
+    const float *r0 = src + l * lane_stride, *r1 = r0 + lane_stride, *r2 = r1 + lane_stride,
+                *r3 = r2 + lane_stride;
+    int64_t d = 0;
+    for (; d + 4 <= depth; d += 4) {
+      __m128 a = _mm_loadu_ps(r0 + d), b = _mm_loadu_ps(r1 + d), c = _mm_loadu_ps(r2 + d),
+             e = _mm_loadu_ps(r3 + d);
+      _MM_TRANSPOSE4_PS(a, b, c, e);
+      _mm_storeu_ps(dst + d * width + l, a);
+      _mm_storeu_ps(dst + (d + 1) * width + l, b);
+      _mm_storeu_ps(dst + (d + 2) * width + l, c);
+      _mm_storeu_ps(dst + (d + 3) * width + l, e);
+    }
+    for (; d < depth; d++)
+      for (int i = 0; i < 4; i++) dst[d * width + l + i] = src[(l + i) * lane_stride + d];
+  }
+#endif
+  for (; l < lanes; l++)
+    for (int64_t d = 0; d < depth; d++) dst[d * width + l] = src[l * lane_stride + d];
+  for (int64_t d = 0; d < depth && lanes < width; d++)
+    memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
+}
+
 /* Copies a panel of `width` lanes by `depth` steps into dst[step*width +
  * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and the
- * lanes from `lanes` up to width are zero. The destination is written in
- * order, one step (a contiguous run of width floats) at a time. Contiguous
- * lanes (row-major B, column-major A) are one memcpy per step; otherwise
- * each lane is a stream of its own through the source (row-major A reads its
- * MR rows side by side), which the hardware prefetchers follow. */
+ * lanes from `lanes` up to width are zero. Contiguous lanes (row-major B,
+ * column-major A) are one memcpy per step; contiguous steps (row-major A)
+ * a transpose; otherwise each float is gathered on its own. */
 static void panel_pack(float *restrict dst, const float *restrict src, int64_t lane_stride,
                        int64_t depth_stride, int lanes, int width, int64_t depth) {
   if (depth_stride == 1 && lane_stride != 1) {
-    for (int64_t d0 = 0; d0 < depth; d0 += 16) {
-      int64_t d_end = min64(d0 + 16, depth);
-      for (int l = 0; l < lanes; l++)
-        for (int64_t d = d0; d < d_end; d++) dst[d * width + l] = src[l * lane_stride + d];
-    }
-    for (int64_t d = 0; d < depth && lanes < width; d++)
-      memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
+    panel_pack_transposed(dst, src, lane_stride, lanes, width, depth);
     return;
   }
   for (int64_t d = 0; d < depth; d++) {
