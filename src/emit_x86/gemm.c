@@ -210,36 +210,75 @@ static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem
 
 /* -------------------------------------------------------------- packing */
 
+#if defined(__SSE2__)
+/* Stores the first `count` (1..4) floats of v at dst. */
+static void store_first_lanes(float *dst, __m128 v, int count) {
+  if (count == 4) {
+    _mm_storeu_ps(dst, v);
+    return;
+  }
+  if (count >= 2) _mm_storel_pi((__m64 *)dst, v);
+  if (count == 1) _mm_store_ss(dst, v);
+  if (count == 3) _mm_store_ss(dst + 2, _mm_movehl_ps(v, v));
+}
+
+/* Lanes l..l+count (count 1..4) of a transposing panel copy, 4 steps at a
+ * time as 4 x 4 blocks transposed in SSE registers; a group of fewer than
+ * 4 lanes reads its last lane again in place of the missing ones and
+ * stores only its own. Each block also prefetches one cache line of the
+ * lanes `ahead` (up to 4 of them, NULL for none), so that a group's lanes
+ * are arriving when it starts: each lane is a short run (a K block, 1 KiB)
+ * at a large stride, too short for the hardware prefetchers to follow, and
+ * an operand read from memory (attention's probabilities, 1 MiB per head)
+ * otherwise waits out the memory latency line by line. Returns the number
+ * of steps done (a multiple of 4). */
+static int64_t lanes_transpose4(float *restrict dst, const float *restrict src, int64_t lane_stride, int l,
+                                int count, int width, int64_t depth, const float *ahead, int ahead_count) {
+  const float *r[4];
+  for (int i = 0; i < 4; i++) r[i] = src + (l + (i < count ? i : count - 1)) * lane_stride;
+  int64_t d = 0;
+  for (; d + 4 <= depth; d += 4) {
+    if (ahead) {  /* block d / 4 fetches line (d / 4) / 4 of lane (d / 4) % 4 */
+      int64_t block = d / 4;
+      if (block % 4 < ahead_count) _mm_prefetch((const char *)(ahead + (block % 4) * lane_stride + block / 4 * 16),
+                                                _MM_HINT_T0);
+    }
+    __m128 a = _mm_loadu_ps(r[0] + d), b = _mm_loadu_ps(r[1] + d), c = _mm_loadu_ps(r[2] + d),
+           e = _mm_loadu_ps(r[3] + d);
+    _MM_TRANSPOSE4_PS(a, b, c, e);
+    store_first_lanes(dst + d * width + l, a, count);
+    store_first_lanes(dst + (d + 1) * width + l, b, count);
+    store_first_lanes(dst + (d + 2) * width + l, c, count);
+    store_first_lanes(dst + (d + 3) * width + l, e, count);
+  }
+  return d;
+}
+#endif
+
 /* A panel whose steps are contiguous in each lane (row-major A: lane =
  * row, step = k): dst[step*width + lane] = src[lane*lane_stride + step],
  * a transpose. Four lanes at a time, as 4 x 4 blocks transposed in SSE
  * registers (every x86-64 has SSE2): four contiguous loads and four stores
  * where element by element it took sixteen of each, the stores strided.
- * This is most of the packing time of a small product (128^3: a third of
- * the run). Only moves floats, so the panel holds the same bits. */
+ * This was most of the packing time of a small product (128^3: a third of
+ * the run); the 2 rows of a 14-row panel past its three groups of 4 take
+ * the same path. Only moves floats, so the panel holds the same bits. */
 static void panel_pack_transposed(float *restrict dst, const float *restrict src, int64_t lane_stride,
-                                  int lanes, int width, int64_t depth) {
-  int l = 0;
-#if defined(__SSE2__)
-  for (; l + 4 <= lanes; l += 4) {
-    const float *r0 = src + l * lane_stride, *r1 = r0 + lane_stride, *r2 = r1 + lane_stride,
-                *r3 = r2 + lane_stride;
+                                  int lanes, int width, int64_t depth, int64_t readable_lanes) {
+  enum { PREFETCH_LANES_AHEAD = 8 };  /* two groups: about a memory latency of work */
+  for (int l = 0; l < lanes; l += 4) {
+    int count = lanes - l < 4 ? lanes - l : 4;
     int64_t d = 0;
-    for (; d + 4 <= depth; d += 4) {
-      __m128 a = _mm_loadu_ps(r0 + d), b = _mm_loadu_ps(r1 + d), c = _mm_loadu_ps(r2 + d),
-             e = _mm_loadu_ps(r3 + d);
-      _MM_TRANSPOSE4_PS(a, b, c, e);
-      _mm_storeu_ps(dst + d * width + l, a);
-      _mm_storeu_ps(dst + (d + 1) * width + l, b);
-      _mm_storeu_ps(dst + (d + 2) * width + l, c);
-      _mm_storeu_ps(dst + (d + 3) * width + l, e);
-    }
-    for (; d < depth; d++)
-      for (int i = 0; i < 4; i++) dst[d * width + l + i] = src[(l + i) * lane_stride + d];
-  }
+#if defined(__SSE2__)
+    int64_t ahead_lane = l + PREFETCH_LANES_AHEAD, ahead_count = readable_lanes - ahead_lane;
+    const float *ahead = ahead_count > 0 ? src + ahead_lane * lane_stride : NULL;
+    d = lanes_transpose4(dst, src, lane_stride, l, count, width, depth, ahead, ahead_count > 4 ? 4 : (int)ahead_count);
+#else
+    (void)readable_lanes;
 #endif
-  for (; l < lanes; l++)
-    for (int64_t d = 0; d < depth; d++) dst[d * width + l] = src[l * lane_stride + d];
+    for (; d < depth; d++)
+      for (int i = 0; i < count; i++) dst[d * width + l + i] = src[(l + i) * lane_stride + d];
+  }
   for (int64_t d = 0; d < depth && lanes < width; d++)
     memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
 }
@@ -248,11 +287,13 @@ static void panel_pack_transposed(float *restrict dst, const float *restrict src
  * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and the
  * lanes from `lanes` up to width are zero. Contiguous lanes (row-major B,
  * column-major A) are one memcpy per step; contiguous steps (row-major A)
- * a transpose; otherwise each float is gathered on its own. */
+ * a transpose, which prefetches the lanes that follow in the same block
+ * (readable_lanes counts them from the first, this panel's included);
+ * otherwise each float is gathered on its own. */
 static void panel_pack(float *restrict dst, const float *restrict src, int64_t lane_stride,
-                       int64_t depth_stride, int lanes, int width, int64_t depth) {
+                       int64_t depth_stride, int lanes, int width, int64_t depth, int64_t readable_lanes) {
   if (depth_stride == 1 && lane_stride != 1) {
-    panel_pack_transposed(dst, src, lane_stride, lanes, width, depth);
+    panel_pack_transposed(dst, src, lane_stride, lanes, width, depth, readable_lanes);
     return;
   }
   for (int64_t d = 0; d < depth; d++) {
@@ -322,7 +363,7 @@ static void b_pack_task_run(void *context, int64_t index) {
   const float *src = p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride;
   for (int64_t j = n0; j < n_end; j += nr)
     panel_pack(dst + j * kc, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride,
-               (int)min64(nr, p->n - j), nr, kc);
+               (int)min64(nr, p->n - j), nr, kc, n_end - j);
 }
 
 /* ----------------------------------------------------------- macro tiles */
@@ -345,7 +386,7 @@ static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, f
       continue;
     }
     const float *a = p->a + t->batch * p->a_batch_stride + (t->m0 + i) * p->a_row_stride + k0 * p->a_col_stride;
-    panel_pack(a_pack + i * t->kc, a, p->a_row_stride, p->a_col_stride, rows, mr, t->kc);
+    panel_pack(a_pack + i * t->kc, a, p->a_row_stride, p->a_col_stride, rows, mr, t->kc, t->mc - i);
   }
 }
 
