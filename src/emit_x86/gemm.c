@@ -77,8 +77,8 @@ typedef struct GemmScratch {
 /* The memory of one product call: packed B and the A scratch buffers. A
  * plan keeps the last call's workspace for the next, so that a program run
  * again and again allocates nothing and touches no fresh page per run (a
- * fresh mapping costs a page fault per 4 KiB, about a tenth of a 1024^3
- * product's time). Buffers only grow, up to what the largest product of
+ * fresh mapping costs a page fault per 4 KiB: 2,000 for a 1024^3 product,
+ * a sixth of its time). Buffers only grow, up to what the largest product of
  * the plan needs (packed B is at most GEMM_PACKED_B_LIMIT floats). */
 typedef struct GemmWorkspace {
   void *b_memory;
