@@ -229,6 +229,22 @@ TEST(run_into_in_a_loop_touches_no_fresh_memory) {
   axle_module_free(m);
 }
 
+/* Arrays the library allocates start on a cache line (64 bytes), whatever
+ * their size: malloc gives 16, and a large block 16 bytes past a page. */
+TEST(buffers_start_on_a_cache_line) {
+  static const int64_t sizes[] = {1, 3, 1000, 1 << 20};
+  for (int i = 0; i < 4; i++) {
+    axle_error_t *err = NULL;
+    axle_buffer_t *b = axle_buffer_create(AXLE_F32, 1, &sizes[i], NULL, &err);
+    EXPECT(b != NULL, "f32[%lld]: %s", (long long)sizes[i], axle_error_message(err));
+    axle_error_free(err);
+    if (!b) continue;
+    uintptr_t at = (uintptr_t)axle_buffer_data(b);
+    EXPECT(at % 64 == 0, "f32[%lld] starts %u bytes past a 64-byte line", (long long)sizes[i], (unsigned)(at % 64));
+    axle_buffer_free(b);
+  }
+}
+
 /* Each misuse fails with AXLE_ERROR_INPUT, names what is wrong, and runs
  * nothing: the caller's memory keeps its poison. */
 TEST(run_into_refuses_wrong_results_before_running) {
@@ -514,6 +530,7 @@ int main(int argc, char **argv) {
   RUN(run_into_writes_what_run_returns);
   RUN(run_into_in_a_loop_reuses_the_same_memory);
   RUN(run_into_in_a_loop_touches_no_fresh_memory);
+  RUN(buffers_start_on_a_cache_line);
   RUN(run_into_refuses_wrong_results_before_running);
   RUN(run_into_matches_run_on_every_corpus_module);
   RUN(run_into_on_the_simulated_gpu_writes_what_run_returns);
