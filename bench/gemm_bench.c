@@ -16,7 +16,12 @@
  * trustworthy as well.
  *
  *   build/bench/gemm_bench [--quick]     (AXLE_CPU lowers the level)
- *   build/bench/gemm_bench --listing     prints the micro-kernel's x86 listing */
+ *   build/bench/gemm_bench --listing     prints the micro-kernel's x86 listing
+ *   build/bench/gemm_bench --shape M K N [RUNS]
+ *                                        one product on one thread, called
+ *                                        directly: its median_ms over RUNS
+ *                                        (default 21), as axle-run --time
+ *                                        prints it, to set beside a module */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,6 +85,29 @@ static int fail(const Status *st) {
   return 1;
 }
 
+/* --shape M K N [RUNS]: row-major operands from malloc, one warm-up, then
+ * the median wall time. */
+static int shape_time(const GemmPlan *plan, char **argv, int argc) {
+  int64_t m = atoll(argv[2]), k = atoll(argv[3]), n = atoll(argv[4]);
+  int runs = argc > 5 ? atoi(argv[5]) : 21;
+  if (m < 1 || k < 1 || n < 1 || runs < 1) {
+    fprintf(stderr, "usage: gemm_bench --shape M K N [RUNS]\n");
+    return 2;
+  }
+  float *a = random_floats(m * k + 16), *b = random_floats(k * n + 16), *c = random_floats(m * n + 16);
+  double *ms = calloc((size_t)runs, sizeof *ms);
+  for (int r = -1; r < runs; r++) {
+    double t0 = clock_seconds(CLOCK_MONOTONIC);
+    gemm_f32(plan, NULL, m, n, k, a, k, 1, b, n, 1, c, n, NULL);
+    if (r >= 0) ms[r] = (clock_seconds(CLOCK_MONOTONIC) - t0) * 1e3;
+  }
+  qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
+  printf("time: median_ms=%.4f min_ms=%.4f runs=%d; %.1f GFLOP/s\n", ms[runs / 2], ms[0], runs,
+         2.0 * (double)m * (double)n * (double)k / (ms[runs / 2] * 1e6));
+  free(a); free(b); free(c); free(ms);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
   bool listing = argc > 1 && strcmp(argv[1], "--listing") == 0;
@@ -89,6 +117,11 @@ int main(int argc, char **argv) {
   if (!cpu_features_detect(&cpu, &st)) return fail(&st);
   GemmPlan *plan = gemm_plan_create(&cpu, &st);
   if (!plan) return fail(&st);
+  if (argc >= 5 && strcmp(argv[1], "--shape") == 0) {
+    int rc = shape_time(plan, argv, argc);
+    gemm_plan_free(plan);
+    return rc;
+  }
   if (listing) {
     bool ok = gemm_plan_print_listing(plan, stdout, &st);
     gemm_plan_free(plan);

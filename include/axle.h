@@ -194,7 +194,8 @@ AXLE_API axle_module_t *axle_builder_finish(axle_builder_t *b, axle_value_t root
 
 typedef struct axle_buffer axle_buffer_t;
 
-/* An array buffer; data (row-major, may be NULL for zeros) is copied in. */
+/* An array buffer; data (row-major, may be NULL for zeros) is copied in.
+ * Its elements start on a 64-byte boundary. */
 AXLE_API axle_buffer_t *axle_buffer_create(axle_type_t type, int rank, const int64_t *dims,
                                            const void *data, axle_error_t **error);
 AXLE_API void axle_buffer_free(axle_buffer_t *buffer);
@@ -297,7 +298,9 @@ AXLE_API size_t axle_executable_result_byte_size(const axle_executable_t *exe, i
  * memory is (NULL is allowed for a result of 0 bytes). No result buffer is
  * allocated, so a loop that refills its argument buffers in place
  * (axle_buffer_data) and runs into the same memory allocates nothing for
- * its values (a native backend's temporaries are its own affair). The
+ * its values (the CPU backend keeps its temporaries from the first run to
+ * the next: a run of a module without loops or calls allocates nothing at
+ * all). The
  * count, every size and every alignment are checked before anything runs;
  * on a failure later, the results' contents are unspecified. Thread-safe
  * per executable. */

@@ -28,6 +28,8 @@ void cpu_program_free(CpuProgram *p) {
   mem_free(p->steps);
   mem_free(p->bindings);
   mem_free(p->copies);
+  if (p->run_frame_made) cpu_frame_free(&p->run_frame);
+  mem_free(p->run_parameters);
   gemm_plan_free(p->gemm);
   buffer_plan_free(p->owned_plan);
   thread_pool_free(p->pool);
@@ -206,18 +208,60 @@ HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_coun
   return cpu_program_run_observed(p, args, arg_count, NULL, NULL, st);
 }
 
-/* Runs the frame under the program's lock. Out of memory while running
- * unwinds through here, so the lock is released before the unwind goes on. */
-static bool cpu_frame_run_locked(CpuProgram *p, CpuFrame *f, void **parameters, void *const *result_leaves,
-                                 Status *st) {
+/* The parameters' leaf addresses, depth first, into the program's array
+ * (grown on the first run; the arguments' shapes were checked, so later
+ * runs have as many leaves). Called under p->lock. The array is the
+ * program's, not the run's: out of memory later in this run must not free
+ * it (mem_untrack). */
+static void **run_parameters_fill(CpuProgram *p, HostBuffer *const *args, int arg_count) {
+  int leaf_count = 0;
+  for (int i = 0; i < arg_count; i++) leaf_count += buffer_leaf_total(args[i]);
+  if (leaf_count + 1 > p->run_parameter_capacity) {
+    mem_free(p->run_parameters);
+    p->run_parameters = NULL;
+    p->run_parameter_capacity = 0;
+    void **grown = mem_calloc((size_t)leaf_count + 1, sizeof *grown);
+    mem_untrack(grown);
+    p->run_parameters = grown;
+    p->run_parameter_capacity = leaf_count + 1;
+  }
+  int at = 0;
+  for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], p->run_parameters, &at);
+  return p->run_parameters;
+}
+
+/* The program's frame, made by its first run and kept for the next ones
+ * (owned by the program: untracked, so that an unwind of a later step of
+ * this run leaves it whole). Called under p->lock. */
+static bool run_frame_ready(CpuProgram *p, Status *st) {
+  if (p->run_frame_made) return true;
+  if (!cpu_frame_create(&p->run_frame, p, st)) return false;
+  mem_untrack(p->run_frame.temp);
+  mem_untrack(p->run_frame.address);
+  mem_untrack(p->run_frame.buffers);
+  p->run_frame_made = true;
+  return true;
+}
+
+/* Runs under the program's lock, on its kept frame. Out of memory while
+ * running unwinds through here, so the lock is released before the unwind
+ * goes on. */
+static bool run_locked(CpuProgram *p, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+                       const CpuWatch *watch, Status *st) {
   pthread_mutex_lock(&p->lock);
   MemScope scope;
   mem_scope_begin(&scope);
   if (setjmp(scope.unwind) != 0) {
+    p->run_frame.watch = NULL;
     pthread_mutex_unlock(&p->lock);
     mem_scope_rethrow(&scope);
   }
-  bool ok = cpu_frame_run(f, parameters, result_leaves, p->pool, st);
+  bool ok = run_frame_ready(p, st);
+  if (ok) {
+    p->run_frame.watch = watch;
+    ok = cpu_frame_run(&p->run_frame, run_parameters_fill(p, args, arg_count), result_leaves, p->pool, st);
+    p->run_frame.watch = NULL;
+  }
   mem_scope_end(&scope);
   pthread_mutex_unlock(&p->lock);
   return ok;
@@ -226,19 +270,7 @@ static bool cpu_frame_run_locked(CpuProgram *p, CpuFrame *f, void **parameters, 
 bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                           StepObserver *observe, void *context, Status *st) {
   CpuWatch watch = {observe, context};
-  int argument_leaf_count = 0;
-  for (int i = 0; i < arg_count; i++) argument_leaf_count += buffer_leaf_total(args[i]);
-  void **parameters = mem_calloc((size_t)argument_leaf_count + 1, sizeof *parameters);
-  int at = 0;
-  for (int i = 0; i < arg_count; i++) buffer_leaves(args[i], parameters, &at);
-  CpuFrame frame;
-  bool ok = cpu_frame_create(&frame, p, st);
-  if (ok) {
-    frame.watch = observe ? &watch : NULL;
-    ok = cpu_frame_run_locked(p, &frame, parameters, result_leaves, st);
-    cpu_frame_free(&frame);
-  }
-  mem_free(parameters);
+  bool ok = run_locked(p, args, arg_count, result_leaves, observe ? &watch : NULL, st);
   return ok;
 }
 

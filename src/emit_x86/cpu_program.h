@@ -65,6 +65,24 @@ typedef struct CpuResultCopy {
   const Shape *layout;        /* non-NULL: the source is in this layout */
 } CpuResultCopy;
 
+/* One execution's storage for a program: its temporary block and the
+ * address of each binding. A step that runs a called computation (a loop
+ * body, a branch) makes a frame once and runs it for every trip. */
+/* Who is shown each instruction's value after its last step (--check,
+ * --find-nan). */
+typedef struct CpuWatch {
+  StepObserver *observe;
+  void *context;
+} CpuWatch;
+
+typedef struct CpuFrame {
+  const struct CpuProgram *p;
+  char *temp;
+  void **address;
+  void **buffers;
+  const CpuWatch *watch;  /* NULL: a plain run, one NULL check per step */
+} CpuFrame;
+
 typedef struct CpuProgram {
   CpuFeatures cpu;
   bool listings;              /* kernels keep their listings, for dumps (Executable.listings) */
@@ -84,6 +102,14 @@ typedef struct CpuProgram {
   /* One run at a time uses the pool; runs from several threads queue. */
   pthread_mutex_t lock;
   ThreadPool *pool;
+  /* What a run of the entry needs besides its arguments and result, made
+   * by the first run and kept for the next, under lock: the frame (the
+   * temporary block, the binding addresses) and the parameters' leaf
+   * addresses. A run allocates nothing and touches no fresh page. */
+  bool run_frame_made;
+  CpuFrame run_frame;
+  void **run_parameters;
+  int run_parameter_capacity;
 } CpuProgram;
 
 /* ----------------------------------------------------------- cpu_program.c */
@@ -103,24 +129,6 @@ HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int
  * (depth first, row-major, 16-byte aligned), observe may be NULL. */
 bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                           StepObserver *observe, void *context, Status *st);
-
-/* One execution's storage for a program: its temporary block and the
- * address of each binding. A step that runs a called computation (a loop
- * body, a branch) makes a frame once and runs it for every trip. */
-/* Who is shown each instruction's value after its last step (--check,
- * --find-nan). */
-typedef struct CpuWatch {
-  StepObserver *observe;
-  void *context;
-} CpuWatch;
-
-typedef struct CpuFrame {
-  const CpuProgram *p;
-  char *temp;
-  void **address;
-  void **buffers;
-  const CpuWatch *watch;  /* NULL: a plain run, one NULL check per step */
-} CpuFrame;
 
 bool cpu_frame_create(CpuFrame *f, const CpuProgram *p, Status *st);
 void cpu_frame_free(CpuFrame *f);

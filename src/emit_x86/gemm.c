@@ -27,10 +27,11 @@
  *             a cache; it sets how often A is packed again (N / NC times) and
  *             the size of a task.
  * Blocks are evened out over the extent (1023 rows make four blocks of
- * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and halved
- * until a problem has at least GEMM_MIN_TASKS tasks, so that mid-sized
- * products still spread over the cores. All of this depends only on the
- * shape, never on the thread count (see gemm.h on determinism).
+ * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and made
+ * smaller until a problem has at least GEMM_MIN_TASKS tasks (fewer for a
+ * small one), so that mid-sized products still spread over the cores.
+ * All of this depends only on the shape, never on the thread count (see
+ * gemm.h on determinism).
  *
  * Edge tiles: a tile with fewer than MR rows left runs the kernel generated
  * for exactly its number of rows (the same instructions, minus the rows it
@@ -43,6 +44,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "emit_x86/gemm.h"
 #include "emit_x86/jit_memory.h"
@@ -52,6 +56,7 @@ enum {
   GEMM_MC_TARGET = 336,
   GEMM_NC_TARGET = 1024,
   GEMM_MIN_TASKS = 8,
+  GEMM_TASK_VOLUME = 1 << 20,   /* multiply-adds: 2 MFLOP, about 10 us on one core */
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
   GEMM_MAX_MR = 14,          /* the largest MR and MR x NR of gemm_kernel.c's shapes */
@@ -60,12 +65,37 @@ enum {
   GEMM_PACKED_B_LIMIT = 16 << 20,
 };
 
+/* One A packing buffer per thread that may run at once. A task takes any
+ * free one: which buffer holds a panel cannot change a result. */
+typedef struct GemmScratch {
+  atomic_bool busy;
+  float *a_pack;   /* MC x KC, 64-byte aligned inside memory */
+  void *memory;
+  size_t floats;   /* what a_pack holds */
+} GemmScratch;
+
+/* The memory of one product call: packed B and the A scratch buffers. A
+ * plan keeps the last call's workspace for the next, so that a program run
+ * again and again allocates nothing and touches no fresh page per run (a
+ * fresh mapping costs a page fault per 4 KiB: 2,000 for a 1024^3 product,
+ * a sixth of its time). Buffers only grow, up to what the largest product of
+ * the plan needs (packed B is at most GEMM_PACKED_B_LIMIT floats). */
+typedef struct GemmWorkspace {
+  void *b_memory;
+  size_t b_floats;           /* what b_memory holds past its 64-byte alignment */
+  GemmScratch *scratch;
+  int scratch_count;
+} GemmWorkspace;
+
 struct GemmPlan {
   const GemmKernelShape *shape;
   JitCode code;
   /* kernels[r] computes the first r rows of a tile, r in 1..MR; all of them
    * lie in one mapping, kernels[MR] (the full tile) first. */
   GemmKernelFn *kernels[GEMM_MAX_MR + 1];
+  /* The workspace kept between calls; a call takes it (or makes its own if
+   * another call running at the same time holds it) and puts it back. */
+  _Atomic(GemmWorkspace *) *idle_workspace;
 };
 
 GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
@@ -92,13 +122,25 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
     return NULL;
   }
   plan->shape = shape;
+  plan->idle_workspace = mem_calloc(1, sizeof *plan->idle_workspace);
+  atomic_init(plan->idle_workspace, NULL);
   for (int rows = 1; rows <= shape->mr; rows++)
     plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
   return plan;
 }
 
+static void workspace_free(GemmWorkspace *w) {
+  if (!w) return;
+  for (int i = 0; i < w->scratch_count; i++) mem_free(w->scratch[i].memory);
+  mem_free(w->scratch);
+  mem_free(w->b_memory);
+  mem_free(w);
+}
+
 void gemm_plan_free(GemmPlan *plan) {
   if (!plan) return;
+  workspace_free(atomic_load(plan->idle_workspace));
+  mem_free(plan->idle_workspace);
   jit_code_free(&plan->code);
   mem_free(plan);
 }
@@ -137,14 +179,25 @@ static void extent_split(int64_t extent, int64_t max_block, int64_t unit, int64_
   *count = (extent + *block - 1) / *block;
 }
 
+/* How many tasks a product is cut into: GEMM_MIN_TASKS, so that
+ * mid-sized products spread over the cores, but no task smaller than
+ * GEMM_TASK_VOLUME multiply-adds, where waking a thread would cost more
+ * than it saves (a 128^3 product is two tasks, not eight). */
+static int64_t tasks_wanted(const GemmProblem *p) {
+  double volume = (double)p->batch * (double)p->m * (double)p->n * (double)p->k;
+  double by_volume = volume / GEMM_TASK_VOLUME;
+  return by_volume >= GEMM_MIN_TASKS ? GEMM_MIN_TASKS : by_volume >= 1 ? (int64_t)by_volume : 1;
+}
+
 static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p) {
   GemmBlocks b;
   int64_t m_max = GEMM_MC_TARGET / s->mr * s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
+  int64_t wanted = tasks_wanted(p);
   extent_split(p->k, GEMM_KC, 1, &b.k_block, &b.k_count);
   for (;;) {
     extent_split(p->m, m_max, s->mr, &b.m_block, &b.m_count);
     extent_split(p->n, n_max, s->nr, &b.n_block, &b.n_count);
-    if (p->batch * b.m_count * b.n_count >= GEMM_MIN_TASKS) break;
+    if (p->batch * b.m_count * b.n_count >= wanted) break;
     /* Halve a block while both halves keep at least two tiles: M's first,
      * since B is packed once for all row blocks while every column block
      * packs its own copy of A. */
@@ -157,23 +210,90 @@ static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem
 
 /* -------------------------------------------------------------- packing */
 
+#if defined(__SSE2__)
+/* Stores the first `count` (1..4) floats of v at dst. */
+static void store_first_lanes(float *dst, __m128 v, int count) {
+  if (count == 4) {
+    _mm_storeu_ps(dst, v);
+    return;
+  }
+  if (count >= 2) _mm_storel_pi((__m64 *)dst, v);
+  if (count == 1) _mm_store_ss(dst, v);
+  if (count == 3) _mm_store_ss(dst + 2, _mm_movehl_ps(v, v));
+}
+
+/* Lanes l..l+count (count 1..4) of a transposing panel copy, 4 steps at a
+ * time as 4 x 4 blocks transposed in SSE registers; a group of fewer than
+ * 4 lanes reads its last lane again in place of the missing ones and
+ * stores only its own. Each block also prefetches one cache line of the
+ * lanes `ahead` (up to 4 of them, NULL for none), so that a group's lanes
+ * are arriving when it starts: each lane is a short run (a K block, 1 KiB)
+ * at a large stride, too short for the hardware prefetchers to follow, and
+ * an operand read from memory (attention's probabilities, 1 MiB per head)
+ * otherwise waits out the memory latency line by line. Returns the number
+ * of steps done (a multiple of 4). */
+static int64_t lanes_transpose4(float *restrict dst, const float *restrict src, int64_t lane_stride, int l,
+                                int count, int width, int64_t depth, const float *ahead, int ahead_count) {
+  const float *r[4];
+  for (int i = 0; i < 4; i++) r[i] = src + (l + (i < count ? i : count - 1)) * lane_stride;
+  int64_t d = 0;
+  for (; d + 4 <= depth; d += 4) {
+    if (ahead) {  /* block d / 4 fetches line (d / 4) / 4 of lane (d / 4) % 4 */
+      int64_t block = d / 4;
+      if (block % 4 < ahead_count) _mm_prefetch((const char *)(ahead + (block % 4) * lane_stride + block / 4 * 16),
+                                                _MM_HINT_T0);
+    }
+    __m128 a = _mm_loadu_ps(r[0] + d), b = _mm_loadu_ps(r[1] + d), c = _mm_loadu_ps(r[2] + d),
+           e = _mm_loadu_ps(r[3] + d);
+    _MM_TRANSPOSE4_PS(a, b, c, e);
+    store_first_lanes(dst + d * width + l, a, count);
+    store_first_lanes(dst + (d + 1) * width + l, b, count);
+    store_first_lanes(dst + (d + 2) * width + l, c, count);
+    store_first_lanes(dst + (d + 3) * width + l, e, count);
+  }
+  return d;
+}
+#endif
+
+/* A panel whose steps are contiguous in each lane (row-major A: lane =
+ * row, step = k): dst[step*width + lane] = src[lane*lane_stride + step],
+ * a transpose. Four lanes at a time, as 4 x 4 blocks transposed in SSE
+ * registers (every x86-64 has SSE2): four contiguous loads and four stores
+ * where element by element it took sixteen of each, the stores strided.
+ * This was most of the packing time of a small product (128^3: a third of
+ * the run); the 2 rows of a 14-row panel past its three groups of 4 take
+ * the same path. Only moves floats, so the panel holds the same bits. */
+static void panel_pack_transposed(float *restrict dst, const float *restrict src, int64_t lane_stride,
+                                  int lanes, int width, int64_t depth, int64_t readable_lanes) {
+  enum { PREFETCH_LANES_AHEAD = 8 };  /* two groups: about a memory latency of work */
+  for (int l = 0; l < lanes; l += 4) {
+    int count = lanes - l < 4 ? lanes - l : 4;
+    int64_t d = 0;
+#if defined(__SSE2__)
+    int64_t ahead_lane = l + PREFETCH_LANES_AHEAD, ahead_count = readable_lanes - ahead_lane;
+    const float *ahead = ahead_count > 0 ? src + ahead_lane * lane_stride : NULL;
+    d = lanes_transpose4(dst, src, lane_stride, l, count, width, depth, ahead, ahead_count > 4 ? 4 : (int)ahead_count);
+#else
+    (void)readable_lanes;
+#endif
+    for (; d < depth; d++)
+      for (int i = 0; i < count; i++) dst[d * width + l + i] = src[(l + i) * lane_stride + d];
+  }
+  for (int64_t d = 0; d < depth && lanes < width; d++)
+    memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
+}
+
 /* Copies a panel of `width` lanes by `depth` steps into dst[step*width +
  * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and the
- * lanes from `lanes` up to width are zero. The destination is written in
- * order, one step (a contiguous run of width floats) at a time. Contiguous
- * lanes (row-major B, column-major A) are one memcpy per step; otherwise
- * each lane is a stream of its own through the source (row-major A reads its
- * MR rows side by side), which the hardware prefetchers follow. */
+ * lanes from `lanes` up to width are zero. Contiguous lanes (row-major B,
+ * column-major A) are one memcpy per step; contiguous steps (row-major A)
+ * a transpose, which prefetches the lanes that follow in the same block
+ * (readable_lanes counts them from the first, this panel's included);
+ * otherwise each float is gathered on its own. */
 static void panel_pack(float *restrict dst, const float *restrict src, int64_t lane_stride,
-                       int64_t depth_stride, int lanes, int width, int64_t depth) {
+                       int64_t depth_stride, int lanes, int width, int64_t depth, int64_t readable_lanes) {
   if (depth_stride == 1 && lane_stride != 1) {
-    for (int64_t d0 = 0; d0 < depth; d0 += 16) {
-      int64_t d_end = min64(d0 + 16, depth);
-      for (int l = 0; l < lanes; l++)
-        for (int64_t d = d0; d < d_end; d++) dst[d * width + l] = src[l * lane_stride + d];
-    }
-    for (int64_t d = 0; d < depth && lanes < width; d++)
-      memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
+    panel_pack_transposed(dst, src, lane_stride, lanes, width, depth, readable_lanes);
     return;
   }
   for (int64_t d = 0; d < depth; d++) {
@@ -189,14 +309,6 @@ static void panel_pack(float *restrict dst, const float *restrict src, int64_t l
 }
 
 /* ------------------------------------------------------- one product call */
-
-/* One A packing buffer per thread that may run at once. A task takes any
- * free one: which buffer holds a panel cannot change a result. */
-typedef struct GemmScratch {
-  atomic_bool busy;
-  float *a_pack;   /* MC x KC, 64-byte aligned inside memory */
-  void *memory;
-} GemmScratch;
 
 typedef struct GemmCall {
   const GemmPlan *plan;
@@ -221,11 +333,6 @@ static GemmScratch *scratch_acquire(GemmCall *call) {
     for (int i = 0; i < call->scratch_count; i++) {
       GemmScratch *s = &call->scratch[i];
       if (atomic_exchange(&s->busy, true)) continue;
-      if (!s->memory) {
-        size_t floats = (size_t)(call->blocks.m_block * call->blocks.k_block);
-        s->memory = mem_realloc(NULL, (floats + 16) * sizeof(float));
-        s->a_pack = align64(s->memory);
-      }
       return s;
     }
   }
@@ -249,7 +356,7 @@ static void b_pack_task_run(void *context, int64_t index) {
   const float *src = p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride;
   for (int64_t j = n0; j < n_end; j += nr)
     panel_pack(dst + j * kc, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride,
-               (int)min64(nr, p->n - j), nr, kc);
+               (int)min64(nr, p->n - j), nr, kc, n_end - j);
 }
 
 /* ----------------------------------------------------------- macro tiles */
@@ -272,7 +379,7 @@ static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, f
       continue;
     }
     const float *a = p->a + t->batch * p->a_batch_stride + (t->m0 + i) * p->a_row_stride + k0 * p->a_col_stride;
-    panel_pack(a_pack + i * t->kc, a, p->a_row_stride, p->a_col_stride, rows, mr, t->kc);
+    panel_pack(a_pack + i * t->kc, a, p->a_row_stride, p->a_col_stride, rows, mr, t->kc, t->mc - i);
   }
 }
 
@@ -371,6 +478,60 @@ static void direct_task_run(void *context, int64_t batch) {
   if (e && e->finish_block) e->finish_block(e->context, batch, 0, p->m, 0, p->n);
 }
 
+/* ------------------------------------------------------------ workspace */
+
+/* The plan's idle workspace (or a new one), grown to hold b_floats of
+ * packed B and at least scratch_count A buffers. Packed B is not zeroed:
+ * packing writes every float, the padding included. */
+/* While a call holds the workspace, the call's memory scope owns its blocks
+ * (the plan no longer points to it, so an unwind of the call frees them);
+ * back in the plan, the plan owns them (ir.h, memory.c). */
+static void workspace_owned_by_call(GemmWorkspace *w, bool by_call) {
+  void *blocks[3] = {w, w->b_memory, w->scratch};
+  for (int i = 0; i < 3; i++) by_call ? (void)mem_adopt(blocks[i]) : mem_untrack(blocks[i]);
+  for (int i = 0; i < w->scratch_count; i++) by_call ? (void)mem_adopt(w->scratch[i].memory) : mem_untrack(w->scratch[i].memory);
+}
+
+/* The plan's workspace (or a new one), grown to b_floats of packed B and
+ * scratch_count A buffers of a_floats each: made here, on the calling
+ * thread, so that no task allocates. */
+static GemmWorkspace *workspace_take(const GemmPlan *plan, size_t b_floats, int scratch_count, size_t a_floats) {
+  GemmWorkspace *w = atomic_exchange(plan->idle_workspace, NULL);
+  if (w) workspace_owned_by_call(w, true);
+  else w = mem_calloc(1, sizeof *w);
+  if (w->b_floats < b_floats) {
+    mem_free(w->b_memory);
+    w->b_memory = NULL;
+    w->b_floats = 0;
+    w->b_memory = mem_malloc((b_floats + 16) * sizeof(float));  /* not zeroed: packing writes every float */
+    w->b_floats = b_floats;
+  }
+  if (w->scratch_count < scratch_count) {
+    w->scratch = mem_realloc(w->scratch, (size_t)scratch_count * sizeof *w->scratch);
+    memset(w->scratch + w->scratch_count, 0, (size_t)(scratch_count - w->scratch_count) * sizeof *w->scratch);
+    for (int i = w->scratch_count; i < scratch_count; i++) atomic_init(&w->scratch[i].busy, false);
+    w->scratch_count = scratch_count;
+  }
+  for (int i = 0; i < w->scratch_count; i++) {
+    GemmScratch *s = &w->scratch[i];
+    if (s->floats >= a_floats) continue;
+    mem_free(s->memory);
+    s->memory = NULL;
+    s->floats = 0;
+    s->memory = mem_malloc((a_floats + 16) * sizeof(float));
+    s->a_pack = align64(s->memory);
+    s->floats = a_floats;
+  }
+  return w;
+}
+
+/* Keeps w for the next call; if a call running alongside put its own back
+ * first, the one displaced is freed. */
+static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
+  workspace_owned_by_call(w, false);
+  workspace_free(atomic_exchange(plan->idle_workspace, w));
+}
+
 /* ---------------------------------------------------------------- entry */
 
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *p,
@@ -391,22 +552,19 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
   call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
-  /* Not zeroed: packing writes every float, the padding included. */
-  call.b_packed = mem_realloc(NULL, ((size_t)(call.group * b_floats) + 16) * sizeof(float));
-  float *b_memory = call.b_packed;
-  call.b_packed = align64(b_memory);
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
-  call.scratch_count = (int)min64(threads, call.group * b->m_count * b->n_count);
-  call.scratch = mem_calloc((size_t)call.scratch_count, sizeof *call.scratch);
-  for (int i = 0; i < call.scratch_count; i++) atomic_init(&call.scratch[i].busy, false);
+  GemmWorkspace *w = workspace_take(plan, (size_t)(call.group * b_floats),
+                                    (int)min64(threads, call.group * b->m_count * b->n_count),
+                                    (size_t)(b->m_block * b->k_block));
+  call.b_packed = align64(w->b_memory);
+  call.scratch = w->scratch;
+  call.scratch_count = w->scratch_count;
   for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {
     int64_t group = min64(call.group, p->batch - call.batch0);
     thread_pool_run(pool, group * b->k_count * b->n_count, b_pack_task_run, &call);
     thread_pool_run(pool, group * b->m_count * b->n_count, gemm_task_run, &call);
   }
-  for (int i = 0; i < call.scratch_count; i++) mem_free(call.scratch[i].memory);
-  mem_free(call.scratch);
-  mem_free(b_memory);
+  workspace_give_back(plan, w);
 }
 
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,

@@ -10,7 +10,7 @@
  * reason memory runs out here, so the failure names the shape. */
 static void *array_storage(const Shape *shape) {
   size_t bytes = (size_t)shape_byte_size(shape);
-  void *p = mem_try_calloc(bytes, 1);
+  void *p = mem_try_array_calloc(bytes);
   if (!p) {
     char what[MEM_WHAT_SIZE];
     StrBuf sb = {0};

@@ -190,6 +190,7 @@ static void *keep(MemEntry e) {
 
 /* Forgets block in whichever scope of this thread holds it. */
 static void forget(const void *block) {
+  if (!block) return;
   for (MemScope *s = current_scope; s; s = s->outer)
     if (set_remove(s, block)) return;
 }
@@ -228,6 +229,12 @@ void *mem_try_aligned_alloc(size_t alignment, size_t size) {
   if (rounded < size) return NULL;
   void *p = injected_failure() ? NULL : aligned_alloc(alignment, rounded ? rounded : alignment);
   return p ? keep((MemEntry){.block = p}) : NULL;
+}
+
+void *mem_try_array_calloc(size_t bytes) {
+  void *p = mem_try_aligned_alloc(ARRAY_ALIGNMENT, bytes ? bytes : 1);
+  if (p) memset(p, 0, bytes ? (bytes + ARRAY_ALIGNMENT - 1) / ARRAY_ALIGNMENT * ARRAY_ALIGNMENT : ARRAY_ALIGNMENT);
+  return p;
 }
 
 void *mem_aligned_alloc(size_t alignment, size_t size) {

@@ -47,9 +47,7 @@ AXLE_API int64_t axle_executable_result_dim(const axle_executable_t *ae, int ind
  * host buffer of the shape holds them. */
 AXLE_API size_t axle_executable_result_byte_size(const axle_executable_t *ae, int index) {
   const Shape *s = result_leaf(ae, index);
-  if (!s) return 0;
-  Shape dense = shape_array(s->type, s->rank, s->dims);
-  return (size_t)shape_byte_size(&dense);
+  return s ? (size_t)shape_byte_size(s) : 0;  /* whatever its layout: the count times the type's size */
 }
 
 /* The count, each size and each pointer's alignment, before anything runs.

@@ -7,7 +7,7 @@
 HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st) {
   HostBuffer *b = mem_calloc(1, sizeof *b);
   size_t bytes = (size_t)shape_byte_size(shape);
-  if (b) b->data = mem_try_calloc(bytes, 1);
+  if (b) b->data = mem_try_array_calloc(bytes);
   if (!b || !b->data) {
     mem_free(b);
     StrBuf sb = {0};

@@ -12,7 +12,7 @@
  *                        default) → backend compile
  *   executable_run       host_buffer_check_arguments → backend run → result
  *   executable_check     the evaluator on the module as written, compared
- *   executable_time      N timed runs after a warm-up
+ *   executable_time      N timed runs into one result after a warm-up
  *   executable_run_debug a run watched instruction by instruction (--check,
  *                        --find-nan: executable_debug.c)
  *
@@ -97,7 +97,8 @@ typedef struct RunTimes {
   double device_median_ms, device_min_ms, device_max_ms;
   int device_runs;
 } RunTimes;
-/* One warm-up run, then runs timed runs; then, where the backend has a
+/* One warm-up run, then runs timed runs, all into one result allocated
+ * first (executable_run_into); then, where the backend has a
  * device clock, runs runs timed by it. */
 bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count, int runs,
                      RunTimes *times, Status *st);

@@ -4,6 +4,7 @@
  * (tests/hlo/NAME/in*.npy, read with axle_npy_read). */
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -172,6 +173,76 @@ TEST(run_into_in_a_loop_reuses_the_same_memory) {
   axle_buffer_free(arg);
   axle_executable_free(exe);
   axle_module_free(m);
+}
+
+static long minor_page_faults(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+/* A run allocates nothing of its own: the temporary block (here the first
+ * product, which the second reads) and the GEMM's packed panels are made by
+ * the first run and kept. Memory freshly mapped for each run would cost a
+ * page fault per 4 KiB every run (1 MiB of packed B alone is 256), so the
+ * page faults of the later runs say whether anything was allocated; the
+ * kernel's own bookkeeping may add a few. The results stay the same bits. */
+TEST(run_into_in_a_loop_touches_no_fresh_memory) {
+  axle_module_t *m = parse("HloModule two_products\n"
+                           "ENTRY main {\n"
+                           "  a = f32[512,512] parameter(0)\n"
+                           "  b = f32[512,512] parameter(1)\n"
+                           "  c = f32[512,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                           "  ROOT d = f32[512,512] dot(c, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                           "}\n");
+  axle_compile_options_t one_thread = {.threads = 1};
+  axle_executable_t *exe = compile(m, AXLE_BACKEND_CPU, &one_thread);
+  int64_t dims[2] = {512, 512};
+  axle_buffer_t *args[2] = {axle_buffer_create(AXLE_F32, 2, dims, NULL, NULL),
+                            axle_buffer_create(AXLE_F32, 2, dims, NULL, NULL)};
+  for (int i = 0; i < 2; i++) {
+    float *x = axle_buffer_data(args[i]);
+    for (int k = 0; k < 512 * 512; k++) x[k] = (float)((k * (i + 3)) % 17) / 16.0f - 0.5f;
+  }
+  size_t size = 512 * 512 * sizeof(float);
+  float *first = aligned_alloc(64, size), *later = aligned_alloc(64, size);
+  void *results[1] = {first};
+  axle_error_t *err = NULL;
+  bool ok = exe && axle_executable_run_into(exe, args, 2, results, &size, 1, &err);
+  EXPECT(!exe || ok, "first run: %s", axle_error_message(err));
+  enum { RUNS = 8 };
+  memset(later, 0, size);  /* the caller's own pages, touched before counting */
+  results[0] = later;
+  long faults_before = minor_page_faults();
+  for (int run = 0; ok && run < RUNS; run++) ok = axle_executable_run_into(exe, args, 2, results, &size, 1, &err);
+  long faults = minor_page_faults() - faults_before;
+  EXPECT(!exe || ok, "later runs: %s", axle_error_message(err));
+  EXPECT(!ok || faults < 4 * RUNS, "%d runs after the first took %ld page faults (%ld a run)", RUNS, faults,
+         faults / RUNS);
+  EXPECT(!ok || memcmp(first, later, size) == 0, "a later run's bits differ from the first's");
+  axle_error_free(err);
+  free(first);
+  free(later);
+  axle_buffer_free(args[0]);
+  axle_buffer_free(args[1]);
+  axle_executable_free(exe);
+  axle_module_free(m);
+}
+
+/* Arrays the library allocates start on a cache line (64 bytes), whatever
+ * their size: malloc gives 16, and a large block 16 bytes past a page. */
+TEST(buffers_start_on_a_cache_line) {
+  static const int64_t sizes[] = {1, 3, 1000, 1 << 20};
+  for (int i = 0; i < 4; i++) {
+    axle_error_t *err = NULL;
+    axle_buffer_t *b = axle_buffer_create(AXLE_F32, 1, &sizes[i], NULL, &err);
+    EXPECT(b != NULL, "f32[%lld]: %s", (long long)sizes[i], axle_error_message(err));
+    axle_error_free(err);
+    if (!b) continue;
+    uintptr_t at = (uintptr_t)axle_buffer_data(b);
+    EXPECT(at % 64 == 0, "f32[%lld] starts %u bytes past a 64-byte line", (long long)sizes[i], (unsigned)(at % 64));
+    axle_buffer_free(b);
+  }
 }
 
 /* Each misuse fails with AXLE_ERROR_INPUT, names what is wrong, and runs
@@ -458,6 +529,8 @@ int main(int argc, char **argv) {
   RUN(result_shapes_are_known_before_a_run);
   RUN(run_into_writes_what_run_returns);
   RUN(run_into_in_a_loop_reuses_the_same_memory);
+  RUN(run_into_in_a_loop_touches_no_fresh_memory);
+  RUN(buffers_start_on_a_cache_line);
   RUN(run_into_refuses_wrong_results_before_running);
   RUN(run_into_matches_run_on_every_corpus_module);
   RUN(run_into_on_the_simulated_gpu_writes_what_run_returns);

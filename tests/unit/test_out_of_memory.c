@@ -188,6 +188,57 @@ static void every_failure_point(int threads, long most) {
          threads, threads == 1 ? "" : "s", allocations, tried, stride, unwound, wrong);
 }
 
+/* One executable run again and again, each run failing at another point
+ * and followed by a clean run: what the program keeps between runs (its
+ * frame, the GEMM's workspace) must survive a run that unwound. */
+static void runs_of_one_executable(int threads) {
+  float a[COUNT], b[COUNT], want[COUNT];
+  for (int i = 0; i < COUNT; i++) a[i] = (float)((i * 3) % 7) / 2 - 1, b[i] = (float)((i * 5) % 9) / 4 - 1;
+  expected_result(a, b, want);
+  axle_error_t *err = NULL;
+  axle_module_t *m = axle_module_parse(module_text, strlen(module_text), "oom.hlo", &err);
+  axle_compile_options_t options = {.threads = threads};
+  axle_executable_t *exe = m ? axle_compile_with(m, AXLE_BACKEND_CPU, &options, &err) : NULL;
+  int64_t dims[2] = {SIDE, SIDE};
+  axle_buffer_t *args[2] = {axle_buffer_create(AXLE_F32, 2, dims, a, &err), axle_buffer_create(AXLE_F32, 2, dims, b, &err)};
+  EXPECT(exe && args[0] && args[1], "setting up: %s", axle_error_message(err));
+  long tried = 0, unwound = 0;
+  for (long point = 0; exe && args[0] && args[1]; point++) {
+    axle_buffer_t *result = NULL;
+    mem_fail_after(point);
+    bool ran = axle_executable_run(exe, args, 2, &result, &err);
+    bool injected = mem_fail_after(-1) < 0;
+    axle_buffer_free(result);
+    if (!injected) break;
+    tried++;
+    if (!ran && axle_error_status(err) == AXLE_ERROR_OUT_OF_MEMORY) unwound++;
+    else EXPECT(false, "run failure point %ld: %s", point, ran ? "succeeded" : axle_error_message(err));
+    axle_error_free(err);
+    err = NULL;
+    result = NULL;
+    ran = axle_executable_run(exe, args, 2, &result, &err);
+    EXPECT(ran, "the clean run after failure point %ld: %s", point, axle_error_message(err));
+    for (int i = 0; ran && i < COUNT; i++)
+      if (fabsf(((float *)axle_buffer_data(result))[i] - want[i]) > 1e-5f * (1 + fabsf(want[i]))) {
+        EXPECT(false, "after failure point %ld, element %d is wrong", point, i);
+        break;
+      }
+    axle_buffer_free(result);
+  }
+  printf("  %d thread%s: %ld failure points of a run of one executable, %ld unwound, each followed by a right run\n",
+         threads, threads == 1 ? "" : "s", tried, unwound);
+  axle_error_free(err);
+  axle_buffer_free(args[0]);
+  axle_buffer_free(args[1]);
+  axle_executable_free(exe);
+  axle_module_free(m);
+}
+
+TEST(a_run_that_runs_out_of_memory_leaves_its_executable_whole) {
+  runs_of_one_executable(1);
+  runs_of_one_executable(2);
+}
+
 TEST(each_allocation_failure_of_parse_compile_and_run_is_reported_and_freed) { every_failure_point(1, 1500); }
 TEST(allocation_failures_with_a_thread_pool_are_reported_and_freed) { every_failure_point(2, 1000); }
 
@@ -294,6 +345,7 @@ TEST(a_builder_that_runs_out_of_memory_reports_it) {
 int main(void) {
   RUN(each_allocation_failure_of_parse_compile_and_run_is_reported_and_freed);
   RUN(allocation_failures_with_a_thread_pool_are_reported_and_freed);
+  RUN(a_run_that_runs_out_of_memory_leaves_its_executable_whole);
   RUN(allocation_failures_in_every_op_family_are_reported_and_freed);
   RUN(a_builder_that_runs_out_of_memory_reports_it);
   return test_summary();
