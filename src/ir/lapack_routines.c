@@ -12,7 +12,7 @@
  * Everything is double complex: a real matrix gives real rotations and real
  * reflectors, so its imaginary parts stay exactly zero and its real parts
  * are what real arithmetic gives (divide() keeps real divisions real). */
-#include <complex.h>
+#include "complex_compat.h"
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
