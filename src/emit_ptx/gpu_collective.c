@@ -327,6 +327,10 @@ static bool actions_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
     all_to_all_tuple_add(k, l, self);
     return true;
   }
+  /* several all-reduces (the combined form) go to NCCL as one group, which
+   * it may fuse into one launch */
+  bool grouped = op == OP_ALL_REDUCE && l->n > 1;
+  if (grouped) action_add(k, GPU_ACTION_GROUP_START);
   for (int j = 0; j < l->n; j++) {
     const Shape *s = l->in_shapes[j];
     int64_t bytes = shape_byte_size(s);
@@ -359,6 +363,7 @@ static bool actions_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
     default: return gpu_refuse(c, inst, "a collective the GPU backend does not run across GPUs");
     }
   }
+  if (grouped) action_add(k, GPU_ACTION_GROUP_END);
   return true;
 }
 
