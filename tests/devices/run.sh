@@ -73,6 +73,34 @@ for op in $(echo "${!per_op[@]}" | tr ' ' '\n' | sort); do echo "  $op: ${per_op
 echo "collective tests that matched NumPy on the GPU backend through the fake NCCL (all group forms; 1, 2 and 4 devices):"
 for op in $(echo "${!per_op_gpu[@]}" | tr ' ' '\n' | sort); do echo "  $op: ${per_op_gpu[$op]}"; done
 
+# ---- the data-parallel MLP step on 2 simulated GPUs, and its NCCL trace ----
+# examples/multi_device on the GPU backend (1, 2 and 4 devices, against the
+# 1-device run and NumPy), then the trace of mlp_step_2dev: one clique over
+# GPUs 0 and 1, and on each device the gradients' tuple all-reduce as one
+# NCCL group of five float32 sums, one per leaf (f32[4,8], f32[8],
+# f32[8,2], f32[2], f32[]).
+examples_log=$OUT/gpu-examples.log
+if "${gpu_env[@]}" BACKENDS=gpu COUNTS="1 2 4" OUT="$OUT/gpu-examples" bash examples/multi_device/run.sh "$BUILD" >"$examples_log" 2>&1
+then pass "devices/gpu_examples_on_1_2_and_4_gpus"; else fail "devices/gpu_examples_on_1_2_and_4_gpus" "$(grep -m3 FAIL "$examples_log")"; fi
+mlp=examples/multi_device/mlp_step_2dev trace=$OUT/mlp_step_2dev.nccl
+mins=(); for f in $(ls "$mlp"/in*.npy | sort -V); do mins+=(--in "$f"); done
+rm -f "$trace"
+"${gpu_env[@]}" FAKE_NCCL_TRACE="$trace" "$run" --backend gpu --devices 2 "${mins[@]}" --out "$OUT/mlp_trace" "$mlp.hlo" >/dev/null 2>&1
+want_device() {  # D: the calls device D must make, in order
+  echo "ncclGroupStart device=$1"
+  for c in 32 8 16 2 1; do echo "ncclAllReduce clique=0 rank=$1/2 device=$1 count=$c type=float32 op=sum"; done
+  echo "ncclGroupEnd device=$1"
+}
+trace_ok=1
+[ "$(grep -c '^ncclCommInitAll' "$trace" 2>/dev/null)" = 1 ] && grep -qx 'ncclCommInitAll clique=0 ndev=2 devlist=0,1' "$trace" || trace_ok=0
+for d in 0 1; do
+  got=$(grep -E "device=$d( |$)" "$trace" 2>/dev/null)
+  [ "$got" = "$(want_device "$d")" ] || { trace_ok=0; echo "device $d's calls:"; echo "$got"; }
+done
+grep -qx 'ncclCommDestroy clique=0 rank=1' "$trace" 2>/dev/null || trace_ok=0
+if [ $trace_ok = 1 ]; then pass "devices/gpu_mlp_step_nccl_trace"
+else fail "devices/gpu_mlp_step_nccl_trace" "$(cat "$trace" 2>/dev/null | head -20)"; fi
+
 # ---- what must be refused, never hang ----
 expect() {  # NAME WANT_RC WANT_TEXT ARGS...
   local name=$1 want_rc=$2 want_text=$3; shift 3

@@ -389,7 +389,7 @@ static _Thread_local int pending_count;
 static _Thread_local Pending pending[MAX_PENDING];
 
 ncclResult_t ncclGroupStart(void) {
-  trace("ncclGroupStart");
+  trace("ncclGroupStart device=%d", current_device());
   if (told_to_fail("ncclGroupStart")) return ncclUnhandledCudaError;
   group_depth++;
   return ncclSuccess;
@@ -466,7 +466,7 @@ static ncclResult_t message_take(const Pending *p) {
 }
 
 ncclResult_t ncclGroupEnd(void) {
-  trace("ncclGroupEnd");
+  trace("ncclGroupEnd device=%d", current_device());
   if (group_depth == 0) return ncclInvalidUsage;
   if (--group_depth > 0) return ncclSuccess;
   ncclResult_t r = told_to_fail("ncclGroupEnd") ? ncclUnhandledCudaError : ncclSuccess;
