@@ -283,13 +283,9 @@ static void permute_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
   int64_t source = -1;
   for (int i = 0; i + 1 < pairs->count; i += 2)
     if (pairs->values[i + 1] == self) source = pairs->values[i];
+  /* the result is written only once the sends have read the operand,
+   * which may be the same storage */
   int recv = in == out && source >= 0 && source != self ? gpu_reserve_temp(c, bytes) : out;
-  if (source < 0) {
-    GpuBinding zero = {.kind = GPU_BINDING_CONSTANT, .bytes = bytes};
-    copy_action_add(k, gpu_program_add_binding(c->p, zero, mem_calloc((size_t)bytes, 1)), 0, out, 0, bytes);
-  } else if (source == self) {
-    copy_action_add(k, in, 0, out, 0, bytes);
-  }
   action_add(k, GPU_ACTION_GROUP_START);
   for (int i = 0; i + 1 < pairs->count; i += 2) {
     if (pairs->values[i] != self || pairs->values[i + 1] == self) continue;
@@ -302,6 +298,12 @@ static void permute_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
   }
   action_add(k, GPU_ACTION_GROUP_END);
   copy_action_add(k, recv, 0, out, 0, bytes);
+  if (source < 0) {
+    GpuBinding zero = {.kind = GPU_BINDING_CONSTANT, .bytes = bytes};
+    copy_action_add(k, gpu_program_add_binding(c->p, zero, mem_calloc((size_t)bytes, 1)), 0, out, 0, bytes);
+  } else if (source == self) {
+    copy_action_add(k, in, 0, out, 0, bytes);
+  }
 }
 
 /* The tuple all-to-all: operand r to rank r, result r from rank r. */
