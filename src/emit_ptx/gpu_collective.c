@@ -385,6 +385,9 @@ static ncclComm_t group_comm(GpuCompile *c, const Instruction *inst, int64_t *gr
   ncclComm_t comm = *groups > 0 ? nccl_cliques_get(c->nccl, ordinals, (int)*groups, (int)*self, c->st) : NULL;
   mem_free(members);
   mem_free(ordinals);
+  /* ncclCommInitAll visits every GPU of the clique (cudaSetDevice): this
+   * device's context becomes current again for the rest of its compile */
+  if (comm && !gpu_context_enter(&c->p->gpu, c->st)) comm = NULL;
   if (!comm && c->st->code != STATUS_OK) {
     char message[sizeof c->st->message];
     snprintf(message, sizeof message, "%s", c->st->message);
