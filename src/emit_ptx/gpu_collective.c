@@ -215,9 +215,9 @@ static int64_t split_dimension(const Instruction *inst) {
   return inst->attrs.dimensions.count ? inst->attrs.dimensions.values[0] : 0;
 }
 
-/* Splits binding `in` ([outer, G * block, inner]) into scratch as G
- * rank-major blocks of outer * block * inner bytes; or gathers them back
- * (to_ranks false). */
+/* Copies binding `array` (b: [outer, along, inner], along = G blocks)
+ * into scratch rank-major, [G][outer][block][inner], so that rank r's
+ * part is contiguous; or back (to_ranks false). outer * G copies. */
 static void blocks_reorder(GpuCollective *k, Blocks b, int64_t groups, int array, int scratch, bool to_ranks) {
   int64_t block = b.along / groups * b.inner;
   for (int64_t r = 0; r < groups; r++)
