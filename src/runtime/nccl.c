@@ -9,7 +9,8 @@
  * bits. Before the first clique is made, NCCL_ALGO=Ring and
  * NCCL_PROTO=Simple are set when the user has not set them (NCCL reads its
  * environment when a communicator is made); the channel count follows the
- * topology, which a machine keeps. The order still differs from the CPU
+ * topology, which a machine keeps (repeatable in practice; NCCL's
+ * documentation does not promise it). The order still differs from the CPU
  * backend's group-order fold, so a GPU sum may differ from the CPU's in its
  * last bits. */
 #include <dlfcn.h>
