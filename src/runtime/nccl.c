@@ -70,11 +70,12 @@ static bool nccl_library_open(NcclLibrary *n, Status *st) {
   return true;
 }
 
+/* The library is opened when the first collective needs it, so that a
+ * module without collectives runs on several GPUs without NCCL, and the
+ * error of a missing one is located at the collective. */
 NcclCliques *nccl_cliques_open(Status *st) {
-  NcclCliques *c = mem_calloc(1, sizeof *c);
-  if (nccl_library_open(&c->nccl, st)) return c;
-  mem_free(c);
-  return NULL;
+  (void)st;
+  return mem_calloc(1, sizeof(NcclCliques));
 }
 
 const NcclLibrary *nccl_cliques_library(const NcclCliques *c) { return &c->nccl; }
@@ -98,6 +99,7 @@ ncclComm_t nccl_cliques_get(NcclCliques *c, const int *ordinals, int count, int 
     status_error(st, STATUS_RUNTIME_ERROR, "NCCL's communicators were aborted after a device failed");
     return NULL;
   }
+  if (!c->nccl.library && !nccl_library_open(&c->nccl, st)) return NULL;
   NcclClique *k = clique_find(c, ordinals, count);
   if (!k) {
     nccl_fix_reduction_order();

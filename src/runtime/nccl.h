@@ -90,11 +90,12 @@ typedef struct NcclLibrary {
  * operands. */
 typedef struct NcclCliques NcclCliques;
 
-/* Opens $AXLE_NCCL_LIBRARY, else libnccl.so.2; NULL with "no NCCL library
- * (...)" when there is none. */
+/* No cliques yet; the library is opened at the first nccl_cliques_get. */
 NcclCliques *nccl_cliques_open(Status *st);
 /* The communicator of rank `position` of the clique over the GPUs
- * ordinals[0..count) (in rank order), made with its clique on first use. */
+ * ordinals[0..count) (in rank order), made with its clique on first use;
+ * the first call opens $AXLE_NCCL_LIBRARY, else libnccl.so.2, and fails
+ * with "no NCCL library (...)" when there is none. */
 ncclComm_t nccl_cliques_get(NcclCliques *c, const int *ordinals, int count, int position, Status *st);
 const NcclLibrary *nccl_cliques_library(const NcclCliques *c);
 /* Aborts every communicator (a device failed: the others must not wait for

@@ -121,7 +121,11 @@ expect_gpu() {  # NAME WANT_RC WANT_TEXT ENV... -- ARGS...
   elif ! echo "$got" | grep -qF -- "$want_text"; then fail "devices/$name" "output lacks '$want_text'" "$(echo "$got" | head -3)"
   else pass "devices/$name"; fi
 }
-expect_gpu gpu_without_nccl 2 "error: no NCCL library (" AXLE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 -- --devices 4 --seed 1 "$ar"
+expect_gpu gpu_without_nccl_is_located_at_the_collective 2 "all_reduce_list_4dev.hlo:11:8: error: no NCCL library (" \
+  AXLE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 -- --devices 4 --seed 1 "$ar"
+# NCCL is opened by the first collective: a module without one needs none.
+expect_gpu gpu_without_collectives_needs_no_nccl 0 "device 1:" AXLE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 -- \
+  --devices 2 --seed 1 examples/reduce_sum.hlo
 expect_gpu gpu_too_few_gpus 2 "error: no CUDA device 2 (the driver sees 2 GPUs)" FAKE_CUDA_DEVICES=2 -- --devices 4 --seed 1 "$ar"
 expect_gpu gpu_nccl_failure_is_located 1 "ncclAllReduce failed: NCCL error 1: unhandled cuda error" FAKE_NCCL_FAIL=ncclAllReduce -- --devices 4 --seed 1 "$ar"
 # A device that fails before a collective (its input has the wrong shape)
