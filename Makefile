@@ -65,13 +65,19 @@ FUZZ_REPLAY := $(BUILD)/tests/fuzz_compile_replay
 # Keep object files of tools and tests (make would delete them as intermediates).
 .SECONDARY:
 FAKE_CUDA := $(BUILD)/tests/fake/libcuda.so.1
-all: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA) $(FUZZ_REPLAY)
+FAKE_NCCL := $(BUILD)/tests/fake/libnccl.so.2
+all: $(LIB) $(LIB_INTERNAL) $(SHLIB) $(TOOLS) $(EXAMPLES) $(TESTS) $(FAKE_CUDA) $(FAKE_NCCL) $(FUZZ_REPLAY)
 
 # A fake CUDA driver for the tests of the GPU runtime's error paths (built
 # without sanitizers: it stands in for a library that has none).
 $(FAKE_CUDA): tests/fake_cuda/fake_libcuda.c $(wildcard tests/fake_cuda/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared $< -o $@ -lm
+
+# A fake NCCL over the fake driver's simulated devices (tests/fake_cuda/fake_libnccl.c).
+$(FAKE_NCCL): tests/fake_cuda/fake_libnccl.c src/runtime/nccl.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared -Iinclude -Isrc/ir -Isrc $< -o $@ -ldl -lpthread
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

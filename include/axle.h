@@ -254,12 +254,14 @@ typedef struct axle_compile_options {
    * optimizer's dumps and the backend's kernels and listings, as
    * --dump_to=DIR does; a compile that dumps always compiles afresh. */
   const char *dump_dir;
-  /* 0 or 1: one device. N: the module runs on N CPU devices in one process
+  /* 0 or 1: one device. N: the module runs on N devices in one process
    * (docs/multi-device.md), its replica_count x num_partitions, which must
-   * be N (a module that says neither runs as N replicas); the backend must
-   * be AXLE_BACKEND_CPU or AXLE_BACKEND_INTERP. Such an executable runs
-   * with axle_executable_run_devices only; each device gets threads / N of
-   * the threads. Executables are then compiled afresh, not cached. */
+   * be N (a module that says neither runs as N replicas). On
+   * AXLE_BACKEND_CPU or AXLE_BACKEND_INTERP each device gets threads / N of
+   * the threads; on AXLE_BACKEND_GPU device d is GPU d and the collectives
+   * go through NVIDIA's libnccl.so.2, opened at run time. Such an
+   * executable runs with axle_executable_run_devices only. Executables are
+   * then compiled afresh, not cached. */
   int devices;
 } axle_compile_options_t;
 
@@ -277,8 +279,9 @@ AXLE_API bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *
  * once, one thread each, meeting at every collective. args holds N sets of
  * arg_count buffers, device 0's first (device d is replica d % replica_count,
  * partition d / replica_count); results[d] receives device d's result, to
- * free with axle_buffer_free. device_count must be N. The results are the
- * same bits run after run: reductions across devices add in group order. */
+ * free with axle_buffer_free. device_count must be N. On the CPU the
+ * results are the same bits run after run: reductions across devices add
+ * in group order (on GPUs, NCCL's order: docs/multi-device.md). */
 AXLE_API bool axle_executable_run_devices(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
                                           axle_buffer_t **results, int device_count, axle_error_t **error);
 

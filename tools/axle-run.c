@@ -19,7 +19,8 @@
  * differs, and then the whole result against the module as written; on
  * the interpreter, the whole result. --find-nan names the first
  * instruction whose value holds a NaN or an infinity (docs/debugging.md).
- * --devices N runs the module on N CPU devices in one process
+ * --devices N runs the module on N devices in one process (CPU threads, or
+ * GPUs 0..N-1 through NCCL)
  * (docs/multi-device.md): the inputs are one set for every device, or N
  * sets one after another (device 0's first); --out DIR writes device d's
  * leaves as DIR/device<d>/out<k>.npy.
@@ -93,9 +94,10 @@ static const Flag flags[] = {
     {FLAG_TIME_KERNELS, "time-kernels", NULL, "with --time: each instruction's median time, slowest first"},
     {FLAG_JSON, "json", "FILE", "with --time: the times as JSON into FILE ('-': stdout)"},
     {FLAG_THREADS, "threads", "N", "threads of the native backends (default: AXLE_THREADS, else all cores)"},
-    {FLAG_DEVICES, "devices", "N", "run on N CPU devices in one process (replica_count x num_partitions, or N\n"
+    {FLAG_DEVICES, "devices", "N", "run on N devices in one process (replica_count x num_partitions, or N\n"
      "                           replicas): the inputs are one set for all, or N sets in device order; --out\n"
-     "                           DIR writes DIR/device<d>/out<k>.npy (cpu or interp; docs/multi-device.md);\n"
+     "                           DIR writes DIR/device<d>/out<k>.npy (cpu, interp, or gpu: GPU d through\n"
+     "                           NVIDIA's libnccl.so.2; docs/multi-device.md);\n"
      "                           --devices mpi under mpirun: one device per rank (Open MPI's libmpi)"},
     {FLAG_CHECK, "check", NULL, "compare with the evaluator, naming the first instruction that differs"},
     {FLAG_FIND_NAN, "find-nan", NULL, "name the first instruction that produces a NaN or an infinity"},

@@ -308,9 +308,9 @@ static bool gpu_compile(Executable *exe, Status *st) {
   const Module *m = executable_module_to_run(exe);
   if (!exe->plan)
     return status_error(st, STATUS_UNSUPPORTED, "the GPU backend compiles optimized modules only (drop --no-opt)");
-  if (!eval_check_supported(m, st)) return false;
+  if (!eval_check_supported_on(m, exe->replica_count, exe->partition_count, st)) return false;
   GpuProgram *p = gpu_program_create(&m->entry->root->shape, m->filename);
-  if (!gpu_device_open(&p->gpu, st)) {
+  if (!gpu_device_open_ordinal(&p->gpu, exe->device_index, st)) {
     gpu_program_free(p);
     return false;
   }
@@ -320,7 +320,9 @@ static bool gpu_compile(Executable *exe, Status *st) {
     PtxBuilder ptx;
     ptx_builder_init(&ptx, &target);
     GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = &target, .no_wgmma = exe->gpu_no_wgmma,
-                    .st = st};
+                    .replica = exe->device_index % exe->replica_count,
+                    .partition = exe->device_index / exe->replica_count, .replica_count = exe->replica_count,
+                    .partition_count = exe->partition_count, .nccl = exe->nccl, .st = st};
     ok = gpu_compile_program(&c);
     ptx_builder_free(&ptx);
   }

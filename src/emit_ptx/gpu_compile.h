@@ -25,6 +25,11 @@ typedef struct GpuCompile {
   /* Writing PTX for a named target with no device (gpu_write_ptx): the
    * driver's optional entries (tensor maps) are taken as present. */
   bool no_device;
+  /* A run over several GPUs: this device's place in it, and the run's
+   * communicators (NULL on one device, where collectives are copies). */
+  int64_t replica, partition, replica_count, partition_count;
+  struct NcclCliques *nccl;
+  int conditional_depth;      /* branches being compiled: no collective across GPUs there */
   Status *st;
 } GpuCompile;
 
@@ -73,6 +78,10 @@ bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s);
 /* gpu_control.c: while, conditional, call, async wrappers: driven from the host; the
  * collectives of one replica and the ops that only order work: copies. */
 bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
+/* gpu_collective.c: a collective across GPUs (c->nccl set), through NCCL,
+ * its results from inst's leaf `first` on (a start form's element 1). */
+bool gpu_collective_is_across(Opcode op);  /* the ops without a start tuple it takes */
+bool gpu_compile_collective_across(GpuCompile *c, const Instruction *inst, int first);
 /* gpu_ragged.c: ragged-all-to-all on one replica (constant offsets and sizes). */
 bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst);
 /* gpu_scan.c: scan whose step computation is elementwise over a slice. */

@@ -298,7 +298,9 @@ static bool compile_conditional(GpuCompile *c, const Instruction *inst) {
   if (selector < 0) return gpu_refuse(c, inst, "a branch index the plan does not place");
   GpuSteps *lists = mem_calloc((size_t)count, sizeof *lists);
   bool ok = true;
+  c->conditional_depth++;
   for (int k = 0; k < count && ok; k++) ok = branch_compile(c, inst, k, &lists[k]);
+  c->conditional_depth--;
   if (!ok) {
     for (int k = 0; k < count; k++) gpu_steps_free(&lists[k]);
     mem_free(lists);
@@ -394,12 +396,23 @@ static bool compile_collective_start(GpuCompile *c, const Instruction *inst) {
   int result_count = context_first - result_first;
   bool ok = zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first) &&
             forward_operands(c, inst, 0, 0, result_first);
+  if (ok && c->nccl && inst->opcode != OP_COPY_START) return gpu_compile_collective_across(c, inst, result_first);
   if (!ok || inst->opcode != OP_COLLECTIVE_PERMUTE_START) return ok && forward_operands(c, inst, 0, result_first, result_count);
   const IntList *pairs = &inst->attrs.source_target_pairs;
   for (int k = 0; k < pairs->count; k++)
     if (pairs->values[k] != 0) return gpu_refuse(c, inst, "a permute between replicas (one replica runs)");
   return pairs->count ? forward_operands(c, inst, 0, result_first, result_count)
                       : zeros_add(c, c->p->current, inst, result_first, result_count);
+}
+
+/* replica-id and partition-id across GPUs: each device has its own
+ * program, so its ids are constants. */
+static bool device_id_add(GpuCompile *c, const Instruction *inst) {
+  if (inst->shape.type != TYPE_U32 || inst->shape.rank != 0) return gpu_refuse(c, inst, "an id that is not u32[]");
+  uint32_t *id = mem_calloc(1, sizeof *id);
+  *id = (uint32_t)(inst->opcode == OP_REPLICA_ID ? c->replica : c->partition);
+  int from = gpu_program_add_binding(c->p, (GpuBinding){.kind = GPU_BINDING_CONSTANT, .bytes = sizeof *id}, id);
+  return copies_add(c, c->p->current, inst, &from, 0, 1);
 }
 
 /* get-dimension-size on a static shape: the size, from a constant. */
@@ -434,6 +447,7 @@ static bool compile_dynamic_reshape(GpuCompile *c, const Instruction *inst) {
 
 static bool compile_collective(GpuCompile *c, const Instruction *inst) {
   int leaves = shape_leaf_count(&inst->shape);
+  if (c->nccl && gpu_collective_is_across(inst->opcode)) return gpu_compile_collective_across(c, inst, 0);
   switch (inst->opcode) {
   case OP_ALL_GATHER_DONE:
   case OP_COLLECTIVE_PERMUTE_DONE:
@@ -453,6 +467,7 @@ static bool compile_collective(GpuCompile *c, const Instruction *inst) {
     return true;  /* a token: no storage */
   case OP_REPLICA_ID:
   case OP_PARTITION_ID:
+    if (c->nccl) return device_id_add(c, inst);
     return zeros_add(c, c->p->current, inst, 0, leaves);  /* replica 0 of 1 */
   case OP_SCAN:
     return gpu_compile_scan(c, inst);  /* gpu_scan.c */

@@ -92,6 +92,7 @@ void gpu_steps_free(GpuSteps *list) {
     GpuStep *s = &list->steps[i];
     for (int k = 0; k < s->list_count; k++) gpu_steps_free(&s->lists[k]);
     mem_free(s->lists);
+    gpu_collective_free(s->collective);
   }
   mem_free(list->steps);
   memset(list, 0, sizeof *list);
@@ -253,6 +254,8 @@ static bool step_run(const StepRun *r, const GpuStep *s) {
   }
   case GPU_STEP_WHILE: return loop_run(r, s);
   case GPU_STEP_CONDITIONAL: return conditional_run(r, s);
+  case GPU_STEP_COLLECTIVE:
+    return gpu_collective_run(r->p, s->collective, r->addresses, r->st) || step_fail(r, s, "running a collective");
   }
   return false;
 }

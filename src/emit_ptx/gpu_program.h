@@ -78,6 +78,7 @@ typedef enum GpuStepKind {
                              while it is true: lists[1] (the body), then lists[0] again */
   GPU_STEP_CONDITIONAL,   /* download the index at `selector`, run lists[index]; a pred
                              picks 0 when true; an s32 out of range picks the last */
+  GPU_STEP_COLLECTIVE,    /* a collective across GPUs: `collective`'s copies and NCCL calls */
 } GpuStepKind;
 
 typedef struct GpuSteps {
@@ -95,6 +96,7 @@ typedef struct GpuStep {
   bool selector_is_pred;    /* CONDITIONAL: a pred (1 byte), else an s32 */
   int list_count;           /* WHILE: 2; CONDITIONAL: the branches */
   GpuSteps *lists;          /* owned */
+  struct GpuCollective *collective; /* COLLECTIVE: owned (gpu_collective.c) */
 } GpuStep;
 
 typedef struct GpuProgram {
@@ -154,6 +156,14 @@ bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status 
 /* Rewrites st's message as located at l's instruction (a fusion's at its
  * root's line) and returns false. */
 bool gpu_launch_locate(const GpuProgram *p, const GpuLaunch *l, Status *st);
+
+/* --------------------------------------------------------- gpu_collective.c
+ * A collective across GPUs is a short list of actions run on the stream:
+ * device-to-device copies that lay blocks out for NCCL, and NCCL calls on
+ * the group's communicator. */
+typedef struct GpuCollective GpuCollective;
+bool gpu_collective_run(GpuProgram *p, const GpuCollective *k, const CUdeviceptr *addresses, Status *st);
+void gpu_collective_free(GpuCollective *k);
 
 /* ------------------------------------------------------ gpu_device_buffers.c
  * Arrays kept on the device between runs (backend.h's device_* entries,

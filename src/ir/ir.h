@@ -906,6 +906,13 @@ CollectiveGroupMode collective_group_mode(const Instruction *inst);
  * pairs name ids the run has, each once, and its shapes fit its group size.
  * Non-collectives pass. */
 bool collective_check_devices(const Instruction *inst, int64_t replicas, int64_t partitions, Status *st);
+/* The devices inst's collective on device d exchanges with, as flattened
+ * ids in group order (a collective-permute's: every id of its row, so
+ * that member k is id k), and d's position among them. members holds
+ * replica_count * partition_count. Returns the count; 0 with st set when d
+ * is in no group. The GPU backend maps each group to an NCCL communicator. */
+int64_t collective_participants(const Instruction *inst, const EvalDevice *d, int64_t *members, int64_t *position,
+                                Status *st);
 /* inst (a collective) on this thread's device, exchanging operands with
  * the other devices of the run. */
 Literal *eval_collective_across_devices(const Instruction *inst, Literal *const *operands, Status *st);

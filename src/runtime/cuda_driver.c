@@ -69,7 +69,9 @@ static bool check_cuda(const GpuDevice *gpu, CUresult r, const char *call, const
                       *text ? ": " : "", text);
 }
 
-bool gpu_device_open(GpuDevice *gpu, Status *st) {
+bool gpu_device_open(GpuDevice *gpu, Status *st) { return gpu_device_open_ordinal(gpu, 0, st); }
+
+bool gpu_device_open_ordinal(GpuDevice *gpu, int ordinal, Status *st) {
   memset(gpu, 0, sizeof *gpu);
   if (!cuda_driver_open(&gpu->driver, st)) return false;
   CudaDriver *d = &gpu->driver;
@@ -79,8 +81,15 @@ bool gpu_device_open(GpuDevice *gpu, Status *st) {
     cuda_driver_close(d);
     return status_error(st, STATUS_UNSUPPORTED, "no CUDA device (the driver is present but sees no GPU)");
   }
+  if (r == CUDA_SUCCESS && ordinal > 0 && d->device_get_count(&count) == CUDA_SUCCESS && count <= ordinal) {
+    cuda_driver_close(d);
+    return status_error(st, STATUS_UNSUPPORTED, "no CUDA device %d (the driver sees %d GPU%s)", ordinal, count,
+                        count == 1 ? "" : "s");
+  }
+  char opening[64];
+  snprintf(opening, sizeof opening, "opening device %d", ordinal);
   if (!check_cuda(gpu, r, "cuInit", "starting the driver", st) ||
-      !check_cuda(gpu, d->device_get(&gpu->device, 0), "cuDeviceGet", "opening device 0", st) ||
+      !check_cuda(gpu, d->device_get(&gpu->device, ordinal), "cuDeviceGet", opening, st) ||
       !check_cuda(gpu, d->device_get_attribute(&gpu->compute_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, gpu->device),
                   "cuDeviceGetAttribute", "reading the compute capability", st) ||
       !check_cuda(gpu, d->device_get_attribute(&gpu->compute_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, gpu->device),

@@ -107,7 +107,7 @@ void cuda_driver_close(CudaDriver *driver);
 /* "CUDA_ERROR_OUT_OF_MEMORY", or "an unknown CUDA error" when the driver has no name. */
 const char *cuda_error_name(const CudaDriver *driver, CUresult r);
 
-/* ---- the device the runtime uses: device 0, its primary context, one stream ----
+/* ---- the device the runtime uses: device 0 (or the one asked for), its primary context, one stream ----
  * Every GpuDevice (one per executable) shares the device's primary context,
  * as CUDA's runtime API does: a context costs hundreds of MB of device
  * memory, and a compile cache may hold dozens of executables. Each has its
@@ -124,6 +124,9 @@ typedef struct GpuDevice {
 
 /* Fails with "no CUDA driver" or "no CUDA device" (STATUS_UNSUPPORTED). */
 bool gpu_device_open(GpuDevice *gpu, Status *st);
+/* The same for the GPU numbered `ordinal` (a run over several GPUs opens
+ * device d for its device d); "no CUDA device 3 (the driver sees 2 GPUs)". */
+bool gpu_device_open_ordinal(GpuDevice *gpu, int ordinal, Status *st);
 void gpu_device_close(GpuDevice *gpu);
 /* Loads PTX text. On failure the message carries the JIT's error log. */
 bool gpu_module_load(GpuDevice *gpu, const char *ptx, const char *what, CUmodule *module, Status *st);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "runtime/executable.h"
+#include "runtime/nccl.h"
 #include "runtime/thread_pool.h"
 
 typedef struct DeviceSlot {
@@ -52,6 +53,7 @@ typedef struct DeviceThread {
   int arg_count;
   HostBuffer *result;
   Status st;
+  NcclCliques *nccl;         /* a GPU run's communicators, else NULL */
 } DeviceThread;
 
 static int flattened_id(const EvalDevice *d) { return (int)(d->replica * d->partition_count + d->partition); }
@@ -154,6 +156,9 @@ static void *device_thread_main(void *arg) {
   device_run_guarded(t);
   eval_device_set(NULL);
   rendezvous_finish(t->rendezvous, &t->device, t->index, t->result ? NULL : &t->st);
+  /* On GPUs the devices meet in NCCL, not at the rendezvous: a device that
+   * failed aborts the communicators, so that no other waits for it. */
+  if (!t->result) nccl_cliques_abort(t->nccl);
   return NULL;
 }
 
@@ -175,13 +180,12 @@ bool executable_device_counts(const Module *m, int devices, int64_t *replicas, i
 }
 
 DeviceSet *device_set_compile(const Module *m, const ExecutableOptions *o, Status *st) {
-  if (o->backend != AXLE_BACKEND_INTERP && o->backend != AXLE_BACKEND_CPU) {
-    status_error(st, STATUS_UNSUPPORTED,
-                 "several devices run on --backend cpu or interp; the GPU backend runs one (NCCL is planned)");
-    return NULL;
-  }
   int64_t replicas, partitions;
   if (!executable_device_counts(m, o->devices, &replicas, &partitions, st)) return NULL;
+  /* On GPUs the collectives are NCCL's, over communicators the devices'
+   * compiles make (src/emit_ptx/gpu_collective.c). */
+  NcclCliques *nccl = o->backend == AXLE_BACKEND_GPU ? nccl_cliques_open(st) : NULL;
+  if (o->backend == AXLE_BACKEND_GPU && !nccl) return NULL;
   DeviceSet *s = mem_calloc(1, sizeof *s);
   Executable **executables = mem_calloc((size_t)o->devices, sizeof *executables);
   if (!s || !executables) {
@@ -191,11 +195,13 @@ DeviceSet *device_set_compile(const Module *m, const ExecutableOptions *o, Statu
     return NULL;
   }
   *s = (DeviceSet){.count = o->devices, .replica_count = replicas, .partition_count = partitions,
-                   .executables = executables};
+                   .executables = executables, .nccl = nccl};
   ExecutableOptions each = *o;
+  each.nccl = nccl;
   int threads = o->threads > 0 ? o->threads : thread_pool_default_count();
   each.threads = threads / o->devices > 1 ? threads / o->devices : 1;
   for (int d = 0; d < s->count; d++) {
+    each.device_index = d;
     s->executables[d] = executable_compile(m, &each, st);
     if (!s->executables[d]) {
       device_set_free(s);
@@ -210,6 +216,7 @@ DeviceSet *device_set_compile(const Module *m, const ExecutableOptions *o, Statu
 void device_set_free(DeviceSet *s) {
   if (!s) return;
   for (int d = 0; d < s->count; d++) executable_free(s->executables[d]);
+  nccl_cliques_free(s->nccl);  /* after the programs that use them */
   mem_free(s->executables);
   mem_free(s);
 }
@@ -258,7 +265,8 @@ bool device_set_run(const DeviceSet *s, HostBuffer *const *args, int arg_count, 
                          .replica_count = s->replica_count, .partition_count = s->partition_count,
                          .exchange = rendezvous_exchange, .exchange_done = rendezvous_exchange_done, .run = &r};
     threads[d] = (DeviceThread){.device = device, .index = d, .rendezvous = &r, .executable = s->executables[d],
-                                .args = args + (size_t)d * (size_t)arg_count, .arg_count = arg_count};
+                                .args = args + (size_t)d * (size_t)arg_count, .arg_count = arg_count,
+                                .nccl = s->nccl};
   }
   device_threads_run(threads, s->count, &r);
   bool ok = true;

@@ -66,6 +66,8 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   exe->gpu_no_wgmma = o->opt.gpu_no_wgmma;
   exe->listings = o->listings || o->opt.dump_dir[0];
   exe->cpu_level = o->cpu_level;
+  exe->device_index = o->device_index;
+  exe->nccl = o->nccl;
   if (!executable_device_counts(m, o->devices, &exe->replica_count, &exe->partition_count, st)) {
     mem_free(exe);
     return NULL;

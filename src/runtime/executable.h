@@ -47,6 +47,11 @@ typedef struct ExecutableOptions {
   /* The backend keeps what a reader of its code needs (the CPU's kernel
    * listings: axle-opt --stage=asm); a dump folder asks for it too. */
   bool listings;
+  /* A run over several GPUs compiles one executable per device: which one
+   * this is (device d runs on GPU d), and the run's NCCL communicators
+   * (nccl.h; NULL elsewhere). */
+  int device_index;
+  struct NcclCliques *nccl;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -65,6 +70,8 @@ struct Executable {
   int64_t replica_count, partition_count; /* the run's devices (1 x 1 on one device) */
   int cpu_level;        /* ExecutableOptions.cpu_level, for the CPU backend's compile */
   bool listings;        /* ExecutableOptions.listings, or a dump folder was given */
+  int device_index;                  /* ExecutableOptions.device_index */
+  struct NcclCliques *nccl;          /* ExecutableOptions.nccl (not owned) */
   atomic_int references; /* the compile cache shares executables */
 };
 
@@ -156,14 +163,15 @@ typedef struct DeviceSet {
   int count;                 /* replica_count * partition_count */
   int64_t replica_count, partition_count;
   Executable **executables;  /* one per device */
+  struct NcclCliques *nccl;  /* the GPU backend's communicators (owned), else NULL */
 } DeviceSet;
 
 /* The replicas and partitions of a run of m on `devices` devices (see
  * ExecutableOptions.devices); false with a message when they disagree. */
 bool executable_device_counts(const Module *m, int devices, int64_t *replicas, int64_t *partitions, Status *st);
-/* Compiles m once per device of o->devices (at least 2) for o->backend
- * (interp or cpu); each device's native code gets threads / devices
- * threads, at least 1. */
+/* Compiles m once per device of o->devices (at least 2) for o->backend;
+ * on the CPU each device's native code gets threads / devices threads, at
+ * least 1; on the GPU device d is GPU d, its collectives NCCL's. */
 DeviceSet *device_set_compile(const Module *m, const ExecutableOptions *o, Status *st);
 void device_set_free(DeviceSet *s);
 /* Runs every device at once: args[d * arg_count + i] is argument i of

@@ -7,7 +7,8 @@
  * kernels are not run: a launch is only recorded, with its grid, block and
  * the device pointers it was given (FAKE_CUDA_TRACE). Controlled by the
  * environment, read at each call:
- *   FAKE_CUDA_DEVICES=N       how many devices cuDeviceGetCount reports (default 1)
+ *   FAKE_CUDA_DEVICES=N       how many devices cuDeviceGetCount reports (default 1);
+ *                             each has its own context (a run over several GPUs)
  *   FAKE_CUDA_FAIL=SYMBOL     that entry point fails (e.g. cuModuleLoadDataEx)
  *   FAKE_CUDA_FREE_BYTES=N    what cuMemGetInfo reports free (default 16 GiB)
  *   FAKE_CUDA_TRACE=FILE      append one line per call to FILE
@@ -93,17 +94,28 @@ CUresult cuDeviceGetName(char *name, int length, int device) {
   snprintf(name, (size_t)length, "Fake GPU (tests)");
   return outcome("cuDeviceGetName", CUDA_ERROR_INVALID_VALUE);
 }
+/* Each device has its own primary context; the calling thread's current
+ * one is kept, so that the fake NCCL can check that a collective runs in
+ * its communicator's device (fake_cuda_current_device). */
+enum { MAX_DEVICES = 64 };
+static int contexts[MAX_DEVICES];
+static _Thread_local int *current_context;
+
 CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) {
-  (void)device;
-  static int context;
-  *ctx = &context;
+  if (device < 0 || device >= MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  *ctx = &contexts[device];
   return outcome("cuDevicePrimaryCtxRetain", CUDA_ERROR_INVALID_CONTEXT);
 }
+int fake_cuda_current_device(void) { return current_context ? (int)(current_context - contexts) : -1; }
 CUresult cuDevicePrimaryCtxRelease_v2(int device) {
   (void)device;
   return outcome("cuDevicePrimaryCtxRelease_v2", CUDA_ERROR_INVALID_CONTEXT);
 }
-CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return outcome("cuCtxSetCurrent", CUDA_ERROR_INVALID_CONTEXT); }
+CUresult cuCtxSetCurrent(void *ctx) {
+  CUresult r = outcome("cuCtxSetCurrent", CUDA_ERROR_INVALID_CONTEXT);
+  if (!r) current_context = ctx;
+  return r;
+}
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)env_number("FAKE_CUDA_FREE_BYTES", 16ll << 30);
   *total_bytes = (size_t)80 << 30;

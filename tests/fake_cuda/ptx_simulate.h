@@ -123,7 +123,8 @@ static bool ptxs_vector_parse(PtxsKernel *k, char *text, PtxsOperand *o) {
   int n;
   o->kind = PTXS_VECTOR;
   o->wide = k->wide_count;
-  for (char *part = strtok(text + 1, ",}"); part; part = strtok(NULL, ",}")) {
+  char *rest = NULL;  /* strtok_r: devices of a run over several GPUs simulate on their own threads */
+  for (char *part = strtok_r(text + 1, ",}", &rest); part; part = strtok_r(NULL, ",}", &rest)) {
     char *r = ptxs_trim(part);
     if (!*r) continue;
     int cls = ptxs_class_of(r, &n), index = atoi(r + n);

@@ -63,7 +63,8 @@ static void ptxs_op_split(const char *op, PtxsOp *o) {
   memset(o, 0, sizeof *o);
   char copy[96];
   snprintf(copy, sizeof copy, "%s", op);
-  for (char *p = strtok(copy, "."); p && o->count < 8; p = strtok(NULL, ".")) {
+  char *rest = NULL;  /* strtok_r: devices simulate on their own threads */
+  for (char *p = strtok_r(copy, ".", &rest); p && o->count < 8; p = strtok_r(NULL, ".", &rest)) {
     snprintf(o->parts[o->count++], sizeof o->parts[0], "%s", p);
     int bits;
     char kind;

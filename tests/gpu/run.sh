@@ -21,6 +21,10 @@
 #              and, where cuobjdump is installed, the SASS checks
 #   ptxas-corp tests/gpu/ptxas_corpus.sh: every corpus module's kernels
 #              through ptxas for sm_80 and sm_90a, and the SASS checks
+#   multi-gpu  examples/multi_device (the data-parallel MLP step, the
+#              tensor-parallel matmul) on 1 and 2 GPUs through the real
+#              libnccl.so.2, against the 1-device run and NumPy; skipped,
+#              saying why, with fewer than 2 GPUs or without NCCL
 #   bench      bench/gpu/run.sh: axle's device time beside PyTorch and JAX
 #              (those that are installed); its table printed above the
 #              summary
@@ -161,6 +165,22 @@ p=$(grep -c '^PASS ' "$out/ptxas-corpus.log"); f=$(grep -c '^FAIL ' "$out/ptxas-
 grep -E '^(FAIL|SKIP)' "$out/ptxas-corpus.log" | head -20
 [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
 row ptxas-corp "$p" "$f" "$s" "$(tail -1 "$out/ptxas-corpus.log" | cut -c1-100)"
+
+# ---- several GPUs through NCCL: the multi-device examples on 2 GPUs ----
+gpus=$(nvidia-smi --list-gpus 2>/dev/null | grep -c '^GPU ')
+if [ -n "${AXLE_CUDA_DRIVER:-}" ]; then
+  row multi-gpu 0 0 1 "skipped: AXLE_CUDA_DRIVER is set (a fake driver); tests/devices/run.sh covers the simulated GPUs"
+elif [ "${gpus:-0}" -lt 2 ]; then
+  row multi-gpu 0 0 1 "skipped: ${gpus:-0} GPU(s) visible (nvidia-smi); 2 are needed"
+elif [ -z "${AXLE_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2'; then
+  row multi-gpu 0 0 1 "skipped: no libnccl.so.2 (ldconfig -p); install NVIDIA's NCCL or set AXLE_NCCL_LIBRARY"
+else
+  BACKENDS=gpu COUNTS="1 2" OUT="$out/multi-gpu" timeout 300 bash examples/multi_device/run.sh "$BUILD" >"$out/multi-gpu.log" 2>&1
+  p=$(grep -c '^PASS ' "$out/multi-gpu.log"); f=$(grep -c '^FAIL ' "$out/multi-gpu.log")
+  sed -n '/^mlp_step:/,/passed,/p' "$out/multi-gpu.log"; grep -m3 -A2 '^FAIL' "$out/multi-gpu.log"
+  [ $((p + f)) -eq 0 ] && f=1
+  row multi-gpu "$p" "$f" 0 "examples/multi_device on 1 and 2 of $gpus GPUs through libnccl.so.2; log $out/multi-gpu.log"
+fi
 
 # ---- bench/gpu: axle beside PyTorch and JAX; its table is printed here ----
 small=0; [ "${GPU_TEST_QUICK:-0}" = 1 ] && small=1

@@ -1,14 +1,17 @@
 /* The C API over several devices in one process (docs/multi-device.md):
  * axle_compile_options_t.devices and axle_executable_run_devices, on the
- * CPU backend and the interpreter. The expected values are exact sums of
+ * CPU backend, the interpreter, and the GPU backend over 4 simulated GPUs
+ * (the fake driver and the fake NCCL built beside this program). The expected values are exact sums of
  * small integers in f32, so any order of addition gives them; the
  * determinism test compares the bits of two runs of values whose sum
  * depends on the order. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "axle.h"
 #include "../test.h"
+#include "tool_files.h"
 
 /* Each replica's x goes through an all-reduce over 4 replicas and an
  * all-gather, and replica-id marks which device answered. */
@@ -140,6 +143,17 @@ TEST(a_failing_device_ends_the_run_without_a_hang) {
   axle_executable_free(exe);
 }
 
+/* The same module on 4 GPUs: device d on GPU d, the collectives through
+ * NCCL (here the fake one, over the fake driver's simulated devices). */
+static char fake_nccl[4096], fake_driver[4096];
+TEST(four_replicas_on_four_gpus_through_nccl) {
+  setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
+  setenv("AXLE_NCCL_LIBRARY", fake_nccl, 1);
+  setenv("FAKE_CUDA_EXECUTE", "1", 1);
+  setenv("FAKE_CUDA_DEVICES", "4", 1);
+  check_four_replicas(AXLE_BACKEND_GPU);
+}
+
 TEST(devices_must_match_the_module) {
   axle_error_t *err = NULL;
   axle_executable_t *exe = compile_for(four_replicas, AXLE_BACKEND_CPU, 2, &err);
@@ -149,9 +163,14 @@ TEST(devices_must_match_the_module) {
   axle_error_free(err);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  (void)argc;
+  fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
+  snprintf(fake_nccl, sizeof fake_nccl, "%.*s/libnccl.so.2", (int)(strlen(fake_driver) - strlen("/libcuda.so.1")),
+           fake_driver);
   RUN(four_replicas_on_the_cpu_backend);
   RUN(four_replicas_on_the_interpreter);
+  RUN(four_replicas_on_four_gpus_through_nccl);
   RUN(runs_give_the_same_bits_whatever_the_timing);
   RUN(a_multi_device_executable_refuses_a_plain_run);
   RUN(a_failing_device_ends_the_run_without_a_hang);

@@ -345,6 +345,12 @@ static int64_t permute_members(const Instruction *inst, const EvalDevice *d, int
   return count;
 }
 
+int64_t collective_participants(const Instruction *inst, const EvalDevice *d, int64_t *members, int64_t *position,
+                                Status *st) {
+  bool permute = inst->opcode == OP_COLLECTIVE_PERMUTE || inst->opcode == OP_COLLECTIVE_PERMUTE_START;
+  return permute ? permute_members(inst, d, members, position) : collective_members(inst, d, members, position, st);
+}
+
 static Literal *collective_compute(const Instruction *inst, Literal *const *const *all, const EvalDevice *d,
                                    Status *st) {
   int64_t *members = eval_scratch_calloc(d->replica_count * d->partition_count, sizeof *members);
