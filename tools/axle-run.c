@@ -130,6 +130,8 @@ static void print_help(FILE *f) {
         "  AXLE_THREADS       the thread count when --threads is not given (1 to 1024)\n"
         "  AXLE_CPU           the CPU backend's ISA level: sse4, avx2, avx512 (default: the best this CPU has)\n"
         "  AXLE_CUDA_DRIVER   the CUDA driver library to open (default: libcuda.so.1)\n"
+        "  AXLE_NCCL_LIBRARY  the NCCL library for --devices on GPUs (default: libnccl.so.2)\n"
+        "  AXLE_MPI_LIBRARY   the MPI library for --devices mpi (default: Open MPI's libmpi.so.40)\n"
         "\nexit codes:\n"
         "  0  success\n"
         "  1  a run-time or input error (bad inputs, --check or --expected found a difference)\n"
