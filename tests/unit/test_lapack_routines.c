@@ -4,7 +4,7 @@
  * 1 x 1, complex phases, and a wide and a tall svd. Each answer is checked
  * by what defines it (a v = v diag(w), v^H v = I, u diag(s) vt = a, sorted
  * values, q^H q = I, q r = a), not by another implementation. */
-#include <complex.h>
+#include "complex_compat.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
