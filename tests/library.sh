@@ -10,6 +10,7 @@
 #             (nm -g --defined-only), and every function axle.h declares
 #   no_exit   every allocation goes through src/ir/memory.c (out of memory
 #             unwinds), and nothing but its fallback for the tools exits
+#   clang     every file using CMPLX takes it from complex_compat.h
 #
 # Prints PASS/FAIL lines and ends with "N passed, N failed".
 set -u
@@ -121,6 +122,14 @@ else fail "no_exit/every_allocation_through_memory_c" "raw allocation outside sr
 exits=$(grep -rnP '(?<![\w>.])(exit|_exit|abort|quick_exit)\(' src --include=*.c --include=*.h | grep -v '^src/ir/memory\.c:')
 if [ -z "$exits" ]; then pass "no_exit/only_the_tools_fallback_exits"
 else fail "no_exit/only_the_tools_fallback_exits" "$(echo "$exits" | head -10)"; fi
+
+# ---- builds with clang as with GCC (make CC=clang) ----
+# glibc's <complex.h> defines CMPLX only for GCC; complex_compat.h gives it
+# to clang too, so every file that uses CMPLX must take it from there.
+cmplx=$(grep -rlE '\bCMPLXF?\(' src tests bench tools --include=*.c --include=*.h |
+        grep -v 'complex_compat\.h$' | xargs -r grep -L 'complex_compat\.h' | grep -v '^tests/fuzz/')
+if [ -z "$cmplx" ]; then pass "clang/every_CMPLX_user_includes_complex_compat"
+else fail "clang/every_CMPLX_user_includes_complex_compat" "$(echo "$cmplx" | tr '\n' ' ')"; fi
 
 # Uninstall leaves no file behind (directories the system has anyway may stay).
 if make -s uninstall BUILD="$BUILD" DESTDIR="$stage" PREFIX=/usr >"$OUT/uninstall.log" 2>&1 &&
