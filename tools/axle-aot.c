@@ -79,13 +79,8 @@ static int parse_args(int argc, char **argv, Options *o, Status *st) {
       o->module = a;
       continue;
     }
-    /* the name with '_' read as '-', and the value after '=' if any */
     char name[64];
-    size_t n = strcspn(a, "=");
-    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name - 1 ? n : sizeof name - 1), a);
-    for (char *c = name + 2; *c && name[1] == '-'; c++)
-      if (*c == '_') *c = '-';
-    const char *value = a[n] == '=' ? a + n + 1 : NULL;
+    const char *value = opt_flag_split(a, name, sizeof name);
     if (takes_value(name) && !value) {
       if (i + 1 >= argc) return usage_error(a, " needs a value");
       value = argv[++i];

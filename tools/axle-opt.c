@@ -88,13 +88,8 @@ static int parse_args(int argc, char **argv, Options *o, Status *st) {
       o->module = a;
       continue;
     }
-    /* the name with '_' read as '-', and the value after '=' if any */
     char name[64];
-    size_t n = strcspn(a, "=");
-    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name - 1 ? n : sizeof name - 1), a);
-    for (char *c = name + 2; *c; c++)
-      if (*c == '_') *c = '-';
-    const char *value = a[n] == '=' ? a + n + 1 : NULL;
+    const char *value = opt_flag_split(a, name, sizeof name);
     bool takes_value = strcmp(name, "-o") == 0 || strcmp(name, "--stage") == 0 || strcmp(name, "--target") == 0 ||
                        strcmp(name, "--dump") == 0;
     if (takes_value && !value) {

@@ -37,10 +37,10 @@ void arena_free_all(Arena *arena);
 
 /* -------------------------------------------------------------- memory.c
  * Every allocation of the library: mem_calloc (zeroed), mem_malloc,
- * mem_realloc, mem_aligned_alloc, mem_strdup; free with mem_free, never
- * free (the scope would free the block again if it unwound). None returns
- * NULL. Out of memory unwinds to the
- * innermost MemScope of the thread, which frees every block allocated since
+ * mem_realloc, mem_strdup; free with mem_free, never free (the scope would
+ * free the block again if it unwound). None returns NULL (the mem_try_*
+ * ones do, for a caller that names what failed). Out of memory unwinds to
+ * the innermost MemScope of the thread, which frees every block allocated since
  * it began (and unmaps tracked code pages) and lands in its setjmp with
  * `needed` set; with no scope, the message is printed and the process exits
  * (only the tools run so). The pattern, in a function that returns:
@@ -94,7 +94,6 @@ void *mem_try_array_calloc(size_t bytes);
 void *mem_calloc(size_t count, size_t size);
 void *mem_malloc(size_t size);
 void *mem_realloc(void *p, size_t size);
-void *mem_aligned_alloc(size_t alignment, size_t size);
 char *mem_strdup(const char *s);
 void mem_free(void *p);
 /* Kept like a block, released on unwind by munmap or by its own function;

@@ -201,9 +201,9 @@ void *mem_try_calloc(size_t count, size_t size) {
 }
 
 void *mem_calloc(size_t count, size_t size) {
-  void *p = injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);
+  void *p = mem_try_calloc(count, size);
   if (!p) mem_fail(count, size);
-  return keep((MemEntry){.block = p});
+  return p;
 }
 
 void *mem_malloc(size_t size) {
@@ -234,12 +234,6 @@ void *mem_try_aligned_alloc(size_t alignment, size_t size) {
 void *mem_try_array_calloc(size_t bytes) {
   void *p = mem_try_aligned_alloc(ARRAY_ALIGNMENT, bytes ? bytes : 1);
   if (p) memset(p, 0, bytes ? (bytes + ARRAY_ALIGNMENT - 1) / ARRAY_ALIGNMENT * ARRAY_ALIGNMENT : ARRAY_ALIGNMENT);
-  return p;
-}
-
-void *mem_aligned_alloc(size_t alignment, size_t size) {
-  void *p = mem_try_aligned_alloc(alignment, size);
-  if (!p) mem_fail(1, size);
   return p;
 }
 

@@ -53,6 +53,10 @@ typedef struct OptFlagHelp {
 } OptFlagHelp;
 extern const OptFlagHelp opt_flag_help[];
 
+/* A command-line argument split as the tools read it: its name into
+ * name[cap] ("--dump-to": a long name's '_' read as '-', so both spellings
+ * are one flag), and the value after '=' returned (NULL when there is none). */
+const char *opt_flag_split(const char *arg, char *name, size_t cap);
 /* One flag, as above ("--dump_to=DIR" or "--dump-to=DIR": '-' and '_'
  * are the same in a name). Unknown flags are errors that name the flag. */
 bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st);

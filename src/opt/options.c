@@ -2,6 +2,7 @@
  * XLA users set XLA_FLAGS="--xla_dump_to=DIR ..."; axle reads AXLE_FLAGS the
  * same way, with the same flag names less the xla_ prefix. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,14 @@ const OptFlagHelp opt_flag_help[] = {
 
 /* "--name" or "--name=value"; the value of a boolean flag may be true/false.
  * A name is spelled with '-' or '_' alike (--dump-to, XLA's --dump_to). */
+const char *opt_flag_split(const char *arg, char *name, size_t cap) {
+  size_t n = strcspn(arg, "=");
+  snprintf(name, cap, "%.*s", (int)(n < cap - 1 ? n : cap - 1), arg);
+  for (char *c = name + 2; name[0] == '-' && name[1] == '-' && *c; c++)
+    if (*c == '_') *c = '-';
+  return arg[n] == '=' ? arg + n + 1 : NULL;
+}
+
 bool opt_options_parse_flag(OptOptions *o, const char *flag, Status *st) {
   const char *given = flag[0] == '-' && flag[1] == '-' ? flag + 2 : flag;
   const char *eq = strchr(given, '=');
