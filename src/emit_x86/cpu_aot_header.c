@@ -109,7 +109,7 @@ static void usage_comment(StrBuf *sb, const char *name, const char *prefix, cons
                 " *          writable bytes, aligned to 16; the result is written there,\n"
                 " *          row-major. They must not overlap the parameters or each other.\n"
                 " * temp     %s_TEMP_BYTES bytes of scratch, aligned to\n"
-                " *          %s_TEMP_ALIGNMENT bytes (aligned_alloc(64, ...)); may be NULL\n"
+                " *          %s_TEMP_ALIGNMENT bytes (C11 aligned_alloc with 64); may be NULL\n"
                 " *          when %s_TEMP_BYTES is 0. Nothing needs to be in it before and\n"
                 " *          nothing is left in it after. Runs on different temps may run\n"
                 " *          at the same time on different threads.\n"
