@@ -13,6 +13,7 @@
 #                      median of its round medians
 #   BENCH_RUNS=N       timed runs per round (default 10, 5 for the big ones)
 #   BENCH_THREADS=N    threads for every side (default 1; see below)
+#   BENCH_VARIANTS=0   leave out axle's own variant rows (avx2, sse4, 2 threads)
 #   PYTHON=...         the Python with torch/numpy (default: /usr/bin/python3,
 #                      else the first python3 on PATH that imports numpy)
 #
@@ -100,19 +101,39 @@ read_gbs=$(awk '$1 == "read_gbs" {print $2}' "$out/floor.txt")
 rows=$out/rounds.txt; : >"$rows"
 record() { echo "$1|$2|$3|${4:-}" >>"$rows"; }
 
-axle_round() {  # NAME MODULE FLOOR RUNS
-  local log=$out/axle_$1.log ms
+axle_round() {  # NAME MODULE FLOOR RUNS [IMPL THREADS CPU_LEVEL]
+  local impl=${5:-axle} n=${6:-$threads} level=${7:-} log=$out/axle_$1.${5:-axle}.log ms
+  local run=("${pin[@]}")
+  [ "$n" -gt 1 ] && command -v taskset >/dev/null && run=(taskset -c "0-$((n - 1))")
+  [ -n "$level" ] && run+=(env AXLE_CPU="$level")
   if [ "$3" = compile ]; then  # compile_ms of RUNS processes, their median
-    ms=$(for _ in $(seq "$4"); do "${pin[@]}" "$BUILD/axle-run" --compile-only "$2" 2>&1; done |
+    ms=$(for _ in $(seq "$4"); do "${run[@]}" "$BUILD/axle-run" --compile-only "$2" 2>&1; done |
          sed -n 's/^compiled: .* in \([0-9.]*\) ms$/\1/p' | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
   else
-    "${pin[@]}" "$BUILD/axle-run" --threads "$threads" --seed 1 --time "$4" "$2" >"$log" 2>&1
+    "${run[@]}" "$BUILD/axle-run" --threads "$n" --seed 1 --time "$4" "$2" >"$log" 2>&1
     ms=$(sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p' "$log")
   fi
-  if [ -n "$ms" ]; then record "$1" axle "$ms"
+  if [ -n "$ms" ]; then record "$1" "$impl" "$ms"
   else
     local why; why=$(grep -m1 'error' "$log" 2>/dev/null | sed 's/^.*error: //' | cut -c1-60)
-    record "$1" axle - "${why:-no time printed (see $log)}"
+    record "$1" "$impl" - "${why:-no time printed (see $log)}"
+  fi
+}
+
+# axle against itself, as more "peers" of a workload: at the lower ISA
+# levels (the targets: sse4 within 4x of avx512, avx2 within 1.5x) and at
+# 2 threads (never more than 5% slower than 1). Their speedup column reads
+# the same way: variant_ms / axle_ms, so above 1 the default is faster.
+# BENCH_VARIANTS=0 leaves them out; the ISA rows run on a subset of the
+# workloads, the 2-thread rows on all but the compile row.
+variants=${BENCH_VARIANTS:-$([ "$quick" = 1 ] && echo 0 || echo 1)}
+isa_set='^(softmax_4096x1024|layernorm_4096x768|gemm_512x512x512|dense_256x784x512|lstm_cell_b64h256|sum_xyz_16m)$'
+axle_variant_rounds() {  # NAME MODULE FLOOR RUNS
+  [ "$variants" = 1 ] && [ "$3" != compile ] || return 0
+  [ "$threads" = 1 ] && axle_round "$1" "$2" "$3" "$4" axle.2threads 2
+  if [[ $1 =~ $isa_set ]]; then
+    axle_round "$1" "$2" "$3" "$4" axle.avx2 "$threads" avx2
+    axle_round "$1" "$2" "$3" "$4" axle.sse4 "$threads" sse4
   fi
 }
 
@@ -158,6 +179,7 @@ while IFS='|' read -r name module floor work cargs wruns; do
   echo "  $name" >&2
   for _ in $(seq "$rounds"); do
     axle_round "$name" "$module" "$floor" "$runs"
+    axle_variant_rounds "$name" "$module" "$floor" "$runs"
     [ -n "$cargs" ] && c_peer_round "$name" "$cargs" "$runs"
     [ "$floor" != compile ] && python_round "$name" "$runs"
   done

@@ -12,6 +12,8 @@
 #   of_floor   rate / floor: work / ms against FMA_GFLOPS x THREADS (flops
 #              rows) or READ_GBS (bytes rows); "-" for the compile row
 #   speedup    peer_ms / axle_ms: above 1, axle is faster
+#   axle.avx2, axle.sse4, axle.2threads: axle against itself (bench/run.sh);
+#              the note says whether the issue's bound on that ratio holds
 set -u
 out=$1 threads=$2 fma=$3 read_gbs=$4
 awk -F'|' -v threads="$threads" -v fma="$fma" -v bw="$read_gbs" -v csv="$out/results.csv" -v plot="$out/plot.dat" '
@@ -29,6 +31,8 @@ function shown(ms, note) { return ms != "" ? sprintf("%.4g", ms) : (note ~ /^mis
 function row(w, a, peer, p, pnote,   speed, why) {
   speed = (a != "" && p != "") ? sprintf("%.2fx", p / a) : "-"
   why = (a == "" ? "axle: " note[w, "axle"] (p == "" && pnote != "" ? "; " : "") : "") (p == "" ? pnote : "")
+  if (peer in variant_limit && a != "" && p != "")  # axle against itself: the bound the issue sets
+    why = sprintf("target <= %gx: %s", variant_limit[peer], p / a <= variant_limit[peer] ? "met" : "missed")
   printf "%-26s %-4s %-10s %-9s %-17s %-10s %-9s %-8s %s\n", w, threads, shown(a, note[w, "axle"]), of_floor(w, a),
          peer, peer == "-" ? "-" : shown(p, pnote), peer == "-" ? "-" : of_floor(w, p), speed, why
   printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\"\n", w, threads, a, a == "" ? "" : of_floor(w, a), peer, p,
@@ -44,6 +48,7 @@ FNR == NR { order[++nw] = $1; floor_of[$1] = $3; work[$1] = $4; next }
   else if ($4 != "") note[$1, $2] = $4
 }
 END {
+  variant_limit["axle.avx2"] = 1.5; variant_limit["axle.sse4"] = 4; variant_limit["axle.2threads"] = 1.05
   printf "workload,threads,axle_ms,axle_of_floor,peer,peer_ms,peer_of_floor,speedup,floor,note\n" > csv
   printf "" > plot
   printf "%-26s %-4s %-10s %-9s %-17s %-10s %-9s %-8s %s\n", "workload", "thr", "axle_ms", "of_floor", "peer", "peer_ms", "of_floor", "speedup", "note"
