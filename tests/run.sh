@@ -462,6 +462,16 @@ else fail "axle-opt/axle_flags_checked" "exit $rc: $got"; fi
 got=$(timeout 60 "$BUILD/axle-opt" 2>&1); rc=$?
 if [ $rc -eq 2 ] && echo "$got" | grep -qF "error: no module given"; then pass "axle-opt/no_module"
 else fail "axle-opt/no_module" "exit $rc: $got"; fi
+# AXLE_PERF_MAP=1: each JIT region named in /tmp/perf-PID.map for perf report
+map_pid=$(AXLE_PERF_MAP=1 bash -c 'echo $$; exec "$0" --seed 1 tests/hlo/jax_mlp_layer.hlo >/dev/null 2>&1' "$run")
+if grep -qF " axle kernel " "/tmp/perf-$map_pid.map" 2>/dev/null &&
+   grep -q "^[0-9a-f]* [0-9a-f]* axle gemm micro-kernel " "/tmp/perf-$map_pid.map"; then
+  pass "axle-run/perf_map_names_kernels_and_gemm"
+else fail "axle-run/perf_map_names_kernels_and_gemm" "$(head -3 "/tmp/perf-$map_pid.map" 2>&1)"; fi
+rm -f "/tmp/perf-$map_pid.map"
+map_pid=$(bash -c 'echo $$; exec "$0" --seed 1 examples/reduce_sum.hlo >/dev/null 2>&1' "$run")
+if [ -e "/tmp/perf-$map_pid.map" ]; then fail "axle-run/no_perf_map_unless_asked" "/tmp/perf-$map_pid.map written"
+else pass "axle-run/no_perf_map_unless_asked"; fi
 # axle-opt --stage: each stage's own marks (ptx written with no driver: the
 # tests' environment has none unless AXLE_CUDA_DRIVER names the fake)
 expect_opt() {  # NAME WANT_RC WANT_TEXT ARGS...: rc and a line of output must match

@@ -116,6 +116,9 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   }
   GemmPlan *plan = mem_calloc(1, sizeof *plan);
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
+  for (int rows = shape->mr; ok && rows >= 1; rows--)
+    jit_code_name(&plan->code, offsets[rows], (rows > 1 ? offsets[rows - 1] : cb.size) - offsets[rows],
+                  "axle gemm micro-kernel %dx%d (%d rows)", shape->mr, shape->nr, rows);
   x86_buffer_free(&cb);
   if (!ok) {
     mem_free(plan);

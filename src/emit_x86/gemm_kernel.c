@@ -244,6 +244,7 @@ double gemm_peak_gflops_measure(CpuLevel level, double seconds, int repeats, Sta
   int64_t flops_per_iteration = peak_loop_emit(&cb, s);
   JitCode jc;
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&jc, cb.code, cb.size, st);
+  if (ok) jit_code_name(&jc, 0, cb.size, "axle FMA peak probe (%s)", cpu_level_name(level));
   x86_buffer_free(&cb);
   if (!ok) return 0.0;
   void (*peak)(int64_t) = (void (*)(int64_t))jit_code_function(&jc, 0);

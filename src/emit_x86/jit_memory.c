@@ -1,6 +1,10 @@
 /* W^X code pages with mmap and mprotect; see jit_memory.h. */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -50,6 +54,31 @@ JitFunction jit_code_function(const JitCode *jc, size_t offset) {
   /* Converting a data pointer to a function pointer is what POSIX (dlsym)
    * relies on; ISO C leaves it to the implementation. */
   return (JitFunction)(void *)((char *)jc->base + offset);
+}
+
+static bool perf_map_wanted(void) {
+  const char *v = getenv("AXLE_PERF_MAP");
+  return v && v[0] && strcmp(v, "0") != 0;
+}
+
+void jit_code_name(const JitCode *jc, size_t offset, size_t size, const char *fmt, ...) {
+  if (!jc->base || !perf_map_wanted()) return;
+  char line[512];
+  int n = snprintf(line, sizeof line, "%lx %zx ", (unsigned long)((uintptr_t)jc->base + offset), size);
+  va_list ap;
+  va_start(ap, fmt);
+  n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
+  /* One write with O_APPEND: lines from several threads never interleave. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t written = write(fd, line, (size_t)n);
+  (void)written;
+  close(fd);
 }
 
 void jit_code_free(JitCode *jc) {

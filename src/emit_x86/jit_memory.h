@@ -28,6 +28,14 @@ bool jit_code_create(JitCode *out, const void *code, size_t size, Status *st);
 typedef void (*JitFunction)(void);
 JitFunction jit_code_function(const JitCode *jc, size_t offset);
 
+/* Names bytes [offset, offset + size) of the code for profilers, when the
+ * environment asks for it (AXLE_PERF_MAP=1): one line "START SIZE name" is
+ * appended to /tmp/perf-PID.map, the file `perf report` reads to name JIT
+ * code (docs/debugging.md). Otherwise, and if the file cannot be written,
+ * it does nothing: a profile's names are never worth failing a compile. */
+void jit_code_name(const JitCode *jc, size_t offset, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Unmaps the pages; safe to call on an empty or already freed JitCode. */
 void jit_code_free(JitCode *jc);
 

@@ -513,6 +513,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   }
   ok = ok && emit_function(&x) && x86_buffer_finish(x.cb, st) &&
        jit_code_create(&ck->code, x.cb->code, x.cb->size, st);
+  if (ok) jit_code_name(&ck->code, 0, x.cb->size, "axle kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   mem_free(x.scalar_homes);
   mem_free(x.vector_homes);
   mem_free(x.last_use);
