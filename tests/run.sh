@@ -462,6 +462,12 @@ else fail "axle-opt/axle_flags_checked" "exit $rc: $got"; fi
 got=$(timeout 60 "$BUILD/axle-opt" 2>&1); rc=$?
 if [ $rc -eq 2 ] && echo "$got" | grep -qF "error: no module given"; then pass "axle-opt/no_module"
 else fail "axle-opt/no_module" "exit $rc: $got"; fi
+rm -rf "$t/dump_dot"
+"$run" --seed 1 --dump "$t/dump_dot" examples/dot_1024.hlo >/dev/null 2>&1
+if grep -q "schedule: micro-kernel [0-9]*x[0-9]* .*blocks MC" "$t/dump_dot/kernels/index.txt" 2>/dev/null &&
+   grep -q "gemm micro-kernel" "$t/dump_dot/kernels/gemm.micro-kernel.s" 2>/dev/null; then
+  pass "axle-run/dump_prints_the_gemm_schedule_and_micro_kernel"
+else fail "axle-run/dump_prints_the_gemm_schedule_and_micro_kernel" "$(cat "$t/dump_dot/kernels/index.txt" 2>&1 | head -3)"; fi
 # AXLE_PERF_MAP=1: each JIT region named in /tmp/perf-PID.map for perf report
 map_pid=$(AXLE_PERF_MAP=1 bash -c 'echo $$; exec "$0" --seed 1 tests/hlo/jax_mlp_layer.hlo >/dev/null 2>&1' "$run")
 if grep -qF " axle kernel " "/tmp/perf-$map_pid.map" 2>/dev/null &&

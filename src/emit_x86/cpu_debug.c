@@ -5,6 +5,8 @@
  *                                HLO instruction, the files written for it
  *   DIR/kernels/NAME.kernel.txt  the kernel IR of instruction NAME's kernel
  *   DIR/kernels/NAME.s           its x86-64 code in objdump's syntax
+ *   DIR/kernels/gemm.micro-kernel.s  the GEMM micro-kernel of the product
+ *                                steps, whose schedule index.txt gives
  *
  * Each file starts with the HLO instruction it came from, its op_name and
  * its JAX source line; inside the listing, each block of instructions is
@@ -98,6 +100,17 @@ static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir,
   return true;
 }
 
+/* The GEMM micro-kernel every product step of the program runs, once. */
+static bool gemm_listing_dump(const GemmPlan *plan, const char *kernels, Status *st) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/gemm.micro-kernel.s", kernels);
+  FILE *f = fopen(path, "w");
+  if (!f) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s: %s", path, strerror(errno));
+  bool ok = gemm_plan_print_listing(plan, f, st);
+  if (fclose(f) != 0 && ok) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s", path);
+  return ok;
+}
+
 static const char *step_kind_name(CpuStepKind kind) {
   switch (kind) {
   case CPU_STEP_KERNEL: return "kernel";
@@ -115,7 +128,7 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
   StrBuf index = {0};
   strbuf_printf(&index, "# the CPU program of %s at ISA level %s: %d steps in schedule order\n", m->name,
                 cpu_level_name(p->cpu.level), p->step_count);
-  bool ok = true;
+  bool ok = true, gemm_listed = false;
   int repeat = 0;
   for (int i = 0; i < p->step_count && ok; i++) {
     const CpuStep *s = &p->steps[i];
@@ -128,8 +141,11 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
       strbuf_printf(&index, "  -> %s.kernel.txt %s.s", stem, stem);
       ok = kernel_step_dump(s, m, kernels, stem, st);
     } else if (s->kind == CPU_STEP_DOT) {
-      strbuf_printf(&index, "  (batch %lld, m %lld, n %lld, k %lld)", (long long)s->dot.batch, (long long)s->dot.m,
-                    (long long)s->dot.n, (long long)s->dot.k);
+      strbuf_printf(&index, "  (batch %lld, m %lld, n %lld, k %lld)  -> gemm.micro-kernel.s\n        schedule: ",
+                    (long long)s->dot.batch, (long long)s->dot.m, (long long)s->dot.n, (long long)s->dot.k);
+      gemm_schedule_describe(p->gemm, &s->dot, &index);
+      if (!gemm_listed) ok = gemm_listing_dump(p->gemm, kernels, st);
+      gemm_listed = true;
     }
     strbuf_printf(&index, "\n");
   }

@@ -570,6 +570,37 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   workspace_give_back(plan, w);
 }
 
+/* The decisions gemm_f32_batched takes for p, in words, by the same
+ * functions: the path, the micro-kernel's tile, the cache blocks, the tasks
+ * and the packing. */
+void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *sb) {
+  const GemmKernelShape *s = plan->shape;
+  if (p->batch == 0 || p->m == 0 || p->n == 0) {
+    strbuf_printf(sb, "empty product: nothing runs");
+    return;
+  }
+  bool small = (double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME;
+  if (p->k == 0 || (small && !p->a_pack)) {
+    strbuf_printf(sb, "direct: under %d multiply-adds, A and B read where they lie, no packing; one task per product",
+                  GEMM_DIRECT_VOLUME);
+    return;
+  }
+  GemmBlocks b = gemm_blocks_choose(s, p);
+  int64_t b_floats = p->k * round_up(p->n, s->nr);
+  int64_t group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
+  strbuf_printf(sb, "micro-kernel %dx%d (%s: %d vectors of %d f32 lanes, %d accumulators, K unrolled %d); ", s->mr,
+                s->nr, cpu_level_name(s->level), s->vectors, s->lanes, s->mr * s->vectors, s->unroll);
+  strbuf_printf(sb, "blocks MC %lld x NC %lld x KC %lld; ", (long long)b.m_block, (long long)b.n_block,
+                (long long)b.k_block);
+  strbuf_printf(sb, "%lld tasks (%lld x %lld macro tiles x %lld products), each running its K blocks in order; ",
+                (long long)(p->batch * b.m_count * b.n_count), (long long)b.m_count, (long long)b.n_count,
+                (long long)p->batch);
+  strbuf_printf(sb, "B packed into %dx%lld panels, %lld product%s at a time; A %s into %d-row panels per task",
+                s->nr, (long long)b.k_block, (long long)group, group == 1 ? "" : "s",
+                p->a_pack ? "computed (implicit GEMM)" : p->a_col_stride == 1 ? "packed (transposed)" : "packed",
+                s->mr);
+}
+
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
               const float *a, int64_t a_row_stride, int64_t a_col_stride, const float *b,
               int64_t b_row_stride, int64_t b_col_stride, float *c, int64_t ldc,

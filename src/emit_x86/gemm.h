@@ -139,6 +139,9 @@ typedef struct GemmProblem {
  * any, and if it has apply) on every tile. K = 0 gives C = 0. */
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *problem,
                       const GemmEpilogue *epilogue);
+/* What gemm_f32_batched will do for problem (its schedule), in words, for
+ * the dumps: the path, tile, blocks, tasks and packing. */
+void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *problem, StrBuf *sb);
 /* One product: C[M,N] = A[M,K] · B[K,N] with C's rows ldc elements apart. */
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
               const float *a, int64_t a_row_stride, int64_t a_col_stride, const float *b,
