@@ -339,8 +339,7 @@ static bool target_choose(const Executable *exe, GpuProgram *p, PtxTarget *targe
 
 /* Steps and PTX for the target; then, with a device open, the module
  * loaded (a kernel the JIT rejects fails here, with its log) and the
- * device blocks placed. The PTX stays with the program for --dump, and
- * when there is no device to hold the kernels. */
+ * device blocks placed. The PTX stays with the program for --dump. */
 static bool program_build(const Executable *exe, const Module *m, GpuProgram *p, const PtxTarget *target,
                           Status *st) {
   PtxBuilder ptx;
@@ -351,7 +350,7 @@ static bool program_build(const Executable *exe, const Module *m, GpuProgram *p,
                   .partition_count = exe->partition_count, .nccl = exe->nccl, .st = st};
   bool ok = gpu_compile_steps(&c);
   if (ok && !c.no_device) ok = p->loaded = program_load(p, ptx_builder_text(&ptx), st) && gpu_program_place(p, st);
-  if (ok && (exe->listings || c.no_device)) {
+  if (ok && exe->listings) {
     p->ptx = mem_calloc(1, sizeof *p->ptx);
     *p->ptx = ptx;  /* the program's now */
   } else {
