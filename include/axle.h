@@ -263,6 +263,12 @@ typedef struct axle_compile_options {
    * executable runs with axle_executable_run_devices only. Executables are
    * then compiled afresh, not cached. */
   int devices;
+  /* AXLE_BACKEND_GPU only: NULL or "" compiles for the device's own compute
+   * capability; "sm_80", "sm_86", "sm_89", "sm_90a" or "sm_90" writes the
+   * PTX for that target (docs/gpu.md), which then runs on a device whose
+   * capability runs it (an unknown name or a device that cannot run it
+   * fails the compile). */
+  const char *gpu_target;
 } axle_compile_options_t;
 
 /* axle_compile with options (NULL: the defaults). Executables compiled

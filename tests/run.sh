@@ -543,6 +543,8 @@ gpu_check() {  # NAME: one of the checks below
 }
 section "the GPU backend without a GPU: ptxas over the corpus, the simulator, bench/gpu"
 in_parallel gpu_check ptxas-corpus sim-corpus bench-gpu
+# --compile-only --target with no driver at all: each kernel's PTX dumped and assembled alone.
+gpu_script compile-without-gpu tests/gpu/compile_without_gpu.sh
 
 # ---- the library as shipped: version, install, pkg-config, symbols ----
 section "the library as shipped: version, install, pkg-config, symbols"

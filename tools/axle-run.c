@@ -2,7 +2,8 @@
  *
  *   axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
  *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
- *            [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] MODULE.hlo
+ *            [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] [--target sm_90a]
+ *            MODULE.hlo
  *
  * The contract (docs/design.md): one --in per entry parameter, in order; without
  * --in the inputs are drawn from --seed. A tuple parameter takes one --in
@@ -11,7 +12,9 @@
  * ... Constants printed elided ({...}) are filled from --seed, with a
  * warning. --parse-only stops after parsing and verifying; --compile-only
  * after compiling (on the GPU backend the kernels are loaded by then, so
- * the fake driver's FAKE_CUDA_SAVE_PTX sees them: tests/gpu/ptxas_corpus.sh).
+ * the fake driver's FAKE_CUDA_SAVE_PTX sees them: tests/gpu/ptxas_corpus.sh;
+ * with --target the PTX is written for that target with no device opened,
+ * and nothing is loaded).
  * The backend is
  * cpu by default (interp on a machine without SSE4.1).
  * --check compares with the evaluator: on a native backend instruction by
@@ -37,6 +40,7 @@
 #include "axle.h"
 #include "ir.h"
 #include "opt/opt.h"
+#include "emit_ptx/ptx_builder.h"
 #include "emit_x86/gemm.h"
 #include "runtime/executable.h"
 #include "runtime/thread_pool.h"
@@ -54,6 +58,7 @@ typedef struct InputArg {
 
 typedef struct Options {
   const char *backend, *out_path, *dump_dir, *module_path, *expected_path, *json_path;
+  const char *target;  /* --target: the GPU target, NULL for the device's own */
   InputArg inputs[MAX_INPUTS];
   int input_count;
   uint64_t seed;
@@ -72,7 +77,7 @@ typedef struct Options {
 typedef enum FlagId {
   FLAG_BACKEND, FLAG_IN, FLAG_INPUT, FLAG_SEED, FLAG_OUT, FLAG_EXPECTED, FLAG_RTOL, FLAG_ATOL, FLAG_PRINT_ALL,
   FLAG_TIME, FLAG_TIME_KERNELS, FLAG_JSON, FLAG_THREADS, FLAG_CHECK, FLAG_FIND_NAN, FLAG_OPT, FLAG_NO_OPT,
-  FLAG_DUMP, FLAG_PARSE_ONLY, FLAG_COMPILE_ONLY, FLAG_VERSION, FLAG_HELP, FLAG_DEVICES,
+  FLAG_DUMP, FLAG_PARSE_ONLY, FLAG_COMPILE_ONLY, FLAG_VERSION, FLAG_HELP, FLAG_DEVICES, FLAG_TARGET,
 } FlagId;
 
 typedef struct Flag {
@@ -106,6 +111,10 @@ static const Flag flags[] = {
     {FLAG_DUMP, "dump", "DIR", "write dumps under DIR: HLO per stage, buffers, kernel IR, listings"},
     {FLAG_PARSE_ONLY, "parse-only", NULL, "stop after parsing and verifying"},
     {FLAG_COMPILE_ONLY, "compile-only", NULL, "stop after compiling"},
+    {FLAG_TARGET, "target", "NAME", "--backend gpu: write the PTX for NAME (sm_80, sm_86, sm_89, sm_90a, sm_90), not\n"
+     "                           for the device's own compute capability; with --compile-only no GPU or\n"
+     "                           driver is needed (--dump DIR writes each kernel's PTX under DIR/kernels);\n"
+     "                           a run needs a device that runs NAME's PTX (docs/gpu.md)"},
     {FLAG_VERSION, "version", NULL, "print the version and exit"},
     {FLAG_HELP, "help", NULL, "print this help and exit (also -h)"},
 };
@@ -244,6 +253,13 @@ static int apply_flag(Options *o, const Flag *f, const char *value) {
   case FLAG_DUMP: o->dump_dir = value; break;
   case FLAG_PARSE_ONLY: o->parse_only = true; break;
   case FLAG_COMPILE_ONLY: o->compile_only = true; break;
+  case FLAG_TARGET: {
+    PtxTarget target;
+    Status why = {0};
+    if (!ptx_target_from_name(value, &target, &why)) return usage_error("--target: %s", why.message);
+    o->target = value;
+    break;
+  }
   case FLAG_VERSION: o->version = true; break;
   case FLAG_HELP: print_help(stdout); return -1;
   }
@@ -297,6 +313,8 @@ static int parse_options(int argc, char **argv, Options *o, Status *st) {
     return usage_error("--check, --find-nan, --time and --expected run one device, not --devices%s", "");
   if (o->expected_path && o->out_path && strcmp(o->expected_path, o->out_path) == 0)
     return usage_error("--expected and --out name the same path '%s'", o->out_path);
+  if (o->target && strcmp(o->backend, "gpu") != 0)
+    return usage_error("--target names a GPU target: it goes with --backend gpu, not --backend %s", o->backend);
   return 0;
 }
 
@@ -725,6 +743,8 @@ static bool compile_options_for(const Options *o, ExecutableOptions *eo, Status 
   eo->optimize = o->opt;
   eo->threads = o->threads;  /* 0: AXLE_THREADS, else every core */
   eo->opt = o->optimizer;
+  eo->compile_only = o->compile_only;
+  if (o->target) snprintf(eo->gpu_target, sizeof eo->gpu_target, "%s", o->target);
   if (o->dump_dir) {
     char flag[1100];
     snprintf(flag, sizeof flag, "--dump_to=%s", o->dump_dir);

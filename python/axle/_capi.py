@@ -67,7 +67,7 @@ _error_out = ctypes.POINTER(ctypes.c_void_p)
 class CompileOptions(ctypes.Structure):
     """axle_compile_options_t."""
     _fields_ = [("threads", ctypes.c_int), ("flags", ctypes.c_char_p), ("dump_dir", ctypes.c_char_p),
-                ("devices", ctypes.c_int)]
+                ("devices", ctypes.c_int), ("gpu_target", ctypes.c_char_p)]
 
 
 def _declare(name, result, *args):

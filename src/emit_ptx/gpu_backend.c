@@ -1,19 +1,23 @@
 /* The GPU backend's entry in the backend table (src/runtime/backend.h).
  *
- * compile opens the CUDA driver and the device (so that a machine without
- * them gets the message a user needs: "no CUDA driver", "no CUDA device"),
- * then walks the optimized entry computation in its scheduled order, as
- * the CPU backend does, and turns it into a GpuProgram (gpu_program.h):
- * parameters, constants, tuples, get-tuple-elements and bitcasts take no
- * launch (the buffer plan names their storage); the families that are not
- * one kernel of the kernel IR (dots, convolutions, sorts, control flow, ...)
- * go to their own files (gpu_compile.h lists them); every other instruction
- * is lowered to a kernel (src/opt/lower.c) and written as PTX
- * (src/emit_ptx/ptx_kernel.c). All kernels go into one module, which the
- * driver loads, so a kernel the JIT rejects fails here with its log. Then
- * the device blocks are allocated and the constants uploaded, once. What
- * has no kernel yet is a located refusal here, at compile time: never a
- * silent fallback to the interpreter. run is gpu_program_run. */
+ * compile picks the target: the device's compute capability, or a named
+ * one (--target sm_90a), which with --compile-only needs no driver and no
+ * device, so a machine without a GPU sees every kernel's PTX (--dump).
+ * Otherwise it opens the CUDA driver and the device (so that a machine
+ * without them gets the message a user needs: "no CUDA driver", "no CUDA
+ * device"). Then it walks the optimized entry computation in its scheduled
+ * order, as the CPU backend does, and turns it into a GpuProgram
+ * (gpu_program.h): parameters, constants, tuples, get-tuple-elements and
+ * bitcasts take no launch (the buffer plan names their storage); the
+ * families that are not one kernel of the kernel IR (dots, convolutions,
+ * sorts, control flow, ...) go to their own files (gpu_compile.h lists
+ * them); every other instruction is lowered to a kernel (src/opt/lower.c)
+ * and written as PTX (src/emit_ptx/ptx_kernel.c). All kernels go into one
+ * module, which the driver loads when there is a device, so a kernel the
+ * JIT rejects fails here with its log. Then the device blocks are
+ * allocated and the constants uploaded, once. What has no kernel yet is a
+ * located refusal here, at compile time: never a silent fallback to the
+ * interpreter. run is gpu_program_run. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,11 +286,6 @@ static bool gpu_compile_steps(GpuCompile *c) {
   return true;
 }
 
-static bool gpu_compile_program(GpuCompile *c) {
-  return gpu_compile_steps(c) && program_load(c->p, ptx_builder_text(c->ptx), c->st) &&
-         gpu_program_place(c->p, c->st);
-}
-
 bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_name, bool no_wgmma, StrBuf *out,
                    Status *st) {
   PtxTarget target;
@@ -303,6 +302,63 @@ bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_n
   return ok;
 }
 
+/* A device that cannot be opened, when the caller only compiles: the
+ * message says how to compile with none. */
+static bool device_missing_hint(Status *st) {
+  char message[sizeof st->message];
+  snprintf(message, sizeof message, "%s", st->message);
+  return status_error(st, st->code,
+                      "%s; to compile without a GPU, name the target: --target sm_80, sm_86, sm_89, sm_90a or sm_90",
+                      message);
+}
+
+/* The target the PTX is written for and, unless the caller only compiles
+ * for a named target, the device it runs on (docs/gpu.md):
+ *   gpu_target T and compile_only   T; no driver, no device opened
+ *   gpu_target T                    T, on a device whose capability runs T's PTX
+ *   neither                         the device's own compute capability
+ * Without a device and without a target there is no default: the PTX of
+ * sm_80 and sm_90a differ (mma.sync or wgmma), so the caller names it. */
+static bool target_choose(const Executable *exe, GpuProgram *p, PtxTarget *target, Status *st) {
+  bool named = exe->gpu_target[0] != 0;
+  if (named && !ptx_target_from_name(exe->gpu_target, target, st)) return false;
+  if (named && exe->compile_only) return true;
+  if (!gpu_device_open_ordinal(&p->gpu, exe->device_index, st)) {
+    if (exe->compile_only) device_missing_hint(st);
+    return false;
+  }
+  const GpuDevice *gpu = &p->gpu;
+  if (!named) return ptx_target_for_device(gpu->compute_major, gpu->compute_minor, target, st);
+  if (ptx_target_runs_on(target, gpu->compute_major, gpu->compute_minor)) return true;
+  return status_error(st, STATUS_UNSUPPORTED,
+                      "PTX for --target %s does not run on device %d (%s, compute capability %d.%d)%s; "
+                      "name a target it runs, or leave --target out to compile for the device",
+                      target->name, exe->device_index, gpu->name, gpu->compute_major, gpu->compute_minor,
+                      target->arch_specific ? ": an 'a' target runs on its own capability only" : "");
+}
+
+/* Steps and PTX for the target; then, with a device open, the module
+ * loaded (a kernel the JIT rejects fails here, with its log) and the
+ * device blocks placed. The PTX stays with the program for --dump. */
+static bool program_build(const Executable *exe, const Module *m, GpuProgram *p, const PtxTarget *target,
+                          Status *st) {
+  PtxBuilder ptx;
+  ptx_builder_init(&ptx, target);
+  GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = target, .no_wgmma = exe->gpu_no_wgmma,
+                  .no_device = !p->gpu.driver.library, .replica = exe->device_index % exe->replica_count,
+                  .partition = exe->device_index / exe->replica_count, .replica_count = exe->replica_count,
+                  .partition_count = exe->partition_count, .nccl = exe->nccl, .st = st};
+  bool ok = gpu_compile_steps(&c);
+  if (ok && !c.no_device) ok = p->loaded = program_load(p, ptx_builder_text(&ptx), st) && gpu_program_place(p, st);
+  if (ok && exe->listings) {
+    p->ptx = mem_calloc(1, sizeof *p->ptx);
+    *p->ptx = ptx;  /* the program's now */
+  } else {
+    ptx_builder_free(&ptx);
+  }
+  return ok;
+}
+
 static bool gpu_compile(Executable *exe, Status *st) {
   exe->program = NULL;
   const Module *m = executable_module_to_run(exe);
@@ -310,23 +366,8 @@ static bool gpu_compile(Executable *exe, Status *st) {
     return status_error(st, STATUS_UNSUPPORTED, "the GPU backend compiles optimized modules only (drop --no-opt)");
   if (!eval_check_supported_on(m, exe->replica_count, exe->partition_count, st)) return false;
   GpuProgram *p = gpu_program_create(&m->entry->root->shape, m->filename);
-  if (!gpu_device_open_ordinal(&p->gpu, exe->device_index, st)) {
-    gpu_program_free(p);
-    return false;
-  }
   PtxTarget target;
-  bool ok = ptx_target_for_device(p->gpu.compute_major, p->gpu.compute_minor, &target, st);
-  if (ok) {
-    PtxBuilder ptx;
-    ptx_builder_init(&ptx, &target);
-    GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = &target, .no_wgmma = exe->gpu_no_wgmma,
-                    .replica = exe->device_index % exe->replica_count,
-                    .partition = exe->device_index / exe->replica_count, .replica_count = exe->replica_count,
-                    .partition_count = exe->partition_count, .nccl = exe->nccl, .st = st};
-    ok = gpu_compile_program(&c);
-    ptx_builder_free(&ptx);
-  }
-  if (!ok) {
+  if (!target_choose(exe, p, &target, st) || !program_build(exe, m, p, &target, st)) {
     gpu_program_free(p);
     return false;
   }
@@ -334,14 +375,28 @@ static bool gpu_compile(Executable *exe, Status *st) {
   return true;
 }
 
+/* A program compiled for a target with no device holds no kernels to run. */
+static bool program_runs(const Executable *exe, Status *st) {
+  const GpuProgram *p = exe->program;
+  if (p->loaded) return true;
+  return status_error(st, STATUS_INPUT_ERROR,
+                      "this executable was compiled for %s without a device (compile only): it cannot run",
+                      exe->gpu_target);
+}
+
 static HostBuffer *gpu_run(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st) {
+  if (!program_runs(exe, st)) return NULL;
   return gpu_program_run(exe->program, args, arg_count, st);
 }
 
 static bool gpu_run_into(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                          Status *st) {
   (void)arg_count;  /* checked against the entry by executable_run_into */
-  return gpu_program_run_into(exe->program, args, result_leaves, st);
+  return program_runs(exe, st) && gpu_program_run_into(exe->program, args, result_leaves, st);
+}
+
+static bool gpu_dump(const Executable *exe, const char *dir, Status *st) {
+  return gpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
 }
 
 static void gpu_free_program(void *program) { gpu_program_free(program); }
@@ -353,6 +408,7 @@ const Backend backend_gpu = {
     .run = gpu_run,
     .run_into = gpu_run_into,
     .free_program = gpu_free_program,
+    .dump = gpu_dump, /* gpu_debug.c */
     /* gpu_device_buffers.c */
     .device_upload = gpu_device_upload,
     .device_download = gpu_device_download,

@@ -22,8 +22,9 @@ typedef struct GpuCompile {
   PtxBuilder *ptx;
   const PtxTarget *target;
   bool no_wgmma;              /* --gpu_no_wgmma: sm_90a's half GEMMs on mma.sync */
-  /* Writing PTX for a named target with no device (gpu_write_ptx): the
-   * driver's optional entries (tensor maps) are taken as present. */
+  /* Writing PTX for a named target with no device (gpu_write_ptx, and
+   * --target with --compile-only): the driver's optional entries (tensor
+   * maps) are taken as present. */
   bool no_device;
   /* A run over several GPUs: this device's place in it, and the run's
    * communicators (NULL on one device, where collectives are copies). */

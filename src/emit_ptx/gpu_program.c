@@ -29,6 +29,8 @@ void gpu_program_free(GpuProgram *p) {
     if (p->module) p->gpu.driver.module_unload(p->module);
     gpu_device_close(&p->gpu);
   }
+  if (p->ptx) ptx_builder_free(p->ptx);
+  mem_free(p->ptx);
   mem_free(p->constant_data);
   mem_free(p->bindings);
   mem_free(p->launches);

@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 
+#include "emit_ptx/ptx_builder.h"
 #include "opt/opt.h"
 #include "runtime/buffer.h"
 #include "runtime/transfer_manager.h"
@@ -120,6 +121,10 @@ typedef struct GpuProgram {
   void **constant_data;
   TransferManager transfers;
   pthread_mutex_t lock;
+  /* Whether the kernels are on a device: false after a compile for a named
+   * target that opened none (--target with --compile-only), which cannot run. */
+  bool loaded;
+  PtxBuilder *ptx;          /* the module's PTX, kept for --dump (gpu_debug.c); else NULL */
 } GpuProgram;
 
 /* ------------------------------------------------------------ gpu_backend.c */
@@ -128,6 +133,12 @@ typedef struct GpuProgram {
  * device: what the GPU backend would load (axle-opt --stage=ptx). */
 bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_name, bool no_wgmma, StrBuf *out,
                    Status *st);
+
+/* -------------------------------------------------------------- gpu_debug.c
+ * --dump: DIR/kernels/index.txt (every launch) and DIR/kernels/NAME.ptx,
+ * the PTX of instruction NAME's kernels as a module of its own. Writes
+ * nothing for a program that did not keep its PTX (p->ptx NULL). */
+bool gpu_program_dump(const GpuProgram *p, const Module *m, const char *dir, Status *st);
 
 /* ------------------------------------------------------------ gpu_program.c */
 GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename);

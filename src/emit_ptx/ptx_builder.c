@@ -45,6 +45,13 @@ bool ptx_target_from_name(const char *name, PtxTarget *target, Status *st) {
   return status_error(st, STATUS_INPUT_ERROR, "unknown GPU target '%s' (sm_80, sm_86, sm_89, sm_90a or sm_90)", name);
 }
 
+/* PTX for sm_XY is JIT-compiled by the driver for any GPU of compute
+ * capability X.Y or newer; an arch-specific target ('a') for X.Y alone. */
+bool ptx_target_runs_on(const PtxTarget *target, int compute_major, int compute_minor) {
+  int sm = compute_major * 10 + compute_minor;
+  return target->arch_specific ? sm == target->sm : sm >= target->sm;
+}
+
 bool ptx_target_has_wgmma(const PtxTarget *target) { return target->sm == 90 && target->arch_specific; }
 
 /* ---- types ---- */
@@ -101,6 +108,7 @@ void ptx_builder_init(PtxBuilder *b, const PtxTarget *target) {
                 ".target %s\n"
                 ".address_size 64\n",
                 target->name, target->isa_major, target->isa_minor, target->name);
+  b->header_bytes = b->module.len;
 }
 
 void ptx_builder_free(PtxBuilder *b) {
@@ -109,10 +117,43 @@ void ptx_builder_free(PtxBuilder *b) {
   strbuf_free(&b->params);
   strbuf_free(&b->declarations);
   strbuf_free(&b->body);
+  mem_free(b->spans);
   memset(b, 0, sizeof *b);
 }
 
 const char *ptx_builder_text(const PtxBuilder *b) { return b->module.data ? b->module.data : ""; }
+
+static const struct PtxKernelSpan *span_find(const PtxBuilder *b, const char *entry) {
+  for (int i = 0; i < b->span_count; i++)
+    if (strcmp(b->spans[i].name, entry) == 0) return &b->spans[i];
+  return NULL;
+}
+
+static bool span_wanted(const struct PtxKernelSpan *s, const char *const *entries, int count) {
+  for (int i = 0; i < count; i++)
+    if (strcmp(s->name, entries[i]) == 0) return true;
+  return false;
+}
+
+bool ptx_builder_kernel_module(const PtxBuilder *b, const char *const *entries, int count, StrBuf *out) {
+  size_t last_end = 0;
+  for (int i = 0; i < count; i++) {
+    const struct PtxKernelSpan *s = span_find(b, entries[i]);
+    if (!s) return false;
+    if (s->end > last_end) last_end = s->end;
+  }
+  const char *text = ptx_builder_text(b);
+  strbuf_printf(out, "%.*s", (int)b->header_bytes, text);
+  /* Walk the text past the header: gaps between kernels are module scope. */
+  size_t at = b->header_bytes;
+  for (int i = 0; i < b->span_count && at < last_end; i++) {
+    const struct PtxKernelSpan *s = &b->spans[i];
+    if (s->start > at) strbuf_printf(out, "%.*s", (int)(s->start - at), text + at);
+    if (span_wanted(s, entries, count)) strbuf_printf(out, "%.*s", (int)(s->end - s->start), text + s->start);
+    at = s->end;
+  }
+  return true;
+}
 
 /* StrBufs are reused kernel after kernel: emptied, not freed. */
 static void strbuf_clear(StrBuf *sb) {
@@ -163,6 +204,13 @@ void ptx_kernel_set_max_threads(PtxBuilder *b, int threads) {
 void ptx_kernel_end(PtxBuilder *b) {
   assert(b->in_kernel);
   StrBuf *m = &b->module;
+  if (b->span_count == b->span_capacity) {
+    b->span_capacity = b->span_capacity ? 2 * b->span_capacity : 16;
+    b->spans = mem_realloc(b->spans, (size_t)b->span_capacity * sizeof *b->spans);
+  }
+  struct PtxKernelSpan *span = &b->spans[b->span_count++];
+  snprintf(span->name, sizeof span->name, "%s", b->kernel_name);
+  span->start = m->len;
   strbuf_printf(m, "\n// %s\n.visible .entry %s(%s\n)\n", strbuf_text(&b->kernel_comment), b->kernel_name,
                 strbuf_text(&b->params));
   if (b->max_threads) strbuf_printf(m, ".maxntid %d, 1, 1\n", b->max_threads);
@@ -172,6 +220,7 @@ void ptx_kernel_end(PtxBuilder *b) {
       strbuf_printf(m, "\t.reg %s %s<%d>;\n", ptx_reg_classes[c].decl_type, ptx_reg_classes[c].prefix,
                     b->reg_count[c]);
   strbuf_printf(m, "%s\n%s}\n", strbuf_text(&b->declarations), strbuf_text(&b->body));
+  span->end = m->len;
   b->in_kernel = false;
 }
 

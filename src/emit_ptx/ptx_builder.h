@@ -46,8 +46,11 @@ typedef struct PtxTarget {
 
 bool ptx_target_for_device(int compute_major, int compute_minor, PtxTarget *target, Status *st);
 /* A target by the name ptxas -arch takes ("sm_80", "sm_90a"), for PTX
- * written with no device (axle-opt --stage=ptx --target NAME). */
+ * written with no device (axle-opt --stage=ptx --target NAME, axle-run
+ * --target NAME). */
 bool ptx_target_from_name(const char *name, PtxTarget *target, Status *st);
+/* Whether a device of that compute capability runs PTX written for target. */
+bool ptx_target_runs_on(const PtxTarget *target, int compute_major, int compute_minor);
 bool ptx_target_has_wgmma(const PtxTarget *target);
 
 /* ------------------------------------------------------- types, registers
@@ -131,6 +134,16 @@ typedef struct PtxBuilder {
   int max_threads;          /* .maxntid, 0 when not given */
   int reg_count[PTX_REG_CLASS_COUNT];
   int label_count;
+  /* Where each ended kernel's text lies in `module`, in the order written:
+   * the rest of the text past the header is module-scope declarations
+   * (math tables, dynamic shared memory), so a kernel can be written out
+   * alone (ptx_builder_kernel_module: the GPU backend's --dump). */
+  size_t header_bytes;
+  int span_count, span_capacity;
+  struct PtxKernelSpan {
+    char name[128];
+    size_t start, end;
+  } *spans;
 } PtxBuilder;
 
 /* Writes the module header (.version, .target, .address_size 64). */
@@ -138,6 +151,12 @@ void ptx_builder_init(PtxBuilder *b, const PtxTarget *target);
 void ptx_builder_free(PtxBuilder *b);
 /* The module text so far; valid until the next call on b. */
 const char *ptx_builder_text(const PtxBuilder *b);
+/* A module of its own for the kernels named entries[0..count), appended to
+ * out: the header, every module-scope declaration written before the last
+ * of them (a declaration a kernel uses comes before it; one more is
+ * harmless), then the kernels in the order written. False when a name is
+ * no kernel of b's. */
+bool ptx_builder_kernel_module(const PtxBuilder *b, const char *const *entries, int count, StrBuf *out);
 
 /* `what` says what the kernel computes; it becomes the comment above it. */
 void ptx_kernel_begin(PtxBuilder *b, const char *name, const char *what);

@@ -397,6 +397,14 @@ static bool compile_options_apply(const axle_compile_options_t *given, Executabl
                           given->dump_dir[0] ? "too long" : "empty");
     strcpy(options->opt.dump_dir, given->dump_dir);
   }
+  if (given->gpu_target && given->gpu_target[0]) {
+    if (options->backend != AXLE_BACKEND_GPU)
+      return status_error(st, STATUS_INPUT_ERROR, "axle_compile_options_t.gpu_target is for AXLE_BACKEND_GPU only");
+    if (strlen(given->gpu_target) >= sizeof options->gpu_target)
+      return status_error(st, STATUS_INPUT_ERROR, "axle_compile_options_t.gpu_target: unknown GPU target '%.40s'",
+                          given->gpu_target);
+    strcpy(options->gpu_target, given->gpu_target);
+  }
   return true;
 }
 

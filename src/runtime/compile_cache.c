@@ -19,10 +19,10 @@ static char *cache_key_create(const Module *m, const ExecutableOptions *o, const
   bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;
   strbuf_printf(&sb, "\n-- backend=%s optimize=%d no_fusion=%d verify_each_pass=%d "
                      "max_temp_bytes=%lld fold_limit=%lld threads=%d gpu_no_wgmma=%d devices=%d cpu_level=%d "
-                     "listings=%d\n",
+                     "listings=%d gpu_target=%.16s compile_only=%d\n",
                 be->name, optimize, o->opt.no_fusion, o->opt.verify_each_pass,
                 (long long)o->opt.max_temp_bytes, (long long)o->opt.fold_limit, o->threads, o->opt.gpu_no_wgmma,
-                o->devices, o->cpu_level, o->listings);
+                o->devices, o->cpu_level, o->listings, o->gpu_target, o->compile_only);
   return sb.data;
 }
 

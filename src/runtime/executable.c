@@ -68,6 +68,8 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   exe->cpu_level = o->cpu_level;
   exe->device_index = o->device_index;
   exe->nccl = o->nccl;
+  memcpy(exe->gpu_target, o->gpu_target, sizeof exe->gpu_target);
+  exe->compile_only = o->compile_only;
   if (!executable_device_counts(m, o->devices, &exe->replica_count, &exe->partition_count, st)) {
     mem_free(exe);
     return NULL;

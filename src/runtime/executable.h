@@ -52,6 +52,13 @@ typedef struct ExecutableOptions {
    * (nccl.h; NULL elsewhere). */
   int device_index;
   struct NcclCliques *nccl;
+  /* The GPU backend's target, as ptxas -arch names it ("sm_80", "sm_90a";
+   * docs/gpu.md), or "" for the device's own compute capability. */
+  char gpu_target[16];
+  /* The caller compiles and will not run (axle-run --compile-only): given
+   * a gpu_target, the GPU backend writes its PTX without opening a device
+   * and loads nothing, so the executable cannot run. */
+  bool compile_only;
 } ExecutableOptions;
 
 /* The backend given, its default optimization, the optimizer's defaults. */
@@ -72,6 +79,8 @@ struct Executable {
   bool listings;        /* ExecutableOptions.listings, or a dump folder was given */
   int device_index;                  /* ExecutableOptions.device_index */
   struct NcclCliques *nccl;          /* ExecutableOptions.nccl (not owned) */
+  char gpu_target[16];               /* ExecutableOptions.gpu_target */
+  bool compile_only;                 /* ExecutableOptions.compile_only */
   atomic_int references; /* the compile cache shares executables */
 };
 

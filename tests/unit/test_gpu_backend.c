@@ -12,6 +12,7 @@
  * tests/gpu/run.sh. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/executable.h"
@@ -352,6 +353,60 @@ TEST(a_parameter_in_a_column_major_layout_comes_back_in_row_major_order) {
   executable_free(exe);
 }
 
+/* axle_compile_options_t.gpu_target: the PTX is the named target's, loaded
+ * on a device whose capability runs it; an unknown name, a device that
+ * cannot run it, or a target for another backend fail the compile, saying so. */
+static axle_executable_t *compile_for_target(axle_backend_t backend, const char *target, axle_error_t **err) {
+  axle_module_t *m = axle_module_parse(add_constant, strlen(add_constant), "gpu_test.hlo", err);
+  axle_compile_options_t o = {.gpu_target = target};
+  axle_executable_t *exe = m ? axle_compile_with(m, backend, &o, err) : NULL;
+  axle_module_free(m);
+  return exe;
+}
+
+TEST(the_c_api_compiles_for_a_named_gpu_target_the_device_can_run) {
+  use_fake();
+  char saved[64];
+  snprintf(saved, sizeof saved, "/tmp/axle-gpu-saved-%d", (int)getpid());
+  mkdir(saved, 0777);
+  setenv("FAKE_CUDA_SAVE_PTX", saved, 1);
+  setenv("FAKE_CUDA_CAPABILITY", "9.0", 1);
+  axle_error_t *err = NULL;
+  axle_executable_t *exe = compile_for_target(AXLE_BACKEND_GPU, "sm_86", &err);
+  EXPECT(exe, "%s", axle_error_message(err));
+  char path[128];
+  snprintf(path, sizeof path, "%s/0.ptx", saved);
+  FILE *f = fopen(path, "r");
+  char text[4096] = {0};
+  if (f) fread(text, 1, sizeof text - 1, f), fclose(f);
+  EXPECT(strstr(text, "\n.target sm_86\n"), "the loaded module is not sm_86's: %.200s", text);
+  unlink(path);
+  rmdir(saved);
+  unsetenv("FAKE_CUDA_SAVE_PTX");
+  axle_executable_free(exe);
+  axle_error_free(err);
+  err = NULL;
+  setenv("FAKE_CUDA_CAPABILITY", "8.6", 1);
+  exe = compile_for_target(AXLE_BACKEND_GPU, "sm_90a", &err);
+  EXPECT(!exe && strstr(axle_error_message(err), "PTX for --target sm_90a does not run on device 0"), "%s",
+         exe ? "compiled" : axle_error_message(err));
+  axle_executable_free(exe);
+  axle_error_free(err);
+  err = NULL;
+  exe = compile_for_target(AXLE_BACKEND_GPU, "sm_12", &err);
+  EXPECT(!exe && strstr(axle_error_message(err), "unknown GPU target 'sm_12'"), "%s",
+         exe ? "compiled" : axle_error_message(err));
+  axle_executable_free(exe);
+  axle_error_free(err);
+  err = NULL;
+  exe = compile_for_target(AXLE_BACKEND_CPU, "sm_80", &err);
+  EXPECT(!exe && strstr(axle_error_message(err), "gpu_target is for AXLE_BACKEND_GPU only"), "%s",
+         exe ? "compiled" : axle_error_message(err));
+  axle_executable_free(exe);
+  axle_error_free(err);
+  unsetenv("FAKE_CUDA_CAPABILITY");
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   fake_driver_find(argv[0], fake_driver, sizeof fake_driver);
@@ -368,6 +423,7 @@ int main(int argc, char **argv) {
   RUN(run_on_the_simulated_device_the_results_match_the_evaluator);
   RUN(a_column_major_layout_reorders_the_bytes_both_ways);
   RUN(a_parameter_in_a_column_major_layout_comes_back_in_row_major_order);
+  RUN(the_c_api_compiles_for_a_named_gpu_target_the_device_can_run);
   unlink(trace_path);
   unsetenv("FAKE_CUDA_TRACE");
   return test_summary();
