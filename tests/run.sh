@@ -550,6 +550,10 @@ gpu_script compile-without-gpu tests/gpu/compile_without_gpu.sh
 section "the library as shipped: version, install, pkg-config, symbols"
 gpu_script library tests/library.sh
 
+# ---- the file graph of src/: no dependency cycle but tests/cycles.allow's ----
+section "the file graph of src/: no dependency cycle but the allowed ones (tests/cycles.sh)"
+gpu_script cycles tests/cycles.sh
+
 # ---- the Python package over libaxle.so (skips without NumPy) ----
 section "the Python package: python/axle on libaxle.so, make install, pip install"
 gpu_script python tests/python.sh

@@ -1,10 +1,10 @@
-/* PTX from the kernel IR (see ptx_kernel.h): the scalar ops of a kernel
- * body, loads and stores through each buffer's layout, and the loop and
- * reduction skeletons around them.
+/* PTX from the kernel IR (see ptx_kernel.h): the loop and reduction
+ * skeletons around a kernel's blocks, and the entry that picks one.
  *
  * Every kernel value lives in one virtual register, of the type it computes
- * in (value_type: f16 and bf16 in f32). A block of the kernel is emitted by
- * walking its ops in order; the skeletons decide how often and where. */
+ * in (ptx_emit_value_type in ptx_emit_support.c: f16 and bf16 in f32). A
+ * block of the kernel is emitted by walking its ops in order (ptx_block.c);
+ * the skeletons decide how often and where. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,44 +13,6 @@
 #include "emit_ptx/ptx_kernel_internal.h"
 
 
-
-/* ---- types ---- */
-
-/* The register type a value of t computes in; false for types the emitter
- * does not handle. */
-static bool value_type(ElementType t, PtxType *out) {
-  switch (t) {
-  case TYPE_F16:
-  case TYPE_BF16: *out = PTX_F32; return true;
-  case TYPE_S8: case TYPE_S16: case TYPE_S4: case TYPE_S2: *out = PTX_S32; return true;   /* ptx_int.c: sign-extended */
-  case TYPE_U8: case TYPE_U16: case TYPE_U4: case TYPE_U2: *out = PTX_U32; return true;   /* zero-extended */
-  case TYPE_PRED: case TYPE_S32: case TYPE_U32: case TYPE_S64: case TYPE_U64: case TYPE_F32: case TYPE_F64:
-    return ptx_type_of_element(t, out);
-  default: return ptx_minifloat_known(t) && (*out = PTX_F32, true);   /* ptx_minifloat.c */
-  }
-}
-
-bool ptx_emit_is_half(ElementType t) { return t == TYPE_F16 || t == TYPE_BF16; }
-
-/* f16, bf16 and the minifloats compute in f32, rounded after each op. */
-static bool computes_in_f32(ElementType t) { return ptx_emit_is_half(t) || ptx_minifloat_known(t); }
-
-PtxReg ptx_emit_value_new(Emit *E, ElementType t) {
-  PtxType pt = PTX_F32;
-  bool known = value_type(t, &pt);
-  assert(known && "kernel_types_check runs first");
-  (void)known;
-  return ptx_reg_new(E->b, pt);
-}
-
-const char *ptx_emit_mov_suffix(PtxRegClass c) {
-  static const char *const names[PTX_REG_CLASS_COUNT] = {".pred", ".b16", ".b32", ".b64", ".f32", ".f64"};
-  return names[c];
-}
-
-void ptx_emit_reg_move(Emit *E, PtxReg dst, PtxReg src) {
-  ptx_inst(E->b, "mov$s $r, $r", ptx_emit_mov_suffix(dst.cls), dst, src);
-}
 
 static bool type_refuse(Emit *E, ElementType t, const char *where) {
   return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: the PTX emitter does not handle %s (%s) yet",
@@ -62,450 +24,21 @@ static bool kernel_types_check(Emit *E) {
   const Kernel *k = E->k;
   PtxType t;
   for (int i = 0; i < k->input_count; i++)
-    if (!value_type(k->inputs[i].shape.type, &t) || k->inputs[i].shape.element_size_bits)
+    if (!ptx_emit_value_type(k->inputs[i].shape.type, &t) || k->inputs[i].shape.element_size_bits)
       return type_refuse(E, k->inputs[i].shape.type, "an input");
   for (int i = 0; i < k->output_count; i++)
-    if (!value_type(k->outputs[i].shape.type, &t) || k->outputs[i].shape.element_size_bits)
+    if (!ptx_emit_value_type(k->outputs[i].shape.type, &t) || k->outputs[i].shape.element_size_bits)
       return type_refuse(E, k->outputs[i].shape.type, "an output");
   for (int i = 0; i < k->op_count; i++)
-    if (!value_type(k->ops[i].type, &t)) return type_refuse(E, k->ops[i].type, "a value");
+    if (!ptx_emit_value_type(k->ops[i].type, &t)) return type_refuse(E, k->ops[i].type, "a value");
   if (k->input_count + k->output_count > 64)
     return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: more than 64 buffers", k->name);
   return true;
 }
 
-/* f32 -> f16/bf16 -> f32: a value of a half type (or a minifloat) rounded to it. */
-PtxReg ptx_emit_half_round(Emit *E, ElementType t, PtxReg f) {
-  if (ptx_minifloat_known(t)) return ptx_minifloat_round(E, t, f);
-  PtxReg h = ptx_reg_new(E->b, PTX_B16), out = ptx_reg_new(E->b, PTX_F32);
-  if (t == TYPE_F16) {
-    ptx_inst(E->b, "cvt.rn.f16.f32 $r, $r", h, f);
-    ptx_inst(E->b, "cvt.f32.f16 $r, $r", out, h);
-    return out;
-  }
-  PtxReg u = ptx_reg_new(E->b, PTX_U32);
-  ptx_inst(E->b, "cvt.rn.bf16.f32 $r, $r", h, f);
-  ptx_inst(E->b, "cvt.u32.u16 $r, $r", u, h);
-  ptx_inst(E->b, "shl.b32 $r, $r, 16", u, u);
-  ptx_inst(E->b, "mov.b32 $r, $r", out, u);
-  return out;
-}
-
-/* f64 to f32 rounded to odd (toward zero, the lowest bit set when
- * inexact), so that rounding it on to f16 or bf16 is the one rounding of
- * the f64 (double_to_float_round_to_odd in src/ir/types.c says why).
- * cvt.rz is "rounding toward zero" (PTX ISA, cvt, Floating Point Notes);
- * setp.ne is false for NaN, which keeps its cvt result. Past f32's range
- * the ISA's Type Conversion section gives the largest value or infinity:
- * either overflows f16 and bf16 as the f64 does, so only a finite result
- * takes the odd bit. */
-static PtxReg f64_to_f32_round_to_odd(Emit *E, PtxReg x) {
-  PtxReg f = ptx_reg_new(E->b, PTX_F32), back = ptx_reg_new(E->b, PTX_F64), out = ptx_reg_new(E->b, PTX_F32);
-  PtxReg bits = ptx_reg_new(E->b, PTX_U32), inexact = ptx_reg_new(E->b, PTX_PRED), finite = ptx_reg_new(E->b, PTX_PRED);
-  ptx_inst(E->b, "cvt.rz.f32.f64 $r, $r", f, x);
-  ptx_inst(E->b, "cvt.f64.f32 $r, $r", back, f);
-  ptx_inst(E->b, "setp.ne.f64 $r, $r, $r", inexact, back, x);
-  ptx_inst(E->b, "testp.finite.f32 $r, $r", finite, f);
-  ptx_inst(E->b, "and.pred $r, $r, $r", inexact, inexact, finite);
-  ptx_inst(E->b, "mov.b32 $r, $r", bits, f);
-  ptx_inst(E->b, "@$r or.b32 $r, $r, 1", inexact, bits, bits);
-  ptx_inst(E->b, "mov.b32 $r, $r", out, bits);
-  return out;
-}
-
-/* 16 bits of f16/bf16 widened to f32 (exact); before sm_90 no cvt reads
- * bf16, whose bits are the top half of an f32. */
-PtxReg ptx_emit_half_widen(Emit *E, ElementType t, PtxReg h) {
-  PtxReg out = ptx_reg_new(E->b, PTX_F32);
-  if (t == TYPE_F16) {
-    ptx_inst(E->b, "cvt.f32.f16 $r, $r", out, h);
-    return out;
-  }
-  PtxReg u = ptx_reg_new(E->b, PTX_U32);
-  ptx_inst(E->b, "cvt.u32.u16 $r, $r", u, h);
-  ptx_inst(E->b, "shl.b32 $r, $r, 16", u, u);
-  ptx_inst(E->b, "mov.b32 $r, $r", out, u);
-  return out;
-}
-
-/* ---- memory ---- */
-
-/* The physical element offset of logical indices args[first..] in shape s. */
-static PtxReg physical_offset(Emit *E, const Shape *s, const KernelOp *op, int first) {
-  if (s->rank == 0) {
-    PtxReg zero = ptx_reg_new(E->b, PTX_S64);
-    ptx_inst(E->b, "mov.b64 $r, 0", zero);
-    return zero;
-  }
-  PtxReg offset = E->values[op->args[first + s->minor_to_major[s->rank - 1]]];
-  for (int j = s->rank - 2; j >= 0; j--) {
-    int d = (int)s->minor_to_major[j];
-    PtxReg next = ptx_reg_new(E->b, PTX_S64);
-    ptx_inst(E->b, "mad.lo.s64 $r, $r, $D, $r", next, offset, s->dims[d], E->values[op->args[first + d]]);
-    offset = next;
-  }
-  return offset;
-}
-
-static PtxReg element_load(Emit *E, ElementType t, PtxReg address) {
-  PtxReg v;
-  if (ptx_emit_is_half(t)) {
-    PtxReg h = ptx_reg_new(E->b, PTX_B16);
-    ptx_inst(E->b, "ld.global.b16 $r, [$r]", h, address);
-    return ptx_emit_half_widen(E, t, h);
-  }
-  if (ptx_emit_is_narrow_int(t)) return ptx_int_load(E, t, address);
-  if (ptx_minifloat_known(t)) return ptx_minifloat_load(E, t, address);
-  if (t == TYPE_PRED) {
-    PtxReg byte = ptx_reg_new(E->b, PTX_U16);
-    v = ptx_reg_new(E->b, PTX_PRED);
-    ptx_inst(E->b, "ld.global.u8 $r, [$r]", byte, address);
-    ptx_inst(E->b, "setp.ne.u16 $r, $r, 0", v, byte);
-    return v;
-  }
-  PtxType pt = PTX_F32;
-  value_type(t, &pt);
-  v = ptx_reg_new(E->b, pt);
-  ptx_inst(E->b, "ld.global$s $r, [$r]", ptx_type_suffix(pt), v, address);
-  return v;
-}
-
-static void element_store(Emit *E, ElementType t, PtxReg address, PtxReg v) {
-  if (ptx_emit_is_half(t)) {
-    PtxReg h = ptx_reg_new(E->b, PTX_B16);
-    ptx_inst(E->b, t == TYPE_F16 ? "cvt.rn.f16.f32 $r, $r" : "cvt.rn.bf16.f32 $r, $r", h, v);
-    ptx_inst(E->b, "st.global.b16 [$r], $r", address, h);
-  } else if (ptx_emit_is_narrow_int(t)) {
-    ptx_int_store(E, t, address, v);
-  } else if (ptx_minifloat_known(t)) {
-    ptx_minifloat_store(E, t, address, v);
-  } else if (t == TYPE_PRED) {
-    PtxReg byte = ptx_reg_new(E->b, PTX_U16);
-    ptx_inst(E->b, "selp.u16 $r, 1, 0, $r", byte, v);
-    ptx_inst(E->b, "st.global.u8 [$r], $r", address, byte);
-  } else {
-    PtxType pt = PTX_F32;
-    value_type(t, &pt);
-    ptx_inst(E->b, "st.global$s [$r], $r", ptx_type_suffix(pt), address, v);
-  }
-}
-
-static PtxReg buffer_address(Emit *E, PtxReg base, const Shape *s, const KernelOp *op, int first) {
-  PtxReg offset = physical_offset(E, s, op, first);
-  return ptx_element_address(E->b, base, offset, type_byte_size(s->type));
-}
-
-/* ---- scalar ops ---- */
-
-static PtxReg constant_emit(Emit *E, const KernelOp *op) {
-  PtxReg r = ptx_emit_value_new(E, op->type);
-  char text[40];
-  if (op->type == TYPE_F64) {
-    uint64_t bits;
-    memcpy(&bits, &op->value.f, sizeof bits);
-    snprintf(text, sizeof text, "0d%016llX", (unsigned long long)bits);
-    ptx_inst(E->b, "mov.f64 $r, $s", r, text);
-  } else if (type_is_float(op->type)) {
-    /* f16 and bf16 constants are exact in f32 */
-    float f = (float)op->value.f;
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    snprintf(text, sizeof text, "0f%08X", (unsigned)bits);
-    ptx_inst(E->b, "mov.f32 $r, $s", r, text);
-  } else if (op->type == TYPE_PRED) {
-    ptx_inst(E->b, "setp.ne.u32 $r, $d, 0", r, op->value.i != 0);
-  } else {
-    bool wide = type_byte_size(op->type) == 8;
-    snprintf(text, sizeof text, "0x%llX",
-             wide ? (unsigned long long)op->value.i : (unsigned long long)(uint32_t)op->value.i);
-    ptx_inst(E->b, wide ? "mov.b64 $r, $s" : "mov.b32 $r, $s", r, text);
-  }
-  return r;
-}
-
-bool ptx_emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
-                       const PtxReg *args, PtxReg *out) {
-  PtxElementwise e = {.op = op->op, .type = computes_in_f32(operand_type) ? TYPE_F32 : operand_type,
-                      .result_type = result_type, .direction = op->direction, .compare_type = op->compare_type};
-  if (e.op == OP_CONVERT && computes_in_f32(result_type)) e.result_type = TYPE_F32;
-  bool gives_pred = op->op == OP_COMPARE || op->op == OP_IS_FINITE;
-  *out = ptx_emit_value_new(E, gives_pred ? TYPE_PRED : result_type);
-  if (!ptx_emit_elementwise(E->b, &e, *out, args, E->st)) return false;
-  if (computes_in_f32(result_type)) *out = ptx_emit_half_round(E, result_type, *out);
-  return true;
-}
-
-/* HLO's integer remainder: x % 0 is x, INT_MIN % -1 is 0 (PTX leaves both
- * unspecified). */
-static PtxReg remainder_emit(Emit *E, ElementType t, PtxReg a, PtxReg b) {
-  PtxReg d = ptx_emit_value_new(E, t);
-  PtxReg p = ptx_reg_new(E->b, PTX_PRED);
-  const char *s = ptx_type_suffix(t == TYPE_S32 ? PTX_S32 : t == TYPE_U32 ? PTX_U32 : t == TYPE_S64 ? PTX_S64 : PTX_U64);
-  ptx_inst(E->b, "rem$s $r, $r, $r", s, d, a, b);
-  if (t == TYPE_S32 || t == TYPE_S64) {
-    ptx_inst(E->b, "setp.eq$s $r, $r, -1", s, p, b);
-    ptx_inst(E->b, "@$r mov$s $r, 0", p, s, d);
-  }
-  ptx_inst(E->b, "setp.eq$s $r, $r, 0", s, p, b);
-  ptx_inst(E->b, "@$r mov$s $r, $r", p, ptx_emit_mov_suffix(d.cls), d, a);
-  return d;
-}
-
-/* select and compare on pred, which PTX's selp and setp do not take. */
-static PtxReg pred_select(Emit *E, PtxReg c, PtxReg a, PtxReg b) {
-  PtxReg x = ptx_reg_new(E->b, PTX_PRED), y = ptx_reg_new(E->b, PTX_PRED), d = ptx_reg_new(E->b, PTX_PRED);
-  ptx_inst(E->b, "and.pred $r, $r, $r", x, c, a);
-  ptx_inst(E->b, "and.pred $r, !$r, $r", y, c, b);
-  ptx_inst(E->b, "or.pred $r, $r, $r", d, x, y);
-  return d;
-}
-
-static bool pred_compare(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
-  PtxReg u[2];
-  for (int i = 0; i < 2; i++) {
-    u[i] = ptx_reg_new(E->b, PTX_U32);
-    ptx_inst(E->b, "selp.u32 $r, 1, 0, $r", u[i], args[i]);
-  }
-  PtxElementwise e = {.op = OP_COMPARE, .type = TYPE_U32, .direction = op->direction};
-  *out = ptx_reg_new(E->b, PTX_PRED);
-  return ptx_emit_elementwise(E->b, &e, *out, u, E->st);
-}
-
-/* clamp(lo, x, hi) = min(max(x, lo), hi), each through the table (NaN in
- * any operand gives NaN, as HLO's clamp does). */
-static bool clamp_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
-  ElementType t = E->k->ops[op->args[1]].type;
-  KernelOp max = *op, min = *op;
-  max.op = OP_MAXIMUM, min.op = OP_MINIMUM;
-  PtxReg low[2] = {args[1], args[0]}, high[2];
-  if (!ptx_emit_table_op(E, &max, t, t, low, &high[0])) return false;
-  high[1] = args[2];
-  return ptx_emit_table_op(E, &min, t, t, high, out);
-}
-
-static bool convert_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
-  ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  /* to f16/bf16 or a minifloat from an integer: rounded to f32 first,
-   * then to the narrow type, as the evaluator (XLA's half constructors,
-   * ml_dtypes) does; from f64 it rounds once, from the f64 (a minifloat
-   * encodes the f64 itself; f16 and bf16 take it rounded to odd). */
-  if (ptx_minifloat_known(to) && from == TYPE_F64) {
-    *out = ptx_emit_half_round(E, to, args[0]);
-    return true;
-  }
-  if (ptx_emit_is_half(to) && from == TYPE_F64) {
-    *out = ptx_emit_half_round(E, to, f64_to_f32_round_to_odd(E, args[0]));
-    return true;
-  }
-  if (computes_in_f32(to) && (type_is_integer(from) || from == TYPE_PRED)) {
-    KernelOp to_f32 = *op;
-    to_f32.type = TYPE_F32;
-    PtxReg f;
-    if (!ptx_emit_table_op(E, &to_f32, from, TYPE_F32, args, &f)) return false;
-    *out = ptx_emit_half_round(E, to, f);
-    return true;
-  }
-  if (from == to) {
-    *out = ptx_emit_value_new(E, to);
-    ptx_emit_reg_move(E, *out, args[0]);
-    return true;
-  }
-  if (computes_in_f32(to) && (from == TYPE_F32 || computes_in_f32(from))) {
-    *out = ptx_emit_half_round(E, to, args[0]);
-    return true;
-  }
-  if (computes_in_f32(from) && to == TYPE_F32) {   /* already widened, exactly */
-    *out = ptx_emit_value_new(E, to);
-    ptx_emit_reg_move(E, *out, args[0]);
-    return true;
-  }
-  return ptx_emit_table_op(E, op, from, to, args, out);
-}
-
-static bool bitcast_emit(Emit *E, const KernelOp *op, const PtxReg *args, PtxReg *out) {
-  ElementType from = E->k->ops[op->args[0]].type, to = op->type;
-  if (computes_in_f32(from) || computes_in_f32(to) || from == TYPE_PRED)
-    return status_error(E->st, STATUS_UNSUPPORTED, "kernel %s: bitcast-convert from %s to %s on the GPU", E->k->name,
-                        type_name(from), type_name(to));
-  *out = ptx_emit_value_new(E, to);
-  ptx_inst(E->b, type_byte_size(to) == 8 ? "mov.b64 $r, $r" : "mov.b32 $r, $r", *out, args[0]);
-  return true;
-}
-
-static bool hlo_emit(Emit *E, const KernelOp *op, PtxReg *out) {
-  PtxReg args[KERNEL_MAX_ARGS];
-  for (int a = 0; a < op->arg_count; a++) args[a] = E->values[op->args[a]];
-  ElementType first = E->k->ops[op->args[0]].type;
-  if (ptx_int_handles(E->k, op)) return ptx_int_emit(E, op, args, out);   /* ptx_int.c */
-  if (ptx_float_ops_handles(E->k, op)) return ptx_float_ops_emit(E, op, args, out);   /* ptx_float_ops.c */
-  switch (op->op) {
-  case OP_CONVERT: return convert_emit(E, op, args, out);
-  case OP_BITCAST_CONVERT: return bitcast_emit(E, op, args, out);
-  case OP_CLAMP: return clamp_emit(E, op, args, out);
-  case OP_SELECT:
-    if (op->type == TYPE_PRED) return *out = pred_select(E, args[0], args[1], args[2]), true;
-    return ptx_emit_table_op(E, op, op->type, op->type, args, out);
-  case OP_COMPARE:
-    if (first == TYPE_PRED) return pred_compare(E, op, args, out);
-    return ptx_emit_table_op(E, op, first, TYPE_PRED, args, out);
-  case OP_REMAINDER:
-    if (type_is_integer(first)) return *out = remainder_emit(E, first, args[0], args[1]), true;
-    break;
-  default: break;
-  }
-  return ptx_emit_table_op(E, op, first, op->type, args, out);
-}
-
-static bool op_emit(Emit *E, int i) {
-  const KernelOp *op = &E->k->ops[i];
-  PtxReg v = {0, 0};
-  switch (op->kop) {
-  case KOP_INDEX: v = E->index[op->dim]; break;
-  case KOP_RINDEX: v = E->rindex[op->dim]; break;
-  case KOP_CONSTANT: v = constant_emit(E, op); break;
-  case KOP_LOAD:
-    if (E->lanes) {
-      v = E->lanes[i][E->lane];
-    } else {
-      const Shape *s = &E->k->inputs[op->buffer].shape;
-      v = element_load(E, s->type, buffer_address(E, E->inputs[op->buffer], s, op, 0));
-    }
-    break;
-  case KOP_STORE:
-    if (E->lanes) {
-      E->lanes[i][E->lane] = E->values[op->args[0]];
-    } else {
-      const Shape *s = &E->k->outputs[op->buffer].shape;
-      element_store(E, s->type, buffer_address(E, E->outputs[op->buffer], s, op, 1), E->values[op->args[0]]);
-    }
-    return true;
-  case KOP_HLO:
-    if (!hlo_emit(E, op, &v)) return false;
-    break;
-  case KOP_ACC_READ:
-    v = ptx_emit_value_new(E, op->type);
-    ptx_emit_reg_move(E, v, E->acc[op->acc]);
-    break;
-  case KOP_ACC_WRITE:
-    if (op->block == KBLOCK_REDUCE) E->pending[op->acc] = op->args[0];
-    else ptx_emit_reg_move(E, E->acc[op->acc], E->values[op->args[0]]);
-    return true;
-  }
-  E->values[i] = v;
-  return true;
-}
-
-/* Every op of a block (of one phase, or any when phase < 0), in order;
- * REDUCE's accumulator writes take effect together at its end (a variadic
- * reducer reads all the old values). */
-bool ptx_emit_block_phase(Emit *E, KernelBlock block, int phase) {
-  for (int a = 0; a < E->k->acc_count; a++) E->pending[a] = -1;
-  for (int i = 0; i < E->k->op_count; i++) {
-    const KernelOp *op = &E->k->ops[i];
-    if (op->block == block && (phase < 0 || op->phase == phase) && !op_emit(E, i)) return false;
-  }
-  for (int a = 0; a < E->k->acc_count; a++)
-    if (E->pending[a] >= 0) ptx_emit_reg_move(E, E->acc[a], E->values[E->pending[a]]);
-  return true;
-}
-
 static bool block_emit(Emit *E, KernelBlock block) { return ptx_emit_block_phase(E, block, -1); }
 
-/* ---- index recovery ---- */
-
-/* index[order[0]] = linear % dims[order[0]], and so on outward; in 32 bits
- * when the space fits (ptxas turns a 32-bit division by a constant into a
- * multiply), in 64 otherwise. */
-void ptx_emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order,
-                            PtxReg *index) {
-  int64_t total = 1;
-  for (int d = 0; d < rank; d++) total *= dims[d];
-  bool narrow = total <= INT32_MAX;
-  PtxReg rest = linear;
-  if (narrow) {
-    rest = ptx_reg_new(E->b, PTX_U32);
-    ptx_inst(E->b, "cvt.u32.u64 $r, $r", rest, linear);
-  }
-  for (int j = 0; j < rank; j++) {
-    int d = (int)order[j];
-    PtxReg part = rest;
-    if (j < rank - 1) {
-      PtxReg quotient = ptx_reg_new(E->b, narrow ? PTX_U32 : PTX_U64);
-      part = ptx_reg_new(E->b, narrow ? PTX_U32 : PTX_U64);
-      ptx_inst(E->b, narrow ? "rem.u32 $r, $r, $D" : "rem.u64 $r, $r, $D", part, rest, dims[d]);
-      ptx_inst(E->b, narrow ? "div.u32 $r, $r, $D" : "div.u64 $r, $r, $D", quotient, rest, dims[d]);
-      rest = quotient;
-    }
-    index[d] = ptx_reg_new(E->b, PTX_S64);
-    if (narrow) ptx_inst(E->b, "cvt.u64.u32 $r, $r", index[d], part);
-    else ptx_inst(E->b, "mov.b64 $r, $r", index[d], part);
-  }
-}
-
-int64_t ptx_emit_dims_product(int rank, const int64_t *dims) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; d++) n *= dims[d];
-  return n;
-}
-
-/* The order the output index space is walked in: the first output's
- * physical order, so neighbouring threads store to neighbouring bytes. */
-void ptx_emit_space_order(const Kernel *k, int64_t *order) {
-  for (int j = 0; j < k->rank; j++) order[j] = k->rank - 1 - j;
-  if (!k->output_count) return;
-  /* The output's dims past the loop's rank (a complex output's component
-   * dim, ptx_complex.c) are not loop dims: they are left out. */
-  const Shape *s = &k->outputs[0].shape;
-  int64_t picked[AXLE_MAX_RANK];
-  int n = 0;
-  for (int j = 0; j < s->rank; j++)
-    if (s->minor_to_major[j] < k->rank && n < AXLE_MAX_RANK) picked[n++] = s->minor_to_major[j];
-  if (n == k->rank) memcpy(order, picked, sizeof *order * (size_t)n);
-}
-
-/* The reduced space: the last reduced dim fastest, the interpreter's order. */
-void ptx_emit_reduce_order(const Kernel *k, int64_t *order) {
-  for (int j = 0; j < k->reduce_rank; j++) order[j] = k->reduce_rank - 1 - j;
-}
-
 /* ---- loop kernels ---- */
-
-/* The grid-stride loop: for (i = first; i < n; i += stride) body, with
- * the loop's head and tail written around what `body` emits. */
-
-/* The bound is the constant n, or the register *bound when given. */
-static GridLoop grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxReg *bound) {
-  GridLoop g = {ptx_reg_new(E->b, PTX_U64), ptx_label_new(E->b, "loop"), ptx_label_new(E->b, "loop_done")};
-  PtxReg p = ptx_reg_new(E->b, PTX_PRED);
-  ptx_inst(E->b, "mov.b64 $r, $r", g.i, first);
-  ptx_label_place(E->b, g.head);
-  if (bound) ptx_inst(E->b, "setp.ge.u64 $r, $r, $r", p, g.i, *bound);
-  else ptx_inst(E->b, "setp.ge.u64 $r, $r, $D", p, g.i, n);
-  ptx_inst(E->b, "@$r bra $l", p, g.done);
-  return g;
-}
-
-GridLoop ptx_emit_grid_loop_open(Emit *E, PtxReg first, int64_t n) { return grid_loop_open_to(E, first, n, NULL); }
-
-void ptx_emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride) {
-  ptx_inst(E->b, "add.s64 $r, $r, $r", g->i, g->i, stride);
-  ptx_inst(E->b, "bra $l", g->head);
-  ptx_label_place(E->b, g->done);
-}
-
-/* nctaid.x * ntid.x (or nctaid.x alone: one block per item) */
-PtxReg ptx_emit_grid_stride(Emit *E, bool per_block) {
-  PtxReg blocks = ptx_reg_new(E->b, PTX_U32), threads = ptx_reg_new(E->b, PTX_U32);
-  PtxReg stride = ptx_reg_new(E->b, PTX_U64);
-  ptx_inst(E->b, "mov.u32 $r, %nctaid.x", blocks);
-  if (per_block) {
-    ptx_inst(E->b, "cvt.u64.u32 $r, $r", stride, blocks);
-  } else {
-    ptx_inst(E->b, "mov.u32 $r, %ntid.x", threads);
-    ptx_inst(E->b, "mul.wide.u32 $r, $r, $r", stride, blocks, threads);
-  }
-  return stride;
-}
 
 static bool op_is_index(const Kernel *k, int value, int dim) {
   return k->ops[value].kop == KOP_INDEX && k->ops[value].dim == dim;
@@ -597,7 +130,7 @@ static void vector_list(const PtxReg *regs, int width, char *out, size_t size) {
 
 static const char *vector_type(ElementType t) {
   PtxType pt = PTX_F32;
-  value_type(t, &pt);
+  ptx_emit_value_type(t, &pt);
   return ptx_type_suffix(pt);
 }
 
@@ -607,9 +140,9 @@ static void vector_load_indexed(Emit *E, int i, int kind, int width) {
   const KernelOp *op = &E->k->ops[i];
   const Shape *s = &E->k->inputs[op->buffer].shape;
   for (int d = 0; d < s->rank; d++) E->values[op->args[d]] = E->index[E->k->ops[op->args[d]].dim];
-  PtxReg address = buffer_address(E, E->inputs[op->buffer], s, op, 0);
+  PtxReg address = ptx_emit_buffer_address(E, E->inputs[op->buffer], s, op, 0);
   if (kind == VLOAD_INVARIANT) {
-    PtxReg v = element_load(E, s->type, address);
+    PtxReg v = ptx_emit_element_load(E, s->type, address);
     for (int l = 0; l < width; l++) E->lanes[i][l] = v;
     return;
   }
@@ -674,7 +207,7 @@ static bool vector_loop_emit(Emit *E, PtxReg thread, PtxReg stride, const Vector
   ptx_inst(E->b, "setp.eq.b64 $r, $r, 0", aligned, bits);
   ptx_inst(E->b, "selp.u64 $r, $D, 0, $r", count, n / width, aligned);
   PtxReg (*lanes)[4] = mem_calloc((size_t)k->op_count + 1, sizeof *lanes);
-  GridLoop g = grid_loop_open_to(E, thread, 0, &count);
+  GridLoop g = ptx_emit_grid_loop_open_to(E, thread, 0, &count);
   E->lanes = lanes;
   bool ok = vector_body_emit(E, g.i, plan);
   E->lanes = NULL;
@@ -731,10 +264,6 @@ static bool reduce_loop_emit(Emit *E, PtxReg first, int step) {
   return true;
 }
 
-void ptx_emit_accumulators_declare(Emit *E) {
-  for (int a = 0; a < E->k->acc_count; a++) E->acc[a] = ptx_emit_value_new(E, E->k->acc_types[a]);
-}
-
 /* One thread per output element, the reduced space in order: any reducer. */
 static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
@@ -757,44 +286,6 @@ static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
 
 /* A row reduction's plan: each accumulator's combiner (one op on the old
  * accumulator and an element), started from its identity. */
-
-/* An initial value known when compiling: a kernel constant, or a load of
- * a scalar input that is a constant of the module (an unfused reduce's
- * init operand). */
-bool ptx_emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
-  *out = *init;
-  if (init->kop == KOP_CONSTANT) return true;
-  if (init->kop != KOP_LOAD) return false;
-  const KernelBuffer *in = &k->inputs[init->buffer];
-  const Literal *lit = in->constant;
-  if (!lit && in->source && in->source->opcode == OP_CONSTANT) lit = in->source->attrs.literal;
-  if (!lit || in->shape.rank != 0 || type_is_complex(in->shape.type)) return false;
-  out->kop = KOP_CONSTANT;
-  if (type_is_float(init->type)) out->value.f = literal_get_f64(lit, 0);
-  else out->value.i = literal_get_s64(lit, 0);
-  return true;
-}
-
-bool ptx_emit_constant_is_identity(const KernelOp *c, Opcode op) {
-  ElementType t = c->type;
-  bool is_signed = t == TYPE_S32 || t == TYPE_S64;
-  int64_t smin = t == TYPE_S32 ? INT32_MIN : INT64_MIN, smax = t == TYPE_S32 ? INT32_MAX : INT64_MAX;
-  int64_t umax = t == TYPE_U32 ? (int64_t)UINT32_MAX : -1;
-  if (type_is_float(t)) {
-    double v = c->value.f;
-    return (op == OP_ADD && v == 0) || (op == OP_MULTIPLY && v == 1) || (op == OP_MAXIMUM && v == -INFINITY) ||
-           (op == OP_MINIMUM && v == INFINITY);
-  }
-  int64_t v = c->value.i;
-  switch (op) {
-  case OP_ADD: case OP_OR: return v == 0;
-  case OP_MULTIPLY: return v == 1;
-  case OP_AND: return t == TYPE_U32 ? (uint32_t)v == UINT32_MAX : v == -1;
-  case OP_MAXIMUM: return is_signed ? v == smin : v == 0;
-  case OP_MINIMUM: return is_signed ? v == smax : v == umax || (t == TYPE_U32 && v == -1);
-  default: return false;
-  }
-}
 
 /* The op that writes accumulator a in REDUCE, if it is a plain combiner
  * of acc a's read and a value that does not depend on any accumulator. */
@@ -844,20 +335,6 @@ static bool loads_are_rows(const Kernel *k) {
   return loads > 0;
 }
 
-bool ptx_emit_only_combiners_read(const Kernel *k, const bool *dependent) {
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *op = &k->ops[i];
-    for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) {
-      if (!dependent[op->args[a]]) continue;
-      bool is_combiner = false;
-      for (int j = 0; j < k->op_count; j++)
-        is_combiner |= k->ops[j].kop == KOP_ACC_WRITE && k->ops[j].block == KBLOCK_REDUCE && k->ops[j].args[0] == i;
-      if (!is_combiner || k->ops[op->args[a]].kop != KOP_ACC_READ) return false;
-    }
-  }
-  return true;
-}
-
 static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->reduce_rank == 0 || k->acc_count == 0) return false;
   if (ptx_emit_dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
@@ -878,19 +355,6 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   return ok;
 }
 
-/* acc[a] = combiner(acc[a], other), rounded for f16/bf16. */
-bool ptx_emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other) {
-  ElementType t = E->k->acc_types[a];
-  PtxElementwise e = {.op = plan->combiner[a], .type = computes_in_f32(t) ? TYPE_F32 : ptx_int_wide_type(t)};
-  PtxReg operands[2] = {E->acc[a], other};
-  PtxReg r = ptx_emit_value_new(E, t);
-  if (!ptx_emit_elementwise(E->b, &e, r, operands, E->st)) return false;
-  if (computes_in_f32(t)) r = ptx_emit_half_round(E, t, r);
-  if (ptx_emit_is_narrow_int(t)) r = ptx_int_narrow(E, t, r);
-  ptx_emit_reg_move(E, E->acc[a], r);
-  return true;
-}
-
 /* Lane l takes lane l + offset's accumulator, 32 or 64 bits. */
 static PtxReg shuffle_down(Emit *E, PtxReg v, int offset) {
   PtxReg out = ptx_reg_new(E->b, v.cls == PTX_REG_F32 ? PTX_F32 : v.cls == PTX_REG_F64 ? PTX_F64
@@ -905,10 +369,6 @@ static PtxReg shuffle_down(Emit *E, PtxReg v, int offset) {
   ptx_inst(E->b, "shfl.sync.down.b32 $r, $r, $d, 31, -1", hi, hi, offset);
   ptx_inst(E->b, "mov.b64 $r, {$r, $r}", out, lo, hi);
   return out;
-}
-
-PtxType ptx_emit_shared_type(PtxReg r) {
-  return r.cls == PTX_REG_F32 ? PTX_F32 : r.cls == PTX_REG_F64 ? PTX_F64 : r.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32;
 }
 
 /* The block's warps' totals through shared memory: lane 0 of each warp

@@ -1,6 +1,7 @@
-/* What ptx_kernel.c shares with ptx_row.c: the emitter's state and the
- * helpers both skeletons are built from. Internal to src/emit_ptx; the
- * interface of the PTX emitter is ptx_kernel.h. */
+/* What the files of the PTX kernel emitter share: the emitter's state and
+ * the helpers the skeletons (ptx_kernel.c, ptx_row.c, ptx_tile.c) are built
+ * from. Internal to src/emit_ptx; the interface of the PTX emitter is
+ * ptx_kernel.h. */
 #ifndef AXLE_EMIT_PTX_PTX_KERNEL_INTERNAL_H
 #define AXLE_EMIT_PTX_PTX_KERNEL_INTERNAL_H
 
@@ -35,32 +36,45 @@ typedef struct GridLoop {
   PtxLabel head, done;
 } GridLoop;
 
-/* ---- ptx_kernel.c ---- */
+/* ---- ptx_emit_support.c: below every other file of the emitter ---- */
+/* The register type a value of t computes in; false for types the emitter
+ * does not handle. */
+bool ptx_emit_value_type(ElementType t, PtxType *out);
+/* f16, bf16 and the minifloats compute in f32, rounded after each op. */
+bool ptx_emit_computes_in_f32(ElementType t);
 bool ptx_emit_is_half(ElementType t);
 PtxReg ptx_emit_value_new(Emit *E, ElementType t);
 const char *ptx_emit_mov_suffix(PtxRegClass c);
 void ptx_emit_reg_move(Emit *E, PtxReg dst, PtxReg src);
 PtxReg ptx_emit_half_round(Emit *E, ElementType t, PtxReg f);
-/* The ops of `block` whose phase is `phase` (any phase when < 0). */
-bool ptx_emit_block_phase(Emit *E, KernelBlock block, int phase);
 void ptx_emit_indices_recover(Emit *E, PtxReg linear, int rank, const int64_t *dims, const int64_t *order, PtxReg *index);
 int64_t ptx_emit_dims_product(int rank, const int64_t *dims);
 void ptx_emit_space_order(const Kernel *k, int64_t *order);
 void ptx_emit_reduce_order(const Kernel *k, int64_t *order);
 GridLoop ptx_emit_grid_loop_open(Emit *E, PtxReg first, int64_t n);
+/* The same, its bound the register *bound when bound is not NULL. */
+GridLoop ptx_emit_grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxReg *bound);
 void ptx_emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride);
 PtxReg ptx_emit_grid_stride(Emit *E, bool per_block);
 void ptx_emit_accumulators_declare(Emit *E);
 bool ptx_emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out);
 bool ptx_emit_constant_is_identity(const KernelOp *c, Opcode op);
 PtxType ptx_emit_shared_type(PtxReg r);
-bool ptx_emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other);
 
 PtxReg ptx_emit_half_widen(Emit *E, ElementType t, PtxReg h);
 /* One HLO op through ptx_ops.c's table, operands of operand_type (f16 and
  * bf16 computed in f32 and rounded after). */
 bool ptx_emit_table_op(Emit *E, const KernelOp *op, ElementType operand_type, ElementType result_type,
                    const PtxReg *args, PtxReg *out);
+
+/* ---- ptx_block.c: a block's ops, over ptx_int.c and ptx_float_ops.c ---- */
+/* The ops of `block` whose phase is `phase` (any phase when < 0). */
+bool ptx_emit_block_phase(Emit *E, KernelBlock block, int phase);
+/* The address of the element of s that op's args[first..] index, from
+ * the buffer's base; a load of one element of type t there. */
+PtxReg ptx_emit_buffer_address(Emit *E, PtxReg base, const Shape *s, const KernelOp *op, int first);
+PtxReg ptx_emit_element_load(Emit *E, ElementType t, PtxReg address);
+bool ptx_emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg other);
 
 /* ---- ptx_int.c: s8/u8/s16/u16 in 32-bit registers, integer power, sign,
  * compare type=TOTALORDER ---- */
@@ -105,7 +119,7 @@ bool ptx_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape);
 const char *ptx_tile_strategy(const Kernel *k);
 bool ptx_tile_emit(Emit *E, PtxKernelShape *shape);
 
-/* Whether the only ops reading a value marked in dependent (one that
+/* (ptx_emit_support.c) Whether the only ops reading a value marked in dependent (one that
  * depends on an accumulator of the loop) are the combiners, reading the
  * accumulator itself: a reduction the threads can split. */
 bool ptx_emit_only_combiners_read(const Kernel *k, const bool *dependent);

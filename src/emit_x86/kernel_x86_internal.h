@@ -88,21 +88,26 @@ typedef struct KernelX86 {
   Status *st;
 } KernelX86;
 
-/* kernel_x86_regalloc.c: classes, live intervals, and a home per value. */
+/* kernel_x86_homes.c (below every other file here): a value's register
+ * class, the stack slot `slot`, and moving a value between its home
+ * (register or stack slot) and a scratch register; canonicalize re-extends
+ * r from t's width. */
 ValueClass kernel_x86_value_class_of(ElementType t);
-bool kernel_x86_allocate(KernelX86 *x);
-
-/* kernel_x86_ops.c: the code of one kernel op; false (st set) when the op
- * or its type has no code yet. */
-bool kernel_x86_emit_op(KernelX86 *x, int i);
 X86Operand kernel_x86_slot(int slot, int size);
-/* Moving a value between its home (register or stack slot) and a scratch
- * register; canonicalize re-extends r from t's width. */
+/* A value as an operand: its register, or its stack slot. */
+X86Operand kernel_x86_value_operand(const KernelX86 *x, int v);
 void kernel_x86_gpr_fetch(KernelX86 *x, X86Reg into, int v);
 void kernel_x86_gpr_define(KernelX86 *x, int v, X86Reg from);
 void kernel_x86_xmm_fetch(KernelX86 *x, X86Reg into, int v);
 void kernel_x86_xmm_define(KernelX86 *x, int v, X86Reg from);
 void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t);
+
+/* kernel_x86_regalloc.c: live intervals, and a home per value. */
+bool kernel_x86_allocate(KernelX86 *x);
+
+/* kernel_x86_ops.c: the code of one kernel op; false (st set) when the op
+ * or its type has no code yet. */
+bool kernel_x86_emit_op(KernelX86 *x, int i);
 /* kernel_x86_narrow.c: f16, bf16 and the minifloats live as f32 values;
  * decode widens the bits in eax to f32 in scratch0, encode rounds scratch0
  * to the type's bits in edx (quiet_nan: as an op's result, not a copy's),

@@ -21,14 +21,6 @@
 static const X86Reg allocatable_gprs[] = {X86_RSI, X86_RDI, X86_R8, X86_R9, X86_R10, X86_RBP, X86_R15};
 enum { GPR_COUNT = sizeof allocatable_gprs / sizeof allocatable_gprs[0], XMM_COUNT = 13 };
 
-ValueClass kernel_x86_value_class_of(ElementType t) {
-  /* f16, bf16 and the minifloats as the f32 of their value (kernel_x86_narrow.c) */
-  if (t == TYPE_F32 || t == TYPE_F64 || t == TYPE_F16 || t == TYPE_BF16 || type_is_minifloat(t)) return VALUE_XMM;
-  /* Sub-byte integers (s4, u2, ...) take a byte each, extended from their width. */
-  if (t == TYPE_PRED || type_is_integer(t)) return VALUE_GPR;
-  return VALUE_NONE;
-}
-
 static bool op_has_value(const KernelOp *op) { return op->kop != KOP_STORE && op->kop != KOP_ACC_WRITE; }
 
 static void compute_last_uses(KernelX86 *x) {

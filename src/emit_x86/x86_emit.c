@@ -292,15 +292,3 @@ bool x86_emit_operands(X86Buffer *cb, X86Mnemonic m, int count, const X86Operand
   for (int i = 0; i < count && i < 4; i++) in.operands[i] = operands[i];
   return x86_emit_instr(cb, &in);
 }
-
-static const char *const mnemonic_names[] = {
-#define X86_MNEMONIC_NAME(id, name) name,
-    X86_MNEMONICS(X86_MNEMONIC_NAME)
-#undef X86_MNEMONIC_NAME
-};
-_Static_assert(sizeof mnemonic_names / sizeof mnemonic_names[0] == X86_MNEMONIC_COUNT,
-               "one name per mnemonic");
-
-const char *x86_mnemonic_name(X86Mnemonic m) {
-  return (unsigned)m < X86_MNEMONIC_COUNT ? mnemonic_names[m] : "?";
-}

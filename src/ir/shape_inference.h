@@ -1,5 +1,5 @@
 /* Internal to shape inference: the context every rule takes, the checks the
- * rules share (shape_inference.c), and the rules for ops with structured
+ * rules share (shape_inference_checks.c), and the rules for ops with structured
  * attributes that live in shape_inference_ops.c. Not installed. */
 #ifndef AXLE_IR_SHAPE_INFERENCE_H
 #define AXLE_IR_SHAPE_INFERENCE_H

@@ -117,17 +117,3 @@ bool backend_id_from_name(const char *name, axle_backend_t *id, Status *st) {
     }
   return status_error(st, STATUS_INPUT_ERROR, "unknown backend '%s' (expected interp, cpu or gpu)", name);
 }
-
-bool backend_refuse(Status *st, const Module *m, const Instruction *inst, const char *backend_name,
-                    const char *why, const char *after) {
-  StrBuf sb = {0};
-  instruction_describe(&sb, inst);
-  SourceLoc loc = inst->loc;
-  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
-    loc = inst->called[0]->root->loc;
-  status_error_at(st, STATUS_UNSUPPORTED, m->filename, loc, "the %s backend cannot compile %s (%s) yet%s%s%s",
-                  backend_name, sb.data ? sb.data : inst->name, opcode_name(inst->opcode), why ? ": " : "",
-                  why ? why : "", after);
-  strbuf_free(&sb);
-  return false;
-}

@@ -81,7 +81,7 @@ extern const Backend backend_interp, backend_cpu, backend_gpu;
 
 /* The entry for id; NULL with a message for a value outside the enum. */
 const Backend *backend_get(axle_backend_t id, Status *st);
-/* The one message a native backend gives for an instruction it cannot
+/* (backend_support.c) The one message a native backend gives for an instruction it cannot
  * compile, located at it (a fusion the optimizer made at the line of the
  * value it computes): "the NAME backend cannot compile INST (op) yet: why"
  * then `after` (may be ""). Returns false. */

@@ -162,23 +162,6 @@ static void *device_thread_main(void *arg) {
   return NULL;
 }
 
-bool executable_device_counts(const Module *m, int devices, int64_t *replicas, int64_t *partitions, Status *st) {
-  *replicas = *partitions = 1;
-  if (devices <= 1) return true;
-  int64_t r = module_replica_count(m), p = module_partition_count(m);
-  if (r * p == 1) {
-    *replicas = devices;  /* a module that says nothing runs as that many replicas */
-    return true;
-  }
-  if (r * p != devices)
-    return status_error(st, STATUS_INPUT_ERROR,
-                        "module '%s' runs on replica_count=%lld x num_partitions=%lld = %lld devices, not %d",
-                        m->name, (long long)r, (long long)p, (long long)(r * p), devices);
-  *replicas = r;
-  *partitions = p;
-  return true;
-}
-
 DeviceSet *device_set_compile(const Module *m, const ExecutableOptions *o, Status *st) {
   int64_t replicas, partitions;
   if (!executable_device_counts(m, o->devices, &replicas, &partitions, st)) return NULL;

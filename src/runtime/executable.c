@@ -24,8 +24,21 @@ void executable_options_default(ExecutableOptions *o, axle_backend_t backend) {
   opt_options_default(&o->opt);
 }
 
-const Module *executable_module_to_run(const Executable *e) {
-  return e->optimized ? e->optimized : e->module;
+bool executable_device_counts(const Module *m, int devices, int64_t *replicas, int64_t *partitions, Status *st) {
+  *replicas = *partitions = 1;
+  if (devices <= 1) return true;
+  int64_t r = module_replica_count(m), p = module_partition_count(m);
+  if (r * p == 1) {
+    *replicas = devices;  /* a module that says nothing runs as that many replicas */
+    return true;
+  }
+  if (r * p != devices)
+    return status_error(st, STATUS_INPUT_ERROR,
+                        "module '%s' runs on replica_count=%lld x num_partitions=%lld = %lld devices, not %d",
+                        m->name, (long long)r, (long long)p, (long long)(r * p), devices);
+  *replicas = r;
+  *partitions = p;
+  return true;
 }
 
 /* Optimizes a clone of exe->module and keeps the entry's buffer plan,

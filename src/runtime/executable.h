@@ -88,8 +88,12 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
 /* Another owner of e; each owner calls executable_free once. */
 Executable *executable_share(Executable *e);
 void executable_free(Executable *e);
-/* The module the backend runs: the optimized one if any, else the clone. */
+/* The module the backend runs: the optimized one if any, else the clone
+ * (in backend_support.c, below the backends that call it). */
 const Module *executable_module_to_run(const Executable *e);
+/* The replicas and partitions of a run of m on `devices` devices (see
+ * ExecutableOptions.devices); false with a message when they disagree. */
+bool executable_device_counts(const Module *m, int devices, int64_t *replicas, int64_t *partitions, Status *st);
 
 /* Checks the arguments against the entry's parameters, then runs. The
  * result is new; free it with host_buffer_free. */
@@ -175,9 +179,6 @@ typedef struct DeviceSet {
   struct NcclCliques *nccl;  /* the GPU backend's communicators (owned), else NULL */
 } DeviceSet;
 
-/* The replicas and partitions of a run of m on `devices` devices (see
- * ExecutableOptions.devices); false with a message when they disagree. */
-bool executable_device_counts(const Module *m, int devices, int64_t *replicas, int64_t *partitions, Status *st);
 /* Compiles m once per device of o->devices (at least 2) for o->backend;
  * on the CPU each device's native code gets threads / devices threads, at
  * least 1; on the GPU device d is GPU d, its collectives NCCL's. */

@@ -1,0 +1,26 @@
+/* What a backend calls back into the runtime for, in a file below both
+ * the backend table (backend.c, which names every backend) and the
+ * executables (executable.c, which calls the backends): the module an
+ * executable runs, and the one message every native backend refuses an
+ * instruction with. The backends' files depend on this one and on nothing
+ * else of src/runtime's, so the registry sits above them. */
+#include "runtime/backend.h"
+#include "runtime/executable.h"
+
+const Module *executable_module_to_run(const Executable *e) {
+  return e->optimized ? e->optimized : e->module;
+}
+
+bool backend_refuse(Status *st, const Module *m, const Instruction *inst, const char *backend_name,
+                    const char *why, const char *after) {
+  StrBuf sb = {0};
+  instruction_describe(&sb, inst);
+  SourceLoc loc = inst->loc;
+  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
+    loc = inst->called[0]->root->loc;
+  status_error_at(st, STATUS_UNSUPPORTED, m->filename, loc, "the %s backend cannot compile %s (%s) yet%s%s%s",
+                  backend_name, sb.data ? sb.data : inst->name, opcode_name(inst->opcode), why ? ": " : "",
+                  why ? why : "", after);
+  strbuf_free(&sb);
+  return false;
+}
