@@ -2,38 +2,40 @@
  * minor-most dimensions, any length, c64 / c128 (f32 / f64 for the real
  * sides of RFFT and IRFFT).
  *
- * As the reference evaluator (src/ir/eval/eval_fft.c) does, a
- * multi-dimensional transform is the 1-D one along each dimension in turn,
- * in f64 complex, rounded once to the result type at the end. Each
- * dimension of length n = R1 R2 ... (its prime factors, smallest first, as
- * the evaluator's mixed-radix recursion takes them) is one Stockham stage
+ * The GPU executes the plan every implementation shares
+ * (src/ir/fft_plan.h): a multi-dimensional transform is the 1-D one along
+ * each dimension in turn, in f64 complex, rounded once to the result type
+ * at the end. Each dimension of length n = R1 R2 ... (the plan's
+ * factorization: its prime factors, smallest first) is one Stockham stage
  * ("pass", one kernel) per factor: a thread per output element t of the
  * stage, t = (block, q, k) = block*Ns*R + q*Ns + k with Ns the product of
  * the earlier radices, sums the R inputs j + r*n/R (j = block*Ns + k)
  * times w[r*(k + q*Ns)*n/(Ns*R) mod n]: the twiddle and the radix-R DFT
  * in one product. A power of two is log2(n) radix-2 stages; a prime is one
- * stage of radix n, the plain O(n^2) DFT; work is n * (sum of factors),
- * as in the evaluator. Stockham's ordering needs no bit reversal: each
- * stage reads one array and writes the other. The sum's order differs
- * from the evaluator's within a few ulps of f64. The twiddles w are
- * computed on the host, as the evaluator computes them (whole quarter
- * turns exact), and uploaded once per dimension as a constant binding, so
- * no kernel needs an f64 sin or cos.
+ * stage of radix n, the plain O(n^2) DFT; work is n * (sum of factors).
+ * Stockham's ordering needs no bit reversal: each stage reads one array
+ * and writes the other. This is the GPU's own algorithm (a thread per
+ * output, no shared chirp convolution): its sums differ from the host's
+ * (radix-2 and Bluestein, fft_plan.c) within a few ulps of f64. The
+ * twiddles w are the plan's fft_unit_root, computed on the host and
+ * uploaded once per dimension as a constant binding, so no kernel needs an
+ * f64 sin or cos.
  *
  * Stages ping-pong through two f64-complex scratch arrays
  * (gpu_reserve_temp); the first stage reads the operand in its own type,
  * the last writes the result in its own type. RFFT's last stage computes
- * only the first n/2+1 outputs of each line (the evaluator computes all n
- * and keeps those); IRFFT's last dimension reads, in its first stage, a
- * line of n/2+1 values as the n of its Hermitian extension,
- * X[j] = conj(X[n-j]) for j > n/2, and its last stage keeps the real
- * part. */
+ * only the first n/2+1 outputs of each line; IRFFT's last dimension reads,
+ * in its first stage, a line of n/2+1 values as the n of its Hermitian
+ * extension, X[j] = conj(X[n-j]) for j > n/2, and its last stage keeps the
+ * real part. */
+#include "complex_compat.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_serial.h"
+#include "ir/fft_plan.h"
 
 enum { FFT_BLOCK = 128, FFT_MAX_GRID = 1 << 20 };
 
@@ -51,27 +53,14 @@ typedef struct FftPass {
   ElementType in_type, out_type;  /* TYPE_C128 for the scratch arrays */
 } FftPass;
 
-/* e^(sign 2 pi i j/n): whole quarter turns applied exactly, the rest by
- * cos and sin of an angle below a quarter turn, as the evaluator does, so
- * that 1, i, -1, -i are exact. */
-static void unit_root(int64_t j, int64_t n, bool inverse, double *re, double *im) {
-  int64_t quarter = (4 * j) / n, rest = 4 * j - quarter * n;
-  double angle = (M_PI / 2) * (double)rest / (double)n;
-  double c = cos(angle), s = sin(angle);
-  /* multiply by i^quarter: (c + is) i = -s + ic */
-  for (int64_t q = 0; q < quarter; q++) {
-    double t = c;
-    c = -s;
-    s = t;
-  }
-  *re = c;
-  *im = inverse ? s : -s;
-}
-
 /* The twiddles of one pass as a constant binding: n complex doubles. */
 static int twiddle_binding(GpuCompile *c, int64_t n, bool inverse) {
   double *w = mem_malloc((size_t)(2 * n) * sizeof *w);
-  for (int64_t j = 0; j < n; j++) unit_root(j, n, inverse, &w[2 * j], &w[2 * j + 1]);
+  for (int64_t j = 0; j < n; j++) {
+    double _Complex root = fft_unit_root(j, n, inverse);
+    w[2 * j] = creal(root);
+    w[2 * j + 1] = cimag(root);
+  }
   GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = 16 * n};
   return gpu_program_add_binding(c->p, b, w);
 }
@@ -168,41 +157,29 @@ static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
   ptx_kernel_end(b);
 }
 
-/* What the passes rely on: the result has the operand's dims but the last
- * (n/2+1 for RFFT, n for IRFFT), and fft_length names the transformed
- * dims' lengths. NULL when it fits, else why not. */
-static const char *fft_shape_problem(const Instruction *inst) {
+/* The plan (src/ir/fft_plan.h) and what the GPU's passes add: one
+ * operand, row-major layouts, element types its loads and stores take.
+ * NULL when it fits, else why not. */
+static const char *fft_plan_for_gpu(const Instruction *inst, FftPlan *plan) {
   const Shape *x = &inst->operands[0]->shape, *out = &inst->shape;
-  const FftDims *f = attrs_fft(&inst->attrs);
-  int count = f->length.count, rank = x->rank;
-  if (x->type == TYPE_TUPLE || out->type == TYPE_TUPLE || count < 1 || count > 3 || rank < count ||
-      out->rank != rank)
-    return "an fft whose operand, result and fft_length do not fit together";
+  const char *problem = fft_plan_make(x, out, attrs_fft(&inst->attrs), plan);
+  if (problem) return problem;
   if (!shape_is_row_major(x) || !shape_is_row_major(out)) return "an fft over a non-row-major layout";
   if (!ptx_serial_type_ok(x->type) || !ptx_serial_type_ok(out->type)) return "an fft of this element type";
-  for (int d = 0; d < rank - 1; d++)
-    if (out->dims[d] != x->dims[d]) return "an fft whose result dims differ from the operand's";
-  int first = rank - count;
-  const Shape *full = f->type == FFT_TYPE_IRFFT ? out : x;  /* the one whose dims are the lengths */
-  for (int d = first; d < rank; d++)
-    if (full->dims[d] != f->length.values[d - first]) return "an fft_length that differs from the dims";
-  int64_t in_last = x->dims[rank - 1], out_last = out->dims[rank - 1];
-  bool ok = f->type == FFT_TYPE_RFFT ? out_last == in_last / 2 + 1
-          : f->type == FFT_TYPE_IRFFT ? in_last == out_last / 2 + 1 : out_last == in_last;
-  return ok ? NULL : "an fft whose last dims do not fit its type";
+  return NULL;
 }
 
 /* The pass along `axis` of the work dims. */
-static FftPass make_pass(const Instruction *inst, const int64_t *dims, int rank, int axis) {
-  const FftDims *f = attrs_fft(&inst->attrs);
+static FftPass make_pass(const FftPlan *plan, const int64_t *dims, int axis) {
+  int rank = plan->rank;
   FftPass pass = {.outer = 1, .inner = 1, .in_type = TYPE_C128, .out_type = TYPE_C128};
   for (int d = 0; d < axis; d++) pass.outer *= dims[d];
   for (int d = axis + 1; d < rank; d++) pass.inner *= dims[d];
   pass.n = pass.n_in = pass.n_out = dims[axis];
-  pass.inverse = f->type == FFT_TYPE_IFFT || f->type == FFT_TYPE_IRFFT;
-  if (axis == rank - 1 && f->type == FFT_TYPE_RFFT) pass.n_out = inst->shape.dims[rank - 1];
-  if (axis == rank - 1 && f->type == FFT_TYPE_IRFFT) {
-    pass.n = pass.n_out = inst->shape.dims[rank - 1];
+  pass.inverse = plan->inverse;
+  if (axis == rank - 1 && plan->type == FFT_TYPE_RFFT) pass.n_out = plan->out_dims[rank - 1];
+  if (axis == rank - 1 && plan->type == FFT_TYPE_IRFFT) {
+    pass.n = pass.n_out = plan->length[rank - 1];
     pass.hermitian = pass.real_out = true;
   }
   return pass;
@@ -221,16 +198,6 @@ static bool add_pass(GpuCompile *c, const Instruction *inst, const FftPass *pass
                         3, NULL, 0) != NULL;
 }
 
-/* n's prime factors, smallest first (the evaluator's order of radices);
- * a length of 1 is one stage of radix 1. Returns the count. */
-static int prime_factors(int64_t n, int64_t *factors) {
-  int count = 0;
-  for (int64_t p = 2; p * p <= n; p++)
-    while (n % p == 0) factors[count++] = p, n /= p;
-  if (n > 1 || count == 0) factors[count++] = n;
-  return count;
-}
-
 /* Whether two bindings' storage overlaps (a plan may place a result over
  * its operand; a pass reads whole lines, so it cannot work in place). */
 static bool bindings_overlap(const GpuCompile *c, int a, int b) {
@@ -243,10 +210,11 @@ static bool bindings_overlap(const GpuCompile *c, int a, int b) {
 
 bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
   if (inst->operand_count != 1) return gpu_refuse(c, inst, "an fft without one operand");
-  const char *problem = fft_shape_problem(inst);
+  FftPlan plan;
+  const char *problem = fft_plan_for_gpu(inst, &plan);
   if (problem) return gpu_refuse(c, inst, problem);
   const Shape *x = &inst->operands[0]->shape;
-  int rank = x->rank, count = attrs_fft(&inst->attrs)->length.count;
+  int rank = plan.rank;
   int64_t dims[AXLE_MAX_RANK], largest = 0;
   memcpy(dims, x->dims, sizeof(int64_t) * (size_t)rank);
   if (shape_element_count(x) == 0 || shape_element_count(&inst->shape) == 0) return true;
@@ -258,11 +226,11 @@ bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
   int from = gpu_binding_of(c, inst->operands[0], 0), result = gpu_binding_of(c, inst, 0);
   if (bindings_overlap(c, from, result)) return gpu_refuse(c, inst, "an fft whose result overlaps its operand");
   int pass_number = 0;
-  for (int axis = rank - count; axis < rank; axis++) {
-    FftPass whole = make_pass(inst, dims, rank, axis);
+  for (int axis = plan.first; axis < rank; axis++) {
+    FftPass whole = make_pass(&plan, dims, axis);
     int twiddles = twiddle_binding(c, whole.n, whole.inverse);
-    int64_t radices[64];
-    int stages = prime_factors(whole.n, radices);
+    const int64_t *radices = plan.factors[axis];
+    int stages = plan.factor_count[axis];
     int64_t span = 1;
     for (int s = 0; s < stages; span *= radices[s], s++) {
       bool first = s == 0, last = s == stages - 1;
@@ -272,7 +240,7 @@ bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
       if (!first) pass.n_in = pass.n, pass.hermitian = false;
       if (!last) pass.n_out = pass.n, pass.real_out = false;
       pass.scale = last && pass.inverse;
-      if (first && axis == rank - count) pass.in_type = x->type;
+      if (first && axis == plan.first) pass.in_type = x->type;
       bool final = last && axis == rank - 1;
       if (final) pass.out_type = inst->shape.type;
       if (pass.real_out && !final) return gpu_refuse(c, inst, "an fft pass with a real result before the last");

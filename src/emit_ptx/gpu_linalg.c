@@ -20,6 +20,7 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_serial.h"
 #include "ir/lapack.h"
+#include "ir/linalg_plan.h"
 
 enum { LINALG_BLOCK = 64, LINALG_MAX_GRID = 1 << 20 };
 
@@ -215,39 +216,38 @@ static bool compile_cholesky(GpuCompile *c, const Instruction *inst) {
 
 /* ----------------------------------------------------- triangular-solve */
 
+/* The plan (src/ir/linalg_plan.h) and the element type of a and b. */
 typedef struct SolvePlan {
-  int64_t m, rows, cols, vectors;  /* vectors per matrix: b's columns (left side) or rows */
-  int64_t vector_stride, element_stride;
-  bool t_lower, transpose, unit;
+  TriangularSolvePlan plan;
   ElementType type;
 } SolvePlan;
 
 /* x[i] = (x[i] - sum over t's triangle of t[i][k] x[k]) / t[i][i], with
- * t = op(a) built as the evaluator's triangular_matrix builds it: t[i][k]
- * is a[k][i] when transposed, and 1 on a unit diagonal (then not divided:
- * s / 1 is s). */
+ * t = op(a) read as triangular_solve_run (src/ir/linalg_plan.c) reads it,
+ * k ascending: t[i][k] is a[k][i] when transposed, and a unit diagonal is
+ * not divided by. */
 static void solve_step(PtxBuilder *b, const SolvePlan *q, PtxReg a, PtxReg work, PtxReg a_base, PtxReg x_base,
                        PtxReg step) {
   PtxReg i = step;
-  if (!q->t_lower) {
+  if (!q->plan.t_lower) {
     i = ptx_reg_new(b, PTX_S64);
-    ptx_inst(b, "sub.s64 $r, $D, $r", i, q->m - 1, step);
+    ptx_inst(b, "sub.s64 $r, $D, $r", i, q->plan.m - 1, step);
   }
-  PtxReg xi = ptx_serial_mad(b, i, q->element_stride, x_base);
+  PtxReg xi = ptx_serial_mad(b, i, q->plan.element_stride, x_base);
   Value s = value_copy(b, value_load(b, work, xi, TYPE_F64));
   PtxReg start = ptx_serial_s64(b, 0), end = i;
-  if (!q->t_lower) {
+  if (!q->plan.t_lower) {
     start = ptx_reg_new(b, PTX_S64);
     ptx_inst(b, "add.s64 $r, $r, 1", start, i);
-    end = ptx_serial_s64(b, q->m);
+    end = ptx_serial_s64(b, q->plan.m);
   }
   SerialLoop k = ptx_serial_loop_begin(b, start, end, NULL);
-  PtxReg t_at = q->transpose ? matrix_index(b, a_base, k.var, q->m, i) : matrix_index(b, a_base, i, q->m, k.var);
+  PtxReg t_at = q->plan.transpose ? matrix_index(b, a_base, k.var, q->plan.m, i) : matrix_index(b, a_base, i, q->plan.m, k.var);
   Value t = value_load(b, a, t_at, q->type);
-  Value x = value_load(b, work, ptx_serial_mad(b, k.var, q->element_stride, x_base), TYPE_F64);
+  Value x = value_load(b, work, ptx_serial_mad(b, k.var, q->plan.element_stride, x_base), TYPE_F64);
   value_sub_product(b, s, t, x, false);
   ptx_serial_loop_end(b, &k);
-  if (!q->unit) s = value_div_real(b, s, value_load(b, a, matrix_index(b, a_base, i, q->m, i), q->type).re);
+  if (!q->plan.unit_diagonal) s = value_div_real(b, s, value_load(b, a, matrix_index(b, a_base, i, q->plan.m, i), q->type).re);
   value_store(b, work, xi, TYPE_F64, s);
 }
 
@@ -256,24 +256,24 @@ static void emit_solve(PtxBuilder *b, const char *entry, const SolvePlan *q, int
   static const char *const params[] = {"a", "b", "out", "work"};
   PtxReg p[4];
   kernel_open(b, entry, "triangular-solve: a thread per solved vector, by substitution in f64", params, 4, p);
-  SerialLoop v = ptx_serial_grid_loop_begin(b, batches * q->vectors);
+  SerialLoop v = ptx_serial_grid_loop_begin(b, batches * q->plan.vectors);
   PtxReg matrix = ptx_reg_new(b, PTX_S64), vector = ptx_reg_new(b, PTX_S64), a_base = ptx_reg_new(b, PTX_S64);
-  ptx_inst(b, "div.s64 $r, $r, $D", matrix, v.var, q->vectors);
-  ptx_inst(b, "rem.s64 $r, $r, $D", vector, v.var, q->vectors);
-  ptx_inst(b, "mul.lo.s64 $r, $r, $D", a_base, matrix, q->m * q->m);
+  ptx_inst(b, "div.s64 $r, $r, $D", matrix, v.var, q->plan.vectors);
+  ptx_inst(b, "rem.s64 $r, $r, $D", vector, v.var, q->plan.vectors);
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", a_base, matrix, q->plan.m * q->plan.m);
   PtxReg x_base = ptx_reg_new(b, PTX_S64);
-  ptx_inst(b, "mul.lo.s64 $r, $r, $D", x_base, matrix, q->rows * q->cols);
-  x_base = ptx_serial_mad(b, vector, q->vector_stride, x_base);
-  PtxReg zero = ptx_serial_s64(b, 0), m = ptx_serial_s64(b, q->m);
+  ptx_inst(b, "mul.lo.s64 $r, $r, $D", x_base, matrix, q->plan.rows * q->plan.cols);
+  x_base = ptx_serial_mad(b, vector, q->plan.vector_stride, x_base);
+  PtxReg zero = ptx_serial_s64(b, 0), m = ptx_serial_s64(b, q->plan.m);
   SerialLoop load = ptx_serial_loop_begin(b, zero, m, NULL);
-  PtxReg at = ptx_serial_mad(b, load.var, q->element_stride, x_base);
+  PtxReg at = ptx_serial_mad(b, load.var, q->plan.element_stride, x_base);
   value_store(b, p[3], at, TYPE_F64, value_load(b, p[1], at, q->type));
   ptx_serial_loop_end(b, &load);
   SerialLoop step = ptx_serial_loop_begin(b, zero, m, NULL);
   solve_step(b, q, p[0], p[3], a_base, x_base, step.var);
   ptx_serial_loop_end(b, &step);
   SerialLoop store = ptx_serial_loop_begin(b, zero, m, NULL);
-  PtxReg to = ptx_serial_mad(b, store.var, q->element_stride, x_base);
+  PtxReg to = ptx_serial_mad(b, store.var, q->plan.element_stride, x_base);
   value_store(b, p[2], to, q->type, value_load(b, p[3], to, TYPE_F64));
   ptx_serial_loop_end(b, &store);
   ptx_serial_loop_end(b, &v);
@@ -286,33 +286,24 @@ static void emit_solve(PtxBuilder *b, const char *entry, const SolvePlan *q, int
 static bool launch_solve(GpuCompile *c, const Instruction *inst, const Shape *x, bool left_side, bool lower,
                          bool transpose, bool unit) {
   const Shape *a = &inst->operands[0]->shape;
-  int rank = x->rank;
   if (a->type != TYPE_F32 && a->type != TYPE_F64) return gpu_refuse(c, inst, "a triangular solve that is not f32 or f64");
-  SolvePlan q = {.m = a->dims[rank - 1], .rows = x->dims[rank - 2], .cols = x->dims[rank - 1], .type = a->type};
-  q.unit = unit;
-  q.transpose = left_side ? transpose : !transpose; /* x op(a) = b is op(a)^T x^T = b^T */
-  q.t_lower = lower != q.transpose;
-  q.vectors = left_side ? q.cols : q.rows;
-  q.vector_stride = left_side ? 1 : q.cols;
-  q.element_stride = left_side ? q.cols : 1;
-  int64_t batches = batch_count(x), elements = shape_element_count(x);
+  SolvePlan q = {.type = a->type};
+  if (!triangular_solve_plan_make(a, x, left_side, lower, transpose, unit, &q.plan))
+    return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
+  int64_t elements = shape_element_count(x);
   if (elements == 0) return true;
   int buffers[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
                     gpu_binding_of(c, inst, 0), gpu_reserve_temp(c, 8 * elements)};
   char entry[160];
   gpu_entry_name(c, inst, "solve", entry, sizeof entry);
-  emit_solve(c->ptx, entry, &q, batches);
-  return gpu_add_launch(c, inst, entry, grid_for(batches * q.vectors), LINALG_BLOCK, buffers, 4, NULL, 0) != NULL;
+  emit_solve(c->ptx, entry, &q, q.plan.batches);
+  return gpu_add_launch(c, inst, entry, grid_for(q.plan.batches * q.plan.vectors), LINALG_BLOCK, buffers, 4, NULL, 0) != NULL;
 }
 
 static bool compile_triangular_solve(GpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape, *x = &inst->operands[1]->shape;
-  int rank = x->rank;
-  bool ok = a->rank == rank && rank >= 2 && a->dims[rank - 1] == a->dims[rank - 2] &&
-            shape_same_dims(x, &inst->shape) && a->type == x->type && x->type == inst->shape.type;
-  for (int d = 0; ok && d < rank - 2; d++) ok = a->dims[d] == x->dims[d];
-  if (ok) ok = a->dims[rank - 1] == (inst->attrs.left_side ? x->dims[rank - 2] : x->dims[rank - 1]);
-  if (!ok) return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
+  if (!shape_same_dims(x, &inst->shape) || a->type != x->type || x->type != inst->shape.type)
+    return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
   return launch_solve(c, inst, x, inst->attrs.left_side, inst->attrs.lower, inst->attrs.transpose_a != TRANSPOSE_A_NO,
                       inst->attrs.unit_diagonal);
 }

@@ -4,7 +4,8 @@
  * rng-bit-generator is two launches (ptx_rng.c): the bits, one element
  * per thread, then the advanced state on one thread, after every thread
  * has read the old one (the plan may put both in one buffer). The bits
- * are the evaluator's (src/ir/rng_bits.c), bit for bit.
+ * are the evaluator's (src/ir/rng_bits.c), bit for bit: both execute
+ * the plan rng_bits_plan_make builds.
  *
  * rng (no state operand) and rng-get-and-update-state are refused: their
  * values come from a module-wide generator that the evaluator derives from
@@ -12,48 +13,25 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_rng.h"
 
-/* rng_bits.c's split dimension for 32-bit Threefry output: the first even
- * one, else the first longest. */
-static int threefry_split_dim(const Shape *s) {
-  for (int d = 0; d < s->rank; d++)
-    if (s->dims[d] % 2 == 0) return d;
-  int best = 0;
-  for (int d = 1; d < s->rank; d++)
-    if (s->dims[d] > s->dims[best]) best = d;
-  return best;
-}
-
-static bool rng_plan(GpuCompile *c, const Instruction *inst, PtxRngPlan *p) {
+/* The plan is rng_bits.c's (src/ir/rng_bits.h); the GPU adds only that
+ * the bits be a row-major array of whole bytes, as its kernels store them. */
+static bool rng_plan(GpuCompile *c, const Instruction *inst, RngBitsPlan *p) {
   const Shape *state = &inst->operands[0]->shape;
   const Shape *s = &inst->shape;
   if (s->type != TYPE_TUPLE || s->tuple_count != 2 || state->type != TYPE_U64 || state->rank != 1)
     return gpu_refuse(c, inst, "an rng-bit-generator without a u64 state and a (state, bits) result");
   const Shape *bits = &s->tuple_shapes[1];
-  p->algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
-  p->state_count = (int)state->dims[0];
-  if (p->algorithm == RNG_THREE_FRY ? p->state_count != 2 : p->state_count != 2 && p->state_count != 3)
+  if (!rng_state_length_fits(inst->attrs.rng_algorithm, state->dims[0]))
     return gpu_refuse(c, inst, "an rng-bit-generator state of the wrong length for its algorithm");
   if (bits->type == TYPE_TUPLE || bits->type == TYPE_PRED || !shape_is_row_major(bits) ||
       type_bit_width(bits->type) < 8 || type_bit_width(bits->type) % 8)
     return gpu_refuse(c, inst, "rng-bit-generator bits that are not a row-major array of 8-, 16-, 32- or 64-bit elements");
-  p->width = type_bit_width(bits->type);
-  p->count = shape_element_count(bits);
-  p->rank = bits->rank;
-  for (int d = 0; d < bits->rank; d++) p->dims[d] = bits->dims[d];
-  p->split = bits->rank ? threefry_split_dim(bits) : 0;
-  if (p->algorithm == RNG_PHILOX) {
-    int per_block = p->width == 64 ? 2 : 4;
-    p->blocks = (p->count + per_block - 1) / per_block;
-  } else if (p->width == 64 || p->rank == 0) {
-    p->blocks = p->width == 64 ? p->count : 1;
-  } else {
-    p->blocks = p->count / p->dims[p->split] * ((p->dims[p->split] + 1) / 2);
-  }
+  rng_bits_plan_make(inst->attrs.rng_algorithm, bits, (int)state->dims[0], p);
   return true;
 }
 
 static bool compile_rng_bit_generator(GpuCompile *c, const Instruction *inst) {
-  PtxRngPlan p = {0};
+  RngBitsPlan p = {0};
   if (!rng_plan(c, inst, &p)) return false;
   int state = gpu_binding_of(c, inst->operands[0], 0), next = gpu_binding_of(c, inst, 0);
   int bits = gpu_binding_of(c, inst, 1);

@@ -9,6 +9,7 @@
 
 #include "emit_ptx/gpu_compile.h"
 #include "ir/kernel/kernel.h"
+#include "ir/scatter_plan.h"
 
 /* A kernel of the kernel IR written as PTX and launched over bindings
  * (its inputs, then its outputs). */
@@ -18,32 +19,21 @@ bool gpu_launch_lowered_kernel(GpuCompile *c, const Instruction *inst, const Ker
 /* gpu_scatter_apply.c */
 bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst);
 
-/* A scatter's index arithmetic, fixed at compile time (all arrays
- * row-major). The walk visits scatter index k (row-major over the
- * updates' scatter dims) and, inside, window element w (row-major over
- * update_window_dims): the evaluator's order. */
+/* A scatter's index arithmetic, fixed at compile time: the plan every
+ * implementation executes (src/ir/scatter_plan.h: the walk visits scatter
+ * index k row-major over the updates' scatter dims and, inside, window
+ * element w row-major over update_window_dims, the evaluator's order), and
+ * what the GPU's kernel adds: element strides of its row-major arrays,
+ * element types, and the atomic form of the combiner. */
 typedef struct PtxScatterPlan {
-  int n;                                   /* inputs, updates and results */
+  ScatterPlan plan;
   ElementType types[AXLE_MAX_RANK];        /* of input i (and update i) */
   ElementType index_type;
-  int64_t scatter_total, window_total;     /* the walk is scatter_total * window_total long */
-  int scatter_count;                       /* the updates' scatter dims */
-  int64_t scatter_sizes[AXLE_MAX_RANK];
   int64_t scatter_update_stride[AXLE_MAX_RANK];  /* element stride in the updates */
   int64_t scatter_indices_stride[AXLE_MAX_RANK]; /* element stride in the indices */
-  int window_count;
-  int64_t window_sizes[AXLE_MAX_RANK];
   int64_t window_update_stride[AXLE_MAX_RANK];
-  int vector_length;                       /* scatter_dims_to_operand_dims.count */
   int64_t vector_stride;                   /* along index_vector_dim (0: implicit) */
-  int vector_operand_dim[AXLE_MAX_RANK];
-  int batching_count;
-  int batching_operand_dim[AXLE_MAX_RANK];
-  int batching_scatter_axis[AXLE_MAX_RANK];  /* which scatter index component */
-  int operand_rank;
-  int64_t operand_dims[AXLE_MAX_RANK], operand_stride[AXLE_MAX_RANK];
-  int window_of_operand[AXLE_MAX_RANK];    /* window component feeding operand dim d, or -1 */
-  int64_t window_extent_of_operand[AXLE_MAX_RANK]; /* 1 for inserted and batching dims */
+  int64_t operand_stride[AXLE_MAX_RANK];
   /* The red.global operation ("add.u32", "max.s64", ...) that applies the
    * combiner atomically, or NULL for the inline combiner. */
   const char *atomic;

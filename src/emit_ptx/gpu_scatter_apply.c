@@ -12,10 +12,10 @@
 #include "emit_ptx/gpu_scatter.h"
 #include "emit_ptx/ptx_sort.h"
 
-/* The plan of index arithmetic, from the (verified) attributes. */
-static void scatter_plan(const Instruction *inst, PtxScatterPlan *p) {
-  const ScatterDims *s = attrs_scatter(&inst->attrs);
-  int n = p->n = (inst->operand_count - 1) / 2;
+/* The GPU's part of the plan: its arrays' row-major strides. */
+static void scatter_strides(const Instruction *inst, PtxScatterPlan *p) {
+  const ScatterPlan *q = &p->plan;
+  int n = q->n;
   const Shape *in = &inst->operands[0]->shape, *indices = &inst->operands[n]->shape;
   const Shape *updates = &inst->operands[n + 1]->shape;
   int64_t in_strides[AXLE_MAX_RANK], up_strides[AXLE_MAX_RANK], ix_strides[AXLE_MAX_RANK];
@@ -23,46 +23,13 @@ static void scatter_plan(const Instruction *inst, PtxScatterPlan *p) {
   shape_strides(updates, up_strides);
   shape_strides(indices, ix_strides);
   p->index_type = indices->type;
-  bool is_window_axis[AXLE_MAX_RANK] = {false}, not_window[AXLE_MAX_RANK] = {false};
-  p->window_count = s->update_window_dims.count;
-  p->window_total = p->scatter_total = 1;
-  for (int j = 0; j < p->window_count; j++) {
-    int64_t axis = s->update_window_dims.values[j];
-    is_window_axis[axis] = true;
-    p->window_sizes[j] = updates->dims[axis];
-    p->window_update_stride[j] = up_strides[axis];
-    p->window_total *= updates->dims[axis];
+  for (int j = 0; j < q->window_count; j++) p->window_update_stride[j] = up_strides[q->window_axes[j]];
+  for (int j = 0; j < q->scatter_count; j++) {
+    p->scatter_update_stride[j] = up_strides[q->scatter_axes[j]];
+    p->scatter_indices_stride[j] = ix_strides[q->scatter_indices_dim[j]];
   }
-  p->scatter_count = 0;
-  for (int d = 0, b = 0; d < updates->rank; d++) {
-    if (is_window_axis[d]) continue;
-    if (b == s->index_vector_dim) b++;
-    int j = p->scatter_count++;
-    p->scatter_sizes[j] = updates->dims[d];
-    p->scatter_update_stride[j] = up_strides[d];
-    p->scatter_indices_stride[j] = ix_strides[b++];
-    p->scatter_total *= updates->dims[d];
-  }
-  p->vector_length = s->scatter_dims_to_operand_dims.count;
-  p->vector_stride = s->index_vector_dim < indices->rank ? ix_strides[s->index_vector_dim] : 0;
-  for (int v = 0; v < p->vector_length; v++) p->vector_operand_dim[v] = (int)s->scatter_dims_to_operand_dims.values[v];
-  for (int k = 0; k < s->inserted_window_dims.count; k++) not_window[s->inserted_window_dims.values[k]] = true;
-  p->batching_count = s->input_batching_dims.count;
-  for (int k = 0; k < p->batching_count; k++) {
-    not_window[s->input_batching_dims.values[k]] = true;
-    p->batching_operand_dim[k] = (int)s->input_batching_dims.values[k];
-    /* the scatter index component of indices dim sibd[k]: its place among the non-vector dims */
-    int64_t dim = s->scatter_indices_batching_dims.values[k];
-    p->batching_scatter_axis[k] = (int)(dim > s->index_vector_dim ? dim - 1 : dim);
-  }
-  p->operand_rank = in->rank;
-  for (int d = 0, j = 0; d < in->rank; d++) {
-    p->operand_dims[d] = in->dims[d];
-    p->operand_stride[d] = in_strides[d];
-    p->window_of_operand[d] = not_window[d] ? -1 : j;
-    p->window_extent_of_operand[d] = not_window[d] ? 1 : p->window_sizes[j];
-    if (!not_window[d]) j++;
-  }
+  p->vector_stride = q->index_vector_dim < indices->rank ? ix_strides[q->index_vector_dim] : 0;
+  for (int d = 0; d < in->rank; d++) p->operand_stride[d] = in_strides[d];
 }
 
 /* The red.global operation that applies the combiner when it is one
@@ -93,13 +60,12 @@ static const char *atomic_combiner(const Instruction *inst, int n) {
 
 /* Inputs, indices and updates row-major arrays of types the kernel computes on. */
 static bool scatter_check(GpuCompile *c, const Instruction *inst, PtxScatterPlan *p) {
-  int n = (inst->operand_count - 1) / 2;
-  if (n < 1 || n > AXLE_MAX_RANK || inst->operand_count != 2 * n + 1 || inst->called_count < 1)
-    return gpu_refuse(c, inst, "a scatter without N inputs, indices, N updates and an update computation");
-  for (int i = 0; i < inst->operand_count; i++) {
-    const Shape *s = &inst->operands[i]->shape;
-    if (shape_is_tuple(s) || !shape_is_row_major(s)) return gpu_refuse(c, inst, "a scatter operand that is not a row-major array");
-  }
+  const char *problem = scatter_plan_make(inst, &p->plan);
+  if (problem) return gpu_refuse(c, inst, problem);
+  int n = p->plan.n;
+  for (int i = 0; i < inst->operand_count; i++)
+    if (!shape_is_row_major(&inst->operands[i]->shape))
+      return gpu_refuse(c, inst, "a scatter operand that is not a row-major array");
   for (int i = 0; i < n; i++) {
     p->types[i] = inst->operands[i]->shape.type;
     if (!ptx_scalar_type_ok(p->types[i]))
@@ -114,9 +80,9 @@ static bool scatter_check(GpuCompile *c, const Instruction *inst, PtxScatterPlan
 bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
   PtxScatterPlan p = {0};
   if (!scatter_check(c, inst, &p)) return false;
-  scatter_plan(inst, &p);
-  p.atomic = atomic_combiner(inst, p.n);
-  int n = p.n, bindings[2 * AXLE_MAX_RANK + 1];
+  scatter_strides(inst, &p);
+  p.atomic = atomic_combiner(inst, p.plan.n);
+  int n = p.plan.n, bindings[2 * AXLE_MAX_RANK + 1];
   char entry[160];
   int64_t count = shape_element_count(&inst->operands[0]->shape);
   for (int i = 0; i < n; i++) {
@@ -130,7 +96,7 @@ bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
     int64_t blocks = (count + 255) / 256;
     if (!gpu_add_launch(c, inst, entry, (unsigned)(blocks < 65535 ? blocks : 65535), 256, pair, 2, NULL, 0)) return false;
   }
-  int64_t walk = p.scatter_total * p.window_total;
+  int64_t walk = p.plan.scatter_total * p.plan.window_total;
   if (walk == 0 || count == 0) return true;
   bindings[0] = gpu_binding_of(c, inst->operands[n], 0);
   for (int i = 0; i < n; i++) bindings[1 + i] = gpu_binding_of(c, inst->operands[n + 1 + i], 0);

@@ -1,7 +1,9 @@
 /* The GPU backend's sort and top-k (gpu_backend.c routes OP_SORT and
  * OP_TOPK here).
  *
- * Both are one stable merge sort of positions (ptx_sort.c): a launch that
+ * Both execute the plan of src/ir/sort_plan.c, which the evaluator and the
+ * CPU execute too, with its one order: a stable merge sort of positions
+ * (ptx_sort.c), here a launch that
  * sorts tiles of up to 256 positions in shared memory, ceil(log2(n / 256))
  * merge launches in global memory for longer rows, over two s32 order
  * arrays in scratch (gpu_reserve_temp), and one gather launch that writes
@@ -13,6 +15,7 @@
  * XLA's lowering (a stable sort of (x, iota)) order them. */
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_sort.h"
+#include "ir/sort_plan.h"
 
 typedef struct TopkLess {
   ElementType type;
@@ -30,14 +33,9 @@ static bool topk_less(const void *ctx, PtxBuilder *b, const PtxReg *values, PtxR
   return true;
 }
 
-/* Rows of operand shape s sorted along dim. */
-static PtxSortRows sort_rows(const Shape *s, int dim) {
-  PtxSortRows rows = {.rows = 1, .n = s->dims[dim], .inner = 1};
-  for (int d = 0; d < s->rank; d++)
-    if (d > dim) rows.inner *= s->dims[d];
-    else if (d < dim) rows.rows *= s->dims[d];
-  rows.rows *= rows.inner;   /* a row for every index of the other dims */
-  return rows;
+/* The plan's rows (src/ir/sort_plan.h), as the kernels take them. */
+static PtxSortRows sort_rows(const SortPlan *p) {
+  return (PtxSortRows){.rows = p->rows, .n = p->length, .inner = p->inner};
 }
 
 /* What the sort reads and writes, checked: row-major arrays, no result
@@ -107,9 +105,11 @@ static bool sort_launch(GpuCompile *c, const Instruction *inst, const PtxSortRow
 }
 
 static bool compile_sort(GpuCompile *c, const Instruction *inst) {
-  int count = inst->operand_count;
-  if (count < 1 || count > 64 || inst->called_count < 1 || inst->attrs.dimensions.count != 1)
-    return gpu_refuse(c, inst, "a sort with no operand, more than 64, or not one dimension");
+  SortPlan plan;
+  const char *problem = sort_plan_make(inst, &plan);
+  if (problem) return gpu_refuse(c, inst, problem);
+  int count = plan.operand_count;
+  if (count > 64) return gpu_refuse(c, inst, "a sort of more than 64 operands");
   const Computation *comparator = inst->called[0];
   PtxSortOperand ops[64];
   for (int i = 0; i < count; i++) {
@@ -124,22 +124,23 @@ static bool compile_sort(GpuCompile *c, const Instruction *inst) {
   }
   int in[64], out[64];
   if (!bindings_check(c, inst, in, out, count)) return false;
-  PtxSortRows rows = sort_rows(&inst->operands[0]->shape, (int)inst->attrs.dimensions.values[0]);
-  return sort_launch(c, inst, &rows, ops, count, comparator_less, comparator, in, out, rows.n, false);
+  PtxSortRows rows = sort_rows(&plan);
+  return sort_launch(c, inst, &rows, ops, count, comparator_less, comparator, in, out, plan.k, false);
 }
 
 static bool compile_topk(GpuCompile *c, const Instruction *inst) {
   const Shape *x = &inst->operands[0]->shape;
-  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
-  if (x->rank < 1 || sa->k < 0 || sa->k > x->dims[x->rank - 1]) return gpu_refuse(c, inst, "a top-k whose k does not fit");
+  SortPlan plan;
+  const char *problem = sort_plan_make(inst, &plan);
+  if (problem) return gpu_refuse(c, inst, problem);
   if (x->type == TYPE_PRED || type_is_complex(x->type) || !ptx_scalar_type_ok(x->type))
     return gpu_refuse(c, inst, "a top-k of a type the GPU's comparators do not yet compute on");
   PtxSortOperand op = {.type = x->type, .read = true};
-  TopkLess less = {.type = x->type, .largest = sa->largest};
+  TopkLess less = {.type = x->type, .largest = plan.largest};
   int in[1], out[2];
   if (!bindings_check(c, inst, in, out, 2)) return false;
-  PtxSortRows rows = sort_rows(x, x->rank - 1);
-  return sort_launch(c, inst, &rows, &op, 1, topk_less, &less, in, out, sa->k, true);
+  PtxSortRows rows = sort_rows(&plan);
+  return sort_launch(c, inst, &rows, &op, 1, topk_less, &less, in, out, plan.k, true);
 }
 
 bool gpu_compile_sort(GpuCompile *c, const Instruction *inst) {

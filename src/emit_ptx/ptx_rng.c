@@ -76,7 +76,7 @@ static PtxReg state_word(PtxBuilder *b, PtxReg state, int word) {
 
 /* Threefry's block for element i of a 32-bit output, and which word: the
  * shape split in two along plan->split (even indices word 0). */
-static PtxReg threefry_block32(PtxBuilder *b, const PtxRngPlan *p, PtxReg i, PtxReg *which) {
+static PtxReg threefry_block32(PtxBuilder *b, const RngBitsPlan *p, PtxReg i, PtxReg *which) {
   PtxReg index[AXLE_MAX_RANK], rest = i;
   for (int d = p->rank - 1; d >= 0; d--) {
     PtxReg q;
@@ -97,7 +97,7 @@ static PtxReg threefry_block32(PtxBuilder *b, const PtxRngPlan *p, PtxReg i, Ptx
 }
 
 /* The element's 64 bits (32-bit outputs use the low word). */
-static PtxReg threefry_bits(PtxBuilder *b, const PtxRngPlan *p, PtxReg state, PtxReg i) {
+static PtxReg threefry_bits(PtxBuilder *b, const RngBitsPlan *p, PtxReg state, PtxReg i) {
   PtxReg key[2], x[2], which = {PTX_REG_B64, -1}, block = i;
   split_u64(b, state_word(b, state, 0), key);
   if (p->width != 64 && p->rank > 0) block = threefry_block32(b, p, i, &which);
@@ -120,7 +120,7 @@ static PtxReg threefry_bits(PtxBuilder *b, const PtxRngPlan *p, PtxReg state, Pt
 
 /* Philox: element j is word j % per_block of block j / per_block, at the
  * 128-bit counter (low, high) + block. */
-static PtxReg philox_bits(PtxBuilder *b, const PtxRngPlan *p, PtxReg state, PtxReg j) {
+static PtxReg philox_bits(PtxBuilder *b, const RngBitsPlan *p, PtxReg state, PtxReg j) {
   int per_block = p->width == 64 ? 2 : 4;
   PtxReg key[2], x[4], block, w;
   split_u64(b, state_word(b, state, 0), key);
@@ -169,7 +169,7 @@ static void bits_store(PtxBuilder *b, int bytes, PtxReg address, PtxReg bits) {
   ptx_inst(b, bytes == 2 ? "st.global.u16 [$r], $r" : "st.global.u8 [$r], $r", address, half);
 }
 
-void ptx_rng_emit_bits(PtxBuilder *b, const char *name, const PtxRngPlan *p) {
+void ptx_rng_emit_bits(PtxBuilder *b, const char *name, const RngBitsPlan *p) {
   ptx_kernel_begin(b, name, p->algorithm == RNG_THREE_FRY ? "rng-bit-generator: Threefry-2x32 bits"
                                                           : "rng-bit-generator: Philox-4x32 bits");
   ptx_kernel_param(b, PTX_U64, "state");
@@ -183,7 +183,7 @@ void ptx_rng_emit_bits(PtxBuilder *b, const char *name, const PtxRngPlan *p) {
   ptx_kernel_end(b);
 }
 
-void ptx_rng_emit_state(PtxBuilder *b, const char *name, const PtxRngPlan *p) {
+void ptx_rng_emit_state(PtxBuilder *b, const char *name, const RngBitsPlan *p) {
   ptx_kernel_begin(b, name, "rng-bit-generator: the state advanced by the blocks used");
   ptx_kernel_param(b, PTX_U64, "state");
   ptx_kernel_param(b, PTX_U64, "next");

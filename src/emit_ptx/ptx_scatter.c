@@ -74,28 +74,28 @@ static PtxReg index_load(PtxBuilder *b, ElementType t, PtxReg indices, PtxReg at
 static PtxReg operand_position(PtxBuilder *b, const PtxScatterPlan *p, PtxReg indices, const PtxReg *scatter,
                                const PtxReg *window, PtxLabel skip) {
   PtxReg start[AXLE_MAX_RANK];
-  for (int d = 0; d < p->operand_rank; d++) {
+  for (int d = 0; d < p->plan.operand_rank; d++) {
     start[d] = ptx_reg_new(b, PTX_S64);
     ptx_inst(b, "mov.s64 $r, 0", start[d]);
   }
-  PtxReg base = dot_strides(b, p->scatter_count, scatter, p->scatter_indices_stride);
-  for (int v = 0; v < p->vector_length; v++) {
+  PtxReg base = dot_strides(b, p->plan.scatter_count, scatter, p->scatter_indices_stride);
+  for (int v = 0; v < p->plan.vector_length; v++) {
     PtxReg at = ptx_reg_new(b, PTX_U64);
     ptx_inst(b, "add.u64 $r, $r, $D", at, base, (int64_t)v * p->vector_stride);
-    start[p->vector_operand_dim[v]] = index_load(b, p->index_type, indices, at);
+    start[p->plan.vector_operand_dim[v]] = index_load(b, p->index_type, indices, at);
   }
-  for (int k = 0; k < p->batching_count; k++)
-    ptx_inst(b, "mov.s64 $r, $r", start[p->batching_operand_dim[k]], scatter[p->batching_scatter_axis[k]]);
+  for (int k = 0; k < p->plan.batching_count; k++)
+    ptx_inst(b, "mov.s64 $r, $r", start[p->plan.batching_operand_dim[k]], scatter[p->plan.batching_scatter_axis[k]]);
   PtxReg bad = ptx_reg_new(b, PTX_PRED), position = ptx_reg_new(b, PTX_U64);
   ptx_inst(b, "mov.u64 $r, 0", position);
-  for (int d = 0; d < p->operand_rank; d++) {
+  for (int d = 0; d < p->plan.operand_rank; d++) {
     /* unsigned: a negative start is out of bounds too */
-    ptx_inst(b, "setp.gt.u64 $r, $r, $D", bad, start[d], p->operand_dims[d] - p->window_extent_of_operand[d]);
+    ptx_inst(b, "setp.gt.u64 $r, $r, $D", bad, start[d], p->plan.operand_dims[d] - p->plan.window_extent_of_operand[d]);
     ptx_inst(b, "@$r bra $l", bad, skip);
     PtxReg at = start[d];
-    if (p->window_of_operand[d] >= 0) {
+    if (p->plan.window_of_operand[d] >= 0) {
       at = ptx_reg_new(b, PTX_U64);
-      ptx_inst(b, "add.u64 $r, $r, $r", at, start[d], window[p->window_of_operand[d]]);
+      ptx_inst(b, "add.u64 $r, $r, $r", at, start[d], window[p->plan.window_of_operand[d]]);
     }
     ptx_inst(b, "mad.lo.u64 $r, $r, $D, $r", position, at, p->operand_stride[d], position);
   }
@@ -108,20 +108,20 @@ bool ptx_scatter_emit_apply(PtxBuilder *b, const char *name, const PtxScatterPla
   PtxReg updates[AXLE_MAX_RANK], results[AXLE_MAX_RANK];
   ptx_kernel_begin(b, name, "scatter: every update element combined into the result, in the evaluator's order");
   ptx_kernel_param(b, PTX_U64, "indices");
-  for (int i = 0; i < p->n; i++) snprintf(param, sizeof param, "upd%d", i), ptx_kernel_param(b, PTX_U64, param);
-  for (int i = 0; i < p->n; i++) snprintf(param, sizeof param, "out%d", i), ptx_kernel_param(b, PTX_U64, param);
+  for (int i = 0; i < p->plan.n; i++) snprintf(param, sizeof param, "upd%d", i), ptx_kernel_param(b, PTX_U64, param);
+  for (int i = 0; i < p->plan.n; i++) snprintf(param, sizeof param, "out%d", i), ptx_kernel_param(b, PTX_U64, param);
   ptx_kernel_set_max_threads(b, 256);
   PtxReg indices = ptx_param_load_global_pointer(b, "indices");
-  for (int i = 0; i < p->n; i++) snprintf(param, sizeof param, "upd%d", i), updates[i] = ptx_param_load_global_pointer(b, param);
-  for (int i = 0; i < p->n; i++) snprintf(param, sizeof param, "out%d", i), results[i] = ptx_param_load_global_pointer(b, param);
-  PtxSortLoop l = ptx_sort_loop_open(b, p->scatter_total * p->window_total);
+  for (int i = 0; i < p->plan.n; i++) snprintf(param, sizeof param, "upd%d", i), updates[i] = ptx_param_load_global_pointer(b, param);
+  for (int i = 0; i < p->plan.n; i++) snprintf(param, sizeof param, "out%d", i), results[i] = ptx_param_load_global_pointer(b, param);
+  PtxSortLoop l = ptx_sort_loop_open(b, p->plan.scatter_total * p->plan.window_total);
   PtxLabel skip = ptx_label_new(b, "skip");
   PtxReg k, w, scatter[AXLE_MAX_RANK], window[AXLE_MAX_RANK];
-  ptx_sort_divide(b, l.i, p->window_total, &k, &w);
-  components(b, k, p->scatter_count, p->scatter_sizes, scatter);
-  components(b, w, p->window_count, p->window_sizes, window);
-  PtxReg from = dot_strides(b, p->scatter_count, scatter, p->scatter_update_stride);
-  PtxReg window_from = dot_strides(b, p->window_count, window, p->window_update_stride);
+  ptx_sort_divide(b, l.i, p->plan.window_total, &k, &w);
+  components(b, k, p->plan.scatter_count, p->plan.scatter_sizes, scatter);
+  components(b, w, p->plan.window_count, p->plan.window_sizes, window);
+  PtxReg from = dot_strides(b, p->plan.scatter_count, scatter, p->scatter_update_stride);
+  PtxReg window_from = dot_strides(b, p->plan.window_count, window, p->window_update_stride);
   ptx_inst(b, "add.u64 $r, $r, $r", from, from, window_from);
   PtxReg at = operand_position(b, p, indices, scatter, window, skip);
   if (p->atomic) {
@@ -134,17 +134,17 @@ bool ptx_scatter_emit_apply(PtxBuilder *b, const char *name, const PtxScatterPla
     return true;
   }
   PtxReg args[2 * AXLE_MAX_RANK], values[AXLE_MAX_RANK], addresses[AXLE_MAX_RANK];
-  for (int i = 0; i < p->n; i++) {
+  for (int i = 0; i < p->plan.n; i++) {
     int bytes = type_byte_size(p->types[i]);
     addresses[i] = ptx_element_address(b, results[i], at, bytes);
     args[i] = ptx_sort_value_load(b, p->types[i], addresses[i]);
-    args[p->n + i] = ptx_sort_value_load(b, p->types[i], ptx_element_address(b, updates[i], from, bytes));
+    args[p->plan.n + i] = ptx_sort_value_load(b, p->types[i], ptx_element_address(b, updates[i], from, bytes));
   }
-  if (!ptx_scalar_call_emit_results(b, combiner, args, values, p->n, st)) {
+  if (!ptx_scalar_call_emit_results(b, combiner, args, values, p->plan.n, st)) {
     ptx_kernel_abandon(b);
     return false;
   }
-  for (int i = 0; i < p->n; i++) ptx_sort_value_store(b, p->types[i], addresses[i], values[i]);
+  for (int i = 0; i < p->plan.n; i++) ptx_sort_value_store(b, p->types[i], addresses[i], values[i]);
   ptx_label_place(b, skip);
   ptx_sort_loop_close(b, &l);
   ptx_kernel_end(b);

@@ -17,6 +17,7 @@
 
 #include "emit_x86/cpu_compile.h"
 #include "ir/lapack.h"
+#include "ir/linalg_plan.h"
 
 typedef double complex Complex;
 
@@ -48,9 +49,8 @@ static void store_complex(ElementType t, void *data, int64_t i, Complex v) {
 typedef struct LinalgState {
   ElementType type;
   int64_t batches;
-  int64_t m, n;                /* cholesky: n x n; triangular-solve: a is m x m, b rows x cols; getrf: m x n */
-  int64_t rows, cols;
-  bool lower, left_side, transpose, unit_diagonal;
+  int64_t m, n;                /* cholesky: n x n; getrf: m x n */
+  bool lower;
 } LinalgState;
 
 typedef struct LinalgRun {
@@ -112,70 +112,54 @@ bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst) {
 
 /* ---- triangular-solve ---- */
 
-/* Solves t x = x in place for one vector x (x[i * stride]), t an m x m
- * triangular matrix, lower or upper, by substitution. */
-static void triangular_substitute(const double *t, int64_t m, bool t_lower, double *x, int64_t stride) {
-  for (int64_t step = 0; step < m; step++) {
-    int64_t i = t_lower ? step : m - 1 - step;
-    double sum = x[i * stride];
-    if (t_lower)
-      for (int64_t k = 0; k < i; k++) sum -= t[i * m + k] * x[k * stride];
-    else
-      for (int64_t k = i + 1; k < m; k++) sum -= t[i * m + k] * x[k * stride];
-    x[i * stride] = sum / t[i * m + i];
-  }
-}
+/* What a triangular-solve step knows: its plan (src/ir/linalg_plan.h). */
+typedef struct SolveStep {
+  TriangularSolvePlan plan;
+  ElementType type;
+} SolveStep;
 
-/* t = op(a) for one batch element, reading only the triangle of a that
- * `lower` names, with 1 on the diagonal when unit_diagonal. A right-side
- * solve x op(a) = b is op(a)^T x^T = b^T: t is transposed once more.
- * Returns whether t is lower triangular. */
-static bool triangular_matrix(const LinalgState *s, const void *a, int64_t base, double *t) {
-  int64_t m = s->m;
-  bool transpose = s->left_side ? s->transpose : !s->transpose;
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < m; j++) {
-      int64_t r = transpose ? j : i, col = transpose ? i : j;
-      double v = 0;
-      if (r == col) v = s->unit_diagonal ? 1.0 : load_real(s->type, a, base + r * m + col);
-      else if (s->lower ? r > col : r < col) v = load_real(s->type, a, base + r * m + col);
-      t[i * m + j] = v;
-    }
-  return s->lower != transpose;
-}
+typedef struct SolveRun {
+  const SolveStep *step;
+  void *const *buffers;   /* a, b, x */
+} SolveRun;
 
 static void triangular_solve_task_run(void *context, int64_t b) {
-  const LinalgRun *run = context;
-  const LinalgState *s = run->state;
-  int64_t m = s->m, rows = s->rows, cols = s->cols, base = b * rows * cols;
-  double *t = mem_calloc((size_t)(m * m) + 1, sizeof *t), *x = mem_calloc((size_t)(rows * cols) + 1, sizeof *x);
-  bool t_lower = triangular_matrix(s, run->buffers[0], b * m * m, t);
-  for (int64_t i = 0; i < rows * cols; i++) x[i] = load_real(s->type, run->buffers[1], base + i);
-  if (s->left_side)
-    for (int64_t col = 0; col < cols; col++) triangular_substitute(t, m, t_lower, x + col, cols);
-  else
-    for (int64_t r = 0; r < rows; r++) triangular_substitute(t, m, t_lower, x + r * cols, 1);
-  for (int64_t i = 0; i < rows * cols; i++) store_real(s->type, run->buffers[2], base + i, x[i]);
-  mem_free(t);
+  const SolveRun *run = context;
+  const TriangularSolvePlan *p = &run->step->plan;
+  ElementType t = run->step->type;
+  int64_t m = p->m, size = p->rows * p->cols;
+  double *a = mem_calloc((size_t)(m * m) + 1, sizeof *a), *x = mem_calloc((size_t)size + 1, sizeof *x);
+  for (int64_t i = 0; i < m * m; i++) a[i] = load_real(t, run->buffers[0], b * m * m + i);
+  for (int64_t i = 0; i < size; i++) x[i] = load_real(t, run->buffers[1], b * size + i);
+  triangular_solve_run(p, a, x);
+  for (int64_t i = 0; i < size; i++) store_real(t, run->buffers[2], b * size + i, x[i]);
+  mem_free(a);
   mem_free(x);
+}
+
+static bool triangular_solve_call(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)st;
+  const SolveStep *s = step->state;
+  SolveRun run = {s, buffers};
+  thread_pool_run(pool, s->plan.batches, triangular_solve_task_run, &run);
+  return true;
 }
 
 /* triangular-solve(a, b): x with op(a) x = b (left_side) or x op(a) = b;
  * op is identity or transpose (ADJOINT is transpose for reals). */
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape, *b = &inst->operands[1]->shape;
-  int rank = a->rank;
-  bool ok = !shape_is_tuple(a) && !shape_is_tuple(b) && rank >= 2 && b->rank == rank &&
-            a->dims[rank - 1] == a->dims[rank - 2] && shape_same_dims(b, &inst->shape);
-  for (int d = 0; ok && d < rank - 2; d++) ok = a->dims[d] == b->dims[d];
-  if (ok) ok = inst->attrs.left_side ? b->dims[rank - 2] == a->dims[rank - 1] : b->dims[rank - 1] == a->dims[rank - 1];
-  if (!ok) return cpu_refuse(c, inst, "a triangular-solve whose shapes do not fit together");
+  SolveStep s = {.type = a->type};
+  if (!triangular_solve_plan_make(a, b, inst->attrs.left_side, inst->attrs.lower, inst->attrs.transpose_a != TRANSPOSE_A_NO,
+                                  inst->attrs.unit_diagonal, &s.plan) ||
+      !shape_same_dims(b, &inst->shape))
+    return cpu_refuse(c, inst, "a triangular-solve whose shapes do not fit together");
   if (!type_is_linalg_float(a->type) || b->type != a->type || inst->shape.type != a->type)
     return cpu_refuse(c, inst, "a triangular-solve of this element type");
-  LinalgState s = {.type = a->type, .batches = batch_count(b), .m = a->dims[rank - 1], .rows = b->dims[rank - 2],
-                   .cols = b->dims[rank - 1], .lower = inst->attrs.lower, .left_side = inst->attrs.left_side,
-                   .transpose = inst->attrs.transpose_a != TRANSPOSE_A_NO, .unit_diagonal = inst->attrs.unit_diagonal};
-  return add_linalg_step(c, inst, 1, &s, triangular_solve_task_run);
+  if (shape_element_count(a) == 0 || shape_element_count(b) == 0) return true; /* nothing to write */
+  SolveStep *step = mem_calloc(1, sizeof *step);
+  *step = s;
+  return cpu_add_call_step(c, inst, 1, triangular_solve_call, step, mem_free) != NULL;
 }
 
 /* ---- getrf (the LAPACK custom-call) ---- */

@@ -5,9 +5,9 @@
  * the updates' scatter dims, each window row-major) on one thread and
  * combines each updated element with the update computation, compiled to a
  * rank-0 kernel (lower_scatter_combiner). One order on every thread count:
- * the same bits. A window that would reach past the operand anywhere is
- * dropped whole, as XLA does; the evaluator (src/ir/eval/eval_gather.c)
- * is the reference.
+ * the same bits. The walk's index arithmetic is the plan the evaluator
+ * executes too (src/ir/scatter_plan.c), so the two visit the same elements
+ * in the same order, and drop the same windows.
  *
  * select-and-scatter is two kernels (lower_select_and_scatter): the picks
  * of every window placement into a temporary, then the scatter of the
@@ -16,22 +16,16 @@
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
+#include "ir/scatter_plan.h"
 #include "opt/lower.h"
 
 /* ---- scatter ---- */
 
 typedef struct ScatterRoutine {
-  int n;                        /* operands (and updates, and results) */
+  ScatterPlan plan;
   CompiledKernel *combiner;
   const Shape *operand, *indices, *updates; /* the shapes, with layouts */
-  const ScatterDims *dims;
   int64_t element_bytes[AXLE_MAX_RANK];
-  /* Update dims: which pick an index vector (scatter axes), which walk
-   * the window; the update dim feeding each operand dim (-1: none). */
-  int scatter_count, window_count;
-  int scatter_axes[AXLE_MAX_RANK];
-  int64_t scatter_sizes[AXLE_MAX_RANK], window_sizes[AXLE_MAX_RANK];
-  int window_axis_of_operand[AXLE_MAX_RANK];
 } ScatterRoutine;
 
 static void scatter_routine_free(void *state) {
@@ -82,28 +76,16 @@ static bool index_advance(int64_t *index, const int64_t *dims, int rank) {
   return false;
 }
 
-/* Where window element 0 of one scatter index lands, and whether the whole
- * window fits inside the operand. */
-static bool scatter_window_start(const ScatterRoutine *r, const void *indices, const int64_t *scatter_index,
-                                 int64_t *start) {
-  const ScatterDims *s = r->dims;
-  int64_t indices_index[AXLE_MAX_RANK];
-  for (int d = 0, j = 0; d < r->indices->rank; d++)
-    if (d != s->index_vector_dim) indices_index[d] = scatter_index[j++];
-  for (int d = 0; d < r->operand->rank; d++) start[d] = 0;
-  for (int k = 0; k < s->scatter_dims_to_operand_dims.count; k++) {
-    if (s->index_vector_dim < r->indices->rank) indices_index[s->index_vector_dim] = k;
-    start[s->scatter_dims_to_operand_dims.values[k]] =
-        index_read(indices, r->indices->type, layout_offset(r->indices, indices_index));
-  }
-  for (int k = 0; k < s->input_batching_dims.count; k++)
-    start[s->input_batching_dims.values[k]] = indices_index[s->scatter_indices_batching_dims.values[k]];
-  for (int d = 0; d < r->operand->rank; d++) {
-    int axis = r->window_axis_of_operand[d];
-    int64_t size = axis < 0 ? 1 : r->updates->dims[axis];
-    if (start[d] < 0 || start[d] > r->operand->dims[d] - size) return false;
-  }
-  return true;
+/* scatter_window_start's reader: an entry of the indices buffer, in its
+ * layout. */
+typedef struct IndicesView {
+  const Shape *shape;
+  const void *data;
+} IndicesView;
+
+static int64_t indices_view_read(const void *context, const int64_t *indices_index) {
+  const IndicesView *v = context;
+  return index_read(v->data, v->shape->type, layout_offset(v->shape, indices_index));
 }
 
 /* The combiner over one scatter index's window, row-major over the
@@ -112,19 +94,13 @@ static bool scatter_window_start(const ScatterRoutine *r, const void *indices, c
  * every argument. */
 static void scatter_window_apply(const ScatterRoutine *r, void *const *buffers, const int64_t *scatter_index,
                                  const int64_t *start) {
-  int n = r->n;
+  const ScatterPlan *p = &r->plan;
+  int n = p->n;
   int64_t window_index[AXLE_MAX_RANK] = {0}, update_index[AXLE_MAX_RANK], operand_index[AXLE_MAX_RANK];
   uint64_t current[AXLE_MAX_RANK][2]; /* up to 16 bytes: c128 */
   void *args[3 * AXLE_MAX_RANK];
-  for (int j = 0; j < r->scatter_count; j++) update_index[r->scatter_axes[j]] = scatter_index[j];
-  int64_t total = 1;
-  for (int j = 0; j < r->window_count; j++) total *= r->window_sizes[j];
-  for (int64_t w = 0; w < total; w++, index_advance(window_index, r->window_sizes, r->window_count)) {
-    for (int j = 0; j < r->window_count; j++) update_index[r->dims->update_window_dims.values[j]] = window_index[j];
-    for (int d = 0; d < r->operand->rank; d++) {
-      int axis = r->window_axis_of_operand[d];
-      operand_index[d] = start[d] + (axis < 0 ? 0 : update_index[axis]);
-    }
+  for (int64_t w = 0; w < p->window_total; w++, index_advance(window_index, p->window_sizes, p->window_count)) {
+    scatter_window_element(p, scatter_index, window_index, start, update_index, operand_index);
     int64_t at = layout_offset(r->operand, operand_index), from = layout_offset(r->updates, update_index);
     for (int i = 0; i < n; i++) {
       char *result = (char *)buffers[2 * n + 1 + i] + at * r->element_bytes[i];
@@ -141,37 +117,18 @@ static void scatter_window_apply(const ScatterRoutine *r, void *const *buffers, 
 static bool scatter_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, Status *st) {
   (void)pool, (void)st;
   const ScatterRoutine *r = s->state;
-  int n = r->n;
+  const ScatterPlan *p = &r->plan;
+  int n = p->n;
   for (int i = 0; i < n; i++) {
     int64_t bytes = shape_element_count(r->operand) * r->element_bytes[i];
     if (buffers[2 * n + 1 + i] != buffers[i] && bytes > 0) memcpy(buffers[2 * n + 1 + i], buffers[i], (size_t)bytes);
   }
-  int64_t scatter_index[AXLE_MAX_RANK] = {0}, start[AXLE_MAX_RANK], count = 1;
-  for (int j = 0; j < r->scatter_count; j++) count *= r->scatter_sizes[j];
-  for (int64_t k = 0; k < count; k++, index_advance(scatter_index, r->scatter_sizes, r->scatter_count))
-    if (scatter_window_start(r, buffers[n], scatter_index, start))
+  IndicesView indices = {r->indices, buffers[n]};
+  int64_t scatter_index[AXLE_MAX_RANK] = {0}, start[AXLE_MAX_RANK];
+  for (int64_t k = 0; k < p->scatter_total; k++, index_advance(scatter_index, p->scatter_sizes, p->scatter_count))
+    if (scatter_window_start(p, indices_view_read, &indices, scatter_index, start))
       scatter_window_apply(r, buffers, scatter_index, start);
   return true;
-}
-
-/* Which update dims walk the window and which pick index vectors, and the
- * update dim that feeds each operand dim (the verifier checked that they
- * fit together). */
-static void scatter_routine_plan(ScatterRoutine *r) {
-  const ScatterDims *s = r->dims;
-  bool is_window_axis[AXLE_MAX_RANK] = {false}, not_window[AXLE_MAX_RANK] = {false};
-  for (int j = 0; j < s->update_window_dims.count; j++) is_window_axis[s->update_window_dims.values[j]] = true;
-  for (int j = 0; j < s->inserted_window_dims.count; j++) not_window[s->inserted_window_dims.values[j]] = true;
-  for (int j = 0; j < s->input_batching_dims.count; j++) not_window[s->input_batching_dims.values[j]] = true;
-  r->window_count = s->update_window_dims.count;
-  for (int j = 0; j < r->window_count; j++) r->window_sizes[j] = r->updates->dims[s->update_window_dims.values[j]];
-  for (int d = 0; d < r->updates->rank; d++)
-    if (!is_window_axis[d]) {
-      r->scatter_axes[r->scatter_count] = d;
-      r->scatter_sizes[r->scatter_count++] = r->updates->dims[d];
-    }
-  for (int d = 0, j = 0; d < r->operand->rank; d++)
-    r->window_axis_of_operand[d] = not_window[d] ? -1 : (int)s->update_window_dims.values[j++];
 }
 
 static bool layouts_equal(const Shape *a, const Shape *b) {
@@ -188,11 +145,12 @@ static bool scatter_step_bind(CpuCompile *c, const Instruction *inst, CpuStep *s
 }
 
 bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
-  int n = (inst->operand_count - 1) / 2;
-  if (n < 1 || n > AXLE_MAX_RANK) return cpu_refuse(c, inst, "too many operands");
+  ScatterPlan plan;
+  const char *problem = scatter_plan_make(inst, &plan);
+  if (problem) return cpu_refuse(c, inst, problem);
+  int n = plan.n;
   for (int i = 0; i < inst->operand_count; i++) {
     const Shape *s = &inst->operands[i]->shape;
-    if (shape_is_tuple(s)) return cpu_refuse(c, inst, "a tuple-shaped operand");
     if (s->element_size_bits || type_byte_size(s->type) > 16) return cpu_refuse(c, inst, "a packed element type");
   }
   const Shape *indices = &inst->operands[n]->shape;
@@ -209,10 +167,9 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
   kernel_free(k);
   if (!ck) return cpu_refuse(c, inst, why.message);
   ScatterRoutine *r = mem_calloc(1, sizeof *r);
-  *r = (ScatterRoutine){.n = n, .combiner = ck, .operand = &inst->operands[0]->shape, .indices = indices,
-                        .updates = &inst->operands[n + 1]->shape, .dims = attrs_scatter(&inst->attrs)};
+  *r = (ScatterRoutine){.plan = plan, .combiner = ck, .operand = &inst->operands[0]->shape, .indices = indices,
+                        .updates = &inst->operands[n + 1]->shape};
   for (int i = 0; i < n; i++) r->element_bytes[i] = type_byte_size(inst->operands[i]->shape.type);
-  scatter_routine_plan(r);
   CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3 * n + 1);
   s->call = scatter_run;
   s->state = r;

@@ -1,6 +1,8 @@
 /* The bits of rng-bit-generator: (new_state, random_bits) from a u64
  * state, bit for bit as XLA computes it. The evaluator (eval_rng.c) and the
- * CPU backend's runtime routine (src/emit_x86/cpu_control.c) both call it.
+ * CPU backend's runtime routine (src/emit_x86/cpu_control.c) both call
+ * rng_bits_generate; the GPU's kernels (src/emit_ptx/ptx_rng.c) execute the
+ * same RngBitsPlan (rng_bits.h), made here by rng_bits_plan_make.
  *
  * XLA runs this op through its RngBitGeneratorExpander, which builds the
  * generator from xla/hlo/builder/lib/prng.cc; the CPU and GPU compilers pick
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "ir/rng_bits.h"
 
 /* ------------------------------------------------------- block ciphers */
 
@@ -96,44 +99,33 @@ static int64_t index_linear(const int64_t *index, const int64_t *strides, int ra
   return at;
 }
 
-/* The dimension XLA splits in two for 32-bit output (SplitShapeIntoHalves). */
-static int threefry_split_dim(const Shape *s) {
-  for (int d = 0; d < s->rank; d++)
-    if (s->dims[d] % 2 == 0) return d;
-  int best = 0;
-  for (int d = 1; d < s->rank; d++)
-    if (s->dims[d] > s->dims[best]) best = d;
-  return best;
-}
-
 /* Fills bits[] (one u64 per element, 32 significant bits) and returns the
  * number of blocks used. A scalar is the first word of one block. */
-static uint64_t threefry_bits32(const Shape *s, uint64_t key, uint64_t counter, uint64_t *bits) {
+static uint64_t threefry_bits32(const RngBitsPlan *p, uint64_t key, uint64_t counter, uint64_t *bits) {
   uint32_t k[2], in[2], out[2];
   split_u64(key, k);
-  if (s->rank == 0) {
+  if (p->rank == 0) {
     split_u64(counter, in);
     threefry2x32(k, in, out);
     bits[0] = out[0];
     return 1;
   }
-  int split = threefry_split_dim(s);
+  int split = p->split;
   int64_t half[AXLE_MAX_RANK], half_strides[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0};
-  memcpy(half, s->dims, sizeof half);
-  half[split] = (s->dims[split] + 1) / 2;
-  Shape half_shape = shape_array(TYPE_U32, s->rank, half);
+  memcpy(half, p->dims, sizeof half);
+  half[split] = (p->dims[split] + 1) / 2;
+  Shape half_shape = shape_array(TYPE_U32, p->rank, half);
   shape_strides(&half_shape, half_strides);
-  int64_t count = shape_element_count(s);
-  for (int64_t at = 0; at < count; at++, index_next(index, s->dims, s->rank)) {
+  for (int64_t at = 0; at < p->count; at++, index_next(index, p->dims, p->rank)) {
     int64_t which = index[split] % 2, saved = index[split];
     index[split] /= 2;
-    uint64_t block = (uint64_t)index_linear(index, half_strides, s->rank);
+    uint64_t block = (uint64_t)index_linear(index, half_strides, p->rank);
     index[split] = saved;
     split_u64(counter + block, in);
     threefry2x32(k, in, out);
     bits[at] = out[which];
   }
-  return (uint64_t)shape_element_count(&half_shape);
+  return (uint64_t)p->blocks;
 }
 
 static uint64_t threefry_bits64(int64_t count, uint64_t key, uint64_t counter, uint64_t *bits) {
@@ -175,21 +167,60 @@ uint64_t rng_philox_bits(int64_t count, int width, uint64_t key, uint64_t low, u
   return blocks;
 }
 
+/* ------------------------------------------------------------ the plan */
+
+RngAlgorithm rng_algorithm_resolve(RngAlgorithm algorithm) {
+  return algorithm == RNG_DEFAULT ? RNG_PHILOX : algorithm;
+}
+
+bool rng_state_length_fits(RngAlgorithm algorithm, int64_t length) {
+  return rng_algorithm_resolve(algorithm) == RNG_THREE_FRY ? length == 2 : length == 2 || length == 3;
+}
+
+/* The dimension XLA splits in two for 32-bit Threefry output
+ * (SplitShapeIntoHalves): the first even one, else the first longest. */
+static int threefry_split_dim(const Shape *s) {
+  for (int d = 0; d < s->rank; d++)
+    if (s->dims[d] % 2 == 0) return d;
+  int best = 0;
+  for (int d = 1; d < s->rank; d++)
+    if (s->dims[d] > s->dims[best]) best = d;
+  return best;
+}
+
+void rng_bits_plan_make(RngAlgorithm algorithm, const Shape *bits, int state_count, RngBitsPlan *p) {
+  *p = (RngBitsPlan){.algorithm = rng_algorithm_resolve(algorithm), .state_count = state_count,
+                     .width = type_bit_width(bits->type), .count = shape_element_count(bits), .rank = bits->rank};
+  for (int d = 0; d < bits->rank; d++) p->dims[d] = bits->dims[d];
+  p->split = bits->rank ? threefry_split_dim(bits) : 0;
+  if (p->algorithm == RNG_PHILOX) {
+    int per_block = p->width == 64 ? 2 : 4;
+    p->blocks = (p->count + per_block - 1) / per_block;
+  } else if (p->width == 64 || p->rank == 0) {
+    p->blocks = p->width == 64 ? p->count : 1;
+  } else {
+    /* The half shape's elements. The split dimension may be 0 long (0 is
+     * even), so this is a product, never a division by it. */
+    p->blocks = 1;
+    for (int d = 0; d < p->rank; d++) p->blocks *= d == p->split ? (p->dims[d] + 1) / 2 : p->dims[d];
+  }
+}
+
 /* ------------------------------------------------------------- the op */
 
 void rng_bits_generate(RngAlgorithm algorithm, const Shape *shape, const uint64_t *state, int state_count,
                        uint64_t *next, uint64_t *bits) {
-  int64_t count = shape_element_count(shape);
-  int width = type_bit_width(shape->type);
+  RngBitsPlan plan;
+  rng_bits_plan_make(algorithm, shape, state_count, &plan);
   memcpy(next, state, sizeof *state * (size_t)state_count);
-  if (algorithm == RNG_THREE_FRY) {
-    next[1] = state[1] + (width == 64 ? threefry_bits64(count, state[0], state[1], bits)
-                                      : threefry_bits32(shape, state[0], state[1], bits));
+  if (plan.algorithm == RNG_THREE_FRY) {
+    next[1] = state[1] + (plan.width == 64 ? threefry_bits64(plan.count, state[0], state[1], bits)
+                                           : threefry_bits32(&plan, state[0], state[1], bits));
     return;
   }
   bool long_state = state_count == 3;
   uint64_t low = state[1], high = long_state ? state[2] : state[0];
-  uint64_t blocks = rng_philox_bits(count, width, state[0], low, high, bits);
+  uint64_t blocks = rng_philox_bits(plan.count, plan.width, state[0], low, high, bits);
   next[1] = low + blocks;
   if (long_state) next[2] = high + (next[1] < low);
 }

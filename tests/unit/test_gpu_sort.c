@@ -244,6 +244,17 @@ TEST(rng_bit_generator_gives_the_evaluator_bits_for_philox_and_threefry) {
                         false);
 }
 
+/* A Threefry 32-bit output with a zero dimension: the split dimension
+ * (the first even one) may be that zero, and no block is used. */
+TEST(an_empty_threefry_output_uses_no_block_and_matches_the_evaluator) {
+  expect_evaluator_bits("HloModule rng_empty\n"
+                        "ENTRY e {\n  s = u64[2] parameter(0)\n"
+                        "  a = (u64[2], u32[0,3]) rng-bit-generator(s), algorithm=rng_three_fry\n"
+                        "  b = (u64[2], u16[3,0]) rng-bit-generator(s), algorithm=rng_three_fry\n"
+                        "  ROOT t = ((u64[2], u32[0,3]), (u64[2], u16[3,0])) tuple(a, b)\n}\n",
+                        false);
+}
+
 TEST(rng_without_a_state_is_a_located_refusal) {
   setenv("AXLE_CUDA_DRIVER", fake_driver, 1);
   Status st;
@@ -335,6 +346,7 @@ int main(int argc, char **argv) {
   RUN(a_c64_comparator_and_a_c64_scatter_combiner_match_the_evaluator_bit_for_bit);
   RUN(an_integer_add_or_max_scatter_goes_atomic_and_still_matches);
   RUN(rng_bit_generator_gives_the_evaluator_bits_for_philox_and_threefry);
+  RUN(an_empty_threefry_output_uses_no_block_and_matches_the_evaluator);
   RUN(rng_without_a_state_is_a_located_refusal);
   RUN(the_sort_scatter_and_rng_kernels_assemble_with_ptxas_for_sm_80_and_sm_90a);
   return test_summary();

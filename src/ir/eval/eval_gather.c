@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "eval_internal.h"
+#include "ir/scatter_plan.h"
 
 /* Each entry of list is a dimension below bound and appears once; sorted too
  * when the op requires it. Marks the entries in seen (which may already
@@ -211,16 +212,6 @@ Literal *eval_gather(const Instruction *inst, Literal *const *operands, Status *
 
 /* ------------------------------------------------------------------ scatter */
 
-/* The scatter attributes, checked: how update dims map onto input dims. */
-typedef struct ScatterPlan {
-  const ScatterDims *s;
-  int scatter_count, window_count;
-  int scatter_axes[AXLE_MAX_RANK];     /* update dims that pick an index vector */
-  int64_t scatter_sizes[AXLE_MAX_RANK];
-  int64_t window_sizes[AXLE_MAX_RANK]; /* sizes of update_window_dims, in order */
-  int window_axis_of_input[AXLE_MAX_RANK]; /* update dim feeding input dim d, or -1 */
-} ScatterPlan;
-
 static bool scatter_check_operands(const Instruction *inst, Literal *const *operands, int n,
                                    Status *st) {
   const Shape *in = &operands[0]->shape, *up = &operands[n + 1]->shape;
@@ -237,9 +228,11 @@ static bool scatter_check_operands(const Instruction *inst, Literal *const *oper
   return true;
 }
 
-static bool scatter_plan(const Instruction *inst, const Shape *in, const Shape *indices,
-                         const Shape *updates, ScatterPlan *p, Status *st) {
-  const ScatterDims *s = p->s = attrs_scatter(&inst->attrs);
+/* The scatter attributes checked against the shapes, each with its own
+ * message; the plan (src/ir/scatter_plan.c) then derives the walk. */
+static bool scatter_check_dims(const Instruction *inst, const Shape *in, const Shape *indices,
+                               const Shape *updates, Status *st) {
+  const ScatterDims *s = attrs_scatter(&inst->attrs);
   bool not_window[AXLE_MAX_RANK] = {false}, is_window_axis[AXLE_MAX_RANK] = {false};
   bool seen_map[AXLE_MAX_RANK] = {false};
   if (!check_dim_list(inst, "update_window_dims", &s->update_window_dims, updates->rank, true,
@@ -258,20 +251,10 @@ static bool scatter_plan(const Instruction *inst, const Shape *in, const Shape *
       return status_error(st, STATUS_VERIFY_ERROR,
                           "scatter %s: a batching dim is also in scatter_dims_to_operand_dims",
                           inst->name);
-  p->window_count = s->update_window_dims.count;
-  for (int j = 0; j < p->window_count; j++)
-    p->window_sizes[j] = updates->dims[s->update_window_dims.values[j]];
-  p->scatter_count = 0;
-  for (int d = 0; d < updates->rank; d++)
-    if (!is_window_axis[d]) {
-      p->scatter_axes[p->scatter_count] = d;
-      p->scatter_sizes[p->scatter_count++] = updates->dims[d];
-    }
-  int window_input_dims = 0;
+  int window_input_dims = 0, scatter_count = updates->rank - s->update_window_dims.count;
   for (int d = 0; d < in->rank; d++) {
-    p->window_axis_of_input[d] = -1;
     if (not_window[d]) continue;
-    if (window_input_dims >= p->window_count)
+    if (window_input_dims >= s->update_window_dims.count)
       return status_error(st, STATUS_VERIFY_ERROR,
                           "scatter %s: update_window_dims must cover the input's window dims",
                           inst->name);
@@ -280,47 +263,31 @@ static bool scatter_plan(const Instruction *inst, const Shape *in, const Shape *
       return status_error(st, STATUS_VERIFY_ERROR,
                           "scatter %s: update window dim %lld is larger than input dim %d",
                           inst->name, (long long)axis, d);
-    p->window_axis_of_input[d] = (int)axis;
   }
   int batch_count = indices->rank - (s->index_vector_dim < indices->rank ? 1 : 0);
-  if (window_input_dims != p->window_count || batch_count != p->scatter_count)
+  if (window_input_dims != s->update_window_dims.count || batch_count != scatter_count)
     return status_error(st, STATUS_VERIFY_ERROR,
                         "scatter %s: updates must have one dim per input window dim and per "
                         "indices batch dim",
                         inst->name);
-  for (int j = 0, b = 0; j < p->scatter_count; j++, b++) {
+  for (int d = 0, b = 0; d < updates->rank; d++) {
+    if (is_window_axis[d]) continue;
     if (b == s->index_vector_dim) b++;
-    if (p->scatter_sizes[j] != indices->dims[b])
+    if (updates->dims[d] != indices->dims[b])
       return status_error(st, STATUS_VERIFY_ERROR,
                           "scatter %s: update scatter dim %d differs from the indices' dim %d",
-                          inst->name, p->scatter_axes[j], b);
+                          inst->name, d, b);
+    b++;
   }
   return true;
 }
 
-/* The input position of window element 0 for one scatter index, and whether
- * the whole window fits. XLA drops an update whose window would reach past
- * the input anywhere: the whole window, not just the outlying elements
- * (HloEvaluator::HandleScatter; the StableHLO spec leaves it to the
- * implementation). */
-static bool scatter_window_start(const ScatterPlan *p, const Literal *indices, const Shape *in,
-                                 const Shape *updates, const int64_t *scatter_index,
-                                 int64_t *start) {
-  const ScatterDims *s = p->s;
-  int64_t indices_index[AXLE_MAX_RANK], vector[AXLE_MAX_RANK];
-  fetch_index_vector(indices, s->index_vector_dim, scatter_index, indices_index, vector,
-                     s->scatter_dims_to_operand_dims.count);
-  for (int d = 0; d < in->rank; d++) start[d] = 0;
-  for (int k = 0; k < s->scatter_dims_to_operand_dims.count; k++)
-    start[s->scatter_dims_to_operand_dims.values[k]] = vector[k];
-  for (int k = 0; k < s->input_batching_dims.count; k++)
-    start[s->input_batching_dims.values[k]] = indices_index[s->scatter_indices_batching_dims.values[k]];
-  for (int d = 0; d < in->rank; d++) {
-    int axis = p->window_axis_of_input[d];
-    int64_t size = axis < 0 ? 1 : updates->dims[axis];
-    if (start[d] < 0 || start[d] > in->dims[d] - size) return false;
-  }
-  return true;
+/* scatter_window_start's reader: an entry of the indices literal. */
+static int64_t scatter_index_read(const void *context, const int64_t *indices_index) {
+  const Literal *indices = context;
+  int64_t strides[AXLE_MAX_RANK];
+  shape_strides(&indices->shape, strides);
+  return read_index(indices, index_linear(indices_index, strides, indices->shape.rank));
 }
 
 /* Applies the update computation over one scatter index's window, in
@@ -333,16 +300,8 @@ static bool scatter_window(const ScatterPlan *p, ScalarCall *call, Literal **res
   int64_t window_index[AXLE_MAX_RANK] = {0}, update_index[AXLE_MAX_RANK], input_index[AXLE_MAX_RANK];
   shape_strides(in, in_strides);
   shape_strides(up, up_strides);
-  for (int j = 0; j < p->scatter_count; j++) update_index[p->scatter_axes[j]] = scatter_index[j];
-  int64_t total = 1;
-  for (int j = 0; j < p->window_count; j++) total *= p->window_sizes[j];
-  for (int64_t w = 0; w < total; w++, index_next(window_index, p->window_sizes, p->window_count)) {
-    for (int j = 0; j < p->window_count; j++)
-      update_index[p->s->update_window_dims.values[j]] = window_index[j];
-    for (int d = 0; d < in->rank; d++) {
-      int axis = p->window_axis_of_input[d];
-      input_index[d] = start[d] + (axis < 0 ? 0 : update_index[axis]);
-    }
+  for (int64_t w = 0; w < p->window_total; w++, index_next(window_index, p->window_sizes, p->window_count)) {
+    scatter_window_element(p, scatter_index, window_index, start, update_index, input_index);
     int64_t at = index_linear(input_index, in_strides, in->rank);
     int64_t from = index_linear(update_index, up_strides, up->rank);
     for (int i = 0; i < n; i++) {
@@ -375,12 +334,17 @@ Literal *eval_scatter(const Instruction *inst, Literal *const *operands, Status 
   }
   const Literal *indices = operands[n];
   Literal *const *updates = operands + n + 1;
-  ScatterPlan p = {0};
+  ScatterPlan p;
+  const char *problem = NULL;
   if (!scatter_check_operands(inst, operands, n, st) ||
       !check_indices(inst, indices, attrs_scatter(&inst->attrs)->index_vector_dim,
                      &attrs_scatter(&inst->attrs)->scatter_dims_to_operand_dims, st) ||
-      !scatter_plan(inst, &operands[0]->shape, &indices->shape, &updates[0]->shape, &p, st))
+      !scatter_check_dims(inst, &operands[0]->shape, &indices->shape, &updates[0]->shape, st))
     return NULL;
+  if ((problem = scatter_plan_make(inst, &p)) != NULL) {
+    status_error(st, STATUS_VERIFY_ERROR, "scatter %s: %s", inst->name, problem);
+    return NULL;
+  }
   Literal **results = mem_calloc((size_t)n, sizeof *results);
   ElementType *types = mem_calloc((size_t)(2 * n), sizeof *types);
   ScalarCall call = {0};
@@ -392,12 +356,9 @@ Literal *eval_scatter(const Instruction *inst, Literal *const *operands, Status 
     if (ok) memcpy(results[i]->data, operands[i]->data, (size_t)shape_byte_size(&operands[i]->shape));
   }
   ok = ok && eval_scalar_call_init(&call, inst, inst->called[0], types, 2 * n, types, n, st);
-  int64_t scatter_index[AXLE_MAX_RANK] = {0}, start[AXLE_MAX_RANK], count = 1;
-  for (int j = 0; j < p.scatter_count; j++) count *= p.scatter_sizes[j];
-  for (int64_t k = 0; ok && k < count; k++, index_next(scatter_index, p.scatter_sizes, p.scatter_count)) {
-    if (!scatter_window_start(&p, indices, &operands[0]->shape, &updates[0]->shape, scatter_index,
-                              start))
-      continue;
+  int64_t scatter_index[AXLE_MAX_RANK] = {0}, start[AXLE_MAX_RANK];
+  for (int64_t k = 0; ok && k < p.scatter_total; k++, index_next(scatter_index, p.scatter_sizes, p.scatter_count)) {
+    if (!scatter_window_start(&p, scatter_index_read, indices, scatter_index, start)) continue;
     ok = scatter_window(&p, &call, results, updates, n, scatter_index, start, st);
   }
   eval_scalar_call_free(&call);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 
 #include "eval_internal.h"
+#include "ir/linalg_plan.h"
 
 /* ------------------------------------------------------------ arithmetic */
 
@@ -512,42 +513,6 @@ Literal *eval_cholesky(const Instruction *inst, Literal *const *operands, Status
 
 /* ------------------------------------------------------ triangular-solve */
 
-/* Solves t x = x in place for one vector x (elements x[i * stride]), t an
- * m x m triangular matrix, lower or upper, by substitution. */
-static void triangular_substitute(const double *t, int64_t m, bool t_lower, double *x,
-                                  int64_t stride) {
-  for (int64_t step = 0; step < m; step++) {
-    int64_t i = t_lower ? step : m - 1 - step;
-    double s = x[i * stride];
-    if (t_lower)
-      for (int64_t k = 0; k < i; k++) s -= t[i * m + k] * x[k * stride];
-    else
-      for (int64_t k = i + 1; k < m; k++) s -= t[i * m + k] * x[k * stride];
-    x[i * stride] = s / t[i * m + i];
-  }
-}
-
-/* Builds t = op(a) for one batch element, reading only the triangle of a
- * that `lower` names, with 1 on the diagonal when unit_diagonal (the diagonal
- * of a is then not read). For a right-side solve, x op(a) = b is solved as
- * op(a)^T x^T = b^T, so t is transposed once more. Returns whether t is
- * lower triangular. */
-static bool triangular_matrix(const Instruction *inst, const Literal *a, int64_t base, int64_t m,
-                              double *t) {
-  bool lower = inst->attrs.lower, unit = inst->attrs.unit_diagonal;
-  bool transpose = inst->attrs.transpose_a != TRANSPOSE_A_NO; /* ADJOINT: reals only */
-  if (!inst->attrs.left_side) transpose = !transpose;
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < m; j++) {
-      int64_t r = transpose ? j : i, c = transpose ? i : j;
-      double v = 0;
-      if (r == c) v = unit ? 1.0 : literal_get_f64(a, base + r * m + c);
-      else if (lower ? r > c : r < c) v = literal_get_f64(a, base + r * m + c);
-      t[i * m + j] = v;
-    }
-  return lower != transpose;
-}
-
 static bool check_triangular_solve(const Instruction *inst, const Literal *a, const Literal *b,
                                    Status *st) {
   if (!check_square_batch(inst, a, st) || !check_array(inst, b, "b", st)) return false;
@@ -574,24 +539,20 @@ static bool check_triangular_solve(const Instruction *inst, const Literal *a, co
 Literal *eval_triangular_solve(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *a = operands[0], *b = operands[1];
   if (!check_triangular_solve(inst, a, b, st)) return NULL;
-  int rank = b->shape.rank;
-  int64_t m = a->shape.dims[rank - 1];
-  int64_t rows = b->shape.dims[rank - 2], cols = b->shape.dims[rank - 1];
-  int64_t batches = batch_count(&b->shape);
+  TriangularSolvePlan plan;
+  triangular_solve_plan_make(&a->shape, &b->shape, inst->attrs.left_side, inst->attrs.lower,
+                             inst->attrs.transpose_a != TRANSPOSE_A_NO, inst->attrs.unit_diagonal, &plan);
+  int64_t m = plan.m, size = plan.rows * plan.cols;
   Literal *out = literal_create(&inst->shape);
-  double *t = eval_scratch_calloc(m * m, sizeof(double));
-  double *x = eval_scratch_calloc(rows * cols, sizeof(double));
-  for (int64_t bi = 0; bi < batches; bi++) {
-    bool t_lower = triangular_matrix(inst, a, bi * m * m, m, t);
-    int64_t base = bi * rows * cols;
-    for (int64_t i = 0; i < rows * cols; i++) x[i] = literal_get_f64(b, base + i);
-    if (inst->attrs.left_side)
-      for (int64_t c = 0; c < cols; c++) triangular_substitute(t, m, t_lower, x + c, cols);
-    else
-      for (int64_t r = 0; r < rows; r++) triangular_substitute(t, m, t_lower, x + r * cols, 1);
-    for (int64_t i = 0; i < rows * cols; i++) literal_set_f64(out, base + i, x[i]);
+  double *matrix = eval_scratch_calloc(m * m, sizeof(double));
+  double *x = eval_scratch_calloc(size, sizeof(double));
+  for (int64_t bi = 0; bi < plan.batches; bi++) {
+    for (int64_t i = 0; i < m * m; i++) matrix[i] = literal_get_f64(a, bi * m * m + i);
+    for (int64_t i = 0; i < size; i++) x[i] = literal_get_f64(b, bi * size + i);
+    triangular_solve_run(&plan, matrix, x);
+    for (int64_t i = 0; i < size; i++) literal_set_f64(out, bi * size + i, x[i]);
   }
-  mem_free(t);
+  mem_free(matrix);
   mem_free(x);
   return out;
 }

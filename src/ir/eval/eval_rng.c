@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "eval_internal.h"
+#include "ir/rng_bits.h"
 
 /* ------------------------------------------------------------ the op */
 
@@ -18,7 +19,7 @@ static bool rng_state_fits(const Instruction *inst, const Shape *state, RngAlgor
   if (state->type != TYPE_U64 || state->rank != 1)
     return status_error(st, code, "%s: the state must be a u64 vector", inst->name);
   int64_t n = state->dims[0];
-  if (algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3)
+  if (!rng_state_length_fits(algorithm, n))
     return status_error(st, code, "%s: the state of %s must be u64[%s], not u64[%lld]", inst->name,
                         algorithm == RNG_THREE_FRY ? "rng_three_fry" : "rng_philox",
                         algorithm == RNG_THREE_FRY ? "2" : "2] or u64[3", (long long)n);
@@ -26,7 +27,7 @@ static bool rng_state_fits(const Instruction *inst, const Shape *state, RngAlgor
 }
 
 bool eval_rng_bit_generator_supported(const Instruction *inst, Status *st) {
-  RngAlgorithm algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
+  RngAlgorithm algorithm = rng_algorithm_resolve(inst->attrs.rng_algorithm);
   return inst->operand_count == 1 && inst->operands && inst->operands[0]
              ? rng_state_fits(inst, &inst->operands[0]->shape, algorithm, STATUS_UNSUPPORTED, st)
              : status_error(st, STATUS_VERIFY_ERROR, "%s: rng-bit-generator takes one state operand", inst->name);
@@ -34,7 +35,7 @@ bool eval_rng_bit_generator_supported(const Instruction *inst, Status *st) {
 
 static bool check_rng(const Instruction *inst, const Literal *state, RngAlgorithm *algorithm,
                       Status *st) {
-  *algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
+  *algorithm = rng_algorithm_resolve(inst->attrs.rng_algorithm);
   if (!state) return status_error(st, STATUS_RUNTIME_ERROR, "%s: the state must be a u64 vector", inst->name);
   if (!rng_state_fits(inst, &state->shape, *algorithm, STATUS_RUNTIME_ERROR, st)) return false;
   const Shape *s = &inst->shape;
