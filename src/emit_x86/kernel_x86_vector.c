@@ -438,6 +438,16 @@ static int row_access_dim(const Kernel *k, int i) {
   return inner;
 }
 
+bool kernel_x86_is_row_access(const Kernel *k, int i) { return row_access_dim(k, i) >= 0; }
+
+/* The ROW phase's store when phase x->phase stores a value for it to read
+ * back (schedule.phases[].reuse), else -1. */
+static int reuse_store(const KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (k->kind != KERNEL_ROW || x->phase + 1 >= k->phase_count || x->schedule.phases[x->phase + 1].reuse < 0) return -1;
+  return kernel_x86_row_store(k);
+}
+
 void kernel_x86_assign_row_pointers(KernelX86 *x) {
   const Kernel *k = x->k;
   x->address_count = 0;
@@ -452,8 +462,9 @@ static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
 /* Before the loop: each row access's address at inner index 0. */
 static bool emit_row_pointers(KernelX86 *x) {
   const Kernel *k = x->k;
+  int early_store = reuse_store(x);
   for (int i = 0; i < k->op_count; i++) {
-    if (!in_loop(x, &k->ops[i]) || x->address_slots[i] < 0) continue;
+    if ((!in_loop(x, &k->ops[i]) && i != early_store) || x->address_slots[i] < 0 || x->dead[i]) continue;
     const KernelOp *op = &k->ops[i];
     bool store = op->kop == KOP_STORE;
     const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
@@ -738,6 +749,7 @@ static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
   for (int i = 0; i < k->op_count; i++) {
     if (!in_loop(x, &k->ops[i])) continue;
     if (!k->ops[i].invariant) return i;
+    if (x->dead[i]) continue;
     if (!noted) x86_listing_note(x->cb, "loop-invariant ops, once per row");
     noted = true;
     kernel_x86_note_origin(x, i, &last);
@@ -753,6 +765,13 @@ static int emit_loop_prologue(KernelX86 *x, bool *ok) {
   return body;
 }
 
+/* The f32 element at r14 of row access i's row: [row pointer + 4 r14],
+ * as wide as the loop's vectors. */
+static X86Operand row_element(KernelX86 *x, int i) {
+  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
+  return x86_mem_index(vector_bytes(x), KX_SCRATCH_ADDRESS, KX_INNER, 4, 0);
+}
+
 bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
   x->lanes = lanes;
@@ -764,10 +783,16 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   const Instruction *last = NULL;
+  int reused = x->schedule.phases[x->phase].reuse_as;
   for (int i = body; i < k->op_count; i++) {
-    if (!in_loop(x, &k->ops[i])) continue;
+    if (!in_loop(x, &k->ops[i]) || x->dead[i]) continue;
     kernel_x86_note_origin(x, i, &last);
-    if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+    if (i == reused) {
+      x86_listing_note(x->cb, "%%%d read back from the output, where phase %d stored it", i, x->phase - 1);
+      if (!vector_load(x, i, row_element(x, kernel_x86_row_store(k)))) return x->lanes = 0, false;
+    } else if (!kernel_x86_emit_op(x, i)) {
+      return x->lanes = 0, false;
+    }
   }
   x->lanes = 0;
   EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
@@ -802,6 +827,8 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   int body = emit_loop_prologue(x, &ok);
   if (!ok) return x->lanes = 0, false;
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
+  int early_store = reuse_store(x);
+  int reused = early_store >= 0 ? x->schedule.phases[x->phase + 1].reuse : -1;
   /* Each partial starts at the reducer's identity: -0 for add, -inf for
    * maximum, +inf for minimum (NaN still wins in both). */
   Opcode reducer = add->op;
@@ -820,6 +847,11 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
         continue;
       if (u == 0) kernel_x86_note_origin(x, i, &last);
       if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+      if (i == reused) { /* into the output row, for the ROW phase to read back */
+        if (u == 0) x86_listing_note(x->cb, "%%%d to the output, for phase %d", i, x->phase + 1);
+        int value = vector_source(x, i, S0);
+        vector_move(x, row_element(x, early_store), reg(vreg(x, value)));
+      }
     }
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
