@@ -135,6 +135,28 @@ static void choose_reuse(KernelX86 *x) {
     }
 }
 
+/* A maximum or minimum at avx512 is one vmaxps per 16 elements, but each
+ * waits for the one before through its accumulator: four accumulators
+ * (zmm28..31) over whole groups of 64, with the NaN blends out of the
+ * loop (they only matter where a NaN is: the row then runs again in one
+ * accumulator's order). Sums keep their 16 partials, whose order fixes
+ * their rounding; their loops wait on the math, not on the add. */
+static void choose_accumulators(KernelX86 *x, int p) {
+  const Kernel *k = x->k;
+  KernelPhaseSchedule *ps = &x->schedule.phases[p];
+  if (ps->lanes != 16 || ps->tail != KTAIL_NONE || (k->kind == KERNEL_ROW && k->phase_blocks[p] != KBLOCK_REDUCE))
+    return;
+  x->phase = p;
+  /* finds this phase's sum again */
+  if (k->kind == KERNEL_ROW) kernel_x86_vector_phase_lanes(x);
+  else kernel_x86_vector_reduce_lanes(x);
+  Opcode reducer = k->ops[x->reduce_combine].op;
+  int64_t inner = k->reduce_dims[k->reduce_rank - 1];
+  if ((reducer != OP_MAXIMUM && reducer != OP_MINIMUM) || inner % (4 * REDUCE_PARTIALS) != 0) return;
+  ps->accumulators = ps->unroll = 4;
+  ps->rerun_exact = true;
+}
+
 static KernelTail tail_of(int64_t n, int step, bool maskable) {
   return n % step == 0 ? KTAIL_NONE : maskable ? KTAIL_MASKED : KTAIL_SCALAR;
 }
@@ -150,7 +172,7 @@ void kernel_x86_plan(KernelX86 *x) {
     s->strategy = KSCHED_LOOP;
     int lanes = x->vectorized_lanes = kernel_x86_vector_lanes(x);
     int64_t n = k->rank > 0 ? k->dims[k->rank - 1] : 1;
-    s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0,
+    s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false,
                                          lanes ? tail_of(n, lanes, kernel_x86_vector_tail_maskable(x)) : KTAIL_NONE,
                                          -1, -1};
     return;
@@ -173,6 +195,7 @@ void kernel_x86_plan(KernelX86 *x) {
   }
   s->split_chunks = split_chunks_of(x);
   if (s->split_chunks) s->strategy = KSCHED_SPLIT_REDUCE;
+  for (int p = 0; p < phases && !s->split_chunks; p++) choose_accumulators(x, p);
   if (k->kind == KERNEL_ROW) choose_reuse(x);
 }
 

@@ -118,6 +118,10 @@ typedef struct KernelPhaseSchedule {
   int lane_bits;        /* 32 (f32 lanes) or 64 (f64) */
   int unroll;           /* vectors per trip of the loop */
   int accumulators;     /* a reduction: independent partial vectors */
+  /* A maximum or minimum over several accumulators: a NaN or a zero may
+   * land in another partial than in one accumulator's order, so one test
+   * per row (any NaN, any ±0 result lane) reruns the row in that order. */
+  bool rerun_exact;
   KernelTail tail;
   /* A ROW phase: value `reuse_as` of this phase equals value `reuse` of the
    * phase before it (a softmax's exp): that phase stores it into this
