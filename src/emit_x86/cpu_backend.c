@@ -167,6 +167,7 @@ void cpu_compile_memo_free(CpuCompile *c) {
  * compiled now, and then the memo keeps k (*kept true). */
 static CompiledKernel *kernel_compile_once(CpuCompile *c, Kernel *k, bool *kept, Status *why) {
   *kept = false;
+  kernel_x86_schedule(k, &c->p->cpu); /* before comparing: kernels scheduled apart compile apart */
   if (c->p->listings) return kernel_x86_compile_listed(k, &c->p->cpu, true, why);
   uint64_t hash = kernel_code_hash(k);
   CompiledKernel *ck = kernel_memo_find(c, k, hash);

@@ -74,7 +74,8 @@ static bool file_write(const char *path, const StrBuf *sb, FILE **keep_open, Sta
 }
 
 /* NAME.kernel.txt and NAME.s for one kernel step. */
-static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir, const char *stem, Status *st) {
+static bool kernel_step_dump(const CpuProgram *p, const CpuStep *s, const Module *m, const char *dir, const char *stem,
+                             Status *st) {
   char path[2048];
   StrBuf sb = {0};
   print_origin(&sb, s->inst, m, "//");
@@ -82,6 +83,7 @@ static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir,
   const Instruction *dot = output_fusion_dot(s->inst);
   Kernel *k = dot ? lower_epilogue(s->inst, dot, &why) : lower_to_kernel(s->inst, &why);
   if (dot) strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", dot->name);
+  if (k) kernel_x86_schedule(k, &p->cpu); /* the schedule its code follows */
   if (k) print_kernel(&sb, k);
   else strbuf_printf(&sb, "// not lowered again: %s\n", why.message);
   kernel_free(k);
@@ -139,7 +141,7 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
     instruction_describe(&index, s->inst);
     if (s->kind == CPU_STEP_KERNEL) {
       strbuf_printf(&index, "  -> %s.kernel.txt %s.s", stem, stem);
-      ok = kernel_step_dump(s, m, kernels, stem, st);
+      ok = kernel_step_dump(p, s, m, kernels, stem, st);
     } else if (s->kind == CPU_STEP_DOT) {
       strbuf_printf(&index, "  (batch %lld, m %lld, n %lld, k %lld)  -> gemm.micro-kernel.s\n        schedule: ",
                     (long long)s->dot.batch, (long long)s->dot.m, (long long)s->dot.n, (long long)s->dot.k);

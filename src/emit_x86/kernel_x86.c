@@ -182,8 +182,6 @@ static void emit_acc_next_reset(KernelX86 *x) {
  * chunks into the accumulator in chunk order and runs POST. The result is
  * the same at every thread count; like the 16 partial sums, it is within
  * rounding of the evaluator's sequential sum. */
-enum { SPLIT_CHUNK = 1 << 16, SPLIT_MAX_ROWS = 64 };
-
 static X86Operand temporary_pointer(const KernelX86 *x) {
   return x86_mem(8, KX_BUFFERS, 8 * (x->k->input_count + x->k->output_count));
 }
@@ -329,48 +327,31 @@ static bool emit_row_body(KernelX86 *x) {
   return true;
 }
 
-/* The schedule the compiler chose for the kernel, at the head of its
- * listing: the loops' strategy, vector width, unroll, partial vectors,
- * tail policy, invariant ops computed once per row, row pointers, split
- * chunks. (Chosen in compile_real_kernel and kernel_x86_vector.c.) */
+/* The kernel's schedule (kernel_x86_schedule.c) at the head of its
+ * listing, and what the loops compute once per row. */
 static void note_schedule(KernelX86 *x) {
   const Kernel *k = x->k;
-  static const char *const kinds[] = {"loop", "reduce", "row"};
-  if (k->kind == KERNEL_LOOP) {
-    int64_t inner = k->rank > 0 ? k->dims[k->rank - 1] : 1;
-    int lanes = x->vectorized_lanes;
-    const char *tail = !lanes || inner % lanes == 0 ? "none" : kernel_x86_vector_tail_maskable(x) ? "masked" : "scalar";
-    if (lanes)
-      x86_listing_note(x->cb, "schedule: loop kernel, SIMD %d %s lanes, unroll 1, tail %s", lanes,
-                       x->vector_f64 ? "f64" : "f32", tail);
-    else x86_listing_note(x->cb, "schedule: loop kernel, scalar");
-    return;
+  StrBuf sb = {0};
+  print_kernel_schedule(&sb, k, &x->schedule, "");
+  for (char *line = sb.data, *end; line && *line; line = end + 1) {
+    end = strchr(line, '\n');
+    *end = 0;
+    x86_listing_note(x->cb, "%s", line);
   }
-  int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
-  x86_listing_note(x->cb, "schedule: %s kernel, %d phase%s, split into %lld chunks", kinds[k->kind], phases,
-                   phases == 1 ? "" : "s", (long long)x->split_chunks);
-  int64_t inner = k->reduce_rank > 0 ? k->reduce_dims[k->reduce_rank - 1] : 1;
+  strbuf_free(&sb);
+  int phases = k->kind == KERNEL_ROW ? k->phase_count : k->kind == KERNEL_REDUCE ? 1 : 0;
   for (int p = 0; p < phases; p++) {
     KernelBlock block = k->kind == KERNEL_ROW ? k->phase_blocks[p] : KBLOCK_REDUCE;
-    int lanes = x->phase_lanes[p], invariants = 0, row_pointers = 0;
+    int invariants = 0, row_pointers = 0;
     for (int i = 0; i < k->op_count; i++) {
       const KernelOp *op = &k->ops[i];
-      if (op->block != block || op->phase != p) continue;
+      if (op->block != block || op->phase != p || x->dead[i]) continue;
       invariants += op->invariant;
       row_pointers += x->address_slots[i] >= 0;
     }
-    if (!lanes) {
-      x86_listing_note(x->cb, "schedule: phase %d %s: scalar, sequential", p, block == KBLOCK_ROW ? "row" : "reduce");
-      continue;
-    }
-    int step = block == KBLOCK_ROW ? lanes : REDUCE_PARTIALS;
-    char accumulators[64] = "";
-    if (block != KBLOCK_ROW)
-      snprintf(accumulators, sizeof accumulators, ", %d partial vector%s in %s", REDUCE_PARTIALS / lanes,
-               REDUCE_PARTIALS / lanes == 1 ? "" : "s", x->cpu->level == CPU_LEVEL_AVX512 ? "zmm28" : "stack slots");
-    x86_listing_note(x->cb, "schedule: phase %d %s: SIMD %d f32 lanes, unroll %d%s, tail %s, %d invariant ops once per row, %d row pointers",
-                     p, block == KBLOCK_ROW ? "row" : "reduce", lanes, step / lanes, accumulators,
-                     inner % step == 0 ? "none" : "scalar", invariants, row_pointers);
+    if (x->phase_lanes[p])
+      x86_listing_note(x->cb, "loops: phase %d: %d invariant ops once per row, %d row pointers", p, invariants,
+                       row_pointers);
   }
 }
 
@@ -403,21 +384,6 @@ static bool emit_function(KernelX86 *x) {
   kernel_x86_emit_lane_constants(x);
   kernel_x86_emit_narrow_tables(x);
   return true;
-}
-
-/* The chunks of a split sum, by shape only: 0 when the sum stays whole.
- * A chunk is about SPLIT_CHUNK elements: whole groups of 16 elements of a
- * single reduced dimension, or whole slices of reduced dimension 0. */
-static int64_t split_chunks_of(KernelX86 *x) {
-  const Kernel *k = x->k;
-  if (k->kind != KERNEL_REDUCE || !x->phase_lanes[0] || k->reduce_rank == 0 ||
-      product(k->reduce_dims, k->reduce_rank) < 2 * (int64_t)SPLIT_CHUNK ||
-      product(k->dims, k->rank) > SPLIT_MAX_ROWS)
-    return 0;
-  int64_t slice = product(k->reduce_dims + 1, k->reduce_rank - 1);
-  x->split_chunk = slice >= SPLIT_CHUNK ? 1 : SPLIT_CHUNK / slice;
-  int64_t chunks = k->reduce_dims[0] / x->split_chunk;
-  return chunks >= 2 ? chunks : 0;
 }
 
 static bool check_buffers(const Kernel *k, Status *st) {
@@ -475,15 +441,17 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   x.value_slot = x.scratch_slot + 1;
   x.forms = mem_calloc((size_t)k->op_count + 1, sizeof *x.forms);
   x86_listing_note(x.cb, "kernel %s (%s)", k->name, cpu_level_name(cpu->level));
-  /* Vector forms first: a gather stretches the lives of its index values. */
-  if (k->kind == KERNEL_LOOP) x.vectorized_lanes = kernel_x86_vector_lanes(&x);
-  if (k->kind == KERNEL_REDUCE) x.vectorized_lanes = x.phase_lanes[0] = kernel_x86_vector_reduce_lanes(&x);
-  for (int p = 0; k->kind == KERNEL_ROW && p < k->phase_count; p++) {
-    x.phase = p;
-    x.phase_lanes[p] = kernel_x86_vector_phase_lanes(&x);
-    if (x.phase_lanes[p]) x.vectorized_lanes = x.phase_lanes[p];
-  }
-  bool ok = kernel_x86_allocate(&x);
+  x.dead = mem_calloc((size_t)k->op_count + 1, 1);
+  /* The schedule first: its vector forms decide the values' homes (a
+   * gather stretches the lives of its index values). */
+  kernel_x86_plan(&x);
+  kernel_x86_mark_dead(&x);
+  /* a schedule stored for another level (or another policy) is refused,
+   * not followed halfway */
+  bool ok = k->schedule.strategy == KSCHED_NONE || kernel_schedule_equal(&k->schedule, &x.schedule) ||
+            status_error(st, STATUS_UNSUPPORTED, "kernel %s: its stored schedule is not the one chosen for %s",
+                         k->name, x.schedule.target);
+  ok = ok && kernel_x86_allocate(&x);
   if (ok && x.vectorized_lanes && k->kind == KERNEL_LOOP) {
     x.homes = x.vector_homes;
     x.allocating_vector = true;
@@ -501,7 +469,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   if (ok && x.slot_count > (1 << 17))
     ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,
                       x.spill_count);
-  x.split_chunks = split_chunks_of(&x);
+  x.split_chunks = x.schedule.split_chunks;
   if (ok) note_schedule(&x);
   size_t combine_offset = 0;
   if (x.split_chunks) {
@@ -518,6 +486,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   mem_free(x.vector_homes);
   mem_free(x.last_use);
   mem_free(x.forms);
+  mem_free(x.dead);
   mem_free(x.lane_constants);
   mem_free(x.address_slots);
   mem_free(x.lane_constant_labels);

@@ -61,6 +61,10 @@ typedef void KernelX86Function(void *const *buffers, int64_t first_row, int64_t 
  * result does not keep k: it may be freed after. It keeps the listing of
  * its code for kernel_x86_print_listing. */
 CompiledKernel *kernel_x86_compile(const Kernel *k, const CpuFeatures *cpu, Status *st);
+/* The x86 policy: stores in k->schedule how kernel_x86_compile will run
+ * k's loops at cpu's level (kernel_x86_schedule.c says how it chooses).
+ * A kernel compiled unscheduled is scheduled the same way on the way. */
+void kernel_x86_schedule(Kernel *k, const CpuFeatures *cpu);
 /* The same, keeping the listing only when keep_listing: recording it costs
  * more than encoding the code, and only dumps read it. */
 CompiledKernel *kernel_x86_compile_listed(const Kernel *k, const CpuFeatures *cpu, bool keep_listing, Status *st);

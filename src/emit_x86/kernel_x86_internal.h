@@ -85,8 +85,25 @@ typedef struct KernelX86 {
   /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
   bool narrow_table_used[TYPE_COUNT];
   X86Label narrow_tables[TYPE_COUNT];
+  /* The schedule it follows (kernel_x86_schedule.c), and the ROW phase's
+   * ops it need not emit (dead: they only feed a value read back from
+   * the output, schedule.phases[].reuse_as). */
+  KernelSchedule schedule;
+  uint8_t *dead;
   Status *st;
 } KernelX86;
+
+/* kernel_x86_schedule.c: the policy. Fills x->schedule (and x's forms,
+ * lanes and split chunk size, which the emitter reads);
+ * kernel_x86_mark_dead fills x->dead from x->schedule. */
+enum { SPLIT_CHUNK = 1 << 16, SPLIT_MAX_ROWS = 64 };
+void kernel_x86_plan(KernelX86 *x);
+void kernel_x86_mark_dead(KernelX86 *x);
+/* The ROW phase's one store, or -1. */
+int kernel_x86_row_store(const Kernel *k);
+/* kernel_x86_vector.c: whether load or store i is a row access (its
+ * address a row pointer plus the inner reduced index). */
+bool kernel_x86_is_row_access(const Kernel *k, int i);
 
 /* kernel_x86_homes.c (below every other file here): a value's register
  * class, the stack slot `slot`, and moving a value between its home

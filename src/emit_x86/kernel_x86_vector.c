@@ -22,6 +22,7 @@
  * same bits as the scalar code's. The math functions run in every lane
  * at once (kernel_x86_math_lanes.c) or lane by lane through the scalar
  * code (kernel_x86_emit_math_per_lane), mathref's bits either way. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,6 +439,16 @@ static int row_access_dim(const Kernel *k, int i) {
   return inner;
 }
 
+bool kernel_x86_is_row_access(const Kernel *k, int i) { return row_access_dim(k, i) >= 0; }
+
+/* The ROW phase's store when phase x->phase stores a value for it to read
+ * back (schedule.phases[].reuse), else -1. */
+static int reuse_store(const KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (k->kind != KERNEL_ROW || x->phase + 1 >= k->phase_count || x->schedule.phases[x->phase + 1].reuse < 0) return -1;
+  return kernel_x86_row_store(k);
+}
+
 void kernel_x86_assign_row_pointers(KernelX86 *x) {
   const Kernel *k = x->k;
   x->address_count = 0;
@@ -452,8 +463,9 @@ static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
 /* Before the loop: each row access's address at inner index 0. */
 static bool emit_row_pointers(KernelX86 *x) {
   const Kernel *k = x->k;
+  int early_store = reuse_store(x);
   for (int i = 0; i < k->op_count; i++) {
-    if (!in_loop(x, &k->ops[i]) || x->address_slots[i] < 0) continue;
+    if ((!in_loop(x, &k->ops[i]) && i != early_store) || x->address_slots[i] < 0 || x->dead[i]) continue;
     const KernelOp *op = &k->ops[i];
     bool store = op->kop == KOP_STORE;
     const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
@@ -738,6 +750,7 @@ static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
   for (int i = 0; i < k->op_count; i++) {
     if (!in_loop(x, &k->ops[i])) continue;
     if (!k->ops[i].invariant) return i;
+    if (x->dead[i]) continue;
     if (!noted) x86_listing_note(x->cb, "loop-invariant ops, once per row");
     noted = true;
     kernel_x86_note_origin(x, i, &last);
@@ -753,6 +766,13 @@ static int emit_loop_prologue(KernelX86 *x, bool *ok) {
   return body;
 }
 
+/* The f32 element at r14 of row access i's row: [row pointer + 4 r14],
+ * as wide as the loop's vectors. */
+static X86Operand row_element(KernelX86 *x, int i) {
+  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
+  return x86_mem_index(vector_bytes(x), KX_SCRATCH_ADDRESS, KX_INNER, 4, 0);
+}
+
 bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
   x->lanes = lanes;
@@ -764,10 +784,16 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   const Instruction *last = NULL;
+  int reused = x->schedule.phases[x->phase].reuse_as;
   for (int i = body; i < k->op_count; i++) {
-    if (!in_loop(x, &k->ops[i])) continue;
+    if (!in_loop(x, &k->ops[i]) || x->dead[i]) continue;
     kernel_x86_note_origin(x, i, &last);
-    if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
+    if (i == reused) {
+      x86_listing_note(x->cb, "%%%d read back from the output, where phase %d stored it", i, x->phase - 1);
+      if (!vector_load(x, i, row_element(x, kernel_x86_row_store(k)))) return x->lanes = 0, false;
+    } else if (!kernel_x86_emit_op(x, i)) {
+      return x->lanes = 0, false;
+    }
   }
   x->lanes = 0;
   EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
@@ -791,6 +817,75 @@ static X86Operand partial_home(const KernelX86 *x, int u, int lanes) {
   return partial_operand(x, u * lanes, 4 * lanes);
 }
 
+static void emit_partials_combine(KernelX86 *x);
+static_assert(PARTIAL_REGISTER + 4 <= 32, "four max/min accumulators from zmm28 need zmm28..31");
+
+/* One group of the loop's elements at r14: the ops that compute the
+ * element (not the sum's own three), and the store of a value the next
+ * phase reads back (schedule.phases[].reuse). */
+static bool emit_group(KernelX86 *x, int body, bool noted) {
+  const Kernel *k = x->k;
+  int early_store = reuse_store(x);
+  int reused = early_store >= 0 ? x->schedule.phases[x->phase + 1].reuse : -1;
+  const Instruction *last = NULL;
+  for (int i = body; i < k->op_count; i++) {
+    if (!in_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write) continue;
+    if (!noted) kernel_x86_note_origin(x, i, &last);
+    if (!kernel_x86_emit_op(x, i)) return false;
+    if (i == reused) { /* into the output row, for the ROW phase to read back */
+      if (!noted) x86_listing_note(x->cb, "%%%d to the output, for phase %d", i, x->phase + 1);
+      int value = vector_source(x, i, S0);
+      vector_move(x, row_element(x, early_store), reg(vreg(x, value)));
+    }
+  }
+  return true;
+}
+
+static void emit_identity(KernelX86 *x, Opcode reducer, int vectors, int lanes) {
+  /* -0 for add, -inf for maximum, +inf for minimum (NaN still wins in both) */
+  vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
+  for (int u = 0; u < vectors; u++) vector_move(x, partial_home(x, u, lanes), reg(vreg(x, S0)));
+}
+
+/* A maximum or minimum in four accumulators (zmm28..31, avx512, whole
+ * groups of 64: kernel_x86_schedule.c): acc_g = max(element, acc_g), which
+ * is the exact loop's step wherever no NaN is, with k3 gathering the NaN
+ * lanes; then the accumulators fold into zmm28. That is the exact loop's
+ * partial unless a NaN was seen (its blends decide which NaN wins) or a
+ * lane came out ±0 (which zero wins depends on the order of equal
+ * values): then it jumps to `exact`, which runs the row again in order. */
+static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exact) {
+  const Kernel *k = x->k;
+  enum { GROUPS = 4 };
+  bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
+  X86Mnemonic op = max ? X86_VMAXPS : X86_VMINPS;
+  x86_listing_note(x->cb, "vector %s: %d accumulators, NaN and zero test once per row", max ? "max" : "min", GROUPS);
+  emit_identity(x, k->ops[x->reduce_combine].op, GROUPS, 16);
+  EMIT(X86_KXORW, reg(X86_K3), reg(X86_K3), reg(X86_K3));
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  for (int g = 0; g < GROUPS; g++) {
+    if (!emit_group(x, body, g > 0)) return false;
+    vector_fetch(x, S0, element);
+    X86Reg acc = x86_zmm(PARTIAL_REGISTER + g);
+    EMIT(op, reg(acc), reg(x86_zmm(S0)), reg(acc));
+    EMIT(X86_VCMPPS, reg(X86_K1), reg(x86_zmm(S0)), reg(x86_zmm(S0)), x86_imm(3));
+    EMIT(X86_KORW, reg(X86_K3), reg(X86_K3), reg(X86_K1));
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(16));
+  }
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[k->reduce_rank - 1] - GROUPS * 16));
+  EMIT(X86_JLE, x86_rel(head));
+  X86Reg first = x86_zmm(PARTIAL_REGISTER);
+  for (int g = 1; g < GROUPS; g++) EMIT(op, reg(first), reg(x86_zmm(PARTIAL_REGISTER + g)), reg(first));
+  EMIT(X86_VPXORD, reg(x86_zmm(S2)), reg(x86_zmm(S2)), reg(x86_zmm(S2)));
+  EMIT(X86_VCMPPS, reg(X86_K1), reg(first), reg(x86_zmm(S2)), x86_imm(0)); /* EQ_OQ: ±0 lanes */
+  EMIT(X86_KORW, reg(X86_K1), reg(X86_K1), reg(X86_K3));
+  EMIT(X86_KORTESTW, reg(X86_K1), reg(X86_K1));
+  EMIT(X86_JNE, x86_rel(exact));
+  return true;
+}
+
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
   if (!find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
@@ -801,30 +896,32 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   bool ok;
   int body = emit_loop_prologue(x, &ok);
   if (!ok) return x->lanes = 0, false;
-  x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
-  /* Each partial starts at the reducer's identity: -0 for add, -inf for
-   * maximum, +inf for minimum (NaN still wins in both). */
-  Opcode reducer = add->op;
-  vector_broadcast_bits(x, S0, reducer == OP_ADD ? 0x80000000u : reducer == OP_MAXIMUM ? 0xff800000u : 0x7f800000u);
-  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) vector_move(x, partial_home(x, u, lanes), reg(vreg(x, S0)));
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
+  X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb);
+  bool fast = x->schedule.phases[x->phase].rerun_exact && !chunked && k->reduce_rank == 1 && lanes == 16;
+  if (fast) {
+    if (!emit_fast_max_min(x, body, element, exact)) return x->lanes = 0, false;
+    EMIT(X86_JMP, x86_rel(combine));
+    x86_label_bind(x->cb, exact);
+  }
+  x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
+  Opcode reducer = add->op;
+  emit_identity(x, reducer, REDUCE_PARTIALS / lanes, lanes);
   if (chunked) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
   else EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
-    const Instruction *last = NULL;
-    for (int i = body; i < k->op_count; i++) {
-      if (!in_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write)
-        continue;
-      if (u == 0) kernel_x86_note_origin(x, i, &last);
-      if (!kernel_x86_emit_op(x, i)) return x->lanes = 0, false;
-    }
+    if (!emit_group(x, body, u > 0 || fast)) return x->lanes = 0, false;
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
     X86Operand partial = partial_home(x, u, lanes);
-    if (reducer == OP_ADD) {
+    if (reducer == OP_ADD && partial.kind == X86_OPERAND_REG) {
+      vector_fetch(x, S0, element);
+      int p = x86_reg_number(partial.reg);
+      vector_op(x, X86_ADDPS, X86_VADDPS, p, p, S0);
+    } else if (reducer == OP_ADD) {
       vector_move(x, reg(vreg(x, S1)), partial);
       vector_fetch(x, S0, element);
       vector_op(x, X86_ADDPS, X86_VADDPS, S1, S1, S0);
@@ -850,14 +947,53 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
   }
   EMIT(X86_JLE, x86_rel(head));
-  for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
-    X86Operand home = partial_home(x, u, lanes);
-    if (home.kind == X86_OPERAND_REG) vector_move(x, partial_operand(x, u * lanes, 4 * lanes), home);
-  }
+  x86_label_bind(x->cb, combine);
   x->lanes = 0;
+  /* zmm28 is past zmm15: vzeroupper keeps it */
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
-  for (int l = 0; l < REDUCE_PARTIALS; l++) kernel_x86_emit_acc_combine(x, partial_operand(x, l, 4));
+  emit_partials_combine(x);
   return true;
+}
+
+/* acc = reducer(acc, partial l) for l = 0..15 in lane order, the
+ * accumulator in scratch 0 throughout: read from its slot once, written
+ * back once. At avx512 the lanes come out of zmm28 four at a time
+ * (vextractf32x4, then pshufd); below, from the frame, where the loop
+ * keeps its partial vectors. Maximum and minimum take NaN first, as
+ * kernel_x86_emit_acc_combine does: a NaN accumulator stays, else a NaN
+ * lane is taken, else max(acc, lane) keeps acc on ties. */
+static void emit_partials_combine(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int a = k->ops[x->reduce_write].acc;
+  Opcode reducer = k->ops[x->reduce_combine].op;
+  bool in_register = x->cpu->level == CPU_LEVEL_AVX512;
+  X86Operand acc = kernel_x86_slot(x->acc_slot + a, 4), s0 = reg(x86_xmm(S0)), s1 = reg(x86_xmm(S1));
+  x86_listing_note(x->cb, "the 16 partials into the accumulator in lane order, in registers");
+  EMIT(X86_MOVSS, s0, acc);
+  for (int l = 0; l < REDUCE_PARTIALS; l++) {
+    X86Operand lane = partial_operand(x, l, 4);
+    if (in_register) {
+      if (l % 4 == 0) EMIT(X86_VEXTRACTF32X4, reg(x86_xmm(S2)), reg(x86_zmm(PARTIAL_REGISTER)), x86_imm(l / 4));
+      EMIT(X86_PSHUFD, s1, reg(x86_xmm(S2)), x86_imm(l % 4));
+      lane = s1;
+    }
+    if (reducer == OP_ADD) {
+      EMIT(X86_ADDSS, s0, lane);
+      continue;
+    }
+    X86Label take = x86_label_new(x->cb), done = x86_label_new(x->cb);
+    EMIT(X86_UCOMISS, s0, s0);
+    EMIT(X86_JP, x86_rel(done));
+    if (!in_register) EMIT(X86_MOVSS, s1, lane);
+    EMIT(X86_UCOMISS, s1, s1);
+    EMIT(X86_JP, x86_rel(take));
+    EMIT(reducer == OP_MAXIMUM ? X86_MAXSS : X86_MINSS, s1, s0);
+    x86_label_bind(x->cb, take);
+    EMIT(X86_MOVAPS, s0, s1);
+    x86_label_bind(x->cb, done);
+  }
+  EMIT(X86_MOVSS, acc, s0);
+  EMIT(X86_MOVSS, kernel_x86_slot(x->acc_next_slot + a, 4), s0);
 }
 
 /* The result goes to the accumulator and its next value, which a later

@@ -208,28 +208,183 @@ static int stack_stores(const char *text) {
   return n;
 }
 
+/* Softmax as JAX writes it, over rows of 256. */
+static const char softmax_text[] =
+    "HloModule s\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+    "fused { x = f32[6,256] parameter(0)\n ninf = f32[] constant(-inf)\n zero = f32[] constant(0)\n"
+    " mx = f32[6] reduce(x, ninf), dimensions={1}, to_apply=max\n mb = f32[6,256] broadcast(mx), dimensions={0}\n"
+    " d = f32[6,256] subtract(x, mb)\n e = f32[6,256] exponential(d)\n"
+    " s = f32[6] reduce(e, zero), dimensions={1}, to_apply=add\n sb = f32[6,256] broadcast(s), dimensions={0}\n"
+    " ROOT y = f32[6,256] divide(e, sb) }\n"
+    "ENTRY e { x = f32[6,256] parameter(0)\n ROOT f = f32[6,256] fusion(x), kind=kInput, calls=fused }\n";
+
+/* Lines of text after the first line holding `from` and before the next
+ * holding `to` that hold `what`; -1 when from or to is missing. */
+static int lines_between(const char *text, const char *from, const char *to, const char *what) {
+  const char *start = strstr(text, from);
+  const char *end = start ? strstr(start, to) : NULL;
+  if (!end) return -1;
+  int n = 0;
+  for (const char *line = start; line && line < end; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 511 ? len : 511), line);
+    n += strstr(buf, what) != NULL;
+  }
+  return n;
+}
+
+/* Softmax's exp once per element, at every level the machine runs: the
+ * sum's phase stores exp(x - max) into the output row and the ROW phase
+ * reads it back and divides, so the ROW loop holds no exp code (exp's
+ * range reduction is the only float-to-int truncation, cvtt*, here). The
+ * schedule in the kernel IR says so. Rows with NaN, +inf, -inf only and
+ * large values give the same bytes at every level and kernel_eval's
+ * values (within the 16-partial sum's rounding, NaN where it has NaN). */
+TEST(softmax_computes_exp_once_per_element_at_every_level) {
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  Module *m = NULL;
+  Kernel *k = lower_text(softmax_text, &m);
+  if (!k) return;
+  enum { ROWS6 = 6, COLS = 256 };
+  Literal *input = literal_create(&k->inputs[0].shape), *want = literal_create(&k->outputs[0].shape);
+  for (int i = 0; i < ROWS6 * COLS; i++) {
+    int r = i / COLS, c = i % COLS;
+    double v = sin(i * 0.37) * 4.0;
+    if (r == 1 && c == 77) v = NAN;
+    if (r == 2 && c == 200) v = INFINITY;
+    if (r == 3) v = -INFINITY;
+    if (r == 4) v = 80.0 + v;
+    if (r == 5 && c % 3 == 0) v = -INFINITY;
+    literal_set_f64(input, i, v);
+  }
+  Status st;
+  status_clear(&st);
+  EXPECT(kernel_eval(k, &input, &want, &st), "%s", st.message);
+  float first[ROWS6 * COLS];
+  for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu;
+    cpu_features_for_level(&cpu, level);
+    kernel_x86_schedule(k, &cpu);
+    StrBuf sb = {0};
+    print_kernel(&sb, k);
+    EXPECT(strstr(sb.data, "stores %15 to the output for phase 2") && strstr(sb.data, "reads %23 back from the output"),
+           "%s: the schedule reuses no exp:\n%s", cpu_level_name(level), sb.data);
+    strbuf_free(&sb);
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s", st.message);
+    if (!ck) continue;
+    char *text = listing_of(ck);
+    int in_row = lines_between(text, "row vector loop", "# post", "cvtt");
+    int in_sum = lines_between(text, "# vector sum", "row vector loop", "cvtt");
+    EXPECT(in_row == 0 && in_sum > 0, "%s: %d lines of exp code in the ROW loop, %d before:\n%s", cpu_level_name(level),
+           in_row, in_sum, text);
+    free(text);
+    float x[ROWS6 * COLS], y[ROWS6 * COLS];
+    for (int i = 0; i < ROWS6 * COLS; i++) x[i] = (float)literal_get_f64(input, i);
+    void *buffers[2] = {x, y};
+    kernel_x86_run(ck, buffers, NULL);
+    if (level == CPU_LEVEL_SSE4) memcpy(first, y, sizeof y);
+    EXPECT(memcmp(first, y, sizeof y) == 0, "%s gives other bytes than sse4", cpu_level_name(level));
+    int wrong = 0;
+    for (int i = 0; i < ROWS6 * COLS; i++) {
+      double w = literal_get_f64(want, i);
+      wrong += isnan(w) ? !isnan(y[i]) : fabs(y[i] - w) > 0x1p-16 * fabs(w);
+    }
+    EXPECT(wrong == 0, "%s: %d elements differ from kernel_eval", cpu_level_name(level), wrong);
+    kernel_x86_free(ck);
+  }
+  literal_free(input);
+  literal_free(want);
+  kernel_free(k);
+  module_free(m);
+}
+
+/* A maximum or minimum over rows of 256 at avx512 runs in four
+ * accumulators with one NaN and zero test per row; rows with NaNs of
+ * different payloads, with -0 and +0 in either order, all -inf, or +inf
+ * then NaN still give the bytes of the one-accumulator loop of sse4 and
+ * avx2 (the test reruns them in that order). */
+static void set_bits(float *x, int i, uint32_t bits) { memcpy(&x[i], &bits, sizeof bits); }
+
+static void check_max_min_rows(const char *reducer, const char *init, float sign) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "HloModule r\nred { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] %s(a, b) }\n"
+           "fused { x = f32[8,256] parameter(0)\n i = f32[] constant(%s)\n"
+           " ROOT r = f32[8] reduce(x, i), dimensions={1}, to_apply=red }\n"
+           "ENTRY e { x = f32[8,256] parameter(0)\n ROOT f = f32[8] fusion(x), kind=kInput, calls=fused }\n",
+           reducer, init);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  Module *m = NULL;
+  Kernel *k = lower_text(text, &m);
+  if (!k) return;
+  enum { COLS = 256 };
+  float x[8 * COLS], first[8];
+  for (int i = 0; i < 8 * COLS; i++) x[i] = sign * (float)(-1.0 - (i * 37 % 101) * 0.25);
+  x[0 * COLS + 130] = sign * 3.5f;
+  set_bits(x, 1 * COLS + 5, 0x7fc00001u), set_bits(x, 1 * COLS + 100, 0xffc00002u);
+  set_bits(x, 2 * COLS + 3, 0x80000000u), x[2 * COLS + 40] = 0.0f;
+  /* lane 0: +0 first (column 16, accumulator 1), -0 later (64, accumulator 0) */
+  x[3 * COLS + 16] = 0.0f, set_bits(x, 3 * COLS + 64, 0x80000000u);
+  for (int c = 0; c < COLS; c++) x[4 * COLS + c] = -sign * INFINITY;
+  x[5 * COLS + 9] = sign * INFINITY, set_bits(x, 5 * COLS + 200, 0x7fc0beefu);
+  set_bits(x, 6 * COLS + 255, 0xffc01234u);
+  for (int c = 0; c < COLS; c++) set_bits(x, 7 * COLS + c, c % 2 ? 0x80000000u : 0);
+  for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu;
+    cpu_features_for_level(&cpu, level);
+    Status st;
+    status_clear(&st);
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s", st.message);
+    if (!ck) continue;
+    if (level == CPU_LEVEL_AVX512) {
+      char *listing = listing_of(ck);
+      EXPECT(strstr(listing, "4 accumulators, NaN and zero test once per row"), "%s: one accumulator:\n%s", reducer,
+             listing);
+      free(listing);
+    }
+    float y[8];
+    void *buffers[2] = {x, y};
+    kernel_x86_run(ck, buffers, NULL);
+    if (level == CPU_LEVEL_SSE4) memcpy(first, y, sizeof y);
+    for (int r = 0; r < 8; r++) {
+      uint32_t a, b;
+      memcpy(&a, &first[r], 4), memcpy(&b, &y[r], 4);
+      EXPECT(a == b, "%s row %d: %s gives %08x, sse4 %08x", reducer, r, cpu_level_name(level), b, a);
+    }
+    kernel_x86_free(ck);
+  }
+  kernel_free(k);
+  module_free(m);
+}
+
+TEST(avx512_max_and_min_in_four_accumulators_keep_nan_and_zero_rules) {
+  check_max_min_rows("maximum", "-inf", 1.0f);
+  check_max_min_rows("minimum", "inf", -1.0f);
+}
+
 /* Softmax as JAX writes it, at avx512: the exp's values live in
  * registers, its constants in a pool after the code, and each sum's 16
  * partials in a register, so the row's loops write nothing to the stack:
- * per row, each of the two sums writes its identity once before its loop
- * (read by broadcast) and its partials once after it, for the lane-order
- * combine; 4 stores in all (the row pointers are 8-byte movs). And the result is still mathref's exp
+ * per row, each sum writes its identity once before its loop (read by
+ * broadcast; the max has two loops, see below), and the partials go from
+ * zmm28 to the lane-order combine in registers; 3 stores in all (the row
+ * pointers are 8-byte movs). Nine row accesses: the max's four groups in
+ * its fast loop and one in its exact loop, the sum's load and its store
+ * of exp for phase 2, phase 2's read of it and its store. And the result is still mathref's exp
  * divided by the sum of the same values (--check covers the bits). */
 TEST(avx512_softmax_loops_keep_their_values_in_registers) {
   CpuFeatures cpu;
   cpu_features_detect_hardware(&cpu);
   if (cpu.hardware_level < CPU_LEVEL_AVX512) return;
   Module *m = NULL;
-  Kernel *k = lower_text(
-      "HloModule s\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
-      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
-      "fused { x = f32[4,256] parameter(0)\n ninf = f32[] constant(-inf)\n zero = f32[] constant(0)\n"
-      " mx = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max\n mb = f32[4,256] broadcast(mx), dimensions={0}\n"
-      " d = f32[4,256] subtract(x, mb)\n e = f32[4,256] exponential(d)\n"
-      " s = f32[4] reduce(e, zero), dimensions={1}, to_apply=add\n sb = f32[4,256] broadcast(s), dimensions={0}\n"
-      " ROOT y = f32[4,256] divide(e, sb) }\n"
-      "ENTRY e { x = f32[4,256] parameter(0)\n ROOT f = f32[4,256] fusion(x), kind=kInput, calls=fused }\n",
-      &m);
+  Kernel *k = lower_text(softmax_text, &m);
   Status st;
   status_clear(&st);
   CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
@@ -237,16 +392,21 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
   if (ck) {
     char *text = listing_of(ck);
     int stores = stack_stores(text);
-    EXPECT(stores == 4 && strstr(text, "the vector math's constants"), "%d stores of zmm or immediates to the stack:\n%s",
+    EXPECT(stores == 3 && strstr(text, "the vector math's constants"), "%d stores of zmm or immediates to the stack:\n%s",
            stores, text);
-    /* the four row accesses (three loads of x, the store) address their
+    /* the nine row accesses (see above) address their
      * row's pointer plus r14, with no index arithmetic in the loops */
     int row_accesses = 0;
     for (const char *p = text; (p = strstr(p, "(%r11,%r14,4)")) != NULL; p++) row_accesses++;
-    EXPECT(row_accesses == 4, "%d accesses through a row pointer:\n%s", row_accesses, text);
-    EXPECT(strstr(text, "schedule: row kernel, 3 phases") &&
-               strstr(text, "schedule: phase 2 row: SIMD 16 f32 lanes, unroll 1, tail none, 2 invariant ops once per "
-                            "row, 2 row pointers"),
+    EXPECT(row_accesses == 9, "%d accesses through a row pointer:\n%s", row_accesses, text);
+    /* the partials leave zmm28 by vextractf32x4 into the combine, and the
+     * accumulator stays in a register through it: no load of the
+     * accumulator's slot between two of its adds: one load, two stores */
+    EXPECT(strstr(text, "vextractf32x4") && lines_between(text, "into the accumulator in lane order", "# loop", "(%rsp)") == 3,
+           "the lane combine goes through the stack:\n%s", text);
+    EXPECT(strstr(text, "schedule for x86 avx512: row, 3 phases") &&
+               strstr(text, "phase 2 row: SIMD 16 f32 lanes, unroll 1, tail none, reads %23 back from the output") &&
+               strstr(text, "loops: phase 2: 1 invariant ops once per row, 1 row pointers"),
            "no printed schedule:\n%s", text);
     free(text);
   }
@@ -260,5 +420,7 @@ int main(void) {
   RUN(sums_to_many_points_are_not_split);
   RUN(avx512_loop_tails_run_masked_and_write_only_their_lanes);
   RUN(avx512_softmax_loops_keep_their_values_in_registers);
+  RUN(softmax_computes_exp_once_per_element_at_every_level);
+  RUN(avx512_max_and_min_in_four_accumulators_keep_nan_and_zero_rules);
   return test_summary();
 }

@@ -105,6 +105,59 @@ void kernel_order_blocks(Kernel *k) {
   mem_free(renumber);
 }
 
+/* ---- values computed twice ---- */
+
+/* Whether looped values a (phase pa) and b (a later phase) are the same
+ * function of the row's element index: the same op on equal arguments,
+ * rindex of the same dimension, the same PRE value, or a read of an
+ * accumulator no phase from pa on writes. */
+static bool same_value(const Kernel *k, int a, int b, int depth) {
+  if (a == b) return true;
+  const KernelOp *x = &k->ops[a], *y = &k->ops[b];
+  if (depth > 32 || !looped(x) || !looped(y) || x->kop != y->kop || x->type != y->type || x->op != y->op ||
+      x->direction != y->direction || x->compare_type != y->compare_type || x->dim != y->dim ||
+      x->buffer != y->buffer || x->acc != y->acc || x->arg_count != y->arg_count ||
+      memcmp(&x->value, &y->value, sizeof x->value) != 0)
+    return false;
+  switch (x->kop) {
+  case KOP_RINDEX:
+  case KOP_CONSTANT:
+    return true;
+  case KOP_ACC_READ:
+    for (int p = x->phase; p < k->phase_count; p++)
+      if (acc_written_in(k, x->acc, p)) return false;
+    return true;
+  case KOP_LOAD:
+    break;
+  case KOP_HLO:
+    if (x->origin != y->origin) return false; /* its attributes (reduce-precision's bits) */
+    break;
+  default:
+    return false;
+  }
+  for (int i = 0; i < x->arg_count; i++)
+    if (!same_value(k, x->args[i], y->args[i], depth + 1)) return false;
+  return true;
+}
+
+int kernel_find_recomputed(const Kernel *k, int *earlier) {
+  *earlier = -1;
+  if (k->kind != KERNEL_ROW || k->phase_count < 2 || k->phase_blocks[k->phase_count - 1] != KBLOCK_ROW ||
+      k->phase_blocks[k->phase_count - 2] != KBLOCK_REDUCE)
+    return -1;
+  int row = k->phase_count - 1;
+  for (int b = k->op_count - 1; b >= 0; b--) {
+    const KernelOp *y = &k->ops[b];
+    if (!looped(y) || y->phase != row || y->kop != KOP_HLO || y->invariant) continue;
+    for (int a = 0; a < k->op_count; a++)
+      if (looped(&k->ops[a]) && k->ops[a].phase == row - 1 && !k->ops[a].invariant && same_value(k, a, b, 0)) {
+        *earlier = a;
+        return b;
+      }
+  }
+  return -1;
+}
+
 /* ---- printing ---- */
 
 static const char *const block_names[] = {"pre", "reduce", "row", "post"};
@@ -165,6 +218,52 @@ static void print_op(StrBuf *sb, const KernelOp *op, int value) {
   }
 }
 
+static const char *const strategy_names[] = {"none", "loop", "reduce", "split reduce", "row"};
+static const char *const tail_names[] = {"none", "scalar", "masked"};
+
+static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedule *s, int p, const char *prefix) {
+  const KernelPhaseSchedule *ps = &s->phases[p];
+  KernelBlock block = k->kind == KERNEL_ROW ? k->phase_blocks[p] : k->kind == KERNEL_REDUCE ? KBLOCK_REDUCE : KBLOCK_PRE;
+  strbuf_printf(sb, "%s  phase %d %s: ", prefix, p, block_names[block]);
+  if (!ps->lanes) {
+    strbuf_printf(sb, "scalar, sequential\n");
+    return;
+  }
+  strbuf_printf(sb, "SIMD %d f%d lanes, unroll %d", ps->lanes, ps->lane_bits, ps->unroll);
+  if (block == KBLOCK_REDUCE)
+    strbuf_printf(sb, ", %d accumulator%s", ps->accumulators, ps->accumulators == 1 ? "" : "s");
+  if (ps->rerun_exact) strbuf_printf(sb, " (a NaN or zero test per row, rerun in one accumulator's order when hit)");
+  strbuf_printf(sb, ", tail %s", tail_names[ps->tail]);
+  if (p + 1 < k->phase_count && s->phases[p + 1].reuse >= 0)
+    strbuf_printf(sb, ", stores %%%d to the output for phase %d", s->phases[p + 1].reuse, p + 1);
+  if (ps->reuse_as >= 0) strbuf_printf(sb, ", reads %%%d back from the output (%%%d of phase %d)", ps->reuse_as, ps->reuse, p - 1);
+  strbuf_printf(sb, "\n");
+}
+
+void print_kernel_schedule(StrBuf *sb, const Kernel *k, const KernelSchedule *s, const char *prefix) {
+  if (s->strategy == KSCHED_NONE) return;
+  int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
+  strbuf_printf(sb, "%sschedule for %s: %s", prefix, s->target ? s->target : "?", strategy_names[s->strategy]);
+  if (k->kind == KERNEL_ROW) strbuf_printf(sb, ", %d phases", phases);
+  if (s->strategy == KSCHED_SPLIT_REDUCE) strbuf_printf(sb, ", split into %lld chunks", (long long)s->split_chunks);
+  if (s->threads_per_block) strbuf_printf(sb, ", %d threads per block", s->threads_per_block);
+  strbuf_printf(sb, "\n");
+  for (int p = 0; p < phases; p++) print_phase_schedule(sb, k, s, p, prefix);
+}
+
+bool kernel_schedule_equal(const KernelSchedule *a, const KernelSchedule *b) {
+  if (a->strategy != b->strategy || a->split_chunks != b->split_chunks || a->threads_per_block != b->threads_per_block ||
+      (a->target != b->target && (!a->target || !b->target || strcmp(a->target, b->target) != 0)))
+    return false;
+  for (int p = 0; p < AXLE_MAX_RANK; p++) {
+    const KernelPhaseSchedule *x = &a->phases[p], *y = &b->phases[p];
+    if (x->lanes != y->lanes || x->lane_bits != y->lane_bits || x->unroll != y->unroll ||
+        x->accumulators != y->accumulators || x->rerun_exact != y->rerun_exact || x->tail != y->tail || x->reuse != y->reuse || x->reuse_as != y->reuse_as)
+      return false;
+  }
+  return true;
+}
+
 void print_kernel(StrBuf *sb, const Kernel *k) {
   strbuf_printf(sb, "kernel %s", k->name);
   if (k->origin) strbuf_printf(sb, " (from %s)", k->origin->name);
@@ -179,6 +278,7 @@ void print_kernel(StrBuf *sb, const Kernel *k) {
     if (k->kind == KERNEL_ROW) strbuf_printf(sb, " in %d phases", k->phase_count);
   }
   strbuf_printf(sb, "\n");
+  print_kernel_schedule(sb, k, &k->schedule, "    ");
   const Instruction *last_origin = NULL;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];

@@ -94,6 +94,50 @@ typedef enum KernelKind {
   KERNEL_ROW,        /* PRE / REDUCE phases / an optional ROW phase / POST */
 } KernelKind;
 
+/* The schedule: how a target runs the kernel's loops. One small policy
+ * function per target chooses it before any code is written
+ * (kernel_x86_schedule for x86); the emitter follows it, the kernel dump
+ * prints it, and kernels of the same code compare it. Strategy KSCHED_NONE:
+ * not chosen yet (the emitter then asks its policy itself). */
+typedef enum KernelStrategy {
+  KSCHED_NONE,
+  KSCHED_LOOP,          /* a loop kernel: rows of the inner dimension */
+  KSCHED_REDUCE,        /* one output point per row, its reduction sequential or in partials */
+  KSCHED_SPLIT_REDUCE,  /* a long sum cut into chunks (split_chunks), folded in order */
+  KSCHED_ROW,           /* a row kernel: its phases over each row in turn */
+} KernelStrategy;
+
+typedef enum KernelTail {
+  KTAIL_NONE,           /* the vectors cover the loop */
+  KTAIL_SCALAR,         /* the last elements one by one */
+  KTAIL_MASKED,         /* one more trip of the vector body under a lane mask */
+} KernelTail;
+
+typedef struct KernelPhaseSchedule {
+  int lanes;            /* vector width in elements; 0: scalar code */
+  int lane_bits;        /* 32 (f32 lanes) or 64 (f64) */
+  int unroll;           /* vectors per trip of the loop */
+  int accumulators;     /* a reduction: independent partial vectors */
+  /* A maximum or minimum over several accumulators: a NaN or a zero may
+   * land in another partial than in one accumulator's order, so one test
+   * per row (any NaN, any ±0 result lane) reruns the row in that order. */
+  bool rerun_exact;
+  KernelTail tail;
+  /* A ROW phase: value `reuse_as` of this phase equals value `reuse` of the
+   * phase before it (a softmax's exp): that phase stores it into this
+   * phase's output, where this phase reads it back instead of computing
+   * it again (-1, -1: none). */
+  int reuse, reuse_as;
+} KernelPhaseSchedule;
+
+typedef struct KernelSchedule {
+  KernelStrategy strategy;
+  const char *target;   /* what it was chosen for, a static string ("x86 avx512") */
+  int64_t split_chunks; /* KSCHED_SPLIT_REDUCE */
+  int threads_per_block;/* GPU targets: 0 here */
+  KernelPhaseSchedule phases[AXLE_MAX_RANK]; /* loop and reduce kernels: phases[0] */
+} KernelSchedule;
+
 typedef struct Kernel {
   const char *name;
   const Instruction *origin;  /* the fusion or op it computes */
@@ -110,6 +154,7 @@ typedef struct Kernel {
   KernelBlock phase_blocks[AXLE_MAX_RANK]; /* KBLOCK_REDUCE or KBLOCK_ROW, per phase */
   int op_count, op_capacity;
   KernelOp *ops;              /* PRE ops, then REDUCE, then POST */
+  KernelSchedule schedule;    /* chosen by a target's policy (see above) */
 } Kernel;
 
 /* ---------------------------------------------------------------- kernel.c
@@ -128,6 +173,17 @@ int kernel_add_op(Kernel *k, const KernelOp *op);
  * before the phase's loop (the printed kernel marks them "inv"). */
 void kernel_order_blocks(Kernel *k);
 void print_kernel(StrBuf *sb, const Kernel *k);
+/* The schedule's lines, each after `prefix` (the dump's indent, a
+ * listing's "# "); nothing when none was chosen. */
+void print_kernel_schedule(StrBuf *sb, const Kernel *k, const KernelSchedule *s, const char *prefix);
+bool kernel_schedule_equal(const KernelSchedule *a, const KernelSchedule *b);
+
+/* A value of a row kernel's ROW phase (the last) that the REDUCE phase
+ * before it computes too, from the same elements of the same inputs: the
+ * last such value that is an HLO op, and in *earlier its twin there; -1
+ * when none. The accumulators it reads keep their values from that phase
+ * on. (Softmax: the ROW phase's exp(x - max), summed by the phase before.) */
+int kernel_find_recomputed(const Kernel *k, int *earlier);
 
 /* -------------------------------------------------------- kernel_compare.c
  * Kernels that compile to the same code: equal but for their names and the

@@ -10,14 +10,17 @@
  * it (its opcode, shape and attributes: reduce-precision's bit counts),
  * never by identity. A new field of Kernel, KernelOp or KernelBuffer needs a line
  * here (the static_asserts say so), or two kernels that differ in it would
- * share one compiled code. */
+ * share one compiled code. The schedule counts: kernels scheduled apart
+ * compile apart. */
 #include <assert.h>
 #include <string.h>
 
 #include "ir/kernel/kernel.h"
 
-static_assert(sizeof(Kernel) == 472, "Kernel changed: update kernel_same_code and kernel_code_hash");
+static_assert(sizeof(Kernel) == 472 + sizeof(KernelSchedule), "Kernel changed: update kernel_same_code and kernel_code_hash");
 static_assert(sizeof(KernelOp) == 136, "KernelOp changed: update kernel_same_code and kernel_code_hash");
+static_assert(sizeof(KernelSchedule) == 544 && sizeof(KernelPhaseSchedule) == 32,
+              "KernelSchedule changed: update kernel_schedule_equal (kernel.c)");
 static_assert(sizeof(KernelBuffer) == sizeof(Shape) + 24, "KernelBuffer changed: update kernel_same_code");
 
 static bool origins_alike(const Instruction *a, const Instruction *b) {
@@ -61,6 +64,7 @@ bool kernel_same_code(const Kernel *a, const Kernel *b) {
       memcmp(a->acc_types, b->acc_types, sizeof a->acc_types[0] * (size_t)a->acc_count) != 0 ||
       memcmp(a->phase_blocks, b->phase_blocks, sizeof a->phase_blocks[0] * (size_t)a->phase_count) != 0)
     return false;
+  if (!kernel_schedule_equal(&a->schedule, &b->schedule)) return false;
   if (!origins_alike(a->origin, b->origin) || !buffers_alike(a->inputs, b->inputs, a->input_count) ||
       !buffers_alike(a->outputs, b->outputs, a->output_count))
     return false;
@@ -77,6 +81,7 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 uint64_t kernel_code_hash(const Kernel *k) {
   uint64_t h = mix((uint64_t)k->kind, (uint64_t)k->op_count);
   h = mix(mix(h, (uint64_t)k->input_count), (uint64_t)k->output_count);
+  h = mix(h, (uint64_t)k->schedule.strategy << 8 | (uint64_t)k->schedule.phases[0].lanes);
   for (int i = 0; i < k->rank; i++) h = mix(h, (uint64_t)k->dims[i]);
   for (int i = 0; i < k->reduce_rank; i++) h = mix(h, (uint64_t)k->reduce_dims[i]);
   for (int i = 0; i < k->op_count; i++) {

@@ -1,0 +1,211 @@
+/* The x86 policy: the schedule of a kernel (kernel.h, KernelSchedule) for
+ * one ISA level, chosen here and nowhere else, before any code is written.
+ *
+ *   loop kernel    SIMD along the innermost dimension where every op has a
+ *                  vector form (kernel_x86_vector.c), 4, 8 or 16 f32 lanes
+ *                  (sse4, avx2, avx512), unroll 1; the tail masked at
+ *                  avx512, else scalar.
+ *   reduce kernel  16 partial results (REDUCE_PARTIALS) in vectors of the
+ *                  ISA's width, so unroll 16 / lanes, each vector its own
+ *                  accumulator; the same partials, in the same order, at
+ *                  every level and thread count. A long sum to few points
+ *                  is split into chunks of its range.
+ *   row kernel     each phase on its own, like the above; when the ROW
+ *                  phase recomputes a value the REDUCE phase before it
+ *                  computed (softmax's exp), that phase stores it into
+ *                  the output row and the ROW phase reads it back from
+ *                  there (L1: a row is small) instead of computing it again.
+ */
+#include <string.h>
+
+#include "emit_x86/kernel_x86_internal.h"
+
+static int64_t product(const int64_t *dims, int n) {
+  int64_t p = 1;
+  for (int d = 0; d < n; d++) p *= dims[d];
+  return p;
+}
+
+static const char *target_name(CpuLevel level) {
+  return level == CPU_LEVEL_AVX512 ? "x86 avx512" : level == CPU_LEVEL_AVX2 ? "x86 avx2" : "x86 sse4";
+}
+
+/* The chunks of a split sum, by shape only: 0 when the sum stays whole.
+ * A chunk is about SPLIT_CHUNK elements: whole groups of 16 elements of a
+ * single reduced dimension, or whole slices of reduced dimension 0. */
+static int64_t split_chunks_of(KernelX86 *x) {
+  const Kernel *k = x->k;
+  if (k->kind != KERNEL_REDUCE || !x->phase_lanes[0] || k->reduce_rank == 0 ||
+      product(k->reduce_dims, k->reduce_rank) < 2 * (int64_t)SPLIT_CHUNK ||
+      product(k->dims, k->rank) > SPLIT_MAX_ROWS)
+    return 0;
+  int64_t slice = product(k->reduce_dims + 1, k->reduce_rank - 1);
+  x->split_chunk = slice >= SPLIT_CHUNK ? 1 : SPLIT_CHUNK / slice;
+  int64_t chunks = k->reduce_dims[0] / x->split_chunk;
+  return chunks >= 2 ? chunks : 0;
+}
+
+static bool looped_in(const KernelOp *op, int phase) {
+  return (op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW) && op->phase == phase;
+}
+
+static void mark_needed(const Kernel *k, int v, int phase, int stop, uint8_t *needed) {
+  if (needed[v] || !looped_in(&k->ops[v], phase)) return;
+  needed[v] = 1;
+  if (v == stop) return;
+  for (int a = 0; a < k->ops[v].arg_count; a++) mark_needed(k, k->ops[v].args[a], phase, stop, needed);
+}
+
+void kernel_x86_mark_dead(KernelX86 *x) {
+  const Kernel *k = x->k;
+  memset(x->dead, 0, (size_t)k->op_count + 1);
+  if (k->kind != KERNEL_ROW) return;
+  int row = k->phase_count - 1;
+  int stop = x->schedule.phases[row].reuse_as;
+  if (stop < 0) return;
+  uint8_t *needed = mem_calloc((size_t)k->op_count + 1, 1);
+  for (int i = 0; i < k->op_count; i++)
+    if (looped_in(&k->ops[i], row) && (k->ops[i].kop == KOP_STORE || k->ops[i].kop == KOP_ACC_WRITE))
+      mark_needed(k, i, row, stop, needed);
+  for (int i = 0; i < k->op_count; i++) x->dead[i] = looped_in(&k->ops[i], row) && !needed[i];
+  mem_free(needed);
+}
+
+int kernel_x86_row_store(const Kernel *k) {
+  int store = -1, row = k->phase_count - 1;
+  for (int i = 0; i < k->op_count; i++)
+    if (looped_in(&k->ops[i], row) && k->ops[i].kop == KOP_STORE) {
+      if (store >= 0) return -1;
+      store = i;
+    }
+  return store;
+}
+
+/* Whether the loads of `phase` read, of an input shaped like the store's
+ * output (which may be the same memory, a donated buffer), only the
+ * element the store writes: the phase may then write it after its loads. */
+static bool loads_stay_on_the_stored_element(const Kernel *k, int phase, const KernelOp *store) {
+  const Shape *out = &k->outputs[store->buffer].shape;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (!looped_in(op, phase) || op->kop != KOP_LOAD) continue;
+    const Shape *in = &k->inputs[op->buffer].shape;
+    if (in->type != out->type || !shape_same_dims(in, out)) continue;
+    for (int d = 0; d < out->rank; d++) {
+      const KernelOp *a = &k->ops[op->args[d]], *b = &k->ops[store->args[1 + d]];
+      bool both_inner = a->kop == KOP_RINDEX && b->kop == KOP_RINDEX && a->dim == b->dim;
+      if (!both_inner && op->args[d] != store->args[1 + d]) return false;
+    }
+  }
+  return true;
+}
+
+/* Softmax's exp computed once: see the head of the file. Both phases
+ * vectorized with no tail (the stored vectors cover the row), the ROW
+ * phase's one store an f32 row access whose other indices are PRE values
+ * (known before the phase before it), and nothing else of the ROW phase
+ * loads (the output may be an input's donated buffer). */
+static void choose_reuse(KernelX86 *x) {
+  KernelSchedule *s = &x->schedule;
+  const Kernel *k = x->k;
+  int earlier, later = kernel_find_recomputed(k, &earlier);
+  if (later < 0 || k->reduce_rank != 1) return;
+  int row = k->phase_count - 1;
+  KernelPhaseSchedule *rp = &s->phases[row], *pp = &s->phases[row - 1];
+  if (!rp->lanes || !pp->lanes || rp->tail != KTAIL_NONE || pp->tail != KTAIL_NONE || x->forms[earlier] != LANE_VECTOR ||
+      x->forms[later] != LANE_VECTOR || k->ops[later].type != TYPE_F32)
+    return;
+  int store = kernel_x86_row_store(k);
+  if (store < 0 || k->outputs[k->ops[store].buffer].shape.type != TYPE_F32 || !kernel_x86_is_row_access(k, store))
+    return;
+  const KernelOp *st = &k->ops[store];
+  for (int d = 1; d < st->arg_count; d++) {
+    const KernelOp *index = &k->ops[st->args[d]];
+    if (index->kop != KOP_RINDEX && index->block != KBLOCK_PRE) return;
+  }
+  if (!loads_stay_on_the_stored_element(k, row - 1, st)) return;
+  rp->reuse = earlier;
+  rp->reuse_as = later;
+  kernel_x86_mark_dead(x);
+  for (int i = 0; i < k->op_count; i++)
+    if (!x->dead[i] && looped_in(&k->ops[i], row) && k->ops[i].kop == KOP_LOAD) {
+      rp->reuse = rp->reuse_as = -1;
+      kernel_x86_mark_dead(x);
+      return;
+    }
+}
+
+/* A maximum or minimum at avx512 is one vmaxps per 16 elements, but each
+ * waits for the one before through its accumulator: four accumulators
+ * (zmm28..31) over whole groups of 64, with the NaN blends out of the
+ * loop (they only matter where a NaN is: the row then runs again in one
+ * accumulator's order). Sums keep their 16 partials, whose order fixes
+ * their rounding; their loops wait on the math, not on the add. */
+static void choose_accumulators(KernelX86 *x, int p) {
+  const Kernel *k = x->k;
+  KernelPhaseSchedule *ps = &x->schedule.phases[p];
+  if (ps->lanes != 16 || ps->tail != KTAIL_NONE || (k->kind == KERNEL_ROW && k->phase_blocks[p] != KBLOCK_REDUCE))
+    return;
+  x->phase = p;
+  /* finds this phase's sum again */
+  if (k->kind == KERNEL_ROW) kernel_x86_vector_phase_lanes(x);
+  else kernel_x86_vector_reduce_lanes(x);
+  Opcode reducer = k->ops[x->reduce_combine].op;
+  int64_t inner = k->reduce_dims[k->reduce_rank - 1];
+  if ((reducer != OP_MAXIMUM && reducer != OP_MINIMUM) || inner % (4 * REDUCE_PARTIALS) != 0) return;
+  ps->accumulators = ps->unroll = 4;
+  ps->rerun_exact = true;
+}
+
+static KernelTail tail_of(int64_t n, int step, bool maskable) {
+  return n % step == 0 ? KTAIL_NONE : maskable ? KTAIL_MASKED : KTAIL_SCALAR;
+}
+
+void kernel_x86_plan(KernelX86 *x) {
+  const Kernel *k = x->k;
+  KernelSchedule *s = &x->schedule;
+  memset(s, 0, sizeof *s);
+  s->target = target_name(x->cpu->level);
+  for (int p = 0; p < AXLE_MAX_RANK; p++) s->phases[p].reuse = s->phases[p].reuse_as = -1;
+  int64_t inner = k->reduce_rank > 0 ? k->reduce_dims[k->reduce_rank - 1] : 1;
+  if (k->kind == KERNEL_LOOP) {
+    s->strategy = KSCHED_LOOP;
+    int lanes = x->vectorized_lanes = kernel_x86_vector_lanes(x);
+    int64_t n = k->rank > 0 ? k->dims[k->rank - 1] : 1;
+    s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false,
+                                         lanes ? tail_of(n, lanes, kernel_x86_vector_tail_maskable(x)) : KTAIL_NONE,
+                                         -1, -1};
+    return;
+  }
+  int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
+  s->strategy = k->kind == KERNEL_ROW ? KSCHED_ROW : KSCHED_REDUCE;
+  for (int p = 0; p < phases; p++) {
+    x->phase = p;
+    int lanes = k->kind == KERNEL_ROW ? kernel_x86_vector_phase_lanes(x) : kernel_x86_vector_reduce_lanes(x);
+    x->phase_lanes[p] = lanes;
+    if (lanes) x->vectorized_lanes = lanes;
+    KernelPhaseSchedule *ps = &s->phases[p];
+    ps->lanes = lanes;
+    ps->lane_bits = 32;
+    if (!lanes) continue;
+    bool row = k->kind == KERNEL_ROW && k->phase_blocks[p] == KBLOCK_ROW;
+    ps->unroll = row ? 1 : REDUCE_PARTIALS / lanes;
+    ps->accumulators = row ? 0 : REDUCE_PARTIALS / lanes;
+    ps->tail = tail_of(inner, row ? lanes : REDUCE_PARTIALS, false);
+  }
+  s->split_chunks = split_chunks_of(x);
+  if (s->split_chunks) s->strategy = KSCHED_SPLIT_REDUCE;
+  for (int p = 0; p < phases && !s->split_chunks; p++) choose_accumulators(x, p);
+  if (k->kind == KERNEL_ROW) choose_reuse(x);
+}
+
+void kernel_x86_schedule(Kernel *k, const CpuFeatures *cpu) {
+  if (cpu->level < CPU_LEVEL_SSE4 || kernel_has_complex(k)) return;
+  KernelX86 x = {.k = k, .cpu = cpu};
+  x.forms = mem_calloc((size_t)k->op_count + 1, sizeof *x.forms);
+  x.dead = mem_calloc((size_t)k->op_count + 1, 1);
+  kernel_x86_plan(&x);
+  k->schedule = x.schedule;
+  mem_free(x.forms);
+  mem_free(x.dead);
+}
