@@ -391,6 +391,24 @@ if [ -f "$t/cpu_dump/kernels/index.txt" ] && [ -n "$k" ] && [ -f "${k%.s}.kernel
   pass "axle-run/dump_writes_cpu_kernels_and_listings"
 else fail "axle-run/dump_writes_cpu_kernels_and_listings" "$(ls -R "$t/cpu_dump" 2>&1 | head -5)"; fi
 
+# AXLE_PERF_MAP=1: the JIT code is named in /tmp/perf-PID.map for perf
+# report (the GEMM's micro-kernels and each kernel by its instruction).
+cat >"$t/perf_map.hlo" <<'HLO'
+HloModule perf_map
+ENTRY main {
+  a = f32[64,64]{1,0} parameter(0)
+  b = f32[64,64]{1,0} parameter(1)
+  d = f32[64,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT e = f32[64,64]{1,0} exponential(d)
+}
+HLO
+map_pid=$(bash -c 'echo $$; exec env AXLE_PERF_MAP=1 "$0" --backend cpu --seed 1 "$1" >/dev/null 2>&1' "$run" "$t/perf_map.hlo")
+map=/tmp/perf-$map_pid.map
+if grep -q " gemm_micro_kernel_1_rows$" "$map" 2>/dev/null && grep -q "^[0-9a-f]* [0-9a-f]* .*exponential" "$map"; then
+  pass "axle-run/perf_map_names_jit_code"
+else fail "axle-run/perf_map_names_jit_code" "$(head -3 "$map" 2>&1)"; fi
+rm -f "$map"
+
 # ---- axle-run's flags, inputs and outputs (--help, .npz, --input, --expected, --json) ----
 # The .npz files are NumPy's (tests/gen/gen_tool_inputs.py); the golden is
 # demo_reduce_sum's, NumPy's float64 sum.

@@ -124,8 +124,13 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   plan->shape = shape;
   plan->idle_workspace = mem_calloc(1, sizeof *plan->idle_workspace);
   atomic_init(plan->idle_workspace, NULL);
-  for (int rows = 1; rows <= shape->mr; rows++)
+  for (int rows = 1; rows <= shape->mr; rows++) {
     plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
+    char name[48];
+    snprintf(name, sizeof name, "gemm_micro_kernel_%d_rows", rows);
+    size_t end = rows == 1 ? plan->code.code_size : offsets[rows - 1];
+    jit_code_name(&plan->code, offsets[rows], end - offsets[rows], name);
+  }
   return plan;
 }
 

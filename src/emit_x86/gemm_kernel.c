@@ -246,6 +246,7 @@ double gemm_peak_gflops_measure(CpuLevel level, double seconds, int repeats, Sta
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&jc, cb.code, cb.size, st);
   x86_buffer_free(&cb);
   if (!ok) return 0.0;
+  jit_code_name(&jc, 0, jc.code_size, "gemm_fma_peak_probe");
   void (*peak)(int64_t) = (void (*)(int64_t))jit_code_function(&jc, 0);
   /* Calibrate the iteration count to about `seconds` per timing. */
   int64_t iterations = 1 << 16;

@@ -1,6 +1,9 @@
 /* W^X code pages with mmap and mprotect; see jit_memory.h. */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -50,6 +53,25 @@ JitFunction jit_code_function(const JitCode *jc, size_t offset) {
   /* Converting a data pointer to a function pointer is what POSIX (dlsym)
    * relies on; ISO C leaves it to the implementation. */
   return (JitFunction)(void *)((char *)jc->base + offset);
+}
+
+void jit_code_name(const JitCode *jc, size_t offset, size_t size, const char *name) {
+  const char *on = getenv("AXLE_PERF_MAP");
+  if (!on || strcmp(on, "1") != 0 || !jc->base || offset >= jc->code_size) return;
+  if (size > jc->code_size - offset) size = jc->code_size - offset;
+  char line[512];
+  int n = snprintf(line, sizeof line, "%lx %zx %s\n", (unsigned long)((uintptr_t)jc->base + offset), size, name);
+  if (n <= 0) return;
+  if ((size_t)n >= sizeof line) n = (int)sizeof line - 1, line[n - 1] = '\n';
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
+  /* One write of a whole line with O_APPEND: threads compiling at once do
+   * not interleave inside a line. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) return;
+  ssize_t written = write(fd, line, (size_t)n);
+  (void)written;
+  close(fd);
 }
 
 void jit_code_free(JitCode *jc) {

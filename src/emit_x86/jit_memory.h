@@ -28,6 +28,13 @@ bool jit_code_create(JitCode *out, const void *code, size_t size, Status *st);
 typedef void (*JitFunction)(void);
 JitFunction jit_code_function(const JitCode *jc, size_t offset);
 
+/* Names bytes [offset, offset + size) of the code for profilers: when the
+ * environment sets AXLE_PERF_MAP=1, appends "address size name" to
+ * /tmp/perf-PID.map, the file `perf report` reads to name anonymous JIT
+ * code (docs/debugging.md). Does nothing otherwise, or if the file cannot be
+ * written: a profile without names is still a profile. */
+void jit_code_name(const JitCode *jc, size_t offset, size_t size, const char *name);
+
 /* Unmaps the pages; safe to call on an empty or already freed JitCode. */
 void jit_code_free(JitCode *jc);
 

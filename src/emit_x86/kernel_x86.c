@@ -524,6 +524,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     kernel_x86_free(ck);
     return NULL;
   }
+  jit_code_name(&ck->code, 0, ck->code.code_size, k->name);
   /* The only way from JIT memory's generic pointer to the kernel's type. */
   JitFunction f = jit_code_function(&ck->code, 0);
   memcpy(&ck->function, &f, sizeof f);
