@@ -52,13 +52,14 @@ typedef struct GemmKernelShape {
 
 /* The generated code's signature (System V):
  *   a_panel  kc steps of MR floats (A's column k of the tile's rows)
- *   b_panel  kc steps of NR floats (B's row k of the tile's columns)
+ *   b_panel  kc steps of NR floats (B's row k of the tile's columns), the
+ *            steps b_step_bytes apart (NR * 4 in a packed panel)
  *   c        the tile's top-left element; rows are c_row_bytes apart
  *   accumulate  0: C = A·B;  otherwise C = C + A·B (the A·B of this K block
  *               is summed first, from zero, then added to C)
  * Every float of the panels is read, so edge panels are zero-padded. */
 typedef void GemmKernelFn(int64_t kc, const float *a_panel, const float *b_panel, float *c,
-                          int64_t c_row_bytes, int64_t accumulate);
+                          int64_t c_row_bytes, int64_t accumulate, int64_t b_step_bytes);
 
 /* The shape used at level (sse4, avx2 or avx512); NULL below SSE4.1. */
 const GemmKernelShape *gemm_kernel_shape_for_level(CpuLevel level);

@@ -219,6 +219,47 @@ TEST(gemm_epilogue_sees_each_finished_element_exactly_once) {
   gemm_plan_free(plan);
 }
 
+/* A row-major B small enough to stay in the caches is read where it lies
+ * (its full NR-column panels; a last partial one is packed); the same B
+ * given column by column (b_col_stride != 1) is packed. Both must give the
+ * same bits, and match the reference: B is a block of a wider matrix (its
+ * rows N + 5 apart), K spans several K blocks, N ends in a partial panel,
+ * and the two products of the batch have their own B. */
+TEST(gemm_reading_b_in_place_gives_the_bits_of_packed_b) {
+  static const int64_t sizes[][3] = {{64, 1000, 300}, {45, 77, 513}, {300, 40, 20}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2], ldb = n + 5;
+      float *a = random_floats(2 * m * k, 20), *b_rows = random_floats(2 * k * ldb, 21);
+      float *b_columns = malloc((size_t)(2 * k * n) * sizeof *b_columns);
+      for (int64_t batch = 0; batch < 2; batch++)
+        for (int64_t i = 0; i < k; i++)
+          for (int64_t j = 0; j < n; j++)
+            b_columns[batch * k * n + j * k + i] = b_rows[batch * k * ldb + i * ldb + j];
+      float *c[2];
+      for (int way = 0; way < 2; way++) {
+        c[way] = malloc((size_t)(2 * m * n) * sizeof *c[way]);
+        GemmProblem p = {
+          .batch = 2, .m = m, .n = n, .k = k,
+          .a = a, .a_row_stride = k, .a_col_stride = 1, .a_batch_stride = m * k,
+          .b = way == 0 ? b_rows : b_columns, .b_row_stride = way == 0 ? ldb : 1,
+          .b_col_stride = way == 0 ? 1 : k, .b_batch_stride = way == 0 ? k * ldb : k * n,
+          .c = c[way], .c_row_stride = n, .c_batch_stride = m * n,
+        };
+        gemm_f32_batched(plan, NULL, &p, NULL);
+        if (way == 0) product_matches_reference(&p, "B in place");
+      }
+      EXPECT(memcmp(c[0], c[1], (size_t)(2 * m * n) * sizeof(float)) == 0,
+             "%s %lldx%lldx%lld: B read in place and B packed differ", cpu_level_name(all_levels[l]),
+             (long long)m, (long long)n, (long long)k);
+      free(a); free(b_rows); free(b_columns); free(c[0]); free(c[1]);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
 TEST(gemm_results_are_bit_identical_for_1_2_and_3_threads) {
   static const int64_t sizes[][3] = {{1023, 517, 300}, {256, 256, 256}, {45, 1000, 700}};
   for (int l = 0; l < LEVEL_COUNT; l++) {
@@ -378,6 +419,7 @@ int main(int argc, char **argv) {
   RUN(gemm_absorbs_transposed_a_and_b_into_packing);
   RUN(gemm_batch_strides_select_each_product_and_zero_stride_broadcasts);
   RUN(gemm_epilogue_sees_each_finished_element_exactly_once);
+  RUN(gemm_reading_b_in_place_gives_the_bits_of_packed_b);
   RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
   RUN(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing);
   RUN(gemm_with_a_packer_gives_the_bits_of_gemm_reading_a_at_strides);
