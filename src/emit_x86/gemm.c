@@ -63,6 +63,7 @@ enum {
   GEMM_MAX_TILE = 14 * 32,
   /* Packed B of a batch is made this many floats at most (64 MiB) at once. */
   GEMM_PACKED_B_LIMIT = 16 << 20,
+  GEMM_PACKED_B_FRESH_LIMIT = 1 << 20,
 };
 
 /* One A packing buffer per thread that may run at once. A task takes any
@@ -361,9 +362,13 @@ static void b_pack_task_run(void *context, int64_t index) {
   int64_t k0 = rest / b->n_count * b->k_block, kc = min64(b->k_block, p->k - k0);
   int64_t n0 = rest % b->n_count * b->n_block, n_end = min64(n0 + b->n_block, p->n);
   float *dst = call->b_packed + (local * p->k + k0) * call->n_padded;
-  const float *src = p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride;
+  const float *src = p->b ? p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride : NULL;
   for (int64_t j = n0; j < n_end; j += nr) {
     if (call->b_in_place && j + nr <= p->n) continue;
+    if (p->b_pack) {
+      p->b_pack(p->b_pack_context, call->batch0 + local, j, (int)min64(nr, p->n - j), nr, k0, kc, dst + j * kc);
+      continue;
+    }
     panel_pack(dst + j * kc, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride,
                (int)min64(nr, p->n - j), nr, kc, n_end - j);
   }
@@ -567,7 +572,7 @@ static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
  * choice cannot change a bit of C. */
 static bool b_in_place_pays(const GemmProblem *p) {
   enum { B_IN_PLACE_MAX_BYTES = 2 << 20 };
-  return p->b_col_stride == 1 && p->b && (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
+  return p->b_col_stride == 1 && p->b && !p->b_pack && (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
 }
 
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *p,
@@ -575,7 +580,7 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   assert(plan && p->batch >= 0 && p->m >= 0 && p->n >= 0 && p->k >= 0);
   if (p->batch == 0 || p->m == 0 || p->n == 0) return;
   bool small = (double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME;
-  if (p->k == 0 || (small && !p->a_pack)) {
+  if (p->k == 0 || (small && !p->a_pack && !p->b_pack)) {
     DirectCall call = {p, epilogue};
     thread_pool_run(pool, p->batch, direct_task_run, &call);
     return;
@@ -587,7 +592,10 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   /* Products are run in groups whose packed B stays under a limit, each
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
-  call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
+  /* A packer's B is made afresh each run: packed one product at a time, it
+   * is still in the caches when the multiply reads it. */
+  int64_t b_limit = p->b_pack ? GEMM_PACKED_B_FRESH_LIMIT : GEMM_PACKED_B_LIMIT;
+  call.group = b_floats >= b_limit ? 1 : min64(p->batch, b_limit / b_floats);
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
   GemmWorkspace *w = workspace_take(plan, (size_t)(call.group * b_floats),
                                     (int)min64(threads, call.group * b->m_count * b->n_count),

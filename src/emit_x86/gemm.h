@@ -134,6 +134,12 @@ typedef struct GemmProblem {
    * and the direct path, which reads A where it lies, is never taken. */
   GemmPackFn *a_pack;
   void *a_pack_context;
+  /* Non-NULL: B's panels come from b_pack, which fills dst[k * width + l]
+   * = B[batch][k0 + k][col0 + l] for l < cols (and 0 up to width); b and
+   * its strides are unused (a convolution's input patches, when the
+   * product's columns are output positions). */
+  GemmPackFn *b_pack;
+  void *b_pack_context;
 } GemmProblem;
 
 /* Runs the problem on pool (NULL: the calling thread), then the epilogue (if
