@@ -128,6 +128,10 @@ struct ProductPlan {
   RaggedPlan ragged;
   ProductGatherFn *gather_a;
   ProductPackFn *pack_a;
+  /* Fills one panel of B straight from rhs (rows -> columns: dst[k * width
+   * + l] = B[batch][k0 + k][row0 + l]), f32 only: a convolution whose
+   * product's columns are output positions (cpu_conv.c). */
+  ProductPackFn *pack_b;
   void *gather_context;
   void (*gather_free)(void *context);
   const GemmPlan *gemm;   /* the program's; set by product_step_add */

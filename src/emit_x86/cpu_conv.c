@@ -20,8 +20,26 @@
  * input (the implicit GEMM). In other arithmetic (f64, integers, complex)
  * patch_gather writes A out, patch by patch, for the plain product loop.
  * The meaning of each term is the evaluator's (eval_linalg.c,
- * conv_output_element). */
+ * conv_output_element).
+ *
+ * An f32 convolution of one group whose result holds each output feature's
+ * positions together, in order (NCHW and the like), is turned around:
+ *
+ *   C[n][o][pos] = sum over col of W[o][col] * P[n][col][pos]
+ *   col = (input feature c, kernel tap t)                   K = C * prod T
+ *
+ * so that C is the result itself, written in place by the GEMM (the other
+ * way round, a scatter into that layout and the strided reads of a patch
+ * row cost more than the multiply). A is the kernel, read in place when
+ * its (feature, tap) columns are evenly spaced; B, the patches, is packed
+ * panel by panel from the input by positions_patch_pack: along the
+ * innermost spatial dimension a panel row is a run of consecutive input
+ * elements (stride 1) cut only by padding and the end of a row of
+ * positions. */
 #include <stdlib.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "emit_x86/cpu_compile.h"
 
@@ -49,8 +67,11 @@ typedef struct ConvGatherRun {
  * the input) and its tap t is t * rhs_dilate further on. */
 static int64_t input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in) {
   int64_t at = out * w->stride - w->pad_lo + tap * w->rhs_dilate;
-  if (at < 0 || at % w->lhs_dilate != 0) return -1;
-  at /= w->lhs_dilate;
+  if (at < 0) return -1;
+  if (w->lhs_dilate != 1) {  /* a division: most windows have none */
+    if (at % w->lhs_dilate != 0) return -1;
+    at /= w->lhs_dilate;
+  }
   return at < in ? at : -1;
 }
 
@@ -130,6 +151,90 @@ static void patch_pack(const ProductPlan *p, const void *lhs, int64_t group, int
   }
 }
 
+/* dst[0..n) = src[0..n), four floats at a time where SSE2 allows (the
+ * compiler left this loop scalar, and it was half of the packing time). */
+static void floats_copy(float *restrict dst, const float *restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+#endif
+  for (; i < n; i++) dst[i] = src[i];
+}
+
+/* The implicit GEMM turned around: one GEMM panel of B, columns (output
+ * positions of batch entry `batch`) col0.. and rows (feature, tap) k0..,
+ * read straight from the input (ProductPackFn). The panel's columns are
+ * cut into segments that share every spatial coordinate but the innermost
+ * one; where that one has stride 1 and no input dilation, a segment of a
+ * row of B is a run of consecutive input elements with zeros for the taps
+ * in padding, copied as such; otherwise element by element. */
+enum { POSITION_PANEL_MAX = 64 };
+static void positions_patch_pack(const ProductPlan *p, const void *rhs, int64_t batch, int64_t col0, int cols,
+                                 int width, int64_t k0, int64_t depth, float *dst) {
+  const ConvGather *g = p->gather_context;
+  const float *in = (const float *)rhs + batch * g->batch_stride;
+  int inner = g->spatial_count - 1;
+  const WindowDim *wi = &g->window[inner];
+  bool runs = g->spatial_stride[inner] == 1 && wi->stride == 1 && wi->lhs_dilate == 1;
+  /* The segments: first column, length, output position. */
+  int seg_first[POSITION_PANEL_MAX], seg_length[POSITION_PANEL_MAX], segments = 0;
+  int64_t seg_out[POSITION_PANEL_MAX][AXLE_MAX_RANK];
+  for (int l = 0; l < cols && l < POSITION_PANEL_MAX;) {
+    int64_t pos = col0 + l, *out = seg_out[segments];
+    for (int s = inner; s >= 0; s--) {
+      out[s] = pos % g->out_size[s];
+      pos /= g->out_size[s];
+    }
+    int64_t left = g->out_size[inner] - out[inner];
+    seg_first[segments] = l;
+    seg_length[segments] = !runs ? 1 : left < cols - l ? (int)left : cols - l;
+    l += seg_length[segments++];
+  }
+  /* Row k is feature c, tap (tap[0], ...): counted up row by row, as an
+   * odometer, rather than divided out (a division costs more than a copy
+   * of a segment). */
+  int64_t c = k0 / g->taps, t = k0 % g->taps, tap[AXLE_MAX_RANK];
+  for (int s = inner; s >= 0; s--) {
+    tap[s] = t % g->kernel_size[s];
+    t /= g->kernel_size[s];
+  }
+  for (int64_t k = 0; k < depth; k++) {
+    if (k > 0) {
+      int s = inner;
+      while (s >= 0 && ++tap[s] == g->kernel_size[s]) tap[s--] = 0;
+      if (s < 0) c++;
+    }
+    const float *plane = in + c * g->feature_stride;
+    float *to = dst + k * width;
+    for (int e = 0; e < segments; e++) {
+      const int64_t *out = seg_out[e];
+      float *seg = to + seg_first[e];
+      int64_t at = 0, length = seg_length[e];
+      bool inside = true;
+      for (int s = 0; s < inner && inside; s++) {
+        int64_t i = input_position(&g->window[s], out[s], tap[s], g->in_size[s]);
+        inside = i >= 0;
+        at += i * g->spatial_stride[s];
+      }
+      if (!runs) {
+        int64_t i = inside ? input_position(wi, out[inner], tap[inner], g->in_size[inner]) : -1;
+        seg[0] = i < 0 ? 0.0f : plane[at + i * g->spatial_stride[inner]];
+        continue;
+      }
+      /* Output x reads input x + shift; inside the input for x in [lo, hi). */
+      int64_t shift = tap[inner] * wi->rhs_dilate - wi->pad_lo, x0 = out[inner];
+      int64_t lo = x0 > -shift ? x0 : -shift, hi = g->in_size[inner] - shift;
+      if (hi > x0 + length) hi = x0 + length;
+      if (!inside || hi < lo) lo = hi = x0 + length;
+      for (int64_t x = x0; x < lo; x++) seg[x - x0] = 0.0f;
+      const float *from = plane + at + shift;
+      floats_copy(seg + (lo - x0), from + lo, hi - lo);
+      for (int64_t x = hi; x < x0 + length; x++) seg[x - x0] = 0.0f;
+    }
+    for (int l = cols; l < width; l++) to[l] = 0.0f;
+  }
+}
+
 /* The window of spatial dimension s; without window={...} the kernel is
  * the window, with stride 1, no padding and no dilation. */
 static WindowDim conv_window(const Instruction *conv, int s, int64_t kernel_size) {
@@ -152,6 +257,25 @@ static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, con
       table[t * g->features_per_group + c] = at + c * strides[cd->kernel_input_feature];
     for (int s = g->spatial_count - 1; s >= 0 && ++tap[s] == g->kernel_size[s]; s--) tap[s] = 0;
   }
+  return table;
+}
+
+/* Kernel offsets per column (input feature, tap), window reversal applied:
+ * the columns of the turned-around product. */
+static int64_t *kernel_feature_major_table(const Shape *kernel, const ConvDims *cd, const ConvGather *g) {
+  int64_t strides[AXLE_MAX_RANK];
+  layout_strides(kernel, strides);
+  int64_t *table = mem_calloc((size_t)(g->taps * g->features_per_group) + 1, sizeof *table);
+  for (int64_t c = 0; c < g->features_per_group; c++)
+    for (int64_t t = 0; t < g->taps; t++) {
+      int64_t at = c * strides[cd->kernel_input_feature], rest = t;
+      for (int s = g->spatial_count - 1; s >= 0; s--) {
+        int64_t tap = rest % g->kernel_size[s];
+        rest /= g->kernel_size[s];
+        at += (g->window[s].reversal ? g->kernel_size[s] - 1 - tap : tap) * strides[cd->kernel_spatial[s]];
+      }
+      table[c * g->taps + t] = at;
+    }
   return table;
 }
 
@@ -221,11 +345,61 @@ static ProductPlan *conv_product_plan(const Instruction *conv) {
   return p;
 }
 
+/* Whether conv's result holds each (batch, feature)'s output positions
+ * together and in order, the innermost spatial dimension contiguous: then
+ * the turned-around product writes it in place. */
+static bool positions_are_minor(const Instruction *conv) {
+  const ConvDims *cd = attrs_conv(&conv->attrs);
+  const Shape *out = &conv->shape;
+  int64_t strides[AXLE_MAX_RANK], extent = 1;
+  layout_strides(out, strides);
+  for (int s = cd->spatial_count - 1; s >= 0; s--) {
+    int64_t d = cd->output_spatial[s];
+    if (out->dims[d] > 1 && strides[d] != extent) return false;
+    extent *= out->dims[d];
+  }
+  return true;
+}
+
+/* The turned-around product (see the top of the file), or NULL where it
+ * does not apply: other types, groups, spatial dims apart in the result. */
+static ProductPlan *conv_positions_plan(const Instruction *conv) {
+  const ConvDims *cd = attrs_conv(&conv->attrs);
+  const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape, *out = &conv->shape;
+  if (in->type != TYPE_F32 || kernel->type != TYPE_F32 || out->type != TYPE_F32 || cd->spatial_count < 1 ||
+      conv->attrs.feature_group_count > 1 || conv->attrs.batch_group_count > 1 || !positions_are_minor(conv))
+    return NULL;
+  ConvGather *g = conv_gather_create(conv);
+  ProductPlan *p = mem_calloc(1, sizeof *p);
+  p->lhs_type = kernel->type;   /* the plan's lhs is the kernel, its rhs the input */
+  p->rhs_type = in->type;
+  p->result_type = out->type;
+  p->arithmetic = PRODUCT_F32;
+  p->pack_b = positions_patch_pack;
+  p->gather_context = g;
+  p->gather_free = mem_free;
+  int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];
+  layout_strides(kernel, kernel_strides);
+  layout_strides(out, out_strides);
+  p->batch = in->dims[cd->input_batch];
+  p->m = kernel->dims[cd->kernel_output_feature];
+  p->k = g->taps * g->features_per_group;
+  p->a[0] = stride_table(p->batch, 0);
+  p->a[1] = stride_table(p->m, kernel_strides[cd->kernel_output_feature]);
+  p->a[2] = kernel_feature_major_table(kernel, cd, g);
+  p->c[0] = stride_table(p->batch, out_strides[cd->output_batch]);
+  p->c[1] = stride_table(p->m, out_strides[cd->output_feature]);
+  p->c[2] = product_offset_table_create(out, cd->output_spatial, cd->spatial_count, &p->n);
+  return p;
+}
+
 bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out) {
   if (shape_element_count(&conv->shape) == 0) return true;  /* nothing to write */
   const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape;
   if (in->rank != conv->shape.rank || kernel->rank != in->rank || attrs_conv(&conv->attrs)->spatial_count != in->rank - 2)
     return cpu_refuse(c, inst, "a convolution whose operands disagree in rank");
+  ProductPlan *positions = conv_positions_plan(conv);
+  if (positions) return product_step_add(c, inst, positions, rhs, lhs, out);
   return product_step_add(c, inst, conv_product_plan(conv), lhs, rhs, out);
 }
 

@@ -333,6 +333,12 @@ static void a_pack_run(void *context, int64_t batch, int64_t row0, int rows, int
   r->plan->pack_a(r->plan, r->lhs, batch, row0, rows, width, k0, depth, dst);
 }
 
+static void b_pack_run(void *context, int64_t batch, int64_t col0, int cols, int width, int64_t k0, int64_t depth,
+                       float *dst) {
+  const ProductRun *r = context;
+  r->plan->pack_b(r->plan, r->rhs, batch, col0, cols, width, k0, depth, dst);
+}
+
 /* Whether A goes to the GEMM panel by panel, never stored whole. */
 static bool a_is_packed(const ProductPlan *p) { return p->pack_a && p->arithmetic == PRODUCT_F32; }
 
@@ -378,6 +384,11 @@ static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun 
     g.a_pack = a_pack_run;
     g.a_pack_context = r;
   }
+  if (p->pack_b) {
+    g.b = NULL;
+    g.b_pack = b_pack_run;
+    g.b_pack_context = r;
+  }
   GemmEpilogue hook = {.finish_block = epilogue_block_finish, .context = r};
   gemm_f32_batched(p->gemm, pool, &g, p->epilogue ? &hook : NULL);
   if (p->epilogue && atomic_load(&r->deferred)) kernel_x86_run(p->epilogue, r->kernel_buffers, pool);
@@ -421,7 +432,7 @@ static void product_passes(const ProductPlan *p, ThreadPool *pool, ProductRun *r
       if (p->gather_a) p->gather_a(p, r->lhs, r->a, pool);
       else thread_pool_run(pool, row_block_count(p->batch, p->m), a_gather_task, r);
     }
-    if (!p->in_place[1] && (r->pass == 0 || p->ragged.mode == RAGGED_ROWS))
+    if (!p->in_place[1] && !p->pack_b && (r->pass == 0 || p->ragged.mode == RAGGED_ROWS))
       thread_pool_run(pool, row_block_count(p->batch, p->k), b_gather_task, r);
     product_multiply(p, pool, r);
     if (!p->in_place[2]) thread_pool_run(pool, row_block_count(p->batch, p->m), c_scatter_task, r);
@@ -440,7 +451,7 @@ static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *poo
     r.rhs_scale = buffers[4];
   }
   r.a = batch_allocate(p, a_is_packed(p) || p->in_place[0] ? 0 : p->batch * p->m * p->k);
-  r.b = batch_allocate(p, p->in_place[1] ? 0 : p->batch * p->k * p->n);
+  r.b = batch_allocate(p, p->in_place[1] || p->pack_b ? 0 : p->batch * p->k * p->n);
   r.c = batch_allocate(p, p->in_place[2] ? 0 : p->batch * p->m * p->n);
   if (p->ragged.mode != RAGGED_NONE) r.group = group_table_create(p, buffers[3]);
   bool ok = r.a && r.b && r.c && (p->ragged.mode == RAGGED_NONE || r.group);
@@ -472,7 +483,7 @@ static void in_place_choose(ProductPlan *p) {
   ElementType types[3] = {p->lhs_type, p->rhs_type, p->result_type};
   int64_t *const *tables[3] = {p->a, p->b, p->c};
   for (int o = 0; o < 3; o++) {
-    bool even = plain && types[o] == TYPE_F32 && !(o == 0 && (p->gather_a || p->pack_a));
+    bool even = plain && types[o] == TYPE_F32 && !(o == 0 && (p->gather_a || p->pack_a)) && !(o == 1 && p->pack_b);
     for (int axis = 0; axis < 3 && even; axis++)
       even = table_is_even(tables[o][axis], counts[o][axis], axis == 1 && o == 2 ? p->n : 0, &p->strides[o][axis]);
     if (o == 2) even = even && p->strides[2][2] == 1 && (p->m <= 1 || p->strides[2][1] >= p->n);
@@ -512,7 +523,9 @@ bool product_step_add(CpuCompile *c, const Instruction *inst, ProductPlan *plan,
 
 bool product_step_take_epilogue(CpuStep *product_step, CpuStep *kernel_step) {
   ProductPlan *p = product_step->state;
-  if (product_step->call != product_call || p->epilogue || p->batch != 1 || p->arithmetic != PRODUCT_F32 ||
+  /* With packed B (a convolution whose columns are output positions) the
+   * GEMM's rows are not the epilogue's rows. */
+  if (product_step->call != product_call || p->epilogue || p->batch != 1 || p->arithmetic != PRODUCT_F32 || p->pack_b ||
       p->ragged.mode != RAGGED_NONE || !p->in_place[2] || product_step->buffer_count != 3)
     return false;
   int *buffers = mem_calloc((size_t)(3 + kernel_step->buffer_count) + 1, sizeof *buffers);

@@ -63,6 +63,7 @@ enum {
   GEMM_MAX_TILE = 14 * 32,
   /* Packed B of a batch is made this many floats at most (64 MiB) at once. */
   GEMM_PACKED_B_LIMIT = 16 << 20,
+  GEMM_PACKED_B_FRESH_LIMIT = 1 << 20,
 };
 
 /* One A packing buffer per thread that may run at once. A task takes any
@@ -127,8 +128,6 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   plan->shape = shape;
   plan->idle_workspace = mem_calloc(1, sizeof *plan->idle_workspace);
   atomic_init(plan->idle_workspace, NULL);
-  for (int rows = 1; rows <= shape->mr; rows++)
-    plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
   return plan;
 }
 
@@ -324,6 +323,9 @@ typedef struct GemmCall {
    * columns j..j+NR (kc x NR floats) at j * kc. */
   int64_t batch0, group;
   float *b_packed;
+  /* B's full NR-column panels are read where they lie (row-major B, short
+   * product: b_in_place_pays); only a last, partial panel is packed. */
+  bool b_in_place;
   GemmScratch *scratch;
   int scratch_count;
 } GemmCall;
@@ -356,10 +358,16 @@ static void b_pack_task_run(void *context, int64_t index) {
   int64_t k0 = rest / b->n_count * b->k_block, kc = min64(b->k_block, p->k - k0);
   int64_t n0 = rest % b->n_count * b->n_block, n_end = min64(n0 + b->n_block, p->n);
   float *dst = call->b_packed + (local * p->k + k0) * call->n_padded;
-  const float *src = p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride;
-  for (int64_t j = n0; j < n_end; j += nr)
+  const float *src = p->b ? p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride : NULL;
+  for (int64_t j = n0; j < n_end; j += nr) {
+    if (call->b_in_place && j + nr <= p->n) continue;
+    if (p->b_pack) {
+      p->b_pack(p->b_pack_context, call->batch0 + local, j, (int)min64(nr, p->n - j), nr, k0, kc, dst + j * kc);
+      continue;
+    }
     panel_pack(dst + j * kc, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride,
                (int)min64(nr, p->n - j), nr, kc, n_end - j);
+  }
 }
 
 /* ----------------------------------------------------------- macro tiles */
@@ -369,6 +377,7 @@ typedef struct MacroTile {
   int64_t batch, m0, n0, mc, nc, kc;
   float *c;               /* C[batch][m0, n0] */
   const float *b_block;   /* the packed K block of B */
+  const float *b_rows;    /* B[batch][k0, 0] when B is read in place, else NULL */
   bool first_k, last_k;   /* the first K block stores C, later ones add */
 } MacroTile;
 
@@ -393,7 +402,8 @@ static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float 
                           int64_t cols) {
   int nr = plan->shape->nr;
   alignas(64) float tile[GEMM_MAX_TILE];
-  plan->kernels[rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0);
+  plan->kernels[rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0,
+                      (int64_t)(nr * sizeof(float)));
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++)
       c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
@@ -407,13 +417,18 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
   for (int64_t j = 0; j < t->nc; j += sh->nr) {
     int64_t cols = min64(sh->nr, t->nc - j);
     const float *b_panel = t->b_block + (t->n0 + j) * t->kc;
+    int64_t b_step = sh->nr * (int64_t)sizeof(float);
+    if (t->b_rows && cols == sh->nr) {
+      b_panel = t->b_rows + t->n0 + j;
+      b_step = call->problem->b_row_stride * (int64_t)sizeof(float);
+    }
     for (int64_t i = 0; i < t->mc; i += sh->mr) {
       int64_t rows = min64(sh->mr, t->mc - i);
       const float *a_panel = a_pack + i * t->kc;
       float *c = t->c + i * ldc + j;
       if (cols == sh->nr)
         plan->kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float),
-                            !t->first_k);
+                            !t->first_k, b_step);
       else
         edge_tile_run(plan, t, a_panel, b_panel, c, ldc, rows, cols);
       if (t->last_k && e && e->apply)
@@ -441,6 +456,7 @@ static void gemm_task_run(void *context, int64_t index) {
     int64_t k0 = kb * b->k_block;
     t.kc = min64(b->k_block, p->k - k0);
     t.b_block = call->b_packed + (local * p->k + k0) * call->n_padded;
+    t.b_rows = call->b_in_place ? p->b + t.batch * p->b_batch_stride + k0 * p->b_row_stride : NULL;
     t.first_k = kb == 0;
     t.last_k = kb + 1 == b->k_count;
     a_block_pack(call, &t, k0, s->a_pack);
@@ -537,12 +553,30 @@ static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
 
 /* ---------------------------------------------------------------- entry */
 
+/* Whether the kernel reads B's full panels where they lie instead of from a
+ * packed copy. Packing B reads and writes all of it once per product so
+ * that each panel is contiguous; but a B that stays in the caches between
+ * its uses (a dense layer's or an LSTM step's weights, up to a few MiB)
+ * is read as fast at its own row stride, and there the copy was pure cost:
+ * a sixth of an LSTM cell's run (libc's memmove, called per panel row, in
+ * the profile); reading in place made the cell 10% faster, a 256 x 784 x
+ * 512 product 2-4%. A larger B (9 MiB: 128 x 768 · 768 x 3072) comes from
+ * memory, a new 4 KiB page every row, which the hardware prefetchers do not
+ * follow: packed, it streams, and reading in place measured 1.5x slower.
+ * Needs B's columns contiguous (row-major B), so that a row of a panel is
+ * NR floats in a row. The same FMAs in the same order either way: the
+ * choice cannot change a bit of C. */
+static bool b_in_place_pays(const GemmProblem *p) {
+  enum { B_IN_PLACE_MAX_BYTES = 2 << 20 };
+  return p->b_col_stride == 1 && p->b && !p->b_pack && (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
+}
+
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *p,
                       const GemmEpilogue *epilogue) {
   assert(plan && p->batch >= 0 && p->m >= 0 && p->n >= 0 && p->k >= 0);
   if (p->batch == 0 || p->m == 0 || p->n == 0) return;
   bool small = (double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME;
-  if (p->k == 0 || (small && !p->a_pack)) {
+  if (p->k == 0 || (small && !p->a_pack && !p->b_pack)) {
     DirectCall call = {p, epilogue};
     thread_pool_run(pool, p->batch, direct_task_run, &call);
     return;
@@ -554,12 +588,16 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   /* Products are run in groups whose packed B stays under a limit, each
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
-  call.group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
+  /* A packer's B is made afresh each run: packed one product at a time, it
+   * is still in the caches when the multiply reads it. */
+  int64_t b_limit = p->b_pack ? GEMM_PACKED_B_FRESH_LIMIT : GEMM_PACKED_B_LIMIT;
+  call.group = b_floats >= b_limit ? 1 : min64(p->batch, b_limit / b_floats);
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
   GemmWorkspace *w = workspace_take(plan, (size_t)(call.group * b_floats),
                                     (int)min64(threads, call.group * b->m_count * b->n_count),
                                     (size_t)(b->m_block * b->k_block));
   call.b_packed = align64(w->b_memory);
+  call.b_in_place = b_in_place_pays(p);
   call.scratch = w->scratch;
   call.scratch_count = w->scratch_count;
   for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {

@@ -52,13 +52,14 @@ typedef struct GemmKernelShape {
 
 /* The generated code's signature (System V):
  *   a_panel  kc steps of MR floats (A's column k of the tile's rows)
- *   b_panel  kc steps of NR floats (B's row k of the tile's columns)
+ *   b_panel  kc steps of NR floats (B's row k of the tile's columns), the
+ *            steps b_step_bytes apart (NR * 4 in a packed panel)
  *   c        the tile's top-left element; rows are c_row_bytes apart
  *   accumulate  0: C = A·B;  otherwise C = C + A·B (the A·B of this K block
  *               is summed first, from zero, then added to C)
  * Every float of the panels is read, so edge panels are zero-padded. */
 typedef void GemmKernelFn(int64_t kc, const float *a_panel, const float *b_panel, float *c,
-                          int64_t c_row_bytes, int64_t accumulate);
+                          int64_t c_row_bytes, int64_t accumulate, int64_t b_step_bytes);
 
 /* The shape used at level (sse4, avx2 or avx512); NULL below SSE4.1. */
 const GemmKernelShape *gemm_kernel_shape_for_level(CpuLevel level);
@@ -133,6 +134,12 @@ typedef struct GemmProblem {
    * and the direct path, which reads A where it lies, is never taken. */
   GemmPackFn *a_pack;
   void *a_pack_context;
+  /* Non-NULL: B's panels come from b_pack, which fills dst[k * width + l]
+   * = B[batch][k0 + k][col0 + l] for l < cols (and 0 up to width); b and
+   * its strides are unused (a convolution's input patches, when the
+   * product's columns are output positions). */
+  GemmPackFn *b_pack;
+  void *b_pack_context;
 } GemmProblem;
 
 /* Runs the problem on pool (NULL: the calling thread), then the epilogue (if

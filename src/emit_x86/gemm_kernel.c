@@ -21,9 +21,16 @@
  *                    register and addps into the accumulator. (4 x 8, with
  *                    8 accumulators, measured 10% slower.)
  *
+ * B's rows are b_step_bytes apart: NR floats in a packed panel, or B's own
+ * row stride when the kernel reads a row-major B where it lies (gemm.c
+ * does that for short products, where packing B would cost more than the
+ * multiply saves). rdx steps by that register once per K step, an add
+ * beside 28 FMAs.
+ *
  * Registers (System V; all caller-saved, so the kernel needs no prologue):
  *   rdi kc   rsi a_panel   rdx b_panel   rcx c   r8 c_row_bytes
- *   r9 accumulate   rax loop counter   r11 the C row being stored */
+ *   r9 accumulate   r10 b_step_bytes (the 7th argument, from the stack)
+ *   rax loop counter   r11 the C row being stored */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,10 +73,11 @@ static bool is_vex(const GemmKernelShape *s) { return s->level != CPU_LEVEL_SSE4
  * the tile's first `rows` rows: K step `step` of the unrolled loop, addressed
  * by displacement from rsi and rdx. */
 static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int rows, int step) {
-  int a_disp = step * s->mr * 4, b_disp = step * s->nr * 4;
+  int a_disp = step * s->mr * 4;
   for (int v = 0; v < s->vectors; v++)
     x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, x86_reg(b_reg(s, v)),
-             x86_mem(vector_bytes(s), X86_RDX, b_disp + v * vector_bytes(s)));
+             x86_mem(vector_bytes(s), X86_RDX, v * vector_bytes(s)));
+  x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_reg(X86_R10));
   for (int i = 0; i < rows; i++) {
     X86Operand a_elem = x86_mem(4, X86_RSI, a_disp + i * 4);
     if (s->level == CPU_LEVEL_AVX2 || s->level == CPU_LEVEL_AVX512) {
@@ -104,7 +112,6 @@ static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int rows, int s
   x86_label_bind(cb, loop);
   for (int step = 0; step < steps; step++) emit_k_step(cb, s, rows, step);
   x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(steps * s->mr * 4));
-  x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_imm(steps * s->nr * 4));
   x86_emit(cb, X86_DEC, x86_reg(X86_RAX));
   x86_emit(cb, X86_JNE, x86_rel(loop));
 }
@@ -149,6 +156,8 @@ static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s, int rows
 bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows) {
   x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C, K unrolled %d times",
                    cpu_level_name(s->level), rows, s->mr, s->nr, s->unroll);
+  /* The 7th argument lies above the return address. */
+  x86_emit(cb, X86_MOV, x86_reg(X86_R10), x86_mem(8, X86_RSP, 8));
   emit_tile_prefetch(cb, s, rows);
   for (int i = 0; i < rows; i++)
     for (int v = 0; v < s->vectors; v++) {

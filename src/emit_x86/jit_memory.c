@@ -62,7 +62,8 @@ static bool perf_map_wanted(void) {
 }
 
 void jit_code_name(const JitCode *jc, size_t offset, size_t size, const char *fmt, ...) {
-  if (!jc->base || !perf_map_wanted()) return;
+  if (!jc->base || offset >= jc->code_size || !perf_map_wanted()) return;
+  if (size > jc->code_size - offset) size = jc->code_size - offset;
   char line[512];
   int n = snprintf(line, sizeof line, "%lx %zx ", (unsigned long)((uintptr_t)jc->base + offset), size);
   va_list ap;

@@ -227,6 +227,33 @@ static const char *const conv_cases[] = {
     /* bf16 operands, f32 result */
     "x = bf16[1,6,6,3] parameter(0)\n  w = bf16[3,3,3,2] parameter(1)\n"
     "  ROOT c = f32[1,4,4,2] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f",
+    /* The result's positions innermost (NCHW): the product turned around,
+     * positions as columns (cpu_conv.c). Same padding, panels of 32
+     * positions across rows of 7 */
+    "x = f32[2,5,9,7] parameter(0)\n  w = f32[6,5,3,3] parameter(1)\n"
+    "  ROOT c = f32[2,6,9,7] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+    /* outer stride, inner kernel dilation, uneven padding, reversal */
+    "x = f32[1,3,11,10] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,4,6,8] convolution(x, w), window={size=3x3 stride=2x1 pad=2_1x0_2 rhs_dilate=1x2 "
+    "rhs_reversal=0x1}, dim_labels=bf01_oi01->bf01",
+    /* inner stride and inner input dilation: element by element */
+    "x = f32[2,3,6,9] parameter(0)\n  w = f32[2,3,2,3] parameter(1)\n"
+    "  ROOT c = f32[2,2,7,5] convolution(x, w), window={size=2x3 stride=1x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+    "x = f32[1,2,5,6] parameter(0)\n  w = f32[3,2,3,2] parameter(1)\n"
+    "  ROOT c = f32[1,3,5,12] convolution(x, w), window={size=3x2 pad=1_1x1_1 lhs_dilate=1x2}, "
+    "dim_labels=bf01_oi01->bf01",
+    /* 1-D with window reversal; negative inner padding */
+    "x = f32[3,4,40] parameter(0)\n  w = f32[5,4,3] parameter(1)\n"
+    "  ROOT c = f32[3,5,40] convolution(x, w), window={size=3 pad=1_1 rhs_reversal=1}, dim_labels=bf0_oi0->bf0",
+    "x = f32[2,3,6,9] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
+    "  ROOT c = f32[2,4,6,5] convolution(x, w), window={size=3x3 pad=1_1x-1_-1}, dim_labels=bf01_oi01->bf01",
+    /* K past one block (40 x 9 = 360) with the kernel's columns uneven
+     * (HWIO: gathered), an NHWC input */
+    "x = f32[1,6,6,40] parameter(0)\n  w = f32[3,3,40,8] parameter(1)\n"
+    "  ROOT c = f32[1,8,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01",
+    /* 3-D */
+    "x = f32[1,2,4,5,6] parameter(0)\n  w = f32[3,2,2,2,2] parameter(1)\n"
+    "  ROOT c = f32[1,3,4,5,7] convolution(x, w), window={size=2x2x2 pad=0_1x1_0x1_1}, dim_labels=bf012_oi012->bf012",
 };
 
 TEST(convolutions_with_every_window_and_group_feature_match_the_evaluator) {

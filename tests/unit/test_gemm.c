@@ -219,6 +219,47 @@ TEST(gemm_epilogue_sees_each_finished_element_exactly_once) {
   gemm_plan_free(plan);
 }
 
+/* A row-major B small enough to stay in the caches is read where it lies
+ * (its full NR-column panels; a last partial one is packed); the same B
+ * given column by column (b_col_stride != 1) is packed. Both must give the
+ * same bits, and match the reference: B is a block of a wider matrix (its
+ * rows N + 5 apart), K spans several K blocks, N ends in a partial panel,
+ * and the two products of the batch have their own B. */
+TEST(gemm_reading_b_in_place_gives_the_bits_of_packed_b) {
+  static const int64_t sizes[][3] = {{64, 1000, 300}, {45, 77, 513}, {300, 40, 20}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2], ldb = n + 5;
+      float *a = random_floats(2 * m * k, 20), *b_rows = random_floats(2 * k * ldb, 21);
+      float *b_columns = malloc((size_t)(2 * k * n) * sizeof *b_columns);
+      for (int64_t batch = 0; batch < 2; batch++)
+        for (int64_t i = 0; i < k; i++)
+          for (int64_t j = 0; j < n; j++)
+            b_columns[batch * k * n + j * k + i] = b_rows[batch * k * ldb + i * ldb + j];
+      float *c[2];
+      for (int way = 0; way < 2; way++) {
+        c[way] = malloc((size_t)(2 * m * n) * sizeof *c[way]);
+        GemmProblem p = {
+          .batch = 2, .m = m, .n = n, .k = k,
+          .a = a, .a_row_stride = k, .a_col_stride = 1, .a_batch_stride = m * k,
+          .b = way == 0 ? b_rows : b_columns, .b_row_stride = way == 0 ? ldb : 1,
+          .b_col_stride = way == 0 ? 1 : k, .b_batch_stride = way == 0 ? k * ldb : k * n,
+          .c = c[way], .c_row_stride = n, .c_batch_stride = m * n,
+        };
+        gemm_f32_batched(plan, NULL, &p, NULL);
+        if (way == 0) product_matches_reference(&p, "B in place");
+      }
+      EXPECT(memcmp(c[0], c[1], (size_t)(2 * m * n) * sizeof(float)) == 0,
+             "%s %lldx%lldx%lld: B read in place and B packed differ", cpu_level_name(all_levels[l]),
+             (long long)m, (long long)n, (long long)k);
+      free(a); free(b_rows); free(b_columns); free(c[0]); free(c[1]);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
 TEST(gemm_results_are_bit_identical_for_1_2_and_3_threads) {
   static const int64_t sizes[][3] = {{1023, 517, 300}, {256, 256, 256}, {45, 1000, 700}};
   for (int l = 0; l < LEVEL_COUNT; l++) {
@@ -371,6 +412,63 @@ TEST(gemm_with_a_packer_gives_the_bits_of_gemm_reading_a_at_strides) {
   }
 }
 
+/* The B packer of a convolution turned around (cpu_conv.c), here reading
+ * a row-major B: dst[k * width + l] = B[batch][k0 + k][col0 + l]. */
+typedef struct RowMajorB {
+  const float *b;
+  int64_t k, n;
+} RowMajorB;
+static void row_major_b_pack(void *context, int64_t batch, int64_t col0, int cols, int width, int64_t k0,
+                             int64_t depth, float *dst) {
+  const RowMajorB *rb = context;
+  const float *b = rb->b + batch * rb->k * rb->n;
+  for (int64_t k = 0; k < depth; k++)
+    for (int l = 0; l < width; l++) dst[k * width + l] = l < cols ? b[(k0 + k) * rb->n + col0 + l] : 0.0f;
+}
+
+/* A B packer gives the bits of B packed from its strides (B given column
+ * by column, so that it is packed, not read in place), small products
+ * included (a packer takes the packed path at any size). */
+TEST(gemm_with_a_b_packer_gives_the_bits_of_gemm_packing_b_itself) {
+  static const int64_t sizes[][4] = {{2, 70, 300, 600}, {1, 5, 9, 3}, {3, 29, 33, 257}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < 3; s++) {
+      int64_t batch = sizes[s][0], m = sizes[s][1], n = sizes[s][2], k = sizes[s][3];
+      float *a = random_floats(batch * m * k, 22), *b = random_floats(batch * k * n, 23);
+      float *b_columns = malloc((size_t)(batch * k * n) * sizeof *b_columns);
+      for (int64_t x = 0; x < batch; x++)
+        for (int64_t i = 0; i < k; i++)
+          for (int64_t j = 0; j < n; j++) b_columns[x * k * n + j * k + i] = b[x * k * n + i * n + j];
+      float *strided = calloc((size_t)(batch * m * n), sizeof(float));
+      float *packed = calloc((size_t)(batch * m * n), sizeof(float));
+      GemmProblem p = {.batch = batch, .m = m, .n = n, .k = k, .a = a, .a_row_stride = k, .a_col_stride = 1,
+                       .a_batch_stride = m * k, .b = b_columns, .b_row_stride = 1, .b_col_stride = k,
+                       .b_batch_stride = k * n, .c = strided, .c_row_stride = n, .c_batch_stride = m * n};
+      ThreadPool *pool = thread_pool_create(2);
+      gemm_f32_batched(plan, pool, &p, NULL);
+      RowMajorB rb = {b, k, n};
+      p.c = packed;
+      p.b = NULL;
+      p.b_pack = row_major_b_pack;
+      p.b_pack_context = &rb;
+      gemm_f32_batched(plan, pool, &p, NULL);
+      thread_pool_free(pool);
+      p.b = b;
+      p.b_row_stride = n;
+      p.b_col_stride = 1;
+      EXPECT(product_matches_reference(&p, "packed B"), "%s: packed B is right", cpu_level_name(all_levels[l]));
+      bool direct = (double)m * n * k < 32 * 32 * 32;
+      if (!direct)
+        EXPECT(memcmp(strided, packed, (size_t)(batch * m * n) * sizeof(float)) == 0, "%s %lldx%lldx%lldx%lld: bits differ",
+               cpu_level_name(all_levels[l]), (long long)batch, (long long)m, (long long)n, (long long)k);
+      free(a); free(b); free(b_columns); free(strided); free(packed);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
 int main(int argc, char **argv) {
   verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
   cpu_features_detect_hardware(&hardware);
@@ -378,6 +476,8 @@ int main(int argc, char **argv) {
   RUN(gemm_absorbs_transposed_a_and_b_into_packing);
   RUN(gemm_batch_strides_select_each_product_and_zero_stride_broadcasts);
   RUN(gemm_epilogue_sees_each_finished_element_exactly_once);
+  RUN(gemm_reading_b_in_place_gives_the_bits_of_packed_b);
+  RUN(gemm_with_a_b_packer_gives_the_bits_of_gemm_packing_b_itself);
   RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
   RUN(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing);
   RUN(gemm_with_a_packer_gives_the_bits_of_gemm_reading_a_at_strides);
