@@ -49,7 +49,7 @@ static void print_help(FILE *f) {
         "  --stage NAME             hlo (default): the optimized module; buffer-assignment: the buffer plan;\n"
         "                           kernel: every kernel's kernel IR; asm: the CPU backend's x86-64 listings;\n"
         "                           ptx: the GPU backend's PTX (no GPU or driver needed)\n"
-        "  --target NAME            the GPU target of --stage=ptx: sm_80 (default), sm_86, sm_89, sm_90a\n"
+        "  --target NAME            the GPU target of --stage=ptx: sm_80 (default), sm_86, sm_89, sm_90a, sm_90\n"
         "  -o FILE                  write the stage into FILE instead of stdout\n"
         "  --version                print the version and exit\n"
         "  --help                   print this help and exit (also -h)\n"
