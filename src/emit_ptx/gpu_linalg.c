@@ -122,16 +122,17 @@ static void kernel_close(PtxBuilder *b) {
 
 /* ------------------------------------------------------------- cholesky */
 
-typedef struct CholeskyPlan {
+/* The plan (src/ir/linalg_plan.h) and the element types. */
+typedef struct CholeskyKernel {
   int64_t n;
   bool lower;
   ElementType type, work_type;  /* work: f64 or c128 */
-} CholeskyPlan;
+} CholeskyKernel;
 
 /* Column j of L (linalg_cholesky_factor, or its complex form): the
  * updated diagonal d, root = sqrt(re d), L[j][j] = d/root (root for a 1x1
  * matrix), then L[i][j] for i > j. `bad` becomes nonzero on a NaN root. */
-static void cholesky_column(PtxBuilder *b, const CholeskyPlan *q, PtxReg a, PtxReg work, PtxReg base, PtxReg j,
+static void cholesky_column(PtxBuilder *b, const CholeskyKernel *q, PtxReg a, PtxReg work, PtxReg base, PtxReg j,
                             PtxReg bad) {
   PtxReg zero = ptx_serial_s64(b, 0), n = ptx_serial_s64(b, q->n);
   Value d = value_copy(b, value_load(b, a, matrix_index(b, base, j, q->n, j), q->type));
@@ -161,7 +162,7 @@ static void cholesky_column(PtxBuilder *b, const CholeskyPlan *q, PtxReg a, PtxR
 }
 
 /* Params a, out, work: one thread per matrix. */
-static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyPlan *q, int64_t batches) {
+static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyKernel *q, int64_t batches) {
   static const char *const params[] = {"a", "out", "work"};
   PtxReg p[3];
   kernel_open(b, entry, "cholesky: a thread per matrix, column by column in f64", params, 3, p);
@@ -198,12 +199,12 @@ static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyPlan *
 
 static bool compile_cholesky(GpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape;
-  if (a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2] || !shape_same_dims(a, &inst->shape) ||
-      a->type != inst->shape.type)
+  CholeskyPlan plan;
+  if (!cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan) || a->type != inst->shape.type)
     return gpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
-  CholeskyPlan q = {.n = a->dims[a->rank - 1], .lower = inst->attrs.lower, .type = a->type};
+  CholeskyKernel q = {.n = plan.n, .lower = plan.lower, .type = a->type};
   q.work_type = type_is_complex(a->type) ? TYPE_C128 : TYPE_F64;
-  int64_t batches = batch_count(a), elements = shape_element_count(a);
+  int64_t batches = plan.batches, elements = shape_element_count(a);
   if (elements == 0) return true;
   int buffers[3] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), -1};
   if (buffers[0] == buffers[1]) return gpu_refuse(c, inst, "a cholesky whose result shares its operand's buffer");

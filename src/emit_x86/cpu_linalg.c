@@ -69,44 +69,43 @@ static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, 
 
 /* ---- cholesky ---- */
 
-/* One batch element; the other triangle of the result is zero. */
+/* One batch element, by the plan (src/ir/linalg_plan.h). */
 static void cholesky_task_run(void *context, int64_t b) {
   const LinalgRun *run = context;
   const LinalgState *s = run->state;
-  int64_t n = s->n, base = b * n * n;
+  CholeskyPlan plan = {.batches = s->batches, .n = s->n, .lower = s->lower};
+  int64_t size = s->n * s->n, base = b * size;
   if (type_is_complex(s->type)) {
-    Complex *a = mem_calloc((size_t)(n * n), sizeof *a), *l = mem_calloc((size_t)(n * n), sizeof *l);
-    for (int64_t i = 0; i < n * n; i++) a[i] = load_complex(s->type, run->buffers[0], base + i);
-    bool ok = linalg_cholesky_factor_complex(a, n, s->lower, l);
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < n; j++)
-        store_complex(s->type, run->buffers[1], base + i * n + j,
-                      ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : CMPLX(NAN, NAN));
+    Complex *a = mem_calloc((size_t)size, sizeof *a), *l = mem_calloc((size_t)size, sizeof *l);
+    Complex *out = mem_calloc((size_t)size, sizeof *out);
+    for (int64_t i = 0; i < size; i++) a[i] = load_complex(s->type, run->buffers[0], base + i);
+    cholesky_run_complex(&plan, a, l, out);
+    for (int64_t i = 0; i < size; i++) store_complex(s->type, run->buffers[1], base + i, out[i]);
     mem_free(a);
     mem_free(l);
+    mem_free(out);
     return;
   }
-  double *a = mem_calloc((size_t)(n * n), sizeof *a), *l = mem_calloc((size_t)(n * n), sizeof *l);
-  for (int64_t i = 0; i < n * n; i++) a[i] = load_real(s->type, run->buffers[0], base + i);
-  bool ok = linalg_cholesky_factor(a, n, s->lower, l);
-  /* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = 0; j < n; j++)
-      store_real(s->type, run->buffers[1], base + i * n + j, ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : NAN);
+  double *a = mem_calloc((size_t)size, sizeof *a), *l = mem_calloc((size_t)size, sizeof *l);
+  double *out = mem_calloc((size_t)size, sizeof *out);
+  for (int64_t i = 0; i < size; i++) a[i] = load_real(s->type, run->buffers[0], base + i);
+  cholesky_run(&plan, a, l, out);
+  for (int64_t i = 0; i < size; i++) store_real(s->type, run->buffers[1], base + i, out[i]);
   mem_free(a);
   mem_free(l);
+  mem_free(out);
 }
 
 static bool type_is_linalg_float(ElementType t) { return t == TYPE_F32 || t == TYPE_F64; }
 
 bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape;
-  if (shape_is_tuple(a) || a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2] ||
-      !shape_same_dims(a, &inst->shape) || a->type != inst->shape.type)
+  CholeskyPlan plan;
+  if (!cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan) || a->type != inst->shape.type)
     return cpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
   if (!type_is_linalg_float(a->type) && a->type != TYPE_C64 && a->type != TYPE_C128)
     return cpu_refuse(c, inst, "a cholesky of this element type");
-  LinalgState s = {.type = a->type, .batches = batch_count(a), .n = a->dims[a->rank - 1], .lower = inst->attrs.lower};
+  LinalgState s = {.type = a->type, .batches = plan.batches, .n = plan.n, .lower = plan.lower};
   return add_linalg_step(c, inst, 1, &s, cholesky_task_run);
 }
 

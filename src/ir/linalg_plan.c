@@ -1,11 +1,40 @@
 /* The linear-algebra descriptions of linalg_plan.h and the host-side
  * algorithms that run them. */
+#include "complex_compat.h"
+#include <math.h>
+#include <string.h>
+
 #include "linalg_plan.h"
 
 static int64_t batch_count(const Shape *s) {
   int64_t n = 1;
   for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
   return n;
+}
+
+bool cholesky_plan_make(const Shape *a, const Shape *out, bool lower, CholeskyPlan *p) {
+  if (shape_is_tuple(a) || shape_is_tuple(out) || a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2] ||
+      !shape_same_dims(a, out))
+    return false;
+  *p = (CholeskyPlan){.batches = batch_count(a), .n = a->dims[a->rank - 1], .lower = lower};
+  return true;
+}
+
+/* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
+void cholesky_run(const CholeskyPlan *p, const double *a, double *l, double *out) {
+  int64_t n = p->n;
+  memset(l, 0, sizeof *l * (size_t)(n * n));
+  bool ok = linalg_cholesky_factor(a, n, p->lower, l);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) out[i * n + j] = ok ? (p->lower ? l[i * n + j] : l[j * n + i]) : NAN;
+}
+
+void cholesky_run_complex(const CholeskyPlan *p, const double complex *a, double complex *l, double complex *out) {
+  int64_t n = p->n;
+  for (int64_t i = 0; i < n * n; i++) l[i] = 0;
+  bool ok = linalg_cholesky_factor_complex(a, n, p->lower, l);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) out[i * n + j] = ok ? (p->lower ? l[i * n + j] : l[j * n + i]) : CMPLX(NAN, NAN);
 }
 
 bool triangular_solve_plan_make(const Shape *a, const Shape *b, bool left_side, bool lower, bool transpose_a,
