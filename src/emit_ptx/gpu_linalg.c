@@ -96,12 +96,6 @@ static PtxReg matrix_index(PtxBuilder *b, PtxReg base, PtxReg row, int64_t n, Pt
   return at;
 }
 
-static int64_t batch_count(const Shape *s) {
-  int64_t n = 1;
-  for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
-  return n;
-}
-
 static unsigned grid_for(int64_t items) {
   int64_t blocks = (items + LINALG_BLOCK - 1) / LINALG_BLOCK;
   return (unsigned)(blocks < 1 ? 1 : blocks < LINALG_MAX_GRID ? blocks : LINALG_MAX_GRID);
@@ -428,19 +422,13 @@ static bool is_real_getrf(const char *target) {
 }
 
 static bool compile_getrf(GpuCompile *c, const Instruction *inst) {
-  const Shape *a = &inst->operands[0]->shape, *s = &inst->shape;
-  bool ok = inst->operand_count == 1 && (a->type == TYPE_F32 || a->type == TYPE_F64) && a->rank >= 2 &&
-            s->type == TYPE_TUPLE && s->tuple_count == 3 && shape_equal(&s->tuple_shapes[0], a) &&
-            shape_is_row_major(a);
-  if (!ok) return gpu_refuse(c, inst, "a getrf custom call whose shapes are not (f32/f64 a) -> (a, ipiv, info)");
-  int batch = a->rank - 2;
-  LuPlan q = {.m = a->dims[batch], .n = a->dims[batch + 1], .type = a->type};
-  q.steps = q.m < q.n ? q.m : q.n;
-  const Shape *ipiv = &s->tuple_shapes[1], *info = &s->tuple_shapes[2];
-  ok = ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == q.steps &&
-       info->type == TYPE_S32 && info->rank == batch;
-  if (!ok) return gpu_refuse(c, inst, "a getrf custom call whose ipiv or info shape does not fit");
-  int64_t batches = batch_count(a);
+  const Shape *a = &inst->operands[0]->shape;
+  if (inst->operand_count != 1 || (a->type != TYPE_F32 && a->type != TYPE_F64) || !shape_is_row_major(a))
+    return gpu_refuse(c, inst, "a getrf custom call whose shapes are not (f32/f64 a) -> (a, ipiv, info)");
+  GetrfPlan plan;
+  if (!getrf_plan_make(inst, &plan)) return gpu_refuse(c, inst, "a getrf custom call whose ipiv or info shape does not fit");
+  LuPlan q = {.m = plan.m, .n = plan.n, .steps = plan.steps, .type = a->type};
+  int64_t batches = plan.batches;
   if (batches == 0 || q.m == 0 || q.n == 0) return gpu_refuse(c, inst, "a getrf of an empty matrix");
   int buffers[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst, 1),
                     gpu_binding_of(c, inst, 2), gpu_reserve_temp(c, 8 * shape_element_count(a))};

@@ -58,12 +58,6 @@ typedef struct LinalgRun {
   void *const *buffers;
 } LinalgRun;
 
-static int64_t batch_count(const Shape *s) {
-  int64_t n = 1;
-  for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
-  return n;
-}
-
 /* A call step on the operands and the leaves of the result, in order. */
 static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, const LinalgState *s, TaskFn *task);
 
@@ -176,22 +170,6 @@ static void getrf_task_run(void *context, int64_t b) {
   mem_free(work);
 }
 
-/* The declared result must be (a's shape, s32[batch..., min(m,n)],
- * s32[batch...]), as JAX declares it. */
-static bool getrf_shapes_fit(const Instruction *inst, const Shape *x) {
-  const Shape *s = &inst->shape;
-  if (shape_is_tuple(x) || !type_is_linalg_float(x->type) || x->rank < 2 || !shape_is_tuple(s) || s->tuple_count != 3 ||
-      !s->tuple_shapes || !shape_same_dims(&s->tuple_shapes[0], x) || s->tuple_shapes[0].type != x->type)
-    return false;
-  const Shape *ipiv = &s->tuple_shapes[1], *info = &s->tuple_shapes[2];
-  int batch = x->rank - 2;
-  int64_t m = x->dims[batch], n = x->dims[batch + 1];
-  bool ok = ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == (m < n ? m : n) &&
-            info->type == TYPE_S32 && info->rank == batch;
-  for (int d = 0; ok && d < batch; d++) ok = ipiv->dims[d] == x->dims[d] && info->dims[d] == x->dims[d];
-  return ok;
-}
-
 /* ---- the other LAPACK custom-calls (src/ir/lapack.h) ---- */
 
 /* A LAPACK call's step: what lapack_call_read found, run per batch element. */
@@ -258,10 +236,10 @@ bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
     ls->call = call;
     return cpu_add_call_step(c, inst, inst->shape.type == TYPE_TUPLE ? call.result_count : 1, lapack_call, ls, mem_free) != NULL;
   }
-  if (inst->operand_count != 1 || !getrf_shapes_fit(inst, &inst->operands[0]->shape))
+  GetrfPlan plan;
+  if (!getrf_plan_make(inst, &plan) || !type_is_linalg_float(inst->operands[0]->shape.type))
     return cpu_refuse(c, inst, "a getrf whose result is not (a's shape, s32[batch..., min(m,n)], s32[batch...])");
-  const Shape *x = &inst->operands[0]->shape;
-  LinalgState s = {.type = x->type, .batches = batch_count(x), .m = x->dims[x->rank - 2], .n = x->dims[x->rank - 1]};
+  LinalgState s = {.type = inst->operands[0]->shape.type, .batches = plan.batches, .m = plan.m, .n = plan.n};
   return add_linalg_step(c, inst, 3, &s, getrf_task_run);
 }
 

@@ -76,3 +76,20 @@ static void triangular_substitute(const TriangularSolvePlan *p, const double *a,
 void triangular_solve_run(const TriangularSolvePlan *p, const double *a, double *x) {
   for (int64_t v = 0; v < p->vectors; v++) triangular_substitute(p, a, x + v * p->vector_stride, p->element_stride);
 }
+
+bool getrf_plan_make(const Instruction *inst, GetrfPlan *p) {
+  const Shape *s = &inst->shape;
+  if (inst->operand_count != 1) return false;
+  const Shape *x = &inst->operands[0]->shape;
+  if (shape_is_tuple(x) || !type_is_float(x->type) || x->rank < 2 || !shape_is_tuple(s) || s->tuple_count != 3 ||
+      !s->tuple_shapes || !shape_equal(&s->tuple_shapes[0], x))
+    return false;
+  const Shape *ipiv = &s->tuple_shapes[1], *info = &s->tuple_shapes[2];
+  int batch = x->rank - 2;
+  *p = (GetrfPlan){.batches = batch_count(x), .m = x->dims[batch], .n = x->dims[batch + 1]};
+  p->steps = p->m < p->n ? p->m : p->n;
+  bool fits = ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == p->steps &&
+              info->type == TYPE_S32 && info->rank == batch;
+  for (int d = 0; fits && d < batch; d++) fits = ipiv->dims[d] == x->dims[d] && info->dims[d] == x->dims[d];
+  return fits;
+}

@@ -63,4 +63,18 @@ bool triangular_solve_plan_make(const Shape *a, const Shape *b, bool left_side, 
  * substitution does. */
 void triangular_solve_run(const TriangularSolvePlan *p, const double *a, double *x);
 
+/* JAX's LU custom-call (lapack_sgetrf_ffi, lapack_dgetrf_ffi; LAPACK's
+ * getrf): a (batch..., m, n) -> (lu of a's shape, ipiv s32[batch...,
+ * min(m,n)], info s32[batch...]), the declared result checked here, since
+ * a custom-call's shape is whatever the text says. The factorization is
+ * linalg_lu_factor (numeric_routines.c). */
+typedef struct GetrfPlan {
+  int64_t batches;
+  int64_t m, n, steps;        /* steps = min(m, n): the pivots per matrix */
+} GetrfPlan;
+
+/* The plan of getrf(a); false unless the operand is one float array of
+ * rank 2 or more and the result the tuple above. */
+bool getrf_plan_make(const Instruction *inst, GetrfPlan *p);
+
 #endif
