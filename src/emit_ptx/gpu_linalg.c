@@ -96,12 +96,6 @@ static PtxReg matrix_index(PtxBuilder *b, PtxReg base, PtxReg row, int64_t n, Pt
   return at;
 }
 
-static int64_t batch_count(const Shape *s) {
-  int64_t n = 1;
-  for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
-  return n;
-}
-
 static unsigned grid_for(int64_t items) {
   int64_t blocks = (items + LINALG_BLOCK - 1) / LINALG_BLOCK;
   return (unsigned)(blocks < 1 ? 1 : blocks < LINALG_MAX_GRID ? blocks : LINALG_MAX_GRID);
@@ -122,16 +116,17 @@ static void kernel_close(PtxBuilder *b) {
 
 /* ------------------------------------------------------------- cholesky */
 
-typedef struct CholeskyPlan {
+/* The plan (src/ir/linalg_plan.h) and the element types. */
+typedef struct CholeskyKernel {
   int64_t n;
   bool lower;
   ElementType type, work_type;  /* work: f64 or c128 */
-} CholeskyPlan;
+} CholeskyKernel;
 
 /* Column j of L (linalg_cholesky_factor, or its complex form): the
  * updated diagonal d, root = sqrt(re d), L[j][j] = d/root (root for a 1x1
  * matrix), then L[i][j] for i > j. `bad` becomes nonzero on a NaN root. */
-static void cholesky_column(PtxBuilder *b, const CholeskyPlan *q, PtxReg a, PtxReg work, PtxReg base, PtxReg j,
+static void cholesky_column(PtxBuilder *b, const CholeskyKernel *q, PtxReg a, PtxReg work, PtxReg base, PtxReg j,
                             PtxReg bad) {
   PtxReg zero = ptx_serial_s64(b, 0), n = ptx_serial_s64(b, q->n);
   Value d = value_copy(b, value_load(b, a, matrix_index(b, base, j, q->n, j), q->type));
@@ -161,7 +156,7 @@ static void cholesky_column(PtxBuilder *b, const CholeskyPlan *q, PtxReg a, PtxR
 }
 
 /* Params a, out, work: one thread per matrix. */
-static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyPlan *q, int64_t batches) {
+static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyKernel *q, int64_t batches) {
   static const char *const params[] = {"a", "out", "work"};
   PtxReg p[3];
   kernel_open(b, entry, "cholesky: a thread per matrix, column by column in f64", params, 3, p);
@@ -198,12 +193,12 @@ static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyPlan *
 
 static bool compile_cholesky(GpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape;
-  if (a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2] || !shape_same_dims(a, &inst->shape) ||
-      a->type != inst->shape.type)
+  CholeskyPlan plan;
+  if (!cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan) || a->type != inst->shape.type)
     return gpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
-  CholeskyPlan q = {.n = a->dims[a->rank - 1], .lower = inst->attrs.lower, .type = a->type};
+  CholeskyKernel q = {.n = plan.n, .lower = plan.lower, .type = a->type};
   q.work_type = type_is_complex(a->type) ? TYPE_C128 : TYPE_F64;
-  int64_t batches = batch_count(a), elements = shape_element_count(a);
+  int64_t batches = plan.batches, elements = shape_element_count(a);
   if (elements == 0) return true;
   int buffers[3] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), -1};
   if (buffers[0] == buffers[1]) return gpu_refuse(c, inst, "a cholesky whose result shares its operand's buffer");
@@ -427,19 +422,13 @@ static bool is_real_getrf(const char *target) {
 }
 
 static bool compile_getrf(GpuCompile *c, const Instruction *inst) {
-  const Shape *a = &inst->operands[0]->shape, *s = &inst->shape;
-  bool ok = inst->operand_count == 1 && (a->type == TYPE_F32 || a->type == TYPE_F64) && a->rank >= 2 &&
-            s->type == TYPE_TUPLE && s->tuple_count == 3 && shape_equal(&s->tuple_shapes[0], a) &&
-            shape_is_row_major(a);
-  if (!ok) return gpu_refuse(c, inst, "a getrf custom call whose shapes are not (f32/f64 a) -> (a, ipiv, info)");
-  int batch = a->rank - 2;
-  LuPlan q = {.m = a->dims[batch], .n = a->dims[batch + 1], .type = a->type};
-  q.steps = q.m < q.n ? q.m : q.n;
-  const Shape *ipiv = &s->tuple_shapes[1], *info = &s->tuple_shapes[2];
-  ok = ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == q.steps &&
-       info->type == TYPE_S32 && info->rank == batch;
-  if (!ok) return gpu_refuse(c, inst, "a getrf custom call whose ipiv or info shape does not fit");
-  int64_t batches = batch_count(a);
+  const Shape *a = &inst->operands[0]->shape;
+  if (inst->operand_count != 1 || (a->type != TYPE_F32 && a->type != TYPE_F64) || !shape_is_row_major(a))
+    return gpu_refuse(c, inst, "a getrf custom call whose shapes are not (f32/f64 a) -> (a, ipiv, info)");
+  GetrfPlan plan;
+  if (!getrf_plan_make(inst, &plan)) return gpu_refuse(c, inst, "a getrf custom call whose ipiv or info shape does not fit");
+  LuPlan q = {.m = plan.m, .n = plan.n, .steps = plan.steps, .type = a->type};
+  int64_t batches = plan.batches;
   if (batches == 0 || q.m == 0 || q.n == 0) return gpu_refuse(c, inst, "a getrf of an empty matrix");
   int buffers[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst, 1),
                     gpu_binding_of(c, inst, 2), gpu_reserve_temp(c, 8 * shape_element_count(a))};

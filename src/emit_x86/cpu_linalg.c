@@ -58,55 +58,48 @@ typedef struct LinalgRun {
   void *const *buffers;
 } LinalgRun;
 
-static int64_t batch_count(const Shape *s) {
-  int64_t n = 1;
-  for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
-  return n;
-}
-
 /* A call step on the operands and the leaves of the result, in order. */
 static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, const LinalgState *s, TaskFn *task);
 
 /* ---- cholesky ---- */
 
-/* One batch element; the other triangle of the result is zero. */
+/* One batch element, by the plan (src/ir/linalg_plan.h). */
 static void cholesky_task_run(void *context, int64_t b) {
   const LinalgRun *run = context;
   const LinalgState *s = run->state;
-  int64_t n = s->n, base = b * n * n;
+  CholeskyPlan plan = {.batches = s->batches, .n = s->n, .lower = s->lower};
+  int64_t size = s->n * s->n, base = b * size;
   if (type_is_complex(s->type)) {
-    Complex *a = mem_calloc((size_t)(n * n), sizeof *a), *l = mem_calloc((size_t)(n * n), sizeof *l);
-    for (int64_t i = 0; i < n * n; i++) a[i] = load_complex(s->type, run->buffers[0], base + i);
-    bool ok = linalg_cholesky_factor_complex(a, n, s->lower, l);
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < n; j++)
-        store_complex(s->type, run->buffers[1], base + i * n + j,
-                      ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : CMPLX(NAN, NAN));
+    Complex *a = mem_calloc((size_t)size, sizeof *a), *l = mem_calloc((size_t)size, sizeof *l);
+    Complex *out = mem_calloc((size_t)size, sizeof *out);
+    for (int64_t i = 0; i < size; i++) a[i] = load_complex(s->type, run->buffers[0], base + i);
+    cholesky_run_complex(&plan, a, l, out);
+    for (int64_t i = 0; i < size; i++) store_complex(s->type, run->buffers[1], base + i, out[i]);
     mem_free(a);
     mem_free(l);
+    mem_free(out);
     return;
   }
-  double *a = mem_calloc((size_t)(n * n), sizeof *a), *l = mem_calloc((size_t)(n * n), sizeof *l);
-  for (int64_t i = 0; i < n * n; i++) a[i] = load_real(s->type, run->buffers[0], base + i);
-  bool ok = linalg_cholesky_factor(a, n, s->lower, l);
-  /* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = 0; j < n; j++)
-      store_real(s->type, run->buffers[1], base + i * n + j, ok ? (s->lower ? l[i * n + j] : l[j * n + i]) : NAN);
+  double *a = mem_calloc((size_t)size, sizeof *a), *l = mem_calloc((size_t)size, sizeof *l);
+  double *out = mem_calloc((size_t)size, sizeof *out);
+  for (int64_t i = 0; i < size; i++) a[i] = load_real(s->type, run->buffers[0], base + i);
+  cholesky_run(&plan, a, l, out);
+  for (int64_t i = 0; i < size; i++) store_real(s->type, run->buffers[1], base + i, out[i]);
   mem_free(a);
   mem_free(l);
+  mem_free(out);
 }
 
 static bool type_is_linalg_float(ElementType t) { return t == TYPE_F32 || t == TYPE_F64; }
 
 bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape;
-  if (shape_is_tuple(a) || a->rank < 2 || a->dims[a->rank - 1] != a->dims[a->rank - 2] ||
-      !shape_same_dims(a, &inst->shape) || a->type != inst->shape.type)
+  CholeskyPlan plan;
+  if (!cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan) || a->type != inst->shape.type)
     return cpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
   if (!type_is_linalg_float(a->type) && a->type != TYPE_C64 && a->type != TYPE_C128)
     return cpu_refuse(c, inst, "a cholesky of this element type");
-  LinalgState s = {.type = a->type, .batches = batch_count(a), .n = a->dims[a->rank - 1], .lower = inst->attrs.lower};
+  LinalgState s = {.type = a->type, .batches = plan.batches, .n = plan.n, .lower = plan.lower};
   return add_linalg_step(c, inst, 1, &s, cholesky_task_run);
 }
 
@@ -177,22 +170,6 @@ static void getrf_task_run(void *context, int64_t b) {
   mem_free(work);
 }
 
-/* The declared result must be (a's shape, s32[batch..., min(m,n)],
- * s32[batch...]), as JAX declares it. */
-static bool getrf_shapes_fit(const Instruction *inst, const Shape *x) {
-  const Shape *s = &inst->shape;
-  if (shape_is_tuple(x) || !type_is_linalg_float(x->type) || x->rank < 2 || !shape_is_tuple(s) || s->tuple_count != 3 ||
-      !s->tuple_shapes || !shape_same_dims(&s->tuple_shapes[0], x) || s->tuple_shapes[0].type != x->type)
-    return false;
-  const Shape *ipiv = &s->tuple_shapes[1], *info = &s->tuple_shapes[2];
-  int batch = x->rank - 2;
-  int64_t m = x->dims[batch], n = x->dims[batch + 1];
-  bool ok = ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == (m < n ? m : n) &&
-            info->type == TYPE_S32 && info->rank == batch;
-  for (int d = 0; ok && d < batch; d++) ok = ipiv->dims[d] == x->dims[d] && info->dims[d] == x->dims[d];
-  return ok;
-}
-
 /* ---- the other LAPACK custom-calls (src/ir/lapack.h) ---- */
 
 /* A LAPACK call's step: what lapack_call_read found, run per batch element. */
@@ -259,10 +236,10 @@ bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
     ls->call = call;
     return cpu_add_call_step(c, inst, inst->shape.type == TYPE_TUPLE ? call.result_count : 1, lapack_call, ls, mem_free) != NULL;
   }
-  if (inst->operand_count != 1 || !getrf_shapes_fit(inst, &inst->operands[0]->shape))
+  GetrfPlan plan;
+  if (!getrf_plan_make(inst, &plan) || !type_is_linalg_float(inst->operands[0]->shape.type))
     return cpu_refuse(c, inst, "a getrf whose result is not (a's shape, s32[batch..., min(m,n)], s32[batch...])");
-  const Shape *x = &inst->operands[0]->shape;
-  LinalgState s = {.type = x->type, .batches = batch_count(x), .m = x->dims[x->rank - 2], .n = x->dims[x->rank - 1]};
+  LinalgState s = {.type = inst->operands[0]->shape.type, .batches = plan.batches, .m = plan.m, .n = plan.n};
   return add_linalg_step(c, inst, 3, &s, getrf_task_run);
 }
 

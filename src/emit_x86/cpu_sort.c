@@ -178,16 +178,6 @@ static bool topk_type_supported(ElementType t) {
   }
 }
 
-typedef struct TopkRow {
-  const int64_t *keys;
-  bool largest;
-} TopkRow;
-
-static int topk_less(void *context, int64_t a, int64_t b) {
-  const TopkRow *r = context;
-  return r->largest ? r->keys[a] > r->keys[b] : r->keys[a] < r->keys[b];
-}
-
 typedef struct TopkRun {
   const TopkState *state;
   void *const *buffers;        /* x, values, indices */
@@ -208,8 +198,7 @@ static void topk_task_run(void *context, int64_t task) {
   size_t size = (size_t)st->element_bytes;
   for (int64_t r = first; r < last; r++) {
     for (int64_t j = 0; j < n; j++) keys[j] = sort_order_key(&x, r * n + j);
-    TopkRow row = {keys, p->largest};
-    const int64_t *order = sort_merge_positions(topk_less, &row, n, a, b);
+    const int64_t *order = sort_topk_order(p, keys, a, b);
     for (int64_t j = 0; j < k; j++) {
       memcpy(values + (r * k + j) * (int64_t)size, from + (r * n + order[j]) * (int64_t)size, size);
       indices[r * k + j] = (int32_t)order[j];

@@ -13,6 +13,24 @@
 
 #include "ir.h"
 
+/* cholesky(a): lower=true gives L with a = L L^T (L L^H for complex),
+ * lower=false U with a = U^T U (U^H U); the other triangle of the result
+ * is zero, as XLA's expander leaves it, and a batch element that is not
+ * positive definite comes out all NaN. The factorization is
+ * linalg_cholesky_factor (numeric_routines.c), XLA's CholeskyExpander. */
+typedef struct CholeskyPlan {
+  int64_t batches;
+  int64_t n;                  /* a is n x n */
+  bool lower;
+} CholeskyPlan;
+
+/* The plan of cholesky(a) -> out; false unless a is a batch of square
+ * matrices with out's dims. */
+bool cholesky_plan_make(const Shape *a, const Shape *out, bool lower, CholeskyPlan *p);
+/* One batch element: a and out hold its n x n values; l is n x n scratch. */
+void cholesky_run(const CholeskyPlan *p, const double *a, double *l, double *out);
+void cholesky_run_complex(const CholeskyPlan *p, const double _Complex *a, double _Complex *l, double _Complex *out);
+
 /* triangular-solve(a, b) (and LAPACK's trsm, which means the same): x with
  * op(a) x = b (left_side) or x op(a) = b, op the identity or the transpose
  * (ADJOINT is the transpose for reals). A right-side solve x op(a) = b is
@@ -44,5 +62,19 @@ bool triangular_solve_plan_make(const Shape *a, const Shape *b, bool left_side, 
  * triangle; a zero on the diagonal gives infinities and NaN, as plain
  * substitution does. */
 void triangular_solve_run(const TriangularSolvePlan *p, const double *a, double *x);
+
+/* JAX's LU custom-call (lapack_sgetrf_ffi, lapack_dgetrf_ffi; LAPACK's
+ * getrf): a (batch..., m, n) -> (lu of a's shape, ipiv s32[batch...,
+ * min(m,n)], info s32[batch...]), the declared result checked here, since
+ * a custom-call's shape is whatever the text says. The factorization is
+ * linalg_lu_factor (numeric_routines.c). */
+typedef struct GetrfPlan {
+  int64_t batches;
+  int64_t m, n, steps;        /* steps = min(m, n): the pivots per matrix */
+} GetrfPlan;
+
+/* The plan of getrf(a); false unless the operand is one float array of
+ * rank 2 or more and the result the tuple above. */
+bool getrf_plan_make(const Instruction *inst, GetrfPlan *p);
 
 #endif

@@ -85,3 +85,18 @@ int64_t sort_order_key(const Literal *x, int64_t i) {
   if (type_kind(t) == TYPE_KIND_UINT) return (int64_t)(literal_get_u64(x, i) ^ (UINT64_C(1) << 63));
   return literal_get_s64(x, i);
 }
+
+typedef struct TopkRow {
+  const int64_t *keys;
+  bool largest;
+} TopkRow;
+
+static int topk_less(void *context, int64_t a, int64_t b) {
+  const TopkRow *r = context;
+  return r->largest ? r->keys[a] > r->keys[b] : r->keys[a] < r->keys[b];
+}
+
+const int64_t *sort_topk_order(const SortPlan *p, const int64_t *keys, int64_t *a, int64_t *b) {
+  TopkRow row = {keys, p->largest};
+  return sort_merge_positions(topk_less, &row, p->length, a, b);
+}

@@ -51,4 +51,7 @@ const int64_t *sort_merge_positions(SortLess *less, void *context, int64_t lengt
  * orders floats totally and integers by value (unsigned ones flipped at
  * the top bit). */
 int64_t sort_order_key(const Literal *x, int64_t i);
+/* topk's order of one row, whose elements' order keys are keys[0..length):
+ * the sorted positions (in a or b, scratch of length each). */
+const int64_t *sort_topk_order(const SortPlan *p, const int64_t *keys, int64_t *a, int64_t *b);
 #endif

@@ -17,8 +17,9 @@
 
 #include "eval_internal.h"
 #include "ir/lapack.h"
+#include "ir/linalg_plan.h"
 
-static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *st);
+static bool check_getrf_shapes(const Instruction *inst, GetrfPlan *plan, Status *st);
 
 /* XLA's ShardingRemover drops these three when there is one partition:
  * they say how a value is split across devices (or switch a region to
@@ -48,28 +49,19 @@ bool eval_custom_call_supported(const Instruction *inst, Status *st) {
   LapackCall call;
   if (!lapack_call_read(inst, &call, st)) return false;
   if (call.routine != LAPACK_GETRF) return true;
+  GetrfPlan plan;
   return inst->operand_count == 1 && inst->operands && inst->operands[0]
-             ? check_getrf_shapes(inst, &inst->operands[0]->shape, st)
+             ? check_getrf_shapes(inst, &plan, st)
              : status_error(st, STATUS_VERIFY_ERROR, "custom-call %s (%s) takes one operand", inst->name,
                             inst->attrs.custom_call_target);
 }
 
 /* ---- getrf ---- */
 
-/* The declared result (a custom-call's shape is whatever the text says)
- * must be (a's shape, s32[batch..., min(m,n)], s32[batch...]). */
-static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *st) {
-  const Shape *s = &inst->shape;
-  bool ok = inst->operand_count == 1 && x->type != TYPE_TUPLE && type_is_float(x->type) && x->rank >= 2 &&
-            s->type == TYPE_TUPLE && s->tuple_count == 3 && s->tuple_shapes;
-  ok = ok && shape_equal(&s->tuple_shapes[0], x);
-  const Shape *ipiv = ok ? &s->tuple_shapes[1] : NULL, *info = ok ? &s->tuple_shapes[2] : NULL;
-  int batch = x->rank - 2;
-  int64_t m = ok ? x->dims[batch] : 0, n = ok ? x->dims[batch + 1] : 0;
-  ok = ok && ipiv->type == TYPE_S32 && ipiv->rank == batch + 1 && ipiv->dims[batch] == (m < n ? m : n) &&
-       info->type == TYPE_S32 && info->rank == batch;
-  for (int d = 0; ok && d < batch; d++) ok = ipiv->dims[d] == x->dims[d] && info->dims[d] == x->dims[d];
-  if (!ok)
+/* The declared result must be (a's shape, s32[batch..., min(m,n)],
+ * s32[batch...]): getrf_plan_make (src/ir/linalg_plan.c) checks it. */
+static bool check_getrf_shapes(const Instruction *inst, GetrfPlan *plan, Status *st) {
+  if (!getrf_plan_make(inst, plan))
     return status_error(st, STATUS_VERIFY_ERROR,
                         "custom-call %s (%s): expects one float matrix (batch..., m, n) and returns "
                         "(the same shape, s32[batch..., min(m,n)], s32[batch...])",
@@ -78,10 +70,10 @@ static bool check_getrf_shapes(const Instruction *inst, const Shape *x, Status *
 }
 
 static Literal *eval_getrf(const Instruction *inst, const Literal *a, Status *st) {
-  if (!check_getrf_shapes(inst, &a->shape, st)) return NULL;
-  int batch = a->shape.rank - 2;
-  int64_t m = a->shape.dims[batch], n = a->shape.dims[batch + 1], steps = m < n ? m : n;
-  int64_t count = m > 0 && n > 0 ? shape_element_count(&a->shape) / (m * n) : 0;
+  GetrfPlan plan;
+  if (!check_getrf_shapes(inst, &plan, st)) return NULL;
+  int64_t m = plan.m, n = plan.n, steps = plan.steps;
+  int64_t count = m > 0 && n > 0 ? plan.batches : 0;
   Literal *parts[3];
   for (int k = 0; k < 3; k++) parts[k] = literal_create(&inst->shape.tuple_shapes[k]);
   double *work = eval_scratch_calloc(m * n, sizeof *work);

@@ -20,7 +20,9 @@
  *   - complex results (c64, c128; the operands are complex too, the
  *     verifier sees to it): the same in double complex. There is no
  *     conjugation: a complex dot is sum(a * b), as in HLO.
- * cholesky and triangular-solve work in double and round each output once.
+ * cholesky and triangular-solve work in double and round each output once;
+ * their plans and algorithms are src/ir/linalg_plan.c's, which the CPU
+ * backend runs as well, bit for bit.
  *
  * The verifier has already checked shapes, but every op checks again what it
  * relies on and answers a status, never an out-of-bounds read. */
@@ -438,13 +440,8 @@ Literal *eval_convolution(const Instruction *inst, Literal *const *operands, Sta
 /* -------------------------------------------------------------- cholesky */
 
 /* Operands of cholesky and triangular-solve are batches of matrices in
- * their two minor dimensions; the leading dimensions are the batch. */
-static int64_t batch_count(const Shape *s) {
-  int64_t n = 1;
-  for (int d = 0; d < s->rank - 2; d++) n *= s->dims[d];
-  return n;
-}
-
+ * their two minor dimensions; the leading dimensions are the batch
+ * (src/ir/linalg_plan.h). */
 static bool check_square_batch(const Instruction *inst, const Literal *a, Status *st) {
   if (!check_array(inst, a, "a", st)) return false;
   if (a->shape.rank < 2 || a->shape.dims[a->shape.rank - 1] != a->shape.dims[a->shape.rank - 2])
@@ -453,61 +450,40 @@ static bool check_square_batch(const Instruction *inst, const Literal *a, Status
   return true;
 }
 
-/* One batch element of a complex cholesky, at base in a and out. */
-static void cholesky_complex_matrix(const Literal *a, Literal *out, int64_t base, int64_t n,
-                                    bool lower, double _Complex *m, double _Complex *l) {
-  for (int64_t i = 0; i < n * n; i++) m[i] = literal_get_complex(a, base + i);
-  for (int64_t i = 0; i < n * n; i++) l[i] = 0;
-  bool ok = linalg_cholesky_factor_complex(m, n, lower, l);
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = 0; j < n; j++) {
-      double _Complex v = lower ? l[i * n + j] : l[j * n + i];
-      literal_set_complex(out, base + i * n + j, ok ? v : CMPLX(NAN, NAN));
-    }
-}
-
-static Literal *eval_cholesky_complex(const Literal *a, Literal *out, int64_t n, bool lower) {
-  int64_t batches = batch_count(&a->shape);
-  double _Complex *m = eval_scratch_calloc(n * n, sizeof(double _Complex));
-  double _Complex *l = eval_scratch_calloc(n * n, sizeof(double _Complex));
-  for (int64_t bi = 0; bi < batches; bi++) cholesky_complex_matrix(a, out, bi * n * n, n, lower, m, l);
-  mem_free(m);
-  mem_free(l);
-  return out;
-}
-
-/* cholesky(a), lower=true: L with a = L L^T, lower triangular; lower=false:
- * U with a = U^T U, upper triangular. The other triangle of the result is
- * zero, as XLA's expander leaves it. A batch element that is not positive
- * definite comes out all NaN. Complex operands: a = L L^H or U^H U. */
+/* cholesky(a): see CholeskyPlan (src/ir/linalg_plan.h) for what it means;
+ * the evaluator loads each batch element and runs the plan. */
 Literal *eval_cholesky(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *a = operands[0];
   if (!check_square_batch(inst, a, st)) return NULL;
-  if (inst->shape.type == TYPE_TUPLE || !shape_same_dims(&inst->shape, &a->shape)) {
+  CholeskyPlan plan;
+  if (inst->shape.type == TYPE_TUPLE || !cholesky_plan_make(&a->shape, &inst->shape, inst->attrs.lower, &plan)) {
     status_error(st, STATUS_RUNTIME_ERROR, "%s: result shape differs from the operand's",
                  inst->name);
     return NULL;
   }
-  int64_t n = a->shape.dims[a->shape.rank - 1], batches = batch_count(&a->shape);
-  bool lower = inst->attrs.lower;
+  int64_t size = plan.n * plan.n;
   Literal *out = literal_create(&inst->shape);
-  if (type_is_complex(inst->shape.type)) return eval_cholesky_complex(a, out, n, lower);
-  double *m = eval_scratch_calloc(n * n, sizeof(double));
-  double *l = eval_scratch_calloc(n * n, sizeof(double));
-  for (int64_t bi = 0; bi < batches; bi++) {
-    int64_t base = bi * n * n;
-    for (int64_t i = 0; i < n * n; i++) m[i] = literal_get_f64(a, base + i);
-    for (int64_t i = 0; i < n * n; i++) l[i] = 0;
-    bool ok = linalg_cholesky_factor(m, n, lower, l);
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < n; j++) {
-        /* lower: out[i][j] = l[i][j]; upper: out[i][j] = l[j][i] = U[i][j]. */
-        double v = lower ? l[i * n + j] : l[j * n + i];
-        literal_set_f64(out, base + i * n + j, ok ? v : NAN);
-      }
+  bool complex_values = type_is_complex(inst->shape.type);
+  size_t value_size = complex_values ? sizeof(double _Complex) : sizeof(double);
+  void *m = eval_scratch_calloc(size, value_size), *l = eval_scratch_calloc(size, value_size);
+  void *result = eval_scratch_calloc(size, value_size);
+  for (int64_t bi = 0; bi < plan.batches; bi++) {
+    int64_t base = bi * size;
+    if (complex_values) {
+      double _Complex *mc = m, *rc = result;
+      for (int64_t i = 0; i < size; i++) mc[i] = literal_get_complex(a, base + i);
+      cholesky_run_complex(&plan, mc, l, rc);
+      for (int64_t i = 0; i < size; i++) literal_set_complex(out, base + i, rc[i]);
+    } else {
+      double *mr = m, *rr = result;
+      for (int64_t i = 0; i < size; i++) mr[i] = literal_get_f64(a, base + i);
+      cholesky_run(&plan, mr, l, rr);
+      for (int64_t i = 0; i < size; i++) literal_set_f64(out, base + i, rr[i]);
+    }
   }
   mem_free(m);
   mem_free(l);
+  mem_free(result);
   return out;
 }
 

@@ -85,16 +85,6 @@ Literal *eval_sort(const Instruction *inst, Literal *const *operands, Status *st
 
 /* ---- topk ---- */
 
-typedef struct TopkRow {
-  const int64_t *keys;
-  bool largest;
-} TopkRow;
-
-static int topk_less(void *context, int64_t a, int64_t b) {
-  const TopkRow *r = context;
-  return r->largest ? r->keys[a] > r->keys[b] : r->keys[a] < r->keys[b];
-}
-
 /* topk(x), k=K, largest=L: along the last dimension, the K largest (or
  * smallest) entries in order and their indices (src/ir/sort_plan.h). */
 Literal *eval_topk(const Instruction *inst, Literal *const *operands, Status *st) {
@@ -120,8 +110,7 @@ Literal *eval_topk(const Instruction *inst, Literal *const *operands, Status *st
   int64_t *a = eval_scratch_calloc(n, sizeof *a), *b = eval_scratch_calloc(n, sizeof *b);
   for (int64_t r = 0; n > 0 && r < plan.rows; r++) {
     for (int64_t j = 0; j < n; j++) keys[j] = sort_order_key(x, r * n + j);
-    TopkRow row = {keys, plan.largest};
-    const int64_t *order = sort_merge_positions(topk_less, &row, n, a, b);
+    const int64_t *order = sort_topk_order(&plan, keys, a, b);
     for (int64_t out = 0; out < k; out++) {
       literal_copy_element(results[0], r * k + out, x, r * n + order[out]);
       literal_set_s64(results[1], r * k + out, order[out]);
