@@ -144,7 +144,8 @@ static void choose_reuse(KernelX86 *x) {
 static void choose_accumulators(KernelX86 *x, int p) {
   const Kernel *k = x->k;
   KernelPhaseSchedule *ps = &x->schedule.phases[p];
-  if (ps->lanes != 16 || ps->tail != KTAIL_NONE || (k->kind == KERNEL_ROW && k->phase_blocks[p] != KBLOCK_REDUCE))
+  if (ps->lanes != 16 || ps->tail != KTAIL_NONE || k->reduce_rank != 1 ||
+      (k->kind == KERNEL_ROW && k->phase_blocks[p] != KBLOCK_REDUCE))
     return;
   x->phase = p;
   /* finds this phase's sum again */

@@ -899,7 +899,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
   X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb);
-  bool fast = x->schedule.phases[x->phase].rerun_exact && !chunked && k->reduce_rank == 1 && lanes == 16;
+  bool fast = x->schedule.phases[x->phase].rerun_exact; /* never with chunks: kernel_x86_schedule.c */
   if (fast) {
     if (!emit_fast_max_min(x, body, element, exact)) return x->lanes = 0, false;
     EMIT(X86_JMP, x86_rel(combine));
