@@ -36,6 +36,7 @@
  * innermost spatial dimension a panel row is a run of consecutive input
  * elements (stride 1) cut only by padding and the end of a row of
  * positions. */
+#include <assert.h>
 #include <stdlib.h>
 #if defined(__SSE2__)
 #include <xmmintrin.h>
@@ -176,10 +177,11 @@ static void positions_patch_pack(const ProductPlan *p, const void *rhs, int64_t 
   int inner = g->spatial_count - 1;
   const WindowDim *wi = &g->window[inner];
   bool runs = g->spatial_stride[inner] == 1 && wi->stride == 1 && wi->lhs_dilate == 1;
+  assert(width <= POSITION_PANEL_MAX);  /* a panel is NR <= 32 columns wide */
   /* The segments: first column, length, output position. */
   int seg_first[POSITION_PANEL_MAX], seg_length[POSITION_PANEL_MAX], segments = 0;
   int64_t seg_out[POSITION_PANEL_MAX][AXLE_MAX_RANK];
-  for (int l = 0; l < cols && l < POSITION_PANEL_MAX;) {
+  for (int l = 0; l < cols;) {
     int64_t pos = col0 + l, *out = seg_out[segments];
     for (int s = inner; s >= 0; s--) {
       out[s] = pos % g->out_size[s];
