@@ -172,19 +172,6 @@ static R clamp_f32(PtxBuilder *b, R x, float low, float high) {
   return min_f32(b, above, rhigh);
 }
 
-static R exp_f32(PtxBuilder *b, R x) {
-  R n, r = exp_reduce(b, clamp_f32(b, x, -104.0f, 89.0f), &n);
-  R poly = polynomial_f32(b, mathref_exp_table, MATHREF_EXP_COUNT, r);
-  R one = f_imm(b, 1.0f), r2 = mul(b, r, r);
-  R p = add(b, one, ffma(b, r2, poly, r));
-  R ni = int_of(b, n);
-  R n1 = iop(b, "shr.s32", ni, 1);
-  R n2 = ptx_op2(b, PTX_S32, "sub.s32", ni, n1);
-  R scale1 = pow2_f32(b, n1), scale2 = pow2_f32(b, n2);
-  R y = mul(b, mul(b, p, scale1), scale2);
-  return nan_passes(b, x, y);
-}
-
 static R expm1_f32(PtxBuilder *b, R x) {
   R n, r = exp_reduce(b, clamp_f32(b, x, -20.0f, 89.0f), &n);
   R r2 = mul(b, r, r), poly = polynomial_f32(b, mathref_expm1_table, MATHREF_EXPM1_COUNT, r);
@@ -247,7 +234,7 @@ static R tanh_f32(PtxBuilder *b, R x) {
   R poly = polynomial_f32(b, mathref_tanh_table, MATHREF_TANH_COUNT, z);
   R small = ffma(b, x, mul(b, z, poly), x);
   R two = f_imm(b, 2.0f), limit = f_imm(b, 9.5f);
-  R e = exp_f32(b, mul(b, two, min_f32(b, ax, limit)));
+  R e = ptx_math_exp_f32(b, mul(b, two, min_f32(b, ax, limit)));
   R one = f_imm(b, 1.0f), two_again = f_imm(b, 2.0f), e1 = addk(b, e, 1.0f);
   R large = copysign_f32(b, sub(b, one, divide(b, two_again, e1)), x);
   R y = sel(b, cmpk(b, "lt", ax, 0.5625f), small, large);
@@ -256,7 +243,7 @@ static R tanh_f32(PtxBuilder *b, R x) {
 }
 
 static R logistic_f32(PtxBuilder *b, R x) {
-  R e = exp_f32(b, neg(b, abs_f32(b, x)));
+  R e = ptx_math_exp_f32(b, neg(b, abs_f32(b, x)));
   R negative = cmpk(b, "lt", x, 0.0f), one = f_imm(b, 1.0f);
   R numerator = sel(b, negative, e, one);
   R sum = add(b, one, e);
@@ -274,7 +261,7 @@ static R erf_f32(PtxBuilder *b, R x) {
   R poly = polynomial_f32(b, mathref_erf_table + MATHREF_ERF_SMALL_COUNT, MATHREF_ERF_COUNT - MATHREF_ERF_SMALL_COUNT,
                           subk(b, t, 1.0f));
   R one = f_imm(b, 1.0f);
-  R large = copysign_f32(b, sub(b, one, exp_f32(b, poly)), x);
+  R large = copysign_f32(b, sub(b, one, ptx_math_exp_f32(b, poly)), x);
   R y = sel(b, cmpk(b, "lt", ax, 1.0f), small, large);
   return nan_passes(b, x, y);
 }
@@ -646,7 +633,7 @@ static R sinh_f32(PtxBuilder *b, R x) {
   R t = expm1_f32(b, min_f32(b, ax, f_imm(b, 88.0f)));
   R half = f_imm(b, 0.5f);
   R small = mul(b, half, add(b, t, divide(b, t, addk(b, t, 1.0f))));
-  R h = exp_f32(b, mulk(b, ax, 0.5f));
+  R h = ptx_math_exp_f32(b, mulk(b, ax, 0.5f));
   R large = mul(b, mulk(b, h, 0.5f), h);
   R y = sel(b, cmpk(b, "lt", ax, 88.0f), small, large);
   return nan_passes(b, x, copysign_f32(b, y, x));
@@ -654,10 +641,10 @@ static R sinh_f32(PtxBuilder *b, R x) {
 
 static R cosh_f32(PtxBuilder *b, R x) {
   R ax = abs_f32(b, x);
-  R e = exp_f32(b, min_f32(b, ax, f_imm(b, 88.0f)));
+  R e = ptx_math_exp_f32(b, min_f32(b, ax, f_imm(b, 88.0f)));
   R half_e = mulk(b, e, 0.5f), half = f_imm(b, 0.5f);
   R small = add(b, half_e, divide(b, half, e));
-  R h = exp_f32(b, mulk(b, ax, 0.5f));
+  R h = ptx_math_exp_f32(b, mulk(b, ax, 0.5f));
   R large = mul(b, mulk(b, h, 0.5f), h);
   R y = sel(b, cmpk(b, "lt", ax, 88.0f), small, large);
   return nan_passes(b, x, y);
@@ -706,7 +693,7 @@ typedef struct PtxMathRow {
 } PtxMathRow;
 
 static const PtxMathRow ptx_math_rows[] = {
-    {OP_EXPONENTIAL, exp_f32, NULL},   {OP_EXPONENTIAL_MINUS_ONE, expm1_f32, NULL},
+    {OP_EXPONENTIAL, ptx_math_exp_f32, NULL},   {OP_EXPONENTIAL_MINUS_ONE, expm1_f32, NULL},
     {OP_LOG, log_f32, NULL},           {OP_LOG_PLUS_ONE, log1p_f32, NULL},
     {OP_TANH, tanh_f32, NULL},         {OP_LOGISTIC, logistic_f32, NULL},
     {OP_ERF, erf_f32, NULL},           {OP_SINE, sin_f32, NULL},

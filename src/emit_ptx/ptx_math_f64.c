@@ -154,12 +154,6 @@ static R round_to_integer(PtxBuilder *b, R x, double factor) {
   return subk(b, fmak(b, x, factor, shifter), MATHREF_ROUND_SHIFTER_F64);
 }
 
-static R exp_reduce(PtxBuilder *b, R x, R *n) {
-  *n = round_to_integer(b, x, MATHREF_LOG2E_F64);
-  R r = fmak(b, *n, -MATHREF_LN2_HI_F64, x);
-  return fmak(b, *n, -MATHREF_LN2_LO_F64, r);
-}
-
 static R clamp(PtxBuilder *b, R x, double low, double high) {
   R rlow = d_imm(b, low), above = max_f64(b, x, rlow), rhigh = d_imm(b, high);
   return min_f64(b, above, rhigh);
@@ -172,14 +166,6 @@ static R scale_by_pow2(PtxBuilder *b, R y, R n) {
   R n2 = lop2(b, "sub.s64", ni, n1);
   R scale1 = pow2_f64(b, n1), scale2 = pow2_f64(b, n2);
   return mul(b, mul(b, y, scale1), scale2);
-}
-
-static R exp_f64(PtxBuilder *b, R x) {
-  R n, r = exp_reduce(b, clamp(b, x, -746.0, 710.0), &n);
-  R r2 = mul(b, r, r), poly = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  R one = d_imm(b, 1.0);
-  R p = add(b, one, dfma(b, r2, poly, r));
-  return nan_passes(b, x, scale_by_pow2(b, p, n));
 }
 
 static R expm1_f64(PtxBuilder *b, R x) {
@@ -311,7 +297,7 @@ static R acos_f64(PtxBuilder *b, R x) { return atan2_f64(b, one_minus_square_roo
 
 /* (0.5 h) h with h = e^(|x|/2): sinh and cosh from 709 on */
 static R half_square_of_exp_half(PtxBuilder *b, R ax) {
-  R h = exp_f64(b, mulk(b, ax, 0.5));
+  R h = ptx_math_exp_f64(b, mulk(b, ax, 0.5));
   return mul(b, mulk(b, h, 0.5), h);
 }
 
@@ -327,7 +313,7 @@ static R sinh_f64(PtxBuilder *b, R x) {
 
 static R cosh_f64(PtxBuilder *b, R x) {
   R ax = abs_f64(b, x);
-  R e = exp_f64(b, mink(b, ax, 709.0));
+  R e = ptx_math_exp_f64(b, mink(b, ax, 709.0));
   R half_e = mulk(b, e, 0.5), half = d_imm(b, 0.5);
   R small = add(b, half_e, divide(b, half, e));
   R large = half_square_of_exp_half(b, ax);
@@ -351,7 +337,7 @@ static R tanh_f64(PtxBuilder *b, R x) {
 }
 
 static R logistic_f64(PtxBuilder *b, R x) {
-  R e = exp_f64(b, neg(b, abs_f64(b, x)));
+  R e = ptx_math_exp_f64(b, neg(b, abs_f64(b, x)));
   R negative = cmpk(b, "lt", x, 0.0), one = d_imm(b, 1.0);
   R numerator = sel(b, negative, e, one);
   R sum = add(b, one, e);
@@ -829,7 +815,7 @@ typedef struct PtxMathRow {
 } PtxMathRow;
 
 static const PtxMathRow ptx_math_f64_rows[] = {
-    {OP_EXPONENTIAL, exp_f64, NULL}, {OP_EXPONENTIAL_MINUS_ONE, expm1_f64, NULL},
+    {OP_EXPONENTIAL, ptx_math_exp_f64, NULL}, {OP_EXPONENTIAL_MINUS_ONE, expm1_f64, NULL},
     {OP_LOG, log_f64, NULL},         {OP_LOG_PLUS_ONE, log1p_f64, NULL},
     {OP_TANH, tanh_f64, NULL},       {OP_LOGISTIC, logistic_f64, NULL},
     {OP_RSQRT, rsqrt_f64, NULL},     {OP_ATAN2, NULL, atan2_f64},

@@ -24,25 +24,6 @@ static MathValue clamp(MathBuilder *b, MathValue x, double lo, double hi) {
 
 /* ---- exp, expm1 ---- */
 
-static MathValue exp_reduce(MathBuilder *b, MathValue x, MathValue *n) {
-  MathValue shifter = math_constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
-  *n = math_sub_f64(b, math_fma_f64(b, x, math_constant_f64(b, MATHREF_LOG2E_F64), shifter), shifter);
-  MathValue r = math_fma_f64(b, *n, math_constant_f64(b, -MATHREF_LN2_HI_F64), x);
-  return math_fma_f64(b, *n, math_constant_f64(b, -MATHREF_LN2_LO_F64), r);
-}
-
-MathValue math_exp_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue n;
-  MathValue r = exp_reduce(b, clamp(b, x, -746.0, 710.0), &n);
-  MathValue poly = math_polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  MathValue p = math_add_f64(b, math_constant_f64(b, 1.0), math_fma_f64(b, math_mul_f64(b, r, r), poly, r));
-  MathValue ni = math_i64_from_f64(b, n);
-  MathValue n1 = math_shift_right_i64(b, ni, 1);
-  MathValue y = math_mul_f64(b, math_mul_f64(b, p, pow2(b, n1)), pow2(b, math_sub_u64(b, ni, n1)));
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
 MathValue math_expm1_f64(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
   MathValue xc = clamp(b, x, -40.0, 710.0);

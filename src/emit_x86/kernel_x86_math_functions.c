@@ -36,18 +36,6 @@ static MathValue clamp_f32(MathBuilder *b, MathValue x, float lo, float hi) {
   return math_min_f32(b, math_max_f32(b, x, math_constant_f32(b, lo)), math_constant_f32(b, hi));
 }
 
-MathValue math_exp_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue n;
-  MathValue r = exp_reduce(b, clamp_f32(b, x, -104.0f, 89.0f), &n);
-  MathValue poly = math_polynomial_f32(b, mathref_exp_table, MATHREF_EXP_COUNT, r);
-  MathValue p = math_add_f32(b, math_constant_f32(b, 1.0f), math_fma_f32(b, math_mul_f32(b, r, r), poly, r));
-  MathValue ni = math_i32_from_f32(b, n);
-  MathValue n1 = math_shift_right_i32(b, ni, 1);
-  MathValue y = math_mul_f32(b, math_mul_f32(b, p, pow2_f32(b, n1)), pow2_f32(b, math_sub_i32(b, ni, n1)));
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
 MathValue math_expm1_f32(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
   MathValue n;

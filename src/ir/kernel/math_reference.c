@@ -23,6 +23,7 @@
  * interval. The tables and constants are declared in the header, so that
  * an emitter loads these very numbers. */
 #include "kernel/math_reference.h"
+#include "kernel/math_values.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -97,18 +98,10 @@ static float exp_reduce(float x, float *n) {
   return fmaf(*n, -MATHREF_LN2_LO, r);
 }
 
-/* exp(x) = 2^n e^r. x is first clamped to [-104, 89], past which the
- * result is 0 or inf anyway. 2^n is applied in two halves, each a normal
- * float, so that a subnormal result is rounded once, by the last multiply. */
+/* exp: math_program_exp (math_algorithms.c), run on C values. */
 float mathref_expf(float x) {
-  float xc = min_f32(max_f32(x, -104.0f), 89.0f);
-  float n;
-  float r = exp_reduce(xc, &n);
-  float p = 1.0f + fmaf(r * r, polynomial_f32(mathref_exp_table, MATHREF_EXP_COUNT, r), r);
-  int ni = (int)n;
-  int n1 = ni >> 1;
-  float y = (p * pow2_f32(n1)) * pow2_f32(ni - n1);
-  return select_f32(is_nan_f32(x), x + x, y);
+  MathTarget t = math_values_target();
+  return math_value_as_f32(math_program_exp(&t, &math_format_f32, math_value_f32(x)));
 }
 
 /* expm1(x) = 2^n (1 + q) - 1 with q = e^r - 1, computed as

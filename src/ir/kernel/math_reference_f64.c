@@ -11,6 +11,7 @@
  * the C library's function, is measured by tests/unit/test_math_ulp.c and
  * listed in docs/math.md. */
 #include "kernel/math_reference.h"
+#include "kernel/math_values.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -61,25 +62,10 @@ const double mathref_exp_f64_table[MATHREF_EXP_F64_COUNT] = {
     0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33,
 };
 
-/* x = n ln2 + r, |r| <= ln2/2: n * LN2_HI is exact (42 + 11 bits) and
- * so is x - n LN2_HI (both are multiples of x's ulp and the difference is
- * below 1/2). */
-static double exp_reduce_f64(double x, double *n) {
-  *n = fma(x, MATHREF_LOG2E_F64, MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
-  double r = fma(*n, -MATHREF_LN2_HI_F64, x);
-  return fma(*n, -MATHREF_LN2_LO_F64, r);
-}
-
-/* As mathref_expf: 1 + r + r^2 P(r), times 2^n in two normal halves so a
- * subnormal result is rounded once. x is clamped to [-746, 710] first. */
+/* exp: math_program_exp (math_algorithms.c), run on C values. */
 double mathref_exp(double x) {
-  double n;
-  double r = exp_reduce_f64(min_f64(max_f64(x, -746.0), 710.0), &n);
-  double p = 1.0 + fma(r * r, polynomial_f64(mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r), r);
-  int64_t ni = (int64_t)n;
-  int64_t n1 = ni >> 1;
-  double y = (p * pow2_f64(n1)) * pow2_f64(ni - n1);
-  return select_f64(is_nan_f64(x), x + x, y);
+  MathTarget t = math_values_target();
+  return math_value_as_f64(math_program_exp(&t, &math_format_f64, math_value_f64(x)));
 }
 
 /* As mathref_expm1f: q = e^r - 1, then 2 (2^(n-1) q + (2^(n-1) - 1/2)),

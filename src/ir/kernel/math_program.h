@@ -1,0 +1,133 @@
+/* The math functions written once: each algorithm (math_algorithms.c) is
+ * a C function over a small set of primitive operations, and a target
+ * gives the primitives their meaning:
+ *   - C values (math_values.c): a value is its bits and each operation is
+ *     done at once; this is the reference that the ulp tests measure
+ *     (mathref_* in math_reference.h);
+ *   - x86 (emit_x86/kernel_x86_math_program.c): each operation emits the
+ *     math builder's few instructions, in scalar slots or vector lanes;
+ *   - PTX (emit_ptx/ptx_math_program.c): each operation emits one or two
+ *     PTX instructions on virtual registers.
+ * Every target computes the same bits, since every operation is one IEEE
+ * operation with one rounding (fma one fused rounding, min "a < c ? a : c",
+ * round to nearest, subnormals kept) or exact integer and bit work.
+ *
+ * f32 and f64 differ in a MathFormat only (the types, the exponent field,
+ * the constants and the coefficient tables): an algorithm that has the
+ * same shape at both widths is written once for both. */
+#ifndef AXLE_MATH_PROGRAM_H
+#define AXLE_MATH_PROGRAM_H
+
+#include <stdint.h>
+
+/* A value of a math program: its bits (C values; an f32 or i32 in the low
+ * 32 bits), or the target's name for it (an x86 slot, a PTX register). */
+typedef uint64_t MathVal;
+
+/* The type of an operation's operands. A mask is a condition: 0 or 1 as
+ * C values, a predicate in PTX, 0/1 or all-ones lanes on x86; a select
+ * reads it as "nonzero". */
+typedef enum MathType { MATH_F32, MATH_F64, MATH_I32, MATH_I64, MATH_MASK } MathType;
+
+/* The primitive operations.
+ *   MATH_OP(NAME, operands, what it computes on operands a, b, c)
+ * Float operations round once to nearest; integer ones wrap (two's
+ * complement); "to float"/"to int" change the type to the other kind of
+ * the same width (f32 <-> i32, f64 <-> i64). */
+#define AXLE_MATH_OPS(MATH_OP)                                                     \
+  MATH_OP(ADD, 2, "a + b (float or integer)")                                      \
+  MATH_OP(SUB, 2, "a - b (float or integer)")                                      \
+  MATH_OP(MUL, 2, "a * b (float or integer)")                                      \
+  MATH_OP(DIV, 2, "a / b (float)")                                                 \
+  MATH_OP(FMA, 3, "a * b + c with one rounding (float)")                           \
+  MATH_OP(MIN, 2, "a < b ? a : b (float: a NaN a gives b)")                        \
+  MATH_OP(MAX, 2, "a > b ? a : b (float)")                                         \
+  MATH_OP(SQRT, 1, "the correctly rounded square root of a (float)")               \
+  MATH_OP(ABS, 1, "a without its sign bit (float)")                                \
+  MATH_OP(NEGATE, 1, "a with its sign bit flipped (float)")                        \
+  MATH_OP(COPYSIGN, 2, "a with the sign bit of b (float)")                         \
+  MATH_OP(LESS, 2, "mask: a < b (float: false when unordered; signed integer)")   \
+  MATH_OP(EQUAL, 2, "mask: a == b (float: false when unordered; integer)")        \
+  MATH_OP(IS_NAN, 1, "mask: a is a NaN (float)")                                   \
+  MATH_OP(AND, 2, "a & b (integer or mask)")                                       \
+  MATH_OP(OR, 2, "a | b (integer or mask)")                                        \
+  MATH_OP(NOT, 1, "mask: not a (mask)")                                            \
+  MATH_OP(SHIFT_LEFT, 2, "a << b, b a count, not a value (integer)")              \
+  MATH_OP(SHIFT_RIGHT, 2, "a >> b, the sign copied in, b a count (integer)")      \
+  MATH_OP(SHIFT_RIGHT_LOGICAL, 2, "a >> b, zeros shifted in, b a count (integer)") \
+  MATH_OP(TO_INT, 1, "a truncated toward zero to an integer (float)")              \
+  MATH_OP(TO_FLOAT, 1, "a converted, rounded to nearest (integer)")                \
+  MATH_OP(BITS, 1, "the bits of a as an integer (float)")                          \
+  MATH_OP(FROM_BITS, 1, "the float whose bits are a (integer)")                    \
+  MATH_OP(SELECT, 3, "a ? b : c, a a mask, b and c of the type given")
+
+typedef enum MathOp {
+#define AXLE_MATH_OP_ENUM(name, operands, what) MATH_##name,
+  AXLE_MATH_OPS(AXLE_MATH_OP_ENUM)
+#undef AXLE_MATH_OP_ENUM
+  MATH_OP_COUNT
+} MathOp;
+
+/* A target: the primitives' meaning, filled with designated
+ * initializers. scope_begin/scope_end bracket each function: the values
+ * made inside are dead after it but its result (x86 reuses their slots;
+ * the other targets need no hook there and leave them NULL). */
+typedef struct MathTarget MathTarget;
+struct MathTarget {
+  MathVal (*op)(MathTarget *t, MathOp op, MathType type, MathVal a, MathVal b, MathVal c);
+  /* A constant of a type from its bits (an f32's in the low 32 bits). */
+  MathVal (*constant)(MathTarget *t, MathType type, uint64_t bits);
+  int (*scope_begin)(MathTarget *t);
+  MathVal (*scope_end)(MathTarget *t, int scope, MathVal result);
+  void *context; /* the target's own state (a MathBuilder, a PtxBuilder) */
+};
+
+/* A width: what an algorithm that reads the same at f32 and f64 needs to
+ * know of its floats. math_format_f32 and math_format_f64 (in
+ * math_algorithms.c) hold the tables of math_reference.h. */
+typedef struct MathTable {
+  const float *f32; /* one of the two */
+  const double *f64;
+  int count;
+} MathTable;
+
+typedef struct MathFormat {
+  MathType real, integer; /* F32 and I32, or F64 and I64 */
+  int mantissa_bits;      /* 23, 52: the exponent field's shift */
+  int exponent_bias;      /* 127, 1023 */
+  double round_shifter;   /* added and subtracted, rounds to an integer */
+  double log2e, ln2_hi, ln2_lo;
+  double exp_low, exp_high; /* exp's argument is clamped to these */
+  MathTable exp_table;      /* (e^r - 1 - r) / r^2 */
+} MathFormat;
+
+extern const MathFormat math_format_f32, math_format_f64;
+
+/* ---- the algorithms (math_algorithms.c); docs/math.md states each ---- */
+
+MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x);
+
+/* ---- writing algorithms: one call per primitive ---- */
+
+static inline MathVal mp_op(MathTarget *t, MathOp op, MathType type, MathVal a, MathVal b, MathVal c) {
+  return t->op(t, op, type, a, b, c);
+}
+static inline MathVal mp_unary(MathTarget *t, MathOp op, MathType type, MathVal a) {
+  return t->op(t, op, type, a, 0, 0);
+}
+static inline MathVal mp_binary(MathTarget *t, MathOp op, MathType type, MathVal a, MathVal b) {
+  return t->op(t, op, type, a, b, 0);
+}
+static inline MathVal mp_select(MathTarget *t, MathType type, MathVal mask, MathVal a, MathVal b) {
+  return t->op(t, MATH_SELECT, type, mask, a, b);
+}
+static inline MathVal mp_shift(MathTarget *t, MathOp op, MathType type, MathVal a, int count) {
+  return t->op(t, op, type, a, (MathVal)count, 0);
+}
+
+/* A float constant of type real (an f32 table's numbers are exact in
+ * double, so the round trip keeps them), and an integer one. */
+MathVal mp_real(MathTarget *t, MathType real, double c);
+MathVal mp_int(MathTarget *t, MathType integer, int64_t c);
+
+#endif
