@@ -229,10 +229,4 @@ bool ptx_math_f64_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *opera
 /* ptx_math.c's f32 cbrt of x (an f32 register): f64 cbrt's first guess. */
 PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x);
 
-/* ------------------------------------------------------------ ptx_math_program.c
- * The algorithms of src/ir/kernel/math_algorithms.c with PTX primitives:
- * each takes an f32 (f64) register and returns a fresh one. */
-PtxReg ptx_math_exp_f32(PtxBuilder *b, PtxReg x);
-PtxReg ptx_math_exp_f64(PtxBuilder *b, PtxReg x);
-
 #endif

@@ -18,32 +18,7 @@ static MathValue pow2(MathBuilder *b, MathValue n) {
   return math_shift_left_u64(b, math_add_u64(b, n, math_constant_u64(b, 1023)), 52);
 }
 
-static MathValue clamp(MathBuilder *b, MathValue x, double lo, double hi) {
-  return math_min_f64(b, math_max_f64(b, x, math_constant_f64(b, lo)), math_constant_f64(b, hi));
-}
-
 /* ---- exp, expm1 ---- */
-
-MathValue math_expm1_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue xc = clamp(b, x, -40.0, 710.0);
-  MathValue shifter = math_constant_f64(b, MATHREF_ROUND_SHIFTER_F64);
-  MathValue n =
-      math_sub_f64(b, math_fma_f64(b, xc, math_constant_f64(b, MATHREF_LOG2E_F64), shifter), shifter);
-  MathValue r_exact = math_fma_f64(b, n, math_constant_f64(b, -MATHREF_LN2_HI_F64), xc);
-  MathValue lo = math_mul_f64(b, n, math_constant_f64(b, -MATHREF_LN2_LO_F64));
-  MathValue r = math_add_f64(b, r_exact, lo);
-  MathValue r_lost = math_add_f64(b, math_sub_f64(b, r_exact, r), lo);
-  MathValue poly = math_polynomial_f64(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  MathValue q =
-      math_add_f64(b, r, math_fma_f64(b, math_mul_f64(b, r, r), poly, math_fma_f64(b, r_lost, r, r_lost)));
-  MathValue half = pow2(b, math_sub_u64(b, math_i64_from_f64(b, n), math_constant_u64(b, 1)));
-  MathValue y = math_fma_f64(b, half, q, math_sub_f64(b, half, math_constant_f64(b, 0.5)));
-  y = math_mul_f64(b, math_constant_f64(b, 2.0), y);
-  y = math_select_value(b, math_equal_f64(b, n, math_constant_f64(b, 0.0)), q, y);
-  y = math_select_value(b, math_less_f64(b, math_abs_f64(b, x), math_constant_f64(b, 0x1p-54)), x, y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
 
 /* ---- log, log1p ---- */
 
@@ -56,97 +31,7 @@ static MathValue log_split(MathBuilder *b, MathValue x, MathValue *e) {
   return math_sub_f64(b, m, math_constant_f64(b, 1.0));
 }
 
-static MathValue log_combine(MathBuilder *b, MathValue e, MathValue f, MathValue extra) {
-  MathValue ef = math_f64_from_i64(b, e);
-  MathValue s = math_div_f64(b, f, math_add_f64(b, math_constant_f64(b, 2.0), f));
-  MathValue z = math_mul_f64(b, s, s);
-  MathValue r = math_mul_f64(b, z, math_polynomial_f64(b, mathref_log_f64_table, MATHREF_LOG_F64_COUNT, z));
-  MathValue hfsq = math_mul_f64(b, math_mul_f64(b, math_constant_f64(b, 0.5), f), f);
-  MathValue small = math_fma_f64(b, s, math_add_f64(b, hfsq, r), math_fma_f64(b, ef, math_constant_f64(b, MATHREF_LN2_LO_F64), extra));
-  return math_fma_f64(b, ef, math_constant_f64(b, MATHREF_LN2_HI_F64),
-                      math_sub_f64(b, f, math_sub_f64(b, hfsq, small)));
-}
-
-MathValue math_log_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue subnormal = math_less_f64(b, x, math_constant_f64(b, 0x1p-1022));
-  MathValue e;
-  MathValue f =
-      log_split(b, math_select_value(b, subnormal, math_mul_f64(b, x, math_constant_f64(b, 0x1p54)), x), &e);
-  e = math_sub_u64(b, e, math_select_value(b, subnormal, math_constant_u64(b, 54), math_constant_u64(b, 0)));
-  MathValue zero = math_constant_f64(b, 0.0);
-  MathValue y = log_combine(b, e, f, zero);
-  y = math_select_value(b, math_equal_f64(b, x, math_constant_f64(b, INFINITY)), x, y);
-  y = math_select_value(b, math_equal_f64(b, x, zero), math_constant_f64(b, -INFINITY), y);
-  y = math_select_value(b, math_less_f64(b, x, zero), quiet_nan(b), y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
-MathValue math_log1p_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue one = math_constant_f64(b, 1.0), minus_one = math_constant_f64(b, -1.0);
-  MathValue u = math_add_f64(b, one, x);
-  MathValue c = math_div_f64(b, math_sub_f64(b, x, math_sub_f64(b, u, one)), u);
-  MathValue e;
-  MathValue f = log_split(b, u, &e);
-  MathValue y = log_combine(b, e, f, c);
-  y = math_select_value(b, math_less_f64(b, math_abs_f64(b, x), math_constant_f64(b, 0x1p-54)), x, y);
-  y = math_select_value(b, math_equal_f64(b, x, math_constant_f64(b, INFINITY)), x, y);
-  y = math_select_value(b, math_equal_f64(b, x, minus_one), math_constant_f64(b, -INFINITY), y);
-  y = math_select_value(b, math_less_f64(b, x, minus_one), quiet_nan(b), y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
 /* ---- atan2 ---- */
-
-static MathValue atan_argument(MathBuilder *b, MathValue little, MathValue big, MathValue *fold, MathValue *t_lo) {
-  MathValue zero = math_constant_f64(b, 0.0), one = math_constant_f64(b, 1.0),
-            inf = math_constant_f64(b, INFINITY);
-  MathValue scale = math_select_value(b, math_less_f64(b, big, math_constant_f64(b, 0x1p-900)), math_constant_f64(b, 0x1p600), one);
-  little = math_mul_f64(b, little, scale);
-  big = math_mul_f64(b, big, scale);
-  MathValue u = math_div_f64(b, little, big);
-  MathValue u_lo = math_div_f64(b, math_fma_f64(b, math_negate_f64(b, u), big, little), big);
-  MathValue big_zero = math_equal_f64(b, big, zero);
-  u = math_select_value(b, big_zero, zero, u);
-  u = math_select_value(b, math_equal_f64(b, little, inf), one, u);
-  u_lo = math_select_value(b, math_or_i32(b, big_zero, math_equal_f64(b, big, inf)), zero, u_lo);
-  *fold = math_less_f64(b, math_constant_f64(b, MATHREF_TAN_PI_8_F64), u);
-  MathValue num = math_sub_f64(b, u, one);
-  MathValue num_lo = math_add_f64(b, math_sub_f64(b, u, math_add_f64(b, num, one)), u_lo);
-  MathValue den = math_add_f64(b, u, one);
-  MathValue den_lo = math_add_f64(b, math_sub_f64(b, u, math_sub_f64(b, den, one)), u_lo);
-  MathValue q = math_div_f64(b, num, den);
-  MathValue q_residual = math_add_f64(b, math_fma_f64(b, math_negate_f64(b, q), den, num), num_lo);
-  MathValue q_lo = math_div_f64(b, math_sub_f64(b, q_residual, math_mul_f64(b, q, den_lo)), den);
-  *t_lo = math_select_value(b, *fold, q_lo, u_lo);
-  return math_select_value(b, *fold, q, u);
-}
-
-MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f64(b, x), ay = math_abs_f64(b, y);
-  MathValue fold, t_lo;
-  MathValue t = atan_argument(b, math_min_f64(b, ax, ay), math_max_f64(b, ax, ay), &fold, &t_lo);
-  MathValue z = math_mul_f64(b, t, t);
-  MathValue p = math_polynomial_f64(b, mathref_atan_f64_table, MATHREF_ATAN_F64_COUNT, z);
-  MathValue w = math_fma_f64(b, t, math_mul_f64(b, z, p), math_fma_f64(b, math_negate_f64(b, t_lo), z, t_lo));
-  MathValue m = math_select_value(b, fold, math_constant_u64(b, 1), math_constant_u64(b, 0));
-  MathValue s = math_constant_f64(b, 1.0);
-  MathValue swap = math_less_f64(b, ax, ay);
-  m = math_select_value(b, swap, math_sub_u64(b, math_constant_u64(b, 2), m), m);
-  s = math_select_value(b, swap, math_negate_f64(b, s), s);
-  MathValue negative_x = math_shift_right_u64(b, x, 63);
-  m = math_select_value(b, negative_x, math_sub_u64(b, math_constant_u64(b, 4), m), m);
-  s = math_select_value(b, negative_x, math_negate_f64(b, s), s);
-  MathValue mf = math_f64_from_i64(b, m);
-  MathValue inner = math_fma_f64(b, mf, math_constant_f64(b, MATHREF_PIO4_LO_F64), math_mul_f64(b, s, w));
-  MathValue angle =
-      math_fma_f64(b, mf, math_constant_f64(b, MATHREF_PIO4_HI_F64), math_fma_f64(b, s, t, inner));
-  MathValue result = math_copysign_f64(b, angle, y);
-  MathValue invalid = math_or_i32(b, math_is_nan_f64(b, x), math_is_nan_f64(b, y));
-  return math_scope_end(b, scope, math_select_value(b, invalid, math_add_f64(b, x, y), result));
-}
 
 /* ---- cbrt, rsqrt ---- */
 
@@ -179,116 +64,8 @@ MathValue math_cbrt_f64(MathBuilder *b, MathValue x) {
   return math_scope_end(b, scope, math_select_value(b, special, math_add_f64(b, x, x), y));
 }
 
-MathValue math_rsqrt_f64(MathBuilder *b, MathValue x) {
-  return math_div_f64(b, math_constant_f64(b, 1.0), math_sqrt_f64(b, x));
-}
-
 /* ---- compositions ---- */
 
-MathValue math_atan_f64(MathBuilder *b, MathValue x) {
-  return math_atan2_f64(b, x, math_constant_f64(b, 1.0));
-}
-
-static MathValue cosine_of_asin(MathBuilder *b, MathValue x) {
-  return math_sqrt_f64(b, math_fma_f64(b, math_negate_f64(b, x), x, math_constant_f64(b, 1.0)));
-}
-
-MathValue math_asin_f64(MathBuilder *b, MathValue x) { return math_atan2_f64(b, x, cosine_of_asin(b, x)); }
-MathValue math_acos_f64(MathBuilder *b, MathValue x) { return math_atan2_f64(b, cosine_of_asin(b, x), x); }
-
-static MathValue half_exp_squared(MathBuilder *b, MathValue ax) {
-  MathValue half = math_constant_f64(b, 0.5);
-  MathValue h = math_exp_f64(b, math_mul_f64(b, half, ax));
-  return math_mul_f64(b, math_mul_f64(b, half, h), h);
-}
-
-MathValue math_sinh_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f64(b, x);
-  MathValue limit = math_constant_f64(b, 709.0);
-  MathValue t = math_expm1_f64(b, math_min_f64(b, ax, limit));
-  MathValue sum = math_add_f64(b, t, math_div_f64(b, t, math_add_f64(b, t, math_constant_f64(b, 1.0))));
-  MathValue small = math_mul_f64(b, math_constant_f64(b, 0.5), sum);
-  MathValue y = math_select_value(b, math_less_f64(b, ax, limit), small, half_exp_squared(b, ax));
-  return math_scope_end(b, scope, nan_passed(b, x, math_copysign_f64(b, y, x)));
-}
-
-MathValue math_cosh_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f64(b, x);
-  MathValue limit = math_constant_f64(b, 709.0), half = math_constant_f64(b, 0.5);
-  MathValue e = math_exp_f64(b, math_min_f64(b, ax, limit));
-  MathValue small = math_add_f64(b, math_mul_f64(b, half, e), math_div_f64(b, half, e));
-  MathValue y = math_select_value(b, math_less_f64(b, ax, limit), small, half_exp_squared(b, ax));
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
-MathValue math_tanh_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f64(b, x);
-  MathValue two = math_constant_f64(b, 2.0), minus_two = math_constant_f64(b, -2.0),
-            one = math_constant_f64(b, 1.0);
-  MathValue t_small = math_expm1_f64(b, math_mul_f64(b, minus_two, ax));
-  MathValue t_large =
-      math_expm1_f64(b, math_mul_f64(b, two, math_min_f64(b, ax, math_constant_f64(b, 22.0))));
-  MathValue small = math_div_f64(b, math_negate_f64(b, t_small), math_add_f64(b, t_small, two));
-  MathValue large = math_sub_f64(b, one, math_div_f64(b, two, math_add_f64(b, t_large, two)));
-  MathValue y = math_select_value(b, math_less_f64(b, ax, one), small, large);
-  y = math_select_value(b, math_equal_f64(b, x, math_constant_f64(b, 0.0)), x, math_copysign_f64(b, y, x));
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
-MathValue math_logistic_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue e = math_exp_f64(b, math_negate_f64(b, math_abs_f64(b, x)));
-  MathValue one = math_constant_f64(b, 1.0);
-  MathValue numerator = math_select_value(b, math_less_f64(b, x, math_constant_f64(b, 0.0)), e, one);
-  MathValue sum = math_add_f64(b, one, e);
-  MathValue sum_lost = math_add_f64(b, math_sub_f64(b, one, sum), e);
-  MathValue y = math_div_f64(b, numerator, sum);
-  MathValue residual =
-      math_sub_f64(b, math_fma_f64(b, math_negate_f64(b, y), sum, numerator), math_mul_f64(b, y, sum_lost));
-  return math_scope_end(b, scope, math_add_f64(b, y, math_div_f64(b, residual, sum)));
-}
-
-static MathValue log_twice(MathBuilder *b, MathValue x) {
-  return math_add_f64(b, math_log_f64(b, x), math_constant_f64(b, MATHREF_LN2_F64));
-}
-
-MathValue math_asinh_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f64(b, x);
-  MathValue limit = math_constant_f64(b, 0x1p28), one = math_constant_f64(b, 1.0);
-  MathValue a = math_min_f64(b, ax, limit);
-  MathValue z = math_mul_f64(b, a, a);
-  MathValue root = math_add_f64(b, one, math_sqrt_f64(b, math_add_f64(b, one, z)));
-  MathValue small = math_log1p_f64(b, math_add_f64(b, a, math_div_f64(b, z, root)));
-  MathValue y = math_select_value(b, math_less_f64(b, ax, limit), small, log_twice(b, ax));
-  return math_scope_end(b, scope, nan_passed(b, x, math_copysign_f64(b, y, x)));
-}
-
-MathValue math_acosh_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue limit = math_constant_f64(b, 0x1p28), one = math_constant_f64(b, 1.0);
-  MathValue t = math_sub_f64(b, math_min_f64(b, x, limit), one);
-  MathValue product = math_mul_f64(b, t, math_add_f64(b, t, math_constant_f64(b, 2.0)));
-  MathValue small = math_log1p_f64(b, math_add_f64(b, t, math_sqrt_f64(b, product)));
-  MathValue y = math_select_value(b, math_less_f64(b, x, limit), small, log_twice(b, x));
-  y = math_select_value(b, math_less_f64(b, x, one), quiet_nan(b), y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
-MathValue math_atanh_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f64(b, x);
-  MathValue twice = math_add_f64(b, ax, ax);
-  MathValue d = math_sub_f64(b, math_constant_f64(b, 1.0), ax);
-  MathValue u_small = math_fma_f64(b, twice, math_div_f64(b, ax, d), twice);
-  MathValue u = math_select_value(b, math_less_f64(b, ax, math_constant_f64(b, 0.5)), u_small,
-                                  math_div_f64(b, twice, d));
-  MathValue y = math_mul_f64(b, math_constant_f64(b, 0.5), math_log1p_f64(b, u));
-  return math_scope_end(b, scope, nan_passed(b, x, math_copysign_f64(b, y, x)));
-}
 
 /* ---- erf ---- */
 

@@ -18,6 +18,7 @@
 #ifndef AXLE_MATH_PROGRAM_H
 #define AXLE_MATH_PROGRAM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A value of a math program: its bits (C values; an f32 or i32 in the low
@@ -99,6 +100,31 @@ typedef struct MathFormat {
   double log2e, ln2_hi, ln2_lo;
   double exp_low, exp_high; /* exp's argument is clamped to these */
   MathTable exp_table;      /* (e^r - 1 - r) / r^2 */
+  /* expm1: its lower clamp, below which it returns x, its table, and
+   * whether r keeps what its rounding lost (f64) */
+  double expm1_low, expm1_tiny;
+  MathTable expm1_table;
+  bool expm1_keeps_lost;
+  /* log: below subnormal_limit x is scaled by 2^subnormal_shift; the bits
+   * of sqrt(1/2) split x's exponent and mantissa; log1p returns x below
+   * log1p_tiny; the table is log(1+f)'s (f32) or R(s^2)'s of the atanh
+   * form (f64, log_atanh_form). */
+  double subnormal_limit, log1p_tiny;
+  int subnormal_shift;
+  uint64_t sqrt_half_bits;
+  MathTable log_table;
+  bool log_atanh_form;
+  /* sinh and cosh switch to (h/2) h, h = e^(|x|/2), from hyperbolic_limit
+   * on (where e^|x| would overflow first); asinh and acosh to
+   * log|x| + ln 2 from inverse_hyperbolic_limit on (where sqrt(1 + x^2)
+   * is |x|); ln2 rounded once */
+  double hyperbolic_limit, inverse_hyperbolic_limit, ln2;
+  /* atan2: |t| <= tan(pi/8) after the fold, pi/4 in two parts, the table
+   * in t^2; at f64 operands below 2^-900 are first scaled by 2^600 so
+   * that the division's remainder stays normal (atan2_scales) */
+  double tan_pi_8, pio4_hi, pio4_lo;
+  MathTable atan_table;
+  bool atan2_scales;
 } MathFormat;
 
 extern const MathFormat math_format_f32, math_format_f64;
@@ -106,6 +132,23 @@ extern const MathFormat math_format_f32, math_format_f64;
 /* ---- the algorithms (math_algorithms.c); docs/math.md states each ---- */
 
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_expm1(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_log(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_log1p(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_logistic(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_sinh(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_cosh(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_asinh(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_acosh(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_atanh(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_rsqrt(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVal x);
+MathVal math_program_atan(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_asin(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_acos(MathTarget *t, const MathFormat *f, MathVal x);
+/* tanh's algorithms differ by width (docs/math.md) */
+MathVal math_program_tanh_f32(MathTarget *t, MathVal x);
+MathVal math_program_tanh_f64(MathTarget *t, MathVal x);
 
 /* ---- writing algorithms: one call per primitive ---- */
 
