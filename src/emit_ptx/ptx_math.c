@@ -113,12 +113,6 @@ static R copysign_f32(PtxBuilder *b, R x, R s) {
   return float_of_bits(b, ptx_op2(b, PTX_B32, "or.b32", magnitude, sign));
 }
 
-/* 2^n for -126 <= n <= 127, built in the exponent field. */
-static R pow2_f32(PtxBuilder *b, R n) {
-  R biased = iop(b, "add.s32", n, 127);
-  return float_of_bits(b, iop(b, "shl.b32", biased, 23));
-}
-
 static R int_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S32, "cvt.rzi.s32.f32", x); }
 static R float_of(PtxBuilder *b, R i) { return ptx_op1(b, PTX_F32, "cvt.rn.f32.s32", i); }
 
@@ -141,11 +135,7 @@ static R nan_passes(PtxBuilder *b, R x, R y) {
   return sel(b, nan, quieted, y);
 }
 
-/* mask ? k : y, and mask ? NaN : y. */
-static R selk_to(PtxBuilder *b, R mask, float k, R y) {
-  R rk = f_imm(b, k);
-  return sel(b, mask, rk, y);
-}
+/* mask ? NaN : y. */
 static R sel_nan(PtxBuilder *b, R mask, R y) {
   R nan = quiet_nan(b);
   return sel(b, mask, nan, y);
@@ -184,33 +174,6 @@ static R erf_f32(PtxBuilder *b, R x) {
 }
 
 /* ---- cbrt, rsqrt ---- */
-
-static R cbrt_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R subnormal = cmpk(b, "lt", ax, 0x1p-126f);
-  R bits = bits_of(b, sel(b, subnormal, mulk(b, ax, 0x1p24f), ax));
-  R e = iop(b, "sub.s32", iop(b, "shr.u32", bits, 23), 127);
-  e = ptx_op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 24));
-  R m = float_of_bits(b, iop(b, "or.b32", iop(b, "and.b32", bits, 0x7fffff), 0x3f800000));
-  R q = iop(b, "sub.s32", iop(b, "shr.s32", iop(b, "mul.lo.s32", iop(b, "add.s32", e, 300), 21846), 16), 100);
-  R k = ptx_op2(b, PTX_S32, "sub.s32", e, iop(b, "mul.lo.s32", q, 3));
-  R a = mul(b, m, float_of(b, ptx_op2(b, PTX_B32, "shl.b32", i_imm(b, 1), k)));
-  R g = polynomial_f32(b, mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
-  R scale = selk(b, icmpk(b, "eq", k, 2), mathref_cbrt_table[6], 1.0f);
-  scale = selk_to(b, icmpk(b, "eq", k, 1), mathref_cbrt_table[5], scale);
-  g = mul(b, g, scale);
-  R h = mul(b, g, g);
-  R l = ffma(b, g, g, neg(b, h));
-  R cube_error = ffma(b, h, g, neg(b, a));
-  R residual = add(b, cube_error, mul(b, l, g));
-  R y = sub(b, g, divide(b, residual, mul(b, f_imm(b, 3.0f), h)));
-  y = copysign_f32(b, mul(b, y, pow2_f32(b, q)), x);
-  R zero = cmpk(b, "eq", ax, 0.0f), infinite = cmpk(b, "eq", ax, F32_INF);
-  R zero_or_infinite = p_or(b, zero, infinite);
-  R special = p_or(b, zero_or_infinite, is_nan(b, x));
-  R quieted = add(b, x, x);
-  return sel(b, special, quieted, y);
-}
 
 /* ---- sin, cos, tan ---- */
 
@@ -486,8 +449,6 @@ static R pow_f32(PtxBuilder *b, R x, R y) {
 
 
 
-/* f64 cbrt's first guess is this sequence (ptx_math_f64.c). */
-PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return cbrt_f32(b, x); }
 
 /* ---- the table the elementwise emitter reads ---- */
 
@@ -503,7 +464,7 @@ static const PtxMathRow ptx_math_rows[] = {
     {OP_TANH, ptx_math_tanh_f32, NULL},         {OP_LOGISTIC, ptx_math_logistic_f32, NULL},
     {OP_ERF, erf_f32, NULL},           {OP_SINE, sin_f32, NULL},
     {OP_COSINE, cos_f32, NULL},        {OP_TAN, tan_f32, NULL},
-    {OP_CBRT, cbrt_f32, NULL},         {OP_RSQRT, ptx_math_rsqrt_f32, NULL},
+    {OP_CBRT, ptx_math_cbrt_f32, NULL},         {OP_RSQRT, ptx_math_rsqrt_f32, NULL},
     {OP_ATAN2, NULL, ptx_math_atan2_f32},       {OP_POWER, NULL, pow_f32},
     {OP_ATAN, ptx_math_atan_f32, NULL},         {OP_ASIN, ptx_math_asin_f32, NULL},
     {OP_ACOS, ptx_math_acos_f32, NULL},         {OP_SINH, ptx_math_sinh_f32, NULL},

@@ -526,36 +526,6 @@ static R tan_f64(PtxBuilder *b, R x) {
 
 /* ---- cbrt ---- */
 
-static R cbrt_newton(PtxBuilder *b, R g, R a) {
-  R h = mul(b, g, g);
-  R l = product_error(b, g, g, h);
-  R minus_a = neg(b, a);
-  R cube_error = dfma(b, h, g, minus_a);
-  R residual = add(b, cube_error, mul(b, l, g));
-  R three_h = mulk(b, h, 3.0);
-  return sub(b, g, divide(b, residual, three_h));
-}
-
-static R cbrt_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R subnormal = cmpk(b, "lt", ax, 0x1p-1022);
-  R bits = bits_of(b, scale_if(b, subnormal, ax, 0x1p54));
-  R e = lop(b, "sub.s64", lop(b, "shr.u64", bits, 52), 1023);
-  e = lop2(b, "sub.s64", e, lselk(b, subnormal, 54, 0));
-  R m = double_of_bits(b, lop(b, "or.b64", lop(b, "and.b64", bits, MANTISSA), UINT64_C(0x3ff0000000000000)));
-  R q = lop(b, "sub.s64", lop(b, "shr.s64", lop(b, "mul.lo.s64", lop(b, "add.s64", e, 3000), 21846), 16), 1000);
-  R k = lop2(b, "sub.s64", e, lop(b, "mul.lo.s64", q, 3));
-  R a = mul(b, m, pow2_f64(b, k));
-  R guess = ptx_math_cbrt_f32(b, ptx_op1(b, PTX_F32, "cvt.rn.f32.f64", a));
-  R g = ptx_op1(b, PTX_F64, "cvt.f64.f32", guess);
-  g = cbrt_newton(b, cbrt_newton(b, g, a), a);
-  R y = copysign_f64(b, mul(b, g, pow2_f64(b, q)), x);
-  R zero = cmpk(b, "eq", ax, 0.0), infinite = cmpk(b, "eq", ax, F64_INF);
-  R special = p_or(b, p_or(b, zero, infinite), is_nan(b, x));
-  R quieted = add(b, x, x);
-  return sel(b, special, quieted, y);
-}
-
 /* ---- erf ---- */
 
 /* erfc's rows as one .global array (row k's 20 coefficients at k 160). */
@@ -619,7 +589,7 @@ static const PtxMathRow ptx_math_f64_rows[] = {
     {OP_RSQRT, ptx_math_rsqrt_f64, NULL},     {OP_ATAN2, NULL, ptx_math_atan2_f64},
     {OP_POWER, NULL, pow_f64},       {OP_SINE, sin_f64, NULL},
     {OP_COSINE, cos_f64, NULL},      {OP_TAN, tan_f64, NULL},
-    {OP_CBRT, cbrt_f64, NULL},       {OP_ERF, erf_f64, NULL},
+    {OP_CBRT, ptx_math_cbrt_f64, NULL},       {OP_ERF, erf_f64, NULL},
     {OP_ATAN, ptx_math_atan_f64, NULL},       {OP_ASIN, ptx_math_asin_f64, NULL},
     {OP_ACOS, ptx_math_acos_f64, NULL},       {OP_SINH, ptx_math_sinh_f64, NULL},
     {OP_COSH, ptx_math_cosh_f64, NULL},       {OP_ASINH, ptx_math_asinh_f64, NULL},

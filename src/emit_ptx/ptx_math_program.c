@@ -108,6 +108,8 @@ static PtxReg float_op(PtxBuilder *b, MathOp op, bool f64, PtxReg a, PtxReg c, P
   case MATH_EQUAL: return compare(b, "eq", w->real_name, a, c);
   case MATH_IS_NAN: return compare(b, "nan", w->real_name, a, a);
   case MATH_TO_INT: return instruction(b, w->integer, "cvt.rzi", f64 ? "s64.f64" : "s32.f32", 1, a, c, e);
+  case MATH_WIDEN: return ptx_op1(b, PTX_F64, "cvt.f64.f32", a);
+  case MATH_NARROW: return ptx_op1(b, PTX_F32, "cvt.rn.f32.f64", a);
   case MATH_BITS: return instruction(b, w->bits, "mov", w->bits_name, 1, a, c, e);
   default: assert(!"not a float operation"); return a;
   }
@@ -348,4 +350,14 @@ PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x) {
 PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x) {
   MathTarget t = ptx_target(b);
   return reg_of(math_program_acos(&t, &math_format_f64, value_of(x)));
+}
+
+PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) {
+  MathTarget t = ptx_target(b);
+  return reg_of(math_program_cbrt(&t, &math_format_f32, value_of(x)));
+}
+
+PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x) {
+  MathTarget t = ptx_target(b);
+  return reg_of(math_program_cbrt(&t, &math_format_f64, value_of(x)));
 }

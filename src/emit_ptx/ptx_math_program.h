@@ -39,5 +39,7 @@ PtxReg ptx_math_asin_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_asin_f64(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x);
 
 #endif

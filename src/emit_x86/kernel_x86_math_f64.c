@@ -35,35 +35,6 @@ static MathValue log_split(MathBuilder *b, MathValue x, MathValue *e) {
 
 /* ---- cbrt, rsqrt ---- */
 
-static MathValue cbrt_newton(MathBuilder *b, MathValue g, MathValue a) {
-  MathValue h = math_mul_f64(b, g, g);
-  MathValue l = math_fma_f64(b, g, g, math_negate_f64(b, h));
-  MathValue residual = math_add_f64(b, math_fma_f64(b, h, g, math_negate_f64(b, a)), math_mul_f64(b, l, g));
-  return math_sub_f64(b, g, math_div_f64(b, residual, math_mul_f64(b, math_constant_f64(b, 3.0), h)));
-}
-
-MathValue math_cbrt_f64(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f64(b, x);
-  MathValue subnormal = math_less_f64(b, ax, math_constant_f64(b, 0x1p-1022));
-  MathValue bits = math_select_value(b, subnormal, math_mul_f64(b, ax, math_constant_f64(b, 0x1p54)), ax);
-  MathValue e = math_sub_u64(b, math_shift_right_u64(b, bits, 52), math_constant_u64(b, 1023));
-  e = math_sub_u64(b, e, math_select_value(b, subnormal, math_constant_u64(b, 54), math_constant_u64(b, 0)));
-  MathValue m = math_or_u64(b, math_and_u64(b, bits, math_constant_u64(b, (UINT64_C(1) << 52) - 1)),
-                       math_constant_u64(b, UINT64_C(0x3ff0000000000000)));
-  /* e + 3000 and q fit 32 bits: the i32 operations */
-  MathValue q = math_mul_i32(b, math_add_i32(b, e, math_constant_i32(b, 3000)), math_constant_i32(b, 21846));
-  q = math_sub_i32(b, math_shift_right_i32(b, q, 16), math_constant_i32(b, 1000));
-  MathValue k = math_sub_i32(b, e, math_mul_i32(b, math_constant_i32(b, 3), q));
-  MathValue a = math_mul_f64(b, m, pow2(b, math_u64_sign_extended(b, k)));
-  MathValue g = math_f64_from_f32(b, math_cbrt_f32(b, math_f32_from_f64(b, a)));
-  g = cbrt_newton(b, cbrt_newton(b, g, a), a);
-  MathValue y = math_copysign_f64(b, math_mul_f64(b, g, pow2(b, math_u64_sign_extended(b, q))), x);
-  MathValue special = math_or_i32(b, math_equal_f64(b, ax, math_constant_f64(b, 0.0)), math_equal_f64(b, ax, math_constant_f64(b, INFINITY)));
-  special = math_or_i32(b, special, math_is_nan_f64(b, x));
-  return math_scope_end(b, scope, math_select_value(b, special, math_add_f64(b, x, x), y));
-}
-
 /* ---- compositions ---- */
 
 

@@ -13,11 +13,6 @@
 
 static MathValue quiet_nan(MathBuilder *b) { return math_constant_i32(b, 0x7fc00000); }
 
-/* 2^n for -126 <= n <= 127, built in the exponent field. */
-static MathValue pow2_f32(MathBuilder *b, MathValue n) {
-  return math_shift_left_i32(b, math_add_i32(b, n, math_constant_i32(b, 127)), 23);
-}
-
 /* NaN gives x + x, as the C's last select. */
 static MathValue nan_passed(MathBuilder *b, MathValue x, MathValue y) {
   return math_select_value(b, math_is_nan_f32(b, x), math_add_f32(b, x, x), y);
@@ -129,36 +124,3 @@ MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y) {
 }
 
 /* ---- cbrt, rsqrt ---- */
-
-MathValue math_cbrt_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f32(b, x);
-  MathValue subnormal = math_less_f32(b, ax, math_constant_f32(b, 0x1p-126f));
-  MathValue bits = math_select_value(b, subnormal, math_mul_f32(b, ax, math_constant_f32(b, 0x1p24f)), ax);
-  MathValue e = math_sub_i32(b, math_shift_right_u32(b, bits, 23), math_constant_i32(b, 127));
-  e = math_sub_i32(b, e, math_select_value(b, subnormal, math_constant_i32(b, 24), math_constant_i32(b, 0)));
-  MathValue m =
-      math_or_i32(b, math_and_i32(b, bits, math_constant_i32(b, 0x7fffff)), math_constant_i32(b, 0x3f800000));
-  MathValue q = math_mul_i32(b, math_add_i32(b, e, math_constant_i32(b, 300)), math_constant_i32(b, 21846));
-  q = math_sub_i32(b, math_shift_right_i32(b, q, 16), math_constant_i32(b, 100));
-  MathValue k = math_sub_i32(b, e, math_mul_i32(b, math_constant_i32(b, 3), q));
-  MathValue k_is_1 = math_equal_i32(b, k, math_constant_i32(b, 1)),
-            k_is_2 = math_equal_i32(b, k, math_constant_i32(b, 2));
-  MathValue one = math_constant_f32(b, 1.0f);
-  /* (float)(1 << k) */
-  MathValue two_k = math_select_value(b, k_is_1, math_constant_f32(b, 2.0f), math_select_value(b, k_is_2, math_constant_f32(b, 4.0f), one));
-  MathValue a = math_mul_f32(b, m, two_k);
-  MathValue g = math_polynomial_f32(b, mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
-  MathValue cbrt_2k =
-      math_select_value(b, k_is_1, math_constant_f32(b, mathref_cbrt_table[5]),
-                        math_select_value(b, k_is_2, math_constant_f32(b, mathref_cbrt_table[6]), one));
-  g = math_mul_f32(b, g, cbrt_2k);
-  MathValue h = math_mul_f32(b, g, g);
-  MathValue l = math_fma_f32(b, g, g, math_negate_f32(b, h));
-  MathValue residual = math_add_f32(b, math_fma_f32(b, h, g, math_negate_f32(b, a)), math_mul_f32(b, l, g));
-  MathValue y = math_sub_f32(b, g, math_div_f32(b, residual, math_mul_f32(b, math_constant_f32(b, 3.0f), h)));
-  y = math_copysign_f32(b, math_mul_f32(b, y, pow2_f32(b, q)), x);
-  MathValue special = math_or_i32(b, math_equal_f32(b, ax, math_constant_f32(b, 0.0f)), math_equal_f32(b, ax, math_constant_f32(b, INFINITY)));
-  special = math_or_i32(b, special, math_is_nan_f32(b, x));
-  return math_scope_end(b, scope, math_select_value(b, special, math_add_f32(b, x, x), y));
-}

@@ -31,6 +31,8 @@ static MathValue float_op(MathBuilder *b, MathOp op, bool f64, MathValue a, Math
   case MATH_EQUAL: return f64 ? math_equal_f64(b, a, c) : math_equal_f32(b, a, c);
   case MATH_IS_NAN: return f64 ? math_is_nan_f64(b, a) : math_is_nan_f32(b, a);
   case MATH_TO_INT: return f64 ? math_i64_from_f64(b, a) : math_i32_from_f32(b, a);
+  case MATH_WIDEN: return math_f64_from_f32(b, a);
+  case MATH_NARROW: return math_f32_from_f64(b, a);
   case MATH_BITS: return a;
   default: assert(!"not a float operation"); return a;
   }
@@ -275,4 +277,14 @@ MathValue math_acos_f32(MathBuilder *b, MathValue x) {
 MathValue math_acos_f64(MathBuilder *b, MathValue x) {
   MathTarget t = x86_target(b);
   return (MathValue)math_program_acos(&t, &math_format_f64, (MathVal)x);
+}
+
+MathValue math_cbrt_f32(MathBuilder *b, MathValue x) {
+  MathTarget t = x86_target(b);
+  return (MathValue)math_program_cbrt(&t, &math_format_f32, (MathVal)x);
+}
+
+MathValue math_cbrt_f64(MathBuilder *b, MathValue x) {
+  MathTarget t = x86_target(b);
+  return (MathValue)math_program_cbrt(&t, &math_format_f64, (MathVal)x);
 }

@@ -49,6 +49,9 @@ const MathFormat math_format_f32 = {
     .pio4_lo = MATHREF_PIO4_LO,
     .atan_table = {.f32 = mathref_atan_table, .count = MATHREF_ATAN_COUNT},
     .atan2_scales = false,
+    .cbrt_subnormal_shift = 24,
+    .cbrt_offset = 100,
+    .cbrt_newton_steps = 1,
 };
 
 const MathFormat math_format_f64 = {
@@ -81,6 +84,9 @@ const MathFormat math_format_f64 = {
     .pio4_lo = MATHREF_PIO4_LO_F64,
     .atan_table = {.f64 = mathref_atan_f64_table, .count = MATHREF_ATAN_F64_COUNT},
     .atan2_scales = true,
+    .cbrt_subnormal_shift = 54,
+    .cbrt_offset = 1000,
+    .cbrt_newton_steps = 2,
 };
 
 MathVal mp_real(MathTarget *t, MathType real, double c) {
@@ -629,4 +635,78 @@ MathVal math_program_asin(MathTarget *t, const MathFormat *f, MathVal x) {
 
 MathVal math_program_acos(MathTarget *t, const MathFormat *f, MathVal x) {
   return math_program_atan2(t, f, one_minus_square_root(t, f, x), x);
+}
+
+/* ---- cbrt ---- */
+
+/* One Newton step for g^3 = a, the residual g^3 - a held exactly (g^2
+ * split by an fma): g - (g^3 - a) / (3 g^2). */
+static MathVal cbrt_newton(MathTarget *t, MathType real, MathVal g, MathVal a) {
+  MathVal h = mp_binary(t, MATH_MUL, real, g, g);
+  MathVal minus_h = mp_unary(t, MATH_NEGATE, real, h);
+  MathVal l = mp_op(t, MATH_FMA, real, g, g, minus_h);
+  MathVal minus_a = mp_unary(t, MATH_NEGATE, real, a);
+  MathVal cube_error = mp_op(t, MATH_FMA, real, h, g, minus_a);
+  MathVal residual = mp_binary(t, MATH_ADD, real, cube_error, mp_binary(t, MATH_MUL, real, l, g));
+  MathVal three = mp_real(t, real, 3.0);
+  MathVal step = mp_binary(t, MATH_DIV, real, residual, mp_binary(t, MATH_MUL, real, three, h));
+  return mp_binary(t, MATH_SUB, real, g, step);
+}
+
+/* f32's first guess of cbrt a, a = 2^k m in [1, 8): a degree-4 fit of
+ * cbrt m times cbrt(2^k) from the table. */
+static MathVal cbrt_guess_f32(MathTarget *t, MathVal m, MathVal k) {
+  static const MathTable guess_table = {.f32 = mathref_cbrt_table, .count = MATHREF_CBRT_GUESS_COUNT};
+  MathVal g = polynomial(t, MATH_F32, &guess_table, m);
+  MathVal one = mp_real(t, MATH_F32, 1.0);
+  MathVal k_is_2 = mp_binary(t, MATH_EQUAL, MATH_I32, k, mp_int(t, MATH_I32, 2));
+  MathVal scale = select_constant(t, MATH_F32, k_is_2, mathref_cbrt_table[6], one);
+  MathVal k_is_1 = mp_binary(t, MATH_EQUAL, MATH_I32, k, mp_int(t, MATH_I32, 1));
+  scale = select_constant(t, MATH_F32, k_is_1, mathref_cbrt_table[5], scale);
+  return mp_binary(t, MATH_MUL, MATH_F32, g, scale);
+}
+
+/* |x| = 2^(3q + k) m with m in [1, 2) and k in {0, 1, 2}, q = floor(e/3)
+ * by a multiply and a shift; cbrt |x| = 2^q cbrt(2^k m): a guess, then
+ * Newton steps; sign restored; 0, inf and NaN return x + x. */
+MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x) {
+  int scope = scope_begin(t);
+  MathType real = f->real, integer = f->integer;
+  MathVal ax = mp_unary(t, MATH_ABS, real, x);
+  MathVal limit = mp_real(t, real, f->subnormal_limit);
+  MathVal subnormal = mp_binary(t, MATH_LESS, real, ax, limit);
+  MathVal scale = mp_real(t, real, (double)(UINT64_C(1) << f->cbrt_subnormal_shift));
+  MathVal scaled = mp_select(t, real, subnormal, mp_binary(t, MATH_MUL, real, ax, scale), ax);
+  MathVal bits = mp_unary(t, MATH_BITS, real, scaled);
+  MathVal exponent_field = mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, integer, bits, f->mantissa_bits);
+  MathVal bias = mp_int(t, integer, f->exponent_bias);
+  MathVal shift = mp_int(t, integer, f->cbrt_subnormal_shift), no_shift = mp_int(t, integer, 0);
+  MathVal unbiased = mp_binary(t, MATH_SUB, integer, exponent_field, bias);
+  MathVal e = mp_binary(t, MATH_SUB, integer, unbiased, mp_select(t, integer, subnormal, shift, no_shift));
+  MathVal mantissa_mask = mp_int(t, integer, (int64_t)((UINT64_C(1) << f->mantissa_bits) - 1));
+  MathVal one_bits = mp_int(t, integer, (int64_t)f->exponent_bias << f->mantissa_bits);
+  MathVal mantissa = mp_binary(t, MATH_AND, integer, bits, mantissa_mask);
+  MathVal m = mp_unary(t, MATH_FROM_BITS, integer, mp_binary(t, MATH_OR, integer, mantissa, one_bits));
+  MathVal offset = mp_int(t, integer, 3 * f->cbrt_offset), thirds = mp_int(t, integer, 21846);
+  MathVal product = mp_binary(t, MATH_MUL, integer, mp_binary(t, MATH_ADD, integer, e, offset), thirds);
+  MathVal back = mp_int(t, integer, f->cbrt_offset);
+  MathVal q = mp_binary(t, MATH_SUB, integer, mp_shift(t, MATH_SHIFT_RIGHT, integer, product, 16), back);
+  MathVal three = mp_int(t, integer, 3);
+  MathVal k = mp_binary(t, MATH_SUB, integer, e, mp_binary(t, MATH_MUL, integer, three, q));
+  MathVal a = mp_binary(t, MATH_MUL, real, m, power_of_two(t, f, k));
+  MathVal g;
+  if (real == MATH_F32) {
+    g = cbrt_guess_f32(t, m, k);
+  } else {
+    MathVal a_f32 = mp_unary(t, MATH_NARROW, MATH_F64, a);
+    g = mp_unary(t, MATH_WIDEN, MATH_F32, math_program_cbrt(t, &math_format_f32, a_f32));
+  }
+  for (int step = 0; step < f->cbrt_newton_steps; step++) g = cbrt_newton(t, real, g, a);
+  MathVal y = mp_binary(t, MATH_COPYSIGN, real, mp_binary(t, MATH_MUL, real, g, power_of_two(t, f, q)), x);
+  MathVal zero = mp_real(t, real, 0.0), infinity = mp_real(t, real, (double)INFINITY);
+  MathVal ax_zero = mp_binary(t, MATH_EQUAL, real, ax, zero);
+  MathVal special = mp_binary(t, MATH_OR, MATH_MASK, ax_zero, mp_binary(t, MATH_EQUAL, real, ax, infinity));
+  special = mp_binary(t, MATH_OR, MATH_MASK, special, mp_unary(t, MATH_IS_NAN, real, x));
+  MathVal doubled = mp_binary(t, MATH_ADD, real, x, x);
+  return scope_end(t, scope, mp_select(t, real, special, doubled, y));
 }

@@ -58,6 +58,8 @@ typedef enum MathType { MATH_F32, MATH_F64, MATH_I32, MATH_I64, MATH_MASK } Math
   MATH_OP(SHIFT_RIGHT_LOGICAL, 2, "a >> b, zeros shifted in, b a count (integer)") \
   MATH_OP(TO_INT, 1, "a truncated toward zero to an integer (float)")              \
   MATH_OP(TO_FLOAT, 1, "a converted, rounded to nearest (integer)")                \
+  MATH_OP(WIDEN, 1, "the f64 equal to a (f32)")                                  \
+  MATH_OP(NARROW, 1, "a rounded to nearest f32 (f64)")                             \
   MATH_OP(BITS, 1, "the bits of a as an integer (float)")                          \
   MATH_OP(FROM_BITS, 1, "the float whose bits are a (integer)")                    \
   MATH_OP(SELECT, 3, "a ? b : c, a a mask, b and c of the type given")
@@ -125,6 +127,11 @@ typedef struct MathFormat {
   double tan_pi_8, pio4_hi, pio4_lo;
   MathTable atan_table;
   bool atan2_scales;
+  /* cbrt: a subnormal x is scaled by 2^cbrt_subnormal_shift; e/3 is
+   * ((e + 3 cbrt_offset) 21846 >> 16) - cbrt_offset, exact for every
+   * exponent; f32 guesses with its table, f64 with f32's cbrt; then
+   * cbrt_newton_steps Newton steps */
+  int cbrt_subnormal_shift, cbrt_offset, cbrt_newton_steps;
 } MathFormat;
 
 extern const MathFormat math_format_f32, math_format_f64;
@@ -142,6 +149,7 @@ MathVal math_program_asinh(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_acosh(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_atanh(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_rsqrt(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVal x);
 MathVal math_program_atan(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_asin(MathTarget *t, const MathFormat *f, MathVal x);

@@ -59,9 +59,6 @@ static float copysign_f32(float x, float s) {
 
 static float quiet_nan_f32(void) { return f32_from_bits(0x7fc00000u); }
 
-/* 2^n for -126 <= n <= 127, built in the exponent field. */
-static float pow2_f32(int n) { return f32_from_bits((uint32_t)(n + 127) << 23); }
-
 /* Horner's rule, one FMA per coefficient: c[0] + c[1] v + ... */
 static float polynomial_f32(const float *c, int count, float v) {
   float p = c[count - 1];
@@ -553,29 +550,10 @@ const float mathref_cbrt_table[MATHREF_CBRT_COUNT] = {
     0x1.428a30p+0f, 0x1.965feap+0f,
 };
 
-/* |x| = 2^e m, m in [1, 2); e = 3q + k with k in {0, 1, 2}, so that
- * cbrt|x| = 2^q cbrt(2^k m). floor(e / 3) is a multiply and a shift
- * (21846 / 65536 is 1/3 closely enough for the 0..450 that e + 300
- * spans). A subnormal x is scaled by 2^24 (a cube) first. The Newton step
- * g - (g^3 - a) / (3 g^2) computes g^3 - a with g^2 split exactly into
- * h + l, so the correction is right to far below an ulp. */
+/* cbrt: math_program_cbrt (math_algorithms.c), run on C values. */
 float mathref_cbrtf(float x) {
-  float ax = abs_f32(x);
-  int subnormal = ax < 0x1p-126f;
-  uint32_t b = bits_from_f32(select_f32(subnormal, ax * 0x1p24f, ax));
-  int e = (int)(b >> 23) - 127 - select_i32(subnormal, 24, 0);
-  float m = f32_from_bits((b & 0x7fffffu) | 0x3f800000u);
-  int q = (((e + 300) * 21846) >> 16) - 100;
-  int k = e - 3 * q;
-  float a = m * (float)(1 << k);
-  float g = polynomial_f32(mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
-  g *= select_f32(k == 1, mathref_cbrt_table[5], select_f32(k == 2, mathref_cbrt_table[6], 1.0f));
-  float h = g * g;
-  float l = fmaf(g, g, -h);
-  float residual = fmaf(h, g, -a) + l * g;
-  float y = g - residual / (3.0f * h);
-  y = copysign_f32(y * pow2_f32(q), x);
-  return select_f32((ax == 0.0f) | (ax == F32_INFINITY) | is_nan_f32(x), x + x, y);
+  MathTarget t = math_values_target();
+  return math_value_as_f32(math_program_cbrt(&t, &math_format_f32, math_value_f32(x)));
 }
 
 /* ---- sqrt, rsqrt ---- */

@@ -123,31 +123,10 @@ double mathref_atan2(double y, double x) {
 
 /* ---- cbrt, rsqrt ---- */
 
-/* |x| = 2^(3q + k) m as in mathref_cbrtf (floor(e/3) by a multiply and a
- * shift, exact for the e + 3000 of every double); the f32 cbrt of
- * a = 2^k m (rounded to f32) is a guess right to 2^-23, and two Newton
- * steps with the residual g^3 - a held exactly (g^2 split by an FMA)
- * make it right to far below an ulp. A subnormal x is scaled by 2^54. */
-static double cbrt_newton_f64(double g, double a) {
-  double h = g * g;
-  double l = fma(g, g, -h);
-  double residual = fma(h, g, -a) + l * g;
-  return g - residual / (3.0 * h);
-}
-
+/* cbrt: math_program_cbrt (math_algorithms.c), run on C values. */
 double mathref_cbrt(double x) {
-  double ax = abs_f64(x);
-  int subnormal = ax < 0x1p-1022;
-  uint64_t b = bits_from_f64(select_f64(subnormal, ax * 0x1p54, ax));
-  int64_t e = (int64_t)(b >> 52) - 1023 - select_i64(subnormal, 54, 0);
-  double m = f64_from_bits((b & ((UINT64_C(1) << 52) - 1)) | UINT64_C(0x3ff0000000000000));
-  int64_t q = (((e + 3000) * 21846) >> 16) - 1000;
-  int64_t k = e - 3 * q;
-  double a = m * pow2_f64(k);
-  double g = (double)mathref_cbrtf((float)a);
-  g = cbrt_newton_f64(cbrt_newton_f64(g, a), a);
-  double y = copysign_f64(g * pow2_f64(q), x);
-  return select_f64((ax == 0.0) | (ax == INFINITY) | is_nan_f64(x), x + x, y);
+  MathTarget t = math_values_target();
+  return math_value_as_f64(math_program_cbrt(&t, &math_format_f64, math_value_f64(x)));
 }
 
 /* rsqrt: math_program_rsqrt (math_algorithms.c), run on C values. */

@@ -54,6 +54,7 @@ static MathVal f32_op(MathOp op, MathVal a, MathVal b, MathVal c) {
   case MATH_EQUAL: return x == y;
   case MATH_IS_NAN: return x != x;
   case MATH_TO_INT: return (uint32_t)(int32_t)x;
+  case MATH_WIDEN: return math_value_f64((double)x);
   case MATH_BITS: return a & 0xffffffffu;
   default: return 0;
   }
@@ -78,6 +79,7 @@ static MathVal f64_op(MathOp op, MathVal a, MathVal b, MathVal c) {
   case MATH_EQUAL: return x == y;
   case MATH_IS_NAN: return x != x;
   case MATH_TO_INT: return (uint64_t)(int64_t)x;
+  case MATH_NARROW: return math_value_f32((float)x);
   case MATH_BITS: return a;
   default: return 0;
   }
