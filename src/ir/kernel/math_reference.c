@@ -1,5 +1,7 @@
-/* The inline f32 math functions: the one definition of each algorithm that
- * both code generators transcribe (see math_reference.h).
+/* The inline f32 math functions on C values (see math_reference.h): the
+ * coefficient tables, the entry points of the algorithms written once in
+ * math_algorithms.c, and the C of erf, pow, sin, cos and tan, which the
+ * code generators still transcribe.
  *
  * Rules this file keeps, so that a transcription into SIMD lanes or PTX
  * threads computes the same bits:

@@ -1,5 +1,6 @@
-/* The inline f64 math functions: the one definition of each algorithm
- * that the x86 kernel compiler transcribes (kernel_x86_math_f64.c), kept
+/* The inline f64 math functions on C values: the tables, the entry points
+ * of the algorithms of math_algorithms.c, and the C of erf, pow, sin, cos
+ * and tan that the code generators still transcribe, kept
  * by the same rules as the f32 ones in math_reference.c (no branches on
  * data, fma one fused rounding, integers in 64-bit lanes, no libm).
  *
