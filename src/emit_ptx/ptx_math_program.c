@@ -192,125 +192,35 @@ static MathTarget ptx_target(PtxBuilder *b) {
 
 /* ---- the algorithms, for ptx_math.c and ptx_math_f64.c ---- */
 
-PtxReg ptx_math_exp_f32(PtxBuilder *b, PtxReg x) {
+static PtxReg run(PtxBuilder *b, MathFunction fn, const MathFormat *f, PtxReg x) {
   MathTarget t = ptx_target(b);
-  return reg_of(math_program_exp(&t, &math_format_f32, value_of(x)));
+  return reg_of(fn(&t, f, value_of(x)));
 }
 
-PtxReg ptx_math_exp_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_exp(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_expm1_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_expm1(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_expm1_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_expm1(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_log_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_log(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_log_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_log(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_log1p_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_log1p(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_log1p_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_log1p(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_logistic_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_logistic(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_logistic_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_logistic(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_tanh_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_tanh_f32(&t, value_of(x)));
-}
-
-PtxReg ptx_math_tanh_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_tanh_f64(&t, value_of(x)));
-}
-
-PtxReg ptx_math_sinh_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_sinh(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_sinh_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_sinh(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_cosh_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_cosh(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_cosh_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_cosh(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_asinh_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_asinh(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_asinh_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_asinh(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_acosh_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_acosh(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_acosh_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_acosh(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_atanh_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_atanh(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_atanh_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_atanh(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_rsqrt_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_rsqrt(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_rsqrt_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_rsqrt(&t, &math_format_f64, value_of(x)));
-}
+PtxReg ptx_math_exp_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_exp, &math_format_f32, x); }
+PtxReg ptx_math_exp_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_exp, &math_format_f64, x); }
+PtxReg ptx_math_expm1_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_expm1, &math_format_f32, x); }
+PtxReg ptx_math_expm1_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_expm1, &math_format_f64, x); }
+PtxReg ptx_math_log_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_log, &math_format_f32, x); }
+PtxReg ptx_math_log_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_log, &math_format_f64, x); }
+PtxReg ptx_math_log1p_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_log1p, &math_format_f32, x); }
+PtxReg ptx_math_log1p_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_log1p, &math_format_f64, x); }
+PtxReg ptx_math_logistic_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_logistic, &math_format_f32, x); }
+PtxReg ptx_math_logistic_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_logistic, &math_format_f64, x); }
+PtxReg ptx_math_tanh_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_tanh, &math_format_f32, x); }
+PtxReg ptx_math_tanh_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_tanh, &math_format_f64, x); }
+PtxReg ptx_math_sinh_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_sinh, &math_format_f32, x); }
+PtxReg ptx_math_sinh_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_sinh, &math_format_f64, x); }
+PtxReg ptx_math_cosh_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_cosh, &math_format_f32, x); }
+PtxReg ptx_math_cosh_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_cosh, &math_format_f64, x); }
+PtxReg ptx_math_asinh_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_asinh, &math_format_f32, x); }
+PtxReg ptx_math_asinh_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_asinh, &math_format_f64, x); }
+PtxReg ptx_math_acosh_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_acosh, &math_format_f32, x); }
+PtxReg ptx_math_acosh_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_acosh, &math_format_f64, x); }
+PtxReg ptx_math_atanh_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_atanh, &math_format_f32, x); }
+PtxReg ptx_math_atanh_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_atanh, &math_format_f64, x); }
+PtxReg ptx_math_rsqrt_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_rsqrt, &math_format_f32, x); }
+PtxReg ptx_math_rsqrt_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_rsqrt, &math_format_f64, x); }
 
 PtxReg ptx_math_atan2_f32(PtxBuilder *b, PtxReg y, PtxReg x) {
   MathTarget t = ptx_target(b);
@@ -322,42 +232,11 @@ PtxReg ptx_math_atan2_f64(PtxBuilder *b, PtxReg y, PtxReg x) {
   return reg_of(math_program_atan2(&t, &math_format_f64, value_of(y), value_of(x)));
 }
 
-PtxReg ptx_math_atan_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_atan(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_atan_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_atan(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_asin_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_asin(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_asin_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_asin(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_acos(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_acos(&t, &math_format_f64, value_of(x)));
-}
-
-PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_cbrt(&t, &math_format_f32, value_of(x)));
-}
-
-PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_cbrt(&t, &math_format_f64, value_of(x)));
-}
+PtxReg ptx_math_atan_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_atan, &math_format_f32, x); }
+PtxReg ptx_math_atan_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_atan, &math_format_f64, x); }
+PtxReg ptx_math_asin_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_asin, &math_format_f32, x); }
+PtxReg ptx_math_asin_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_asin, &math_format_f64, x); }
+PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_acos, &math_format_f32, x); }
+PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_acos, &math_format_f64, x); }
+PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_cbrt, &math_format_f32, x); }
+PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_cbrt, &math_format_f64, x); }

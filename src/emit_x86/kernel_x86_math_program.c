@@ -119,125 +119,35 @@ static MathTarget x86_target(MathBuilder *b) {
 
 /* ---- the algorithms, by the builder's names ---- */
 
-MathValue math_exp_f32(MathBuilder *b, MathValue x) {
+static MathValue run(MathBuilder *b, MathFunction fn, const MathFormat *f, MathValue x) {
   MathTarget t = x86_target(b);
-  return (MathValue)math_program_exp(&t, &math_format_f32, (MathVal)x);
+  return (MathValue)fn(&t, f, (MathVal)x);
 }
 
-MathValue math_exp_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_exp(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_expm1_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_expm1(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_expm1_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_expm1(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_log_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_log(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_log_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_log(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_log1p_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_log1p(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_log1p_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_log1p(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_logistic_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_logistic(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_logistic_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_logistic(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_tanh_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_tanh_f32(&t, (MathVal)x);
-}
-
-MathValue math_tanh_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_tanh_f64(&t, (MathVal)x);
-}
-
-MathValue math_sinh_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_sinh(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_sinh_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_sinh(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_cosh_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_cosh(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_cosh_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_cosh(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_asinh_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_asinh(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_asinh_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_asinh(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_acosh_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_acosh(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_acosh_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_acosh(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_atanh_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_atanh(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_atanh_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_atanh(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_rsqrt_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_rsqrt(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_rsqrt_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_rsqrt(&t, &math_format_f64, (MathVal)x);
-}
+MathValue math_exp_f32(MathBuilder *b, MathValue x) { return run(b, math_program_exp, &math_format_f32, x); }
+MathValue math_exp_f64(MathBuilder *b, MathValue x) { return run(b, math_program_exp, &math_format_f64, x); }
+MathValue math_expm1_f32(MathBuilder *b, MathValue x) { return run(b, math_program_expm1, &math_format_f32, x); }
+MathValue math_expm1_f64(MathBuilder *b, MathValue x) { return run(b, math_program_expm1, &math_format_f64, x); }
+MathValue math_log_f32(MathBuilder *b, MathValue x) { return run(b, math_program_log, &math_format_f32, x); }
+MathValue math_log_f64(MathBuilder *b, MathValue x) { return run(b, math_program_log, &math_format_f64, x); }
+MathValue math_log1p_f32(MathBuilder *b, MathValue x) { return run(b, math_program_log1p, &math_format_f32, x); }
+MathValue math_log1p_f64(MathBuilder *b, MathValue x) { return run(b, math_program_log1p, &math_format_f64, x); }
+MathValue math_logistic_f32(MathBuilder *b, MathValue x) { return run(b, math_program_logistic, &math_format_f32, x); }
+MathValue math_logistic_f64(MathBuilder *b, MathValue x) { return run(b, math_program_logistic, &math_format_f64, x); }
+MathValue math_tanh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_tanh, &math_format_f32, x); }
+MathValue math_tanh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_tanh, &math_format_f64, x); }
+MathValue math_sinh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_sinh, &math_format_f32, x); }
+MathValue math_sinh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_sinh, &math_format_f64, x); }
+MathValue math_cosh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_cosh, &math_format_f32, x); }
+MathValue math_cosh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_cosh, &math_format_f64, x); }
+MathValue math_asinh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_asinh, &math_format_f32, x); }
+MathValue math_asinh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_asinh, &math_format_f64, x); }
+MathValue math_acosh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_acosh, &math_format_f32, x); }
+MathValue math_acosh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_acosh, &math_format_f64, x); }
+MathValue math_atanh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_atanh, &math_format_f32, x); }
+MathValue math_atanh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_atanh, &math_format_f64, x); }
+MathValue math_rsqrt_f32(MathBuilder *b, MathValue x) { return run(b, math_program_rsqrt, &math_format_f32, x); }
+MathValue math_rsqrt_f64(MathBuilder *b, MathValue x) { return run(b, math_program_rsqrt, &math_format_f64, x); }
 
 MathValue math_atan2_f32(MathBuilder *b, MathValue y, MathValue x) {
   MathTarget t = x86_target(b);
@@ -249,42 +159,11 @@ MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x) {
   return (MathValue)math_program_atan2(&t, &math_format_f64, (MathVal)y, (MathVal)x);
 }
 
-MathValue math_atan_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_atan(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_atan_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_atan(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_asin_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_asin(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_asin_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_asin(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_acos_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_acos(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_acos_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_acos(&t, &math_format_f64, (MathVal)x);
-}
-
-MathValue math_cbrt_f32(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_cbrt(&t, &math_format_f32, (MathVal)x);
-}
-
-MathValue math_cbrt_f64(MathBuilder *b, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_cbrt(&t, &math_format_f64, (MathVal)x);
-}
+MathValue math_atan_f32(MathBuilder *b, MathValue x) { return run(b, math_program_atan, &math_format_f32, x); }
+MathValue math_atan_f64(MathBuilder *b, MathValue x) { return run(b, math_program_atan, &math_format_f64, x); }
+MathValue math_asin_f32(MathBuilder *b, MathValue x) { return run(b, math_program_asin, &math_format_f32, x); }
+MathValue math_asin_f64(MathBuilder *b, MathValue x) { return run(b, math_program_asin, &math_format_f64, x); }
+MathValue math_acos_f32(MathBuilder *b, MathValue x) { return run(b, math_program_acos, &math_format_f32, x); }
+MathValue math_acos_f64(MathBuilder *b, MathValue x) { return run(b, math_program_acos, &math_format_f64, x); }
+MathValue math_cbrt_f32(MathBuilder *b, MathValue x) { return run(b, math_program_cbrt, &math_format_f32, x); }
+MathValue math_cbrt_f64(MathBuilder *b, MathValue x) { return run(b, math_program_cbrt, &math_format_f64, x); }

@@ -374,7 +374,7 @@ MathVal math_program_logistic(MathTarget *t, const MathFormat *f, MathVal x) {
 /* f32: near 0, x + x^3 T(x^2). Elsewhere 1 - 2 / (e^(2|x|) + 1), whose
  * subtraction cannot cancel because the result is at least 1/2 there;
  * |x| is clamped to 9.5, past which tanh rounds to 1. */
-MathVal math_program_tanh_f32(MathTarget *t, MathVal x) {
+static MathVal tanh_f32(MathTarget *t, MathVal x) {
   int scope = scope_begin(t);
   const MathType real = MATH_F32;
   static const MathTable tanh_table = {.f32 = mathref_tanh_table, .count = MATHREF_TANH_COUNT};
@@ -397,7 +397,7 @@ MathVal math_program_tanh_f32(MathTarget *t, MathVal x) {
 
 /* f64: -t / (t + 2) with t = e^(-2|x|) - 1 below 1, 1 - 2 / (t + 2) with
  * t = e^(2|x|) - 1 above (|x| clamped to 22, past which tanh rounds to 1). */
-MathVal math_program_tanh_f64(MathTarget *t, MathVal x) {
+static MathVal tanh_f64(MathTarget *t, MathVal x) {
   int scope = scope_begin(t);
   const MathType real = MATH_F64;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
@@ -709,4 +709,10 @@ MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x) {
   special = mp_binary(t, MATH_OR, MATH_MASK, special, mp_unary(t, MATH_IS_NAN, real, x));
   MathVal doubled = mp_binary(t, MATH_ADD, real, x, x);
   return scope_end(t, scope, mp_select(t, real, special, doubled, y));
+}
+
+/* tanh's algorithms differ by width: f32 has its own polynomial near 0,
+ * f64 works from expm1 on both sides. */
+MathVal math_program_tanh(MathTarget *t, const MathFormat *f, MathVal x) {
+  return f->real == MATH_F32 ? tanh_f32(t, x) : tanh_f64(t, x);
 }

@@ -138,6 +138,9 @@ extern const MathFormat math_format_f32, math_format_f64;
 
 /* ---- the algorithms (math_algorithms.c); docs/math.md states each ---- */
 
+/* A one-argument algorithm: x of f's real type in, its result out. */
+typedef MathVal (*MathFunction)(MathTarget *t, const MathFormat *f, MathVal x);
+
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_expm1(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_log(MathTarget *t, const MathFormat *f, MathVal x);
@@ -154,9 +157,7 @@ MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVa
 MathVal math_program_atan(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_asin(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_acos(MathTarget *t, const MathFormat *f, MathVal x);
-/* tanh's algorithms differ by width (docs/math.md) */
-MathVal math_program_tanh_f32(MathTarget *t, MathVal x);
-MathVal math_program_tanh_f64(MathTarget *t, MathVal x);
+MathVal math_program_tanh(MathTarget *t, const MathFormat *f, MathVal x); /* one algorithm per width */
 
 /* ---- writing algorithms: one call per primitive ---- */
 

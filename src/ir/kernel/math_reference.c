@@ -89,17 +89,9 @@ const float mathref_expm1_table[MATHREF_EXPM1_COUNT] = {
     0.5f, 0.166666657f, 0.0416664928f, 0.00833354332f, 0.00139323669f, 0.000197643501f,
 };
 
-/* exp: math_program_exp (math_algorithms.c), run on C values. */
-float mathref_expf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_exp(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_expf(float x) { return math_values_run_f32(math_program_exp, x); }
 
-/* expm1: math_program_expm1 (math_algorithms.c), run on C values. */
-float mathref_expm1f(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_expm1(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_expm1f(float x) { return math_values_run_f32(math_program_expm1, x); }
 
 /* ---- log, log1p ---- */
 
@@ -119,17 +111,9 @@ static float log_split(float x, int *e) {
   return m - 1.0f;
 }
 
-/* log: math_program_log (math_algorithms.c), run on C values. */
-float mathref_logf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_log(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_logf(float x) { return math_values_run_f32(math_program_log, x); }
 
-/* log1p: math_program_log1p (math_algorithms.c), run on C values. */
-float mathref_log1pf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_log1p(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_log1pf(float x) { return math_values_run_f32(math_program_log1p, x); }
 
 /* ---- tanh, logistic ---- */
 
@@ -139,17 +123,9 @@ const float mathref_tanh_table[MATHREF_TANH_COUNT] = {
     -0.333333313f, 0.133332282f, -0.0539496243f, 0.0217162166f, -0.00821394753f, 0.00217314181f,
 };
 
-/* tanh: math_program_tanh_f32 (math_algorithms.c), run on C values. */
-float mathref_tanhf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_tanh_f32(&t, math_value_f32(x)));
-}
+float mathref_tanhf(float x) { return math_values_run_f32(math_program_tanh, x); }
 
-/* logistic: math_program_logistic (math_algorithms.c), run on C values. */
-float mathref_logisticf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_logistic(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_logisticf(float x) { return math_values_run_f32(math_program_logistic, x); }
 
 /* ---- erf ---- */
 
@@ -552,11 +528,7 @@ const float mathref_cbrt_table[MATHREF_CBRT_COUNT] = {
     0x1.428a30p+0f, 0x1.965feap+0f,
 };
 
-/* cbrt: math_program_cbrt (math_algorithms.c), run on C values. */
-float mathref_cbrtf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_cbrt(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_cbrtf(float x) { return math_values_run_f32(math_program_cbrt, x); }
 
 /* ---- sqrt, rsqrt ---- */
 
@@ -569,64 +541,31 @@ float mathref_sqrtf(float x) { return sqrtf(x); }
  * about one ulp. Not rsqrtps: its 12-bit estimate with one Newton step
  * would be faster but near 2 ulp, and AVX-512's rsqrt14 estimate differs
  * from SSE's, so the bits would depend on the ISA. */
-/* rsqrt: math_program_rsqrt (math_algorithms.c), run on C values. */
-float mathref_rsqrtf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_rsqrt(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_rsqrtf(float x) { return math_values_run_f32(math_program_rsqrt, x); }
 
 /* ---- compositions: the other float unary ops of HLO ----
  * Each is written once here from the functions above; docs/math.md lists
  * the bound test_math_ulp.c measures for each. */
 
 /* atan x = atan2(x, 1). */
-float mathref_atanf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_atan(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_atanf(float x) { return math_values_run_f32(math_program_atan, x); }
 
 /* asin x = atan2(x, sqrt(1 - x^2)) and acos x = atan2(sqrt(1 - x^2), x);
  * 1 - x^2 is one FMA, so it has one rounding even where it cancels (x
  * near ±1, where the result is most sensitive to it). |x| > 1 makes the
  * square root NaN, and so the result. */
-float mathref_asinf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_asin(&t, &math_format_f32, math_value_f32(x)));
-}
-float mathref_acosf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_acos(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_asinf(float x) { return math_values_run_f32(math_program_asin, x); }
+float mathref_acosf(float x) { return math_values_run_f32(math_program_acos, x); }
 
-/* sinh: math_program_sinh (math_algorithms.c), run on C values. */
-float mathref_sinhf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_sinh(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_sinhf(float x) { return math_values_run_f32(math_program_sinh, x); }
 
-/* cosh: math_program_cosh (math_algorithms.c), run on C values. */
-float mathref_coshf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_cosh(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_coshf(float x) { return math_values_run_f32(math_program_cosh, x); }
 
-/* asinh: math_program_asinh (math_algorithms.c), run on C values. */
-float mathref_asinhf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_asinh(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_asinhf(float x) { return math_values_run_f32(math_program_asinh, x); }
 
-/* acosh: math_program_acosh (math_algorithms.c), run on C values. */
-float mathref_acoshf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_acosh(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_acoshf(float x) { return math_values_run_f32(math_program_acosh, x); }
 
-/* atanh: math_program_atanh (math_algorithms.c), run on C values. */
-float mathref_atanhf(float x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f32(math_program_atanh(&t, &math_format_f32, math_value_f32(x)));
-}
+float mathref_atanhf(float x) { return math_values_run_f32(math_program_atanh, x); }
 
 /* round half away from zero: the truncation, plus one away from zero
  * where the part cut off is at least 1/2. Exact; -0.3 gives -0. */

@@ -63,17 +63,9 @@ const double mathref_exp_f64_table[MATHREF_EXP_F64_COUNT] = {
     0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33,
 };
 
-/* exp: math_program_exp (math_algorithms.c), run on C values. */
-double mathref_exp(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_exp(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_exp(double x) { return math_values_run_f64(math_program_exp, x); }
 
-/* expm1: math_program_expm1 (math_algorithms.c), run on C values. */
-double mathref_expm1(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_expm1(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_expm1(double x) { return math_values_run_f64(math_program_expm1, x); }
 
 /* ---- log, log1p ---- */
 
@@ -91,17 +83,9 @@ static double log_split_f64(double x, int64_t *e) {
   return m - 1.0;
 }
 
-/* log: math_program_log (math_algorithms.c), run on C values. */
-double mathref_log(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_log(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_log(double x) { return math_values_run_f64(math_program_log, x); }
 
-/* log1p: math_program_log1p (math_algorithms.c), run on C values. */
-double mathref_log1p(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_log1p(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_log1p(double x) { return math_values_run_f64(math_program_log1p, x); }
 
 /* ---- atan2 ---- */
 
@@ -124,74 +108,29 @@ double mathref_atan2(double y, double x) {
 
 /* ---- cbrt, rsqrt ---- */
 
-/* cbrt: math_program_cbrt (math_algorithms.c), run on C values. */
-double mathref_cbrt(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_cbrt(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_cbrt(double x) { return math_values_run_f64(math_program_cbrt, x); }
 
-/* rsqrt: math_program_rsqrt (math_algorithms.c), run on C values. */
-double mathref_rsqrt(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_rsqrt(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_rsqrt(double x) { return math_values_run_f64(math_program_rsqrt, x); }
 
 /* ---- compositions, as the f32 ones ---- */
 
-double mathref_atan(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_atan(&t, &math_format_f64, math_value_f64(x)));
-}
-double mathref_asin(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_asin(&t, &math_format_f64, math_value_f64(x)));
-}
-double mathref_acos(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_acos(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_atan(double x) { return math_values_run_f64(math_program_atan, x); }
+double mathref_asin(double x) { return math_values_run_f64(math_program_asin, x); }
+double mathref_acos(double x) { return math_values_run_f64(math_program_acos, x); }
 
-/* sinh: math_program_sinh (math_algorithms.c), run on C values. */
-double mathref_sinh(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_sinh(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_sinh(double x) { return math_values_run_f64(math_program_sinh, x); }
 
-/* cosh: math_program_cosh (math_algorithms.c), run on C values. */
-double mathref_cosh(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_cosh(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_cosh(double x) { return math_values_run_f64(math_program_cosh, x); }
 
-/* tanh: math_program_tanh_f64 (math_algorithms.c), run on C values. */
-double mathref_tanh(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_tanh_f64(&t, math_value_f64(x)));
-}
+double mathref_tanh(double x) { return math_values_run_f64(math_program_tanh, x); }
 
-/* logistic: math_program_logistic (math_algorithms.c), run on C values. */
-double mathref_logistic(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_logistic(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_logistic(double x) { return math_values_run_f64(math_program_logistic, x); }
 
-/* asinh: math_program_asinh (math_algorithms.c), run on C values. */
-double mathref_asinh(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_asinh(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_asinh(double x) { return math_values_run_f64(math_program_asinh, x); }
 
-/* acosh: math_program_acosh (math_algorithms.c), run on C values. */
-double mathref_acosh(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_acosh(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_acosh(double x) { return math_values_run_f64(math_program_acosh, x); }
 
-/* atanh: math_program_atanh (math_algorithms.c), run on C values. */
-double mathref_atanh(double x) {
-  MathTarget t = math_values_target();
-  return math_value_as_f64(math_program_atanh(&t, &math_format_f64, math_value_f64(x)));
-}
+double mathref_atanh(double x) { return math_values_run_f64(math_program_atanh, x); }
 
 /* As mathref_round_afzf. */
 double mathref_round_afz(double x) {

@@ -133,3 +133,13 @@ static MathVal values_constant(MathTarget *t, MathType type, uint64_t bits) {
 MathTarget math_values_target(void) {
   return (MathTarget){.op = values_op, .constant = values_constant};
 }
+
+float math_values_run_f32(MathFunction fn, float x) {
+  MathTarget t = math_values_target();
+  return math_value_as_f32(fn(&t, &math_format_f32, math_value_f32(x)));
+}
+
+double math_values_run_f64(MathFunction fn, double x) {
+  MathTarget t = math_values_target();
+  return math_value_as_f64(fn(&t, &math_format_f64, math_value_f64(x)));
+}
