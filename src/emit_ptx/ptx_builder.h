@@ -245,7 +245,5 @@ bool ptx_math_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands)
  * The same for f64, transcribed from src/ir/kernel/math_reference_f64.c.
  * False (nothing emitted) for the ops it does not have yet. */
 bool ptx_math_f64_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands);
-/* ptx_math.c's f32 cbrt of x (an f32 register): f64 cbrt's first guess. */
-PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x);
 
 #endif

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "emit_ptx/ptx_builder.h"
+#include "emit_ptx/ptx_math_program.h"
 #include "kernel/math_reference.h"
 
 typedef PtxReg R;
@@ -95,7 +96,6 @@ static R isel(PtxBuilder *b, R mask, R a, R c) {
 }
 
 static R min_f32(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "lt", x, y), x, y); }
-static R max_f32(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "gt", x, y), x, y); }
 
 static R bits_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_B32, "mov.b32", x); }
 static R float_of_bits(PtxBuilder *b, R r) { return ptx_op1(b, PTX_F32, "mov.b32", r); }
@@ -111,12 +111,6 @@ static R copysign_f32(PtxBuilder *b, R x, R s) {
   R magnitude = iop(b, "and.b32", bits_of(b, x), 0x7fffffff);
   R sign = iop(b, "and.b32", bits_of(b, s), (int)0x80000000u);
   return float_of_bits(b, ptx_op2(b, PTX_B32, "or.b32", magnitude, sign));
-}
-
-/* 2^n for -126 <= n <= 127, built in the exponent field. */
-static R pow2_f32(PtxBuilder *b, R n) {
-  R biased = iop(b, "add.s32", n, 127);
-  return float_of_bits(b, iop(b, "shl.b32", biased, 23));
 }
 
 static R int_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S32, "cvt.rzi.s32.f32", x); }
@@ -141,11 +135,7 @@ static R nan_passes(PtxBuilder *b, R x, R y) {
   return sel(b, nan, quieted, y);
 }
 
-/* mask ? k : y, and mask ? NaN : y. */
-static R selk_to(PtxBuilder *b, R mask, float k, R y) {
-  R rk = f_imm(b, k);
-  return sel(b, mask, rk, y);
-}
+/* mask ? NaN : y. */
 static R sel_nan(PtxBuilder *b, R mask, R y) {
   R nan = quiet_nan(b);
   return sel(b, mask, nan, y);
@@ -159,44 +149,6 @@ static R subnormal_shift(PtxBuilder *b, R subnormal, int shift) {
 
 /* ---- exp, expm1 ---- */
 
-/* x = n ln2 + r with |r| <= ln2/2; returns r and n. */
-static R exp_reduce(PtxBuilder *b, R x, R *n) {
-  R shifter = f_imm(b, MATHREF_ROUND_SHIFTER_F32);
-  *n = subk(b, fmak(b, x, MATHREF_LOG2E, shifter), MATHREF_ROUND_SHIFTER_F32);
-  R r = fmak(b, *n, -MATHREF_LN2_HI, x);
-  return fmak(b, *n, -MATHREF_LN2_LO, r);
-}
-
-static R clamp_f32(PtxBuilder *b, R x, float low, float high) {
-  R rlow = f_imm(b, low), above = max_f32(b, x, rlow), rhigh = f_imm(b, high);
-  return min_f32(b, above, rhigh);
-}
-
-static R exp_f32(PtxBuilder *b, R x) {
-  R n, r = exp_reduce(b, clamp_f32(b, x, -104.0f, 89.0f), &n);
-  R poly = polynomial_f32(b, mathref_exp_table, MATHREF_EXP_COUNT, r);
-  R one = f_imm(b, 1.0f), r2 = mul(b, r, r);
-  R p = add(b, one, ffma(b, r2, poly, r));
-  R ni = int_of(b, n);
-  R n1 = iop(b, "shr.s32", ni, 1);
-  R n2 = ptx_op2(b, PTX_S32, "sub.s32", ni, n1);
-  R scale1 = pow2_f32(b, n1), scale2 = pow2_f32(b, n2);
-  R y = mul(b, mul(b, p, scale1), scale2);
-  return nan_passes(b, x, y);
-}
-
-static R expm1_f32(PtxBuilder *b, R x) {
-  R n, r = exp_reduce(b, clamp_f32(b, x, -20.0f, 89.0f), &n);
-  R r2 = mul(b, r, r), poly = polynomial_f32(b, mathref_expm1_table, MATHREF_EXPM1_COUNT, r);
-  R q = ffma(b, r2, poly, r);
-  R half = pow2_f32(b, iop(b, "sub.s32", int_of(b, n), 1));
-  R two = f_imm(b, 2.0f), half_less = subk(b, half, 0.5f);
-  R y = mul(b, two, ffma(b, half, q, half_less));
-  y = sel(b, cmpk(b, "eq", n, 0.0f), q, y);
-  y = sel(b, cmpk(b, "lt", abs_f32(b, x), 0x1p-25f), x, y);
-  return nan_passes(b, x, y);
-}
-
 /* ---- log, log1p ---- */
 
 /* A positive normal x = 2^e m, m in [sqrt(1/2), sqrt(2)): f = m - 1, e. */
@@ -207,65 +159,7 @@ static R log_split(PtxBuilder *b, R x, R *e) {
   return subk(b, m, 1.0f);
 }
 
-static R log_combine(PtxBuilder *b, R e, R f, R extra) {
-  R ef = float_of(b, e);
-  R p = polynomial_f32(b, mathref_log_table, MATHREF_LOG_COUNT, f);
-  R f2 = mul(b, f, f), low = fmak(b, ef, MATHREF_LN2_LO, extra);
-  R tail = ffma(b, f2, p, low);
-  return fmak(b, ef, MATHREF_LN2_HI, add(b, f, tail));
-}
-
-static R log_f32(PtxBuilder *b, R x) {
-  R subnormal = cmpk(b, "lt", x, 0x1p-126f);
-  R e, f = log_split(b, sel(b, subnormal, mulk(b, x, 0x1p23f), x), &e);
-  e = ptx_op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 23));
-  R y = log_combine(b, e, f, f_imm(b, 0.0f));
-  y = sel(b, cmpk(b, "eq", x, F32_INF), x, y);
-  y = selk_to(b, cmpk(b, "eq", x, 0.0f), -F32_INF, y);
-  y = sel_nan(b, cmpk(b, "lt", x, 0.0f), y);
-  return nan_passes(b, x, y);
-}
-
-static R log1p_f32(PtxBuilder *b, R x) {
-  R one = f_imm(b, 1.0f);
-  R u = add(b, one, x);
-  R c = divide(b, sub(b, x, subk(b, u, 1.0f)), u);
-  R e, f = log_split(b, u, &e);
-  R y = log_combine(b, e, f, c);
-  y = sel(b, cmpk(b, "lt", abs_f32(b, x), 0x1p-24f), x, y);
-  y = sel(b, cmpk(b, "eq", x, F32_INF), x, y);
-  y = selk_to(b, cmpk(b, "eq", x, -1.0f), -F32_INF, y);
-  y = sel_nan(b, cmpk(b, "lt", x, -1.0f), y);
-  return nan_passes(b, x, y);
-}
-
 /* ---- tanh, logistic, erf ---- */
-
-static R tanh_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R z = mul(b, x, x);
-  R poly = polynomial_f32(b, mathref_tanh_table, MATHREF_TANH_COUNT, z);
-  R small = ffma(b, x, mul(b, z, poly), x);
-  R two = f_imm(b, 2.0f), limit = f_imm(b, 9.5f);
-  R e = exp_f32(b, mul(b, two, min_f32(b, ax, limit)));
-  R one = f_imm(b, 1.0f), two_again = f_imm(b, 2.0f), e1 = addk(b, e, 1.0f);
-  R large = copysign_f32(b, sub(b, one, divide(b, two_again, e1)), x);
-  R y = sel(b, cmpk(b, "lt", ax, 0.5625f), small, large);
-  y = sel(b, cmpk(b, "eq", x, 0.0f), x, y);
-  return nan_passes(b, x, y);
-}
-
-static R logistic_f32(PtxBuilder *b, R x) {
-  R e = exp_f32(b, neg(b, abs_f32(b, x)));
-  R negative = cmpk(b, "lt", x, 0.0f), one = f_imm(b, 1.0f);
-  R numerator = sel(b, negative, e, one);
-  R sum = add(b, one, e);
-  R sum_lost = add(b, sub(b, one, sum), e);
-  R y = divide(b, numerator, sum);
-  R minus_y = neg(b, y), lost = mul(b, y, sum_lost);
-  R residual = sub(b, ffma(b, minus_y, sum, numerator), lost);
-  return add(b, y, divide(b, residual, sum));
-}
 
 static R erf_f32(PtxBuilder *b, R x) {
   R ax = abs_f32(b, x);
@@ -274,44 +168,12 @@ static R erf_f32(PtxBuilder *b, R x) {
   R poly = polynomial_f32(b, mathref_erf_table + MATHREF_ERF_SMALL_COUNT, MATHREF_ERF_COUNT - MATHREF_ERF_SMALL_COUNT,
                           subk(b, t, 1.0f));
   R one = f_imm(b, 1.0f);
-  R large = copysign_f32(b, sub(b, one, exp_f32(b, poly)), x);
+  R large = copysign_f32(b, sub(b, one, ptx_math_exp_f32(b, poly)), x);
   R y = sel(b, cmpk(b, "lt", ax, 1.0f), small, large);
   return nan_passes(b, x, y);
 }
 
 /* ---- cbrt, rsqrt ---- */
-
-static R cbrt_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R subnormal = cmpk(b, "lt", ax, 0x1p-126f);
-  R bits = bits_of(b, sel(b, subnormal, mulk(b, ax, 0x1p24f), ax));
-  R e = iop(b, "sub.s32", iop(b, "shr.u32", bits, 23), 127);
-  e = ptx_op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 24));
-  R m = float_of_bits(b, iop(b, "or.b32", iop(b, "and.b32", bits, 0x7fffff), 0x3f800000));
-  R q = iop(b, "sub.s32", iop(b, "shr.s32", iop(b, "mul.lo.s32", iop(b, "add.s32", e, 300), 21846), 16), 100);
-  R k = ptx_op2(b, PTX_S32, "sub.s32", e, iop(b, "mul.lo.s32", q, 3));
-  R a = mul(b, m, float_of(b, ptx_op2(b, PTX_B32, "shl.b32", i_imm(b, 1), k)));
-  R g = polynomial_f32(b, mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
-  R scale = selk(b, icmpk(b, "eq", k, 2), mathref_cbrt_table[6], 1.0f);
-  scale = selk_to(b, icmpk(b, "eq", k, 1), mathref_cbrt_table[5], scale);
-  g = mul(b, g, scale);
-  R h = mul(b, g, g);
-  R l = ffma(b, g, g, neg(b, h));
-  R cube_error = ffma(b, h, g, neg(b, a));
-  R residual = add(b, cube_error, mul(b, l, g));
-  R y = sub(b, g, divide(b, residual, mul(b, f_imm(b, 3.0f), h)));
-  y = copysign_f32(b, mul(b, y, pow2_f32(b, q)), x);
-  R zero = cmpk(b, "eq", ax, 0.0f), infinite = cmpk(b, "eq", ax, F32_INF);
-  R zero_or_infinite = p_or(b, zero, infinite);
-  R special = p_or(b, zero_or_infinite, is_nan(b, x));
-  R quieted = add(b, x, x);
-  return sel(b, special, quieted, y);
-}
-
-static R rsqrt_f32(PtxBuilder *b, R x) {
-  R one = f_imm(b, 1.0f);
-  return divide(b, one, ptx_op1(b, PTX_F32, "sqrt.rn.f32", x));
-}
 
 /* ---- sin, cos, tan ---- */
 
@@ -497,50 +359,6 @@ static R tan_f32(PtxBuilder *b, R x) {
 
 /* ---- atan2 ---- */
 
-/* atan's argument little / big folded to |t| <= tan(pi/8), with t_lo
- * what the roundings lost (math_reference.c's atan_argument). */
-static R atan_argument(PtxBuilder *b, R little, R big, R *fold, R *t_lo) {
-  R u = divide(b, little, big);
-  R u_lo = divide(b, ffma(b, neg(b, u), big, little), big);
-  R big_zero = cmpk(b, "eq", big, 0.0f);
-  u = sel(b, big_zero, f_imm(b, 0.0f), u);
-  u = selk_to(b, cmpk(b, "eq", little, F32_INF), 1.0f, u);
-  u_lo = selk_to(b, p_or(b, big_zero, cmpk(b, "eq", big, F32_INF)), 0.0f, u_lo);
-  *fold = cmpk(b, "gt", u, MATHREF_TAN_PI_8);
-  R num = subk(b, u, 1.0f), num_lo = add(b, sub(b, u, addk(b, num, 1.0f)), u_lo);
-  R den = addk(b, u, 1.0f), den_lo = add(b, sub(b, u, subk(b, den, 1.0f)), u_lo);
-  R q = divide(b, num, den);
-  R quotient_error = add(b, ffma(b, neg(b, q), den, num), num_lo);
-  R q_lo = divide(b, sub(b, quotient_error, mul(b, q, den_lo)), den);
-  *t_lo = sel(b, *fold, q_lo, u_lo);
-  return sel(b, *fold, q, u);
-}
-
-static R atan2_f32(PtxBuilder *b, R y, R x) {
-  R ax = abs_f32(b, x), ay = abs_f32(b, y);
-  R little = min_f32(b, ax, ay), big = max_f32(b, ax, ay);
-  R fold, t_lo, t = atan_argument(b, little, big, &fold, &t_lo);
-  R z = mul(b, t, t);
-  R p = polynomial_f32(b, mathref_atan_table, MATHREF_ATAN_COUNT, z);
-  R zp = mul(b, z, p), t_lo_part = ffma(b, neg(b, t_lo), z, t_lo);
-  R w = ffma(b, t, zp, t_lo_part);
-  R one = i_imm(b, 1), zero = i_imm(b, 0);
-  R m = isel(b, fold, one, zero);
-  R s = f_imm(b, 1.0f);
-  R swap = cmp(b, "gt", ay, ax);
-  m = isel(b, swap, ptx_op2(b, PTX_S32, "sub.s32", i_imm(b, 2), m), m);
-  s = sel(b, swap, neg(b, s), s);
-  R negative_x = icmpk(b, "lt", bits_of(b, x), 0);
-  m = isel(b, negative_x, ptx_op2(b, PTX_S32, "sub.s32", i_imm(b, 4), m), m);
-  s = sel(b, negative_x, neg(b, s), s);
-  R mf = float_of(b, m);
-  R angle = fmak(b, mf, MATHREF_PIO4_HI, ffma(b, s, t, fmak(b, mf, MATHREF_PIO4_LO, mul(b, s, w))));
-  R result = copysign_f32(b, angle, y);
-  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
-  R nan = p_or(b, nan_x, nan_y), sum = add(b, x, y);
-  return sel(b, nan, sum, result);
-}
-
 /* ---- pow, in f64 as the reference ---- */
 
 static R dadd(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "add.rn.f64", x, y); }
@@ -628,74 +446,9 @@ static R pow_f32(PtxBuilder *b, R x, R y) {
 
 /* ---- compositions of the above (math_reference.c's atanf ... atanhf) ---- */
 
-static R sqrt_f32(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F32, "sqrt.rn.f32", x); }
 
-static R atan_f32(PtxBuilder *b, R x) { return atan2_f32(b, x, f_imm(b, 1.0f)); }
 
-/* sqrt(fma(-x, x, 1)): one rounding before the square root. */
-static R one_minus_square_root(PtxBuilder *b, R x) {
-  R minus_x = neg(b, x), one = f_imm(b, 1.0f);
-  return sqrt_f32(b, ffma(b, minus_x, x, one));
-}
 
-static R asin_f32(PtxBuilder *b, R x) { return atan2_f32(b, x, one_minus_square_root(b, x)); }
-static R acos_f32(PtxBuilder *b, R x) { return atan2_f32(b, one_minus_square_root(b, x), x); }
-
-static R sinh_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R t = expm1_f32(b, min_f32(b, ax, f_imm(b, 88.0f)));
-  R half = f_imm(b, 0.5f);
-  R small = mul(b, half, add(b, t, divide(b, t, addk(b, t, 1.0f))));
-  R h = exp_f32(b, mulk(b, ax, 0.5f));
-  R large = mul(b, mulk(b, h, 0.5f), h);
-  R y = sel(b, cmpk(b, "lt", ax, 88.0f), small, large);
-  return nan_passes(b, x, copysign_f32(b, y, x));
-}
-
-static R cosh_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R e = exp_f32(b, min_f32(b, ax, f_imm(b, 88.0f)));
-  R half_e = mulk(b, e, 0.5f), half = f_imm(b, 0.5f);
-  R small = add(b, half_e, divide(b, half, e));
-  R h = exp_f32(b, mulk(b, ax, 0.5f));
-  R large = mul(b, mulk(b, h, 0.5f), h);
-  R y = sel(b, cmpk(b, "lt", ax, 88.0f), small, large);
-  return nan_passes(b, x, y);
-}
-
-static R asinh_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R a = min_f32(b, ax, f_imm(b, 0x1p12f));
-  R z = mul(b, a, a), one = f_imm(b, 1.0f);
-  R root = sqrt_f32(b, addk(b, z, 1.0f));
-  R small = log1p_f32(b, add(b, a, divide(b, z, add(b, one, root))));
-  R large = addk(b, log_f32(b, ax), 0x1.62e430p-1f);
-  R y = sel(b, cmpk(b, "lt", ax, 0x1p12f), small, large);
-  return nan_passes(b, x, copysign_f32(b, y, x));
-}
-
-static R acosh_f32(PtxBuilder *b, R x) {
-  R t = subk(b, min_f32(b, x, f_imm(b, 0x1p12f)), 1.0f);
-  R root = sqrt_f32(b, mul(b, t, addk(b, t, 2.0f)));
-  R small = log1p_f32(b, add(b, t, root));
-  R large = addk(b, log_f32(b, x), 0x1.62e430p-1f);
-  R y = sel(b, cmpk(b, "lt", x, 0x1p12f), small, large);
-  y = sel_nan(b, cmpk(b, "lt", x, 1.0f), y);
-  return nan_passes(b, x, y);
-}
-
-static R atanh_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R twice = add(b, ax, ax), one = f_imm(b, 1.0f);
-  R d = sub(b, one, ax);
-  R near = ffma(b, twice, divide(b, ax, d), twice), far = divide(b, twice, d);
-  R u = sel(b, cmpk(b, "lt", ax, 0.5f), near, far);
-  R y = mulk(b, log1p_f32(b, u), 0.5f);
-  return nan_passes(b, x, copysign_f32(b, y, x));
-}
-
-/* f64 cbrt's first guess is this sequence (ptx_math_f64.c). */
-PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return cbrt_f32(b, x); }
 
 /* ---- the table the elementwise emitter reads ---- */
 
@@ -706,17 +459,17 @@ typedef struct PtxMathRow {
 } PtxMathRow;
 
 static const PtxMathRow ptx_math_rows[] = {
-    {OP_EXPONENTIAL, exp_f32, NULL},   {OP_EXPONENTIAL_MINUS_ONE, expm1_f32, NULL},
-    {OP_LOG, log_f32, NULL},           {OP_LOG_PLUS_ONE, log1p_f32, NULL},
-    {OP_TANH, tanh_f32, NULL},         {OP_LOGISTIC, logistic_f32, NULL},
+    {OP_EXPONENTIAL, ptx_math_exp_f32, NULL},   {OP_EXPONENTIAL_MINUS_ONE, ptx_math_expm1_f32, NULL},
+    {OP_LOG, ptx_math_log_f32, NULL},           {OP_LOG_PLUS_ONE, ptx_math_log1p_f32, NULL},
+    {OP_TANH, ptx_math_tanh_f32, NULL},         {OP_LOGISTIC, ptx_math_logistic_f32, NULL},
     {OP_ERF, erf_f32, NULL},           {OP_SINE, sin_f32, NULL},
     {OP_COSINE, cos_f32, NULL},        {OP_TAN, tan_f32, NULL},
-    {OP_CBRT, cbrt_f32, NULL},         {OP_RSQRT, rsqrt_f32, NULL},
-    {OP_ATAN2, NULL, atan2_f32},       {OP_POWER, NULL, pow_f32},
-    {OP_ATAN, atan_f32, NULL},         {OP_ASIN, asin_f32, NULL},
-    {OP_ACOS, acos_f32, NULL},         {OP_SINH, sinh_f32, NULL},
-    {OP_COSH, cosh_f32, NULL},         {OP_ASINH, asinh_f32, NULL},
-    {OP_ACOSH, acosh_f32, NULL},       {OP_ATANH, atanh_f32, NULL},
+    {OP_CBRT, ptx_math_cbrt_f32, NULL},         {OP_RSQRT, ptx_math_rsqrt_f32, NULL},
+    {OP_ATAN2, NULL, ptx_math_atan2_f32},       {OP_POWER, NULL, pow_f32},
+    {OP_ATAN, ptx_math_atan_f32, NULL},         {OP_ASIN, ptx_math_asin_f32, NULL},
+    {OP_ACOS, ptx_math_acos_f32, NULL},         {OP_SINH, ptx_math_sinh_f32, NULL},
+    {OP_COSH, ptx_math_cosh_f32, NULL},         {OP_ASINH, ptx_math_asinh_f32, NULL},
+    {OP_ACOSH, ptx_math_acosh_f32, NULL},       {OP_ATANH, ptx_math_atanh_f32, NULL},
 };
 
 bool ptx_math_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands) {

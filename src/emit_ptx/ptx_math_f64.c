@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "emit_ptx/ptx_builder.h"
+#include "emit_ptx/ptx_math_program.h"
 #include "kernel/math_reference.h"
 
 typedef PtxReg R;
@@ -40,7 +41,6 @@ static R mul(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "mul.rn.f64",
 static R divide(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "div.rn.f64", x, y); }
 static R dfma(PtxBuilder *b, R x, R y, R z) { return ptx_op3(b, PTX_F64, "fma.rn.f64", x, y, z); }
 static R neg(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F64, "neg.f64", x); }
-static R dsqrt(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F64, "sqrt.rn.f64", x); }
 static R addk(PtxBuilder *b, R x, double k) { return add(b, x, d_imm(b, k)); }
 static R subk(PtxBuilder *b, R x, double k) { return sub(b, x, d_imm(b, k)); }
 static R mulk(PtxBuilder *b, R x, double k) { return mul(b, x, d_imm(b, k)); }
@@ -154,17 +154,6 @@ static R round_to_integer(PtxBuilder *b, R x, double factor) {
   return subk(b, fmak(b, x, factor, shifter), MATHREF_ROUND_SHIFTER_F64);
 }
 
-static R exp_reduce(PtxBuilder *b, R x, R *n) {
-  *n = round_to_integer(b, x, MATHREF_LOG2E_F64);
-  R r = fmak(b, *n, -MATHREF_LN2_HI_F64, x);
-  return fmak(b, *n, -MATHREF_LN2_LO_F64, r);
-}
-
-static R clamp(PtxBuilder *b, R x, double low, double high) {
-  R rlow = d_imm(b, low), above = max_f64(b, x, rlow), rhigh = d_imm(b, high);
-  return min_f64(b, above, rhigh);
-}
-
 /* y 2^n in two normal halves, so that a subnormal result rounds once. */
 static R scale_by_pow2(PtxBuilder *b, R y, R n) {
   R ni = int_of(b, n);
@@ -172,32 +161,6 @@ static R scale_by_pow2(PtxBuilder *b, R y, R n) {
   R n2 = lop2(b, "sub.s64", ni, n1);
   R scale1 = pow2_f64(b, n1), scale2 = pow2_f64(b, n2);
   return mul(b, mul(b, y, scale1), scale2);
-}
-
-static R exp_f64(PtxBuilder *b, R x) {
-  R n, r = exp_reduce(b, clamp(b, x, -746.0, 710.0), &n);
-  R r2 = mul(b, r, r), poly = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  R one = d_imm(b, 1.0);
-  R p = add(b, one, dfma(b, r2, poly, r));
-  return nan_passes(b, x, scale_by_pow2(b, p, n));
-}
-
-static R expm1_f64(PtxBuilder *b, R x) {
-  R xc = clamp(b, x, -40.0, 710.0);
-  R n = round_to_integer(b, xc, MATHREF_LOG2E_F64);
-  R r_exact = fmak(b, n, -MATHREF_LN2_HI_F64, xc);
-  R lo = mulk(b, n, -MATHREF_LN2_LO_F64);
-  R r = add(b, r_exact, lo);
-  R r_lost = add(b, sub(b, r_exact, r), lo);
-  R p = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  R r2 = mul(b, r, r), lost_part = dfma(b, r_lost, r, r_lost);
-  R q = add(b, r, dfma(b, r2, p, lost_part));
-  R half = pow2_f64(b, lop(b, "sub.s64", int_of(b, n), 1));
-  R two = d_imm(b, 2.0), half_less = subk(b, half, 0.5);
-  R y = mul(b, two, dfma(b, half, q, half_less));
-  y = sel(b, cmpk(b, "eq", n, 0.0), q, y);
-  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-54), x, y);
-  return nan_passes(b, x, y);
 }
 
 /* ---- log, log1p ---- */
@@ -209,190 +172,11 @@ static R log_split(PtxBuilder *b, R x, R *e) {
   return subk(b, m, 1.0);
 }
 
-static R log_combine(PtxBuilder *b, R e, R f, R extra) {
-  R ef = double_of(b, e);
-  R s = divide(b, f, addk(b, f, 2.0));
-  R z = mul(b, s, s);
-  R r = mul(b, z, polynomial(b, mathref_log_f64_table, MATHREF_LOG_F64_COUNT, z));
-  R hfsq = mul(b, mulk(b, f, 0.5), f);
-  R low = fmak(b, ef, MATHREF_LN2_LO_F64, extra);
-  R small = dfma(b, s, add(b, hfsq, r), low);
-  R body = sub(b, f, sub(b, hfsq, small));
-  return fmak(b, ef, MATHREF_LN2_HI_F64, body);
-}
-
-static R log_f64(PtxBuilder *b, R x) {
-  R subnormal = cmpk(b, "lt", x, 0x1p-1022);
-  R e, f = log_split(b, scale_if(b, subnormal, x, 0x1p54), &e);
-  e = lop2(b, "sub.s64", e, lselk(b, subnormal, 54, 0));
-  R y = log_combine(b, e, f, d_imm(b, 0.0));
-  y = sel(b, cmpk(b, "eq", x, F64_INF), x, y);
-  y = selk_to(b, cmpk(b, "eq", x, 0.0), -F64_INF, y);
-  y = sel_nan(b, cmpk(b, "lt", x, 0.0), y);
-  return nan_passes(b, x, y);
-}
-
-static R log1p_f64(PtxBuilder *b, R x) {
-  R one = d_imm(b, 1.0);
-  R u = add(b, one, x);
-  R c = divide(b, sub(b, x, subk(b, u, 1.0)), u);
-  R e, f = log_split(b, u, &e);
-  R y = log_combine(b, e, f, c);
-  y = sel(b, cmpk(b, "lt", abs_f64(b, x), 0x1p-54), x, y);
-  y = sel(b, cmpk(b, "eq", x, F64_INF), x, y);
-  y = selk_to(b, cmpk(b, "eq", x, -1.0), -F64_INF, y);
-  y = sel_nan(b, cmpk(b, "lt", x, -1.0), y);
-  return nan_passes(b, x, y);
-}
-
 /* ---- atan2 ---- */
-
-static R atan_argument(PtxBuilder *b, R little, R big, R *fold, R *t_lo) {
-  R scale = selk_to(b, cmpk(b, "lt", big, 0x1p-900), 0x1p600, d_imm(b, 1.0));
-  little = mul(b, little, scale);
-  big = mul(b, big, scale);
-  R u = divide(b, little, big);
-  R u_lo = divide(b, dfma(b, neg(b, u), big, little), big);
-  R big_zero = cmpk(b, "eq", big, 0.0);
-  u = selk_to(b, big_zero, 0.0, u);
-  u = selk_to(b, cmpk(b, "eq", little, F64_INF), 1.0, u);
-  u_lo = selk_to(b, p_or(b, big_zero, cmpk(b, "eq", big, F64_INF)), 0.0, u_lo);
-  *fold = cmpk(b, "gt", u, MATHREF_TAN_PI_8_F64);
-  R num = subk(b, u, 1.0), num_lo = add(b, sub(b, u, addk(b, num, 1.0)), u_lo);
-  R den = addk(b, u, 1.0), den_lo = add(b, sub(b, u, subk(b, den, 1.0)), u_lo);
-  R q = divide(b, num, den);
-  R quotient_error = add(b, dfma(b, neg(b, q), den, num), num_lo);
-  R q_lo = divide(b, sub(b, quotient_error, mul(b, q, den_lo)), den);
-  *t_lo = sel(b, *fold, q_lo, u_lo);
-  return sel(b, *fold, q, u);
-}
-
-static R atan2_f64(PtxBuilder *b, R y, R x) {
-  R ax = abs_f64(b, x), ay = abs_f64(b, y);
-  R little = min_f64(b, ax, ay), big = max_f64(b, ax, ay);
-  R fold, t_lo, t = atan_argument(b, little, big, &fold, &t_lo);
-  R z = mul(b, t, t);
-  R p = polynomial(b, mathref_atan_f64_table, MATHREF_ATAN_F64_COUNT, z);
-  R zp = mul(b, z, p), t_lo_part = dfma(b, neg(b, t_lo), z, t_lo);
-  R w = dfma(b, t, zp, t_lo_part);
-  R m = lselk(b, fold, 1, 0);
-  R s = d_imm(b, 1.0);
-  R swap = cmp(b, "gt", ay, ax);
-  m = lsel(b, swap, lop2(b, "sub.s64", l_imm(b, 2), m), m);
-  s = sel(b, swap, neg(b, s), s);
-  R negative_x = lcmpk(b, "lt", bits_of(b, x), 0);
-  m = lsel(b, negative_x, lop2(b, "sub.s64", l_imm(b, 4), m), m);
-  s = sel(b, negative_x, neg(b, s), s);
-  R mf = double_of(b, m);
-  R inner = fmak(b, mf, MATHREF_PIO4_LO_F64, mul(b, s, w));
-  R angle = fmak(b, mf, MATHREF_PIO4_HI_F64, dfma(b, s, t, inner));
-  R result = copysign_f64(b, angle, y);
-  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
-  R nan = p_or(b, nan_x, nan_y), sum = add(b, x, y);
-  return sel(b, nan, sum, result);
-}
 
 /* ---- rsqrt and the compositions ---- */
 
-static R rsqrt_f64(PtxBuilder *b, R x) {
-  R one = d_imm(b, 1.0);
-  return divide(b, one, dsqrt(b, x));
-}
 
-static R atan_f64(PtxBuilder *b, R x) { return atan2_f64(b, x, d_imm(b, 1.0)); }
-
-static R one_minus_square_root(PtxBuilder *b, R x) {
-  R minus_x = neg(b, x), one = d_imm(b, 1.0);
-  return dsqrt(b, dfma(b, minus_x, x, one));
-}
-
-static R asin_f64(PtxBuilder *b, R x) { return atan2_f64(b, x, one_minus_square_root(b, x)); }
-static R acos_f64(PtxBuilder *b, R x) { return atan2_f64(b, one_minus_square_root(b, x), x); }
-
-/* (0.5 h) h with h = e^(|x|/2): sinh and cosh from 709 on */
-static R half_square_of_exp_half(PtxBuilder *b, R ax) {
-  R h = exp_f64(b, mulk(b, ax, 0.5));
-  return mul(b, mulk(b, h, 0.5), h);
-}
-
-static R sinh_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R t = expm1_f64(b, mink(b, ax, 709.0));
-  R half = d_imm(b, 0.5);
-  R small = mul(b, half, add(b, t, divide(b, t, addk(b, t, 1.0))));
-  R large = half_square_of_exp_half(b, ax);
-  R y = sel(b, cmpk(b, "lt", ax, 709.0), small, large);
-  return nan_passes(b, x, copysign_f64(b, y, x));
-}
-
-static R cosh_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R e = exp_f64(b, mink(b, ax, 709.0));
-  R half_e = mulk(b, e, 0.5), half = d_imm(b, 0.5);
-  R small = add(b, half_e, divide(b, half, e));
-  R large = half_square_of_exp_half(b, ax);
-  R y = sel(b, cmpk(b, "lt", ax, 709.0), small, large);
-  return nan_passes(b, x, y);
-}
-
-static R tanh_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R minus_two = d_imm(b, -2.0);
-  R t_small = expm1_f64(b, mul(b, minus_two, ax));
-  R two = d_imm(b, 2.0);
-  R t_large = expm1_f64(b, mul(b, two, mink(b, ax, 22.0)));
-  R small = divide(b, neg(b, t_small), addk(b, t_small, 2.0));
-  R two_again = d_imm(b, 2.0);
-  R large = ksub(b, 1.0, divide(b, two_again, addk(b, t_large, 2.0)));
-  R y = sel(b, cmpk(b, "lt", ax, 1.0), small, large);
-  R signed_y = copysign_f64(b, y, x);
-  y = sel(b, cmpk(b, "eq", x, 0.0), x, signed_y);
-  return nan_passes(b, x, y);
-}
-
-static R logistic_f64(PtxBuilder *b, R x) {
-  R e = exp_f64(b, neg(b, abs_f64(b, x)));
-  R negative = cmpk(b, "lt", x, 0.0), one = d_imm(b, 1.0);
-  R numerator = sel(b, negative, e, one);
-  R sum = add(b, one, e);
-  R sum_lost = add(b, sub(b, one, sum), e);
-  R y = divide(b, numerator, sum);
-  R minus_y = neg(b, y), lost = mul(b, y, sum_lost);
-  R residual = sub(b, dfma(b, minus_y, sum, numerator), lost);
-  return add(b, y, divide(b, residual, sum));
-}
-
-static R asinh_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R a = mink(b, ax, 0x1p28);
-  R z = mul(b, a, a), one = d_imm(b, 1.0);
-  R root = dsqrt(b, add(b, one, z));
-  R one_again = d_imm(b, 1.0);
-  R small = log1p_f64(b, add(b, a, divide(b, z, add(b, one_again, root))));
-  R large = addk(b, log_f64(b, ax), MATHREF_LN2_F64);
-  R y = sel(b, cmpk(b, "lt", ax, 0x1p28), small, large);
-  return nan_passes(b, x, copysign_f64(b, y, x));
-}
-
-static R acosh_f64(PtxBuilder *b, R x) {
-  R t = subk(b, mink(b, x, 0x1p28), 1.0);
-  R root = dsqrt(b, mul(b, t, addk(b, t, 2.0)));
-  R small = log1p_f64(b, add(b, t, root));
-  R large = addk(b, log_f64(b, x), MATHREF_LN2_F64);
-  R y = sel(b, cmpk(b, "lt", x, 0x1p28), small, large);
-  y = sel_nan(b, cmpk(b, "lt", x, 1.0), y);
-  return nan_passes(b, x, y);
-}
-
-static R atanh_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R twice = add(b, ax, ax);
-  R d = ksub(b, 1.0, ax);
-  R near = dfma(b, twice, divide(b, ax, d), twice), far = divide(b, twice, d);
-  R u = sel(b, cmpk(b, "lt", ax, 0.5), near, far);
-  R y = mulk(b, log1p_f64(b, u), 0.5);
-  return nan_passes(b, x, copysign_f64(b, y, x));
-}
 
 /* ---- pow ---- */
 
@@ -742,36 +526,6 @@ static R tan_f64(PtxBuilder *b, R x) {
 
 /* ---- cbrt ---- */
 
-static R cbrt_newton(PtxBuilder *b, R g, R a) {
-  R h = mul(b, g, g);
-  R l = product_error(b, g, g, h);
-  R minus_a = neg(b, a);
-  R cube_error = dfma(b, h, g, minus_a);
-  R residual = add(b, cube_error, mul(b, l, g));
-  R three_h = mulk(b, h, 3.0);
-  return sub(b, g, divide(b, residual, three_h));
-}
-
-static R cbrt_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R subnormal = cmpk(b, "lt", ax, 0x1p-1022);
-  R bits = bits_of(b, scale_if(b, subnormal, ax, 0x1p54));
-  R e = lop(b, "sub.s64", lop(b, "shr.u64", bits, 52), 1023);
-  e = lop2(b, "sub.s64", e, lselk(b, subnormal, 54, 0));
-  R m = double_of_bits(b, lop(b, "or.b64", lop(b, "and.b64", bits, MANTISSA), UINT64_C(0x3ff0000000000000)));
-  R q = lop(b, "sub.s64", lop(b, "shr.s64", lop(b, "mul.lo.s64", lop(b, "add.s64", e, 3000), 21846), 16), 1000);
-  R k = lop2(b, "sub.s64", e, lop(b, "mul.lo.s64", q, 3));
-  R a = mul(b, m, pow2_f64(b, k));
-  R guess = ptx_math_cbrt_f32(b, ptx_op1(b, PTX_F32, "cvt.rn.f32.f64", a));
-  R g = ptx_op1(b, PTX_F64, "cvt.f64.f32", guess);
-  g = cbrt_newton(b, cbrt_newton(b, g, a), a);
-  R y = copysign_f64(b, mul(b, g, pow2_f64(b, q)), x);
-  R zero = cmpk(b, "eq", ax, 0.0), infinite = cmpk(b, "eq", ax, F64_INF);
-  R special = p_or(b, p_or(b, zero, infinite), is_nan(b, x));
-  R quieted = add(b, x, x);
-  return sel(b, special, quieted, y);
-}
-
 /* ---- erf ---- */
 
 /* erfc's rows as one .global array (row k's 20 coefficients at k 160). */
@@ -829,17 +583,17 @@ typedef struct PtxMathRow {
 } PtxMathRow;
 
 static const PtxMathRow ptx_math_f64_rows[] = {
-    {OP_EXPONENTIAL, exp_f64, NULL}, {OP_EXPONENTIAL_MINUS_ONE, expm1_f64, NULL},
-    {OP_LOG, log_f64, NULL},         {OP_LOG_PLUS_ONE, log1p_f64, NULL},
-    {OP_TANH, tanh_f64, NULL},       {OP_LOGISTIC, logistic_f64, NULL},
-    {OP_RSQRT, rsqrt_f64, NULL},     {OP_ATAN2, NULL, atan2_f64},
+    {OP_EXPONENTIAL, ptx_math_exp_f64, NULL}, {OP_EXPONENTIAL_MINUS_ONE, ptx_math_expm1_f64, NULL},
+    {OP_LOG, ptx_math_log_f64, NULL},         {OP_LOG_PLUS_ONE, ptx_math_log1p_f64, NULL},
+    {OP_TANH, ptx_math_tanh_f64, NULL},       {OP_LOGISTIC, ptx_math_logistic_f64, NULL},
+    {OP_RSQRT, ptx_math_rsqrt_f64, NULL},     {OP_ATAN2, NULL, ptx_math_atan2_f64},
     {OP_POWER, NULL, pow_f64},       {OP_SINE, sin_f64, NULL},
     {OP_COSINE, cos_f64, NULL},      {OP_TAN, tan_f64, NULL},
-    {OP_CBRT, cbrt_f64, NULL},       {OP_ERF, erf_f64, NULL},
-    {OP_ATAN, atan_f64, NULL},       {OP_ASIN, asin_f64, NULL},
-    {OP_ACOS, acos_f64, NULL},       {OP_SINH, sinh_f64, NULL},
-    {OP_COSH, cosh_f64, NULL},       {OP_ASINH, asinh_f64, NULL},
-    {OP_ACOSH, acosh_f64, NULL},     {OP_ATANH, atanh_f64, NULL},
+    {OP_CBRT, ptx_math_cbrt_f64, NULL},       {OP_ERF, erf_f64, NULL},
+    {OP_ATAN, ptx_math_atan_f64, NULL},       {OP_ASIN, ptx_math_asin_f64, NULL},
+    {OP_ACOS, ptx_math_acos_f64, NULL},       {OP_SINH, ptx_math_sinh_f64, NULL},
+    {OP_COSH, ptx_math_cosh_f64, NULL},       {OP_ASINH, ptx_math_asinh_f64, NULL},
+    {OP_ACOSH, ptx_math_acosh_f64, NULL},     {OP_ATANH, ptx_math_atanh_f64, NULL},
 };
 
 bool ptx_math_f64_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands) {

@@ -13,54 +13,12 @@
 
 static MathValue quiet_nan(MathBuilder *b) { return math_constant_i32(b, 0x7fc00000); }
 
-/* 2^n for -126 <= n <= 127, built in the exponent field. */
-static MathValue pow2_f32(MathBuilder *b, MathValue n) {
-  return math_shift_left_i32(b, math_add_i32(b, n, math_constant_i32(b, 127)), 23);
-}
-
 /* NaN gives x + x, as the C's last select. */
 static MathValue nan_passed(MathBuilder *b, MathValue x, MathValue y) {
   return math_select_value(b, math_is_nan_f32(b, x), math_add_f32(b, x, x), y);
 }
 
 /* ---- exp, expm1 ---- */
-
-static MathValue exp_reduce(MathBuilder *b, MathValue x, MathValue *n) {
-  MathValue shifter = math_constant_f32(b, MATHREF_ROUND_SHIFTER_F32);
-  *n = math_sub_f32(b, math_fma_f32(b, x, math_constant_f32(b, MATHREF_LOG2E), shifter), shifter);
-  MathValue r = math_fma_f32(b, *n, math_constant_f32(b, -MATHREF_LN2_HI), x);
-  return math_fma_f32(b, *n, math_constant_f32(b, -MATHREF_LN2_LO), r);
-}
-
-static MathValue clamp_f32(MathBuilder *b, MathValue x, float lo, float hi) {
-  return math_min_f32(b, math_max_f32(b, x, math_constant_f32(b, lo)), math_constant_f32(b, hi));
-}
-
-MathValue math_exp_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue n;
-  MathValue r = exp_reduce(b, clamp_f32(b, x, -104.0f, 89.0f), &n);
-  MathValue poly = math_polynomial_f32(b, mathref_exp_table, MATHREF_EXP_COUNT, r);
-  MathValue p = math_add_f32(b, math_constant_f32(b, 1.0f), math_fma_f32(b, math_mul_f32(b, r, r), poly, r));
-  MathValue ni = math_i32_from_f32(b, n);
-  MathValue n1 = math_shift_right_i32(b, ni, 1);
-  MathValue y = math_mul_f32(b, math_mul_f32(b, p, pow2_f32(b, n1)), pow2_f32(b, math_sub_i32(b, ni, n1)));
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
-MathValue math_expm1_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue n;
-  MathValue r = exp_reduce(b, clamp_f32(b, x, -20.0f, 89.0f), &n);
-  MathValue poly = math_polynomial_f32(b, mathref_expm1_table, MATHREF_EXPM1_COUNT, r);
-  MathValue q = math_fma_f32(b, math_mul_f32(b, r, r), poly, r);
-  MathValue half = pow2_f32(b, math_sub_i32(b, math_i32_from_f32(b, n), math_constant_i32(b, 1)));
-  MathValue y = math_fma_f32(b, half, q, math_sub_f32(b, half, math_constant_f32(b, 0.5f)));
-  y = math_mul_f32(b, math_constant_f32(b, 2.0f), y);
-  y = math_select_value(b, math_equal_f32(b, n, math_constant_f32(b, 0.0f)), q, y);
-  y = math_select_value(b, math_less_f32(b, math_abs_f32(b, x), math_constant_f32(b, 0x1p-25f)), x, y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
 
 /* ---- log, log1p ---- */
 
@@ -70,14 +28,6 @@ static MathValue log_split(MathBuilder *b, MathValue x, MathValue *e) {
   MathValue m = math_add_i32(b, math_and_i32(b, shifted, math_constant_i32(b, 0x7fffff)),
                         math_constant_i32(b, (int32_t)MATHREF_SQRT_HALF_BITS));
   return math_sub_f32(b, m, math_constant_f32(b, 1.0f));
-}
-
-static MathValue log_combine(MathBuilder *b, MathValue e, MathValue f, MathValue extra) {
-  MathValue ef = math_f32_from_i32(b, e);
-  MathValue p = math_polynomial_f32(b, mathref_log_table, MATHREF_LOG_COUNT, f);
-  MathValue tail = math_fma_f32(b, math_mul_f32(b, f, f), p,
-                                math_fma_f32(b, ef, math_constant_f32(b, MATHREF_LN2_LO), extra));
-  return math_fma_f32(b, ef, math_constant_f32(b, MATHREF_LN2_HI), math_add_f32(b, f, tail));
 }
 
 /* log_split of a positive x, subnormals scaled by 2^23 first (and e
@@ -91,64 +41,7 @@ static MathValue log_split_any(MathBuilder *b, MathValue x, MathValue *e) {
   return f;
 }
 
-MathValue math_log_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue e;
-  MathValue f = log_split_any(b, x, &e);
-  MathValue y = log_combine(b, e, f, math_constant_f32(b, 0.0f));
-  MathValue zero = math_constant_f32(b, 0.0f);
-  y = math_select_value(b, math_equal_f32(b, x, math_constant_f32(b, INFINITY)), x, y);
-  y = math_select_value(b, math_equal_f32(b, x, zero), math_constant_f32(b, -INFINITY), y);
-  y = math_select_value(b, math_less_f32(b, x, zero), quiet_nan(b), y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
-MathValue math_log1p_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue one = math_constant_f32(b, 1.0f);
-  MathValue u = math_add_f32(b, one, x);
-  MathValue c = math_div_f32(b, math_sub_f32(b, x, math_sub_f32(b, u, one)), u);
-  MathValue e;
-  MathValue f = log_split(b, u, &e);
-  MathValue y = log_combine(b, e, f, c);
-  MathValue minus_one = math_constant_f32(b, -1.0f);
-  y = math_select_value(b, math_less_f32(b, math_abs_f32(b, x), math_constant_f32(b, 0x1p-24f)), x, y);
-  y = math_select_value(b, math_equal_f32(b, x, math_constant_f32(b, INFINITY)), x, y);
-  y = math_select_value(b, math_equal_f32(b, x, minus_one), math_constant_f32(b, -INFINITY), y);
-  y = math_select_value(b, math_less_f32(b, x, minus_one), quiet_nan(b), y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
 /* ---- tanh, logistic, erf ---- */
-
-MathValue math_tanh_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f32(b, x);
-  MathValue z = math_mul_f32(b, x, x);
-  MathValue poly = math_polynomial_f32(b, mathref_tanh_table, MATHREF_TANH_COUNT, z);
-  MathValue small = math_fma_f32(b, x, math_mul_f32(b, z, poly), x);
-  MathValue e = math_exp_f32(
-      b, math_mul_f32(b, math_constant_f32(b, 2.0f), math_min_f32(b, ax, math_constant_f32(b, 9.5f))));
-  MathValue one = math_constant_f32(b, 1.0f);
-  MathValue quotient = math_div_f32(b, math_constant_f32(b, 2.0f), math_add_f32(b, e, one));
-  MathValue large = math_copysign_f32(b, math_sub_f32(b, one, quotient), x);
-  MathValue y = math_select_value(b, math_less_f32(b, ax, math_constant_f32(b, 0.5625f)), small, large);
-  y = math_select_value(b, math_equal_f32(b, x, math_constant_f32(b, 0.0f)), x, y);
-  return math_scope_end(b, scope, nan_passed(b, x, y));
-}
-
-MathValue math_logistic_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue e = math_exp_f32(b, math_negate_f32(b, math_abs_f32(b, x)));
-  MathValue one = math_constant_f32(b, 1.0f);
-  MathValue numerator = math_select_value(b, math_less_f32(b, x, math_constant_f32(b, 0.0f)), e, one);
-  MathValue sum = math_add_f32(b, one, e);
-  MathValue sum_lost = math_add_f32(b, math_sub_f32(b, one, sum), e);
-  MathValue y = math_div_f32(b, numerator, sum);
-  MathValue residual =
-      math_sub_f32(b, math_fma_f32(b, math_negate_f32(b, y), sum, numerator), math_mul_f32(b, y, sum_lost));
-  return math_scope_end(b, scope, math_add_f32(b, y, math_div_f32(b, residual, sum)));
-}
 
 MathValue math_erf_f32(MathBuilder *b, MathValue x) {
   int scope = math_scope_begin(b);
@@ -231,40 +124,3 @@ MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y) {
 }
 
 /* ---- cbrt, rsqrt ---- */
-
-MathValue math_cbrt_f32(MathBuilder *b, MathValue x) {
-  int scope = math_scope_begin(b);
-  MathValue ax = math_abs_f32(b, x);
-  MathValue subnormal = math_less_f32(b, ax, math_constant_f32(b, 0x1p-126f));
-  MathValue bits = math_select_value(b, subnormal, math_mul_f32(b, ax, math_constant_f32(b, 0x1p24f)), ax);
-  MathValue e = math_sub_i32(b, math_shift_right_u32(b, bits, 23), math_constant_i32(b, 127));
-  e = math_sub_i32(b, e, math_select_value(b, subnormal, math_constant_i32(b, 24), math_constant_i32(b, 0)));
-  MathValue m =
-      math_or_i32(b, math_and_i32(b, bits, math_constant_i32(b, 0x7fffff)), math_constant_i32(b, 0x3f800000));
-  MathValue q = math_mul_i32(b, math_add_i32(b, e, math_constant_i32(b, 300)), math_constant_i32(b, 21846));
-  q = math_sub_i32(b, math_shift_right_i32(b, q, 16), math_constant_i32(b, 100));
-  MathValue k = math_sub_i32(b, e, math_mul_i32(b, math_constant_i32(b, 3), q));
-  MathValue k_is_1 = math_equal_i32(b, k, math_constant_i32(b, 1)),
-            k_is_2 = math_equal_i32(b, k, math_constant_i32(b, 2));
-  MathValue one = math_constant_f32(b, 1.0f);
-  /* (float)(1 << k) */
-  MathValue two_k = math_select_value(b, k_is_1, math_constant_f32(b, 2.0f), math_select_value(b, k_is_2, math_constant_f32(b, 4.0f), one));
-  MathValue a = math_mul_f32(b, m, two_k);
-  MathValue g = math_polynomial_f32(b, mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
-  MathValue cbrt_2k =
-      math_select_value(b, k_is_1, math_constant_f32(b, mathref_cbrt_table[5]),
-                        math_select_value(b, k_is_2, math_constant_f32(b, mathref_cbrt_table[6]), one));
-  g = math_mul_f32(b, g, cbrt_2k);
-  MathValue h = math_mul_f32(b, g, g);
-  MathValue l = math_fma_f32(b, g, g, math_negate_f32(b, h));
-  MathValue residual = math_add_f32(b, math_fma_f32(b, h, g, math_negate_f32(b, a)), math_mul_f32(b, l, g));
-  MathValue y = math_sub_f32(b, g, math_div_f32(b, residual, math_mul_f32(b, math_constant_f32(b, 3.0f), h)));
-  y = math_copysign_f32(b, math_mul_f32(b, y, pow2_f32(b, q)), x);
-  MathValue special = math_or_i32(b, math_equal_f32(b, ax, math_constant_f32(b, 0.0f)), math_equal_f32(b, ax, math_constant_f32(b, INFINITY)));
-  special = math_or_i32(b, special, math_is_nan_f32(b, x));
-  return math_scope_end(b, scope, math_select_value(b, special, math_add_f32(b, x, x), y));
-}
-
-MathValue math_rsqrt_f32(MathBuilder *b, MathValue x) {
-  return math_div_f32(b, math_constant_f32(b, 1.0f), math_sqrt_f32(b, x));
-}

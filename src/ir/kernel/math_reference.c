@@ -1,5 +1,7 @@
-/* The inline f32 math functions: the one definition of each algorithm that
- * both code generators transcribe (see math_reference.h).
+/* The inline f32 math functions on C values (see math_reference.h): the
+ * coefficient tables, the entry points of the algorithms written once in
+ * math_algorithms.c, and the C of erf, pow, sin, cos and tan, which the
+ * code generators still transcribe.
  *
  * Rules this file keeps, so that a transcription into SIMD lanes or PTX
  * threads computes the same bits:
@@ -23,6 +25,7 @@
  * interval. The tables and constants are declared in the header, so that
  * an emitter loads these very numbers. */
 #include "kernel/math_reference.h"
+#include "kernel/math_values.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -48,7 +51,6 @@ static float select_f32(int mask, float a, float b) { return mask ? a : b; }
 static double select_f64(int mask, double a, double b) { return mask ? a : b; }
 static int select_i32(int mask, int a, int b) { return mask ? a : b; }
 static float min_f32(float a, float b) { return a < b ? a : b; }
-static float max_f32(float a, float b) { return a > b ? a : b; }
 static float abs_f32(float x) { return f32_from_bits(bits_from_f32(x) & 0x7fffffffu); }
 static int is_nan_f32(float x) { return x != x; }
 
@@ -58,9 +60,6 @@ static float copysign_f32(float x, float s) {
 }
 
 static float quiet_nan_f32(void) { return f32_from_bits(0x7fc00000u); }
-
-/* 2^n for -126 <= n <= 127, built in the exponent field. */
-static float pow2_f32(int n) { return f32_from_bits((uint32_t)(n + 127) << 23); }
 
 /* Horner's rule, one FMA per coefficient: c[0] + c[1] v + ... */
 static float polynomial_f32(const float *c, int count, float v) {
@@ -90,42 +89,9 @@ const float mathref_expm1_table[MATHREF_EXPM1_COUNT] = {
     0.5f, 0.166666657f, 0.0416664928f, 0.00833354332f, 0.00139323669f, 0.000197643501f,
 };
 
-/* x = n ln2 + r with |r| <= ln2/2; returns r and n. */
-static float exp_reduce(float x, float *n) {
-  *n = fmaf(x, MATHREF_LOG2E, MATHREF_ROUND_SHIFTER_F32) - MATHREF_ROUND_SHIFTER_F32;
-  float r = fmaf(*n, -MATHREF_LN2_HI, x); /* exact, see MATHREF_LN2_HI */
-  return fmaf(*n, -MATHREF_LN2_LO, r);
-}
+float mathref_expf(float x) { return math_values_run_f32(math_program_exp, x); }
 
-/* exp(x) = 2^n e^r. x is first clamped to [-104, 89], past which the
- * result is 0 or inf anyway. 2^n is applied in two halves, each a normal
- * float, so that a subnormal result is rounded once, by the last multiply. */
-float mathref_expf(float x) {
-  float xc = min_f32(max_f32(x, -104.0f), 89.0f);
-  float n;
-  float r = exp_reduce(xc, &n);
-  float p = 1.0f + fmaf(r * r, polynomial_f32(mathref_exp_table, MATHREF_EXP_COUNT, r), r);
-  int ni = (int)n;
-  int n1 = ni >> 1;
-  float y = (p * pow2_f32(n1)) * pow2_f32(ni - n1);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
-
-/* expm1(x) = 2^n (1 + q) - 1 with q = e^r - 1, computed as
- * 2 (2^(n-1) q + (2^(n-1) - 1/2)): the halves keep 2^(n-1) finite up to
- * n = 128, and 2^(n-1) - 1/2 is exact for the n where cancellation could
- * hurt. n = 0 returns q itself; |x| < 2^-25 returns x (keeps -0). */
-float mathref_expm1f(float x) {
-  float xc = min_f32(max_f32(x, -20.0f), 89.0f);
-  float n;
-  float r = exp_reduce(xc, &n);
-  float q = fmaf(r * r, polynomial_f32(mathref_expm1_table, MATHREF_EXPM1_COUNT, r), r);
-  float half = pow2_f32((int)n - 1);
-  float y = 2.0f * fmaf(half, q, half - 0.5f);
-  y = select_f32(n == 0.0f, q, y);
-  y = select_f32(abs_f32(x) < 0x1p-25f, x, y);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
+float mathref_expm1f(float x) { return math_values_run_f32(math_program_expm1, x); }
 
 /* ---- log, log1p ---- */
 
@@ -145,42 +111,9 @@ static float log_split(float x, int *e) {
   return m - 1.0f;
 }
 
-/* e ln2 + log(1 + f) + extra, with the small terms summed first. */
-static float log_combine(int e, float f, float extra) {
-  float ef = (float)e;
-  float p = polynomial_f32(mathref_log_table, MATHREF_LOG_COUNT, f);
-  float tail = fmaf(f * f, p, fmaf(ef, MATHREF_LN2_LO, extra));
-  return fmaf(ef, MATHREF_LN2_HI, f + tail);
-}
+float mathref_logf(float x) { return math_values_run_f32(math_program_log, x); }
 
-/* log(x) = e ln2 + log(m). A subnormal x is first scaled by 2^23. */
-float mathref_logf(float x) {
-  int subnormal = x < 0x1p-126f;
-  int e;
-  float f = log_split(select_f32(subnormal, x * 0x1p23f, x), &e);
-  e -= select_i32(subnormal, 23, 0);
-  float y = log_combine(e, f, 0.0f);
-  y = select_f32(x == F32_INFINITY, x, y);
-  y = select_f32(x == 0.0f, -F32_INFINITY, y);
-  y = select_f32(x < 0.0f, quiet_nan_f32(), y);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
-
-/* log1p(x) = log(u) + log(1 + c) with u = 1 + x rounded and
- * c = (x - (u - 1)) / u the part of x that the rounding lost; log(1 + c)
- * is c to the precision needed. |x| < 2^-24 returns x. */
-float mathref_log1pf(float x) {
-  float u = 1.0f + x;
-  float c = (x - (u - 1.0f)) / u;
-  int e;
-  float f = log_split(u, &e);
-  float y = log_combine(e, f, c);
-  y = select_f32(abs_f32(x) < 0x1p-24f, x, y);
-  y = select_f32(x == F32_INFINITY, x, y);
-  y = select_f32(x == -1.0f, -F32_INFINITY, y);
-  y = select_f32(x < -1.0f, quiet_nan_f32(), y);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
+float mathref_log1pf(float x) { return math_values_run_f32(math_program_log1p, x); }
 
 /* ---- tanh, logistic ---- */
 
@@ -190,35 +123,9 @@ const float mathref_tanh_table[MATHREF_TANH_COUNT] = {
     -0.333333313f, 0.133332282f, -0.0539496243f, 0.0217162166f, -0.00821394753f, 0.00217314181f,
 };
 
-/* Near 0, x + x^3 T(x^2). Elsewhere 1 - 2 / (e^(2|x|) + 1), whose
- * subtraction cannot cancel because the result is at least 1/2 there;
- * |x| is clamped to 9.5, past which tanh rounds to 1. */
-float mathref_tanhf(float x) {
-  float ax = abs_f32(x);
-  float z = x * x;
-  float small = fmaf(x, z * polynomial_f32(mathref_tanh_table, MATHREF_TANH_COUNT, z), x);
-  float e = mathref_expf(2.0f * min_f32(ax, 9.5f));
-  float large = copysign_f32(1.0f - 2.0f / (e + 1.0f), x);
-  float y = select_f32(ax < 0.5625f, small, large);
-  y = select_f32(x == 0.0f, x, y);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
+float mathref_tanhf(float x) { return math_values_run_f32(math_program_tanh, x); }
 
-/* logistic(x) = 1 / (1 + e^-x), written with e = e^-|x| in (0, 1] so that
- * nothing overflows: 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0
- * (which keeps the tiny results of very negative x). The quotient gets
- * one correction step against 1 + e held exactly in two floats: without
- * it the rounding of 1 + e and of the division add up to 2 ulp. No table:
- * exp's. */
-float mathref_logisticf(float x) {
-  float e = mathref_expf(-abs_f32(x));
-  float numerator = select_f32(x < 0.0f, e, 1.0f);
-  float sum = 1.0f + e;
-  float sum_lost = (1.0f - sum) + e; /* 1 + e = sum + sum_lost exactly */
-  float y = numerator / sum;
-  float residual = fmaf(-y, sum, numerator) - y * sum_lost;
-  return y + residual / sum;
-}
+float mathref_logisticf(float x) { return math_values_run_f32(math_program_logistic, x); }
 
 /* ---- erf ---- */
 
@@ -536,57 +443,10 @@ const float mathref_atan_table[MATHREF_ATAN_COUNT] = {
     -0.333333313f, 0.199998021f, -0.142791316f, 0.110095896f, -0.0828325972f, 0.0435149595f,
 };
 
-/* The argument of atan, little / big in [0, 1], folded to |t| <= tan(pi/8)
- * when above it: atan(u) = pi/4 + atan((u - 1) / (u + 1)). t comes with
- * t_lo, what the roundings lost: u_lo is the division's remainder over
- * big (an FMA), u - 1 and u + 1 are split exactly (Fast2Sum, as 1 >= u),
- * and the quotient's remainder gives t_lo. Without t_lo the error of u
- * alone is half an ulp of the result. 0/0 and inf/inf become u = 0 and
- * u = 1. */
-static float atan_argument(float little, float big, int *fold, float *t_lo) {
-  float u = little / big;
-  float u_lo = fmaf(-u, big, little) / big;
-  u = select_f32(big == 0.0f, 0.0f, u);
-  u = select_f32(little == F32_INFINITY, 1.0f, u);
-  u_lo = select_f32((big == 0.0f) | (big == F32_INFINITY), 0.0f, u_lo);
-  *fold = u > MATHREF_TAN_PI_8;
-  float num = u - 1.0f, num_lo = (u - (num + 1.0f)) + u_lo;
-  float den = u + 1.0f, den_lo = (u - (den - 1.0f)) + u_lo;
-  float q = num / den;
-  float q_lo = (fmaf(-q, den, num) + num_lo - q * den_lo) / den;
-  *t_lo = select_f32(*fold, q_lo, u_lo);
-  return select_f32(*fold, q, u);
-}
-
-/* The angle of (|x|, |y|) is folded three times, each fold recorded as
- * angle = m pi/4 + s atan(t):
- *   u = min/max of |x|, |y|, folded to t as atan_argument says (m = 1);
- *   |y| > |x|: the angle is pi/2 minus that;
- *   x negative (sign bit, so -0 too): pi minus that.
- * Then the sign of y. atan(t + t_lo) = t + w with the small w summed
- * first, and m pi/4 + s (t + w) is rounded once at the end. With u = 0
- * for 0/0 and 1 for inf/inf, every signed-zero and infinite case comes
- * out as IEEE 754 says. */
+/* atan2: math_program_atan2 (math_algorithms.c), run on C values. */
 float mathref_atan2f(float y, float x) {
-  float ax = abs_f32(x), ay = abs_f32(y);
-  int fold;
-  float t_lo;
-  float t = atan_argument(min_f32(ax, ay), max_f32(ax, ay), &fold, &t_lo);
-  float z = t * t;
-  float p = polynomial_f32(mathref_atan_table, MATHREF_ATAN_COUNT, z);
-  float w = fmaf(t, z * p, fmaf(-t_lo, z, t_lo));
-  int m = select_i32(fold, 1, 0);
-  float s = 1.0f;
-  int swap = ay > ax;
-  m = select_i32(swap, 2 - m, m);
-  s = select_f32(swap, -s, s);
-  int negative_x = (bits_from_f32(x) >> 31) != 0;
-  m = select_i32(negative_x, 4 - m, m);
-  s = select_f32(negative_x, -s, s);
-  float mf = (float)m;
-  float angle = fmaf(mf, MATHREF_PIO4_HI, fmaf(s, t, fmaf(mf, MATHREF_PIO4_LO, s * w)));
-  float result = copysign_f32(angle, y);
-  return select_f32(is_nan_f32(x) | is_nan_f32(y), x + y, result);
+  MathTarget t = math_values_target();
+  return math_value_as_f32(math_program_atan2(&t, &math_format_f32, math_value_f32(y), math_value_f32(x)));
 }
 
 /* ---- pow ---- */
@@ -668,30 +528,7 @@ const float mathref_cbrt_table[MATHREF_CBRT_COUNT] = {
     0x1.428a30p+0f, 0x1.965feap+0f,
 };
 
-/* |x| = 2^e m, m in [1, 2); e = 3q + k with k in {0, 1, 2}, so that
- * cbrt|x| = 2^q cbrt(2^k m). floor(e / 3) is a multiply and a shift
- * (21846 / 65536 is 1/3 closely enough for the 0..450 that e + 300
- * spans). A subnormal x is scaled by 2^24 (a cube) first. The Newton step
- * g - (g^3 - a) / (3 g^2) computes g^3 - a with g^2 split exactly into
- * h + l, so the correction is right to far below an ulp. */
-float mathref_cbrtf(float x) {
-  float ax = abs_f32(x);
-  int subnormal = ax < 0x1p-126f;
-  uint32_t b = bits_from_f32(select_f32(subnormal, ax * 0x1p24f, ax));
-  int e = (int)(b >> 23) - 127 - select_i32(subnormal, 24, 0);
-  float m = f32_from_bits((b & 0x7fffffu) | 0x3f800000u);
-  int q = (((e + 300) * 21846) >> 16) - 100;
-  int k = e - 3 * q;
-  float a = m * (float)(1 << k);
-  float g = polynomial_f32(mathref_cbrt_table, MATHREF_CBRT_GUESS_COUNT, m);
-  g *= select_f32(k == 1, mathref_cbrt_table[5], select_f32(k == 2, mathref_cbrt_table[6], 1.0f));
-  float h = g * g;
-  float l = fmaf(g, g, -h);
-  float residual = fmaf(h, g, -a) + l * g;
-  float y = g - residual / (3.0f * h);
-  y = copysign_f32(y * pow2_f32(q), x);
-  return select_f32((ax == 0.0f) | (ax == F32_INFINITY) | is_nan_f32(x), x + x, y);
-}
+float mathref_cbrtf(float x) { return math_values_run_f32(math_program_cbrt, x); }
 
 /* ---- sqrt, rsqrt ---- */
 
@@ -704,80 +541,31 @@ float mathref_sqrtf(float x) { return sqrtf(x); }
  * about one ulp. Not rsqrtps: its 12-bit estimate with one Newton step
  * would be faster but near 2 ulp, and AVX-512's rsqrt14 estimate differs
  * from SSE's, so the bits would depend on the ISA. */
-float mathref_rsqrtf(float x) { return 1.0f / sqrtf(x); }
+float mathref_rsqrtf(float x) { return math_values_run_f32(math_program_rsqrt, x); }
 
 /* ---- compositions: the other float unary ops of HLO ----
  * Each is written once here from the functions above; docs/math.md lists
  * the bound test_math_ulp.c measures for each. */
 
 /* atan x = atan2(x, 1). */
-float mathref_atanf(float x) { return mathref_atan2f(x, 1.0f); }
+float mathref_atanf(float x) { return math_values_run_f32(math_program_atan, x); }
 
 /* asin x = atan2(x, sqrt(1 - x^2)) and acos x = atan2(sqrt(1 - x^2), x);
  * 1 - x^2 is one FMA, so it has one rounding even where it cancels (x
  * near ±1, where the result is most sensitive to it). |x| > 1 makes the
  * square root NaN, and so the result. */
-float mathref_asinf(float x) { return mathref_atan2f(x, sqrtf(fmaf(-x, x, 1.0f))); }
-float mathref_acosf(float x) { return mathref_atan2f(sqrtf(fmaf(-x, x, 1.0f)), x); }
+float mathref_asinf(float x) { return math_values_run_f32(math_program_asin, x); }
+float mathref_acosf(float x) { return math_values_run_f32(math_program_acos, x); }
 
-/* For |x| below 88, sinh from t = expm1|x|: (t + t / (t + 1)) / 2, which
- * keeps the digits of small x; cosh from e = e^|x|: e/2 + 1/(2e). From 88
- * on e^|x| would overflow before e^|x| / 2 does: h = e^(|x|/2) and
- * (h / 2) h. */
-float mathref_sinhf(float x) {
-  float ax = abs_f32(x);
-  float t = mathref_expm1f(min_f32(ax, 88.0f));
-  float small = 0.5f * (t + t / (t + 1.0f));
-  float h = mathref_expf(0.5f * ax);
-  float y = select_f32(ax < 88.0f, small, (0.5f * h) * h);
-  return select_f32(is_nan_f32(x), x + x, copysign_f32(y, x));
-}
+float mathref_sinhf(float x) { return math_values_run_f32(math_program_sinh, x); }
 
-float mathref_coshf(float x) {
-  float ax = abs_f32(x);
-  float e = mathref_expf(min_f32(ax, 88.0f));
-  float small = 0.5f * e + 0.5f / e;
-  float h = mathref_expf(0.5f * ax);
-  float y = select_f32(ax < 88.0f, small, (0.5f * h) * h);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
+float mathref_coshf(float x) { return math_values_run_f32(math_program_cosh, x); }
 
-/* asinh |x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), the form without
- * cancellation; from 2^12 on sqrt(1 + x^2) is |x| to f32's precision and
- * asinh |x| = log|x| + ln 2. Sign restored. */
-float mathref_asinhf(float x) {
-  float ax = abs_f32(x);
-  float a = min_f32(ax, 0x1p12f);
-  float z = a * a;
-  float small = mathref_log1pf(a + z / (1.0f + sqrtf(1.0f + z)));
-  float large = mathref_logf(ax) + 0x1.62e430p-1f;
-  float y = select_f32(ax < 0x1p12f, small, large);
-  return select_f32(is_nan_f32(x), x + x, copysign_f32(y, x));
-}
+float mathref_asinhf(float x) { return math_values_run_f32(math_program_asinh, x); }
 
-/* acosh x = log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact for x >= 1);
- * from 2^12 on log x + ln 2. Below 1: NaN (the square root's). */
-float mathref_acoshf(float x) {
-  float t = min_f32(x, 0x1p12f) - 1.0f;
-  float small = mathref_log1pf(t + sqrtf(t * (t + 2.0f)));
-  float large = mathref_logf(x) + 0x1.62e430p-1f;
-  float y = select_f32(x < 0x1p12f, small, large);
-  y = select_f32(x < 1.0f, quiet_nan_f32(), y);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
+float mathref_acoshf(float x) { return math_values_run_f32(math_program_acosh, x); }
 
-/* atanh |x| = log1p(2|x| / (1 - |x|)) / 2; for |x| < 1/2 written
- * log1p(2|x| + 2|x| |x| / (1 - |x|)) / 2 so that the quotient's rounding
- * touches only the smaller part. ±1 gives ±inf, |x| > 1 NaN (log1p of a
- * number below -1). */
-float mathref_atanhf(float x) {
-  float ax = abs_f32(x);
-  float twice = ax + ax;
-  float d = 1.0f - ax;
-  float u = select_f32(ax < 0.5f, fmaf(twice, ax / d, twice), twice / d);
-  float y = 0.5f * mathref_log1pf(u);
-  return select_f32(is_nan_f32(x), x + x, copysign_f32(y, x));
-}
+float mathref_atanhf(float x) { return math_values_run_f32(math_program_atanh, x); }
 
 /* round half away from zero: the truncation, plus one away from zero
  * where the part cut off is at least 1/2. Exact; -0.3 gives -0. */

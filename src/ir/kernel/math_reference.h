@@ -1,7 +1,10 @@
 /* The inline math functions (f32 here and in math_reference.c, f64 in
- * math_reference_f64.c), written once in C as the definition that
- * the code generators transcribe (emit_x86 into SIMD lanes, emit_ptx into
- * PTX): generated code never calls libm.
+ * math_reference_f64.c) as C functions on values: the reference that the
+ * generated code (emit_x86 in SIMD lanes, emit_ptx in PTX) must match bit
+ * for bit; generated code never calls libm. Most run the algorithms of
+ * math_algorithms.c (written once over math_program.h's primitives) on C
+ * values; erf, pow, sin, cos and tan are still C here that the emitters
+ * transcribe.
  *
  * Each function is branch-free: every lane runs the same sequence of IEEE
  * operations (fmaf is the hardware FMA), and where a scalar program would

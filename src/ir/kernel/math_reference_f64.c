@@ -1,5 +1,6 @@
-/* The inline f64 math functions: the one definition of each algorithm
- * that the x86 kernel compiler transcribes (kernel_x86_math_f64.c), kept
+/* The inline f64 math functions on C values: the tables, the entry points
+ * of the algorithms of math_algorithms.c, and the C of erf, pow, sin, cos
+ * and tan that the code generators still transcribe, kept
  * by the same rules as the f32 ones in math_reference.c (no branches on
  * data, fma one fused rounding, integers in 64-bit lanes, no libm).
  *
@@ -11,6 +12,7 @@
  * the C library's function, is measured by tests/unit/test_math_ulp.c and
  * listed in docs/math.md. */
 #include "kernel/math_reference.h"
+#include "kernel/math_values.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -61,47 +63,9 @@ const double mathref_exp_f64_table[MATHREF_EXP_F64_COUNT] = {
     0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33,
 };
 
-/* x = n ln2 + r, |r| <= ln2/2: n * LN2_HI is exact (42 + 11 bits) and
- * so is x - n LN2_HI (both are multiples of x's ulp and the difference is
- * below 1/2). */
-static double exp_reduce_f64(double x, double *n) {
-  *n = fma(x, MATHREF_LOG2E_F64, MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
-  double r = fma(*n, -MATHREF_LN2_HI_F64, x);
-  return fma(*n, -MATHREF_LN2_LO_F64, r);
-}
+double mathref_exp(double x) { return math_values_run_f64(math_program_exp, x); }
 
-/* As mathref_expf: 1 + r + r^2 P(r), times 2^n in two normal halves so a
- * subnormal result is rounded once. x is clamped to [-746, 710] first. */
-double mathref_exp(double x) {
-  double n;
-  double r = exp_reduce_f64(min_f64(max_f64(x, -746.0), 710.0), &n);
-  double p = 1.0 + fma(r * r, polynomial_f64(mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r), r);
-  int64_t ni = (int64_t)n;
-  int64_t n1 = ni >> 1;
-  double y = (p * pow2_f64(n1)) * pow2_f64(ni - n1);
-  return select_f64(is_nan_f64(x), x + x, y);
-}
-
-/* As mathref_expm1f: q = e^r - 1, then 2 (2^(n-1) q + (2^(n-1) - 1/2)),
- * q itself for n = 0, x itself below 2^-54. x clamped to [-40, 710].
- * Unlike exp, r keeps the part r_lost that its rounding lost (r's own
- * relative error would be a whole ulp of q): q = r + (r^2 P(r) +
- * r_lost (1 + r)), the small terms first. */
-double mathref_expm1(double x) {
-  double xc = min_f64(max_f64(x, -40.0), 710.0);
-  double n = fma(xc, MATHREF_LOG2E_F64, MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
-  double r_exact = fma(n, -MATHREF_LN2_HI_F64, xc);
-  double lo = n * -MATHREF_LN2_LO_F64;
-  double r = r_exact + lo;
-  double r_lost = (r_exact - r) + lo;
-  double p = polynomial_f64(mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, r);
-  double q = r + fma(r * r, p, fma(r_lost, r, r_lost));
-  double half = pow2_f64((int64_t)n - 1);
-  double y = 2.0 * fma(half, q, half - 0.5);
-  y = select_f64(n == 0.0, q, y);
-  y = select_f64(abs_f64(x) < 0x1p-54, x, y);
-  return select_f64(is_nan_f64(x), x + x, y);
-}
+double mathref_expm1(double x) { return math_values_run_f64(math_program_expm1, x); }
 
 /* ---- log, log1p ---- */
 
@@ -119,46 +83,9 @@ static double log_split_f64(double x, int64_t *e) {
   return m - 1.0;
 }
 
-/* e ln2 + log(1 + f) + extra. log(1 + f) = 2 atanh(s), s = f / (2 + f),
- * written f - (f^2/2 - s (f^2/2 + R)) with R = 2 atanh(s)/s - 2 the
- * series in z = s^2, so that s's rounding only touches the small part. */
-static double log_combine_f64(int64_t e, double f, double extra) {
-  double ef = (double)e;
-  double s = f / (2.0 + f);
-  double z = s * s;
-  double r = z * polynomial_f64(mathref_log_f64_table, MATHREF_LOG_F64_COUNT, z);
-  double hfsq = 0.5 * f * f;
-  double small = fma(s, hfsq + r, fma(ef, MATHREF_LN2_LO_F64, extra));
-  return fma(ef, MATHREF_LN2_HI_F64, f - (hfsq - small));
-}
+double mathref_log(double x) { return math_values_run_f64(math_program_log, x); }
 
-/* A subnormal x is first scaled by 2^54. */
-double mathref_log(double x) {
-  int subnormal = x < 0x1p-1022;
-  int64_t e;
-  double f = log_split_f64(select_f64(subnormal, x * 0x1p54, x), &e);
-  e -= select_i64(subnormal, 54, 0);
-  double y = log_combine_f64(e, f, 0.0);
-  y = select_f64(x == INFINITY, x, y);
-  y = select_f64(x == 0.0, -INFINITY, y);
-  y = select_f64(x < 0.0, quiet_nan_f64(), y);
-  return select_f64(is_nan_f64(x), x + x, y);
-}
-
-/* As mathref_log1pf: u = 1 + x rounded, c = (x - (u - 1)) / u the part of
- * x the rounding lost, log(u) + c. */
-double mathref_log1p(double x) {
-  double u = 1.0 + x;
-  double c = (x - (u - 1.0)) / u;
-  int64_t e;
-  double f = log_split_f64(u, &e);
-  double y = log_combine_f64(e, f, c);
-  y = select_f64(abs_f64(x) < 0x1p-54, x, y);
-  y = select_f64(x == INFINITY, x, y);
-  y = select_f64(x == -1.0, -INFINITY, y);
-  y = select_f64(x < -1.0, quiet_nan_f64(), y);
-  return select_f64(is_nan_f64(x), x + x, y);
-}
+double mathref_log1p(double x) { return math_values_run_f64(math_program_log1p, x); }
 
 /* ---- atan2 ---- */
 
@@ -173,157 +100,37 @@ const double mathref_atan_f64_table[MATHREF_ATAN_F64_COUNT] = {
     -0x1.7d05f417d05f4p-6,
 };
 
-/* As atan_argument in math_reference.c, in f64; both operands are first
- * scaled by 2^600 when big is below 2^-900 (exact, and little <= big
- * cannot overflow), so that the division's remainder stays above the
- * subnormals (an FMA without hardware FMA needs that). */
-static double atan_argument_f64(double little, double big, int *fold, double *t_lo) {
-  double scale = select_f64(big < 0x1p-900, 0x1p600, 1.0);
-  little *= scale;
-  big *= scale;
-  double u = little / big;
-  double u_lo = fma(-u, big, little) / big;
-  u = select_f64(big == 0.0, 0.0, u);
-  u = select_f64(little == INFINITY, 1.0, u);
-  u_lo = select_f64((big == 0.0) | (big == INFINITY), 0.0, u_lo);
-  *fold = u > MATHREF_TAN_PI_8_F64;
-  double num = u - 1.0, num_lo = (u - (num + 1.0)) + u_lo;
-  double den = u + 1.0, den_lo = (u - (den - 1.0)) + u_lo;
-  double q = num / den;
-  double q_lo = (fma(-q, den, num) + num_lo - q * den_lo) / den;
-  *t_lo = select_f64(*fold, q_lo, u_lo);
-  return select_f64(*fold, q, u);
-}
-
-/* As mathref_atan2f, in f64. */
+/* atan2: math_program_atan2 (math_algorithms.c), run on C values. */
 double mathref_atan2(double y, double x) {
-  double ax = abs_f64(x), ay = abs_f64(y);
-  int fold;
-  double t_lo;
-  double t = atan_argument_f64(min_f64(ax, ay), max_f64(ax, ay), &fold, &t_lo);
-  double z = t * t;
-  double p = polynomial_f64(mathref_atan_f64_table, MATHREF_ATAN_F64_COUNT, z);
-  double w = fma(t, z * p, fma(-t_lo, z, t_lo));
-  int64_t m = select_i64(fold, 1, 0);
-  double s = 1.0;
-  int swap = ay > ax;
-  m = select_i64(swap, 2 - m, m);
-  s = select_f64(swap, -s, s);
-  int negative_x = (bits_from_f64(x) >> 63) != 0;
-  m = select_i64(negative_x, 4 - m, m);
-  s = select_f64(negative_x, -s, s);
-  double mf = (double)m;
-  double angle = fma(mf, MATHREF_PIO4_HI_F64, fma(s, t, fma(mf, MATHREF_PIO4_LO_F64, s * w)));
-  double result = copysign_f64(angle, y);
-  return select_f64(is_nan_f64(x) | is_nan_f64(y), x + y, result);
+  MathTarget t = math_values_target();
+  return math_value_as_f64(math_program_atan2(&t, &math_format_f64, math_value_f64(y), math_value_f64(x)));
 }
 
 /* ---- cbrt, rsqrt ---- */
 
-/* |x| = 2^(3q + k) m as in mathref_cbrtf (floor(e/3) by a multiply and a
- * shift, exact for the e + 3000 of every double); the f32 cbrt of
- * a = 2^k m (rounded to f32) is a guess right to 2^-23, and two Newton
- * steps with the residual g^3 - a held exactly (g^2 split by an FMA)
- * make it right to far below an ulp. A subnormal x is scaled by 2^54. */
-static double cbrt_newton_f64(double g, double a) {
-  double h = g * g;
-  double l = fma(g, g, -h);
-  double residual = fma(h, g, -a) + l * g;
-  return g - residual / (3.0 * h);
-}
+double mathref_cbrt(double x) { return math_values_run_f64(math_program_cbrt, x); }
 
-double mathref_cbrt(double x) {
-  double ax = abs_f64(x);
-  int subnormal = ax < 0x1p-1022;
-  uint64_t b = bits_from_f64(select_f64(subnormal, ax * 0x1p54, ax));
-  int64_t e = (int64_t)(b >> 52) - 1023 - select_i64(subnormal, 54, 0);
-  double m = f64_from_bits((b & ((UINT64_C(1) << 52) - 1)) | UINT64_C(0x3ff0000000000000));
-  int64_t q = (((e + 3000) * 21846) >> 16) - 1000;
-  int64_t k = e - 3 * q;
-  double a = m * pow2_f64(k);
-  double g = (double)mathref_cbrtf((float)a);
-  g = cbrt_newton_f64(cbrt_newton_f64(g, a), a);
-  double y = copysign_f64(g * pow2_f64(q), x);
-  return select_f64((ax == 0.0) | (ax == INFINITY) | is_nan_f64(x), x + x, y);
-}
-
-double mathref_rsqrt(double x) { return 1.0 / sqrt(x); }
+double mathref_rsqrt(double x) { return math_values_run_f64(math_program_rsqrt, x); }
 
 /* ---- compositions, as the f32 ones ---- */
 
-double mathref_atan(double x) { return mathref_atan2(x, 1.0); }
-double mathref_asin(double x) { return mathref_atan2(x, sqrt(fma(-x, x, 1.0))); }
-double mathref_acos(double x) { return mathref_atan2(sqrt(fma(-x, x, 1.0)), x); }
+double mathref_atan(double x) { return math_values_run_f64(math_program_atan, x); }
+double mathref_asin(double x) { return math_values_run_f64(math_program_asin, x); }
+double mathref_acos(double x) { return math_values_run_f64(math_program_acos, x); }
 
-/* The switch is at 709, where e^|x| is still finite. */
-double mathref_sinh(double x) {
-  double ax = abs_f64(x);
-  double t = mathref_expm1(min_f64(ax, 709.0));
-  double small = 0.5 * (t + t / (t + 1.0));
-  double h = mathref_exp(0.5 * ax);
-  double y = select_f64(ax < 709.0, small, (0.5 * h) * h);
-  return select_f64(is_nan_f64(x), x + x, copysign_f64(y, x));
-}
+double mathref_sinh(double x) { return math_values_run_f64(math_program_sinh, x); }
 
-double mathref_cosh(double x) {
-  double ax = abs_f64(x);
-  double e = mathref_exp(min_f64(ax, 709.0));
-  double small = 0.5 * e + 0.5 / e;
-  double h = mathref_exp(0.5 * ax);
-  double y = select_f64(ax < 709.0, small, (0.5 * h) * h);
-  return select_f64(is_nan_f64(x), x + x, y);
-}
+double mathref_cosh(double x) { return math_values_run_f64(math_program_cosh, x); }
 
-/* |x| < 1: -t / (t + 2) with t = e^(-2|x|) - 1; else 1 - 2 / (t + 2) with
- * t = e^(2|x|) - 1 (|x| clamped to 22, past which tanh rounds to 1). */
-double mathref_tanh(double x) {
-  double ax = abs_f64(x);
-  double t_small = mathref_expm1(-2.0 * ax);
-  double t_large = mathref_expm1(2.0 * min_f64(ax, 22.0));
-  double y = select_f64(ax < 1.0, -t_small / (t_small + 2.0), 1.0 - 2.0 / (t_large + 2.0));
-  y = select_f64(x == 0.0, x, copysign_f64(y, x));
-  return select_f64(is_nan_f64(x), x + x, y);
-}
+double mathref_tanh(double x) { return math_values_run_f64(math_program_tanh, x); }
 
-/* As mathref_logisticf. */
-double mathref_logistic(double x) {
-  double e = mathref_exp(-abs_f64(x));
-  double numerator = select_f64(x < 0.0, e, 1.0);
-  double sum = 1.0 + e;
-  double sum_lost = (1.0 - sum) + e;
-  double y = numerator / sum;
-  double residual = fma(-y, sum, numerator) - y * sum_lost;
-  return y + residual / sum;
-}
+double mathref_logistic(double x) { return math_values_run_f64(math_program_logistic, x); }
 
-/* From 2^28 on, sqrt(1 + x^2) is |x| to f64's precision. */
-double mathref_asinh(double x) {
-  double ax = abs_f64(x);
-  double a = min_f64(ax, 0x1p28);
-  double z = a * a;
-  double small = mathref_log1p(a + z / (1.0 + sqrt(1.0 + z)));
-  double large = mathref_log(ax) + MATHREF_LN2_F64;
-  double y = select_f64(ax < 0x1p28, small, large);
-  return select_f64(is_nan_f64(x), x + x, copysign_f64(y, x));
-}
+double mathref_asinh(double x) { return math_values_run_f64(math_program_asinh, x); }
 
-double mathref_acosh(double x) {
-  double t = min_f64(x, 0x1p28) - 1.0;
-  double small = mathref_log1p(t + sqrt(t * (t + 2.0)));
-  double large = mathref_log(x) + MATHREF_LN2_F64;
-  double y = select_f64(x < 0x1p28, small, large);
-  y = select_f64(x < 1.0, quiet_nan_f64(), y);
-  return select_f64(is_nan_f64(x), x + x, y);
-}
+double mathref_acosh(double x) { return math_values_run_f64(math_program_acosh, x); }
 
-double mathref_atanh(double x) {
-  double ax = abs_f64(x);
-  double twice = ax + ax;
-  double d = 1.0 - ax;
-  double u = select_f64(ax < 0.5, fma(twice, ax / d, twice), twice / d);
-  double y = 0.5 * mathref_log1p(u);
-  return select_f64(is_nan_f64(x), x + x, copysign_f64(y, x));
-}
+double mathref_atanh(double x) { return math_values_run_f64(math_program_atanh, x); }
 
 /* As mathref_round_afzf. */
 double mathref_round_afz(double x) {

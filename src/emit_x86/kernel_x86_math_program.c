@@ -1,0 +1,169 @@
+/* The x86 target of the math programs (src/ir/kernel/math_program.h):
+ * each primitive is one call of the math builder, which emits its few
+ * instructions on scalar slots or, in vector mode, on every lane. A value
+ * is the builder's slot; a mask is its i32 0/1 (scalar) or all-ones lanes
+ * (vector), both "nonzero" to a select; reinterpreting bits is the same
+ * slot, so BITS and FROM_BITS emit nothing.
+ *
+ * The functions below (math_exp_f32, ...) are the builder's names for the
+ * algorithms of math_algorithms.c, which the transcribed functions and
+ * kernel_x86_math.c call. */
+#include <assert.h>
+
+#include "emit_x86/kernel_x86_math_builder.h"
+#include "kernel/math_program.h"
+
+
+static MathValue float_op(MathBuilder *b, MathOp op, bool f64, MathValue a, MathValue c, MathValue d) {
+  switch (op) {
+  case MATH_ADD: return f64 ? math_add_f64(b, a, c) : math_add_f32(b, a, c);
+  case MATH_SUB: return f64 ? math_sub_f64(b, a, c) : math_sub_f32(b, a, c);
+  case MATH_MUL: return f64 ? math_mul_f64(b, a, c) : math_mul_f32(b, a, c);
+  case MATH_DIV: return f64 ? math_div_f64(b, a, c) : math_div_f32(b, a, c);
+  case MATH_FMA: return f64 ? math_fma_f64(b, a, c, d) : math_fma_f32(b, a, c, d);
+  case MATH_MIN: return f64 ? math_min_f64(b, a, c) : math_min_f32(b, a, c);
+  case MATH_MAX: return f64 ? math_max_f64(b, a, c) : math_max_f32(b, a, c);
+  case MATH_SQRT: return f64 ? math_sqrt_f64(b, a) : math_sqrt_f32(b, a);
+  case MATH_ABS: return f64 ? math_abs_f64(b, a) : math_abs_f32(b, a);
+  case MATH_NEGATE: return f64 ? math_negate_f64(b, a) : math_negate_f32(b, a);
+  case MATH_COPYSIGN: return f64 ? math_copysign_f64(b, a, c) : math_copysign_f32(b, a, c);
+  case MATH_LESS: return f64 ? math_less_f64(b, a, c) : math_less_f32(b, a, c);
+  case MATH_EQUAL: return f64 ? math_equal_f64(b, a, c) : math_equal_f32(b, a, c);
+  case MATH_IS_NAN: return f64 ? math_is_nan_f64(b, a) : math_is_nan_f32(b, a);
+  case MATH_TO_INT: return f64 ? math_i64_from_f64(b, a) : math_i32_from_f32(b, a);
+  case MATH_WIDEN: return math_f64_from_f32(b, a);
+  case MATH_NARROW: return math_f32_from_f64(b, a);
+  case MATH_BITS: return a;
+  default: assert(!"not a float operation"); return a;
+  }
+}
+
+static MathValue i32_op(MathBuilder *b, MathOp op, MathValue a, MathValue c) {
+  switch (op) {
+  case MATH_ADD: return math_add_i32(b, a, c);
+  case MATH_SUB: return math_sub_i32(b, a, c);
+  case MATH_MUL: return math_mul_i32(b, a, c);
+  case MATH_AND: return math_and_i32(b, a, c);
+  case MATH_OR: return math_or_i32(b, a, c);
+  case MATH_SHIFT_LEFT: return math_shift_left_i32(b, a, c);
+  case MATH_SHIFT_RIGHT: return math_shift_right_i32(b, a, c);
+  case MATH_SHIFT_RIGHT_LOGICAL: return math_shift_right_u32(b, a, c);
+  case MATH_LESS: return math_less_i32(b, a, c);
+  case MATH_EQUAL: return math_equal_i32(b, a, c);
+  case MATH_TO_FLOAT: return math_f32_from_i32(b, a);
+  case MATH_FROM_BITS: return a;
+  default: assert(!"not an i32 operation"); return a;
+  }
+}
+
+static MathValue i64_op(MathBuilder *b, MathOp op, MathValue a, MathValue c) {
+  switch (op) {
+  case MATH_ADD: return math_add_u64(b, a, c);
+  case MATH_SUB: return math_sub_u64(b, a, c);
+  case MATH_MUL: return math_mul_u64(b, a, c);
+  case MATH_AND: return math_and_u64(b, a, c);
+  case MATH_OR: return math_or_u64(b, a, c);
+  case MATH_SHIFT_LEFT: return math_shift_left_u64(b, a, c);
+  case MATH_SHIFT_RIGHT: return math_shift_right_i64(b, a, c);
+  case MATH_SHIFT_RIGHT_LOGICAL: return math_shift_right_u64(b, a, c);
+  case MATH_TO_FLOAT: return math_f64_from_i64(b, a);
+  case MATH_FROM_BITS: return a;
+  default: assert(!"not an i64 operation"); return a;
+  }
+}
+
+static MathValue mask_op(MathBuilder *b, MathOp op, MathValue a, MathValue c) {
+  switch (op) {
+  case MATH_AND: return math_and_i32(b, a, c);
+  case MATH_OR: return math_or_i32(b, a, c);
+  case MATH_NOT: return math_not_mask(b, a);
+  default: assert(!"not a mask operation"); return a;
+  }
+}
+
+static MathVal x86_op(MathTarget *t, MathOp op, MathType type, MathVal a, MathVal c, MathVal d) {
+  MathBuilder *b = t->context;
+  MathValue va = (MathValue)a, vc = (MathValue)c, vd = (MathValue)d;
+  if (op == MATH_SELECT) return (MathVal)math_select_value(b, va, vc, vd);
+  switch (type) {
+  case MATH_F32: return (MathVal)float_op(b, op, false, va, vc, vd);
+  case MATH_F64: return (MathVal)float_op(b, op, true, va, vc, vd);
+  case MATH_I32: return (MathVal)i32_op(b, op, va, vc);
+  case MATH_I64: return (MathVal)i64_op(b, op, va, vc);
+  case MATH_MASK: return (MathVal)mask_op(b, op, va, vc);
+  }
+  return a;
+}
+
+static MathVal x86_constant(MathTarget *t, MathType type, uint64_t bits) {
+  MathBuilder *b = t->context;
+  if (type == MATH_F64 || type == MATH_I64) return (MathVal)math_constant_u64(b, bits);
+  return (MathVal)math_constant_i32(b, (int32_t)(uint32_t)bits);
+}
+
+static int x86_scope_begin(MathTarget *t) { return math_scope_begin(t->context); }
+
+static MathVal x86_scope_end(MathTarget *t, int scope, MathVal result) {
+  return (MathVal)math_scope_end(t->context, scope, (MathValue)result);
+}
+
+static MathTarget x86_target(MathBuilder *b) {
+  return (MathTarget){
+      .op = x86_op,
+      .constant = x86_constant,
+      .scope_begin = x86_scope_begin,
+      .scope_end = x86_scope_end,
+      .context = b,
+  };
+}
+
+/* ---- the algorithms, by the builder's names ---- */
+
+static MathValue run(MathBuilder *b, MathFunction fn, const MathFormat *f, MathValue x) {
+  MathTarget t = x86_target(b);
+  return (MathValue)fn(&t, f, (MathVal)x);
+}
+
+MathValue math_exp_f32(MathBuilder *b, MathValue x) { return run(b, math_program_exp, &math_format_f32, x); }
+MathValue math_exp_f64(MathBuilder *b, MathValue x) { return run(b, math_program_exp, &math_format_f64, x); }
+MathValue math_expm1_f32(MathBuilder *b, MathValue x) { return run(b, math_program_expm1, &math_format_f32, x); }
+MathValue math_expm1_f64(MathBuilder *b, MathValue x) { return run(b, math_program_expm1, &math_format_f64, x); }
+MathValue math_log_f32(MathBuilder *b, MathValue x) { return run(b, math_program_log, &math_format_f32, x); }
+MathValue math_log_f64(MathBuilder *b, MathValue x) { return run(b, math_program_log, &math_format_f64, x); }
+MathValue math_log1p_f32(MathBuilder *b, MathValue x) { return run(b, math_program_log1p, &math_format_f32, x); }
+MathValue math_log1p_f64(MathBuilder *b, MathValue x) { return run(b, math_program_log1p, &math_format_f64, x); }
+MathValue math_logistic_f32(MathBuilder *b, MathValue x) { return run(b, math_program_logistic, &math_format_f32, x); }
+MathValue math_logistic_f64(MathBuilder *b, MathValue x) { return run(b, math_program_logistic, &math_format_f64, x); }
+MathValue math_tanh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_tanh, &math_format_f32, x); }
+MathValue math_tanh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_tanh, &math_format_f64, x); }
+MathValue math_sinh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_sinh, &math_format_f32, x); }
+MathValue math_sinh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_sinh, &math_format_f64, x); }
+MathValue math_cosh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_cosh, &math_format_f32, x); }
+MathValue math_cosh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_cosh, &math_format_f64, x); }
+MathValue math_asinh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_asinh, &math_format_f32, x); }
+MathValue math_asinh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_asinh, &math_format_f64, x); }
+MathValue math_acosh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_acosh, &math_format_f32, x); }
+MathValue math_acosh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_acosh, &math_format_f64, x); }
+MathValue math_atanh_f32(MathBuilder *b, MathValue x) { return run(b, math_program_atanh, &math_format_f32, x); }
+MathValue math_atanh_f64(MathBuilder *b, MathValue x) { return run(b, math_program_atanh, &math_format_f64, x); }
+MathValue math_rsqrt_f32(MathBuilder *b, MathValue x) { return run(b, math_program_rsqrt, &math_format_f32, x); }
+MathValue math_rsqrt_f64(MathBuilder *b, MathValue x) { return run(b, math_program_rsqrt, &math_format_f64, x); }
+
+MathValue math_atan2_f32(MathBuilder *b, MathValue y, MathValue x) {
+  MathTarget t = x86_target(b);
+  return (MathValue)math_program_atan2(&t, &math_format_f32, (MathVal)y, (MathVal)x);
+}
+
+MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x) {
+  MathTarget t = x86_target(b);
+  return (MathValue)math_program_atan2(&t, &math_format_f64, (MathVal)y, (MathVal)x);
+}
+
+MathValue math_atan_f32(MathBuilder *b, MathValue x) { return run(b, math_program_atan, &math_format_f32, x); }
+MathValue math_atan_f64(MathBuilder *b, MathValue x) { return run(b, math_program_atan, &math_format_f64, x); }
+MathValue math_asin_f32(MathBuilder *b, MathValue x) { return run(b, math_program_asin, &math_format_f32, x); }
+MathValue math_asin_f64(MathBuilder *b, MathValue x) { return run(b, math_program_asin, &math_format_f64, x); }
+MathValue math_acos_f32(MathBuilder *b, MathValue x) { return run(b, math_program_acos, &math_format_f32, x); }
+MathValue math_acos_f64(MathBuilder *b, MathValue x) { return run(b, math_program_acos, &math_format_f64, x); }
+MathValue math_cbrt_f32(MathBuilder *b, MathValue x) { return run(b, math_program_cbrt, &math_format_f32, x); }
+MathValue math_cbrt_f64(MathBuilder *b, MathValue x) { return run(b, math_program_cbrt, &math_format_f64, x); }
