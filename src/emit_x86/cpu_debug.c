@@ -9,14 +9,13 @@
  * Each file starts with the HLO instruction it came from, its op_name and
  * its JAX source line; inside the listing, each block of instructions is
  * headed by the fused HLO instruction it implements (kernel_x86.c notes
- * them as it emits). The kernel IR is lowered again here, the same way the
- * compile lowered it: lowering is a pure function of the instruction. */
+ * them as it emits). The kernel IR is the program stage's (src/opt/program.h),
+ * the one the step's code was compiled from. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "emit_x86/cpu_compile.h"
-#include "opt/lower.h"
 
 static bool dir_make(const char *dir, Status *st) {
   if (mkdir(dir, 0777) == 0 || errno == EEXIST) return true;
@@ -39,15 +38,6 @@ static void print_origin(StrBuf *sb, const Instruction *inst, const Module *m, c
   if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
     loc = inst->called[0]->root->loc;
   if (loc.line > 0) strbuf_printf(sb, "%s hlo: %s:%d\n", prefix, m->filename ? m->filename : "<input>", loc.line);
-}
-
-/* The dot inside an output fusion, whose product the epilogue kernel reads. */
-static const Instruction *output_fusion_dot(const Instruction *fusion) {
-  if (fusion->opcode != OP_FUSION || fusion->attrs.fusion_kind != FUSION_OUTPUT) return NULL;
-  const Computation *body = fusion->called[0];
-  for (int i = 0; i < body->instruction_count; i++)
-    if (body->instructions[i]->opcode == OP_DOT) return body->instructions[i];
-  return NULL;
 }
 
 /* A file name from an instruction name: HLO names are letters, digits,
@@ -76,13 +66,11 @@ static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir,
   char path[2048];
   StrBuf sb = {0};
   print_origin(&sb, s->inst, m, "//");
-  Status why = {0};
-  const Instruction *dot = output_fusion_dot(s->inst);
-  Kernel *k = dot ? lower_epilogue(s->inst, dot, &why) : lower_to_kernel(s->inst, &why);
-  if (dot) strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", dot->name);
+  const Kernel *k = s->lowered;
+  if (k && s->product)
+    strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", s->product->name);
   if (k) print_kernel(&sb, k);
-  else strbuf_printf(&sb, "// not lowered again: %s\n", why.message);
-  kernel_free(k);
+  else strbuf_printf(&sb, "// a kernel computing a value the fusion's product reads (not kept)\n");
   snprintf(path, sizeof path, "%s/%s.kernel.txt", dir, stem);
   bool ok = file_write(path, &sb, NULL, st);
   strbuf_free(&sb);

@@ -222,14 +222,6 @@ static int fused_value_binding(CpuCompile *c, const Instruction *fusion, const I
   return out;
 }
 
-bool cpu_fusion_has_product(const Instruction *fusion) {
-  if (fusion->opcode != OP_FUSION || fusion->called_count < 1) return false;
-  const Computation *body = fusion->called[0];
-  for (int i = 0; i < body->instruction_count; i++)
-    if (is_product(body->instructions[i])) return true;
-  return false;
-}
-
 /* ---- the epilogue per block of rows ---- */
 
 /* A fused dot and the epilogue kernel run on each block of rows the GEMM
@@ -307,13 +299,11 @@ static bool product_rows_are_kernel_rows(const Instruction *product) {
   return dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree) == 1;
 }
 
-/* Whether the epilogue of product can run per block of its rows: a loop
- * kernel over the product's own dims, its rows the GEMM's, reading the
- * product only at the point it computes. */
-static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction *product) {
+/* Whether the epilogue k (the program stage's) of product can run per
+ * block of its rows: a loop kernel over the product's own dims, its rows
+ * the GEMM's, reading the product only at the point it computes. */
+static bool epilogue_runs_per_block(const Kernel *k, const Instruction *product) {
   if (!product_rows_are_kernel_rows(product)) return false;
-  Status why = {0};
-  Kernel *k = lower_epilogue(fusion, product, &why);
   bool fits = k && k->kind == KERNEL_LOOP && k->rank == product->shape.rank &&
               memcmp(k->dims, product->shape.dims, sizeof *k->dims * (size_t)k->rank) == 0;
   int input = -1;
@@ -327,7 +317,6 @@ static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction
     for (int d = 0; fits && d < k->rank; d++)
       fits = k->ops[op->args[d]].kop == KOP_INDEX && k->ops[op->args[d]].dim == d;
   }
-  kernel_free(k);
   return fits;
 }
 
@@ -341,10 +330,10 @@ static void epilogue_fuse_into_product(CpuCompile *c, const Instruction *fusion,
   if (d->inst != fusion || k->kind != CPU_STEP_KERNEL || k->inst != fusion) return;
   if (d->kind == CPU_STEP_CALL) {
     /* A gathered product: it takes the kernel if its plan allows. */
-    if (epilogue_runs_per_block(fusion, product) && product_step_take_epilogue(d, k)) p->step_count--;
+    if (epilogue_runs_per_block(c->step->kernel, product) && product_step_take_epilogue(d, k)) p->step_count--;
     return;
   }
-  if (d->kind != CPU_STEP_DOT || !epilogue_runs_per_block(fusion, product)) return;
+  if (d->kind != CPU_STEP_DOT || !epilogue_runs_per_block(c->step->kernel, product)) return;
   FusedDot *f = mem_calloc(1, sizeof *f);
   f->dot = d->dot;
   f->gemm = p->gemm;
