@@ -186,6 +186,15 @@ static bool step_lower(ProgramBuild *b, ProgramStep *s, Status *why) {
   return s->kernel != NULL;
 }
 
+/* The binding of v's leaf for a step: a leaf of no bytes (a token, an
+ * empty array) the plan does not place gets an empty binding of its own. */
+static int leaf_binding(ProgramBuild *b, const Instruction *v, int leaf) {
+  int at = program_binding_of(b->p, v, leaf);
+  if (at >= 0 || shape_buffer_byte_size(shape_leaf(&v->shape, leaf)) != 0) return at;
+  ProgramBinding none = {.kind = BINDING_NONE, .inst = v, .inst_leaf = leaf};
+  return binding_add(b, &none);
+}
+
 /* Any other step reads its operands' leaves and writes its own. */
 static void leaf_buffers(ProgramBuild *b, ProgramStep *s) {
   const Instruction *inst = s->inst;
@@ -194,8 +203,8 @@ static void leaf_buffers(ProgramBuild *b, ProgramStep *s) {
   s->buffers = mem_calloc((size_t)count + 1, sizeof *s->buffers);
   for (int i = 0; i < inst->operand_count; i++)
     for (int l = 0; l < shape_leaf_count(&inst->operands[i]->shape); l++)
-      s->buffers[s->buffer_count++] = program_binding_of(b->p, inst->operands[i], l);
-  for (int l = 0; l < shape_leaf_count(&inst->shape); l++) s->buffers[s->buffer_count++] = program_binding_of(b->p, inst, l);
+      s->buffers[s->buffer_count++] = leaf_binding(b, inst->operands[i], l);
+  for (int l = 0; l < shape_leaf_count(&inst->shape); l++) s->buffers[s->buffer_count++] = leaf_binding(b, inst, l);
 }
 
 /* Programs for called[first, first + count) of s's instruction. */
