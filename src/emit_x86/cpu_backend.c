@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
-#include "opt/lower.h"
 #include "runtime/backend.h"
 
 

@@ -195,6 +195,32 @@ static int leaf_binding(ProgramBuild *b, const Instruction *v, int leaf) {
   return binding_add(b, &none);
 }
 
+/* The kernels a routine applies (program.h), lowered once like the rest. */
+static void routine_lower(ProgramBuild *b, ProgramStep *s) {
+  const Instruction *inst = s->inst;
+  Status why = {0};
+  if (inst->opcode == OP_SORT && inst->called_count > 0) {
+    s->applied_count = 1;
+    s->applied[0] = lower_scalar_computation(inst->called[0], inst, &why);
+  } else if (inst->opcode == OP_SCATTER) {
+    s->applied_count = 1;
+    s->applied[0] = lower_scatter_combiner(inst, &why);
+  } else if (inst->opcode == OP_SELECT_AND_SCATTER) {
+    s->applied_count = 2;
+    s->applied[0] = lower_select_and_scatter(inst, 0, &why);
+    s->applied[1] = s->applied[0] ? lower_select_and_scatter(inst, 1, &why) : NULL;
+  } else {
+    return;
+  }
+  b->p->lowered_count += s->applied_count;
+  if (why.code == STATUS_OK) return;
+  for (int k = 0; k < s->applied_count; k++) {
+    kernel_free(s->applied[k]);
+    s->applied[k] = NULL;
+  }
+  s->unsupported = mem_strdup(why.message[0] ? why.message : "an applied computation that does not lower");
+}
+
 /* Any other step reads its operands' leaves and writes its own. */
 static void leaf_buffers(ProgramBuild *b, ProgramStep *s) {
   const Instruction *inst = s->inst;
@@ -320,6 +346,7 @@ static void instruction_step(ProgramBuild *b, const Instruction *inst) {
     return;
   }
   if (kind == PROGRAM_STEP_PRODUCT) s->product = inst;
+  if (kind == PROGRAM_STEP_ROUTINE) routine_lower(b, s);
   leaf_buffers(b, s);
   if (kind == PROGRAM_STEP_WHILE) step_call(b, s, 0, 2);
   if (kind == PROGRAM_STEP_CONDITIONAL) step_call(b, s, 0, inst->called_count);
@@ -353,6 +380,7 @@ void program_free(Program *p) {
   for (int i = 0; i < p->step_count; i++) {
     ProgramStep *s = &p->steps[i];
     kernel_free(s->kernel);
+    for (int k = 0; k < s->applied_count; k++) kernel_free(s->applied[k]);
     mem_free(s->unsupported);
     mem_free(s->buffers);
     for (int k = 0; k < s->called_count; k++) program_free(s->called[k]);

@@ -79,7 +79,13 @@ typedef struct ProgramStep {
    * lowered (then `unsupported` says why, for KERNEL and PRODUCT). */
   Kernel *kernel;
   const Instruction *product; /* PRODUCT: the dot or convolution (inst itself when unfused) */
-  char *unsupported;          /* owned; why the kernel is not lowered */
+  char *unsupported;          /* owned; why the kernel (or an applied kernel) is not lowered */
+  /* ROUTINE: the kernels the routine applies, lowered here too, owned by
+   * the program: a sort's comparator and a scatter's update computation
+   * (rank 0, applied per element), select-and-scatter's two parts (run in
+   * order, src/opt/lower_window.c). NULL when not lowered. */
+  int applied_count;
+  Kernel *applied[2];
   /* Bindings: a kernel's inputs then outputs (an input the product is
    * PROGRAM_PRODUCT_INPUT); any other step's operand leaves then result
    * leaves. -1: a buffer the plan does not place. */

@@ -96,6 +96,13 @@ static void print_step(StrBuf *sb, const ProgramStep *s, int number, int depth) 
                   kernel_kind_words(s->kernel->kind), s->kernel->rank, s->kernel->input_count,
                   s->kernel->output_count, s->kernel->op_count);
   }
+  for (int k = 0; k < s->applied_count; k++) {
+    if (!s->applied[k]) continue;
+    indent(sb, depth + 3);
+    strbuf_printf(sb, "applies kernel %s: %s kernel, rank %d, %d inputs, %d outputs, %d ops\n", s->applied[k]->name,
+                  kernel_kind_words(s->applied[k]->kind), s->applied[k]->rank, s->applied[k]->input_count,
+                  s->applied[k]->output_count, s->applied[k]->op_count);
+  }
   if (s->unsupported) {
     indent(sb, depth + 3);
     strbuf_printf(sb, "not lowered: %s\n", s->unsupported);

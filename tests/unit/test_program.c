@@ -200,6 +200,28 @@ TEST(a_fused_constant_gets_a_binding_in_the_layout_its_kernel_reads) {
   built_free(&b);
 }
 
+TEST(routines_carry_the_kernels_they_apply_lowered_once) {
+  Built b = build("HloModule r\n"
+                  "less {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                  "  ROOT l = pred[] compare(a, b), direction=LT\n}\n"
+                  "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+                  "ENTRY main {\n  x = f32[8] parameter(0)\n  i = s32[2,1] parameter(1)\n"
+                  "  u = f32[2] parameter(2)\n  s = f32[8] sort(x), dimensions={0}, to_apply=less\n"
+                  "  ROOT t = f32[8] scatter(s, i, u), update_window_dims={}, inserted_window_dims={0},"
+                  " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n");
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 2, "%d steps", p->step_count);
+  for (int i = 0; i < p->step_count; i++) {
+    const ProgramStep *s = &p->steps[i];
+    EXPECT(s->kind == PROGRAM_STEP_ROUTINE, "step %d is a %s", i, program_step_kind_name(s->kind));
+    EXPECT(s->applied_count == 1 && s->applied[0] && s->applied[0]->rank == 0,
+           "step %d (%s): %d applied kernels, not one rank-0 kernel", i, s->inst->name, s->applied_count);
+  }
+  EXPECT(p->lowered_count == 2, "lowered %d times for 2 applied kernels", p->lowered_count);
+  built_free(&b);
+}
+
 /* The CPU backend compiles the program stage's kernels: each kernel step
  * runs the very Kernel the stage lowered (none lowered a second time). */
 TEST(cpu_kernel_steps_run_the_kernels_the_stage_lowered) {
@@ -252,6 +274,7 @@ int main(void) {
   RUN(conditional_is_a_step_with_a_program_per_branch);
   RUN(output_fusion_is_a_product_step_whose_epilogue_reads_the_product);
   RUN(a_fused_constant_gets_a_binding_in_the_layout_its_kernel_reads);
+  RUN(routines_carry_the_kernels_they_apply_lowered_once);
   RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
