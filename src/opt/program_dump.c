@@ -146,4 +146,8 @@ static void print_program_at(StrBuf *sb, const Program *p, int depth) {
   }
 }
 
-void print_program(StrBuf *sb, const Program *p) { print_program_at(sb, p, 0); }
+void print_program(StrBuf *sb, const Program *p) {
+  strbuf_printf(sb, "// The program stage (src/opt/program.h): bN is a binding, the storage of a value;\n"
+                    "// each step, in schedule order, reads and writes bindings only.\n");
+  print_program_at(sb, p, 0);
+}
