@@ -70,7 +70,7 @@ static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir,
   if (k && s->product)
     strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", s->product->name);
   if (k) print_kernel(&sb, k);
-  else strbuf_printf(&sb, "// a kernel computing a value the fusion's product reads (not kept)\n");
+  else strbuf_printf(&sb, "// the kernel IR of this step was not kept\n");
   snprintf(path, sizeof path, "%s/%s.kernel.txt", dir, stem);
   bool ok = file_write(path, &sb, NULL, st);
   strbuf_free(&sb);

@@ -268,6 +268,89 @@ static const Instruction *fusion_product(const Instruction *fusion) {
   return product;
 }
 
+/* The binding holding value v of fusion's body for its product to read:
+ * a parameter is the fusion's operand; a constant a binding of its own;
+ * any other value is computed first, into a temporary of its own, by a
+ * kernel step of its own (its operands first, the same way), so that a dot
+ * or convolution can read values computed inside its fusion. -1, with
+ * *why (owned) set, when it cannot be. */
+static int product_operand(ProgramBuild *b, const Instruction *fusion, const Instruction *v, int depth, char **why) {
+  int64_t n = v->attrs.parameter_number;
+  bool fusion_operand = v->opcode == OP_PARAMETER && n >= 0 && n < fusion->operand_count;
+  /* The product reads an operand's bytes in its fused parameter's layout:
+   * XLA's fusions give both one layout; text may not. */
+  if (fusion_operand && !shape_identical(&v->shape, &fusion->operands[n]->shape)) {
+    *why = mem_strdup("a fused product's parameter in another layout than the fusion's operand");
+    return -1;
+  }
+  if (fusion_operand) {
+    int at = program_binding_of(b->p, fusion->operands[n], 0);
+    if (at >= 0) return at;
+  }
+  const Literal *lit = v->opcode == OP_CONSTANT ? v->attrs.literal : NULL;
+  if (lit && !shape_is_tuple(&lit->shape) && !v->shape.element_size_bits) {
+    ProgramBinding c = constant_binding(lit, &v->shape, fusion, -1);
+    return binding_add(b, &c);
+  }
+  if (depth > 32 || v->opcode == OP_PARAMETER || v->opcode == OP_CONSTANT || shape_is_tuple(&v->shape) ||
+      v->shape.element_size_bits || is_product(v)) {
+    *why = mem_strdup("a fused product whose operand cannot be computed before it");
+    return -1;
+  }
+  Status st = {0};
+  b->p->lowered_count++;
+  Kernel *k = lower_to_kernel(v, &st);
+  if (!k) {
+    *why = mem_strdup(st.message);
+    return -1;
+  }
+  int count = k->input_count + k->output_count, *buffers = mem_calloc((size_t)count + 1, sizeof *buffers);
+  bool ok = k->output_count == 1;
+  for (int i = 0; i < k->input_count && ok && !*why; i++) {
+    const KernelBuffer *in = &k->inputs[i];
+    if (in->constant && (shape_is_tuple(&in->constant->shape) || in->shape.element_size_bits)) {
+      ok = false;
+    } else if (in->constant) {
+      ProgramBinding c = constant_binding(in->constant, &in->shape, fusion, -1);
+      buffers[i] = binding_add(b, &c);
+    } else {
+      buffers[i] = product_operand(b, fusion, in->source, depth + 1, why);
+    }
+  }
+  if (!ok || *why) {
+    if (!*why) *why = mem_strdup("a fused product operand the kernel cannot read");
+    kernel_free(k);
+    mem_free(buffers);
+    return -1;
+  }
+  ProgramBinding temp = {.kind = BINDING_TEMP, .offset = temp_reserve(b->p, shape_byte_size(&v->shape)),
+                         .shape = &v->shape, .inst = v, .inst_leaf = 0};
+  buffers[k->input_count] = binding_add(b, &temp);
+  ProgramStep *s = step_add(b, PROGRAM_STEP_KERNEL, fusion);
+  s->kernel = k;
+  s->value = v;
+  s->buffers = buffers;
+  s->buffer_count = count;
+  return buffers[k->input_count];
+}
+
+/* A fusion around one dot or convolution: the product's operands (any
+ * computed inside first), then the product with its epilogue. */
+static void product_fusion_step(ProgramBuild *b, const Instruction *fusion) {
+  const Instruction *product = fusion_product(fusion);
+  int operands[2] = {-1, -1};
+  char *why = NULL;
+  if (product) operands[0] = product_operand(b, fusion, product->operands[0], 0, &why);
+  if (product && !why) operands[1] = product_operand(b, fusion, product->operands[1], 0, &why);
+  ProgramStep *s = step_add(b, PROGRAM_STEP_PRODUCT, fusion);
+  s->product = product;
+  s->product_operands[0] = operands[0];
+  s->product_operands[1] = operands[1];
+  s->unsupported = why;
+  Status st = {0};
+  if (product && !why) step_lower(b, s, &st);
+}
+
 /* A fusion is one kernel; an output fusion, or one around a dot or a
  * convolution, is the product then an epilogue kernel. XLA's own fusions
  * may hold what no kernel computes (a scatter, outputs of several shapes):
@@ -276,9 +359,7 @@ static const Instruction *fusion_product(const Instruction *fusion) {
 static void fusion_step(ProgramBuild *b, const Instruction *fusion) {
   Status why = {0};
   if (fusion->attrs.fusion_kind == FUSION_OUTPUT || program_fusion_has_product(fusion)) {
-    ProgramStep *s = step_add(b, PROGRAM_STEP_PRODUCT, fusion);
-    s->product = fusion_product(fusion);
-    if (s->product) step_lower(b, s, &why);
+    product_fusion_step(b, fusion);
     return;
   }
   if (fusion->attrs.fusion_kind != FUSION_CUSTOM) {
@@ -345,9 +426,13 @@ static void instruction_step(ProgramBuild *b, const Instruction *inst) {
     step_lower(b, s, &why);
     return;
   }
-  if (kind == PROGRAM_STEP_PRODUCT) s->product = inst;
   if (kind == PROGRAM_STEP_ROUTINE) routine_lower(b, s);
   leaf_buffers(b, s);
+  if (kind == PROGRAM_STEP_PRODUCT) {
+    s->product = inst;
+    for (int i = 0; i < 2 && i < inst->operand_count; i++)
+      s->product_operands[i] = program_binding_of(b->p, inst->operands[i], 0);
+  }
   if (kind == PROGRAM_STEP_WHILE) step_call(b, s, 0, 2);
   if (kind == PROGRAM_STEP_CONDITIONAL) step_call(b, s, 0, inst->called_count);
   if (kind == PROGRAM_STEP_CALL) step_call(b, s, 0, 1);

@@ -79,6 +79,12 @@ typedef struct ProgramStep {
    * lowered (then `unsupported` says why, for KERNEL and PRODUCT). */
   Kernel *kernel;
   const Instruction *product; /* PRODUCT: the dot or convolution (inst itself when unfused) */
+  /* PRODUCT: the bindings of the product's lhs and rhs (-1: not made, see
+   * unsupported). In a fusion, an operand computed inside it (a transpose,
+   * a scaled weight) is computed first, into a temporary, by a KERNEL step
+   * of its own before this one, whose `value` is that instruction. */
+  int product_operands[2];
+  const Instruction *value;   /* KERNEL: the value inside a product fusion it computes; NULL otherwise */
   char *unsupported;          /* owned; why the kernel (or an applied kernel) is not lowered */
   /* ROUTINE: the kernels the routine applies, lowered here too, owned by
    * the program: a sort's comparator and a scatter's update computation

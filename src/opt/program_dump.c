@@ -87,7 +87,13 @@ static void print_step(StrBuf *sb, const ProgramStep *s, int number, int depth) 
   strbuf_printf(sb, "\n");
   if (s->kind == PROGRAM_STEP_PRODUCT && s->product) {
     indent(sb, depth + 3);
-    strbuf_printf(sb, "product: %s %s\n", opcode_name(s->product->opcode), s->product->name);
+    strbuf_printf(sb, "product: %s %s of", opcode_name(s->product->opcode), s->product->name);
+    print_buffer_list(sb, s->product_operands, 0, 2);
+    strbuf_printf(sb, "\n");
+  }
+  if (s->value) {
+    indent(sb, depth + 3);
+    strbuf_printf(sb, "computes %s, which the fusion's product reads, first\n", s->value->name);
   }
   if (s->kernel) {
     indent(sb, depth + 3);

@@ -180,6 +180,32 @@ done:
   built_free(&b);
 }
 
+TEST(a_value_a_fused_product_reads_is_computed_first_by_a_kernel_step_of_its_own) {
+  Built b = build("HloModule inner\n"
+                  "fused {\n  x = f32[8,5] parameter(0)\n  w = f32[6,5] parameter(1)\n"
+                  "  w2 = f32[6,5] multiply(w, w)\n"
+                  "  ROOT d = f32[8,6] dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}\n"
+                  "ENTRY main {\n  x = f32[8,5] parameter(0)\n  w = f32[6,5] parameter(1)\n"
+                  "  ROOT f = f32[8,6] fusion(x, w), kind=kOutput, calls=fused\n}\n");
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 2, "%d steps", p->step_count);
+  if (p->step_count != 2) goto done;
+  const ProgramStep *first = &p->steps[0], *product = &p->steps[1];
+  EXPECT(first->kind == PROGRAM_STEP_KERNEL && first->value && strcmp(first->value->name, "w2") == 0,
+         "step 0 does not compute w2");
+  EXPECT(product->kind == PROGRAM_STEP_PRODUCT, "step 1 is a %s", program_step_kind_name(product->kind));
+  int w2 = first->buffer_count > 0 ? first->buffers[first->buffer_count - 1] : -1;
+  EXPECT(w2 >= 0 && p->bindings[w2].kind == BINDING_TEMP, "w2 is not in a temporary");
+  EXPECT(product->product_operands[1] == w2, "the product reads b%d, not w2's b%d", product->product_operands[1], w2);
+  int x = program_binding_of(p, computation_find_instruction(b.m->entry, "x"), 0);
+  EXPECT(product->product_operands[0] == x, "the product reads b%d, not x's b%d", product->product_operands[0], x);
+  EXPECT(p->lowered_count == kernel_steps(p) && kernel_steps(p) == 2, "lowered %d for %d kernels", p->lowered_count,
+         kernel_steps(p));
+done:
+  built_free(&b);
+}
+
 TEST(a_fused_constant_gets_a_binding_in_the_layout_its_kernel_reads) {
   /* {0,1}: column-major; the kernel reads the constant's bytes in it. */
   Built b = build("HloModule c\nfused {\n  p = f32[2,3]{0,1} parameter(0)\n"
@@ -273,6 +299,7 @@ int main(void) {
   RUN(while_is_a_step_with_condition_and_body_programs_of_their_own);
   RUN(conditional_is_a_step_with_a_program_per_branch);
   RUN(output_fusion_is_a_product_step_whose_epilogue_reads_the_product);
+  RUN(a_value_a_fused_product_reads_is_computed_first_by_a_kernel_step_of_its_own);
   RUN(a_fused_constant_gets_a_binding_in_the_layout_its_kernel_reads);
   RUN(routines_carry_the_kernels_they_apply_lowered_once);
   RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
