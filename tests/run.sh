@@ -453,6 +453,11 @@ for f in before_optimizations.txt after_optimizations.txt after_optimizations.do
   if [ -f "$t/dump/module_0000.jit_f.$f" ]; then pass "axle-run/dump_writes_$f"
   else fail "axle-run/dump_writes_$f" "$(ls "$t/dump" 2>&1)"; fi
 done
+# the program stage's dump names each step and the kernel it runs
+if grep -qF "0   kernel      fusion.add_multiply_reduce" "$t/dump/module_0000.jit_f.program.txt" 2>/dev/null &&
+   grep -qF "kernel fusion.add_multiply_reduce: reduce kernel" "$t/dump/module_0000.jit_f.program.txt"; then
+  pass "axle-run/dump_writes_program.txt"
+else fail "axle-run/dump_writes_program.txt" "$(cat "$t/dump/module_0000.jit_f.program.txt" 2>&1 | head -5)"; fi
 if "$run" --seed 1 "$t/dump/module_0000.jit_f.after_optimizations.txt" >/dev/null 2>&1; then
   pass "axle-run/optimized_dump_parses_back"
 else fail "axle-run/optimized_dump_parses_back"; fi
@@ -493,7 +498,9 @@ expect_opt stage_kernel 0 "kernel " --stage=kernel examples/reduce_sum.hlo
 expect_opt stage_asm 0 "# kernel fusion.add_multiply_reduce (" --stage=asm examples/reduce_sum.hlo
 expect_opt stage_ptx_without_a_driver 0 ".target sm_80" --stage=ptx examples/reduce_sum.hlo
 expect_opt stage_ptx_for_hopper 0 ".target sm_90a" --stage=ptx --target sm_90a examples/reduce_sum.hlo
-expect_opt stage_unknown 2 "--stage takes hlo, buffer-assignment, kernel, asm or ptx, not llvm" --stage=llvm examples/reduce_sum.hlo
+expect_opt stage_unknown 2 "--stage takes hlo, buffer-assignment, kernel, asm, ptx or program, not llvm" --stage=llvm examples/reduce_sum.hlo
+expect_opt stage_program 0 "0   kernel      fusion.add_multiply_reduce" --stage=program examples/reduce_sum.hlo
+expect_opt stage_program_nests_a_loop 0 "body: program of body (called)" --stage=program tests/hlo/while_counter.hlo
 expect_opt target_unknown 2 "unknown GPU target 'sm_70'" --stage=ptx --target=sm_70 examples/reduce_sum.hlo
 expect_opt unknown_flag_anywhere 2 "error: unknown flag --frob" examples/reduce_sum.hlo --frob
 expect_opt help_lists_stages 0 "--stage NAME" --help

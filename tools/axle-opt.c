@@ -1,7 +1,7 @@
 /* axle-opt: show what the optimizer and the backends make of a module, one
  * stage at a time (as XLA's hlo-opt --stage does).
  *
- *   axle-opt [--stage=hlo|buffer-assignment|kernel|asm|ptx] [--target sm_80|sm_90a]
+ *   axle-opt [--stage=hlo|buffer-assignment|kernel|asm|ptx|program] [--target sm_80|sm_90a]
  *            [-o FILE] [optimizer flags] MODULE.hlo
  *
  *   hlo                the optimized module as HLO text (the default), which
@@ -13,6 +13,8 @@
  *                      (default: the best this CPU has)
  *   ptx                the PTX the GPU backend would load for --target
  *                      (default sm_80), written with no driver or device
+ *   program            the program stage (src/opt/program.h): bindings and
+ *                      steps of the entry and of every called computation
  *
  * The stage goes to stdout or FILE. --stats prints, on stderr, the
  * instruction, fusion and kernel counts and the temporary bytes before and
@@ -27,13 +29,14 @@
 #include "axle.h"
 #include "ir.h"
 #include "opt/opt.h"
+#include "opt/program.h"
 #include "emit_ptx/gpu_program.h"
 #include "emit_x86/cpu_program.h"
 #include "runtime/executable.h"
 
-typedef enum Stage { STAGE_HLO, STAGE_BUFFERS, STAGE_KERNEL, STAGE_ASM, STAGE_PTX } Stage;
+typedef enum Stage { STAGE_HLO, STAGE_BUFFERS, STAGE_KERNEL, STAGE_ASM, STAGE_PTX, STAGE_PROGRAM } Stage;
 
-static const char *const stage_names[] = {"hlo", "buffer-assignment", "kernel", "asm", "ptx"};
+static const char *const stage_names[] = {"hlo", "buffer-assignment", "kernel", "asm", "ptx", "program"};
 
 typedef struct Options {
   Stage stage;
@@ -48,7 +51,8 @@ static void print_help(FILE *f) {
         "flags:\n"
         "  --stage NAME             hlo (default): the optimized module; buffer-assignment: the buffer plan;\n"
         "                           kernel: every kernel's kernel IR; asm: the CPU backend's x86-64 listings;\n"
-        "                           ptx: the GPU backend's PTX (no GPU or driver needed)\n"
+        "                           ptx: the GPU backend's PTX (no GPU or driver needed);\n"
+        "                           program: the program stage's bindings and steps\n"
         "  --target NAME            the GPU target of --stage=ptx: sm_80 (default), sm_86, sm_89, sm_90a, sm_90\n"
         "  -o FILE                  write the stage into FILE instead of stdout\n"
         "  --version                print the version and exit\n"
@@ -106,7 +110,7 @@ static int parse_args(int argc, char **argv, Options *o, Status *st) {
       size_t s = 0;
       while (s < sizeof stage_names / sizeof stage_names[0] && strcmp(stage_names[s], value) != 0) s++;
       if (s == sizeof stage_names / sizeof stage_names[0])
-        return usage_error("--stage takes hlo, buffer-assignment, kernel, asm or ptx, not ", value);
+        return usage_error("--stage takes hlo, buffer-assignment, kernel, asm, ptx or program, not ", value);
       o->stage = (Stage)s;
     } else if (strcmp(name, "--dump") == 0) {
       char flag[1200];
@@ -163,6 +167,11 @@ static bool print_optimized_stage(const Options *o, Module *m, Status *st) {
   if (ok && o->stage == STAGE_HLO) print_module(&sb, m);
   if (ok && o->stage == STAGE_BUFFERS) print_buffer_plan(&sb, m, ctx.plan);
   if (ok && o->stage == STAGE_KERNEL) print_module_kernels(&sb, m);
+  if (ok && o->stage == STAGE_PROGRAM && ctx.plan) {
+    Program *p = program_build(m, ctx.plan, NULL);
+    print_program(&sb, p);
+    program_free(p);
+  }
   if (ok && o->stage == STAGE_PTX)
     ok = gpu_write_ptx(m, ctx.plan, o->target ? o->target : "sm_80", o->optimizer.gpu_no_wgmma, &sb, st);
   if (ok) ok = write_text(o->out, &sb, st);

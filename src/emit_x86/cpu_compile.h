@@ -12,13 +12,15 @@
 
 /* A kernel compiled so far, kept to compare the next ones with. */
 typedef struct CpuKernelMemo {
-  Kernel *kernel;              /* the lowered kernel, owned here */
+  const Kernel *kernel;        /* the program stage's kernel */
   CompiledKernel *compiled;    /* owned by the first step that runs it */
   uint64_t hash;               /* kernel_code_hash */
 } CpuKernelMemo;
 
 typedef struct CpuCompile {
   CpuProgram *p;
+  const Program *program;     /* the program stage's program of entry (src/opt/program.h) */
+  const ProgramStep *step;    /* the step being compiled */
   const Module *m;
   const Computation *entry;   /* the computation being compiled: the entry or a called one */
   bool called;                /* entry is a called computation (cpu_compile_called) */
@@ -44,14 +46,14 @@ bool cpu_refuse(CpuCompile *c, const Instruction *inst, const char *why);
 /* The binding of leaf `leaf` of inst's value, following aliases; -1 when
  * the plan does not place it. */
 int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf);
-/* A kernel step for inst (lowered by src/opt/lower.c); with `computed` (an
- * output fusion's dot), the epilogue reading its product from
- * computed_binding. */
+/* A kernel step for inst, the current program step, whose kernel the
+ * program stage lowered; with `computed` (an output fusion's dot), that
+ * kernel is the epilogue, reading its product from computed_binding. */
 bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding);
 /* Frees the kernels c compared its kernels with (their code stays the steps'). */
 void cpu_compile_memo_free(CpuCompile *c);
-/* A program of its own for comp (a loop body, a branch), compiled by the
- * same walk as the entry: it reads its parameters from, and writes its
+/* A program of its own for comp (a loop body, a branch: the current
+ * program step's called program), compiled by the same walk as the entry: it reads its parameters from, and writes its
  * result to, leaf addresses its caller gives (cpu_frame_run). NULL after
  * the located refusal of what it could not compile. */
 CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp);
@@ -68,9 +70,6 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion);
  * with the problem and the kernel, whose buffers are the step's from the
  * fourth on (lhs, rhs and the product come first). For the AOT writer. */
 bool cpu_fused_dot_parts(const CpuStep *s, const GemmProblem **dot, const CompiledKernel **epilogue);
-/* Whether a fusion's body holds a dot or a convolution (which no loop
- * kernel computes: such a fusion is compiled as an output fusion). */
-bool cpu_fusion_has_product(const Instruction *fusion);
 
 /* --------------------------------------------------------- cpu_product.c
  * A dot or convolution the GEMM cannot read in place, as a CPU_STEP_CALL:

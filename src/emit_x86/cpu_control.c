@@ -327,20 +327,29 @@ static bool value_fits(const Shape *have, const Shape *want) {
   return true;
 }
 
+/* The program stage's binding of leaf `leaf` of v, the step's instruction
+ * or one of its operands: the step's buffers are its operands' leaves, then
+ * its own (src/opt/program.h). -2 when v is neither. */
+static int step_leaf_binding(const CpuCompile *c, const Instruction *v, int leaf) {
+  const ProgramStep *s = c->step;
+  if (!s || s->kernel) return -2;
+  int at = 0;
+  for (int q = 0; q < s->inst->operand_count; q++) {
+    if (s->inst->operands[q] == v) return at + leaf < s->buffer_count ? s->buffers[at + leaf] : -2;
+    at += shape_leaf_count(&s->inst->operands[q]->shape);
+  }
+  return v == s->inst && at + leaf < s->buffer_count ? s->buffers[at + leaf] : -2;
+}
+
 /* Appends the bindings of inst's leaves [first, first + count) to
- * s->buffers at *at. */
+ * s->buffers at *at: the program stage's. */
 static bool step_add_leaves(CpuCompile *c, CpuStep *s, int *at, const Instruction *inst, int first, int count) {
-  const Shape **shapes = mem_calloc((size_t)shape_leaf_count(&inst->shape), sizeof *shapes);
-  int n = 0;
-  shape_leaves(&inst->shape, shapes, &n);
-  bool ok = true;
-  for (int l = 0; l < count && ok; l++) {
-    int b = leaf_binding(c, inst, first + l, shapes[first + l]);
-    ok = b >= 0;
+  for (int l = 0; l < count; l++) {
+    int b = step_leaf_binding(c, inst, first + l);
+    if (b < 0) return cpu_refuse(c, inst, "a leaf the buffer plan does not place");
     s->buffers[(*at)++] = b;
   }
-  mem_free(shapes);
-  return ok;
+  return true;
 }
 
 /* The step that runs one of cp's programs: branch k reads operand

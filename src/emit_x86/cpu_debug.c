@@ -11,14 +11,13 @@
  * Each file starts with the HLO instruction it came from, its op_name and
  * its JAX source line; inside the listing, each block of instructions is
  * headed by the fused HLO instruction it implements (kernel_x86.c notes
- * them as it emits). The kernel IR is lowered again here, the same way the
- * compile lowered it: lowering is a pure function of the instruction. */
+ * them as it emits). The kernel IR is the program stage's (src/opt/program.h),
+ * the one the step's code was compiled from. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "emit_x86/cpu_compile.h"
-#include "opt/lower.h"
 
 static bool dir_make(const char *dir, Status *st) {
   if (mkdir(dir, 0777) == 0 || errno == EEXIST) return true;
@@ -43,15 +42,6 @@ static void print_origin(StrBuf *sb, const Instruction *inst, const Module *m, c
   if (loc.line > 0) strbuf_printf(sb, "%s hlo: %s:%d\n", prefix, m->filename ? m->filename : "<input>", loc.line);
 }
 
-/* The dot inside an output fusion, whose product the epilogue kernel reads. */
-static const Instruction *output_fusion_dot(const Instruction *fusion) {
-  if (fusion->opcode != OP_FUSION || fusion->attrs.fusion_kind != FUSION_OUTPUT) return NULL;
-  const Computation *body = fusion->called[0];
-  for (int i = 0; i < body->instruction_count; i++)
-    if (body->instructions[i]->opcode == OP_DOT) return body->instructions[i];
-  return NULL;
-}
-
 /* A file name from an instruction name: HLO names are letters, digits,
  * '.', '_' and '-'; anything else becomes '_'. */
 static void file_stem(char *out, size_t size, const Instruction *inst, int repeat) {
@@ -74,19 +64,15 @@ static bool file_write(const char *path, const StrBuf *sb, FILE **keep_open, Sta
 }
 
 /* NAME.kernel.txt and NAME.s for one kernel step. */
-static bool kernel_step_dump(const CpuProgram *p, const CpuStep *s, const Module *m, const char *dir, const char *stem,
-                             Status *st) {
+static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir, const char *stem, Status *st) {
   char path[2048];
   StrBuf sb = {0};
   print_origin(&sb, s->inst, m, "//");
-  Status why = {0};
-  const Instruction *dot = output_fusion_dot(s->inst);
-  Kernel *k = dot ? lower_epilogue(s->inst, dot, &why) : lower_to_kernel(s->inst, &why);
-  if (dot) strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", dot->name);
-  if (k) kernel_x86_schedule(k, &p->cpu); /* the schedule its code follows */
+  const Kernel *k = s->lowered;
+  if (k && s->product)
+    strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", s->product->name);
   if (k) print_kernel(&sb, k);
-  else strbuf_printf(&sb, "// not lowered again: %s\n", why.message);
-  kernel_free(k);
+  else strbuf_printf(&sb, "// the kernel IR of this step was not kept\n");
   snprintf(path, sizeof path, "%s/%s.kernel.txt", dir, stem);
   bool ok = file_write(path, &sb, NULL, st);
   strbuf_free(&sb);
@@ -141,7 +127,7 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
     instruction_describe(&index, s->inst);
     if (s->kind == CPU_STEP_KERNEL) {
       strbuf_printf(&index, "  -> %s.kernel.txt %s.s", stem, stem);
-      ok = kernel_step_dump(p, s, m, kernels, stem, st);
+      ok = kernel_step_dump(s, m, kernels, stem, st);
     } else if (s->kind == CPU_STEP_DOT) {
       strbuf_printf(&index, "  (batch %lld, m %lld, n %lld, k %lld)  -> gemm.micro-kernel.s\n        schedule: ",
                     (long long)s->dot.batch, (long long)s->dot.m, (long long)s->dot.n, (long long)s->dot.k);

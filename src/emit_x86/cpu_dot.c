@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
-#include "opt/lower.h"
 
 
 /* Merges the dims dims[0..n) of a shape (outermost first) into one extent
@@ -145,89 +144,8 @@ bool cpu_compile_dot(CpuCompile *c, const Instruction *inst) {
                       cpu_binding_of(c, inst, 0));
 }
 
-/* The binding of an operand of a fused dot: a parameter of the fused
- * computation is the fusion's operand; anything else is computed inside. */
-static int fused_operand_binding(const CpuCompile *c, const Instruction *fusion, const Instruction *operand) {
-  if (operand->opcode != OP_PARAMETER) return -1;
-  int64_t n = operand->attrs.parameter_number;
-  if (n < 0 || n >= fusion->operand_count) return -1;
-  return cpu_binding_of(c, fusion->operands[n], 0);
-}
-
 static bool is_product(const Instruction *inst) {
   return inst->opcode == OP_DOT || inst->opcode == OP_CONVOLUTION;
-}
-
-/* A constant (lit, stored in shape's layout) as a binding of the program;
- * -1 for a packed layout. */
-static int fused_constant_binding(CpuCompile *c, const Literal *lit, const Shape *shape) {
-  if (!lit || shape_is_tuple(&lit->shape) || shape->element_size_bits) return -1;
-  size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  CpuBinding b = {.kind = BINDING_CONSTANT, .data = mem_calloc(bytes ? bytes : 1, 1), .bytes = (int64_t)bytes};
-  host_buffer_relayout_copy(shape, lit->data, b.data, true);
-  return cpu_program_add_binding(c->p, &b);
-}
-
-/* The binding holding value v of fusion's body for its product to read:
- * a parameter is the fusion's operand; any other value is computed first,
- * into a temporary of its own, by a kernel of its own (its operands first,
- * the same way), so that a dot or convolution can read values computed
- * inside its fusion. -1, with the refusal reported, when it cannot be. */
-static int fused_value_binding(CpuCompile *c, const Instruction *fusion, const Instruction *v, int depth) {
-  int b = -1;
-  /* The product reads an operand's bytes in its fused parameter's layout:
-   * XLA's fusions give both one layout; text may not. */
-  if (v->opcode == OP_PARAMETER && v->attrs.parameter_number >= 0 && v->attrs.parameter_number < fusion->operand_count &&
-      !shape_identical(&v->shape, &fusion->operands[v->attrs.parameter_number]->shape)) {
-    cpu_refuse(c, fusion, "a fused product's parameter in another layout than the fusion's operand");
-    return -1;
-  }
-  if (v->opcode == OP_PARAMETER) b = fused_operand_binding(c, fusion, v);
-  if (v->opcode == OP_CONSTANT) b = fused_constant_binding(c, v->attrs.literal, &v->shape);
-  if (b >= 0) return b;
-  if (depth > 32 || v->opcode == OP_PARAMETER || v->opcode == OP_CONSTANT || shape_is_tuple(&v->shape) ||
-      v->shape.element_size_bits || is_product(v)) {
-    cpu_refuse(c, fusion, "a fused product whose operand cannot be computed before it");
-    return -1;
-  }
-  Status why = {0};
-  Kernel *k = lower_to_kernel(v, &why);
-  CompiledKernel *ck = k ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
-  if (!ck) {
-    kernel_free(k);
-    cpu_refuse(c, fusion, why.message);
-    return -1;
-  }
-  int count = k->input_count + k->output_count, *buffers = mem_calloc((size_t)count + 1, sizeof *buffers);
-  bool ok = k->output_count == 1;
-  for (int i = 0; i < k->input_count && ok; i++) {
-    const KernelBuffer *in = &k->inputs[i];
-    buffers[i] = in->constant ? fused_constant_binding(c, in->constant, &in->shape)
-                              : fused_value_binding(c, fusion, in->source, depth + 1);
-    ok = buffers[i] >= 0;
-  }
-  CpuBinding temp = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(c->p, shape_byte_size(&v->shape))};
-  int out = ok ? cpu_program_add_binding(c->p, &temp) : -1;
-  if (ok) {
-    CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_KERNEL, fusion, count);
-    s->kernel = ck;
-    memcpy(s->buffers, buffers, sizeof *buffers * (size_t)k->input_count);
-    s->buffers[k->input_count] = out;
-  } else {
-    kernel_x86_free(ck);
-    if (c->st->code == STATUS_OK) cpu_refuse(c, fusion, "a fused product operand the kernel cannot read");
-  }
-  mem_free(buffers);
-  kernel_free(k);
-  return out;
-}
-
-bool cpu_fusion_has_product(const Instruction *fusion) {
-  if (fusion->opcode != OP_FUSION || fusion->called_count < 1) return false;
-  const Computation *body = fusion->called[0];
-  for (int i = 0; i < body->instruction_count; i++)
-    if (is_product(body->instructions[i])) return true;
-  return false;
 }
 
 /* ---- the epilogue per block of rows ---- */
@@ -307,13 +225,11 @@ static bool product_rows_are_kernel_rows(const Instruction *product) {
   return dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree) == 1;
 }
 
-/* Whether the epilogue of product can run per block of its rows: a loop
- * kernel over the product's own dims, its rows the GEMM's, reading the
- * product only at the point it computes. */
-static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction *product) {
+/* Whether the epilogue k (the program stage's) of product can run per
+ * block of its rows: a loop kernel over the product's own dims, its rows
+ * the GEMM's, reading the product only at the point it computes. */
+static bool epilogue_runs_per_block(const Kernel *k, const Instruction *product) {
   if (!product_rows_are_kernel_rows(product)) return false;
-  Status why = {0};
-  Kernel *k = lower_epilogue(fusion, product, &why);
   bool fits = k && k->kind == KERNEL_LOOP && k->rank == product->shape.rank &&
               memcmp(k->dims, product->shape.dims, sizeof *k->dims * (size_t)k->rank) == 0;
   int input = -1;
@@ -327,7 +243,6 @@ static bool epilogue_runs_per_block(const Instruction *fusion, const Instruction
     for (int d = 0; fits && d < k->rank; d++)
       fits = k->ops[op->args[d]].kop == KOP_INDEX && k->ops[op->args[d]].dim == d;
   }
-  kernel_free(k);
   return fits;
 }
 
@@ -341,10 +256,10 @@ static void epilogue_fuse_into_product(CpuCompile *c, const Instruction *fusion,
   if (d->inst != fusion || k->kind != CPU_STEP_KERNEL || k->inst != fusion) return;
   if (d->kind == CPU_STEP_CALL) {
     /* A gathered product: it takes the kernel if its plan allows. */
-    if (epilogue_runs_per_block(fusion, product) && product_step_take_epilogue(d, k)) p->step_count--;
+    if (epilogue_runs_per_block(c->step->kernel, product) && product_step_take_epilogue(d, k)) p->step_count--;
     return;
   }
-  if (d->kind != CPU_STEP_DOT || !epilogue_runs_per_block(fusion, product)) return;
+  if (d->kind != CPU_STEP_DOT || !epilogue_runs_per_block(c->step->kernel, product)) return;
   FusedDot *f = mem_calloc(1, sizeof *f);
   f->dot = d->dot;
   f->gemm = p->gemm;
@@ -376,9 +291,11 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
     product = inst;
   }
   if (!product) return cpu_refuse(c, fusion, "an output fusion around an op other than a dot or convolution");
-  int lhs = fused_value_binding(c, fusion, product->operands[0], 0);
-  int rhs = lhs < 0 ? -1 : fused_value_binding(c, fusion, product->operands[1], 0);
-  if (lhs < 0 || rhs < 0) return false;
+  /* The program stage placed the product's operands; those computed inside
+   * the fusion were the kernel steps before this one. */
+  int lhs = c->step->product_operands[0], rhs = c->step->product_operands[1];
+  if (lhs < 0 || rhs < 0)
+    return cpu_refuse(c, fusion, c->step->unsupported ? c->step->unsupported : "a fused product without operands");
   if (c->product_binding < 0) {
     CpuBinding temp = {.kind = BINDING_TEMP};  /* offset: cpu_compile_program */
     c->product_binding = cpu_program_add_binding(c->p, &temp);

@@ -24,14 +24,14 @@ void cpu_program_free(CpuProgram *p) {
     if (p->steps[i].free_state) p->steps[i].free_state(p->steps[i].state);
     mem_free(p->steps[i].buffers);
   }
-  for (int i = 0; i < p->binding_count; i++) mem_free(p->bindings[i].data);
+  for (int i = p->program_binding_count; i < p->binding_count; i++) mem_free(p->bindings[i].data);
   mem_free(p->steps);
   mem_free(p->bindings);
   mem_free(p->copies);
   if (p->run_frame_made) cpu_frame_free(&p->run_frame);
   mem_free(p->run_parameters);
   gemm_plan_free(p->gemm);
-  buffer_plan_free(p->owned_plan);
+  program_free(p->owned_program);
   thread_pool_free(p->pool);
   pthread_mutex_destroy(&p->lock);
   mem_free(p);

@@ -17,26 +17,15 @@
 #include "emit_x86/gemm.h"
 #include "emit_x86/kernel_x86.h"
 #include "opt/opt.h"
+#include "opt/program.h"
 #include "runtime/executable.h"
 
-typedef enum BindingKind {
-  BINDING_NONE,       /* no storage (tokens, empty arrays, alias slots) */
-  BINDING_PARAMETER,  /* argument `number`'s leaf, at `leaf` of the parameter leaves
-                         counted depth first across all parameters; with `layout`,
-                         copied into that layout at `offset` of the temporary block */
-  BINDING_CONSTANT,   /* data, owned by the program */
-  BINDING_TEMP,       /* the temporary block at offset */
-  BINDING_OUTPUT,     /* leaf `leaf` of the result */
-} BindingKind;
-
-typedef struct CpuBinding {
-  BindingKind kind;
-  int64_t number, leaf, offset;
-  void *data;
-  int64_t bytes;              /* BINDING_CONSTANT: how many bytes data holds (the AOT
-                                 writer places them in .rodata) */
-  const Shape *layout;
-} CpuBinding;
+/* Bindings are the program stage's (src/opt/program.h): the first
+ * program_binding_count of a CpuProgram are its Program's, in the same
+ * order, their constants' data owned by the Program; those the backend
+ * adds after (the products of output fusions, constants of its routines)
+ * own their data. */
+typedef ProgramBinding CpuBinding;
 
 typedef enum CpuStepKind { CPU_STEP_KERNEL, CPU_STEP_DOT, CPU_STEP_CALL } CpuStepKind;
 
@@ -54,16 +43,15 @@ typedef struct CpuStep {
   CpuCallFunction *call;      /* CPU_STEP_CALL: a runtime routine (sort, fft, while...) */
   void *state;                /* CPU_STEP_CALL: what call needs; freed by free_state */
   void (*free_state)(void *state);
+  const Kernel *lowered;      /* CPU_STEP_KERNEL: the program stage's kernel it runs (dumps); NULL when
+                                 the backend lowered a kernel of its own */
+  const Instruction *product; /* CPU_STEP_KERNEL of an epilogue: the product it reads */
   int buffer_count;           /* kernel: inputs then outputs; dot: lhs, rhs, result */
   int *buffers;               /* binding numbers */
 } CpuStep;
 
 /* A result leaf whose value lives elsewhere: copied in after the steps. */
-typedef struct CpuResultCopy {
-  int binding, leaf;
-  int64_t bytes;
-  const Shape *layout;        /* non-NULL: the source is in this layout */
-} CpuResultCopy;
+typedef ProgramResultCopy CpuResultCopy;
 
 /* One execution's storage for a program: its temporary block and the
  * address of each binding. A step that runs a called computation (a loop
@@ -98,7 +86,11 @@ typedef struct CpuProgram {
   int copy_count;
   CpuResultCopy *copies;
   GemmPlan *gemm;             /* created with the first dot */
-  BufferPlan *owned_plan;     /* a called computation's plan (the entry's is the Executable's) */
+  /* The program stage's program this one runs, owned by the entry's
+   * CpuProgram (a called computation's is nested in it, with its plan). */
+  const Program *program;
+  Program *owned_program;
+  int program_binding_count;  /* bindings [0, this) are the Program's: their data is its */
   /* One run at a time uses the pool; runs from several threads queue. */
   pthread_mutex_t lock;
   ThreadPool *pool;

@@ -17,7 +17,6 @@
 
 #include "emit_x86/cpu_compile.h"
 #include "ir/scatter_plan.h"
-#include "opt/lower.h"
 
 /* ---- scatter ---- */
 
@@ -162,9 +161,9 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
       return cpu_refuse(c, inst, "operands, updates or results in different layouts");
   }
   Status why = {0};
-  Kernel *k = lower_scatter_combiner(inst, &why);
-  CompiledKernel *ck = k ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
-  kernel_free(k);
+  const Kernel *k = c->step->applied[0];  /* the program stage's */
+  if (!k) return cpu_refuse(c, inst, c->step->unsupported);
+  CompiledKernel *ck = kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why);
   if (!ck) return cpu_refuse(c, inst, why.message);
   ScatterRoutine *r = mem_calloc(1, sizeof *r);
   *r = (ScatterRoutine){.plan = plan, .combiner = ck, .operand = &inst->operands[0]->shape, .indices = indices,
@@ -180,14 +179,14 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
 /* ---- select-and-scatter ---- */
 
 /* A kernel step over the given bindings (inputs then outputs). */
-static bool kernel_step_add(CpuCompile *c, const Instruction *inst, Kernel *k, const int *bindings) {
+static bool kernel_step_add(CpuCompile *c, const Instruction *inst, const Kernel *k, const int *bindings) {
   Status why = {0};
-  CompiledKernel *ck = k ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
-  int count = k ? k->input_count + k->output_count : 0;
-  kernel_free(k);
+  CompiledKernel *ck = kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why);
+  int count = k->input_count + k->output_count;
   if (!ck) return cpu_refuse(c, inst, why.message);
   CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_KERNEL, inst, count);
   s->kernel = ck;
+  s->lowered = k;
   for (int i = 0; i < count; i++) {
     s->buffers[i] = bindings[i];
     if (bindings[i] < 0) return cpu_refuse(c, inst, "a kernel buffer the plan does not place");
@@ -196,13 +195,9 @@ static bool kernel_step_add(CpuCompile *c, const Instruction *inst, Kernel *k, c
 }
 
 bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst) {
-  Status why = {0};
-  Kernel *pick = lower_select_and_scatter(inst, 0, &why);
-  Kernel *scatter = pick ? lower_select_and_scatter(inst, 1, &why) : NULL;
-  if (!scatter) {
-    kernel_free(pick);
-    return cpu_refuse(c, inst, why.message);
-  }
+  /* the program stage's two kernels */
+  const Kernel *pick = c->step->applied[0], *scatter = c->step->applied[1];
+  if (!pick || !scatter) return cpu_refuse(c, inst, c->step->unsupported);
   /* The picks live only from the first kernel to the second: a binding of
    * their own at the end of the temporary block. */
   int64_t bytes = shape_byte_size(&pick->outputs[0].shape);
@@ -211,10 +206,7 @@ bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst) {
   int bindings[5];
   for (int i = 0; i < 3; i++) bindings[i] = cpu_binding_of(c, inst->operands[i], 0);
   bindings[3] = picks;
-  if (!kernel_step_add(c, inst, pick, bindings)) {
-    kernel_free(scatter);
-    return false;
-  }
+  if (!kernel_step_add(c, inst, pick, bindings)) return false;
   bindings[4] = cpu_binding_of(c, inst, 0);
   return kernel_step_add(c, inst, scatter, bindings);
 }

@@ -18,7 +18,6 @@
 
 #include "emit_x86/cpu_compile.h"
 #include "ir/sort_plan.h"
-#include "opt/lower.h"
 
 /* Slices of about this many elements make one task. */
 enum { SORT_ELEMENTS_PER_TASK = 1 << 13, SORT_MAX_OPERANDS = 16 };
@@ -120,12 +119,10 @@ static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, Sort
     params_fit = compare->parameters[i] && compare->parameters[i]->shape.type == inst->operands[i / 2]->shape.type;
   if (!params_fit) return cpu_refuse(c, inst, "a comparator without two parameters per operand, of its type");
   Status why = {0};
-  Kernel *k = lower_scalar_computation(compare, inst, &why);
-  CompiledKernel *ck = k && why.code == STATUS_OK ? kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why) : NULL;
-  if (!ck) {
-    kernel_free(k);
-    return cpu_refuse(c, inst, why.message[0] ? why.message : "a comparator that does not compile");
-  }
+  const Kernel *k = c->step->applied[0];  /* the program stage's */
+  if (!k) return cpu_refuse(c, inst, c->step->unsupported);
+  CompiledKernel *ck = kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why);
+  if (!ck) return cpu_refuse(c, inst, why.message[0] ? why.message : "a comparator that does not compile");
   state->compare = ck;
   state->constant_count = k->input_count - 2 * inst->operand_count;
   state->constants = mem_calloc((size_t)state->constant_count + 1, sizeof *state->constants);
@@ -135,7 +132,6 @@ static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, Sort
     state->constants[i] = mem_calloc(bytes ? bytes : 1, 1);
     if (bytes) memcpy(state->constants[i], lit->data, bytes);
   }
-  kernel_free(k);
   return true;
 }
 

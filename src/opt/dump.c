@@ -7,6 +7,7 @@
 
 #include "opt/lower.h"
 #include "opt/opt.h"
+#include "opt/program.h"
 
 /* mkdir -p: the folder and every missing parent. */
 static bool make_dirs(const char *dir, Status *st) {
@@ -117,6 +118,19 @@ bool dump_module_kernels(OptContext *ctx, const Module *m, Status *st) {
   StrBuf sb = {0};
   print_module_kernels(&sb, m);
   bool ok = write_dump_file(ctx, m, "kernels.txt", &sb, st);
+  strbuf_free(&sb);
+  return ok;
+}
+
+/* The program stage (program.h) of the entry with the plan buffer
+ * assignment made, for one device. */
+bool dump_program(OptContext *ctx, const Module *m, Status *st) {
+  if (!ctx->plan) return true;
+  Program *p = program_build(m, ctx->plan, NULL);
+  StrBuf sb = {0};
+  print_program(&sb, p);
+  program_free(p);
+  bool ok = write_dump_file(ctx, m, "program.txt", &sb, st);
   strbuf_free(&sb);
   return ok;
 }

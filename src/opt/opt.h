@@ -124,6 +124,7 @@ int64_t opt_count_matmul_flops(const Module *m);
  *   module_NNNN.NAME.after_optimizations.dot    (Graphviz; a cluster per fusion)
  *   module_NNNN.NAME.buffer-assignment.txt
  *   module_NNNN.NAME.kernels.txt                (the kernel IR of each kernel)
+ *   module_NNNN.NAME.program.txt                (the program stage, program.h; dump_program)
  * The .txt files other than kernels.txt are HLO text that axle parses back. */
 bool dump_module_text(OptContext *ctx, const Module *m, const char *suffix, Status *st);
 bool dump_module_dot(OptContext *ctx, const Module *m, Status *st);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "opt/opt.h"
+#include "opt/program.h"
 
 void opt_context_init(OptContext *ctx, const OptOptions *options) {
   memset(ctx, 0, sizeof *ctx);
@@ -95,6 +96,7 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
     if (!dump_module_dot(ctx, m, st)) return false;
     if (!dump_buffer_assignment(ctx, m, st)) return false;
     if (!dump_module_kernels(ctx, m, st)) return false;
+    if (!dump_program(ctx, m, st)) return false;
   }
   return true;
 }

@@ -1,0 +1,159 @@
+/* The program stage: what a module is to a backend, made once for every
+ * target (XLA's thunk sequence, in C).
+ *
+ * After buffer assignment, program_build walks the scheduled entry and
+ * every computation it runs as a program of its own (while condition and
+ * body, conditional branches, call, a fusion run as a call, map, scan) and
+ * makes, for each:
+ *   - bindings: the buffer plan's slots turned into storage a target can
+ *     address (one per slot, same index, aliases resolved), then one per
+ *     constant a kernel holds, its bytes in the layout the kernel reads;
+ *   - steps, in schedule order, each naming the bindings it reads and
+ *     writes: a lowered kernel, a product with its epilogue kernel, a
+ *     routine, a copy, a while, a conditional, a call (programs of their
+ *     own nested in the step);
+ *   - result copies: the result leaves the plan did not place in the
+ *     result buffer.
+ * Every kernel is lowered here, once (src/opt/lower.c); a backend compiles
+ * what it finds. What the stage cannot make (a packed layout, a kernel the
+ * lowering refuses) is recorded on the binding or step with the reason, and
+ * the target that needs it refuses with that reason.
+ *
+ * requires: scheduled, buffer plan of the entry. The program refers to the
+ * module's instructions and shapes: it lives no longer than the module.
+ * Printed by print_program (--dump: module_NNNN.NAME.program.txt). */
+#ifndef AXLE_OPT_PROGRAM_H
+#define AXLE_OPT_PROGRAM_H
+
+#include "ir/kernel/kernel.h"
+#include "opt/opt.h"
+
+typedef enum BindingKind {
+  BINDING_NONE,       /* no storage (tokens, empty arrays, alias slots) */
+  BINDING_PARAMETER,  /* argument `number`'s leaf, at `leaf` of the parameter leaves
+                         counted depth first across all parameters; with `layout`,
+                         copied into that layout at `offset` of the temporary block */
+  BINDING_CONSTANT,   /* data, bytes long, in the layout its reader wants */
+  BINDING_TEMP,       /* the temporary block at offset */
+  BINDING_OUTPUT,     /* leaf `leaf` of the result */
+} BindingKind;
+
+typedef struct ProgramBinding {
+  BindingKind kind;
+  int64_t number, leaf, offset;
+  void *data;                 /* BINDING_CONSTANT: owned by whoever holds the binding */
+  int64_t bytes;              /* BINDING_CONSTANT: how many bytes data holds */
+  const Shape *layout;
+  const Shape *shape;         /* the value's shape and layout (NULL for none) */
+  /* Where it comes from, for dumps: the instruction and its leaf (a
+   * kernel's constant: the kernel's instruction, leaf -1). */
+  const Instruction *inst;
+  int64_t inst_leaf;
+  /* Non-NULL: the storage no target can address yet (a packed layout),
+   * which a target refuses with this reason at the slot's instruction. */
+  const char *unsupported;
+} ProgramBinding;
+
+typedef enum ProgramStepKind {
+  PROGRAM_STEP_KERNEL,        /* one lowered kernel: a loop, reduce or row kernel */
+  PROGRAM_STEP_PRODUCT,       /* a dot or convolution, with (in a fusion) its epilogue kernel */
+  PROGRAM_STEP_ROUTINE,       /* an op a target runs through a routine of its own (sort, fft, ...) */
+  PROGRAM_STEP_COPY,          /* leaves copied from operands (forwards, one-device collectives) */
+  PROGRAM_STEP_WHILE,         /* called[0] the condition, called[1] the body */
+  PROGRAM_STEP_CONDITIONAL,   /* called[k] branch k */
+  PROGRAM_STEP_CALL,          /* called[0] (a call, an async-start, a fusion no kernel computes) */
+  PROGRAM_STEP_COLLECTIVE,    /* a collective in a run over several devices: an exchange */
+} ProgramStepKind;
+
+/* A kernel input that is the product an epilogue reads: no binding of the
+ * program holds it (the target places it). */
+enum { PROGRAM_PRODUCT_INPUT = -2 };
+
+struct Program;
+
+typedef struct ProgramStep {
+  ProgramStepKind kind;
+  const Instruction *inst;
+  /* KERNEL: the kernel; PRODUCT of a fusion: the epilogue, reading the
+   * product as its last input. Owned by the program; NULL when not
+   * lowered (then `unsupported` says why, for KERNEL and PRODUCT). */
+  Kernel *kernel;
+  const Instruction *product; /* PRODUCT: the dot or convolution (inst itself when unfused) */
+  /* PRODUCT: the bindings of the product's lhs and rhs (-1: not made, see
+   * unsupported). In a fusion, an operand computed inside it (a transpose,
+   * a scaled weight) is computed first, into a temporary, by a KERNEL step
+   * of its own before this one, whose `value` is that instruction. */
+  int product_operands[2];
+  const Instruction *value;   /* KERNEL: the value inside a product fusion it computes; NULL otherwise */
+  char *unsupported;          /* owned; why the kernel (or an applied kernel) is not lowered */
+  /* ROUTINE: the kernels the routine applies, lowered here too, owned by
+   * the program: a sort's comparator and a scatter's update computation
+   * (rank 0, applied per element), select-and-scatter's two parts (run in
+   * order, src/opt/lower_window.c). NULL when not lowered. */
+  int applied_count;
+  Kernel *applied[2];
+  /* Bindings: a kernel's inputs then outputs (an input the product is
+   * PROGRAM_PRODUCT_INPUT); any other step's operand leaves then result
+   * leaves. -1: a buffer the plan does not place. */
+  int buffer_count;
+  int *buffers;
+  /* The programs of the computations the step runs as programs. */
+  int called_count;
+  struct Program **called;
+} ProgramStep;
+
+/* A result leaf whose value lives elsewhere: copied in after the steps. */
+typedef struct ProgramResultCopy {
+  int binding, leaf;
+  int64_t bytes;
+  const Shape *layout;        /* non-NULL: the source is in this layout */
+} ProgramResultCopy;
+
+typedef struct Program {
+  const Computation *computation;
+  bool called;                /* a called computation: parameters and result are its caller's leaves */
+  const BufferPlan *plan;     /* the entry's is the caller's; a called one's is owned_plan */
+  BufferPlan *owned_plan;
+  /* The temporary block: the plan's, then copies of parameters into the
+   * layout their readers want and result leaves written in another layout. */
+  int64_t temp_bytes;
+  int binding_count;
+  ProgramBinding *bindings;
+  int step_count;
+  ProgramStep *steps;
+  int copy_count;
+  ProgramResultCopy *copies;
+  const char *unsupported;    /* a result leaf no target can return (the root's reason) */
+  /* How many kernels program_build lowered (lower_to_kernel and
+   * lower_epilogue calls), counted over the nested programs: one per
+   * kernel step. Tests read it. */
+  int lowered_count;
+} Program;
+
+typedef struct ProgramOptions {
+  bool across_devices;        /* collectives exchange between devices: routines, not copies */
+} ProgramOptions;
+
+/* The program of the entry of m with its plan. Never fails: what cannot be
+ * made is recorded as `unsupported` where it is. */
+Program *program_build(const Module *m, const BufferPlan *plan, const ProgramOptions *options);
+void program_free(Program *p);
+/* The binding of inst's leaf `leaf` in p (aliases followed to the slot
+ * that owns the storage); -1 when the plan does not place it. */
+int program_binding_of(const Program *p, const Instruction *inst, int leaf);
+/* The called program of step s for computation comp; NULL if s runs none. */
+Program *program_step_called(const ProgramStep *s, const Computation *comp);
+/* The step kinds' names, as the dump prints them. */
+const char *program_step_kind_name(ProgramStepKind kind);
+/* Whether a fusion's body holds a dot or a convolution (which no loop
+ * kernel computes: such a fusion is a PRODUCT step). */
+bool program_fusion_has_product(const Instruction *fusion);
+
+/* ---------------------------------------------------------- program_dump.c
+ * The program for a reader: bindings, steps with what they read and write
+ * and their kernels' names, called programs nested, the result copies. */
+void print_program(StrBuf *sb, const Program *p);
+/* module_NNNN.NAME.program.txt */
+bool dump_program(OptContext *ctx, const Module *m, Status *st);
+
+#endif

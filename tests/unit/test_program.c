@@ -1,0 +1,308 @@
+/* The program stage (src/opt/program.c): small modules written inline,
+ * planned as they are (buffer_plan_create, no other pass), checked for the
+ * steps' kinds, the bindings they read and write, the called programs, and
+ * that each kernel is lowered once; then that the CPU backend runs the
+ * stage's kernels rather than lowering its own, and that --dump's
+ * program.txt names the steps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_x86/cpu_program.h"
+#include "ir.h"
+#include "opt/program.h"
+#include "runtime/executable.h"
+#include "../test.h"
+
+static Module *parse_text(const char *text) {
+  Status st;
+  Module *m = parse_module(text, strlen(text), "inline.hlo", &st);
+  if (!m) printf("  parse failed: %s\n%s\n", st.message, text);
+  return m;
+}
+
+typedef struct Built {
+  Module *m;
+  BufferPlan *plan;
+  Program *p;
+} Built;
+
+static Built build(const char *text) {
+  Built b = {parse_text(text), NULL, NULL};
+  if (!b.m) return b;
+  b.plan = buffer_plan_create(b.m->entry);
+  b.p = program_build(b.m, b.plan, NULL);
+  return b;
+}
+
+static void built_free(Built *b) {
+  program_free(b->p);
+  buffer_plan_free(b->plan);
+  module_free(b->m);
+}
+
+static int kernel_steps(const Program *p) {
+  int n = 0;
+  for (int i = 0; i < p->step_count; i++) {
+    const ProgramStep *s = &p->steps[i];
+    n += s->kernel != NULL;
+    for (int k = 0; k < s->called_count; k++) n += kernel_steps(s->called[k]);
+  }
+  return n;
+}
+
+static const char reduce_sum[] =
+    "HloModule reduce_sum\n"
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+    "ENTRY main {\n"
+    "  x = f32[1024] parameter(0)\n"
+    "  zero = f32[] constant(0)\n"
+    "  ROOT r = f32[] reduce(x, zero), dimensions={0}, to_apply=add\n"
+    "}\n";
+
+TEST(reduce_is_one_kernel_step_reading_the_parameter_and_writing_the_result) {
+  Built b = build(reduce_sum);
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 1, "%d steps", p->step_count);
+  const ProgramStep *s = &p->steps[0];
+  EXPECT(s->kind == PROGRAM_STEP_KERNEL, "kind %s", program_step_kind_name(s->kind));
+  EXPECT(s->kernel && s->kernel->kind == KERNEL_REDUCE, "not a reduce kernel");
+  EXPECT(s->kernel && s->buffer_count == s->kernel->input_count + s->kernel->output_count, "%d buffers",
+         s->buffer_count);
+  int x = program_binding_of(p, computation_find_instruction(b.m->entry, "x"), 0);
+  EXPECT(x >= 0 && p->bindings[x].kind == BINDING_PARAMETER && p->bindings[x].number == 0, "x's binding %d", x);
+  EXPECT(s->buffer_count >= 2 && s->buffers[0] == x, "the kernel reads b%d first, not x (b%d)", s->buffers[0], x);
+  int out = s->buffers[s->buffer_count - 1];
+  EXPECT(out >= 0 && p->bindings[out].kind == BINDING_OUTPUT && p->bindings[out].leaf == 0,
+         "the kernel writes b%d, not result leaf 0", out);
+  EXPECT(p->copy_count == 0, "%d result copies for a result written in place", p->copy_count);
+  EXPECT(p->lowered_count == 1, "lowered %d times for 1 kernel", p->lowered_count);
+  built_free(&b);
+}
+
+static const char while_loop[] =
+    "HloModule while_counter\n"
+    "cond {\n  state = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(state), index=0\n"
+    "  limit = s32[] constant(10)\n  ROOT more = pred[] compare(i, limit), direction=LT\n}\n"
+    "body {\n  state = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(state), index=0\n"
+    "  x = f32[4] get-tuple-element(state), index=1\n  one = s32[] constant(1)\n"
+    "  next_i = s32[] add(i, one)\n  next_x = f32[4] negate(x)\n"
+    "  ROOT next = (s32[], f32[4]) tuple(next_i, next_x)\n}\n"
+    "ENTRY main {\n  x = f32[4] parameter(0)\n  zero = s32[] constant(0)\n"
+    "  init = (s32[], f32[4]) tuple(zero, x)\n"
+    "  ROOT loop = (s32[], f32[4]) while(init), condition=cond, body=body\n}\n";
+
+TEST(while_is_a_step_with_condition_and_body_programs_of_their_own) {
+  Built b = build(while_loop);
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 1 && p->steps[0].kind == PROGRAM_STEP_WHILE, "%d steps, first %s", p->step_count,
+         p->step_count ? program_step_kind_name(p->steps[0].kind) : "-");
+  if (p->step_count != 1) goto done;
+  const ProgramStep *s = &p->steps[0];
+  EXPECT(s->called_count == 2, "%d called programs", s->called_count);
+  if (s->called_count != 2) goto done;
+  const Program *cond = s->called[0], *body = s->called[1];
+  EXPECT(strcmp(cond->computation->name, "cond") == 0 && cond->called, "called[0] is %s", cond->computation->name);
+  EXPECT(strcmp(body->computation->name, "body") == 0 && body->called, "called[1] is %s", body->computation->name);
+  EXPECT(program_step_called(s, b.m->entry) == NULL, "the entry found among the called programs");
+  /* the init's two leaves (a constant and the parameter), then the loop's two */
+  EXPECT(s->buffer_count == 4, "%d buffers", s->buffer_count);
+  if (s->buffer_count == 4) {
+    EXPECT(p->bindings[s->buffers[0]].kind == BINDING_CONSTANT, "init leaf 0 is not the constant");
+    EXPECT(p->bindings[s->buffers[1]].kind == BINDING_PARAMETER, "init leaf 1 is not the parameter");
+    EXPECT(p->bindings[s->buffers[2]].kind == BINDING_OUTPUT && p->bindings[s->buffers[3]].kind == BINDING_OUTPUT,
+           "the loop's leaves are not the result's");
+  }
+  EXPECT(cond->step_count == 1 && cond->steps[0].kind == PROGRAM_STEP_KERNEL, "cond: %d steps", cond->step_count);
+  EXPECT(body->step_count == 2, "body: %d steps (add, negate)", body->step_count);
+  /* A called program reads its caller's leaves: parameters, no relayout. */
+  for (int i = 0; i < body->binding_count; i++)
+    EXPECT(body->bindings[i].kind != BINDING_PARAMETER || !body->bindings[i].layout, "b%d copied to a layout", i);
+  EXPECT(p->lowered_count == 3 && kernel_steps(p) == 3, "lowered %d times for %d kernels", p->lowered_count,
+         kernel_steps(p));
+done:
+  built_free(&b);
+}
+
+static const char conditional[] =
+    "HloModule conditional_pred\n"
+    "on_true {\n  x = f32[5] parameter(0)\n  ROOT y = f32[5] multiply(x, x)\n}\n"
+    "on_false {\n  n = s32[5] parameter(0)\n  ROOT y = f32[5] convert(n)\n}\n"
+    "ENTRY main {\n  p = pred[] parameter(0)\n  x = f32[5] parameter(1)\n  n = s32[5] parameter(2)\n"
+    "  ROOT taken = f32[5] conditional(p, x, n), true_computation=on_true, false_computation=on_false\n}\n";
+
+TEST(conditional_is_a_step_with_a_program_per_branch) {
+  Built b = build(conditional);
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 1 && p->steps[0].kind == PROGRAM_STEP_CONDITIONAL, "%d steps", p->step_count);
+  if (p->step_count != 1) goto done;
+  const ProgramStep *s = &p->steps[0];
+  EXPECT(s->called_count == 2, "%d branches", s->called_count);
+  if (s->called_count == 2) {
+    EXPECT(strcmp(s->called[0]->computation->name, "on_true") == 0, "branch 0 is %s", s->called[0]->computation->name);
+    EXPECT(strcmp(s->called[1]->computation->name, "on_false") == 0, "branch 1 is %s", s->called[1]->computation->name);
+    EXPECT(s->called[0]->steps[0].kind == PROGRAM_STEP_KERNEL && s->called[1]->steps[0].kind == PROGRAM_STEP_KERNEL,
+           "the branches are not one kernel each");
+  }
+  /* index, x, n, then the result */
+  EXPECT(s->buffer_count == 4, "%d buffers", s->buffer_count);
+  EXPECT(p->lowered_count == 2, "lowered %d times for 2 kernels", p->lowered_count);
+done:
+  built_free(&b);
+}
+
+static const char output_fusion[] =
+    "HloModule output_fusion\n"
+    "fused {\n  x = f32[8,5] parameter(0)\n  w = f32[5,6] parameter(1)\n  b = f32[6] parameter(2)\n"
+    "  d = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  bb = f32[8,6] broadcast(b), dimensions={1}\n  ROOT s = f32[8,6] add(d, bb)\n}\n"
+    "ENTRY main {\n  x = f32[8,5] parameter(0)\n  w = f32[5,6] parameter(1)\n  b = f32[6] parameter(2)\n"
+    "  ROOT f = f32[8,6] fusion(x, w, b), kind=kOutput, calls=fused\n}\n";
+
+TEST(output_fusion_is_a_product_step_whose_epilogue_reads_the_product) {
+  Built b = build(output_fusion);
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 1 && p->steps[0].kind == PROGRAM_STEP_PRODUCT, "%d steps", p->step_count);
+  if (p->step_count != 1) goto done;
+  const ProgramStep *s = &p->steps[0];
+  EXPECT(s->product && s->product->opcode == OP_DOT, "no dot recorded as the product");
+  EXPECT(s->kernel && s->kernel->kind == KERNEL_LOOP, "no loop epilogue");
+  if (!s->kernel) goto done;
+  int product_inputs = 0;
+  for (int i = 0; i < s->kernel->input_count; i++) product_inputs += s->buffers[i] == PROGRAM_PRODUCT_INPUT;
+  EXPECT(product_inputs == 1, "%d epilogue inputs are the product", product_inputs);
+  EXPECT(s->buffers[s->kernel->input_count - 1] == PROGRAM_PRODUCT_INPUT, "the product is not the last input");
+  EXPECT(p->lowered_count == 1, "lowered %d times", p->lowered_count);
+done:
+  built_free(&b);
+}
+
+TEST(a_value_a_fused_product_reads_is_computed_first_by_a_kernel_step_of_its_own) {
+  Built b = build("HloModule inner\n"
+                  "fused {\n  x = f32[8,5] parameter(0)\n  w = f32[6,5] parameter(1)\n"
+                  "  w2 = f32[6,5] multiply(w, w)\n"
+                  "  ROOT d = f32[8,6] dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}\n"
+                  "ENTRY main {\n  x = f32[8,5] parameter(0)\n  w = f32[6,5] parameter(1)\n"
+                  "  ROOT f = f32[8,6] fusion(x, w), kind=kOutput, calls=fused\n}\n");
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 2, "%d steps", p->step_count);
+  if (p->step_count != 2) goto done;
+  const ProgramStep *first = &p->steps[0], *product = &p->steps[1];
+  EXPECT(first->kind == PROGRAM_STEP_KERNEL && first->value && strcmp(first->value->name, "w2") == 0,
+         "step 0 does not compute w2");
+  EXPECT(product->kind == PROGRAM_STEP_PRODUCT, "step 1 is a %s", program_step_kind_name(product->kind));
+  int w2 = first->buffer_count > 0 ? first->buffers[first->buffer_count - 1] : -1;
+  EXPECT(w2 >= 0 && p->bindings[w2].kind == BINDING_TEMP, "w2 is not in a temporary");
+  EXPECT(product->product_operands[1] == w2, "the product reads b%d, not w2's b%d", product->product_operands[1], w2);
+  int x = program_binding_of(p, computation_find_instruction(b.m->entry, "x"), 0);
+  EXPECT(product->product_operands[0] == x, "the product reads b%d, not x's b%d", product->product_operands[0], x);
+  EXPECT(p->lowered_count == kernel_steps(p) && kernel_steps(p) == 2, "lowered %d for %d kernels", p->lowered_count,
+         kernel_steps(p));
+done:
+  built_free(&b);
+}
+
+TEST(a_fused_constant_gets_a_binding_in_the_layout_its_kernel_reads) {
+  /* {0,1}: column-major; the kernel reads the constant's bytes in it. */
+  Built b = build("HloModule c\nfused {\n  p = f32[2,3]{0,1} parameter(0)\n"
+                  "  c = f32[2,3]{0,1} constant({{1,2,3},{4,5,6}})\n  ROOT a = f32[2,3]{0,1} add(p, c)\n}\n"
+                  "ENTRY main {\n  p = f32[2,3]{0,1} parameter(0)\n"
+                  "  ROOT f = f32[2,3]{0,1} fusion(p), kind=kLoop, calls=fused\n}\n");
+  if (!b.m) return;
+  const Program *p = b.p;
+  const ProgramBinding *c = NULL;
+  for (int i = 0; i < p->binding_count; i++)
+    if (p->bindings[i].kind == BINDING_CONSTANT && p->bindings[i].inst_leaf < 0) c = &p->bindings[i];
+  EXPECT(c != NULL, "no binding for the fused constant");
+  if (c) {
+    const float *v = c->data, want[6] = {1, 4, 2, 5, 3, 6};
+    EXPECT(c->bytes == 24 && memcmp(v, want, sizeof want) == 0, "bytes %lld, first %g %g %g", (long long)c->bytes,
+           v[0], v[1], v[2]);
+  }
+  built_free(&b);
+}
+
+TEST(routines_carry_the_kernels_they_apply_lowered_once) {
+  Built b = build("HloModule r\n"
+                  "less {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                  "  ROOT l = pred[] compare(a, b), direction=LT\n}\n"
+                  "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+                  "ENTRY main {\n  x = f32[8] parameter(0)\n  i = s32[2,1] parameter(1)\n"
+                  "  u = f32[2] parameter(2)\n  s = f32[8] sort(x), dimensions={0}, to_apply=less\n"
+                  "  ROOT t = f32[8] scatter(s, i, u), update_window_dims={}, inserted_window_dims={0},"
+                  " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n");
+  if (!b.m) return;
+  const Program *p = b.p;
+  EXPECT(p->step_count == 2, "%d steps", p->step_count);
+  for (int i = 0; i < p->step_count; i++) {
+    const ProgramStep *s = &p->steps[i];
+    EXPECT(s->kind == PROGRAM_STEP_ROUTINE, "step %d is a %s", i, program_step_kind_name(s->kind));
+    EXPECT(s->applied_count == 1 && s->applied[0] && s->applied[0]->rank == 0,
+           "step %d (%s): %d applied kernels, not one rank-0 kernel", i, s->inst->name, s->applied_count);
+  }
+  EXPECT(p->lowered_count == 2, "lowered %d times for 2 applied kernels", p->lowered_count);
+  built_free(&b);
+}
+
+/* The CPU backend compiles the program stage's kernels: each kernel step
+ * runs the very Kernel the stage lowered (none lowered a second time). */
+TEST(cpu_kernel_steps_run_the_kernels_the_stage_lowered) {
+  const char *texts[] = {reduce_sum, while_loop, output_fusion};
+  for (int t = 0; t < 3; t++) {
+    Status st;
+    status_clear(&st);
+    Module *m = parse_text(texts[t]);
+    if (!m) continue;
+    ExecutableOptions o;
+    executable_options_default(&o, AXLE_BACKEND_CPU);
+    Executable *exe = executable_compile(m, &o, &st);
+    EXPECT(exe != NULL, "compile: %s", st.message);
+    if (exe) {
+      const CpuProgram *cp = exe->program;
+      const Program *p = cp->program;
+      EXPECT(p != NULL && p->lowered_count == kernel_steps(p), "module %d: lowered %d for %d kernels", t,
+             p ? p->lowered_count : -1, p ? kernel_steps(p) : -1);
+      for (int i = 0; p && i < cp->step_count; i++) {
+        const CpuStep *s = &cp->steps[i];
+        if (s->kind != CPU_STEP_KERNEL) continue;
+        bool found = false;
+        for (int j = 0; j < p->step_count; j++) found |= p->steps[j].kernel == s->lowered;
+        EXPECT(found, "module %d: step %d runs a kernel the stage did not lower", t, i);
+      }
+      executable_free(exe);
+    }
+    module_free(m);
+  }
+}
+
+TEST(program_text_names_every_step_and_nests_called_programs) {
+  Built b = build(while_loop);
+  if (!b.m) return;
+  StrBuf sb = {0};
+  print_program(&sb, b.p);
+  const char *text = sb.data ? sb.data : "";
+  EXPECT(strstr(text, "program of main (entry)") != NULL, "no entry header:\n%s", text);
+  EXPECT(strstr(text, "while       loop") != NULL, "no while step:\n%s", text);
+  EXPECT(strstr(text, "condition: program of cond (called)") != NULL, "no condition program:\n%s", text);
+  EXPECT(strstr(text, "body: program of body (called)") != NULL, "no body program:\n%s", text);
+  EXPECT(strstr(text, "kernel next_x") != NULL, "no kernel name:\n%s", text);
+  strbuf_free(&sb);
+  built_free(&b);
+}
+
+int main(void) {
+  RUN(reduce_is_one_kernel_step_reading_the_parameter_and_writing_the_result);
+  RUN(while_is_a_step_with_condition_and_body_programs_of_their_own);
+  RUN(conditional_is_a_step_with_a_program_per_branch);
+  RUN(output_fusion_is_a_product_step_whose_epilogue_reads_the_product);
+  RUN(a_value_a_fused_product_reads_is_computed_first_by_a_kernel_step_of_its_own);
+  RUN(a_fused_constant_gets_a_binding_in_the_layout_its_kernel_reads);
+  RUN(routines_carry_the_kernels_they_apply_lowered_once);
+  RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
+  RUN(program_text_names_every_step_and_nests_called_programs);
+  return test_summary();
+}
