@@ -303,6 +303,28 @@ TEST(softmax_computes_exp_once_per_element_at_every_level) {
   module_free(m);
 }
 
+/* The schedule is part of what makes two kernels the same code: softmax
+ * scheduled for sse4 and for avx2 compiles apart, and alike when both are
+ * scheduled for the same level. */
+TEST(kernels_scheduled_apart_are_not_the_same_code) {
+  Module *m1 = NULL, *m2 = NULL;
+  Kernel *a = lower_text(softmax_text, &m1), *b = lower_text(softmax_text, &m2);
+  if (a && b) {
+    CpuFeatures sse4, avx2;
+    cpu_features_for_level(&sse4, CPU_LEVEL_SSE4);
+    cpu_features_for_level(&avx2, CPU_LEVEL_AVX2);
+    kernel_x86_schedule(a, &sse4);
+    kernel_x86_schedule(b, &avx2);
+    EXPECT(!kernel_same_code(a, b), "sse4 and avx2 schedules count as the same code");
+    kernel_x86_schedule(b, &sse4);
+    EXPECT(kernel_same_code(a, b) && kernel_code_hash(a) == kernel_code_hash(b), "one schedule, yet not the same code");
+  }
+  kernel_free(a);
+  kernel_free(b);
+  module_free(m1);
+  module_free(m2);
+}
+
 /* A maximum or minimum over rows of 256 at avx512 runs in four
  * accumulators with one NaN and zero test per row; rows with NaNs of
  * different payloads, with -0 and +0 in either order, all -inf, or +inf
@@ -422,5 +444,6 @@ int main(void) {
   RUN(avx512_softmax_loops_keep_their_values_in_registers);
   RUN(softmax_computes_exp_once_per_element_at_every_level);
   RUN(avx512_max_and_min_in_four_accumulators_keep_nan_and_zero_rules);
+  RUN(kernels_scheduled_apart_are_not_the_same_code);
   return test_summary();
 }
