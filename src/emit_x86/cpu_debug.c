@@ -15,50 +15,23 @@
  * the one the step's code was compiled from. */
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "emit_x86/cpu_compile.h"
+#include "runtime/kernel_dump.h"
 
-static bool dir_make(const char *dir, Status *st) {
-  if (mkdir(dir, 0777) == 0 || errno == EEXIST) return true;
-  return status_error(st, STATUS_INPUT_ERROR, "cannot create %s: %s", dir, strerror(errno));
-}
-
-/* The lines that head every file: the instruction as HLO text, then where
- * it came from. prefix is the comment marker of the file's language. */
-static void print_origin(StrBuf *sb, const Instruction *inst, const Module *m, const char *prefix) {
-  StrBuf text = {0};
-  print_instruction(&text, inst);
-  strbuf_printf(sb, "%s %s\n", prefix, text.data ? text.data : inst->name);
-  strbuf_free(&text);
-  const Metadata *md = inst->metadata;
-  if (md && md->op_name) strbuf_printf(sb, "%s op_name: %s\n", prefix, md->op_name);
-  if (md && md->source_file)
-    strbuf_printf(sb, "%s source: %s:%lld\n", prefix, md->source_file, (long long)md->source_line);
-  /* A fusion the optimizer made has no line: its root's is the one to read. */
-  SourceLoc loc = inst->loc;
-  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
-    loc = inst->called[0]->root->loc;
-  if (loc.line > 0) strbuf_printf(sb, "%s hlo: %s:%d\n", prefix, m->filename ? m->filename : "<input>", loc.line);
-}
-
-/* A file name from an instruction name: HLO names are letters, digits,
- * '.', '_' and '-'; anything else becomes '_'. */
-static void file_stem(char *out, size_t size, const Instruction *inst, int repeat) {
-  snprintf(out, size, repeat ? "%s.%d" : "%s", inst->name, repeat);
-  for (char *c = out; *c; c++)
-    if (!(*c == '.' || *c == '_' || *c == '-' || (*c >= '0' && *c <= '9') || ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
-      *c = '_';
-}
-
-static bool file_write(const char *path, const StrBuf *sb, FILE **keep_open, Status *st) {
+/* A listing file opened for writing, its first lines `header` (the origin
+ * lines); the listing itself is streamed in after. */
+static FILE *listing_open(const char *path, const StrBuf *header, Status *st) {
   FILE *f = fopen(path, "w");
-  if (!f) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s: %s", path, strerror(errno));
-  if (sb->len) fwrite(sb->data, 1, sb->len, f);
-  if (keep_open) {
-    *keep_open = f;
-    return true;
+  if (!f) {
+    status_error(st, STATUS_INPUT_ERROR, "cannot write %s: %s", path, strerror(errno));
+    return NULL;
   }
+  if (header->len) fwrite(header->data, 1, header->len, f);
+  return f;
+}
+
+static bool listing_close(FILE *f, const char *path, Status *st) {
   if (fclose(f) != 0) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s", path);
   return true;
 }
@@ -67,36 +40,34 @@ static bool file_write(const char *path, const StrBuf *sb, FILE **keep_open, Sta
 static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir, const char *stem, Status *st) {
   char path[2048];
   StrBuf sb = {0};
-  print_origin(&sb, s->inst, m, "//");
+  kernel_dump_origin(&sb, s->inst, m, "//");
   const Kernel *k = s->lowered;
   if (k && s->product)
     strbuf_printf(&sb, "// the epilogue of the output fusion, reading the product of %s\n", s->product->name);
   if (k) print_kernel(&sb, k);
   else strbuf_printf(&sb, "// the kernel IR of this step was not kept\n");
   snprintf(path, sizeof path, "%s/%s.kernel.txt", dir, stem);
-  bool ok = file_write(path, &sb, NULL, st);
+  bool ok = kernel_dump_write(path, &sb, st);
   strbuf_free(&sb);
   if (!ok) return false;
-  print_origin(&sb, s->inst, m, "#");
+  kernel_dump_origin(&sb, s->inst, m, "#");
   snprintf(path, sizeof path, "%s/%s.s", dir, stem);
-  FILE *f = NULL;
-  ok = file_write(path, &sb, &f, st);
+  FILE *f = listing_open(path, &sb, st);
   strbuf_free(&sb);
-  if (!ok) return false;
+  if (!f) return false;
   kernel_x86_print_listing(s->kernel, f);
-  if (fclose(f) != 0) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s", path);
-  return true;
+  return listing_close(f, path, st);
 }
 
 /* The GEMM micro-kernel every product step of the program runs, once. */
 static bool gemm_listing_dump(const GemmPlan *plan, const char *kernels, Status *st) {
   char path[1200];
   snprintf(path, sizeof path, "%s/gemm.micro-kernel.s", kernels);
-  FILE *f = fopen(path, "w");
-  if (!f) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s: %s", path, strerror(errno));
+  StrBuf none = {0};
+  FILE *f = listing_open(path, &none, st);
+  if (!f) return false;
   bool ok = gemm_plan_print_listing(plan, f, st);
-  if (fclose(f) != 0 && ok) return status_error(st, STATUS_INPUT_ERROR, "cannot write %s", path);
-  return ok;
+  return listing_close(f, path, st) && ok;
 }
 
 static const char *step_kind_name(CpuStepKind kind) {
@@ -110,9 +81,7 @@ static const char *step_kind_name(CpuStepKind kind) {
 
 bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Status *st) {
   char kernels[1100];
-  if (snprintf(kernels, sizeof kernels, "%s/kernels", dir) >= (int)sizeof kernels)
-    return status_error(st, STATUS_INPUT_ERROR, "dump folder name too long");
-  if (!dir_make(dir, st) || !dir_make(kernels, st)) return false;
+  if (!kernel_dump_folder(dir, kernels, sizeof kernels, st)) return false;
   StrBuf index = {0};
   strbuf_printf(&index, "# the CPU program of %s at ISA level %s: %d steps in schedule order\n", m->name,
                 cpu_level_name(p->cpu.level), p->step_count);
@@ -122,7 +91,7 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
     const CpuStep *s = &p->steps[i];
     repeat = i > 0 && p->steps[i - 1].inst == s->inst ? repeat + 1 : 0;
     char stem[512];
-    file_stem(stem, sizeof stem, s->inst, repeat);
+    kernel_dump_stem(stem, sizeof stem, s->inst, repeat);
     strbuf_printf(&index, "step %d: %-6s ", i, step_kind_name(s->kind));
     instruction_describe(&index, s->inst);
     if (s->kind == CPU_STEP_KERNEL) {
@@ -139,7 +108,7 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
   }
   char path[1200];
   snprintf(path, sizeof path, "%s/index.txt", kernels);
-  if (ok) ok = file_write(path, &index, NULL, st);
+  if (ok) ok = kernel_dump_write(path, &index, st);
   strbuf_free(&index);
   return ok;
 }
@@ -151,7 +120,7 @@ bool cpu_program_print_listings(const CpuProgram *p, const Module *m, FILE *out,
     const CpuStep *s = &p->steps[i];
     if (s->kind != CPU_STEP_KERNEL) continue;
     StrBuf sb = {0};
-    print_origin(&sb, s->inst, m, "#");
+    kernel_dump_origin(&sb, s->inst, m, "#");
     fprintf(out, "\n%s", sb.data ? sb.data : "");
     strbuf_free(&sb);
     kernel_x86_print_listing(s->kernel, out);
