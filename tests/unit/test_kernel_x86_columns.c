@@ -42,7 +42,7 @@ static bool count_simd_loads(const char *listing, int *vector_loads, int *scalar
     char line[256];
     snprintf(line, sizeof line, "%.*s", (int)(len < 255 ? len : 255), p);
     bool memory = strstr(line, "(%r") != NULL && strstr(line, "(%rsp") == NULL && strstr(line, "(%rbx)") == NULL;
-    *vector_loads += memory && strstr(line, "movups") != NULL;
+    *vector_loads += memory && (strstr(line, "movups") || strstr(line, "vcvtph2ps"));
     *scalar_loads += memory && strstr(line, "movss") != NULL;
   }
   return true;
@@ -62,10 +62,16 @@ static void fill(Literal *l, uint64_t seed, bool specials) {
   }
 }
 
+/* Where the column strategy must apply: never, at every level, from avx2
+ * up (f16 vectors need F16C), or where the policy likes (then, where it
+ * applies, the bytes must still be kernel_eval's). */
+typedef enum Expect { NEVER, ALWAYS, FROM_AVX2, EITHER } Expect;
+
 /* The text's ENTRY root lowered to one kernel, compiled at every level the
- * machine has: `columns` says whether the schedule must be the column
- * strategy; each level and thread count must give kernel_eval's bytes. */
-static void check_kernel(const char *name, const char *text, bool columns) {
+ * machine has; the schedule must be the column strategy where `expect`
+ * says, and then each level and thread count must give kernel_eval's
+ * bytes (else sse4's bytes at one thread). */
+static void check_kernel(const char *name, const char *text, Expect expect) {
   Status st;
   status_clear(&st);
   Module *m = parse_module(text, strlen(text), name, &st);
@@ -94,6 +100,7 @@ static void check_kernel(const char *name, const char *text, bool columns) {
     if (!ck) continue;
     char *listing = listing_of(ck);
     bool is_columns = strstr(listing, ": columns\n") || strstr(listing, ": columns, ");
+    bool columns = expect == ALWAYS || (expect == FROM_AVX2 && level >= CPU_LEVEL_AVX2) || (expect == EITHER && is_columns);
     EXPECT(is_columns == columns, "%s at %s: the strategy is%s columns:\n%.3000s", name, cpu_level_name(level),
            is_columns ? "" : " not", listing);
     int64_t reduced = 1;
@@ -106,8 +113,10 @@ static void check_kernel(const char *name, const char *text, bool columns) {
              cpu_level_name(level), vector_loads, scalar_loads, listing);
     }
     free(listing);
-    static const int threads[] = {0, 1, 2, 3};
-    for (int t = 0; t < 4; t++) {
+    /* no pool, pools of 1 to 3 threads, and (-1) rows in runs of 7 from
+     * any row, so that groups start anywhere */
+    static const int threads[] = {0, 1, 2, 3, -1};
+    for (int t = 0; t < 5; t++) {
       void *buffers[16];
       Literal *out[8] = {0};
       for (int b = 0; b < k->input_count; b++) buffers[b] = in[b]->data;
@@ -115,9 +124,14 @@ static void check_kernel(const char *name, const char *text, bool columns) {
         out[b] = literal_create(&k->outputs[b].shape);
         buffers[k->input_count + b] = out[b]->data;
       }
-      ThreadPool *pool = threads[t] ? thread_pool_create(threads[t]) : NULL;
-      kernel_x86_run(ck, buffers, pool);
-      thread_pool_free(pool);
+      if (threads[t] < 0) {
+        for (int64_t row = 0; row < kernel_x86_row_count(ck); row += 7)
+          kernel_x86_run_rows(ck, buffers, row, kernel_x86_row_count(ck) - row < 7 ? kernel_x86_row_count(ck) - row : 7);
+      } else {
+        ThreadPool *pool = threads[t] ? thread_pool_create(threads[t]) : NULL;
+        kernel_x86_run(ck, buffers, pool);
+        thread_pool_free(pool);
+      }
       for (int b = 0; b < k->output_count; b++) {
         /* columns: kernel_eval's bytes; other schedules (16 partial sums)
          * differ from it by rounding, but not across levels and threads */
@@ -140,7 +154,7 @@ static void check_kernel(const char *name, const char *text, bool columns) {
 }
 
 static void check_reduce(const char *reducer, const char *shape, const char *dims, const char *out_shape,
-                         const char *init, bool columns) {
+                         const char *init, Expect columns) {
   char text[1000], name[200];
   snprintf(text, sizeof text,
            "HloModule c\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] %s(a, b) }\n"
@@ -152,19 +166,32 @@ static void check_reduce(const char *reducer, const char *shape, const char *dim
 }
 
 TEST(column_sums_max_and_min_give_kernel_eval_bytes_at_every_level_and_thread_count) {
-  check_reduce("add", "f32[256,512]", "{0}", "f32[512]", "0", true);
-  check_reduce("maximum", "f32[37,67]", "{0}", "f32[67]", "-inf", true);
-  check_reduce("minimum", "f32[37,67]", "{0}", "f32[67]", "inf", true);
-  check_reduce("add", "f32[5,9,35]", "{0,1}", "f32[35]", "0.5", true);
-  check_reduce("add", "f32[3,7,40]", "{1}", "f32[3,40]", "0", true);
+  check_reduce("add", "f32[256,512]", "{0}", "f32[512]", "0", ALWAYS);
+  check_reduce("maximum", "f32[37,67]", "{0}", "f32[67]", "-inf", ALWAYS);
+  check_reduce("minimum", "f32[37,67]", "{0}", "f32[67]", "inf", ALWAYS);
+  check_reduce("add", "f32[5,9,35]", "{0,1}", "f32[35]", "0.5", ALWAYS);
+  check_reduce("add", "f32[3,7,40]", "{1}", "f32[3,40]", "0", ALWAYS);
   /* an empty reduce dim: every output is the init value */
-  check_reduce("add", "f32[0,48]", "{0}", "f32[48]", "1.5", true);
+  check_reduce("add", "f32[0,48]", "{0}", "f32[48]", "1.5", ALWAYS);
   /* too few columns for one vector at any level: stays scalar */
-  check_reduce("add", "f32[40,3]", "{0}", "f32[3]", "0", false);
+  check_reduce("add", "f32[40,3]", "{0}", "f32[3]", "0", NEVER);
   /* the minor dim reduced (a row reduction): not this strategy */
-  check_reduce("add", "f32[64,40]", "{1}", "f32[64]", "0", false);
+  check_reduce("add", "f32[64,40]", "{1}", "f32[64]", "0", NEVER);
   /* a column-major input: the kept dim is not contiguous, stays scalar */
-  check_reduce("add", "f32[256,40]{0,1}", "{0}", "f32[40]", "0", false);
+  check_reduce("add", "f32[256,40]{0,1}", "{0}", "f32[40]", "0", NEVER);
+  /* the output column-major: its minor dim is not the loop's last */
+  check_reduce("add", "f32[5,16,40]", "{0}", "f32[16,40]{0,1}", "0", EITHER);
+}
+
+/* f16 elements widened to f32 and summed down the columns: vcvtph2ps
+ * loads from avx2 up (sse4 has no f16 vectors: scalar). */
+TEST(f16_columns_summed_in_f32) {
+  static const char text[] =
+      "HloModule h\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "fused { x = f16[29,40]{1,0} parameter(0)\n c = f32[29,40]{1,0} convert(x)\n zero = f32[] constant(0)\n"
+      " ROOT r = f32[40]{0} reduce(c, zero), dimensions={0}, to_apply=add }\n"
+      "ENTRY e { x = f16[29,40] parameter(0)\n ROOT f = f32[40] fusion(x), kind=kInput, calls=fused }\n";
+  check_kernel("f16 column sum", text, FROM_AVX2);
 }
 
 /* The MLP training step's bias gradient: relu's backward fused with the
@@ -183,11 +210,12 @@ TEST(relu_backward_with_bias_gradient_runs_in_columns) {
       " ROOT t = (f32[33,50]{1,0}, f32[50]{0}) tuple(dz, nb) }\n"
       "ENTRY e { b = f32[50] parameter(0)\n x = f32[33,50] parameter(1)\n d = f32[33,50] parameter(2)\n"
       " ROOT f = (f32[33,50]{1,0}, f32[50]{0}) fusion(b, x, d), kind=kInput, calls=fused }\n";
-  check_kernel("relu backward + bias gradient", text, true);
+  check_kernel("relu backward + bias gradient", text, ALWAYS);
 }
 
 int main(void) {
   RUN(column_sums_max_and_min_give_kernel_eval_bytes_at_every_level_and_thread_count);
   RUN(relu_backward_with_bias_gradient_runs_in_columns);
+  RUN(f16_columns_summed_in_f32);
   return test_summary();
 }
