@@ -351,7 +351,8 @@ static bool emit_column_group(KernelX86 *x) {
   EMIT(X86_LEA, reg(X86_RAX), x86_mem(8, KX_ROW, lanes));
   EMIT(X86_CMP, reg(X86_RAX), reg(KX_ROW_END));
   EMIT(X86_JG, x86_rel(scalar));
-  x86_listing_note(x->cb, "SIMD across %d loop points, one output point per lane", lanes);
+  x86_listing_note(x->cb, "SIMD across %d loop points, one output point per lane%s", lanes,
+                   x->column_acc_registers ? ", accumulators in zmm28.." : "");
   x->lanes = lanes;
   x->homes = x->vector_homes;
   bool ok = emit_block(x, KBLOCK_PRE, 0);

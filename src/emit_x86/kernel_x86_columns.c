@@ -41,6 +41,28 @@ static bool load_keeps_to_its_column(const Kernel *k, const KernelOp *load) {
   return true;
 }
 
+/* Whether every looped write of an accumulator comes after every read of
+ * it in its phase: then the write may go to the accumulator itself, not
+ * to its next value (the scalar code's rule for a variadic reducer, which
+ * reads every old value first). */
+static bool accumulators_written_after_read(const Kernel *k) {
+  for (int w = 0; w < k->op_count; w++) {
+    const KernelOp *write = &k->ops[w];
+    if (write->kop != KOP_ACC_WRITE || write->block != KBLOCK_REDUCE) continue;
+    for (int r = w + 1; r < k->op_count; r++) {
+      const KernelOp *read = &k->ops[r];
+      if (read->kop == KOP_ACC_READ && read->acc == write->acc && read->block == KBLOCK_REDUCE &&
+          read->phase == write->phase)
+        return false;
+    }
+  }
+  return true;
+}
+
+/* At avx512 up to four accumulators live in zmm28..31 (past the vector
+ * math's zmm16..27) for the whole group: no store in a reduce trip. */
+enum { COLUMN_ACC_REGISTER = 28, COLUMN_ACC_REGISTERS = 4 };
+
 int kernel_x86_column_lanes(KernelX86 *x) {
   const Kernel *k = x->k;
   int lanes = isa_lanes(x);
@@ -66,14 +88,18 @@ int kernel_x86_column_lanes(KernelX86 *x) {
     if (op->kop == KOP_LOAD && !load_keeps_to_its_column(k, op)) return 0;
     x->forms[i] = (uint8_t)f;
   }
+  x->column_acc_registers = x->cpu->level == CPU_LEVEL_AVX512 && k->acc_count <= COLUMN_ACC_REGISTERS &&
+                            accumulators_written_after_read(k);
   return lanes;
 }
 
 X86Operand kernel_x86_column_acc(const KernelX86 *x, int acc, bool next) {
+  if (x->column_acc_registers) return x86_reg(x86_zmm(COLUMN_ACC_REGISTER + acc));
   return x86_mem(4 * x->lanes, X86_RSP, 8 * (x->column_acc_slot + KX_COLUMN_ACC_SLOTS * acc + (next ? 8 : 0)));
 }
 
 void kernel_x86_column_acc_copy(KernelX86 *x, bool reset) {
+  if (x->column_acc_registers) return; /* written in place */
   bool sse = x->cpu->level == CPU_LEVEL_SSE4;
   X86Reg scratch = x->cpu->level == CPU_LEVEL_AVX512 ? x86_zmm(15) : x->cpu->level == CPU_LEVEL_AVX2 ? x86_ymm(15)
                                                                                                    : x86_xmm(15);

@@ -93,8 +93,9 @@ typedef struct KernelX86 {
   /* KSCHED_COLUMNS (kernel_x86_columns.c): the whole row body runs SIMD
    * across vectorized_lanes adjacent output points; accumulator a lives
    * in 64 bytes at [rsp + 8*column_acc_slot + 128a], its next value 64
-   * bytes after. */
-  bool columns;
+   * bytes after, or (column_acc_registers) in zmm28 + a, written in
+   * place. */
+  bool columns, column_acc_registers;
   int column_acc_slot;
   Status *st;
 } KernelX86;

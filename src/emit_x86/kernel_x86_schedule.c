@@ -191,7 +191,7 @@ void kernel_x86_plan(KernelX86 *x) {
   const Kernel *k = x->k;
   KernelSchedule *s = &x->schedule;
   memset(s, 0, sizeof *s);
-  x->columns = false;
+  x->columns = x->column_acc_registers = false;
   s->target = target_name(x->cpu->level);
   for (int p = 0; p < AXLE_MAX_RANK; p++) s->phases[p].reuse = s->phases[p].reuse_as = -1;
   int64_t inner = k->reduce_rank > 0 ? k->reduce_dims[k->reduce_rank - 1] : 1;

@@ -532,7 +532,14 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
-  if (op->kop == KOP_ACC_READ && x->columns) return vector_load(x, i, kernel_x86_column_acc(x, op->acc, false));
+  if (op->kop == KOP_ACC_READ && x->columns) {
+    X86Operand acc = kernel_x86_column_acc(x, op->acc, false);
+    if (acc.kind == X86_OPERAND_MEM) return vector_load(x, i, acc);
+    int d = vector_target(x, i);
+    vector_move(x, reg(vreg(x, d)), acc);
+    vector_finish(x, i, d);
+    return true;
+  }
   if (op->kop == KOP_ACC_READ) return vector_load(x, i, kernel_x86_slot(x->acc_slot + op->acc, 4));
   if (op->kop == KOP_ACC_WRITE) { /* the column strategy's: REDUCE writes the next value */
     int value = vector_source(x, op->args[0], S0);

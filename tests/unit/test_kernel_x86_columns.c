@@ -111,6 +111,9 @@ static void check_kernel(const char *name, const char *text, Expect expect) {
       EXPECT(found && vector_loads > 0 && scalar_loads == 0,
              "%s at %s: %d vector loads, %d scalar movss loads from buffers in the SIMD code:\n%s", name,
              cpu_level_name(level), vector_loads, scalar_loads, listing);
+      /* at avx512 the accumulators stay in registers across the loop */
+      EXPECT(level < CPU_LEVEL_AVX512 || strstr(listing, "accumulators in zmm28.."),
+             "%s at avx512: the accumulators are not in registers:\n%s", name, listing);
     }
     free(listing);
     /* no pool, pools of 1 to 3 threads, and (-1) rows in runs of 7 from
