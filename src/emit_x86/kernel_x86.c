@@ -18,6 +18,10 @@
  *     for rindex[0] ... for r14 in [0, reduce_dims[last]): REDUCE; acc = next
  *     POST
  *
+ * The column strategy (kernel_x86_columns.c) runs that row body for
+ * `lanes` rows at once, SIMD across them, where the group stays inside
+ * the innermost loop dim and the rows given; other rows run alone.
+ *
  * Each output value's reduction runs inside its own row, in an order fixed
  * by the shape (the evaluator's index order, or kernel_x86_vector.c's 16
  * partial results), so the result does not depend on how rows are split
@@ -137,7 +141,8 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
     X86Label head = x86_label_new(x->cb);
     x86_label_bind(x->cb, head);
     if (!emit_block(x, block, phase)) return false;
-    for (int a = 0; a < k->acc_count; a++) {
+    if (x->columns && x->lanes) kernel_x86_column_acc_copy(x, false);
+    for (int a = 0; a < k->acc_count && !(x->columns && x->lanes); a++) {
       EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
       EMIT(X86_MOV, kernel_x86_slot(x->acc_slot + a, 8), reg(X86_RAX));
     }
@@ -164,6 +169,10 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
 /* Accumulators a REDUCE block does not write keep their value: next must
  * start equal to it. */
 static void emit_acc_next_reset(KernelX86 *x) {
+  if (x->columns && x->lanes) {
+    kernel_x86_column_acc_copy(x, true);
+    return;
+  }
   for (int a = 0; a < x->k->acc_count; a++) {
     EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_slot + a, 8));
     EMIT(X86_MOV, kernel_x86_slot(x->acc_next_slot + a, 8), reg(X86_RAX));
@@ -327,6 +336,44 @@ static bool emit_row_body(KernelX86 *x) {
   return true;
 }
 
+/* The column strategy: rows row .. row + lanes - 1 as one SIMD group when
+ * they lie in one run of the innermost loop dim and among the rows given,
+ * else row alone as scalar code; KX_ROW steps past what ran. */
+static bool emit_column_group(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int lanes = x->vectorized_lanes;
+  X86Label scalar = x86_label_new(x->cb), next = x86_label_new(x->cb);
+  emit_row_split(x, k->rank);
+  EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->index_slot + k->rank - 1, 8));
+  EMIT(X86_ADD, reg(X86_RAX), x86_imm(lanes));
+  EMIT(X86_CMP, reg(X86_RAX), x86_imm(k->dims[k->rank - 1]));
+  EMIT(X86_JG, x86_rel(scalar));
+  EMIT(X86_LEA, reg(X86_RAX), x86_mem(8, KX_ROW, lanes));
+  EMIT(X86_CMP, reg(X86_RAX), reg(KX_ROW_END));
+  EMIT(X86_JG, x86_rel(scalar));
+  x86_listing_note(x->cb, "SIMD across %d loop points, one output point per lane%s", lanes,
+                   x->column_acc_registers ? ", accumulators in zmm28.." : "");
+  x->lanes = lanes;
+  x->homes = x->vector_homes;
+  bool ok = emit_block(x, KBLOCK_PRE, 0);
+  if (ok) emit_acc_next_reset(x);
+  int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
+  for (int p = 0; ok && p < phases; p++) ok = emit_reduce_nest(x, p);
+  ok = ok && emit_block(x, KBLOCK_POST, 0);
+  x->homes = x->scalar_homes;
+  x->lanes = 0;
+  if (!ok) return false;
+  EMIT(X86_ADD, reg(KX_ROW), x86_imm(lanes));
+  EMIT(X86_JMP, x86_rel(next));
+  x86_label_bind(x->cb, scalar);
+  x86_listing_note(x->cb, "scalar row");
+  if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
+  if (!emit_row_body(x)) return false;
+  EMIT(X86_INC, reg(KX_ROW));
+  x86_label_bind(x->cb, next);
+  return true;
+}
+
 /* The kernel's schedule (kernel_x86_schedule.c) at the head of its
  * listing, and what the loops compute once per row. */
 static void note_schedule(KernelX86 *x) {
@@ -372,8 +419,12 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JGE, x86_rel(exit));
   x86_label_bind(x->cb, row);
-  if (!(x->split == SPLIT_PARTIAL ? emit_chunk_sum(x) : emit_row_body(x))) return false;
-  EMIT(X86_INC, reg(KX_ROW));
+  if (x->columns) {
+    if (!emit_column_group(x)) return false;
+  } else {
+    if (!(x->split == SPLIT_PARTIAL ? emit_chunk_sum(x) : emit_row_body(x))) return false;
+    EMIT(X86_INC, reg(KX_ROW));
+  }
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JL, x86_rel(row));
   x86_label_bind(x->cb, exit);
@@ -452,7 +503,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
             status_error(st, STATUS_UNSUPPORTED, "kernel %s: its stored schedule is not the one chosen for %s",
                          k->name, x.schedule.target);
   ok = ok && kernel_x86_allocate(&x);
-  if (ok && x.vectorized_lanes && k->kind == KERNEL_LOOP) {
+  if (ok && x.vectorized_lanes && (k->kind == KERNEL_LOOP || x.columns)) {
     x.homes = x.vector_homes;
     x.allocating_vector = true;
     ok = kernel_x86_allocate(&x);
@@ -464,7 +515,8 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   x.address_slot = x.value_slot + x.spill_count;
   x.vector_slot = x.address_slot + x.address_count;
   x.math_slot = x.vector_slot + 8 * x.spill_count;
-  x.slot_count = x.math_slot + (x.vectorized_lanes ? KX_VECTOR_MATH_SLOTS : KX_MATH_SLOTS);
+  x.column_acc_slot = x.math_slot + (x.vectorized_lanes ? KX_VECTOR_MATH_SLOTS : KX_MATH_SLOTS);
+  x.slot_count = x.column_acc_slot + (x.columns ? KX_COLUMN_ACC_SLOTS * k->acc_count : 0);
   /* The frame lives on the calling thread's stack. */
   if (ok && x.slot_count > (1 << 17))
     ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,

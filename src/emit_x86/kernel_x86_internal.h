@@ -90,6 +90,13 @@ typedef struct KernelX86 {
    * the output, schedule.phases[].reuse_as). */
   KernelSchedule schedule;
   uint8_t *dead;
+  /* KSCHED_COLUMNS (kernel_x86_columns.c): the whole row body runs SIMD
+   * across vectorized_lanes adjacent output points; accumulator a lives
+   * in 64 bytes at [rsp + 8*column_acc_slot + 128a], its next value 64
+   * bytes after, or (column_acc_registers) in zmm28 + a, written in
+   * place. */
+  bool columns, column_acc_registers;
+  int column_acc_slot;
   Status *st;
 } KernelX86;
 
@@ -221,6 +228,18 @@ enum { KX_MATH_SLOTS = 512 };
 /* A kernel with a SIMD loop has a larger math area: the vector math
  * (kernel_x86_math_lanes.c) holds 64-byte values at avx512. */
 enum { KX_VECTOR_MATH_SLOTS = 1536 };
+
+/* kernel_x86_columns.c: the lanes of the column strategy for a reduce or
+ * row kernel (each lane one output point along the contiguous innermost
+ * loop dim, every reduced index uniform), or 0; fills x->forms. The
+ * accumulators' homes, and copying them (next into the accumulator, or
+ * back with `reset`) in the SIMD code. kernel_x86_op_form (vector.c): op
+ * i's LaneForm as in a loop kernel, or -1. */
+int kernel_x86_column_lanes(KernelX86 *x);
+X86Operand kernel_x86_column_acc(const KernelX86 *x, int acc, bool next);
+void kernel_x86_column_acc_copy(KernelX86 *x, bool reset);
+int kernel_x86_op_form(const KernelX86 *x, int i);
+enum { KX_COLUMN_ACC_SLOTS = 16 };
 
 /* kernel_x86.c: a listing note naming op i's HLO instruction (and its
  * op_name and source line) when it differs from *last. */

@@ -10,6 +10,12 @@
  *                  accumulator; the same partials, in the same order, at
  *                  every level and thread count. A long sum to few points
  *                  is split into chunks of its range.
+ *   columns        a reduce or row kernel none of whose phases has a
+ *                  vector form (the reduced dims outer, a column sum)
+ *                  runs SIMD across 4, 8 or 16 adjacent output points
+ *                  (kernel_x86_columns.c) where its ops allow, unroll 1,
+ *                  one vector per accumulator; the points past the last
+ *                  whole group are scalar rows.
  *   row kernel     each phase on its own, like the above; when the ROW
  *                  phase recomputes a value the REDUCE phase before it
  *                  computed (softmax's exp), that phase stores it into
@@ -162,10 +168,30 @@ static KernelTail tail_of(int64_t n, int step, bool maskable) {
   return n % step == 0 ? KTAIL_NONE : maskable ? KTAIL_MASKED : KTAIL_SCALAR;
 }
 
+/* The column strategy where no phase has lanes of its own. */
+static bool choose_columns(KernelX86 *x, int phases) {
+  const Kernel *k = x->k;
+  for (int p = 0; p < phases; p++)
+    if (x->phase_lanes[p]) return false;
+  int lanes = kernel_x86_column_lanes(x);
+  if (!lanes) return false;
+  x->columns = true;
+  x->vectorized_lanes = lanes;
+  KernelSchedule *s = &x->schedule;
+  s->strategy = KSCHED_COLUMNS;
+  for (int p = 0; p < phases; p++) {
+    bool row = k->kind == KERNEL_ROW && k->phase_blocks[p] == KBLOCK_ROW;
+    s->phases[p] = (KernelPhaseSchedule){lanes, 32, 1, row ? 0 : k->acc_count, false,
+                                         tail_of(k->dims[k->rank - 1], lanes, false), -1, -1};
+  }
+  return true;
+}
+
 void kernel_x86_plan(KernelX86 *x) {
   const Kernel *k = x->k;
   KernelSchedule *s = &x->schedule;
   memset(s, 0, sizeof *s);
+  x->columns = x->column_acc_registers = false;
   s->target = target_name(x->cpu->level);
   for (int p = 0; p < AXLE_MAX_RANK; p++) s->phases[p].reuse = s->phases[p].reuse_as = -1;
   int64_t inner = k->reduce_rank > 0 ? k->reduce_dims[k->reduce_rank - 1] : 1;
@@ -194,6 +220,7 @@ void kernel_x86_plan(KernelX86 *x) {
     ps->accumulators = row ? 0 : REDUCE_PARTIALS / lanes;
     ps->tail = tail_of(inner, row ? lanes : REDUCE_PARTIALS, false);
   }
+  if (choose_columns(x, phases)) return;
   s->split_chunks = split_chunks_of(x);
   if (s->split_chunks) s->strategy = KSCHED_SPLIT_REDUCE;
   for (int p = 0; p < phases && !s->split_chunks; p++) choose_accumulators(x, p);

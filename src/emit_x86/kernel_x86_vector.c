@@ -142,6 +142,8 @@ static int op_form(const KernelX86 *x, int i) {
   }
 }
 
+int kernel_x86_op_form(const KernelX86 *x, int i) { return op_form(x, i); }
+
 /* f64 lanes when every float value of the kernel is f64. */
 static bool kernel_floats_are_f64(const Kernel *k) {
   bool f64 = false;
@@ -172,7 +174,7 @@ int kernel_x86_vector_lanes(KernelX86 *x) {
 bool kernel_x86_op_is_vector(const KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   int f = x->forms[op->kop == KOP_STORE ? op->args[0] : i];
-  if (op->kop == KOP_ACC_WRITE) return false;
+  if (op->kop == KOP_ACC_WRITE) return x->columns;
   return f == LANE_VECTOR || f == LANE_BROADCAST || f == LANE_GATHER || f == LANE_MASK;
 }
 
@@ -453,7 +455,7 @@ void kernel_x86_assign_row_pointers(KernelX86 *x) {
   const Kernel *k = x->k;
   x->address_count = 0;
   for (int i = 0; i < k->op_count; i++)
-    x->address_slots[i] = k->kind != KERNEL_LOOP && row_access_dim(k, i) >= 0 ? x->address_count++ : -1;
+    x->address_slots[i] = k->kind != KERNEL_LOOP && !x->columns && row_access_dim(k, i) >= 0 ? x->address_count++ : -1;
 }
 
 static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
@@ -530,7 +532,20 @@ bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
+  if (op->kop == KOP_ACC_READ && x->columns) {
+    X86Operand acc = kernel_x86_column_acc(x, op->acc, false);
+    if (acc.kind == X86_OPERAND_MEM) return vector_load(x, i, acc);
+    int d = vector_target(x, i);
+    vector_move(x, reg(vreg(x, d)), acc);
+    vector_finish(x, i, d);
+    return true;
+  }
   if (op->kop == KOP_ACC_READ) return vector_load(x, i, kernel_x86_slot(x->acc_slot + op->acc, 4));
+  if (op->kop == KOP_ACC_WRITE) { /* the column strategy's: REDUCE writes the next value */
+    int value = vector_source(x, op->args[0], S0);
+    vector_move(x, kernel_x86_column_acc(x, op->acc, op->block == KBLOCK_REDUCE), reg(vreg(x, value)));
+    return true;
+  }
   if (!emit_vector_op_value(x, i)) return false;
   if (op->kop == KOP_HLO && op->type == TYPE_F16) emit_vector_half_round(x, i);
   return true;

@@ -218,7 +218,7 @@ static void print_op(StrBuf *sb, const KernelOp *op, int value) {
   }
 }
 
-static const char *const strategy_names[] = {"none", "loop", "reduce", "split reduce", "row"};
+static const char *const strategy_names[] = {"none", "loop", "reduce", "split reduce", "row", "columns"};
 static const char *const tail_names[] = {"none", "scalar", "masked"};
 
 static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedule *s, int p, const char *prefix) {
@@ -227,6 +227,13 @@ static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedu
   strbuf_printf(sb, "%s  phase %d %s: ", prefix, p, block_names[block]);
   if (!ps->lanes) {
     strbuf_printf(sb, "scalar, sequential\n");
+    return;
+  }
+  if (s->strategy == KSCHED_COLUMNS) {
+    strbuf_printf(sb, "SIMD across %d loop points (f%d lanes), reduced elements in order", ps->lanes, ps->lane_bits);
+    if (block == KBLOCK_REDUCE)
+      strbuf_printf(sb, ", %d accumulator vector%s", ps->accumulators, ps->accumulators == 1 ? "" : "s");
+    strbuf_printf(sb, ", tail %s\n", tail_names[ps->tail]);
     return;
   }
   strbuf_printf(sb, "SIMD %d f%d lanes, unroll %d", ps->lanes, ps->lane_bits, ps->unroll);

@@ -105,6 +105,7 @@ typedef enum KernelStrategy {
   KSCHED_REDUCE,        /* one output point per row, its reduction sequential or in partials */
   KSCHED_SPLIT_REDUCE,  /* a long sum cut into chunks (split_chunks), folded in order */
   KSCHED_ROW,           /* a row kernel: its phases over each row in turn */
+  KSCHED_COLUMNS,       /* reduce or row kernel: SIMD across adjacent output points, one per lane */
 } KernelStrategy;
 
 typedef enum KernelTail {
