@@ -5,14 +5,15 @@
  * device, so a machine without a GPU sees every kernel's PTX (--dump).
  * Otherwise it opens the CUDA driver and the device (so that a machine
  * without them gets the message a user needs: "no CUDA driver", "no CUDA
- * device"). Then it walks the optimized entry computation in its scheduled
- * order, as the CPU backend does, and turns it into a GpuProgram
- * (gpu_program.h): parameters, constants, tuples, get-tuple-elements and
- * bitcasts take no launch (the buffer plan names their storage); the
- * families that are not one kernel of the kernel IR (dots, convolutions,
- * sorts, control flow, ...) go to their own files (gpu_compile.h lists
- * them); every other instruction is lowered to a kernel (src/opt/lower.c)
- * and written as PTX (src/emit_ptx/ptx_kernel.c). All kernels go into one
+ * device"). Then it builds the entry's program (src/opt/program.h: every
+ * kernel lowered there, once, and the programs of called computations
+ * nested) and walks the entry in its scheduled order, turning it into a
+ * GpuProgram (gpu_program.h): parameters, constants, tuples,
+ * get-tuple-elements and bitcasts take no launch (the buffer plan names
+ * their storage); the families that are not one kernel of the kernel IR
+ * (dots, convolutions, sorts, control flow, ...) go to their own files
+ * (gpu_compile.h lists them); every other instruction is its step's kernel,
+ * written as PTX (src/emit_ptx/ptx_kernel.c). All kernels go into one
  * module, which the driver loads when there is a device, so a kernel the
  * JIT rejects fails here with its log. Then the device blocks are
  * allocated and the constants uploaded, once. What has no kernel yet is a
@@ -23,7 +24,6 @@
 
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_kernel.h"
-#include "opt/lower.h"
 #include "runtime/backend.h"
 #include "runtime/executable.h"
 
@@ -103,6 +103,13 @@ static bool bind_result(GpuCompile *c) {
 
 /* ---- kernels ---- */
 
+const ProgramStep *gpu_step_of(const GpuCompile *c, const Instruction *inst) {
+  const Program *p = c->program;
+  for (int i = 0; p && i < p->step_count; i++)
+    if (p->steps[i].inst == inst && !p->steps[i].value) return &p->steps[i];
+  return NULL;
+}
+
 GpuLaunch *gpu_add_launch(GpuCompile *c, const Instruction *inst, const char *entry, unsigned grid, unsigned block,
                           const int *buffers, int buffer_count, const int64_t *scalars, int scalar_count) {
   if (scalar_count > GPU_LAUNCH_MAX_SCALARS) {
@@ -161,24 +168,21 @@ static bool launch_bind(GpuCompile *c, const Instruction *inst, const Kernel *k,
 bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst) {
   for (int i = 0; i < inst->operand_count; i++)
     if (shape_is_tuple(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a tuple-shaped operand");
-  Status why = {0};
-  Kernel *k = lower_to_kernel(inst, &why);
-  if (!k) return gpu_refuse(c, inst, why.message);
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Kernel *k = step ? step->kernel : NULL;
+  if (!k) return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "an instruction no kernel computes");
   GpuLaunch *l = gpu_program_add_launch(c->p, inst, k->input_count + k->output_count);
   char base[128];
   ptx_entry_name(k->name, base, sizeof base);
   snprintf(l->entry, sizeof l->entry, "k%d_%s", c->p->launch_count - 1, base);
   PtxKernelShape shape;
-  bool ok = ptx_kernel_emit(c->ptx, k, l->entry, &shape, &why) || gpu_refuse(c, inst, why.message);
-  if (ok) {
-    /* Kernels loop grid-stride, so a grid capped below the limit of
-     * gridDim.x (2^31 - 1) is still correct. */
-    l->grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
-    l->block = (unsigned)shape.block_threads;
-    ok = launch_bind(c, inst, k, l);
-  }
-  kernel_free(k);
-  return ok;
+  Status why = {0};
+  if (!ptx_kernel_emit(c->ptx, k, l->entry, &shape, &why)) return gpu_refuse(c, inst, why.message);
+  /* Kernels loop grid-stride, so a grid capped below the limit of
+   * gridDim.x (2^31 - 1) is still correct. */
+  l->grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  l->block = (unsigned)shape.block_threads;
+  return launch_bind(c, inst, k, l);
 }
 
 /* ---- the walk ---- */
@@ -197,12 +201,10 @@ static bool compile_fusion(GpuCompile *c, const Instruction *inst) {
     return gpu_compile_dot_fusion(c, inst);
   /* A fusion is one kernel. XLA's own fusions may hold what no kernel
    * computes (the single op of a wrapped_scatter or wrapped_reduce-window;
-   * a kCustom __ynn_fusion): such a fusion runs its computation as steps
-   * of its own, as a call does, as on the CPU. */
-  Status why = {0};
-  Kernel *k = lower_to_kernel(inst, &why);
-  if (!k && why.code == STATUS_UNSUPPORTED) return gpu_compile_control(c, inst);
-  kernel_free(k);
+   * a kCustom __ynn_fusion): the program stage makes such a fusion a call,
+   * which runs its computation as steps of its own, as on the CPU. */
+  const ProgramStep *step = gpu_step_of(c, inst);
+  if (step && step->kind == PROGRAM_STEP_CALL) return gpu_compile_control(c, inst);
   return gpu_compile_kernel(c, inst);
 }
 
@@ -275,15 +277,20 @@ static bool program_load(GpuProgram *p, const char *ptx, Status *st) {
 }
 
 /* Every binding and launch of the entry, and the PTX of its kernels in
- * c->ptx; nothing touches a device yet. */
+ * c->ptx, from the entry's program (src/opt/program.h: the kernels lowered
+ * there, once); nothing touches a device yet. */
 static bool gpu_compile_steps(GpuCompile *c) {
   const Computation *entry = c->m->entry;
-  for (int i = 0; i < c->plan->slot_count; i++)
-    if (!gpu_bind_slot(c, &c->plan->slots[i])) return false;
-  if (!bind_result(c)) return false;
-  for (int i = 0; i < entry->instruction_count; i++)
-    if (!gpu_compile_instruction(c, entry->instructions[i])) return false;
-  return true;
+  ProgramOptions options = {.across_devices = c->nccl != NULL};
+  Program *program = program_build(c->m, c->plan, &options);
+  c->program = program;
+  bool ok = true;
+  for (int i = 0; ok && i < c->plan->slot_count; i++) ok = gpu_bind_slot(c, &c->plan->slots[i]);
+  ok = ok && bind_result(c);
+  for (int i = 0; ok && i < entry->instruction_count; i++) ok = gpu_compile_instruction(c, entry->instructions[i]);
+  c->program = NULL;
+  program_free(program);
+  return ok;
 }
 
 bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_name, bool no_wgmma, StrBuf *out,
@@ -340,8 +347,8 @@ static bool target_choose(const Executable *exe, GpuProgram *p, PtxTarget *targe
 /* Steps and PTX for the target; then, with a device open, the module
  * loaded (a kernel the JIT rejects fails here, with its log) and the
  * device blocks placed. The PTX stays with the program for --dump. */
-static bool program_build(const Executable *exe, const Module *m, GpuProgram *p, const PtxTarget *target,
-                          Status *st) {
+static bool compile_for_target(const Executable *exe, const Module *m, GpuProgram *p, const PtxTarget *target,
+                               Status *st) {
   PtxBuilder ptx;
   ptx_builder_init(&ptx, target);
   GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = target, .no_wgmma = exe->gpu_no_wgmma,
@@ -367,7 +374,7 @@ static bool gpu_compile(Executable *exe, Status *st) {
   if (!eval_check_supported_on(m, exe->replica_count, exe->partition_count, st)) return false;
   GpuProgram *p = gpu_program_create(&m->entry->root->shape, m->filename);
   PtxTarget target;
-  if (!target_choose(exe, p, &target, st) || !program_build(exe, m, p, &target, st)) {
+  if (!target_choose(exe, p, &target, st) || !compile_for_target(exe, m, p, &target, st)) {
     gpu_program_free(p);
     return false;
   }

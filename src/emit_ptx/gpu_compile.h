@@ -11,11 +11,16 @@
 
 #include "emit_ptx/gpu_program.h"
 #include "emit_ptx/ptx_builder.h"
+#include "opt/program.h"
 
 typedef struct GpuCompile {
   GpuProgram *p;
   const Module *m;
   const BufferPlan *plan;   /* of the computation being compiled (the entry's, or a called one's) */
+  /* The program stage's program of that computation (src/opt/program.h):
+   * its steps hold the kernels, lowered once there; a called computation's
+   * is the nested program of the step that calls it. */
+  const Program *program;
   /* A called computation's: the binding of each slot of its plan (NULL for
    * the entry, whose slot i is binding i). gpu_control.c fills it. */
   const int *slot_bindings;
@@ -37,6 +42,10 @@ typedef struct GpuCompile {
 /* The one message for everything the backend cannot compile, located at
  * the instruction; why (may be NULL) says what stopped it. Returns false. */
 bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why);
+
+/* The step of c->program that does inst's work (not one computing a value
+ * inside a product fusion); NULL when the program has none for inst. */
+const ProgramStep *gpu_step_of(const GpuCompile *c, const Instruction *inst);
 
 /* The binding of inst's leaf (the entry's bindings 0.. are its plan's
  * slots, in order; a called computation's go through c->slot_bindings),
@@ -60,8 +69,9 @@ int gpu_reserve_temp(GpuCompile *c, int64_t bytes);
 /* A unique .entry name for inst's kernel: "k<launch number>_<name>". */
 void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *suffix, char *out, size_t size);
 
-/* The one kernel of the kernel IR that inst lowers to (src/opt/lower.c),
- * written as PTX by ptx_kernel.c and launched over inst's buffers. */
+/* The one kernel of the kernel IR that inst lowers to (its step's, lowered
+ * by the program stage), written as PTX by ptx_kernel.c and launched over
+ * inst's buffers. */
 bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst);
 
 /* One instruction of the computation being compiled, routed to its family

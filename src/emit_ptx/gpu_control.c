@@ -4,8 +4,9 @@
  * A computation that these run (a loop's condition and body, a branch, a
  * call's to_apply, an async wrapper's computation) is compiled by the same
  * per-instruction routing as the entry, into a step list of its own
- * (GpuStep in gpu_program.h). Its storage comes from a buffer plan of its
- * own (buffer_plan_create on it, as the CPU backend does):
+ * (GpuStep in gpu_program.h), from its program, the one the program stage
+ * nested in the calling step (its kernels lowered there). Its storage comes
+ * from that program's buffer plan, one of its own:
  *   parameters     the caller's bindings of the operand leaves, read only
  *                  (a plan never writes over a parameter)
  *   temporaries    the plan's offsets inside a region of the temporary
@@ -172,10 +173,15 @@ static bool called_bind(GpuCompile *inner, const Computation *comp, const int *a
 static bool called_compile(GpuCompile *c, const Instruction *inst, const Computation *comp, const int *args,
                            int arg_count, GpuSteps *into, int *results) {
   if (!comp || !comp->root) return gpu_refuse(c, inst, "a called computation without a root");
-  BufferPlan *plan = buffer_plan_create(comp);
+  /* comp's program: the one the program stage nested in inst's step */
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Program *program = step ? program_step_called(step, comp) : NULL;
+  if (!program) return gpu_refuse(c, inst, "a called computation the program does not run");
+  const BufferPlan *plan = program->plan;
   int *slots = mem_calloc((size_t)plan->slot_count + 1, sizeof *slots);
   GpuCompile inner = *c;
   inner.plan = plan;
+  inner.program = program;
   inner.slot_bindings = slots;
   bool ok = called_bind(&inner, comp, args, arg_count, slots);
   GpuSteps *outer = c->p->current;
@@ -183,7 +189,6 @@ static bool called_compile(GpuCompile *c, const Instruction *inst, const Computa
   for (int i = 0; i < comp->instruction_count && ok; i++) ok = gpu_compile_instruction(&inner, comp->instructions[i]);
   c->p->current = outer;
   if (ok) ok = leaves_bind(&inner, comp->root, 0, shape_leaf_count(&comp->root->shape), results);
-  buffer_plan_free(plan);
   mem_free(slots);
   return ok;
 }

@@ -17,7 +17,6 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_conv.h"
 #include "emit_ptx/ptx_kernel.h"
-#include "opt/lower.h"
 
 /* ---- HLO convolution -> PtxConv ---- */
 
@@ -233,10 +232,10 @@ bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
   PtxConv d;
   Status why = {0};
   if (!ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);
-  Kernel *k = lower_epilogue(inst, conv, &why);
-  if (!k) return gpu_refuse(c, inst, why.message);
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Kernel *k = step ? step->kernel : NULL;
+  if (!k)
+    return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "a fused convolution without its epilogue");
   int operands[2] = {gpu_binding_of(c, lhs, 0), gpu_binding_of(c, rhs, 0)};
-  bool ok = fusion_launch(c, inst, conv, &d, k, operands);
-  kernel_free(k);
-  return ok;
+  return fusion_launch(c, inst, conv, &d, k, operands);
 }

@@ -22,7 +22,6 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_gemm.h"
 #include "emit_ptx/ptx_kernel.h"
-#include "opt/lower.h"
 
 /* An operand or result as the GEMM sees it: element type, dims, and the
  * element stride of each dim in its buffer. A view may leave a dim out (a
@@ -438,14 +437,12 @@ bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
   if (dot == f->root)
     return add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &inst->shape, lhs_binding, rhs_binding,
                     gpu_binding_of(c, inst, 0));
-  Status st = {0};
-  Kernel *k = lower_epilogue(inst, dot, &st);
-  if (!k) return gpu_refuse(c, inst, st.message);
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Kernel *k = step ? step->kernel : NULL;
+  if (!k) return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "a fused dot without its epilogue");
   bool ok = epilogue_reads_layout(k, dot, &dot->shape) ||
             gpu_refuse(c, inst, "an epilogue that reads the product in another layout");
   int scratch = ok ? gpu_reserve_temp(c, shape_byte_size(&dot->shape)) : -1;
   ok = ok && add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &dot->shape, lhs_binding, rhs_binding, scratch);
-  ok = ok && add_epilogue(c, inst, dot, k, scratch);
-  kernel_free(k);
-  return ok;
+  return ok && add_epilogue(c, inst, dot, k, scratch);
 }
