@@ -33,49 +33,66 @@ bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why) {
 
 /* ---- storage ---- */
 
+int gpu_binding_at(const GpuCompile *c, int at) {
+  if (at < 0) return -1;
+  return c->slot_bindings ? c->slot_bindings[at] : at;
+}
+
 int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf) {
-  const BufferSlot *s = buffer_plan_find(c->plan, inst, leaf);
-  if (s && s->kind == BUFFER_ALIAS) s = buffer_plan_find(c->plan, s->source, s->source_index);
-  if (!s) return -1;
-  int slot = (int)(s - c->plan->slots);
-  return c->slot_bindings ? c->slot_bindings[slot] : slot;
+  return gpu_binding_at(c, program_binding_of(c->program, inst, leaf));
 }
 
-/* A copy of a constant's bytes for the device, in the layout its users
- * read (literals are row-major). */
-static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal *lit, const Shape *layout,
-                           void **data) {
-  if (layout->element_size_bits) return gpu_refuse(c, inst, "a constant in a packed layout (E(n))");
-  size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  *data = mem_calloc(bytes ? bytes : 1, 1);
-  if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, *data, true);
-  else if (bytes) memcpy(*data, lit->data, bytes);
-  return true;
+/* A packed (E(n)) array the GPU cannot address in any layout (the stage
+ * records only the ones no target can): refused at inst. */
+static bool packed_refused(GpuCompile *c, const ProgramBinding *pb, const char *what) {
+  if (!pb->shape || shape_is_tuple(pb->shape) || !pb->shape->element_size_bits) return false;
+  char why[96];
+  snprintf(why, sizeof why, "%s in a packed layout (E(n))", what);
+  return !gpu_refuse(c, pb->inst, why);
 }
 
-bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s) {
-  GpuBinding b = {.kind = GPU_BINDING_NONE, .number = s->parameter_number, .leaf = s->output_index,
-                  .offset = s->offset, .bytes = s->size};
-  void *data = NULL;
-  bool array = s->shape && !shape_is_tuple(s->shape);
-  if (s->kind == BUFFER_PARAMETER) {
-    if (array && s->shape->element_size_bits) return gpu_refuse(c, s->inst, "a parameter in a packed layout (E(n))");
-    if (array && !shape_is_row_major(s->shape)) b.layout = s->shape;
-    b.kind = GPU_BINDING_PARAMETER;
-  } else if (s->kind == BUFFER_CONSTANT) {
-    int64_t leaf = s->output_index;
-    const Literal *lit = s->inst->attrs.literal ? literal_leaf(s->inst->attrs.literal, &leaf) : NULL;
-    if (!lit) return gpu_refuse(c, s->inst, "a constant without a value for this leaf");
-    if (!constant_bytes(c, s->inst, lit, s->shape, &data)) return false;
-    b.kind = GPU_BINDING_CONSTANT;
-    b.bytes = shape_byte_size(&lit->shape);
-  } else if (s->kind == BUFFER_TEMP) {
+int gpu_bind_constant(GpuCompile *c, int at) {
+  const ProgramBinding *pb = &c->program->bindings[at];
+  if (pb->unsupported) return gpu_refuse(c, pb->inst, pb->unsupported) - 1;
+  if (pb->kind != BINDING_CONSTANT) return gpu_refuse(c, pb->inst, "a constant without storage") - 1;
+  if (packed_refused(c, pb, "a constant")) return -1;
+  void *data = mem_malloc((size_t)(pb->bytes ? pb->bytes : 1));
+  if (pb->bytes) memcpy(data, pb->data, (size_t)pb->bytes);
+  GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = pb->bytes};
+  return gpu_program_add_binding(c->p, b, data);
+}
+
+/* Whether binding `at` is a result leaf the stage writes in another layout
+ * than the caller's (a temporary it copies out of): on the device it is
+ * an output, read back through its layout (bind_result). */
+static bool result_in_other_layout(const Program *p, int at) {
+  for (int i = 0; i < p->copy_count; i++)
+    if (p->copies[i].binding == at && p->copies[i].layout) return true;
+  return false;
+}
+
+/* The device-side view of the entry program's binding of plan slot `at`
+ * (the stage's bindings 0.. are the plan's slots, in order): parameters
+ * and outputs in the I/O block, constants uploaded, temporaries at their
+ * offset in the temporary block. */
+static bool bind_entry_slot(GpuCompile *c, int at) {
+  const ProgramBinding *pb = &c->program->bindings[at];
+  if (pb->kind == BINDING_CONSTANT || pb->unsupported) return gpu_bind_constant(c, at) >= 0;
+  bool array = pb->shape && !shape_is_tuple(pb->shape);
+  GpuBinding b = {.kind = GPU_BINDING_NONE, .bytes = array ? c->plan->slots[at].size : 0};
+  if (pb->kind == BINDING_PARAMETER) {
+    if (packed_refused(c, pb, "a parameter")) return false;
+    /* the stage's leaf counts across all parameters; the device's, within one */
+    b = (GpuBinding){.kind = GPU_BINDING_PARAMETER, .number = pb->number, .leaf = pb->inst_leaf,
+                     .bytes = b.bytes, .layout = pb->layout};
+  } else if (pb->kind == BINDING_TEMP && !result_in_other_layout(c->program, at)) {
     b.kind = GPU_BINDING_TEMP;
-  } else if (s->kind == BUFFER_OUTPUT) {
+    b.offset = pb->offset;
+  } else if (pb->kind == BINDING_OUTPUT || pb->kind == BINDING_TEMP) {
     b.kind = GPU_BINDING_OUTPUT;
   }
-  if (!array || b.kind == GPU_BINDING_NONE) b.bytes = 0;
-  gpu_program_add_binding(c->p, b, data);
+  if (b.kind == GPU_BINDING_NONE) b.bytes = 0;
+  gpu_program_add_binding(c->p, b, NULL);
   return true;
 }
 
@@ -144,24 +161,14 @@ void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *su
   snprintf(out, size, "k%d_%s%s%s", c->p->launch_count, base, suffix && *suffix ? "_" : "", suffix ? suffix : "");
 }
 
-/* The launch's buffers: the kernel's inputs (a fused constant becomes a
- * constant binding of its own), then its outputs. */
-static bool launch_bind(GpuCompile *c, const Instruction *inst, const Kernel *k, GpuLaunch *l) {
-  for (int i = 0; i < k->input_count; i++) {
-    const KernelBuffer *in = &k->inputs[i];
-    if (in->constant) {
-      void *data = NULL;
-      if (!constant_bytes(c, inst, in->constant, &in->shape, &data)) return false;
-      GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = shape_byte_size(&in->constant->shape)};
-      l->buffers[i] = gpu_program_add_binding(c->p, b, data);
-    } else {
-      l->buffers[i] = gpu_binding_of(c, in->source, 0);
-    }
+bool gpu_step_buffers(GpuCompile *c, const ProgramStep *step, int product, int *out) {
+  const Kernel *k = step->kernel;
+  for (int i = 0; i < step->buffer_count; i++) {
+    int at = step->buffers[i];
+    bool constant = i < k->input_count && k->inputs[i].constant;
+    out[i] = at == PROGRAM_PRODUCT_INPUT ? product : constant ? gpu_bind_constant(c, at) : gpu_binding_at(c, at);
+    if (out[i] < 0) return constant ? false : gpu_refuse(c, step->inst, "a kernel buffer the plan does not place");
   }
-  for (int o = 0; o < k->output_count; o++)
-    l->buffers[k->input_count + o] = gpu_binding_of(c, inst, k->outputs[o].output_index);
-  for (int i = 0; i < l->buffer_count; i++)
-    if (l->buffers[i] < 0) return gpu_refuse(c, inst, "a kernel buffer the plan does not place");
   return true;
 }
 
@@ -182,7 +189,7 @@ bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst) {
    * gridDim.x (2^31 - 1) is still correct. */
   l->grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
   l->block = (unsigned)shape.block_threads;
-  return launch_bind(c, inst, k, l);
+  return gpu_step_buffers(c, step, -1, l->buffers);
 }
 
 /* ---- the walk ---- */
@@ -285,7 +292,7 @@ static bool gpu_compile_steps(GpuCompile *c) {
   Program *program = program_build(c->m, c->plan, &options);
   c->program = program;
   bool ok = true;
-  for (int i = 0; ok && i < c->plan->slot_count; i++) ok = gpu_bind_slot(c, &c->plan->slots[i]);
+  for (int i = 0; ok && i < c->plan->slot_count; i++) ok = bind_entry_slot(c, i);
   ok = ok && bind_result(c);
   for (int i = 0; ok && i < entry->instruction_count; i++) ok = gpu_compile_instruction(c, entry->instructions[i]);
   c->program = NULL;

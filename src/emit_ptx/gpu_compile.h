@@ -47,11 +47,21 @@ bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why);
  * inside a product fusion); NULL when the program has none for inst. */
 const ProgramStep *gpu_step_of(const GpuCompile *c, const Instruction *inst);
 
-/* The binding of inst's leaf (the entry's bindings 0.. are its plan's
- * slots, in order; a called computation's go through c->slot_bindings),
- * following aliases to the slot that owns the storage; -1 if the plan does
- * not place it. */
+/* The GPU binding of c->program's binding `at` of a plan slot (the
+ * entry's GPU bindings 0.. are its program's, in order; a called
+ * computation's go through c->slot_bindings); -1 for -1. */
+int gpu_binding_at(const GpuCompile *c, int at);
+/* The binding of inst's leaf (program_binding_of, then gpu_binding_at);
+ * -1 if the plan does not place it. */
 int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf);
+/* The GPU bindings of step's kernel buffers into out[0..step->buffer_count):
+ * its inputs (a fused constant uploaded as a binding of its own; the
+ * product an epilogue reads is `product`), then its outputs. False after a
+ * refusal. */
+bool gpu_step_buffers(GpuCompile *c, const ProgramStep *step, int product, int *out);
+/* A GPU binding uploading the bytes of c->program's constant binding `at`
+ * (in the layout its reader wants); -1 after a refusal. */
+int gpu_bind_constant(GpuCompile *c, int at);
 
 /* A launch of `entry` (already written into c->ptx) over the bindings
  * buffers[0..buffer_count), passed as .u64 pointers in that order, then
@@ -77,11 +87,6 @@ bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst);
 /* One instruction of the computation being compiled, routed to its family
  * (the walk's switch); control flow calls it for the computations it runs. */
 bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst);
-
-/* A binding for one slot of c->plan the way the entry binds its own:
- * parameters in the I/O block, constants uploaded, temporaries at the
- * plan's offset. Returns false after a refusal. */
-bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s);
 
 /* ---- the instruction families (gpu_backend.c's walk routes each here) ----
  * Each returns false after gpu_refuse (or another located error in c->st). */
