@@ -175,8 +175,9 @@ bool gpu_step_buffers(GpuCompile *c, const ProgramStep *step, int product, int *
 bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst) {
   for (int i = 0; i < inst->operand_count; i++)
     if (shape_is_tuple(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a tuple-shaped operand");
+  /* only a kernel step's buffers are its kernel's (program.h) */
   const ProgramStep *step = gpu_step_of(c, inst);
-  const Kernel *k = step ? step->kernel : NULL;
+  const Kernel *k = step && step->kind == PROGRAM_STEP_KERNEL ? step->kernel : NULL;
   if (!k) return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "an instruction no kernel computes");
   GpuLaunch *l = gpu_program_add_launch(c->p, inst, k->input_count + k->output_count);
   char base[128];
