@@ -5,14 +5,15 @@
  * device, so a machine without a GPU sees every kernel's PTX (--dump).
  * Otherwise it opens the CUDA driver and the device (so that a machine
  * without them gets the message a user needs: "no CUDA driver", "no CUDA
- * device"). Then it walks the optimized entry computation in its scheduled
- * order, as the CPU backend does, and turns it into a GpuProgram
- * (gpu_program.h): parameters, constants, tuples, get-tuple-elements and
- * bitcasts take no launch (the buffer plan names their storage); the
- * families that are not one kernel of the kernel IR (dots, convolutions,
- * sorts, control flow, ...) go to their own files (gpu_compile.h lists
- * them); every other instruction is lowered to a kernel (src/opt/lower.c)
- * and written as PTX (src/emit_ptx/ptx_kernel.c). All kernels go into one
+ * device"). Then it builds the entry's program (src/opt/program.h: every
+ * kernel lowered there, once, and the programs of called computations
+ * nested) and walks the entry in its scheduled order, turning it into a
+ * GpuProgram (gpu_program.h): parameters, constants, tuples,
+ * get-tuple-elements and bitcasts take no launch (the buffer plan names
+ * their storage); the families that are not one kernel of the kernel IR
+ * (dots, convolutions, sorts, control flow, ...) go to their own files
+ * (gpu_compile.h lists them); every other instruction is its step's kernel,
+ * written as PTX (src/emit_ptx/ptx_kernel.c). All kernels go into one
  * module, which the driver loads when there is a device, so a kernel the
  * JIT rejects fails here with its log. Then the device blocks are
  * allocated and the constants uploaded, once. What has no kernel yet is a
@@ -23,7 +24,6 @@
 
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_kernel.h"
-#include "opt/lower.h"
 #include "runtime/backend.h"
 #include "runtime/executable.h"
 
@@ -33,49 +33,66 @@ bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why) {
 
 /* ---- storage ---- */
 
+int gpu_binding_at(const GpuCompile *c, int at) {
+  if (at < 0) return -1;
+  return c->slot_bindings ? c->slot_bindings[at] : at;
+}
+
 int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf) {
-  const BufferSlot *s = buffer_plan_find(c->plan, inst, leaf);
-  if (s && s->kind == BUFFER_ALIAS) s = buffer_plan_find(c->plan, s->source, s->source_index);
-  if (!s) return -1;
-  int slot = (int)(s - c->plan->slots);
-  return c->slot_bindings ? c->slot_bindings[slot] : slot;
+  return gpu_binding_at(c, program_binding_of(c->program, inst, leaf));
 }
 
-/* A copy of a constant's bytes for the device, in the layout its users
- * read (literals are row-major). */
-static bool constant_bytes(GpuCompile *c, const Instruction *inst, const Literal *lit, const Shape *layout,
-                           void **data) {
-  if (layout->element_size_bits) return gpu_refuse(c, inst, "a constant in a packed layout (E(n))");
-  size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  *data = mem_calloc(bytes ? bytes : 1, 1);
-  if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, *data, true);
-  else if (bytes) memcpy(*data, lit->data, bytes);
-  return true;
+/* A packed (E(n)) array the GPU cannot address in any layout (the stage
+ * records only the ones no target can): refused at inst. */
+static bool packed_refused(GpuCompile *c, const ProgramBinding *pb, const char *what) {
+  if (!pb->shape || shape_is_tuple(pb->shape) || !pb->shape->element_size_bits) return false;
+  char why[96];
+  snprintf(why, sizeof why, "%s in a packed layout (E(n))", what);
+  return !gpu_refuse(c, pb->inst, why);
 }
 
-bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s) {
-  GpuBinding b = {.kind = GPU_BINDING_NONE, .number = s->parameter_number, .leaf = s->output_index,
-                  .offset = s->offset, .bytes = s->size};
-  void *data = NULL;
-  bool array = s->shape && !shape_is_tuple(s->shape);
-  if (s->kind == BUFFER_PARAMETER) {
-    if (array && s->shape->element_size_bits) return gpu_refuse(c, s->inst, "a parameter in a packed layout (E(n))");
-    if (array && !shape_is_row_major(s->shape)) b.layout = s->shape;
-    b.kind = GPU_BINDING_PARAMETER;
-  } else if (s->kind == BUFFER_CONSTANT) {
-    int64_t leaf = s->output_index;
-    const Literal *lit = s->inst->attrs.literal ? literal_leaf(s->inst->attrs.literal, &leaf) : NULL;
-    if (!lit) return gpu_refuse(c, s->inst, "a constant without a value for this leaf");
-    if (!constant_bytes(c, s->inst, lit, s->shape, &data)) return false;
-    b.kind = GPU_BINDING_CONSTANT;
-    b.bytes = shape_byte_size(&lit->shape);
-  } else if (s->kind == BUFFER_TEMP) {
+int gpu_bind_constant(GpuCompile *c, int at) {
+  const ProgramBinding *pb = &c->program->bindings[at];
+  if (pb->unsupported) return gpu_refuse(c, pb->inst, pb->unsupported) - 1;
+  if (pb->kind != BINDING_CONSTANT) return gpu_refuse(c, pb->inst, "a constant without storage") - 1;
+  if (packed_refused(c, pb, "a constant")) return -1;
+  void *data = mem_malloc((size_t)(pb->bytes ? pb->bytes : 1));
+  if (pb->bytes) memcpy(data, pb->data, (size_t)pb->bytes);
+  GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = pb->bytes};
+  return gpu_program_add_binding(c->p, b, data);
+}
+
+/* Whether binding `at` is a result leaf the stage writes in another layout
+ * than the caller's (a temporary it copies out of): on the device it is
+ * an output, read back through its layout (bind_result). */
+static bool result_in_other_layout(const Program *p, int at) {
+  for (int i = 0; i < p->copy_count; i++)
+    if (p->copies[i].binding == at && p->copies[i].layout) return true;
+  return false;
+}
+
+/* The device-side view of the entry program's binding of plan slot `at`
+ * (the stage's bindings 0.. are the plan's slots, in order): parameters
+ * and outputs in the I/O block, constants uploaded, temporaries at their
+ * offset in the temporary block. */
+static bool bind_entry_slot(GpuCompile *c, int at) {
+  const ProgramBinding *pb = &c->program->bindings[at];
+  if (pb->kind == BINDING_CONSTANT || pb->unsupported) return gpu_bind_constant(c, at) >= 0;
+  bool array = pb->shape && !shape_is_tuple(pb->shape);
+  GpuBinding b = {.kind = GPU_BINDING_NONE, .bytes = array ? c->plan->slots[at].size : 0};
+  if (pb->kind == BINDING_PARAMETER) {
+    if (packed_refused(c, pb, "a parameter")) return false;
+    /* the stage's leaf counts across all parameters; the device's, within one */
+    b = (GpuBinding){.kind = GPU_BINDING_PARAMETER, .number = pb->number, .leaf = pb->inst_leaf,
+                     .bytes = b.bytes, .layout = pb->layout};
+  } else if (pb->kind == BINDING_TEMP && !result_in_other_layout(c->program, at)) {
     b.kind = GPU_BINDING_TEMP;
-  } else if (s->kind == BUFFER_OUTPUT) {
+    b.offset = pb->offset;
+  } else if (pb->kind == BINDING_OUTPUT || pb->kind == BINDING_TEMP) {
     b.kind = GPU_BINDING_OUTPUT;
   }
-  if (!array || b.kind == GPU_BINDING_NONE) b.bytes = 0;
-  gpu_program_add_binding(c->p, b, data);
+  if (b.kind == GPU_BINDING_NONE) b.bytes = 0;
+  gpu_program_add_binding(c->p, b, NULL);
   return true;
 }
 
@@ -102,6 +119,13 @@ static bool bind_result(GpuCompile *c) {
 }
 
 /* ---- kernels ---- */
+
+const ProgramStep *gpu_step_of(const GpuCompile *c, const Instruction *inst) {
+  const Program *p = c->program;
+  for (int i = 0; p && i < p->step_count; i++)
+    if (p->steps[i].inst == inst && !p->steps[i].value) return &p->steps[i];
+  return NULL;
+}
 
 GpuLaunch *gpu_add_launch(GpuCompile *c, const Instruction *inst, const char *entry, unsigned grid, unsigned block,
                           const int *buffers, int buffer_count, const int64_t *scalars, int scalar_count) {
@@ -137,48 +161,36 @@ void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *su
   snprintf(out, size, "k%d_%s%s%s", c->p->launch_count, base, suffix && *suffix ? "_" : "", suffix ? suffix : "");
 }
 
-/* The launch's buffers: the kernel's inputs (a fused constant becomes a
- * constant binding of its own), then its outputs. */
-static bool launch_bind(GpuCompile *c, const Instruction *inst, const Kernel *k, GpuLaunch *l) {
-  for (int i = 0; i < k->input_count; i++) {
-    const KernelBuffer *in = &k->inputs[i];
-    if (in->constant) {
-      void *data = NULL;
-      if (!constant_bytes(c, inst, in->constant, &in->shape, &data)) return false;
-      GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = shape_byte_size(&in->constant->shape)};
-      l->buffers[i] = gpu_program_add_binding(c->p, b, data);
-    } else {
-      l->buffers[i] = gpu_binding_of(c, in->source, 0);
-    }
+bool gpu_step_buffers(GpuCompile *c, const ProgramStep *step, int product, int *out) {
+  const Kernel *k = step->kernel;
+  for (int i = 0; i < step->buffer_count; i++) {
+    int at = step->buffers[i];
+    bool constant = i < k->input_count && k->inputs[i].constant;
+    out[i] = at == PROGRAM_PRODUCT_INPUT ? product : constant ? gpu_bind_constant(c, at) : gpu_binding_at(c, at);
+    if (out[i] < 0) return constant ? false : gpu_refuse(c, step->inst, "a kernel buffer the plan does not place");
   }
-  for (int o = 0; o < k->output_count; o++)
-    l->buffers[k->input_count + o] = gpu_binding_of(c, inst, k->outputs[o].output_index);
-  for (int i = 0; i < l->buffer_count; i++)
-    if (l->buffers[i] < 0) return gpu_refuse(c, inst, "a kernel buffer the plan does not place");
   return true;
 }
 
 bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst) {
   for (int i = 0; i < inst->operand_count; i++)
     if (shape_is_tuple(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a tuple-shaped operand");
-  Status why = {0};
-  Kernel *k = lower_to_kernel(inst, &why);
-  if (!k) return gpu_refuse(c, inst, why.message);
+  /* only a kernel step's buffers are its kernel's (program.h) */
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Kernel *k = step && step->kind == PROGRAM_STEP_KERNEL ? step->kernel : NULL;
+  if (!k) return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "an instruction no kernel computes");
   GpuLaunch *l = gpu_program_add_launch(c->p, inst, k->input_count + k->output_count);
   char base[128];
   ptx_entry_name(k->name, base, sizeof base);
   snprintf(l->entry, sizeof l->entry, "k%d_%s", c->p->launch_count - 1, base);
   PtxKernelShape shape;
-  bool ok = ptx_kernel_emit(c->ptx, k, l->entry, &shape, &why) || gpu_refuse(c, inst, why.message);
-  if (ok) {
-    /* Kernels loop grid-stride, so a grid capped below the limit of
-     * gridDim.x (2^31 - 1) is still correct. */
-    l->grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
-    l->block = (unsigned)shape.block_threads;
-    ok = launch_bind(c, inst, k, l);
-  }
-  kernel_free(k);
-  return ok;
+  Status why = {0};
+  if (!ptx_kernel_emit(c->ptx, k, l->entry, &shape, &why)) return gpu_refuse(c, inst, why.message);
+  /* Kernels loop grid-stride, so a grid capped below the limit of
+   * gridDim.x (2^31 - 1) is still correct. */
+  l->grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
+  l->block = (unsigned)shape.block_threads;
+  return gpu_step_buffers(c, step, -1, l->buffers);
 }
 
 /* ---- the walk ---- */
@@ -197,12 +209,10 @@ static bool compile_fusion(GpuCompile *c, const Instruction *inst) {
     return gpu_compile_dot_fusion(c, inst);
   /* A fusion is one kernel. XLA's own fusions may hold what no kernel
    * computes (the single op of a wrapped_scatter or wrapped_reduce-window;
-   * a kCustom __ynn_fusion): such a fusion runs its computation as steps
-   * of its own, as a call does, as on the CPU. */
-  Status why = {0};
-  Kernel *k = lower_to_kernel(inst, &why);
-  if (!k && why.code == STATUS_UNSUPPORTED) return gpu_compile_control(c, inst);
-  kernel_free(k);
+   * a kCustom __ynn_fusion): the program stage makes such a fusion a call,
+   * which runs its computation as steps of its own, as on the CPU. */
+  const ProgramStep *step = gpu_step_of(c, inst);
+  if (step && step->kind == PROGRAM_STEP_CALL) return gpu_compile_control(c, inst);
   return gpu_compile_kernel(c, inst);
 }
 
@@ -275,15 +285,20 @@ static bool program_load(GpuProgram *p, const char *ptx, Status *st) {
 }
 
 /* Every binding and launch of the entry, and the PTX of its kernels in
- * c->ptx; nothing touches a device yet. */
+ * c->ptx, from the entry's program (src/opt/program.h: the kernels lowered
+ * there, once); nothing touches a device yet. */
 static bool gpu_compile_steps(GpuCompile *c) {
   const Computation *entry = c->m->entry;
-  for (int i = 0; i < c->plan->slot_count; i++)
-    if (!gpu_bind_slot(c, &c->plan->slots[i])) return false;
-  if (!bind_result(c)) return false;
-  for (int i = 0; i < entry->instruction_count; i++)
-    if (!gpu_compile_instruction(c, entry->instructions[i])) return false;
-  return true;
+  ProgramOptions options = {.across_devices = c->nccl != NULL};
+  Program *program = program_build(c->m, c->plan, &options);
+  c->program = program;
+  bool ok = true;
+  for (int i = 0; ok && i < c->plan->slot_count; i++) ok = bind_entry_slot(c, i);
+  ok = ok && bind_result(c);
+  for (int i = 0; ok && i < entry->instruction_count; i++) ok = gpu_compile_instruction(c, entry->instructions[i]);
+  c->program = NULL;
+  program_free(program);
+  return ok;
 }
 
 bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_name, bool no_wgmma, StrBuf *out,
@@ -340,8 +355,8 @@ static bool target_choose(const Executable *exe, GpuProgram *p, PtxTarget *targe
 /* Steps and PTX for the target; then, with a device open, the module
  * loaded (a kernel the JIT rejects fails here, with its log) and the
  * device blocks placed. The PTX stays with the program for --dump. */
-static bool program_build(const Executable *exe, const Module *m, GpuProgram *p, const PtxTarget *target,
-                          Status *st) {
+static bool compile_for_target(const Executable *exe, const Module *m, GpuProgram *p, const PtxTarget *target,
+                               Status *st) {
   PtxBuilder ptx;
   ptx_builder_init(&ptx, target);
   GpuCompile c = {.p = p, .m = m, .plan = exe->plan, .ptx = &ptx, .target = target, .no_wgmma = exe->gpu_no_wgmma,
@@ -367,7 +382,7 @@ static bool gpu_compile(Executable *exe, Status *st) {
   if (!eval_check_supported_on(m, exe->replica_count, exe->partition_count, st)) return false;
   GpuProgram *p = gpu_program_create(&m->entry->root->shape, m->filename);
   PtxTarget target;
-  if (!target_choose(exe, p, &target, st) || !program_build(exe, m, p, &target, st)) {
+  if (!target_choose(exe, p, &target, st) || !compile_for_target(exe, m, p, &target, st)) {
     gpu_program_free(p);
     return false;
   }

@@ -11,11 +11,16 @@
 
 #include "emit_ptx/gpu_program.h"
 #include "emit_ptx/ptx_builder.h"
+#include "opt/program.h"
 
 typedef struct GpuCompile {
   GpuProgram *p;
   const Module *m;
   const BufferPlan *plan;   /* of the computation being compiled (the entry's, or a called one's) */
+  /* The program stage's program of that computation (src/opt/program.h):
+   * its steps hold the kernels, lowered once there; a called computation's
+   * is the nested program of the step that calls it. */
+  const Program *program;
   /* A called computation's: the binding of each slot of its plan (NULL for
    * the entry, whose slot i is binding i). gpu_control.c fills it. */
   const int *slot_bindings;
@@ -38,11 +43,25 @@ typedef struct GpuCompile {
  * the instruction; why (may be NULL) says what stopped it. Returns false. */
 bool gpu_refuse(GpuCompile *c, const Instruction *inst, const char *why);
 
-/* The binding of inst's leaf (the entry's bindings 0.. are its plan's
- * slots, in order; a called computation's go through c->slot_bindings),
- * following aliases to the slot that owns the storage; -1 if the plan does
- * not place it. */
+/* The step of c->program that does inst's work (not one computing a value
+ * inside a product fusion); NULL when the program has none for inst. */
+const ProgramStep *gpu_step_of(const GpuCompile *c, const Instruction *inst);
+
+/* The GPU binding of c->program's binding `at` of a plan slot (the
+ * entry's GPU bindings 0.. are its program's, in order; a called
+ * computation's go through c->slot_bindings); -1 for -1. */
+int gpu_binding_at(const GpuCompile *c, int at);
+/* The binding of inst's leaf (program_binding_of, then gpu_binding_at);
+ * -1 if the plan does not place it. */
 int gpu_binding_of(const GpuCompile *c, const Instruction *inst, int leaf);
+/* The GPU bindings of step's kernel buffers into out[0..step->buffer_count):
+ * its inputs (a fused constant uploaded as a binding of its own; the
+ * product an epilogue reads is `product`), then its outputs. False after a
+ * refusal. */
+bool gpu_step_buffers(GpuCompile *c, const ProgramStep *step, int product, int *out);
+/* A GPU binding uploading the bytes of c->program's constant binding `at`
+ * (in the layout its reader wants); -1 after a refusal. */
+int gpu_bind_constant(GpuCompile *c, int at);
 
 /* A launch of `entry` (already written into c->ptx) over the bindings
  * buffers[0..buffer_count), passed as .u64 pointers in that order, then
@@ -60,18 +79,14 @@ int gpu_reserve_temp(GpuCompile *c, int64_t bytes);
 /* A unique .entry name for inst's kernel: "k<launch number>_<name>". */
 void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *suffix, char *out, size_t size);
 
-/* The one kernel of the kernel IR that inst lowers to (src/opt/lower.c),
- * written as PTX by ptx_kernel.c and launched over inst's buffers. */
+/* The one kernel of the kernel IR that inst lowers to (its step's, lowered
+ * by the program stage), written as PTX by ptx_kernel.c and launched over
+ * inst's buffers. */
 bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst);
 
 /* One instruction of the computation being compiled, routed to its family
  * (the walk's switch); control flow calls it for the computations it runs. */
 bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst);
-
-/* A binding for one slot of c->plan the way the entry binds its own:
- * parameters in the I/O block, constants uploaded, temporaries at the
- * plan's offset. Returns false after a refusal. */
-bool gpu_bind_slot(GpuCompile *c, const BufferSlot *s);
 
 /* ---- the instruction families (gpu_backend.c's walk routes each here) ----
  * Each returns false after gpu_refuse (or another located error in c->st). */

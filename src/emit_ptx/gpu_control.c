@@ -4,8 +4,9 @@
  * A computation that these run (a loop's condition and body, a branch, a
  * call's to_apply, an async wrapper's computation) is compiled by the same
  * per-instruction routing as the entry, into a step list of its own
- * (GpuStep in gpu_program.h). Its storage comes from a buffer plan of its
- * own (buffer_plan_create on it, as the CPU backend does):
+ * (GpuStep in gpu_program.h), from its program, the one the program stage
+ * nested in the calling step (its kernels lowered there). Its storage comes
+ * from that program's buffer plan, one of its own:
  *   parameters     the caller's bindings of the operand leaves, read only
  *                  (a plan never writes over a parameter)
  *   temporaries    the plan's offsets inside a region of the temporary
@@ -135,30 +136,28 @@ static int *operand_leaves(GpuCompile *c, const Instruction *inst, int lo, int h
 
 /* ---- called computations ---- */
 
-/* The binding of each slot of a called computation's plan; args are the
- * caller's bindings of its parameters' leaves, parameters in order. */
-static bool called_bind(GpuCompile *inner, const Computation *comp, const int *args, int arg_count, int *slots) {
-  const BufferPlan *plan = inner->plan;
+/* The GPU binding of each of the called program's slot bindings (its
+ * plan's slots, in order); args are the caller's bindings of its
+ * parameters' leaves, counted across its parameters as the stage counts
+ * them. */
+static bool called_bind(GpuCompile *inner, const int *args, int arg_count, int *slots) {
+  const Program *program = inner->program;
   GpuProgram *p = inner->p;
   int64_t region = (p->temp_bytes + BUFFER_ALIGNMENT - 1) / BUFFER_ALIGNMENT * BUFFER_ALIGNMENT;
-  if (p->temp_bytes < region + plan->temp_bytes) p->temp_bytes = region + plan->temp_bytes;
-  for (int i = 0; i < plan->slot_count; i++) {
-    const BufferSlot *s = &plan->slots[i];
-    int64_t bytes = leaf_bytes(s->shape);
+  if (p->temp_bytes < region + program->temp_bytes) p->temp_bytes = region + program->temp_bytes;
+  for (int i = 0; i < program->plan->slot_count; i++) {
+    const ProgramBinding *pb = &program->bindings[i];
+    int64_t bytes = leaf_bytes(pb->shape);
     slots[i] = -1;
-    if (s->kind == BUFFER_PARAMETER) {
-      int64_t n = s->parameter_number, first = 0;
-      for (int64_t q = 0; q < n && q < comp->parameter_count; q++) first += shape_leaf_count(&comp->parameters[q]->shape);
-      if (n < 0 || n >= comp->parameter_count || first + s->output_index >= arg_count)
-        return gpu_refuse(inner, s->inst, "a parameter the caller does not pass");
-      slots[i] = args[first + s->output_index];
-    } else if (s->kind == BUFFER_CONSTANT) {
-      if (!gpu_bind_slot(inner, s)) return false;
-      slots[i] = p->binding_count - 1;
-    } else if (s->kind == BUFFER_TEMP) {
-      GpuBinding b = {.kind = bytes ? GPU_BINDING_TEMP : GPU_BINDING_NONE, .offset = region + s->offset, .bytes = bytes};
+    if (pb->kind == BINDING_CONSTANT || pb->unsupported) {
+      if ((slots[i] = gpu_bind_constant(inner, i)) < 0) return false;
+    } else if (pb->kind == BINDING_PARAMETER) {
+      if (pb->leaf < 0 || pb->leaf >= arg_count) return gpu_refuse(inner, pb->inst, "a parameter the caller does not pass");
+      slots[i] = args[pb->leaf];
+    } else if (pb->kind == BINDING_TEMP) {
+      GpuBinding b = {.kind = bytes ? GPU_BINDING_TEMP : GPU_BINDING_NONE, .offset = region + pb->offset, .bytes = bytes};
       slots[i] = gpu_program_add_binding(p, b, NULL);
-    } else if (s->kind == BUFFER_OUTPUT) {
+    } else if (pb->kind == BINDING_OUTPUT) {
       slots[i] = bytes ? gpu_reserve_temp(inner, bytes)
                        : gpu_program_add_binding(p, (GpuBinding){.kind = GPU_BINDING_NONE}, NULL);
     }
@@ -172,18 +171,22 @@ static bool called_bind(GpuCompile *inner, const Computation *comp, const int *a
 static bool called_compile(GpuCompile *c, const Instruction *inst, const Computation *comp, const int *args,
                            int arg_count, GpuSteps *into, int *results) {
   if (!comp || !comp->root) return gpu_refuse(c, inst, "a called computation without a root");
-  BufferPlan *plan = buffer_plan_create(comp);
+  /* comp's program: the one the program stage nested in inst's step */
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Program *program = step ? program_step_called(step, comp) : NULL;
+  if (!program) return gpu_refuse(c, inst, "a called computation the program does not run");
+  const BufferPlan *plan = program->plan;
   int *slots = mem_calloc((size_t)plan->slot_count + 1, sizeof *slots);
   GpuCompile inner = *c;
   inner.plan = plan;
+  inner.program = program;
   inner.slot_bindings = slots;
-  bool ok = called_bind(&inner, comp, args, arg_count, slots);
+  bool ok = called_bind(&inner, args, arg_count, slots);
   GpuSteps *outer = c->p->current;
   c->p->current = into;
   for (int i = 0; i < comp->instruction_count && ok; i++) ok = gpu_compile_instruction(&inner, comp->instructions[i]);
   c->p->current = outer;
   if (ok) ok = leaves_bind(&inner, comp->root, 0, shape_leaf_count(&comp->root->shape), results);
-  buffer_plan_free(plan);
   mem_free(slots);
   return ok;
 }

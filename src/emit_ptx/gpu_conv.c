@@ -17,7 +17,6 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_conv.h"
 #include "emit_ptx/ptx_kernel.h"
-#include "opt/lower.h"
 
 /* ---- HLO convolution -> PtxConv ---- */
 
@@ -153,45 +152,20 @@ static const Instruction *fusion_operand_of(const Instruction *fusion, const Ins
   return fusion->operands[p->attrs.parameter_number];
 }
 
-/* A fused constant's bytes as a constant binding of its own (row-major:
- * the literal's order); -1 (refused by gpu_add_launch) in another layout. */
-static int constant_binding(GpuCompile *c, const KernelBuffer *in) {
-  if (in->shape.element_size_bits || !shape_is_row_major(&in->shape)) return -1;
-  size_t bytes = (size_t)shape_byte_size(&in->constant->shape);
-  void *data = mem_calloc(bytes ? bytes : 1, 1);
-  if (bytes) memcpy(data, in->constant->data, bytes);
-  GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = (int64_t)bytes};
-  return gpu_program_add_binding(c->p, b, data);
-}
-
-/* The bindings of epilogue kernel k's buffers into buffers[0..): its
- * inputs (the convolution's value from conv_binding), then its outputs. */
-static void epilogue_bindings(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const Kernel *k,
-                              int conv_binding, int *buffers) {
-  for (int i = 0; i < k->input_count; i++) {
-    const KernelBuffer *in = &k->inputs[i];
-    buffers[i] = in->source == conv ? conv_binding
-                 : in->constant     ? constant_binding(c, in)
-                                    : gpu_binding_of(c, in->source, 0);
-  }
-  for (int o = 0; o < k->output_count; o++)
-    buffers[k->input_count + o] = gpu_binding_of(c, fusion, k->outputs[o].output_index);
-}
-
 /* The epilogue kernel k of fusion as a launch of its own, reading the
  * convolution's value from scratch. */
-static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const Kernel *k,
-                            int scratch) {
+static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const ProgramStep *step, int scratch) {
+  const Kernel *k = step->kernel;
   char entry[160];
   gpu_entry_name(c, fusion, "epilogue", entry, sizeof entry);
   Status why = {0};
   PtxKernelShape shape;
   if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, fusion, why.message);
-  int *buffers = mem_calloc((size_t)(k->input_count + k->output_count) + 1, sizeof *buffers);
-  epilogue_bindings(c, fusion, conv, k, scratch, buffers);
+  int *buffers = mem_calloc((size_t)step->buffer_count + 1, sizeof *buffers);
   unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
-  bool ok = gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers,
-                           k->input_count + k->output_count, NULL, 0) != NULL;
+  bool ok = gpu_step_buffers(c, step, scratch, buffers) &&
+            gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers, step->buffer_count, NULL,
+                           0) != NULL;
   mem_free(buffers);
   return ok;
 }
@@ -200,7 +174,8 @@ static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const Inst
  * convolution's own input binding is then never read: it gets the lhs's);
  * else the convolution into scratch, then the epilogue. */
 static bool fusion_launch(GpuCompile *c, const Instruction *fusion, const Instruction *conv, const PtxConv *d,
-                          const Kernel *k, const int operands[2]) {
+                          const ProgramStep *step, const int operands[2]) {
+  const Kernel *k = step->kernel;
   PtxConvEpilogue e = {.kernel = k, .conv_input = -1};
   for (int i = 0; i < k->input_count; i++)
     if (k->inputs[i].source == conv) e.conv_input = i;
@@ -209,14 +184,13 @@ static bool fusion_launch(GpuCompile *c, const Instruction *fusion, const Instru
     int *buffers = mem_calloc((size_t)count, sizeof *buffers);
     buffers[0] = operands[0];
     buffers[1] = operands[1];
-    epilogue_bindings(c, fusion, conv, k, operands[0], buffers + 2);
-    bool ok = conv_launch(c, fusion, d, &e, buffers, count);
+    bool ok = gpu_step_buffers(c, step, operands[0], buffers + 2) && conv_launch(c, fusion, d, &e, buffers, count);
     mem_free(buffers);
     return ok;
   }
   int scratch = gpu_reserve_temp(c, shape_byte_size(&conv->shape));
   int bindings[3] = {operands[0], operands[1], scratch};
-  return conv_launch(c, fusion, d, NULL, bindings, 3) && epilogue_launch(c, fusion, conv, k, scratch);
+  return conv_launch(c, fusion, d, NULL, bindings, 3) && epilogue_launch(c, fusion, step, scratch);
 }
 
 bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
@@ -233,10 +207,10 @@ bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
   PtxConv d;
   Status why = {0};
   if (!ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);
-  Kernel *k = lower_epilogue(inst, conv, &why);
-  if (!k) return gpu_refuse(c, inst, why.message);
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Kernel *k = step ? step->kernel : NULL;
+  if (!k)
+    return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "a fused convolution without its epilogue");
   int operands[2] = {gpu_binding_of(c, lhs, 0), gpu_binding_of(c, rhs, 0)};
-  bool ok = fusion_launch(c, inst, conv, &d, k, operands);
-  kernel_free(k);
-  return ok;
+  return fusion_launch(c, inst, conv, &d, step, operands);
 }

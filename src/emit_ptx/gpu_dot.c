@@ -22,7 +22,6 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_gemm.h"
 #include "emit_ptx/ptx_kernel.h"
-#include "opt/lower.h"
 
 /* An operand or result as the GEMM sees it: element type, dims, and the
  * element stride of each dim in its buffer. A view may leave a dim out (a
@@ -376,40 +375,19 @@ static const Instruction *fusion_operand(const Instruction *fusion, const Instru
   return n >= 0 && n < fusion->operand_count ? fusion->operands[n] : NULL;
 }
 
-/* A fused constant's bytes in the layout the kernel reads. */
-static void *constant_bytes(const Literal *lit, const Shape *layout) {
-  size_t bytes = (size_t)shape_byte_size(&lit->shape);
-  void *data = mem_calloc(bytes ? bytes : 1, 1);
-  if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, data, true);
-  else if (bytes) memcpy(data, lit->data, bytes);
-  return data;
-}
-
-/* The epilogue kernel k of fusion, reading the product from binding
+/* The epilogue kernel of fusion's step, reading the product from binding
  * `product`: its other inputs are the fusion's operands (or constants). */
-static bool add_epilogue(GpuCompile *c, const Instruction *fusion, const Instruction *dot, const Kernel *k,
-                         int product) {
+static bool add_epilogue(GpuCompile *c, const Instruction *fusion, const ProgramStep *step, int product) {
+  const Kernel *k = step->kernel;
   char base[128], entry[160];
   ptx_entry_name(k->name, base, sizeof base);
   snprintf(entry, sizeof entry, "k%d_%s_epilogue", c->p->launch_count, base);
   PtxKernelShape shape;
   Status why = {0};
   if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, fusion, why.message);
-  int n = k->input_count + k->output_count;
-  int *buffers = mem_calloc((size_t)n, sizeof *buffers);
-  bool ok = true;
-  for (int i = 0; ok && i < k->input_count; i++) {
-    const KernelBuffer *in = &k->inputs[i];
-    if (in->constant) {
-      if (in->shape.element_size_bits) ok = gpu_refuse(c, fusion, "a constant in a packed layout (E(n))");
-      GpuBinding b = {.kind = GPU_BINDING_CONSTANT, .bytes = shape_byte_size(&in->constant->shape)};
-      if (ok) buffers[i] = gpu_program_add_binding(c->p, b, constant_bytes(in->constant, &in->shape));
-    } else {
-      buffers[i] = in->source == dot ? product : gpu_binding_of(c, in->source, 0);
-    }
-  }
-  for (int o = 0; o < k->output_count; o++)
-    buffers[k->input_count + o] = gpu_binding_of(c, fusion, k->outputs[o].output_index);
+  int n = step->buffer_count;
+  int *buffers = mem_calloc((size_t)n + 1, sizeof *buffers);
+  bool ok = gpu_step_buffers(c, step, product, buffers);
   unsigned grid = (unsigned)(shape.blocks < (1 << 30) ? shape.blocks : (1 << 30));
   ok = ok && gpu_add_launch(c, fusion, entry, grid, (unsigned)shape.block_threads, buffers, n, NULL, 0);
   mem_free(buffers);
@@ -438,14 +416,12 @@ bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
   if (dot == f->root)
     return add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &inst->shape, lhs_binding, rhs_binding,
                     gpu_binding_of(c, inst, 0));
-  Status st = {0};
-  Kernel *k = lower_epilogue(inst, dot, &st);
-  if (!k) return gpu_refuse(c, inst, st.message);
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Kernel *k = step ? step->kernel : NULL;
+  if (!k) return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "a fused dot without its epilogue");
   bool ok = epilogue_reads_layout(k, dot, &dot->shape) ||
             gpu_refuse(c, inst, "an epilogue that reads the product in another layout");
   int scratch = ok ? gpu_reserve_temp(c, shape_byte_size(&dot->shape)) : -1;
   ok = ok && add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &dot->shape, lhs_binding, rhs_binding, scratch);
-  ok = ok && add_epilogue(c, inst, dot, k, scratch);
-  kernel_free(k);
-  return ok;
+  return ok && add_epilogue(c, inst, step, scratch);
 }

@@ -12,7 +12,6 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/gpu_scatter.h"
 #include "emit_ptx/ptx_kernel.h"
-#include "opt/lower.h"
 
 bool gpu_launch_lowered_kernel(GpuCompile *c, const Instruction *inst, const Kernel *k, const char *suffix,
                                const int *bindings, int count) {
@@ -29,23 +28,19 @@ bool gpu_launch_lowered_kernel(GpuCompile *c, const Instruction *inst, const Ker
 }
 
 static bool compile_select_and_scatter(GpuCompile *c, const Instruction *inst) {
-  Status why = {0};
-  Kernel *pick = lower_select_and_scatter(inst, 0, &why);
-  Kernel *scatter = pick ? lower_select_and_scatter(inst, 1, &why) : NULL;
-  if (!scatter) {
-    kernel_free(pick);
-    return gpu_refuse(c, inst, why.message);
-  }
+  /* its two kernels, lowered by the program stage (src/opt/lower_window.c) */
+  const ProgramStep *step = gpu_step_of(c, inst);
+  const Kernel *pick = step && step->applied_count == 2 ? step->applied[0] : NULL;
+  const Kernel *scatter = pick ? step->applied[1] : NULL;
+  if (!scatter)
+    return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "a select-and-scatter without its kernels");
   /* The picks live only from the first kernel to the second. */
   int bindings[5];
   for (int i = 0; i < 3; i++) bindings[i] = gpu_binding_of(c, inst->operands[i], 0);
   bindings[3] = gpu_reserve_temp(c, shape_byte_size(&pick->outputs[0].shape));
   bindings[4] = gpu_binding_of(c, inst, 0);
-  bool ok = gpu_launch_lowered_kernel(c, inst, pick, "pick", bindings, 4) &&
-            gpu_launch_lowered_kernel(c, inst, scatter, "scatter", bindings, 5);
-  kernel_free(pick);
-  kernel_free(scatter);
-  return ok;
+  return gpu_launch_lowered_kernel(c, inst, pick, "pick", bindings, 4) &&
+         gpu_launch_lowered_kernel(c, inst, scatter, "scatter", bindings, 5);
 }
 
 bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst) {

@@ -2,10 +2,11 @@
  * per instruction that does work, each fusion classified and each kernel
  * lowered once, called computations as programs of their own.
  *
- * The classification is the CPU backend's. The GPU backend (not yet moved
- * onto this stage) differs: it sends every fusion holding a convolution to
- * its convolution fusion, and fusions holding a scaled-dot or ragged-dot
- * to its dot fusion, where the CPU runs those as loop kernels or calls. */
+ * Both backends compile the kernels lowered here. The GPU backend still
+ * routes instructions by its own switch (src/emit_ptx/gpu_backend.c) and
+ * differs in one place: it sends fusions holding a scaled-dot or
+ * ragged-dot to its dot fusion (which refuses them), where the CPU runs
+ * those as loop kernels or calls. */
 #include <string.h>
 
 #include "opt/lower.h"
