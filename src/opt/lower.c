@@ -100,9 +100,25 @@ int lower_k_compare(Lower *L, CompareDirection dir, int a, int b) {
   return lower_add_op(L, op, NULL);
 }
 
-int lower_k_add(Lower *L, int a, int b) { return lower_k_hlo(L, OP_ADD, TYPE_S64, a, b, -1, NULL); }
+static bool is_s64_constant(const Lower *L, int id, int64_t v) {
+  const KernelOp *op = &L->k->ops[id];
+  return op->kop == KOP_CONSTANT && op->type == TYPE_S64 && op->value.i == v;
+}
+
+/* i + 0 and i * 1 are i itself: a slice of stride 1 starting at 0 indexes
+ * with the loop index unchanged, which the emitters read as contiguous
+ * (a vector load on x86) rather than as an index computed per lane. */
+int lower_k_add(Lower *L, int a, int b) {
+  if (is_s64_constant(L, a, 0)) return b;
+  if (is_s64_constant(L, b, 0)) return a;
+  return lower_k_hlo(L, OP_ADD, TYPE_S64, a, b, -1, NULL);
+}
 int lower_k_sub(Lower *L, int a, int b) { return lower_k_hlo(L, OP_SUBTRACT, TYPE_S64, a, b, -1, NULL); }
-int lower_k_mul(Lower *L, int a, int b) { return lower_k_hlo(L, OP_MULTIPLY, TYPE_S64, a, b, -1, NULL); }
+int lower_k_mul(Lower *L, int a, int b) {
+  if (is_s64_constant(L, a, 1)) return b;
+  if (is_s64_constant(L, b, 1)) return a;
+  return lower_k_hlo(L, OP_MULTIPLY, TYPE_S64, a, b, -1, NULL);
+}
 int lower_k_div(Lower *L, int a, int b) { return lower_k_hlo(L, OP_DIVIDE, TYPE_S64, a, b, -1, NULL); }
 int lower_k_rem(Lower *L, int a, int b) { return lower_k_hlo(L, OP_REMAINDER, TYPE_S64, a, b, -1, NULL); }
 int lower_k_and(Lower *L, int a, int b) { return lower_k_hlo(L, OP_AND, TYPE_PRED, a, b, -1, NULL); }

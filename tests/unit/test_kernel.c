@@ -142,6 +142,44 @@ TEST(a_reduce_fusion_is_one_kernel_with_one_accumulator) {
   module_free(m);
 }
 
+/* A slice of stride 1 indexes with the loop index itself (plus its start
+ * where that is not 0): no "index * 1", no "0 + index". The emitters read
+ * such an index as contiguous; a multiply by a constant 1 left the x86
+ * vectorizer gathering an LSTM's gate slices lane by lane. */
+TEST(stride_one_slices_index_without_multiplies_or_zero_adds) {
+  Module *m = parse_text(
+      "HloModule s\n"
+      "fused { x = f32[4,1024] parameter(0)\n"
+      "  a = f32[4,256] slice(x), slice={[0:4], [0:256]}\n"
+      "  b = f32[4,256] slice(x), slice={[0:4], [768:1024]}\n"
+      "  ROOT s = f32[4,256] add(a, b) }\n"
+      "ENTRY e { x = f32[4,1024] parameter(0)\n  ROOT f = f32[4,256] fusion(x), kind=kLoop, calls=fused }\n");
+  if (!m) return;
+  Status st;
+  status_clear(&st);
+  Kernel *k = lower_to_kernel(m->entry->root, &st);
+  EXPECT(k != NULL, "%s", st.message);
+  if (k) {
+    int multiplies = 0, adds_of_zero = 0;
+    for (int i = 0; i < k->op_count; i++) {
+      const KernelOp *op = &k->ops[i];
+      if (op->kop != KOP_HLO || op->type != TYPE_S64) continue;
+      multiplies += op->op == OP_MULTIPLY;
+      for (int a = 0; op->op == OP_ADD && a < 2; a++) {
+        const KernelOp *arg = &k->ops[op->args[a]];
+        adds_of_zero += arg->kop == KOP_CONSTANT && arg->value.i == 0;
+      }
+    }
+    StrBuf sb = {0};
+    print_kernel(&sb, k);
+    EXPECT(multiplies == 0 && adds_of_zero == 0, "%d index multiplies, %d adds of 0:\n%s", multiplies, adds_of_zero,
+           sb.data);
+    strbuf_free(&sb);
+    kernel_free(k);
+  }
+  module_free(m);
+}
+
 /* Softmax after the optimizer is one fusion, and that fusion one row
  * kernel: the max, then the sum of exponentials, then the stores, three
  * passes over each row and no temporary array. */
@@ -228,6 +266,7 @@ int main(void) {
   RUN(every_lowered_corpus_op_matches_the_evaluator);
   RUN(every_fusion_the_optimizer_makes_lowers_to_a_matching_kernel);
   RUN(a_reduce_fusion_is_one_kernel_with_one_accumulator);
+  RUN(stride_one_slices_index_without_multiplies_or_zero_adds);
   RUN(softmax_is_one_row_kernel_in_three_phases);
   RUN(loop_invariant_ops_come_first_in_their_phase);
   RUN(ops_without_a_kernel_form_are_refused_not_miscompiled);
