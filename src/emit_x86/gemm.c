@@ -570,15 +570,31 @@ static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
  * choice cannot change a bit of C. */
 static bool b_in_place_pays(const GemmProblem *p) {
   enum { B_IN_PLACE_MAX_BYTES = 2 << 20 };
-  return p->b_col_stride == 1 && p->b && !p->b_pack && (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
+  /* by the layout alone, not the address: the dump asks before a run */
+  return p->b_col_stride == 1 && !p->b_pack && (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
+}
+
+/* Whether p runs on the direct path: too small to pay for packing (and
+ * with neither operand computed by a packer), or K = 0. */
+static bool direct_path_pays(const GemmProblem *p) {
+  bool small = (double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME;
+  return p->k == 0 || (small && !p->a_pack && !p->b_pack);
+}
+
+/* How many products of the batch share one round of B packing: as many as
+ * keep the packed B under its limit. A packer's B is made afresh each
+ * run: packed one product at a time, it is still in the caches when the
+ * multiply reads it. */
+static int64_t products_per_group(const GemmProblem *p, int64_t b_floats) {
+  int64_t b_limit = p->b_pack ? GEMM_PACKED_B_FRESH_LIMIT : GEMM_PACKED_B_LIMIT;
+  return b_floats >= b_limit ? 1 : min64(p->batch, b_limit / b_floats);
 }
 
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *p,
                       const GemmEpilogue *epilogue) {
   assert(plan && p->batch >= 0 && p->m >= 0 && p->n >= 0 && p->k >= 0);
   if (p->batch == 0 || p->m == 0 || p->n == 0) return;
-  bool small = (double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME;
-  if (p->k == 0 || (small && !p->a_pack && !p->b_pack)) {
+  if (direct_path_pays(p)) {
     DirectCall call = {p, epilogue};
     thread_pool_run(pool, p->batch, direct_task_run, &call);
     return;
@@ -590,10 +606,7 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   /* Products are run in groups whose packed B stays under a limit, each
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
-  /* A packer's B is made afresh each run: packed one product at a time, it
-   * is still in the caches when the multiply reads it. */
-  int64_t b_limit = p->b_pack ? GEMM_PACKED_B_FRESH_LIMIT : GEMM_PACKED_B_LIMIT;
-  call.group = b_floats >= b_limit ? 1 : min64(p->batch, b_limit / b_floats);
+  call.group = products_per_group(p, b_floats);
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
   GemmWorkspace *w = workspace_take(plan, (size_t)(call.group * b_floats),
                                     (int)min64(threads, call.group * b->m_count * b->n_count),
@@ -619,15 +632,13 @@ void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *
     strbuf_printf(sb, "empty product: nothing runs");
     return;
   }
-  bool small = (double)p->m * (double)p->n * (double)p->k < GEMM_DIRECT_VOLUME;
-  if (p->k == 0 || (small && !p->a_pack)) {
+  if (direct_path_pays(p)) {
     strbuf_printf(sb, "direct: under %d multiply-adds, A and B read where they lie, no packing; one task per product",
                   GEMM_DIRECT_VOLUME);
     return;
   }
   GemmBlocks b = gemm_blocks_choose(s, p);
-  int64_t b_floats = p->k * round_up(p->n, s->nr);
-  int64_t group = b_floats >= GEMM_PACKED_B_LIMIT ? 1 : min64(p->batch, GEMM_PACKED_B_LIMIT / b_floats);
+  int64_t group = products_per_group(p, p->k * round_up(p->n, s->nr));
   strbuf_printf(sb, "micro-kernel %dx%d (%s: %d vectors of %d f32 lanes, %d accumulators, K unrolled %d); ", s->mr,
                 s->nr, cpu_level_name(s->level), s->vectors, s->lanes, s->mr * s->vectors, s->unroll);
   strbuf_printf(sb, "blocks MC %lld x NC %lld x KC %lld; ", (long long)b.m_block, (long long)b.n_block,
@@ -635,10 +646,13 @@ void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *
   strbuf_printf(sb, "%lld tasks (%lld x %lld macro tiles x %lld products), each running its K blocks in order; ",
                 (long long)(p->batch * b.m_count * b.n_count), (long long)b.m_count, (long long)b.n_count,
                 (long long)p->batch);
-  strbuf_printf(sb, "B packed into %dx%lld panels, %lld product%s at a time; A %s into %d-row panels per task",
-                s->nr, (long long)b.k_block, (long long)group, group == 1 ? "" : "s",
-                p->a_pack ? "computed (implicit GEMM)" : p->a_col_stride == 1 ? "packed (transposed)" : "packed",
-                s->mr);
+  if (b_in_place_pays(p))
+    strbuf_printf(sb, "B read where it lies (row-major, at most 2 MiB)");
+  else
+    strbuf_printf(sb, "B %s into %dx%lld panels, %lld product%s at a time", p->b_pack ? "computed" : "packed", s->nr,
+                  (long long)b.k_block, (long long)group, group == 1 ? "" : "s");
+  strbuf_printf(sb, "; A %s into %d-row panels per task",
+                p->a_pack ? "computed (implicit GEMM)" : p->a_col_stride == 1 ? "packed (transposed)" : "packed", s->mr);
 }
 
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
