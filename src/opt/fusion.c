@@ -74,25 +74,6 @@ enum { FUSION_WORK_PER_INSTRUCTION = 64 };
 
 /* ------------------------------------------------------------ small sets */
 
-void fusion_intvec_push(IntVec *v, int x) {
-  if (v->count == v->capacity) {
-    v->capacity = v->capacity ? 2 * v->capacity : 8;
-    v->items = mem_realloc(v->items, sizeof *v->items * (size_t)v->capacity);
-  }
-  v->items[v->count++] = x;
-}
-
-void fusion_intvec_free(IntVec *v) {
-  mem_free(v->items);
-  *v = (IntVec){0};
-}
-
-static bool intvec_contains(const IntVec *v, int x) {
-  for (int i = 0; i < v->count; i++)
-    if (v->items[i] == x) return true;
-  return false;
-}
-
 /* Inserts x into an ascending list unless it is there already. */
 static void intvec_insert_sorted(IntVec *v, int x) {
   int at = v->count;
@@ -143,43 +124,9 @@ static bool inst_is_duplicable(const Instruction *inst) {
 
 /* ----------------------------------------------------- group membership */
 
-bool fusion_group_contains(const Fuser *f, int group, int inst) {
-  return intvec_contains(&f->groups_of[inst], group);
-}
-
-/* The index of inst in the pass's snapshot, or -1 for an instruction made
- * during the pass. */
-static int inst_id(const Fuser *f, const Instruction *inst) {
-  int i = inst->index;
-  return i >= 0 && i < f->n && f->insts[i] == inst ? i : -1;
-}
-
 static bool in_candidate(const Fuser *f, const Instruction *inst) {
-  int i = inst_id(f, inst);
+  int i = fuser_inst_id(f, inst);
   return i >= 0 && f->cand_mark[i] == f->cand_stamp;
-}
-
-static bool is_candidate_group(const Fuser *f, int g) {
-  for (int k = 0; k < f->cand_group_count; k++)
-    if (f->cand_groups[k] == g) return true;
-  return false;
-}
-
-bool fuser_is_output(const Fuser *f, int i) {
-  const Instruction *inst = f->insts[i];
-  if (inst == f->comp->root) return true;
-  for (int k = 0; k < inst->user_count; k++) {
-    int u = inst_id(f, inst->users[k]);
-    if (u < 0) return true;
-    if (f->groups_of[u].count == 0 && f->cand_mark[u] != f->cand_stamp) return true;
-    /* A user also copied into another group reads memory there unless
-     * that group computes its own copy of inst. */
-    for (int g = 0; g < f->groups_of[u].count; g++) {
-      int group = f->groups_of[u].items[g];
-      if (!is_candidate_group(f, group) && !fusion_group_contains(f, group, i)) return true;
-    }
-  }
-  return false;
 }
 
 static void candidate_add(Fuser *f, IntVec *cand, int i) {
@@ -199,14 +146,6 @@ static void candidate_begin(Fuser *f, IntVec *cand, int a, int b) {
     const IntVec *members = &f->groups[f->cand_groups[k]].members;
     for (int q = 0; q < members->count; q++) candidate_add(f, cand, members->items[q]);
   }
-}
-
-void fuser_mark_group(Fuser *f, int g) {
-  f->cand_stamp++;
-  f->cand_groups[0] = g;
-  f->cand_group_count = 1;
-  const IntVec *members = &f->groups[g].members;
-  for (int k = 0; k < members->count; k++) f->cand_mark[members->items[k]] = f->cand_stamp;
 }
 
 /* ------------------------------------------------ is a candidate valid? */
@@ -381,7 +320,7 @@ static void node_push(Fuser *f, IntVec *stack, int node) {
  * z itself when unfused, and every group holding z but no copy of
  * producer, except `self` (the group producer is in, which computes it). */
 static void push_readers(Fuser *f, IntVec *stack, int producer, const Instruction *user, int self) {
-  int z = inst_id(f, user);
+  int z = fuser_inst_id(f, user);
   if (z < 0) return;
   if (f->groups_of[z].count == 0) node_push(f, stack, z);
   for (int g = 0; g < f->groups_of[z].count; g++) {
@@ -415,12 +354,12 @@ static void push_candidate_readers(Fuser *f, IntVec *stack, const IntVec *cand) 
     int producer = cand->items[k];
     const Instruction *inst = f->insts[producer];
     for (int q = 0; q < inst->user_count; q++) {
-      int z = inst_id(f, inst->users[q]);
+      int z = fuser_inst_id(f, inst->users[q]);
       if (z < 0) continue;
       if (f->groups_of[z].count == 0 && f->cand_mark[z] != f->cand_stamp) node_push(f, stack, z);
       for (int g = 0; g < f->groups_of[z].count; g++) {
         int group = f->groups_of[z].items[g];
-        if (!is_candidate_group(f, group) && !fusion_group_contains(f, group, producer)) node_push(f, stack, f->n + group);
+        if (!fuser_in_candidate_group(f, group) && !fusion_group_contains(f, group, producer)) node_push(f, stack, f->n + group);
       }
     }
   }
@@ -442,7 +381,7 @@ static bool candidate_has_cycle(Fuser *f, const IntVec *cand) {
       break;
     }
     int node = stack.items[--stack.count];
-    bool in_cand = node < f->n ? f->cand_mark[node] == f->cand_stamp : is_candidate_group(f, node - f->n);
+    bool in_cand = node < f->n ? f->cand_mark[node] == f->cand_stamp : fuser_in_candidate_group(f, node - f->n);
     if (in_cand) cycle = true;
     if (node < f->n) {
       if (f->seen_mark[node] == f->seen_stamp) continue;
@@ -509,7 +448,7 @@ static bool try_duplicate(Fuser *f, IntVec *cand, int i, const IntVec *user_grou
   const Instruction *inst = f->insts[i];
   int depth = 1;
   for (int q = 0; q < inst->user_count; q++) {
-    int u = inst_id(f, inst->users[q]);
+    int u = fuser_inst_id(f, inst->users[q]);
     if (u >= 0 && f->copy_depth[u] + 1 > depth) depth = f->copy_depth[u] + 1;
   }
   if (user_groups->count > FUSION_MAX_COPIES || depth > FUSION_MAX_COPY_DEPTH) return false;
@@ -537,11 +476,11 @@ static void fuse_producers(Fuser *f) {
     user_groups.count = 0;
     bool read_outside = inst == f->comp->root;
     for (int q = 0; q < inst->user_count; q++) {
-      int u = inst_id(f, inst->users[q]);
+      int u = fuser_inst_id(f, inst->users[q]);
       if (u < 0 || f->groups_of[u].count == 0) read_outside = true;
       else
         for (int g = 0; g < f->groups_of[u].count; g++)
-          if (!intvec_contains(&user_groups, f->groups_of[u].items[g]))
+          if (!fusion_intvec_contains(&user_groups, f->groups_of[u].items[g]))
             fusion_intvec_push(&user_groups, f->groups_of[u].items[g]);
     }
     bool done = false;
@@ -570,7 +509,7 @@ static bool merge_one_producer_group(Fuser *f, IntVec *cand, int b) {
   for (int k = 0; k < members->count; k++) {
     const Instruction *inst = f->insts[members->items[k]];
     for (int q = 0; q < inst->operand_count; q++) {
-      int o = inst_id(f, inst->operands[q]);
+      int o = fuser_inst_id(f, inst->operands[q]);
       if (o < 0 || fusion_group_contains(f, b, o)) continue;
       for (int g = 0; g < f->groups_of[o].count; g++) {
         if (f->work_left <= 0) return false;
@@ -607,11 +546,11 @@ static bool merge_sibling_groups(Fuser *f, IntVec *cand) {
     if (shape_is_tuple(&inst->shape) || shape_element_count(&inst->shape) <= 1) continue;
     readers.count = 0;
     for (int q = 0; q < inst->user_count && readers.count < FUSION_SIBLINGS_PAIRED; q++) {
-      int u = inst_id(f, inst->users[q]);
+      int u = fuser_inst_id(f, inst->users[q]);
       if (u < 0) continue;
       for (int g = 0; g < f->groups_of[u].count && readers.count < FUSION_SIBLINGS_PAIRED; g++) {
         int group = f->groups_of[u].items[g];
-        if (!fusion_group_contains(f, group, x) && !intvec_contains(&readers, group))
+        if (!fusion_group_contains(f, group, x) && !fusion_intvec_contains(&readers, group))
           fusion_intvec_push(&readers, group);
       }
     }

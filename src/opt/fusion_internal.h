@@ -1,6 +1,7 @@
 /* What fusion.c (deciding which instructions fuse) and fusion_build.c
  * (turning each decision into a fused computation and a fusion
- * instruction) share: the groups of one computation.
+ * instruction) share: the groups of one computation, and the questions
+ * about them (fusion_groups.c).
  *
  * A group is the set of instructions that will become one fusion. An
  * instruction may belong to several groups when it is cheap enough to be
@@ -49,7 +50,13 @@ typedef struct Fuser {
 
 void fusion_intvec_push(IntVec *v, int x);
 void fusion_intvec_free(IntVec *v);
+bool fusion_intvec_contains(const IntVec *v, int x);
+/* The index of inst in the pass's snapshot, or -1 for an instruction made
+ * during the pass. */
+int fuser_inst_id(const Fuser *f, const Instruction *inst);
 bool fusion_group_contains(const Fuser *f, int group, int inst);
+/* True when group g is one of the groups the current candidate unites. */
+bool fuser_in_candidate_group(const Fuser *f, int g);
 /* True when inst is read from memory by someone the current candidate
  * (the instructions with cand_mark == cand_stamp, made of the groups in
  * cand_groups) does not cover: it is then an output of the fusion the
