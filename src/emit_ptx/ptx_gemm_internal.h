@@ -1,4 +1,5 @@
-/* What the GEMM paths (ptx_gemm.c, ptx_gemm_mma.c) share. */
+/* What the GEMM paths (ptx_gemm.c, ptx_gemm_mma.c, ptx_gemm_wgmma.c,
+ * ptx_gemm_complex.c) share, defined in ptx_gemm_emit.c. */
 #ifndef AXLE_EMIT_PTX_PTX_GEMM_INTERNAL_H
 #define AXLE_EMIT_PTX_PTX_GEMM_INTERNAL_H
 
