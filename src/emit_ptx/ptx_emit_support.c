@@ -194,58 +194,6 @@ void ptx_emit_accumulators_declare(Emit *E) {
   for (int a = 0; a < E->k->acc_count; a++) E->acc[a] = ptx_emit_value_new(E, E->k->acc_types[a]);
 }
 
-/* An initial value known when compiling: a kernel constant, or a load of
- * a scalar input that is a constant of the module (an unfused reduce's
- * init operand). */
-bool ptx_emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out) {
-  *out = *init;
-  if (init->kop == KOP_CONSTANT) return true;
-  if (init->kop != KOP_LOAD) return false;
-  const KernelBuffer *in = &k->inputs[init->buffer];
-  const Literal *lit = in->constant;
-  if (!lit && in->source && in->source->opcode == OP_CONSTANT) lit = in->source->attrs.literal;
-  if (!lit || in->shape.rank != 0 || type_is_complex(in->shape.type)) return false;
-  out->kop = KOP_CONSTANT;
-  if (type_is_float(init->type)) out->value.f = literal_get_f64(lit, 0);
-  else out->value.i = literal_get_s64(lit, 0);
-  return true;
-}
-
-bool ptx_emit_constant_is_identity(const KernelOp *c, Opcode op) {
-  ElementType t = c->type;
-  bool is_signed = t == TYPE_S32 || t == TYPE_S64;
-  int64_t smin = t == TYPE_S32 ? INT32_MIN : INT64_MIN, smax = t == TYPE_S32 ? INT32_MAX : INT64_MAX;
-  int64_t umax = t == TYPE_U32 ? (int64_t)UINT32_MAX : -1;
-  if (type_is_float(t)) {
-    double v = c->value.f;
-    return (op == OP_ADD && v == 0) || (op == OP_MULTIPLY && v == 1) || (op == OP_MAXIMUM && v == -INFINITY) ||
-           (op == OP_MINIMUM && v == INFINITY);
-  }
-  int64_t v = c->value.i;
-  switch (op) {
-  case OP_ADD: case OP_OR: return v == 0;
-  case OP_MULTIPLY: return v == 1;
-  case OP_AND: return t == TYPE_U32 ? (uint32_t)v == UINT32_MAX : v == -1;
-  case OP_MAXIMUM: return is_signed ? v == smin : v == 0;
-  case OP_MINIMUM: return is_signed ? v == smax : v == umax || (t == TYPE_U32 && v == -1);
-  default: return false;
-  }
-}
-
-bool ptx_emit_only_combiners_read(const Kernel *k, const bool *dependent) {
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *op = &k->ops[i];
-    for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) {
-      if (!dependent[op->args[a]]) continue;
-      bool is_combiner = false;
-      for (int j = 0; j < k->op_count; j++)
-        is_combiner |= k->ops[j].kop == KOP_ACC_WRITE && k->ops[j].block == KBLOCK_REDUCE && k->ops[j].args[0] == i;
-      if (!is_combiner || k->ops[op->args[a]].kop != KOP_ACC_READ) return false;
-    }
-  }
-  return true;
-}
-
 PtxType ptx_emit_shared_type(PtxReg r) {
   return r.cls == PTX_REG_F32 ? PTX_F32 : r.cls == PTX_REG_F64 ? PTX_F64 : r.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32;
 }

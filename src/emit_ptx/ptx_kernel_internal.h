@@ -57,8 +57,6 @@ GridLoop ptx_emit_grid_loop_open_to(Emit *E, PtxReg first, int64_t n, const PtxR
 void ptx_emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride);
 PtxReg ptx_emit_grid_stride(Emit *E, bool per_block);
 void ptx_emit_accumulators_declare(Emit *E);
-bool ptx_emit_init_value(const Kernel *k, const KernelOp *init, KernelOp *out);
-bool ptx_emit_constant_is_identity(const KernelOp *c, Opcode op);
 PtxType ptx_emit_shared_type(PtxReg r);
 
 PtxReg ptx_emit_half_widen(Emit *E, ElementType t, PtxReg h);
@@ -119,9 +117,5 @@ bool ptx_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape);
 const char *ptx_tile_strategy(const Kernel *k);
 bool ptx_tile_emit(Emit *E, PtxKernelShape *shape);
 
-/* (ptx_emit_support.c) Whether the only ops reading a value marked in dependent (one that
- * depends on an accumulator of the loop) are the combiners, reading the
- * accumulator itself: a reduction the threads can split. */
-bool ptx_emit_only_combiners_read(const Kernel *k, const bool *dependent);
 
 #endif

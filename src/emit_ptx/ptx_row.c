@@ -49,38 +49,6 @@ static void own_phase_dependence(const Kernel *k, const int *acc_phase, bool *ow
   }
 }
 
-/* Accumulator a's combiner: its REDUCE write is OP(acc a, v) with v free
- * of its own phase's accumulators, and its PRE write the identity. */
-static bool row_combiner_find(const Kernel *k, const bool *own, int a, Opcode *combiner) {
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *w = &k->ops[i];
-    if (w->kop != KOP_ACC_WRITE || w->acc != a) continue;
-    const KernelOp *c = &k->ops[w->args[0]];
-    if (w->block == KBLOCK_PRE) {
-      KernelOp init;
-      if (!ptx_emit_init_value(k, c, &init)) return false;
-      continue;
-    }
-    if (c->kop != KOP_HLO || c->arg_count != 2) return false;
-    if (c->op != OP_ADD && c->op != OP_MULTIPLY && c->op != OP_MAXIMUM && c->op != OP_MINIMUM && c->op != OP_AND &&
-        c->op != OP_OR)
-      return false;
-    const KernelOp *x = &k->ops[c->args[0]], *y = &k->ops[c->args[1]];
-    bool x_acc = x->kop == KOP_ACC_READ && x->acc == a, y_acc = y->kop == KOP_ACC_READ && y->acc == a;
-    if (!(x_acc && !own[c->args[1]]) && !(y_acc && !own[c->args[0]])) return false;
-    *combiner = c->op;
-  }
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *w = &k->ops[i];
-    KernelOp init;
-    if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
-        (!ptx_emit_init_value(k, &k->ops[w->args[0]], &init) ||
-         !ptx_emit_constant_is_identity(&init, *combiner)))
-      return false;
-  }
-  return true;
-}
-
 bool ptx_row_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_ROW || k->reduce_rank == 0) return false;
   int acc_phase[AXLE_MAX_RANK];
@@ -93,10 +61,10 @@ bool ptx_row_plan_make(const Kernel *k, RowPlan *plan) {
   bool ok = true;
   for (int a = 0; ok && a < k->acc_count; a++) {
     plan->combiner[a] = OP_ADD;
-    if (acc_phase[a] >= 0) ok = row_combiner_find(k, own, a, &plan->combiner[a]);
+    if (acc_phase[a] >= 0) ok = kernel_acc_combiner(k, own, a, &plan->combiner[a]);
   }
   /* inside a phase only the combiner may read that phase's accumulators */
-  ok = ok && ptx_emit_only_combiners_read(k, own);
+  ok = ok && kernel_only_combiners_read(k, own);
   mem_free(own);
   return ok;
 }

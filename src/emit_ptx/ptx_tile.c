@@ -46,39 +46,6 @@ enum {
 
 /* ---- the column reduction's plan ---- */
 
-/* Accumulator a's combiner when every REDUCE write of it is one plain op
- * (add, multiply, maximum, minimum, and, or) of its own read and a value
- * that depends on no accumulator, and its PRE write is that op's
- * identity: then partials of any split of the reduced space combine. */
-static bool column_combiner_find(const Kernel *k, const bool *acc_dep, int a, Opcode *combiner) {
-  bool found = false;
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *w = &k->ops[i];
-    if (w->kop != KOP_ACC_WRITE || w->acc != a || w->block == KBLOCK_PRE) continue;
-    const KernelOp *c = &k->ops[w->args[0]];
-    if (c->kop != KOP_HLO || c->arg_count != 2) return false;
-    if (c->op != OP_ADD && c->op != OP_MULTIPLY && c->op != OP_MAXIMUM && c->op != OP_MINIMUM && c->op != OP_AND &&
-        c->op != OP_OR)
-      return false;
-    const KernelOp *x = &k->ops[c->args[0]], *y = &k->ops[c->args[1]];
-    bool x_acc = x->kop == KOP_ACC_READ && x->acc == a, y_acc = y->kop == KOP_ACC_READ && y->acc == a;
-    if (!(x_acc && !acc_dep[c->args[1]]) && !(y_acc && !acc_dep[c->args[0]])) return false;
-    if (found && *combiner != c->op) return false;
-    *combiner = c->op;
-    found = true;
-  }
-  if (!found) return false;
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *w = &k->ops[i];
-    KernelOp init;
-    if (w->kop == KOP_ACC_WRITE && w->acc == a && w->block == KBLOCK_PRE &&
-        (!ptx_emit_init_value(k, &k->ops[w->args[0]], &init) ||
-         !ptx_emit_constant_is_identity(&init, *combiner)))
-      return false;
-  }
-  return true;
-}
-
 /* Every load of the reduced space reads its buffer's most minor dimension
  * at the output space's fastest index: neighbouring outputs are
  * neighbouring addresses. */
@@ -101,21 +68,7 @@ static bool loads_are_columns(const Kernel *k) {
 static bool column_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->rank == 0 || k->reduce_rank == 0 || k->acc_count == 0 || k->output_count == 0)
     return false;
-  if (!loads_are_columns(k)) return false;
-  bool *acc_dep = mem_calloc((size_t)k->op_count + 1, sizeof *acc_dep);
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *op = &k->ops[i];
-    acc_dep[i] = op->kop == KOP_ACC_READ;
-    for (int a = 0; op->kop == KOP_HLO && a < op->arg_count; a++) acc_dep[i] |= acc_dep[op->args[a]];
-  }
-  bool ok = true;
-  for (int a = 0; ok && a < k->acc_count; a++) {
-    plan->combiner[a] = OP_ADD;
-    ok = k->acc_types[a] != TYPE_PRED && column_combiner_find(k, acc_dep, a, &plan->combiner[a]);
-  }
-  ok = ok && ptx_emit_only_combiners_read(k, acc_dep);
-  mem_free(acc_dep);
-  return ok;
+  return loads_are_columns(k) && kernel_reduction_splits(k, plan->combiner);
 }
 
 /* ---- the column reduction ---- */

@@ -223,4 +223,32 @@ bool kernel_eval(const Kernel *k, Literal *const *inputs, Literal **outputs, Sta
 bool kernel_has_complex(const Kernel *k);
 Kernel *kernel_split_complex(const Kernel *k, Status *st);
 
+/* ------------------------------------------------------- kernel_analysis.c
+ * Whether a reduction may be split among threads or vector lanes, each
+ * folding a part of the reduced space into its own accumulators, the
+ * partials combined afterwards: every accumulator must be written by one
+ * plain combiner (add, multiply, maximum, minimum, and, or) of itself and
+ * a value free of accumulators, start at that combiner's identity, and be
+ * read by nothing else inside the loop. Both code generators ask these
+ * questions here. */
+
+/* An initial value known when compiling, as a KOP_CONSTANT: a kernel
+ * constant, or a load of a scalar input that is a constant of the module
+ * (an unfused reduce's init operand). */
+bool kernel_init_value(const Kernel *k, const KernelOp *init, KernelOp *out);
+/* Whether constant c is op's identity (the op table's identity column). */
+bool kernel_constant_is_identity(const KernelOp *c, Opcode op);
+/* dependent[i] (op_count entries): op i reads an accumulator, directly or
+ * through its arguments. */
+void kernel_mark_acc_dependent(const Kernel *k, bool *dependent);
+/* Accumulator a's combiner: its non-PRE writes are all OP(acc a, v) with v
+ * not dependent, and its PRE writes OP's identity. */
+bool kernel_acc_combiner(const Kernel *k, const bool *dependent, int a, Opcode *combiner);
+/* Whether the only ops reading a dependent value are the combiners,
+ * reading the accumulator itself. */
+bool kernel_only_combiners_read(const Kernel *k, const bool *dependent);
+/* All of the above for every accumulator of k (none a pred): the
+ * combiners in combiners[0..acc_count). */
+bool kernel_reduction_splits(const Kernel *k, Opcode *combiners);
+
 #endif
