@@ -94,7 +94,18 @@ static bool instruction_is_all(const Instruction *inst, SpecialValue v) {
   return all;
 }
 
-/* A new instruction like inst (its shape and name) in inst's computation. */
+/* A new instruction in inst's computation that carries inst's provenance
+ * (its metadata survives the rewrite); attrs NULL for none. */
+static Instruction *add_beside(Instruction *inst, Opcode op, Instruction *const *operands, int count,
+                               const Attrs *attrs, const Shape *shape, const char *name) {
+  Attrs none = {0};
+  Instruction *added = computation_add_instruction(inst->parent, op, operands, count, NULL, 0,
+                                                   attrs ? attrs : &none, shape, name);
+  added->metadata = inst->metadata;
+  return added;
+}
+
+/* A new instruction like inst (its shape, name and called computations). */
 static Instruction *add_like(Instruction *inst, Opcode op, Instruction *const *operands, int count,
                              const Attrs *attrs, const Shape *shape) {
   Computation *c = inst->parent;
@@ -104,23 +115,25 @@ static Instruction *add_like(Instruction *inst, Opcode op, Instruction *const *o
   return like;
 }
 
-/* A value of inst's shape with every element v: a scalar constant,
- * broadcast unless inst is a scalar. */
-static Instruction *add_filled(Instruction *inst, SpecialValue v) {
-  Literal *lit = literal_special(inst->shape.type, v);
-  if (!lit) return NULL;
+/* scalar at inst's shape: broadcast unless inst is a scalar. */
+static Instruction *add_spread(Instruction *inst, Instruction *scalar) {
+  if (inst->shape.rank == 0) return scalar;
+  return add_beside(inst, OP_BROADCAST, &scalar, 1, NULL, &inst->shape, "broadcast");
+}
+
+/* A value of inst's shape with every element the scalar literal lit
+ * (which the module takes). */
+static Instruction *add_constant_spread(Instruction *inst, Literal *lit) {
   Attrs attrs = {0};
   attrs.literal = lit;
   Shape scalar = shape_scalar(inst->shape.type);
-  Instruction *constant = computation_add_instruction(inst->parent, OP_CONSTANT, NULL, 0, NULL, 0, &attrs,
-                                                      &scalar, "constant");
-  constant->metadata = inst->metadata;
-  if (inst->shape.rank == 0) return constant;
-  Attrs broadcast = {0};
-  Instruction *filled = computation_add_instruction(inst->parent, OP_BROADCAST, &constant, 1, NULL, 0,
-                                                    &broadcast, &inst->shape, "broadcast");
-  filled->metadata = inst->metadata;
-  return filled;
+  return add_spread(inst, add_beside(inst, OP_CONSTANT, NULL, 0, &attrs, &scalar, "constant"));
+}
+
+/* A value of inst's shape with every element v. */
+static Instruction *add_filled(Instruction *inst, SpecialValue v) {
+  Literal *lit = literal_special(inst->shape.type, v);
+  return lit ? add_constant_spread(inst, lit) : NULL;
 }
 
 /* ---- elementwise identities ---- */
@@ -274,12 +287,8 @@ static Instruction *rule_move_broadcast_scalar(Instruction *inst) {
   }
   Instruction *b = inst->operands[0];
   if (b->opcode != OP_BROADCAST || b->operands[0]->shape.rank != 0) return NULL;
-  Attrs attrs = {0};
   Instruction *scalar = b->operands[0];
-  Instruction *moved = computation_add_instruction(inst->parent, OP_BROADCAST, &scalar, 1, NULL, 0, &attrs,
-                                                   &inst->shape, inst->name);
-  moved->metadata = inst->metadata;
-  return moved;
+  return add_beside(inst, OP_BROADCAST, &scalar, 1, NULL, &inst->shape, inst->name);
 }
 
 /* dynamic-slice(x, s0, s1, ...) with constant starts = slice(x) at the
@@ -307,10 +316,7 @@ static Instruction *rule_dynamic_slice_constant_starts(Instruction *inst) {
   Attrs attrs = {0};
   attrs.slice = &slice;
   Instruction *operand = inst->operands[0];
-  Instruction *sliced = computation_add_instruction(inst->parent, OP_SLICE, &operand, 1, NULL, 0, &attrs,
-                                                    &inst->shape, inst->name);
-  sliced->metadata = inst->metadata;
-  return sliced;
+  return add_beside(inst, OP_SLICE, &operand, 1, &attrs, &inst->shape, inst->name);
 }
 
 /* x / 2^k = x * 2^-k for IEEE floats: both are the exact quotient rounded
@@ -335,22 +341,8 @@ static Instruction *rule_divide_by_power_of_two(Instruction *inst) {
     literal_free(reciprocal);
     return NULL;
   }
-  Attrs attrs = {0};
-  attrs.literal = reciprocal;
-  Instruction *constant = computation_add_instruction(inst->parent, OP_CONSTANT, NULL, 0, NULL, 0, &attrs,
-                                                      &scalar_shape, "constant");
-  Instruction *factor = constant;
-  if (inst->shape.rank > 0) {
-    Attrs broadcast = {0};
-    factor = computation_add_instruction(inst->parent, OP_BROADCAST, &constant, 1, NULL, 0, &broadcast,
-                                         &inst->shape, "broadcast");
-  }
-  Instruction *operands[2] = {inst->operands[0], factor};
-  Attrs none = {0};
-  Instruction *product = computation_add_instruction(inst->parent, OP_MULTIPLY, operands, 2, NULL, 0, &none,
-                                                     &inst->shape, inst->name);
-  constant->metadata = factor->metadata = product->metadata = inst->metadata;
-  return product;
+  Instruction *operands[2] = {inst->operands[0], add_constant_spread(inst, reciprocal)};
+  return add_beside(inst, OP_MULTIPLY, operands, 2, NULL, &inst->shape, inst->name);
 }
 
 /* broadcast(broadcast(x, d1), d2) = broadcast(x, d): x's dimension i lands
@@ -497,15 +489,9 @@ static Instruction *rule_reduce_no_dimensions(Instruction *inst) {
   bool swapped;
   if (!reducer_binary_op(inst->called[0], &op, &swapped)) return NULL;
   Instruction *x = inst->operands[0], *init = inst->operands[1];
-  Attrs broadcast = {0};
-  Instruction *inits = computation_add_instruction(inst->parent, OP_BROADCAST, &init, 1, NULL, 0, &broadcast,
-                                                   &inst->shape, "broadcast");
+  Instruction *inits = add_beside(inst, OP_BROADCAST, &init, 1, NULL, &inst->shape, "broadcast");
   Instruction *operands[2] = {swapped ? x : inits, swapped ? inits : x};
-  Attrs attrs = {0};
-  Instruction *elementwise = computation_add_instruction(inst->parent, op, operands, 2, NULL, 0, &attrs,
-                                                         &inst->shape, opcode_name(op));
-  inits->metadata = elementwise->metadata = inst->metadata;
-  return elementwise;
+  return add_beside(inst, op, operands, 2, NULL, &inst->shape, opcode_name(op));
 }
 
 /* ---- reshapes and transposes that only relabel memory ---- */
