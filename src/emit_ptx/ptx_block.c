@@ -318,3 +318,16 @@ bool ptx_emit_accumulator_combine(Emit *E, const RowPlan *plan, int a, PtxReg ot
   ptx_emit_reg_move(E, E->acc[a], r);
   return true;
 }
+
+bool ptx_emit_reduce_loop(Emit *E, PtxReg first, int step) {
+  const Kernel *k = E->k;
+  int64_t order[AXLE_MAX_RANK];
+  ptx_emit_reduce_order(k, order);
+  PtxReg step_reg = ptx_reg_new(E->b, PTX_U64);
+  ptx_inst(E->b, "mov.u64 $r, $d", step_reg, step);
+  GridLoop g = ptx_emit_grid_loop_open(E, first, ptx_emit_dims_product(k->reduce_rank, k->reduce_dims));
+  ptx_emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
+  if (!ptx_emit_block_phase(E, KBLOCK_REDUCE, -1)) return false;
+  ptx_emit_grid_loop_close(E, &g, step_reg);
+  return true;
+}

@@ -197,3 +197,18 @@ void ptx_emit_accumulators_declare(Emit *E) {
 PtxType ptx_emit_shared_type(PtxReg r) {
   return r.cls == PTX_REG_F32 ? PTX_F32 : r.cls == PTX_REG_F64 ? PTX_F64 : r.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32;
 }
+
+PtxReg ptx_emit_shuffle(Emit *E, const char *mode, PtxReg v, int offset) {
+  PtxReg out = ptx_reg_new(E->b, ptx_emit_shared_type(v));
+  if (v.cls == PTX_REG_F32 || v.cls == PTX_REG_B32) {
+    ptx_inst(E->b, "shfl.sync.$s.b32 $r, $r, $d, 31, -1", mode, out, v, offset);
+    return out;
+  }
+  /* 64-bit values cross in two 32-bit halves */
+  PtxReg lo = ptx_reg_new(E->b, PTX_B32), hi = ptx_reg_new(E->b, PTX_B32);
+  ptx_inst(E->b, "mov.b64 {$r, $r}, $r", lo, hi, v);
+  ptx_inst(E->b, "shfl.sync.$s.b32 $r, $r, $d, 31, -1", mode, lo, lo, offset);
+  ptx_inst(E->b, "shfl.sync.$s.b32 $r, $r, $d, 31, -1", mode, hi, hi, offset);
+  ptx_inst(E->b, "mov.b64 $r, {$r, $r}", out, lo, hi);
+  return out;
+}

@@ -249,21 +249,6 @@ static bool loop_kernel_emit(Emit *E, PtxKernelShape *shape) {
 
 /* ---- reduce kernels ---- */
 
-/* The reduced space walked by one thread from `first` in steps of `step`:
- * rindex recovered, REDUCE emitted. */
-static bool reduce_loop_emit(Emit *E, PtxReg first, int step) {
-  const Kernel *k = E->k;
-  int64_t order[AXLE_MAX_RANK];
-  ptx_emit_reduce_order(k, order);
-  PtxReg step_reg = ptx_reg_new(E->b, PTX_U64);
-  ptx_inst(E->b, "mov.u64 $r, $d", step_reg, step);
-  GridLoop g = ptx_emit_grid_loop_open(E, first, ptx_emit_dims_product(k->reduce_rank, k->reduce_dims));
-  ptx_emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
-  if (!block_emit(E, KBLOCK_REDUCE)) return false;
-  ptx_emit_grid_loop_close(E, &g, step_reg);
-  return true;
-}
-
 /* One thread per output element, the reduced space in order: any reducer. */
 static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
   const Kernel *k = E->k;
@@ -276,7 +261,7 @@ static bool reduce_thread_emit(Emit *E, PtxKernelShape *shape) {
   ptx_comment(E->b, "one output element per thread; the reduced space in order");
   GridLoop g = ptx_emit_grid_loop_open(E, thread, n);
   ptx_emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
-  if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, zero, 1) || !block_emit(E, KBLOCK_POST)) return false;
+  if (!block_emit(E, KBLOCK_PRE) || !ptx_emit_reduce_loop(E, zero, 1) || !block_emit(E, KBLOCK_POST)) return false;
   ptx_emit_grid_loop_close(E, &g, stride);
   shape->strategy = "reduce.thread";
   shape->block_threads = LOOP_THREADS;
@@ -307,22 +292,6 @@ static bool row_plan_make(const Kernel *k, RowPlan *plan) {
   if (k->kind != KERNEL_REDUCE || k->reduce_rank == 0 || k->acc_count == 0) return false;
   if (ptx_emit_dims_product(k->reduce_rank, k->reduce_dims) < 2 * WARP || !loads_are_rows(k)) return false;
   return kernel_reduction_splits(k, plan->combiner);
-}
-
-/* Lane l takes lane l + offset's accumulator, 32 or 64 bits. */
-static PtxReg shuffle_down(Emit *E, PtxReg v, int offset) {
-  PtxReg out = ptx_reg_new(E->b, v.cls == PTX_REG_F32 ? PTX_F32 : v.cls == PTX_REG_F64 ? PTX_F64
-                                                     : v.cls == PTX_REG_B64 ? PTX_B64 : PTX_B32);
-  if (v.cls == PTX_REG_F32 || v.cls == PTX_REG_B32) {
-    ptx_inst(E->b, "shfl.sync.down.b32 $r, $r, $d, 31, -1", out, v, offset);
-    return out;
-  }
-  PtxReg lo = ptx_reg_new(E->b, PTX_B32), hi = ptx_reg_new(E->b, PTX_B32);
-  ptx_inst(E->b, "mov.b64 {$r, $r}, $r", lo, hi, v);
-  ptx_inst(E->b, "shfl.sync.down.b32 $r, $r, $d, 31, -1", lo, lo, offset);
-  ptx_inst(E->b, "shfl.sync.down.b32 $r, $r, $d, 31, -1", hi, hi, offset);
-  ptx_inst(E->b, "mov.b64 $r, {$r, $r}", out, lo, hi);
-  return out;
 }
 
 /* The block's warps' totals through shared memory: lane 0 of each warp
@@ -384,10 +353,10 @@ static bool reduce_row_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape)
   ptx_comment(E->b, "one output element per %s; lane partials, then a shuffle tree", threads > WARP ? "block" : "warp");
   GridLoop g = ptx_emit_grid_loop_open(E, first, n);
   ptx_emit_indices_recover(E, g.i, k->rank, k->dims, order, E->index);
-  if (!block_emit(E, KBLOCK_PRE) || !reduce_loop_emit(E, tid64, threads)) return false;
+  if (!block_emit(E, KBLOCK_PRE) || !ptx_emit_reduce_loop(E, tid64, threads)) return false;
   for (int offset = WARP / 2; offset > 0; offset /= 2)
     for (int a = 0; a < k->acc_count; a++)
-      if (!ptx_emit_accumulator_combine(E, plan, a, shuffle_down(E, E->acc[a], offset))) return false;
+      if (!ptx_emit_accumulator_combine(E, plan, a, ptx_emit_shuffle(E, "down", E->acc[a], offset))) return false;
   PtxLabel next = ptx_label_new(E->b, "next");
   if (threads > WARP) {
     if (!block_combine_emit(E, plan, threads, tid, next)) return false;

@@ -58,6 +58,12 @@ void ptx_emit_grid_loop_close(Emit *E, const GridLoop *g, PtxReg stride);
 PtxReg ptx_emit_grid_stride(Emit *E, bool per_block);
 void ptx_emit_accumulators_declare(Emit *E);
 PtxType ptx_emit_shared_type(PtxReg r);
+/* The reduced space walked by one thread from `first` in steps of `step`
+ * (elements), in the interpreter's order: rindex recovered, REDUCE emitted. */
+bool ptx_emit_reduce_loop(Emit *E, PtxReg first, int step);
+/* shfl.sync in `mode` ("down": lane l takes lane l + offset's value;
+ * "bfly": lane l ^ offset's) of a 32- or 64-bit value, all lanes taking part. */
+PtxReg ptx_emit_shuffle(Emit *E, const char *mode, PtxReg v, int offset);
 
 PtxReg ptx_emit_half_widen(Emit *E, ElementType t, PtxReg h);
 /* One HLO op through ptx_ops.c's table, operands of operand_type (f16 and

@@ -90,21 +90,6 @@ static bool phase_loop_emit(Emit *E, PtxReg first, PtxReg step, int phase) {
   return true;
 }
 
-/* Lane l takes lane l ^ offset's value, 32 or 64 bits. */
-static PtxReg shuffle_xor(Emit *E, PtxReg v, int offset) {
-  PtxReg out = ptx_reg_new(E->b, ptx_emit_shared_type(v));
-  if (v.cls == PTX_REG_F32 || v.cls == PTX_REG_B32) {
-    ptx_inst(E->b, "shfl.sync.bfly.b32 $r, $r, $d, 31, -1", out, v, offset);
-    return out;
-  }
-  PtxReg lo = ptx_reg_new(E->b, PTX_B32), hi = ptx_reg_new(E->b, PTX_B32);
-  ptx_inst(E->b, "mov.b64 {$r, $r}, $r", lo, hi, v);
-  ptx_inst(E->b, "shfl.sync.bfly.b32 $r, $r, $d, 31, -1", lo, lo, offset);
-  ptx_inst(E->b, "shfl.sync.bfly.b32 $r, $r, $d, 31, -1", hi, hi, offset);
-  ptx_inst(E->b, "mov.b64 $r, {$r, $r}", out, lo, hi);
-  return out;
-}
-
 static void slot_name(int a, char *name, size_t size) { snprintf(name, size, "row_acc%d", a); }
 
 /* After a REDUCE phase: the accumulators it reduced, combined across the
@@ -115,7 +100,7 @@ static bool phase_combine_emit(Emit *E, const RowPlan *plan, const int *acc_phas
   for (int offset = WARP / 2; offset > 0; offset /= 2)
     for (int a = 0; a < k->acc_count; a++)
       if (acc_phase[a] == phase &&
-          !ptx_emit_accumulator_combine(E, plan, a, shuffle_xor(E, E->acc[a], offset)))
+          !ptx_emit_accumulator_combine(E, plan, a, ptx_emit_shuffle(E, "bfly", E->acc[a], offset)))
         return false;
   if (threads == WARP) return true;
   PtxReg warp = ptx_reg_new(E->b, PTX_U32), lane = ptx_reg_new(E->b, PTX_U32), p = ptx_reg_new(E->b, PTX_PRED);

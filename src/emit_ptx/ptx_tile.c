@@ -73,21 +73,6 @@ static bool column_plan_make(const Kernel *k, RowPlan *plan) {
 
 /* ---- the column reduction ---- */
 
-/* The reduced space from `first` in steps of `step`, in the interpreter's
- * order within one thread. */
-static bool column_loop_emit(Emit *E, PtxReg first, int step) {
-  const Kernel *k = E->k;
-  int64_t order[AXLE_MAX_RANK];
-  ptx_emit_reduce_order(k, order);
-  PtxReg step_reg = ptx_reg_new(E->b, PTX_U64);
-  ptx_inst(E->b, "mov.u64 $r, $d", step_reg, step);
-  GridLoop g = ptx_emit_grid_loop_open(E, first, ptx_emit_dims_product(k->reduce_rank, k->reduce_dims));
-  ptx_emit_indices_recover(E, g.i, k->reduce_rank, k->reduce_dims, order, E->rindex);
-  if (!ptx_emit_block_phase(E, KBLOCK_REDUCE, -1)) return false;
-  ptx_emit_grid_loop_close(E, &g, step_reg);
-  return true;
-}
-
 static void column_slot_name(int a, char *name, size_t size) { snprintf(name, size, "column_acc%d", a); }
 
 /* Every thread leaves its partial at [slice][lane] (its thread number),
@@ -156,7 +141,7 @@ static bool column_emit(Emit *E, const RowPlan *plan, PtxKernelShape *shape) {
   ptx_inst(b, "setp.ge.u64 $r, $r, $D", outside, i, n);
   ptx_inst(b, "@$r bra $l", outside, reduced_label);
   ptx_emit_indices_recover(E, i, k->rank, k->dims, order, E->index);
-  if (!ptx_emit_block_phase(E, KBLOCK_PRE, -1) || !column_loop_emit(E, slice64, slices)) return false;
+  if (!ptx_emit_block_phase(E, KBLOCK_PRE, -1) || !ptx_emit_reduce_loop(E, slice64, slices)) return false;
   ptx_label_place(b, reduced_label);
   column_partials_store(E, tid);
   ptx_inst(b, "setp.ne.u32 $r, $r, 0", p, slice);
