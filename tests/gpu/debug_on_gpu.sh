@@ -8,9 +8,12 @@
 #   find_nan/*          --find-nan names the instruction that first makes a
 #                       NaN (log of a negative number, inside a fusion) or an
 #                       infinity (division by zero), with its line; exit 1
+#   same_as_cpu/*       the lines --check and --find-nan print are the CPU
+#                       backend's, word for word
 #   check/wrong_kernel  FAKE_CUDA_CORRUPT_LAUNCH (a test hook of the fake
 #                       driver) spoils one kernel's output: --check names that
 #                       instruction alone, located at its line; exit 1
+#   check/failed_copy_is_located  a failed copy back is located, exit 1
 #   plain_run_pays_nothing  a run without --check or --find-nan copies to
 #                       the host only its result (the driver's trace)
 #   time_kernels/refused    --time-kernels stays refused on the GPU
@@ -175,6 +178,12 @@ expect check/wrong_kernel_is_located 1 "check_dot.hlo:6:3: error:" \
 # Without --check the same spoiled kernel goes unnoticed: the hook works.
 expect check/wrong_kernel_unchecked_runs 0 "out0: f32[4,3]" \
   on_gpu env FAKE_CUDA_CORRUPT_LAUNCH=negate "$run" --backend gpu --seed 1 "$dot_hlo"
+
+# A copy back that fails (as a kernel's failure shows at the next wait)
+# says what it was for, at the instruction; exit 1.
+expect check/failed_copy_is_located 1 \
+  "check_dot.hlo:6:3: error: cuMemcpyDtoHAsync failed while copying to the host: CUDA_ERROR_INVALID_VALUE (1) (copying the value of fusion.negate to the host to watch it)" \
+  on_gpu env FAKE_CUDA_FAIL=cuMemcpyDtoHAsync_v2 "$run" --backend gpu --check --seed 1 "$dot_hlo"
 
 # ---- normal runs pay nothing ----
 # Only the observed run copies each instruction's value back; a plain run
