@@ -64,7 +64,8 @@ bool executable_time_steps(const Executable *e, HostBuffer *const *args, int arg
   if (runs < 1) return status_error(st, STATUS_INPUT_ERROR, "a timing needs at least one run");
   if (!e->backend->run_observed || e->backend->time_device)
     return status_error(st, STATUS_UNSUPPORTED, "the %s backend cannot time its kernels one by one%s",
-                        e->backend->name, e->backend->time_device ? " (its --time is the device's, of the whole run)" : "");
+                        e->backend->name,
+                        e->backend->time_device ? " (its --time is the device's, of the whole run)" : "");
   if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
   ProfileRun r = {.runs = runs};
   int steps = 0;
