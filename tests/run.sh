@@ -552,6 +552,8 @@ section "the GPU backend without a GPU: ptxas over the corpus, the simulator, be
 in_parallel gpu_check ptxas-corpus sim-corpus bench-gpu
 # --compile-only --target with no driver at all: each kernel's PTX dumped and assembled alone.
 gpu_script compile-without-gpu tests/gpu/compile_without_gpu.sh
+# --check and --find-nan on the GPU backend, on the simulator, and a wrong kernel named.
+gpu_script debug-on-gpu tests/gpu/debug_on_gpu.sh
 
 # ---- the library as shipped: version, install, pkg-config, symbols ----
 section "the library as shipped: version, install, pkg-config, symbols"

@@ -410,6 +410,14 @@ static bool gpu_run_into(const Executable *exe, HostBuffer *const *args, int arg
   return program_runs(exe, st) && gpu_program_run_into(exe->program, args, result_leaves, st);
 }
 
+/* --check, --find-nan: the same run, watched (gpu_observe.c). */
+static HostBuffer *gpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+                                    StepObserver *observe, void *context, Status *st) {
+  (void)arg_count;  /* checked against the entry by executable_run_debug */
+  if (!program_runs(exe, st)) return NULL;
+  return gpu_program_run_observed(exe->program, exe->plan, args, observe, context, st);
+}
+
 static bool gpu_dump(const Executable *exe, const char *dir, Status *st) {
   return gpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
 }
@@ -423,6 +431,7 @@ const Backend backend_gpu = {
     .run = gpu_run,
     .run_into = gpu_run_into,
     .free_program = gpu_free_program,
+    .run_observed = gpu_run_observed,
     .dump = gpu_dump, /* gpu_debug.c */
     /* gpu_device_buffers.c */
     .device_upload = gpu_device_upload,

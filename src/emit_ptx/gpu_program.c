@@ -194,6 +194,7 @@ typedef struct StepRun {
   const CUdeviceptr *addresses;
   CUdeviceptr *pointers;
   void **params;
+  const GpuWatch *watch;  /* NULL but in a watched run (gpu_observe.c) */
   Status *st;
 } StepRun;
 
@@ -262,20 +263,25 @@ static bool step_run(const StepRun *r, const GpuStep *s) {
   return false;
 }
 
+/* A watch sees the entry's own list, step by step; the lists inside a
+ * loop or a conditional are part of their step. */
 static bool steps_run(const StepRun *r, const GpuSteps *list) {
-  for (int i = 0; i < list->count; i++)
+  bool watched = r->watch && list == &r->p->steps;
+  for (int i = 0; i < list->count; i++) {
     if (!step_run(r, &list->steps[i])) return false;
+    if (watched && !r->watch->after_step(r->watch, r->p, i, r->st)) return false;
+  }
   return true;
 }
 
-bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st) {
+static bool launch_all(GpuProgram *p, const CUdeviceptr *addresses, const GpuWatch *watch, Status *st) {
   int most = 1;
   for (int i = 0; i < p->launch_count; i++) {
     const GpuLaunch *l = &p->launches[i];
     if (l->buffer_count + l->scalar_count + l->tensor_map_count > most)
       most = l->buffer_count + l->scalar_count + l->tensor_map_count;
   }
-  StepRun r = {.p = p, .addresses = addresses, .st = st};
+  StepRun r = {.p = p, .addresses = addresses, .watch = watch, .st = st};
   r.pointers = mem_calloc((size_t)most, sizeof *r.pointers);
   r.params = mem_calloc((size_t)most, sizeof *r.params);
   bool ok = steps_run(&r, &p->steps);
@@ -284,7 +290,12 @@ bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status 
   return ok;
 }
 
-static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves, Status *st) {
+bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status *st) {
+  return launch_all(p, addresses, NULL, st);
+}
+
+static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves,
+                                 const GpuWatch *watch, Status *st) {
   bool ok = true;
   for (int i = 0; i < p->binding_count && ok; i++) {
     const GpuBinding *b = &p->bindings[i];
@@ -293,7 +304,7 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void *c
     ok = transfer_to_device(&p->transfers, b->address, argument_leaf(args[b->number], &leaf), (size_t)b->bytes,
                             b->layout, st);
   }
-  ok = ok && gpu_program_launch_all(p, NULL, st);
+  ok = ok && launch_all(p, NULL, watch, st);
   for (int l = 0; l < p->result_leaf_count && ok; l++) {
     const GpuBinding *b = &p->bindings[p->result_bindings[l]];
     if (b->bytes)
@@ -306,6 +317,11 @@ static bool program_run_launches(GpuProgram *p, HostBuffer *const *args, void *c
 }
 
 bool gpu_program_run_into(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves, Status *st) {
+  return gpu_program_run_watched_into(p, args, result_leaves, NULL, st);
+}
+
+bool gpu_program_run_watched_into(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves,
+                                  const GpuWatch *watch, Status *st) {
   pthread_mutex_lock(&p->lock);
   MemScope scope;  /* out of memory unwinds past the lock: release it first */
   mem_scope_begin(&scope);
@@ -313,7 +329,7 @@ bool gpu_program_run_into(GpuProgram *p, HostBuffer *const *args, void *const *r
     pthread_mutex_unlock(&p->lock);
     mem_scope_rethrow(&scope);
   }
-  bool ok = gpu_context_enter(&p->gpu, st) && program_run_launches(p, args, result_leaves, st);
+  bool ok = gpu_context_enter(&p->gpu, st) && program_run_launches(p, args, result_leaves, watch, st);
   mem_scope_end(&scope);
   pthread_mutex_unlock(&p->lock);
   return ok;
@@ -321,10 +337,14 @@ bool gpu_program_run_into(GpuProgram *p, HostBuffer *const *args, void *const *r
 
 HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_count, Status *st) {
   (void)arg_count;  /* checked against the entry by executable_run */
+  return gpu_program_run_watched(p, args, NULL, st);
+}
+
+HostBuffer *gpu_program_run_watched(GpuProgram *p, HostBuffer *const *args, const GpuWatch *watch, Status *st) {
   void **result_leaves = mem_calloc((size_t)p->result_leaf_count + 1, sizeof *result_leaves);
   int n = 0;
   HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
-  if (result && !gpu_program_run_into(p, args, result_leaves, st)) {
+  if (result && !gpu_program_run_watched_into(p, args, result_leaves, watch, st)) {
     host_buffer_free(result);
     result = NULL;
   }

@@ -21,6 +21,7 @@
 
 #include "emit_ptx/ptx_builder.h"
 #include "opt/opt.h"
+#include "runtime/backend.h"
 #include "runtime/buffer.h"
 #include "runtime/transfer_manager.h"
 
@@ -141,6 +142,15 @@ bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_n
 bool gpu_program_dump(const GpuProgram *p, const Module *m, const char *dir, Status *st);
 
 /* ------------------------------------------------------------ gpu_program.c */
+/* Someone watching a run (gpu_observe.c): after_step is called after step
+ * `index` of the entry's own list (p->steps) has been enqueued, not after
+ * the steps inside a loop or a conditional, which belong to theirs.
+ * Returning false stops the run. A run without a watch pays nothing. */
+typedef struct GpuWatch GpuWatch;
+struct GpuWatch {
+  bool (*after_step)(const GpuWatch *watch, GpuProgram *p, int index, Status *st);
+};
+
 GpuProgram *gpu_program_create(const Shape *result_shape, const char *filename);
 void gpu_program_free(GpuProgram *p);
 /* A new binding; for a constant, data (bytes long) becomes the program's. */
@@ -158,6 +168,10 @@ HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_coun
 /* The same run writing the result's leaves (depth first, row-major) into
  * the caller's memory at result_leaves[i]. */
 bool gpu_program_run_into(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves, Status *st);
+/* The same two runs, watched (watch NULL: as above). */
+HostBuffer *gpu_program_run_watched(GpuProgram *p, HostBuffer *const *args, const GpuWatch *watch, Status *st);
+bool gpu_program_run_watched_into(GpuProgram *p, HostBuffer *const *args, void *const *result_leaves,
+                                  const GpuWatch *watch, Status *st);
 /* Runs every step in order on the stream, each buffer at addresses[its
  * binding] (NULL: the bindings' own addresses), so a run can put
  * parameters and results at the caller's device memory. Loops and
@@ -167,6 +181,14 @@ bool gpu_program_launch_all(GpuProgram *p, const CUdeviceptr *addresses, Status 
 /* Rewrites st's message as located at l's instruction (a fusion's at its
  * root's line) and returns false. */
 bool gpu_launch_locate(const GpuProgram *p, const GpuLaunch *l, Status *st);
+
+/* ------------------------------------------------------------ gpu_observe.c
+ * Backend.run_observed (axle-run --check, --find-nan): the program's own
+ * run, watched; after the last step of each entry instruction its leaves
+ * (plan: the entry's buffer plan) are copied to the host and handed to
+ * observe, as the CPU backend hands its own (src/runtime/backend.h). */
+HostBuffer *gpu_program_run_observed(GpuProgram *p, const BufferPlan *plan, HostBuffer *const *args,
+                                     StepObserver *observe, void *context, Status *st);
 
 /* --------------------------------------------------------- gpu_collective.c
  * A collective across GPUs is a short list of actions run on the stream:

@@ -127,7 +127,8 @@ bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count
  * Each instruction of the entry timed on its own, over runs runs after a
  * warm-up (axle-run --time-kernels): the time from the previous step's end
  * to its end, as run_observed shows the steps. A backend without
- * run_observed: STATUS_UNSUPPORTED. */
+ * run_observed, or with a device clock (time_device: the GPU):
+ * STATUS_UNSUPPORTED. */
 typedef struct StepTime {
   const Instruction *inst;   /* of executable_module_to_run(e)'s entry */
   double median_ms, min_ms;

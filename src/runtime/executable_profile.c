@@ -5,8 +5,11 @@
  * before it (or the start of the run) to its end, as the backend's
  * run_observed reports each step. That is the time a step costs inside a
  * real run, with caches as the schedule leaves them; the observer itself
- * only reads the clock. A backend without run_observed (the GPU, whose
- * device clock times the whole run) cannot be profiled this way. */
+ * only reads the clock. A backend without run_observed cannot be profiled
+ * this way, nor can one with a device clock (the GPU): its steps run
+ * apart from the host, whose clock between two observed steps would time
+ * the copy of each value back to the host rather than the kernels; its
+ * --time is the device's own time of the whole run. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,9 +62,10 @@ bool executable_time_steps(const Executable *e, HostBuffer *const *args, int arg
                            Status *st) {
   memset(times, 0, sizeof *times);
   if (runs < 1) return status_error(st, STATUS_INPUT_ERROR, "a timing needs at least one run");
-  if (!e->backend->run_observed)
-    return status_error(st, STATUS_UNSUPPORTED, "the %s backend cannot time its kernels one by one",
-                        e->backend->name);
+  if (!e->backend->run_observed || e->backend->time_device)
+    return status_error(st, STATUS_UNSUPPORTED, "the %s backend cannot time its kernels one by one%s",
+                        e->backend->name,
+                        e->backend->time_device ? " (its --time is the device's, of the whole run)" : "");
   if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
   ProfileRun r = {.runs = runs};
   int steps = 0;

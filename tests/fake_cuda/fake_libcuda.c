@@ -21,6 +21,15 @@
  *                             CUDA_ERROR_ILLEGAL_ADDRESS, an instruction it
  *                             lacks with CUDA_ERROR_LAUNCH_FAILED, each with
  *                             a line on stderr
+ *   FAKE_CUDA_CORRUPT_LAUNCH=TEXT  TEST ONLY, with FAKE_CUDA_EXECUTE=1: after each
+ *                             simulated launch of a kernel whose .entry name
+ *                             contains TEXT, the first 4 bytes of its last
+ *                             buffer (the last parameter that points into an
+ *                             allocation: axle passes inputs, then outputs,
+ *                             then scalars) are inverted, so that a test can
+ *                             make one kernel wrong and see axle-run --check
+ *                             name it (an f32 becomes another sign and scale,
+ *                             or a NaN; never a nearby value)
  *
  * Every constant comes from src/runtime/cuda_constants.h (checked against
  * cuda.h by test_cuda_header). Each rule of the real driver it imitates
@@ -363,6 +372,21 @@ CUresult cuFuncSetAttribute(void *f, int attribute, int value) {
   return 0;
 }
 
+/* FAKE_CUDA_CORRUPT_LAUNCH: a wrong kernel on purpose (see the top). */
+static void launch_corrupt_for_test(const char *name, const PtxsKernel *k, const PtxsRun *run) {
+  const char *text = getenv("FAKE_CUDA_CORRUPT_LAUNCH");
+  if (!text || !*text || !strstr(name, text)) return;
+  for (int i = k->param_count < PTXS_MAX_PARAMS ? k->param_count - 1 : PTXS_MAX_PARAMS - 1; i >= 0; i--) {
+    if (k->param_bytes[i]) continue;
+    for (int a = 0; a < MAX_ALLOCATIONS; a++) {
+      char *base = allocations[a].base, *at = (char *)(uintptr_t)run->params[i];
+      if (!base || at < base || at + 4 > base + allocations[a].bytes) continue;
+      for (int b = 0; b < 4; b++) at[b] = (char)~at[b];
+      return;
+    }
+  }
+}
+
 /* Runs the launch on the host: one-dimensional grids and blocks, as axle
  * launches them; every live allocation is memory the kernel may touch. */
 static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned threads, unsigned shared,
@@ -387,6 +411,8 @@ static CUresult launch_simulate(const FakeFunction *f, unsigned blocks, unsigned
       /* an access outside memory is what the driver reports as "an illegal
        * memory access"; an instruction the simulator lacks, a launch failure */
       result = run->unsupported ? CUDA_ERROR_LAUNCH_FAILED : CUDA_ERROR_ILLEGAL_ADDRESS;
+    } else {
+      launch_corrupt_for_test(f->name, k, run);
     }
     ptxs_free(k);
   }

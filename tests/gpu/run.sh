@@ -9,6 +9,11 @@
 #              inputs, compared with NumPy's goldens by npycmp (the same
 #              tolerances as tests/run.sh); a module that does not compile
 #              or run counts as failed, with its reason grouped in the table
+#   check      each corpus module again with --check: every entry
+#              instruction's value copied back from the device and compared
+#              with the evaluator's on the same inputs (docs/gpu.md,
+#              "Watching a run"); a module the backend refuses is skipped
+#              (corpus counts it), a difference names the instruction
 #   smoke      tests/gpu/gpu_smoke.c: the hand-built PTX example kernels
 #              (vector add, row sum, bf16 mma tile) run through the driver
 #              layer and compared with the CPU
@@ -103,6 +108,28 @@ for hlo in tests/hlo/dot_*.hlo; do
   else mma_failed=$((mma_failed + 1)); fi
 done
 row corpus-mma "$mma_passed" "$mma_failed" 0 "tests/hlo/dot_* with --gpu_no_wgmma (mma.sync on sm_90a)"
+
+# ---- the corpus watched: every instruction against the evaluator ----
+# A wrong kernel shows here by name, even where its error is too small or
+# too well hidden for the result to miss NumPy's golden.
+check_passed=0; check_failed=0; check_skipped=0; check_first=""
+mkdir -p "$out/check"
+for hlo in tests/hlo/*.hlo; do
+  [ -e "$hlo" ] || continue
+  name=$(basename "$hlo" .hlo); args=()
+  for i in $(seq 0 63); do [ -f "tests/hlo/$name/in$i.npy" ] && args+=(--in "tests/hlo/$name/in$i.npy") || break; done
+  timeout 120 "$BUILD/axle-run" --backend gpu --check "${args[@]}" "$hlo" >"$out/check/$name.log" 2>&1; rc=$?
+  if [ $rc -eq 0 ]; then check_passed=$((check_passed + 1))
+  elif [ $rc -eq 2 ]; then check_skipped=$((check_skipped + 1))
+  else
+    check_failed=$((check_failed + 1))
+    reason=$(grep -m1 'error' "$out/check/$name.log" || echo "exit $rc without a message (timeout or crash)")
+    echo "FAIL check/$name: $reason"
+    [ -z "$check_first" ] && check_first="$name: ${reason#*error: }"
+  fi
+done
+row check "$check_passed" "$check_failed" "$check_skipped" \
+  "$(echo "${check_first:-every instruction matches the evaluator; refused modules skipped}" | cut -c1-100)"
 
 # ---- the example kernels on the device ----
 smoke=$BUILD/gpu/gpu_smoke
