@@ -87,21 +87,6 @@ static void load_line_value(PtxBuilder *b, const FftPass *pass, PtxReg in, PtxRe
   }
 }
 
-/* sum += x * w, complex, each product rounded as C's complex multiply
- * rounds it (no fused multiply-add). */
-static void accumulate(PtxBuilder *b, PtxReg sum_re, PtxReg sum_im, PtxReg xr, PtxReg xi, PtxReg wr, PtxReg wi) {
-  PtxReg p1 = ptx_reg_new(b, PTX_F64), p2 = ptx_reg_new(b, PTX_F64), t = ptx_reg_new(b, PTX_F64);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p1, xr, wr);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p2, xi, wi);
-  ptx_inst(b, "sub.rn.f64 $r, $r, $r", t, p1, p2);
-  ptx_inst(b, "add.rn.f64 $r, $r, $r", sum_re, sum_re, t);
-  PtxReg p3 = ptx_reg_new(b, PTX_F64), p4 = ptx_reg_new(b, PTX_F64), u = ptx_reg_new(b, PTX_F64);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p3, xr, wi);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p4, xi, wr);
-  ptx_inst(b, "add.rn.f64 $r, $r, $r", u, p3, p4);
-  ptx_inst(b, "add.rn.f64 $r, $r, $r", sum_im, sum_im, u);
-}
-
 /* The pass kernel: (in, out, twiddles) pointers. */
 static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
   ptx_kernel_begin(b, entry, "fft: one Stockham stage along one dimension, a thread per output element");
@@ -139,7 +124,7 @@ static void emit_pass(PtxBuilder *b, const char *entry, const FftPass *pass) {
   load_line_value(b, pass, in, line_base, j, &xr, &xi);
   PtxReg wr = ptx_serial_load(b, twiddles, turn, TYPE_C128, 0),
          wi = ptx_serial_load(b, twiddles, turn, TYPE_C128, 1);
-  accumulate(b, sum_re, sum_im, xr, xi, wr, wi);
+  ptx_serial_complex_multiply_add(b, sum_re, sum_im, xr, xi, wr, wi);
   PtxReg wrapped = ptx_reg_new(b, PTX_PRED);
   ptx_inst(b, "add.s64 $r, $r, $r", turn, turn, step);
   ptx_inst(b, "setp.ge.s64 $r, $r, $D", wrapped, turn, pass->n);

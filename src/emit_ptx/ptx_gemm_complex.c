@@ -14,6 +14,7 @@
 #include "emit_ptx/ptx_gemm.h"
 
 #include "emit_ptx/ptx_gemm_internal.h"
+#include "emit_ptx/ptx_serial.h"
 
 enum { COMPLEX_THREADS = 256 };
 
@@ -35,20 +36,6 @@ static void load_parts(PtxBuilder *b, PtxReg base, PtxReg offset, bool single, P
   ptx_inst(b, "ld.global.v2.f32 {$r, $r}, [$r]", r32, i32, address);
   ptx_inst(b, "cvt.f64.f32 $r, $r", *re, r32);
   ptx_inst(b, "cvt.f64.f32 $r, $r", *im, i32);
-}
-
-/* re += ar*br - ai*bi; im += ar*bi + ai*br, each step rounded. */
-static void multiply_add(PtxBuilder *b, PtxReg re, PtxReg im, PtxReg ar, PtxReg ai, PtxReg br, PtxReg bi) {
-  PtxReg p = ptx_reg_new(b, PTX_F64), q = ptx_reg_new(b, PTX_F64), t = ptx_reg_new(b, PTX_F64);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p, ar, br);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", q, ai, bi);
-  ptx_inst(b, "sub.rn.f64 $r, $r, $r", t, p, q);
-  ptx_inst(b, "add.rn.f64 $r, $r, $r", re, re, t);
-  PtxReg u = ptx_reg_new(b, PTX_F64), v = ptx_reg_new(b, PTX_F64), w = ptx_reg_new(b, PTX_F64);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", u, ar, bi);
-  ptx_inst(b, "mul.rn.f64 $r, $r, $r", v, ai, br);
-  ptx_inst(b, "add.rn.f64 $r, $r, $r", w, u, v);
-  ptx_inst(b, "add.rn.f64 $r, $r, $r", im, im, w);
 }
 
 /* The sum over k of output (batch, m, n), stored at out. */
@@ -86,7 +73,7 @@ static void emit_one_output(PtxBuilder *b, const PtxGemm *g, PtxReg lhs, PtxReg 
   PtxReg ar, ai, br, bi;
   load_parts(b, lhs, lhs_at, single, &ar, &ai);
   load_parts(b, rhs, rhs_at, single, &br, &bi);
-  multiply_add(b, re, im, ar, ai, br, bi);
+  ptx_serial_complex_multiply_add(b, re, im, ar, ai, br, bi);
   ptx_inst(b, "add.u64 $r, $r, 1", k, k);
   ptx_inst(b, "bra $l", step);
   ptx_label_place(b, done);

@@ -89,3 +89,17 @@ PtxReg ptx_serial_mad_reg(PtxBuilder *b, PtxReg a, PtxReg scale, PtxReg c) {
   ptx_inst(b, "mad.lo.s64 $r, $r, $r, $r", r, a, scale, c);
   return r;
 }
+
+void ptx_serial_complex_multiply_add(PtxBuilder *b, PtxReg re, PtxReg im, PtxReg ar, PtxReg ai, PtxReg br,
+                                     PtxReg bi) {
+  PtxReg p = ptx_reg_new(b, PTX_F64), q = ptx_reg_new(b, PTX_F64), t = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", p, ar, br);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", q, ai, bi);
+  ptx_inst(b, "sub.rn.f64 $r, $r, $r", t, p, q);
+  ptx_inst(b, "add.rn.f64 $r, $r, $r", re, re, t);
+  PtxReg u = ptx_reg_new(b, PTX_F64), v = ptx_reg_new(b, PTX_F64), w = ptx_reg_new(b, PTX_F64);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", u, ar, bi);
+  ptx_inst(b, "mul.rn.f64 $r, $r, $r", v, ai, br);
+  ptx_inst(b, "add.rn.f64 $r, $r, $r", w, u, v);
+  ptx_inst(b, "add.rn.f64 $r, $r, $r", im, im, w);
+}

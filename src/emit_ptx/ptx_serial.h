@@ -39,4 +39,10 @@ bool ptx_serial_type_ok(ElementType t);
 PtxReg ptx_serial_mad(PtxBuilder *b, PtxReg a, int64_t scale, PtxReg c);
 PtxReg ptx_serial_mad_reg(PtxBuilder *b, PtxReg a, PtxReg scale, PtxReg c);
 
+/* re += ar*br - ai*bi; im += ar*bi + ai*br in f64, each product and sum
+ * rounded on its own, as C's complex multiply rounds (no fused
+ * multiply-add): the complex FFT's and the complex GEMM's accumulation. */
+void ptx_serial_complex_multiply_add(PtxBuilder *b, PtxReg re, PtxReg im, PtxReg ar, PtxReg ai, PtxReg br,
+                                     PtxReg bi);
+
 #endif
