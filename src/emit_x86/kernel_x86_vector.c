@@ -930,10 +930,10 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
   x86_label_bind(x->cb, head);
   for (int g = 0; g < GROUPS; g++) {
     if (!emit_group(x, body, g > 0)) return false;
-    vector_fetch(x, S0, element);
+    X86Reg e = x86_zmm(vector_source(x, element, S0));
     X86Reg acc = x86_zmm(PARTIAL_REGISTER + g);
-    EMIT(op, reg(acc), reg(x86_zmm(S0)), reg(acc));
-    EMIT(X86_VCMPPS, reg(X86_K1), reg(x86_zmm(S0)), reg(x86_zmm(S0)), x86_imm(3));
+    EMIT(op, reg(acc), reg(e), reg(acc));
+    EMIT(X86_VCMPPS, reg(X86_K1), reg(e), reg(e), x86_imm(3));
     EMIT(X86_KORW, reg(X86_K3), reg(X86_K3), reg(X86_K1));
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(16));
   }
@@ -981,9 +981,9 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
      * of the evaluator's add too (commutative either way, bit for bit). */
     X86Operand partial = partial_home(x, u, lanes);
     if (reducer == OP_ADD && partial.kind == X86_OPERAND_REG) {
-      vector_fetch(x, S0, element);
+      int e = vector_source(x, element, S0);
       int p = x86_reg_number(partial.reg);
-      vector_op(x, X86_ADDPS, X86_VADDPS, p, p, S0);
+      vector_op(x, X86_ADDPS, X86_VADDPS, p, p, e);
     } else if (reducer == OP_ADD) {
       vector_move(x, reg(vreg(x, S1)), partial);
       vector_fetch(x, S0, element);

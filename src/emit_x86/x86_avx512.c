@@ -289,6 +289,8 @@ static const X86Row rows[] = {
   {X86_VBLENDMPS,     "zmm1 {k1}{z}, zmm2, zmm3/m512/m32bcst",   "RVM",  "EVEX.512.66.0F38.W0 65 /r"},
   {X86_VBLENDMPS,     "ymm1 {k1}{z}, ymm2, ymm3/m256/m32bcst",   "RVM",  "EVEX.256.66.0F38.W0 65 /r"},
   {X86_VBLENDMPS,     "xmm1 {k1}{z}, xmm2, xmm3/m128/m32bcst",   "RVM",  "EVEX.128.66.0F38.W0 65 /r"},
+  /* each lane all ones where its bit of k is set, else 0 (AVX512DQ) */
+  {X86_VPMOVM2D,      "zmm1, k1",                                "RM",   "EVEX.512.F3.0F38.W0 38 /r"},
   {X86_VPTERNLOGD,    "zmm1 {k1}{z}, zmm2, zmm3/m512/m32bcst, imm8u", "RVMI", "EVEX.512.66.0F3A.W0 25 /r ib"},
   {X86_VPTERNLOGD,    "ymm1 {k1}{z}, ymm2, ymm3/m256/m32bcst, imm8u", "RVMI", "EVEX.256.66.0F3A.W0 25 /r ib"},
   {X86_VPTERNLOGD,    "xmm1 {k1}{z}, xmm2, xmm3/m128/m32bcst, imm8u", "RVMI", "EVEX.128.66.0F3A.W0 25 /r ib"},

@@ -178,7 +178,7 @@ const char *x86_reg_name(X86Reg r);
   X(VMOVDQU32, "vmovdqu32") X(VMOVDQU64, "vmovdqu64") X(VMOVDQA32, "vmovdqa32") \
   X(VMOVDQA64, "vmovdqa64") X(KMOVW, "kmovw") X(KMOVB, "kmovb") X(KMOVD, "kmovd") \
   X(KMOVQ, "kmovq") X(KORTESTW, "kortestw") X(KORTESTB, "kortestb") \
-  X(KORTESTD, "kortestd") X(KORTESTQ, "kortestq") X(VPTERNLOGD, "vpternlogd") \
+  X(KORTESTD, "kortestd") X(KORTESTQ, "kortestq") X(VPMOVM2D, "vpmovm2d") X(VPTERNLOGD, "vpternlogd") \
   X(VPTERNLOGQ, "vpternlogq") X(VPERMT2PS, "vpermt2ps") \
   X(VCVTNE2PS2BF16, "vcvtne2ps2bf16") X(VEXTRACTF32X4, "vextractf32x4") \
   X(VEXTRACTF64X4, "vextractf64x4") X(VINSERTF32X4, "vinsertf32x4") \

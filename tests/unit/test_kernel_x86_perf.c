@@ -525,6 +525,13 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
      * accumulator's slot between two of its adds: one load, two stores */
     EXPECT(strstr(text, "vextractf32x4") && lines_between(text, "into the accumulator in lane order", "# loop", "(%rsp)") == 3,
            "the lane combine goes through the stack:\n%s", text);
+    /* the exp is written in place (math_lanes_fma, math_lanes_move): in
+     * the sum's loop one register copy, of its input into the math's
+     * registers, and one of its result into the kernel's; its NaN
+     * select reads k1, with no mask widened in between */
+    int copies = lines_between(text, "op %15:", "to the output, for phase 2", "vmovups %zmm");
+    EXPECT(copies == 2 && lines_between(text, "op %15:", "to the output, for phase 2", "vpternlogd") == 0,
+           "%d register copies in the exp:\n%s", copies, text);
     EXPECT(strstr(text, "schedule for x86 avx512: row, 3 phases") &&
                strstr(text, "phase 2 row: SIMD 16 f32 lanes, unroll 1, tail none, reads %23 back from the output") &&
                strstr(text, "loops: phase 2: 1 invariant ops once per row, 1 row pointers"),
