@@ -402,6 +402,19 @@ static void note_schedule(KernelX86 *x) {
   }
 }
 
+static bool uses_row_buffer(const KernelX86 *x) {
+  return x->k->kind == KERNEL_ROW && x->schedule.phases[x->k->phase_count - 1].reuse_in_frame;
+}
+
+/* The row buffer's frame slots: a row of f32, and 64 bytes to align it. */
+static int row_buffer_slots(const KernelX86 *x) {
+  return uses_row_buffer(x) ? (int)((4 * x->k->reduce_dims[0] + 64 + 7) / 8) : 0;
+}
+
+static bool streams_stores(const KernelX86 *x) {
+  return x->k->kind == KERNEL_ROW && x->schedule.phases[x->k->phase_count - 1].stream_stores;
+}
+
 static const X86Reg saved_registers[] = {X86_RBX, X86_RBP, X86_R12, X86_R13, X86_R14, X86_R15};
 enum { SAVED_COUNT = sizeof saved_registers / sizeof saved_registers[0] };
 
@@ -412,6 +425,12 @@ static bool emit_function(KernelX86 *x) {
   for (int r = 0; r < SAVED_COUNT; r++) EMIT(X86_PUSH, reg(saved_registers[r]));
   EMIT(X86_SUB, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
+  if (uses_row_buffer(x)) {
+    x86_listing_note(x->cb, "the row buffer's start, aligned to a cache line");
+    EMIT(X86_LEA, reg(X86_RAX), x86_mem(8, X86_RSP, 8 * x->row_buffer_slot + 63));
+    EMIT(X86_AND, reg(X86_RAX), x86_imm(-64));
+    EMIT(X86_MOV, kernel_x86_slot(x->row_buffer_pointer_slot, 8), reg(X86_RAX));
+  }
   EMIT(X86_MOV, reg(KX_BUFFERS), reg(X86_RDI));
   EMIT(X86_MOV, reg(KX_ROW), reg(X86_RSI));
   EMIT(X86_LEA, reg(KX_ROW_END), x86_mem_index(8, X86_RSI, X86_RDX, 1, 0));
@@ -428,6 +447,9 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JL, x86_rel(row));
   x86_label_bind(x->cb, exit);
+  /* non-temporal stores are weakly ordered: all of them before the
+   * thread says it is done */
+  if (streams_stores(x)) x86_emit0(x->cb, X86_SFENCE);
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   EMIT(X86_ADD, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   for (int r = SAVED_COUNT - 1; r >= 0; r--) EMIT(X86_POP, reg(saved_registers[r]));
@@ -516,7 +538,9 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   x.vector_slot = x.address_slot + x.address_count;
   x.math_slot = x.vector_slot + 8 * x.spill_count;
   x.column_acc_slot = x.math_slot + (x.vectorized_lanes ? KX_VECTOR_MATH_SLOTS : KX_MATH_SLOTS);
-  x.slot_count = x.column_acc_slot + (x.columns ? KX_COLUMN_ACC_SLOTS * k->acc_count : 0);
+  x.row_buffer_pointer_slot = x.column_acc_slot + (x.columns ? KX_COLUMN_ACC_SLOTS * k->acc_count : 0);
+  x.row_buffer_slot = x.row_buffer_pointer_slot + 1;
+  x.slot_count = x.row_buffer_slot + row_buffer_slots(&x);
   /* The frame lives on the calling thread's stack. */
   if (ok && x.slot_count > (1 << 17))
     ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,

@@ -82,6 +82,12 @@ typedef struct KernelX86 {
    * loop, and adds r14: no index arithmetic per trip. */
   int *address_slots;
   int address_slot, address_count;
+  /* The row buffer (schedule reuse_in_frame): a row and 64 bytes of
+   * frame from row_buffer_slot, its 64-byte-aligned start in slot
+   * row_buffer_pointer_slot (set at entry). streaming: the ROW loop
+   * being emitted stores non-temporally. */
+  int row_buffer_slot, row_buffer_pointer_slot;
+  bool streaming;
   /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
   bool narrow_table_used[TYPE_COUNT];
   X86Label narrow_tables[TYPE_COUNT];
@@ -104,6 +110,13 @@ typedef struct KernelX86 {
  * lanes and split chunk size, which the emitter reads);
  * kernel_x86_mark_dead fills x->dead from x->schedule. */
 enum { SPLIT_CHUNK = 1 << 16, SPLIT_MAX_ROWS = 64 };
+/* A row kernel's buffers of LARGE_BYTES or more are taken to be past the
+ * last-level cache (32 MiB on the machines measured): its output is
+ * stored past the caches, a reused row value of up to
+ * ROW_BUFFER_MAX_BYTES going through a buffer in the frame (L1/L2)
+ * instead, and its input's next row is prefetched
+ * (kernel_x86_schedule.c). */
+enum { ROW_BUFFER_MAX_BYTES = 32 << 10, LARGE_BYTES = 32 << 20 };
 void kernel_x86_plan(KernelX86 *x);
 void kernel_x86_mark_dead(KernelX86 *x);
 /* The ROW phase's one store, or -1. */

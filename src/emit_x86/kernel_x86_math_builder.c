@@ -20,6 +20,7 @@ void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   b->next_slot = 0;
   b->peak_slots = 0;
   b->homes = NULL;
+  b->k1_mask = -1;
 }
 
 void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width) {
@@ -110,10 +111,43 @@ int math_value_register(const MathBuilder *b, MathValue v) {
   return h->home[n];
 }
 
-void math_value_renew(MathBuilder *b, MathValue v) { homes_make(b, v, true); }
+/* The real run: v has a register and the op being built (whose result
+ * was made last) is its last use. */
+bool math_value_dies_here(const MathBuilder *b, MathValue v) {
+  MathHomes *h = homes_of(b, v);
+  if (!h || !h->assigning) return false;
+  int n = h->slot_instance[v];
+  return n >= 0 && n < h->instance_count && h->home[n] >= 0 && h->last_use[n] == h->instance_count;
+}
+
+/* The real run: nothing reads v after the op that made it. */
+bool math_value_unread(const MathBuilder *b, MathValue v) {
+  MathHomes *h = homes_of(b, v);
+  if (!h || !h->assigning) return false;
+  int n = h->slot_instance[v];
+  return n >= 0 && n < h->instance_count && h->last_use[n] == n + 1;
+}
+
+/* Result v (made last) takes the register of `from`, which dies at this
+ * op (math_value_dies_here), so the op can write it in place; v's own
+ * register, if it had one, is free again. Returns the register. */
+int math_value_take_register(MathBuilder *b, MathValue v, MathValue from) {
+  MathHomes *h = b->homes;
+  int to = h->slot_instance[v], r = h->home[h->slot_instance[from]];
+  if (h->home[to] >= 0) h->owner[h->home[to] - MATH_HOME_FIRST] = -1;
+  h->home[to] = (int8_t)r;
+  h->owner[r - MATH_HOME_FIRST] = to;
+  return r;
+}
+
+void math_value_renew(MathBuilder *b, MathValue v) {
+  if (v == b->k1_mask) b->k1_mask = -1;
+  homes_make(b, v, true);
+}
 
 static MathValue value_new(MathBuilder *b, bool may_have_register) {
   if (b->next_slot + 1 > b->peak_slots) b->peak_slots = b->next_slot + 1;
+  if (b->next_slot == b->k1_mask) b->k1_mask = -1; /* a new value in the mask's slot */
   homes_make(b, b->next_slot, may_have_register);
   return b->next_slot++;
 }
@@ -534,7 +568,10 @@ X86Label math_skip_if(MathBuilder *b, MathValue mask) {
   return skip;
 }
 
-void math_skip_end(MathBuilder *b, X86Label skip) { x86_label_bind(b->x->cb, skip); }
+void math_skip_end(MathBuilder *b, X86Label skip) {
+  x86_label_bind(b->x->cb, skip);
+  b->k1_mask = -1; /* the code jumped over may have written k1 */
+}
 
 /* Vector masks are all ones: "is zero" negates them and 0/1 ones alike. */
 MathValue math_not_mask(MathBuilder *b, MathValue mask) {

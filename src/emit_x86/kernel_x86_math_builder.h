@@ -52,6 +52,9 @@ typedef struct MathBuilder {
   int next_slot;
   int peak_slots; /* the most slots live at once */
   MathHomes *homes; /* vector mode: register homes, or NULL (every value in its slot) */
+  /* avx512: the mask value whose lanes k1 still holds (the compare that
+   * made it was the last write of k1), or -1. */
+  MathValue k1_mask;
 } MathBuilder;
 
 void math_builder_begin(MathBuilder *b, KernelX86 *x);
@@ -67,6 +70,13 @@ MathValue math_value_new(MathBuilder *b);
 MathValue math_value_new_in_slot(MathBuilder *b);
 /* Vector mode: v's register (its number) when it has one, else -1; a use of v. */
 int math_value_register(const MathBuilder *b, MathValue v);
+/* Vector mode, real run: whether v has a register and the op being built
+ * reads it for the last time; then math_value_take_register gives the
+ * op's result (made last) v's register, to be written in place. */
+bool math_value_dies_here(const MathBuilder *b, MathValue v);
+int math_value_take_register(MathBuilder *b, MathValue v, MathValue from);
+/* Vector mode, real run: nothing reads v after the op that made it. */
+bool math_value_unread(const MathBuilder *b, MathValue v);
 /* A new instance for slot v (a scope's result moving into its first slot). */
 void math_value_renew(MathBuilder *b, MathValue v);
 /* A scope: the values made after math_scope_begin die at math_scope_end,

@@ -88,9 +88,22 @@ static MathValue finish(MathBuilder *b, MathValue v, int n) {
   return v;
 }
 
+/* `to` was made last (a scope's result moving into the scope's first
+ * slot): it takes from's register where from dies here (no code), or
+ * is loaded straight into its own register. */
 void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
-  load(b, S0, from);
+  bool constant = is_constant(b, from);
   constant_mark(b, to, false);
+  if (!constant && math_value_dies_here(b, from)) {
+    math_value_take_register(b, to, from);
+    return;
+  }
+  int home = math_value_register(b, to);
+  if (home >= 0) {
+    load(b, home, from);
+    return;
+  }
+  load(b, S0, from);
   EMIT(X86_VMOVUPS, whole_slot(b, to), lane_reg(b, S0));
 }
 
@@ -160,20 +173,65 @@ MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count
   return finish(b, v, n);
 }
 
-/* v = a * c + d, one rounding (vfmadd213: n = c * n + d). */
+/* avx512 with register homes: v = a * c + d written in place into the
+ * register of an operand this op reads last, so no copy: vfmadd231 into
+ * d's (n = a c + n), else into a factor's (the product commutes, bit for
+ * bit), vfmadd132 (n = n c + d) when the other factor is a constant read
+ * by broadcast, vfmadd213 (n = c n + d) otherwise. False when no operand
+ * dies here. */
+static bool fma_in_place(MathBuilder *b, MathValue v, MathValue a, MathValue c, MathValue d) {
+  if (!is_constant(b, d) && math_value_dies_here(b, d)) {
+    if (is_constant(b, a)) { /* the constant factor as the broadcast operand */
+      MathValue t = a;
+      a = c;
+      c = t;
+    }
+    int n = math_value_take_register(b, v, d);
+    int left = source(b, a, S0);
+    EMIT(X86_VFMADD231PS, lane_reg(b, n), lane_reg(b, left), slot(b, c));
+    return true;
+  }
+  MathValue dying = !is_constant(b, a) && math_value_dies_here(b, a)   ? a
+                    : !is_constant(b, c) && math_value_dies_here(b, c) ? c
+                                                                       : -1;
+  if (dying < 0) return false;
+  MathValue other = dying == a ? c : a;
+  int n = math_value_take_register(b, v, dying);
+  if (is_constant(b, other) && !is_constant(b, d)) {
+    int addend = source(b, d, S1);
+    EMIT(X86_VFMADD132PS, lane_reg(b, n), lane_reg(b, addend), slot(b, other));
+  } else {
+    int factor = source(b, other, S1);
+    EMIT(X86_VFMADD213PS, lane_reg(b, n), lane_reg(b, factor), slot(b, d));
+  }
+  return true;
+}
+
+/* v = a * c + d, one rounding: in place where an operand dies here
+ * (avx512); else vfmadd231 (n = a c + n) from a constant addend, read by
+ * broadcast, or vfmadd213 (n = c n + d) from a copy of a. */
 MathValue math_lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
   int n;
   MathValue v = result_begin(b, &n);
+  if (wide512(b) && fma_in_place(b, v, a, c, d)) return v;
+  if (wide512(b) && is_constant(b, d) && !is_constant(b, a)) {
+    load(b, n, d);
+    int left = source(b, a, S1);
+    EMIT(X86_VFMADD231PS, lane_reg(b, n), lane_reg(b, left), slot(b, c));
+    return finish(b, v, n);
+  }
   load(b, n, a);
   int right = source(b, c, S1);
   EMIT(X86_VFMADD213PS, lane_reg(b, n), lane_reg(b, right), slot(b, d));
   return finish(b, v, n);
 }
 
-/* avx512: the lanes of k1 as all ones in n, the others 0. */
-static void widen_k1(MathBuilder *b, int n) {
-  EMIT(X86_VPTERNLOGD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1), x86_imm(0xff));
-  EMIT(X86_VMOVDQU32, x86_zero_masked(lane_reg(b, n), X86_K1), lane_reg(b, S1));
+/* avx512: the lanes of k1 as all ones in n, the others 0 (not written
+ * where only a select right after reads the mask, from k1); k1 now
+ * holds mask v's lanes (math_lanes_select reads them there). */
+static void widen_k1(MathBuilder *b, MathValue v, int n) {
+  if (!math_value_unread(b, v)) EMIT(X86_VPMOVM2D, lane_reg(b, n), x86_reg(X86_K1));
+  b->k1_mask = v;
 }
 
 /* A float compare of a with c by vcmpps predicate (ordered ones false on
@@ -187,7 +245,7 @@ MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predi
     return finish(b, v, n);
   }
   EMIT(X86_VCMPPS, x86_reg(X86_K1), lane_reg(b, left), slot(b, c), x86_imm(predicate));
-  widen_k1(b, n);
+  widen_k1(b, v, n);
   return finish(b, v, n);
 }
 
@@ -201,7 +259,7 @@ MathValue math_lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a,
     return finish(b, v, n);
   }
   EMIT(m, x86_reg(X86_K1), lane_reg(b, left), slot(b, c));
-  widen_k1(b, n);
+  widen_k1(b, v, n);
   return finish(b, v, n);
 }
 
@@ -216,8 +274,14 @@ MathValue math_lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathVal
     EMIT(X86_VBLENDVPS, lane_reg(b, n), lane_reg(b, left), slot(b, c), lane_reg(b, S1));
     return finish(b, v, n);
   }
+  if (b->k1_mask == mask) { /* k1 holds mask's lanes: where set, a */
+    int right = source(b, c, S1);
+    EMIT(X86_VBLENDMPS, x86_merge_masked(lane_reg(b, n), X86_K1), lane_reg(b, right), lane_reg(b, left));
+    return finish(b, v, n);
+  }
   EMIT(X86_VPXORD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
   EMIT(X86_VPCMPEQD, x86_reg(X86_K1), lane_reg(b, S1), slot(b, mask));
+  b->k1_mask = -1;
   EMIT(X86_VBLENDMPS, x86_merge_masked(lane_reg(b, n), X86_K1), lane_reg(b, left), slot(b, c));
   return finish(b, v, n);
 }
@@ -246,6 +310,7 @@ void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
   }
   EMIT(X86_VPXORD, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
   EMIT(X86_VPCMPEQD, x86_reg(X86_K1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
+  b->k1_mask = -1;
   EMIT(X86_KORTESTW, x86_reg(X86_K1), x86_reg(X86_K1));
   EMIT(X86_JE, x86_rel(skip));
 }

@@ -21,6 +21,12 @@
  *                  computed (softmax's exp), that phase stores it into
  *                  the output row and the ROW phase reads it back from
  *                  there (L1: a row is small) instead of computing it again.
+ *                  Past the last-level cache (LARGE_BYTES), the ROW phase
+ *                  stores non-temporally (the value reused goes through
+ *                  a row buffer in the frame instead, so that the output
+ *                  is written once) and the second phase prefetches the
+ *                  next row, so that the first phase's memory reads
+ *                  overlap this row's math.
  */
 #include <string.h>
 
@@ -50,6 +56,8 @@ static int64_t split_chunks_of(KernelX86 *x) {
   int64_t chunks = k->reduce_dims[0] / x->split_chunk;
   return chunks >= 2 ? chunks : 0;
 }
+
+static int minor_dim_of(const Shape *s) { return s->has_layout ? s->minor_to_major[0] : s->rank - 1; }
 
 static bool looped_in(const KernelOp *op, int phase) {
   return (op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW) && op->phase == phase;
@@ -141,6 +149,56 @@ static void choose_reuse(KernelX86 *x) {
     }
 }
 
+/* An output past the last-level cache goes past the caches: a plain
+ * store first reads the line it writes (read for ownership), a third
+ * stream of memory traffic beside the input and the output. The ROW
+ * phase's one f32 row store, whole vectors (no tail); a value reused
+ * from the phase before goes through the row buffer in the frame, not
+ * the output, so the phase reads nothing back from it. The bytes are the
+ * same either way. (An output that fits the cache stays there, for the
+ * next kernel, and a plain store to a line in cache costs no read.) */
+static void choose_streaming(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int row = k->phase_count - 1, store = kernel_x86_row_store(k);
+  KernelPhaseSchedule *rp = &x->schedule.phases[row];
+  if (k->phase_blocks[row] != KBLOCK_ROW || !rp->lanes || rp->lane_bits != 32 || rp->tail != KTAIL_NONE ||
+      store < 0 || !kernel_x86_is_row_access(k, store))
+    return;
+  const Shape *out = &k->outputs[k->ops[store].buffer].shape;
+  if (out->type != TYPE_F32 || shape_byte_size(out) < LARGE_BYTES) return;
+  if (rp->reuse_as >= 0 && 4 * k->reduce_dims[k->reduce_rank - 1] > ROW_BUFFER_MAX_BYTES) return;
+  rp->reuse_in_frame = rp->reuse_as >= 0;
+  rp->stream_stores = true;
+}
+
+/* Phase 1 of a row kernel runs over a row the first phase brought into
+ * cache; where its input is past the last-level cache, its trips
+ * prefetch the next row of the same loads, so that the next row's first
+ * phase reads from cache, not memory, and the memory reads overlap this
+ * row's math. Only where each of its row loads reads [row, inner] of a
+ * row-major [rows, n] buffer: the next row is n elements on. */
+static void choose_prefetch(KernelX86 *x) {
+  const Kernel *k = x->k;
+  KernelPhaseSchedule *ps = &x->schedule.phases[1];
+  if (k->phase_count < 3 || k->phase_blocks[1] != KBLOCK_REDUCE || !ps->lanes || k->rank != 1 || k->reduce_rank != 1)
+    return;
+  int bytes = 0;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (!looped_in(op, 1) || op->kop != KOP_LOAD) continue;
+    const Shape *in = &k->inputs[op->buffer].shape;
+    const KernelOp *row = &k->ops[op->args[0]];
+    if (!kernel_x86_is_row_access(k, i) || in->rank != 2 || minor_dim_of(in) != 1 || row->kop != KOP_INDEX ||
+        row->dim != 0 || in->dims[0] != k->dims[0] || in->dims[1] != k->reduce_dims[0])
+      return;
+    if (shape_byte_size(in) < LARGE_BYTES) return;
+    int row_bytes = (int)(in->dims[1] * type_byte_size(in->type));
+    if (bytes && bytes != row_bytes) return;
+    bytes = row_bytes;
+  }
+  ps->prefetch_row_bytes = bytes;
+}
+
 /* A maximum or minimum at avx512 is one vmaxps per 16 elements, but each
  * waits for the one before through its accumulator: four accumulators
  * (zmm28..31) over whole groups of 64, with the NaN blends out of the
@@ -182,7 +240,7 @@ static bool choose_columns(KernelX86 *x, int phases) {
   for (int p = 0; p < phases; p++) {
     bool row = k->kind == KERNEL_ROW && k->phase_blocks[p] == KBLOCK_ROW;
     s->phases[p] = (KernelPhaseSchedule){lanes, 32, 1, row ? 0 : k->acc_count, false,
-                                         tail_of(k->dims[k->rank - 1], lanes, false), -1, -1};
+                                         tail_of(k->dims[k->rank - 1], lanes, false), -1, -1, false, false, 0};
   }
   return true;
 }
@@ -201,7 +259,7 @@ void kernel_x86_plan(KernelX86 *x) {
     int64_t n = k->rank > 0 ? k->dims[k->rank - 1] : 1;
     s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false,
                                          lanes ? tail_of(n, lanes, kernel_x86_vector_tail_maskable(x)) : KTAIL_NONE,
-                                         -1, -1};
+                                         -1, -1, false, false, 0};
     return;
   }
   int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
@@ -224,7 +282,11 @@ void kernel_x86_plan(KernelX86 *x) {
   s->split_chunks = split_chunks_of(x);
   if (s->split_chunks) s->strategy = KSCHED_SPLIT_REDUCE;
   for (int p = 0; p < phases && !s->split_chunks; p++) choose_accumulators(x, p);
-  if (k->kind == KERNEL_ROW) choose_reuse(x);
+  if (k->kind == KERNEL_ROW) {
+    choose_reuse(x);
+    choose_streaming(x);
+    choose_prefetch(x);
+  }
 }
 
 void kernel_x86_schedule(Kernel *k, const CpuFeatures *cpu) {

@@ -463,9 +463,13 @@ static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
 }
 
 /* Before the loop: each row access's address at inner index 0. */
+static bool reuse_in_frame(const KernelX86 *x) {
+  return x->k->kind == KERNEL_ROW && x->schedule.phases[x->k->phase_count - 1].reuse_in_frame;
+}
+
 static bool emit_row_pointers(KernelX86 *x) {
   const Kernel *k = x->k;
-  int early_store = reuse_store(x);
+  int early_store = reuse_in_frame(x) ? -1 : reuse_store(x);
   for (int i = 0; i < k->op_count; i++) {
     if ((!in_loop(x, &k->ops[i]) && i != early_store) || x->address_slots[i] < 0 || x->dead[i]) continue;
     const KernelOp *op = &k->ops[i];
@@ -504,6 +508,10 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
       return true;
     }
     m.mem.size = (uint16_t)vector_bytes(x);
+    if (x->streaming) { /* an aligned row: kernel_x86_emit_vector_row */
+      EMIT(is_sse(x) ? X86_MOVNTPS : X86_VMOVNTPS, m, reg(vreg(x, value)));
+      return true;
+    }
     vector_move(x, x->tail_masked ? x86_merge_masked(m, X86_K2) : m, reg(vreg(x, value)));
     return true;
   }
@@ -788,13 +796,18 @@ static X86Operand row_element(KernelX86 *x, int i) {
   return x86_mem_index(vector_bytes(x), KX_SCRATCH_ADDRESS, KX_INNER, 4, 0);
 }
 
-bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
+/* Where phase x->phase stores, or the ROW phase reads back, the value
+ * the ROW phase reuses (schedule.phases[].reuse): the row buffer in the
+ * frame, or the output row. */
+static X86Operand reuse_element(KernelX86 *x) {
+  if (!reuse_in_frame(x)) return row_element(x, kernel_x86_row_store(x->k));
+  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), kernel_x86_slot(x->row_buffer_pointer_slot, 8));
+  return x86_mem_index(vector_bytes(x), KX_SCRATCH_ADDRESS, KX_INNER, 4, 0);
+}
+
+/* One loop over the row from r14 = 0, the ROW phase's ops from `body`. */
+static bool emit_row_loop(KernelX86 *x, int body) {
   const Kernel *k = x->k;
-  x->lanes = lanes;
-  bool ok;
-  int body = emit_loop_prologue(x, &ok);
-  if (!ok) return x->lanes = 0, false;
-  x86_listing_note(x->cb, "row vector loop, %d f32 lanes", lanes);
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
@@ -804,16 +817,45 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
     if (!in_loop(x, &k->ops[i]) || x->dead[i]) continue;
     kernel_x86_note_origin(x, i, &last);
     if (i == reused) {
-      x86_listing_note(x->cb, "%%%d read back from the output, where phase %d stored it", i, x->phase - 1);
-      if (!vector_load(x, i, row_element(x, kernel_x86_row_store(k)))) return x->lanes = 0, false;
+      x86_listing_note(x->cb, "%%%d read back from the %s, where phase %d stored it", i,
+                       reuse_in_frame(x) ? "row buffer" : "output", x->phase - 1);
+      if (!vector_load(x, i, reuse_element(x))) return false;
     } else if (!kernel_x86_emit_op(x, i)) {
-      return x->lanes = 0, false;
+      return false;
     }
   }
-  x->lanes = 0;
-  EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
-  EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[k->reduce_rank - 1] - lanes));
+  EMIT(X86_ADD, reg(KX_INNER), x86_imm(x->lanes));
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[k->reduce_rank - 1] - x->lanes));
   EMIT(X86_JLE, x86_rel(head));
+  return true;
+}
+
+/* With stream_stores, a row whose output address is aligned to the
+ * vector (as non-temporal stores need) runs a loop storing past the
+ * caches; another row runs the plain loop. */
+bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
+  x->lanes = lanes;
+  bool ok;
+  int body = emit_loop_prologue(x, &ok);
+  if (!ok) return x->lanes = 0, false;
+  X86Label plain = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  if (x->schedule.phases[x->phase].stream_stores) {
+    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, kernel_x86_row_store(x->k)));
+    EMIT(X86_TEST, reg(X86_R11D), x86_imm(vector_bytes(x) - 1));
+    EMIT(X86_JNE, x86_rel(plain));
+    x86_listing_note(x->cb, "row vector loop, %d f32 lanes, non-temporal stores (an aligned row)", lanes);
+    x->streaming = true;
+    ok = emit_row_loop(x, body);
+    x->streaming = false;
+    if (!ok) return x->lanes = 0, false;
+    EMIT(X86_JMP, x86_rel(done));
+  }
+  x86_label_bind(x->cb, plain);
+  x86_listing_note(x->cb, "row vector loop, %d f32 lanes", lanes);
+  ok = emit_row_loop(x, body);
+  x86_label_bind(x->cb, done);
+  x->lanes = 0;
+  if (!ok) return false;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   return true;
 }
@@ -842,15 +884,21 @@ static bool emit_group(KernelX86 *x, int body, bool noted) {
   const Kernel *k = x->k;
   int early_store = reuse_store(x);
   int reused = early_store >= 0 ? x->schedule.phases[x->phase + 1].reuse : -1;
+  int prefetch = x->schedule.phases[x->phase].prefetch_row_bytes;
   const Instruction *last = NULL;
   for (int i = body; i < k->op_count; i++) {
     if (!in_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine || i == x->reduce_write) continue;
     if (!noted) kernel_x86_note_origin(x, i, &last);
+    if (prefetch && k->ops[i].kop == KOP_LOAD && x->address_slots[i] >= 0) {
+      /* the same place in the next row (schedule.phases[].prefetch_row_bytes) */
+      EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
+      EMIT(X86_PREFETCHT0, x86_mem_index(1, KX_SCRATCH_ADDRESS, KX_INNER, 4, prefetch));
+    }
     if (!kernel_x86_emit_op(x, i)) return false;
-    if (i == reused) { /* into the output row, for the ROW phase to read back */
-      if (!noted) x86_listing_note(x->cb, "%%%d to the output, for phase %d", i, x->phase + 1);
+    if (i == reused) { /* for the ROW phase to read back */
+      if (!noted) x86_listing_note(x->cb, "%%%d to the %s, for phase %d", i, reuse_in_frame(x) ? "row buffer" : "output", x->phase + 1);
       int value = vector_source(x, i, S0);
-      vector_move(x, row_element(x, early_store), reg(vreg(x, value)));
+      vector_move(x, reuse_element(x), reg(vreg(x, value)));
     }
   }
   return true;
@@ -882,10 +930,10 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
   x86_label_bind(x->cb, head);
   for (int g = 0; g < GROUPS; g++) {
     if (!emit_group(x, body, g > 0)) return false;
-    vector_fetch(x, S0, element);
+    X86Reg e = x86_zmm(vector_source(x, element, S0));
     X86Reg acc = x86_zmm(PARTIAL_REGISTER + g);
-    EMIT(op, reg(acc), reg(x86_zmm(S0)), reg(acc));
-    EMIT(X86_VCMPPS, reg(X86_K1), reg(x86_zmm(S0)), reg(x86_zmm(S0)), x86_imm(3));
+    EMIT(op, reg(acc), reg(e), reg(acc));
+    EMIT(X86_VCMPPS, reg(X86_K1), reg(e), reg(e), x86_imm(3));
     EMIT(X86_KORW, reg(X86_K3), reg(X86_K3), reg(X86_K1));
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(16));
   }
@@ -933,9 +981,9 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
      * of the evaluator's add too (commutative either way, bit for bit). */
     X86Operand partial = partial_home(x, u, lanes);
     if (reducer == OP_ADD && partial.kind == X86_OPERAND_REG) {
-      vector_fetch(x, S0, element);
+      int e = vector_source(x, element, S0);
       int p = x86_reg_number(partial.reg);
-      vector_op(x, X86_ADDPS, X86_VADDPS, p, p, S0);
+      vector_op(x, X86_ADDPS, X86_VADDPS, p, p, e);
     } else if (reducer == OP_ADD) {
       vector_move(x, reg(vreg(x, S1)), partial);
       vector_fetch(x, S0, element);

@@ -9,6 +9,8 @@ static const X86Row rows[] = {
   {X86_VMOVUPS,       "ymm1, ymm2/m256",                         "RM",   "VEX.256.0F.WIG 10 /r"},
   {X86_VMOVUPS,       "m128, xmm1",                              "MR",   "VEX.128.0F.WIG 11 /r"},
   {X86_VMOVUPS,       "m256, ymm1",                              "MR",   "VEX.256.0F.WIG 11 /r"},
+  {X86_VMOVNTPS,      "m128, xmm1",                              "MR",   "VEX.128.0F.WIG 2B /r"},
+  {X86_VMOVNTPS,      "m256, ymm1",                              "MR",   "VEX.256.0F.WIG 2B /r"},
   {X86_VMOVAPS,       "xmm1, xmm2/m128",                         "RM",   "VEX.128.0F.WIG 28 /r"},
   {X86_VMOVAPS,       "ymm1, ymm2/m256",                         "RM",   "VEX.256.0F.WIG 28 /r"},
   {X86_VMOVAPS,       "m128, xmm1",                              "MR",   "VEX.128.0F.WIG 29 /r"},

@@ -112,6 +112,9 @@ static const X86Row rows[] = {
   {X86_VMOVUPS,       "m512 {k1}, zmm1",                         "MR",   "EVEX.512.0F.W0 11 /r"},
   {X86_VMOVUPS,       "m256 {k1}, ymm1",                         "MR",   "EVEX.256.0F.W0 11 /r"},
   {X86_VMOVUPS,       "m128 {k1}, xmm1",                         "MR",   "EVEX.128.0F.W0 11 /r"},
+  {X86_VMOVNTPS,      "m512, zmm1",                              "MR",   "EVEX.512.0F.W0 2B /r"},
+  {X86_VMOVNTPS,      "m256, ymm1",                              "MR",   "EVEX.256.0F.W0 2B /r"},
+  {X86_VMOVNTPS,      "m128, xmm1",                              "MR",   "EVEX.128.0F.W0 2B /r"},
   {X86_VMOVAPS,       "zmm1 {k1}{z}, zmm2/m512",                 "RM",   "EVEX.512.0F.W0 28 /r"},
   {X86_VMOVAPS,       "ymm1 {k1}{z}, ymm2/m256",                 "RM",   "EVEX.256.0F.W0 28 /r"},
   {X86_VMOVAPS,       "xmm1 {k1}{z}, xmm2/m128",                 "RM",   "EVEX.128.0F.W0 28 /r"},
@@ -286,6 +289,8 @@ static const X86Row rows[] = {
   {X86_VBLENDMPS,     "zmm1 {k1}{z}, zmm2, zmm3/m512/m32bcst",   "RVM",  "EVEX.512.66.0F38.W0 65 /r"},
   {X86_VBLENDMPS,     "ymm1 {k1}{z}, ymm2, ymm3/m256/m32bcst",   "RVM",  "EVEX.256.66.0F38.W0 65 /r"},
   {X86_VBLENDMPS,     "xmm1 {k1}{z}, xmm2, xmm3/m128/m32bcst",   "RVM",  "EVEX.128.66.0F38.W0 65 /r"},
+  /* each lane all ones where its bit of k is set, else 0 (AVX512DQ) */
+  {X86_VPMOVM2D,      "zmm1, k1",                                "RM",   "EVEX.512.F3.0F38.W0 38 /r"},
   {X86_VPTERNLOGD,    "zmm1 {k1}{z}, zmm2, zmm3/m512/m32bcst, imm8u", "RVMI", "EVEX.512.66.0F3A.W0 25 /r ib"},
   {X86_VPTERNLOGD,    "ymm1 {k1}{z}, ymm2, ymm3/m256/m32bcst, imm8u", "RVMI", "EVEX.256.66.0F3A.W0 25 /r ib"},
   {X86_VPTERNLOGD,    "xmm1 {k1}{z}, xmm2, xmm3/m128/m32bcst, imm8u", "RVMI", "EVEX.128.66.0F3A.W0 25 /r ib"},

@@ -100,7 +100,7 @@ const char *x86_reg_name(X86Reg r);
   X(SHRX, "shrx") X(SARX, "sarx") X(BT, "bt") X(JMP, "jmp") X(CALL, "call") \
   X(RET, "ret") X(PUSH, "push") X(POP, "pop") X(PREFETCHT0, "prefetcht0") \
   X(PREFETCHT1, "prefetcht1") X(PREFETCHNTA, "prefetchnta") X(LZCNT, "lzcnt") \
-  X(TZCNT, "tzcnt") X(POPCNT, "popcnt") X(UD2, "ud2") X(INT3, "int3") X(NOP, "nop") \
+  X(TZCNT, "tzcnt") X(POPCNT, "popcnt") X(UD2, "ud2") X(INT3, "int3") X(NOP, "nop") X(SFENCE, "sfence") \
   /* conditional: the 16 condition codes in encoding order, for each of jcc, setcc, cmovcc */ \
   X(JO, "jo") X(JNO, "jno") X(JB, "jb") X(JAE, "jae") X(JE, "je") X(JNE, "jne") \
   X(JBE, "jbe") X(JA, "ja") X(JS, "js") X(JNS, "jns") X(JP, "jp") X(JNP, "jnp") \
@@ -116,7 +116,7 @@ const char *x86_reg_name(X86Reg r);
   /* SSE, SSE2, SSE4.1 */ \
   X(MOVSS, "movss") X(MOVSD, "movsd") X(MOVAPS, "movaps") X(MOVUPS, "movups") \
   X(MOVAPD, "movapd") X(MOVUPD, "movupd") X(MOVD, "movd") X(MOVQ, "movq") \
-  X(MOVDQA, "movdqa") X(MOVDQU, "movdqu") X(ADDSS, "addss") X(ADDSD, "addsd") \
+  X(MOVDQA, "movdqa") X(MOVDQU, "movdqu") X(MOVNTPS, "movntps") X(ADDSS, "addss") X(ADDSD, "addsd") \
   X(ADDPS, "addps") X(ADDPD, "addpd") X(SUBSS, "subss") X(SUBSD, "subsd") \
   X(SUBPS, "subps") X(SUBPD, "subpd") X(MULSS, "mulss") X(MULSD, "mulsd") \
   X(MULPS, "mulps") X(MULPD, "mulpd") X(DIVSS, "divss") X(DIVSD, "divsd") \
@@ -139,7 +139,7 @@ const char *x86_reg_name(X86Reg r);
   X(PMULLD, "pmulld") X(PCMPEQD, "pcmpeqd") X(PCMPGTD, "pcmpgtd") X(CMPPS, "cmpps") \
   /* AVX, AVX2, FMA, F16C */ \
   X(VMOVUPS, "vmovups") X(VMOVAPS, "vmovaps") X(VMOVUPD, "vmovupd") \
-  X(VMOVAPD, "vmovapd") X(VMOVDQU, "vmovdqu") X(VMOVDQA, "vmovdqa") \
+  X(VMOVAPD, "vmovapd") X(VMOVDQU, "vmovdqu") X(VMOVDQA, "vmovdqa") X(VMOVNTPS, "vmovntps") \
   X(VMOVSS, "vmovss") X(VMOVSD, "vmovsd") X(VMOVD, "vmovd") X(VMOVQ, "vmovq") \
   X(VADDPS, "vaddps") X(VADDPD, "vaddpd") X(VSUBPS, "vsubps") X(VSUBPD, "vsubpd") \
   X(VMULPS, "vmulps") X(VMULPD, "vmulpd") X(VDIVPS, "vdivps") X(VDIVPD, "vdivpd") \
@@ -178,7 +178,7 @@ const char *x86_reg_name(X86Reg r);
   X(VMOVDQU32, "vmovdqu32") X(VMOVDQU64, "vmovdqu64") X(VMOVDQA32, "vmovdqa32") \
   X(VMOVDQA64, "vmovdqa64") X(KMOVW, "kmovw") X(KMOVB, "kmovb") X(KMOVD, "kmovd") \
   X(KMOVQ, "kmovq") X(KORTESTW, "kortestw") X(KORTESTB, "kortestb") \
-  X(KORTESTD, "kortestd") X(KORTESTQ, "kortestq") X(VPTERNLOGD, "vpternlogd") \
+  X(KORTESTD, "kortestd") X(KORTESTQ, "kortestq") X(VPMOVM2D, "vpmovm2d") X(VPTERNLOGD, "vpternlogd") \
   X(VPTERNLOGQ, "vpternlogq") X(VPERMT2PS, "vpermt2ps") \
   X(VCVTNE2PS2BF16, "vcvtne2ps2bf16") X(VEXTRACTF32X4, "vextractf32x4") \
   X(VEXTRACTF64X4, "vextractf64x4") X(VINSERTF32X4, "vinsertf32x4") \

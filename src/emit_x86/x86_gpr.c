@@ -481,6 +481,7 @@ static const X86Row rows[] = {
   {X86_UD2,         "",                    "",    "0F 0B"},
   {X86_INT3,        "",                    "",    "CC"},
   {X86_NOP,         "",                    "",    "90"},
+  {X86_SFENCE,      "",                    "",    "0F AE F8"},
 };
 
 const X86RowTable x86_gpr_table = {rows, sizeof rows / sizeof rows[0]};

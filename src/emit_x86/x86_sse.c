@@ -12,6 +12,8 @@ static const X86Row rows[] = {
   {X86_MOVAPS,        "m128, xmm1",                              "MR",   "0F 29 /r"},
   {X86_MOVUPS,        "xmm1, xmm2/m128",                         "RM",   "0F 10 /r"},
   {X86_MOVUPS,        "m128, xmm1",                              "MR",   "0F 11 /r"},
+  /* a non-temporal store: past the caches, to a 16-byte-aligned address */
+  {X86_MOVNTPS,       "m128, xmm1",                              "MR",   "0F 2B /r"},
   {X86_MOVAPD,        "xmm1, xmm2/m128",                         "RM",   "66 0F 28 /r"},
   {X86_MOVAPD,        "m128, xmm1",                              "MR",   "66 0F 29 /r"},
   {X86_MOVUPD,        "xmm1, xmm2/m128",                         "RM",   "66 0F 10 /r"},

@@ -303,6 +303,105 @@ TEST(softmax_computes_exp_once_per_element_at_every_level) {
   module_free(m);
 }
 
+/* A softmax past the last-level cache (LARGE_BYTES, f32[2048,4096]: 32
+ * MiB) keeps exp in a row buffer in the frame, prefetches the next row,
+ * and stores its ROW phase past the caches (vmovntps / movntps, then one
+ * sfence) on rows aligned to the vector, with plain stores on the
+ * others: an output 64-byte aligned and one 4 bytes past that give the
+ * same bytes, at every level, on 1 and 3 threads, as sse4's aligned run.
+ * A row over ROW_BUFFER_MAX_BYTES (f32[512,16384]) reuses exp through
+ * the output, so it stores no stream. A small softmax does neither (the
+ * test above). */
+static const char large_softmax_text[] =
+    "HloModule s\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+    "fused { x = f32[R,C] parameter(0)\n ninf = f32[] constant(-inf)\n zero = f32[] constant(0)\n"
+    " mx = f32[R] reduce(x, ninf), dimensions={1}, to_apply=max\n mb = f32[R,C] broadcast(mx), dimensions={0}\n"
+    " d = f32[R,C] subtract(x, mb)\n e = f32[R,C] exponential(d)\n"
+    " s = f32[R] reduce(e, zero), dimensions={1}, to_apply=add\n sb = f32[R,C] broadcast(s), dimensions={0}\n"
+    " ROOT y = f32[R,C] divide(e, sb) }\n"
+    "ENTRY e { x = f32[R,C] parameter(0)\n ROOT f = f32[R,C] fusion(x), kind=kInput, calls=fused }\n";
+
+static Kernel *lower_softmax(int rows, int columns, Module **m) {
+  StrBuf text = {0};
+  for (const char *p = large_softmax_text; *p; p++) {
+    if (*p == 'R' && p[1] == ',' && p[-1] == '[') strbuf_printf(&text, "%d", rows);
+    else if (*p == 'R' && p[1] == ']' && p[-1] == '[') strbuf_printf(&text, "%d", rows);
+    else if (*p == 'C' && p[1] == ']' && p[-1] == ',') strbuf_printf(&text, "%d", columns);
+    else strbuf_printf(&text, "%c", *p);
+  }
+  Kernel *k = lower_text(text.data, m);
+  strbuf_free(&text);
+  return k;
+}
+
+TEST(large_softmax_streams_its_output_past_the_caches_with_the_same_bytes) {
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  enum { R = 2048, C = 4096, N = R * C };
+  Module *m = NULL;
+  Kernel *k = lower_softmax(R, C, &m);
+  if (!k) return;
+  float *x = mem_calloc(N, sizeof *x);
+  for (int i = 0; i < N; i++) x[i] = (float)(sin(i * 0.37) * 4.0);
+  float *first = mem_calloc(N, sizeof *first), *block = aligned_alloc(64, (N + 16) * sizeof(float));
+  Status st;
+  status_clear(&st);
+  for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu;
+    cpu_features_for_level(&cpu, level);
+    kernel_x86_schedule(k, &cpu);
+    StrBuf sb = {0};
+    print_kernel(&sb, k);
+    EXPECT(strstr(sb.data, "non-temporal stores on aligned rows") && strstr(sb.data, "prefetches the next row (+16384 bytes)") &&
+               strstr(sb.data, "stores %15 to the row buffer for phase 2"),
+           "%s: no streaming or prefetch in the schedule:\n%s", cpu_level_name(level), sb.data);
+    strbuf_free(&sb);
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s", st.message);
+    if (!ck) continue;
+    char *text = listing_of(ck);
+    EXPECT(strstr(text, "movntps") && strstr(text, "sfence") && strstr(text, "prefetcht0"),
+           "%s: no non-temporal store, sfence or prefetch in the listing", cpu_level_name(level));
+    free(text);
+    for (int offset = 0; offset <= 1; offset++) {
+      for (int threads = 1; threads <= 3; threads += 2) {
+        float *y = block + offset; /* 64-byte aligned rows, then rows 4 bytes past */
+        memset(block, 0, (N + 16) * sizeof(float));
+        void *buffers[2] = {x, y};
+        ThreadPool *pool = thread_pool_create(threads);
+        kernel_x86_run(ck, buffers, pool);
+        thread_pool_free(pool);
+        if (level == CPU_LEVEL_SSE4 && offset == 0 && threads == 1) memcpy(first, y, N * sizeof(float));
+        EXPECT(memcmp(first, y, N * sizeof(float)) == 0, "%s, output %d bytes past 64, %d threads: other bytes than sse4's",
+               cpu_level_name(level), 4 * offset, threads);
+      }
+    }
+    kernel_x86_free(ck);
+  }
+  double total = 0;
+  for (int c = 0; c < C; c++) total += first[5 * C + c];
+  EXPECT(fabs(total - 1.0) < 1e-5, "row 5 sums to %.9g, not 1", total);
+  mem_free(x);
+  mem_free(first);
+  free(block);
+  kernel_free(k);
+  module_free(m);
+  Module *wide_module = NULL;
+  Kernel *wide = lower_softmax(512, 16384, &wide_module);
+  if (!wide) return;
+  CpuFeatures cpu;
+  cpu_features_for_level(&cpu, CPU_LEVEL_SSE4);
+  kernel_x86_schedule(wide, &cpu);
+  StrBuf sb = {0};
+  print_kernel(&sb, wide);
+  EXPECT(strstr(sb.data, "reads %23 back from the output") && !strstr(sb.data, "non-temporal"),
+         "a 64 KiB row goes through the frame, or streams:\n%s", sb.data);
+  strbuf_free(&sb);
+  kernel_free(wide);
+  module_free(wide_module);
+}
+
 /* The schedule is part of what makes two kernels the same code: softmax
  * scheduled for sse4 and for avx2 compiles apart, and alike when both are
  * scheduled for the same level. */
@@ -426,6 +525,13 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
      * accumulator's slot between two of its adds: one load, two stores */
     EXPECT(strstr(text, "vextractf32x4") && lines_between(text, "into the accumulator in lane order", "# loop", "(%rsp)") == 3,
            "the lane combine goes through the stack:\n%s", text);
+    /* the exp is written in place (math_lanes_fma, math_lanes_move): in
+     * the sum's loop one register copy, of its input into the math's
+     * registers, and one of its result into the kernel's; its NaN
+     * select reads k1, with no mask widened in between */
+    int copies = lines_between(text, "op %15:", "to the output, for phase 2", "vmovups %zmm");
+    EXPECT(copies == 2 && lines_between(text, "op %15:", "to the output, for phase 2", "vpternlogd") == 0,
+           "%d register copies in the exp:\n%s", copies, text);
     EXPECT(strstr(text, "schedule for x86 avx512: row, 3 phases") &&
                strstr(text, "phase 2 row: SIMD 16 f32 lanes, unroll 1, tail none, reads %23 back from the output") &&
                strstr(text, "loops: phase 2: 1 invariant ops once per row, 1 row pointers"),
@@ -443,6 +549,7 @@ int main(void) {
   RUN(avx512_loop_tails_run_masked_and_write_only_their_lanes);
   RUN(avx512_softmax_loops_keep_their_values_in_registers);
   RUN(softmax_computes_exp_once_per_element_at_every_level);
+  RUN(large_softmax_streams_its_output_past_the_caches_with_the_same_bytes);
   RUN(avx512_max_and_min_in_four_accumulators_keep_nan_and_zero_rules);
   RUN(kernels_scheduled_apart_are_not_the_same_code);
   return test_summary();

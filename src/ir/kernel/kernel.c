@@ -242,8 +242,13 @@ static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedu
   if (ps->rerun_exact) strbuf_printf(sb, " (a NaN or zero test per row, rerun in one accumulator's order when hit)");
   strbuf_printf(sb, ", tail %s", tail_names[ps->tail]);
   if (p + 1 < k->phase_count && s->phases[p + 1].reuse >= 0)
-    strbuf_printf(sb, ", stores %%%d to the output for phase %d", s->phases[p + 1].reuse, p + 1);
-  if (ps->reuse_as >= 0) strbuf_printf(sb, ", reads %%%d back from the output (%%%d of phase %d)", ps->reuse_as, ps->reuse, p - 1);
+    strbuf_printf(sb, ", stores %%%d to the %s for phase %d", s->phases[p + 1].reuse,
+                  s->phases[p + 1].reuse_in_frame ? "row buffer" : "output", p + 1);
+  if (ps->reuse_as >= 0)
+    strbuf_printf(sb, ", reads %%%d back from the %s (%%%d of phase %d)", ps->reuse_as,
+                  ps->reuse_in_frame ? "row buffer" : "output", ps->reuse, p - 1);
+  if (ps->prefetch_row_bytes) strbuf_printf(sb, ", prefetches the next row (+%d bytes)", ps->prefetch_row_bytes);
+  if (ps->stream_stores) strbuf_printf(sb, ", non-temporal stores on aligned rows");
   strbuf_printf(sb, "\n");
 }
 
@@ -265,7 +270,9 @@ bool kernel_schedule_equal(const KernelSchedule *a, const KernelSchedule *b) {
   for (int p = 0; p < AXLE_MAX_RANK; p++) {
     const KernelPhaseSchedule *x = &a->phases[p], *y = &b->phases[p];
     if (x->lanes != y->lanes || x->lane_bits != y->lane_bits || x->unroll != y->unroll ||
-        x->accumulators != y->accumulators || x->rerun_exact != y->rerun_exact || x->tail != y->tail || x->reuse != y->reuse || x->reuse_as != y->reuse_as)
+        x->accumulators != y->accumulators || x->rerun_exact != y->rerun_exact || x->tail != y->tail || x->reuse != y->reuse || x->reuse_as != y->reuse_as ||
+        x->reuse_in_frame != y->reuse_in_frame || x->stream_stores != y->stream_stores ||
+        x->prefetch_row_bytes != y->prefetch_row_bytes)
       return false;
   }
   return true;

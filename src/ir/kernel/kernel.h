@@ -129,6 +129,17 @@ typedef struct KernelPhaseSchedule {
    * phase's output, where this phase reads it back instead of computing
    * it again (-1, -1: none). */
   int reuse, reuse_as;
+  /* ...through a row buffer in the kernel's frame (cache-resident)
+   * instead of the output, so the output is written once. */
+  bool reuse_in_frame;
+  /* A ROW phase: its store bypasses the caches (non-temporal) on rows
+   * whose address is aligned to the vector: a large output that nothing
+   * here reads again, written without first reading each line. */
+  bool stream_stores;
+  /* A REDUCE phase after the first: each trip prefetches the same place
+   * this many bytes on in its row loads' buffer: the next row, which the
+   * first phase then finds in cache (0: none). */
+  int prefetch_row_bytes;
 } KernelPhaseSchedule;
 
 typedef struct KernelSchedule {

@@ -19,7 +19,7 @@
 
 static_assert(sizeof(Kernel) == 472 + sizeof(KernelSchedule), "Kernel changed: update kernel_same_code and kernel_code_hash");
 static_assert(sizeof(KernelOp) == 136, "KernelOp changed: update kernel_same_code and kernel_code_hash");
-static_assert(sizeof(KernelSchedule) == 544 && sizeof(KernelPhaseSchedule) == 32,
+static_assert(sizeof(KernelSchedule) == 672 && sizeof(KernelPhaseSchedule) == 40,
               "KernelSchedule changed: update kernel_schedule_equal (kernel.c)");
 static_assert(sizeof(KernelBuffer) == sizeof(Shape) + 24, "KernelBuffer changed: update kernel_same_code");
 
