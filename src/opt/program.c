@@ -11,7 +11,6 @@
 
 #include "opt/lower.h"
 #include "opt/program.h"
-#include "runtime/buffer.h"
 
 typedef struct ProgramBuild {
   Program *p;
@@ -55,7 +54,7 @@ static ProgramBinding constant_binding(const Literal *lit, const Shape *layout, 
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
   ProgramBinding b = {.kind = BINDING_CONSTANT, .bytes = (int64_t)bytes, .data = mem_calloc(bytes ? bytes : 1, 1),
                       .inst = inst, .inst_leaf = inst_leaf, .shape = layout};
-  if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, b.data, true);
+  if (!shape_is_row_major(layout)) shape_relayout_copy(layout, lit->data, b.data, true);
   else if (bytes) memcpy(b.data, lit->data, bytes);
   return b;
 }

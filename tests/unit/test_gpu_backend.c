@@ -328,10 +328,10 @@ TEST(a_column_major_layout_reorders_the_bytes_both_ways) {
   Shape s = {.type = TYPE_F32, .rank = 2, .dims = {2, 3}, .minor_to_major = {0, 1}};
   const float row_major[6] = {0, 1, 2, 3, 4, 5}, want[6] = {0, 3, 1, 4, 2, 5};
   float physical[6], back[6];
-  host_buffer_relayout_copy(&s, row_major, physical, true);
+  shape_relayout_copy(&s, row_major, physical, true);
   EXPECT(memcmp(physical, want, sizeof want) == 0, "physical %g %g %g %g %g %g", physical[0], physical[1],
          physical[2], physical[3], physical[4], physical[5]);
-  host_buffer_relayout_copy(&s, physical, back, false);
+  shape_relayout_copy(&s, physical, back, false);
   EXPECT(memcmp(back, row_major, sizeof back) == 0, "the round trip changed the values");
 }
 
