@@ -2,11 +2,9 @@
  * per instruction that does work, each fusion classified and each kernel
  * lowered once, called computations as programs of their own.
  *
- * Both backends compile the kernels lowered here. The GPU backend still
- * routes instructions by its own switch (src/emit_ptx/gpu_backend.c) and
- * differs in one place: it sends fusions holding a scaled-dot or
- * ragged-dot to its dot fusion (which refuses them), where the CPU runs
- * those as loop kernels or calls. */
+ * Both backends compile the kernels lowered here, and both route each step
+ * by its kind (src/runtime/backend_compile.c hands every step to the
+ * target's hook for its kind). */
 #include <string.h>
 
 #include "opt/lower.h"
@@ -64,6 +62,7 @@ static void bind_slot(ProgramBuild *b, const BufferSlot *s) {
   ProgramBinding binding = {.kind = BINDING_NONE, .leaf = s->output_index, .number = s->parameter_number,
                             .inst = s->inst, .inst_leaf = s->output_index, .shape = s->shape};
   bool relayout = s->shape && !shape_is_tuple(s->shape) && !shape_is_row_major(s->shape);
+  if (s->shape && !shape_is_tuple(s->shape)) binding.bytes = s->size;
   if (relayout && s->shape->element_size_bits) {
     binding.unsupported = "a packed layout (E(n))";
   } else if (s->kind == BUFFER_PARAMETER) {
