@@ -121,7 +121,8 @@ bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_sort(GpuCompile *c, const Instruction *inst);
 /* gpu_scatter.c: scatter and select-and-scatter. */
 bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst);
-/* gpu_rng.c: rng, rng-bit-generator, rng-get-and-update-state. */
+/* gpu_rng.c: rng-bit-generator (rng and rng-get-and-update-state are
+ * refused by gpu_supports). */
 bool gpu_compile_rng(GpuCompile *c, const Instruction *inst);
 /* gpu_fft.c: fft. */
 bool gpu_compile_fft(GpuCompile *c, const Instruction *inst);

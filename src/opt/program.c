@@ -386,7 +386,7 @@ static bool step_kind_of(const Instruction *inst, const ProgramOptions *o, Progr
   case OP_CALL: case OP_ASYNC_START: *kind = PROGRAM_STEP_CALL; return true;
   case OP_SCATTER: case OP_SELECT_AND_SCATTER: case OP_SORT: case OP_TOPK: case OP_FFT: case OP_CHOLESKY:
   case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: case OP_RAGGED_ALL_TO_ALL: case OP_MAP: case OP_SCAN:
-  case OP_RNG_BIT_GENERATOR: case OP_RNG:
+  case OP_RNG_BIT_GENERATOR: case OP_RNG: case OP_RNG_GET_AND_UPDATE_STATE:
     *kind = PROGRAM_STEP_ROUTINE;
     return true;
   /* With one device a collective's value is its operand's (or the
