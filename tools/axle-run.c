@@ -765,7 +765,7 @@ static void print_matmul_rate(const Executable *exe, int64_t flops, double media
   CpuFeatures cpu;
   Status ignored = {0};
   if (strcmp(exe->backend->name, "cpu") == 0 && cpu_features_detect(&cpu, &ignored)) {
-    int threads = exe->threads > 0 ? exe->threads : thread_pool_default_count();
+    int threads = exe->options.threads > 0 ? exe->options.threads : thread_pool_default_count();
     double peak = gemm_peak_gflops_measure(cpu.level, 0.2, 3, &ignored) * threads;
     if (peak > 0)
       printf(", %.0f%% of the FMA peak measured now in CPU time (%.1f GFLOP/s = %d thread%s x %s)", 100 * gflops / peak, peak,

@@ -24,36 +24,7 @@
 #include <string.h>
 
 #include "emit_ptx/gpu_compile.h"
-#include "runtime/nccl.h"
-
-typedef enum GpuActionKind {
-  GPU_ACTION_COPY,            /* bytes from (from, from_offset) to (to, to_offset) */
-  GPU_ACTION_ALL_REDUCE,      /* count elements of type, op */
-  GPU_ACTION_ALL_GATHER,      /* bytes from each rank */
-  GPU_ACTION_REDUCE_SCATTER,  /* count elements received, of type, op */
-  GPU_ACTION_BROADCAST,       /* bytes, from rank 0 */
-  GPU_ACTION_SEND,            /* bytes to peer */
-  GPU_ACTION_RECV,            /* bytes from peer */
-  GPU_ACTION_GROUP_START,
-  GPU_ACTION_GROUP_END,
-} GpuActionKind;
-
-typedef struct GpuAction {
-  GpuActionKind kind;
-  int from, to;                /* bindings */
-  int64_t from_offset, to_offset;
-  int64_t bytes, count;
-  ncclDataType_t type;
-  ncclRedOp_t op;
-  int peer;
-} GpuAction;
-
-struct GpuCollective {
-  const NcclCliques *cliques;
-  ncclComm_t comm;
-  int count, capacity;
-  GpuAction *actions;
-};
+#include "emit_ptx/gpu_collective.h"
 
 bool gpu_collective_is_across(Opcode op) {
   switch (op) {
@@ -67,78 +38,6 @@ bool gpu_collective_is_across(Opcode op) {
     return true;
   default: return false;
   }
-}
-
-void gpu_collective_free(GpuCollective *k) {
-  if (!k) return;
-  mem_free(k->actions);
-  mem_free(k);
-}
-
-static GpuAction *action_add(GpuCollective *k, GpuActionKind kind) {
-  if (k->count == k->capacity) {
-    k->capacity = k->capacity ? 2 * k->capacity : 8;
-    k->actions = mem_realloc(k->actions, (size_t)k->capacity * sizeof *k->actions);
-  }
-  GpuAction *a = &k->actions[k->count++];
-  *a = (GpuAction){.kind = kind, .type = ncclUint8, .op = ncclSum};
-  return a;
-}
-
-static void copy_action_add(GpuCollective *k, int from, int64_t from_offset, int to, int64_t to_offset, int64_t bytes) {
-  if (bytes == 0 || (from == to && from_offset == to_offset)) return;
-  GpuAction *a = action_add(k, GPU_ACTION_COPY);
-  a->from = from, a->from_offset = from_offset, a->to = to, a->to_offset = to_offset, a->bytes = bytes;
-}
-
-/* ---- run ---- */
-
-static void *at(const GpuProgram *p, const CUdeviceptr *addresses, int binding, int64_t offset) {
-  CUdeviceptr base = addresses ? addresses[binding] : p->bindings[binding].address;
-  return (void *)(uintptr_t)(base + (CUdeviceptr)offset);
-}
-
-static bool action_run(GpuProgram *p, const GpuCollective *k, const GpuAction *a, const CUdeviceptr *addresses,
-                       Status *st) {
-  const NcclLibrary *n = nccl_cliques_library(k->cliques);
-  CUstream s = p->gpu.stream;
-  void *from = at(p, addresses, a->from, a->from_offset), *to = at(p, addresses, a->to, a->to_offset);
-  switch (a->kind) {
-  case GPU_ACTION_COPY:
-    return gpu_copy_on_device(&p->gpu, (CUdeviceptr)(uintptr_t)to, (CUdeviceptr)(uintptr_t)from, (size_t)a->bytes, st);
-  case GPU_ACTION_ALL_REDUCE:
-    return nccl_check(n, n->all_reduce(from, to, (size_t)a->count, a->type, a->op, k->comm, s), "ncclAllReduce", st);
-  case GPU_ACTION_ALL_GATHER:
-    return nccl_check(n, n->all_gather(from, to, (size_t)a->bytes, ncclUint8, k->comm, s), "ncclAllGather", st);
-  case GPU_ACTION_REDUCE_SCATTER:
-    return nccl_check(n, n->reduce_scatter(from, to, (size_t)a->count, a->type, a->op, k->comm, s),
-                      "ncclReduceScatter", st);
-  case GPU_ACTION_BROADCAST:
-    return nccl_check(n, n->broadcast(from, to, (size_t)a->bytes, ncclUint8, 0, k->comm, s), "ncclBroadcast", st);
-  case GPU_ACTION_SEND:
-    return nccl_check(n, n->send(from, (size_t)a->bytes, ncclUint8, a->peer, k->comm, s), "ncclSend", st);
-  case GPU_ACTION_RECV:
-    return nccl_check(n, n->recv(to, (size_t)a->bytes, ncclUint8, a->peer, k->comm, s), "ncclRecv", st);
-  case GPU_ACTION_GROUP_START: return nccl_check(n, n->group_start(), "ncclGroupStart", st);
-  case GPU_ACTION_GROUP_END: return nccl_check(n, n->group_end(), "ncclGroupEnd", st);
-  }
-  return false;
-}
-
-bool gpu_collective_run(GpuProgram *p, const GpuCollective *k, const CUdeviceptr *addresses, Status *st) {
-  if (nccl_cliques_aborted(k->cliques))
-    return status_error(st, STATUS_RUNTIME_ERROR, "another device failed and NCCL's communicators were aborted");
-  bool in_group = false;
-  for (int i = 0; i < k->count; i++) {
-    const GpuAction *a = &k->actions[i];
-    if (!action_run(p, k, a, addresses, st)) {
-      /* a group begun must be ended, even when a call in it failed */
-      if (in_group && a->kind != GPU_ACTION_GROUP_END) nccl_cliques_library(k->cliques)->group_end();
-      return false;
-    }
-    in_group = a->kind == GPU_ACTION_GROUP_START ? true : a->kind == GPU_ACTION_GROUP_END ? false : in_group;
-  }
-  return true;
 }
 
 /* ---- compile ---- */
@@ -223,8 +122,8 @@ static void blocks_reorder(GpuCollective *k, Blocks b, int64_t groups, int array
   for (int64_t r = 0; r < groups; r++)
     for (int64_t o = 0; o < b.outer; o++) {
       int64_t array_at = (o * groups + r) * block, scratch_at = (r * b.outer + o) * block;
-      if (to_ranks) copy_action_add(k, array, array_at, scratch, scratch_at, block);
-      else copy_action_add(k, scratch, scratch_at, array, array_at, block);
+      if (to_ranks) gpu_collective_copy_add(k, array, array_at, scratch, scratch_at, block);
+      else gpu_collective_copy_add(k, scratch, scratch_at, array, array_at, block);
     }
 }
 
@@ -233,7 +132,7 @@ static void all_gather_add(GpuCompile *c, GpuCollective *k, const Instruction *i
   Blocks b = blocks_around(in_shape, split_dimension(inst));
   int64_t bytes = b.outer * b.along * b.inner;
   int target = b.outer == 1 ? out : gpu_reserve_temp(c, bytes * groups);
-  GpuAction *a = action_add(k, GPU_ACTION_ALL_GATHER);
+  GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_ALL_GATHER);
   a->from = in, a->to = target, a->bytes = bytes;
   if (b.outer > 1) blocks_reorder(k, (Blocks){b.outer, b.along * groups, b.inner}, groups, out, target, false);
 }
@@ -246,7 +145,7 @@ static void reduce_scatter_add(GpuCompile *c, GpuCollective *k, const Instructio
    * blocks are contiguous and it is not the result's storage */
   int source = b.outer == 1 && in != out ? in : gpu_reserve_temp(c, bytes);
   if (source != in) blocks_reorder(k, b, groups, in, source, true);
-  GpuAction *a = action_add(k, GPU_ACTION_REDUCE_SCATTER);
+  GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_REDUCE_SCATTER);
   a->from = source, a->to = out, a->type = type, a->op = op;
   a->count = bytes / groups / type_byte_size(in_shape->type);
 }
@@ -261,16 +160,16 @@ static void all_to_all_add(GpuCompile *c, GpuCollective *k, const Instruction *i
   bool direct = b.outer == 1 && in != out;
   int send = direct ? in : gpu_reserve_temp(c, bytes), recv = direct ? out : gpu_reserve_temp(c, bytes);
   if (!direct) blocks_reorder(k, b, groups, in, send, true);
-  copy_action_add(k, send, self * block, recv, self * block, block);
-  action_add(k, GPU_ACTION_GROUP_START);
+  gpu_collective_copy_add(k, send, self * block, recv, self * block, block);
+  gpu_collective_action_add(k, GPU_ACTION_GROUP_START);
   for (int64_t r = 0; r < groups; r++) {
     if (r == self) continue;
-    GpuAction *a = action_add(k, GPU_ACTION_SEND);
+    GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_SEND);
     a->from = send, a->from_offset = r * block, a->bytes = block, a->peer = (int)r;
-    a = action_add(k, GPU_ACTION_RECV);
+    a = gpu_collective_action_add(k, GPU_ACTION_RECV);
     a->to = recv, a->to_offset = r * block, a->bytes = block, a->peer = (int)r;
   }
-  action_add(k, GPU_ACTION_GROUP_END);
+  gpu_collective_action_add(k, GPU_ACTION_GROUP_END);
   if (!direct) blocks_reorder(k, b, groups, out, recv, false);
 }
 
@@ -286,39 +185,39 @@ static void permute_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
   /* the result is written only once the sends have read the operand,
    * which may be the same storage */
   int recv = in == out && source >= 0 && source != self ? gpu_reserve_temp(c, bytes) : out;
-  action_add(k, GPU_ACTION_GROUP_START);
+  gpu_collective_action_add(k, GPU_ACTION_GROUP_START);
   for (int i = 0; i + 1 < pairs->count; i += 2) {
     if (pairs->values[i] != self || pairs->values[i + 1] == self) continue;
-    GpuAction *a = action_add(k, GPU_ACTION_SEND);
+    GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_SEND);
     a->from = in, a->bytes = bytes, a->peer = (int)pairs->values[i + 1];
   }
   if (source >= 0 && source != self) {
-    GpuAction *a = action_add(k, GPU_ACTION_RECV);
+    GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_RECV);
     a->to = recv, a->bytes = bytes, a->peer = (int)source;
   }
-  action_add(k, GPU_ACTION_GROUP_END);
-  copy_action_add(k, recv, 0, out, 0, bytes);
+  gpu_collective_action_add(k, GPU_ACTION_GROUP_END);
+  gpu_collective_copy_add(k, recv, 0, out, 0, bytes);
   if (source < 0) {
     GpuBinding zero = {.kind = GPU_BINDING_CONSTANT, .bytes = bytes};
-    copy_action_add(k, gpu_program_add_binding(c->p, zero, mem_calloc((size_t)bytes, 1)), 0, out, 0, bytes);
+    gpu_collective_copy_add(k, gpu_program_add_binding(c->p, zero, mem_calloc((size_t)bytes, 1)), 0, out, 0, bytes);
   } else if (source == self) {
-    copy_action_add(k, in, 0, out, 0, bytes);
+    gpu_collective_copy_add(k, in, 0, out, 0, bytes);
   }
 }
 
 /* The tuple all-to-all: operand r to rank r, result r from rank r. */
 static void all_to_all_tuple_add(GpuCollective *k, const CollectiveLeaves *l, int64_t self) {
   int64_t own = (int64_t)shape_byte_size(l->in_shapes[self]);
-  copy_action_add(k, l->in[self], 0, l->out[self], 0, own);
-  action_add(k, GPU_ACTION_GROUP_START);
+  gpu_collective_copy_add(k, l->in[self], 0, l->out[self], 0, own);
+  gpu_collective_action_add(k, GPU_ACTION_GROUP_START);
   for (int r = 0; r < l->n; r++) {
     if (r == self) continue;
-    GpuAction *a = action_add(k, GPU_ACTION_SEND);
+    GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_SEND);
     a->from = l->in[r], a->bytes = shape_byte_size(l->in_shapes[r]), a->peer = r;
-    a = action_add(k, GPU_ACTION_RECV);
+    a = gpu_collective_action_add(k, GPU_ACTION_RECV);
     a->to = l->out[r], a->bytes = shape_byte_size(l->out_shapes[r]), a->peer = r;
   }
-  action_add(k, GPU_ACTION_GROUP_END);
+  gpu_collective_action_add(k, GPU_ACTION_GROUP_END);
 }
 
 /* Every leaf's actions, for the collective op (the start forms' op). */
@@ -332,7 +231,7 @@ static bool actions_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
   /* several all-reduces (the combined form) go to NCCL as one group, which
    * it may fuse into one launch */
   bool grouped = op == OP_ALL_REDUCE && l->n > 1;
-  if (grouped) action_add(k, GPU_ACTION_GROUP_START);
+  if (grouped) gpu_collective_action_add(k, GPU_ACTION_GROUP_START);
   for (int j = 0; j < l->n; j++) {
     const Shape *s = l->in_shapes[j];
     int64_t bytes = shape_byte_size(s);
@@ -345,7 +244,7 @@ static bool actions_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
     switch (op) {
     case OP_ALL_REDUCE: {
       if (!reduction_of(c, inst, s, &type, &reduce)) return false;
-      GpuAction *a = action_add(k, GPU_ACTION_ALL_REDUCE);
+      GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_ALL_REDUCE);
       a->from = l->in[j], a->to = l->out[j], a->type = type, a->op = reduce;
       a->count = shape_element_count(s);
       break;
@@ -358,14 +257,14 @@ static bool actions_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
     case OP_ALL_TO_ALL: all_to_all_add(c, k, inst, groups, self, l->in[j], s, l->out[j]); break;
     case OP_COLLECTIVE_PERMUTE: permute_add(c, k, inst, self, l->in[j], l->out[j], bytes); break;
     case OP_COLLECTIVE_BROADCAST: {
-      GpuAction *a = action_add(k, GPU_ACTION_BROADCAST);
+      GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_BROADCAST);
       a->from = l->in[j], a->to = l->out[j], a->bytes = bytes;
       break;
     }
     default: return gpu_refuse(c, inst, "a collective the GPU backend does not run across GPUs");
     }
   }
-  if (grouped) action_add(k, GPU_ACTION_GROUP_END);
+  if (grouped) gpu_collective_action_add(k, GPU_ACTION_GROUP_END);
   return true;
 }
 

@@ -1,6 +1,8 @@
-/* What the GPU backend's compile files share (gpu_backend.c walks the
- * entry; gpu_*.c files compile the instruction families that are not one
- * kernel of the kernel IR: GEMMs, sorts, control flow, ...).
+/* What the GPU backend's compile files share (gpu_backend.c's hooks take
+ * the program stage's steps from the shared walk, backend_compile.c;
+ * gpu_*.c files compile the families that are not one kernel of the
+ * kernel IR: GEMMs, sorts, control flow, ...; gpu_compile_support.c holds
+ * the helpers they all call).
  *
  * A family's compile function writes its PTX .entry into c->ptx (the one
  * module of the executable) and adds one or more launches to c->p with
@@ -13,7 +15,10 @@
 #include "emit_ptx/ptx_builder.h"
 #include "opt/program.h"
 
+struct Backend;
+
 typedef struct GpuCompile {
+  const struct Backend *backend; /* the GPU's hooks, which the walk of a called program calls */
   GpuProgram *p;
   const Module *m;
   const BufferPlan *plan;   /* of the computation being compiled (the entry's, or a called one's) */
@@ -21,6 +26,7 @@ typedef struct GpuCompile {
    * its steps hold the kernels, lowered once there; a called computation's
    * is the nested program of the step that calls it. */
   const Program *program;
+  const ProgramStep *step;    /* the step being compiled */
   /* A called computation's: the binding of each slot of its plan (NULL for
    * the entry, whose slot i is binding i). gpu_control.c fills it. */
   const int *slot_bindings;
@@ -38,6 +44,8 @@ typedef struct GpuCompile {
   int conditional_depth;      /* branches being compiled: no collective across GPUs there */
   Status *st;
 } GpuCompile;
+
+/* ---------------------------------------------------- gpu_compile_support.c */
 
 /* The one message for everything the backend cannot compile, located at
  * the instruction; why (may be NULL) says what stopped it. Returns false. */
@@ -84,16 +92,17 @@ void gpu_entry_name(const GpuCompile *c, const Instruction *inst, const char *su
  * inst's buffers. */
 bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst);
 
-/* One instruction of the computation being compiled, routed to its family
- * (the walk's switch); control flow calls it for the computations it runs. */
-bool gpu_compile_instruction(GpuCompile *c, const Instruction *inst);
-
-/* ---- the instruction families (gpu_backend.c's walk routes each here) ----
+/* ---- the instruction families (gpu_backend.c's hooks route each step here) ----
  * Each returns false after gpu_refuse (or another located error in c->st). */
 
 /* gpu_control.c: while, conditional, call, async wrappers: driven from the host; the
  * collectives of one replica and the ops that only order work: copies. */
 bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
+/* Why the GPU refuses inst, a while, conditional, call (or a fusion run
+ * as one) or async-start, from the instruction alone; NULL when it
+ * compiles it. gpu_supports asks before any code is made, so
+ * gpu_compile_control does not. */
+const char *gpu_control_refusal(const Instruction *inst);
 /* gpu_collective.c: a collective across GPUs (c->nccl set), through NCCL,
  * its results from inst's leaf `first` on (a start form's element 1). */
 bool gpu_collective_is_across(Opcode op);  /* the ops without a start tuple it takes */
@@ -112,7 +121,8 @@ bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_sort(GpuCompile *c, const Instruction *inst);
 /* gpu_scatter.c: scatter and select-and-scatter. */
 bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst);
-/* gpu_rng.c: rng, rng-bit-generator, rng-get-and-update-state. */
+/* gpu_rng.c: rng-bit-generator (rng and rng-get-and-update-state are
+ * refused by gpu_supports). */
 bool gpu_compile_rng(GpuCompile *c, const Instruction *inst);
 /* gpu_fft.c: fft. */
 bool gpu_compile_fft(GpuCompile *c, const Instruction *inst);

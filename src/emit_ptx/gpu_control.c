@@ -3,7 +3,8 @@
  *
  * A computation that these run (a loop's condition and body, a branch, a
  * call's to_apply, an async wrapper's computation) is compiled by the same
- * per-instruction routing as the entry, into a step list of its own
+ * walk as the entry (backend_compile_steps, through the GPU's hooks in
+ * c->backend), into a step list of its own
  * (GpuStep in gpu_program.h), from its program, the one the program stage
  * nested in the calling step (its kernels lowered there). Its storage comes
  * from that program's buffer plan, one of its own:
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "emit_ptx/gpu_compile.h"
+#include "runtime/backend.h"
 
 /* ---- leaves ---- */
 
@@ -149,7 +151,7 @@ static bool called_bind(GpuCompile *inner, const int *args, int arg_count, int *
     const ProgramBinding *pb = &program->bindings[i];
     int64_t bytes = leaf_bytes(pb->shape);
     slots[i] = -1;
-    if (pb->kind == BINDING_CONSTANT || pb->unsupported) {
+    if (pb->kind == BINDING_CONSTANT) {
       if ((slots[i] = gpu_bind_constant(inner, i)) < 0) return false;
     } else if (pb->kind == BINDING_PARAMETER) {
       if (pb->leaf < 0 || pb->leaf >= arg_count) return gpu_refuse(inner, pb->inst, "a parameter the caller does not pass");
@@ -182,9 +184,11 @@ static bool called_compile(GpuCompile *c, const Instruction *inst, const Computa
   inner.program = program;
   inner.slot_bindings = slots;
   bool ok = called_bind(&inner, args, arg_count, slots);
+  inner.step = NULL;
   GpuSteps *outer = c->p->current;
   c->p->current = into;
-  for (int i = 0; i < comp->instruction_count && ok; i++) ok = gpu_compile_instruction(&inner, comp->instructions[i]);
+  /* the same walk as the entry's, through the hooks (backend_compile.c) */
+  ok = ok && backend_compile_steps(c->backend, &inner, program, c->st);
   c->p->current = outer;
   if (ok) ok = leaves_bind(&inner, comp->root, 0, shape_leaf_count(&comp->root->shape), results);
   mem_free(slots);
@@ -241,11 +245,6 @@ static bool loop_fits(const Instruction *inst) {
 }
 
 static bool compile_while(GpuCompile *c, const Instruction *inst) {
-  if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
-    return gpu_refuse(c, inst, "a malformed while");
-  if (!loop_fits(inst))
-    return gpu_refuse(c, inst, "a loop state whose shapes or layouts differ between init, condition and body, "
-                               "or a condition that is not a pred scalar");
   int n = shape_leaf_count(&inst->shape), pred = -1;
   int *state = mem_calloc((size_t)n + 1, sizeof *state), *results = mem_calloc((size_t)n + 1, sizeof *results);
   GpuSteps *lists = mem_calloc(2, sizeof *lists);
@@ -292,11 +291,7 @@ static bool branch_compile(GpuCompile *c, const Instruction *inst, int k, GpuSte
 
 static bool compile_conditional(GpuCompile *c, const Instruction *inst) {
   int count = inst->called_count;
-  if (count < 1 || inst->operand_count != count + 1) return gpu_refuse(c, inst, "a malformed conditional");
-  const Shape *index = &inst->operands[0]->shape;
-  bool is_pred = index->type == TYPE_PRED;
-  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
-    return gpu_refuse(c, inst, "a branch index that is not a pred or s32 scalar");
+  bool is_pred = inst->operands[0]->shape.type == TYPE_PRED;
   int selector = gpu_binding_of(c, inst->operands[0], 0);
   if (selector < 0) return gpu_refuse(c, inst, "a branch index the plan does not place");
   GpuSteps *lists = mem_calloc((size_t)count, sizeof *lists);
@@ -325,8 +320,6 @@ static bool compile_conditional(GpuCompile *c, const Instruction *inst) {
 
 static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
-  if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2)
-    return gpu_refuse(c, inst, "a malformed async-start");
   int result_first = tuple_element_first_leaf(s, 1), context_first = tuple_element_first_leaf(s, 2);
   int operand_count = 0;
   int *operands = operand_leaves(c, inst, 0, inst->operand_count, &operand_count);
@@ -472,10 +465,6 @@ static bool compile_collective(GpuCompile *c, const Instruction *inst) {
   case OP_PARTITION_ID:
     if (c->nccl) return device_id_add(c, inst);
     return zeros_add(c, c->p->current, inst, 0, leaves);  /* replica 0 of 1 */
-  case OP_SCAN:
-    return gpu_compile_scan(c, inst);  /* gpu_scan.c */
-  case OP_RAGGED_ALL_TO_ALL:
-    return gpu_compile_ragged_all_to_all(c, inst);  /* gpu_ragged.c */
   case OP_GET_DIMENSION_SIZE:
     return compile_dimension_size(c, inst);
   case OP_DYNAMIC_RESHAPE:
@@ -503,12 +492,45 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
   case OP_CONDITIONAL: return compile_conditional(c, inst);
   case OP_CALL:
   case OP_FUSION:  /* one that no kernel computes (gpu_backend.c) */
-    if (inst->called_count != 1) return gpu_refuse(c, inst, "a call of other than one computation");
     return call_compile(c, inst, inst->called[0], c->p->current, 0, shape_leaf_count(&inst->shape), &inst->shape);
   case OP_ASYNC_START: return compile_async_start(c, inst);
   case OP_ASYNC_UPDATE:
   case OP_ASYNC_DONE:
     return compile_async_forward(c, inst);
   default: return compile_collective(c, inst);
+  }
+}
+
+/* ---- what the GPU refuses of these ops ----
+ * Decided from the instruction alone, before any code is made (the
+ * backend's supports hook asks): the compile functions above take what
+ * passes as given. */
+
+static const char *conditional_refusal(const Instruction *inst) {
+  int count = inst->called_count;
+  if (count < 1 || inst->operand_count != count + 1) return "a malformed conditional";
+  const Shape *index = &inst->operands[0]->shape;
+  bool is_pred = index->type == TYPE_PRED;
+  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
+    return "a branch index that is not a pred or s32 scalar";
+  return NULL;
+}
+
+const char *gpu_control_refusal(const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  switch (inst->opcode) {
+  case OP_WHILE:
+    if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
+      return "a malformed while";
+    return loop_fits(inst) ? NULL
+                           : "a loop state whose shapes or layouts differ between init, condition and body, "
+                             "or a condition that is not a pred scalar";
+  case OP_CONDITIONAL: return conditional_refusal(inst);
+  case OP_CALL:
+  case OP_FUSION:
+    return inst->called_count != 1 ? "a call of other than one computation" : NULL;
+  case OP_ASYNC_START:
+    return inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2 ? "a malformed async-start" : NULL;
+  default: return NULL;
   }
 }

@@ -1,5 +1,6 @@
-/* The GPU backend's random numbers (gpu_backend.c routes OP_RNG,
- * OP_RNG_BIT_GENERATOR and OP_RNG_GET_AND_UPDATE_STATE here).
+/* The GPU backend's random numbers (gpu_backend.c routes
+ * OP_RNG_BIT_GENERATOR here; its supports hook refuses OP_RNG and
+ * OP_RNG_GET_AND_UPDATE_STATE, which draw from a module-wide generator).
  *
  * rng-bit-generator is two launches (ptx_rng.c): the bits, one element
  * per thread, then the advanced state on one thread, after every thread
@@ -52,8 +53,5 @@ static bool compile_rng_bit_generator(GpuCompile *c, const Instruction *inst) {
 }
 
 bool gpu_compile_rng(GpuCompile *c, const Instruction *inst) {
-  if (inst->opcode == OP_RNG_BIT_GENERATOR) return compile_rng_bit_generator(c, inst);
-  return gpu_refuse(c, inst,
-                    "rng and rng-get-and-update-state draw from a module-wide generator the GPU backend does "
-                    "not model yet (rng-bit-generator is supported)");
+  return compile_rng_bit_generator(c, inst);
 }

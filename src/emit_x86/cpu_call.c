@@ -38,7 +38,7 @@ static bool relayout_call_run(const CpuStep *step, void *const *buffers, ThreadP
     if (!r->layouts[i]) continue;
     size_t bytes = (size_t)shape_byte_size(r->layouts[i]);
     seen[i] = mem_calloc(bytes ? bytes : 1, 1);
-    if (i < r->operand_count) host_buffer_relayout_copy(r->layouts[i], buffers[i], seen[i], false);
+    if (i < r->operand_count) shape_relayout_copy(r->layouts[i], buffers[i], seen[i], false);
   }
   CpuStep inner = *step;
   inner.state = r->state;
@@ -46,7 +46,7 @@ static bool relayout_call_run(const CpuStep *step, void *const *buffers, ThreadP
   bool ok = r->call(&inner, seen, pool, st);
   for (int i = 0; i < r->buffer_count; i++) {
     if (!r->layouts[i]) continue;
-    if (ok && i >= r->operand_count) host_buffer_relayout_copy(r->layouts[i], seen[i], buffers[i], true);
+    if (ok && i >= r->operand_count) shape_relayout_copy(r->layouts[i], seen[i], buffers[i], true);
     mem_free(seen[i]);
   }
   return ok;

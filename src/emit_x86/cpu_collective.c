@@ -46,14 +46,17 @@ static bool collective_step_run(const CpuStep *s, void *const *buffers, ThreadPo
   return true;
 }
 
-bool cpu_compile_collective(CpuCompile *c, const Instruction *inst) {
+const char *cpu_collective_refusal(const Instruction *inst) {
   const Shape *s = &inst->shape;
   /* The leaves of a one-level tuple are its elements; deeper tuples (an
    * all-gather-start of several operands) are not laid out so here. */
   if (shape_is_tuple(s) && shape_leaf_count(s) != s->tuple_count)
-    return cpu_refuse(c, inst, "a collective across devices whose result nests tuples");
+    return "a collective across devices whose result nests tuples";
   for (int i = 0; i < inst->operand_count; i++)
-    if (shape_is_tuple(&inst->operands[i]->shape))
-      return cpu_refuse(c, inst, "a collective across devices on a tuple operand");
-  return cpu_add_call_step(c, inst, shape_leaf_count(s), collective_step_run, NULL, NULL) != NULL;
+    if (shape_is_tuple(&inst->operands[i]->shape)) return "a collective across devices on a tuple operand";
+  return NULL;
+}
+
+bool cpu_compile_collective(CpuCompile *c, const Instruction *inst) {
+  return cpu_add_call_step(c, inst, shape_leaf_count(&inst->shape), collective_step_run, NULL, NULL) != NULL;
 }

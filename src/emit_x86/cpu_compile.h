@@ -17,7 +17,10 @@ typedef struct CpuKernelMemo {
   uint64_t hash;               /* kernel_code_hash */
 } CpuKernelMemo;
 
+struct Backend;
+
 typedef struct CpuCompile {
+  const struct Backend *backend; /* the CPU's hooks, which the walk of a called program calls */
   CpuProgram *p;
   const Program *program;     /* the program stage's program of entry (src/opt/program.h) */
   const ProgramStep *step;    /* the step being compiled */
@@ -52,10 +55,16 @@ int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf);
 bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding);
 /* Frees the kernels c compared its kernels with (their code stays the steps'). */
 void cpu_compile_memo_free(CpuCompile *c);
+/* The CPU program's storage from the program stage's: its bindings first
+ * (their constants' data stays the Program's), then its result copies.
+ * Called once per program, before its steps. */
+void cpu_compile_bind(CpuCompile *c);
+/* After the steps: the storage the output fusions' products share. */
+void cpu_compile_finish(CpuCompile *c);
 /* A program of its own for comp (a loop body, a branch: the current
  * program step's called program), compiled by the same walk as the entry: it reads its parameters from, and writes its
  * result to, leaf addresses its caller gives (cpu_frame_run). NULL after
- * the located refusal of what it could not compile. */
+ * the located error of what it could not compile. */
 CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp);
 
 /* ------------------------------------------------------------- cpu_dot.c */
@@ -200,8 +209,15 @@ bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);
 
 /* ------------------------------------------------------------- cpu_rng.c */
 bool cpu_compile_rng(CpuCompile *c, const Instruction *inst);
+/* Why the CPU refuses an rng (cpu_supports asks); NULL when it compiles it. */
+const char *cpu_rng_refusal(const Instruction *inst);
 
 /* --------------------------------------------------------- cpu_control.c */
+/* Why the CPU refuses inst, one of this file's ops (while, conditional,
+ * call, async-start, ragged-all-to-all, map, scan, rng-bit-generator),
+ * from the instruction alone; NULL when it compiles it. cpu_supports
+ * asks before any code is made, so the compile functions do not. */
+const char *cpu_control_refusal(const Instruction *inst);
 bool cpu_compile_while(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_call(CpuCompile *c, const Instruction *inst);
@@ -225,6 +241,9 @@ bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst);
  * the evaluator's rule on the step's buffers, exchanging with the other
  * devices' threads. */
 bool cpu_compile_collective(CpuCompile *c, const Instruction *inst);
+/* Why the CPU refuses a collective across devices (cpu_supports asks);
+ * NULL when it compiles it. */
+const char *cpu_collective_refusal(const Instruction *inst);
 
 /* ----------------------------------------------------------- cpu_debug.c */
 /* --dump for the CPU backend: under dir/kernels, per kernel step,

@@ -1,8 +1,10 @@
 /* What the CPU backend's family files (cpu_dot.c, cpu_sort.c, ...) call
- * while the walk in cpu_backend.c hands them an instruction: the refusal
- * message, a value's binding, and compiling the program stage's kernel of
- * a step (each distinct kernel once per program). The bottom file of the
- * CPU backend: it calls nothing of the walk. */
+ * while the hooks in cpu_backend.c hand them a step: the refusal message,
+ * a value's binding, a program's storage, compiling the program stage's
+ * kernel of a step (each distinct kernel once per program), and the
+ * program of a called computation, through the shared walk
+ * (backend_compile_steps) and the hooks it finds in c->backend. The bottom
+ * file of the CPU backend: it calls nothing above it. */
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
@@ -16,6 +18,46 @@ bool cpu_refuse(CpuCompile *c, const Instruction *inst, const char *why) {
 
 int cpu_binding_of(const CpuCompile *c, const Instruction *inst, int leaf) {
   return program_binding_of(c->program, inst, leaf);
+}
+
+/* ---- storage ---- */
+
+void cpu_compile_bind(CpuCompile *c) {
+  const Program *program = c->program;
+  for (int i = 0; i < program->binding_count; i++) cpu_program_add_binding(c->p, &program->bindings[i]);
+  c->p->program_binding_count = program->binding_count;
+  c->p->temp_bytes = program->temp_bytes;
+  c->p->copies = mem_calloc((size_t)program->copy_count + 1, sizeof *c->p->copies);
+  if (program->copy_count) memcpy(c->p->copies, program->copies, sizeof *c->p->copies * (size_t)program->copy_count);
+  c->p->copy_count = program->copy_count;
+}
+
+void cpu_compile_finish(CpuCompile *c) {
+  if (c->product_binding >= 0)
+    c->p->bindings[c->product_binding].offset = cpu_program_reserve_temp(c->p, c->product_bytes);
+}
+
+CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp) {
+  const Program *program = c->step ? program_step_called(c->step, comp) : NULL;
+  if (!program) {
+    cpu_refuse(c, c->step ? c->step->inst : comp->root, "a computation the program stage did not make a program of");
+    return NULL;
+  }
+  CpuProgram *p = cpu_program_create(program->plan, &comp->root->shape, 1);
+  p->program = program;
+  p->cpu = c->p->cpu;
+  p->listings = c->p->listings;
+  CpuCompile inner = {.backend = c->backend, .p = p, .program = program, .m = c->m, .entry = comp, .st = c->st,
+                      .product_binding = -1, .called = true, .across_devices = c->across_devices};
+  cpu_compile_bind(&inner);
+  bool ok = backend_compile_steps(c->backend, &inner, program, c->st);
+  if (ok) cpu_compile_finish(&inner);
+  cpu_compile_memo_free(&inner);
+  if (!ok) {
+    cpu_program_free(p);
+    return NULL;
+  }
+  return p;
 }
 
 /* ---- kernels ---- */
@@ -75,16 +117,11 @@ static CompiledKernel *kernel_compile_once(CpuCompile *c, Kernel *k, Status *why
  * `computed` (an output fusion's dot), the epilogue that reads the dot's
  * product from binding computed_binding. */
 bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instruction *computed, int computed_binding) {
-  for (int i = 0; i < inst->operand_count; i++)
-    if (shape_is_tuple(&inst->operands[i]->shape)) return cpu_refuse(c, inst, "a tuple-shaped operand");
+  /* what the stage could not lower or bind was refused before the walk
+   * (backend_compile.c) */
   const ProgramStep *step = c->step;
-  if (!step || step->inst != inst) return cpu_refuse(c, inst, "a kernel the program stage did not make");
-  Kernel *k = step->kernel;
-  if (!k) return cpu_refuse(c, inst, step->unsupported);
-  for (int i = 0; i < step->buffer_count; i++) {
-    int b = step->buffers[i];
-    if (b >= 0 && c->program->bindings[b].unsupported) return cpu_refuse(c, inst, c->program->bindings[b].unsupported);
-  }
+  Kernel *k = step && step->inst == inst ? step->kernel : NULL;
+  if (!k) return cpu_refuse(c, inst, "a kernel the program stage did not make");
   Status why = {0};
   CompiledKernel *ck = kernel_compile_once(c, k, &why);
   if (!ck) return cpu_refuse(c, inst, why.message);

@@ -408,11 +408,7 @@ static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction 
 
 bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst) {
   int count = inst->called_count;
-  if (count < 1 || inst->operand_count != count + 1) return cpu_refuse(c, inst, "a malformed conditional");
-  const Shape *index = &inst->operands[0]->shape;
-  bool is_pred = index->type == TYPE_PRED;
-  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
-    return cpu_refuse(c, inst, "a branch index that is not a pred or s32 scalar");
+  bool is_pred = inst->operands[0]->shape.type == TYPE_PRED;
   CalledPrograms *cp = called_programs_compile(c, inst, 0, count, 1, false, &inst->shape);
   if (!cp) return false;
   cp->index_is_pred = is_pred;
@@ -420,7 +416,6 @@ bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst) {
 }
 
 bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
-  if (inst->called_count != 1) return cpu_refuse(c, inst, "a call of other than one computation");
   CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &inst->shape);
   return cp && compile_called_step(c, inst, cp, 0, true, 0, shape_leaf_count(&inst->shape));
 }
@@ -429,8 +424,6 @@ bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
  * operands (one as it is, more as a tuple) to element 0; zeros after. */
 bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
-  if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2)
-    return cpu_refuse(c, inst, "a malformed async-start");
   int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_count(&s->tuple_shapes[1]);
   CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &s->tuple_shapes[1]);
   if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
@@ -517,16 +510,8 @@ static bool loop_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, S
 }
 
 bool cpu_compile_while(CpuCompile *c, const Instruction *inst) {
-  if (inst->called_count != 2 || inst->operand_count != 1) return cpu_refuse(c, inst, "a malformed while");
   const Computation *condition = inst->called[0], *body = inst->called[1];
   const Shape *s = &inst->shape;
-  if (!value_fits(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
-      !value_fits(s, &condition->parameters[0]->shape) || !value_fits(s, &body->parameters[0]->shape) ||
-      !value_fits(&body->root->shape, s))
-    return cpu_refuse(c, inst, "a loop state whose shapes or layouts differ between init, condition and body");
-  const Shape *pred = &condition->root->shape;
-  if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
-    return cpu_refuse(c, inst, "a condition that does not return a pred scalar");
   Loop *w = mem_calloc(1, sizeof *w);
   w->leaf_count = shape_leaf_count(s);
   w->bytes = mem_calloc((size_t)w->leaf_count, sizeof *w->bytes);
@@ -587,17 +572,7 @@ static bool ragged_moves_run(const CpuStep *s, void *const *buffers, ThreadPool 
 }
 
 bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
-  if (inst->operand_count != 6) return cpu_refuse(c, inst, "a malformed ragged-all-to-all");
   const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
-  if (!shape_is_row_major(in) || !shape_is_row_major(out) || in->rank < 1 || out->rank < 1 ||
-      !shape_identical(out, &inst->operands[1]->shape))
-    return cpu_refuse(c, inst, "a ragged-all-to-all on other than row-major arrays");
-  for (int k = 2; k < 6; k++) {
-    const Shape *o = &inst->operands[k]->shape;
-    if (!shape_is_row_major(o) || (o->type != TYPE_S32 && o->type != TYPE_S64) || o->type != index->type ||
-        shape_element_count(o) != shape_element_count(index))
-      return cpu_refuse(c, inst, "offsets and sizes that are not s32 or s64 arrays of one length");
-  }
   RaggedMoves *r = mem_calloc(1, sizeof *r);
   r->in_rows = in->dims[0];
   r->out_rows = out->dims[0];
@@ -659,18 +634,7 @@ static bool element_map_run(const CpuStep *s, void *const *buffers, ThreadPool *
 
 bool cpu_compile_map(CpuCompile *c, const Instruction *inst) {
   const Shape *out = &inst->shape;
-  if (inst->called_count != 1 || shape_is_tuple(out) || out->element_size_bits)
-    return cpu_refuse(c, inst, "a map that is not of arrays");
   const Computation *f = inst->called[0];
-  bool fits = f->parameter_count == inst->operand_count && !shape_is_tuple(&f->root->shape) &&
-              f->root->shape.rank == 0 && f->root->shape.type == out->type;
-  for (int k = 0; k < inst->operand_count && fits; k++) {
-    const Shape *o = &inst->operands[k]->shape, *p = &f->parameters[k]->shape;
-    fits = !shape_is_tuple(o) && !o->element_size_bits && shape_same_dims(o, out) && o->rank == out->rank &&
-           memcmp(o->minor_to_major, out->minor_to_major, (size_t)out->rank * sizeof *out->minor_to_major) == 0 &&
-           !shape_is_tuple(p) && p->rank == 0 && p->type == o->type;
-  }
-  if (!fits) return cpu_refuse(c, inst, "a map whose operands differ in layout from its result, or not scalar-wise");
   ElementMap *em = mem_calloc(1, sizeof *em);
   em->operand_count = inst->operand_count;
   em->element_count = shape_element_count(out);
@@ -834,11 +798,7 @@ bool cpu_compile_scan(CpuCompile *c, const Instruction *inst) {
   const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
   int carries = (int)sa->num_carries, inputs = inst->operand_count - carries;
   int parts = shape_is_tuple(&inst->shape) ? inst->shape.tuple_count : 1, outputs = parts - carries;
-  if (inst->called_count != 1 || inputs < 1 || outputs < 0 || inst->attrs.dimensions.count != 1)
-    return cpu_refuse(c, inst, "a malformed scan");
   int d = (int)inst->attrs.dimensions.values[0];
-  if (d < 0 || !scan_fits(inst, inputs, carries, outputs, d))
-    return cpu_refuse(c, inst, "a scan of other than row-major arrays");
   Scan *sc = mem_calloc(1, sizeof *sc);
   sc->inputs = inputs, sc->carries = carries, sc->outputs = outputs;
   sc->steps = inst->operands[0]->shape.dims[d];
@@ -893,15 +853,8 @@ static bool random_bits_run(const CpuStep *s, void *const *buffers, ThreadPool *
 bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst) {
   const Shape *state = &inst->operands[0]->shape, *s = &inst->shape;
   RngAlgorithm algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
-  if (!shape_is_tuple(s) || s->tuple_count != 2 || shape_is_tuple(state) || state->type != TYPE_U64 ||
-      state->rank != 1 || !shape_identical(state, &s->tuple_shapes[0]))
-    return cpu_refuse(c, inst, "a state that is not u64[2] or u64[3]");
   int64_t n = state->dims[0];
-  if (algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3)
-    return cpu_refuse(c, inst, "a state of the wrong length for its algorithm");
   const Shape *bits = &s->tuple_shapes[1];
-  if (!shape_is_row_major(bits) || bits->type == TYPE_PRED || type_bit_width(bits->type) < 8)
-    return cpu_refuse(c, inst, "random bits that are not a row-major array of 8 to 64-bit elements");
   RandomBits *r = mem_calloc(1, sizeof *r);
   *r = (RandomBits){.algorithm = algorithm, .shape = bits, .state_count = (int)n};
   CpuStep *step = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3);
@@ -910,4 +863,103 @@ bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst) {
   step->free_state = mem_free;
   int at = 0;
   return step_add_leaves(c, step, &at, inst->operands[0], 0, 1) && step_add_leaves(c, step, &at, inst, 0, 2);
+}
+
+/* ---- what the CPU refuses of these ops ----
+ * Decided from the instruction alone, before any code is made: the
+ * compile functions above take what passes as given. */
+
+static const char *while_refusal(const Instruction *inst) {
+  if (inst->called_count != 2 || inst->operand_count != 1) return "a malformed while";
+  const Computation *condition = inst->called[0], *body = inst->called[1];
+  const Shape *s = &inst->shape;
+  if (!value_fits(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
+      !value_fits(s, &condition->parameters[0]->shape) || !value_fits(s, &body->parameters[0]->shape) ||
+      !value_fits(&body->root->shape, s))
+    return "a loop state whose shapes or layouts differ between init, condition and body";
+  const Shape *pred = &condition->root->shape;
+  if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
+    return "a condition that does not return a pred scalar";
+  return NULL;
+}
+
+static const char *conditional_refusal(const Instruction *inst) {
+  int count = inst->called_count;
+  if (count < 1 || inst->operand_count != count + 1) return "a malformed conditional";
+  const Shape *index = &inst->operands[0]->shape;
+  bool is_pred = index->type == TYPE_PRED;
+  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
+    return "a branch index that is not a pred or s32 scalar";
+  return NULL;
+}
+
+static const char *ragged_all_to_all_refusal(const Instruction *inst) {
+  if (inst->operand_count != 6) return "a malformed ragged-all-to-all";
+  const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
+  if (!shape_is_row_major(in) || !shape_is_row_major(out) || in->rank < 1 || out->rank < 1 ||
+      !shape_identical(out, &inst->operands[1]->shape))
+    return "a ragged-all-to-all on other than row-major arrays";
+  for (int k = 2; k < 6; k++) {
+    const Shape *o = &inst->operands[k]->shape;
+    if (!shape_is_row_major(o) || (o->type != TYPE_S32 && o->type != TYPE_S64) || o->type != index->type ||
+        shape_element_count(o) != shape_element_count(index))
+      return "offsets and sizes that are not s32 or s64 arrays of one length";
+  }
+  return NULL;
+}
+
+static const char *map_refusal(const Instruction *inst) {
+  const Shape *out = &inst->shape;
+  if (inst->called_count != 1 || shape_is_tuple(out) || out->element_size_bits) return "a map that is not of arrays";
+  const Computation *f = inst->called[0];
+  bool fits = f->parameter_count == inst->operand_count && !shape_is_tuple(&f->root->shape) &&
+              f->root->shape.rank == 0 && f->root->shape.type == out->type;
+  for (int k = 0; k < inst->operand_count && fits; k++) {
+    const Shape *o = &inst->operands[k]->shape, *p = &f->parameters[k]->shape;
+    fits = !shape_is_tuple(o) && !o->element_size_bits && shape_same_dims(o, out) && o->rank == out->rank &&
+           memcmp(o->minor_to_major, out->minor_to_major, (size_t)out->rank * sizeof *out->minor_to_major) == 0 &&
+           !shape_is_tuple(p) && p->rank == 0 && p->type == o->type;
+  }
+  return fits ? NULL : "a map whose operands differ in layout from its result, or not scalar-wise";
+}
+
+static const char *scan_refusal(const Instruction *inst) {
+  const ScalarAttrs *sa = attrs_scalars(&inst->attrs);
+  int carries = (int)sa->num_carries, inputs = inst->operand_count - carries;
+  int parts = shape_is_tuple(&inst->shape) ? inst->shape.tuple_count : 1, outputs = parts - carries;
+  if (inst->called_count != 1 || inputs < 1 || outputs < 0 || inst->attrs.dimensions.count != 1)
+    return "a malformed scan";
+  int d = (int)inst->attrs.dimensions.values[0];
+  if (d < 0 || !scan_fits(inst, inputs, carries, outputs, d)) return "a scan of other than row-major arrays";
+  return NULL;
+}
+
+static const char *rng_bit_generator_refusal(const Instruction *inst) {
+  const Shape *state = &inst->operands[0]->shape, *s = &inst->shape;
+  RngAlgorithm algorithm = inst->attrs.rng_algorithm == RNG_DEFAULT ? RNG_PHILOX : inst->attrs.rng_algorithm;
+  if (!shape_is_tuple(s) || s->tuple_count != 2 || shape_is_tuple(state) || state->type != TYPE_U64 ||
+      state->rank != 1 || !shape_identical(state, &s->tuple_shapes[0]))
+    return "a state that is not u64[2] or u64[3]";
+  int64_t n = state->dims[0];
+  if (algorithm == RNG_THREE_FRY ? n != 2 : n != 2 && n != 3) return "a state of the wrong length for its algorithm";
+  const Shape *bits = &s->tuple_shapes[1];
+  if (!shape_is_row_major(bits) || bits->type == TYPE_PRED || type_bit_width(bits->type) < 8)
+    return "random bits that are not a row-major array of 8 to 64-bit elements";
+  return NULL;
+}
+
+const char *cpu_control_refusal(const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  switch (inst->opcode) {
+  case OP_WHILE: return while_refusal(inst);
+  case OP_CONDITIONAL: return conditional_refusal(inst);
+  case OP_CALL: return inst->called_count != 1 ? "a call of other than one computation" : NULL;
+  case OP_ASYNC_START:
+    return inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2 ? "a malformed async-start" : NULL;
+  case OP_RAGGED_ALL_TO_ALL: return ragged_all_to_all_refusal(inst);
+  case OP_MAP: return map_refusal(inst);
+  case OP_SCAN: return scan_refusal(inst);
+  case OP_RNG_BIT_GENERATOR: return rng_bit_generator_refusal(inst);
+  default: return NULL;
+  }
 }

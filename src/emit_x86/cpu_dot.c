@@ -297,7 +297,7 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
   if (lhs < 0 || rhs < 0)
     return cpu_refuse(c, fusion, c->step->unsupported ? c->step->unsupported : "a fused product without operands");
   if (c->product_binding < 0) {
-    CpuBinding temp = {.kind = BINDING_TEMP};  /* offset: cpu_compile_program */
+    CpuBinding temp = {.kind = BINDING_TEMP};  /* offset: cpu_compile_finish */
     c->product_binding = cpu_program_add_binding(c->p, &temp);
   }
   if (shape_byte_size(&product->shape) > c->product_bytes) c->product_bytes = shape_byte_size(&product->shape);

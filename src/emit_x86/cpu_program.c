@@ -95,7 +95,7 @@ static void *binding_address(const CpuBinding *b, void *const *parameters, char 
   switch (b->kind) {
   case BINDING_PARAMETER:
     if (!b->layout) return parameters[b->leaf];
-    host_buffer_relayout_copy(b->layout, parameters[b->leaf], temp + b->offset, true);
+    shape_relayout_copy(b->layout, parameters[b->leaf], temp + b->offset, true);
     return temp + b->offset;
   case BINDING_CONSTANT: return b->data;
   case BINDING_TEMP: return temp + b->offset;
@@ -198,7 +198,7 @@ bool cpu_frame_run(CpuFrame *f, void *const *parameters, void *const *results, T
   for (int i = 0; i < p->copy_count && ok; i++) {
     const CpuResultCopy *c = &p->copies[i];
     if (c->bytes <= 0 || f->address[c->binding] == results[c->leaf]) continue;
-    if (c->layout) host_buffer_relayout_copy(c->layout, f->address[c->binding], results[c->leaf], false);
+    if (c->layout) shape_relayout_copy(c->layout, f->address[c->binding], results[c->leaf], false);
     else memmove(results[c->leaf], f->address[c->binding], (size_t)c->bytes);
   }
   return ok;

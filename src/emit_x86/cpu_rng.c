@@ -19,9 +19,13 @@ static bool rng_run(const CpuStep *s, void *const *buffers, ThreadPool *pool, St
   return true;
 }
 
-bool cpu_compile_rng(CpuCompile *c, const Instruction *inst) {
+const char *cpu_rng_refusal(const Instruction *inst) {
   if (inst->operand_count < 2 || inst->operand_count > 3 || shape_is_tuple(&inst->shape) || inst->operands[0]->shape.rank != 0 ||
       inst->operands[1]->shape.rank != 0)
-    return cpu_refuse(c, inst, "an rng whose bounds are not two scalars");
+    return "an rng whose bounds are not two scalars";
+  return NULL;
+}
+
+bool cpu_compile_rng(CpuCompile *c, const Instruction *inst) {
   return cpu_add_call_step(c, inst, 1, rng_run, NULL, NULL) != NULL;
 }

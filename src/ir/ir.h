@@ -290,6 +290,9 @@ bool shape_same_dims(const Shape *a, const Shape *b);
 /* An array in the layout host buffers and literals hold: {rank-1,...,0},
  * unpacked. False for a tuple. */
 bool shape_is_row_major(const Shape *s);
+/* Copies an array between row-major order (host buffers, literals) and
+ * layout s's physical order; into_layout says which way. */
+void shape_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 /* The arrays of a shape, counted through its tuples (1 for an array). */
 int shape_leaf_count(const Shape *s);
 void shape_set_default_layout(Shape *s);

@@ -180,6 +180,23 @@ bool shape_is_row_major(const Shape *s) {
   return true;
 }
 
+void shape_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
+  int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
+  for (int i = 0; i < s->rank; i++) {
+    stride[s->minor_to_major[i]] = step;
+    step *= s->dims[s->minor_to_major[i]];
+  }
+  size_t size = (size_t)type_byte_size(s->type);
+  int64_t count = shape_element_count(s);
+  for (int64_t i = 0; i < count; i++) {
+    int64_t at = 0;
+    for (int d = 0; d < s->rank; d++) at += index[d] * stride[d];
+    const char *from = (const char *)src + (size_t)(into_layout ? i : at) * size;
+    memcpy((char *)dst + (size_t)(into_layout ? at : i) * size, from, size);
+    for (int d = s->rank - 1; d >= 0 && ++index[d] == s->dims[d]; d--) index[d] = 0;
+  }
+}
+
 int shape_leaf_count(const Shape *s) {
   if (!shape_is_tuple(s)) return 1;
   int n = 0;

@@ -2,16 +2,13 @@
  * per instruction that does work, each fusion classified and each kernel
  * lowered once, called computations as programs of their own.
  *
- * Both backends compile the kernels lowered here. The GPU backend still
- * routes instructions by its own switch (src/emit_ptx/gpu_backend.c) and
- * differs in one place: it sends fusions holding a scaled-dot or
- * ragged-dot to its dot fusion (which refuses them), where the CPU runs
- * those as loop kernels or calls. */
+ * Both backends compile the kernels lowered here, and both route each step
+ * by its kind (src/runtime/backend_compile.c hands every step to the
+ * target's hook for its kind). */
 #include <string.h>
 
 #include "opt/lower.h"
 #include "opt/program.h"
-#include "runtime/buffer.h"
 
 typedef struct ProgramBuild {
   Program *p;
@@ -55,7 +52,7 @@ static ProgramBinding constant_binding(const Literal *lit, const Shape *layout, 
   size_t bytes = (size_t)shape_byte_size(&lit->shape);
   ProgramBinding b = {.kind = BINDING_CONSTANT, .bytes = (int64_t)bytes, .data = mem_calloc(bytes ? bytes : 1, 1),
                       .inst = inst, .inst_leaf = inst_leaf, .shape = layout};
-  if (!shape_is_row_major(layout)) host_buffer_relayout_copy(layout, lit->data, b.data, true);
+  if (!shape_is_row_major(layout)) shape_relayout_copy(layout, lit->data, b.data, true);
   else if (bytes) memcpy(b.data, lit->data, bytes);
   return b;
 }
@@ -65,6 +62,7 @@ static void bind_slot(ProgramBuild *b, const BufferSlot *s) {
   ProgramBinding binding = {.kind = BINDING_NONE, .leaf = s->output_index, .number = s->parameter_number,
                             .inst = s->inst, .inst_leaf = s->output_index, .shape = s->shape};
   bool relayout = s->shape && !shape_is_tuple(s->shape) && !shape_is_row_major(s->shape);
+  if (s->shape && !shape_is_tuple(s->shape)) binding.bytes = s->size;
   if (relayout && s->shape->element_size_bits) {
     binding.unsupported = "a packed layout (E(n))";
   } else if (s->kind == BUFFER_PARAMETER) {
@@ -388,7 +386,7 @@ static bool step_kind_of(const Instruction *inst, const ProgramOptions *o, Progr
   case OP_CALL: case OP_ASYNC_START: *kind = PROGRAM_STEP_CALL; return true;
   case OP_SCATTER: case OP_SELECT_AND_SCATTER: case OP_SORT: case OP_TOPK: case OP_FFT: case OP_CHOLESKY:
   case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: case OP_RAGGED_ALL_TO_ALL: case OP_MAP: case OP_SCAN:
-  case OP_RNG_BIT_GENERATOR: case OP_RNG:
+  case OP_RNG_BIT_GENERATOR: case OP_RNG: case OP_RNG_GET_AND_UPDATE_STATE:
     *kind = PROGRAM_STEP_ROUTINE;
     return true;
   /* With one device a collective's value is its operand's (or the

@@ -17,7 +17,8 @@
  * Every kernel is lowered here, once (src/opt/lower.c); a backend compiles
  * what it finds. What the stage cannot make (a packed layout, a kernel the
  * lowering refuses) is recorded on the binding or step with the reason, and
- * the target that needs it refuses with that reason.
+ * backend_compile (src/runtime/backend_compile.c) refuses it with that
+ * reason before any target compiles a step.
  *
  * requires: scheduled, buffer plan of the entry. The program refers to the
  * module's instructions and shapes: it lives no longer than the module.
@@ -42,7 +43,9 @@ typedef struct ProgramBinding {
   BindingKind kind;
   int64_t number, leaf, offset;
   void *data;                 /* BINDING_CONSTANT: owned by whoever holds the binding */
-  int64_t bytes;              /* BINDING_CONSTANT: how many bytes data holds */
+  /* The storage's size: a constant's, how many bytes data holds; a plan
+   * slot's, the slot's size (0 for a tuple). */
+  int64_t bytes;
   const Shape *layout;
   const Shape *shape;         /* the value's shape and layout (NULL for none) */
   /* Where it comes from, for dumps: the instruction and its leaf (a

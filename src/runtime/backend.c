@@ -5,11 +5,6 @@
 #include "runtime/backend.h"
 #include "runtime/executable.h"
 
-static bool interp_compile(Executable *exe, Status *st) {
-  exe->program = NULL;
-  return eval_check_supported_on(executable_module_to_run(exe), exe->replica_count, exe->partition_count, st);
-}
-
 /* The evaluator works on Literals: it reads views of the argument buffers
  * (no copies) and its result's storage becomes the result buffer. */
 static HostBuffer *interp_run(const Executable *exe, HostBuffer *const *args, int arg_count,
@@ -86,8 +81,9 @@ static void interp_free_program(void *program) { (void)program; }
 
 const Backend backend_interp = {
     .name = "interp",
-    .optimizes = false,
-    .compile = interp_compile,
+    .title = "interpreter",
+    .refusal_hint = "",
+    .optimizes = false,  /* no hooks: backend_compile checks the module and compiles nothing */
     .run = interp_run,
     .free_program = interp_free_program,
     .run_observed = interp_run_observed,

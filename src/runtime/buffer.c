@@ -145,23 +145,6 @@ bool host_buffer_check_arguments(const Computation *entry, HostBuffer *const *ar
   return true;
 }
 
-void host_buffer_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
-  int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
-  for (int i = 0; i < s->rank; i++) {
-    stride[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
-  }
-  size_t size = (size_t)type_byte_size(s->type);
-  int64_t count = shape_element_count(s);
-  for (int64_t i = 0; i < count; i++) {
-    int64_t at = 0;
-    for (int d = 0; d < s->rank; d++) at += index[d] * stride[d];
-    const char *from = (const char *)src + (size_t)(into_layout ? i : at) * size;
-    memcpy((char *)dst + (size_t)(into_layout ? at : i) * size, from, size);
-    for (int d = s->rank - 1; d >= 0 && ++index[d] == s->dims[d]; d--) index[d] = 0;
-  }
-}
-
 /* A zeroed buffer of shape s; its array leaves' data, depth first, go to
  * leaves[*n...]. */
 HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Status *st) {

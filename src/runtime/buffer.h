@@ -33,9 +33,6 @@ void host_buffer_free(HostBuffer *b);
 /* A zeroed buffer of shape s (tuples too) whose array leaves' data,
  * depth first, go to leaves[*n...]: where a backend writes its result. */
 HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Status *st);
-/* Copies an array between row-major order (host buffers, literals) and
- * layout s's physical order; into_layout says which way. */
-void host_buffer_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 
 /* Takes lit's storage (no copy) and frees lit. */
 HostBuffer *host_buffer_adopt_literal(Literal *lit);

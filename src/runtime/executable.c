@@ -75,22 +75,24 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   }
   atomic_init(&exe->references, 1);
   exe->backend = be;
-  exe->threads = o->threads;
-  exe->gpu_no_wgmma = o->opt.gpu_no_wgmma;
-  exe->listings = o->listings || o->opt.dump_dir[0];
-  exe->cpu_level = o->cpu_level;
-  exe->device_index = o->device_index;
-  exe->nccl = o->nccl;
-  memcpy(exe->gpu_target, o->gpu_target, sizeof exe->gpu_target);
-  exe->compile_only = o->compile_only;
-  if (!executable_device_counts(m, o->devices, &exe->replica_count, &exe->partition_count, st)) {
+  BackendOptions *bo = &exe->options;
+  bo->threads = o->threads;
+  bo->gpu_no_wgmma = o->opt.gpu_no_wgmma;
+  bo->listings = o->listings || o->opt.dump_dir[0];
+  bo->cpu_level = o->cpu_level;
+  bo->device_index = o->device_index;
+  bo->nccl = o->nccl;
+  memcpy(bo->gpu_target, o->gpu_target, sizeof bo->gpu_target);
+  bo->compile_only = o->compile_only;
+  if (!executable_device_counts(m, o->devices, &bo->replica_count, &bo->partition_count, st)) {
     mem_free(exe);
     return NULL;
   }
   double t0 = now_ms();  /* compile time includes the optimizer's */
   exe->module = module_clone(m);
   bool optimize = o->optimize >= 0 ? o->optimize != 0 : be->optimizes;
-  bool ok = executable_optimize(exe, &o->opt, optimize, st) && be->compile(exe, st);
+  bool ok = executable_optimize(exe, &o->opt, optimize, st) &&
+            backend_compile(be, executable_module_to_run(exe), exe->plan, bo, &exe->program, st);
   /* What the backend made of it (kernels, listings), beside the optimizer's dumps. */
   if (ok && o->opt.dump_dir[0] && be->dump) ok = be->dump(exe, o->opt.dump_dir, st);
   exe->compile_ms = now_ms() - t0;
@@ -121,7 +123,7 @@ void executable_free(Executable *e) {
 /* An executable compiled for several devices runs only as one of them, on
  * a thread device_set_run made: alone, its collectives would see one. */
 static bool executable_device_check(const Executable *e, Status *st) {
-  int64_t devices = e->replica_count * e->partition_count;
+  int64_t devices = e->options.replica_count * e->options.partition_count;
   if (devices <= 1 || eval_device_get()) return true;
   return status_error(st, STATUS_INPUT_ERROR,
                       "this executable was compiled for %lld devices: run it with axle_executable_run_devices",

@@ -72,15 +72,10 @@ struct Executable {
   void *program;        /* the backend's: code, constants */
   char *stats;          /* the optimizer's --stats report when asked, else NULL */
   double compile_ms;    /* optimizer and backend together */
-  int threads;          /* ExecutableOptions.threads, for the backend's compile */
-  bool gpu_no_wgmma;    /* OptOptions.gpu_no_wgmma, for the GPU backend's compile */
-  int64_t replica_count, partition_count; /* the run's devices (1 x 1 on one device) */
-  int cpu_level;        /* ExecutableOptions.cpu_level, for the CPU backend's compile */
-  bool listings;        /* ExecutableOptions.listings, or a dump folder was given */
-  int device_index;                  /* ExecutableOptions.device_index */
-  struct NcclCliques *nccl;          /* ExecutableOptions.nccl (not owned) */
-  char gpu_target[16];               /* ExecutableOptions.gpu_target */
-  bool compile_only;                 /* ExecutableOptions.compile_only */
+  /* What the backend compiled with (from ExecutableOptions; listings also
+   * when a dump folder was given; the run's devices from
+   * executable_device_counts). */
+  BackendOptions options;
   atomic_int references; /* the compile cache shares executables */
 };
 

@@ -221,8 +221,8 @@ static bool mpi_device_finish(MpiRun *m, bool failed, Status *st) {
 }
 
 HostBuffer *mpi_run_device(MpiRun *m, const Executable *e, HostBuffer *const *args, int arg_count, Status *st) {
-  m->device = (EvalDevice){.replica = m->rank % e->replica_count, .partition = m->rank / e->replica_count,
-                           .replica_count = e->replica_count, .partition_count = e->partition_count,
+  m->device = (EvalDevice){.replica = m->rank % e->options.replica_count, .partition = m->rank / e->options.replica_count,
+                           .replica_count = e->options.replica_count, .partition_count = e->options.partition_count,
                            .exchange = mpi_exchange, .exchange_done = mpi_exchange_done, .run = m};
   eval_device_set(&m->device);
   HostBuffer *result = executable_run(e, args, arg_count, st);

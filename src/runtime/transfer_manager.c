@@ -40,7 +40,7 @@ bool transfer_to_device(TransferManager *tm, CUdeviceptr dst, const void *src, s
     return status_error(st, STATUS_RUNTIME_ERROR, "the GPU run stages %zu bytes more than the %zu planned",
                         tm->uploaded + bytes - tm->upload_capacity, tm->upload_capacity);
   char *staged = tm->staging + tm->uploaded;
-  if (layout) host_buffer_relayout_copy(layout, src, staged, true);
+  if (layout) shape_relayout_copy(layout, src, staged, true);
   else memcpy(staged, src, bytes);
   tm->uploaded += staging_round(bytes);
   return gpu_copy_to_device(tm->gpu, dst, staged, bytes, st);
@@ -68,7 +68,7 @@ bool transfer_manager_finish(TransferManager *tm, Status *st) {
   bool ok = gpu_synchronize(tm->gpu, st);
   for (int i = 0; ok && i < tm->copy_count; i++) {
     const TransferCopyOut *c = &tm->copies[i];
-    if (c->layout) host_buffer_relayout_copy(c->layout, tm->staging + c->staged_at, c->host, false);
+    if (c->layout) shape_relayout_copy(c->layout, tm->staging + c->staged_at, c->host, false);
     else memcpy(c->host, tm->staging + c->staged_at, c->bytes);
   }
   tm->uploaded = tm->downloaded = 0;

@@ -266,6 +266,22 @@ TEST(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile) {
   executable_free(exe);
 }
 
+/* rng-get-and-update-state has no kernel form; the GPU's supports hook
+ * refuses it (and rng) with its own reason, before any PTX: the values
+ * come from a module-wide generator it does not model, not from a kernel
+ * the lowering lacks. */
+TEST(a_module_wide_generator_is_refused_with_the_gpu_reason) {
+  use_fake();
+  static const char text[] = "HloModule rng_state\nENTRY main {\n  ROOT s = u64[2] rng-get-and-update-state(), delta=4\n}\n";
+  Status st;
+  Executable *exe = compile_text(text, &st);
+  EXPECT(!exe && st.code == STATUS_UNSUPPORTED && st.loc.line == 3 &&
+             strstr(st.message, "GPU backend cannot compile s (rng-get-and-update-state) yet: rng and "
+                                "rng-get-and-update-state draw from a module-wide generator"),
+         "line %d: %s", st.loc.line, st.message);
+  executable_free(exe);
+}
+
 /* softmax over 8 rows of 10 fuses into one row kernel: one launch, a
  * block of one warp per row. */
 TEST(a_softmax_is_one_launch_of_a_block_per_row) {
@@ -328,10 +344,10 @@ TEST(a_column_major_layout_reorders_the_bytes_both_ways) {
   Shape s = {.type = TYPE_F32, .rank = 2, .dims = {2, 3}, .minor_to_major = {0, 1}};
   const float row_major[6] = {0, 1, 2, 3, 4, 5}, want[6] = {0, 3, 1, 4, 2, 5};
   float physical[6], back[6];
-  host_buffer_relayout_copy(&s, row_major, physical, true);
+  shape_relayout_copy(&s, row_major, physical, true);
   EXPECT(memcmp(physical, want, sizeof want) == 0, "physical %g %g %g %g %g %g", physical[0], physical[1],
          physical[2], physical[3], physical[4], physical[5]);
-  host_buffer_relayout_copy(&s, physical, back, false);
+  shape_relayout_copy(&s, physical, back, false);
   EXPECT(memcmp(back, row_major, sizeof back) == 0, "the round trip changed the values");
 }
 
@@ -418,6 +434,7 @@ int main(int argc, char **argv) {
   RUN(too_little_device_memory_says_how_many_bytes_were_needed);
   RUN(a_failed_launch_is_located_at_the_instruction_and_names_the_kernel);
   RUN(an_op_without_a_gpu_kernel_is_a_located_refusal_at_compile);
+  RUN(a_module_wide_generator_is_refused_with_the_gpu_reason);
   RUN(the_hopper_gemm_says_which_driver_call_failed);
   RUN(a_softmax_is_one_launch_of_a_block_per_row);
   RUN(run_on_the_simulated_device_the_results_match_the_evaluator);
