@@ -43,14 +43,11 @@ static R f_imm(PtxBuilder *b, float v) {
   return d;
 }
 
-static R d_imm(PtxBuilder *b, double v) { return ptx_f64_constant(b, v); }
-
 static R i_imm(PtxBuilder *b, int v) {
   R d = reg(b, PTX_S32);
   ptx_inst(b, "mov.b32 $r, $d", d, v);
   return d;
 }
-
 
 static R add(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "add.rn.f32", x, y); }
 static R sub(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "sub.rn.f32", x, y); }
@@ -58,7 +55,6 @@ static R mul(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "mul.rn.f32",
 static R divide(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F32, "div.rn.f32", x, y); }
 static R ffma(PtxBuilder *b, R x, R y, R z) { return ptx_op3(b, PTX_F32, "fma.rn.f32", x, y, z); }
 static R neg(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F32, "neg.f32", x); }
-static R addk(PtxBuilder *b, R x, float k) { return add(b, x, f_imm(b, k)); }
 static R subk(PtxBuilder *b, R x, float k) { return sub(b, x, f_imm(b, k)); }
 static R mulk(PtxBuilder *b, R x, float k) { return mul(b, x, f_imm(b, k)); }
 static R fmak(PtxBuilder *b, R x, float k, R z) { return ffma(b, x, f_imm(b, k), z); }
@@ -77,7 +73,6 @@ static R icmpk(PtxBuilder *b, const char *op, R x, int k) {
 }
 static R is_nan(PtxBuilder *b, R x) { return cmp(b, "nan", x, x); }
 static R p_or(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "or.pred", p, q); }
-static R p_and(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "and.pred", p, q); }
 
 /* select_*: mask ? a : c. */
 static R sel(PtxBuilder *b, R mask, R a, R c) {
@@ -95,8 +90,6 @@ static R isel(PtxBuilder *b, R mask, R a, R c) {
   return d;
 }
 
-static R min_f32(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "lt", x, y), x, y); }
-
 static R bits_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_B32, "mov.b32", x); }
 static R float_of_bits(PtxBuilder *b, R r) { return ptx_op1(b, PTX_F32, "mov.b32", r); }
 static R iop(PtxBuilder *b, const char *op, R x, int k) {
@@ -106,12 +99,6 @@ static R iop(PtxBuilder *b, const char *op, R x, int k) {
 }
 
 static R abs_f32(PtxBuilder *b, R x) { return float_of_bits(b, iop(b, "and.b32", bits_of(b, x), 0x7fffffff)); }
-
-static R copysign_f32(PtxBuilder *b, R x, R s) {
-  R magnitude = iop(b, "and.b32", bits_of(b, x), 0x7fffffff);
-  R sign = iop(b, "and.b32", bits_of(b, s), (int)0x80000000u);
-  return float_of_bits(b, ptx_op2(b, PTX_B32, "or.b32", magnitude, sign));
-}
 
 static R int_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S32, "cvt.rzi.s32.f32", x); }
 static R float_of(PtxBuilder *b, R i) { return ptx_op1(b, PTX_F32, "cvt.rn.f32.s32", i); }
@@ -129,49 +116,17 @@ static const float F32_INF = (float)INFINITY;
 
 static R quiet_nan(PtxBuilder *b) { return float_of_bits(b, i_imm(b, 0x7fc00000)); }
 
-/* The reference's last step: a NaN x returns x + x (quieted). */
-static R nan_passes(PtxBuilder *b, R x, R y) {
-  R nan = is_nan(b, x), quieted = add(b, x, x);
-  return sel(b, nan, quieted, y);
-}
-
 /* mask ? NaN : y. */
 static R sel_nan(PtxBuilder *b, R mask, R y) {
   R nan = quiet_nan(b);
   return sel(b, mask, nan, y);
 }
 
-/* The exponent correction of a subnormal input scaled by 2^shift. */
-static R subnormal_shift(PtxBuilder *b, R subnormal, int shift) {
-  R scaled = i_imm(b, shift), zero = i_imm(b, 0);
-  return isel(b, subnormal, scaled, zero);
-}
-
 /* ---- exp, expm1 ---- */
 
 /* ---- log, log1p ---- */
 
-/* A positive normal x = 2^e m, m in [sqrt(1/2), sqrt(2)): f = m - 1, e. */
-static R log_split(PtxBuilder *b, R x, R *e) {
-  R shifted = iop(b, "sub.s32", bits_of(b, x), (int)MATHREF_SQRT_HALF_BITS);
-  *e = iop(b, "shr.s32", shifted, 23);
-  R m = float_of_bits(b, iop(b, "add.s32", iop(b, "and.b32", shifted, 0x7fffff), (int)MATHREF_SQRT_HALF_BITS));
-  return subk(b, m, 1.0f);
-}
-
 /* ---- tanh, logistic, erf ---- */
-
-static R erf_f32(PtxBuilder *b, R x) {
-  R ax = abs_f32(b, x);
-  R small = ffma(b, x, polynomial_f32(b, mathref_erf_table, MATHREF_ERF_SMALL_COUNT, mul(b, x, x)), x);
-  R t = min_f32(b, ax, f_imm(b, 4.0f));
-  R poly = polynomial_f32(b, mathref_erf_table + MATHREF_ERF_SMALL_COUNT, MATHREF_ERF_COUNT - MATHREF_ERF_SMALL_COUNT,
-                          subk(b, t, 1.0f));
-  R one = f_imm(b, 1.0f);
-  R large = copysign_f32(b, sub(b, one, ptx_math_exp_f32(b, poly)), x);
-  R y = sel(b, cmpk(b, "lt", ax, 1.0f), small, large);
-  return nan_passes(b, x, y);
-}
 
 /* ---- cbrt, rsqrt ---- */
 
@@ -361,94 +316,7 @@ static R tan_f32(PtxBuilder *b, R x) {
 
 /* ---- pow, in f64 as the reference ---- */
 
-static R dadd(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "add.rn.f64", x, y); }
-static R dsub(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "sub.rn.f64", x, y); }
-static R dmul(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "mul.rn.f64", x, y); }
-static R dsel(PtxBuilder *b, R mask, R a, R c) {
-  R d = reg(b, PTX_F64);
-  ptx_inst(b, "selp.f64 $r, $r, $r, $r", d, a, c, mask);
-  return d;
-}
-static R dcmpk(PtxBuilder *b, const char *op, R x, double k) {
-  R p = reg(b, PTX_PRED);
-  ptx_inst(b, "setp.$s.f64 $r, $r, $r", op, p, x, d_imm(b, k));
-  return p;
-}
-
-static R polynomial_f64(PtxBuilder *b, const double *c, int count, R v) {
-  R p = d_imm(b, c[count - 1]);
-  for (int k = count - 2; k >= 0; k--) p = ptx_op3(b, PTX_F64, "fma.rn.f64", p, v, d_imm(b, c[k]));
-  return p;
-}
-
-/* log2|x| in f64 for |x| > 0 finite. */
-static R pow_log2(PtxBuilder *b, R ax) {
-  R subnormal = cmpk(b, "lt", ax, 0x1p-126f);
-  R e, f32 = log_split(b, sel(b, subnormal, mulk(b, ax, 0x1p23f), ax), &e);
-  e = ptx_op2(b, PTX_S32, "sub.s32", e, subnormal_shift(b, subnormal, 23));
-  R f = ptx_op1(b, PTX_F64, "cvt.f64.f32", f32);
-  R s = ptx_op2(b, PTX_F64, "div.rn.f64", f, dadd(b, d_imm(b, 2.0), f));
-  R s2 = dmul(b, s, s);
-  R poly = polynomial_f64(b, mathref_pow_table, MATHREF_POW_LOG_COUNT, s2);
-  R two = d_imm(b, 2.0);
-  R two_s = dmul(b, two, s);
-  R log1p_f = dadd(b, two_s, dmul(b, dmul(b, s, s2), poly));
-  R ed = ptx_op1(b, PTX_F64, "cvt.rn.f64.s32", e), log2e = d_imm(b, MATHREF_LOG2E_F64);
-  return dadd(b, ed, dmul(b, log1p_f, log2e));
-}
-
-/* 2^z in f64, rounded once to f32; a NaN z becomes 0 (the caller fixes it). */
-static R pow_exp2(PtxBuilder *b, R z) {
-  R above = dcmpk(b, "gt", z, 130.0), high = d_imm(b, 130.0);
-  R upper = dsel(b, above, high, z);
-  R below = dcmpk(b, "lt", z, -160.0), low = d_imm(b, -160.0);
-  R clamped = dsel(b, below, low, upper);
-  R is_nan_z = reg(b, PTX_PRED);
-  ptx_inst(b, "setp.nan.f64 $r, $r, $r", is_nan_z, z, z);
-  R zc = dsel(b, is_nan_z, d_imm(b, 0.0), clamped);
-  R shifter = d_imm(b, MATHREF_ROUND_SHIFTER_F64);
-  R shifted = dadd(b, zc, shifter), shifter_again = d_imm(b, MATHREF_ROUND_SHIFTER_F64);
-  R n = dsub(b, shifted, shifter_again);
-  R r = dsub(b, zc, n);
-  R p = polynomial_f64(b, mathref_pow_table + MATHREF_POW_LOG_COUNT, MATHREF_POW_COUNT - MATHREF_POW_LOG_COUNT, r);
-  R scale_bits = u64_op(b, "shl.b64", u64_op(b, "add.s64", ptx_op1(b, PTX_S64, "cvt.rzi.s64.f64", n), "1023"), "52");
-  R scale = ptx_op1(b, PTX_F64, "mov.b64", scale_bits);
-  return ptx_op1(b, PTX_F32, "cvt.rn.f32.f64", dmul(b, p, scale));
-}
-
-static R pow_f32(PtxBuilder *b, R x, R y) {
-  R ax = abs_f32(b, x), ay = abs_f32(b, y);
-  R l2 = pow_log2(b, ax);
-  R zero = cmpk(b, "eq", ax, 0.0f), minus_infinity = d_imm(b, -INFINITY);
-  l2 = dsel(b, zero, minus_infinity, l2);
-  R infinite = cmpk(b, "eq", ax, F32_INF), infinity = d_imm(b, INFINITY);
-  l2 = dsel(b, infinite, infinity, l2);
-  R result = pow_exp2(b, dmul(b, ptx_op1(b, PTX_F64, "cvt.f64.f32", y), l2));
-  R below_2p23 = cmpk(b, "lt", ay, 0x1p23f);
-  R ay_rounded = sel(b, below_2p23, subk(b, addk(b, ay, 0x1p23f), 0x1p23f), ay);
-  R y_integer = cmp(b, "eq", ay_rounded, ay);
-  R below_2p24 = cmpk(b, "lt", ay, 0x1p24f), zero_f = f_imm(b, 0.0f);
-  R low_bit = iop(b, "and.b32", int_of(b, sel(b, below_2p24, ay_rounded, zero_f)), 1);
-  R y_odd = p_and(b, y_integer, icmpk(b, "ne", low_bit, 0));
-  R negative_x = icmpk(b, "lt", bits_of(b, x), 0);
-  result = sel_negated(b, p_and(b, negative_x, y_odd), result);
-  R y_not_integer = ptx_op1(b, PTX_PRED, "not.pred", y_integer);
-  R negative = cmpk(b, "lt", x, 0.0f), finite = cmpk(b, "gt", x, -F32_INF);
-  R invalid = p_and(b, p_and(b, negative, finite), y_not_integer);
-  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
-  result = sel_nan(b, p_or(b, p_or(b, invalid, nan_x), nan_y), result);
-  R y_zero = cmpk(b, "eq", y, 0.0f), x_one = cmpk(b, "eq", x, 1.0f);
-  R ax_one = cmpk(b, "eq", ax, 1.0f), ay_infinite = cmpk(b, "eq", ay, F32_INF);
-  R y_zero_or_x_one = p_or(b, y_zero, x_one);
-  R one = p_or(b, y_zero_or_x_one, p_and(b, ax_one, ay_infinite));
-  return sel(b, one, f_imm(b, 1.0f), result);
-}
-
 /* ---- compositions of the above (math_reference.c's atanf ... atanhf) ---- */
-
-
-
-
 
 /* ---- the table the elementwise emitter reads ---- */
 
@@ -462,10 +330,10 @@ static const PtxMathRow ptx_math_rows[] = {
     {OP_EXPONENTIAL, ptx_math_exp_f32, NULL},   {OP_EXPONENTIAL_MINUS_ONE, ptx_math_expm1_f32, NULL},
     {OP_LOG, ptx_math_log_f32, NULL},           {OP_LOG_PLUS_ONE, ptx_math_log1p_f32, NULL},
     {OP_TANH, ptx_math_tanh_f32, NULL},         {OP_LOGISTIC, ptx_math_logistic_f32, NULL},
-    {OP_ERF, erf_f32, NULL},           {OP_SINE, sin_f32, NULL},
+    {OP_ERF, ptx_math_erf_f32, NULL},           {OP_SINE, sin_f32, NULL},
     {OP_COSINE, cos_f32, NULL},        {OP_TAN, tan_f32, NULL},
     {OP_CBRT, ptx_math_cbrt_f32, NULL},         {OP_RSQRT, ptx_math_rsqrt_f32, NULL},
-    {OP_ATAN2, NULL, ptx_math_atan2_f32},       {OP_POWER, NULL, pow_f32},
+    {OP_ATAN2, NULL, ptx_math_atan2_f32},       {OP_POWER, NULL, ptx_math_pow_f32},
     {OP_ATAN, ptx_math_atan_f32, NULL},         {OP_ASIN, ptx_math_asin_f32, NULL},
     {OP_ACOS, ptx_math_acos_f32, NULL},         {OP_SINH, ptx_math_sinh_f32, NULL},
     {OP_COSH, ptx_math_cosh_f32, NULL},         {OP_ASINH, ptx_math_asinh_f32, NULL},

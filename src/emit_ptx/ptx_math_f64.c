@@ -34,14 +34,12 @@ static R l_imm(PtxBuilder *b, int64_t v) {
   return d;
 }
 
-
 static R add(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "add.rn.f64", x, y); }
 static R sub(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "sub.rn.f64", x, y); }
 static R mul(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "mul.rn.f64", x, y); }
 static R divide(PtxBuilder *b, R x, R y) { return ptx_op2(b, PTX_F64, "div.rn.f64", x, y); }
 static R dfma(PtxBuilder *b, R x, R y, R z) { return ptx_op3(b, PTX_F64, "fma.rn.f64", x, y, z); }
 static R neg(PtxBuilder *b, R x) { return ptx_op1(b, PTX_F64, "neg.f64", x); }
-static R addk(PtxBuilder *b, R x, double k) { return add(b, x, d_imm(b, k)); }
 static R subk(PtxBuilder *b, R x, double k) { return sub(b, x, d_imm(b, k)); }
 static R mulk(PtxBuilder *b, R x, double k) { return mul(b, x, d_imm(b, k)); }
 static R fmak(PtxBuilder *b, R x, double k, R z) { return dfma(b, x, d_imm(b, k), z); }
@@ -64,16 +62,11 @@ static R lcmpk(PtxBuilder *b, const char *op, R x, int k) {
 }
 static R is_nan(PtxBuilder *b, R x) { return cmp(b, "nan", x, x); }
 static R p_or(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "or.pred", p, q); }
-static R p_and(PtxBuilder *b, R p, R q) { return ptx_op2(b, PTX_PRED, "and.pred", p, q); }
 
 static R sel(PtxBuilder *b, R mask, R a, R c) {
   R d = reg(b, PTX_F64);
   ptx_inst(b, "selp.f64 $r, $r, $r, $r", d, a, c, mask);
   return d;
-}
-static R selk_to(PtxBuilder *b, R mask, double k, R y) {
-  R rk = d_imm(b, k);
-  return sel(b, mask, rk, y);
 }
 static R lsel(PtxBuilder *b, R mask, R a, R c) {
   R d = reg(b, PTX_S64);
@@ -84,10 +77,6 @@ static R lselk(PtxBuilder *b, R mask, int64_t a, int64_t c) {
   R ra = l_imm(b, a), rc = l_imm(b, c);
   return lsel(b, mask, ra, rc);
 }
-
-static R min_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "lt", x, y), x, y); }
-static R max_f64(PtxBuilder *b, R x, R y) { return sel(b, cmp(b, "gt", x, y), x, y); }
-static R mink(PtxBuilder *b, R x, double k) { return min_f64(b, x, d_imm(b, k)); }
 
 static R bits_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S64, "mov.b64", x); }
 static R double_of_bits(PtxBuilder *b, R r) { return ptx_op1(b, PTX_F64, "mov.b64", r); }
@@ -105,15 +94,6 @@ static const uint64_t SIGN_BIT = UINT64_C(1) << 63;
 static const uint64_t MANTISSA = (UINT64_C(1) << 52) - 1;
 
 static R abs_f64(PtxBuilder *b, R x) { return double_of_bits(b, lop(b, "and.b64", bits_of(b, x), ~SIGN_BIT)); }
-
-static R copysign_f64(PtxBuilder *b, R x, R s) {
-  R magnitude = lop(b, "and.b64", bits_of(b, x), ~SIGN_BIT);
-  R sign = lop(b, "and.b64", bits_of(b, s), SIGN_BIT);
-  return double_of_bits(b, lop2(b, "or.b64", magnitude, sign));
-}
-
-/* 2^n for -1022 <= n <= 1023, built in the exponent field. */
-static R pow2_f64(PtxBuilder *b, R n) { return double_of_bits(b, lop(b, "shl.b64", lop(b, "add.s64", n, 1023), 52)); }
 
 static R int_of(PtxBuilder *b, R x) { return ptx_op1(b, PTX_S64, "cvt.rzi.s64.f64", x); }
 static R double_of(PtxBuilder *b, R i) { return ptx_op1(b, PTX_F64, "cvt.rn.f64.s64", i); }
@@ -135,18 +115,6 @@ static R sel_nan(PtxBuilder *b, R mask, R y) {
   return sel(b, mask, nan, y);
 }
 
-/* The reference's last step: a NaN x returns x + x (quieted). */
-static R nan_passes(PtxBuilder *b, R x, R y) {
-  R nan = is_nan(b, x), quieted = add(b, x, x);
-  return sel(b, nan, quieted, y);
-}
-
-/* x * 2^k when mask, else x: the subnormal scaling of log and cbrt */
-static R scale_if(PtxBuilder *b, R mask, R x, double k) {
-  R scaled = mulk(b, x, k);
-  return sel(b, mask, scaled, x);
-}
-
 /* ---- exp, expm1 ---- */
 
 static R round_to_integer(PtxBuilder *b, R x, double factor) {
@@ -154,29 +122,11 @@ static R round_to_integer(PtxBuilder *b, R x, double factor) {
   return subk(b, fmak(b, x, factor, shifter), MATHREF_ROUND_SHIFTER_F64);
 }
 
-/* y 2^n in two normal halves, so that a subnormal result rounds once. */
-static R scale_by_pow2(PtxBuilder *b, R y, R n) {
-  R ni = int_of(b, n);
-  R n1 = lop(b, "shr.s64", ni, 1);
-  R n2 = lop2(b, "sub.s64", ni, n1);
-  R scale1 = pow2_f64(b, n1), scale2 = pow2_f64(b, n2);
-  return mul(b, mul(b, y, scale1), scale2);
-}
-
 /* ---- log, log1p ---- */
-
-static R log_split(PtxBuilder *b, R x, R *e) {
-  R shifted = lop(b, "sub.s64", bits_of(b, x), MATHREF_SQRT_HALF_BITS_F64);
-  *e = lop(b, "shr.s64", shifted, 52);
-  R m = double_of_bits(b, lop(b, "add.s64", lop(b, "and.b64", shifted, MANTISSA), MATHREF_SQRT_HALF_BITS_F64));
-  return subk(b, m, 1.0);
-}
 
 /* ---- atan2 ---- */
 
 /* ---- rsqrt and the compositions ---- */
-
-
 
 /* ---- pow ---- */
 
@@ -197,118 +147,6 @@ static R product_error(PtxBuilder *b, R x, R y, R p) {
 static R product_error_k(PtxBuilder *b, R x, double k, R p) {
   R rk = d_imm(b, k);
   return product_error(b, x, rk, p);
-}
-
-/* log2|x| = *low + return, as math_reference_f64.c's pow_log2_f64: s in
- * two parts, 2s + 2s^3/3 in two parts, the rest of the series in one. */
-static R pow_s_parts(PtxBuilder *b, R ax, R *e, R *s_l) {
-  R subnormal = cmpk(b, "lt", ax, 0x1p-1022);
-  R f = log_split(b, scale_if(b, subnormal, ax, 0x1p54), e);
-  *e = lop2(b, "sub.s64", *e, lselk(b, subnormal, 54, 0));
-  R den = addk(b, f, 2.0);
-  R den_l = add(b, ksub(b, 2.0, den), f);
-  R s = divide(b, f, den);
-  R remainder = dfma(b, neg(b, s), den, f);
-  *s_l = divide(b, sub(b, remainder, mul(b, s, den_l)), den);
-  return s;
-}
-
-static R pow_log2(PtxBuilder *b, R ax, R *low) {
-  R e, s_l, s = pow_s_parts(b, ax, &e, &s_l);
-  R s2 = mul(b, s, s);
-  R s2_l = product_error(b, s, s, s2);
-  R s3 = mul(b, s2, s);
-  R s3_error = product_error(b, s2, s, s3);
-  R s2_l_s = mul(b, s2_l, s), three_s2 = mul(b, mulk(b, s2, 3.0), s_l);
-  R s3_l = add(b, s3_error, add(b, s2_l_s, three_s2));
-  R t = mulk(b, s3, MATHREF_TWO_THIRDS_HI_F64);
-  R t_error = product_error_k(b, s3, MATHREF_TWO_THIRDS_HI_F64, t);
-  R t_low = mulk(b, s3, MATHREF_TWO_THIRDS_LO_F64), t_high = mulk(b, s3_l, MATHREF_TWO_THIRDS_HI_F64);
-  R t_l = add(b, t_error, add(b, t_low, t_high));
-  R s5 = mul(b, s3, s2);
-  R rest = mul(b, s5, polynomial(b, mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2));
-  R two_s = mulk(b, s, 2.0);
-  R h = add(b, two_s, t);
-  R two_s_again = mulk(b, s, 2.0);
-  R head_lost = sub(b, t, sub(b, h, two_s_again));
-  R tail = add(b, t_l, rest);
-  R two_s_l = mulk(b, s_l, 2.0);
-  R l = add(b, head_lost, add(b, two_s_l, tail));
-  R p = mulk(b, h, MATHREF_LOG2E_F64);
-  R p_error = product_error_k(b, h, MATHREF_LOG2E_F64, p);
-  R h_part = mulk(b, h, MATHREF_LOG2E_LO_F64), l_part = mulk(b, l, MATHREF_LOG2E_F64);
-  R p_l = add(b, p_error, add(b, h_part, l_part));
-  R sum_l, sum = two_sum(b, double_of(b, e), p, &sum_l);
-  R carry = add(b, sum_l, p_l);
-  R result = add(b, sum, carry);
-  R carry_again = add(b, sum_l, p_l);
-  *low = add(b, sub(b, sum, result), carry_again);
-  return result;
-}
-
-/* 2^(z + z_l), z clamped to [-1100, 1100], a NaN z to 0. */
-static R pow_exp2(PtxBuilder *b, R z, R z_l) {
-  R within = cmpk(b, "le", abs_f64(b, z), 1100.0);
-  R out = ptx_op1(b, PTX_PRED, "not.pred", within);
-  R bound = selk_to(b, cmpk(b, "gt", z, 0.0), 1100.0, d_imm(b, -1100.0));
-  R zc = sel(b, out, bound, z);
-  R z_nan = is_nan(b, z);
-  zc = selk_to(b, z_nan, 0.0, zc);
-  R zl = selk_to(b, p_or(b, out, z_nan), 0.0, z_l);
-  R shifter = d_imm(b, MATHREF_ROUND_SHIFTER_F64);
-  R n = subk(b, add(b, zc, shifter), MATHREF_ROUND_SHIFTER_F64);
-  R head = sub(b, zc, n);
-  R r = add(b, head, zl);
-  R r_l = add(b, sub(b, head, r), zl);
-  R t = mulk(b, r, MATHREF_LN2_F64);
-  R t_error = product_error_k(b, r, MATHREF_LN2_F64, t);
-  R r_part = mulk(b, r, MATHREF_LN2_LO_EXACT_F64), r_l_part = mulk(b, r_l, MATHREF_LN2_F64);
-  R t_l = add(b, t_error, add(b, r_part, r_l_part));
-  R p = polynomial(b, mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
-  R t2 = mul(b, t, t), lost_part = dfma(b, t_l, t, t_l);
-  R inner = add(b, t, dfma(b, t2, p, lost_part));
-  R one = d_imm(b, 1.0);
-  return scale_by_pow2(b, add(b, one, inner), n);
-}
-
-/* y's kind: integer, and odd (|y| below 2^53) */
-static R pow_y_odd(PtxBuilder *b, R ay, R *y_integer) {
-  R big = d_imm(b, 0x1p52);
-  R rounded = subk(b, add(b, ay, big), 0x1p52);
-  R ay_rounded = sel(b, cmpk(b, "lt", ay, 0x1p52), rounded, ay);
-  *y_integer = cmp(b, "eq", ay_rounded, ay);
-  R zero = d_imm(b, 0.0);
-  R below = sel(b, cmpk(b, "lt", ay, 0x1p53), ay_rounded, zero);
-  R low_bit = lop(b, "and.b64", int_of(b, below), 1);
-  return p_and(b, *y_integer, lcmpk(b, "ne", low_bit, 0));
-}
-
-static R pow_f64(PtxBuilder *b, R x, R y) {
-  R ax = abs_f64(b, x), ay = abs_f64(b, y);
-  R l_low, l = pow_log2(b, ax, &l_low);
-  R ax_zero = cmpk(b, "eq", ax, 0.0), ax_infinite = cmpk(b, "eq", ax, F64_INF);
-  R edge = p_or(b, ax_zero, ax_infinite);
-  l = selk_to(b, ax_zero, -F64_INF, selk_to(b, ax_infinite, F64_INF, l));
-  l_low = selk_to(b, edge, 0.0, l_low);
-  R z = mul(b, y, l);
-  R z_error = product_error(b, y, l, z);
-  R z_l = add(b, z_error, mul(b, y, l_low));
-  R result = pow_exp2(b, z, selk_to(b, edge, 0.0, z_l));
-  R y_integer, y_odd = pow_y_odd(b, ay, &y_integer);
-  R negative_x = lcmpk(b, "lt", bits_of(b, x), 0);
-  R flip = p_and(b, negative_x, y_odd);
-  R minus_result = neg(b, result);
-  result = sel(b, flip, minus_result, result);
-  R negative = cmpk(b, "lt", x, 0.0), finite = cmpk(b, "gt", x, -F64_INF);
-  R y_fraction = ptx_op1(b, PTX_PRED, "not.pred", y_integer);
-  R invalid = p_and(b, p_and(b, negative, finite), y_fraction);
-  R nan_x = is_nan(b, x), nan_y = is_nan(b, y);
-  result = sel_nan(b, p_or(b, p_or(b, invalid, nan_x), nan_y), result);
-  R y_zero = cmpk(b, "eq", y, 0.0), x_one = cmpk(b, "eq", x, 1.0);
-  R ax_one = cmpk(b, "eq", ax, 1.0), ay_infinite = cmpk(b, "eq", ay, F64_INF);
-  R y_zero_or_x_one = p_or(b, y_zero, x_one);
-  R one = p_or(b, y_zero_or_x_one, p_and(b, ax_one, ay_infinite));
-  return selk_to(b, one, 1.0, result);
 }
 
 /* ---- sin, cos, tan ---- */
@@ -528,52 +366,6 @@ static R tan_f64(PtxBuilder *b, R x) {
 
 /* ---- erf ---- */
 
-/* erfc's rows as one .global array (row k's 20 coefficients at k 160). */
-static const char *erfc_rows_symbol = "axle_math_erfc_rows_f64";
-
-static R erfc_row_polynomial(PtxBuilder *b, R k, R h) {
-  uint64_t words[MATHREF_ERFC_F64_ROWS * MATHREF_ERFC_F64_COUNT];
-  memcpy(words, mathref_erfc_f64_rows, sizeof words);
-  table_declare(b, erfc_rows_symbol, "math_reference_f64.c's erfc rows, for erf", words,
-                MATHREF_ERFC_F64_ROWS * MATHREF_ERFC_F64_COUNT);
-  R table = reg(b, PTX_U64);
-  ptx_inst(b, "mov.u64 $r, $s", table, erfc_rows_symbol);
-  R at = lop2(b, "add.s64", table, lop(b, "mul.lo.s64", k, 8 * MATHREF_ERFC_F64_COUNT));
-  R c[MATHREF_ERFC_F64_COUNT];
-  for (int j = 0; j < MATHREF_ERFC_F64_COUNT; j++) {
-    c[j] = reg(b, PTX_F64);
-    ptx_inst(b, "ld.global.nc.f64 $r, [$r+$d]", c[j], at, 8 * j);
-  }
-  R p = c[MATHREF_ERFC_F64_COUNT - 1];
-  for (int j = MATHREF_ERFC_F64_COUNT - 2; j >= 0; j--) p = dfma(b, p, h, c[j]);
-  return p;
-}
-
-static R erf_small(PtxBuilder *b, R x, R ax) {
-  R z = mul(b, x, x);
-  R w = mul(b, z, polynomial(b, mathref_erf_small_f64_table, MATHREF_ERF_SMALL_F64_COUNT, z));
-  R tiny = cmpk(b, "lt", ax, 0x1p-900);
-  R xs = scale_if(b, tiny, x, 0x1p64);
-  R hi = d_imm(b, MATHREF_TWO_OVER_SQRT_PI_HI_F64), lo = d_imm(b, MATHREF_TWO_OVER_SQRT_PI_LO_F64);
-  R inner = mul(b, xs, dfma(b, hi, w, lo));
-  R small = fmak(b, xs, MATHREF_TWO_OVER_SQRT_PI_HI_F64, inner);
-  return scale_if(b, tiny, small, 0x1p-64);
-}
-
-static R erf_f64(PtxBuilder *b, R x) {
-  R ax = abs_f64(b, x);
-  R small = erf_small(b, x, ax);
-  R t = mink(b, max_f64(b, ax, d_imm(b, 1.0)), 6.0);
-  R k = int_of(b, mulk(b, subk(b, t, 1.0), 2.0));
-  k = lsel(b, lcmpk(b, "gt", k, 9), l_imm(b, 9), k);
-  R center = addk(b, mulk(b, double_of(b, k), 0.5), 1.25);
-  R h = sub(b, t, center);
-  R erfc = erfc_row_polynomial(b, k, h);
-  R large = copysign_f64(b, ksub(b, 1.0, erfc), x);
-  R y = sel(b, cmpk(b, "lt", ax, 1.0), small, large);
-  return nan_passes(b, x, y);
-}
-
 /* ---- the table the elementwise emitter reads ---- */
 
 typedef struct PtxMathRow {
@@ -587,9 +379,9 @@ static const PtxMathRow ptx_math_f64_rows[] = {
     {OP_LOG, ptx_math_log_f64, NULL},         {OP_LOG_PLUS_ONE, ptx_math_log1p_f64, NULL},
     {OP_TANH, ptx_math_tanh_f64, NULL},       {OP_LOGISTIC, ptx_math_logistic_f64, NULL},
     {OP_RSQRT, ptx_math_rsqrt_f64, NULL},     {OP_ATAN2, NULL, ptx_math_atan2_f64},
-    {OP_POWER, NULL, pow_f64},       {OP_SINE, sin_f64, NULL},
+    {OP_POWER, NULL, ptx_math_pow_f64},       {OP_SINE, sin_f64, NULL},
     {OP_COSINE, cos_f64, NULL},      {OP_TAN, tan_f64, NULL},
-    {OP_CBRT, ptx_math_cbrt_f64, NULL},       {OP_ERF, erf_f64, NULL},
+    {OP_CBRT, ptx_math_cbrt_f64, NULL},       {OP_ERF, ptx_math_erf_f64, NULL},
     {OP_ATAN, ptx_math_atan_f64, NULL},       {OP_ASIN, ptx_math_asin_f64, NULL},
     {OP_ACOS, ptx_math_acos_f64, NULL},       {OP_SINH, ptx_math_sinh_f64, NULL},
     {OP_COSH, ptx_math_cosh_f64, NULL},       {OP_ASINH, ptx_math_asinh_f64, NULL},

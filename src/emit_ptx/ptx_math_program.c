@@ -186,8 +186,55 @@ static MathVal ptx_math_constant(MathTarget *t, MathType type, uint64_t bits) {
   return value_of(d);
 }
 
+/* A table as one .global array of u32 words, written into the module
+ * before the first kernel that reads it: 8-byte entries as aligned u32
+ * pairs, low half first (the device is little-endian), so that ld.u64
+ * reads each and the module's globals stay in the one .u32 form every
+ * reader knows. */
+static void table_declare(PtxBuilder *b, const MathRows *table, int size) {
+  if (b->module.data && strstr(b->module.data, table->symbol)) return;
+  int words = table->rows * table->columns * size / 4;
+  strbuf_printf(&b->module, "// %s\n", table->what);
+  strbuf_printf(&b->module, ".global .align %d .u32 %s[%d] = {", size, table->symbol, words);
+  const unsigned char *bytes = table->entries;
+  for (int i = 0; i < words; i++) {
+    uint32_t word;
+    memcpy(&word, bytes + 4 * (size_t)i, sizeof word);
+    strbuf_printf(&b->module, "%s%s%u", i ? ", " : "", i % 6 ? "" : "\n  ", (unsigned)word);
+  }
+  strbuf_printf(&b->module, "\n};\n\n");
+}
+
+/* Row `row` of the table: its address from the row (an s64 by a
+ * multiply and an add, an s32 by mad.wide), then one ld.global.nc per
+ * entry (the table is read-only for the kernel's life). */
+static void ptx_load_row(MathTarget *t, const MathRows *table, MathVal row, MathVal *entries) {
+  PtxBuilder *b = t->context;
+  bool wide = table->type == MATH_F64 || table->type == MATH_I64;
+  int size = wide ? 8 : 4, row_bytes = size * table->columns;
+  table_declare(b, table, size);
+  PtxReg base = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mov.u64 $r, $s", base, table->symbol);
+  PtxReg index = reg_of(row), at = ptx_reg_new(b, PTX_S64);
+  if (index.cls == PTX_REG_B64) {
+    PtxReg offset = ptx_reg_new(b, PTX_S64);
+    ptx_inst(b, "mul.lo.s64 $r, $r, $d", offset, index, row_bytes);
+    ptx_inst(b, "add.s64 $r, $r, $r", at, base, offset);
+  } else {
+    ptx_inst(b, "mad.wide.s32 $r, $r, $d, $r", at, index, row_bytes, base);
+  }
+  bool real = table->type == MATH_F64 || table->type == MATH_F32;
+  PtxType type = wide ? (real ? PTX_F64 : PTX_S64) : (real ? PTX_F32 : PTX_S32);
+  const char *name = wide ? (real ? "f64" : "u64") : (real ? "f32" : "u32");
+  for (int j = 0; j < table->columns; j++) {
+    PtxReg entry = ptx_reg_new(b, type);
+    ptx_inst(b, "ld.global.nc.$s $r, [$r+$d]", name, entry, at, size * j);
+    entries[j] = value_of(entry);
+  }
+}
+
 static MathTarget ptx_target(PtxBuilder *b) {
-  return (MathTarget){.op = ptx_math_op, .constant = ptx_math_constant, .context = b};
+  return (MathTarget){.op = ptx_math_op, .constant = ptx_math_constant, .load_row = ptx_load_row, .context = b};
 }
 
 /* ---- the algorithms, for ptx_math.c and ptx_math_f64.c ---- */
@@ -238,5 +285,18 @@ PtxReg ptx_math_asin_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_a
 PtxReg ptx_math_asin_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_asin, &math_format_f64, x); }
 PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_acos, &math_format_f32, x); }
 PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_acos, &math_format_f64, x); }
+PtxReg ptx_math_erf_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_erf, &math_format_f32, x); }
+PtxReg ptx_math_erf_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_erf, &math_format_f64, x); }
+
+PtxReg ptx_math_pow_f32(PtxBuilder *b, PtxReg x, PtxReg y) {
+  MathTarget t = ptx_target(b);
+  return reg_of(math_program_pow(&t, &math_format_f32, value_of(x), value_of(y)));
+}
+
+PtxReg ptx_math_pow_f64(PtxBuilder *b, PtxReg x, PtxReg y) {
+  MathTarget t = ptx_target(b);
+  return reg_of(math_program_pow(&t, &math_format_f64, value_of(x), value_of(y)));
+}
+
 PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_cbrt, &math_format_f32, x); }
 PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_cbrt, &math_format_f64, x); }

@@ -39,6 +39,10 @@ PtxReg ptx_math_asin_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_asin_f64(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_erf_f32(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_erf_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_pow_f32(PtxBuilder *b, PtxReg x, PtxReg y);
+PtxReg ptx_math_pow_f64(PtxBuilder *b, PtxReg x, PtxReg y);
 PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x);
 

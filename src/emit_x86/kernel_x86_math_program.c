@@ -5,9 +5,11 @@
  * (vector), both "nonzero" to a select; reinterpreting bits is the same
  * slot, so BITS and FROM_BITS emit nothing.
  *
+ * A table row (MathRows) is a copy of the table in the code, jumped over,
+ * read rip-relative (scalar code only).
+ *
  * The functions below (math_exp_f32, ...) are the builder's names for the
- * algorithms of math_algorithms.c, which the transcribed functions and
- * kernel_x86_math.c call. */
+ * algorithms of math_algorithms.c, which kernel_x86_math.c calls. */
 #include <assert.h>
 
 #include "emit_x86/kernel_x86_math_builder.h"
@@ -66,6 +68,8 @@ static MathValue i64_op(MathBuilder *b, MathOp op, MathValue a, MathValue c) {
   case MATH_SHIFT_LEFT: return math_shift_left_u64(b, a, c);
   case MATH_SHIFT_RIGHT: return math_shift_right_i64(b, a, c);
   case MATH_SHIFT_RIGHT_LOGICAL: return math_shift_right_u64(b, a, c);
+  case MATH_LESS: return math_less_i64(b, a, c);
+  case MATH_EQUAL: return math_equal_u64(b, a, c);
   case MATH_TO_FLOAT: return math_f64_from_i64(b, a);
   case MATH_FROM_BITS: return a;
   default: assert(!"not an i64 operation"); return a;
@@ -101,6 +105,33 @@ static MathVal x86_constant(MathTarget *t, MathType type, uint64_t bits) {
   return (MathVal)math_constant_i32(b, (int32_t)(uint32_t)bits);
 }
 
+/* The table's bytes in the code, jumped over, read rip-relative at
+ * row * (its row's bytes) into fresh slots: the scalar form of a gather.
+ * The row is read as an i32 (an i64 row's low half: rows are few). */
+static void x86_load_row(MathTarget *t, const MathRows *table, MathVal row, MathVal *entries) {
+  MathBuilder *b = t->context;
+  if (b->width) {
+    for (int j = 0; j < table->columns; j++) entries[j] = (MathVal)math_lanes_unsupported(b, "a table row");
+    return;
+  }
+  int size = table->type == MATH_F64 || table->type == MATH_I64 ? 8 : 4;
+  X86Buffer *cb = b->x->cb;
+  X86Label data = x86_label_new(cb), over = x86_label_new(cb);
+  x86_emit(cb, X86_JMP, x86_rel(over));
+  x86_label_bind(cb, data);
+  x86_emit_bytes(cb, table->entries, (size_t)table->rows * (size_t)table->columns * (size_t)size);
+  x86_label_bind(cb, over);
+  x86_emit(cb, X86_LEA, x86_reg(X86_RDX), x86_mem_label(8, data));
+  x86_emit(cb, X86_IMUL, x86_reg(X86_EAX), math_slot_operand(b, (MathValue)row, 4), x86_imm(size * table->columns));
+  X86Reg scratch = size == 8 ? X86_RCX : X86_ECX;
+  for (int j = 0; j < table->columns; j++) {
+    MathValue entry = math_value_new(b);
+    x86_emit(cb, X86_MOV, x86_reg(scratch), x86_mem_index(size, X86_RDX, X86_RAX, 1, size * j));
+    x86_emit(cb, X86_MOV, math_slot_operand(b, entry, size), x86_reg(scratch));
+    entries[j] = (MathVal)entry;
+  }
+}
+
 static int x86_scope_begin(MathTarget *t) { return math_scope_begin(t->context); }
 
 static MathVal x86_scope_end(MathTarget *t, int scope, MathVal result) {
@@ -111,6 +142,7 @@ static MathTarget x86_target(MathBuilder *b) {
   return (MathTarget){
       .op = x86_op,
       .constant = x86_constant,
+      .load_row = x86_load_row,
       .scope_begin = x86_scope_begin,
       .scope_end = x86_scope_end,
       .context = b,
@@ -165,5 +197,18 @@ MathValue math_asin_f32(MathBuilder *b, MathValue x) { return run(b, math_progra
 MathValue math_asin_f64(MathBuilder *b, MathValue x) { return run(b, math_program_asin, &math_format_f64, x); }
 MathValue math_acos_f32(MathBuilder *b, MathValue x) { return run(b, math_program_acos, &math_format_f32, x); }
 MathValue math_acos_f64(MathBuilder *b, MathValue x) { return run(b, math_program_acos, &math_format_f64, x); }
+MathValue math_erf_f32(MathBuilder *b, MathValue x) { return run(b, math_program_erf, &math_format_f32, x); }
+MathValue math_erf_f64(MathBuilder *b, MathValue x) { return run(b, math_program_erf, &math_format_f64, x); }
+
+MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y) {
+  MathTarget t = x86_target(b);
+  return (MathValue)math_program_pow(&t, &math_format_f32, (MathVal)x, (MathVal)y);
+}
+
+MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y) {
+  MathTarget t = x86_target(b);
+  return (MathValue)math_program_pow(&t, &math_format_f64, (MathVal)x, (MathVal)y);
+}
+
 MathValue math_cbrt_f32(MathBuilder *b, MathValue x) { return run(b, math_program_cbrt, &math_format_f32, x); }
 MathValue math_cbrt_f64(MathBuilder *b, MathValue x) { return run(b, math_program_cbrt, &math_format_f64, x); }

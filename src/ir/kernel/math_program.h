@@ -71,6 +71,17 @@ typedef enum MathOp {
   MATH_OP_COUNT
 } MathOp;
 
+/* A table that a program indexes by a value it computed: `rows` rows of
+ * `columns` entries of one type (MATH_F64 or MATH_I32), row after row. A
+ * target places it once (x86 in the code, jumped over; PTX as a .global
+ * array named `symbol`, with `what` as its comment) and loads a row. */
+typedef struct MathRows {
+  const char *symbol, *what;
+  MathType type;
+  const void *entries;
+  int rows, columns;
+} MathRows;
+
 /* A target: the primitives' meaning, filled with designated
  * initializers. scope_begin/scope_end bracket each function: the values
  * made inside are dead after it but its result (x86 reuses their slots;
@@ -80,6 +91,9 @@ struct MathTarget {
   MathVal (*op)(MathTarget *t, MathOp op, MathType type, MathVal a, MathVal b, MathVal c);
   /* A constant of a type from its bits (an f32's in the low 32 bits). */
   MathVal (*constant)(MathTarget *t, MathType type, uint64_t bits);
+  /* Row `row` of a table into entries[0..columns): row an integer value
+   * (I32 or I64) that the program has already clamped to [0, rows). */
+  void (*load_row)(MathTarget *t, const MathRows *table, MathVal row, MathVal *entries);
   int (*scope_begin)(MathTarget *t);
   MathVal (*scope_end)(MathTarget *t, int scope, MathVal result);
   void *context; /* the target's own state (a MathBuilder, a PtxBuilder) */
@@ -158,6 +172,8 @@ MathVal math_program_atan(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_asin(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_acos(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_tanh(MathTarget *t, const MathFormat *f, MathVal x); /* one algorithm per width */
+MathVal math_program_erf(MathTarget *t, const MathFormat *f, MathVal x);  /* one algorithm per width */
+MathVal math_program_pow(MathTarget *t, const MathFormat *f, MathVal x, MathVal y); /* one per width */
 
 /* ---- writing algorithms: one call per primitive ---- */
 

@@ -1,7 +1,6 @@
 /* The inline f32 math functions on C values (see math_reference.h): the
- * entry points of the algorithms written once in
- * math_algorithms.c, and the C of erf, pow, sin, cos and tan, which the
- * code generators still transcribe.
+ * entry points of the algorithms written once in math_algorithms.c, and
+ * the C of sin, cos and tan, which the code generators still transcribe.
  *
  * Rules this file keeps, so that a transcription into SIMD lanes or PTX
  * threads computes the same bits:
@@ -15,8 +14,6 @@
  *     products and sums of sin/cos/tan's Payne-Hanek reduction;
  *   - sqrtf is the hardware square root (sqrtps / sqrt.rn.f32), not libm;
  *   - round to nearest, subnormals kept: no FTZ/DAZ, no .ftz or .approx.
- * Only pow leaves f32: it works in f64 lanes (vcvtps2pd; .f64 in PTX),
- * because y * log2(x) needs about 40 correct bits before 2^z is taken.
  *
  * The coefficient tables are in math_tables.c, declared in the header,
  * so that an emitter loads these very numbers. */
@@ -44,9 +41,7 @@ static float f32_from_bits(uint32_t b) {
 }
 
 static float select_f32(int mask, float a, float b) { return mask ? a : b; }
-static double select_f64(int mask, double a, double b) { return mask ? a : b; }
 static int select_i32(int mask, int a, int b) { return mask ? a : b; }
-static float min_f32(float a, float b) { return a < b ? a : b; }
 static float abs_f32(float x) { return f32_from_bits(bits_from_f32(x) & 0x7fffffffu); }
 static int is_nan_f32(float x) { return x != x; }
 
@@ -64,12 +59,6 @@ static float polynomial_f32(const float *c, int count, float v) {
   return p;
 }
 
-static double polynomial_f64(const double *c, int count, double v) {
-  double p = c[count - 1];
-  for (int k = count - 2; k >= 0; k--) p = fma(p, v, c[k]);
-  return p;
-}
-
 /* ---- exp, expm1 ---- */
 
 float mathref_expf(float x) { return math_values_run_f32(math_program_exp, x); }
@@ -77,15 +66,6 @@ float mathref_expf(float x) { return math_values_run_f32(math_program_exp, x); }
 float mathref_expm1f(float x) { return math_values_run_f32(math_program_expm1, x); }
 
 /* ---- log, log1p ---- */
-
-/* A positive normal x = 2^e m with m in [sqrt(1/2), sqrt(2)): returns
- * f = m - 1 (exact) and e, by integer arithmetic on the bits. */
-static float log_split(float x, int *e) {
-  uint32_t shifted = bits_from_f32(x) - MATHREF_SQRT_HALF_BITS;
-  *e = (int32_t)shifted >> 23;
-  float m = f32_from_bits((shifted & 0x7fffffu) + MATHREF_SQRT_HALF_BITS);
-  return m - 1.0f;
-}
 
 float mathref_logf(float x) { return math_values_run_f32(math_program_log, x); }
 
@@ -99,20 +79,13 @@ float mathref_logisticf(float x) { return math_values_run_f32(math_program_logis
 
 /* ---- erf ---- */
 
-/* |x| < 1: x + x E(x^2). 1 <= |x|: 1 - e^B(t), t = min(|x|, 4) (past 3.92
- * erf rounds to 1, and so does 1 - erfc(4)), sign restored. */
-float mathref_erff(float x) {
-  float ax = abs_f32(x);
-  float small = fmaf(x, polynomial_f32(mathref_erf_table, MATHREF_ERF_SMALL_COUNT, x * x), x);
-  float t = min_f32(ax, 4.0f);
-  float b = polynomial_f32(mathref_erf_table + MATHREF_ERF_SMALL_COUNT,
-                           MATHREF_ERF_COUNT - MATHREF_ERF_SMALL_COUNT, t - 1.0f);
-  float large = copysign_f32(1.0f - mathref_expf(b), x);
-  float y = select_f32(ax < 1.0f, small, large);
-  return select_f32(is_nan_f32(x), x + x, y);
-}
+/* erf: math_program_erf (math_algorithms.c), run on C values. */
+float mathref_erff(float x) { return math_values_run_f32(math_program_erf, x); }
 
 /* ---- sin, cos, tan ---- */
+
+/* The three tables below are fitted on |r| <= 1.015 pi/4, a margin for
+ * an r that rounding leaves a hair past pi/4. */
 
 /* Cody-Waite, for |x| < MATHREF_TRIG_SMALL_LIMIT. n: the FMA rounds
  * x (2/pi rounded to f32) to an integer, which can land on the wrong side
@@ -263,58 +236,10 @@ float mathref_atan2f(float y, float x) {
 
 /* ---- pow ---- */
 
-/* log2|x| in f64 for |x| > 0 finite: e + log(1+f) log2(e). */
-static double pow_log2(float ax) {
-  int subnormal = ax < 0x1p-126f;
-  int e;
-  double f = (double)log_split(select_f32(subnormal, ax * 0x1p23f, ax), &e);
-  e -= select_i32(subnormal, 23, 0);
-  double s = f / (2.0 + f);
-  double s2 = s * s;
-  double log1p_f = 2.0 * s + s * s2 * polynomial_f64(mathref_pow_table, MATHREF_POW_LOG_COUNT, s2);
-  return (double)e + log1p_f * MATHREF_LOG2E_F64;
-}
-
-/* 2^z in f64, rounded once to f32 at the end. z is clamped to
- * [-160, 130], which already gives 0 and inf in f32; 2^n is a normal
- * double there, so the only rounding of a subnormal result is the final
- * conversion. A NaN z becomes 0 here (the caller's select returns NaN),
- * so that no NaN is converted to an integer. */
-static float pow_exp2(double z) {
-  double zc = select_f64(z != z, 0.0, z < -160.0 ? -160.0 : z > 130.0 ? 130.0 : z);
-  double n = (zc + MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
-  double r = zc - n;
-  double p = polynomial_f64(mathref_pow_table + MATHREF_POW_LOG_COUNT,
-                            MATHREF_POW_COUNT - MATHREF_POW_LOG_COUNT, r);
-  uint64_t scale_bits = (uint64_t)((int64_t)n + 1023) << 52;
-  double scale;
-  memcpy(&scale, &scale_bits, sizeof scale);
-  return (float)(p * scale);
-}
-
-/* pow(x, y) = 2^(y log2|x|), then the sign and the special cases of
- * C99 Annex F: y = 0 or x = 1 give 1 (even with NaN), as does |x| = 1
- * with infinite y; a negative finite x with a non-integer finite y gives
- * NaN; a negative x (or -0, -inf) with an odd integer y gives the negative
- * result. log2|x| is -inf for 0 and +inf for inf, so y log2|x| is ±inf
- * or NaN there and 2^z does the rest. */
+/* pow: math_program_pow (math_algorithms.c), run on C values. */
 float mathref_powf(float x, float y) {
-  float ax = abs_f32(x), ay = abs_f32(y);
-  double l2 = pow_log2(ax);
-  l2 = select_f64(ax == 0.0f, -INFINITY, l2);
-  l2 = select_f64(ax == F32_INFINITY, INFINITY, l2);
-  float result = pow_exp2((double)y * l2);
-  /* |y| below 2^23 rounds to an integer by adding and subtracting 2^23;
-   * from 2^23 up every float is an integer, and from 2^24 up an even one. */
-  float ay_rounded = select_f32(ay < 0x1p23f, (ay + 0x1p23f) - 0x1p23f, ay);
-  int y_integer = ay_rounded == ay;
-  int y_odd = y_integer & ((int)select_f32(ay < 0x1p24f, ay_rounded, 0.0f) & 1);
-  int negative_x = (bits_from_f32(x) >> 31) != 0;
-  result = select_f32(negative_x & y_odd, -result, result);
-  int invalid = (x < 0.0f) & (x > -F32_INFINITY) & !y_integer;
-  result = select_f32(invalid | is_nan_f32(x) | is_nan_f32(y), quiet_nan_f32(), result);
-  int one = (y == 0.0f) | (x == 1.0f) | ((ax == 1.0f) & (ay == F32_INFINITY));
-  return select_f32(one, 1.0f, result);
+  MathTarget t = math_values_target();
+  return math_value_as_f32(math_program_pow(&t, &math_format_f32, math_value_f32(x), math_value_f32(y)));
 }
 
 /* ---- cbrt ---- */

@@ -3,7 +3,7 @@
  * generated code (emit_x86 in SIMD lanes, emit_ptx in PTX) must match bit
  * for bit; generated code never calls libm. Most run the algorithms of
  * math_algorithms.c (written once over math_program.h's primitives) on C
- * values; erf, pow, sin, cos and tan are still C here that the emitters
+ * values; sin, cos and tan are still C here that the emitters
  * transcribe.
  *
  * Each function is branch-free: every lane runs the same sequence of IEEE

@@ -1,6 +1,6 @@
 /* The inline f64 math functions on C values: the entry points
- * of the algorithms of math_algorithms.c, and the C of erf, pow, sin, cos
- * and tan that the code generators still transcribe, kept
+ * of the algorithms of math_algorithms.c, and the C of sin, cos and tan
+ * that the code generators still transcribe, kept
  * by the same rules as the f32 ones in math_reference.c (no branches on
  * data, fma one fused rounding, integers in 64-bit lanes, no libm).
  *
@@ -30,8 +30,6 @@ static double f64_from_bits(uint64_t b) {
 
 static double select_f64(int mask, double a, double b) { return mask ? a : b; }
 static int64_t select_i64(int mask, int64_t a, int64_t b) { return mask ? a : b; }
-static double min_f64(double a, double b) { return a < b ? a : b; }
-static double max_f64(double a, double b) { return a > b ? a : b; }
 static double abs_f64(double x) { return f64_from_bits(bits_from_f64(x) & ~(UINT64_C(1) << 63)); }
 static int is_nan_f64(double x) { return x != x; }
 
@@ -40,9 +38,6 @@ static double copysign_f64(double x, double s) {
 }
 
 static double quiet_nan_f64(void) { return f64_from_bits(UINT64_C(0x7ff8000000000000)); }
-
-/* 2^n for -1022 <= n <= 1023, built in the exponent field. */
-static double pow2_f64(int64_t n) { return f64_from_bits((uint64_t)(n + 1023) << 52); }
 
 static double polynomial_f64(const double *c, int count, double v) {
   double p = c[count - 1];
@@ -57,14 +52,6 @@ double mathref_exp(double x) { return math_values_run_f64(math_program_exp, x); 
 double mathref_expm1(double x) { return math_values_run_f64(math_program_expm1, x); }
 
 /* ---- log, log1p ---- */
-
-/* A positive normal x = 2^e m, m in [sqrt(1/2), sqrt(2)): f = m - 1. */
-static double log_split_f64(double x, int64_t *e) {
-  uint64_t shifted = bits_from_f64(x) - MATHREF_SQRT_HALF_BITS_F64;
-  *e = (int64_t)shifted >> 52;
-  double m = f64_from_bits((shifted & ((UINT64_C(1) << 52) - 1)) + MATHREF_SQRT_HALF_BITS_F64);
-  return m - 1.0;
-}
 
 double mathref_log(double x) { return math_values_run_f64(math_program_log, x); }
 
@@ -270,110 +257,11 @@ double mathref_tan(double x) {
 
 /* ---- erf ---- */
 
-/* 2/sqrt(pi) applied in two parts (a one-part constant would add half an
- * ulp everywhere); from 1 on 1 - erfc (row k = floor(2 (t - 1)), h the
- * distance to its center, exact); from 6 on erf rounds to 1. */
-double mathref_erf(double x) {
-  double ax = abs_f64(x);
-  double z = x * x;
-  double w = z * polynomial_f64(mathref_erf_small_f64_table, MATHREF_ERF_SMALL_F64_COUNT, z);
-  /* below 2^-900, x is scaled by 2^64 around the FMA, so that its
-   * product stays clear of the subnormals (see docs/math.md, "Without
-   * FMA"); the scaling back rounds a subnormal result once more */
-  int tiny = ax < 0x1p-900;
-  double xs = select_f64(tiny, x * 0x1p64, x);
-  double small = fma(xs, MATHREF_TWO_OVER_SQRT_PI_HI_F64, xs * fma(MATHREF_TWO_OVER_SQRT_PI_HI_F64, w,
-                                                                       MATHREF_TWO_OVER_SQRT_PI_LO_F64));
-  small = select_f64(tiny, small * 0x1p-64, small);
-  double t = min_f64(max_f64(ax, 1.0), 6.0);
-  int64_t k = (int64_t)((t - 1.0) * 2.0);
-  k = select_i64(k > 9, 9, k);
-  double h = t - (1.25 + 0.5 * (double)k);
-  double erfc = polynomial_f64(mathref_erfc_f64_rows[k], MATHREF_ERFC_F64_COUNT, h);
-  double large = copysign_f64(1.0 - erfc, x);
-  double y = select_f64(ax < 1.0, small, large);
-  return select_f64(is_nan_f64(x), x + x, y);
-}
+double mathref_erf(double x) { return math_values_run_f64(math_program_erf, x); }
 
 /* ---- pow ---- */
 
-/* x = 2^e m as log's split; log(m) = 2 atanh(s), s = f / (2 + f), carried
- * in two doubles to about 2^-100: s = s_h + s_l (2 + f split exactly, the
- * division's remainder by an FMA); 2s + 2s^3/3 with s^3 and 2/3 in two
- * parts; s^5 (2/5 + 2/7 s^2 + ...) in one, as it is below 2^-12 of the
- * sum. Then times log2(e) (two parts) plus e: log2|x| = *low + return,
- * right to about 2^-70 relative, which y log2|x| needs (|y log2|x|| up to
- * 1100, to 2^-55 absolute). */
-static double pow_log2_f64(double ax, double *low) {
-  int subnormal = ax < 0x1p-1022;
-  int64_t e;
-  double f = log_split_f64(select_f64(subnormal, ax * 0x1p54, ax), &e);
-  e -= select_i64(subnormal, 54, 0);
-  double den = 2.0 + f;
-  double den_l = (2.0 - den) + f;
-  double s = f / den;
-  double s_l = (fma(-s, den, f) - s * den_l) / den;
-  double s2 = s * s;
-  double s2_l = fma(s, s, -s2);
-  double s3 = s2 * s;
-  double s3_l = fma(s2, s, -s3) + (s2_l * s + 3.0 * s2 * s_l);
-  double t = s3 * MATHREF_TWO_THIRDS_HI_F64;
-  double t_l = fma(s3, MATHREF_TWO_THIRDS_HI_F64, -t) + (s3 * MATHREF_TWO_THIRDS_LO_F64 + s3_l * MATHREF_TWO_THIRDS_HI_F64);
-  double rest = s3 * s2 * polynomial_f64(mathref_pow_log_f64_table, MATHREF_POW_LOG_F64_COUNT, s2);
-  double h = 2.0 * s + t; /* 2s >= 8 t: Fast2Sum */
-  double l = (t - (h - 2.0 * s)) + (2.0 * s_l + (t_l + rest));
-  double p = h * MATHREF_LOG2E_F64;
-  double p_l = fma(h, MATHREF_LOG2E_F64, -p) + (h * MATHREF_LOG2E_LO_F64 + l * MATHREF_LOG2E_F64);
-  double ef = (double)e;
-  double sum_l;
-  double sum = two_sum_f64(ef, p, &sum_l);
-  double result = sum + (sum_l + p_l);
-  *low = (sum - result) + (sum_l + p_l);
-  return result;
-}
-
-/* 2^(z + z_l): n = round(z), r = (z - n) + z_l (z - n exact) with what
- * that sum lost; e^(r ln2) with r ln2 = t + t_l (ln 2 in two parts),
- * 1 + t + t^2 P(t) + t_l (1 + t), P exp's table; 2^n in two halves.
- * z is clamped to [-1100, 1100] (0 and inf beyond), a NaN z to 0 (the
- * caller's select returns NaN). */
-static double pow_exp2_f64(double z, double z_l) {
-  int out = !(abs_f64(z) <= 1100.0);
-  double zc = select_f64(out, select_f64(z > 0.0, 1100.0, -1100.0), z);
-  zc = select_f64(is_nan_f64(z), 0.0, zc);
-  double zl = select_f64(out | is_nan_f64(z), 0.0, z_l);
-  double n = (zc + MATHREF_ROUND_SHIFTER_F64) - MATHREF_ROUND_SHIFTER_F64;
-  double head = zc - n;
-  double r = head + zl;
-  double r_l = (head - r) + zl;
-  double t = r * MATHREF_LN2_F64;
-  double t_l = fma(r, MATHREF_LN2_F64, -t) + (r * MATHREF_LN2_LO_EXACT_F64 + r_l * MATHREF_LN2_F64);
-  double p = polynomial_f64(mathref_exp_f64_table, MATHREF_EXP_F64_COUNT, t);
-  double y = 1.0 + (t + fma(t * t, p, fma(t_l, t, t_l)));
-  int64_t ni = (int64_t)n;
-  int64_t n1 = ni >> 1;
-  return (y * pow2_f64(n1)) * pow2_f64(ni - n1);
-}
-
-/* As mathref_powf: 2^(y log2|x|), then the sign and C99 Annex F's
- * special cases. */
 double mathref_pow(double x, double y) {
-  double ax = abs_f64(x), ay = abs_f64(y);
-  double l_low;
-  double l = pow_log2_f64(ax, &l_low);
-  int edge = (ax == 0.0) | (ax == INFINITY);
-  l = select_f64(ax == 0.0, -INFINITY, select_f64(ax == INFINITY, INFINITY, l));
-  l_low = select_f64(edge, 0.0, l_low);
-  double z = y * l;
-  double z_l = fma(y, l, -z) + y * l_low;
-  double result = pow_exp2_f64(z, select_f64(edge, 0.0, z_l));
-  double ay_rounded = select_f64(ay < 0x1p52, (ay + 0x1p52) - 0x1p52, ay);
-  int y_integer = ay_rounded == ay;
-  int y_odd = y_integer & (int)((int64_t)select_f64(ay < 0x1p53, ay_rounded, 0.0) & 1);
-  int negative_x = (bits_from_f64(x) >> 63) != 0;
-  result = select_f64(negative_x & y_odd, -result, result);
-  int invalid = (x < 0.0) & (x > -INFINITY) & !y_integer;
-  result = select_f64(invalid | is_nan_f64(x) | is_nan_f64(y), quiet_nan_f64(), result);
-  int one = (y == 0.0) | (x == 1.0) | ((ax == 1.0) & (ay == INFINITY));
-  return select_f64(one, 1.0, result);
+  MathTarget t = math_values_target();
+  return math_value_as_f64(math_program_pow(&t, &math_format_f64, math_value_f64(x), math_value_f64(y)));
 }

@@ -130,8 +130,17 @@ static MathVal values_constant(MathTarget *t, MathType type, uint64_t bits) {
   return bits;
 }
 
+static void values_load_row(MathTarget *t, const MathRows *table, MathVal row, MathVal *entries) {
+  (void)t;
+  size_t first = (size_t)(uint32_t)row * (size_t)table->columns;
+  for (int j = 0; j < table->columns; j++) {
+    if (table->type == MATH_F64) entries[j] = math_value_f64(((const double *)table->entries)[first + (size_t)j]);
+    else entries[j] = ((const uint32_t *)table->entries)[first + (size_t)j];
+  }
+}
+
 MathTarget math_values_target(void) {
-  return (MathTarget){.op = values_op, .constant = values_constant};
+  return (MathTarget){.op = values_op, .constant = values_constant, .load_row = values_load_row};
 }
 
 float math_values_run_f32(MathFunction fn, float x) {
