@@ -1,7 +1,7 @@
 /* The inline math functions in the kernel compiler's scalar code: which
- * HLO op is which transcribed mathref_* function (kernel_x86_math_
- * functions.c, kernel_x86_math_trig.c), and the glue from a kernel op's
- * operands to the math builder's slots and back.
+ * HLO op is which math program (kernel_x86_math_program.c runs the
+ * algorithms of src/ir/kernel/math_algorithms*.c), and the glue from a
+ * kernel op's operands to the math builder's slots and back.
  *
  * Every function is computed the same way at every ISA level: where the
  * CPU lacks FMA (the sse4 level), the builder emulates each fused
@@ -59,7 +59,7 @@ bool kernel_x86_is_math(Opcode op) {
   return false;
 }
 
-/* The f32 functions whose transcriptions use only f32 and i32 operations,
+/* The f32 functions whose programs use only f32 and i32 operations,
  * which the math builder's vector mode has (kernel_x86_math_lanes.c). */
 static const Opcode lane_functions[] = {
     OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_TANH, OP_LOGISTIC, OP_ERF, OP_CBRT,
@@ -67,7 +67,8 @@ static const Opcode lane_functions[] = {
 };
 
 /* sin, cos and tan are among them: their Payne-Hanek reduction runs lane
- * by lane, and only when some lane is past the Cody-Waite range. */
+ * by lane (lane_by_lane), and only when some lane is past the Cody-Waite
+ * range (skip_if_all). */
 bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op) {
   (void)x;
   for (size_t f = 0; f < sizeof lane_functions / sizeof lane_functions[0]; f++)

@@ -1,9 +1,9 @@
 /* A small builder for the math functions' scalar code: each value of a
- * transcribed mathref_* function is an 8-byte stack slot of the kernel's
- * math area, and each builder call emits the few instructions of one C
- * operation (load into a scratch register, operate, store). So a
- * transcription reads line for line like its C definition in
- * src/ir/kernel/math_reference.c, and computes the same bits.
+ * math program (src/ir/kernel/math_algorithms*.c, run by the x86 target
+ * in kernel_x86_math_program.c) is an 8-byte stack slot of the kernel's
+ * math area, and each builder call emits the few instructions of one
+ * primitive (load into a scratch register, operate, store), so that it
+ * computes the bits of the C values target.
  *
  * Types live in the caller's head, as in the C: f32 and i32 values use a
  * slot's low 4 bytes, f64 and u64 values all 8; a reinterpretation of bits
@@ -238,14 +238,11 @@ MathValue math_acosh_f32(MathBuilder *b, MathValue x);
 MathValue math_acosh_f64(MathBuilder *b, MathValue x);
 MathValue math_atanh_f32(MathBuilder *b, MathValue x);
 MathValue math_atanh_f64(MathBuilder *b, MathValue x);
-
-/* kernel_x86_math_trig.c and kernel_x86_math_trig_f64.c: still
- * transcribed from their mathref_* C */
 MathValue math_sin_f32(MathBuilder *b, MathValue x);
-MathValue math_cos_f32(MathBuilder *b, MathValue x);
-MathValue math_tan_f32(MathBuilder *b, MathValue x);
 MathValue math_sin_f64(MathBuilder *b, MathValue x);
+MathValue math_cos_f32(MathBuilder *b, MathValue x);
 MathValue math_cos_f64(MathBuilder *b, MathValue x);
+MathValue math_tan_f32(MathBuilder *b, MathValue x);
 MathValue math_tan_f64(MathBuilder *b, MathValue x);
 
 #endif

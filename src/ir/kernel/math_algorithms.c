@@ -107,9 +107,9 @@ MathVal mp_int(MathTarget *t, MathType integer, int64_t c) {
   return t->constant(t, integer, bits);
 }
 
-static int scope_begin(MathTarget *t) { return t->scope_begin ? t->scope_begin(t) : 0; }
+int mp_scope_begin(MathTarget *t) { return t->scope_begin ? t->scope_begin(t) : 0; }
 
-static MathVal scope_end(MathTarget *t, int scope, MathVal result) {
+MathVal mp_scope_end(MathTarget *t, int scope, MathVal result) {
   return t->scope_end ? t->scope_end(t, scope, result) : result;
 }
 
@@ -118,7 +118,7 @@ static MathVal scope_end(MathTarget *t, int scope, MathVal result) {
 static double table_entry(const MathTable *table, int k) { return table->f32 ? table->f32[k] : table->f64[k]; }
 
 /* Horner's rule, one fma per coefficient: c[0] + c[1] v + ... */
-static MathVal polynomial(MathTarget *t, MathType real, const MathTable *table, MathVal v) {
+MathVal mp_polynomial(MathTarget *t, MathType real, const MathTable *table, MathVal v) {
   MathVal p = mp_real(t, real, table_entry(table, table->count - 1));
   for (int k = table->count - 2; k >= 0; k--) {
     MathVal ck = mp_real(t, real, table_entry(table, k));
@@ -145,7 +145,7 @@ static MathVal power_of_two(MathTarget *t, const MathFormat *f, MathVal n) {
 }
 
 /* The last step of every function: a NaN x returns x + x (quieted). */
-static MathVal nan_passed(MathTarget *t, MathType real, MathVal x, MathVal y) {
+MathVal mp_nan_passed(MathTarget *t, MathType real, MathVal x, MathVal y) {
   MathVal nan = mp_unary(t, MATH_IS_NAN, real, x);
   MathVal quieted = mp_binary(t, MATH_ADD, real, x, x);
   return mp_select(t, real, nan, quieted, y);
@@ -179,11 +179,11 @@ static MathVal exp_reduce(MathTarget *t, const MathFormat *f, MathVal x, MathVal
  * each a normal power of two, so that a subnormal result is rounded once,
  * by the last multiply. */
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal n;
   MathVal r = exp_reduce(t, f, clamp(t, real, x, f->exp_low, f->exp_high), &n);
-  MathVal poly = polynomial(t, real, &f->exp_table, r);
+  MathVal poly = mp_polynomial(t, real, &f->exp_table, r);
   MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
   MathVal one = mp_real(t, real, 1.0);
   MathVal p = mp_binary(t, MATH_ADD, real, one, mp_op(t, MATH_FMA, real, r2, poly, r));
@@ -193,7 +193,7 @@ MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal scale1 = power_of_two(t, f, n1);
   MathVal scale2 = power_of_two(t, f, n2);
   MathVal y = mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, p, scale1), scale2);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- expm1 ---- */
@@ -206,7 +206,7 @@ static MathVal expm1_reduced(MathTarget *t, const MathFormat *f, MathVal x, Math
   MathType real = f->real;
   if (!f->expm1_keeps_lost) {
     MathVal r = exp_reduce(t, f, x, n);
-    MathVal poly = polynomial(t, real, &f->expm1_table, r);
+    MathVal poly = mp_polynomial(t, real, &f->expm1_table, r);
     MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
     return mp_op(t, MATH_FMA, real, r2, poly, r);
   }
@@ -217,7 +217,7 @@ static MathVal expm1_reduced(MathTarget *t, const MathFormat *f, MathVal x, Math
   MathVal lo = mp_binary(t, MATH_MUL, real, *n, minus_ln2_lo);
   MathVal r = mp_binary(t, MATH_ADD, real, r_exact, lo);
   MathVal r_lost = mp_binary(t, MATH_ADD, real, mp_binary(t, MATH_SUB, real, r_exact, r), lo);
-  MathVal poly = polynomial(t, real, &f->expm1_table, r);
+  MathVal poly = mp_polynomial(t, real, &f->expm1_table, r);
   MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
   MathVal lost_part = mp_op(t, MATH_FMA, real, r_lost, r, r_lost);
   return mp_binary(t, MATH_ADD, real, r, mp_op(t, MATH_FMA, real, r2, poly, lost_part));
@@ -228,7 +228,7 @@ static MathVal expm1_reduced(MathTarget *t, const MathFormat *f, MathVal x, Math
  * is exact for the n where cancellation could hurt. n = 0 returns q
  * itself; tiny |x| returns x (keeps -0). */
 MathVal math_program_expm1(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal n;
   MathVal q = expm1_reduced(t, f, clamp(t, real, x, f->expm1_low, f->exp_high), &n);
@@ -242,7 +242,7 @@ MathVal math_program_expm1(MathTarget *t, const MathFormat *f, MathVal x) {
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, n, zero), q, y);
   MathVal tiny = mp_real(t, real, f->expm1_tiny);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, mp_unary(t, MATH_ABS, real, x), tiny), x, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- log, log1p ---- */
@@ -269,7 +269,7 @@ static MathVal log_combine(MathTarget *t, const MathFormat *f, MathVal e, MathVa
   MathType real = f->real;
   MathVal ef = mp_unary(t, MATH_TO_FLOAT, f->integer, e);
   if (!f->log_atanh_form) {
-    MathVal p = polynomial(t, real, &f->log_table, m1);
+    MathVal p = mp_polynomial(t, real, &f->log_table, m1);
     MathVal ln2_lo = mp_real(t, real, f->ln2_lo);
     MathVal low = mp_op(t, MATH_FMA, real, ef, ln2_lo, extra);
     MathVal m1_squared = mp_binary(t, MATH_MUL, real, m1, m1);
@@ -280,7 +280,7 @@ static MathVal log_combine(MathTarget *t, const MathFormat *f, MathVal e, MathVa
   MathVal two = mp_real(t, real, 2.0);
   MathVal s = mp_binary(t, MATH_DIV, real, m1, mp_binary(t, MATH_ADD, real, two, m1));
   MathVal z = mp_binary(t, MATH_MUL, real, s, s);
-  MathVal r = mp_binary(t, MATH_MUL, real, z, polynomial(t, real, &f->log_table, z));
+  MathVal r = mp_binary(t, MATH_MUL, real, z, mp_polynomial(t, real, &f->log_table, z));
   MathVal half = mp_real(t, real, 0.5);
   MathVal hfsq = mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, half, m1), m1);
   MathVal ln2_lo = mp_real(t, real, f->ln2_lo);
@@ -292,19 +292,19 @@ static MathVal log_combine(MathTarget *t, const MathFormat *f, MathVal e, MathVa
 }
 
 /* mask ? c : y, c a constant */
-static MathVal select_constant(MathTarget *t, MathType type, MathVal mask, double c, MathVal y) {
+MathVal mp_select_constant(MathTarget *t, MathType type, MathVal mask, double c, MathVal y) {
   MathVal constant = mp_real(t, type, c);
   return mp_select(t, type, mask, constant, y);
 }
 
-static MathVal quiet_nan(MathTarget *t, const MathFormat *f) {
+MathVal mp_quiet_nan(MathTarget *t, const MathFormat *f) {
   int64_t bits = f->real == MATH_F32 ? 0x7fc00000 : (int64_t)UINT64_C(0x7ff8000000000000);
   return mp_unary(t, MATH_FROM_BITS, f->integer, mp_int(t, f->integer, bits));
 }
 
 /* log(x) = e ln2 + log(m); a subnormal x is first scaled up to a normal. */
 MathVal math_program_log(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal limit = mp_real(t, real, f->subnormal_limit);
   MathVal subnormal = mp_binary(t, MATH_LESS, real, x, limit);
@@ -318,17 +318,17 @@ MathVal math_program_log(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal y = log_combine(t, f, e, m1, zero);
   MathVal infinity = mp_real(t, real, (double)INFINITY);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, infinity), x, y);
-  y = select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), -(double)INFINITY, y);
-  MathVal nan = quiet_nan(t, f);
+  y = mp_select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), -(double)INFINITY, y);
+  MathVal nan = mp_quiet_nan(t, f);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, zero), nan, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* log1p(x) = log(u) + log(1 + c) with u = 1 + x rounded and
  * c = (x - (u - 1)) / u the part of x that the rounding lost; log(1 + c)
  * is c to the precision needed. Tiny |x| returns x. */
 MathVal math_program_log1p(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal one = mp_real(t, real, 1.0);
   MathVal u = mp_binary(t, MATH_ADD, real, one, x);
@@ -342,10 +342,10 @@ MathVal math_program_log1p(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal infinity = mp_real(t, real, (double)INFINITY);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, infinity), x, y);
   MathVal minus_one = mp_real(t, real, -1.0);
-  y = select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, minus_one), -(double)INFINITY, y);
-  MathVal nan = quiet_nan(t, f);
+  y = mp_select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, minus_one), -(double)INFINITY, y);
+  MathVal nan = mp_quiet_nan(t, f);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, minus_one), nan, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- logistic, tanh ---- */
@@ -356,7 +356,7 @@ MathVal math_program_log1p(MathTarget *t, const MathFormat *f, MathVal x) {
  * one correction step against 1 + e held exactly in two floats: without
  * it the rounding of 1 + e and of the division add up to 2 ulp. */
 MathVal math_program_logistic(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal e = math_program_exp(t, f, mp_unary(t, MATH_NEGATE, real, mp_unary(t, MATH_ABS, real, x)));
   MathVal zero = mp_real(t, real, 0.0), one = mp_real(t, real, 1.0);
@@ -368,19 +368,19 @@ MathVal math_program_logistic(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal product_error = mp_op(t, MATH_FMA, real, minus_y, sum, numerator);
   MathVal residual = mp_binary(t, MATH_SUB, real, product_error, mp_binary(t, MATH_MUL, real, y, sum_lost));
   MathVal correction = mp_binary(t, MATH_DIV, real, residual, sum);
-  return scope_end(t, scope, mp_binary(t, MATH_ADD, real, y, correction));
+  return mp_scope_end(t, scope, mp_binary(t, MATH_ADD, real, y, correction));
 }
 
 /* f32: near 0, x + x^3 T(x^2). Elsewhere 1 - 2 / (e^(2|x|) + 1), whose
  * subtraction cannot cancel because the result is at least 1/2 there;
  * |x| is clamped to 9.5, past which tanh rounds to 1. */
 static MathVal tanh_f32(MathTarget *t, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   const MathType real = MATH_F32;
   static const MathTable tanh_table = {.f32 = mathref_tanh_table, .count = MATHREF_TANH_COUNT};
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal z = mp_binary(t, MATH_MUL, real, x, x);
-  MathVal poly = polynomial(t, real, &tanh_table, z);
+  MathVal poly = mp_polynomial(t, real, &tanh_table, z);
   MathVal small = mp_op(t, MATH_FMA, real, x, mp_binary(t, MATH_MUL, real, z, poly), x);
   MathVal two = mp_real(t, real, 2.0), limit = mp_real(t, real, 9.5);
   MathVal doubled = mp_binary(t, MATH_MUL, real, two, mp_binary(t, MATH_MIN, real, ax, limit));
@@ -392,13 +392,13 @@ static MathVal tanh_f32(MathTarget *t, MathVal x) {
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, switch_point), small, large);
   MathVal zero = mp_real(t, real, 0.0);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), x, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* f64: -t / (t + 2) with t = e^(-2|x|) - 1 below 1, 1 - 2 / (t + 2) with
  * t = e^(2|x|) - 1 above (|x| clamped to 22, past which tanh rounds to 1). */
 static MathVal tanh_f64(MathTarget *t, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   const MathType real = MATH_F64;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal minus_two = mp_real(t, real, -2.0), two = mp_real(t, real, 2.0);
@@ -415,7 +415,7 @@ static MathVal tanh_f64(MathTarget *t, MathVal x) {
   MathVal zero = mp_real(t, real, 0.0);
   MathVal signed_y = mp_binary(t, MATH_COPYSIGN, real, y, x);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), x, signed_y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- compositions: the other float unary ops of HLO ---- */
@@ -438,7 +438,7 @@ static MathVal half_square_of_exp_half(MathTarget *t, const MathFormat *f, MathV
 /* Below the limit, sinh from t = expm1|x|: (t + t / (t + 1)) / 2, which
  * keeps the digits of small x. Sign restored. */
 MathVal math_program_sinh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->hyperbolic_limit);
@@ -448,12 +448,12 @@ MathVal math_program_sinh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = mp_binary(t, MATH_MUL, real, half, mp_binary(t, MATH_ADD, real, e, quotient));
   MathVal large = half_square_of_exp_half(t, f, ax);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, limit), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
 }
 
 /* Below the limit, cosh from e = e^|x|: e/2 + 1/(2e). */
 MathVal math_program_cosh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->hyperbolic_limit);
@@ -463,7 +463,7 @@ MathVal math_program_cosh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = mp_binary(t, MATH_ADD, real, half_e, mp_binary(t, MATH_DIV, real, half, e));
   MathVal large = half_square_of_exp_half(t, f, ax);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, limit), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* log x + ln 2: asinh and acosh past the limit. */
@@ -475,7 +475,7 @@ static MathVal log_twice(MathTarget *t, const MathFormat *f, MathVal x) {
 /* asinh |x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), the form without
  * cancellation; sign restored. */
 MathVal math_program_asinh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->inverse_hyperbolic_limit);
@@ -488,13 +488,13 @@ MathVal math_program_asinh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = math_program_log1p(t, f, argument);
   MathVal large = log_twice(t, f, ax);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, limit), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
 }
 
 /* acosh x = log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact for x >= 1).
  * Below 1: NaN. */
 MathVal math_program_acosh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal limit = mp_real(t, real, f->inverse_hyperbolic_limit);
   MathVal one = mp_real(t, real, 1.0), two = mp_real(t, real, 2.0);
@@ -504,16 +504,16 @@ MathVal math_program_acosh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = math_program_log1p(t, f, argument);
   MathVal large = log_twice(t, f, x);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, limit), small, large);
-  MathVal nan = quiet_nan(t, f);
+  MathVal nan = mp_quiet_nan(t, f);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, one), nan, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* atanh |x| = log1p(2|x| / (1 - |x|)) / 2; for |x| < 1/2 written
  * log1p(2|x| + 2|x| |x| / (1 - |x|)) / 2 so that the quotient's rounding
  * touches only the smaller part. ±1 gives ±inf, |x| > 1 NaN. */
 MathVal math_program_atanh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal twice = mp_binary(t, MATH_ADD, real, ax, ax);
@@ -524,7 +524,7 @@ MathVal math_program_atanh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal half = mp_real(t, real, 0.5);
   MathVal u = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, half), small, large);
   MathVal y = mp_binary(t, MATH_MUL, real, half, math_program_log1p(t, f, u));
-  return scope_end(t, scope, nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
 }
 
 /* ---- atan2, atan, asin, acos ---- */
@@ -575,7 +575,7 @@ static MathVal atan_argument(MathTarget *t, const MathFormat *f, MathVal little,
  * atan_argument says (m = 1); pi/2 - a when |y| > |x| (m = 2 - m, s = -s);
  * pi - a when x is negative (m = 4 - m, s = -s). */
 MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal ax = mp_unary(t, MATH_ABS, real, x), ay = mp_unary(t, MATH_ABS, real, y);
   MathVal little = mp_binary(t, MATH_MIN, real, ax, ay);
@@ -583,7 +583,7 @@ MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVa
   MathVal fold, t_lo;
   MathVal a = atan_argument(t, f, little, big, &fold, &t_lo);
   MathVal z = mp_binary(t, MATH_MUL, real, a, a);
-  MathVal p = polynomial(t, real, &f->atan_table, z);
+  MathVal p = mp_polynomial(t, real, &f->atan_table, z);
   MathVal minus_t_lo = mp_unary(t, MATH_NEGATE, real, t_lo);
   MathVal lo_part = mp_op(t, MATH_FMA, real, minus_t_lo, z, t_lo);
   MathVal w = mp_op(t, MATH_FMA, real, a, mp_binary(t, MATH_MUL, real, z, p), lo_part);
@@ -611,7 +611,7 @@ MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVa
   MathVal x_nan = mp_unary(t, MATH_IS_NAN, real, x);
   MathVal any_nan = mp_binary(t, MATH_OR, MATH_MASK, x_nan, mp_unary(t, MATH_IS_NAN, real, y));
   MathVal sum = mp_binary(t, MATH_ADD, real, x, y);
-  return scope_end(t, scope, mp_select(t, real, any_nan, sum, result));
+  return mp_scope_end(t, scope, mp_select(t, real, any_nan, sum, result));
 }
 
 /* atan x = atan2(x, 1). */
@@ -657,12 +657,12 @@ static MathVal cbrt_newton(MathTarget *t, MathType real, MathVal g, MathVal a) {
  * cbrt m times cbrt(2^k) from the table. */
 static MathVal cbrt_guess_f32(MathTarget *t, MathVal m, MathVal k) {
   static const MathTable guess_table = {.f32 = mathref_cbrt_table, .count = MATHREF_CBRT_GUESS_COUNT};
-  MathVal g = polynomial(t, MATH_F32, &guess_table, m);
+  MathVal g = mp_polynomial(t, MATH_F32, &guess_table, m);
   MathVal one = mp_real(t, MATH_F32, 1.0);
   MathVal k_is_2 = mp_binary(t, MATH_EQUAL, MATH_I32, k, mp_int(t, MATH_I32, 2));
-  MathVal scale = select_constant(t, MATH_F32, k_is_2, mathref_cbrt_table[6], one);
+  MathVal scale = mp_select_constant(t, MATH_F32, k_is_2, mathref_cbrt_table[6], one);
   MathVal k_is_1 = mp_binary(t, MATH_EQUAL, MATH_I32, k, mp_int(t, MATH_I32, 1));
-  scale = select_constant(t, MATH_F32, k_is_1, mathref_cbrt_table[5], scale);
+  scale = mp_select_constant(t, MATH_F32, k_is_1, mathref_cbrt_table[5], scale);
   return mp_binary(t, MATH_MUL, MATH_F32, g, scale);
 }
 
@@ -670,7 +670,7 @@ static MathVal cbrt_guess_f32(MathTarget *t, MathVal m, MathVal k) {
  * by a multiply and a shift; cbrt |x| = 2^q cbrt(2^k m): a guess, then
  * Newton steps; sign restored; 0, inf and NaN return x + x. */
 MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->subnormal_limit);
@@ -708,7 +708,7 @@ MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal special = mp_binary(t, MATH_OR, MATH_MASK, ax_zero, mp_binary(t, MATH_EQUAL, real, ax, infinity));
   special = mp_binary(t, MATH_OR, MATH_MASK, special, mp_unary(t, MATH_IS_NAN, real, x));
   MathVal doubled = mp_binary(t, MATH_ADD, real, x, x);
-  return scope_end(t, scope, mp_select(t, real, special, doubled, y));
+  return mp_scope_end(t, scope, mp_select(t, real, special, doubled, y));
 }
 
 /* ---- erf ---- */
@@ -722,19 +722,19 @@ static MathVal erf_f32(MathTarget *t, MathVal x) {
   static const MathTable small_table = {.f32 = mathref_erf_table, .count = MATHREF_ERF_SMALL_COUNT};
   static const MathTable large_table = {.f32 = mathref_erf_table + MATHREF_ERF_SMALL_COUNT,
                                         .count = MATHREF_ERF_COUNT - MATHREF_ERF_SMALL_COUNT};
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = MATH_F32;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal one = mp_real(t, real, 1.0);
-  MathVal poly_small = polynomial(t, real, &small_table, mp_binary(t, MATH_MUL, real, x, x));
+  MathVal poly_small = mp_polynomial(t, real, &small_table, mp_binary(t, MATH_MUL, real, x, x));
   MathVal small = mp_op(t, MATH_FMA, real, x, poly_small, x);
   MathVal four = mp_real(t, real, 4.0);
   MathVal clamped = mp_binary(t, MATH_MIN, real, ax, four);
-  MathVal exponent = polynomial(t, real, &large_table, mp_binary(t, MATH_SUB, real, clamped, one));
+  MathVal exponent = mp_polynomial(t, real, &large_table, mp_binary(t, MATH_SUB, real, clamped, one));
   MathVal erfc = math_program_exp(t, &math_format_f32, exponent);
   MathVal large = mp_binary(t, MATH_COPYSIGN, real, mp_binary(t, MATH_SUB, real, one, erfc), x);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, one), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* erfc from 1 to 6, row k its Taylor polynomial around 1.25 + k/2. */
@@ -756,7 +756,7 @@ static MathVal erf_small_f64(MathTarget *t, MathVal x, MathVal ax) {
   static const MathTable series = {.f64 = mathref_erf_small_f64_table, .count = MATHREF_ERF_SMALL_F64_COUNT};
   MathType real = MATH_F64;
   MathVal z = mp_binary(t, MATH_MUL, real, x, x);
-  MathVal w = mp_binary(t, MATH_MUL, real, z, polynomial(t, real, &series, z));
+  MathVal w = mp_binary(t, MATH_MUL, real, z, mp_polynomial(t, real, &series, z));
   MathVal tiny = mp_binary(t, MATH_LESS, real, ax, mp_real(t, real, 0x1p-900));
   MathVal up = mp_real(t, real, 0x1p64);
   MathVal xs = mp_select(t, real, tiny, mp_binary(t, MATH_MUL, real, x, up), x);
@@ -771,7 +771,7 @@ static MathVal erf_small_f64(MathTarget *t, MathVal x, MathVal ax) {
 /* f64: from 1 on 1 - erfc (row k = floor(2 (t - 1)), h the distance to
  * its center, exact); from 6 on erf rounds to 1. */
 static MathVal erf_f64(MathTarget *t, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = MATH_F64, integer = MATH_I64;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal small = erf_small_f64(t, x, ax);
@@ -791,7 +791,7 @@ static MathVal erf_f64(MathTarget *t, MathVal x) {
   for (int j = MATHREF_ERFC_F64_COUNT - 2; j >= 0; j--) erfc = mp_op(t, MATH_FMA, real, erfc, h, row[j]);
   MathVal large = mp_binary(t, MATH_COPYSIGN, real, mp_binary(t, MATH_SUB, real, one, erfc), x);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, one), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 MathVal math_program_erf(MathTarget *t, const MathFormat *f, MathVal x) {
@@ -801,7 +801,7 @@ MathVal math_program_erf(MathTarget *t, const MathFormat *f, MathVal x) {
 /* ---- pow ---- */
 
 /* a + b = s + *e exactly (Knuth's two-sum). */
-static MathVal two_sum(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal *e) {
+MathVal mp_two_sum(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal *e) {
   MathVal s = mp_binary(t, MATH_ADD, real, a, b);
   MathVal back = mp_binary(t, MATH_SUB, real, s, a);
   MathVal a_part = mp_binary(t, MATH_SUB, real, a, mp_binary(t, MATH_SUB, real, s, back));
@@ -810,7 +810,7 @@ static MathVal two_sum(MathTarget *t, MathType real, MathVal a, MathVal b, MathV
 }
 
 /* a b - p exactly, p = a b rounded: one fma. */
-static MathVal product_error(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal p) {
+MathVal mp_product_error(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal p) {
   return mp_op(t, MATH_FMA, real, a, b, mp_unary(t, MATH_NEGATE, real, p));
 }
 
@@ -831,7 +831,7 @@ static MathVal pow_log2_f32(MathTarget *t, MathVal ax) {
   MathVal two = mp_real(t, MATH_F64, 2.0);
   MathVal s = mp_binary(t, MATH_DIV, MATH_F64, m1, mp_binary(t, MATH_ADD, MATH_F64, two, m1));
   MathVal s2 = mp_binary(t, MATH_MUL, MATH_F64, s, s);
-  MathVal poly = polynomial(t, MATH_F64, &log_table, s2);
+  MathVal poly = mp_polynomial(t, MATH_F64, &log_table, s2);
   MathVal twice = mp_binary(t, MATH_MUL, MATH_F64, two, s);
   MathVal log1p_m1 = mp_binary(t, MATH_ADD, MATH_F64, twice, mp_binary(t, MATH_MUL, MATH_F64, mp_binary(t, MATH_MUL, MATH_F64, s, s2), poly));
   /* e is exact in f32 (|e| < 2^8), so in f64 through it */
@@ -852,11 +852,11 @@ static MathVal pow_exp2_f32(MathTarget *t, MathVal z) {
   MathVal low = mp_real(t, real, -160.0), high = mp_real(t, real, 130.0);
   MathVal zc = mp_select(t, real, mp_binary(t, MATH_LESS, real, high, z), high, z);
   zc = mp_select(t, real, mp_binary(t, MATH_LESS, real, z, low), low, zc);
-  zc = select_constant(t, real, mp_unary(t, MATH_IS_NAN, real, z), 0.0, zc);
+  zc = mp_select_constant(t, real, mp_unary(t, MATH_IS_NAN, real, z), 0.0, zc);
   MathVal shifter = mp_real(t, real, MATHREF_ROUND_SHIFTER_F64);
   MathVal n = mp_binary(t, MATH_SUB, real, mp_binary(t, MATH_ADD, real, zc, shifter), shifter);
   MathVal r = mp_binary(t, MATH_SUB, real, zc, n);
-  MathVal p = polynomial(t, real, &exp2_table, r);
+  MathVal p = mp_polynomial(t, real, &exp2_table, r);
   MathVal scale = power_of_two(t, &math_format_f64, mp_unary(t, MATH_TO_INT, real, n));
   return mp_unary(t, MATH_NARROW, real, mp_binary(t, MATH_MUL, real, p, scale));
 }
@@ -877,19 +877,19 @@ static MathVal pow_log_m_f64(MathTarget *t, MathVal m1, MathVal *low) {
   MathVal remainder = mp_op(t, MATH_FMA, real, minus_s, den, m1);
   MathVal s_l = mp_binary(t, MATH_DIV, real, mp_binary(t, MATH_SUB, real, remainder, mp_binary(t, MATH_MUL, real, s, den_l)), den);
   MathVal s2 = mp_binary(t, MATH_MUL, real, s, s);
-  MathVal s2_l = product_error(t, real, s, s, s2);
+  MathVal s2_l = mp_product_error(t, real, s, s, s2);
   MathVal s3 = mp_binary(t, MATH_MUL, real, s2, s);
   MathVal three = mp_real(t, real, 3.0);
   MathVal s2_l_s = mp_binary(t, MATH_MUL, real, s2_l, s);
   MathVal cross = mp_binary(t, MATH_ADD, real, s2_l_s, mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, three, s2), s_l));
-  MathVal s3_l = mp_binary(t, MATH_ADD, real, product_error(t, real, s2, s, s3), cross);
+  MathVal s3_l = mp_binary(t, MATH_ADD, real, mp_product_error(t, real, s2, s, s3), cross);
   MathVal c_hi = mp_real(t, real, MATHREF_TWO_THIRDS_HI_F64), c_lo = mp_real(t, real, MATHREF_TWO_THIRDS_LO_F64);
   MathVal third = mp_binary(t, MATH_MUL, real, s3, c_hi);
   MathVal s3_c_lo = mp_binary(t, MATH_MUL, real, s3, c_lo);
   MathVal third_parts = mp_binary(t, MATH_ADD, real, s3_c_lo, mp_binary(t, MATH_MUL, real, s3_l, c_hi));
-  MathVal third_l = mp_binary(t, MATH_ADD, real, product_error(t, real, s3, c_hi, third), third_parts);
+  MathVal third_l = mp_binary(t, MATH_ADD, real, mp_product_error(t, real, s3, c_hi, third), third_parts);
   MathVal s3_s2 = mp_binary(t, MATH_MUL, real, s3, s2);
-  MathVal rest = mp_binary(t, MATH_MUL, real, s3_s2, polynomial(t, real, &series, s2));
+  MathVal rest = mp_binary(t, MATH_MUL, real, s3_s2, mp_polynomial(t, real, &series, s2));
   MathVal twice = mp_binary(t, MATH_MUL, real, two, s);
   MathVal h = mp_binary(t, MATH_ADD, real, twice, third); /* 2s >= 8 third: Fast2Sum */
   MathVal twice_l = mp_binary(t, MATH_MUL, real, two, s_l);
@@ -919,9 +919,9 @@ static MathVal pow_log2_f64(MathTarget *t, MathVal ax, MathVal *low) {
   MathVal p = mp_binary(t, MATH_MUL, real, h, log2e);
   MathVal h_log2e_lo = mp_binary(t, MATH_MUL, real, h, log2e_lo);
   MathVal p_parts = mp_binary(t, MATH_ADD, real, h_log2e_lo, mp_binary(t, MATH_MUL, real, l, log2e));
-  MathVal p_l = mp_binary(t, MATH_ADD, real, product_error(t, real, h, log2e, p), p_parts);
+  MathVal p_l = mp_binary(t, MATH_ADD, real, mp_product_error(t, real, h, log2e, p), p_parts);
   MathVal sum_l;
-  MathVal sum = two_sum(t, real, mp_unary(t, MATH_TO_FLOAT, integer, e), p, &sum_l);
+  MathVal sum = mp_two_sum(t, real, mp_unary(t, MATH_TO_FLOAT, integer, e), p, &sum_l);
   MathVal tail = mp_binary(t, MATH_ADD, real, sum_l, p_l);
   MathVal result = mp_binary(t, MATH_ADD, real, sum, tail);
   *low = mp_binary(t, MATH_ADD, real, mp_binary(t, MATH_SUB, real, sum, result), tail);
@@ -954,8 +954,8 @@ static MathVal pow_exp2_f64(MathTarget *t, MathVal z, MathVal z_l) {
   MathVal u = mp_binary(t, MATH_MUL, real, r, ln2);
   MathVal r_ln2_lo = mp_binary(t, MATH_MUL, real, r, ln2_lo);
   MathVal u_parts = mp_binary(t, MATH_ADD, real, r_ln2_lo, mp_binary(t, MATH_MUL, real, r_l, ln2));
-  MathVal u_l = mp_binary(t, MATH_ADD, real, product_error(t, real, r, ln2, u), u_parts);
-  MathVal p = polynomial(t, real, &f->exp_table, u);
+  MathVal u_l = mp_binary(t, MATH_ADD, real, mp_product_error(t, real, r, ln2, u), u_parts);
+  MathVal p = mp_polynomial(t, real, &f->exp_table, u);
   MathVal lost_part = mp_op(t, MATH_FMA, real, u_l, u, u_l);
   MathVal inner = mp_op(t, MATH_FMA, real, mp_binary(t, MATH_MUL, real, u, u), p, lost_part);
   MathVal one = mp_real(t, real, 1.0);
@@ -999,7 +999,7 @@ static MathVal pow_special_cases(MathTarget *t, const MathFormat *f, MathVal x, 
   MathVal invalid = mp_binary(t, MATH_AND, MATH_MASK, finite_negative, mp_unary(t, MATH_NOT, MATH_MASK, y_integer));
   invalid = mp_binary(t, MATH_OR, MATH_MASK, invalid, mp_unary(t, MATH_IS_NAN, real, x));
   invalid = mp_binary(t, MATH_OR, MATH_MASK, invalid, mp_unary(t, MATH_IS_NAN, real, y));
-  result = mp_select(t, real, invalid, quiet_nan(t, f), result);
+  result = mp_select(t, real, invalid, mp_quiet_nan(t, f), result);
   MathVal y_zero = mp_binary(t, MATH_EQUAL, real, y, zero);
   MathVal is_one = mp_binary(t, MATH_OR, MATH_MASK, y_zero, mp_binary(t, MATH_EQUAL, real, x, one));
   MathVal ax_one = mp_binary(t, MATH_EQUAL, real, ax, one);
@@ -1012,19 +1012,19 @@ static MathVal pow_special_cases(MathTarget *t, const MathFormat *f, MathVal x, 
  * because y log2|x| needs about 40 correct bits before 2^z is taken; f64
  * carries log2|x| and y log2|x| in two doubles. */
 static MathVal pow_f32(MathTarget *t, MathVal x, MathVal y) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathVal ax = mp_unary(t, MATH_ABS, MATH_F32, x);
   MathVal l2 = pow_log2_f32(t, ax);
   MathVal zero = mp_real(t, MATH_F32, 0.0), infinity = mp_real(t, MATH_F32, (double)INFINITY);
-  l2 = select_constant(t, MATH_F64, mp_binary(t, MATH_EQUAL, MATH_F32, ax, zero), -(double)INFINITY, l2);
-  l2 = select_constant(t, MATH_F64, mp_binary(t, MATH_EQUAL, MATH_F32, ax, infinity), (double)INFINITY, l2);
+  l2 = mp_select_constant(t, MATH_F64, mp_binary(t, MATH_EQUAL, MATH_F32, ax, zero), -(double)INFINITY, l2);
+  l2 = mp_select_constant(t, MATH_F64, mp_binary(t, MATH_EQUAL, MATH_F32, ax, infinity), (double)INFINITY, l2);
   MathVal z = mp_binary(t, MATH_MUL, MATH_F64, mp_unary(t, MATH_WIDEN, MATH_F32, y), l2);
   MathVal result = pow_exp2_f32(t, z);
-  return scope_end(t, scope, pow_special_cases(t, &math_format_f32, x, y, result));
+  return mp_scope_end(t, scope, pow_special_cases(t, &math_format_f32, x, y, result));
 }
 
 static MathVal pow_f64(MathTarget *t, MathVal x, MathVal y) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = MATH_F64;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal l_low;
@@ -1033,13 +1033,13 @@ static MathVal pow_f64(MathTarget *t, MathVal x, MathVal y) {
   MathVal ax_zero = mp_binary(t, MATH_EQUAL, real, ax, zero), ax_infinite = mp_binary(t, MATH_EQUAL, real, ax, infinity);
   MathVal edge = mp_binary(t, MATH_OR, MATH_MASK, ax_zero, ax_infinite);
   l = mp_select(t, real, ax_infinite, infinity, l);
-  l = select_constant(t, real, ax_zero, -(double)INFINITY, l);
+  l = mp_select_constant(t, real, ax_zero, -(double)INFINITY, l);
   l_low = mp_select(t, real, edge, zero, l_low);
   MathVal z = mp_binary(t, MATH_MUL, real, y, l);
-  MathVal z_error = product_error(t, real, y, l, z);
+  MathVal z_error = mp_product_error(t, real, y, l, z);
   MathVal z_l = mp_binary(t, MATH_ADD, real, z_error, mp_binary(t, MATH_MUL, real, y, l_low));
   MathVal result = pow_exp2_f64(t, z, mp_select(t, real, edge, zero, z_l));
-  return scope_end(t, scope, pow_special_cases(t, &math_format_f64, x, y, result));
+  return mp_scope_end(t, scope, pow_special_cases(t, &math_format_f64, x, y, result));
 }
 
 MathVal math_program_pow(MathTarget *t, const MathFormat *f, MathVal x, MathVal y) {
