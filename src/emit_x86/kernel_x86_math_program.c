@@ -143,7 +143,8 @@ static void x86_load_row(MathTarget *t, const MathRows *table, MathVal row, Math
   x86_emit(cb, X86_JMP, x86_rel(over));
   x86_label_bind(cb, data);
   int stride = table->stride ? table->stride : table->columns;
-  x86_emit_bytes(cb, table->entries, ((size_t)(table->rows - 1) * (size_t)stride + (size_t)table->columns) * (size_t)size);
+  x86_emit_bytes(cb, table->entries,
+                 ((size_t)(table->rows - 1) * (size_t)stride + (size_t)table->columns) * (size_t)size);
   x86_label_bind(cb, over);
   x86_emit(cb, X86_LEA, x86_reg(X86_RDX), x86_mem_label(8, data));
   x86_emit(cb, X86_IMUL, x86_reg(X86_EAX), math_slot_operand(b, (MathValue)row, 4), x86_imm(size * stride));

@@ -92,7 +92,8 @@ static const MathRows two_over_pi_windows = {
  * row; the caller's select drops what it gives. */
 static MathVal payne_hanek_f32(MathTarget *t, MathVal bits) {
   MathVal exponent_mask = mp_int(t, MATH_I32, 0xff);
-  MathVal exponent = mp_binary(t, MATH_AND, MATH_I32, mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, MATH_I32, bits, 23), exponent_mask);
+  MathVal exponent =
+      mp_binary(t, MATH_AND, MATH_I32, mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, MATH_I32, bits, 23), exponent_mask);
   MathVal row = mp_binary(t, MATH_SUB, MATH_I32, exponent, mp_int(t, MATH_I32, 149));
   MathVal first = mp_int(t, MATH_I32, 0), last = mp_int(t, MATH_I32, 105);
   MathVal below_last = mp_select(t, MATH_I32, mp_binary(t, MATH_LESS, MATH_I32, last, row), last, row);
@@ -129,7 +130,8 @@ static void reduce_large_f32(MathTarget *t, const MathVal *inputs, MathVal *outp
       mp_unary(t, MATH_TRUNCATE, MATH_I64, mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, MATH_I64, rounded, 62));
   MathVal biased = mp_binary(t, MATH_AND, MATH_I64, rounded, mp_int(t, MATH_I64, (INT64_C(1) << 62) - 1));
   MathVal bit_one = mp_int(t, MATH_I64, 1);
-  MathVal half_bit = mp_binary(t, MATH_AND, MATH_I64, mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, MATH_I64, biased, 61), bit_one);
+  MathVal half_bit =
+      mp_binary(t, MATH_AND, MATH_I64, mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, MATH_I64, biased, 61), bit_one);
   MathVal f_negative = mp_binary(t, MATH_EQUAL, MATH_I64, half_bit, mp_int(t, MATH_I64, 0));
   MathVal half = mp_int(t, MATH_I64, INT64_C(1) << 61);
   MathVal below = mp_binary(t, MATH_SUB, MATH_I64, half, biased);
@@ -329,7 +331,8 @@ static const MathRows two_over_pi_words = {
 static MathVal payne_hanek_f64(MathTarget *t, MathVal bits, MathVal *r1, MathVal *r0) {
   MathType integer = MATH_I64;
   MathVal exponent_mask = mp_int(t, integer, 0x7ff);
-  MathVal exponent = mp_binary(t, MATH_AND, integer, mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, integer, bits, 52), exponent_mask);
+  MathVal exponent =
+      mp_binary(t, MATH_AND, integer, mp_shift(t, MATH_SHIFT_RIGHT_LOGICAL, integer, bits, 52), exponent_mask);
   MathVal e = mp_binary(t, MATH_SUB, integer, exponent, mp_int(t, integer, 1075));
   /* NaN, inf and the small x read some row; the caller selects */
   MathVal lowest = mp_int(t, integer, -32);

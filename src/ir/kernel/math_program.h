@@ -194,8 +194,9 @@ MathVal math_program_atan(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_asin(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_acos(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_tanh(MathTarget *t, const MathFormat *f, MathVal x); /* one algorithm per width */
-MathVal math_program_erf(MathTarget *t, const MathFormat *f, MathVal x);  /* one algorithm per width */
-MathVal math_program_pow(MathTarget *t, const MathFormat *f, MathVal x, MathVal y); /* one per width */
+/* math_algorithms_erf_pow.c: one algorithm per width */
+MathVal math_program_erf(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_pow(MathTarget *t, const MathFormat *f, MathVal x, MathVal y);
 /* math_algorithms_trig.c: one algorithm per width */
 MathVal math_program_sin(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_cos(MathTarget *t, const MathFormat *f, MathVal x);
@@ -238,5 +239,11 @@ MathVal mp_select_constant(MathTarget *t, MathType type, MathVal mask, double c,
 MathVal mp_quiet_nan(MathTarget *t, const MathFormat *f);
 /* The last step of every function: a NaN x returns x + x (quieted). */
 MathVal mp_nan_passed(MathTarget *t, MathType real, MathVal x, MathVal y);
+/* 2^n for an integer n of the normal exponents, built in the exponent
+ * field */
+MathVal mp_power_of_two(MathTarget *t, const MathFormat *f, MathVal n);
+/* A positive normal x = 2^e m with m in [sqrt(1/2), sqrt(2)): returns
+ * m - 1 (exact) and e, by integer arithmetic on the bits */
+MathVal mp_log_split(MathTarget *t, const MathFormat *f, MathVal x, MathVal *e);
 
 #endif
