@@ -237,13 +237,11 @@ bool ptx_op_needs_math_sequence(Opcode op);
 
 /* ------------------------------------------------------------ ptx_math.c
  * The f32 math functions (exp, expm1, log, log1p, tanh, logistic, erf,
- * sin, cos, tan, atan2, pow, cbrt, rsqrt) as inline PTX, transcribed from
- * src/ir/kernel/math_reference.c. False (nothing emitted) for other ops. */
+ * sin, cos, tan, atan2, pow, cbrt, rsqrt and their compositions) as inline
+ * PTX: the algorithms of src/ir/kernel/math_algorithms*.c on PTX
+ * primitives. False (nothing emitted) for other ops. */
 bool ptx_math_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands);
-
-/* ------------------------------------------------------------ ptx_math_f64.c
- * The same for f64, transcribed from src/ir/kernel/math_reference_f64.c.
- * False (nothing emitted) for the ops it does not have yet. */
+/* The same for f64. */
 bool ptx_math_f64_emit(PtxBuilder *b, Opcode op, PtxReg dst, const PtxReg *operands);
 
 #endif

@@ -115,6 +115,30 @@ static PtxReg float_op(PtxBuilder *b, MathOp op, bool f64, PtxReg a, PtxReg c, P
   }
 }
 
+/* The high 64 bits of x y from 32-bit halves, as the C values do: the
+ * bits of mul.hi.u64, in the instructions the f64 Payne-Hanek was
+ * written in before (and that tests/unit/ptx_interpret.h runs). */
+static PtxReg multiply_high(PtxBuilder *b, PtxReg x, PtxReg y) {
+  const PtxMathType *w = &ptx_math_64;
+  const uint64_t low_half = 0xffffffffu;
+  PtxReg x0 = bits_with_mask(b, w, "and", x, low_half), x1 = shift(b, PTX_S64, "shr", "u64", x, 32);
+  PtxReg y0 = bits_with_mask(b, w, "and", y, low_half), y1 = shift(b, PTX_S64, "shr", "u64", y, 32);
+  PtxReg p00 = ptx_op2(b, PTX_S64, "mul.lo.u64", x0, y0), p01 = ptx_op2(b, PTX_S64, "mul.lo.u64", x0, y1);
+  PtxReg p10 = ptx_op2(b, PTX_S64, "mul.lo.u64", x1, y0), p11 = ptx_op2(b, PTX_S64, "mul.lo.u64", x1, y1);
+  PtxReg p00_high = shift(b, PTX_S64, "shr", "u64", p00, 32);
+  PtxReg p01_low = bits_with_mask(b, w, "and", p01, low_half), p10_low = bits_with_mask(b, w, "and", p10, low_half);
+  PtxReg middle = ptx_op2(b, PTX_S64, "add.s64", ptx_op2(b, PTX_S64, "add.s64", p00_high, p01_low), p10_low);
+  PtxReg p01_high = shift(b, PTX_S64, "shr", "u64", p01, 32), p10_high = shift(b, PTX_S64, "shr", "u64", p10, 32);
+  PtxReg sum = ptx_op2(b, PTX_S64, "add.s64", ptx_op2(b, PTX_S64, "add.s64", p11, p01_high), p10_high);
+  PtxReg middle_high = shift(b, PTX_S64, "shr", "u64", middle, 32);
+  return ptx_op2(b, PTX_S64, "add.s64", sum, middle_high);
+}
+
+/* A shift's count is a .u32 in PTX: a 64-bit count is cut to it. */
+static PtxReg shift_count(PtxBuilder *b, PtxReg count) {
+  return count.cls == PTX_REG_B64 ? ptx_op1(b, PTX_U32, "cvt.u32.u64", count) : count;
+}
+
 static PtxReg integer_op(PtxBuilder *b, MathOp op, bool i64, PtxReg a, MathVal count, PtxReg c) {
   const PtxMathType *w = i64 ? &ptx_math_64 : &ptx_math_32;
   const char *u = i64 ? "u64" : "u32";
@@ -124,6 +148,13 @@ static PtxReg integer_op(PtxBuilder *b, MathOp op, bool i64, PtxReg a, MathVal c
   case MATH_MUL: return instruction(b, w->integer, "mul.lo", w->integer_name, 2, a, c, c);
   case MATH_AND: return instruction(b, w->integer, "and", w->bits_name, 2, a, c, c);
   case MATH_OR: return instruction(b, w->integer, "or", w->bits_name, 2, a, c, c);
+  case MATH_XOR: return instruction(b, w->integer, "xor", w->bits_name, 2, a, c, c);
+  case MATH_LESS_UNSIGNED: return compare(b, "lt", u, a, c);
+  case MATH_MULTIPLY_HIGH: return multiply_high(b, a, c);
+  case MATH_SHIFT_LEFT_BY: return instruction(b, w->integer, "shl", w->bits_name, 2, a, shift_count(b, c), c);
+  case MATH_SHIFT_RIGHT_LOGICAL_BY: return instruction(b, w->integer, "shr", u, 2, a, shift_count(b, c), c);
+  case MATH_EXTEND: return ptx_op1(b, PTX_S64, "cvt.u64.u32", a);
+  case MATH_TRUNCATE: return ptx_op1(b, PTX_S32, "cvt.u32.u64", a);
   case MATH_SHIFT_LEFT: return shift(b, w->integer, "shl", w->bits_name, a, (int)count);
   case MATH_SHIFT_RIGHT: return shift(b, w->integer, "shr", w->integer_name, a, (int)count);
   case MATH_SHIFT_RIGHT_LOGICAL: return shift(b, w->integer, "shr", u, a, (int)count);
@@ -139,6 +170,7 @@ static PtxReg mask_op(PtxBuilder *b, MathOp op, PtxReg a, PtxReg c) {
   switch (op) {
   case MATH_AND: return ptx_op2(b, PTX_PRED, "and.pred", a, c);
   case MATH_OR: return ptx_op2(b, PTX_PRED, "or.pred", a, c);
+  case MATH_XOR: return ptx_op2(b, PTX_PRED, "xor.pred", a, c);
   case MATH_NOT: return ptx_op1(b, PTX_PRED, "not.pred", a);
   default: assert(!"not a mask operation"); return a;
   }
@@ -186,8 +218,56 @@ static MathVal ptx_math_constant(MathTarget *t, MathType type, uint64_t bits) {
   return value_of(d);
 }
 
+/* A table as one .global array of u32 words, written into the module
+ * before the first kernel that reads it: 8-byte entries as aligned u32
+ * pairs, low half first (the device is little-endian), so that ld.u64
+ * reads each and the module's globals stay in the one .u32 form every
+ * reader knows. */
+static void table_declare(PtxBuilder *b, const MathRows *table, int size) {
+  if (b->module.data && strstr(b->module.data, table->symbol)) return;
+  int stride = table->stride ? table->stride : table->columns;
+  int words = ((table->rows - 1) * stride + table->columns) * size / 4;
+  strbuf_printf(&b->module, "// %s\n", table->what);
+  strbuf_printf(&b->module, ".global .align %d .u32 %s[%d] = {", size, table->symbol, words);
+  const unsigned char *bytes = table->entries;
+  for (int i = 0; i < words; i++) {
+    uint32_t word;
+    memcpy(&word, bytes + 4 * (size_t)i, sizeof word);
+    strbuf_printf(&b->module, "%s%s%u", i ? ", " : "", i % 6 ? "" : "\n  ", (unsigned)word);
+  }
+  strbuf_printf(&b->module, "\n};\n\n");
+}
+
+/* Row `row` of the table: its address from the row (an s64 by a
+ * multiply and an add, an s32 by mad.wide), then one ld.global.nc per
+ * entry (the table is read-only for the kernel's life). */
+static void ptx_load_row(MathTarget *t, const MathRows *table, MathVal row, MathVal *entries) {
+  PtxBuilder *b = t->context;
+  bool wide = table->type == MATH_F64 || table->type == MATH_I64;
+  int size = wide ? 8 : 4, row_bytes = size * (table->stride ? table->stride : table->columns);
+  table_declare(b, table, size);
+  PtxReg base = ptx_reg_new(b, PTX_U64);
+  ptx_inst(b, "mov.u64 $r, $s", base, table->symbol);
+  PtxReg index = reg_of(row), at = ptx_reg_new(b, PTX_S64);
+  if (index.cls == PTX_REG_B64) {
+    PtxReg offset = ptx_reg_new(b, PTX_S64);
+    ptx_inst(b, "mul.lo.s64 $r, $r, $d", offset, index, row_bytes);
+    ptx_inst(b, "add.s64 $r, $r, $r", at, base, offset);
+  } else {
+    ptx_inst(b, "mad.wide.s32 $r, $r, $d, $r", at, index, row_bytes, base);
+  }
+  bool real = table->type == MATH_F64 || table->type == MATH_F32;
+  PtxType type = wide ? (real ? PTX_F64 : PTX_S64) : (real ? PTX_F32 : PTX_S32);
+  const char *name = wide ? (real ? "f64" : "u64") : (real ? "f32" : "u32");
+  for (int j = 0; j < table->columns; j++) {
+    PtxReg entry = ptx_reg_new(b, type);
+    ptx_inst(b, "ld.global.nc.$s $r, [$r+$d]", name, entry, at, size * j);
+    entries[j] = value_of(entry);
+  }
+}
+
 static MathTarget ptx_target(PtxBuilder *b) {
-  return (MathTarget){.op = ptx_math_op, .constant = ptx_math_constant, .context = b};
+  return (MathTarget){.op = ptx_math_op, .constant = ptx_math_constant, .load_row = ptx_load_row, .context = b};
 }
 
 /* ---- the algorithms, for ptx_math.c and ptx_math_f64.c ---- */
@@ -238,5 +318,24 @@ PtxReg ptx_math_asin_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_a
 PtxReg ptx_math_asin_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_asin, &math_format_f64, x); }
 PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_acos, &math_format_f32, x); }
 PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_acos, &math_format_f64, x); }
+PtxReg ptx_math_sin_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_sin, &math_format_f32, x); }
+PtxReg ptx_math_sin_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_sin, &math_format_f64, x); }
+PtxReg ptx_math_cos_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_cos, &math_format_f32, x); }
+PtxReg ptx_math_cos_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_cos, &math_format_f64, x); }
+PtxReg ptx_math_tan_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_tan, &math_format_f32, x); }
+PtxReg ptx_math_tan_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_tan, &math_format_f64, x); }
+PtxReg ptx_math_erf_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_erf, &math_format_f32, x); }
+PtxReg ptx_math_erf_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_erf, &math_format_f64, x); }
+
+PtxReg ptx_math_pow_f32(PtxBuilder *b, PtxReg x, PtxReg y) {
+  MathTarget t = ptx_target(b);
+  return reg_of(math_program_pow(&t, &math_format_f32, value_of(x), value_of(y)));
+}
+
+PtxReg ptx_math_pow_f64(PtxBuilder *b, PtxReg x, PtxReg y) {
+  MathTarget t = ptx_target(b);
+  return reg_of(math_program_pow(&t, &math_format_f64, value_of(x), value_of(y)));
+}
+
 PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_cbrt, &math_format_f32, x); }
 PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_cbrt, &math_format_f64, x); }

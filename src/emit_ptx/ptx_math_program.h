@@ -1,6 +1,6 @@
-/* The math algorithms of src/ir/kernel/math_algorithms.c with PTX
+/* The math algorithms of src/ir/kernel/math_algorithms*.c with PTX
  * primitives (ptx_math_program.c): each takes an f32 (f64) register and
- * returns a fresh one. ptx_math.c and ptx_math_f64.c call them. */
+ * returns a fresh one. ptx_math.c calls them. */
 #ifndef AXLE_EMIT_PTX_PTX_MATH_PROGRAM_H
 #define AXLE_EMIT_PTX_PTX_MATH_PROGRAM_H
 
@@ -39,6 +39,16 @@ PtxReg ptx_math_asin_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_asin_f64(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_acos_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_acos_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_sin_f32(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_sin_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_cos_f32(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_cos_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_tan_f32(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_tan_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_erf_f32(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_erf_f64(PtxBuilder *b, PtxReg x);
+PtxReg ptx_math_pow_f32(PtxBuilder *b, PtxReg x, PtxReg y);
+PtxReg ptx_math_pow_f64(PtxBuilder *b, PtxReg x, PtxReg y);
 PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x);
 PtxReg ptx_math_cbrt_f64(PtxBuilder *b, PtxReg x);
 

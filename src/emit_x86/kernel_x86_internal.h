@@ -186,8 +186,9 @@ bool kernel_x86_emit_math_binary(KernelX86 *x, int i, X86Operand left, X86Operan
  * set). */
 bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op);
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into);
-/* The label of the 4 bytes `bits` in the constant pool after the code,
- * and the pool itself (emit_function writes it after the ret). */
+/* kernel_x86_lane_constants.c: the label of the 4 bytes `bits` in the
+ * constant pool after the code, and the pool itself (emit_function
+ * writes it after the ret). */
 X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits);
 void kernel_x86_emit_lane_constants(KernelX86 *x);
 /* Any other math function in the SIMD loop: lane by lane through the

@@ -1,7 +1,7 @@
 /* The inline math functions in the kernel compiler's scalar code: which
- * HLO op is which transcribed mathref_* function (kernel_x86_math_
- * functions.c, kernel_x86_math_trig.c), and the glue from a kernel op's
- * operands to the math builder's slots and back.
+ * HLO op is which math program (kernel_x86_math_program.c runs the
+ * algorithms of src/ir/kernel/math_algorithms*.c), and the glue from a
+ * kernel op's operands to the math builder's slots and back.
  *
  * Every function is computed the same way at every ISA level: where the
  * CPU lacks FMA (the sse4 level), the builder emulates each fused
@@ -59,7 +59,7 @@ bool kernel_x86_is_math(Opcode op) {
   return false;
 }
 
-/* The f32 functions whose transcriptions use only f32 and i32 operations,
+/* The f32 functions whose programs use only f32 and i32 operations,
  * which the math builder's vector mode has (kernel_x86_math_lanes.c). */
 static const Opcode lane_functions[] = {
     OP_EXPONENTIAL, OP_EXPONENTIAL_MINUS_ONE, OP_LOG, OP_LOG_PLUS_ONE, OP_TANH, OP_LOGISTIC, OP_ERF, OP_CBRT,
@@ -67,7 +67,8 @@ static const Opcode lane_functions[] = {
 };
 
 /* sin, cos and tan are among them: their Payne-Hanek reduction runs lane
- * by lane, and only when some lane is past the Cody-Waite range. */
+ * by lane (lane_by_lane), and only when some lane is past the Cody-Waite
+ * range (skip_if_all). */
 bool kernel_x86_math_has_lanes(const KernelX86 *x, Opcode op) {
   (void)x;
   for (size_t f = 0; f < sizeof lane_functions / sizeof lane_functions[0]; f++)
@@ -141,32 +142,6 @@ static bool emit_vector_function(KernelX86 *x, int i, X86Operand left, X86Operan
   if (v < 0) return math_refuse(x, i);
   math_output(&b, v, x86_xmm(into), false);
   return math_builder_end(&b);
-}
-
-X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits) {
-  /* the dry run's labels are the scratch buffer's: never pooled */
-  if (x->math_dry_run) return x86_label_new(x->cb);
-  for (int c = 0; c < x->lane_constant_count; c++)
-    if (x->lane_constants[c] == bits) return x->lane_constant_labels[c];
-  if (x->lane_constant_count == x->lane_constant_capacity) {
-    x->lane_constant_capacity = x->lane_constant_capacity ? 2 * x->lane_constant_capacity : 32;
-    x->lane_constants = mem_realloc(x->lane_constants, (size_t)x->lane_constant_capacity * sizeof *x->lane_constants);
-    x->lane_constant_labels =
-        mem_realloc(x->lane_constant_labels, (size_t)x->lane_constant_capacity * sizeof *x->lane_constant_labels);
-  }
-  x->lane_constants[x->lane_constant_count] = bits;
-  return x->lane_constant_labels[x->lane_constant_count++] = x86_label_new(x->cb);
-}
-
-void kernel_x86_emit_lane_constants(KernelX86 *x) {
-  if (!x->lane_constant_count) return;
-  x86_align(x->cb, 4);
-  x86_listing_note(x->cb, "the vector math's constants");
-  for (int c = 0; c < x->lane_constant_count; c++) {
-    x86_label_bind(x->cb, x->lane_constant_labels[c]);
-    x86_emit_bytes(x->cb, &x->lane_constants[c], 4);
-  }
-  x->lane_constant_count = 0; /* a second function in the buffer makes its own */
 }
 
 /* At avx512 the function's values get registers (MathHomes): a dry run

@@ -498,16 +498,21 @@ MathValue math_multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathV
 
 MathValue math_mul_u64(MathBuilder *b, MathValue a, MathValue c) { return integer_binary(b, X86_IMUL, true, a, c); }
 
-MathValue math_less_u64(MathBuilder *b, MathValue a, MathValue c) {
-  if (b->width) return math_lanes_unsupported(b, "math_less_u64");
+/* A 64-bit comparison, scalar code only: the i32 mask of condition cc. */
+static MathValue compare_u64(MathBuilder *b, MathValue a, MathValue c, X86Cond cc) {
+  if (b->width) return math_lanes_unsupported(b, "a u64 comparison");
   MathValue v = math_value_new(b);
   EMIT(X86_MOV, reg(X86_RAX), slot64(b, a));
   EMIT(X86_CMP, reg(X86_RAX), slot64(b, c));
-  EMIT(X86_SETB, reg(X86_AL));
+  EMIT(x86_setcc(cc), reg(X86_AL));
   EMIT(X86_MOVZX, reg(X86_EAX), reg(X86_AL));
   EMIT(X86_MOV, slot32(b, v), reg(X86_EAX));
   return v;
 }
+
+MathValue math_less_u64(MathBuilder *b, MathValue a, MathValue c) { return compare_u64(b, a, c, X86_CC_B); }
+MathValue math_less_i64(MathBuilder *b, MathValue a, MathValue c) { return compare_u64(b, a, c, X86_CC_L); }
+MathValue math_equal_u64(MathBuilder *b, MathValue a, MathValue c) { return compare_u64(b, a, c, X86_CC_E); }
 
 static MathValue integer_shift(MathBuilder *b, X86Mnemonic m, bool wide, MathValue a, int count) {
   if (b->width && wide) return math_lanes_unsupported(b, "a u64 shift");

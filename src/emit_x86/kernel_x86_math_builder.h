@@ -1,9 +1,9 @@
 /* A small builder for the math functions' scalar code: each value of a
- * transcribed mathref_* function is an 8-byte stack slot of the kernel's
- * math area, and each builder call emits the few instructions of one C
- * operation (load into a scratch register, operate, store). So a
- * transcription reads line for line like its C definition in
- * src/ir/kernel/math_reference.c, and computes the same bits.
+ * math program (src/ir/kernel/math_algorithms*.c, run by the x86 target
+ * in kernel_x86_math_program.c) is an 8-byte stack slot of the kernel's
+ * math area, and each builder call emits the few instructions of one
+ * primitive (load into a scratch register, operate, store), so that it
+ * computes the bits of the C values target.
  *
  * Types live in the caller's head, as in the C: f32 and i32 values use a
  * slot's low 4 bytes, f64 and u64 values all 8; a reinterpretation of bits
@@ -161,6 +161,8 @@ MathValue math_multiply_wide_u32(MathBuilder *b, MathValue a, MathValue c); /* u
 MathValue math_multiply_high_u64(MathBuilder *b, MathValue a, MathValue c, MathValue *low);
 MathValue math_mul_u64(MathBuilder *b, MathValue a, MathValue c);
 MathValue math_less_u64(MathBuilder *b, MathValue a, MathValue c); /* unsigned */
+MathValue math_less_i64(MathBuilder *b, MathValue a, MathValue c); /* signed */
+MathValue math_equal_u64(MathBuilder *b, MathValue a, MathValue c);
 
 /* mask ? a : c, for values of any type (all 8 bytes move). */
 MathValue math_select_value(MathBuilder *b, MathValue mask, MathValue a, MathValue c);
@@ -204,57 +206,53 @@ void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
  * past the vector ones. */
 void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b);
 
-/* ---- The transcribed functions: math_<name>_f32 is mathref_<name>f ---- */
+/* ---- The math functions: math_<name>_f32 is mathref_<name>f, and
+ * math_<name>_f64 is mathref_<name> ---- */
 
-/* kernel_x86_math_functions.c */
+/* kernel_x86_math_program.c: the algorithms of math_algorithms.c */
 MathValue math_exp_f32(MathBuilder *b, MathValue x);
-MathValue math_expm1_f32(MathBuilder *b, MathValue x);
-MathValue math_log_f32(MathBuilder *b, MathValue x);
-MathValue math_log1p_f32(MathBuilder *b, MathValue x);
-MathValue math_tanh_f32(MathBuilder *b, MathValue x);
-MathValue math_logistic_f32(MathBuilder *b, MathValue x);
-MathValue math_erf_f32(MathBuilder *b, MathValue x);
-MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y);
-MathValue math_cbrt_f32(MathBuilder *b, MathValue x);
-MathValue math_rsqrt_f32(MathBuilder *b, MathValue x);
-
-/* kernel_x86_math_trig.c */
-MathValue math_sin_f32(MathBuilder *b, MathValue x);
-MathValue math_cos_f32(MathBuilder *b, MathValue x);
-MathValue math_tan_f32(MathBuilder *b, MathValue x);
-MathValue math_atan2_f32(MathBuilder *b, MathValue y, MathValue x);
-MathValue math_atan_f32(MathBuilder *b, MathValue x);
-MathValue math_asin_f32(MathBuilder *b, MathValue x);
-MathValue math_acos_f32(MathBuilder *b, MathValue x);
-MathValue math_sinh_f32(MathBuilder *b, MathValue x);
-MathValue math_cosh_f32(MathBuilder *b, MathValue x);
-MathValue math_asinh_f32(MathBuilder *b, MathValue x);
-MathValue math_acosh_f32(MathBuilder *b, MathValue x);
-MathValue math_atanh_f32(MathBuilder *b, MathValue x);
-
-/* kernel_x86_math_f64.c and kernel_x86_math_trig_f64.c: math_<name>_f64
- * is mathref_<name> */
 MathValue math_exp_f64(MathBuilder *b, MathValue x);
+MathValue math_expm1_f32(MathBuilder *b, MathValue x);
 MathValue math_expm1_f64(MathBuilder *b, MathValue x);
+MathValue math_log_f32(MathBuilder *b, MathValue x);
 MathValue math_log_f64(MathBuilder *b, MathValue x);
+MathValue math_log1p_f32(MathBuilder *b, MathValue x);
 MathValue math_log1p_f64(MathBuilder *b, MathValue x);
-MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x);
-MathValue math_cbrt_f64(MathBuilder *b, MathValue x);
-MathValue math_rsqrt_f64(MathBuilder *b, MathValue x);
-MathValue math_atan_f64(MathBuilder *b, MathValue x);
-MathValue math_asin_f64(MathBuilder *b, MathValue x);
-MathValue math_acos_f64(MathBuilder *b, MathValue x);
-MathValue math_sinh_f64(MathBuilder *b, MathValue x);
-MathValue math_cosh_f64(MathBuilder *b, MathValue x);
+MathValue math_tanh_f32(MathBuilder *b, MathValue x);
 MathValue math_tanh_f64(MathBuilder *b, MathValue x);
+MathValue math_logistic_f32(MathBuilder *b, MathValue x);
 MathValue math_logistic_f64(MathBuilder *b, MathValue x);
-MathValue math_asinh_f64(MathBuilder *b, MathValue x);
-MathValue math_acosh_f64(MathBuilder *b, MathValue x);
-MathValue math_atanh_f64(MathBuilder *b, MathValue x);
-MathValue math_sin_f64(MathBuilder *b, MathValue x);
-MathValue math_cos_f64(MathBuilder *b, MathValue x);
-MathValue math_tan_f64(MathBuilder *b, MathValue x);
+MathValue math_erf_f32(MathBuilder *b, MathValue x);
 MathValue math_erf_f64(MathBuilder *b, MathValue x);
+MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y);
 MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y);
+MathValue math_cbrt_f32(MathBuilder *b, MathValue x);
+MathValue math_cbrt_f64(MathBuilder *b, MathValue x);
+MathValue math_rsqrt_f32(MathBuilder *b, MathValue x);
+MathValue math_rsqrt_f64(MathBuilder *b, MathValue x);
+MathValue math_atan2_f32(MathBuilder *b, MathValue y, MathValue x);
+MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x);
+MathValue math_atan_f32(MathBuilder *b, MathValue x);
+MathValue math_atan_f64(MathBuilder *b, MathValue x);
+MathValue math_asin_f32(MathBuilder *b, MathValue x);
+MathValue math_asin_f64(MathBuilder *b, MathValue x);
+MathValue math_acos_f32(MathBuilder *b, MathValue x);
+MathValue math_acos_f64(MathBuilder *b, MathValue x);
+MathValue math_sinh_f32(MathBuilder *b, MathValue x);
+MathValue math_sinh_f64(MathBuilder *b, MathValue x);
+MathValue math_cosh_f32(MathBuilder *b, MathValue x);
+MathValue math_cosh_f64(MathBuilder *b, MathValue x);
+MathValue math_asinh_f32(MathBuilder *b, MathValue x);
+MathValue math_asinh_f64(MathBuilder *b, MathValue x);
+MathValue math_acosh_f32(MathBuilder *b, MathValue x);
+MathValue math_acosh_f64(MathBuilder *b, MathValue x);
+MathValue math_atanh_f32(MathBuilder *b, MathValue x);
+MathValue math_atanh_f64(MathBuilder *b, MathValue x);
+MathValue math_sin_f32(MathBuilder *b, MathValue x);
+MathValue math_sin_f64(MathBuilder *b, MathValue x);
+MathValue math_cos_f32(MathBuilder *b, MathValue x);
+MathValue math_cos_f64(MathBuilder *b, MathValue x);
+MathValue math_tan_f32(MathBuilder *b, MathValue x);
+MathValue math_tan_f64(MathBuilder *b, MathValue x);
 
 #endif

@@ -255,15 +255,14 @@ TEST(bf16_arithmetic_needs_sm_90_and_is_refused_before) {
   expect_refused(&(PtxElementwise){.op = OP_ADD, .type = TYPE_BF16}, 8, "needs a newer GPU than sm_80");
 }
 
-/* f32 takes the transcription of math_reference.c (test_ptx_math.c), f64
- * that of math_reference_f64.c (test_ptx_math_f64.c); remainder has no
- * sequence yet and is refused. */
+/* f32 and f64 take the sequences of math_algorithms.c (test_ptx_math.c,
+ * test_ptx_math_f64.c); remainder has no sequence yet and is refused. */
 TEST(math_functions_take_the_f32_and_f64_sequences) {
   static const Opcode math[] = {OP_EXPONENTIAL, OP_LOG, OP_TANH, OP_SINE, OP_RSQRT, OP_POWER, OP_LOGISTIC};
   for (size_t i = 0; i < sizeof math / sizeof *math; i++) {
     EXPECT(ptx_op_needs_math_sequence(math[i]), "%s not listed", opcode_name(math[i]));
-    expect_op(&(PtxElementwise){.op = math[i], .type = TYPE_F32}, 9, "transcribed from math_reference.c");
-    expect_op(&(PtxElementwise){.op = math[i], .type = TYPE_F64}, 9, "transcribed from math_reference_f64.c");
+    expect_op(&(PtxElementwise){.op = math[i], .type = TYPE_F32}, 9, "on f32, math_algorithms.c");
+    expect_op(&(PtxElementwise){.op = math[i], .type = TYPE_F64}, 9, "on f64, math_algorithms.c");
   }
   expect_refused(&(PtxElementwise){.op = OP_REMAINDER, .type = TYPE_F64}, 9, "software math sequence");
   EXPECT(!ptx_op_needs_math_sequence(OP_SQRT), "sqrt.rn is exact; it needs no sequence");

@@ -314,7 +314,7 @@ static void expect_refused(const char *hlo, const char *why) {
 }
 
 TEST(math_functions_and_unhandled_types_are_refused_leaving_nothing_behind) {
-  /* f32 and f64 math is transcribed (ptx_math.c, ptx_math_f64.c; test_ptx_math*.c) and no longer refused */
+  /* f32 and f64 math has its sequences (ptx_math.c; test_ptx_math*.c) and is no longer refused */
   /* s8, s4 and c64 are handled now (ptx_int.c, ptx_complex.c); packed s4 (two to a byte) is not */
   expect_refused("HloModule x\nENTRY e { x = s4[16]{0:E(4)} parameter(0)\n ROOT y = s4[16]{0:E(4)} negate(x) }\n",
                  "s4");
@@ -479,7 +479,8 @@ TEST(a_softmax_takes_one_block_per_row_with_butterflies_and_assembles) {
       EXPECT(strstr(text, "shfl.sync.bfly.b32"), "width %d: no butterfly", cases[i].width);
       EXPECT((strstr(text, ".shared") != NULL) == cases[i].shared && (strstr(text, "bar.sync") != NULL) == cases[i].shared,
              "width %d: shared memory %s", cases[i].width, cases[i].shared ? "missing" : "used by one warp");
-      EXPECT(strstr(text, "exponential, transcribed"), "width %d: exp is not the transcription", cases[i].width);
+      EXPECT(strstr(text, "exponential on f32, math_algorithms.c"), "width %d: exp is not the math sequence",
+             cases[i].width);
       char label[32];
       snprintf(label, sizeof label, "softmax_%d", cases[i].width);
       if (ptxas[0]) {

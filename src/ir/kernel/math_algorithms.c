@@ -1,6 +1,8 @@
 /* The math functions' algorithms, each written once over the primitives
  * of math_program.h; the targets (C values, x86, PTX) give them meaning.
- * docs/math.md states each algorithm and its accuracy.
+ * docs/math.md states each algorithm and its accuracy. erf and pow are in
+ * math_algorithms_erf_pow.c, sin, cos and tan in math_algorithms_trig.c;
+ * the helpers they share (mp_*) are here, declared in math_program.h.
  *
  * Rules this file keeps, so that every target computes the same bits:
  *   - no branches on data: both sides are computed and a select picks one;
@@ -107,9 +109,9 @@ MathVal mp_int(MathTarget *t, MathType integer, int64_t c) {
   return t->constant(t, integer, bits);
 }
 
-static int scope_begin(MathTarget *t) { return t->scope_begin ? t->scope_begin(t) : 0; }
+int mp_scope_begin(MathTarget *t) { return t->scope_begin ? t->scope_begin(t) : 0; }
 
-static MathVal scope_end(MathTarget *t, int scope, MathVal result) {
+MathVal mp_scope_end(MathTarget *t, int scope, MathVal result) {
   return t->scope_end ? t->scope_end(t, scope, result) : result;
 }
 
@@ -118,7 +120,7 @@ static MathVal scope_end(MathTarget *t, int scope, MathVal result) {
 static double table_entry(const MathTable *table, int k) { return table->f32 ? table->f32[k] : table->f64[k]; }
 
 /* Horner's rule, one fma per coefficient: c[0] + c[1] v + ... */
-static MathVal polynomial(MathTarget *t, MathType real, const MathTable *table, MathVal v) {
+MathVal mp_polynomial(MathTarget *t, MathType real, const MathTable *table, MathVal v) {
   MathVal p = mp_real(t, real, table_entry(table, table->count - 1));
   for (int k = table->count - 2; k >= 0; k--) {
     MathVal ck = mp_real(t, real, table_entry(table, k));
@@ -137,15 +139,29 @@ static MathVal clamp(MathTarget *t, MathType real, MathVal x, double low, double
 
 /* 2^n for an integer n of the normal exponents, built in the exponent
  * field. */
-static MathVal power_of_two(MathTarget *t, const MathFormat *f, MathVal n) {
+MathVal mp_power_of_two(MathTarget *t, const MathFormat *f, MathVal n) {
   MathVal bias = mp_int(t, f->integer, f->exponent_bias);
   MathVal biased = mp_binary(t, MATH_ADD, f->integer, n, bias);
   MathVal bits = mp_shift(t, MATH_SHIFT_LEFT, f->integer, biased, f->mantissa_bits);
   return mp_unary(t, MATH_FROM_BITS, f->integer, bits);
 }
 
+/* a + b = s + *e exactly (Knuth's two-sum). */
+MathVal mp_two_sum(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal *e) {
+  MathVal s = mp_binary(t, MATH_ADD, real, a, b);
+  MathVal back = mp_binary(t, MATH_SUB, real, s, a);
+  MathVal a_part = mp_binary(t, MATH_SUB, real, a, mp_binary(t, MATH_SUB, real, s, back));
+  *e = mp_binary(t, MATH_ADD, real, a_part, mp_binary(t, MATH_SUB, real, b, back));
+  return s;
+}
+
+/* a b - p exactly, p = a b rounded: one fma. */
+MathVal mp_product_error(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal p) {
+  return mp_op(t, MATH_FMA, real, a, b, mp_unary(t, MATH_NEGATE, real, p));
+}
+
 /* The last step of every function: a NaN x returns x + x (quieted). */
-static MathVal nan_passed(MathTarget *t, MathType real, MathVal x, MathVal y) {
+MathVal mp_nan_passed(MathTarget *t, MathType real, MathVal x, MathVal y) {
   MathVal nan = mp_unary(t, MATH_IS_NAN, real, x);
   MathVal quieted = mp_binary(t, MATH_ADD, real, x, x);
   return mp_select(t, real, nan, quieted, y);
@@ -179,21 +195,21 @@ static MathVal exp_reduce(MathTarget *t, const MathFormat *f, MathVal x, MathVal
  * each a normal power of two, so that a subnormal result is rounded once,
  * by the last multiply. */
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal n;
   MathVal r = exp_reduce(t, f, clamp(t, real, x, f->exp_low, f->exp_high), &n);
-  MathVal poly = polynomial(t, real, &f->exp_table, r);
+  MathVal poly = mp_polynomial(t, real, &f->exp_table, r);
   MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
   MathVal one = mp_real(t, real, 1.0);
   MathVal p = mp_binary(t, MATH_ADD, real, one, mp_op(t, MATH_FMA, real, r2, poly, r));
   MathVal ni = mp_unary(t, MATH_TO_INT, real, n);
   MathVal n1 = mp_shift(t, MATH_SHIFT_RIGHT, integer, ni, 1);
   MathVal n2 = mp_binary(t, MATH_SUB, integer, ni, n1);
-  MathVal scale1 = power_of_two(t, f, n1);
-  MathVal scale2 = power_of_two(t, f, n2);
+  MathVal scale1 = mp_power_of_two(t, f, n1);
+  MathVal scale2 = mp_power_of_two(t, f, n2);
   MathVal y = mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, p, scale1), scale2);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- expm1 ---- */
@@ -206,7 +222,7 @@ static MathVal expm1_reduced(MathTarget *t, const MathFormat *f, MathVal x, Math
   MathType real = f->real;
   if (!f->expm1_keeps_lost) {
     MathVal r = exp_reduce(t, f, x, n);
-    MathVal poly = polynomial(t, real, &f->expm1_table, r);
+    MathVal poly = mp_polynomial(t, real, &f->expm1_table, r);
     MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
     return mp_op(t, MATH_FMA, real, r2, poly, r);
   }
@@ -217,7 +233,7 @@ static MathVal expm1_reduced(MathTarget *t, const MathFormat *f, MathVal x, Math
   MathVal lo = mp_binary(t, MATH_MUL, real, *n, minus_ln2_lo);
   MathVal r = mp_binary(t, MATH_ADD, real, r_exact, lo);
   MathVal r_lost = mp_binary(t, MATH_ADD, real, mp_binary(t, MATH_SUB, real, r_exact, r), lo);
-  MathVal poly = polynomial(t, real, &f->expm1_table, r);
+  MathVal poly = mp_polynomial(t, real, &f->expm1_table, r);
   MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
   MathVal lost_part = mp_op(t, MATH_FMA, real, r_lost, r, r_lost);
   return mp_binary(t, MATH_ADD, real, r, mp_op(t, MATH_FMA, real, r2, poly, lost_part));
@@ -228,12 +244,12 @@ static MathVal expm1_reduced(MathTarget *t, const MathFormat *f, MathVal x, Math
  * is exact for the n where cancellation could hurt. n = 0 returns q
  * itself; tiny |x| returns x (keeps -0). */
 MathVal math_program_expm1(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal n;
   MathVal q = expm1_reduced(t, f, clamp(t, real, x, f->expm1_low, f->exp_high), &n);
   MathVal one = mp_int(t, integer, 1);
-  MathVal half = power_of_two(t, f, mp_binary(t, MATH_SUB, integer, mp_unary(t, MATH_TO_INT, real, n), one));
+  MathVal half = mp_power_of_two(t, f, mp_binary(t, MATH_SUB, integer, mp_unary(t, MATH_TO_INT, real, n), one));
   MathVal one_half = mp_real(t, real, 0.5);
   MathVal half_less = mp_binary(t, MATH_SUB, real, half, one_half);
   MathVal two = mp_real(t, real, 2.0);
@@ -242,14 +258,14 @@ MathVal math_program_expm1(MathTarget *t, const MathFormat *f, MathVal x) {
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, n, zero), q, y);
   MathVal tiny = mp_real(t, real, f->expm1_tiny);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, mp_unary(t, MATH_ABS, real, x), tiny), x, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- log, log1p ---- */
 
 /* A positive normal x = 2^e m with m in [sqrt(1/2), sqrt(2)): returns
  * f = m - 1 (exact) and e, by integer arithmetic on the bits. */
-static MathVal log_split(MathTarget *t, const MathFormat *f, MathVal x, MathVal *e) {
+MathVal mp_log_split(MathTarget *t, const MathFormat *f, MathVal x, MathVal *e) {
   MathType real = f->real, integer = f->integer;
   MathVal sqrt_half = mp_int(t, integer, (int64_t)f->sqrt_half_bits);
   MathVal shifted = mp_binary(t, MATH_SUB, integer, mp_unary(t, MATH_BITS, real, x), sqrt_half);
@@ -269,7 +285,7 @@ static MathVal log_combine(MathTarget *t, const MathFormat *f, MathVal e, MathVa
   MathType real = f->real;
   MathVal ef = mp_unary(t, MATH_TO_FLOAT, f->integer, e);
   if (!f->log_atanh_form) {
-    MathVal p = polynomial(t, real, &f->log_table, m1);
+    MathVal p = mp_polynomial(t, real, &f->log_table, m1);
     MathVal ln2_lo = mp_real(t, real, f->ln2_lo);
     MathVal low = mp_op(t, MATH_FMA, real, ef, ln2_lo, extra);
     MathVal m1_squared = mp_binary(t, MATH_MUL, real, m1, m1);
@@ -280,7 +296,7 @@ static MathVal log_combine(MathTarget *t, const MathFormat *f, MathVal e, MathVa
   MathVal two = mp_real(t, real, 2.0);
   MathVal s = mp_binary(t, MATH_DIV, real, m1, mp_binary(t, MATH_ADD, real, two, m1));
   MathVal z = mp_binary(t, MATH_MUL, real, s, s);
-  MathVal r = mp_binary(t, MATH_MUL, real, z, polynomial(t, real, &f->log_table, z));
+  MathVal r = mp_binary(t, MATH_MUL, real, z, mp_polynomial(t, real, &f->log_table, z));
   MathVal half = mp_real(t, real, 0.5);
   MathVal hfsq = mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, half, m1), m1);
   MathVal ln2_lo = mp_real(t, real, f->ln2_lo);
@@ -292,60 +308,60 @@ static MathVal log_combine(MathTarget *t, const MathFormat *f, MathVal e, MathVa
 }
 
 /* mask ? c : y, c a constant */
-static MathVal select_constant(MathTarget *t, MathType type, MathVal mask, double c, MathVal y) {
+MathVal mp_select_constant(MathTarget *t, MathType type, MathVal mask, double c, MathVal y) {
   MathVal constant = mp_real(t, type, c);
   return mp_select(t, type, mask, constant, y);
 }
 
-static MathVal quiet_nan(MathTarget *t, const MathFormat *f) {
+MathVal mp_quiet_nan(MathTarget *t, const MathFormat *f) {
   int64_t bits = f->real == MATH_F32 ? 0x7fc00000 : (int64_t)UINT64_C(0x7ff8000000000000);
   return mp_unary(t, MATH_FROM_BITS, f->integer, mp_int(t, f->integer, bits));
 }
 
 /* log(x) = e ln2 + log(m); a subnormal x is first scaled up to a normal. */
 MathVal math_program_log(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal limit = mp_real(t, real, f->subnormal_limit);
   MathVal subnormal = mp_binary(t, MATH_LESS, real, x, limit);
   MathVal scale = mp_real(t, real, (double)(UINT64_C(1) << f->subnormal_shift));
   MathVal scaled = mp_select(t, real, subnormal, mp_binary(t, MATH_MUL, real, x, scale), x);
   MathVal e;
-  MathVal m1 = log_split(t, f, scaled, &e);
+  MathVal m1 = mp_log_split(t, f, scaled, &e);
   MathVal shift = mp_int(t, integer, f->subnormal_shift), no_shift = mp_int(t, integer, 0);
   e = mp_binary(t, MATH_SUB, integer, e, mp_select(t, integer, subnormal, shift, no_shift));
   MathVal zero = mp_real(t, real, 0.0);
   MathVal y = log_combine(t, f, e, m1, zero);
   MathVal infinity = mp_real(t, real, (double)INFINITY);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, infinity), x, y);
-  y = select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), -(double)INFINITY, y);
-  MathVal nan = quiet_nan(t, f);
+  y = mp_select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), -(double)INFINITY, y);
+  MathVal nan = mp_quiet_nan(t, f);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, zero), nan, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* log1p(x) = log(u) + log(1 + c) with u = 1 + x rounded and
  * c = (x - (u - 1)) / u the part of x that the rounding lost; log(1 + c)
  * is c to the precision needed. Tiny |x| returns x. */
 MathVal math_program_log1p(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal one = mp_real(t, real, 1.0);
   MathVal u = mp_binary(t, MATH_ADD, real, one, x);
   MathVal u_less_one = mp_binary(t, MATH_SUB, real, u, one);
   MathVal c = mp_binary(t, MATH_DIV, real, mp_binary(t, MATH_SUB, real, x, u_less_one), u);
   MathVal e;
-  MathVal m1 = log_split(t, f, u, &e);
+  MathVal m1 = mp_log_split(t, f, u, &e);
   MathVal y = log_combine(t, f, e, m1, c);
   MathVal tiny = mp_real(t, real, f->log1p_tiny);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, mp_unary(t, MATH_ABS, real, x), tiny), x, y);
   MathVal infinity = mp_real(t, real, (double)INFINITY);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, infinity), x, y);
   MathVal minus_one = mp_real(t, real, -1.0);
-  y = select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, minus_one), -(double)INFINITY, y);
-  MathVal nan = quiet_nan(t, f);
+  y = mp_select_constant(t, real, mp_binary(t, MATH_EQUAL, real, x, minus_one), -(double)INFINITY, y);
+  MathVal nan = mp_quiet_nan(t, f);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, minus_one), nan, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- logistic, tanh ---- */
@@ -356,7 +372,7 @@ MathVal math_program_log1p(MathTarget *t, const MathFormat *f, MathVal x) {
  * one correction step against 1 + e held exactly in two floats: without
  * it the rounding of 1 + e and of the division add up to 2 ulp. */
 MathVal math_program_logistic(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal e = math_program_exp(t, f, mp_unary(t, MATH_NEGATE, real, mp_unary(t, MATH_ABS, real, x)));
   MathVal zero = mp_real(t, real, 0.0), one = mp_real(t, real, 1.0);
@@ -368,19 +384,19 @@ MathVal math_program_logistic(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal product_error = mp_op(t, MATH_FMA, real, minus_y, sum, numerator);
   MathVal residual = mp_binary(t, MATH_SUB, real, product_error, mp_binary(t, MATH_MUL, real, y, sum_lost));
   MathVal correction = mp_binary(t, MATH_DIV, real, residual, sum);
-  return scope_end(t, scope, mp_binary(t, MATH_ADD, real, y, correction));
+  return mp_scope_end(t, scope, mp_binary(t, MATH_ADD, real, y, correction));
 }
 
 /* f32: near 0, x + x^3 T(x^2). Elsewhere 1 - 2 / (e^(2|x|) + 1), whose
  * subtraction cannot cancel because the result is at least 1/2 there;
  * |x| is clamped to 9.5, past which tanh rounds to 1. */
 static MathVal tanh_f32(MathTarget *t, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   const MathType real = MATH_F32;
   static const MathTable tanh_table = {.f32 = mathref_tanh_table, .count = MATHREF_TANH_COUNT};
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal z = mp_binary(t, MATH_MUL, real, x, x);
-  MathVal poly = polynomial(t, real, &tanh_table, z);
+  MathVal poly = mp_polynomial(t, real, &tanh_table, z);
   MathVal small = mp_op(t, MATH_FMA, real, x, mp_binary(t, MATH_MUL, real, z, poly), x);
   MathVal two = mp_real(t, real, 2.0), limit = mp_real(t, real, 9.5);
   MathVal doubled = mp_binary(t, MATH_MUL, real, two, mp_binary(t, MATH_MIN, real, ax, limit));
@@ -392,13 +408,13 @@ static MathVal tanh_f32(MathTarget *t, MathVal x) {
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, switch_point), small, large);
   MathVal zero = mp_real(t, real, 0.0);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), x, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* f64: -t / (t + 2) with t = e^(-2|x|) - 1 below 1, 1 - 2 / (t + 2) with
  * t = e^(2|x|) - 1 above (|x| clamped to 22, past which tanh rounds to 1). */
 static MathVal tanh_f64(MathTarget *t, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   const MathType real = MATH_F64;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal minus_two = mp_real(t, real, -2.0), two = mp_real(t, real, 2.0);
@@ -415,7 +431,7 @@ static MathVal tanh_f64(MathTarget *t, MathVal x) {
   MathVal zero = mp_real(t, real, 0.0);
   MathVal signed_y = mp_binary(t, MATH_COPYSIGN, real, y, x);
   y = mp_select(t, real, mp_binary(t, MATH_EQUAL, real, x, zero), x, signed_y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* ---- compositions: the other float unary ops of HLO ---- */
@@ -438,7 +454,7 @@ static MathVal half_square_of_exp_half(MathTarget *t, const MathFormat *f, MathV
 /* Below the limit, sinh from t = expm1|x|: (t + t / (t + 1)) / 2, which
  * keeps the digits of small x. Sign restored. */
 MathVal math_program_sinh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->hyperbolic_limit);
@@ -448,12 +464,12 @@ MathVal math_program_sinh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = mp_binary(t, MATH_MUL, real, half, mp_binary(t, MATH_ADD, real, e, quotient));
   MathVal large = half_square_of_exp_half(t, f, ax);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, limit), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
 }
 
 /* Below the limit, cosh from e = e^|x|: e/2 + 1/(2e). */
 MathVal math_program_cosh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->hyperbolic_limit);
@@ -463,7 +479,7 @@ MathVal math_program_cosh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = mp_binary(t, MATH_ADD, real, half_e, mp_binary(t, MATH_DIV, real, half, e));
   MathVal large = half_square_of_exp_half(t, f, ax);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, limit), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* log x + ln 2: asinh and acosh past the limit. */
@@ -475,7 +491,7 @@ static MathVal log_twice(MathTarget *t, const MathFormat *f, MathVal x) {
 /* asinh |x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), the form without
  * cancellation; sign restored. */
 MathVal math_program_asinh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->inverse_hyperbolic_limit);
@@ -488,13 +504,13 @@ MathVal math_program_asinh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = math_program_log1p(t, f, argument);
   MathVal large = log_twice(t, f, ax);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, limit), small, large);
-  return scope_end(t, scope, nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
 }
 
 /* acosh x = log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact for x >= 1).
  * Below 1: NaN. */
 MathVal math_program_acosh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal limit = mp_real(t, real, f->inverse_hyperbolic_limit);
   MathVal one = mp_real(t, real, 1.0), two = mp_real(t, real, 2.0);
@@ -504,16 +520,16 @@ MathVal math_program_acosh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal small = math_program_log1p(t, f, argument);
   MathVal large = log_twice(t, f, x);
   MathVal y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, limit), small, large);
-  MathVal nan = quiet_nan(t, f);
+  MathVal nan = mp_quiet_nan(t, f);
   y = mp_select(t, real, mp_binary(t, MATH_LESS, real, x, one), nan, y);
-  return scope_end(t, scope, nan_passed(t, real, x, y));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
 /* atanh |x| = log1p(2|x| / (1 - |x|)) / 2; for |x| < 1/2 written
  * log1p(2|x| + 2|x| |x| / (1 - |x|)) / 2 so that the quotient's rounding
  * touches only the smaller part. ±1 gives ±inf, |x| > 1 NaN. */
 MathVal math_program_atanh(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal twice = mp_binary(t, MATH_ADD, real, ax, ax);
@@ -524,7 +540,7 @@ MathVal math_program_atanh(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal half = mp_real(t, real, 0.5);
   MathVal u = mp_select(t, real, mp_binary(t, MATH_LESS, real, ax, half), small, large);
   MathVal y = mp_binary(t, MATH_MUL, real, half, math_program_log1p(t, f, u));
-  return scope_end(t, scope, nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
+  return mp_scope_end(t, scope, mp_nan_passed(t, real, x, mp_binary(t, MATH_COPYSIGN, real, y, x)));
 }
 
 /* ---- atan2, atan, asin, acos ---- */
@@ -575,7 +591,7 @@ static MathVal atan_argument(MathTarget *t, const MathFormat *f, MathVal little,
  * atan_argument says (m = 1); pi/2 - a when |y| > |x| (m = 2 - m, s = -s);
  * pi - a when x is negative (m = 4 - m, s = -s). */
 MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal ax = mp_unary(t, MATH_ABS, real, x), ay = mp_unary(t, MATH_ABS, real, y);
   MathVal little = mp_binary(t, MATH_MIN, real, ax, ay);
@@ -583,7 +599,7 @@ MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVa
   MathVal fold, t_lo;
   MathVal a = atan_argument(t, f, little, big, &fold, &t_lo);
   MathVal z = mp_binary(t, MATH_MUL, real, a, a);
-  MathVal p = polynomial(t, real, &f->atan_table, z);
+  MathVal p = mp_polynomial(t, real, &f->atan_table, z);
   MathVal minus_t_lo = mp_unary(t, MATH_NEGATE, real, t_lo);
   MathVal lo_part = mp_op(t, MATH_FMA, real, minus_t_lo, z, t_lo);
   MathVal w = mp_op(t, MATH_FMA, real, a, mp_binary(t, MATH_MUL, real, z, p), lo_part);
@@ -611,7 +627,7 @@ MathVal math_program_atan2(MathTarget *t, const MathFormat *f, MathVal y, MathVa
   MathVal x_nan = mp_unary(t, MATH_IS_NAN, real, x);
   MathVal any_nan = mp_binary(t, MATH_OR, MATH_MASK, x_nan, mp_unary(t, MATH_IS_NAN, real, y));
   MathVal sum = mp_binary(t, MATH_ADD, real, x, y);
-  return scope_end(t, scope, mp_select(t, real, any_nan, sum, result));
+  return mp_scope_end(t, scope, mp_select(t, real, any_nan, sum, result));
 }
 
 /* atan x = atan2(x, 1). */
@@ -657,12 +673,12 @@ static MathVal cbrt_newton(MathTarget *t, MathType real, MathVal g, MathVal a) {
  * cbrt m times cbrt(2^k) from the table. */
 static MathVal cbrt_guess_f32(MathTarget *t, MathVal m, MathVal k) {
   static const MathTable guess_table = {.f32 = mathref_cbrt_table, .count = MATHREF_CBRT_GUESS_COUNT};
-  MathVal g = polynomial(t, MATH_F32, &guess_table, m);
+  MathVal g = mp_polynomial(t, MATH_F32, &guess_table, m);
   MathVal one = mp_real(t, MATH_F32, 1.0);
   MathVal k_is_2 = mp_binary(t, MATH_EQUAL, MATH_I32, k, mp_int(t, MATH_I32, 2));
-  MathVal scale = select_constant(t, MATH_F32, k_is_2, mathref_cbrt_table[6], one);
+  MathVal scale = mp_select_constant(t, MATH_F32, k_is_2, mathref_cbrt_table[6], one);
   MathVal k_is_1 = mp_binary(t, MATH_EQUAL, MATH_I32, k, mp_int(t, MATH_I32, 1));
-  scale = select_constant(t, MATH_F32, k_is_1, mathref_cbrt_table[5], scale);
+  scale = mp_select_constant(t, MATH_F32, k_is_1, mathref_cbrt_table[5], scale);
   return mp_binary(t, MATH_MUL, MATH_F32, g, scale);
 }
 
@@ -670,7 +686,7 @@ static MathVal cbrt_guess_f32(MathTarget *t, MathVal m, MathVal k) {
  * by a multiply and a shift; cbrt |x| = 2^q cbrt(2^k m): a guess, then
  * Newton steps; sign restored; 0, inf and NaN return x + x. */
 MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x) {
-  int scope = scope_begin(t);
+  int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal ax = mp_unary(t, MATH_ABS, real, x);
   MathVal limit = mp_real(t, real, f->subnormal_limit);
@@ -693,7 +709,7 @@ MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal q = mp_binary(t, MATH_SUB, integer, mp_shift(t, MATH_SHIFT_RIGHT, integer, product, 16), back);
   MathVal three = mp_int(t, integer, 3);
   MathVal k = mp_binary(t, MATH_SUB, integer, e, mp_binary(t, MATH_MUL, integer, three, q));
-  MathVal a = mp_binary(t, MATH_MUL, real, m, power_of_two(t, f, k));
+  MathVal a = mp_binary(t, MATH_MUL, real, m, mp_power_of_two(t, f, k));
   MathVal g;
   if (real == MATH_F32) {
     g = cbrt_guess_f32(t, m, k);
@@ -702,13 +718,13 @@ MathVal math_program_cbrt(MathTarget *t, const MathFormat *f, MathVal x) {
     g = mp_unary(t, MATH_WIDEN, MATH_F32, math_program_cbrt(t, &math_format_f32, a_f32));
   }
   for (int step = 0; step < f->cbrt_newton_steps; step++) g = cbrt_newton(t, real, g, a);
-  MathVal y = mp_binary(t, MATH_COPYSIGN, real, mp_binary(t, MATH_MUL, real, g, power_of_two(t, f, q)), x);
+  MathVal y = mp_binary(t, MATH_COPYSIGN, real, mp_binary(t, MATH_MUL, real, g, mp_power_of_two(t, f, q)), x);
   MathVal zero = mp_real(t, real, 0.0), infinity = mp_real(t, real, (double)INFINITY);
   MathVal ax_zero = mp_binary(t, MATH_EQUAL, real, ax, zero);
   MathVal special = mp_binary(t, MATH_OR, MATH_MASK, ax_zero, mp_binary(t, MATH_EQUAL, real, ax, infinity));
   special = mp_binary(t, MATH_OR, MATH_MASK, special, mp_unary(t, MATH_IS_NAN, real, x));
   MathVal doubled = mp_binary(t, MATH_ADD, real, x, x);
-  return scope_end(t, scope, mp_select(t, real, special, doubled, y));
+  return mp_scope_end(t, scope, mp_select(t, real, special, doubled, y));
 }
 
 /* tanh's algorithms differ by width: f32 has its own polynomial near 0,

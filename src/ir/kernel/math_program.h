@@ -52,10 +52,17 @@ typedef enum MathType { MATH_F32, MATH_F64, MATH_I32, MATH_I64, MATH_MASK } Math
   MATH_OP(IS_NAN, 1, "mask: a is a NaN (float)")                                   \
   MATH_OP(AND, 2, "a & b (integer or mask)")                                       \
   MATH_OP(OR, 2, "a | b (integer or mask)")                                        \
+  MATH_OP(XOR, 2, "a ^ b (integer or mask)")                                       \
   MATH_OP(NOT, 1, "mask: not a (mask)")                                            \
+  MATH_OP(LESS_UNSIGNED, 2, "mask: a < b as unsigned integers (integer)")         \
+  MATH_OP(MULTIPLY_HIGH, 2, "the high 64 bits of the unsigned 128-bit a b (i64)") \
   MATH_OP(SHIFT_LEFT, 2, "a << b, b a count, not a value (integer)")              \
   MATH_OP(SHIFT_RIGHT, 2, "a >> b, the sign copied in, b a count (integer)")      \
   MATH_OP(SHIFT_RIGHT_LOGICAL, 2, "a >> b, zeros shifted in, b a count (integer)") \
+  MATH_OP(SHIFT_LEFT_BY, 2, "a << b, b a value in [0, width) (integer)")          \
+  MATH_OP(SHIFT_RIGHT_LOGICAL_BY, 2, "a >> b, zeros in, b a value in [0, width)") \
+  MATH_OP(EXTEND, 1, "the i64 of the unsigned a (i32)")                            \
+  MATH_OP(TRUNCATE, 1, "the i32 of a's low 32 bits (i64)")                         \
   MATH_OP(TO_INT, 1, "a truncated toward zero to an integer (float)")              \
   MATH_OP(TO_FLOAT, 1, "a converted, rounded to nearest (integer)")                \
   MATH_OP(WIDEN, 1, "the f64 equal to a (f32)")                                  \
@@ -71,15 +78,44 @@ typedef enum MathOp {
   MATH_OP_COUNT
 } MathOp;
 
+typedef struct MathTarget MathTarget;
+
+/* A table that a program indexes by a value it computed: `rows` rows of
+ * `columns` entries of one type (MATH_F64 or MATH_I32), row after row. A
+ * target places it once (x86 in the code, jumped over; PTX as a .global
+ * array named `symbol`, with `what` as its comment) and loads a row. */
+typedef struct MathRows {
+  const char *symbol, *what;
+  MathType type;
+  const void *entries;
+  int rows, columns;
+  int stride; /* entries from one row's start to the next's; 0: columns (rows may overlap) */
+} MathRows;
+
+/* A part of an algorithm that a target may run lane by lane (x86 vector
+ * code runs it as scalar code on each lane in turn): `inputs` in,
+ * `outputs` out, f32 and i32 values only. */
+typedef void (*MathLanePart)(MathTarget *t, const MathVal *inputs, MathVal *outputs);
+
 /* A target: the primitives' meaning, filled with designated
  * initializers. scope_begin/scope_end bracket each function: the values
  * made inside are dead after it but its result (x86 reuses their slots;
  * the other targets need no hook there and leave them NULL). */
-typedef struct MathTarget MathTarget;
 struct MathTarget {
   MathVal (*op)(MathTarget *t, MathOp op, MathType type, MathVal a, MathVal b, MathVal c);
   /* A constant of a type from its bits (an f32's in the low 32 bits). */
   MathVal (*constant)(MathTarget *t, MathType type, uint64_t bits);
+  /* Row `row` of a table into entries[0..columns): row an integer value
+   * (I32 or I64) that the program has already clamped to [0, rows). */
+  void (*load_row)(MathTarget *t, const MathRows *table, MathVal row, MathVal *entries);
+  /* Code whose values only selects read, which discard them where mask
+   * is set: a target may jump over it when mask is set everywhere (x86;
+   * the C values and PTX leave these NULL and run it). */
+  int (*skip_if_all)(MathTarget *t, MathVal mask);
+  void (*skip_end)(MathTarget *t, int skip);
+  /* part on inputs[0..input_count), lane by lane (NULL: called once) */
+  void (*lane_by_lane)(MathTarget *t, MathLanePart part, const MathVal *inputs, int input_count, MathVal *outputs,
+                       int output_count);
   int (*scope_begin)(MathTarget *t);
   MathVal (*scope_end)(MathTarget *t, int scope, MathVal result);
   void *context; /* the target's own state (a MathBuilder, a PtxBuilder) */
@@ -158,6 +194,13 @@ MathVal math_program_atan(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_asin(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_acos(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_tanh(MathTarget *t, const MathFormat *f, MathVal x); /* one algorithm per width */
+/* math_algorithms_erf_pow.c: one algorithm per width */
+MathVal math_program_erf(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_pow(MathTarget *t, const MathFormat *f, MathVal x, MathVal y);
+/* math_algorithms_trig.c: one algorithm per width */
+MathVal math_program_sin(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_cos(MathTarget *t, const MathFormat *f, MathVal x);
+MathVal math_program_tan(MathTarget *t, const MathFormat *f, MathVal x);
 
 /* ---- writing algorithms: one call per primitive ---- */
 
@@ -181,5 +224,26 @@ static inline MathVal mp_shift(MathTarget *t, MathOp op, MathType type, MathVal 
  * double, so the round trip keeps them), and an integer one. */
 MathVal mp_real(MathTarget *t, MathType real, double c);
 MathVal mp_int(MathTarget *t, MathType integer, int64_t c);
+
+/* Helpers the algorithms share (math_algorithms.c). */
+int mp_scope_begin(MathTarget *t);
+MathVal mp_scope_end(MathTarget *t, int scope, MathVal result);
+/* Horner's rule, one fma per coefficient: c[0] + c[1] v + ... */
+MathVal mp_polynomial(MathTarget *t, MathType real, const MathTable *table, MathVal v);
+/* a + b = s + *e exactly (Knuth's two-sum); returns s */
+MathVal mp_two_sum(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal *e);
+/* a b - p exactly, p = a b rounded: one fma */
+MathVal mp_product_error(MathTarget *t, MathType real, MathVal a, MathVal b, MathVal p);
+/* mask ? c : y, c a constant */
+MathVal mp_select_constant(MathTarget *t, MathType type, MathVal mask, double c, MathVal y);
+MathVal mp_quiet_nan(MathTarget *t, const MathFormat *f);
+/* The last step of every function: a NaN x returns x + x (quieted). */
+MathVal mp_nan_passed(MathTarget *t, MathType real, MathVal x, MathVal y);
+/* 2^n for an integer n of the normal exponents, built in the exponent
+ * field */
+MathVal mp_power_of_two(MathTarget *t, const MathFormat *f, MathVal n);
+/* A positive normal x = 2^e m with m in [sqrt(1/2), sqrt(2)): returns
+ * m - 1 (exact) and e, by integer arithmetic on the bits */
+MathVal mp_log_split(MathTarget *t, const MathFormat *f, MathVal x, MathVal *e);
 
 #endif

@@ -1,10 +1,10 @@
 /* The inline math functions (f32 here and in math_reference.c, f64 in
  * math_reference_f64.c) as C functions on values: the reference that the
  * generated code (emit_x86 in SIMD lanes, emit_ptx in PTX) must match bit
- * for bit; generated code never calls libm. Most run the algorithms of
- * math_algorithms.c (written once over math_program.h's primitives) on C
- * values; erf, pow, sin, cos and tan are still C here that the emitters
- * transcribe.
+ * for bit; generated code never calls libm. Each runs its algorithm of
+ * math_algorithms*.c (written once over math_program.h's primitives) on C
+ * values; the emitters run the same algorithms on their own primitives.
+ * The tables below are defined in math_tables.c.
  *
  * Each function is branch-free: every lane runs the same sequence of IEEE
  * operations (fmaf is the hardware FMA), and where a scalar program would
@@ -23,7 +23,7 @@
 
 /* ---- The tables and constants, for the emitters to load ----
  * Coefficients c[0], c[1], ... of c[0] + c[1] v + ...; what each
- * approximates is said above its definition in math_reference.c. */
+ * approximates is said above its definition in math_tables.c. */
 #define MATHREF_EXP_COUNT 5
 #define MATHREF_EXPM1_COUNT 6
 #define MATHREF_LOG_COUNT 9 /* log1p uses it too */

@@ -85,6 +85,14 @@ static MathVal f64_op(MathOp op, MathVal a, MathVal b, MathVal c) {
   }
 }
 
+/* The high 64 bits of a b, from 32-bit halves. */
+static uint64_t multiply_high(uint64_t a, uint64_t b) {
+  uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  uint64_t middle = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  return p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+}
+
 /* Integer lanes of `bits` bits: results are cut to the width, so that an
  * i32's upper half stays zero. */
 static MathVal integer_op(MathOp op, int bits, MathVal a, MathVal b) {
@@ -97,15 +105,22 @@ static MathVal integer_op(MathOp op, int bits, MathVal a, MathVal b) {
   case MATH_MUL: return (a * b) & mask;
   case MATH_AND: return a & b;
   case MATH_OR: return a | b;
-  case MATH_SHIFT_LEFT: return (a << b) & mask;
+  case MATH_XOR: return a ^ b;
+  case MATH_LESS_UNSIGNED: return (a & mask) < (b & mask);
+  case MATH_MULTIPLY_HIGH: return multiply_high(a, b);
+  case MATH_SHIFT_LEFT:
+  case MATH_SHIFT_LEFT_BY: return (a << b) & mask;
   /* >> of a negative signed value is the arithmetic shift on every
    * compiler axle supports (implementation-defined in C11) */
   case MATH_SHIFT_RIGHT: return (uint64_t)(sa >> b) & mask;
-  case MATH_SHIFT_RIGHT_LOGICAL: return (a & mask) >> b;
+  case MATH_SHIFT_RIGHT_LOGICAL:
+  case MATH_SHIFT_RIGHT_LOGICAL_BY: return (a & mask) >> b;
   case MATH_LESS: return sa < sb;
   case MATH_EQUAL: return a == b;
   case MATH_TO_FLOAT: return bits == 32 ? math_value_f32((float)(int32_t)a) : math_value_f64((double)(int64_t)a);
   case MATH_FROM_BITS: return a;
+  case MATH_EXTEND:
+  case MATH_TRUNCATE: return a & 0xffffffffu;
   default: return 0;
   }
 }
@@ -120,6 +135,7 @@ static MathVal values_op(MathTarget *t, MathOp op, MathType type, MathVal a, Mat
   case MATH_I64: return integer_op(op, 64, a, b);
   case MATH_MASK:
     if (op == MATH_NOT) return !a;
+    if (op == MATH_XOR) return !a != !b;
     return op == MATH_AND ? (a && b) : (a || b);
   }
   return 0;
@@ -130,8 +146,19 @@ static MathVal values_constant(MathTarget *t, MathType type, uint64_t bits) {
   return bits;
 }
 
+static void values_load_row(MathTarget *t, const MathRows *table, MathVal row, MathVal *entries) {
+  (void)t;
+  size_t stride = (size_t)(table->stride ? table->stride : table->columns);
+  size_t first = (size_t)(uint32_t)row * stride;
+  for (int j = 0; j < table->columns; j++) {
+    if (table->type == MATH_F64) entries[j] = math_value_f64(((const double *)table->entries)[first + (size_t)j]);
+    else if (table->type == MATH_I64) entries[j] = ((const uint64_t *)table->entries)[first + (size_t)j];
+    else entries[j] = ((const uint32_t *)table->entries)[first + (size_t)j];
+  }
+}
+
 MathTarget math_values_target(void) {
-  return (MathTarget){.op = values_op, .constant = values_constant};
+  return (MathTarget){.op = values_op, .constant = values_constant, .load_row = values_load_row};
 }
 
 float math_values_run_f32(MathFunction fn, float x) {

@@ -1,0 +1,32 @@
+/* The vector math's constant pool: each 4-byte constant a vector math
+ * function reads (broadcast to every lane, kernel_x86_math_lanes.c) is
+ * placed once after the kernel's code, and read rip-relative. Below the
+ * math builder and its vector mode, which ask it for labels, and
+ * kernel_x86.c, which places the pool. */
+#include "emit_x86/kernel_x86_internal.h"
+
+X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits) {
+  /* the dry run's labels are the scratch buffer's: never pooled */
+  if (x->math_dry_run) return x86_label_new(x->cb);
+  for (int c = 0; c < x->lane_constant_count; c++)
+    if (x->lane_constants[c] == bits) return x->lane_constant_labels[c];
+  if (x->lane_constant_count == x->lane_constant_capacity) {
+    x->lane_constant_capacity = x->lane_constant_capacity ? 2 * x->lane_constant_capacity : 32;
+    x->lane_constants = mem_realloc(x->lane_constants, (size_t)x->lane_constant_capacity * sizeof *x->lane_constants);
+    x->lane_constant_labels =
+        mem_realloc(x->lane_constant_labels, (size_t)x->lane_constant_capacity * sizeof *x->lane_constant_labels);
+  }
+  x->lane_constants[x->lane_constant_count] = bits;
+  return x->lane_constant_labels[x->lane_constant_count++] = x86_label_new(x->cb);
+}
+
+void kernel_x86_emit_lane_constants(KernelX86 *x) {
+  if (!x->lane_constant_count) return;
+  x86_align(x->cb, 4);
+  x86_listing_note(x->cb, "the vector math's constants");
+  for (int c = 0; c < x->lane_constant_count; c++) {
+    x86_label_bind(x->cb, x->lane_constant_labels[c]);
+    x86_emit_bytes(x->cb, &x->lane_constants[c], 4);
+  }
+  x->lane_constant_count = 0; /* a second function in the buffer makes its own */
+}
