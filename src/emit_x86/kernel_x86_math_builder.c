@@ -50,7 +50,7 @@ bool math_builder_end(MathBuilder *b) {
  * wrong, but math_builder_end reports it before the code runs. */
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
   int home = math_value_register(b, v);
-  if (home >= 0 && size == b->width) return x86_reg(x86_zmm(home));
+  if (home >= 0 && size == b->width) return x86_reg(b->width == 64 ? x86_zmm(home) : x86_ymm(home));
   int slot = v < slot_capacity(b) ? v : slot_capacity(b) - 1;
   if (b->width) return x86_mem(b->width, X86_RSP, 8 * b->x->math_slot + b->width * slot);
   return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + b->first_slot + slot));
@@ -88,12 +88,12 @@ static void homes_make(MathBuilder *b, MathValue v, bool may_have_register) {
     return;
   }
   h->home[n] = -1;
-  for (int r = 0; r < MATH_HOME_COUNT; r++)
+  for (int r = 0; r < h->register_count; r++)
     if (h->owner[r] >= 0 && h->last_use[h->owner[r]] <= n) h->owner[r] = -1;
-  for (int r = 0; r < MATH_HOME_COUNT && may_have_register; r++) {
+  for (int r = 0; r < h->register_count && may_have_register; r++) {
     if (h->owner[r] >= 0) continue;
     h->owner[r] = n;
-    h->home[n] = (int8_t)(MATH_HOME_FIRST + r);
+    h->home[n] = h->registers[r];
     return;
   }
 }
