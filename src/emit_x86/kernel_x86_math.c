@@ -158,21 +158,25 @@ X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits) {
   return x->lane_constant_labels[x->lane_constant_count++] = x86_label_new(x->cb);
 }
 
+/* Each constant once, 4 bytes, read by broadcast; at sse4, which has no
+ * broadcast, 16 bytes of it at a 16-byte boundary, so that a legacy
+ * instruction reads it whole as its memory operand. */
 void kernel_x86_emit_lane_constants(KernelX86 *x) {
   if (!x->lane_constant_count) return;
-  x86_align(x->cb, 4);
+  int copies = x->cpu->level == CPU_LEVEL_SSE4 ? 4 : 1;
+  x86_align(x->cb, 4 * copies);
   x86_listing_note(x->cb, "the vector math's constants");
   for (int c = 0; c < x->lane_constant_count; c++) {
     x86_label_bind(x->cb, x->lane_constant_labels[c]);
-    x86_emit_bytes(x->cb, &x->lane_constants[c], 4);
+    for (int k = 0; k < copies; k++) x86_emit_bytes(x->cb, &x->lane_constants[c], 4);
   }
   x->lane_constant_count = 0; /* a second function in the buffer makes its own */
 }
 
 /* The vector registers op i's function may use for its values. At
- * avx512: zmm16..27, which no kernel value uses. At avx2 the 16 ymm
- * registers are shared with the kernel's values (0..12; 13..15 are
- * scratch): those that hold no value live at op i, its arguments
+ * avx512: zmm16..27, which no kernel value uses. At avx2 and sse4 the
+ * 16 vector registers are shared with the kernel's values (0..12; 13..15
+ * are scratch): those that hold no value live at op i, its arguments
  * included (they are read after the first value is made), nor one an
  * invariant op hoisted before the loop keeps, nor one the loop keeps for
  * itself (x->loop_vector_registers: the partial sums). Its own result's
@@ -193,12 +197,11 @@ static void math_home_registers(const KernelX86 *x, int i, MathHomes *homes) {
     if (!(busy & 1u << r)) homes->registers[homes->register_count++] = (int8_t)r;
 }
 
-/* From avx2 up the function's values get registers (MathHomes): a dry
- * run into a scratch buffer finds each value's last use, then the real
- * run places them. */
+/* The function's values get registers (MathHomes): a dry run into a
+ * scratch buffer finds each value's last use, then the real run places
+ * them. */
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into) {
   if (!kernel_x86_math_has_lanes(x, x->k->ops[i].op)) return math_refuse(x, i);
-  if (x->cpu->level < CPU_LEVEL_AVX2) return emit_vector_function(x, i, left, right, into, NULL);
   MathHomes *homes = mem_calloc(1, sizeof *homes);
   memset(homes->slot_instance, 0xff, sizeof homes->slot_instance);
   math_home_registers(x, i, homes);

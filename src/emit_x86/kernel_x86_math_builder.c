@@ -50,7 +50,8 @@ bool math_builder_end(MathBuilder *b) {
  * wrong, but math_builder_end reports it before the code runs. */
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
   int home = math_value_register(b, v);
-  if (home >= 0 && size == b->width) return x86_reg(b->width == 64 ? x86_zmm(home) : x86_ymm(home));
+  if (home >= 0 && size == b->width)
+    return x86_reg(b->width == 64 ? x86_zmm(home) : b->width == 32 ? x86_ymm(home) : x86_xmm(home));
   int slot = v < slot_capacity(b) ? v : slot_capacity(b) - 1;
   if (b->width) return x86_mem(b->width, X86_RSP, 8 * b->x->math_slot + b->width * slot);
   return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + b->first_slot + slot));
@@ -647,7 +648,7 @@ static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c
 }
 
 MathValue math_fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
-  if (b->width) return math_lanes_fma(b, a, c, d); /* vector math only runs where FMA is */
+  if (b->width) return math_lanes_fma(b, a, c, d); /* emulated in f64 lanes at sse4 */
   return b->x->cpu->fma ? fma_hardware(b, false, a, c, d) : fma_f32_emulated(b, a, c, d);
 }
 

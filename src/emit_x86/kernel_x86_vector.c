@@ -65,12 +65,12 @@ static bool vector_f32_opcode(Opcode op) {
   }
 }
 
-/* The math functions with a vector form run in f32 lanes from avx2 up
- * (sse4 has no FMA, and its emulation works in f64); the others, and all
- * of them at sse4, run lane by lane through the scalar code
- * (kernel_x86_is_lane_math). */
+/* The math functions with a vector form run in f32 lanes (at sse4, with
+ * no FMA, each fused multiply-add emulated in f64 lanes,
+ * kernel_x86_math_lanes.c); the others run lane by lane through the
+ * scalar code (kernel_x86_is_lane_math). */
 static bool vector_math(const KernelX86 *x, Opcode op) {
-  return !x->vector_f64 && !is_sse(x) && x->cpu->fma && kernel_x86_math_has_lanes(x, op);
+  return !x->vector_f64 && (x->cpu->fma || is_sse(x)) && kernel_x86_math_has_lanes(x, op);
 }
 
 /* f16 vectors hold the f32 of each value, as the scalar code does
@@ -856,6 +856,15 @@ static uint32_t free_loop_registers(const KernelX86 *x, int vectors) {
   return vectors == 0 ? chosen : 0;
 }
 
+/* Whether the loop runs a math function in vector lanes. At sse4 its
+ * emulated FMAs need every register they can get: more than the four
+ * partial vectors save. */
+static bool loop_has_vector_math(const KernelX86 *x) {
+  for (int i = 0; i < x->k->op_count; i++)
+    if (in_loop(x, &x->k->ops[i]) && x->k->ops[i].kop == KOP_HLO && vector_math(x, x->k->ops[i].op)) return true;
+  return false;
+}
+
 static void emit_partials_combine(KernelX86 *x);
 static_assert(PARTIAL_REGISTER + 4 <= 32, "four max/min accumulators from zmm28 need zmm28..31");
 
@@ -944,7 +953,8 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     EMIT(X86_JMP, x86_rel(combine));
     x86_label_bind(x->cb, exact);
   }
-  if (x->cpu->level != CPU_LEVEL_AVX512) x->loop_vector_registers = free_loop_registers(x, REDUCE_PARTIALS / lanes);
+  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x)))
+    x->loop_vector_registers = free_loop_registers(x, REDUCE_PARTIALS / lanes);
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers%s", REDUCE_PARTIALS, lanes,
                    x->cpu->level != CPU_LEVEL_AVX512 && !x->loop_vector_registers ? " (kept in the frame)" : "");
   Opcode reducer = add->op;

@@ -474,12 +474,40 @@ TEST(avx2_softmax_loops_keep_exp_and_partial_sums_in_registers) {
   module_free(m);
 }
 
+/* At sse4 exp runs in 4 vector lanes too, each fused multiply-add
+ * emulated exactly in two f64 lanes at a time (cvtps2pd, mulpd, the
+ * round-to-odd sum, cvtpd2ps), not lane by lane through the scalar
+ * code's emulation (cvtss2sd per element). The bits are mathref's
+ * (test_kernel_x86_math checks every function at sse4). */
+TEST(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes) {
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  Status st;
+  status_clear(&st);
+  if (!cpu_features_force_level(&cpu, "sse4", &st)) return;
+  Module *m = NULL;
+  Kernel *k = lower_text(softmax_text, &m);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    char *text = listing_of(ck);
+    int lanes = lines_between(text, "# op %15:", "# %15 to the output", "cvtps2pd");
+    int scalar = lines_between(text, "# op %15:", "# %15 to the output", "cvtss2sd");
+    EXPECT(lanes > 0 && scalar == 0, "exp at sse4: %d cvtps2pd, %d cvtss2sd:\n%s", lanes, scalar, text);
+    free(text);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
   RUN(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count);
   RUN(sums_to_many_points_are_not_split);
   RUN(avx512_loop_tails_run_masked_and_write_only_their_lanes);
   RUN(avx512_softmax_loops_keep_their_values_in_registers);
   RUN(avx2_softmax_loops_keep_exp_and_partial_sums_in_registers);
+  RUN(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes);
   RUN(softmax_computes_exp_once_per_element_at_every_level);
   RUN(avx512_max_and_min_in_four_accumulators_keep_nan_and_zero_rules);
   RUN(kernels_scheduled_apart_are_not_the_same_code);
