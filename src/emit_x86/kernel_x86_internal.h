@@ -17,6 +17,8 @@ enum {
   KX_INNER = X86_R14,     /* innermost loop index (loop dim or reduced dim) */
   KX_SCRATCH_ADDRESS = X86_R11,
 };
+/* Vector registers 0..12 hold the kernel's values (kernel_x86_regalloc.c). */
+enum { KX_VECTOR_VALUE_REGISTERS = 13 };
 #define KX_XMM_SCRATCH0 x86_xmm(15)
 #define KX_XMM_SCRATCH1 x86_xmm(14)
 #define KX_XMM_SCRATCH2 x86_xmm(13)
@@ -57,6 +59,9 @@ typedef struct KernelX86 {
    * partial sums at [rsp + 8*partial_slot]. */
   int reduce_read, reduce_combine, reduce_write;
   int partial_slot;
+  /* Below avx512, the registers of 0..12 (a bit each) that the loop being
+   * emitted keeps its partial sums in: no vector math value goes there. */
+  uint32_t loop_vector_registers;
   /* Row kernels: the phase being classified or emitted, and each phase's
    * lanes (0: scalar); reduce kernels use phase 0. */
   int phase;

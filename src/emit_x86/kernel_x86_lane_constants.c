@@ -1,6 +1,7 @@
 /* The vector math's constant pool: each 4-byte constant a vector math
  * function reads (broadcast to every lane, kernel_x86_math_lanes.c) is
- * placed once after the kernel's code, and read rip-relative. Below the
+ * placed once after the kernel's code, and read rip-relative (at sse4,
+ * which has no broadcast, as 16 bytes holding it four times). Below the
  * math builder and its vector mode, which ask it for labels, and
  * kernel_x86.c, which places the pool. */
 #include "emit_x86/kernel_x86_internal.h"
@@ -20,13 +21,17 @@ X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits) {
   return x->lane_constant_labels[x->lane_constant_count++] = x86_label_new(x->cb);
 }
 
+/* Each constant once, 4 bytes, read by broadcast; at sse4, which has no
+ * broadcast, 16 bytes of it at a 16-byte boundary, so that a legacy
+ * instruction reads it whole as its memory operand. */
 void kernel_x86_emit_lane_constants(KernelX86 *x) {
   if (!x->lane_constant_count) return;
-  x86_align(x->cb, 4);
+  int copies = x->cpu->level == CPU_LEVEL_SSE4 ? 4 : 1;
+  x86_align(x->cb, 4 * copies);
   x86_listing_note(x->cb, "the vector math's constants");
   for (int c = 0; c < x->lane_constant_count; c++) {
     x86_label_bind(x->cb, x->lane_constant_labels[c]);
-    x86_emit_bytes(x->cb, &x->lane_constants[c], 4);
+    for (int k = 0; k < copies; k++) x86_emit_bytes(x->cb, &x->lane_constants[c], 4);
   }
   x->lane_constant_count = 0; /* a second function in the buffer makes its own */
 }

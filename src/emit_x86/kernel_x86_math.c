@@ -144,14 +144,38 @@ static bool emit_vector_function(KernelX86 *x, int i, X86Operand left, X86Operan
   return math_builder_end(&b);
 }
 
-/* At avx512 the function's values get registers (MathHomes): a dry run
- * into a scratch buffer finds each value's last use, then the real run
- * places them. */
+/* The vector registers op i's function may use for its values. At
+ * avx512: zmm16..27, which no kernel value uses. At avx2 and sse4 the
+ * 16 vector registers are shared with the kernel's values (0..12; 13..15
+ * are scratch): those that hold no value live at op i, its arguments
+ * included (they are read after the first value is made), nor one an
+ * invariant op hoisted before the loop keeps, nor one the loop keeps for
+ * itself (x->loop_vector_registers: the partial sums). Its own result's
+ * register is free: it is written last. */
+static void math_home_registers(const KernelX86 *x, int i, MathHomes *homes) {
+  homes->register_count = 0;
+  if (x->cpu->level == CPU_LEVEL_AVX512) {
+    for (int r = 0; r < MATH_HOME_COUNT; r++) homes->registers[homes->register_count++] = (int8_t)(MATH_HOME_FIRST + r);
+    return;
+  }
+  uint32_t busy = x->loop_vector_registers;
+  for (int v = 0; v < x->k->op_count; v++) {
+    const ValueHome *h = &x->homes[v];
+    if (v == i || h->value_class != VALUE_XMM || h->spilled || x->last_use[v] < i) continue;
+    if (v < i || x->k->ops[v].invariant) busy |= 1u << x86_reg_number(h->reg);
+  }
+  for (int r = 0; r < KX_VECTOR_VALUE_REGISTERS && homes->register_count < MATH_HOME_COUNT; r++)
+    if (!(busy & 1u << r)) homes->registers[homes->register_count++] = (int8_t)r;
+}
+
+/* The function's values get registers (MathHomes): a dry run into a
+ * scratch buffer finds each value's last use, then the real run places
+ * them. */
 bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operand right, int into) {
   if (!kernel_x86_math_has_lanes(x, x->k->ops[i].op)) return math_refuse(x, i);
-  if (x->cpu->level != CPU_LEVEL_AVX512) return emit_vector_function(x, i, left, right, into, NULL);
   MathHomes *homes = mem_calloc(1, sizeof *homes);
   memset(homes->slot_instance, 0xff, sizeof homes->slot_instance);
+  math_home_registers(x, i, homes);
   X86Buffer scratch, *code = x->cb;
   x86_buffer_init(&scratch);
   x->cb = &scratch;
@@ -161,7 +185,7 @@ bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operan
   x->cb = code;
   x86_buffer_free(&scratch);
   if (ok) {
-    bool registers = !homes->needs_memory;
+    bool registers = !homes->needs_memory && homes->register_count > 0;
     homes->assigning = true;
     homes->instance_count = 0;
     memset(homes->slot_instance, 0xff, sizeof homes->slot_instance);

@@ -51,7 +51,8 @@ bool math_builder_end(MathBuilder *b) {
  * wrong, but math_builder_end reports it before the code runs. */
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size) {
   int home = math_value_register(b, v);
-  if (home >= 0 && size == b->width) return x86_reg(x86_zmm(home));
+  if (home >= 0 && size == b->width)
+    return x86_reg(b->width == 64 ? x86_zmm(home) : b->width == 32 ? x86_ymm(home) : x86_xmm(home));
   int slot = v < slot_capacity(b) ? v : slot_capacity(b) - 1;
   if (b->width) return x86_mem(b->width, X86_RSP, 8 * b->x->math_slot + b->width * slot);
   return x86_mem(size, X86_RSP, 8 * (b->x->math_slot + b->first_slot + slot));
@@ -89,12 +90,12 @@ static void homes_make(MathBuilder *b, MathValue v, bool may_have_register) {
     return;
   }
   h->home[n] = -1;
-  for (int r = 0; r < MATH_HOME_COUNT; r++)
+  for (int r = 0; r < h->register_count; r++)
     if (h->owner[r] >= 0 && h->last_use[h->owner[r]] <= n) h->owner[r] = -1;
-  for (int r = 0; r < MATH_HOME_COUNT && may_have_register; r++) {
+  for (int r = 0; r < h->register_count && may_have_register; r++) {
     if (h->owner[r] >= 0) continue;
     h->owner[r] = n;
-    h->home[n] = (int8_t)(MATH_HOME_FIRST + r);
+    h->home[n] = h->registers[r];
     return;
   }
 }
@@ -128,15 +129,22 @@ bool math_value_unread(const MathBuilder *b, MathValue v) {
   return n >= 0 && n < h->instance_count && h->last_use[n] == n + 1;
 }
 
+/* The position of register r among the homes' registers (owner's index). */
+static int home_index(const MathHomes *h, int r) {
+  int i = 0;
+  while (i < h->register_count - 1 && h->registers[i] != r) i++;
+  return i;
+}
+
 /* Result v (made last) takes the register of `from`, which dies at this
  * op (math_value_dies_here), so the op can write it in place; v's own
  * register, if it had one, is free again. Returns the register. */
 int math_value_take_register(MathBuilder *b, MathValue v, MathValue from) {
   MathHomes *h = b->homes;
   int to = h->slot_instance[v], r = h->home[h->slot_instance[from]];
-  if (h->home[to] >= 0) h->owner[h->home[to] - MATH_HOME_FIRST] = -1;
+  if (h->home[to] >= 0) h->owner[home_index(h, h->home[to])] = -1;
   h->home[to] = (int8_t)r;
-  h->owner[r - MATH_HOME_FIRST] = to;
+  h->owner[home_index(h, r)] = to;
   return r;
 }
 
@@ -689,7 +697,7 @@ static MathValue fma_hardware(MathBuilder *b, bool f64, MathValue a, MathValue c
 }
 
 MathValue math_fma_f32(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
-  if (b->width) return math_lanes_fma(b, a, c, d); /* vector math only runs where FMA is */
+  if (b->width) return math_lanes_fma(b, a, c, d); /* emulated in f64 lanes at sse4 */
   return b->x->cpu->fma ? fma_hardware(b, false, a, c, d) : fma_f32_emulated(b, a, c, d);
 }
 

@@ -20,9 +20,11 @@
 
 typedef int MathValue; /* a slot of the math area */
 
-/* Vector mode at avx512: registers zmm16.. hold the values instead of
- * their slots (the kernel's own values use zmm0..15, the row kernels'
- * partial results the last few; kernel_x86_internal.h). A function is
+/* Vector mode: registers hold the values instead of their slots. At
+ * avx512 they are zmm16..27 (the kernel's own values use zmm0..15, the
+ * row kernels' partial results the last few; kernel_x86_internal.h); at
+ * avx2 the ymm registers of 0..12 that hold no kernel value live across
+ * the op (kernel_x86_math.c picks them). A function is
  * built twice: a dry run into a scratch buffer records, for each value
  * made (an instance: a slot is reused after a scope ends), the number of
  * values made before its last use; the real run gives each new value a
@@ -39,6 +41,8 @@ typedef struct MathHomes {
   int *last_use;        /* per instance: instance_count at its last use */
   int8_t *home;         /* per instance: its zmm number, or -1 (its slot) */
   int slot_instance[KX_VECTOR_MATH_SLOTS * 8 / 32];
+  int8_t registers[MATH_HOME_COUNT]; /* the vector registers it may use */
+  int register_count;
   int owner[MATH_HOME_COUNT]; /* the instance in each register, or -1 */
 } MathHomes;
 

@@ -14,8 +14,11 @@
  * or u64 operation in vector mode is a located compile error (the vector
  * classifier only admits the functions that use none, and sin, cos and
  * tan run their u64 Payne-Hanek reduction lane by lane, through a nested
- * scalar builder). sse4 keeps math scalar: its FMA is emulated through
- * f64. */
+ * scalar builder). At sse4 (16 bytes, 4 lanes) each operation is the
+ * legacy SSE instruction, two-operand (the result's register takes the
+ * left operand first), constants read by movss and shufps, and the FMA
+ * is emulated in f64 lanes exactly as the scalar builder does it
+ * (lanes_fma_emulated). */
 #include "emit_x86/kernel_x86_math_builder.h"
 
 #define EMIT(...) x86_emit(b->x->cb, __VA_ARGS__)
@@ -23,6 +26,43 @@
 enum { S0 = 15, S1 = 14, S2 = 13 }; /* the scratch vector registers */
 
 static bool wide512(const MathBuilder *b) { return b->width == 64; }
+static bool legacy(const MathBuilder *b) { return b->width == 16; }
+
+/* The legacy SSE form of a VEX mnemonic the builder passes (sse4). */
+static X86Mnemonic legacy_of(X86Mnemonic m) {
+  static const X86Mnemonic pairs[][2] = {
+      {X86_VADDPS, X86_ADDPS},         {X86_VSUBPS, X86_SUBPS},   {X86_VMULPS, X86_MULPS},
+      {X86_VDIVPS, X86_DIVPS},         {X86_VMINPS, X86_MINPS},   {X86_VMAXPS, X86_MAXPS},
+      {X86_VSQRTPS, X86_SQRTPS},       {X86_VPAND, X86_PAND},     {X86_VPOR, X86_POR},
+      {X86_VPXOR, X86_PXOR},           {X86_VPADDD, X86_PADDD},   {X86_VPSUBD, X86_PSUBD},
+      {X86_VPMULLD, X86_PMULLD},       {X86_VPCMPEQD, X86_PCMPEQD}, {X86_VPCMPGTD, X86_PCMPGTD},
+      {X86_VPSLLD, X86_PSLLD},         {X86_VPSRLD, X86_PSRLD},   {X86_VPSRAD, X86_PSRAD},
+      {X86_VCVTDQ2PS, X86_CVTDQ2PS},   {X86_VCVTTPS2DQ, X86_CVTTPS2DQ},
+  };
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+    if (pairs[i][0] == m) return pairs[i][1];
+  return m; /* already legacy (the emulated FMA's own) */
+}
+
+/* n = left m src: VEX's three operands, or at sse4 a move into n first
+ * (n is never src's register: a new value's register is no operand's). */
+static void emit_op(MathBuilder *b, X86Mnemonic m, X86Operand n, X86Operand left, X86Operand src) {
+  if (!legacy(b)) {
+    EMIT(m, n, left, src);
+    return;
+  }
+  if (n.reg != left.reg) EMIT(X86_MOVAPS, n, left);
+  EMIT(legacy_of(m), n, src);
+}
+
+static void emit_op_imm(MathBuilder *b, X86Mnemonic m, X86Operand n, X86Operand left, X86Operand src, int imm) {
+  if (!legacy(b)) {
+    EMIT(m, n, left, src, x86_imm(imm));
+    return;
+  }
+  if (n.reg != left.reg) EMIT(X86_MOVAPS, n, left);
+  EMIT(m == X86_VCMPPS ? X86_CMPPS : m, n, src, x86_imm(imm));
+}
 
 static X86Operand lane_reg(const MathBuilder *b, int n) {
   return x86_reg(wide512(b) ? x86_zmm(n) : b->width == 32 ? x86_ymm(n) : x86_xmm(n));
@@ -43,23 +83,43 @@ static X86Operand constant_element(const MathBuilder *b, MathValue v) {
   return x86_mem_label(4, b->lane_constant_label[v]);
 }
 
+/* At sse4 the pool holds each constant 4 times, 16-byte aligned
+ * (kernel_x86_emit_lane_constants): the whole vector in memory. */
+static X86Operand constant_vector(const MathBuilder *b, MathValue v) {
+  return x86_mem_label(16, b->lane_constant_label[v]);
+}
+
+/* A constant's 4 bytes into every lane of register n. */
+static void broadcast(MathBuilder *b, int n, MathValue v) {
+  if (legacy(b)) EMIT(X86_MOVAPS, lane_reg(b, n), constant_vector(b, v));
+  else EMIT(X86_VBROADCASTSS, lane_reg(b, n), constant_element(b, v));
+}
+
 /* A constant is 4 bytes of the pool, read into every lane where it is
- * used: an EVEX embedded broadcast at avx512, else a vbroadcastss into
- * S2. The bits are the same; nothing is stored in the loop. */
+ * used: an EVEX embedded broadcast at avx512, the pool's aligned 16
+ * bytes at sse4, else a broadcast into S2. The bits are the same;
+ * nothing is stored in the loop. At sse4 a value in its slot is loaded
+ * into S2 (legacy operands in memory must be aligned; the slots need not
+ * be). */
 static X86Operand slot(MathBuilder *b, MathValue v) {
-  if (!is_constant(b, v)) return whole_slot(b, v);
-  X86Operand element = constant_element(b, v);
-  if (wide512(b)) return x86_broadcast(element);
-  EMIT(X86_VBROADCASTSS, lane_reg(b, S2), element);
+  if (!is_constant(b, v)) {
+    X86Operand whole = whole_slot(b, v);
+    if (!legacy(b) || whole.kind == X86_OPERAND_REG) return whole;
+    EMIT(X86_MOVUPS, lane_reg(b, S2), whole);
+    return lane_reg(b, S2);
+  }
+  if (wide512(b)) return x86_broadcast(constant_element(b, v));
+  if (legacy(b)) return constant_vector(b, v);
+  broadcast(b, S2, v);
   return lane_reg(b, S2);
 }
 
 static void load(MathBuilder *b, int n, MathValue v) {
   if (!is_constant(b, v)) {
-    EMIT(X86_VMOVUPS, lane_reg(b, n), whole_slot(b, v));
+    EMIT(legacy(b) ? X86_MOVUPS : X86_VMOVUPS, lane_reg(b, n), whole_slot(b, v));
     return;
   }
-  EMIT(X86_VBROADCASTSS, lane_reg(b, n), constant_element(b, v));
+  broadcast(b, n, v);
 }
 
 /* The register holding v: its home, or scratch n after a load. */
@@ -83,8 +143,10 @@ static MathValue result_begin(MathBuilder *b, int *n) {
   return v;
 }
 
+static X86Mnemonic move_of(const MathBuilder *b) { return legacy(b) ? X86_MOVUPS : X86_VMOVUPS; }
+
 static MathValue finish(MathBuilder *b, MathValue v, int n) {
-  if (n == S0) EMIT(X86_VMOVUPS, whole_slot(b, v), lane_reg(b, S0));
+  if (n == S0) EMIT(move_of(b), whole_slot(b, v), lane_reg(b, S0));
   return v;
 }
 
@@ -94,23 +156,23 @@ static MathValue finish(MathBuilder *b, MathValue v, int n) {
 void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
   bool constant = is_constant(b, from);
   constant_mark(b, to, false);
-  if (!constant && math_value_dies_here(b, from)) {
+  if (wide512(b) && !constant && math_value_dies_here(b, from)) {
     math_value_take_register(b, to, from);
     return;
   }
-  int home = math_value_register(b, to);
+  int home = wide512(b) ? math_value_register(b, to) : -1;
   if (home >= 0) {
     load(b, home, from);
     return;
   }
   load(b, S0, from);
-  EMIT(X86_VMOVUPS, whole_slot(b, to), lane_reg(b, S0));
+  EMIT(move_of(b), whole_slot(b, to), lane_reg(b, S0));
 }
 
 MathValue math_lanes_input(MathBuilder *b, X86Operand input) {
   int n;
   MathValue v = result_begin(b, &n);
-  EMIT(X86_VMOVUPS, lane_reg(b, n), input);
+  EMIT(move_of(b), lane_reg(b, n), input);
   return finish(b, v, n);
 }
 
@@ -125,6 +187,8 @@ MathValue math_lanes_unsupported(MathBuilder *b, const char *what) {
 
 MathValue math_lanes_constant(MathBuilder *b, uint32_t bits) {
   MathValue v = math_value_new_in_slot(b);
+  if (v >= (int)(sizeof b->lane_constant / sizeof b->lane_constant[0]))
+    return math_lanes_unsupported(b, "a constant past the builder's table");
   constant_mark(b, v, true);
   if (v < (int)(sizeof b->lane_constant_label / sizeof b->lane_constant_label[0]))
     b->lane_constant_label[v] = kernel_x86_lane_constant(b->x, bits);
@@ -136,7 +200,7 @@ MathValue math_lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValu
   int n;
   MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
-  EMIT(m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
+  emit_op(b, m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
   return finish(b, v, n);
 }
 
@@ -152,7 +216,7 @@ MathValue math_lanes_bitwise(MathBuilder *b, char op, MathValue a, MathValue c) 
 MathValue math_lanes_unary(MathBuilder *b, X86Mnemonic m, MathValue a) {
   int n;
   MathValue v = result_begin(b, &n);
-  EMIT(m, lane_reg(b, n), lane_reg(b, source(b, a, S0)));
+  EMIT(legacy(b) ? legacy_of(m) : m, lane_reg(b, n), lane_reg(b, source(b, a, S0)));
   return finish(b, v, n);
 }
 
@@ -160,7 +224,8 @@ MathValue math_lanes_round(MathBuilder *b, MathValue a, int mode) {
   int n;
   MathValue v = result_begin(b, &n);
   int from = source(b, a, S0);
-  EMIT(wide512(b) ? X86_VRNDSCALEPS : X86_VROUNDPS, lane_reg(b, n), lane_reg(b, from), x86_imm(mode & 15));
+  X86Mnemonic m = wide512(b) ? X86_VRNDSCALEPS : legacy(b) ? X86_ROUNDPS : X86_VROUNDPS;
+  EMIT(m, lane_reg(b, n), lane_reg(b, from), x86_imm(mode & 15));
   return finish(b, v, n);
 }
 
@@ -168,10 +233,13 @@ MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count
   int n;
   MathValue v = result_begin(b, &n);
   int from = source(b, a, S0);
-  if (count) EMIT(m, lane_reg(b, n), lane_reg(b, from), x86_imm(count));
-  else if (from != n) EMIT(X86_VMOVUPS, lane_reg(b, n), lane_reg(b, from));
+  if (from != n && (legacy(b) || !count)) EMIT(move_of(b), lane_reg(b, n), lane_reg(b, from));
+  if (count && legacy(b)) EMIT(legacy_of(m), lane_reg(b, n), x86_imm(count));
+  else if (count) EMIT(m, lane_reg(b, n), lane_reg(b, from), x86_imm(count));
   return finish(b, v, n);
 }
+
+static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d);
 
 /* avx512 with register homes: v = a * c + d written in place into the
  * register of an operand this op reads last, so no copy: vfmadd231 into
@@ -211,6 +279,7 @@ static bool fma_in_place(MathBuilder *b, MathValue v, MathValue a, MathValue c, 
  * (avx512); else vfmadd231 (n = a c + n) from a constant addend, read by
  * broadcast, or vfmadd213 (n = c n + d) from a copy of a. */
 MathValue math_lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  if (legacy(b)) return lanes_fma_emulated(b, a, c, d);
   int n;
   MathValue v = result_begin(b, &n);
   if (wide512(b) && fma_in_place(b, v, a, c, d)) return v;
@@ -241,7 +310,7 @@ MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predi
   MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
   if (!wide512(b)) {
-    EMIT(X86_VCMPPS, lane_reg(b, n), lane_reg(b, left), slot(b, c), x86_imm(predicate));
+    emit_op_imm(b, X86_VCMPPS, lane_reg(b, n), lane_reg(b, left), slot(b, c), predicate);
     return finish(b, v, n);
   }
   EMIT(X86_VCMPPS, x86_reg(X86_K1), lane_reg(b, left), slot(b, c), x86_imm(predicate));
@@ -255,7 +324,7 @@ MathValue math_lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a,
   MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
   if (!wide512(b)) {
-    EMIT(m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
+    emit_op(b, m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
     return finish(b, v, n);
   }
   EMIT(m, x86_reg(X86_K1), lane_reg(b, left), slot(b, c));
@@ -268,6 +337,18 @@ MathValue math_lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathVal
   int n;
   MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
+  if (legacy(b)) {
+    /* n = (a & ~z) | (c & z), z the lanes where the mask is 0 */
+    EMIT(X86_PXOR, lane_reg(b, S1), lane_reg(b, S1));
+    EMIT(X86_PCMPEQD, lane_reg(b, S1), slot(b, mask));
+    X86Operand right = slot(b, c);
+    if (right.kind != X86_OPERAND_REG || right.reg != lane_reg(b, S2).reg) EMIT(X86_MOVAPS, lane_reg(b, S2), right);
+    EMIT(X86_ANDPS, lane_reg(b, S2), lane_reg(b, S1));
+    EMIT(X86_ANDNPS, lane_reg(b, S1), lane_reg(b, left));
+    EMIT(X86_ORPS, lane_reg(b, S1), lane_reg(b, S2));
+    EMIT(X86_MOVAPS, lane_reg(b, n), lane_reg(b, S1));
+    return finish(b, v, n);
+  }
   if (!wide512(b)) {
     EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
     EMIT(X86_VPCMPEQD, lane_reg(b, S1), lane_reg(b, S1), slot(b, mask)); /* mask == 0 */
@@ -300,6 +381,14 @@ X86Operand math_lanes_element(const MathBuilder *b, MathValue v, X86Reg index) {
 }
 
 void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
+  if (legacy(b)) {
+    EMIT(X86_PXOR, lane_reg(b, S1), lane_reg(b, S1));
+    EMIT(X86_PCMPEQD, lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
+    EMIT(X86_MOVMSKPS, x86_reg(X86_EAX), lane_reg(b, S1));
+    EMIT(X86_TEST, x86_reg(X86_EAX), x86_reg(X86_EAX));
+    EMIT(X86_JE, x86_rel(skip));
+    return;
+  }
   if (!wide512(b)) {
     EMIT(X86_VPXOR, lane_reg(b, S1), lane_reg(b, S1), lane_reg(b, S1));
     EMIT(X86_VPCMPEQD, lane_reg(b, S1), lane_reg(b, S1), slot(b, mask)); /* the lanes where mask is 0 */
@@ -313,4 +402,67 @@ void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
   b->k1_mask = -1;
   EMIT(X86_KORTESTW, x86_reg(X86_K1), x86_reg(X86_K1));
   EMIT(X86_JE, x86_rel(skip));
+}
+
+/* ---- the FMA without FMA (sse4) ----
+ *
+ * The scalar builder's emulation (fma_f32_emulated in
+ * kernel_x86_math_builder.c, docs/math.md "Without FMA") on two lanes at
+ * a time, as f64: the same IEEE operations in the same order, so each
+ * lane gets the scalar code's bits. The product of two floats is exact
+ * in f64; the sum s = p + d is rounded to odd (when the two-sum error e
+ * is nonzero and s's last bit even, s moves one unit toward p + d); that
+ * rounded once to f32 is fmaf's one rounding. Integer steps are on the
+ * 64-bit lanes: a lane's sign or last bit becomes a mask of all ones by
+ * psrad 31 and pshufd (each 64-bit lane's high half copied down). */
+
+/* All ones in each 64-bit lane whose bit 63 is set. */
+static MathValue sign_mask_q(MathBuilder *b, MathValue a) {
+  MathValue dwords = math_lanes_shift(b, X86_PSRAD, a, 31);
+  int n;
+  MathValue v = result_begin(b, &n);
+  EMIT(X86_PSHUFD, lane_reg(b, n), lane_reg(b, source(b, dwords, S0)), x86_imm(0xf5));
+  return finish(b, v, n);
+}
+
+static MathValue compare_pd(MathBuilder *b, MathValue a, MathValue c, int predicate) {
+  int n;
+  MathValue v = result_begin(b, &n);
+  int left = source(b, a, S0);
+  emit_op_imm(b, X86_CMPPD, lane_reg(b, n), lane_reg(b, left), slot(b, c), predicate);
+  return finish(b, v, n);
+}
+
+/* fma of the two f32 lanes of in[0..2] (a, c, d) that `half` selects
+ * (0: lanes 0 and 1, 1: lanes 2 and 3), as two f32 in the low lanes of
+ * the result. A constant's f64 (wide[k], else -1) is the same in both
+ * halves: converted once. */
+static MathValue fma_half(MathBuilder *b, const MathValue *in, const MathValue *wide, MathValue zero, int half) {
+  MathValue f64[3];
+  for (int k = 0; k < 3; k++)
+    f64[k] = wide[k] >= 0 ? wide[k]
+                          : math_lanes_unary(b, X86_CVTPS2PD, half ? math_lanes_unary(b, X86_MOVHLPS, in[k]) : in[k]);
+  MathValue p = math_lanes_binary(b, X86_MULPD, f64[0], f64[1]), dd = f64[2];
+  MathValue s = math_lanes_binary(b, X86_ADDPD, p, dd);
+  MathValue back = math_lanes_binary(b, X86_SUBPD, s, p);
+  MathValue e = math_lanes_binary(b, X86_ADDPD, math_lanes_binary(b, X86_SUBPD, p, math_lanes_binary(b, X86_SUBPD, s, back)),
+                                  math_lanes_binary(b, X86_SUBPD, dd, back));
+  /* ordered compares: a NaN e (infinite operands) is not inexact */
+  MathValue inexact = math_lanes_binary(b, X86_POR, compare_pd(b, zero, e, 1), compare_pd(b, e, zero, 1));
+  MathValue odd = sign_mask_q(b, math_lanes_shift(b, X86_PSLLQ, s, 63));
+  MathValue moves = math_lanes_binary(b, X86_PANDN, odd, inexact); /* inexact and even */
+  /* toward p + d: +1 on the bits where e has s's sign, else -1 */
+  MathValue differ = sign_mask_q(b, math_lanes_binary(b, X86_PXOR, e, s));
+  MathValue up = math_lanes_binary(b, X86_PANDN, differ, moves), down = math_lanes_binary(b, X86_PAND, differ, moves);
+  s = math_lanes_binary(b, X86_PADDQ, math_lanes_binary(b, X86_PSUBQ, s, up), down);
+  return math_lanes_unary(b, X86_CVTPD2PS, s);
+}
+
+static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
+  int scope = math_scope_begin(b);
+  MathValue in[3] = {a, c, d}, wide[3];
+  for (int k = 0; k < 3; k++) wide[k] = is_constant(b, in[k]) ? math_lanes_unary(b, X86_CVTPS2PD, in[k]) : -1;
+  MathValue zero = math_lanes_constant(b, 0);
+  MathValue low = fma_half(b, in, wide, zero, 0), high = fma_half(b, in, wide, zero, 1);
+  return math_scope_end(b, scope, math_lanes_binary(b, X86_MOVLHPS, low, high));
 }

@@ -19,7 +19,7 @@
 /* rbx, r12..r14 are fixed (kernel_x86_internal.h), rax, rcx, rdx, r11 are
  * scratch, rsp is the stack. */
 static const X86Reg allocatable_gprs[] = {X86_RSI, X86_RDI, X86_R8, X86_R9, X86_R10, X86_RBP, X86_R15};
-enum { GPR_COUNT = sizeof allocatable_gprs / sizeof allocatable_gprs[0], XMM_COUNT = 13 };
+enum { GPR_COUNT = sizeof allocatable_gprs / sizeof allocatable_gprs[0], XMM_COUNT = KX_VECTOR_VALUE_REGISTERS };
 
 static bool op_has_value(const KernelOp *op) { return op->kop != KOP_STORE && op->kop != KOP_ACC_WRITE; }
 

@@ -65,12 +65,12 @@ static bool vector_f32_opcode(Opcode op) {
   }
 }
 
-/* The math functions with a vector form run in f32 lanes from avx2 up
- * (sse4 has no FMA, and its emulation works in f64); the others, and all
- * of them at sse4, run lane by lane through the scalar code
- * (kernel_x86_is_lane_math). */
+/* The math functions with a vector form run in f32 lanes (at sse4, with
+ * no FMA, each fused multiply-add emulated in f64 lanes,
+ * kernel_x86_math_lanes.c); the others run lane by lane through the
+ * scalar code (kernel_x86_is_lane_math). */
 static bool vector_math(const KernelX86 *x, Opcode op) {
-  return !x->vector_f64 && !is_sse(x) && x->cpu->fma && kernel_x86_math_has_lanes(x, op);
+  return !x->vector_f64 && (x->cpu->fma || is_sse(x)) && kernel_x86_math_has_lanes(x, op);
 }
 
 /* f16 vectors hold the f32 of each value, as the scalar code does
@@ -864,14 +864,47 @@ static X86Operand partial_operand(const KernelX86 *x, int first_lane, int size) 
   return x86_mem(size, X86_RSP, 8 * x->partial_slot + 4 * first_lane);
 }
 
-/* Where the loop keeps partial vector u: at avx512 (one vector of 16) a
- * register past the vector math's (zmm28), so the sum's chain runs
- * through no store; below, its stack slot (16 registers hold the
- * kernel's values). */
+/* Where the loop keeps partial vector u, so that the sum's chain runs
+ * through no store: at avx512 (one vector of 16) a register past the
+ * vector math's (zmm28); below, one of the registers the kernel's values
+ * leave free during the loop (x->loop_vector_registers, the u-th from
+ * the bottom), or its stack slot when too few are. */
 enum { PARTIAL_REGISTER = MATH_HOME_FIRST + MATH_HOME_COUNT };
 static X86Operand partial_home(const KernelX86 *x, int u, int lanes) {
   if (x->cpu->level == CPU_LEVEL_AVX512) return reg(x86_zmm(PARTIAL_REGISTER + u));
+  for (int r = 0, n = 0; r < KX_VECTOR_VALUE_REGISTERS; r++)
+    if (x->loop_vector_registers & 1u << r && n++ == u) return reg(vreg(x, r));
   return partial_operand(x, u * lanes, 4 * lanes);
+}
+
+/* Below avx512: `vectors` registers of 0..12 that hold no kernel value
+ * while the loop runs (a value lives from its op to its last use; one
+ * made before the loop and read in it outlives the loop, as
+ * kernel_x86_regalloc.c extends it), the highest first; 0 when there are
+ * too few, and the partials stay in the frame. */
+static uint32_t free_loop_registers(const KernelX86 *x, int vectors) {
+  const Kernel *k = x->k;
+  int first = -1, last = -1;
+  for (int i = 0; i < k->op_count; i++)
+    if (in_loop(x, &k->ops[i])) last = i, first = first < 0 ? i : first;
+  uint32_t busy = 0, chosen = 0;
+  for (int v = 0; v < k->op_count && first >= 0; v++) {
+    const ValueHome *h = &x->homes[v];
+    if (h->value_class == VALUE_XMM && !h->spilled && v <= last && x->last_use[v] >= first)
+      busy |= 1u << x86_reg_number(h->reg);
+  }
+  for (int r = KX_VECTOR_VALUE_REGISTERS - 1; r >= 0 && vectors > 0; r--)
+    if (!(busy & 1u << r)) chosen |= 1u << r, vectors--;
+  return vectors == 0 ? chosen : 0;
+}
+
+/* Whether the loop runs a math function in vector lanes. At sse4 its
+ * emulated FMAs need every register they can get: more than the four
+ * partial vectors save. */
+static bool loop_has_vector_math(const KernelX86 *x) {
+  for (int i = 0; i < x->k->op_count; i++)
+    if (in_loop(x, &x->k->ops[i]) && x->k->ops[i].kop == KOP_HLO && vector_math(x, x->k->ops[i].op)) return true;
+  return false;
 }
 
 static void emit_partials_combine(KernelX86 *x);
@@ -968,7 +1001,10 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     EMIT(X86_JMP, x86_rel(combine));
     x86_label_bind(x->cb, exact);
   }
-  x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers", REDUCE_PARTIALS, lanes);
+  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x)))
+    x->loop_vector_registers = free_loop_registers(x, REDUCE_PARTIALS / lanes);
+  x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers%s", REDUCE_PARTIALS, lanes,
+                   x->cpu->level != CPU_LEVEL_AVX512 && !x->loop_vector_registers ? " (kept in the frame)" : "");
   Opcode reducer = add->op;
   emit_identity(x, reducer, REDUCE_PARTIALS / lanes, lanes);
   if (chunked) EMIT(X86_MOV, reg(KX_INNER), kernel_x86_slot(x->chunk_slot, 8));
@@ -976,7 +1012,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
-    if (!emit_group(x, body, u > 0 || fast)) return x->lanes = 0, false;
+    if (!emit_group(x, body, u > 0 || fast)) return x->lanes = 0, x->loop_vector_registers = 0, false;
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
     X86Operand partial = partial_home(x, u, lanes);
@@ -1011,6 +1047,11 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   }
   EMIT(X86_JLE, x86_rel(head));
   x86_label_bind(x->cb, combine);
+  /* partials in registers 0..12 go to the frame, where the combine reads
+   * them, before vzeroupper clears their upper halves */
+  for (int u = 0; x->loop_vector_registers && u < REDUCE_PARTIALS / lanes; u++)
+    vector_move(x, partial_operand(x, u * lanes, 4 * lanes), partial_home(x, u, lanes));
+  x->loop_vector_registers = 0;
   x->lanes = 0;
   /* zmm28 is past zmm15: vzeroupper keeps it */
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);

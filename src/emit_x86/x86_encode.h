@@ -137,6 +137,8 @@ const char *x86_reg_name(X86Reg r);
   X(MOVHLPS, "movhlps") X(MOVLHPS, "movlhps") X(UNPCKLPS, "unpcklps") \
   X(UNPCKHPS, "unpckhps") X(PSHUFD, "pshufd") X(PADDD, "paddd") X(PSUBD, "psubd") \
   X(PMULLD, "pmulld") X(PCMPEQD, "pcmpeqd") X(PCMPGTD, "pcmpgtd") X(CMPPS, "cmpps") \
+  X(CMPPD, "cmppd") X(PADDQ, "paddq") X(PSUBQ, "psubq") X(PSLLD, "pslld") X(PSRLD, "psrld") \
+  X(PSRAD, "psrad") X(PSLLQ, "psllq") X(MOVMSKPS, "movmskps") \
   /* AVX, AVX2, FMA, F16C */ \
   X(VMOVUPS, "vmovups") X(VMOVAPS, "vmovaps") X(VMOVUPD, "vmovupd") \
   X(VMOVAPD, "vmovapd") X(VMOVDQU, "vmovdqu") X(VMOVDQA, "vmovdqa") X(VMOVNTPS, "vmovntps") \

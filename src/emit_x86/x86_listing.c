@@ -139,8 +139,8 @@ static void add_operand(Text *t, const X86Instr *in, const X86Operand *o, int64_
   if (o->zeroing) add(t, "{z}");
 }
 
-/* The predicates of cmpps/vcmpps, which objdump folds into the mnemonic
- * ("vcmpltps"); legacy cmpps has only the first 8. */
+/* The predicates of cmpps/vcmpps (and the pd forms), which objdump folds
+ * into the mnemonic ("vcmpltps"); legacy cmpps has only the first 8. */
 static const char *const compare_predicates[32] = {
     "eq", "lt", "le", "unord", "neq", "nlt", "nle", "ord",
     "eq_uq", "nge", "ngt", "false", "neq_oq", "ge", "gt", "true",
@@ -213,10 +213,11 @@ static void add_mnemonic(Text *t, const X86Instr *in, bool *skip_last) {
         return;
       }
       break;
-    case X86_CMPPS: case X86_VCMPPS: case X86_VCMPPD: {
-      int limit = m == X86_CMPPS ? 8 : 32;
+    case X86_CMPPS: case X86_CMPPD: case X86_VCMPPS: case X86_VCMPPD: {
+      bool legacy = m == X86_CMPPS || m == X86_CMPPD;
+      int limit = legacy ? 8 : 32;
       if (last->kind == X86_OPERAND_IMM && last->imm >= 0 && last->imm < limit) {
-        add(t, "%.*s%s%s", m == X86_CMPPS ? 3 : 4, name, compare_predicates[last->imm],
+        add(t, "%.*s%s%s", legacy ? 3 : 4, name, compare_predicates[last->imm],
             name + strlen(name) - 2);
         *skip_last = true;
         return;

@@ -115,6 +115,15 @@ static const X86Row rows[] = {
   {X86_SHUFPS,        "xmm1, xmm2/m128, imm8u",                  "RMI",  "0F C6 /r ib"},
   {X86_PSHUFD,        "xmm1, xmm2/m128, imm8u",                  "RMI",  "66 0F 70 /r ib"},
   {X86_CMPPS,         "xmm1, xmm2/m128, imm8u",                  "RMI",  "0F C2 /r ib"},
+  {X86_CMPPD,         "xmm1, xmm2/m128, imm8u",                  "RMI",  "66 0F C2 /r ib"},
+  {X86_PADDQ,         "xmm1, xmm2/m128",                         "RM",   "66 0F D4 /r"},
+  {X86_PSUBQ,         "xmm1, xmm2/m128",                         "RM",   "66 0F FB /r"},
+  /* shifts by an immediate count: the opcode extension picks the shift */
+  {X86_PSLLD,         "xmm1, imm8u",                             "MI",   "66 0F 72 /6 ib"},
+  {X86_PSRLD,         "xmm1, imm8u",                             "MI",   "66 0F 72 /2 ib"},
+  {X86_PSRAD,         "xmm1, imm8u",                             "MI",   "66 0F 72 /4 ib"},
+  {X86_PSLLQ,         "xmm1, imm8u",                             "MI",   "66 0F 73 /6 ib"},
+  {X86_MOVMSKPS,      "r32, xmm2",                               "RM",   "0F 50 /r"},
 };
 
 const X86RowTable x86_sse_table = {rows, sizeof rows / sizeof rows[0]};

@@ -543,11 +543,77 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
   module_free(m);
 }
 
+/* At avx2 the 16 ymm registers are shared: the kernel's values take
+ * ymm0..12, and exp's values and the sums' partial vectors take those
+ * that no value holds while the loop runs, so the loops touch the stack
+ * with no ymm load or store. What stays: each sum's two partial vectors
+ * stored once after its loop (the lane-order combine reads them from
+ * there), and the broadcasts of the identity and of the invariants. */
+TEST(avx2_softmax_loops_keep_exp_and_partial_sums_in_registers) {
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  Status st;
+  status_clear(&st);
+  if (cpu.hardware_level < CPU_LEVEL_AVX2 || !cpu_features_force_level(&cpu, "avx2", &st)) return;
+  Module *m = NULL;
+  Kernel *k = lower_text(softmax_text, &m);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    char *text = listing_of(ck);
+    int stack_moves = 0;
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+      const char *eol = strchr(line, '\n');
+      size_t len = eol ? (size_t)(eol - line) : strlen(line);
+      char buf[256];
+      snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
+      stack_moves += strstr(buf, "%ymm") && strstr(buf, "(%rsp)") && !strstr(buf, "vbroadcastss");
+    }
+    EXPECT(stack_moves == 4, "%d ymm loads or stores of the stack (want the 2 sums' 2 partial vectors):\n%s",
+           stack_moves, text);
+    EXPECT(lines_between(text, "# op %15:", "# %15 to the output", "(%rsp)") == 0,
+           "exp's values go through the stack:\n%s", text);
+    free(text);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
+/* At sse4 exp runs in 4 vector lanes too, each fused multiply-add
+ * emulated exactly in two f64 lanes at a time (cvtps2pd, mulpd, the
+ * round-to-odd sum, cvtpd2ps), not lane by lane through the scalar
+ * code's emulation (cvtss2sd per element). The bits are mathref's
+ * (test_kernel_x86_math checks every function at sse4). */
+TEST(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes) {
+  CpuFeatures cpu;
+  cpu_features_detect_hardware(&cpu);
+  Status st;
+  status_clear(&st);
+  if (!cpu_features_force_level(&cpu, "sse4", &st)) return;
+  Module *m = NULL;
+  Kernel *k = lower_text(softmax_text, &m);
+  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
+  EXPECT(ck != NULL, "%s", st.message);
+  if (ck) {
+    char *text = listing_of(ck);
+    int lanes = lines_between(text, "# op %15:", "# %15 to the output", "cvtps2pd");
+    int scalar = lines_between(text, "# op %15:", "# %15 to the output", "cvtss2sd");
+    EXPECT(lanes > 0 && scalar == 0, "exp at sse4: %d cvtps2pd, %d cvtss2sd:\n%s", lanes, scalar, text);
+    free(text);
+  }
+  kernel_x86_free(ck);
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
   RUN(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count);
   RUN(sums_to_many_points_are_not_split);
   RUN(avx512_loop_tails_run_masked_and_write_only_their_lanes);
   RUN(avx512_softmax_loops_keep_their_values_in_registers);
+  RUN(avx2_softmax_loops_keep_exp_and_partial_sums_in_registers);
+  RUN(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes);
   RUN(softmax_computes_exp_once_per_element_at_every_level);
   RUN(large_softmax_streams_its_output_past_the_caches_with_the_same_bytes);
   RUN(avx512_max_and_min_in_four_accumulators_keep_nan_and_zero_rules);
