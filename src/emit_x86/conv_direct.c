@@ -32,6 +32,9 @@
 #include <assert.h>
 #include <stdatomic.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "emit_x86/cpu_compile.h"
 #include "emit_x86/jit_memory.h"
@@ -75,6 +78,7 @@ typedef struct ConvDirect {
   int64_t tiles;               /* per image: ceil(out_h * S / CONV_TILE) */
   int64_t tiles_per_task, tasks_per_image;
   int64_t features_per_run;    /* input features per kernel run (CONV_PRODUCTS_PER_RUN) */
+  bool stream;                 /* the result is written past the caches (floats_stream) */
   int64_t tap_reach;           /* the farthest tap's offset in a padded plane */
   int64_t band_rows;           /* most padded rows one task reads */
   int64_t band_plane;          /* floats per feature in a task's band, a multiple of 16 */
@@ -275,6 +279,8 @@ static void conv_direct_block(ConvDirect *d) {
   /* An odd multiple of 16 floats: planes a multiple of 4 KiB apart would
    * meet in the same L1 sets. */
   d->band_plane = round_up(d->band_rows * d->row, 16);
+  enum { CONV_STREAM_MIN_BYTES = 8 << 20 };
+  d->stream = (double)d->batch * (double)d->out_features * (double)d->out_h * (double)d->out_w * 4 >= CONV_STREAM_MIN_BYTES;
   if (d->band_plane % 1024 == 0) d->band_plane += 16;
   d->scratch_row = d->tiles_per_task * CONV_TILE + 16;
   int64_t most = CONV_PRODUCTS_PER_RUN / d->taps > 1 ? CONV_PRODUCTS_PER_RUN / d->taps : 1;
@@ -328,20 +334,42 @@ static void weights_pack(const ConvRun *r) {
 
 /* Padded rows first_row.. of every input feature of image n into band:
  * padded row r holds input row r - pad_top at columns pad_left.., zeros
- * around it (and below the image, for the reads past its last row). */
+ * around it (and below the image, for the reads past its last row). Only
+ * the zeros are written besides the rows: the kernel reads nothing past
+ * the band's rows. */
 static void band_fill(const ConvRun *r, int64_t n, int64_t first_row, float *band) {
   const ConvDirect *d = r->d;
   const int64_t *is = d->in_stride;
-  memset(band, 0, (size_t)(d->features * d->band_plane) * sizeof *band);
+  size_t right = (size_t)(d->row - d->pad_left - d->in_w) * sizeof(float);
   for (int64_t c = 0; c < d->features; c++)
     for (int64_t row = 0; row < d->band_rows; row++) {
       int64_t y = first_row + row - d->pad_top;
-      if (y < 0 || y >= d->in_h) continue;
+      float *to = band + c * d->band_plane + row * d->row;
+      if (y < 0 || y >= d->in_h) {
+        memset(to, 0, (size_t)d->row * sizeof *to);
+        continue;
+      }
       const float *from = r->in + n * is[0] + c * is[1] + y * is[2];
-      float *to = band + c * d->band_plane + row * d->row + d->pad_left;
+      memset(to, 0, (size_t)d->pad_left * sizeof *to);
+      to += d->pad_left;
       if (is[3] == 1) memcpy(to, from, (size_t)d->in_w * sizeof *to);
       else for (int64_t x = 0; x < d->in_w; x++) to[x] = from[x * is[3]];
+      memset(to + d->in_w, 0, right);
     }
+}
+
+/* dst[0..n) = src[0..n) with stores that bypass the caches where SSE2
+ * has them (movntps, from dst's first 16-byte boundary on): a result
+ * larger than the caches is written once and read by no one in this call,
+ * and a plain store would first read each line of it from memory (the 3x3
+ * convolution 32x64x56x56: about 5% faster). */
+static void floats_stream(float *restrict dst, const float *restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  for (; i < n && ((uintptr_t)(dst + i) & 15) != 0; i++) dst[i] = src[i];
+  for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+#endif
+  for (; i < n; i++) dst[i] = src[i];
 }
 
 /* The real outputs among flat positions first.. (count of them) of image n,
@@ -356,7 +384,8 @@ static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t cou
       int64_t real = x < d->out_w ? (d->out_w - x < run ? d->out_w - x : run) : 0;
       const float *from = scratch + o * d->scratch_row + (q - first);
       float *to = r->out + n * os[0] + o * os[1] + y * os[2] + x * os[3];
-      if (os[3] == 1) memcpy(to, from, (size_t)real * sizeof *to);
+      if (os[3] == 1 && d->stream) floats_stream(to, from, real);
+      else if (os[3] == 1) memcpy(to, from, (size_t)real * sizeof *to);
       else for (int64_t i = 0; i < real; i++) to[i * os[3]] = from[i];
       q += run;
     }
@@ -394,6 +423,9 @@ static void conv_task(void *context, int64_t index) {
       }
   }
   outputs_copy(r, n, first, tiles * CONV_TILE, s->out);
+#if defined(__SSE2__)
+  _mm_sfence();  /* the streamed stores reach memory before the task is seen done */
+#endif
   atomic_store(&s->busy, false);
 }
 
