@@ -180,6 +180,19 @@ bool cpu_compile_convolution(CpuCompile *c, const Instruction *inst);
  * rhs into out, through the GEMM on its input patches. */
 bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out);
 
+/* --------------------------------------------------------- conv_direct.c
+ * The direct convolution (f32, one group, stride 1, AVX-512): adds its
+ * step and sets *added, or leaves *added false for the implicit GEMM; false
+ * after a located refusal or a failure to map its code. */
+bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out,
+                          bool *added);
+/* Whether s is a direct convolution's step. */
+bool conv_direct_step_is(const CpuStep *s);
+/* For the dumps: such a step's micro-kernel in objdump's format, and its
+ * schedule in words. */
+bool conv_direct_print_listing(const CpuStep *s, FILE *out, Status *st);
+void conv_direct_schedule_describe(const CpuStep *s, StrBuf *sb);
+
 /* --------------------------------------------------------- cpu_scatter.c */
 bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst);

@@ -400,6 +400,9 @@ bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction
   const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape;
   if (in->rank != conv->shape.rank || kernel->rank != in->rank || attrs_conv(&conv->attrs)->spatial_count != in->rank - 2)
     return cpu_refuse(c, inst, "a convolution whose operands disagree in rank");
+  bool direct = false;
+  if (!conv_direct_step_add(c, inst, conv, lhs, rhs, out, &direct)) return false;
+  if (direct) return true;
   ProductPlan *positions = conv_positions_plan(conv);
   if (positions) return product_step_add(c, inst, positions, rhs, lhs, out);
   return product_step_add(c, inst, conv_product_plan(conv), lhs, rhs, out);

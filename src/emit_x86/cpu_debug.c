@@ -7,6 +7,8 @@
  *   DIR/kernels/NAME.s           its x86-64 code in objdump's syntax
  *   DIR/kernels/gemm.micro-kernel.s  the GEMM micro-kernel of the product
  *                                steps, whose schedule index.txt gives
+ *   DIR/kernels/NAME.s           a direct convolution's micro-kernel (its
+ *                                schedule in index.txt)
  *
  * Each file starts with the HLO instruction it came from, its op_name and
  * its JAX source line; inside the listing, each block of instructions is
@@ -59,6 +61,19 @@ static bool kernel_step_dump(const CpuStep *s, const Module *m, const char *dir,
   return listing_close(f, path, st);
 }
 
+/* NAME.s: a direct convolution step's micro-kernel. */
+static bool conv_direct_dump(const CpuStep *s, const Module *m, const char *dir, const char *stem, Status *st) {
+  char path[2048];
+  StrBuf sb = {0};
+  kernel_dump_origin(&sb, s->inst, m, "#");
+  snprintf(path, sizeof path, "%s/%s.s", dir, stem);
+  FILE *f = listing_open(path, &sb, st);
+  strbuf_free(&sb);
+  if (!f) return false;
+  bool ok = conv_direct_print_listing(s, f, st);
+  return listing_close(f, path, st) && ok;
+}
+
 /* The GEMM micro-kernel every product step of the program runs, once. */
 static bool gemm_listing_dump(const GemmPlan *plan, const char *kernels, Status *st) {
   char path[1200];
@@ -103,6 +118,10 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
       gemm_schedule_describe(p->gemm, &s->dot, &index);
       if (!gemm_listed) ok = gemm_listing_dump(p->gemm, kernels, st);
       gemm_listed = true;
+    } else if (conv_direct_step_is(s)) {
+      strbuf_printf(&index, "  -> %s.s\n        schedule: ", stem);
+      conv_direct_schedule_describe(s, &index);
+      ok = conv_direct_dump(s, m, kernels, stem, st);
     }
     strbuf_printf(&index, "\n");
   }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit_x86/cpu_program.h"
+#include "emit_x86/cpu_compile.h"
 #include "runtime/executable.h"
 #include "../test.h"
 
@@ -264,6 +264,84 @@ TEST(convolutions_with_every_window_and_group_feature_match_the_evaluator) {
   }
 }
 
+/* f32 convolutions of one group, stride 1, whose result holds each
+ * feature's positions innermost: the direct convolution (conv_direct.c) at
+ * AVX-512. Its corners: output features not a multiple of its 8-feature
+ * tile, padding on one side only or wider than the window (rows of
+ * positions longer than the padded input's), kernel dilation and reversal,
+ * 1-D, an NHWC input and HWIO kernel, input features past one run of the
+ * kernel (its partial sums added to the tile), images of several tasks, a
+ * 1x1 window, a result with the feature outermost. */
+static const char *const direct_conv_cases[] = {
+    "x = f32[1,3,5,7] parameter(0)\n  w = f32[13,3,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,13,5,7] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+    "x = f32[2,5,9,8] parameter(0)\n  w = f32[8,5,3,2] parameter(1)\n"
+    "  ROOT c = f32[2,8,7,9] convolution(x, w), window={size=3x2 pad=2_0x0_3 rhs_dilate=2x2 rhs_reversal=1x1}, "
+    "dim_labels=bf01_oi01->bf01",
+    "x = f32[2,7,100] parameter(0)\n  w = f32[5,7,4] parameter(1)\n"
+    "  ROOT c = f32[2,5,98] convolution(x, w), window={size=4 pad=3_1 rhs_dilate=2}, dim_labels=bf0_oi0->bf0",
+    "x = f32[2,12,12,40] parameter(0)\n  w = f32[3,3,40,9] parameter(1)\n"
+    "  ROOT c = f32[2,9,12,12] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01",
+    "x = f32[1,3,30,31] parameter(0)\n  w = f32[9,3,5,5] parameter(1)\n"
+    "  ROOT c = f32[1,9,30,31] convolution(x, w), window={size=5x5 pad=2_2x2_2}, dim_labels=bf01_oi01->bf01",
+    "x = f32[1,200,6,6] parameter(0)\n  w = f32[16,200,1,1] parameter(1)\n"
+    "  ROOT c = f32[1,16,6,6] convolution(x, w), window={size=1x1}, dim_labels=bf01_oi01->bf01",
+    "x = f32[1,2,4,5] parameter(0)\n  w = f32[3,2,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,3,8,9] convolution(x, w), window={size=3x3 pad=3_3x3_3}, dim_labels=bf01_oi01->bf01",
+    "x = f32[2,3,6,6] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
+    "  ROOT c = f32[2,4,6,6]{3,2,0,1} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+};
+
+/* Compiles text at 1 thread: how many direct convolution steps its
+ * program has, -1 when it does not compile, -2 below AVX-512 (where the
+ * implicit GEMM runs every convolution). */
+static int direct_conv_steps(const char *text) {
+  Status st;
+  Executable *e = compile_text(text, 1, &st);
+  if (!e) return -1;
+  const CpuProgram *p = e->program;
+  int steps = p->cpu.level == CPU_LEVEL_AVX512 ? 0 : -2;
+  for (int i = 0; steps >= 0 && i < p->step_count; i++) steps += conv_direct_step_is(&p->steps[i]);
+  executable_free(e);
+  return steps;
+}
+
+TEST(direct_convolutions_with_odd_sizes_padding_and_dilation_match_the_evaluator) {
+  char text[1024];
+  for (size_t i = 0; i < sizeof direct_conv_cases / sizeof direct_conv_cases[0]; i++) {
+    sprintf(text, "HloModule conv\nENTRY main {\n  %s\n}\n", direct_conv_cases[i]);
+    EXPECT(check_module(text, 40 + i, CPU_STEP_CALL) == 1, "case %zu is one step", i);
+    int direct = direct_conv_steps(text);
+    EXPECT(direct == 1 || direct == -2, "case %zu runs the direct convolution at avx512 (%d steps)", i, direct);
+  }
+}
+
+/* What the direct convolution leaves to the implicit GEMM: stride,
+ * negative padding, input dilation, feature groups, f64, NHWC results. */
+TEST(convolutions_the_direct_path_does_not_cover_take_the_implicit_gemm) {
+  static const char *const cases[] = {
+      "x = f32[1,3,9,9] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
+      "  ROOT c = f32[1,4,4,4] convolution(x, w), window={size=3x3 stride=2x2}, dim_labels=bf01_oi01->bf01",
+      "x = f32[1,3,9,9] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
+      "  ROOT c = f32[1,4,7,5] convolution(x, w), window={size=3x3 pad=0_0x-1_-1}, dim_labels=bf01_oi01->bf01",
+      "x = f32[1,3,5,5] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
+      "  ROOT c = f32[1,4,7,7] convolution(x, w), window={size=3x3 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01",
+      "x = f32[1,4,6,6] parameter(0)\n  w = f32[4,2,3,3] parameter(1)\n"
+      "  ROOT c = f32[1,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01, feature_group_count=2",
+      "x = f64[1,3,6,6] parameter(0)\n  w = f64[4,3,3,3] parameter(1)\n"
+      "  ROOT c = f64[1,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01",
+      "x = f32[1,6,6,3] parameter(0)\n  w = f32[3,3,3,4] parameter(1)\n"
+      "  ROOT c = f32[1,6,6,4] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+  };
+  char text[1024];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sprintf(text, "HloModule conv\nENTRY main {\n  %s\n}\n", cases[i]);
+    EXPECT(check_module(text, 60 + i, CPU_STEP_CALL) == 1, "case %zu is one step", i);
+    int direct = direct_conv_steps(text);
+    EXPECT(direct == 0 || direct == -2, "case %zu takes the implicit GEMM (%d direct steps)", i, direct);
+  }
+}
+
 /* ---- dots and convolutions inside fusions ---- */
 
 TEST(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue) {
@@ -421,6 +499,8 @@ int main(void) {
   RUN(dots_of_every_type_with_random_dimension_numbers_match_the_evaluator);
   RUN(odd_sized_dots_through_the_gemm_match_the_evaluator);
   RUN(convolutions_with_every_window_and_group_feature_match_the_evaluator);
+  RUN(direct_convolutions_with_odd_sizes_padding_and_dilation_match_the_evaluator);
+  RUN(convolutions_the_direct_path_does_not_cover_take_the_implicit_gemm);
   RUN(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue);
   RUN(a_fused_dot_reading_values_computed_inside_its_fusion_matches_the_evaluator);
   RUN(an_epilogue_run_per_block_of_rows_matches_the_evaluator);

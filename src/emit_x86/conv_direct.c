@@ -1,0 +1,514 @@
+/* The direct convolution: f32, one group, stride 1, at AVX-512 (the other
+ * convolutions go through the implicit GEMM of cpu_conv.c).
+ *
+ * The implicit GEMM copies every input element once per kernel tap into its
+ * packed panels (9 times for a 3x3 window); this path copies each input
+ * element once, into a zero-padded plane per input feature, and lets the
+ * micro-kernel read the taps straight from that plane. The trick that makes
+ * every tap one contiguous load is to number the positions of a plane
+ * row-major with the padded plane's row length S (the "flat" position
+ * q = y * S + x):
+ *
+ *   out[o][q] = sum over c, tap (ty, tx) of W[o][c][ty][tx] * P[c][q + ty*dy*S + tx*dx]
+ *
+ * where P is the input of one image, padded, and dy, dx the kernel
+ * dilation. So a tap is a constant offset in P, the same for every output
+ * position: 32 or 48 consecutive outputs read 32 or 48 consecutive floats
+ * of P, a vector load of each, whatever the tap. The positions whose x is
+ * past the output width (the S - Wo columns at the end of each flat row)
+ * compute values no one reads; they are dropped when the result is copied
+ * out. S = W + max(pad_lo, pad_hi) suffices (at least Wo): a row's right
+ * padding and the next row's left padding are the same zeros, read through
+ * the wrap from one flat row into the next.
+ *
+ * The micro-kernel (JIT, axle's assembler) keeps an MR x (V*16) tile of the
+ * result in zmm registers, MR output features by V*16 flat positions: per
+ * input feature and tap it loads V vectors of P and broadcasts MR weights,
+ * for MR * V multiply-adds (the GEMM kernel's register blocking, with the
+ * input as B read in place). The whole sum over features and taps runs in
+ * registers, one add order per output element, so the bits do not depend on
+ * the thread count: the tasks are cut by the shape (an image and a run of
+ * tiles), and each writes only its own outputs. */
+#include <assert.h>
+#include <stdatomic.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
+#include "emit_x86/cpu_compile.h"
+#include "emit_x86/jit_memory.h"
+
+/* The tile: MR output features by VECTORS * 16 flat positions. 24
+ * accumulators + 3 input vectors + 2 broadcast registers of the 32 zmm; per
+ * step 3 loads and 8 broadcasts feed 24 multiply-adds. */
+enum { CONV_MR = 8, CONV_VECTORS = 3, CONV_TILE = CONV_VECTORS * 16 };
+/* Past this many taps the unrolled tap loop outgrows the instruction
+ * cache; such windows keep the implicit GEMM. */
+enum { CONV_MAX_TAPS = 64 };
+/* Flat positions per task: about 8 rows of a 56-wide image, so that a
+ * task's input rows (all features) sit in L2 beside the weights. */
+enum { CONV_TASK_POSITIONS = 448 };
+
+/* Input features summed in one run of the kernel, at most: about this many
+ * products per run, each run's sum from zero then added to the tile, as the
+ * GEMM does per K block, so that the rounding error grows with the runs'
+ * length and not the whole sum's (one chain of 576 products rounded about
+ * 1.6 times worse than the GEMM's three blocks of 192). */
+enum { CONV_PRODUCTS_PER_RUN = 192 };
+
+/* The generated code's signature (System V):
+ *   features  input features to sum over (the loop count)
+ *   weights   per feature, per tap, CONV_MR floats (one per output feature)
+ *   input     the padded plane of feature 0 at the tile's first position;
+ *             feature c's is plane_bytes further on for each c
+ *   out       the tile's first output; output feature rows out_row_bytes apart
+ *   accumulate  0: out = the sum; otherwise out = out + the sum */
+typedef void ConvKernelFn(int64_t features, const float *weights, const float *input, float *out,
+                          int64_t out_row_bytes, int64_t plane_bytes, int64_t accumulate);
+
+typedef struct ConvDirect {
+  JitCode code;
+  ConvKernelFn *kernel;
+  int64_t batch, features, out_features, out_blocks, taps;
+  int64_t in_h, in_w, out_h, out_w, window_h, window_w;
+  int64_t pad_top, pad_left, dilate_h, dilate_w;
+  bool reverse_h, reverse_w;
+  int64_t row;                 /* S: the flat row length of a padded plane */
+  int64_t tiles;               /* per image: ceil(out_h * S / CONV_TILE) */
+  int64_t tiles_per_task, tasks_per_image;
+  int64_t features_per_run;    /* input features per kernel run (CONV_PRODUCTS_PER_RUN) */
+  bool stream;                 /* the result is written past the caches (floats_stream) */
+  int64_t tap_reach;           /* the farthest tap's offset in a padded plane */
+  int64_t band_rows;           /* most padded rows one task reads */
+  int64_t band_plane;          /* floats per feature in a task's band, a multiple of 16 */
+  int64_t scratch_row;         /* floats per output feature in a task's scratch */
+  /* Element strides: input (batch, feature, y, x), kernel (out, in, y, x),
+   * output (batch, feature, y, x); y strides are 0 for one spatial dim. */
+  int64_t in_stride[4], kernel_stride[4], out_stride[4];
+} ConvDirect;
+
+/* ------------------------------------------------------------ the kernel */
+
+static X86Reg conv_accumulator(int row, int v) { return x86_zmm(row * CONV_VECTORS + v); }
+
+/* One input feature's taps, unrolled: tap t reads P at the constant offset
+ * tap_offset[t] (floats) from the tile's first position. */
+static void conv_kernel_taps_emit(X86Buffer *cb, const int64_t *tap_offset, int64_t taps) {
+  X86Reg input[CONV_VECTORS] = {x86_zmm(24), x86_zmm(25), x86_zmm(26)};
+  for (int64_t t = 0; t < taps; t++) {
+    for (int v = 0; v < CONV_VECTORS; v++)
+      x86_emit(cb, X86_VMOVUPS, x86_reg(input[v]), x86_mem(64, X86_RDX, (int32_t)(tap_offset[t] * 4 + v * 64)));
+    for (int i = 0; i < CONV_MR; i++) {
+      /* Two broadcast registers in turn, so one row's broadcast need not
+       * wait for the previous row's multiply-adds to read theirs. */
+      X86Reg weight = x86_zmm(27 + i % 2);
+      x86_emit(cb, X86_VBROADCASTSS, x86_reg(weight), x86_mem(4, X86_RSI, (int32_t)((t * CONV_MR + i) * 4)));
+      for (int v = 0; v < CONV_VECTORS; v++)
+        x86_emit(cb, X86_VFMADD231PS, x86_reg(conv_accumulator(i, v)), x86_reg(input[v]), x86_reg(weight));
+    }
+  }
+}
+
+/* Writes the tile through rcx (rows r8 bytes apart), adding what is there
+ * first with add. */
+static void conv_tile_store_emit(X86Buffer *cb, bool add) {
+  for (int i = 0; i < CONV_MR; i++) {
+    for (int v = 0; v < CONV_VECTORS; v++) {
+      X86Reg acc = conv_accumulator(i, v);
+      if (add) x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), x86_mem(64, X86_RCX, v * 64));
+      x86_emit(cb, X86_VMOVUPS, x86_mem(64, X86_RCX, v * 64), x86_reg(acc));
+    }
+    if (i + 1 < CONV_MR) x86_emit(cb, X86_ADD, x86_reg(X86_RCX), x86_reg(X86_R8));
+  }
+}
+
+/* Registers: rdi features (counts down), rsi weights, rdx input, rcx out,
+ * r8 out_row_bytes, r9 plane_bytes, r10 accumulate (the 7th argument, from
+ * the stack). All caller-saved: no prologue. */
+static bool conv_kernel_emit(X86Buffer *cb, const int64_t *tap_offset, int64_t taps) {
+  x86_listing_note(cb, "direct convolution: %d output features x %d positions, %lld taps per input feature",
+                   CONV_MR, CONV_TILE, (long long)taps);
+  for (int i = 0; i < CONV_MR; i++)
+    for (int v = 0; v < CONV_VECTORS; v++) {
+      X86Reg acc = conv_accumulator(i, v);
+      x86_emit(cb, X86_VXORPS, x86_reg(acc), x86_reg(acc), x86_reg(acc));
+    }
+  X86Label loop = x86_label_new(cb), store = x86_label_new(cb), overwrite = x86_label_new(cb),
+           done = x86_label_new(cb);
+  x86_emit(cb, X86_MOV, x86_reg(X86_R10), x86_mem(8, X86_RSP, 8));
+  x86_emit(cb, X86_TEST, x86_reg(X86_RDI), x86_reg(X86_RDI));
+  x86_emit(cb, X86_JE, x86_rel(store));
+  x86_align(cb, 16);
+  x86_label_bind(cb, loop);
+  x86_listing_note(cb, "one input feature: every tap, then the next feature's plane and weights");
+  conv_kernel_taps_emit(cb, tap_offset, taps);
+  x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(taps * CONV_MR * 4));
+  x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_reg(X86_R9));
+  x86_emit(cb, X86_DEC, x86_reg(X86_RDI));
+  x86_emit(cb, X86_JNE, x86_rel(loop));
+  x86_label_bind(cb, store);
+  x86_listing_note(cb, "store the tile, one output feature's positions per row: out + sum when accumulate");
+  x86_emit(cb, X86_TEST, x86_reg(X86_R10), x86_reg(X86_R10));
+  x86_emit(cb, X86_JE, x86_rel(overwrite));
+  conv_tile_store_emit(cb, true);
+  x86_emit(cb, X86_JMP, x86_rel(done));
+  x86_label_bind(cb, overwrite);
+  conv_tile_store_emit(cb, false);
+  x86_label_bind(cb, done);
+  x86_emit0(cb, X86_VZEROUPPER);
+  x86_emit0(cb, X86_RET);
+  return !cb->failed;
+}
+
+static void conv_tap_offsets(const ConvDirect *d, int64_t *tap_offset) {
+  for (int64_t ty = 0; ty < d->window_h; ty++)
+    for (int64_t tx = 0; tx < d->window_w; tx++)
+      tap_offset[ty * d->window_w + tx] = ty * d->dilate_h * d->row + tx * d->dilate_w;
+}
+
+static bool conv_direct_compile(ConvDirect *d, Status *st) {
+  int64_t tap_offset[CONV_MAX_TAPS];
+  conv_tap_offsets(d, tap_offset);
+  X86Buffer cb;
+  x86_buffer_init(&cb);
+  conv_kernel_emit(&cb, tap_offset, d->taps);
+  bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&d->code, cb.code, cb.size, st);
+  if (ok) jit_code_name(&d->code, 0, cb.size, "axle direct convolution %dx%d, %lld taps", CONV_MR, CONV_TILE,
+                        (long long)d->taps);
+  x86_buffer_free(&cb);
+  if (ok) d->kernel = (ConvKernelFn *)jit_code_function(&d->code, 0);
+  return ok;
+}
+
+/* -------------------------------------------------------------- the plan */
+
+
+static int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
+
+/* Strides of four roles of s (a spatial role of -1 has stride 0). */
+static void role_strides(const Shape *s, int64_t batch, int64_t feature, int64_t y, int64_t x, int64_t out[4]) {
+  int64_t strides[AXLE_MAX_RANK];
+  layout_strides(s, strides);
+  int64_t roles[4] = {batch, feature, y, x};
+  for (int i = 0; i < 4; i++) out[i] = roles[i] < 0 ? 0 : strides[roles[i]];
+}
+
+/* Whether conv is one this path computes: f32 throughout, one or two
+ * spatial dims, one feature and batch group, stride 1, no input dilation,
+ * no negative padding, a window of at most CONV_MAX_TAPS taps, the result's
+ * positions innermost. */
+static bool conv_direct_applies(const Instruction *conv, const CpuFeatures *cpu) {
+  const ConvDims *cd = attrs_conv(&conv->attrs);
+  const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape;
+  if (cpu->level != CPU_LEVEL_AVX512 || in->type != TYPE_F32 || kernel->type != TYPE_F32 ||
+      conv->shape.type != TYPE_F32 || cd->spatial_count < 1 || cd->spatial_count > 2 ||
+      conv->attrs.feature_group_count > 1 || conv->attrs.batch_group_count > 1)
+    return false;
+  int64_t taps = 1;
+  for (int s = 0; s < cd->spatial_count; s++) {
+    taps *= kernel->dims[cd->kernel_spatial[s]];
+    if (!conv->attrs.window) continue;
+    const WindowDim *w = &conv->attrs.window->dims[s];
+    if (w->stride != 1 || w->lhs_dilate != 1 || w->pad_lo < 0 || w->pad_hi < 0) return false;
+  }
+  if (taps < 1 || taps > CONV_MAX_TAPS) return false;
+  /* Only where the result holds each feature's positions together, in
+   * order (NCHW and the like): there the implicit GEMM is turned around and
+   * cannot fuse an epilogue either; elsewhere (NHWC) its rows are the
+   * result's and it runs a fused bias and activation on each block of them,
+   * which this path does not. */
+  int64_t strides[AXLE_MAX_RANK], extent = 1;
+  layout_strides(&conv->shape, strides);
+  for (int s = cd->spatial_count - 1; s >= 0; s--) {
+    int64_t d = cd->output_spatial[s];
+    if (conv->shape.dims[d] > 1 && strides[d] != extent) return false;
+    extent *= conv->shape.dims[d];
+  }
+  return true;
+}
+
+/* The sizes, window and strides of conv, y first; with one spatial dim, y
+ * is a dimension of size 1. */
+static void conv_direct_describe(ConvDirect *d, const Instruction *conv) {
+  const ConvDims *cd = attrs_conv(&conv->attrs);
+  const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape, *out = &conv->shape;
+  bool two = cd->spatial_count == 2;
+  int sy = 0, sx = two ? 1 : 0;
+  WindowDim plain = {.stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
+  WindowDim wy = conv->attrs.window && two ? conv->attrs.window->dims[sy] : plain;
+  WindowDim wx = conv->attrs.window ? conv->attrs.window->dims[sx] : plain;
+  d->batch = in->dims[cd->input_batch];
+  d->features = in->dims[cd->input_feature];
+  d->out_features = kernel->dims[cd->kernel_output_feature];
+  d->out_blocks = (d->out_features + CONV_MR - 1) / CONV_MR;
+  d->in_h = two ? in->dims[cd->input_spatial[sy]] : 1;
+  d->in_w = in->dims[cd->input_spatial[sx]];
+  d->out_h = two ? out->dims[cd->output_spatial[sy]] : 1;
+  d->out_w = out->dims[cd->output_spatial[sx]];
+  d->window_h = two ? kernel->dims[cd->kernel_spatial[sy]] : 1;
+  d->window_w = kernel->dims[cd->kernel_spatial[sx]];
+  d->taps = d->window_h * d->window_w;
+  d->pad_top = wy.pad_lo;
+  d->pad_left = wx.pad_lo;
+  d->dilate_h = wy.rhs_dilate;
+  d->dilate_w = wx.rhs_dilate;
+  d->reverse_h = wy.reversal;
+  d->reverse_w = wx.reversal;
+  int64_t pad_max = wx.pad_lo > wx.pad_hi ? wx.pad_lo : wx.pad_hi;
+  d->row = d->in_w + pad_max > d->out_w ? d->in_w + pad_max : d->out_w;
+  role_strides(in, cd->input_batch, cd->input_feature, two ? cd->input_spatial[sy] : -1, cd->input_spatial[sx],
+               d->in_stride);
+  role_strides(kernel, cd->kernel_output_feature, cd->kernel_input_feature, two ? cd->kernel_spatial[sy] : -1,
+               cd->kernel_spatial[sx], d->kernel_stride);
+  role_strides(out, cd->output_batch, cd->output_feature, two ? cd->output_spatial[sy] : -1, cd->output_spatial[sx],
+               d->out_stride);
+}
+
+/* How the work is cut: tiles of flat positions, a run of them per task,
+ * and the band of padded rows such a run reads. */
+static void conv_direct_block(ConvDirect *d) {
+  d->tiles = (d->out_h * d->row + CONV_TILE - 1) / CONV_TILE;
+  d->tiles_per_task = CONV_TASK_POSITIONS / CONV_TILE;
+  if (d->tiles_per_task > d->tiles) d->tiles_per_task = d->tiles;
+  d->tasks_per_image = (d->tiles + d->tiles_per_task - 1) / d->tiles_per_task;
+  /* A run's positions, plus the farthest tap, span this many flat rows
+   * (one more for a start in the middle of a row). */
+  d->tap_reach = (d->window_h - 1) * d->dilate_h * d->row + (d->window_w - 1) * d->dilate_w;
+  d->band_rows = (d->tiles_per_task * CONV_TILE + d->tap_reach) / d->row + 2;
+  /* An odd multiple of 16 floats: planes a multiple of 4 KiB apart would
+   * meet in the same L1 sets. */
+  d->band_plane = round_up(d->band_rows * d->row, 16);
+  enum { CONV_STREAM_MIN_BYTES = 8 << 20 };
+  d->stream = (double)d->batch * (double)d->out_features * (double)d->out_h * (double)d->out_w * 4 >= CONV_STREAM_MIN_BYTES;
+  if (d->band_plane % 1024 == 0) d->band_plane += 16;
+  d->scratch_row = d->tiles_per_task * CONV_TILE + 16;
+  int64_t most = CONV_PRODUCTS_PER_RUN / d->taps > 1 ? CONV_PRODUCTS_PER_RUN / d->taps : 1;
+  int64_t runs = (d->features + most - 1) / most;
+  d->features_per_run = runs > 0 ? (d->features + runs - 1) / runs : 1;
+}
+
+static void conv_direct_free(void *state) {
+  ConvDirect *d = state;
+  jit_code_free(&d->code);
+  mem_free(d);
+}
+
+/* --------------------------------------------------------------- the run */
+
+/* A task's buffers: its band of padded input planes and its output tile
+ * rows, one set per thread, taken by the task that finds it free. */
+typedef struct ConvScratch {
+  float *band, *out;
+  atomic_bool busy;
+} ConvScratch;
+
+typedef struct ConvRun {
+  const ConvDirect *d;
+  const float *in, *kernel;
+  float *out, *weights;   /* weights packed: [out block][feature][tap][CONV_MR] */
+  ConvScratch *scratch;
+  int scratch_count;
+} ConvRun;
+
+static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+/* The kernel's weights, out block by out block; output features past the
+ * last (in the last block) are 0. Window reversal reads the window's tap
+ * size-1-t for tap t. */
+static void weights_pack(const ConvRun *r) {
+  const ConvDirect *d = r->d;
+  const int64_t *ks = d->kernel_stride;
+  float *to = r->weights;
+  for (int64_t b = 0; b < d->out_blocks; b++)
+    for (int64_t c = 0; c < d->features; c++)
+      for (int64_t ty = 0; ty < d->window_h; ty++)
+        for (int64_t tx = 0; tx < d->window_w; tx++) {
+          int64_t ky = d->reverse_h ? d->window_h - 1 - ty : ty, kx = d->reverse_w ? d->window_w - 1 - tx : tx;
+          for (int i = 0; i < CONV_MR; i++) {
+            int64_t o = b * CONV_MR + i;
+            *to++ = o < d->out_features ? r->kernel[o * ks[0] + c * ks[1] + ky * ks[2] + kx * ks[3]] : 0.0f;
+          }
+        }
+}
+
+/* Padded rows first_row.. of every input feature of image n into band:
+ * padded row r holds input row r - pad_top at columns pad_left.., zeros
+ * around it (and below the image, for the reads past its last row). Only
+ * the zeros are written besides the rows: the kernel reads nothing past
+ * the band's rows. */
+static void band_fill(const ConvRun *r, int64_t n, int64_t first_row, float *band) {
+  const ConvDirect *d = r->d;
+  const int64_t *is = d->in_stride;
+  size_t right = (size_t)(d->row - d->pad_left - d->in_w) * sizeof(float);
+  for (int64_t c = 0; c < d->features; c++)
+    for (int64_t row = 0; row < d->band_rows; row++) {
+      int64_t y = first_row + row - d->pad_top;
+      float *to = band + c * d->band_plane + row * d->row;
+      if (y < 0 || y >= d->in_h) {
+        memset(to, 0, (size_t)d->row * sizeof *to);
+        continue;
+      }
+      const float *from = r->in + n * is[0] + c * is[1] + y * is[2];
+      memset(to, 0, (size_t)d->pad_left * sizeof *to);
+      to += d->pad_left;
+      if (is[3] == 1) memcpy(to, from, (size_t)d->in_w * sizeof *to);
+      else for (int64_t x = 0; x < d->in_w; x++) to[x] = from[x * is[3]];
+      memset(to + d->in_w, 0, right);
+    }
+}
+
+/* dst[0..n) = src[0..n) with stores that bypass the caches where SSE2
+ * has them (movntps, from dst's first 16-byte boundary on): a result
+ * larger than the caches is written once and read by no one in this call,
+ * and a plain store would first read each line of it from memory (the 3x3
+ * convolution 32x64x56x56: about 5% faster). */
+static void floats_stream(float *restrict dst, const float *restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  for (; i < n && ((uintptr_t)(dst + i) & 15) != 0; i++) dst[i] = src[i];
+  for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+#endif
+  for (; i < n; i++) dst[i] = src[i];
+}
+
+/* The real outputs among flat positions first.. (count of them) of image n,
+ * from the scratch rows to the result. */
+static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t count, const float *scratch) {
+  const ConvDirect *d = r->d;
+  const int64_t *os = d->out_stride;
+  for (int64_t o = 0; o < d->out_features; o++)
+    for (int64_t q = first; q < first + count;) {
+      int64_t y = q / d->row, x = q % d->row, run = d->row - x < first + count - q ? d->row - x : first + count - q;
+      if (y >= d->out_h) break;
+      int64_t real = x < d->out_w ? (d->out_w - x < run ? d->out_w - x : run) : 0;
+      const float *from = scratch + o * d->scratch_row + (q - first);
+      float *to = r->out + n * os[0] + o * os[1] + y * os[2] + x * os[3];
+      if (os[3] == 1 && d->stream) floats_stream(to, from, real);
+      else if (os[3] == 1) memcpy(to, from, (size_t)real * sizeof *to);
+      else for (int64_t i = 0; i < real; i++) to[i * os[3]] = from[i];
+      q += run;
+    }
+}
+
+static ConvScratch *scratch_acquire(const ConvRun *r) {
+  /* At most scratch_count tasks run at once, so a free set exists. */
+  for (;;)
+    for (int i = 0; i < r->scratch_count; i++)
+      if (!atomic_exchange(&r->scratch[i].busy, true)) return &r->scratch[i];
+}
+
+/* Task (image, run of tiles): pad the band, every out block over every
+ * tile of the run (a block's weights stay in L1 across its tiles), copy the
+ * outputs out. */
+static void conv_task(void *context, int64_t index) {
+  const ConvRun *r = context;
+  const ConvDirect *d = r->d;
+  int64_t n = index / d->tasks_per_image, first_tile = index % d->tasks_per_image * d->tiles_per_task;
+  int64_t tiles = d->tiles - first_tile < d->tiles_per_task ? d->tiles - first_tile : d->tiles_per_task;
+  int64_t first = first_tile * CONV_TILE, first_row = first / d->row;
+  ConvScratch *s = scratch_acquire(r);
+  band_fill(r, n, first_row, s->band);
+  const float *input = s->band + (first - first_row * d->row);
+  /* The kernel's last load ends inside the band (it reads no further). */
+  assert(first - first_row * d->row + tiles * CONV_TILE + d->tap_reach <= d->band_rows * d->row);
+  for (int64_t b = 0; b < d->out_blocks; b++) {
+    const float *weights = r->weights + b * d->features * d->taps * CONV_MR;
+    float *out = s->out + b * CONV_MR * d->scratch_row;
+    for (int64_t t = 0; t < tiles; t++)
+      for (int64_t c = 0; c < d->features; c += d->features_per_run) {
+        int64_t count = d->features - c < d->features_per_run ? d->features - c : d->features_per_run;
+        d->kernel(count, weights + c * d->taps * CONV_MR, input + c * d->band_plane + t * CONV_TILE,
+                  out + t * CONV_TILE, d->scratch_row * 4, d->band_plane * 4, c > 0);
+      }
+  }
+  outputs_copy(r, n, first, tiles * CONV_TILE, s->out);
+#if defined(__SSE2__)
+  _mm_sfence();  /* the streamed stores reach memory before the task is seen done */
+#endif
+  atomic_store(&s->busy, false);
+}
+
+/* The CPU_STEP_CALL routine: buffers are the input, the kernel, the result. */
+static bool conv_direct_call(const CpuStep *step, void *const *buffers, ThreadPool *pool, Status *st) {
+  (void)st;  /* out of memory unwinds */
+  const ConvDirect *d = step->state;
+  ConvRun r = {.d = d, .in = buffers[0], .kernel = buffers[1], .out = buffers[2]};
+  r.scratch_count = pool ? thread_pool_thread_count(pool) : 1;
+  size_t weight_floats = (size_t)(d->out_blocks * d->features * d->taps * CONV_MR);
+  size_t band_floats = (size_t)(d->features * d->band_plane), out_floats = (size_t)(d->out_blocks * CONV_MR * d->scratch_row);
+  void *weight_memory = mem_malloc((weight_floats + 16) * sizeof(float));
+  r.weights = align64(weight_memory);
+  r.scratch = mem_calloc((size_t)r.scratch_count, sizeof *r.scratch);
+  void **memory = mem_calloc((size_t)r.scratch_count * 2, sizeof *memory);
+  for (int i = 0; i < r.scratch_count; i++) {
+    memory[2 * i] = mem_malloc((band_floats + 16) * sizeof(float));
+    memory[2 * i + 1] = mem_malloc((out_floats + 16) * sizeof(float));
+    r.scratch[i].band = align64(memory[2 * i]);
+    r.scratch[i].out = align64(memory[2 * i + 1]);
+    atomic_init(&r.scratch[i].busy, false);
+  }
+  weights_pack(&r);
+  thread_pool_run(pool, d->batch * d->tasks_per_image, conv_task, &r);
+  for (int i = 0; i < 2 * r.scratch_count; i++) mem_free(memory[i]);
+  mem_free(memory);
+  mem_free(r.scratch);
+  mem_free(weight_memory);
+  return true;
+}
+
+bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out,
+                          bool *added) {
+  *added = false;
+  if (!conv_direct_applies(conv, &c->p->cpu)) return true;
+  ConvDirect *d = mem_calloc(1, sizeof *d);
+  conv_direct_describe(d, conv);
+  conv_direct_block(d);
+  /* The taps' displacements must fit the instructions' 32 bits. */
+  if ((double)d->band_plane * 4 > (double)INT32_MAX) {
+    mem_free(d);
+    return true;
+  }
+  if (lhs < 0 || rhs < 0 || out < 0) {
+    mem_free(d);
+    return cpu_refuse(c, inst, "a convolution operand the plan does not place");
+  }
+  if (!conv_direct_compile(d, c->st)) {
+    conv_direct_free(d);
+    return false;
+  }
+  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_CALL, inst, 3);
+  s->call = conv_direct_call;
+  s->state = d;
+  s->free_state = conv_direct_free;
+  s->buffers[0] = lhs;
+  s->buffers[1] = rhs;
+  s->buffers[2] = out;
+  *added = true;
+  return true;
+}
+
+bool conv_direct_step_is(const CpuStep *s) { return s->kind == CPU_STEP_CALL && s->call == conv_direct_call; }
+
+bool conv_direct_print_listing(const CpuStep *s, FILE *out, Status *st) {
+  const ConvDirect *d = s->state;
+  int64_t tap_offset[CONV_MAX_TAPS];
+  conv_tap_offsets(d, tap_offset);
+  X86Buffer cb;
+  x86_buffer_init(&cb);
+  x86_buffer_enable_listing(&cb);
+  conv_kernel_emit(&cb, tap_offset, d->taps);
+  bool ok = x86_buffer_finish(&cb, st);
+  if (ok) x86_listing_print(&cb, out);
+  x86_buffer_free(&cb);
+  return ok;
+}
+
+void conv_direct_schedule_describe(const CpuStep *s, StrBuf *sb) {
+  const ConvDirect *d = s->state;
+  strbuf_printf(sb,
+                "direct, tile %d features x %d positions, padded rows of %lld, %lld tasks per image of %lld tiles, "
+                "%lld input features per kernel run",
+                CONV_MR, CONV_TILE, (long long)d->row, (long long)d->tasks_per_image, (long long)d->tiles_per_task,
+                (long long)d->features_per_run);
+}
