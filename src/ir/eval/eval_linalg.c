@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "eval_internal.h"
+#include "ir/dot_plan.h"
 #include "ir/linalg_plan.h"
 
 /* ------------------------------------------------------------ arithmetic */
@@ -116,89 +117,27 @@ static bool check_array(const Instruction *inst, const Literal *lit, const char 
   return true;
 }
 
-static bool dims_in_range(const IntList *list, int rank) {
-  for (int i = 0; i < list->count; i++)
-    if (list->values[i] < 0 || list->values[i] >= rank) return false;
-  return true;
-}
-
 /* ------------------------------------------------------------------- dot */
 
-/* Marks the dimensions a list names; false if one is named twice. */
-static bool mark_dims(const IntList *list, bool *used) {
-  for (int i = 0; i < list->count; i++) {
-    if (used[list->values[i]]) return false;
-    used[list->values[i]] = true;
-  }
-  return true;
-}
-
-/* The dimensions of an operand that are neither batch nor contracting, in order. */
-static int free_dims(int rank, const IntList *batch, const IntList *contracting,
-                     int64_t *out, bool *ok) {
-  bool used[AXLE_MAX_RANK] = {0};
-  *ok = mark_dims(batch, used) && mark_dims(contracting, used);
-  int n = 0;
-  for (int d = 0; d < rank; d++)
-    if (!used[d]) out[n++] = d;
-  return n;
-}
-
-static bool check_dot(const Instruction *inst, const Literal *lhs, const Literal *rhs,
-                      Status *st) {
-  const DotDims *dd = attrs_dot(&inst->attrs);
-  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return false;
-  if (dd->lhs_batch.count != dd->rhs_batch.count ||
-      dd->lhs_contracting.count != dd->rhs_contracting.count)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: lhs and rhs name different numbers of batch or contracting dims",
-                        inst->name);
-  if (!dims_in_range(&dd->lhs_batch, lhs->shape.rank) ||
-      !dims_in_range(&dd->lhs_contracting, lhs->shape.rank) ||
-      !dims_in_range(&dd->rhs_batch, rhs->shape.rank) ||
-      !dims_in_range(&dd->rhs_contracting, rhs->shape.rank))
-    return status_error(st, STATUS_RUNTIME_ERROR, "%s: a dot dimension is out of range",
-                        inst->name);
-  for (int i = 0; i < dd->lhs_batch.count; i++)
-    if (lhs->shape.dims[dd->lhs_batch.values[i]] != rhs->shape.dims[dd->rhs_batch.values[i]])
-      return status_error(st, STATUS_RUNTIME_ERROR, "%s: batch dimension %d differs in size",
-                          inst->name, i);
-  for (int i = 0; i < dd->lhs_contracting.count; i++)
-    if (lhs->shape.dims[dd->lhs_contracting.values[i]] !=
-        rhs->shape.dims[dd->rhs_contracting.values[i]])
-      return status_error(st, STATUS_RUNTIME_ERROR,
-                          "%s: contracting dimension %d differs in size", inst->name, i);
-  return true;
-}
-
 /* dot (dot_general): result[batch..., lhs_free..., rhs_free...] =
- *   sum over the contracting indices of lhs[...] * rhs[...].
- * The result's dimensions are the batch dims (in the order listed), then the
- * lhs dims that are neither batch nor contracting, in order, then the rhs's. */
+ *   sum over the contracting indices of lhs[...] * rhs[...],
+ * the groups as the dot's plan (src/ir/dot_plan.h) lists them; the sum
+ * walks the contracting indices row-major over the list. */
 Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *lhs = operands[0], *rhs = operands[1];
-  const DotDims *dd = attrs_dot(&inst->attrs);
-  if (!check_dot(inst, lhs, rhs, st)) return NULL;
-  int64_t lhs_free[AXLE_MAX_RANK], rhs_free[AXLE_MAX_RANK];
-  bool lhs_ok, rhs_ok;
-  int nl = free_dims(lhs->shape.rank, &dd->lhs_batch, &dd->lhs_contracting, lhs_free, &lhs_ok);
-  int nr = free_dims(rhs->shape.rank, &dd->rhs_batch, &dd->rhs_contracting, rhs_free, &rhs_ok);
-  int nb = dd->lhs_batch.count, nc = dd->lhs_contracting.count;
-  if (!lhs_ok || !rhs_ok) {
-    status_error(st, STATUS_RUNTIME_ERROR, "%s: a dot dimension is named twice", inst->name);
-    return NULL;
-  }
-  if (nb + nl + nr > AXLE_MAX_RANK) {
-    status_error(st, STATUS_UNSUPPORTED, "%s: the dot's result would have rank %d, above %d",
-                 inst->name, nb + nl + nr, AXLE_MAX_RANK);
+  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return NULL;
+  DotPlan p;
+  const char *why = dot_plan_make(attrs_dot(&inst->attrs), &lhs->shape, &rhs->shape, &p);
+  if (why) {
+    status_error(st, STATUS_RUNTIME_ERROR, "%s: %s", inst->name, why);
     return NULL;
   }
   /* The result dims implied by the rule above must be the declared ones. */
   int64_t dims[AXLE_MAX_RANK];
-  int rank = 0;
-  for (int i = 0; i < nb; i++) dims[rank++] = lhs->shape.dims[dd->lhs_batch.values[i]];
-  for (int i = 0; i < nl; i++) dims[rank++] = lhs->shape.dims[lhs_free[i]];
-  for (int i = 0; i < nr; i++) dims[rank++] = rhs->shape.dims[rhs_free[i]];
+  int rank = 0, nb = p.batch_count, nl = p.m_count, nr = p.n_count, nc = p.k_count;
+  for (int i = 0; i < nb; i++) dims[rank++] = lhs->shape.dims[p.lhs_batch[i]];
+  for (int i = 0; i < nl; i++) dims[rank++] = lhs->shape.dims[p.lhs_m[i]];
+  for (int i = 0; i < nr; i++) dims[rank++] = rhs->shape.dims[p.rhs_n[i]];
   Shape expect = shape_array(inst->shape.type, rank, dims);
   if (inst->shape.type == TYPE_TUPLE || !shape_same_dims(&expect, &inst->shape)) {
     status_error(st, STATUS_RUNTIME_ERROR, "%s: result shape does not match the dot dims",
@@ -209,15 +148,15 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
   shape_strides(&lhs->shape, ls);
   shape_strides(&rhs->shape, rs);
   /* Offsets of every contracting index, precomputed for the inner loop. */
-  int64_t nk = 1;
-  for (int i = 0; i < nc; i++) nk *= (cdims[i] = lhs->shape.dims[dd->lhs_contracting.values[i]]);
+  for (int i = 0; i < nc; i++) cdims[i] = lhs->shape.dims[p.lhs_k[i]];
+  int64_t nk = p.k;
   int64_t *lhs_k = eval_scratch_calloc(nk, sizeof *lhs_k);
   int64_t *rhs_k = eval_scratch_calloc(nk, sizeof *rhs_k);
   int64_t k_index[AXLE_MAX_RANK] = {0};
   for (int64_t k = 0; k < nk; k++, index_next(k_index, cdims, nc))
     for (int i = 0; i < nc; i++) {
-      lhs_k[k] += k_index[i] * ls[dd->lhs_contracting.values[i]];
-      rhs_k[k] += k_index[i] * rs[dd->rhs_contracting.values[i]];
+      lhs_k[k] += k_index[i] * ls[p.lhs_k[i]];
+      rhs_k[k] += k_index[i] * rs[p.rhs_k[i]];
     }
 
   bool integer = result_is_integer(inst);
@@ -227,11 +166,11 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
   for (int64_t at = 0; at < count; at++, index_next(index, dims, rank)) {
     int64_t lhs_base = 0, rhs_base = 0;
     for (int i = 0; i < nb; i++) {
-      lhs_base += index[i] * ls[dd->lhs_batch.values[i]];
-      rhs_base += index[i] * rs[dd->rhs_batch.values[i]];
+      lhs_base += index[i] * ls[p.lhs_batch[i]];
+      rhs_base += index[i] * rs[p.rhs_batch[i]];
     }
-    for (int i = 0; i < nl; i++) lhs_base += index[nb + i] * ls[lhs_free[i]];
-    for (int i = 0; i < nr; i++) rhs_base += index[nb + nl + i] * rs[rhs_free[i]];
+    for (int i = 0; i < nl; i++) lhs_base += index[nb + i] * ls[p.lhs_m[i]];
+    for (int i = 0; i < nr; i++) rhs_base += index[nb + nl + i] * rs[p.rhs_n[i]];
     Sum sum = {0};
     for (int64_t k = 0; k < nk; k++)
       sum_add_product(&sum, &a, lhs_base + lhs_k[k], &b, rhs_base + rhs_k[k]);
