@@ -84,6 +84,9 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
   if (!run_pass(m, ctx, "expand-batch-norm", expand_batch_norm, NULL, st)) return false;
   if (!run_pass(m, ctx, "inline-map", inline_map, NULL, st)) return false;
   if (!run_cleanup(m, ctx, st)) return false;
+  /* After the cleanup, whose simplifier folds transposes into dots: the
+   * canonical operands are free relabels that nothing folds back. */
+  if (!run_pass(m, ctx, "canonicalize-dots", canonicalize_dots, NULL, st)) return false;
   if (!ctx->options.no_fusion) {
     if (!run_pass(m, ctx, "fusion", fuse_module, NULL, st)) return false;
     if (!run_pass(m, ctx, "cse", eliminate_common_subexpressions, NULL, st)) return false;

@@ -184,6 +184,30 @@ TEST(batch_dims_and_several_contracting_dims) {
                                        "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
 }
 
+/* Dims in odd orders, which canonicalize-dots reads through relabels of
+ * the operands' own bytes: batch last, contracting first, several
+ * contracting dims in reverse order, a column-major operand, a fused
+ * epilogue, and f16 through the tensor cores. */
+TEST(odd_dimension_orders_after_canonicalization) {
+  dot_case("batch last, contracting first",
+           ENTRY2("f32[6,4,3]", "f32[6,5,3]", "f32[3,4,5]",
+                  "lhs_batch_dims={2}, lhs_contracting_dims={0}, rhs_batch_dims={2}, rhs_contracting_dims={0}"));
+  dot_case("contracting pairs reversed",
+           ENTRY2("f32[5,3,2,7]", "f32[2,7,4,5]", "f32[7,3,4]",
+                  "lhs_batch_dims={3}, lhs_contracting_dims={2,0}, rhs_batch_dims={1}, rhs_contracting_dims={0,3}"));
+  dot_case("column-major lhs", ENTRY2("f32[3,7,9]{0,1,2}", "f32[3,9,5]", "f32[3,7,5]",
+                                      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                                      "rhs_contracting_dims={1}"));
+  dot_case("fused bias, rhs transposed",
+           "HloModule m\nENTRY e {\n  x = f32[19,24] parameter(0)\n  w = f32[37,24] parameter(1)\n"
+           "  bias = f32[37] parameter(2)\n"
+           "  d = f32[19,37] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+           "  bb = f32[19,37] broadcast(bias), dimensions={1}\n  ROOT s = f32[19,37] add(d, bb)\n}\n");
+  mma_case("f16 batch last", ENTRY2("f16[32,16,2]", "f16[32,24,2]", "f32[2,16,24]",
+                                    "lhs_batch_dims={2}, lhs_contracting_dims={0}, rhs_batch_dims={2}, "
+                                    "rhs_contracting_dims={0}"));
+}
+
 TEST(other_element_types_on_cuda_cores) {
   dot_case("f64", ENTRY2("f64[9,13]", "f64[13,5]", "f64[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   dot_case("s32", ENTRY2("s32[9,13]", "s32[13,5]", "s32[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
@@ -548,6 +572,7 @@ int main(int argc, char **argv) {
   RUN(odd_shapes_have_their_edges_masked);
   RUN(transposed_operands_and_column_major_layouts);
   RUN(batch_dims_and_several_contracting_dims);
+  RUN(odd_dimension_orders_after_canonicalization);
   RUN(other_element_types_on_cuda_cores);
   RUN(an_output_fusion_applies_its_epilogue);
   RUN(half_precision_products);
