@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "eval_internal.h"
+#include "ir/conv_plan.h"
 #include "ir/dot_plan.h"
 #include "ir/linalg_plan.h"
 
@@ -185,140 +186,8 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
 
 /* ----------------------------------------------------------- convolution */
 
-/* What the convolution loop needs, gathered and checked once. */
-typedef struct ConvPlan {
-  int spatial_count;
-  int64_t batch, features, kernel_features, out_features; /* B, C, C/fgc, O */
-  int64_t feature_groups, batch_groups;
-  WindowDim window[AXLE_MAX_RANK];
-  int64_t kernel_size[AXLE_MAX_RANK], out_size[AXLE_MAX_RANK];
-} ConvPlan;
-
-/* Dimension numbers must be a permutation of 0..rank-1. */
-static bool conv_dims_are_permutation(int64_t first, const int64_t *spatial, int spatial_count,
-                                      int64_t last, int rank) {
-  bool used[AXLE_MAX_RANK] = {0};
-  int64_t all[AXLE_MAX_RANK + 2];
-  int n = 0;
-  all[n++] = first;
-  for (int s = 0; s < spatial_count; s++) all[n++] = spatial[s];
-  all[n++] = last;
-  if (n != rank) return false;
-  for (int i = 0; i < n; i++) {
-    if (all[i] < 0 || all[i] >= rank || used[all[i]]) return false;
-    used[all[i]] = true;
-  }
-  return true;
-}
-
-/* The window of one spatial dimension; without window={...} the kernel is
- * the window, with stride 1, no padding and no dilation. */
-static bool conv_window(const Instruction *inst, int s, int64_t kernel_size, WindowDim *w,
-                        Status *st) {
-  if (!inst->attrs.window) {
-    *w = (WindowDim){.size = kernel_size, .stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
-    return true;
-  }
-  *w = inst->attrs.window->dims[s];
-  if (w->size != kernel_size)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: window size %lld differs from the kernel's %lld in dim %d",
-                        inst->name, (long long)w->size, (long long)kernel_size, s);
-  if (w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: window stride and dilations must be positive", inst->name);
-  return true;
-}
-
-/* The number of window positions along one spatial dimension (the spec's
- * num_windows): the input dilated and padded, the kernel dilated. */
-static int64_t conv_window_count(int64_t in, int64_t kernel, const WindowDim *w) {
-  int64_t dilated_in = in == 0 ? 0 : (in - 1) * w->lhs_dilate + 1;
-  int64_t padded = w->pad_lo + dilated_in + w->pad_hi;
-  int64_t dilated_kernel = kernel == 0 ? 0 : (kernel - 1) * w->rhs_dilate + 1;
-  if (padded <= 0 || dilated_kernel > padded) return 0;
-  return (padded - dilated_kernel) / w->stride + 1;
-}
-
-static bool conv_check_groups(const Instruction *inst, ConvPlan *p, Status *st) {
-  p->feature_groups = inst->attrs.feature_group_count ? inst->attrs.feature_group_count : 1;
-  p->batch_groups = inst->attrs.batch_group_count ? inst->attrs.batch_group_count : 1;
-  if (p->feature_groups < 1 || p->batch_groups < 1 ||
-      (p->feature_groups > 1 && p->batch_groups > 1))
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: group counts must be positive and not both above 1", inst->name);
-  if (p->features % p->feature_groups != 0 ||
-      p->kernel_features * p->feature_groups != p->features)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: kernel input features (%lld) times feature_group_count (%lld) "
-                        "must equal the input features (%lld)",
-                        inst->name, (long long)p->kernel_features, (long long)p->feature_groups,
-                        (long long)p->features);
-  if (p->out_features % p->feature_groups != 0 || p->out_features % p->batch_groups != 0 ||
-      p->batch % p->batch_groups != 0)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: output features or batch do not divide into the groups",
-                        inst->name);
-  return true;
-}
-
-static bool conv_plan(const Instruction *inst, const Literal *lhs, const Literal *rhs,
-                      ConvPlan *p, Status *st) {
-  const ConvDims *cd = attrs_conv(&inst->attrs);
-  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return false;
-  int rank = lhs->shape.rank;
-  if (rhs->shape.rank != rank || inst->shape.type == TYPE_TUPLE || inst->shape.rank != rank ||
-      rank < 2 || cd->spatial_count != rank - 2 ||
-      (inst->attrs.window && inst->attrs.window->rank != rank - 2))
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: operands, result, dim_labels and window disagree in rank",
-                        inst->name);
-  if (!conv_dims_are_permutation(cd->input_batch, cd->input_spatial, cd->spatial_count,
-                                 cd->input_feature, rank) ||
-      !conv_dims_are_permutation(cd->kernel_input_feature, cd->kernel_spatial,
-                                 cd->spatial_count, cd->kernel_output_feature, rank) ||
-      !conv_dims_are_permutation(cd->output_batch, cd->output_spatial, cd->spatial_count,
-                                 cd->output_feature, rank))
-    return status_error(st, STATUS_RUNTIME_ERROR, "%s: dim_labels are not permutations",
-                        inst->name);
-  p->spatial_count = cd->spatial_count;
-  p->batch = lhs->shape.dims[cd->input_batch];
-  p->features = lhs->shape.dims[cd->input_feature];
-  p->kernel_features = rhs->shape.dims[cd->kernel_input_feature];
-  p->out_features = rhs->shape.dims[cd->kernel_output_feature];
-  if (!conv_check_groups(inst, p, st)) return false;
-  int64_t expect[AXLE_MAX_RANK];
-  expect[cd->output_batch] = p->batch / p->batch_groups;
-  expect[cd->output_feature] = p->out_features;
-  for (int s = 0; s < p->spatial_count; s++) {
-    p->kernel_size[s] = rhs->shape.dims[cd->kernel_spatial[s]];
-    if (!conv_window(inst, s, p->kernel_size[s], &p->window[s], st)) return false;
-    p->out_size[s] = conv_window_count(lhs->shape.dims[cd->input_spatial[s]], p->kernel_size[s],
-                                       &p->window[s]);
-    expect[cd->output_spatial[s]] = p->out_size[s];
-  }
-  for (int d = 0; d < rank; d++)
-    if (inst->shape.dims[d] != expect[d])
-      return status_error(st, STATUS_RUNTIME_ERROR,
-                          "%s: result dim %d is %lld, the convolution gives %lld", inst->name,
-                          d, (long long)inst->shape.dims[d], (long long)expect[d]);
-  return true;
-}
-
-/* The input position a kernel tap reads, in one spatial dimension, or -1
- * when it falls in padding or in a hole of the input dilation. In the
- * dilated input, element i sits at i * lhs_dilate; the window of output o
- * starts at o * stride - pad_lo and its tap k is k * rhs_dilate further on.
- * Negative padding simply starts the window inside the input. */
-static int64_t conv_input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in) {
-  int64_t at = out * w->stride - w->pad_lo + tap * w->rhs_dilate;
-  if (at < 0 || at % w->lhs_dilate != 0) return -1;
-  at /= w->lhs_dilate;
-  return at < in ? at : -1;
-}
-
-/* One output element: the sum over the kernel's taps and input features of
- * its group. Feature groups split the input features and the output
+/* One output element (the plan is src/ir/conv_plan.h): the sum over the
+ * kernel's taps and input features of its group. Feature groups split the input features and the output
  * features into matching contiguous runs; batch groups split the input
  * batch and the output features likewise (spec: split, convolve, concatenate
  * along the output feature dimension). Window reversal pairs window tap k
@@ -360,8 +229,13 @@ static void conv_output_element(const Instruction *inst, const ConvPlan *p, cons
 /* convolution: see conv_output_element for what one element is. */
 Literal *eval_convolution(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *lhs = operands[0], *rhs = operands[1];
+  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return NULL;
   ConvPlan plan;
-  if (!conv_plan(inst, lhs, rhs, &plan, st)) return NULL;
+  char why[200];
+  if (!conv_plan_make(inst, &lhs->shape, &rhs->shape, &plan, why, sizeof why)) {
+    status_error(st, STATUS_RUNTIME_ERROR, "%s: %s", inst->name, why);
+    return NULL;
+  }
   bool integer = result_is_integer(inst);
   Numbers a = numbers_load(lhs, inst->shape.type), b = numbers_load(rhs, inst->shape.type);
   Literal *out = literal_create(&inst->shape);
