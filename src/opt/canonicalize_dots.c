@@ -93,7 +93,11 @@ static bool canonicalize_dot(Computation *c, Instruction *dot) {
   made->loc = dot->loc;
   computation_move_before(c, made, dot);
   instruction_replace_all_uses(dot, made);
+  /* The dot keeps its name (kernels, dumps and messages are named after
+   * it): free again once the old one is gone, and still the module's. */
+  const char *name = dot->name;
   computation_remove_instruction(c, dot);
+  made->name = name;
   return true;
 }
 

@@ -77,6 +77,7 @@ TEST(batch_last_and_contracting_first_become_relabels_in_canonical_order) {
   EXPECT(canonicalize(m), "the pass changes the module");
   const Instruction *d = m->entry->root;
   EXPECT(d->opcode == OP_DOT, "the root is a dot, not %s", opcode_name(d->opcode));
+  EXPECT(strcmp(d->name, "d") == 0, "the dot keeps its name (kernels are named after it), not %s", d->name);
   const DotDims *dd = attrs_dot(&d->attrs);
   EXPECT(list_is(&dd->lhs_batch, 1, (int64_t[]){0}) && list_is(&dd->rhs_batch, 1, (int64_t[]){0}), "batch {0}");
   EXPECT(list_is(&dd->lhs_contracting, 2, (int64_t[]){2, 3}), "lhs contracting {2,3}");
