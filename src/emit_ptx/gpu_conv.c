@@ -17,6 +17,7 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_conv.h"
 #include "emit_ptx/ptx_kernel.h"
+#include "ir/conv_plan.h"
 
 /* ---- HLO convolution -> PtxConv ---- */
 
@@ -49,25 +50,6 @@ static bool describe_types(const Instruction *conv, const Shape *lhs, const Shap
   return true;
 }
 
-/* Feature groups split the input and output features into matching runs;
- * batch groups split the input batch and the output features (the
- * evaluator's conv_output_element). At most one count is above 1. */
-static bool describe_groups(const Instruction *conv, const Shape *lhs, const Shape *rhs, PtxConv *d, Status *st) {
-  const ConvDims *cd = attrs_conv(&conv->attrs);
-  int64_t feature_groups = conv->attrs.feature_group_count > 0 ? conv->attrs.feature_group_count : 1;
-  int64_t batch_groups = conv->attrs.batch_group_count > 0 ? conv->attrs.batch_group_count : 1;
-  int64_t out_features = rhs->dims[cd->kernel_output_feature];
-  d->groups = feature_groups * batch_groups;
-  d->group_in_features = rhs->dims[cd->kernel_input_feature];
-  if ((feature_groups > 1 && batch_groups > 1) || out_features % d->groups != 0 ||
-      lhs->dims[cd->input_batch] % batch_groups != 0 ||
-      d->group_in_features * feature_groups != lhs->dims[cd->input_feature])
-    return status_error(st, STATUS_UNSUPPORTED, "a convolution whose group counts do not divide its dimensions");
-  d->group_out_features = out_features / d->groups;
-  d->out_batch = lhs->dims[cd->input_batch] / batch_groups;
-  return true;
-}
-
 bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *rhs, const Shape *result,
                        PtxConv *d, Status *st) {
   memset(d, 0, sizeof *d);
@@ -81,13 +63,18 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
   d->lhs_type = lhs->type;
   d->rhs_type = rhs->type;
   d->spatial_count = cd->spatial_count;
-  if (!describe_groups(conv, lhs, rhs, d, st)) return false;
-  if (result->dims[cd->output_batch] != d->out_batch ||
-      result->dims[cd->output_feature] != d->groups * d->group_out_features)
-    return status_error(st, STATUS_UNSUPPORTED, "a convolution whose result's batch or features disagree");
+  /* The groups and the window, as every implementation reads them. */
+  ConvPlan plan;
+  char why[200];
+  if (!conv_plan_make(conv, lhs, rhs, &plan, why, sizeof why))
+    return status_error(st, STATUS_UNSUPPORTED, "a convolution that does not fit its dimensions: %s", why);
+  d->groups = plan.groups;
+  d->group_in_features = plan.kernel_features;
+  d->group_out_features = plan.group_out_features;
+  d->out_batch = plan.out_batch;
   d->lhs_batch = ls[cd->input_batch];
   d->lhs_feature = ls[cd->input_feature];
-  bool batch_grouped = conv->attrs.batch_group_count > 1;
+  bool batch_grouped = plan.batch_groups > 1;
   d->lhs_group = batch_grouped ? d->out_batch * d->lhs_batch : d->group_in_features * d->lhs_feature;
   d->rhs_in_feature = rs[cd->kernel_input_feature];
   d->rhs_out_feature = rs[cd->kernel_output_feature];
@@ -96,19 +83,14 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
   d->out_batch_stride = os[cd->output_batch];
   d->out_feature = os[cd->output_feature];
   for (int s = 0; s < cd->spatial_count; s++) {
-    d->in_spatial[s] = lhs->dims[cd->input_spatial[s]];
-    d->kernel_spatial[s] = rhs->dims[cd->kernel_spatial[s]];
-    d->out_spatial[s] = result->dims[cd->output_spatial[s]];
+    d->in_spatial[s] = plan.in_size[s];
+    d->kernel_spatial[s] = plan.kernel_size[s];
+    d->out_spatial[s] = plan.out_size[s];
     d->lhs_spatial[s] = ls[cd->input_spatial[s]];
     d->rhs_spatial[s] = rs[cd->kernel_spatial[s]];
     d->out_spatial_stride[s] = os[cd->output_spatial[s]];
     d->out_spatial_dim[s] = (int)cd->output_spatial[s];
-    /* without window={...} the kernel is the window: stride 1, no padding */
-    WindowDim w = {.size = d->kernel_spatial[s], .stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
-    if (conv->attrs.window) w = conv->attrs.window->dims[s];
-    if (w.size != d->kernel_spatial[s] || w.stride < 1 || w.lhs_dilate < 1 || w.rhs_dilate < 1)
-      return status_error(st, STATUS_UNSUPPORTED, "a convolution window that does not fit its kernel");
-    d->window[s] = w;
+    d->window[s] = plan.window[s];
   }
   return true;
 }

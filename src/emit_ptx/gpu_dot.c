@@ -1,9 +1,9 @@
 /* The GPU backend's matrix products: dot, scaled-dot, ragged-dot, and fusions around a dot.
  *
- * A dot becomes one batched GEMM (ptx_gemm.h): HLO's dimension numbers
- * name, for each operand, its batch dims, its contracting dims and (the
- * rest, in order) its free dims; the result's dims are the batch dims,
- * then lhs's free dims, then rhs's. Each of the four GEMM indices (batch,
+ * A dot becomes one batched GEMM (ptx_gemm.h): the dot's plan
+ * (src/ir/dot_plan.h) names, for each operand, its batch dims, its
+ * contracting dims and its free dims; the result's dims are the batch
+ * dims, then lhs's free dims, then rhs's. Each of the four GEMM indices (batch,
  * m, n, k) is described in each operand by the strides of its dims in that
  * operand's physical layout, so transposed operands, several contracting
  * or batch dims and non-row-major layouts need no copy.
@@ -22,6 +22,7 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_gemm.h"
 #include "emit_ptx/ptx_kernel.h"
+#include "ir/dot_plan.h"
 
 /* An operand or result as the GEMM sees it: element type, dims, and the
  * element stride of each dim in its buffer. A view may leave a dim out (a
@@ -44,36 +45,15 @@ static View view_of(const Shape *s) {
   return v;
 }
 
-/* v without dim d; *stride gets d's stride. */
-static View view_without(View v, int d, int64_t *stride) {
-  *stride = v.strides[d];
-  for (int k = d; k + 1 < v.rank; k++) v.dims[k] = v.dims[k + 1], v.strides[k] = v.strides[k + 1];
-  v.rank--;
-  return v;
-}
-
-/* The dims of an operand of rank `rank` in neither list, in order. */
-static int free_dims(int rank, const IntList *batch, const IntList *contracting, int *out) {
-  bool used[AXLE_MAX_RANK] = {0};
-  for (int i = 0; i < batch->count; i++) used[batch->values[i]] = true;
-  for (int i = 0; i < contracting->count; i++) used[contracting->values[i]] = true;
-  int n = 0;
-  for (int d = 0; d < rank; d++)
-    if (!used[d]) out[n++] = d;
-  return n;
-}
-
-static void gemm_index_add(PtxGemmDims *dims, const View *v, int d) {
+static void gemm_index_add(PtxGemmDims *dims, const View *v, int64_t d) {
   ptx_gemm_dims_add(dims, v->dims[d], v->strides[d]);
 }
 
-/* The GEMM of a dot with dimension numbers dd over views lhs, rhs, out. */
-static const char *dot_gemm(const DotDims *dd, const View *lhs, const View *rhs, const View *out, PtxGemm *g) {
-  int lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
-  int nb = dd->lhs_batch.count;
-  int nm = free_dims(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
-  int nn = free_dims(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
-  if (nb + nm + nn != out->rank) return "a dot whose result rank does not match its dimension numbers";
+/* The GEMM of a product whose plan is p (src/ir/dot_plan.h) over views
+ * lhs, rhs, out; algorithm is the dot's. */
+static const char *dot_gemm(const DotPlan *p, DotAlgorithm algorithm, const View *lhs, const View *rhs,
+                            const View *out, PtxGemm *g) {
+  if (p->out_rank != out->rank) return "a dot whose result rank does not match its dimension numbers";
   memset(g, 0, sizeof *g);
   g->lhs_type = lhs->type;
   g->rhs_type = rhs->type;
@@ -81,34 +61,39 @@ static const char *dot_gemm(const DotDims *dd, const View *lhs, const View *rhs,
   g->batch = g->m = g->n = g->k = 1;
   /* f32 may go through tf32 only where the module says so; _x3 asks for
    * near-f32 accuracy, which the f32 GEMM gives. */
-  g->allow_tf32 = dd->algorithm == DOT_ALG_TF32_TF32_F32;
-  for (int i = 0; i < nb; i++) {
-    g->batch *= out->dims[i];
-    gemm_index_add(&g->lhs_batch, lhs, (int)dd->lhs_batch.values[i]);
-    gemm_index_add(&g->rhs_batch, rhs, (int)dd->rhs_batch.values[i]);
-    gemm_index_add(&g->out_batch, out, i);
+  g->allow_tf32 = algorithm == DOT_ALG_TF32_TF32_F32;
+  for (int i = 0; i < p->batch_count; i++) {
+    g->batch *= out->dims[p->out_batch[i]];
+    gemm_index_add(&g->lhs_batch, lhs, p->lhs_batch[i]);
+    gemm_index_add(&g->rhs_batch, rhs, p->rhs_batch[i]);
+    gemm_index_add(&g->out_batch, out, p->out_batch[i]);
   }
-  for (int i = 0; i < nm; i++) {
-    g->m *= lhs->dims[lfree[i]];
-    gemm_index_add(&g->lhs_m, lhs, lfree[i]);
-    gemm_index_add(&g->out_m, out, nb + i);
+  for (int i = 0; i < p->m_count; i++) {
+    g->m *= lhs->dims[p->lhs_m[i]];
+    gemm_index_add(&g->lhs_m, lhs, p->lhs_m[i]);
+    gemm_index_add(&g->out_m, out, p->out_m[i]);
   }
-  for (int i = 0; i < nn; i++) {
-    g->n *= rhs->dims[rfree[i]];
-    gemm_index_add(&g->rhs_n, rhs, rfree[i]);
-    gemm_index_add(&g->out_n, out, nb + nm + i);
+  for (int i = 0; i < p->n_count; i++) {
+    g->n *= rhs->dims[p->rhs_n[i]];
+    gemm_index_add(&g->rhs_n, rhs, p->rhs_n[i]);
+    gemm_index_add(&g->out_n, out, p->out_n[i]);
   }
-  for (int i = 0; i < dd->lhs_contracting.count; i++) {
-    g->k *= lhs->dims[dd->lhs_contracting.values[i]];
-    gemm_index_add(&g->lhs_k, lhs, (int)dd->lhs_contracting.values[i]);
-    gemm_index_add(&g->rhs_k, rhs, (int)dd->rhs_contracting.values[i]);
+  for (int i = 0; i < p->k_count; i++) {
+    g->k *= lhs->dims[p->lhs_k[i]];
+    gemm_index_add(&g->lhs_k, lhs, p->lhs_k[i]);
+    gemm_index_add(&g->rhs_k, rhs, p->rhs_k[i]);
   }
   return NULL;
 }
 
+/* The plan of a product; NULL, or what does not fit. */
+static const char *plan_of(const Instruction *dot, DotPlan *p) {
+  return dot_plan_make(attrs_dot(&dot->attrs), &dot->operands[0]->shape, &dot->operands[1]->shape, p);
+}
+
 /* A scale of scaled-dot, as the GEMM index groups of its operand: each
  * dim of x (view v) maps to the scale's dim in blocks (view s). */
-static const char *scale_gemm(const DotDims *dd, const View *l, const View *ls, const View *r, const View *rs,
+static const char *scale_gemm(const DotPlan *p, const View *l, const View *ls, const View *r, const View *rs,
                               PtxGemm *g) {
   if (ls->rank != l->rank || rs->rank != r->rank) return "a scaled-dot whose scales do not tile their operands";
   int64_t lblock[AXLE_MAX_RANK], rblock[AXLE_MAX_RANK];
@@ -120,19 +105,16 @@ static const char *scale_gemm(const DotDims *dd, const View *l, const View *ls, 
     if (rs->dims[d] <= 0 || r->dims[d] % rs->dims[d]) return "a scaled-dot whose scales do not tile their operands";
     rblock[d] = r->dims[d] / rs->dims[d];
   }
-  int lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
-  int nm = free_dims(l->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
-  int nn = free_dims(r->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
 #define SCALE_ADD(group, x, s, block, d) ptx_gemm_dims_add_blocked(group, (x)->dims[d], (s)->strides[d], (block)[d])
-  for (int i = 0; i < dd->lhs_batch.count; i++) {
-    SCALE_ADD(&g->lhs_scale_batch, l, ls, lblock, dd->lhs_batch.values[i]);
-    SCALE_ADD(&g->rhs_scale_batch, r, rs, rblock, dd->rhs_batch.values[i]);
+  for (int i = 0; i < p->batch_count; i++) {
+    SCALE_ADD(&g->lhs_scale_batch, l, ls, lblock, p->lhs_batch[i]);
+    SCALE_ADD(&g->rhs_scale_batch, r, rs, rblock, p->rhs_batch[i]);
   }
-  for (int i = 0; i < nm; i++) SCALE_ADD(&g->lhs_scale_m, l, ls, lblock, lfree[i]);
-  for (int i = 0; i < nn; i++) SCALE_ADD(&g->rhs_scale_n, r, rs, rblock, rfree[i]);
-  for (int i = 0; i < dd->lhs_contracting.count; i++) {
-    SCALE_ADD(&g->lhs_scale_k, l, ls, lblock, dd->lhs_contracting.values[i]);
-    SCALE_ADD(&g->rhs_scale_k, r, rs, rblock, dd->rhs_contracting.values[i]);
+  for (int i = 0; i < p->m_count; i++) SCALE_ADD(&g->lhs_scale_m, l, ls, lblock, p->lhs_m[i]);
+  for (int i = 0; i < p->n_count; i++) SCALE_ADD(&g->rhs_scale_n, r, rs, rblock, p->rhs_n[i]);
+  for (int i = 0; i < p->k_count; i++) {
+    SCALE_ADD(&g->lhs_scale_k, l, ls, lblock, p->lhs_k[i]);
+    SCALE_ADD(&g->rhs_scale_k, r, rs, rblock, p->rhs_k[i]);
   }
 #undef SCALE_ADD
   g->scaled = true;
@@ -240,7 +222,9 @@ static bool add_gemm(GpuCompile *c, const Instruction *inst, const Instruction *
     return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
   View l = view_of(lhs_layout), r = view_of(rhs_layout), o = view_of(out_layout);
   PtxGemm g;
-  const char *why = dot_gemm(attrs_dot(&dot->attrs), &l, &r, &o, &g);
+  DotPlan p;
+  const char *why = plan_of(dot, &p);
+  if (!why) why = dot_gemm(&p, attrs_dot(&dot->attrs)->algorithm, &l, &r, &o, &g);
   if (why) return gpu_refuse(c, inst, why);
   int bindings[3] = {lhs, rhs, out};
   return launch_gemm(c, inst, &g, bindings);
@@ -252,12 +236,12 @@ static bool add_gemm(GpuCompile *c, const Instruction *inst, const Instruction *
  * array [batch..., prefix..., G] (ragged_dot_sizes_prefix) has a row per
  * batch index and per index over the dims before the ragged one; [G] one
  * row for all. Any layout: each dim is read through its stride. */
-static const char *ragged_sizes(const Shape *lhs, const DotDims *dd, const Shape *sizes, const int *index_dims,
+static const char *ragged_sizes(const Shape *lhs, const DotPlan *p, const Shape *sizes, const int64_t *index_dims,
                                 int n, int which, PtxGemmRagged *r) {
   if (sizes->type != TYPE_S32 && sizes->type != TYPE_S64) return "a ragged-dot whose group sizes are not s32 or s64";
   if (packed(sizes)) return "a ragged-dot whose group sizes are in a packed layout (E(n))";
   View s = view_of(sizes);
-  int nb = dd->lhs_batch.count;
+  int nb = p->batch_count;
   bool per_row = sizes->rank > 1;
   for (int i = 0; per_row && i < nb; i++) ptx_gemm_dims_add(&r->sizes_batch, s.dims[i], s.strides[i]);
   for (int i = 0; i < n; i++) {
@@ -272,55 +256,32 @@ static const char *ragged_sizes(const Shape *lhs, const DotDims *dd, const Shape
   return NULL;
 }
 
-static int list_index(const IntList *list, int64_t v) {
-  for (int i = 0; i < list->count; i++)
-    if (list->values[i] == v) return i;
-  return -1;
-}
-
 /* ragged-dot in its three modes (eval_dot_variants.c): a ragged batch dim
  * is a plain dot; a ragged free dim (rhs_group_dims) takes each row's
- * group of rhs; a ragged contracting dim gives one partial sum per group. */
+ * group of rhs; a ragged contracting dim gives one partial sum per group.
+ * The plan leaves rhs's group dim out of every group and starts the
+ * result's groups after the group dim of a ragged contracting dim. */
 static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
   const DotDims *dd = attrs_dot(&inst->attrs);
   const Shape *ls = &inst->operands[0]->shape, *rs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
   if (packed(ls) || packed(rs) || packed(&inst->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
   if (dd->lhs_ragged.count != 1) return gpu_refuse(c, inst, "a ragged-dot without one ragged dim");
-  int64_t ragged = dd->lhs_ragged.values[0];
   View l = view_of(ls), r = view_of(rs), o = view_of(&inst->shape);
   int bindings[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
                      gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0)};
   PtxGemm g;
-  const char *why = NULL;
+  DotPlan p;
+  const char *why = plan_of(inst, &p);
+  if (why) return gpu_refuse(c, inst, why);
   PtxGemmRagged mode = {.kind = PTX_GEMM_PLAIN};
-  int index_dims[AXLE_MAX_RANK], n = 0, which = -1;
-  if (dd->rhs_group.count == 1) {
-    /* rows: rhs seen without its group dim, dims past it renumbered */
-    int gd = (int)dd->rhs_group.values[0];
-    int64_t rb[AXLE_MAX_RANK], rc[AXLE_MAX_RANK];
-    n = free_dims(ls->rank, &dd->lhs_batch, &dd->lhs_contracting, index_dims);
-    for (int i = 0; i < n; i++)
-      if (index_dims[i] == ragged) which = i;
-    if (which < 0) return gpu_refuse(c, inst, "a ragged-dot whose ragged dim is not a free dim");
-    DotDims view = *dd;
-    for (int i = 0; i < dd->rhs_batch.count; i++) rb[i] = dd->rhs_batch.values[i] - (dd->rhs_batch.values[i] > gd);
-    for (int i = 0; i < dd->rhs_contracting.count; i++)
-      rc[i] = dd->rhs_contracting.values[i] - (dd->rhs_contracting.values[i] > gd);
-    view.rhs_batch = (IntList){dd->rhs_batch.count, rb};
-    view.rhs_contracting = (IntList){dd->rhs_contracting.count, rc};
-    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_ROWS, .groups = rs->dims[gd]};
-    r = view_without(r, gd, &mode.rhs_group_stride);
-    why = dot_gemm(&view, &l, &r, &o, &g);
-  } else if ((which = list_index(&dd->lhs_contracting, ragged)) >= 0) {
-    n = dd->lhs_contracting.count;
-    for (int i = 0; i < n; i++) index_dims[i] = (int)dd->lhs_contracting.values[i];
-    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_SUMS, .groups = o.dims[0]};
-    o = view_without(o, 0, &mode.out_group_stride);
-    why = dot_gemm(dd, &l, &r, &o, &g);
-  } else {
-    why = dot_gemm(dd, &l, &r, &o, &g);  /* a ragged batch dim: every batch is one group's */
-  }
-  if (!why && mode.kind != PTX_GEMM_PLAIN) why = ragged_sizes(ls, dd, sizes, index_dims, n, which, &mode);
+  if (p.ragged == DOT_RAGGED_ROWS)
+    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_ROWS, .groups = rs->dims[p.rhs_group_dim],
+                           .rhs_group_stride = r.strides[p.rhs_group_dim]};
+  else if (p.ragged == DOT_RAGGED_SUMS)
+    mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_SUMS, .groups = o.dims[0], .out_group_stride = o.strides[0]};
+  why = dot_gemm(&p, dd->algorithm, &l, &r, &o, &g);
+  if (!why && p.ragged == DOT_RAGGED_ROWS) why = ragged_sizes(ls, &p, sizes, p.lhs_m, p.m_count, p.ragged_index, &mode);
+  if (!why && p.ragged == DOT_RAGGED_SUMS) why = ragged_sizes(ls, &p, sizes, p.lhs_k, p.k_count, p.ragged_index, &mode);
   if (why) return gpu_refuse(c, inst, why);
   g.ragged = mode;
   return launch_gemm(c, inst, &g, bindings);
@@ -335,9 +296,10 @@ static bool compile_scaled_dot(GpuCompile *c, const Instruction *inst) {
   View l = view_of(&inst->operands[0]->shape), r = view_of(&inst->operands[1]->shape), o = view_of(&inst->shape);
   View ls = view_of(&inst->operands[2]->shape), rs = view_of(&inst->operands[3]->shape);
   PtxGemm g;
-  const DotDims *dd = attrs_dot(&inst->attrs);
-  const char *why = dot_gemm(dd, &l, &r, &o, &g);
-  if (!why) why = scale_gemm(dd, &l, &ls, &r, &rs, &g);
+  DotPlan p;
+  const char *why = plan_of(inst, &p);
+  if (!why) why = dot_gemm(&p, attrs_dot(&inst->attrs)->algorithm, &l, &r, &o, &g);
+  if (!why) why = scale_gemm(&p, &l, &ls, &r, &rs, &g);
   if (why) return gpu_refuse(c, inst, why);
   int bindings[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
                      gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0),

@@ -43,6 +43,7 @@
 #endif
 
 #include "emit_x86/cpu_compile.h"
+#include "ir/conv_plan.h"
 
 /* What the patch gather needs: sizes, the window and the input's strides. */
 typedef struct ConvGather {
@@ -237,13 +238,6 @@ static void positions_patch_pack(const ProductPlan *p, const void *rhs, int64_t 
   }
 }
 
-/* The window of spatial dimension s; without window={...} the kernel is
- * the window, with stride 1, no padding and no dilation. */
-static WindowDim conv_window(const Instruction *conv, int s, int64_t kernel_size) {
-  if (!conv->attrs.window) return (WindowDim){.size = kernel_size, .stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
-  return conv->attrs.window->dims[s];
-}
-
 /* Kernel offsets per column (tap, input feature), window reversal applied. */
 static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, const ConvGather *g) {
   int64_t strides[AXLE_MAX_RANK], tap[AXLE_MAX_RANK] = {0};
@@ -288,26 +282,27 @@ static int64_t *stride_table(int64_t count, int64_t stride) {
   return table;
 }
 
-static ConvGather *conv_gather_create(const Instruction *conv) {
+/* The gather of conv, whose plan (src/ir/conv_plan.h) is plan. */
+static ConvGather *conv_gather_create(const Instruction *conv, const ConvPlan *plan) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
-  const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape;
+  const Shape *in = &conv->operands[0]->shape;
   ConvGather *g = mem_calloc(1, sizeof *g);
-  g->spatial_count = cd->spatial_count;
-  g->feature_groups = conv->attrs.feature_group_count > 1 ? conv->attrs.feature_group_count : 1;
-  g->batch_groups = conv->attrs.batch_group_count > 1 ? conv->attrs.batch_group_count : 1;
-  g->groups = g->feature_groups * g->batch_groups;
-  g->batch_per_group = in->dims[cd->input_batch] / g->batch_groups;
-  g->features_per_group = kernel->dims[cd->kernel_input_feature];
+  g->spatial_count = plan->spatial_count;
+  g->feature_groups = plan->feature_groups;
+  g->batch_groups = plan->batch_groups;
+  g->groups = plan->groups;
+  g->batch_per_group = plan->out_batch;
+  g->features_per_group = plan->kernel_features;
   int64_t strides[AXLE_MAX_RANK];
   layout_strides(in, strides);
   g->batch_stride = strides[cd->input_batch];
   g->feature_stride = strides[cd->input_feature];
   g->taps = 1;
   for (int s = 0; s < g->spatial_count; s++) {
-    g->in_size[s] = in->dims[cd->input_spatial[s]];
-    g->out_size[s] = conv->shape.dims[cd->output_spatial[s]];
-    g->kernel_size[s] = kernel->dims[cd->kernel_spatial[s]];
-    g->window[s] = conv_window(conv, s, g->kernel_size[s]);
+    g->in_size[s] = plan->in_size[s];
+    g->out_size[s] = plan->out_size[s];
+    g->kernel_size[s] = plan->kernel_size[s];
+    g->window[s] = plan->window[s];
     g->spatial_stride[s] = strides[cd->input_spatial[s]];
     g->taps *= g->kernel_size[s];
   }
@@ -315,10 +310,10 @@ static ConvGather *conv_gather_create(const Instruction *conv) {
 }
 
 /* The gathered product of conv: its groups as the batch. */
-static ProductPlan *conv_product_plan(const Instruction *conv) {
+static ProductPlan *conv_product_plan(const Instruction *conv, const ConvPlan *plan) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *kernel = &conv->operands[1]->shape, *out = &conv->shape;
-  ConvGather *g = conv_gather_create(conv);
+  ConvGather *g = conv_gather_create(conv, plan);
   ProductPlan *p = mem_calloc(1, sizeof *p);
   p->lhs_type = conv->operands[0]->shape.type;
   p->rhs_type = kernel->type;
@@ -332,7 +327,7 @@ static ProductPlan *conv_product_plan(const Instruction *conv) {
   layout_strides(kernel, kernel_strides);
   layout_strides(out, out_strides);
   p->batch = g->groups;
-  p->n = kernel->dims[cd->kernel_output_feature] / g->groups;
+  p->n = plan->group_out_features;
   p->k = g->taps * g->features_per_group;
   p->b[0] = stride_table(p->batch, p->n * kernel_strides[cd->kernel_output_feature]);
   p->b[1] = kernel_column_table(kernel, cd, g);
@@ -365,13 +360,13 @@ static bool positions_are_minor(const Instruction *conv) {
 
 /* The turned-around product (see the top of the file), or NULL where it
  * does not apply: other types, groups, spatial dims apart in the result. */
-static ProductPlan *conv_positions_plan(const Instruction *conv) {
+static ProductPlan *conv_positions_plan(const Instruction *conv, const ConvPlan *plan) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape, *out = &conv->shape;
-  if (in->type != TYPE_F32 || kernel->type != TYPE_F32 || out->type != TYPE_F32 || cd->spatial_count < 1 ||
-      conv->attrs.feature_group_count > 1 || conv->attrs.batch_group_count > 1 || !positions_are_minor(conv))
+  if (in->type != TYPE_F32 || kernel->type != TYPE_F32 || out->type != TYPE_F32 || plan->spatial_count < 1 ||
+      plan->groups > 1 || !positions_are_minor(conv))
     return NULL;
-  ConvGather *g = conv_gather_create(conv);
+  ConvGather *g = conv_gather_create(conv, plan);
   ProductPlan *p = mem_calloc(1, sizeof *p);
   p->lhs_type = kernel->type;   /* the plan's lhs is the kernel, its rhs the input */
   p->rhs_type = in->type;
@@ -383,8 +378,8 @@ static ProductPlan *conv_positions_plan(const Instruction *conv) {
   int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];
   layout_strides(kernel, kernel_strides);
   layout_strides(out, out_strides);
-  p->batch = in->dims[cd->input_batch];
-  p->m = kernel->dims[cd->kernel_output_feature];
+  p->batch = plan->batch;
+  p->m = plan->out_features;
   p->k = g->taps * g->features_per_group;
   p->a[0] = stride_table(p->batch, 0);
   p->a[1] = stride_table(p->m, kernel_strides[cd->kernel_output_feature]);
@@ -397,15 +392,16 @@ static ProductPlan *conv_positions_plan(const Instruction *conv) {
 
 bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out) {
   if (shape_element_count(&conv->shape) == 0) return true;  /* nothing to write */
-  const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape;
-  if (in->rank != conv->shape.rank || kernel->rank != in->rank || attrs_conv(&conv->attrs)->spatial_count != in->rank - 2)
-    return cpu_refuse(c, inst, "a convolution whose operands disagree in rank");
+  ConvPlan plan;
+  char why[200];
+  if (!conv_plan_make(conv, &conv->operands[0]->shape, &conv->operands[1]->shape, &plan, why, sizeof why))
+    return cpu_refuse(c, inst, why);
   bool direct = false;
   if (!conv_direct_step_add(c, inst, conv, lhs, rhs, out, &direct)) return false;
   if (direct) return true;
-  ProductPlan *positions = conv_positions_plan(conv);
+  ProductPlan *positions = conv_positions_plan(conv, &plan);
   if (positions) return product_step_add(c, inst, positions, rhs, lhs, out);
-  return product_step_add(c, inst, conv_product_plan(conv), lhs, rhs, out);
+  return product_step_add(c, inst, conv_product_plan(conv, &plan), lhs, rhs, out);
 }
 
 bool cpu_compile_convolution(CpuCompile *c, const Instruction *inst) {

@@ -16,105 +16,61 @@
 #include <string.h>
 
 #include "emit_x86/cpu_compile.h"
+#include "ir/dot_plan.h"
 
 
-/* Merges the dims dims[0..n) of a shape (outermost first) into one extent
- * and one stride; false when they are not evenly spaced in memory. Dims of
- * extent 1 are skipped: any stride serves them. */
-static bool dims_merge(const Shape *s, const int64_t *dims, int n, int64_t *extent, int64_t *stride) {
-  int64_t strides[AXLE_MAX_RANK];
-  layout_strides(s, strides);
-  *extent = 1;
-  *stride = 0;
-  int64_t last = -1;
-  for (int i = n - 1; i >= 0; i--) {  /* innermost first */
-    int64_t d = dims[i], e = s->dims[d];
-    if (e == 1) continue;
-    if (last < 0) *stride = strides[d];
-    else if (strides[d] != strides[last] * s->dims[last]) return false;
-    *extent *= e;
-    last = d;
-  }
-  return true;
-}
-
-/* The dims of an operand of rank `rank` that are in neither list. */
-static int dims_free(int rank, const IntList *a, const IntList *b, int64_t *out) {
-  int n = 0;
-  for (int d = 0; d < rank; d++) {
-    bool used = false;
-    for (int i = 0; i < a->count; i++) used |= a->values[i] == d;
-    for (int i = 0; i < b->count; i++) used |= b->values[i] == d;
-    if (!used) out[n++] = d;
-  }
-  return n;
-}
-
-static void dims_range(int64_t *out, int from, int count) {
-  for (int i = 0; i < count; i++) out[i] = from + i;
-}
-
-/* The GEMM problem of dot (sizes and element strides; pointers are set
- * per run); false when it is not f32 or its dimensions do not map to one
- * batch, row, column and contracting stride each. why says which. */
-static bool dot_problem(const Instruction *dot, GemmProblem *g, const char **why) {
+/* The GEMM problem of dot, whose plan is p (sizes and element strides;
+ * pointers are set per run); false when it is not f32 or its groups do
+ * not each merge into one stride. why says which. */
+static bool dot_problem(const Instruction *dot, const DotPlan *p, GemmProblem *g, const char **why) {
   const Shape *lhs = &dot->operands[0]->shape, *rhs = &dot->operands[1]->shape, *out = &dot->shape;
   *why = "a dot that is not f32 throughout";
   if (lhs->type != TYPE_F32 || rhs->type != TYPE_F32 || out->type != TYPE_F32) return false;
-  const DotDims *dd = attrs_dot(&dot->attrs);
-  int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK], ob[AXLE_MAX_RANK], om[AXLE_MAX_RANK], on[AXLE_MAX_RANK];
-  int nb = dd->lhs_batch.count;
-  int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
-  int nn = dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
-  dims_range(ob, 0, nb);
-  dims_range(om, nb, nm);
-  dims_range(on, nb + nm, nn);
   memset(g, 0, sizeof *g);
   int64_t e, unused, cn_stride;
   *why = "a dot whose dimensions do not map to GEMM strides";
-  return dims_merge(lhs, dd->lhs_batch.values, nb, &g->batch, &g->a_batch_stride) &&
-         dims_merge(rhs, dd->rhs_batch.values, nb, &e, &g->b_batch_stride) &&
-         dims_merge(lhs, lfree, nm, &g->m, &g->a_row_stride) &&
-         dims_merge(rhs, rfree, nn, &g->n, &g->b_col_stride) &&
-         dims_merge(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count, &g->k, &g->a_col_stride) &&
-         dims_merge(rhs, dd->rhs_contracting.values, dd->rhs_contracting.count, &e, &g->b_row_stride) &&
-         dims_merge(out, ob, nb, &e, &g->c_batch_stride) && dims_merge(out, om, nm, &e, &g->c_row_stride) &&
-         dims_merge(out, on, nn, &unused, &cn_stride) && (g->n <= 1 || cn_stride == 1);
+  return dot_dims_merge(lhs, p->lhs_batch, p->batch_count, &g->batch, &g->a_batch_stride) &&
+         dot_dims_merge(rhs, p->rhs_batch, p->batch_count, &e, &g->b_batch_stride) &&
+         dot_dims_merge(lhs, p->lhs_m, p->m_count, &g->m, &g->a_row_stride) &&
+         dot_dims_merge(rhs, p->rhs_n, p->n_count, &g->n, &g->b_col_stride) &&
+         dot_dims_merge(lhs, p->lhs_k, p->k_count, &g->k, &g->a_col_stride) &&
+         dot_dims_merge(rhs, p->rhs_k, p->k_count, &e, &g->b_row_stride) &&
+         dot_dims_merge(out, p->out_batch, p->batch_count, &e, &g->c_batch_stride) &&
+         dot_dims_merge(out, p->out_m, p->m_count, &e, &g->c_row_stride) &&
+         dot_dims_merge(out, p->out_n, p->n_count, &unused, &cn_stride) && (g->n <= 1 || cn_stride == 1);
 }
 
-/* The gathered product of dot: offset tables over its batch, free and
- * contracting dimensions, for any dimension numbers and types. rhs_skip
- * (or -1) is an rhs dimension in no list (ragged-dot's group dimension);
- * the result's dimensions start at out_first (ragged-dot's contracting
- * groups put the group first). */
-static ProductPlan *dot_product_plan(const Instruction *dot, int64_t rhs_skip, int out_first) {
+/* The gathered product of dot, whose plan is plan: offset tables over its
+ * batch, free and contracting groups, for any dimension numbers and types
+ * (a ragged-dot's rhs group dim is in no group; its contracting groups put
+ * the group dim first in the result). */
+static ProductPlan *dot_product_plan(const Instruction *dot, const DotPlan *plan) {
   const Shape *lhs = &dot->operands[0]->shape, *rhs = &dot->operands[1]->shape, *out = &dot->shape;
-  const DotDims *dd = attrs_dot(&dot->attrs);
-  int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK], ob[AXLE_MAX_RANK], om[AXLE_MAX_RANK], on[AXLE_MAX_RANK];
-  int nb = dd->lhs_batch.count, nk = dd->lhs_contracting.count;
-  int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
-  int nn = dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
-  for (int i = 0; i < nn; i++)
-    if (rfree[i] == rhs_skip) memmove(rfree + i, rfree + i + 1, (size_t)(--nn - i) * sizeof *rfree);
-  dims_range(ob, out_first, nb);
-  dims_range(om, out_first + nb, nm);
-  dims_range(on, out_first + nb + nm, nn);
+  int nb = plan->batch_count, nm = plan->m_count, nn = plan->n_count, nk = plan->k_count;
   ProductPlan *p = mem_calloc(1, sizeof *p);
   p->lhs_type = lhs->type;
   p->rhs_type = rhs->type;
   p->result_type = out->type;
   p->arithmetic = product_arithmetic_of(out->type);
   int64_t unused;
-  p->a[0] = product_offset_table_create(lhs, dd->lhs_batch.values, nb, &p->batch);
-  p->a[1] = product_offset_table_create(lhs, lfree, nm, &p->m);
-  p->a[2] = product_offset_table_create(lhs, dd->lhs_contracting.values, nk, &p->k);
-  p->b[0] = product_offset_table_create(rhs, dd->rhs_batch.values, nb, &unused);
-  p->b[1] = product_offset_table_create(rhs, dd->rhs_contracting.values, nk, &unused);
-  p->b[2] = product_offset_table_create(rhs, rfree, nn, &p->n);
-  p->c[0] = product_offset_table_create(out, ob, nb, &unused);
-  p->c[1] = product_offset_table_create(out, om, nm, &unused);
-  p->c[2] = product_offset_table_create(out, on, nn, &unused);
+  p->a[0] = product_offset_table_create(lhs, plan->lhs_batch, nb, &p->batch);
+  p->a[1] = product_offset_table_create(lhs, plan->lhs_m, nm, &p->m);
+  p->a[2] = product_offset_table_create(lhs, plan->lhs_k, nk, &p->k);
+  p->b[0] = product_offset_table_create(rhs, plan->rhs_batch, nb, &unused);
+  p->b[1] = product_offset_table_create(rhs, plan->rhs_k, nk, &unused);
+  p->b[2] = product_offset_table_create(rhs, plan->rhs_n, nn, &p->n);
+  p->c[0] = product_offset_table_create(out, plan->out_batch, nb, &unused);
+  p->c[1] = product_offset_table_create(out, plan->out_m, nm, &unused);
+  p->c[2] = product_offset_table_create(out, plan->out_n, nn, &unused);
   return p;
+}
+
+/* The plan of a product (src/ir/dot_plan.h); false, refused, when its
+ * dimension numbers do not fit its operands. */
+static bool dot_plan_of(CpuCompile *c, const Instruction *inst, const Instruction *dot, DotPlan *p) {
+  const char *why =
+      dot_plan_make(attrs_dot(&dot->attrs), &dot->operands[0]->shape, &dot->operands[1]->shape, p);
+  return !why || cpu_refuse(c, inst, why);
 }
 
 /* A step computing dot (inst names it in messages) from the bindings lhs
@@ -124,8 +80,10 @@ static ProductPlan *dot_product_plan(const Instruction *dot, int64_t rhs_skip, i
 static bool add_dot_step(CpuCompile *c, const Instruction *inst, const Instruction *dot, int lhs, int rhs, int out) {
   GemmProblem g;
   const char *why;
+  DotPlan plan;
   if (shape_element_count(&dot->shape) == 0) return true;  /* nothing to write */
-  if (!dot_problem(dot, &g, &why)) return product_step_add(c, inst, dot_product_plan(dot, -1, 0), lhs, rhs, out);
+  if (!dot_plan_of(c, inst, dot, &plan)) return false;
+  if (!dot_problem(dot, &plan, &g, &why)) return product_step_add(c, inst, dot_product_plan(dot, &plan), lhs, rhs, out);
   if (lhs < 0 || rhs < 0 || out < 0) return cpu_refuse(c, inst, "a dot operand the plan does not place");
   if (!c->p->gemm) {
     c->p->gemm = gemm_plan_create(&c->p->cpu, c->st);
@@ -219,10 +177,9 @@ static bool product_rows_are_kernel_rows(const Instruction *product) {
     for (int s = 0; in_order && s < cd->spatial_count; s++) in_order = cd->output_spatial[s] == 1 + s;
     return in_order;
   }
-  const DotDims *dd = attrs_dot(&product->attrs);
-  int64_t rfree[AXLE_MAX_RANK];
-  const Shape *rhs = &product->operands[1]->shape;
-  return dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree) == 1;
+  DotPlan p;
+  return !dot_plan_make(attrs_dot(&product->attrs), &product->operands[0]->shape, &product->operands[1]->shape, &p) &&
+         p.n_count == 1;
 }
 
 /* Whether the epilogue k (the program stage's) of product can run per
@@ -340,30 +297,22 @@ bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst) {
     if (!fits) return cpu_refuse(c, inst, "a scale that does not tile its real operand");
   }
   if (type_is_complex(inst->shape.type)) return cpu_refuse(c, inst, "a complex scaled-dot");
-  ProductPlan *p = dot_product_plan(inst, -1, 0);
-  const DotDims *dd = attrs_dot(&inst->attrs);
+  DotPlan plan;
+  if (!dot_plan_of(c, inst, inst, &plan)) return false;
+  ProductPlan *p = dot_product_plan(inst, &plan);
   const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape;
-  int64_t lfree[AXLE_MAX_RANK], rfree[AXLE_MAX_RANK];
-  int nb = dd->lhs_batch.count, nk = dd->lhs_contracting.count;
-  int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
-  int nn = dims_free(rhs->rank, &dd->rhs_batch, &dd->rhs_contracting, rfree);
+  int nb = plan.batch_count, nm = plan.m_count, nn = plan.n_count, nk = plan.k_count;
   const Shape *ls = &inst->operands[2]->shape, *rs = &inst->operands[3]->shape;
-  p->a_scale[0] = scale_table_create(lhs, ls, dd->lhs_batch.values, nb);
-  p->a_scale[1] = scale_table_create(lhs, ls, lfree, nm);
-  p->a_scale[2] = scale_table_create(lhs, ls, dd->lhs_contracting.values, nk);
-  p->b_scale[0] = scale_table_create(rhs, rs, dd->rhs_batch.values, nb);
-  p->b_scale[1] = scale_table_create(rhs, rs, dd->rhs_contracting.values, nk);
-  p->b_scale[2] = scale_table_create(rhs, rs, rfree, nn);
+  p->a_scale[0] = scale_table_create(lhs, ls, plan.lhs_batch, nb);
+  p->a_scale[1] = scale_table_create(lhs, ls, plan.lhs_m, nm);
+  p->a_scale[2] = scale_table_create(lhs, ls, plan.lhs_k, nk);
+  p->b_scale[0] = scale_table_create(rhs, rs, plan.rhs_batch, nb);
+  p->b_scale[1] = scale_table_create(rhs, rs, plan.rhs_k, nk);
+  p->b_scale[2] = scale_table_create(rhs, rs, plan.rhs_n, nn);
   p->scale_type[0] = ls->type;
   p->scale_type[1] = rs->type;
   return product_step_add(c, inst, p, cpu_binding_of(c, inst->operands[0], 0), cpu_binding_of(c, inst->operands[1], 0),
                           cpu_binding_of(c, inst, 0));
-}
-
-static int list_find(const IntList *list, int64_t v) {
-  for (int i = 0; i < list->count; i++)
-    if (list->values[i] == v) return i;
-  return -1;
 }
 
 /* For each index over s's dims[0..n), its coordinate along dims[which]. */
@@ -403,40 +352,30 @@ static void ragged_sizes_place(RaggedPlan *rp, const Shape *sizes) {
 /* ragged-dot(lhs, rhs, group_sizes): see RaggedPlan (cpu_compile.h). A
  * ragged batch dimension changes nothing: the plain dot. */
 bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
-  const DotDims *dd = attrs_dot(&inst->attrs);
   if (shape_element_count(&inst->shape) == 0) return true;
+  const DotDims *dd = attrs_dot(&inst->attrs);
   if (dd->lhs_ragged.count != 1) return cpu_refuse(c, inst, "a ragged-dot without one ragged dimension");
+  DotPlan plan;
+  if (!dot_plan_of(c, inst, inst, &plan)) return false;
   const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
-  int64_t ragged = dd->lhs_ragged.values[0];
-  RaggedPlan rp = {.groups = sizes->dims[sizes->rank - 1], .extent = lhs->dims[ragged], .sizes_type = sizes->type};
+  RaggedPlan rp = {.groups = sizes->dims[sizes->rank - 1], .extent = lhs->dims[dd->lhs_ragged.values[0]],
+                   .sizes_type = sizes->type};
   bool per_row = sizes->rank > 1;  /* [prefix..., G], not [G] */
   int64_t strides[AXLE_MAX_RANK];
-  ProductPlan *p;
-  if (dd->rhs_group.count == 1) {
-    int64_t lfree[AXLE_MAX_RANK];
-    int nm = dims_free(lhs->rank, &dd->lhs_batch, &dd->lhs_contracting, lfree);
-    int which = 0;
-    while (which < nm && lfree[which] != ragged) which++;
-    if (which == nm) return cpu_refuse(c, inst, "a ragged-dot whose ragged dimension is not a row dimension");
-    p = dot_product_plan(inst, dd->rhs_group.values[0], 0);
+  ProductPlan *p = dot_product_plan(inst, &plan);
+  if (plan.ragged == DOT_RAGGED_ROWS) {
     rp.mode = RAGGED_ROWS;
-    rp.coord = coordinate_table_create(lhs, lfree, nm, which);
-    if (per_row) rp.prefix = prefix_table_create(lhs, lfree, nm, which, &rp.prefix_rows);
+    rp.coord = coordinate_table_create(lhs, plan.lhs_m, plan.m_count, plan.ragged_index);
+    if (per_row) rp.prefix = prefix_table_create(lhs, plan.lhs_m, plan.m_count, plan.ragged_index, &rp.prefix_rows);
     layout_strides(rhs, strides);
-    rp.group_stride = strides[dd->rhs_group.values[0]];
+    rp.group_stride = strides[plan.rhs_group_dim];
     rp.result_bytes = shape_byte_size(&inst->shape);
-  } else if (list_find(&dd->lhs_contracting, ragged) >= 0) {
-    int which = list_find(&dd->lhs_contracting, ragged);
-    p = dot_product_plan(inst, -1, 1);
+  } else if (plan.ragged == DOT_RAGGED_SUMS) {
     rp.mode = RAGGED_SUMS;
-    rp.coord = coordinate_table_create(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count, which);
-    if (per_row)
-      rp.prefix = prefix_table_create(lhs, dd->lhs_contracting.values, dd->lhs_contracting.count, which,
-                                      &rp.prefix_rows);
+    rp.coord = coordinate_table_create(lhs, plan.lhs_k, plan.k_count, plan.ragged_index);
+    if (per_row) rp.prefix = prefix_table_create(lhs, plan.lhs_k, plan.k_count, plan.ragged_index, &rp.prefix_rows);
     layout_strides(&inst->shape, strides);
     rp.group_stride = strides[0];
-  } else {
-    p = dot_product_plan(inst, -1, 0);
   }
   if (rp.mode != RAGGED_NONE) {
     rp.rows = per_row ? p->batch * rp.prefix_rows : 1;

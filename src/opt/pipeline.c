@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ir/dot_plan.h"
 #include "opt/opt.h"
 #include "opt/program.h"
 
@@ -83,6 +84,9 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
   if (!run_pass(m, ctx, "expand-batch-norm", expand_batch_norm, NULL, st)) return false;
   if (!run_pass(m, ctx, "inline-map", inline_map, NULL, st)) return false;
   if (!run_cleanup(m, ctx, st)) return false;
+  /* After the cleanup, whose simplifier folds transposes into dots: the
+   * canonical operands are free relabels that nothing folds back. */
+  if (!run_pass(m, ctx, "canonicalize-dots", canonicalize_dots, NULL, st)) return false;
   if (!ctx->options.no_fusion) {
     if (!run_pass(m, ctx, "fusion", fuse_module, NULL, st)) return false;
     if (!run_pass(m, ctx, "cse", eliminate_common_subexpressions, NULL, st)) return false;
@@ -184,13 +188,11 @@ int opt_count_kernels(const Module *m) { return count_module(m).kernels; }
  * times the kernel elements that feed one of them. */
 static int64_t instruction_matmul_flops(const Instruction *inst) {
   int64_t out = shape_is_tuple(&inst->shape) ? 0 : shape_element_count(&inst->shape);
-  if (inst->opcode == OP_DOT) {
-    const DotDims *dd = attrs_dot(&inst->attrs);
-    int64_t k = 1;
-    for (int i = 0; i < dd->lhs_contracting.count; i++)
-      k *= inst->operands[0]->shape.dims[dd->lhs_contracting.values[i]];
-    return 2 * out * k;
-  }
+  DotPlan p;
+  if (inst->opcode == OP_DOT)
+    return dot_plan_make(attrs_dot(&inst->attrs), &inst->operands[0]->shape, &inst->operands[1]->shape, &p)
+               ? 0
+               : 2 * out * p.k;
   if (inst->opcode == OP_CONVOLUTION && inst->attrs.conv) {
     const Shape *kernel = &inst->operands[1]->shape;
     int64_t per_output = kernel->dims[inst->attrs.conv->kernel_output_feature];

@@ -486,6 +486,41 @@ static const char *const variant_cases[] = {
     "lhs_contracting_dims={2}, rhs_contracting_dims={2}",
 };
 
+/* canonicalize-dots reads operands in odd orders through relabels of
+ * their own bytes: where the strides merge, the dot is still one GEMM
+ * step (no copy, no gathered product); where they do not, the gathered
+ * product; either way the evaluator's answer. */
+TEST(odd_dimension_orders_stay_on_the_gemm_and_match_the_evaluator) {
+  static const struct {
+    const char *text;
+    int gemm_steps;
+  } cases[] = {
+      {/* batch last, contracting first: lhs [K=6, M=4, B=3] */
+       "HloModule m\nENTRY e {\n  a = f32[6,4,3] parameter(0)\n  b = f32[6,5,3] parameter(1)\n"
+       "  ROOT d = f32[3,4,5] dot(a, b), lhs_batch_dims={2}, rhs_batch_dims={2}, "
+       "lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n",
+       1},
+      {/* two contracting dims first on lhs, last on rhs, in order */
+       "HloModule m\nENTRY e {\n  a = f32[2,3,4] parameter(0)\n  b = f32[5,2,3] parameter(1)\n"
+       "  ROOT d = f32[4,5] dot(a, b), lhs_contracting_dims={0,1}, rhs_contracting_dims={1,2}\n}\n",
+       1},
+      {/* a column-major lhs whose batch is its minor dim */
+       "HloModule m\nENTRY e {\n  a = f32[3,7,9]{0,1,2} parameter(0)\n  b = f32[3,9,5] parameter(1)\n"
+       "  ROOT d = f32[3,7,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+       "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}\n",
+       1},
+      {/* contracting pairs in reverse order: no one K stride */
+       "HloModule m\nENTRY e {\n  a = f32[5,3,2,7] parameter(0)\n  b = f32[2,7,4,5] parameter(1)\n"
+       "  ROOT d = f32[7,3,4] dot(a, b), lhs_batch_dims={3}, rhs_batch_dims={1}, "
+       "lhs_contracting_dims={2,0}, rhs_contracting_dims={0,3}\n}\n",
+       0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int steps = check_module(cases[i].text, 40 + i, CPU_STEP_DOT);
+    EXPECT(steps == cases[i].gemm_steps, "case %zu: %d GEMM steps, want %d", i, steps, cases[i].gemm_steps);
+  }
+}
+
 TEST(ragged_and_scaled_dots_match_the_evaluator) {
   char text[1024];
   for (size_t i = 0; i < sizeof variant_cases / sizeof variant_cases[0]; i++) {
@@ -506,6 +541,7 @@ int main(void) {
   RUN(an_epilogue_run_per_block_of_rows_matches_the_evaluator);
   RUN(a_fused_dot_whose_operand_has_another_layout_than_its_parameter_matches_or_is_refused);
   RUN(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator);
+  RUN(odd_dimension_orders_stay_on_the_gemm_and_match_the_evaluator);
   RUN(ragged_and_scaled_dots_match_the_evaluator);
   return test_summary();
 }

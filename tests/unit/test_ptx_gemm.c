@@ -184,6 +184,107 @@ TEST(batch_dims_and_several_contracting_dims) {
                                        "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
 }
 
+/* Dims in odd orders, which canonicalize-dots reads through relabels of
+ * the operands' own bytes: batch last, contracting first, several
+ * contracting dims in reverse order, a column-major operand, a fused
+ * epilogue, and f16 through the tensor cores. */
+TEST(odd_dimension_orders_after_canonicalization) {
+  dot_case("batch last, contracting first",
+           ENTRY2("f32[6,4,3]", "f32[6,5,3]", "f32[3,4,5]",
+                  "lhs_batch_dims={2}, lhs_contracting_dims={0}, rhs_batch_dims={2}, rhs_contracting_dims={0}"));
+  dot_case("contracting pairs reversed",
+           ENTRY2("f32[5,3,2,7]", "f32[2,7,4,5]", "f32[7,3,4]",
+                  "lhs_batch_dims={3}, lhs_contracting_dims={2,0}, rhs_batch_dims={1}, rhs_contracting_dims={0,3}"));
+  dot_case("column-major lhs", ENTRY2("f32[3,7,9]{0,1,2}", "f32[3,9,5]", "f32[3,7,5]",
+                                      "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                                      "rhs_contracting_dims={1}"));
+  dot_case("fused bias, rhs transposed",
+           "HloModule m\nENTRY e {\n  x = f32[19,24] parameter(0)\n  w = f32[37,24] parameter(1)\n"
+           "  bias = f32[37] parameter(2)\n"
+           "  d = f32[19,37] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+           "  bb = f32[19,37] broadcast(bias), dimensions={1}\n  ROOT s = f32[19,37] add(d, bb)\n}\n");
+  mma_case("f16 batch last", ENTRY2("f16[32,16,2]", "f16[32,24,2]", "f32[2,16,24]",
+                                    "lhs_batch_dims={2}, lhs_contracting_dims={0}, rhs_batch_dims={2}, "
+                                    "rhs_contracting_dims={0}"));
+}
+
+/* Random dots: 0-2 batch, 1-2 contracting and 0-2 free dims a side, each
+ * operand's dims in a random order and every array in a random layout
+ * (the CPU's test_cpu_products draws the same kind). */
+static uint64_t random_state = 2026;
+static int64_t pick(int64_t n) { return (int64_t)(literal_random_next(&random_state) % (uint64_t)n); }
+
+static void shuffle(int64_t *v, int n) {
+  for (int i = n - 1; i > 0; i--) {
+    int64_t j = pick(i + 1), t = v[i];
+    v[i] = v[j];
+    v[j] = t;
+  }
+}
+
+/* "f32[2,3]{0,1}": dims as given, a random layout. */
+static int shape_text(char *out, const int64_t *dims, int rank) {
+  int64_t layout[8];
+  for (int i = 0; i < rank; i++) layout[i] = i;
+  shuffle(layout, rank);
+  int n = sprintf(out, "f32[");
+  for (int i = 0; i < rank; i++) n += sprintf(out + n, "%s%lld", i ? "," : "", (long long)dims[i]);
+  n += sprintf(out + n, "]{");
+  for (int i = 0; i < rank; i++) n += sprintf(out + n, "%s%lld", i ? "," : "", (long long)layout[i]);
+  return n + sprintf(out + n, "}");
+}
+
+static int list_text(char *out, const int64_t *v, int n) {
+  int at = 0;
+  for (int i = 0; i < n; i++) at += sprintf(out + at, "%s%lld", i ? "," : "", (long long)v[i]);
+  out[at] = 0;
+  return at;
+}
+
+static void random_dot_text(char *text) {
+  static const int64_t sizes[4] = {1, 2, 5, 9};
+  int nb = (int)pick(3), nk = 1 + (int)pick(2), nm = (int)pick(3), nn = (int)pick(3);
+  int lrank = nb + nk + nm, rrank = nb + nk + nn, r = 0;
+  int64_t shared[4], lpos[8], rpos[8], ldims[8], rdims[8], odims[8];
+  for (int i = 0; i < 4; i++) shared[i] = sizes[pick(4)];
+  for (int i = 0; i < lrank; i++) lpos[i] = i;  /* where logical dim i (batch, contracting, free) sits */
+  for (int i = 0; i < rrank; i++) rpos[i] = i;
+  shuffle(lpos, lrank);
+  shuffle(rpos, rrank);
+  for (int i = 0; i < lrank; i++) ldims[lpos[i]] = i < nb + nk ? shared[i] : sizes[pick(4)];
+  for (int i = 0; i < rrank; i++) rdims[rpos[i]] = i < nb + nk ? shared[i] : sizes[pick(4)];
+  for (int i = 0; i < nb; i++) odims[r++] = shared[i];
+  for (int d = 0; d < lrank; d++)  /* free dims in increasing order */
+    for (int i = nb + nk; i < lrank; i++)
+      if (lpos[i] == d) odims[r++] = ldims[d];
+  for (int d = 0; d < rrank; d++)
+    for (int i = nb + nk; i < rrank; i++)
+      if (rpos[i] == d) odims[r++] = rdims[d];
+  int n = sprintf(text, "HloModule random_dot\nENTRY e {\n  a = ");
+  n += shape_text(text + n, ldims, lrank);
+  n += sprintf(text + n, " parameter(0)\n  b = ");
+  n += shape_text(text + n, rdims, rrank);
+  n += sprintf(text + n, " parameter(1)\n  ROOT d = ");
+  n += shape_text(text + n, odims, r);
+  n += sprintf(text + n, " dot(a, b), lhs_batch_dims={");
+  n += list_text(text + n, lpos, nb);
+  n += sprintf(text + n, "}, rhs_batch_dims={");
+  n += list_text(text + n, rpos, nb);
+  n += sprintf(text + n, "}, lhs_contracting_dims={");
+  n += list_text(text + n, lpos + nb, nk);
+  n += sprintf(text + n, "}, rhs_contracting_dims={");
+  n += list_text(text + n, rpos + nb, nk);
+  sprintf(text + n, "}\n}\n");
+}
+
+TEST(random_dimension_orders_and_layouts_match_the_evaluator) {
+  char text[1024];
+  for (int i = 0; i < 8; i++) {
+    random_dot_text(text);
+    dot_case(text, text);
+  }
+}
+
 TEST(other_element_types_on_cuda_cores) {
   dot_case("f64", ENTRY2("f64[9,13]", "f64[13,5]", "f64[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   dot_case("s32", ENTRY2("s32[9,13]", "s32[13,5]", "s32[9,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
@@ -548,6 +649,8 @@ int main(int argc, char **argv) {
   RUN(odd_shapes_have_their_edges_masked);
   RUN(transposed_operands_and_column_major_layouts);
   RUN(batch_dims_and_several_contracting_dims);
+  RUN(odd_dimension_orders_after_canonicalization);
+  RUN(random_dimension_orders_and_layouts_match_the_evaluator);
   RUN(other_element_types_on_cuda_cores);
   RUN(an_output_fusion_applies_its_epilogue);
   RUN(half_precision_products);

@@ -14,12 +14,15 @@
 
 #include "eval_internal.h"
 
-/* Runs dot as if inst were a dot with these dims and this result shape. */
+/* Runs dot as if inst were a dot with these dims and this result shape:
+ * a plain dot, its ragged dims dropped (each mode has cut its operands). */
 static Literal *dot_as(const Instruction *inst, const DotDims *dims, const Shape *shape, const Literal *lhs,
                        const Literal *rhs, Status *st) {
+  DotDims plain = *dims;
+  plain.lhs_ragged = plain.rhs_group = (IntList){0, NULL};
   Instruction as = *inst;
   as.opcode = OP_DOT;
-  as.attrs.dot = dims;
+  as.attrs.dot = &plain;
   as.shape = *shape;
   as.operand_count = 2;
   Literal *operands[2] = {(Literal *)lhs, (Literal *)rhs};

@@ -32,6 +32,8 @@
 #include <stdlib.h>
 
 #include "eval_internal.h"
+#include "ir/conv_plan.h"
+#include "ir/dot_plan.h"
 #include "ir/linalg_plan.h"
 
 /* ------------------------------------------------------------ arithmetic */
@@ -116,89 +118,27 @@ static bool check_array(const Instruction *inst, const Literal *lit, const char 
   return true;
 }
 
-static bool dims_in_range(const IntList *list, int rank) {
-  for (int i = 0; i < list->count; i++)
-    if (list->values[i] < 0 || list->values[i] >= rank) return false;
-  return true;
-}
-
 /* ------------------------------------------------------------------- dot */
 
-/* Marks the dimensions a list names; false if one is named twice. */
-static bool mark_dims(const IntList *list, bool *used) {
-  for (int i = 0; i < list->count; i++) {
-    if (used[list->values[i]]) return false;
-    used[list->values[i]] = true;
-  }
-  return true;
-}
-
-/* The dimensions of an operand that are neither batch nor contracting, in order. */
-static int free_dims(int rank, const IntList *batch, const IntList *contracting,
-                     int64_t *out, bool *ok) {
-  bool used[AXLE_MAX_RANK] = {0};
-  *ok = mark_dims(batch, used) && mark_dims(contracting, used);
-  int n = 0;
-  for (int d = 0; d < rank; d++)
-    if (!used[d]) out[n++] = d;
-  return n;
-}
-
-static bool check_dot(const Instruction *inst, const Literal *lhs, const Literal *rhs,
-                      Status *st) {
-  const DotDims *dd = attrs_dot(&inst->attrs);
-  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return false;
-  if (dd->lhs_batch.count != dd->rhs_batch.count ||
-      dd->lhs_contracting.count != dd->rhs_contracting.count)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: lhs and rhs name different numbers of batch or contracting dims",
-                        inst->name);
-  if (!dims_in_range(&dd->lhs_batch, lhs->shape.rank) ||
-      !dims_in_range(&dd->lhs_contracting, lhs->shape.rank) ||
-      !dims_in_range(&dd->rhs_batch, rhs->shape.rank) ||
-      !dims_in_range(&dd->rhs_contracting, rhs->shape.rank))
-    return status_error(st, STATUS_RUNTIME_ERROR, "%s: a dot dimension is out of range",
-                        inst->name);
-  for (int i = 0; i < dd->lhs_batch.count; i++)
-    if (lhs->shape.dims[dd->lhs_batch.values[i]] != rhs->shape.dims[dd->rhs_batch.values[i]])
-      return status_error(st, STATUS_RUNTIME_ERROR, "%s: batch dimension %d differs in size",
-                          inst->name, i);
-  for (int i = 0; i < dd->lhs_contracting.count; i++)
-    if (lhs->shape.dims[dd->lhs_contracting.values[i]] !=
-        rhs->shape.dims[dd->rhs_contracting.values[i]])
-      return status_error(st, STATUS_RUNTIME_ERROR,
-                          "%s: contracting dimension %d differs in size", inst->name, i);
-  return true;
-}
-
 /* dot (dot_general): result[batch..., lhs_free..., rhs_free...] =
- *   sum over the contracting indices of lhs[...] * rhs[...].
- * The result's dimensions are the batch dims (in the order listed), then the
- * lhs dims that are neither batch nor contracting, in order, then the rhs's. */
+ *   sum over the contracting indices of lhs[...] * rhs[...],
+ * the groups as the dot's plan (src/ir/dot_plan.h) lists them; the sum
+ * walks the contracting indices row-major over the list. */
 Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *lhs = operands[0], *rhs = operands[1];
-  const DotDims *dd = attrs_dot(&inst->attrs);
-  if (!check_dot(inst, lhs, rhs, st)) return NULL;
-  int64_t lhs_free[AXLE_MAX_RANK], rhs_free[AXLE_MAX_RANK];
-  bool lhs_ok, rhs_ok;
-  int nl = free_dims(lhs->shape.rank, &dd->lhs_batch, &dd->lhs_contracting, lhs_free, &lhs_ok);
-  int nr = free_dims(rhs->shape.rank, &dd->rhs_batch, &dd->rhs_contracting, rhs_free, &rhs_ok);
-  int nb = dd->lhs_batch.count, nc = dd->lhs_contracting.count;
-  if (!lhs_ok || !rhs_ok) {
-    status_error(st, STATUS_RUNTIME_ERROR, "%s: a dot dimension is named twice", inst->name);
-    return NULL;
-  }
-  if (nb + nl + nr > AXLE_MAX_RANK) {
-    status_error(st, STATUS_UNSUPPORTED, "%s: the dot's result would have rank %d, above %d",
-                 inst->name, nb + nl + nr, AXLE_MAX_RANK);
+  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return NULL;
+  DotPlan p;
+  const char *why = dot_plan_make(attrs_dot(&inst->attrs), &lhs->shape, &rhs->shape, &p);
+  if (why) {
+    status_error(st, STATUS_RUNTIME_ERROR, "%s: %s", inst->name, why);
     return NULL;
   }
   /* The result dims implied by the rule above must be the declared ones. */
   int64_t dims[AXLE_MAX_RANK];
-  int rank = 0;
-  for (int i = 0; i < nb; i++) dims[rank++] = lhs->shape.dims[dd->lhs_batch.values[i]];
-  for (int i = 0; i < nl; i++) dims[rank++] = lhs->shape.dims[lhs_free[i]];
-  for (int i = 0; i < nr; i++) dims[rank++] = rhs->shape.dims[rhs_free[i]];
+  int rank = 0, nb = p.batch_count, nl = p.m_count, nr = p.n_count, nc = p.k_count;
+  for (int i = 0; i < nb; i++) dims[rank++] = lhs->shape.dims[p.lhs_batch[i]];
+  for (int i = 0; i < nl; i++) dims[rank++] = lhs->shape.dims[p.lhs_m[i]];
+  for (int i = 0; i < nr; i++) dims[rank++] = rhs->shape.dims[p.rhs_n[i]];
   Shape expect = shape_array(inst->shape.type, rank, dims);
   if (inst->shape.type == TYPE_TUPLE || !shape_same_dims(&expect, &inst->shape)) {
     status_error(st, STATUS_RUNTIME_ERROR, "%s: result shape does not match the dot dims",
@@ -209,15 +149,15 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
   shape_strides(&lhs->shape, ls);
   shape_strides(&rhs->shape, rs);
   /* Offsets of every contracting index, precomputed for the inner loop. */
-  int64_t nk = 1;
-  for (int i = 0; i < nc; i++) nk *= (cdims[i] = lhs->shape.dims[dd->lhs_contracting.values[i]]);
+  for (int i = 0; i < nc; i++) cdims[i] = lhs->shape.dims[p.lhs_k[i]];
+  int64_t nk = p.k;
   int64_t *lhs_k = eval_scratch_calloc(nk, sizeof *lhs_k);
   int64_t *rhs_k = eval_scratch_calloc(nk, sizeof *rhs_k);
   int64_t k_index[AXLE_MAX_RANK] = {0};
   for (int64_t k = 0; k < nk; k++, index_next(k_index, cdims, nc))
     for (int i = 0; i < nc; i++) {
-      lhs_k[k] += k_index[i] * ls[dd->lhs_contracting.values[i]];
-      rhs_k[k] += k_index[i] * rs[dd->rhs_contracting.values[i]];
+      lhs_k[k] += k_index[i] * ls[p.lhs_k[i]];
+      rhs_k[k] += k_index[i] * rs[p.rhs_k[i]];
     }
 
   bool integer = result_is_integer(inst);
@@ -227,11 +167,11 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
   for (int64_t at = 0; at < count; at++, index_next(index, dims, rank)) {
     int64_t lhs_base = 0, rhs_base = 0;
     for (int i = 0; i < nb; i++) {
-      lhs_base += index[i] * ls[dd->lhs_batch.values[i]];
-      rhs_base += index[i] * rs[dd->rhs_batch.values[i]];
+      lhs_base += index[i] * ls[p.lhs_batch[i]];
+      rhs_base += index[i] * rs[p.rhs_batch[i]];
     }
-    for (int i = 0; i < nl; i++) lhs_base += index[nb + i] * ls[lhs_free[i]];
-    for (int i = 0; i < nr; i++) rhs_base += index[nb + nl + i] * rs[rhs_free[i]];
+    for (int i = 0; i < nl; i++) lhs_base += index[nb + i] * ls[p.lhs_m[i]];
+    for (int i = 0; i < nr; i++) rhs_base += index[nb + nl + i] * rs[p.rhs_n[i]];
     Sum sum = {0};
     for (int64_t k = 0; k < nk; k++)
       sum_add_product(&sum, &a, lhs_base + lhs_k[k], &b, rhs_base + rhs_k[k]);
@@ -246,140 +186,8 @@ Literal *eval_dot(const Instruction *inst, Literal *const *operands, Status *st)
 
 /* ----------------------------------------------------------- convolution */
 
-/* What the convolution loop needs, gathered and checked once. */
-typedef struct ConvPlan {
-  int spatial_count;
-  int64_t batch, features, kernel_features, out_features; /* B, C, C/fgc, O */
-  int64_t feature_groups, batch_groups;
-  WindowDim window[AXLE_MAX_RANK];
-  int64_t kernel_size[AXLE_MAX_RANK], out_size[AXLE_MAX_RANK];
-} ConvPlan;
-
-/* Dimension numbers must be a permutation of 0..rank-1. */
-static bool conv_dims_are_permutation(int64_t first, const int64_t *spatial, int spatial_count,
-                                      int64_t last, int rank) {
-  bool used[AXLE_MAX_RANK] = {0};
-  int64_t all[AXLE_MAX_RANK + 2];
-  int n = 0;
-  all[n++] = first;
-  for (int s = 0; s < spatial_count; s++) all[n++] = spatial[s];
-  all[n++] = last;
-  if (n != rank) return false;
-  for (int i = 0; i < n; i++) {
-    if (all[i] < 0 || all[i] >= rank || used[all[i]]) return false;
-    used[all[i]] = true;
-  }
-  return true;
-}
-
-/* The window of one spatial dimension; without window={...} the kernel is
- * the window, with stride 1, no padding and no dilation. */
-static bool conv_window(const Instruction *inst, int s, int64_t kernel_size, WindowDim *w,
-                        Status *st) {
-  if (!inst->attrs.window) {
-    *w = (WindowDim){.size = kernel_size, .stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
-    return true;
-  }
-  *w = inst->attrs.window->dims[s];
-  if (w->size != kernel_size)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: window size %lld differs from the kernel's %lld in dim %d",
-                        inst->name, (long long)w->size, (long long)kernel_size, s);
-  if (w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: window stride and dilations must be positive", inst->name);
-  return true;
-}
-
-/* The number of window positions along one spatial dimension (the spec's
- * num_windows): the input dilated and padded, the kernel dilated. */
-static int64_t conv_window_count(int64_t in, int64_t kernel, const WindowDim *w) {
-  int64_t dilated_in = in == 0 ? 0 : (in - 1) * w->lhs_dilate + 1;
-  int64_t padded = w->pad_lo + dilated_in + w->pad_hi;
-  int64_t dilated_kernel = kernel == 0 ? 0 : (kernel - 1) * w->rhs_dilate + 1;
-  if (padded <= 0 || dilated_kernel > padded) return 0;
-  return (padded - dilated_kernel) / w->stride + 1;
-}
-
-static bool conv_check_groups(const Instruction *inst, ConvPlan *p, Status *st) {
-  p->feature_groups = inst->attrs.feature_group_count ? inst->attrs.feature_group_count : 1;
-  p->batch_groups = inst->attrs.batch_group_count ? inst->attrs.batch_group_count : 1;
-  if (p->feature_groups < 1 || p->batch_groups < 1 ||
-      (p->feature_groups > 1 && p->batch_groups > 1))
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: group counts must be positive and not both above 1", inst->name);
-  if (p->features % p->feature_groups != 0 ||
-      p->kernel_features * p->feature_groups != p->features)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: kernel input features (%lld) times feature_group_count (%lld) "
-                        "must equal the input features (%lld)",
-                        inst->name, (long long)p->kernel_features, (long long)p->feature_groups,
-                        (long long)p->features);
-  if (p->out_features % p->feature_groups != 0 || p->out_features % p->batch_groups != 0 ||
-      p->batch % p->batch_groups != 0)
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: output features or batch do not divide into the groups",
-                        inst->name);
-  return true;
-}
-
-static bool conv_plan(const Instruction *inst, const Literal *lhs, const Literal *rhs,
-                      ConvPlan *p, Status *st) {
-  const ConvDims *cd = attrs_conv(&inst->attrs);
-  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return false;
-  int rank = lhs->shape.rank;
-  if (rhs->shape.rank != rank || inst->shape.type == TYPE_TUPLE || inst->shape.rank != rank ||
-      rank < 2 || cd->spatial_count != rank - 2 ||
-      (inst->attrs.window && inst->attrs.window->rank != rank - 2))
-    return status_error(st, STATUS_RUNTIME_ERROR,
-                        "%s: operands, result, dim_labels and window disagree in rank",
-                        inst->name);
-  if (!conv_dims_are_permutation(cd->input_batch, cd->input_spatial, cd->spatial_count,
-                                 cd->input_feature, rank) ||
-      !conv_dims_are_permutation(cd->kernel_input_feature, cd->kernel_spatial,
-                                 cd->spatial_count, cd->kernel_output_feature, rank) ||
-      !conv_dims_are_permutation(cd->output_batch, cd->output_spatial, cd->spatial_count,
-                                 cd->output_feature, rank))
-    return status_error(st, STATUS_RUNTIME_ERROR, "%s: dim_labels are not permutations",
-                        inst->name);
-  p->spatial_count = cd->spatial_count;
-  p->batch = lhs->shape.dims[cd->input_batch];
-  p->features = lhs->shape.dims[cd->input_feature];
-  p->kernel_features = rhs->shape.dims[cd->kernel_input_feature];
-  p->out_features = rhs->shape.dims[cd->kernel_output_feature];
-  if (!conv_check_groups(inst, p, st)) return false;
-  int64_t expect[AXLE_MAX_RANK];
-  expect[cd->output_batch] = p->batch / p->batch_groups;
-  expect[cd->output_feature] = p->out_features;
-  for (int s = 0; s < p->spatial_count; s++) {
-    p->kernel_size[s] = rhs->shape.dims[cd->kernel_spatial[s]];
-    if (!conv_window(inst, s, p->kernel_size[s], &p->window[s], st)) return false;
-    p->out_size[s] = conv_window_count(lhs->shape.dims[cd->input_spatial[s]], p->kernel_size[s],
-                                       &p->window[s]);
-    expect[cd->output_spatial[s]] = p->out_size[s];
-  }
-  for (int d = 0; d < rank; d++)
-    if (inst->shape.dims[d] != expect[d])
-      return status_error(st, STATUS_RUNTIME_ERROR,
-                          "%s: result dim %d is %lld, the convolution gives %lld", inst->name,
-                          d, (long long)inst->shape.dims[d], (long long)expect[d]);
-  return true;
-}
-
-/* The input position a kernel tap reads, in one spatial dimension, or -1
- * when it falls in padding or in a hole of the input dilation. In the
- * dilated input, element i sits at i * lhs_dilate; the window of output o
- * starts at o * stride - pad_lo and its tap k is k * rhs_dilate further on.
- * Negative padding simply starts the window inside the input. */
-static int64_t conv_input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in) {
-  int64_t at = out * w->stride - w->pad_lo + tap * w->rhs_dilate;
-  if (at < 0 || at % w->lhs_dilate != 0) return -1;
-  at /= w->lhs_dilate;
-  return at < in ? at : -1;
-}
-
-/* One output element: the sum over the kernel's taps and input features of
- * its group. Feature groups split the input features and the output
+/* One output element (the plan is src/ir/conv_plan.h): the sum over the
+ * kernel's taps and input features of its group. Feature groups split the input features and the output
  * features into matching contiguous runs; batch groups split the input
  * batch and the output features likewise (spec: split, convolve, concatenate
  * along the output feature dimension). Window reversal pairs window tap k
@@ -421,8 +229,13 @@ static void conv_output_element(const Instruction *inst, const ConvPlan *p, cons
 /* convolution: see conv_output_element for what one element is. */
 Literal *eval_convolution(const Instruction *inst, Literal *const *operands, Status *st) {
   const Literal *lhs = operands[0], *rhs = operands[1];
+  if (!check_array(inst, lhs, "lhs", st) || !check_array(inst, rhs, "rhs", st)) return NULL;
   ConvPlan plan;
-  if (!conv_plan(inst, lhs, rhs, &plan, st)) return NULL;
+  char why[200];
+  if (!conv_plan_make(inst, &lhs->shape, &rhs->shape, &plan, why, sizeof why)) {
+    status_error(st, STATUS_RUNTIME_ERROR, "%s: %s", inst->name, why);
+    return NULL;
+  }
   bool integer = result_is_integer(inst);
   Numbers a = numbers_load(lhs, inst->shape.type), b = numbers_load(rhs, inst->shape.type);
   Literal *out = literal_create(&inst->shape);

@@ -1,0 +1,130 @@
+/* Pass "canonicalize-dots": every dot reads its operands in the canonical
+ * order of its plan (src/ir/dot_plan.h), lhs as [batch, M, K] and rhs as
+ * [batch, K, N], so that a dot's dimension numbers are always
+ *
+ *   lhs_batch_dims = rhs_batch_dims = {0, ..., B-1},
+ *   lhs_contracting_dims = {B+M, ...}, rhs_contracting_dims = {B, ...}
+ *
+ * (XLA's DotDecomposer writes the same order with transposes, then merges
+ * each group into one dim with reshapes.) The transpose to that order is
+ * written as a bitcast: its result's layout is the permuted layout of the
+ * operand, so its bytes are the operand's own and it costs nothing. The
+ * GEMMs then find every stride where they found it before, and no copy is
+ * made that the GEMM's packer or the GPU's strided loads absorbed. A
+ * materialized transpose into the default layout, as XLA makes, would cost
+ * a pass over memory that today's GEMM does without; so the canonical
+ * order lives in the plan and in these free relabels, not in new copies.
+ *
+ * The result keeps its dims ([batch, M, N] in HLO already), the pairs
+ * keep their order and so the sum its order: every value is bit for bit
+ * what it was. Groups are not merged into one dim: a merge is a free
+ * bitcast only where the group's dims are adjacent in memory, which the
+ * GEMM's own stride merge (dot_dims_merge) already finds.
+ *
+ * Left alone: dots inside fusion bodies (a fused product reads fusion
+ * parameters; a relabel inside would be a value to compute), operands with
+ * packed (E(n)) or dynamic dims, and scaled-dot and ragged-dot.
+ *
+ * requires: verified. breaks: nothing (new instructions sit just before
+ * the dot they replace). */
+#include <string.h>
+
+#include "ir/dot_plan.h"
+#include "opt/opt.h"
+
+/* x read in `order` (dim i of the result is x's dim order[i]) as a bitcast:
+ * the result's minor_to_major names x's dims where x's names them. A
+ * bitcast of a bitcast is one bitcast, and one to its operand's own shape
+ * is the operand itself. */
+static Instruction *relabel(Computation *c, Instruction *dot, Instruction *x, const int64_t *order) {
+  Shape s = x->shape;
+  Instruction *source = x;
+  while (source->opcode == OP_BITCAST && source->operands[0]->shape.type == x->shape.type &&
+         !shape_is_tuple(&source->operands[0]->shape) && !source->operands[0]->shape.element_size_bits)
+    source = source->operands[0];
+  int64_t position[AXLE_MAX_RANK];
+  for (int i = 0; i < s.rank; i++) {
+    s.dims[i] = x->shape.dims[order[i]];
+    position[order[i]] = i;
+  }
+  for (int j = 0; j < s.rank; j++) s.minor_to_major[j] = (int8_t)position[x->shape.minor_to_major[j]];
+  s.has_layout = true;
+  if (shape_identical(&s, &source->shape)) return source;
+  Attrs none = {0};
+  Instruction *made = computation_add_instruction(c, OP_BITCAST, &source, 1, NULL, 0, &none, &s, NULL);
+  made->metadata = dot->metadata;
+  made->loc = dot->loc;
+  computation_move_before(c, made, dot);
+  return made;
+}
+
+static bool operand_relabels(const Instruction *x) {
+  return !shape_is_tuple(&x->shape) && !x->shape.element_size_bits && !x->shape.dynamic_dims;
+}
+
+static void range(int64_t *out, int64_t from, int count) {
+  for (int i = 0; i < count; i++) out[i] = from + i;
+}
+
+/* dot in canonical form, in its place; false when it already was (or is
+ * left alone). */
+static bool canonicalize_dot(Computation *c, Instruction *dot) {
+  Instruction *lhs = dot->operands[0], *rhs = dot->operands[1];
+  if (!operand_relabels(lhs) || !operand_relabels(rhs)) return false;
+  const DotDims *dd = attrs_dot(&dot->attrs);
+  DotPlan p;
+  if (dot_plan_make(dd, &lhs->shape, &rhs->shape, &p) || p.ragged != DOT_RAGGED_NONE) return false;
+  if (p.lhs_canonical && p.rhs_canonical) return false;
+  int nb = p.batch_count, nm = p.m_count, nk = p.k_count;
+  int64_t batch[AXLE_MAX_RANK], lhs_k[AXLE_MAX_RANK], rhs_k[AXLE_MAX_RANK];
+  range(batch, 0, nb);
+  range(lhs_k, nb + nm, nk);
+  range(rhs_k, nb, nk);
+  DotDims canonical = *dd;
+  canonical.lhs_batch = canonical.rhs_batch = (IntList){nb, batch};
+  canonical.lhs_contracting = (IntList){nk, lhs_k};
+  canonical.rhs_contracting = (IntList){nk, rhs_k};
+  Instruction *operands[2] = {p.lhs_canonical ? lhs : relabel(c, dot, lhs, p.lhs_order),
+                              p.rhs_canonical ? rhs : relabel(c, dot, rhs, p.rhs_order)};
+  Attrs attrs = dot->attrs;
+  attrs.dot = &canonical;
+  Instruction *made = computation_add_instruction(c, OP_DOT, operands, 2, NULL, 0, &attrs, &dot->shape, dot->name);
+  made->metadata = dot->metadata;
+  made->loc = dot->loc;
+  computation_move_before(c, made, dot);
+  instruction_replace_all_uses(dot, made);
+  /* The dot keeps its name (kernels, dumps and messages are named after
+   * it): free again once the old one is gone, and still the module's. */
+  const char *name = dot->name;
+  computation_remove_instruction(c, dot);
+  made->name = name;
+  return true;
+}
+
+/* Whether some fusion instruction of m calls c. */
+static bool is_fusion_body(const Module *m, const Computation *c) {
+  for (int k = 0; k < m->computation_count; k++) {
+    const Computation *caller = m->computations[k];
+    for (int i = 0; i < caller->instruction_count; i++) {
+      const Instruction *inst = caller->instructions[i];
+      if (inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0] == c) return true;
+    }
+  }
+  return false;
+}
+
+bool canonicalize_dots(Module *m, OptContext *ctx, bool *failed, Status *st) {
+  (void)ctx, (void)failed, (void)st;
+  bool changed = false;
+  for (int k = 0; k < m->computation_count; k++) {
+    Computation *c = m->computations[k];
+    bool has_dot = false;
+    for (int i = 0; i < c->instruction_count && !has_dot; i++) has_dot = c->instructions[i]->opcode == OP_DOT;
+    if (!has_dot || is_fusion_body(m, c)) continue;
+    for (int i = 0; i < c->instruction_count; i++) {
+      Instruction *inst = c->instructions[i];
+      if (inst->opcode == OP_DOT && canonicalize_dot(c, inst)) changed = true;
+    }
+  }
+  return changed;
+}
