@@ -56,7 +56,12 @@ enum {
   GEMM_MC_TARGET = 336,
   GEMM_NC_TARGET = 1024,
   GEMM_MIN_TASKS = 8,
-  GEMM_TASK_VOLUME = 1 << 20,   /* multiply-adds: 2 MFLOP, about 10 us on one core */
+  /* multiply-adds: 8 MFLOP, about 40 us on one core. Waking a pool thread
+   * and waiting for it costs some microseconds (tens on a busy machine):
+   * at 1 << 20 a 128^3 product was two tasks, and 2 threads ran it 1.2-1.35x
+   * slower than 1 (its median; the two vCPUs here share a core, so the
+   * second thread adds no FMA throughput to pay for its wake-up). */
+  GEMM_TASK_VOLUME = 1 << 22,
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
   GEMM_MAX_MR = 14,          /* the largest MR and MR x NR of gemm_kernel.c's shapes */
@@ -186,7 +191,7 @@ static void extent_split(int64_t extent, int64_t max_block, int64_t unit, int64_
 /* How many tasks a product is cut into: GEMM_MIN_TASKS, so that
  * mid-sized products spread over the cores, but no task smaller than
  * GEMM_TASK_VOLUME multiply-adds, where waking a thread would cost more
- * than it saves (a 128^3 product is two tasks, not eight). */
+ * than it saves (a 128^3 product is one task, 256^3 four, not eight). */
 static int64_t tasks_wanted(const GemmProblem *p) {
   double volume = (double)p->batch * (double)p->m * (double)p->n * (double)p->k;
   double by_volume = volume / GEMM_TASK_VOLUME;
