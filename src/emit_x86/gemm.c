@@ -35,7 +35,8 @@
  *
  * Edge tiles: a tile with fewer than MR rows left runs the kernel generated
  * for exactly its number of rows (the same instructions, minus the rows it
- * lacks). A tile with fewer than NR columns runs into a scratch tile, whose
+ * lacks). A tile with fewer than NR columns runs, on avx512, the kernel
+ * that stores under lane masks; below, it runs into a scratch tile, whose
  * valid part is then copied or added into C in C code: C + tile is the same
  * float as the kernel's tile + C, so an element's bits do not depend on
  * whether its tile was an edge tile. */
@@ -97,8 +98,11 @@ struct GemmPlan {
   const GemmKernelShape *shape;
   JitCode code;
   /* kernels[r] computes the first r rows of a tile, r in 1..MR; all of them
-   * lie in one mapping, kernels[MR] (the full tile) first. */
+   * lie in one mapping, kernels[MR] (the full tile) first. On avx512,
+   * masked_kernels[r] the same for a tile at C's right edge, storing only
+   * its columns (NULL below avx512: such tiles go through a scratch tile). */
   GemmKernelFn *kernels[GEMM_MAX_MR + 1];
+  GemmKernelFn *masked_kernels[GEMM_MAX_MR + 1];
   /* The workspace kept between calls; a call takes it (or makes its own if
    * another call running at the same time holds it) and puts it back. */
   _Atomic(GemmWorkspace *) *idle_workspace;
@@ -114,17 +118,23 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   assert(shape->mr <= GEMM_MAX_MR && shape->mr * shape->nr <= GEMM_MAX_TILE);
   X86Buffer cb;
   x86_buffer_init(&cb);
-  size_t offsets[GEMM_MAX_MR + 1];
-  for (int rows = shape->mr; rows >= 1; rows--) {
-    x86_align(&cb, 64);
-    offsets[rows] = cb.size;
-    gemm_kernel_emit(&cb, shape, rows);
-  }
+  /* offsets[masked][rows], in emission order, and where the code ends */
+  size_t offsets[2][GEMM_MAX_MR + 1], end[2][GEMM_MAX_MR + 1];
+  bool masks = shape->level == CPU_LEVEL_AVX512;
+  for (int masked = 0; masked <= (int)masks; masked++)
+    for (int rows = shape->mr; rows >= 1; rows--) {
+      x86_align(&cb, 64);
+      offsets[masked][rows] = cb.size;
+      gemm_kernel_emit(&cb, shape, rows, masked);
+      end[masked][rows] = cb.size;
+    }
   GemmPlan *plan = mem_calloc(1, sizeof *plan);
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
-  for (int rows = shape->mr; ok && rows >= 1; rows--)
-    jit_code_name(&plan->code, offsets[rows], (rows > 1 ? offsets[rows - 1] : cb.size) - offsets[rows],
-                  "axle gemm micro-kernel %dx%d (%d rows)", shape->mr, shape->nr, rows);
+  for (int masked = 0; ok && masked <= (int)masks; masked++)
+    for (int rows = shape->mr; rows >= 1; rows--)
+      jit_code_name(&plan->code, offsets[masked][rows], end[masked][rows] - offsets[masked][rows],
+                    "axle gemm micro-kernel %dx%d (%d rows%s)", shape->mr, shape->nr, rows,
+                    masked ? ", masked columns" : "");
   x86_buffer_free(&cb);
   if (!ok) {
     mem_free(plan);
@@ -133,8 +143,10 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   plan->shape = shape;
   plan->idle_workspace = mem_calloc(1, sizeof *plan->idle_workspace);
   atomic_init(plan->idle_workspace, NULL);
-  for (int rows = 1; rows <= shape->mr; rows++)
-    plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
+  for (int rows = 1; rows <= shape->mr; rows++) {
+    plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[0][rows]);
+    if (masks) plan->masked_kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[1][rows]);
+  }
   return plan;
 }
 
@@ -161,7 +173,7 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
   X86Buffer cb;
   x86_buffer_init(&cb);
   x86_buffer_enable_listing(&cb);
-  gemm_kernel_emit(&cb, plan->shape, plan->shape->mr);
+  gemm_kernel_emit(&cb, plan->shape, plan->shape->mr, false);
   bool ok = x86_buffer_finish(&cb, st);
   if (ok) x86_listing_print(&cb, out);
   x86_buffer_free(&cb);
@@ -402,15 +414,22 @@ static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, f
   }
 }
 
-/* A tile with fewer than NR columns: the kernel of its height writes whole
- * rows of a scratch tile, of which the valid part is stored or added. */
+/* A tile with fewer than NR columns: on avx512 the column-masked kernel of
+ * its height; else that kernel writes whole rows of a scratch tile, of which
+ * the valid part is stored or added (the same float either way: C + tile is
+ * tile + C). */
 static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel,
                           const float *b_panel, float *c, int64_t ldc, int64_t rows,
                           int64_t cols) {
   int nr = plan->shape->nr;
+  if (plan->masked_kernels[rows]) {
+    plan->masked_kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k,
+                               (int64_t)(nr * sizeof(float)), (int64_t)((UINT64_C(1) << cols) - 1));
+    return;
+  }
   alignas(64) float tile[GEMM_MAX_TILE];
   plan->kernels[rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0,
-                      (int64_t)(nr * sizeof(float)));
+                      (int64_t)(nr * sizeof(float)), 0);
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++)
       c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
@@ -435,7 +454,7 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
       float *c = t->c + i * ldc + j;
       if (cols == sh->nr)
         plan->kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float),
-                            !t->first_k, b_step);
+                            !t->first_k, b_step, 0);
       else
         edge_tile_run(plan, t, a_panel, b_panel, c, ldc, rows, cols);
       if (t->last_k && e && e->apply)

@@ -27,10 +27,20 @@
  * multiply saves). rdx steps by that register once per K step, an add
  * beside 28 FMAs.
  *
+ * A tile at C's right edge, with fewer than NR columns to write: on avx512
+ * a second set of kernels stores (and, when adding, loads) C under lane
+ * masks, k1 for the tile's first vector and k2 for its second, made from
+ * the column_mask argument, so the kernel writes C's valid columns itself
+ * and no float past them (AVX-512 masked loads and stores do not fault on
+ * masked-off lanes). Below avx512, and before, such a tile ran into a
+ * scratch tile that C code copied out element by element.
+ *
  * Registers (System V; all caller-saved, so the kernel needs no prologue):
  *   rdi kc   rsi a_panel   rdx b_panel   rcx c   r8 c_row_bytes
  *   r9 accumulate   r10 b_step_bytes (the 7th argument, from the stack)
- *   rax loop counter   r11 the C row being stored */
+ *   rax loop counter (first the column mask, the 8th argument)
+ *   r11 the C row being stored   k1, k2 the column masks */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -116,15 +126,28 @@ static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int rows, int s
   x86_emit(cb, X86_JNE, x86_rel(loop));
 }
 
+/* The opmask register of the tile's vector v in a column-masked kernel. */
+static X86Reg column_mask_reg(int v) { return v == 0 ? X86_K1 : X86_K2; }
+
 /* Writes the accumulators to C, row by row through r11; with add, C's old
- * value is added first. */
-static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, int rows, bool add) {
+ * value is added first. Column-masked: only the lanes of k1/k2, through B's
+ * first register (free once the K loop is done). */
+static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, int rows, bool add, bool masked) {
   int vb = vector_bytes(s);
   x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_reg(X86_RCX));
   for (int i = 0; i < rows; i++) {
     for (int v = 0; v < s->vectors; v++) {
       X86Reg acc = accumulator(s, i, v);
       X86Operand c = x86_mem(vb, X86_R11, v * vb);
+      if (masked) {
+        X86Reg k = column_mask_reg(v), old = b_reg(s, 0);
+        if (add) {
+          x86_emit(cb, X86_VMOVUPS, x86_zero_masked(x86_reg(old), k), c);
+          x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), x86_reg(old));
+        }
+        x86_emit(cb, X86_VMOVUPS, x86_merge_masked(c, k), x86_reg(acc));
+        continue;
+      }
       if (add && is_vex(s)) {
         x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), c);
       } else if (add) {
@@ -153,11 +176,19 @@ static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s, int rows
   }
 }
 
-bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows) {
-  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C, K unrolled %d times",
-                   cpu_level_name(s->level), rows, s->mr, s->nr, s->unroll);
-  /* The 7th argument lies above the return address. */
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows, bool column_masked) {
+  assert(!column_masked || s->level == CPU_LEVEL_AVX512);
+  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C%s, K unrolled %d times",
+                   cpu_level_name(s->level), rows, s->mr, s->nr,
+                   column_masked ? " (the columns of column_mask)" : "", s->unroll);
+  /* The 7th and 8th arguments lie above the return address. */
   x86_emit(cb, X86_MOV, x86_reg(X86_R10), x86_mem(8, X86_RSP, 8));
+  if (column_masked) {
+    x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_mem(8, X86_RSP, 16));
+    x86_emit(cb, X86_KMOVW, x86_reg(column_mask_reg(0)), x86_reg(X86_EAX));
+    x86_emit(cb, X86_SHR, x86_reg(X86_RAX), x86_imm(16));
+    x86_emit(cb, X86_KMOVW, x86_reg(column_mask_reg(1)), x86_reg(X86_EAX));
+  }
   emit_tile_prefetch(cb, s, rows);
   for (int i = 0; i < rows; i++)
     for (int v = 0; v < s->vectors; v++) {
@@ -183,10 +214,10 @@ bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows) {
   x86_listing_note(cb, "store the tile: C = C + AB when accumulate, else C = AB");
   x86_emit(cb, X86_TEST, x86_reg(X86_R9), x86_reg(X86_R9));
   x86_emit(cb, X86_JE, x86_rel(overwrite));
-  emit_tile_store(cb, s, rows, true);
+  emit_tile_store(cb, s, rows, true, column_masked);
   x86_emit(cb, X86_JMP, x86_rel(done));
   x86_label_bind(cb, overwrite);
-  emit_tile_store(cb, s, rows, false);
+  emit_tile_store(cb, s, rows, false, column_masked);
   x86_label_bind(cb, done);
   /* Dirty upper halves of ymm/zmm registers slow down later SSE code. */
   if (is_vex(s)) x86_emit0(cb, X86_VZEROUPPER);
