@@ -8,6 +8,7 @@
  *   macro tiles of C (MC x NC)              one task each, by the thread pool
  *     K blocks (KC)                         in order, inside the task
  *       pack A[MC, KC] into MR-row panels   per task, in a per-thread buffer
+ *                                           (or read A in place: N <= 512)
  *       NR-column panels of B               a KC x NR panel stays in L1 ...
  *         MR-row panels of A                ... while A's panels come from L2
  *           micro-kernel: C tile (+)= A panel · B panel
@@ -94,15 +95,19 @@ typedef struct GemmWorkspace {
   int scratch_count;
 } GemmWorkspace;
 
+enum { GEMM_KERNEL_KINDS = 4 };
+static int kernel_kind(bool column_masked, bool a_in_place) { return column_masked + 2 * a_in_place; }
+
 struct GemmPlan {
   const GemmKernelShape *shape;
   JitCode code;
-  /* kernels[r] computes the first r rows of a tile, r in 1..MR; all of them
-   * lie in one mapping, kernels[MR] (the full tile) first. On avx512,
-   * masked_kernels[r] the same for a tile at C's right edge, storing only
-   * its columns (NULL below avx512: such tiles go through a scratch tile). */
-  GemmKernelFn *kernels[GEMM_MAX_MR + 1];
-  GemmKernelFn *masked_kernels[GEMM_MAX_MR + 1];
+  /* kernels[kind][r] computes the first r rows of a tile, r in 1..MR;
+   * all of them lie in one mapping. kind = kernel_kind(column_masked,
+   * a_in_place): plain; storing only the columns of a tile at C's right
+   * edge; reading A's rows where they lie. All four on avx512; below, the
+   * plain ones only (NULL), an edge tile going through a scratch tile and
+   * A always packed. */
+  GemmKernelFn *kernels[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1];
   /* The workspace kept between calls; a call takes it (or makes its own if
    * another call running at the same time holds it) and puts it back. */
   _Atomic(GemmWorkspace *) *idle_workspace;
@@ -118,23 +123,23 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   assert(shape->mr <= GEMM_MAX_MR && shape->mr * shape->nr <= GEMM_MAX_TILE);
   X86Buffer cb;
   x86_buffer_init(&cb);
-  /* offsets[masked][rows], in emission order, and where the code ends */
-  size_t offsets[2][GEMM_MAX_MR + 1], end[2][GEMM_MAX_MR + 1];
-  bool masks = shape->level == CPU_LEVEL_AVX512;
-  for (int masked = 0; masked <= (int)masks; masked++)
+  /* offsets[kind][rows], in emission order, and where the code ends */
+  size_t offsets[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1], end[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1];
+  int kinds = shape->level == CPU_LEVEL_AVX512 ? GEMM_KERNEL_KINDS : 1;
+  for (int kind = 0; kind < kinds; kind++)
     for (int rows = shape->mr; rows >= 1; rows--) {
       x86_align(&cb, 64);
-      offsets[masked][rows] = cb.size;
-      gemm_kernel_emit(&cb, shape, rows, masked);
-      end[masked][rows] = cb.size;
+      offsets[kind][rows] = cb.size;
+      gemm_kernel_emit(&cb, shape, (GemmKernelVariant){rows, kind & 1, kind >> 1});
+      end[kind][rows] = cb.size;
     }
   GemmPlan *plan = mem_calloc(1, sizeof *plan);
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
-  for (int masked = 0; ok && masked <= (int)masks; masked++)
+  for (int kind = 0; ok && kind < kinds; kind++)
     for (int rows = shape->mr; rows >= 1; rows--)
-      jit_code_name(&plan->code, offsets[masked][rows], end[masked][rows] - offsets[masked][rows],
-                    "axle gemm micro-kernel %dx%d (%d rows%s)", shape->mr, shape->nr, rows,
-                    masked ? ", masked columns" : "");
+      jit_code_name(&plan->code, offsets[kind][rows], end[kind][rows] - offsets[kind][rows],
+                    "axle gemm micro-kernel %dx%d (%d rows%s%s)", shape->mr, shape->nr, rows,
+                    kind & 1 ? ", masked columns" : "", kind >> 1 ? ", A in place" : "");
   x86_buffer_free(&cb);
   if (!ok) {
     mem_free(plan);
@@ -143,10 +148,9 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   plan->shape = shape;
   plan->idle_workspace = mem_calloc(1, sizeof *plan->idle_workspace);
   atomic_init(plan->idle_workspace, NULL);
-  for (int rows = 1; rows <= shape->mr; rows++) {
-    plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[0][rows]);
-    if (masks) plan->masked_kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[1][rows]);
-  }
+  for (int kind = 0; kind < kinds; kind++)
+    for (int rows = 1; rows <= shape->mr; rows++)
+      plan->kernels[kind][rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[kind][rows]);
   return plan;
 }
 
@@ -173,7 +177,7 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
   X86Buffer cb;
   x86_buffer_init(&cb);
   x86_buffer_enable_listing(&cb);
-  gemm_kernel_emit(&cb, plan->shape, plan->shape->mr, false);
+  gemm_kernel_emit(&cb, plan->shape, (GemmKernelVariant){plan->shape->mr, false, false});
   bool ok = x86_buffer_finish(&cb, st);
   if (ok) x86_listing_print(&cb, out);
   x86_buffer_free(&cb);
@@ -345,6 +349,8 @@ typedef struct GemmCall {
   /* B's full NR-column panels are read where they lie (row-major B, short
    * product: b_in_place_pays); only partial panels are packed. */
   bool b_in_place;
+  /* The kernel reads A's rows where they lie: row-major A (a_in_place_pays). */
+  bool a_in_place;
   /* The columns of a leading edge tile, [0, column_lead), that move the
    * full tiles after it onto C's cache lines; 0 for none (column_lead). */
   int64_t column_lead;
@@ -418,6 +424,7 @@ typedef struct MacroTile {
   float *c;               /* C[batch][m0, n0] */
   const float *b_block;   /* the packed K block of B */
   const float *b_rows;    /* B[batch][k0, 0] when B is read in place, else NULL */
+  const float *a_rows;    /* A[batch][m0, k0] when A is read in place, else NULL */
   bool first_k, last_k;   /* the first K block stores C, later ones add */
 } MacroTile;
 
@@ -439,18 +446,18 @@ static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, f
  * its height; else that kernel writes whole rows of a scratch tile, of which
  * the valid part is stored or added (the same float either way: C + tile is
  * tile + C). */
-static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel,
-                          const float *b_panel, float *c, int64_t ldc, int64_t rows,
-                          int64_t cols) {
+static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel, int64_t a_row_bytes,
+                          const float *b_panel, float *c, int64_t ldc, int64_t rows, int64_t cols) {
   int nr = plan->shape->nr;
-  if (plan->masked_kernels[rows]) {
-    plan->masked_kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k,
-                               (int64_t)(nr * sizeof(float)), (int64_t)((UINT64_C(1) << cols) - 1));
+  GemmKernelFn *masked = plan->kernels[kernel_kind(true, t->a_rows)][rows];
+  if (masked) {
+    masked(t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k, (int64_t)(nr * sizeof(float)),
+           (int64_t)((UINT64_C(1) << cols) - 1), a_row_bytes);
     return;
   }
   alignas(64) float tile[GEMM_MAX_TILE];
-  plan->kernels[rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0,
-                      (int64_t)(nr * sizeof(float)), 0);
+  plan->kernels[kernel_kind(false, t->a_rows)][rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)),
+                                                      0, (int64_t)(nr * sizeof(float)), 0, a_row_bytes);
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++)
       c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
@@ -470,15 +477,17 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
       b_panel = t->b_rows + t->n0 + j;
       b_step = call->problem->b_row_stride * (int64_t)sizeof(float);
     }
+    int64_t a_row_stride = call->problem->a_row_stride, a_row_bytes = a_row_stride * (int64_t)sizeof(float);
+    GemmKernelFn *const *kernels = plan->kernels[kernel_kind(false, t->a_rows)];
     for (int64_t i = 0; i < t->mc; i += sh->mr) {
       int64_t rows = min64(sh->mr, t->mc - i);
-      const float *a_panel = a_pack + i * t->kc;
+      const float *a_panel = t->a_rows ? t->a_rows + i * a_row_stride : a_pack + i * t->kc;
       float *c = t->c + i * ldc + j;
       if (cols == sh->nr)
-        plan->kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float),
-                            !t->first_k, b_step, 0);
+        kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k, b_step, 0,
+                      a_row_bytes);
       else
-        edge_tile_run(plan, t, a_panel, b_panel, c, ldc, rows, cols);
+        edge_tile_run(plan, t, a_panel, a_row_bytes, b_panel, c, ldc, rows, cols);
       if (t->last_k && e && e->apply)
         e->apply(e->context, c, ldc, rows, cols, t->m0 + i, t->n0 + j, t->batch);
     }
@@ -505,9 +514,10 @@ static void gemm_task_run(void *context, int64_t index) {
     t.kc = min64(b->k_block, p->k - k0);
     t.b_block = call->b_packed + (local * p->k + k0) * call->n_padded;
     t.b_rows = call->b_in_place ? p->b + t.batch * p->b_batch_stride + k0 * p->b_row_stride : NULL;
+    t.a_rows = call->a_in_place ? p->a + t.batch * p->a_batch_stride + t.m0 * p->a_row_stride + k0 : NULL;
     t.first_k = kb == 0;
     t.last_k = kb + 1 == b->k_count;
-    a_block_pack(call, &t, k0, s->a_pack);
+    if (!t.a_rows) a_block_pack(call, &t, k0, s->a_pack);
     macro_tile_multiply(call, &t, s->a_pack);
   }
   scratch_release(s);
@@ -639,7 +649,7 @@ enum { GEMM_LINE_FLOATS = 16, GEMM_SHORT_K = 64 };
 static bool column_lead_fits(const GemmPlan *plan, const GemmProblem *p, const GemmBlocks *b) {
   bool rows_share_offset = p->c_row_stride % GEMM_LINE_FLOATS == 0 &&
                            (p->batch == 1 || p->c_batch_stride % GEMM_LINE_FLOATS == 0);
-  return plan->masked_kernels[1] && b_in_place_pays(p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
+  return plan->kernels[kernel_kind(true, false)][1] && b_in_place_pays(p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
          rows_share_offset;
 }
 
@@ -648,6 +658,30 @@ static int64_t column_lead(const GemmPlan *plan, const GemmProblem *p, const Gem
   if (!column_lead_fits(plan, p, b) || address % sizeof(float) != 0) return 0;
   int64_t lead = (int64_t)((GEMM_LINE_FLOATS - address / sizeof(float) % GEMM_LINE_FLOATS) % GEMM_LINE_FLOATS);
   return p->n >= lead + plan->shape->nr ? lead : 0;
+}
+
+/* Whether the kernel reads A's rows where they lie instead of from packed
+ * panels. Packing A reads and writes the A block once per block of columns,
+ * for N / NR tiles to use: in a narrow product it was a tenth of the run
+ * (128^3: 10% of the samples, the kernel 83%); reading in place made 128^3
+ * 8% faster, 256^3 4% (run_bench, min of 31, three rounds). Wider products
+ * (N > 512) keep packing: there it is a few percent, and the kernel's MR
+ * streams of A at a large stride measured no faster on this busy machine.
+ * The kernel broadcasts from MR rows at A's row stride; rows a multiple of
+ * 2 KiB apart would fall into one or two sets of L1 (8 ways) and evict each
+ * other, so those stay packed too. Needs the A-in-place kernels (avx512)
+ * and A's columns contiguous. The same FMAs in the same order either way:
+ * the choice cannot change a bit of C. */
+static bool a_in_place_pays(const GemmPlan *plan, const GemmProblem *p) {
+  enum { L1_WAY_BYTES = 4096, MOST_ALIASED_ROW_BYTES = 1024, A_IN_PLACE_MAX_N = 512 };
+  int64_t row_bytes = p->a_row_stride * (int64_t)sizeof(float), g = L1_WAY_BYTES;
+  for (int64_t r = row_bytes; r != 0;) {   /* g = gcd(row_bytes, 4096) */
+    int64_t next = g % r;
+    g = r;
+    r = next;
+  }
+  return plan->kernels[kernel_kind(false, true)][1] && !p->a_pack && p->a && p->a_col_stride == 1 &&
+         row_bytes > 0 && g <= MOST_ALIASED_ROW_BYTES && p->n <= A_IN_PLACE_MAX_N;
 }
 
 /* Whether p runs on the direct path: too small to pay for packing (and
@@ -689,6 +723,7 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
                                     (size_t)(b->m_block * b->k_block));
   call.b_packed = align64(w->b_memory);
   call.b_in_place = b_in_place_pays(p);
+  call.a_in_place = a_in_place_pays(plan, p);
   call.column_lead = column_lead(plan, p, b);
   call.scratch = w->scratch;
   call.scratch_count = w->scratch_count;
@@ -730,8 +765,12 @@ void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *
                   (long long)b.k_block, (long long)group, group == 1 ? "" : "s");
   if (column_lead_fits(plan, p, &b))
     strbuf_printf(sb, "; a C not on a 64-byte line gets a masked leading tile, so the full tiles store whole lines");
-  strbuf_printf(sb, "; A %s into %d-row panels per task",
-                p->a_pack ? "computed (implicit GEMM)" : p->a_col_stride == 1 ? "packed (transposed)" : "packed", s->mr);
+  if (a_in_place_pays(plan, p))
+    strbuf_printf(sb, "; A read where it lies (row-major, N at most 512), %d rows at a time", s->mr);
+  else
+    strbuf_printf(sb, "; A %s into %d-row panels per task",
+                  p->a_pack ? "computed (implicit GEMM)" : p->a_col_stride == 1 ? "packed (transposed)" : "packed",
+                  s->mr);
 }
 
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,

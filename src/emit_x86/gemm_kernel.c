@@ -35,7 +35,14 @@
  * masked-off lanes). Below avx512, and before, such a tile ran into a
  * scratch tile that C code copied out element by element.
  *
- * Registers (System V; all caller-saved, so the kernel needs no prologue):
+ * A narrow product (N up to 512) on avx512 skips packing A: a third set of
+ * kernels broadcasts A's elements from its rows where they lie, a_row_bytes
+ * apart (the 9th argument), through three base registers (rows 0-4, 5-9,
+ * 10-13) and an index of one or three rows' bytes, scaled by 1, 2 or 4.
+ * Those kernels save and restore the four callee-saved registers they take
+ * (rbx, rbp, r12, r13); the others need no prologue.
+ *
+ * Registers (System V):
  *   rdi kc   rsi a_panel   rdx b_panel   rcx c   r8 c_row_bytes
  *   r9 accumulate   r10 b_step_bytes (the 7th argument, from the stack)
  *   rax loop counter (first the column mask, the 8th argument)
@@ -79,17 +86,35 @@ static X86Reg spare_reg(const GemmKernelShape *s, int n) {
 }
 static bool is_vex(const GemmKernelShape *s) { return s->level != CPU_LEVEL_SSE4; }
 
+/* Where the kernel that reads A in place finds row i of the tile at K
+ * step `step`: rows 0-4 from rsi, 5-9 from r12 (rsi + 5 rows), 10-13 from
+ * r13 (rsi + 10 rows), each at 0, 1, 2, 3 or 4 rows on (rbx one row's
+ * bytes, rbp three rows'), since x86 addressing scales an index by 1, 2, 4
+ * or 8 only. */
+static X86Operand a_in_place_element(int i, int step) {
+  static const X86Reg bases[] = {X86_RSI, X86_R12, X86_R13};
+  X86Reg base = bases[i / 5];
+  int disp = step * 4;
+  switch (i % 5) {
+    case 0: return x86_mem(4, base, disp);
+    case 1: return x86_mem_index(4, base, X86_RBX, 1, disp);
+    case 2: return x86_mem_index(4, base, X86_RBX, 2, disp);
+    case 3: return x86_mem_index(4, base, X86_RBP, 1, disp);
+    default: return x86_mem_index(4, base, X86_RBX, 4, disp);
+  }
+}
+
 /* C tile += one row of A's panel (broadcast) times one row of B's panel, for
  * the tile's first `rows` rows: K step `step` of the unrolled loop, addressed
- * by displacement from rsi and rdx. */
-static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int rows, int step) {
-  int a_disp = step * s->mr * 4;
+ * by displacement from rsi (or A's rows in place) and rdx. */
+static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, GemmKernelVariant variant, int step) {
+  int rows = variant.rows, a_disp = step * s->mr * 4;
   for (int v = 0; v < s->vectors; v++)
     x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, x86_reg(b_reg(s, v)),
              x86_mem(vector_bytes(s), X86_RDX, v * vector_bytes(s)));
   x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_reg(X86_R10));
   for (int i = 0; i < rows; i++) {
-    X86Operand a_elem = x86_mem(4, X86_RSI, a_disp + i * 4);
+    X86Operand a_elem = variant.a_in_place ? a_in_place_element(i, step) : x86_mem(4, X86_RSI, a_disp + i * 4);
     if (s->level == CPU_LEVEL_AVX2 || s->level == CPU_LEVEL_AVX512) {
       /* Two broadcast registers in turn, so one row's broadcast need not
        * wait for the previous row's FMAs to have read theirs. */
@@ -114,14 +139,19 @@ static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int rows, int s
 }
 
 /* One loop over K: rax iterations of `steps` K steps each. */
-static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int rows, int steps,
+static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, GemmKernelVariant variant, int steps,
                         X86Label done) {
   x86_emit(cb, X86_JE, x86_rel(done));
   x86_align(cb, 16);
   X86Label loop = x86_label_new(cb);
   x86_label_bind(cb, loop);
-  for (int step = 0; step < steps; step++) emit_k_step(cb, s, rows, step);
-  x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(steps * s->mr * 4));
+  for (int step = 0; step < steps; step++) emit_k_step(cb, s, variant, step);
+  if (variant.a_in_place) {
+    static const X86Reg bases[] = {X86_RSI, X86_R12, X86_R13};
+    for (int b = 0; b < 3 && b * 5 < variant.rows; b++) x86_emit(cb, X86_ADD, x86_reg(bases[b]), x86_imm(steps * 4));
+  } else {
+    x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(steps * s->mr * 4));
+  }
   x86_emit(cb, X86_DEC, x86_reg(X86_RAX));
   x86_emit(cb, X86_JNE, x86_rel(loop));
 }
@@ -176,15 +206,35 @@ static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s, int rows
   }
 }
 
-bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows, bool column_masked) {
+/* The A-in-place kernel's own registers (callee-saved in System V). */
+static const X86Reg a_in_place_saved[] = {X86_RBX, X86_RBP, X86_R12, X86_R13};
+enum { A_IN_PLACE_SAVED = 4 };
+
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, GemmKernelVariant variant) {
+  int rows = variant.rows;
+  bool column_masked = variant.column_masked;
   assert(!column_masked || s->level == CPU_LEVEL_AVX512);
-  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C%s, K unrolled %d times",
+  assert(!variant.a_in_place || s->mr <= 15);
+  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C%s%s, K unrolled %d times",
                    cpu_level_name(s->level), rows, s->mr, s->nr,
-                   column_masked ? " (the columns of column_mask)" : "", s->unroll);
-  /* The 7th and 8th arguments lie above the return address. */
-  x86_emit(cb, X86_MOV, x86_reg(X86_R10), x86_mem(8, X86_RSP, 8));
+                   column_masked ? " (the columns of column_mask)" : "",
+                   variant.a_in_place ? ", A read in place (rows a_row_bytes apart)" : "", s->unroll);
+  /* The 7th to 9th arguments lie above the return address (and above the
+   * registers this kernel saves). */
+  int args = 8;
+  if (variant.a_in_place) {
+    for (int r = 0; r < A_IN_PLACE_SAVED; r++) x86_emit(cb, X86_PUSH, x86_reg(a_in_place_saved[r]));
+    args += 8 * A_IN_PLACE_SAVED;
+    x86_emit(cb, X86_MOV, x86_reg(X86_RBX), x86_mem(8, X86_RSP, args + 16));
+    x86_emit(cb, X86_LEA, x86_reg(X86_RBP), x86_mem_index(8, X86_RBX, X86_RBX, 2, 0));
+    x86_emit(cb, X86_LEA, x86_reg(X86_R12), x86_mem_index(8, X86_RSI, X86_RBX, 4, 0));
+    x86_emit(cb, X86_ADD, x86_reg(X86_R12), x86_reg(X86_RBX));
+    x86_emit(cb, X86_LEA, x86_reg(X86_R13), x86_mem_index(8, X86_R12, X86_RBX, 4, 0));
+    x86_emit(cb, X86_ADD, x86_reg(X86_R13), x86_reg(X86_RBX));
+  }
+  x86_emit(cb, X86_MOV, x86_reg(X86_R10), x86_mem(8, X86_RSP, args));
   if (column_masked) {
-    x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_mem(8, X86_RSP, 16));
+    x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_mem(8, X86_RSP, args + 8));
     x86_emit(cb, X86_KMOVW, x86_reg(column_mask_reg(0)), x86_reg(X86_EAX));
     x86_emit(cb, X86_SHR, x86_reg(X86_RAX), x86_imm(16));
     x86_emit(cb, X86_KMOVW, x86_reg(column_mask_reg(1)), x86_reg(X86_EAX));
@@ -204,12 +254,12 @@ bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows, bool co
                    s->unroll);
   x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
   x86_emit(cb, X86_SHR, x86_reg(X86_RAX), x86_imm(shift));
-  emit_k_loop(cb, s, rows, s->unroll, tail);
+  emit_k_loop(cb, s, variant, s->unroll, tail);
   x86_label_bind(cb, tail);
   x86_listing_note(cb, "tail loop: the kc %% %d remaining K steps", s->unroll);
   x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
   x86_emit(cb, X86_AND, x86_reg(X86_RAX), x86_imm(s->unroll - 1));
-  emit_k_loop(cb, s, rows, 1, store);
+  emit_k_loop(cb, s, variant, 1, store);
   x86_label_bind(cb, store);
   x86_listing_note(cb, "store the tile: C = C + AB when accumulate, else C = AB");
   x86_emit(cb, X86_TEST, x86_reg(X86_R9), x86_reg(X86_R9));
@@ -221,6 +271,8 @@ bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows, bool co
   x86_label_bind(cb, done);
   /* Dirty upper halves of ymm/zmm registers slow down later SSE code. */
   if (is_vex(s)) x86_emit0(cb, X86_VZEROUPPER);
+  for (int r = A_IN_PLACE_SAVED - 1; variant.a_in_place && r >= 0; r--)
+    x86_emit(cb, X86_POP, x86_reg(a_in_place_saved[r]));
   x86_emit0(cb, X86_RET);
   return !cb->failed;
 }

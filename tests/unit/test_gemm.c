@@ -311,6 +311,42 @@ TEST(gemm_results_are_the_same_bits_wherever_c_lies_and_touch_nothing_else) {
   }
 }
 
+/* A row-major A of a narrow product is read where it lies (avx512), a
+ * column-major one packed: the same FMAs in the same order, so the same
+ * bits. Heights of 1 to 14 rows at the bottom edge, K with a tail of 1 to 3
+ * steps and two K blocks, edge columns, and A's rows 3 floats longer than
+ * K (a_row_stride > K). */
+TEST(gemm_reading_a_in_place_gives_the_bits_of_packed_a) {
+  static const int64_t sizes[][3] = {{128, 128, 128}, {41, 77, 301}, {15, 512, 10}, {27, 33, 5}, {300, 100, 513}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2], lda = k + 3;
+      float *a_rows = random_floats(m * lda, 40), *b = random_floats(k * n, 41);
+      float *a_columns = malloc((size_t)(m * k) * sizeof *a_columns);
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < k; j++) a_columns[j * m + i] = a_rows[i * lda + j];
+      float *c[2];
+      for (int way = 0; way < 2; way++) {
+        c[way] = malloc((size_t)(m * n) * sizeof *c[way]);
+        GemmProblem p = {
+          .batch = 1, .m = m, .n = n, .k = k,
+          .a = way == 0 ? a_rows : a_columns, .a_row_stride = way == 0 ? lda : 1, .a_col_stride = way == 0 ? 1 : m,
+          .b = b, .b_row_stride = n, .b_col_stride = 1, .c = c[way], .c_row_stride = n,
+        };
+        gemm_f32_batched(plan, NULL, &p, NULL);
+        if (way == 0) product_matches_reference(&p, "A in place");
+      }
+      EXPECT(memcmp(c[0], c[1], (size_t)(m * n) * sizeof(float)) == 0,
+             "%s %lldx%lldx%lld: A read in place and A packed differ", cpu_level_name(all_levels[l]), (long long)m,
+             (long long)n, (long long)k);
+      free(a_rows); free(a_columns); free(b); free(c[0]); free(c[1]);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
 TEST(gemm_results_are_bit_identical_for_1_2_and_3_threads) {
   static const int64_t sizes[][3] = {{1023, 517, 300}, {256, 256, 256}, {45, 1000, 700}};
   for (int l = 0; l < LEVEL_COUNT; l++) {
@@ -530,6 +566,7 @@ int main(int argc, char **argv) {
   RUN(gemm_reading_b_in_place_gives_the_bits_of_packed_b);
   RUN(gemm_with_a_b_packer_gives_the_bits_of_gemm_packing_b_itself);
   RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
+  RUN(gemm_reading_a_in_place_gives_the_bits_of_packed_a);
   RUN(gemm_results_are_the_same_bits_wherever_c_lies_and_touch_nothing_else);
   RUN(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing);
   RUN(gemm_with_a_packer_gives_the_bits_of_gemm_reading_a_at_strides);
