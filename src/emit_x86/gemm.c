@@ -680,7 +680,7 @@ static bool a_in_place_pays(const GemmPlan *plan, const GemmProblem *p) {
     g = r;
     r = next;
   }
-  return plan->kernels[kernel_kind(false, true)][1] && !p->a_pack && p->a && p->a_col_stride == 1 &&
+  return plan->kernels[kernel_kind(false, true)][1] && !p->a_pack && p->a_col_stride == 1 &&
          row_bytes > 0 && g <= MOST_ALIASED_ROW_BYTES && p->n <= A_IN_PLACE_MAX_N;
 }
 
