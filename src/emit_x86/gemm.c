@@ -61,8 +61,9 @@ enum {
   /* multiply-adds: 8 MFLOP, about 40 us on one core. Waking a pool thread
    * and waiting for it costs some microseconds (tens on a busy machine):
    * at 1 << 20 a 128^3 product was two tasks, and 2 threads ran it 1.2-1.35x
-   * slower than 1 (its median; the two vCPUs here share a core, so the
-   * second thread adds no FMA throughput to pay for its wake-up). */
+   * slower than 1 (the median of run_bench on the development machine,
+   * whose two vCPUs share one core (issue 17): a second thread adds no FMA
+   * throughput there to pay for its wake-up). */
   GEMM_TASK_VOLUME = 1 << 22,
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
