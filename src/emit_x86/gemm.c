@@ -96,18 +96,23 @@ typedef struct GemmWorkspace {
   int scratch_count;
 } GemmWorkspace;
 
-enum { GEMM_KERNEL_KINDS = 4 };
-static int kernel_kind(bool column_masked, bool a_in_place) { return column_masked + 2 * a_in_place; }
+enum { GEMM_KERNEL_KINDS = 8 };
+static int kernel_kind(bool column_masked, bool a_in_place, bool narrow) {
+  return column_masked + 2 * a_in_place + 4 * narrow;
+}
+
+/* A narrow kernel is column-masked: it serves tiles of at most one vector. */
+static bool kind_exists(int kind) { return !(kind >> 2) || (kind & 1); }
 
 struct GemmPlan {
   const GemmKernelShape *shape;
   JitCode code;
   /* kernels[kind][r] computes the first r rows of a tile, r in 1..MR;
    * all of them lie in one mapping. kind = kernel_kind(column_masked,
-   * a_in_place): plain; storing only the columns of a tile at C's right
-   * edge; reading A's rows where they lie. All four on avx512; below, the
-   * plain ones only (NULL), an edge tile going through a scratch tile and
-   * A always packed. */
+   * a_in_place, narrow): plain; storing only the columns of an edge tile;
+   * reading A's rows where they lie; one vector across (masked only). All
+   * six on avx512; below, the plain ones only (NULL), an edge tile going
+   * through a scratch tile and A always packed. */
   GemmKernelFn *kernels[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1];
   /* The workspace kept between calls; a call takes it (or makes its own if
    * another call running at the same time holds it) and puts it back. */
@@ -128,19 +133,20 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   size_t offsets[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1], end[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1];
   int kinds = shape->level == CPU_LEVEL_AVX512 ? GEMM_KERNEL_KINDS : 1;
   for (int kind = 0; kind < kinds; kind++)
-    for (int rows = shape->mr; rows >= 1; rows--) {
+    for (int rows = shape->mr; rows >= 1 && kind_exists(kind); rows--) {
       x86_align(&cb, 64);
       offsets[kind][rows] = cb.size;
-      gemm_kernel_emit(&cb, shape, (GemmKernelVariant){rows, kind & 1, kind >> 1});
+      gemm_kernel_emit(&cb, shape, (GemmKernelVariant){rows, kind & 1, kind >> 1 & 1, kind >> 2});
       end[kind][rows] = cb.size;
     }
   GemmPlan *plan = mem_calloc(1, sizeof *plan);
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
   for (int kind = 0; ok && kind < kinds; kind++)
-    for (int rows = shape->mr; rows >= 1; rows--)
+    for (int rows = shape->mr; rows >= 1 && kind_exists(kind); rows--)
       jit_code_name(&plan->code, offsets[kind][rows], end[kind][rows] - offsets[kind][rows],
-                    "axle gemm micro-kernel %dx%d (%d rows%s%s)", shape->mr, shape->nr, rows,
-                    kind & 1 ? ", masked columns" : "", kind >> 1 ? ", A in place" : "");
+                    "axle gemm micro-kernel %dx%d (%d rows%s%s%s)", shape->mr, shape->nr, rows,
+                    kind & 1 ? ", masked columns" : "", kind >> 1 & 1 ? ", A in place" : "",
+                    kind >> 2 ? ", one vector" : "");
   x86_buffer_free(&cb);
   if (!ok) {
     mem_free(plan);
@@ -150,7 +156,7 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   plan->idle_workspace = mem_calloc(1, sizeof *plan->idle_workspace);
   atomic_init(plan->idle_workspace, NULL);
   for (int kind = 0; kind < kinds; kind++)
-    for (int rows = 1; rows <= shape->mr; rows++)
+    for (int rows = 1; rows <= shape->mr && kind_exists(kind); rows++)
       plan->kernels[kind][rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[kind][rows]);
   return plan;
 }
@@ -178,7 +184,7 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
   X86Buffer cb;
   x86_buffer_init(&cb);
   x86_buffer_enable_listing(&cb);
-  gemm_kernel_emit(&cb, plan->shape, (GemmKernelVariant){plan->shape->mr, false, false});
+  gemm_kernel_emit(&cb, plan->shape, (GemmKernelVariant){plan->shape->mr, false, false, false});
   bool ok = x86_buffer_finish(&cb, st);
   if (ok) x86_listing_print(&cb, out);
   x86_buffer_free(&cb);
@@ -450,14 +456,14 @@ static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, f
 static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel, int64_t a_row_bytes,
                           const float *b_panel, float *c, int64_t ldc, int64_t rows, int64_t cols) {
   int nr = plan->shape->nr;
-  GemmKernelFn *masked = plan->kernels[kernel_kind(true, t->a_rows)][rows];
+  GemmKernelFn *masked = plan->kernels[kernel_kind(true, t->a_rows, cols <= plan->shape->lanes)][rows];
   if (masked) {
     masked(t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k, (int64_t)(nr * sizeof(float)),
            (int64_t)((UINT64_C(1) << cols) - 1), a_row_bytes);
     return;
   }
   alignas(64) float tile[GEMM_MAX_TILE];
-  plan->kernels[kernel_kind(false, t->a_rows)][rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)),
+  plan->kernels[kernel_kind(false, t->a_rows, false)][rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)),
                                                       0, (int64_t)(nr * sizeof(float)), 0, a_row_bytes);
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++)
@@ -479,7 +485,7 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
       b_step = call->problem->b_row_stride * (int64_t)sizeof(float);
     }
     int64_t a_row_stride = call->problem->a_row_stride, a_row_bytes = a_row_stride * (int64_t)sizeof(float);
-    GemmKernelFn *const *kernels = plan->kernels[kernel_kind(false, t->a_rows)];
+    GemmKernelFn *const *kernels = plan->kernels[kernel_kind(false, t->a_rows, false)];
     for (int64_t i = 0; i < t->mc; i += sh->mr) {
       int64_t rows = min64(sh->mr, t->mc - i);
       const float *a_panel = t->a_rows ? t->a_rows + i * a_row_stride : a_pack + i * t->kc;
@@ -650,7 +656,7 @@ enum { GEMM_LINE_FLOATS = 16, GEMM_SHORT_K = 64 };
 static bool column_lead_fits(const GemmPlan *plan, const GemmProblem *p, const GemmBlocks *b) {
   bool rows_share_offset = p->c_row_stride % GEMM_LINE_FLOATS == 0 &&
                            (p->batch == 1 || p->c_batch_stride % GEMM_LINE_FLOATS == 0);
-  return plan->kernels[kernel_kind(true, false)][1] && b_in_place_pays(p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
+  return plan->kernels[kernel_kind(true, false, false)][1] && b_in_place_pays(p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
          rows_share_offset;
 }
 
@@ -681,7 +687,7 @@ static bool a_in_place_pays(const GemmPlan *plan, const GemmProblem *p) {
     g = r;
     r = next;
   }
-  return plan->kernels[kernel_kind(false, true)][1] && !p->a_pack && p->a_col_stride == 1 &&
+  return plan->kernels[kernel_kind(false, true, false)][1] && !p->a_pack && p->a_col_stride == 1 &&
          row_bytes > 0 && g <= MOST_ALIASED_ROW_BYTES && p->n <= A_IN_PLACE_MAX_N;
 }
 

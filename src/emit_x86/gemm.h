@@ -75,11 +75,13 @@ const GemmKernelShape *gemm_kernel_shape_for_level(CpuLevel level);
  * padding rows); column_masked (avx512 only): C is read and written only in
  * the columns of column_mask, for a tile at C's right edge; a_in_place: A's
  * rows are read where they lie (a_row_bytes apart), not from a packed
- * panel. */
+ * panel; narrow (column-masked only): one vector across the tile, for at
+ * most `lanes` columns. */
 typedef struct GemmKernelVariant {
   int rows;
   bool column_masked;
   bool a_in_place;
+  bool narrow;
 } GemmKernelVariant;
 
 /* Appends the micro-kernel for shape and variant to cb, as one function at

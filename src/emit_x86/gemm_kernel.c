@@ -35,6 +35,10 @@
  * masked-off lanes). Below avx512, and before, such a tile ran into a
  * scratch tile that C code copied out element by element.
  *
+ * A masked tile of at most 16 columns (C's last columns, or the columns
+ * before C's first cache line) runs a narrow kernel on avx512: the same
+ * shape with one vector across (14 accumulators), half the multiply-adds.
+ *
  * A narrow product (N up to 512) on avx512 skips packing A: a third set of
  * kernels broadcasts A's elements from its rows where they lie, a_row_bytes
  * apart (the 9th argument), through three base registers (rows 0-4, 5-9,
@@ -210,11 +214,18 @@ static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s, int rows
 static const X86Reg a_in_place_saved[] = {X86_RBX, X86_RBP, X86_R12, X86_R13};
 enum { A_IN_PLACE_SAVED = 4 };
 
-bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, GemmKernelVariant variant) {
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape, GemmKernelVariant variant) {
+  /* A narrow kernel is the shape with one vector across the tile: the same
+   * panels, its first `lanes` columns. */
+  GemmKernelShape one_vector = *shape;
+  one_vector.vectors = 1;
+  one_vector.nr = one_vector.lanes;
+  const GemmKernelShape *s = variant.narrow ? &one_vector : shape;
   int rows = variant.rows;
   bool column_masked = variant.column_masked;
   assert(!column_masked || s->level == CPU_LEVEL_AVX512);
   assert(!variant.a_in_place || s->mr <= 15);
+  assert(!variant.narrow || column_masked);
   x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C%s%s, K unrolled %d times",
                    cpu_level_name(s->level), rows, s->mr, s->nr,
                    column_masked ? " (the columns of column_mask)" : "",
