@@ -347,6 +347,30 @@ TEST(gemm_reading_a_in_place_gives_the_bits_of_packed_a) {
   }
 }
 
+/* The dump writes a dot's schedule before any run, from the layout alone:
+ * a problem with no addresses must get the schedule a run takes (A read in
+ * place for a narrow row-major product on avx512, packed when its rows are
+ * 2 KiB apart). */
+TEST(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes) {
+  GemmPlan *plan = plan_for_level(CPU_LEVEL_AVX512);
+  if (!plan) return;
+  static const struct { int64_t m, n, k; const char *says; } cases[] = {
+    {128, 128, 128, "A read where it lies"},
+    {256, 256, 512, "A packed (transposed)"},   /* rows 2 KiB apart */
+    {128, 1024, 128, "A packed (transposed)"},  /* wider than 512 */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    GemmProblem p = {.batch = 1, .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .a_row_stride = cases[i].k,
+                     .a_col_stride = 1, .b_row_stride = cases[i].n, .b_col_stride = 1, .c_row_stride = cases[i].n};
+    StrBuf sb = {0};
+    gemm_schedule_describe(plan, &p, &sb);
+    EXPECT(sb.data && strstr(sb.data, cases[i].says), "%lldx%lldx%lld: expected \"%s\" in: %s", (long long)p.m,
+           (long long)p.n, (long long)p.k, cases[i].says, sb.data ? sb.data : "(nothing)");
+    strbuf_free(&sb);
+  }
+  gemm_plan_free(plan);
+}
+
 TEST(gemm_results_are_bit_identical_for_1_2_and_3_threads) {
   static const int64_t sizes[][3] = {{1023, 517, 300}, {256, 256, 256}, {45, 1000, 700}};
   for (int l = 0; l < LEVEL_COUNT; l++) {
@@ -567,6 +591,7 @@ int main(int argc, char **argv) {
   RUN(gemm_with_a_b_packer_gives_the_bits_of_gemm_packing_b_itself);
   RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
   RUN(gemm_reading_a_in_place_gives_the_bits_of_packed_a);
+  RUN(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes);
   RUN(gemm_results_are_the_same_bits_wherever_c_lies_and_touch_nothing_else);
   RUN(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing);
   RUN(gemm_with_a_packer_gives_the_bits_of_gemm_reading_a_at_strides);
