@@ -8,6 +8,7 @@
  *   macro tiles of C (MC x NC)              one task each, by the thread pool
  *     K blocks (KC)                         in order, inside the task
  *       pack A[MC, KC] into MR-row panels   per task, in a per-thread buffer
+ *                                           (or read A in place: N <= 512)
  *       NR-column panels of B               a KC x NR panel stays in L1 ...
  *         MR-row panels of A                ... while A's panels come from L2
  *           micro-kernel: C tile (+)= A panel · B panel
@@ -35,7 +36,8 @@
  *
  * Edge tiles: a tile with fewer than MR rows left runs the kernel generated
  * for exactly its number of rows (the same instructions, minus the rows it
- * lacks). A tile with fewer than NR columns runs into a scratch tile, whose
+ * lacks). A tile with fewer than NR columns runs, on avx512, the kernel
+ * that stores under lane masks; below, it runs into a scratch tile, whose
  * valid part is then copied or added into C in C code: C + tile is the same
  * float as the kernel's tile + C, so an element's bits do not depend on
  * whether its tile was an edge tile. */
@@ -56,7 +58,13 @@ enum {
   GEMM_MC_TARGET = 336,
   GEMM_NC_TARGET = 1024,
   GEMM_MIN_TASKS = 8,
-  GEMM_TASK_VOLUME = 1 << 20,   /* multiply-adds: 2 MFLOP, about 10 us on one core */
+  /* multiply-adds: 8 MFLOP, about 40 us on one core. Waking a pool thread
+   * and waiting for it costs some microseconds (tens on a busy machine):
+   * at 1 << 20 a 128^3 product was two tasks, and 2 threads ran it 1.2-1.35x
+   * slower than 1 (the median of run_bench on the development machine,
+   * whose two vCPUs share one core (issue 17): a second thread adds no FMA
+   * throughput there to pay for its wake-up). */
+  GEMM_TASK_VOLUME = 1 << 22,
   /* Below this many multiply-adds packing costs more than it saves. */
   GEMM_DIRECT_VOLUME = 32 * 32 * 32,
   GEMM_MAX_MR = 14,          /* the largest MR and MR x NR of gemm_kernel.c's shapes */
@@ -88,12 +96,24 @@ typedef struct GemmWorkspace {
   int scratch_count;
 } GemmWorkspace;
 
+enum { GEMM_KERNEL_KINDS = 8 };
+static int kernel_kind(bool column_masked, bool a_in_place, bool narrow) {
+  return column_masked + 2 * a_in_place + 4 * narrow;
+}
+
+/* A narrow kernel is column-masked: it serves tiles of at most one vector. */
+static bool kind_exists(int kind) { return !(kind >> 2) || (kind & 1); }
+
 struct GemmPlan {
   const GemmKernelShape *shape;
   JitCode code;
-  /* kernels[r] computes the first r rows of a tile, r in 1..MR; all of them
-   * lie in one mapping, kernels[MR] (the full tile) first. */
-  GemmKernelFn *kernels[GEMM_MAX_MR + 1];
+  /* kernels[kind][r] computes the first r rows of a tile, r in 1..MR;
+   * all of them lie in one mapping. kind = kernel_kind(column_masked,
+   * a_in_place, narrow): plain; storing only the columns of an edge tile;
+   * reading A's rows where they lie; one vector across (masked only). All
+   * six on avx512; below, the plain ones only (NULL), an edge tile going
+   * through a scratch tile and A always packed. */
+  GemmKernelFn *kernels[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1];
   /* The workspace kept between calls; a call takes it (or makes its own if
    * another call running at the same time holds it) and puts it back. */
   _Atomic(GemmWorkspace *) *idle_workspace;
@@ -109,17 +129,24 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   assert(shape->mr <= GEMM_MAX_MR && shape->mr * shape->nr <= GEMM_MAX_TILE);
   X86Buffer cb;
   x86_buffer_init(&cb);
-  size_t offsets[GEMM_MAX_MR + 1];
-  for (int rows = shape->mr; rows >= 1; rows--) {
-    x86_align(&cb, 64);
-    offsets[rows] = cb.size;
-    gemm_kernel_emit(&cb, shape, rows);
-  }
+  /* offsets[kind][rows], in emission order, and where the code ends */
+  size_t offsets[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1], end[GEMM_KERNEL_KINDS][GEMM_MAX_MR + 1];
+  int kinds = shape->level == CPU_LEVEL_AVX512 ? GEMM_KERNEL_KINDS : 1;
+  for (int kind = 0; kind < kinds; kind++)
+    for (int rows = shape->mr; rows >= 1 && kind_exists(kind); rows--) {
+      x86_align(&cb, 64);
+      offsets[kind][rows] = cb.size;
+      gemm_kernel_emit(&cb, shape, (GemmKernelVariant){rows, kind & 1, kind >> 1 & 1, kind >> 2});
+      end[kind][rows] = cb.size;
+    }
   GemmPlan *plan = mem_calloc(1, sizeof *plan);
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&plan->code, cb.code, cb.size, st);
-  for (int rows = shape->mr; ok && rows >= 1; rows--)
-    jit_code_name(&plan->code, offsets[rows], (rows > 1 ? offsets[rows - 1] : cb.size) - offsets[rows],
-                  "axle gemm micro-kernel %dx%d (%d rows)", shape->mr, shape->nr, rows);
+  for (int kind = 0; ok && kind < kinds; kind++)
+    for (int rows = shape->mr; rows >= 1 && kind_exists(kind); rows--)
+      jit_code_name(&plan->code, offsets[kind][rows], end[kind][rows] - offsets[kind][rows],
+                    "axle gemm micro-kernel %dx%d (%d rows%s%s%s)", shape->mr, shape->nr, rows,
+                    kind & 1 ? ", masked columns" : "", kind >> 1 & 1 ? ", A in place" : "",
+                    kind >> 2 ? ", one vector" : "");
   x86_buffer_free(&cb);
   if (!ok) {
     mem_free(plan);
@@ -128,8 +155,9 @@ GemmPlan *gemm_plan_create(const CpuFeatures *cpu, Status *st) {
   plan->shape = shape;
   plan->idle_workspace = mem_calloc(1, sizeof *plan->idle_workspace);
   atomic_init(plan->idle_workspace, NULL);
-  for (int rows = 1; rows <= shape->mr; rows++)
-    plan->kernels[rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[rows]);
+  for (int kind = 0; kind < kinds; kind++)
+    for (int rows = 1; rows <= shape->mr && kind_exists(kind); rows++)
+      plan->kernels[kind][rows] = (GemmKernelFn *)jit_code_function(&plan->code, offsets[kind][rows]);
   return plan;
 }
 
@@ -156,7 +184,7 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
   X86Buffer cb;
   x86_buffer_init(&cb);
   x86_buffer_enable_listing(&cb);
-  gemm_kernel_emit(&cb, plan->shape, plan->shape->mr);
+  gemm_kernel_emit(&cb, plan->shape, (GemmKernelVariant){plan->shape->mr, false, false, false});
   bool ok = x86_buffer_finish(&cb, st);
   if (ok) x86_listing_print(&cb, out);
   x86_buffer_free(&cb);
@@ -186,7 +214,7 @@ static void extent_split(int64_t extent, int64_t max_block, int64_t unit, int64_
 /* How many tasks a product is cut into: GEMM_MIN_TASKS, so that
  * mid-sized products spread over the cores, but no task smaller than
  * GEMM_TASK_VOLUME multiply-adds, where waking a thread would cost more
- * than it saves (a 128^3 product is two tasks, not eight). */
+ * than it saves (a 128^3 product is one task, 256^3 four, not eight). */
 static int64_t tasks_wanted(const GemmProblem *p) {
   double volume = (double)p->batch * (double)p->m * (double)p->n * (double)p->k;
   double by_volume = volume / GEMM_TASK_VOLUME;
@@ -326,13 +354,34 @@ typedef struct GemmCall {
   int64_t batch0, group;
   float *b_packed;
   /* B's full NR-column panels are read where they lie (row-major B, short
-   * product: b_in_place_pays); only a last, partial panel is packed. */
+   * product: b_in_place_pays); only partial panels are packed. */
   bool b_in_place;
+  /* The kernel reads A's rows where they lie: row-major A (a_in_place_pays). */
+  bool a_in_place;
+  /* The columns of a leading edge tile, [0, column_lead), that move the
+   * full tiles after it onto C's cache lines; 0 for none (column_lead). */
+  int64_t column_lead;
   GemmScratch *scratch;
   int scratch_count;
 } GemmCall;
 
 static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+/* Where the column tile that starts at column j ends: NR columns on, or
+ * at N, or at column_lead for the leading tile. */
+static int64_t column_tile_end(const GemmCall *call, int64_t j) {
+  if (j < call->column_lead) return call->column_lead;
+  return min64(j + call->plan->shape->nr, call->problem->n);
+}
+
+/* Where the packed panel of the column tile starting at j lies in a packed
+ * K block of kc rows: NR-column slots in order. A shifted grid
+ * (column_lead) packs only its leading tile, into slot 0, and its last,
+ * into the slot of its start, past slot 0 since a full tile lies between. */
+static int64_t packed_panel_offset(const GemmCall *call, int64_t j, int64_t kc) {
+  int64_t nr = call->plan->shape->nr;
+  return j / nr * nr * kc;
+}
 
 static GemmScratch *scratch_acquire(GemmCall *call) {
   /* At most scratch_count tasks run at once, so a free buffer exists. */
@@ -361,14 +410,16 @@ static void b_pack_task_run(void *context, int64_t index) {
   int64_t n0 = rest % b->n_count * b->n_block, n_end = min64(n0 + b->n_block, p->n);
   float *dst = call->b_packed + (local * p->k + k0) * call->n_padded;
   const float *src = p->b ? p->b + (call->batch0 + local) * p->b_batch_stride + k0 * p->b_row_stride : NULL;
-  for (int64_t j = n0; j < n_end; j += nr) {
-    if (call->b_in_place && j + nr <= p->n) continue;
+  for (int64_t j = n0, next; j < n_end; j = next) {
+    next = column_tile_end(call, j);
+    if (call->b_in_place && next - j == nr) continue;
+    float *panel = dst + packed_panel_offset(call, j, kc);
     if (p->b_pack) {
-      p->b_pack(p->b_pack_context, call->batch0 + local, j, (int)min64(nr, p->n - j), nr, k0, kc, dst + j * kc);
+      p->b_pack(p->b_pack_context, call->batch0 + local, j, (int)(next - j), nr, k0, kc, panel);
       continue;
     }
-    panel_pack(dst + j * kc, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride,
-               (int)min64(nr, p->n - j), nr, kc, n_end - j);
+    panel_pack(panel, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride, (int)(next - j), nr, kc,
+               n_end - j);
   }
 }
 
@@ -380,6 +431,7 @@ typedef struct MacroTile {
   float *c;               /* C[batch][m0, n0] */
   const float *b_block;   /* the packed K block of B */
   const float *b_rows;    /* B[batch][k0, 0] when B is read in place, else NULL */
+  const float *a_rows;    /* A[batch][m0, k0] when A is read in place, else NULL */
   bool first_k, last_k;   /* the first K block stores C, later ones add */
 } MacroTile;
 
@@ -397,15 +449,22 @@ static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, f
   }
 }
 
-/* A tile with fewer than NR columns: the kernel of its height writes whole
- * rows of a scratch tile, of which the valid part is stored or added. */
-static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel,
-                          const float *b_panel, float *c, int64_t ldc, int64_t rows,
-                          int64_t cols) {
+/* A tile with fewer than NR columns: on avx512 the column-masked kernel of
+ * its height; else that kernel writes whole rows of a scratch tile, of which
+ * the valid part is stored or added (the same float either way: C + tile is
+ * tile + C). */
+static void edge_tile_run(const GemmPlan *plan, const MacroTile *t, const float *a_panel, int64_t a_row_bytes,
+                          const float *b_panel, float *c, int64_t ldc, int64_t rows, int64_t cols) {
   int nr = plan->shape->nr;
+  GemmKernelFn *masked = plan->kernels[kernel_kind(true, t->a_rows, cols <= plan->shape->lanes)][rows];
+  if (masked) {
+    masked(t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k, (int64_t)(nr * sizeof(float)),
+           (int64_t)((UINT64_C(1) << cols) - 1), a_row_bytes);
+    return;
+  }
   alignas(64) float tile[GEMM_MAX_TILE];
-  plan->kernels[rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)), 0,
-                      (int64_t)(nr * sizeof(float)));
+  plan->kernels[kernel_kind(false, t->a_rows, false)][rows](t->kc, a_panel, b_panel, tile, (int64_t)(nr * sizeof(float)),
+                                                      0, (int64_t)(nr * sizeof(float)), 0, a_row_bytes);
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++)
       c[i * ldc + j] = t->first_k ? tile[i * nr + j] : c[i * ldc + j] + tile[i * nr + j];
@@ -416,23 +475,26 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
   const GemmKernelShape *sh = plan->shape;
   int64_t ldc = call->problem->c_row_stride;
   const GemmEpilogue *e = call->epilogue;
-  for (int64_t j = 0; j < t->nc; j += sh->nr) {
-    int64_t cols = min64(sh->nr, t->nc - j);
-    const float *b_panel = t->b_block + (t->n0 + j) * t->kc;
+  for (int64_t j = 0, next; j < t->nc; j = next) {
+    next = min64(column_tile_end(call, t->n0 + j), t->n0 + t->nc) - t->n0;
+    int64_t cols = next - j;
+    const float *b_panel = t->b_block + packed_panel_offset(call, t->n0 + j, t->kc);
     int64_t b_step = sh->nr * (int64_t)sizeof(float);
     if (t->b_rows && cols == sh->nr) {
       b_panel = t->b_rows + t->n0 + j;
       b_step = call->problem->b_row_stride * (int64_t)sizeof(float);
     }
+    int64_t a_row_stride = call->problem->a_row_stride, a_row_bytes = a_row_stride * (int64_t)sizeof(float);
+    GemmKernelFn *const *kernels = plan->kernels[kernel_kind(false, t->a_rows, false)];
     for (int64_t i = 0; i < t->mc; i += sh->mr) {
       int64_t rows = min64(sh->mr, t->mc - i);
-      const float *a_panel = a_pack + i * t->kc;
+      const float *a_panel = t->a_rows ? t->a_rows + i * a_row_stride : a_pack + i * t->kc;
       float *c = t->c + i * ldc + j;
       if (cols == sh->nr)
-        plan->kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float),
-                            !t->first_k, b_step);
+        kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k, b_step, 0,
+                      a_row_bytes);
       else
-        edge_tile_run(plan, t, a_panel, b_panel, c, ldc, rows, cols);
+        edge_tile_run(plan, t, a_panel, a_row_bytes, b_panel, c, ldc, rows, cols);
       if (t->last_k && e && e->apply)
         e->apply(e->context, c, ldc, rows, cols, t->m0 + i, t->n0 + j, t->batch);
     }
@@ -459,9 +521,10 @@ static void gemm_task_run(void *context, int64_t index) {
     t.kc = min64(b->k_block, p->k - k0);
     t.b_block = call->b_packed + (local * p->k + k0) * call->n_padded;
     t.b_rows = call->b_in_place ? p->b + t.batch * p->b_batch_stride + k0 * p->b_row_stride : NULL;
+    t.a_rows = call->a_in_place ? p->a + t.batch * p->a_batch_stride + t.m0 * p->a_row_stride + k0 : NULL;
     t.first_k = kb == 0;
     t.last_k = kb + 1 == b->k_count;
-    a_block_pack(call, &t, k0, s->a_pack);
+    if (!t.a_rows) a_block_pack(call, &t, k0, s->a_pack);
     macro_tile_multiply(call, &t, s->a_pack);
   }
   scratch_release(s);
@@ -574,6 +637,60 @@ static bool b_in_place_pays(const GemmProblem *p) {
   return p->b_col_stride == 1 && !p->b_pack && (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
 }
 
+/* The leading edge tile's columns that put every full tile of C on whole
+ * 64-byte lines, or 0. A C row that starts inside a line (a caller's
+ * result at malloc's 16-byte alignment) makes each 64-byte store of the
+ * kernel straddle two lines; where K is short the stores are a large part
+ * of the work (256 x 10 x 512: 28 stores per 280 multiply-adds), and that
+ * product ran 20-29% slower than into aligned memory. Starting the tiles
+ * on a line instead costs one masked edge tile per row of tiles. Needs the
+ * masked kernels (avx512), every row (and product) of C at the same offset
+ * in its line, B's full panels read in place (any column may start one;
+ * packed panels start at multiples of NR), one block of columns, and a full
+ * tile after the leading one (packed_panel). Moving tiles changes which
+ * kernel computes a column, never its bits. */
+enum { GEMM_LINE_FLOATS = 16, GEMM_SHORT_K = 64 };
+
+/* All of column_lead's conditions but the address (for the dump, which is
+ * written before a run). */
+static bool column_lead_fits(const GemmPlan *plan, const GemmProblem *p, const GemmBlocks *b) {
+  bool rows_share_offset = p->c_row_stride % GEMM_LINE_FLOATS == 0 &&
+                           (p->batch == 1 || p->c_batch_stride % GEMM_LINE_FLOATS == 0);
+  return plan->kernels[kernel_kind(true, false, false)][1] && b_in_place_pays(p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
+         rows_share_offset;
+}
+
+static int64_t column_lead(const GemmPlan *plan, const GemmProblem *p, const GemmBlocks *b) {
+  uintptr_t address = (uintptr_t)p->c;
+  if (!column_lead_fits(plan, p, b) || address % sizeof(float) != 0) return 0;
+  int64_t lead = (int64_t)((GEMM_LINE_FLOATS - address / sizeof(float) % GEMM_LINE_FLOATS) % GEMM_LINE_FLOATS);
+  return p->n >= lead + plan->shape->nr ? lead : 0;
+}
+
+/* Whether the kernel reads A's rows where they lie instead of from packed
+ * panels. Packing A reads and writes the A block once per block of columns,
+ * for N / NR tiles to use: in a narrow product it was a tenth of the run
+ * (128^3: 10% of the samples, the kernel 83%); reading in place made 128^3
+ * 8% faster, 256^3 4% (run_bench, min of 31, three rounds). Wider products
+ * (N > 512) keep packing: there it is a few percent, and the kernel's MR
+ * streams of A at a large stride measured no faster on this busy machine.
+ * The kernel broadcasts from MR rows at A's row stride; rows a multiple of
+ * 2 KiB apart would fall into one or two sets of L1 (8 ways) and evict each
+ * other, so those stay packed too. Needs the A-in-place kernels (avx512)
+ * and A's columns contiguous. The same FMAs in the same order either way:
+ * the choice cannot change a bit of C. */
+static bool a_in_place_pays(const GemmPlan *plan, const GemmProblem *p) {
+  enum { L1_WAY_BYTES = 4096, MOST_ALIASED_ROW_BYTES = 1024, A_IN_PLACE_MAX_N = 512 };
+  int64_t row_bytes = p->a_row_stride * (int64_t)sizeof(float), g = L1_WAY_BYTES;
+  for (int64_t r = row_bytes; r != 0;) {   /* g = gcd(row_bytes, 4096) */
+    int64_t next = g % r;
+    g = r;
+    r = next;
+  }
+  return plan->kernels[kernel_kind(false, true, false)][1] && !p->a_pack && p->a_col_stride == 1 &&
+         row_bytes > 0 && g <= MOST_ALIASED_ROW_BYTES && p->n <= A_IN_PLACE_MAX_N;
+}
+
 /* Whether p runs on the direct path: too small to pay for packing (and
  * with neither operand computed by a packer), or K = 0. */
 static bool direct_path_pays(const GemmProblem *p) {
@@ -613,6 +730,8 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
                                     (size_t)(b->m_block * b->k_block));
   call.b_packed = align64(w->b_memory);
   call.b_in_place = b_in_place_pays(p);
+  call.a_in_place = a_in_place_pays(plan, p);
+  call.column_lead = column_lead(plan, p, b);
   call.scratch = w->scratch;
   call.scratch_count = w->scratch_count;
   for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {
@@ -651,8 +770,14 @@ void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *
   else
     strbuf_printf(sb, "B %s into %dx%lld panels, %lld product%s at a time", p->b_pack ? "computed" : "packed", s->nr,
                   (long long)b.k_block, (long long)group, group == 1 ? "" : "s");
-  strbuf_printf(sb, "; A %s into %d-row panels per task",
-                p->a_pack ? "computed (implicit GEMM)" : p->a_col_stride == 1 ? "packed (transposed)" : "packed", s->mr);
+  if (column_lead_fits(plan, p, &b))
+    strbuf_printf(sb, "; a C not on a 64-byte line gets a masked leading tile, so the full tiles store whole lines");
+  if (a_in_place_pays(plan, p))
+    strbuf_printf(sb, "; A read where it lies (row-major, N at most 512), %d rows at a time", s->mr);
+  else
+    strbuf_printf(sb, "; A %s into %d-row panels per task",
+                  p->a_pack ? "computed (implicit GEMM)" : p->a_col_stride == 1 ? "packed (transposed)" : "packed",
+                  s->mr);
 }
 
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,

@@ -57,18 +57,37 @@ typedef struct GemmKernelShape {
  *   c        the tile's top-left element; rows are c_row_bytes apart
  *   accumulate  0: C = A·B;  otherwise C = C + A·B (the A·B of this K block
  *               is summed first, from zero, then added to C)
+ *   column_mask bit j set: column j of the tile is C's (read only by the
+ *               column-masked kernels, which touch no other column)
+ *   a_row_bytes read only by the A-in-place kernels: a_panel is then
+ *               A[row0][k0] of a row-major A, its rows this many bytes
+ *               apart, instead of a packed panel
  * Every float of the panels is read, so edge panels are zero-padded. */
 typedef void GemmKernelFn(int64_t kc, const float *a_panel, const float *b_panel, float *c,
-                          int64_t c_row_bytes, int64_t accumulate, int64_t b_step_bytes);
+                          int64_t c_row_bytes, int64_t accumulate, int64_t b_step_bytes, int64_t column_mask,
+                          int64_t a_row_bytes);
 
 /* The shape used at level (sse4, avx2 or avx512); NULL below SSE4.1. */
 const GemmKernelShape *gemm_kernel_shape_for_level(CpuLevel level);
-/* Appends the micro-kernel for shape to cb, as one function at the buffer's
- * current offset, computing only the first `rows` (1..MR) rows of the tile:
- * the panels keep their MR x KC layout, so a tile at the bottom edge of C
- * runs the kernel of its own height and wastes no FMAs on padding rows.
- * False if the encoder rejected an instruction. */
-bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape, int rows);
+/* Which of a shape's kernels: it computes only the first `rows` (1..MR)
+ * rows of the tile (the panels keep their MR x KC layout, so a tile at the
+ * bottom edge of C runs the kernel of its own height and wastes no FMAs on
+ * padding rows); column_masked (avx512 only): C is read and written only in
+ * the columns of column_mask, for a tile at C's right edge; a_in_place: A's
+ * rows are read where they lie (a_row_bytes apart), not from a packed
+ * panel; narrow (column-masked only): one vector across the tile, for at
+ * most `lanes` columns. */
+typedef struct GemmKernelVariant {
+  int rows;
+  bool column_masked;
+  bool a_in_place;
+  bool narrow;
+} GemmKernelVariant;
+
+/* Appends the micro-kernel for shape and variant to cb, as one function at
+ * the buffer's current offset. False if the encoder rejected an
+ * instruction. */
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape, GemmKernelVariant variant);
 
 /* The machine's f32 multiply-add peak for one thread at level, in GFLOP/s:
  * a generated loop of independent FMAs (mulps + addps on sse4), timed for

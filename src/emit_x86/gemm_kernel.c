@@ -27,10 +27,31 @@
  * multiply saves). rdx steps by that register once per K step, an add
  * beside 28 FMAs.
  *
- * Registers (System V; all caller-saved, so the kernel needs no prologue):
+ * A tile at C's right edge, with fewer than NR columns to write: on avx512
+ * a second set of kernels stores (and, when adding, loads) C under lane
+ * masks, k1 for the tile's first vector and k2 for its second, made from
+ * the column_mask argument, so the kernel writes C's valid columns itself
+ * and no float past them (AVX-512 masked loads and stores do not fault on
+ * masked-off lanes). Below avx512, and before, such a tile ran into a
+ * scratch tile that C code copied out element by element.
+ *
+ * A masked tile of at most 16 columns (C's last columns, or the columns
+ * before C's first cache line) runs a narrow kernel on avx512: the same
+ * shape with one vector across (14 accumulators), half the multiply-adds.
+ *
+ * A narrow product (N up to 512) on avx512 skips packing A: a third set of
+ * kernels broadcasts A's elements from its rows where they lie, a_row_bytes
+ * apart (the 9th argument), through three base registers (rows 0-4, 5-9,
+ * 10-13) and an index of one or three rows' bytes, scaled by 1, 2 or 4.
+ * Those kernels save and restore the four callee-saved registers they take
+ * (rbx, rbp, r12, r13); the others need no prologue.
+ *
+ * Registers (System V):
  *   rdi kc   rsi a_panel   rdx b_panel   rcx c   r8 c_row_bytes
  *   r9 accumulate   r10 b_step_bytes (the 7th argument, from the stack)
- *   rax loop counter   r11 the C row being stored */
+ *   rax loop counter (first the column mask, the 8th argument)
+ *   r11 the C row being stored   k1, k2 the column masks */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -69,17 +90,35 @@ static X86Reg spare_reg(const GemmKernelShape *s, int n) {
 }
 static bool is_vex(const GemmKernelShape *s) { return s->level != CPU_LEVEL_SSE4; }
 
+/* Where the kernel that reads A in place finds row i of the tile at K
+ * step `step`: rows 0-4 from rsi, 5-9 from r12 (rsi + 5 rows), 10-13 from
+ * r13 (rsi + 10 rows), each at 0, 1, 2, 3 or 4 rows on (rbx one row's
+ * bytes, rbp three rows'), since x86 addressing scales an index by 1, 2, 4
+ * or 8 only. */
+static X86Operand a_in_place_element(int i, int step) {
+  static const X86Reg bases[] = {X86_RSI, X86_R12, X86_R13};
+  X86Reg base = bases[i / 5];
+  int disp = step * 4;
+  switch (i % 5) {
+    case 0: return x86_mem(4, base, disp);
+    case 1: return x86_mem_index(4, base, X86_RBX, 1, disp);
+    case 2: return x86_mem_index(4, base, X86_RBX, 2, disp);
+    case 3: return x86_mem_index(4, base, X86_RBP, 1, disp);
+    default: return x86_mem_index(4, base, X86_RBX, 4, disp);
+  }
+}
+
 /* C tile += one row of A's panel (broadcast) times one row of B's panel, for
  * the tile's first `rows` rows: K step `step` of the unrolled loop, addressed
- * by displacement from rsi and rdx. */
-static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int rows, int step) {
-  int a_disp = step * s->mr * 4;
+ * by displacement from rsi (or A's rows in place) and rdx. */
+static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, GemmKernelVariant variant, int step) {
+  int rows = variant.rows, a_disp = step * s->mr * 4;
   for (int v = 0; v < s->vectors; v++)
     x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, x86_reg(b_reg(s, v)),
              x86_mem(vector_bytes(s), X86_RDX, v * vector_bytes(s)));
   x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_reg(X86_R10));
   for (int i = 0; i < rows; i++) {
-    X86Operand a_elem = x86_mem(4, X86_RSI, a_disp + i * 4);
+    X86Operand a_elem = variant.a_in_place ? a_in_place_element(i, step) : x86_mem(4, X86_RSI, a_disp + i * 4);
     if (s->level == CPU_LEVEL_AVX2 || s->level == CPU_LEVEL_AVX512) {
       /* Two broadcast registers in turn, so one row's broadcast need not
        * wait for the previous row's FMAs to have read theirs. */
@@ -104,27 +143,45 @@ static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, int rows, int s
 }
 
 /* One loop over K: rax iterations of `steps` K steps each. */
-static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, int rows, int steps,
+static void emit_k_loop(X86Buffer *cb, const GemmKernelShape *s, GemmKernelVariant variant, int steps,
                         X86Label done) {
   x86_emit(cb, X86_JE, x86_rel(done));
   x86_align(cb, 16);
   X86Label loop = x86_label_new(cb);
   x86_label_bind(cb, loop);
-  for (int step = 0; step < steps; step++) emit_k_step(cb, s, rows, step);
-  x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(steps * s->mr * 4));
+  for (int step = 0; step < steps; step++) emit_k_step(cb, s, variant, step);
+  if (variant.a_in_place) {
+    static const X86Reg bases[] = {X86_RSI, X86_R12, X86_R13};
+    for (int b = 0; b < 3 && b * 5 < variant.rows; b++) x86_emit(cb, X86_ADD, x86_reg(bases[b]), x86_imm(steps * 4));
+  } else {
+    x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(steps * s->mr * 4));
+  }
   x86_emit(cb, X86_DEC, x86_reg(X86_RAX));
   x86_emit(cb, X86_JNE, x86_rel(loop));
 }
 
+/* The opmask register of the tile's vector v in a column-masked kernel. */
+static X86Reg column_mask_reg(int v) { return v == 0 ? X86_K1 : X86_K2; }
+
 /* Writes the accumulators to C, row by row through r11; with add, C's old
- * value is added first. */
-static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, int rows, bool add) {
+ * value is added first. Column-masked: only the lanes of k1/k2, through B's
+ * first register (free once the K loop is done). */
+static void emit_tile_store(X86Buffer *cb, const GemmKernelShape *s, int rows, bool add, bool masked) {
   int vb = vector_bytes(s);
   x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_reg(X86_RCX));
   for (int i = 0; i < rows; i++) {
     for (int v = 0; v < s->vectors; v++) {
       X86Reg acc = accumulator(s, i, v);
       X86Operand c = x86_mem(vb, X86_R11, v * vb);
+      if (masked) {
+        X86Reg k = column_mask_reg(v), old = b_reg(s, 0);
+        if (add) {
+          x86_emit(cb, X86_VMOVUPS, x86_zero_masked(x86_reg(old), k), c);
+          x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), x86_reg(old));
+        }
+        x86_emit(cb, X86_VMOVUPS, x86_merge_masked(c, k), x86_reg(acc));
+        continue;
+      }
       if (add && is_vex(s)) {
         x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), c);
       } else if (add) {
@@ -153,11 +210,46 @@ static void emit_tile_prefetch(X86Buffer *cb, const GemmKernelShape *s, int rows
   }
 }
 
-bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows) {
-  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C, K unrolled %d times",
-                   cpu_level_name(s->level), rows, s->mr, s->nr, s->unroll);
-  /* The 7th argument lies above the return address. */
-  x86_emit(cb, X86_MOV, x86_reg(X86_R10), x86_mem(8, X86_RSP, 8));
+/* The A-in-place kernel's own registers (callee-saved in System V). */
+static const X86Reg a_in_place_saved[] = {X86_RBX, X86_RBP, X86_R12, X86_R13};
+enum { A_IN_PLACE_SAVED = 4 };
+
+bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *shape, GemmKernelVariant variant) {
+  /* A narrow kernel is the shape with one vector across the tile: the same
+   * panels, its first `lanes` columns. */
+  GemmKernelShape one_vector = *shape;
+  one_vector.vectors = 1;
+  one_vector.nr = one_vector.lanes;
+  const GemmKernelShape *s = variant.narrow ? &one_vector : shape;
+  int rows = variant.rows;
+  bool column_masked = variant.column_masked;
+  assert(!column_masked || s->level == CPU_LEVEL_AVX512);
+  assert(!variant.a_in_place || s->mr <= 15);
+  assert(!variant.narrow || column_masked);
+  x86_listing_note(cb, "gemm micro-kernel %s: %d of %d rows x %d columns of C%s%s, K unrolled %d times",
+                   cpu_level_name(s->level), rows, s->mr, s->nr,
+                   column_masked ? " (the columns of column_mask)" : "",
+                   variant.a_in_place ? ", A read in place (rows a_row_bytes apart)" : "", s->unroll);
+  /* The 7th to 9th arguments lie above the return address (and above the
+   * registers this kernel saves). */
+  int args = 8;
+  if (variant.a_in_place) {
+    for (int r = 0; r < A_IN_PLACE_SAVED; r++) x86_emit(cb, X86_PUSH, x86_reg(a_in_place_saved[r]));
+    args += 8 * A_IN_PLACE_SAVED;
+    x86_emit(cb, X86_MOV, x86_reg(X86_RBX), x86_mem(8, X86_RSP, args + 16));
+    x86_emit(cb, X86_LEA, x86_reg(X86_RBP), x86_mem_index(8, X86_RBX, X86_RBX, 2, 0));
+    x86_emit(cb, X86_LEA, x86_reg(X86_R12), x86_mem_index(8, X86_RSI, X86_RBX, 4, 0));
+    x86_emit(cb, X86_ADD, x86_reg(X86_R12), x86_reg(X86_RBX));
+    x86_emit(cb, X86_LEA, x86_reg(X86_R13), x86_mem_index(8, X86_R12, X86_RBX, 4, 0));
+    x86_emit(cb, X86_ADD, x86_reg(X86_R13), x86_reg(X86_RBX));
+  }
+  x86_emit(cb, X86_MOV, x86_reg(X86_R10), x86_mem(8, X86_RSP, args));
+  if (column_masked) {
+    x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_mem(8, X86_RSP, args + 8));
+    x86_emit(cb, X86_KMOVW, x86_reg(column_mask_reg(0)), x86_reg(X86_EAX));
+    x86_emit(cb, X86_SHR, x86_reg(X86_RAX), x86_imm(16));
+    x86_emit(cb, X86_KMOVW, x86_reg(column_mask_reg(1)), x86_reg(X86_EAX));
+  }
   emit_tile_prefetch(cb, s, rows);
   for (int i = 0; i < rows; i++)
     for (int v = 0; v < s->vectors; v++) {
@@ -173,23 +265,25 @@ bool gemm_kernel_emit(X86Buffer *cb, const GemmKernelShape *s, int rows) {
                    s->unroll);
   x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
   x86_emit(cb, X86_SHR, x86_reg(X86_RAX), x86_imm(shift));
-  emit_k_loop(cb, s, rows, s->unroll, tail);
+  emit_k_loop(cb, s, variant, s->unroll, tail);
   x86_label_bind(cb, tail);
   x86_listing_note(cb, "tail loop: the kc %% %d remaining K steps", s->unroll);
   x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_reg(X86_RDI));
   x86_emit(cb, X86_AND, x86_reg(X86_RAX), x86_imm(s->unroll - 1));
-  emit_k_loop(cb, s, rows, 1, store);
+  emit_k_loop(cb, s, variant, 1, store);
   x86_label_bind(cb, store);
   x86_listing_note(cb, "store the tile: C = C + AB when accumulate, else C = AB");
   x86_emit(cb, X86_TEST, x86_reg(X86_R9), x86_reg(X86_R9));
   x86_emit(cb, X86_JE, x86_rel(overwrite));
-  emit_tile_store(cb, s, rows, true);
+  emit_tile_store(cb, s, rows, true, column_masked);
   x86_emit(cb, X86_JMP, x86_rel(done));
   x86_label_bind(cb, overwrite);
-  emit_tile_store(cb, s, rows, false);
+  emit_tile_store(cb, s, rows, false, column_masked);
   x86_label_bind(cb, done);
   /* Dirty upper halves of ymm/zmm registers slow down later SSE code. */
   if (is_vex(s)) x86_emit0(cb, X86_VZEROUPPER);
+  for (int r = A_IN_PLACE_SAVED - 1; variant.a_in_place && r >= 0; r--)
+    x86_emit(cb, X86_POP, x86_reg(a_in_place_saved[r]));
   x86_emit0(cb, X86_RET);
   return !cb->failed;
 }

@@ -260,6 +260,117 @@ TEST(gemm_reading_b_in_place_gives_the_bits_of_packed_b) {
   }
 }
 
+/* C placed 0..15 floats past a 64-byte boundary, with rows a multiple of
+ * 16 floats apart (so every row shares the offset) and not: the kernel may
+ * move its tiles to store whole cache lines, and edge columns may be stored
+ * under a lane mask, but every element must get the bits of the aligned
+ * run, and no float between C's rows or around C may change. Shapes with
+ * one K block (C written) and two (C added to), B read in place and packed,
+ * edge tiles of 1 to 31 columns. */
+TEST(gemm_results_are_the_same_bits_wherever_c_lies_and_touch_nothing_else) {
+  static const int64_t sizes[][3] = {{256, 512, 10}, {45, 77, 300}, {30, 10, 40}, {29, 1000, 20}, {40, 33, 513}};
+  enum { GUARD = 64 };
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+      float *a = random_floats(m * k, 30), *b = random_floats(k * n, 31);
+      for (int padded = 0; padded < 2; padded++) {
+        int64_t ldc = padded ? n + 3 : (n + 15) / 16 * 16, floats = m * ldc + 2 * GUARD;
+        float *aligned = aligned_alloc(64, (size_t)(floats + 16 + 15) / 16 * 64);   /* a whole number of 64 bytes */
+        float *expected = malloc((size_t)(m * n) * sizeof *expected);
+        for (int offset = 0; offset < 16; offset++) {
+          float *c = aligned + GUARD + offset;
+          for (int64_t i = 0; i < floats + 16; i++) aligned[i] = -7.0f;
+          gemm_f32(plan, NULL, m, n, k, a, k, 1, b, n, 1, c, ldc, NULL);
+          int64_t touched = 0, wrong = -1;
+          for (int64_t i = 0; i < floats + 16; i++) {
+            int64_t at = i - GUARD - offset, row = at >= 0 ? at / ldc : -1, column = at >= 0 ? at % ldc : -1;
+            bool in_c = at >= 0 && row < m && column < n;
+            if (!in_c) touched += aligned[i] != -7.0f;
+            else if (offset == 0) expected[row * n + column] = aligned[i];
+            else if (wrong < 0 && memcmp(&aligned[i], &expected[row * n + column], sizeof(float)) != 0) wrong = at;
+          }
+          EXPECT(touched == 0 && wrong < 0,
+                 "%s %lldx%lldx%lld, ldc %lld, C %d floats past 64 bytes: %lld floats outside C changed; first "
+                 "element unlike the aligned run's: %lld",
+                 cpu_level_name(all_levels[l]), (long long)m, (long long)n, (long long)k, (long long)ldc, offset,
+                 (long long)touched, (long long)wrong);
+          if (offset == 0) {
+            GemmProblem p = {.batch = 1, .m = m, .n = n, .k = k, .a = a, .a_row_stride = k, .a_col_stride = 1,
+                             .b = b, .b_row_stride = n, .b_col_stride = 1, .c = c, .c_row_stride = ldc};
+            product_matches_reference(&p, "C aligned");
+          }
+        }
+        free(aligned); free(expected);
+      }
+      free(a); free(b);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
+/* A row-major A of a narrow product is read where it lies (avx512), a
+ * column-major one packed: the same FMAs in the same order, so the same
+ * bits. Heights of 1 to 14 rows at the bottom edge, K with a tail of 1 to 3
+ * steps and two K blocks, edge columns, and A's rows 3 floats longer than
+ * K (a_row_stride > K). */
+TEST(gemm_reading_a_in_place_gives_the_bits_of_packed_a) {
+  static const int64_t sizes[][3] = {{128, 128, 128}, {41, 77, 301}, {15, 512, 10}, {27, 33, 5}, {300, 100, 513}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2], lda = k + 3;
+      float *a_rows = random_floats(m * lda, 40), *b = random_floats(k * n, 41);
+      float *a_columns = malloc((size_t)(m * k) * sizeof *a_columns);
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < k; j++) a_columns[j * m + i] = a_rows[i * lda + j];
+      float *c[2];
+      for (int way = 0; way < 2; way++) {
+        c[way] = malloc((size_t)(m * n) * sizeof *c[way]);
+        GemmProblem p = {
+          .batch = 1, .m = m, .n = n, .k = k,
+          .a = way == 0 ? a_rows : a_columns, .a_row_stride = way == 0 ? lda : 1, .a_col_stride = way == 0 ? 1 : m,
+          .b = b, .b_row_stride = n, .b_col_stride = 1, .c = c[way], .c_row_stride = n,
+        };
+        gemm_f32_batched(plan, NULL, &p, NULL);
+        if (way == 0) product_matches_reference(&p, "A in place");
+      }
+      EXPECT(memcmp(c[0], c[1], (size_t)(m * n) * sizeof(float)) == 0,
+             "%s %lldx%lldx%lld: A read in place and A packed differ", cpu_level_name(all_levels[l]), (long long)m,
+             (long long)n, (long long)k);
+      free(a_rows); free(a_columns); free(b); free(c[0]); free(c[1]);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
+/* The dump writes a dot's schedule before any run, from the layout alone:
+ * a problem with no addresses must get the schedule a run takes (A read in
+ * place for a narrow row-major product on avx512, packed when its rows are
+ * 2 KiB apart). */
+TEST(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes) {
+  GemmPlan *plan = plan_for_level(CPU_LEVEL_AVX512);
+  if (!plan) return;
+  static const struct { int64_t m, n, k; const char *says; } cases[] = {
+    {128, 128, 128, "A read where it lies"},
+    {256, 256, 512, "A packed (transposed)"},   /* rows 2 KiB apart */
+    {128, 1024, 128, "A packed (transposed)"},  /* wider than 512 */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    GemmProblem p = {.batch = 1, .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .a_row_stride = cases[i].k,
+                     .a_col_stride = 1, .b_row_stride = cases[i].n, .b_col_stride = 1, .c_row_stride = cases[i].n};
+    StrBuf sb = {0};
+    gemm_schedule_describe(plan, &p, &sb);
+    EXPECT(sb.data && strstr(sb.data, cases[i].says), "%lldx%lldx%lld: expected \"%s\" in: %s", (long long)p.m,
+           (long long)p.n, (long long)p.k, cases[i].says, sb.data ? sb.data : "(nothing)");
+    strbuf_free(&sb);
+  }
+  gemm_plan_free(plan);
+}
+
 TEST(gemm_results_are_bit_identical_for_1_2_and_3_threads) {
   static const int64_t sizes[][3] = {{1023, 517, 300}, {256, 256, 256}, {45, 1000, 700}};
   for (int l = 0; l < LEVEL_COUNT; l++) {
@@ -479,6 +590,9 @@ int main(int argc, char **argv) {
   RUN(gemm_reading_b_in_place_gives_the_bits_of_packed_b);
   RUN(gemm_with_a_b_packer_gives_the_bits_of_gemm_packing_b_itself);
   RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
+  RUN(gemm_reading_a_in_place_gives_the_bits_of_packed_a);
+  RUN(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes);
+  RUN(gemm_results_are_the_same_bits_wherever_c_lies_and_touch_nothing_else);
   RUN(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing);
   RUN(gemm_with_a_packer_gives_the_bits_of_gemm_reading_a_at_strides);
   RUN(gemm_micro_kernel_pages_are_read_execute_not_writable);
