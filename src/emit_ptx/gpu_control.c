@@ -506,31 +506,11 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
  * backend's supports hook asks): the compile functions above take what
  * passes as given. */
 
-static const char *conditional_refusal(const Instruction *inst) {
-  int count = inst->called_count;
-  if (count < 1 || inst->operand_count != count + 1) return "a malformed conditional";
-  const Shape *index = &inst->operands[0]->shape;
-  bool is_pred = index->type == TYPE_PRED;
-  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
-    return "a branch index that is not a pred or s32 scalar";
-  return NULL;
-}
-
 const char *gpu_control_refusal(const Instruction *inst) {
-  const Shape *s = &inst->shape;
-  switch (inst->opcode) {
-  case OP_WHILE:
-    if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
-      return "a malformed while";
-    return loop_fits(inst) ? NULL
-                           : "a loop state whose shapes or layouts differ between init, condition and body, "
-                             "or a condition that is not a pred scalar";
-  case OP_CONDITIONAL: return conditional_refusal(inst);
-  case OP_CALL:
-  case OP_FUSION:
-    return inst->called_count != 1 ? "a call of other than one computation" : NULL;
-  case OP_ASYNC_START:
-    return inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2 ? "a malformed async-start" : NULL;
-  default: return NULL;
-  }
+  if (inst->opcode != OP_WHILE) return NULL;  /* the program stage checks the others' forms */
+  if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
+    return "a malformed while";
+  return loop_fits(inst) ? NULL
+                         : "a loop state whose shapes or layouts differ between init, condition and body, "
+                           "or a condition that is not a pred scalar";
 }

@@ -883,16 +883,6 @@ static const char *while_refusal(const Instruction *inst) {
   return NULL;
 }
 
-static const char *conditional_refusal(const Instruction *inst) {
-  int count = inst->called_count;
-  if (count < 1 || inst->operand_count != count + 1) return "a malformed conditional";
-  const Shape *index = &inst->operands[0]->shape;
-  bool is_pred = index->type == TYPE_PRED;
-  if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
-    return "a branch index that is not a pred or s32 scalar";
-  return NULL;
-}
-
 static const char *ragged_all_to_all_refusal(const Instruction *inst) {
   if (inst->operand_count != 6) return "a malformed ragged-all-to-all";
   const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
@@ -949,13 +939,8 @@ static const char *rng_bit_generator_refusal(const Instruction *inst) {
 }
 
 const char *cpu_control_refusal(const Instruction *inst) {
-  const Shape *s = &inst->shape;
   switch (inst->opcode) {
   case OP_WHILE: return while_refusal(inst);
-  case OP_CONDITIONAL: return conditional_refusal(inst);
-  case OP_CALL: return inst->called_count != 1 ? "a call of other than one computation" : NULL;
-  case OP_ASYNC_START:
-    return inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2 ? "a malformed async-start" : NULL;
   case OP_RAGGED_ALL_TO_ALL: return ragged_all_to_all_refusal(inst);
   case OP_MAP: return map_refusal(inst);
   case OP_SCAN: return scan_refusal(inst);
