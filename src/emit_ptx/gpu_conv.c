@@ -21,16 +21,6 @@
 
 /* ---- HLO convolution -> PtxConv ---- */
 
-/* Element strides of every dimension in s's layout. */
-static void layout_strides(const Shape *s, int64_t *strides) {
-  int64_t step = 1;
-  for (int i = 0; i < s->rank; i++) {
-    int d = s->minor_to_major[i];
-    strides[d] = step;
-    step *= s->dims[d];
-  }
-}
-
 static bool describe_types(const Instruction *conv, const Shape *lhs, const Shape *rhs, const Shape *result,
                            Status *st) {
   ElementType t = result->type;
@@ -56,9 +46,9 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
   if (!describe_types(conv, lhs, rhs, result, st)) return false;
   const ConvDims *cd = attrs_conv(&conv->attrs);
   int64_t ls[AXLE_MAX_RANK], rs[AXLE_MAX_RANK], os[AXLE_MAX_RANK];
-  layout_strides(lhs, ls);
-  layout_strides(rhs, rs);
-  layout_strides(result, os);
+  shape_layout_strides(lhs, ls);
+  shape_layout_strides(rhs, rs);
+  shape_layout_strides(result, os);
   d->type = result->type;
   d->lhs_type = lhs->type;
   d->rhs_type = rhs->type;

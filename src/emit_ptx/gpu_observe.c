@@ -42,9 +42,7 @@ static const GpuBinding *slot_binding(const BufferPlan *plan, const GpuProgram *
 static bool download_fail(const GpuProgram *p, const Instruction *inst, Status *st) {
   char message[sizeof st->message];
   snprintf(message, sizeof message, "%s", st->message);
-  SourceLoc loc = inst->loc;
-  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
-    loc = inst->called[0]->root->loc;
+  SourceLoc loc = instruction_source_loc(inst);
   return status_error_at(st, st->code, p->filename, loc, "%s (copying the value of %s to the host to watch it)",
                          message, inst->name);
 }

@@ -180,11 +180,7 @@ static bool launch_run(GpuProgram *p, const GpuLaunch *l, const CUdeviceptr *add
 bool gpu_launch_locate(const GpuProgram *p, const GpuLaunch *l, Status *st) {
   char message[sizeof st->message];
   snprintf(message, sizeof message, "%s", st->message);
-  /* A fusion the optimizer made has no line of its own: point at the line
-   * of the instruction whose value it computes. */
-  SourceLoc loc = l->inst->loc;
-  if (loc.line == 0 && l->inst->opcode == OP_FUSION && l->inst->called_count > 0 && l->inst->called[0]->root)
-    loc = l->inst->called[0]->root->loc;
+  SourceLoc loc = instruction_source_loc(l->inst);
   return status_error_at(st, st->code, p->filename, loc, "%s (for %s)", message, l->inst->name);
 }
 

@@ -277,6 +277,11 @@ static PtxReg run(PtxBuilder *b, MathFunction fn, const MathFormat *f, PtxReg x)
   return reg_of(fn(&t, f, value_of(x)));
 }
 
+static PtxReg run2(PtxBuilder *b, MathFunction2 fn, const MathFormat *f, PtxReg a, PtxReg c) {
+  MathTarget t = ptx_target(b);
+  return reg_of(fn(&t, f, value_of(a), value_of(c)));
+}
+
 PtxReg ptx_math_exp_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_exp, &math_format_f32, x); }
 PtxReg ptx_math_exp_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_exp, &math_format_f64, x); }
 PtxReg ptx_math_expm1_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_expm1, &math_format_f32, x); }
@@ -303,13 +308,11 @@ PtxReg ptx_math_rsqrt_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_
 PtxReg ptx_math_rsqrt_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_rsqrt, &math_format_f64, x); }
 
 PtxReg ptx_math_atan2_f32(PtxBuilder *b, PtxReg y, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_atan2(&t, &math_format_f32, value_of(y), value_of(x)));
+  return run2(b, math_program_atan2, &math_format_f32, y, x);
 }
 
 PtxReg ptx_math_atan2_f64(PtxBuilder *b, PtxReg y, PtxReg x) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_atan2(&t, &math_format_f64, value_of(y), value_of(x)));
+  return run2(b, math_program_atan2, &math_format_f64, y, x);
 }
 
 PtxReg ptx_math_atan_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_atan, &math_format_f32, x); }
@@ -328,13 +331,11 @@ PtxReg ptx_math_erf_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_er
 PtxReg ptx_math_erf_f64(PtxBuilder *b, PtxReg x) { return run(b, math_program_erf, &math_format_f64, x); }
 
 PtxReg ptx_math_pow_f32(PtxBuilder *b, PtxReg x, PtxReg y) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_pow(&t, &math_format_f32, value_of(x), value_of(y)));
+  return run2(b, math_program_pow, &math_format_f32, x, y);
 }
 
 PtxReg ptx_math_pow_f64(PtxBuilder *b, PtxReg x, PtxReg y) {
-  MathTarget t = ptx_target(b);
-  return reg_of(math_program_pow(&t, &math_format_f64, value_of(x), value_of(y)));
+  return run2(b, math_program_pow, &math_format_f64, x, y);
 }
 
 PtxReg ptx_math_cbrt_f32(PtxBuilder *b, PtxReg x) { return run(b, math_program_cbrt, &math_format_f32, x); }

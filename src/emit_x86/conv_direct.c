@@ -183,13 +183,12 @@ static bool conv_direct_compile(ConvDirect *d, Status *st) {
 
 /* -------------------------------------------------------------- the plan */
 
-
 static int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
 /* Strides of four roles of s (a spatial role of -1 has stride 0). */
 static void role_strides(const Shape *s, int64_t batch, int64_t feature, int64_t y, int64_t x, int64_t out[4]) {
   int64_t strides[AXLE_MAX_RANK];
-  layout_strides(s, strides);
+  shape_layout_strides(s, strides);
   int64_t roles[4] = {batch, feature, y, x};
   for (int i = 0; i < 4; i++) out[i] = roles[i] < 0 ? 0 : strides[roles[i]];
 }
@@ -198,18 +197,16 @@ static void role_strides(const Shape *s, int64_t batch, int64_t feature, int64_t
  * spatial dims, one feature and batch group, stride 1, no input dilation,
  * no negative padding, a window of at most CONV_MAX_TAPS taps, the result's
  * positions innermost. */
-static bool conv_direct_applies(const Instruction *conv, const CpuFeatures *cpu) {
+static bool conv_direct_applies(const Instruction *conv, const ConvPlan *plan, const CpuFeatures *cpu) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape;
   if (cpu->level != CPU_LEVEL_AVX512 || in->type != TYPE_F32 || kernel->type != TYPE_F32 ||
-      conv->shape.type != TYPE_F32 || cd->spatial_count < 1 || cd->spatial_count > 2 ||
-      conv->attrs.feature_group_count > 1 || conv->attrs.batch_group_count > 1)
+      conv->shape.type != TYPE_F32 || plan->spatial_count < 1 || plan->spatial_count > 2 || plan->groups > 1)
     return false;
   int64_t taps = 1;
-  for (int s = 0; s < cd->spatial_count; s++) {
-    taps *= kernel->dims[cd->kernel_spatial[s]];
-    if (!conv->attrs.window) continue;
-    const WindowDim *w = &conv->attrs.window->dims[s];
+  for (int s = 0; s < plan->spatial_count; s++) {
+    taps *= plan->kernel_size[s];
+    const WindowDim *w = &plan->window[s];
     if (w->stride != 1 || w->lhs_dilate != 1 || w->pad_lo < 0 || w->pad_hi < 0) return false;
   }
   if (taps < 1 || taps > CONV_MAX_TAPS) return false;
@@ -219,7 +216,7 @@ static bool conv_direct_applies(const Instruction *conv, const CpuFeatures *cpu)
    * result's and it runs a fused bias and activation on each block of them,
    * which this path does not. */
   int64_t strides[AXLE_MAX_RANK], extent = 1;
-  layout_strides(&conv->shape, strides);
+  shape_layout_strides(&conv->shape, strides);
   for (int s = cd->spatial_count - 1; s >= 0; s--) {
     int64_t d = cd->output_spatial[s];
     if (conv->shape.dims[d] > 1 && strides[d] != extent) return false;
@@ -230,24 +227,23 @@ static bool conv_direct_applies(const Instruction *conv, const CpuFeatures *cpu)
 
 /* The sizes, window and strides of conv, y first; with one spatial dim, y
  * is a dimension of size 1. */
-static void conv_direct_describe(ConvDirect *d, const Instruction *conv) {
+static void conv_direct_describe(ConvDirect *d, const Instruction *conv, const ConvPlan *plan) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape, *out = &conv->shape;
-  bool two = cd->spatial_count == 2;
+  bool two = plan->spatial_count == 2;
   int sy = 0, sx = two ? 1 : 0;
   WindowDim plain = {.stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
-  WindowDim wy = conv->attrs.window && two ? conv->attrs.window->dims[sy] : plain;
-  WindowDim wx = conv->attrs.window ? conv->attrs.window->dims[sx] : plain;
-  d->batch = in->dims[cd->input_batch];
-  d->features = in->dims[cd->input_feature];
-  d->out_features = kernel->dims[cd->kernel_output_feature];
+  WindowDim wy = two ? plan->window[sy] : plain, wx = plan->window[sx];
+  d->batch = plan->batch;
+  d->features = plan->features;
+  d->out_features = plan->out_features;
   d->out_blocks = (d->out_features + CONV_MR - 1) / CONV_MR;
-  d->in_h = two ? in->dims[cd->input_spatial[sy]] : 1;
-  d->in_w = in->dims[cd->input_spatial[sx]];
-  d->out_h = two ? out->dims[cd->output_spatial[sy]] : 1;
-  d->out_w = out->dims[cd->output_spatial[sx]];
-  d->window_h = two ? kernel->dims[cd->kernel_spatial[sy]] : 1;
-  d->window_w = kernel->dims[cd->kernel_spatial[sx]];
+  d->in_h = two ? plan->in_size[sy] : 1;
+  d->in_w = plan->in_size[sx];
+  d->out_h = two ? plan->out_size[sy] : 1;
+  d->out_w = plan->out_size[sx];
+  d->window_h = two ? plan->kernel_size[sy] : 1;
+  d->window_w = plan->kernel_size[sx];
   d->taps = d->window_h * d->window_w;
   d->pad_top = wy.pad_lo;
   d->pad_left = wx.pad_lo;
@@ -457,12 +453,12 @@ static bool conv_direct_call(const CpuStep *step, void *const *buffers, ThreadPo
   return true;
 }
 
-bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out,
-                          bool *added) {
+bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, const ConvPlan *plan,
+                          int lhs, int rhs, int out, bool *added) {
   *added = false;
-  if (!conv_direct_applies(conv, &c->p->cpu)) return true;
+  if (!conv_direct_applies(conv, plan, &c->p->cpu)) return true;
   ConvDirect *d = mem_calloc(1, sizeof *d);
-  conv_direct_describe(d, conv);
+  conv_direct_describe(d, conv, plan);
   conv_direct_block(d);
   /* The taps' displacements must fit the instructions' 32 bits. */
   if ((double)d->band_plane * 4 > (double)INT32_MAX) {

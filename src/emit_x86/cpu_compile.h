@@ -9,6 +9,7 @@
 #define AXLE_EMIT_X86_CPU_COMPILE_H
 
 #include "emit_x86/cpu_program.h"
+#include "ir/conv_plan.h"
 
 /* A kernel compiled so far, kept to compare the next ones with. */
 typedef struct CpuKernelMemo {
@@ -153,8 +154,6 @@ struct ProductPlan {
 };
 
 ProductArithmetic product_arithmetic_of(ElementType result);
-/* Element strides of s's dimensions in its layout. */
-void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
 /* The offsets, in s's layout, of every index over dims[0..n) (row-major
  * over that list); *count of them. malloc'd. */
 int64_t *product_offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count);
@@ -184,8 +183,8 @@ bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction
  * The direct convolution (f32, one group, stride 1, AVX-512): adds its
  * step and sets *added, or leaves *added false for the implicit GEMM; false
  * after a located refusal or a failure to map its code. */
-bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out,
-                          bool *added);
+bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, const ConvPlan *plan,
+                          int lhs, int rhs, int out, bool *added);
 /* Whether s is a direct convolution's step. */
 bool conv_direct_step_is(const CpuStep *s);
 /* For the dumps: such a step's micro-kernel in objdump's format, and its

@@ -241,7 +241,7 @@ static void positions_patch_pack(const ProductPlan *p, const void *rhs, int64_t 
 /* Kernel offsets per column (tap, input feature), window reversal applied. */
 static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, const ConvGather *g) {
   int64_t strides[AXLE_MAX_RANK], tap[AXLE_MAX_RANK] = {0};
-  layout_strides(kernel, strides);
+  shape_layout_strides(kernel, strides);
   int64_t *table = mem_calloc((size_t)(g->taps * g->features_per_group) + 1, sizeof *table);
   for (int64_t t = 0; t < g->taps; t++) {
     int64_t at = 0;
@@ -260,7 +260,7 @@ static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, con
  * the columns of the turned-around product. */
 static int64_t *kernel_feature_major_table(const Shape *kernel, const ConvDims *cd, const ConvGather *g) {
   int64_t strides[AXLE_MAX_RANK];
-  layout_strides(kernel, strides);
+  shape_layout_strides(kernel, strides);
   int64_t *table = mem_calloc((size_t)(g->taps * g->features_per_group) + 1, sizeof *table);
   for (int64_t c = 0; c < g->features_per_group; c++)
     for (int64_t t = 0; t < g->taps; t++) {
@@ -294,7 +294,7 @@ static ConvGather *conv_gather_create(const Instruction *conv, const ConvPlan *p
   g->batch_per_group = plan->out_batch;
   g->features_per_group = plan->kernel_features;
   int64_t strides[AXLE_MAX_RANK];
-  layout_strides(in, strides);
+  shape_layout_strides(in, strides);
   g->batch_stride = strides[cd->input_batch];
   g->feature_stride = strides[cd->input_feature];
   g->taps = 1;
@@ -324,8 +324,8 @@ static ProductPlan *conv_product_plan(const Instruction *conv, const ConvPlan *p
   p->gather_context = g;
   p->gather_free = mem_free;
   int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];
-  layout_strides(kernel, kernel_strides);
-  layout_strides(out, out_strides);
+  shape_layout_strides(kernel, kernel_strides);
+  shape_layout_strides(out, out_strides);
   p->batch = g->groups;
   p->n = plan->group_out_features;
   p->k = g->taps * g->features_per_group;
@@ -349,7 +349,7 @@ static bool positions_are_minor(const Instruction *conv) {
   const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *out = &conv->shape;
   int64_t strides[AXLE_MAX_RANK], extent = 1;
-  layout_strides(out, strides);
+  shape_layout_strides(out, strides);
   for (int s = cd->spatial_count - 1; s >= 0; s--) {
     int64_t d = cd->output_spatial[s];
     if (out->dims[d] > 1 && strides[d] != extent) return false;
@@ -376,8 +376,8 @@ static ProductPlan *conv_positions_plan(const Instruction *conv, const ConvPlan 
   p->gather_context = g;
   p->gather_free = mem_free;
   int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];
-  layout_strides(kernel, kernel_strides);
-  layout_strides(out, out_strides);
+  shape_layout_strides(kernel, kernel_strides);
+  shape_layout_strides(out, out_strides);
   p->batch = plan->batch;
   p->m = plan->out_features;
   p->k = g->taps * g->features_per_group;
@@ -397,7 +397,7 @@ bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction
   if (!conv_plan_make(conv, &conv->operands[0]->shape, &conv->operands[1]->shape, &plan, why, sizeof why))
     return cpu_refuse(c, inst, why);
   bool direct = false;
-  if (!conv_direct_step_add(c, inst, conv, lhs, rhs, out, &direct)) return false;
+  if (!conv_direct_step_add(c, inst, conv, &plan, lhs, rhs, out, &direct)) return false;
   if (direct) return true;
   ProductPlan *positions = conv_positions_plan(conv, &plan);
   if (positions) return product_step_add(c, inst, positions, rhs, lhs, out);

@@ -273,7 +273,7 @@ bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
  * x.dims[d] / scale.dims[d]. */
 static int64_t *scale_table_create(const Shape *x, const Shape *scale, const int64_t *dims, int n) {
   int64_t strides[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0}, count = 1;
-  layout_strides(scale, strides);
+  shape_layout_strides(scale, strides);
   for (int i = 0; i < n; i++) count *= x->dims[dims[i]];
   int64_t *table = mem_calloc((size_t)count + 1, sizeof *table);
   for (int64_t at = 0; at < count; at++) {
@@ -345,7 +345,7 @@ static void ragged_sizes_place(RaggedPlan *rp, const Shape *sizes) {
   int64_t leading[AXLE_MAX_RANK], strides[AXLE_MAX_RANK], count;
   for (int d = 0; d + 1 < sizes->rank; d++) leading[d] = d;
   rp->sizes_row_offset = product_offset_table_create(sizes, leading, sizes->rank - 1, &count);
-  layout_strides(sizes, strides);
+  shape_layout_strides(sizes, strides);
   rp->sizes_group_stride = strides[sizes->rank - 1];
 }
 
@@ -367,14 +367,14 @@ bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
     rp.mode = RAGGED_ROWS;
     rp.coord = coordinate_table_create(lhs, plan.lhs_m, plan.m_count, plan.ragged_index);
     if (per_row) rp.prefix = prefix_table_create(lhs, plan.lhs_m, plan.m_count, plan.ragged_index, &rp.prefix_rows);
-    layout_strides(rhs, strides);
+    shape_layout_strides(rhs, strides);
     rp.group_stride = strides[plan.rhs_group_dim];
     rp.result_bytes = shape_byte_size(&inst->shape);
   } else if (plan.ragged == DOT_RAGGED_SUMS) {
     rp.mode = RAGGED_SUMS;
     rp.coord = coordinate_table_create(lhs, plan.lhs_k, plan.k_count, plan.ragged_index);
     if (per_row) rp.prefix = prefix_table_create(lhs, plan.lhs_k, plan.k_count, plan.ragged_index, &rp.prefix_rows);
-    layout_strides(&inst->shape, strides);
+    shape_layout_strides(&inst->shape, strides);
     rp.group_stride = strides[0];
   }
   if (rp.mode != RAGGED_NONE) {

@@ -124,17 +124,9 @@ static void element_store(const ProductPlan *p, const void *src, int64_t at, voi
 
 /* ---- tables ---- */
 
-void layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
-  int64_t step = 1;
-  for (int i = 0; i < s->rank; i++) {
-    strides[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
-  }
-}
-
 int64_t *product_offset_table_create(const Shape *s, const int64_t *dims, int n, int64_t *count) {
   int64_t strides[AXLE_MAX_RANK], extents[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0};
-  layout_strides(s, strides);
+  shape_layout_strides(s, strides);
   *count = 1;
   for (int i = 0; i < n; i++) *count *= (extents[i] = s->dims[dims[i]]);
   int64_t *table = mem_calloc((size_t)*count + 1, sizeof *table);

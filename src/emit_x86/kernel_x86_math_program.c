@@ -230,6 +230,11 @@ static MathValue run(MathBuilder *b, MathFunction fn, const MathFormat *f, MathV
   return (MathValue)fn(&t, f, (MathVal)x);
 }
 
+static MathValue run2(MathBuilder *b, MathFunction2 fn, const MathFormat *f, MathValue a, MathValue c) {
+  MathTarget t = x86_target(b);
+  return (MathValue)fn(&t, f, (MathVal)a, (MathVal)c);
+}
+
 MathValue math_exp_f32(MathBuilder *b, MathValue x) { return run(b, math_program_exp, &math_format_f32, x); }
 MathValue math_exp_f64(MathBuilder *b, MathValue x) { return run(b, math_program_exp, &math_format_f64, x); }
 MathValue math_expm1_f32(MathBuilder *b, MathValue x) { return run(b, math_program_expm1, &math_format_f32, x); }
@@ -256,13 +261,11 @@ MathValue math_rsqrt_f32(MathBuilder *b, MathValue x) { return run(b, math_progr
 MathValue math_rsqrt_f64(MathBuilder *b, MathValue x) { return run(b, math_program_rsqrt, &math_format_f64, x); }
 
 MathValue math_atan2_f32(MathBuilder *b, MathValue y, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_atan2(&t, &math_format_f32, (MathVal)y, (MathVal)x);
+  return run2(b, math_program_atan2, &math_format_f32, y, x);
 }
 
 MathValue math_atan2_f64(MathBuilder *b, MathValue y, MathValue x) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_atan2(&t, &math_format_f64, (MathVal)y, (MathVal)x);
+  return run2(b, math_program_atan2, &math_format_f64, y, x);
 }
 
 MathValue math_atan_f32(MathBuilder *b, MathValue x) { return run(b, math_program_atan, &math_format_f32, x); }
@@ -281,13 +284,11 @@ MathValue math_erf_f32(MathBuilder *b, MathValue x) { return run(b, math_program
 MathValue math_erf_f64(MathBuilder *b, MathValue x) { return run(b, math_program_erf, &math_format_f64, x); }
 
 MathValue math_pow_f32(MathBuilder *b, MathValue x, MathValue y) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_pow(&t, &math_format_f32, (MathVal)x, (MathVal)y);
+  return run2(b, math_program_pow, &math_format_f32, x, y);
 }
 
 MathValue math_pow_f64(MathBuilder *b, MathValue x, MathValue y) {
-  MathTarget t = x86_target(b);
-  return (MathValue)math_program_pow(&t, &math_format_f64, (MathVal)x, (MathVal)y);
+  return run2(b, math_program_pow, &math_format_f64, x, y);
 }
 
 MathValue math_cbrt_f32(MathBuilder *b, MathValue x) { return run(b, math_program_cbrt, &math_format_f32, x); }

@@ -110,18 +110,9 @@ const char *dot_plan_make(const DotDims *dd, const Shape *lhs, const Shape *rhs,
   return NULL;
 }
 
-/* The element stride of each dim of s in its layout (minor_to_major). */
-static void physical_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
-  int64_t step = 1;
-  for (int i = 0; i < s->rank; i++) {
-    strides[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
-  }
-}
-
 bool dot_dims_merge(const Shape *s, const int64_t *dims, int n, int64_t *extent, int64_t *stride) {
   int64_t strides[AXLE_MAX_RANK];
-  physical_strides(s, strides);
+  shape_layout_strides(s, strides);
   *extent = 1;
   *stride = 0;
   int64_t last = -1;

@@ -69,6 +69,12 @@ Computation *module_find_computation(const Module *m, const char *name) {
   return NULL;
 }
 
+SourceLoc instruction_source_loc(const Instruction *inst) {
+  if (inst->loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
+    return inst->called[0]->root->loc;
+  return inst->loc;
+}
+
 void instruction_describe(StrBuf *sb, const Instruction *inst) {
   strbuf_printf(sb, "%s", inst->name);
   const Metadata *md = inst->metadata;

@@ -300,6 +300,9 @@ void shape_set_default_layout(Shape *s);
 void shape_print(StrBuf *sb, const Shape *s, bool with_layout);
 /* Row-major (logical) strides in elements. */
 void shape_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
+/* Each dimension's stride in elements in s's layout (minor_to_major[0]
+ * varies fastest; row-major when s has no layout). */
+void shape_layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
 
 /* --------------------------------------------------------------- literal.c
  * A value: dense array data in row-major logical order, whatever the shape's
@@ -636,6 +639,10 @@ Computation *module_find_computation(const Module *m, const char *name);
 /* "name (op_name at source_file:line)" for messages; parts the metadata
  * lacks are left out, and without metadata it is just the name. */
 void instruction_describe(StrBuf *sb, const Instruction *inst);
+/* Where a message about inst points: its line in the module text, or for
+ * a fusion the optimizer made (no line of its own) the line of the
+ * instruction whose value it computes. */
+SourceLoc instruction_source_loc(const Instruction *inst);
 Instruction *computation_find_instruction(const Computation *c, const char *name);
 IntList intlist_copy(Arena *arena, const int64_t *values, int count);
 /* The out-of-line attribute groups of Attrs, or a shared all-zero group

@@ -180,12 +180,18 @@ bool shape_is_row_major(const Shape *s) {
   return true;
 }
 
-void shape_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
-  int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
+void shape_layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
+  int64_t step = 1;
   for (int i = 0; i < s->rank; i++) {
-    stride[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
+    int d = s->has_layout ? s->minor_to_major[i] : s->rank - 1 - i;  /* no layout: row-major */
+    strides[d] = step;
+    step *= s->dims[d];
   }
+}
+
+void shape_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout) {
+  int64_t stride[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0};
+  shape_layout_strides(s, stride);
   size_t size = (size_t)type_byte_size(s->type);
   int64_t count = shape_element_count(s);
   for (int64_t i = 0; i < count; i++) {

@@ -15,9 +15,7 @@ bool backend_refuse(Status *st, const Module *m, const Instruction *inst, const 
                     const char *why, const char *after) {
   StrBuf sb = {0};
   instruction_describe(&sb, inst);
-  SourceLoc loc = inst->loc;
-  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
-    loc = inst->called[0]->root->loc;
+  SourceLoc loc = instruction_source_loc(inst);
   status_error_at(st, STATUS_UNSUPPORTED, m->filename, loc, "the %s backend cannot compile %s (%s) yet%s%s%s",
                   backend_name, sb.data ? sb.data : inst->name, opcode_name(inst->opcode), why ? ": " : "",
                   why ? why : "", after);

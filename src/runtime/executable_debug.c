@@ -49,11 +49,8 @@ static Literal *literal_from_leaf(const Shape *want, const ObservedLeaf *leaf) {
   Literal *lit = literal_create(want);
   int64_t count = shape_element_count(s);
   if (!leaf->data || count == 0) return lit;
-  int64_t stride[AXLE_MAX_RANK], step = 1, index[AXLE_MAX_RANK] = {0};
-  for (int i = 0; i < s->rank; i++) {
-    stride[s->minor_to_major[i]] = step;
-    step *= s->dims[s->minor_to_major[i]];
-  }
+  int64_t stride[AXLE_MAX_RANK], index[AXLE_MAX_RANK] = {0};
+  shape_layout_strides(s, stride);
   size_t size = (size_t)type_byte_size(s->type);
   for (int64_t i = 0; i < count; i++) {
     int64_t at = 0;
@@ -118,15 +115,6 @@ static bool values_fill_before(DebugRun *r, int end, Status *st) {
 
 /* ---- reports ---- */
 
-/* Where a message about inst points: its line in the module text, or for
- * a fusion the optimizer made (no line of its own) the line of the
- * instruction whose value it computes. */
-static SourceLoc instruction_loc(const Instruction *inst) {
-  if (inst->loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
-    return inst->called[0]->root->loc;
-  return inst->loc;
-}
-
 static void index_print(StrBuf *sb, const Shape *s, int64_t at) {
   int64_t index[AXLE_MAX_RANK];
   for (int d = s->rank - 1; d >= 0; d--) {
@@ -157,7 +145,7 @@ static void element_print(StrBuf *sb, const Literal *lit, int64_t at) {
 static bool report_at(DebugRun *r, const Instruction *inst, StrBuf *message, Status *st) {
   StrBuf who = {0};
   instruction_describe(&who, inst);
-  status_error_at(st, STATUS_RUNTIME_ERROR, r->m->filename, instruction_loc(inst), "%s %s",
+  status_error_at(st, STATUS_RUNTIME_ERROR, r->m->filename, instruction_source_loc(inst), "%s %s",
                   who.data ? who.data : inst->name, message->data ? message->data : "");
   strbuf_free(&who);
   strbuf_free(message);

@@ -14,10 +14,7 @@ void kernel_dump_origin(StrBuf *sb, const Instruction *inst, const Module *m, co
   if (md && md->op_name) strbuf_printf(sb, "%s op_name: %s\n", prefix, md->op_name);
   if (md && md->source_file)
     strbuf_printf(sb, "%s source: %s:%lld\n", prefix, md->source_file, (long long)md->source_line);
-  /* A fusion the optimizer made has no line: its root's is the one to read. */
-  SourceLoc loc = inst->loc;
-  if (loc.line == 0 && inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0]->root)
-    loc = inst->called[0]->root->loc;
+  SourceLoc loc = instruction_source_loc(inst);
   if (loc.line > 0) strbuf_printf(sb, "%s hlo: %s:%d\n", prefix, m->filename ? m->filename : "<input>", loc.line);
 }
 

@@ -176,6 +176,8 @@ extern const MathFormat math_format_f32, math_format_f64;
 
 /* A one-argument algorithm: x of f's real type in, its result out. */
 typedef MathVal (*MathFunction)(MathTarget *t, const MathFormat *f, MathVal x);
+/* atan2 and pow: functions of two values. */
+typedef MathVal (*MathFunction2)(MathTarget *t, const MathFormat *f, MathVal a, MathVal b);
 
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x);
 MathVal math_program_expm1(MathTarget *t, const MathFormat *f, MathVal x);
