@@ -300,8 +300,8 @@ void shape_set_default_layout(Shape *s);
 void shape_print(StrBuf *sb, const Shape *s, bool with_layout);
 /* Row-major (logical) strides in elements. */
 void shape_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
-/* Each dimension's stride in elements in s's layout (minor_to_major[0]
- * varies fastest; row-major when s has no layout). */
+/* Each dimension's stride in elements in s's layout: minor_to_major[0]
+ * varies fastest. */
 void shape_layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]);
 
 /* --------------------------------------------------------------- literal.c

@@ -183,9 +183,8 @@ bool shape_is_row_major(const Shape *s) {
 void shape_layout_strides(const Shape *s, int64_t strides[AXLE_MAX_RANK]) {
   int64_t step = 1;
   for (int i = 0; i < s->rank; i++) {
-    int d = s->has_layout ? s->minor_to_major[i] : s->rank - 1 - i;  /* no layout: row-major */
-    strides[d] = step;
-    step *= s->dims[d];
+    strides[s->minor_to_major[i]] = step;
+    step *= s->dims[s->minor_to_major[i]];
   }
 }
 
