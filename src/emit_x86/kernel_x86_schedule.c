@@ -203,12 +203,16 @@ static void choose_prefetch(KernelX86 *x) {
  * waits for the one before through its accumulator: four accumulators
  * (zmm28..31) over whole groups of 64, with the NaN blends out of the
  * loop (they only matter where a NaN is: the row then runs again in one
- * accumulator's order). Sums keep their 16 partials, whose order fixes
- * their rounding; their loops wait on the math, not on the add. */
+ * accumulator's order). At avx2 the NaN blends are most of the loop (a
+ * compare and three logic ops per operand): its two partial vectors take
+ * a plain vmaxps, and a NaN test per vector sends the row to the exact
+ * loop. Sums keep their 16 partials, whose order fixes their rounding;
+ * their loops wait on the math, not on the add. */
 static void choose_accumulators(KernelX86 *x, int p) {
   const Kernel *k = x->k;
   KernelPhaseSchedule *ps = &x->schedule.phases[p];
-  if (ps->lanes != 16 || ps->tail != KTAIL_NONE || k->reduce_rank != 1 ||
+  bool avx2 = x->cpu->level == CPU_LEVEL_AVX2 && ps->lanes == 8 && ps->lane_bits == 32;
+  if ((ps->lanes != 16 && !avx2) || ps->tail != KTAIL_NONE || k->reduce_rank != 1 ||
       (k->kind == KERNEL_ROW && k->phase_blocks[p] != KBLOCK_REDUCE))
     return;
   x->phase = p;
@@ -217,9 +221,14 @@ static void choose_accumulators(KernelX86 *x, int p) {
   else kernel_x86_vector_reduce_lanes(x);
   Opcode reducer = k->ops[x->reduce_combine].op;
   int64_t inner = k->reduce_dims[k->reduce_rank - 1];
-  if ((reducer != OP_MAXIMUM && reducer != OP_MINIMUM) || inner % (4 * REDUCE_PARTIALS) != 0) return;
+  if (reducer != OP_MAXIMUM && reducer != OP_MINIMUM) return;
+  if (avx2) {
+    ps->rerun_exact = true;
+    return;
+  }
+  if (inner % (4 * REDUCE_PARTIALS) != 0) return;
   ps->accumulators = ps->unroll = 4;
-  ps->rerun_exact = true;
+  ps->rerun_exact = ps->rerun_on_zero = true;
 }
 
 static KernelTail tail_of(int64_t n, int step, bool maskable) {
@@ -239,7 +248,7 @@ static bool choose_columns(KernelX86 *x, int phases) {
   s->strategy = KSCHED_COLUMNS;
   for (int p = 0; p < phases; p++) {
     bool row = k->kind == KERNEL_ROW && k->phase_blocks[p] == KBLOCK_ROW;
-    s->phases[p] = (KernelPhaseSchedule){lanes, 32, 1, row ? 0 : k->acc_count, false,
+    s->phases[p] = (KernelPhaseSchedule){lanes, 32, 1, row ? 0 : k->acc_count, false, false,
                                          tail_of(k->dims[k->rank - 1], lanes, false), -1, -1, false, false, 0};
   }
   return true;
@@ -257,7 +266,7 @@ void kernel_x86_plan(KernelX86 *x) {
     s->strategy = KSCHED_LOOP;
     int lanes = x->vectorized_lanes = kernel_x86_vector_lanes(x);
     int64_t n = k->rank > 0 ? k->dims[k->rank - 1] : 1;
-    s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false,
+    s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false, false,
                                          lanes ? tail_of(n, lanes, kernel_x86_vector_tail_maskable(x)) : KTAIL_NONE,
                                          -1, -1, false, false, 0};
     return;

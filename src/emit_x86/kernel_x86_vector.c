@@ -982,6 +982,40 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
   return true;
 }
 
+/* A maximum or minimum at avx2 in the exact loop's own partial vectors:
+ * partial = max(element, partial) is the exact loop's step wherever
+ * neither is NaN (no NaN in the row keeps every partial NaN-free), ±0 and
+ * ties included, as the order of the partials is the same. A NaN lane in
+ * an element sends the row to `exact`, whose blends decide which NaN
+ * wins. */
+static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Label exact) {
+  const Kernel *k = x->k;
+  bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
+  int vectors = REDUCE_PARTIALS / x->lanes;
+  x86_listing_note(x->cb, "vector %s: %d accumulators, a NaN test per vector (no blends)", max ? "max" : "min", vectors);
+  emit_identity(x, k->ops[x->reduce_combine].op, vectors, x->lanes);
+  EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  X86Label head = x86_label_new(x->cb);
+  x86_label_bind(x->cb, head);
+  for (int u = 0; u < vectors; u++) {
+    if (!emit_group(x, body, u > 0)) return false;
+    int e = vector_source(x, element, S0);
+    X86Operand partial = partial_home(x, u, x->lanes);
+    int p = partial.kind == X86_OPERAND_REG ? x86_reg_number(partial.reg) : S1;
+    if (partial.kind != X86_OPERAND_REG) vector_move(x, reg(vreg(x, S1)), partial);
+    EMIT(max ? X86_VMAXPS : X86_VMINPS, reg(vreg(x, p)), reg(vreg(x, e)), reg(vreg(x, p)));
+    if (partial.kind != X86_OPERAND_REG) vector_move(x, partial, reg(vreg(x, S1)));
+    EMIT(X86_VCMPPS, reg(vreg(x, S2)), reg(vreg(x, e)), reg(vreg(x, e)), x86_imm(3)); /* UNORD_Q */
+    EMIT(X86_VMOVMSKPS, reg(X86_EAX), reg(vreg(x, S2)));
+    EMIT(X86_TEST, reg(X86_EAX), reg(X86_EAX));
+    EMIT(X86_JNE, x86_rel(exact));
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(x->lanes));
+  }
+  EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[k->reduce_rank - 1] - REDUCE_PARTIALS));
+  EMIT(X86_JLE, x86_rel(head));
+  return true;
+}
+
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   const Kernel *k = x->k;
   if (!find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
@@ -996,13 +1030,15 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
   X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb);
   bool fast = x->schedule.phases[x->phase].rerun_exact; /* never with chunks: kernel_x86_schedule.c */
+  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x)))
+    x->loop_vector_registers = free_loop_registers(x, REDUCE_PARTIALS / lanes);
   if (fast) {
-    if (!emit_fast_max_min(x, body, element, exact)) return x->lanes = 0, false;
+    bool emitted = x->cpu->level == CPU_LEVEL_AVX512 ? emit_fast_max_min(x, body, element, exact)
+                                                     : emit_nan_tested_max_min(x, body, element, exact);
+    if (!emitted) return x->lanes = 0, x->loop_vector_registers = 0, false;
     EMIT(X86_JMP, x86_rel(combine));
     x86_label_bind(x->cb, exact);
   }
-  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x)))
-    x->loop_vector_registers = free_loop_registers(x, REDUCE_PARTIALS / lanes);
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers%s", REDUCE_PARTIALS, lanes,
                    x->cpu->level != CPU_LEVEL_AVX512 && !x->loop_vector_registers ? " (kept in the frame)" : "");
   Opcode reducer = add->op;

@@ -239,7 +239,10 @@ static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedu
   strbuf_printf(sb, "SIMD %d f%d lanes, unroll %d", ps->lanes, ps->lane_bits, ps->unroll);
   if (block == KBLOCK_REDUCE)
     strbuf_printf(sb, ", %d accumulator%s", ps->accumulators, ps->accumulators == 1 ? "" : "s");
-  if (ps->rerun_exact) strbuf_printf(sb, " (a NaN or zero test per row, rerun in one accumulator's order when hit)");
+  if (ps->rerun_exact && ps->rerun_on_zero)
+    strbuf_printf(sb, " (a NaN or zero test per row, rerun in one accumulator's order when hit)");
+  else if (ps->rerun_exact)
+    strbuf_printf(sb, " (a NaN test per vector, no blends; the row rerun with them when hit)");
   strbuf_printf(sb, ", tail %s", tail_names[ps->tail]);
   if (p + 1 < k->phase_count && s->phases[p + 1].reuse >= 0)
     strbuf_printf(sb, ", stores %%%d to the %s for phase %d", s->phases[p + 1].reuse,
@@ -270,7 +273,8 @@ bool kernel_schedule_equal(const KernelSchedule *a, const KernelSchedule *b) {
   for (int p = 0; p < AXLE_MAX_RANK; p++) {
     const KernelPhaseSchedule *x = &a->phases[p], *y = &b->phases[p];
     if (x->lanes != y->lanes || x->lane_bits != y->lane_bits || x->unroll != y->unroll ||
-        x->accumulators != y->accumulators || x->rerun_exact != y->rerun_exact || x->tail != y->tail || x->reuse != y->reuse || x->reuse_as != y->reuse_as ||
+        x->accumulators != y->accumulators || x->rerun_exact != y->rerun_exact ||
+        x->rerun_on_zero != y->rerun_on_zero || x->tail != y->tail || x->reuse != y->reuse || x->reuse_as != y->reuse_as ||
         x->reuse_in_frame != y->reuse_in_frame || x->stream_stores != y->stream_stores ||
         x->prefetch_row_bytes != y->prefetch_row_bytes)
       return false;

@@ -119,10 +119,13 @@ typedef struct KernelPhaseSchedule {
   int lane_bits;        /* 32 (f32 lanes) or 64 (f64) */
   int unroll;           /* vectors per trip of the loop */
   int accumulators;     /* a reduction: independent partial vectors */
-  /* A maximum or minimum over several accumulators: a NaN or a zero may
-   * land in another partial than in one accumulator's order, so one test
-   * per row (any NaN, any ±0 result lane) reruns the row in that order. */
-  bool rerun_exact;
+  /* A maximum or minimum with a plain max/min per element: a test for NaN
+   * (which needs the blends of the exact loop) reruns the row in the
+   * exact loop. With rerun_on_zero (several accumulators: a NaN or a zero
+   * may land in another partial than in one accumulator's order) the test
+   * is once per row, on any NaN or any ±0 result lane; without, once per
+   * vector, the partials the exact loop's own. */
+  bool rerun_exact, rerun_on_zero;
   KernelTail tail;
   /* A ROW phase: value `reuse_as` of this phase equals value `reuse` of the
    * phase before it (a softmax's exp): that phase stores it into this
