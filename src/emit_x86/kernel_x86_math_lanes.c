@@ -169,6 +169,17 @@ void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
   EMIT(move_of(b), whole_slot(b, to), lane_reg(b, S0));
 }
 
+/* math_scope_end in vector mode: the result moves into the scope's first
+ * slot as a new instance of it (math_value_renew). */
+MathValue math_lanes_scope_end(MathBuilder *b, int scope, MathValue result) {
+  if (result != scope) {
+    math_value_renew(b, scope);
+    math_lanes_move(b, scope, result);
+  }
+  b->next_slot = scope + 1;
+  return scope;
+}
+
 MathValue math_lanes_input(MathBuilder *b, X86Operand input) {
   int n;
   MathValue v = result_begin(b, &n);
@@ -464,5 +475,5 @@ static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, Ma
   for (int k = 0; k < 3; k++) wide[k] = is_constant(b, in[k]) ? math_lanes_unary(b, X86_CVTPS2PD, in[k]) : -1;
   MathValue zero = math_lanes_constant(b, 0);
   MathValue low = fma_half(b, in, wide, zero, 0), high = fma_half(b, in, wide, zero, 1);
-  return math_scope_end(b, scope, math_lanes_binary(b, X86_MOVLHPS, low, high));
+  return math_lanes_scope_end(b, scope, math_lanes_binary(b, X86_MOVLHPS, low, high));
 }
