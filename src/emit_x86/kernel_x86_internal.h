@@ -199,6 +199,9 @@ bool kernel_x86_emit_vector_math(KernelX86 *x, int i, X86Operand left, X86Operan
  * writes it after the ret). */
 X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits);
 void kernel_x86_emit_lane_constants(KernelX86 *x);
+/* How many times the pool holds each constant (4 at sse4, 8 at avx2, 1):
+ * a memory operand of up to 4 times that many bytes reads it in every lane. */
+int kernel_x86_lane_constant_copies(const KernelX86 *x);
 /* Any other math function in the SIMD loop: lane by lane through the
  * scalar code. left, right (unused for a unary op) and into are vector
  * registers of the loop's width. */

@@ -1,7 +1,8 @@
 /* The vector math's constant pool: each 4-byte constant a vector math
  * function reads (broadcast to every lane, kernel_x86_math_lanes.c) is
- * placed once after the kernel's code, and read rip-relative (at sse4,
- * which has no broadcast, as 16 bytes holding it four times). Below the
+ * placed once after the kernel's code, and read rip-relative (at sse4
+ * and avx2, which have no embedded broadcast, as 16 or 32 bytes holding
+ * it in every lane). Below the
  * math builder and its vector mode, which ask it for labels, and
  * kernel_x86.c, which places the pool. */
 #include "emit_x86/kernel_x86_internal.h"
@@ -21,12 +22,17 @@ X86Label kernel_x86_lane_constant(KernelX86 *x, uint32_t bits) {
   return x->lane_constant_labels[x->lane_constant_count++] = x86_label_new(x->cb);
 }
 
-/* Each constant once, 4 bytes, read by broadcast; at sse4, which has no
- * broadcast, 16 bytes of it at a 16-byte boundary, so that a legacy
- * instruction reads it whole as its memory operand. */
+/* Each constant once, 4 bytes, read by embedded broadcast at avx512; at
+ * sse4, which has no broadcast, 16 bytes of it at a 16-byte boundary, so
+ * that a legacy instruction reads it whole as its memory operand; at avx2,
+ * which has no embedded broadcast, 32 bytes, read whole the same way. */
+int kernel_x86_lane_constant_copies(const KernelX86 *x) {
+  return x->cpu->level == CPU_LEVEL_SSE4 ? 4 : x->cpu->level == CPU_LEVEL_AVX2 ? 8 : 1;
+}
+
 void kernel_x86_emit_lane_constants(KernelX86 *x) {
   if (!x->lane_constant_count) return;
-  int copies = x->cpu->level == CPU_LEVEL_SSE4 ? 4 : 1;
+  int copies = kernel_x86_lane_constant_copies(x);
   x86_align(x->cb, 4 * copies);
   x86_listing_note(x->cb, "the vector math's constants");
   for (int c = 0; c < x->lane_constant_count; c++) {

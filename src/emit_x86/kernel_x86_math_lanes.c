@@ -83,10 +83,10 @@ static X86Operand constant_element(const MathBuilder *b, MathValue v) {
   return x86_mem_label(4, b->lane_constant_label[v]);
 }
 
-/* At sse4 the pool holds each constant 4 times, 16-byte aligned
+/* At sse4 and avx2 the pool holds each constant 4 or 8 times, aligned
  * (kernel_x86_emit_lane_constants): the whole vector in memory. */
 static X86Operand constant_vector(const MathBuilder *b, MathValue v) {
-  return x86_mem_label(16, b->lane_constant_label[v]);
+  return x86_mem_label(b->width, b->lane_constant_label[v]);
 }
 
 /* A constant's 4 bytes into every lane of register n. */
@@ -95,10 +95,12 @@ static void broadcast(MathBuilder *b, int n, MathValue v) {
   else EMIT(X86_VBROADCASTSS, lane_reg(b, n), constant_element(b, v));
 }
 
-/* A constant is 4 bytes of the pool, read into every lane where it is
- * used: an EVEX embedded broadcast at avx512, the pool's aligned 16
- * bytes at sse4, else a broadcast into S2. The bits are the same;
- * nothing is stored in the loop. At sse4 a value in its slot is loaded
+/* A constant is read into every lane where it is used, as the memory
+ * operand of the op that reads it: an EVEX embedded broadcast of its 4
+ * bytes at avx512, the pool's aligned 16 or 32 bytes holding it in every
+ * lane at sse4 and avx2 (a separate vbroadcastss per use was a third of
+ * the avx2 exp's instructions). The bits are the same; nothing is stored
+ * in the loop. At sse4 a value in its slot is loaded
  * into S2 (legacy operands in memory must be aligned; the slots need not
  * be). */
 static X86Operand slot(MathBuilder *b, MathValue v) {
@@ -109,7 +111,7 @@ static X86Operand slot(MathBuilder *b, MathValue v) {
     return lane_reg(b, S2);
   }
   if (wide512(b)) return x86_broadcast(constant_element(b, v));
-  if (legacy(b)) return constant_vector(b, v);
+  if (b->width <= 4 * kernel_x86_lane_constant_copies(b->x)) return constant_vector(b, v);
   broadcast(b, S2, v);
   return lane_reg(b, S2);
 }
