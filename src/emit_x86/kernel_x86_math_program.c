@@ -203,6 +203,16 @@ static void x86_lane_by_lane(MathTarget *t, MathLanePart part, const MathVal *in
   math_builder_end(&lane);
 }
 
+/* vscalefps in f32 lanes at avx512: a 2^floor(n) with one rounding,
+ * subnormal results included (MXCSR's default: no flush to zero), what
+ * the two multiplies of the other levels give. */
+static bool x86_scale(MathTarget *t, MathType real, MathVal a, MathVal n, MathVal *result) {
+  MathBuilder *b = t->context;
+  if (b->width != 64 || real != MATH_F32) return false;
+  *result = (MathVal)math_lanes_binary(b, X86_VSCALEFPS, (MathValue)a, (MathValue)n);
+  return true;
+}
+
 static int x86_scope_begin(MathTarget *t) { return math_scope_begin(t->context); }
 
 static MathVal x86_scope_end(MathTarget *t, int scope, MathVal result) {
@@ -217,6 +227,7 @@ static MathTarget x86_target(MathBuilder *b) {
       .skip_if_all = x86_skip_if_all,
       .skip_end = x86_skip_end,
       .lane_by_lane = x86_lane_by_lane,
+      .scale = x86_scale,
       .scope_begin = x86_scope_begin,
       .scope_end = x86_scope_end,
       .context = b,

@@ -287,6 +287,7 @@ static const X86Row rows[] = {
   {X86_VPXORQ,        "ymm1 {k1}{z}, ymm2, ymm3/m256/m64bcst",   "RVM",  "EVEX.256.66.0F.W1 EF /r"},
   {X86_VPXORQ,        "xmm1 {k1}{z}, xmm2, xmm3/m128/m64bcst",   "RVM",  "EVEX.128.66.0F.W1 EF /r"},
   {X86_VBLENDMPS,     "zmm1 {k1}{z}, zmm2, zmm3/m512/m32bcst",   "RVM",  "EVEX.512.66.0F38.W0 65 /r"},
+  {X86_VSCALEFPS,     "zmm1 {k1}{z}, zmm2, zmm3/m512/m32bcst",   "RVM",  "EVEX.512.66.0F38.W0 2C /r"},
   {X86_VBLENDMPS,     "ymm1 {k1}{z}, ymm2, ymm3/m256/m32bcst",   "RVM",  "EVEX.256.66.0F38.W0 65 /r"},
   {X86_VBLENDMPS,     "xmm1 {k1}{z}, xmm2, xmm3/m128/m32bcst",   "RVM",  "EVEX.128.66.0F38.W0 65 /r"},
   /* each lane all ones where its bit of k is set, else 0 (AVX512DQ) */

@@ -187,7 +187,7 @@ const char *x86_reg_name(X86Reg r);
   X(VINSERTF64X4, "vinsertf64x4") \
   X(VPANDD, "vpandd") X(VPANDQ, "vpandq") X(VPANDND, "vpandnd") X(VPORD, "vpord") \
   X(VPORQ, "vporq") X(VPXORD, "vpxord") X(VPXORQ, "vpxorq") X(VBLENDMPS, "vblendmps") \
-  X(VRNDSCALEPS, "vrndscaleps") X(KANDW, "kandw") X(KORW, "korw") X(KXNORW, "kxnorw") \
+  X(VRNDSCALEPS, "vrndscaleps") X(VSCALEFPS, "vscalefps") X(KANDW, "kandw") X(KORW, "korw") X(KXNORW, "kxnorw") \
   X(KXORW, "kxorw") X(KNOTW, "knotw") \
 
 typedef enum X86Mnemonic {

@@ -193,7 +193,8 @@ static MathVal exp_reduce(MathTarget *t, const MathFormat *f, MathVal x, MathVal
 /* exp(x) = 2^n e^r, e^r = 1 + r + r^2 P(r). x is first clamped to where
  * the result is neither 0 nor inf anyway. 2^n is applied in two halves,
  * each a normal power of two, so that a subnormal result is rounded once,
- * by the last multiply. */
+ * by the last multiply; or by the target's one-rounding scale
+ * (MathTarget.scale), which gives the same bits. */
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
   int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
@@ -203,12 +204,15 @@ MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
   MathVal one = mp_real(t, real, 1.0);
   MathVal p = mp_binary(t, MATH_ADD, real, one, mp_op(t, MATH_FMA, real, r2, poly, r));
-  MathVal ni = mp_unary(t, MATH_TO_INT, real, n);
-  MathVal n1 = mp_shift(t, MATH_SHIFT_RIGHT, integer, ni, 1);
-  MathVal n2 = mp_binary(t, MATH_SUB, integer, ni, n1);
-  MathVal scale1 = mp_power_of_two(t, f, n1);
-  MathVal scale2 = mp_power_of_two(t, f, n2);
-  MathVal y = mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, p, scale1), scale2);
+  MathVal y;
+  if (!t->scale || !t->scale(t, real, p, n, &y)) {
+    MathVal ni = mp_unary(t, MATH_TO_INT, real, n);
+    MathVal n1 = mp_shift(t, MATH_SHIFT_RIGHT, integer, ni, 1);
+    MathVal n2 = mp_binary(t, MATH_SUB, integer, ni, n1);
+    MathVal scale1 = mp_power_of_two(t, f, n1);
+    MathVal scale2 = mp_power_of_two(t, f, n2);
+    y = mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, p, scale1), scale2);
+  }
   return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 

@@ -116,6 +116,12 @@ struct MathTarget {
   /* part on inputs[0..input_count), lane by lane (NULL: called once) */
   void (*lane_by_lane)(MathTarget *t, MathLanePart part, const MathVal *inputs, int input_count, MathVal *outputs,
                        int output_count);
+  /* a 2^n with one rounding, n a float holding an integer whose halves
+   * (n >> 1 and n - (n >> 1)) are normal exponents: true with *result where
+   * the target has one instruction for it (avx512's vscalefps), else
+   * false or NULL, and the algorithm multiplies by the two halves' powers
+   * of two, whose first product is exact: the same bits. */
+  bool (*scale)(MathTarget *t, MathType real, MathVal a, MathVal n, MathVal *result);
   int (*scope_begin)(MathTarget *t);
   MathVal (*scope_end)(MathTarget *t, int scope, MathVal result);
   void *context; /* the target's own state (a MathBuilder, a PtxBuilder) */
