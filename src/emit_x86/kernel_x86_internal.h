@@ -149,9 +149,12 @@ void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t);
 /* kernel_x86_regalloc.c: live intervals, and a home per value. */
 bool kernel_x86_allocate(KernelX86 *x);
 
-/* kernel_x86_ops.c: the code of one kernel op; false (st set) when the op
- * or its type has no code yet. */
-bool kernel_x86_emit_op(KernelX86 *x, int i);
+/* kernel_x86_ops.c: the scalar code of one kernel op; false (st set) when
+ * the op or its type has no code yet. kernel_x86_note_origin: a listing
+ * note naming op i's HLO instruction (and its op_name and source line)
+ * when it differs from *last. */
+bool kernel_x86_emit_scalar_op(KernelX86 *x, int i);
+void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last);
 /* kernel_x86_narrow.c: f16, bf16 and the minifloats live as f32 values;
  * decode widens the bits in eax to f32 in scratch0, encode rounds scratch0
  * to the type's bits in edx (quiet_nan: as an op's result, not a copy's),
@@ -227,6 +230,10 @@ int kernel_x86_vector_lanes(KernelX86 *x);
 /* Whether op i is computed by the SIMD code (a STORE: its value). */
 bool kernel_x86_op_is_vector(const KernelX86 *x, int i);
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i);
+/* The code of op i: its vector form (above) when x->lanes is set and the
+ * op is vector, else kernel_x86_emit_scalar_op; false (st set) when the
+ * op or its type has no code yet. */
+bool kernel_x86_emit_op(KernelX86 *x, int i);
 /* Whether op's math function runs in f32 lanes (kernel_x86_math_lanes.c). */
 bool kernel_x86_is_vector_math(const KernelX86 *x, Opcode op);
 /* A reduce kernel whose one f32 accumulator sums elements loaded along the
@@ -276,9 +283,5 @@ X86Operand kernel_x86_column_acc(const KernelX86 *x, int acc, bool next);
 void kernel_x86_column_acc_copy(KernelX86 *x, bool reset);
 int kernel_x86_op_form(const KernelX86 *x, int i);
 enum { KX_COLUMN_ACC_SLOTS = 16 };
-
-/* kernel_x86.c: a listing note naming op i's HLO instruction (and its
- * op_name and source line) when it differs from *last. */
-void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last);
 
 #endif

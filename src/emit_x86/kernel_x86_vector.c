@@ -430,6 +430,16 @@ static bool emit_vector_op_value(KernelX86 *x, int i) {
   }
 }
 
+/* Every op of a kernel is emitted through here, by the driver
+ * (kernel_x86.c) and by the SIMD loops below: in the SIMD loop being
+ * emitted (x->lanes set) an op the classification made vector
+ * (kernel_x86_op_is_vector) takes its vector form, any other op its
+ * scalar code (kernel_x86_ops.c). */
+bool kernel_x86_emit_op(KernelX86 *x, int i) {
+  if (x->lanes && kernel_x86_op_is_vector(x, i)) return kernel_x86_emit_vector_op(x, i);
+  return kernel_x86_emit_scalar_op(x, i);
+}
+
 /* ---- sums (and max, min) along the innermost reduced dimension ----
  *
  * REDUCE_PARTIALS (16) partial results, whatever the ISA: partial l takes

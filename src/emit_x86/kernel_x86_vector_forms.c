@@ -1,8 +1,10 @@
 /* Which ops of a kernel run in SIMD lanes, and how (LaneForm): the
- * analysis half of the x86 SIMD code, the bottom file under the policy
+ * analysis half of the x86 SIMD code, the file under the policy
  * (kernel_x86_schedule.c), the column strategy (kernel_x86_columns.c),
  * the allocator (kernel_x86_regalloc.c) and the vector emitter
- * (kernel_x86_vector.c), which all ask it; it emits nothing.
+ * (kernel_x86_vector.c), which all ask it. It emits nothing, and asks
+ * only kernel_x86_homes.c for a type's register class and
+ * kernel_x86_math.c which math functions have a form in lanes.
  *
  * A loop kernel's ops are classified once (kernel_x86_vector_lanes: the
  * rules are kernel_x86_vector.c's header comment); a reduce or row
