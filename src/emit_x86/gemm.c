@@ -193,8 +193,10 @@ bool gemm_plan_print_listing(const GemmPlan *plan, FILE *out, Status *st) {
 
 /* ------------------------------------------------------------- blocking */
 
+/* M is cut into row tiles first (row_tile), then into blocks of m_tiles
+ * whole tiles; m_block is their most rows, m_tiles x MR. */
 typedef struct GemmBlocks {
-  int64_t m_block, m_count;
+  int64_t m_block, m_count, m_tiles;
   int64_t n_block, n_count;
   int64_t k_block, k_count;
 } GemmBlocks;
@@ -221,19 +223,38 @@ static int64_t tasks_wanted(const GemmProblem *p) {
   return by_volume >= GEMM_MIN_TASKS ? GEMM_MIN_TASKS : by_volume >= 1 ? (int64_t)by_volume : 1;
 }
 
+/* The row tiles of C's M rows: as few as MR allows, their heights evened
+ * out (128 rows are 8 tiles of 13 and 2 of 12, not 9 of 14 and one of 2).
+ * A tile of 2 rows has 4 accumulators, one multiply-add per K step on
+ * each: it waits out the FMA latency (4 cycles a step where 2 would issue
+ * its FMAs), and at M = 128 it took 7% of the run for 1.6% of the work.
+ * Tile t starts at row *row0 and has *rows rows. Which kernel height
+ * computes a row never changes its bits: every height runs the same
+ * instructions per row. */
+static int64_t row_tile_count(int64_t m, int mr) { return (m + mr - 1) / mr; }
+static int64_t row_tile_start(int64_t m, int mr, int64_t t) {
+  int64_t tiles = row_tile_count(m, mr);
+  return t * (m / tiles) + min64(t, m % tiles);
+}
+static void row_tile(int64_t m, int mr, int64_t t, int64_t *row0, int64_t *rows) {
+  *row0 = row_tile_start(m, mr, t);
+  *rows = row_tile_start(m, mr, t + 1) - *row0;
+}
+
 static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p) {
   GemmBlocks b;
-  int64_t m_max = GEMM_MC_TARGET / s->mr * s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
+  int64_t m_max_tiles = GEMM_MC_TARGET / s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
   int64_t wanted = tasks_wanted(p);
   extent_split(p->k, GEMM_KC, 1, &b.k_block, &b.k_count);
   for (;;) {
-    extent_split(p->m, m_max, s->mr, &b.m_block, &b.m_count);
+    extent_split(row_tile_count(p->m, s->mr), m_max_tiles, 1, &b.m_tiles, &b.m_count);
+    b.m_block = b.m_tiles * s->mr;
     extent_split(p->n, n_max, s->nr, &b.n_block, &b.n_count);
     if (p->batch * b.m_count * b.n_count >= wanted) break;
     /* Halve a block while both halves keep at least two tiles: M's first,
      * since B is packed once for all row blocks while every column block
      * packs its own copy of A. */
-    if (b.m_block >= 4 * s->mr) m_max = round_up(b.m_block / 2, s->mr);
+    if (b.m_tiles >= 4) m_max_tiles = (b.m_tiles + 1) / 2;
     else if (b.n_block >= 4 * s->nr) n_max = round_up(b.n_block / 2, s->nr);
     else break;
   }
@@ -296,7 +317,7 @@ static int64_t lanes_transpose4(float *restrict dst, const float *restrict src, 
  * the run); the 2 rows of a 14-row panel past its three groups of 4 take
  * the same path. Only moves floats, so the panel holds the same bits. */
 static void panel_pack_transposed(float *restrict dst, const float *restrict src, int64_t lane_stride,
-                                  int lanes, int width, int64_t depth, int64_t readable_lanes) {
+                                  int lanes, int width, int64_t depth, int64_t readable_lanes, bool zero_padding) {
   enum { PREFETCH_LANES_AHEAD = 8 };  /* two groups: about a memory latency of work */
   for (int l = 0; l < lanes; l += 4) {
     int count = lanes - l < 4 ? lanes - l : 4;
@@ -311,21 +332,26 @@ static void panel_pack_transposed(float *restrict dst, const float *restrict src
     for (; d < depth; d++)
       for (int i = 0; i < count; i++) dst[d * width + l + i] = src[(l + i) * lane_stride + d];
   }
-  for (int64_t d = 0; d < depth && lanes < width; d++)
+  for (int64_t d = 0; d < depth && lanes < width && zero_padding; d++)
     memset(dst + d * width + lanes, 0, (size_t)(width - lanes) * sizeof *dst);
 }
 
 /* Copies a panel of `width` lanes by `depth` steps into dst[step*width +
- * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and the
- * lanes from `lanes` up to width are zero. Contiguous lanes (row-major B,
+ * lane]; lane l at step d is src[l*lane_stride + d*depth_stride], and with
+ * zero_padding the lanes from `lanes` up to width are zero (a B panel's:
+ * the kernel loads whole rows of B; an A panel's extra rows are never read,
+ * a tile of r rows running the kernel of r rows, and zeroing them, a libc
+ * call of 4 bytes per step under a 13-row tile, took 3% of 128 x 3072 x
+ * 768). Contiguous lanes (row-major B,
  * column-major A) are one memcpy per step; contiguous steps (row-major A)
  * a transpose, which prefetches the lanes that follow in the same block
  * (readable_lanes counts them from the first, this panel's included);
  * otherwise each float is gathered on its own. */
 static void panel_pack(float *restrict dst, const float *restrict src, int64_t lane_stride,
-                       int64_t depth_stride, int lanes, int width, int64_t depth, int64_t readable_lanes) {
+                       int64_t depth_stride, int lanes, int width, int64_t depth, int64_t readable_lanes,
+                       bool zero_padding) {
   if (depth_stride == 1 && lane_stride != 1) {
-    panel_pack_transposed(dst, src, lane_stride, lanes, width, depth, readable_lanes);
+    panel_pack_transposed(dst, src, lane_stride, lanes, width, depth, readable_lanes, zero_padding);
     return;
   }
   for (int64_t d = 0; d < depth; d++) {
@@ -336,7 +362,7 @@ static void panel_pack(float *restrict dst, const float *restrict src, int64_t l
     } else {
       for (int l = 0; l < lanes; l++) to[l] = from[l * lane_stride];
     }
-    for (int l = lanes; l < width; l++) to[l] = 0.0f;
+    for (int l = lanes; l < width && zero_padding; l++) to[l] = 0.0f;
   }
 }
 
@@ -419,7 +445,7 @@ static void b_pack_task_run(void *context, int64_t index) {
       continue;
     }
     panel_pack(panel, src + j * p->b_col_stride, p->b_col_stride, p->b_row_stride, (int)(next - j), nr, kc,
-               n_end - j);
+               n_end - j, true);
   }
 }
 
@@ -428,6 +454,7 @@ static void b_pack_task_run(void *context, int64_t index) {
 /* The part of one task's work that one K block covers. */
 typedef struct MacroTile {
   int64_t batch, m0, n0, mc, nc, kc;
+  int64_t tile0, tiles;   /* its row tiles (row_tile) */
   float *c;               /* C[batch][m0, n0] */
   const float *b_block;   /* the packed K block of B */
   const float *b_rows;    /* B[batch][k0, 0] when B is read in place, else NULL */
@@ -438,14 +465,17 @@ typedef struct MacroTile {
 static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, float *a_pack) {
   const GemmProblem *p = call->problem;
   int mr = call->plan->shape->mr;
-  for (int64_t i = 0; i < t->mc; i += mr) {
-    int rows = (int)min64(mr, t->mc - i);
+  for (int64_t tile = 0; tile < t->tiles; tile++) {
+    int64_t i, rows;
+    row_tile(p->m, mr, t->tile0 + tile, &i, &rows);
+    i -= t->m0;
+    float *panel = a_pack + tile * mr * t->kc;
     if (p->a_pack) {
-      p->a_pack(p->a_pack_context, t->batch, t->m0 + i, rows, mr, k0, t->kc, a_pack + i * t->kc);
+      p->a_pack(p->a_pack_context, t->batch, t->m0 + i, (int)rows, mr, k0, t->kc, panel);
       continue;
     }
     const float *a = p->a + t->batch * p->a_batch_stride + (t->m0 + i) * p->a_row_stride + k0 * p->a_col_stride;
-    panel_pack(a_pack + i * t->kc, a, p->a_row_stride, p->a_col_stride, rows, mr, t->kc, t->mc - i);
+    panel_pack(panel, a, p->a_row_stride, p->a_col_stride, (int)rows, mr, t->kc, t->mc - i, false);
   }
 }
 
@@ -486,9 +516,11 @@ static void macro_tile_multiply(const GemmCall *call, const MacroTile *t, const 
     }
     int64_t a_row_stride = call->problem->a_row_stride, a_row_bytes = a_row_stride * (int64_t)sizeof(float);
     GemmKernelFn *const *kernels = plan->kernels[kernel_kind(false, t->a_rows, false)];
-    for (int64_t i = 0; i < t->mc; i += sh->mr) {
-      int64_t rows = min64(sh->mr, t->mc - i);
-      const float *a_panel = t->a_rows ? t->a_rows + i * a_row_stride : a_pack + i * t->kc;
+    for (int64_t tile = 0; tile < t->tiles; tile++) {
+      int64_t i, rows;
+      row_tile(call->problem->m, sh->mr, t->tile0 + tile, &i, &rows);
+      i -= t->m0;
+      const float *a_panel = t->a_rows ? t->a_rows + i * a_row_stride : a_pack + tile * sh->mr * t->kc;
       float *c = t->c + i * ldc + j;
       if (cols == sh->nr)
         kernels[rows](t->kc, a_panel, b_panel, c, ldc * (int64_t)sizeof(float), !t->first_k, b_step, 0,
@@ -510,9 +542,11 @@ static void gemm_task_run(void *context, int64_t index) {
   int64_t local = index / per_batch;
   MacroTile t;
   t.batch = call->batch0 + local;
-  t.m0 = rest / b->n_count * b->m_block;
+  t.tile0 = rest / b->n_count * b->m_tiles;
+  t.tiles = min64(b->m_tiles, row_tile_count(p->m, call->plan->shape->mr) - t.tile0);
+  t.m0 = row_tile_start(p->m, call->plan->shape->mr, t.tile0);
   t.n0 = rest % b->n_count * b->n_block;
-  t.mc = min64(b->m_block, p->m - t.m0);
+  t.mc = row_tile_start(p->m, call->plan->shape->mr, t.tile0 + t.tiles) - t.m0;
   t.nc = min64(b->n_block, p->n - t.n0);
   t.c = p->c + t.batch * p->c_batch_stride + t.m0 * p->c_row_stride + t.n0;
   GemmScratch *s = scratch_acquire(call);
@@ -625,16 +659,24 @@ static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
  * is read as fast at its own row stride, and there the copy was pure cost:
  * a sixth of an LSTM cell's run (libc's memmove, called per panel row, in
  * the profile); reading in place made the cell 10% faster, a 256 x 784 x
- * 512 product 2-4%. A larger B (9 MiB: 128 x 768 · 768 x 3072) comes from
- * memory, a new 4 KiB page every row, which the hardware prefetchers do not
- * follow: packed, it streams, and reading in place measured 1.5x slower.
+ * 512 product 2-4%. A larger B (9 MiB: 128 x 3072 · 3072 x 768) comes from
+ * memory, a new 4 KiB page every row or so, which the hardware prefetchers
+ * do not follow: without help, reading it in place measured 1.5x slower
+ * than packing. The avx512 kernel helps: each K step prefetches the same
+ * row of the next panel, NR floats on (gemm_kernel.c), so a panel has
+ * arrived by the time the kernels move to it, and packing (17% of that
+ * product's run, memory-bound: B read, written and read again) is gone:
+ * in place, 128 x 3072 x 768 ran 1.25x faster, 512 x 768 x 768 1.05x,
+ * 2048^3 (B rows 8 KiB apart) 1.01x (thread CPU time, medians). Below
+ * avx512 the kernels do not prefetch, and B reads in place up to 2 MiB.
  * Needs B's columns contiguous (row-major B), so that a row of a panel is
  * NR floats in a row. The same FMAs in the same order either way: the
  * choice cannot change a bit of C. */
-static bool b_in_place_pays(const GemmProblem *p) {
+static bool b_in_place_pays(const GemmPlan *plan, const GemmProblem *p) {
   enum { B_IN_PLACE_MAX_BYTES = 2 << 20 };
   /* by the layout alone, not the address: the dump asks before a run */
-  return p->b_col_stride == 1 && !p->b_pack && (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
+  bool fits = (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
+  return p->b_col_stride == 1 && !p->b_pack && (fits || plan->shape->level == CPU_LEVEL_AVX512);
 }
 
 /* The leading edge tile's columns that put every full tile of C on whole
@@ -656,7 +698,7 @@ enum { GEMM_LINE_FLOATS = 16, GEMM_SHORT_K = 64 };
 static bool column_lead_fits(const GemmPlan *plan, const GemmProblem *p, const GemmBlocks *b) {
   bool rows_share_offset = p->c_row_stride % GEMM_LINE_FLOATS == 0 &&
                            (p->batch == 1 || p->c_batch_stride % GEMM_LINE_FLOATS == 0);
-  return plan->kernels[kernel_kind(true, false, false)][1] && b_in_place_pays(p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
+  return plan->kernels[kernel_kind(true, false, false)][1] && b_in_place_pays(plan, p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
          rows_share_offset;
 }
 
@@ -729,7 +771,7 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
                                     (int)min64(threads, call.group * b->m_count * b->n_count),
                                     (size_t)(b->m_block * b->k_block));
   call.b_packed = align64(w->b_memory);
-  call.b_in_place = b_in_place_pays(p);
+  call.b_in_place = b_in_place_pays(plan, p);
   call.a_in_place = a_in_place_pays(plan, p);
   call.column_lead = column_lead(plan, p, b);
   call.scratch = w->scratch;
@@ -760,13 +802,16 @@ void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *
   int64_t group = products_per_group(p, p->k * round_up(p->n, s->nr));
   strbuf_printf(sb, "micro-kernel %dx%d (%s: %d vectors of %d f32 lanes, %d accumulators, K unrolled %d); ", s->mr,
                 s->nr, cpu_level_name(s->level), s->vectors, s->lanes, s->mr * s->vectors, s->unroll);
-  strbuf_printf(sb, "blocks MC %lld x NC %lld x KC %lld; ", (long long)b.m_block, (long long)b.n_block,
+  int64_t tiles = row_tile_count(p->m, s->mr), shortest = p->m / tiles;
+  strbuf_printf(sb, "M in %lld row tiles of %lld", (long long)tiles, (long long)shortest);
+  if (p->m % tiles) strbuf_printf(sb, " to %lld", (long long)shortest + 1);
+  strbuf_printf(sb, " rows; blocks MC %lld x NC %lld x KC %lld; ", (long long)b.m_block, (long long)b.n_block,
                 (long long)b.k_block);
   strbuf_printf(sb, "%lld tasks (%lld x %lld macro tiles x %lld products), each running its K blocks in order; ",
                 (long long)(p->batch * b.m_count * b.n_count), (long long)b.m_count, (long long)b.n_count,
                 (long long)p->batch);
-  if (b_in_place_pays(p))
-    strbuf_printf(sb, "B read where it lies (row-major, at most 2 MiB)");
+  if (b_in_place_pays(plan, p))
+    strbuf_printf(sb, "B read where it lies (row-major%s)", s->level == CPU_LEVEL_AVX512 ? ", the next panel prefetched" : ", at most 2 MiB");
   else
     strbuf_printf(sb, "B %s into %dx%lld panels, %lld product%s at a time", p->b_pack ? "computed" : "packed", s->nr,
                   (long long)b.k_block, (long long)group, group == 1 ? "" : "s");

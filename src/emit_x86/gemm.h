@@ -62,7 +62,9 @@ typedef struct GemmKernelShape {
  *   a_row_bytes read only by the A-in-place kernels: a_panel is then
  *               A[row0][k0] of a row-major A, its rows this many bytes
  *               apart, instead of a packed panel
- * Every float of the panels is read, so edge panels are zero-padded. */
+ * Every float of a B panel's row is read, so B's edge panels are
+ * zero-padded; of A's panel, only the first `rows` values of a step (the
+ * variant's rows), so A's panels need no padding. */
 typedef void GemmKernelFn(int64_t kc, const float *a_panel, const float *b_panel, float *c,
                           int64_t c_row_bytes, int64_t accumulate, int64_t b_step_bytes, int64_t column_mask,
                           int64_t a_row_bytes);

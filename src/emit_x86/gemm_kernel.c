@@ -23,9 +23,11 @@
  *
  * B's rows are b_step_bytes apart: NR floats in a packed panel, or B's own
  * row stride when the kernel reads a row-major B where it lies (gemm.c
- * does that for short products, where packing B would cost more than the
- * multiply saves). rdx steps by that register once per K step, an add
- * beside 28 FMAs.
+ * does that where packing B would cost more than the multiply saves: on
+ * avx512 for every row-major B). rdx steps by that register once per K
+ * step, an add beside 28 FMAs. The full-width avx512 kernels also
+ * prefetch, each K step, the row of the panel NR columns on, which a B read
+ * in place needs next (prefetches_next_panel).
  *
  * A tile at C's right edge, with fewer than NR columns to write: on avx512
  * a second set of kernels stores (and, when adding, loads) C under lane
@@ -108,6 +110,17 @@ static X86Operand a_in_place_element(int i, int step) {
   }
 }
 
+/* Whether a kernel prefetches, each K step, the B row NR floats on: the
+ * same row of the next panel when B is read where it lies (gemm.c,
+ * b_in_place_pays), where a large B's rows come from memory a page or so
+ * apart and the hardware prefetchers do not follow; in a packed panel it
+ * is the next step's row, already on its way, and the two prefetches cost
+ * two load slots beside 16 loads and 28 FMAs. The full-width avx512
+ * kernels only: a column-masked tile is C's last, with no panel after it. */
+static bool prefetches_next_panel(const GemmKernelShape *s, GemmKernelVariant variant) {
+  return s->level == CPU_LEVEL_AVX512 && s->vectors == 2 && !variant.column_masked;
+}
+
 /* C tile += one row of A's panel (broadcast) times one row of B's panel, for
  * the tile's first `rows` rows: K step `step` of the unrolled loop, addressed
  * by displacement from rsi (or A's rows in place) and rdx. */
@@ -116,6 +129,9 @@ static void emit_k_step(X86Buffer *cb, const GemmKernelShape *s, GemmKernelVaria
   for (int v = 0; v < s->vectors; v++)
     x86_emit(cb, is_vex(s) ? X86_VMOVUPS : X86_MOVUPS, x86_reg(b_reg(s, v)),
              x86_mem(vector_bytes(s), X86_RDX, v * vector_bytes(s)));
+  if (prefetches_next_panel(s, variant))
+    for (int line = 0; line < s->nr * 4; line += 64)
+      x86_emit(cb, X86_PREFETCHT0, x86_mem(1, X86_RDX, s->nr * 4 + line));
   x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_reg(X86_R10));
   for (int i = 0; i < rows; i++) {
     X86Operand a_elem = variant.a_in_place ? a_in_place_element(i, step) : x86_mem(4, X86_RSI, a_disp + i * 4);

@@ -226,7 +226,8 @@ TEST(gemm_epilogue_sees_each_finished_element_exactly_once) {
  * rows N + 5 apart), K spans several K blocks, N ends in a partial panel,
  * and the two products of the batch have their own B. */
 TEST(gemm_reading_b_in_place_gives_the_bits_of_packed_b) {
-  static const int64_t sizes[][3] = {{64, 1000, 300}, {45, 77, 513}, {300, 40, 20}};
+  /* the first is 2.4 MiB of B: read in place only where the kernel prefetches */
+  static const int64_t sizes[][3] = {{20, 2100, 300}, {64, 1000, 300}, {45, 77, 513}, {300, 40, 20}};
   for (int l = 0; l < LEVEL_COUNT; l++) {
     GemmPlan *plan = plan_for_level(all_levels[l]);
     if (!plan) continue;
@@ -358,6 +359,12 @@ TEST(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes) {
     {128, 128, 128, "A read where it lies"},
     {256, 256, 512, "A packed (transposed)"},   /* rows 2 KiB apart */
     {128, 1024, 128, "A packed (transposed)"},  /* wider than 512 */
+    /* 9 MiB of B, read where it lies: the kernel prefetches the next panel */
+    {128, 768, 3072, "B read where it lies (row-major, the next panel prefetched)"},
+    /* M = 128 is 10 tiles of MR = 14 at most: heights evened out, no tile of 2 */
+    {128, 768, 3072, "M in 10 row tiles of 12 to 13 rows"},
+    {1024, 1024, 1024, "M in 74 row tiles of 13 to 14 rows"},
+    {140, 64, 64, "M in 10 row tiles of 14 rows"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     GemmProblem p = {.batch = 1, .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .a_row_stride = cases[i].k,
