@@ -86,6 +86,7 @@ typedef struct ConvDirect {
   /* Element strides: input (batch, feature, y, x), kernel (out, in, y, x),
    * output (batch, feature, y, x); y strides are 0 for one spatial dim. */
   int64_t in_stride[4], kernel_stride[4], out_stride[4];
+  ConvGather *gather;          /* for the taps in padding (conv_padding_taps_fix) */
 } ConvDirect;
 
 /* ------------------------------------------------------------ the kernel */
@@ -287,6 +288,7 @@ static void conv_direct_block(ConvDirect *d) {
 static void conv_direct_free(void *state) {
   ConvDirect *d = state;
   jit_code_free(&d->code);
+  mem_free(d->gather);
   mem_free(d);
 }
 
@@ -446,6 +448,8 @@ static bool conv_direct_call(const CpuStep *step, void *const *buffers, ThreadPo
   }
   weights_pack(&r);
   thread_pool_run(pool, d->batch * d->tasks_per_image, conv_task, &r);
+  /* The kernel multiplied the taps in padding by the zeros there. */
+  if (conv_padding_fix_needed(d->gather, r.kernel)) conv_padding_taps_fix(d->gather, r.in, r.kernel, r.out, pool);
   for (int i = 0; i < 2 * r.scratch_count; i++) mem_free(memory[i]);
   mem_free(memory);
   mem_free(r.scratch);
@@ -458,15 +462,16 @@ bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruct
   *added = false;
   if (!conv_direct_applies(conv, plan, &c->p->cpu)) return true;
   ConvDirect *d = mem_calloc(1, sizeof *d);
+  d->gather = conv_gather_create(conv, plan);
   conv_direct_describe(d, conv, plan);
   conv_direct_block(d);
   /* The taps' displacements must fit the instructions' 32 bits. */
   if ((double)d->band_plane * 4 > (double)INT32_MAX) {
-    mem_free(d);
+    conv_direct_free(d);
     return true;
   }
   if (lhs < 0 || rhs < 0 || out < 0) {
-    mem_free(d);
+    conv_direct_free(d);
     return cpu_refuse(c, inst, "a convolution operand the plan does not place");
   }
   if (!conv_direct_compile(d, c->st)) {
