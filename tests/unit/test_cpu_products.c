@@ -291,6 +291,15 @@ static const char *const direct_conv_cases[] = {
     "  ROOT c = f32[1,3,8,9] convolution(x, w), window={size=3x3 pad=3_3x3_3}, dim_labels=bf01_oi01->bf01",
     "x = f32[2,3,6,6] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
     "  ROOT c = f32[2,4,6,6]{3,2,0,1} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+    /* "same" windows read the input in place: many tiles, so that some
+     * hold their column masks in k registers; dilated; 1-D. */
+    "x = f32[2,5,20,24] parameter(0)\n  w = f32[11,5,3,3] parameter(1)\n"
+    "  ROOT c = f32[2,11,20,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+    "x = f32[1,4,17,30] parameter(0)\n  w = f32[8,4,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,8,17,30] convolution(x, w), window={size=3x3 pad=2_2x2_2 rhs_dilate=2x2}, "
+    "dim_labels=bf01_oi01->bf01",
+    "x = f32[2,6,90] parameter(0)\n  w = f32[9,6,3] parameter(1)\n"
+    "  ROOT c = f32[2,9,90] convolution(x, w), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0",
 };
 
 /* Compiles text at 1 thread: how many direct convolution steps its
