@@ -75,9 +75,13 @@ enum { CONV_PRODUCTS_PER_RUN = 192 };
  *   out       the tile's first output; output feature rows out_row_bytes apart
  *   accumulate  0: out = the sum; otherwise out = out + the sum
  *   masks     reading the input in place: the tile's masks, per tap, per
- *             vector, the lanes whose tap lies inside the input */
+ *             vector, the lanes whose tap lies inside the input
+ *   result    NULL, or where out + the sum goes instead of out (the last
+ *             run of a tile that writes the result itself): rows
+ *             result_row_bytes apart, 64-byte aligned, streamed */
 typedef void ConvKernelFn(int64_t features, const float *weights, const float *input, float *out,
-                          int64_t out_row_bytes, int64_t plane_bytes, int64_t accumulate, const uint16_t *masks);
+                          int64_t out_row_bytes, int64_t plane_bytes, int64_t accumulate, const uint16_t *masks,
+                          float *result, int64_t result_row_bytes);
 
 /* How a kernel reads its taps: from a padded plane (every load plain);
  * in place with the masks of the tap's column held in k registers (a tile
@@ -124,6 +128,7 @@ typedef struct ConvKernelShape {
   int64_t tap_offset[CONV_MAX_TAPS];   /* floats from the tile's first position */
   int64_t taps, window_w;
   ConvReads reads;
+  bool stream;   /* the result is written past the caches */
   /* CONV_READS_COLUMN_MASKS: per column, 0 (no mask) or the first of its
    * CONV_VECTORS k registers. */
   int column_mask[CONV_MAX_TAPS];
@@ -157,21 +162,26 @@ static void conv_kernel_taps_emit(X86Buffer *cb, const ConvKernelShape *k) {
 }
 
 /* Writes the tile through rcx (rows r8 bytes apart), adding what is there
- * first with add. */
-static void conv_tile_store_emit(X86Buffer *cb, bool add) {
+ * first with add; with to_result, the sum goes instead to the result
+ * through rax (rows r9 bytes apart), past the caches with stream (then
+ * 64-byte aligned). */
+static void conv_tile_store_emit(X86Buffer *cb, bool add, bool to_result, bool stream) {
   for (int i = 0; i < CONV_MR; i++) {
     for (int v = 0; v < CONV_VECTORS; v++) {
       X86Reg acc = conv_accumulator(i, v);
       if (add) x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), x86_mem(64, X86_RCX, v * 64));
-      x86_emit(cb, X86_VMOVUPS, x86_mem(64, X86_RCX, v * 64), x86_reg(acc));
+      X86Operand to = x86_mem(64, to_result ? X86_RAX : X86_RCX, v * 64);
+      x86_emit(cb, to_result && stream ? X86_VMOVNTPS : X86_VMOVUPS, to, x86_reg(acc));
     }
     if (i + 1 < CONV_MR) x86_emit(cb, X86_ADD, x86_reg(X86_RCX), x86_reg(X86_R8));
+    if (i + 1 < CONV_MR && to_result) x86_emit(cb, X86_ADD, x86_reg(X86_RAX), x86_reg(X86_R9));
   }
 }
 
 /* Registers: rdi features (counts down), rsi weights, rdx input, rcx out,
  * r8 out_row_bytes, r9 plane_bytes, r10 accumulate and r11 masks (the 7th
- * and 8th arguments, from the stack), k1..k6 masks. All caller-saved: no
+ * and 8th arguments, from the stack), k1..k6 masks; at the store, rax
+ * result and r9 result_row_bytes (the 9th and 10th). All caller-saved: no
  * prologue. */
 static bool conv_kernel_emit(X86Buffer *cb, const ConvKernelShape *k) {
   static const char *const reads[CONV_KERNELS] = {"from padded planes", "in place, column masks in k registers",
@@ -203,13 +213,27 @@ static bool conv_kernel_emit(X86Buffer *cb, const ConvKernelShape *k) {
   x86_emit(cb, X86_DEC, x86_reg(X86_RDI));
   x86_emit(cb, X86_JNE, x86_rel(loop));
   x86_label_bind(cb, store);
-  x86_listing_note(cb, "store the tile, one output feature's positions per row: out + sum when accumulate");
+  X86Label final = x86_label_new(cb), final_overwrite = x86_label_new(cb);
+  x86_listing_note(cb, "store the tile, one output feature's positions per row: out + sum when accumulate; "
+                       "or (out + sum) into the result, streamed");
+  x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_mem(8, X86_RSP, 24));
+  x86_emit(cb, X86_TEST, x86_reg(X86_RAX), x86_reg(X86_RAX));
+  x86_emit(cb, X86_JNE, x86_rel(final));
   x86_emit(cb, X86_TEST, x86_reg(X86_R10), x86_reg(X86_R10));
   x86_emit(cb, X86_JE, x86_rel(overwrite));
-  conv_tile_store_emit(cb, true);
+  conv_tile_store_emit(cb, true, false, false);
   x86_emit(cb, X86_JMP, x86_rel(done));
   x86_label_bind(cb, overwrite);
-  conv_tile_store_emit(cb, false);
+  conv_tile_store_emit(cb, false, false, false);
+  x86_emit(cb, X86_JMP, x86_rel(done));
+  x86_label_bind(cb, final);
+  x86_emit(cb, X86_MOV, x86_reg(X86_R9), x86_mem(8, X86_RSP, 32));
+  x86_emit(cb, X86_TEST, x86_reg(X86_R10), x86_reg(X86_R10));
+  x86_emit(cb, X86_JE, x86_rel(final_overwrite));
+  conv_tile_store_emit(cb, true, true, k->stream);
+  x86_emit(cb, X86_JMP, x86_rel(done));
+  x86_label_bind(cb, final_overwrite);
+  conv_tile_store_emit(cb, false, true, k->stream);
   x86_label_bind(cb, done);
   x86_emit0(cb, X86_VZEROUPPER);
   x86_emit0(cb, X86_RET);
@@ -220,7 +244,7 @@ static bool conv_kernel_emit(X86Buffer *cb, const ConvKernelShape *k) {
  * position reads itself at tap (pad_top, pad_left) of an undilated window:
  * a tap's offset is its shift from there. */
 static ConvKernelShape conv_kernel_shape(const ConvDirect *d, ConvReads reads) {
-  ConvKernelShape k = {.taps = d->taps, .window_w = d->window_w, .reads = reads};
+  ConvKernelShape k = {.taps = d->taps, .window_w = d->window_w, .reads = reads, .stream = d->stream};
   int64_t origin = d->in_place ? d->pad_top * d->row + d->pad_left : 0;
   for (int64_t ty = 0; ty < d->window_h; ty++)
     for (int64_t tx = 0; tx < d->window_w; tx++)
@@ -433,6 +457,7 @@ typedef struct ConvRun {
   float *out, *weights;   /* weights packed: [out block][feature][tap][CONV_MR] */
   ConvScratch *scratch;
   int scratch_count;
+  bool writes_result;     /* conv_writes_result */
 } ConvRun;
 
 static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
@@ -498,10 +523,11 @@ static void floats_stream(float *restrict dst, const float *restrict src, int64_
 
 /* The real outputs among flat positions first.. (count of them) of image n,
  * from the scratch rows to the result. */
-static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t count, const float *scratch) {
+static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t count, const float *scratch,
+                         int64_t first_feature) {
   const ConvDirect *d = r->d;
   const int64_t *os = d->out_stride;
-  for (int64_t o = 0; o < d->out_features; o++)
+  for (int64_t o = first_feature; o < d->out_features; o++)
     for (int64_t q = first; q < first + count;) {
       int64_t y = q / d->row, x = q % d->row, run = d->row - x < first + count - q ? d->row - x : first + count - q;
       if (y >= d->out_h) break;
@@ -513,6 +539,17 @@ static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t cou
       else for (int64_t i = 0; i < real; i++) to[i * os[3]] = from[i];
       q += run;
     }
+}
+
+/* Whether the kernels write their tiles into the result themselves rather
+ * than into scratch rows copied out after: read in place (so a flat
+ * position is the result's own) into contiguous rows; for the streaming
+ * stores of a result larger than the caches, every output feature's
+ * positions 64-byte aligned. */
+static bool conv_writes_result(const ConvDirect *d, const float *out) {
+  const int64_t *os = d->out_stride;
+  bool aligned = (uintptr_t)out % 64 == 0 && os[0] % 16 == 0 && os[1] % 16 == 0;
+  return d->in_place && os[3] == 1 && (d->out_h == 1 || os[2] == d->out_w) && (!d->stream || aligned);
 }
 
 static ConvScratch *scratch_acquire(const ConvRun *r) {
@@ -541,9 +578,15 @@ static void conv_task(void *context, int64_t index) {
     /* The kernel's last load ends inside the band (it reads no further). */
     assert(first - first_row * d->row + tiles * CONV_TILE + d->tap_reach <= d->band_rows * d->row);
   }
+  /* The blocks of CONV_MR real output features whose tiles, all of them
+   * real positions, the kernel's last run writes into the result itself. */
+  const int64_t *os = d->out_stride;
+  bool whole = (first_tile + tiles) * CONV_TILE <= d->out_h * d->out_w;
+  int64_t result_blocks = r->writes_result && whole ? d->out_features / CONV_MR : 0;
   for (int64_t b = 0; b < d->out_blocks; b++) {
     const float *weights = r->weights + b * d->features * d->taps * CONV_MR;
     float *out = s->out + b * CONV_MR * d->scratch_row;
+    float *result = b < result_blocks ? r->out + n * os[0] + b * CONV_MR * os[1] + first : NULL;
     for (int64_t t = 0; t < tiles; t++) {
       int64_t tile = first_tile + t;
       ConvKernelFn *kernel = d->kernel[CONV_READS_PADDED];
@@ -554,12 +597,13 @@ static void conv_task(void *context, int64_t index) {
       }
       for (int64_t c = 0; c < d->features; c += d->features_per_run) {
         int64_t count = d->features - c < d->features_per_run ? d->features - c : d->features_per_run;
+        bool last = c + count == d->features;
         kernel(count, weights + c * d->taps * CONV_MR, input + c * plane + t * CONV_TILE, out + t * CONV_TILE,
-               d->scratch_row * 4, plane * 4, c > 0, masks);
+               d->scratch_row * 4, plane * 4, c > 0, masks, last && result ? result + t * CONV_TILE : NULL, os[1] * 4);
       }
     }
   }
-  outputs_copy(r, n, first, tiles * CONV_TILE, s->out);
+  outputs_copy(r, n, first, tiles * CONV_TILE, s->out, result_blocks * CONV_MR);
 #if defined(__SSE2__)
   _mm_sfence();  /* the streamed stores reach memory before the task is seen done */
 #endif
@@ -586,6 +630,7 @@ static bool conv_direct_call(const CpuStep *step, void *const *buffers, ThreadPo
     atomic_init(&r.scratch[i].busy, false);
   }
   weights_pack(&r);
+  r.writes_result = conv_writes_result(d, r.out);
   thread_pool_run(pool, d->batch * d->tasks_per_image, conv_task, &r);
   /* The kernel multiplied the taps in padding by the zeros there. */
   if (conv_padding_fix_needed(d->gather, r.kernel)) conv_padding_taps_fix(d->gather, r.in, r.kernel, r.out, pool);

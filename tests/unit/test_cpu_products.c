@@ -300,6 +300,10 @@ static const char *const direct_conv_cases[] = {
     "dim_labels=bf01_oi01->bf01",
     "x = f32[2,6,90] parameter(0)\n  w = f32[9,6,3] parameter(1)\n"
     "  ROOT c = f32[2,9,90] convolution(x, w), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0",
+    /* Whole tiles of whole blocks are written into the result by the
+     * kernel's last run, after a first run's partial sums. */
+    "x = f32[1,40,16,24] parameter(0)\n  w = f32[16,40,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,16,16,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
 };
 
 /* Compiles text at 1 thread: how many direct convolution steps its
