@@ -377,6 +377,21 @@ ENTRY main {
 HLO
 expect_run check_every_instruction 0 "check: 2 instructions match the evaluator's on the same inputs" --backend cpu --check --seed 1 "$dot_hlo"
 AXLE_TEST_CORRUPT_STEP=d expect_run check_names_a_wrong_instruction 1 "d (jit(f)/dot_general at model.py:21) is the first instruction whose result differs" --backend cpu --check --seed 1 "$dot_hlo"
+# A sum's rounding grows with its terms (sum_rounding_allowance in
+# executable.c): a convolution of 18,432 products per output, summed in
+# another order than the evaluator's, is within --check's tolerance (one
+# element of 576 was not while the allowance ignored the terms).
+long_sum_hlo=$t/check_long_sum.hlo
+cat >"$long_sum_hlo" <<'HLO'
+HloModule check_long_sum
+
+ENTRY main {
+  x = f32[1,2048,6,6] parameter(0)
+  w = f32[16,2048,3,3] parameter(1)
+  ROOT c = f32[1,16,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+}
+HLO
+expect_run check_allows_for_the_rounding_of_long_sums 0 "check: cpu matches the evaluator" --backend cpu --check --seed 1 "$long_sum_hlo"
 # A wrong value read by later instructions is named alone: each is checked
 # on the inputs the compiled code gave it, so the dot after it passes.
 AXLE_TEST_CORRUPT_STEP=fusion.negate expect_run check_names_the_first_wrong_instruction 1 "fusion.negate (jit(f)/neg at model.py:20) is the first instruction whose result differs" --backend cpu --check --seed 1 "$dot_hlo"

@@ -21,6 +21,16 @@
  * padding and the next row's left padding are the same zeros, read through
  * the wrap from one flat row into the next.
  *
+ * Where the input's rows are as long as the result's (a "same" window,
+ * the input's positions innermost and rows contiguous), the planes need
+ * no copy: with S = W, the flat positions are the input's own, and a tap
+ * that would read across a row end or above or below the image is a
+ * masked load instead ({z}: those lanes read 0, and nothing outside the
+ * input is touched). The masks depend on the tile: for most tiles only on
+ * the tap's column (the first and last columns of a row), and those few
+ * masks stay in k registers for the whole sum; the tiles at the top and
+ * bottom of the image load each tap's mask beside its loads.
+ *
  * The micro-kernel (JIT, axle's assembler) keeps an MR x (V*16) tile of the
  * result in zmm registers, MR output features by V*16 flat positions: per
  * input feature and tap it loads V vectors of P and broadcasts MR weights,
@@ -60,16 +70,36 @@ enum { CONV_PRODUCTS_PER_RUN = 192 };
 /* The generated code's signature (System V):
  *   features  input features to sum over (the loop count)
  *   weights   per feature, per tap, CONV_MR floats (one per output feature)
- *   input     the padded plane of feature 0 at the tile's first position;
- *             feature c's is plane_bytes further on for each c
+ *   input     the plane of feature 0 (padded, or the input itself) at the
+ *             tile's first position; feature c's is plane_bytes further on
  *   out       the tile's first output; output feature rows out_row_bytes apart
- *   accumulate  0: out = the sum; otherwise out = out + the sum */
+ *   accumulate  0: out = the sum; otherwise out = out + the sum
+ *   masks     reading the input in place: the tile's masks, per tap, per
+ *             vector, the lanes whose tap lies inside the input
+ *   result    NULL, or where out + the sum goes instead of out (the last
+ *             run of a tile that writes the result itself): rows
+ *             result_row_bytes apart, 64-byte aligned, streamed */
 typedef void ConvKernelFn(int64_t features, const float *weights, const float *input, float *out,
-                          int64_t out_row_bytes, int64_t plane_bytes, int64_t accumulate);
+                          int64_t out_row_bytes, int64_t plane_bytes, int64_t accumulate, const uint16_t *masks,
+                          float *result, int64_t result_row_bytes);
+
+/* How a kernel reads its taps: from a padded plane (every load plain);
+ * in place with the masks of the tap's column held in k registers (a tile
+ * whose masks depend on the column only); in place loading each tap's
+ * masks in the loop (any tile). */
+typedef enum ConvReads { CONV_READS_PADDED, CONV_READS_COLUMN_MASKS, CONV_READS_TAP_MASKS } ConvReads;
+enum { CONV_KERNELS = 3 };
+/* In place, the columns whose taps shift the read (all but one column of
+ * a "same" window): their masks fill k1..k6. */
+enum { CONV_MAX_SHIFTED_COLUMNS = 2 };
 
 typedef struct ConvDirect {
   JitCode code;
-  ConvKernelFn *kernel;
+  ConvKernelFn *kernel[CONV_KERNELS];   /* by ConvReads */
+  bool in_place;               /* the input is read where it lies, masked */
+  uint16_t *masks;             /* in place: per tile, per tap, per vector */
+  bool *column_masks_only;     /* in place: per tile, its masks depend on the column only */
+  int64_t shifted_columns[CONV_MAX_SHIFTED_COLUMNS], shifted_count;
   int64_t batch, features, out_features, out_blocks, taps;
   int64_t in_h, in_w, out_h, out_w, window_h, window_w;
   int64_t pad_top, pad_left, dilate_h, dilate_w;
@@ -86,19 +116,40 @@ typedef struct ConvDirect {
   /* Element strides: input (batch, feature, y, x), kernel (out, in, y, x),
    * output (batch, feature, y, x); y strides are 0 for one spatial dim. */
   int64_t in_stride[4], kernel_stride[4], out_stride[4];
+  ConvGather *gather;          /* for the taps in padding (conv_padding_taps_fix) */
 } ConvDirect;
 
 /* ------------------------------------------------------------ the kernel */
 
 static X86Reg conv_accumulator(int row, int v) { return x86_zmm(row * CONV_VECTORS + v); }
 
+/* What the kernel emitter needs: the taps' offsets and how they are read. */
+typedef struct ConvKernelShape {
+  int64_t tap_offset[CONV_MAX_TAPS];   /* floats from the tile's first position */
+  int64_t taps, window_w;
+  ConvReads reads;
+  bool stream;   /* the result is written past the caches */
+  /* CONV_READS_COLUMN_MASKS: per column, 0 (no mask) or the first of its
+   * CONV_VECTORS k registers. */
+  int column_mask[CONV_MAX_TAPS];
+} ConvKernelShape;
+
 /* One input feature's taps, unrolled: tap t reads P at the constant offset
- * tap_offset[t] (floats) from the tile's first position. */
-static void conv_kernel_taps_emit(X86Buffer *cb, const int64_t *tap_offset, int64_t taps) {
+ * tap_offset[t] (floats) from the tile's first position; in place, masked
+ * where the tap can leave the input (r11: the tile's masks). */
+static void conv_kernel_taps_emit(X86Buffer *cb, const ConvKernelShape *k) {
   X86Reg input[CONV_VECTORS] = {x86_zmm(24), x86_zmm(25), x86_zmm(26)};
-  for (int64_t t = 0; t < taps; t++) {
-    for (int v = 0; v < CONV_VECTORS; v++)
-      x86_emit(cb, X86_VMOVUPS, x86_reg(input[v]), x86_mem(64, X86_RDX, (int32_t)(tap_offset[t] * 4 + v * 64)));
+  for (int64_t t = 0; t < k->taps; t++) {
+    for (int v = 0; v < CONV_VECTORS; v++) {
+      X86Operand load = x86_reg(input[v]), from = x86_mem(64, X86_RDX, (int32_t)(k->tap_offset[t] * 4 + v * 64));
+      if (k->reads == CONV_READS_TAP_MASKS) {
+        x86_emit(cb, X86_KMOVW, x86_reg(X86_K1), x86_mem(2, X86_R11, (int32_t)((t * CONV_VECTORS + v) * 2)));
+        load = x86_zero_masked(load, X86_K1);
+      } else if (k->reads == CONV_READS_COLUMN_MASKS && k->column_mask[t % k->window_w]) {
+        load = x86_zero_masked(load, X86_K1 + (k->column_mask[t % k->window_w] - 1) + v);
+      }
+      x86_emit(cb, X86_VMOVUPS, load, from);
+    }
     for (int i = 0; i < CONV_MR; i++) {
       /* Two broadcast registers in turn, so one row's broadcast need not
        * wait for the previous row's multiply-adds to read theirs. */
@@ -111,24 +162,38 @@ static void conv_kernel_taps_emit(X86Buffer *cb, const int64_t *tap_offset, int6
 }
 
 /* Writes the tile through rcx (rows r8 bytes apart), adding what is there
- * first with add. */
-static void conv_tile_store_emit(X86Buffer *cb, bool add) {
+ * first with add; with to_result, the sum goes instead to the result
+ * through rax (rows r9 bytes apart), past the caches with stream (then
+ * 64-byte aligned). */
+static void conv_tile_store_emit(X86Buffer *cb, bool add, bool to_result, bool stream) {
   for (int i = 0; i < CONV_MR; i++) {
     for (int v = 0; v < CONV_VECTORS; v++) {
       X86Reg acc = conv_accumulator(i, v);
       if (add) x86_emit(cb, X86_VADDPS, x86_reg(acc), x86_reg(acc), x86_mem(64, X86_RCX, v * 64));
-      x86_emit(cb, X86_VMOVUPS, x86_mem(64, X86_RCX, v * 64), x86_reg(acc));
+      X86Operand to = x86_mem(64, to_result ? X86_RAX : X86_RCX, v * 64);
+      x86_emit(cb, to_result && stream ? X86_VMOVNTPS : X86_VMOVUPS, to, x86_reg(acc));
     }
     if (i + 1 < CONV_MR) x86_emit(cb, X86_ADD, x86_reg(X86_RCX), x86_reg(X86_R8));
+    if (i + 1 < CONV_MR && to_result) x86_emit(cb, X86_ADD, x86_reg(X86_RAX), x86_reg(X86_R9));
   }
 }
 
 /* Registers: rdi features (counts down), rsi weights, rdx input, rcx out,
- * r8 out_row_bytes, r9 plane_bytes, r10 accumulate (the 7th argument, from
- * the stack). All caller-saved: no prologue. */
-static bool conv_kernel_emit(X86Buffer *cb, const int64_t *tap_offset, int64_t taps) {
-  x86_listing_note(cb, "direct convolution: %d output features x %d positions, %lld taps per input feature",
-                   CONV_MR, CONV_TILE, (long long)taps);
+ * r8 out_row_bytes, r9 plane_bytes, r10 accumulate and r11 masks (the 7th
+ * and 8th arguments, from the stack), k1..k6 masks; at the store, rax
+ * result and r9 result_row_bytes (the 9th and 10th). All caller-saved: no
+ * prologue. */
+static bool conv_kernel_emit(X86Buffer *cb, const ConvKernelShape *k) {
+  static const char *const reads[CONV_KERNELS] = {"from padded planes", "in place, column masks in k registers",
+                                                  "in place, each tap's masks loaded"};
+  x86_listing_note(cb, "direct convolution: %d output features x %d positions, %lld taps per input feature, %s",
+                   CONV_MR, CONV_TILE, (long long)k->taps, reads[k->reads]);
+  x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_mem(8, X86_RSP, 16));
+  if (k->reads == CONV_READS_COLUMN_MASKS)
+    for (int64_t tx = 0; tx < k->window_w; tx++)
+      for (int v = 0; k->column_mask[tx] && v < CONV_VECTORS; v++)
+        x86_emit(cb, X86_KMOVW, x86_reg(X86_K1 + (k->column_mask[tx] - 1) + v),
+                 x86_mem(2, X86_R11, (int32_t)((tx * CONV_VECTORS + v) * 2)));
   for (int i = 0; i < CONV_MR; i++)
     for (int v = 0; v < CONV_VECTORS; v++) {
       X86Reg acc = conv_accumulator(i, v);
@@ -142,42 +207,75 @@ static bool conv_kernel_emit(X86Buffer *cb, const int64_t *tap_offset, int64_t t
   x86_align(cb, 16);
   x86_label_bind(cb, loop);
   x86_listing_note(cb, "one input feature: every tap, then the next feature's plane and weights");
-  conv_kernel_taps_emit(cb, tap_offset, taps);
-  x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(taps * CONV_MR * 4));
+  conv_kernel_taps_emit(cb, k);
+  x86_emit(cb, X86_ADD, x86_reg(X86_RSI), x86_imm(k->taps * CONV_MR * 4));
   x86_emit(cb, X86_ADD, x86_reg(X86_RDX), x86_reg(X86_R9));
   x86_emit(cb, X86_DEC, x86_reg(X86_RDI));
   x86_emit(cb, X86_JNE, x86_rel(loop));
   x86_label_bind(cb, store);
-  x86_listing_note(cb, "store the tile, one output feature's positions per row: out + sum when accumulate");
+  X86Label final = x86_label_new(cb), final_overwrite = x86_label_new(cb);
+  x86_listing_note(cb, "store the tile, one output feature's positions per row: out + sum when accumulate; "
+                       "or (out + sum) into the result, streamed");
+  x86_emit(cb, X86_MOV, x86_reg(X86_RAX), x86_mem(8, X86_RSP, 24));
+  x86_emit(cb, X86_TEST, x86_reg(X86_RAX), x86_reg(X86_RAX));
+  x86_emit(cb, X86_JNE, x86_rel(final));
   x86_emit(cb, X86_TEST, x86_reg(X86_R10), x86_reg(X86_R10));
   x86_emit(cb, X86_JE, x86_rel(overwrite));
-  conv_tile_store_emit(cb, true);
+  conv_tile_store_emit(cb, true, false, false);
   x86_emit(cb, X86_JMP, x86_rel(done));
   x86_label_bind(cb, overwrite);
-  conv_tile_store_emit(cb, false);
+  conv_tile_store_emit(cb, false, false, false);
+  x86_emit(cb, X86_JMP, x86_rel(done));
+  x86_label_bind(cb, final);
+  x86_emit(cb, X86_MOV, x86_reg(X86_R9), x86_mem(8, X86_RSP, 32));
+  x86_emit(cb, X86_TEST, x86_reg(X86_R10), x86_reg(X86_R10));
+  x86_emit(cb, X86_JE, x86_rel(final_overwrite));
+  conv_tile_store_emit(cb, true, true, k->stream);
+  x86_emit(cb, X86_JMP, x86_rel(done));
+  x86_label_bind(cb, final_overwrite);
+  conv_tile_store_emit(cb, false, true, k->stream);
   x86_label_bind(cb, done);
   x86_emit0(cb, X86_VZEROUPPER);
   x86_emit0(cb, X86_RET);
   return !cb->failed;
 }
 
-static void conv_tap_offsets(const ConvDirect *d, int64_t *tap_offset) {
+/* The kernel shape that reads as `reads` says. In place, the tile's first
+ * position reads itself at tap (pad_top, pad_left) of an undilated window:
+ * a tap's offset is its shift from there. */
+static ConvKernelShape conv_kernel_shape(const ConvDirect *d, ConvReads reads) {
+  ConvKernelShape k = {.taps = d->taps, .window_w = d->window_w, .reads = reads, .stream = d->stream};
+  int64_t origin = d->in_place ? d->pad_top * d->row + d->pad_left : 0;
   for (int64_t ty = 0; ty < d->window_h; ty++)
     for (int64_t tx = 0; tx < d->window_w; tx++)
-      tap_offset[ty * d->window_w + tx] = ty * d->dilate_h * d->row + tx * d->dilate_w;
+      k.tap_offset[ty * d->window_w + tx] = ty * d->dilate_h * d->row + tx * d->dilate_w - origin;
+  for (int64_t i = 0; i < d->shifted_count; i++) k.column_mask[d->shifted_columns[i]] = 1 + (int)i * CONV_VECTORS;
+  return k;
 }
 
+/* The kernels the plan runs, in one mapping: the padded one, or the two
+ * that read in place. */
 static bool conv_direct_compile(ConvDirect *d, Status *st) {
-  int64_t tap_offset[CONV_MAX_TAPS];
-  conv_tap_offsets(d, tap_offset);
+  static const char *const names[CONV_KERNELS] = {"", ", column masks", ", tap masks"};
+  ConvReads first = d->in_place ? CONV_READS_COLUMN_MASKS : CONV_READS_PADDED;
+  ConvReads last = d->in_place ? CONV_READS_TAP_MASKS : CONV_READS_PADDED;
+  size_t start[CONV_KERNELS + 1] = {0};
   X86Buffer cb;
   x86_buffer_init(&cb);
-  conv_kernel_emit(&cb, tap_offset, d->taps);
+  for (int r = first; r <= (int)last; r++) {
+    x86_align(&cb, 64);
+    start[r] = cb.size;
+    ConvKernelShape k = conv_kernel_shape(d, (ConvReads)r);
+    conv_kernel_emit(&cb, &k);
+    start[r + 1] = cb.size;
+  }
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&d->code, cb.code, cb.size, st);
-  if (ok) jit_code_name(&d->code, 0, cb.size, "axle direct convolution %dx%d, %lld taps", CONV_MR, CONV_TILE,
-                        (long long)d->taps);
+  for (int r = first; ok && r <= (int)last; r++) {
+    jit_code_name(&d->code, start[r], start[r + 1] - start[r], "axle direct convolution %dx%d, %lld taps%s", CONV_MR,
+                  CONV_TILE, (long long)d->taps, names[r]);
+    d->kernel[r] = (ConvKernelFn *)jit_code_function(&d->code, start[r]);
+  }
   x86_buffer_free(&cb);
-  if (ok) d->kernel = (ConvKernelFn *)jit_code_function(&d->code, 0);
   return ok;
 }
 
@@ -225,6 +323,22 @@ static bool conv_direct_applies(const Instruction *conv, const ConvPlan *plan, c
   return true;
 }
 
+/* Whether the kernels can read the input where it lies (see the top of the
+ * file): its rows contiguous and as long as the result's (then S = W and
+ * a flat position is the input's own), at most CONV_MAX_SHIFTED_COLUMNS
+ * columns of the window reading off their position. */
+static void conv_direct_in_place_choose(ConvDirect *d) {
+  d->shifted_count = 0;
+  bool rows = d->in_stride[3] == 1 && (d->in_h == 1 || d->in_stride[2] == d->in_w) && d->out_w == d->in_w;
+  for (int64_t tx = 0; rows && tx < d->window_w; tx++) {
+    if (tx * d->dilate_w == d->pad_left) continue;
+    if (d->shifted_count == CONV_MAX_SHIFTED_COLUMNS) return;
+    d->shifted_columns[d->shifted_count++] = tx;
+  }
+  d->in_place = rows;
+  if (d->in_place) d->row = d->in_w;
+}
+
 /* The sizes, window and strides of conv, y first; with one spatial dim, y
  * is a dimension of size 1. */
 static void conv_direct_describe(ConvDirect *d, const Instruction *conv, const ConvPlan *plan) {
@@ -259,6 +373,7 @@ static void conv_direct_describe(ConvDirect *d, const Instruction *conv, const C
                cd->kernel_spatial[sx], d->kernel_stride);
   role_strides(out, cd->output_batch, cd->output_feature, two ? cd->output_spatial[sy] : -1, cd->output_spatial[sx],
                d->out_stride);
+  conv_direct_in_place_choose(d);
 }
 
 /* How the work is cut: tiles of flat positions, a run of them per task,
@@ -284,9 +399,46 @@ static void conv_direct_block(ConvDirect *d) {
   d->features_per_run = runs > 0 ? (d->features + runs - 1) / runs : 1;
 }
 
+/* Reading in place: the lanes of tile `tile`, tap (ty, tx), vector v
+ * whose position is a real one and whose tap lies inside the input. */
+static uint16_t conv_lanes_inside(const ConvDirect *d, int64_t tile, int64_t ty, int64_t tx, int v) {
+  uint16_t mask = 0;
+  for (int lane = 0; lane < 16; lane++) {
+    int64_t q = tile * CONV_TILE + v * 16 + lane, y = q / d->row, x = q % d->row;
+    int64_t iy = y + ty * d->dilate_h - d->pad_top, ix = x + tx * d->dilate_w - d->pad_left;
+    if (y < d->out_h && iy >= 0 && iy < d->in_h && ix >= 0 && ix < d->in_w) mask |= (uint16_t)(1u << lane);
+  }
+  return mask;
+}
+
+/* Reading in place: every tile's masks, and whether they depend on the
+ * column only: all lanes for the columns that read their own position,
+ * the same for every row of the window in the shifted ones. */
+static void conv_direct_masks(ConvDirect *d) {
+  d->masks = mem_calloc((size_t)(d->tiles * d->taps * CONV_VECTORS), sizeof *d->masks);
+  d->column_masks_only = mem_calloc((size_t)d->tiles, sizeof *d->column_masks_only);
+  bool shifted[CONV_MAX_TAPS] = {false};
+  for (int64_t i = 0; i < d->shifted_count; i++) shifted[d->shifted_columns[i]] = true;
+  for (int64_t tile = 0; tile < d->tiles; tile++) {
+    uint16_t *m = d->masks + tile * d->taps * CONV_VECTORS;
+    bool column_only = true;
+    for (int64_t ty = 0; ty < d->window_h; ty++)
+      for (int64_t tx = 0; tx < d->window_w; tx++)
+        for (int v = 0; v < CONV_VECTORS; v++) {
+          uint16_t mask = conv_lanes_inside(d, tile, ty, tx, v);
+          m[(ty * d->window_w + tx) * CONV_VECTORS + v] = mask;
+          column_only = column_only && mask == (shifted[tx] ? m[tx * CONV_VECTORS + v] : 0xFFFF);
+        }
+    d->column_masks_only[tile] = column_only;
+  }
+}
+
 static void conv_direct_free(void *state) {
   ConvDirect *d = state;
   jit_code_free(&d->code);
+  mem_free(d->masks);
+  mem_free(d->column_masks_only);
+  mem_free(d->gather);
   mem_free(d);
 }
 
@@ -305,6 +457,7 @@ typedef struct ConvRun {
   float *out, *weights;   /* weights packed: [out block][feature][tap][CONV_MR] */
   ConvScratch *scratch;
   int scratch_count;
+  bool writes_result;     /* conv_writes_result */
 } ConvRun;
 
 static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
@@ -370,10 +523,11 @@ static void floats_stream(float *restrict dst, const float *restrict src, int64_
 
 /* The real outputs among flat positions first.. (count of them) of image n,
  * from the scratch rows to the result. */
-static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t count, const float *scratch) {
+static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t count, const float *scratch,
+                         int64_t first_feature) {
   const ConvDirect *d = r->d;
   const int64_t *os = d->out_stride;
-  for (int64_t o = 0; o < d->out_features; o++)
+  for (int64_t o = first_feature; o < d->out_features; o++)
     for (int64_t q = first; q < first + count;) {
       int64_t y = q / d->row, x = q % d->row, run = d->row - x < first + count - q ? d->row - x : first + count - q;
       if (y >= d->out_h) break;
@@ -385,6 +539,17 @@ static void outputs_copy(const ConvRun *r, int64_t n, int64_t first, int64_t cou
       else for (int64_t i = 0; i < real; i++) to[i * os[3]] = from[i];
       q += run;
     }
+}
+
+/* Whether the kernels write their tiles into the result themselves rather
+ * than into scratch rows copied out after: read in place (so a flat
+ * position is the result's own) into contiguous rows; for the streaming
+ * stores of a result larger than the caches, every output feature's
+ * positions 64-byte aligned. */
+static bool conv_writes_result(const ConvDirect *d, const float *out) {
+  const int64_t *os = d->out_stride;
+  bool aligned = (uintptr_t)out % 64 == 0 && os[0] % 16 == 0 && os[1] % 16 == 0;
+  return d->in_place && os[3] == 1 && (d->out_h == 1 || os[2] == d->out_w) && (!d->stream || aligned);
 }
 
 static ConvScratch *scratch_acquire(const ConvRun *r) {
@@ -404,21 +569,41 @@ static void conv_task(void *context, int64_t index) {
   int64_t tiles = d->tiles - first_tile < d->tiles_per_task ? d->tiles - first_tile : d->tiles_per_task;
   int64_t first = first_tile * CONV_TILE, first_row = first / d->row;
   ConvScratch *s = scratch_acquire(r);
-  band_fill(r, n, first_row, s->band);
-  const float *input = s->band + (first - first_row * d->row);
-  /* The kernel's last load ends inside the band (it reads no further). */
-  assert(first - first_row * d->row + tiles * CONV_TILE + d->tap_reach <= d->band_rows * d->row);
+  const float *input = r->in + n * d->in_stride[0] + first;
+  int64_t plane = d->in_stride[1];
+  if (!d->in_place) {
+    band_fill(r, n, first_row, s->band);
+    input = s->band + (first - first_row * d->row);
+    plane = d->band_plane;
+    /* The kernel's last load ends inside the band (it reads no further). */
+    assert(first - first_row * d->row + tiles * CONV_TILE + d->tap_reach <= d->band_rows * d->row);
+  }
+  /* The blocks of CONV_MR real output features whose tiles, all of them
+   * real positions, the kernel's last run writes into the result itself. */
+  const int64_t *os = d->out_stride;
+  bool whole = (first_tile + tiles) * CONV_TILE <= d->out_h * d->out_w;
+  int64_t result_blocks = r->writes_result && whole ? d->out_features / CONV_MR : 0;
   for (int64_t b = 0; b < d->out_blocks; b++) {
     const float *weights = r->weights + b * d->features * d->taps * CONV_MR;
     float *out = s->out + b * CONV_MR * d->scratch_row;
-    for (int64_t t = 0; t < tiles; t++)
+    float *result = b < result_blocks ? r->out + n * os[0] + b * CONV_MR * os[1] + first : NULL;
+    for (int64_t t = 0; t < tiles; t++) {
+      int64_t tile = first_tile + t;
+      ConvKernelFn *kernel = d->kernel[CONV_READS_PADDED];
+      const uint16_t *masks = NULL;
+      if (d->in_place) {
+        masks = d->masks + tile * d->taps * CONV_VECTORS;
+        kernel = d->kernel[d->column_masks_only[tile] ? CONV_READS_COLUMN_MASKS : CONV_READS_TAP_MASKS];
+      }
       for (int64_t c = 0; c < d->features; c += d->features_per_run) {
         int64_t count = d->features - c < d->features_per_run ? d->features - c : d->features_per_run;
-        d->kernel(count, weights + c * d->taps * CONV_MR, input + c * d->band_plane + t * CONV_TILE,
-                  out + t * CONV_TILE, d->scratch_row * 4, d->band_plane * 4, c > 0);
+        bool last = c + count == d->features;
+        kernel(count, weights + c * d->taps * CONV_MR, input + c * plane + t * CONV_TILE, out + t * CONV_TILE,
+               d->scratch_row * 4, plane * 4, c > 0, masks, last && result ? result + t * CONV_TILE : NULL, os[1] * 4);
       }
+    }
   }
-  outputs_copy(r, n, first, tiles * CONV_TILE, s->out);
+  outputs_copy(r, n, first, tiles * CONV_TILE, s->out, result_blocks * CONV_MR);
 #if defined(__SSE2__)
   _mm_sfence();  /* the streamed stores reach memory before the task is seen done */
 #endif
@@ -432,7 +617,7 @@ static bool conv_direct_call(const CpuStep *step, void *const *buffers, ThreadPo
   ConvRun r = {.d = d, .in = buffers[0], .kernel = buffers[1], .out = buffers[2]};
   r.scratch_count = pool ? thread_pool_thread_count(pool) : 1;
   size_t weight_floats = (size_t)(d->out_blocks * d->features * d->taps * CONV_MR);
-  size_t band_floats = (size_t)(d->features * d->band_plane), out_floats = (size_t)(d->out_blocks * CONV_MR * d->scratch_row);
+  size_t band_floats = d->in_place ? 0 : (size_t)(d->features * d->band_plane), out_floats = (size_t)(d->out_blocks * CONV_MR * d->scratch_row);
   void *weight_memory = mem_malloc((weight_floats + 16) * sizeof(float));
   r.weights = align64(weight_memory);
   r.scratch = mem_calloc((size_t)r.scratch_count, sizeof *r.scratch);
@@ -445,7 +630,10 @@ static bool conv_direct_call(const CpuStep *step, void *const *buffers, ThreadPo
     atomic_init(&r.scratch[i].busy, false);
   }
   weights_pack(&r);
+  r.writes_result = conv_writes_result(d, r.out);
   thread_pool_run(pool, d->batch * d->tasks_per_image, conv_task, &r);
+  /* The kernel multiplied the taps in padding by the zeros there. */
+  if (conv_padding_fix_needed(d->gather, r.kernel)) conv_padding_taps_fix(d->gather, r.in, r.kernel, r.out, pool);
   for (int i = 0; i < 2 * r.scratch_count; i++) mem_free(memory[i]);
   mem_free(memory);
   mem_free(r.scratch);
@@ -458,15 +646,17 @@ bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruct
   *added = false;
   if (!conv_direct_applies(conv, plan, &c->p->cpu)) return true;
   ConvDirect *d = mem_calloc(1, sizeof *d);
+  d->gather = conv_gather_create(conv, plan);
   conv_direct_describe(d, conv, plan);
   conv_direct_block(d);
+  if (d->in_place) conv_direct_masks(d);
   /* The taps' displacements must fit the instructions' 32 bits. */
   if ((double)d->band_plane * 4 > (double)INT32_MAX) {
-    mem_free(d);
+    conv_direct_free(d);
     return true;
   }
   if (lhs < 0 || rhs < 0 || out < 0) {
-    mem_free(d);
+    conv_direct_free(d);
     return cpu_refuse(c, inst, "a convolution operand the plan does not place");
   }
   if (!conv_direct_compile(d, c->st)) {
@@ -488,12 +678,14 @@ bool conv_direct_step_is(const CpuStep *s) { return s->kind == CPU_STEP_CALL && 
 
 bool conv_direct_print_listing(const CpuStep *s, FILE *out, Status *st) {
   const ConvDirect *d = s->state;
-  int64_t tap_offset[CONV_MAX_TAPS];
-  conv_tap_offsets(d, tap_offset);
   X86Buffer cb;
   x86_buffer_init(&cb);
   x86_buffer_enable_listing(&cb);
-  conv_kernel_emit(&cb, tap_offset, d->taps);
+  for (int r = d->in_place ? CONV_READS_COLUMN_MASKS : CONV_READS_PADDED;
+       r <= (d->in_place ? CONV_READS_TAP_MASKS : CONV_READS_PADDED); r++) {
+    ConvKernelShape k = conv_kernel_shape(d, (ConvReads)r);
+    conv_kernel_emit(&cb, &k);
+  }
   bool ok = x86_buffer_finish(&cb, st);
   if (ok) x86_listing_print(&cb, out);
   x86_buffer_free(&cb);
@@ -502,9 +694,15 @@ bool conv_direct_print_listing(const CpuStep *s, FILE *out, Status *st) {
 
 void conv_direct_schedule_describe(const CpuStep *s, StrBuf *sb) {
   const ConvDirect *d = s->state;
-  strbuf_printf(sb,
-                "direct, tile %d features x %d positions, padded rows of %lld, %lld tasks per image of %lld tiles, "
-                "%lld input features per kernel run",
-                CONV_MR, CONV_TILE, (long long)d->row, (long long)d->tasks_per_image, (long long)d->tiles_per_task,
-                (long long)d->features_per_run);
+  int64_t column_only = 0;
+  for (int64_t t = 0; d->in_place && t < d->tiles; t++) column_only += d->column_masks_only[t];
+  if (d->in_place)
+    strbuf_printf(sb, "direct, tile %d features x %d positions, input read in place in rows of %lld (%lld of %lld tiles "
+                      "with column masks), ",
+                  CONV_MR, CONV_TILE, (long long)d->row, (long long)column_only, (long long)d->tiles);
+  else
+    strbuf_printf(sb, "direct, tile %d features x %d positions, padded rows of %lld, ", CONV_MR, CONV_TILE,
+                  (long long)d->row);
+  strbuf_printf(sb, "%lld tasks per image of %lld tiles, %lld input features per kernel run",
+                (long long)d->tasks_per_image, (long long)d->tiles_per_task, (long long)d->features_per_run);
 }

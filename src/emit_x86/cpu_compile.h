@@ -151,6 +151,11 @@ struct ProductPlan {
   /* An epilogue kernel run per block of rows; its buffers follow the
    * step's first three (product_step_take_epilogue). */
   CompiledKernel *epilogue;
+  /* A correction of the result, NULL for most products: when fix_needed
+   * says so for the operands, fix runs on the result after the product and
+   * before the epilogue (a convolution's taps in padding, cpu_conv.c). */
+  bool (*fix_needed)(const ProductPlan *plan, const void *lhs, const void *rhs);
+  void (*fix)(const ProductPlan *plan, const void *lhs, const void *rhs, void *out, ThreadPool *pool);
 };
 
 ProductArithmetic product_arithmetic_of(ElementType result);
@@ -175,6 +180,17 @@ bool product_step_take_epilogue(CpuStep *product_step, CpuStep *kernel_step);
 
 /* ------------------------------------------------------------ cpu_conv.c */
 bool cpu_compile_convolution(CpuCompile *c, const Instruction *inst);
+/* A convolution's sizes, window and strides, for walking its taps. */
+typedef struct ConvGather ConvGather;
+ConvGather *conv_gather_create(const Instruction *conv, const ConvPlan *plan);
+/* Whether a fast path's result needs conv_padding_taps_fix: a tap can
+ * fall outside the input and the kernel holds a weight that is not finite
+ * (a finite weight times the 0 read there adds nothing, as if skipped). */
+bool conv_padding_fix_needed(const ConvGather *g, const void *kernel);
+/* Sums again, skipping the taps outside the input, every output of an
+ * output feature with a weight that is not finite whose window meets the
+ * padding or a hole of the input dilation. */
+void conv_padding_taps_fix(const ConvGather *g, const void *in, const void *kernel, void *out, ThreadPool *pool);
 /* The convolution conv (inst names it in messages) from bindings lhs and
  * rhs into out, through the GEMM on its input patches. */
 bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out);

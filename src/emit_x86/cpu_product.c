@@ -167,10 +167,12 @@ typedef struct ProductRun {
    * and the group this pass computes. */
   int64_t *group;
   int64_t pass;
-  /* The epilogue's buffers, and whether the GEMM split the columns so that
-   * the epilogue runs after it rather than per block. */
+  /* The epilogue's buffers, and whether it runs after the whole product
+   * rather than per block: the GEMM split the columns, or the plan's fix
+   * must come first. */
   void *const *kernel_buffers;
   atomic_bool deferred;
+  bool fixed;  /* the plan's fix runs on this product's result */
 } ProductRun;
 
 /* Element `offset` of an operand, times its scale when the plan has one. */
@@ -382,8 +384,7 @@ static void product_multiply(const ProductPlan *p, ThreadPool *pool, ProductRun 
     g.b_pack_context = r;
   }
   GemmEpilogue hook = {.finish_block = epilogue_block_finish, .context = r};
-  gemm_f32_batched(p->gemm, pool, &g, p->epilogue ? &hook : NULL);
-  if (p->epilogue && atomic_load(&r->deferred)) kernel_x86_run(p->epilogue, r->kernel_buffers, pool);
+  gemm_f32_batched(p->gemm, pool, &g, p->epilogue && !r->fixed ? &hook : NULL);
 }
 
 /* Contiguous space for count elements of the arithmetic, or NULL. */
@@ -447,7 +448,10 @@ static bool product_call(const CpuStep *s, void *const *buffers, ThreadPool *poo
   r.c = batch_allocate(p, p->in_place[2] ? 0 : p->batch * p->m * p->n);
   if (p->ragged.mode != RAGGED_NONE) r.group = group_table_create(p, buffers[3]);
   bool ok = r.a && r.b && r.c && (p->ragged.mode == RAGGED_NONE || r.group);
+  r.fixed = ok && p->fix && p->fix_needed(p, r.lhs, r.rhs);
   if (ok) product_passes(p, pool, &r);
+  if (r.fixed) p->fix(p, r.lhs, r.rhs, r.out, pool);
+  if (ok && p->epilogue && (r.fixed || atomic_load(&r.deferred))) kernel_x86_run(p->epilogue, r.kernel_buffers, pool);
   else status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: the operands of %s gathered for its product", s->inst->name);
   mem_free(r.a);
   mem_free(r.b);

@@ -167,17 +167,89 @@ bool executable_run_into(const Executable *e, HostBuffer *const *args, int arg_c
 
 /* ---- checking against the evaluator ---- */
 
-static bool values_close(const Literal *want, const Literal *got) {
+/* How many terms one element of inst's value sums, at most: a dot's
+ * contracting size, a convolution's input features (of a group) times its
+ * taps, a reduce's or a reduce-window's inputs per output; for an
+ * instruction that calls computations (a fusion), the most of any
+ * instruction in them; 1 otherwise. */
+int64_t instruction_summed_terms(const Instruction *inst) {
+  int64_t terms = 1;
+  switch (inst->opcode) {
+  case OP_DOT:
+  case OP_RAGGED_DOT:
+  case OP_SCALED_DOT: {
+    const IntList *k = &attrs_dot(&inst->attrs)->lhs_contracting;
+    for (int i = 0; i < k->count; i++) terms *= inst->operands[0]->shape.dims[k->values[i]];
+    break;
+  }
+  case OP_CONVOLUTION: {
+    const Shape *kernel = &inst->operands[1]->shape;
+    int64_t outputs = kernel->dims[attrs_conv(&inst->attrs)->kernel_output_feature];
+    terms = outputs > 0 ? shape_element_count(kernel) / outputs : 1;
+    break;
+  }
+  case OP_REDUCE: {
+    const Shape *out = shape_is_tuple(&inst->shape) ? &inst->shape.tuple_shapes[0] : &inst->shape;
+    int64_t outputs = shape_element_count(out);
+    terms = outputs > 0 ? shape_element_count(&inst->operands[0]->shape) / outputs : 1;
+    break;
+  }
+  case OP_REDUCE_WINDOW: {
+    const Window *w = attrs_window(&inst->attrs);
+    for (int i = 0; w && i < w->rank; i++) terms *= w->dims[i].size;
+    break;
+  }
+  default: break;
+  }
+  for (int c = 0; c < inst->called_count; c++)
+    for (int i = 0; i < inst->called[c]->instruction_count; i++) {
+      int64_t inner = instruction_summed_terms(inst->called[c]->instructions[i]);
+      if (inner > terms) terms = inner;
+    }
+  return terms < 1 ? 1 : terms;
+}
+
+/* A sum's rounding grows with its terms, not with its result: summed in
+ * any order, sum x_i is off by at most (terms - 1) u sum |x_i| (Higham,
+ * Accuracy and Stability of Numerical Algorithms, 2nd ed., chapter 4), u
+ * the unit roundoff, and a dot product by about terms * u sum |a_i b_i|
+ * (chapter 3). sum |x_i| is not at hand where results are compared; the
+ * largest |value| of the result stands in for it (terms of random signs
+ * sum to about sum |x_i| / sqrt(terms), and the largest of many such sums
+ * is a few times the typical one). u is f64's, or f32's for every
+ * narrower float (axle and XLA sum f16 and bf16 in f32). */
+double sum_rounding_allowance(ElementType t, int64_t terms, double largest) {
+  ElementType real = type_is_complex(t) ? type_complex_component(t) : t;
+  double u = type_bit_width(real) > 32 ? 0x1p-53 : 0x1p-24;
+  return (double)terms * u * largest;
+}
+
+/* The largest finite |element| of a float leaf (each part of a complex). */
+static double leaf_largest(const Literal *l, bool is_complex) {
+  double largest = 0;
+  for (int64_t i = 0; i < shape_element_count(&l->shape); i++) {
+    double _Complex z = is_complex ? literal_get_complex(l, i) : literal_get_f64(l, i);
+    double parts[2] = {fabs(creal(z)), fabs(cimag(z))};
+    for (int part = 0; part < 2; part++)
+      if (isfinite(parts[part]) && parts[part] > largest) largest = parts[part];
+  }
+  return largest;
+}
+
+/* Whether got is want within the tolerance of each element's type, its
+ * elements sums of up to `terms` terms (sum_rounding_allowance). */
+static bool values_close(const Literal *want, const Literal *got, int64_t terms) {
   if (shape_is_tuple(&want->shape)) {
     if (!shape_is_tuple(&got->shape) || got->shape.tuple_count != want->shape.tuple_count) return false;
     for (int i = 0; i < want->shape.tuple_count; i++)
-      if (!values_close(want->elements[i], got->elements[i])) return false;
+      if (!values_close(want->elements[i], got->elements[i], terms)) return false;
     return true;
   }
   if (want->shape.type != got->shape.type || !shape_same_dims(&want->shape, &got->shape)) return false;
   bool is_complex = type_is_complex(want->shape.type);
   if (!type_is_float(want->shape.type) && !is_complex) return literal_equal(want, got);
   double rtol = type_byte_size(want->shape.type) == 2 ? 1e-2 : 1e-4;
+  double growth = sum_rounding_allowance(want->shape.type, terms, leaf_largest(want, is_complex));
   /* a complex element is two such numbers, its real and imaginary parts */
   for (int64_t i = 0; i < shape_element_count(&want->shape); i++) {
     for (int part = 0; part < 1 + is_complex; part++) {
@@ -185,7 +257,7 @@ static bool values_close(const Literal *want, const Literal *got) {
       double _Complex gz = is_complex ? literal_get_complex(got, i) : literal_get_f64(got, i);
       double w = part ? cimag(wz) : creal(wz), g = part ? cimag(gz) : creal(gz);
       if (isnan(w) != isnan(g)) return false;
-      if (!isnan(w) && fabs(w - g) > 1e-5 + rtol * fabs(w) && w != g) return false;
+      if (!isnan(w) && fabs(w - g) > 1e-5 + rtol * fabs(w) + growth && w != g) return false;
     }
   }
   return true;
@@ -201,7 +273,13 @@ bool executable_check(const Executable *e, HostBuffer *const *args, int arg_coun
   mem_free(views);
   if (!want) return false;
   Literal *got = host_buffer_view(result);
-  bool same = values_close(want, got);
+  /* The result may have gone through every sum of the program. */
+  int64_t terms = 1;
+  for (int i = 0; i < e->module->entry->instruction_count; i++) {
+    int64_t inner = instruction_summed_terms(e->module->entry->instructions[i]);
+    if (inner > terms) terms = inner;
+  }
+  bool same = values_close(want, got, terms);
   literal_view_free(got);
   literal_free(want);
   if (!same)

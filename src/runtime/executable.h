@@ -100,7 +100,13 @@ bool executable_run_into(const Executable *e, HostBuffer *const *args, int arg_c
                          Status *st);
 /* Runs the evaluator on the module as written and compares its result with
  * result: exact for integers, a relative tolerance for floats (1e-2 for
- * 16-bit types, 1e-4 otherwise). False with a message when they differ. */
+ * 16-bit types, 1e-4 otherwise), widened by sum_rounding_allowance for the
+ * longest sum in the module. False with a message when they differ. */
+/* How many terms one element of inst's value sums, at most (1 for no sum). */
+int64_t instruction_summed_terms(const Instruction *inst);
+/* How far a sum of `terms` terms of type t may be from the exact one, the
+ * largest |value| among the sums compared being `largest`. */
+double sum_rounding_allowance(ElementType t, int64_t terms, double largest);
 bool executable_check(const Executable *e, HostBuffer *const *args, int arg_count,
                       const HostBuffer *result, Status *st);
 

@@ -278,11 +278,12 @@ static double type_smallest_normal(ElementType t) {
   return bits <= 16 ? 0x1p-14 : bits <= 32 ? 0x1p-126 : 0x1p-1022;
 }
 
-/* Compares one leaf. A sum's rounding grows with the terms, not with the
- * result, so the allowance includes a share of the leaf's largest value:
- * |got - want| <= tol * (|want| + max|want| / 10), or below the type's
- * smallest normal. exact: bit for bit. */
-static void leaf_compare(const Literal *want, const Literal *got, bool exact, Difference *d) {
+/* Compares one leaf whose elements each sum `terms` terms:
+ *   |got - want| <= tol * (|want| + max|want| / 10)
+ *                   + sum_rounding_allowance(type, terms, max|want|)
+ * or below the type's smallest normal, tol the type's few-ulp rounding
+ * (type_tolerance). exact: bit for bit. */
+static void leaf_compare(const Literal *want, const Literal *got, bool exact, int64_t terms, Difference *d) {
   int64_t n = shape_element_count(&want->shape);
   ElementType t = want->shape.type;
   size_t size = (size_t)type_byte_size(t);
@@ -301,43 +302,44 @@ static void leaf_compare(const Literal *want, const Literal *got, bool exact, Di
     double m = cabs(literal_get_complex(want, i));
     if (isfinite(m) && m > biggest) biggest = m;
   }
+  double growth = sum_rounding_allowance(t, terms, biggest);
   for (int64_t i = 0; i < n; i++) {
     double _Complex w = literal_get_complex(want, i), g = literal_get_complex(got, i);
     bool w_nan = isnan(creal(w)) || isnan(cimag(w)), g_nan = isnan(creal(g)) || isnan(cimag(g));
     if (w == g || (w_nan && g_nan)) continue;
     double gap = w_nan != g_nan ? INFINITY : cabs(w - g);
-    if (gap <= tol * (cabs(w) + biggest / 10) || gap < type_smallest_normal(t)) continue;
+    if (gap <= tol * (cabs(w) + biggest / 10) + growth || gap < type_smallest_normal(t)) continue;
     if (isnan(gap)) gap = INFINITY;  /* infinities of opposite signs */
     if (d->count++ == 0 || gap > d->largest) d->largest = gap, d->at = i;
   }
 }
 
 /* The first leaf (depth first) where want and got differ; -1 if none. */
-static int value_compare_leaves(const Literal *want, const Literal *got, bool exact, int *leaf, Difference *d,
-                                const Literal **w, const Literal **g) {
+static int value_compare_leaves(const Literal *want, const Literal *got, bool exact, int64_t terms, int *leaf,
+                                Difference *d, const Literal **w, const Literal **g) {
   if (shape_is_tuple(&want->shape)) {
     for (int i = 0; i < want->shape.tuple_count; i++) {
-      int found = value_compare_leaves(want->elements[i], got->elements[i], exact, leaf, d, w, g);
+      int found = value_compare_leaves(want->elements[i], got->elements[i], exact, terms, leaf, d, w, g);
       if (found >= 0) return found;
     }
     return -1;
   }
   int here = (*leaf)++;
-  leaf_compare(want, got, exact, d);
+  leaf_compare(want, got, exact, terms, d);
   if (d->count == 0) return -1;
   *w = want;
   *g = got;
   return here;
 }
 
-static int value_compare(const Literal *want, const Literal *got, int *leaf, Difference *d, const Literal **w,
-                         const Literal **g) {
-  return value_compare_leaves(want, got, false, leaf, d, w, g);
+static int value_compare(const Literal *want, const Literal *got, int64_t terms, int *leaf, Difference *d,
+                         const Literal **w, const Literal **g) {
+  return value_compare_leaves(want, got, false, terms, leaf, d, w, g);
 }
 
 static int value_compare_exactly(const Literal *want, const Literal *got, int *leaf, Difference *d,
                                  const Literal **w, const Literal **g) {
-  return value_compare_leaves(want, got, true, leaf, d, w, g);
+  return value_compare_leaves(want, got, true, 1, leaf, d, w, g);
 }
 
 static bool value_check_against_evaluator(DebugRun *r, const Instruction *inst, const Literal *got, Status *st) {
@@ -352,7 +354,7 @@ static bool value_check_against_evaluator(DebugRun *r, const Instruction *inst, 
   int leaf = 0;
   Difference d = {0};
   const Literal *w = NULL, *g = NULL;
-  int found = value_compare(want, got, &leaf, &d, &w, &g);
+  int found = value_compare(want, got, instruction_summed_terms(inst), &leaf, &d, &w, &g);
   if (found < 0) {
     literal_free(want);
     return true;

@@ -6,6 +6,7 @@
  * Each module also runs at 1 and 2 threads, which must give the same bytes.
  * The evaluator is the oracle (executable_check: exact for integers, a
  * relative tolerance for floats). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,6 +291,19 @@ static const char *const direct_conv_cases[] = {
     "  ROOT c = f32[1,3,8,9] convolution(x, w), window={size=3x3 pad=3_3x3_3}, dim_labels=bf01_oi01->bf01",
     "x = f32[2,3,6,6] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
     "  ROOT c = f32[2,4,6,6]{3,2,0,1} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+    /* "same" windows read the input in place: many tiles, so that some
+     * hold their column masks in k registers; dilated; 1-D. */
+    "x = f32[2,5,20,24] parameter(0)\n  w = f32[11,5,3,3] parameter(1)\n"
+    "  ROOT c = f32[2,11,20,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+    "x = f32[1,4,17,30] parameter(0)\n  w = f32[8,4,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,8,17,30] convolution(x, w), window={size=3x3 pad=2_2x2_2 rhs_dilate=2x2}, "
+    "dim_labels=bf01_oi01->bf01",
+    "x = f32[2,6,90] parameter(0)\n  w = f32[9,6,3] parameter(1)\n"
+    "  ROOT c = f32[2,9,90] convolution(x, w), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0",
+    /* Whole tiles of whole blocks are written into the result by the
+     * kernel's last run, after a first run's partial sums. */
+    "x = f32[1,40,16,24] parameter(0)\n  w = f32[16,40,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,16,16,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
 };
 
 /* Compiles text at 1 thread: how many direct convolution steps its
@@ -461,6 +475,108 @@ TEST(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator) {
   EXPECT(check_module(wide, 9, CPU_STEP_KERNEL) == 0, "the epilogue runs inside the wide convolution's step");
 }
 
+/* ---- taps in padding ---- */
+
+/* HLO's convolution sums over the taps inside the input only (XLA's
+ * HloEvaluator and axle's skip the others), so a weight that only ever
+ * faces padding is never multiplied, and an infinite or NaN one there
+ * leaves the result finite. With an input 2 rows high, padded 2 rows above
+ * and none below, the 3-row window's top row meets only padding. Four
+ * paths: NCHW (the direct convolution at avx512, the turned-around implicit
+ * GEMM below it), NHWC (the implicit GEMM), NHWC with a bias and relu fused
+ * into the GEMM, and f64 (the product outside the GEMM). */
+static const char padding_taps_text[] =
+    "HloModule padding_taps\n"
+    "ENTRY main {\n"
+    "  x = f32[2,3,2,7] parameter(0)\n"
+    "  w = f32[5,3,3,3] parameter(1)\n"
+    "  xh = f32[2,2,7,3] parameter(2)\n"
+    "  wh = f32[3,3,3,5] parameter(3)\n"
+    "  bias = f32[5] parameter(4)\n"
+    "  x64 = f64[2,3,2,7] parameter(5)\n"
+    "  w64 = f64[5,3,3,3] parameter(6)\n"
+    "  nchw = f32[2,5,2,7] convolution(x, w), window={size=3x3 pad=2_0x1_1}, dim_labels=bf01_oi01->bf01\n"
+    "  nhwc = f32[2,2,7,5] convolution(xh, wh), window={size=3x3 pad=2_0x1_1}, dim_labels=b01f_01io->b01f\n"
+    "  fused = f32[2,2,7,5] convolution(xh, w), window={size=3x3 pad=2_0x1_1}, dim_labels=b01f_oi01->b01f\n"
+    "  biases = f32[2,2,7,5] broadcast(bias), dimensions={3}\n"
+    "  biased = f32[2,2,7,5] add(fused, biases)\n"
+    "  zero = f32[] constant(0)\n"
+    "  zeros = f32[2,2,7,5] broadcast(zero), dimensions={}\n"
+    "  relu = f32[2,2,7,5] maximum(biased, zeros)\n"
+    "  wide = f64[2,5,2,7] convolution(x64, w64), window={size=3x3 pad=2_0x1_1}, dim_labels=bf01_oi01->bf01\n"
+    "  ROOT out = (f32[2,5,2,7], f32[2,2,7,5], f32[2,2,7,5], f64[2,5,2,7]) tuple(nchw, nhwc, relu, wide)\n"
+    "}\n";
+
+/* Whether every element of every leaf of b is finite. */
+static bool buffer_is_finite(const HostBuffer *b) {
+  if (shape_is_tuple(&b->shape)) {
+    for (int i = 0; i < b->shape.tuple_count; i++)
+      if (!buffer_is_finite(b->elements[i])) return false;
+    return true;
+  }
+  Literal *view = host_buffer_view(b);
+  bool finite = true;
+  for (int64_t i = 0; i < shape_element_count(&b->shape) && finite; i++) finite = isfinite(literal_get_f64(view, i));
+  literal_view_free(view);
+  return finite;
+}
+
+TEST(an_infinite_or_nan_weight_facing_only_padding_leaves_the_convolution_finite_at_every_level) {
+  int levels[3] = {CPU_LEVEL_AVX512, CPU_LEVEL_AVX2, CPU_LEVEL_SSE4};
+  for (int l = 0; l < 3; l++) {
+    Status st;
+    status_clear(&st);
+    HostBuffer *r[2] = {NULL, NULL};
+    HostBuffer *args[7];
+    Executable *e[2] = {NULL, NULL};
+    for (int t = 0; t < 2; t++) {
+      Module *m = parse_module(padding_taps_text, strlen(padding_taps_text), "test.hlo", &st);
+      ExecutableOptions o;
+      executable_options_default(&o, AXLE_BACKEND_CPU);
+      o.threads = 1 + t;
+      o.cpu_level = levels[l];
+      e[t] = m ? executable_compile(m, &o, &st) : NULL;
+      module_free(m);
+      EXPECT(e[t], "level %d compiles: %s", levels[l], st.message);
+    }
+    if (!e[0] || !e[1]) continue;
+    const Computation *entry = executable_module_to_run(e[0])->entry;
+    uint64_t seed = 77;
+    for (int i = 0; i < entry->instruction_count; i++) {
+      const Instruction *p = entry->instructions[i];
+      if (p->opcode != OP_PARAMETER) continue;
+      Literal *lit = literal_create(&p->shape);
+      literal_fill_random(lit, &seed);
+      /* The window's top row: tap (0, tx) of w[o][c][0][tx], wh[0][tx][c][o], w64. */
+      int n = p->attrs.parameter_number;
+      if (n == 1 || n == 6) {
+        literal_set_f64(lit, ((1 * 3 + 0) * 3 + 0) * 3 + 2, INFINITY);
+        literal_set_f64(lit, ((3 * 3 + 2) * 3 + 0) * 3 + 0, -INFINITY);
+        literal_set_f64(lit, ((4 * 3 + 1) * 3 + 0) * 3 + 1, NAN);
+      }
+      if (n == 3) {
+        literal_set_f64(lit, ((0 * 3 + 2) * 3 + 0) * 5 + 1, INFINITY);
+        literal_set_f64(lit, ((0 * 3 + 0) * 3 + 2) * 5 + 3, NAN);
+      }
+      args[n] = host_buffer_adopt_literal(lit);
+    }
+    for (int t = 0; t < 2; t++) {
+      r[t] = executable_run(e[t], args, 7, &st);
+      EXPECT(r[t], "level %d runs: %s", levels[l], st.message);
+    }
+    if (r[0]) {
+      EXPECT(buffer_is_finite(r[0]), "level %d: every output is finite", levels[l]);
+      EXPECT(executable_check(e[0], args, 7, r[0], &st), "level %d matches the evaluator: %s", levels[l], st.message);
+    }
+    if (r[0] && r[1]) EXPECT(buffers_same_bytes(r[0], r[1]), "level %d: 1 and 2 threads give the same bytes", levels[l]);
+    for (int t = 0; t < 2; t++) {
+      host_buffer_free(r[t]);
+      executable_free(e[t]);
+    }
+    for (int i = 0; i < 7; i++) host_buffer_free(args[i]);
+  }
+}
+
 /* ---- scaled-dot and ragged-dot ---- */
 
 static const char *const variant_cases[] = {
@@ -541,6 +657,7 @@ int main(void) {
   RUN(an_epilogue_run_per_block_of_rows_matches_the_evaluator);
   RUN(a_fused_dot_whose_operand_has_another_layout_than_its_parameter_matches_or_is_refused);
   RUN(a_convolution_with_a_fused_bias_and_relu_matches_the_evaluator);
+  RUN(an_infinite_or_nan_weight_facing_only_padding_leaves_the_convolution_finite_at_every_level);
   RUN(odd_dimension_orders_stay_on_the_gemm_and_match_the_evaluator);
   RUN(ragged_and_scaled_dots_match_the_evaluator);
   return test_summary();
