@@ -49,8 +49,7 @@ typedef struct Aot {
   X86Label task;                  /* the parallel-for's task: TaskContext's rows of a kernel */
   int32_t context_at, parallel_for_at, runner_at;  /* in NAME_run's frame */
   uint64_t parallel_entry;        /* NAME_run_parallel's offset in .text */
-  int64_t temp_bytes;             /* the program's, then split sums' chunks */
-  int64_t split_offset;           /* where split sums' chunks go in temp */
+  int64_t temp_bytes;             /* the program's (split sums' chunks included: a binding each) */
   int parameter_leaves, result_leaves;
 } Aot;
 
@@ -176,22 +175,6 @@ static void place_constants(Aot *a) {
   }
 }
 
-/* Split sums need a temporary of row_count * chunks floats (kernel_x86.c
- * callocs it per run): one region after the program's block, as large as
- * the largest, shared by all since steps run one after another. */
-static void place_temp(Aot *a) {
-  int64_t chunks = 0;
-  for (int i = 0; i < a->p->step_count; i++) {
-    AotStep parts;
-    if (!step_parts(&a->p->steps[i], &parts) || !parts.kernel || !kernel_x86_split_chunks(parts.kernel)) continue;
-    int64_t bytes = kernel_x86_row_count(parts.kernel) * kernel_x86_split_chunks(parts.kernel) * (int64_t)sizeof(float);
-    if (bytes > chunks) chunks = bytes;
-  }
-  int64_t rounded = (a->p->temp_bytes + CPU_AOT_TEMP_ALIGNMENT - 1) / CPU_AOT_TEMP_ALIGNMENT * CPU_AOT_TEMP_ALIGNMENT;
-  a->split_offset = rounded;
-  a->temp_bytes = chunks ? rounded + chunks : a->p->temp_bytes;
-}
-
 /* ---- NAME_run ---- */
 
 /* dst = temp + offset */
@@ -288,13 +271,12 @@ static void kernel_call_emit(Aot *a, X86Label function, int64_t rows) {
 }
 
 /* rep stosb / rep movsb: not in the encoder's tables, and needed only here. */
-static void rep_stosb(Aot *a) { x86_emit_bytes(&a->cb, (const uint8_t[]){0xf3, 0xaa}, 2); }
 static void rep_movsb(Aot *a) { x86_emit_bytes(&a->cb, (const uint8_t[]){0xf3, 0xa4}, 2); }
 
 /* As kernel_x86_run on one thread: all rows in one call, which gives the
  * bytes of any split into tasks (rows are independent). A split sum runs
- * every chunk, then the fold, with the chunks' block (zeroed, as calloc
- * gives it) after the kernel's buffers. */
+ * every chunk, then the fold, over its step's buffers, which end with the
+ * chunks' block (a binding in the temporary, cpu_program_add_kernel_step). */
 static void kernel_step_emit(Aot *a, int i, const CompiledKernel *kernel, int first_buffer) {
   const CpuStep *s = &a->p->steps[i];
   int64_t rows = kernel_x86_row_count(kernel), chunks = kernel_x86_split_chunks(kernel);
@@ -307,11 +289,6 @@ static void kernel_step_emit(Aot *a, int i, const CompiledKernel *kernel, int fi
     else kernel_call_emit(a, a->kernel_labels[i], rows);
     return;
   }
-  temp_address(a, X86_RDI, a->split_offset);
-  EMIT(X86_MOV, x86_mem(8, X86_RSP, 8 * (s->buffer_count - first_buffer)), reg(X86_RDI));
-  EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
-  EMIT(X86_MOV, reg(X86_RCX), x86_imm(rows * chunks * (int64_t)sizeof(float)));
-  rep_stosb(a);
   kernel_tasks_emit(a, a->kernel_labels[i], rows * chunks, 1);
   kernel_call_emit(a, a->combine_labels[i], rows);
 }
@@ -681,7 +658,7 @@ bool cpu_aot_write(const Executable *exe, const CpuAotOptions *o, uint8_t **obje
   a.elf = elf_writer_new(o->source_name);
   x86_buffer_init(&a.cb);
   place_constants(&a);
-  place_temp(&a);
+  a.temp_bytes = a.p->temp_bytes;
   elf_append(a.elf, ELF_SECTION_BSS, NULL, 4, 4);
   bool ok = text_emit(&a);
   if (ok) ok = symbols_define(&a, elf_append(a.elf, ELF_SECTION_TEXT, a.cb.code, a.cb.size, 64));

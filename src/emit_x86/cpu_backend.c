@@ -57,7 +57,8 @@ static bool cpu_supports(const Program *program, const ProgramStep *step, const 
 }
 
 static void *cpu_begin(const Module *m, Program *program, const BackendOptions *o, Status *st) {
-  CpuProgram *p = cpu_program_create(program->plan, &m->entry->root->shape, o->threads);
+  CpuProgram *p = cpu_program_create(program->plan, &m->entry->root->shape);
+  p->threads = o->threads;
   p->listings = o->listings;
   p->owned_program = program;
   p->program = program;
@@ -140,6 +141,7 @@ static void *cpu_load(void *target, bool compiled, Status *st) {
   if (compiled) cpu_compile_finish(c);
   cpu_compile_memo_free(c);
   mem_free(c);
+  if (compiled) cpu_program_threads_start(p);
   if (compiled) return p;
   cpu_program_free(p);
   return NULL;

@@ -43,7 +43,7 @@ CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp) {
     cpu_refuse(c, c->step ? c->step->inst : comp->root, "a computation the program stage did not make a program of");
     return NULL;
   }
-  CpuProgram *p = cpu_program_create(program->plan, &comp->root->shape, 1);
+  CpuProgram *p = cpu_program_create(program->plan, &comp->root->shape);
   p->program = program;
   p->cpu = c->p->cpu;
   p->listings = c->p->listings;
@@ -125,8 +125,7 @@ bool cpu_compile_kernel(CpuCompile *c, const Instruction *inst, const Instructio
   Status why = {0};
   CompiledKernel *ck = kernel_compile_once(c, k, &why);
   if (!ck) return cpu_refuse(c, inst, why.message);
-  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_KERNEL, inst, step->buffer_count);
-  s->kernel = ck;
+  CpuStep *s = cpu_program_add_kernel_step(c->p, inst, ck, step->buffer_count);
   s->lowered = k;
   s->product = computed;
   for (int i = 0; i < step->buffer_count; i++) {

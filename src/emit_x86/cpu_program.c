@@ -1,20 +1,41 @@
 /* Running a CPU program (cpu_program.h): bind storage, run the steps in
  * schedule order, hand back the result buffer. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit_x86/cpu_program.h"
 
-CpuProgram *cpu_program_create(const BufferPlan *plan, const Shape *result_shape, int threads) {
+CpuProgram *cpu_program_create(const BufferPlan *plan, const Shape *result_shape) {
   CpuProgram *p = mem_calloc(1, sizeof *p);
   p->plan = plan;
   p->result_shape = result_shape;
   p->temp_bytes = plan ? plan->temp_bytes : 0;
   pthread_mutex_init(&p->lock, NULL);
-  /* A pool that cannot start threads runs everything on the caller. */
-  p->pool = thread_pool_create(threads);
   return p;
+}
+
+/* The most tasks step s hands the pool at once, from what its compile
+ * fixed; a routine (sort, a loop's body, ...) does not say, and may use
+ * every thread. */
+static int64_t step_task_count(const CpuProgram *p, const CpuStep *s) {
+  switch (s->kind) {
+  case CPU_STEP_KERNEL: return kernel_x86_task_count(s->kernel);
+  case CPU_STEP_DOT: return gemm_task_count(p->gemm, &s->dot);
+  case CPU_STEP_CALL: break;
+  }
+  return INT64_MAX;
+}
+
+void cpu_program_threads_start(CpuProgram *p) {
+  int threads = p->threads ? p->threads : thread_pool_default_count();
+  bool shared = false;
+  for (int i = 0; i < p->step_count && !shared; i++) shared = step_task_count(p, &p->steps[i]) > 1;
+  /* No step has two tasks to share: a second thread could only wait for
+   * its wake-up. The steps run on the caller's thread (a NULL pool); so
+   * does every step when the threads cannot be started. */
+  if (threads > 1 && shared) p->pool = thread_pool_create(threads);
 }
 
 void cpu_program_free(CpuProgram *p) {
@@ -66,6 +87,18 @@ int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes) {
   return at;
 }
 
+CpuStep *cpu_program_add_kernel_step(CpuProgram *p, const Instruction *inst, CompiledKernel *ck, int buffer_count) {
+  int64_t chunk_bytes = kernel_x86_chunk_sum_bytes(ck);
+  CpuStep *s = cpu_program_add_step(p, CPU_STEP_KERNEL, inst, buffer_count + (chunk_bytes > 0));
+  s->kernel = ck;
+  if (chunk_bytes > 0) {
+    CpuBinding chunk_sums = {.kind = BINDING_TEMP, .offset = cpu_program_reserve_temp(p, chunk_bytes)};
+    int binding = cpu_program_add_binding(p, &chunk_sums);
+    p->steps[p->step_count - 1].buffers[buffer_count] = binding;
+  }
+  return &p->steps[p->step_count - 1];
+}
+
 /* ---- the result buffer and the arguments' leaves ---- */
 
 /* A host buffer's tuple shape may leave tuple_shapes NULL: count through
@@ -110,7 +143,7 @@ static bool step_run(const CpuProgram *p, const CpuStep *s, void **address, void
   for (int i = 0; i < s->buffer_count; i++) buffers[i] = address[s->buffers[i]];
   switch (s->kind) {
   case CPU_STEP_KERNEL:
-    kernel_x86_run(s->kernel, buffers, pool);
+    kernel_x86_run_with_chunk_sums(s->kernel, buffers, pool);
     return true;
   case CPU_STEP_CALL:
     return s->call(s, buffers, pool, st);

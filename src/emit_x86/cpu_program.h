@@ -46,7 +46,7 @@ typedef struct CpuStep {
   const Kernel *lowered;      /* CPU_STEP_KERNEL: the program stage's kernel it runs (dumps); NULL when
                                  the backend lowered a kernel of its own */
   const Instruction *product; /* CPU_STEP_KERNEL of an epilogue: the product it reads */
-  int buffer_count;           /* kernel: inputs then outputs; dot: lhs, rhs, result */
+  int buffer_count;           /* kernel: inputs, outputs, a split sum's chunk sums; dot: lhs, rhs, result */
   int *buffers;               /* binding numbers */
 } CpuStep;
 
@@ -93,7 +93,8 @@ typedef struct CpuProgram {
   int program_binding_count;  /* bindings [0, this) are the Program's: their data is its */
   /* One run at a time uses the pool; runs from several threads queue. */
   pthread_mutex_t lock;
-  ThreadPool *pool;
+  int threads;                /* asked for (0: the default count); the pool is started for them or not */
+  ThreadPool *pool;           /* NULL: every step runs on the caller's thread */
   /* What a run of the entry needs besides its arguments and result, made
    * by the first run and kept for the next, under lock: the frame (the
    * temporary block, the binding addresses) and the parameters' leaf
@@ -105,13 +106,23 @@ typedef struct CpuProgram {
 } CpuProgram;
 
 /* ----------------------------------------------------------- cpu_program.c */
-CpuProgram *cpu_program_create(const BufferPlan *plan, const Shape *result_shape, int threads);
+CpuProgram *cpu_program_create(const BufferPlan *plan, const Shape *result_shape);
+/* Once every step is compiled: the pool of p->threads threads (0: the
+ * default count) that the entry's runs share, started only when some step has two
+ * tasks or more (or a routine that may); otherwise none, and every step
+ * runs on the caller's thread. A called computation's program has none: it
+ * runs on its caller's pool. */
+void cpu_program_threads_start(CpuProgram *p);
 void cpu_program_free(CpuProgram *p);
 /* A new binding (number returned); data, if any, becomes the program's. */
 int cpu_program_add_binding(CpuProgram *p, const CpuBinding *b);
 CpuStep *cpu_program_add_step(CpuProgram *p, CpuStepKind kind, const Instruction *inst, int buffer_count);
 /* Reserves bytes at the end of the temporary block; returns their offset. */
 int64_t cpu_program_reserve_temp(CpuProgram *p, int64_t bytes);
+/* A kernel step running ck over buffer_count bindings (the caller fills
+ * them); a split sum gets one more, its chunk sums' block in the
+ * temporary, so that a run allocates nothing. */
+CpuStep *cpu_program_add_kernel_step(CpuProgram *p, const Instruction *inst, CompiledKernel *ck, int buffer_count);
 HostBuffer *cpu_program_run(CpuProgram *p, HostBuffer *const *args, int arg_count, Status *st);
 /* The same run, calling observe after the last step of each instruction
  * (the backend's run_observed: --check, --find-nan). */

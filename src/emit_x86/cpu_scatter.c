@@ -184,8 +184,7 @@ static bool kernel_step_add(CpuCompile *c, const Instruction *inst, const Kernel
   CompiledKernel *ck = kernel_x86_compile_listed(k, &c->p->cpu, c->p->listings, &why);
   int count = k->input_count + k->output_count;
   if (!ck) return cpu_refuse(c, inst, why.message);
-  CpuStep *s = cpu_program_add_step(c->p, CPU_STEP_KERNEL, inst, count);
-  s->kernel = ck;
+  CpuStep *s = cpu_program_add_kernel_step(c->p, inst, ck, count);
   s->lowered = k;
   for (int i = 0; i < count; i++) {
     s->buffers[i] = bindings[i];

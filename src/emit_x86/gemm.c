@@ -784,6 +784,15 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   workspace_give_back(plan, w);
 }
 
+int64_t gemm_task_count(const GemmPlan *plan, const GemmProblem *p) {
+  if (p->batch == 0 || p->m == 0 || p->n == 0) return 0;
+  if (direct_path_pays(p)) return p->batch;
+  GemmBlocks b = gemm_blocks_choose(plan->shape, p);
+  int64_t group = min64(products_per_group(p, p->k * round_up(p->n, plan->shape->nr)), p->batch);
+  int64_t pack = group * b.k_count * b.n_count, multiply = group * b.m_count * b.n_count;
+  return pack > multiply ? pack : multiply;
+}
+
 /* The decisions gemm_f32_batched takes for p, in words, by the same
  * functions: the path, the micro-kernel's tile, the cache blocks, the tasks
  * and the packing. */

@@ -167,6 +167,9 @@ typedef struct GemmProblem {
  * any, and if it has apply) on every tile. K = 0 gives C = 0. */
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *problem,
                       const GemmEpilogue *epilogue);
+/* The most tasks gemm_f32_batched hands the pool at once for problem (1:
+ * it runs on the calling thread): known before any run. */
+int64_t gemm_task_count(const GemmPlan *plan, const GemmProblem *problem);
 /* What gemm_f32_batched will do for problem (its schedule), in words, for
  * the dumps: the path, tile, blocks, tasks and packing. */
 void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *problem, StrBuf *sb);

@@ -604,7 +604,12 @@ const uint8_t *kernel_x86_code(const CompiledKernel *ck, size_t *size, size_t *c
   return ck->listing.code;
 }
 
-/* A split sum's buffers: the kernel's, then the chunk sums' temporary. */
+int64_t kernel_x86_chunk_sum_bytes(const CompiledKernel *ck) {
+  return ck->split_chunks ? ck->row_count * ck->split_chunks * (int64_t)sizeof(float) : 0;
+}
+
+/* A split sum's buffers: the kernel's, then a new block for its chunk sums
+ * (kernel_x86_run_with_chunk_sums takes the caller's instead). */
 static void **split_buffers(const CompiledKernel *ck, void *const *buffers) {
   void **all = mem_calloc((size_t)ck->buffer_count + 1, sizeof *all);
   memcpy(all, buffers, (size_t)ck->buffer_count * sizeof *all);
@@ -617,6 +622,14 @@ static void split_buffers_free(const CompiledKernel *ck, void **all) {
   mem_free(all);
 }
 
+/* Rows of a split sum over buffers that end with its chunk sums' block
+ * (one float per row and chunk, at row * split_chunks + chunk): the
+ * partial code writes every chunk's sum there, the fold reads them. */
+static void split_rows_run(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count) {
+  ck->function(buffers, first_row * ck->split_chunks, row_count * ck->split_chunks);
+  ck->combine(buffers, first_row, row_count);
+}
+
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count) {
   if (row_count <= 0) return;
   if (!ck->split_chunks) {
@@ -624,8 +637,7 @@ void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t
     return;
   }
   void **all = split_buffers(ck, buffers);
-  ck->function(all, first_row * ck->split_chunks, row_count * ck->split_chunks);
-  ck->combine(all, first_row, row_count);
+  split_rows_run(ck, all, first_row, row_count);
   split_buffers_free(ck, all);
 }
 
@@ -643,6 +655,17 @@ static void chunk_task_run(void *context, int64_t task) {
  * split (and so the result) is the same for every thread count. */
 enum { ELEMENTS_PER_TASK = 1 << 14 };
 
+static int64_t rows_per_task(const CompiledKernel *ck) {
+  int64_t per_row = ck->elements_per_row > 0 ? ck->elements_per_row : 1;
+  return ELEMENTS_PER_TASK / per_row > 0 ? ELEMENTS_PER_TASK / per_row : 1;
+}
+
+int64_t kernel_x86_task_count(const CompiledKernel *ck) {
+  if (ck->row_count <= 0) return 0;
+  if (ck->split_chunks) return ck->row_count * ck->split_chunks;
+  return (ck->row_count + rows_per_task(ck) - 1) / rows_per_task(ck);
+}
+
 typedef struct RowTasks {
   const CompiledKernel *ck;
   void *const *buffers;
@@ -656,21 +679,27 @@ static void row_task_run(void *context, int64_t task) {
   kernel_x86_run_rows(t->ck, t->buffers, first, count);
 }
 
-void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool) {
+void kernel_x86_run_with_chunk_sums(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool) {
   if (ck->row_count <= 0) return;
   if (ck->split_chunks) {
     /* every chunk a task, then the fold on this thread (few rows) */
-    void **all = split_buffers(ck, buffers);
-    ChunkTasks t = {.ck = ck, .buffers = all};
-    thread_pool_run(pool, ck->row_count * ck->split_chunks, chunk_task_run, &t);
-    ck->combine(all, 0, ck->row_count);
-    split_buffers_free(ck, all);
+    ChunkTasks t = {.ck = ck, .buffers = buffers};
+    thread_pool_run(pool, kernel_x86_task_count(ck), chunk_task_run, &t);
+    ck->combine(buffers, 0, ck->row_count);
     return;
   }
-  int64_t per_row = ck->elements_per_row > 0 ? ck->elements_per_row : 1;
-  int64_t rows_per_task = ELEMENTS_PER_TASK / per_row > 0 ? ELEMENTS_PER_TASK / per_row : 1;
-  RowTasks t = {.ck = ck, .buffers = buffers, .rows_per_task = rows_per_task};
-  thread_pool_run(pool, (ck->row_count + rows_per_task - 1) / rows_per_task, row_task_run, &t);
+  RowTasks t = {.ck = ck, .buffers = buffers, .rows_per_task = rows_per_task(ck)};
+  thread_pool_run(pool, kernel_x86_task_count(ck), row_task_run, &t);
+}
+
+void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool) {
+  if (ck->row_count <= 0 || !ck->split_chunks) {
+    kernel_x86_run_with_chunk_sums(ck, buffers, pool);
+    return;
+  }
+  void **all = split_buffers(ck, buffers);
+  kernel_x86_run_with_chunk_sums(ck, all, pool);
+  split_buffers_free(ck, all);
 }
 
 void kernel_x86_print_listing(const CompiledKernel *ck, FILE *out) {

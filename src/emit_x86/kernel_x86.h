@@ -73,10 +73,21 @@ CompiledKernel *kernel_x86_compile_listed(const Kernel *k, const CpuFeatures *cp
 CompiledKernel *kernel_x86_share(CompiledKernel *ck);
 void kernel_x86_free(CompiledKernel *ck);
 
-/* All rows, split into tasks by shape and run on pool (NULL: this thread). */
+/* All rows, split into tasks by shape and run on pool (NULL: this thread).
+ * A split sum allocates its chunk sums' block for the call. */
 void kernel_x86_run(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool);
+/* The same over buffers that end, for a split sum, with one more: its
+ * chunk sums' block of kernel_x86_chunk_sum_bytes, the caller's (a CPU
+ * program keeps it in its temporary block, so a run allocates nothing). */
+void kernel_x86_run_with_chunk_sums(const CompiledKernel *ck, void *const *buffers, ThreadPool *pool);
 /* Rows [first_row, first_row + row_count) on this thread. */
 void kernel_x86_run_rows(const CompiledKernel *ck, void *const *buffers, int64_t first_row, int64_t row_count);
+/* The tasks kernel_x86_run hands the pool: fixed by the shape (0 when
+ * there are no rows), so a program knows at compile time whether a second
+ * thread could ever help. */
+int64_t kernel_x86_task_count(const CompiledKernel *ck);
+/* A split sum's chunk sums, in bytes (0 for any other kernel). */
+int64_t kernel_x86_chunk_sum_bytes(const CompiledKernel *ck);
 int64_t kernel_x86_row_count(const CompiledKernel *ck);
 /* Chunks a long sum is split into (tasks over the reduced range, folded in
  * order after), 0 when each output point's reduction runs whole. */

@@ -61,12 +61,15 @@ typedef struct MemEntry {
   void (*release)(void *block);    /* an object that frees itself (a thread pool) */
 } MemEntry;
 
-enum { MEM_WHAT_SIZE = 96 };
+enum { MEM_WHAT_SIZE = 96, MEM_SCOPE_FIRST_ENTRIES = 16 };
 
 typedef struct MemScope {
   jmp_buf unwind;
   MemEntry *entries;       /* an open-addressed set of what was allocated */
   size_t cap, count;
+  /* The set's first table, in the scope itself: a scope that keeps a few
+   * blocks (a run borrowing the GEMM's workspace) allocates nothing. */
+  MemEntry first[MEM_SCOPE_FIRST_ENTRIES];
   size_t needed;           /* after an unwind: the bytes asked for (SIZE_MAX: overflow) */
   char what[MEM_WHAT_SIZE];  /* and for what, when known ("f32[300000,250000]") */
   bool keeping;            /* an unwind keeps the blocks (their owners may point to them) */
@@ -108,6 +111,10 @@ void *mem_adopt(void *block);
  * next one); -1 turns it off. Returns how many were left of the last count
  * (-1 once a failure was injected), which counts a run's allocations. */
 long mem_fail_after(long allocations);
+/* Blocks taken from the system allocator so far, by every thread: the
+ * mem_* allocations and the memory scopes' own sets (tests: a run after
+ * the first allocates nothing). */
+long mem_allocation_count(void);
 
 /* --------------------------------------------------------------- status.c
  * Errors are values. A fallible function takes a Status * and returns false

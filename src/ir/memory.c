@@ -28,6 +28,9 @@
 
 static _Thread_local MemScope *current_scope;
 
+/* Blocks taken from the system allocator (mem_allocation_count). */
+static atomic_long allocation_count;
+
 /* Allocations left before an injected failure (mem_fail_after); -1: none. */
 static atomic_long failure_countdown = -1;
 
@@ -38,19 +41,33 @@ static size_t slot_of(const void *p, size_t cap) {
   return (size_t)(h ^ (h >> 29)) & (cap - 1);
 }
 
-/* Room for one more entry; false when the set itself cannot grow. */
+/* Frees the set's table unless it is the scope's own first one. */
+static void set_table_free(MemScope *s) {
+  if (s->entries != s->first) free(s->entries);
+}
+
+/* Room for one more entry; false when the set itself cannot grow. The
+ * first table is the scope's own (MemScope.first), zeroed only when a
+ * block is first kept, so an empty scope costs nothing. */
 static bool set_reserve(MemScope *s) {
   if ((s->count + 1) * 4 <= s->cap * 3) return true;
-  size_t cap = s->cap ? 2 * s->cap : 64;
+  if (!s->cap) {
+    memset(s->first, 0, sizeof s->first);
+    s->entries = s->first;
+    s->cap = MEM_SCOPE_FIRST_ENTRIES;
+    return true;
+  }
+  size_t cap = 2 * s->cap;
   MemEntry *grown = calloc(cap, sizeof *grown);
   if (!grown) return false;
+  atomic_fetch_add_explicit(&allocation_count, 1, memory_order_relaxed);
   for (size_t i = 0; i < s->cap; i++) {
     if (!s->entries[i].block) continue;
     size_t j = slot_of(s->entries[i].block, cap);
     while (grown[j].block) j = (j + 1) & (cap - 1);
     grown[j] = s->entries[i];
   }
-  free(s->entries);
+  set_table_free(s);
   s->entries = grown;
   s->cap = cap;
   return true;
@@ -94,7 +111,7 @@ static void release(const MemEntry *e) {
 static void scope_release_all(MemScope *s) {
   for (size_t i = 0; i < s->cap; i++)
     if (s->entries[i].block) release(&s->entries[i]);
-  free(s->entries);
+  set_table_free(s);
   s->entries = NULL;
   s->cap = s->count = 0;
 }
@@ -115,7 +132,7 @@ static void hand_over(MemScope *s, bool unwinding) {
     set_insert(outer, s->entries[i]);
     s->entries[i] = (MemEntry){0};
   }
-  free(s->entries);
+  set_table_free(s);
   s->entries = NULL;
   s->cap = s->count = 0;
 }
@@ -167,12 +184,20 @@ _Noreturn void mem_fail_for(const char *what, size_t bytes) { fail(what, bytes);
 
 _Noreturn void mem_scope_rethrow(MemScope *s) { fail(s->what, s->needed); }
 
+long mem_allocation_count(void) { return atomic_load_explicit(&allocation_count, memory_order_relaxed); }
+
 long mem_fail_after(long allocations) { return atomic_exchange(&failure_countdown, allocations); }
 
 /* True when the test hook says this allocation is to fail. */
 static bool injected_failure(void) {
   if (atomic_load_explicit(&failure_countdown, memory_order_relaxed) < 0) return false;
   return atomic_fetch_sub(&failure_countdown, 1) == 0;
+}
+
+/* p (NULL or just taken from the system allocator), counted. */
+static void *counted(void *p) {
+  if (p) atomic_fetch_add_explicit(&allocation_count, 1, memory_order_relaxed);
+  return p;
 }
 
 /* Keeps block (just allocated, not NULL) in the current scope, or frees it
@@ -196,7 +221,7 @@ static void forget(const void *block) {
 }
 
 void *mem_try_calloc(size_t count, size_t size) {
-  void *p = injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1);
+  void *p = counted(injected_failure() ? NULL : calloc(count ? count : 1, size ? size : 1));
   return p ? keep((MemEntry){.block = p}) : NULL;
 }
 
@@ -207,7 +232,7 @@ void *mem_calloc(size_t count, size_t size) {
 }
 
 void *mem_malloc(size_t size) {
-  void *p = injected_failure() ? NULL : malloc(size ? size : 1);
+  void *p = counted(injected_failure() ? NULL : malloc(size ? size : 1));
   if (!p) mem_fail(1, size);
   return keep((MemEntry){.block = p});
 }
@@ -218,7 +243,7 @@ void *mem_realloc(void *p, size_t size) {
    * inside moves in its scope's set to its new address. */
   MemScope *holder = current_scope;
   while (holder && !set_remove(holder, p)) holder = holder->outer;
-  void *q = injected_failure() ? NULL : realloc(p, size ? size : 1);
+  void *q = counted(injected_failure() ? NULL : realloc(p, size ? size : 1));
   if (holder) set_insert(holder, (MemEntry){.block = q ? q : p});  /* the slot just freed keeps the room */
   if (!q) mem_fail(1, size);  /* p is still allocated, and freed by the unwind */
   return q;
@@ -227,7 +252,7 @@ void *mem_realloc(void *p, size_t size) {
 void *mem_try_aligned_alloc(size_t alignment, size_t size) {
   size_t rounded = (size + alignment - 1) / alignment * alignment;
   if (rounded < size) return NULL;
-  void *p = injected_failure() ? NULL : aligned_alloc(alignment, rounded ? rounded : alignment);
+  void *p = counted(injected_failure() ? NULL : aligned_alloc(alignment, rounded ? rounded : alignment));
   return p ? keep((MemEntry){.block = p}) : NULL;
 }
 

@@ -132,12 +132,15 @@ row check "$check_passed" "$check_failed" "$check_skipped" \
   "$(echo "${check_first:-every instruction matches the evaluator; refused modules skipped}" | cut -c1-100)"
 
 # ---- the example kernels on the device ----
+# smoke, kernels and math call the library's modules directly (ptx_kernel_*,
+# gpu_device_open, shape_*), so they link libaxle_internal.a, as the unit
+# tests do: libaxle.a keeps only the axle_* names global.
 smoke=$BUILD/gpu/gpu_smoke
 mkdir -p "$(dirname "$smoke")"
 if [ "${GPU_TEST_QUICK:-0}" = 1 ]; then
   row smoke 0 0 1 "GPU_TEST_QUICK: not run (its sizes are too large for the simulator)"
 elif ! cc -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -Isrc/ir -Isrc tests/gpu/gpu_smoke.c \
-     "$BUILD/libaxle.a" -lm -ldl -lpthread -o "$smoke" >"$out/smoke-build.log" 2>&1; then
+     "$BUILD/libaxle_internal.a" -lm -ldl -lpthread -o "$smoke" >"$out/smoke-build.log" 2>&1; then
   row smoke 0 1 0 "gpu_smoke.c did not build: $(head -1 "$out/smoke-build.log")"
 else
   timeout 120 "$smoke" >"$out/smoke.log" 2>&1; rc=$?
@@ -152,7 +155,7 @@ fi
 # ---- every emitted corpus kernel on the device, against kernel_eval ----
 kernels=$BUILD/gpu/gpu_kernels
 if ! cc -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -Isrc/ir -Isrc tests/gpu/gpu_kernels.c \
-     "$BUILD/libaxle.a" -lm -ldl -lpthread -o "$kernels" >"$out/kernels-build.log" 2>&1; then
+     "$BUILD/libaxle_internal.a" -lm -ldl -lpthread -o "$kernels" >"$out/kernels-build.log" 2>&1; then
   row kernels 0 1 0 "gpu_kernels.c did not build: $(head -1 "$out/kernels-build.log")"
 else
   timeout 300 "$kernels" >"$out/kernels.log" 2>&1; rc=$?
@@ -167,7 +170,7 @@ fi
 # ---- the math functions on the device, bit for bit against the reference ----
 math=$BUILD/gpu/gpu_math
 if ! cc -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -Isrc/ir -Isrc tests/gpu/gpu_math.c \
-     "$BUILD/libaxle.a" -lm -ldl -lpthread -o "$math" >"$out/math-build.log" 2>&1; then
+     "$BUILD/libaxle_internal.a" -lm -ldl -lpthread -o "$math" >"$out/math-build.log" 2>&1; then
   row math 0 1 0 "gpu_math.c did not build: $(head -1 "$out/math-build.log")"
 else
   quick=(); [ "${GPU_TEST_QUICK:-0}" = 1 ] && quick=(env GPU_MATH_COUNT=4096)

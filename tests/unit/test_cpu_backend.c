@@ -4,6 +4,7 @@
  * the same bytes at every thread count. References are computed here in
  * plain C (double sums for products), never by axle. */
 #include <math.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,6 +359,130 @@ TEST(compiled_programs_leave_no_page_writable_and_executable) {
   for (int i = 0; i < 3; i++) executable_free(programs[i]);
 }
 
+/* The threads this process runs now (/proc/self/status), -1 when unknown. */
+static int process_thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  int threads = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "Threads: %d", &threads) == 1) break;
+  fclose(f);
+  return threads;
+}
+
+static const char one_task_dot_text[] =
+    "HloModule one_task\n"
+    "ENTRY main {\n"
+    "  a = f32[128,128] parameter(0)\n"
+    "  b = f32[128,128] parameter(1)\n"
+    "  ROOT c = f32[128,128] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "}\n";
+
+static const char many_task_dot_text[] =
+    "HloModule many_tasks\n"
+    "ENTRY main {\n"
+    "  a = f32[512,512] parameter(0)\n"
+    "  b = f32[512,512] parameter(1)\n"
+    "  ROOT c = f32[512,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "}\n";
+
+/* A second thread only pays where a step has two tasks to share: a
+ * program whose every step is one task (a 128^3 product is one GEMM task)
+ * starts no thread at --threads 2 and runs on the caller's; one with a
+ * step of several starts the second. Either way the bits are 1 thread's. */
+TEST(threads_start_only_for_a_program_with_a_step_of_several_tasks) {
+  static const struct {
+    const char *text;
+    int64_t n;
+    int new_threads;
+  } cases[] = {{one_task_dot_text, 128, 0}, {many_task_dot_text, 512, 1}};
+  for (int c = 0; c < 2; c++) {
+    int64_t dims[2] = {cases[c].n, cases[c].n};
+    HostBuffer *args[2] = {f32_random(2, dims, 3), f32_random(2, dims, 4)};
+    Status st;
+    Executable *one = compile_text(cases[c].text, 1, &st);
+    int before = process_thread_count();
+    Executable *two = compile_text(cases[c].text, 2, &st);
+    int started = process_thread_count() - before;
+    EXPECT(one && two, "compiles: %s", st.message);
+    EXPECT(before < 0 || started == cases[c].new_threads, "%lld^3 at 2 threads started %d threads, want %d",
+           (long long)cases[c].n, started, cases[c].new_threads);
+    HostBuffer *out1 = one ? executable_run(one, args, 2, &st) : NULL;
+    HostBuffer *out2 = two ? executable_run(two, args, 2, &st) : NULL;
+    EXPECT(out1 && out2, "runs: %s", st.message);
+    if (out1 && out2)
+      EXPECT(memcmp(out1->data, out2->data, (size_t)(dims[0] * dims[1]) * sizeof(float)) == 0,
+             "%lld^3: 2 threads' bits differ from 1 thread's", (long long)cases[c].n);
+    host_buffer_free(out1);
+    host_buffer_free(out2);
+    executable_free(one);
+    executable_free(two);
+    host_buffer_free(args[0]);
+    host_buffer_free(args[1]);
+  }
+}
+
+/* A run into the caller's result, inside a memory scope as the public API
+ * runs it; false on an error or an unwind. */
+static bool run_into_scoped(const Executable *exe, HostBuffer *const *args, int n, void *const *leaves) {
+  Status st;
+  status_clear(&st);
+  MemScope scope;
+  mem_scope_begin(&scope);
+  if (setjmp(scope.unwind) != 0) return false;
+  bool ok = executable_run_into(exe, args, n, leaves, &st);
+  mem_scope_end(&scope);
+  return ok;
+}
+
+/* Issue 17 item 5: after the first run, a run allocates nothing: not the
+ * GEMM's workspace (kept by its plan) nor the memory scope's set that
+ * borrowing it used to need, not a split sum's chunk sums (in the
+ * temporary block), at 1 thread and at 2. */
+TEST(runs_after_the_first_allocate_nothing) {
+  static const char *const texts[] = {
+      one_task_dot_text,
+      many_task_dot_text,
+      "HloModule long_sum\n"
+      "add { x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y) }\n"
+      "ENTRY main {\n"
+      "  a = f32[262144] parameter(0)\n"
+      "  b = f32[262144] parameter(1)\n"
+      "  zero = f32[] constant(0)\n"
+      "  s = f32[] reduce(a, zero), dimensions={0}, to_apply=add\n"
+      "  t = f32[] reduce(b, zero), dimensions={0}, to_apply=add\n"
+      "  ROOT both = (f32[], f32[]) tuple(s, t)\n"
+      "}\n",
+  };
+  for (int t = 0; t < 3; t++) {
+    for (int threads = 1; threads <= 2; threads++) {
+      Status st;
+      Executable *exe = compile_text(texts[t], threads, &st);
+      EXPECT(exe != NULL, "module %d compiles: %s", t, st.message);
+      if (!exe) continue;
+      const Computation *entry = exe->module->entry;
+      HostBuffer *args[2];
+      for (int i = 0; i < 2; i++)
+        args[i] = f32_random(entry->parameters[i]->shape.rank, entry->parameters[i]->shape.dims, 5 + i);
+      void *leaves[2] = {0};
+      int n = 0;
+      HostBuffer *result = host_buffer_create_leaves(&entry->root->shape, leaves, &n, &st);
+      bool ok = run_into_scoped(exe, args, 2, leaves);
+      long before = mem_allocation_count();
+      for (int run = 0; ok && run < 4; run++) ok = run_into_scoped(exe, args, 2, leaves);
+      long allocated = mem_allocation_count() - before;
+      EXPECT(ok, "module %d runs at %d threads", t, threads);
+      EXPECT(allocated == 0, "module %d at %d threads: 4 runs after the first allocated %ld blocks", t, threads,
+             allocated);
+      host_buffer_free(result);
+      host_buffer_free(args[0]);
+      host_buffer_free(args[1]);
+      executable_free(exe);
+    }
+  }
+}
+
 int main(void) {
   RUN(unfused_f32_dots_run_on_the_gemm_and_match_a_double_product);
   RUN(a_fused_elementwise_chain_is_one_kernel_with_exact_results);
@@ -366,5 +491,7 @@ int main(void) {
   RUN(what_it_cannot_compile_is_a_located_error_naming_the_instruction);
   RUN(compiled_programs_leave_no_page_writable_and_executable);
   RUN(kernels_of_the_same_code_compile_once_and_others_apart);
+  RUN(threads_start_only_for_a_program_with_a_step_of_several_tasks);
+  RUN(runs_after_the_first_allocate_nothing);
   return test_summary();
 }
