@@ -24,7 +24,6 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_kernel.h"
 #include "runtime/backend.h"
-#include "runtime/executable.h"
 
 /* ---- storage, from the program stage's bindings ---- */
 
@@ -222,6 +221,8 @@ static void *gpu_begin(const Module *m, Program *program, const BackendOptions *
     return NULL;
   }
   ptx_builder_init(&t->ptx, &t->target);
+  p->plan = program->plan;
+  snprintf(p->target_name, sizeof p->target_name, "%s", o->gpu_target);
   int64_t replicas = o->replica_count ? o->replica_count : 1;
   t->c = (GpuCompile){.backend = &backend_gpu, .p = p, .m = m, .plan = program->plan, .program = program,
                       .ptx = &t->ptx, .target = &t->target, .no_wgmma = o->gpu_no_wgmma,
@@ -283,38 +284,61 @@ bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_n
 }
 
 /* A program compiled for a target with no device holds no kernels to run. */
-static bool program_runs(const Executable *exe, Status *st) {
-  const GpuProgram *p = exe->program;
+static bool program_runs(const GpuProgram *p, Status *st) {
   if (p->loaded) return true;
   return status_error(st, STATUS_INPUT_ERROR,
                       "this executable was compiled for %s without a device (compile only): it cannot run",
-                      exe->options.gpu_target);
+                      p->target_name);
 }
 
-static HostBuffer *gpu_run(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st) {
-  if (!program_runs(exe, st)) return NULL;
-  return gpu_program_run(exe->program, args, arg_count, st);
+static HostBuffer *gpu_run(void *program, const Module *m, HostBuffer *const *args, int arg_count, Status *st) {
+  (void)m;  /* the program holds what it runs */
+  if (!program_runs(program, st)) return NULL;
+  return gpu_program_run(program, args, arg_count, st);
 }
 
-static bool gpu_run_into(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+static bool gpu_run_into(void *program, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                          Status *st) {
   (void)arg_count;  /* checked against the entry by executable_run_into */
-  return program_runs(exe, st) && gpu_program_run_into(exe->program, args, result_leaves, st);
+  return program_runs(program, st) && gpu_program_run_into(program, args, result_leaves, st);
 }
 
 /* --check, --find-nan: the same run, watched (gpu_observe.c). */
-static HostBuffer *gpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+static HostBuffer *gpu_run_observed(void *program, const Module *m, HostBuffer *const *args, int arg_count,
                                     StepObserver *observe, void *context, Status *st) {
+  (void)m;
   (void)arg_count;  /* checked against the entry by executable_run_debug */
-  if (!program_runs(exe, st)) return NULL;
-  return gpu_program_run_observed(exe->program, exe->plan, args, observe, context, st);
+  GpuProgram *p = program;
+  if (!program_runs(p, st)) return NULL;
+  return gpu_program_run_observed(p, p->plan, args, observe, context, st);
 }
 
-static bool gpu_dump(const Executable *exe, const char *dir, Status *st) {
-  return gpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
+static bool gpu_dump(void *program, const Module *m, const char *dir, Status *st) {
+  return gpu_program_dump(program, m, dir, st);
 }
 
 static void gpu_free_program(void *program) { gpu_program_free(program); }
+
+/* The device-buffer hooks (gpu_device_buffers.c) and the device clock
+ * (gpu_timing.c), on the program load made. */
+static bool gpu_upload(void *program, const void *data, size_t bytes, uint64_t *address, Status *st) {
+  return gpu_device_upload(program, data, bytes, address, st);
+}
+
+static bool gpu_download(void *program, uint64_t address, void *data, size_t bytes, Status *st) {
+  return gpu_device_download(program, address, data, bytes, st);
+}
+
+static void gpu_release(void *program, uint64_t address) { gpu_device_release(program, address); }
+
+static bool gpu_run_on_device_hook(void *program, const uint64_t *args, int arg_count, uint64_t *results,
+                                   int result_count, Status *st) {
+  return gpu_run_on_device(program, args, arg_count, results, result_count, st);
+}
+
+static bool gpu_time(void *program, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st) {
+  return gpu_time_device(program, args, arg_count, runs, ms, st);
+}
 
 const Backend backend_gpu = {
     .name = "gpu",
@@ -333,10 +357,9 @@ const Backend backend_gpu = {
     .free_program = gpu_free_program,
     .run_observed = gpu_run_observed,
     .dump = gpu_dump, /* gpu_debug.c */
-    /* gpu_device_buffers.c */
-    .device_upload = gpu_device_upload,
-    .device_download = gpu_device_download,
-    .device_release = gpu_device_release,
-    .run_on_device = gpu_run_on_device,
-    .time_device = gpu_time_device, /* gpu_timing.c */
+    .device_upload = gpu_upload,
+    .device_download = gpu_download,
+    .device_release = gpu_release,
+    .run_on_device = gpu_run_on_device_hook,
+    .time_device = gpu_time,
 };

@@ -145,24 +145,26 @@ static void *cpu_load(void *target, bool compiled, Status *st) {
   return NULL;
 }
 
-static HostBuffer *cpu_run(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st) {
-  return cpu_program_run(exe->program, args, arg_count, st);
+static HostBuffer *cpu_run(void *program, const Module *m, HostBuffer *const *args, int arg_count, Status *st) {
+  (void)m;  /* the program holds what it runs */
+  return cpu_program_run(program, args, arg_count, st);
 }
 
-static bool cpu_run_into(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+static bool cpu_run_into(void *program, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                          Status *st) {
-  return cpu_program_run_into(exe->program, args, arg_count, result_leaves, NULL, NULL, st);
+  return cpu_program_run_into(program, args, arg_count, result_leaves, NULL, NULL, st);
 }
 
-static HostBuffer *cpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+static HostBuffer *cpu_run_observed(void *program, const Module *m, HostBuffer *const *args, int arg_count,
                                     StepObserver *observe, void *context, Status *st) {
-  return cpu_program_run_observed(exe->program, args, arg_count, observe, context, st);
+  (void)m;
+  return cpu_program_run_observed(program, args, arg_count, observe, context, st);
 }
 
 static void cpu_free_program(void *program) { cpu_program_free(program); }
 
-static bool cpu_dump(const Executable *exe, const char *dir, Status *st) {
-  return cpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
+static bool cpu_dump(void *program, const Module *m, const char *dir, Status *st) {
+  return cpu_program_dump(program, m, dir, st);
 }
 
 const Backend backend_cpu = {
