@@ -97,19 +97,37 @@ static bool gpu_has_routine(Opcode op) {
   }
 }
 
+/* Why the GPU refuses a routine it has, asked of the family file that
+ * compiles it; NULL when it compiles it. */
+static const char *gpu_routine_refusal(const Program *program, const ProgramStep *step) {
+  const Instruction *inst = step->inst;
+  switch (inst->opcode) {
+  case OP_SORT: case OP_TOPK: return gpu_sort_refusal(program, inst);
+  case OP_SCATTER: case OP_SELECT_AND_SCATTER: return gpu_scatter_refusal(program, step);
+  case OP_FFT: return gpu_fft_refusal(inst);
+  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: return gpu_linalg_refusal(inst);
+  case OP_SCAN: return gpu_scan_refusal(inst);
+  case OP_RAGGED_ALL_TO_ALL: return gpu_ragged_all_to_all_refusal(inst);
+  default: return gpu_rng_refusal(inst);  /* rng-bit-generator: gpu_has_routine lets no other through */
+  }
+}
+
 static bool gpu_supports(const Program *program, const ProgramStep *step, const char **why) {
-  (void)program;
   const Instruction *inst = step->inst;
   switch (step->kind) {
   case PROGRAM_STEP_KERNEL:
     for (int i = 0; i < inst->operand_count && !step->value; i++)
       if (shape_is_tuple(&inst->operands[i]->shape)) return *why = "a tuple-shaped operand", false;
     return true;
+  case PROGRAM_STEP_PRODUCT:
+    if (step->product && step->product->opcode == OP_CONVOLUTION) return !(*why = gpu_conv_refusal(inst));
+    return !(*why = gpu_dot_refusal(step));
   case PROGRAM_STEP_ROUTINE:
     if (inst->opcode == OP_RNG || inst->opcode == OP_RNG_GET_AND_UPDATE_STATE)
       *why = "rng and rng-get-and-update-state draw from a module-wide generator the GPU backend does not model yet "
              "(rng-bit-generator is supported)";
-    return gpu_has_routine(inst->opcode);
+    if (!gpu_has_routine(inst->opcode)) return false;
+    return !(*why = gpu_routine_refusal(program, step));
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
   case PROGRAM_STEP_CALL:
