@@ -24,7 +24,6 @@
 #include "emit_ptx/gpu_compile.h"
 #include "emit_ptx/ptx_kernel.h"
 #include "runtime/backend.h"
-#include "runtime/executable.h"
 
 /* ---- storage, from the program stage's bindings ---- */
 
@@ -98,19 +97,37 @@ static bool gpu_has_routine(Opcode op) {
   }
 }
 
+/* Why the GPU refuses a routine it has, asked of the family file that
+ * compiles it; NULL when it compiles it. */
+static const char *gpu_routine_refusal(const Program *program, const ProgramStep *step) {
+  const Instruction *inst = step->inst;
+  switch (inst->opcode) {
+  case OP_SORT: case OP_TOPK: return gpu_sort_refusal(program, inst);
+  case OP_SCATTER: case OP_SELECT_AND_SCATTER: return gpu_scatter_refusal(program, step);
+  case OP_FFT: return gpu_fft_refusal(inst);
+  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: return gpu_linalg_refusal(inst);
+  case OP_SCAN: return gpu_scan_refusal(inst);
+  case OP_RAGGED_ALL_TO_ALL: return gpu_ragged_all_to_all_refusal(inst);
+  default: return gpu_rng_refusal(inst);  /* rng-bit-generator: gpu_has_routine lets no other through */
+  }
+}
+
 static bool gpu_supports(const Program *program, const ProgramStep *step, const char **why) {
-  (void)program;
   const Instruction *inst = step->inst;
   switch (step->kind) {
   case PROGRAM_STEP_KERNEL:
     for (int i = 0; i < inst->operand_count && !step->value; i++)
       if (shape_is_tuple(&inst->operands[i]->shape)) return *why = "a tuple-shaped operand", false;
     return true;
+  case PROGRAM_STEP_PRODUCT:
+    if (step->product && step->product->opcode == OP_CONVOLUTION) return !(*why = gpu_conv_refusal(inst));
+    return !(*why = gpu_dot_refusal(step));
   case PROGRAM_STEP_ROUTINE:
     if (inst->opcode == OP_RNG || inst->opcode == OP_RNG_GET_AND_UPDATE_STATE)
       *why = "rng and rng-get-and-update-state draw from a module-wide generator the GPU backend does not model yet "
              "(rng-bit-generator is supported)";
-    return gpu_has_routine(inst->opcode);
+    if (!gpu_has_routine(inst->opcode)) return false;
+    return !(*why = gpu_routine_refusal(program, step));
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
   case PROGRAM_STEP_CALL:
@@ -222,6 +239,8 @@ static void *gpu_begin(const Module *m, Program *program, const BackendOptions *
     return NULL;
   }
   ptx_builder_init(&t->ptx, &t->target);
+  p->plan = program->plan;
+  snprintf(p->target_name, sizeof p->target_name, "%s", o->gpu_target);
   int64_t replicas = o->replica_count ? o->replica_count : 1;
   t->c = (GpuCompile){.backend = &backend_gpu, .p = p, .m = m, .plan = program->plan, .program = program,
                       .ptx = &t->ptx, .target = &t->target, .no_wgmma = o->gpu_no_wgmma,
@@ -283,38 +302,61 @@ bool gpu_write_ptx(const Module *m, const BufferPlan *plan, const char *target_n
 }
 
 /* A program compiled for a target with no device holds no kernels to run. */
-static bool program_runs(const Executable *exe, Status *st) {
-  const GpuProgram *p = exe->program;
+static bool program_runs(const GpuProgram *p, Status *st) {
   if (p->loaded) return true;
   return status_error(st, STATUS_INPUT_ERROR,
                       "this executable was compiled for %s without a device (compile only): it cannot run",
-                      exe->options.gpu_target);
+                      p->target_name);
 }
 
-static HostBuffer *gpu_run(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st) {
-  if (!program_runs(exe, st)) return NULL;
-  return gpu_program_run(exe->program, args, arg_count, st);
+static HostBuffer *gpu_run(void *program, const Module *m, HostBuffer *const *args, int arg_count, Status *st) {
+  (void)m;  /* the program holds what it runs */
+  if (!program_runs(program, st)) return NULL;
+  return gpu_program_run(program, args, arg_count, st);
 }
 
-static bool gpu_run_into(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+static bool gpu_run_into(void *program, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                          Status *st) {
   (void)arg_count;  /* checked against the entry by executable_run_into */
-  return program_runs(exe, st) && gpu_program_run_into(exe->program, args, result_leaves, st);
+  return program_runs(program, st) && gpu_program_run_into(program, args, result_leaves, st);
 }
 
 /* --check, --find-nan: the same run, watched (gpu_observe.c). */
-static HostBuffer *gpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+static HostBuffer *gpu_run_observed(void *program, const Module *m, HostBuffer *const *args, int arg_count,
                                     StepObserver *observe, void *context, Status *st) {
+  (void)m;
   (void)arg_count;  /* checked against the entry by executable_run_debug */
-  if (!program_runs(exe, st)) return NULL;
-  return gpu_program_run_observed(exe->program, exe->plan, args, observe, context, st);
+  GpuProgram *p = program;
+  if (!program_runs(p, st)) return NULL;
+  return gpu_program_run_observed(p, p->plan, args, observe, context, st);
 }
 
-static bool gpu_dump(const Executable *exe, const char *dir, Status *st) {
-  return gpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
+static bool gpu_dump(void *program, const Module *m, const char *dir, Status *st) {
+  return gpu_program_dump(program, m, dir, st);
 }
 
 static void gpu_free_program(void *program) { gpu_program_free(program); }
+
+/* The device-buffer hooks (gpu_device_buffers.c) and the device clock
+ * (gpu_timing.c), on the program load made. */
+static bool gpu_upload(void *program, const void *data, size_t bytes, uint64_t *address, Status *st) {
+  return gpu_device_upload(program, data, bytes, address, st);
+}
+
+static bool gpu_download(void *program, uint64_t address, void *data, size_t bytes, Status *st) {
+  return gpu_device_download(program, address, data, bytes, st);
+}
+
+static void gpu_release(void *program, uint64_t address) { gpu_device_release(program, address); }
+
+static bool gpu_run_on_device_hook(void *program, const uint64_t *args, int arg_count, uint64_t *results,
+                                   int result_count, Status *st) {
+  return gpu_run_on_device(program, args, arg_count, results, result_count, st);
+}
+
+static bool gpu_time(void *program, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st) {
+  return gpu_time_device(program, args, arg_count, runs, ms, st);
+}
 
 const Backend backend_gpu = {
     .name = "gpu",
@@ -333,10 +375,9 @@ const Backend backend_gpu = {
     .free_program = gpu_free_program,
     .run_observed = gpu_run_observed,
     .dump = gpu_dump, /* gpu_debug.c */
-    /* gpu_device_buffers.c */
-    .device_upload = gpu_device_upload,
-    .device_download = gpu_device_download,
-    .device_release = gpu_device_release,
-    .run_on_device = gpu_run_on_device,
-    .time_device = gpu_time_device, /* gpu_timing.c */
+    .device_upload = gpu_upload,
+    .device_download = gpu_download,
+    .device_release = gpu_release,
+    .run_on_device = gpu_run_on_device_hook,
+    .time_device = gpu_time,
 };

@@ -7,7 +7,15 @@
  * A family's compile function writes its PTX .entry into c->ptx (the one
  * module of the executable) and adds one or more launches to c->p with
  * gpu_add_launch; a refusal goes through gpu_refuse, located at the
- * instruction. Launches run in the order they are added. */
+ * instruction. Launches run in the order they are added.
+ *
+ * What the GPU does not support is decided before any of them runs: each
+ * family's *_refusal says why the GPU refuses an instruction of its
+ * family (from the instruction, and for some the program's buffer plan or
+ * the step's applied kernels), NULL when it compiles it; gpu_supports
+ * (gpu_backend.c) asks them of every step, so the compile functions keep
+ * only what they find while making code (storage the bindings of this
+ * compile share, a kernel the PTX emitter cannot write). */
 #ifndef AXLE_EMIT_PTX_GPU_COMPILE_H
 #define AXLE_EMIT_PTX_GPU_COMPILE_H
 
@@ -108,25 +116,39 @@ const char *gpu_control_refusal(const Instruction *inst);
 bool gpu_collective_is_across(Opcode op);  /* the ops without a start tuple it takes */
 bool gpu_compile_collective_across(GpuCompile *c, const Instruction *inst, int first);
 /* gpu_ragged.c: ragged-all-to-all on one replica (constant offsets and sizes). */
+const char *gpu_ragged_all_to_all_refusal(const Instruction *inst);
 bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst);
 /* gpu_scan.c: scan whose step computation is elementwise over a slice. */
+const char *gpu_scan_refusal(const Instruction *inst);
 bool gpu_compile_scan(GpuCompile *c, const Instruction *inst);
 /* gpu_dot.c: dot, scaled-dot, ragged-dot, and fusions around a dot (epilogues). */
+const char *gpu_dot_refusal(const ProgramStep *step);
 bool gpu_compile_dot(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst);
-/* gpu_conv.c: convolution, and fusions around one. */
+/* gpu_conv.c: convolution, and fusions around one (the convolution's
+ * dimensions are refused where ptx_conv_describe reads them, its message
+ * naming what does not fit). */
+const char *gpu_conv_refusal(const Instruction *inst);
 bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst);
-/* gpu_sort.c: sort and top-k. */
+/* gpu_sort.c: sort and top-k (row-major arrays: program's plan says
+ * where the results lie). */
+const char *gpu_sort_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_sort(GpuCompile *c, const Instruction *inst);
-/* gpu_scatter.c: scatter and select-and-scatter. */
+/* gpu_scatter.c: scatter and select-and-scatter (step: its applied kernels). */
+const char *gpu_scatter_refusal(const Program *program, const ProgramStep *step);
 bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst);
 /* gpu_rng.c: rng-bit-generator (rng and rng-get-and-update-state are
  * refused by gpu_supports). */
+const char *gpu_rng_refusal(const Instruction *inst);
 bool gpu_compile_rng(GpuCompile *c, const Instruction *inst);
 /* gpu_fft.c: fft. */
+const char *gpu_fft_refusal(const Instruction *inst);
 bool gpu_compile_fft(GpuCompile *c, const Instruction *inst);
-/* gpu_linalg.c: cholesky, triangular-solve, and the linear-algebra custom calls. */
+/* gpu_linalg.c: cholesky, triangular-solve, and the linear-algebra custom
+ * calls (another LAPACK routine than getrf and trsm is refused by
+ * gpu_compile_custom_call, its message naming the call's target). */
+const char *gpu_linalg_refusal(const Instruction *inst);
 bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst);
 

@@ -197,12 +197,17 @@ static bool called_compile(GpuCompile *c, const Instruction *inst, const Computa
 
 /* Runs `callee` on all of inst's operands into `into` and copies its root
  * to inst's leaves [first, first + count): call and async-start. */
-static bool call_compile(GpuCompile *c, const Instruction *inst, const Computation *callee, GpuSteps *into, int first,
-                         int count, const Shape *result) {
-  bool fits = callee && callee->parameter_count == inst->operand_count && value_fits(&callee->root->shape, result);
+static bool call_fits(const Instruction *inst, const Computation *callee, const Shape *result) {
+  bool fits = callee && callee->root && callee->parameter_count == inst->operand_count &&
+              value_fits(&callee->root->shape, result);
   for (int k = 0; fits && k < inst->operand_count; k++)
     fits = value_fits(&inst->operands[k]->shape, &callee->parameters[k]->shape);
-  if (!fits) return gpu_refuse(c, inst, "a called computation whose parameters or result differ in shape or layout");
+  return fits;
+}
+
+/* (callee's parameters and root fit inst's operands and result: gpu_control_refusal) */
+static bool call_compile(GpuCompile *c, const Instruction *inst, const Computation *callee, GpuSteps *into, int first,
+                         int count) {
   int arg_count = 0;
   int *args = operand_leaves(c, inst, 0, inst->operand_count, &arg_count);
   int *results = mem_calloc((size_t)count + 1, sizeof *results);
@@ -273,12 +278,16 @@ static bool compile_while(GpuCompile *c, const Instruction *inst) {
 /* ---- conditional ---- */
 
 /* Branch k runs on operand k + 1 and its root is copied to inst's leaves. */
-static bool branch_compile(GpuCompile *c, const Instruction *inst, int k, GpuSteps *into) {
+static bool branch_fits(const Instruction *inst, int k) {
   const Computation *branch = inst->called[k];
   const Instruction *operand = inst->operands[k + 1];
-  if (!branch->root || branch->parameter_count != 1 || !value_fits(&operand->shape, &branch->parameters[0]->shape) ||
-      !value_fits(&branch->root->shape, &inst->shape))
-    return gpu_refuse(c, inst, "a branch whose parameter or result differs in shape or layout");
+  return branch->root && branch->parameter_count == 1 && value_fits(&operand->shape, &branch->parameters[0]->shape) &&
+         value_fits(&branch->root->shape, &inst->shape);
+}
+
+/* (the branch fits its operand and inst's result: gpu_control_refusal) */
+static bool branch_compile(GpuCompile *c, const Instruction *inst, int k, GpuSteps *into) {
+  const Computation *branch = inst->called[k];
   int arg_count = 0, n = shape_leaf_count(&inst->shape);
   int *args = operand_leaves(c, inst, k + 1, k + 2, &arg_count);
   int *results = mem_calloc((size_t)n + 1, sizeof *results);
@@ -326,8 +335,7 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
   if (!operands) return false;
   bool ok = operand_count == result_first || gpu_refuse(c, inst, "an operand element that does not hold the operands");
   ok = ok && copies_add(c, c->p->current, inst, operands, 0, operand_count) &&
-       call_compile(c, inst, inst->called[0], c->p->current, result_first, context_first - result_first,
-                    &s->tuple_shapes[1]) &&
+       call_compile(c, inst, inst->called[0], c->p->current, result_first, context_first - result_first) &&
        zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first);
   mem_free(operands);
   return ok;
@@ -492,7 +500,7 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
   case OP_CONDITIONAL: return compile_conditional(c, inst);
   case OP_CALL:
   case OP_FUSION:  /* one that no kernel computes (gpu_backend.c) */
-    return call_compile(c, inst, inst->called[0], c->p->current, 0, shape_leaf_count(&inst->shape), &inst->shape);
+    return call_compile(c, inst, inst->called[0], c->p->current, 0, shape_leaf_count(&inst->shape));
   case OP_ASYNC_START: return compile_async_start(c, inst);
   case OP_ASYNC_UPDATE:
   case OP_ASYNC_DONE:
@@ -506,8 +514,27 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
  * backend's supports hook asks): the compile functions above take what
  * passes as given. */
 
+/* A conditional's branches, a call's (a fusion run as one) and an
+ * async-start's computation, fitting the operands they run on and the
+ * result they give. (Their forms no target runs are the program stage's
+ * refusals.) */
+static const char *called_refusal(const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  if (inst->opcode == OP_CONDITIONAL) {
+    for (int k = 0; k < inst->called_count && k + 1 < inst->operand_count; k++)
+      if (!branch_fits(inst, k)) return "a branch whose parameter or result differs in shape or layout";
+    return NULL;
+  }
+  if (inst->called_count != 1) return NULL;
+  if (inst->opcode == OP_ASYNC_START && (!shape_is_tuple(s) || s->tuple_count < 2)) return NULL;
+  const Shape *result = inst->opcode == OP_ASYNC_START ? &s->tuple_shapes[1] : s;
+  return call_fits(inst, inst->called[0], result) ? NULL
+                                                  : "a called computation whose parameters or result differ in shape "
+                                                    "or layout";
+}
+
 const char *gpu_control_refusal(const Instruction *inst) {
-  if (inst->opcode != OP_WHILE) return NULL;  /* the program stage checks the others' forms */
+  if (inst->opcode != OP_WHILE) return called_refusal(inst);  /* the program stage checks the others' forms */
   if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
     return "a malformed while";
   return loop_fits(inst) ? NULL

@@ -105,7 +105,6 @@ static bool conv_launch(GpuCompile *c, const Instruction *at, const PtxConv *d, 
 }
 
 bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst) {
-  if (inst->operand_count != 2) return gpu_refuse(c, inst, "a convolution without two operands");
   PtxConv d;
   Status why = {0};
   if (!ptx_conv_describe(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &d, &why))
@@ -165,17 +164,35 @@ static bool fusion_launch(GpuCompile *c, const Instruction *fusion, const Instru
   return conv_launch(c, fusion, d, NULL, bindings, 3) && epilogue_launch(c, fusion, step, scratch);
 }
 
-bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
-  const Computation *f = inst->called_count ? inst->called[0] : NULL;
+/* The one convolution of a fusion's computation; NULL with *why when it
+ * holds none or more than one. */
+static const Instruction *fused_convolution(const Instruction *fusion, const char **why) {
+  const Computation *f = fusion->called_count ? fusion->called[0] : NULL;
   const Instruction *conv = NULL;
   for (int i = 0; f && i < f->instruction_count; i++) {
     if (f->instructions[i]->opcode != OP_CONVOLUTION) continue;
-    if (conv) return gpu_refuse(c, inst, "a fusion holding two convolutions");
+    if (conv) return *why = "a fusion holding two convolutions", NULL;
     conv = f->instructions[i];
   }
-  if (!conv || conv->operand_count != 2) return gpu_refuse(c, inst, "a fusion without one two-operand convolution");
+  if (!conv || conv->operand_count != 2) return *why = "a fusion without one two-operand convolution", NULL;
+  return conv;
+}
+
+const char *gpu_conv_refusal(const Instruction *inst) {
+  if (inst->opcode != OP_FUSION) return inst->operand_count != 2 ? "a convolution without two operands" : NULL;
+  const char *why = NULL;
+  const Instruction *conv = fused_convolution(inst, &why);
+  if (!conv) return why;
+  if (!fusion_operand_of(inst, conv->operands[0]) || !fusion_operand_of(inst, conv->operands[1]))
+    return "a convolution whose operands are computed inside its fusion";
+  return NULL;
+}
+
+bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
+  /* one convolution, reading the fusion's operands: gpu_conv_refusal */
+  const char *unused;
+  const Instruction *conv = fused_convolution(inst, &unused);
   const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
-  if (!lhs || !rhs) return gpu_refuse(c, inst, "a convolution whose operands are computed inside its fusion");
   PtxConv d;
   Status why = {0};
   if (!ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);

@@ -19,10 +19,8 @@
 #include <string.h>
 
 #include "emit_ptx/gpu_program.h"
-#include "runtime/executable.h"
 
-bool gpu_device_upload(const Executable *exe, const void *data, size_t bytes, uint64_t *address, Status *st) {
-  GpuProgram *p = exe->program;
+bool gpu_device_upload(GpuProgram *p, const void *data, size_t bytes, uint64_t *address, Status *st) {
   CUdeviceptr at = 0;
   pthread_mutex_lock(&p->lock);
   bool ok = gpu_context_enter(&p->gpu, st) && gpu_alloc(&p->gpu, bytes, "a device buffer", &at, st);
@@ -34,16 +32,14 @@ bool gpu_device_upload(const Executable *exe, const void *data, size_t bytes, ui
   return ok;
 }
 
-bool gpu_device_download(const Executable *exe, uint64_t address, void *data, size_t bytes, Status *st) {
-  GpuProgram *p = exe->program;
+bool gpu_device_download(GpuProgram *p, uint64_t address, void *data, size_t bytes, Status *st) {
   pthread_mutex_lock(&p->lock);
   bool ok = gpu_context_enter(&p->gpu, st) && (!bytes || gpu_copy_to_host(&p->gpu, data, address, bytes, st));
   pthread_mutex_unlock(&p->lock);
   return ok;
 }
 
-void gpu_device_release(const Executable *exe, uint64_t address) {
-  GpuProgram *p = exe->program;
+void gpu_device_release(GpuProgram *p, uint64_t address) {
   Status ignored = {0};
   pthread_mutex_lock(&p->lock);
   if (address && gpu_context_enter(&p->gpu, &ignored)) gpu_free(&p->gpu, address);
@@ -109,9 +105,8 @@ static bool results_copy_in(GpuProgram *p, const CUdeviceptr *addresses, const u
   return true;
 }
 
-bool gpu_run_on_device(const Executable *exe, const uint64_t *args, int arg_count, uint64_t *results, int result_count,
+bool gpu_run_on_device(GpuProgram *p, const uint64_t *args, int arg_count, uint64_t *results, int result_count,
                        Status *st) {
-  GpuProgram *p = exe->program;
   if (result_count != p->result_leaf_count)
     return status_error(st, STATUS_INPUT_ERROR, "the result has %d leaves, not %d", p->result_leaf_count,
                         result_count);

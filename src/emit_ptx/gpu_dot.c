@@ -214,18 +214,24 @@ static bool launch_gemm(GpuCompile *c, const Instruction *inst, const PtxGemm *g
 
 static bool packed(const Shape *s) { return s->element_size_bits != 0; }
 
+/* The GEMM of dot over operands and result in the layouts given; NULL,
+ * or why the GPU has none (gpu_dot_refusal asks, before any code is made;
+ * the compile functions then make the same GEMM). */
+static const char *gemm_of(const Instruction *dot, const Shape *lhs_layout, const Shape *rhs_layout,
+                           const Shape *out_layout, PtxGemm *g) {
+  if (dot->opcode != OP_DOT) return "a scaled-dot (no GPU kernel yet)";
+  if (packed(lhs_layout) || packed(rhs_layout) || packed(out_layout)) return "a dot in a packed layout (E(n))";
+  View l = view_of(lhs_layout), r = view_of(rhs_layout), o = view_of(out_layout);
+  DotPlan p;
+  const char *why = plan_of(dot, &p);
+  return why ? why : dot_gemm(&p, attrs_dot(&dot->attrs)->algorithm, &l, &r, &o, g);
+}
+
 /* The GEMM kernel of dot and its launch over bindings lhs, rhs, out. */
 static bool add_gemm(GpuCompile *c, const Instruction *inst, const Instruction *dot, const Shape *lhs_layout,
                      const Shape *rhs_layout, const Shape *out_layout, int lhs, int rhs, int out) {
-  if (dot->opcode != OP_DOT) return gpu_refuse(c, inst, "a scaled-dot (no GPU kernel yet)");
-  if (packed(lhs_layout) || packed(rhs_layout) || packed(out_layout))
-    return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
-  View l = view_of(lhs_layout), r = view_of(rhs_layout), o = view_of(out_layout);
   PtxGemm g;
-  DotPlan p;
-  const char *why = plan_of(dot, &p);
-  if (!why) why = dot_gemm(&p, attrs_dot(&dot->attrs)->algorithm, &l, &r, &o, &g);
-  if (why) return gpu_refuse(c, inst, why);
+  gemm_of(dot, lhs_layout, rhs_layout, out_layout, &g);  /* gpu_dot_refusal found one */
   int bindings[3] = {lhs, rhs, out};
   return launch_gemm(c, inst, &g, bindings);
 }
@@ -261,46 +267,54 @@ static const char *ragged_sizes(const Shape *lhs, const DotPlan *p, const Shape 
  * group of rhs; a ragged contracting dim gives one partial sum per group.
  * The plan leaves rhs's group dim out of every group and starts the
  * result's groups after the group dim of a ragged contracting dim. */
-static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
+static const char *ragged_gemm_of(const Instruction *inst, PtxGemm *g) {
   const DotDims *dd = attrs_dot(&inst->attrs);
   const Shape *ls = &inst->operands[0]->shape, *rs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
-  if (packed(ls) || packed(rs) || packed(&inst->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
-  if (dd->lhs_ragged.count != 1) return gpu_refuse(c, inst, "a ragged-dot without one ragged dim");
+  if (packed(ls) || packed(rs) || packed(&inst->shape)) return "a dot in a packed layout (E(n))";
+  if (dd->lhs_ragged.count != 1) return "a ragged-dot without one ragged dim";
   View l = view_of(ls), r = view_of(rs), o = view_of(&inst->shape);
-  int bindings[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
-                     gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0)};
-  PtxGemm g;
   DotPlan p;
   const char *why = plan_of(inst, &p);
-  if (why) return gpu_refuse(c, inst, why);
+  if (why) return why;
   PtxGemmRagged mode = {.kind = PTX_GEMM_PLAIN};
   if (p.ragged == DOT_RAGGED_ROWS)
     mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_ROWS, .groups = rs->dims[p.rhs_group_dim],
                            .rhs_group_stride = r.strides[p.rhs_group_dim]};
   else if (p.ragged == DOT_RAGGED_SUMS)
     mode = (PtxGemmRagged){.kind = PTX_GEMM_RAGGED_SUMS, .groups = o.dims[0], .out_group_stride = o.strides[0]};
-  why = dot_gemm(&p, dd->algorithm, &l, &r, &o, &g);
+  why = dot_gemm(&p, dd->algorithm, &l, &r, &o, g);
   if (!why && p.ragged == DOT_RAGGED_ROWS) why = ragged_sizes(ls, &p, sizes, p.lhs_m, p.m_count, p.ragged_index, &mode);
   if (!why && p.ragged == DOT_RAGGED_SUMS) why = ragged_sizes(ls, &p, sizes, p.lhs_k, p.k_count, p.ragged_index, &mode);
-  if (why) return gpu_refuse(c, inst, why);
-  g.ragged = mode;
+  g->ragged = mode;
+  return why;
+}
+
+static bool compile_ragged_dot(GpuCompile *c, const Instruction *inst) {
+  int bindings[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
+                     gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0)};
+  PtxGemm g;
+  ragged_gemm_of(inst, &g);  /* gpu_dot_refusal found one */
   return launch_gemm(c, inst, &g, bindings);
 }
 
 /* scaled-dot(lhs, rhs, lhs_scale, rhs_scale): the GEMM multiplies each
  * operand element by its scale as it loads it. */
-static bool compile_scaled_dot(GpuCompile *c, const Instruction *inst) {
+static const char *scaled_gemm_of(const Instruction *inst, PtxGemm *g) {
   for (int i = 0; i < 4; i++)
-    if (packed(&inst->operands[i]->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
-  if (packed(&inst->shape)) return gpu_refuse(c, inst, "a dot in a packed layout (E(n))");
+    if (packed(&inst->operands[i]->shape)) return "a dot in a packed layout (E(n))";
+  if (packed(&inst->shape)) return "a dot in a packed layout (E(n))";
   View l = view_of(&inst->operands[0]->shape), r = view_of(&inst->operands[1]->shape), o = view_of(&inst->shape);
   View ls = view_of(&inst->operands[2]->shape), rs = view_of(&inst->operands[3]->shape);
-  PtxGemm g;
   DotPlan p;
   const char *why = plan_of(inst, &p);
-  if (!why) why = dot_gemm(&p, attrs_dot(&inst->attrs)->algorithm, &l, &r, &o, &g);
-  if (!why) why = scale_gemm(&p, &l, &ls, &r, &rs, &g);
-  if (why) return gpu_refuse(c, inst, why);
+  if (!why) why = dot_gemm(&p, attrs_dot(&inst->attrs)->algorithm, &l, &r, &o, g);
+  if (!why) why = scale_gemm(&p, &l, &ls, &r, &rs, g);
+  return why;
+}
+
+static bool compile_scaled_dot(GpuCompile *c, const Instruction *inst) {
+  PtxGemm g;
+  scaled_gemm_of(inst, &g);  /* gpu_dot_refusal found one */
   int bindings[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
                      gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst->operands[2], 0),
                      gpu_binding_of(c, inst->operands[3], 0)};
@@ -366,14 +380,44 @@ static bool epilogue_reads_layout(const Kernel *k, const Instruction *dot, const
   return true;
 }
 
-bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
+/* A fusion around one dot whose operands are the fusion's, its epilogue
+ * (when the dot is not the root) reading the product as the GEMM writes
+ * it. An epilogue the program stage did not lower is refused with the
+ * stage's reason (backend_compile.c). */
+static const char *dot_fusion_refusal(const ProgramStep *step) {
+  const Instruction *inst = step->inst;
   const Computation *f = inst->called_count ? inst->called[0] : NULL;
   const char *why = "a fusion without a computation";
   const Instruction *dot = f ? fused_product(f, &why) : NULL;
-  if (!dot) return gpu_refuse(c, inst, why);
-  if (dot->opcode != OP_DOT) return gpu_refuse(c, inst, "a scaled-dot or ragged-dot inside a fusion");
+  if (!dot) return why;
+  if (dot->opcode != OP_DOT) return "a scaled-dot or ragged-dot inside a fusion";
   const Instruction *lhs = fusion_operand(inst, dot->operands[0]), *rhs = fusion_operand(inst, dot->operands[1]);
-  if (!lhs || !rhs) return gpu_refuse(c, inst, "a fused dot whose operand the fusion computes itself");
+  if (!lhs || !rhs) return "a fused dot whose operand the fusion computes itself";
+  PtxGemm g;
+  if (dot == f->root) return gemm_of(dot, &lhs->shape, &rhs->shape, &inst->shape, &g);
+  if (!step->kernel) return NULL;
+  if (!epilogue_reads_layout(step->kernel, dot, &dot->shape))
+    return "an epilogue that reads the product in another layout";
+  return gemm_of(dot, &lhs->shape, &rhs->shape, &dot->shape, &g);
+}
+
+const char *gpu_dot_refusal(const ProgramStep *step) {
+  const Instruction *inst = step->inst;
+  PtxGemm g;
+  switch (inst->opcode) {
+  case OP_FUSION: return dot_fusion_refusal(step);
+  case OP_RAGGED_DOT: return ragged_gemm_of(inst, &g);
+  case OP_SCALED_DOT: return scaled_gemm_of(inst, &g);
+  default: return gemm_of(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &g);
+  }
+}
+
+bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
+  /* one dot, reading the fusion's operands: gpu_dot_refusal */
+  const Computation *f = inst->called[0];
+  const char *why;
+  const Instruction *dot = fused_product(f, &why);
+  const Instruction *lhs = fusion_operand(inst, dot->operands[0]), *rhs = fusion_operand(inst, dot->operands[1]);
   int lhs_binding = gpu_binding_of(c, lhs, 0), rhs_binding = gpu_binding_of(c, rhs, 0);
   if (dot == f->root)
     return add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &inst->shape, lhs_binding, rhs_binding,
@@ -381,9 +425,7 @@ bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
   const ProgramStep *step = gpu_step_of(c, inst);
   const Kernel *k = step ? step->kernel : NULL;
   if (!k) return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "a fused dot without its epilogue");
-  bool ok = epilogue_reads_layout(k, dot, &dot->shape) ||
-            gpu_refuse(c, inst, "an epilogue that reads the product in another layout");
-  int scratch = ok ? gpu_reserve_temp(c, shape_byte_size(&dot->shape)) : -1;
-  ok = ok && add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &dot->shape, lhs_binding, rhs_binding, scratch);
+  int scratch = gpu_reserve_temp(c, shape_byte_size(&dot->shape));
+  bool ok = add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &dot->shape, lhs_binding, rhs_binding, scratch);
   return ok && add_epilogue(c, inst, step, scratch);
 }

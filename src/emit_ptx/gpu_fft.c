@@ -193,11 +193,15 @@ static bool bindings_overlap(const GpuCompile *c, int a, int b) {
   return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
 }
 
-bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
-  if (inst->operand_count != 1) return gpu_refuse(c, inst, "an fft without one operand");
+const char *gpu_fft_refusal(const Instruction *inst) {
+  if (inst->operand_count != 1) return "an fft without one operand";
   FftPlan plan;
-  const char *problem = fft_plan_for_gpu(inst, &plan);
-  if (problem) return gpu_refuse(c, inst, problem);
+  return fft_plan_for_gpu(inst, &plan);
+}
+
+bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
+  FftPlan plan;
+  fft_plan_for_gpu(inst, &plan);  /* gpu_fft_refusal found no problem */
   const Shape *x = &inst->operands[0]->shape;
   int rank = plan.rank;
   int64_t dims[AXLE_MAX_RANK], largest = 0;

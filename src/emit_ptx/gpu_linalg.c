@@ -194,8 +194,7 @@ static void emit_cholesky(PtxBuilder *b, const char *entry, const CholeskyKernel
 static bool compile_cholesky(GpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape;
   CholeskyPlan plan;
-  if (!cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan) || a->type != inst->shape.type)
-    return gpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
+  cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan);  /* gpu_linalg_refusal found it fits */
   CholeskyKernel q = {.n = plan.n, .lower = plan.lower, .type = a->type};
   q.work_type = type_is_complex(a->type) ? TYPE_C128 : TYPE_F64;
   int64_t batches = plan.batches, elements = shape_element_count(a);
@@ -278,13 +277,21 @@ static void emit_solve(PtxBuilder *b, const char *entry, const SolvePlan *q, int
 /* One solve per batch element of x (a's and x's batches alike), with the
  * options of HLO's triangular-solve (transpose: op(a) is a^T; ADJOINT is
  * TRANSPOSE for reals) or of LAPACK's trsm, which mean the same. */
+static const char *solve_refusal(const Instruction *inst, const Shape *x, bool left_side, bool lower, bool transpose,
+                                 bool unit) {
+  const Shape *a = &inst->operands[0]->shape;
+  if (a->type != TYPE_F32 && a->type != TYPE_F64) return "a triangular solve that is not f32 or f64";
+  TriangularSolvePlan plan;
+  if (!triangular_solve_plan_make(a, x, left_side, lower, transpose, unit, &plan))
+    return "a triangular-solve whose a and b do not fit together";
+  return NULL;
+}
+
 static bool launch_solve(GpuCompile *c, const Instruction *inst, const Shape *x, bool left_side, bool lower,
                          bool transpose, bool unit) {
   const Shape *a = &inst->operands[0]->shape;
-  if (a->type != TYPE_F32 && a->type != TYPE_F64) return gpu_refuse(c, inst, "a triangular solve that is not f32 or f64");
   SolvePlan q = {.type = a->type};
-  if (!triangular_solve_plan_make(a, x, left_side, lower, transpose, unit, &q.plan))
-    return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
+  triangular_solve_plan_make(a, x, left_side, lower, transpose, unit, &q.plan);  /* solve_refusal found it fits */
   int64_t elements = shape_element_count(x);
   if (elements == 0) return true;
   int buffers[4] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
@@ -295,10 +302,16 @@ static bool launch_solve(GpuCompile *c, const Instruction *inst, const Shape *x,
   return gpu_add_launch(c, inst, entry, grid_for(q.plan.batches * q.plan.vectors), LINALG_BLOCK, buffers, 4, NULL, 0) != NULL;
 }
 
-static bool compile_triangular_solve(GpuCompile *c, const Instruction *inst) {
+static const char *triangular_solve_refusal(const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape, *x = &inst->operands[1]->shape;
   if (!shape_same_dims(x, &inst->shape) || a->type != x->type || x->type != inst->shape.type)
-    return gpu_refuse(c, inst, "a triangular-solve whose a and b do not fit together");
+    return "a triangular-solve whose a and b do not fit together";
+  return solve_refusal(inst, x, inst->attrs.left_side, inst->attrs.lower, inst->attrs.transpose_a != TRANSPOSE_A_NO,
+                       inst->attrs.unit_diagonal);
+}
+
+static bool compile_triangular_solve(GpuCompile *c, const Instruction *inst) {
+  const Shape *x = &inst->operands[1]->shape;
   return launch_solve(c, inst, x, inst->attrs.left_side, inst->attrs.lower, inst->attrs.transpose_a != TRANSPOSE_A_NO,
                       inst->attrs.unit_diagonal);
 }
@@ -421,15 +434,22 @@ static bool is_real_getrf(const char *target) {
                     !strcmp(target, "lapack_sgetrf") || !strcmp(target, "lapack_dgetrf"));
 }
 
-static bool compile_getrf(GpuCompile *c, const Instruction *inst) {
+static const char *getrf_refusal(const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape;
   if (inst->operand_count != 1 || (a->type != TYPE_F32 && a->type != TYPE_F64) || !shape_is_row_major(a))
-    return gpu_refuse(c, inst, "a getrf custom call whose shapes are not (f32/f64 a) -> (a, ipiv, info)");
+    return "a getrf custom call whose shapes are not (f32/f64 a) -> (a, ipiv, info)";
   GetrfPlan plan;
-  if (!getrf_plan_make(inst, &plan)) return gpu_refuse(c, inst, "a getrf custom call whose ipiv or info shape does not fit");
+  if (!getrf_plan_make(inst, &plan)) return "a getrf custom call whose ipiv or info shape does not fit";
+  if (plan.batches == 0 || plan.m == 0 || plan.n == 0) return "a getrf of an empty matrix";
+  return NULL;
+}
+
+static bool compile_getrf(GpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape;
+  GetrfPlan plan;
+  getrf_plan_make(inst, &plan);  /* getrf_refusal found it fits */
   LuPlan q = {.m = plan.m, .n = plan.n, .steps = plan.steps, .type = a->type};
   int64_t batches = plan.batches;
-  if (batches == 0 || q.m == 0 || q.n == 0) return gpu_refuse(c, inst, "a getrf of an empty matrix");
   int buffers[5] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), gpu_binding_of(c, inst, 1),
                     gpu_binding_of(c, inst, 2), gpu_reserve_temp(c, 8 * shape_element_count(a))};
   char entry[160];
@@ -440,14 +460,44 @@ static bool compile_getrf(GpuCompile *c, const Instruction *inst) {
 
 /* -------------------------------------------------------------- routing */
 
-bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
+/* cholesky and triangular-solve: row-major arrays of types the serial
+ * kernels compute on, then each one's shapes. */
+static const char *routine_refusal(const Instruction *inst) {
   for (int i = 0; i < inst->operand_count; i++) {
     const Shape *s = &inst->operands[i]->shape;
-    if (s->type == TYPE_TUPLE || !shape_is_row_major(s)) return gpu_refuse(c, inst, "a non-row-major operand");
-    if (!ptx_serial_type_ok(s->type)) return gpu_refuse(c, inst, "linear algebra on this element type");
+    if (s->type == TYPE_TUPLE || !shape_is_row_major(s)) return "a non-row-major operand";
+    if (!ptx_serial_type_ok(s->type)) return "linear algebra on this element type";
   }
-  if (shape_is_tuple(&inst->shape) || !shape_is_row_major(&inst->shape))
-    return gpu_refuse(c, inst, "a non-row-major result");
+  if (shape_is_tuple(&inst->shape) || !shape_is_row_major(&inst->shape)) return "a non-row-major result";
+  if (inst->opcode == OP_CHOLESKY && inst->operand_count == 1) {
+    const Shape *a = &inst->operands[0]->shape;
+    CholeskyPlan plan;
+    if (!cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan) || a->type != inst->shape.type)
+      return "a cholesky whose operand is not a batch of square matrices like its result";
+  }
+  if (inst->opcode == OP_TRIANGULAR_SOLVE && inst->operand_count == 2) return triangular_solve_refusal(inst);
+  return NULL;
+}
+
+/* A custom-call: getrf's forms, and trsm's as a triangular-solve. Another
+ * LAPACK routine is refused by gpu_compile_custom_call, its message naming
+ * the call's target (made per call, not a reason a hook returns). */
+static const char *custom_call_refusal(const Instruction *inst) {
+  if (is_real_getrf(inst->attrs.custom_call_target)) return getrf_refusal(inst);
+  LapackCall call;
+  Status st = {0};
+  if (lapack_call_read(inst, &call, &st) && call.routine == LAPACK_TRSM && call.operand_count == 2 &&
+      !type_is_complex(call.type))
+    return solve_refusal(inst, &inst->operands[1]->shape, call.left_side, call.lower, call.transpose != 'N',
+                         call.unit_diagonal);
+  return NULL;
+}
+
+const char *gpu_linalg_refusal(const Instruction *inst) {
+  return inst->opcode == OP_CUSTOM_CALL ? custom_call_refusal(inst) : routine_refusal(inst);
+}
+
+bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
   if (inst->opcode == OP_CHOLESKY && inst->operand_count == 1) return compile_cholesky(c, inst);
   if (inst->opcode == OP_TRIANGULAR_SOLVE && inst->operand_count == 2) return compile_triangular_solve(c, inst);
   return gpu_compile_kernel(c, inst);

@@ -125,6 +125,8 @@ typedef struct GpuProgram {
   /* Whether the kernels are on a device: false after a compile for a named
    * target that opened none (--target with --compile-only), which cannot run. */
   bool loaded;
+  char target_name[16];     /* the --target it was compiled for ("" for the device's own) */
+  const BufferPlan *plan;   /* the entry's (the caller's), which --check reads values through */
   PtxBuilder *ptx;          /* the module's PTX, kept for --dump (gpu_debug.c); else NULL */
 } GpuProgram;
 
@@ -203,17 +205,16 @@ void gpu_collective_free(GpuCollective *k);
  * the C API's axle_run_on_device): a run whose parameters are the
  * caller's device pointers and whose results are new device memory, so
  * that nothing crosses the bus. */
-typedef struct Executable Executable;
-bool gpu_device_upload(const Executable *exe, const void *data, size_t bytes, uint64_t *address, Status *st);
-bool gpu_device_download(const Executable *exe, uint64_t address, void *data, size_t bytes, Status *st);
-void gpu_device_release(const Executable *exe, uint64_t address);
-bool gpu_run_on_device(const Executable *exe, const uint64_t *args, int arg_count, uint64_t *results, int result_count,
+bool gpu_device_upload(GpuProgram *p, const void *data, size_t bytes, uint64_t *address, Status *st);
+bool gpu_device_download(GpuProgram *p, uint64_t address, void *data, size_t bytes, Status *st);
+void gpu_device_release(GpuProgram *p, uint64_t address);
+bool gpu_run_on_device(GpuProgram *p, const uint64_t *args, int arg_count, uint64_t *results, int result_count,
                        Status *st);
 
 /* ------------------------------------------------------------- gpu_timing.c
  * Backend.time_device: one ordinary run stages the arguments into the
  * parameters' device memory, then each timed run is the launches alone
  * between two CUDA events on the stream (no transfers, no host work). */
-bool gpu_time_device(const Executable *exe, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st);
+bool gpu_time_device(GpuProgram *p, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st);
 
 #endif

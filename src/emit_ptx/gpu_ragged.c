@@ -74,11 +74,24 @@ static const char *check_shapes(const Instruction *inst) {
   return NULL;
 }
 
-bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst) {
-  if (inst->operand_count != 6) return gpu_refuse(c, inst, "a malformed ragged-all-to-all");
+const char *gpu_ragged_all_to_all_refusal(const Instruction *inst) {
+  if (inst->operand_count != 6) return "a malformed ragged-all-to-all";
   const char *why = check_shapes(inst);
-  if (why) return gpu_refuse(c, inst, why);
+  if (why) return why;
   const Shape *in = &inst->operands[0]->shape, *out = &inst->shape;
+  int64_t updates = shape_element_count(&inst->operands[2]->shape);
+  for (int64_t j = 0; j < updates; j++) {
+    int64_t from = literal_get_s64(constant_of(inst, 2), j), count = literal_get_s64(constant_of(inst, 3), j);
+    int64_t to = literal_get_s64(constant_of(inst, 4), j), recv = literal_get_s64(constant_of(inst, 5), j);
+    /* the evaluator's check, written so that no sum of given values can overflow */
+    if (count != recv || count < 0 || from < 0 || to < 0 || from > in->dims[0] - count || to > out->dims[0] - count)
+      return "a ragged-all-to-all update that is out of range or unmatched (the evaluator's error)";
+  }
+  return NULL;
+}
+
+bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst) {
+  const Shape *out = &inst->shape;
   int bytes = type_byte_size(out->type), unit = bytes > 8 ? 8 : bytes, per = bytes / unit;
   int64_t row = (out->dims[0] ? shape_element_count(out) / out->dims[0] : 0) * per;  /* units */
   int input = gpu_binding_of(c, inst->operands[0], 0), buffer = gpu_binding_of(c, inst->operands[1], 0),
@@ -88,10 +101,7 @@ bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst) {
   int64_t updates = shape_element_count(&inst->operands[2]->shape);
   for (int64_t j = 0; j < updates; j++) {
     int64_t from = literal_get_s64(constant_of(inst, 2), j), count = literal_get_s64(constant_of(inst, 3), j);
-    int64_t to = literal_get_s64(constant_of(inst, 4), j), recv = literal_get_s64(constant_of(inst, 5), j);
-    /* the evaluator's check, written so that no sum of given values can overflow */
-    if (count != recv || count < 0 || from < 0 || to < 0 || from > in->dims[0] - count || to > out->dims[0] - count)
-      return gpu_refuse(c, inst, "a ragged-all-to-all update that is out of range or unmatched (the evaluator's error)");
+    int64_t to = literal_get_s64(constant_of(inst, 4), j);
     if (!add_move(c, inst, input, result, from * row, to * row, count * row, unit)) return false;
   }
   return true;

@@ -16,24 +16,24 @@
 
 /* The plan is rng_bits.c's (src/ir/rng_bits.h); the GPU adds only that
  * the bits be a row-major array of whole bytes, as its kernels store them. */
-static bool rng_plan(GpuCompile *c, const Instruction *inst, RngBitsPlan *p) {
+const char *gpu_rng_refusal(const Instruction *inst) {
   const Shape *state = &inst->operands[0]->shape;
   const Shape *s = &inst->shape;
   if (s->type != TYPE_TUPLE || s->tuple_count != 2 || state->type != TYPE_U64 || state->rank != 1)
-    return gpu_refuse(c, inst, "an rng-bit-generator without a u64 state and a (state, bits) result");
+    return "an rng-bit-generator without a u64 state and a (state, bits) result";
   const Shape *bits = &s->tuple_shapes[1];
   if (!rng_state_length_fits(inst->attrs.rng_algorithm, state->dims[0]))
-    return gpu_refuse(c, inst, "an rng-bit-generator state of the wrong length for its algorithm");
+    return "an rng-bit-generator state of the wrong length for its algorithm";
   if (bits->type == TYPE_TUPLE || bits->type == TYPE_PRED || !shape_is_row_major(bits) ||
       type_bit_width(bits->type) < 8 || type_bit_width(bits->type) % 8)
-    return gpu_refuse(c, inst, "rng-bit-generator bits that are not a row-major array of 8-, 16-, 32- or 64-bit elements");
-  rng_bits_plan_make(inst->attrs.rng_algorithm, bits, (int)state->dims[0], p);
-  return true;
+    return "rng-bit-generator bits that are not a row-major array of 8-, 16-, 32- or 64-bit elements";
+  return NULL;
 }
 
 static bool compile_rng_bit_generator(GpuCompile *c, const Instruction *inst) {
   RngBitsPlan p = {0};
-  if (!rng_plan(c, inst, &p)) return false;
+  int64_t state_length = inst->operands[0]->shape.dims[0];  /* gpu_rng_refusal found the shapes fit */
+  rng_bits_plan_make(inst->attrs.rng_algorithm, &inst->shape.tuple_shapes[1], (int)state_length, &p);
   int state = gpu_binding_of(c, inst->operands[0], 0), next = gpu_binding_of(c, inst, 0);
   int bits = gpu_binding_of(c, inst, 1);
   if (bits == state) return gpu_refuse(c, inst, "rng-bit-generator bits sharing storage with the state");

@@ -169,10 +169,14 @@ static bool emit_scan(PtxBuilder *b, const char *entry, const ScanPlan *p, const
   return true;
 }
 
+const char *gpu_scan_refusal(const Instruction *inst) {
+  ScanPlan p = {0};
+  return scan_plan(inst, &p);
+}
+
 bool gpu_compile_scan(GpuCompile *c, const Instruction *inst) {
   ScanPlan p = {0};
-  const char *why = scan_plan(inst, &p);
-  if (why) return gpu_refuse(c, inst, why);
+  scan_plan(inst, &p);  /* gpu_scan_refusal found no problem */
   int n = inst->operand_count, parts = p.outputs + p.carries, buffers[4 * SCAN_MAX_VALUES];
   for (int i = 0; i < n; i++) buffers[i] = gpu_binding_of(c, inst->operands[i], 0);
   for (int k = 0; k < parts; k++) buffers[n + k] = gpu_binding_of(c, inst, k);

@@ -17,8 +17,6 @@ bool gpu_launch_lowered_kernel(GpuCompile *c, const Instruction *inst, const Ker
                                const int *bindings, int count) {
   char entry[160];
   gpu_entry_name(c, inst, suffix, entry, sizeof entry);
-  for (int i = 0; i < k->input_count; i++)
-    if (k->inputs[i].constant) return gpu_refuse(c, inst, "a kernel with a fused constant input");
   PtxKernelShape shape;
   Status why = {0};
   if (!ptx_kernel_emit(c->ptx, k, entry, &shape, &why)) return gpu_refuse(c, inst, why.message);
@@ -41,6 +39,20 @@ static bool compile_select_and_scatter(GpuCompile *c, const Instruction *inst) {
   bindings[4] = gpu_binding_of(c, inst, 0);
   return gpu_launch_lowered_kernel(c, inst, pick, "pick", bindings, 4) &&
          gpu_launch_lowered_kernel(c, inst, scatter, "scatter", bindings, 5);
+}
+
+/* A kernel of select-and-scatter's reads its operands only: a constant
+ * fused into it would need a binding of its own. */
+static const char *select_and_scatter_refusal(const ProgramStep *step) {
+  for (int k = 0; k < step->applied_count; k++)
+    for (int i = 0; step->applied[k] && i < step->applied[k]->input_count; i++)
+      if (step->applied[k]->inputs[i].constant) return "a kernel with a fused constant input";
+  return NULL;
+}
+
+const char *gpu_scatter_refusal(const Program *program, const ProgramStep *step) {
+  if (step->inst->opcode == OP_SELECT_AND_SCATTER) return select_and_scatter_refusal(step);
+  return gpu_scatter_apply_refusal(program->plan, step->inst);
 }
 
 bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst) {

@@ -58,28 +58,25 @@ static const char *atomic_combiner(const Instruction *inst, int n) {
   return NULL;
 }
 
-/* Inputs, indices and updates row-major arrays of types the kernel computes on. */
-static bool scatter_check(GpuCompile *c, const Instruction *inst, PtxScatterPlan *p) {
-  const char *problem = scatter_plan_make(inst, &p->plan);
-  if (problem) return gpu_refuse(c, inst, problem);
-  int n = p->plan.n;
+const char *gpu_scatter_apply_refusal(const BufferPlan *plan, const Instruction *inst) {
+  ScatterPlan scatter;
+  const char *problem = scatter_plan_make(inst, &scatter);
+  if (problem) return problem;
   for (int i = 0; i < inst->operand_count; i++)
-    if (!shape_is_row_major(&inst->operands[i]->shape))
-      return gpu_refuse(c, inst, "a scatter operand that is not a row-major array");
-  for (int i = 0; i < n; i++) {
-    p->types[i] = inst->operands[i]->shape.type;
-    if (!ptx_scalar_type_ok(p->types[i]))
-      return gpu_refuse(c, inst, "a scatter of an element type the GPU's inline combiners do not compute on yet");
-    const BufferSlot *slot = buffer_plan_find(c->plan, inst, i);
-    if (!slot || !slot->shape || !shape_is_row_major(slot->shape))
-      return gpu_refuse(c, inst, "a scatter result that is not a row-major array");
+    if (!shape_is_row_major(&inst->operands[i]->shape)) return "a scatter operand that is not a row-major array";
+  for (int i = 0; i < scatter.n; i++) {
+    if (!ptx_scalar_type_ok(inst->operands[i]->shape.type))
+      return "a scatter of an element type the GPU's inline combiners do not compute on yet";
+    const BufferSlot *slot = buffer_plan_find(plan, inst, i);
+    if (!slot || !slot->shape || !shape_is_row_major(slot->shape)) return "a scatter result that is not a row-major array";
   }
-  return true;
+  return NULL;
 }
 
 bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
   PtxScatterPlan p = {0};
-  if (!scatter_check(c, inst, &p)) return false;
+  scatter_plan_make(inst, &p.plan);  /* gpu_scatter_apply_refusal found no problem */
+  for (int i = 0; i < p.plan.n; i++) p.types[i] = inst->operands[i]->shape.type;
   scatter_strides(inst, &p);
   p.atomic = atomic_combiner(inst, p.plan.n);
   int n = p.plan.n, bindings[2 * AXLE_MAX_RANK + 1];

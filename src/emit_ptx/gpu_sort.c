@@ -38,19 +38,13 @@ static PtxSortRows sort_rows(const SortPlan *p) {
   return (PtxSortRows){.rows = p->rows, .n = p->length, .inner = p->inner};
 }
 
-/* What the sort reads and writes, checked: row-major arrays, no result
- * sharing storage with an operand (the gather reads every operand while it
- * writes the results). */
+/* What the sort reads and writes (the refusal decided they are row-major
+ * arrays), checked for a result sharing storage with an operand (the
+ * gather reads every operand while it writes the results), which the
+ * bindings of this compile show. */
 static bool bindings_check(GpuCompile *c, const Instruction *inst, int *in, int *out, int outputs) {
-  for (int i = 0; i < inst->operand_count; i++) {
-    const Shape *s = &inst->operands[i]->shape;
-    if (shape_is_tuple(s) || !shape_is_row_major(s)) return gpu_refuse(c, inst, "a sort operand that is not a row-major array");
-    in[i] = gpu_binding_of(c, inst->operands[i], 0);
-  }
+  for (int i = 0; i < inst->operand_count; i++) in[i] = gpu_binding_of(c, inst->operands[i], 0);
   for (int o = 0; o < outputs; o++) {
-    const BufferSlot *slot = buffer_plan_find(c->plan, inst, o);
-    if (!slot || !slot->shape || !shape_is_row_major(slot->shape))
-      return gpu_refuse(c, inst, "a sort result that is not a row-major array");
     out[o] = gpu_binding_of(c, inst, o);
     for (int i = 0; i < inst->operand_count; i++)
       if (out[o] == in[i]) return gpu_refuse(c, inst, "a sort whose result shares storage with its operand");
@@ -63,7 +57,6 @@ static bool sort_launch(GpuCompile *c, const Instruction *inst, const PtxSortRow
                         int count, PtxSortLess less, const void *ctx, const int *in, const int *out, int64_t k,
                         bool indices) {
   if (rows->rows * rows->n == 0 || rows->rows * k == 0) return true;
-  if (rows->n > INT32_MAX) return gpu_refuse(c, inst, "a sort of rows longer than 2^31 elements");
   char tiles[160], merge[160], gather[160];
   int64_t order_bytes = rows->rows * rows->n * 4;
   int order[2] = {gpu_reserve_temp(c, order_bytes), gpu_reserve_temp(c, order_bytes)};
@@ -104,14 +97,10 @@ static bool sort_launch(GpuCompile *c, const Instruction *inst, const PtxSortRow
                         1 + count + outputs, NULL, 0) != NULL;
 }
 
-static bool compile_sort(GpuCompile *c, const Instruction *inst) {
-  SortPlan plan;
-  const char *problem = sort_plan_make(inst, &plan);
-  if (problem) return gpu_refuse(c, inst, problem);
-  int count = plan.operand_count;
-  if (count > 64) return gpu_refuse(c, inst, "a sort of more than 64 operands");
+/* The operands as the kernels take them: their types, and whether the
+ * comparator reads each (it is never loaded if not). */
+static void sort_operands(const Instruction *inst, int count, PtxSortOperand *ops) {
   const Computation *comparator = inst->called[0];
-  PtxSortOperand ops[64];
   for (int i = 0; i < count; i++) {
     ops[i].type = inst->operands[i]->shape.type;
     ops[i].read = false;
@@ -119,9 +108,59 @@ static bool compile_sort(GpuCompile *c, const Instruction *inst) {
       const Instruction *param = 2 * i + side < comparator->parameter_count ? comparator->parameters[2 * i + side] : NULL;
       if (param && param->user_count > 0) ops[i].read = true;
     }
-    if (ops[i].read && !ptx_scalar_type_ok(ops[i].type))
-      return gpu_refuse(c, inst, "a sort comparator that reads an operand of a type the GPU's comparators do not yet");
   }
+}
+
+/* Row-major arrays in and out, rows the kernels' s32 positions index. */
+static const char *storage_refusal(const BufferPlan *plan, const Instruction *inst, const SortPlan *sort, int outputs) {
+  for (int i = 0; i < inst->operand_count; i++) {
+    const Shape *s = &inst->operands[i]->shape;
+    if (shape_is_tuple(s) || !shape_is_row_major(s)) return "a sort operand that is not a row-major array";
+  }
+  for (int o = 0; o < outputs; o++) {
+    const BufferSlot *slot = buffer_plan_find(plan, inst, o);
+    if (!slot || !slot->shape || !shape_is_row_major(slot->shape)) return "a sort result that is not a row-major array";
+  }
+  bool empty = sort->rows * sort->length == 0 || sort->rows * sort->k == 0;
+  if (!empty && sort->length > INT32_MAX) return "a sort of rows longer than 2^31 elements";
+  return NULL;
+}
+
+static const char *sort_refusal(const BufferPlan *plan, const Instruction *inst) {
+  SortPlan sort;
+  const char *problem = sort_plan_make(inst, &sort);
+  if (problem) return problem;
+  int count = sort.operand_count;
+  if (count > 64) return "a sort of more than 64 operands";
+  PtxSortOperand ops[64];
+  sort_operands(inst, count, ops);
+  for (int i = 0; i < count; i++)
+    if (ops[i].read && !ptx_scalar_type_ok(ops[i].type))
+      return "a sort comparator that reads an operand of a type the GPU's comparators do not yet";
+  return storage_refusal(plan, inst, &sort, count);
+}
+
+static const char *topk_refusal(const BufferPlan *plan, const Instruction *inst) {
+  const Shape *x = &inst->operands[0]->shape;
+  SortPlan sort;
+  const char *problem = sort_plan_make(inst, &sort);
+  if (problem) return problem;
+  if (x->type == TYPE_PRED || type_is_complex(x->type) || !ptx_scalar_type_ok(x->type))
+    return "a top-k of a type the GPU's comparators do not yet compute on";
+  return storage_refusal(plan, inst, &sort, 2);
+}
+
+const char *gpu_sort_refusal(const Program *program, const Instruction *inst) {
+  return inst->opcode == OP_TOPK ? topk_refusal(program->plan, inst) : sort_refusal(program->plan, inst);
+}
+
+static bool compile_sort(GpuCompile *c, const Instruction *inst) {
+  SortPlan plan;
+  sort_plan_make(inst, &plan);  /* gpu_sort_refusal found no problem */
+  int count = plan.operand_count;
+  const Computation *comparator = inst->called[0];
+  PtxSortOperand ops[64];
+  sort_operands(inst, count, ops);
   int in[64], out[64];
   if (!bindings_check(c, inst, in, out, count)) return false;
   PtxSortRows rows = sort_rows(&plan);
@@ -131,10 +170,7 @@ static bool compile_sort(GpuCompile *c, const Instruction *inst) {
 static bool compile_topk(GpuCompile *c, const Instruction *inst) {
   const Shape *x = &inst->operands[0]->shape;
   SortPlan plan;
-  const char *problem = sort_plan_make(inst, &plan);
-  if (problem) return gpu_refuse(c, inst, problem);
-  if (x->type == TYPE_PRED || type_is_complex(x->type) || !ptx_scalar_type_ok(x->type))
-    return gpu_refuse(c, inst, "a top-k of a type the GPU's comparators do not yet compute on");
+  sort_plan_make(inst, &plan);  /* gpu_sort_refusal found no problem */
   PtxSortOperand op = {.type = x->type, .read = true};
   TopkLess less = {.type = x->type, .largest = plan.largest};
   int in[1], out[2];

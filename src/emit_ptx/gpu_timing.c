@@ -2,10 +2,8 @@
  * axle-run --time prints as "device:", and what bench/gpu compares with
  * the peers' CUDA-event times. */
 #include "emit_ptx/gpu_program.h"
-#include "runtime/executable.h"
 
-bool gpu_time_device(const Executable *exe, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st) {
-  GpuProgram *p = exe->program;
+bool gpu_time_device(GpuProgram *p, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st) {
   /* An ordinary run leaves the arguments in the parameters' device memory,
    * where every launch below reads them (and warms the caches and clocks). */
   HostBuffer *warm = gpu_program_run(p, args, arg_count, st);

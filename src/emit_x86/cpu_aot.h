@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "emit_x86/cpu_program.h"
+#include "runtime/executable.h"
 
 /* The nonzero codes NAME_run returns (the header documents them). */
 enum {

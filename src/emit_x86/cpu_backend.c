@@ -35,6 +35,20 @@ static bool cpu_has_routine(Opcode op) {
   }
 }
 
+/* Why the CPU refuses a routine it has, asked of the family file that
+ * compiles it; NULL when it compiles it. */
+static const char *cpu_routine_refusal(const Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_SORT: return cpu_sort_refusal(inst);
+  case OP_TOPK: return cpu_topk_refusal(inst);
+  case OP_SCATTER: return cpu_scatter_refusal(inst);
+  case OP_FFT: return cpu_fft_refusal(inst);
+  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: return cpu_linalg_refusal(inst);
+  case OP_RNG: return cpu_rng_refusal(inst);
+  default: return cpu_control_refusal(inst);
+  }
+}
+
 static bool cpu_supports(const Program *program, const ProgramStep *step, const char **why) {
   (void)program;
   const Instruction *inst = step->inst;
@@ -43,10 +57,10 @@ static bool cpu_supports(const Program *program, const ProgramStep *step, const 
     for (int i = 0; i < inst->operand_count; i++)
       if (shape_is_tuple(&inst->operands[i]->shape)) return *why = "a tuple-shaped operand", false;
     return true;
+  case PROGRAM_STEP_PRODUCT: return !(*why = cpu_product_refusal(inst));
   case PROGRAM_STEP_ROUTINE:
     if (!cpu_has_routine(inst->opcode)) return false;
-    *why = inst->opcode == OP_RNG ? cpu_rng_refusal(inst) : cpu_control_refusal(inst);
-    return !*why;
+    return !(*why = cpu_routine_refusal(inst));
   case PROGRAM_STEP_COLLECTIVE: return !(*why = cpu_collective_refusal(inst));
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
@@ -147,24 +161,26 @@ static void *cpu_load(void *target, bool compiled, Status *st) {
   return NULL;
 }
 
-static HostBuffer *cpu_run(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st) {
-  return cpu_program_run(exe->program, args, arg_count, st);
+static HostBuffer *cpu_run(void *program, const Module *m, HostBuffer *const *args, int arg_count, Status *st) {
+  (void)m;  /* the program holds what it runs */
+  return cpu_program_run(program, args, arg_count, st);
 }
 
-static bool cpu_run_into(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
+static bool cpu_run_into(void *program, HostBuffer *const *args, int arg_count, void *const *result_leaves,
                          Status *st) {
-  return cpu_program_run_into(exe->program, args, arg_count, result_leaves, NULL, NULL, st);
+  return cpu_program_run_into(program, args, arg_count, result_leaves, NULL, NULL, st);
 }
 
-static HostBuffer *cpu_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+static HostBuffer *cpu_run_observed(void *program, const Module *m, HostBuffer *const *args, int arg_count,
                                     StepObserver *observe, void *context, Status *st) {
-  return cpu_program_run_observed(exe->program, args, arg_count, observe, context, st);
+  (void)m;
+  return cpu_program_run_observed(program, args, arg_count, observe, context, st);
 }
 
 static void cpu_free_program(void *program) { cpu_program_free(program); }
 
-static bool cpu_dump(const Executable *exe, const char *dir, Status *st) {
-  return cpu_program_dump(exe->program, executable_module_to_run(exe), dir, st);
+static bool cpu_dump(void *program, const Module *m, const char *dir, Status *st) {
+  return cpu_program_dump(program, m, dir, st);
 }
 
 const Backend backend_cpu = {

@@ -4,7 +4,12 @@
  *
  * A compile function takes the CpuCompile and one instruction, adds steps
  * reading and writing through binding numbers (cpu_binding_of), and returns
- * false with the one located message of cpu_refuse for what it cannot do. */
+ * false with the one located message of cpu_refuse for what it finds it
+ * cannot encode. What the CPU does not support is decided before: each
+ * family's *_refusal(inst) says why the CPU refuses an instruction of its
+ * family, from the instruction alone, NULL when it compiles it; cpu_supports
+ * (cpu_backend.c) asks them of every step before any code is made, so the
+ * compile functions do not ask again. */
 #ifndef AXLE_EMIT_X86_CPU_COMPILE_H
 #define AXLE_EMIT_X86_CPU_COMPILE_H
 
@@ -69,6 +74,10 @@ void cpu_compile_finish(CpuCompile *c);
 CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp);
 
 /* ------------------------------------------------------------- cpu_dot.c */
+/* A product step's instruction: a dot, scaled-dot, ragged-dot or a fusion
+ * around one dot or convolution (a convolution's plan is refused where it
+ * is made, cpu_conv_step_add, its message naming the attribute). */
+const char *cpu_product_refusal(const Instruction *inst);
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst);
@@ -209,6 +218,7 @@ bool conv_direct_print_listing(const CpuStep *s, FILE *out, Status *st);
 void conv_direct_schedule_describe(const CpuStep *s, StrBuf *sb);
 
 /* --------------------------------------------------------- cpu_scatter.c */
+const char *cpu_scatter_refusal(const Instruction *inst);
 bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst);
 /* ------------------------------------------------------------ cpu_call.c
@@ -222,15 +232,22 @@ CpuStep *cpu_add_call_step(CpuCompile *c, const Instruction *inst, int leaf_coun
 
 /* ------------------------------------------------------------ cpu_sort.c
  * sort (a compiled comparator called by a merge-sort routine) and topk. */
+const char *cpu_sort_refusal(const Instruction *inst);
+const char *cpu_topk_refusal(const Instruction *inst);
 bool cpu_compile_sort(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_topk(CpuCompile *c, const Instruction *inst);
 
 /* ------------------------------------------------------------- cpu_fft.c */
+const char *cpu_fft_refusal(const Instruction *inst);
 bool cpu_compile_fft(CpuCompile *c, const Instruction *inst);
 
 /* ---------------------------------------------------------- cpu_linalg.c
  * cholesky, triangular-solve, and the LAPACK custom-calls JAX emits for
  * jnp.linalg (src/ir/lapack.h); other custom-calls are refused. */
+/* cholesky, triangular-solve and custom-call: their shapes and types (a
+ * custom-call lapack_call_read cannot read is refused by
+ * cpu_compile_custom_call with its message, made per call). */
+const char *cpu_linalg_refusal(const Instruction *inst);
 bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);

@@ -378,25 +378,16 @@ static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPr
   return ok;
 }
 
-/* Compiles the `count` computations of inst's called list from `first`,
- * checking that operands and results fit their parameters and roots. */
-static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction *inst, int first, int count,
-                                               int first_operand, bool all_operands, const Shape *result) {
+/* Compiles the `count` computations of inst's called list from `first`
+ * (whose parameters and roots fit inst's operands and result:
+ * called_refusal). */
+static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction *inst, int first, int count) {
   CalledPrograms *cp = mem_calloc(1, sizeof *cp);
   cp->count = count;
   cp->programs = mem_calloc((size_t)count, sizeof *cp->programs);
   cp->first = mem_calloc((size_t)count + 1, sizeof *cp->first);
   for (int k = 0; k < count; k++) {
     const Computation *callee = inst->called[first + k];
-    int lo = all_operands ? 0 : first_operand + k, hi = all_operands ? inst->operand_count : lo + 1;
-    bool fits = callee->parameter_count == hi - lo && value_fits(&callee->root->shape, result);
-    for (int q = lo; q < hi && fits; q++)
-      fits = value_fits(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
-    if (!fits) {
-      called_programs_free(cp);
-      cpu_refuse(c, inst, "a called computation whose parameters or result differ in shape or layout");
-      return NULL;
-    }
     cp->programs[k] = cpu_compile_called(c, callee);
     if (!cp->programs[k]) {
       called_programs_free(cp);
@@ -409,14 +400,14 @@ static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction 
 bool cpu_compile_conditional(CpuCompile *c, const Instruction *inst) {
   int count = inst->called_count;
   bool is_pred = inst->operands[0]->shape.type == TYPE_PRED;
-  CalledPrograms *cp = called_programs_compile(c, inst, 0, count, 1, false, &inst->shape);
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, count);
   if (!cp) return false;
   cp->index_is_pred = is_pred;
   return compile_called_step(c, inst, cp, 1, false, 0, shape_leaf_count(&inst->shape));
 }
 
 bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
-  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &inst->shape);
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1);
   return cp && compile_called_step(c, inst, cp, 0, true, 0, shape_leaf_count(&inst->shape));
 }
 
@@ -425,7 +416,7 @@ bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
 bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
   int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_count(&s->tuple_shapes[1]);
-  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1, 0, true, &s->tuple_shapes[1]);
+  CalledPrograms *cp = called_programs_compile(c, inst, 0, 1);
   if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
   LeafCopies *lc = mem_calloc(1, sizeof *lc);
   if (!copies_add_context(c, lc, inst) || !copies_add_operands(c, lc, inst, 0, result_first)) {
@@ -576,11 +567,7 @@ bool cpu_compile_ragged_all_to_all(CpuCompile *c, const Instruction *inst) {
   RaggedMoves *r = mem_calloc(1, sizeof *r);
   r->in_rows = in->dims[0];
   r->out_rows = out->dims[0];
-  r->row_bytes = out->dims[0] ? shape_byte_size(out) / out->dims[0] : 0;
-  if (in->dims[0] && shape_byte_size(in) / in->dims[0] != r->row_bytes) {
-    mem_free(r);
-    return cpu_refuse(c, inst, "input and output rows of different sizes");
-  }
+  r->row_bytes = out->dims[0] ? shape_byte_size(out) / out->dims[0] : 0;  /* in's too: ragged_all_to_all_refusal */
   r->updates = shape_element_count(index);
   r->index_type = index->type;
   r->name = inst->name;
@@ -883,6 +870,35 @@ static const char *while_refusal(const Instruction *inst) {
   return NULL;
 }
 
+/* Whether operands [lo, hi) of inst are callee's parameters, in shape and
+ * layout, and its root fits result. */
+static bool called_fits(const Instruction *inst, const Computation *callee, int lo, int hi, const Shape *result) {
+  bool fits = callee->root && callee->parameter_count == hi - lo && value_fits(&callee->root->shape, result);
+  for (int q = lo; q < hi && fits; q++) fits = value_fits(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
+  return fits;
+}
+
+/* A conditional's branch k runs on operand k + 1; a call, a fusion run as
+ * one and an async-start's computation on all the operands, the start's
+ * result in its element 1. (Their forms no target runs are the program
+ * stage's refusals.) */
+static const char *called_refusal(const Instruction *inst) {
+  const char *why = "a called computation whose parameters or result differ in shape or layout";
+  const Shape *s = &inst->shape;
+  switch (inst->opcode) {
+  case OP_CONDITIONAL:
+    for (int k = 0; k < inst->called_count && k + 1 < inst->operand_count; k++)
+      if (!called_fits(inst, inst->called[k], k + 1, k + 2, s)) return why;
+    return NULL;
+  case OP_ASYNC_START:
+    if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2) return NULL;
+    return called_fits(inst, inst->called[0], 0, inst->operand_count, &s->tuple_shapes[1]) ? NULL : why;
+  default:  /* a call, a fusion no kernel computes */
+    if (inst->called_count != 1) return NULL;
+    return called_fits(inst, inst->called[0], 0, inst->operand_count, s) ? NULL : why;
+  }
+}
+
 static const char *ragged_all_to_all_refusal(const Instruction *inst) {
   if (inst->operand_count != 6) return "a malformed ragged-all-to-all";
   const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
@@ -895,6 +911,8 @@ static const char *ragged_all_to_all_refusal(const Instruction *inst) {
         shape_element_count(o) != shape_element_count(index))
       return "offsets and sizes that are not s32 or s64 arrays of one length";
   }
+  int64_t row_bytes = out->dims[0] ? shape_byte_size(out) / out->dims[0] : 0;
+  if (in->dims[0] && shape_byte_size(in) / in->dims[0] != row_bytes) return "input and output rows of different sizes";
   return NULL;
 }
 
@@ -945,6 +963,7 @@ const char *cpu_control_refusal(const Instruction *inst) {
   case OP_MAP: return map_refusal(inst);
   case OP_SCAN: return scan_refusal(inst);
   case OP_RNG_BIT_GENERATOR: return rng_bit_generator_refusal(inst);
+  case OP_CONDITIONAL: case OP_CALL: case OP_ASYNC_START: case OP_FUSION: return called_refusal(inst);
   default: return NULL;
   }
 }

@@ -65,12 +65,11 @@ static ProductPlan *dot_product_plan(const Instruction *dot, const DotPlan *plan
   return p;
 }
 
-/* The plan of a product (src/ir/dot_plan.h); false, refused, when its
- * dimension numbers do not fit its operands. */
-static bool dot_plan_of(CpuCompile *c, const Instruction *inst, const Instruction *dot, DotPlan *p) {
-  const char *why =
-      dot_plan_make(attrs_dot(&dot->attrs), &dot->operands[0]->shape, &dot->operands[1]->shape, p);
-  return !why || cpu_refuse(c, inst, why);
+/* The plan of a product (src/ir/dot_plan.h); its problem when its
+ * dimension numbers do not fit its operands (which cpu_product_refusal
+ * refuses, so the compile functions have none). */
+static const char *dot_plan_of(const Instruction *dot, DotPlan *p) {
+  return dot_plan_make(attrs_dot(&dot->attrs), &dot->operands[0]->shape, &dot->operands[1]->shape, p);
 }
 
 /* A step computing dot (inst names it in messages) from the bindings lhs
@@ -82,7 +81,7 @@ static bool add_dot_step(CpuCompile *c, const Instruction *inst, const Instructi
   const char *why;
   DotPlan plan;
   if (shape_element_count(&dot->shape) == 0) return true;  /* nothing to write */
-  if (!dot_plan_of(c, inst, dot, &plan)) return false;
+  dot_plan_of(dot, &plan);
   if (!dot_problem(dot, &plan, &g, &why)) return product_step_add(c, inst, dot_product_plan(dot, &plan), lhs, rhs, out);
   if (lhs < 0 || rhs < 0 || out < 0) return cpu_refuse(c, inst, "a dot operand the plan does not place");
   if (!c->p->gemm) {
@@ -104,6 +103,46 @@ bool cpu_compile_dot(CpuCompile *c, const Instruction *inst) {
 
 static bool is_product(const Instruction *inst) {
   return inst->opcode == OP_DOT || inst->opcode == OP_CONVOLUTION;
+}
+
+/* The one dot or convolution in a fusion's body; NULL with *why when it
+ * holds none or more than one. */
+static const Instruction *fused_product(const Instruction *fusion, const char **why) {
+  const Computation *body = fusion->called[0];
+  const Instruction *product = NULL;
+  for (int i = 0; i < body->instruction_count; i++) {
+    const Instruction *inst = body->instructions[i];
+    if (!is_product(inst)) continue;
+    if (product) return *why = "a fusion with more than one dot or convolution", NULL;
+    product = inst;
+  }
+  if (!product) *why = "an output fusion around an op other than a dot or convolution";
+  return product;
+}
+
+/* Whether a scaled-dot's scales tile its operands, which are real. */
+static const char *scaled_dot_refusal(const Instruction *inst) {
+  for (int k = 0; k < 2; k++) {
+    const Shape *x = &inst->operands[k]->shape, *s = &inst->operands[k + 2]->shape;
+    bool fits = x->rank == s->rank && !type_is_complex(x->type) && !type_is_complex(s->type);
+    for (int d = 0; fits && d < x->rank; d++) fits = s->dims[d] > 0 && x->dims[d] % s->dims[d] == 0;
+    if (!fits) return "a scale that does not tile its real operand";
+  }
+  if (type_is_complex(inst->shape.type)) return "a complex scaled-dot";
+  return NULL;
+}
+
+const char *cpu_product_refusal(const Instruction *inst) {
+  const Instruction *product = inst;
+  const char *why = NULL;
+  if (inst->opcode == OP_FUSION && !(product = fused_product(inst, &why))) return why;
+  /* a convolution's plan is made, and its problem refused, by cpu_conv_step_add */
+  if (product->opcode == OP_CONVOLUTION || shape_element_count(&product->shape) == 0) return NULL;
+  if (product->opcode == OP_SCALED_DOT && (why = scaled_dot_refusal(product))) return why;
+  if (product->opcode == OP_RAGGED_DOT && attrs_dot(&product->attrs)->lhs_ragged.count != 1)
+    return "a ragged-dot without one ragged dimension";
+  DotPlan plan;
+  return dot_plan_of(product, &plan);
 }
 
 /* ---- the epilogue per block of rows ---- */
@@ -239,15 +278,8 @@ static void epilogue_fuse_into_product(CpuCompile *c, const Instruction *fusion,
  * product through the GEMM into a temporary placed after the plan's block,
  * then the rest of the fused computation as a loop kernel that reads it. */
 bool cpu_compile_output_fusion(CpuCompile *c, const Instruction *fusion) {
-  const Computation *body = fusion->called[0];
-  const Instruction *product = NULL;
-  for (int i = 0; i < body->instruction_count; i++) {
-    const Instruction *inst = body->instructions[i];
-    if (!is_product(inst)) continue;
-    if (product) return cpu_refuse(c, fusion, "a fusion with more than one dot or convolution");
-    product = inst;
-  }
-  if (!product) return cpu_refuse(c, fusion, "an output fusion around an op other than a dot or convolution");
+  const char *why;
+  const Instruction *product = fused_product(fusion, &why);  /* one: cpu_product_refusal */
   /* The program stage placed the product's operands; those computed inside
    * the fusion were the kernel steps before this one. */
   int lhs = c->step->product_operands[0], rhs = c->step->product_operands[1];
@@ -290,15 +322,8 @@ static int64_t *scale_table_create(const Shape *x, const Shape *scale, const int
  * its block's scale, in double, then the dot. */
 bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst) {
   if (shape_element_count(&inst->shape) == 0) return true;
-  for (int k = 0; k < 2; k++) {
-    const Shape *x = &inst->operands[k]->shape, *s = &inst->operands[k + 2]->shape;
-    bool fits = x->rank == s->rank && !type_is_complex(x->type) && !type_is_complex(s->type);
-    for (int d = 0; fits && d < x->rank; d++) fits = s->dims[d] > 0 && x->dims[d] % s->dims[d] == 0;
-    if (!fits) return cpu_refuse(c, inst, "a scale that does not tile its real operand");
-  }
-  if (type_is_complex(inst->shape.type)) return cpu_refuse(c, inst, "a complex scaled-dot");
   DotPlan plan;
-  if (!dot_plan_of(c, inst, inst, &plan)) return false;
+  dot_plan_of(inst, &plan);  /* cpu_product_refusal found no problem */
   ProductPlan *p = dot_product_plan(inst, &plan);
   const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape;
   int nb = plan.batch_count, nm = plan.m_count, nn = plan.n_count, nk = plan.k_count;
@@ -353,10 +378,9 @@ static void ragged_sizes_place(RaggedPlan *rp, const Shape *sizes) {
  * ragged batch dimension changes nothing: the plain dot. */
 bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst) {
   if (shape_element_count(&inst->shape) == 0) return true;
-  const DotDims *dd = attrs_dot(&inst->attrs);
-  if (dd->lhs_ragged.count != 1) return cpu_refuse(c, inst, "a ragged-dot without one ragged dimension");
   DotPlan plan;
-  if (!dot_plan_of(c, inst, inst, &plan)) return false;
+  dot_plan_of(inst, &plan);  /* one ragged dimension, no problem: cpu_product_refusal */
+  const DotDims *dd = attrs_dot(&inst->attrs);
   const Shape *lhs = &inst->operands[0]->shape, *rhs = &inst->operands[1]->shape, *sizes = &inst->operands[2]->shape;
   RaggedPlan rp = {.groups = sizes->dims[sizes->rank - 1], .extent = lhs->dims[dd->lhs_ragged.values[0]],
                    .sizes_type = sizes->type};

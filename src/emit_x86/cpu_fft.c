@@ -104,15 +104,23 @@ static bool fft_types_fit(FftType type, ElementType in, ElementType out) {
   }
 }
 
-bool cpu_compile_fft(CpuCompile *c, const Instruction *inst) {
+const char *cpu_fft_refusal(const Instruction *inst) {
   const Shape *x = &inst->operands[0]->shape, *out = &inst->shape;
   const FftDims *f = attrs_fft(&inst->attrs);
   FftPlan plan;
   const char *problem = fft_plan_make(x, out, f, &plan);
-  if (problem) return cpu_refuse(c, inst, problem);
-  if (!fft_types_fit(f->type, x->type, out->type)) return cpu_refuse(c, inst, "an fft of these element types");
+  if (problem) return problem;
+  if (!fft_types_fit(f->type, x->type, out->type)) return "an fft of these element types";
+  if (shape_element_count(out) != 0 && shape_element_count(x) == 0)
+    return "an fft of an empty operand into a non-empty result";
+  return NULL;
+}
+
+bool cpu_compile_fft(CpuCompile *c, const Instruction *inst) {
+  const Shape *x = &inst->operands[0]->shape, *out = &inst->shape;
+  FftPlan plan;
+  fft_plan_make(x, out, attrs_fft(&inst->attrs), &plan);  /* cpu_fft_refusal found no problem */
   if (shape_element_count(out) == 0) return true;  /* nothing to write */
-  if (shape_element_count(x) == 0) return cpu_refuse(c, inst, "an fft of an empty operand into a non-empty result");
   FftState *s = mem_calloc(1, sizeof *s);
   *s = (FftState){.plan = plan, .in_type = x->type, .out_type = out->type};
   for (int d = plan.first; d < plan.rank; d++) s->lines[d] = fft_line_create(plan.length[d]);

@@ -92,13 +92,20 @@ static void cholesky_task_run(void *context, int64_t b) {
 
 static bool type_is_linalg_float(ElementType t) { return t == TYPE_F32 || t == TYPE_F64; }
 
-bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst) {
+static const char *cholesky_refusal(const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape;
   CholeskyPlan plan;
   if (!cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan) || a->type != inst->shape.type)
-    return cpu_refuse(c, inst, "a cholesky whose operand is not a batch of square matrices like its result");
+    return "a cholesky whose operand is not a batch of square matrices like its result";
   if (!type_is_linalg_float(a->type) && a->type != TYPE_C64 && a->type != TYPE_C128)
-    return cpu_refuse(c, inst, "a cholesky of this element type");
+    return "a cholesky of this element type";
+  return NULL;
+}
+
+bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape;
+  CholeskyPlan plan;
+  cholesky_plan_make(a, &inst->shape, inst->attrs.lower, &plan);  /* cholesky_refusal found no problem */
   LinalgState s = {.type = a->type, .batches = plan.batches, .n = plan.n, .lower = plan.lower};
   return add_linalg_step(c, inst, 1, &s, cholesky_task_run);
 }
@@ -140,15 +147,26 @@ static bool triangular_solve_call(const CpuStep *step, void *const *buffers, Thr
 
 /* triangular-solve(a, b): x with op(a) x = b (left_side) or x op(a) = b;
  * op is identity or transpose (ADJOINT is transpose for reals). */
+static bool triangular_solve_plan_of(const Instruction *inst, TriangularSolvePlan *plan) {
+  const Shape *a = &inst->operands[0]->shape, *b = &inst->operands[1]->shape;
+  return triangular_solve_plan_make(a, b, inst->attrs.left_side, inst->attrs.lower,
+                                    inst->attrs.transpose_a != TRANSPOSE_A_NO, inst->attrs.unit_diagonal, plan);
+}
+
+static const char *triangular_solve_refusal(const Instruction *inst) {
+  const Shape *a = &inst->operands[0]->shape, *b = &inst->operands[1]->shape;
+  TriangularSolvePlan plan;
+  if (!triangular_solve_plan_of(inst, &plan) || !shape_same_dims(b, &inst->shape))
+    return "a triangular-solve whose shapes do not fit together";
+  if (!type_is_linalg_float(a->type) || b->type != a->type || inst->shape.type != a->type)
+    return "a triangular-solve of this element type";
+  return NULL;
+}
+
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape, *b = &inst->operands[1]->shape;
   SolveStep s = {.type = a->type};
-  if (!triangular_solve_plan_make(a, b, inst->attrs.left_side, inst->attrs.lower, inst->attrs.transpose_a != TRANSPOSE_A_NO,
-                                  inst->attrs.unit_diagonal, &s.plan) ||
-      !shape_same_dims(b, &inst->shape))
-    return cpu_refuse(c, inst, "a triangular-solve whose shapes do not fit together");
-  if (!type_is_linalg_float(a->type) || b->type != a->type || inst->shape.type != a->type)
-    return cpu_refuse(c, inst, "a triangular-solve of this element type");
+  triangular_solve_plan_of(inst, &s.plan);  /* triangular_solve_refusal found no problem */
   if (shape_element_count(a) == 0 || shape_element_count(b) == 0) return true; /* nothing to write */
   SolveStep *step = mem_calloc(1, sizeof *step);
   *step = s;
@@ -225,6 +243,37 @@ static bool lapack_call(const CpuStep *step, void *const *buffers, ThreadPool *p
   return true;
 }
 
+/* A getrf's result (a's shape, s32[batch..., min(m,n)], s32[batch...]),
+ * of a non-empty matrix: the pivots and info of an empty one are left
+ * to the interpreter. */
+static const char *getrf_refusal(const Instruction *inst) {
+  GetrfPlan plan;
+  if (!getrf_plan_make(inst, &plan) || !type_is_linalg_float(inst->operands[0]->shape.type))
+    return "a getrf whose result is not (a's shape, s32[batch..., min(m,n)], s32[batch...])";
+  for (int i = 0; i < inst->operand_count; i++)
+    if (shape_element_count(&inst->operands[i]->shape) == 0) return "a getrf of an empty matrix";
+  return NULL;
+}
+
+/* Why the CPU refuses a custom-call it can read: getrf's forms. One it
+ * cannot read (another target than LAPACK's, a malformed call) is refused
+ * by cpu_compile_custom_call with lapack_call_read's message, which names
+ * the call and so is made per call, not a reason a hook returns. */
+static const char *custom_call_refusal(const Instruction *inst) {
+  LapackCall call;
+  Status st = {0};
+  if (!lapack_call_read(inst, &call, &st)) return NULL;
+  return call.routine == LAPACK_GETRF ? getrf_refusal(inst) : NULL;
+}
+
+const char *cpu_linalg_refusal(const Instruction *inst) {
+  switch (inst->opcode) {
+  case OP_CHOLESKY: return cholesky_refusal(inst);
+  case OP_TRIANGULAR_SOLVE: return triangular_solve_refusal(inst);
+  default: return custom_call_refusal(inst);
+  }
+}
+
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
   LapackCall call;
   Status st = {0};
@@ -237,8 +286,7 @@ bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
     return cpu_add_call_step(c, inst, inst->shape.type == TYPE_TUPLE ? call.result_count : 1, lapack_call, ls, mem_free) != NULL;
   }
   GetrfPlan plan;
-  if (!getrf_plan_make(inst, &plan) || !type_is_linalg_float(inst->operands[0]->shape.type))
-    return cpu_refuse(c, inst, "a getrf whose result is not (a's shape, s32[batch..., min(m,n)], s32[batch...])");
+  getrf_plan_make(inst, &plan);  /* getrf_refusal found no problem */
   LinalgState s = {.type = inst->operands[0]->shape.type, .batches = plan.batches, .m = plan.m, .n = plan.n};
   return add_linalg_step(c, inst, 3, &s, getrf_task_run);
 }
@@ -259,9 +307,8 @@ static bool linalg_call(const CpuStep *step, void *const *buffers, ThreadPool *p
 }
 
 static bool add_linalg_step(CpuCompile *c, const Instruction *inst, int leaves, const LinalgState *s, TaskFn *task) {
-  bool empty = false;
+  bool empty = false;  /* (getrf_refusal refused an empty getrf) */
   for (int i = 0; i < inst->operand_count; i++) empty |= shape_element_count(&inst->operands[i]->shape) == 0;
-  if (empty && leaves > 1) return cpu_refuse(c, inst, "a getrf of an empty matrix");
   if (empty || s->batches == 0) return true;  /* nothing to write */
   LinalgStep *ls = mem_calloc(1, sizeof *ls);
   ls->state = *s;

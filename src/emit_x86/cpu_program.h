@@ -18,7 +18,7 @@
 #include "emit_x86/kernel_x86.h"
 #include "opt/opt.h"
 #include "opt/program.h"
-#include "runtime/executable.h"
+#include "runtime/backend.h"
 
 /* Bindings are the program stage's (src/opt/program.h): the first
  * program_binding_count of a CpuProgram are its Program's, in the same

@@ -143,23 +143,30 @@ static bool scatter_step_bind(CpuCompile *c, const Instruction *inst, CpuStep *s
   return true;
 }
 
-bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
+const char *cpu_scatter_refusal(const Instruction *inst) {
   ScatterPlan plan;
   const char *problem = scatter_plan_make(inst, &plan);
-  if (problem) return cpu_refuse(c, inst, problem);
+  if (problem) return problem;
   int n = plan.n;
   for (int i = 0; i < inst->operand_count; i++) {
     const Shape *s = &inst->operands[i]->shape;
-    if (s->element_size_bits || type_byte_size(s->type) > 16) return cpu_refuse(c, inst, "a packed element type");
+    if (s->element_size_bits || type_byte_size(s->type) > 16) return "a packed element type";
   }
-  const Shape *indices = &inst->operands[n]->shape;
-  if (!type_is_integer(indices->type)) return cpu_refuse(c, inst, "indices that are not integers");
+  if (!type_is_integer(inst->operands[n]->shape.type)) return "indices that are not integers";
   for (int i = 0; i < n; i++) {
     const Shape *result = shape_is_tuple(&inst->shape) ? &inst->shape.tuple_shapes[i] : &inst->shape;
     if (!layouts_equal(result, &inst->operands[i]->shape) || !layouts_equal(&inst->operands[0]->shape, result) ||
         !layouts_equal(&inst->operands[n + 1 + i]->shape, &inst->operands[n + 1]->shape))
-      return cpu_refuse(c, inst, "operands, updates or results in different layouts");
+      return "operands, updates or results in different layouts";
   }
+  return NULL;
+}
+
+bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst) {
+  ScatterPlan plan;
+  scatter_plan_make(inst, &plan);  /* cpu_scatter_refusal found no problem */
+  int n = plan.n;
+  const Shape *indices = &inst->operands[n]->shape;
   Status why = {0};
   const Kernel *k = c->step->applied[0];  /* the program stage's */
   if (!k) return cpu_refuse(c, inst, c->step->unsupported);

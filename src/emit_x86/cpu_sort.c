@@ -110,14 +110,24 @@ static bool sort_call(const CpuStep *step, void *const *buffers, ThreadPool *poo
   return true;
 }
 
-/* The comparator, compiled; its constants copied into the state. */
-static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, SortState *state) {
+const char *cpu_sort_refusal(const Instruction *inst) {
+  SortPlan plan;
+  const char *problem = sort_plan_make(inst, &plan);
+  if (problem) return problem;
+  if (plan.operand_count > SORT_MAX_OPERANDS) return "a sort of more than 16 operands";
+  for (int i = 0; i < plan.operand_count; i++)
+    if (type_byte_size(inst->operands[i]->shape.type) <= 0) return "a sort operand that is not of whole-byte elements";
+  if (plan.rows * plan.length == 0) return NULL;  /* nothing to sort, no comparator to call */
   /* The routine aims parameters 2i and 2i+1 at elements of operand i. */
   const Computation *compare = inst->called[0];
   bool params_fit = compare->parameter_count == 2 * inst->operand_count;
   for (int i = 0; params_fit && i < compare->parameter_count; i++)
     params_fit = compare->parameters[i] && compare->parameters[i]->shape.type == inst->operands[i / 2]->shape.type;
-  if (!params_fit) return cpu_refuse(c, inst, "a comparator without two parameters per operand, of its type");
+  return params_fit ? NULL : "a comparator without two parameters per operand, of its type";
+}
+
+/* The comparator, compiled; its constants copied into the state. */
+static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, SortState *state) {
   Status why = {0};
   const Kernel *k = c->step->applied[0];  /* the program stage's */
   if (!k) return cpu_refuse(c, inst, c->step->unsupported);
@@ -137,13 +147,8 @@ static bool sort_compile_comparator(CpuCompile *c, const Instruction *inst, Sort
 
 bool cpu_compile_sort(CpuCompile *c, const Instruction *inst) {
   SortPlan plan;
-  const char *problem = sort_plan_make(inst, &plan);
-  if (problem) return cpu_refuse(c, inst, problem);
+  sort_plan_make(inst, &plan);  /* cpu_sort_refusal found no problem */
   int n = plan.operand_count;
-  if (n > SORT_MAX_OPERANDS) return cpu_refuse(c, inst, "a sort of more than 16 operands");
-  for (int i = 0; i < n; i++)
-    if (type_byte_size(inst->operands[i]->shape.type) <= 0)
-      return cpu_refuse(c, inst, "a sort operand that is not of whole-byte elements");
   if (plan.rows * plan.length == 0) return true;  /* nothing to sort */
   SortState *state = mem_calloc(1, sizeof *state);
   state->plan = plan;
@@ -214,13 +219,18 @@ static bool topk_call(const CpuStep *step, void *const *buffers, ThreadPool *poo
   return true;
 }
 
+const char *cpu_topk_refusal(const Instruction *inst) {
+  SortPlan plan;
+  const char *problem = sort_plan_make(inst, &plan);
+  if (problem || !shape_is_tuple(&inst->shape) || inst->shape.tuple_count != 2)
+    return problem ? problem : "a topk whose result is not (values, indices)";
+  return topk_type_supported(inst->operands[0]->shape.type) ? NULL : "a topk of this element type";
+}
+
 bool cpu_compile_topk(CpuCompile *c, const Instruction *inst) {
   const Shape *x = &inst->operands[0]->shape;
   TopkState st = {.element_bytes = type_byte_size(x->type)};
-  const char *problem = sort_plan_make(inst, &st.plan);
-  if (problem || !shape_is_tuple(&inst->shape) || inst->shape.tuple_count != 2)
-    return cpu_refuse(c, inst, problem ? problem : "a topk whose result is not (values, indices)");
-  if (!topk_type_supported(x->type)) return cpu_refuse(c, inst, "a topk of this element type");
+  sort_plan_make(inst, &st.plan);  /* cpu_topk_refusal found no problem */
   if (st.plan.rows * st.plan.length == 0 || st.plan.k == 0) return true;  /* nothing to write */
   st.shape = shape_array(x->type, x->rank, x->dims);
   TopkState *state = mem_calloc(1, sizeof *state);

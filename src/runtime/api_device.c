@@ -39,7 +39,7 @@ static axle_device_buffer_t *device_buffer_new(Executable *owner, const Shape *s
 AXLE_API void axle_device_buffer_free(axle_device_buffer_t *d) {
   if (!d) return;
   if (d->host) host_buffer_free(d->host);
-  else if (d->owner->backend->device_release) d->owner->backend->device_release(d->owner, d->address);
+  else if (d->owner->backend->device_release) d->owner->backend->device_release(d->owner->program, d->address);
   executable_free(d->owner);
   mem_free(d);
 }
@@ -59,7 +59,8 @@ static axle_device_buffer_t *axle_buffer_to_device_body(axle_executable_t *ae, c
   axle_device_buffer_t *d = device_buffer_new(ae->executable, &buffer->shape);
   const Backend *backend = d->owner->backend;
   bool ok = backend->device_upload
-                ? backend->device_upload(d->owner, buffer->data, (size_t)shape_byte_size(&buffer->shape), &d->address, &st)
+                ? backend->device_upload(d->owner->program, buffer->data, (size_t)shape_byte_size(&buffer->shape),
+                                         &d->address, &st)
                 : (d->host = host_buffer_clone(buffer, &st)) != NULL;
   if (!ok) {
     executable_free(d->owner);
@@ -93,7 +94,7 @@ static axle_buffer_t *axle_buffer_to_host_body(const axle_device_buffer_t *d, ax
     return copy;
   }
   HostBuffer *h = host_buffer_create(&d->shape, NULL, &st);
-  if (h && !d->owner->backend->device_download(d->owner, d->address, h->data, (size_t)shape_byte_size(&d->shape), &st)) {
+  if (h && !d->owner->backend->device_download(d->owner->program, d->address, h->data, (size_t)shape_byte_size(&d->shape), &st)) {
     host_buffer_free(h);
     h = NULL;
   }
@@ -200,7 +201,7 @@ static bool axle_run_on_device_body(axle_executable_t *ae, axle_device_buffer_t 
     uint64_t *addresses = mem_calloc((size_t)arg_count + 1, sizeof *addresses);
     uint64_t *outs = mem_calloc((size_t)leaves + 1, sizeof *outs);
     for (int i = 0; i < arg_count; i++) addresses[i] = args[i]->address;
-    ok = e->backend->run_on_device(e, addresses, arg_count, outs, leaves, &st);
+    ok = e->backend->run_on_device(e->program, addresses, arg_count, outs, leaves, &st);
     for (int l = 0; ok && l < leaves; l++) results[l] = device_buffer_new(e, shapes[l]), results[l]->address = outs[l];
     mem_free(outs);
     mem_free(addresses);

@@ -3,15 +3,15 @@
 #include <string.h>
 
 #include "runtime/backend.h"
-#include "runtime/executable.h"
 
 /* The evaluator works on Literals: it reads views of the argument buffers
  * (no copies) and its result's storage becomes the result buffer. */
-static HostBuffer *interp_run(const Executable *exe, HostBuffer *const *args, int arg_count,
+static HostBuffer *interp_run(void *program, const Module *m, HostBuffer *const *args, int arg_count,
                               Status *st) {
+  (void)program;  /* none: the interpreter runs the module itself */
   Literal **views = mem_calloc((size_t)arg_count + 1, sizeof *views);
   for (int i = 0; i < arg_count; i++) views[i] = host_buffer_view(args[i]);
-  Literal *out = eval_module(executable_module_to_run(exe), views, arg_count, st);
+  Literal *out = eval_module(m, views, arg_count, st);
   for (int i = 0; i < arg_count; i++) literal_view_free(views[i]);
   mem_free(views);
   return out ? host_buffer_adopt_literal(out) : NULL;
@@ -34,10 +34,11 @@ static void literal_leaves(const Literal *v, ObservedLeaf *leaves, Shape *shapes
 
 /* The evaluator one instruction at a time, showing each computed value
  * (--find-nan on the interpreter). Every value is kept to the end. */
-static HostBuffer *interp_run_observed(const Executable *exe, HostBuffer *const *args, int arg_count,
+static HostBuffer *interp_run_observed(void *program, const Module *m, HostBuffer *const *args, int arg_count,
                                        StepObserver *observe, void *context, Status *st) {
+  (void)program;
   enum { MOST_LEAVES = 256 };
-  const Computation *c = executable_module_to_run(exe)->entry;
+  const Computation *c = m->entry;
   Literal **views = mem_calloc((size_t)arg_count + 1, sizeof *views);
   Literal **values = mem_calloc((size_t)c->instruction_count + 1, sizeof *values);
   Literal **operands = NULL;

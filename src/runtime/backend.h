@@ -24,8 +24,6 @@
 #include "opt/program.h"
 #include "runtime/buffer.h"
 
-typedef struct Executable Executable;
-
 /* One leaf of a value as a backend holds it: dense in shape's layout
  * (minor_to_major), element 0 first. */
 typedef struct ObservedLeaf {
@@ -86,39 +84,42 @@ typedef struct Backend {
    * target, which it frees; compiled false (a step failed): frees target
    * only and returns NULL. */
   void *(*load)(void *target, bool compiled, Status *st);
+  /* ---- the run hooks: each takes the program load returned (NULL for
+   * the interpreter, which has no hooks) and what else it needs, never
+   * the runtime's Executable; executable.c and api_device.c call them.
+   * m, where a hook takes it, is the module the program was compiled
+   * from: what the interpreter runs, what a dump names. ---- */
   /* Runs with arguments already checked against the entry's parameters;
    * the result is a new buffer. */
-  HostBuffer *(*run)(const Executable *exe, HostBuffer *const *args, int arg_count, Status *st);
+  HostBuffer *(*run)(void *program, const Module *m, HostBuffer *const *args, int arg_count, Status *st);
   /* Optional (NULL: run, then a copy out of its result). run writing the
    * result's array leaves, depth first and row-major, to the caller's
    * memory at result_leaves[i] (each sized for its leaf, 16-byte aligned):
    * axle_executable_run_into. */
-  bool (*run_into)(const Executable *exe, HostBuffer *const *args, int arg_count, void *const *result_leaves,
-                   Status *st);
+  bool (*run_into)(void *program, HostBuffer *const *args, int arg_count, void *const *result_leaves, Status *st);
   void (*free_program)(void *program);
   /* Optional (NULL: the backend cannot show its work). run, calling
    * observe after each instruction it computes: --check and --find-nan. */
-  HostBuffer *(*run_observed)(const Executable *exe, HostBuffer *const *args, int arg_count,
+  HostBuffer *(*run_observed)(void *program, const Module *m, HostBuffer *const *args, int arg_count,
                               StepObserver *observe, void *context, Status *st);
   /* Optional: writes what the backend compiled (kernels, listings) under
    * dir, for --dump. */
-  bool (*dump)(const Executable *exe, const char *dir, Status *st);
+  bool (*dump)(void *program, const Module *m, const char *dir, Status *st);
   /* Optional (NULL: the backend computes in host memory, and a device
    * buffer is a host buffer run through run). Arrays kept in the backend's
    * own memory between runs, named by an address: upload (bytes row-major),
    * download, release; run_on_device takes one address per entry
    * parameter (arrays only) and gives one new address per result leaf,
    * depth first, each released by the caller (src/runtime/api_device.c). */
-  bool (*device_upload)(const Executable *exe, const void *data, size_t bytes, uint64_t *address, Status *st);
-  bool (*device_download)(const Executable *exe, uint64_t address, void *data, size_t bytes, Status *st);
-  void (*device_release)(const Executable *exe, uint64_t address);
-  bool (*run_on_device)(const Executable *exe, const uint64_t *args, int arg_count, uint64_t *results,
-                        int result_count, Status *st);
+  bool (*device_upload)(void *program, const void *data, size_t bytes, uint64_t *address, Status *st);
+  bool (*device_download)(void *program, uint64_t address, void *data, size_t bytes, Status *st);
+  void (*device_release)(void *program, uint64_t address);
+  bool (*run_on_device)(void *program, const uint64_t *args, int arg_count, uint64_t *results, int result_count,
+                        Status *st);
   /* Optional (NULL: the host's clock is the only one). The device's own
    * time of each of runs runs, in ms[runs]: the work alone, the arguments
    * already in place (executable_time, axle-run --time). */
-  bool (*time_device)(const Executable *exe, HostBuffer *const *args, int arg_count, int runs, double *ms,
-                      Status *st);
+  bool (*time_device)(void *program, HostBuffer *const *args, int arg_count, int runs, double *ms, Status *st);
 } Backend;
 
 enum { BACKEND_COUNT = AXLE_BACKEND_GPU + 1 };

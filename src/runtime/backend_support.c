@@ -1,15 +1,10 @@
 /* What a backend calls back into the runtime for, in a file below both
  * the backend table (backend.c, which names every backend) and the
- * executables (executable.c, which calls the backends): the module an
- * executable runs, and the one message every native backend refuses an
- * instruction with. The backends' files depend on this one and on nothing
- * else of src/runtime's, so the registry sits above them. */
+ * executables (executable.c, which calls the backends): the one message
+ * every native backend refuses an instruction with. The backends' files
+ * depend on this one and on nothing else of src/runtime's, so the
+ * registry sits above them. */
 #include "runtime/backend.h"
-#include "runtime/executable.h"
-
-const Module *executable_module_to_run(const Executable *e) {
-  return e->optimized ? e->optimized : e->module;
-}
 
 bool backend_refuse(Status *st, const Module *m, const Instruction *inst, const char *backend_name,
                     const char *why, const char *after) {

@@ -65,6 +65,10 @@ static bool executable_optimize(Executable *exe, const OptOptions *opts, bool op
   return ok;
 }
 
+const Module *executable_module_to_run(const Executable *e) {
+  return e->optimized ? e->optimized : e->module;
+}
+
 Executable *executable_compile(const Module *m, const ExecutableOptions *o, Status *st) {
   const Backend *be = backend_get(o->backend, st);
   if (!be || (o->threads == 0 && !thread_count_check_env(st))) return NULL;
@@ -94,7 +98,8 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
   bool ok = executable_optimize(exe, &o->opt, optimize, st) &&
             backend_compile(be, executable_module_to_run(exe), exe->plan, bo, &exe->program, st);
   /* What the backend made of it (kernels, listings), beside the optimizer's dumps. */
-  if (ok && o->opt.dump_dir[0] && be->dump) ok = be->dump(exe, o->opt.dump_dir, st);
+  if (ok && o->opt.dump_dir[0] && be->dump)
+    ok = be->dump(exe->program, executable_module_to_run(exe), o->opt.dump_dir, st);
   exe->compile_ms = now_ms() - t0;
   if (ok) return exe;
   /* A located error names the file through a pointer into the clones,
@@ -137,7 +142,7 @@ HostBuffer *executable_run(const Executable *e, HostBuffer *const *args, int arg
     return NULL;
   }
   if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return NULL;
-  return e->backend->run(e, args, arg_count, st);
+  return e->backend->run(e->program, executable_module_to_run(e), args, arg_count, st);
 }
 
 /* Copies b's array leaves, depth first, to leaves[*n...]. */
@@ -156,8 +161,8 @@ bool executable_run_into(const Executable *e, HostBuffer *const *args, int arg_c
   if (!executable_device_check(e, st)) return false;
   if (arg_count < 0 || (arg_count > 0 && !args)) return status_error(st, STATUS_INPUT_ERROR, "no arguments given");
   if (!host_buffer_check_arguments(e->module->entry, args, arg_count, st)) return false;
-  if (e->backend->run_into) return e->backend->run_into(e, args, arg_count, result_leaves, st);
-  HostBuffer *result = e->backend->run(e, args, arg_count, st);
+  if (e->backend->run_into) return e->backend->run_into(e->program, args, arg_count, result_leaves, st);
+  HostBuffer *result = e->backend->run(e->program, executable_module_to_run(e), args, arg_count, st);
   if (!result) return false;
   int n = 0;
   host_leaves_copy_out(result, result_leaves, &n);
@@ -327,7 +332,7 @@ bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count
   times->max_ms = ms[runs - 1];
   times->device_runs = 0;
   if (e->backend->time_device) {
-    if (!e->backend->time_device(e, args, arg_count, runs, ms, st)) {
+    if (!e->backend->time_device(e->program, args, arg_count, runs, ms, st)) {
       mem_free(ms);
       return false;
     }

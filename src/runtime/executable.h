@@ -64,6 +64,7 @@ typedef struct ExecutableOptions {
 /* The backend given, its default optimization, the optimizer's defaults. */
 void executable_options_default(ExecutableOptions *o, axle_backend_t backend);
 
+typedef struct Executable Executable;
 struct Executable {
   const Backend *backend;
   Module *module;       /* the module as given (a clone): what --check evaluates */
@@ -84,7 +85,7 @@ Executable *executable_compile(const Module *m, const ExecutableOptions *o, Stat
 Executable *executable_share(Executable *e);
 void executable_free(Executable *e);
 /* The module the backend runs: the optimized one if any, else the clone
- * (in backend_support.c, below the backends that call it). */
+ * (what the run hooks are handed with the program). */
 const Module *executable_module_to_run(const Executable *e);
 /* The replicas and partitions of a run of m on `devices` devices (see
  * ExecutableOptions.devices); false with a message when they disagree. */

@@ -437,7 +437,7 @@ HostBuffer *executable_run_debug(const Executable *e, HostBuffer *const *args, i
   r.borrowed = mem_calloc((size_t)n + 1, sizeof *r.borrowed);
   r.args = mem_calloc((size_t)arg_count + 1, sizeof *r.args);
   for (int i = 0; i < arg_count; i++) r.args[i] = host_buffer_view(args[i]);
-  HostBuffer *result = e->backend->run_observed(e, args, arg_count, debug_observe, &r, st);
+  HostBuffer *result = e->backend->run_observed(e->program, executable_module_to_run(e), args, arg_count, debug_observe, &r, st);
   if (result && o->check && !result_check_intact(&r, result, st)) {
     host_buffer_free(result);
     result = NULL;

@@ -74,7 +74,7 @@ bool executable_time_steps(const Executable *e, HostBuffer *const *args, int arg
     r.run = run < 0 ? 0 : run;
     r.step = 0;
     r.last = clock_ms();
-    HostBuffer *out = e->backend->run_observed(e, args, arg_count, profile_observe, &r, st);
+    HostBuffer *out = e->backend->run_observed(e->program, executable_module_to_run(e), args, arg_count, profile_observe, &r, st);
     ok = out != NULL;
     host_buffer_free(out);
     if (ok && run > 0 && r.step != steps)

@@ -396,19 +396,20 @@ TEST(a_loop_runs_on_device_buffers) {
   if (!exe) return;
   int32_t n = 3;
   uint64_t args[2] = {0, 0}, result = 0;
-  bool ok = gpu_device_upload(exe, &n, sizeof n, &args[0], &st) &&
-            gpu_device_upload(exe, x_values, sizeof x_values, &args[1], &st) &&
-            gpu_run_on_device(exe, args, 2, &result, 1, &st);
+  GpuProgram *p = exe->program;
+  bool ok = gpu_device_upload(p, &n, sizeof n, &args[0], &st) &&
+            gpu_device_upload(p, x_values, sizeof x_values, &args[1], &st) &&
+            gpu_run_on_device(p, args, 2, &result, 1, &st);
   EXPECT(ok, "%s", st.message);
   float got[4] = {0};
-  if (ok) EXPECT(gpu_device_download(exe, result, got, sizeof got, &st), "%s", st.message);
+  if (ok) EXPECT(gpu_device_download(p, result, got, sizeof got, &st), "%s", st.message);
   for (int i = 0; ok && i < 4; i++) {
     float want = x_values[i];
     for (int t = 0; t < n; t++) want = want * 2 + 1;
     EXPECT(got[i] == want, "x[%d] = %g, wanted %g", i, got[i], want);
   }
-  for (int i = 0; i < 2; i++) gpu_device_release(exe, args[i]);
-  gpu_device_release(exe, result);
+  for (int i = 0; i < 2; i++) gpu_device_release(p, args[i]);
+  gpu_device_release(p, result);
   executable_free(exe);
 }
 

@@ -279,6 +279,36 @@ TEST(cpu_kernel_steps_run_the_kernels_the_stage_lowered) {
   }
 }
 
+static const char complex_topk[] =
+    "HloModule complex_topk\n"
+    "ENTRY main {\n"
+    "  x = c64[2,4] parameter(0)\n"
+    "  ROOT t = (c64[2,2], s32[2,2]) topk(x), k=2, largest=true\n"
+    "}\n";
+
+/* What a target refuses is its supports hook's decision, asked of every
+ * step before any code is made (backend_compile.c): the hook asks the
+ * family file of the step's op, and each target gives its own reason. */
+TEST(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason) {
+  Built b = build(complex_topk);
+  if (!b.m) return;
+  const ProgramStep *topk = NULL;
+  for (int i = 0; i < b.p->step_count; i++)
+    if (b.p->steps[i].inst->opcode == OP_TOPK) topk = &b.p->steps[i];
+  EXPECT(topk && topk->kind == PROGRAM_STEP_ROUTINE, "no routine step for the topk");
+  if (topk) {
+    const char *why = NULL;
+    bool supported = backend_cpu.supports(b.p, topk, &why);
+    EXPECT(!supported && why && strcmp(why, "a topk of this element type") == 0, "CPU: %s, %s",
+           supported ? "supported" : "refused", why ? why : "(no reason)");
+    why = NULL;
+    supported = backend_gpu.supports(b.p, topk, &why);
+    EXPECT(!supported && why && strcmp(why, "a top-k of a type the GPU's comparators do not yet compute on") == 0,
+           "GPU: %s, %s", supported ? "supported" : "refused", why ? why : "(no reason)");
+  }
+  built_free(&b);
+}
+
 TEST(program_text_names_every_step_and_nests_called_programs) {
   Built b = build(while_loop);
   if (!b.m) return;
@@ -303,6 +333,7 @@ int main(void) {
   RUN(a_fused_constant_gets_a_binding_in_the_layout_its_kernel_reads);
   RUN(routines_carry_the_kernels_they_apply_lowered_once);
   RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
+  RUN(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
 }
