@@ -254,7 +254,7 @@ MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count
 
 static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d);
 
-/* avx512 with register homes: v = a * c + d written in place into the
+/* With register homes (avx512, avx2): v = a * c + d written in place into the
  * register of an operand this op reads last, so no copy: vfmadd231 into
  * d's (n = a c + n), else into a factor's (the product commutes, bit for
  * bit), vfmadd132 (n = n c + d) when the other factor is a constant read
@@ -288,15 +288,15 @@ static bool fma_in_place(MathBuilder *b, MathValue v, MathValue a, MathValue c, 
   return true;
 }
 
-/* v = a * c + d, one rounding: in place where an operand dies here
- * (avx512); else vfmadd231 (n = a c + n) from a constant addend, read by
+/* v = a * c + d, one rounding: in place where an operand dies here;
+ * else vfmadd231 (n = a c + n) from a constant addend, read by
  * broadcast, or vfmadd213 (n = c n + d) from a copy of a. */
 MathValue math_lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
   if (legacy(b)) return lanes_fma_emulated(b, a, c, d);
   int n;
   MathValue v = result_begin(b, &n);
   if (!legacy(b) && fma_in_place(b, v, a, c, d)) return v;
-  if (wide512(b) && is_constant(b, d) && !is_constant(b, a)) {
+  if (!legacy(b) && is_constant(b, d) && !is_constant(b, a)) {
     load(b, n, d);
     int left = source(b, a, S1);
     EMIT(X86_VFMADD231PS, lane_reg(b, n), lane_reg(b, left), slot(b, c));
