@@ -431,6 +431,7 @@ X86Label math_skip_if(MathBuilder *b, MathValue mask) {
 void math_skip_end(MathBuilder *b, X86Label skip) {
   x86_label_bind(b->x->cb, skip);
   b->k1_mask = -1; /* the code jumped over may have written k1 */
+  b->compare_mask = -1;
 }
 
 /* Vector masks are all ones: "is zero" negates them and 0/1 ones alike. */

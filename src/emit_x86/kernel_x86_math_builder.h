@@ -59,6 +59,9 @@ typedef struct MathBuilder {
   /* avx512: the mask value whose lanes k1 still holds (the compare that
    * made it was the last write of k1), or -1. */
   MathValue k1_mask;
+  /* avx2: the mask value a compare made last (all ones or zero in each
+   * lane, so vblendvps reads it as it is), or -1. */
+  MathValue compare_mask;
 } MathBuilder;
 
 /* ---- kernel_x86_math_values.c: the builder's state and its values'

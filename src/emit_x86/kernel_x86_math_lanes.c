@@ -158,11 +158,11 @@ static MathValue finish(MathBuilder *b, MathValue v, int n) {
 void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
   bool constant = is_constant(b, from);
   constant_mark(b, to, false);
-  if (wide512(b) && !constant && math_value_dies_here(b, from)) {
+  if (!legacy(b) && !constant && math_value_dies_here(b, from)) {
     math_value_take_register(b, to, from);
     return;
   }
-  int home = wide512(b) ? math_value_register(b, to) : -1;
+  int home = !legacy(b) ? math_value_register(b, to) : -1;
   if (home >= 0) {
     load(b, home, from);
     return;
@@ -254,7 +254,7 @@ MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count
 
 static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d);
 
-/* avx512 with register homes: v = a * c + d written in place into the
+/* With register homes (avx512, avx2): v = a * c + d written in place into the
  * register of an operand this op reads last, so no copy: vfmadd231 into
  * d's (n = a c + n), else into a factor's (the product commutes, bit for
  * bit), vfmadd132 (n = n c + d) when the other factor is a constant read
@@ -288,15 +288,15 @@ static bool fma_in_place(MathBuilder *b, MathValue v, MathValue a, MathValue c, 
   return true;
 }
 
-/* v = a * c + d, one rounding: in place where an operand dies here
- * (avx512); else vfmadd231 (n = a c + n) from a constant addend, read by
+/* v = a * c + d, one rounding: in place where an operand dies here;
+ * else vfmadd231 (n = a c + n) from a constant addend, read by
  * broadcast, or vfmadd213 (n = c n + d) from a copy of a. */
 MathValue math_lanes_fma(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
   if (legacy(b)) return lanes_fma_emulated(b, a, c, d);
   int n;
   MathValue v = result_begin(b, &n);
-  if (wide512(b) && fma_in_place(b, v, a, c, d)) return v;
-  if (wide512(b) && is_constant(b, d) && !is_constant(b, a)) {
+  if (!legacy(b) && fma_in_place(b, v, a, c, d)) return v;
+  if (!legacy(b) && is_constant(b, d) && !is_constant(b, a)) {
     load(b, n, d);
     int left = source(b, a, S1);
     EMIT(X86_VFMADD231PS, lane_reg(b, n), lane_reg(b, left), slot(b, c));
@@ -324,6 +324,7 @@ MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predi
   int left = source(b, a, S0);
   if (!wide512(b)) {
     emit_op_imm(b, X86_VCMPPS, lane_reg(b, n), lane_reg(b, left), slot(b, c), predicate);
+    if (!legacy(b)) b->compare_mask = v;
     return finish(b, v, n);
   }
   EMIT(X86_VCMPPS, x86_reg(X86_K1), lane_reg(b, left), slot(b, c), x86_imm(predicate));
@@ -338,6 +339,7 @@ MathValue math_lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a,
   int left = source(b, a, S0);
   if (!wide512(b)) {
     emit_op(b, m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
+    if (!legacy(b)) b->compare_mask = v;
     return finish(b, v, n);
   }
   EMIT(m, x86_reg(X86_K1), lane_reg(b, left), slot(b, c));
@@ -360,6 +362,11 @@ MathValue math_lanes_select(MathBuilder *b, MathValue mask, MathValue a, MathVal
     EMIT(X86_ANDNPS, lane_reg(b, S1), lane_reg(b, left));
     EMIT(X86_ORPS, lane_reg(b, S1), lane_reg(b, S2));
     EMIT(X86_MOVAPS, lane_reg(b, n), lane_reg(b, S1));
+    return finish(b, v, n);
+  }
+  if (!wide512(b) && b->compare_mask == mask) { /* a compare's lanes: where set, a */
+    int right = source(b, c, S1), lanes = source(b, mask, S2);
+    EMIT(X86_VBLENDVPS, lane_reg(b, n), lane_reg(b, right), lane_reg(b, left), lane_reg(b, lanes));
     return finish(b, v, n);
   }
   if (!wide512(b)) {

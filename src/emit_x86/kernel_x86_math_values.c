@@ -20,6 +20,7 @@ void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   b->peak_slots = 0;
   b->homes = NULL;
   b->k1_mask = -1;
+  b->compare_mask = -1;
 }
 
 void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width) {
@@ -149,12 +150,14 @@ int math_value_take_register(MathBuilder *b, MathValue v, MathValue from) {
 
 void math_value_renew(MathBuilder *b, MathValue v) {
   if (v == b->k1_mask) b->k1_mask = -1;
+  if (v == b->compare_mask) b->compare_mask = -1;
   homes_make(b, v, true);
 }
 
 static MathValue value_new(MathBuilder *b, bool may_have_register) {
   if (b->next_slot + 1 > b->peak_slots) b->peak_slots = b->next_slot + 1;
   if (b->next_slot == b->k1_mask) b->k1_mask = -1; /* a new value in the mask's slot */
+  if (b->next_slot == b->compare_mask) b->compare_mask = -1;
   homes_make(b, b->next_slot, may_have_register);
   return b->next_slot++;
 }
