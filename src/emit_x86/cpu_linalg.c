@@ -145,8 +145,6 @@ static bool triangular_solve_call(const CpuStep *step, void *const *buffers, Thr
   return true;
 }
 
-/* triangular-solve(a, b): x with op(a) x = b (left_side) or x op(a) = b;
- * op is identity or transpose (ADJOINT is transpose for reals). */
 static bool triangular_solve_plan_of(const Instruction *inst, TriangularSolvePlan *plan) {
   const Shape *a = &inst->operands[0]->shape, *b = &inst->operands[1]->shape;
   return triangular_solve_plan_make(a, b, inst->attrs.left_side, inst->attrs.lower,
@@ -163,6 +161,8 @@ static const char *triangular_solve_refusal(const Instruction *inst) {
   return NULL;
 }
 
+/* triangular-solve(a, b): x with op(a) x = b (left_side) or x op(a) = b;
+ * op is identity or transpose (ADJOINT is transpose for reals). */
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst) {
   const Shape *a = &inst->operands[0]->shape, *b = &inst->operands[1]->shape;
   SolveStep s = {.type = a->type};
