@@ -158,6 +158,7 @@ bool kernel_x86_op_is_vector(const KernelX86 *x, int i) {
   if (op->kop == KOP_ACC_WRITE) return x->columns;
   return f == LANE_VECTOR || f == LANE_BROADCAST || f == LANE_GATHER || f == LANE_MASK;
 }
+
 bool kernel_x86_is_vector_math(const KernelX86 *x, Opcode op) { return vector_math(x, op); }
 
 /* ---- the loop of a reduce kernel or of a row kernel's phase ---- */
@@ -268,6 +269,7 @@ int kernel_x86_vector_phase_lanes(KernelX86 *x) {
   if (k->reduce_rank == 0 || k->reduce_dims[k->reduce_rank - 1] < lanes || !classify_loop(x, false)) return 0;
   return lanes;
 }
+
 bool kernel_x86_in_vector_loop(const KernelX86 *x, const KernelOp *op) { return in_loop(x, op); }
 bool kernel_x86_find_sum(KernelX86 *x) { return find_sum(x); }
 
@@ -303,6 +305,7 @@ void kernel_x86_extend_gather_lives(KernelX86 *x) {
   }
   mem_free(marked);
 }
+
 void kernel_x86_mark_index_slice(const KernelX86 *x, int i, bool *marked) { mark_index_slice(x, i, marked); }
 
 bool kernel_x86_vector_tail_maskable(const KernelX86 *x) {
@@ -317,6 +320,7 @@ bool kernel_x86_vector_tail_maskable(const KernelX86 *x) {
     if (x->forms[i] == LANE_GATHER) return false;
   return true;
 }
+
 /* Op i's buffer dimension indexed by the phase's inner reduced index when
  * it is a row access (a load or store in a REDUCE or ROW loop whose other
  * indices are PRE or invariant values, the inner index on the buffer's
