@@ -9,21 +9,6 @@
 #include "emit_x86/cpu_compile.h"
 #include "ir/conv_plan.h"
 
-/* The input position window tap `tap` of output position `out` reads in
- * one spatial dimension, or -1 in padding or a hole of the input dilation:
- * in the dilated input element i sits at i * lhs_dilate; the window of
- * output o starts at o * stride - pad_lo (negative padding starts it inside
- * the input) and its tap t is t * rhs_dilate further on. */
-int64_t conv_gather_input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in) {
-  int64_t at = out * w->stride - w->pad_lo + tap * w->rhs_dilate;
-  if (at < 0) return -1;
-  if (w->lhs_dilate != 1) {  /* a division: most windows have none */
-    if (at % w->lhs_dilate != 0) return -1;
-    at /= w->lhs_dilate;
-  }
-  return at < in ? at : -1;
-}
-
 /* Where row `row` of group `group` reads: its output position (out) and
  * the input offset of its batch entry and the group's first feature. */
 int64_t conv_gather_row_locate(const ConvGather *g, int64_t group, int64_t row, int64_t out[AXLE_MAX_RANK]) {
@@ -42,7 +27,7 @@ int64_t conv_gather_row_locate(const ConvGather *g, int64_t group, int64_t row, 
 bool conv_gather_tap_locate(const ConvGather *g, const int64_t *out, int64_t t, int64_t base, int64_t *at) {
   *at = base;
   for (int s = g->spatial_count - 1; s >= 0; s--) {
-    int64_t pos = conv_gather_input_position(&g->window[s], out[s], t % g->kernel_size[s], g->in_size[s]);
+    int64_t pos = conv_input_position(&g->window[s], out[s], t % g->kernel_size[s], g->in_size[s]);
     if (pos < 0) return false;
     *at += pos * g->spatial_stride[s];
     t /= g->kernel_size[s];

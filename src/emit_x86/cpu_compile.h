@@ -201,9 +201,6 @@ typedef struct ConvGather {
   bool kernel_first;  /* the turned-around product: its lhs is the kernel */
 } ConvGather;
 ConvGather *conv_gather_create(const Instruction *conv, const ConvPlan *plan);
-/* The input position window tap `tap` of output position `out` reads in
- * one spatial dimension, or -1 in padding or a hole of the input dilation. */
-int64_t conv_gather_input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in);
 /* Where product row `row` of group `group` reads: its output position
  * (out) and the input offset of its batch entry and the group's first
  * feature. */

@@ -164,12 +164,12 @@ static void positions_patch_pack(const ProductPlan *p, const void *rhs, int64_t 
       int64_t at = 0, length = seg_length[e];
       bool inside = true;
       for (int s = 0; s < inner && inside; s++) {
-        int64_t i = conv_gather_input_position(&g->window[s], out[s], tap[s], g->in_size[s]);
+        int64_t i = conv_input_position(&g->window[s], out[s], tap[s], g->in_size[s]);
         inside = i >= 0;
         at += i * g->spatial_stride[s];
       }
       if (!runs) {
-        int64_t i = inside ? conv_gather_input_position(wi, out[inner], tap[inner], g->in_size[inner]) : -1;
+        int64_t i = inside ? conv_input_position(wi, out[inner], tap[inner], g->in_size[inner]) : -1;
         seg[0] = i < 0 ? 0.0f : plane[at + i * g->spatial_stride[inner]];
         continue;
       }
