@@ -189,9 +189,35 @@ bool product_step_take_epilogue(CpuStep *product_step, CpuStep *kernel_step);
 
 /* ------------------------------------------------------------ cpu_conv.c */
 bool cpu_compile_convolution(CpuCompile *c, const Instruction *inst);
-/* A convolution's sizes, window and strides, for walking its taps. */
-typedef struct ConvGather ConvGather;
+/* --------------------------------------------------------- conv_gather.c
+ * A convolution's taps walked one by one, for the implicit GEMM's patches
+ * and for the fix of the taps in padding (shared by cpu_conv.c and
+ * conv_direct.c). */
+/* What the patch gather needs: sizes, the window and the input's strides;
+ * and what the padding fix needs besides: the element types and the
+ * kernel's and the result's strides. */
+typedef struct ConvGather {
+  int spatial_count;
+  int64_t groups, feature_groups, batch_groups;
+  int64_t batch_per_group, features_per_group, taps;
+  int64_t in_size[AXLE_MAX_RANK], out_size[AXLE_MAX_RANK], kernel_size[AXLE_MAX_RANK];
+  WindowDim window[AXLE_MAX_RANK];
+  int64_t batch_stride, feature_stride, spatial_stride[AXLE_MAX_RANK];
+  ElementType in_type, kernel_type, out_type;
+  int64_t kernel_elements, group_out_features, positions;
+  int64_t kernel_out_stride, kernel_in_stride, kernel_spatial_stride[AXLE_MAX_RANK];
+  int64_t out_batch_stride, out_feature_stride, out_spatial_stride[AXLE_MAX_RANK];
+  bool kernel_first;  /* the turned-around product: its lhs is the kernel */
+} ConvGather;
 ConvGather *conv_gather_create(const Instruction *conv, const ConvPlan *plan);
+/* Where product row `row` of group `group` reads: its output position
+ * (out) and the input offset of its batch entry and the group's first
+ * feature. */
+int64_t conv_gather_row_locate(const ConvGather *g, int64_t group, int64_t row, int64_t out[AXLE_MAX_RANK]);
+/* The input offset window tap t (linear over the kernel's spatial dims)
+ * reads for output position out, from the row's base; false when the tap
+ * falls outside the input. */
+bool conv_gather_tap_locate(const ConvGather *g, const int64_t *out, int64_t t, int64_t base, int64_t *at);
 /* Whether a fast path's result needs conv_padding_taps_fix: a tap can
  * fall outside the input and the kernel holds a weight that is not finite
  * (a finite weight times the 0 read there adds nothing, as if skipped). */
