@@ -146,6 +146,7 @@ PassFn fold_constants;           /* constant_folding.c "fold-constants" */
 PassFn eliminate_common_subexpressions; /* cse.c     "cse" */
 PassFn eliminate_dead_code;      /* dce.c             "dce" */
 PassFn canonicalize_dots;        /* canonicalize_dots.c "canonicalize-dots" */
+PassFn canonicalize_convolutions; /* canonicalize_convolutions.c "canonicalize-convolutions" */
 PassFn fuse_module;              /* fusion.c          "fusion" */
 PassFn schedule_module;          /* schedule.c        "schedule" */
 PassFn assign_buffers;           /* buffer_assignment.c "buffer-assignment" */
