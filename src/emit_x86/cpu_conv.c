@@ -62,21 +62,6 @@ typedef struct ConvGatherRun {
   void *a;
 } ConvGatherRun;
 
-/* The input position window tap `tap` of output position `out` reads in
- * one spatial dimension, or -1 in padding or a hole of the input dilation:
- * in the dilated input element i sits at i * lhs_dilate; the window of
- * output o starts at o * stride - pad_lo (negative padding starts it inside
- * the input) and its tap t is t * rhs_dilate further on. */
-static int64_t input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in) {
-  int64_t at = out * w->stride - w->pad_lo + tap * w->rhs_dilate;
-  if (at < 0) return -1;
-  if (w->lhs_dilate != 1) {  /* a division: most windows have none */
-    if (at % w->lhs_dilate != 0) return -1;
-    at /= w->lhs_dilate;
-  }
-  return at < in ? at : -1;
-}
-
 /* Where row `row` of group `group` reads: its output position (out) and
  * the input offset of its batch entry and the group's first feature. */
 static int64_t patch_row_locate(const ConvGather *g, int64_t group, int64_t row, int64_t out[AXLE_MAX_RANK]) {
@@ -95,7 +80,7 @@ static int64_t patch_row_locate(const ConvGather *g, int64_t group, int64_t row,
 static bool patch_tap_locate(const ConvGather *g, const int64_t *out, int64_t t, int64_t base, int64_t *at) {
   *at = base;
   for (int s = g->spatial_count - 1; s >= 0; s--) {
-    int64_t pos = input_position(&g->window[s], out[s], t % g->kernel_size[s], g->in_size[s]);
+    int64_t pos = conv_input_position(&g->window[s], out[s], t % g->kernel_size[s], g->in_size[s]);
     if (pos < 0) return false;
     *at += pos * g->spatial_stride[s];
     t /= g->kernel_size[s];
@@ -215,12 +200,12 @@ static void positions_patch_pack(const ProductPlan *p, const void *rhs, int64_t 
       int64_t at = 0, length = seg_length[e];
       bool inside = true;
       for (int s = 0; s < inner && inside; s++) {
-        int64_t i = input_position(&g->window[s], out[s], tap[s], g->in_size[s]);
+        int64_t i = conv_input_position(&g->window[s], out[s], tap[s], g->in_size[s]);
         inside = i >= 0;
         at += i * g->spatial_stride[s];
       }
       if (!runs) {
-        int64_t i = inside ? input_position(wi, out[inner], tap[inner], g->in_size[inner]) : -1;
+        int64_t i = inside ? conv_input_position(wi, out[inner], tap[inner], g->in_size[inner]) : -1;
         seg[0] = i < 0 ? 0.0f : plane[at + i * g->spatial_stride[inner]];
         continue;
       }
