@@ -66,6 +66,7 @@ typedef struct ConvEmit {
   PtxReg row_coords[CONV_MAX_TILE][AXLE_MAX_RANK + 1];   /* batch, then spatial */
   PtxReg col_rhs, col_valid, n0, group;
   Emit *epilogue;               /* the fused epilogue's emitter, or NULL */
+  int epilogue_dim[AXLE_MAX_RANK];  /* the epilogue's dim of each result dim */
   PtxReg acc[2][CONV_MAX_TILE][CONV_MAX_TILE];   /* [part][i][j] */
 } ConvEmit;
 
@@ -403,11 +404,12 @@ static bool epilogue_emit(ConvEmit *E, int i, PtxReg n, int j) {
   PtxBuilder *b = E->b;
   const PtxConv *cv = E->conv;
   Emit *epi = E->epilogue;
-  epi->index[cv->out_batch_dim] = E->row_coords[i][0];
-  for (int s = 0; s < cv->spatial_count; s++) epi->index[cv->out_spatial_dim[s]] = E->row_coords[i][s + 1];
+  const int *at = E->epilogue_dim;
+  epi->index[at[cv->out_batch_dim]] = E->row_coords[i][0];
+  for (int s = 0; s < cv->spatial_count; s++) epi->index[at[cv->out_spatial_dim[s]]] = E->row_coords[i][s + 1];
   PtxReg feature = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", feature, E->group, cv->group_out_features, n);
-  epi->index[cv->out_feature_dim] = feature;
+  epi->index[at[cv->out_feature_dim]] = feature;
   ElementType t = cv->type;
   epi->acc[0] = ptx_emit_is_half(t) ? ptx_emit_half_round(epi, t, E->acc[0][i][j]) : E->acc[0][i][j];
   return ptx_emit_block_phase(epi, KBLOCK_PRE, -1);
@@ -491,21 +493,41 @@ static bool tile_emit(ConvEmit *E, PtxReg tile, int64_t row_tiles, int64_t colum
 
 /* ---- the fused epilogue ---- */
 
+/* The epilogue kernel's dim that each dim of the convolution's result is
+ * (index_dim[d]), read off its loads of the convolution, which must all
+ * read it at a permutation of the kernel's index: the identity, or the
+ * permutation of a relabel (canonicalize-convolutions makes each
+ * convolution in its canonical dim order and its users read it through a
+ * bitcast to their own order). */
+static bool epilogue_index_dims(const Kernel *k, int conv_input, int rank, int *index_dim) {
+  bool found = false;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop != KOP_LOAD || op->buffer != conv_input) continue;
+    if (op->arg_count != rank) return false;
+    bool used[AXLE_MAX_RANK] = {0};
+    for (int d = 0; d < rank; d++) {
+      const KernelOp *arg = &k->ops[op->args[d]];
+      if (arg->kop != KOP_INDEX || arg->dim < 0 || arg->dim >= rank || used[arg->dim]) return false;
+      if (found && index_dim[d] != arg->dim) return false;
+      used[arg->dim] = true;
+      index_dim[d] = arg->dim;
+    }
+    found = true;
+  }
+  for (int d = 0; !found && d < rank; d++) index_dim[d] = d;
+  return true;
+}
+
 bool ptx_conv_epilogue_fits(const PtxConv *conv, const PtxConvEpilogue *epilogue) {
   const Kernel *k = epilogue->kernel;
-  int rank = conv->spatial_count + 2;
+  int rank = conv->spatial_count + 2, index_dim[AXLE_MAX_RANK];
   if (type_is_complex(conv->type) || k->kind != KERNEL_LOOP || k->rank != rank || k->acc_count != 0 ||
       k->input_count + k->output_count > 62 || epilogue->conv_input < 0 || epilogue->conv_input >= k->input_count)
     return false;
-  for (int i = 0; i < k->op_count; i++) {
-    const KernelOp *op = &k->ops[i];
-    if (op->block != KBLOCK_PRE) return false;
-    if (op->kop != KOP_LOAD || op->buffer != epilogue->conv_input) continue;
-    if (op->arg_count != rank) return false;
-    for (int d = 0; d < rank; d++)
-      if (k->ops[op->args[d]].kop != KOP_INDEX || k->ops[op->args[d]].dim != d) return false;
-  }
-  return true;
+  for (int i = 0; i < k->op_count; i++)
+    if (k->ops[i].block != KBLOCK_PRE) return false;
+  return epilogue_index_dims(k, epilogue->conv_input, rank, index_dim);
 }
 
 /* The epilogue with its loads of the convolution turned into reads of
@@ -586,6 +608,7 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const PtxConvEpilogue *ep
   Kernel derived = {0};
   Emit epi = {.b = b, .st = st};
   if (epilogue) {
+    epilogue_index_dims(epilogue->kernel, epilogue->conv_input, conv->spatial_count + 2, E.epilogue_dim);
     derived = epilogue_derive(conv, epilogue);
     epi.k = &derived;
     epi.values = mem_calloc((size_t)derived.op_count + 1, sizeof *epi.values);

@@ -51,8 +51,8 @@ typedef struct PtxConvEpilogue {
 } PtxConvEpilogue;
 
 /* Whether the epilogue can run at the store: a loop kernel over the
- * result's dimensions, of real values, reading the convolution only at
- * the point it computes. */
+ * result's dimensions (in its own order, or permuted by a relabel), of
+ * real values, reading the convolution only at the point it computes. */
 bool ptx_conv_epilogue_fits(const PtxConv *conv, const PtxConvEpilogue *epilogue);
 
 /* Whether the kernel computes a result of type `result` from an operand

@@ -338,8 +338,10 @@ bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction
   char why[200];
   if (!conv_plan_make(conv, &conv->operands[0]->shape, &conv->operands[1]->shape, &plan, why, sizeof why))
     return cpu_refuse(c, inst, why);
+  /* No input features: every sum is empty. The GEMM writes the zeros (its
+   * K = 0); the direct path would run no kernel and store nothing. */
   bool direct = false;
-  if (!conv_direct_step_add(c, inst, conv, &plan, lhs, rhs, out, &direct)) return false;
+  if (plan.kernel_features > 0 && !conv_direct_step_add(c, inst, conv, &plan, lhs, rhs, out, &direct)) return false;
   if (direct) return true;
   ProductPlan *positions = conv_positions_plan(conv, &plan);
   if (positions) return product_step_add(c, inst, positions, rhs, lhs, out);

@@ -109,13 +109,3 @@ bool conv_plan_make(const Instruction *conv, const Shape *lhs, const Shape *rhs,
     }
   return true;
 }
-
-/* In the dilated input, element i sits at i * lhs_dilate; the window of
- * output o starts at o * stride - pad_lo and its tap k is k * rhs_dilate
- * further on. Negative padding simply starts the window inside the input. */
-int64_t conv_input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in) {
-  int64_t at = out * w->stride - w->pad_lo + tap * w->rhs_dilate;
-  if (at < 0 || at % w->lhs_dilate != 0) return -1;
-  at /= w->lhs_dilate;
-  return at < in ? at : -1;
-}

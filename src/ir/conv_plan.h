@@ -40,6 +40,17 @@ bool conv_plan_make(const Instruction *conv, const Shape *lhs, const Shape *rhs,
 
 /* The input position window tap `tap` of output position `out` reads in
  * one spatial dim of extent `in`, or -1 in padding or a hole of the input
- * dilation. */
-int64_t conv_input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in);
+ * dilation: in the dilated input element i sits at i * lhs_dilate; the
+ * window of output o starts at o * stride - pad_lo (negative padding starts
+ * it inside the input) and its tap k is k * rhs_dilate further on. Inline:
+ * the CPU's patch packing asks it for every tap of every panel row. */
+static inline int64_t conv_input_position(const WindowDim *w, int64_t out, int64_t tap, int64_t in) {
+  int64_t at = out * w->stride - w->pad_lo + tap * w->rhs_dilate;
+  if (at < 0) return -1;
+  if (w->lhs_dilate != 1) {  /* a division: most windows have none */
+    if (at % w->lhs_dilate != 0) return -1;
+    at /= w->lhs_dilate;
+  }
+  return at < in ? at : -1;
+}
 #endif

@@ -32,29 +32,35 @@
 #include "ir/dot_plan.h"
 #include "opt/opt.h"
 
-/* x read in `order` (dim i of the result is x's dim order[i]) as a bitcast:
- * the result's minor_to_major names x's dims where x's names them. A
- * bitcast of a bitcast is one bitcast, and one to its operand's own shape
- * is the operand itself. */
-static Instruction *relabel(Computation *c, Instruction *dot, Instruction *x, const int64_t *order) {
-  Shape s = x->shape;
+/* x's shape read in `order` (dim i is x's dim order[i]), over x's own
+ * bytes: the result's minor_to_major names x's dims where x's names them. */
+Shape relabel_shape(const Shape *x, const int64_t *order) {
+  Shape s = *x;
+  int64_t position[AXLE_MAX_RANK];
+  for (int i = 0; i < s.rank; i++) {
+    s.dims[i] = x->dims[order[i]];
+    position[order[i]] = i;
+  }
+  for (int j = 0; j < s.rank; j++) s.minor_to_major[j] = (int8_t)position[x->minor_to_major[j]];
+  s.has_layout = true;
+  return s;
+}
+
+/* x read in `order` as a bitcast placed before `before`. A bitcast of a
+ * bitcast is one bitcast, and one to its operand's own shape is the
+ * operand itself. */
+Instruction *relabel_instruction(Computation *c, Instruction *before, Instruction *x, const int64_t *order) {
   Instruction *source = x;
   while (source->opcode == OP_BITCAST && source->operands[0]->shape.type == x->shape.type &&
          !shape_is_tuple(&source->operands[0]->shape) && !source->operands[0]->shape.element_size_bits)
     source = source->operands[0];
-  int64_t position[AXLE_MAX_RANK];
-  for (int i = 0; i < s.rank; i++) {
-    s.dims[i] = x->shape.dims[order[i]];
-    position[order[i]] = i;
-  }
-  for (int j = 0; j < s.rank; j++) s.minor_to_major[j] = (int8_t)position[x->shape.minor_to_major[j]];
-  s.has_layout = true;
+  Shape s = relabel_shape(&x->shape, order);
   if (shape_identical(&s, &source->shape)) return source;
   Attrs none = {0};
   Instruction *made = computation_add_instruction(c, OP_BITCAST, &source, 1, NULL, 0, &none, &s, NULL);
-  made->metadata = dot->metadata;
-  made->loc = dot->loc;
-  computation_move_before(c, made, dot);
+  made->metadata = before->metadata;
+  made->loc = before->loc;
+  computation_move_before(c, made, before);
   return made;
 }
 
@@ -84,8 +90,8 @@ static bool canonicalize_dot(Computation *c, Instruction *dot) {
   canonical.lhs_batch = canonical.rhs_batch = (IntList){nb, batch};
   canonical.lhs_contracting = (IntList){nk, lhs_k};
   canonical.rhs_contracting = (IntList){nk, rhs_k};
-  Instruction *operands[2] = {p.lhs_canonical ? lhs : relabel(c, dot, lhs, p.lhs_order),
-                              p.rhs_canonical ? rhs : relabel(c, dot, rhs, p.rhs_order)};
+  Instruction *operands[2] = {p.lhs_canonical ? lhs : relabel_instruction(c, dot, lhs, p.lhs_order),
+                              p.rhs_canonical ? rhs : relabel_instruction(c, dot, rhs, p.rhs_order)};
   Attrs attrs = dot->attrs;
   attrs.dot = &canonical;
   Instruction *made = computation_add_instruction(c, OP_DOT, operands, 2, NULL, 0, &attrs, &dot->shape, dot->name);
@@ -102,7 +108,7 @@ static bool canonicalize_dot(Computation *c, Instruction *dot) {
 }
 
 /* Whether some fusion instruction of m calls c. */
-static bool is_fusion_body(const Module *m, const Computation *c) {
+bool computation_is_fusion_body(const Module *m, const Computation *c) {
   for (int k = 0; k < m->computation_count; k++) {
     const Computation *caller = m->computations[k];
     for (int i = 0; i < caller->instruction_count; i++) {
@@ -120,7 +126,7 @@ bool canonicalize_dots(Module *m, OptContext *ctx, bool *failed, Status *st) {
     Computation *c = m->computations[k];
     bool has_dot = false;
     for (int i = 0; i < c->instruction_count && !has_dot; i++) has_dot = c->instructions[i]->opcode == OP_DOT;
-    if (!has_dot || is_fusion_body(m, c)) continue;
+    if (!has_dot || computation_is_fusion_body(m, c)) continue;
     for (int i = 0; i < c->instruction_count; i++) {
       Instruction *inst = c->instructions[i];
       if (inst->opcode == OP_DOT && canonicalize_dot(c, inst)) changed = true;

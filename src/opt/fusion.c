@@ -213,13 +213,40 @@ static bool candidate_find_anchors(Fuser *f, const IntVec *cand, const Instructi
   return true;
 }
 
+/* A bitcast of the core: canonicalize-convolutions makes each convolution
+ * in its canonical dim order and gives its users their dims back through
+ * such a relabel of the same bytes, which the epilogue absorbs. */
+static bool is_core_relabel(const Instruction *inst, const Instruction *core) {
+  return core && inst->opcode == OP_BITCAST && inst->operands[0] == core;
+}
+
+/* The dims an epilogue runs over: the core's, or those of the one relabel
+ * of the core the candidate holds (then nothing else in it reads the core
+ * itself); NULL when the candidate's members disagree. What the fusion
+ * writes has these dims too (candidate_outputs_fit). */
+static const Shape *epilogue_space(Fuser *f, const Instruction *core) {
+  const Instruction *relabel = NULL;
+  bool read_directly = false;
+  for (int q = 0; q < core->user_count; q++) {
+    const Instruction *user = core->users[q];
+    if (!in_candidate(f, user)) continue;
+    if (!is_core_relabel(user, core)) read_directly = true;
+    else if (relabel && !shape_same_dims(&relabel->shape, &user->shape)) return NULL;
+    else relabel = user;
+  }
+  if (!relabel) return &core->shape;
+  return read_directly ? NULL : &relabel->shape;
+}
+
 /* Members after a reduce or a core ("late") must fit the kernel's shape:
- * an epilogue is elementwise over the core's result; a row kernel goes on
+ * an epilogue is elementwise over the core's result (or its relabel); a row kernel goes on
  * elementwise over reduced values or over the row, and returns to the row
  * only through broadcast_restores_rows. Sets *reads_row_again. */
 static bool candidate_late_members_fit(Fuser *f, const IntVec *cand, const Instruction *core,
                                        const Instruction *reduce, bool *reads_row_again) {
   *reads_row_again = false;
+  const Shape *space = core ? epilogue_space(f, core) : NULL;
+  if (core && !space) return false;
   for (int k = 0; k < cand->count; k++) {
     int i = cand->items[k];
     const Instruction *inst = f->insts[i];
@@ -233,7 +260,8 @@ static bool candidate_late_members_fit(Fuser *f, const IntVec *cand, const Instr
     if (!late || inst->opcode == OP_REDUCE) continue;
     bool elementwise = opcode_is_elementwise(inst->opcode);
     if (core) {
-      if (!elementwise || !shape_same_dims(&inst->shape, &core->shape)) return false;
+      if (is_core_relabel(inst, core)) continue;
+      if (!elementwise || !shape_same_dims(&inst->shape, space)) return false;
     } else if (broadcast_restores_rows(inst, reduce)) {
       *reads_row_again = true;
     } else if (!elementwise) {
@@ -252,7 +280,7 @@ static bool candidate_late_members_fit(Fuser *f, const IntVec *cand, const Instr
  * kernel's outputs in arrays of AXLE_MAX_RANK). */
 static bool candidate_outputs_fit(Fuser *f, const IntVec *cand, const Instruction *core,
                                   const Instruction *reduce) {
-  const Shape *loop_space = NULL;
+  const Shape *loop_space = NULL, *space = core ? epilogue_space(f, core) : NULL;
   int outputs = 0;
   for (int k = 0; k < cand->count; k++) {
     int i = cand->items[k];
@@ -260,7 +288,7 @@ static bool candidate_outputs_fit(Fuser *f, const IntVec *cand, const Instructio
     if (++outputs > AXLE_MAX_RANK) return false;
     const Instruction *inst = f->insts[i];
     if (core) {
-      if ((inst != core && !f->late[i]) || !shape_same_dims(&inst->shape, &core->shape)) return false;
+      if ((inst != core && !f->late[i]) || !space || !shape_same_dims(&inst->shape, space)) return false;
     } else if (reduce) {
       if (!shape_same_dims(&inst->shape, &reduce->shape) &&
           !shape_same_dims(&inst->shape, &reduce->operands[0]->shape))

@@ -247,6 +247,14 @@ static void logical_index(Lower *L, const Shape *s, int offset, int *index) {
   }
 }
 
+/* Whether a and b list the same extents from minor to major. */
+static bool dims_match_physically(const Shape *a, const Shape *b) {
+  if (a->rank != b->rank) return false;
+  for (int j = 0; j < a->rank; j++)
+    if (a->dims[a->minor_to_major[j]] != b->dims[b->minor_to_major[j]]) return false;
+  return true;
+}
+
 /* reshape reads the same row-major position; bitcast the same physical one. */
 static int emit_relabel(Lower *L, const Instruction *inst, const int *index, bool physical) {
   const Instruction *x = inst->operands[0];
@@ -256,8 +264,11 @@ static int emit_relabel(Lower *L, const Instruction *inst, const int *index, boo
   Shape out = inst->shape, in = x->shape;
   if (!physical) shape_set_default_layout(&out), shape_set_default_layout(&in);
   int operand_index[AXLE_MAX_RANK];
-  if (shape_same_dims(&out, &in) && memcmp(out.minor_to_major, in.minor_to_major, sizeof out.minor_to_major) == 0) {
-    lower_copy_index(operand_index, index, out.rank);
+  if (dims_match_physically(&out, &in)) {
+    /* The same extents in the same physical order (the same shape, or a
+     * relabel such as canonicalize-convolutions makes): each operand dim
+     * is one of ours, no division needed. */
+    for (int j = 0; j < out.rank; j++) operand_index[in.minor_to_major[j]] = index[out.minor_to_major[j]];
   } else {
     logical_index(L, &in, physical_offset(L, &out, index), operand_index);
   }

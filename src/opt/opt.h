@@ -146,9 +146,20 @@ PassFn fold_constants;           /* constant_folding.c "fold-constants" */
 PassFn eliminate_common_subexpressions; /* cse.c     "cse" */
 PassFn eliminate_dead_code;      /* dce.c             "dce" */
 PassFn canonicalize_dots;        /* canonicalize_dots.c "canonicalize-dots" */
+PassFn canonicalize_convolutions; /* canonicalize_convolutions.c "canonicalize-convolutions" */
 PassFn fuse_module;              /* fusion.c          "fusion" */
 PassFn schedule_module;          /* schedule.c        "schedule" */
 PassFn assign_buffers;           /* buffer_assignment.c "buffer-assignment" */
+
+/* ---------------------------------------------------- canonicalize_dots.c
+ * The relabels both canonicalize passes read operands through. */
+/* x's shape read in `order` (dim i is x's dim order[i]) over x's own bytes. */
+Shape relabel_shape(const Shape *x, const int64_t *order);
+/* x read in `order` as a bitcast of x's own bytes, placed before `before`
+ * (x itself, or the bitcast's source, when nothing is to relabel). */
+Instruction *relabel_instruction(Computation *c, Instruction *before, Instruction *x, const int64_t *order);
+/* Whether some fusion instruction of m calls c. */
+bool computation_is_fusion_body(const Module *m, const Computation *c);
 
 /* ------------------------------------------------------------------ dce.c
  * Whether an instruction has effects beyond its result: its opcode has

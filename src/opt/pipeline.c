@@ -87,6 +87,7 @@ bool optimize_module(Module *m, OptContext *ctx, Status *st) {
   /* After the cleanup, whose simplifier folds transposes into dots: the
    * canonical operands are free relabels that nothing folds back. */
   if (!run_pass(m, ctx, "canonicalize-dots", canonicalize_dots, NULL, st)) return false;
+  if (!run_pass(m, ctx, "canonicalize-convolutions", canonicalize_convolutions, NULL, st)) return false;
   if (!ctx->options.no_fusion) {
     if (!run_pass(m, ctx, "fusion", fuse_module, NULL, st)) return false;
     if (!run_pass(m, ctx, "cse", eliminate_common_subexpressions, NULL, st)) return false;

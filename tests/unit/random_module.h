@@ -518,18 +518,26 @@ static bool gen_pad(Gen *g) {
 }
 
 /* A 1-D convolution over a rank-3 value read as [batch, width, features]
- * with a new kernel parameter [window, features, out]. */
+ * or [batch, features, width], with a new kernel parameter [window,
+ * features, out] or [out, features, window], its result in either order
+ * (canonicalize-convolutions makes every order b0f_0io->b0f). */
 static bool gen_convolution(Gen *g) {
   const GenValue *x = gen_pick(g);
-  if (x->type != TYPE_F32 || x->rank != 3 || x->dims[2] > 64) return false;
+  if (x->type != TYPE_F32 || x->rank != 3) return false;
+  bool features_first = gen_below(g, 2), kernel_out_first = gen_below(g, 2), result_features_first = gen_below(g, 2);
+  int64_t in_width = x->dims[features_first ? 2 : 1], features = x->dims[features_first ? 1 : 2];
+  if (features > 64) return false;
   int64_t window = 1 + gen_below(g, 3), pad = gen_below(g, (int)window), out_features = 1 + gen_below(g, 8);
-  int64_t width = x->dims[1] + 2 * pad - window + 1;
+  int64_t width = in_width + 2 * pad - window + 1;
   if (width < 1) return false;
-  int64_t wdims[3] = {window, x->dims[2], out_features}, out[3] = {x->dims[0], width, out_features};
+  int64_t wdims[3] = {window, features, out_features}, out[3] = {x->dims[0], width, out_features};
+  if (kernel_out_first) wdims[0] = out_features, wdims[2] = window;
+  if (result_features_first) out[1] = out_features, out[2] = width;
   const GenValue *w = gen_param(g, TYPE_F32, 3, wdims);
   gen_begin(g, TYPE_F32, 3, out);
-  strbuf_printf(&g->body, "convolution(%s, %s), window={size=%lld pad=%lld_%lld}, dim_labels=b0f_0io->b0f\n",
-                x->name, w->name, (long long)window, (long long)pad, (long long)pad);
+  strbuf_printf(&g->body, "convolution(%s, %s), window={size=%lld pad=%lld_%lld}, dim_labels=%s_%s->%s\n", x->name,
+                w->name, (long long)window, (long long)pad, (long long)pad, features_first ? "bf0" : "b0f",
+                kernel_out_first ? "oi0" : "0io", result_features_first ? "bf0" : "b0f");
   return true;
 }
 

@@ -320,6 +320,21 @@ static int direct_conv_steps(const char *text) {
   return steps;
 }
 
+/* No input features: every sum is empty, so the result is zeros (the
+ * random modules found the direct path storing nothing at all). One and
+ * two spatial dims, features last and first. */
+TEST(a_convolution_over_zero_input_features_is_all_zeros) {
+  static const char *const cases[] = {
+      "HloModule m\nENTRY e {\n  x = f32[2,3,0] parameter(0)\n  w = f32[3,0,7] parameter(1)\n"
+      "  ROOT c = f32[2,1,7] convolution(x, w), window={size=3}, dim_labels=b0f_0io->b0f\n}\n",
+      "HloModule m\nENTRY e {\n  x = f32[2,0,3] parameter(0)\n  w = f32[3,0,7] parameter(1)\n"
+      "  ROOT c = f32[2,7,1] convolution(x, w), window={size=3}, dim_labels=bf0_0io->bf0\n}\n",
+      "HloModule m\nENTRY e {\n  x = f32[1,0,9,9] parameter(0)\n  w = f32[16,0,3,3] parameter(1)\n"
+      "  ROOT c = f32[1,16,9,9] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n}\n",
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_module(cases[i], 60 + i, CPU_STEP_CALL);
+}
+
 TEST(direct_convolutions_with_odd_sizes_padding_and_dilation_match_the_evaluator) {
   char text[1024];
   for (size_t i = 0; i < sizeof direct_conv_cases / sizeof direct_conv_cases[0]; i++) {
@@ -650,6 +665,7 @@ int main(void) {
   RUN(dots_of_every_type_with_random_dimension_numbers_match_the_evaluator);
   RUN(odd_sized_dots_through_the_gemm_match_the_evaluator);
   RUN(convolutions_with_every_window_and_group_feature_match_the_evaluator);
+  RUN(a_convolution_over_zero_input_features_is_all_zeros);
   RUN(direct_convolutions_with_odd_sizes_padding_and_dilation_match_the_evaluator);
   RUN(convolutions_the_direct_path_does_not_cover_take_the_implicit_gemm);
   RUN(a_loop_fusion_around_a_dot_runs_the_product_then_its_epilogue);

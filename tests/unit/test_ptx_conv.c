@@ -216,6 +216,26 @@ TEST(a_grid_of_one_block_still_computes_every_tile) {
   unsetenv("FAKE_CUDA_EXECUTE");
 }
 
+/* canonicalize-convolutions makes an NCHW convolution in b01f order and
+ * its epilogue reads it through a relabel back: the epilogue still runs at
+ * the convolution's store, one launch (its loads of the convolution are a
+ * permutation of the loop's index). */
+TEST(an_nchw_epilogue_read_through_a_relabel_runs_at_the_store) {
+  const ConvCase *c = NULL;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    if (strcmp(cases[i].name, "f16_epilogue_in_nchw") == 0) c = &cases[i];
+  EXPECT(c != NULL, "the case f16_epilogue_in_nchw is there");
+  if (!c) return;
+  Status st;
+  Executable *exe = compile_gpu(c->name, c->hlo, &st);
+  EXPECT(exe != NULL, "%s: %s", c->name, st.message);
+  if (!exe) return;
+  const GpuProgram *p = exe->program;
+  EXPECT(p->launch_count == 1 && program_has_conv_launch(exe), "%s: one launch of the convolution, not %d launches",
+         c->name, p->launch_count);
+  executable_free(exe);
+}
+
 /* ---- ptxas ---- */
 
 static const Instruction *first_convolution(const Module *m) {
@@ -323,6 +343,7 @@ int main(int argc, char **argv) {
   if (!tool_find("ptxas", ptxas, sizeof ptxas)) printf("SKIP ptxas checks (no ptxas on PATH or in /usr/local/cuda/bin)\n");
   RUN(each_convolution_matches_the_evaluator_on_the_simulated_device);
   RUN(a_grid_of_one_block_still_computes_every_tile);
+  RUN(an_nchw_epilogue_read_through_a_relabel_runs_at_the_store);
   RUN(each_convolution_kernel_assembles_for_sm_80_and_sm_90a);
   RUN(each_module_with_its_epilogues_assembles_for_sm_80_and_sm_90a);
   RUN(a_convolution_the_kernel_does_not_do_is_a_located_refusal);
