@@ -7,6 +7,11 @@
  * (BM x BK) and the B tile (BK x BN) into shared memory, every element
  * masked (0 past M, N or K, in padding, in a hole of the lhs dilation),
  * synchronizes, and each thread does its TM x TN x BK multiply-adds.
+ * Where the window can leave the input (positive padding, lhs dilation),
+ * a flag tile beside A says which of its elements are real, and the
+ * multiply-adds of the others are skipped: a tap in padding contributes
+ * nothing, as in the evaluator, even for an infinite or NaN weight (0 * inf
+ * would be NaN).
  *
  * Loads: a thread's A element is k = k0 + tx for its rows ty + 16i, so
  * lanes run along k, that is along the input features of one tap (the
@@ -58,6 +63,7 @@ typedef struct ConvEmit {
   PtxType acc_type;             /* f32, or f64 for f64 and c128 */
   int parts;                    /* 2 for complex: real and imaginary parts */
   int acc_bytes;
+  bool skips_outside;           /* a flag tile marks A's elements in padding or holes */
   PtxReg lhs, rhs, out;         /* global pointers */
   PtxReg tx, ty, tid;           /* u32 */
   /* per tile */
@@ -72,6 +78,17 @@ typedef struct ConvEmit {
 
 /* The shared tiles of each part of A and of B. */
 static const char *const a_tiles[2] = {"a_tile", "a_tile_im"}, *const b_tiles[2] = {"b_tile", "b_tile_im"};
+static const char *const a_inside_tile = "a_inside";  /* u32 per A element, 1 where it is an input element */
+
+/* Whether some window of conv reaches past the input or into a hole of
+ * the lhs dilation (negative padding only starts the window inside). */
+static bool window_can_leave_input(const PtxConv *conv) {
+  for (int s = 0; s < conv->spatial_count; s++) {
+    const WindowDim *w = &conv->window[s];
+    if (w->pad_lo > 0 || w->pad_hi > 0 || w->lhs_dilate > 1) return true;
+  }
+  return false;
+}
 
 /* ---- small pieces ---- */
 
@@ -292,6 +309,12 @@ static void a_tile_load(ConvEmit *E, PtxReg k0) {
     for (int part = 0; part < E->parts; part++)
       ptx_inst(b, "st.shared$s [$r], $r", ptx_type_suffix(E->acc_type),
                shared_address(E, a_tiles[part], E->tx, E->ty, CONV_SIDE * i, E->bm + 1), v[part]);
+    if (E->skips_outside) {
+      PtxReg flag = ptx_reg_new(b, PTX_U32);
+      ptx_inst(b, "selp.u32 $r, 1, 0, $r", flag, p);
+      ptx_inst(b, "st.shared.u32 [$r], $r", shared_address(E, a_inside_tile, E->tx, E->ty, CONV_SIDE * i, E->bm + 1),
+               flag);
+    }
   }
 }
 
@@ -330,38 +353,50 @@ static void b_tile_load(ConvEmit *E, PtxReg k0) {
   }
 }
 
-/* acc += a * b for one pair of (real or complex) values: no
- * conjugation, as HLO's convolution; (ar + i ai)(br + i bi) =
- * (ar br - ai bi) + i (ar bi + ai br). */
-static void multiply_add(ConvEmit *E, const PtxReg *a, const PtxReg *bv, int i, int j) {
-  PtxBuilder *b = E->b;
+/* acc = a * c + acc, only where inside holds when it is given. */
+static void fma_where(ConvEmit *E, const PtxReg *inside, PtxReg acc, PtxReg a, PtxReg c) {
   const char *suffix = ptx_type_suffix(E->acc_type);
-  PtxReg *re = &E->acc[0][i][j], *im = &E->acc[1][i][j];
-  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *re, a[0], bv[0], *re);
+  if (inside) ptx_inst(E->b, "@$r fma.rn$s $r, $r, $r, $r", *inside, suffix, acc, a, c, acc);
+  else ptx_inst(E->b, "fma.rn$s $r, $r, $r, $r", suffix, acc, a, c, acc);
+}
+
+/* acc += a * b for one pair of (real or complex) values, only where
+ * inside holds when it is given: no conjugation, as HLO's convolution;
+ * (ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br). */
+static void multiply_add(ConvEmit *E, const PtxReg *inside, const PtxReg *a, const PtxReg *bv, int i, int j) {
+  PtxBuilder *b = E->b;
+  PtxReg re = E->acc[0][i][j], im = E->acc[1][i][j];
+  fma_where(E, inside, re, a[0], bv[0]);
   if (E->parts == 1) return;
   PtxReg minus_ai = ptx_reg_new(b, E->acc_type);
-  ptx_inst(b, "neg$s $r, $r", suffix, minus_ai, a[1]);
-  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *re, minus_ai, bv[1], *re);
-  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *im, a[0], bv[1], *im);
-  ptx_inst(b, "fma.rn$s $r, $r, $r, $r", suffix, *im, a[1], bv[0], *im);
+  ptx_inst(b, "neg$s $r, $r", ptx_type_suffix(E->acc_type), minus_ai, a[1]);
+  fma_where(E, inside, re, minus_ai, bv[1]);
+  fma_where(E, inside, im, a[0], bv[1]);
+  fma_where(E, inside, im, a[1], bv[0]);
 }
 
 /* acc[i][j] += a_tile[kk][ty + 16i] * b_tile[kk][tx + 16j] for the BK kk. */
 static void tile_multiply(ConvEmit *E) {
   PtxBuilder *b = E->b;
   const char *suffix = ptx_type_suffix(E->acc_type);
-  PtxReg zero = ptx_reg_new(b, PTX_U32), a_at[2], b_at[2];
+  PtxReg zero = ptx_reg_new(b, PTX_U32), a_at[2], b_at[2], inside_at = zero;
   ptx_inst(b, "mov.u32 $r, 0", zero);
   for (int part = 0; part < E->parts; part++) {
     a_at[part] = shared_address(E, a_tiles[part], zero, E->ty, 0, E->bm + 1);
     b_at[part] = shared_address(E, b_tiles[part], zero, E->tx, 0, E->bn);
   }
-  PtxReg a[CONV_MAX_TILE][2], bv[CONV_MAX_TILE][2];
+  if (E->skips_outside) inside_at = shared_address(E, a_inside_tile, zero, E->ty, 0, E->bm + 1);
+  PtxReg a[CONV_MAX_TILE][2], bv[CONV_MAX_TILE][2], inside[CONV_MAX_TILE], flag = ptx_reg_new(b, PTX_U32);
   for (int part = 0; part < E->parts; part++) {
     for (int i = 0; i < E->tm; i++) a[i][part] = ptx_reg_new(b, E->acc_type);
     for (int j = 0; j < E->tn; j++) bv[j][part] = ptx_reg_new(b, E->acc_type);
   }
+  for (int i = 0; i < E->tm; i++) inside[i] = ptx_reg_new(b, PTX_PRED);
   for (int kk = 0; kk < CONV_BK; kk++) {
+    for (int i = 0; E->skips_outside && i < E->tm; i++) {
+      ptx_inst(b, "ld.shared.u32 $r, [$r+$d]", flag, inside_at, (kk * (E->bm + 1) + CONV_SIDE * i) * E->acc_bytes);
+      ptx_inst(b, "setp.ne.u32 $r, $r, 0", inside[i], flag);
+    }
     for (int part = 0; part < E->parts; part++) {
       for (int i = 0; i < E->tm; i++)
         ptx_inst(b, "ld.shared$s $r, [$r+$d]", suffix, a[i][part], a_at[part],
@@ -371,7 +406,7 @@ static void tile_multiply(ConvEmit *E) {
                  (kk * E->bn + CONV_SIDE * j) * E->acc_bytes);
     }
     for (int i = 0; i < E->tm; i++)
-      for (int j = 0; j < E->tn; j++) multiply_add(E, a[i], bv[j], i, j);
+      for (int j = 0; j < E->tn; j++) multiply_add(E, E->skips_outside ? &inside[i] : NULL, a[i], bv[j], i, j);
   }
 }
 
@@ -605,6 +640,7 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const PtxConvEpilogue *ep
   E.acc_type = t == TYPE_F64 || t == TYPE_C128 ? PTX_F64 : PTX_F32;
   E.parts = type_is_complex(t) ? 2 : 1;
   E.acc_bytes = ptx_type_byte_size(E.acc_type);
+  E.skips_outside = window_can_leave_input(conv);
   Kernel derived = {0};
   Emit epi = {.b = b, .st = st};
   if (epilogue) {
@@ -625,6 +661,8 @@ bool ptx_conv_emit(PtxBuilder *b, const PtxConv *conv, const PtxConvEpilogue *ep
     ptx_shared_declare(b, a_tiles[part], E.acc_type, CONV_BK * (E.bm + 1), 8);
     ptx_shared_declare(b, b_tiles[part], E.acc_type, CONV_BK * E.bn, 8);
   }
+  /* addressed as A is (acc_bytes apart), so the same offsets serve both */
+  if (E.skips_outside) ptx_shared_declare(b, a_inside_tile, E.acc_type, CONV_BK * (E.bm + 1), 8);
   parameters_emit(&E, epilogue ? &epi : NULL);
   E.tid = ptx_reg_new(b, PTX_U32);
   E.tx = ptx_reg_new(b, PTX_U32);

@@ -14,6 +14,7 @@
  * where ptxas is missing). What the kernel does not do is a located
  * refusal at compile. */
 #include <sys/stat.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -238,6 +239,42 @@ TEST(an_nchw_epilogue_read_through_a_relabel_runs_at_the_store) {
 
 /* ---- ptxas ---- */
 
+/* A tap in padding adds nothing, as in the evaluator, even where its
+ * weight is infinite or NaN (0 * inf is NaN). Each output here sees the
+ * one input pixel through the kernel's centre tap; the corner taps meet
+ * only padding and hold inf and NaN. */
+TEST(an_infinite_or_nan_weight_facing_only_padding_adds_nothing) {
+  static const char hlo[] =
+      MODULE("weight_in_padding", "  x = f32[2,1,1,4] parameter(0)\n  w = f32[3,3,4,5] parameter(1)\n",
+             "  ROOT c = f32[2,1,1,5] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f");
+  setenv("FAKE_CUDA_EXECUTE", "1", 1);
+  Status st;
+  Executable *exe = compile_gpu("weight_in_padding", hlo, &st);
+  EXPECT(exe != NULL, "weight_in_padding: %s", st.message);
+  if (exe) {
+    int count = 0;
+    HostBuffer **args = random_arguments(exe->module, &count);
+    float *w = args[1]->data;
+    for (int e = 0; e < 20; e++) w[e] = e % 2 ? NAN : INFINITY;   /* tap (0, 0) */
+    for (int e = 0; e < 20; e++) w[8 * 20 + e] = -INFINITY;       /* tap (2, 2) */
+    status_clear(&st);
+    HostBuffer *r = executable_run(exe, args, count, &st);
+    EXPECT(r != NULL, "weight_in_padding: %s", st.message);
+    if (r) {
+      const float *out = r->data;
+      bool finite = true;
+      for (int e = 0; e < 10; e++) finite = finite && isfinite(out[e]);
+      EXPECT(finite, "every output is finite (out[0] = %g)", (double)out[0]);
+      status_clear(&st);
+      EXPECT(executable_check(exe, args, count, r, &st), "matches the evaluator: %s", st.message);
+    }
+    host_buffer_free(r);
+    arguments_free(args, count);
+    executable_free(exe);
+  }
+  unsetenv("FAKE_CUDA_EXECUTE");
+}
+
 static const Instruction *first_convolution(const Module *m) {
   for (int i = 0; i < m->entry->instruction_count; i++)
     if (m->entry->instructions[i]->opcode == OP_CONVOLUTION) return m->entry->instructions[i];
@@ -344,6 +381,7 @@ int main(int argc, char **argv) {
   RUN(each_convolution_matches_the_evaluator_on_the_simulated_device);
   RUN(a_grid_of_one_block_still_computes_every_tile);
   RUN(an_nchw_epilogue_read_through_a_relabel_runs_at_the_store);
+  RUN(an_infinite_or_nan_weight_facing_only_padding_adds_nothing);
   RUN(each_convolution_kernel_assembles_for_sm_80_and_sm_90a);
   RUN(each_module_with_its_epilogues_assembles_for_sm_80_and_sm_90a);
   RUN(a_convolution_the_kernel_does_not_do_is_a_located_refusal);
