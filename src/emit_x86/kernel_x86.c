@@ -1,7 +1,8 @@
 /* The kernel compiler's driver: the function's frame, the loops around
  * the body's blocks, the listing, and running rows on the thread pool.
- * The body's ops are kernel_x86_ops.c / kernel_x86_convert.c; where their
- * values live is kernel_x86_regalloc.c.
+ * The body's ops go through kernel_x86_emit_op (kernel_x86_vector.c): their
+ * vector form in a SIMD loop, else their scalar code (kernel_x86_ops.c /
+ * kernel_x86_convert.c); where their values live is kernel_x86_regalloc.c.
  *
  * The generated function, for a loop kernel of rank R (rows = the product
  * of dims[0..R-1), inner = dims[R-1]):
@@ -75,18 +76,6 @@ static void emit_row_split_rax(KernelX86 *x, int count) {
 static void emit_row_split(KernelX86 *x, int count) {
   EMIT(X86_MOV, reg(X86_RAX), reg(KX_ROW));
   emit_row_split_rax(x, count);
-}
-
-/* One listing note per change of HLO instruction: the reader sees which
- * instruction (and which JAX line, from its metadata) each block implements. */
-void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last) {
-  const KernelOp *op = &x->k->ops[i];
-  if (!x->cb->listing_enabled || !op->origin || op->origin == *last) return;
-  *last = op->origin;
-  StrBuf sb = {0};
-  instruction_describe(&sb, op->origin);
-  x86_listing_note(x->cb, "op %%%d: %s", i, sb.data ? sb.data : op->origin->name);
-  strbuf_free(&sb);
 }
 
 /* The ops of one block (of one phase, for the looped blocks of a row kernel). */

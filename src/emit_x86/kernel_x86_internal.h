@@ -126,9 +126,11 @@ void kernel_x86_plan(KernelX86 *x);
 void kernel_x86_mark_dead(KernelX86 *x);
 /* The ROW phase's one store, or -1. */
 int kernel_x86_row_store(const Kernel *k);
-/* kernel_x86_vector.c: whether load or store i is a row access (its
- * address a row pointer plus the inner reduced index). */
+/* kernel_x86_vector_forms.c: whether load or store i is a row access (its
+ * address a row pointer plus the inner reduced index), and the dimension
+ * of its buffer the inner reduced index walks (else -1). */
 bool kernel_x86_is_row_access(const Kernel *k, int i);
+int kernel_x86_row_access_dim(const Kernel *k, int i);
 
 /* kernel_x86_homes.c (below every other file here): a value's register
  * class, the stack slot `slot`, and moving a value between its home
@@ -147,9 +149,12 @@ void kernel_x86_canonicalize(KernelX86 *x, X86Reg r, ElementType t);
 /* kernel_x86_regalloc.c: live intervals, and a home per value. */
 bool kernel_x86_allocate(KernelX86 *x);
 
-/* kernel_x86_ops.c: the code of one kernel op; false (st set) when the op
- * or its type has no code yet. */
-bool kernel_x86_emit_op(KernelX86 *x, int i);
+/* kernel_x86_ops.c: the scalar code of one kernel op; false (st set) when
+ * the op or its type has no code yet. kernel_x86_note_origin: a listing
+ * note naming op i's HLO instruction (and its op_name and source line)
+ * when it differs from *last. */
+bool kernel_x86_emit_scalar_op(KernelX86 *x, int i);
+void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last);
 /* kernel_x86_narrow.c: f16, bf16 and the minifloats live as f32 values;
  * decode widens the bits in eax to f32 in scratch0, encode rounds scratch0
  * to the type's bits in edx (quiet_nan: as an op's result, not a copy's),
@@ -176,7 +181,8 @@ bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s,
 /* The same address without the index of dimension skip_dim (0 there). */
 bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const Shape *s, int first, int skip_dim,
                                         X86Operand *out);
-/* Numbers the loads and stores that take a row pointer (address_slots). */
+/* kernel_x86_vector_forms.c: numbers the loads and stores that take a
+ * row pointer (address_slots). */
 void kernel_x86_assign_row_pointers(KernelX86 *x);
 /* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
  * `left`, `right`) in scalar code, leaving the result in *result (a
@@ -202,7 +208,8 @@ void kernel_x86_emit_lane_constants(KernelX86 *x);
 bool kernel_x86_is_lane_math(const KernelX86 *x, Opcode op);
 bool kernel_x86_emit_math_per_lane(KernelX86 *x, int i, X86Operand left, X86Operand right, X86Operand into);
 
-/* kernel_x86_vector.c: SIMD along the innermost dimension of a loop kernel.
+/* SIMD along the innermost dimension: kernel_x86_vector_forms.c decides
+ * which ops run in lanes and how, kernel_x86_vector.c emits them.
  * How each value behaves across the lanes of one vector iteration: */
 typedef enum LaneForm {
   LANE_UNIFORM,     /* the same in every lane: computed once, in scalar code */
@@ -220,9 +227,21 @@ int kernel_x86_vector_lanes(KernelX86 *x);
 /* Whether op i is computed by the SIMD code (a STORE: its value). */
 bool kernel_x86_op_is_vector(const KernelX86 *x, int i);
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i);
+/* The code of op i: its vector form (above) when x->lanes is set and the
+ * op is vector, else kernel_x86_emit_scalar_op; false (st set) when the
+ * op or its type has no code yet. */
+bool kernel_x86_emit_op(KernelX86 *x, int i);
+/* Whether op's math function runs in f32 lanes (kernel_x86_math_lanes.c). */
+bool kernel_x86_is_vector_math(const KernelX86 *x, Opcode op);
 /* A reduce kernel whose one f32 accumulator sums elements loaded along the
  * innermost reduced dimension: the lanes, or 0 (then it stays scalar). */
 int kernel_x86_vector_reduce_lanes(KernelX86 *x);
+/* Whether op belongs to the loop being vectorized: the REDUCE block of a
+ * reduce kernel, phase x->phase of a row kernel. */
+bool kernel_x86_in_vector_loop(const KernelX86 *x, const KernelOp *op);
+/* Finds acc = add/maximum/minimum(acc, element) in that loop (sets
+ * x->reduce_read, reduce_combine, reduce_write); false when there is none. */
+bool kernel_x86_find_sum(KernelX86 *x);
 /* The innermost reduce loop over whole groups of REDUCE_PARTIALS elements,
  * leaving r14 at the first element it did not cover. */
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes);
@@ -240,8 +259,10 @@ int kernel_x86_vector_phase_lanes(KernelX86 *x);
  * element it did not cover. */
 bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes);
 /* A gather recomputes its index values lane by lane, so none of their
- * registers may be reused before it: their lives extend to the gather. */
+ * registers may be reused before it: their lives extend to the gather
+ * (kernel_x86_mark_index_slice marks them, in marked[0..i)). */
 void kernel_x86_extend_gather_lives(KernelX86 *x);
+void kernel_x86_mark_index_slice(const KernelX86 *x, int i, bool *marked);
 enum { REDUCE_PARTIALS = 16 };
 enum { KX_MATH_SLOTS = 512 };
 /* A kernel with a SIMD loop has a larger math area: the vector math
@@ -252,16 +273,12 @@ enum { KX_VECTOR_MATH_SLOTS = 1536 };
  * row kernel (each lane one output point along the contiguous innermost
  * loop dim, every reduced index uniform), or 0; fills x->forms. The
  * accumulators' homes, and copying them (next into the accumulator, or
- * back with `reset`) in the SIMD code. kernel_x86_op_form (vector.c): op
- * i's LaneForm as in a loop kernel, or -1. */
+ * back with `reset`) in the SIMD code. kernel_x86_op_form (vector_forms.c):
+ * op i's LaneForm as in a loop kernel, or -1. */
 int kernel_x86_column_lanes(KernelX86 *x);
 X86Operand kernel_x86_column_acc(const KernelX86 *x, int acc, bool next);
 void kernel_x86_column_acc_copy(KernelX86 *x, bool reset);
 int kernel_x86_op_form(const KernelX86 *x, int i);
 enum { KX_COLUMN_ACC_SLOTS = 16 };
-
-/* kernel_x86.c: a listing note naming op i's HLO instruction (and its
- * op_name and source line) when it differs from *last. */
-void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last);
 
 #endif

@@ -61,13 +61,17 @@ typedef struct MathBuilder {
   MathValue k1_mask;
 } MathBuilder;
 
+/* ---- kernel_x86_math_values.c: the builder's state and its values'
+ * homes (slots, vector mode's registers), under both the operations and
+ * their vector mode ---- */
 void math_builder_begin(MathBuilder *b, KernelX86 *x);
 /* Vector mode: every value is `width` bytes of f32 or i32 lanes. */
 void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width);
+/* A scalar builder for one lane's work inside vector mode: its slots lie
+ * past the vector ones. */
+void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b);
 /* Whether the program stayed inside KX_MATH_SLOTS (else st is set). */
 bool math_builder_end(MathBuilder *b);
-MathValue math_input(MathBuilder *b, X86Operand input, bool f64);
-void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64);
 X86Operand math_slot_operand(const MathBuilder *b, MathValue v, int size);
 MathValue math_value_new(MathBuilder *b);
 /* A value that keeps its slot even with register homes (a constant). */
@@ -83,10 +87,16 @@ int math_value_take_register(MathBuilder *b, MathValue v, MathValue from);
 bool math_value_unread(const MathBuilder *b, MathValue v);
 /* A new instance for slot v (a scope's result moving into its first slot). */
 void math_value_renew(MathBuilder *b, MathValue v);
-/* A scope: the values made after math_scope_begin die at math_scope_end,
- * all but `result`, which moves to the scope's first slot (returned). */
+/* A scope: the values made after math_scope_begin die at math_scope_end
+ * (kernel_x86_math_builder.c), all but `result`, which moves to the
+ * scope's first slot (returned). */
 int math_scope_begin(const MathBuilder *b);
+
+/* ---- kernel_x86_math_builder.c: the operations, each one primitive;
+ * in vector mode each hands its work to math_lanes_* ---- */
 MathValue math_scope_end(MathBuilder *b, int scope, MathValue result);
+MathValue math_input(MathBuilder *b, X86Operand input, bool f64);
+void math_output(MathBuilder *b, MathValue v, X86Reg into, bool f64);
 
 MathValue math_constant_f32(MathBuilder *b, float c);
 MathValue math_constant_f64(MathBuilder *b, double c);
@@ -187,6 +197,7 @@ MathValue math_polynomial_f64(MathBuilder *b, const double *c, int count, MathVa
 /* kernel_x86_math_lanes.c: the vector mode's operations, which the
  * operations above call when b->width is set. */
 void math_lanes_move(MathBuilder *b, MathValue to, MathValue from);
+MathValue math_lanes_scope_end(MathBuilder *b, int scope, MathValue result);
 MathValue math_lanes_input(MathBuilder *b, X86Operand input);
 void math_lanes_output(MathBuilder *b, MathValue v, int into);
 MathValue math_lanes_unsupported(MathBuilder *b, const char *what);
@@ -206,9 +217,6 @@ X86Operand math_lanes_element(const MathBuilder *b, MathValue v, X86Reg index);
 /* The jump of math_skip_if: taken when every lane of mask is nonzero
  * (vmovmskps at avx2, kortestw at avx512). */
 void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
-/* A scalar builder for one lane's work inside vector mode: its slots lie
- * past the vector ones. */
-void math_builder_begin_nested(MathBuilder *nested, MathBuilder *b);
 
 /* ---- The math functions: math_<name>_f32 is mathref_<name>f, and
  * math_<name>_f64 is mathref_<name> ---- */

@@ -169,6 +169,17 @@ void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
   EMIT(move_of(b), whole_slot(b, to), lane_reg(b, S0));
 }
 
+/* math_scope_end in vector mode: the result moves into the scope's first
+ * slot as a new instance of it (math_value_renew). */
+MathValue math_lanes_scope_end(MathBuilder *b, int scope, MathValue result) {
+  if (result != scope) {
+    math_value_renew(b, scope);
+    math_lanes_move(b, scope, result);
+  }
+  b->next_slot = scope + 1;
+  return scope;
+}
+
 MathValue math_lanes_input(MathBuilder *b, X86Operand input) {
   int n;
   MathValue v = result_begin(b, &n);
@@ -536,5 +547,5 @@ static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, Ma
   MathValue high = round_to_odd_half(b, p[1], dd[1], s[1], zero);
   overwrite(b, result, math_lanes_binary(b, X86_MOVLHPS, low, high));
   x86_label_bind(b->x->cb, exact);
-  return math_scope_end(b, scope, result);
+  return math_lanes_scope_end(b, scope, result);
 }

@@ -1,4 +1,7 @@
-/* The machine code of one kernel op, in scalar registers.
+/* The machine code of one kernel op, in scalar registers
+ * (kernel_x86_emit_scalar_op; kernel_x86_emit_op in kernel_x86_vector.c
+ * picks it or the op's vector form), and the listing note naming the HLO
+ * instruction an op comes from (kernel_x86_note_origin).
  *
  * Integer and pred values live in 64-bit GPRs in a canonical form: the
  * value sign-extended (signed types) or zero-extended (unsigned, pred) from
@@ -497,9 +500,8 @@ static bool emit_hlo(KernelX86 *x, int i) {
   return emit_hlo_integer(x, i);
 }
 
-bool kernel_x86_emit_op(KernelX86 *x, int i) {
+bool kernel_x86_emit_scalar_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
-  if (x->lanes && kernel_x86_op_is_vector(x, i)) return kernel_x86_emit_vector_op(x, i);
   switch (op->kop) {
   case KOP_INDEX: case KOP_RINDEX: emit_index(x, i); return true;
   case KOP_CONSTANT: emit_constant(x, i); return true;
@@ -518,4 +520,16 @@ bool kernel_x86_emit_op(KernelX86 *x, int i) {
     return true;
   }
   return unsupported(x, i, NULL);
+}
+
+/* One listing note per change of HLO instruction: the reader sees which
+ * instruction (and which JAX line, from its metadata) each block implements. */
+void kernel_x86_note_origin(KernelX86 *x, int i, const Instruction **last) {
+  const KernelOp *op = &x->k->ops[i];
+  if (!x->cb->listing_enabled || !op->origin || op->origin == *last) return;
+  *last = op->origin;
+  StrBuf sb = {0};
+  instruction_describe(&sb, op->origin);
+  x86_listing_note(x->cb, "op %%%d: %s", i, sb.data ? sb.data : op->origin->name);
+  strbuf_free(&sb);
 }
