@@ -428,10 +428,16 @@ void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
  *
  * The scalar builder's emulation (fma_f32_emulated in
  * kernel_x86_math_builder.c, docs/math.md "Without FMA") on two lanes at
- * a time, as f64: the same IEEE operations in the same order, so each
- * lane gets the scalar code's bits. The product of two floats is exact
- * in f64; the sum s = p + d is rounded to odd (when the two-sum error e
- * is nonzero and s's last bit even, s moves one unit toward p + d); that
+ * a time, as f64. The product of two floats is exact in f64, and the sum
+ * s = p + d rounded to nearest in f64 then to f32 is already fmaf's one
+ * rounding unless s is doubtful: only an f32 rounding midpoint can sit
+ * between p + d and s, and one that did would be the nearer f64, so s
+ * rounds like p + d unless s is itself a midpoint (its low 29 mantissa
+ * bits 1 then 28 zeros) or lies where f32 rounds on a coarser grid
+ * (below 2^-125: the subnormals, zero, the smallest normal binade). Each
+ * FMA takes that fast path, and jumps over the exact one when no lane is
+ * doubtful; the exact path rounds s to odd (when the two-sum error e is
+ * nonzero and s's last bit even, s moves one unit toward p + d), which
  * rounded once to f32 is fmaf's one rounding. Integer steps are on the
  * 64-bit lanes: a lane's sign or last bit becomes a mask of all ones by
  * psrad 31 and pshufd (each 64-bit lane's high half copied down). */
@@ -453,17 +459,43 @@ static MathValue compare_pd(MathBuilder *b, MathValue a, MathValue c, int predic
   return finish(b, v, n);
 }
 
-/* fma of the two f32 lanes of in[0..2] (a, c, d) that `half` selects
- * (0: lanes 0 and 1, 1: lanes 2 and 3), as two f32 in the low lanes of
- * the result. A constant's f64 (wide[k], else -1) is the same in both
- * halves: converted once. */
-static MathValue fma_half(MathBuilder *b, const MathValue *in, const MathValue *wide, MathValue zero, int half) {
+/* A constant's f64 in both lanes: cvtps2pd straight from the pool. */
+static MathValue widened_constant(MathBuilder *b, MathValue c) {
+  int n;
+  MathValue v = result_begin(b, &n);
+  EMIT(X86_CVTPS2PD, lane_reg(b, n), x86_mem_label(8, b->lane_constant_label[c]));
+  return finish(b, v, n);
+}
+
+/* The f64 product p and sum s of the two f32 lanes of in[0..2] (a, c, d)
+ * that `half` selects (0: lanes 0 and 1, 1: lanes 2 and 3), d as f64 in
+ * *dd. A constant's f64 (wide[k], else -1) is the same in both halves:
+ * converted once. */
+static MathValue sum_half(MathBuilder *b, const MathValue *in, const MathValue *wide, int half, MathValue *p,
+                          MathValue *dd) {
   MathValue f64[3];
   for (int k = 0; k < 3; k++)
     f64[k] = wide[k] >= 0 ? wide[k]
                           : math_lanes_unary(b, X86_CVTPS2PD, half ? math_lanes_unary(b, X86_MOVHLPS, in[k]) : in[k]);
-  MathValue p = math_lanes_binary(b, X86_MULPD, f64[0], f64[1]), dd = f64[2];
-  MathValue s = math_lanes_binary(b, X86_ADDPD, p, dd);
+  *p = math_lanes_binary(b, X86_MULPD, f64[0], f64[1]);
+  *dd = f64[2];
+  return math_lanes_binary(b, X86_ADDPD, *p, *dd);
+}
+
+/* The sums of both halves (sums[0] lanes 0 and 1, sums[1] lanes 2 and 3),
+ * and of each its product and addend when p and dd are not NULL. */
+static void sums_of(MathBuilder *b, const MathValue *in, MathValue *sums, MathValue *p, MathValue *dd) {
+  MathValue wide[3], product, addend;
+  for (int k = 0; k < 3; k++) wide[k] = is_constant(b, in[k]) ? widened_constant(b, in[k]) : -1;
+  for (int half = 0; half < 2; half++) {
+    sums[half] = sum_half(b, in, wide, half, &product, &addend);
+    if (p) p[half] = product, dd[half] = addend;
+  }
+}
+
+/* p + dd (= s rounded to nearest) rounded to odd, as f32 in the two low
+ * lanes. */
+static MathValue round_to_odd_half(MathBuilder *b, MathValue p, MathValue dd, MathValue s, MathValue zero) {
   MathValue back = math_lanes_binary(b, X86_SUBPD, s, p);
   MathValue e = math_lanes_binary(b, X86_ADDPD, math_lanes_binary(b, X86_SUBPD, p, math_lanes_binary(b, X86_SUBPD, s, back)),
                                   math_lanes_binary(b, X86_SUBPD, dd, back));
@@ -478,11 +510,51 @@ static MathValue fma_half(MathBuilder *b, const MathValue *in, const MathValue *
   return math_lanes_unary(b, X86_CVTPD2PS, s);
 }
 
+/* shufps: v's low lanes picked from a, its high lanes from c, by imm. */
+static MathValue shuffle(MathBuilder *b, MathValue a, MathValue c, int imm) {
+  int n;
+  MathValue v = result_begin(b, &n);
+  emit_op_imm(b, X86_SHUFPS, lane_reg(b, n), lane_reg(b, source(b, a, S0)), slot(b, c), imm);
+  return finish(b, v, n);
+}
+
+/* Nonzero in each f32 lane whose f64 sum (sums[0] lanes 0 and 1,
+ * sums[1] lanes 2 and 3) is doubtful: low 29 bits 0x10000000, or the f32
+ * result below 2^-125 (exponent field 0 or 1). */
+static MathValue doubtful_lanes(MathBuilder *b, const MathValue *sums, MathValue result) {
+  MathValue low_words = shuffle(b, sums[0], sums[1], 0x88); /* each f64's low 32 bits */
+  MathValue low_bits = math_lanes_binary(b, X86_PAND, low_words, math_lanes_constant(b, 0x1fffffff));
+  MathValue midpoint = math_lanes_binary(b, X86_PCMPEQD, low_bits, math_lanes_constant(b, 0x10000000));
+  MathValue exponent_high = math_lanes_binary(b, X86_PAND, result, math_lanes_constant(b, 0x7f000000));
+  MathValue tiny = math_lanes_binary(b, X86_PCMPEQD, exponent_high, math_lanes_constant(b, 0));
+  return math_lanes_binary(b, X86_POR, midpoint, tiny);
+}
+
+/* v's register or slot now holds from's lanes. */
+static void overwrite(MathBuilder *b, MathValue v, MathValue from) {
+  int n = source(b, from, S0);
+  EMIT(X86_MOVUPS, whole_slot(b, v), lane_reg(b, n));
+}
+
 static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
   int scope = math_scope_begin(b);
-  MathValue in[3] = {a, c, d}, wide[3];
-  for (int k = 0; k < 3; k++) wide[k] = is_constant(b, in[k]) ? math_lanes_unary(b, X86_CVTPS2PD, in[k]) : -1;
+  MathValue in[3] = {a, c, d}, s[2];
+  sums_of(b, in, s, NULL, NULL);
+  MathValue result =
+      math_lanes_binary(b, X86_MOVLHPS, math_lanes_unary(b, X86_CVTPD2PS, s[0]), math_lanes_unary(b, X86_CVTPD2PS, s[1]));
+  MathValue doubtful = doubtful_lanes(b, s, result);
+  X86Label exact = x86_label_new(b->x->cb);
+  EMIT(X86_MOVMSKPS, x86_reg(X86_EAX), lane_reg(b, source(b, doubtful, S0)));
+  EMIT(X86_TEST, x86_reg(X86_EAX), x86_reg(X86_EAX));
+  EMIT(X86_JE, x86_rel(exact));
+  /* rare: some lane is doubtful, so all four are made again, rounded to
+   * odd (only a, c and d live across the jump) */
+  MathValue p[2], dd[2];
+  sums_of(b, in, s, p, dd);
   MathValue zero = math_lanes_constant(b, 0);
-  MathValue low = fma_half(b, in, wide, zero, 0), high = fma_half(b, in, wide, zero, 1);
-  return math_lanes_scope_end(b, scope, math_lanes_binary(b, X86_MOVLHPS, low, high));
+  MathValue low = round_to_odd_half(b, p[0], dd[0], s[0], zero);
+  MathValue high = round_to_odd_half(b, p[1], dd[1], s[1], zero);
+  overwrite(b, result, math_lanes_binary(b, X86_MOVLHPS, low, high));
+  x86_label_bind(b->x->cb, exact);
+  return math_lanes_scope_end(b, scope, result);
 }

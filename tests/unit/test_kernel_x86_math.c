@@ -189,6 +189,26 @@ static void check_binary_function(const char *op, float (*reference)(float, floa
   module_free(m);
 }
 
+/* Without FMA (sse4) a fused multiply-add rounded to nearest in f64 and
+ * then to f32 rounds twice; the two differ only where the f64 sum is an
+ * f32 midpoint. For 2^-25 <= |x| < 0.34, expm1(x) is the one fma
+ * x^2 P(x) + x, and at these x (found by scanning every such float) that
+ * sum is a midpoint with a nonzero error: rounding twice gives one ulp
+ * more than mathref (0x1.000004p-21 for 0x1.000002p-21 at the first). */
+TEST(expm1_where_rounding_twice_differs_gives_mathref_bits_at_every_level) {
+  static const float midpoints[] = {0x1.fffffep-22f, 0x1.fffff6p-20f, 0x1.ffffd6p-18f};
+  enum { COUNT = 64 };
+  float in[COUNT];
+  for (int i = 0; i < COUNT; i++) in[i] = midpoints[i % 3];
+  Expected e = {.count = COUNT, .simd = true, .unary = mathref_expm1f, .unary_libm = expm1};
+  Module *m = NULL;
+  Kernel *k = kernel_of_unary("exponential-minus-one", "64", &m);
+  int levels = k ? check_levels("exponential-minus-one", k, &e, in, NULL, 1) : 0;
+  EXPECT(levels > 0, "exponential-minus-one: no level compiled it");
+  kernel_free(k);
+  module_free(m);
+}
+
 static double logistic_libm(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double rsqrt_libm(double x) { return 1.0 / sqrt(x); }
 
@@ -488,6 +508,7 @@ int main(void) {
   RUN(vectorized_functions_give_mathref_bits_in_every_lane_and_tail);
   RUN(trigonometric_functions_give_mathref_bits_at_every_level_within_their_bound);
   RUN(compositions_give_mathref_bits_at_every_level_within_their_bound);
+  RUN(expm1_where_rounding_twice_differs_gives_mathref_bits_at_every_level);
   RUN(remainder_on_f32_is_exactly_fmod_at_every_level);
   RUN(remainder_on_f64_is_exactly_fmod_at_every_level);
   RUN(f64_functions_give_mathref_bits_at_every_level);
