@@ -38,15 +38,17 @@ static bool cpu_has_routine(Opcode op) {
 /* Why the CPU refuses a routine it has, asked of the family file that
  * compiles it; NULL when it compiles it. */
 static const char *cpu_routine_refusal(const Instruction *inst) {
+  const char *why = NULL;
   switch (inst->opcode) {
-  case OP_SORT: return cpu_sort_refusal(inst);
-  case OP_TOPK: return cpu_topk_refusal(inst);
+  case OP_SORT: why = cpu_sort_refusal(inst); break;
+  case OP_TOPK: why = cpu_topk_refusal(inst); break;
+  case OP_FFT: why = cpu_fft_refusal(inst); break;
+  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: why = cpu_linalg_refusal(inst); break;
+  case OP_RNG: why = cpu_rng_refusal(inst); break;
   case OP_SCATTER: return cpu_scatter_refusal(inst);
-  case OP_FFT: return cpu_fft_refusal(inst);
-  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: return cpu_linalg_refusal(inst);
-  case OP_RNG: return cpu_rng_refusal(inst);
   default: return cpu_control_refusal(inst);
   }
+  return why ? why : cpu_call_refusal(inst);  /* these run as a call step (cpu_add_call_step) */
 }
 
 static bool cpu_supports(const Program *program, const ProgramStep *step, const char **why) {
@@ -61,7 +63,10 @@ static bool cpu_supports(const Program *program, const ProgramStep *step, const 
   case PROGRAM_STEP_ROUTINE:
     if (!cpu_has_routine(inst->opcode)) return false;
     return !(*why = cpu_routine_refusal(inst));
-  case PROGRAM_STEP_COLLECTIVE: return !(*why = cpu_collective_refusal(inst));
+  case PROGRAM_STEP_COLLECTIVE:
+    if ((*why = cpu_collective_refusal(inst))) return false;
+    return !(*why = cpu_call_refusal(inst));
+  case PROGRAM_STEP_COPY: return !(*why = cpu_copy_refusal(inst));
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
   case PROGRAM_STEP_CALL:

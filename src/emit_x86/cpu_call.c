@@ -56,19 +56,30 @@ static const Shape *result_leaf(const Instruction *inst, int leaf) {
   return shape_is_tuple(&inst->shape) ? &inst->shape.tuple_shapes[leaf] : &inst->shape;
 }
 
+const char *cpu_call_refusal(const Instruction *inst) {
+  const Shape *s = &inst->shape;
+  int parts = shape_is_tuple(s) ? s->tuple_count : 1;
+  if (inst->operand_count + parts > CALL_MAX_BUFFERS) return "a runtime routine on more than 40 arrays";
+  for (int i = 0; i < inst->operand_count + parts; i++) {
+    const Shape *a = i < inst->operand_count ? &inst->operands[i]->shape : result_leaf(inst, i - inst->operand_count);
+    if (shape_is_tuple(a) || a->element_size_bits) return "a tuple operand, or an array in a packed layout (E(n))";
+  }
+  return NULL;
+}
+
 CpuStep *cpu_add_call_step(CpuCompile *c, const Instruction *inst, int leaf_count, CpuCallFunction *call, void *state,
                            void (*free_state)(void *state)) {
   int n = inst->operand_count, count = n + leaf_count;
   int bindings[CALL_MAX_BUFFERS];
   const Shape *shapes[CALL_MAX_BUFFERS];
+  /* cpu_call_refusal refused more arrays, tuples and packed layouts before
+   * any code was made; this guards the arrays above. */
   bool ok = count <= CALL_MAX_BUFFERS;
   if (!ok) cpu_refuse(c, inst, "a runtime routine on more than 40 arrays");
   for (int i = 0; ok && i < count; i++) {
     shapes[i] = i < n ? &inst->operands[i]->shape : result_leaf(inst, i - n);
     bindings[i] = i < n ? cpu_binding_of(c, inst->operands[i], 0) : cpu_binding_of(c, inst, i - n);
     if (bindings[i] < 0) ok = cpu_refuse(c, inst, "an operand or a result the plan does not place");
-    else if (shape_is_tuple(shapes[i]) || shapes[i]->element_size_bits)
-      ok = cpu_refuse(c, inst, "a tuple operand, or an array in a packed layout (E(n))");
   }
   if (!ok) {
     if (free_state) free_state(state);

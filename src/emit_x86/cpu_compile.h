@@ -249,6 +249,11 @@ bool cpu_compile_scatter(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_select_and_scatter(CpuCompile *c, const Instruction *inst);
 /* ------------------------------------------------------------ cpu_call.c
  * Runtime-routine steps (CPU_STEP_CALL). */
+/* Why the CPU refuses inst as a call step (a routine that
+ * cpu_add_call_step makes): a tuple or packed (E(n)) array among its
+ * operands and result elements, or more than it passes. From the
+ * instruction alone; NULL when it makes one. */
+const char *cpu_call_refusal(const Instruction *inst);
 /* A call step whose buffers are inst's operands (leaf 0 of each), then its
  * result leaves 0..leaf_count-1; call sees each of them row-major (another
  * layout is copied through scratch around it). The step owns state from
@@ -297,6 +302,9 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst);
  * (add-dependency, domain, opt-barrier, async-update ...), the collectives
  * and asynchronous pairs of one replica, and the ops on static sizes. */
 bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
+/* Why the CPU refuses a forward (a PROGRAM_STEP_COPY), from the
+ * instruction alone; NULL when cpu_compile_forward makes it. */
+const char *cpu_copy_refusal(const Instruction *inst);
 /* A step that only copies leaves (what cpu_compile_forward and the like
  * make): true, with its count of copies; copy i moves bytes[i] bytes from
  * the step's buffer 2i to its buffer 2i+1 unless they are the same. For

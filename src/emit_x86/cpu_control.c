@@ -124,155 +124,227 @@ static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
   return cpu_program_add_binding(c->p, &b);
 }
 
-/* Copies `count` leaves of `from` (starting at from_leaf) to inst's leaves
+/* ---- where a forward's leaves come from ----
+ * Decided from the instruction alone (cpu_copy_refusal asks before any
+ * code is made); cpu_compile_forward then only binds what it lists. */
+
+/* One leaf of inst's value and the bytes that make it. */
+typedef struct LeafSource {
+  enum { SOURCE_ZEROS, SOURCE_LEAF, SOURCE_SIZE } kind;
+  int to_leaf;
+  const Instruction *from;  /* SOURCE_LEAF: from's leaf from_leaf */
+  int from_leaf;
+  int32_t size;             /* SOURCE_SIZE: this s32 value */
+} LeafSource;
+
+/* The sources of inst's leaves, at most one a leaf. */
+typedef struct LeafSources {
+  const Instruction *inst;
+  const Shape **to_shapes;
+  LeafSource *at;
+  int count;
+} LeafSources;
+
+static void sources_add(LeafSources *ls, LeafSource s) { ls->at[ls->count++] = s; }
+
+/* `count` leaves of `from` (starting at from_leaf) to inst's leaves
  * starting at to_leaf, refusing leaves whose shapes or layouts differ. A
- * NULL `from` fills them with zeros. */
-static bool copies_add_leaves(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf,
-                              const Instruction *from, int from_leaf, int count) {
-  int to_total = shape_leaf_count(&inst->shape);
-  const Shape **to_shapes = mem_calloc((size_t)to_total, sizeof *to_shapes);
-  int n = 0;
-  shape_leaves(&inst->shape, to_shapes, &n);
+ * NULL `from` fills them with zeros. A leaf of no bytes needs no source. */
+static const char *sources_add_leaves(LeafSources *ls, int to_leaf, const Instruction *from, int from_leaf,
+                                      int count) {
   const Shape **from_shapes = NULL;
   if (from) {
     from_shapes = mem_calloc((size_t)shape_leaf_count(&from->shape), sizeof *from_shapes);
-    n = 0;
+    int n = 0;
     shape_leaves(&from->shape, from_shapes, &n);
   }
-  bool ok = true;
-  for (int i = 0; i < count && ok; i++) {
-    const Shape *to_shape = to_shapes[to_leaf + i];
-    int64_t bytes = shape_buffer_byte_size(to_shape);
-    if (bytes == 0) continue;
-    int to = leaf_binding(c, inst, to_leaf + i, to_shape);
-    int src = -1;
-    if (to < 0) ok = false;
-    else if (!from) src = constant_binding(c, NULL, bytes);
+  const char *why = NULL;
+  for (int i = 0; i < count && !why; i++) {
+    const Shape *to_shape = ls->to_shapes[to_leaf + i];
+    if (shape_buffer_byte_size(to_shape) == 0) continue;
+    if (!from) sources_add(ls, (LeafSource){.kind = SOURCE_ZEROS, .to_leaf = to_leaf + i});
     else if (!leaves_match(from_shapes[from_leaf + i], to_shape))
-      ok = cpu_refuse(c, inst, "a value forwarded into a different shape or layout");
-    else src = leaf_binding(c, from, from_leaf + i, to_shape);
-    if (ok && src < 0) ok = false;
-    if (ok) leaf_copies_add(lc, src, to, bytes);
+      why = "a value forwarded into a different shape or layout";
+    else sources_add(ls, (LeafSource){.kind = SOURCE_LEAF, .to_leaf = to_leaf + i, .from = from, .from_leaf = from_leaf + i});
   }
-  mem_free(to_shapes);
   mem_free(from_shapes);
-  return ok;
+  return why;
 }
 
 /* inst's leaves, in order, are the leaves of its operands, in order:
  * forwards and the collectives of one replica. */
-static bool copies_add_operands(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf, int count) {
+static const char *sources_add_operands(LeafSources *ls, int to_leaf, int count) {
+  const Instruction *inst = ls->inst;
   for (int k = 0; k < inst->operand_count && count > 0; k++) {
     const Instruction *op = inst->operands[k];
     int n = shape_leaf_count(&op->shape);
     if (n > count) n = count;
-    if (!copies_add_leaves(c, lc, inst, to_leaf, op, 0, n)) return false;
+    const char *why = sources_add_leaves(ls, to_leaf, op, 0, n);
+    if (why) return why;
     to_leaf += n;
     count -= n;
   }
-  return count == 0 || cpu_refuse(c, inst, "fewer operand leaves than result leaves");
+  return count == 0 ? NULL : "fewer operand leaves than result leaves";
 }
 
 /* Zeros for the context elements of a start's tuple (elements 2...). */
-static bool copies_add_context(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
-  const Shape *s = &inst->shape;
-  if (!shape_is_tuple(s) || s->tuple_count < 2) return cpu_refuse(c, inst, "a start whose result is not a tuple");
+static const char *sources_add_context(LeafSources *ls) {
+  const Shape *s = &ls->inst->shape;
+  if (!shape_is_tuple(s) || s->tuple_count < 2) return "a start whose result is not a tuple";
   int first = tuple_element_first_leaf(s, 2);
-  return copies_add_leaves(c, lc, inst, first, NULL, 0, shape_leaf_count(s) - first);
+  return sources_add_leaves(ls, first, NULL, 0, shape_leaf_count(s) - first);
 }
 
 /* collective-permute on one replica: a copy when a pair sends replica 0 to
  * itself, zeros when none targets it; other replicas are refused. */
-static bool copies_add_permute(CpuCompile *c, LeafCopies *lc, const Instruction *inst, int to_leaf) {
-  const IntList *pairs = &inst->attrs.source_target_pairs;
+static const char *sources_add_permute(LeafSources *ls, int to_leaf) {
+  const IntList *pairs = &ls->inst->attrs.source_target_pairs;
   for (int k = 0; k < pairs->count; k++)
-    if (pairs->values[k] != 0) return cpu_refuse(c, inst, "a permute between replicas (one replica runs)");
-  return copies_add_leaves(c, lc, inst, to_leaf, pairs->count ? inst->operands[0] : NULL, 0, 1);
+    if (pairs->values[k] != 0) return "a permute between replicas (one replica runs)";
+  return sources_add_leaves(ls, to_leaf, pairs->count ? ls->inst->operands[0] : NULL, 0, 1);
 }
 
 /* The s32 value of each static size an op on dimension sizes asks about. */
-static bool copies_add_dimension_size(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+static const char *sources_add_dimension_size(LeafSources *ls) {
+  const Instruction *inst = ls->inst;
   const IntList *d = &inst->attrs.dimensions;
   const Shape *of = &inst->operands[0]->shape;
-  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32)
-    return cpu_refuse(c, inst, "a get-dimension-size that is not one s32 dimension");
-  int32_t size = (int32_t)of->dims[d->values[0]];
-  int to = leaf_binding(c, inst, 0, &inst->shape);
-  if (to < 0) return false;
-  leaf_copies_add(lc, constant_binding(c, &size, sizeof size), to, sizeof size);
-  return true;
+  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32 ||
+      shape_is_tuple(&inst->shape) || inst->shape.rank != 0)
+    return "a get-dimension-size that is not one s32 dimension";
+  sources_add(ls, (LeafSource){.kind = SOURCE_SIZE, .size = (int32_t)of->dims[d->values[0]]});
+  return NULL;
 }
 
 /* dynamic-reshape on static shapes is a reshape; with both sides
  * row-major the bytes stay where they are. Sizes must be the static dims. */
-static bool copies_add_dynamic_reshape(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+static const char *sources_add_dynamic_reshape(LeafSources *ls) {
+  const Instruction *inst = ls->inst;
   for (int i = 1; i < inst->operand_count; i++) {
     const Instruction *size = inst->operands[i];
     const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
     if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
-      return cpu_refuse(c, inst, "a dynamic-reshape whose sizes are not the static dims as constants");
+      return "a dynamic-reshape whose sizes are not the static dims as constants";
   }
   const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
   for (int d = 0; d < from->rank; d++)
-    if (from->minor_to_major[d] != from->rank - 1 - d) return cpu_refuse(c, inst, "a reshape between layouts");
+    if (from->minor_to_major[d] != from->rank - 1 - d) return "a reshape between layouts";
   for (int d = 0; d < to->rank; d++)
-    if (to->minor_to_major[d] != to->rank - 1 - d) return cpu_refuse(c, inst, "a reshape between layouts");
-  if (from->element_size_bits || to->element_size_bits) return cpu_refuse(c, inst, "a packed layout (E(n))");
-  int dst = leaf_binding(c, inst, 0, to), src = leaf_binding(c, inst->operands[0], 0, from);
-  if (dst < 0 || src < 0) return false;
-  leaf_copies_add(lc, src, dst, shape_buffer_byte_size(to));
-  return true;
+    if (to->minor_to_major[d] != to->rank - 1 - d) return "a reshape between layouts";
+  if (from->element_size_bits || to->element_size_bits) return "a packed layout (E(n))";
+  sources_add(ls, (LeafSource){.kind = SOURCE_LEAF, .from = inst->operands[0]});
+  return NULL;
 }
 
-/* The leaf copies that make inst's value, by opcode. */
-static bool copies_add_instruction(CpuCompile *c, LeafCopies *lc, const Instruction *inst) {
+/* The sources of inst's leaves, by opcode; NULL when it has them. */
+static const char *sources_add_instruction(LeafSources *ls) {
+  const Instruction *inst = ls->inst;
   const Shape *s = &inst->shape;
   int leaves = shape_leaf_count(s);
+  const char *why = NULL;
   switch (inst->opcode) {
   case OP_ASYNC_DONE:
   case OP_ALL_GATHER_DONE:
   case OP_COLLECTIVE_PERMUTE_DONE:
   case OP_COPY_DONE: {
     const Instruction *start = inst->operands[0];
-    if (!shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
-      return cpu_refuse(c, inst, "an operand that is not a start's tuple");
+    if (!shape_is_tuple(&start->shape) || start->shape.tuple_count < 2) return "an operand that is not a start's tuple";
     int element = inst->opcode == OP_COPY_DONE ? 0 : 1;
-    return copies_add_leaves(c, lc, inst, 0, start, tuple_element_first_leaf(&start->shape, element), leaves);
+    return sources_add_leaves(ls, 0, start, tuple_element_first_leaf(&start->shape, element), leaves);
   }
   case OP_ALL_GATHER_START:
   case OP_COPY_START: {
-    if (!copies_add_context(c, lc, inst)) return false;
+    if ((why = sources_add_context(ls))) return why;
     int first_result = tuple_element_first_leaf(s, 1), after = tuple_element_first_leaf(s, 2);
-    return copies_add_operands(c, lc, inst, 0, first_result) &&
-           copies_add_operands(c, lc, inst, first_result, after - first_result);
+    if ((why = sources_add_operands(ls, 0, first_result))) return why;
+    return sources_add_operands(ls, first_result, after - first_result);
   }
   case OP_COLLECTIVE_PERMUTE_START:
-    return copies_add_context(c, lc, inst) && copies_add_leaves(c, lc, inst, 0, inst->operands[0], 0, 1) &&
-           copies_add_permute(c, lc, inst, tuple_element_first_leaf(s, 1));
+    if ((why = sources_add_context(ls)) || (why = sources_add_leaves(ls, 0, inst->operands[0], 0, 1))) return why;
+    return sources_add_permute(ls, tuple_element_first_leaf(s, 1));
   case OP_COLLECTIVE_PERMUTE:
-    return copies_add_permute(c, lc, inst, 0);
+    return sources_add_permute(ls, 0);
   case OP_REPLICA_ID:
   case OP_PARTITION_ID:
-    return copies_add_leaves(c, lc, inst, 0, NULL, 0, leaves);
+    return sources_add_leaves(ls, 0, NULL, 0, leaves);
   case OP_GET_DIMENSION_SIZE:
-    return copies_add_dimension_size(c, lc, inst);
+    return sources_add_dimension_size(ls);
   case OP_DYNAMIC_RESHAPE:
-    return copies_add_dynamic_reshape(c, lc, inst);
+    return sources_add_dynamic_reshape(ls);
   case OP_AFTER_ALL:
-    return true;
+    return NULL;
   default:
     /* forwards of operand 0 and the one-replica identities */
-    return copies_add_operands(c, lc, inst, 0, leaves);
+    return sources_add_operands(ls, 0, leaves);
   }
 }
 
-bool cpu_compile_forward(CpuCompile *c, const Instruction *inst) {
+/* ls, ready for inst's sources (freed by sources_free). */
+static void sources_begin(const Instruction *inst, LeafSources *ls) {
+  int leaves = shape_leaf_count(&inst->shape), n = 0;
+  *ls = (LeafSources){.inst = inst, .to_shapes = mem_calloc((size_t)leaves + 1, sizeof *ls->to_shapes),
+                      .at = mem_calloc((size_t)leaves + 1, sizeof *ls->at)};
+  shape_leaves(&inst->shape, ls->to_shapes, &n);
+}
+
+static void sources_free(LeafSources *ls) {
+  mem_free(ls->to_shapes);
+  mem_free(ls->at);
+}
+
+/* An async-start's leaves that its computation does not write: the
+ * operands (one as it is, more as a tuple) in element 0, zeros after
+ * element 1. */
+static const char *async_start_sources(LeafSources *ls) {
+  const char *why = sources_add_context(ls);
+  return why ? why : sources_add_operands(ls, 0, tuple_element_first_leaf(&ls->inst->shape, 1));
+}
+
+const char *cpu_copy_refusal(const Instruction *inst) {
+  LeafSources ls;
+  sources_begin(inst, &ls);
+  const char *why = sources_add_instruction(&ls);
+  sources_free(&ls);
+  return why;
+}
+
+/* The binding a source's bytes come from; -1 after a refusal. */
+static int source_binding(CpuCompile *c, const LeafSource *s, const Shape *to_shape) {
+  switch (s->kind) {
+  case SOURCE_ZEROS: return constant_binding(c, NULL, shape_buffer_byte_size(to_shape));
+  case SOURCE_SIZE: return constant_binding(c, &s->size, sizeof s->size);
+  default: return leaf_binding(c, s->from, s->from_leaf, to_shape);
+  }
+}
+
+/* The copy step that makes ls's leaves (freeing ls); why, the refusal its
+ * refusal function gave before any code was made, is NULL here. */
+static bool sources_emit(CpuCompile *c, LeafSources *ls, const char *why) {
+  if (why) {
+    sources_free(ls);
+    return cpu_refuse(c, ls->inst, why);
+  }
   LeafCopies *lc = mem_calloc(1, sizeof *lc);
-  if (!copies_add_instruction(c, lc, inst)) {
+  bool ok = true;
+  for (int i = 0; i < ls->count && ok; i++) {
+    const LeafSource *s = &ls->at[i];
+    const Shape *to_shape = ls->to_shapes[s->to_leaf];
+    int to = leaf_binding(c, ls->inst, s->to_leaf, to_shape), from = to < 0 ? -1 : source_binding(c, s, to_shape);
+    ok = to >= 0 && from >= 0;
+    if (ok) leaf_copies_add(lc, from, to, shape_buffer_byte_size(to_shape));
+  }
+  sources_free(ls);
+  if (!ok) {
     leaf_copies_free(lc);
     return false;
   }
-  return leaf_copies_emit(c, inst, lc);
+  return leaf_copies_emit(c, ls->inst, lc);
+}
+
+bool cpu_compile_forward(CpuCompile *c, const Instruction *inst) {
+  LeafSources ls;
+  sources_begin(inst, &ls);
+  return sources_emit(c, &ls, sources_add_instruction(&ls));
 }
 
 /* ---- running called computations ---- */
@@ -418,12 +490,9 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
   int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_count(&s->tuple_shapes[1]);
   CalledPrograms *cp = called_programs_compile(c, inst, 0, 1);
   if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
-  LeafCopies *lc = mem_calloc(1, sizeof *lc);
-  if (!copies_add_context(c, lc, inst) || !copies_add_operands(c, lc, inst, 0, result_first)) {
-    leaf_copies_free(lc);
-    return false;
-  }
-  return leaf_copies_emit(c, inst, lc);
+  LeafSources ls;
+  sources_begin(inst, &ls);
+  return sources_emit(c, &ls, async_start_sources(&ls));
 }
 
 /* ---- while ---- */
@@ -890,9 +959,15 @@ static const char *called_refusal(const Instruction *inst) {
     for (int k = 0; k < inst->called_count && k + 1 < inst->operand_count; k++)
       if (!called_fits(inst, inst->called[k], k + 1, k + 2, s)) return why;
     return NULL;
-  case OP_ASYNC_START:
+  case OP_ASYNC_START: {
     if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2) return NULL;
-    return called_fits(inst, inst->called[0], 0, inst->operand_count, &s->tuple_shapes[1]) ? NULL : why;
+    if (!called_fits(inst, inst->called[0], 0, inst->operand_count, &s->tuple_shapes[1])) return why;
+    LeafSources ls;
+    sources_begin(inst, &ls);
+    why = async_start_sources(&ls);
+    sources_free(&ls);
+    return why;
+  }
   default:  /* a call, a fusion no kernel computes */
     if (inst->called_count != 1) return NULL;
     return called_fits(inst, inst->called[0], 0, inst->operand_count, s) ? NULL : why;
