@@ -309,6 +309,33 @@ TEST(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason) 
   built_free(&b);
 }
 
+static const char column_major_dynamic_reshape[] =
+    "HloModule column_major_dynamic_reshape\n"
+    "ENTRY main {\n"
+    "  x = f32[2,3]{0,1} parameter(0)\n"
+    "  a = s32[] constant(3)\n"
+    "  b = s32[] constant(2)\n"
+    "  ROOT r = f32[3,2] dynamic-reshape(x, a, b)\n"
+    "}\n";
+
+/* A forward (a copy step) too: what the CPU cannot copy is refused by the
+ * hook, not found while its code is made. */
+TEST(the_cpu_refuses_a_forward_it_cannot_copy_in_its_supports_hook) {
+  Built b = build(column_major_dynamic_reshape);
+  if (!b.m) return;
+  const ProgramStep *reshape = NULL;
+  for (int i = 0; i < b.p->step_count; i++)
+    if (b.p->steps[i].inst->opcode == OP_DYNAMIC_RESHAPE) reshape = &b.p->steps[i];
+  EXPECT(reshape && reshape->kind == PROGRAM_STEP_COPY, "no copy step for the dynamic-reshape");
+  if (reshape) {
+    const char *why = NULL;
+    bool supported = backend_cpu.supports(b.p, reshape, &why);
+    EXPECT(!supported && why && strcmp(why, "a reshape between layouts") == 0, "CPU: %s, %s",
+           supported ? "supported" : "refused", why ? why : "(no reason)");
+  }
+  built_free(&b);
+}
+
 TEST(program_text_names_every_step_and_nests_called_programs) {
   Built b = build(while_loop);
   if (!b.m) return;
@@ -334,6 +361,7 @@ int main(void) {
   RUN(routines_carry_the_kernels_they_apply_lowered_once);
   RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
   RUN(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason);
+  RUN(the_cpu_refuses_a_forward_it_cannot_copy_in_its_supports_hook);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
 }
