@@ -309,6 +309,31 @@ TEST(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason) 
   built_free(&b);
 }
 
+static const char permute_between_replicas[] =
+    "HloModule permute_between_replicas\n"
+    "ENTRY main {\n"
+    "  x = f32[4] parameter(0)\n"
+    "  ROOT p = f32[4] collective-permute(x), source_target_pairs={{0,1},{1,0}}\n"
+    "}\n";
+
+/* A copy step (a collective of one replica) is refused by the GPU's
+ * supports hook too, before any code is made, not by its emitter. */
+TEST(the_gpu_refuses_a_copy_step_in_its_supports_hook) {
+  Built b = build(permute_between_replicas);
+  if (!b.m) return;
+  const ProgramStep *permute = NULL;
+  for (int i = 0; i < b.p->step_count; i++)
+    if (b.p->steps[i].inst->opcode == OP_COLLECTIVE_PERMUTE) permute = &b.p->steps[i];
+  EXPECT(permute && permute->kind == PROGRAM_STEP_COPY, "no copy step for the permute");
+  if (permute) {
+    const char *why = NULL;
+    bool supported = backend_gpu.supports(b.p, permute, &why);
+    EXPECT(!supported && why && strcmp(why, "a permute between replicas (one replica runs)") == 0, "GPU: %s, %s",
+           supported ? "supported" : "refused", why ? why : "(no reason)");
+  }
+  built_free(&b);
+}
+
 TEST(program_text_names_every_step_and_nests_called_programs) {
   Built b = build(while_loop);
   if (!b.m) return;
@@ -334,6 +359,7 @@ int main(void) {
   RUN(routines_carry_the_kernels_they_apply_lowered_once);
   RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
   RUN(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason);
+  RUN(the_gpu_refuses_a_copy_step_in_its_supports_hook);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
 }
