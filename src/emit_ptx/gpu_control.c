@@ -572,7 +572,7 @@ static const char *start_refusal(const Instruction *inst, bool across) {
   if (!shape_is_tuple(s) || s->tuple_count < 2 || inst->operand_count < 1) return "a start whose result is not a tuple";
   int result_first = tuple_element_first_leaf(s, 1), result_count = tuple_element_first_leaf(s, 2) - result_first;
   const char *why = forward_refusal(inst, 0, 0, result_first);
-  if (why || (across && inst->opcode != OP_COPY_START)) return why;
+  if (why || (across && inst->opcode != OP_COPY_START)) return why ? why : gpu_collective_refusal(inst, result_first);
   if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && (why = permute_refusal(inst))) return why;
   if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && inst->attrs.source_target_pairs.count == 0) return NULL;
   return forward_refusal(inst, 0, result_first, result_count);
@@ -606,7 +606,7 @@ const char *gpu_copy_refusal(const ProgramStep *step) {
   const Instruction *inst = step->inst;
   bool across = step->kind == PROGRAM_STEP_COLLECTIVE;
   int leaves = shape_leaf_count(&inst->shape);
-  if (across && gpu_collective_is_across(inst->opcode)) return NULL;  /* gpu_collective.c decides */
+  if (across && gpu_collective_is_across(inst->opcode)) return gpu_collective_refusal(inst, 0);
   switch (inst->opcode) {
   case OP_ASYNC_UPDATE:
   case OP_ASYNC_DONE:
