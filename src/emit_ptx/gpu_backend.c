@@ -132,6 +132,9 @@ static bool gpu_supports(const Program *program, const ProgramStep *step, const 
   case PROGRAM_STEP_CONDITIONAL:
   case PROGRAM_STEP_CALL:
     return !(*why = gpu_control_refusal(inst));
+  case PROGRAM_STEP_COPY:
+  case PROGRAM_STEP_COLLECTIVE:
+    return !(*why = gpu_copy_refusal(step));
   default: return true;
   }
 }

@@ -101,13 +101,19 @@ static bool nccl_op_of(const Instruction *inst, ncclRedOp_t *op) {
   }
 }
 
-static bool reduction_of(GpuCompile *c, const Instruction *inst, const Shape *s, ncclDataType_t *type,
-                         ncclRedOp_t *op) {
-  if (!nccl_type_of(s->type, type))
-    return gpu_refuse(c, inst, "a reduction across GPUs of a type NCCL does not reduce");
-  if (!nccl_op_of(inst, op))
-    return gpu_refuse(c, inst, "a reduction across GPUs whose to_apply is not add, multiply, maximum or minimum");
-  return true;
+/* Why NCCL does not reduce over s with inst's to_apply; NULL when it does. */
+static const char *reduction_refusal(const Instruction *inst, const Shape *s) {
+  ncclDataType_t type;
+  ncclRedOp_t op;
+  if (!nccl_type_of(s->type, &type)) return "a reduction across GPUs of a type NCCL does not reduce";
+  if (!nccl_op_of(inst, &op)) return "a reduction across GPUs whose to_apply is not add, multiply, maximum or minimum";
+  return NULL;
+}
+
+/* (reduction_refusal let it through) */
+static void reduction_of(const Instruction *inst, const Shape *s, ncclDataType_t *type, ncclRedOp_t *op) {
+  nccl_type_of(s->type, type);
+  nccl_op_of(inst, op);
 }
 
 static int64_t split_dimension(const Instruction *inst) {
@@ -235,15 +241,12 @@ static bool actions_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
   for (int j = 0; j < l->n; j++) {
     const Shape *s = l->in_shapes[j];
     int64_t bytes = shape_byte_size(s);
-    if (bytes == 0) continue;
-    if (s->element_size_bits || l->out_shapes[j]->element_size_bits ||
-        memcmp(s->minor_to_major, l->out_shapes[j]->minor_to_major, (size_t)s->rank) != 0)
-      return gpu_refuse(c, inst, "a collective across GPUs whose operand and result differ in layout");
+    if (bytes == 0) continue;  /* (its layouts and reduction: gpu_collective_refusal) */
     ncclDataType_t type;
     ncclRedOp_t reduce;
     switch (op) {
     case OP_ALL_REDUCE: {
-      if (!reduction_of(c, inst, s, &type, &reduce)) return false;
+      reduction_of(inst, s, &type, &reduce);
       GpuAction *a = gpu_collective_action_add(k, GPU_ACTION_ALL_REDUCE);
       a->from = l->in[j], a->to = l->out[j], a->type = type, a->op = reduce;
       a->count = shape_element_count(s);
@@ -251,7 +254,7 @@ static bool actions_add(GpuCompile *c, GpuCollective *k, const Instruction *inst
     }
     case OP_ALL_GATHER: all_gather_add(c, k, inst, groups, l->in[j], s, l->out[j]); break;
     case OP_REDUCE_SCATTER:
-      if (!reduction_of(c, inst, s, &type, &reduce)) return false;
+      reduction_of(inst, s, &type, &reduce);
       reduce_scatter_add(c, k, inst, groups, l->in[j], s, l->out[j], type, reduce);
       break;
     case OP_ALL_TO_ALL: all_to_all_add(c, k, inst, groups, self, l->in[j], s, l->out[j]); break;
@@ -316,9 +319,7 @@ static void leaves_gather(GpuCompile *c, const Instruction *inst, int first, Col
   shape_leaves_list(&inst->shape, all, &count);
   for (int j = 0; j < l->n && *ok; j++) {
     const Instruction *op = inst->operands[j];
-    if (shape_is_tuple(&op->shape) || first + j >= count)
-      *ok = gpu_refuse(c, inst, "a collective across GPUs on a tuple operand");
-    else {
+    if (first + j < count) {  /* (an array each: gpu_collective_refusal) */
       l->in[j] = gpu_binding_of(c, op, 0), l->in_shapes[j] = &op->shape;
       l->out[j] = gpu_binding_of(c, inst, first + j), l->out_shapes[j] = all[first + j];
       if ((l->in[j] < 0 || l->out[j] < 0) && shape_byte_size(&op->shape) > 0)
@@ -335,16 +336,48 @@ static void leaves_free(CollectiveLeaves *l) {
   mem_free(l->out_shapes);
 }
 
+static Opcode across_op(Opcode op) {
+  return op == OP_ALL_REDUCE_START          ? OP_ALL_REDUCE
+         : op == OP_ALL_GATHER_START        ? OP_ALL_GATHER
+         : op == OP_COLLECTIVE_PERMUTE_START ? OP_COLLECTIVE_PERMUTE
+                                             : op;
+}
+
+/* ---- refusals ----
+ * Decided from the instruction alone, in the supports hook: each operand
+ * an array, in its result's layout, reduced by a type and to_apply NCCL
+ * has. What needs this device's groups (a tuple all-to-all's operand
+ * count) or the plan's bindings stays with the compile above. */
+const char *gpu_collective_refusal(const Instruction *inst, int first) {
+  Opcode op = across_op(inst->opcode);
+  const Shape **all = mem_calloc((size_t)shape_leaf_count(&inst->shape) + 1, sizeof *all);
+  int count = 0;
+  shape_leaves_list(&inst->shape, all, &count);
+  const char *why = NULL;
+  for (int j = 0; j < inst->operand_count && !why; j++)
+    if (shape_is_tuple(&inst->operands[j]->shape) || first + j >= count)
+      why = "a collective across GPUs on a tuple operand";
+  bool tuple_all_to_all = op == OP_ALL_TO_ALL && inst->attrs.dimensions.count == 0;
+  for (int j = 0; j < inst->operand_count && !why && !tuple_all_to_all; j++) {
+    const Shape *s = &inst->operands[j]->shape, *out = all[first + j];
+    if (shape_byte_size(s) == 0) continue;
+    if (s->element_size_bits || out->element_size_bits ||
+        memcmp(s->minor_to_major, out->minor_to_major, (size_t)s->rank) != 0)
+      why = "a collective across GPUs whose operand and result differ in layout";
+    else if (op == OP_ALL_REDUCE || op == OP_REDUCE_SCATTER)
+      why = reduction_refusal(inst, s);
+  }
+  mem_free(all);
+  return why;
+}
+
 bool gpu_compile_collective_across(GpuCompile *c, const Instruction *inst, int first) {
   /* Devices could take different branches, and NCCL would wait for ever
    * for a device that never comes: XLA would deadlock there too. */
   if (c->conditional_depth > 0)
     return gpu_refuse(c, inst, "a collective across GPUs inside a conditional's branch (devices may take different "
                                "branches, and NCCL would wait for ever)");
-  Opcode op = inst->opcode == OP_ALL_REDUCE_START          ? OP_ALL_REDUCE
-              : inst->opcode == OP_ALL_GATHER_START        ? OP_ALL_GATHER
-              : inst->opcode == OP_COLLECTIVE_PERMUTE_START ? OP_COLLECTIVE_PERMUTE
-                                                           : inst->opcode;
+  Opcode op = across_op(inst->opcode);
   int64_t groups = 0, self = 0;
   ncclComm_t comm = group_comm(c, inst, &groups, &self);
   if (!comm) return false;

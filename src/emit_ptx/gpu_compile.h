@@ -111,10 +111,17 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
  * compiles it. gpu_supports asks before any code is made, so
  * gpu_compile_control does not. */
 const char *gpu_control_refusal(const Instruction *inst);
+/* Why the GPU refuses a copy step (a forward, a collective of one
+ * replica) or, of a collective step, what gpu_collective.c does not
+ * decide; NULL when it compiles it. */
+const char *gpu_copy_refusal(const ProgramStep *step);
 /* gpu_collective.c: a collective across GPUs (c->nccl set), through NCCL,
  * its results from inst's leaf `first` on (a start form's element 1). */
 bool gpu_collective_is_across(Opcode op);  /* the ops without a start tuple it takes */
 bool gpu_compile_collective_across(GpuCompile *c, const Instruction *inst, int first);
+/* Why the GPU refuses that collective, its results from leaf `first` on,
+ * from the instruction alone; NULL when it compiles it. */
+const char *gpu_collective_refusal(const Instruction *inst, int first);
 /* gpu_ragged.c: ragged-all-to-all on one replica (constant offsets and sizes). */
 const char *gpu_ragged_all_to_all_refusal(const Instruction *inst);
 bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst);

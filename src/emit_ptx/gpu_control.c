@@ -333,8 +333,7 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
   int operand_count = 0;
   int *operands = operand_leaves(c, inst, 0, inst->operand_count, &operand_count);
   if (!operands) return false;
-  bool ok = operand_count == result_first || gpu_refuse(c, inst, "an operand element that does not hold the operands");
-  ok = ok && copies_add(c, c->p->current, inst, operands, 0, operand_count) &&
+  bool ok = copies_add(c, c->p->current, inst, operands, 0, operand_count) &&
        call_compile(c, inst, inst->called[0], c->p->current, result_first, context_first - result_first) &&
        zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first);
   mem_free(operands);
@@ -343,16 +342,16 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
 
 /* async-update: all the leaves; a done: element 1 of the start's tuple
  * (copy-done: element 0). */
+/* (the operand is a start's tuple whose element fits the result: async_forward_refusal) */
+static int async_forward_element(const Instruction *inst) {
+  if (inst->opcode == OP_ASYNC_UPDATE) return -1;    /* the whole tuple */
+  return inst->opcode == OP_COPY_DONE ? 0 : 1;       /* copy-start: (destination, source, context) */
+}
+
 static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
-  const Instruction *start = inst->operand_count == 1 ? inst->operands[0] : NULL;
-  if (!start || !shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
-    return gpu_refuse(c, inst, "an operand that is not an async-start's tuple");
-  bool done = inst->opcode != OP_ASYNC_UPDATE;
-  int element = inst->opcode == OP_COPY_DONE ? 0 : 1;  /* copy-start: (destination, source, context) */
-  int first = done ? tuple_element_first_leaf(&start->shape, element) : 0, n = shape_leaf_count(&inst->shape);
-  if ((done && !value_fits(&start->shape.tuple_shapes[element], &inst->shape)) ||
-      (!done && !value_fits(&start->shape, &inst->shape)))
-    return gpu_refuse(c, inst, "a result that differs in shape from what it hands on");
+  const Instruction *start = inst->operands[0];
+  int element = async_forward_element(inst);
+  int first = element >= 0 ? tuple_element_first_leaf(&start->shape, element) : 0, n = shape_leaf_count(&inst->shape);
   int *from = mem_calloc((size_t)n + 1, sizeof *from);
   bool ok = leaves_bind(c, start, first, n, from) && copies_add(c, c->p->current, inst, from, 0, n);
   mem_free(from);
@@ -369,16 +368,12 @@ static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
 
 /* inst's leaves [to_leaf, to_leaf + count) are the leaves of its operands
  * from operand `first` on, in order, each in the same shape and layout. */
+/* (that they are: forward_refusal) */
 static bool forward_operands(GpuCompile *c, const Instruction *inst, int first, int to_leaf, int count) {
   for (int k = first; k < inst->operand_count && count > 0; k++) {
     const Instruction *op = inst->operands[k];
     int n = shape_leaf_count(&op->shape);
     if (n > count) n = count;
-    for (int l = 0; l < n; l++) {
-      const Shape *from = leaf_shape(&op->shape, l), *to = leaf_shape(&inst->shape, to_leaf + l);
-      if (!from || !to || !shape_identical(from, to))
-        return gpu_refuse(c, inst, "a value forwarded into a different shape or layout");
-    }
     int *leaves = mem_calloc((size_t)n + 1, sizeof *leaves);
     bool ok = leaves_bind(c, op, 0, n, leaves) && copies_add(c, c->p->current, inst, leaves, to_leaf, n);
     mem_free(leaves);
@@ -386,33 +381,35 @@ static bool forward_operands(GpuCompile *c, const Instruction *inst, int first, 
     to_leaf += n;
     count -= n;
   }
-  return count == 0 || gpu_refuse(c, inst, "fewer operand leaves than result leaves");
+  return true;
+}
+
+/* The collectives run across GPUs: a step of a run over several devices
+ * (the program stage's kind, decided by the run's device count). */
+static bool runs_across(const GpuCompile *c, const Instruction *inst) {
+  return c->step->kind == PROGRAM_STEP_COLLECTIVE && gpu_collective_is_across(inst->opcode);
 }
 
 /* A start's tuple: the operand in element 0, the result in element 1
  * (the operand again, or zeros for a permute that sends nothing to
  * replica 0), zeros in the context elements after. */
+/* (its form and the replicas it sends to: start_refusal) */
 static bool compile_collective_start(GpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
-  if (!shape_is_tuple(s) || s->tuple_count < 2 || inst->operand_count < 1)
-    return gpu_refuse(c, inst, "a start whose result is not a tuple");
   int result_first = tuple_element_first_leaf(s, 1), context_first = tuple_element_first_leaf(s, 2);
   int result_count = context_first - result_first;
   bool ok = zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first) &&
             forward_operands(c, inst, 0, 0, result_first);
-  if (ok && c->nccl && inst->opcode != OP_COPY_START) return gpu_compile_collective_across(c, inst, result_first);
+  if (ok && c->step->kind == PROGRAM_STEP_COLLECTIVE && inst->opcode != OP_COPY_START)
+    return gpu_compile_collective_across(c, inst, result_first);
   if (!ok || inst->opcode != OP_COLLECTIVE_PERMUTE_START) return ok && forward_operands(c, inst, 0, result_first, result_count);
-  const IntList *pairs = &inst->attrs.source_target_pairs;
-  for (int k = 0; k < pairs->count; k++)
-    if (pairs->values[k] != 0) return gpu_refuse(c, inst, "a permute between replicas (one replica runs)");
-  return pairs->count ? forward_operands(c, inst, 0, result_first, result_count)
+  return inst->attrs.source_target_pairs.count ? forward_operands(c, inst, 0, result_first, result_count)
                       : zeros_add(c, c->p->current, inst, result_first, result_count);
 }
 
 /* replica-id and partition-id across GPUs: each device has its own
  * program, so its ids are constants. */
 static bool device_id_add(GpuCompile *c, const Instruction *inst) {
-  if (inst->shape.type != TYPE_U32 || inst->shape.rank != 0) return gpu_refuse(c, inst, "an id that is not u32[]");
   uint32_t *id = mem_calloc(1, sizeof *id);
   *id = (uint32_t)(inst->opcode == OP_REPLICA_ID ? c->replica : c->partition);
   int from = gpu_program_add_binding(c->p, (GpuBinding){.kind = GPU_BINDING_CONSTANT, .bytes = sizeof *id}, id);
@@ -421,37 +418,22 @@ static bool device_id_add(GpuCompile *c, const Instruction *inst) {
 
 /* get-dimension-size on a static shape: the size, from a constant. */
 static bool compile_dimension_size(GpuCompile *c, const Instruction *inst) {
-  const IntList *d = &inst->attrs.dimensions;
-  const Shape *of = &inst->operands[0]->shape;
-  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32 ||
-      shape_is_tuple(of))
-    return gpu_refuse(c, inst, "a get-dimension-size that is not one s32 dimension");
   int32_t *size = mem_calloc(1, sizeof *size);
-  *size = (int32_t)of->dims[d->values[0]];
+  *size = (int32_t)inst->operands[0]->shape.dims[inst->attrs.dimensions.values[0]];
   int from = gpu_program_add_binding(c->p, (GpuBinding){.kind = GPU_BINDING_CONSTANT, .bytes = sizeof *size}, size);
   return copies_add(c, c->p->current, inst, &from, 0, 1);
 }
 
 /* dynamic-reshape on static shapes is a reshape: with both sides
- * row-major the bytes stay in order. Its sizes must be the static dims. */
+ * row-major the bytes stay in order (dynamic_reshape_refusal). */
 static bool compile_dynamic_reshape(GpuCompile *c, const Instruction *inst) {
-  for (int i = 1; i < inst->operand_count; i++) {
-    const Instruction *size = inst->operands[i];
-    const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
-    if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
-      return gpu_refuse(c, inst, "a dynamic-reshape whose sizes are not the static dims as constants");
-  }
-  const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
-  if (shape_is_tuple(from) || shape_is_tuple(to) || !shape_is_row_major(from) || !shape_is_row_major(to) ||
-      from->element_size_bits || to->element_size_bits || shape_byte_size(from) != shape_byte_size(to))
-    return gpu_refuse(c, inst, "a dynamic-reshape between layouts");
   int source = -1;
   return leaves_bind(c, inst->operands[0], 0, 1, &source) && copies_add(c, c->p->current, inst, &source, 0, 1);
 }
 
 static bool compile_collective(GpuCompile *c, const Instruction *inst) {
   int leaves = shape_leaf_count(&inst->shape);
-  if (c->nccl && gpu_collective_is_across(inst->opcode)) return gpu_compile_collective_across(c, inst, 0);
+  if (runs_across(c, inst)) return gpu_compile_collective_across(c, inst, 0);
   switch (inst->opcode) {
   case OP_ALL_GATHER_DONE:
   case OP_COLLECTIVE_PERMUTE_DONE:
@@ -461,17 +443,14 @@ static bool compile_collective(GpuCompile *c, const Instruction *inst) {
   case OP_COLLECTIVE_PERMUTE_START:
   case OP_COPY_START:
     return compile_collective_start(c, inst);
-  case OP_COLLECTIVE_PERMUTE: {
-    const IntList *pairs = &inst->attrs.source_target_pairs;
-    for (int k = 0; k < pairs->count; k++)
-      if (pairs->values[k] != 0) return gpu_refuse(c, inst, "a permute between replicas (one replica runs)");
-    return pairs->count ? forward_operands(c, inst, 0, 0, leaves) : zeros_add(c, c->p->current, inst, 0, leaves);
-  }
+  case OP_COLLECTIVE_PERMUTE:
+    return inst->attrs.source_target_pairs.count ? forward_operands(c, inst, 0, 0, leaves)
+                                                 : zeros_add(c, c->p->current, inst, 0, leaves);
   case OP_AFTER_ALL:
     return true;  /* a token: no storage */
   case OP_REPLICA_ID:
   case OP_PARTITION_ID:
-    if (c->nccl) return device_id_add(c, inst);
+    if (c->step->kind == PROGRAM_STEP_COLLECTIVE) return device_id_add(c, inst);
     return zeros_add(c, c->p->current, inst, 0, leaves);  /* replica 0 of 1 */
   case OP_GET_DIMENSION_SIZE:
     return compile_dimension_size(c, inst);
@@ -527,6 +506,11 @@ static const char *called_refusal(const Instruction *inst) {
   }
   if (inst->called_count != 1) return NULL;
   if (inst->opcode == OP_ASYNC_START && (!shape_is_tuple(s) || s->tuple_count < 2)) return NULL;
+  if (inst->opcode == OP_ASYNC_START) {
+    int operand_leaves = 0;
+    for (int k = 0; k < inst->operand_count; k++) operand_leaves += shape_leaf_count(&inst->operands[k]->shape);
+    if (operand_leaves != tuple_element_first_leaf(s, 1)) return "an operand element that does not hold the operands";
+  }
   const Shape *result = inst->opcode == OP_ASYNC_START ? &s->tuple_shapes[1] : s;
   return call_fits(inst, inst->called[0], result) ? NULL
                                                   : "a called computation whose parameters or result differ in shape "
@@ -540,4 +524,121 @@ const char *gpu_control_refusal(const Instruction *inst) {
   return loop_fits(inst) ? NULL
                          : "a loop state whose shapes or layouts differ between init, condition and body, "
                            "or a condition that is not a pred scalar";
+}
+
+/* ---- what the GPU refuses of the copies ----
+ * The forwards and the collectives of one replica (and, in a run over
+ * several devices, replica-id and partition-id), decided from the step
+ * alone; the exchanges across GPUs are gpu_collective.c's. */
+
+/* inst's leaves [to_leaf, to_leaf + count) taken from its operands' leaves
+ * from operand `first` on, each in the same shape and layout. */
+static const char *forward_refusal(const Instruction *inst, int first, int to_leaf, int count) {
+  for (int k = first; k < inst->operand_count && count > 0; k++) {
+    const Shape *s = &inst->operands[k]->shape;
+    int n = shape_leaf_count(s);
+    if (n > count) n = count;
+    for (int l = 0; l < n; l++) {
+      const Shape *from = leaf_shape(s, l), *to = leaf_shape(&inst->shape, to_leaf + l);
+      if (!from || !to || !shape_identical(from, to)) return "a value forwarded into a different shape or layout";
+    }
+    to_leaf += n;
+    count -= n;
+  }
+  return count == 0 ? NULL : "fewer operand leaves than result leaves";
+}
+
+/* One replica runs: a permute may only send replica 0 to itself. */
+static const char *permute_refusal(const Instruction *inst) {
+  const IntList *pairs = &inst->attrs.source_target_pairs;
+  for (int k = 0; k < pairs->count; k++)
+    if (pairs->values[k] != 0) return "a permute between replicas (one replica runs)";
+  return NULL;
+}
+
+static const char *async_forward_refusal(const Instruction *inst) {
+  const Instruction *start = inst->operand_count == 1 ? inst->operands[0] : NULL;
+  if (!start || !shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
+    return "an operand that is not an async-start's tuple";
+  int element = async_forward_element(inst);
+  const Shape *handed = element >= 0 ? &start->shape.tuple_shapes[element] : &start->shape;
+  return value_fits(handed, &inst->shape) ? NULL : "a result that differs in shape from what it hands on";
+}
+
+/* A start's operand goes to element 0; across GPUs the exchange fills
+ * element 1 (gpu_collective.c), on one replica the operand again. */
+static const char *start_refusal(const Instruction *inst, bool across) {
+  const Shape *s = &inst->shape;
+  if (!shape_is_tuple(s) || s->tuple_count < 2 || inst->operand_count < 1) return "a start whose result is not a tuple";
+  int result_first = tuple_element_first_leaf(s, 1), result_count = tuple_element_first_leaf(s, 2) - result_first;
+  const char *why = forward_refusal(inst, 0, 0, result_first);
+  if (why || (across && inst->opcode != OP_COPY_START)) return why ? why : gpu_collective_refusal(inst, result_first);
+  if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && (why = permute_refusal(inst))) return why;
+  if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && inst->attrs.source_target_pairs.count == 0) return NULL;
+  return forward_refusal(inst, 0, result_first, result_count);
+}
+
+static const char *dimension_size_refusal(const Instruction *inst) {
+  const IntList *d = &inst->attrs.dimensions;
+  const Shape *of = &inst->operands[0]->shape;
+  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32 ||
+      shape_is_tuple(of))
+    return "a get-dimension-size that is not one s32 dimension";
+  return NULL;
+}
+
+/* Its sizes must be the static dims, and both sides row-major. */
+static const char *dynamic_reshape_refusal(const Instruction *inst) {
+  for (int i = 1; i < inst->operand_count; i++) {
+    const Instruction *size = inst->operands[i];
+    const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
+    if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
+      return "a dynamic-reshape whose sizes are not the static dims as constants";
+  }
+  const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
+  if (shape_is_tuple(from) || shape_is_tuple(to) || !shape_is_row_major(from) || !shape_is_row_major(to) ||
+      from->element_size_bits || to->element_size_bits || shape_byte_size(from) != shape_byte_size(to))
+    return "a dynamic-reshape between layouts";
+  return NULL;
+}
+
+const char *gpu_copy_refusal(const ProgramStep *step) {
+  const Instruction *inst = step->inst;
+  bool across = step->kind == PROGRAM_STEP_COLLECTIVE;
+  int leaves = shape_leaf_count(&inst->shape);
+  if (across && gpu_collective_is_across(inst->opcode)) return gpu_collective_refusal(inst, 0);
+  switch (inst->opcode) {
+  case OP_ASYNC_UPDATE:
+  case OP_ASYNC_DONE:
+  case OP_ALL_GATHER_DONE:
+  case OP_COLLECTIVE_PERMUTE_DONE:
+  case OP_COPY_DONE:
+    return async_forward_refusal(inst);
+  case OP_ALL_GATHER_START:
+  case OP_COLLECTIVE_PERMUTE_START:
+  case OP_COPY_START:
+    return start_refusal(inst, across);
+  case OP_COLLECTIVE_PERMUTE:
+    if (permute_refusal(inst)) return permute_refusal(inst);
+    return inst->attrs.source_target_pairs.count ? forward_refusal(inst, 0, 0, leaves) : NULL;
+  case OP_REPLICA_ID:
+  case OP_PARTITION_ID:
+    return across && (inst->shape.type != TYPE_U32 || inst->shape.rank != 0) ? "an id that is not u32[]" : NULL;
+  case OP_GET_DIMENSION_SIZE: return dimension_size_refusal(inst);
+  case OP_DYNAMIC_RESHAPE: return dynamic_reshape_refusal(inst);
+  case OP_SET_DIMENSION_SIZE:
+  case OP_ADD_DEPENDENCY:
+  case OP_DOMAIN:
+  case OP_OPTIMIZATION_BARRIER:
+  case OP_ALL_GATHER:
+  case OP_ALL_REDUCE:
+  case OP_ALL_REDUCE_START:
+  case OP_ALL_REDUCE_DONE:
+  case OP_ALL_TO_ALL:
+  case OP_COLLECTIVE_BROADCAST:
+  case OP_COLLECTIVE_REDUCE:
+  case OP_REDUCE_SCATTER:
+    return forward_refusal(inst, 0, 0, leaves);
+  default: return NULL;  /* after-all holds nothing; any other is gpu_compile_control's */
+  }
 }

@@ -336,6 +336,62 @@ TEST(the_cpu_refuses_a_forward_it_cannot_copy_in_its_supports_hook) {
   built_free(&b);
 }
 
+static const char permute_between_replicas[] =
+    "HloModule permute_between_replicas\n"
+    "ENTRY main {\n"
+    "  x = f32[4] parameter(0)\n"
+    "  ROOT p = f32[4] collective-permute(x), source_target_pairs={{0,1},{1,0}}\n"
+    "}\n";
+
+/* A copy step (a collective of one replica) is refused by the GPU's
+ * supports hook too, before any code is made, not by its emitter. */
+TEST(the_gpu_refuses_a_copy_step_in_its_supports_hook) {
+  Built b = build(permute_between_replicas);
+  if (!b.m) return;
+  const ProgramStep *permute = NULL;
+  for (int i = 0; i < b.p->step_count; i++)
+    if (b.p->steps[i].inst->opcode == OP_COLLECTIVE_PERMUTE) permute = &b.p->steps[i];
+  EXPECT(permute && permute->kind == PROGRAM_STEP_COPY, "no copy step for the permute");
+  if (permute) {
+    const char *why = NULL;
+    bool supported = backend_gpu.supports(b.p, permute, &why);
+    EXPECT(!supported && why && strcmp(why, "a permute between replicas (one replica runs)") == 0, "GPU: %s, %s",
+           supported ? "supported" : "refused", why ? why : "(no reason)");
+  }
+  built_free(&b);
+}
+
+static const char all_reduce_subtract[] =
+    "HloModule all_reduce_subtract\n"
+    "sub { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] subtract(a, b) }\n"
+    "ENTRY main {\n"
+    "  x = f32[4] parameter(0)\n"
+    "  ROOT r = f32[4] all-reduce(x), replica_groups={}, to_apply=sub\n"
+    "}\n";
+
+/* In a run over several devices the collective is a step of its own,
+ * and what NCCL cannot reduce is refused by the supports hook too. */
+TEST(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook) {
+  Module *m = parse_text(all_reduce_subtract);
+  if (!m) return;
+  BufferPlan *plan = buffer_plan_create(m->entry);
+  Program *p = program_build(m, plan, &(ProgramOptions){.across_devices = true});
+  const ProgramStep *reduce = NULL;
+  for (int i = 0; i < p->step_count; i++)
+    if (p->steps[i].inst->opcode == OP_ALL_REDUCE) reduce = &p->steps[i];
+  EXPECT(reduce && reduce->kind == PROGRAM_STEP_COLLECTIVE, "no collective step for the all-reduce");
+  if (reduce) {
+    const char *why = NULL;
+    bool supported = backend_gpu.supports(p, reduce, &why);
+    EXPECT(!supported && why &&
+               strcmp(why, "a reduction across GPUs whose to_apply is not add, multiply, maximum or minimum") == 0,
+           "GPU: %s, %s", supported ? "supported" : "refused", why ? why : "(no reason)");
+  }
+  program_free(p);
+  buffer_plan_free(plan);
+  module_free(m);
+}
+
 TEST(program_text_names_every_step_and_nests_called_programs) {
   Built b = build(while_loop);
   if (!b.m) return;
@@ -362,6 +418,8 @@ int main(void) {
   RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
   RUN(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason);
   RUN(the_cpu_refuses_a_forward_it_cannot_copy_in_its_supports_hook);
+  RUN(the_gpu_refuses_a_copy_step_in_its_supports_hook);
+  RUN(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
 }
