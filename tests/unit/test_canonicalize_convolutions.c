@@ -9,31 +9,11 @@
 #include <string.h>
 
 #include "opt/opt.h"
+#include "pass_test_support.h"
 #include "runtime/executable.h"
-#include "../test.h"
-
-static Module *parse_text(const char *text) {
-  Status st;
-  status_clear(&st);
-  Module *m = parse_module(text, strlen(text), "inline.hlo", &st);
-  EXPECT(m != NULL, "the inline module parses: %s", st.message);
-  return m;
-}
 
 /* Runs the pass and the verifier after it; returns whether it changed m. */
-static bool canonicalize(Module *m) {
-  OptContext ctx;
-  opt_context_init(&ctx, NULL);
-  bool failed = false;
-  Status st;
-  status_clear(&st);
-  bool changed = canonicalize_convolutions(m, &ctx, &failed, &st);
-  EXPECT(!failed, "the pass failed: %s", st.message);
-  status_clear(&st);
-  EXPECT(verify_module(m, &st), "the module is broken after the pass: %s", st.message);
-  opt_context_free(&ctx);
-  return changed;
-}
+static bool canonicalize(Module *m) { return run_pass_verified(canonicalize_convolutions, m); }
 
 static bool shape_is(const Shape *s, int rank, const int64_t *dims, const int8_t *minor_to_major) {
   return s->rank == rank && memcmp(s->dims, dims, sizeof *dims * (size_t)rank) == 0 &&
@@ -47,23 +27,6 @@ static bool is_canonical(const ConvDims *cd) {
   for (int s = 0; s < n; s++)
     ok = ok && cd->input_spatial[s] == 1 + s && cd->output_spatial[s] == 1 + s && cd->kernel_spatial[s] == s;
   return ok;
-}
-
-/* The entry's values on the same arguments (drawn from seed 7). */
-static Literal *evaluate(const Module *m) {
-  Literal *args[8];
-  uint64_t seed = 7;
-  int n = m->entry->parameter_count;
-  for (int p = 0; p < n; p++) {
-    args[p] = literal_create(&m->entry->parameters[p]->shape);
-    literal_fill_random(args[p], &seed);
-  }
-  Status st;
-  status_clear(&st);
-  Literal *out = eval_module(m, args, n, &st);
-  EXPECT(out != NULL, "evaluates: %s", st.message);
-  for (int p = 0; p < n; p++) literal_free(args[p]);
-  return out;
 }
 
 /* NCHW / OIHW as JAX writes it. Input f32[2,3,6,5]{3,2,1,0} read as b01f
@@ -137,14 +100,14 @@ TEST(the_rewritten_convolution_computes_the_same_bits) {
   for (size_t i = 0; i < sizeof modules / sizeof *modules; i++) {
     Module *m = parse_text(modules[i]);
     if (!m) continue;
-    Literal *before = evaluate(m);
+    Literal *before = evaluate_seeded(m);
     EXPECT(canonicalize(m), "module %zu: the pass changes it", i);
     for (int k = 0; k < m->entry->instruction_count; k++) {
       const Instruction *inst = m->entry->instructions[k];
       if (inst->opcode == OP_CONVOLUTION)
         EXPECT(is_canonical(attrs_conv(&inst->attrs)), "module %zu: %s is canonical", i, inst->name);
     }
-    Literal *after = evaluate(m);
+    Literal *after = evaluate_seeded(m);
     EXPECT(before && after && literal_equal(before, after), "module %zu: the same bits before and after", i);
     literal_free(before);
     literal_free(after);

@@ -7,30 +7,10 @@
 #include <string.h>
 
 #include "opt/opt.h"
-#include "../test.h"
-
-static Module *parse_text(const char *text) {
-  Status st;
-  status_clear(&st);
-  Module *m = parse_module(text, strlen(text), "inline.hlo", &st);
-  EXPECT(m != NULL, "the inline module parses: %s", st.message);
-  return m;
-}
+#include "pass_test_support.h"
 
 /* Runs the pass and the verifier after it; returns whether it changed m. */
-static bool canonicalize(Module *m) {
-  OptContext ctx;
-  opt_context_init(&ctx, NULL);
-  bool failed = false;
-  Status st;
-  status_clear(&st);
-  bool changed = canonicalize_dots(m, &ctx, &failed, &st);
-  EXPECT(!failed, "the pass failed: %s", st.message);
-  status_clear(&st);
-  EXPECT(verify_module(m, &st), "the module is broken after the pass: %s", st.message);
-  opt_context_free(&ctx);
-  return changed;
-}
+static bool canonicalize(Module *m) { return run_pass_verified(canonicalize_dots, m); }
 
 static bool list_is(const IntList *l, int n, const int64_t *want) {
   if (l->count != n) return false;
@@ -41,23 +21,6 @@ static bool list_is(const IntList *l, int n, const int64_t *want) {
 
 static bool layout_is(const Shape *s, const int8_t *want) {
   return memcmp(s->minor_to_major, want, (size_t)s->rank) == 0;
-}
-
-/* The entry's values on the same arguments (drawn from seed 7). */
-static Literal *evaluate(const Module *m) {
-  Literal *args[8];
-  uint64_t seed = 7;
-  int n = m->entry->parameter_count;
-  for (int p = 0; p < n; p++) {
-    args[p] = literal_create(&m->entry->parameters[p]->shape);
-    literal_fill_random(args[p], &seed);
-  }
-  Status st;
-  status_clear(&st);
-  Literal *out = eval_module(m, args, n, &st);
-  EXPECT(out != NULL, "evaluates: %s", st.message);
-  for (int p = 0; p < n; p++) literal_free(args[p]);
-  return out;
 }
 
 /* lhs f32[5,3,2,7]: batch 3, contracting {2,0}, free 1. Canonical order
@@ -108,9 +71,9 @@ TEST(the_rewritten_dot_computes_the_same_bits) {
   for (size_t i = 0; i < sizeof modules / sizeof *modules; i++) {
     Module *m = parse_text(modules[i]);
     if (!m) continue;
-    Literal *before = evaluate(m);
+    Literal *before = evaluate_seeded(m);
     EXPECT(canonicalize(m), "module %zu: the pass changes it", i);
-    Literal *after = evaluate(m);
+    Literal *after = evaluate_seeded(m);
     EXPECT(before && after && shape_byte_size(&before->shape) == shape_byte_size(&after->shape) &&
                memcmp(before->data, after->data, (size_t)shape_byte_size(&before->shape)) == 0,
            "module %zu: the same bits before and after", i);
