@@ -111,10 +111,11 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
  * compiles it. gpu_supports asks before any code is made, so
  * gpu_compile_control does not. */
 const char *gpu_control_refusal(const Instruction *inst);
-/* Why the GPU refuses a copy step (a forward, a collective of one
- * replica) or, of a collective step, what gpu_collective.c does not
- * decide; NULL when it compiles it. */
-const char *gpu_copy_refusal(const ProgramStep *step);
+/* Why the GPU refuses a collective step (a run over several devices):
+ * the starts' form and ids, then gpu_collective.c's word; NULL when it
+ * compiles it. (What no copy step makes, the program stage refused for
+ * every target: program_copy_refusal.) */
+const char *gpu_collective_step_refusal(const ProgramStep *step);
 /* gpu_collective.c: a collective across GPUs (c->nccl set), through NCCL,
  * its results from inst's leaf `first` on (a start form's element 1). */
 bool gpu_collective_is_across(Opcode op);  /* the ops without a start tuple it takes */

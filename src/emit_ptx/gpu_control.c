@@ -342,7 +342,7 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
 
 /* async-update: all the leaves; a done: element 1 of the start's tuple
  * (copy-done: element 0). */
-/* (the operand is a start's tuple whose element fits the result: async_forward_refusal) */
+/* (the operand is a start's tuple whose element fits the result: program_copy_refusal) */
 static int async_forward_element(const Instruction *inst) {
   if (inst->opcode == OP_ASYNC_UPDATE) return -1;    /* the whole tuple */
   return inst->opcode == OP_COPY_DONE ? 0 : 1;       /* copy-start: (destination, source, context) */
@@ -368,7 +368,7 @@ static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
 
 /* inst's leaves [to_leaf, to_leaf + count) are the leaves of its operands
  * from operand `first` on, in order, each in the same shape and layout. */
-/* (that they are: forward_refusal) */
+/* (that they are: program_forward_refusal) */
 static bool forward_operands(GpuCompile *c, const Instruction *inst, int first, int to_leaf, int count) {
   for (int k = first; k < inst->operand_count && count > 0; k++) {
     const Instruction *op = inst->operands[k];
@@ -393,7 +393,7 @@ static bool runs_across(const GpuCompile *c, const Instruction *inst) {
 /* A start's tuple: the operand in element 0, the result in element 1
  * (the operand again, or zeros for a permute that sends nothing to
  * replica 0), zeros in the context elements after. */
-/* (its form and the replicas it sends to: start_refusal) */
+/* (its form and the replicas it sends to: program_copy_refusal, start_across_refusal) */
 static bool compile_collective_start(GpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
   int result_first = tuple_element_first_leaf(s, 1), context_first = tuple_element_first_leaf(s, 2);
@@ -425,7 +425,7 @@ static bool compile_dimension_size(GpuCompile *c, const Instruction *inst) {
 }
 
 /* dynamic-reshape on static shapes is a reshape: with both sides
- * row-major the bytes stay in order (dynamic_reshape_refusal). */
+ * row-major the bytes stay in order (program_copy_refusal). */
 static bool compile_dynamic_reshape(GpuCompile *c, const Instruction *inst) {
   int source = -1;
   return leaves_bind(c, inst->operands[0], 0, 1, &source) && copies_add(c, c->p->current, inst, &source, 0, 1);
@@ -495,7 +495,8 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
 
 /* A conditional's branches, a call's (a fusion run as one) and an
  * async-start's computation, fitting the operands they run on and the
- * result they give. (Their forms no target runs are the program stage's
+ * result they give. (Their forms no target runs, an async-start's element
+ * 0 that does not hold its operands among them, are the program stage's
  * refusals.) */
 static const char *called_refusal(const Instruction *inst) {
   const Shape *s = &inst->shape;
@@ -506,11 +507,6 @@ static const char *called_refusal(const Instruction *inst) {
   }
   if (inst->called_count != 1) return NULL;
   if (inst->opcode == OP_ASYNC_START && (!shape_is_tuple(s) || s->tuple_count < 2)) return NULL;
-  if (inst->opcode == OP_ASYNC_START) {
-    int operand_leaves = 0;
-    for (int k = 0; k < inst->operand_count; k++) operand_leaves += shape_leaf_count(&inst->operands[k]->shape);
-    if (operand_leaves != tuple_element_first_leaf(s, 1)) return "an operand element that does not hold the operands";
-  }
   const Shape *result = inst->opcode == OP_ASYNC_START ? &s->tuple_shapes[1] : s;
   return call_fits(inst, inst->called[0], result) ? NULL
                                                   : "a called computation whose parameters or result differ in shape "
@@ -526,119 +522,33 @@ const char *gpu_control_refusal(const Instruction *inst) {
                            "or a condition that is not a pred scalar";
 }
 
-/* ---- what the GPU refuses of the copies ----
- * The forwards and the collectives of one replica (and, in a run over
- * several devices, replica-id and partition-id), decided from the step
- * alone; the exchanges across GPUs are gpu_collective.c's. */
-
-/* inst's leaves [to_leaf, to_leaf + count) taken from its operands' leaves
- * from operand `first` on, each in the same shape and layout. */
-static const char *forward_refusal(const Instruction *inst, int first, int to_leaf, int count) {
-  for (int k = first; k < inst->operand_count && count > 0; k++) {
-    const Shape *s = &inst->operands[k]->shape;
-    int n = shape_leaf_count(s);
-    if (n > count) n = count;
-    for (int l = 0; l < n; l++) {
-      const Shape *from = leaf_shape(s, l), *to = leaf_shape(&inst->shape, to_leaf + l);
-      if (!from || !to || !shape_identical(from, to)) return "a value forwarded into a different shape or layout";
-    }
-    to_leaf += n;
-    count -= n;
-  }
-  return count == 0 ? NULL : "fewer operand leaves than result leaves";
-}
-
-/* One replica runs: a permute may only send replica 0 to itself. */
-static const char *permute_refusal(const Instruction *inst) {
-  const IntList *pairs = &inst->attrs.source_target_pairs;
-  for (int k = 0; k < pairs->count; k++)
-    if (pairs->values[k] != 0) return "a permute between replicas (one replica runs)";
-  return NULL;
-}
-
-static const char *async_forward_refusal(const Instruction *inst) {
-  const Instruction *start = inst->operand_count == 1 ? inst->operands[0] : NULL;
-  if (!start || !shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
-    return "an operand that is not an async-start's tuple";
-  int element = async_forward_element(inst);
-  const Shape *handed = element >= 0 ? &start->shape.tuple_shapes[element] : &start->shape;
-  return value_fits(handed, &inst->shape) ? NULL : "a result that differs in shape from what it hands on";
-}
+/* ---- what the GPU refuses of the collectives across GPUs ----
+ * What no copy can make (a forward into another layout, a permute between
+ * replicas when one runs, a dynamic-reshape between layouts) the program
+ * stage refused for every target (program_copy_refusal); what is the
+ * GPU's own is a step of a run over several devices: the exchanges are
+ * gpu_collective.c's, replica-id and partition-id its constants. */
 
 /* A start's operand goes to element 0; across GPUs the exchange fills
- * element 1 (gpu_collective.c), on one replica the operand again. */
-static const char *start_refusal(const Instruction *inst, bool across) {
-  const Shape *s = &inst->shape;
-  if (!shape_is_tuple(s) || s->tuple_count < 2 || inst->operand_count < 1) return "a start whose result is not a tuple";
-  int result_first = tuple_element_first_leaf(s, 1), result_count = tuple_element_first_leaf(s, 2) - result_first;
-  const char *why = forward_refusal(inst, 0, 0, result_first);
-  if (why || (across && inst->opcode != OP_COPY_START)) return why ? why : gpu_collective_refusal(inst, result_first);
-  if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && (why = permute_refusal(inst))) return why;
-  if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && inst->attrs.source_target_pairs.count == 0) return NULL;
-  return forward_refusal(inst, 0, result_first, result_count);
+ * element 1 (gpu_collective.c). */
+static const char *start_across_refusal(const Instruction *inst) {
+  const char *why = program_start_form_refusal(inst);
+  if (why) return why;
+  int result_first = tuple_element_first_leaf(&inst->shape, 1);
+  if ((why = program_forward_refusal(inst, 0, 0, result_first))) return why;
+  return gpu_collective_refusal(inst, result_first);
 }
 
-static const char *dimension_size_refusal(const Instruction *inst) {
-  const IntList *d = &inst->attrs.dimensions;
-  const Shape *of = &inst->operands[0]->shape;
-  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32 ||
-      shape_is_tuple(of))
-    return "a get-dimension-size that is not one s32 dimension";
-  return NULL;
-}
-
-/* Its sizes must be the static dims, and both sides row-major. */
-static const char *dynamic_reshape_refusal(const Instruction *inst) {
-  for (int i = 1; i < inst->operand_count; i++) {
-    const Instruction *size = inst->operands[i];
-    const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
-    if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
-      return "a dynamic-reshape whose sizes are not the static dims as constants";
-  }
-  const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
-  if (shape_is_tuple(from) || shape_is_tuple(to) || !shape_is_row_major(from) || !shape_is_row_major(to) ||
-      from->element_size_bits || to->element_size_bits || shape_byte_size(from) != shape_byte_size(to))
-    return "a dynamic-reshape between layouts";
-  return NULL;
-}
-
-const char *gpu_copy_refusal(const ProgramStep *step) {
+const char *gpu_collective_step_refusal(const ProgramStep *step) {
   const Instruction *inst = step->inst;
-  bool across = step->kind == PROGRAM_STEP_COLLECTIVE;
-  int leaves = shape_leaf_count(&inst->shape);
-  if (across && gpu_collective_is_across(inst->opcode)) return gpu_collective_refusal(inst, 0);
+  if (gpu_collective_is_across(inst->opcode)) return gpu_collective_refusal(inst, 0);
   switch (inst->opcode) {
-  case OP_ASYNC_UPDATE:
-  case OP_ASYNC_DONE:
-  case OP_ALL_GATHER_DONE:
-  case OP_COLLECTIVE_PERMUTE_DONE:
-  case OP_COPY_DONE:
-    return async_forward_refusal(inst);
   case OP_ALL_GATHER_START:
   case OP_COLLECTIVE_PERMUTE_START:
-  case OP_COPY_START:
-    return start_refusal(inst, across);
-  case OP_COLLECTIVE_PERMUTE:
-    if (permute_refusal(inst)) return permute_refusal(inst);
-    return inst->attrs.source_target_pairs.count ? forward_refusal(inst, 0, 0, leaves) : NULL;
+    return start_across_refusal(inst);
   case OP_REPLICA_ID:
   case OP_PARTITION_ID:
-    return across && (inst->shape.type != TYPE_U32 || inst->shape.rank != 0) ? "an id that is not u32[]" : NULL;
-  case OP_GET_DIMENSION_SIZE: return dimension_size_refusal(inst);
-  case OP_DYNAMIC_RESHAPE: return dynamic_reshape_refusal(inst);
-  case OP_SET_DIMENSION_SIZE:
-  case OP_ADD_DEPENDENCY:
-  case OP_DOMAIN:
-  case OP_OPTIMIZATION_BARRIER:
-  case OP_ALL_GATHER:
-  case OP_ALL_REDUCE:
-  case OP_ALL_REDUCE_START:
-  case OP_ALL_REDUCE_DONE:
-  case OP_ALL_TO_ALL:
-  case OP_COLLECTIVE_BROADCAST:
-  case OP_COLLECTIVE_REDUCE:
-  case OP_REDUCE_SCATTER:
-    return forward_refusal(inst, 0, 0, leaves);
-  default: return NULL;  /* after-all holds nothing; any other is gpu_compile_control's */
+    return inst->shape.type != TYPE_U32 || inst->shape.rank != 0 ? "an id that is not u32[]" : NULL;
+  default: return NULL;
   }
 }

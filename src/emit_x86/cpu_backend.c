@@ -66,7 +66,7 @@ static bool cpu_supports(const Program *program, const ProgramStep *step, const 
   case PROGRAM_STEP_COLLECTIVE:
     if ((*why = cpu_collective_refusal(inst))) return false;
     return !(*why = cpu_call_refusal(inst));
-  case PROGRAM_STEP_COPY: return !(*why = cpu_copy_refusal(inst));
+  case PROGRAM_STEP_COPY: return true;  /* what no copy makes: the program stage's program_copy_refusal */
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
   case PROGRAM_STEP_CALL:

@@ -300,11 +300,10 @@ bool cpu_compile_call(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst);
 /* Ops whose value is copied from operand leaves or constants: forwards
  * (add-dependency, domain, opt-barrier, async-update ...), the collectives
- * and asynchronous pairs of one replica, and the ops on static sizes. */
+ * and asynchronous pairs of one replica, and the ops on static sizes. What
+ * no copy can make the program stage refused for every target
+ * (program_copy_refusal), so the CPU adds no refusal of its own. */
 bool cpu_compile_forward(CpuCompile *c, const Instruction *inst);
-/* Why the CPU refuses a forward (a PROGRAM_STEP_COPY), from the
- * instruction alone; NULL when cpu_compile_forward makes it. */
-const char *cpu_copy_refusal(const Instruction *inst);
 /* A step that only copies leaves (what cpu_compile_forward and the like
  * make): true, with its count of copies; copy i moves bytes[i] bytes from
  * the step's buffer 2i to its buffer 2i+1 unless they are the same. For

@@ -38,11 +38,6 @@ static int tuple_element_first_leaf(const Shape *s, int k) {
   return first;
 }
 
-/* Two leaves hold the same bytes in the same order. */
-static bool leaves_match(const Shape *a, const Shape *b) {
-  return !shape_is_tuple(a) && !shape_is_tuple(b) && shape_identical(a, b);
-}
-
 /* The binding of inst's leaf; a leaf of no bytes (a token, an empty array)
  * may have no storage and gets an empty binding. -1 after a refusal. */
 static int leaf_binding(CpuCompile *c, const Instruction *inst, int leaf, const Shape *shape) {
@@ -125,8 +120,10 @@ static int constant_binding(CpuCompile *c, const void *data, int64_t bytes) {
 }
 
 /* ---- where a forward's leaves come from ----
- * Decided from the instruction alone (cpu_copy_refusal asks before any
- * code is made); cpu_compile_forward then only binds what it lists. */
+ * What a copy can make was decided by the program stage for every target
+ * (program_copy_refusal in src/opt/program_refusal.c, before any code is
+ * made): each leaf from an operand's leaf of the same shape and layout,
+ * zeros or a static size. cpu_compile_forward only lists and binds them. */
 
 /* One leaf of inst's value and the bytes that make it. */
 typedef struct LeafSource {
@@ -148,134 +145,89 @@ typedef struct LeafSources {
 static void sources_add(LeafSources *ls, LeafSource s) { ls->at[ls->count++] = s; }
 
 /* `count` leaves of `from` (starting at from_leaf) to inst's leaves
- * starting at to_leaf, refusing leaves whose shapes or layouts differ. A
- * NULL `from` fills them with zeros. A leaf of no bytes needs no source. */
-static const char *sources_add_leaves(LeafSources *ls, int to_leaf, const Instruction *from, int from_leaf,
-                                      int count) {
-  const Shape **from_shapes = NULL;
-  if (from) {
-    from_shapes = mem_calloc((size_t)shape_leaf_count(&from->shape), sizeof *from_shapes);
-    int n = 0;
-    shape_leaves(&from->shape, from_shapes, &n);
-  }
-  const char *why = NULL;
-  for (int i = 0; i < count && !why; i++) {
-    const Shape *to_shape = ls->to_shapes[to_leaf + i];
-    if (shape_buffer_byte_size(to_shape) == 0) continue;
+ * starting at to_leaf; a NULL `from` fills them with zeros. A leaf of no
+ * bytes needs no source. */
+static void sources_add_leaves(LeafSources *ls, int to_leaf, const Instruction *from, int from_leaf, int count) {
+  for (int i = 0; i < count; i++) {
+    if (shape_buffer_byte_size(ls->to_shapes[to_leaf + i]) == 0) continue;
     if (!from) sources_add(ls, (LeafSource){.kind = SOURCE_ZEROS, .to_leaf = to_leaf + i});
-    else if (!leaves_match(from_shapes[from_leaf + i], to_shape))
-      why = "a value forwarded into a different shape or layout";
     else sources_add(ls, (LeafSource){.kind = SOURCE_LEAF, .to_leaf = to_leaf + i, .from = from, .from_leaf = from_leaf + i});
   }
-  mem_free(from_shapes);
-  return why;
 }
 
 /* inst's leaves, in order, are the leaves of its operands, in order:
  * forwards and the collectives of one replica. */
-static const char *sources_add_operands(LeafSources *ls, int to_leaf, int count) {
+static void sources_add_operands(LeafSources *ls, int to_leaf, int count) {
   const Instruction *inst = ls->inst;
   for (int k = 0; k < inst->operand_count && count > 0; k++) {
-    const Instruction *op = inst->operands[k];
-    int n = shape_leaf_count(&op->shape);
+    int n = shape_leaf_count(&inst->operands[k]->shape);
     if (n > count) n = count;
-    const char *why = sources_add_leaves(ls, to_leaf, op, 0, n);
-    if (why) return why;
+    sources_add_leaves(ls, to_leaf, inst->operands[k], 0, n);
     to_leaf += n;
     count -= n;
   }
-  return count == 0 ? NULL : "fewer operand leaves than result leaves";
 }
 
 /* Zeros for the context elements of a start's tuple (elements 2...). */
-static const char *sources_add_context(LeafSources *ls) {
+static void sources_add_context(LeafSources *ls) {
   const Shape *s = &ls->inst->shape;
-  if (!shape_is_tuple(s) || s->tuple_count < 2) return "a start whose result is not a tuple";
   int first = tuple_element_first_leaf(s, 2);
-  return sources_add_leaves(ls, first, NULL, 0, shape_leaf_count(s) - first);
+  sources_add_leaves(ls, first, NULL, 0, shape_leaf_count(s) - first);
 }
 
-/* collective-permute on one replica: a copy when a pair sends replica 0 to
- * itself, zeros when none targets it; other replicas are refused. */
-static const char *sources_add_permute(LeafSources *ls, int to_leaf) {
-  const IntList *pairs = &ls->inst->attrs.source_target_pairs;
-  for (int k = 0; k < pairs->count; k++)
-    if (pairs->values[k] != 0) return "a permute between replicas (one replica runs)";
-  return sources_add_leaves(ls, to_leaf, pairs->count ? ls->inst->operands[0] : NULL, 0, 1);
-}
-
-/* The s32 value of each static size an op on dimension sizes asks about. */
-static const char *sources_add_dimension_size(LeafSources *ls) {
-  const Instruction *inst = ls->inst;
-  const IntList *d = &inst->attrs.dimensions;
-  const Shape *of = &inst->operands[0]->shape;
-  if (d->count != 1 || d->values[0] < 0 || d->values[0] >= of->rank || inst->shape.type != TYPE_S32 ||
-      shape_is_tuple(&inst->shape) || inst->shape.rank != 0)
-    return "a get-dimension-size that is not one s32 dimension";
-  sources_add(ls, (LeafSource){.kind = SOURCE_SIZE, .size = (int32_t)of->dims[d->values[0]]});
-  return NULL;
-}
-
-/* dynamic-reshape on static shapes is a reshape; with both sides
- * row-major the bytes stay where they are. Sizes must be the static dims. */
-static const char *sources_add_dynamic_reshape(LeafSources *ls) {
-  const Instruction *inst = ls->inst;
-  for (int i = 1; i < inst->operand_count; i++) {
-    const Instruction *size = inst->operands[i];
-    const Literal *lit = size->opcode == OP_CONSTANT ? size->attrs.literal : NULL;
-    if (!lit || i - 1 >= inst->shape.rank || literal_get_s64(lit, 0) != inst->shape.dims[i - 1])
-      return "a dynamic-reshape whose sizes are not the static dims as constants";
-  }
-  const Shape *from = &inst->operands[0]->shape, *to = &inst->shape;
-  for (int d = 0; d < from->rank; d++)
-    if (from->minor_to_major[d] != from->rank - 1 - d) return "a reshape between layouts";
-  for (int d = 0; d < to->rank; d++)
-    if (to->minor_to_major[d] != to->rank - 1 - d) return "a reshape between layouts";
-  if (from->element_size_bits || to->element_size_bits) return "a packed layout (E(n))";
-  sources_add(ls, (LeafSource){.kind = SOURCE_LEAF, .from = inst->operands[0]});
-  return NULL;
-}
-
-/* The sources of inst's leaves, by opcode; NULL when it has them. */
-static const char *sources_add_instruction(LeafSources *ls) {
+/* The sources of inst's leaves, by opcode. */
+static void sources_add_instruction(LeafSources *ls) {
   const Instruction *inst = ls->inst;
   const Shape *s = &inst->shape;
   int leaves = shape_leaf_count(s);
-  const char *why = NULL;
   switch (inst->opcode) {
   case OP_ASYNC_DONE:
   case OP_ALL_GATHER_DONE:
   case OP_COLLECTIVE_PERMUTE_DONE:
   case OP_COPY_DONE: {
+    /* copy-start's tuple is (destination, source, context); the others
+     * hand on element 1 */
     const Instruction *start = inst->operands[0];
-    if (!shape_is_tuple(&start->shape) || start->shape.tuple_count < 2) return "an operand that is not a start's tuple";
     int element = inst->opcode == OP_COPY_DONE ? 0 : 1;
-    return sources_add_leaves(ls, 0, start, tuple_element_first_leaf(&start->shape, element), leaves);
+    sources_add_leaves(ls, 0, start, tuple_element_first_leaf(&start->shape, element), leaves);
+    return;
   }
   case OP_ALL_GATHER_START:
-  case OP_COPY_START: {
-    if ((why = sources_add_context(ls))) return why;
-    int first_result = tuple_element_first_leaf(s, 1), after = tuple_element_first_leaf(s, 2);
-    if ((why = sources_add_operands(ls, 0, first_result))) return why;
-    return sources_add_operands(ls, first_result, after - first_result);
-  }
   case OP_COLLECTIVE_PERMUTE_START:
-    if ((why = sources_add_context(ls)) || (why = sources_add_leaves(ls, 0, inst->operands[0], 0, 1))) return why;
-    return sources_add_permute(ls, tuple_element_first_leaf(s, 1));
+  case OP_COPY_START: {
+    /* one replica: the operands in element 0 and again in element 1 (a
+     * permute that sends nothing to replica 0: zeros) */
+    sources_add_context(ls);
+    int first_result = tuple_element_first_leaf(s, 1), after = tuple_element_first_leaf(s, 2);
+    sources_add_operands(ls, 0, first_result);
+    if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && inst->attrs.source_target_pairs.count == 0)
+      sources_add_leaves(ls, first_result, NULL, 0, after - first_result);
+    else sources_add_operands(ls, first_result, after - first_result);
+    return;
+  }
   case OP_COLLECTIVE_PERMUTE:
-    return sources_add_permute(ls, 0);
+    if (inst->attrs.source_target_pairs.count == 0) sources_add_leaves(ls, 0, NULL, 0, leaves);
+    else sources_add_operands(ls, 0, leaves);
+    return;
   case OP_REPLICA_ID:
   case OP_PARTITION_ID:
-    return sources_add_leaves(ls, 0, NULL, 0, leaves);
-  case OP_GET_DIMENSION_SIZE:
-    return sources_add_dimension_size(ls);
+    sources_add_leaves(ls, 0, NULL, 0, leaves);  /* replica 0 of 1 */
+    return;
+  case OP_GET_DIMENSION_SIZE: {
+    const Shape *of = &inst->operands[0]->shape;
+    sources_add(ls, (LeafSource){.kind = SOURCE_SIZE, .size = (int32_t)of->dims[inst->attrs.dimensions.values[0]]});
+    return;
+  }
   case OP_DYNAMIC_RESHAPE:
-    return sources_add_dynamic_reshape(ls);
+    /* on static shapes, both sides row-major: the bytes stay where they are */
+    sources_add(ls, (LeafSource){.kind = SOURCE_LEAF, .from = inst->operands[0]});
+    return;
   case OP_AFTER_ALL:
-    return NULL;
+    return;
   default:
-    /* forwards of operand 0 and the one-replica identities */
-    return sources_add_operands(ls, 0, leaves);
+    /* forwards of the operands and the one-replica identities */
+    sources_add_operands(ls, 0, leaves);
+    return;
   }
 }
 
@@ -295,17 +247,9 @@ static void sources_free(LeafSources *ls) {
 /* An async-start's leaves that its computation does not write: the
  * operands (one as it is, more as a tuple) in element 0, zeros after
  * element 1. */
-static const char *async_start_sources(LeafSources *ls) {
-  const char *why = sources_add_context(ls);
-  return why ? why : sources_add_operands(ls, 0, tuple_element_first_leaf(&ls->inst->shape, 1));
-}
-
-const char *cpu_copy_refusal(const Instruction *inst) {
-  LeafSources ls;
-  sources_begin(inst, &ls);
-  const char *why = sources_add_instruction(&ls);
-  sources_free(&ls);
-  return why;
+static void async_start_sources(LeafSources *ls) {
+  sources_add_context(ls);
+  sources_add_operands(ls, 0, tuple_element_first_leaf(&ls->inst->shape, 1));
 }
 
 /* The binding a source's bytes come from; -1 after a refusal. */
@@ -317,13 +261,8 @@ static int source_binding(CpuCompile *c, const LeafSource *s, const Shape *to_sh
   }
 }
 
-/* The copy step that makes ls's leaves (freeing ls); why, the refusal its
- * refusal function gave before any code was made, is NULL here. */
-static bool sources_emit(CpuCompile *c, LeafSources *ls, const char *why) {
-  if (why) {
-    sources_free(ls);
-    return cpu_refuse(c, ls->inst, why);
-  }
+/* The copy step that makes ls's leaves (freeing ls). */
+static bool sources_emit(CpuCompile *c, LeafSources *ls) {
   LeafCopies *lc = mem_calloc(1, sizeof *lc);
   bool ok = true;
   for (int i = 0; i < ls->count && ok; i++) {
@@ -344,7 +283,8 @@ static bool sources_emit(CpuCompile *c, LeafSources *ls, const char *why) {
 bool cpu_compile_forward(CpuCompile *c, const Instruction *inst) {
   LeafSources ls;
   sources_begin(inst, &ls);
-  return sources_emit(c, &ls, sources_add_instruction(&ls));
+  sources_add_instruction(&ls);
+  return sources_emit(c, &ls);
 }
 
 /* ---- running called computations ---- */
@@ -492,7 +432,8 @@ bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
   if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
   LeafSources ls;
   sources_begin(inst, &ls);
-  return sources_emit(c, &ls, async_start_sources(&ls));
+  async_start_sources(&ls);
+  return sources_emit(c, &ls);
 }
 
 /* ---- while ---- */
@@ -949,7 +890,8 @@ static bool called_fits(const Instruction *inst, const Computation *callee, int 
 
 /* A conditional's branch k runs on operand k + 1; a call, a fusion run as
  * one and an async-start's computation on all the operands, the start's
- * result in its element 1. (Their forms no target runs are the program
+ * result in its element 1. (Their forms no target runs, an async-start's
+ * element 0 that does not hold its operands among them, are the program
  * stage's refusals.) */
 static const char *called_refusal(const Instruction *inst) {
   const char *why = "a called computation whose parameters or result differ in shape or layout";
@@ -961,12 +903,7 @@ static const char *called_refusal(const Instruction *inst) {
     return NULL;
   case OP_ASYNC_START: {
     if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2) return NULL;
-    if (!called_fits(inst, inst->called[0], 0, inst->operand_count, &s->tuple_shapes[1])) return why;
-    LeafSources ls;
-    sources_begin(inst, &ls);
-    why = async_start_sources(&ls);
-    sources_free(&ls);
-    return why;
+    return called_fits(inst, inst->called[0], 0, inst->operand_count, &s->tuple_shapes[1]) ? NULL : why;
   }
   default:  /* a call, a fusion no kernel computes */
     if (inst->called_count != 1) return NULL;

@@ -412,29 +412,6 @@ static bool step_kind_of(const Instruction *inst, const ProgramOptions *o, Progr
   }
 }
 
-/* What no target can run of a control op, whatever the target: the forms
- * every backend's walk relies on (a branch index that picks a branch, one
- * computation called, an async-start's tuple). The verifier admits none
- * of these; a module built through the library may still hold one. */
-static const char *control_refusal(const Instruction *inst) {
-  const Shape *s = &inst->shape;
-  switch (inst->opcode) {
-  case OP_CONDITIONAL: {
-    int count = inst->called_count;
-    if (count < 1 || inst->operand_count != count + 1) return "a malformed conditional";
-    const Shape *index = &inst->operands[0]->shape;
-    bool is_pred = index->type == TYPE_PRED;
-    if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
-      return "a branch index that is not a pred or s32 scalar";
-    return NULL;
-  }
-  case OP_CALL: return inst->called_count != 1 ? "a call of other than one computation" : NULL;
-  case OP_ASYNC_START:
-    return inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2 ? "a malformed async-start" : NULL;
-  default: return NULL;
-  }
-}
-
 static void instruction_step(ProgramBuild *b, const Instruction *inst) {
   if (inst->opcode == OP_FUSION) {
     fusion_step(b, inst);
@@ -449,7 +426,8 @@ static void instruction_step(ProgramBuild *b, const Instruction *inst) {
     return;
   }
   if (kind == PROGRAM_STEP_ROUTINE) routine_lower(b, s);
-  const char *refusal = control_refusal(inst);
+  /* what no target runs: program_refusal.c */
+  const char *refusal = kind == PROGRAM_STEP_COPY ? program_copy_refusal(inst) : program_control_refusal(inst);
   if (refusal && !s->unsupported) s->unsupported = mem_strdup(refusal);
   leaf_buffers(b, s);
   if (kind == PROGRAM_STEP_PRODUCT) {

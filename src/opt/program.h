@@ -16,7 +16,9 @@
  *     result buffer.
  * Every kernel is lowered here, once (src/opt/lower.c); a backend compiles
  * what it finds. What the stage cannot make (a packed layout, a kernel the
- * lowering refuses) is recorded on the binding or step with the reason, and
+ * lowering refuses) and what no target runs (a copy into another layout, a
+ * malformed conditional: program_refusal.c) is recorded on the binding or
+ * step with the reason, and
  * backend_compile (src/runtime/backend_compile.c) refuses it with that
  * reason before any target compiles a step.
  *
@@ -88,7 +90,8 @@ typedef struct ProgramStep {
    * of its own before this one, whose `value` is that instruction. */
   int product_operands[2];
   const Instruction *value;   /* KERNEL: the value inside a product fusion it computes; NULL otherwise */
-  char *unsupported;          /* owned; why the kernel (or an applied kernel) is not lowered */
+  char *unsupported;          /* owned; why the kernel (or an applied kernel) is not lowered, or
+                                 the step's form no target runs (program_refusal.c) */
   /* ROUTINE: the kernels the routine applies, lowered here too, owned by
    * the program: a sort's comparator and a scatter's update computation
    * (rank 0, applied per element), select-and-scatter's two parts (run in
@@ -151,6 +154,22 @@ const char *program_step_kind_name(ProgramStepKind kind);
 /* Whether a fusion's body holds a dot or a convolution (which no loop
  * kernel computes: such a fusion is a PRODUCT step). */
 bool program_fusion_has_product(const Instruction *fusion);
+
+/* ------------------------------------------------------- program_refusal.c
+ * What no target runs, decided by program_build for every target and
+ * recorded as the step's `unsupported` reason; NULL when the form is one
+ * every target's walk can take. */
+/* A control op's form (a conditional's branch index, a call of one
+ * computation, an async-start's tuple). */
+const char *program_control_refusal(const Instruction *inst);
+/* A copy step's: each result leaf whole from an operand leaf of the same
+ * shape and layout, zeros or a static size; one replica runs. */
+const char *program_copy_refusal(const Instruction *inst);
+/* inst's leaves [to_leaf, to_leaf + count) are its operands' leaves from
+ * operand `first` on, in order, each in the same shape and layout. */
+const char *program_forward_refusal(const Instruction *inst, int first, int to_leaf, int count);
+/* A start's result is a tuple (operands, result, context...). */
+const char *program_start_form_refusal(const Instruction *inst);
 
 /* ---------------------------------------------------------- program_dump.c
  * The program for a reader: bindings, steps with what they read and write

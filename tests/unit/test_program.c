@@ -318,22 +318,35 @@ static const char column_major_dynamic_reshape[] =
     "  ROOT r = f32[3,2] dynamic-reshape(x, a, b)\n"
     "}\n";
 
-/* A forward (a copy step) too: what the CPU cannot copy is refused by the
- * hook, not found while its code is made. */
-TEST(the_cpu_refuses_a_forward_it_cannot_copy_in_its_supports_hook) {
-  Built b = build(column_major_dynamic_reshape);
+/* The step of kind `kind` whose instruction is `op` in p; NULL if none. */
+static const ProgramStep *step_of(const Program *p, Opcode op, ProgramStepKind kind) {
+  for (int i = 0; i < p->step_count; i++)
+    if (p->steps[i].inst->opcode == op && p->steps[i].kind == kind) return &p->steps[i];
+  return NULL;
+}
+
+/* What a forward or a collective of one replica can copy is the same for
+ * every target, so the program stage decides it once and records it on
+ * the step; the targets' supports hooks have nothing of their own to add. */
+static void expect_copy_refused_by_the_stage(const char *text, Opcode op, const char *reason) {
+  Built b = build(text);
   if (!b.m) return;
-  const ProgramStep *reshape = NULL;
-  for (int i = 0; i < b.p->step_count; i++)
-    if (b.p->steps[i].inst->opcode == OP_DYNAMIC_RESHAPE) reshape = &b.p->steps[i];
-  EXPECT(reshape && reshape->kind == PROGRAM_STEP_COPY, "no copy step for the dynamic-reshape");
-  if (reshape) {
+  const ProgramStep *copy = step_of(b.p, op, PROGRAM_STEP_COPY);
+  EXPECT(copy != NULL, "no copy step for the %s", opcode_name(op));
+  if (copy) {
+    EXPECT(copy->unsupported && strcmp(copy->unsupported, reason) == 0, "the stage: %s (want %s)",
+           copy->unsupported ? copy->unsupported : "(no reason)", reason);
     const char *why = NULL;
-    bool supported = backend_cpu.supports(b.p, reshape, &why);
-    EXPECT(!supported && why && strcmp(why, "a reshape between layouts") == 0, "CPU: %s, %s",
-           supported ? "supported" : "refused", why ? why : "(no reason)");
+    EXPECT(backend_cpu.supports(b.p, copy, &why), "the CPU's hook refuses it itself: %s", why ? why : "");
+    why = NULL;
+    EXPECT(backend_gpu.supports(b.p, copy, &why), "the GPU's hook refuses it itself: %s", why ? why : "");
   }
   built_free(&b);
+}
+
+TEST(the_program_stage_refuses_a_forward_no_target_can_copy_once_for_every_target) {
+  expect_copy_refused_by_the_stage(column_major_dynamic_reshape, OP_DYNAMIC_RESHAPE,
+                                   "a dynamic-reshape between layouts");
 }
 
 static const char permute_between_replicas[] =
@@ -343,22 +356,9 @@ static const char permute_between_replicas[] =
     "  ROOT p = f32[4] collective-permute(x), source_target_pairs={{0,1},{1,0}}\n"
     "}\n";
 
-/* A copy step (a collective of one replica) is refused by the GPU's
- * supports hook too, before any code is made, not by its emitter. */
-TEST(the_gpu_refuses_a_copy_step_in_its_supports_hook) {
-  Built b = build(permute_between_replicas);
-  if (!b.m) return;
-  const ProgramStep *permute = NULL;
-  for (int i = 0; i < b.p->step_count; i++)
-    if (b.p->steps[i].inst->opcode == OP_COLLECTIVE_PERMUTE) permute = &b.p->steps[i];
-  EXPECT(permute && permute->kind == PROGRAM_STEP_COPY, "no copy step for the permute");
-  if (permute) {
-    const char *why = NULL;
-    bool supported = backend_gpu.supports(b.p, permute, &why);
-    EXPECT(!supported && why && strcmp(why, "a permute between replicas (one replica runs)") == 0, "GPU: %s, %s",
-           supported ? "supported" : "refused", why ? why : "(no reason)");
-  }
-  built_free(&b);
+TEST(the_program_stage_refuses_a_permute_between_replicas_when_one_replica_runs) {
+  expect_copy_refused_by_the_stage(permute_between_replicas, OP_COLLECTIVE_PERMUTE,
+                                   "a permute between replicas (one replica runs)");
 }
 
 static const char all_reduce_subtract[] =
@@ -417,8 +417,8 @@ int main(void) {
   RUN(routines_carry_the_kernels_they_apply_lowered_once);
   RUN(cpu_kernel_steps_run_the_kernels_the_stage_lowered);
   RUN(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason);
-  RUN(the_cpu_refuses_a_forward_it_cannot_copy_in_its_supports_hook);
-  RUN(the_gpu_refuses_a_copy_step_in_its_supports_hook);
+  RUN(the_program_stage_refuses_a_forward_no_target_can_copy_once_for_every_target);
+  RUN(the_program_stage_refuses_a_permute_between_replicas_when_one_replica_runs);
   RUN(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
