@@ -133,7 +133,7 @@ static bool gpu_supports(const Program *program, const ProgramStep *step, const 
   case PROGRAM_STEP_CALL:
     return !(*why = gpu_control_refusal(inst));
   case PROGRAM_STEP_COPY: return true;  /* what no copy makes: the program stage's program_copy_refusal */
-  case PROGRAM_STEP_COLLECTIVE: return !(*why = gpu_collective_step_refusal(step));
+  case PROGRAM_STEP_COLLECTIVE: return !(*why = gpu_collective_step_refusal(program, step));
   default: return true;
   }
 }

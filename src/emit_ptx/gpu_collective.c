@@ -372,11 +372,6 @@ const char *gpu_collective_refusal(const Instruction *inst, int first) {
 }
 
 bool gpu_compile_collective_across(GpuCompile *c, const Instruction *inst, int first) {
-  /* Devices could take different branches, and NCCL would wait for ever
-   * for a device that never comes: XLA would deadlock there too. */
-  if (c->conditional_depth > 0)
-    return gpu_refuse(c, inst, "a collective across GPUs inside a conditional's branch (devices may take different "
-                               "branches, and NCCL would wait for ever)");
   Opcode op = across_op(inst->opcode);
   int64_t groups = 0, self = 0;
   ncclComm_t comm = group_comm(c, inst, &groups, &self);

@@ -49,7 +49,6 @@ typedef struct GpuCompile {
    * communicators (NULL on one device, where collectives are copies). */
   int64_t replica, partition, replica_count, partition_count;
   struct NcclCliques *nccl;
-  int conditional_depth;      /* branches being compiled: no collective across GPUs there */
   Status *st;
 } GpuCompile;
 
@@ -111,11 +110,12 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
  * compiles it. gpu_supports asks before any code is made, so
  * gpu_compile_control does not. */
 const char *gpu_control_refusal(const Instruction *inst);
-/* Why the GPU refuses a collective step (a run over several devices):
- * the starts' form and ids, then gpu_collective.c's word; NULL when it
- * compiles it. (What no copy step makes, the program stage refused for
- * every target: program_copy_refusal.) */
-const char *gpu_collective_step_refusal(const ProgramStep *step);
+/* Why the GPU refuses a collective step (a run over several devices) of
+ * program: an exchange inside a conditional's branch, the starts' form and
+ * ids, then gpu_collective.c's word; NULL when it compiles it. (What no
+ * copy step makes, the program stage refused for every target:
+ * program_copy_refusal.) */
+const char *gpu_collective_step_refusal(const Program *program, const ProgramStep *step);
 /* gpu_collective.c: a collective across GPUs (c->nccl set), through NCCL,
  * its results from inst's leaf `first` on (a start form's element 1). */
 bool gpu_collective_is_across(Opcode op);  /* the ops without a start tuple it takes */

@@ -305,9 +305,7 @@ static bool compile_conditional(GpuCompile *c, const Instruction *inst) {
   if (selector < 0) return gpu_refuse(c, inst, "a branch index the plan does not place");
   GpuSteps *lists = mem_calloc((size_t)count, sizeof *lists);
   bool ok = true;
-  c->conditional_depth++;
   for (int k = 0; k < count && ok; k++) ok = branch_compile(c, inst, k, &lists[k]);
-  c->conditional_depth--;
   if (!ok) {
     for (int k = 0; k < count; k++) gpu_steps_free(&lists[k]);
     mem_free(lists);
@@ -539,13 +537,23 @@ static const char *start_across_refusal(const Instruction *inst) {
   return gpu_collective_refusal(inst, result_first);
 }
 
-const char *gpu_collective_step_refusal(const ProgramStep *step) {
+/* Devices could take different branches, and NCCL would wait for ever for
+ * a device that never comes: XLA would deadlock there too. */
+static const char *exchange_refusal(const Program *program) {
+  return program->in_conditional_branch ? "a collective across GPUs inside a conditional's branch (devices may take "
+                                          "different branches, and NCCL would wait for ever)"
+                                        : NULL;
+}
+
+const char *gpu_collective_step_refusal(const Program *program, const ProgramStep *step) {
   const Instruction *inst = step->inst;
-  if (gpu_collective_is_across(inst->opcode)) return gpu_collective_refusal(inst, 0);
+  const char *why = NULL;
+  if (gpu_collective_is_across(inst->opcode))
+    return (why = exchange_refusal(program)) ? why : gpu_collective_refusal(inst, 0);
   switch (inst->opcode) {
   case OP_ALL_GATHER_START:
   case OP_COLLECTIVE_PERMUTE_START:
-    return start_across_refusal(inst);
+    return (why = exchange_refusal(program)) ? why : start_across_refusal(inst);
   case OP_REPLICA_ID:
   case OP_PARTITION_ID:
     return inst->shape.type != TYPE_U32 || inst->shape.rank != 0 ? "an id that is not u32[]" : NULL;

@@ -16,7 +16,7 @@ typedef struct ProgramBuild {
   int step_capacity, binding_capacity;
 } ProgramBuild;
 
-static Program *build_computation(const Computation *c, const BufferPlan *plan, bool called,
+static Program *build_computation(const Computation *c, const BufferPlan *plan, bool called, bool in_branch,
                                   const ProgramOptions *options);
 
 static int binding_add(ProgramBuild *b, const ProgramBinding *binding) {
@@ -235,8 +235,10 @@ static void leaf_buffers(ProgramBuild *b, ProgramStep *s) {
 /* Programs for called[first, first + count) of s's instruction. */
 static void step_call(ProgramBuild *b, ProgramStep *s, int first, int count) {
   s->called = mem_calloc((size_t)count + 1, sizeof *s->called);
+  /* inside a branch, and every program a branch runs */
+  bool in_branch = b->p->in_conditional_branch || s->kind == PROGRAM_STEP_CONDITIONAL;
   for (int k = 0; k < count && first + k < s->inst->called_count; k++) {
-    Program *callee = build_computation(s->inst->called[first + k], NULL, true, b->options);
+    Program *callee = build_computation(s->inst->called[first + k], NULL, true, in_branch, b->options);
     b->p->lowered_count += callee->lowered_count;
     s->called[s->called_count++] = callee;
   }
@@ -442,11 +444,12 @@ static void instruction_step(ProgramBuild *b, const Instruction *inst) {
   if (inst->opcode == OP_MAP || inst->opcode == OP_SCAN) step_call(b, s, 0, 1);
 }
 
-static Program *build_computation(const Computation *c, const BufferPlan *plan, bool called,
+static Program *build_computation(const Computation *c, const BufferPlan *plan, bool called, bool in_branch,
                                   const ProgramOptions *options) {
   Program *p = mem_calloc(1, sizeof *p);
   p->computation = c;
   p->called = called;
+  p->in_conditional_branch = in_branch;
   if (!plan) plan = p->owned_plan = buffer_plan_create(c);
   p->plan = plan;
   p->temp_bytes = plan->temp_bytes;
@@ -459,7 +462,7 @@ static Program *build_computation(const Computation *c, const BufferPlan *plan, 
 
 Program *program_build(const Module *m, const BufferPlan *plan, const ProgramOptions *options) {
   ProgramOptions none = {0};
-  return build_computation(m->entry, plan, false, options ? options : &none);
+  return build_computation(m->entry, plan, false, false, options ? options : &none);
 }
 
 void program_free(Program *p) {

@@ -118,6 +118,10 @@ typedef struct ProgramResultCopy {
 typedef struct Program {
   const Computation *computation;
   bool called;                /* a called computation: parameters and result are its caller's leaves */
+  /* A conditional's branch or a program one runs: a device may take
+   * another branch than its peers (a target that exchanges between devices
+   * refuses a collective here, which would wait for ever for them). */
+  bool in_conditional_branch;
   const BufferPlan *plan;     /* the entry's is the caller's; a called one's is owned_plan */
   BufferPlan *owned_plan;
   /* The temporary block: the plan's, then copies of parameters into the

@@ -9,7 +9,8 @@
  *       0  kernel   reduce.3  reads b0 b1  writes b2
  *            kernel reduce.3: reduce over 1 dims, 2 inputs, 1 output
  *       1  while    while.5  reads b3  writes b4
- *            condition: program of cond (called): ...   (nested, indented)
+ *            condition: program of cond (called): ...   (nested, indented;
+ *            a branch's, and what it runs: "(called, in a branch)")
  *     result
  *       leaf 0 in place: b2
  *
@@ -125,7 +126,8 @@ static void print_step(StrBuf *sb, const ProgramStep *s, int number, int depth) 
 
 static void print_program_at(StrBuf *sb, const Program *p, int depth) {
   strbuf_printf(sb, "program of %s (%s): %d bindings, %d steps, temporary block %lld bytes\n",
-                p->computation->name, p->called ? "called" : "entry", p->binding_count, p->step_count,
+                p->computation->name, !p->called ? "entry" : p->in_conditional_branch ? "called, in a branch" : "called",
+                p->binding_count, p->step_count,
                 (long long)p->temp_bytes);
   indent(sb, depth + 1);
   strbuf_printf(sb, "bindings\n");

@@ -148,6 +148,12 @@ TEST(conditional_is_a_step_with_a_program_per_branch) {
   }
   /* index, x, n, then the result */
   EXPECT(s->buffer_count == 4, "%d buffers", s->buffer_count);
+  /* the dump says which programs are branches (a device may skip them) */
+  StrBuf sb = {0};
+  print_program(&sb, p);
+  EXPECT(sb.data && strstr(sb.data, "branch 0: program of on_true (called, in a branch)"), "dump:\n%s",
+         sb.data ? sb.data : "");
+  strbuf_free(&sb);
   EXPECT(p->lowered_count == 2, "lowered %d times for 2 kernels", p->lowered_count);
 done:
   built_free(&b);
@@ -392,6 +398,47 @@ TEST(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook) {
   module_free(m);
 }
 
+static const char all_reduce_in_a_branch[] =
+    "HloModule all_reduce_in_a_branch\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+    "reduce_it { x = f32[2] parameter(0)\n"
+    "  ROOT r = f32[2] all-reduce(x), replica_groups={}, to_apply=add }\n"
+    "keep_it { x = f32[2] parameter(0)\n ROOT r = f32[2] negate(x) }\n"
+    "ENTRY main {\n"
+    "  x = f32[2] parameter(0)\n"
+    "  p = pred[] parameter(1)\n"
+    "  ROOT c = f32[2] conditional(p, x, x), true_computation=reduce_it, false_computation=keep_it\n"
+    "}\n";
+
+/* Devices may take different branches, and NCCL waits for ever for a
+ * device that never comes: the branch's program records that it is one, so
+ * the GPU's hook refuses a collective across GPUs there before any code
+ * is made, not while the branch is compiled. */
+TEST(a_branch_program_knows_it_is_one_and_the_gpu_refuses_a_collective_there) {
+  Module *m = parse_text(all_reduce_in_a_branch);
+  if (!m) return;
+  BufferPlan *plan = buffer_plan_create(m->entry);
+  Program *p = program_build(m, plan, &(ProgramOptions){.across_devices = true});
+  const ProgramStep *cond = step_of(p, OP_CONDITIONAL, PROGRAM_STEP_CONDITIONAL);
+  EXPECT(cond && cond->called_count == 2, "no conditional step with two branches");
+  EXPECT(!p->in_conditional_branch, "the entry says it is a branch");
+  if (cond && cond->called_count == 2) {
+    const Program *branch = cond->called[0];
+    EXPECT(branch->in_conditional_branch, "the branch program does not say it is one");
+    const ProgramStep *reduce = step_of(branch, OP_ALL_REDUCE, PROGRAM_STEP_COLLECTIVE);
+    EXPECT(reduce != NULL, "no collective step in the branch");
+    if (reduce) {
+      const char *why = NULL;
+      bool supported = backend_gpu.supports(branch, reduce, &why);
+      EXPECT(!supported && why && strstr(why, "a collective across GPUs inside a conditional's branch") == why,
+             "GPU: %s, %s", supported ? "supported" : "refused", why ? why : "(no reason)");
+    }
+  }
+  program_free(p);
+  buffer_plan_free(plan);
+  module_free(m);
+}
+
 TEST(program_text_names_every_step_and_nests_called_programs) {
   Built b = build(while_loop);
   if (!b.m) return;
@@ -420,6 +467,7 @@ int main(void) {
   RUN(the_program_stage_refuses_a_forward_no_target_can_copy_once_for_every_target);
   RUN(the_program_stage_refuses_a_permute_between_replicas_when_one_replica_runs);
   RUN(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook);
+  RUN(a_branch_program_knows_it_is_one_and_the_gpu_refuses_a_collective_there);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
 }
