@@ -99,41 +99,41 @@ static bool gpu_has_routine(Opcode op) {
 
 /* Why the GPU refuses a routine it has, asked of the family file that
  * compiles it; NULL when it compiles it. */
-static const char *gpu_routine_refusal(const Program *program, const ProgramStep *step) {
+static const char *gpu_routine_refusal(const Program *program, const ProgramStep *step, Status *made) {
   const Instruction *inst = step->inst;
   switch (inst->opcode) {
   case OP_SORT: case OP_TOPK: return gpu_sort_refusal(program, inst);
   case OP_SCATTER: case OP_SELECT_AND_SCATTER: return gpu_scatter_refusal(program, step);
   case OP_FFT: return gpu_fft_refusal(inst);
-  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: return gpu_linalg_refusal(inst);
+  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: return gpu_linalg_refusal(program, inst, made);
   case OP_SCAN: return gpu_scan_refusal(inst);
-  case OP_RAGGED_ALL_TO_ALL: return gpu_ragged_all_to_all_refusal(inst);
-  default: return gpu_rng_refusal(inst);  /* rng-bit-generator: gpu_has_routine lets no other through */
+  case OP_RAGGED_ALL_TO_ALL: return gpu_ragged_all_to_all_refusal(program, inst);
+  default: return gpu_rng_refusal(program, inst);  /* rng-bit-generator: gpu_has_routine lets no other through */
   }
 }
 
-static bool gpu_supports(const Program *program, const ProgramStep *step, const char **why) {
+static bool gpu_supports(const Program *program, const ProgramStep *step, StepReason *why) {
   const Instruction *inst = step->inst;
   switch (step->kind) {
   case PROGRAM_STEP_KERNEL:
     for (int i = 0; i < inst->operand_count && !step->value; i++)
-      if (shape_is_tuple(&inst->operands[i]->shape)) return *why = "a tuple-shaped operand", false;
+      if (shape_is_tuple(&inst->operands[i]->shape)) return why->text = "a tuple-shaped operand", false;
     return true;
   case PROGRAM_STEP_PRODUCT:
-    if (step->product && step->product->opcode == OP_CONVOLUTION) return !(*why = gpu_conv_refusal(inst));
-    return !(*why = gpu_dot_refusal(step));
+    if (step->product && step->product->opcode == OP_CONVOLUTION) return !(why->text = gpu_conv_refusal(inst, &why->made));
+    return !(why->text = gpu_dot_refusal(step));
   case PROGRAM_STEP_ROUTINE:
     if (inst->opcode == OP_RNG || inst->opcode == OP_RNG_GET_AND_UPDATE_STATE)
-      *why = "rng and rng-get-and-update-state draw from a module-wide generator the GPU backend does not model yet "
+      why->text = "rng and rng-get-and-update-state draw from a module-wide generator the GPU backend does not model yet "
              "(rng-bit-generator is supported)";
     if (!gpu_has_routine(inst->opcode)) return false;
-    return !(*why = gpu_routine_refusal(program, step));
+    return !(why->text = gpu_routine_refusal(program, step, &why->made));
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
   case PROGRAM_STEP_CALL:
-    return !(*why = gpu_control_refusal(inst));
+    return !(why->text = gpu_control_refusal(inst));
   case PROGRAM_STEP_COPY: return true;  /* what no copy makes: the program stage's program_copy_refusal */
-  case PROGRAM_STEP_COLLECTIVE: return !(*why = gpu_collective_step_refusal(program, step));
+  case PROGRAM_STEP_COLLECTIVE: return !(why->text = gpu_collective_step_refusal(program, step));
   default: return true;
   }
 }

@@ -124,7 +124,7 @@ bool gpu_compile_collective_across(GpuCompile *c, const Instruction *inst, int f
  * from the instruction alone; NULL when it compiles it. */
 const char *gpu_collective_refusal(const Instruction *inst, int first);
 /* gpu_ragged.c: ragged-all-to-all on one replica (constant offsets and sizes). */
-const char *gpu_ragged_all_to_all_refusal(const Instruction *inst);
+const char *gpu_ragged_all_to_all_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst);
 /* gpu_scan.c: scan whose step computation is elementwise over a slice. */
 const char *gpu_scan_refusal(const Instruction *inst);
@@ -134,9 +134,9 @@ const char *gpu_dot_refusal(const ProgramStep *step);
 bool gpu_compile_dot(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst);
 /* gpu_conv.c: convolution, and fusions around one (the convolution's
- * dimensions are refused where ptx_conv_describe reads them, its message
- * naming what does not fit). */
-const char *gpu_conv_refusal(const Instruction *inst);
+ * dimensions as ptx_conv_describe reads them, its message naming what does
+ * not fit made into `made`). */
+const char *gpu_conv_refusal(const Instruction *inst, Status *made);
 bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst);
 /* gpu_sort.c: sort and top-k (row-major arrays: program's plan says
@@ -148,15 +148,15 @@ const char *gpu_scatter_refusal(const Program *program, const ProgramStep *step)
 bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst);
 /* gpu_rng.c: rng-bit-generator (rng and rng-get-and-update-state are
  * refused by gpu_supports). */
-const char *gpu_rng_refusal(const Instruction *inst);
+const char *gpu_rng_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_rng(GpuCompile *c, const Instruction *inst);
 /* gpu_fft.c: fft. */
 const char *gpu_fft_refusal(const Instruction *inst);
 bool gpu_compile_fft(GpuCompile *c, const Instruction *inst);
 /* gpu_linalg.c: cholesky, triangular-solve, and the linear-algebra custom
- * calls (another LAPACK routine than getrf and trsm is refused by
- * gpu_compile_custom_call, its message naming the call's target). */
-const char *gpu_linalg_refusal(const Instruction *inst);
+ * calls (another LAPACK routine than getrf and trsm is refused, its
+ * message, naming the call's target, made into `made`). */
+const char *gpu_linalg_refusal(const Program *program, const Instruction *inst, Status *made);
 bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst);
 bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst);
 

@@ -106,9 +106,9 @@ static bool conv_launch(GpuCompile *c, const Instruction *at, const PtxConv *d, 
 
 bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst) {
   PtxConv d;
-  Status why = {0};
-  if (!ptx_conv_describe(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &d, &why))
-    return gpu_refuse(c, inst, why.message);
+  Status unused = {0};
+  /* gpu_conv_refusal described it before any code was made */
+  ptx_conv_describe(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &d, &unused);
   int bindings[3] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst->operands[1], 0),
                      gpu_binding_of(c, inst, 0)};
   return conv_launch(c, inst, &d, NULL, bindings, 3);
@@ -178,14 +178,20 @@ static const Instruction *fused_convolution(const Instruction *fusion, const cha
   return conv;
 }
 
-const char *gpu_conv_refusal(const Instruction *inst) {
-  if (inst->opcode != OP_FUSION) return inst->operand_count != 2 ? "a convolution without two operands" : NULL;
+const char *gpu_conv_refusal(const Instruction *inst, Status *made) {
+  PtxConv d;
+  if (inst->opcode != OP_FUSION) {
+    if (inst->operand_count != 2) return "a convolution without two operands";
+    return ptx_conv_describe(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &d, made)
+               ? NULL
+               : made->message;
+  }
   const char *why = NULL;
   const Instruction *conv = fused_convolution(inst, &why);
   if (!conv) return why;
-  if (!fusion_operand_of(inst, conv->operands[0]) || !fusion_operand_of(inst, conv->operands[1]))
-    return "a convolution whose operands are computed inside its fusion";
-  return NULL;
+  const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
+  if (!lhs || !rhs) return "a convolution whose operands are computed inside its fusion";
+  return ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, made) ? NULL : made->message;
 }
 
 bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
@@ -194,8 +200,8 @@ bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
   const Instruction *conv = fused_convolution(inst, &unused);
   const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
   PtxConv d;
-  Status why = {0};
-  if (!ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);
+  Status described = {0};
+  ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &described);  /* as gpu_conv_refusal did */
   const ProgramStep *step = gpu_step_of(c, inst);
   const Kernel *k = step ? step->kernel : NULL;
   if (!k)

@@ -200,7 +200,6 @@ static bool compile_cholesky(GpuCompile *c, const Instruction *inst) {
   int64_t batches = plan.batches, elements = shape_element_count(a);
   if (elements == 0) return true;
   int buffers[3] = {gpu_binding_of(c, inst->operands[0], 0), gpu_binding_of(c, inst, 0), -1};
-  if (buffers[0] == buffers[1]) return gpu_refuse(c, inst, "a cholesky whose result shares its operand's buffer");
   buffers[2] = gpu_reserve_temp(c, elements * type_byte_size(q.work_type));
   char entry[160];
   gpu_entry_name(c, inst, "cholesky", entry, sizeof entry);
@@ -479,22 +478,37 @@ static const char *routine_refusal(const Instruction *inst) {
   return NULL;
 }
 
-/* A custom-call: getrf's forms, and trsm's as a triangular-solve. Another
- * LAPACK routine is refused by gpu_compile_custom_call, its message naming
- * the call's target (made per call, not a reason a hook returns). */
-static const char *custom_call_refusal(const Instruction *inst) {
-  if (is_real_getrf(inst->attrs.custom_call_target)) return getrf_refusal(inst);
-  LapackCall call;
-  Status st = {0};
-  if (lapack_call_read(inst, &call, &st) && call.routine == LAPACK_TRSM && call.operand_count == 2 &&
-      !type_is_complex(call.type))
-    return solve_refusal(inst, &inst->operands[1]->shape, call.left_side, call.lower, call.transpose != 'N',
-                         call.unit_diagonal);
-  return NULL;
+/* LAPACK's trsm on reals is HLO's triangular-solve ('C' is 'T'); the
+ * shapes were checked by lapack_call_read. Its older form's alpha and
+ * complex types are not. */
+static bool runs_as_a_solve(const LapackCall *call) {
+  return call->routine == LAPACK_TRSM && call->operand_count == 2 && !type_is_complex(call->type);
 }
 
-const char *gpu_linalg_refusal(const Instruction *inst) {
-  return inst->opcode == OP_CUSTOM_CALL ? custom_call_refusal(inst) : routine_refusal(inst);
+/* A custom-call: getrf's forms, and trsm's as a triangular-solve. One
+ * lapack_call_read cannot read, or another LAPACK routine, is refused with
+ * a message naming the call's target (made into `made`). */
+static const char *custom_call_refusal(const Instruction *inst, Status *made) {
+  if (is_real_getrf(inst->attrs.custom_call_target)) return getrf_refusal(inst);
+  LapackCall call;
+  if (!lapack_call_read(inst, &call, made)) return made->message;
+  if (runs_as_a_solve(&call))
+    return solve_refusal(inst, &inst->operands[1]->shape, call.left_side, call.lower, call.transpose != 'N',
+                         call.unit_diagonal);
+  status_error(made, STATUS_UNSUPPORTED,
+               "LAPACK custom-call %s: no GPU kernel for this routine yet (the CPU backend and the interpreter run it)",
+               inst->attrs.custom_call_target);
+  return made->message;
+}
+
+const char *gpu_linalg_refusal(const Program *program, const Instruction *inst, Status *made) {
+  if (inst->opcode == OP_CUSTOM_CALL) return custom_call_refusal(inst, made);
+  const char *why = routine_refusal(inst);
+  /* the cholesky kernel reads its operand while it writes the result */
+  if (!why && inst->opcode == OP_CHOLESKY && shape_element_count(&inst->shape) > 0 &&
+      program_shares_storage(program, inst, 0, inst->operands[0], 0))
+    return "a cholesky whose result shares its operand's buffer";
+  return why;
 }
 
 bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
@@ -506,24 +520,12 @@ bool gpu_compile_linalg(GpuCompile *c, const Instruction *inst) {
 /* The other LAPACK calls JAX's CPU lowering emits (potrf, geqrf, orgqr,
  * syevd, gesdd, trsm; src/ir/lapack.h) run in the evaluator and on the CPU
  * backend; on the GPU, trsm of f32 and f64 runs as a triangular-solve, the
- * rest is refused, naming the routine. */
+ * rest is refused, naming the routine (custom_call_refusal). */
 bool gpu_compile_custom_call(GpuCompile *c, const Instruction *inst) {
   if (is_real_getrf(inst->attrs.custom_call_target)) return compile_getrf(c, inst);
   LapackCall call;
-  Status st = {0};
-  bool read = lapack_call_read(inst, &call, &st);
-  /* LAPACK's trsm on reals is HLO's triangular-solve ('C' is 'T'); the
-   * shapes were checked by lapack_call_read. Its older form's alpha and
-   * complex types are refused below. */
-  if (read && call.routine == LAPACK_TRSM && call.operand_count == 2 && !type_is_complex(call.type))
-    return launch_solve(c, inst, &inst->operands[1]->shape, call.left_side, call.lower, call.transpose != 'N',
-                        call.unit_diagonal);
-  if (read && call.routine != LAPACK_GETRF) {
-    char why[256];
-    snprintf(why, sizeof why,
-             "LAPACK custom-call %s: no GPU kernel for this routine yet (the CPU backend and the interpreter run it)",
-             inst->attrs.custom_call_target);
-    return gpu_refuse(c, inst, why);
-  }
-  return gpu_compile_kernel(c, inst);
+  Status unused = {0};
+  lapack_call_read(inst, &call, &unused);  /* custom_call_refusal read it: a trsm that runs as a solve */
+  return launch_solve(c, inst, &inst->operands[1]->shape, call.left_side, call.lower, call.transpose != 'N',
+                      call.unit_diagonal);
 }

@@ -74,10 +74,13 @@ static const char *check_shapes(const Instruction *inst) {
   return NULL;
 }
 
-const char *gpu_ragged_all_to_all_refusal(const Instruction *inst) {
+const char *gpu_ragged_all_to_all_refusal(const Program *program, const Instruction *inst) {
   if (inst->operand_count != 6) return "a malformed ragged-all-to-all";
   const char *why = check_shapes(inst);
   if (why) return why;
+  /* the moves read the input while they write the result */
+  if (program_shares_storage(program, inst, 0, inst->operands[0], 0))
+    return "a ragged-all-to-all whose result shares its input's storage";
   const Shape *in = &inst->operands[0]->shape, *out = &inst->shape;
   int64_t updates = shape_element_count(&inst->operands[2]->shape);
   for (int64_t j = 0; j < updates; j++) {
@@ -96,7 +99,6 @@ bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst) {
   int64_t row = (out->dims[0] ? shape_element_count(out) / out->dims[0] : 0) * per;  /* units */
   int input = gpu_binding_of(c, inst->operands[0], 0), buffer = gpu_binding_of(c, inst->operands[1], 0),
       result = gpu_binding_of(c, inst, 0);
-  if (result == input) return gpu_refuse(c, inst, "a ragged-all-to-all whose result shares its input's storage");
   if (buffer != result && !add_move(c, inst, buffer, result, 0, 0, shape_element_count(out) * per, unit)) return false;
   int64_t updates = shape_element_count(&inst->operands[2]->shape);
   for (int64_t j = 0; j < updates; j++) {

@@ -16,7 +16,7 @@
 
 /* The plan is rng_bits.c's (src/ir/rng_bits.h); the GPU adds only that
  * the bits be a row-major array of whole bytes, as its kernels store them. */
-const char *gpu_rng_refusal(const Instruction *inst) {
+const char *gpu_rng_refusal(const Program *program, const Instruction *inst) {
   const Shape *state = &inst->operands[0]->shape;
   const Shape *s = &inst->shape;
   if (s->type != TYPE_TUPLE || s->tuple_count != 2 || state->type != TYPE_U64 || state->rank != 1)
@@ -27,6 +27,9 @@ const char *gpu_rng_refusal(const Instruction *inst) {
   if (bits->type == TYPE_TUPLE || bits->type == TYPE_PRED || !shape_is_row_major(bits) ||
       type_bit_width(bits->type) < 8 || type_bit_width(bits->type) % 8)
     return "rng-bit-generator bits that are not a row-major array of 8-, 16-, 32- or 64-bit elements";
+  /* the kernel reads the state while it writes the bits */
+  if (program_shares_storage(program, inst, 1, inst->operands[0], 0))
+    return "rng-bit-generator bits sharing storage with the state";
   return NULL;
 }
 
@@ -35,8 +38,7 @@ static bool compile_rng_bit_generator(GpuCompile *c, const Instruction *inst) {
   int64_t state_length = inst->operands[0]->shape.dims[0];  /* gpu_rng_refusal found the shapes fit */
   rng_bits_plan_make(inst->attrs.rng_algorithm, &inst->shape.tuple_shapes[1], (int)state_length, &p);
   int state = gpu_binding_of(c, inst->operands[0], 0), next = gpu_binding_of(c, inst, 0);
-  int bits = gpu_binding_of(c, inst, 1);
-  if (bits == state) return gpu_refuse(c, inst, "rng-bit-generator bits sharing storage with the state");
+  int bits = gpu_binding_of(c, inst, 1);  /* not over the state: gpu_rng_refusal */
   char entry[160];
   if (p.count > 0) {
     int buffers[2] = {state, bits};

@@ -39,17 +39,20 @@ static PtxSortRows sort_rows(const SortPlan *p) {
 }
 
 /* What the sort reads and writes (the refusal decided they are row-major
- * arrays), checked for a result sharing storage with an operand (the
- * gather reads every operand while it writes the results), which the
- * bindings of this compile show. */
-static bool bindings_check(GpuCompile *c, const Instruction *inst, int *in, int *out, int outputs) {
+ * arrays, none of the results over an operand). */
+static void bindings_of(GpuCompile *c, const Instruction *inst, int *in, int *out, int outputs) {
   for (int i = 0; i < inst->operand_count; i++) in[i] = gpu_binding_of(c, inst->operands[i], 0);
-  for (int o = 0; o < outputs; o++) {
-    out[o] = gpu_binding_of(c, inst, o);
+  for (int o = 0; o < outputs; o++) out[o] = gpu_binding_of(c, inst, o);
+}
+
+/* The gather reads every operand while it writes the results, so no
+ * result may lie over an operand (as the program's plan may put it). */
+static const char *in_place_refusal(const Program *program, const Instruction *inst, int outputs) {
+  for (int o = 0; o < outputs; o++)
     for (int i = 0; i < inst->operand_count; i++)
-      if (out[o] == in[i]) return gpu_refuse(c, inst, "a sort whose result shares storage with its operand");
-  }
-  return true;
+      if (program_shares_storage(program, inst, o, inst->operands[i], 0))
+        return "a sort whose result shares storage with its operand";
+  return NULL;
 }
 
 /* The launches: the tiles, the global merge passes, the gather from the last order. */
@@ -151,7 +154,9 @@ static const char *topk_refusal(const BufferPlan *plan, const Instruction *inst)
 }
 
 const char *gpu_sort_refusal(const Program *program, const Instruction *inst) {
-  return inst->opcode == OP_TOPK ? topk_refusal(program->plan, inst) : sort_refusal(program->plan, inst);
+  bool topk = inst->opcode == OP_TOPK;
+  const char *why = topk ? topk_refusal(program->plan, inst) : sort_refusal(program->plan, inst);
+  return why ? why : in_place_refusal(program, inst, topk ? 2 : inst->operand_count);
 }
 
 static bool compile_sort(GpuCompile *c, const Instruction *inst) {
@@ -162,7 +167,7 @@ static bool compile_sort(GpuCompile *c, const Instruction *inst) {
   PtxSortOperand ops[64];
   sort_operands(inst, count, ops);
   int in[64], out[64];
-  if (!bindings_check(c, inst, in, out, count)) return false;
+  bindings_of(c, inst, in, out, count);
   PtxSortRows rows = sort_rows(&plan);
   return sort_launch(c, inst, &rows, ops, count, comparator_less, comparator, in, out, plan.k, false);
 }
@@ -174,7 +179,7 @@ static bool compile_topk(GpuCompile *c, const Instruction *inst) {
   PtxSortOperand op = {.type = x->type, .read = true};
   TopkLess less = {.type = x->type, .largest = plan.largest};
   int in[1], out[2];
-  if (!bindings_check(c, inst, in, out, 2)) return false;
+  bindings_of(c, inst, in, out, 2);
   PtxSortRows rows = sort_rows(&plan);
   return sort_launch(c, inst, &rows, &op, 1, topk_less, &less, in, out, plan.k, true);
 }

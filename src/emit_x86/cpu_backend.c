@@ -37,13 +37,13 @@ static bool cpu_has_routine(Opcode op) {
 
 /* Why the CPU refuses a routine it has, asked of the family file that
  * compiles it; NULL when it compiles it. */
-static const char *cpu_routine_refusal(const Instruction *inst) {
+static const char *cpu_routine_refusal(const Instruction *inst, Status *made) {
   const char *why = NULL;
   switch (inst->opcode) {
   case OP_SORT: why = cpu_sort_refusal(inst); break;
   case OP_TOPK: why = cpu_topk_refusal(inst); break;
   case OP_FFT: why = cpu_fft_refusal(inst); break;
-  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: why = cpu_linalg_refusal(inst); break;
+  case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: why = cpu_linalg_refusal(inst, made); break;
   case OP_RNG: why = cpu_rng_refusal(inst); break;
   case OP_SCATTER: return cpu_scatter_refusal(inst);
   default: return cpu_control_refusal(inst);
@@ -51,26 +51,26 @@ static const char *cpu_routine_refusal(const Instruction *inst) {
   return why ? why : cpu_call_refusal(inst);  /* these run as a call step (cpu_add_call_step) */
 }
 
-static bool cpu_supports(const Program *program, const ProgramStep *step, const char **why) {
+static bool cpu_supports(const Program *program, const ProgramStep *step, StepReason *why) {
   (void)program;
   const Instruction *inst = step->inst;
   switch (step->kind) {
   case PROGRAM_STEP_KERNEL:
     for (int i = 0; i < inst->operand_count; i++)
-      if (shape_is_tuple(&inst->operands[i]->shape)) return *why = "a tuple-shaped operand", false;
+      if (shape_is_tuple(&inst->operands[i]->shape)) return why->text = "a tuple-shaped operand", false;
     return true;
-  case PROGRAM_STEP_PRODUCT: return !(*why = cpu_product_refusal(inst));
+  case PROGRAM_STEP_PRODUCT: return !(why->text = cpu_product_refusal(inst, &why->made));
   case PROGRAM_STEP_ROUTINE:
     if (!cpu_has_routine(inst->opcode)) return false;
-    return !(*why = cpu_routine_refusal(inst));
+    return !(why->text = cpu_routine_refusal(inst, &why->made));
   case PROGRAM_STEP_COLLECTIVE:
-    if ((*why = cpu_collective_refusal(inst))) return false;
-    return !(*why = cpu_call_refusal(inst));
+    if ((why->text = cpu_collective_refusal(inst))) return false;
+    return !(why->text = cpu_call_refusal(inst));
   case PROGRAM_STEP_COPY: return true;  /* what no copy makes: the program stage's program_copy_refusal */
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
   case PROGRAM_STEP_CALL:
-    return !(*why = cpu_control_refusal(inst));
+    return !(why->text = cpu_control_refusal(inst));
   default: return true;
   }
 }

@@ -75,9 +75,9 @@ CpuProgram *cpu_compile_called(CpuCompile *c, const Computation *comp);
 
 /* ------------------------------------------------------------- cpu_dot.c */
 /* A product step's instruction: a dot, scaled-dot, ragged-dot or a fusion
- * around one dot or convolution (a convolution's plan is refused where it
- * is made, cpu_conv_step_add, its message naming the attribute). */
-const char *cpu_product_refusal(const Instruction *inst);
+ * around one dot or convolution (a convolution's plan: cpu_conv_refusal,
+ * its message, naming the attribute, made into `made`). */
+const char *cpu_product_refusal(const Instruction *inst, Status *made);
 bool cpu_compile_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_scaled_dot(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_ragged_dot(CpuCompile *c, const Instruction *inst);
@@ -226,6 +226,10 @@ bool conv_padding_fix_needed(const ConvGather *g, const void *kernel);
  * output feature with a weight that is not finite whose window meets the
  * padding or a hole of the input dilation. */
 void conv_padding_taps_fix(const ConvGather *g, const void *in, const void *kernel, void *out, ThreadPool *pool);
+/* Why the CPU refuses convolution conv: its plan cannot be made (the
+ * message, naming the attribute, made into `made`); NULL when it compiles
+ * it. */
+const char *cpu_conv_refusal(const Instruction *conv, Status *made);
 /* The convolution conv (inst names it in messages) from bindings lhs and
  * rhs into out, through the GEMM on its input patches. */
 bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out);
@@ -276,9 +280,9 @@ bool cpu_compile_fft(CpuCompile *c, const Instruction *inst);
  * cholesky, triangular-solve, and the LAPACK custom-calls JAX emits for
  * jnp.linalg (src/ir/lapack.h); other custom-calls are refused. */
 /* cholesky, triangular-solve and custom-call: their shapes and types (a
- * custom-call lapack_call_read cannot read is refused by
- * cpu_compile_custom_call with its message, made per call). */
-const char *cpu_linalg_refusal(const Instruction *inst);
+ * custom-call lapack_call_read cannot read: its message, naming the
+ * call's target, made into `made`). */
+const char *cpu_linalg_refusal(const Instruction *inst, Status *made);
 bool cpu_compile_cholesky(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_triangular_solve(CpuCompile *c, const Instruction *inst);
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst);

@@ -332,12 +332,20 @@ static ProductPlan *conv_positions_plan(const Instruction *conv, const ConvPlan 
   return p;
 }
 
+const char *cpu_conv_refusal(const Instruction *conv, Status *made) {
+  ConvPlan plan;
+  return conv_plan_make(conv, &conv->operands[0]->shape, &conv->operands[1]->shape, &plan, made->message,
+                        sizeof made->message)
+             ? NULL
+             : made->message;
+}
+
 bool cpu_conv_step_add(CpuCompile *c, const Instruction *inst, const Instruction *conv, int lhs, int rhs, int out) {
   if (shape_element_count(&conv->shape) == 0) return true;  /* nothing to write */
   ConvPlan plan;
-  char why[200];
-  if (!conv_plan_make(conv, &conv->operands[0]->shape, &conv->operands[1]->shape, &plan, why, sizeof why))
-    return cpu_refuse(c, inst, why);
+  char unused[200];
+  /* cpu_conv_refusal made it before any code was made */
+  conv_plan_make(conv, &conv->operands[0]->shape, &conv->operands[1]->shape, &plan, unused, sizeof unused);
   /* No input features: every sum is empty. The GEMM writes the zeros (its
    * K = 0); the direct path would run no kernel and store nothing. */
   bool direct = false;

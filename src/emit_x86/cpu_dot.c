@@ -132,12 +132,12 @@ static const char *scaled_dot_refusal(const Instruction *inst) {
   return NULL;
 }
 
-const char *cpu_product_refusal(const Instruction *inst) {
+const char *cpu_product_refusal(const Instruction *inst, Status *made) {
   const Instruction *product = inst;
   const char *why = NULL;
   if (inst->opcode == OP_FUSION && !(product = fused_product(inst, &why))) return why;
-  /* a convolution's plan is made, and its problem refused, by cpu_conv_step_add */
-  if (product->opcode == OP_CONVOLUTION || shape_element_count(&product->shape) == 0) return NULL;
+  if (shape_element_count(&product->shape) == 0) return NULL;  /* nothing to write */
+  if (product->opcode == OP_CONVOLUTION) return cpu_conv_refusal(product, made);
   if (product->opcode == OP_SCALED_DOT && (why = scaled_dot_refusal(product))) return why;
   if (product->opcode == OP_RAGGED_DOT && attrs_dot(&product->attrs)->lhs_ragged.count != 1)
     return "a ragged-dot without one ragged dimension";

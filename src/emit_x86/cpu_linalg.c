@@ -255,29 +255,28 @@ static const char *getrf_refusal(const Instruction *inst) {
   return NULL;
 }
 
-/* Why the CPU refuses a custom-call it can read: getrf's forms. One it
- * cannot read (another target than LAPACK's, a malformed call) is refused
- * by cpu_compile_custom_call with lapack_call_read's message, which names
- * the call and so is made per call, not a reason a hook returns. */
-static const char *custom_call_refusal(const Instruction *inst) {
+/* Why the CPU refuses a custom-call: one lapack_call_read cannot read
+ * (another target than LAPACK's, a malformed call), with its message,
+ * which names the call and its target (made into `made`); then getrf's
+ * forms. */
+static const char *custom_call_refusal(const Instruction *inst, Status *made) {
   LapackCall call;
-  Status st = {0};
-  if (!lapack_call_read(inst, &call, &st)) return NULL;
+  if (!lapack_call_read(inst, &call, made)) return made->message;
   return call.routine == LAPACK_GETRF ? getrf_refusal(inst) : NULL;
 }
 
-const char *cpu_linalg_refusal(const Instruction *inst) {
+const char *cpu_linalg_refusal(const Instruction *inst, Status *made) {
   switch (inst->opcode) {
   case OP_CHOLESKY: return cholesky_refusal(inst);
   case OP_TRIANGULAR_SOLVE: return triangular_solve_refusal(inst);
-  default: return custom_call_refusal(inst);
+  default: return custom_call_refusal(inst, made);
   }
 }
 
 bool cpu_compile_custom_call(CpuCompile *c, const Instruction *inst) {
   LapackCall call;
   Status st = {0};
-  if (!lapack_call_read(inst, &call, &st)) return cpu_refuse(c, inst, st.message);
+  lapack_call_read(inst, &call, &st);  /* custom_call_refusal read it before any code was made */
   if (call.routine != LAPACK_GETRF) {
     /* An empty matrix reads nothing and writes only info (0). */
     if (call.batches == 0) return true; /* nothing to write */

@@ -47,6 +47,11 @@ int program_binding_of(const Program *p, const Instruction *inst, int leaf) {
 
 /* A constant's bytes in the layout `layout` names (row-major data in,
  * the layout's order out). */
+bool program_shares_storage(const Program *p, const Instruction *a, int a_leaf, const Instruction *b, int b_leaf) {
+  int at = program_binding_of(p, a, a_leaf);
+  return at >= 0 && at == program_binding_of(p, b, b_leaf);
+}
+
 static ProgramBinding constant_binding(const Literal *lit, const Shape *layout, const Instruction *inst,
                                        int64_t inst_leaf) {
   size_t bytes = (size_t)shape_byte_size(&lit->shape);

@@ -140,6 +140,15 @@ typedef struct Program {
   int lowered_count;
 } Program;
 
+/* Why a target refuses a step: its supports hook's answer (text NULL: no
+ * reason given). A reason that names something of this step (a
+ * custom-call's target, a convolution plan's words) is made into `made`,
+ * and text points at made.message. */
+typedef struct StepReason {
+  const char *text;
+  Status made;
+} StepReason;
+
 typedef struct ProgramOptions {
   bool across_devices;        /* collectives exchange between devices: routines, not copies */
 } ProgramOptions;
@@ -151,6 +160,10 @@ void program_free(Program *p);
 /* The binding of inst's leaf `leaf` in p (aliases followed to the slot
  * that owns the storage); -1 when the plan does not place it. */
 int program_binding_of(const Program *p, const Instruction *inst, int leaf);
+/* Whether leaf a_leaf of a and leaf b_leaf of b have one storage in p
+ * (the plan placed a result over an operand); false where either has
+ * none. A target that cannot compute an op in place refuses it so. */
+bool program_shares_storage(const Program *p, const Instruction *a, int a_leaf, const Instruction *b, int b_leaf);
 /* The called program of step s for computation comp; NULL if s runs none. */
 Program *program_step_called(const ProgramStep *s, const Computation *comp);
 /* The step kinds' names, as the dump prints them. */

@@ -64,10 +64,12 @@ typedef struct Backend {
   /* ---- the target hooks (NULL begin: the backend compiles nothing, as
    * the interpreter; backend_compile.c calls them in this order) ---- */
   /* Whether the target can compile step of program (its kernel lowered,
-   * its op one the target has a routine for ...); false with *why (which
-   * may stay NULL) the reason, which backend_refuse gives located at the
-   * step's instruction. Called for every step before anything is made. */
-  bool (*supports)(const Program *program, const ProgramStep *step, const char **why);
+   * its op one the target has a routine for ...); false with why->text
+   * (which may stay NULL) the reason, which backend_refuse gives located
+   * at the step's instruction; a reason made for this step is written into
+   * why->made (src/opt/program.h). Called for every step before anything
+   * is made. */
+  bool (*supports)(const Program *program, const ProgramStep *step, StepReason *why);
   /* The target's compile state for program, the entry's: its storage from
    * the program's bindings. Takes program (keeps or frees it). NULL after
    * an error. */

@@ -24,8 +24,8 @@ static bool program_check(const Backend *b, const Module *m, const Program *p, S
   if (p->unsupported) return refuse(b, m, p->computation->root, p->unsupported, st);
   for (int i = 0; i < p->step_count; i++) {
     const ProgramStep *s = &p->steps[i];
-    const char *why = NULL;
-    if (!b->supports(p, s, &why)) return refuse(b, m, s->inst, why, st);
+    StepReason why = {0};
+    if (!b->supports(p, s, &why)) return refuse(b, m, s->inst, why.text, st);
     if (s->unsupported) return refuse(b, m, s->inst, s->unsupported, st);
     for (int k = 0; k < s->buffer_count; k++)
       if (s->buffers[k] >= 0 && p->bindings[s->buffers[k]].unsupported)

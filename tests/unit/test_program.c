@@ -303,14 +303,14 @@ TEST(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason) 
     if (b.p->steps[i].inst->opcode == OP_TOPK) topk = &b.p->steps[i];
   EXPECT(topk && topk->kind == PROGRAM_STEP_ROUTINE, "no routine step for the topk");
   if (topk) {
-    const char *why = NULL;
+    StepReason why = {0};
     bool supported = backend_cpu.supports(b.p, topk, &why);
-    EXPECT(!supported && why && strcmp(why, "a topk of this element type") == 0, "CPU: %s, %s",
-           supported ? "supported" : "refused", why ? why : "(no reason)");
-    why = NULL;
+    EXPECT(!supported && why.text && strcmp(why.text, "a topk of this element type") == 0, "CPU: %s, %s",
+           supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
+    why = (StepReason){0};
     supported = backend_gpu.supports(b.p, topk, &why);
-    EXPECT(!supported && why && strcmp(why, "a top-k of a type the GPU's comparators do not yet compute on") == 0,
-           "GPU: %s, %s", supported ? "supported" : "refused", why ? why : "(no reason)");
+    EXPECT(!supported && why.text && strcmp(why.text, "a top-k of a type the GPU's comparators do not yet compute on") == 0,
+           "GPU: %s, %s", supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
   }
   built_free(&b);
 }
@@ -342,10 +342,10 @@ static void expect_copy_refused_by_the_stage(const char *text, Opcode op, const 
   if (copy) {
     EXPECT(copy->unsupported && strcmp(copy->unsupported, reason) == 0, "the stage: %s (want %s)",
            copy->unsupported ? copy->unsupported : "(no reason)", reason);
-    const char *why = NULL;
-    EXPECT(backend_cpu.supports(b.p, copy, &why), "the CPU's hook refuses it itself: %s", why ? why : "");
-    why = NULL;
-    EXPECT(backend_gpu.supports(b.p, copy, &why), "the GPU's hook refuses it itself: %s", why ? why : "");
+    StepReason why = {0};
+    EXPECT(backend_cpu.supports(b.p, copy, &why), "the CPU's hook refuses it itself: %s", why.text ? why.text : "");
+    why = (StepReason){0};
+    EXPECT(backend_gpu.supports(b.p, copy, &why), "the GPU's hook refuses it itself: %s", why.text ? why.text : "");
   }
   built_free(&b);
 }
@@ -387,11 +387,11 @@ TEST(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook) {
     if (p->steps[i].inst->opcode == OP_ALL_REDUCE) reduce = &p->steps[i];
   EXPECT(reduce && reduce->kind == PROGRAM_STEP_COLLECTIVE, "no collective step for the all-reduce");
   if (reduce) {
-    const char *why = NULL;
+    StepReason why = {0};
     bool supported = backend_gpu.supports(p, reduce, &why);
-    EXPECT(!supported && why &&
-               strcmp(why, "a reduction across GPUs whose to_apply is not add, multiply, maximum or minimum") == 0,
-           "GPU: %s, %s", supported ? "supported" : "refused", why ? why : "(no reason)");
+    EXPECT(!supported && why.text &&
+               strcmp(why.text, "a reduction across GPUs whose to_apply is not add, multiply, maximum or minimum") == 0,
+           "GPU: %s, %s", supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
   }
   program_free(p);
   buffer_plan_free(plan);
@@ -428,15 +428,63 @@ TEST(a_branch_program_knows_it_is_one_and_the_gpu_refuses_a_collective_there) {
     const ProgramStep *reduce = step_of(branch, OP_ALL_REDUCE, PROGRAM_STEP_COLLECTIVE);
     EXPECT(reduce != NULL, "no collective step in the branch");
     if (reduce) {
-      const char *why = NULL;
+      StepReason why = {0};
       bool supported = backend_gpu.supports(branch, reduce, &why);
-      EXPECT(!supported && why && strstr(why, "a collective across GPUs inside a conditional's branch") == why,
-             "GPU: %s, %s", supported ? "supported" : "refused", why ? why : "(no reason)");
+      EXPECT(!supported && why.text && strstr(why.text, "a collective across GPUs inside a conditional's branch") == why.text,
+             "GPU: %s, %s", supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
     }
   }
   program_free(p);
   buffer_plan_free(plan);
   module_free(m);
+}
+
+static const char potrf_of_the_wrong_type[] =
+    "HloModule potrf_of_the_wrong_type\n"
+    "ENTRY main {\n"
+    "  a = f64[2,2] parameter(0)\n"
+    "  ROOT potrf = (f64[2,2], s32[]) custom-call(a), custom_call_target=\"lapack_spotrf_ffi\", "
+    "backend_config={uplo = 76 : ui8}\n"
+    "}\n";
+
+static const char potrf[] =
+    "HloModule potrf\n"
+    "ENTRY main {\n"
+    "  a = f32[2,2] parameter(0)\n"
+    "  ROOT potrf = (f32[2,2], s32[]) custom-call(a), custom_call_target=\"lapack_spotrf_ffi\", "
+    "backend_config={uplo = 76 : ui8}\n"
+    "}\n";
+
+/* A reason made for the step (here naming the custom-call's target) is
+ * written by the supports hook into the reason's buffer, so it too is
+ * decided before any code is made, not found while the step compiles. */
+TEST(a_supports_hook_names_the_custom_call_target_it_refuses) {
+  Built b = build(potrf_of_the_wrong_type);
+  if (!b.m) return;
+  const ProgramStep *call = step_of(b.p, OP_CUSTOM_CALL, PROGRAM_STEP_ROUTINE);
+  EXPECT(call != NULL, "no routine step for the custom-call");
+  if (call) {
+    StepReason why = {0};
+    bool supported = backend_cpu.supports(b.p, call, &why);
+    EXPECT(!supported && why.text && strstr(why.text, "lapack_spotrf_ffi") && strstr(why.text, "expects"),
+           "CPU: %s, %s", supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
+  }
+  built_free(&b);
+  b = build(potrf);
+  if (!b.m) return;
+  call = step_of(b.p, OP_CUSTOM_CALL, PROGRAM_STEP_ROUTINE);
+  if (call) {
+    StepReason why = {0};
+    bool supported = backend_cpu.supports(b.p, call, &why);
+    EXPECT(supported, "CPU refuses potrf: %s", why.text ? why.text : "(no reason)");
+    why = (StepReason){0};
+    supported = backend_gpu.supports(b.p, call, &why);
+    EXPECT(!supported && why.text &&
+               strcmp(why.text, "LAPACK custom-call lapack_spotrf_ffi: no GPU kernel for this routine yet (the CPU "
+                                "backend and the interpreter run it)") == 0,
+           "GPU: %s, %s", supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
+  }
+  built_free(&b);
 }
 
 TEST(program_text_names_every_step_and_nests_called_programs) {
@@ -468,6 +516,7 @@ int main(void) {
   RUN(the_program_stage_refuses_a_permute_between_replicas_when_one_replica_runs);
   RUN(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook);
   RUN(a_branch_program_knows_it_is_one_and_the_gpu_refuses_a_collective_there);
+  RUN(a_supports_hook_names_the_custom_call_target_it_refuses);
   RUN(program_text_names_every_step_and_nests_called_programs);
   return test_summary();
 }
