@@ -338,17 +338,11 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
   return ok;
 }
 
-/* async-update: all the leaves; a done: element 1 of the start's tuple
- * (copy-done: element 0). */
-/* (the operand is a start's tuple whose element fits the result: program_copy_refusal) */
-static int async_forward_element(const Instruction *inst) {
-  if (inst->opcode == OP_ASYNC_UPDATE) return -1;    /* the whole tuple */
-  return inst->opcode == OP_COPY_DONE ? 0 : 1;       /* copy-start: (destination, source, context) */
-}
-
-static bool compile_async_forward(GpuCompile *c, const Instruction *inst) {
+/* async-update: all the leaves; a done: one element of the start's tuple
+ * (the copy table's `element`; the operand is a start's tuple whose
+ * element fits the result: program_copy_refusal). */
+static bool compile_from_start(GpuCompile *c, const Instruction *inst, int element) {
   const Instruction *start = inst->operands[0];
-  int element = async_forward_element(inst);
   int first = element >= 0 ? tuple_element_first_leaf(&start->shape, element) : 0, n = shape_leaf_count(&inst->shape);
   int *from = mem_calloc((size_t)n + 1, sizeof *from);
   bool ok = leaves_bind(c, start, first, n, from) && copies_add(c, c->p->current, inst, from, 0, n);
@@ -429,46 +423,27 @@ static bool compile_dynamic_reshape(GpuCompile *c, const Instruction *inst) {
   return leaves_bind(c, inst->operands[0], 0, 1, &source) && copies_add(c, c->p->current, inst, &source, 0, 1);
 }
 
-static bool compile_collective(GpuCompile *c, const Instruction *inst) {
+/* A copy step (or a collective step across GPUs), by its form in the
+ * program stage's table of copies (program_copy_op). */
+static bool compile_copy(GpuCompile *c, const Instruction *inst) {
   int leaves = shape_leaf_count(&inst->shape);
   if (runs_across(c, inst)) return gpu_compile_collective_across(c, inst, 0);
-  switch (inst->opcode) {
-  case OP_ALL_GATHER_DONE:
-  case OP_COLLECTIVE_PERMUTE_DONE:
-  case OP_COPY_DONE:
-    return compile_async_forward(c, inst);
-  case OP_ALL_GATHER_START:
-  case OP_COLLECTIVE_PERMUTE_START:
-  case OP_COPY_START:
-    return compile_collective_start(c, inst);
-  case OP_COLLECTIVE_PERMUTE:
+  const ProgramCopyOp *copy = program_copy_op(inst->opcode);
+  switch (copy ? copy->form : PROGRAM_COPY_FORWARD) {
+  case PROGRAM_COPY_FROM_START: return compile_from_start(c, inst, copy->element);
+  case PROGRAM_COPY_START: return compile_collective_start(c, inst);
+  case PROGRAM_COPY_PERMUTE:
     return inst->attrs.source_target_pairs.count ? forward_operands(c, inst, 0, 0, leaves)
                                                  : zeros_add(c, c->p->current, inst, 0, leaves);
-  case OP_AFTER_ALL:
-    return true;  /* a token: no storage */
-  case OP_REPLICA_ID:
-  case OP_PARTITION_ID:
+  case PROGRAM_COPY_NOTHING: return true;  /* a token: no storage */
+  case PROGRAM_COPY_DEVICE_ID:
     if (c->step->kind == PROGRAM_STEP_COLLECTIVE) return device_id_add(c, inst);
     return zeros_add(c, c->p->current, inst, 0, leaves);  /* replica 0 of 1 */
-  case OP_GET_DIMENSION_SIZE:
-    return compile_dimension_size(c, inst);
-  case OP_DYNAMIC_RESHAPE:
-    return compile_dynamic_reshape(c, inst);
-  case OP_SET_DIMENSION_SIZE:
-  case OP_ADD_DEPENDENCY:
-  case OP_DOMAIN:
-  case OP_OPTIMIZATION_BARRIER:
-  case OP_ALL_GATHER:
-  case OP_ALL_REDUCE:
-  case OP_ALL_REDUCE_START:
-  case OP_ALL_REDUCE_DONE:
-  case OP_ALL_TO_ALL:
-  case OP_COLLECTIVE_BROADCAST:
-  case OP_COLLECTIVE_REDUCE:
-  case OP_REDUCE_SCATTER:
-    return forward_operands(c, inst, 0, 0, leaves);
-  default: return gpu_refuse(c, inst, NULL);
+  case PROGRAM_COPY_DIMENSION_SIZE: return compile_dimension_size(c, inst);
+  case PROGRAM_COPY_DYNAMIC_RESHAPE: return compile_dynamic_reshape(c, inst);
+  case PROGRAM_COPY_FORWARD: return forward_operands(c, inst, 0, 0, leaves);
   }
+  return true;
 }
 
 bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
@@ -479,10 +454,7 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
   case OP_FUSION:  /* one that no kernel computes (gpu_backend.c) */
     return call_compile(c, inst, inst->called[0], c->p->current, 0, shape_leaf_count(&inst->shape));
   case OP_ASYNC_START: return compile_async_start(c, inst);
-  case OP_ASYNC_UPDATE:
-  case OP_ASYNC_DONE:
-    return compile_async_forward(c, inst);
-  default: return compile_collective(c, inst);
+  default: return compile_copy(c, inst);
   }
 }
 

@@ -175,26 +175,21 @@ static void sources_add_context(LeafSources *ls) {
   sources_add_leaves(ls, first, NULL, 0, shape_leaf_count(s) - first);
 }
 
-/* The sources of inst's leaves, by opcode. */
+/* The sources of inst's leaves, by its form in the program stage's table
+ * of copies (program_copy_op). */
 static void sources_add_instruction(LeafSources *ls) {
   const Instruction *inst = ls->inst;
   const Shape *s = &inst->shape;
   int leaves = shape_leaf_count(s);
-  switch (inst->opcode) {
-  case OP_ASYNC_DONE:
-  case OP_ALL_GATHER_DONE:
-  case OP_COLLECTIVE_PERMUTE_DONE:
-  case OP_COPY_DONE: {
-    /* copy-start's tuple is (destination, source, context); the others
-     * hand on element 1 */
+  const ProgramCopyOp *copy = program_copy_op(inst->opcode);
+  switch (copy ? copy->form : PROGRAM_COPY_FORWARD) {
+  case PROGRAM_COPY_FROM_START: {
     const Instruction *start = inst->operands[0];
-    int element = inst->opcode == OP_COPY_DONE ? 0 : 1;
-    sources_add_leaves(ls, 0, start, tuple_element_first_leaf(&start->shape, element), leaves);
+    int first = copy->element < 0 ? 0 : tuple_element_first_leaf(&start->shape, copy->element);
+    sources_add_leaves(ls, 0, start, first, leaves);
     return;
   }
-  case OP_ALL_GATHER_START:
-  case OP_COLLECTIVE_PERMUTE_START:
-  case OP_COPY_START: {
+  case PROGRAM_COPY_START: {
     /* one replica: the operands in element 0 and again in element 1 (a
      * permute that sends nothing to replica 0: zeros) */
     sources_add_context(ls);
@@ -205,26 +200,25 @@ static void sources_add_instruction(LeafSources *ls) {
     else sources_add_operands(ls, first_result, after - first_result);
     return;
   }
-  case OP_COLLECTIVE_PERMUTE:
+  case PROGRAM_COPY_PERMUTE:
     if (inst->attrs.source_target_pairs.count == 0) sources_add_leaves(ls, 0, NULL, 0, leaves);
     else sources_add_operands(ls, 0, leaves);
     return;
-  case OP_REPLICA_ID:
-  case OP_PARTITION_ID:
+  case PROGRAM_COPY_DEVICE_ID:
     sources_add_leaves(ls, 0, NULL, 0, leaves);  /* replica 0 of 1 */
     return;
-  case OP_GET_DIMENSION_SIZE: {
+  case PROGRAM_COPY_DIMENSION_SIZE: {
     const Shape *of = &inst->operands[0]->shape;
     sources_add(ls, (LeafSource){.kind = SOURCE_SIZE, .size = (int32_t)of->dims[inst->attrs.dimensions.values[0]]});
     return;
   }
-  case OP_DYNAMIC_RESHAPE:
+  case PROGRAM_COPY_DYNAMIC_RESHAPE:
     /* on static shapes, both sides row-major: the bytes stay where they are */
     sources_add(ls, (LeafSource){.kind = SOURCE_LEAF, .from = inst->operands[0]});
     return;
-  case OP_AFTER_ALL:
+  case PROGRAM_COPY_NOTHING:
     return;
-  default:
+  case PROGRAM_COPY_FORWARD:
     /* forwards of the operands and the one-replica identities */
     sources_add_operands(ls, 0, leaves);
     return;

@@ -396,20 +396,14 @@ static bool step_kind_of(const Instruction *inst, const ProgramOptions *o, Progr
   case OP_RNG_BIT_GENERATOR: case OP_RNG: case OP_RNG_GET_AND_UPDATE_STATE:
     *kind = PROGRAM_STEP_ROUTINE;
     return true;
-  /* With one device a collective's value is its operand's (or the
-   * replica's number): a copy. */
-  case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_COLLECTIVE_PERMUTE: case OP_ALL_TO_ALL:
-  case OP_COLLECTIVE_BROADCAST: case OP_ALL_REDUCE_START: case OP_ALL_GATHER_START: case OP_COLLECTIVE_PERMUTE_START:
-  case OP_REPLICA_ID: case OP_PARTITION_ID:
-    *kind = o->across_devices ? PROGRAM_STEP_COLLECTIVE : PROGRAM_STEP_COPY;
-    return true;
-  case OP_ASYNC_UPDATE: case OP_ASYNC_DONE: case OP_ADD_DEPENDENCY: case OP_DOMAIN: case OP_AFTER_ALL:
-  case OP_OPTIMIZATION_BARRIER: case OP_COLLECTIVE_REDUCE: case OP_ALL_REDUCE_DONE: case OP_ALL_GATHER_DONE:
-  case OP_COLLECTIVE_PERMUTE_DONE: case OP_COPY_START: case OP_COPY_DONE: case OP_GET_DIMENSION_SIZE:
-  case OP_SET_DIMENSION_SIZE: case OP_DYNAMIC_RESHAPE:
-    *kind = PROGRAM_STEP_COPY;
-    return true;
   default: {
+    /* The copies (program_copy_op's table): with one device a
+     * collective's value is its operand's (or the replica's number). */
+    const ProgramCopyOp *copy = program_copy_op(inst->opcode);
+    if (copy) {
+      *kind = copy->exchanges && o->across_devices ? PROGRAM_STEP_COLLECTIVE : PROGRAM_STEP_COPY;
+      return true;
+    }
     /* Control ops without a kernel form (send, recv, infeed...): a routine
      * no target has yet, refused there. */
     bool control = opcode_form(inst->opcode) == FORM_OTHER && opcode_cost(inst->opcode) == COST_CONTROL;

@@ -173,7 +173,33 @@ const char *program_step_kind_name(ProgramStepKind kind);
 bool program_fusion_has_product(const Instruction *fusion);
 
 /* ------------------------------------------------------- program_refusal.c
- * What no target runs, decided by program_build for every target and
+ * The ops a copy step makes (leaves moved from operands, zeros or a size:
+ * the wrappers that only order work, the asynchronous pairs run at once,
+ * the size ops on static shapes and, with one device, the collectives),
+ * one table that the stage's step kinds and refusals and both targets'
+ * copies read. */
+typedef enum ProgramCopyForm {
+  PROGRAM_COPY_FORWARD,          /* the operands' leaves, in order */
+  PROGRAM_COPY_FROM_START,       /* the start's tuple's element `element` (-1: the whole tuple) */
+  PROGRAM_COPY_START,            /* (the operands, the operands again, zeros...): a start run at once */
+  PROGRAM_COPY_PERMUTE,          /* the operand, or zeros when no pair sends to replica 0 */
+  PROGRAM_COPY_DEVICE_ID,        /* zeros: replica 0 of 1 */
+  PROGRAM_COPY_DIMENSION_SIZE,   /* the static size, an s32 constant */
+  PROGRAM_COPY_DYNAMIC_RESHAPE,  /* operand 0's bytes as they lie */
+  PROGRAM_COPY_NOTHING,          /* a token: no storage */
+} ProgramCopyForm;
+
+typedef struct ProgramCopyOp {
+  Opcode op;
+  ProgramCopyForm form;
+  int element;                   /* FROM_START: the start's element it takes (-1: all) */
+  bool exchanges;                /* across devices a COLLECTIVE step (an exchange), not a copy */
+} ProgramCopyOp;
+
+/* op's row of the copy table; NULL when no copy step makes it. */
+const ProgramCopyOp *program_copy_op(Opcode op);
+
+/* What no target runs, decided by program_build for every target and
  * recorded as the step's `unsupported` reason; NULL when the form is one
  * every target's walk can take. */
 /* A control op's form (a conditional's branch index, a call of one

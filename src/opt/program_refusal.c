@@ -62,6 +62,49 @@ const char *program_control_refusal(const Instruction *inst) {
 
 /* ---- copies ---- */
 
+/* The copy ops, in the order docs/gpu.md lists them.
+ *   form       how the leaves are made (ProgramCopyForm)
+ *   element    FROM_START: the element of the start's tuple handed on
+ *              (-1: the whole tuple; copy-start's is (destination,
+ *              source, context), so copy-done takes 0)
+ *   exchanges  with several devices, an exchange between them: a
+ *              COLLECTIVE step the target runs, not a copy */
+static const ProgramCopyOp copy_ops[] = {
+    /* op                          form                          element exchanges */
+    {OP_ALL_REDUCE,                PROGRAM_COPY_FORWARD,         0,      true},
+    {OP_ALL_GATHER,                PROGRAM_COPY_FORWARD,         0,      true},
+    {OP_REDUCE_SCATTER,            PROGRAM_COPY_FORWARD,         0,      true},
+    {OP_ALL_TO_ALL,                PROGRAM_COPY_FORWARD,         0,      true},
+    {OP_COLLECTIVE_BROADCAST,      PROGRAM_COPY_FORWARD,         0,      true},
+    {OP_COLLECTIVE_PERMUTE,        PROGRAM_COPY_PERMUTE,         0,      true},
+    {OP_ALL_REDUCE_START,          PROGRAM_COPY_FORWARD,         0,      true},
+    {OP_ALL_GATHER_START,          PROGRAM_COPY_START,           0,      true},
+    {OP_COLLECTIVE_PERMUTE_START,  PROGRAM_COPY_START,           0,      true},
+    {OP_REPLICA_ID,                PROGRAM_COPY_DEVICE_ID,       0,      true},
+    {OP_PARTITION_ID,              PROGRAM_COPY_DEVICE_ID,       0,      true},
+    {OP_ALL_REDUCE_DONE,           PROGRAM_COPY_FORWARD,         0,      false},
+    {OP_ALL_GATHER_DONE,           PROGRAM_COPY_FROM_START,      1,      false},
+    {OP_COLLECTIVE_PERMUTE_DONE,   PROGRAM_COPY_FROM_START,      1,      false},
+    {OP_COLLECTIVE_REDUCE,         PROGRAM_COPY_FORWARD,         0,      false},
+    {OP_ASYNC_UPDATE,              PROGRAM_COPY_FROM_START,      -1,     false},
+    {OP_ASYNC_DONE,                PROGRAM_COPY_FROM_START,      1,      false},
+    {OP_COPY_START,                PROGRAM_COPY_START,           0,      false},
+    {OP_COPY_DONE,                 PROGRAM_COPY_FROM_START,      0,      false},
+    {OP_ADD_DEPENDENCY,            PROGRAM_COPY_FORWARD,         0,      false},
+    {OP_DOMAIN,                    PROGRAM_COPY_FORWARD,         0,      false},
+    {OP_OPTIMIZATION_BARRIER,      PROGRAM_COPY_FORWARD,         0,      false},
+    {OP_AFTER_ALL,                 PROGRAM_COPY_NOTHING,         0,      false},
+    {OP_GET_DIMENSION_SIZE,        PROGRAM_COPY_DIMENSION_SIZE,  0,      false},
+    {OP_SET_DIMENSION_SIZE,        PROGRAM_COPY_FORWARD,         0,      false},
+    {OP_DYNAMIC_RESHAPE,           PROGRAM_COPY_DYNAMIC_RESHAPE, 0,      false},
+};
+
+const ProgramCopyOp *program_copy_op(Opcode op) {
+  for (size_t i = 0; i < sizeof copy_ops / sizeof copy_ops[0]; i++)
+    if (copy_ops[i].op == op) return &copy_ops[i];
+  return NULL;
+}
+
 /* inst's leaves [to_leaf, to_leaf + count) are leaves [from_leaf, ...) of
  * a value of shape `from`, each in the same shape and layout. A leaf of no
  * bytes (a token, an empty array) needs no bytes, so any source will do. */
@@ -95,15 +138,12 @@ static const char *permute_refusal(const Instruction *inst) {
   return NULL;
 }
 
-/* async-update hands the start's tuple on; a done takes element 1 of it
- * (copy-done element 0: copy-start's tuple is (destination, source,
- * context)). */
-static const char *async_forward_refusal(const Instruction *inst) {
+/* async-update hands the start's tuple on; a done takes one element of it. */
+static const char *from_start_refusal(const Instruction *inst, int element) {
   const Instruction *start = inst->operand_count == 1 ? inst->operands[0] : NULL;
   if (!start || !shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
     return "an operand that is not a start's tuple";
-  int first = 0;
-  if (inst->opcode != OP_ASYNC_UPDATE) first = element_first_leaf(&start->shape, inst->opcode == OP_COPY_DONE ? 0 : 1);
+  int first = element < 0 ? 0 : element_first_leaf(&start->shape, element);
   return leaves_refusal(inst, 0, &start->shape, first, shape_leaf_count(&inst->shape));
 }
 
@@ -157,32 +197,23 @@ static const char *dynamic_reshape_refusal(const Instruction *inst) {
 }
 
 const char *program_copy_refusal(const Instruction *inst) {
+  const ProgramCopyOp *row = program_copy_op(inst->opcode);
   int leaves = shape_leaf_count(&inst->shape);
-  switch (inst->opcode) {
-  case OP_ASYNC_UPDATE:
-  case OP_ASYNC_DONE:
-  case OP_ALL_GATHER_DONE:
-  case OP_COLLECTIVE_PERMUTE_DONE:
-  case OP_COPY_DONE:
-    return async_forward_refusal(inst);
-  case OP_ALL_GATHER_START:
-  case OP_COLLECTIVE_PERMUTE_START:
-  case OP_COPY_START:
-    return start_refusal(inst);
-  case OP_COLLECTIVE_PERMUTE: {
+  if (!row) return "an op no copy makes";
+  switch (row->form) {
+  case PROGRAM_COPY_FORWARD: return program_forward_refusal(inst, 0, 0, leaves);
+  case PROGRAM_COPY_FROM_START: return from_start_refusal(inst, row->element);
+  case PROGRAM_COPY_START: return start_refusal(inst);
+  case PROGRAM_COPY_PERMUTE: {
     const char *why = permute_refusal(inst);
     if (why || inst->attrs.source_target_pairs.count == 0) return why;  /* none sent: zeros */
     return program_forward_refusal(inst, 0, 0, leaves);
   }
-  case OP_REPLICA_ID:
-  case OP_PARTITION_ID:   /* replica 0 of 1 */
-  case OP_AFTER_ALL:      /* a token: no storage */
+  case PROGRAM_COPY_DIMENSION_SIZE: return dimension_size_refusal(inst);
+  case PROGRAM_COPY_DYNAMIC_RESHAPE: return dynamic_reshape_refusal(inst);
+  case PROGRAM_COPY_DEVICE_ID:  /* replica 0 of 1 */
+  case PROGRAM_COPY_NOTHING:    /* a token: no storage */
     return NULL;
-  case OP_GET_DIMENSION_SIZE: return dimension_size_refusal(inst);
-  case OP_DYNAMIC_RESHAPE: return dynamic_reshape_refusal(inst);
-  default:
-    /* the wrappers that only order work and the collectives of one
-     * replica hand their operands' leaves on */
-    return program_forward_refusal(inst, 0, 0, leaves);
   }
+  return NULL;
 }
