@@ -104,9 +104,9 @@ static const char *gpu_routine_refusal(const Program *program, const ProgramStep
   switch (inst->opcode) {
   case OP_SORT: case OP_TOPK: return gpu_sort_refusal(program, inst);
   case OP_SCATTER: case OP_SELECT_AND_SCATTER: return gpu_scatter_refusal(program, step);
-  case OP_FFT: return gpu_fft_refusal(inst);
+  case OP_FFT: return gpu_fft_refusal(program, inst);
   case OP_CHOLESKY: case OP_TRIANGULAR_SOLVE: case OP_CUSTOM_CALL: return gpu_linalg_refusal(program, inst, made);
-  case OP_SCAN: return gpu_scan_refusal(inst);
+  case OP_SCAN: return gpu_scan_refusal(program, inst);
   case OP_RAGGED_ALL_TO_ALL: return gpu_ragged_all_to_all_refusal(program, inst);
   default: return gpu_rng_refusal(program, inst);  /* rng-bit-generator: gpu_has_routine lets no other through */
   }

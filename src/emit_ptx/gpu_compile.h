@@ -127,7 +127,7 @@ const char *gpu_collective_refusal(const Instruction *inst, int first);
 const char *gpu_ragged_all_to_all_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_ragged_all_to_all(GpuCompile *c, const Instruction *inst);
 /* gpu_scan.c: scan whose step computation is elementwise over a slice. */
-const char *gpu_scan_refusal(const Instruction *inst);
+const char *gpu_scan_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_scan(GpuCompile *c, const Instruction *inst);
 /* gpu_dot.c: dot, scaled-dot, ragged-dot, and fusions around a dot (epilogues). */
 const char *gpu_dot_refusal(const ProgramStep *step);
@@ -151,7 +151,7 @@ bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst);
 const char *gpu_rng_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_rng(GpuCompile *c, const Instruction *inst);
 /* gpu_fft.c: fft. */
-const char *gpu_fft_refusal(const Instruction *inst);
+const char *gpu_fft_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_fft(GpuCompile *c, const Instruction *inst);
 /* gpu_linalg.c: cholesky, triangular-solve, and the linear-algebra custom
  * calls (another LAPACK routine than getrf and trsm is refused, its

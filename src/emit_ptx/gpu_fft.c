@@ -183,20 +183,17 @@ static bool add_pass(GpuCompile *c, const Instruction *inst, const FftPass *pass
                         3, NULL, 0) != NULL;
 }
 
-/* Whether two bindings' storage overlaps (a plan may place a result over
- * its operand; a pass reads whole lines, so it cannot work in place). */
-static bool bindings_overlap(const GpuCompile *c, int a, int b) {
-  if (a < 0 || b < 0) return false;
-  const GpuBinding *x = &c->p->bindings[a], *y = &c->p->bindings[b];
-  if (a == b) return true;
-  if (x->kind != y->kind || x->kind == GPU_BINDING_NONE || x->kind == GPU_BINDING_PARAMETER) return false;
-  return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
-}
-
-const char *gpu_fft_refusal(const Instruction *inst) {
+const char *gpu_fft_refusal(const Program *program, const Instruction *inst) {
   if (inst->operand_count != 1) return "an fft without one operand";
   FftPlan plan;
-  return fft_plan_for_gpu(inst, &plan);
+  const char *why = fft_plan_for_gpu(inst, &plan);
+  if (why) return why;
+  /* a plan may place a result over its operand; a pass reads whole
+   * lines, so it cannot work in place */
+  bool empty = shape_element_count(&inst->operands[0]->shape) == 0 || shape_element_count(&inst->shape) == 0;
+  if (!empty && program_storage_overlaps(program, inst, 0, inst->operands[0], 0))
+    return "an fft whose result overlaps its operand";
+  return NULL;
 }
 
 bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
@@ -213,7 +210,6 @@ bool gpu_compile_fft(GpuCompile *c, const Instruction *inst) {
             (dims[rank - 1] > inst->shape.dims[rank - 1] ? dims[rank - 1] : inst->shape.dims[rank - 1]);
   int scratch[2] = {-1, -1};
   int from = gpu_binding_of(c, inst->operands[0], 0), result = gpu_binding_of(c, inst, 0);
-  if (bindings_overlap(c, from, result)) return gpu_refuse(c, inst, "an fft whose result overlaps its operand");
   int pass_number = 0;
   for (int axis = plan.first; axis < rank; axis++) {
     FftPass whole = make_pass(&plan, dims, axis);

@@ -169,9 +169,18 @@ static bool emit_scan(PtxBuilder *b, const char *entry, const ScanPlan *p, const
   return true;
 }
 
-const char *gpu_scan_refusal(const Instruction *inst) {
+const char *gpu_scan_refusal(const Program *program, const Instruction *inst) {
   ScanPlan p = {0};
-  return scan_plan(inst, &p);
+  const char *why = scan_plan(inst, &p);
+  if (why) return why;
+  /* A result may share an operand's storage (as the program's plan puts
+   * it) only where element positions match: a stacked output over an
+   * input, a final carry over its init. */
+  for (int k = 0; k < p.outputs + p.carries; k++)
+    for (int i = 0; i < inst->operand_count; i++)
+      if (program_shares_storage(program, inst, k, inst->operands[i], 0) && (k < p.outputs) != (i < p.inputs))
+        return "a scan result sharing storage with an operand of other dims";
+  return NULL;
 }
 
 bool gpu_compile_scan(GpuCompile *c, const Instruction *inst) {
@@ -179,13 +188,7 @@ bool gpu_compile_scan(GpuCompile *c, const Instruction *inst) {
   scan_plan(inst, &p);  /* gpu_scan_refusal found no problem */
   int n = inst->operand_count, parts = p.outputs + p.carries, buffers[4 * SCAN_MAX_VALUES];
   for (int i = 0; i < n; i++) buffers[i] = gpu_binding_of(c, inst->operands[i], 0);
-  for (int k = 0; k < parts; k++) buffers[n + k] = gpu_binding_of(c, inst, k);
-  /* A result may share an operand's storage only where element positions
-   * match (a stacked output over an input, a final carry over its init). */
-  for (int k = 0; k < parts; k++)
-    for (int i = 0; i < n; i++)
-      if (buffers[n + k] == buffers[i] && (k < p.outputs) != (i < p.inputs))
-        return gpu_refuse(c, inst, "a scan result sharing storage with an operand of other dims");
+  for (int k = 0; k < parts; k++) buffers[n + k] = gpu_binding_of(c, inst, k);  /* shared where gpu_scan_refusal allows */
   int64_t total = p.outer * p.inner;
   if (total == 0) return true;
   char entry[160];

@@ -52,7 +52,7 @@ static const char *select_and_scatter_refusal(const ProgramStep *step) {
 
 const char *gpu_scatter_refusal(const Program *program, const ProgramStep *step) {
   if (step->inst->opcode == OP_SELECT_AND_SCATTER) return select_and_scatter_refusal(step);
-  return gpu_scatter_apply_refusal(program->plan, step->inst);
+  return gpu_scatter_apply_refusal(program, step->inst);
 }
 
 bool gpu_compile_scatter(GpuCompile *c, const Instruction *inst) {

@@ -17,10 +17,10 @@ bool gpu_launch_lowered_kernel(GpuCompile *c, const Instruction *inst, const Ker
                                const int *bindings, int count);
 
 /* gpu_scatter_apply.c */
-/* Why the GPU refuses a scatter (plan: its program's): operands, indices,
- * updates and results row-major arrays of types the kernel computes on.
- * NULL when it compiles it. */
-const char *gpu_scatter_apply_refusal(const BufferPlan *plan, const Instruction *inst);
+/* Why the GPU refuses a scatter of program: operands, indices, updates
+ * and results row-major arrays of types the kernel computes on, no result
+ * over the indices or updates. NULL when it compiles it. */
+const char *gpu_scatter_apply_refusal(const Program *program, const Instruction *inst);
 bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst);
 
 /* A scatter's index arithmetic, fixed at compile time: the plan every

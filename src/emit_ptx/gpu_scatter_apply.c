@@ -58,7 +58,22 @@ static const char *atomic_combiner(const Instruction *inst, int n) {
   return NULL;
 }
 
-const char *gpu_scatter_apply_refusal(const BufferPlan *plan, const Instruction *inst) {
+/* The apply kernel reads the indices and updates while it writes the
+ * results, so no result may lie over one of those (or over another
+ * input), as the program's plan may put it. */
+static const char *in_place_refusal(const Program *program, const Instruction *inst, const ScatterPlan *scatter) {
+  int n = scatter->n;
+  if (scatter->scatter_total * scatter->window_total == 0 || shape_element_count(&inst->operands[0]->shape) == 0)
+    return NULL;  /* no apply kernel runs */
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < 2 * n + 1; j++)
+      if (j != i && program_shares_storage(program, inst, i, inst->operands[j], 0))
+        return "a scatter result sharing storage with its indices or updates";
+  return NULL;
+}
+
+const char *gpu_scatter_apply_refusal(const Program *program, const Instruction *inst) {
+  const BufferPlan *plan = program->plan;
   ScatterPlan scatter;
   const char *problem = scatter_plan_make(inst, &scatter);
   if (problem) return problem;
@@ -70,7 +85,7 @@ const char *gpu_scatter_apply_refusal(const BufferPlan *plan, const Instruction 
     const BufferSlot *slot = buffer_plan_find(plan, inst, i);
     if (!slot || !slot->shape || !shape_is_row_major(slot->shape)) return "a scatter result that is not a row-major array";
   }
-  return NULL;
+  return in_place_refusal(program, inst, &scatter);
 }
 
 bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
@@ -97,10 +112,6 @@ bool gpu_compile_scatter_apply(GpuCompile *c, const Instruction *inst) {
   if (walk == 0 || count == 0) return true;
   bindings[0] = gpu_binding_of(c, inst->operands[n], 0);
   for (int i = 0; i < n; i++) bindings[1 + i] = gpu_binding_of(c, inst->operands[n + 1 + i], 0);
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < 2 * n + 1; j++)
-      if (bindings[1 + n + i] == gpu_binding_of(c, inst->operands[j], 0) && j != i)
-        return gpu_refuse(c, inst, "a scatter result sharing storage with its indices or updates");
   Status why = {0};
   gpu_entry_name(c, inst, "apply", entry, sizeof entry);
   if (!ptx_scatter_emit_apply(c->ptx, entry, &p, inst->called[0], &why)) return gpu_refuse(c, inst, why.message);

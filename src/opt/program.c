@@ -52,6 +52,15 @@ bool program_shares_storage(const Program *p, const Instruction *a, int a_leaf, 
   return at >= 0 && at == program_binding_of(p, b, b_leaf);
 }
 
+bool program_storage_overlaps(const Program *p, const Instruction *a, int a_leaf, const Instruction *b, int b_leaf) {
+  int i = program_binding_of(p, a, a_leaf), j = program_binding_of(p, b, b_leaf);
+  if (i < 0 || j < 0) return false;
+  if (i == j) return true;
+  const ProgramBinding *x = &p->bindings[i], *y = &p->bindings[j];
+  if (x->kind != BINDING_TEMP || y->kind != BINDING_TEMP || x->bytes <= 0 || y->bytes <= 0) return false;
+  return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
 static ProgramBinding constant_binding(const Literal *lit, const Shape *layout, const Instruction *inst,
                                        int64_t inst_leaf) {
   size_t bytes = (size_t)shape_byte_size(&lit->shape);

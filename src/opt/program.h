@@ -164,6 +164,8 @@ int program_binding_of(const Program *p, const Instruction *inst, int leaf);
  * (the plan placed a result over an operand); false where either has
  * none. A target that cannot compute an op in place refuses it so. */
 bool program_shares_storage(const Program *p, const Instruction *a, int a_leaf, const Instruction *b, int b_leaf);
+/* The same, or their bytes overlap in the temporary block. */
+bool program_storage_overlaps(const Program *p, const Instruction *a, int a_leaf, const Instruction *b, int b_leaf);
 /* The called program of step s for computation comp; NULL if s runs none. */
 Program *program_step_called(const ProgramStep *s, const Computation *comp);
 /* The step kinds' names, as the dump prints them. */
