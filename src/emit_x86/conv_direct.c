@@ -93,9 +93,36 @@ enum { CONV_KERNELS = 3 };
  * a "same" window): their masks fill k1..k6. */
 enum { CONV_MAX_SHIFTED_COLUMNS = 2 };
 
+/* The tiles whose masks change from tap to tap (those at the top and
+ * bottom of the image) get kernels of their own, up to this many, whose
+ * loads follow the tile's masks, known at compile time (ConvLoad); tiles
+ * with the same loads share one. Past this many, the other such tiles run
+ * the kernel that loads every mask beside its load. */
+enum { CONV_MAX_EDGE_KERNELS = 8 };
+
+/* How an edge tile's kernel reads one vector of one tap:
+ * - masked: its mask loaded into k1 beside the load, every input feature;
+ * - skipped: none of its lanes lies inside the input (a tap above or below
+ *   the image, or positions past the last row), so no load and no
+ *   multiply-adds: the tap in padding is skipped, as the evaluator skips it.
+ *   The masked load read zeros there, and w * 0 added to a sum leaves it as
+ *   it was, but for the sign of a sum that is exactly zero; a non-finite
+ *   w's outputs are summed again either way (conv_padding_taps_fix);
+ * - plain: every lane inside, no mask;
+ * - hoisted: its mask held in a k register for the whole sum, loaded once
+ *   (CONV_LOAD_HOISTED + h is k2 + h; one register per distinct mask). */
+typedef enum ConvLoad { CONV_LOAD_MASKED, CONV_LOAD_SKIPPED, CONV_LOAD_PLAIN, CONV_LOAD_HOISTED } ConvLoad;
+enum { CONV_MAX_HOISTED = 6 };
+
 typedef struct ConvDirect {
   JitCode code;
   ConvKernelFn *kernel[CONV_KERNELS];   /* by ConvReads */
+  /* In place, the edge tiles' own kernels (CONV_MAX_EDGE_KERNELS), each
+   * made from the masks of edge_tile[e]; per tile, its edge kernel or -1. */
+  ConvKernelFn *edge_kernel[CONV_MAX_EDGE_KERNELS];
+  int64_t edge_tile[CONV_MAX_EDGE_KERNELS];
+  int edge_kernels;
+  int8_t *tile_edge_kernel;
   bool in_place;               /* the input is read where it lies, masked */
   uint16_t *masks;             /* in place: per tile, per tap, per vector */
   bool *column_masks_only;     /* in place: per tile, its masks depend on the column only */
@@ -132,7 +159,17 @@ typedef struct ConvKernelShape {
   /* CONV_READS_COLUMN_MASKS: per column, 0 (no mask) or the first of its
    * CONV_VECTORS k registers. */
   int column_mask[CONV_MAX_TAPS];
+  /* CONV_READS_TAP_MASKS: how each vector of each tap is read (all masked
+   * but in an edge tile's own kernel); the hoisted masks' places in the
+   * tile's masks, loaded into k2.. at the start. */
+  bool edge;
+  ConvLoad load[CONV_MAX_TAPS][CONV_VECTORS];
+  int64_t hoisted_from[CONV_MAX_HOISTED], hoisted;
 } ConvKernelShape;
+
+static bool conv_vector_skipped(const ConvKernelShape *k, int64_t t, int v) {
+  return k->reads == CONV_READS_TAP_MASKS && k->load[t][v] == CONV_LOAD_SKIPPED;
+}
 
 /* One input feature's taps, unrolled: tap t reads P at the constant offset
  * tap_offset[t] (floats) from the tile's first position; in place, masked
@@ -140,23 +177,30 @@ typedef struct ConvKernelShape {
 static void conv_kernel_taps_emit(X86Buffer *cb, const ConvKernelShape *k) {
   X86Reg input[CONV_VECTORS] = {x86_zmm(24), x86_zmm(25), x86_zmm(26)};
   for (int64_t t = 0; t < k->taps; t++) {
+    int read = 0;
     for (int v = 0; v < CONV_VECTORS; v++) {
+      if (conv_vector_skipped(k, t, v)) continue;
+      read++;
       X86Operand load = x86_reg(input[v]), from = x86_mem(64, X86_RDX, (int32_t)(k->tap_offset[t] * 4 + v * 64));
-      if (k->reads == CONV_READS_TAP_MASKS) {
+      ConvLoad how = k->load[t][v];
+      if (k->reads == CONV_READS_TAP_MASKS && how == CONV_LOAD_MASKED) {
         x86_emit(cb, X86_KMOVW, x86_reg(X86_K1), x86_mem(2, X86_R11, (int32_t)((t * CONV_VECTORS + v) * 2)));
         load = x86_zero_masked(load, X86_K1);
+      } else if (k->reads == CONV_READS_TAP_MASKS && how >= CONV_LOAD_HOISTED) {
+        load = x86_zero_masked(load, X86_K2 + (how - CONV_LOAD_HOISTED));
       } else if (k->reads == CONV_READS_COLUMN_MASKS && k->column_mask[t % k->window_w]) {
         load = x86_zero_masked(load, X86_K1 + (k->column_mask[t % k->window_w] - 1) + v);
       }
       x86_emit(cb, X86_VMOVUPS, load, from);
     }
-    for (int i = 0; i < CONV_MR; i++) {
+    for (int i = 0; read > 0 && i < CONV_MR; i++) {
       /* Two broadcast registers in turn, so one row's broadcast need not
        * wait for the previous row's multiply-adds to read theirs. */
       X86Reg weight = x86_zmm(27 + i % 2);
       x86_emit(cb, X86_VBROADCASTSS, x86_reg(weight), x86_mem(4, X86_RSI, (int32_t)((t * CONV_MR + i) * 4)));
       for (int v = 0; v < CONV_VECTORS; v++)
-        x86_emit(cb, X86_VFMADD231PS, x86_reg(conv_accumulator(i, v)), x86_reg(input[v]), x86_reg(weight));
+        if (!conv_vector_skipped(k, t, v))
+          x86_emit(cb, X86_VFMADD231PS, x86_reg(conv_accumulator(i, v)), x86_reg(input[v]), x86_reg(weight));
     }
   }
 }
@@ -187,8 +231,11 @@ static bool conv_kernel_emit(X86Buffer *cb, const ConvKernelShape *k) {
   static const char *const reads[CONV_KERNELS] = {"from padded planes", "in place, column masks in k registers",
                                                   "in place, each tap's masks loaded"};
   x86_listing_note(cb, "direct convolution: %d output features x %d positions, %lld taps per input feature, %s",
-                   CONV_MR, CONV_TILE, (long long)k->taps, reads[k->reads]);
+                   CONV_MR, CONV_TILE, (long long)k->taps,
+                   k->edge ? "in place, an edge tile's own: its empty taps skipped, its masks held" : reads[k->reads]);
   x86_emit(cb, X86_MOV, x86_reg(X86_R11), x86_mem(8, X86_RSP, 16));
+  for (int64_t h = 0; h < k->hoisted; h++)
+    x86_emit(cb, X86_KMOVW, x86_reg(X86_K2 + (int)h), x86_mem(2, X86_R11, (int32_t)(k->hoisted_from[h] * 2)));
   if (k->reads == CONV_READS_COLUMN_MASKS)
     for (int64_t tx = 0; tx < k->window_w; tx++)
       for (int v = 0; k->column_mask[tx] && v < CONV_VECTORS; v++)
@@ -253,27 +300,92 @@ static ConvKernelShape conv_kernel_shape(const ConvDirect *d, ConvReads reads) {
   return k;
 }
 
-/* The kernels the plan runs, in one mapping: the padded one, or the two
- * that read in place. */
+/* The kernel of edge tile `tile` (reading in place): each vector of each
+ * tap read as the tile's masks say (ConvLoad), the first CONV_MAX_HOISTED
+ * distinct partial masks held in k registers. */
+static ConvKernelShape conv_edge_kernel_shape(const ConvDirect *d, int64_t tile) {
+  ConvKernelShape k = conv_kernel_shape(d, CONV_READS_TAP_MASKS);
+  k.edge = true;
+  const uint16_t *masks = d->masks + tile * d->taps * CONV_VECTORS;
+  for (int64_t t = 0; t < d->taps; t++)
+    for (int v = 0; v < CONV_VECTORS; v++) {
+      uint16_t mask = masks[t * CONV_VECTORS + v];
+      k.load[t][v] = mask == 0 ? CONV_LOAD_SKIPPED : mask == 0xFFFF ? CONV_LOAD_PLAIN : CONV_LOAD_MASKED;
+      if (k.load[t][v] != CONV_LOAD_MASKED) continue;
+      int64_t h = 0;
+      while (h < k.hoisted && masks[k.hoisted_from[h]] != mask) h++;
+      if (h == k.hoisted && k.hoisted < CONV_MAX_HOISTED) k.hoisted_from[k.hoisted++] = t * CONV_VECTORS + v;
+      if (h < k.hoisted) k.load[t][v] = (ConvLoad)(CONV_LOAD_HOISTED + h);
+    }
+  return k;
+}
+
+/* Whether two edge kernels are the same code. */
+static bool conv_edge_kernels_equal(const ConvKernelShape *a, const ConvKernelShape *b) {
+  if (a->hoisted != b->hoisted) return false;
+  for (int64_t h = 0; h < a->hoisted; h++)
+    if (a->hoisted_from[h] != b->hoisted_from[h]) return false;
+  for (int64_t t = 0; t < a->taps; t++)
+    for (int v = 0; v < CONV_VECTORS; v++)
+      if (a->load[t][v] != b->load[t][v]) return false;
+  return true;
+}
+
+/* Reading in place: the edge kernels, one per distinct edge tile's loads
+ * (at most CONV_MAX_EDGE_KERNELS), and each tile's. */
+static void conv_direct_edge_kernels_choose(ConvDirect *d) {
+  d->tile_edge_kernel = mem_malloc((size_t)d->tiles * sizeof *d->tile_edge_kernel);
+  for (int64_t tile = 0; tile < d->tiles; tile++) {
+    d->tile_edge_kernel[tile] = -1;
+    if (d->column_masks_only[tile]) continue;
+    ConvKernelShape k = conv_edge_kernel_shape(d, tile);
+    int e = 0;
+    while (e < d->edge_kernels) {
+      ConvKernelShape other = conv_edge_kernel_shape(d, d->edge_tile[e]);
+      if (conv_edge_kernels_equal(&k, &other)) break;
+      e++;
+    }
+    if (e == d->edge_kernels && e < CONV_MAX_EDGE_KERNELS) d->edge_tile[d->edge_kernels++] = tile;
+    if (e < d->edge_kernels) d->tile_edge_kernel[tile] = (int8_t)e;
+  }
+}
+
+/* The kernels the plan runs, by index: the ConvReads ones (the padded one,
+ * or the two that read in place), then the edge kernels. */
+static int conv_direct_kernel_count(const ConvDirect *d) { return CONV_KERNELS + d->edge_kernels; }
+static bool conv_direct_kernel_used(const ConvDirect *d, int r) {
+  return r >= CONV_KERNELS || (d->in_place ? r != CONV_READS_PADDED : r == CONV_READS_PADDED);
+}
+static ConvKernelShape conv_direct_kernel_shape(const ConvDirect *d, int r) {
+  return r < CONV_KERNELS ? conv_kernel_shape(d, (ConvReads)r) : conv_edge_kernel_shape(d, d->edge_tile[r - CONV_KERNELS]);
+}
+
+/* Every kernel the plan runs, in one mapping. */
 static bool conv_direct_compile(ConvDirect *d, Status *st) {
   static const char *const names[CONV_KERNELS] = {"", ", column masks", ", tap masks"};
-  ConvReads first = d->in_place ? CONV_READS_COLUMN_MASKS : CONV_READS_PADDED;
-  ConvReads last = d->in_place ? CONV_READS_TAP_MASKS : CONV_READS_PADDED;
-  size_t start[CONV_KERNELS + 1] = {0};
+  size_t start[CONV_KERNELS + CONV_MAX_EDGE_KERNELS + 1] = {0};
   X86Buffer cb;
   x86_buffer_init(&cb);
-  for (int r = first; r <= (int)last; r++) {
+  for (int r = 0; r < conv_direct_kernel_count(d); r++) {
     x86_align(&cb, 64);
     start[r] = cb.size;
-    ConvKernelShape k = conv_kernel_shape(d, (ConvReads)r);
-    conv_kernel_emit(&cb, &k);
+    ConvKernelShape k = conv_direct_kernel_shape(d, r);
+    if (conv_direct_kernel_used(d, r)) conv_kernel_emit(&cb, &k);
     start[r + 1] = cb.size;
   }
   bool ok = x86_buffer_finish(&cb, st) && jit_code_create(&d->code, cb.code, cb.size, st);
-  for (int r = first; ok && r <= (int)last; r++) {
-    jit_code_name(&d->code, start[r], start[r + 1] - start[r], "axle direct convolution %dx%d, %lld taps%s", CONV_MR,
-                  CONV_TILE, (long long)d->taps, names[r]);
-    d->kernel[r] = (ConvKernelFn *)jit_code_function(&d->code, start[r]);
+  for (int r = 0; ok && r < conv_direct_kernel_count(d); r++) {
+    if (!conv_direct_kernel_used(d, r)) continue;
+    ConvKernelFn *kernel = (ConvKernelFn *)jit_code_function(&d->code, start[r]);
+    if (r < CONV_KERNELS) {
+      jit_code_name(&d->code, start[r], start[r + 1] - start[r], "axle direct convolution %dx%d, %lld taps%s", CONV_MR,
+                    CONV_TILE, (long long)d->taps, names[r]);
+      d->kernel[r] = kernel;
+    } else {
+      jit_code_name(&d->code, start[r], start[r + 1] - start[r], "axle direct convolution %dx%d, %lld taps, edge tile %lld",
+                    CONV_MR, CONV_TILE, (long long)d->taps, (long long)d->edge_tile[r - CONV_KERNELS]);
+      d->edge_kernel[r - CONV_KERNELS] = kernel;
+    }
   }
   x86_buffer_free(&cb);
   return ok;
@@ -438,6 +550,7 @@ static void conv_direct_free(void *state) {
   jit_code_free(&d->code);
   mem_free(d->masks);
   mem_free(d->column_masks_only);
+  mem_free(d->tile_edge_kernel);
   mem_free(d->gather);
   mem_free(d);
 }
@@ -592,8 +705,11 @@ static void conv_task(void *context, int64_t index) {
       ConvKernelFn *kernel = d->kernel[CONV_READS_PADDED];
       const uint16_t *masks = NULL;
       if (d->in_place) {
+        int edge = d->tile_edge_kernel[tile];
         masks = d->masks + tile * d->taps * CONV_VECTORS;
-        kernel = d->kernel[d->column_masks_only[tile] ? CONV_READS_COLUMN_MASKS : CONV_READS_TAP_MASKS];
+        kernel = d->column_masks_only[tile] ? d->kernel[CONV_READS_COLUMN_MASKS]
+                 : edge >= 0                ? d->edge_kernel[edge]
+                                            : d->kernel[CONV_READS_TAP_MASKS];
       }
       for (int64_t c = 0; c < d->features; c += d->features_per_run) {
         int64_t count = d->features - c < d->features_per_run ? d->features - c : d->features_per_run;
@@ -650,6 +766,7 @@ bool conv_direct_step_add(CpuCompile *c, const Instruction *inst, const Instruct
   conv_direct_describe(d, conv, plan);
   conv_direct_block(d);
   if (d->in_place) conv_direct_masks(d);
+  if (d->in_place) conv_direct_edge_kernels_choose(d);
   /* The taps' displacements must fit the instructions' 32 bits. */
   if ((double)d->band_plane * 4 > (double)INT32_MAX) {
     conv_direct_free(d);
@@ -681,10 +798,9 @@ bool conv_direct_print_listing(const CpuStep *s, FILE *out, Status *st) {
   X86Buffer cb;
   x86_buffer_init(&cb);
   x86_buffer_enable_listing(&cb);
-  for (int r = d->in_place ? CONV_READS_COLUMN_MASKS : CONV_READS_PADDED;
-       r <= (d->in_place ? CONV_READS_TAP_MASKS : CONV_READS_PADDED); r++) {
-    ConvKernelShape k = conv_kernel_shape(d, (ConvReads)r);
-    conv_kernel_emit(&cb, &k);
+  for (int r = 0; r < conv_direct_kernel_count(d); r++) {
+    ConvKernelShape k = conv_direct_kernel_shape(d, r);
+    if (conv_direct_kernel_used(d, r)) conv_kernel_emit(&cb, &k);
   }
   bool ok = x86_buffer_finish(&cb, st);
   if (ok) x86_listing_print(&cb, out);
@@ -698,8 +814,8 @@ void conv_direct_schedule_describe(const CpuStep *s, StrBuf *sb) {
   for (int64_t t = 0; d->in_place && t < d->tiles; t++) column_only += d->column_masks_only[t];
   if (d->in_place)
     strbuf_printf(sb, "direct, tile %d features x %d positions, input read in place in rows of %lld (%lld of %lld tiles "
-                      "with column masks), ",
-                  CONV_MR, CONV_TILE, (long long)d->row, (long long)column_only, (long long)d->tiles);
+                      "with column masks, %d edge kernels), ",
+                  CONV_MR, CONV_TILE, (long long)d->row, (long long)column_only, (long long)d->tiles, d->edge_kernels);
   else
     strbuf_printf(sb, "direct, tile %d features x %d positions, padded rows of %lld, ", CONV_MR, CONV_TILE,
                   (long long)d->row);

@@ -300,6 +300,18 @@ static const char *const direct_conv_cases[] = {
     "dim_labels=bf01_oi01->bf01",
     "x = f32[2,6,90] parameter(0)\n  w = f32[9,6,3] parameter(1)\n"
     "  ROOT c = f32[2,9,90] convolution(x, w), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0",
+    /* Every tile an edge tile (the taps many rows up or down leave the
+     * image), each with a kernel of its own that skips the taps outside:
+     * rows of 7, 13 edge tiles sharing 5 kernels, each tile's masks its
+     * own; rows of 50, more distinct edge tiles than edge kernels (the
+     * rest load every mask) and more distinct masks in a tile than k
+     * registers hold (the rest loaded beside their loads). */
+    "x = f32[1,3,100,7] parameter(0)\n  w = f32[8,3,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,8,100,7] convolution(x, w), window={size=3x3 pad=40_40x1_1 rhs_dilate=40x1}, "
+    "dim_labels=bf01_oi01->bf01",
+    "x = f32[1,3,30,50] parameter(0)\n  w = f32[8,3,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,8,30,50] convolution(x, w), window={size=3x3 pad=15_15x1_1 rhs_dilate=15x1}, "
+    "dim_labels=bf01_oi01->bf01",
     /* Whole tiles of whole blocks are written into the result by the
      * kernel's last run, after a first run's partial sums. */
     "x = f32[1,40,16,24] parameter(0)\n  w = f32[16,40,3,3] parameter(1)\n"
