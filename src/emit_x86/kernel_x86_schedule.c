@@ -11,7 +11,8 @@
  *                  every level and thread count. A long sum to few points
  *                  is split into chunks of its range.
  *   columns        a reduce or row kernel none of whose phases has a
- *                  vector form (the reduced dims outer, a column sum)
+ *                  vector form (the reduced dims outer, a column sum; or
+ *                  rows shorter than a vector, a softmax over 10 classes)
  *                  runs SIMD across 4, 8 or 16 adjacent output points
  *                  (kernel_x86_columns.c) where its ops allow, unroll 1,
  *                  one vector per accumulator; the points past the last
