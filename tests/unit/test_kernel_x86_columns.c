@@ -213,11 +213,38 @@ TEST(f16_columns_summed_in_f32) {
   check_kernel("f16 column sum", text, FROM_AVX2);
 }
 
+/* Whether the text's ENTRY root, lowered and compiled at each level the
+ * machine has, has `needle` in its listing. */
+static void expect_listing(const char *name, const char *text, const char *needle, bool present) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), name, &st);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s: %s", name, st.message);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  for (CpuLevel level = CPU_LEVEL_SSE4; k && level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu;
+    cpu_features_for_level(&cpu, level);
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s at %s: %s", name, cpu_level_name(level), st.message);
+    if (!ck) continue;
+    char *listing = listing_of(ck);
+    EXPECT((strstr(listing, needle) != NULL) == present, "%s at %s: '%s' %s the listing:\n%.1500s", name,
+           cpu_level_name(level), needle, present ? "is not in" : "is in", listing);
+    free(listing);
+    kernel_x86_free(ck);
+  }
+  kernel_free(k);
+  module_free(m);
+}
+
 /* The MLP training step's bias gradient: relu's backward fused with the
  * sum over the batch, a ROW kernel storing dz and the updated bias;
- * 50 columns: 3 vectors of 16 and a scalar tail at avx512. */
-TEST(relu_backward_with_bias_gradient_runs_in_columns) {
-  static const char text[] =
+ * 50 columns: 3 vectors of 16 and a scalar tail at avx512. Its ROW phase
+ * (dz stored) reads no accumulator: it runs in the REDUCE phase's loop,
+ * one pass down the columns. */
+static const char relu_backward_text[] =
       "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
       "fused { p0 = f32[50]{0} parameter(0)\n bb = f32[33,50]{1,0} broadcast(p0), dimensions={1}\n"
       " p1 = f32[33,50]{1,0} parameter(1)\n z = f32[33,50]{1,0} add(p1, bb)\n zero = f32[] constant(0)\n"
@@ -229,8 +256,12 @@ TEST(relu_backward_with_bias_gradient_runs_in_columns) {
       " ROOT t = (f32[33,50]{1,0}, f32[50]{0}) tuple(dz, nb) }\n"
       "ENTRY e { b = f32[50] parameter(0)\n x = f32[33,50] parameter(1)\n d = f32[33,50] parameter(2)\n"
       " ROOT f = (f32[33,50]{1,0}, f32[50]{0}) fusion(b, x, d), kind=kInput, calls=fused }\n";
-  check_kernel("relu backward + bias gradient", text, ALWAYS);
+
+TEST(relu_backward_with_bias_gradient_runs_in_columns) {
+  check_kernel("relu backward + bias gradient", relu_backward_text, ALWAYS);
+  expect_listing("relu backward + bias gradient", relu_backward_text, "in phase 0's loop (one pass over the rows)", true);
 }
+
 
 /* The MLP step's log-softmax over 10 classes: a row kernel whose rows
  * (10) are shorter than an avx512 vector, so no phase has lanes of its
@@ -261,6 +292,30 @@ TEST(a_softmax_over_rows_shorter_than_a_vector_runs_16_rows_at_once) {
     snprintf(name, sizeof name, "log-softmax of f32[%d,10]", n);
     check_kernel(name, text, AT_AVX512);
   }
+}
+
+/* A REDUCE phase that reads, of an input shaped like the ROW phase's
+ * output (the same memory if donated), another element than the one the
+ * ROW phase stores on the same trip (here row 32 - r, reversed): storing
+ * early could change what it reads, so the ROW phase keeps its own loop. */
+TEST(a_reduce_phase_reading_another_element_of_the_stored_shape_keeps_the_row_loop_apart) {
+  static const char text[] =
+      "HloModule r\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "fused { p = f32[33,50]{1,0} parameter(0)\n rev = f32[33,50]{1,0} reverse(p), dimensions={0}\n"
+      " zero = f32[] constant(0)\n s = f32[50]{0} reduce(rev, zero), dimensions={0}, to_apply=add\n"
+      " sq = f32[33,50]{1,0} multiply(p, p)\n ROOT t = (f32[33,50]{1,0}, f32[50]{0}) tuple(sq, s) }\n"
+      "ENTRY e { p = f32[33,50] parameter(0)\n"
+      " ROOT f = (f32[33,50]{1,0}, f32[50]{0}) fusion(p), kind=kInput, calls=fused }\n";
+  check_kernel("reversed reduce beside a stored square", text, ALWAYS);
+  expect_listing("reversed reduce beside a stored square", text, "loop (one pass over the rows)", false);
+}
+
+/* A ROW phase that reads what the REDUCE phase before it sums (softmax's
+ * max) must wait for the whole sum: it keeps its own loop. */
+TEST(a_row_phase_reading_an_accumulator_keeps_its_own_loop) {
+  char text[3000];
+  snprintf(text, sizeof text, log_softmax_text, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64);
+  expect_listing("log-softmax of f32[64,10]", text, "loop (one pass over the rows)", false);
 }
 
 /* A strided store beside a load of an input shaped like its output (the
@@ -295,6 +350,8 @@ int main(void) {
   RUN(relu_backward_with_bias_gradient_runs_in_columns);
   RUN(f16_columns_summed_in_f32);
   RUN(a_softmax_over_rows_shorter_than_a_vector_runs_16_rows_at_once);
+  RUN(a_row_phase_reading_an_accumulator_keeps_its_own_loop);
+  RUN(a_reduce_phase_reading_another_element_of_the_stored_shape_keeps_the_row_loop_apart);
   RUN(a_strided_store_beside_a_transposed_read_of_a_same_shaped_input_stays_out_of_columns);
   return test_summary();
 }
