@@ -40,7 +40,7 @@ for hlo in tests/hlo/jax_softmax.hlo tests/hlo/jax_layernorm.hlo tests/hlo/jax_a
   name=$(basename "$hlo" .hlo)
   runs=20; [ "$name" = dot_1024 ] && runs=3  # the evaluator's 1024^3 dot takes seconds
   interp=$("$BUILD/axle-run" --backend interp --opt --seed 1 --time $runs "$hlo" | sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p')
-  cpu_out=$("$BUILD/axle-run" --backend cpu --seed 1 --time 20 "$hlo")
+  cpu_out=$("$BUILD/axle-run" --backend cpu --seed 1 --time 20 --peak "$hlo")
   cpu=$(sed -n 's/^time: median_ms=\([^ ]*\).*/\1/p' <<<"$cpu_out")
   rate=$(sed -n 's/^matmul: [^,]*, \([^,]*\)\(, \([0-9]*%\).*\)\{0,1\}/\1 \3/p' <<<"$cpu_out")
   printf '%-22s %-14s %-12s %-10s %s\n' "$name" "$interp" "$cpu" \

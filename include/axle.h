@@ -277,7 +277,9 @@ AXLE_API axle_executable_t *axle_compile_with(const axle_module_t *module, axle_
                                               const axle_compile_options_t *options, axle_error_t **error);
 AXLE_API void axle_executable_free(axle_executable_t *exe);
 /* Runs with one buffer per entry parameter, checked against its shape. The
- * result (an array or a tuple buffer) is new; free it with axle_buffer_free. */
+ * result (an array or a tuple buffer) is new; free it with axle_buffer_free.
+ * On the CPU a run allocates that result and nothing else, one block per
+ * buffer of it (axle_executable_run_into allocates none). */
 AXLE_API bool axle_executable_run(axle_executable_t *exe, axle_buffer_t *const *args, int arg_count,
                                   axle_buffer_t **result, axle_error_t **error);
 

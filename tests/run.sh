@@ -449,7 +449,13 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   else fail "axle-run/numpy_reads_the_written_npz" "$msg"; fi
 else echo "SKIP axle-run/numpy_reads_the_written_npz: /usr/bin/python3 has no NumPy (apt-get install python3-numpy)"; skipped=$((skipped + 1)); fi
 expect_run time_kernels_lists_steps 0 "fusion.add_multiply_reduce (fusion)" --seed 1 --time 3 --time-kernels "$rs"
-expect_run time_kernels_needs_time 2 "--time-kernels and --json need --time N" --time-kernels "$rs"
+expect_run time_kernels_needs_time 2 "--time-kernels, --peak and --json need --time N" --time-kernels "$rs"
+expect_run peak_needs_time 2 "--time-kernels, --peak and --json need --time N" --peak "$rs"
+# The FMA peak probe (about 1 s of CPU) runs only when --peak asks for its figure.
+expect_run time_peak_prints_the_fraction 0 "of the FMA peak measured now" --seed 1 --time 3 --peak tests/hlo/dot_matmul.hlo
+got=$("$run" --seed 1 --time 3 tests/hlo/dot_matmul.hlo 2>&1)
+if echo "$got" | grep -q '^matmul: .* GFLOP/s$'; then pass "axle-run/time_without_peak_runs_no_probe"
+else fail "axle-run/time_without_peak_runs_no_probe" "$(echo "$got" | grep matmul)"; fi
 json=$("$run" --seed 1 --time 3 --time-kernels --json - "$rs" 2>/dev/null)
 if echo "$json" | grep -q '^{"module": "jit_f", "backend": "cpu", "runs": 3, "median_ms": .*"steps": \[{"instruction": "fusion.add_multiply_reduce", "opcode": "fusion", "median_ms"'; then
   pass "axle-run/json_report"

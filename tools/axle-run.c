@@ -1,7 +1,7 @@
 /* axle-run: load an HLO module, run it, write or print its results.
  *
  *   axle-run [--backend cpu|interp|gpu] [--in FILE.npy]... [--out DIR] [--seed N]
- *            [--time N] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
+ *            [--time N [--peak]] [--threads N] [--check] [--find-nan] [--opt|--no-opt] [--stats]
  *            [--dump DIR] [--dump_passes] [--parse-only] [--compile-only] [--target sm_90a]
  *            MODULE.hlo
  *
@@ -65,7 +65,7 @@ typedef struct Options {
   int time_runs, threads;
   int devices;        /* --devices N; 0: one device; -1: --devices mpi, one per rank */
   double rtol, atol;
-  bool check, find_nan, parse_only, compile_only, print_all, time_kernels, version;
+  bool check, find_nan, parse_only, compile_only, print_all, time_kernels, peak, version;
   int opt;            /* 1 --opt, 0 --no-opt, -1 the backend's default */
   OptOptions optimizer;  /* AXLE_FLAGS, then the optimizer flags given here */
 } Options;
@@ -76,7 +76,7 @@ typedef struct Options {
  * (opt_flag_help) are accepted too and listed after these. */
 typedef enum FlagId {
   FLAG_BACKEND, FLAG_IN, FLAG_INPUT, FLAG_SEED, FLAG_OUT, FLAG_EXPECTED, FLAG_RTOL, FLAG_ATOL, FLAG_PRINT_ALL,
-  FLAG_TIME, FLAG_TIME_KERNELS, FLAG_JSON, FLAG_THREADS, FLAG_CHECK, FLAG_FIND_NAN, FLAG_OPT, FLAG_NO_OPT,
+  FLAG_TIME, FLAG_TIME_KERNELS, FLAG_PEAK, FLAG_JSON, FLAG_THREADS, FLAG_CHECK, FLAG_FIND_NAN, FLAG_OPT, FLAG_NO_OPT,
   FLAG_DUMP, FLAG_PARSE_ONLY, FLAG_COMPILE_ONLY, FLAG_VERSION, FLAG_HELP, FLAG_DEVICES, FLAG_TARGET,
 } FlagId;
 
@@ -97,6 +97,8 @@ static const Flag flags[] = {
     {FLAG_PRINT_ALL, "print-all", NULL, "print every element of every result (default: a summary)"},
     {FLAG_TIME, "time", "N", "time N runs after a warm-up: median, min, max, compile time"},
     {FLAG_TIME_KERNELS, "time-kernels", NULL, "with --time: each instruction's median time, slowest first"},
+    {FLAG_PEAK, "peak", NULL, "with --time, on the CPU: also measure the FMA peak now (about 1 s) and print\n"
+     "                           the dots' and convolutions' rate as a fraction of it"},
     {FLAG_JSON, "json", "FILE", "with --time: the times as JSON into FILE ('-': stdout)"},
     {FLAG_THREADS, "threads", "N", "threads of the native backends (default: AXLE_THREADS, else all cores)"},
     {FLAG_DEVICES, "devices", "N", "run on N devices in one process (replica_count x num_partitions, or N\n"
@@ -232,6 +234,7 @@ static int apply_flag(Options *o, const Flag *f, const char *value) {
     o->time_runs = (int)n;
     break;
   case FLAG_TIME_KERNELS: o->time_kernels = true; break;
+  case FLAG_PEAK: o->peak = true; break;
   case FLAG_JSON: o->json_path = value; break;
   case FLAG_THREADS:
     if (!parse_count(value, 1, &n) || n > 1024) return usage_error("--threads takes a count from 1 to 1024, not '%s'", value);
@@ -308,7 +311,8 @@ static int parse_options(int argc, char **argv, Options *o, Status *st) {
   }
   if (o->version) return 0;
   if (!o->module_path) return usage_error("no module given%s", "");
-  if ((o->time_kernels || o->json_path) && !o->time_runs) return usage_error("--time-kernels and --json need --time N%s", "");
+  if ((o->time_kernels || o->json_path || o->peak) && !o->time_runs)
+    return usage_error("--time-kernels, --peak and --json need --time N%s", "");
   if (o->devices != 0 && (o->check || o->find_nan || o->time_runs || o->expected_path))
     return usage_error("--check, --find-nan, --time and --expected run one device, not --devices%s", "");
   if (o->expected_path && o->out_path && strcmp(o->expected_path, o->out_path) == 0)
@@ -755,16 +759,18 @@ static bool compile_options_for(const Options *o, ExecutableOptions *eo, Status 
 
 /* ---- timing ---- */
 
-/* The dots' and convolutions' rate; on the CPU backend beside the FMA peak
- * measured now, on this machine, for the threads the run used, so that the
- * fraction compares like with like under the same load. */
-static void print_matmul_rate(const Executable *exe, int64_t flops, double median_ms) {
+/* The dots' and convolutions' rate; with --peak, on the CPU backend,
+ * beside the FMA peak measured now, on this machine, for the threads the
+ * run used, so that the fraction compares like with like under the same
+ * load. The probe runs only then: it takes about a second of CPU, more
+ * than most timed runs (make bench measures its floor once, bench/floor). */
+static void print_matmul_rate(const Executable *exe, int64_t flops, double median_ms, bool peak_asked) {
   double gflops = (double)flops / (median_ms * 1e6);
   if (flops >= 100000000) printf("matmul: %.3f GFLOP per run, %.1f GFLOP/s", (double)flops * 1e-9, gflops);
   else printf("matmul: %.0f FLOP per run, %.2f GFLOP/s", (double)flops, gflops);
   CpuFeatures cpu;
   Status ignored = {0};
-  if (strcmp(exe->backend->name, "cpu") == 0 && cpu_features_detect(&cpu, &ignored)) {
+  if (peak_asked && strcmp(exe->backend->name, "cpu") == 0 && cpu_features_detect(&cpu, &ignored)) {
     int threads = exe->options.threads > 0 ? exe->options.threads : thread_pool_default_count();
     double peak = gemm_peak_gflops_measure(cpu.level, 0.2, 3, &ignored) * threads;
     if (peak > 0)
@@ -851,7 +857,7 @@ static bool print_times(const Options *o, const Executable *exe, HostBuffer *con
     printf("compile_ms=%.4f\n", exe->compile_ms);
     int64_t flops = opt_count_matmul_flops(executable_module_to_run(exe));
     double rate_ms = t.device_runs ? t.device_median_ms : t.median_ms;  /* the device's clock where there is one */
-    if (flops > 0 && rate_ms > 0) print_matmul_rate(exe, flops, rate_ms);
+    if (flops > 0 && rate_ms > 0) print_matmul_rate(exe, flops, rate_ms, o->peak);
     if (o->time_kernels) print_step_times(&steps);
   }
   bool ok = !o->json_path || write_json(o, exe, &t, o->time_kernels ? &steps : NULL, st);

@@ -307,15 +307,21 @@ bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count,
   return ok;
 }
 
+/* A run returning a new result allocates that result and nothing else:
+ * the list of its leaves is on the stack unless it is long. */
+enum { RESULT_LEAVES_ON_STACK = 16 };
+
 HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
                                      void *context, Status *st) {
   int leaf_count = shape_leaf_count(p->result_shape), n = 0;
-  void **result_leaves = mem_calloc((size_t)leaf_count + 1, sizeof *result_leaves);
+  void *on_stack[RESULT_LEAVES_ON_STACK];
+  void **result_leaves =
+      leaf_count <= RESULT_LEAVES_ON_STACK ? on_stack : mem_calloc((size_t)leaf_count + 1, sizeof *result_leaves);
   HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
   if (result && !cpu_program_run_into(p, args, arg_count, result_leaves, observe, context, st)) {
     host_buffer_free(result);
     result = NULL;
   }
-  mem_free(result_leaves);
+  if (result_leaves != on_stack) mem_free(result_leaves);
   return result;
 }

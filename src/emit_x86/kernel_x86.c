@@ -96,6 +96,12 @@ static bool emit_block(KernelX86 *x, KernelBlock block, int phase) {
   return true;
 }
 
+/* Whether a column group's trip of phase p also runs phase p + 1's
+ * (schedule in_previous_loop; never in the scalar rows). */
+static bool merges_next_phase(const KernelX86 *x, int p) {
+  return x->columns && x->lanes && p + 1 < x->k->phase_count && x->schedule.phases[p + 1].in_previous_loop;
+}
+
 /* One pass over the reduced dims (the only one of a reduce kernel, one
  * phase of a row kernel): rindex slots for the outer reduced dims, r14 for
  * the innermost; after each trip the accumulators take their next values. */
@@ -130,6 +136,11 @@ static bool emit_reduce_nest(KernelX86 *x, int phase) {
     X86Label head = x86_label_new(x->cb);
     x86_label_bind(x->cb, head);
     if (!emit_block(x, block, phase)) return false;
+    if (merges_next_phase(x, phase)) {
+      x->phase = phase + 1;
+      if (!emit_block(x, KBLOCK_ROW, phase + 1)) return false;
+      x->phase = phase;
+    }
     if (x->columns && x->lanes) kernel_x86_column_acc_copy(x, false);
     for (int a = 0; a < k->acc_count && !(x->columns && x->lanes); a++) {
       EMIT(X86_MOV, reg(X86_RAX), kernel_x86_slot(x->acc_next_slot + a, 8));
@@ -347,7 +358,8 @@ static bool emit_column_group(KernelX86 *x) {
   bool ok = emit_block(x, KBLOCK_PRE, 0);
   if (ok) emit_acc_next_reset(x);
   int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
-  for (int p = 0; ok && p < phases; p++) ok = emit_reduce_nest(x, p);
+  for (int p = 0; ok && p < phases; p++)
+    if (p == 0 || !merges_next_phase(x, p - 1)) ok = emit_reduce_nest(x, p);
   ok = ok && emit_block(x, KBLOCK_POST, 0);
   x->homes = x->scalar_homes;
   x->lanes = 0;

@@ -15,9 +15,17 @@
  * end of the innermost loop dim or of the rows given run as scalar rows
  * (kernel_x86.c).
  *
+ * A load or store may also walk across the lanes with a stride instead
+ * (softmax over 10 classes: each lane one row of a [256, 10] input, the
+ * reduced index along the row), its loop index the index of some outer
+ * dim: it moves lane by lane through the frame (kernel_x86_vector.c),
+ * still each lane's own elements in the scalar code's order.
+ *
  * A lane touches only its own column: a load from a buffer shaped like an
  * output (possibly the same memory, a donated buffer) must index its
- * minor dim by the loop index itself, so reading a lane's elements never
+ * minor dim by the loop index itself, or, where that load or a store to
+ * the output is strided, index by the loop index itself the dim that
+ * every such store indexes by it; so reading a lane's elements never
  * sees another lane's stores, as in the scalar code's order. */
 #include "emit_x86/kernel_x86_internal.h"
 
@@ -29,14 +37,72 @@ static int isa_lanes(const KernelX86 *x) {
 
 static int minor_dim(const Shape *s) { return s->has_layout ? s->minor_to_major[0] : s->rank - 1; }
 
+/* Whether index first + d of op is the loop's innermost index itself. */
+static bool indexed_by_the_lane(const Kernel *k, const KernelOp *op, int first, int d) {
+  const KernelOp *index = &k->ops[op->args[first + d]];
+  return index->kop == KOP_INDEX && index->dim == k->rank - 1;
+}
+
+static bool is_memory(const KernelOp *op) { return op->kop == KOP_LOAD || op->kop == KOP_STORE; }
+
+int64_t kernel_x86_column_stride(const KernelX86 *x, int i) {
+  const Kernel *k = x->k;
+  const KernelOp *op = &k->ops[i];
+  if (!is_memory(op)) return 0;
+  bool store = op->kop == KOP_STORE;
+  const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+  int first = store ? 1 : 0;
+  if (s->type != TYPE_F32) return 0;
+  int64_t strides[AXLE_MAX_RANK], stride = 0;
+  kernel_x86_layout_strides(s, strides);
+  for (int d = 0; d < s->rank; d++) {
+    int f = x->forms[op->args[first + d]];
+    if (f == LANE_UNIFORM) continue;
+    if (f != LANE_INNER) return 0;
+    if (d == minor_dim(s) && strides[d] == 1) return 0; /* contiguous: a vector */
+    stride += strides[d] * 4;
+  }
+  return stride;
+}
+
+/* Whether a load or store that is strided indexes by the loop index
+ * itself every dim whose index varies across the lanes (not the loop
+ * index plus an offset, whose lanes could meet each other's elements). */
+static bool strided_access_allowed(const KernelX86 *x, int i) {
+  const Kernel *k = x->k;
+  const KernelOp *op = &k->ops[i];
+  int64_t stride = kernel_x86_column_stride(x, i);
+  if (stride <= 0 || stride * isa_lanes(x) > INT32_MAX) return false;
+  bool store = op->kop == KOP_STORE;
+  const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+  for (int d = 0; d < s->rank; d++)
+    if (x->forms[op->args[(store ? 1 : 0) + d]] == LANE_INNER && !indexed_by_the_lane(k, op, store ? 1 : 0, d))
+      return false;
+  return true;
+}
+
 /* See the head of the file. */
-static bool load_keeps_to_its_column(const Kernel *k, const KernelOp *load) {
+static bool load_keeps_to_its_column(const KernelX86 *x, int load_index) {
+  const Kernel *k = x->k;
+  const KernelOp *load = &k->ops[load_index];
   const Shape *in = &k->inputs[load->buffer].shape;
   for (int b = 0; b < k->output_count; b++) {
     const Shape *out = &k->outputs[b].shape;
     if (in->type != out->type || !shape_same_dims(in, out)) continue;
-    const KernelOp *index = &k->ops[load->args[minor_dim(in)]];
-    if (index->kop != KOP_INDEX || index->dim != k->rank - 1) return false;
+    bool strided = kernel_x86_column_stride(x, load_index) != 0;
+    for (int i = 0; i < k->op_count; i++)
+      if (k->ops[i].kop == KOP_STORE && k->ops[i].buffer == b && kernel_x86_column_stride(x, i)) strided = true;
+    if (!strided) {
+      if (!indexed_by_the_lane(k, load, 0, minor_dim(in))) return false;
+      continue;
+    }
+    bool shared_dim = false;
+    for (int d = 0; d < in->rank && !shared_dim; d++) {
+      shared_dim = indexed_by_the_lane(k, load, 0, d);
+      for (int i = 0; i < k->op_count && shared_dim; i++)
+        if (k->ops[i].kop == KOP_STORE && k->ops[i].buffer == b) shared_dim = indexed_by_the_lane(k, &k->ops[i], 1, d);
+    }
+    if (!shared_dim) return false;
   }
   return true;
 }
@@ -83,11 +149,17 @@ int kernel_x86_column_lanes(KernelX86 *x) {
     } else {
       f = kernel_x86_op_form(x, i);
     }
-    /* a gather's lanes are other points' indices: not in this strategy */
-    if (f < 0 || f == LANE_GATHER || f == LANE_PER_LANE) return 0;
-    if (op->kop == KOP_LOAD && !load_keeps_to_its_column(k, op)) return 0;
+    /* a strided store of a vector value: lane by lane */
+    if (f < 0 && op->kop == KOP_STORE && strided_access_allowed(x, i)) {
+      int value = x->forms[op->args[0]];
+      if (value == LANE_VECTOR || value == LANE_BROADCAST || value == LANE_GATHER) f = LANE_VECTOR;
+    }
+    /* a gather's lanes are other points' indices: only strided ones here */
+    if (f < 0 || f == LANE_PER_LANE || (f == LANE_GATHER && !strided_access_allowed(x, i))) return 0;
     x->forms[i] = (uint8_t)f;
   }
+  for (int i = 0; i < k->op_count; i++)
+    if (k->ops[i].kop == KOP_LOAD && !load_keeps_to_its_column(x, i)) return 0;
   x->column_acc_registers = x->cpu->level == CPU_LEVEL_AVX512 && k->acc_count <= COLUMN_ACC_REGISTERS &&
                             accumulators_written_after_read(k);
   return lanes;

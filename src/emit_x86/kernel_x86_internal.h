@@ -178,6 +178,9 @@ bool kernel_x86_emit_integer(KernelX86 *x, int i);
 /* kernel_x86_convert.c: compare, select, convert, bitcast-convert. */
 bool kernel_x86_emit_hlo_mixed(KernelX86 *x, int i);
 bool kernel_x86_element_address(KernelX86 *x, int i, int buffer, const Shape *s, int first, X86Operand *out);
+/* Element strides of a kernel buffer in its layout (kernel_x86_ops.c):
+ * without a layout, row-major. */
+void kernel_x86_layout_strides(const Shape *s, int64_t *stride);
 /* The same address without the index of dimension skip_dim (0 there). */
 bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const Shape *s, int first, int skip_dim,
                                         X86Operand *out);
@@ -279,6 +282,10 @@ enum { KX_VECTOR_MATH_SLOTS = 1536 };
  * back with `reset`) in the SIMD code. kernel_x86_op_form (vector_forms.c):
  * op i's LaneForm as in a loop kernel, or -1. */
 int kernel_x86_column_lanes(KernelX86 *x);
+/* A column group's load or store whose lanes' elements lie apart, not
+ * side by side (a [rows, n] input read down its rows): the bytes from
+ * one lane's element to the next, or 0 for a contiguous or uniform one. */
+int64_t kernel_x86_column_stride(const KernelX86 *x, int i);
 X86Operand kernel_x86_column_acc(const KernelX86 *x, int acc, bool next);
 void kernel_x86_column_acc_copy(KernelX86 *x, bool reset);
 int kernel_x86_op_form(const KernelX86 *x, int i);

@@ -49,7 +49,7 @@ static bool type_is_unsigned_or_pred(ElementType t) { return t == TYPE_PRED || t
 /* Element strides of a buffer in its layout: minor_to_major[0] varies
  * fastest; a kernel buffer without a layout is row-major (unlike
  * shape_layout_strides, which reads minor_to_major whatever has_layout). */
-static void layout_strides(const Shape *s, int64_t *stride) {
+void kernel_x86_layout_strides(const Shape *s, int64_t *stride) {
   int64_t n = 1;
   for (int j = 0; j < s->rank; j++) {
     int d = s->has_layout ? s->minor_to_major[j] : s->rank - 1 - j;
@@ -70,7 +70,7 @@ bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const S
   const KernelOp *op = &x->k->ops[i];
   int64_t stride[AXLE_MAX_RANK], constant_offset = 0;
   int size = type_byte_size(s->type);
-  layout_strides(s, stride);
+  kernel_x86_layout_strides(s, stride);
   EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), x86_mem(8, KX_BUFFERS, 8 * buffer));
   EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
   for (int d = 0; d < s->rank; d++) {

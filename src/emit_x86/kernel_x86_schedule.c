@@ -11,7 +11,8 @@
  *                  every level and thread count. A long sum to few points
  *                  is split into chunks of its range.
  *   columns        a reduce or row kernel none of whose phases has a
- *                  vector form (the reduced dims outer, a column sum)
+ *                  vector form (the reduced dims outer, a column sum; or
+ *                  rows shorter than a vector, a softmax over 10 classes)
  *                  runs SIMD across 4, 8 or 16 adjacent output points
  *                  (kernel_x86_columns.c) where its ops allow, unroll 1,
  *                  one vector per accumulator; the points past the last
@@ -235,6 +236,29 @@ static KernelTail tail_of(int64_t n, int step, bool maskable) {
   return n % step == 0 ? KTAIL_NONE : maskable ? KTAIL_MASKED : KTAIL_SCALAR;
 }
 
+/* Whether the column strategy's last phase, a ROW phase after a REDUCE
+ * phase, may run in that phase's loop: it reads no accumulator (nothing
+ * that phase is still summing) and computes nothing once per row, and
+ * every load of an input shaped like its store's output (the same memory
+ * if donated), in both phases, reads only the element the store writes on
+ * the same trip, so storing earlier than the scalar code changes no value
+ * read. Each lane then runs each phase's operations in the scalar code's
+ * order; only the two phases' trips interleave. */
+static bool row_phase_fits_in_previous_loop(const Kernel *k) {
+  int row = k->phase_count - 1;
+  if (k->kind != KERNEL_ROW || row < 1 || k->phase_blocks[row] != KBLOCK_ROW ||
+      k->phase_blocks[row - 1] != KBLOCK_REDUCE)
+    return false;
+  int store = kernel_x86_row_store(k);
+  if (store < 0) return false;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (looped_in(op, row) && (op->kop == KOP_ACC_READ || op->kop == KOP_ACC_WRITE || op->invariant)) return false;
+  }
+  return loads_stay_on_the_stored_element(k, row - 1, &k->ops[store]) &&
+         loads_stay_on_the_stored_element(k, row, &k->ops[store]);
+}
+
 /* The column strategy where no phase has lanes of its own. */
 static bool choose_columns(KernelX86 *x, int phases) {
   const Kernel *k = x->k;
@@ -249,8 +273,9 @@ static bool choose_columns(KernelX86 *x, int phases) {
   for (int p = 0; p < phases; p++) {
     bool row = k->kind == KERNEL_ROW && k->phase_blocks[p] == KBLOCK_ROW;
     s->phases[p] = (KernelPhaseSchedule){lanes, 32, 1, row ? 0 : k->acc_count, false, false,
-                                         tail_of(k->dims[k->rank - 1], lanes, false), -1, -1, false, false, 0};
+                                         tail_of(k->dims[k->rank - 1], lanes, false), -1, -1, false, false, false, 0};
   }
+  s->phases[phases - 1].in_previous_loop = row_phase_fits_in_previous_loop(k);
   return true;
 }
 
@@ -268,7 +293,7 @@ void kernel_x86_plan(KernelX86 *x) {
     int64_t n = k->rank > 0 ? k->dims[k->rank - 1] : 1;
     s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false, false,
                                          lanes ? tail_of(n, lanes, kernel_x86_vector_tail_maskable(x)) : KTAIL_NONE,
-                                         -1, -1, false, false, 0};
+                                         -1, -1, false, false, false, 0};
     return;
   }
   int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;

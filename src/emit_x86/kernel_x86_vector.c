@@ -196,6 +196,34 @@ static bool emit_vector_gather(KernelX86 *x, int i) {
   return true;
 }
 
+/* The column strategy's load or store whose lanes' elements lie `stride`
+ * bytes apart (kernel_x86_columns.c): lane 0's address from the scalar
+ * index code, then each lane's f32 through edx and the frame's partial
+ * slot, which one vector move reads or fills. */
+static bool emit_column_strided(KernelX86 *x, int i, int64_t stride) {
+  const KernelOp *op = &x->k->ops[i];
+  bool store = op->kop == KOP_STORE;
+  const Shape *s = store ? &x->k->outputs[op->buffer].shape : &x->k->inputs[op->buffer].shape;
+  X86Operand m, lanes = x86_mem(vector_bytes(x), X86_RSP, 8 * x->partial_slot);
+  if (store) vector_move(x, lanes, reg(vreg(x, vector_source(x, op->args[0], S0))));
+  if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s, store ? 1 : 0, &m))
+    return false;
+  for (int l = 0; l < x->lanes; l++) {
+    X86Operand element = m, lane = x86_mem(4, X86_RSP, 8 * x->partial_slot + 4 * l);
+    int64_t disp = m.mem.disp + l * stride;
+    if (disp > INT32_MAX || disp < INT32_MIN)
+      return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: a strided lane past 2 GiB", x->k->name);
+    element.mem.disp = (int32_t)disp;
+    EMIT(X86_MOV, reg(X86_EDX), store ? lane : element);
+    EMIT(X86_MOV, store ? element : lane, reg(X86_EDX));
+  }
+  if (store) return true;
+  int d = vector_target(x, i);
+  vector_move(x, reg(vreg(x, d)), lanes);
+  vector_finish(x, i, d);
+  return true;
+}
+
 /* An f32 compare as a mask: all ones in the lanes where it holds. The
  * cmpps predicates are false on NaN except NEQ_UQ, like the scalar code;
  * GT and GE swap their operands into LT and LE. */
@@ -325,6 +353,8 @@ static bool emit_vector_op_value(KernelX86 *x, int i);
 
 bool kernel_x86_emit_vector_op(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
+  int64_t stride = x->columns ? kernel_x86_column_stride(x, i) : 0;
+  if (stride) return emit_column_strided(x, i, stride);
   if (op->kop == KOP_LOAD && x->forms[i] == LANE_GATHER) return emit_vector_gather(x, i);
   if (op->kop == KOP_LOAD || op->kop == KOP_STORE) return emit_vector_memory(x, i);
   if (op->kop == KOP_ACC_READ && x->columns) {

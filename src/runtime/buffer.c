@@ -4,12 +4,16 @@
 
 #include "runtime/buffer.h"
 
+/* The buffer's header, rounded up to a cache line: its data starts there,
+ * at ARRAY_ALIGNMENT as every array the library allocates. */
+static size_t header_bytes(void) {
+  return (sizeof(HostBuffer) + ARRAY_ALIGNMENT - 1) / ARRAY_ALIGNMENT * ARRAY_ALIGNMENT;
+}
+
 HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st) {
-  HostBuffer *b = mem_calloc(1, sizeof *b);
   size_t bytes = (size_t)shape_byte_size(shape);
-  if (b) b->data = mem_try_array_calloc(bytes);
-  if (!b || !b->data) {
-    mem_free(b);
+  HostBuffer *b = bytes <= SIZE_MAX - header_bytes() ? mem_try_array_calloc(header_bytes() + bytes) : NULL;
+  if (!b) {
     StrBuf sb = {0};
     shape_print(&sb, shape, false);
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory: %s needs %zu bytes",
@@ -18,18 +22,21 @@ HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st)
     return NULL;
   }
   b->shape = *shape;
-  if (data) memcpy(b->data, data, bytes);
+  b->data = (char *)b + header_bytes();
+  b->one_block = true;
+  if (data && bytes) memcpy(b->data, data, bytes);
   return b;
 }
 
 static HostBuffer *tuple_shell_create(int count, Status *st) {
-  HostBuffer *b = mem_calloc(1, sizeof *b);
-  if (b) b->elements = mem_calloc((size_t)count + 1, sizeof *b->elements);
-  if (!b || !b->elements) {
-    mem_free(b);
+  size_t bytes = sizeof(HostBuffer) + ((size_t)count + 1) * sizeof(HostBuffer *);
+  HostBuffer *b = mem_try_calloc(1, bytes);
+  if (!b) {
     status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
+  b->elements = (HostBuffer **)(b + 1);
+  b->one_block = true;
   b->shape.type = TYPE_TUPLE;
   b->shape.tuple_count = count;
   return b;
@@ -55,11 +62,12 @@ HostBuffer *host_buffer_clone(const HostBuffer *b, Status *st) {
 
 void host_buffer_free(HostBuffer *b) {
   if (!b) return;
-  if (b->elements) {
+  if (b->elements)
     for (int i = 0; i < b->shape.tuple_count; i++) host_buffer_free(b->elements[i]);
+  if (!b->one_block) {
     mem_free(b->elements);
+    mem_free(b->data);
   }
-  mem_free(b->data);
   mem_free(b);
 }
 
@@ -153,15 +161,8 @@ HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Sta
     if (b) leaves[(*n)++] = b->data;
     return b;
   }
-  HostBuffer *t = mem_calloc(1, sizeof *t);
-  if (t) t->elements = mem_calloc((size_t)s->tuple_count + 1, sizeof *t->elements);
-  if (!t || !t->elements) {
-    mem_free(t);
-    status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");
-    return NULL;
-  }
-  t->shape.type = TYPE_TUPLE;
-  t->shape.tuple_count = s->tuple_count;
+  HostBuffer *t = tuple_shell_create(s->tuple_count, st);
+  if (!t) return NULL;
   for (int i = 0; i < s->tuple_count; i++) {
     t->elements[i] = host_buffer_create_leaves(&s->tuple_shapes[i], leaves, n, st);
     if (!t->elements[i]) {

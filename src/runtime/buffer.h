@@ -21,6 +21,11 @@ struct axle_buffer {
   Shape shape;
   void *data;              /* arrays: shape_byte_size(&shape) bytes */
   HostBuffer **elements;   /* tuples: shape.tuple_count buffers, owned */
+  /* data or elements lie in this buffer's own block, after it (the
+   * constructors below): one allocation a buffer, so that a run returning
+   * its result allocates one block per buffer of it. False where they
+   * were taken from elsewhere (host_buffer_adopt_literal). */
+  bool one_block;
 };
 
 /* An array buffer with a copy of data (NULL: zeros). Fails with the bytes

@@ -483,6 +483,49 @@ TEST(runs_after_the_first_allocate_nothing) {
   }
 }
 
+/* A run that returns its result (axle_executable_run) allocates that
+ * result and nothing else: each buffer one block, its data (or a tuple's
+ * element list) in the same block as the buffer, and no list of the
+ * result's leaves per run. Here an array, and a tuple of an array and a
+ * tuple of two: 1 and 2 + 3 blocks. */
+TEST(a_run_returning_its_result_allocates_one_block_per_buffer) {
+  static const char *const texts[] = {
+      "HloModule array_result\n"
+      "ENTRY main {\n  a = f32[64,32] parameter(0)\n  b = f32[64,32] parameter(1)\n"
+      "  ROOT s = f32[64,32] add(a, b)\n}\n",
+      "HloModule tuple_result\n"
+      "ENTRY main {\n  a = f32[64,32] parameter(0)\n  b = f32[64,32] parameter(1)\n"
+      "  s = f32[64,32] add(a, b)\n  m = f32[64,32] multiply(a, b)\n  d = f32[64,32] subtract(a, b)\n"
+      "  ROOT t = (f32[64,32], (f32[64,32], f32[64,32])) tuple(s, (f32[64,32], f32[64,32]) tuple(m, d))\n}\n",
+  };
+  static const long blocks_wanted[] = {1, 5};
+  int64_t dims[2] = {64, 32};
+  for (int t = 0; t < 2; t++) {
+    Status st;
+    Executable *exe = compile_text(texts[t], 1, &st);
+    EXPECT(exe != NULL, "module %d compiles: %s", t, st.message);
+    if (!exe) continue;
+    HostBuffer *args[2] = {f32_random(2, dims, 11), f32_random(2, dims, 12)};
+    HostBuffer *first = executable_run(exe, args, 2, &st);
+    long before = mem_allocation_count();
+    HostBuffer *later = executable_run(exe, args, 2, &st);
+    long allocated = mem_allocation_count() - before;
+    EXPECT(first && later, "module %d runs: %s", t, st.message);
+    EXPECT(allocated == blocks_wanted[t], "module %d: a run allocated %ld blocks, wanted %ld (its result's buffers)",
+           t, allocated, blocks_wanted[t]);
+    HostBuffer *leaf = later && t == 1 ? later->elements[1]->elements[1] : later;
+    const float *x = args[0]->data, *y = args[1]->data;
+    bool right = leaf != NULL && ((uintptr_t)leaf->data & (ARRAY_ALIGNMENT - 1)) == 0;
+    for (int i = 0; right && i < 64 * 32; i++) right = ((float *)leaf->data)[i] == (t == 1 ? x[i] - y[i] : x[i] + y[i]);
+    EXPECT(right, "module %d: the result's last leaf is wrong or not aligned to %d bytes", t, ARRAY_ALIGNMENT);
+    host_buffer_free(first);
+    host_buffer_free(later);
+    host_buffer_free(args[0]);
+    host_buffer_free(args[1]);
+    executable_free(exe);
+  }
+}
+
 int main(void) {
   RUN(unfused_f32_dots_run_on_the_gemm_and_match_a_double_product);
   RUN(a_fused_elementwise_chain_is_one_kernel_with_exact_results);
@@ -493,5 +536,6 @@ int main(void) {
   RUN(kernels_of_the_same_code_compile_once_and_others_apart);
   RUN(threads_start_only_for_a_program_with_a_step_of_several_tasks);
   RUN(runs_after_the_first_allocate_nothing);
+  RUN(a_run_returning_its_result_allocates_one_block_per_buffer);
   return test_summary();
 }

@@ -29,9 +29,10 @@ static char *listing_of(const CompiledKernel *ck) {
 }
 
 /* In the reduce loops of the listing's SIMD code (from its first reduce
- * note to its post note): vector loads from the buffers, and scalar movss
- * loads from them. */
-static bool count_simd_loads(const char *listing, int *vector_loads, int *scalar_loads) {
+ * note to its post note): vector loads from the buffers, each lane's
+ * element of a strided load moved through edx, and scalar movss loads
+ * from them. */
+static bool count_simd_loads(const char *listing, int *vector_loads, int *lane_moves, int *scalar_loads) {
   const char *simd = strstr(listing, "# SIMD across");
   const char *loop = simd ? strstr(simd, "# reduce") : NULL;
   const char *scalar = loop ? strstr(loop, "# post") : NULL;
@@ -43,6 +44,7 @@ static bool count_simd_loads(const char *listing, int *vector_loads, int *scalar
     snprintf(line, sizeof line, "%.*s", (int)(len < 255 ? len : 255), p);
     bool memory = strstr(line, "(%r") != NULL && strstr(line, "(%rsp") == NULL && strstr(line, "(%rbx)") == NULL;
     *vector_loads += memory && (strstr(line, "movups") || strstr(line, "vcvtph2ps"));
+    *lane_moves += memory && strstr(line, "\tmov ") && strstr(line, "),%edx");
     *scalar_loads += memory && strstr(line, "movss") != NULL;
   }
   return true;
@@ -65,7 +67,7 @@ static void fill(Literal *l, uint64_t seed, bool specials) {
 /* Where the column strategy must apply: never, at every level, from avx2
  * up (f16 vectors need F16C), or where the policy likes (then, where it
  * applies, the bytes must still be kernel_eval's). */
-typedef enum Expect { NEVER, ALWAYS, FROM_AVX2, EITHER } Expect;
+typedef enum Expect { NEVER, ALWAYS, FROM_AVX2, AT_AVX512, EITHER } Expect;
 
 /* The text's ENTRY root lowered to one kernel, compiled at every level the
  * machine has; the schedule must be the column strategy where `expect`
@@ -90,6 +92,19 @@ static void check_kernel(const char *name, const char *text, Expect expect) {
   }
   for (int b = 0; b < k->output_count; b++) want[b] = literal_create(&k->outputs[b].shape);
   EXPECT(kernel_eval(k, in, want, &st), "%s: %s", name, st.message);
+  /* kernel_eval indexes its literals row-major; the compiled code reads
+   * and writes each buffer in its layout: the same values, moved there */
+  Literal *laid_in[8] = {0};
+  for (int b = 0; b < k->input_count; b++) {
+    laid_in[b] = literal_clone(in[b]);
+    if (!shape_is_row_major(&in[b]->shape)) shape_relayout_copy(&in[b]->shape, in[b]->data, laid_in[b]->data, true);
+  }
+  for (int b = 0; b < k->output_count; b++) {
+    if (shape_is_row_major(&want[b]->shape)) continue;
+    Literal *row_major = literal_clone(want[b]);
+    shape_relayout_copy(&want[b]->shape, row_major->data, want[b]->data, true);
+    literal_free(row_major);
+  }
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
@@ -100,17 +115,18 @@ static void check_kernel(const char *name, const char *text, Expect expect) {
     if (!ck) continue;
     char *listing = listing_of(ck);
     bool is_columns = strstr(listing, ": columns\n") || strstr(listing, ": columns, ");
-    bool columns = expect == ALWAYS || (expect == FROM_AVX2 && level >= CPU_LEVEL_AVX2) || (expect == EITHER && is_columns);
+    bool columns = expect == ALWAYS || (expect == FROM_AVX2 && level >= CPU_LEVEL_AVX2) ||
+                   (expect == AT_AVX512 && level == CPU_LEVEL_AVX512) || (expect == EITHER && is_columns);
     EXPECT(is_columns == columns, "%s at %s: the strategy is%s columns:\n%.3000s", name, cpu_level_name(level),
            is_columns ? "" : " not", listing);
     int64_t reduced = 1;
     for (int d = 0; d < k->reduce_rank; d++) reduced *= k->reduce_dims[d];
     if (columns && is_columns && reduced > 0) { /* an empty reduce has no loop */
-      int vector_loads = 0, scalar_loads = 0;
-      bool found = count_simd_loads(listing, &vector_loads, &scalar_loads);
-      EXPECT(found && vector_loads > 0 && scalar_loads == 0,
-             "%s at %s: %d vector loads, %d scalar movss loads from buffers in the SIMD code:\n%s", name,
-             cpu_level_name(level), vector_loads, scalar_loads, listing);
+      int vector_loads = 0, lane_moves = 0, scalar_loads = 0;
+      bool found = count_simd_loads(listing, &vector_loads, &lane_moves, &scalar_loads);
+      EXPECT(found && vector_loads + lane_moves > 0 && scalar_loads == 0,
+             "%s at %s: %d vector loads, %d lane moves, %d scalar movss loads from buffers in the SIMD code:\n%s",
+             name, cpu_level_name(level), vector_loads, lane_moves, scalar_loads, listing);
       /* at avx512 the accumulators stay in registers across the loop */
       EXPECT(level < CPU_LEVEL_AVX512 || strstr(listing, "accumulators in zmm28.."),
              "%s at avx512: the accumulators are not in registers:\n%s", name, listing);
@@ -122,7 +138,7 @@ static void check_kernel(const char *name, const char *text, Expect expect) {
     for (int t = 0; t < 5; t++) {
       void *buffers[16];
       Literal *out[8] = {0};
-      for (int b = 0; b < k->input_count; b++) buffers[b] = in[b]->data;
+      for (int b = 0; b < k->input_count; b++) buffers[b] = laid_in[b]->data;
       for (int b = 0; b < k->output_count; b++) {
         out[b] = literal_create(&k->outputs[b].shape);
         buffers[k->input_count + b] = out[b]->data;
@@ -150,7 +166,7 @@ static void check_kernel(const char *name, const char *text, Expect expect) {
     }
     kernel_x86_free(ck);
   }
-  for (int b = 0; b < k->input_count; b++) literal_free(in[b]);
+  for (int b = 0; b < k->input_count; b++) literal_free(in[b]), literal_free(laid_in[b]);
   for (int b = 0; b < k->output_count; b++) literal_free(want[b]), literal_free(first[b]);
   kernel_free(k);
   module_free(m);
@@ -197,11 +213,38 @@ TEST(f16_columns_summed_in_f32) {
   check_kernel("f16 column sum", text, FROM_AVX2);
 }
 
+/* Whether the text's ENTRY root, lowered and compiled at each level the
+ * machine has, has `needle` in its listing. */
+static void expect_listing(const char *name, const char *text, const char *needle, bool present) {
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), name, &st);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s: %s", name, st.message);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  for (CpuLevel level = CPU_LEVEL_SSE4; k && level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu;
+    cpu_features_for_level(&cpu, level);
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s at %s: %s", name, cpu_level_name(level), st.message);
+    if (!ck) continue;
+    char *listing = listing_of(ck);
+    EXPECT((strstr(listing, needle) != NULL) == present, "%s at %s: '%s' %s the listing:\n%.1500s", name,
+           cpu_level_name(level), needle, present ? "is not in" : "is in", listing);
+    free(listing);
+    kernel_x86_free(ck);
+  }
+  kernel_free(k);
+  module_free(m);
+}
+
 /* The MLP training step's bias gradient: relu's backward fused with the
  * sum over the batch, a ROW kernel storing dz and the updated bias;
- * 50 columns: 3 vectors of 16 and a scalar tail at avx512. */
-TEST(relu_backward_with_bias_gradient_runs_in_columns) {
-  static const char text[] =
+ * 50 columns: 3 vectors of 16 and a scalar tail at avx512. Its ROW phase
+ * (dz stored) reads no accumulator: it runs in the REDUCE phase's loop,
+ * one pass down the columns. */
+static const char relu_backward_text[] =
       "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
       "fused { p0 = f32[50]{0} parameter(0)\n bb = f32[33,50]{1,0} broadcast(p0), dimensions={1}\n"
       " p1 = f32[33,50]{1,0} parameter(1)\n z = f32[33,50]{1,0} add(p1, bb)\n zero = f32[] constant(0)\n"
@@ -213,12 +256,102 @@ TEST(relu_backward_with_bias_gradient_runs_in_columns) {
       " ROOT t = (f32[33,50]{1,0}, f32[50]{0}) tuple(dz, nb) }\n"
       "ENTRY e { b = f32[50] parameter(0)\n x = f32[33,50] parameter(1)\n d = f32[33,50] parameter(2)\n"
       " ROOT f = (f32[33,50]{1,0}, f32[50]{0}) fusion(b, x, d), kind=kInput, calls=fused }\n";
-  check_kernel("relu backward + bias gradient", text, ALWAYS);
+
+TEST(relu_backward_with_bias_gradient_runs_in_columns) {
+  check_kernel("relu backward + bias gradient", relu_backward_text, ALWAYS);
+  expect_listing("relu backward + bias gradient", relu_backward_text, "in phase 0's loop (one pass over the rows)", true);
+}
+
+
+/* The MLP step's log-softmax over 10 classes: a row kernel whose rows
+ * (10) are shorter than an avx512 vector, so no phase has lanes of its
+ * own there; it runs 16 rows at once instead, each lane one row, its
+ * elements loaded and exp stored lane by lane (16 rows apart by 10
+ * floats), the max and the sum in the scalar code's order. At avx2 and
+ * sse4 its row phase is a SIMD loop along the row. */
+static const char log_softmax_text[] =
+    "HloModule s\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+    "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+    "fused { p0 = f32[10]{0} parameter(0)\n bb = f32[%d,10]{1,0} broadcast(p0), dimensions={1}\n"
+    " p1 = f32[%d,10]{1,0} parameter(1)\n logits = f32[%d,10]{1,0} add(p1, bb)\n ninf = f32[] constant(-inf)\n"
+    " rmax = f32[%d]{0} reduce(logits, ninf), dimensions={1}, to_apply=max\n"
+    " mb = f32[%d,10]{1,0} broadcast(rmax), dimensions={0}\n sh = f32[%d,10]{1,0} subtract(logits, mb)\n"
+    " e = f32[%d,10]{1,0} exponential(sh)\n zero = f32[] constant(0)\n"
+    " rsum = f32[%d]{0} reduce(e, zero), dimensions={1}, to_apply=add\n lse = f32[%d]{0} log(rsum)\n"
+    " ROOT t = (f32[%d]{0}, f32[%d,10]{1,0}, f32[%d]{0}, f32[%d]{0}) tuple(rmax, e, rsum, lse) }\n"
+    "ENTRY e { b = f32[10] parameter(0)\n x = f32[%d,10] parameter(1)\n"
+    " ROOT f = (f32[%d]{0}, f32[%d,10]{1,0}, f32[%d]{0}, f32[%d]{0}) fusion(b, x), kind=kInput, calls=fused }\n";
+
+TEST(a_softmax_over_rows_shorter_than_a_vector_runs_16_rows_at_once) {
+  /* 256 rows: whole groups; 37: two groups and 5 rows alone */
+  static const int rows[] = {256, 37};
+  for (int r = 0; r < 2; r++) {
+    char text[3000], name[100];
+    int n = rows[r];
+    snprintf(text, sizeof text, log_softmax_text, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n);
+    snprintf(name, sizeof name, "log-softmax of f32[%d,10]", n);
+    check_kernel(name, text, AT_AVX512);
+  }
+}
+
+/* A REDUCE phase that reads, of an input shaped like the ROW phase's
+ * output (the same memory if donated), another element than the one the
+ * ROW phase stores on the same trip (here row 32 - r, reversed): storing
+ * early could change what it reads, so the ROW phase keeps its own loop. */
+TEST(a_reduce_phase_reading_another_element_of_the_stored_shape_keeps_the_row_loop_apart) {
+  static const char text[] =
+      "HloModule r\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+      "fused { p = f32[33,50]{1,0} parameter(0)\n rev = f32[33,50]{1,0} reverse(p), dimensions={0}\n"
+      " zero = f32[] constant(0)\n s = f32[50]{0} reduce(rev, zero), dimensions={0}, to_apply=add\n"
+      " sq = f32[33,50]{1,0} multiply(p, p)\n ROOT t = (f32[33,50]{1,0}, f32[50]{0}) tuple(sq, s) }\n"
+      "ENTRY e { p = f32[33,50] parameter(0)\n"
+      " ROOT f = (f32[33,50]{1,0}, f32[50]{0}) fusion(p), kind=kInput, calls=fused }\n";
+  check_kernel("reversed reduce beside a stored square", text, ALWAYS);
+  expect_listing("reversed reduce beside a stored square", text, "loop (one pass over the rows)", false);
+}
+
+/* A ROW phase that reads what the REDUCE phase before it sums (softmax's
+ * max) must wait for the whole sum: it keeps its own loop. */
+TEST(a_row_phase_reading_an_accumulator_keeps_its_own_loop) {
+  char text[3000];
+  snprintf(text, sizeof text, log_softmax_text, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64);
+  expect_listing("log-softmax of f32[64,10]", text, "loop (one pass over the rows)", false);
+}
+
+/* A strided store beside a load of an input shaped like its output (the
+ * same memory if donated) that does not index the stored dim by the
+ * lane: lane l's loads would read what other lanes have stored, not the
+ * scalar code's order. Not the column strategy. */
+TEST(a_strided_store_beside_a_transposed_read_of_a_same_shaped_input_stays_out_of_columns) {
+  static const char text[] =
+      "HloModule t\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+      "fused { x = f32[40,12]{1,0} parameter(0)\n y = f32[12,40]{1,0} parameter(1)\n"
+      " yt = f32[40,12]{1,0} transpose(y), dimensions={1,0}\n ninf = f32[] constant(-inf)\n"
+      " m = f32[40]{0} reduce(x, ninf), dimensions={1}, to_apply=max\n"
+      " mb = f32[40,12]{1,0} broadcast(m), dimensions={0}\n d = f32[40,12]{1,0} subtract(yt, mb)\n"
+      " ROOT t = (f32[40,12]{1,0}, f32[40]{0}) tuple(d, m) }\n"
+      "ENTRY e { x = f32[40,12] parameter(0)\n y = f32[12,40] parameter(1)\n"
+      " ROOT f = (f32[40,12]{1,0}, f32[40]{0}) fusion(x, y), kind=kInput, calls=fused }\n";
+  check_kernel("a strided store and a transposed read of another shape", text, ALWAYS);
+  static const char same_shape[] =
+      "HloModule t\nmax { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b) }\n"
+      "fused { x = f32[12,12]{1,0} parameter(0)\n"
+      " xt = f32[12,12]{1,0} transpose(x), dimensions={1,0}\n ninf = f32[] constant(-inf)\n"
+      " m = f32[12]{0} reduce(x, ninf), dimensions={1}, to_apply=max\n"
+      " mb = f32[12,12]{1,0} broadcast(m), dimensions={0}\n d = f32[12,12]{1,0} subtract(xt, mb)\n"
+      " ROOT t = (f32[12,12]{1,0}, f32[12]{0}) tuple(d, m) }\n"
+      "ENTRY e { x = f32[12,12] parameter(0)\n"
+      " ROOT f = (f32[12,12]{1,0}, f32[12]{0}) fusion(x), kind=kInput, calls=fused }\n";
+  check_kernel("a strided store and a transposed read of a same-shaped input", same_shape, NEVER);
 }
 
 int main(void) {
   RUN(column_sums_max_and_min_give_kernel_eval_bytes_at_every_level_and_thread_count);
   RUN(relu_backward_with_bias_gradient_runs_in_columns);
   RUN(f16_columns_summed_in_f32);
+  RUN(a_softmax_over_rows_shorter_than_a_vector_runs_16_rows_at_once);
+  RUN(a_row_phase_reading_an_accumulator_keeps_its_own_loop);
+  RUN(a_reduce_phase_reading_another_element_of_the_stored_shape_keeps_the_row_loop_apart);
+  RUN(a_strided_store_beside_a_transposed_read_of_a_same_shaped_input_stays_out_of_columns);
   return test_summary();
 }

@@ -233,7 +233,9 @@ static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedu
     strbuf_printf(sb, "SIMD across %d loop points (f%d lanes), reduced elements in order", ps->lanes, ps->lane_bits);
     if (block == KBLOCK_REDUCE)
       strbuf_printf(sb, ", %d accumulator vector%s", ps->accumulators, ps->accumulators == 1 ? "" : "s");
-    strbuf_printf(sb, ", tail %s\n", tail_names[ps->tail]);
+    strbuf_printf(sb, ", tail %s", tail_names[ps->tail]);
+    if (ps->in_previous_loop) strbuf_printf(sb, ", in phase %d's loop (one pass over the rows)", p - 1);
+    strbuf_printf(sb, "\n");
     return;
   }
   strbuf_printf(sb, "SIMD %d f%d lanes, unroll %d", ps->lanes, ps->lane_bits, ps->unroll);
@@ -276,7 +278,7 @@ bool kernel_schedule_equal(const KernelSchedule *a, const KernelSchedule *b) {
         x->accumulators != y->accumulators || x->rerun_exact != y->rerun_exact ||
         x->rerun_on_zero != y->rerun_on_zero || x->tail != y->tail || x->reuse != y->reuse || x->reuse_as != y->reuse_as ||
         x->reuse_in_frame != y->reuse_in_frame || x->stream_stores != y->stream_stores ||
-        x->prefetch_row_bytes != y->prefetch_row_bytes)
+        x->in_previous_loop != y->in_previous_loop || x->prefetch_row_bytes != y->prefetch_row_bytes)
       return false;
   }
   return true;

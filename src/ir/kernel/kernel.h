@@ -139,6 +139,10 @@ typedef struct KernelPhaseSchedule {
    * whose address is aligned to the vector: a large output that nothing
    * here reads again, written without first reading each line. */
   bool stream_stores;
+  /* A ROW phase run inside the loop of the REDUCE phase before it (the
+   * column strategy): each trip does that phase's work for one reduced
+   * index, then this phase's, so the rows are walked once, not twice. */
+  bool in_previous_loop;
   /* A REDUCE phase after the first: each trip prefetches the same place
    * this many bytes on in its row loads' buffer: the next row, which the
    * first phase then finds in cache (0: none). */
