@@ -6,8 +6,9 @@
  * in its layout, the window, and the groups.
  *
  * An output fusion (kOutput: a convolution with an elementwise epilogue,
- * src/opt/fusion.c; the convolution's operands are always parameters of
- * the fused computation) is one launch where the epilogue (lower_epilogue)
+ * src/opt/fusion.c, or one given in the input; the convolution's operands
+ * are parameters of the fused computation or relabels of them,
+ * program_fused_operand) is one launch where the epilogue (lower_epilogue)
  * can run at the convolution's store (ptx_conv_epilogue_fits), else two:
  * the convolution into a scratch area of its own (gpu_reserve_temp), then
  * the epilogue as a kernel of the kernel IR reading the scratch. */
@@ -116,13 +117,6 @@ bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst) {
 
 /* ---- output fusions ---- */
 
-/* The fusion's operand that parameter p of its computation stands for. */
-static const Instruction *fusion_operand_of(const Instruction *fusion, const Instruction *p) {
-  if (p->opcode != OP_PARAMETER || p->attrs.parameter_number < 0 || p->attrs.parameter_number >= fusion->operand_count)
-    return NULL;
-  return fusion->operands[p->attrs.parameter_number];
-}
-
 /* The epilogue kernel k of fusion as a launch of its own, reading the
  * convolution's value from scratch. */
 static bool epilogue_launch(GpuCompile *c, const Instruction *fusion, const ProgramStep *step, int scratch) {
@@ -183,7 +177,8 @@ const char *gpu_conv_refusal(const Instruction *inst) {
   const char *why = NULL;
   const Instruction *conv = fused_convolution(inst, &why);
   if (!conv) return why;
-  if (!fusion_operand_of(inst, conv->operands[0]) || !fusion_operand_of(inst, conv->operands[1]))
+  const Shape *unused;
+  if (!program_fused_operand(inst, conv->operands[0], &unused) || !program_fused_operand(inst, conv->operands[1], &unused))
     return "a convolution whose operands are computed inside its fusion";
   return NULL;
 }
@@ -192,10 +187,12 @@ bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
   /* one convolution, reading the fusion's operands: gpu_conv_refusal */
   const char *unused;
   const Instruction *conv = fused_convolution(inst, &unused);
-  const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
+  const Shape *ls, *rs;
+  const Instruction *lhs = program_fused_operand(inst, conv->operands[0], &ls);
+  const Instruction *rhs = program_fused_operand(inst, conv->operands[1], &rs);
   PtxConv d;
   Status why = {0};
-  if (!ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);
+  if (!ptx_conv_describe(conv, ls, rs, &conv->shape, &d, &why)) return gpu_refuse(c, inst, why.message);
   const ProgramStep *step = gpu_step_of(c, inst);
   const Kernel *k = step ? step->kernel : NULL;
   if (!k)

@@ -20,8 +20,13 @@
  * counts and each sum's order are unchanged: every value is bit for bit
  * what it was.
  *
- * Left alone: convolutions inside fusion bodies (their operands are fusion
- * parameters), operands or results with packed (E(n)) or dynamic dims, and
+ * Convolutions inside fusion bodies (fusions given in the input) are
+ * rewritten the same way, inside the body: its parameters and its root
+ * keep their shapes (a root convolution becomes the relabel back), and
+ * the program stage reads a relabelled parameter where it lies
+ * (program_fused_operand, src/opt/program.c).
+ *
+ * Left alone: operands or results with packed (E(n)) or dynamic dims, and
  * dim_labels that are no permutation (the verifier's to report).
  *
  * requires: verified. breaks: nothing (new instructions sit beside the
@@ -130,7 +135,7 @@ bool canonicalize_convolutions(Module *m, OptContext *ctx, bool *failed, Status 
     bool has_convolution = false;
     for (int i = 0; i < c->instruction_count && !has_convolution; i++)
       has_convolution = c->instructions[i]->opcode == OP_CONVOLUTION;
-    if (!has_convolution || computation_is_fusion_body(m, c)) continue;
+    if (!has_convolution) continue;
     for (int i = 0; i < c->instruction_count; i++) {
       Instruction *inst = c->instructions[i];
       if (inst->opcode == OP_CONVOLUTION && inst->operand_count == 2 && inst->attrs.conv &&
