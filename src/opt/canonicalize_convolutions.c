@@ -33,6 +33,7 @@
  * convolution they replace). */
 #include <string.h>
 
+#include "ir/conv_plan.h"
 #include "opt/opt.h"
 
 static bool relabels(const Shape *s) { return !shape_is_tuple(s) && !s->element_size_bits && !s->dynamic_dims; }
@@ -60,20 +61,6 @@ static bool is_permutation(const int64_t *order, int rank) {
   return true;
 }
 
-/* The canonical dim_labels of S spatial dims. */
-static ConvDims canonical_dims(int spatial_count) {
-  ConvDims cd = {.spatial_count = spatial_count};
-  cd.input_batch = cd.output_batch = 0;
-  cd.input_feature = cd.output_feature = spatial_count + 1;
-  cd.kernel_input_feature = spatial_count;
-  cd.kernel_output_feature = spatial_count + 1;
-  for (int s = 0; s < spatial_count; s++) {
-    cd.input_spatial[s] = cd.output_spatial[s] = 1 + s;
-    cd.kernel_spatial[s] = s;
-  }
-  return cd;
-}
-
 /* conv in canonical form, in its place; false when it already was (or is
  * left alone). */
 static bool canonicalize_convolution(Computation *c, Instruction *conv) {
@@ -98,7 +85,7 @@ static bool canonicalize_convolution(Computation *c, Instruction *conv) {
   Instruction *operands[2] = {
       is_identity(input_order, rank) ? input : relabel_instruction(c, conv, input, input_order),
       is_identity(kernel_order, rank) ? kernel : relabel_instruction(c, conv, kernel, kernel_order)};
-  ConvDims canonical = canonical_dims(count);
+  ConvDims canonical = conv_dims_canonical(count);
   Attrs attrs = conv->attrs;
   attrs.conv = &canonical;
   bool result_canonical = is_identity(result_order, rank);
