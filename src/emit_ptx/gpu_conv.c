@@ -1,13 +1,15 @@
 /* The GPU backend's convolutions, and the output fusions around one.
  *
  * A convolution is one launch of the implicit-GEMM kernel (ptx_conv.c);
- * this file turns the HLO op into the GEMM's description (PtxConv): which
- * dimension of each operand is which (dim_labels), each buffer's strides
- * in its layout, the window, and the groups.
+ * this file turns the HLO op into the GEMM's description (PtxConv): each
+ * buffer's strides in its layout, the window, and the groups. Its
+ * dim_labels are always canonical, b01f_01io->b01f (canonicalize-
+ * convolutions, conv_plan.h): which dim is which is fixed.
  *
  * An output fusion (kOutput: a convolution with an elementwise epilogue,
- * src/opt/fusion.c; the convolution's operands are always parameters of
- * the fused computation) is one launch where the epilogue (lower_epilogue)
+ * src/opt/fusion.c, or one given in the input; the convolution's operands
+ * are parameters of the fused computation or relabels of them,
+ * program_fused_operand) is one launch where the epilogue (lower_epilogue)
  * can run at the convolution's store (ptx_conv_epilogue_fits), else two:
  * the convolution into a scratch area of its own (gpu_reserve_temp), then
  * the epilogue as a kernel of the kernel IR reading the scratch. */
@@ -37,6 +39,8 @@ static bool describe_types(const Instruction *conv, const Shape *lhs, const Shap
   if (lhs->rank != result->rank || rhs->rank != result->rank || result->rank < 2 ||
       attrs_conv(&conv->attrs)->spatial_count != result->rank - 2)
     return status_error(st, STATUS_UNSUPPORTED, "a convolution whose operands and dim_labels disagree in rank");
+  const char *order = conv_dims_order_refusal(attrs_conv(&conv->attrs));
+  if (order) return status_error(st, STATUS_UNSUPPORTED, "%s", order);
   return true;
 }
 
@@ -44,7 +48,6 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
                        PtxConv *d, Status *st) {
   memset(d, 0, sizeof *d);
   if (!describe_types(conv, lhs, rhs, result, st)) return false;
-  const ConvDims *cd = attrs_conv(&conv->attrs);
   int64_t ls[AXLE_MAX_RANK], rs[AXLE_MAX_RANK], os[AXLE_MAX_RANK];
   shape_layout_strides(lhs, ls);
   shape_layout_strides(rhs, rs);
@@ -52,7 +55,7 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
   d->type = result->type;
   d->lhs_type = lhs->type;
   d->rhs_type = rhs->type;
-  d->spatial_count = cd->spatial_count;
+  int n = d->spatial_count = attrs_conv(&conv->attrs)->spatial_count;
   /* The groups and the window, as every implementation reads them. */
   ConvPlan plan;
   char why[200];
@@ -62,24 +65,22 @@ bool ptx_conv_describe(const Instruction *conv, const Shape *lhs, const Shape *r
   d->group_in_features = plan.kernel_features;
   d->group_out_features = plan.group_out_features;
   d->out_batch = plan.out_batch;
-  d->lhs_batch = ls[cd->input_batch];
-  d->lhs_feature = ls[cd->input_feature];
+  /* input and result [batch, spatial.., feature], kernel [spatial.., in, out] */
+  d->lhs_batch = ls[0];
+  d->lhs_feature = ls[n + 1];
   bool batch_grouped = plan.batch_groups > 1;
   d->lhs_group = batch_grouped ? d->out_batch * d->lhs_batch : d->group_in_features * d->lhs_feature;
-  d->rhs_in_feature = rs[cd->kernel_input_feature];
-  d->rhs_out_feature = rs[cd->kernel_output_feature];
-  d->out_batch_dim = (int)cd->output_batch;
-  d->out_feature_dim = (int)cd->output_feature;
-  d->out_batch_stride = os[cd->output_batch];
-  d->out_feature = os[cd->output_feature];
-  for (int s = 0; s < cd->spatial_count; s++) {
+  d->rhs_in_feature = rs[n];
+  d->rhs_out_feature = rs[n + 1];
+  d->out_batch_stride = os[0];
+  d->out_feature = os[n + 1];
+  for (int s = 0; s < n; s++) {
     d->in_spatial[s] = plan.in_size[s];
     d->kernel_spatial[s] = plan.kernel_size[s];
     d->out_spatial[s] = plan.out_size[s];
-    d->lhs_spatial[s] = ls[cd->input_spatial[s]];
-    d->rhs_spatial[s] = rs[cd->kernel_spatial[s]];
-    d->out_spatial_stride[s] = os[cd->output_spatial[s]];
-    d->out_spatial_dim[s] = (int)cd->output_spatial[s];
+    d->lhs_spatial[s] = ls[1 + s];
+    d->rhs_spatial[s] = rs[s];
+    d->out_spatial_stride[s] = os[1 + s];
     d->window[s] = plan.window[s];
   }
   return true;
@@ -115,13 +116,6 @@ bool gpu_compile_convolution(GpuCompile *c, const Instruction *inst) {
 }
 
 /* ---- output fusions ---- */
-
-/* The fusion's operand that parameter p of its computation stands for. */
-static const Instruction *fusion_operand_of(const Instruction *fusion, const Instruction *p) {
-  if (p->opcode != OP_PARAMETER || p->attrs.parameter_number < 0 || p->attrs.parameter_number >= fusion->operand_count)
-    return NULL;
-  return fusion->operands[p->attrs.parameter_number];
-}
 
 /* The epilogue kernel k of fusion as a launch of its own, reading the
  * convolution's value from scratch. */
@@ -180,28 +174,33 @@ static const Instruction *fused_convolution(const Instruction *fusion, const cha
 
 const char *gpu_conv_refusal(const Instruction *inst, Status *made) {
   PtxConv d;
+  const char *why = NULL;
   if (inst->opcode != OP_FUSION) {
     if (inst->operand_count != 2) return "a convolution without two operands";
+    if ((why = conv_dims_order_refusal(attrs_conv(&inst->attrs)))) return why;
     return ptx_conv_describe(inst, &inst->operands[0]->shape, &inst->operands[1]->shape, &inst->shape, &d, made)
                ? NULL
                : made->message;
   }
-  const char *why = NULL;
   const Instruction *conv = fused_convolution(inst, &why);
   if (!conv) return why;
-  const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
-  if (!lhs || !rhs) return "a convolution whose operands are computed inside its fusion";
-  return ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, made) ? NULL : made->message;
+  if ((why = conv_dims_order_refusal(attrs_conv(&conv->attrs)))) return why;
+  const Shape *ls, *rs;
+  if (!program_fused_operand(inst, conv->operands[0], &ls) || !program_fused_operand(inst, conv->operands[1], &rs))
+    return "a convolution whose operands are computed inside its fusion";
+  return ptx_conv_describe(conv, ls, rs, &conv->shape, &d, made) ? NULL : made->message;
 }
 
 bool gpu_compile_convolution_fusion(GpuCompile *c, const Instruction *inst) {
   /* one convolution, reading the fusion's operands: gpu_conv_refusal */
   const char *unused;
   const Instruction *conv = fused_convolution(inst, &unused);
-  const Instruction *lhs = fusion_operand_of(inst, conv->operands[0]), *rhs = fusion_operand_of(inst, conv->operands[1]);
+  const Shape *ls, *rs;
+  const Instruction *lhs = program_fused_operand(inst, conv->operands[0], &ls);
+  const Instruction *rhs = program_fused_operand(inst, conv->operands[1], &rs);
   PtxConv d;
   Status described = {0};
-  ptx_conv_describe(conv, &lhs->shape, &rhs->shape, &conv->shape, &d, &described);  /* as gpu_conv_refusal did */
+  ptx_conv_describe(conv, ls, rs, &conv->shape, &d, &described);  /* as gpu_conv_refusal did */
   const ProgramStep *step = gpu_step_of(c, inst);
   const Kernel *k = step ? step->kernel : NULL;
   if (!k)

@@ -344,13 +344,6 @@ static const Instruction *fused_product(const Computation *f, const char **why) 
   return found;
 }
 
-/* The fusion operand a fused dot operand reads: it must be a parameter. */
-static const Instruction *fusion_operand(const Instruction *fusion, const Instruction *operand) {
-  if (operand->opcode != OP_PARAMETER) return NULL;
-  int64_t n = operand->attrs.parameter_number;
-  return n >= 0 && n < fusion->operand_count ? fusion->operands[n] : NULL;
-}
-
 /* The epilogue kernel of fusion's step, reading the product from binding
  * `product`: its other inputs are the fusion's operands (or constants). */
 static bool add_epilogue(GpuCompile *c, const Instruction *fusion, const ProgramStep *step, int product) {
@@ -391,14 +384,15 @@ static const char *dot_fusion_refusal(const ProgramStep *step) {
   const Instruction *dot = f ? fused_product(f, &why) : NULL;
   if (!dot) return why;
   if (dot->opcode != OP_DOT) return "a scaled-dot or ragged-dot inside a fusion";
-  const Instruction *lhs = fusion_operand(inst, dot->operands[0]), *rhs = fusion_operand(inst, dot->operands[1]);
-  if (!lhs || !rhs) return "a fused dot whose operand the fusion computes itself";
+  const Shape *ls, *rs;
+  if (!program_fused_operand(inst, dot->operands[0], &ls) || !program_fused_operand(inst, dot->operands[1], &rs))
+    return "a fused dot whose operand the fusion computes itself";
   PtxGemm g;
-  if (dot == f->root) return gemm_of(dot, &lhs->shape, &rhs->shape, &inst->shape, &g);
+  if (dot == f->root) return gemm_of(dot, ls, rs, &inst->shape, &g);
   if (!step->kernel) return NULL;
   if (!epilogue_reads_layout(step->kernel, dot, &dot->shape))
     return "an epilogue that reads the product in another layout";
-  return gemm_of(dot, &lhs->shape, &rhs->shape, &dot->shape, &g);
+  return gemm_of(dot, ls, rs, &dot->shape, &g);
 }
 
 const char *gpu_dot_refusal(const ProgramStep *step) {
@@ -417,15 +411,16 @@ bool gpu_compile_dot_fusion(GpuCompile *c, const Instruction *inst) {
   const Computation *f = inst->called[0];
   const char *why;
   const Instruction *dot = fused_product(f, &why);
-  const Instruction *lhs = fusion_operand(inst, dot->operands[0]), *rhs = fusion_operand(inst, dot->operands[1]);
+  const Shape *ls, *rs;
+  const Instruction *lhs = program_fused_operand(inst, dot->operands[0], &ls);
+  const Instruction *rhs = program_fused_operand(inst, dot->operands[1], &rs);
   int lhs_binding = gpu_binding_of(c, lhs, 0), rhs_binding = gpu_binding_of(c, rhs, 0);
   if (dot == f->root)
-    return add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &inst->shape, lhs_binding, rhs_binding,
-                    gpu_binding_of(c, inst, 0));
+    return add_gemm(c, inst, dot, ls, rs, &inst->shape, lhs_binding, rhs_binding, gpu_binding_of(c, inst, 0));
   const ProgramStep *step = gpu_step_of(c, inst);
   const Kernel *k = step ? step->kernel : NULL;
   if (!k) return gpu_refuse(c, inst, step && step->unsupported ? step->unsupported : "a fused dot without its epilogue");
   int scratch = gpu_reserve_temp(c, shape_byte_size(&dot->shape));
-  bool ok = add_gemm(c, inst, dot, &lhs->shape, &rhs->shape, &dot->shape, lhs_binding, rhs_binding, scratch);
+  bool ok = add_gemm(c, inst, dot, ls, rs, &dot->shape, lhs_binding, rhs_binding, scratch);
   return ok && add_epilogue(c, inst, step, scratch);
 }

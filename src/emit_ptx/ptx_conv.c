@@ -440,11 +440,12 @@ static bool epilogue_emit(ConvEmit *E, int i, PtxReg n, int j) {
   const PtxConv *cv = E->conv;
   Emit *epi = E->epilogue;
   const int *at = E->epilogue_dim;
-  epi->index[at[cv->out_batch_dim]] = E->row_coords[i][0];
-  for (int s = 0; s < cv->spatial_count; s++) epi->index[at[cv->out_spatial_dim[s]]] = E->row_coords[i][s + 1];
+  /* The result is [batch, spatial.., feature] (conv_dims_canonical): its
+   * dims are a row's coordinates in order, then the feature. */
+  for (int d = 0; d <= cv->spatial_count; d++) epi->index[at[d]] = E->row_coords[i][d];
   PtxReg feature = ptx_reg_new(b, PTX_S64);
   ptx_inst(b, "mad.lo.s64 $r, $r, $D, $r", feature, E->group, cv->group_out_features, n);
-  epi->index[at[cv->out_feature_dim]] = feature;
+  epi->index[at[cv->spatial_count + 1]] = feature;
   ElementType t = cv->type;
   epi->acc[0] = ptx_emit_is_half(t) ? ptx_emit_half_round(epi, t, E->acc[0][i][j]) : E->acc[0][i][j];
   return ptx_emit_block_phase(epi, KBLOCK_PRE, -1);

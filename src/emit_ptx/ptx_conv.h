@@ -1,8 +1,9 @@
 /* Convolutions on the GPU as implicit GEMMs.
  *
- *   gpu_conv.c  an HLO convolution (dim_labels, window, groups, layouts)
- *               becomes a PtxConv: the GEMM it is, per group, with the
- *               strides that find each operand element in memory
+ *   gpu_conv.c  an HLO convolution (window, groups, layouts; dim_labels
+ *               always canonical, b01f_01io->b01f: conv_plan.h) becomes a
+ *               PtxConv: the GEMM it is, per group, with the strides that
+ *               find each operand element in memory
  *   ptx_conv.c  the PtxConv as one SIMT kernel: shared-memory tiles of
  *               both operands, a register tile of outputs per thread
  *
@@ -36,8 +37,6 @@ typedef struct PtxConv {
   int64_t lhs_group;                /* how far group g+1's lhs starts from g's */
   int64_t rhs_in_feature, rhs_out_feature, rhs_spatial[AXLE_MAX_RANK];
   int64_t out_batch_stride, out_feature, out_spatial_stride[AXLE_MAX_RANK];
-  /* Which logical dimension of the result is which (dim_labels). */
-  int out_batch_dim, out_feature_dim, out_spatial_dim[AXLE_MAX_RANK];
 } PtxConv;
 
 /* An output fusion's epilogue, applied to each sum before it is stored:

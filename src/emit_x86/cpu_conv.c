@@ -13,7 +13,9 @@
  * features g*C/fgc.. and writes output features g*O/fgc..) or batch groups
  * (group g reads input batch entries g*N/bgc.. and writes output features
  * g*O/bgc..). Window reversal reads kernel tap size-1-t for window tap t.
- * Any dim_labels are just strides in the offset tables. B and C are
+ * Its dim_labels are always b01f_01io->b01f (canonicalize-convolutions,
+ * conv_plan.h), so which dim is which is fixed; the layouts are just
+ * strides (ConvGather's) in the offset tables. B and C are
  * gathered and scattered through per-axis offset tables like a dot's
  * (cpu_product.c). A is never stored whole in f32: the GEMM's packing asks
  * for one MR-row panel at a time and patch_pack reads it straight from the
@@ -23,7 +25,8 @@
  * conv_output_element).
  *
  * An f32 convolution of one group whose result holds each output feature's
- * positions together, in order (NCHW and the like), is turned around:
+ * positions together, in order (an NCHW result, relabelled to b01f over
+ * the same bytes, and the like), is turned around:
  *
  *   C[n][o][pos] = sum over col of W[o][col] * P[n][col][pos]
  *   col = (input feature c, kernel tap t)                   K = C * prod T
@@ -188,18 +191,17 @@ static void positions_patch_pack(const ProductPlan *p, const void *rhs, int64_t 
 }
 
 /* Kernel offsets per column (tap, input feature), window reversal applied. */
-static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, const ConvGather *g) {
-  int64_t strides[AXLE_MAX_RANK], tap[AXLE_MAX_RANK] = {0};
-  shape_layout_strides(kernel, strides);
+static int64_t *kernel_column_table(const ConvGather *g) {
+  int64_t tap[AXLE_MAX_RANK] = {0};
   int64_t *table = mem_calloc((size_t)(g->taps * g->features_per_group) + 1, sizeof *table);
   for (int64_t t = 0; t < g->taps; t++) {
     int64_t at = 0;
     for (int s = 0; s < g->spatial_count; s++) {
       int64_t k = g->window[s].reversal ? g->kernel_size[s] - 1 - tap[s] : tap[s];
-      at += k * strides[cd->kernel_spatial[s]];
+      at += k * g->kernel_spatial_stride[s];
     }
     for (int64_t c = 0; c < g->features_per_group; c++)
-      table[t * g->features_per_group + c] = at + c * strides[cd->kernel_input_feature];
+      table[t * g->features_per_group + c] = at + c * g->kernel_in_stride;
     for (int s = g->spatial_count - 1; s >= 0 && ++tap[s] == g->kernel_size[s]; s--) tap[s] = 0;
   }
   return table;
@@ -207,17 +209,15 @@ static int64_t *kernel_column_table(const Shape *kernel, const ConvDims *cd, con
 
 /* Kernel offsets per column (input feature, tap), window reversal applied:
  * the columns of the turned-around product. */
-static int64_t *kernel_feature_major_table(const Shape *kernel, const ConvDims *cd, const ConvGather *g) {
-  int64_t strides[AXLE_MAX_RANK];
-  shape_layout_strides(kernel, strides);
+static int64_t *kernel_feature_major_table(const ConvGather *g) {
   int64_t *table = mem_calloc((size_t)(g->taps * g->features_per_group) + 1, sizeof *table);
   for (int64_t c = 0; c < g->features_per_group; c++)
     for (int64_t t = 0; t < g->taps; t++) {
-      int64_t at = c * strides[cd->kernel_input_feature], rest = t;
+      int64_t at = c * g->kernel_in_stride, rest = t;
       for (int s = g->spatial_count - 1; s >= 0; s--) {
         int64_t tap = rest % g->kernel_size[s];
         rest /= g->kernel_size[s];
-        at += (g->window[s].reversal ? g->kernel_size[s] - 1 - tap : tap) * strides[cd->kernel_spatial[s]];
+        at += (g->window[s].reversal ? g->kernel_size[s] - 1 - tap : tap) * g->kernel_spatial_stride[s];
       }
       table[c * g->taps + t] = at;
     }
@@ -248,36 +248,36 @@ static void product_padding_fix_add(ProductPlan *p) {
   p->fix = product_padding_fix;
 }
 
+/* The result's dims that make a product row: the batch, then the spatial
+ * dims outermost first, [0, S] in the canonical order (conv_plan.h). */
+static void row_dims_of(int spatial_count, int64_t *dims) {
+  for (int d = 0; d <= spatial_count; d++) dims[d] = d;
+}
+
 /* The gathered product of conv: its groups as the batch. */
 static ProductPlan *conv_product_plan(const Instruction *conv, const ConvPlan *plan) {
-  const ConvDims *cd = attrs_conv(&conv->attrs);
-  const Shape *kernel = &conv->operands[1]->shape, *out = &conv->shape;
+  const Shape *out = &conv->shape;
   ConvGather *g = conv_gather_create(conv, plan);
   ProductPlan *p = mem_calloc(1, sizeof *p);
   p->lhs_type = conv->operands[0]->shape.type;
-  p->rhs_type = kernel->type;
+  p->rhs_type = conv->operands[1]->shape.type;
   p->result_type = out->type;
   p->arithmetic = product_arithmetic_of(out->type);
   p->gather_a = patch_gather;
   p->pack_a = patch_pack;
   p->gather_context = g;
   p->gather_free = mem_free;
-  int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];
-  shape_layout_strides(kernel, kernel_strides);
-  shape_layout_strides(out, out_strides);
   p->batch = g->groups;
   p->n = plan->group_out_features;
   p->k = g->taps * g->features_per_group;
-  p->b[0] = stride_table(p->batch, p->n * kernel_strides[cd->kernel_output_feature]);
-  p->b[1] = kernel_column_table(kernel, cd, g);
-  p->b[2] = stride_table(p->n, kernel_strides[cd->kernel_output_feature]);
-  /* Rows: the output batch, then its spatial positions, outermost first. */
+  p->b[0] = stride_table(p->batch, p->n * g->kernel_out_stride);
+  p->b[1] = kernel_column_table(g);
+  p->b[2] = stride_table(p->n, g->kernel_out_stride);
   int64_t row_dims[AXLE_MAX_RANK];
-  row_dims[0] = cd->output_batch;
-  for (int s = 0; s < g->spatial_count; s++) row_dims[1 + s] = cd->output_spatial[s];
-  p->c[0] = stride_table(p->batch, p->n * out_strides[cd->output_feature]);
+  row_dims_of(g->spatial_count, row_dims);
+  p->c[0] = stride_table(p->batch, p->n * g->out_feature_stride);
   p->c[1] = product_offset_table_create(out, row_dims, 1 + g->spatial_count, &p->m);
-  p->c[2] = stride_table(p->n, out_strides[cd->output_feature]);
+  p->c[2] = stride_table(p->n, g->out_feature_stride);
   product_padding_fix_add(p);
   return p;
 }
@@ -285,13 +285,11 @@ static ProductPlan *conv_product_plan(const Instruction *conv, const ConvPlan *p
 /* Whether conv's result holds each (batch, feature)'s output positions
  * together and in order, the innermost spatial dimension contiguous: then
  * the turned-around product writes it in place. */
-static bool positions_are_minor(const Instruction *conv) {
-  const ConvDims *cd = attrs_conv(&conv->attrs);
+static bool positions_are_minor(const Instruction *conv, int spatial_count) {
   const Shape *out = &conv->shape;
   int64_t strides[AXLE_MAX_RANK], extent = 1;
   shape_layout_strides(out, strides);
-  for (int s = cd->spatial_count - 1; s >= 0; s--) {
-    int64_t d = cd->output_spatial[s];
+  for (int d = spatial_count; d >= 1; d--) {
     if (out->dims[d] > 1 && strides[d] != extent) return false;
     extent *= out->dims[d];
   }
@@ -301,10 +299,9 @@ static bool positions_are_minor(const Instruction *conv) {
 /* The turned-around product (see the top of the file), or NULL where it
  * does not apply: other types, groups, spatial dims apart in the result. */
 static ProductPlan *conv_positions_plan(const Instruction *conv, const ConvPlan *plan) {
-  const ConvDims *cd = attrs_conv(&conv->attrs);
   const Shape *in = &conv->operands[0]->shape, *kernel = &conv->operands[1]->shape, *out = &conv->shape;
   if (in->type != TYPE_F32 || kernel->type != TYPE_F32 || out->type != TYPE_F32 || plan->spatial_count < 1 ||
-      plan->groups > 1 || !positions_are_minor(conv))
+      plan->groups > 1 || !positions_are_minor(conv, plan->spatial_count))
     return NULL;
   ConvGather *g = conv_gather_create(conv, plan);
   g->kernel_first = true;
@@ -316,18 +313,17 @@ static ProductPlan *conv_positions_plan(const Instruction *conv, const ConvPlan 
   p->pack_b = positions_patch_pack;
   p->gather_context = g;
   p->gather_free = mem_free;
-  int64_t kernel_strides[AXLE_MAX_RANK], out_strides[AXLE_MAX_RANK];
-  shape_layout_strides(kernel, kernel_strides);
-  shape_layout_strides(out, out_strides);
   p->batch = plan->batch;
   p->m = plan->out_features;
   p->k = g->taps * g->features_per_group;
   p->a[0] = stride_table(p->batch, 0);
-  p->a[1] = stride_table(p->m, kernel_strides[cd->kernel_output_feature]);
-  p->a[2] = kernel_feature_major_table(kernel, cd, g);
-  p->c[0] = stride_table(p->batch, out_strides[cd->output_batch]);
-  p->c[1] = stride_table(p->m, out_strides[cd->output_feature]);
-  p->c[2] = product_offset_table_create(out, cd->output_spatial, cd->spatial_count, &p->n);
+  p->a[1] = stride_table(p->m, g->kernel_out_stride);
+  p->a[2] = kernel_feature_major_table(g);
+  p->c[0] = stride_table(p->batch, g->out_batch_stride);
+  p->c[1] = stride_table(p->m, g->out_feature_stride);
+  int64_t spatial_dims[AXLE_MAX_RANK];
+  for (int s = 0; s < g->spatial_count; s++) spatial_dims[s] = 1 + s;
+  p->c[2] = product_offset_table_create(out, spatial_dims, g->spatial_count, &p->n);
   product_padding_fix_add(p);
   return p;
 }

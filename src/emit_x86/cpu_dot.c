@@ -136,6 +136,7 @@ const char *cpu_product_refusal(const Instruction *inst, Status *made) {
   const Instruction *product = inst;
   const char *why = NULL;
   if (inst->opcode == OP_FUSION && !(product = fused_product(inst, &why))) return why;
+  if (product->opcode == OP_CONVOLUTION && (why = conv_dims_order_refusal(attrs_conv(&product->attrs)))) return why;
   if (shape_element_count(&product->shape) == 0) return NULL;  /* nothing to write */
   if (product->opcode == OP_CONVOLUTION) return cpu_conv_refusal(product, made);
   if (product->opcode == OP_SCALED_DOT && (why = scaled_dot_refusal(product))) return why;
@@ -205,17 +206,13 @@ bool cpu_fused_dot_parts(const CpuStep *s, const GemmProblem **dot, const Compil
 
 /* Whether product's result, as the GEMM lays its rows, is rows of the
  * epilogue kernel: a dot whose one column dim is the last (kernel row =
- * batch * M + row); a convolution of one group labelled batch, spatial
- * dims in order, then the feature (kernel row = the GEMM row). */
+ * batch * M + row); a convolution of one group, whose result is batch,
+ * spatial dims in order, then the feature, as every compiled one is
+ * (conv_plan.h; kernel row = the GEMM row). */
 static bool product_rows_are_kernel_rows(const Instruction *product) {
   if (product->shape.rank < 1) return false;
-  if (product->opcode == OP_CONVOLUTION) {
-    const ConvDims *cd = attrs_conv(&product->attrs);
-    bool in_order = cd->output_batch == 0 && cd->output_feature == product->shape.rank - 1 &&
-                    product->attrs.feature_group_count <= 1 && product->attrs.batch_group_count <= 1;
-    for (int s = 0; in_order && s < cd->spatial_count; s++) in_order = cd->output_spatial[s] == 1 + s;
-    return in_order;
-  }
+  if (product->opcode == OP_CONVOLUTION)
+    return product->attrs.feature_group_count <= 1 && product->attrs.batch_group_count <= 1;
   DotPlan p;
   return !dot_plan_make(attrs_dot(&product->attrs), &product->operands[0]->shape, &product->operands[1]->shape, &p) &&
          p.n_count == 1;

@@ -109,3 +109,34 @@ bool conv_plan_make(const Instruction *conv, const Shape *lhs, const Shape *rhs,
     }
   return true;
 }
+
+ConvDims conv_dims_canonical(int spatial_count) {
+  ConvDims cd = {.spatial_count = spatial_count};
+  cd.input_batch = cd.output_batch = 0;
+  cd.input_feature = cd.output_feature = spatial_count + 1;
+  cd.kernel_input_feature = spatial_count;
+  cd.kernel_output_feature = spatial_count + 1;
+  for (int s = 0; s < spatial_count; s++) {
+    cd.input_spatial[s] = cd.output_spatial[s] = 1 + s;
+    cd.kernel_spatial[s] = s;
+  }
+  return cd;
+}
+
+bool conv_dims_are_canonical(const ConvDims *cd) {
+  ConvDims want = conv_dims_canonical(cd->spatial_count);
+  bool same = cd->input_batch == want.input_batch && cd->input_feature == want.input_feature &&
+              cd->output_batch == want.output_batch && cd->output_feature == want.output_feature &&
+              cd->kernel_input_feature == want.kernel_input_feature &&
+              cd->kernel_output_feature == want.kernel_output_feature;
+  for (int s = 0; same && s < cd->spatial_count; s++)
+    same = cd->input_spatial[s] == want.input_spatial[s] && cd->output_spatial[s] == want.output_spatial[s] &&
+           cd->kernel_spatial[s] == want.kernel_spatial[s];
+  return same;
+}
+
+const char *conv_dims_order_refusal(const ConvDims *cd) {
+  return conv_dims_are_canonical(cd) ? NULL
+                                     : "a convolution in another dimension order than b01f_01io->b01f (one "
+                                       "canonicalize-convolutions leaves: a packed or dynamic operand)";
+}

@@ -31,6 +31,19 @@ typedef struct ConvPlan {
   int64_t in_size[AXLE_MAX_RANK], kernel_size[AXLE_MAX_RANK], out_size[AXLE_MAX_RANK];
 } ConvPlan;
 
+/* The canonical form, dim_labels b01f_01io->b01f: input and result
+ * [batch, spatial 0..S-1, feature], kernel [spatial 0..S-1, in, out]
+ * (NHWC / HWIO / NHWC for two spatial dims). canonicalize-convolutions
+ * writes every convolution of a compiled module in it, fusion bodies
+ * included, so the CPU and GPU backends read only this order and refuse
+ * any other (a packed or dynamic operand the pass leaves alone). The plan
+ * itself still reads any dim_labels: the evaluator runs the module as
+ * written, and the pass asks it of the convolutions it rewrites. */
+ConvDims conv_dims_canonical(int spatial_count);
+bool conv_dims_are_canonical(const ConvDims *cd);
+/* NULL when cd is canonical; else the backends' refusal, in one wording. */
+const char *conv_dims_order_refusal(const ConvDims *cd);
+
 /* The plan of convolution conv over operands of shapes lhs and rhs (dims
  * only); false with what does not fit in why (ranks, dim_labels that are
  * no permutation, group counts, a window that is not the kernel's, a

@@ -19,9 +19,17 @@
  * The canonical form of an operand (XLA's DotDecomposer) lists its dims
  * grouped: lhs as [batch, M, K], rhs as [batch, K, N], each group in the
  * plan's order. lhs_order/rhs_order is the permutation to it; an operand
- * already in that order needs no transpose. ragged-dot (lhs_ragged,
- * rhs_group) is the same product: rhs's group dim is in no group, and a
- * ragged contracting dim puts the group dim first in the result. */
+ * already in that order needs no transpose. canonicalize-dots puts every
+ * dot of a compiled module in it (fusion bodies included), so the CPU and
+ * GPU backends meet dots only in this order; the plan still reads any
+ * order, for the evaluator (which runs the module as written), for
+ * ragged-dot and scaled-dot (which no pass rewrites), and for the pass
+ * itself. The backends' GEMMs read each group through its strides
+ * (dot_dims_merge), so they held no code for any one order to remove.
+ *
+ * ragged-dot (lhs_ragged, rhs_group) is the same product: rhs's group dim
+ * is in no group, and a ragged contracting dim puts the group dim first in
+ * the result. */
 #ifndef AXLE_IR_DOT_PLAN_H
 #define AXLE_IR_DOT_PLAN_H
 

@@ -20,14 +20,20 @@
  * counts and each sum's order are unchanged: every value is bit for bit
  * what it was.
  *
- * Left alone: convolutions inside fusion bodies (their operands are fusion
- * parameters), operands or results with packed (E(n)) or dynamic dims, and
+ * Convolutions inside fusion bodies (fusions given in the input) are
+ * rewritten the same way, inside the body: its parameters and its root
+ * keep their shapes (a root convolution becomes the relabel back), and
+ * the program stage reads a relabelled parameter where it lies
+ * (program_fused_operand, src/opt/program.c).
+ *
+ * Left alone: operands or results with packed (E(n)) or dynamic dims, and
  * dim_labels that are no permutation (the verifier's to report).
  *
  * requires: verified. breaks: nothing (new instructions sit beside the
  * convolution they replace). */
 #include <string.h>
 
+#include "ir/conv_plan.h"
 #include "opt/opt.h"
 
 static bool relabels(const Shape *s) { return !shape_is_tuple(s) && !s->element_size_bits && !s->dynamic_dims; }
@@ -55,20 +61,6 @@ static bool is_permutation(const int64_t *order, int rank) {
   return true;
 }
 
-/* The canonical dim_labels of S spatial dims. */
-static ConvDims canonical_dims(int spatial_count) {
-  ConvDims cd = {.spatial_count = spatial_count};
-  cd.input_batch = cd.output_batch = 0;
-  cd.input_feature = cd.output_feature = spatial_count + 1;
-  cd.kernel_input_feature = spatial_count;
-  cd.kernel_output_feature = spatial_count + 1;
-  for (int s = 0; s < spatial_count; s++) {
-    cd.input_spatial[s] = cd.output_spatial[s] = 1 + s;
-    cd.kernel_spatial[s] = s;
-  }
-  return cd;
-}
-
 /* conv in canonical form, in its place; false when it already was (or is
  * left alone). */
 static bool canonicalize_convolution(Computation *c, Instruction *conv) {
@@ -93,7 +85,7 @@ static bool canonicalize_convolution(Computation *c, Instruction *conv) {
   Instruction *operands[2] = {
       is_identity(input_order, rank) ? input : relabel_instruction(c, conv, input, input_order),
       is_identity(kernel_order, rank) ? kernel : relabel_instruction(c, conv, kernel, kernel_order)};
-  ConvDims canonical = canonical_dims(count);
+  ConvDims canonical = conv_dims_canonical(count);
   Attrs attrs = conv->attrs;
   attrs.conv = &canonical;
   bool result_canonical = is_identity(result_order, rank);
@@ -130,7 +122,7 @@ bool canonicalize_convolutions(Module *m, OptContext *ctx, bool *failed, Status 
     bool has_convolution = false;
     for (int i = 0; i < c->instruction_count && !has_convolution; i++)
       has_convolution = c->instructions[i]->opcode == OP_CONVOLUTION;
-    if (!has_convolution || computation_is_fusion_body(m, c)) continue;
+    if (!has_convolution) continue;
     for (int i = 0; i < c->instruction_count; i++) {
       Instruction *inst = c->instructions[i];
       if (inst->opcode == OP_CONVOLUTION && inst->operand_count == 2 && inst->attrs.conv &&

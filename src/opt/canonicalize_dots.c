@@ -21,9 +21,16 @@
  * bitcast only where the group's dims are adjacent in memory, which the
  * GEMM's own stride merge (dot_dims_merge) already finds.
  *
- * Left alone: dots inside fusion bodies (a fused product reads fusion
- * parameters; a relabel inside would be a value to compute), operands with
- * packed (E(n)) or dynamic dims, and scaled-dot and ragged-dot.
+ * Dots inside fusion bodies are rewritten the same way, so that fusions
+ * given in the input (XLA's kOutput and kLoop fusions around a dot) reach
+ * the backends in the canonical form too: the relabels sit inside the
+ * body, over its parameters, whose shapes (like the root's) stay as they
+ * were; the program stage reads a relabelled fusion parameter where it
+ * lies (program_fused_operand, src/opt/program.c), so a relabel inside a
+ * fusion costs nothing either.
+ *
+ * Left alone: operands with packed (E(n)) or dynamic dims, and scaled-dot
+ * and ragged-dot.
  *
  * requires: verified. breaks: nothing (new instructions sit just before
  * the dot they replace). */
@@ -107,18 +114,6 @@ static bool canonicalize_dot(Computation *c, Instruction *dot) {
   return true;
 }
 
-/* Whether some fusion instruction of m calls c. */
-bool computation_is_fusion_body(const Module *m, const Computation *c) {
-  for (int k = 0; k < m->computation_count; k++) {
-    const Computation *caller = m->computations[k];
-    for (int i = 0; i < caller->instruction_count; i++) {
-      const Instruction *inst = caller->instructions[i];
-      if (inst->opcode == OP_FUSION && inst->called_count > 0 && inst->called[0] == c) return true;
-    }
-  }
-  return false;
-}
-
 bool canonicalize_dots(Module *m, OptContext *ctx, bool *failed, Status *st) {
   (void)ctx, (void)failed, (void)st;
   bool changed = false;
@@ -126,7 +121,7 @@ bool canonicalize_dots(Module *m, OptContext *ctx, bool *failed, Status *st) {
     Computation *c = m->computations[k];
     bool has_dot = false;
     for (int i = 0; i < c->instruction_count && !has_dot; i++) has_dot = c->instructions[i]->opcode == OP_DOT;
-    if (!has_dot || computation_is_fusion_body(m, c)) continue;
+    if (!has_dot) continue;
     for (int i = 0; i < c->instruction_count; i++) {
       Instruction *inst = c->instructions[i];
       if (inst->opcode == OP_DOT && canonicalize_dot(c, inst)) changed = true;

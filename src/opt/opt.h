@@ -158,8 +158,6 @@ Shape relabel_shape(const Shape *x, const int64_t *order);
 /* x read in `order` as a bitcast of x's own bytes, placed before `before`
  * (x itself, or the bitcast's source, when nothing is to relabel). */
 Instruction *relabel_instruction(Computation *c, Instruction *before, Instruction *x, const int64_t *order);
-/* Whether some fusion instruction of m calls c. */
-bool computation_is_fusion_body(const Module *m, const Computation *c);
 
 /* ------------------------------------------------------------------ dce.c
  * Whether an instruction has effects beyond its result: its opcode has

@@ -283,13 +283,44 @@ static const Instruction *fusion_product(const Instruction *fusion) {
   return product;
 }
 
+/* Whether bitcast v is a relabel the product can read in place: its
+ * operand's bytes, the same element type, nothing packed (the bitcasts
+ * canonicalize-dots and canonicalize-convolutions write). */
+static bool is_relabel(const Instruction *v) {
+  if (v->opcode != OP_BITCAST || v->operand_count != 1) return false;
+  const Shape *from = &v->operands[0]->shape;
+  return !shape_is_tuple(from) && !shape_is_tuple(&v->shape) && from->type == v->shape.type &&
+         !from->element_size_bits && !v->shape.element_size_bits;
+}
+
+const Instruction *program_fused_operand(const Instruction *fusion, const Instruction *v, const Shape **layout) {
+  const Instruction *x = v;
+  while (is_relabel(x)) x = x->operands[0];
+  int64_t n = x->attrs.parameter_number;
+  if (x->opcode != OP_PARAMETER || n < 0 || n >= fusion->operand_count) return NULL;
+  const Instruction *operand = fusion->operands[n];
+  if (x == v) {
+    *layout = &operand->shape;
+    return operand;
+  }
+  /* The relabel's layout is worked out from the parameter's: the bytes
+   * are the operand's only where the two layouts are one. */
+  if (!shape_identical(&x->shape, &operand->shape)) return NULL;
+  *layout = &v->shape;
+  return operand;
+}
+
 /* The binding holding value v of fusion's body for its product to read:
  * a parameter is the fusion's operand; a constant a binding of its own;
+ * a relabel (a bitcast keeping the bytes) the binding of what it relabels;
  * any other value is computed first, into a temporary of its own, by a
  * kernel step of its own (its operands first, the same way), so that a dot
  * or convolution can read values computed inside its fusion. -1, with
  * *why (owned) set, when it cannot be. */
 static int product_operand(ProgramBuild *b, const Instruction *fusion, const Instruction *v, int depth, char **why) {
+  /* A relabel is its operand's bytes: the product reads them in place,
+   * through its own operand's shape. */
+  if (is_relabel(v) && depth <= 32) return product_operand(b, fusion, v->operands[0], depth + 1, why);
   int64_t n = v->attrs.parameter_number;
   bool fusion_operand = v->opcode == OP_PARAMETER && n >= 0 && n < fusion->operand_count;
   /* The product reads an operand's bytes in its fused parameter's layout:

@@ -173,6 +173,12 @@ const char *program_step_kind_name(ProgramStepKind kind);
 /* Whether a fusion's body holds a dot or a convolution (which no loop
  * kernel computes: such a fusion is a PRODUCT step). */
 bool program_fusion_has_product(const Instruction *fusion);
+/* The operand of fusion whose bytes its body's value v is, and the shape
+ * to read them in (*layout): v a parameter of the body (read in the
+ * operand's own shape), or a relabel of one, a bitcast as
+ * canonicalize-dots and canonicalize-convolutions write them (read in
+ * v's shape). NULL when v is computed inside the fusion. */
+const Instruction *program_fused_operand(const Instruction *fusion, const Instruction *v, const Shape **layout);
 
 /* ------------------------------------------------------- program_refusal.c
  * The ops a copy step makes (leaves moved from operands, zeros or a size:

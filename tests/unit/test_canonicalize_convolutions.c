@@ -172,20 +172,118 @@ TEST(an_nchw_epilogue_stays_in_the_convolutions_output_fusion) {
   module_free(m);
 }
 
-TEST(a_canonical_convolution_and_one_inside_a_fusion_are_left_alone) {
+TEST(a_canonical_convolution_is_left_alone) {
   Module *m = parse_text("HloModule m\nENTRY e {\n  x = f32[1,4,4,2] parameter(0)\n  w = f32[2,2,2,3] parameter(1)\n"
                          "  ROOT c = f32[1,3,3,3] convolution(x, w), window={size=2x2}, dim_labels=b01f_01io->b01f\n}\n");
   if (m) {
     EXPECT(!canonicalize(m), "a canonical convolution is left as it is");
     module_free(m);
   }
-  m = parse_text("HloModule m\n"
-                 "fused {\n  p0 = f32[1,2,4,4] parameter(0)\n  p1 = f32[3,2,2,2] parameter(1)\n"
-                 "  ROOT c = f32[1,3,3,3] convolution(p0, p1), window={size=2x2}, dim_labels=bf01_oi01->bf01\n}\n"
-                 "ENTRY e {\n  x = f32[1,2,4,4] parameter(0)\n  w = f32[3,2,2,2] parameter(1)\n"
-                 "  ROOT f = f32[1,3,3,3] fusion(x, w), kind=kOutput, calls=fused\n}\n");
-  if (m) {
-    EXPECT(!canonicalize(m), "a convolution inside a fusion body is left as it is");
+}
+
+/* Fusions given in the input (as XLA's optimizer writes them) around
+ * convolutions in other orders: NCHW with bias and relu, a root
+ * convolution, feature groups, batch groups, an operand computed inside
+ * the fusion, a column-major parameter. */
+static const char *const fused_modules[] = {
+    "HloModule m\n"
+    "fused {\n  p0 = f32[2,3,6,6] parameter(0)\n  p1 = f32[5,3,3,3] parameter(1)\n  p2 = f32[5] parameter(2)\n"
+    "  c = f32[2,5,6,6] convolution(p0, p1), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n"
+    "  b = f32[2,5,6,6] broadcast(p2), dimensions={1}\n  s = f32[2,5,6,6] add(c, b)\n"
+    "  z = f32[2,5,6,6] broadcast(f32[] constant(0)), dimensions={}\n  ROOT r = f32[2,5,6,6] maximum(s, z)\n}\n"
+    "ENTRY e {\n  x = f32[2,3,6,6] parameter(0)\n  w = f32[5,3,3,3] parameter(1)\n  bias = f32[5] parameter(2)\n"
+    "  ROOT f = f32[2,5,6,6] fusion(x, w, bias), kind=kOutput, calls=fused\n}\n",
+    /* the convolution the root of a kLoop fusion: the root becomes the relabel back */
+    "HloModule m\n"
+    "fused {\n  p0 = f32[2,3,6,5] parameter(0)\n  p1 = f32[4,3,2,2] parameter(1)\n"
+    "  ROOT c = f32[2,4,5,4] convolution(p0, p1), window={size=2x2}, dim_labels=bf01_oi01->bf01\n}\n"
+    "ENTRY e {\n  x = f32[2,3,6,5] parameter(0)\n  w = f32[4,3,2,2] parameter(1)\n"
+    "  ROOT f = f32[2,4,5,4] fusion(x, w), kind=kLoop, calls=fused\n}\n",
+    /* depthwise: feature groups, dilation, padding */
+    "HloModule m\n"
+    "fused {\n  p0 = f32[1,4,7,6] parameter(0)\n  p1 = f32[4,1,3,2] parameter(1)\n"
+    "  c = f32[1,4,14,6] convolution(p0, p1), window={size=3x2 pad=2_1x1_1 lhs_dilate=2x1 rhs_dilate=1x2}, "
+    "dim_labels=bf01_oi01->bf01, feature_group_count=4\n  ROOT n = f32[1,4,14,6] negate(c)\n}\n"
+    "ENTRY e {\n  x = f32[1,4,7,6] parameter(0)\n  w = f32[4,1,3,2] parameter(1)\n"
+    "  ROOT f = f32[1,4,14,6] fusion(x, w), kind=kOutput, calls=fused\n}\n",
+    /* batch groups, stride, negative padding, 1-D */
+    "HloModule m\n"
+    "fused {\n  p0 = f32[4,3,9] parameter(0)\n  p1 = f32[2,3,2] parameter(1)\n"
+    "  ROOT c = f32[2,2,4] convolution(p0, p1), window={size=2 stride=2 pad=-1_0}, dim_labels=bf0_oi0->bf0, "
+    "batch_group_count=2\n}\n"
+    "ENTRY e {\n  x = f32[4,3,9] parameter(0)\n  w = f32[2,3,2] parameter(1)\n"
+    "  ROOT f = f32[2,2,4] fusion(x, w), kind=kOutput, calls=fused\n}\n",
+    /* every role somewhere odd, a column-major input, the kernel computed inside */
+    "HloModule m\n"
+    "fused {\n  p0 = f32[5,2,6,3]{0,1,2,3} parameter(0)\n  p1 = f32[2,6,4,3] parameter(1)\n"
+    "  k = f32[2,6,4,3] multiply(p1, p1)\n"
+    "  ROOT c = f32[4,3,2,2] convolution(p0, k), window={size=3x2}, dim_labels=0bf1_1io0->f0b1\n}\n"
+    "ENTRY e {\n  x = f32[5,2,6,3]{0,1,2,3} parameter(0)\n  w = f32[2,6,4,3] parameter(1)\n"
+    "  ROOT f = f32[4,3,2,2] fusion(x, w), kind=kOutput, calls=fused\n}\n",
+};
+
+static bool every_convolution_is_canonical(const Module *m) {
+  for (int k = 0; k < m->computation_count; k++) {
+    const Computation *c = m->computations[k];
+    for (int i = 0; i < c->instruction_count; i++)
+      if (c->instructions[i]->opcode == OP_CONVOLUTION && !is_canonical(attrs_conv(&c->instructions[i]->attrs)))
+        return false;
+  }
+  return true;
+}
+
+/* The fusion's computation keeps its parameters and its root's shape; the
+ * convolution inside reads relabels of them; the values are the same bits. */
+TEST(a_convolution_inside_an_input_fusion_becomes_canonical_inside_its_body) {
+  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++) {
+    Module *m = parse_text(fused_modules[i]);
+    if (!m) continue;
+    const Computation *body = m->entry->root->called[0];
+    int parameters = body->parameter_count;
+    Shape root = body->root->shape, params[4];
+    for (int p = 0; p < parameters && p < 4; p++) params[p] = body->parameters[p]->shape;
+    Literal *before = evaluate_seeded(m);
+    EXPECT(canonicalize(m), "module %zu: the pass changes it", i);
+    EXPECT(every_convolution_is_canonical(m), "module %zu: every convolution is canonical", i);
+    EXPECT(m->entry->root->called[0] == body && body->parameter_count == parameters &&
+               shape_identical(&body->root->shape, &root),
+           "module %zu: the fusion calls the same body, its parameters and root shape unchanged", i);
+    for (int p = 0; p < parameters && p < 4; p++)
+      EXPECT(shape_identical(&body->parameters[p]->shape, &params[p]), "module %zu: parameter %d unchanged", i, p);
+    Literal *after = evaluate_seeded(m);
+    EXPECT(before && after && literal_equal(before, after), "module %zu: the same bits before and after", i);
+    EXPECT(!canonicalize(m), "module %zu: a second run finds nothing to do", i);
+    literal_free(before);
+    literal_free(after);
+    module_free(m);
+  }
+}
+
+TEST(each_compiled_input_fusion_matches_the_evaluator_on_the_original) {
+  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++) {
+    Module *m = parse_text(fused_modules[i]);
+    if (!m) continue;
+    ExecutableOptions o;
+    executable_options_default(&o, AXLE_BACKEND_CPU);
+    Status st;
+    status_clear(&st);
+    Executable *e = executable_compile(m, &o, &st);
+    EXPECT(e != NULL, "module %zu compiles: %s", i, st.message);
+    HostBuffer *args[8];
+    int n = m->entry->parameter_count;
+    uint64_t seed = 31 + i;
+    for (int p = 0; p < n; p++) {
+      Literal *lit = literal_create(&m->entry->parameters[p]->shape);
+      literal_fill_random(lit, &seed);
+      args[p] = host_buffer_adopt_literal(lit);
+    }
+    HostBuffer *r = e ? executable_run(e, args, n, &st) : NULL;
+    EXPECT(!e || r, "module %zu runs: %s", i, st.message);
+    if (r) EXPECT(executable_check(e, args, n, r, &st), "module %zu matches the evaluator: %s", i, st.message);
+    if (e) EXPECT(every_convolution_is_canonical(executable_module_to_run(e)), "module %zu: compiled canonical", i);
+    host_buffer_free(r);
+    for (int p = 0; p < n; p++) host_buffer_free(args[p]);
+    executable_free(e);
     module_free(m);
   }
 }
@@ -195,6 +293,8 @@ int main(void) {
   RUN(the_rewritten_convolution_computes_the_same_bits);
   RUN(each_compiled_module_matches_the_evaluator_on_the_original);
   RUN(an_nchw_epilogue_stays_in_the_convolutions_output_fusion);
-  RUN(a_canonical_convolution_and_one_inside_a_fusion_are_left_alone);
+  RUN(a_canonical_convolution_is_left_alone);
+  RUN(a_convolution_inside_an_input_fusion_becomes_canonical_inside_its_body);
+  RUN(each_compiled_input_fusion_matches_the_evaluator_on_the_original);
   return test_summary();
 }

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/dot_plan.h"
 #include "opt/opt.h"
 #include "pass_test_support.h"
+#include "runtime/executable.h"
 
 /* Runs the pass and the verifier after it; returns whether it changed m. */
 static bool canonicalize(Module *m) { return run_pass_verified(canonicalize_dots, m); }
@@ -98,24 +100,136 @@ TEST(a_transpose_written_as_a_bitcast_folds_into_its_source) {
   module_free(m);
 }
 
-TEST(a_canonical_dot_and_a_dot_inside_a_fusion_are_left_alone) {
+TEST(a_canonical_dot_is_left_alone) {
   Module *m = parse_text("HloModule m\nENTRY e {\n  a = f32[3,8,16] parameter(0)\n  b = f32[3,16,4] parameter(1)\n"
                          "  ROOT d = f32[3,8,4] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
                          "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}\n");
   if (m) EXPECT(!canonicalize(m), "a canonical dot is not rewritten");
   module_free(m);
-  m = parse_text("HloModule m\nfused {\n  p0 = f32[16,8] parameter(0)\n  p1 = f32[16,4] parameter(1)\n"
-                 "  ROOT d = f32[8,4] dot(p0, p1), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n"
-                 "ENTRY e {\n  a = f32[16,8] parameter(0)\n  b = f32[16,4] parameter(1)\n"
-                 "  ROOT f = f32[8,4] fusion(a, b), kind=kOutput, calls=fused\n}\n");
-  if (m) EXPECT(!canonicalize(m), "a fused dot reads its fusion's parameters as they are");
-  module_free(m);
+}
+
+/* Fusions given in the input (as XLA's optimizer writes them) around dots
+ * in other orders: batch dims last or in the middle, contracting dims
+ * first, operands computed inside the fusion, a root dot, an epilogue. */
+static const char *const fused_modules[] = {
+    /* kOutput: contracting dim first in both, bias and relu after */
+    "HloModule m\n"
+    "fused {\n  p0 = f32[16,8] parameter(0)\n  p1 = f32[4,16] parameter(1)\n  p2 = f32[4] parameter(2)\n"
+    "  d = f32[8,4] dot(p0, p1), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n"
+    "  b = f32[8,4] broadcast(p2), dimensions={1}\n  s = f32[8,4] add(d, b)\n"
+    "  z = f32[8,4] broadcast(f32[] constant(0)), dimensions={}\n  ROOT r = f32[8,4] maximum(s, z)\n}\n"
+    "ENTRY e {\n  a = f32[16,8] parameter(0)\n  w = f32[4,16] parameter(1)\n  bias = f32[4] parameter(2)\n"
+    "  ROOT f = f32[8,4] fusion(a, w, bias), kind=kOutput, calls=fused\n}\n",
+    /* kLoop, the dot the root: batch last in lhs, in the middle of rhs */
+    "HloModule m\n"
+    "fused {\n  p0 = f32[6,5,3] parameter(0)\n  p1 = f32[7,3,6] parameter(1)\n"
+    "  ROOT d = f32[3,5,7] dot(p0, p1), lhs_batch_dims={2}, rhs_batch_dims={1}, "
+    "lhs_contracting_dims={0}, rhs_contracting_dims={2}\n}\n"
+    "ENTRY e {\n  a = f32[6,5,3] parameter(0)\n  b = f32[7,3,6] parameter(1)\n"
+    "  ROOT f = f32[3,5,7] fusion(a, b), kind=kLoop, calls=fused\n}\n",
+    /* an operand computed inside the fusion, a column-major parameter,
+     * two contracting dims */
+    "HloModule m\n"
+    "fused {\n  p0 = f32[3,4,6]{0,1,2} parameter(0)\n  p1 = f32[4,5,3] parameter(1)\n"
+    "  n = f32[4,5,3] negate(p1)\n"
+    "  ROOT d = f32[6,5] dot(p0, n), lhs_contracting_dims={1,0}, rhs_contracting_dims={0,2}\n}\n"
+    "ENTRY e {\n  a = f32[3,4,6]{0,1,2} parameter(0)\n  b = f32[4,5,3] parameter(1)\n"
+    "  ROOT f = f32[6,5] fusion(a, b), kind=kOutput, calls=fused\n}\n",
+    /* f64, the dot's result read by the root through a multiply */
+    "HloModule m\n"
+    "fused {\n  p0 = f64[5,2,9] parameter(0)\n  p1 = f64[9,2,3] parameter(1)\n  p2 = f64[2,5,3] parameter(2)\n"
+    "  d = f64[2,5,3] dot(p0, p1), lhs_batch_dims={1}, rhs_batch_dims={1}, "
+    "lhs_contracting_dims={2}, rhs_contracting_dims={0}\n"
+    "  ROOT m = f64[2,5,3] multiply(d, p2)\n}\n"
+    "ENTRY e {\n  a = f64[5,2,9] parameter(0)\n  b = f64[9,2,3] parameter(1)\n  c = f64[2,5,3] parameter(2)\n"
+    "  ROOT f = f64[2,5,3] fusion(a, b, c), kind=kOutput, calls=fused\n}\n",
+};
+
+static bool fusion_body_dots_are_canonical(const Module *m) {
+  for (int k = 0; k < m->computation_count; k++) {
+    const Computation *c = m->computations[k];
+    for (int i = 0; i < c->instruction_count; i++) {
+      const Instruction *inst = c->instructions[i];
+      if (inst->opcode != OP_DOT) continue;
+      DotPlan p;
+      if (dot_plan_make(attrs_dot(&inst->attrs), &inst->operands[0]->shape, &inst->operands[1]->shape, &p) ||
+          !p.lhs_canonical || !p.rhs_canonical)
+        return false;
+    }
+  }
+  return true;
+}
+
+/* The fusion's computation keeps its parameters and its root's shape; the
+ * dot inside reads relabels of them; the values are the same bits. */
+TEST(a_dot_inside_an_input_fusion_becomes_canonical_inside_its_body) {
+  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++) {
+    Module *m = parse_text(fused_modules[i]);
+    if (!m) continue;
+    const Computation *body = m->entry->root->called[0];
+    int parameters = body->parameter_count;
+    Shape root = body->root->shape, params[4];
+    for (int p = 0; p < parameters && p < 4; p++) params[p] = body->parameters[p]->shape;
+    Literal *before = evaluate_seeded(m);
+    EXPECT(canonicalize(m), "module %zu: the pass changes it", i);
+    EXPECT(fusion_body_dots_are_canonical(m), "module %zu: every dot is canonical", i);
+    EXPECT(m->entry->root->called[0] == body && body->parameter_count == parameters &&
+               shape_identical(&body->root->shape, &root),
+           "module %zu: the fusion calls the same body, its parameters and root shape unchanged", i);
+    for (int p = 0; p < parameters && p < 4; p++)
+      EXPECT(shape_identical(&body->parameters[p]->shape, &params[p]), "module %zu: parameter %d unchanged", i, p);
+    Literal *after = evaluate_seeded(m);
+    EXPECT(before && after && literal_equal(before, after), "module %zu: the same bits before and after", i);
+    EXPECT(!canonicalize(m), "module %zu: a second run finds nothing to do", i);
+    literal_free(before);
+    literal_free(after);
+    module_free(m);
+  }
+}
+
+/* Compiled for the CPU (the whole pipeline), each gives the evaluator's
+ * answer on the module as written, its optimized fusion reading its dot's
+ * operands through relabels. */
+TEST(each_compiled_input_fusion_matches_the_evaluator_on_the_original) {
+  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++) {
+    Module *m = parse_text(fused_modules[i]);
+    if (!m) continue;
+    ExecutableOptions o;
+    executable_options_default(&o, AXLE_BACKEND_CPU);
+    Status st;
+    status_clear(&st);
+    Executable *e = executable_compile(m, &o, &st);
+    EXPECT(e != NULL, "module %zu compiles: %s", i, st.message);
+    HostBuffer *args[8];
+    int n = m->entry->parameter_count;
+    uint64_t seed = 21 + i;
+    for (int p = 0; p < n; p++) {
+      Literal *lit = literal_create(&m->entry->parameters[p]->shape);
+      literal_fill_random(lit, &seed);
+      args[p] = host_buffer_adopt_literal(lit);
+    }
+    HostBuffer *r = e ? executable_run(e, args, n, &st) : NULL;
+    EXPECT(!e || r, "module %zu runs: %s", i, st.message);
+    if (r) EXPECT(executable_check(e, args, n, r, &st), "module %zu matches the evaluator: %s", i, st.message);
+    if (e) {
+      const Computation *body = executable_module_to_run(e)->entry->root->called[0];
+      int relabels = 0;
+      for (int k = 0; k < body->instruction_count; k++) relabels += body->instructions[k]->opcode == OP_BITCAST;
+      EXPECT(relabels > 0, "module %zu: the optimized body reads its dot through relabels", i);
+    }
+    host_buffer_free(r);
+    for (int p = 0; p < n; p++) host_buffer_free(args[p]);
+    executable_free(e);
+    module_free(m);
+  }
 }
 
 int main(void) {
   RUN(batch_last_and_contracting_first_become_relabels_in_canonical_order);
   RUN(the_rewritten_dot_computes_the_same_bits);
   RUN(a_transpose_written_as_a_bitcast_folds_into_its_source);
-  RUN(a_canonical_dot_and_a_dot_inside_a_fusion_are_left_alone);
+  RUN(a_canonical_dot_is_left_alone);
+  RUN(a_dot_inside_an_input_fusion_becomes_canonical_inside_its_body);
+  RUN(each_compiled_input_fusion_matches_the_evaluator_on_the_original);
   return test_summary();
 }

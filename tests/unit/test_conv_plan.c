@@ -101,10 +101,36 @@ TEST(the_input_position_of_a_tap_skips_padding_and_holes) {
   EXPECT(conv_input_position(&w, 3, 1, 3) == -1, "past the end: %lld", (long long)conv_input_position(&w, 3, 1, 3));
 }
 
+/* The canonical form is b01f_01io->b01f for any number of spatial dims;
+ * anything else is the backends' one refusal. */
+TEST(the_canonical_form_is_b01f_01io_to_b01f) {
+  ConvDims two = conv_dims_canonical(2), none = conv_dims_canonical(0);
+  EXPECT(two.input_batch == 0 && two.input_spatial[0] == 1 && two.input_spatial[1] == 2 && two.input_feature == 3,
+         "input b01f");
+  EXPECT(two.kernel_spatial[0] == 0 && two.kernel_spatial[1] == 1 && two.kernel_input_feature == 2 &&
+             two.kernel_output_feature == 3,
+         "kernel 01io");
+  EXPECT(two.output_batch == 0 && two.output_spatial[1] == 2 && two.output_feature == 3, "result b01f");
+  EXPECT(none.input_feature == 1 && none.kernel_input_feature == 0 && none.kernel_output_feature == 1, "bf_io->bf");
+  EXPECT(conv_dims_are_canonical(&two) && conv_dims_order_refusal(&two) == NULL, "canonical: no refusal");
+  ConvDims nchw = two;
+  nchw.input_feature = 1;
+  nchw.input_spatial[0] = 2;
+  nchw.input_spatial[1] = 3;
+  const char *why = conv_dims_order_refusal(&nchw);
+  EXPECT(!conv_dims_are_canonical(&nchw) && why && strstr(why, "b01f_01io->b01f"), "an NCHW input is refused: %s",
+         why ? why : "(none)");
+  ConvDims kernel_oi = two;
+  kernel_oi.kernel_input_feature = 3;
+  kernel_oi.kernel_output_feature = 2;
+  EXPECT(!conv_dims_are_canonical(&kernel_oi), "a kernel with out before in is not canonical");
+}
+
 int main(void) {
   RUN(feature_groups_and_a_strided_padded_window);
   RUN(batch_groups_and_the_default_window);
   RUN(what_does_not_fit_is_refused_with_a_reason);
   RUN(the_input_position_of_a_tap_skips_padding_and_holes);
+  RUN(the_canonical_form_is_b01f_01io_to_b01f);
   return test_summary();
 }

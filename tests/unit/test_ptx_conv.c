@@ -21,6 +21,7 @@
 
 #include "emit_ptx/gpu_program.h"
 #include "emit_ptx/ptx_conv.h"
+#include "opt/opt.h"
 #include "runtime/executable.h"
 #include "tool_files.h"
 #include "../test.h"
@@ -114,6 +115,36 @@ static const ConvCase cases[] = {
             "  zs = f32[3,3,7] broadcast(z), dimensions={}\n"
             "  r = f32[3,3,7] maximum(c, zs)\n"
             "  ROOT t = (f32[3,3,7], f32[3,3,7]) tuple(c, r)")},
+    /* fusions given in the input (canonicalize-convolutions rewrites the
+     * convolution inside the body, over relabels of its parameters) */
+    {"input_fusion_nchw_bias_relu",
+     "HloModule input_fusion_nchw_bias_relu\n"
+     "fused {\n  p0 = f32[2,3,6,6] parameter(0)\n  p1 = f32[5,3,3,3] parameter(1)\n  p2 = f32[5] parameter(2)\n"
+     "  c = f32[2,5,6,6] convolution(p0, p1), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n"
+     "  b = f32[2,5,6,6] broadcast(p2), dimensions={1}\n  s = f32[2,5,6,6] add(c, b)\n"
+     "  z = f32[2,5,6,6] broadcast(f32[] constant(0)), dimensions={}\n  ROOT r = f32[2,5,6,6] maximum(s, z)\n}\n"
+     "ENTRY e {\n  x = f32[2,3,6,6] parameter(0)\n  w = f32[5,3,3,3] parameter(1)\n  bias = f32[5] parameter(2)\n"
+     "  ROOT f = f32[2,5,6,6] fusion(x, w, bias), kind=kOutput, calls=fused\n}\n"},
+    {"input_fusion_root_nchw",
+     "HloModule input_fusion_root_nchw\n"
+     "fused {\n  p0 = f32[2,3,6,5] parameter(0)\n  p1 = f32[4,3,2,2] parameter(1)\n"
+     "  ROOT c = f32[2,4,5,4] convolution(p0, p1), window={size=2x2}, dim_labels=bf01_oi01->bf01\n}\n"
+     "ENTRY e {\n  x = f32[2,3,6,5] parameter(0)\n  w = f32[4,3,2,2] parameter(1)\n"
+     "  ROOT f = f32[2,4,5,4] fusion(x, w), kind=kLoop, calls=fused\n}\n"},
+    {"input_fusion_depthwise",
+     "HloModule input_fusion_depthwise\n"
+     "fused {\n  p0 = f32[1,4,7,6] parameter(0)\n  p1 = f32[4,1,3,2] parameter(1)\n"
+     "  c = f32[1,4,14,6] convolution(p0, p1), window={size=3x2 pad=2_1x1_1 lhs_dilate=2x1 rhs_dilate=1x2}, "
+     "dim_labels=bf01_oi01->bf01, feature_group_count=4\n  ROOT n = f32[1,4,14,6] negate(c)\n}\n"
+     "ENTRY e {\n  x = f32[1,4,7,6] parameter(0)\n  w = f32[4,1,3,2] parameter(1)\n"
+     "  ROOT f = f32[1,4,14,6] fusion(x, w), kind=kOutput, calls=fused\n}\n"},
+    {"input_fusion_batch_groups_column_major",
+     "HloModule input_fusion_batch_groups_column_major\n"
+     "fused {\n  p0 = f32[4,3,9]{0,1,2} parameter(0)\n  p1 = f32[2,3,2] parameter(1)\n"
+     "  ROOT c = f32[2,2,4] convolution(p0, p1), window={size=2 stride=2 pad=-1_0}, dim_labels=bf0_oi0->bf0, "
+     "batch_group_count=2\n}\n"
+     "ENTRY e {\n  x = f32[4,3,9]{0,1,2} parameter(0)\n  w = f32[2,3,2] parameter(1)\n"
+     "  ROOT f = f32[2,2,4] fusion(x, w), kind=kOutput, calls=fused\n}\n"},
     /* a complex epilogue does not run at the store: the convolution goes to
      * scratch and the epilogue is a kernel of its own */
     {"complex_epilogue",
@@ -237,6 +268,47 @@ TEST(an_nchw_epilogue_read_through_a_relabel_runs_at_the_store) {
   executable_free(exe);
 }
 
+/* With zero input features every sum is empty: the result is all zeros
+ * (the evaluator's), whatever the kernel decides to launch for it. The
+ * CPU's twin is test_cpu_products a_convolution_over_zero_input_features_is_all_zeros. */
+TEST(a_convolution_over_zero_input_features_is_all_zeros) {
+  static const ConvCase zero_cases[] = {
+      {"zero_features_b0f", MODULE("zero_features_b0f", "  x = f32[2,3,0] parameter(0)\n  w = f32[3,0,7] parameter(1)\n",
+                                   "  ROOT c = f32[2,1,7] convolution(x, w), window={size=3}, dim_labels=b0f_0io->b0f")},
+      {"zero_features_bf0", MODULE("zero_features_bf0", "  x = f32[2,0,3] parameter(0)\n  w = f32[3,0,7] parameter(1)\n",
+                                   "  ROOT c = f32[2,7,1] convolution(x, w), window={size=3}, dim_labels=bf0_0io->bf0")},
+      {"zero_features_nchw",
+       MODULE("zero_features_nchw", "  x = f32[1,0,9,9] parameter(0)\n  w = f32[16,0,3,3] parameter(1)\n",
+              "  ROOT c = f32[1,16,9,9] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01")},
+  };
+  setenv("FAKE_CUDA_EXECUTE", "1", 1);
+  for (size_t i = 0; i < sizeof zero_cases / sizeof zero_cases[0]; i++) {
+    const ConvCase *c = &zero_cases[i];
+    Status st;
+    Executable *exe = compile_gpu(c->name, c->hlo, &st);
+    EXPECT(exe != NULL, "%s: %s", c->name, st.message);
+    if (!exe) continue;
+    int count = 0;
+    HostBuffer **args = random_arguments(exe->module, &count);
+    status_clear(&st);
+    HostBuffer *r = executable_run(exe, args, count, &st);
+    EXPECT(r != NULL, "%s: %s", c->name, st.message);
+    if (r) {
+      const float *out = r->data;
+      int64_t n = shape_element_count(&r->shape), nonzero = 0;
+      for (int64_t e = 0; e < n; e++) nonzero += out[e] != 0.0f;
+      EXPECT(nonzero == 0, "%s: %lld of %lld results are not zero (first %g)", c->name, (long long)nonzero,
+             (long long)n, (double)out[0]);
+      status_clear(&st);
+      EXPECT(executable_check(exe, args, count, r, &st), "%s: %s", c->name, st.message);
+    }
+    host_buffer_free(r);
+    arguments_free(args, count);
+    executable_free(exe);
+  }
+  unsetenv("FAKE_CUDA_EXECUTE");
+}
+
 /* ---- ptxas ---- */
 
 /* A tap in padding adds nothing, as in the evaluator, even where its
@@ -275,9 +347,13 @@ TEST(an_infinite_or_nan_weight_facing_only_padding_adds_nothing) {
   unsetenv("FAKE_CUDA_EXECUTE");
 }
 
+/* The first convolution of m, in the entry or a fusion's body. */
 static const Instruction *first_convolution(const Module *m) {
-  for (int i = 0; i < m->entry->instruction_count; i++)
-    if (m->entry->instructions[i]->opcode == OP_CONVOLUTION) return m->entry->instructions[i];
+  for (int k = 0; k < m->computation_count; k++) {
+    const Computation *c = m->computations[k];
+    for (int i = 0; i < c->instruction_count; i++)
+      if (c->instructions[i]->opcode == OP_CONVOLUTION) return c->instructions[i];
+  }
   return NULL;
 }
 
@@ -287,7 +363,13 @@ TEST(each_convolution_kernel_assembles_for_sm_80_and_sm_90a) {
     Status st;
     status_clear(&st);
     Module *m = parse_module(cases[i].hlo, strlen(cases[i].hlo), cases[i].name, &st);
-    const Instruction *conv = m ? first_convolution(m) : NULL;
+    /* The backend sees only canonical dim_labels: the pipeline's pass first. */
+    OptContext ctx;
+    opt_context_init(&ctx, NULL);
+    bool failed = false;
+    if (m) canonicalize_convolutions(m, &ctx, &failed, &st);
+    opt_context_free(&ctx);
+    const Instruction *conv = m && !failed ? first_convolution(m) : NULL;
     EXPECT(conv != NULL, "%s: %s", cases[i].name, st.message);
     for (int major = 8; conv && major <= 9; major++) {
       PtxTarget target;
@@ -382,6 +464,7 @@ int main(int argc, char **argv) {
   RUN(a_grid_of_one_block_still_computes_every_tile);
   RUN(an_nchw_epilogue_read_through_a_relabel_runs_at_the_store);
   RUN(an_infinite_or_nan_weight_facing_only_padding_adds_nothing);
+  RUN(a_convolution_over_zero_input_features_is_all_zeros);
   RUN(each_convolution_kernel_assembles_for_sm_80_and_sm_90a);
   RUN(each_module_with_its_epilogues_assembles_for_sm_80_and_sm_90a);
   RUN(a_convolution_the_kernel_does_not_do_is_a_located_refusal);

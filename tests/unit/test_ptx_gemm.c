@@ -306,6 +306,34 @@ TEST(an_output_fusion_applies_its_epilogue) {
            "  ROOT r = f32[19,37] maximum(s, zb)\n}\n");
 }
 
+/* Fusions given in the input around dots in other orders: the dot inside
+ * the body is made canonical over relabels of the fusion's parameters,
+ * which the GEMM reads where they lie. */
+TEST(input_fusions_around_dots_in_other_orders_match_the_evaluator) {
+  dot_case("input kOutput, contracting dims first",
+           "HloModule m\n"
+           "fused {\n  p0 = f32[16,8] parameter(0)\n  p1 = f32[4,16] parameter(1)\n  p2 = f32[4] parameter(2)\n"
+           "  d = f32[8,4] dot(p0, p1), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n"
+           "  b = f32[8,4] broadcast(p2), dimensions={1}\n  s = f32[8,4] add(d, b)\n"
+           "  z = f32[8,4] broadcast(f32[] constant(0)), dimensions={}\n  ROOT r = f32[8,4] maximum(s, z)\n}\n"
+           "ENTRY e {\n  a = f32[16,8] parameter(0)\n  w = f32[4,16] parameter(1)\n  bias = f32[4] parameter(2)\n"
+           "  ROOT f = f32[8,4] fusion(a, w, bias), kind=kOutput, calls=fused\n}\n");
+  dot_case("input kLoop root dot, batch dims last and in the middle",
+           "HloModule m\n"
+           "fused {\n  p0 = f32[6,5,3] parameter(0)\n  p1 = f32[7,3,6] parameter(1)\n"
+           "  ROOT d = f32[3,5,7] dot(p0, p1), lhs_batch_dims={2}, rhs_batch_dims={1}, "
+           "lhs_contracting_dims={0}, rhs_contracting_dims={2}\n}\n"
+           "ENTRY e {\n  a = f32[6,5,3] parameter(0)\n  b = f32[7,3,6] parameter(1)\n"
+           "  ROOT f = f32[3,5,7] fusion(a, b), kind=kLoop, calls=fused\n}\n");
+  dot_case("input kOutput, column-major lhs, two contracting dims",
+           "HloModule m\n"
+           "fused {\n  p0 = f32[3,4,6]{0,1,2} parameter(0)\n  p1 = f32[4,5,3] parameter(1)\n"
+           "  d = f32[6,5] dot(p0, p1), lhs_contracting_dims={1,0}, rhs_contracting_dims={0,2}\n"
+           "  ROOT n = f32[6,5] negate(d)\n}\n"
+           "ENTRY e {\n  a = f32[3,4,6]{0,1,2} parameter(0)\n  b = f32[4,5,3] parameter(1)\n"
+           "  ROOT f = f32[6,5] fusion(a, b), kind=kOutput, calls=fused\n}\n");
+}
+
 TEST(half_precision_products) {
   mma_case("f16", ENTRY2("f16[33,40]", "f16[40,17]", "f16[33,17]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   mma_case("bf16 to f32", ENTRY2("bf16[21,70]", "bf16[70,130]", "f32[21,130]",
@@ -653,6 +681,7 @@ int main(int argc, char **argv) {
   RUN(random_dimension_orders_and_layouts_match_the_evaluator);
   RUN(other_element_types_on_cuda_cores);
   RUN(an_output_fusion_applies_its_epilogue);
+  RUN(input_fusions_around_dots_in_other_orders_match_the_evaluator);
   RUN(half_precision_products);
   RUN(hopper_stage_ring_tiles_and_packing);
   RUN(f32_through_tf32_only_where_the_algorithm_allows);
