@@ -115,7 +115,7 @@ bool cpu_program_dump(const CpuProgram *p, const Module *m, const char *dir, Sta
     } else if (s->kind == CPU_STEP_DOT) {
       strbuf_printf(&index, "  (batch %lld, m %lld, n %lld, k %lld)  -> gemm.micro-kernel.s\n        schedule: ",
                     (long long)s->dot.batch, (long long)s->dot.m, (long long)s->dot.n, (long long)s->dot.k);
-      gemm_schedule_describe(p->gemm, &s->dot, &index);
+      gemm_schedule_describe(p->gemm, &s->dot, p->pool ? thread_pool_thread_count(p->pool) : 1, &index);
       if (!gemm_listed) ok = gemm_listing_dump(p->gemm, kernels, st);
       gemm_listed = true;
     } else if (conv_direct_step_is(s)) {

@@ -28,11 +28,15 @@
  *             a cache; it sets how often A is packed again (N / NC times) and
  *             the size of a task.
  * Blocks are evened out over the extent (1023 rows make four blocks of
- * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and made
- * smaller until a problem has at least GEMM_MIN_TASKS tasks (fewer for a
- * small one), so that mid-sized products still spread over the cores.
- * All of this depends only on the shape, never on the thread count (see
- * gemm.h on determinism).
+ * 266, a quarter rounded up to MR = 14, rather than 336 x 3 + 15) and,
+ * when more than one thread runs the product, made smaller until it has at
+ * least GEMM_MIN_TASKS tasks (fewer for a small one), so that mid-sized
+ * products still spread over the cores. One thread keeps the blocks the
+ * caches ask for: there a smaller block only costs, each row block reading
+ * all of B again and each column block packing A again.
+ * Only the K blocking decides a bit of C, and it depends on the shape alone;
+ * the M and N blocks only say which task computes a tile (see gemm.h on
+ * determinism).
  *
  * Edge tiles: a tile with fewer than MR rows left runs the kernel generated
  * for exactly its number of rows (the same instructions, minus the rows it
@@ -58,6 +62,8 @@ enum {
   GEMM_MC_TARGET = 336,
   GEMM_NC_TARGET = 1024,
   GEMM_MIN_TASKS = 8,
+  /* Any thread count above one: the tasks do not depend on how many. */
+  GEMM_SEVERAL_THREADS = 2,
   /* multiply-adds: 8 MFLOP, about 40 us on one core. Waking a pool thread
    * and waiting for it costs some microseconds (tens on a busy machine):
    * at 1 << 20 a 128^3 product was two tasks, and 2 threads ran it 1.2-1.35x
@@ -213,11 +219,17 @@ static void extent_split(int64_t extent, int64_t max_block, int64_t unit, int64_
   *count = (extent + *block - 1) / *block;
 }
 
-/* How many tasks a product is cut into: GEMM_MIN_TASKS, so that
- * mid-sized products spread over the cores, but no task smaller than
- * GEMM_TASK_VOLUME multiply-adds, where waking a thread would cost more
- * than it saves (a 128^3 product is one task, 256^3 four, not eight). */
-static int64_t tasks_wanted(const GemmProblem *p) {
+/* How many tasks a product is cut into on `threads` threads: on more than
+ * one, GEMM_MIN_TASKS, so that mid-sized products spread over the cores,
+ * but no task smaller than GEMM_TASK_VOLUME multiply-adds, where waking a
+ * thread would cost more than it saves (a 128^3 product is one task, 256^3
+ * four, not eight). On one thread, one: every cut then costs a pass over an
+ * operand and saves nothing. 128 x 3072 x 768 was cut into 4 row blocks of
+ * 3 tiles at most, and so read its 9 MiB B four times from L3, each B panel
+ * feeding 3 kernel calls or one; whole, it ran 2-12% faster on one thread
+ * (paired medians on the busy development machine). */
+static int64_t tasks_wanted(const GemmProblem *p, int64_t threads) {
+  if (threads <= 1) return 1;
   double volume = (double)p->batch * (double)p->m * (double)p->n * (double)p->k;
   double by_volume = volume / GEMM_TASK_VOLUME;
   return by_volume >= GEMM_MIN_TASKS ? GEMM_MIN_TASKS : by_volume >= 1 ? (int64_t)by_volume : 1;
@@ -241,10 +253,10 @@ static void row_tile(int64_t m, int mr, int64_t t, int64_t *row0, int64_t *rows)
   *rows = row_tile_start(m, mr, t + 1) - *row0;
 }
 
-static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p) {
+static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p, int64_t threads) {
   GemmBlocks b;
   int64_t m_max_tiles = GEMM_MC_TARGET / s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
-  int64_t wanted = tasks_wanted(p);
+  int64_t wanted = tasks_wanted(p, threads);
   extent_split(p->k, GEMM_KC, 1, &b.k_block, &b.k_count);
   for (;;) {
     extent_split(row_tile_count(p->m, s->mr), m_max_tiles, 1, &b.m_tiles, &b.m_count);
@@ -759,14 +771,14 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
     return;
   }
   GemmCall call = {.plan = plan, .problem = p, .epilogue = epilogue};
-  call.blocks = gemm_blocks_choose(plan->shape, p);
+  int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
+  call.blocks = gemm_blocks_choose(plan->shape, p, threads);
   const GemmBlocks *b = &call.blocks;
   call.n_padded = round_up(p->n, plan->shape->nr);
   /* Products are run in groups whose packed B stays under a limit, each
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
   call.group = products_per_group(p, b_floats);
-  int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
   GemmWorkspace *w = workspace_take(plan, (size_t)(call.group * b_floats),
                                     (int)min64(threads, call.group * b->m_count * b->n_count),
                                     (size_t)(b->m_block * b->k_block));
@@ -787,7 +799,7 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
 int64_t gemm_task_count(const GemmPlan *plan, const GemmProblem *p) {
   if (p->batch == 0 || p->m == 0 || p->n == 0) return 0;
   if (direct_path_pays(p)) return p->batch;
-  GemmBlocks b = gemm_blocks_choose(plan->shape, p);
+  GemmBlocks b = gemm_blocks_choose(plan->shape, p, GEMM_SEVERAL_THREADS);
   int64_t group = min64(products_per_group(p, p->k * round_up(p->n, plan->shape->nr)), p->batch);
   int64_t pack = group * b.k_count * b.n_count, multiply = group * b.m_count * b.n_count;
   return pack > multiply ? pack : multiply;
@@ -796,7 +808,7 @@ int64_t gemm_task_count(const GemmPlan *plan, const GemmProblem *p) {
 /* The decisions gemm_f32_batched takes for p, in words, by the same
  * functions: the path, the micro-kernel's tile, the cache blocks, the tasks
  * and the packing. */
-void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *sb) {
+void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, int threads, StrBuf *sb) {
   const GemmKernelShape *s = plan->shape;
   if (p->batch == 0 || p->m == 0 || p->n == 0) {
     strbuf_printf(sb, "empty product: nothing runs");
@@ -807,7 +819,7 @@ void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *
                   GEMM_DIRECT_VOLUME);
     return;
   }
-  GemmBlocks b = gemm_blocks_choose(s, p);
+  GemmBlocks b = gemm_blocks_choose(s, p, threads);
   int64_t group = products_per_group(p, p->k * round_up(p->n, s->nr));
   strbuf_printf(sb, "micro-kernel %dx%d (%s: %d vectors of %d f32 lanes, %d accumulators, K unrolled %d); ", s->mr,
                 s->nr, cpu_level_name(s->level), s->vectors, s->lanes, s->mr * s->vectors, s->unroll);
@@ -816,9 +828,9 @@ void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *p, StrBuf *
   if (p->m % tiles) strbuf_printf(sb, " to %lld", (long long)shortest + 1);
   strbuf_printf(sb, " rows; blocks MC %lld x NC %lld x KC %lld; ", (long long)b.m_block, (long long)b.n_block,
                 (long long)b.k_block);
-  strbuf_printf(sb, "%lld tasks (%lld x %lld macro tiles x %lld products), each running its K blocks in order; ",
+  strbuf_printf(sb, "%lld tasks (%lld x %lld macro tiles x %lld products) for %d thread%s, each running its K blocks in order; ",
                 (long long)(p->batch * b.m_count * b.n_count), (long long)b.m_count, (long long)b.n_count,
-                (long long)p->batch);
+                (long long)p->batch, threads, threads == 1 ? "" : "s");
   if (b_in_place_pays(plan, p))
     strbuf_printf(sb, "B read where it lies (row-major%s)", s->level == CPU_LEVEL_AVX512 ? ", the next panel prefetched" : ", at most 2 MiB");
   else

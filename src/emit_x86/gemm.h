@@ -14,11 +14,14 @@
  *   gemm.c         packing, cache blocking (MC, KC, NC), edge tiles, the
  *                  direct path for small products, batches and threads.
  *
- * Determinism: the work is cut into macro tiles of C by the SHAPE of the
- * problem, never by the thread count, and the whole K loop of a tile runs in
- * one task in a fixed order. Every element of C is therefore computed by the
- * same instructions in the same order whatever the thread count: results are
- * bit-identical for 1, 2 or 64 threads.
+ * Determinism: K is cut into blocks by the SHAPE of the problem, never by
+ * the thread count, and the whole K loop of a tile runs in one task in a
+ * fixed order. Every element of C is therefore computed by the same
+ * instructions in the same order whatever the thread count: results are
+ * bit-identical for 1, 2 or 64 threads. (How the tiles are grouped into
+ * tasks, macro tiles of C, does depend on it: one thread runs a product as
+ * one task. Which task, or which kernel height or column mask, computes an
+ * element never changes its bits.)
  *
  *   GemmPlan *plan = gemm_plan_create(&cpu, &st);     (once: JITs the kernel)
  *   gemm_f32(plan, pool, M, N, K, a, K, 1, b, N, 1, c, N, NULL);
@@ -167,12 +170,14 @@ typedef struct GemmProblem {
  * any, and if it has apply) on every tile. K = 0 gives C = 0. */
 void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem *problem,
                       const GemmEpilogue *epilogue);
-/* The most tasks gemm_f32_batched hands the pool at once for problem (1:
- * it runs on the calling thread): known before any run. */
+/* The most tasks gemm_f32_batched hands a pool of more than one thread at
+ * once for problem (1: it runs on the calling thread): known before any
+ * run, to decide whether a pool is worth starting. */
 int64_t gemm_task_count(const GemmPlan *plan, const GemmProblem *problem);
-/* What gemm_f32_batched will do for problem (its schedule), in words, for
- * the dumps: the path, tile, blocks, tasks and packing. */
-void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *problem, StrBuf *sb);
+/* What gemm_f32_batched will do for problem on `threads` threads (its
+ * schedule), in words, for the dumps: the path, tile, blocks, tasks and
+ * packing. */
+void gemm_schedule_describe(const GemmPlan *plan, const GemmProblem *problem, int threads, StrBuf *sb);
 /* One product: C[M,N] = A[M,K] · B[K,N] with C's rows ldc elements apart. */
 void gemm_f32(const GemmPlan *plan, ThreadPool *pool, int64_t m, int64_t n, int64_t k,
               const float *a, int64_t a_row_stride, int64_t a_col_stride, const float *b,

@@ -370,7 +370,7 @@ TEST(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes) {
     GemmProblem p = {.batch = 1, .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .a_row_stride = cases[i].k,
                      .a_col_stride = 1, .b_row_stride = cases[i].n, .b_col_stride = 1, .c_row_stride = cases[i].n};
     StrBuf sb = {0};
-    gemm_schedule_describe(plan, &p, &sb);
+    gemm_schedule_describe(plan, &p, 1, &sb);
     EXPECT(sb.data && strstr(sb.data, cases[i].says), "%lldx%lldx%lld: expected \"%s\" in: %s", (long long)p.m,
            (long long)p.n, (long long)p.k, cases[i].says, sb.data ? sb.data : "(nothing)");
     strbuf_free(&sb);
@@ -404,6 +404,45 @@ TEST(gemm_results_are_bit_identical_for_1_2_and_3_threads) {
     }
     gemm_plan_free(plan);
   }
+}
+
+/* One thread runs a product in the blocks the caches ask for, not cut into
+ * the 8 tasks that spread it over several threads (each cut reads B again
+ * or packs A again); the M and N blocks only say which task computes a tile,
+ * so the bits are those of 2 threads. 128 x 3072 x 768 (M x K x N), the
+ * product of make bench that the cuts cost most. */
+TEST(gemm_one_thread_runs_one_task_with_the_bits_of_eight) {
+  GemmPlan *plan = plan_for_level(CPU_LEVEL_AVX512);
+  if (!plan) return;
+  int64_t m = 128, k = 3072, n = 768;
+  float *a = random_floats(m * k, 12), *b = random_floats(k * n, 13);
+  GemmProblem p = {.batch = 1, .m = m, .n = n, .k = k, .a = a, .a_row_stride = k, .a_col_stride = 1,
+                   .b = b, .b_row_stride = n, .b_col_stride = 1, .c_row_stride = n};
+  static const struct { int threads; const char *says; } cases[] = {
+    {1, "1 tasks (1 x 1 macro tiles x 1 products) for 1 thread"},
+    {2, "8 tasks (4 x 2 macro tiles x 1 products) for 2 threads"},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    StrBuf sb = {0};
+    gemm_schedule_describe(plan, &p, cases[i].threads, &sb);
+    EXPECT(sb.data && strstr(sb.data, cases[i].says), "expected \"%s\" in: %s", cases[i].says,
+           sb.data ? sb.data : "(nothing)");
+    strbuf_free(&sb);
+  }
+  /* what decides whether a program starts its pool: the tasks of several threads */
+  EXPECT(gemm_task_count(plan, &p) >= 8, "a pool would get %lld tasks, not 8 or more",
+         (long long)gemm_task_count(plan, &p));
+  float *c[2];
+  for (int t = 0; t < 2; t++) {
+    ThreadPool *pool = t ? thread_pool_create(2) : NULL;
+    c[t] = malloc((size_t)(m * n) * sizeof *c[t]);
+    p.c = c[t];
+    gemm_f32_batched(plan, pool, &p, NULL);
+    thread_pool_free(pool);
+  }
+  EXPECT(memcmp(c[0], c[1], (size_t)(m * n) * sizeof(float)) == 0, "1 and 2 threads differ");
+  free(a); free(b); free(c[0]); free(c[1]);
+  gemm_plan_free(plan);
 }
 
 TEST(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing) {
@@ -599,6 +638,7 @@ int main(int argc, char **argv) {
   RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
   RUN(gemm_reading_a_in_place_gives_the_bits_of_packed_a);
   RUN(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes);
+  RUN(gemm_one_thread_runs_one_task_with_the_bits_of_eight);
   RUN(gemm_results_are_the_same_bits_wherever_c_lies_and_touch_nothing_else);
   RUN(gemm_with_k_zero_writes_zeros_and_empty_c_writes_nothing);
   RUN(gemm_with_a_packer_gives_the_bits_of_gemm_reading_a_at_strides);
