@@ -62,6 +62,9 @@ typedef struct KernelX86 {
   /* Below avx512, the registers of 0..12 (a bit each) that the loop being
    * emitted keeps its partial sums in: no vector math value goes there. */
   uint32_t loop_vector_registers;
+  /* ...and those it keeps for itself besides (the avx2 fast max/min
+   * loop's NaN lanes): no vector math value goes there either. */
+  uint32_t loop_reserved_registers;
   /* Row kernels: the phase being classified or emitted, and each phase's
    * lanes (0: scalar); reduce kernels use phase 0. */
   int phase;

@@ -150,7 +150,8 @@ static bool emit_vector_function(KernelX86 *x, int i, X86Operand left, X86Operan
  * are scratch): those that hold no value live at op i, its arguments
  * included (they are read after the first value is made), nor one an
  * invariant op hoisted before the loop keeps, nor one the loop keeps for
- * itself (x->loop_vector_registers: the partial sums). Its own result's
+ * itself (x->loop_vector_registers: the partial sums; and
+ * x->loop_reserved_registers). Its own result's
  * register is free: it is written last. */
 static void math_home_registers(const KernelX86 *x, int i, MathHomes *homes) {
   homes->register_count = 0;
@@ -158,7 +159,7 @@ static void math_home_registers(const KernelX86 *x, int i, MathHomes *homes) {
     for (int r = 0; r < MATH_HOME_COUNT; r++) homes->registers[homes->register_count++] = (int8_t)(MATH_HOME_FIRST + r);
     return;
   }
-  uint32_t busy = x->loop_vector_registers;
+  uint32_t busy = x->loop_vector_registers | x->loop_reserved_registers;
   for (int v = 0; v < x->k->op_count; v++) {
     const ValueHome *h = &x->homes[v];
     if (v == i || h->value_class != VALUE_XMM || h->spilled || x->last_use[v] < i) continue;

@@ -205,8 +205,8 @@ static void choose_prefetch(KernelX86 *x) {
  * loop (they only matter where a NaN is: the row then runs again in one
  * accumulator's order). At avx2 the NaN blends are most of the loop (a
  * compare and three logic ops per operand): its two partial vectors take
- * a plain vmaxps, and a NaN test per vector sends the row to the exact
- * loop. Sums keep their 16 partials, whose order fixes their rounding;
+ * a plain vmaxps, and their NaN lanes, or'ed over the row and tested
+ * once, send the row to the exact loop. Sums keep their 16 partials, whose order fixes their rounding;
  * their loops wait on the math, not on the add. */
 static void choose_accumulators(KernelX86 *x, int p) {
   const Kernel *k = x->k;

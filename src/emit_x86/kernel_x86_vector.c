@@ -681,13 +681,21 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
  * neither is NaN (no NaN in the row keeps every partial NaN-free), ±0 and
  * ties included, as the order of the partials is the same. A NaN lane in
  * an element sends the row to `exact`, whose blends decide which NaN
- * wins. */
-static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Label exact) {
+ * wins: each element's NaN lanes (vcmpunordps) are or'ed into register
+ * `nans`, tested once after the loop; where no register is free for it
+ * (nans < 0), each vector is tested and branches on its own. */
+static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Label exact, int nans) {
   const Kernel *k = x->k;
   bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
   int vectors = REDUCE_PARTIALS / x->lanes;
-  x86_listing_note(x->cb, "vector %s: %d accumulators, a NaN test per vector (no blends)", max ? "max" : "min", vectors);
+  if (nans >= 0)
+    x86_listing_note(x->cb, "vector %s: %d accumulators, NaN lanes or'ed, tested once per row (no blends)",
+                     max ? "max" : "min", vectors);
+  else
+    x86_listing_note(x->cb, "vector %s: %d accumulators, a NaN test per vector (no blends)", max ? "max" : "min",
+                     vectors);
   emit_identity(x, k->ops[x->reduce_combine].op, vectors, x->lanes);
+  if (nans >= 0) EMIT(X86_VXORPS, reg(vreg(x, nans)), reg(vreg(x, nans)), reg(vreg(x, nans)));
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
@@ -700,14 +708,71 @@ static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Labe
     EMIT(max ? X86_VMAXPS : X86_VMINPS, reg(vreg(x, p)), reg(vreg(x, e)), reg(vreg(x, p)));
     if (partial.kind != X86_OPERAND_REG) vector_move(x, partial, reg(vreg(x, S1)));
     EMIT(X86_VCMPPS, reg(vreg(x, S2)), reg(vreg(x, e)), reg(vreg(x, e)), x86_imm(3)); /* UNORD_Q */
-    EMIT(X86_VMOVMSKPS, reg(X86_EAX), reg(vreg(x, S2)));
-    EMIT(X86_TEST, reg(X86_EAX), reg(X86_EAX));
-    EMIT(X86_JNE, x86_rel(exact));
+    if (nans >= 0) {
+      EMIT(X86_VORPS, reg(vreg(x, nans)), reg(vreg(x, nans)), reg(vreg(x, S2)));
+    } else {
+      EMIT(X86_VMOVMSKPS, reg(X86_EAX), reg(vreg(x, S2)));
+      EMIT(X86_TEST, reg(X86_EAX), reg(X86_EAX));
+      EMIT(X86_JNE, x86_rel(exact));
+    }
     EMIT(X86_ADD, reg(KX_INNER), x86_imm(x->lanes));
   }
   EMIT(X86_CMP, reg(KX_INNER), x86_imm(k->reduce_dims[k->reduce_rank - 1] - REDUCE_PARTIALS));
   EMIT(X86_JLE, x86_rel(head));
+  if (nans >= 0) {
+    EMIT(X86_VMOVMSKPS, reg(X86_EAX), reg(vreg(x, nans)));
+    EMIT(X86_TEST, reg(X86_EAX), reg(X86_EAX));
+    EMIT(X86_JNE, x86_rel(exact));
+  }
   return true;
+}
+
+/* After the fast loop, whose partials hold no NaN (a NaN element sent
+ * the row to the exact loop): their maximum (minimum) folded in a tree.
+ * Over values with no NaN and no zero, max is exact and equal values have
+ * equal bits, so every order of folding gives the same bits as the lane
+ * order of emit_partials_combine; a zero result (where the order of -0
+ * and +0 decides) goes to that lane-order combine (`combine`). The
+ * accumulator then takes the result with its NaN-first rule: a NaN
+ * accumulator stays, else max(result, acc) keeps acc on ties. Four levels
+ * of vmaxps instead of sixteen dependent compare-and-branch steps. */
+static void emit_tree_fold(KernelX86 *x, X86Label combine, X86Label done) {
+  const Kernel *k = x->k;
+  bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
+  X86Mnemonic op = max ? X86_VMAXPS : X86_VMINPS;
+  x86_listing_note(x->cb, "the %s partials folded in a tree (none is NaN; a zero result folds in lane order)",
+                   max ? "max" : "min");
+  X86Operand y1 = reg(x86_ymm(S1)), y2 = reg(x86_ymm(S2)), x1 = reg(x86_xmm(S1)), x2 = reg(x86_xmm(S2));
+  if (x->cpu->level == CPU_LEVEL_AVX512) {
+    EMIT(X86_VEXTRACTF64X4, y1, reg(x86_zmm(PARTIAL_REGISTER)), x86_imm(1));
+    EMIT(X86_VEXTRACTF64X4, y2, reg(x86_zmm(PARTIAL_REGISTER)), x86_imm(0));
+    EMIT(op, y1, y1, y2);
+  } else { /* avx2: two partial vectors of 8, in registers or the frame */
+    EMIT(X86_VMOVUPS, y1, partial_home(x, 0, 8));
+    EMIT(op, y1, y1, partial_home(x, 1, 8));
+  }
+  EMIT(X86_VEXTRACTF128, x2, y1, x86_imm(1));
+  EMIT(op, x1, x1, x2);
+  EMIT(X86_VSHUFPS, x2, x1, x1, x86_imm(0x4e)); /* lanes 2 3 0 1 */
+  EMIT(op, x1, x1, x2);
+  EMIT(X86_VSHUFPS, x2, x1, x1, x86_imm(0xb1)); /* lanes 1 0 3 2 */
+  EMIT(op, x1, x1, x2);
+  EMIT(X86_VMOVD, reg(X86_EAX), x1);
+  EMIT(X86_TEST, reg(X86_EAX), x86_imm(0x7fffffff));
+  EMIT(X86_JE, x86_rel(combine));
+  x86_emit0(x->cb, X86_VZEROUPPER);
+  int a = k->ops[x->reduce_write].acc;
+  X86Operand acc = kernel_x86_slot(x->acc_slot + a, 4), s0 = reg(x86_xmm(S0));
+  X86Label keep = x86_label_new(x->cb);
+  EMIT(X86_MOVSS, s0, acc);
+  EMIT(X86_UCOMISS, s0, s0);
+  EMIT(X86_JP, x86_rel(keep));
+  EMIT(max ? X86_MAXSS : X86_MINSS, x1, s0);
+  EMIT(X86_MOVAPS, s0, x1);
+  x86_label_bind(x->cb, keep);
+  EMIT(X86_MOVSS, acc, s0);
+  EMIT(X86_MOVSS, kernel_x86_slot(x->acc_next_slot + a, 4), s0);
+  EMIT(X86_JMP, x86_rel(done));
 }
 
 bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
@@ -722,15 +787,22 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   if (!ok) return x->lanes = 0, false;
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
-  X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb);
+  X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb), done = x86_label_new(x->cb);
   bool fast = x->schedule.phases[x->phase].rerun_exact; /* never with chunks: kernel_x86_schedule.c */
-  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x)))
-    x->loop_vector_registers = free_loop_registers(x, REDUCE_PARTIALS / lanes);
+  int nans = -1; /* the avx2 fast loop's NaN lanes, where a register is free */
+  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x))) {
+    int partials = REDUCE_PARTIALS / lanes;
+    uint32_t chosen = fast ? free_loop_registers(x, partials + 1) : 0;
+    if (chosen) nans = __builtin_ctz(chosen), chosen &= ~(1u << nans);
+    else chosen = free_loop_registers(x, partials);
+    x->loop_vector_registers = chosen;
+    x->loop_reserved_registers = nans >= 0 ? 1u << nans : 0;
+  }
   if (fast) {
     bool emitted = x->cpu->level == CPU_LEVEL_AVX512 ? emit_fast_max_min(x, body, element, exact)
-                                                     : emit_nan_tested_max_min(x, body, element, exact);
-    if (!emitted) return x->lanes = 0, x->loop_vector_registers = 0, false;
-    EMIT(X86_JMP, x86_rel(combine));
+                                                     : emit_nan_tested_max_min(x, body, element, exact, nans);
+    if (!emitted) return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
+    emit_tree_fold(x, combine, done);
     x86_label_bind(x->cb, exact);
   }
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers%s", REDUCE_PARTIALS, lanes,
@@ -742,7 +814,8 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
-    if (!emit_group(x, body, u > 0 || fast)) return x->lanes = 0, x->loop_vector_registers = 0, false;
+    if (!emit_group(x, body, u > 0 || fast))
+      return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
     X86Operand partial = partial_home(x, u, lanes);
@@ -781,11 +854,12 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
    * them, before vzeroupper clears their upper halves */
   for (int u = 0; x->loop_vector_registers && u < REDUCE_PARTIALS / lanes; u++)
     vector_move(x, partial_operand(x, u * lanes, 4 * lanes), partial_home(x, u, lanes));
-  x->loop_vector_registers = 0;
+  x->loop_vector_registers = x->loop_reserved_registers = 0;
   x->lanes = 0;
   /* zmm28 is past zmm15: vzeroupper keeps it */
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   emit_partials_combine(x);
+  x86_label_bind(x->cb, done);
   return true;
 }
 

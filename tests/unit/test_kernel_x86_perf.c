@@ -429,20 +429,26 @@ TEST(kernels_scheduled_apart_are_not_the_same_code) {
 
 /* A maximum or minimum over rows of 256 at avx512 runs in four
  * accumulators with one NaN and zero test per row; at avx2 in its two
- * partial vectors with a NaN test per vector (no blends per element);
- * rows with NaNs of different payloads, with -0 and +0 in either order,
- * all -inf, or +inf then NaN still give the bytes of sse4's loop, which
- * blends NaNs element by element (the test reruns them in that order). */
+ * partial vectors, their NaN lanes or'ed into one register tested once
+ * per row (no blends per element); both then fold their partials in a
+ * tree, not in lane order, where no partial is NaN and the tree's result
+ * is not a zero. Rows with NaNs of different payloads, with -0 and +0 in
+ * either order, all -inf, or +inf then NaN, and an initial value that is
+ * a zero of either sign, still give the bytes of sse4's loop, which
+ * blends NaNs element by element and combines its partials in lane
+ * order (the test reruns them in that order). */
 static void set_bits(float *x, int i, uint32_t bits) { memcpy(&x[i], &bits, sizeof bits); }
 
-static void check_max_min_rows(const char *reducer, const char *init, float sign) {
+/* `math` (an elementwise op, or "copy") applies to each element before the
+ * reduction: exp makes the loop run vector math beside its partials. */
+static void check_max_min_rows(const char *reducer, const char *init, float sign, const char *math) {
   char text[1024];
   snprintf(text, sizeof text,
            "HloModule r\nred { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] %s(a, b) }\n"
-           "fused { x = f32[8,256] parameter(0)\n i = f32[] constant(%s)\n"
-           " ROOT r = f32[8] reduce(x, i), dimensions={1}, to_apply=red }\n"
+           "fused { x = f32[8,256] parameter(0)\n i = f32[] constant(%s)\n y = f32[8,256] %s(x)\n"
+           " ROOT r = f32[8] reduce(y, i), dimensions={1}, to_apply=red }\n"
            "ENTRY e { x = f32[8,256] parameter(0)\n ROOT f = f32[8] fusion(x), kind=kInput, calls=fused }\n",
-           reducer, init);
+           reducer, init, math);
   CpuFeatures hardware;
   cpu_features_detect_hardware(&hardware);
   Module *m = NULL;
@@ -470,15 +476,18 @@ static void check_max_min_rows(const char *reducer, const char *init, float sign
     if (!ck) continue;
     if (level == CPU_LEVEL_AVX512) {
       char *listing = listing_of(ck);
-      EXPECT(strstr(listing, "4 accumulators, NaN and zero test once per row"), "%s: one accumulator:\n%s", reducer,
-             listing);
+      EXPECT(strstr(listing, "4 accumulators, NaN and zero test once per row") &&
+                 strstr(listing, "partials folded in a tree"),
+             "%s: one accumulator, or the partials in lane order:\n%s", reducer, listing);
       free(listing);
     }
     if (level == CPU_LEVEL_AVX2) {
       char *listing = listing_of(ck);
-      EXPECT(strstr(listing, "2 accumulators, a NaN test per vector") &&
-                 lines_between(listing, "a NaN test per vector", "vector sum:", "vandnps") == 0,
-             "%s at avx2: NaN blends per element:\n%s", reducer, listing);
+      EXPECT(strstr(listing, "2 accumulators, NaN lanes or'ed, tested once per row") &&
+                 lines_between(listing, "tested once per row", "vector sum:", "vandnps") == 0 &&
+                 lines_between(listing, "tested once per row", "vector sum:", "vmovmskps") == 1 &&
+                 strstr(listing, "partials folded in a tree"),
+             "%s at avx2: NaN blends or a NaN test per vector, or the partials in lane order:\n%s", reducer, listing);
       free(listing);
     }
     float y[8];
@@ -497,8 +506,14 @@ static void check_max_min_rows(const char *reducer, const char *init, float sign
 }
 
 TEST(fast_max_and_min_test_for_nan_instead_of_blending_and_keep_nan_and_zero_rules) {
-  check_max_min_rows("maximum", "-inf", 1.0f);
-  check_max_min_rows("minimum", "inf", -1.0f);
+  check_max_min_rows("maximum", "-inf", 1.0f, "copy");
+  check_max_min_rows("minimum", "inf", -1.0f, "copy");
+  check_max_min_rows("maximum", "0", 1.0f, "copy");
+  check_max_min_rows("maximum", "-0", 1.0f, "copy");
+  check_max_min_rows("minimum", "0", -1.0f, "copy");
+  check_max_min_rows("minimum", "-0", -1.0f, "copy");
+  check_max_min_rows("maximum", "-inf", 1.0f, "exponential");
+  check_max_min_rows("minimum", "inf", -1.0f, "exponential");
 }
 
 /* Softmax as JAX writes it, at avx512: the exp's values live in

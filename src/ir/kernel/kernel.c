@@ -242,7 +242,7 @@ static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedu
   if (ps->rerun_exact && ps->rerun_on_zero)
     strbuf_printf(sb, " (a NaN or zero test per row, rerun in one accumulator's order when hit)");
   else if (ps->rerun_exact)
-    strbuf_printf(sb, " (a NaN test per vector, no blends; the row rerun with them when hit)");
+    strbuf_printf(sb, " (NaN lanes or'ed and tested once per row, no blends; the row rerun with them when hit)");
   strbuf_printf(sb, ", tail %s", tail_names[ps->tail]);
   if (p + 1 < k->phase_count && s->phases[p + 1].reuse >= 0)
     strbuf_printf(sb, ", stores %%%d to the %s for phase %d", s->phases[p + 1].reuse,

@@ -124,7 +124,9 @@ typedef struct KernelPhaseSchedule {
    * exact loop. With rerun_on_zero (several accumulators: a NaN or a zero
    * may land in another partial than in one accumulator's order) the test
    * is once per row, on any NaN or any ±0 result lane; without, once per
-   * vector, the partials the exact loop's own. */
+   * row too, on NaN lanes or'ed over the row (once per vector where the
+   * target has no register free for them), the partials the exact loop's
+   * own. */
   bool rerun_exact, rerun_on_zero;
   KernelTail tail;
   /* A ROW phase: value `reuse_as` of this phase equals value `reuse` of the
