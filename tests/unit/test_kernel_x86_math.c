@@ -503,6 +503,58 @@ TEST(reduce_precision_gives_the_evaluators_bits_at_every_level) {
   }
 }
 
+/* exp where its result is subnormal (x from -103.98, where it rounds to
+ * 0, up to -87.3, where it reaches 2^-126): the compiled code at every
+ * level gives the evaluator's bits, since both compute the one algorithm
+ * (the evaluator's exp is mathref's), whose 2^n scaling rounds such a
+ * result once from 1 + q, not again from 1 + q rounded to f32. */
+TEST(exp_with_subnormal_results_gives_the_evaluators_bits_at_every_level) {
+  enum { N = 4112 };
+  char text[200];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e { a = f32[%d] parameter(0)\n ROOT r = f32[%d] exponential(a) }\n", N,
+           N);
+  Status st;
+  status_clear(&st);
+  Module *m = parse_module(text, strlen(text), "inline", &st);
+  EXPECT(m != NULL, "%s", st.message);
+  Kernel *k = m ? lower_to_kernel(m->entry->root, &st) : NULL;
+  EXPECT(k != NULL, "%s", st.message);
+  if (!k) {
+    module_free(m);
+    return;
+  }
+  Literal *in = literal_create(&k->inputs[0].shape);
+  float *x = in->data;
+  for (int i = 0; i < N; i++) x[i] = -103.98f + (float)i * (103.98f - 87.3f) / N;
+  Literal *want = eval_module(m, &in, 1, &st);
+  EXPECT(want != NULL, "%s", st.message);
+  float *out = malloc(N * sizeof *out);
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  for (CpuLevel level = CPU_LEVEL_SSE4; want && level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu = hardware;
+    if (!cpu_features_force_level(&cpu, cpu_level_name(level), &st)) continue;
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "exp at %s: %s", cpu_level_name(level), st.message);
+    if (!ck) continue;
+    void *buffers[] = {in->data, out};
+    kernel_x86_run(ck, buffers, NULL);
+    const float *expected = want->data;
+    int wrong = 0, first = -1;
+    for (int i = 0; i < N; i++)
+      if (bits_of(out[i]) != bits_of(expected[i]) && wrong++ == 0) first = i;
+    EXPECT(wrong == 0, "exp at %s: %d of %d subnormal results differ from the evaluator's, first exp(%a) = %a, evaluator %a",
+           cpu_level_name(level), wrong, N, first >= 0 ? x[first] : 0.0f, first >= 0 ? out[first] : 0.0f,
+           first >= 0 ? expected[first] : 0.0f);
+    kernel_x86_free(ck);
+  }
+  free(out);
+  literal_free(in);
+  if (want) literal_free(want);
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
   RUN(exp_log_family_gives_mathref_bits_at_every_level_within_its_bound);
   RUN(vectorized_functions_give_mathref_bits_in_every_lane_and_tail);
@@ -514,5 +566,6 @@ int main(void) {
   RUN(f64_functions_give_mathref_bits_at_every_level);
   RUN(is_finite_is_false_exactly_for_infinities_and_nans);
   RUN(reduce_precision_gives_the_evaluators_bits_at_every_level);
+  RUN(exp_with_subnormal_results_gives_the_evaluators_bits_at_every_level);
   return test_summary();
 }

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "eval_internal.h"
+#include "kernel/math_reference.h"
 
 /* ---- shared checks and integer helpers ---- */
 
@@ -84,7 +85,7 @@ static const FloatUnaryRow float_unary_table[] = {
     {OP_COSH, coshf, cosh},
     {OP_COSINE, cosf, cos},
     {OP_ERF, erff, erf},
-    {OP_EXPONENTIAL, expf, exp},
+    {OP_EXPONENTIAL, mathref_expf, mathref_exp}, /* the compiled code's algorithm, bit for bit */
     {OP_EXPONENTIAL_MINUS_ONE, expm1f, expm1},
     {OP_FLOOR, floorf, floor},
     {OP_LOG, logf, log},
