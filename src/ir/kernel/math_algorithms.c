@@ -196,40 +196,12 @@ static MathVal exp_reduce(MathTarget *t, const MathFormat *f, MathVal x, MathVal
   return mp_op(t, MATH_FMA, real, *n, minus_ln2_lo, r);
 }
 
-/* A result y up to the least normal L (f32: 2^-126) is rounded again
- * from (1 + q) 2^n, once: fma(q, 2^n, 2^n + L) - L rounds on L's grid,
- * which is the subnormals' (the sum stays in [L, 2L)). p 2^n would round
- * 1 + q twice, to p and then to the subnormal grid, one ulp off in about
- * 2% of those results (the C library rounds them once). The fma runs
- * scaled by 2^k (k = bias / 2, exact both ways), which keeps 2^n normal
- * and f64's emulated product above its exact range's floor. Above L, y is
- * kept, and where 2^n is below the least subnormal (n = -150 at f32),
- * since 2^n + L is then no float; the work is skipped where no lane
- * needs it. */
-static MathVal exp_subnormal_rounded_once(MathTarget *t, const MathFormat *f, MathVal q, MathVal n, MathVal y) {
-  MathType real = f->real, integer = f->integer;
-  int k = f->exponent_bias / 2;
-  MathVal least_normal = mp_real(t, real, ldexp(1.0, 1 - f->exponent_bias));
-  MathVal least_exponent = mp_real(t, real, 1 - f->exponent_bias - f->mantissa_bits);
-  MathVal kept = mp_binary(t, MATH_OR, MATH_MASK, mp_binary(t, MATH_LESS, real, least_normal, y),
-                           mp_binary(t, MATH_LESS, real, n, least_exponent));
-  int skip = mp_skip_if_all(t, kept);
-  MathVal ni = mp_unary(t, MATH_TO_INT, real, n);
-  MathVal scale = mp_power_of_two(t, f, mp_binary(t, MATH_ADD, integer, ni, mp_int(t, integer, k)));
-  MathVal least_scaled = mp_real(t, real, ldexp(1.0, 1 - f->exponent_bias + k));
-  MathVal sum = mp_op(t, MATH_FMA, real, q, scale, mp_binary(t, MATH_ADD, real, scale, least_scaled));
-  MathVal once = mp_binary(t, MATH_MUL, real, sum, mp_real(t, real, ldexp(1.0, -k)));
-  once = mp_binary(t, MATH_SUB, real, once, least_normal);
-  mp_skip_end(t, skip);
-  return mp_select(t, real, kept, y, once);
-}
-
 /* exp(x) = 2^n e^r, e^r = 1 + r + r^2 P(r). x is first clamped to where
  * the result is neither 0 nor inf anyway. 2^n is applied in two halves,
- * each a normal power of two, so that the result is rounded once, by the
- * last multiply; or by the target's one-rounding scale (MathTarget.scale),
- * which gives the same bits; a subnormal result from 1 + r + r^2 P(r)
- * unrounded (exp_subnormal_rounded_once). */
+ * each a normal power of two, the first product exact; or by the
+ * target's scale (MathTarget.scale), which gives the same bits. A
+ * subnormal result is rounded twice, p to the format and then onto the
+ * subnormal grid (at most 0.75 ulp; docs/math.md says why it stays). */
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
   int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
@@ -238,8 +210,7 @@ MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
   MathVal poly = mp_polynomial(t, real, &f->exp_table, r);
   MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
   MathVal one = mp_real(t, real, 1.0);
-  MathVal q = mp_op(t, MATH_FMA, real, r2, poly, r);
-  MathVal p = mp_binary(t, MATH_ADD, real, one, q);
+  MathVal p = mp_binary(t, MATH_ADD, real, one, mp_op(t, MATH_FMA, real, r2, poly, r));
   MathVal y;
   if (!t->scale || !t->scale(t, real, p, n, &y)) {
     MathVal ni = mp_unary(t, MATH_TO_INT, real, n);
@@ -249,7 +220,6 @@ MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
     MathVal scale2 = mp_power_of_two(t, f, n2);
     y = mp_binary(t, MATH_MUL, real, mp_binary(t, MATH_MUL, real, p, scale1), scale2);
   }
-  y = exp_subnormal_rounded_once(t, f, q, n, y);
   return mp_scope_end(t, scope, mp_nan_passed(t, real, x, y));
 }
 
