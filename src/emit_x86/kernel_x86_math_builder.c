@@ -419,7 +419,6 @@ MathValue math_select_value(MathBuilder *b, MathValue mask, MathValue a, MathVal
 
 X86Label math_skip_if(MathBuilder *b, MathValue mask) {
   X86Label skip = x86_label_new(b->x->cb);
-  b->skip_depth++;
   if (b->width) {
     math_lanes_skip_if_all(b, mask, skip);
     return skip;
@@ -431,7 +430,6 @@ X86Label math_skip_if(MathBuilder *b, MathValue mask) {
 
 void math_skip_end(MathBuilder *b, X86Label skip) {
   x86_label_bind(b->x->cb, skip);
-  b->skip_depth--;
   b->k1_mask = -1; /* the code jumped over may have written k1 */
   b->compare_mask = -1;
 }

@@ -62,12 +62,6 @@ typedef struct MathBuilder {
   /* avx2: the mask value a compare made last (all ones or zero in each
    * lane, so vblendvps reads it as it is), or -1. */
   MathValue compare_mask;
-  /* sse4 vector mode, while a function's fast run is built
-   * (kernel_x86_math_program.c): the value whose lanes gather every
-   * emulated FMA's doubt (math_lanes_doubt_begin), else -1; and how deep
-   * the code being built is inside math_skip_if's jumps. */
-  MathValue fma_doubt;
-  int skip_depth;
 } MathBuilder;
 
 /* ---- kernel_x86_math_values.c: the builder's state and its values'
@@ -226,15 +220,6 @@ X86Operand math_lanes_element(const MathBuilder *b, MathValue v, X86Reg index);
 /* The jump of math_skip_if: taken when every lane of mask is nonzero
  * (vmovmskps at avx2, kortestw at avx512). */
 void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip);
-/* sse4: one doubt test per function instead of one per emulated FMA.
- * doubt_begin makes the value (zero lanes) that the FMAs built until
- * doubt_end OR their doubtful lanes into (each takes the fast path only);
- * doubt_end jumps to the returned label, unbound, when no lane is in
- * doubt, else falls into what comes next: the function again, exact. */
-void math_lanes_doubt_begin(MathBuilder *b);
-X86Label math_lanes_doubt_end(MathBuilder *b);
-/* v's register or slot now holds from's lanes (v made before from). */
-void math_lanes_overwrite(MathBuilder *b, MathValue v, MathValue from);
 
 /* ---- The math functions: math_<name>_f32 is mathref_<name>f, and
  * math_<name>_f64 is mathref_<name> ---- */

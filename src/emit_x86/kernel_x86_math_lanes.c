@@ -145,15 +145,6 @@ static MathValue result_begin(MathBuilder *b, int *n) {
   return v;
 }
 
-/* result_begin for an sse4 two-operand op, whose register takes its left
- * operand first: where a is read here for the last time, v takes a's
- * register and the op writes it in place, with no copy. */
-static MathValue result_over(MathBuilder *b, MathValue a, int *n) {
-  MathValue v = result_begin(b, n);
-  if (legacy(b) && math_value_dies_here(b, a)) *n = math_value_take_register(b, v, a);
-  return v;
-}
-
 static X86Mnemonic move_of(const MathBuilder *b) { return legacy(b) ? X86_MOVUPS : X86_VMOVUPS; }
 
 static MathValue finish(MathBuilder *b, MathValue v, int n) {
@@ -167,11 +158,11 @@ static MathValue finish(MathBuilder *b, MathValue v, int n) {
 void math_lanes_move(MathBuilder *b, MathValue to, MathValue from) {
   bool constant = is_constant(b, from);
   constant_mark(b, to, false);
-  if (!constant && math_value_dies_here(b, from)) {
+  if (!legacy(b) && !constant && math_value_dies_here(b, from)) {
     math_value_take_register(b, to, from);
     return;
   }
-  int home = math_value_register(b, to);
+  int home = !legacy(b) ? math_value_register(b, to) : -1;
   if (home >= 0) {
     load(b, home, from);
     return;
@@ -220,7 +211,7 @@ MathValue math_lanes_constant(MathBuilder *b, uint32_t bits) {
 /* v = a m c. */
 MathValue math_lanes_binary(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
   int n;
-  MathValue v = result_over(b, a, &n);
+  MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
   emit_op(b, m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
   return finish(b, v, n);
@@ -253,7 +244,7 @@ MathValue math_lanes_round(MathBuilder *b, MathValue a, int mode) {
 
 MathValue math_lanes_shift(MathBuilder *b, X86Mnemonic m, MathValue a, int count) {
   int n;
-  MathValue v = result_over(b, a, &n);
+  MathValue v = result_begin(b, &n);
   int from = source(b, a, S0);
   if (from != n && (legacy(b) || !count)) EMIT(move_of(b), lane_reg(b, n), lane_reg(b, from));
   if (count && legacy(b)) EMIT(legacy_of(m), lane_reg(b, n), x86_imm(count));
@@ -329,7 +320,7 @@ static void widen_k1(MathBuilder *b, MathValue v, int n) {
  * NaN, as the scalar code's). */
 MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predicate) {
   int n;
-  MathValue v = result_over(b, a, &n);
+  MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
   if (!wide512(b)) {
     emit_op_imm(b, X86_VCMPPS, lane_reg(b, n), lane_reg(b, left), slot(b, c), predicate);
@@ -344,7 +335,7 @@ MathValue math_lanes_compare(MathBuilder *b, MathValue a, MathValue c, int predi
 /* vpcmpeqd or vpcmpgtd of a with c: a == c, a > c (signed). */
 MathValue math_lanes_integer_compare(MathBuilder *b, X86Mnemonic m, MathValue a, MathValue c) {
   int n;
-  MathValue v = result_over(b, a, &n);
+  MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
   if (!wide512(b)) {
     emit_op(b, m, lane_reg(b, n), lane_reg(b, left), slot(b, c));
@@ -447,9 +438,7 @@ void math_lanes_skip_if_all(MathBuilder *b, MathValue mask, X86Label skip) {
  * FMA takes that fast path, and jumps over the exact one when no lane is
  * doubtful; the exact path rounds s to odd (when the two-sum error e is
  * nonzero and s's last bit even, s moves one unit toward p + d), which
- * rounded once to f32 is fmaf's one rounding. Inside a function's fast
- * run (kernel_x86_math_program.c) an FMA only ORs its doubtful lanes
- * into b->fma_doubt: one test per function, not per FMA. Integer steps are on the
+ * rounded once to f32 is fmaf's one rounding. Integer steps are on the
  * 64-bit lanes: a lane's sign or last bit becomes a mask of all ones by
  * psrad 31 and pshufd (each 64-bit lane's high half copied down). */
 
@@ -464,7 +453,7 @@ static MathValue sign_mask_q(MathBuilder *b, MathValue a) {
 
 static MathValue compare_pd(MathBuilder *b, MathValue a, MathValue c, int predicate) {
   int n;
-  MathValue v = result_over(b, a, &n);
+  MathValue v = result_begin(b, &n);
   int left = source(b, a, S0);
   emit_op_imm(b, X86_CMPPD, lane_reg(b, n), lane_reg(b, left), slot(b, c), predicate);
   return finish(b, v, n);
@@ -524,7 +513,7 @@ static MathValue round_to_odd_half(MathBuilder *b, MathValue p, MathValue dd, Ma
 /* shufps: v's low lanes picked from a, its high lanes from c, by imm. */
 static MathValue shuffle(MathBuilder *b, MathValue a, MathValue c, int imm) {
   int n;
-  MathValue v = result_over(b, a, &n);
+  MathValue v = result_begin(b, &n);
   emit_op_imm(b, X86_SHUFPS, lane_reg(b, n), lane_reg(b, source(b, a, S0)), slot(b, c), imm);
   return finish(b, v, n);
 }
@@ -541,60 +530,19 @@ static MathValue doubtful_lanes(MathBuilder *b, const MathValue *sums, MathValue
   return math_lanes_binary(b, X86_POR, midpoint, tiny);
 }
 
-void math_lanes_overwrite(MathBuilder *b, MathValue v, MathValue from) {
+/* v's register or slot now holds from's lanes. */
+static void overwrite(MathBuilder *b, MathValue v, MathValue from) {
   int n = source(b, from, S0);
   EMIT(X86_MOVUPS, whole_slot(b, v), lane_reg(b, n));
 }
 
-/* The f32 lanes of a c + d that are right unless doubtful: the f64 sums
- * of both halves rounded to f32, and in *doubtful the lanes in doubt. */
-static MathValue fma_fast_path(MathBuilder *b, const MathValue *in, MathValue *sums, MathValue *doubtful) {
-  sums_of(b, in, sums, NULL, NULL);
-  MathValue result = math_lanes_binary(b, X86_MOVLHPS, math_lanes_unary(b, X86_CVTPD2PS, sums[0]),
-                                       math_lanes_unary(b, X86_CVTPD2PS, sums[1]));
-  *doubtful = doubtful_lanes(b, sums, result);
-  return result;
-}
-
-void math_lanes_doubt_begin(MathBuilder *b) {
-  int n;
-  MathValue v = result_begin(b, &n);
-  EMIT(X86_PXOR, lane_reg(b, n), lane_reg(b, n));
-  b->fma_doubt = finish(b, v, n);
-}
-
-/* b->fma_doubt |= doubtful, in the doubt value's own register or slot
- * (it was made before the FMA, and code that math_skip_if may jump over
- * never writes it). */
-static void doubt_gather(MathBuilder *b, MathValue doubtful) {
-  int home = math_value_register(b, b->fma_doubt);
-  if (home >= 0) {
-    EMIT(X86_POR, lane_reg(b, home), slot(b, doubtful));
-    return;
-  }
-  load(b, S0, b->fma_doubt);
-  EMIT(X86_POR, lane_reg(b, S0), slot(b, doubtful));
-  EMIT(X86_MOVUPS, whole_slot(b, b->fma_doubt), lane_reg(b, S0));
-}
-
-X86Label math_lanes_doubt_end(MathBuilder *b) {
-  X86Label none = x86_label_new(b->x->cb);
-  EMIT(X86_MOVMSKPS, x86_reg(X86_EAX), lane_reg(b, source(b, b->fma_doubt, S0)));
-  EMIT(X86_TEST, x86_reg(X86_EAX), x86_reg(X86_EAX));
-  EMIT(X86_JE, x86_rel(none));
-  b->fma_doubt = -1;
-  return none;
-}
-
 static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, MathValue d) {
   int scope = math_scope_begin(b);
-  MathValue in[3] = {a, c, d}, s[2], doubtful;
-  MathValue result = fma_fast_path(b, in, s, &doubtful);
-  if (b->fma_doubt >= 0 && b->skip_depth == 0) {
-    /* the function's fast run: its one test comes after its last FMA */
-    doubt_gather(b, doubtful);
-    return math_lanes_scope_end(b, scope, result);
-  }
+  MathValue in[3] = {a, c, d}, s[2];
+  sums_of(b, in, s, NULL, NULL);
+  MathValue result =
+      math_lanes_binary(b, X86_MOVLHPS, math_lanes_unary(b, X86_CVTPD2PS, s[0]), math_lanes_unary(b, X86_CVTPD2PS, s[1]));
+  MathValue doubtful = doubtful_lanes(b, s, result);
   X86Label exact = x86_label_new(b->x->cb);
   EMIT(X86_MOVMSKPS, x86_reg(X86_EAX), lane_reg(b, source(b, doubtful, S0)));
   EMIT(X86_TEST, x86_reg(X86_EAX), x86_reg(X86_EAX));
@@ -606,7 +554,7 @@ static MathValue lanes_fma_emulated(MathBuilder *b, MathValue a, MathValue c, Ma
   MathValue zero = math_lanes_constant(b, 0);
   MathValue low = round_to_odd_half(b, p[0], dd[0], s[0], zero);
   MathValue high = round_to_odd_half(b, p[1], dd[1], s[1], zero);
-  math_lanes_overwrite(b, result, math_lanes_binary(b, X86_MOVLHPS, low, high));
+  overwrite(b, result, math_lanes_binary(b, X86_MOVLHPS, low, high));
   x86_label_bind(b->x->cb, exact);
   return math_lanes_scope_end(b, scope, result);
 }

@@ -236,44 +236,14 @@ static MathTarget x86_target(MathBuilder *b) {
 
 /* ---- the algorithms, by the builder's names ---- */
 
-/* One call of an algorithm: of one value (one) or two (two). */
-typedef struct MathCall {
-  MathFunction one;
-  MathFunction2 two;
-  const MathFormat *f;
-  MathValue a, c;
-} MathCall;
-
-static MathValue call_once(MathBuilder *b, const MathCall *call) {
-  MathTarget t = x86_target(b);
-  if (call->one) return (MathValue)call->one(&t, call->f, (MathVal)call->a);
-  return (MathValue)call->two(&t, call->f, (MathVal)call->a, (MathVal)call->c);
-}
-
-/* At sse4 in vector lanes every FMA is emulated (docs/math.md, "Without
- * FMA"): its fast path is right unless a lane is in doubt, which is rare.
- * So the function is built twice: a fast run whose FMAs take only the
- * fast path and gather their doubt, one test, and the exact run (each
- * FMA with its own test) only when some lane was in doubt, its result
- * written over the fast one. Only the inputs live across the test, and
- * both runs compute the same bits. Elsewhere the function is built once. */
-static MathValue run_call(MathBuilder *b, const MathCall *call) {
-  if (b->width != 16 || b->fma_doubt >= 0 || b->skip_depth > 0) return call_once(b, call);
-  int scope = math_scope_begin(b);
-  math_lanes_doubt_begin(b);
-  MathValue fast = call_once(b, call);
-  X86Label none = math_lanes_doubt_end(b);
-  math_lanes_overwrite(b, fast, call_once(b, call));
-  x86_label_bind(b->x->cb, none);
-  return math_scope_end(b, scope, fast);
-}
-
 static MathValue run(MathBuilder *b, MathFunction fn, const MathFormat *f, MathValue x) {
-  return run_call(b, &(MathCall){.one = fn, .f = f, .a = x});
+  MathTarget t = x86_target(b);
+  return (MathValue)fn(&t, f, (MathVal)x);
 }
 
 static MathValue run2(MathBuilder *b, MathFunction2 fn, const MathFormat *f, MathValue a, MathValue c) {
-  return run_call(b, &(MathCall){.two = fn, .f = f, .a = a, .c = c});
+  MathTarget t = x86_target(b);
+  return (MathValue)fn(&t, f, (MathVal)a, (MathVal)c);
 }
 
 MathValue math_exp_f32(MathBuilder *b, MathValue x) { return run(b, math_program_exp, &math_format_f32, x); }

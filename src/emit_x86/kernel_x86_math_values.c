@@ -21,8 +21,6 @@ void math_builder_begin(MathBuilder *b, KernelX86 *x) {
   b->homes = NULL;
   b->k1_mask = -1;
   b->compare_mask = -1;
-  b->fma_doubt = -1;
-  b->skip_depth = 0;
 }
 
 void math_builder_begin_lanes(MathBuilder *b, KernelX86 *x, int width) {

@@ -633,35 +633,6 @@ TEST(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes) {
   module_free(m);
 }
 
-/* At sse4 the vector exp tests its emulated FMAs' doubt once: all eight
- * FMAs take their fast path (16 cvtpd2ps, two halves each) before the
- * first movmskps, which sends the rare vector in doubt to the exact run;
- * and a two-operand SSE op whose left operand is read there for the last
- * time writes it in place, so few registers are copied (124 copies before
- * the first test when every op copied its left operand). */
-TEST(sse4_exp_tests_its_fmas_doubt_once_and_writes_dying_operands_in_place) {
-  CpuFeatures cpu;
-  cpu_features_detect_hardware(&cpu);
-  Status st;
-  status_clear(&st);
-  if (!cpu_features_force_level(&cpu, "sse4", &st)) return;
-  Module *m = NULL;
-  Kernel *k = lower_text(softmax_text, &m);
-  CompiledKernel *ck = k ? kernel_x86_compile(k, &cpu, &st) : NULL;
-  EXPECT(ck != NULL, "%s", st.message);
-  if (ck) {
-    char *text = listing_of(ck);
-    int fast = lines_between(text, "# op %15:", "movmskps", "cvtpd2ps");
-    int copies = lines_between(text, "# op %15:", "movmskps", "movaps %xmm");
-    EXPECT(fast == 16, "exp at sse4: %d cvtpd2ps before its first doubt test (want 16: 8 FMAs):\n%s", fast, text);
-    EXPECT(copies <= 24, "exp at sse4: %d register copies before its first doubt test:\n%s", copies, text);
-    free(text);
-  }
-  kernel_x86_free(ck);
-  kernel_free(k);
-  module_free(m);
-}
-
 int main(void) {
   RUN(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count);
   RUN(sums_to_many_points_are_not_split);
@@ -669,7 +640,6 @@ int main(void) {
   RUN(avx512_softmax_loops_keep_their_values_in_registers);
   RUN(avx2_softmax_loops_keep_exp_and_partial_sums_in_registers);
   RUN(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes);
-  RUN(sse4_exp_tests_its_fmas_doubt_once_and_writes_dying_operands_in_place);
   RUN(softmax_computes_exp_once_per_element_at_every_level);
   RUN(large_softmax_streams_its_output_past_the_caches_with_the_same_bytes);
   RUN(fast_max_and_min_test_for_nan_instead_of_blending_and_keep_nan_and_zero_rules);
