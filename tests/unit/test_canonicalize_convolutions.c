@@ -118,31 +118,8 @@ TEST(the_rewritten_convolution_computes_the_same_bits) {
 /* Compiled for the CPU (the whole pipeline, this pass included), each
  * module gives the evaluator's answer on the module as written. */
 TEST(each_compiled_module_matches_the_evaluator_on_the_original) {
-  for (size_t i = 0; i < sizeof modules / sizeof *modules; i++) {
-    Module *m = parse_text(modules[i]);
-    if (!m) continue;
-    ExecutableOptions o;
-    executable_options_default(&o, AXLE_BACKEND_CPU);
-    Status st;
-    status_clear(&st);
-    Executable *e = executable_compile(m, &o, &st);
-    EXPECT(e != NULL, "module %zu compiles: %s", i, st.message);
-    HostBuffer *args[8];
-    int n = m->entry->parameter_count;
-    uint64_t seed = 11 + i;
-    for (int p = 0; p < n; p++) {
-      Literal *lit = literal_create(&m->entry->parameters[p]->shape);
-      literal_fill_random(lit, &seed);
-      args[p] = host_buffer_adopt_literal(lit);
-    }
-    HostBuffer *r = e ? executable_run(e, args, n, &st) : NULL;
-    EXPECT(!e || r, "module %zu runs: %s", i, st.message);
-    if (r) EXPECT(executable_check(e, args, n, r, &st), "module %zu matches the evaluator: %s", i, st.message);
-    host_buffer_free(r);
-    for (int p = 0; p < n; p++) host_buffer_free(args[p]);
-    executable_free(e);
-    module_free(m);
-  }
+  for (size_t i = 0; i < sizeof modules / sizeof *modules; i++)
+    check_cpu_matches_the_evaluator(modules[i], i, 11 + i, NULL);
 }
 
 /* The epilogue of an NCHW convolution reads it through the relabel back:
@@ -235,57 +212,17 @@ static bool every_convolution_is_canonical(const Module *m) {
 /* The fusion's computation keeps its parameters and its root's shape; the
  * convolution inside reads relabels of them; the values are the same bits. */
 TEST(a_convolution_inside_an_input_fusion_becomes_canonical_inside_its_body) {
-  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++) {
-    Module *m = parse_text(fused_modules[i]);
-    if (!m) continue;
-    const Computation *body = m->entry->root->called[0];
-    int parameters = body->parameter_count;
-    Shape root = body->root->shape, params[4];
-    for (int p = 0; p < parameters && p < 4; p++) params[p] = body->parameters[p]->shape;
-    Literal *before = evaluate_seeded(m);
-    EXPECT(canonicalize(m), "module %zu: the pass changes it", i);
-    EXPECT(every_convolution_is_canonical(m), "module %zu: every convolution is canonical", i);
-    EXPECT(m->entry->root->called[0] == body && body->parameter_count == parameters &&
-               shape_identical(&body->root->shape, &root),
-           "module %zu: the fusion calls the same body, its parameters and root shape unchanged", i);
-    for (int p = 0; p < parameters && p < 4; p++)
-      EXPECT(shape_identical(&body->parameters[p]->shape, &params[p]), "module %zu: parameter %d unchanged", i, p);
-    Literal *after = evaluate_seeded(m);
-    EXPECT(before && after && literal_equal(before, after), "module %zu: the same bits before and after", i);
-    EXPECT(!canonicalize(m), "module %zu: a second run finds nothing to do", i);
-    literal_free(before);
-    literal_free(after);
-    module_free(m);
-  }
+  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++)
+    check_fusion_body_rewritten(fused_modules[i], i, canonicalize, every_convolution_is_canonical);
+}
+
+static void compiled_canonical(const Executable *e, size_t i) {
+  EXPECT(every_convolution_is_canonical(executable_module_to_run(e)), "module %zu: compiled canonical", i);
 }
 
 TEST(each_compiled_input_fusion_matches_the_evaluator_on_the_original) {
-  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++) {
-    Module *m = parse_text(fused_modules[i]);
-    if (!m) continue;
-    ExecutableOptions o;
-    executable_options_default(&o, AXLE_BACKEND_CPU);
-    Status st;
-    status_clear(&st);
-    Executable *e = executable_compile(m, &o, &st);
-    EXPECT(e != NULL, "module %zu compiles: %s", i, st.message);
-    HostBuffer *args[8];
-    int n = m->entry->parameter_count;
-    uint64_t seed = 31 + i;
-    for (int p = 0; p < n; p++) {
-      Literal *lit = literal_create(&m->entry->parameters[p]->shape);
-      literal_fill_random(lit, &seed);
-      args[p] = host_buffer_adopt_literal(lit);
-    }
-    HostBuffer *r = e ? executable_run(e, args, n, &st) : NULL;
-    EXPECT(!e || r, "module %zu runs: %s", i, st.message);
-    if (r) EXPECT(executable_check(e, args, n, r, &st), "module %zu matches the evaluator: %s", i, st.message);
-    if (e) EXPECT(every_convolution_is_canonical(executable_module_to_run(e)), "module %zu: compiled canonical", i);
-    host_buffer_free(r);
-    for (int p = 0; p < n; p++) host_buffer_free(args[p]);
-    executable_free(e);
-    module_free(m);
-  }
+  for (size_t i = 0; i < sizeof fused_modules / sizeof *fused_modules; i++)
+    check_cpu_matches_the_evaluator(fused_modules[i], i, 31 + i, compiled_canonical);
 }
 
 int main(void) {
