@@ -56,17 +56,6 @@ static int tuple_element_first_leaf(const Shape *s, int k) {
   return first;
 }
 
-/* Whether a caller's value can stand for a callee's parameter or result
- * of shape `want`: the same leaves, in the same layouts. */
-static bool value_fits(const Shape *have, const Shape *want) {
-  if (shape_is_tuple(have) != shape_is_tuple(want)) return false;
-  if (!shape_is_tuple(have)) return shape_identical(have, want);
-  if (have->tuple_count != want->tuple_count) return false;
-  for (int i = 0; i < have->tuple_count; i++)
-    if (!value_fits(&have->tuple_shapes[i], &want->tuple_shapes[i])) return false;
-  return true;
-}
-
 static int64_t leaf_bytes(const Shape *s) { return s && !shape_is_tuple(s) ? shape_byte_size(s) : 0; }
 
 /* The bindings of inst's leaves [first, first + count) into out; a leaf of
@@ -199,9 +188,9 @@ static bool called_compile(GpuCompile *c, const Instruction *inst, const Computa
  * to inst's leaves [first, first + count): call and async-start. */
 static bool call_fits(const Instruction *inst, const Computation *callee, const Shape *result) {
   bool fits = callee && callee->root && callee->parameter_count == inst->operand_count &&
-              value_fits(&callee->root->shape, result);
+              shape_identical(&callee->root->shape, result);
   for (int k = 0; fits && k < inst->operand_count; k++)
-    fits = value_fits(&inst->operands[k]->shape, &callee->parameters[k]->shape);
+    fits = shape_identical(&inst->operands[k]->shape, &callee->parameters[k]->shape);
   return fits;
 }
 
@@ -244,9 +233,9 @@ static bool body_result_copies(GpuCompile *c, const Instruction *inst, GpuSteps 
 static bool loop_fits(const Instruction *inst) {
   const Computation *condition = inst->called[0], *body = inst->called[1];
   const Shape *s = &inst->shape, *pred = &condition->root->shape;
-  return value_fits(&inst->operands[0]->shape, s) && condition->parameter_count == 1 && body->parameter_count == 1 &&
-         value_fits(s, &condition->parameters[0]->shape) && value_fits(s, &body->parameters[0]->shape) &&
-         value_fits(&body->root->shape, s) && !shape_is_tuple(pred) && pred->type == TYPE_PRED && pred->rank == 0;
+  return shape_identical(&inst->operands[0]->shape, s) && condition->parameter_count == 1 && body->parameter_count == 1 &&
+         shape_identical(s, &condition->parameters[0]->shape) && shape_identical(s, &body->parameters[0]->shape) &&
+         shape_identical(&body->root->shape, s) && !shape_is_tuple(pred) && pred->type == TYPE_PRED && pred->rank == 0;
 }
 
 static bool compile_while(GpuCompile *c, const Instruction *inst) {
@@ -281,8 +270,8 @@ static bool compile_while(GpuCompile *c, const Instruction *inst) {
 static bool branch_fits(const Instruction *inst, int k) {
   const Computation *branch = inst->called[k];
   const Instruction *operand = inst->operands[k + 1];
-  return branch->root && branch->parameter_count == 1 && value_fits(&operand->shape, &branch->parameters[0]->shape) &&
-         value_fits(&branch->root->shape, &inst->shape);
+  return branch->root && branch->parameter_count == 1 && shape_identical(&operand->shape, &branch->parameters[0]->shape) &&
+         shape_identical(&branch->root->shape, &inst->shape);
 }
 
 /* (the branch fits its operand and inst's result: gpu_control_refusal) */

@@ -322,17 +322,6 @@ static bool called_programs_run(const CpuStep *s, void *const *buffers, ThreadPo
   return ok;
 }
 
-/* Whether the leaves of a caller's value can stand for a callee's
- * parameter or result of shape `want`: same shapes, same layouts. */
-static bool value_fits(const Shape *have, const Shape *want) {
-  if (shape_is_tuple(have) != shape_is_tuple(want)) return false;
-  if (!shape_is_tuple(have)) return shape_identical(have, want);
-  if (have->tuple_count != want->tuple_count) return false;
-  for (int i = 0; i < have->tuple_count; i++)
-    if (!value_fits(&have->tuple_shapes[i], &want->tuple_shapes[i])) return false;
-  return true;
-}
-
 /* The program stage's binding of leaf `leaf` of v, the step's instruction
  * or one of its operands: the step's buffers are its operands' leaves, then
  * its own (src/opt/program.h). -2 when v is neither. */
@@ -864,9 +853,9 @@ static const char *while_refusal(const Instruction *inst) {
   if (inst->called_count != 2 || inst->operand_count != 1) return "a malformed while";
   const Computation *condition = inst->called[0], *body = inst->called[1];
   const Shape *s = &inst->shape;
-  if (!value_fits(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
-      !value_fits(s, &condition->parameters[0]->shape) || !value_fits(s, &body->parameters[0]->shape) ||
-      !value_fits(&body->root->shape, s))
+  if (!shape_identical(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
+      !shape_identical(s, &condition->parameters[0]->shape) || !shape_identical(s, &body->parameters[0]->shape) ||
+      !shape_identical(&body->root->shape, s))
     return "a loop state whose shapes or layouts differ between init, condition and body";
   const Shape *pred = &condition->root->shape;
   if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
@@ -877,8 +866,8 @@ static const char *while_refusal(const Instruction *inst) {
 /* Whether operands [lo, hi) of inst are callee's parameters, in shape and
  * layout, and its root fits result. */
 static bool called_fits(const Instruction *inst, const Computation *callee, int lo, int hi, const Shape *result) {
-  bool fits = callee->root && callee->parameter_count == hi - lo && value_fits(&callee->root->shape, result);
-  for (int q = lo; q < hi && fits; q++) fits = value_fits(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
+  bool fits = callee->root && callee->parameter_count == hi - lo && shape_identical(&callee->root->shape, result);
+  for (int q = lo; q < hi && fits; q++) fits = shape_identical(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
   return fits;
 }
 
