@@ -130,8 +130,7 @@ static bool gpu_supports(const Program *program, const ProgramStep *step, StepRe
     return !(why->text = gpu_routine_refusal(program, step, &why->made));
   case PROGRAM_STEP_WHILE:
   case PROGRAM_STEP_CONDITIONAL:
-  case PROGRAM_STEP_CALL:
-    return !(why->text = gpu_control_refusal(inst));
+  case PROGRAM_STEP_CALL: return true;  /* what no target runs: the program stage's program_control_refusal */
   case PROGRAM_STEP_COPY: return true;  /* what no copy makes: the program stage's program_copy_refusal */
   case PROGRAM_STEP_COLLECTIVE: return !(why->text = gpu_collective_step_refusal(program, step));
   default: return true;

@@ -105,11 +105,6 @@ bool gpu_compile_kernel(GpuCompile *c, const Instruction *inst);
 /* gpu_control.c: while, conditional, call, async wrappers: driven from the host; the
  * collectives of one replica and the ops that only order work: copies. */
 bool gpu_compile_control(GpuCompile *c, const Instruction *inst);
-/* Why the GPU refuses inst, a while, conditional, call (or a fusion run
- * as one) or async-start, from the instruction alone; NULL when it
- * compiles it. gpu_supports asks before any code is made, so
- * gpu_compile_control does not. */
-const char *gpu_control_refusal(const Instruction *inst);
 /* Why the GPU refuses a collective step (a run over several devices) of
  * program: an exchange inside a conditional's branch, the starts' form and
  * ids, then gpu_collective.c's word; NULL when it compiles it. (What no

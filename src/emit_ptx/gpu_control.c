@@ -185,16 +185,8 @@ static bool called_compile(GpuCompile *c, const Instruction *inst, const Computa
 }
 
 /* Runs `callee` on all of inst's operands into `into` and copies its root
- * to inst's leaves [first, first + count): call and async-start. */
-static bool call_fits(const Instruction *inst, const Computation *callee, const Shape *result) {
-  bool fits = callee && callee->root && callee->parameter_count == inst->operand_count &&
-              shape_identical(&callee->root->shape, result);
-  for (int k = 0; fits && k < inst->operand_count; k++)
-    fits = shape_identical(&inst->operands[k]->shape, &callee->parameters[k]->shape);
-  return fits;
-}
-
-/* (callee's parameters and root fit inst's operands and result: gpu_control_refusal) */
+ * to inst's leaves [first, first + count): call and async-start (they fit:
+ * program_control_refusal). */
 static bool call_compile(GpuCompile *c, const Instruction *inst, const Computation *callee, GpuSteps *into, int first,
                          int count) {
   int arg_count = 0;
@@ -230,14 +222,6 @@ static bool body_result_copies(GpuCompile *c, const Instruction *inst, GpuSteps 
   return ok;
 }
 
-static bool loop_fits(const Instruction *inst) {
-  const Computation *condition = inst->called[0], *body = inst->called[1];
-  const Shape *s = &inst->shape, *pred = &condition->root->shape;
-  return shape_identical(&inst->operands[0]->shape, s) && condition->parameter_count == 1 && body->parameter_count == 1 &&
-         shape_identical(s, &condition->parameters[0]->shape) && shape_identical(s, &body->parameters[0]->shape) &&
-         shape_identical(&body->root->shape, s) && !shape_is_tuple(pred) && pred->type == TYPE_PRED && pred->rank == 0;
-}
-
 static bool compile_while(GpuCompile *c, const Instruction *inst) {
   int n = shape_leaf_count(&inst->shape), pred = -1;
   int *state = mem_calloc((size_t)n + 1, sizeof *state), *results = mem_calloc((size_t)n + 1, sizeof *results);
@@ -266,15 +250,8 @@ static bool compile_while(GpuCompile *c, const Instruction *inst) {
 
 /* ---- conditional ---- */
 
-/* Branch k runs on operand k + 1 and its root is copied to inst's leaves. */
-static bool branch_fits(const Instruction *inst, int k) {
-  const Computation *branch = inst->called[k];
-  const Instruction *operand = inst->operands[k + 1];
-  return branch->root && branch->parameter_count == 1 && shape_identical(&operand->shape, &branch->parameters[0]->shape) &&
-         shape_identical(&branch->root->shape, &inst->shape);
-}
-
-/* (the branch fits its operand and inst's result: gpu_control_refusal) */
+/* (branch k runs on operand k + 1 and its root is copied to inst's leaves;
+ * they fit: program_control_refusal) */
 static bool branch_compile(GpuCompile *c, const Instruction *inst, int k, GpuSteps *into) {
   const Computation *branch = inst->called[k];
   int arg_count = 0, n = shape_leaf_count(&inst->shape);
@@ -445,40 +422,6 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
   case OP_ASYNC_START: return compile_async_start(c, inst);
   default: return compile_copy(c, inst);
   }
-}
-
-/* ---- what the GPU refuses of these ops ----
- * Decided from the instruction alone, before any code is made (the
- * backend's supports hook asks): the compile functions above take what
- * passes as given. */
-
-/* A conditional's branches, a call's (a fusion run as one) and an
- * async-start's computation, fitting the operands they run on and the
- * result they give. (Their forms no target runs, an async-start's element
- * 0 that does not hold its operands among them, are the program stage's
- * refusals.) */
-static const char *called_refusal(const Instruction *inst) {
-  const Shape *s = &inst->shape;
-  if (inst->opcode == OP_CONDITIONAL) {
-    for (int k = 0; k < inst->called_count && k + 1 < inst->operand_count; k++)
-      if (!branch_fits(inst, k)) return "a branch whose parameter or result differs in shape or layout";
-    return NULL;
-  }
-  if (inst->called_count != 1) return NULL;
-  if (inst->opcode == OP_ASYNC_START && (!shape_is_tuple(s) || s->tuple_count < 2)) return NULL;
-  const Shape *result = inst->opcode == OP_ASYNC_START ? &s->tuple_shapes[1] : s;
-  return call_fits(inst, inst->called[0], result) ? NULL
-                                                  : "a called computation whose parameters or result differ in shape "
-                                                    "or layout";
-}
-
-const char *gpu_control_refusal(const Instruction *inst) {
-  if (inst->opcode != OP_WHILE) return called_refusal(inst);  /* the program stage checks the others' forms */
-  if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
-    return "a malformed while";
-  return loop_fits(inst) ? NULL
-                         : "a loop state whose shapes or layouts differ between init, condition and body, "
-                           "or a condition that is not a pred scalar";
 }
 
 /* ---- what the GPU refuses of the collectives across GPUs ----

@@ -374,8 +374,8 @@ static bool compile_called_step(CpuCompile *c, const Instruction *inst, CalledPr
 }
 
 /* Compiles the `count` computations of inst's called list from `first`
- * (whose parameters and roots fit inst's operands and result:
- * called_refusal). */
+ * (whose parameters and roots fit inst's operands and result: the
+ * program stage's program_control_refusal). */
 static CalledPrograms *called_programs_compile(CpuCompile *c, const Instruction *inst, int first, int count) {
   CalledPrograms *cp = mem_calloc(1, sizeof *cp);
   cp->count = count;
@@ -849,51 +849,6 @@ bool cpu_compile_rng_bit_generator(CpuCompile *c, const Instruction *inst) {
  * Decided from the instruction alone, before any code is made: the
  * compile functions above take what passes as given. */
 
-static const char *while_refusal(const Instruction *inst) {
-  if (inst->called_count != 2 || inst->operand_count != 1) return "a malformed while";
-  const Computation *condition = inst->called[0], *body = inst->called[1];
-  const Shape *s = &inst->shape;
-  if (!shape_identical(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
-      !shape_identical(s, &condition->parameters[0]->shape) || !shape_identical(s, &body->parameters[0]->shape) ||
-      !shape_identical(&body->root->shape, s))
-    return "a loop state whose shapes or layouts differ between init, condition and body";
-  const Shape *pred = &condition->root->shape;
-  if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
-    return "a condition that does not return a pred scalar";
-  return NULL;
-}
-
-/* Whether operands [lo, hi) of inst are callee's parameters, in shape and
- * layout, and its root fits result. */
-static bool called_fits(const Instruction *inst, const Computation *callee, int lo, int hi, const Shape *result) {
-  bool fits = callee->root && callee->parameter_count == hi - lo && shape_identical(&callee->root->shape, result);
-  for (int q = lo; q < hi && fits; q++) fits = shape_identical(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
-  return fits;
-}
-
-/* A conditional's branch k runs on operand k + 1; a call, a fusion run as
- * one and an async-start's computation on all the operands, the start's
- * result in its element 1. (Their forms no target runs, an async-start's
- * element 0 that does not hold its operands among them, are the program
- * stage's refusals.) */
-static const char *called_refusal(const Instruction *inst) {
-  const char *why = "a called computation whose parameters or result differ in shape or layout";
-  const Shape *s = &inst->shape;
-  switch (inst->opcode) {
-  case OP_CONDITIONAL:
-    for (int k = 0; k < inst->called_count && k + 1 < inst->operand_count; k++)
-      if (!called_fits(inst, inst->called[k], k + 1, k + 2, s)) return why;
-    return NULL;
-  case OP_ASYNC_START: {
-    if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2) return NULL;
-    return called_fits(inst, inst->called[0], 0, inst->operand_count, &s->tuple_shapes[1]) ? NULL : why;
-  }
-  default:  /* a call, a fusion no kernel computes */
-    if (inst->called_count != 1) return NULL;
-    return called_fits(inst, inst->called[0], 0, inst->operand_count, s) ? NULL : why;
-  }
-}
-
 static const char *ragged_all_to_all_refusal(const Instruction *inst) {
   if (inst->operand_count != 6) return "a malformed ragged-all-to-all";
   const Shape *in = &inst->operands[0]->shape, *out = &inst->shape, *index = &inst->operands[2]->shape;
@@ -953,12 +908,12 @@ static const char *rng_bit_generator_refusal(const Instruction *inst) {
 
 const char *cpu_control_refusal(const Instruction *inst) {
   switch (inst->opcode) {
-  case OP_WHILE: return while_refusal(inst);
   case OP_RAGGED_ALL_TO_ALL: return ragged_all_to_all_refusal(inst);
   case OP_MAP: return map_refusal(inst);
   case OP_SCAN: return scan_refusal(inst);
   case OP_RNG_BIT_GENERATOR: return rng_bit_generator_refusal(inst);
-  case OP_CONDITIONAL: case OP_CALL: case OP_ASYNC_START: case OP_FUSION: return called_refusal(inst);
+  /* while, conditional, call (a fusion run as one), async-start: whether
+   * their computations fit is the program stage's program_control_refusal */
   default: return NULL;
   }
 }

@@ -415,6 +415,8 @@ static void fusion_step(ProgramBuild *b, const Instruction *fusion) {
     b->p->step_count--;
   }
   ProgramStep *s = step_add(b, PROGRAM_STEP_CALL, fusion);
+  const char *refusal = program_control_refusal(fusion);  /* program_refusal.c */
+  if (refusal && !s->unsupported) s->unsupported = mem_strdup(refusal);
   leaf_buffers(b, s);
   step_call(b, s, 0, 1);
 }

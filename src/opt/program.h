@@ -211,7 +211,10 @@ const ProgramCopyOp *program_copy_op(Opcode op);
  * recorded as the step's `unsupported` reason; NULL when the form is one
  * every target's walk can take. */
 /* A control op's form (a conditional's branch index, a call of one
- * computation, an async-start's tuple). */
+ * computation, an async-start's tuple) and whether its called
+ * computations fit the storage they run on: a while's state, a branch's,
+ * a call's (a fusion run as one) and an async-start's operands and
+ * result, in shape and layout. */
 const char *program_control_refusal(const Instruction *inst);
 /* A copy step's: each result leaf whole from an operand leaf of the same
  * shape and layout, zeros or a static size; one replica runs. */

@@ -33,11 +33,45 @@ static int element_first_leaf(const Shape *s, int k) {
 
 /* ---- control ---- */
 
+/* Whether operands [lo, hi) of inst are callee's parameters and callee's
+ * root is result, in shape and layout: every target runs a called
+ * computation on the caller's storage as it lies, and copies its root
+ * leaf by leaf. */
+static bool called_fits(const Instruction *inst, const Computation *callee, int lo, int hi, const Shape *result) {
+  bool fits = callee && callee->root && callee->parameter_count == hi - lo && shape_identical(&callee->root->shape, result);
+  for (int q = lo; q < hi && fits; q++) fits = shape_identical(&inst->operands[q]->shape, &callee->parameters[q - lo]->shape);
+  return fits;
+}
+
+static const char *const called_differs = "a called computation whose parameters or result differ in shape or layout";
+
+/* The loop state is one storage for init, the condition's and the body's
+ * parameter and the body's root. */
+static const char *while_refusal(const Instruction *inst) {
+  if (inst->called_count != 2 || inst->operand_count != 1 || !inst->called[0]->root || !inst->called[1]->root)
+    return "a malformed while";
+  const Computation *condition = inst->called[0], *body = inst->called[1];
+  const Shape *s = &inst->shape;
+  if (!shape_identical(&inst->operands[0]->shape, s) || condition->parameter_count != 1 || body->parameter_count != 1 ||
+      !shape_identical(s, &condition->parameters[0]->shape) || !shape_identical(s, &body->parameters[0]->shape) ||
+      !shape_identical(&body->root->shape, s))
+    return "a loop state whose shapes or layouts differ between init, condition and body";
+  const Shape *pred = &condition->root->shape;
+  if (shape_is_tuple(pred) || pred->type != TYPE_PRED || pred->rank != 0)
+    return "a condition that does not return a pred scalar";
+  return NULL;
+}
+
 /* The verifier admits none of these forms; a module built through the
- * library may still hold one. */
+ * library may still hold one. A fusion asked here is one run as a call
+ * (no kernel computes it). */
 const char *program_control_refusal(const Instruction *inst) {
   const Shape *s = &inst->shape;
   switch (inst->opcode) {
+  case OP_WHILE: return while_refusal(inst);
+  case OP_FUSION:
+    if (inst->called_count != 1) return "a fusion of other than one computation";
+    return called_fits(inst, inst->called[0], 0, inst->operand_count, s) ? NULL : called_differs;
   case OP_CONDITIONAL: {
     int count = inst->called_count;
     if (count < 1 || inst->operand_count != count + 1) return "a malformed conditional";
@@ -45,15 +79,22 @@ const char *program_control_refusal(const Instruction *inst) {
     bool is_pred = index->type == TYPE_PRED;
     if (shape_is_tuple(index) || index->rank != 0 || (!is_pred && index->type != TYPE_S32) || (is_pred && count != 2))
       return "a branch index that is not a pred or s32 scalar";
+    for (int k = 0; k < count; k++)  /* branch k runs on operand k + 1 */
+      if (!called_fits(inst, inst->called[k], k + 1, k + 2, s))
+        return "a branch whose parameter or result differs in shape or layout";
     return NULL;
   }
-  case OP_CALL: return inst->called_count != 1 ? "a call of other than one computation" : NULL;
+  case OP_CALL:
+    if (inst->called_count != 1) return "a call of other than one computation";
+    return called_fits(inst, inst->called[0], 0, inst->operand_count, s) ? NULL : called_differs;
   case OP_ASYNC_START: {
     if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2) return "a malformed async-start";
     /* element 0 holds the operands, each leaf as it is */
     int operand_leaves = 0, held = element_first_leaf(s, 1);
     for (int k = 0; k < inst->operand_count; k++) operand_leaves += shape_leaf_count(&inst->operands[k]->shape);
     if (operand_leaves != held) return "an operand element that does not hold the operands";
+    /* the computation runs on all the operands; its root is element 1 */
+    if (!called_fits(inst, inst->called[0], 0, inst->operand_count, &s->tuple_shapes[1])) return called_differs;
     return program_forward_refusal(inst, 0, 0, held);
   }
   default: return NULL;

@@ -334,20 +334,24 @@ static const ProgramStep *step_of(const Program *p, Opcode op, ProgramStepKind k
 /* What a forward or a collective of one replica can copy is the same for
  * every target, so the program stage decides it once and records it on
  * the step; the targets' supports hooks have nothing of their own to add. */
-static void expect_copy_refused_by_the_stage(const char *text, Opcode op, const char *reason) {
+static void expect_refused_by_the_stage(const char *text, Opcode op, ProgramStepKind kind, const char *reason) {
   Built b = build(text);
   if (!b.m) return;
-  const ProgramStep *copy = step_of(b.p, op, PROGRAM_STEP_COPY);
-  EXPECT(copy != NULL, "no copy step for the %s", opcode_name(op));
-  if (copy) {
-    EXPECT(copy->unsupported && strcmp(copy->unsupported, reason) == 0, "the stage: %s (want %s)",
-           copy->unsupported ? copy->unsupported : "(no reason)", reason);
+  const ProgramStep *step = step_of(b.p, op, kind);
+  EXPECT(step != NULL, "no step of its kind for the %s", opcode_name(op));
+  if (step) {
+    EXPECT(step->unsupported && strcmp(step->unsupported, reason) == 0, "the stage: %s (want %s)",
+           step->unsupported ? step->unsupported : "(no reason)", reason);
     StepReason why = {0};
-    EXPECT(backend_cpu.supports(b.p, copy, &why), "the CPU's hook refuses it itself: %s", why.text ? why.text : "");
+    EXPECT(backend_cpu.supports(b.p, step, &why), "the CPU's hook refuses it itself: %s", why.text ? why.text : "");
     why = (StepReason){0};
-    EXPECT(backend_gpu.supports(b.p, copy, &why), "the GPU's hook refuses it itself: %s", why.text ? why.text : "");
+    EXPECT(backend_gpu.supports(b.p, step, &why), "the GPU's hook refuses it itself: %s", why.text ? why.text : "");
   }
   built_free(&b);
+}
+
+static void expect_copy_refused_by_the_stage(const char *text, Opcode op, const char *reason) {
+  expect_refused_by_the_stage(text, op, PROGRAM_STEP_COPY, reason);
 }
 
 TEST(the_program_stage_refuses_a_forward_no_target_can_copy_once_for_every_target) {
@@ -365,6 +369,46 @@ static const char permute_between_replicas[] =
 TEST(the_program_stage_refuses_a_permute_between_replicas_when_one_replica_runs) {
   expect_copy_refused_by_the_stage(permute_between_replicas, OP_COLLECTIVE_PERMUTE,
                                    "a permute between replicas (one replica runs)");
+}
+
+/* A called computation runs on the caller's storage as it lies: a loop
+ * state, a branch's or a callee's parameter in another layout than the
+ * value it stands for would be read scrambled. Every target relies on
+ * it, so the program stage refuses it once, for all. */
+static const char while_state_in_two_layouts[] =
+    "HloModule while_state_in_two_layouts\n"
+    "cond { s = f32[2,3]{0,1} parameter(0)\n ROOT t = pred[] constant(false) }\n"
+    "body { s = f32[2,3]{0,1} parameter(0)\n ROOT n = f32[2,3]{0,1} negate(s) }\n"
+    "ENTRY main {\n"
+    "  x = f32[2,3]{1,0} parameter(0)\n"
+    "  ROOT w = f32[2,3]{1,0} while(x), condition=cond, body=body\n"
+    "}\n";
+
+static const char call_in_another_layout[] =
+    "HloModule call_in_another_layout\n"
+    "f { p = f32[2,3]{0,1} parameter(0)\n ROOT n = f32[2,3]{0,1} negate(p) }\n"
+    "ENTRY main {\n"
+    "  x = f32[2,3]{1,0} parameter(0)\n"
+    "  ROOT c = f32[2,3]{0,1} call(x), to_apply=f\n"
+    "}\n";
+
+static const char branch_in_another_layout[] =
+    "HloModule branch_in_another_layout\n"
+    "yes { p = f32[2,3]{0,1} parameter(0)\n ROOT n = f32[2,3]{1,0} negate(p) }\n"
+    "no { p = f32[2,3]{1,0} parameter(0)\n ROOT n = f32[2,3]{1,0} abs(p) }\n"
+    "ENTRY main {\n"
+    "  b = pred[] parameter(0)\n"
+    "  x = f32[2,3]{1,0} parameter(1)\n"
+    "  ROOT c = f32[2,3]{1,0} conditional(b, x, x), true_computation=yes, false_computation=no\n"
+    "}\n";
+
+TEST(the_program_stage_refuses_called_computations_that_do_not_fit_their_storage_once_for_every_target) {
+  expect_refused_by_the_stage(while_state_in_two_layouts, OP_WHILE, PROGRAM_STEP_WHILE,
+                              "a loop state whose shapes or layouts differ between init, condition and body");
+  expect_refused_by_the_stage(call_in_another_layout, OP_CALL, PROGRAM_STEP_CALL,
+                              "a called computation whose parameters or result differ in shape or layout");
+  expect_refused_by_the_stage(branch_in_another_layout, OP_CONDITIONAL, PROGRAM_STEP_CONDITIONAL,
+                              "a branch whose parameter or result differs in shape or layout");
 }
 
 static const char all_reduce_subtract[] =
@@ -514,6 +558,7 @@ int main(void) {
   RUN(each_target_refuses_a_routine_in_its_supports_hook_with_its_family_reason);
   RUN(the_program_stage_refuses_a_forward_no_target_can_copy_once_for_every_target);
   RUN(the_program_stage_refuses_a_permute_between_replicas_when_one_replica_runs);
+  RUN(the_program_stage_refuses_called_computations_that_do_not_fit_their_storage_once_for_every_target);
   RUN(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook);
   RUN(a_branch_program_knows_it_is_one_and_the_gpu_refuses_a_collective_there);
   RUN(a_supports_hook_names_the_custom_call_target_it_refuses);
