@@ -117,12 +117,6 @@ MathVal mp_scope_end(MathTarget *t, int scope, MathVal result) {
 
 /* ---- helpers shared by the algorithms ---- */
 
-int mp_skip_if_all(MathTarget *t, MathVal mask) { return t->skip_if_all ? t->skip_if_all(t, mask) : 0; }
-
-void mp_skip_end(MathTarget *t, int skip) {
-  if (t->skip_end) t->skip_end(t, skip);
-}
-
 static double table_entry(const MathTable *table, int k) { return table->f32 ? table->f32[k] : table->f64[k]; }
 
 /* Horner's rule, one fma per coefficient: c[0] + c[1] v + ... */

@@ -175,6 +175,12 @@ static void run_lane_part(MathTarget *t, MathLanePart part, const MathVal *input
   else part(t, inputs, outputs);
 }
 
+static int skip_if_all(MathTarget *t, MathVal mask) { return t->skip_if_all ? t->skip_if_all(t, mask) : 0; }
+
+static void skip_end(MathTarget *t, int skip) {
+  if (t->skip_end) t->skip_end(t, skip);
+}
+
 /* x = n pi/2 + hi + lo with |hi + lo| <= pi/4, for every finite x;
  * returns hi and the quadrant n mod 4 (an i32). */
 static MathVal reduce_f32(MathTarget *t, MathVal x, MathVal *quadrant, MathVal *lo) {
@@ -185,9 +191,9 @@ static MathVal reduce_f32(MathTarget *t, MathVal x, MathVal *quadrant, MathVal *
   MathVal n_small, lo_small;
   MathVal hi_small = reduce_small_f32(t, mp_select(t, real, small, x, zero), &n_small, &lo_small);
   MathVal large[3];
-  int skip = mp_skip_if_all(t, small); /* Payne-Hanek only where the argument needs it */
+  int skip = skip_if_all(t, small); /* Payne-Hanek only where the argument needs it */
   run_lane_part(t, reduce_large_f32, &x, 1, large, 3);
-  mp_skip_end(t, skip);
+  skip_end(t, skip);
   MathVal n = mp_unary(t, MATH_TO_INT, real, mp_select(t, real, small, n_small, large[1]));
   *quadrant = mp_binary(t, MATH_AND, MATH_I32, n, mp_int(t, MATH_I32, 3));
   *lo = mp_select(t, real, small, lo_small, large[2]);
@@ -412,9 +418,9 @@ static MathVal reduce_f64(MathTarget *t, MathVal x, MathVal *quadrant, MathVal *
   MathVal zero = mp_real(t, real, 0.0);
   MathVal n, lo_small, lo_large, q_large;
   MathVal hi_small = reduce_small_f64(t, mp_select(t, real, small, x, zero), &n, &lo_small);
-  int skip = mp_skip_if_all(t, small); /* Payne-Hanek only where the argument needs it */
+  int skip = skip_if_all(t, small); /* Payne-Hanek only where the argument needs it */
   MathVal hi_large = reduce_large_f64(t, x, &q_large, &lo_large);
-  mp_skip_end(t, skip);
+  skip_end(t, skip);
   MathVal low_bits = mp_int(t, integer, 3);
   MathVal q_small = mp_binary(t, MATH_AND, integer, mp_unary(t, MATH_TO_INT, real, n), low_bits);
   *quadrant = mp_select(t, integer, small, q_small, q_large);

@@ -236,10 +236,6 @@ MathVal mp_int(MathTarget *t, MathType integer, int64_t c);
 /* Helpers the algorithms share (math_algorithms.c). */
 int mp_scope_begin(MathTarget *t);
 MathVal mp_scope_end(MathTarget *t, int scope, MathVal result);
-/* Code from skip_if_all to skip_end that only selects discarding it where
- * mask is set read: the target may jump over it (MathTarget.skip_if_all). */
-int mp_skip_if_all(MathTarget *t, MathVal mask);
-void mp_skip_end(MathTarget *t, int skip);
 /* Horner's rule, one fma per coefficient: c[0] + c[1] v + ... */
 MathVal mp_polynomial(MathTarget *t, MathType real, const MathTable *table, MathVal v);
 /* a + b = s + *e exactly (Knuth's two-sum); returns s */
