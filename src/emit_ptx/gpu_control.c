@@ -30,32 +30,6 @@
 
 /* ---- leaves ---- */
 
-/* The array leaves of s, depth first, at out[*n...]. */
-static void shape_leaves(const Shape *s, const Shape **out, int *n) {
-  if (!shape_is_tuple(s)) {
-    out[(*n)++] = s;
-    return;
-  }
-  for (int i = 0; i < s->tuple_count; i++) shape_leaves(&s->tuple_shapes[i], out, n);
-}
-
-/* The shape of leaf `leaf` of s. */
-static const Shape *leaf_shape(const Shape *s, int leaf) {
-  const Shape **all = mem_calloc((size_t)shape_leaf_count(s) + 1, sizeof *all);
-  int n = 0;
-  shape_leaves(s, all, &n);
-  const Shape *found = leaf < n ? all[leaf] : NULL;
-  mem_free(all);
-  return found;
-}
-
-/* The first leaf of element k of a tuple shape. */
-static int tuple_element_first_leaf(const Shape *s, int k) {
-  int first = 0;
-  for (int i = 0; i < k; i++) first += shape_leaf_count(&s->tuple_shapes[i]);
-  return first;
-}
-
 static int64_t leaf_bytes(const Shape *s) { return s && !shape_is_tuple(s) ? shape_byte_size(s) : 0; }
 
 /* The bindings of inst's leaves [first, first + count) into out; a leaf of
@@ -65,7 +39,7 @@ static bool leaves_bind(GpuCompile *c, const Instruction *inst, int first, int c
   for (int l = 0; l < count; l++) {
     out[l] = gpu_binding_of(c, inst, first + l);
     if (out[l] >= 0) continue;
-    if (leaf_bytes(leaf_shape(&inst->shape, first + l)) != 0)
+    if (leaf_bytes(shape_leaf_at(&inst->shape, first + l)) != 0)
       return gpu_refuse(c, inst, "a leaf the buffer plan does not place");
     out[l] = gpu_program_add_binding(c->p, (GpuBinding){.kind = GPU_BINDING_NONE}, NULL);
   }
@@ -90,7 +64,7 @@ static bool copies_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, c
   int *to = mem_calloc((size_t)count + 1, sizeof *to);
   bool ok = leaves_bind(c, inst, first, count, to);
   for (int l = 0; l < count && ok; l++)
-    ok = copy_add(c, list, inst, from[l], to[l], leaf_bytes(leaf_shape(&inst->shape, first + l)));
+    ok = copy_add(c, list, inst, from[l], to[l], leaf_bytes(shape_leaf_at(&inst->shape, first + l)));
   mem_free(to);
   return ok;
 }
@@ -99,7 +73,7 @@ static bool copies_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, c
 static bool zeros_add(GpuCompile *c, GpuSteps *list, const Instruction *inst, int first, int count) {
   int *zeros = mem_calloc((size_t)count + 1, sizeof *zeros);
   for (int l = 0; l < count; l++) {
-    int64_t bytes = leaf_bytes(leaf_shape(&inst->shape, first + l));
+    int64_t bytes = leaf_bytes(shape_leaf_at(&inst->shape, first + l));
     GpuBinding b = {.kind = bytes ? GPU_BINDING_CONSTANT : GPU_BINDING_NONE, .bytes = bytes};
     zeros[l] = gpu_program_add_binding(c->p, b, bytes ? mem_calloc((size_t)bytes, 1) : NULL);
   }
@@ -212,7 +186,7 @@ static bool body_result_copies(GpuCompile *c, const Instruction *inst, GpuSteps 
     from[l] = results[l];
     bool reads_state = false;
     for (int j = 0; j < n; j++) reads_state |= j != l && results[l] == state[j];
-    int64_t bytes = leaf_bytes(leaf_shape(&inst->shape, l));
+    int64_t bytes = leaf_bytes(shape_leaf_at(&inst->shape, l));
     if (!reads_state || bytes == 0) continue;
     from[l] = gpu_reserve_temp(c, bytes);
     ok = copy_add(c, body, inst, results[l], from[l], bytes);
@@ -293,7 +267,7 @@ static bool compile_conditional(GpuCompile *c, const Instruction *inst) {
 
 static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
-  int result_first = tuple_element_first_leaf(s, 1), context_first = tuple_element_first_leaf(s, 2);
+  int result_first = shape_element_first_leaf(s, 1), context_first = shape_element_first_leaf(s, 2);
   int operand_count = 0;
   int *operands = operand_leaves(c, inst, 0, inst->operand_count, &operand_count);
   if (!operands) return false;
@@ -309,7 +283,7 @@ static bool compile_async_start(GpuCompile *c, const Instruction *inst) {
  * element fits the result: program_copy_refusal). */
 static bool compile_from_start(GpuCompile *c, const Instruction *inst, int element) {
   const Instruction *start = inst->operands[0];
-  int first = element >= 0 ? tuple_element_first_leaf(&start->shape, element) : 0, n = shape_leaf_count(&inst->shape);
+  int first = element >= 0 ? shape_element_first_leaf(&start->shape, element) : 0, n = shape_leaf_count(&inst->shape);
   int *from = mem_calloc((size_t)n + 1, sizeof *from);
   bool ok = leaves_bind(c, start, first, n, from) && copies_add(c, c->p->current, inst, from, 0, n);
   mem_free(from);
@@ -354,7 +328,7 @@ static bool runs_across(const GpuCompile *c, const Instruction *inst) {
 /* (its form and the replicas it sends to: program_copy_refusal, start_across_refusal) */
 static bool compile_collective_start(GpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
-  int result_first = tuple_element_first_leaf(s, 1), context_first = tuple_element_first_leaf(s, 2);
+  int result_first = shape_element_first_leaf(s, 1), context_first = shape_element_first_leaf(s, 2);
   int result_count = context_first - result_first;
   bool ok = zeros_add(c, c->p->current, inst, context_first, shape_leaf_count(s) - context_first) &&
             forward_operands(c, inst, 0, 0, result_first);
@@ -436,7 +410,7 @@ bool gpu_compile_control(GpuCompile *c, const Instruction *inst) {
 static const char *start_across_refusal(const Instruction *inst) {
   const char *why = program_start_form_refusal(inst);
   if (why) return why;
-  int result_first = tuple_element_first_leaf(&inst->shape, 1);
+  int result_first = shape_element_first_leaf(&inst->shape, 1);
   if ((why = program_forward_refusal(inst, 0, 0, result_first))) return why;
   return gpu_collective_refusal(inst, result_first);
 }

@@ -31,13 +31,6 @@ static void shape_leaves(const Shape *s, const Shape **out, int *n) {
   for (int i = 0; i < s->tuple_count; i++) shape_leaves(&s->tuple_shapes[i], out, n);
 }
 
-/* The first leaf of element k of a tuple shape. */
-static int tuple_element_first_leaf(const Shape *s, int k) {
-  int first = 0;
-  for (int i = 0; i < k; i++) first += shape_leaf_count(&s->tuple_shapes[i]);
-  return first;
-}
-
 /* The binding of inst's leaf; a leaf of no bytes (a token, an empty array)
  * may have no storage and gets an empty binding. -1 after a refusal. */
 static int leaf_binding(CpuCompile *c, const Instruction *inst, int leaf, const Shape *shape) {
@@ -171,7 +164,7 @@ static void sources_add_operands(LeafSources *ls, int to_leaf, int count) {
 /* Zeros for the context elements of a start's tuple (elements 2...). */
 static void sources_add_context(LeafSources *ls) {
   const Shape *s = &ls->inst->shape;
-  int first = tuple_element_first_leaf(s, 2);
+  int first = shape_element_first_leaf(s, 2);
   sources_add_leaves(ls, first, NULL, 0, shape_leaf_count(s) - first);
 }
 
@@ -185,7 +178,7 @@ static void sources_add_instruction(LeafSources *ls) {
   switch (copy ? copy->form : PROGRAM_COPY_FORWARD) {
   case PROGRAM_COPY_FROM_START: {
     const Instruction *start = inst->operands[0];
-    int first = copy->element < 0 ? 0 : tuple_element_first_leaf(&start->shape, copy->element);
+    int first = copy->element < 0 ? 0 : shape_element_first_leaf(&start->shape, copy->element);
     sources_add_leaves(ls, 0, start, first, leaves);
     return;
   }
@@ -193,7 +186,7 @@ static void sources_add_instruction(LeafSources *ls) {
     /* one replica: the operands in element 0 and again in element 1 (a
      * permute that sends nothing to replica 0: zeros) */
     sources_add_context(ls);
-    int first_result = tuple_element_first_leaf(s, 1), after = tuple_element_first_leaf(s, 2);
+    int first_result = shape_element_first_leaf(s, 1), after = shape_element_first_leaf(s, 2);
     sources_add_operands(ls, 0, first_result);
     if (inst->opcode == OP_COLLECTIVE_PERMUTE_START && inst->attrs.source_target_pairs.count == 0)
       sources_add_leaves(ls, first_result, NULL, 0, after - first_result);
@@ -243,7 +236,7 @@ static void sources_free(LeafSources *ls) {
  * element 1. */
 static void async_start_sources(LeafSources *ls) {
   sources_add_context(ls);
-  sources_add_operands(ls, 0, tuple_element_first_leaf(&ls->inst->shape, 1));
+  sources_add_operands(ls, 0, shape_element_first_leaf(&ls->inst->shape, 1));
 }
 
 /* The binding a source's bytes come from; -1 after a refusal. */
@@ -410,7 +403,7 @@ bool cpu_compile_call(CpuCompile *c, const Instruction *inst) {
  * operands (one as it is, more as a tuple) to element 0; zeros after. */
 bool cpu_compile_async_start(CpuCompile *c, const Instruction *inst) {
   const Shape *s = &inst->shape;
-  int result_first = tuple_element_first_leaf(s, 1), result_count = shape_leaf_count(&s->tuple_shapes[1]);
+  int result_first = shape_element_first_leaf(s, 1), result_count = shape_leaf_count(&s->tuple_shapes[1]);
   CalledPrograms *cp = called_programs_compile(c, inst, 0, 1);
   if (!cp || !compile_called_step(c, inst, cp, 0, true, result_first, result_count)) return false;
   LeafSources ls;

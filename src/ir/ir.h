@@ -302,6 +302,12 @@ bool shape_is_row_major(const Shape *s);
 void shape_relayout_copy(const Shape *s, const void *src, void *dst, bool into_layout);
 /* The arrays of a shape, counted through its tuples (1 for an array). */
 int shape_leaf_count(const Shape *s);
+/* Leaf `leaf` of s, counted depth first as shape_leaf_count counts them
+ * (s itself for an array's leaf 0); NULL past the last. */
+const Shape *shape_leaf_at(const Shape *s, int leaf);
+/* The number of leaves before element k of a tuple shape: the first leaf
+ * of element k. */
+int shape_element_first_leaf(const Shape *s, int k);
 void shape_set_default_layout(Shape *s);
 /* "f32[2,3]{1,0}" / "(f32[], s32[4])"; with_layout prints {..} on arrays. */
 void shape_print(StrBuf *sb, const Shape *s, bool with_layout);

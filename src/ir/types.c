@@ -209,6 +209,22 @@ int shape_leaf_count(const Shape *s) {
   return n;
 }
 
+const Shape *shape_leaf_at(const Shape *s, int leaf) {
+  if (!shape_is_tuple(s)) return leaf == 0 ? s : NULL;
+  for (int i = 0; s->tuple_shapes && i < s->tuple_count; i++) {
+    int n = shape_leaf_count(&s->tuple_shapes[i]);
+    if (leaf < n) return shape_leaf_at(&s->tuple_shapes[i], leaf);
+    leaf -= n;
+  }
+  return NULL;
+}
+
+int shape_element_first_leaf(const Shape *s, int k) {
+  int first = 0;
+  for (int i = 0; i < k; i++) first += shape_leaf_count(&s->tuple_shapes[i]);
+  return first;
+}
+
 bool shape_same_dims(const Shape *a, const Shape *b) {
   if (a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)

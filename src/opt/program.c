@@ -104,16 +104,6 @@ static void bind_slot(ProgramBuild *b, const BufferSlot *s) {
   binding_add(b, &binding);
 }
 
-/* Leaf `leaf` (depth first) of shape s. */
-static const Shape *shape_leaf(const Shape *s, int leaf) {
-  for (int i = 0; shape_is_tuple(s) && i < s->tuple_count; i++) {
-    int n = shape_leaf_count(&s->tuple_shapes[i]);
-    if (leaf < n) return shape_leaf(&s->tuple_shapes[i], leaf);
-    leaf -= n;
-  }
-  return s;
-}
-
 /* Points each leaf of the root at its place in the result: the first root
  * leaf an OUTPUT slot reaches is written in place; every other leaf (a
  * parameter, a constant, a value returned twice) is copied at the end. */
@@ -133,7 +123,7 @@ static void bind_result(ProgramBuild *b) {
     /* The root's leaf names the storage's bytes in its own shape (a bitcast
      * may have changed the layout; the optimizer's layout-copies made every
      * forward name its value's layout): that is the layout to read them in. */
-    const Shape *shape = shape_leaf(&root->shape, l);
+    const Shape *shape = shape_leaf_at(&root->shape, l);
     bool row_major = (p->called && !shape->element_size_bits) || shape_is_row_major(shape);
     if (!row_major && shape->element_size_bits) {
       p->unsupported = "a result in a packed layout (E(n))";
@@ -203,7 +193,7 @@ static bool step_lower(ProgramBuild *b, ProgramStep *s, Status *why) {
  * empty array) the plan does not place gets an empty binding of its own. */
 static int leaf_binding(ProgramBuild *b, const Instruction *v, int leaf) {
   int at = program_binding_of(b->p, v, leaf);
-  if (at >= 0 || shape_buffer_byte_size(shape_leaf(&v->shape, leaf)) != 0) return at;
+  if (at >= 0 || shape_buffer_byte_size(shape_leaf_at(&v->shape, leaf)) != 0) return at;
   ProgramBinding none = {.kind = BINDING_NONE, .inst = v, .inst_leaf = leaf};
   return binding_add(b, &none);
 }

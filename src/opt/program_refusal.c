@@ -13,24 +13,6 @@
  * same shape and layout, zeros, or a size. */
 #include "opt/program.h"
 
-/* Leaf `leaf` (depth first) of s; NULL past its last. */
-static const Shape *leaf_at(const Shape *s, int leaf) {
-  if (!shape_is_tuple(s)) return leaf == 0 ? s : NULL;
-  for (int i = 0; i < s->tuple_count; i++) {
-    int n = shape_leaf_count(&s->tuple_shapes[i]);
-    if (leaf < n) return leaf_at(&s->tuple_shapes[i], leaf);
-    leaf -= n;
-  }
-  return NULL;
-}
-
-/* The first leaf of element k of a tuple shape. */
-static int element_first_leaf(const Shape *s, int k) {
-  int first = 0;
-  for (int i = 0; i < k; i++) first += shape_leaf_count(&s->tuple_shapes[i]);
-  return first;
-}
-
 /* ---- control ---- */
 
 /* Whether operands [lo, hi) of inst are callee's parameters and callee's
@@ -90,7 +72,7 @@ const char *program_control_refusal(const Instruction *inst) {
   case OP_ASYNC_START: {
     if (inst->called_count != 1 || !shape_is_tuple(s) || s->tuple_count < 2) return "a malformed async-start";
     /* element 0 holds the operands, each leaf as it is */
-    int operand_leaves = 0, held = element_first_leaf(s, 1);
+    int operand_leaves = 0, held = shape_element_first_leaf(s, 1);
     for (int k = 0; k < inst->operand_count; k++) operand_leaves += shape_leaf_count(&inst->operands[k]->shape);
     if (operand_leaves != held) return "an operand element that does not hold the operands";
     /* the computation runs on all the operands; its root is element 1 */
@@ -151,7 +133,7 @@ const ProgramCopyOp *program_copy_op(Opcode op) {
  * bytes (a token, an empty array) needs no bytes, so any source will do. */
 static const char *leaves_refusal(const Instruction *inst, int to_leaf, const Shape *from, int from_leaf, int count) {
   for (int l = 0; l < count; l++) {
-    const Shape *to = leaf_at(&inst->shape, to_leaf + l), *source = leaf_at(from, from_leaf + l);
+    const Shape *to = shape_leaf_at(&inst->shape, to_leaf + l), *source = shape_leaf_at(from, from_leaf + l);
     if (to && shape_buffer_byte_size(to) == 0) continue;
     if (!to || !source || !shape_identical(source, to)) return "a value forwarded into a different shape or layout";
   }
@@ -184,7 +166,7 @@ static const char *from_start_refusal(const Instruction *inst, int element) {
   const Instruction *start = inst->operand_count == 1 ? inst->operands[0] : NULL;
   if (!start || !shape_is_tuple(&start->shape) || start->shape.tuple_count < 2)
     return "an operand that is not a start's tuple";
-  int first = element < 0 ? 0 : element_first_leaf(&start->shape, element);
+  int first = element < 0 ? 0 : shape_element_first_leaf(&start->shape, element);
   return leaves_refusal(inst, 0, &start->shape, first, shape_leaf_count(&inst->shape));
 }
 
@@ -195,7 +177,7 @@ static const char *start_refusal(const Instruction *inst) {
   const char *why = program_start_form_refusal(inst);
   if (why) return why;
   const Shape *s = &inst->shape;
-  int result_first = element_first_leaf(s, 1), result_count = element_first_leaf(s, 2) - result_first;
+  int result_first = shape_element_first_leaf(s, 1), result_count = shape_element_first_leaf(s, 2) - result_first;
   if ((why = program_forward_refusal(inst, 0, 0, result_first))) return why;
   if (inst->opcode == OP_COLLECTIVE_PERMUTE_START) {
     if ((why = permute_refusal(inst))) return why;

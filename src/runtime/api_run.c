@@ -8,24 +8,12 @@
 #include "runtime/api_internal.h"
 #include "runtime/executable.h"
 
-/* The index-th array leaf of s, depth first (the order of
- * axle_executable_result_count), or NULL; *seen counts leaves passed. */
-static const Shape *shape_leaf_at(const Shape *s, int index, int *seen) {
-  if (!shape_is_tuple(s)) return (*seen)++ == index ? s : NULL;
-  for (int i = 0; i < s->tuple_count; i++) {
-    const Shape *leaf = shape_leaf_at(&s->tuple_shapes[i], index, seen);
-    if (leaf) return leaf;
-  }
-  return NULL;
-}
-
 /* The result's index-th array. The module as given is asked, not the
  * optimized one: a result's dims and type are the module's, whatever
  * layout the backend keeps it in. */
 static const Shape *result_leaf(const axle_executable_t *ae, int index) {
   if (!ae || index < 0) return NULL;
-  int seen = 0;
-  return shape_leaf_at(&ae->executable->module->entry->root->shape, index, &seen);
+  return shape_leaf_at(&ae->executable->module->entry->root->shape, index);
 }
 
 AXLE_API axle_type_t axle_executable_result_type(const axle_executable_t *ae, int index) {
