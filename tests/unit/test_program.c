@@ -26,13 +26,17 @@ typedef struct Built {
   Program *p;
 } Built;
 
-static Built build(const char *text) {
+static Built build_with(const char *text, const ProgramOptions *o) {
   Built b = {parse_text(text), NULL, NULL};
   if (!b.m) return b;
   b.plan = buffer_plan_create(b.m->entry);
-  b.p = program_build(b.m, b.plan, NULL);
+  b.p = program_build(b.m, b.plan, o);
   return b;
 }
+
+static Built build(const char *text) { return build_with(text, NULL); }
+
+static const ProgramOptions across_devices = {.across_devices = true};
 
 static void built_free(Built *b) {
   program_free(b->p);
@@ -422,10 +426,9 @@ static const char all_reduce_subtract[] =
 /* In a run over several devices the collective is a step of its own,
  * and what NCCL cannot reduce is refused by the supports hook too. */
 TEST(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook) {
-  Module *m = parse_text(all_reduce_subtract);
-  if (!m) return;
-  BufferPlan *plan = buffer_plan_create(m->entry);
-  Program *p = program_build(m, plan, &(ProgramOptions){.across_devices = true});
+  Built b = build_with(all_reduce_subtract, &across_devices);
+  if (!b.m) return;
+  const Program *p = b.p;
   const ProgramStep *reduce = NULL;
   for (int i = 0; i < p->step_count; i++)
     if (p->steps[i].inst->opcode == OP_ALL_REDUCE) reduce = &p->steps[i];
@@ -437,9 +440,7 @@ TEST(the_gpu_refuses_a_reduction_nccl_does_not_have_in_its_supports_hook) {
                strcmp(why.text, "a reduction across GPUs whose to_apply is not add, multiply, maximum or minimum") == 0,
            "GPU: %s, %s", supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
   }
-  program_free(p);
-  buffer_plan_free(plan);
-  module_free(m);
+  built_free(&b);
 }
 
 static const char all_reduce_in_a_branch[] =
@@ -459,10 +460,9 @@ static const char all_reduce_in_a_branch[] =
  * the GPU's hook refuses a collective across GPUs there before any code
  * is made, not while the branch is compiled. */
 TEST(a_branch_program_knows_it_is_one_and_the_gpu_refuses_a_collective_there) {
-  Module *m = parse_text(all_reduce_in_a_branch);
-  if (!m) return;
-  BufferPlan *plan = buffer_plan_create(m->entry);
-  Program *p = program_build(m, plan, &(ProgramOptions){.across_devices = true});
+  Built b = build_with(all_reduce_in_a_branch, &across_devices);
+  if (!b.m) return;
+  const Program *p = b.p;
   const ProgramStep *cond = step_of(p, OP_CONDITIONAL, PROGRAM_STEP_CONDITIONAL);
   EXPECT(cond && cond->called_count == 2, "no conditional step with two branches");
   EXPECT(!p->in_conditional_branch, "the entry says it is a branch");
@@ -478,9 +478,7 @@ TEST(a_branch_program_knows_it_is_one_and_the_gpu_refuses_a_collective_there) {
              "GPU: %s, %s", supported ? "supported" : "refused", why.text ? why.text : "(no reason)");
     }
   }
-  program_free(p);
-  buffer_plan_free(plan);
-  module_free(m);
+  built_free(&b);
 }
 
 static const char potrf_of_the_wrong_type[] =
