@@ -7,16 +7,25 @@
  *     pool), timed over batches of runs so that the clock's own cost does
  *     not count;
  *   - whether the rate depends on where the caller's result lies: each
- *     result is placed --result-offset bytes past a 64-byte boundary
- *     (0, 16, 32 or 48: the API asks for 16-byte alignment, as malloc's).
+ *     result is placed --result-offset bytes past a 4 KiB boundary (a
+ *     multiple of 16 below 4096: the API asks for 16-byte alignment, as
+ *     malloc's; 0, 16, 32 and 48 are the offsets within a cache line), or,
+ *     with --result-near-argument I, that many bytes past argument I's
+ *     offset in its 4 KiB page. The caches index a line by its address
+ *     modulo 4 KiB (L1's sets), so a result whose rows start at the same
+ *     offsets as an argument's rows competes with them for the same sets,
+ *     and a load that matches an earlier store in those 12 bits waits for
+ *     it (4 KiB aliasing): the placement an allocator may happen to give.
  *
  *   build/bench/run_bench FILE.hlo [--threads N] [--samples N] [--batch N]
- *                         [--result-offset BYTES] [--run]
+ *                         [--result-offset BYTES] [--result-near-argument I]
+ *                         [--run]
  *
  * --run times axle_executable_run instead (a new result per run). The
  * arguments are f32 in [-0.5, 0.5) (other types: zeros), made once. The
  * output is one line: median_ms (per run, the median over the samples),
- * min_ms, and the same median in ns. */
+ * min_ms, the same median in ns, and where the results lie. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,10 +69,12 @@ static axle_buffer_t *argument_create(const axle_module_t *m, int i, unsigned *s
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: run_bench FILE.hlo [--threads N] [--samples N] [--batch N] [--result-offset B] [--run]\n");
+    fprintf(stderr, "usage: run_bench FILE.hlo [--threads N] [--samples N] [--batch N] [--result-offset B]\n"
+                    "                 [--result-near-argument I] [--run]\n");
     return 2;
   }
-  int threads = 1, samples = 21, batch = 1, offset = 0;
+  enum { PAGE = 4096 };
+  int threads = 1, samples = 21, batch = 1, offset = 0, near_argument = -1;
   bool fresh_result = false;
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--run") == 0) fresh_result = true;
@@ -71,13 +82,14 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(argv[i], "--samples") == 0) samples = atoi(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--batch") == 0) batch = atoi(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--result-offset") == 0) offset = atoi(argv[++i]);
+    else if (i + 1 < argc && strcmp(argv[i], "--result-near-argument") == 0) near_argument = atoi(argv[++i]);
     else {
       fprintf(stderr, "run_bench: unknown argument %s\n", argv[i]);
       return 2;
     }
   }
-  if (samples < 1 || batch < 1 || offset < 0 || offset % 16 != 0 || offset >= 64) {
-    fprintf(stderr, "run_bench: samples and batch from 1, result offset 0, 16, 32 or 48\n");
+  if (samples < 1 || batch < 1 || offset < 0 || offset % 16 != 0 || offset >= PAGE) {
+    fprintf(stderr, "run_bench: samples and batch from 1, result offset a multiple of 16 below 4096\n");
     return 2;
   }
   axle_error_t *err = NULL;
@@ -91,14 +103,22 @@ int main(int argc, char **argv) {
   unsigned seed = 1;
   for (int i = 0; i < arg_count; i++)
     if (!(args[i] = argument_create(m, i, &seed, &err))) return fail(err);
+  if (near_argument >= arg_count || (near_argument >= 0 && !axle_buffer_byte_size(args[near_argument]))) {
+    fprintf(stderr, "run_bench: the module has no argument %d with data\n", near_argument);
+    return 2;
+  }
+  /* Where in its page each result starts. */
+  int page_offset = offset;
+  if (near_argument >= 0)
+    page_offset = (int)(((uintptr_t)axle_buffer_data(args[near_argument]) + (uintptr_t)offset) % PAGE);
   void **memory = calloc((size_t)result_count + 1, sizeof *memory);
   void **results = calloc((size_t)result_count + 1, sizeof *results);
   size_t *sizes = calloc((size_t)result_count + 1, sizeof *sizes);
   for (int i = 0; i < result_count; i++) {
     sizes[i] = axle_executable_result_byte_size(exe, i);
-    memory[i] = aligned_alloc(64, (sizes[i] + 64 + 63) / 64 * 64);
-    memset(memory[i], 0, sizes[i] + 64);
-    results[i] = (char *)memory[i] + offset;
+    memory[i] = aligned_alloc(PAGE, (sizes[i] + PAGE + PAGE - 1) / PAGE * PAGE);
+    memset(memory[i], 0, sizes[i] + PAGE);
+    results[i] = (char *)memory[i] + page_offset;
   }
   double *ns = calloc((size_t)samples, sizeof *ns);
   for (int s = -1; s < samples; s++) {  /* sample -1 warms up */
@@ -117,9 +137,12 @@ int main(int argc, char **argv) {
     if (s >= 0) ns[s] = (now_ns() - t0) / batch;
   }
   qsort(ns, (size_t)samples, sizeof *ns, compare_doubles);
-  printf("median_ms=%.6f min_ms=%.6f median_ns=%.0f (%d samples of %d run%s, result offset %d, %d thread%s)\n",
-         ns[samples / 2] * 1e-6, ns[0] * 1e-6, ns[samples / 2], samples, batch, batch == 1 ? "" : "s", offset,
-         threads, threads == 1 ? "" : "s");
+  char where[64];
+  if (near_argument >= 0) snprintf(where, sizeof where, "argument %d's page offset + %d", near_argument, offset);
+  else snprintf(where, sizeof where, "%d past 4 KiB", offset);
+  printf("median_ms=%.6f min_ms=%.6f median_ns=%.0f (%d samples of %d run%s, results at %s, page offset %d, %d thread%s)\n",
+         ns[samples / 2] * 1e-6, ns[0] * 1e-6, ns[samples / 2], samples, batch, batch == 1 ? "" : "s", where,
+         page_offset, threads, threads == 1 ? "" : "s");
   for (int i = 0; i < result_count; i++) free(memory[i]);
   for (int i = 0; i < arg_count; i++) axle_buffer_free(args[i]);
   free(memory), free(results), free(sizes), free(ns), free(args);
