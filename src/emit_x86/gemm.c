@@ -385,10 +385,10 @@ typedef struct GemmCall {
   const GemmProblem *problem;
   const GemmEpilogue *epilogue;
   GemmBlocks blocks;
-  int64_t n_padded;         /* N rounded up to NR */
+  int64_t n_padded;         /* NR times the column tiles (packed_panel_offset) */
   /* B of the products [batch0, batch0 + group) packed, each K x n_padded
    * floats: K block k0 starts at k0 * n_padded, and within it the panel of
-   * columns j..j+NR (kc x NR floats) at j * kc. */
+   * column tile t (kc x NR floats) at t * NR * kc. */
   int64_t batch0, group;
   float *b_packed;
   /* B's full NR-column panels are read where they lie (row-major B, short
@@ -412,13 +412,17 @@ static int64_t column_tile_end(const GemmCall *call, int64_t j) {
   return min64(j + call->plan->shape->nr, call->problem->n);
 }
 
+/* The column tiles of N columns whose first full tile starts at column
+ * lead (0: tiles start at multiples of NR; else a leading edge tile of
+ * lead columns comes first), and the number of the one starting at j. */
+static int64_t column_tile_count(int64_t n, int64_t lead, int nr) { return (lead > 0) + (n - lead + nr - 1) / nr; }
+static int64_t column_tile_index(int64_t j, int64_t lead, int nr) { return j < lead ? 0 : (lead > 0) + (j - lead) / nr; }
+
 /* Where the packed panel of the column tile starting at j lies in a packed
- * K block of kc rows: NR-column slots in order. A shifted grid
- * (column_lead) packs only its leading tile, into slot 0, and its last,
- * into the slot of its start, past slot 0 since a full tile lies between. */
+ * K block of kc rows: one NR-column slot per column tile, in order. */
 static int64_t packed_panel_offset(const GemmCall *call, int64_t j, int64_t kc) {
   int64_t nr = call->plan->shape->nr;
-  return j / nr * nr * kc;
+  return column_tile_index(j, call->column_lead, (int)nr) * nr * kc;
 }
 
 static GemmScratch *scratch_acquire(GemmCall *call) {
@@ -664,6 +668,25 @@ static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
 
 /* ---------------------------------------------------------------- entry */
 
+/* A product of at most GEMM_SHORT_K steps of K stores its C tile after a
+ * few multiply-adds per element (256 x 10 x 512: 28 stores per 280), so
+ * where the stores go decides its rate. Such a product always packs B:
+ * read in place, B's rows and C's lie at their own row strides (2 KiB
+ * each in 256 x 10 x 512), and where the caller's C happens to start at
+ * B's offset in a 4 KiB page (or a line or two before it), every C tile
+ * falls into the L1 sets of the B panel the next tile reads and each of
+ * its stores shares its low 12 address bits with a B row: B's lines are
+ * evicted and its loads wait on the stores (4 KiB aliasing). That
+ * placement ran 1.17-1.30x slower than the others (bench/run_bench
+ * --result-near-argument 1: 0.032-0.036 ms against 0.027-0.029, min of 15
+ * samples), and which one a run got depended on the allocator's layout
+ * (0.027 or 0.037 ms per process, always 0.037 without address
+ * randomization). A packed panel is one contiguous run of lines, one or
+ * two in any L1 set, and starts on a line; packing it costs about 4% of
+ * that product (B is 20 KiB, read and written once per run). The panels
+ * then follow C's column tiles, a shifted grid (column_lead) included. */
+enum { GEMM_LINE_FLOATS = 16, GEMM_SHORT_K = 64 };
+
 /* Whether the kernel reads B's full panels where they lie instead of from a
  * packed copy. Packing B reads and writes all of it once per product so
  * that each panel is contiguous; but a B that stays in the caches between
@@ -686,6 +709,7 @@ static void workspace_give_back(const GemmPlan *plan, GemmWorkspace *w) {
  * choice cannot change a bit of C. */
 static bool b_in_place_pays(const GemmPlan *plan, const GemmProblem *p) {
   enum { B_IN_PLACE_MAX_BYTES = 2 << 20 };
+  if (p->k <= GEMM_SHORT_K) return false;
   /* by the layout alone, not the address: the dump asks before a run */
   bool fits = (double)p->k * (double)p->n * sizeof(float) <= B_IN_PLACE_MAX_BYTES;
   return p->b_col_stride == 1 && !p->b_pack && (fits || plan->shape->level == CPU_LEVEL_AVX512);
@@ -699,18 +723,15 @@ static bool b_in_place_pays(const GemmPlan *plan, const GemmProblem *p) {
  * product ran 20-29% slower than into aligned memory. Starting the tiles
  * on a line instead costs one masked edge tile per row of tiles. Needs the
  * masked kernels (avx512), every row (and product) of C at the same offset
- * in its line, B's full panels read in place (any column may start one;
- * packed panels start at multiples of NR), one block of columns, and a full
- * tile after the leading one (packed_panel). Moving tiles changes which
- * kernel computes a column, never its bits. */
-enum { GEMM_LINE_FLOATS = 16, GEMM_SHORT_K = 64 };
-
-/* All of column_lead's conditions but the address (for the dump, which is
- * written before a run). */
+ * in its line, a short K (GEMM_SHORT_K: so B is packed, its panels following
+ * the shifted tiles), one block of columns, and a full tile after the
+ * leading one. Moving tiles changes which kernel computes a column, never
+ * its bits. column_lead_fits holds all of these conditions but the address
+ * (for the dump, which is written before a run). */
 static bool column_lead_fits(const GemmPlan *plan, const GemmProblem *p, const GemmBlocks *b) {
   bool rows_share_offset = p->c_row_stride % GEMM_LINE_FLOATS == 0 &&
                            (p->batch == 1 || p->c_batch_stride % GEMM_LINE_FLOATS == 0);
-  return plan->kernels[kernel_kind(true, false, false)][1] && b_in_place_pays(plan, p) && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
+  return plan->kernels[kernel_kind(true, false, false)][1] && b->n_count == 1 && p->k <= GEMM_SHORT_K &&
          rows_share_offset;
 }
 
@@ -774,7 +795,8 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   int64_t threads = pool ? thread_pool_thread_count(pool) : 1;
   call.blocks = gemm_blocks_choose(plan->shape, p, threads);
   const GemmBlocks *b = &call.blocks;
-  call.n_padded = round_up(p->n, plan->shape->nr);
+  call.column_lead = column_lead(plan, p, b);
+  call.n_padded = column_tile_count(p->n, call.column_lead, plan->shape->nr) * plan->shape->nr;
   /* Products are run in groups whose packed B stays under a limit, each
    * group in two rounds: pack B, then multiply. */
   int64_t b_floats = p->k * call.n_padded;
@@ -785,7 +807,6 @@ void gemm_f32_batched(const GemmPlan *plan, ThreadPool *pool, const GemmProblem 
   call.b_packed = align64(w->b_memory);
   call.b_in_place = b_in_place_pays(plan, p);
   call.a_in_place = a_in_place_pays(plan, p);
-  call.column_lead = column_lead(plan, p, b);
   call.scratch = w->scratch;
   call.scratch_count = w->scratch_count;
   for (call.batch0 = 0; call.batch0 < p->batch; call.batch0 += call.group) {

@@ -351,7 +351,7 @@ TEST(gemm_reading_a_in_place_gives_the_bits_of_packed_a) {
 /* The dump writes a dot's schedule before any run, from the layout alone:
  * a problem with no addresses must get the schedule a run takes (A read in
  * place for a narrow row-major product on avx512, packed when its rows are
- * 2 KiB apart). */
+ * 2 KiB apart; B packed for a short K). */
 TEST(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes) {
   GemmPlan *plan = plan_for_level(CPU_LEVEL_AVX512);
   if (!plan) return;
@@ -365,6 +365,8 @@ TEST(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes) {
     {128, 768, 3072, "M in 10 row tiles of 12 to 13 rows"},
     {1024, 1024, 1024, "M in 74 row tiles of 13 to 14 rows"},
     {140, 64, 64, "M in 10 row tiles of 14 rows"},
+    /* K = 10: B packed whatever its layout, so C's stores cannot alias B's rows */
+    {256, 512, 10, "B packed into 32x10 panels"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     GemmProblem p = {.batch = 1, .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .a_row_stride = cases[i].k,
