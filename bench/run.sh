@@ -14,6 +14,8 @@
 #   BENCH_RUNS=N       timed runs per round (default 10, 5 for the big ones)
 #   BENCH_THREADS=N    threads for every side (default 1; see below)
 #   BENCH_VARIANTS=0   leave out axle's own variant rows (avx2, sse4, 2 threads)
+#   BENCH_PLACEMENTS=0 leave out the placement section (bench/placement.sh:
+#                      each SGEMM with its result at 8 placements, about 30 s)
 #   PYTHON=...         the Python with torch/numpy (default: /usr/bin/python3,
 #                      else the first python3 on PATH that imports numpy)
 #
@@ -192,5 +194,14 @@ echo "make bench ($(date -u +%Y-%m-%dT%H:%MZ)): $threads thread(s), each figure 
 echo "floors measured now: FMA peak $fma GFLOP/s ($(awk '$1 == "isa" {print $2}' "$out/floor.txt"), 1 thread); read bandwidth $read_gbs GB/s"
 echo "speedup = peer_ms / axle_ms (above 1: axle is faster); of_floor = the rate against the floor"
 bash bench/table.sh "$out" "$threads" "$fma" "$read_gbs" || exit 1
+
+# ---- the placements: each SGEMM's rate wherever the caller's result lies ----
+if [ "${BENCH_PLACEMENTS:-1}" = 1 ] && grep -q '^gemm_' "$out/workloads.txt"; then
+  echo
+  echo "placements (bench/placement.sh, written to $out/placement.csv): 1 thread, the result of each SGEMM at"
+  echo "+N bytes past 4 KiB, or at argument A's or B's offset in its page (+N); each figure the fastest sample's ms,"
+  echo "the median over $([ "$quick" = 1 ] && echo 1 || echo 2) interleaved round(s); spread = slowest / fastest placement"
+  bash bench/placement.sh "$BUILD" "$out" "$out/workloads.txt" "$([ "$quick" = 1 ] && echo 1 || echo 2)" || exit 1
+fi
 # axle giving no time on a workload fails make bench (a missing peer does not).
 ! grep -q '^[^|]*|axle|-|' "$rows"
