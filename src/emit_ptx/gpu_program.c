@@ -339,7 +339,7 @@ HostBuffer *gpu_program_run(GpuProgram *p, HostBuffer *const *args, int arg_coun
 HostBuffer *gpu_program_run_watched(GpuProgram *p, HostBuffer *const *args, const GpuWatch *watch, Status *st) {
   void **result_leaves = mem_calloc((size_t)p->result_leaf_count + 1, sizeof *result_leaves);
   int n = 0;
-  HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
+  HostBuffer *result = host_buffer_create_leaves(p->result_shape, true, result_leaves, &n, st);
   if (result && !gpu_program_run_watched_into(p, args, result_leaves, watch, st)) {
     host_buffer_free(result);
     result = NULL;

@@ -308,7 +308,10 @@ bool cpu_program_run_into(CpuProgram *p, HostBuffer *const *args, int arg_count,
 }
 
 /* A run returning a new result allocates that result and nothing else:
- * the list of its leaves is on the stack unless it is long. */
+ * the list of its leaves is on the stack unless it is long. The result is
+ * not zeroed first: the program writes every byte of it, as a run into the
+ * caller's memory must (a memset of the result was a second pass over it
+ * every run). */
 enum { RESULT_LEAVES_ON_STACK = 16 };
 
 HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int arg_count, StepObserver *observe,
@@ -317,7 +320,7 @@ HostBuffer *cpu_program_run_observed(CpuProgram *p, HostBuffer *const *args, int
   void *on_stack[RESULT_LEAVES_ON_STACK];
   void **result_leaves =
       leaf_count <= RESULT_LEAVES_ON_STACK ? on_stack : mem_calloc((size_t)leaf_count + 1, sizeof *result_leaves);
-  HostBuffer *result = host_buffer_create_leaves(p->result_shape, result_leaves, &n, st);
+  HostBuffer *result = host_buffer_create_leaves(p->result_shape, false, result_leaves, &n, st);
   if (result && !cpu_program_run_into(p, args, arg_count, result_leaves, observe, context, st)) {
     host_buffer_free(result);
     result = NULL;

@@ -94,6 +94,8 @@ void *mem_try_aligned_alloc(size_t alignment, size_t size);
  * speed whatever the allocator would have given. */
 enum { ARRAY_ALIGNMENT = 64 };
 void *mem_try_array_calloc(size_t bytes);
+/* The same, not zeroed: for an array whose every byte is written next. */
+void *mem_try_array_alloc(size_t bytes);
 void *mem_calloc(size_t count, size_t size);
 void *mem_malloc(size_t size);
 void *mem_realloc(void *p, size_t size);

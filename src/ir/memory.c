@@ -256,8 +256,10 @@ void *mem_try_aligned_alloc(size_t alignment, size_t size) {
   return p ? keep((MemEntry){.block = p}) : NULL;
 }
 
+void *mem_try_array_alloc(size_t bytes) { return mem_try_aligned_alloc(ARRAY_ALIGNMENT, bytes ? bytes : 1); }
+
 void *mem_try_array_calloc(size_t bytes) {
-  void *p = mem_try_aligned_alloc(ARRAY_ALIGNMENT, bytes ? bytes : 1);
+  void *p = mem_try_array_alloc(bytes);
   if (p) memset(p, 0, bytes ? (bytes + ARRAY_ALIGNMENT - 1) / ARRAY_ALIGNMENT * ARRAY_ALIGNMENT : ARRAY_ALIGNMENT);
   return p;
 }

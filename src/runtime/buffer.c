@@ -10,9 +10,15 @@ static size_t header_bytes(void) {
   return (sizeof(HostBuffer) + ARRAY_ALIGNMENT - 1) / ARRAY_ALIGNMENT * ARRAY_ALIGNMENT;
 }
 
-HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st) {
+/* An array buffer: zeroed, or unfilled where every byte of its data is
+ * written next (by a copy, or by the program whose result it is). Either
+ * way the header and the padding after the data, up to the next line, are
+ * zero, as in every buffer the library makes. */
+static HostBuffer *array_create(const Shape *shape, const void *data, bool zeroed, Status *st) {
   size_t bytes = (size_t)shape_byte_size(shape);
-  HostBuffer *b = bytes <= SIZE_MAX - header_bytes() ? mem_try_array_calloc(header_bytes() + bytes) : NULL;
+  HostBuffer *b = NULL;
+  if (bytes <= SIZE_MAX - header_bytes())
+    b = zeroed ? mem_try_array_calloc(header_bytes() + bytes) : mem_try_array_alloc(header_bytes() + bytes);
   if (!b) {
     StrBuf sb = {0};
     shape_print(&sb, shape, false);
@@ -21,11 +27,20 @@ HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st)
     strbuf_free(&sb);
     return NULL;
   }
+  if (!zeroed) {
+    size_t padded = (header_bytes() + bytes + ARRAY_ALIGNMENT - 1) / ARRAY_ALIGNMENT * ARRAY_ALIGNMENT;
+    memset(b, 0, header_bytes());
+    memset((char *)b + header_bytes() + bytes, 0, padded - header_bytes() - bytes);
+  }
   b->shape = *shape;
   b->data = (char *)b + header_bytes();
   b->one_block = true;
   if (data && bytes) memcpy(b->data, data, bytes);
   return b;
+}
+
+HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st) {
+  return array_create(shape, data, !data, st);
 }
 
 static HostBuffer *tuple_shell_create(int count, Status *st) {
@@ -153,18 +168,18 @@ bool host_buffer_check_arguments(const Computation *entry, HostBuffer *const *ar
   return true;
 }
 
-/* A zeroed buffer of shape s; its array leaves' data, depth first, go to
- * leaves[*n...]. */
-HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Status *st) {
+/* A buffer of shape s, zeroed or unfilled; its array leaves' data, depth
+ * first, go to leaves[*n...]. */
+HostBuffer *host_buffer_create_leaves(const Shape *s, bool zeroed, void **leaves, int *n, Status *st) {
   if (!shape_is_tuple(s)) {
-    HostBuffer *b = host_buffer_create(s, NULL, st);
+    HostBuffer *b = array_create(s, NULL, zeroed, st);
     if (b) leaves[(*n)++] = b->data;
     return b;
   }
   HostBuffer *t = tuple_shell_create(s->tuple_count, st);
   if (!t) return NULL;
   for (int i = 0; i < s->tuple_count; i++) {
-    t->elements[i] = host_buffer_create_leaves(&s->tuple_shapes[i], leaves, n, st);
+    t->elements[i] = host_buffer_create_leaves(&s->tuple_shapes[i], zeroed, leaves, n, st);
     if (!t->elements[i]) {
       host_buffer_free(t);
       return NULL;

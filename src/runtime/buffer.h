@@ -35,9 +35,11 @@ HostBuffer *host_buffer_create(const Shape *shape, const void *data, Status *st)
 HostBuffer *host_buffer_create_tuple(HostBuffer *const *elements, int count, Status *st);
 HostBuffer *host_buffer_clone(const HostBuffer *b, Status *st);
 void host_buffer_free(HostBuffer *b);
-/* A zeroed buffer of shape s (tuples too) whose array leaves' data,
- * depth first, go to leaves[*n...]: where a backend writes its result. */
-HostBuffer *host_buffer_create_leaves(const Shape *s, void **leaves, int *n, Status *st);
+/* A buffer of shape s (tuples too) whose array leaves' data, depth first,
+ * go to leaves[*n...]: where a backend writes its result. Zeroed, or not
+ * (zeroed false) where the backend writes every byte of every leaf, as
+ * its run into a caller's memory must (axle_executable_run_into). */
+HostBuffer *host_buffer_create_leaves(const Shape *s, bool zeroed, void **leaves, int *n, Status *st);
 
 /* Takes lit's storage (no copy) and frees lit. */
 HostBuffer *host_buffer_adopt_literal(Literal *lit);

@@ -310,7 +310,7 @@ bool executable_time(const Executable *e, HostBuffer *const *args, int arg_count
   const Shape *result_shape = &e->module->entry->root->shape;
   int leaf_count = shape_leaf_count(result_shape), n = 0;
   void **leaves = mem_calloc((size_t)leaf_count + 1, sizeof *leaves);
-  HostBuffer *result = host_buffer_create_leaves(result_shape, leaves, &n, st);
+  HostBuffer *result = host_buffer_create_leaves(result_shape, false, leaves, &n, st);
   double *ms = mem_calloc((size_t)runs, sizeof *ms);
   bool ok = result && ms;
   if (result && !ms) status_error(st, STATUS_OUT_OF_MEMORY, "out of memory");

@@ -3,6 +3,7 @@
  * compile, and .npy files. Corpus modules run on their NumPy-made inputs
  * (tests/hlo/NAME/in*.npy, read with axle_npy_read). */
 #include <dirent.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <string.h>
@@ -308,10 +309,10 @@ static int corpus_inputs(const char *name, axle_buffer_t **args, int most) {
   return n;
 }
 
-/* Every corpus module that runs, on the interpreter and the CPU: results
- * written in place, copied from a parameter or a constant, relayouted,
- * nested in tuples, made by loops and runtime routines. */
-TEST(run_into_matches_run_on_every_corpus_module) {
+/* Runs every corpus module that runs on the backends from `first` to `last`
+ * and compares run with run_into (expect_run_into_matches_run); returns
+ * how many runs it compared. */
+static int corpus_run_into_matches_run(axle_backend_t first, axle_backend_t last) {
   DIR *dir = opendir("tests/hlo");
   EXPECT(dir != NULL, "cannot read tests/hlo (run from the repository root)");
   int compared = 0;
@@ -324,7 +325,7 @@ TEST(run_into_matches_run_on_every_corpus_module) {
     axle_module_t *m = axle_module_parse_file(path, NULL);
     axle_buffer_t *args[64] = {0};
     int n = m ? corpus_inputs(name, args, 64) : 0;
-    for (axle_backend_t be = AXLE_BACKEND_INTERP; m && be <= AXLE_BACKEND_CPU; be++) {
+    for (axle_backend_t be = first; m && be <= last; be++) {
       /* what a backend refuses, or a run refuses, is other tests' business */
       axle_executable_t *exe = axle_compile(m, be, NULL);
       axle_buffer_t *probe = NULL;
@@ -341,8 +342,40 @@ TEST(run_into_matches_run_on_every_corpus_module) {
     axle_module_free(m);
   }
   if (dir) closedir(dir);
+  return compared;
+}
+
+/* Every corpus module that runs, on the interpreter and the CPU: results
+ * written in place, copied from a parameter or a constant, relayouted,
+ * nested in tuples, made by loops and runtime routines. */
+TEST(run_into_matches_run_on_every_corpus_module) {
+  int compared = corpus_run_into_matches_run(AXLE_BACKEND_INTERP, AXLE_BACKEND_CPU);
   /* 171 of the 179 modules run on both (the rest need elided constants or are refused) */
   EXPECT(compared >= 300, "only %d runs compared", compared);
+}
+
+/* axle_executable_run hands back memory the program wrote, not memory
+ * zeroed first and then written (a second pass over the result every run):
+ * so every byte of every result must be written by the program itself,
+ * whatever the memory held. Here malloc fills what it hands out with 0x5A
+ * (glibc's M_PERTURB; under ASan its allocator's 0xbe) and serves large
+ * blocks from the heap too, while run_into's memory holds 0xA5: a byte the
+ * program leaves alone differs between the two. */
+TEST(run_writes_every_byte_of_its_result_whatever_its_memory_held) {
+#if defined(__GLIBC__) && defined(M_PERTURB)
+  mallopt(M_PERTURB, 0xA5);                  /* malloc's blocks then hold 0xA5 ^ 0xFF */
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);      /* and come from the heap, not fresh zero pages */
+#endif
+  unsigned char *probe = aligned_alloc(64, 4096);
+  bool dirty = probe && probe[100] != 0;
+  free(probe);
+  EXPECT(dirty, "malloc's memory is not filled on this system: the test would not see an unwritten byte");
+  int compared = corpus_run_into_matches_run(AXLE_BACKEND_CPU, AXLE_BACKEND_CPU);
+#if defined(__GLIBC__) && defined(M_PERTURB)
+  mallopt(M_PERTURB, 0);
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+#endif
+  EXPECT(compared >= 150, "only %d runs compared", compared);
 }
 
 /* The GPU backend writes results from device memory straight into the
@@ -533,6 +566,7 @@ int main(int argc, char **argv) {
   RUN(buffers_start_on_a_cache_line);
   RUN(run_into_refuses_wrong_results_before_running);
   RUN(run_into_matches_run_on_every_corpus_module);
+  RUN(run_writes_every_byte_of_its_result_whatever_its_memory_held);
   RUN(run_into_on_the_simulated_gpu_writes_what_run_returns);
   RUN(compile_options_dump_and_pass_the_optimizers_flags);
   RUN(compile_options_flags_take_effect_and_unknown_ones_are_named);

@@ -467,7 +467,7 @@ TEST(runs_after_the_first_allocate_nothing) {
         args[i] = f32_random(entry->parameters[i]->shape.rank, entry->parameters[i]->shape.dims, 5 + i);
       void *leaves[2] = {0};
       int n = 0;
-      HostBuffer *result = host_buffer_create_leaves(&entry->root->shape, leaves, &n, &st);
+      HostBuffer *result = host_buffer_create_leaves(&entry->root->shape, true, leaves, &n, &st);
       bool ok = run_into_scoped(exe, args, 2, leaves);
       long before = mem_allocation_count();
       for (int run = 0; ok && run < 4; run++) ok = run_into_scoped(exe, args, 2, leaves);
