@@ -18,14 +18,16 @@
 #   A+0              the same, against argument 0 (A)
 #   B+2K             2 KiB past B's offset: half a page from aliasing it
 # The arguments are axle's own buffers (64-byte aligned, as axle_buffer_create
-# makes them). The placements run interleaved, ROUNDS times (default 2). In
-# each round a placement's figure is its fastest sample (run_bench's min_ms,
-# each sample the mean of a batch of runs): a placement's cost is a
-# property of the code, and on a shared machine the least disturbed sample
-# shows it, where a median moves by tens of percent with the neighbours'
-# load. The column is the median of the rounds' figures. spread is the
-# slowest placement's over the fastest's; the target is met when it is at
-# most 1.10. Printed as a table and written to OUT/placement.csv.
+# makes them). The placements run interleaved, ROUNDS times (default 2). A
+# placement's figure is its fastest sample over the rounds (run_bench's
+# min_ms, each sample the mean of a batch of runs): what a placement costs,
+# every run at it pays, so its fastest sample still shows it, while on a
+# shared machine the medians move by tens of percent with the neighbours'
+# load (on these machines a busy sibling hyperthread halves the FMA rate:
+# 128 x 3072 x 768 measured 5.3 or 9.4 ms per sample, at every placement).
+# spread is the slowest placement's figure over the fastest's; the target
+# is met when it is at most 1.10. Printed as a table and written to
+# OUT/placement.csv.
 set -u
 BUILD=$1 out=$2 workloads=$3 rounds=${4:-2}
 pin=()
@@ -52,10 +54,10 @@ grep '^gemm_' "$workloads" | while IFS='|' read -r name module _ work _; do
   done
 done
 awk -F'|' -v csv="$out/placement.csv" -v list="${names[*]}" '
-function median(s,   n, v, i, j, t) {
+function fastest(s,   n, v, i, best) {
   n = split(s, v, " ")
-  for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-  return n == 0 ? "" : (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
+  for (i = 1; i <= n; i++) if (i == 1 || v[i] + 0 < best + 0) best = v[i]
+  return n == 0 ? "" : best
 }
 { if (!($1 in seen)) { seen[$1] = 1; order[++nw] = $1 }
   if ($3 != "-") times[$1, $2] = times[$1, $2] " " $3 }
@@ -68,7 +70,7 @@ END {
   for (i = 1; i <= nw; i++) {
     w = order[i]; lo = ""; hi = ""; line = sprintf("%-26s %-4s", w, 1); csv_line = w ",1"
     for (p = 1; p <= np; p++) {
-      m = median(times[w, place[p]])
+      m = fastest(times[w, place[p]])
       line = line sprintf(" %-9s", m == "" ? "failed" : sprintf("%.4g", m)); csv_line = csv_line "," m
       if (m != "" && (lo == "" || m + 0 < lo + 0)) lo = m
       if (m != "" && (hi == "" || m + 0 > hi + 0)) hi = m

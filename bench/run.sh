@@ -199,8 +199,8 @@ bash bench/table.sh "$out" "$threads" "$fma" "$read_gbs" || exit 1
 if [ "${BENCH_PLACEMENTS:-1}" = 1 ] && grep -q '^gemm_' "$out/workloads.txt"; then
   echo
   echo "placements (bench/placement.sh, written to $out/placement.csv): 1 thread, the result of each SGEMM at"
-  echo "+N bytes past 4 KiB, or at argument A's or B's offset in its page (+N); each figure the fastest sample's ms,"
-  echo "the median over $([ "$quick" = 1 ] && echo 1 || echo 2) interleaved round(s); spread = slowest / fastest placement"
+  echo "+N bytes past 4 KiB, or at argument A's or B's offset in its page (+N); each figure the fastest sample's ms"
+  echo "over $([ "$quick" = 1 ] && echo 1 || echo 2) interleaved round(s); spread = slowest / fastest placement"
   bash bench/placement.sh "$BUILD" "$out" "$out/workloads.txt" "$([ "$quick" = 1 ] && echo 1 || echo 2)" || exit 1
 fi
 # axle giving no time on a workload fails make bench (a missing peer does not).
