@@ -478,9 +478,54 @@ typedef struct MacroTile {
   bool first_k, last_k;   /* the first K block stores C, later ones add */
 } MacroTile;
 
+/* Copies count floats (at most GEMM_MAX_MR) from src to dst, inline and
+ * without a loop: a libc memcpy call per 56-byte piece cost more than the
+ * copy (below), and the compiler turns a copying loop back into that call. */
+static void lanes_copy(float *restrict dst, const float *restrict src, int count) {
+  assert(count <= GEMM_MAX_MR && GEMM_MAX_MR < 16);
+  int l = 0;
+#if defined(__SSE2__)
+  if (count >= 4) _mm_storeu_ps(dst, _mm_loadu_ps(src)), l = 4;
+  if (count >= 8) _mm_storeu_ps(dst + 4, _mm_loadu_ps(src + 4)), l = 8;
+  if (count >= 12) _mm_storeu_ps(dst + 8, _mm_loadu_ps(src + 8)), l = 12;
+  if (l + 2 <= count) _mm_storel_pi((__m64 *)(dst + l), _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(src + l))), l += 2;
+  if (l < count) dst[l] = src[l];
+#else
+  for (; l < count; l++) dst[l] = src[l];
+#endif
+}
+
+/* A block of column-major A (its rows contiguous at each k: A read
+ * transposed, as in x^T . dz of a weight gradient): every panel of the
+ * block takes its piece of one line of A per K step, so A is read line by
+ * line, each line once, where panel by panel it took a memcpy of MR floats
+ * per K step and read every cache line again for the panel beside
+ * (the dw1 product of the MLP step: 6% of its samples in memmove). Only
+ * moves floats: the panels hold the same bits as panel_pack's. */
+static void a_block_pack_column_major(const GemmCall *call, const MacroTile *t, int64_t k0, float *a_pack) {
+  const GemmProblem *p = call->problem;
+  int mr = call->plan->shape->mr;
+  const float *a = p->a + t->batch * p->a_batch_stride + t->m0 + k0 * p->a_col_stride;
+  int64_t row0[GEMM_MC_TARGET / 4], rows[GEMM_MC_TARGET / 4];
+  assert(t->tiles <= (int64_t)(sizeof row0 / sizeof *row0));
+  for (int64_t tile = 0; tile < t->tiles; tile++) {
+    row_tile(p->m, mr, t->tile0 + tile, &row0[tile], &rows[tile]);
+    row0[tile] -= t->m0;
+  }
+  for (int64_t d = 0; d < t->kc; d++) {
+    const float *line = a + d * p->a_col_stride;
+    for (int64_t tile = 0; tile < t->tiles; tile++)
+      lanes_copy(a_pack + (tile * t->kc + d) * mr, line + row0[tile], (int)rows[tile]);
+  }
+}
+
 static void a_block_pack(const GemmCall *call, const MacroTile *t, int64_t k0, float *a_pack) {
   const GemmProblem *p = call->problem;
   int mr = call->plan->shape->mr;
+  if (!p->a_pack && p->a_row_stride == 1 && p->a_col_stride != 1 && t->tiles <= GEMM_MC_TARGET / 4) {
+    a_block_pack_column_major(call, t, k0, a_pack);
+    return;
+  }
   for (int64_t tile = 0; tile < t->tiles; tile++) {
     int64_t i, rows;
     row_tile(p->m, mr, t->tile0 + tile, &i, &rows);

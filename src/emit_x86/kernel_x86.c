@@ -90,6 +90,7 @@ static bool emit_block(KernelX86 *x, KernelBlock block, int phase) {
     const KernelOp *op = &x->k->ops[i];
     bool looped = op->block == KBLOCK_REDUCE || op->block == KBLOCK_ROW;
     if (op->block != block || (looped && op->phase != phase)) continue;
+    if (x->lanes && x->addressing_only[i]) continue; /* in the row pointers */
     kernel_x86_note_origin(x, i, &last);
     if (!kernel_x86_emit_op(x, i)) return false;
   }
@@ -304,6 +305,7 @@ static bool emit_row_body(KernelX86 *x) {
   int lanes = x->vectorized_lanes;
   emit_row_split(x, outer);
   EMIT(X86_XOR, reg(X86_R14D), reg(X86_R14D));
+  if (lanes && !kernel_x86_emit_loop_row_pointers(x)) return false;
   if (lanes) {
     /* r14 steps by lanes while r14 + lanes <= inner. */
     x86_listing_note(x->cb, "vector loop, %d %s lanes", lanes, x->vector_f64 ? "f64" : "f32");
@@ -534,6 +536,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     x.homes = x.scalar_homes;
   }
   x.address_slots = mem_calloc((size_t)k->op_count + 1, sizeof *x.address_slots);
+  x.addressing_only = mem_calloc((size_t)k->op_count + 1, sizeof *x.addressing_only);
   kernel_x86_assign_row_pointers(&x);
   x.address_slot = x.value_slot + x.spill_count;
   x.vector_slot = x.address_slot + x.address_count;
@@ -566,6 +569,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   mem_free(x.dead);
   mem_free(x.lane_constants);
   mem_free(x.address_slots);
+  mem_free(x.addressing_only);
   mem_free(x.lane_constant_labels);
   if (!ok) {
     kernel_x86_free(ck);

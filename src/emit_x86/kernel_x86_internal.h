@@ -90,6 +90,10 @@ typedef struct KernelX86 {
    * loop, and adds r14: no index arithmetic per trip. */
   int *address_slots;
   int address_slot, address_count;
+  /* A loop kernel's row accesses take row pointers too (set before its
+   * vector loop over each row); the ops that only computed their indices
+   * are left out of that loop. */
+  bool *addressing_only;
   /* The row buffer (schedule reuse_in_frame): a row and 64 bytes of
    * frame from row_buffer_slot, its 64-byte-aligned start in slot
    * row_buffer_pointer_slot (set at entry). streaming: the ROW loop
@@ -190,6 +194,12 @@ bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const S
 /* kernel_x86_vector_forms.c: numbers the loads and stores that take a
  * row pointer (address_slots). */
 void kernel_x86_assign_row_pointers(KernelX86 *x);
+/* A loop kernel's: whether load or store i is a row access of its vector
+ * loop, and the dimension of its buffer the inner index walks (else -1);
+ * kernel_x86_vector.c: set each one's row pointer before the loop. */
+bool kernel_x86_is_loop_row_access(const KernelX86 *x, int i);
+int kernel_x86_loop_row_access_dim(const Kernel *k, int i);
+bool kernel_x86_emit_loop_row_pointers(KernelX86 *x);
 /* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
  * `left`, `right`) in scalar code, leaving the result in *result (a
  * scratch xmm); false (st set) for a function or type it has no code for.

@@ -301,13 +301,62 @@ static bool emit_row_pointers(KernelX86 *x) {
   return true;
 }
 
+/* Before a loop kernel's vector loop over one row (r14 = 0, the outer
+ * indices in their slots): each row access's address at inner index 0,
+ * the outer indices times their strides and the constants folded in, so
+ * that the loop's load or store is one move of the pointer and the access
+ * at it plus r14, where it recomputed every index from scratch (117 of the
+ * LSTM gate kernel's 390 instructions per trip). */
+bool kernel_x86_emit_loop_row_pointers(KernelX86 *x) {
+  const Kernel *k = x->k;
+  bool noted = false;
+  for (int i = 0; i < k->op_count; i++) {
+    if (x->address_slots[i] < 0) continue;
+    if (!noted) x86_listing_note(x->cb, "row pointers, once per row");
+    noted = true;
+    const KernelOp *op = &k->ops[i];
+    bool store = op->kop == KOP_STORE;
+    const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+    int first = store ? 1 : 0, inner = kernel_x86_loop_row_access_dim(k, i);
+    int64_t stride[AXLE_MAX_RANK], constant_offset = 0;
+    kernel_x86_layout_strides(s, stride);
+    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), x86_mem(8, KX_BUFFERS, 8 * (store ? k->input_count + op->buffer : op->buffer)));
+    EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
+    for (int d = 0; d < s->rank; d++) {
+      const KernelOp *index = &k->ops[op->args[first + d]];
+      if (s->dims[d] == 1) continue; /* the only valid index is 0 */
+      if (d == inner) {
+        if (index->kop == KOP_HLO) /* inner index + constant */
+          for (int a = 0; a < 2; a++)
+            if (k->ops[index->args[a]].kop == KOP_CONSTANT) constant_offset += k->ops[index->args[a]].value.i * stride[d];
+        continue;
+      }
+      if (index->kop == KOP_CONSTANT) {
+        constant_offset += index->value.i * stride[d];
+        continue;
+      }
+      EMIT(X86_MOV, reg(X86_RCX), kernel_x86_slot(x->index_slot + index->dim, 8));
+      if (stride[d] > INT32_MAX) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d: a buffer stride past 2^31 elements", k->name, i);
+      if (stride[d] != 1) EMIT(X86_IMUL, reg(X86_RCX), reg(X86_RCX), x86_imm(stride[d]));
+      EMIT(X86_ADD, reg(X86_RAX), reg(X86_RCX));
+    }
+    int size = type_byte_size(s->type);
+    int64_t disp = constant_offset * size;
+    if (disp > INT32_MAX || disp < INT32_MIN) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d: a constant offset past 2 GiB", k->name, i);
+    EMIT(X86_LEA, reg(KX_SCRATCH_ADDRESS), x86_mem_index(8, KX_SCRATCH_ADDRESS, X86_RAX, size, (int32_t)disp));
+    EMIT(X86_MOV, row_pointer_slot(x, i), reg(KX_SCRATCH_ADDRESS));
+  }
+  return true;
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
   const Shape *s = store ? &x->k->outputs[op->buffer].shape : &x->k->inputs[op->buffer].shape;
   X86Operand m;
-  if (x->address_slots[i] >= 0 && x->k->kind != KERNEL_LOOP) {
-    /* r14 is the inner reduced index in the phase's SIMD loop */
+  if (x->address_slots[i] >= 0) {
+    /* r14 is the inner reduced index in the phase's SIMD loop, the inner
+     * loop index in a loop kernel's */
     EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
     int size = type_byte_size(s->type);
     m = x86_mem_index(size, KX_SCRATCH_ADDRESS, KX_INNER, size, 0);

@@ -131,6 +131,44 @@ TEST(gemm_absorbs_transposed_a_and_b_into_packing) {
   }
 }
 
+/* A column-major A (lanes contiguous, x^T of a weight gradient) is packed
+ * a line of A at a time across the block's panels: the panels hold the
+ * same floats as a row-major A's, so the same bits. Several row blocks
+ * (M past 336), tiles of 13 and 14 rows, K in several blocks with a tail,
+ * a batch of 2 whose second A starts past the first, at every ISA level. */
+TEST(gemm_column_major_a_packed_by_lines_gives_the_bits_of_row_major_a) {
+  static const int64_t sizes[][3] = {{784, 40, 520}, {700, 33, 531}, {29, 17, 300}, {5, 9, 3}};
+  for (int l = 0; l < LEVEL_COUNT; l++) {
+    GemmPlan *plan = plan_for_level(all_levels[l]);
+    if (!plan) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2], lda = k + 3, batch = 2;
+      float *a_rows = random_floats(batch * m * lda, 50), *b = random_floats(batch * k * n, 51);
+      float *a_columns = malloc((size_t)(batch * m * k) * sizeof *a_columns);
+      for (int64_t q = 0; q < batch; q++)
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < k; j++) a_columns[q * m * k + j * m + i] = a_rows[q * m * lda + i * lda + j];
+      float *c[2];
+      for (int way = 0; way < 2; way++) {
+        c[way] = malloc((size_t)(batch * m * n) * sizeof *c[way]);
+        GemmProblem p = {
+          .batch = batch, .m = m, .n = n, .k = k, .a = way == 0 ? a_rows : a_columns,
+          .a_row_stride = way == 0 ? lda : 1, .a_col_stride = way == 0 ? 1 : m,
+          .a_batch_stride = way == 0 ? m * lda : m * k, .b = b, .b_row_stride = n, .b_col_stride = 1,
+          .b_batch_stride = k * n, .c = c[way], .c_row_stride = n, .c_batch_stride = m * n,
+        };
+        gemm_f32_batched(plan, NULL, &p, NULL);
+        product_matches_reference(&p, way == 0 ? "row-major A" : "column-major A");
+      }
+      EXPECT(memcmp(c[0], c[1], (size_t)(batch * m * n) * sizeof(float)) == 0,
+             "%s %lldx%lldx%lld: column-major A and row-major A give different bits",
+             cpu_level_name(all_levels[l]), (long long)m, (long long)n, (long long)k);
+      free(a_rows); free(a_columns); free(b); free(c[0]); free(c[1]);
+    }
+    gemm_plan_free(plan);
+  }
+}
+
 TEST(gemm_batch_strides_select_each_product_and_zero_stride_broadcasts) {
   GemmPlan *plan = plan_for_level(hardware.level);
   if (!plan) return;
@@ -639,6 +677,7 @@ int main(int argc, char **argv) {
   RUN(gemm_with_a_b_packer_gives_the_bits_of_gemm_packing_b_itself);
   RUN(gemm_results_are_bit_identical_for_1_2_and_3_threads);
   RUN(gemm_reading_a_in_place_gives_the_bits_of_packed_a);
+  RUN(gemm_column_major_a_packed_by_lines_gives_the_bits_of_row_major_a);
   RUN(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes);
   RUN(gemm_one_thread_runs_one_task_with_the_bits_of_eight);
   RUN(gemm_results_are_the_same_bits_wherever_c_lies_and_touch_nothing_else);

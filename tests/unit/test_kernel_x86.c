@@ -598,6 +598,71 @@ TEST(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop) {
          t.compiled, t.vectorized, t.wrong);
 }
 
+/* Writes the listing of m's root kernel to f; false (st set) when it does
+ * not compile. */
+static bool print_root_listing(const Module *m, FILE *f, Status *st) {
+  Kernel *k = NULL;
+  CompiledKernel *ck = compile_root(m, &k, st);
+  if (ck) kernel_x86_print_listing(ck, f);
+  kernel_x86_free(ck);
+  kernel_free(k);
+  return ck != NULL;
+}
+
+/* A loop kernel's loads and stores along its rows (slices at constant
+ * offsets, a broadcast bias, outer loop indices of a rank-3 space, a
+ * column-major operand, rows with and without a tail) take a row pointer
+ * set once per row, and the vector loop keeps no index arithmetic: no
+ * multiply by a stride. The values are kernel_eval's at every level. */
+TEST(loop_kernels_address_their_rows_through_row_pointers_with_kernel_evals_values) {
+  static const char *const gates =
+      "HloModule g\nfused { a = f32[3,%d] parameter(0)\n b = f32[3,%d] parameter(1)\n c = f32[%d] parameter(2)\n"
+      " d = f32[3,%d] parameter(3)\n s = f32[3,%d] add(a, b)\n cb = f32[3,%d] broadcast(c), dimensions={1}\n"
+      " z = f32[3,%d] add(s, cb)\n zi = f32[3,%d] slice(z), slice={[0:3], [0:%d]}\n"
+      " zf = f32[3,%d] slice(z), slice={[0:3], [%d:%d]}\n zo = f32[3,%d] slice(z), slice={[0:3], [%d:%d]}\n"
+      " fc = f32[3,%d] multiply(zf, d)\n n = f32[3,%d] add(fc, zi)\n h = f32[3,%d] multiply(zo, n)\n"
+      " ROOT r = (f32[3,%d], f32[3,%d]) tuple(h, n) }\n"
+      "ENTRY e { a = f32[3,%d] parameter(0)\n b = f32[3,%d] parameter(1)\n c = f32[%d] parameter(2)\n"
+      " d = f32[3,%d] parameter(3)\n ROOT f = (f32[3,%d], f32[3,%d]) fusion(a, b, c, d), kind=kLoop, calls=fused }\n";
+  static const double values[] = {0.25, -1.5, 3.0, 1e-3, -7.0, 0.125, 2.5, NAN, -0.0, INFINITY, 65536.0};
+  Tally t = {0};
+  int tried = 0;
+  for (int w = 32; w <= 37; w += 5) {   /* rows of two whole vectors of 16; rows with a tail */
+    int n = 3 * w;
+    char text[2000];
+    snprintf(text, sizeof text, gates, n, n, n, w, n, n, n, w, w, w, w, 2 * w, w, 2 * w, n, w, w, w, w, w, n, n, n,
+             w, w, w);
+    tried += check_corner_cases(text, values, 11, &t);
+    Module *m = parse_text(text);
+    if (!m) continue;
+    Status st;
+    status_clear(&st);
+    char *listing = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&listing, &size);
+    bool compiled = print_root_listing(m, f, &st);
+    fclose(f);
+    EXPECT(compiled, "%s", st.message);
+    char *loop = strstr(listing, "vector loop");
+    EXPECT(!compiled || (strstr(listing, "row pointers, once per row") && loop), "no row pointers:\n%s", listing);
+    if (loop) {
+      char *end = strstr(loop, "tail");
+      if (end) *end = 0;
+      EXPECT(!strstr(loop, "imul"), "the vector loop multiplies an index by a stride:\n%s", loop);
+    }
+    free(listing);
+    module_free(m);
+  }
+  tried += check_corner_cases("HloModule t\nENTRY e { a = f32[2,3,40] parameter(0)\n b = f32[2,3,37] parameter(1)\n"
+                              " s = f32[2,3,37] slice(a), slice={[0:2], [0:3], [3:40]}\n"
+                              " ROOT m = f32[2,3,37] multiply(s, b) }\n", values, 11, &t);
+  tried += check_corner_cases("HloModule t\nENTRY e { a = f32[5,37]{0,1} parameter(0)\n b = f32[5,37] parameter(1)\n"
+                              " ROOT m = f32[5,37] add(a, b) }\n", values, 11, &t);
+  EXPECT(tried == 4 && t.compiled == 4 && t.vectorized == 4 && t.wrong == 0 && t.split_differs == 0 &&
+         t.level_differs == 0, "%d tried, %d compiled, %d vectorized, %d wrong, %d differ when split, %d across levels",
+         tried, t.compiled, t.vectorized, t.wrong, t.split_differs, t.level_differs);
+}
+
 /* select(compare(a, b), a, b) on f32 runs in the SIMD loop with the
  * compare as a lane mask: every direction, NaN operands included. */
 TEST(float_selects_on_compares_run_as_lane_masks) {
@@ -645,6 +710,7 @@ int main(void) {
   RUN(layer_norm_row_kernels_run_their_phases_as_simd_loops);
   RUN(strided_loads_are_gathered_lane_by_lane_in_the_simd_loop);
   RUN(float_selects_on_compares_run_as_lane_masks);
+  RUN(loop_kernels_address_their_rows_through_row_pointers_with_kernel_evals_values);
   RUN(generated_code_pages_are_never_writable_and_executable);
   thread_pool_free(two_threads);
   return test_summary();
