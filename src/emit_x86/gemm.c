@@ -19,10 +19,14 @@
  *             floats: 256 x 32 x 4 = 32 KiB on avx512, half of L1, leaving
  *             the other half for the A panel streaming through (14 KiB) and
  *             the C tile. Longer K runs also amortise the C tile's load and
- *             store over more FMAs.
+ *   or 512    store over more FMAs: where C is wide (N >= 512), K blocks of
+ *             512 (gemm_k_block_max).
  *   MC ~ 336  the packed A block is MC x KC floats, re-read once per B panel,
  *             so it must stay in L2: 336 x 256 x 4 = 336 KiB, a third of L2,
  *             leaving room for the B panels passing through and for C.
+ *             (With KC = 512 the block is 672 KiB; halving MC there to keep
+ *             it at 336 KiB measured no faster, 1.00-1.01x on 1024^3 and
+ *             2048^3, and each row block reads B once more.)
  *   NC ~ 1024 each B panel of a task is read once from L2 or L3 and then
  *             used from L1 by MC / MR kernel calls, so NC does not need to fit
  *             a cache; it sets how often A is packed again (N / NC times) and
@@ -59,6 +63,8 @@
 
 enum {
   GEMM_KC = 256,
+  GEMM_KC_WIDE = 512,
+  GEMM_WIDE_N = 512,
   GEMM_MC_TARGET = 336,
   GEMM_NC_TARGET = 1024,
   GEMM_MIN_TASKS = 8,
@@ -253,11 +259,30 @@ static void row_tile(int64_t m, int mr, int64_t t, int64_t *row0, int64_t *rows)
   *rows = row_tile_start(m, mr, t + 1) - *row0;
 }
 
+/* The longest K block: GEMM_KC, or GEMM_KC_WIDE where C is wide (N >=
+ * GEMM_WIDE_N). Each kernel call loads its C tile (after the first K block)
+ * and stores it once per K block. In a wide product a task's block of C
+ * (MC rows of N or NC columns: 336 x 1024 floats, 1.3 MiB) outgrows L2
+ * beside the packed A block, so those loads come from L3, and C's rows,
+ * 2 KiB or more apart (a multiple of 4 KiB in 1024^3 and 2048^3), fall
+ * into a few sets of L1, where the tile's stores miss. Half as many K
+ * blocks halve that traffic. Measured on one thread (in-process
+ * alternation of the two choices, thread CPU time, medians of 15-60
+ * calls): 1024^3 1.03-1.05x, 2048^3 1.03x, 256 x 784 x 512 1.02x, 512^3
+ * and 512 x 768 x 768 1.01x, 128 x 3072 x 768 1.00x; a B panel of 512 x 32
+ * floats (64 KiB) no longer fits L1, but a B read in place with rows a
+ * multiple of 2 KiB apart never did (its rows share L1 sets), and a packed
+ * one streams from L2 as fast (packed 1024^3 1.04x). A narrow C gains
+ * nothing: attention's P·V (96 x 512x512 · 512x64) ran 3% slower with
+ * 512, so it keeps 256. The choice depends on the shape alone, as every
+ * K blocking must (gemm.h, determinism). */
+static int64_t gemm_k_block_max(const GemmProblem *p) { return p->n >= GEMM_WIDE_N ? GEMM_KC_WIDE : GEMM_KC; }
+
 static GemmBlocks gemm_blocks_choose(const GemmKernelShape *s, const GemmProblem *p, int64_t threads) {
   GemmBlocks b;
   int64_t m_max_tiles = GEMM_MC_TARGET / s->mr, n_max = GEMM_NC_TARGET / s->nr * s->nr;
   int64_t wanted = tasks_wanted(p, threads);
-  extent_split(p->k, GEMM_KC, 1, &b.k_block, &b.k_count);
+  extent_split(p->k, gemm_k_block_max(p), 1, &b.k_block, &b.k_count);
   for (;;) {
     extent_split(row_tile_count(p->m, s->mr), m_max_tiles, 1, &b.m_tiles, &b.m_count);
     b.m_block = b.m_tiles * s->mr;

@@ -405,6 +405,11 @@ TEST(gemm_schedule_of_a_problem_without_addresses_is_the_one_a_run_takes) {
     {140, 64, 64, "M in 10 row tiles of 14 rows"},
     /* K = 10: B packed whatever its layout, so C's stores cannot alias B's rows */
     {256, 512, 10, "B packed into 32x10 panels"},
+    /* K blocks of 512 where C is wide (N >= 512), of 256 where it is not */
+    {1024, 1024, 1024, "x KC 512"},
+    {128, 768, 3072, "x KC 512"},
+    {512, 64, 512, "x KC 256"},
+    {512, 511, 1024, "x KC 256"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     GemmProblem p = {.batch = 1, .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .a_row_stride = cases[i].k,
