@@ -201,11 +201,6 @@ def print_f64_series():
     ln2 = Fraction(decimal.Decimal(2).ln())
     ln2_hi = Fraction(math.floor(ln2 * 2**42), 2**42)
     print("/* ln2 = LN2_HI (42 bits) + LN2_LO */", float(ln2_hi).hex(), float(ln2 - ln2_hi).hex())
-    # f32 exp without fma: EXP_LN2_HI ln 2 cut to 16 bits (its 16th is 0), so
-    # that n EXP_LN2_HI is exact for |n| < 2^9; EXP_LN2_LO the rest in f32.
-    exp_ln2_hi = Fraction(math.floor(ln2 * 2**16), 2**16)
-    exp_ln2_lo = float(np.float32(float(ln2 - exp_ln2_hi)))
-    print("/* ln2 = EXP_LN2_HI (f32 exp) + EXP_LN2_LO */", float(exp_ln2_hi).hex(), exp_ln2_lo.hex())
     pio4 = Fraction(PI_DIGITS) / 4
     hi = Fraction(float(pio4))
     print("/* pi/4 = PIO4_HI + PIO4_LO */", float(hi).hex(), float(pio4 - hi).hex())

@@ -33,9 +33,6 @@ const MathFormat math_format_f32 = {
     .exp_low = -104.0,
     .exp_high = 89.0,
     .exp_table = {.f32 = mathref_exp_table, .count = MATHREF_EXP_COUNT},
-    .exp_unfused = true,
-    .exp_ln2_hi = MATHREF_EXP_LN2_HI,
-    .exp_ln2_lo = MATHREF_EXP_LN2_LO,
     .expm1_low = -20.0,
     .expm1_tiny = 0x1p-25,
     .expm1_table = {.f32 = mathref_expm1_table, .count = MATHREF_EXPM1_COUNT},
@@ -71,9 +68,6 @@ const MathFormat math_format_f64 = {
     .exp_low = -746.0,
     .exp_high = 710.0,
     .exp_table = {.f64 = mathref_exp_f64_table, .count = MATHREF_EXP_F64_COUNT},
-    .exp_unfused = false,
-    .exp_ln2_hi = MATHREF_LN2_HI_F64,
-    .exp_ln2_lo = MATHREF_LN2_LO_F64,
     .expm1_low = -40.0,
     .expm1_tiny = 0x1p-54,
     .expm1_table = {.f64 = mathref_exp_f64_table, .count = MATHREF_EXP_F64_COUNT},
@@ -175,77 +169,42 @@ MathVal mp_nan_passed(MathTarget *t, MathType real, MathVal x, MathVal y) {
 
 /* ---- exp ---- */
 
-/* a b + c as exp computes it: one fma, or where the format's exp is
- * unfused (f32) a multiply and an add, each rounded. Every target does
- * the same, so the unfused form needs no FMA instruction and no
- * emulation of one (x86's sse4 has none). */
-static MathVal exp_multiply_add(MathTarget *t, const MathFormat *f, MathVal a, MathVal b, MathVal c) {
-  if (!f->exp_unfused) return mp_op(t, MATH_FMA, f->real, a, b, c);
-  return mp_binary(t, MATH_ADD, f->real, mp_binary(t, MATH_MUL, f->real, a, b), c);
-}
-
-/* exp's polynomial c[0] + c[1] v + ... by Estrin's scheme: the pairs
- * c[2i] + c[2i+1] v (independent of each other), then Horner's rule in
- * v2 = v^2 over the pairs; each step exp_multiply_add, with the value
- * first and the constant second (x86 folds a constant second operand
- * into the instruction). Fewer dependent steps than Horner's rule, as
- * many operations. f64 (fused) keeps Horner's rule (mp_polynomial). */
-static MathVal exp_polynomial(MathTarget *t, const MathFormat *f, const MathTable *table, MathVal v, MathVal v2) {
-  int last = table->count - 1;
-  MathVal p = mp_real(t, f->real, table_entry(table, last));
-  if (last % 2 == 1) {
-    MathVal c_low = mp_real(t, f->real, table_entry(table, last - 1));
-    p = exp_multiply_add(t, f, v, p, c_low);
-  }
-  for (int k = last - 2 + last % 2; k >= 0; k -= 2) {
-    MathVal c_high = mp_real(t, f->real, table_entry(table, k + 1));
-    MathVal c_low = mp_real(t, f->real, table_entry(table, k));
-    MathVal pair = exp_multiply_add(t, f, v, c_high, c_low);
-    p = exp_multiply_add(t, f, v2, p, pair);
-  }
-  return p;
-}
-
-/* n = round(x log2 e), from x log2 e plus the rounding constant (one fma,
- * or unfused two roundings: any integer near x log2 e serves, as long as
- * every target picks the same): a float holding an integer. */
+/* n = round(x log2 e), from one fma with the rounding constant: a float
+ * holding an integer. */
 static MathVal exp_quotient(MathTarget *t, const MathFormat *f, MathVal x) {
   MathType real = f->real;
   MathVal log2e = mp_real(t, real, f->log2e);
   MathVal shifter = mp_real(t, real, f->round_shifter);
-  MathVal shifted = exp_multiply_add(t, f, x, log2e, shifter);
+  MathVal shifted = mp_op(t, MATH_FMA, real, x, log2e, shifter);
   return mp_binary(t, MATH_SUB, real, shifted, shifter);
 }
 
-/* x = n ln2 + r with |r| about ln2/2, ln2 in two parts: x - n EXP_LN2_HI
- * is exact, fused or not (see MATHREF_EXP_LN2_HI, MATHREF_LN2_HI_F64).
- * Returns r, and n. */
+/* x = n ln2 + r with |r| <= ln2/2, ln2 in two parts (x - n LN2_HI is
+ * exact inside the fma, see MATHREF_LN2_HI). Returns r, and n. */
 static MathVal exp_reduce(MathTarget *t, const MathFormat *f, MathVal x, MathVal *n) {
   MathType real = f->real;
   *n = exp_quotient(t, f, x);
-  MathVal minus_ln2_hi = mp_real(t, real, -f->exp_ln2_hi);
-  MathVal r = exp_multiply_add(t, f, *n, minus_ln2_hi, x);
-  MathVal minus_ln2_lo = mp_real(t, real, -f->exp_ln2_lo);
-  return exp_multiply_add(t, f, *n, minus_ln2_lo, r);
+  MathVal minus_ln2_hi = mp_real(t, real, -f->ln2_hi);
+  MathVal r = mp_op(t, MATH_FMA, real, *n, minus_ln2_hi, x);
+  MathVal minus_ln2_lo = mp_real(t, real, -f->ln2_lo);
+  return mp_op(t, MATH_FMA, real, *n, minus_ln2_lo, r);
 }
 
-/* exp(x) = 2^n e^r, e^r = 1 + r + r^2 P(r) (f32 without fma: see
- * exp_multiply_add). x is first clamped to where the result is neither 0
- * nor inf anyway. 2^n is applied in two halves, each a normal power of
- * two, the first product exact; or by the target's scale
- * (MathTarget.scale), which gives the same bits. A subnormal result is
- * rounded twice, p to the format and then onto the subnormal grid (at
- * most 0.75 ulp; docs/math.md says why it stays). */
+/* exp(x) = 2^n e^r, e^r = 1 + r + r^2 P(r). x is first clamped to where
+ * the result is neither 0 nor inf anyway. 2^n is applied in two halves,
+ * each a normal power of two, the first product exact; or by the
+ * target's scale (MathTarget.scale), which gives the same bits. A
+ * subnormal result is rounded twice, p to the format and then onto the
+ * subnormal grid (at most 0.75 ulp; docs/math.md says why it stays). */
 MathVal math_program_exp(MathTarget *t, const MathFormat *f, MathVal x) {
   int scope = mp_scope_begin(t);
   MathType real = f->real, integer = f->integer;
   MathVal n;
   MathVal r = exp_reduce(t, f, clamp(t, real, x, f->exp_low, f->exp_high), &n);
+  MathVal poly = mp_polynomial(t, real, &f->exp_table, r);
   MathVal r2 = mp_binary(t, MATH_MUL, real, r, r);
-  MathVal poly = f->exp_unfused ? exp_polynomial(t, f, &f->exp_table, r, r2) : mp_polynomial(t, real, &f->exp_table, r);
-  MathVal q = exp_multiply_add(t, f, r2, poly, r);
   MathVal one = mp_real(t, real, 1.0);
-  MathVal p = mp_binary(t, MATH_ADD, real, q, one);
+  MathVal p = mp_binary(t, MATH_ADD, real, one, mp_op(t, MATH_FMA, real, r2, poly, r));
   MathVal y;
   if (!t->scale || !t->scale(t, real, p, n, &y)) {
     MathVal ni = mp_unary(t, MATH_TO_INT, real, n);

@@ -144,13 +144,6 @@ typedef struct MathFormat {
   double log2e, ln2_hi, ln2_lo;
   double exp_low, exp_high; /* exp's argument is clamped to these */
   MathTable exp_table;      /* (e^r - 1 - r) / r^2 */
-  /* exp's reduction and polynomial without fma (f32): each a b + c is a
-   * multiply and an add, so that a target without an FMA instruction
-   * (x86's sse4) gives the same bits without emulating one; ln 2 in parts
-   * exp_ln2_hi (few bits: n exp_ln2_hi is exact) + exp_ln2_lo. f64 keeps
-   * its fmas and ln2_hi, ln2_lo. */
-  bool exp_unfused;
-  double exp_ln2_hi, exp_ln2_lo;
   /* expm1: its lower clamp, below which it returns x, its table, and
    * whether r keeps what its rounding lost (f64) */
   double expm1_low, expm1_tiny;

@@ -59,18 +59,13 @@ extern const uint32_t mathref_two_over_pi_windows[106][3];
 #define MATHREF_ROUND_SHIFTER_F32 0x1.8p23f
 #define MATHREF_ROUND_SHIFTER_F64 0x1.8p52
 
-/* ln 2 in two parts, for log's e ln 2 (exp's are EXP_LN2_HI, EXP_LN2_LO
- * below): LN2_HI has 21 significant bits, LN2_LO the rest. */
+/* ln 2 in two parts. Inside an FMA, x - n LN2_HI is exact for the x that
+ * exp lets through: the difference is below 0.35 and has no bits below
+ * 2^-25, so it fits a float, and x - n ln2 loses nothing to
+ * cancellation. */
 #define MATHREF_LN2_HI 0x1.62e43p-1f
 #define MATHREF_LN2_LO -0x1.05c61p-29f
 #define MATHREF_LOG2E 0x1.715476p+0f
-/* ln 2 in two parts for exp's reduction without an FMA: EXP_LN2_HI has 15
- * significant bits, so n EXP_LN2_HI is exact for |n| < 2^9 (exp's n lies
- * in [-150, 128]), and x - n EXP_LN2_HI is exact too: for n != 0, |x| >
- * 1/4, both are multiples of 2^-25 and the difference is below 1/2.
- * EXP_LN2_LO is ln 2 - EXP_LN2_HI rounded to f32 (off by 2^-44). */
-#define MATHREF_EXP_LN2_HI 0x1.62e4p-1f
-#define MATHREF_EXP_LN2_LO 0x1.7f7d1cp-20f
 #define MATHREF_LOG2E_F64 0x1.71547652b82fep+0
 
 /* The bits of sqrt(1/2): a float minus these bits splits into an exponent
