@@ -674,7 +674,7 @@ static void emit_identity(KernelX86 *x, Opcode reducer, int vectors, int lanes) 
  * partial unless a NaN was seen (its blends decide which NaN wins) or a
  * lane came out ±0 (which zero wins depends on the order of equal
  * values): then it jumps to `exact`, which runs the row again in order. */
-static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exact) {
+static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exact, bool scaling) {
   const Kernel *k = x->k;
   enum { GROUPS = 4 };
   bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
@@ -686,7 +686,8 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int g = 0; g < GROUPS; g++) {
-    if (!emit_group(x, body, g > 0)) return false;
+    if (scaling) kernel_x86_emit_row_scaling_vector(x);
+    if (!emit_group(x, body, g > 0 || scaling)) return false;
     X86Reg e = x86_zmm(vector_source(x, element, S0));
     X86Reg acc = x86_zmm(PARTIAL_REGISTER + g);
     EMIT(op, reg(acc), reg(e), reg(acc));
@@ -714,7 +715,7 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
  * wins: each element's NaN lanes (vcmpunordps) are or'ed into register
  * `nans`, tested once after the loop; where no register is free for it
  * (nans < 0), each vector is tested and branches on its own. */
-static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Label exact, int nans) {
+static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Label exact, int nans, bool scaling) {
   const Kernel *k = x->k;
   bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
   int vectors = REDUCE_PARTIALS / x->lanes;
@@ -730,7 +731,8 @@ static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Labe
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < vectors; u++) {
-    if (!emit_group(x, body, u > 0)) return false;
+    if (scaling) kernel_x86_emit_row_scaling_vector(x);
+    if (!emit_group(x, body, u > 0 || scaling)) return false;
     int e = vector_source(x, element, S0);
     X86Operand partial = partial_home(x, u, x->lanes);
     int p = partial.kind == X86_OPERAND_REG ? x86_reg_number(partial.reg) : S1;
@@ -805,36 +807,16 @@ static void emit_tree_fold(KernelX86 *x, X86Label combine, X86Label done) {
   EMIT(X86_JMP, x86_rel(done));
 }
 
-bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
+/* The sum's loop over whole groups of REDUCE_PARTIALS elements; with
+ * `scaling`, each vector of the group beside a vector of the row handed
+ * on (kernel_x86_hand_on_row_scaling). */
+static bool emit_sum_loop(KernelX86 *x, int body, int element, bool fast, bool scaling) {
   const Kernel *k = x->k;
-  if (!kernel_x86_find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
-  int64_t n = k->reduce_dims[k->reduce_rank - 1];
   const KernelOp *add = &k->ops[x->reduce_combine];
-  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
-  x->lanes = lanes;
-  bool ok;
-  int body = emit_loop_prologue(x, &ok);
-  if (!ok) return x->lanes = 0, false;
+  int lanes = x->lanes;
+  int64_t n = k->reduce_dims[k->reduce_rank - 1];
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
-  X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb), done = x86_label_new(x->cb);
-  bool fast = x->schedule.phases[x->phase].rerun_exact; /* never with chunks: kernel_x86_schedule.c */
-  int nans = -1; /* the avx2 fast loop's NaN lanes, where a register is free */
-  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x))) {
-    int partials = REDUCE_PARTIALS / lanes;
-    uint32_t chosen = fast ? free_loop_registers(x, partials + 1) : 0;
-    if (chosen) nans = __builtin_ctz(chosen), chosen &= ~(1u << nans);
-    else chosen = free_loop_registers(x, partials);
-    x->loop_vector_registers = chosen;
-    x->loop_reserved_registers = nans >= 0 ? 1u << nans : 0;
-  }
-  if (fast) {
-    bool emitted = x->cpu->level == CPU_LEVEL_AVX512 ? emit_fast_max_min(x, body, element, exact)
-                                                     : emit_nan_tested_max_min(x, body, element, exact, nans);
-    if (!emitted) return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
-    emit_tree_fold(x, combine, done);
-    x86_label_bind(x->cb, exact);
-  }
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers%s", REDUCE_PARTIALS, lanes,
                    x->cpu->level != CPU_LEVEL_AVX512 && !x->loop_vector_registers ? " (kept in the frame)" : "");
   Opcode reducer = add->op;
@@ -844,7 +826,8 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
-    if (!emit_group(x, body, u > 0 || fast))
+    if (scaling) kernel_x86_emit_row_scaling_vector(x);
+    if (!emit_group(x, body, u > 0 || fast || scaling))
       return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
@@ -879,6 +862,65 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
   }
   EMIT(X86_JLE, x86_rel(head));
+  return true;
+}
+
+bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
+  const Kernel *k = x->k;
+  if (!kernel_x86_find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  x->lanes = lanes;
+  bool ok;
+  int body = emit_loop_prologue(x, &ok);
+  if (!ok) return x->lanes = 0, false;
+  X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  bool fast = x->schedule.phases[x->phase].rerun_exact; /* never with chunks: kernel_x86_schedule.c */
+  int nans = -1; /* the avx2 fast loop's NaN lanes, where a register is free */
+  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x))) {
+    int partials = REDUCE_PARTIALS / lanes;
+    uint32_t chosen = fast ? free_loop_registers(x, partials + 1) : 0;
+    if (chosen) nans = __builtin_ctz(chosen), chosen &= ~(1u << nans);
+    else chosen = free_loop_registers(x, partials);
+    x->loop_vector_registers = chosen;
+    x->loop_reserved_registers = nans >= 0 ? 1u << nans : 0;
+  }
+  /* The row handed on is divided in this loop's trips where the loop runs
+   * every trip (the avx2 fast loop only with its NaN register, else it may
+   * leave early for the exact loop), else in a loop of its own first. */
+  bool scaling = kernel_x86_scales_previous_row(x);
+  bool in_trips = x->cpu->level == CPU_LEVEL_AVX512 || !fast || nans >= 0;
+  if (scaling && !in_trips) {
+    x86_listing_note(x->cb, "the row handed on, divided");
+    kernel_x86_emit_row_scaling_loop(x);
+  }
+  scaling = scaling && in_trips;
+  if (fast) {
+    X86Label tree = x86_label_new(x->cb);
+    for (int copy = scaling ? 0 : 1; copy < 2; copy++) {
+      X86Label plain = x86_label_new(x->cb);
+      if (copy == 0) {
+        x86_listing_note(x->cb, "the row handed on divided in this loop (every row but the first of the range)");
+        kernel_x86_emit_unless_row_handed_on(x, plain);
+      }
+      bool emitted = x->cpu->level == CPU_LEVEL_AVX512 ? emit_fast_max_min(x, body, element, exact, copy == 0)
+                                                       : emit_nan_tested_max_min(x, body, element, exact, nans, copy == 0);
+      if (!emitted) return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
+      if (copy == 0) EMIT(X86_JMP, x86_rel(tree));
+      x86_label_bind(x->cb, plain);
+    }
+    x86_label_bind(x->cb, tree);
+    emit_tree_fold(x, combine, done);
+    x86_label_bind(x->cb, exact);
+  } else if (scaling) {
+    X86Label plain = x86_label_new(x->cb);
+    x86_listing_note(x->cb, "the row handed on divided in this loop (every row but the first of the range)");
+    kernel_x86_emit_unless_row_handed_on(x, plain);
+    if (!emit_sum_loop(x, body, element, fast, true)) return false;
+    EMIT(X86_JMP, x86_rel(combine));
+    x86_label_bind(x->cb, plain);
+  }
+  if (!emit_sum_loop(x, body, element, fast, false)) return false;
   x86_label_bind(x->cb, combine);
   /* partials in registers 0..12 go to the frame, where the combine reads
    * them, before vzeroupper clears their upper halves */
