@@ -276,6 +276,22 @@ static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
   return kernel_x86_slot(x->address_slot + x->address_slots[i], 8);
 }
 
+/* The loop's inner index (KOP_RINDEX) where every op that reads it is a
+ * row access, addressed by its row pointer plus r14 (emit_vector_memory):
+ * nothing reads the register it would be copied into, so the SIMD loops
+ * leave it out (the scalar loops still compute it). */
+static bool index_only_addresses_rows(const KernelX86 *x, int i) {
+  const Kernel *k = x->k;
+  if (k->ops[i].kop != KOP_RINDEX) return false;
+  for (int j = i + 1; j < k->op_count; j++) {
+    const KernelOp *op = &k->ops[j];
+    bool row_access = (op->kop == KOP_LOAD || op->kop == KOP_STORE) && x->address_slots[j] >= 0;
+    for (int a = 0; a < op->arg_count; a++)
+      if (op->args[a] == i && !x->dead[j] && (!row_access || (op->kop == KOP_STORE && a == 0))) return false;
+  }
+  return true;
+}
+
 /* Before the loop: each row access's address at inner index 0. */
 static bool reuse_in_frame(const KernelX86 *x) {
   return x->k->kind == KERNEL_ROW && x->schedule.phases[x->k->phase_count - 1].reuse_in_frame;
@@ -534,7 +550,7 @@ static bool emit_row_loop(KernelX86 *x, int body) {
   const Instruction *last = NULL;
   int reused = x->schedule.phases[x->phase].reuse_as;
   for (int i = body; i < k->op_count; i++) {
-    if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || x->dead[i]) continue;
+    if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || x->dead[i] || index_only_addresses_rows(x, i)) continue;
     kernel_x86_note_origin(x, i, &last);
     if (i == reused) {
       x86_listing_note(x->cb, "%%%d read back from the %s, where phase %d stored it", i,
@@ -643,7 +659,7 @@ static bool emit_group(KernelX86 *x, int body, bool noted) {
   const Instruction *last = NULL;
   for (int i = body; i < k->op_count; i++) {
     if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine ||
-        i == x->reduce_write)
+        i == x->reduce_write || index_only_addresses_rows(x, i))
       continue;
     if (!noted) kernel_x86_note_origin(x, i, &last);
     if (prefetch && k->ops[i].kop == KOP_LOAD && x->address_slots[i] >= 0) {
