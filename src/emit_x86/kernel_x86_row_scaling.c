@@ -83,7 +83,6 @@ void kernel_x86_emit_row_scaling_loop(KernelX86 *x) {
 void kernel_x86_emit_last_row_scaling(KernelX86 *x) {
   x86_listing_note(x->cb, "the last row handed on, divided");
   x->lanes = x->schedule.phases[x->k->phase_count - 1].lanes;
-  kernel_x86_emit_row_scaling_loop(x);
+  kernel_x86_emit_row_scaling_loop(x); /* the function's exit clears the upper halves */
   x->lanes = 0;
-  x86_emit0(x->cb, X86_VZEROUPPER);
 }
