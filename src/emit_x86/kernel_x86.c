@@ -425,6 +425,7 @@ static bool emit_function(KernelX86 *x) {
   /* Six pushes leave rsp 8 below a 16-byte boundary; an odd slot count
    * realigns it (nothing here needs it, but a debugger likes it). */
   int frame_slots = x->slot_count | 1;
+  x->pointer_register_slot[0] = x->pointer_register_slot[1] = -1; /* no row pointer in a register yet */
   for (int r = 0; r < SAVED_COUNT; r++) EMIT(X86_PUSH, reg(saved_registers[r]));
   EMIT(X86_SUB, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);

@@ -95,6 +95,10 @@ typedef struct KernelX86 {
    * row_buffer_pointer_slot (set at entry). streaming: the ROW loop
    * being emitted stores non-temporally. */
   int row_buffer_slot, row_buffer_pointer_slot;
+  /* In a phase's SIMD loop: the row pointer of address slot
+   * pointer_register_slot[r] held in pointer_registers[r] (rbp, r15: no
+   * value's home, callee-saved), so its accesses need no reload; -1: none. */
+  int pointer_register_slot[2];
   /* schedule in_next_row: the ROW phase's divisor (f32) in slot
    * scaling_slot, its output row's address in the next (0: no row handed
    * on yet), for the next row's loop or the end of the range. */

@@ -317,6 +317,52 @@ static bool emit_row_pointers(KernelX86 *x) {
   return true;
 }
 
+/* Row pointers in registers (x->pointer_register_slot): rbp and r15 where
+ * no value of the kernel lives in them. Both are callee-saved and written
+ * by nothing else in a kernel, so they keep a loop's row pointers through
+ * its trips and the loops of its phase (the exact rerun of a maximum). */
+static const X86Reg pointer_registers[2] = {X86_RBP, X86_R15};
+
+static bool pointer_register_free(const KernelX86 *x, X86Reg r) {
+  for (int v = 0; v < x->k->op_count; v++) {
+    const ValueHome *s = &x->scalar_homes[v], *w = &x->vector_homes[v];
+    if ((s->value_class == VALUE_GPR && !s->spilled && s->reg == r) ||
+        (w->value_class == VALUE_GPR && !w->spilled && w->reg == r))
+      return false;
+  }
+  return true;
+}
+
+static void forget_pointer_registers(KernelX86 *x) { x->pointer_register_slot[0] = x->pointer_register_slot[1] = -1; }
+
+/* The first two row pointers of the loop's accesses into free pointer
+ * registers, after emit_row_pointers wrote their slots. */
+static void load_pointer_registers(KernelX86 *x) {
+  const Kernel *k = x->k;
+  forget_pointer_registers(x);
+  int early_store = reuse_in_frame(x) ? -1 : reuse_store(x);
+  int next = 0;
+  for (int i = 0; i < k->op_count && next < 2; i++) {
+    if ((!kernel_x86_in_vector_loop(x, &k->ops[i]) && i != early_store) || x->address_slots[i] < 0 || x->dead[i])
+      continue;
+    int slot = x->address_slots[i];
+    if (slot == x->pointer_register_slot[0] || slot == x->pointer_register_slot[1]) continue;
+    while (next < 2 && !pointer_register_free(x, pointer_registers[next])) next++;
+    if (next == 2) break;
+    x->pointer_register_slot[next] = slot;
+    EMIT(X86_MOV, reg(pointer_registers[next]), row_pointer_slot(x, i));
+    next++;
+  }
+}
+
+/* Row access i's row pointer: its register, or r11 loaded from its slot. */
+static X86Reg row_pointer(KernelX86 *x, int i) {
+  for (int r = 0; r < 2; r++)
+    if (x->pointer_register_slot[r] == x->address_slots[i]) return pointer_registers[r];
+  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
+  return KX_SCRATCH_ADDRESS;
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
@@ -324,9 +370,8 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
   X86Operand m;
   if (x->address_slots[i] >= 0 && x->k->kind != KERNEL_LOOP) {
     /* r14 is the inner reduced index in the phase's SIMD loop */
-    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
     int size = type_byte_size(s->type);
-    m = x86_mem_index(size, KX_SCRATCH_ADDRESS, KX_INNER, size, 0);
+    m = x86_mem_index(size, row_pointer(x, i), KX_INNER, size, 0);
   } else if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s,
                                          store ? 1 : 0, &m)) {
     return false;
@@ -522,14 +567,14 @@ static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
 static int emit_loop_prologue(KernelX86 *x, bool *ok) {
   int body = emit_invariant_prefix(x, ok);
   if (*ok) *ok = emit_row_pointers(x);
+  if (*ok) load_pointer_registers(x);
   return body;
 }
 
 /* The f32 element at r14 of row access i's row: [row pointer + 4 r14],
  * as wide as the loop's vectors. */
 static X86Operand row_element(KernelX86 *x, int i) {
-  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
-  return x86_mem_index(vector_bytes(x), KX_SCRATCH_ADDRESS, KX_INNER, 4, 0);
+  return x86_mem_index(vector_bytes(x), row_pointer(x, i), KX_INNER, 4, 0);
 }
 
 /* Where phase x->phase stores, or the ROW phase reads back, the value
@@ -591,6 +636,7 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   ok = emit_row_loop(x, body);
   x86_label_bind(x->cb, done);
   x->lanes = 0;
+  forget_pointer_registers(x);
   if (!ok) return false;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   return true;
@@ -664,8 +710,7 @@ static bool emit_group(KernelX86 *x, int body, bool noted) {
     if (!noted) kernel_x86_note_origin(x, i, &last);
     if (prefetch && k->ops[i].kop == KOP_LOAD && x->address_slots[i] >= 0) {
       /* the same place in the next row (schedule.phases[].prefetch_row_bytes) */
-      EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
-      EMIT(X86_PREFETCHT0, x86_mem_index(1, KX_SCRATCH_ADDRESS, KX_INNER, 4, prefetch));
+      EMIT(X86_PREFETCHT0, x86_mem_index(1, row_pointer(x, i), KX_INNER, 4, prefetch));
     }
     if (!kernel_x86_emit_op(x, i)) return false;
     if (i == reused) { /* for the ROW phase to read back */
@@ -944,6 +989,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     vector_move(x, partial_operand(x, u * lanes, 4 * lanes), partial_home(x, u, lanes));
   x->loop_vector_registers = x->loop_reserved_registers = 0;
   x->lanes = 0;
+  forget_pointer_registers(x);
   /* zmm28 is past zmm15: vzeroupper keeps it */
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   emit_partials_combine(x);

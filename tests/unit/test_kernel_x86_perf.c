@@ -621,10 +621,16 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
     int stores = stack_stores(text);
     EXPECT(stores == 4 && strstr(text, "the vector math's constants"), "%d stores of zmm or immediates to the stack:\n%s",
            stores, text);
-    /* the 21 row accesses (see above) address their
-     * row's pointer plus r14, with no index arithmetic in the loops */
-    int row_accesses = 0;
+    /* the 21 row accesses (see above) address their row's pointer (in
+     * rbp or r15 through a loop, else r11 loaded from its slot) plus
+     * r14, with no index arithmetic in the loops; the max's and the
+     * sum's loops keep theirs in registers */
+    int row_accesses = 0, in_registers = 0;
     for (const char *p = text; (p = strstr(p, "(%r11,%r14,4)")) != NULL; p++) row_accesses++;
+    for (const char *p = text; (p = strstr(p, "(%rbp,%r14,4)")) != NULL; p++) in_registers++;
+    for (const char *p = text; (p = strstr(p, "(%r15,%r14,4)")) != NULL; p++) in_registers++;
+    row_accesses += in_registers;
+    EXPECT(in_registers >= 8 + 2, "%d accesses through a row pointer in a register:\n%s", in_registers, text);
     EXPECT(row_accesses == 21, "%d accesses through a row pointer:\n%s", row_accesses, text);
     /* the partials leave zmm28 by vextractf32x4 into the combine, and the
      * accumulator stays in a register through it: no load of the
