@@ -296,8 +296,10 @@ static bool emit_row_body(KernelX86 *x) {
     emit_acc_next_reset(x);
     int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
     if (x->split == SPLIT_COMBINE) emit_chunk_fold(x);
-    for (int p = 0; p < phases && x->split != SPLIT_COMBINE; p++)
-      if (!emit_reduce_nest(x, p)) return false;
+    for (int p = 0; p < phases && x->split != SPLIT_COMBINE; p++) {
+      if (k->kind == KERNEL_ROW && x->schedule.phases[p].in_next_row) kernel_x86_hand_on_row_scaling(x);
+      else if (!emit_reduce_nest(x, p)) return false;
+    }
     return emit_block(x, KBLOCK_POST, 0);
   }
   int outer = k->rank > 0 ? k->rank - 1 : 0;
@@ -425,6 +427,7 @@ static bool emit_function(KernelX86 *x) {
   /* Six pushes leave rsp 8 below a 16-byte boundary; an odd slot count
    * realigns it (nothing here needs it, but a debugger likes it). */
   int frame_slots = x->slot_count | 1;
+  x->pointer_register_slot[0] = x->pointer_register_slot[1] = -1; /* no row pointer in a register yet */
   for (int r = 0; r < SAVED_COUNT; r++) EMIT(X86_PUSH, reg(saved_registers[r]));
   EMIT(X86_SUB, reg(X86_RSP), x86_imm(8 * (int64_t)frame_slots));
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
@@ -437,6 +440,8 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_MOV, reg(KX_BUFFERS), reg(X86_RDI));
   EMIT(X86_MOV, reg(KX_ROW), reg(X86_RSI));
   EMIT(X86_LEA, reg(KX_ROW_END), x86_mem_index(8, X86_RSI, X86_RDX, 1, 0));
+  bool next_row_scaling = x->k->kind == KERNEL_ROW && x->schedule.phases[x->k->phase_count - 1].in_next_row;
+  if (next_row_scaling) kernel_x86_clear_row_scaling(x);
   X86Label exit = x86_label_new(x->cb), row = x86_label_new(x->cb);
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JGE, x86_rel(exit));
@@ -450,6 +455,7 @@ static bool emit_function(KernelX86 *x) {
   EMIT(X86_CMP, reg(KX_ROW), reg(KX_ROW_END));
   EMIT(X86_JL, x86_rel(row));
   x86_label_bind(x->cb, exit);
+  if (next_row_scaling) kernel_x86_emit_last_row_scaling(x);
   /* non-temporal stores are weakly ordered: all of them before the
    * thread says it is done */
   if (streams_stores(x)) x86_emit0(x->cb, X86_SFENCE);
@@ -544,7 +550,8 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   x.column_acc_slot = x.math_slot + (x.vectorized_lanes ? KX_VECTOR_MATH_SLOTS : KX_MATH_SLOTS);
   x.row_buffer_pointer_slot = x.column_acc_slot + (x.columns ? KX_COLUMN_ACC_SLOTS * k->acc_count : 0);
   x.row_buffer_slot = x.row_buffer_pointer_slot + 1;
-  x.slot_count = x.row_buffer_slot + row_buffer_slots(&x);
+  x.scaling_slot = x.row_buffer_slot + row_buffer_slots(&x);
+  x.slot_count = x.scaling_slot + 2;
   /* The frame lives on the calling thread's stack. */
   if (ok && x.slot_count > (1 << 17))
     ok = status_error(st, STATUS_UNSUPPORTED, "kernel %s: %d spilled values need a stack frame past 1 MiB", k->name,

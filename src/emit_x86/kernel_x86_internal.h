@@ -99,6 +99,14 @@ typedef struct KernelX86 {
    * row_buffer_pointer_slot (set at entry). streaming: the ROW loop
    * being emitted stores non-temporally. */
   int row_buffer_slot, row_buffer_pointer_slot;
+  /* In a phase's SIMD loop: the row pointer of address slot
+   * pointer_register_slot[r] held in pointer_registers[r] (rbp, r15: no
+   * value's home, callee-saved), so its accesses need no reload; -1: none. */
+  int pointer_register_slot[2];
+  /* schedule in_next_row: the ROW phase's divisor (f32) in slot
+   * scaling_slot, its output row's address in the next (0: no row handed
+   * on yet), for the next row's loop or the end of the range. */
+  int scaling_slot;
   bool streaming;
   /* Tables of minifloat values after the code (kernel_x86_narrow.c). */
   bool narrow_table_used[TYPE_COUNT];
@@ -277,6 +285,22 @@ int kernel_x86_vector_phase_lanes(KernelX86 *x);
 /* The ROW phase's SIMD loop over whole vectors, leaving r14 at the first
  * element it did not cover. */
 bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes);
+/* kernel_x86_row_scaling.c: the ROW phase run in the next row's first
+ * loop (schedule in_next_row). At entry no row is handed on; after the
+ * phase before the ROW phase a row hands on its divisor and output row;
+ * the next row's first loop (kernel_x86_scales_previous_row) divides one
+ * vector of it at r14 beside each of its own (the scaling vector, in
+ * scratch registers), or in a loop of its own (the scaling loop); after
+ * the rows the last row handed on is divided. The loops' copy with the
+ * vectors runs where a row is handed on (kernel_x86_emit_unless_row_handed_on
+ * jumps to the copy without them). */
+void kernel_x86_clear_row_scaling(KernelX86 *x);
+void kernel_x86_hand_on_row_scaling(KernelX86 *x);
+bool kernel_x86_scales_previous_row(const KernelX86 *x);
+void kernel_x86_emit_unless_row_handed_on(KernelX86 *x, X86Label skip);
+void kernel_x86_emit_row_scaling_vector(KernelX86 *x);
+void kernel_x86_emit_row_scaling_loop(KernelX86 *x);
+void kernel_x86_emit_last_row_scaling(KernelX86 *x);
 /* A gather recomputes its index values lane by lane, so none of their
  * registers may be reused before it: their lives extend to the gather
  * (kernel_x86_mark_index_slice marks them, in marked[0..i)). */

@@ -27,7 +27,9 @@
  *                  a row buffer in the frame instead, so that the output
  *                  is written once) and the second phase prefetches the
  *                  next row, so that the first phase's memory reads
- *                  overlap this row's math.
+ *                  overlap this row's math. Below it, a ROW phase that
+ *                  only divides the value read back by the sum runs in
+ *                  the next row's first loop, beside its memory reads.
  */
 #include <string.h>
 
@@ -178,26 +180,83 @@ static void choose_streaming(KernelX86 *x) {
  * phase reads from cache, not memory, and the memory reads overlap this
  * row's math. Only where each of its row loads reads [row, inner] of a
  * row-major [rows, n] buffer: the next row is n elements on. */
-static void choose_prefetch(KernelX86 *x) {
-  const Kernel *k = x->k;
-  KernelPhaseSchedule *ps = &x->schedule.phases[1];
-  if (k->phase_count < 3 || k->phase_blocks[1] != KBLOCK_REDUCE || !ps->lanes || k->rank != 1 || k->reduce_rank != 1)
-    return;
-  int bytes = 0;
+/* The bytes of a row of phase p's row loads when each reads [row, inner]
+ * of a row-major [rows, n] buffer, the same n for all (a phase that loads
+ * nothing: -1); else 0. Such a phase reads only its own row. */
+static int row_load_bytes(const Kernel *k, int p) {
+  if (k->rank != 1 || k->reduce_rank != 1) return 0;
+  int bytes = -1;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
-    if (!looped_in(op, 1) || op->kop != KOP_LOAD) continue;
+    if (!looped_in(op, p) || op->kop != KOP_LOAD) continue;
     const Shape *in = &k->inputs[op->buffer].shape;
     const KernelOp *row = &k->ops[op->args[0]];
     if (!kernel_x86_is_row_access(k, i) || in->rank != 2 || minor_dim_of(in) != 1 || row->kop != KOP_INDEX ||
         row->dim != 0 || in->dims[0] != k->dims[0] || in->dims[1] != k->reduce_dims[0])
-      return;
-    if (shape_byte_size(in) < LARGE_BYTES) return;
+      return 0;
     int row_bytes = (int)(in->dims[1] * type_byte_size(in->type));
-    if (bytes && bytes != row_bytes) return;
+    if (bytes >= 0 && bytes != row_bytes) return 0;
     bytes = row_bytes;
   }
-  ps->prefetch_row_bytes = bytes;
+  return bytes;
+}
+
+static bool loads_past_the_cache(const Kernel *k, int p) {
+  for (int i = 0; i < k->op_count; i++)
+    if (looped_in(&k->ops[i], p) && k->ops[i].kop == KOP_LOAD && shape_byte_size(&k->inputs[k->ops[i].buffer].shape) < LARGE_BYTES)
+      return false;
+  return true;
+}
+
+static void choose_prefetch(KernelX86 *x) {
+  const Kernel *k = x->k;
+  KernelPhaseSchedule *ps = &x->schedule.phases[1];
+  if (k->phase_count < 3 || k->phase_blocks[1] != KBLOCK_REDUCE || !ps->lanes) return;
+  int bytes = row_load_bytes(k, 1);
+  if (bytes > 0 && loads_past_the_cache(k, 1)) ps->prefetch_row_bytes = bytes;
+}
+
+/* Softmax's last phase, out = exp / sum, is a divide per vector, and the
+ * divide unit, which takes several cycles per vector, is most of that
+ * loop's time (a fifth of a softmax's at avx512), while the first phase
+ * (the maximum) mostly waits for the row to come from memory. So the ROW
+ * phase runs in the next row's first loop: each trip divides a vector of
+ * the row before beside its own work, and the range's last row is divided
+ * after the rows. Beside the exp's loop instead it gains nothing: the
+ * divides and the exp's multiplies share the same units. Only where the
+ * ROW phase reads back the value the phase before stored in the output
+ * (not a row buffer in the frame, which the next row overwrites), at the
+ * first phase's width, neither with a tail, and does nothing but divide it
+ * by an accumulator (final once the phase before is done) and store it;
+ * no POST op; and every phase's loads read only their own row (apart
+ * from the output's row in a donated buffer), so that row r's stores may
+ * come after row r + 1's loads. */
+static void choose_next_row_scaling(KernelX86 *x) {
+  const Kernel *k = x->k;
+  int row = k->phase_count - 1, store = kernel_x86_row_store(k);
+  KernelPhaseSchedule *rp = &x->schedule.phases[row], *first = &x->schedule.phases[0];
+  if (x->cpu->level < CPU_LEVEL_AVX2 || row < 1 || k->phase_blocks[row] != KBLOCK_ROW ||
+      k->phase_blocks[0] != KBLOCK_REDUCE || rp->reuse_as < 0 || rp->reuse_in_frame || rp->stream_stores ||
+      rp->lanes != first->lanes || rp->lane_bits != 32 || rp->tail != KTAIL_NONE || first->tail != KTAIL_NONE ||
+      store < 0)
+    return;
+  for (int p = 0; p < row; p++)
+    if (!row_load_bytes(k, p)) return;
+  const KernelOp *st = &k->ops[store], *quotient = &k->ops[st->args[0]];
+  if (quotient->kop != KOP_HLO || quotient->op != OP_DIVIDE || quotient->args[0] != rp->reuse_as) return;
+  const KernelOp *divisor = &k->ops[quotient->args[1]];
+  if (divisor->kop != KOP_ACC_READ || !looped_in(divisor, row) || !divisor->invariant) return;
+  /* the accumulator is final when the ROW phase starts: no phase after it writes it */
+  for (int i = 0; i < k->op_count; i++)
+    if (k->ops[i].kop == KOP_ACC_WRITE && k->ops[i].acc == divisor->acc && looped_in(&k->ops[i], row)) return;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->block == KBLOCK_POST) return;
+    bool allowed = i == store || i == st->args[0] || i == quotient->args[1] || i == rp->reuse_as ||
+                   op->kop == KOP_RINDEX || op->kop == KOP_INDEX || op->kop == KOP_CONSTANT;
+    if (looped_in(op, row) && !x->dead[i] && !allowed) return;
+  }
+  rp->in_next_row = true;
 }
 
 /* A maximum or minimum at avx512 is one vmaxps per 16 elements, but each
@@ -273,7 +332,7 @@ static bool choose_columns(KernelX86 *x, int phases) {
   for (int p = 0; p < phases; p++) {
     bool row = k->kind == KERNEL_ROW && k->phase_blocks[p] == KBLOCK_ROW;
     s->phases[p] = (KernelPhaseSchedule){lanes, 32, 1, row ? 0 : k->acc_count, false, false,
-                                         tail_of(k->dims[k->rank - 1], lanes, false), -1, -1, false, false, false, 0};
+                                         tail_of(k->dims[k->rank - 1], lanes, false), -1, -1, false, false, false, false, 0};
   }
   s->phases[phases - 1].in_previous_loop = row_phase_fits_in_previous_loop(k);
   return true;
@@ -293,7 +352,7 @@ void kernel_x86_plan(KernelX86 *x) {
     int64_t n = k->rank > 0 ? k->dims[k->rank - 1] : 1;
     s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false, false,
                                          lanes ? tail_of(n, lanes, kernel_x86_vector_tail_maskable(x)) : KTAIL_NONE,
-                                         -1, -1, false, false, false, 0};
+                                         -1, -1, false, false, false, false, 0};
     return;
   }
   int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;
@@ -320,6 +379,7 @@ void kernel_x86_plan(KernelX86 *x) {
     choose_reuse(x);
     choose_streaming(x);
     choose_prefetch(x);
+    choose_next_row_scaling(x);
   }
 }
 

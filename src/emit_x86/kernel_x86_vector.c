@@ -276,6 +276,22 @@ static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
   return kernel_x86_slot(x->address_slot + x->address_slots[i], 8);
 }
 
+/* The loop's inner index (KOP_RINDEX) where every op that reads it is a
+ * row access, addressed by its row pointer plus r14 (emit_vector_memory):
+ * nothing reads the register it would be copied into, so the SIMD loops
+ * leave it out (the scalar loops still compute it). */
+static bool index_only_addresses_rows(const KernelX86 *x, int i) {
+  const Kernel *k = x->k;
+  if (k->ops[i].kop != KOP_RINDEX) return false;
+  for (int j = i + 1; j < k->op_count; j++) {
+    const KernelOp *op = &k->ops[j];
+    bool row_access = (op->kop == KOP_LOAD || op->kop == KOP_STORE) && x->address_slots[j] >= 0;
+    for (int a = 0; a < op->arg_count; a++)
+      if (op->args[a] == i && !x->dead[j] && (!row_access || (op->kop == KOP_STORE && a == 0))) return false;
+  }
+  return true;
+}
+
 /* Before the loop: each row access's address at inner index 0. */
 static bool reuse_in_frame(const KernelX86 *x) {
   return x->k->kind == KERNEL_ROW && x->schedule.phases[x->k->phase_count - 1].reuse_in_frame;
@@ -349,6 +365,52 @@ bool kernel_x86_emit_loop_row_pointers(KernelX86 *x) {
   return true;
 }
 
+/* Row pointers in registers (x->pointer_register_slot): rbp and r15 where
+ * no value of the kernel lives in them. Both are callee-saved and written
+ * by nothing else in a kernel, so they keep a loop's row pointers through
+ * its trips and the loops of its phase (the exact rerun of a maximum). */
+static const X86Reg pointer_registers[2] = {X86_RBP, X86_R15};
+
+static bool pointer_register_free(const KernelX86 *x, X86Reg r) {
+  for (int v = 0; v < x->k->op_count; v++) {
+    const ValueHome *s = &x->scalar_homes[v], *w = &x->vector_homes[v];
+    if ((s->value_class == VALUE_GPR && !s->spilled && s->reg == r) ||
+        (w->value_class == VALUE_GPR && !w->spilled && w->reg == r))
+      return false;
+  }
+  return true;
+}
+
+static void forget_pointer_registers(KernelX86 *x) { x->pointer_register_slot[0] = x->pointer_register_slot[1] = -1; }
+
+/* The first two row pointers of the loop's accesses into free pointer
+ * registers, after emit_row_pointers wrote their slots. */
+static void load_pointer_registers(KernelX86 *x) {
+  const Kernel *k = x->k;
+  forget_pointer_registers(x);
+  int early_store = reuse_in_frame(x) ? -1 : reuse_store(x);
+  int next = 0;
+  for (int i = 0; i < k->op_count && next < 2; i++) {
+    if ((!kernel_x86_in_vector_loop(x, &k->ops[i]) && i != early_store) || x->address_slots[i] < 0 || x->dead[i])
+      continue;
+    int slot = x->address_slots[i];
+    if (slot == x->pointer_register_slot[0] || slot == x->pointer_register_slot[1]) continue;
+    while (next < 2 && !pointer_register_free(x, pointer_registers[next])) next++;
+    if (next == 2) break;
+    x->pointer_register_slot[next] = slot;
+    EMIT(X86_MOV, reg(pointer_registers[next]), row_pointer_slot(x, i));
+    next++;
+  }
+}
+
+/* Row access i's row pointer: its register, or r11 loaded from its slot. */
+static X86Reg row_pointer(KernelX86 *x, int i) {
+  for (int r = 0; r < 2; r++)
+    if (x->pointer_register_slot[r] == x->address_slots[i]) return pointer_registers[r];
+  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
+  return KX_SCRATCH_ADDRESS;
+}
+
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
   bool store = op->kop == KOP_STORE;
@@ -357,9 +419,8 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
   if (x->address_slots[i] >= 0) {
     /* r14 is the inner reduced index in the phase's SIMD loop, the inner
      * loop index in a loop kernel's */
-    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
     int size = type_byte_size(s->type);
-    m = x86_mem_index(size, KX_SCRATCH_ADDRESS, KX_INNER, size, 0);
+    m = x86_mem_index(size, row_pointer(x, i), KX_INNER, size, 0);
   } else if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s,
                                          store ? 1 : 0, &m)) {
     return false;
@@ -555,14 +616,14 @@ static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
 static int emit_loop_prologue(KernelX86 *x, bool *ok) {
   int body = emit_invariant_prefix(x, ok);
   if (*ok) *ok = emit_row_pointers(x);
+  if (*ok) load_pointer_registers(x);
   return body;
 }
 
 /* The f32 element at r14 of row access i's row: [row pointer + 4 r14],
  * as wide as the loop's vectors. */
 static X86Operand row_element(KernelX86 *x, int i) {
-  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
-  return x86_mem_index(vector_bytes(x), KX_SCRATCH_ADDRESS, KX_INNER, 4, 0);
+  return x86_mem_index(vector_bytes(x), row_pointer(x, i), KX_INNER, 4, 0);
 }
 
 /* Where phase x->phase stores, or the ROW phase reads back, the value
@@ -583,7 +644,7 @@ static bool emit_row_loop(KernelX86 *x, int body) {
   const Instruction *last = NULL;
   int reused = x->schedule.phases[x->phase].reuse_as;
   for (int i = body; i < k->op_count; i++) {
-    if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || x->dead[i]) continue;
+    if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || x->dead[i] || index_only_addresses_rows(x, i)) continue;
     kernel_x86_note_origin(x, i, &last);
     if (i == reused) {
       x86_listing_note(x->cb, "%%%d read back from the %s, where phase %d stored it", i,
@@ -624,6 +685,7 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   ok = emit_row_loop(x, body);
   x86_label_bind(x->cb, done);
   x->lanes = 0;
+  forget_pointer_registers(x);
   if (!ok) return false;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   return true;
@@ -692,13 +754,12 @@ static bool emit_group(KernelX86 *x, int body, bool noted) {
   const Instruction *last = NULL;
   for (int i = body; i < k->op_count; i++) {
     if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine ||
-        i == x->reduce_write)
+        i == x->reduce_write || index_only_addresses_rows(x, i))
       continue;
     if (!noted) kernel_x86_note_origin(x, i, &last);
     if (prefetch && k->ops[i].kop == KOP_LOAD && x->address_slots[i] >= 0) {
       /* the same place in the next row (schedule.phases[].prefetch_row_bytes) */
-      EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
-      EMIT(X86_PREFETCHT0, x86_mem_index(1, KX_SCRATCH_ADDRESS, KX_INNER, 4, prefetch));
+      EMIT(X86_PREFETCHT0, x86_mem_index(1, row_pointer(x, i), KX_INNER, 4, prefetch));
     }
     if (!kernel_x86_emit_op(x, i)) return false;
     if (i == reused) { /* for the ROW phase to read back */
@@ -723,7 +784,7 @@ static void emit_identity(KernelX86 *x, Opcode reducer, int vectors, int lanes) 
  * partial unless a NaN was seen (its blends decide which NaN wins) or a
  * lane came out ±0 (which zero wins depends on the order of equal
  * values): then it jumps to `exact`, which runs the row again in order. */
-static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exact) {
+static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exact, bool scaling) {
   const Kernel *k = x->k;
   enum { GROUPS = 4 };
   bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
@@ -735,7 +796,8 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int g = 0; g < GROUPS; g++) {
-    if (!emit_group(x, body, g > 0)) return false;
+    if (scaling) kernel_x86_emit_row_scaling_vector(x);
+    if (!emit_group(x, body, g > 0 || scaling)) return false;
     X86Reg e = x86_zmm(vector_source(x, element, S0));
     X86Reg acc = x86_zmm(PARTIAL_REGISTER + g);
     EMIT(op, reg(acc), reg(e), reg(acc));
@@ -763,7 +825,7 @@ static bool emit_fast_max_min(KernelX86 *x, int body, int element, X86Label exac
  * wins: each element's NaN lanes (vcmpunordps) are or'ed into register
  * `nans`, tested once after the loop; where no register is free for it
  * (nans < 0), each vector is tested and branches on its own. */
-static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Label exact, int nans) {
+static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Label exact, int nans, bool scaling) {
   const Kernel *k = x->k;
   bool max = k->ops[x->reduce_combine].op == OP_MAXIMUM;
   int vectors = REDUCE_PARTIALS / x->lanes;
@@ -779,7 +841,8 @@ static bool emit_nan_tested_max_min(KernelX86 *x, int body, int element, X86Labe
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < vectors; u++) {
-    if (!emit_group(x, body, u > 0)) return false;
+    if (scaling) kernel_x86_emit_row_scaling_vector(x);
+    if (!emit_group(x, body, u > 0 || scaling)) return false;
     int e = vector_source(x, element, S0);
     X86Operand partial = partial_home(x, u, x->lanes);
     int p = partial.kind == X86_OPERAND_REG ? x86_reg_number(partial.reg) : S1;
@@ -854,36 +917,16 @@ static void emit_tree_fold(KernelX86 *x, X86Label combine, X86Label done) {
   EMIT(X86_JMP, x86_rel(done));
 }
 
-bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
+/* The sum's loop over whole groups of REDUCE_PARTIALS elements; with
+ * `scaling`, each vector of the group beside a vector of the row handed
+ * on (kernel_x86_hand_on_row_scaling). */
+static bool emit_sum_loop(KernelX86 *x, int body, int element, bool fast, bool scaling) {
   const Kernel *k = x->k;
-  if (!kernel_x86_find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
-  int64_t n = k->reduce_dims[k->reduce_rank - 1];
   const KernelOp *add = &k->ops[x->reduce_combine];
-  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
-  x->lanes = lanes;
-  bool ok;
-  int body = emit_loop_prologue(x, &ok);
-  if (!ok) return x->lanes = 0, false;
+  int lanes = x->lanes;
+  int64_t n = k->reduce_dims[k->reduce_rank - 1];
   /* one chunk of a split sum covers [first, end) (at least 16 elements) */
   bool chunked = x->split == SPLIT_PARTIAL && k->reduce_rank == 1;
-  X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb), done = x86_label_new(x->cb);
-  bool fast = x->schedule.phases[x->phase].rerun_exact; /* never with chunks: kernel_x86_schedule.c */
-  int nans = -1; /* the avx2 fast loop's NaN lanes, where a register is free */
-  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x))) {
-    int partials = REDUCE_PARTIALS / lanes;
-    uint32_t chosen = fast ? free_loop_registers(x, partials + 1) : 0;
-    if (chosen) nans = __builtin_ctz(chosen), chosen &= ~(1u << nans);
-    else chosen = free_loop_registers(x, partials);
-    x->loop_vector_registers = chosen;
-    x->loop_reserved_registers = nans >= 0 ? 1u << nans : 0;
-  }
-  if (fast) {
-    bool emitted = x->cpu->level == CPU_LEVEL_AVX512 ? emit_fast_max_min(x, body, element, exact)
-                                                     : emit_nan_tested_max_min(x, body, element, exact, nans);
-    if (!emitted) return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
-    emit_tree_fold(x, combine, done);
-    x86_label_bind(x->cb, exact);
-  }
   x86_listing_note(x->cb, "vector sum: %d partial sums in %d-lane registers%s", REDUCE_PARTIALS, lanes,
                    x->cpu->level != CPU_LEVEL_AVX512 && !x->loop_vector_registers ? " (kept in the frame)" : "");
   Opcode reducer = add->op;
@@ -893,7 +936,8 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
   X86Label head = x86_label_new(x->cb);
   x86_label_bind(x->cb, head);
   for (int u = 0; u < REDUCE_PARTIALS / lanes; u++) {
-    if (!emit_group(x, body, u > 0 || fast))
+    if (scaling) kernel_x86_emit_row_scaling_vector(x);
+    if (!emit_group(x, body, u > 0 || fast || scaling))
       return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
     /* partial = partial + element: the accumulator is the first operand
      * of the evaluator's add too (commutative either way, bit for bit). */
@@ -928,6 +972,65 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     EMIT(X86_CMP, reg(KX_INNER), x86_imm(n - REDUCE_PARTIALS));
   }
   EMIT(X86_JLE, x86_rel(head));
+  return true;
+}
+
+bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
+  const Kernel *k = x->k;
+  if (!kernel_x86_find_sum(x)) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: no vector sum", k->name);
+  const KernelOp *add = &k->ops[x->reduce_combine];
+  int element = add->args[0] == x->reduce_read ? add->args[1] : add->args[0];
+  x->lanes = lanes;
+  bool ok;
+  int body = emit_loop_prologue(x, &ok);
+  if (!ok) return x->lanes = 0, false;
+  X86Label exact = x86_label_new(x->cb), combine = x86_label_new(x->cb), done = x86_label_new(x->cb);
+  bool fast = x->schedule.phases[x->phase].rerun_exact; /* never with chunks: kernel_x86_schedule.c */
+  int nans = -1; /* the avx2 fast loop's NaN lanes, where a register is free */
+  if (x->cpu->level != CPU_LEVEL_AVX512 && !(is_sse(x) && loop_has_vector_math(x))) {
+    int partials = REDUCE_PARTIALS / lanes;
+    uint32_t chosen = fast ? free_loop_registers(x, partials + 1) : 0;
+    if (chosen) nans = __builtin_ctz(chosen), chosen &= ~(1u << nans);
+    else chosen = free_loop_registers(x, partials);
+    x->loop_vector_registers = chosen;
+    x->loop_reserved_registers = nans >= 0 ? 1u << nans : 0;
+  }
+  /* The row handed on is divided in this loop's trips where the loop runs
+   * every trip (the avx2 fast loop only with its NaN register, else it may
+   * leave early for the exact loop), else in a loop of its own first. */
+  bool scaling = kernel_x86_scales_previous_row(x);
+  bool in_trips = x->cpu->level == CPU_LEVEL_AVX512 || !fast || nans >= 0;
+  if (scaling && !in_trips) {
+    x86_listing_note(x->cb, "the row handed on, divided");
+    kernel_x86_emit_row_scaling_loop(x);
+  }
+  scaling = scaling && in_trips;
+  if (fast) {
+    X86Label tree = x86_label_new(x->cb);
+    for (int copy = scaling ? 0 : 1; copy < 2; copy++) {
+      X86Label plain = x86_label_new(x->cb);
+      if (copy == 0) {
+        x86_listing_note(x->cb, "the row handed on divided in this loop (every row but the first of the range)");
+        kernel_x86_emit_unless_row_handed_on(x, plain);
+      }
+      bool emitted = x->cpu->level == CPU_LEVEL_AVX512 ? emit_fast_max_min(x, body, element, exact, copy == 0)
+                                                       : emit_nan_tested_max_min(x, body, element, exact, nans, copy == 0);
+      if (!emitted) return x->lanes = 0, x->loop_vector_registers = x->loop_reserved_registers = 0, false;
+      if (copy == 0) EMIT(X86_JMP, x86_rel(tree));
+      x86_label_bind(x->cb, plain);
+    }
+    x86_label_bind(x->cb, tree);
+    emit_tree_fold(x, combine, done);
+    x86_label_bind(x->cb, exact);
+  } else if (scaling) {
+    X86Label plain = x86_label_new(x->cb);
+    x86_listing_note(x->cb, "the row handed on divided in this loop (every row but the first of the range)");
+    kernel_x86_emit_unless_row_handed_on(x, plain);
+    if (!emit_sum_loop(x, body, element, fast, true)) return false;
+    EMIT(X86_JMP, x86_rel(combine));
+    x86_label_bind(x->cb, plain);
+  }
+  if (!emit_sum_loop(x, body, element, fast, false)) return false;
   x86_label_bind(x->cb, combine);
   /* partials in registers 0..12 go to the frame, where the combine reads
    * them, before vzeroupper clears their upper halves */
@@ -935,6 +1038,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     vector_move(x, partial_operand(x, u * lanes, 4 * lanes), partial_home(x, u, lanes));
   x->loop_vector_registers = x->loop_reserved_registers = 0;
   x->lanes = 0;
+  forget_pointer_registers(x);
   /* zmm28 is past zmm15: vzeroupper keeps it */
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   emit_partials_combine(x);

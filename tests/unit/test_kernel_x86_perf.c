@@ -279,10 +279,17 @@ TEST(softmax_computes_exp_once_per_element_at_every_level) {
     EXPECT(ck != NULL, "%s", st.message);
     if (!ck) continue;
     char *text = listing_of(ck);
-    int in_row = lines_between(text, "row vector loop", "# post", "cvtt") +
-                 lines_between(text, "row vector loop", "# post", "vscalefps");
-    int in_sum = lines_between(text, "# vector sum", "row vector loop", "cvtt") +
-                 lines_between(text, "# vector sum", "row vector loop", "vscalefps");
+    /* the ROW loop, or where it runs in the next row's max loop (avx2 and
+     * up), that loop's copy with it, and the last row's loop after the rows */
+    bool handed_on = strstr(text, "the row handed on divided in this loop") != NULL;
+    const char *row_from = handed_on ? "the row handed on divided in this loop" : "row vector loop";
+    const char *row_to = handed_on ? "# op %7:" : "# post";
+    const char *sum_to = handed_on ? "the row's divisor and output row" : "row vector loop";
+    int in_row = lines_between(text, row_from, row_to, "cvtt") + lines_between(text, row_from, row_to, "vscalefps");
+    if (handed_on)
+      in_row += lines_between(text, "the last row handed on", "the vector math's constants", "cvtt") +
+                lines_between(text, "the last row handed on", "the vector math's constants", "vscalefps");
+    int in_sum = lines_between(text, "# vector sum", sum_to, "cvtt") + lines_between(text, "# vector sum", sum_to, "vscalefps");
     EXPECT(in_row == 0 && in_sum > 0, "%s: %d lines of exp code in the ROW loop, %d before:\n%s", cpu_level_name(level),
            in_row, in_sum, text);
     free(text);
@@ -302,6 +309,75 @@ TEST(softmax_computes_exp_once_per_element_at_every_level) {
   }
   literal_free(input);
   literal_free(want);
+  kernel_free(k);
+  module_free(m);
+}
+
+/* At avx2 and up softmax's ROW phase (exp / sum, read back from the
+ * output) runs in the next row's max loop, each trip dividing a vector of
+ * the row before, and the last row of a range is divided after the rows.
+ * Every way of cutting the 6 rows into ranges (as threads get them: rows
+ * one at a time, 2 + 4, 3 + 3, 5 + 1, all at once), and the output
+ * written over the input (a donated buffer), give sse4's bytes, whose ROW
+ * phase runs in its own loop; rows with a NaN (its max rerun in the exact
+ * loop), +inf, only -inf and large values among them. */
+TEST(softmax_divides_each_row_in_the_next_rows_max_loop_and_each_range_ends_divided) {
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  Module *m = NULL;
+  Kernel *k = lower_text(softmax_text, &m);
+  if (!k) return;
+  enum { ROWS6 = 6, COLS = 256 };
+  float x[ROWS6 * COLS], first[ROWS6 * COLS], y[ROWS6 * COLS];
+  for (int i = 0; i < ROWS6 * COLS; i++) {
+    int r = i / COLS, c = i % COLS;
+    x[i] = (float)(sin(i * 0.37) * 4.0);
+    if (r == 1 && c == 77) x[i] = NAN;
+    if (r == 2 && c == 200) x[i] = INFINITY;
+    if (r == 3) x[i] = -INFINITY;
+    if (r == 4) x[i] += 80.0f;
+  }
+  static const int cuts[][ROWS6 + 1] = {{1, 1, 1, 1, 1, 1, 0}, {2, 4, 0}, {3, 3, 0}, {5, 1, 0}, {6, 0}};
+  Status st;
+  status_clear(&st);
+  for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu;
+    cpu_features_for_level(&cpu, level);
+    kernel_x86_schedule(k, &cpu);
+    StrBuf sb = {0};
+    print_kernel(&sb, k);
+    bool handed_on = strstr(sb.data, "runs in the next row's phase 0 loop") != NULL;
+    EXPECT(handed_on == (level >= CPU_LEVEL_AVX2), "%s: phase 2 %s the next row's loop:\n%s", cpu_level_name(level),
+           handed_on ? "runs in" : "does not run in", sb.data);
+    strbuf_free(&sb);
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s", st.message);
+    if (!ck) continue;
+    if (level == CPU_LEVEL_SSE4) {
+      void *buffers[2] = {x, first};
+      kernel_x86_run(ck, buffers, NULL);
+    }
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+      memset(y, 0xff, sizeof y);
+      void *buffers[2] = {x, y};
+      for (int part = 0, row = 0; cuts[c][part]; row += cuts[c][part++])
+        kernel_x86_run_rows(ck, buffers, row, cuts[c][part]);
+      for (int i = 0; i < ROWS6 * COLS; i++)
+        if (memcmp(&first[i], &y[i], 4) != 0) {
+          EXPECT(false, "%s, ranges of %d, %d, ... rows: row %d column %d is %a, sse4's %a", cpu_level_name(level),
+                 cuts[c][0], cuts[c][1], i / COLS, i % COLS, y[i], first[i]);
+          break;
+        }
+    }
+    memcpy(y, x, sizeof y);
+    void *in_place[2] = {y, y};
+    kernel_x86_run(ck, in_place, NULL);
+    EXPECT(memcmp(first, y, sizeof y) == 0, "%s, output over the input: other bytes than sse4's", cpu_level_name(level));
+    kernel_x86_free(ck);
+  }
+  double total = 0;
+  for (int c = 0; c < COLS; c++) total += first[5 * COLS + c];
+  EXPECT(fabs(total - 1.0) < 1e-5, "row 5 sums to %.9g, not 1", total);
   kernel_free(k);
   module_free(m);
 }
@@ -520,12 +596,16 @@ TEST(fast_max_and_min_test_for_nan_instead_of_blending_and_keep_nan_and_zero_rul
  * registers, its constants in a pool after the code, and each sum's 16
  * partials in a register, so the row's loops write nothing to the stack:
  * per row, each sum writes its identity once before its loop (read by
- * broadcast; the max has two loops, see below), and the partials go from
- * zmm28 to the lane-order combine in registers; 3 stores in all (the row
- * pointers are 8-byte movs). Nine row accesses: the max's four groups in
- * its fast loop and one in its exact loop, the sum's load and its store
- * of exp for phase 2, phase 2's read of it and its store. And the result is still mathref's exp
- * divided by the sum of the same values (--check covers the bits). */
+ * broadcast; the max has three loops: its fast loop twice, with and
+ * without the row before's division, then its exact loop), and the
+ * partials go from zmm28 to the lane-order combine in registers; 4 stores
+ * in all (the row pointers are 8-byte movs). 21 row accesses: the max's
+ * four groups in each copy of its fast loop (8), the row before's load
+ * and store beside each group of the first copy (8), one in its exact
+ * loop, the sum's load and its store of exp for phase 2, and the last
+ * row's load and store after the rows (phase 2 runs in the next row's
+ * max loop). And the result is still mathref's exp divided by the sum of
+ * the same values (--check covers the bits). */
 TEST(avx512_softmax_loops_keep_their_values_in_registers) {
   CpuFeatures cpu;
   cpu_features_detect_hardware(&cpu);
@@ -539,13 +619,19 @@ TEST(avx512_softmax_loops_keep_their_values_in_registers) {
   if (ck) {
     char *text = listing_of(ck);
     int stores = stack_stores(text);
-    EXPECT(stores == 3 && strstr(text, "the vector math's constants"), "%d stores of zmm or immediates to the stack:\n%s",
+    EXPECT(stores == 4 && strstr(text, "the vector math's constants"), "%d stores of zmm or immediates to the stack:\n%s",
            stores, text);
-    /* the nine row accesses (see above) address their
-     * row's pointer plus r14, with no index arithmetic in the loops */
-    int row_accesses = 0;
+    /* the 21 row accesses (see above) address their row's pointer (in
+     * rbp or r15 through a loop, else r11 loaded from its slot) plus
+     * r14, with no index arithmetic in the loops; the max's and the
+     * sum's loops keep theirs in registers */
+    int row_accesses = 0, in_registers = 0;
     for (const char *p = text; (p = strstr(p, "(%r11,%r14,4)")) != NULL; p++) row_accesses++;
-    EXPECT(row_accesses == 9, "%d accesses through a row pointer:\n%s", row_accesses, text);
+    for (const char *p = text; (p = strstr(p, "(%rbp,%r14,4)")) != NULL; p++) in_registers++;
+    for (const char *p = text; (p = strstr(p, "(%r15,%r14,4)")) != NULL; p++) in_registers++;
+    row_accesses += in_registers;
+    EXPECT(in_registers >= 8 + 2, "%d accesses through a row pointer in a register:\n%s", in_registers, text);
+    EXPECT(row_accesses == 21, "%d accesses through a row pointer:\n%s", row_accesses, text);
     /* the partials leave zmm28 by vextractf32x4 into the combine, and the
      * accumulator stays in a register through it: no load of the
      * accumulator's slot between two of its adds: one load, two stores */
@@ -641,6 +727,7 @@ int main(void) {
   RUN(avx2_softmax_loops_keep_exp_and_partial_sums_in_registers);
   RUN(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes);
   RUN(softmax_computes_exp_once_per_element_at_every_level);
+  RUN(softmax_divides_each_row_in_the_next_rows_max_loop_and_each_range_ends_divided);
   RUN(large_softmax_streams_its_output_past_the_caches_with_the_same_bytes);
   RUN(fast_max_and_min_test_for_nan_instead_of_blending_and_keep_nan_and_zero_rules);
   RUN(kernels_scheduled_apart_are_not_the_same_code);

@@ -254,6 +254,7 @@ static void print_phase_schedule(StrBuf *sb, const Kernel *k, const KernelSchedu
                   ps->reuse_in_frame ? "row buffer" : "output", ps->reuse, p - 1);
   if (ps->prefetch_row_bytes) strbuf_printf(sb, ", prefetches the next row (+%d bytes)", ps->prefetch_row_bytes);
   if (ps->stream_stores) strbuf_printf(sb, ", non-temporal stores on aligned rows");
+  if (ps->in_next_row) strbuf_printf(sb, ", runs in the next row's phase 0 loop (its divides beside that row's reads)");
   strbuf_printf(sb, "\n");
 }
 
@@ -278,7 +279,8 @@ bool kernel_schedule_equal(const KernelSchedule *a, const KernelSchedule *b) {
         x->accumulators != y->accumulators || x->rerun_exact != y->rerun_exact ||
         x->rerun_on_zero != y->rerun_on_zero || x->tail != y->tail || x->reuse != y->reuse || x->reuse_as != y->reuse_as ||
         x->reuse_in_frame != y->reuse_in_frame || x->stream_stores != y->stream_stores ||
-        x->in_previous_loop != y->in_previous_loop || x->prefetch_row_bytes != y->prefetch_row_bytes)
+        x->in_previous_loop != y->in_previous_loop || x->prefetch_row_bytes != y->prefetch_row_bytes ||
+        x->in_next_row != y->in_next_row)
       return false;
   }
   return true;

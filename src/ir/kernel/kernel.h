@@ -145,6 +145,12 @@ typedef struct KernelPhaseSchedule {
    * column strategy): each trip does that phase's work for one reduced
    * index, then this phase's, so the rows are walked once, not twice. */
   bool in_previous_loop;
+  /* A ROW phase that only divides the value the phase before stored by
+   * an accumulator (softmax's exp / sum): it runs in the next row's first
+   * loop, a vector of this row beside each vector of that row, so its
+   * divides overlap that row's reads from memory; the last row of a range
+   * runs it after the rows. */
+  bool in_next_row;
   /* A REDUCE phase after the first: each trip prefetches the same place
    * this many bytes on in its row loads' buffer: the next row, which the
    * first phase then finds in cache (0: none). */
