@@ -97,6 +97,28 @@ static bool emit_block(KernelX86 *x, KernelBlock block, int phase) {
   return true;
 }
 
+/* The interleaved loop's trip (schedule unroll 2): two vectors, at r14
+ * and one vector further, each op of the first followed by the same op of
+ * the second, so that the two dependent chains overlap in the out-of-order
+ * window; the second's values live a register bank up. */
+static bool emit_interleaved_trip(KernelX86 *x) {
+  const Instruction *last = NULL;
+  x86_listing_note(x->cb, "pre, two vectors interleaved");
+  for (int i = 0; i < x->k->op_count; i++) {
+    if (x->k->ops[i].block != KBLOCK_PRE || x->addressing_only[i]) continue;
+    kernel_x86_note_origin(x, i, &last);
+    for (int v = 0; v < 2; v++) {
+      x->homes = v ? x->second_homes : x->vector_homes;
+      x->inner_offset = v * x->lanes * 4;
+      bool ok = kernel_x86_emit_op(x, i);
+      x->homes = x->vector_homes;
+      x->inner_offset = 0;
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
 /* Whether a column group's trip of phase p also runs phase p + 1's
  * (schedule in_previous_loop; never in the scalar rows). */
 static bool merges_next_phase(const KernelX86 *x, int p) {
@@ -313,15 +335,26 @@ static bool emit_row_body(KernelX86 *x) {
     x86_listing_note(x->cb, "vector loop, %d %s lanes", lanes, x->vector_f64 ? "f64" : "f32");
     X86Label vector_head = x86_label_new(x->cb);
     x86_label_bind(x->cb, vector_head);
+    int step = lanes * x->schedule.phases[0].unroll;
     x->lanes = lanes;
     x->homes = x->vector_homes;
-    bool ok = emit_block(x, KBLOCK_PRE, 0);
+    bool ok = step > lanes ? emit_interleaved_trip(x) : emit_block(x, KBLOCK_PRE, 0);
     x->homes = x->scalar_homes;
     x->lanes = 0;
     if (!ok) return false;
-    EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
-    EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - lanes));
+    EMIT(X86_ADD, reg(KX_INNER), x86_imm(step));
+    EMIT(X86_CMP, reg(KX_INNER), x86_imm(inner - step));
     EMIT(X86_JLE, x86_rel(vector_head));
+    if (inner % step >= lanes) { /* one vector left before the tail */
+      x86_listing_note(x->cb, "the last whole vector");
+      x->lanes = lanes;
+      x->homes = x->vector_homes;
+      ok = emit_block(x, KBLOCK_PRE, 0);
+      x->homes = x->scalar_homes;
+      x->lanes = 0;
+      if (!ok) return false;
+      EMIT(X86_ADD, reg(KX_INNER), x86_imm(lanes));
+    }
     if (inner % lanes == 0) return true;
     if (kernel_x86_vector_tail_maskable(x)) return emit_masked_tail(x, (int)(inner % lanes));
     x86_listing_note(x->cb, "scalar tail");
@@ -540,6 +573,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
     ok = kernel_x86_allocate(&x);
     x.allocating_vector = false;
     x.homes = x.scalar_homes;
+    if (ok && x.schedule.phases[0].unroll == 2 && k->kind == KERNEL_LOOP) x.second_homes = kernel_x86_second_homes(&x);
   }
   x.address_slots = mem_calloc((size_t)k->op_count + 1, sizeof *x.address_slots);
   x.addressing_only = mem_calloc((size_t)k->op_count + 1, sizeof *x.addressing_only);
@@ -571,6 +605,7 @@ static CompiledKernel *compile_real_kernel(const Kernel *k, const CpuFeatures *c
   if (ok) jit_code_name(&ck->code, 0, x.cb->size, "axle kernel %s (%s)", k->name, cpu_level_name(cpu->level));
   mem_free(x.scalar_homes);
   mem_free(x.vector_homes);
+  mem_free(x.second_homes);
   mem_free(x.last_use);
   mem_free(x.forms);
   mem_free(x.dead);

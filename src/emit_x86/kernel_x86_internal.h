@@ -41,6 +41,8 @@ typedef struct KernelX86 {
   X86Buffer *cb;
   ValueHome *homes;       /* one per op: of the code being emitted */
   ValueHome *scalar_homes, *vector_homes; /* the scalar code's, the SIMD loop's */
+  ValueHome *second_homes; /* an interleaved loop's second vector's (vector_homes moved up a bank) */
+  int inner_offset;        /* bytes past r14 of the vector being emitted (the second: one vector) */
   bool allocating_vector; /* the allocation for the SIMD loop: vector forms in vector registers */
   int *last_use;          /* one per op: the last op reading it (intervals) */
   /* Stack slots, 8 bytes each, at [rsp + 8*slot]. */
@@ -206,6 +208,10 @@ void kernel_x86_assign_row_pointers(KernelX86 *x);
  * loop, and the dimension of its buffer the inner index walks (else -1);
  * kernel_x86_vector.c: set each one's row pointer before the loop. */
 bool kernel_x86_is_loop_row_access(const KernelX86 *x, int i);
+/* A loop kernel's interleaved SIMD loop (schedule unroll 2): each vector
+ * value's register for the first vector is 0..5, the second's 6 above it. */
+enum { KX_INTERLEAVED_BANK = KX_VECTOR_VALUE_REGISTERS / 2 };
+ValueHome *kernel_x86_second_homes(const KernelX86 *x);
 int kernel_x86_loop_row_access_dim(const Kernel *k, int i);
 bool kernel_x86_emit_loop_row_pointers(KernelX86 *x);
 /* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of

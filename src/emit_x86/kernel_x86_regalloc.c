@@ -81,9 +81,12 @@ static void pool_assign(KernelX86 *x, RegisterPool *p, int v) {
 bool kernel_x86_allocate(KernelX86 *x) {
   const Kernel *k = x->k;
   compute_last_uses(x);
-  RegisterPool gprs = {.count = GPR_COUNT}, xmms = {.count = XMM_COUNT};
+  /* an interleaved loop's first vector gets the low bank, the second the
+   * same homes a bank up (kernel_x86_second_homes) */
+  bool interleaved = x->allocating_vector && x->schedule.phases[0].unroll == 2 && k->kind == KERNEL_LOOP;
+  RegisterPool gprs = {.count = GPR_COUNT}, xmms = {.count = interleaved ? KX_INTERLEAVED_BANK : XMM_COUNT};
   for (int r = 0; r < GPR_COUNT; r++) gprs.regs[r] = allocatable_gprs[r], gprs.owner[r] = -1;
-  for (int r = 0; r < XMM_COUNT; r++) xmms.regs[r] = x86_xmm(r), xmms.owner[r] = -1;
+  for (int r = 0; r < xmms.count; r++) xmms.regs[r] = x86_xmm(r), xmms.owner[r] = -1;
   for (int i = 0; i < k->op_count; i++) {
     const KernelOp *op = &k->ops[i];
     pool_release_expired(&gprs, x->last_use, i);
@@ -102,6 +105,22 @@ bool kernel_x86_allocate(KernelX86 *x) {
   int spills = 0;
   for (int i = 0; i < k->op_count; i++)
     if (x->homes[i].spilled) x->homes[i].spill = spills++;
+  if (interleaved) spills *= 2; /* the second vector's slots after the first's */
   if (spills > x->spill_count) x->spill_count = spills; /* the frame fits both allocations */
   return true;
+}
+
+/* The second vector's homes: each register a bank up, each slot after
+ * the first vector's (whose count is half the vector spills). */
+ValueHome *kernel_x86_second_homes(const KernelX86 *x) {
+  const Kernel *k = x->k;
+  ValueHome *second = mem_calloc((size_t)k->op_count + 1, sizeof *second);
+  int spills = 0;
+  for (int i = 0; i < k->op_count; i++) spills += x->vector_homes[i].spilled;
+  for (int i = 0; i < k->op_count; i++) {
+    second[i] = x->vector_homes[i];
+    if (second[i].spilled) second[i].spill += spills;
+    else if (second[i].value_class == VALUE_XMM) second[i].reg = x86_xmm(x86_reg_number(second[i].reg) + KX_INTERLEAVED_BANK);
+  }
+  return second;
 }

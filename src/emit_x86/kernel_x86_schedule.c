@@ -4,7 +4,12 @@
  *   loop kernel    SIMD along the innermost dimension where every op has a
  *                  vector form (kernel_x86_vector.c), 4, 8 or 16 f32 lanes
  *                  (sse4, avx2, avx512), unroll 1; the tail masked at
- *                  avx512, else scalar.
+ *                  avx512, else scalar. At avx512, a loop whose trip is
+ *                  a long dependent chain (a math function: one trip of
+ *                  an LSTM's gates fills the out-of-order window, so
+ *                  trips barely overlap) runs two vectors per trip,
+ *                  unroll 2, each op of the first followed by the same
+ *                  op of the second (loop_interleaves).
  *   reduce kernel  16 partial results (REDUCE_PARTIALS) in vectors of the
  *                  ISA's width, so unroll 16 / lanes, each vector its own
  *                  accumulator; the same partials, in the same order, at
@@ -338,6 +343,44 @@ static bool choose_columns(KernelX86 *x, int phases) {
   return true;
 }
 
+/* An s64 index, constant or sum of them: what a row access's address is
+ * made of (the vector loop leaves such ops out, kernel_x86_vector_forms.c). */
+static bool index_like(const KernelOp *op) {
+  return op->type == TYPE_S64 &&
+         (op->kop == KOP_INDEX || op->kop == KOP_CONSTANT || (op->kop == KOP_HLO && op->op == OP_ADD));
+}
+
+/* Whether a loop kernel's SIMD loop runs two vectors interleaved: at
+ * avx512 (32 registers: the values of each vector in its own bank of 6,
+ * the math functions' scratch shared, renamed by the hardware), f32, a
+ * row of at least two vectors, a math function in the trip (a long
+ * dependent chain), every load and store a row access (its address the
+ * row pointer plus r14, the second vector's one vector further) and every
+ * other op an f32 value or an index that only addresses them. */
+static bool loop_interleaves(const KernelX86 *x, int lanes, int64_t n) {
+  const Kernel *k = x->k;
+  if (x->cpu->level != CPU_LEVEL_AVX512 || !lanes || x->vector_f64 || n < 2 * lanes) return false;
+  bool math = false;
+  for (int i = 0; i < k->op_count; i++) {
+    const KernelOp *op = &k->ops[i];
+    if (op->kop == KOP_LOAD || op->kop == KOP_STORE) {
+      if (!kernel_x86_is_loop_row_access(x, i)) return false;
+      continue;
+    }
+    if (index_like(op)) {
+      for (int j = i + 1; j < k->op_count; j++)
+        for (int a = 0; a < k->ops[j].arg_count; a++)
+          if (k->ops[j].args[a] == i && !index_like(&k->ops[j]) &&
+              !(k->ops[j].kop == KOP_LOAD || (k->ops[j].kop == KOP_STORE && a > 0)))
+            return false;
+      continue;
+    }
+    if (op->type != TYPE_F32 || (op->kop != KOP_HLO && op->kop != KOP_CONSTANT)) return false;
+    if (op->kop == KOP_HLO && kernel_x86_is_vector_math(x, op->op)) math = true;
+  }
+  return math;
+}
+
 void kernel_x86_plan(KernelX86 *x) {
   const Kernel *k = x->k;
   KernelSchedule *s = &x->schedule;
@@ -353,6 +396,7 @@ void kernel_x86_plan(KernelX86 *x) {
     s->phases[0] = (KernelPhaseSchedule){lanes, x->vector_f64 ? 64 : 32, lanes ? 1 : 0, 0, false, false,
                                          lanes ? tail_of(n, lanes, kernel_x86_vector_tail_maskable(x)) : KTAIL_NONE,
                                          -1, -1, false, false, false, false, 0};
+    if (loop_interleaves(x, lanes, n)) s->phases[0].unroll = 2;
     return;
   }
   int phases = k->kind == KERNEL_ROW ? k->phase_count : 1;

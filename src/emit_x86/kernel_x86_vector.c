@@ -420,7 +420,7 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
     /* r14 is the inner reduced index in the phase's SIMD loop, the inner
      * loop index in a loop kernel's */
     int size = type_byte_size(s->type);
-    m = x86_mem_index(size, row_pointer(x, i), KX_INNER, size, 0);
+    m = x86_mem_index(size, row_pointer(x, i), KX_INNER, size, x->inner_offset);
   } else if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s,
                                          store ? 1 : 0, &m)) {
     return false;

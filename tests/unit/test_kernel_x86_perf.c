@@ -719,6 +719,80 @@ TEST(sse4_softmax_runs_exp_in_vector_lanes_with_its_fma_emulated_in_f64_lanes) {
   module_free(m);
 }
 
+/* An LSTM's gates over rows of 53 = 2 * 16 + 16 + 5: the logistic of one
+ * slice of the row times the tanh of another, plus c. At avx512 the
+ * schedule interleaves two vectors per trip (unroll 2: a long dependent
+ * chain of math per vector), then runs the last whole vector alone and
+ * the 5 lanes left as a masked trip; below, unroll 1. Every level gives
+ * sse4's bytes (the same IEEE ops per element, one vector a trip there),
+ * within the math functions' rounding of kernel_eval's (whose reference
+ * math differs from the vector polynomials by an ulp here and there). */
+TEST(math_loops_interleave_two_vectors_at_avx512_with_kernel_evals_values) {
+  CpuFeatures hardware;
+  cpu_features_detect_hardware(&hardware);
+  Module *m = NULL;
+  Kernel *k = lower_text("HloModule t\nfused { x = f32[5,106] parameter(0)\n c = f32[5,53] parameter(1)\n"
+                         " o = f32[5,53] slice(x), slice={[0:5], [0:53]}\n g = f32[5,53] slice(x), slice={[0:5], [53:106]}\n"
+                         " lo = f32[5,53] logistic(o)\n tg = f32[5,53] tanh(g)\n p = f32[5,53] multiply(lo, tg)\n"
+                         " ROOT s = f32[5,53] add(p, c) }\n"
+                         "ENTRY e { x = f32[5,106] parameter(0)\n c = f32[5,53] parameter(1)\n"
+                         " ROOT f = f32[5,53] fusion(x, c), kind=kLoop, calls=fused }\n", &m);
+  if (!k) return;
+  enum { IN = 5 * 106, N = 5 * 53 };
+  Literal *inputs[2] = {literal_create(&k->inputs[0].shape), literal_create(&k->inputs[1].shape)};
+  Literal *want = literal_create(&k->outputs[0].shape);
+  float x[IN], c[N];
+  for (int i = 0; i < IN; i++) x[i] = (float)(sin(i * 0.61) * 9.0), literal_set_f64(inputs[0], i, x[i]);
+  x[7] = NAN, x[60] = INFINITY, x[170] = -INFINITY, x[300] = 1e-30f;
+  for (int i = 0; i < IN; i++) literal_set_f64(inputs[0], i, x[i]);
+  for (int i = 0; i < N; i++) c[i] = (float)(cos(i * 0.23) * 2.0), literal_set_f64(inputs[1], i, c[i]);
+  Status st;
+  status_clear(&st);
+  EXPECT(kernel_eval(k, inputs, &want, &st), "%s", st.message);
+  float expected[N], first[N];
+  for (int i = 0; i < N; i++) expected[i] = (float)literal_get_f64(want, i);
+  for (CpuLevel level = CPU_LEVEL_SSE4; level <= hardware.hardware_level; level++) {
+    CpuFeatures cpu;
+    cpu_features_for_level(&cpu, level);
+    kernel_x86_schedule(k, &cpu);
+    StrBuf sb = {0};
+    print_kernel(&sb, k);
+    bool interleaved = level == CPU_LEVEL_AVX512;
+    EXPECT(strstr(sb.data, interleaved ? "SIMD 16 f32 lanes, unroll 2, tail masked" : ", unroll 1,") != NULL,
+           "%s: schedule:\n%s", cpu_level_name(level), sb.data);
+    strbuf_free(&sb);
+    CompiledKernel *ck = kernel_x86_compile(k, &cpu, &st);
+    EXPECT(ck != NULL, "%s", st.message);
+    if (!ck) continue;
+    char *text = listing_of(ck);
+    bool listed = strstr(text, "two vectors interleaved") && strstr(text, "the last whole vector") &&
+                  strstr(text, "masked tail, 5 lanes");
+    EXPECT(interleaved ? listed : !strstr(text, "two vectors interleaved"), "%s: listing:\n%s", cpu_level_name(level), text);
+    free(text);
+    float y[N + 1];
+    y[N] = 12345.0f;
+    void *buffers[3] = {x, c, y};
+    kernel_x86_run(ck, buffers, NULL);
+    if (level == CPU_LEVEL_SSE4) memcpy(first, y, sizeof first);
+    EXPECT(memcmp(first, y, sizeof first) == 0 && y[N] == 12345.0f, "%s gives other bytes than sse4 (one vector a trip), canary %g",
+           cpu_level_name(level), y[N]);
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+      float w = expected[i];
+      bool differs = isnan(w) ? !isnan(y[i]) : fabsf(y[i] - w) > 0x1p-22f * (1.0f + fabsf(c[i])); /* |p| <= 1, then + c */
+      if (differs && wrong < 3) fprintf(stderr, "  element %d: %a, kernel_eval %a\n", i, y[i], w);
+      wrong += differs;
+    }
+    EXPECT(wrong == 0, "%s: %d elements differ from kernel_eval's by more than its math's rounding", cpu_level_name(level), wrong);
+    kernel_x86_free(ck);
+  }
+  literal_free(inputs[0]);
+  literal_free(inputs[1]);
+  literal_free(want);
+  kernel_free(k);
+  module_free(m);
+}
+
 int main(void) {
   RUN(long_sums_split_into_chunks_give_the_same_bytes_at_every_thread_count);
   RUN(sums_to_many_points_are_not_split);
@@ -731,5 +805,6 @@ int main(void) {
   RUN(large_softmax_streams_its_output_past_the_caches_with_the_same_bytes);
   RUN(fast_max_and_min_test_for_nan_instead_of_blending_and_keep_nan_and_zero_rules);
   RUN(kernels_scheduled_apart_are_not_the_same_code);
+  RUN(math_loops_interleave_two_vectors_at_avx512_with_kernel_evals_values);
   return test_summary();
 }
