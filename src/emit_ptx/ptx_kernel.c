@@ -71,17 +71,17 @@ typedef struct VectorPlan {
   unsigned char *loads;     /* per op, for KOP_LOAD (owned) */
 } VectorPlan;
 
-/* A load whose indices are loop indices: INNER, INVARIANT, or 0. */
-static int load_kind_of(const Kernel *k, const KernelOp *op, const Shape *s, int inner, int bytes) {
-  int uses = 0, at = -1;
-  for (int d = 0; d < s->rank; d++) {
-    const KernelOp *arg = &k->ops[op->args[d]];
-    if (arg->kop != KOP_INDEX) return 0;
-    if (arg->dim == inner) uses++, at = d;
-  }
-  if (uses == 0) return VLOAD_INVARIANT;
-  bool contiguous = uses == 1 && s->minor_to_major[0] == at && type_byte_size(s->type) == bytes &&
-                    !ptx_emit_is_half(s->type) && s->dims[at] == k->dims[inner];
+/* A load whose indices are loop indices (the vector loads put the first
+ * lane's indices in their place): INNER, INVARIANT, or 0, from its form
+ * along the output's innermost dimension (kernel_access_form). */
+static int load_kind_of(const Kernel *k, int i, const Shape *s, int inner, int bytes) {
+  const KernelOp *op = &k->ops[i];
+  for (int d = 0; d < s->rank; d++)
+    if (k->ops[op->args[d]].kop != KOP_INDEX) return 0;
+  KernelAccessForm form = kernel_access_form(k, i, inner);
+  if (form.kind == KACCESS_INVARIANT) return VLOAD_INVARIANT;
+  bool contiguous = form.kind == KACCESS_CONTIGUOUS && type_byte_size(s->type) == bytes && !ptx_emit_is_half(s->type) &&
+                    s->dims[form.dim] == k->dims[inner];
   return contiguous ? VLOAD_INNER : 0;
 }
 
@@ -107,7 +107,7 @@ static VectorPlan vector_plan(const Kernel *k) {
              s->type != TYPE_PRED && access_is_identity(k, op, s, 0))
       p.loads[i] = VLOAD_IDENTITY;
     else if (op->kop == KOP_LOAD)
-      ok = (p.loads[i] = (unsigned char)load_kind_of(k, op, s, inner, bytes)) != 0;
+      ok = (p.loads[i] = (unsigned char)load_kind_of(k, i, s, inner, bytes)) != 0;
     for (int a = memory ? op->arg_count : 0; ok && a < op->arg_count; a++) ok = k->ops[op->args[a]].kop != KOP_INDEX;
     if (!ok) return mem_free(p.loads), (VectorPlan){0};
     p.needs_index |= p.loads[i] == VLOAD_INNER || p.loads[i] == VLOAD_INVARIANT;

@@ -143,9 +143,10 @@ void kernel_x86_plan(KernelX86 *x);
 void kernel_x86_mark_dead(KernelX86 *x);
 /* The ROW phase's one store, or -1. */
 int kernel_x86_row_store(const Kernel *k);
-/* kernel_x86_vector_forms.c: whether load or store i is a row access (its
- * address a row pointer plus the inner reduced index), and the dimension
- * of its buffer the inner reduced index walks (else -1). */
+/* kernel_x86_vector_forms.c: whether load or store i of a REDUCE or ROW
+ * phase is a row access (its address a row pointer plus the inner reduced
+ * index: kernel_access_form CONTIGUOUS at offset 0), and the dimension of
+ * its buffer the inner reduced index walks (else -1). */
 bool kernel_x86_is_row_access(const Kernel *k, int i);
 int kernel_x86_row_access_dim(const Kernel *k, int i);
 
@@ -205,14 +206,14 @@ bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const S
  * row pointer (address_slots). */
 void kernel_x86_assign_row_pointers(KernelX86 *x);
 /* A loop kernel's: whether load or store i is a row access of its vector
- * loop, and the dimension of its buffer the inner index walks (else -1);
- * kernel_x86_vector.c: set each one's row pointer before the loop. */
+ * loop (kernel_access_form CONTIGUOUS along the inner loop index, at any
+ * constant offset); kernel_x86_vector.c: set each one's row pointer
+ * before the loop. */
 bool kernel_x86_is_loop_row_access(const KernelX86 *x, int i);
 /* A loop kernel's interleaved SIMD loop (schedule unroll 2): each vector
  * value's register for the first vector is 0..5, the second's 6 above it. */
 enum { KX_INTERLEAVED_BANK = KX_VECTOR_VALUE_REGISTERS / 2 };
 ValueHome *kernel_x86_second_homes(const KernelX86 *x);
-int kernel_x86_loop_row_access_dim(const Kernel *k, int i);
 bool kernel_x86_emit_loop_row_pointers(KernelX86 *x);
 /* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
  * `left`, `right`) in scalar code, leaving the result in *result (a

@@ -333,7 +333,8 @@ bool kernel_x86_emit_loop_row_pointers(KernelX86 *x) {
     const KernelOp *op = &k->ops[i];
     bool store = op->kop == KOP_STORE;
     const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
-    int first = store ? 1 : 0, inner = kernel_x86_loop_row_access_dim(k, i);
+    int first = store ? 1 : 0;
+    KernelAccessForm form = kernel_access_form(k, i, k->rank - 1); /* CONTIGUOUS (kernel_x86_is_loop_row_access) */
     int64_t stride[AXLE_MAX_RANK], constant_offset = 0;
     kernel_x86_layout_strides(s, stride);
     EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), x86_mem(8, KX_BUFFERS, 8 * (store ? k->input_count + op->buffer : op->buffer)));
@@ -341,10 +342,8 @@ bool kernel_x86_emit_loop_row_pointers(KernelX86 *x) {
     for (int d = 0; d < s->rank; d++) {
       const KernelOp *index = &k->ops[op->args[first + d]];
       if (s->dims[d] == 1) continue; /* the only valid index is 0 */
-      if (d == inner) {
-        if (index->kop == KOP_HLO) /* inner index + constant */
-          for (int a = 0; a < 2; a++)
-            if (k->ops[index->args[a]].kop == KOP_CONSTANT) constant_offset += k->ops[index->args[a]].value.i * stride[d];
+      if (d == form.dim) {
+        constant_offset += form.offset * stride[d]; /* the walked index + a constant */
         continue;
       }
       if (index->kop == KOP_CONSTANT) {

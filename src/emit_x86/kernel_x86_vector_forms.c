@@ -321,78 +321,22 @@ bool kernel_x86_vector_tail_maskable(const KernelX86 *x) {
   return true;
 }
 
-/* Op i's buffer dimension indexed by the phase's inner reduced index when
- * it is a row access (a load or store in a REDUCE or ROW loop whose other
- * indices are PRE or invariant values, the inner index on the buffer's
- * stride-1 dimension), else -1. */
-static int row_access_dim(const Kernel *k, int i) {
-  const KernelOp *op = &k->ops[i];
-  if ((op->kop != KOP_LOAD && op->kop != KOP_STORE) || (op->block != KBLOCK_REDUCE && op->block != KBLOCK_ROW))
-    return -1;
-  bool store = op->kop == KOP_STORE;
-  const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
-  int first = store ? 1 : 0, inner = -1;
-  for (int d = 0; d < s->rank; d++) {
-    const KernelOp *index = &k->ops[op->args[first + d]];
-    if (index->kop == KOP_RINDEX && index->dim == k->reduce_rank - 1 && index->phase == op->phase) {
-      if (inner >= 0 || d != minor_dim(s)) return -1;
-      inner = d;
-    } else if (s->dims[d] != 1 && index->block != KBLOCK_PRE && !index->invariant) {
-      return -1;
-    }
-  }
-  return inner;
+/* Row accesses (kernel_access_form, CONTIGUOUS): a REDUCE or ROW phase's
+ * along its inner reduced index, at offset 0 (its row pointer is the
+ * element's address without that index); a loop kernel's along its inner
+ * loop index, at any constant offset (folded into the row pointer). */
+int kernel_x86_row_access_dim(const Kernel *k, int i) {
+  if (k->kind == KERNEL_LOOP) return -1;
+  KernelAccessForm form = kernel_access_form(k, i, k->reduce_rank - 1);
+  return form.kind == KACCESS_CONTIGUOUS && form.offset == 0 ? form.dim : -1;
 }
 
-bool kernel_x86_is_row_access(const Kernel *k, int i) { return row_access_dim(k, i) >= 0; }
-int kernel_x86_row_access_dim(const Kernel *k, int i) { return row_access_dim(k, i); }
-
-/* A loop kernel's index on a dimension that its vector loop walks
- * contiguously: the innermost loop index, or it plus a constant (a slice
- * of the row: the LSTM's gates at 256, 512, 768). Sets *offset to the
- * constant. */
-static bool is_inner_index(const Kernel *k, int v, int64_t *offset) {
-  const KernelOp *op = &k->ops[v];
-  *offset = 0;
-  if (op->kop == KOP_INDEX) return op->dim == k->rank - 1;
-  if (op->kop != KOP_HLO || op->op != OP_ADD || op->type != TYPE_S64) return false;
-  for (int a = 0; a < 2; a++) {
-    const KernelOp *index = &k->ops[op->args[a]], *constant = &k->ops[op->args[1 - a]];
-    if (index->kop == KOP_INDEX && index->dim == k->rank - 1 && constant->kop == KOP_CONSTANT) {
-      *offset = constant->value.i;
-      return true;
-    }
-  }
-  return false;
-}
-
-/* Whether load or store i of a loop kernel is a row access of its vector
- * loop: on the buffer's stride-1 dimension the inner index (plus a
- * constant), on every other dimension a constant or an outer loop index,
- * which stay the same along the row; its address is then a row pointer
- * plus the inner index. Puts in *inner the dimension of the inner index. */
-static bool loop_row_access(const Kernel *k, int i, int *inner) {
-  const KernelOp *op = &k->ops[i];
-  if (k->kind != KERNEL_LOOP || k->rank == 0 || (op->kop != KOP_LOAD && op->kop != KOP_STORE)) return false;
-  bool store = op->kop == KOP_STORE;
-  const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
-  int first = store ? 1 : 0;
-  *inner = -1;
-  for (int d = 0; d < s->rank; d++) {
-    const KernelOp *index = &k->ops[op->args[first + d]];
-    int64_t offset;
-    if (s->dims[d] == 1 || index->kop == KOP_CONSTANT || (index->kop == KOP_INDEX && index->dim < k->rank - 1))
-      continue;
-    if (!is_inner_index(k, op->args[first + d], &offset) || *inner >= 0 || d != minor_dim(s)) return false;
-    *inner = d;
-  }
-  return *inner >= 0;
-}
+bool kernel_x86_is_row_access(const Kernel *k, int i) { return kernel_x86_row_access_dim(k, i) >= 0; }
 
 bool kernel_x86_is_loop_row_access(const KernelX86 *x, int i) {
-  int inner;
-  return x->vectorized_lanes && kernel_x86_op_is_vector(x, i) && x->forms[i] != LANE_GATHER &&
-         loop_row_access(x->k, i, &inner);
+  const Kernel *k = x->k;
+  return k->kind == KERNEL_LOOP && k->rank > 0 && x->vectorized_lanes && kernel_x86_op_is_vector(x, i) &&
+         x->forms[i] != LANE_GATHER && kernel_access_form(k, i, k->rank - 1).kind == KACCESS_CONTIGUOUS;
 }
 
 /* A loop kernel's ops that only compute the indices of its row accesses
@@ -419,13 +363,8 @@ void kernel_x86_assign_row_pointers(KernelX86 *x) {
   x->address_count = 0;
   for (int i = 0; i < k->op_count; i++) {
     bool row_access = k->kind == KERNEL_LOOP ? kernel_x86_is_loop_row_access(x, i)
-                                             : !x->columns && row_access_dim(k, i) >= 0;
+                                             : !x->columns && kernel_x86_row_access_dim(k, i) >= 0;
     x->address_slots[i] = row_access ? x->address_count++ : -1;
   }
   if (k->kind == KERNEL_LOOP && x->address_count) mark_addressing_only(x);
-}
-
-int kernel_x86_loop_row_access_dim(const Kernel *k, int i) {
-  int inner;
-  return loop_row_access(k, i, &inner) ? inner : -1;
 }

@@ -256,7 +256,7 @@ Kernel *kernel_split_complex(const Kernel *k, Status *st);
  * plain combiner (add, multiply, maximum, minimum, and, or) of itself and
  * a value free of accumulators, start at that combiner's identity, and be
  * read by nothing else inside the loop. Both code generators ask these
- * questions here. */
+ * questions here, and the form of each access (below). */
 
 /* An initial value known when compiling, as a KOP_CONSTANT: a kernel
  * constant, or a load of a scalar input that is a constant of the module
@@ -276,5 +276,28 @@ bool kernel_only_combiners_read(const Kernel *k, const bool *dependent);
 /* All of the above for every accumulator of k (none a pred): the
  * combiners in combiners[0..acc_count). */
 bool kernel_reduction_splits(const Kernel *k, Opcode *combiners);
+
+/* How a load or store moves along the index a code generator's innermost
+ * loop walks: a loop kernel's index of dimension walk_dim, or, in a
+ * REDUCE or ROW phase, that phase's index of reduced dimension walk_dim.
+ * Both code generators vectorize along it and ask here which accesses a
+ * vector can read or write at one address per row:
+ *   CONTIGUOUS  the walked index, plus a constant, on the buffer's
+ *               stride-1 dimension, and fixed indices elsewhere: the
+ *               address is a row pointer plus the walked index
+ *   INVARIANT   fixed indices only: one element for the whole row
+ *   OTHER       the rest (a gather, the walk on a strided dimension of a
+ *               transpose, on two dimensions, a PRE or POST access)
+ * An index is fixed when it is a constant, another loop index (loop
+ * kernels), or a PRE or loop-invariant value (phases); whatever indexes a
+ * dimension of extent 1 is 0. What else an access must be (its type, its
+ * extents, the form of its indices) is the code generator's policy. */
+typedef enum KernelAccessKind { KACCESS_OTHER, KACCESS_CONTIGUOUS, KACCESS_INVARIANT } KernelAccessKind;
+typedef struct KernelAccessForm {
+  KernelAccessKind kind;
+  int dim;         /* CONTIGUOUS: the buffer dimension the walked index runs on; else -1 */
+  int64_t offset;  /* CONTIGUOUS: the constant added to the walked index there */
+} KernelAccessForm;
+KernelAccessForm kernel_access_form(const Kernel *k, int i, int walk_dim);
 
 #endif

@@ -3,7 +3,9 @@
  * op combines each accumulator, whether the initial value is that op's
  * identity, and whether anything but the combiner reads an accumulator
  * inside the loop. Partial results of a split combine exactly as the
- * sequential loop would only when all three hold (kernel.h). */
+ * sequential loop would only when all three hold (kernel.h). And the
+ * form of each load and store along the index a vector loop walks, which
+ * decides where a vector reads and writes (kernel_access_form). */
 #include <math.h>
 #include <stdint.h>
 
@@ -109,4 +111,66 @@ bool kernel_reduction_splits(const Kernel *k, Opcode *combiners) {
   ok = ok && kernel_only_combiners_read(k, dependent);
   mem_free(dependent);
   return ok;
+}
+
+/* Value v is the walked index: a loop kernel's loop index of walk_dim,
+ * or the access's own phase's index of reduced dimension walk_dim. */
+static bool is_walked_index(const Kernel *k, const KernelOp *access, int v, int walk_dim) {
+  const KernelOp *op = &k->ops[v];
+  if (k->kind == KERNEL_LOOP) return op->kop == KOP_INDEX && op->dim == walk_dim;
+  return op->kop == KOP_RINDEX && op->dim == walk_dim && op->phase == access->phase;
+}
+
+/* Value v is the walked index (offset 0) or it plus a constant (a slice
+ * of the row: the LSTM's gates at 256, 512, 768). */
+static bool walked_plus_constant(const Kernel *k, const KernelOp *access, int v, int walk_dim, int64_t *offset) {
+  const KernelOp *op = &k->ops[v];
+  *offset = 0;
+  if (is_walked_index(k, access, v, walk_dim)) return true;
+  if (op->kop != KOP_HLO || op->op != OP_ADD || op->type != TYPE_S64) return false;
+  for (int a = 0; a < 2; a++) {
+    if (is_walked_index(k, access, op->args[a], walk_dim) && k->ops[op->args[1 - a]].kop == KOP_CONSTANT) {
+      *offset = k->ops[op->args[1 - a]].value.i;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Whether index value v stays the same along the walk. A phase's
+ * loop-invariant values are marked (kernel_order_blocks); in a loop
+ * kernel every op is in PRE and none is marked, so only what needs no
+ * computing counts: a constant or another dimension's loop index. */
+static bool fixed_along_walk(const Kernel *k, int v, int walk_dim) {
+  const KernelOp *op = &k->ops[v];
+  if (k->kind == KERNEL_LOOP) return op->kop == KOP_CONSTANT || (op->kop == KOP_INDEX && op->dim != walk_dim);
+  return op->block == KBLOCK_PRE || op->invariant;
+}
+
+KernelAccessForm kernel_access_form(const Kernel *k, int i, int walk_dim) {
+  const KernelOp *op = &k->ops[i];
+  KernelAccessForm form = {KACCESS_OTHER, -1, 0};
+  bool store = op->kop == KOP_STORE;
+  if (!store && op->kop != KOP_LOAD) return form;
+  /* the PRE and POST blocks of a reduction run once per output point:
+   * no walk to be contiguous or invariant along */
+  if (k->kind != KERNEL_LOOP && op->block != KBLOCK_REDUCE && op->block != KBLOCK_ROW) return form;
+  const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
+  int first = store ? 1 : 0, walked = -1;
+  int64_t offset = 0;
+  for (int d = 0; d < s->rank; d++) {
+    int v = op->args[first + d];
+    int64_t here;
+    if (walked_plus_constant(k, op, v, walk_dim, &here)) {
+      if (walked >= 0 || d != (int)s->minor_to_major[0]) return form;
+      walked = d;
+      offset = here;
+    } else if (s->dims[d] != 1 && !fixed_along_walk(k, v, walk_dim)) {
+      return form; /* a dimension of extent 1 has one valid index, 0, whatever computes it */
+    }
+  }
+  form.kind = walked >= 0 ? KACCESS_CONTIGUOUS : KACCESS_INVARIANT;
+  form.dim = walked;
+  form.offset = offset;
+  return form;
 }
