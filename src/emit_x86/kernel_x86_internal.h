@@ -86,7 +86,7 @@ typedef struct KernelX86 {
   X86Label *lane_constant_labels;
   int lane_constant_count, lane_constant_capacity;
   bool math_dry_run;      /* a vector math function's dry run into a scratch buffer */
-  /* Row pointers (kernel_x86_vector.c): a SIMD phase loop's load or store
+  /* Row pointers (kernel_x86_row_pointers.c): a SIMD phase loop's load or store
    * at [row-invariant indices..., the inner reduced index] reads its row's
    * address from slot address_slots[i] (-1: none), set once before the
    * loop, and adds r14: no index arithmetic per trip. */
@@ -207,14 +207,25 @@ bool kernel_x86_element_address_without(KernelX86 *x, int i, int buffer, const S
 void kernel_x86_assign_row_pointers(KernelX86 *x);
 /* A loop kernel's: whether load or store i is a row access of its vector
  * loop (kernel_access_form CONTIGUOUS along the inner loop index, at any
- * constant offset); kernel_x86_vector.c: set each one's row pointer
+ * constant offset); kernel_x86_row_pointers.c: set each one's row pointer
  * before the loop. */
 bool kernel_x86_is_loop_row_access(const KernelX86 *x, int i);
 /* A loop kernel's interleaved SIMD loop (schedule unroll 2): each vector
  * value's register for the first vector is 0..5, the second's 6 above it. */
 enum { KX_INTERLEAVED_BANK = KX_VECTOR_VALUE_REGISTERS / 2 };
 ValueHome *kernel_x86_second_homes(const KernelX86 *x);
+/* kernel_x86_row_pointers.c: each row access's address set once before
+ * its SIMD loop (a row kernel's phase, a loop kernel's row), read in the
+ * loop as that pointer plus r14; the first two held in rbp and r15. */
+int kernel_x86_reuse_store(const KernelX86 *x);
+bool kernel_x86_reuse_in_frame(const KernelX86 *x);
+X86Operand kernel_x86_row_pointer_slot(const KernelX86 *x, int i);
+bool kernel_x86_index_only_addresses_rows(const KernelX86 *x, int i);
+bool kernel_x86_emit_row_pointers(KernelX86 *x);
 bool kernel_x86_emit_loop_row_pointers(KernelX86 *x);
+void kernel_x86_forget_pointer_registers(KernelX86 *x);
+void kernel_x86_load_pointer_registers(KernelX86 *x);
+X86Reg kernel_x86_row_pointer(KernelX86 *x, int i);
 /* kernel_x86_math.c: an f32 math function (mathref_*) of `input` (or of
  * `left`, `right`) in scalar code, leaving the result in *result (a
  * scratch xmm); false (st set) for a function or type it has no code for.

@@ -264,151 +264,6 @@ static bool vector_load(KernelX86 *x, int i, X86Operand m) {
   return true;
 }
 
-/* The ROW phase's store when phase x->phase stores a value for it to read
- * back (schedule.phases[].reuse), else -1. */
-static int reuse_store(const KernelX86 *x) {
-  const Kernel *k = x->k;
-  if (k->kind != KERNEL_ROW || x->phase + 1 >= k->phase_count || x->schedule.phases[x->phase + 1].reuse < 0) return -1;
-  return kernel_x86_row_store(k);
-}
-
-static X86Operand row_pointer_slot(const KernelX86 *x, int i) {
-  return kernel_x86_slot(x->address_slot + x->address_slots[i], 8);
-}
-
-/* The loop's inner index (KOP_RINDEX) where every op that reads it is a
- * row access, addressed by its row pointer plus r14 (emit_vector_memory):
- * nothing reads the register it would be copied into, so the SIMD loops
- * leave it out (the scalar loops still compute it). */
-static bool index_only_addresses_rows(const KernelX86 *x, int i) {
-  const Kernel *k = x->k;
-  if (k->ops[i].kop != KOP_RINDEX) return false;
-  for (int j = i + 1; j < k->op_count; j++) {
-    const KernelOp *op = &k->ops[j];
-    bool row_access = (op->kop == KOP_LOAD || op->kop == KOP_STORE) && x->address_slots[j] >= 0;
-    for (int a = 0; a < op->arg_count; a++)
-      if (op->args[a] == i && !x->dead[j] && (!row_access || (op->kop == KOP_STORE && a == 0))) return false;
-  }
-  return true;
-}
-
-/* Before the loop: each row access's address at inner index 0. */
-static bool reuse_in_frame(const KernelX86 *x) {
-  return x->k->kind == KERNEL_ROW && x->schedule.phases[x->k->phase_count - 1].reuse_in_frame;
-}
-
-static bool emit_row_pointers(KernelX86 *x) {
-  const Kernel *k = x->k;
-  int early_store = reuse_in_frame(x) ? -1 : reuse_store(x);
-  for (int i = 0; i < k->op_count; i++) {
-    if ((!kernel_x86_in_vector_loop(x, &k->ops[i]) && i != early_store) || x->address_slots[i] < 0 || x->dead[i])
-      continue;
-    const KernelOp *op = &k->ops[i];
-    bool store = op->kop == KOP_STORE;
-    const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
-    X86Operand m;
-    if (!kernel_x86_element_address_without(x, i, store ? k->input_count + op->buffer : op->buffer, s, store ? 1 : 0,
-                                            kernel_x86_row_access_dim(k, i), &m))
-      return false;
-    m.mem.size = 8;
-    EMIT(X86_LEA, reg(KX_SCRATCH_ADDRESS), m);
-    EMIT(X86_MOV, row_pointer_slot(x, i), reg(KX_SCRATCH_ADDRESS));
-  }
-  return true;
-}
-
-/* Before a loop kernel's vector loop over one row (r14 = 0, the outer
- * indices in their slots): each row access's address at inner index 0,
- * the outer indices times their strides and the constants folded in, so
- * that the loop's load or store is one move of the pointer and the access
- * at it plus r14, where it recomputed every index from scratch (117 of the
- * LSTM gate kernel's 390 instructions per trip). */
-bool kernel_x86_emit_loop_row_pointers(KernelX86 *x) {
-  const Kernel *k = x->k;
-  bool noted = false;
-  for (int i = 0; i < k->op_count; i++) {
-    if (x->address_slots[i] < 0) continue;
-    if (!noted) x86_listing_note(x->cb, "row pointers, once per row");
-    noted = true;
-    const KernelOp *op = &k->ops[i];
-    bool store = op->kop == KOP_STORE;
-    const Shape *s = store ? &k->outputs[op->buffer].shape : &k->inputs[op->buffer].shape;
-    int first = store ? 1 : 0;
-    KernelAccessForm form = kernel_access_form(k, i, k->rank - 1); /* CONTIGUOUS (kernel_x86_is_loop_row_access) */
-    int64_t stride[AXLE_MAX_RANK], constant_offset = 0;
-    kernel_x86_layout_strides(s, stride);
-    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), x86_mem(8, KX_BUFFERS, 8 * (store ? k->input_count + op->buffer : op->buffer)));
-    EMIT(X86_XOR, reg(X86_EAX), reg(X86_EAX));
-    for (int d = 0; d < s->rank; d++) {
-      const KernelOp *index = &k->ops[op->args[first + d]];
-      if (s->dims[d] == 1) continue; /* the only valid index is 0 */
-      if (d == form.dim) {
-        constant_offset += form.offset * stride[d]; /* the walked index + a constant */
-        continue;
-      }
-      if (index->kop == KOP_CONSTANT) {
-        constant_offset += index->value.i * stride[d];
-        continue;
-      }
-      EMIT(X86_MOV, reg(X86_RCX), kernel_x86_slot(x->index_slot + index->dim, 8));
-      if (stride[d] > INT32_MAX) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d: a buffer stride past 2^31 elements", k->name, i);
-      if (stride[d] != 1) EMIT(X86_IMUL, reg(X86_RCX), reg(X86_RCX), x86_imm(stride[d]));
-      EMIT(X86_ADD, reg(X86_RAX), reg(X86_RCX));
-    }
-    int size = type_byte_size(s->type);
-    int64_t disp = constant_offset * size;
-    if (disp > INT32_MAX || disp < INT32_MIN) return status_error(x->st, STATUS_UNSUPPORTED, "kernel %s: op %%%d: a constant offset past 2 GiB", k->name, i);
-    EMIT(X86_LEA, reg(KX_SCRATCH_ADDRESS), x86_mem_index(8, KX_SCRATCH_ADDRESS, X86_RAX, size, (int32_t)disp));
-    EMIT(X86_MOV, row_pointer_slot(x, i), reg(KX_SCRATCH_ADDRESS));
-  }
-  return true;
-}
-
-/* Row pointers in registers (x->pointer_register_slot): rbp and r15 where
- * no value of the kernel lives in them. Both are callee-saved and written
- * by nothing else in a kernel, so they keep a loop's row pointers through
- * its trips and the loops of its phase (the exact rerun of a maximum). */
-static const X86Reg pointer_registers[2] = {X86_RBP, X86_R15};
-
-static bool pointer_register_free(const KernelX86 *x, X86Reg r) {
-  for (int v = 0; v < x->k->op_count; v++) {
-    const ValueHome *s = &x->scalar_homes[v], *w = &x->vector_homes[v];
-    if ((s->value_class == VALUE_GPR && !s->spilled && s->reg == r) ||
-        (w->value_class == VALUE_GPR && !w->spilled && w->reg == r))
-      return false;
-  }
-  return true;
-}
-
-static void forget_pointer_registers(KernelX86 *x) { x->pointer_register_slot[0] = x->pointer_register_slot[1] = -1; }
-
-/* The first two row pointers of the loop's accesses into free pointer
- * registers, after emit_row_pointers wrote their slots. */
-static void load_pointer_registers(KernelX86 *x) {
-  const Kernel *k = x->k;
-  forget_pointer_registers(x);
-  int early_store = reuse_in_frame(x) ? -1 : reuse_store(x);
-  int next = 0;
-  for (int i = 0; i < k->op_count && next < 2; i++) {
-    if ((!kernel_x86_in_vector_loop(x, &k->ops[i]) && i != early_store) || x->address_slots[i] < 0 || x->dead[i])
-      continue;
-    int slot = x->address_slots[i];
-    if (slot == x->pointer_register_slot[0] || slot == x->pointer_register_slot[1]) continue;
-    while (next < 2 && !pointer_register_free(x, pointer_registers[next])) next++;
-    if (next == 2) break;
-    x->pointer_register_slot[next] = slot;
-    EMIT(X86_MOV, reg(pointer_registers[next]), row_pointer_slot(x, i));
-    next++;
-  }
-}
-
-/* Row access i's row pointer: its register, or r11 loaded from its slot. */
-static X86Reg row_pointer(KernelX86 *x, int i) {
-  for (int r = 0; r < 2; r++)
-    if (x->pointer_register_slot[r] == x->address_slots[i]) return pointer_registers[r];
-  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, i));
-  return KX_SCRATCH_ADDRESS;
-}
 
 static bool emit_vector_memory(KernelX86 *x, int i) {
   const KernelOp *op = &x->k->ops[i];
@@ -419,7 +274,7 @@ static bool emit_vector_memory(KernelX86 *x, int i) {
     /* r14 is the inner reduced index in the phase's SIMD loop, the inner
      * loop index in a loop kernel's */
     int size = type_byte_size(s->type);
-    m = x86_mem_index(size, row_pointer(x, i), KX_INNER, size, x->inner_offset);
+    m = x86_mem_index(size, kernel_x86_row_pointer(x, i), KX_INNER, size, x->inner_offset);
   } else if (!kernel_x86_element_address(x, i, store ? x->k->input_count + op->buffer : op->buffer, s,
                                          store ? 1 : 0, &m)) {
     return false;
@@ -614,22 +469,22 @@ static int emit_invariant_prefix(KernelX86 *x, bool *ok) {
 /* The invariant run, then the row pointers (which may read its values). */
 static int emit_loop_prologue(KernelX86 *x, bool *ok) {
   int body = emit_invariant_prefix(x, ok);
-  if (*ok) *ok = emit_row_pointers(x);
-  if (*ok) load_pointer_registers(x);
+  if (*ok) *ok = kernel_x86_emit_row_pointers(x);
+  if (*ok) kernel_x86_load_pointer_registers(x);
   return body;
 }
 
 /* The f32 element at r14 of row access i's row: [row pointer + 4 r14],
  * as wide as the loop's vectors. */
 static X86Operand row_element(KernelX86 *x, int i) {
-  return x86_mem_index(vector_bytes(x), row_pointer(x, i), KX_INNER, 4, 0);
+  return x86_mem_index(vector_bytes(x), kernel_x86_row_pointer(x, i), KX_INNER, 4, 0);
 }
 
 /* Where phase x->phase stores, or the ROW phase reads back, the value
  * the ROW phase reuses (schedule.phases[].reuse): the row buffer in the
  * frame, or the output row. */
 static X86Operand reuse_element(KernelX86 *x) {
-  if (!reuse_in_frame(x)) return row_element(x, kernel_x86_row_store(x->k));
+  if (!kernel_x86_reuse_in_frame(x)) return row_element(x, kernel_x86_row_store(x->k));
   EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), kernel_x86_slot(x->row_buffer_pointer_slot, 8));
   return x86_mem_index(vector_bytes(x), KX_SCRATCH_ADDRESS, KX_INNER, 4, 0);
 }
@@ -643,11 +498,11 @@ static bool emit_row_loop(KernelX86 *x, int body) {
   const Instruction *last = NULL;
   int reused = x->schedule.phases[x->phase].reuse_as;
   for (int i = body; i < k->op_count; i++) {
-    if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || x->dead[i] || index_only_addresses_rows(x, i)) continue;
+    if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || x->dead[i] || kernel_x86_index_only_addresses_rows(x, i)) continue;
     kernel_x86_note_origin(x, i, &last);
     if (i == reused) {
       x86_listing_note(x->cb, "%%%d read back from the %s, where phase %d stored it", i,
-                       reuse_in_frame(x) ? "row buffer" : "output", x->phase - 1);
+                       kernel_x86_reuse_in_frame(x) ? "row buffer" : "output", x->phase - 1);
       if (!vector_load(x, i, reuse_element(x))) return false;
     } else if (!kernel_x86_emit_op(x, i)) {
       return false;
@@ -669,7 +524,7 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   if (!ok) return x->lanes = 0, false;
   X86Label plain = x86_label_new(x->cb), done = x86_label_new(x->cb);
   if (x->schedule.phases[x->phase].stream_stores) {
-    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), row_pointer_slot(x, kernel_x86_row_store(x->k)));
+    EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), kernel_x86_row_pointer_slot(x, kernel_x86_row_store(x->k)));
     EMIT(X86_TEST, reg(X86_R11D), x86_imm(vector_bytes(x) - 1));
     EMIT(X86_JNE, x86_rel(plain));
     x86_listing_note(x->cb, "row vector loop, %d f32 lanes, non-temporal stores (an aligned row)", lanes);
@@ -684,7 +539,7 @@ bool kernel_x86_emit_vector_row(KernelX86 *x, int lanes) {
   ok = emit_row_loop(x, body);
   x86_label_bind(x->cb, done);
   x->lanes = 0;
-  forget_pointer_registers(x);
+  kernel_x86_forget_pointer_registers(x);
   if (!ok) return false;
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   return true;
@@ -747,22 +602,22 @@ static_assert(PARTIAL_REGISTER + 4 <= 32, "four max/min accumulators from zmm28 
  * phase reads back (schedule.phases[].reuse). */
 static bool emit_group(KernelX86 *x, int body, bool noted) {
   const Kernel *k = x->k;
-  int early_store = reuse_store(x);
+  int early_store = kernel_x86_reuse_store(x);
   int reused = early_store >= 0 ? x->schedule.phases[x->phase + 1].reuse : -1;
   int prefetch = x->schedule.phases[x->phase].prefetch_row_bytes;
   const Instruction *last = NULL;
   for (int i = body; i < k->op_count; i++) {
     if (!kernel_x86_in_vector_loop(x, &k->ops[i]) || i == x->reduce_read || i == x->reduce_combine ||
-        i == x->reduce_write || index_only_addresses_rows(x, i))
+        i == x->reduce_write || kernel_x86_index_only_addresses_rows(x, i))
       continue;
     if (!noted) kernel_x86_note_origin(x, i, &last);
     if (prefetch && k->ops[i].kop == KOP_LOAD && x->address_slots[i] >= 0) {
       /* the same place in the next row (schedule.phases[].prefetch_row_bytes) */
-      EMIT(X86_PREFETCHT0, x86_mem_index(1, row_pointer(x, i), KX_INNER, 4, prefetch));
+      EMIT(X86_PREFETCHT0, x86_mem_index(1, kernel_x86_row_pointer(x, i), KX_INNER, 4, prefetch));
     }
     if (!kernel_x86_emit_op(x, i)) return false;
     if (i == reused) { /* for the ROW phase to read back */
-      if (!noted) x86_listing_note(x->cb, "%%%d to the %s, for phase %d", i, reuse_in_frame(x) ? "row buffer" : "output", x->phase + 1);
+      if (!noted) x86_listing_note(x->cb, "%%%d to the %s, for phase %d", i, kernel_x86_reuse_in_frame(x) ? "row buffer" : "output", x->phase + 1);
       int value = vector_source(x, i, S0);
       vector_move(x, reuse_element(x), reg(vreg(x, value)));
     }
@@ -1037,7 +892,7 @@ bool kernel_x86_emit_vector_reduce(KernelX86 *x, int lanes) {
     vector_move(x, partial_operand(x, u * lanes, 4 * lanes), partial_home(x, u, lanes));
   x->loop_vector_registers = x->loop_reserved_registers = 0;
   x->lanes = 0;
-  forget_pointer_registers(x);
+  kernel_x86_forget_pointer_registers(x);
   /* zmm28 is past zmm15: vzeroupper keeps it */
   if (x->cpu->level >= CPU_LEVEL_AVX2) x86_emit0(x->cb, X86_VZEROUPPER);
   emit_partials_combine(x);
