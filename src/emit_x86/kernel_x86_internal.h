@@ -210,6 +210,13 @@ void kernel_x86_assign_row_pointers(KernelX86 *x);
  * constant offset); kernel_x86_row_pointers.c: set each one's row pointer
  * before the loop. */
 bool kernel_x86_is_loop_row_access(const KernelX86 *x, int i);
+/* An s64 index, a constant or a sum of them: what a row access's address
+ * is made of. */
+bool kernel_x86_index_like(const KernelOp *op);
+/* Marks the index ops (kernel_x86_index_like) whose every use is an index
+ * of a row access (row_access[i]) or of such an op: the vector loop leaves
+ * them out, the row pointers holding what they computed. */
+void kernel_x86_mark_addressing_only(const Kernel *k, const bool *row_access, bool *addressing_only);
 /* A loop kernel's interleaved SIMD loop (schedule unroll 2): each vector
  * value's register for the first vector is 0..5, the second's 6 above it. */
 enum { KX_INTERLEAVED_BANK = KX_VECTOR_VALUE_REGISTERS / 2 };

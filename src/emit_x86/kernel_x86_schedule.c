@@ -343,13 +343,6 @@ static bool choose_columns(KernelX86 *x, int phases) {
   return true;
 }
 
-/* An s64 index, constant or sum of them: what a row access's address is
- * made of (the vector loop leaves such ops out, kernel_x86_vector_forms.c). */
-static bool index_like(const KernelOp *op) {
-  return op->type == TYPE_S64 &&
-         (op->kop == KOP_INDEX || op->kop == KOP_CONSTANT || (op->kop == KOP_HLO && op->op == OP_ADD));
-}
-
 /* Whether a loop kernel's SIMD loop runs two vectors interleaved: at
  * avx512 (32 registers: the values of each vector in its own bank of 6,
  * the math functions' scratch shared, renamed by the hardware), f32, a
@@ -365,20 +358,23 @@ static bool loop_interleaves(const KernelX86 *x, int lanes, int64_t n) {
     const KernelOp *op = &k->ops[i];
     if (op->kop == KOP_LOAD || op->kop == KOP_STORE) {
       if (!kernel_x86_is_loop_row_access(x, i)) return false;
-      continue;
+    } else if (!kernel_x86_index_like(op)) {
+      if (op->type != TYPE_F32 || (op->kop != KOP_HLO && op->kop != KOP_CONSTANT)) return false;
+      if (op->kop == KOP_HLO && kernel_x86_is_vector_math(x, op->op)) math = true;
     }
-    if (index_like(op)) {
-      for (int j = i + 1; j < k->op_count; j++)
-        for (int a = 0; a < k->ops[j].arg_count; a++)
-          if (k->ops[j].args[a] == i && !index_like(&k->ops[j]) &&
-              !(k->ops[j].kop == KOP_LOAD || (k->ops[j].kop == KOP_STORE && a > 0)))
-            return false;
-      continue;
-    }
-    if (op->type != TYPE_F32 || (op->kop != KOP_HLO && op->kop != KOP_CONSTANT)) return false;
-    if (op->kop == KOP_HLO && kernel_x86_is_vector_math(x, op->op)) math = true;
   }
-  return math;
+  if (!math) return false;
+  /* every load and store is a row access: each index must only address them */
+  bool *row_access = mem_calloc((size_t)k->op_count + 1, sizeof *row_access);
+  bool *addressing_only = mem_calloc((size_t)k->op_count + 1, sizeof *addressing_only);
+  for (int i = 0; i < k->op_count; i++) row_access[i] = k->ops[i].kop == KOP_LOAD || k->ops[i].kop == KOP_STORE;
+  kernel_x86_mark_addressing_only(k, row_access, addressing_only);
+  bool only_addressing = true;
+  for (int i = 0; i < k->op_count; i++)
+    if (kernel_x86_index_like(&k->ops[i]) && !addressing_only[i]) only_addressing = false;
+  mem_free(row_access);
+  mem_free(addressing_only);
+  return only_addressing;
 }
 
 void kernel_x86_plan(KernelX86 *x) {

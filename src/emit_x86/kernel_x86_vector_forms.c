@@ -339,21 +339,19 @@ bool kernel_x86_is_loop_row_access(const KernelX86 *x, int i) {
          x->forms[i] != LANE_GATHER && kernel_access_form(k, i, k->rank - 1).kind == KACCESS_CONTIGUOUS;
 }
 
-/* A loop kernel's ops that only compute the indices of its row accesses
- * (their users all row accesses or such ops): the vector loop leaves them
- * out, the row pointers holding what they computed. */
-static void mark_addressing_only(KernelX86 *x) {
-  const Kernel *k = x->k;
+bool kernel_x86_index_like(const KernelOp *op) {
+  return op->type == TYPE_S64 &&
+         (op->kop == KOP_INDEX || op->kop == KOP_CONSTANT || (op->kop == KOP_HLO && op->op == OP_ADD));
+}
+
+void kernel_x86_mark_addressing_only(const Kernel *k, const bool *row_access, bool *addressing_only) {
   bool *needed = mem_calloc((size_t)k->op_count + 1, sizeof *needed);
   for (int i = k->op_count - 1; i >= 0; i--) {
     const KernelOp *op = &k->ops[i];
-    bool index_like = op->type == TYPE_S64 && (op->kop == KOP_INDEX || op->kop == KOP_CONSTANT ||
-                                               (op->kop == KOP_HLO && op->op == OP_ADD));
-    x->addressing_only[i] = index_like && !needed[i];
-    if (x->addressing_only[i]) continue;
-    bool row_access = x->address_slots[i] >= 0;
+    addressing_only[i] = kernel_x86_index_like(op) && !needed[i];
+    if (addressing_only[i]) continue;
     for (int a = 0; a < op->arg_count; a++)
-      if (!row_access || (op->kop == KOP_STORE && a == 0)) needed[op->args[a]] = true;
+      if (!row_access[i] || (op->kop == KOP_STORE && a == 0)) needed[op->args[a]] = true;
   }
   mem_free(needed);
 }
@@ -366,5 +364,9 @@ void kernel_x86_assign_row_pointers(KernelX86 *x) {
                                              : !x->columns && kernel_x86_row_access_dim(k, i) >= 0;
     x->address_slots[i] = row_access ? x->address_count++ : -1;
   }
-  if (k->kind == KERNEL_LOOP && x->address_count) mark_addressing_only(x);
+  if (k->kind != KERNEL_LOOP || !x->address_count) return;
+  bool *row_access = mem_calloc((size_t)k->op_count + 1, sizeof *row_access);
+  for (int i = 0; i < k->op_count; i++) row_access[i] = x->address_slots[i] >= 0;
+  kernel_x86_mark_addressing_only(k, row_access, x->addressing_only);
+  mem_free(row_access);
 }
