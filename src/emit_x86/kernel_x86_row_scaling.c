@@ -49,7 +49,7 @@ void kernel_x86_hand_on_row_scaling(KernelX86 *x) {
   x86_listing_note(x->cb, "the row's divisor and output row, for the next row's loop");
   EMIT(X86_MOVSS, reg(KX_XMM_SCRATCH0), kernel_x86_slot(x->acc_slot + k->ops[quotient->args[1]].acc, 4));
   EMIT(X86_MOVSS, scaling_divisor(x), reg(KX_XMM_SCRATCH0));
-  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), kernel_x86_slot(x->address_slot + x->address_slots[store], 8));
+  EMIT(X86_MOV, reg(KX_SCRATCH_ADDRESS), kernel_x86_row_pointer_slot(x, store));
   EMIT(X86_MOV, scaling_row(x), reg(KX_SCRATCH_ADDRESS));
 }
 
